@@ -1,0 +1,1 @@
+//! agg (to be written).

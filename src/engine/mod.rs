@@ -1,0 +1,137 @@
+//! The engine: the public surface the server calls. It knows nothing of sockets.
+//!
+//! An [`Engine`] owns the catalog of streams and the registered continuous queries. Each
+//! client connection gets a [`Session`] (transaction state, cursors, settings). A session
+//! turns SQL text into [`Statement`]s ([`Session::prepare`]), describes them for the extended
+//! protocol ([`Session::describe`]) and executes them ([`Session::execute`]), which yields an
+//! [`Outcome`]:
+//! - [`Outcome::Command`]: a command tag (`CREATE STREAM`, `INSERT 0 3`, `BEGIN`, ...);
+//! - [`Outcome::Rows`]: a finite row set (SHOW, EXPLAIN, FETCH, system views);
+//! - [`Outcome::Stream`]: a continuous query's unbounded rows, as a [`Subscription`];
+//! - [`Outcome::CopyIn`]: a [`CopyIn`] sink for `COPY ... FROM STDIN`;
+//! - [`Outcome::CopyOut`]: `COPY (SELECT ...) TO STDOUT`, a subscription plus its format.
+//!
+//! Design decision: ingest never waits on a slow reader forever. Each query's output is a
+//! bounded queue; when it is full the ingesting statement waits up to `output_stall_timeout`
+//! and then ends that query with SQLSTATE 54000, so one idle cursor cannot stall a stream.
+
+mod catalog;
+mod copy;
+mod session;
+mod subscription;
+
+pub use copy::CopyIn;
+pub use session::{Description, Session, Statement};
+pub use subscription::{Event, Subscription};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::types::{Column, Value};
+
+/// Resource limits, each with a documented default (STYLE.md habit 9).
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Continuous queries registered at once. Default 1,024.
+    pub queries_max: usize,
+    /// Groups per window instance (GROUP BY cardinality). Default 1,000,000.
+    pub groups_max: usize,
+    /// Slide events a query's output queue holds before ingest waits. Default 1,024.
+    pub output_queue_events: usize,
+    /// How long ingest waits on a full output queue before ending that query. Default 10 s.
+    pub output_stall_timeout: Duration,
+    /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
+    /// whole statement held until its end). Default 256 MiB.
+    pub statement_staging_bytes_max: usize,
+    /// Consecutive empty slide events emitted after one jump of current time; the rest of
+    /// the run is skipped with a NOTICE. Default 100,000.
+    pub empty_slide_events_max: u64,
+    /// Live tuples a windowed query without aggregates keeps. Default 1,000,000.
+    pub live_tuples_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            queries_max: 1024,
+            groups_max: 1_000_000,
+            output_queue_events: 1024,
+            output_stall_timeout: Duration::from_secs(10),
+            statement_staging_bytes_max: 256 << 20,
+            empty_slide_events_max: 100_000,
+            live_tuples_max: 1_000_000,
+        }
+    }
+}
+
+/// Engine configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Resource limits.
+    pub limits: Limits,
+}
+
+/// The shared engine: catalog, registered queries, counters. Cheap to share via `Arc`.
+pub struct Engine {
+    pub(crate) config: Config,
+    pub(crate) catalog: catalog::Catalog,
+}
+
+impl Engine {
+    /// A new engine with an empty catalog.
+    pub fn new(config: Config) -> Arc<Engine> {
+        let engine = Arc::new(Engine { catalog: catalog::Catalog::new(&config.limits), config });
+        catalog::Catalog::start_clock(&engine);
+        engine
+    }
+
+    /// A new session (one per client connection); `pid` is the backend id shown to clients.
+    pub fn session(self: &Arc<Self>, pid: i32) -> Session {
+        Session::new(self.clone(), pid)
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> &Limits {
+        &self.config.limits
+    }
+}
+
+/// What executing a statement produced.
+pub enum Outcome {
+    /// A command that returns no rows, with its tag (`CREATE STREAM`, `INSERT 0 3`, `SET`).
+    Command(String),
+    /// A finite result: columns, rows, and the tag (`SELECT 3`, `FETCH 3`, `SHOW`, `EXPLAIN`).
+    Rows {
+        /// Result columns.
+        columns: Vec<Column>,
+        /// All rows.
+        rows: Vec<Vec<Value>>,
+        /// Command tag.
+        tag: String,
+        /// NOTICE messages to send before the rows.
+        notices: Vec<String>,
+    },
+    /// A continuous query's rows, unbounded.
+    Stream(Subscription),
+    /// `COPY ... FROM STDIN`: feed the sink, then finish or abort it.
+    CopyIn(CopyIn),
+    /// `COPY (SELECT ...) TO STDOUT`.
+    CopyOut {
+        /// The rows.
+        subscription: Subscription,
+        /// How to format them.
+        options: crate::sql::CopyOptions,
+    },
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Command(tag) => write!(f, "Command({tag})"),
+            Outcome::Rows { tag, rows, .. } => write!(f, "Rows({tag}, {} rows)", rows.len()),
+            Outcome::Stream(_) => write!(f, "Stream"),
+            Outcome::CopyIn(_) => write!(f, "CopyIn"),
+            Outcome::CopyOut { .. } => write!(f, "CopyOut"),
+        }
+    }
+}

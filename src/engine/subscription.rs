@@ -1,0 +1,61 @@
+//! A continuous query's output as the server reads it.
+//!
+//! A [`Subscription`] is the receiving end of a registered query's bounded output queue.
+//! Each [`Event`] is the rows of one slide event (or a batch of pass-through tuples) or a
+//! NOTICE. The query ends when `next` returns `None` (LIMIT reached, stream dropped); it
+//! ends with an error (e.g. 54000 when its reader stalled). Dropping the subscription
+//! unregisters the query: that is how cancel and disconnect stop it.
+
+use crate::error::Result;
+use crate::types::{Column, Value};
+
+/// One unit of output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Rows of one slide event, in ORDER BY order; flush after them when nothing else waits.
+    Rows(Vec<Vec<Value>>),
+    /// A NOTICE for the client.
+    Notice(String),
+}
+
+/// The receiving end of a continuous query.
+pub struct Subscription {
+    pub(crate) columns: Vec<Column>,
+    pub(crate) rx: tokio::sync::mpsc::Receiver<Result<Event>>,
+    pub(crate) guard: Option<Box<dyn Send + Sync>>,
+    pub(crate) query_id: u64,
+}
+
+impl Subscription {
+    /// The result columns.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The query's id, as `tcq_queries` shows it.
+    pub fn query_id(&self) -> u64 {
+        self.query_id
+    }
+
+    /// The next event; `None` when the query has ended normally. Cancel-safe.
+    pub async fn next(&mut self) -> Option<Result<Event>> {
+        self.rx.recv().await
+    }
+
+    /// The next event if one is ready now: `Some(Some(..))` an event, `Some(None)` the
+    /// query ended, `None` nothing ready (the time to flush).
+    pub fn try_next(&mut self) -> Option<Option<Result<Event>>> {
+        match self.rx.try_recv() {
+            Ok(ev) => Some(Some(ev)),
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => None,
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Some(None),
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        // Dropping the guard unregisters the query from its stream.
+        self.guard.take();
+    }
+}

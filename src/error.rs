@@ -1,0 +1,115 @@
+//! Operating errors: what a user can cause, as values.
+//!
+//! Every fallible public function returns [`Result`]. Each variant names a kind of fault the
+//! way PostgreSQL's error classes do, and carries the message the user will read. Only
+//! `server/` turns a variant into its SQLSTATE (see `server::sqlstate`); programmer errors are
+//! assertions, never variants.
+//!
+//! ```
+//! use tcq::Error;
+//! let e = Error::UndefinedTable("flights".into());
+//! assert_eq!(e.to_string(), r#"relation "flights" does not exist"#);
+//! ```
+
+use thiserror::Error;
+
+/// A user-visible error. The `String` payloads are complete sentences or the offending name.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum Error {
+    /// 42601: the statement does not parse.
+    #[error("{0}")]
+    Syntax(String),
+    /// 42P01: a stream, table or view name that does not exist.
+    #[error("relation \"{0}\" does not exist")]
+    UndefinedTable(String),
+    /// 42703: a column name that does not exist.
+    #[error("{0}")]
+    UndefinedColumn(String),
+    /// 42883: a function or operator that does not exist for the argument types.
+    #[error("{0}")]
+    UndefinedFunction(String),
+    /// 42P07: CREATE of a name that exists.
+    #[error("relation \"{0}\" already exists")]
+    DuplicateTable(String),
+    /// 42701: a column named twice.
+    #[error("{0}")]
+    DuplicateColumn(String),
+    /// 42804: a value or expression of the wrong type.
+    #[error("{0}")]
+    DatatypeMismatch(String),
+    /// 42803: a grouping error (a column neither grouped nor aggregated).
+    #[error("{0}")]
+    Grouping(String),
+    /// 42704: an unknown type name.
+    #[error("{0}")]
+    UndefinedObject(String),
+    /// 42P18 / 42P08: a parameter whose type cannot be determined.
+    #[error("{0}")]
+    IndeterminateDatatype(String),
+    /// 22P02: text that is not a valid value of its type.
+    #[error("{0}")]
+    InvalidTextRepresentation(String),
+    /// 22007: a malformed date/time.
+    #[error("{0}")]
+    InvalidDatetimeFormat(String),
+    /// 22008: a date/time out of range.
+    #[error("{0}")]
+    DatetimeFieldOverflow(String),
+    /// 22023: a bad parameter value (window RANGE/SLIDE, options).
+    #[error("{0}")]
+    InvalidParameterValue(String),
+    /// 22003: a number out of its type's range.
+    #[error("{0}")]
+    NumericValueOutOfRange(String),
+    /// 22012: division by zero.
+    #[error("division by zero")]
+    DivisionByZero,
+    /// 22001: a string too long for varchar(n).
+    #[error("{0}")]
+    StringDataRightTruncation(String),
+    /// 23502: NULL where NULL is not allowed.
+    #[error("{0}")]
+    NotNullViolation(String),
+    /// 22P04: a malformed COPY row (bad column count, bad quoting).
+    #[error("{0}")]
+    BadCopyFileFormat(String),
+    /// 0A000: valid SQL that tcq does not support (yet).
+    #[error("{0}")]
+    FeatureNotSupported(String),
+    /// 34000: an unknown cursor or portal name.
+    #[error("cursor \"{0}\" does not exist")]
+    InvalidCursorName(String),
+    /// 42P03: DECLARE of a cursor name in use.
+    #[error("cursor \"{0}\" already exists")]
+    DuplicateCursor(String),
+    /// 25P01: a statement that needs a transaction block outside one.
+    #[error("{0}")]
+    NoActiveTransaction(String),
+    /// 25P02: a statement in a failed transaction block.
+    #[error("current transaction is aborted, commands ignored until end of transaction block")]
+    InFailedTransaction,
+    /// 57014: the query was cancelled by the user.
+    #[error("canceling statement due to user request")]
+    QueryCanceled,
+    /// 54000: a configured limit was hit; the message names the limit and its value.
+    #[error("{0}")]
+    ProgramLimitExceeded(String),
+    /// 53200: out of a configured memory budget.
+    #[error("{0}")]
+    OutOfMemory(String),
+    /// 08P01: a protocol violation by the client.
+    #[error("{0}")]
+    ProtocolViolation(String),
+    /// 42501: not allowed.
+    #[error("{0}")]
+    InsufficientPrivilege(String),
+    /// 55000: the object is not in the state the statement needs.
+    #[error("{0}")]
+    ObjectNotInPrerequisiteState(String),
+    /// XX000: a bug in tcq; the message says what invariant failed.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// `std::result::Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

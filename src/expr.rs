@@ -1,0 +1,1 @@
+//! Scalar expression evaluation (to be written).

@@ -1,0 +1,27 @@
+//! tcq: a continuous query server in the line of Berkeley's TelegraphCQ.
+//!
+//! Clients speak the PostgreSQL wire protocol. They declare streams, push tuples with INSERT
+//! or COPY, and register continuous SELECTs whose FROM clause carries
+//! `[RANGE BY ... SLIDE BY ... START AT ...]` window clauses. Aggregates over several
+//! correlated windows share sub-aggregates along a min-cost window coverage graph (WCG).
+//!
+//! The modules follow the pipeline: [`sql`] turns text into a [`sql::Plan`]; [`wcg`] turns a
+//! set of windows into a shared plan; [`exec`] runs it over batches of tuples; [`engine`]
+//! ties catalog, sessions and execution together; `server` speaks the wire protocol and
+//! calls only [`engine`].
+
+#![deny(missing_docs)]
+
+pub mod agg;
+pub mod engine;
+pub mod error;
+pub mod exec;
+pub mod expr;
+pub mod server;
+pub mod sql;
+pub mod time;
+pub mod types;
+pub mod wcg;
+pub mod window;
+
+pub use error::{Error, Result};

@@ -1,0 +1,572 @@
+//! The logical plan: what the SQL layer hands to the engine, a closed set of types.
+//!
+//! No sqlparser type appears here. Every name is resolved and every expression is typed:
+//! [`Expr::Column`] indexes a row, aggregates are [`AggCall`]s with their PostgreSQL result
+//! type, and each window is a [`WindowSpec`] whose default START AT the engine fills in when
+//! the query is registered (the query's submission time, rounded down to its slide).
+//!
+//! Rows seen by expressions, by context:
+//! - *input row*: the stream's (or system view's) columns in declaration order;
+//!   [`Query::filter`], [`Aggregate::group_by`] and [`AggCall::arg`] read it.
+//! - *aggregate row*: the group keys, then the aggregate results, in order
+//!   (`[key_0, .., key_k-1, agg_0, .., agg_n-1]`); [`Query::having`], [`Query::projection`]
+//!   and [`Query::order_by`] read it when [`Query::aggregate`] is set, and read the input row
+//!   otherwise.
+//! - [`Expr::WindowMeta`] reads the instance being emitted (wtime, wstart, wrange, wslide).
+
+use crate::types::{Column, DataType, Value};
+
+/// One planned statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    /// `CREATE STREAM name (cols) [TYPE ARCHIVED|UNARCHIVED]`.
+    CreateStream(CreateStream),
+    /// `DROP STREAM [IF EXISTS] a, b`.
+    DropStream {
+        /// Stream names, normalised (lower-cased unless quoted; `schema.name` kept whole).
+        names: Vec<String>,
+        /// `IF EXISTS` given.
+        if_exists: bool,
+    },
+    /// `INSERT INTO s [(cols)] VALUES ...`.
+    Insert(Insert),
+    /// `COPY s [(cols)] FROM STDIN [WITH (...)]`.
+    CopyFrom(CopyFrom),
+    /// A SELECT: continuous when it reads a stream, finite otherwise.
+    Query(Box<Query>),
+    /// `COPY (SELECT ...) TO STDOUT [WITH (...)]`.
+    CopyTo {
+        /// The query whose rows are copied out.
+        query: Box<Query>,
+        /// FORMAT, HEADER, DELIMITER, NULL.
+        options: CopyOptions,
+    },
+    /// `EXPLAIN [(options)] SELECT ...`.
+    Explain {
+        /// The query explained.
+        query: Box<Query>,
+        /// FORMAT, ANALYZE, EVENT_RATE.
+        options: ExplainOptions,
+    },
+    /// `DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...`.
+    Declare {
+        /// Cursor name, normalised.
+        cursor: String,
+        /// The query.
+        query: Box<Query>,
+    },
+    /// `FETCH [n|ALL|NEXT|FORWARD n] [FROM|IN] name` and `MOVE ...`.
+    Fetch {
+        /// Cursor name, normalised.
+        cursor: String,
+        /// How many rows.
+        count: FetchCount,
+        /// `MOVE`: skip the rows, send none; the tag is `MOVE n`.
+        is_move: bool,
+    },
+    /// `CLOSE name` (`Some`) or `CLOSE ALL` (`None`).
+    Close {
+        /// The cursor, or `None` for ALL.
+        cursor: Option<String>,
+    },
+    /// BEGIN / START TRANSACTION / COMMIT / END / ROLLBACK / ABORT.
+    Transaction(TransactionOp),
+    /// `SET name = value` / `SET name TO value`; `RESET name` sets `None`.
+    Set {
+        /// Setting name, lower-cased.
+        name: String,
+        /// New value as text, `None` for RESET/DEFAULT.
+        value: Option<String>,
+    },
+    /// `SHOW name` / `SHOW ALL`.
+    Show {
+        /// Setting name, lower-cased; "all" for SHOW ALL.
+        name: String,
+    },
+    /// `SELECT tcq_advance('stream', timestamp)`: a heartbeat that moves an idle stream's
+    /// time forward (DESIGN.md section 2).
+    Advance {
+        /// Stream name, normalised.
+        stream: String,
+        /// The new time of the stream, microseconds since the epoch.
+        time_expr: Expr,
+    },
+    /// An empty query string (`;`).
+    Empty,
+}
+
+/// `CREATE STREAM`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateStream {
+    /// Stream name, normalised.
+    pub name: String,
+    /// Columns in order.
+    pub columns: Vec<Column>,
+    /// Index of the TIMESTAMPCOLUMN, if any; `None` means stamped on arrival.
+    pub timestamp_column: Option<usize>,
+    /// `TYPE ARCHIVED`.
+    pub archived: bool,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+}
+
+/// `INSERT INTO`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Insert {
+    /// Stream name, normalised.
+    pub stream: String,
+    /// For each value position, the stream column it fills; columns not named get NULL.
+    pub target_columns: Vec<usize>,
+    /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and
+    /// already cast to its target column's type.
+    pub rows: Vec<Vec<Expr>>,
+    /// Types of `$1..$n` as inferred from the target columns.
+    pub param_types: Vec<DataType>,
+}
+
+/// `COPY s FROM STDIN`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyFrom {
+    /// Stream name, normalised.
+    pub stream: String,
+    /// For each field of a row, the stream column it fills (all columns when not named).
+    pub target_columns: Vec<usize>,
+    /// Format options.
+    pub options: CopyOptions,
+}
+
+/// COPY's format options, with PostgreSQL's defaults per format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyOptions {
+    /// text, csv (binary is refused with 0A000).
+    pub format: CopyFormat,
+    /// `HEADER`: the first line names columns (csv and text).
+    pub header: bool,
+    /// Field delimiter: tab for text, comma for csv.
+    pub delimiter: u8,
+    /// The NULL marker: `\N` for text, empty unquoted string for csv.
+    pub null: String,
+    /// CSV quote character, `"` by default.
+    pub quote: u8,
+    /// CSV escape character, the quote by default.
+    pub escape: u8,
+}
+
+impl CopyOptions {
+    /// PostgreSQL's defaults for `format`.
+    pub fn defaults(format: CopyFormat) -> CopyOptions {
+        match format {
+            CopyFormat::Text => CopyOptions {
+                format,
+                header: false,
+                delimiter: b'\t',
+                null: "\\N".into(),
+                quote: b'"',
+                escape: b'"',
+            },
+            CopyFormat::Csv => CopyOptions {
+                format,
+                header: false,
+                delimiter: b',',
+                null: String::new(),
+                quote: b'"',
+                escape: b'"',
+            },
+        }
+    }
+}
+
+/// COPY formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyFormat {
+    /// PostgreSQL's text format: tab-separated, backslash escapes, `\N` for NULL.
+    Text,
+    /// CSV.
+    Csv,
+}
+
+/// EXPLAIN options.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ExplainOptions {
+    /// Output format.
+    pub format: ExplainFormat,
+    /// `ANALYZE`: run the query (until its LIMIT or a cancel) and show measured work.
+    pub analyze: bool,
+    /// `VERBOSE`: also show each optimizer step's output.
+    pub verbose: bool,
+    /// `EVENT_RATE '<n> per <unit>'`: events per second for the cost model; `None` uses the
+    /// stream's observed rate.
+    pub event_rate_per_sec: Option<f64>,
+}
+
+/// EXPLAIN output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExplainFormat {
+    /// Human-readable text, one line per row of a `QUERY PLAN` column.
+    #[default]
+    Text,
+    /// One JSON document.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+}
+
+/// How many rows a FETCH takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchCount {
+    /// `FETCH n`, `FETCH FORWARD n`, `FETCH NEXT` (n = 1), `FETCH` (n = 1).
+    Count(u64),
+    /// `FETCH ALL`: waits until the query ends.
+    All,
+}
+
+/// Transaction control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransactionOp {
+    /// BEGIN / START TRANSACTION.
+    Begin,
+    /// COMMIT / END.
+    Commit,
+    /// ROLLBACK / ABORT.
+    Rollback,
+}
+
+/// A SELECT.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    /// What the query reads.
+    pub source: Source,
+    /// Window clauses after the stream, in the order written. Empty: tuples pass through as
+    /// they arrive. Several: a multi-window query, one row set per window.
+    pub windows: Vec<WindowSpec>,
+    /// WHERE, over the input row; type boolean.
+    pub filter: Option<Expr>,
+    /// GROUP BY and aggregates; `None` when the query has neither.
+    pub aggregate: Option<Aggregate>,
+    /// HAVING, over the aggregate row; type boolean.
+    pub having: Option<Expr>,
+    /// The select list, over the aggregate row (or the input row without aggregation).
+    pub projection: Vec<Expr>,
+    /// Names and types of the result columns, one per projection entry.
+    pub columns: Vec<Column>,
+    /// ORDER BY, over the same row as the projection; applies within one slide event.
+    pub order_by: Vec<SortKey>,
+    /// LIMIT: the query ends after this many rows in all.
+    pub limit: Option<u64>,
+    /// OFFSET: rows skipped before the first sent (finite queries only).
+    pub offset: Option<u64>,
+    /// Types of `$1..$n`.
+    pub param_types: Vec<DataType>,
+    /// The statement's text, as shown by `tcq_queries`.
+    pub text: String,
+}
+
+impl Query {
+    /// True when the query reads a stream and so never ends by itself.
+    pub fn is_continuous(&self) -> bool {
+        matches!(self.source, Source::Stream { .. })
+    }
+}
+
+/// What a query reads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A stream, by normalised name, with its columns.
+    Stream {
+        /// Stream name.
+        name: String,
+        /// Its columns (the input row).
+        columns: Vec<Column>,
+    },
+    /// A system view (`tcq_streams`, `tcq_queries`, `pg_catalog.*`), by normalised name.
+    System {
+        /// View name.
+        name: String,
+        /// Its columns (the input row).
+        columns: Vec<Column>,
+    },
+    /// No FROM clause: one empty input row (`SELECT 1`, `SELECT version()`).
+    Nothing,
+}
+
+/// A window clause as written; the engine resolves [`StartSpec::Default`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSpec {
+    /// RANGE BY, microseconds, > 0.
+    pub range_us: i64,
+    /// SLIDE BY, microseconds, > 0 (= range when SLIDE BY is omitted).
+    pub slide_us: i64,
+    /// START AT.
+    pub start: StartSpec,
+}
+
+/// START AT as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartSpec {
+    /// Omitted: the submission time rounded down to a multiple of the slide since the epoch.
+    Default,
+    /// `START AT 'epoch'`: an unbounded grid anchored at the epoch.
+    Epoch,
+    /// `START AT '<timestamp>'`, microseconds since the epoch.
+    At(i64),
+}
+
+/// GROUP BY keys and aggregate calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregate {
+    /// Group keys, over the input row. Empty: one group (and a row for empty instances).
+    pub group_by: Vec<Expr>,
+    /// Output types of the group keys.
+    pub group_types: Vec<DataType>,
+    /// Aggregate calls, in the order they appear in the aggregate row.
+    pub calls: Vec<AggCall>,
+}
+
+/// One aggregate call, e.g. `avg(delay)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    /// Which aggregate.
+    pub func: AggFunc,
+    /// Its argument over the input row; `None` for `count(*)`.
+    pub arg: Option<Expr>,
+    /// Type of the argument (`Int8` for `count(*)`, unused).
+    pub arg_type: DataType,
+    /// `DISTINCT`: holistic, computed without sharing.
+    pub distinct: bool,
+    /// Result type as PostgreSQL gives it (count: bigint; sum(int): bigint; sum(bigint),
+    /// avg(int): numeric; avg(float8): float8; ...).
+    pub result_type: DataType,
+}
+
+/// The supported aggregate functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// `count(*)`
+    CountStar,
+    /// `count(x)`: non-NULL values.
+    Count,
+    /// `sum(x)`
+    Sum,
+    /// `avg(x)`
+    Avg,
+    /// `min(x)`
+    Min,
+    /// `max(x)`
+    Max,
+    /// `stddev(x)`, `stddev_samp(x)`
+    StddevSamp,
+    /// `stddev_pop(x)`
+    StddevPop,
+    /// `variance(x)`, `var_samp(x)`
+    VarSamp,
+    /// `var_pop(x)`
+    VarPop,
+}
+
+/// ORDER BY key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortKey {
+    /// The key.
+    pub expr: Expr,
+    /// DESC.
+    pub descending: bool,
+    /// NULLS FIRST (PostgreSQL's default: nulls first when descending).
+    pub nulls_first: bool,
+}
+
+/// A typed scalar expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// Column `i` of the row in context.
+    Column(usize),
+    /// A constant.
+    Literal(Value),
+    /// Parameter `$(i+1)`.
+    Param(usize),
+    /// A unary operator.
+    Unary {
+        /// Which.
+        op: UnaryOp,
+        /// Operand.
+        expr: Box<Expr>,
+    },
+    /// A binary operator.
+    Binary {
+        /// Which.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<Expr>,
+        /// Right operand.
+        right: Box<Expr>,
+    },
+    /// `CAST(expr AS type)` / `expr::type`.
+    Cast {
+        /// Operand.
+        expr: Box<Expr>,
+        /// Target type.
+        to: DataType,
+    },
+    /// A scalar function call.
+    Func {
+        /// Which.
+        func: ScalarFunc,
+        /// Arguments.
+        args: Vec<Expr>,
+    },
+    /// `CASE [operand] WHEN .. THEN .. ELSE .. END`.
+    Case {
+        /// The operand of a simple CASE.
+        operand: Option<Box<Expr>>,
+        /// WHEN/THEN pairs.
+        branches: Vec<(Expr, Expr)>,
+        /// ELSE; NULL when absent.
+        otherwise: Option<Box<Expr>>,
+    },
+    /// `expr IS [NOT] NULL`.
+    IsNull {
+        /// Operand.
+        expr: Box<Expr>,
+        /// IS NOT NULL.
+        negated: bool,
+    },
+    /// `expr [NOT] IN (list)`.
+    InList {
+        /// Operand.
+        expr: Box<Expr>,
+        /// The list.
+        list: Vec<Expr>,
+        /// NOT IN.
+        negated: bool,
+    },
+    /// `expr [NOT] [I]LIKE pattern`.
+    Like {
+        /// Operand.
+        expr: Box<Expr>,
+        /// Pattern.
+        pattern: Box<Expr>,
+        /// NOT LIKE.
+        negated: bool,
+        /// ILIKE.
+        case_insensitive: bool,
+    },
+    /// wtime(*), wstart(*), wrange(*), wslide(*) of the instance being emitted.
+    WindowMeta(WindowMeta),
+}
+
+/// Window functions of TelegraphCQ and tcq.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowMeta {
+    /// `wtime(*)`: end (exclusive) of the instance; type timestamp (timestamptz when the
+    /// stream's time column is timestamptz).
+    Wtime,
+    /// `wstart(*)`: start of the instance; same type as wtime.
+    Wstart,
+    /// `wrange(*)`: the window's RANGE as an interval.
+    Wrange,
+    /// `wslide(*)`: the window's SLIDE as an interval.
+    Wslide,
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `NOT x`
+    Not,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (integer division for integers, as PostgreSQL)
+    Div,
+    /// `%`
+    Mod,
+    /// `=`
+    Eq,
+    /// `<>`, `!=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// `AND` (three-valued)
+    And,
+    /// `OR` (three-valued)
+    Or,
+    /// `||`
+    Concat,
+}
+
+/// Scalar functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarFunc {
+    /// `abs(x)`
+    Abs,
+    /// `round(x [, n])`
+    Round,
+    /// `floor(x)`
+    Floor,
+    /// `ceil(x)`, `ceiling(x)`
+    Ceil,
+    /// `sqrt(x)`
+    Sqrt,
+    /// `coalesce(a, b, ...)`
+    Coalesce,
+    /// `nullif(a, b)`
+    NullIf,
+    /// `greatest(...)`
+    Greatest,
+    /// `least(...)`
+    Least,
+    /// `lower(s)`
+    Lower,
+    /// `upper(s)`
+    Upper,
+    /// `length(s)`, `char_length(s)`
+    Length,
+    /// `substr(s, from [, len])`, `substring`
+    Substr,
+    /// `concat(...)`
+    Concat,
+    /// `date_trunc('unit', ts)`
+    DateTrunc,
+    /// `extract(field FROM ts)`, `date_part('field', ts)`: double precision (numeric for
+    /// extract, as PostgreSQL 14+).
+    DatePart,
+    /// `to_timestamp(double)`: timestamptz.
+    ToTimestamp,
+    /// `now()`, `current_timestamp`: the statement's start, timestamptz.
+    Now,
+    /// `version()`
+    Version,
+    /// `current_database()`
+    CurrentDatabase,
+    /// `current_schema()`
+    CurrentSchema,
+    /// `current_user`, `session_user`, `user`
+    CurrentUser,
+    /// `current_setting('name')`
+    CurrentSetting,
+    /// `pg_backend_pid()`
+    BackendPid,
+}
+
+/// Catalog access the binder needs; implemented by the engine's catalog.
+pub trait SchemaProvider {
+    /// The columns of stream `name` (normalised) and the index of its timestamp column.
+    fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)>;
+    /// The columns of system view `name` (normalised), e.g. `tcq_streams`.
+    fn system_view(&self, name: &str) -> Option<Vec<Column>>;
+}

@@ -1,0 +1,1 @@
+//! Timestamps and intervals (to be written).

@@ -1,0 +1,299 @@
+//! The window algebra: windows, their instances, and how one window covers another.
+//!
+//! A window `W = <r, s, o>` (range, slide, start) has instances
+//! `I_m = [o + m*s, o + m*s + r)`, half-open, for `m = 0, 1, 2, ...` (DESIGN.md section 2).
+//! With `START AT 'epoch'` the grid is unbounded: `o = 0` and `m` ranges over all integers,
+//! so instances also cover times before 1970. All arithmetic uses floor division, never
+//! truncation, and is carried out in `i128` so that no window a user can write overflows.
+//!
+//! The relations between windows are the paper's (Wu et al., section 3), generalised to start
+//! offsets as DESIGN.md section 3 states them:
+//! - [`Window::is_covered_by`]: Theorem 1 with offsets,
+//! - [`Window::covering_multiplier`]: Theorem 3,
+//! - [`Window::is_partitioned_by`]: Theorem 4.
+//!
+//! ```
+//! use tcq::window::{Window, Start};
+//! let hour = 3_600_000_000;
+//! let w = Window::new(hour, hour / 6, Start::Epoch).unwrap();   // RANGE 1 hour SLIDE 10 min
+//! assert_eq!(w.instances_containing(0), (-5, 0));               // 6 instances hold t = 0
+//! assert_eq!(w.lower_us(0), 0);
+//! assert_eq!(w.upper_us(0), hour);
+//! let pane = Window::new(hour / 6, hour / 6, Start::Epoch).unwrap();
+//! assert!(w.is_partitioned_by(&pane));
+//! assert_eq!(w.covering_multiplier(&pane), 6);
+//! ```
+
+use std::fmt;
+
+/// Where a window's grid starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Start {
+    /// The first instance starts at this instant (microseconds since the epoch); tuples
+    /// before it belong to no instance.
+    At(i64),
+    /// `START AT 'epoch'`: the grid is anchored at the epoch and has no first instance.
+    Epoch,
+}
+
+/// A window `<range, slide, start>`; range and slide in microseconds, both > 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Window {
+    /// RANGE BY, microseconds.
+    pub range_us: i64,
+    /// SLIDE BY, microseconds.
+    pub slide_us: i64,
+    /// START AT.
+    pub start: Start,
+}
+
+/// Why a window cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WindowError {
+    /// RANGE BY is zero or negative.
+    RangeNotPositive {
+        /// The offending range, microseconds.
+        range_us: i64,
+    },
+    /// SLIDE BY is zero or negative.
+    SlideNotPositive {
+        /// The offending slide, microseconds.
+        slide_us: i64,
+    },
+}
+
+impl fmt::Display for WindowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WindowError::RangeNotPositive { range_us } => {
+                write!(f, "RANGE BY must be positive, got {range_us} microseconds")
+            }
+            WindowError::SlideNotPositive { slide_us } => {
+                write!(f, "SLIDE BY must be positive, got {slide_us} microseconds")
+            }
+        }
+    }
+}
+
+/// `a` divided by `b`, rounded towards negative infinity. `b > 0`.
+pub fn floor_div(a: i128, b: i128) -> i128 {
+    debug_assert!(b > 0, "window slides are positive");
+    a.div_euclid(b)
+}
+
+fn saturate(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+impl Window {
+    /// A window with the given range and slide (microseconds) and start.
+    ///
+    /// Errors: [`WindowError`] when range or slide is not positive.
+    pub fn new(range_us: i64, slide_us: i64, start: Start) -> Result<Window, WindowError> {
+        if range_us <= 0 {
+            return Err(WindowError::RangeNotPositive { range_us });
+        }
+        if slide_us <= 0 {
+            return Err(WindowError::SlideNotPositive { slide_us });
+        }
+        Ok(Window { range_us, slide_us, start })
+    }
+
+    /// The grid's offset `o`: the start instant, or 0 for an epoch grid.
+    pub fn offset_us(&self) -> i64 {
+        match self.start {
+            Start::At(o) => o,
+            Start::Epoch => 0,
+        }
+    }
+
+    /// True when the grid has a first instance (`START AT` a timestamp).
+    pub fn is_bounded(&self) -> bool {
+        matches!(self.start, Start::At(_))
+    }
+
+    /// True for a tumbling window (range = slide).
+    pub fn is_tumbling(&self) -> bool {
+        self.range_us == self.slide_us
+    }
+
+    /// Lower end (inclusive) of instance `m`, saturated to the `i64` range.
+    pub fn lower_us(&self, m: i64) -> i64 {
+        saturate(self.lower_wide(m))
+    }
+
+    /// Upper end (exclusive) of instance `m`, saturated to the `i64` range.
+    pub fn upper_us(&self, m: i64) -> i64 {
+        saturate(self.lower_wide(m) + self.range_us as i128)
+    }
+
+    fn lower_wide(&self, m: i64) -> i128 {
+        self.offset_us() as i128 + m as i128 * self.slide_us as i128
+    }
+
+    /// The lowest instance index the grid has: 0 when bounded, `i64::MIN` otherwise.
+    pub fn first_index(&self) -> i64 {
+        if self.is_bounded() {
+            0
+        } else {
+            i64::MIN
+        }
+    }
+
+    /// The indices `(lo, hi)` of the instances that contain instant `t_us`, inclusive;
+    /// empty when `lo > hi` (before the first instance, or in a gap of a jumping window).
+    pub fn instances_containing(&self, t_us: i64) -> (i64, i64) {
+        let (s, r, o) = (self.slide_us as i128, self.range_us as i128, self.offset_us() as i128);
+        let rel = t_us as i128 - o;
+        let hi = floor_div(rel, s);
+        let lo = floor_div(rel - r, s) + 1;
+        let lo = lo.max(self.first_index() as i128);
+        (saturate(lo), saturate(hi))
+    }
+
+    /// Index of the current instance at current time `now_us`: the instance with the latest
+    /// end `<= now_us` (DESIGN.md section 2). `None` before the first instance has ended.
+    pub fn current_index(&self, now_us: i64) -> Option<i64> {
+        let (s, r, o) = (self.slide_us as i128, self.range_us as i128, self.offset_us() as i128);
+        let m = floor_div(now_us as i128 - o - r, s);
+        if m < self.first_index() as i128 {
+            None
+        } else {
+            Some(saturate(m))
+        }
+    }
+
+    /// Index of the first instance whose end is `> t_us`: the next instance to close after
+    /// time `t_us` (never below the first index).
+    pub fn next_closing_index(&self, t_us: i64) -> i64 {
+        match self.current_index(t_us) {
+            Some(m) => m.saturating_add(1),
+            None => self.first_index().max(self.index_lower_bound_for(t_us)),
+        }
+    }
+
+    // For an unbounded grid with no current index we never get here: every time has one.
+    fn index_lower_bound_for(&self, _t_us: i64) -> i64 {
+        self.first_index()
+    }
+
+    /// Theorem 1 with offsets: `self` (W1) is covered by `up` (W2), `W1 <= W2`: every
+    /// instance of W1 is the union of consecutive instances of W2.
+    ///
+    /// Holds iff `s1 mod s2 = 0`, `r1 >= r2`, `(r1 - r2) mod s2 = 0`, `(o1 - o2) mod s2 = 0`,
+    /// and W1's instances all have covering instances in W2: `o1 >= o2` when W2 has a first
+    /// instance; an unbounded W1 needs an unbounded W2. Every window covers itself.
+    pub fn is_covered_by(&self, up: &Window) -> bool {
+        let (r1, s1, o1) = (self.range_us as i128, self.slide_us as i128, self.offset_us() as i128);
+        let (r2, s2, o2) = (up.range_us as i128, up.slide_us as i128, up.offset_us() as i128);
+        let grid_fits = match (self.start, up.start) {
+            (Start::Epoch, Start::At(_)) => false,
+            (_, Start::Epoch) => true,
+            (Start::At(_), Start::At(_)) => o1 >= o2,
+        };
+        grid_fits
+            && s1 % s2 == 0
+            && r1 >= r2
+            && (r1 - r2) % s2 == 0
+            && (o1 - o2).rem_euclid(s2) == 0
+    }
+
+    /// Theorem 3: the number of consecutive instances of `up` that make one instance of
+    /// `self`, `M(W1, W2) = 1 + (r1 - r2) / s2`. Meaningful only when `self.is_covered_by(up)`.
+    pub fn covering_multiplier(&self, up: &Window) -> i64 {
+        debug_assert!(self.is_covered_by(up), "the multiplier is defined for covered windows only");
+        1 + (self.range_us - up.range_us) / up.slide_us
+    }
+
+    /// Theorem 4: `self` is partitioned by `up`: covered by it, `up` tumbling, and
+    /// `r1 mod s2 = 0`, so its covering instances do not overlap.
+    pub fn is_partitioned_by(&self, up: &Window) -> bool {
+        self.is_covered_by(up) && up.is_tumbling() && self.range_us % up.slide_us == 0
+    }
+
+    /// The index of the first instance of `up` among the `M` that cover instance `m` of
+    /// `self` (`self` covered by `up`).
+    pub fn first_covering_index(&self, m: i64, up: &Window) -> i64 {
+        let lower = self.lower_wide(m);
+        saturate(floor_div(lower - up.offset_us() as i128, up.slide_us as i128))
+    }
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<range {}us, slide {}us", self.range_us, self.slide_us)?;
+        match self.start {
+            Start::At(o) => write!(f, ", start {o}us>"),
+            Start::Epoch => write!(f, ", start epoch>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(r: i64, s: i64, o: i64) -> Window {
+        Window::new(r, s, Start::At(o)).unwrap()
+    }
+
+    #[test]
+    fn instances_of_hopping_tumbling_and_jumping_windows() {
+        // Hopping: r = 10, s = 5, o = 0: t = 7 is in [0,10) and [5,15).
+        assert_eq!(w(10, 5, 0).instances_containing(7), (0, 1));
+        // Tumbling boundary: t = 10 is in [10, 20) only.
+        assert_eq!(w(10, 10, 0).instances_containing(10), (1, 1));
+        // Jumping: r = 2, s = 5: t = 3 falls in the gap.
+        let (lo, hi) = w(2, 5, 0).instances_containing(3);
+        assert!(lo > hi);
+        // Before the first instance: none.
+        let (lo, hi) = w(10, 5, 100).instances_containing(99);
+        assert!(lo > hi);
+        // Epoch grid: negative times have instances, floor division.
+        let e = Window::new(10, 10, Start::Epoch).unwrap();
+        assert_eq!(e.instances_containing(-1), (-1, -1));
+        assert_eq!(e.lower_us(-1), -10);
+    }
+
+    #[test]
+    fn current_index_is_latest_end_at_or_before_now() {
+        let x = w(10, 10, 0);
+        assert_eq!(x.current_index(9), None);
+        assert_eq!(x.current_index(10), Some(0));
+        assert_eq!(x.current_index(15), Some(0));
+        assert_eq!(x.current_index(20), Some(1));
+        assert_eq!(x.next_closing_index(9), 0);
+        assert_eq!(x.next_closing_index(10), 1);
+    }
+
+    #[test]
+    fn extreme_times_do_not_overflow() {
+        let x = Window::new(i64::MAX, i64::MAX, Start::Epoch).unwrap();
+        let _ = x.instances_containing(i64::MAX);
+        let _ = x.instances_containing(i64::MIN);
+        assert_eq!(x.upper_us(i64::MAX), i64::MAX);
+    }
+
+    #[test]
+    fn coverage_matches_the_paper_examples() {
+        // Tumbling 20 is partitioned by tumbling 10; 30 is not covered by 20.
+        assert!(w(20, 20, 0).is_partitioned_by(&w(10, 10, 0)));
+        assert!(!w(30, 30, 0).is_covered_by(&w(20, 20, 0)));
+        assert_eq!(w(40, 40, 0).covering_multiplier(&w(20, 20, 0)), 2);
+        // Hopping <10, 2> covers <20, 4>? s1 = 4 mod 2 = 0, (20 - 10) mod 2 = 0: yes, M = 6.
+        assert!(w(20, 4, 0).is_covered_by(&w(10, 2, 0)));
+        assert_eq!(w(20, 4, 0).covering_multiplier(&w(10, 2, 0)), 6);
+        assert!(!w(20, 4, 0).is_partitioned_by(&w(10, 2, 0)));
+        // Offsets: a later-starting W1 on the same grid is covered; an earlier one is not.
+        assert!(w(20, 20, 10).is_covered_by(&w(10, 10, 0)));
+        assert!(!w(20, 20, 0).is_covered_by(&w(10, 10, 10)));
+        assert!(!w(20, 20, 5).is_covered_by(&w(10, 10, 0)));
+        // Epoch grids.
+        let e10 = Window::new(10, 10, Start::Epoch).unwrap();
+        let e20 = Window::new(20, 20, Start::Epoch).unwrap();
+        assert!(e20.is_covered_by(&e10));
+        assert!(w(20, 20, 30).is_covered_by(&e10));
+        assert!(!e20.is_covered_by(&w(10, 10, 0)));
+        assert_eq!(w(20, 20, 30).first_covering_index(0, &e10), 3);
+    }
+}

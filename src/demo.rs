@@ -1,0 +1,1 @@
+//! The flights demo (to be written).

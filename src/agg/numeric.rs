@@ -1,0 +1,185 @@
+//! PostgreSQL's `numeric` division and square-root scales, so that `avg(integer)`,
+//! `variance` and `stddev` print exactly as PostgreSQL prints them.
+//!
+//! PostgreSQL picks a quotient's display scale with `select_div_scale` (numeric.c): at least
+//! 16 significant digits (`NUMERIC_MIN_SIG_DIGITS`), computed from the weights and first
+//! digits of both operands in base 10000, and never less than either operand's scale. We
+//! reproduce that rule over exact integers (`i128` mantissa plus decimal scale) and round half
+//! away from zero, as `div_var(..., round = true)` does.
+//!
+//! ```
+//! use tcq::agg::numeric::{div_scaled, to_decimal};
+//! // avg of 1 and 2: PostgreSQL prints 1.5000000000000000
+//! let (m, s) = div_scaled((3, 0), (2, 0)).unwrap();
+//! assert_eq!(to_decimal(m, s).unwrap().to_string(), "1.5000000000000000");
+//! ```
+
+use rust_decimal::Decimal;
+
+/// An exact decimal: `mantissa * 10^-scale`.
+pub type Scaled = (i128, u32);
+
+const MIN_SIG_DIGITS: i64 = 16;
+
+fn pow10(n: u32) -> Option<i128> {
+    10i128.checked_pow(n)
+}
+
+/// Weight (in base-10000 digits) and first base-10000 digit of `|m| * 10^-scale`, as
+/// PostgreSQL's normalised numeric holds them. `None` for zero.
+fn weight_and_first_digit((m, scale): Scaled) -> Option<(i64, i128)> {
+    let m = m.checked_abs()?;
+    if m == 0 {
+        return None;
+    }
+    let digits = (m.ilog10() as i64) + 1; // decimal digits of the mantissa
+    let e10 = digits - 1 - scale as i64; // exponent of the leading decimal digit
+    let weight = e10.div_euclid(4);
+    // first digit = floor(|x| / 10000^weight)
+    let shift = scale as i64 + 4 * weight; // |x| / 10000^w = m / 10^shift
+    let first = if shift >= 0 {
+        m / pow10(shift as u32)?
+    } else {
+        m * pow10((-shift) as u32)?
+    };
+    Some((weight, first % 10000))
+}
+
+/// PostgreSQL's `select_div_scale(var1, var2)`.
+pub fn select_div_scale(num: Scaled, den: Scaled) -> u32 {
+    let (w1, f1) = weight_and_first_digit(num).unwrap_or((0, 0));
+    let (w2, f2) = weight_and_first_digit(den).unwrap_or((0, 0));
+    let mut qweight = w1 - w2;
+    if f1 <= f2 {
+        qweight -= 1;
+    }
+    let rscale = MIN_SIG_DIGITS - qweight * 4;
+    rscale.max(num.1 as i64).max(den.1 as i64).clamp(0, 1000) as u32
+}
+
+/// `round(a / b, rscale)` half away from zero, with `rscale` from [`select_div_scale`].
+/// `None` when the quotient does not fit the exact arithmetic (the caller falls back).
+pub fn div_scaled(num: Scaled, den: Scaled) -> Option<Scaled> {
+    let rscale = select_div_scale(num, den);
+    div_at_scale(num, den, rscale).map(|m| (m, rscale))
+}
+
+/// `round(a / b * 10^rscale)` half away from zero, as an integer.
+pub fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i128> {
+    if m2 == 0 {
+        return None;
+    }
+    // a/b * 10^r = m1 * 10^(r + s2 - s1) / m2
+    let exp = rscale as i64 + s2 as i64 - s1 as i64;
+    let (n, d) = if exp >= 0 {
+        (m1.checked_mul(pow10(exp as u32)?)?, m2)
+    } else {
+        (m1, m2.checked_mul(pow10((-exp) as u32)?)?)
+    };
+    let q = n / d;
+    let r = n % d;
+    // Round half away from zero: |2r| >= |d|.
+    let adjust = if r.checked_abs()?.checked_mul(2)? >= d.checked_abs()? {
+        if (n < 0) != (d < 0) {
+            -1
+        } else {
+            1
+        }
+    } else {
+        0
+    };
+    q.checked_add(adjust)
+}
+
+/// `round(sqrt(x), rscale)` for `x >= 0`, as PostgreSQL's `sqrt_var` at that scale.
+pub fn sqrt_at_scale((m, s): Scaled, rscale: u32) -> Option<i128> {
+    if m < 0 {
+        return None;
+    }
+    // sqrt(m * 10^-s) * 10^(r+1) = sqrt(m * 10^(2r + 2 - s)); one extra digit to round.
+    let exp = 2 * (rscale as i64 + 1) - s as i64;
+    let radicand = if exp >= 0 {
+        m.checked_mul(pow10(exp as u32)?)?
+    } else {
+        m / pow10((-exp) as u32)?
+    };
+    let root = isqrt(radicand as u128) as i128;
+    Some((root + 5) / 10)
+}
+
+fn isqrt(n: u128) -> u128 {
+    if n < 2 {
+        return n;
+    }
+    let mut x = (n as f64).sqrt() as u128;
+    // Newton steps correct the float estimate to the exact floor.
+    loop {
+        let y = (x + n / x.max(1)) / 2;
+        if y >= x {
+            break;
+        }
+        x = y;
+    }
+    while x.checked_mul(x).is_none_or(|sq| sq > n) {
+        x -= 1;
+    }
+    while (x + 1).checked_mul(x + 1).is_some_and(|sq| sq <= n) {
+        x += 1;
+    }
+    x
+}
+
+/// The exact value as a [`Decimal`], dropping low digits (rounding) when the mantissa is
+/// wider than 96 bits. `None` when even the integer part does not fit.
+pub fn to_decimal(mut m: i128, mut scale: u32) -> Option<Decimal> {
+    loop {
+        if scale <= 28 {
+            if let Ok(d) = Decimal::try_from_i128_with_scale(m, scale) {
+                return Some(d);
+            }
+        }
+        if scale == 0 {
+            return None;
+        }
+        let q = m / 10;
+        let r = m % 10;
+        m = q + if r >= 5 { 1 } else if r <= -5 { -1 } else { 0 };
+        scale -= 1;
+    }
+}
+
+/// A [`Decimal`] as an exact scaled integer.
+pub fn from_decimal(d: &Decimal) -> Scaled {
+    (d.mantissa(), d.scale())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn avg(sum: i128, n: i128) -> String {
+        let (m, s) = div_scaled((sum, 0), (n, 0)).unwrap();
+        to_decimal(m, s).unwrap().to_string()
+    }
+
+    #[test]
+    fn avg_scales_match_postgresql() {
+        // Values checked against PostgreSQL 15's `select avg(x)`.
+        assert_eq!(avg(3, 2), "1.5000000000000000");
+        assert_eq!(avg(247, 2), "123.5000000000000000");
+        assert_eq!(avg(20001, 2), "10000.5000000000000000");
+        assert_eq!(avg(2000001, 2), "1000000.500000000000");
+        assert_eq!(avg(1, 2), "0.50000000000000000000");
+        assert_eq!(avg(-3, 2), "-1.5000000000000000");
+        assert_eq!(avg(10, 3), "3.3333333333333333");
+        assert_eq!(avg(20, 3), "6.6666666666666667");
+        assert_eq!(avg(0, 3), "0.00000000000000000000");
+    }
+
+    #[test]
+    fn sqrt_rounds_at_scale() {
+        // sqrt(2) at 16 digits: 1.4142135623730950
+        assert_eq!(sqrt_at_scale((2, 0), 16), Some(14142135623730950));
+        assert_eq!(sqrt_at_scale((4, 0), 3), Some(2000));
+    }
+}

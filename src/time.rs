@@ -1,1 +1,1017 @@
-//! Timestamps and intervals (to be written).
+//! Timestamps and intervals: PostgreSQL's text input and output, on `i64` microseconds.
+//!
+//! Every instant in tcq is an `i64` count of microseconds since 1970-01-01 00:00:00 UTC
+//! (PostgreSQL's resolution); an [`Interval`] keeps months, days and microseconds apart, as
+//! PostgreSQL does. This module turns PostgreSQL's input syntax into those numbers and back:
+//! - [`parse_timestamp`] / [`parse_timestamp_naive`]: `'2001-01-01 00:05:00.5'`, ISO `T`,
+//!   zone suffixes (`Z`, `UTC`, `+02`, `-05:30`), `BC`, and the special values `epoch`,
+//!   `now`, `today`, `yesterday`, `tomorrow`;
+//! - [`format_timestamp`] / [`format_timestamptz`]: PostgreSQL's ISO output, fractional
+//!   seconds only when non-zero and trimmed;
+//! - [`parse_interval`] / [`format_interval`]: PostgreSQL's verbose syntax (`'1 hour 30
+//!   minutes'`, `'@ 2 days ago'`, abbreviations), clock syntax (`'00:05:00'`,
+//!   `'1 day 02:00:00'`) and ISO 8601 (`'PT5M'`), printed in the default `postgres` style;
+//! - [`fixed_length_us`]: an interval's length when it has one (window RANGE/SLIDE).
+//!
+//! Design decision: calendar arithmetic is done here with integer day counts (Howard
+//! Hinnant's civil-date algorithms) rather than with chrono's date types, because
+//! PostgreSQL's timestamp range (4714 BC to 294276 AD) is wider than chrono's, and the range
+//! checks must report PostgreSQL's errors exactly. chrono supplies only the wall clock.
+//!
+//! ```
+//! use tcq::time::{parse_timestamp, format_timestamp, parse_interval, format_interval};
+//! let t = parse_timestamp("2001-01-01 00:05:00").unwrap();
+//! assert_eq!(t, 978_307_500_000_000);
+//! assert_eq!(format_timestamp(t), "2001-01-01 00:05:00");
+//! let i = parse_interval("1 hour 30 minutes").unwrap();
+//! assert_eq!(format_interval(&i), "01:30:00");
+//! ```
+
+use crate::error::{Error, Result};
+use crate::types::Interval;
+
+/// Microseconds per second.
+pub const US_PER_SEC: i64 = 1_000_000;
+/// Microseconds per minute.
+pub const US_PER_MIN: i64 = 60 * US_PER_SEC;
+/// Microseconds per hour.
+pub const US_PER_HOUR: i64 = 60 * US_PER_MIN;
+/// Microseconds per day (24 hours; tcq has no daylight saving time, the server runs on UTC).
+pub const US_PER_DAY: i64 = 24 * US_PER_HOUR;
+
+/// The earliest timestamp PostgreSQL accepts: 4714-11-24 00:00:00 BC, Unix microseconds.
+pub const MIN_TIMESTAMP_US: i64 = -210_866_803_200_000_000;
+/// One past the latest timestamp tcq accepts (exclusive): `i64::MAX` Unix microseconds,
+/// 294247-01-10 04:00:54.775807 UTC. PostgreSQL counts from 2000 and so reaches 294276 AD;
+/// counting from 1970 in an `i64` stops 30 years earlier, and such timestamps are refused
+/// with PostgreSQL's out-of-range error.
+pub const END_TIMESTAMP_US: i64 = i64::MAX;
+
+/// Days since 1970-01-01 of the proleptic Gregorian date `y-m-d` (`y` astronomical: 0 is
+/// 1 BC).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The proleptic Gregorian date `(year, month, day)` of a day count since 1970-01-01; the
+/// year is astronomical (0 is 1 BC).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if is_leap(y) => 29,
+        _ => 28,
+    }
+}
+
+fn bad_timestamp(text: &str, ty: &str) -> Error {
+    Error::InvalidDatetimeFormat(format!("invalid input syntax for type {ty}: \"{text}\""))
+}
+
+fn overflow(text: &str) -> Error {
+    Error::DatetimeFieldOverflow(format!("date/time field value out of range: \"{text}\""))
+}
+
+/// The wall clock, microseconds since the epoch.
+pub fn now_us() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
+
+/// A small cursor over the bytes of a date/time string.
+struct Scan<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(s: &'a str) -> Self {
+        Scan {
+            s: s.as_bytes(),
+            i: 0,
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn eat(&mut self, b: u8) -> bool {
+        if self.peek() == Some(b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn skip_spaces(&mut self) -> bool {
+        let start = self.i;
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+        self.i > start
+    }
+    /// Digits as a number and the count of digits; `None` when there are none.
+    fn digits(&mut self) -> Option<(i64, usize)> {
+        let start = self.i;
+        let mut v: i64 = 0;
+        while let Some(c @ b'0'..=b'9') = self.peek() {
+            v = v.saturating_mul(10).saturating_add((c - b'0') as i64);
+            self.i += 1;
+        }
+        (self.i > start).then_some((v, self.i - start))
+    }
+    fn rest(&self) -> &'a [u8] {
+        &self.s[self.i..]
+    }
+    fn done(&self) -> bool {
+        self.i >= self.s.len()
+    }
+}
+
+/// A fraction's digits (after the point) as microseconds, rounded half up as PostgreSQL
+/// rounds; may return 1_000_000 when rounding carries.
+fn fraction_us(sc: &mut Scan) -> i64 {
+    let mut us: i64 = 0;
+    let mut n = 0;
+    let mut round_up = false;
+    while let Some(c @ b'0'..=b'9') = sc.peek() {
+        if n < 6 {
+            us = us * 10 + (c - b'0') as i64;
+        } else if n == 6 {
+            round_up = c >= b'5';
+        }
+        n += 1;
+        sc.i += 1;
+    }
+    while n < 6 {
+        us *= 10;
+        n += 1;
+    }
+    us + round_up as i64
+}
+
+/// Parsed pieces of a timestamp, before range checks.
+struct Parts {
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    micros: i64,
+    /// Zone offset east of UTC, seconds.
+    offset_s: Option<i64>,
+}
+
+fn special_timestamp(lower: &str, text: &str) -> Option<Result<i64>> {
+    let today = || now_us().div_euclid(US_PER_DAY) * US_PER_DAY;
+    match lower {
+        "epoch" => Some(Ok(0)),
+        "now" => Some(Ok(now_us())),
+        "today" => Some(Ok(today())),
+        "yesterday" => Some(Ok(today() - US_PER_DAY)),
+        "tomorrow" => Some(Ok(today() + US_PER_DAY)),
+        "infinity" | "+infinity" | "-infinity" => Some(Err(Error::DatetimeFieldOverflow(format!(
+            "timestamp \"{text}\" is not supported: tcq timestamps are finite"
+        )))),
+        _ => None,
+    }
+}
+
+fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
+    let bad = || bad_timestamp(text, ty);
+    let mut sc = Scan::new(text.trim());
+    let (year, ylen) = sc.digits().ok_or_else(bad)?;
+    if year == 0 {
+        return Err(overflow(text));
+    }
+    let (month, day);
+    if sc.eat(b'-') {
+        month = sc.digits().ok_or_else(bad)?.0;
+        if !sc.eat(b'-') {
+            return Err(bad());
+        }
+        day = sc.digits().ok_or_else(bad)?.0;
+    } else if ylen == 8 {
+        // YYYYMMDD
+        month = (year / 100) % 100;
+        day = year % 100;
+        return parse_rest(text, ty, &mut sc, year / 10_000, month, day);
+    } else {
+        return Err(bad());
+    }
+    parse_rest(text, ty, &mut sc, year, month, day)
+}
+
+fn parse_rest(
+    text: &str,
+    ty: &str,
+    sc: &mut Scan,
+    year: i64,
+    month: i64,
+    day: i64,
+) -> Result<Parts> {
+    let bad = || bad_timestamp(text, ty);
+    let mut p = Parts {
+        year,
+        month,
+        day,
+        hour: 0,
+        minute: 0,
+        second: 0,
+        micros: 0,
+        offset_s: None,
+    };
+    let had_space = sc.skip_spaces();
+    let had_t = !had_space && (sc.eat(b'T') || sc.eat(b't'));
+    if had_space || had_t {
+        if let Some((h, _)) = sc.digits() {
+            p.hour = h;
+            if !sc.eat(b':') {
+                return Err(bad());
+            }
+            p.minute = sc.digits().ok_or_else(bad)?.0;
+            if sc.eat(b':') {
+                p.second = sc.digits().ok_or_else(bad)?.0;
+                if sc.eat(b'.') {
+                    p.micros = fraction_us(sc);
+                }
+            }
+        } else if had_t {
+            return Err(bad());
+        }
+    }
+    sc.skip_spaces();
+    parse_zone_and_era(text, ty, sc, &mut p)?;
+    if !sc.done() {
+        return Err(bad());
+    }
+    Ok(p)
+}
+
+fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Result<()> {
+    let bad = || bad_timestamp(text, ty);
+    loop {
+        let rest = sc.rest();
+        let lower: Vec<u8> = rest.iter().map(|c| c.to_ascii_lowercase()).collect();
+        if rest.is_empty() {
+            return Ok(());
+        }
+        if let Some(sign) = match rest[0] {
+            b'+' => Some(1),
+            b'-' => Some(-1),
+            _ => None,
+        } {
+            sc.i += 1;
+            let (v, n) = sc.digits().ok_or_else(bad)?;
+            let (h, mut m) = if n > 2 { (v / 100, v % 100) } else { (v, 0) };
+            if sc.eat(b':') {
+                m = sc.digits().ok_or_else(bad)?.0;
+            }
+            if h > 15 || m > 59 {
+                return Err(Error::InvalidDatetimeFormat(format!(
+                    "time zone displacement out of range: \"{text}\""
+                )));
+            }
+            p.offset_s = Some(sign * (h * 3600 + m * 60));
+        } else if lower.starts_with(b"utc") || lower.starts_with(b"gmt") {
+            sc.i += 3;
+            p.offset_s = Some(0);
+        } else if lower.starts_with(b"z") {
+            sc.i += 1;
+            p.offset_s = Some(0);
+        } else if lower.starts_with(b"bc") {
+            sc.i += 2;
+            if p.year <= 0 {
+                return Err(bad());
+            }
+            p.year = 1 - p.year;
+        } else if lower.starts_with(b"ad") {
+            sc.i += 2;
+        } else {
+            return Err(bad());
+        }
+        sc.skip_spaces();
+    }
+}
+
+fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
+    if p.month < 1 || p.month > 12 || p.year > 300_000 {
+        return Err(overflow(text));
+    }
+    if p.day < 1 || p.day > days_in_month(p.year, p.month as u32) as i64 {
+        return Err(overflow(text));
+    }
+    let end_of_day = p.hour == 24 && p.minute == 0 && p.second == 0 && p.micros == 0;
+    if (p.hour > 23 && !end_of_day) || p.minute > 59 || p.second > 60 {
+        return Err(overflow(text));
+    }
+    let days = days_from_civil(p.year, p.month as u32, p.day as u32);
+    let mut us = days as i128 * US_PER_DAY as i128
+        + (p.hour * US_PER_HOUR + p.minute * US_PER_MIN + p.second * US_PER_SEC + p.micros) as i128;
+    if use_offset {
+        if let Some(off) = p.offset_s {
+            us -= off as i128 * US_PER_SEC as i128;
+        }
+    }
+    if us < MIN_TIMESTAMP_US as i128 || us >= END_TIMESTAMP_US as i128 {
+        return Err(Error::DatetimeFieldOverflow(format!(
+            "timestamp out of range: \"{text}\""
+        )));
+    }
+    Ok(us as i64)
+}
+
+/// Parse a timestamp as PostgreSQL's `timestamptz` input does with the session time zone UTC:
+/// a zone suffix (`Z`, `UTC`, `+02`, `-05:30`) is converted to UTC; without one the time is
+/// UTC. Errors: 22007 when malformed, 22008 when a field or the result is out of range.
+///
+/// ```
+/// use tcq::time::parse_timestamp;
+/// assert_eq!(parse_timestamp("1970-01-01 02:00+02").unwrap(), 0);
+/// assert_eq!(parse_timestamp("epoch").unwrap(), 0);
+/// ```
+pub fn parse_timestamp(text: &str) -> Result<i64> {
+    parse_with(text, true, "timestamp with time zone")
+}
+
+/// Parse a `timestamp without time zone` as PostgreSQL does: a zone suffix is accepted and
+/// ignored. Errors as [`parse_timestamp`].
+pub fn parse_timestamp_naive(text: &str) -> Result<i64> {
+    parse_with(text, false, "timestamp")
+}
+
+fn parse_with(text: &str, use_offset: bool, ty: &str) -> Result<i64> {
+    let trimmed = text.trim();
+    if trimmed.len() <= 10 {
+        let lower = trimmed.to_ascii_lowercase();
+        if let Some(r) = special_timestamp(&lower, text) {
+            return r;
+        }
+    }
+    let p = parse_parts(text, ty)?;
+    parts_to_us(text, &p, use_offset)
+}
+
+/// Append seconds and a trimmed fraction (`05`, `05.5`, `05.000001`).
+fn push_seconds(out: &mut String, sec: i64, frac_us: i64) {
+    use std::fmt::Write;
+    let _ = write!(out, "{sec:02}");
+    if frac_us != 0 {
+        let mut f = format!("{frac_us:06}");
+        while f.ends_with('0') {
+            f.pop();
+        }
+        out.push('.');
+        out.push_str(&f);
+    }
+}
+
+/// Format a timestamp as PostgreSQL's ISO output: `2001-01-01 00:05:00`, fractional
+/// seconds only when non-zero (`00:05:00.5`), ` BC` for years before 1 AD.
+pub fn format_timestamp(us: i64) -> String {
+    use std::fmt::Write;
+    let days = us.div_euclid(US_PER_DAY);
+    let tod = us.rem_euclid(US_PER_DAY);
+    let (y, m, d) = civil_from_days(days);
+    let (year, bc) = if y <= 0 { (1 - y, true) } else { (y, false) };
+    let mut out = String::with_capacity(32);
+    let _ = write!(
+        out,
+        "{year:04}-{m:02}-{d:02} {:02}:{:02}:",
+        tod / US_PER_HOUR,
+        (tod % US_PER_HOUR) / US_PER_MIN
+    );
+    push_seconds(&mut out, (tod % US_PER_MIN) / US_PER_SEC, tod % US_PER_SEC);
+    if bc {
+        out.push_str(" BC");
+    }
+    out
+}
+
+/// Format a `timestamptz` in the UTC session zone: `2001-01-01 00:05:00+00`.
+pub fn format_timestamptz(us: i64) -> String {
+    let mut s = format_timestamp(us);
+    if let Some(stripped) = s.strip_suffix(" BC") {
+        let mut t = stripped.to_string();
+        t.push_str("+00 BC");
+        s = t;
+    } else {
+        s.push_str("+00");
+    }
+    s
+}
+
+fn bad_interval(text: &str) -> Error {
+    Error::InvalidDatetimeFormat(format!(
+        "invalid input syntax for type interval: \"{text}\""
+    ))
+}
+
+fn interval_overflow(text: &str) -> Error {
+    Error::DatetimeFieldOverflow(format!("interval field value out of range: \"{text}\""))
+}
+
+/// Interval being accumulated with fractional carry-down, as PostgreSQL's `DecodeInterval`.
+#[derive(Default)]
+struct Acc {
+    months: f64,
+    days: f64,
+    micros: f64,
+}
+
+impl Acc {
+    fn add(&mut self, unit: Unit, v: f64) {
+        match unit {
+            Unit::Micros(f) => self.micros += v * f,
+            Unit::Days(f) => {
+                let total = v * f;
+                let whole = total.trunc();
+                self.days += whole;
+                self.micros += (total - whole) * US_PER_DAY as f64;
+            }
+            Unit::Months(f) => {
+                let total = v * f;
+                let whole = total.trunc();
+                self.months += whole;
+                // PostgreSQL: a fraction of a month is 30 days.
+                let days = (total - whole) * 30.0;
+                let wd = days.trunc();
+                self.days += wd;
+                self.micros += (days - wd) * US_PER_DAY as f64;
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Unit {
+    Micros(f64),
+    Days(f64),
+    Months(f64),
+}
+
+fn unit_of(word: &str) -> Option<Unit> {
+    Some(match word {
+        "microsecond" | "microseconds" | "us" | "usec" | "usecs" | "useconds" | "usecond" => {
+            Unit::Micros(1.0)
+        }
+        "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" | "mseconds" | "msecond" => {
+            Unit::Micros(1e3)
+        }
+        "second" | "seconds" | "s" | "sec" | "secs" => Unit::Micros(1e6),
+        "minute" | "minutes" | "m" | "min" | "mins" => Unit::Micros(6e7),
+        "hour" | "hours" | "h" | "hr" | "hrs" => Unit::Micros(3.6e9),
+        "day" | "days" | "d" => Unit::Days(1.0),
+        "week" | "weeks" | "w" => Unit::Days(7.0),
+        "month" | "months" | "mon" | "mons" => Unit::Months(1.0),
+        "year" | "years" | "y" | "yr" | "yrs" => Unit::Months(12.0),
+        "decade" | "decades" | "dec" | "decs" => Unit::Months(120.0),
+        "century" | "centuries" | "c" | "cent" => Unit::Months(1200.0),
+        "millennium" | "millennia" | "mil" | "mils" => Unit::Months(12000.0),
+        _ => return None,
+    })
+}
+
+/// Parse PostgreSQL interval input: `'10 seconds'`, `'1 hour 30 minutes'`, `'00:05:00'`,
+/// `'2 days'`, `'1 day 02:00:00'`, `'5 min'`, `'-1 hour'`, `'@ 1 hour ago'`, `'1.5 hours'`,
+/// `'1 mon'`, ISO 8601 `'PT5M'` / `'P1DT2H'`. A bare number is seconds. Errors: 22007 when
+/// malformed, 22008 when out of range.
+///
+/// ```
+/// use tcq::time::parse_interval;
+/// let i = parse_interval("1 day 02:00:00").unwrap();
+/// assert_eq!((i.months, i.days, i.micros), (0, 1, 7_200_000_000));
+/// ```
+pub fn parse_interval(text: &str) -> Result<Interval> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(bad_interval(text));
+    }
+    let lower = t.to_ascii_lowercase();
+    let acc = if lower.starts_with('p') {
+        parse_iso_interval(&lower[1..]).ok_or_else(|| bad_interval(text))?
+    } else {
+        parse_verbose_interval(&lower).ok_or_else(|| bad_interval(text))?
+    };
+    let months = acc.months.round();
+    let days = acc.days.round();
+    let micros = acc.micros.round();
+    if months.abs() > i32::MAX as f64 || days.abs() > i32::MAX as f64 || micros.abs() > 9.2e18 {
+        return Err(interval_overflow(text));
+    }
+    Ok(Interval {
+        months: months as i32,
+        days: days as i32,
+        micros: micros as i64,
+    })
+}
+
+/// Split `s` into tokens: numbers (with sign, point), words, clock times, `@`.
+fn parse_verbose_interval(s: &str) -> Option<Acc> {
+    let mut acc = Acc::default();
+    let mut toks: Vec<&str> = Vec::new();
+    // Separate "10seconds" and "5min" into number and unit.
+    for raw in s.split_whitespace() {
+        let b = raw.as_bytes();
+        let split = b
+            .iter()
+            .position(|c| c.is_ascii_alphabetic())
+            .filter(|&p| p > 0 && !raw.contains(':'));
+        match split {
+            Some(p) => {
+                toks.push(&raw[..p]);
+                toks.push(&raw[p..]);
+            }
+            None => toks.push(raw),
+        }
+    }
+    let mut ago = false;
+    let mut i = 0;
+    let mut any = false;
+    while i < toks.len() {
+        let tok = toks[i];
+        i += 1;
+        if tok == "@" {
+            continue;
+        }
+        if tok == "ago" {
+            if i != toks.len() {
+                return None;
+            }
+            ago = true;
+            continue;
+        }
+        if tok.contains(':') {
+            acc.micros += parse_clock(tok)?;
+            any = true;
+            continue;
+        }
+        let v: f64 = parse_number(tok)?;
+        let unit = match toks.get(i).and_then(|w| unit_of(w)) {
+            Some(u) => {
+                i += 1;
+                u
+            }
+            None => Unit::Micros(1e6),
+        };
+        acc.add(unit, v);
+        any = true;
+    }
+    if !any {
+        return None;
+    }
+    if ago {
+        acc.months = -acc.months;
+        acc.days = -acc.days;
+        acc.micros = -acc.micros;
+    }
+    Some(acc)
+}
+
+fn parse_number(tok: &str) -> Option<f64> {
+    let body = tok.strip_prefix(['+', '-']).unwrap_or(tok);
+    if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit() || c == b'.') || body == "." {
+        return None;
+    }
+    tok.parse().ok()
+}
+
+/// `[-]hh:mm[:ss[.frac]]` as microseconds.
+fn parse_clock(tok: &str) -> Option<f64> {
+    let (neg, body) = match tok.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, tok.strip_prefix('+').unwrap_or(tok)),
+    };
+    let mut parts = body.split(':');
+    let h: f64 = parts.next()?.parse::<u64>().ok()? as f64;
+    let m_str = parts.next()?;
+    let m: f64 = m_str.parse::<u64>().ok()? as f64;
+    let s: f64 = match parts.next() {
+        Some(sec) => {
+            if sec.is_empty() || !sec.bytes().all(|c| c.is_ascii_digit() || c == b'.') {
+                return None;
+            }
+            sec.parse().ok()?
+        }
+        None => 0.0,
+    };
+    if parts.next().is_some() || m >= 60.0 || s >= 60.0 {
+        return None;
+    }
+    let us = h * 3.6e9 + m * 6e7 + (s * 1e6).round();
+    Some(if neg { -us } else { us })
+}
+
+/// ISO 8601 `P[nY][nM][nW][nD][T[nH][nM][nS]]` (after the `P`).
+fn parse_iso_interval(s: &str) -> Option<Acc> {
+    let mut acc = Acc::default();
+    let mut in_time = false;
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut any = false;
+    while i < b.len() {
+        if b[i] == b't' {
+            if in_time {
+                return None;
+            }
+            in_time = true;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'-' || b[i] == b'+')
+        {
+            i += 1;
+        }
+        let v: f64 = parse_number(&s[start..i])?;
+        let unit = match (b.get(i)?, in_time) {
+            (b'y', false) => Unit::Months(12.0),
+            (b'm', false) => Unit::Months(1.0),
+            (b'w', false) => Unit::Days(7.0),
+            (b'd', false) => Unit::Days(1.0),
+            (b'h', true) => Unit::Micros(3.6e9),
+            (b'm', true) => Unit::Micros(6e7),
+            (b's', true) => Unit::Micros(1e6),
+            _ => return None,
+        };
+        i += 1;
+        acc.add(unit, v);
+        any = true;
+    }
+    any.then_some(acc)
+}
+
+/// Format an interval in PostgreSQL's default `postgres` style: `01:00:00`,
+/// `1 day 02:00:00`, `00:00:00.5`, `1 mon 2 days`, `1 year 2 mons`, `-01:00:00`,
+/// `-1 days +02:00:00`.
+pub fn format_interval(iv: &Interval) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut is_zero = true;
+    let mut is_before = false;
+    let years = iv.months / 12;
+    let mons = iv.months % 12;
+    for (value, unit) in [
+        (years as i64, "year"),
+        (mons as i64, "mon"),
+        (iv.days as i64, "day"),
+    ] {
+        if value == 0 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "{}{}{} {}{}",
+            if is_zero { "" } else { " " },
+            if is_before && value > 0 { "+" } else { "" },
+            value,
+            unit,
+            if value != 1 { "s" } else { "" }
+        );
+        is_before = value < 0;
+        is_zero = false;
+    }
+    if is_zero || iv.micros != 0 {
+        let neg = iv.micros < 0;
+        let abs = iv.micros.unsigned_abs();
+        let hours = abs / US_PER_HOUR as u64;
+        let minutes = (abs % US_PER_HOUR as u64) / US_PER_MIN as u64;
+        let secs = (abs % US_PER_MIN as u64) / US_PER_SEC as u64;
+        let frac = abs % US_PER_SEC as u64;
+        let _ = write!(
+            out,
+            "{}{}{hours:02}:{minutes:02}:",
+            if is_zero { "" } else { " " },
+            if neg {
+                "-"
+            } else if is_before {
+                "+"
+            } else {
+                ""
+            }
+        );
+        push_seconds(&mut out, secs as i64, frac as i64);
+    }
+    out
+}
+
+/// The length of an interval in microseconds when it has a fixed one: days count 24 hours;
+/// months and years have no fixed length and are refused with 22023
+/// ([`Error::InvalidParameterValue`]), as is a length that overflows.
+pub fn fixed_length_us(iv: &Interval) -> Result<i64> {
+    if iv.months != 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "interval \"{}\" has no fixed length: months and years have no fixed length, use days, hours, minutes or seconds",
+            format_interval(iv)
+        )));
+    }
+    (iv.days as i64)
+        .checked_mul(US_PER_DAY)
+        .and_then(|d| d.checked_add(iv.micros))
+        .ok_or_else(|| {
+            Error::InvalidParameterValue(format!(
+                "interval \"{}\" is too long",
+                format_interval(iv)
+            ))
+        })
+}
+
+/// An interval's total length in microseconds for arithmetic and comparison, months as 30
+/// days as PostgreSQL's interval comparison does; saturates instead of overflowing.
+pub fn interval_span_us(iv: &Interval) -> i128 {
+    (iv.months as i128 * 30 + iv.days as i128) * US_PER_DAY as i128 + iv.micros as i128
+}
+
+/// `ts + iv` with PostgreSQL's calendar rules: months first (clamping the day to the month's
+/// end), then days, then microseconds. Errors: 22008 when out of range.
+pub fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
+    let out_of_range = || Error::DatetimeFieldOverflow("timestamp out of range".into());
+    let mut t = ts as i128;
+    if iv.months != 0 {
+        let days = ts.div_euclid(US_PER_DAY);
+        let tod = ts.rem_euclid(US_PER_DAY);
+        let (y, m, d) = civil_from_days(days);
+        let total = y * 12 + (m as i64 - 1) + iv.months as i64;
+        let ny = total.div_euclid(12);
+        let nm = (total.rem_euclid(12) + 1) as u32;
+        let nd = d.min(days_in_month(ny, nm));
+        t = days_from_civil(ny, nm, nd) as i128 * US_PER_DAY as i128 + tod as i128;
+    }
+    t += iv.days as i128 * US_PER_DAY as i128 + iv.micros as i128;
+    if t < MIN_TIMESTAMP_US as i128 || t >= END_TIMESTAMP_US as i128 {
+        return Err(out_of_range());
+    }
+    Ok(t as i64)
+}
+
+/// `a - b` of two timestamps as PostgreSQL gives it: whole days and the remaining time
+/// (`interval_justify_hours`), no months.
+pub fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
+    let d = (a as i128) - (b as i128);
+    let days = d / US_PER_DAY as i128;
+    let micros = d % US_PER_DAY as i128;
+    if days.abs() > i32::MAX as i128 {
+        return Err(Error::DatetimeFieldOverflow("interval out of range".into()));
+    }
+    Ok(Interval {
+        months: 0,
+        days: days as i32,
+        micros: micros as i64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(months: i32, days: i32, micros: i64) -> Interval {
+        Interval {
+            months,
+            days,
+            micros,
+        }
+    }
+
+    #[test]
+    fn timestamps_parse_postgres_inputs() {
+        assert_eq!(parse_timestamp("1970-01-01").unwrap(), 0);
+        assert_eq!(
+            parse_timestamp("2001-01-01 00:05:00").unwrap(),
+            978_307_500_000_000
+        );
+        assert_eq!(
+            parse_timestamp("2001-01-01T00:05:00.123456").unwrap(),
+            978_307_500_123_456
+        );
+        assert_eq!(
+            parse_timestamp("2001-01-01 00:05").unwrap(),
+            978_307_500_000_000
+        );
+        assert_eq!(parse_timestamp("1970-01-01 00:00:00Z").unwrap(), 0);
+        assert_eq!(parse_timestamp("1970-01-01 00:00:00 UTC").unwrap(), 0);
+        assert_eq!(parse_timestamp("1970-01-01 02:00:00+02").unwrap(), 0);
+        assert_eq!(
+            parse_timestamp("1970-01-01 00:00:00-05:30").unwrap(),
+            19_800_000_000
+        );
+        assert_eq!(
+            parse_timestamp_naive("1970-01-01 02:00:00+02").unwrap(),
+            7_200_000_000
+        );
+        assert_eq!(parse_timestamp("epoch").unwrap(), 0);
+        assert_eq!(parse_timestamp(" EPOCH ").unwrap(), 0);
+        assert_eq!(parse_timestamp("1969-12-31 23:59:59.5").unwrap(), -500_000);
+        assert_eq!(
+            parse_timestamp("0001-01-01 00:00:00 BC").unwrap(),
+            days_from_civil(0, 1, 1) * US_PER_DAY
+        );
+        assert_eq!(
+            parse_timestamp("2000-01-01 24:00:00").unwrap(),
+            parse_timestamp("2000-01-02").unwrap()
+        );
+    }
+
+    #[test]
+    fn timestamp_errors_are_postgres_errors() {
+        assert_eq!(
+            parse_timestamp("garbage"),
+            Err(Error::InvalidDatetimeFormat(
+                "invalid input syntax for type timestamp with time zone: \"garbage\"".into()
+            ))
+        );
+        assert_eq!(
+            parse_timestamp_naive("2001-01-01 00:00:00 x"),
+            Err(Error::InvalidDatetimeFormat(
+                "invalid input syntax for type timestamp: \"2001-01-01 00:00:00 x\"".into()
+            ))
+        );
+        assert_eq!(
+            parse_timestamp_naive("2001-13-01"),
+            Err(Error::DatetimeFieldOverflow(
+                "date/time field value out of range: \"2001-13-01\"".into()
+            ))
+        );
+        assert!(matches!(
+            parse_timestamp("2001-02-29"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+        assert!(matches!(
+            parse_timestamp("2001-01-01 25:00"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+        assert!(matches!(
+            parse_timestamp("294277-01-01"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+        assert!(matches!(
+            parse_timestamp("infinity"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+        assert!(parse_timestamp("294246-12-31 23:59:59").is_ok());
+        assert!(matches!(
+            parse_timestamp("294276-12-31 23:59:59"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+        assert!(parse_timestamp("4714-11-24 00:00:00 BC").is_ok());
+        assert!(matches!(
+            parse_timestamp("4714-11-23 23:59:59 BC"),
+            Err(Error::DatetimeFieldOverflow(_))
+        ));
+    }
+
+    #[test]
+    fn timestamps_format_like_postgres() {
+        assert_eq!(format_timestamp(0), "1970-01-01 00:00:00");
+        assert_eq!(
+            format_timestamp(978_307_500_500_000),
+            "2001-01-01 00:05:00.5"
+        );
+        assert_eq!(
+            format_timestamp(978_307_500_000_001),
+            "2001-01-01 00:05:00.000001"
+        );
+        assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
+        assert_eq!(format_timestamptz(0), "1970-01-01 00:00:00+00");
+        let bc = parse_timestamp("0044-03-15 12:00 BC").unwrap();
+        assert_eq!(format_timestamp(bc), "0044-03-15 12:00:00 BC");
+        for s in [
+            "2001-01-01 00:05:00",
+            "1900-02-28 23:59:59.25",
+            "2400-02-29 00:00:00",
+            "294246-12-31 23:59:59",
+        ] {
+            assert_eq!(format_timestamp(parse_timestamp(s).unwrap()), s);
+        }
+    }
+
+    #[test]
+    fn intervals_parse_postgres_inputs() {
+        assert_eq!(parse_interval("10 seconds").unwrap(), iv(0, 0, 10_000_000));
+        assert_eq!(
+            parse_interval("1 hour 30 minutes").unwrap(),
+            iv(0, 0, 5_400_000_000)
+        );
+        assert_eq!(parse_interval("00:05:00").unwrap(), iv(0, 0, 300_000_000));
+        assert_eq!(parse_interval("2 days").unwrap(), iv(0, 2, 0));
+        assert_eq!(
+            parse_interval("1 day 02:00:00").unwrap(),
+            iv(0, 1, 7_200_000_000)
+        );
+        assert_eq!(parse_interval("5 min").unwrap(), iv(0, 0, 300_000_000));
+        assert_eq!(parse_interval("5min").unwrap(), iv(0, 0, 300_000_000));
+        assert_eq!(parse_interval("PT5M").unwrap(), iv(0, 0, 300_000_000));
+        assert_eq!(
+            parse_interval("P1Y2M3DT4H").unwrap(),
+            iv(14, 3, 4 * US_PER_HOUR)
+        );
+        assert_eq!(parse_interval("1 mon").unwrap(), iv(1, 0, 0));
+        assert_eq!(parse_interval("-1 hour").unwrap(), iv(0, 0, -US_PER_HOUR));
+        assert_eq!(parse_interval("@ 1 hour").unwrap(), iv(0, 0, US_PER_HOUR));
+        assert_eq!(
+            parse_interval("@ 1 hour ago").unwrap(),
+            iv(0, 0, -US_PER_HOUR)
+        );
+        assert_eq!(
+            parse_interval("1.5 hours").unwrap(),
+            iv(0, 0, 5_400_000_000)
+        );
+        assert_eq!(
+            parse_interval("1.5 days").unwrap(),
+            iv(0, 1, 12 * US_PER_HOUR)
+        );
+        assert_eq!(parse_interval("10").unwrap(), iv(0, 0, 10_000_000));
+        assert_eq!(parse_interval("1 week").unwrap(), iv(0, 7, 0));
+        assert_eq!(parse_interval("2 years").unwrap(), iv(24, 0, 0));
+        assert_eq!(parse_interval("500 ms").unwrap(), iv(0, 0, 500_000));
+        assert_eq!(parse_interval("-00:00:01.5").unwrap(), iv(0, 0, -1_500_000));
+        assert_eq!(
+            parse_interval("ten seconds"),
+            Err(Error::InvalidDatetimeFormat(
+                "invalid input syntax for type interval: \"ten seconds\"".into()
+            ))
+        );
+        assert!(parse_interval("").is_err());
+        assert!(parse_interval("1 fortnight").is_err());
+        assert!(parse_interval("00:61:00").is_err());
+    }
+
+    #[test]
+    fn intervals_format_like_postgres() {
+        assert_eq!(format_interval(&iv(0, 0, US_PER_HOUR)), "01:00:00");
+        assert_eq!(
+            format_interval(&iv(0, 1, 2 * US_PER_HOUR)),
+            "1 day 02:00:00"
+        );
+        assert_eq!(format_interval(&iv(0, 0, 500_000)), "00:00:00.5");
+        assert_eq!(format_interval(&iv(1, 2, 0)), "1 mon 2 days");
+        assert_eq!(format_interval(&iv(14, 0, 0)), "1 year 2 mons");
+        assert_eq!(format_interval(&iv(0, 0, -US_PER_HOUR)), "-01:00:00");
+        assert_eq!(
+            format_interval(&iv(0, -1, 2 * US_PER_HOUR)),
+            "-1 days +02:00:00"
+        );
+        assert_eq!(format_interval(&iv(0, 1, -US_PER_HOUR)), "1 day -01:00:00");
+        assert_eq!(format_interval(&iv(0, 0, 0)), "00:00:00");
+        assert_eq!(format_interval(&iv(0, 0, 30 * US_PER_HOUR)), "30:00:00");
+        for s in [
+            "00:00:10",
+            "01:30:00",
+            "2 days",
+            "1 day 02:00:00",
+            "1 mon",
+            "-01:00:00",
+            "3 years 1 mon 00:00:00.25",
+        ] {
+            assert_eq!(format_interval(&parse_interval(s).unwrap()), s);
+        }
+    }
+
+    #[test]
+    fn fixed_length_rejects_months() {
+        assert_eq!(fixed_length_us(&iv(0, 2, 0)).unwrap(), 48 * US_PER_HOUR);
+        assert_eq!(fixed_length_us(&iv(0, 0, 10)).unwrap(), 10);
+        let e = fixed_length_us(&iv(1, 0, 0)).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidParameterValue(m) if m.contains("months and years have no fixed length"))
+        );
+    }
+
+    #[test]
+    fn timestamp_arithmetic() {
+        let t = parse_timestamp("2001-01-31 10:00").unwrap();
+        let plus_month = timestamp_add_interval(t, &iv(1, 0, 0)).unwrap();
+        assert_eq!(format_timestamp(plus_month), "2001-02-28 10:00:00");
+        let d = timestamp_diff(
+            parse_timestamp("2001-01-02 01:00").unwrap(),
+            parse_timestamp("2001-01-01").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(format_interval(&d), "1 day 01:00:00");
+        assert_eq!(
+            civil_from_days(days_from_civil(-4713, 11, 24)),
+            (-4713, 11, 24)
+        );
+    }
+}

@@ -91,7 +91,11 @@ impl DataType {
 
     /// True for every numeric type (integers, floats, numeric).
     pub fn is_numeric(&self) -> bool {
-        self.is_integer() || matches!(self, DataType::Float4 | DataType::Float8 | DataType::Numeric)
+        self.is_integer()
+            || matches!(
+                self,
+                DataType::Float4 | DataType::Float8 | DataType::Numeric
+            )
     }
 
     /// True for `timestamp` and `timestamptz`.
@@ -204,6 +208,444 @@ pub struct Column {
 impl Column {
     /// A column named `name` of type `data_type`.
     pub fn new(name: impl Into<String>, data_type: DataType) -> Column {
-        Column { name: name.into(), data_type }
+        Column {
+            name: name.into(),
+            data_type,
+        }
+    }
+}
+
+fn invalid_input(ty: &str, text: &str) -> crate::Error {
+    crate::Error::InvalidTextRepresentation(format!(
+        "invalid input syntax for type {ty}: \"{text}\""
+    ))
+}
+
+fn parse_int(text: &str, ty: DataType) -> crate::Result<i64> {
+    let name = ty.name();
+    let t = text.trim();
+    let body = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if body.is_empty()
+        || !body.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+        || body.starts_with('_')
+        || body.ends_with('_')
+    {
+        return Err(invalid_input(&name, text));
+    }
+    let (min, max) = match ty {
+        DataType::Int2 => (i16::MIN as i64, i16::MAX as i64),
+        DataType::Int4 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    };
+    let cleaned: String = t.chars().filter(|&c| c != '_').collect();
+    match cleaned.parse::<i64>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(crate::Error::NumericValueOutOfRange(format!(
+            "value \"{text}\" is out of range for type {name}"
+        ))),
+    }
+}
+
+fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let v = match lower.as_str() {
+        "nan" => f64::NAN,
+        "infinity" | "+infinity" | "inf" | "+inf" => f64::INFINITY,
+        "-infinity" | "-inf" => f64::NEG_INFINITY,
+        _ => {
+            let ok = !t.is_empty()
+                && t.bytes()
+                    .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+                && t.bytes().any(|c| c.is_ascii_digit());
+            let v: f64 = if ok {
+                t.parse().map_err(|_| invalid_input(&ty.name(), text))?
+            } else {
+                return Err(invalid_input(&ty.name(), text));
+            };
+            let too_big = match ty {
+                DataType::Float4 => v.is_infinite() || (v as f32).is_infinite(),
+                _ => v.is_infinite(),
+            };
+            if too_big {
+                return Err(crate::Error::NumericValueOutOfRange(format!(
+                    "\"{t}\" is out of range for type {}",
+                    ty.name()
+                )));
+            }
+            v
+        }
+    };
+    Ok(v)
+}
+
+/// Parse `numeric` text: digits with an optional point and exponent (`1.5`, `-2e3`).
+pub fn parse_numeric(text: &str) -> crate::Result<Decimal> {
+    let t = text.trim();
+    let bad = || invalid_input("numeric", text);
+    if t.is_empty() || !t.bytes().any(|c| c.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+        return Err(crate::Error::FeatureNotSupported(format!(
+            "numeric value \"{t}\" is not supported (tcq's numeric is finite)"
+        )));
+    }
+    if t.contains(['e', 'E']) {
+        Decimal::from_scientific(t).map_err(|_| bad())
+    } else {
+        if !t
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'+' | b'-'))
+        {
+            return Err(bad());
+        }
+        Decimal::from_str_exact(t).or_else(|e| match e {
+            rust_decimal::Error::Underflow => std::str::FromStr::from_str(t).map_err(|_| bad()),
+            rust_decimal::Error::ConversionTo(_) => Err(bad()),
+            _ => Err(crate::Error::NumericValueOutOfRange(
+                "value overflows numeric format".into(),
+            )),
+        })
+    }
+}
+
+/// PostgreSQL's `boolin`: `t`/`true`/`yes`/`on`/`1` and `f`/`false`/`no`/`off`/`0`, any
+/// case, unique prefixes, surrounding spaces.
+pub fn parse_bool(text: &str) -> crate::Result<bool> {
+    let t = text.trim().to_ascii_lowercase();
+    let yes = ["true", "yes", "on", "1"];
+    let no = ["false", "no", "off", "0"];
+    let prefix_of = |words: &[&str]| {
+        !t.is_empty()
+            && words
+                .iter()
+                .any(|w| w.starts_with(t.as_str()) && (t.len() > 1 || !matches!(t.as_str(), "o")))
+    };
+    if prefix_of(&yes) {
+        Ok(true)
+    } else if prefix_of(&no) {
+        Ok(false)
+    } else {
+        Err(invalid_input("boolean", text))
+    }
+}
+
+/// PostgreSQL's input function for `ty`: turn `text` into a value of that type.
+///
+/// Integers accept surrounding spaces (`' 42 '`); `'1.5'` into integer is 22P02 and a value out
+/// of range 22003 with PostgreSQL's messages; booleans accept `t`, `true`, `yes`, `on`, `1`
+/// and their negations; floats accept `NaN` and `Infinity`; `varchar(n)` refuses longer text
+/// with 22001; timestamps and intervals follow [`crate::time`].
+///
+/// ```
+/// use tcq::types::{parse_value, DataType, Value};
+/// assert_eq!(parse_value(" 42 ", DataType::Int4).unwrap(), Value::Int4(42));
+/// assert!(parse_value("1.5", DataType::Int4).is_err());
+/// ```
+pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
+    Ok(match ty {
+        DataType::Bool => Value::Bool(parse_bool(text)?),
+        DataType::Int2 => Value::Int2(parse_int(text, ty)? as i16),
+        DataType::Int4 => Value::Int4(parse_int(text, ty)? as i32),
+        DataType::Int8 => Value::Int8(parse_int(text, ty)?),
+        DataType::Float4 => Value::Float4(parse_float(text, ty)? as f32),
+        DataType::Float8 => Value::Float8(parse_float(text, ty)?),
+        DataType::Numeric => Value::Numeric(parse_numeric(text)?),
+        DataType::Text | DataType::Varchar(None) => Value::Text(CompactString::from(text)),
+        DataType::Varchar(Some(n)) => {
+            if text.chars().count() > n as usize {
+                // PostgreSQL truncates trailing spaces silently; anything else is an error.
+                let cut: String = text.chars().take(n as usize).collect();
+                if text[cut.len()..].bytes().all(|c| c == b' ') {
+                    return Ok(Value::Text(CompactString::from(cut)));
+                }
+                return Err(crate::Error::StringDataRightTruncation(format!(
+                    "value too long for type character varying({n})"
+                )));
+            }
+            Value::Text(CompactString::from(text))
+        }
+        DataType::Timestamp => Value::Timestamp(crate::time::parse_timestamp_naive(text)?),
+        DataType::TimestampTz => Value::TimestampTz(crate::time::parse_timestamp(text)?),
+        DataType::Interval => Value::Interval(crate::time::parse_interval(text)?),
+    })
+}
+
+/// Append a float in PostgreSQL's shortest round-trip output (`extra_float_digits` = 1, the
+/// default since PostgreSQL 12): fixed notation for decimal exponents in `-4..threshold`,
+/// else `1e+20` style with at least two exponent digits.
+fn push_float(out: &mut String, sci: String, neg: bool, threshold: i32) {
+    // `sci` is Rust's shortest `{:e}` rendering of the absolute value, e.g. "1.5e0".
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    if neg {
+        out.push('-');
+    }
+    if exp < -4 || exp >= threshold {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exp.abs()));
+    } else if exp < 0 {
+        out.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            out.push_str(&digits);
+            for _ in digits.len()..int_len {
+                out.push('0');
+            }
+        } else {
+            out.push_str(&digits[..int_len]);
+            out.push('.');
+            out.push_str(&digits[int_len..]);
+        }
+    }
+}
+
+fn push_special_float(out: &mut String, v: f64) -> bool {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v == f64::INFINITY {
+        out.push_str("Infinity");
+    } else if v == f64::NEG_INFINITY {
+        out.push_str("-Infinity");
+    } else {
+        return false;
+    }
+    true
+}
+
+/// PostgreSQL's output function: append the text form of `v` to `out` (nothing for NULL).
+///
+/// Booleans are `t`/`f`; floats use PostgreSQL 12+'s shortest round-trip form (`1.5`,
+/// `1e+20`, `Infinity`, `NaN`); numerics print their digits and scale; timestamps, timestamptz
+/// and intervals follow [`crate::time`].
+///
+/// ```
+/// use tcq::types::{format_value, Value};
+/// let mut s = String::new();
+/// format_value(&Value::Float8(1e20), &mut s);
+/// assert_eq!(s, "1e+20");
+/// ```
+pub fn format_value(v: &Value, out: &mut String) {
+    use std::fmt::Write;
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        Value::Int2(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Int4(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Int8(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float4(f) => {
+            if !push_special_float(out, *f as f64) {
+                if *f == 0.0 {
+                    out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
+                } else {
+                    push_float(out, format!("{:e}", f.abs()), *f < 0.0, 6);
+                }
+            }
+        }
+        Value::Float8(f) => {
+            if !push_special_float(out, *f) {
+                if *f == 0.0 {
+                    out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
+                } else {
+                    push_float(out, format!("{:e}", f.abs()), *f < 0.0, 15);
+                }
+            }
+        }
+        Value::Numeric(d) => {
+            let _ = write!(out, "{d}");
+        }
+        Value::Text(s) => out.push_str(s),
+        Value::Timestamp(t) => out.push_str(&crate::time::format_timestamp(*t)),
+        Value::TimestampTz(t) => out.push_str(&crate::time::format_timestamptz(*t)),
+        Value::Interval(i) => out.push_str(&crate::time::format_interval(i)),
+    }
+}
+
+impl Value {
+    /// The value's type; `None` for NULL (and `text` for any string: a value does not know
+    /// its varchar bound).
+    pub fn data_type(&self) -> Option<DataType> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(_) => DataType::Bool,
+            Value::Int2(_) => DataType::Int2,
+            Value::Int4(_) => DataType::Int4,
+            Value::Int8(_) => DataType::Int8,
+            Value::Float4(_) => DataType::Float4,
+            Value::Float8(_) => DataType::Float8,
+            Value::Numeric(_) => DataType::Numeric,
+            Value::Text(_) => DataType::Text,
+            Value::Timestamp(_) => DataType::Timestamp,
+            Value::TimestampTz(_) => DataType::TimestampTz,
+            Value::Interval(_) => DataType::Interval,
+        })
+    }
+
+    /// The value's PostgreSQL text form; `None` for NULL.
+    pub fn to_text(&self) -> Option<String> {
+        if self.is_null() {
+            return None;
+        }
+        let mut s = String::new();
+        format_value(self, &mut s);
+        Some(s)
+    }
+}
+
+#[cfg(test)]
+mod io_tests {
+    use super::*;
+    use crate::Error;
+
+    fn out(v: Value) -> String {
+        let mut s = String::new();
+        format_value(&v, &mut s);
+        s
+    }
+
+    #[test]
+    fn integers_parse_like_postgres() {
+        assert_eq!(
+            parse_value(" 42 ", DataType::Int4).unwrap(),
+            Value::Int4(42)
+        );
+        assert_eq!(parse_value("-7", DataType::Int2).unwrap(), Value::Int2(-7));
+        assert_eq!(
+            parse_value("+9223372036854775807", DataType::Int8).unwrap(),
+            Value::Int8(i64::MAX)
+        );
+        assert_eq!(
+            parse_value("1.5", DataType::Int4),
+            Err(Error::InvalidTextRepresentation(
+                "invalid input syntax for type integer: \"1.5\"".into()
+            ))
+        );
+        assert_eq!(
+            parse_value("99999999999", DataType::Int4),
+            Err(Error::NumericValueOutOfRange(
+                "value \"99999999999\" is out of range for type integer".into()
+            ))
+        );
+        assert_eq!(
+            parse_value("40000", DataType::Int2),
+            Err(Error::NumericValueOutOfRange(
+                "value \"40000\" is out of range for type smallint".into()
+            ))
+        );
+        assert!(matches!(
+            parse_value("", DataType::Int8),
+            Err(Error::InvalidTextRepresentation(_))
+        ));
+        assert!(matches!(
+            parse_value("abc", DataType::Int4),
+            Err(Error::InvalidTextRepresentation(_))
+        ));
+    }
+
+    #[test]
+    fn other_types_parse_like_postgres() {
+        for t in ["t", "true", "YES", "on", "1", " y "] {
+            assert_eq!(
+                parse_value(t, DataType::Bool).unwrap(),
+                Value::Bool(true),
+                "{t}"
+            );
+        }
+        for t in ["f", "false", "no", "off", "0"] {
+            assert_eq!(
+                parse_value(t, DataType::Bool).unwrap(),
+                Value::Bool(false),
+                "{t}"
+            );
+        }
+        assert!(matches!(
+            parse_value("o", DataType::Bool),
+            Err(Error::InvalidTextRepresentation(_))
+        ));
+        assert_eq!(
+            parse_value("1.5", DataType::Float8).unwrap(),
+            Value::Float8(1.5)
+        );
+        assert!(
+            matches!(parse_value("NaN", DataType::Float8).unwrap(), Value::Float8(f) if f.is_nan())
+        );
+        assert_eq!(
+            parse_value("-Infinity", DataType::Float4).unwrap(),
+            Value::Float4(f32::NEG_INFINITY)
+        );
+        assert!(matches!(
+            parse_value("1e400", DataType::Float8),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+        assert_eq!(
+            parse_value("12.50", DataType::Numeric).unwrap(),
+            Value::Numeric(Decimal::new(1250, 2))
+        );
+        assert_eq!(
+            parse_value("abc", DataType::Varchar(Some(3))).unwrap(),
+            Value::Text("abc".into())
+        );
+        assert_eq!(
+            parse_value("abcd", DataType::Varchar(Some(3))),
+            Err(Error::StringDataRightTruncation(
+                "value too long for type character varying(3)".into()
+            ))
+        );
+        assert_eq!(
+            parse_value("2001-01-01 00:00", DataType::Timestamp).unwrap(),
+            Value::Timestamp(978_307_200_000_000)
+        );
+        assert_eq!(
+            parse_value("10 seconds", DataType::Interval).unwrap(),
+            Value::Interval(Interval {
+                months: 0,
+                days: 0,
+                micros: 10_000_000
+            })
+        );
+    }
+
+    #[test]
+    fn values_format_like_postgres() {
+        assert_eq!(out(Value::Bool(true)), "t");
+        assert_eq!(out(Value::Float8(1.5)), "1.5");
+        assert_eq!(out(Value::Float8(1e20)), "1e+20");
+        assert_eq!(out(Value::Float8(1e15)), "1e+15");
+        assert_eq!(out(Value::Float8(123456789012345.0)), "123456789012345");
+        assert_eq!(out(Value::Float8(0.0001)), "0.0001");
+        assert_eq!(out(Value::Float8(0.00001)), "1e-05");
+        assert_eq!(out(Value::Float8(-2.5e-10)), "-2.5e-10");
+        assert_eq!(out(Value::Float8(0.1 + 0.2)), "0.30000000000000004");
+        assert_eq!(out(Value::Float8(100.0)), "100");
+        assert_eq!(out(Value::Float8(f64::INFINITY)), "Infinity");
+        assert_eq!(out(Value::Float8(f64::NEG_INFINITY)), "-Infinity");
+        assert_eq!(out(Value::Float8(f64::NAN)), "NaN");
+        assert_eq!(out(Value::Float4(1e6)), "1e+06");
+        assert_eq!(out(Value::Float4(123456.0)), "123456");
+        assert_eq!(out(Value::Float4(0.1)), "0.1");
+        assert_eq!(out(Value::Numeric(Decimal::new(1250, 2))), "12.50");
+        assert_eq!(out(Value::Timestamp(0)), "1970-01-01 00:00:00");
+        assert_eq!(out(Value::TimestampTz(0)), "1970-01-01 00:00:00+00");
+        assert_eq!(out(Value::Null), "");
+        assert_eq!(Value::Int4(1).data_type(), Some(DataType::Int4));
     }
 }

@@ -96,7 +96,11 @@ impl Window {
         if slide_us <= 0 {
             return Err(WindowError::SlideNotPositive { slide_us });
         }
-        Ok(Window { range_us, slide_us, start })
+        Ok(Window {
+            range_us,
+            slide_us,
+            start,
+        })
     }
 
     /// The grid's offset `o`: the start instant, or 0 for an epoch grid.
@@ -143,7 +147,11 @@ impl Window {
     /// The indices `(lo, hi)` of the instances that contain instant `t_us`, inclusive;
     /// empty when `lo > hi` (before the first instance, or in a gap of a jumping window).
     pub fn instances_containing(&self, t_us: i64) -> (i64, i64) {
-        let (s, r, o) = (self.slide_us as i128, self.range_us as i128, self.offset_us() as i128);
+        let (s, r, o) = (
+            self.slide_us as i128,
+            self.range_us as i128,
+            self.offset_us() as i128,
+        );
         let rel = t_us as i128 - o;
         let hi = floor_div(rel, s);
         let lo = floor_div(rel - r, s) + 1;
@@ -154,7 +162,11 @@ impl Window {
     /// Index of the current instance at current time `now_us`: the instance with the latest
     /// end `<= now_us` (DESIGN.md section 2). `None` before the first instance has ended.
     pub fn current_index(&self, now_us: i64) -> Option<i64> {
-        let (s, r, o) = (self.slide_us as i128, self.range_us as i128, self.offset_us() as i128);
+        let (s, r, o) = (
+            self.slide_us as i128,
+            self.range_us as i128,
+            self.offset_us() as i128,
+        );
         let m = floor_div(now_us as i128 - o - r, s);
         if m < self.first_index() as i128 {
             None
@@ -184,14 +196,27 @@ impl Window {
     /// and W1's instances all have covering instances in W2: `o1 >= o2` when W2 has a first
     /// instance; an unbounded W1 needs an unbounded W2. Every window covers itself.
     pub fn is_covered_by(&self, up: &Window) -> bool {
-        let (r1, s1, o1) = (self.range_us as i128, self.slide_us as i128, self.offset_us() as i128);
-        let (r2, s2, o2) = (up.range_us as i128, up.slide_us as i128, up.offset_us() as i128);
+        let (r1, s1, o1) = (
+            self.range_us as i128,
+            self.slide_us as i128,
+            self.offset_us() as i128,
+        );
+        let (r2, s2, o2) = (
+            up.range_us as i128,
+            up.slide_us as i128,
+            up.offset_us() as i128,
+        );
         let grid_fits = match (self.start, up.start) {
             (Start::Epoch, Start::At(_)) => false,
             (_, Start::Epoch) => true,
             (Start::At(_), Start::At(_)) => o1 >= o2,
         };
+        // The paper assumes s <= r. A jumping upstream window (s2 > r2) leaves gaps between
+        // its instances, so it can only cover a window of its own range (M = 1); without this
+        // guard <7, 5> would count as covered by <2, 5> and lose the tuples in [2, 5).
+        let no_gaps = r2 >= s2 || r1 == r2;
         grid_fits
+            && no_gaps
             && s1 % s2 == 0
             && r1 >= r2
             && (r1 - r2) % s2 == 0
@@ -201,22 +226,95 @@ impl Window {
     /// Theorem 3: the number of consecutive instances of `up` that make one instance of
     /// `self`, `M(W1, W2) = 1 + (r1 - r2) / s2`. Meaningful only when `self.is_covered_by(up)`.
     pub fn covering_multiplier(&self, up: &Window) -> i64 {
-        debug_assert!(self.is_covered_by(up), "the multiplier is defined for covered windows only");
+        debug_assert!(
+            self.is_covered_by(up),
+            "the multiplier is defined for covered windows only"
+        );
         1 + (self.range_us - up.range_us) / up.slide_us
     }
 
     /// Theorem 4: `self` is partitioned by `up`: covered by it, `up` tumbling, and
     /// `r1 mod s2 = 0`, so its covering instances do not overlap.
+    ///
+    /// Also when `M = 1` (equal ranges): every instance of `self` is then one instance of `up`,
+    /// a covering set of one, which Definition 5 calls a partition although `up` need not be
+    /// tumbling (the paper's proof of Theorem 4 overlooks this case; the brute-force test
+    /// below pins it down).
     pub fn is_partitioned_by(&self, up: &Window) -> bool {
-        self.is_covered_by(up) && up.is_tumbling() && self.range_us % up.slide_us == 0
+        self.is_covered_by(up)
+            && (self.range_us == up.range_us
+                || (up.is_tumbling() && self.range_us % up.slide_us == 0))
     }
 
     /// The index of the first instance of `up` among the `M` that cover instance `m` of
     /// `self` (`self` covered by `up`).
     pub fn first_covering_index(&self, m: i64, up: &Window) -> i64 {
         let lower = self.lower_wide(m);
-        saturate(floor_div(lower - up.offset_us() as i128, up.slide_us as i128))
+        saturate(floor_div(
+            lower - up.offset_us() as i128,
+            up.slide_us as i128,
+        ))
     }
+}
+
+/// Greatest common divisor (Euclid); `gcd(0, x) = x`.
+pub fn gcd(a: u128, b: u128) -> u128 {
+    let (mut a, mut b) = (a, b);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Least common multiple, `None` when it does not fit in a `u128` (the paper's period
+/// `R = lcm(r_1, ..., r_n)` overflows for co-prime ranges such as 7 s, 11 s, 13 s, 17 min and
+/// 23 h written in microseconds). `lcm(0, x) = 0`.
+pub fn lcm_checked(a: u128, b: u128) -> Option<u128> {
+    if a == 0 || b == 0 {
+        return Some(0);
+    }
+    (a / gcd(a, b)).checked_mul(b)
+}
+
+/// The pane length `g` of a window set: the gcd of every range, slide and offset difference
+/// (DESIGN.md section 3). The paper's atomic unit window `S<1, 1>` becomes the tumbling window
+/// of length `g`, every window of the set is partitioned by it, and candidate factor windows
+/// are multiples of it. Offsets count through their differences only, unless some window is
+/// on the unbounded epoch grid, whose offset 0 then anchors every other offset too. `0` for an
+/// empty set.
+pub fn pane_us(windows: &[Window]) -> i64 {
+    let any_epoch = windows.iter().any(|w| !w.is_bounded());
+    let anchor = windows
+        .first()
+        .map_or(0, |w| if any_epoch { 0 } else { w.offset_us() as i128 });
+    let mut g: u128 = 0;
+    for w in windows {
+        g = gcd(g, w.range_us as u128);
+        g = gcd(g, w.slide_us as u128);
+        g = gcd(g, (w.offset_us() as i128 - anchor).unsigned_abs());
+    }
+    // g divides a positive range, so it fits in an i64.
+    g as i64
+}
+
+/// The virtual root `S` of the augmented WCG (paper section 4) on the pane grid of `windows`:
+/// tumbling, of length [`pane_us`], on the epoch grid when some window is, else starting at the
+/// earliest offset. It covers and partitions every window of the set. `None` for an empty set.
+pub fn pane_window(windows: &[Window]) -> Option<Window> {
+    let g = pane_us(windows);
+    if g == 0 {
+        return None;
+    }
+    let start = if windows.iter().any(|w| !w.is_bounded()) {
+        Start::Epoch
+    } else {
+        Start::At(windows.iter().map(|w| w.offset_us()).min()?)
+    };
+    Some(Window {
+        range_us: g,
+        slide_us: g,
+        start,
+    })
 }
 
 impl fmt::Display for Window {
@@ -295,5 +393,149 @@ mod tests {
         assert!(w(20, 20, 30).is_covered_by(&e10));
         assert!(!e20.is_covered_by(&w(10, 10, 0)));
         assert_eq!(w(20, 20, 30).first_covering_index(0, &e10), 3);
+    }
+
+    /// The covering set of instance `m` of `w1` in `w2` (Definition 2): every instance of
+    /// `w2` inside it, as `(first index, lower, upper)` sorted by lower end.
+    fn covering_set(w1: &Window, m: i64, w2: &Window) -> Vec<(i64, i64, i64)> {
+        let (a, b) = (w1.lower_us(m), w1.upper_us(m));
+        let lo = floor_div((a - w2.offset_us()) as i128 - 1, w2.slide_us as i128) + 1;
+        let hi = floor_div((b - 1 - w2.offset_us()) as i128, w2.slide_us as i128);
+        let lo = lo.max(w2.first_index() as i128) as i64;
+        (lo..=hi as i64)
+            .map(|k| (k, w2.lower_us(k), w2.upper_us(k)))
+            .filter(|&(_, _, v)| v <= b)
+            .collect()
+    }
+
+    /// Definition 1 and 5 by brute force over sample instances: `Some(M, disjoint)` when every
+    /// sampled instance of `w1` is the union of its covering set in `w2`.
+    fn brute_cover(w1: &Window, w2: &Window) -> Option<(usize, bool)> {
+        let ms: Vec<i64> = if w1.is_bounded() {
+            (0..12).collect()
+        } else {
+            (-12..12).collect()
+        };
+        let mut result = None;
+        for m in ms {
+            let (a, b) = (w1.lower_us(m), w1.upper_us(m));
+            let set = covering_set(w1, m, w2);
+            let starts = set.iter().any(|&(_, u, _)| u == a);
+            let ends = set.iter().any(|&(_, _, v)| v == b);
+            let mut reach = a;
+            let mut disjoint = true;
+            for &(_, u, v) in &set {
+                if u > reach {
+                    return None;
+                }
+                disjoint &= u >= reach || u == a && reach == a;
+                reach = reach.max(v);
+            }
+            if !(starts && ends && reach == b) {
+                return None;
+            }
+            if let Some(first) = set.first() {
+                assert_eq!(
+                    w1.first_covering_index(m, w2),
+                    first.0,
+                    "{w1} from {w2}, m = {m}"
+                );
+            }
+            let this = (set.len(), disjoint);
+            if result.is_some_and(|r| r != this) {
+                panic!("the covering multiplier of {w1} by {w2} varies between instances");
+            }
+            result = Some(this);
+        }
+        result
+    }
+
+    fn universe() -> Vec<Window> {
+        let mut all = Vec::new();
+        for r in 1..=5 {
+            for s in 1..=5 {
+                for start in [Start::At(0), Start::At(2), Start::At(3), Start::Epoch] {
+                    all.push(Window::new(r, s, start).unwrap());
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn theorems_1_3_and_4_agree_with_brute_force_over_interval_sets() {
+        for w1 in universe() {
+            for w2 in universe() {
+                let brute = brute_cover(&w1, &w2);
+                assert_eq!(
+                    w1.is_covered_by(&w2),
+                    brute.is_some(),
+                    "Theorem 1: {w1} <= {w2}"
+                );
+                if let Some((m, disjoint)) = brute {
+                    assert_eq!(
+                        w1.covering_multiplier(&w2),
+                        m as i64,
+                        "Theorem 3: {w1}, {w2}"
+                    );
+                    assert_eq!(w1.is_partitioned_by(&w2), disjoint, "Theorem 4: {w1}, {w2}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn theorem_2_coverage_is_a_partial_order() {
+        let all = universe();
+        for a in &all {
+            assert!(a.is_covered_by(a), "reflexive: {a}");
+            for b in &all {
+                if a != b && a.is_covered_by(b) {
+                    assert!(!b.is_covered_by(a), "antisymmetric: {a}, {b}");
+                    for c in &all {
+                        if b.is_covered_by(c) {
+                            assert!(a.is_covered_by(c), "transitive: {a} <= {b} <= {c}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn jumping_upstream_windows_cover_only_their_own_range() {
+        // <7, 5> over <2, 5>: the gap [2, 5) of the upstream grid would be lost.
+        assert!(!w(7, 5, 0).is_covered_by(&w(2, 5, 0)));
+        assert!(w(2, 10, 0).is_covered_by(&w(2, 5, 0)));
+    }
+
+    #[test]
+    fn pane_is_the_gcd_of_ranges_slides_and_offset_differences() {
+        let min = 60_000_000;
+        let set = [
+            w(20 * min, 20 * min, 0),
+            w(30 * min, 30 * min, 0),
+            w(40 * min, 40 * min, 0),
+        ];
+        assert_eq!(pane_us(&set), 10 * min);
+        let shifted = [w(20 * min, 20 * min, 0), w(30 * min, 30 * min, 5 * min)];
+        assert_eq!(pane_us(&shifted), 5 * min);
+        // Same offsets far from the epoch do not shrink the pane.
+        let late = [w(20 * min, 20 * min, 7), w(30 * min, 30 * min, 7)];
+        assert_eq!(pane_us(&late), 10 * min);
+        assert_eq!(pane_window(&late).unwrap(), w(10 * min, 10 * min, 7));
+        // An epoch grid anchors the offsets at 0.
+        let mixed = [Window::new(20, 20, Start::Epoch).unwrap(), w(30, 30, 7)];
+        assert_eq!(pane_us(&mixed), 1);
+        for x in mixed.iter().chain(&late).chain(&set).chain(&shifted) {
+            let all: Vec<Window> = [&mixed[..], &late, &set, &shifted]
+                .into_iter()
+                .find(|g| g.contains(x))
+                .unwrap()
+                .to_vec();
+            assert!(x.is_partitioned_by(&pane_window(&all).unwrap()), "{x}");
+        }
+        assert_eq!(lcm_checked(4, 6), Some(12));
+        assert_eq!(lcm_checked(u128::MAX, 2), None);
     }
 }

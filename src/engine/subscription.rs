@@ -7,16 +7,8 @@
 //! unregisters the query: that is how cancel and disconnect stop it.
 
 use crate::error::Result;
-use crate::types::{Column, Value};
-
-/// One unit of output.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Rows of one slide event, in ORDER BY order; flush after them when nothing else waits.
-    Rows(Vec<Vec<Value>>),
-    /// A NOTICE for the client.
-    Notice(String),
-}
+pub use crate::exec::Event;
+use crate::types::Column;
 
 /// The receiving end of a continuous query.
 pub struct Subscription {

@@ -1,0 +1,517 @@
+//! One continuous query over one stream: time, slide events, and the rows they produce.
+//!
+//! [`QueryExec::push`] takes a [`RowBatch`] in arrival order. For each tuple it first moves
+//! the query's current time (the highest timestamp consumed, DESIGN.md section 2) — also for
+//! tuples the WHERE clause rejects, so a selective query's windows still close on time —
+//! emitting one [`Event::Rows`] per slide event passed, in time order; then it folds the
+//! tuple into every instance that has not closed. Splitting a batch where it crosses a
+//! window end is implicit: time advances tuple by tuple, so a batch gives exactly the rows
+//! feeding its tuples one at a time would give.
+//!
+//! Three modes, by the plan's shape:
+//! - pass-through (no window clause): each matching tuple is projected and emitted at once;
+//! - aggregate (window clause and aggregates or GROUP BY): [`SharedWindows`] along the WCG;
+//! - live tuples (window clause, no aggregates): each slide event emits the tuples of the
+//!   closing instance, so `count(*)` of the same query equals the rows emitted per wtime.
+
+use std::collections::VecDeque;
+
+use super::group::{GroupTable, KeyHasher};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
+use super::Event;
+use crate::agg::{compare_values, AggSpec};
+use crate::error::{Error, Result};
+use crate::expr::{eval, EvalContext, WindowMetaValues};
+use crate::sql::{Expr, Query, SortKey};
+use crate::types::Value;
+use crate::wcg::{self, SharedPlan};
+use crate::window::Window;
+
+/// A batch of tuples in arrival order: `values` holds `times.len()` rows of `ncols` values.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowBatch {
+    /// Values per row.
+    pub ncols: usize,
+    /// Row-major values.
+    pub values: Vec<Value>,
+    /// Each row's timestamp, microseconds since the epoch.
+    pub times: Vec<i64>,
+}
+
+impl RowBatch {
+    /// An empty batch of rows with `ncols` values.
+    pub fn new(ncols: usize) -> RowBatch {
+        RowBatch { ncols, values: Vec::new(), times: Vec::new() }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// True when the batch holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &[Value] {
+        &self.values[i * self.ncols..(i + 1) * self.ncols]
+    }
+
+    /// Append a row with its timestamp.
+    pub fn push(&mut self, row: impl IntoIterator<Item = Value>, t_us: i64) {
+        self.values.extend(row);
+        self.times.push(t_us);
+        debug_assert_eq!(self.values.len(), self.times.len() * self.ncols, "rows have ncols values");
+    }
+
+    /// Approximate heap bytes held, for staging limits.
+    pub fn heap_bytes(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<Value>() + self.times.capacity() * 8
+    }
+}
+
+/// Counters shown by `tcq_queries`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryStats {
+    /// Tuples consumed (before WHERE).
+    pub tuples_in: u64,
+    /// Rows emitted.
+    pub rows_out: u64,
+    /// Tuples that missed at least one closed instance.
+    pub late_tuples: u64,
+    /// Current time, once defined.
+    pub now_us: Option<i64>,
+    /// Slide events emitted.
+    pub slide_events: u64,
+}
+
+enum Mode {
+    Pass,
+    Agg(AggMode),
+    Live(LiveMode),
+}
+
+struct AggMode {
+    windows: SharedWindows,
+    group_by: Vec<Expr>,
+    args: Vec<Option<Expr>>,
+    hasher: KeyHasher,
+    naggs: usize,
+}
+
+struct LiveMode {
+    windows: SharedWindows,
+    buffers: Vec<VecDeque<(i64, Vec<Value>)>>,
+    live_tuples_max: usize,
+}
+
+/// A registered continuous query's executor. Knows nothing of sockets or channels.
+pub struct QueryExec {
+    query: Query,
+    params: Vec<Value>,
+    windows: Vec<Window>,
+    plan: SharedPlan,
+    mode: Mode,
+    tz: bool,
+    stats: QueryStats,
+    rows_left: Option<u64>,
+    done: bool,
+    keybuf: Vec<Value>,
+    argbuf: Vec<Value>,
+    any_in_window: bool,
+    notice_sent: bool,
+}
+
+fn ctx<'a>(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>) -> EvalContext<'a> {
+    EvalContext::new(row, params, window)
+}
+
+impl QueryExec {
+    /// An executor for `query` with its windows resolved (START AT filled in), the shared
+    /// plan to run them along, and bound parameter values. `tz`: wtime/wstart are
+    /// timestamptz.
+    ///
+    /// Errors: 0A000 for an aggregate without a window clause; 54000 for windows over the
+    /// open-instance limit.
+    pub fn new(query: Query, windows: Vec<Window>, plan: SharedPlan, params: Vec<Value>, tz: bool, limits: ExecLimits, live_tuples_max: usize) -> Result<QueryExec> {
+        let mode = match (&query.aggregate, windows.is_empty()) {
+            (None, true) => Mode::Pass,
+            (Some(_), true) => {
+                return Err(Error::FeatureNotSupported(
+                    "an aggregate over a stream needs a window clause, e.g. [RANGE BY '1 minute']".into(),
+                ))
+            }
+            (Some(agg), false) => {
+                let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+                let ungrouped = agg.group_by.is_empty();
+                Mode::Agg(AggMode {
+                    windows: SharedWindows::new(&plan, specs, agg.group_by.len(), ungrouped, limits)?,
+                    group_by: agg.group_by.clone(),
+                    args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
+                    hasher: KeyHasher::new(),
+                    naggs: agg.calls.len(),
+                })
+            }
+            (None, false) => Mode::Live(LiveMode {
+                windows: SharedWindows::new(&SharedPlan::unshared(&windows), Vec::new(), 0, false, limits)?,
+                buffers: vec![VecDeque::new(); windows.len()],
+                live_tuples_max,
+            }),
+        };
+        Ok(QueryExec {
+            rows_left: query.limit,
+            query,
+            params,
+            windows,
+            plan,
+            mode,
+            tz,
+            stats: QueryStats::default(),
+            done: false,
+            keybuf: Vec::new(),
+            argbuf: Vec::new(),
+            any_in_window: false,
+            notice_sent: false,
+        })
+    }
+
+    /// The plan the query runs along.
+    pub fn plan(&self) -> &SharedPlan {
+        &self.plan
+    }
+
+    /// Counters for `tcq_queries`.
+    pub fn stats(&self) -> &QueryStats {
+        &self.stats
+    }
+
+    /// Measured work along the WCG, for `EXPLAIN ANALYZE`.
+    pub fn work(&self) -> Option<&WorkCounters> {
+        match &self.mode {
+            Mode::Agg(a) => Some(&a.windows.counters),
+            _ => None,
+        }
+    }
+
+    /// True once the query has ended (LIMIT reached).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Consume a batch in arrival order, appending output to `out`.
+    ///
+    /// Errors end the query (a limit exceeded, an expression error such as division by zero).
+    pub fn push(&mut self, batch: &RowBatch, out: &mut Vec<Event>) -> Result<()> {
+        let mut pass_rows = Vec::new();
+        for i in 0..batch.len() {
+            if self.done {
+                break;
+            }
+            let t = batch.times[i];
+            let row = batch.row(i);
+            self.stats.tuples_in += 1;
+            if self.stats.now_us.is_none_or(|now| t > now) {
+                self.advance(t, out)?;
+            }
+            if self.done {
+                break;
+            }
+            let in_order = Some(t) == self.stats.now_us;
+            if let Some(f) = &self.query.filter {
+                if !predicate(f, row, &self.params)? {
+                    continue;
+                }
+            }
+            match &mut self.mode {
+                Mode::Pass => {
+                    let projected = project(&self.query.projection, row, &self.params, None)?;
+                    pass_rows.push(projected);
+                    if self.rows_left.is_some_and(|n| pass_rows.len() as u64 >= n) {
+                        break;
+                    }
+                }
+                Mode::Agg(a) => {
+                    self.keybuf.clear();
+                    for k in &a.group_by {
+                        self.keybuf.push(eval_ref(k, row, &self.params)?);
+                    }
+                    self.argbuf.clear();
+                    for arg in &a.args {
+                        self.argbuf.push(match arg {
+                            None => Value::Bool(true),
+                            Some(e) => eval_ref(e, row, &self.params)?,
+                        });
+                    }
+                    let hash = a.hasher.hash(&self.keybuf);
+                    if a.windows.fold(t, hash, &self.keybuf, &self.argbuf, in_order)? {
+                        self.stats.late_tuples += 1;
+                    }
+                }
+                Mode::Live(l) => {
+                    if !l.windows.holds_open_instance(t) {
+                        if self.windows.iter().any(|w| {
+                            let (lo, hi) = w.instances_containing(t);
+                            lo <= hi
+                        }) {
+                            self.stats.late_tuples += 1;
+                        }
+                    } else {
+                        let live: usize = l.buffers.iter().map(VecDeque::len).sum();
+                        if live >= l.live_tuples_max {
+                            return Err(Error::ProgramLimitExceeded(format!(
+                                "the query keeps more than {} live tuples (live_tuples_max)",
+                                l.live_tuples_max
+                            )));
+                        }
+                        for (w, buf) in self.windows.iter().zip(l.buffers.iter_mut()) {
+                            let (lo, hi) = w.instances_containing(t);
+                            if lo <= hi {
+                                buf.push_back((t, row.to_vec()));
+                            }
+                        }
+                    }
+                }
+            }
+            if !matches!(self.mode, Mode::Pass) {
+                self.note_window_membership(t, out);
+            }
+        }
+        if !pass_rows.is_empty() {
+            self.finish_event(pass_rows, out);
+        }
+        Ok(())
+    }
+
+    /// A NOTICE, once, when the query's tuples so far all precede its first window.
+    fn note_window_membership(&mut self, t: i64, out: &mut Vec<Event>) {
+        if self.any_in_window || self.notice_sent {
+            return;
+        }
+        if self.windows.iter().any(|w| w.is_bounded() && t >= w.offset_us()) || self.windows.iter().all(|w| !w.is_bounded()) {
+            self.any_in_window = true;
+            return;
+        }
+        let first = self.windows.iter().map(|w| w.offset_us()).min().unwrap_or(0);
+        out.push(Event::Notice(format!(
+            "tuple at {} precedes the first window of this query, which starts at {}; to replay older data give an explicit START AT",
+            crate::time::format_timestamp(t),
+            crate::time::format_timestamp(first)
+        )));
+        self.notice_sent = true;
+    }
+
+    /// Move current time to `t_us` without a tuple (heartbeat / server clock).
+    pub fn heartbeat(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+        if self.stats.now_us.is_none_or(|now| t_us > now) {
+            self.advance(t_us, out)?;
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+        self.stats.now_us = Some(t_us);
+        let mut events: Vec<(i64, Vec<ClosedInstance>)> = Vec::new();
+        let skipped = match &mut self.mode {
+            Mode::Pass => return Ok(()),
+            Mode::Agg(a) => a.windows.advance(t_us, &mut |e, closed| {
+                events.push((e, closed));
+                Ok(true)
+            })?,
+            Mode::Live(l) => l.windows.advance(t_us, &mut |e, closed| {
+                events.push((e, closed));
+                Ok(true)
+            })?,
+        };
+        for (_, closed) in events {
+            if self.done {
+                break;
+            }
+            let rows = self.rows_of_event(closed)?;
+            self.stats.slide_events += 1;
+            self.finish_event(rows, out);
+        }
+        if let Mode::Live(l) = &mut self.mode {
+            let oldest = l.windows.oldest_open_lower();
+            for buf in &mut l.buffers {
+                while buf.front().is_some_and(|(t, _)| *t < oldest) {
+                    buf.pop_front();
+                }
+            }
+        }
+        if let Some(s) = skipped {
+            out.push(Event::Notice(format!(
+                "current time jumped from {} to {}: {} empty slide events were not emitted (empty_slide_events_max)",
+                crate::time::format_timestamp(s.from_us),
+                crate::time::format_timestamp(s.to_us),
+                s.slide_events
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sort one slide event's rows, apply LIMIT, and emit them.
+    fn finish_event(&mut self, mut rows: Vec<(Vec<Value>, Vec<Value>)>, out: &mut Vec<Event>) {
+        if !self.query.order_by.is_empty() {
+            let keys = &self.query.order_by;
+            rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
+        }
+        let mut rows: Vec<Vec<Value>> = rows.into_iter().map(|(r, _)| r).collect();
+        if let Some(left) = &mut self.rows_left {
+            if rows.len() as u64 >= *left {
+                rows.truncate(*left as usize);
+                self.done = true;
+            }
+            *left -= rows.len() as u64;
+        }
+        self.stats.rows_out += rows.len() as u64;
+        if !rows.is_empty() {
+            out.push(Event::Rows(rows));
+        }
+    }
+
+    /// Finalise the closed instances of one slide event into (row, sort key) pairs, in the
+    /// order the windows were written.
+    fn rows_of_event(&mut self, mut closed: Vec<ClosedInstance>) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+        closed.sort_by_key(|c| c.user_windows[0]);
+        let mut rows = Vec::new();
+        for inst in &closed {
+            let meta = WindowMetaValues {
+                lower_us: inst.lower_us,
+                upper_us: inst.upper_us,
+                range_us: inst.window.range_us,
+                slide_us: inst.window.slide_us,
+                tz: self.tz,
+            };
+            for _ in &inst.user_windows {
+                match &self.mode {
+                    Mode::Agg(a) => self.agg_rows(a, &inst.groups, meta, &mut rows)?,
+                    Mode::Live(l) => {
+                        let w = inst.user_windows[0];
+                        for (t, row) in &l.buffers[w] {
+                            if *t >= inst.lower_us && *t < inst.upper_us {
+                                if let Some(r) = self.output_row(row, meta)? {
+                                    rows.push(r);
+                                }
+                            }
+                        }
+                    }
+                    Mode::Pass => {}
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    fn agg_rows(&self, a: &AggMode, groups: &GroupTable, meta: WindowMetaValues, rows: &mut Vec<(Vec<Value>, Vec<Value>)>) -> Result<()> {
+        let specs = a.windows.specs();
+        let mut agg_row = Vec::with_capacity(a.group_by.len() + a.naggs);
+        let mut emit = |agg_row: &[Value]| -> Result<()> {
+            if let Some(r) = self.output_row(agg_row, meta)? {
+                rows.push(r);
+            }
+            Ok(())
+        };
+        if groups.is_empty() {
+            if a.group_by.is_empty() {
+                for s in specs {
+                    agg_row.push(s.init().evaluate(s)?);
+                }
+                emit(&agg_row)?;
+            }
+            return Ok(());
+        }
+        for g in 0..groups.len() {
+            let (key, accs) = groups.group(g, a.naggs);
+            agg_row.clear();
+            agg_row.extend(key.iter().cloned());
+            for (acc, s) in accs.iter().zip(specs) {
+                agg_row.push(acc.evaluate(s)?);
+            }
+            emit(&agg_row)?;
+        }
+        Ok(())
+    }
+
+    /// HAVING, projection and sort keys over one aggregate (or input) row.
+    fn output_row(&self, row: &[Value], meta: WindowMetaValues) -> Result<Option<(Vec<Value>, Vec<Value>)>> {
+        let c = ctx(row, &self.params, Some(meta));
+        if let Some(h) = &self.query.having {
+            if !truthy(&eval(h, &c)?) {
+                return Ok(None);
+            }
+        }
+        let projected = self.query.projection.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?;
+        let keys = self.query.order_by.iter().map(|k| eval(&k.expr, &c)).collect::<Result<Vec<_>>>()?;
+        Ok(Some((projected, keys)))
+    }
+}
+
+/// Evaluate with a cheap path for plain column references.
+fn eval_ref(e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {
+    match e {
+        Expr::Column(i) => Ok(row[*i].clone()),
+        _ => eval(e, &ctx(row, params, None)),
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+fn predicate(e: &Expr, row: &[Value], params: &[Value]) -> Result<bool> {
+    Ok(truthy(&eval(e, &ctx(row, params, None))?))
+}
+
+fn project(exprs: &[Expr], row: &[Value], params: &[Value], meta: Option<WindowMetaValues>) -> Result<(Vec<Value>, Vec<Value>)> {
+    let c = ctx(row, params, meta);
+    Ok((exprs.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?, Vec::new()))
+}
+
+/// ORDER BY comparison with PostgreSQL's NULL placement.
+pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    for (k, (x, y)) in keys.iter().zip(a.iter().zip(b)) {
+        let ord = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            _ => {
+                let o = compare_values(x, y);
+                if k.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Plan the query's windows along the WCG for its aggregates.
+pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
+    match &query.aggregate {
+        Some(agg) if !windows.is_empty() => {
+            let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+            wcg::plan(windows, crate::agg::sharing_of(&specs), eta_per_sec)
+        }
+        _ => SharedPlan::unshared(windows),
+    }
+}

@@ -1,0 +1,342 @@
+//! Shared window aggregation along a min-cost window coverage graph.
+//!
+//! [`SharedWindows`] runs a [`SharedPlan`]: a forest of windows in topological order. A root
+//! window folds raw tuples into the per-group partial states of every open instance that
+//! contains the tuple; when an instance closes, its partial goes to each child window, which
+//! merges it into every open child instance the parent instance lies inside (the `M(W, W')`
+//! consecutive partials of paper Theorem 3). User-visible windows hand closed instances to
+//! the caller for finalisation; factor windows never do.
+//!
+//! Time is a frontier (timely's habit): `base_m` is the index of a node's next instance to
+//! close; every instance below it has closed and its state is gone. [`SharedWindows::advance`]
+//! moves the frontier to a new current time, one slide event per distinct instance end, in
+//! time order, parents before children at the same instant.
+//!
+//! Late tuples: a tuple is folded into every instance that has not yet closed. When the
+//! parent's instance holding the tuple has closed already but the child's has not, the tuple
+//! is folded straight into the child, so the shared plan gives exactly the rows of each
+//! window computed on its own (the property the differential tests check).
+
+use std::collections::VecDeque;
+
+use super::group::GroupTable;
+use crate::agg::AggSpec;
+use crate::error::{Error, Result};
+use crate::types::Value;
+use crate::wcg::SharedPlan;
+use crate::window::{floor_div, Window};
+
+/// Real work done, per plan node, for `EXPLAIN ANALYZE`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkCounters {
+    /// Tuple folds into instances of each node (a tuple in 6 instances counts 6).
+    pub tuples_folded: Vec<u64>,
+    /// Partials merged into instances of each node (one per parent instance per child
+    /// instance).
+    pub partials_merged: Vec<u64>,
+}
+
+/// An instance of a user-visible window that has closed and is ready to emit.
+pub struct ClosedInstance {
+    /// Indices of the user windows (in the query's window list) this instance belongs to.
+    pub user_windows: Vec<usize>,
+    /// The window.
+    pub window: Window,
+    /// Instance bounds `[lower_us, upper_us)`.
+    pub lower_us: i64,
+    /// Exclusive upper bound; the slide event's instant (wtime).
+    pub upper_us: i64,
+    /// Its groups and partial states.
+    pub groups: GroupTable,
+}
+
+/// What one call of [`SharedWindows::advance`] skipped under the empty-run limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Empty slide events not emitted.
+    pub slide_events: u64,
+    /// First and last instant skipped over.
+    pub from_us: i64,
+    /// Up to this instant.
+    pub to_us: i64,
+}
+
+struct Node {
+    window: Window,
+    parent: Option<usize>,
+    children: Vec<usize>,
+    user_windows: Vec<usize>,
+    base_m: i64,
+    open: VecDeque<GroupTable>,
+}
+
+impl Node {
+    fn next_end(&self) -> i64 {
+        self.window.upper_us(self.base_m)
+    }
+
+    fn instance_mut(&mut self, m: i64, nkeys: usize, open_max: usize) -> Result<&mut GroupTable> {
+        debug_assert!(m >= self.base_m, "instances below the frontier have closed");
+        let idx = (m - self.base_m) as usize;
+        if idx >= open_max {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "window {} would keep more than {open_max} open instances (open_instances_max)",
+                self.window
+            )));
+        }
+        while self.open.len() <= idx {
+            self.open.push_back(GroupTable::new(nkeys));
+        }
+        Ok(&mut self.open[idx])
+    }
+}
+
+/// Limits the executor enforces.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecLimits {
+    /// Groups per instance.
+    pub groups_max: usize,
+    /// Open instances per window.
+    pub open_instances_max: usize,
+    /// Consecutive empty slide events emitted per advance before the rest are skipped.
+    pub empty_slide_events_max: u64,
+}
+
+/// The running state of a query's windows.
+pub struct SharedWindows {
+    nodes: Vec<Node>,
+    specs: Vec<AggSpec>,
+    nkeys: usize,
+    emit_empty: bool,
+    limits: ExecLimits,
+    started: bool,
+    /// Measured work.
+    pub counters: WorkCounters,
+}
+
+impl SharedWindows {
+    /// State for `plan`, aggregating `specs` per group of `nkeys` key values. `emit_empty`:
+    /// empty instances still produce a slide event (ungrouped aggregates emit one row).
+    ///
+    /// Errors: 54000 when a window keeps more open instances than the limit allows.
+    pub fn new(plan: &SharedPlan, specs: Vec<AggSpec>, nkeys: usize, emit_empty: bool, limits: ExecLimits) -> Result<SharedWindows> {
+        let mut nodes: Vec<Node> = plan
+            .nodes
+            .iter()
+            .map(|n| Node {
+                window: n.window,
+                parent: n.parent,
+                children: Vec::new(),
+                user_windows: n.user_windows.clone(),
+                base_m: n.window.first_index(),
+                open: VecDeque::new(),
+            })
+            .collect();
+        for i in 0..nodes.len() {
+            if let Some(p) = nodes[i].parent {
+                assert!(p < i, "plan nodes are in topological order");
+                nodes[p].children.push(i);
+            }
+            let w = nodes[i].window;
+            let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
+            if span > limits.open_instances_max as i128 {
+                return Err(Error::ProgramLimitExceeded(format!(
+                    "RANGE BY / SLIDE BY of window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
+                    limits.open_instances_max
+                )));
+            }
+        }
+        let n = nodes.len();
+        Ok(SharedWindows {
+            nodes,
+            specs,
+            nkeys,
+            emit_empty,
+            limits,
+            started: false,
+            counters: WorkCounters { tuples_folded: vec![0; n], partials_merged: vec![0; n] },
+        })
+    }
+
+    /// The aggregate specs.
+    pub fn specs(&self) -> &[AggSpec] {
+        &self.specs
+    }
+
+    /// Current time became defined at `now_us` (first tuple): epoch grids start with the
+    /// first instance that ends after it; bounded grids start at their first instance.
+    fn start(&mut self, now_us: i64) {
+        for node in &mut self.nodes {
+            if !node.window.is_bounded() {
+                node.base_m = node.window.next_closing_index(now_us);
+            }
+        }
+        self.started = true;
+    }
+
+    fn all_empty(&self) -> bool {
+        self.nodes.iter().all(|n| n.open.iter().all(GroupTable::is_empty))
+    }
+
+    /// The earliest end among the nodes' next instances.
+    fn next_end(&self) -> i64 {
+        self.nodes.iter().map(Node::next_end).min().unwrap_or(i64::MAX)
+    }
+
+    /// Move current time to `now_us`: close, in end order, every instance whose end is
+    /// `<= now_us`. `sink` receives each slide event's closed user instances (possibly none
+    /// when `emit_empty` is false and nothing had data). Returns what the empty-run limit
+    /// skipped, if anything.
+    pub fn advance(&mut self, now_us: i64, sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>) -> Result<Option<Skipped>> {
+        if !self.started {
+            self.start(now_us);
+        }
+        let mut empty_run = 0u64;
+        loop {
+            let e = self.next_end();
+            if e > now_us || e == i64::MAX {
+                return Ok(None);
+            }
+            if self.all_empty() {
+                if !self.emit_empty {
+                    self.skip_to(now_us);
+                    return Ok(None);
+                }
+                empty_run += 1;
+                if empty_run > self.limits.empty_slide_events_max {
+                    let skipped = self.count_user_ends(e, now_us);
+                    self.skip_to(now_us);
+                    return Ok(Some(Skipped { slide_events: skipped, from_us: e, to_us: now_us }));
+                }
+            }
+            let closed = self.close_at(e)?;
+            if !sink(e, closed)? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Slide events of user windows with ends in `[from_us, to_us]` (for the NOTICE).
+    fn count_user_ends(&self, from_us: i64, to_us: i64) -> u64 {
+        let mut ends = 0u64;
+        for n in self.nodes.iter().filter(|n| !n.user_windows.is_empty()) {
+            let last = n.window.current_index(to_us).unwrap_or(n.base_m - 1);
+            let first = n.base_m.max(n.window.current_index(from_us.saturating_sub(1)).map_or(n.base_m, |m| m + 1));
+            ends = ends.saturating_add((last as i128 - first as i128 + 1).max(0) as u64);
+        }
+        ends
+    }
+
+    /// Every node is empty: jump each frontier to the first instance ending after `now_us`.
+    fn skip_to(&mut self, now_us: i64) {
+        for node in &mut self.nodes {
+            node.base_m = node.base_m.max(node.window.next_closing_index(now_us));
+            node.open.clear();
+        }
+    }
+
+    /// Close every node's instance that ends at `e`, parents first.
+    fn close_at(&mut self, e: i64) -> Result<Vec<ClosedInstance>> {
+        let mut closed = Vec::new();
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].next_end() != e {
+                continue;
+            }
+            let node = &mut self.nodes[i];
+            let m = node.base_m;
+            let groups = node.open.pop_front().unwrap_or_else(|| GroupTable::new(self.nkeys));
+            node.base_m += 1;
+            let (window, lower_us) = (node.window, node.window.lower_us(m));
+            let children = node.children.clone();
+            for c in children {
+                self.deliver(c, lower_us, e, &groups)?;
+            }
+            let node = &self.nodes[i];
+            if !node.user_windows.is_empty() {
+                closed.push(ClosedInstance { user_windows: node.user_windows.clone(), window, lower_us, upper_us: e, groups });
+            }
+        }
+        Ok(closed)
+    }
+
+    /// Merge a closed parent instance `[lower_us, upper_us)` into every open instance of
+    /// child `c` that contains it.
+    fn deliver(&mut self, c: usize, lower_us: i64, upper_us: i64, groups: &GroupTable) -> Result<()> {
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let w = self.nodes[c].window;
+        let (r, s, o) = (w.range_us as i128, w.slide_us as i128, w.offset_us() as i128);
+        let m_hi = floor_div(lower_us as i128 - o, s);
+        let m_lo = floor_div(upper_us as i128 - r - o + s - 1, s);
+        let m_lo = m_lo.max(self.nodes[c].base_m as i128);
+        let (nkeys, open_max, groups_max) = (self.nkeys, self.limits.open_instances_max, self.limits.groups_max);
+        for m in m_lo..=m_hi {
+            let node = &mut self.nodes[c];
+            let inst = node.instance_mut(m as i64, nkeys, open_max)?;
+            inst.merge_from(groups, &self.specs, groups_max)?;
+            self.counters.partials_merged[c] += 1;
+        }
+        Ok(())
+    }
+
+    /// Fold one tuple at `t_us` with group key `key` (hash `hash`) and aggregate arguments
+    /// `args`. `in_order`: `t_us` equals current time, so every instance holding it is open
+    /// and only root windows take it. Returns true when the tuple missed an instance of a
+    /// user window that had already closed (a late tuple).
+    pub fn fold(&mut self, t_us: i64, hash: u64, key: &[Value], args: &[Value], in_order: bool) -> Result<bool> {
+        let mut late = false;
+        for i in 0..self.nodes.len() {
+            let (w, base_m, parent) = (self.nodes[i].window, self.nodes[i].base_m, self.nodes[i].parent);
+            if in_order && parent.is_some() {
+                continue;
+            }
+            let (lo, hi) = w.instances_containing(t_us);
+            if lo > hi {
+                continue;
+            }
+            if lo < base_m && !self.nodes[i].user_windows.is_empty() {
+                late = true;
+            }
+            for m in lo.max(base_m)..=hi {
+                if let Some(p) = parent {
+                    if !self.parent_closed_within(p, t_us, w.lower_us(m), w.upper_us(m)) {
+                        continue;
+                    }
+                }
+                let (nkeys, open_max, groups_max) = (self.nkeys, self.limits.open_instances_max, self.limits.groups_max);
+                let inst = self.nodes[i].instance_mut(m, nkeys, open_max)?;
+                let g = inst.find_or_insert(hash, key, &self.specs, groups_max)?;
+                inst.update(g, &self.specs, args)?;
+                self.counters.tuples_folded[i] += 1;
+            }
+        }
+        Ok(late)
+    }
+
+    /// True when every instance of node `p` that holds `t_us` and lies inside
+    /// `[lower_us, upper_us)` has closed, so a late tuple must go straight to the child.
+    fn parent_closed_within(&self, p: usize, t_us: i64, lower_us: i64, upper_us: i64) -> bool {
+        let pw = self.nodes[p].window;
+        let (plo, phi) = pw.instances_containing(t_us);
+        let (r, s, o) = (pw.range_us as i128, pw.slide_us as i128, pw.offset_us() as i128);
+        let j_min = (plo as i128).max(floor_div(lower_us as i128 - o + s - 1, s));
+        let j_max = (phi as i128).min(floor_div(upper_us as i128 - r - o, s));
+        j_min > j_max || j_max < self.nodes[p].base_m as i128
+    }
+
+    /// Whether a tuple at `t_us` falls in an instance of some user window that is still
+    /// open (used by windowed queries without aggregates to decide what to buffer).
+    pub fn holds_open_instance(&self, t_us: i64) -> bool {
+        self.nodes.iter().filter(|n| !n.user_windows.is_empty()).any(|n| {
+            let (lo, hi) = n.window.instances_containing(t_us);
+            lo <= hi && hi >= n.base_m
+        })
+    }
+
+    /// The smallest lower bound among the user windows' next instances: buffered tuples
+    /// older than this can never be emitted again.
+    pub fn oldest_open_lower(&self) -> i64 {
+        self.nodes.iter().filter(|n| !n.user_windows.is_empty()).map(|n| n.window.lower_us(n.base_m)).min().unwrap_or(i64::MAX)
+    }
+}

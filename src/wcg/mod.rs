@@ -3,7 +3,48 @@
 //! Paper: Wu, Bernstein, Raizman, Pavlopoulou, "Cost-based Query Rewriting Techniques for
 //! Optimizing Aggregates Over Correlated Windows" (DESIGN.md section 3 restates it).
 //! The executor consumes [`SharedPlan`]: a forest of windows in which every non-root node
-//! is computed from its parent's partial aggregates.
+//! is computed from its parent's partial aggregates. [`plan`] returns it; [`optimize`] also
+//! returns every step that led to it, as a [`PlanReport`] that [`explain`] renders.
+//!
+//! The modules follow the paper:
+//! - [`graph`]: the WCG (section 2.2) and the relation of each [`Sharing`] (Theorems 5, 6);
+//! - [`cost`]: the cost model (section 3.2), ranked by long-run cost per second because the
+//!   paper's period `R` overflows for co-prime ranges;
+//! - [`alg1`]: Algorithm 1, the min-cost WCG, a forest (Theorem 7);
+//! - [`factor`]: factor windows, Algorithms 2-4 with Equations 2-3 and Theorems 8-9;
+//! - [`report`]: the named steps and the final choice;
+//! - [`explain`]: EXPLAIN as text, JSON and Graphviz DOT;
+//! - [`eval`]: the paper's evaluation (section 5): generators and the BL/UP/SP/WCG/WCG-FW
+//!   model costs.
+//!
+//! One design decision: the virtual root `S` is the raw stream on the pane grid (the gcd of
+//! all ranges, slides and offset differences), not a 1-microsecond window; an edge from `S`
+//! costs raw events, and the pane itself is a candidate factor window.
+//!
+//! ```
+//! use tcq::wcg::{plan, optimize, Sharing};
+//! use tcq::window::{Start, Window};
+//! let min = 60_000_000;
+//! let w = |m: i64| Window::new(m * min, m * min, Start::Epoch).unwrap();
+//! // Example 7 of the paper: 20, 30 and 40 minutes, one event per minute.
+//! let report = optimize(&[w(20), w(30), w(40)], Sharing::PartitionedBy, 1.0 / 60.0);
+//! assert_eq!(report.unshared.total.per_period.unwrap().round(), 360.0);
+//! assert_eq!(report.algorithm1.total.per_period.unwrap().round(), 246.0);
+//! assert_eq!(report.chosen().total.per_period.unwrap().round(), 150.0);
+//! let shared = plan(&[w(20), w(30), w(40)], Sharing::PartitionedBy, 1.0 / 60.0);
+//! assert_eq!(shared.nodes[0].window, w(10)); // the factor window, a root
+//! assert!(shared.nodes[0].user_windows.is_empty());
+//! ```
+
+pub mod alg1;
+pub mod cost;
+pub mod eval;
+pub mod explain;
+pub mod factor;
+pub mod graph;
+pub mod report;
+
+pub use report::{optimize, Choice, PlanReport};
 
 use crate::window::Window;
 
@@ -48,16 +89,165 @@ impl SharedPlan {
         for (i, w) in windows.iter().enumerate() {
             match nodes.iter_mut().find(|n| n.window == *w) {
                 Some(n) => n.user_windows.push(i),
-                None => nodes.push(PlanNode { window: *w, user_windows: vec![i], parent: None }),
+                None => nodes.push(PlanNode {
+                    window: *w,
+                    user_windows: vec![i],
+                    parent: None,
+                }),
             }
         }
         SharedPlan { nodes }
     }
 }
 
-/// Plan `windows` under `sharing` with event rate `eta_per_sec` (events per second).
-/// The result computes every user window; it equals the unshared plan when nothing can be
-/// shared. (Algorithm 1 and factor windows land with the optimizer.)
-pub fn plan(windows: &[Window], _sharing: Sharing, _eta_per_sec: f64) -> SharedPlan {
-    SharedPlan::unshared(windows)
+/// Plan `windows` under `sharing` with event rate `eta_per_sec` (events per second): the
+/// cheaper of Algorithm 1 and Algorithm 2 (factor windows), or the unshared plan for
+/// [`Sharing::None`]. Every user window is computed by exactly one node; duplicates share it.
+pub fn plan(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> SharedPlan {
+    optimize(windows, sharing, eta_per_sec).plan
+}
+
+#[cfg(test)]
+mod tests {
+    //! The paper's worked examples (DESIGN.md section 3), exactly: one event per minute,
+    //! windows in minutes.
+    use super::factor::{find_best_factor_window, Target};
+    use super::*;
+    use crate::wcg::cost::CostModel;
+    use crate::window::Start;
+
+    const MIN: i64 = 60_000_000;
+    const ETA: f64 = 1.0 / 60.0;
+
+    fn tumbling(minutes: i64) -> Window {
+        Window::new(minutes * MIN, minutes * MIN, Start::Epoch).unwrap()
+    }
+
+    fn period(c: cost::Cost) -> f64 {
+        let v = c.per_period.expect("R fits");
+        assert!(
+            (v - v.round()).abs() < 1e-6,
+            "{v} is a whole number of events"
+        );
+        v.round()
+    }
+
+    /// (child range, parent range or 0 for raw, cost per R) of the chosen forest.
+    fn edges(report: &PlanReport) -> Vec<(i64, i64, f64)> {
+        let f = report.chosen();
+        f.nodes
+            .iter()
+            .map(|n| {
+                let parent = n
+                    .parent
+                    .map_or(0, |p| f.nodes[p].vertex.window.range_us / MIN);
+                (n.vertex.window.range_us / MIN, parent, period(n.cost))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn example_6_four_tumbling_windows_480_to_150() {
+        let set = [10, 20, 30, 40].map(tumbling);
+        let r = optimize(&set, Sharing::PartitionedBy, ETA);
+        assert_eq!(r.period_us, Some(120 * MIN));
+        assert_eq!(period(r.unshared.total), 480.0);
+        assert_eq!(period(r.algorithm1.total), 150.0);
+        assert_eq!(r.choice, Choice::Algorithm1);
+        assert_eq!(
+            edges(&r),
+            vec![
+                (10, 0, 120.0),
+                (20, 10, 12.0),
+                (30, 10, 12.0),
+                (40, 20, 6.0)
+            ]
+        );
+        assert!((r.saving_percent() - 68.75).abs() < 1e-9);
+        // "covered by" coincides with "partitioned by" on tumbling windows.
+        let c = optimize(&set, Sharing::CoveredBy, ETA);
+        assert_eq!(edges(&c), edges(&r));
+    }
+
+    #[test]
+    fn example_7_factor_window_10_gives_150() {
+        let set = [20, 30, 40].map(tumbling);
+        for sharing in [Sharing::PartitionedBy, Sharing::CoveredBy] {
+            let r = optimize(&set, sharing, ETA);
+            assert_eq!(period(r.unshared.total), 360.0);
+            assert_eq!(period(r.algorithm1.total), 246.0);
+            let a1: Vec<_> = r.algorithm1.nodes.iter().map(|n| period(n.cost)).collect();
+            assert_eq!(a1, vec![120.0, 120.0, 6.0]);
+            assert_eq!(r.choice, Choice::Algorithm2);
+            assert_eq!(period(r.chosen().total), 150.0);
+            let mut e = edges(&r);
+            e.sort_by_key(|x| x.0);
+            assert_eq!(
+                e,
+                vec![
+                    (10, 0, 120.0),
+                    (20, 10, 12.0),
+                    (30, 10, 12.0),
+                    (40, 20, 6.0)
+                ]
+            );
+            let plan = &r.plan;
+            assert_eq!(plan.nodes[0].window, tumbling(10));
+            assert!(
+                plan.nodes[0].user_windows.is_empty(),
+                "factor windows are never shown"
+            );
+        }
+    }
+
+    #[test]
+    fn example_8_candidates_2_5_10_and_10_is_chosen() {
+        // Target S<1, 1> (a 1-minute pane) with downstream {20, 30}, R = 120 from 20/30/40.
+        let model = CostModel::new(&[20, 30, 40].map(tumbling), ETA);
+        let pane = tumbling(1);
+        let ds = [20, 30].map(tumbling);
+        let s = find_best_factor_window(
+            Target::Root { pane: &pane },
+            &ds,
+            &ds,
+            Sharing::PartitionedBy,
+            &model,
+        );
+        assert_eq!(period(s.pattern_cost_without), 240.0);
+        let seen: Vec<(i64, f64, bool, bool)> = s
+            .candidates
+            .iter()
+            .map(|c| {
+                (
+                    c.window.range_us / MIN,
+                    period(c.pattern_cost),
+                    c.beneficial,
+                    c.dominated,
+                )
+            })
+            .collect();
+        // The pane itself is a candidate of S here; with one event per minute it costs 360
+        // and is not beneficial. 2 and 5 are beneficial but dominated by 10 (10 <= 2, 5).
+        assert_eq!(
+            seen,
+            vec![
+                (1, 360.0, false, false),
+                (2, 240.0, true, true),
+                (5, 168.0, true, true),
+                (10, 144.0, true, false)
+            ]
+        );
+        assert_eq!(s.chosen_window(), Some(tumbling(10)));
+    }
+
+    #[test]
+    fn sharing_none_is_the_unshared_plan_and_duplicates_share_a_node() {
+        let set = [tumbling(10), tumbling(20), tumbling(10)];
+        assert_eq!(plan(&set, Sharing::None, ETA), SharedPlan::unshared(&set));
+        let p = plan(&set, Sharing::PartitionedBy, ETA);
+        assert_eq!(p.nodes.len(), 2);
+        assert_eq!(p.nodes[0].user_windows, vec![0, 2]);
+        assert_eq!(p.nodes[1].parent, Some(0));
+        assert!(plan(&[], Sharing::CoveredBy, ETA).nodes.is_empty());
+    }
 }

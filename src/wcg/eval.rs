@@ -1,0 +1,1 @@
+//! The paper's evaluation (section 5), to be written.

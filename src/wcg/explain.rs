@@ -1,0 +1,1 @@
+//! EXPLAIN renderers, to be written.

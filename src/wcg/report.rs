@@ -1,0 +1,116 @@
+//! The optimizer's named steps and their results: what EXPLAIN shows (STYLE.md habit 3).
+//!
+//! [`optimize`] runs the steps in order, keeping each one's result in the [`PlanReport`]:
+//! 1. the WCG of the query's windows under the aggregates' relation (section 2.2);
+//! 2. the unshared baseline: every window from raw events;
+//! 3. Algorithm 1, the min-cost WCG (section 3.2);
+//! 4. Algorithm 2, factor windows (section 4), for "covered by" and "partitioned by";
+//! 5. the final choice: the cheaper of Algorithms 1 and 2 (Algorithm 2 is a heuristic for a
+//!    Steiner-tree-hard problem and may lose), ties going to the plan without factor windows.
+
+use super::alg1::{algorithm1, Forest};
+use super::cost::{clearly_less, CostModel};
+use super::factor::{algorithm2, Algorithm2};
+use super::graph::Wcg;
+use super::{SharedPlan, Sharing};
+use crate::window::{pane_window, Window};
+
+/// Which step's forest the plan follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// No sharing allowed ([`Sharing::None`]) or no window set: every window from raw events.
+    Unshared,
+    /// Algorithm 1's min-cost WCG.
+    Algorithm1,
+    /// Algorithm 2's min-cost WCG with factor windows.
+    Algorithm2,
+}
+
+/// Every step of the optimizer with its result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanReport {
+    /// The relation the aggregates allow.
+    pub sharing: Sharing,
+    /// The event rate `eta` used, events per second.
+    pub eta_per_sec: f64,
+    /// The query's windows, in the order it lists them.
+    pub windows: Vec<Window>,
+    /// The virtual root `S`: the pane `<g, g>` of the window set.
+    pub pane: Option<Window>,
+    /// The period `R` (microseconds) of the R-period figures, when it fits.
+    pub period_us: Option<i64>,
+    /// Step 1: the WCG over the distinct windows.
+    pub wcg: Wcg,
+    /// Step 2: the unshared baseline.
+    pub unshared: Forest,
+    /// Step 3: Algorithm 1.
+    pub algorithm1: Forest,
+    /// Step 4: Algorithm 2 (not run for [`Sharing::None`]).
+    pub algorithm2: Option<Algorithm2>,
+    /// Step 5: the final choice.
+    pub choice: Choice,
+    /// The plan the executor runs, following the chosen forest.
+    pub plan: SharedPlan,
+}
+
+impl PlanReport {
+    /// The forest the plan follows.
+    pub fn chosen(&self) -> &Forest {
+        match (self.choice, &self.algorithm2) {
+            (Choice::Algorithm2, Some(a2)) => &a2.forest,
+            (Choice::Unshared, _) => &self.unshared,
+            _ => &self.algorithm1,
+        }
+    }
+
+    /// The saving of the chosen plan against the unshared baseline, in percent of the
+    /// baseline (long-run rates).
+    pub fn saving_percent(&self) -> f64 {
+        percent_saved(self.chosen().total.per_sec, self.unshared.total.per_sec)
+    }
+}
+
+/// `100 * (1 - cost / baseline)`, 0 for an empty baseline.
+pub fn percent_saved(cost: f64, baseline: f64) -> f64 {
+    if baseline > 0.0 {
+        100.0 * (1.0 - cost / baseline)
+    } else {
+        0.0
+    }
+}
+
+/// Run the optimizer's steps over `windows` (see the module docs).
+pub fn optimize(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> PlanReport {
+    let model = CostModel::new(windows, eta_per_sec);
+    let wcg = Wcg::of_query(windows, sharing);
+    let unshared = Forest::unshared(&wcg, &model);
+    let pane = pane_window(windows);
+    let (algorithm1, algorithm2, choice) = match (sharing, pane) {
+        (Sharing::None, _) | (_, None) => (unshared.clone(), None, Choice::Unshared),
+        (_, Some(pane)) => {
+            let a1 = algorithm1(&wcg, &model);
+            let a2 = algorithm2(&wcg, &pane, &model);
+            let choice = if clearly_less(a2.forest.total.per_sec, a1.total.per_sec) {
+                Choice::Algorithm2
+            } else {
+                Choice::Algorithm1
+            };
+            (a1, Some(a2), choice)
+        }
+    };
+    let mut report = PlanReport {
+        sharing,
+        eta_per_sec: model.eta_per_sec,
+        windows: windows.to_vec(),
+        pane,
+        period_us: model.period_us,
+        wcg,
+        unshared,
+        algorithm1,
+        algorithm2,
+        choice,
+        plan: SharedPlan { nodes: Vec::new() },
+    };
+    report.plan = report.chosen().to_shared_plan();
+    report
+}

@@ -1,1 +1,61 @@
-fn main() {}
+//! `tcqd`: the tcq server.
+//!
+//! `tcqd` (or `tcqd serve`) listens on 127.0.0.1:5433 for PostgreSQL clients; `--listen`
+//! picks another address. Logging goes to stderr and is filtered with `RUST_LOG`
+//! (default `info`).
+
+use clap::{Parser, Subcommand};
+
+/// tcq: a continuous query server speaking the PostgreSQL wire protocol.
+#[derive(Parser)]
+#[command(name = "tcqd", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+/// Options of `tcqd serve` (also accepted without the subcommand).
+#[derive(clap::Args, Clone)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:5433")]
+    listen: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve PostgreSQL clients (the default).
+    Serve(ServeArgs),
+    // Further subcommands (`demo`, `paper`) go here, one variant and one match arm each.
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => serve(cli.serve).await,
+        Some(Command::Serve(args)) => serve(args).await,
+        // Subcommand arms go here.
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tcqd: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    let engine = tcq::engine::Engine::new(tcq::engine::Config::default());
+    tcq::server::serve_on(&args.listen, engine).await
+}

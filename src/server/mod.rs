@@ -1,1 +1,401 @@
-//! server (to be written).
+//! The PostgreSQL wire protocol front end: the only part of tcq that knows about sockets.
+//!
+//! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
+//! Start-up needs no password (trust) but registers every backend with a connection
+//! manager, so that a CancelRequest on a separate connection reaches the query it names.
+//! Then the client may use the simple protocol (several statements per Query), the extended
+//! protocol (Parse/Bind/Describe/Execute with row-limited portals), COPY FROM STDIN and
+//! COPY TO STDOUT. Engine errors become ErrorResponses with the SQLSTATE [`sqlstate`]
+//! assigns; no other module knows those codes.
+//!
+//! Design decision: pgwire's default query handlers collect or buffer rows, which can never
+//! finish for a continuous query, so tcq owns the Query, Execute and COPY handlers and
+//! writes each row as the engine yields it, flushing whenever the query goes idle (see
+//! `conn::pump`). A statement that is streaming reads nothing from its socket, so each
+//! connection also gets TCP keepalive and a watcher that notices when the peer closes
+//! its end; either way a vanished client's queries are dropped promptly.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use tcq::engine::{Config, Engine};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:5433").await?;
+//! tcq::server::serve(listener, Engine::new(Config::default())).await
+//! # }
+//! ```
+
+mod conn;
+mod copy;
+mod encode;
+mod extended;
+mod query;
+mod startup;
+mod wire;
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicI32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::Sink;
+use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::copy::CopyHandler;
+use pgwire::api::portal::Portal as PgPortal;
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::Response;
+use pgwire::api::stmt::NoopQueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, ConnectionManager, NoopHandler, PgWireServerHandlers,
+};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
+use pgwire::messages::extendedquery::{Bind, Close, Describe, Execute, Parse, Sync as PgSync};
+use pgwire::messages::simplequery::Query;
+use pgwire::messages::PgWireBackendMessage;
+use tokio::io::Interest;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use conn::ConnSlot;
+use wire::Client;
+
+/// The SQLSTATE PostgreSQL would send for `e` (the code each variant's doc names).
+///
+/// ```
+/// use tcq::Error;
+/// assert_eq!(tcq::server::sqlstate(&Error::QueryCanceled), "57014");
+/// assert_eq!(tcq::server::sqlstate(&Error::UndefinedTable("s".into())), "42P01");
+/// ```
+pub fn sqlstate(e: &Error) -> &'static str {
+    match e {
+        Error::Syntax(_) => "42601",
+        Error::UndefinedTable(_) => "42P01",
+        Error::UndefinedColumn(_) => "42703",
+        Error::UndefinedFunction(_) => "42883",
+        Error::DuplicateTable(_) => "42P07",
+        Error::DuplicateColumn(_) => "42701",
+        Error::DatatypeMismatch(_) => "42804",
+        Error::Grouping(_) => "42803",
+        Error::UndefinedObject(_) => "42704",
+        Error::IndeterminateDatatype(_) => "42P18",
+        Error::InvalidTextRepresentation(_) => "22P02",
+        Error::InvalidDatetimeFormat(_) => "22007",
+        Error::DatetimeFieldOverflow(_) => "22008",
+        Error::InvalidParameterValue(_) => "22023",
+        Error::NumericValueOutOfRange(_) => "22003",
+        Error::DivisionByZero => "22012",
+        Error::StringDataRightTruncation(_) => "22001",
+        Error::NotNullViolation(_) => "23502",
+        Error::BadCopyFileFormat(_) => "22P04",
+        Error::FeatureNotSupported(_) => "0A000",
+        Error::InvalidCursorName(_) => "34000",
+        Error::DuplicateCursor(_) => "42P03",
+        Error::NoActiveTransaction(_) => "25P01",
+        Error::InFailedTransaction => "25P02",
+        Error::QueryCanceled => "57014",
+        Error::ProgramLimitExceeded(_) => "54000",
+        Error::OutOfMemory(_) => "53200",
+        Error::ProtocolViolation(_) => "08P01",
+        Error::InsufficientPrivilege(_) => "42501",
+        Error::ObjectNotInPrerequisiteState(_) => "55000",
+        Error::Internal(_) => "XX000",
+    }
+}
+
+/// Serve PostgreSQL clients on `listener` until the listener fails.
+///
+/// Each connection runs on its own task with its own engine session; a connection that
+/// fails or disconnects affects no other.
+pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
+    let handler = Arc::new(Handler::new(engine));
+    loop {
+        let (stream, addr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and similar: wait rather than spin or give up.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let handler = handler.clone();
+        tokio::spawn(async move {
+            let stream = match handler.prepare_socket(stream, addr) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::debug!(%addr, "socket set-up failed: {e}");
+                    return;
+                }
+            };
+            tracing::debug!(%addr, "connection opened");
+            if let Err(e) =
+                pgwire::tokio::process_socket(stream, None, Handlers(handler.clone())).await
+            {
+                tracing::debug!(%addr, "connection ended: {e}");
+            }
+            handler.watches.lock().remove(&addr);
+            tracing::debug!(%addr, "connection closed");
+        });
+    }
+}
+
+/// Bind `addr` and [`serve`] on it.
+pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!("tcq listening on {}", listener.local_addr()?);
+    serve(listener, engine).await
+}
+
+/// The one handler object pgwire shares between all connections.
+pub(crate) struct Handler {
+    engine: Arc<Engine>,
+    manager: Arc<ConnectionManager>,
+    next_pid: AtomicI32,
+    /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
+    watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
+}
+
+impl Handler {
+    fn new(engine: Arc<Engine>) -> Handler {
+        Handler {
+            engine,
+            manager: Arc::new(ConnectionManager::new()),
+            next_pid: AtomicI32::new(1000),
+            watches: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// TCP keepalive, and a watcher task that flags the connection when the peer closes it.
+    ///
+    /// Both work on duplicates of the socket's descriptor: tokio's `TcpStream` offers no
+    /// keepalive setter, and the watcher must not consume bytes meant for the protocol.
+    fn prepare_socket(&self, stream: TcpStream, addr: SocketAddr) -> std::io::Result<TcpStream> {
+        let std_stream = stream.into_std()?;
+        let keepalive = tokio::net::TcpSocket::from_std_stream(std_stream.try_clone()?);
+        keepalive.set_keepalive(true)?;
+        drop(keepalive);
+        let probe = TcpStream::from_std(std_stream.try_clone()?)?;
+        let (tx, rx) = watch::channel(false);
+        self.watches.lock().insert(addr, rx);
+        tokio::spawn(watch_peer(probe, tx));
+        TcpStream::from_std(std_stream)
+    }
+}
+
+/// Wait until the peer closes its end of the socket (or every interested party is gone).
+///
+/// Readiness without the read-closed flag means protocol bytes are waiting for the
+/// connection's reader; the watcher clears that readiness (without reading) and waits for
+/// the next socket event, so it costs nothing while the connection is quiet.
+async fn watch_peer(probe: TcpStream, tx: watch::Sender<bool>) {
+    loop {
+        tokio::select! {
+            _ = tx.closed() => return,
+            ready = probe.ready(Interest::READABLE) => match ready {
+                Ok(ready) if !ready.is_read_closed() => {
+                    let _ = probe.try_io(Interest::READABLE, || {
+                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                    });
+                }
+                _ => {
+                    tx.send_replace(true);
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// The connection's state, put there by start-up.
+fn slot_of<C: ClientInfo>(client: &C) -> PgWireResult<Arc<ConnSlot>> {
+    client
+        .session_extensions()
+        .get::<ConnSlot>()
+        .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))
+}
+
+/// pgwire's handler set: every role is played by the one [`Handler`].
+struct Handlers(Arc<Handler>);
+
+impl PgWireServerHandlers for Handlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.0.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.0.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl pgwire::api::auth::StartupHandler> {
+        self.0.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        self.0.clone()
+    }
+
+    fn error_handler(&self) -> Arc<impl pgwire::api::ErrorHandler> {
+        Arc::new(NoopHandler)
+    }
+
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        Arc::new(DefaultCancelHandler::new(self.0.manager.clone()))
+    }
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Handler {
+    async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        query::on_query(&mut Client(client), &slot, &query.query).await
+    }
+
+    async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        // Never called: `on_query` is overridden.
+        Ok(Vec::new())
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Handler {
+    type Statement = String;
+    type QueryParser = NoopQueryParser;
+
+    fn query_parser(&self) -> Arc<Self::QueryParser> {
+        Arc::new(NoopQueryParser::new())
+    }
+
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_parse(&mut Client(client), &slot, message).await
+    }
+
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_bind(&mut Client(client), &slot, message).await
+    }
+
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_execute(&mut Client(client), &slot, message).await
+    }
+
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_describe(&mut Client(client), &slot, message).await
+    }
+
+    async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_sync(&mut Client(client), &slot).await
+    }
+
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        extended::on_close(&mut Client(client), &slot, message).await
+    }
+
+    async fn do_query<C>(
+        &self,
+        _client: &mut C,
+        _portal: &PgPortal<Self::Statement>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        // Never called: `on_execute` is overridden.
+        Ok(Response::EmptyQuery)
+    }
+}
+
+#[async_trait]
+impl CopyHandler for Handler {
+    async fn on_copy_data<C>(&self, client: &mut C, copy_data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        copy::on_copy_data(&mut Client(client), &slot, &copy_data.data).await
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let slot = slot_of(client)?;
+        copy::on_copy_done(&mut Client(client), &slot).await
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        match slot_of(client) {
+            Ok(slot) => copy::on_copy_fail(&mut Client(client), &slot, &fail.message).await,
+            Err(e) => e,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Per-connection state and the loop that streams a continuous query to its client.
+//!
+//! pgwire serves every connection with one shared handler object, so whatever belongs to
+//! a connection lives in a [`Conn`] stored in the connection's session extensions: the
+//! engine [`Session`], prepared statements and portals of the extended protocol, an open
+//! `COPY FROM STDIN`, and the cancel handle. Dropping the connection drops the `Conn`, and
+//! with it every subscription (which unregisters its query) and any open COPY (which is
+//! aborted): that is how a vanished client leaves the engine clean.
+//!
+//! [`pump`] is the heart of continuous results. It writes rows as the subscription yields
+//! them, flushes only when nothing more is ready (one syscall per burst, not per row, yet a
+//! slide event's rows reach the client within milliseconds), and while it waits it watches
+//! the cancel signal and the client's socket.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use pgwire::api::ConnectionHandle;
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::copy::CopyData;
+use pgwire::messages::PgWireBackendMessage;
+
+use super::wire::{self, Wire};
+use crate::engine::{CopyIn, Event, Session, Statement, Subscription};
+use crate::error::Error;
+use crate::sql::CopyOptions;
+use crate::types::{Column, DataType, Value};
+
+/// What a connection keeps between messages.
+pub(crate) struct Conn {
+    /// The engine session.
+    pub session: Session,
+    /// Prepared statements by name (`""` is the unnamed statement).
+    pub statements: HashMap<String, Prepared>,
+    /// Portals by name (`""` is the unnamed portal).
+    pub portals: HashMap<String, Portal>,
+    /// An open `COPY FROM STDIN`.
+    pub copy: Option<CopyState>,
+    /// The cancel handle pgwire's connection manager fires on a CancelRequest.
+    pub cancel: Option<Arc<ConnectionHandle>>,
+    /// Fires when the peer has closed its end of the socket.
+    pub closed: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Conn {
+    /// A fresh connection state around `session`.
+    pub fn new(session: Session) -> Conn {
+        Conn {
+            session,
+            statements: HashMap::new(),
+            portals: HashMap::new(),
+            copy: None,
+            cancel: None,
+            closed: None,
+        }
+    }
+
+    /// Start watching for a cancel request for the statement about to run. A cancel that
+    /// arrived while nothing ran is forgotten here, as PostgreSQL forgets it.
+    pub async fn start_query(&self) -> CancelWatch {
+        let rx = match &self.cancel {
+            Some(handle) => Some(handle.start_query().await),
+            None => None,
+        };
+        CancelWatch {
+            rx,
+            closed: self.closed.clone(),
+        }
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(copy) = self.copy.take() {
+            copy.sink.abort();
+        }
+    }
+}
+
+/// The shared slot in pgwire's session extensions that holds a connection's [`Conn`].
+pub(crate) struct ConnSlot(pub tokio::sync::Mutex<Conn>);
+
+/// A statement prepared with Parse.
+pub(crate) struct Prepared {
+    /// `None` for an empty query string.
+    pub stmt: Option<Statement>,
+    /// Parameter types the client gave in Parse (`None` = let the server infer).
+    pub hints: Vec<Option<DataType>>,
+}
+
+/// A portal created with Bind.
+pub(crate) struct Portal {
+    /// `None` for an empty query string.
+    pub stmt: Option<Statement>,
+    /// Bound parameter values.
+    pub params: Vec<Value>,
+    /// Result format codes from Bind.
+    pub formats: Vec<i16>,
+    /// How far execution has gone.
+    pub state: PortalState,
+}
+
+/// A portal's execution state: row-limited Execute suspends it and the next resumes it.
+pub(crate) enum PortalState {
+    /// Not executed yet.
+    Ready,
+    /// A finite result being handed out in pieces.
+    Rows {
+        /// Result columns.
+        columns: Vec<Column>,
+        /// Rows not yet sent.
+        rows: VecDeque<Vec<Value>>,
+        /// The engine's command tag.
+        tag: String,
+    },
+    /// A continuous query being streamed.
+    Stream {
+        /// The query's output.
+        sub: Subscription,
+        /// Rows of an event that did not fit under the last Execute's row limit.
+        pending: VecDeque<Vec<Value>>,
+    },
+    /// Finished: executing again completes with no rows.
+    Done {
+        /// The command word for the empty completion (`SELECT`).
+        command: String,
+    },
+}
+
+/// An open `COPY FROM STDIN`.
+pub(crate) struct CopyState {
+    /// The engine's sink.
+    pub sink: CopyIn,
+    /// Statements of a simple-query string that follow the COPY, run after CopyDone.
+    pub rest: VecDeque<Statement>,
+    /// Started by the extended protocol (errors then wait for Sync).
+    pub extended: bool,
+}
+
+/// Watches, for one statement, the cancel signal and the client's socket.
+pub(crate) struct CancelWatch {
+    rx: Option<oneshot::Receiver<()>>,
+    closed: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// Why a [`CancelWatch`] fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// A CancelRequest for this backend.
+    Canceled,
+    /// The client closed its socket.
+    Disconnected,
+}
+
+impl CancelWatch {
+    /// Resolves when the statement must stop; pending forever otherwise.
+    pub async fn fired(&mut self) -> Stop {
+        let cancel = async {
+            match self.rx.as_mut() {
+                Some(rx) => match rx.await {
+                    Ok(()) => Stop::Canceled,
+                    // The handle was replaced or dropped: no cancel can come any more.
+                    Err(_) => std::future::pending().await,
+                },
+                None => std::future::pending().await,
+            }
+        };
+        let closed = async {
+            match self.closed.as_mut() {
+                Some(rx) => {
+                    // The guard `wait_for` returns must not live across the next await.
+                    let seen = rx.wait_for(|closed| *closed).await.is_ok();
+                    if seen {
+                        Stop::Disconnected
+                    } else {
+                        std::future::pending().await
+                    }
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            s = cancel => s,
+            s = closed => s,
+        }
+    }
+
+    /// A non-blocking check, for producers that never go idle.
+    pub fn check(&mut self) -> Option<Stop> {
+        if let Some(rx) = self.rx.as_mut() {
+            if let Ok(Some(())) = rx.try_recv() {
+                return Some(Stop::Canceled);
+            }
+        }
+        if self.closed.as_ref().is_some_and(|rx| *rx.borrow()) {
+            return Some(Stop::Disconnected);
+        }
+        None
+    }
+}
+
+/// How rows are written: as DataRows (per-column binary flags) or as COPY lines.
+pub(crate) enum RowSink<'a> {
+    /// DataRow messages.
+    Data(&'a [bool]),
+    /// CopyData messages in COPY text or CSV format.
+    Copy(&'a CopyOptions),
+}
+
+/// How a [`pump`] ended.
+#[derive(Debug)]
+pub(crate) enum PumpEnd {
+    /// The query ended normally (LIMIT, stream dropped).
+    Ended,
+    /// The row limit was reached; more rows may follow.
+    Suspended,
+    /// The query failed or was cancelled (57014).
+    Failed(Error),
+}
+
+/// Stream `sub` to the client until it ends, fails, is cancelled, or `limit` rows (0 = no
+/// limit) have been written. `pending` holds rows of a partly sent event across calls;
+/// `sent` counts the rows written. Errors are only socket errors.
+pub(crate) async fn pump(
+    wire: &mut dyn Wire,
+    sub: &mut Subscription,
+    pending: &mut VecDeque<Vec<Value>>,
+    sink: &RowSink<'_>,
+    limit: u64,
+    watch: &mut CancelWatch,
+    sent: &mut u64,
+) -> PgWireResult<PumpEnd> {
+    let mut scratch = String::new();
+    let mut line = String::new();
+    loop {
+        while let Some(row) = pending.pop_front() {
+            if limit > 0 && *sent >= limit {
+                pending.push_front(row);
+                return Ok(PumpEnd::Suspended);
+            }
+            write_row(wire, sink, &row, &mut scratch, &mut line).await?;
+            *sent += 1;
+        }
+        if limit > 0 && *sent >= limit {
+            return Ok(PumpEnd::Suspended);
+        }
+        if let Some(stop) = watch.check() {
+            return Ok(PumpEnd::Failed(stop_error(stop)?));
+        }
+        let event = match sub.try_next() {
+            Some(event) => event,
+            None => {
+                // Nothing is ready: this is the moment to put the rows on the wire.
+                wire.flush().await?;
+                tokio::select! {
+                    event = sub.next() => event,
+                    stop = watch.fired() => return Ok(PumpEnd::Failed(stop_error(stop)?)),
+                }
+            }
+        };
+        match event {
+            None => return Ok(PumpEnd::Ended),
+            Some(Err(e)) => return Ok(PumpEnd::Failed(e)),
+            Some(Ok(Event::Rows(rows))) => pending.extend(rows),
+            Some(Ok(Event::Notice(text))) => wire.feed(wire::notice_message(&text)).await?,
+        }
+    }
+}
+
+/// The error a stopped statement reports to its client; a client that went away gets
+/// none: the connection ends with an I/O error, which drops its state.
+pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
+    match stop {
+        Stop::Canceled => Ok(Error::QueryCanceled),
+        Stop::Disconnected => Err(PgWireError::IoError(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "client closed the connection",
+        ))),
+    }
+}
+
+async fn write_row(
+    wire: &mut dyn Wire,
+    sink: &RowSink<'_>,
+    row: &[Value],
+    scratch: &mut String,
+    line: &mut String,
+) -> PgWireResult<()> {
+    match sink {
+        RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, scratch)).await,
+        RowSink::Copy(options) => {
+            line.clear();
+            super::encode::copy_line(row, options, line, scratch);
+            let data = bytes::Bytes::copy_from_slice(line.as_bytes());
+            wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
+                .await
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The COPY FROM STDIN sub-protocol: CopyData, CopyDone, CopyFail.
+//!
+//! The connection's [`CopyState`](super::conn::CopyState) holds the engine's sink. Each
+//! CopyData payload is fed to it as it arrives; CopyDone finishes it (all rows reach the
+//! stream at once, or none) and the handler sends `COPY n` itself; CopyFail aborts it with
+//! 57014 as PostgreSQL does. A data error found while feeding is reported at once; pgwire
+//! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
+//! protocol) or everything up to Sync (extended protocol), which is PostgreSQL's behaviour.
+//! A client that disconnects mid-COPY drops the connection state, which aborts the sink.
+
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+
+use super::conn::ConnSlot;
+use super::query::{fail, run_statements};
+use super::wire::{self, Wire};
+use crate::error::Error;
+
+/// Handle a CopyData message.
+pub(crate) async fn on_copy_data(
+    wire: &mut dyn Wire,
+    slot: &ConnSlot,
+    data: &[u8],
+) -> PgWireResult<()> {
+    let mut guard = slot.0.lock().await;
+    let conn = &mut *guard;
+    let Some(copy) = conn.copy.as_mut() else {
+        return Ok(());
+    };
+    if let Err(e) = copy.sink.feed(data) {
+        if let Some(copy) = conn.copy.take() {
+            copy.sink.abort();
+        }
+        conn.session.fail_transaction();
+        wire.set_tx(wire::session_tx(&conn.session));
+        return Err(wire::user_error(&e));
+    }
+    Ok(())
+}
+
+/// Handle CopyDone: finish the COPY, send `COPY n`, then run the rest of the query string.
+/// pgwire sends the ReadyForQuery (simple protocol) or waits for Sync (extended).
+pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWireResult<()> {
+    let mut guard = slot.0.lock().await;
+    let conn = &mut *guard;
+    let Some(copy) = conn.copy.take() else {
+        return Err(wire::server_error(
+            "08P01",
+            "unexpected CopyDone outside COPY",
+        ));
+    };
+    let mut watch = conn.start_query().await;
+    let finished = tokio::select! {
+        n = copy.sink.finish() => n,
+        stop = watch.fired() => Err(super::conn::stop_error(stop)?),
+    };
+    match finished {
+        Ok(n) => {
+            wire.feed(wire::complete_rows("COPY", n)).await?;
+            if !copy.extended && !copy.rest.is_empty() {
+                run_statements(wire, conn, copy.rest, &mut watch, false).await?;
+            }
+        }
+        Err(e) => fail(wire, conn, &e).await?,
+    }
+    wire.set_tx(wire::session_tx(&conn.session));
+    Ok(())
+}
+
+/// Handle CopyFail: abort the COPY; the returned error is what pgwire sends.
+pub(crate) async fn on_copy_fail(
+    wire: &mut dyn Wire,
+    slot: &ConnSlot,
+    message: &str,
+) -> PgWireError {
+    let mut guard = slot.0.lock().await;
+    let conn = &mut *guard;
+    if let Some(copy) = conn.copy.take() {
+        copy.sink.abort();
+    }
+    conn.session.fail_transaction();
+    wire.set_tx(wire::session_tx(&conn.session));
+    let e = Error::QueryCanceled;
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "ERROR".into(),
+        super::sqlstate(&e).into(),
+        format!("COPY from stdin failed: {message}"),
+    )))
+}

@@ -1,0 +1,120 @@
+//! Connection start-up: trust authentication, backend key, ParameterStatus.
+//!
+//! Every connection gets a backend id (the engine session's pid, unique per server) and a
+//! random secret, and is registered with the connection manager under that pair: a
+//! CancelRequest arrives on a separate connection carrying only those two numbers, and the
+//! manager is how it finds the query to stop. The ParameterStatus messages are those a
+//! PostgreSQL 15 server sends, so drivers configure their date and string handling as for
+//! PostgreSQL.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::Ordering;
+
+use async_trait::async_trait;
+use futures::Sink;
+use pgwire::api::auth::{
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
+    ServerParameterProvider, StartupHandler,
+};
+use pgwire::api::{ClientInfo, METADATA_APPLICATION_NAME, METADATA_USER};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::startup::SecretKey;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
+
+use super::conn::{Conn, ConnSlot};
+use super::Handler;
+
+/// The server version reported to clients: PostgreSQL 15's protocol and catalog subset.
+pub(crate) const SERVER_VERSION: &str = "15.0 (tcq)";
+
+/// The ParameterStatus set sent after authentication.
+struct ServerParams;
+
+impl ServerParameterProvider for ServerParams {
+    fn server_parameters<C>(&self, client: &C) -> Option<HashMap<String, String>>
+    where
+        C: ClientInfo,
+    {
+        let meta = client.metadata();
+        let mut params: HashMap<String, String> = [
+            ("server_version", SERVER_VERSION),
+            ("server_encoding", "UTF8"),
+            ("client_encoding", "UTF8"),
+            ("DateStyle", "ISO, MDY"),
+            ("IntervalStyle", "postgres"),
+            ("TimeZone", "UTC"),
+            ("integer_datetimes", "on"),
+            ("standard_conforming_strings", "on"),
+            ("is_superuser", "on"),
+            ("default_transaction_read_only", "off"),
+            ("in_hot_standby", "off"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let app = meta
+            .get(METADATA_APPLICATION_NAME)
+            .cloned()
+            .unwrap_or_default();
+        params.insert("application_name".into(), app);
+        if let Some(user) = meta.get(METADATA_USER) {
+            params.insert("session_authorization".into(), user.clone());
+        }
+        Some(params)
+    }
+}
+
+/// A random 64-bit number from the standard library's per-process random hasher keys.
+/// Cancel secrets need to be unguessable by other clients, not cryptographically strong.
+fn random_u64(salt: u64) -> u64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(salt);
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+#[async_trait]
+impl StartupHandler for Handler {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let PgWireFrontendMessage::Startup(ref startup) = message else {
+            return Ok(());
+        };
+        protocol_negotiation(client, startup).await?;
+        save_startup_parameters_to_metadata(client, startup);
+        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        let secret = match client.protocol_version() {
+            ProtocolVersion::PROTOCOL3_0 => SecretKey::I32(random_u64(pid as u64) as i32),
+            _ => {
+                let bytes: Vec<u8> = (0..4u64)
+                    .flat_map(|i| random_u64(pid as u64 ^ (i << 40)).to_be_bytes())
+                    .collect();
+                SecretKey::Bytes(bytes.into())
+            }
+        };
+        client.set_pid_and_secret_key(pid, secret.clone());
+        let (handle, guard) = self.manager.register(pid, secret);
+        client.session_extensions().insert(guard);
+        let mut conn = Conn::new(self.engine.session(pid));
+        conn.cancel = Some(handle);
+        conn.closed = self.watches.lock().remove(&client.socket_addr());
+        client
+            .session_extensions()
+            .insert(ConnSlot(tokio::sync::Mutex::new(conn)));
+        finish_authentication(client, &ServerParams).await
+    }
+}

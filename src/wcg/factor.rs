@@ -156,7 +156,8 @@ fn general_candidates(target: &Window, downstream: &[Window]) -> (Vec<Window>, b
     let start = factor_start(downstream);
     let mut out = Vec::new();
     for s_f in slides {
-        let k_lo = (target.range_us + s_f - 1) / s_f;
+        // i128: r_W + s_f - 1 can pass i64::MAX; k * s_f <= r_min cannot.
+        let k_lo = ((target.range_us as i128 + s_f as i128 - 1) / s_f as i128) as i64;
         let k_hi = r_min / s_f;
         for k in [k_lo, k_hi] {
             if k_lo <= k_hi {

@@ -1,17 +1,299 @@
-//! The catalog: streams and the continuous queries registered on them.
+//! The catalog: streams, and the continuous queries registered on them.
+//!
+//! A [`Stream`] serialises its ingest with an async mutex, so statements reach queries in
+//! the order the server accepts them. Ingest runs each registered query's executor on the
+//! batch and sends the resulting events to the query's bounded output queue. When the queue
+//! is full ingest waits, up to `output_stall_timeout`, then ends that query with 54000: no
+//! reader can stall a stream for ever, and no queue grows without bound.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::{Mutex, RwLock};
 
 use super::{Engine, Limits};
+use crate::error::{Error, Result};
+use crate::exec::{Event, QueryExec, RowBatch};
+use crate::sql::SchemaProvider;
+use crate::types::{Column, DataType, Value};
 
-/// Streams and registered queries.
-pub(crate) struct Catalog {}
+/// Observed counters of a stream.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StreamStats {
+    pub tuples: u64,
+    pub now_us: Option<i64>,
+    pub first_us: Option<i64>,
+}
 
-impl Catalog {
-    pub(crate) fn new(_limits: &Limits) -> Catalog {
-        Catalog {}
+/// A declared stream.
+pub(crate) struct Stream {
+    pub name: String,
+    pub columns: Vec<Column>,
+    pub ts_col: Option<usize>,
+    pub archived: bool,
+    pub ingest: tokio::sync::Mutex<()>,
+    pub stats: Mutex<StreamStats>,
+    pub queries: Mutex<Vec<Arc<RunningQuery>>>,
+    pub dropped: AtomicBool,
+}
+
+impl Stream {
+    /// Event rate for the cost model: observed events per second of stream time, or 1.
+    pub fn event_rate_per_sec(&self) -> f64 {
+        let s = self.stats.lock();
+        match (s.first_us, s.now_us) {
+            (Some(a), Some(b)) if b > a && s.tuples > 1 => s.tuples as f64 / ((b - a) as f64 / 1e6),
+            _ => 1.0,
+        }
     }
 
-    /// Start the task that advances server-clock streams while they are idle.
-    pub(crate) fn start_clock(_engine: &Arc<Engine>) {}
+    /// True when the stream is stamped with the server clock on arrival.
+    pub fn is_ingest_time(&self) -> bool {
+        self.ts_col.is_none()
+    }
+}
+
+/// A registered continuous query.
+pub(crate) struct RunningQuery {
+    pub id: u64,
+    pub text: String,
+    pub exec: Mutex<QueryExec>,
+    pub tx: Mutex<Option<tokio::sync::mpsc::Sender<Result<Event>>>>,
+}
+
+impl RunningQuery {
+    /// Stop sending: the subscription drains what is queued, then ends.
+    pub fn close(&self) {
+        self.tx.lock().take();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.tx.lock().is_none()
+    }
+}
+
+/// Unregisters a query when its subscription is dropped.
+pub(crate) struct QueryGuard {
+    pub stream: Weak<Stream>,
+    pub catalog_queries: Weak<Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>>,
+    pub id: u64,
+}
+
+impl Drop for QueryGuard {
+    fn drop(&mut self) {
+        if let Some(s) = self.stream.upgrade() {
+            s.queries.lock().retain(|q| {
+                if q.id == self.id {
+                    q.close();
+                }
+                q.id != self.id
+            });
+        }
+        if let Some(q) = self.catalog_queries.upgrade() {
+            q.lock().remove(&self.id);
+        }
+    }
+}
+
+/// Streams and registered queries.
+pub(crate) struct Catalog {
+    pub streams: RwLock<HashMap<String, Arc<Stream>>>,
+    pub queries: Arc<Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>>,
+    pub next_query_id: AtomicU64,
+    stall: std::time::Duration,
+}
+
+impl Catalog {
+    pub(crate) fn new(limits: &Limits) -> Catalog {
+        Catalog {
+            streams: RwLock::new(HashMap::new()),
+            queries: Arc::new(Mutex::new(HashMap::new())),
+            next_query_id: AtomicU64::new(1),
+            stall: limits.output_stall_timeout,
+        }
+    }
+
+    pub fn stream(&self, name: &str) -> Result<Arc<Stream>> {
+        self.streams.read().get(name).cloned().ok_or_else(|| Error::UndefinedTable(name.to_string()))
+    }
+
+    /// Start the task that advances server-clock streams while they are idle (as
+    /// TelegraphCQ's wrappers sent punctuation after an idle second). Needs a tokio runtime;
+    /// without one, server-clock streams advance only with arrivals.
+    pub(crate) fn start_clock(engine: &Arc<Engine>) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let weak = Arc::downgrade(engine);
+        handle.spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+            loop {
+                tick.tick().await;
+                let Some(engine) = weak.upgrade() else { return };
+                let streams: Vec<Arc<Stream>> = engine.catalog.streams.read().values().filter(|s| s.is_ingest_time()).cloned().collect();
+                for s in streams {
+                    if !s.queries.lock().is_empty() {
+                        let now = crate::time::now_us();
+                        let _ = engine.catalog.heartbeat(&s, now).await;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Ingest a batch into `stream`: every registered query consumes it, in order.
+    pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
+        let _order = stream.ingest.lock().await;
+        if stream.dropped.load(Ordering::Acquire) {
+            return Err(Error::UndefinedTable(stream.name.clone()));
+        }
+        {
+            let mut st = stream.stats.lock();
+            st.tuples += batch.len() as u64;
+            if let Some(&max) = batch.times.iter().max() {
+                st.now_us = Some(st.now_us.map_or(max, |n| n.max(max)));
+            }
+            if st.first_us.is_none() {
+                st.first_us = batch.times.first().copied();
+            }
+        }
+        self.run_queries(stream, |exec, out| exec.push(&batch, out)).await;
+        Ok(())
+    }
+
+    /// Move `stream`'s time to `t_us` without tuples (tcq_advance, the server clock).
+    pub async fn heartbeat(&self, stream: &Arc<Stream>, t_us: i64) -> Result<()> {
+        let _order = stream.ingest.lock().await;
+        {
+            let mut st = stream.stats.lock();
+            st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
+        }
+        self.run_queries(stream, |exec, out| exec.heartbeat(t_us, out)).await;
+        Ok(())
+    }
+
+    async fn run_queries(&self, stream: &Arc<Stream>, mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>) {
+        let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
+        for q in queries {
+            if q.is_closed() {
+                continue;
+            }
+            let mut out = Vec::new();
+            let (result, done) = {
+                let mut exec = q.exec.lock();
+                let r = step(&mut exec, &mut out);
+                (r, exec.is_done())
+            };
+            let tx = q.tx.lock().clone();
+            let Some(tx) = tx else { continue };
+            let mut ok = true;
+            for ev in out {
+                match tokio::time::timeout(self.stall, tx.send(Ok(ev))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => {
+                        ok = false;
+                        break;
+                    }
+                    Err(_) => {
+                        let _ = tx.try_send(Err(Error::ProgramLimitExceeded(format!(
+                            "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
+                            q.id,
+                            self.stall.as_secs()
+                        ))));
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if let Err(e) = result {
+                let _ = tokio::time::timeout(self.stall, tx.send(Err(e))).await;
+                ok = false;
+            }
+            if !ok || done {
+                q.close();
+                stream.queries.lock().retain(|x| x.id != q.id);
+            }
+        }
+    }
+}
+
+/// The system views and their columns.
+pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
+    let c = Column::new;
+    Some(match name {
+        "tcq_streams" => vec![
+            c("name", DataType::Text),
+            c("columns", DataType::Text),
+            c("timestamp_column", DataType::Text),
+            c("tuples", DataType::Int8),
+            c("current_time", DataType::Timestamp),
+            c("queries", DataType::Int8),
+        ],
+        "tcq_queries" => vec![
+            c("id", DataType::Int8),
+            c("query", DataType::Text),
+            c("stream", DataType::Text),
+            c("current_time", DataType::Timestamp),
+            c("tuples_in", DataType::Int8),
+            c("rows_out", DataType::Int8),
+            c("late_tuples", DataType::Int8),
+            c("slide_events", DataType::Int8),
+        ],
+        _ => return None,
+    })
+}
+
+impl Catalog {
+    /// The rows of a system view, now.
+    pub(crate) fn system_view_rows(&self, name: &str) -> Vec<Vec<Value>> {
+        let ts = |t: Option<i64>| t.map_or(Value::Null, Value::Timestamp);
+        let text = |s: &str| Value::Text(s.into());
+        let mut rows = Vec::new();
+        match name {
+            "tcq_streams" => {
+                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+                streams.sort_by(|a, b| a.name.cmp(&b.name));
+                for s in streams {
+                    let cols: Vec<String> = s.columns.iter().map(|c| format!("{} {}", c.name, c.data_type.name())).collect();
+                    let st = s.stats.lock().clone();
+                    rows.push(vec![
+                        text(&s.name),
+                        text(&cols.join(", ")),
+                        s.ts_col.map_or(Value::Null, |i| text(&s.columns[i].name)),
+                        Value::Int8(st.tuples as i64),
+                        ts(st.now_us),
+                        Value::Int8(s.queries.lock().len() as i64),
+                    ]);
+                }
+            }
+            "tcq_queries" => {
+                let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries.lock().values().cloned().collect();
+                qs.sort_by_key(|(q, _)| q.id);
+                for (q, stream) in qs {
+                    let st = q.exec.lock().stats().clone();
+                    rows.push(vec![
+                        Value::Int8(q.id as i64),
+                        text(&q.text),
+                        text(&stream),
+                        ts(st.now_us),
+                        Value::Int8(st.tuples_in as i64),
+                        Value::Int8(st.rows_out as i64),
+                        Value::Int8(st.late_tuples as i64),
+                        Value::Int8(st.slide_events as i64),
+                    ]);
+                }
+            }
+            _ => {}
+        }
+        rows
+    }
+}
+
+impl SchemaProvider for Catalog {
+    fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        self.streams.read().get(name).map(|s| (s.columns.clone(), s.ts_col))
+    }
+
+    fn system_view(&self, name: &str) -> Option<Vec<Column>> {
+        system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
+    }
 }

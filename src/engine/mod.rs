@@ -17,6 +17,7 @@
 
 mod catalog;
 mod copy;
+mod explain;
 mod session;
 mod subscription;
 

@@ -1,13 +1,25 @@
-//! One client's session: prepare, describe, execute; transaction state and cursors.
+//! One client's session: prepare, describe, execute; transaction state, cursors, settings.
+//!
+//! Statements are parsed at prepare time and bound against the catalog when they are
+//! described or executed, so a multi-statement string may create a stream and then read it.
+//! Cursors hold a running query's subscription; `FETCH n` waits until it has `n` rows or the
+//! query ends, as DESIGN.md section 1 asks.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::{Engine, Outcome};
+use super::catalog::{QueryGuard, RunningQuery, Stream};
+use super::copy::CopyIn;
+use super::{Engine, Outcome, Subscription};
 use crate::error::{Error, Result};
+use crate::exec::finite::run_finite;
+use crate::exec::{plan_windows, Event, ExecLimits, QueryExec, RowBatch};
+use crate::expr::{eval, EvalContext};
+use crate::sql::{self, FetchCount, Plan, Query, Source, StartSpec, TransactionOp, WindowSpec};
 use crate::types::{Column, DataType, Value};
+use crate::window::{Start, Window};
 
-/// A parsed statement, not yet bound (binding happens at describe/execute time, so that a
-/// multi-statement string may create a stream and then read it).
+/// A parsed statement, not yet bound.
 #[derive(Clone, Debug)]
 pub struct Statement {
     pub(crate) parsed: crate::sql::Parsed,
@@ -40,16 +52,45 @@ pub enum TxStatus {
     Failed,
 }
 
+struct Cursor {
+    sub: Subscription,
+    buffered: VecDeque<Vec<Value>>,
+    ended: bool,
+}
+
 /// A client's session.
 pub struct Session {
     pub(crate) engine: Arc<Engine>,
     pub(crate) pid: i32,
     pub(crate) tx: TxStatus,
+    cursors: HashMap<String, Cursor>,
+    settings: HashMap<String, String>,
 }
+
+const DEFAULT_SETTINGS: &[(&str, &str)] = &[
+    ("server_version", "15.0"),
+    ("server_version_num", "150000"),
+    ("server_encoding", "UTF8"),
+    ("client_encoding", "UTF8"),
+    ("datestyle", "ISO, MDY"),
+    ("timezone", "UTC"),
+    ("integer_datetimes", "on"),
+    ("standard_conforming_strings", "on"),
+    ("search_path", "\"$user\", public"),
+    ("transaction_isolation", "read committed"),
+    ("default_transaction_isolation", "read committed"),
+    ("max_identifier_length", "63"),
+    ("application_name", ""),
+    ("extra_float_digits", "1"),
+    ("is_superuser", "on"),
+    ("lc_collate", "C"),
+    ("intervalstyle", "postgres"),
+];
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, pid: i32) -> Session {
-        Session { engine, pid, tx: TxStatus::Idle }
+        let settings = DEFAULT_SETTINGS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Session { engine, pid, tx: TxStatus::Idle, cursors: HashMap::new(), settings }
     }
 
     /// The backend id.
@@ -74,14 +115,343 @@ impl Session {
         Ok(crate::sql::parse(text)?.into_iter().map(|parsed| Statement { parsed }).collect())
     }
 
+    fn bind(&self, stmt: &Statement, hints: &[Option<DataType>]) -> Result<Plan> {
+        sql::bind(&stmt.parsed, &self.engine.catalog, hints)
+    }
+
     /// Describe a statement for the extended protocol. `param_hints` are the types the
     /// client gave in Parse (`None` = unspecified).
-    pub fn describe(&mut self, _stmt: &Statement, _param_hints: &[Option<DataType>]) -> Result<Description> {
-        Err(Error::FeatureNotSupported("describe".into()))
+    pub fn describe(&mut self, stmt: &Statement, param_hints: &[Option<DataType>]) -> Result<Description> {
+        let plan = self.bind(stmt, param_hints)?;
+        let text_col = |n: &str| Some(vec![Column::new(n, DataType::Text)]);
+        Ok(match plan {
+            Plan::Insert(i) => Description { params: i.param_types, columns: None },
+            Plan::Query(q) => Description { params: q.param_types.clone(), columns: Some(q.columns.clone()) },
+            Plan::Explain { query, .. } => Description { params: query.param_types.clone(), columns: text_col("QUERY PLAN") },
+            Plan::Show { name } => Description { params: vec![], columns: text_col(&name) },
+            Plan::Fetch { cursor, is_move: false, .. } => {
+                let columns = self.cursors.get(&cursor).map(|c| c.sub.columns().to_vec());
+                Description { params: vec![], columns }
+            }
+            Plan::Advance { .. } => Description { params: vec![], columns: Some(vec![Column::new("tcq_advance", DataType::Timestamp)]) },
+            Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description { params: query.param_types.clone(), columns: None },
+            _ => Description { params: vec![], columns: None },
+        })
     }
 
     /// Execute a statement with bound parameter values.
-    pub async fn execute(&mut self, _stmt: &Statement, _params: &[Value]) -> Result<Outcome> {
-        Err(Error::FeatureNotSupported("execute".into()))
+    pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
+        let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
+        let plan = self.bind(stmt, &hints)?;
+        if self.tx == TxStatus::Failed && !matches!(plan, Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)) {
+            return Err(Error::InFailedTransaction);
+        }
+        match plan {
+            Plan::Empty => Ok(Outcome::Command(String::new())),
+            Plan::CreateStream(c) => self.create_stream(c),
+            Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists),
+            Plan::Insert(i) => self.insert(i, params).await,
+            Plan::CopyFrom(c) => {
+                let stream = self.engine.catalog.stream(&c.stream)?;
+                Ok(Outcome::CopyIn(CopyIn::new(self.engine.clone(), stream, c.target_columns, c.options)))
+            }
+            Plan::Query(q) => self.query(*q, params),
+            Plan::CopyTo { query, options } => {
+                let subscription = self.subscribe(*query, params)?;
+                Ok(Outcome::CopyOut { subscription, options })
+            }
+            Plan::Explain { query, options } => super::explain::explain(&self.engine, *query, options, params).await,
+            Plan::Declare { cursor, query } => self.declare(cursor, *query, params),
+            Plan::Fetch { cursor, count, is_move } => self.fetch(&cursor, count, is_move).await,
+            Plan::Close { cursor } => self.close(cursor),
+            Plan::Transaction(op) => Ok(self.transaction(op)),
+            Plan::Set { name, value } => {
+                let v = value.unwrap_or_else(|| DEFAULT_SETTINGS.iter().find(|(k, _)| *k == name).map_or(String::new(), |(_, v)| v.to_string()));
+                self.settings.insert(name, v);
+                Ok(Outcome::Command("SET".into()))
+            }
+            Plan::Show { name } => self.show(&name),
+            Plan::Advance { stream, time_expr } => {
+                let s = self.engine.catalog.stream(&stream)?;
+                let t = eval(&time_expr, &EvalContext::new(&[], params, None))?;
+                let t_us = t.as_timestamp().ok_or_else(|| Error::DatatypeMismatch("tcq_advance needs a timestamp".into()))?;
+                self.engine.catalog.heartbeat(&s, t_us).await?;
+                Ok(Outcome::Rows {
+                    columns: vec![Column::new("tcq_advance", DataType::Timestamp)],
+                    rows: vec![vec![Value::Timestamp(t_us)]],
+                    tag: "SELECT 1".into(),
+                    notices: vec![],
+                })
+            }
+        }
     }
+
+    fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
+        let mut streams = self.engine.catalog.streams.write();
+        if streams.contains_key(&c.name) || super::catalog::system_view_columns(&c.name).is_some() {
+            if c.if_not_exists {
+                return Ok(Outcome::Rows {
+                    columns: vec![],
+                    rows: vec![],
+                    tag: "CREATE STREAM".into(),
+                    notices: vec![format!("relation \"{}\" already exists, skipping", c.name)],
+                });
+            }
+            return Err(Error::DuplicateTable(c.name));
+        }
+        let stream = Stream {
+            name: c.name.clone(),
+            columns: c.columns,
+            ts_col: c.timestamp_column,
+            archived: c.archived,
+            ingest: tokio::sync::Mutex::new(()),
+            stats: Default::default(),
+            queries: Default::default(),
+            dropped: Default::default(),
+        };
+        streams.insert(c.name, Arc::new(stream));
+        Ok(Outcome::Command("CREATE STREAM".into()))
+    }
+
+    fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+        let mut streams = self.engine.catalog.streams.write();
+        let mut notices = Vec::new();
+        for n in &names {
+            if !streams.contains_key(n) && !if_exists {
+                return Err(Error::UndefinedTable(n.clone()));
+            }
+        }
+        for n in names {
+            match streams.remove(&n) {
+                Some(s) => {
+                    s.dropped.store(true, std::sync::atomic::Ordering::Release);
+                    // Queries reading the stream end: their subscriptions drain and finish.
+                    for q in s.queries.lock().drain(..) {
+                        q.close();
+                    }
+                }
+                None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
+            }
+        }
+        if notices.is_empty() {
+            Ok(Outcome::Command("DROP STREAM".into()))
+        } else {
+            Ok(Outcome::Rows { columns: vec![], rows: vec![], tag: "DROP STREAM".into(), notices })
+        }
+    }
+
+    async fn insert(&mut self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
+        let stream = self.engine.catalog.stream(&ins.stream)?;
+        let ncols = stream.columns.len();
+        let mut batch = RowBatch::new(ncols);
+        let now = crate::time::now_us();
+        for exprs in &ins.rows {
+            let mut row = vec![Value::Null; ncols];
+            for (e, &c) in exprs.iter().zip(&ins.target_columns) {
+                row[c] = eval(e, &EvalContext::new(&[], params, None))?;
+            }
+            let t = match stream.ts_col {
+                None => now,
+                Some(c) => row[c].as_timestamp().ok_or_else(|| {
+                    Error::NotNullViolation(format!(
+                        "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
+                        stream.columns[c].name
+                    ))
+                })?,
+            };
+            batch.push(row, t);
+            if batch.heap_bytes() > self.engine.config.limits.statement_staging_bytes_max {
+                return Err(Error::ProgramLimitExceeded("INSERT staged more than statement_staging_bytes_max bytes".into()));
+            }
+        }
+        let n = batch.len();
+        if n > 0 {
+            self.engine.catalog.ingest(&stream, batch).await?;
+        }
+        Ok(Outcome::Command(format!("INSERT 0 {n}")))
+    }
+
+    fn query(&mut self, q: Query, params: &[Value]) -> Result<Outcome> {
+        if q.is_continuous() {
+            return Ok(Outcome::Stream(self.subscribe(q, params)?));
+        }
+        let (columns, rows) = self.finite(&q, params)?;
+        let tag = format!("SELECT {}", rows.len());
+        Ok(Outcome::Rows { columns, rows, tag, notices: vec![] })
+    }
+
+    fn finite(&self, q: &Query, params: &[Value]) -> Result<(Vec<Column>, Vec<Vec<Value>>)> {
+        let input = match &q.source {
+            Source::System { name, .. } => self.engine.catalog.system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name)),
+            Source::Nothing => vec![vec![]],
+            Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
+        };
+        Ok((q.columns.clone(), run_finite(q, input, params)?))
+    }
+
+    /// Register `q` and return its subscription (finite queries yield their rows and end).
+    pub(crate) fn subscribe(&mut self, q: Query, params: &[Value]) -> Result<Subscription> {
+        if !q.is_continuous() {
+            let (columns, rows) = self.finite(&q, params)?;
+            let (tx, rx) = tokio::sync::mpsc::channel(1);
+            if !rows.is_empty() {
+                let _ = tx.try_send(Ok(Event::Rows(rows)));
+            }
+            return Ok(Subscription { columns, rx, guard: None, query_id: 0 });
+        }
+        register(&self.engine, q, params)
+    }
+
+    fn declare(&mut self, name: String, q: Query, params: &[Value]) -> Result<Outcome> {
+        if self.tx != TxStatus::InBlock {
+            return Err(Error::NoActiveTransaction("DECLARE CURSOR can only be used in transaction blocks".into()));
+        }
+        if self.cursors.contains_key(&name) {
+            return Err(Error::DuplicateCursor(name));
+        }
+        let sub = self.subscribe(q, params)?;
+        self.cursors.insert(name, Cursor { sub, buffered: VecDeque::new(), ended: false });
+        Ok(Outcome::Command("DECLARE CURSOR".into()))
+    }
+
+    async fn fetch(&mut self, name: &str, count: FetchCount, is_move: bool) -> Result<Outcome> {
+        let cursor = self.cursors.get_mut(name).ok_or_else(|| Error::InvalidCursorName(name.to_string()))?;
+        let want = match count {
+            FetchCount::Count(n) => n as usize,
+            FetchCount::All => usize::MAX,
+        };
+        let mut notices = Vec::new();
+        while cursor.buffered.len() < want && !cursor.ended {
+            match cursor.sub.next().await {
+                None => cursor.ended = true,
+                Some(Ok(Event::Rows(rows))) => cursor.buffered.extend(rows),
+                Some(Ok(Event::Notice(n))) => notices.push(n),
+                Some(Err(e)) => {
+                    cursor.ended = true;
+                    return Err(e);
+                }
+            }
+        }
+        let take = want.min(cursor.buffered.len());
+        let rows: Vec<Vec<Value>> = cursor.buffered.drain(..take).collect();
+        if is_move {
+            return Ok(Outcome::Command(format!("MOVE {}", rows.len())));
+        }
+        Ok(Outcome::Rows { columns: cursor.sub.columns().to_vec(), tag: format!("FETCH {}", rows.len()), rows, notices })
+    }
+
+    fn close(&mut self, cursor: Option<String>) -> Result<Outcome> {
+        match cursor {
+            None => {
+                self.cursors.clear();
+                Ok(Outcome::Command("CLOSE CURSOR ALL".into()))
+            }
+            Some(name) => {
+                self.cursors.remove(&name).ok_or(Error::InvalidCursorName(name))?;
+                Ok(Outcome::Command("CLOSE CURSOR".into()))
+            }
+        }
+    }
+
+    fn transaction(&mut self, op: TransactionOp) -> Outcome {
+        match op {
+            TransactionOp::Begin => {
+                if self.tx == TxStatus::Idle {
+                    self.tx = TxStatus::InBlock;
+                    Outcome::Command("BEGIN".into())
+                } else {
+                    Outcome::Rows { columns: vec![], rows: vec![], tag: "BEGIN".into(), notices: vec!["there is already a transaction in progress".into()] }
+                }
+            }
+            TransactionOp::Commit | TransactionOp::Rollback => {
+                let was = self.tx;
+                self.tx = TxStatus::Idle;
+                self.cursors.clear();
+                let tag = if op == TransactionOp::Commit && was != TxStatus::Failed { "COMMIT" } else { "ROLLBACK" };
+                if was == TxStatus::Idle {
+                    Outcome::Rows { columns: vec![], rows: vec![], tag: tag.into(), notices: vec!["there is no transaction in progress".into()] }
+                } else {
+                    Outcome::Command(tag.into())
+                }
+            }
+        }
+    }
+
+    fn show(&self, name: &str) -> Result<Outcome> {
+        if name == "all" {
+            let mut rows: Vec<Vec<Value>> = self.settings.iter().map(|(k, v)| vec![Value::Text(k.into()), Value::Text(v.into())]).collect();
+            rows.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+            let tag = format!("SHOW {}", rows.len());
+            return Ok(Outcome::Rows { columns: vec![Column::new("name", DataType::Text), Column::new("setting", DataType::Text)], rows, tag, notices: vec![] });
+        }
+        let v = self
+            .settings
+            .get(name)
+            .ok_or_else(|| Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\"")))?;
+        Ok(Outcome::Rows { columns: vec![Column::new(name, DataType::Text)], rows: vec![vec![Value::Text(v.into())]], tag: "SHOW".into(), notices: vec![] })
+    }
+
+    /// The value of a setting (for `current_setting`).
+    pub fn setting(&self, name: &str) -> Option<&str> {
+        self.settings.get(name).map(String::as_str)
+    }
+}
+
+/// Resolve a window clause: the default START AT is the submission time rounded down to a
+/// multiple of the slide since the epoch (TelegraphCQ 2.1's rule).
+pub(crate) fn resolve_window(spec: &WindowSpec, submitted_us: i64) -> Result<Window> {
+    let start = match spec.start {
+        StartSpec::Epoch => Start::Epoch,
+        StartSpec::At(t) => Start::At(t),
+        StartSpec::Default => Start::At(submitted_us.div_euclid(spec.slide_us) * spec.slide_us),
+    };
+    Window::new(spec.range_us, spec.slide_us, start).map_err(|e| Error::InvalidParameterValue(e.to_string()))
+}
+
+/// The stream a continuous query reads and its windows, resolved now.
+pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, Vec<Window>)> {
+    let Source::Stream { name, .. } = &q.source else {
+        return Err(Error::Internal("a continuous query reads a stream".into()));
+    };
+    let stream = engine.catalog.stream(name)?;
+    let now = crate::time::now_us();
+    let windows = q.windows.iter().map(|w| resolve_window(w, now)).collect::<Result<Vec<_>>>()?;
+    Ok((stream, windows))
+}
+
+/// The executor for `q` with its plan, ready to register.
+pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &Stream, windows: Vec<Window>, eta: Option<f64>) -> Result<QueryExec> {
+    let limits = engine.limits();
+    let plan = plan_windows(&q, &windows, eta.unwrap_or_else(|| stream.event_rate_per_sec()));
+    let tz = stream.ts_col.is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
+    let exec_limits = ExecLimits {
+        groups_max: limits.groups_max,
+        open_instances_max: 100_000,
+        empty_slide_events_max: limits.empty_slide_events_max,
+    };
+    QueryExec::new(q, windows, plan, params.to_vec(), tz, exec_limits, limits.live_tuples_max)
+}
+
+/// Register a continuous query on its stream.
+pub(crate) fn register(engine: &Arc<Engine>, q: Query, params: &[Value]) -> Result<Subscription> {
+    let (stream, windows) = resolve(engine, &q)?;
+    let columns = q.columns.clone();
+    let text = q.text.clone();
+    let exec = build_exec(engine, q, params, &stream, windows, None)?;
+    attach(engine, &stream, exec, text, columns)
+}
+
+/// Attach a built executor to its stream and return the subscription.
+pub(crate) fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: QueryExec, text: String, columns: Vec<Column>) -> Result<Subscription> {
+    let limits = engine.limits();
+    if engine.catalog.queries.lock().len() >= limits.queries_max {
+        return Err(Error::ProgramLimitExceeded(format!("more than {} continuous queries (queries_max)", limits.queries_max)));
+    }
+    let id = engine.catalog.next_query_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
+    let running = Arc::new(RunningQuery { id, text, exec: parking_lot::Mutex::new(exec), tx: parking_lot::Mutex::new(Some(tx)) });
+    stream.queries.lock().push(running.clone());
+    engine.catalog.queries.lock().insert(id, (running, stream.name.clone()));
+    let guard = QueryGuard { stream: Arc::downgrade(stream), catalog_queries: Arc::downgrade(&engine.catalog.queries), id };
+    Ok(Subscription { columns, rx, guard: Some(Box::new(guard)), query_id: id })
 }

@@ -210,7 +210,6 @@ fn parse_numeric(b: &[u8]) -> Option<Decimal> {
     }
     let int_part = int_part.trim_start_matches('0');
     let int_part = if int_part.is_empty() { "0" } else { int_part };
-    let mut frac_part = frac_part;
     frac_part.truncate(dscale);
     while frac_part.len() < dscale {
         frac_part.push('0');

@@ -1,0 +1,79 @@
+//! Shared helpers for the integration tests: an in-process tcq server on a random port and
+//! tokio-postgres connections to it.
+//!
+//! Each call to [`start_server`] runs a fresh [`Engine`] behind its own listener on
+//! 127.0.0.1:0, on a dedicated thread with its own tokio runtime. The server therefore keeps
+//! running however the test's own runtime schedules (a `#[tokio::test]` is single-threaded),
+//! and tests never share catalog state.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use tcq::engine::{Config, Engine};
+use tokio_postgres::{Client, NoTls};
+
+/// Start a server with the default configuration; returns its port.
+pub fn start_server() -> u16 {
+    start_server_with(Config::default())
+}
+
+/// Start a server with `config`; returns its port.
+pub fn start_server_with(config: Config) -> u16 {
+    start_engine(move || Engine::new(config))
+}
+
+/// Start a server around an engine built by `make` inside the server's runtime (an engine
+/// may spawn tasks when it is created); returns its port.
+fn start_engine(make: impl FnOnce() -> Arc<Engine> + Send + 'static) -> u16 {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("tcq-test-server".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("server runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                tx.send(listener.local_addr().expect("local addr").port())
+                    .expect("report port");
+                tcq::server::serve(listener, make()).await.expect("serve");
+            });
+        })
+        .expect("server thread");
+    rx.recv().expect("server start")
+}
+
+/// The connection string for a test server on `port`.
+pub fn conn_string(port: u16) -> String {
+    format!("host=127.0.0.1 port={port} user=tcq dbname=tcq application_name=tcq-tests")
+}
+
+/// Connect to the server on `port`; the connection runs on a spawned task.
+pub async fn connect(port: u16) -> Client {
+    connect_with_handle(port).await.0
+}
+
+/// Connect, and also return the task driving the connection: aborting it closes the socket
+/// abruptly, as a client that crashes or loses its network would.
+pub async fn connect_with_handle(port: u16) -> (Client, tokio::task::JoinHandle<()>) {
+    let (client, connection) = tokio_postgres::connect(&conn_string(port), NoTls)
+        .await
+        .expect("connect to tcq");
+    let handle = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    (client, handle)
+}
+
+/// The SQLSTATE of a tokio-postgres error, or a panic showing the error when it has none.
+pub fn sqlstate(e: &tokio_postgres::Error) -> String {
+    match e.code() {
+        Some(code) => code.code().to_string(),
+        None => panic!("expected a server error with a SQLSTATE, got: {e}"),
+    }
+}

@@ -1,1 +1,566 @@
-//! The flights demo (to be written).
+//! The flights demo: tcq end to end on real data, over real sockets.
+//!
+//! [`run`] starts the server in-process on a TCP port, connects to it twice with
+//! tokio-postgres (exactly as any PostgreSQL client would), creates a `flights` stream,
+//! registers one continuous query on the first connection:
+//!
+//! ```sql
+//! SELECT origin, count(*), avg(delay), max(delay), wtime(*)
+//! FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT '2001-01-01 00:00:00']
+//! GROUP BY origin
+//! ```
+//!
+//! and replays `data/flights-2001-01.csv.gz` (every US domestic flight of January 2001) on
+//! the second with `COPY flights FROM STDIN`, printing each window's rows as it closes and a
+//! summary at the end: tuples ingested, tuples per second, slide events and rows, elapsed
+//! time and the process's peak resident memory (server and client share the process).
+//!
+//! Design decisions:
+//! - The file is decompressed into memory before the clock starts, so the rate measures the
+//!   server (and the wire), not gzip. The rows go out as one COPY statement per
+//!   [`ROWS_PER_COPY`] rows: each COPY is all-or-nothing and is staged whole by the server,
+//!   so small statements keep that staging small.
+//! - The query is registered before the first tuple is sent: the reader waits for the
+//!   query's RowDescription, which the server sends once the query is installed.
+//! - The query is ended by dropping the stream once the last COPY has been acknowledged; the
+//!   server then delivers every row already produced and completes the statement, so the
+//!   demo knows it has seen all rows without guessing a quiet period.
+//! - `--repeat N` replays the data N times, shifting each copy forward in time by the data's
+//!   span rounded up to whole days, so that every copy is on time rather than late; with
+//!   `--data` pointing at a larger file this is the ingest benchmark.
+//!
+//! ```no_run
+//! use clap::Parser;
+//! let args = tcq::demo::DemoArgs::parse_from(["demo", "--quiet"]);
+//! tcq::demo::run(args).expect("demo failed");
+//! ```
+
+use std::error::Error;
+use std::fmt;
+use std::io::{BufWriter, Read, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+/// A boxed error that can cross tasks.
+type BoxError = Box<dyn Error + Send + Sync>;
+
+/// Rows per `COPY ... FROM STDIN` statement.
+pub const ROWS_PER_COPY: usize = 65_536;
+
+/// Bytes per CopyData message; rows are never split across messages.
+const COPY_DATA_BYTES: usize = 256 << 10;
+
+/// The stream the demo declares.
+pub const CREATE_STREAM: &str = "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, \
+     delay integer, distance integer, origin text, destination text)";
+
+/// The demo's continuous query.
+pub const QUERY: &str = "SELECT origin, count(*), avg(delay), max(delay), wtime(*) \
+     FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT '2001-01-01 00:00:00'] \
+     GROUP BY origin";
+
+/// Command-line arguments of `tcqd demo`.
+#[derive(clap::Parser, Debug, Clone)]
+#[command(about = "Replay a month of US flights through a continuous query")]
+pub struct DemoArgs {
+    /// Keep serving after the demo so that psql and other clients can connect.
+    #[arg(long)]
+    pub serve: bool,
+    /// Address to serve on. If it is taken and --serve is not given, a free port is used.
+    #[arg(long, default_value = "127.0.0.1:5433")]
+    pub listen: SocketAddr,
+    /// Do not print result rows (only the progress bar and the summary).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print at most this many result rows (all rows are still counted).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<u64>,
+    /// The data to replay: CSV with header ts,delay,distance,origin,destination, optionally
+    /// gzipped (detected by content). Default: the crate's data/flights-2001-01.csv.gz.
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+    /// Replay the data this many times, each copy shifted forward in time (benchmark).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+    /// Also write every result row to this file as CSV (wtime,origin,count,avg,max), for
+    /// comparison with scripts/reference.py by scripts/check_demo.py.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl Default for DemoArgs {
+    fn default() -> Self {
+        DemoArgs {
+            serve: false,
+            listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
+            quiet: false,
+            rows: None,
+            data: None,
+            repeat: 1,
+            output: None,
+        }
+    }
+}
+
+/// The default data file, found relative to the crate.
+pub fn default_data_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join("flights-2001-01.csv.gz")
+}
+
+/// Run the demo on a runtime of its own. Call it from synchronous code (`main` without
+/// `#[tokio::main]`); inside a runtime, await [`run_async`] instead.
+pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime
+        .block_on(run_async(args))
+        .map_err(|e| e as Box<dyn Error>)
+}
+
+/// Run the demo on the current tokio runtime (which must be multi-threaded).
+pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
+    let path = args.data.clone().unwrap_or_else(default_data_path);
+    let load_started = Instant::now();
+    let replay = Replay::load(&path, args.repeat.max(1))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    eprintln!(
+        "loaded {} rows from {} in {:.1?}",
+        replay.rows,
+        path.display(),
+        load_started.elapsed()
+    );
+
+    let (addr, server) = start_server(args.listen, args.serve).await?;
+    eprintln!("tcq serving on {addr}");
+    let ingest = connect(addr, "tcq-demo-ingest").await?;
+    ingest.batch_execute(CREATE_STREAM).await?;
+    let reader = connect(addr, "tcq-demo-query").await?;
+    let mut results = Box::pin(reader.simple_query_raw(QUERY).await?);
+    // The RowDescription arrives once the query is installed: only then may tuples flow.
+    match results.next().await {
+        Some(Ok(SimpleQueryMessage::RowDescription(_))) => {}
+        Some(Ok(_)) => return Err("the query sent rows before its description".into()),
+        Some(Err(e)) => return Err(e.into()),
+        None => return Err("the query ended before it started".into()),
+    }
+
+    let progress = progress_bar(replay.rows);
+    let printer = Printer::new(&args, progress.clone())?;
+    let started = Instant::now();
+    let reading = tokio::spawn(read_results(results, printer));
+    let ingested = replay.send(&ingest, &progress).await?;
+    let ingest_elapsed = started.elapsed();
+    // Dropping the stream ends the query after the rows it has produced.
+    ingest.batch_execute("DROP STREAM flights").await?;
+    let tally = reading.await??;
+    let elapsed = started.elapsed();
+    progress.finish_and_clear();
+
+    let summary = Summary {
+        ingested,
+        ingest_elapsed,
+        elapsed,
+        tally,
+        peak_rss_kib: peak_rss_kib(),
+    };
+    println!("{summary}");
+    if args.serve {
+        ingest.batch_execute(CREATE_STREAM).await?;
+        eprintln!(
+            "serving on {addr} with an empty `flights` stream; try\n  psql -h {} -p {}\nCtrl-C stops.",
+            addr.ip(),
+            addr.port()
+        );
+        tokio::select! {
+            r = server => r??,
+            r = tokio::signal::ctrl_c() => r?,
+        }
+    }
+    Ok(())
+}
+
+/// Bind the listener and spawn the server on it.
+async fn start_server(
+    listen: SocketAddr,
+    must_bind: bool,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>), BoxError> {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) if !must_bind => {
+            eprintln!("{listen} is not available ({e}); using a free port");
+            tokio::net::TcpListener::bind(SocketAddr::new(listen.ip(), 0)).await?
+        }
+        Err(e) => return Err(format!("cannot listen on {listen}: {e}").into()),
+    };
+    let addr = listener.local_addr()?;
+    let engine = crate::engine::Engine::new(crate::engine::Config::default());
+    Ok((addr, tokio::spawn(crate::server::serve(listener, engine))))
+}
+
+/// Connect over TCP and drive the connection on its own task.
+async fn connect(addr: SocketAddr, application: &str) -> Result<Client, BoxError> {
+    let (client, connection) = tokio_postgres::Config::new()
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user("tcq")
+        .dbname("tcq")
+        .application_name(application)
+        .connect(NoTls)
+        .await?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            eprintln!("connection error: {e}");
+        }
+    });
+    Ok(client)
+}
+
+fn progress_bar(rows: u64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(rows), ProgressDrawTarget::stderr_with_hz(5));
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} replay [{bar:40}] {human_pos}/{human_len} tuples {per_sec} eta {eta}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// The data to replay, decompressed and cut into COPY statements.
+struct Replay {
+    /// One entry per COPY statement; each is a list of CopyData payloads.
+    statements: Vec<Vec<Bytes>>,
+    rows: u64,
+}
+
+impl Replay {
+    fn load(path: &Path, repeat: u32) -> Result<Replay, BoxError> {
+        let text = read_maybe_gzipped(path)?;
+        let body = match text.iter().position(|&b| b == b'\n') {
+            Some(end) if text.starts_with(b"ts,") => &text[end + 1..],
+            _ => &text[..],
+        };
+        let span_days = span_days(body)?;
+        let mut replay = Replay {
+            statements: Vec::new(),
+            rows: 0,
+        };
+        for copy in 0..repeat {
+            let shift = chrono::Duration::days(span_days * i64::from(copy));
+            let shifted;
+            let rows = if copy == 0 {
+                body
+            } else {
+                shifted = shift_times(body, shift)?;
+                &shifted[..]
+            };
+            replay.push_rows(rows);
+        }
+        Ok(replay)
+    }
+
+    /// Cut rows into statements of [`ROWS_PER_COPY`] rows and messages of about
+    /// [`COPY_DATA_BYTES`] bytes, always at line ends.
+    fn push_rows(&mut self, mut rows: &[u8]) {
+        let mut statement = Vec::new();
+        let mut in_statement = 0;
+        while !rows.is_empty() {
+            let mut end = 0;
+            let mut lines = 0;
+            while end < rows.len() && end < COPY_DATA_BYTES && in_statement + lines < ROWS_PER_COPY
+            {
+                end += rows[end..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(rows.len() - end, |p| p + 1);
+                lines += 1;
+            }
+            statement.push(Bytes::copy_from_slice(&rows[..end]));
+            rows = &rows[end..];
+            in_statement += lines;
+            self.rows += lines as u64;
+            if in_statement == ROWS_PER_COPY || rows.is_empty() {
+                self.statements.push(std::mem::take(&mut statement));
+                in_statement = 0;
+            }
+        }
+    }
+
+    /// Send every statement in order; returns the rows the server acknowledged.
+    async fn send(&self, client: &Client, progress: &ProgressBar) -> Result<u64, BoxError> {
+        let mut acknowledged = 0;
+        for messages in &self.statements {
+            let sink = client
+                .copy_in::<_, Bytes>("COPY flights FROM STDIN WITH (FORMAT csv)")
+                .await?;
+            futures::pin_mut!(sink);
+            for message in messages {
+                sink.as_mut().feed(message.clone()).await?;
+            }
+            let rows = sink.as_mut().finish().await?;
+            acknowledged += rows;
+            progress.inc(rows);
+        }
+        Ok(acknowledged)
+    }
+}
+
+fn read_maybe_gzipped(path: &Path) -> std::io::Result<Vec<u8>> {
+    let raw = std::fs::read(path)?;
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut text = Vec::with_capacity(raw.len() * 5);
+        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut text)?;
+        Ok(text)
+    } else {
+        Ok(raw)
+    }
+}
+
+const TS_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+fn parse_ts(line: &[u8]) -> Result<chrono::NaiveDateTime, BoxError> {
+    let field = line.split(|&b| b == b',').next().unwrap_or_default();
+    let text = std::str::from_utf8(field)?;
+    Ok(chrono::NaiveDateTime::parse_from_str(text, TS_FORMAT)
+        .map_err(|e| format!("bad timestamp {text:?}: {e}"))?)
+}
+
+/// Whole days from the first row's time to just past the last row's (the shift between
+/// repeated copies).
+fn span_days(body: &[u8]) -> Result<i64, BoxError> {
+    let mut lines = body.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    let (Some(first), Some(last)) = (lines.next(), lines.next_back()) else {
+        return Ok(1);
+    };
+    let span = parse_ts(last)? - parse_ts(first)?;
+    Ok(span.num_days() + 1)
+}
+
+fn shift_times(body: &[u8], shift: chrono::Duration) -> Result<Vec<u8>, BoxError> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 16);
+    for line in body.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let comma = line.iter().position(|&b| b == b',').unwrap_or(line.len());
+        let ts = parse_ts(line)? + shift;
+        write!(out, "{}", ts.format(TS_FORMAT))?;
+        out.extend_from_slice(&line[comma..]);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// Where result rows go: the terminal (above the progress bar) and an optional CSV file.
+struct Printer {
+    progress: ProgressBar,
+    quiet: bool,
+    rows_max: u64,
+    pending: Vec<String>,
+    output: Option<BufWriter<std::fs::File>>,
+}
+
+impl Printer {
+    fn new(args: &DemoArgs, progress: ProgressBar) -> std::io::Result<Printer> {
+        let output = match &args.output {
+            Some(path) => {
+                let mut out = BufWriter::new(std::fs::File::create(path)?);
+                writeln!(out, "wtime,origin,count,avg,max")?;
+                Some(out)
+            }
+            None => None,
+        };
+        Ok(Printer {
+            progress,
+            quiet: args.quiet,
+            rows_max: args.rows.unwrap_or(u64::MAX),
+            pending: Vec::new(),
+            output,
+        })
+    }
+
+    fn row(&mut self, seen: u64, cells: [&str; 5]) -> std::io::Result<()> {
+        let [origin, count, avg, max, wtime] = cells;
+        if let Some(out) = &mut self.output {
+            writeln!(out, "{wtime},{origin},{count},{avg},{max}")?;
+        }
+        if self.quiet || seen > self.rows_max {
+            return Ok(());
+        }
+        if seen == 1 {
+            self.pending.push(format!(
+                "{:<19}  {:<6} {:>6} {:>22} {:>6}",
+                "wtime", "origin", "count", "avg(delay)", "max"
+            ));
+        }
+        self.pending.push(format!(
+            "{wtime:<19}  {origin:<6} {count:>6} {avg:>22} {max:>6}"
+        ));
+        Ok(())
+    }
+
+    /// Print what is pending, above the progress bar (once per slide event).
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        self.progress.suspend(|| {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            pending
+                .iter()
+                .try_for_each(|line| writeln!(out, "{line}"))?;
+            out.flush()
+        })
+    }
+
+    fn finish(mut self) -> std::io::Result<()> {
+        self.flush()?;
+        if let Some(mut out) = self.output.take() {
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// What the reader saw.
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    rows: u64,
+    /// Distinct wtime values among the rows: slide events that produced rows (a slide event
+    /// whose groups are all empty emits nothing, so the client cannot see it).
+    slide_events: u64,
+    /// Sum of count(*) over all rows.
+    count_sum: u64,
+}
+
+async fn read_results(
+    mut results: std::pin::Pin<Box<tokio_postgres::SimpleQueryStream>>,
+    mut printer: Printer,
+) -> Result<Tally, BoxError> {
+    let mut tally = Tally::default();
+    let mut last_wtime = String::new();
+    while let Some(message) = results.next().await {
+        let row = match message? {
+            SimpleQueryMessage::Row(row) => row,
+            SimpleQueryMessage::CommandComplete(_) => break,
+            _ => continue,
+        };
+        let cell = |i: usize| row.get(i).unwrap_or("");
+        let cells = [cell(0), cell(1), cell(2), cell(3), cell(4)];
+        if cells[4] != last_wtime {
+            printer.flush()?;
+            last_wtime = cells[4].to_string();
+            tally.slide_events += 1;
+        }
+        tally.rows += 1;
+        tally.count_sum += cells[1].parse::<u64>().unwrap_or(0);
+        printer.row(tally.rows, cells)?;
+    }
+    printer.finish()?;
+    Ok(tally)
+}
+
+/// The closing summary.
+struct Summary {
+    ingested: u64,
+    ingest_elapsed: Duration,
+    elapsed: Duration,
+    tally: Tally,
+    peak_rss_kib: Option<u64>,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rate = self.ingested as f64 / self.elapsed.as_secs_f64().max(1e-9);
+        writeln!(f, "── summary ──")?;
+        writeln!(f, "tuples ingested        {}", self.ingested)?;
+        writeln!(
+            f,
+            "elapsed                {:.3} s (ingest acknowledged after {:.3} s)",
+            self.elapsed.as_secs_f64(),
+            self.ingest_elapsed.as_secs_f64()
+        )?;
+        writeln!(
+            f,
+            "tuples per second      {rate:.0} (end to end: first COPY to last row)"
+        )?;
+        writeln!(f, "slide events with rows {}", self.tally.slide_events)?;
+        writeln!(f, "rows emitted           {}", self.tally.rows)?;
+        writeln!(f, "sum of count(*)        {}", self.tally.count_sum)?;
+        match self.peak_rss_kib {
+            Some(kib) => write!(f, "peak RSS (process)     {:.1} MiB", kib as f64 / 1024.0),
+            None => write!(f, "peak RSS (process)     unknown (no /proc/self/status)"),
+        }
+    }
+}
+
+/// VmHWM from /proc/self/status: the process's peak resident set, in KiB.
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_cut_into_statements_at_line_ends() {
+        let mut replay = Replay {
+            statements: Vec::new(),
+            rows: 0,
+        };
+        let rows: String = (0..ROWS_PER_COPY + 3)
+            .map(|i| format!("2001-01-01 00:00:00,{i},1,A,B\n"))
+            .collect();
+        replay.push_rows(rows.as_bytes());
+        assert_eq!(replay.rows, (ROWS_PER_COPY + 3) as u64);
+        assert_eq!(replay.statements.len(), 2);
+        let joined: Vec<u8> = replay
+            .statements
+            .iter()
+            .flatten()
+            .flat_map(|b| b.to_vec())
+            .collect();
+        assert_eq!(joined, rows.as_bytes());
+        for message in replay.statements.iter().flatten() {
+            assert!(
+                message.ends_with(b"\n"),
+                "a CopyData message must end at a line end"
+            );
+        }
+        let last: usize = replay.statements[1]
+            .iter()
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .sum();
+        assert_eq!(last, 3);
+    }
+
+    #[test]
+    fn repeated_copies_are_shifted_by_whole_days() {
+        let body = b"2001-01-01 00:01:00,1,2,A,B\n2001-01-31 23:57:00,3,4,C,D\n";
+        assert_eq!(span_days(body).unwrap(), 31);
+        let shifted = shift_times(body, chrono::Duration::days(31)).unwrap();
+        assert_eq!(
+            shifted,
+            b"2001-02-01 00:01:00,1,2,A,B\n2001-03-03 23:57:00,3,4,C,D\n"
+        );
+    }
+
+    #[test]
+    fn peak_rss_is_read_on_linux() {
+        if cfg!(target_os = "linux") {
+            assert!(peak_rss_kib().unwrap() > 0);
+        }
+    }
+}

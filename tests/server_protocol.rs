@@ -573,3 +573,52 @@ async fn a_client_that_vanishes_mid_copy_leaves_nothing_behind() {
         "only the completed COPY's row was ingested"
     );
 }
+
+#[tokio::test]
+async fn finite_results_use_binary_formats_and_row_limits() {
+    let port = start_server();
+    let mut client = connect(port).await;
+    client
+        .simple_query(
+            "CREATE STREAM a (v integer); CREATE STREAM b (v integer); CREATE STREAM c (v integer)",
+        )
+        .await
+        .unwrap();
+    // The extended protocol asks for binary results: a system view decodes as typed values.
+    let rows = client
+        .query("SELECT name FROM tcq_streams ORDER BY name", &[])
+        .await
+        .unwrap();
+    let names: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(names, vec!["a", "b", "c"]);
+    // A finite result handed out through a row-limited portal.
+    let tx = client.transaction().await.unwrap();
+    let portal = tx
+        .bind("SELECT name FROM tcq_streams ORDER BY name", &[])
+        .await
+        .unwrap();
+    let first = tx.query_portal(&portal, 2).await.unwrap();
+    let rest = tx.query_portal(&portal, 2).await.unwrap();
+    assert_eq!(first.len(), 2);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].get::<_, String>(0), "c");
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn garbage_on_the_socket_harms_no_one() {
+    use tokio::io::AsyncWriteExt;
+    let port = start_server();
+    let mut raw = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    raw.write_all(b"\x00\x00\x00\x08garbage that is not a startup packet")
+        .await
+        .unwrap();
+    drop(raw);
+    let client = connect(port).await;
+    client
+        .simple_query("CREATE STREAM s (v integer)")
+        .await
+        .expect("server still serves");
+}

@@ -2,36 +2,87 @@
 //!
 //! [`parse`] splits a query string into statements and parses each with sqlparser's
 //! PostgreSQL dialect, after cutting out TelegraphCQ's `[RANGE BY ... SLIDE BY ... START AT
-//! ...]` window clauses and handling `CREATE STREAM`. [`bind`] resolves names against the
-//! catalog and types every expression, producing a [`Plan`]. No sqlparser type leaves
-//! this module.
+//! ...]` window clauses and handling `CREATE STREAM` and the utility statements sqlparser
+//! lacks (`FETCH c`, `MOVE`). [`bind`] resolves names against the catalog and types every
+//! expression, producing a [`Plan`]. No sqlparser type leaves this module.
+//!
+//! Parsing and binding are separate because a multi-statement string may create a stream
+//! and then read it: every statement is parsed up front (a syntax error anywhere rejects the
+//! whole string, as PostgreSQL does), and each is bound just before it runs.
+//!
+//! ```
+//! use tcq::sql::{parse, bind, Plan, SchemaProvider, StartSpec};
+//! use tcq::types::{Column, DataType};
+//!
+//! struct Catalog;
+//! impl SchemaProvider for Catalog {
+//!     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+//!         (name == "flights").then(|| (vec![
+//!             Column::new("ts", DataType::Timestamp),
+//!             Column::new("delay", DataType::Int4),
+//!         ], Some(0)))
+//!     }
+//!     fn system_view(&self, _: &str) -> Option<Vec<Column>> { None }
+//! }
+//!
+//! let stmts = parse("SELECT avg(delay), wtime(*) FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes']").unwrap();
+//! let Plan::Query(q) = bind(&stmts[0], &Catalog, &[]).unwrap() else { panic!() };
+//! assert_eq!(q.windows[0].range_us, 3_600_000_000);
+//! assert_eq!(q.windows[0].slide_us, 600_000_000);
+//! assert_eq!(q.windows[0].start, StartSpec::Default);
+//! assert_eq!(q.columns[0].data_type, DataType::Numeric);
+//! ```
 
+mod bind;
+mod parse;
 mod plan;
 
 pub use plan::*;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::types::DataType;
 
 /// One parsed statement (opaque outside `sql`).
 #[derive(Clone, Debug)]
 pub struct Parsed {
-    text: String,
+    inner: parse::ParsedStmt,
 }
 
 impl Parsed {
-    /// The statement's SQL text.
+    /// The statement's SQL text (without the terminating `;`).
     pub fn text(&self) -> &str {
-        &self.text
+        &self.inner.text
+    }
+
+    /// True for an empty statement (only whitespace, comments or `;`).
+    pub fn is_empty(&self) -> bool {
+        matches!(self.inner.stmt, parse::Stmt::Empty)
     }
 }
 
-/// Split `text` into statements and parse each. Errors: 42601 with the position.
+/// Split `text` into statements and parse each. An empty string (or a lone `;`) gives one
+/// empty statement, which binds to [`Plan::Empty`]. Errors: 42601
+/// ([`crate::Error::Syntax`]) with PostgreSQL's wording.
 pub fn parse(text: &str) -> Result<Vec<Parsed>> {
-    Ok(vec![Parsed { text: text.to_string() }])
+    Ok(parse::parse_all(text)?
+        .into_iter()
+        .map(|inner| Parsed { inner })
+        .collect())
 }
 
-/// Resolve and type a parsed statement. `param_hints` are client-given parameter types.
-pub fn bind(_parsed: &Parsed, _schema: &dyn SchemaProvider, _param_hints: &[Option<DataType>]) -> Result<Plan> {
-    Err(Error::FeatureNotSupported("bind".into()))
+/// Resolve and type a parsed statement. `param_hints` are client-given parameter types
+/// (`None` = unspecified); unhinted parameters take their type from context (a comparison
+/// with a column, an INSERT target column), else `text`.
+pub fn bind(
+    parsed: &Parsed,
+    schema: &dyn SchemaProvider,
+    param_hints: &[Option<DataType>],
+) -> Result<Plan> {
+    bind::bind(&parsed.inner, schema, param_hints)
+}
+
+/// A type name as SQL writes it (`double precision`, `varchar(3)`, `timestamptz`) to a
+/// [`DataType`]. Errors: 42704 for an unknown name.
+pub fn parse_type_name(name: &str) -> Result<DataType> {
+    bind::type_from_name(name)
 }

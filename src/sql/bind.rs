@@ -1,0 +1,3419 @@
+//! Binding: names resolved, every expression typed, statements turned into [`Plan`]s.
+//!
+//! The binder walks sqlparser's AST once per statement. Identifiers are folded to lower case
+//! unless quoted; each expression comes back with its PostgreSQL type, or with no type yet
+//! when it is an *unknown* literal (a quoted string, NULL) or an untyped parameter: like
+//! PostgreSQL, such operands take the type of the other side of an operator, so that
+//! `ts > '2001-01-01'` compares timestamps and `delay > $1` makes `$1` an integer.
+//!
+//! Aggregation follows PostgreSQL's rules. GROUP BY keys are bound over the input row (by
+//! expression, input column, output alias or ordinal); the select list, HAVING and ORDER BY
+//! are then bound over the *aggregate row* `[keys.., aggregates..]`: a subexpression equal to
+//! a key becomes that key's column, an aggregate call becomes its result's column, and any
+//! other column reference is a grouping error (42803).
+//!
+//! Design decision: the binder emits no sqlparser types and does no evaluation beyond
+//! constant-folding typed literals (`'10 seconds'::interval`), so that a plan can be built
+//! from a prepared statement before its parameters are known.
+
+use sqlparser::ast;
+
+use super::parse::{normalize_word, ParsedStmt, RawExplain, RawWindow, Stmt};
+use super::plan::*;
+use crate::error::{Error, Result};
+use crate::types::{parse_value, Column, DataType, Value};
+
+/// An expression with its type; `None` is PostgreSQL's *unknown* (string literal, NULL,
+/// untyped parameter), resolved by context.
+#[derive(Clone, Debug)]
+struct Bound {
+    expr: Expr,
+    ty: Option<DataType>,
+}
+
+impl Bound {
+    fn new(expr: Expr, ty: DataType) -> Self {
+        Bound { expr, ty: Some(ty) }
+    }
+}
+
+/// What the expressions of a query may name.
+#[derive(Clone, Debug, Default)]
+struct Scope {
+    /// Names by which the relation may qualify a column (name, last part, alias).
+    qualifiers: Vec<String>,
+    /// The name PostgreSQL prints in errors for the relation (alias or name).
+    relation: Option<String>,
+    columns: Vec<Column>,
+    /// Type of wtime(*) and wstart(*); `None` when the query has no window.
+    window_time: Option<DataType>,
+}
+
+/// GROUP BY keys and aggregate calls being collected for one query.
+#[derive(Debug, Default)]
+struct AggState {
+    keys: Vec<Expr>,
+    key_types: Vec<DataType>,
+    calls: Vec<AggCall>,
+}
+
+struct Binder<'a> {
+    schema: &'a dyn SchemaProvider,
+    /// Parameter types so far (client hints first, then inferred).
+    params: Vec<Option<DataType>>,
+    windows: &'a [RawWindow],
+    agg: Option<AggState>,
+    /// Bind over the aggregate row (select list, HAVING, ORDER BY of an aggregate query).
+    agg_mode: bool,
+    /// Inside an aggregate's argument.
+    in_agg_arg: bool,
+    /// Where expressions are being bound, for "not allowed in X" errors.
+    clause: &'static str,
+}
+
+/// Bind one parsed statement.
+pub(crate) fn bind(
+    p: &ParsedStmt,
+    schema: &dyn SchemaProvider,
+    hints: &[Option<DataType>],
+) -> Result<Plan> {
+    let mut b = Binder {
+        schema,
+        params: hints.to_vec(),
+        windows: &p.windows,
+        agg: None,
+        agg_mode: false,
+        in_agg_arg: false,
+        clause: "",
+    };
+    let plan = b.statement(p)?;
+    if !p.windows.is_empty()
+        && !matches!(
+            plan,
+            Plan::Query(_) | Plan::CopyTo { .. } | Plan::Declare { .. } | Plan::Explain { .. }
+        )
+    {
+        return Err(Error::Syntax(
+            "a window clause may only follow a stream in the FROM clause of a SELECT".into(),
+        ));
+    }
+    Ok(plan)
+}
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::FeatureNotSupported(what.into())
+}
+
+fn ident_name(id: &ast::Ident) -> String {
+    normalize_word(&id.value, id.quote_style)
+}
+
+fn object_name(name: &ast::ObjectName) -> Result<String> {
+    let mut parts = Vec::new();
+    for part in &name.0 {
+        match part.as_ident() {
+            Some(id) => parts.push(ident_name(id)),
+            None => return Err(Error::Syntax(format!("syntax error at or near \"{name}\""))),
+        }
+    }
+    Ok(parts.join("."))
+}
+
+/// A type name as written (`double precision`, `varchar(3)`, `TIMESTAMP(3) WITH TIME ZONE`)
+/// to a [`DataType`]. Errors: 42704 for unknown names, 0A000 for PostgreSQL types tcq lacks.
+pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
+    let lower = written.trim().to_lowercase();
+    let mut base = String::new();
+    let mut args: Vec<u32> = Vec::new();
+    let mut rest = lower.as_str();
+    while let Some(open) = rest.find('(') {
+        base.push_str(&rest[..open]);
+        let close = rest[open..]
+            .find(')')
+            .map(|c| c + open)
+            .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{written}\"")))?;
+        for a in rest[open + 1..close].split(',') {
+            let n: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| Error::Syntax(format!("syntax error at or near \"{written}\"")))?;
+            args.push(n);
+        }
+        base.push(' ');
+        rest = &rest[close + 1..];
+    }
+    base.push_str(rest);
+    let base = base.split_whitespace().collect::<Vec<_>>().join(" ");
+    let base = base
+        .strip_prefix("pg_catalog.")
+        .unwrap_or(&base)
+        .to_string();
+    let ty = match base.as_str() {
+        "boolean" | "bool" => DataType::Bool,
+        "smallint" | "int2" => DataType::Int2,
+        "integer" | "int" | "int4" => DataType::Int4,
+        "bigint" | "int8" => DataType::Int8,
+        "real" | "float4" => DataType::Float4,
+        "double precision" | "float8" | "double" => DataType::Float8,
+        "float" => match args.first() {
+            Some(&p) if p <= 24 => DataType::Float4,
+            _ => DataType::Float8,
+        },
+        "numeric" | "decimal" | "dec" => DataType::Numeric,
+        "text" | "string" => DataType::Text,
+        "varchar" | "character varying" | "char varying" => match args.first() {
+            Some(0) => return Err(Error::InvalidParameterValue("length for type varchar must be at least 1".into())),
+            n => DataType::Varchar(n.copied()),
+        },
+        "timestamp" | "timestamp without time zone" => DataType::Timestamp,
+        "timestamptz" | "timestamp with time zone" => DataType::TimestampTz,
+        "interval" => DataType::Interval,
+        "char" | "character" | "bpchar" | "date" | "time" | "timetz" | "time with time zone" | "time without time zone" | "bytea" | "json"
+        | "jsonb" | "uuid" | "regclass" | "oid" | "name" => {
+            return Err(unsupported(format!(
+                "type {base} is not supported; stream columns may be boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), timestamp, timestamptz or interval"
+            )))
+        }
+        _ => return Err(Error::UndefinedObject(format!("type \"{}\" does not exist", written.trim()))),
+    };
+    Ok(ty)
+}
+
+/// PostgreSQL's internal short name of a type, as used for the column name of a cast.
+fn short_type_name(t: DataType) -> &'static str {
+    match t {
+        DataType::Bool => "bool",
+        DataType::Int2 => "int2",
+        DataType::Int4 => "int4",
+        DataType::Int8 => "int8",
+        DataType::Float4 => "float4",
+        DataType::Float8 => "float8",
+        DataType::Numeric => "numeric",
+        DataType::Text => "text",
+        DataType::Varchar(_) => "varchar",
+        DataType::Timestamp => "timestamp",
+        DataType::TimestampTz => "timestamptz",
+        DataType::Interval => "interval",
+    }
+}
+
+fn numeric_rank(t: DataType) -> u8 {
+    match t {
+        DataType::Int2 => 1,
+        DataType::Int4 => 2,
+        DataType::Int8 => 3,
+        DataType::Numeric => 4,
+        DataType::Float4 => 5,
+        DataType::Float8 => 6,
+        _ => 0,
+    }
+}
+
+/// The type two numeric operands are promoted to (PostgreSQL's implicit casts).
+pub(crate) fn promote_numeric(a: DataType, b: DataType) -> DataType {
+    if a == b {
+        return a;
+    }
+    if a.is_integer() && b.is_integer() {
+        return if numeric_rank(a) >= numeric_rank(b) {
+            a
+        } else {
+            b
+        };
+    }
+    if matches!(a, DataType::Float4 | DataType::Float8)
+        || matches!(b, DataType::Float4 | DataType::Float8)
+    {
+        return DataType::Float8;
+    }
+    DataType::Numeric
+}
+
+/// A common type for comparison, CASE, COALESCE and IN, or `None`.
+fn common_type(a: DataType, b: DataType) -> Option<DataType> {
+    if a == b {
+        return Some(a);
+    }
+    if a.is_numeric() && b.is_numeric() {
+        return Some(promote_numeric(a, b));
+    }
+    if a.is_text() && b.is_text() {
+        return Some(DataType::Text);
+    }
+    if a.is_timestamp() && b.is_timestamp() {
+        return Some(DataType::TimestampTz);
+    }
+    None
+}
+
+/// True when PostgreSQL allows an implicit (or assignment) cast from `from` to `to`.
+fn castable(from: DataType, to: DataType, explicit: bool) -> bool {
+    if from == to || (from.is_numeric() && to.is_numeric()) || (from.is_text() && to.is_text()) {
+        return true;
+    }
+    if from.is_timestamp() && to.is_timestamp() {
+        return true;
+    }
+    if explicit {
+        return from.is_text()
+            || to.is_text()
+            || matches!(
+                (from, to),
+                (DataType::Bool, DataType::Int4) | (DataType::Int4, DataType::Bool)
+            );
+    }
+    // Assignment casts: anything to text/varchar.
+    to.is_text()
+}
+
+fn op_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Mod => "%",
+        BinaryOp::Eq => "=",
+        BinaryOp::NotEq => "<>",
+        BinaryOp::Lt => "<",
+        BinaryOp::LtEq => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::GtEq => ">=",
+        BinaryOp::And => "AND",
+        BinaryOp::Or => "OR",
+        BinaryOp::Concat => "||",
+    }
+}
+
+fn type_label(t: Option<DataType>) -> String {
+    t.map(|t| t.name()).unwrap_or_else(|| "unknown".into())
+}
+
+fn no_operator(l: Option<DataType>, op: &str, r: Option<DataType>) -> Error {
+    Error::UndefinedFunction(format!(
+        "operator does not exist: {} {op} {}",
+        type_label(l),
+        type_label(r)
+    ))
+}
+
+fn agg_func_of(name: &str) -> Option<AggFunc> {
+    Some(match name {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "stddev" | "stddev_samp" => AggFunc::StddevSamp,
+        "stddev_pop" => AggFunc::StddevPop,
+        "variance" | "var_samp" => AggFunc::VarSamp,
+        "var_pop" => AggFunc::VarPop,
+        _ => return None,
+    })
+}
+
+fn func_name(f: &ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(ident_name)
+        .unwrap_or_default()
+}
+
+/// True when `e` contains an aggregate call (outside subqueries).
+fn contains_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
+    match e {
+        E::Function(f) => {
+            if agg_func_of(&func_name(f)).is_some() && f.over.is_none() {
+                return true;
+            }
+            func_arg_exprs(f).iter().any(|x| contains_aggregate(x))
+        }
+        E::BinaryOp { left, right, .. } => any(&[left, right]),
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::Cast { expr, .. }
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::IsTrue(expr)
+        | E::IsFalse(expr)
+        | E::IsNotTrue(expr)
+        | E::IsNotFalse(expr)
+        | E::IsUnknown(expr)
+        | E::IsNotUnknown(expr)
+        | E::Extract { expr, .. }
+        | E::Ceil { expr, .. }
+        | E::Floor { expr, .. } => contains_aggregate(expr),
+        E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        E::Between {
+            expr, low, high, ..
+        } => any(&[expr, low, high]),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::In {
+            expr,
+            target: ast::InTarget::List(list),
+            ..
+        } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(contains_aggregate)
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(contains_aggregate)
+        }
+        E::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            contains_aggregate(expr)
+                || substring_from.as_deref().is_some_and(contains_aggregate)
+                || substring_for.as_deref().is_some_and(contains_aggregate)
+        }
+        _ => false,
+    }
+}
+
+fn func_arg_exprs(f: &ast::Function) -> Vec<&ast::Expr> {
+    match &f.args {
+        ast::FunctionArguments::List(l) => l
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+                ast::FunctionArg::Named {
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => Some(e),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// Function arguments: the expressions, whether the list is `*`, whether DISTINCT.
+struct Args<'e> {
+    exprs: Vec<&'e ast::Expr>,
+    star: bool,
+    distinct: bool,
+    none: bool,
+}
+
+fn func_args(f: &ast::Function) -> Result<Args<'_>> {
+    let name = func_name(f);
+    if f.over.is_some() {
+        return Err(unsupported(format!("window function {name}(...) OVER is not supported; use a window clause after the stream")));
+    }
+    if f.filter.is_some() || !f.within_group.is_empty() {
+        return Err(unsupported(format!(
+            "FILTER and WITHIN GROUP are not supported ({name})"
+        )));
+    }
+    let mut a = Args {
+        exprs: vec![],
+        star: false,
+        distinct: false,
+        none: false,
+    };
+    match &f.args {
+        ast::FunctionArguments::None => a.none = true,
+        ast::FunctionArguments::Subquery(_) => {
+            return Err(unsupported("subqueries are not supported"))
+        }
+        ast::FunctionArguments::List(l) => {
+            a.distinct = matches!(
+                l.duplicate_treatment,
+                Some(ast::DuplicateTreatment::Distinct)
+            );
+            if !l.clauses.is_empty() {
+                return Err(unsupported(format!(
+                    "clauses inside {name}(...) are not supported"
+                )));
+            }
+            for arg in &l.args {
+                match arg {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => a.exprs.push(e),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => a.star = true,
+                    _ => return Err(Error::Syntax(format!("syntax error at or near \"{arg}\""))),
+                }
+            }
+            if a.star && !a.exprs.is_empty() {
+                return Err(Error::Syntax("syntax error at or near \"*\"".into()));
+            }
+        }
+    }
+    Ok(a)
+}
+
+fn expr_has_column(e: &Expr) -> bool {
+    match e {
+        Expr::Column(_) => true,
+        Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => false,
+        Expr::Unary { expr, .. } | Expr::Cast { expr, .. } | Expr::IsNull { expr, .. } => {
+            expr_has_column(expr)
+        }
+        Expr::Binary { left, right, .. } => expr_has_column(left) || expr_has_column(right),
+        Expr::Func { args, .. } => args.iter().any(expr_has_column),
+        Expr::Case {
+            operand,
+            branches,
+            otherwise,
+        } => {
+            operand.as_deref().is_some_and(expr_has_column)
+                || branches
+                    .iter()
+                    .any(|(a, b)| expr_has_column(a) || expr_has_column(b))
+                || otherwise.as_deref().is_some_and(expr_has_column)
+        }
+        Expr::InList { expr, list, .. } => {
+            expr_has_column(expr) || list.iter().any(expr_has_column)
+        }
+        Expr::Like { expr, pattern, .. } => expr_has_column(expr) || expr_has_column(pattern),
+    }
+}
+
+/// A select-list entry after `*` expansion.
+enum Item<'q> {
+    Ast(&'q ast::Expr, Option<String>),
+    Column(usize),
+}
+
+fn default_column_name(e: &ast::Expr) -> String {
+    use ast::Expr as E;
+    match e {
+        E::Identifier(id) => ident_name(id),
+        E::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
+        E::Function(f) => func_name(f),
+        E::Nested(inner) => default_column_name(inner),
+        E::Cast {
+            expr, data_type, ..
+        } => match default_column_name(expr).as_str() {
+            "?column?" => type_from_name(&data_type.to_string())
+                .map(|t| short_type_name(t).to_string())
+                .unwrap_or_else(|_| "?column?".into()),
+            name => name.to_string(),
+        },
+        E::TypedString(ts) => type_from_name(&ts.data_type.to_string())
+            .map(|t| short_type_name(t).to_string())
+            .unwrap_or_else(|_| "?column?".into()),
+        E::Interval(_) => "interval".into(),
+        E::Extract { .. } => "extract".into(),
+        E::Ceil { .. } => "ceil".into(),
+        E::Floor { .. } => "floor".into(),
+        E::Substring { .. } => "substring".into(),
+        E::Case { .. } => "case".into(),
+        E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
+        _ => "?column?".into(),
+    }
+}
+
+fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<u64>().map(Some).map_err(|_| {
+                Error::InvalidParameterValue(format!(
+                    "{what} must be a non-negative integer, got {n}"
+                ))
+            }),
+            ast::Value::Null => Ok(None),
+            _ => Err(Error::DatatypeMismatch(format!(
+                "argument of {what} must be type bigint, not type unknown"
+            ))),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } => Err(Error::InvalidParameterValue(format!(
+            "{what} must not be negative"
+        ))),
+        ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => literal_u64(expr, what),
+        _ => Err(unsupported(format!("{what} must be an integer constant"))),
+    }
+}
+
+/// Parse `EVENT_RATE '<n> per <unit>'` into events per second.
+fn event_rate(text: &str) -> Result<f64> {
+    let bad = || {
+        Error::InvalidParameterValue(format!("invalid EVENT_RATE \"{text}\": expected '<number> per <interval>', e.g. '1 per minute'"))
+    };
+    let lower = text.trim().to_lowercase();
+    let (n, unit) = match lower.split_once(" per ") {
+        Some((n, u)) => (n.trim(), u.trim()),
+        None => (lower.as_str(), "second"),
+    };
+    let n: f64 = n.parse().map_err(|_| bad())?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(bad());
+    }
+    let unit_iv = if unit.starts_with(|c: char| c.is_ascii_digit()) {
+        crate::time::parse_interval(unit)
+    } else {
+        crate::time::parse_interval(&format!("1 {unit}"))
+    }
+    .map_err(|_| bad())?;
+    let us = crate::time::fixed_length_us(&unit_iv)?;
+    if us <= 0 {
+        return Err(bad());
+    }
+    Ok(n * 1e6 / us as f64)
+}
+
+impl<'a> Binder<'a> {
+    fn statement(&mut self, p: &ParsedStmt) -> Result<Plan> {
+        match &p.stmt {
+            Stmt::Empty => Ok(Plan::Empty),
+            Stmt::CreateStream {
+                name,
+                columns,
+                archived,
+                if_not_exists,
+            } => self.create_stream(name, columns, *archived, *if_not_exists),
+            Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
+                names: names.clone(),
+                if_exists: *if_exists,
+            }),
+            Stmt::Fetch {
+                cursor,
+                count,
+                is_move,
+            } => Ok(Plan::Fetch {
+                cursor: cursor.clone(),
+                count: *count,
+                is_move: *is_move,
+            }),
+            Stmt::Close(c) => Ok(Plan::Close { cursor: c.clone() }),
+            Stmt::Transaction(op) => Ok(Plan::Transaction(*op)),
+            Stmt::Set { name, value } => Ok(Plan::Set {
+                name: name.clone(),
+                value: value.clone(),
+            }),
+            Stmt::Show(name) => Ok(Plan::Show { name: name.clone() }),
+            Stmt::Declare { cursor, statement } => {
+                let ast::Statement::Query(q) = &**statement else {
+                    return Err(Error::Syntax(
+                        "DECLARE CURSOR must be followed by a SELECT".into(),
+                    ));
+                };
+                Ok(Plan::Declare {
+                    cursor: cursor.clone(),
+                    query: Box::new(self.query(q, &p.text)?),
+                })
+            }
+            Stmt::Explain { options, statement } => self.explain(options, statement, &p.text),
+            Stmt::Ast(s) => self.ast_statement(s, &p.text),
+        }
+    }
+
+    fn explain(
+        &mut self,
+        raw: &RawExplain,
+        statement: &ast::Statement,
+        text: &str,
+    ) -> Result<Plan> {
+        let ast::Statement::Query(q) = statement else {
+            return Err(unsupported("EXPLAIN is supported for SELECT only"));
+        };
+        let format = match raw.format.as_deref() {
+            None | Some("text") => ExplainFormat::Text,
+            Some("json") => ExplainFormat::Json,
+            Some("dot") => ExplainFormat::Dot,
+            Some(other) => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "unrecognized value for EXPLAIN option \"format\": \"{other}\""
+                )))
+            }
+        };
+        let event_rate_per_sec = raw.event_rate.as_deref().map(event_rate).transpose()?;
+        let options = ExplainOptions {
+            format,
+            analyze: raw.analyze,
+            verbose: raw.verbose,
+            event_rate_per_sec,
+        };
+        Ok(Plan::Explain {
+            query: Box::new(self.query(q, text)?),
+            options,
+        })
+    }
+
+    fn create_stream(
+        &mut self,
+        name: &str,
+        raw: &[super::parse::RawColumn],
+        archived: bool,
+        if_not_exists: bool,
+    ) -> Result<Plan> {
+        let mut columns: Vec<Column> = Vec::with_capacity(raw.len());
+        let mut timestamp_column = None;
+        for (i, c) in raw.iter().enumerate() {
+            if columns.iter().any(|x| x.name == c.name) {
+                return Err(Error::DuplicateColumn(format!(
+                    "column \"{}\" specified more than once",
+                    c.name
+                )));
+            }
+            let ty = type_from_name(&c.type_name)?;
+            if c.timestamp_column {
+                if let Some(prev) = timestamp_column {
+                    let prev: &Column = &columns[prev];
+                    return Err(Error::InvalidParameterValue(format!(
+                        "stream \"{name}\" has more than one TIMESTAMPCOLUMN (\"{}\" and \"{}\"); at most one column is the event time",
+                        prev.name, c.name
+                    )));
+                }
+                if !ty.is_timestamp() {
+                    return Err(Error::InvalidParameterValue(format!(
+                        "TIMESTAMPCOLUMN \"{}\" must be of type timestamp or timestamptz, not {}",
+                        c.name,
+                        ty.name()
+                    )));
+                }
+                timestamp_column = Some(i);
+            }
+            columns.push(Column::new(c.name.clone(), ty));
+        }
+        Ok(Plan::CreateStream(CreateStream {
+            name: name.to_string(),
+            columns,
+            timestamp_column,
+            archived,
+            if_not_exists,
+        }))
+    }
+
+    fn ast_statement(&mut self, s: &ast::Statement, text: &str) -> Result<Plan> {
+        match s {
+            ast::Statement::Query(q) => {
+                if let Some(plan) = self.try_advance(q)? {
+                    return Ok(plan);
+                }
+                Ok(Plan::Query(Box::new(self.query(q, text)?)))
+            }
+            ast::Statement::Insert(ins) => self.insert(ins),
+            ast::Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                ..
+            } => self.copy(source, *to, target, options, legacy_options, text),
+            ast::Statement::CreateTable(_) => Err(unsupported(
+                "CREATE TABLE is not supported; use CREATE STREAM",
+            )),
+            ast::Statement::Drop { object_type, .. } => Err(unsupported(format!(
+                "DROP {object_type} is not supported; use DROP STREAM"
+            ))),
+            other => {
+                let shown = other.to_string();
+                let kw: String = shown
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Err(unsupported(format!("{kw} is not supported")))
+            }
+        }
+    }
+
+    /// `SELECT tcq_advance('stream', '<timestamp>')`.
+    fn try_advance(&mut self, q: &ast::Query) -> Result<Option<Plan>> {
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            return Ok(None);
+        };
+        let [ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))
+        | ast::SelectItem::ExprWithAlias {
+            expr: ast::Expr::Function(f),
+            ..
+        }] = &sel.projection[..]
+        else {
+            return Ok(None);
+        };
+        if func_name(f) != "tcq_advance" {
+            return Ok(None);
+        }
+        if !sel.from.is_empty() {
+            return Err(unsupported(
+                "tcq_advance(stream, time) must be called without FROM",
+            ));
+        }
+        let args = func_args(f)?;
+        let [name_arg, time_arg] = &args.exprs[..] else {
+            return Err(Error::UndefinedFunction("function tcq_advance with these arguments does not exist; call tcq_advance('stream', timestamp)".into()));
+        };
+        let name = match name_arg {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => {
+                    if s.starts_with('"') && s.ends_with('"') && s.len() >= 2 {
+                        s[1..s.len() - 1].to_string()
+                    } else {
+                        s.to_lowercase()
+                    }
+                }
+                _ => {
+                    return Err(Error::DatatypeMismatch(
+                        "the first argument of tcq_advance must be a stream name in quotes".into(),
+                    ))
+                }
+            },
+            _ => {
+                return Err(Error::DatatypeMismatch(
+                    "the first argument of tcq_advance must be a stream name in quotes".into(),
+                ))
+            }
+        };
+        let (columns, ts) = self
+            .schema
+            .stream(&name)
+            .ok_or_else(|| Error::UndefinedTable(name.clone()))?;
+        let time_type = ts
+            .map(|i| columns[i].data_type)
+            .unwrap_or(DataType::TimestampTz);
+        let scope = Scope::default();
+        self.clause = "tcq_advance";
+        let b = self.expr(time_arg, &scope)?;
+        let time_expr = self.coerce(b, time_type, "tcq_advance")?;
+        Ok(Some(Plan::Advance {
+            stream: name,
+            time_expr,
+        }))
+    }
+
+    fn finish_params(&self) -> Vec<DataType> {
+        self.params
+            .iter()
+            .map(|p| p.unwrap_or(DataType::Text))
+            .collect()
+    }
+
+    fn insert(&mut self, ins: &ast::Insert) -> Result<Plan> {
+        let ast::TableObject::TableName(tn) = &ins.table else {
+            return Err(unsupported("INSERT INTO a table function is not supported"));
+        };
+        let stream = object_name(tn)?;
+        let Some((columns, _)) = self.schema.stream(&stream) else {
+            if self.schema.system_view(&stream).is_some() {
+                return Err(unsupported(format!("cannot insert into view \"{stream}\"")));
+            }
+            return Err(Error::UndefinedTable(stream));
+        };
+        if ins.returning.is_some() || ins.on.is_some() {
+            return Err(unsupported(
+                "INSERT ... RETURNING / ON CONFLICT are not supported on streams",
+            ));
+        }
+        let target_columns: Vec<usize> = if ins.columns.is_empty() {
+            (0..columns.len()).collect()
+        } else {
+            let mut t = Vec::new();
+            for c in &ins.columns {
+                let name = object_name(c)?;
+                let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
+                    Error::UndefinedColumn(format!(
+                        "column \"{name}\" of relation \"{stream}\" does not exist"
+                    ))
+                })?;
+                if t.contains(&i) {
+                    return Err(Error::DuplicateColumn(format!(
+                        "column \"{name}\" specified more than once"
+                    )));
+                }
+                t.push(i);
+            }
+            t
+        };
+        let Some(source) = &ins.source else {
+            return Err(unsupported("INSERT ... DEFAULT VALUES is not supported"));
+        };
+        let ast::SetExpr::Values(values) = &*source.body else {
+            return Err(unsupported(
+                "INSERT ... SELECT is not supported; use INSERT ... VALUES or COPY",
+            ));
+        };
+        let scope = Scope::default();
+        self.clause = "VALUES";
+        let mut rows = Vec::with_capacity(values.rows.len());
+        for row in &values.rows {
+            let row = &row.content;
+            if row.len() > target_columns.len() {
+                return Err(Error::Syntax(
+                    "INSERT has more expressions than target columns".into(),
+                ));
+            }
+            if row.len() < target_columns.len() {
+                return Err(Error::Syntax(
+                    "INSERT has more target columns than expressions".into(),
+                ));
+            }
+            let mut out = Vec::with_capacity(row.len());
+            for (e, &col) in row.iter().zip(&target_columns) {
+                let ty = columns[col].data_type;
+                if let ast::Expr::Identifier(id) = e {
+                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+                        out.push(Expr::Literal(Value::Null));
+                        continue;
+                    }
+                }
+                let b = self.expr(e, &scope)?;
+                out.push(self.assign(b, ty, &columns[col].name)?);
+            }
+            rows.push(out);
+        }
+        Ok(Plan::Insert(Insert {
+            stream,
+            target_columns,
+            rows,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    /// Cast for storing into a column of type `ty` (PostgreSQL's assignment rules): unknown
+    /// string literals go through the type's input function at execution.
+    fn assign(&mut self, b: Bound, ty: DataType, column: &str) -> Result<Expr> {
+        match (&b.ty, &b.expr) {
+            (None, Expr::Literal(Value::Text(_))) => Ok(if ty == DataType::Text {
+                b.expr
+            } else {
+                Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to: ty,
+                }
+            }),
+            (None, _) => self.coerce(b, ty, "INSERT"),
+            (Some(t), _) if *t == ty => Ok(b.expr),
+            (Some(t), _) if castable(*t, ty, false) => Ok(Expr::Cast {
+                expr: Box::new(b.expr),
+                to: ty,
+            }),
+            (Some(t), _) => Err(Error::DatatypeMismatch(format!(
+                "column \"{column}\" is of type {} but expression is of type {}",
+                ty.name(),
+                t.name()
+            ))),
+        }
+    }
+
+    fn copy(
+        &mut self,
+        source: &ast::CopySource,
+        to: bool,
+        target: &ast::CopyTarget,
+        options: &[ast::CopyOption],
+        legacy: &[ast::CopyLegacyOption],
+        text: &str,
+    ) -> Result<Plan> {
+        let opts = copy_options(options, legacy)?;
+        match (source, to) {
+            (
+                ast::CopySource::Table {
+                    table_name,
+                    columns: cols,
+                },
+                false,
+            ) => {
+                if !matches!(target, ast::CopyTarget::Stdin) {
+                    return Err(unsupported(
+                        "COPY FROM a file or program is not supported; use COPY ... FROM STDIN",
+                    ));
+                }
+                let stream = object_name(table_name)?;
+                let (columns, _) = self
+                    .schema
+                    .stream(&stream)
+                    .ok_or_else(|| Error::UndefinedTable(stream.clone()))?;
+                let target_columns = if cols.is_empty() {
+                    (0..columns.len()).collect()
+                } else {
+                    let mut t = Vec::new();
+                    for c in cols {
+                        let name = ident_name(c);
+                        let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
+                            Error::UndefinedColumn(format!(
+                                "column \"{name}\" of relation \"{stream}\" does not exist"
+                            ))
+                        })?;
+                        if t.contains(&i) {
+                            return Err(Error::DuplicateColumn(format!(
+                                "column \"{name}\" specified more than once"
+                            )));
+                        }
+                        t.push(i);
+                    }
+                    t
+                };
+                Ok(Plan::CopyFrom(CopyFrom {
+                    stream,
+                    target_columns,
+                    options: opts,
+                }))
+            }
+            (ast::CopySource::Query(q), true) => {
+                if !matches!(target, ast::CopyTarget::Stdout) {
+                    return Err(unsupported(
+                        "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
+                    ));
+                }
+                Ok(Plan::CopyTo {
+                    query: Box::new(self.query(q, text)?),
+                    options: opts,
+                })
+            }
+            (ast::CopySource::Table { .. }, true) => Err(unsupported(
+                "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
+            )),
+            (ast::CopySource::Query(_), false) => {
+                Err(Error::Syntax("COPY (query) FROM is not valid".into()))
+            }
+        }
+    }
+
+    // ----- SELECT -----
+
+    fn query(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
+        if q.with.is_some() {
+            return Err(unsupported("WITH is not supported"));
+        }
+        if q.fetch.is_some() || !q.locks.is_empty() {
+            return Err(unsupported(
+                "FETCH FIRST and FOR UPDATE are not supported; use LIMIT",
+            ));
+        }
+        let sel = match &*q.body {
+            ast::SetExpr::Select(s) => s,
+            ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                return self.query(inner, text)
+            }
+            ast::SetExpr::SetOperation { op, .. } => {
+                return Err(unsupported(format!("{op} is not supported")))
+            }
+            ast::SetExpr::Values(_) => {
+                return Err(unsupported("VALUES lists as queries are not supported"))
+            }
+            _ => return Err(unsupported("this kind of query is not supported")),
+        };
+        if sel.distinct.is_some() {
+            return Err(unsupported("SELECT DISTINCT is not supported"));
+        }
+        if sel.into.is_some() {
+            return Err(unsupported("SELECT INTO is not supported"));
+        }
+        let (source, scope, windows) = self.from(&sel.from)?;
+        self.agg = None;
+        self.agg_mode = false;
+
+        // WHERE over the input row.
+        let filter = match &sel.selection {
+            Some(e) => {
+                self.clause = "WHERE";
+                let b = self.expr(e, &scope)?;
+                Some(self.boolean(b, "WHERE")?)
+            }
+            None => None,
+        };
+
+        // Select list with `*` expanded.
+        let mut items: Vec<Item> = Vec::new();
+        for item in &sel.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push(Item::Ast(e, None)),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push(Item::Ast(expr, Some(ident_name(alias))))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if matches!(source, Source::Nothing) {
+                        return Err(Error::Syntax(
+                            "SELECT * with no tables specified is not valid".into(),
+                        ));
+                    }
+                    items.extend((0..scope.columns.len()).map(Item::Column));
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                    };
+                    if !scope.qualifiers.contains(&q) {
+                        return Err(Error::UndefinedTable(q));
+                    }
+                    items.extend((0..scope.columns.len()).map(Item::Column));
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(unsupported("multiple aliases are not supported"))
+                }
+            }
+        }
+
+        let group_exprs: &[ast::Expr] = match &sel.group_by {
+            ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v,
+            _ => {
+                return Err(unsupported(
+                    "GROUP BY ALL / ROLLUP / CUBE are not supported",
+                ))
+            }
+        };
+        let order_exprs: Vec<&ast::OrderByExpr> = match &q.order_by {
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(v) => v.iter().collect(),
+                ast::OrderByKind::All(_) => {
+                    return Err(unsupported("ORDER BY ALL is not supported"))
+                }
+            },
+            None => vec![],
+        };
+        let is_agg = !group_exprs.is_empty()
+            || sel.having.is_some()
+            || items
+                .iter()
+                .any(|i| matches!(i, Item::Ast(e, _) if contains_aggregate(e)))
+            || order_exprs.iter().any(|o| contains_aggregate(&o.expr));
+
+        if is_agg {
+            let mut st = AggState::default();
+            self.clause = "GROUP BY";
+            for g in group_exprs {
+                let b = self.group_key(g, &items, &scope)?;
+                let ty = b.ty.unwrap_or(DataType::Text);
+                let e = if b.ty.is_none() {
+                    self.coerce(b, DataType::Text, "GROUP BY")?
+                } else {
+                    b.expr
+                };
+                st.keys.push(e);
+                st.key_types.push(ty);
+            }
+            self.agg = Some(st);
+            self.agg_mode = true;
+        }
+
+        // Select list.
+        self.clause = "SELECT";
+        let mut projection = Vec::with_capacity(items.len());
+        let mut columns = Vec::with_capacity(items.len());
+        for item in &items {
+            let (b, name) = match item {
+                Item::Ast(e, alias) => (
+                    self.expr(e, &scope)?,
+                    alias.clone().unwrap_or_else(|| default_column_name(e)),
+                ),
+                Item::Column(i) => (self.column_ref(*i, &scope)?, scope.columns[*i].name.clone()),
+            };
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "SELECT")?
+            } else {
+                b.expr
+            };
+            projection.push(e);
+            columns.push(Column::new(name, ty));
+        }
+
+        let having = match &sel.having {
+            Some(h) => {
+                self.clause = "HAVING";
+                let b = self.expr(h, &scope)?;
+                Some(self.boolean(b, "HAVING")?)
+            }
+            None => None,
+        };
+
+        self.clause = "ORDER BY";
+        let mut order_by = Vec::new();
+        for o in order_exprs {
+            let expr = self.order_key(&o.expr, &items, &projection, &columns, &scope)?;
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            if matches!(o.options.sort, Some(ast::OrderBySort::Using(_))) {
+                return Err(unsupported("ORDER BY ... USING is not supported"));
+            }
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            order_by.push(SortKey {
+                expr,
+                descending,
+                nulls_first,
+            });
+        }
+
+        let (mut limit, mut offset) = (None, None);
+        match &q.limit_clause {
+            Some(ast::LimitClause::LimitOffset {
+                limit: l,
+                offset: o,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(unsupported("LIMIT BY is not supported"));
+                }
+                if let Some(l) = l {
+                    limit = literal_u64(l, "LIMIT")?;
+                }
+                if let Some(o) = o {
+                    offset = literal_u64(&o.value, "OFFSET")?;
+                }
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                return Err(Error::Syntax(
+                    "LIMIT #,# syntax is not supported; use separate LIMIT and OFFSET clauses"
+                        .into(),
+                ))
+            }
+            None => {}
+        }
+
+        self.agg_mode = false;
+        let aggregate = self.agg.take().map(|st| Aggregate {
+            group_by: st.keys,
+            group_types: st.key_types,
+            calls: st.calls,
+        });
+        Ok(Query {
+            source,
+            windows,
+            filter,
+            aggregate,
+            having,
+            projection,
+            columns,
+            order_by,
+            limit,
+            offset,
+            param_types: self.finish_params(),
+            text: text.to_string(),
+        })
+    }
+
+    /// Resolve the FROM clause: its source, the scope its columns make, and its windows.
+    fn from(&mut self, from: &[ast::TableWithJoins]) -> Result<(Source, Scope, Vec<WindowSpec>)> {
+        let Some(first) = from.first() else {
+            if let Some(w) = self.windows.first() {
+                let _ = w;
+                return Err(Error::Syntax(
+                    "a window clause must follow a stream in FROM".into(),
+                ));
+            }
+            return Ok((Source::Nothing, Scope::default(), vec![]));
+        };
+        if from.len() > 1 || !first.joins.is_empty() {
+            return Err(unsupported(
+                "joins are not supported yet: a query reads one stream",
+            ));
+        }
+        let ast::TableFactor::Table {
+            name, alias, args, ..
+        } = &first.relation
+        else {
+            return Err(unsupported(
+                "subqueries and functions in FROM are not supported yet: a query reads one stream",
+            ));
+        };
+        if args.is_some() {
+            return Err(unsupported("table functions are not supported"));
+        }
+        let rel = object_name(name)?;
+        let last_token = match alias {
+            Some(a) => a.name.span.start,
+            None => name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.span.start)
+                .unwrap_or_else(|| sqlparser::tokenizer::Location::new(0, 0)),
+        };
+        let mine: Vec<&RawWindow> = self
+            .windows
+            .iter()
+            .filter(|w| w.after == last_token)
+            .collect();
+        if mine.len() != self.windows.len() {
+            return Err(unsupported("window clauses inside subqueries are not supported; a window clause must follow the stream in FROM"));
+        }
+        let mut scope = Scope::default();
+        let short = rel.rsplit('.').next().unwrap_or(&rel).to_string();
+        match alias {
+            Some(a) => {
+                if !a.columns.is_empty() {
+                    return Err(unsupported("column aliases in FROM are not supported"));
+                }
+                scope.qualifiers.push(ident_name(&a.name));
+                scope.relation = Some(ident_name(&a.name));
+            }
+            None => {
+                scope.qualifiers.push(rel.clone());
+                scope.qualifiers.push(short.clone());
+                scope.relation = Some(short.clone());
+            }
+        }
+        if let Some((columns, ts)) = self.lookup_stream(&rel) {
+            let time_type = ts
+                .map(|i| columns[i].data_type)
+                .unwrap_or(DataType::TimestampTz);
+            let mut windows = Vec::with_capacity(mine.len());
+            for w in mine {
+                windows.push(window_spec(w, time_type)?);
+            }
+            if !windows.is_empty() {
+                scope.window_time = Some(time_type);
+            }
+            scope.columns = columns.clone();
+            let stream_name = if self.schema.stream(&rel).is_some() {
+                rel
+            } else {
+                short
+            };
+            return Ok((
+                Source::Stream {
+                    name: stream_name,
+                    columns,
+                },
+                scope,
+                windows,
+            ));
+        }
+        let view = self
+            .schema
+            .system_view(&rel)
+            .map(|c| (rel.clone(), c))
+            .or_else(|| {
+                (!rel.contains('.'))
+                    .then(|| {
+                        self.schema
+                            .system_view(&format!("pg_catalog.{rel}"))
+                            .map(|c| (format!("pg_catalog.{rel}"), c))
+                    })
+                    .flatten()
+            });
+        match view {
+            Some((view_name, columns)) => {
+                if !mine.is_empty() {
+                    return Err(unsupported(format!(
+                        "window clauses apply to streams; \"{rel}\" is a system view"
+                    )));
+                }
+                scope.columns = columns.clone();
+                Ok((
+                    Source::System {
+                        name: view_name,
+                        columns,
+                    },
+                    scope,
+                    vec![],
+                ))
+            }
+            None => Err(Error::UndefinedTable(rel)),
+        }
+    }
+
+    fn lookup_stream(&self, rel: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        self.schema.stream(rel).or_else(|| {
+            rel.strip_prefix("public.")
+                .and_then(|r| self.schema.stream(r))
+        })
+    }
+
+    fn group_key(&mut self, g: &ast::Expr, items: &[Item], scope: &Scope) -> Result<Bound> {
+        if contains_aggregate(g) {
+            return Err(Error::Grouping(
+                "aggregate functions are not allowed in GROUP BY".into(),
+            ));
+        }
+        // An input column name wins over an output alias, as in PostgreSQL.
+        if let ast::Expr::Identifier(id) = g {
+            let name = ident_name(id);
+            if !scope.columns.iter().any(|c| c.name == name) {
+                if let Some(item) = items
+                    .iter()
+                    .find(|i| matches!(i, Item::Ast(_, Some(a)) if *a == name))
+                {
+                    return self.item_input(item, scope);
+                }
+            }
+        }
+        if let Some(n) = ordinal(g) {
+            let item = items.get(n.wrapping_sub(1)).ok_or_else(|| {
+                Error::UndefinedColumn(format!("GROUP BY position {n} is not in select list"))
+            })?;
+            if let Item::Ast(e, _) = item {
+                if contains_aggregate(e) {
+                    return Err(Error::Grouping(
+                        "aggregate functions are not allowed in GROUP BY".into(),
+                    ));
+                }
+            }
+            return self.item_input(item, scope);
+        }
+        self.expr(g, scope)
+    }
+
+    fn item_input(&mut self, item: &Item, scope: &Scope) -> Result<Bound> {
+        match item {
+            Item::Ast(e, _) => self.expr(e, scope),
+            Item::Column(i) => Ok(Bound::new(Expr::Column(*i), scope.columns[*i].data_type)),
+        }
+    }
+
+    fn order_key(
+        &mut self,
+        e: &ast::Expr,
+        items: &[Item],
+        projection: &[Expr],
+        columns: &[Column],
+        scope: &Scope,
+    ) -> Result<Expr> {
+        if let ast::Expr::Identifier(id) = e {
+            let name = ident_name(id);
+            let hits: Vec<usize> = columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.name == name)
+                .map(|(i, _)| i)
+                .collect();
+            if hits.len() > 1 && !hits.iter().all(|&h| projection[h] == projection[hits[0]]) {
+                return Err(Error::Syntax(format!("ORDER BY \"{name}\" is ambiguous")));
+            }
+            if let Some(&h) = hits.first() {
+                return Ok(projection[h].clone());
+            }
+        }
+        if let Some(n) = ordinal(e) {
+            return projection.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                Error::UndefinedColumn(format!("ORDER BY position {n} is not in select list"))
+            });
+        }
+        let _ = items;
+        let b = self.expr(e, scope)?;
+        if b.ty.is_none() {
+            return self.coerce(b, DataType::Text, "ORDER BY");
+        }
+        Ok(b.expr)
+    }
+
+    fn boolean(&mut self, b: Bound, clause: &str) -> Result<Expr> {
+        match b.ty {
+            Some(DataType::Bool) => Ok(b.expr),
+            None => self.coerce(b, DataType::Bool, clause),
+            Some(t) => Err(Error::DatatypeMismatch(format!(
+                "argument of {clause} must be type boolean, not type {}",
+                t.name()
+            ))),
+        }
+    }
+
+    /// Give an expression type `to` where PostgreSQL would cast implicitly; unknown literals
+    /// are converted now (22P02 etc. for bad text), parameters take the type.
+    fn coerce(&mut self, b: Bound, to: DataType, ctx: &str) -> Result<Expr> {
+        match b.ty {
+            Some(t) if t == to => Ok(b.expr),
+            Some(t) if castable(t, to, false) || (t.is_numeric() && to.is_numeric()) => {
+                Ok(Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to,
+                })
+            }
+            Some(t) => Err(Error::DatatypeMismatch(format!(
+                "{ctx}: expression of type {} cannot be used as type {}",
+                t.name(),
+                to.name()
+            ))),
+            None => match b.expr {
+                Expr::Literal(Value::Text(s)) => Ok(Expr::Literal(parse_value(&s, to)?)),
+                Expr::Literal(Value::Null) => Ok(Expr::Literal(Value::Null)),
+                Expr::Param(i) => {
+                    if self.params.len() <= i {
+                        self.params.resize(i + 1, None);
+                    }
+                    match self.params[i] {
+                        None => {
+                            self.params[i] = Some(to);
+                            Ok(Expr::Param(i))
+                        }
+                        Some(t) if t == to => Ok(Expr::Param(i)),
+                        Some(_) => Ok(Expr::Cast {
+                            expr: Box::new(Expr::Param(i)),
+                            to,
+                        }),
+                    }
+                }
+                other => Ok(Expr::Cast {
+                    expr: Box::new(other),
+                    to,
+                }),
+            },
+        }
+    }
+
+    fn column_ref(&mut self, i: usize, scope: &Scope) -> Result<Bound> {
+        let input = Bound::new(Expr::Column(i), scope.columns[i].data_type);
+        if !self.agg_mode {
+            return Ok(input);
+        }
+        self.match_key(input, || {
+            let col = &scope.columns[i].name;
+            match &scope.relation {
+                Some(r) => format!("{r}.{col}"),
+                None => col.clone(),
+            }
+        })
+    }
+
+    /// In aggregate mode: an input-row expression equal to a group key becomes that key.
+    fn match_key(&mut self, input: Bound, name: impl FnOnce() -> String) -> Result<Bound> {
+        let st = self
+            .agg
+            .as_ref()
+            .expect("aggregate mode has an aggregate state");
+        if let Some(k) = st.keys.iter().position(|k| *k == input.expr) {
+            return Ok(Bound::new(Expr::Column(k), st.key_types[k]));
+        }
+        Err(Error::Grouping(format!(
+            "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+            name()
+        )))
+    }
+
+    fn resolve_column(&mut self, parts: &[&ast::Ident], scope: &Scope) -> Result<usize> {
+        let names: Vec<String> = parts.iter().map(|p| ident_name(p)).collect();
+        let (qual, col) = match &names[..] {
+            [c] => (None, c.clone()),
+            [q @ .., c] => (Some(q.join(".")), c.clone()),
+            [] => unreachable!("an identifier has at least one part"),
+        };
+        if let Some(q) = &qual {
+            if !scope.qualifiers.contains(q) {
+                return Err(Error::UndefinedTable(q.clone()));
+            }
+        }
+        scope
+            .columns
+            .iter()
+            .position(|c| c.name == col)
+            .ok_or_else(|| {
+                Error::UndefinedColumn(match &qual {
+                    Some(q) => format!("column {q}.{col} does not exist"),
+                    None => format!("column \"{col}\" does not exist"),
+                })
+            })
+    }
+
+    /// Bind an expression in the current mode.
+    fn expr(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        if self.agg_mode
+            && !self.in_agg_arg
+            && !contains_aggregate(e)
+            && !matches!(
+                e,
+                ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+            )
+        {
+            // Try the whole subexpression as a group key first.
+            self.agg_mode = false;
+            let input = self.expr(e, scope);
+            self.agg_mode = true;
+            let input = input?;
+            let st = self
+                .agg
+                .as_ref()
+                .expect("aggregate mode has an aggregate state");
+            if let Some(k) = st.keys.iter().position(|k| *k == input.expr) {
+                return Ok(Bound::new(Expr::Column(k), st.key_types[k]));
+            }
+            if !expr_has_column(&input.expr) {
+                return Ok(input);
+            }
+        }
+        self.expr_inner(e, scope)
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Identifier(id) => {
+                if id.quote_style.is_none() {
+                    let lower = id.value.to_lowercase();
+                    if let Some(b) = self.keyword_value(&lower, scope)? {
+                        return Ok(b);
+                    }
+                }
+                let i = self.resolve_column(&[id], scope)?;
+                self.column_ref(i, scope)
+            }
+            E::CompoundIdentifier(ids) => {
+                let parts: Vec<&ast::Ident> = ids.iter().collect();
+                let i = self.resolve_column(&parts, scope)?;
+                self.column_ref(i, scope)
+            }
+            E::Value(v) => self.value(&v.value),
+            E::Nested(inner) => self.expr(inner, scope),
+            E::UnaryOp { op, expr } => self.unary(*op, expr, scope),
+            E::BinaryOp { left, op, right } => {
+                let op = match op {
+                    ast::BinaryOperator::Plus => BinaryOp::Add,
+                    ast::BinaryOperator::Minus => BinaryOp::Sub,
+                    ast::BinaryOperator::Multiply => BinaryOp::Mul,
+                    ast::BinaryOperator::Divide => BinaryOp::Div,
+                    ast::BinaryOperator::Modulo => BinaryOp::Mod,
+                    ast::BinaryOperator::Eq => BinaryOp::Eq,
+                    ast::BinaryOperator::NotEq => BinaryOp::NotEq,
+                    ast::BinaryOperator::Lt => BinaryOp::Lt,
+                    ast::BinaryOperator::LtEq => BinaryOp::LtEq,
+                    ast::BinaryOperator::Gt => BinaryOp::Gt,
+                    ast::BinaryOperator::GtEq => BinaryOp::GtEq,
+                    ast::BinaryOperator::And => BinaryOp::And,
+                    ast::BinaryOperator::Or => BinaryOp::Or,
+                    ast::BinaryOperator::StringConcat => BinaryOp::Concat,
+                    other => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator is not supported: {other}"
+                        )))
+                    }
+                };
+                let l = self.expr(left, scope)?;
+                let r = self.expr(right, scope)?;
+                self.binary(op, l, r)
+            }
+            E::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => {
+                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+                    return Err(unsupported("TRY_CAST is not supported"));
+                }
+                let to = type_from_name(&data_type.to_string())?;
+                let b = self.expr(expr, scope)?;
+                self.cast(b, to)
+            }
+            E::TypedString(ts) => {
+                let to = type_from_name(&ts.data_type.to_string())?;
+                let b = self.value(&ts.value.value)?;
+                self.cast(b, to)
+            }
+            E::Interval(iv) => {
+                let b = self.expr(&iv.value, scope)?;
+                match (&b.expr, &iv.leading_field, &iv.last_field) {
+                    (Expr::Literal(Value::Text(s)), Some(f), None) if b.ty.is_none() => {
+                        let text = format!("{s} {}", f.to_string().to_lowercase());
+                        Ok(Bound::new(
+                            Expr::Literal(parse_value(&text, DataType::Interval)?),
+                            DataType::Interval,
+                        ))
+                    }
+                    (_, None, None) => self.cast(b, DataType::Interval),
+                    _ => Err(unsupported(
+                        "INTERVAL field qualifiers are not supported; write INTERVAL '1 hour'",
+                    )),
+                }
+            }
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let b = self.expr(x, scope)?;
+                let b = if b.ty.is_none() {
+                    self.coerce(b, DataType::Text, "IS NULL")?
+                } else {
+                    b.expr
+                };
+                Ok(Bound::new(
+                    Expr::IsNull {
+                        expr: Box::new(b),
+                        negated: matches!(e, E::IsNotNull(_)),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::IsTrue(x)
+            | E::IsFalse(x)
+            | E::IsNotTrue(x)
+            | E::IsNotFalse(x)
+            | E::IsUnknown(x)
+            | E::IsNotUnknown(x) => {
+                let b = self.expr(x, scope)?;
+                let c = self.boolean(b, "IS")?;
+                let t = |v: bool| Expr::Literal(Value::Bool(v));
+                let expr = match e {
+                    E::IsTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(true))],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(false))],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(true),
+                        )],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(false),
+                        )],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsUnknown(_) => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: false,
+                    },
+                    _ => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: true,
+                    },
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope)?;
+                let r = self.expr(b, scope)?;
+                let eq = self.binary(BinaryOp::NotEq, l.clone(), r.clone())?.expr;
+                let (le, re) = match eq {
+                    Expr::Binary {
+                        ref left,
+                        ref right,
+                        ..
+                    } => ((**left).clone(), (**right).clone()),
+                    _ => unreachable!("binary() of a comparison returns a comparison"),
+                };
+                let isnull = |x: &Expr, negated| Expr::IsNull {
+                    expr: Box::new(x.clone()),
+                    negated,
+                };
+                let distinct = Expr::Case {
+                    operand: None,
+                    branches: vec![
+                        (isnull(&le, false), isnull(&re, true)),
+                        (isnull(&re, false), Expr::Literal(Value::Bool(true))),
+                    ],
+                    otherwise: Some(Box::new(eq)),
+                };
+                let expr = if matches!(e, E::IsDistinctFrom(..)) {
+                    distinct
+                } else {
+                    Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(distinct),
+                    }
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.expr(expr, scope)?;
+                let lo = self.expr(low, scope)?;
+                let hi = self.expr(high, scope)?;
+                let a = self.binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let b = self.binary(BinaryOp::LtEq, x, hi)?;
+                let both = self.binary(BinaryOp::And, a, b)?;
+                Ok(if *negated {
+                    Bound::new(
+                        Expr::Unary {
+                            op: UnaryOp::Not,
+                            expr: Box::new(both.expr),
+                        },
+                        DataType::Bool,
+                    )
+                } else {
+                    both
+                })
+            }
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            } => {
+                if escape_char.is_some() || *any {
+                    return Err(unsupported("LIKE ... ESCAPE / LIKE ANY are not supported"));
+                }
+                let x = self.expr(expr, scope)?;
+                let p = self.expr(pattern, scope)?;
+                let x = self.text_operand(x, "~~")?;
+                let p = self.text_operand(p, "~~")?;
+                Ok(Bound::new(
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        case_insensitive: matches!(e, E::ILike { .. }),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let ast::InTarget::List(list) = target else {
+                    return Err(unsupported("IN (subquery) is not supported"));
+                };
+                let x = self.expr(expr, scope)?;
+                let items: Vec<Bound> = list
+                    .iter()
+                    .map(|i| self.expr(i, scope))
+                    .collect::<Result<_>>()?;
+                let mut ty = x.ty;
+                for i in &items {
+                    ty = self.unify(ty, i.ty, "IN")?;
+                }
+                let ty = ty.unwrap_or(DataType::Text);
+                let x = self.coerce(x, ty, "IN")?;
+                let list = items
+                    .into_iter()
+                    .map(|i| self.coerce(i, ty, "IN"))
+                    .collect::<Result<_>>()?;
+                Ok(Bound::new(
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list,
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                scope,
+            ),
+            E::Function(f) => self.function(f, scope),
+            E::Extract { field, expr, .. } => {
+                let x = self.expr(expr, scope)?;
+                let x = self.time_operand(x)?;
+                let field = Expr::Literal(Value::Text(field.to_string().to_lowercase().into()));
+                Ok(Bound::new(
+                    Expr::Cast {
+                        expr: Box::new(Expr::Func {
+                            func: ScalarFunc::DatePart,
+                            args: vec![field, x],
+                        }),
+                        to: DataType::Numeric,
+                    },
+                    DataType::Numeric,
+                ))
+            }
+            E::Ceil { expr, field } | E::Floor { expr, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
+                    return Err(unsupported("CEIL/FLOOR with a field are not supported"));
+                }
+                let func = if matches!(e, E::Ceil { .. }) {
+                    ScalarFunc::Ceil
+                } else {
+                    ScalarFunc::Floor
+                };
+                let x = self.expr(expr, scope)?;
+                self.scalar(func, vec![x])
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(f, scope)?,
+                    None => Bound::new(Expr::Literal(Value::Int4(1)), DataType::Int4),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f, scope)?);
+                }
+                self.scalar(ScalarFunc::Substr, args)
+            }
+            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// Keywords that parse as identifiers: CURRENT_USER and friends.
+    fn keyword_value(&mut self, lower: &str, _scope: &Scope) -> Result<Option<Bound>> {
+        let func = match lower {
+            "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
+            "current_timestamp" | "localtimestamp" => ScalarFunc::Now,
+            "current_schema" => ScalarFunc::CurrentSchema,
+            "current_catalog" => ScalarFunc::CurrentDatabase,
+            _ => return Ok(None),
+        };
+        self.scalar(func, vec![]).map(Some)
+    }
+
+    fn value(&mut self, v: &ast::Value) -> Result<Bound> {
+        Ok(match v {
+            ast::Value::Number(n, _) => Bound::new_number(n)?,
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::UnicodeStringLiteral(s)
+            | ast::Value::NationalStringLiteral(s)
+            | ast::Value::TripleSingleQuotedString(s) => Bound {
+                expr: Expr::Literal(Value::Text(s.as_str().into())),
+                ty: None,
+            },
+            ast::Value::DollarQuotedString(d) => Bound {
+                expr: Expr::Literal(Value::Text(d.value.as_str().into())),
+                ty: None,
+            },
+            ast::Value::Boolean(b) => Bound::new(Expr::Literal(Value::Bool(*b)), DataType::Bool),
+            ast::Value::Null => Bound {
+                expr: Expr::Literal(Value::Null),
+                ty: None,
+            },
+            ast::Value::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|d| d.parse().ok())
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
+                let i = n - 1;
+                if self.params.len() <= i {
+                    self.params.resize(i + 1, None);
+                }
+                Bound {
+                    expr: Expr::Param(i),
+                    ty: self.params[i],
+                }
+            }
+            other => return Err(unsupported(format!("literal is not supported: {other}"))),
+        })
+    }
+
+    fn unary(&mut self, op: ast::UnaryOperator, expr: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        match op {
+            ast::UnaryOperator::Minus => {
+                if let ast::Expr::Value(v) = expr {
+                    if let ast::Value::Number(n, _) = &v.value {
+                        return Bound::new_number(&format!("-{n}"));
+                    }
+                }
+                let b = self.expr(expr, scope)?;
+                let b = match b.ty {
+                    None => Bound::new(self.coerce(b, DataType::Float8, "-")?, DataType::Float8),
+                    Some(t) if t.is_numeric() || t == DataType::Interval => b,
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator does not exist: - {}",
+                            t.name()
+                        )))
+                    }
+                };
+                let ty = b.ty;
+                Ok(Bound {
+                    expr: Expr::Unary {
+                        op: UnaryOp::Neg,
+                        expr: Box::new(b.expr),
+                    },
+                    ty,
+                })
+            }
+            ast::UnaryOperator::Plus => self.expr(expr, scope),
+            ast::UnaryOperator::Not => {
+                let b = self.expr(expr, scope)?;
+                let c = self.boolean(b, "NOT")?;
+                Ok(Bound::new(
+                    Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(c),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            other => Err(Error::UndefinedFunction(format!(
+                "operator is not supported: {other}"
+            ))),
+        }
+    }
+
+    fn unify(
+        &mut self,
+        a: Option<DataType>,
+        b: Option<DataType>,
+        ctx: &str,
+    ) -> Result<Option<DataType>> {
+        Ok(match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => Some(common_type(x, y).ok_or_else(|| {
+                Error::DatatypeMismatch(format!(
+                    "{ctx} types {} and {} cannot be matched",
+                    x.name(),
+                    y.name()
+                ))
+            })?),
+        })
+    }
+
+    fn text_operand(&mut self, b: Bound, op: &str) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::Text, op),
+            Some(t) if t.is_text() => Ok(b.expr),
+            Some(t) => Err(no_operator(Some(t), op, Some(DataType::Text))),
+        }
+    }
+
+    fn time_operand(&mut self, b: Bound) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::TimestampTz, "extract"),
+            Some(t) if t.is_timestamp() || t == DataType::Interval => Ok(b.expr),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function extract(unknown, {}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, l: Bound, r: Bound) -> Result<Bound> {
+        let mk = |l: Expr, r: Expr| Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        };
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let name = if op == BinaryOp::And { "AND" } else { "OR" };
+                let l = self.boolean(l, name)?;
+                let r = self.boolean(r, name)?;
+                Ok(Bound::new(mk(l, r), DataType::Bool))
+            }
+            BinaryOp::Concat => {
+                let l = self.to_text(l)?;
+                let r = self.to_text(r)?;
+                Ok(Bound::new(mk(l, r), DataType::Text))
+            }
+            BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq => {
+                let ty = match (l.ty, r.ty) {
+                    (None, None) => DataType::Text,
+                    (Some(t), None) | (None, Some(t)) => t,
+                    (Some(a), Some(b)) => common_type(a, b)
+                        .ok_or_else(|| no_operator(Some(a), op_symbol(op), Some(b)))?,
+                };
+                let ty = if ty == DataType::Bool && op != BinaryOp::Eq && op != BinaryOp::NotEq {
+                    ty
+                } else {
+                    ty
+                };
+                let l = self.coerce_operand(l, ty)?;
+                let r = self.coerce_operand(r, ty)?;
+                Ok(Bound::new(mk(l, r), DataType::Bool))
+            }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+                self.arithmetic(op, l, r)
+            }
+        }
+    }
+
+    /// Coerce a comparison operand: same-category values keep their own type (eval compares
+    /// across numeric types); unknowns take the other side's.
+    fn coerce_operand(&mut self, b: Bound, ty: DataType) -> Result<Expr> {
+        match b.ty {
+            Some(t) if common_type(t, ty).is_some() => Ok(b.expr),
+            _ => self.coerce(b, ty, "operator"),
+        }
+    }
+
+    fn to_text(&mut self, b: Bound) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::Text, "||"),
+            Some(t) if t.is_text() => Ok(b.expr),
+            Some(_) => Ok(Expr::Cast {
+                expr: Box::new(b.expr),
+                to: DataType::Text,
+            }),
+        }
+    }
+
+    fn arithmetic(&mut self, op: BinaryOp, l: Bound, r: Bound) -> Result<Bound> {
+        use DataType as T;
+        let sym = op_symbol(op);
+        // Unknown operands take a type from the other side.
+        let guess = |other: Option<T>| match other {
+            Some(t) if t.is_timestamp() => Some(T::Interval),
+            Some(T::Interval) if matches!(op, BinaryOp::Mul | BinaryOp::Div) => Some(T::Float8),
+            Some(t) => Some(t),
+            None => None,
+        };
+        let (lt, rt) = match (l.ty, r.ty) {
+            (None, None) => return Err(no_operator(None, sym, None)),
+            (None, Some(b)) => (
+                if b.is_timestamp() && op == BinaryOp::Sub {
+                    Some(b)
+                } else {
+                    guess(Some(b))
+                },
+                Some(b),
+            ),
+            (Some(a), None) => (Some(a), guess(Some(a))),
+            (a, b) => (a, b),
+        };
+        let (lt, rt) = (lt.expect("typed"), rt.expect("typed"));
+        let l = self.coerce(l, lt, sym)?;
+        let r = self.coerce(r, rt, sym)?;
+        let result = match (lt, rt, op) {
+            (a, b, _) if a.is_numeric() && b.is_numeric() => promote_numeric(a, b),
+            (a, T::Interval, BinaryOp::Add | BinaryOp::Sub) if a.is_timestamp() => a,
+            (T::Interval, b, BinaryOp::Add) if b.is_timestamp() => b,
+            (a, b, BinaryOp::Sub) if a.is_timestamp() && b.is_timestamp() => T::Interval,
+            (T::Interval, T::Interval, BinaryOp::Add | BinaryOp::Sub) => T::Interval,
+            (T::Interval, b, BinaryOp::Mul | BinaryOp::Div) if b.is_numeric() => T::Interval,
+            (a, T::Interval, BinaryOp::Mul) if a.is_numeric() => T::Interval,
+            _ => return Err(no_operator(Some(lt), sym, Some(rt))),
+        };
+        Ok(Bound::new(
+            Expr::Binary {
+                op,
+                left: Box::new(l),
+                right: Box::new(r),
+            },
+            result,
+        ))
+    }
+
+    fn cast(&mut self, b: Bound, to: DataType) -> Result<Bound> {
+        match (&b.ty, &b.expr) {
+            (None, Expr::Literal(Value::Text(s))) => {
+                Ok(Bound::new(Expr::Literal(parse_value(s, to)?), to))
+            }
+            (None, _) => Ok(Bound::new(self.coerce(b, to, "CAST")?, to)),
+            (Some(t), _) if *t == to => Ok(b),
+            (Some(t), _) if castable(*t, to, true) => Ok(Bound::new(
+                Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to,
+                },
+                to,
+            )),
+            (Some(t), _) => Err(Error::DatatypeMismatch(format!(
+                "cannot cast type {} to {}",
+                t.name(),
+                to.name()
+            ))),
+        }
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        let operand_b = operand.map(|o| self.expr(o, scope)).transpose()?;
+        let mut whens = Vec::new();
+        let mut results = Vec::new();
+        for c in conditions {
+            let w = self.expr(&c.condition, scope)?;
+            let w = match &operand_b {
+                Some(op) => self.binary(BinaryOp::Eq, op.clone(), w)?.expr,
+                None => self.boolean(w, "CASE/WHEN")?,
+            };
+            whens.push(w);
+            results.push(self.expr(&c.result, scope)?);
+        }
+        let otherwise = else_result.map(|e| self.expr(e, scope)).transpose()?;
+        let mut ty = None;
+        for r in results.iter().chain(otherwise.iter()) {
+            ty = self.unify(ty, r.ty, "CASE")?;
+        }
+        let ty = ty.unwrap_or(DataType::Text);
+        let mut branches = Vec::new();
+        for (w, r) in whens.into_iter().zip(results) {
+            branches.push((w, self.coerce(r, ty, "CASE")?));
+        }
+        let otherwise = otherwise
+            .map(|o| self.coerce(o, ty, "CASE"))
+            .transpose()?
+            .map(Box::new);
+        // A simple CASE was rewritten into searched form above, so no operand remains.
+        Ok(Bound::new(
+            Expr::Case {
+                operand: None,
+                branches,
+                otherwise,
+            },
+            ty,
+        ))
+    }
+
+    fn function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Bound> {
+        let name = func_name(f);
+        if f.name.0.len() > 1 {
+            let schema = f.name.0[0].as_ident().map(ident_name).unwrap_or_default();
+            if schema != "pg_catalog" {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {} does not exist",
+                    f.name
+                )));
+            }
+        }
+        let args = func_args(f)?;
+        if let Some(agg) = agg_func_of(&name) {
+            return self.aggregate(agg, &name, &args, scope);
+        }
+        if args.distinct {
+            return Err(Error::Syntax(format!(
+                "DISTINCT specified, but {name} is not an aggregate function"
+            )));
+        }
+        let meta = match name.as_str() {
+            "wtime" => Some(WindowMeta::Wtime),
+            "wstart" => Some(WindowMeta::Wstart),
+            "wrange" => Some(WindowMeta::Wrange),
+            "wslide" => Some(WindowMeta::Wslide),
+            _ => None,
+        };
+        if let Some(m) = meta {
+            if !args.exprs.is_empty() {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name} takes no arguments; write {name}(*)"
+                )));
+            }
+            let Some(time_type) = scope.window_time else {
+                return Err(unsupported(format!("{name}(*) is only valid in a query with a window clause ([RANGE BY ...] after the stream)")));
+            };
+            let ty = match m {
+                WindowMeta::Wtime | WindowMeta::Wstart => time_type,
+                _ => DataType::Interval,
+            };
+            return Ok(Bound::new(Expr::WindowMeta(m), ty));
+        }
+        if args.star {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}(*) does not exist"
+            )));
+        }
+        if name == "tcq_advance" {
+            return Err(unsupported("tcq_advance(stream, time) must be called alone: SELECT tcq_advance('stream', '<timestamp>')"));
+        }
+        let func = match name.as_str() {
+            "abs" => ScalarFunc::Abs,
+            "round" => ScalarFunc::Round,
+            "floor" => ScalarFunc::Floor,
+            "ceil" | "ceiling" => ScalarFunc::Ceil,
+            "sqrt" => ScalarFunc::Sqrt,
+            "coalesce" => ScalarFunc::Coalesce,
+            "nullif" => ScalarFunc::NullIf,
+            "greatest" => ScalarFunc::Greatest,
+            "least" => ScalarFunc::Least,
+            "lower" => ScalarFunc::Lower,
+            "upper" => ScalarFunc::Upper,
+            "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "substr" | "substring" => ScalarFunc::Substr,
+            "concat" => ScalarFunc::Concat,
+            "date_trunc" => ScalarFunc::DateTrunc,
+            "date_part" => ScalarFunc::DatePart,
+            "to_timestamp" => ScalarFunc::ToTimestamp,
+            "now"
+            | "current_timestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "localtimestamp" => ScalarFunc::Now,
+            "version" => ScalarFunc::Version,
+            "current_database" | "current_catalog" => ScalarFunc::CurrentDatabase,
+            "current_schema" => ScalarFunc::CurrentSchema,
+            "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
+            "current_setting" => ScalarFunc::CurrentSetting,
+            "pg_backend_pid" => ScalarFunc::BackendPid,
+            _ => {
+                let bound: Vec<Bound> = args
+                    .exprs
+                    .iter()
+                    .map(|e| self.expr(e, scope))
+                    .collect::<Result<_>>()?;
+                let types: Vec<String> = bound.iter().map(|b| type_label(b.ty)).collect();
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name}({}) does not exist",
+                    types.join(", ")
+                )));
+            }
+        };
+        let bound: Vec<Bound> = args
+            .exprs
+            .iter()
+            .map(|e| self.expr(e, scope))
+            .collect::<Result<_>>()?;
+        self.scalar(func, bound)
+    }
+
+    fn aggregate(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &Args,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        if self.in_agg_arg {
+            return Err(Error::Grouping(
+                "aggregate function calls cannot be nested".into(),
+            ));
+        }
+        if !self.agg_mode {
+            return Err(Error::Grouping(format!(
+                "aggregate functions are not allowed in {}",
+                if self.clause.is_empty() {
+                    "this context"
+                } else {
+                    self.clause
+                }
+            )));
+        }
+        let (func, arg, arg_type) = if args.star || (func == AggFunc::Count && args.none) {
+            if func != AggFunc::Count || args.distinct {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name}(*) does not exist"
+                )));
+            }
+            (AggFunc::CountStar, None, DataType::Int8)
+        } else {
+            let [arg] = &args.exprs[..] else {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name} takes exactly one argument"
+                )));
+            };
+            self.in_agg_arg = true;
+            self.agg_mode = false;
+            let b = self.expr(arg, scope);
+            self.agg_mode = true;
+            self.in_agg_arg = false;
+            let b = b?;
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, ty, name)?
+            } else {
+                b.expr
+            };
+            (func, Some(e), ty)
+        };
+        let result_type = agg_result_type(func, name, arg_type)?;
+        let call = AggCall {
+            func,
+            arg,
+            arg_type,
+            distinct: args.distinct,
+            result_type,
+        };
+        let st = self
+            .agg
+            .as_mut()
+            .expect("aggregate mode has an aggregate state");
+        let idx = match st.calls.iter().position(|c| *c == call) {
+            Some(i) => i,
+            None => {
+                st.calls.push(call);
+                st.calls.len() - 1
+            }
+        };
+        Ok(Bound::new(Expr::Column(st.keys.len() + idx), result_type))
+    }
+
+    fn scalar(&mut self, func: ScalarFunc, mut args: Vec<Bound>) -> Result<Bound> {
+        use DataType as T;
+        let name = format!("{func:?}").to_lowercase();
+        let arity_err = |args: &[Bound]| {
+            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
+            Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                types.join(", ")
+            ))
+        };
+        let n = args.len();
+        let (expr_args, ty): (Vec<Expr>, T) = match func {
+            ScalarFunc::Abs => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = a.ty.unwrap_or(T::Float8);
+                if !t.is_numeric() {
+                    return Err(arity_err(&[a]));
+                }
+                (vec![self.coerce(a, t, "abs")?], t)
+            }
+            ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil | ScalarFunc::Sqrt => {
+                if n == 0 || n > 2 || (n == 2 && func != ScalarFunc::Round) {
+                    return Err(arity_err(&args));
+                }
+                let t0 = args[0].ty.unwrap_or(T::Float8);
+                if !t0.is_numeric() {
+                    return Err(arity_err(&args));
+                }
+                let t = if n == 2
+                    || t0 == T::Numeric
+                    || (t0.is_integer() && func != ScalarFunc::Sqrt)
+                {
+                    T::Numeric
+                } else {
+                    T::Float8
+                };
+                let mut it = args.into_iter();
+                let mut v = vec![self.coerce(it.next().expect("one argument"), t, &name)?];
+                if let Some(s) = it.next() {
+                    v.push(self.coerce(s, T::Int4, &name)?);
+                }
+                (v, t)
+            }
+            ScalarFunc::Coalesce
+            | ScalarFunc::Greatest
+            | ScalarFunc::Least
+            | ScalarFunc::NullIf => {
+                if n == 0 || (func == ScalarFunc::NullIf && n != 2) {
+                    return Err(arity_err(&args));
+                }
+                let mut ty = None;
+                for a in &args {
+                    ty = self.unify(ty, a.ty, &name.to_uppercase())?;
+                }
+                let ty = ty.unwrap_or(T::Text);
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, ty, &name))
+                    .collect::<Result<_>>()?;
+                (v, ty)
+            }
+            ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let e = self.text_arg(a, &name)?;
+                (
+                    vec![e],
+                    if func == ScalarFunc::Length {
+                        T::Int4
+                    } else {
+                        T::Text
+                    },
+                )
+            }
+            ScalarFunc::Substr => {
+                if !(2..=3).contains(&n) {
+                    return Err(arity_err(&args));
+                }
+                let mut it = args.into_iter();
+                let mut v = vec![self.text_arg(it.next().expect("2 args"), &name)?];
+                for a in it {
+                    v.push(self.int_arg(a, &name)?);
+                }
+                (v, T::Text)
+            }
+            ScalarFunc::Concat => {
+                let v = args
+                    .into_iter()
+                    .map(|a| self.to_text(a))
+                    .collect::<Result<_>>()?;
+                (v, T::Text)
+            }
+            ScalarFunc::DateTrunc | ScalarFunc::DatePart => {
+                let [unit, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let unit = self.text_arg(unit, &name)?;
+                let (ts_e, ts_t) = match ts.ty {
+                    None => (self.coerce(ts, T::TimestampTz, &name)?, T::TimestampTz),
+                    Some(t) if t.is_timestamp() || t == T::Interval => (ts.expr, t),
+                    Some(_) => {
+                        return Err(arity_err(&[
+                            Bound {
+                                expr: unit,
+                                ty: Some(T::Text),
+                            },
+                            ts,
+                        ]))
+                    }
+                };
+                (
+                    vec![unit, ts_e],
+                    if func == ScalarFunc::DatePart {
+                        T::Float8
+                    } else {
+                        ts_t
+                    },
+                )
+            }
+            ScalarFunc::ToTimestamp => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                if a.ty.is_some_and(|t| !t.is_numeric()) {
+                    return Err(arity_err(&[a]));
+                }
+                (vec![self.coerce(a, T::Float8, &name)?], T::TimestampTz)
+            }
+            ScalarFunc::Now => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::TimestampTz)
+            }
+            ScalarFunc::Version
+            | ScalarFunc::CurrentDatabase
+            | ScalarFunc::CurrentSchema
+            | ScalarFunc::CurrentUser => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::Text)
+            }
+            ScalarFunc::BackendPid => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::Int4)
+            }
+            ScalarFunc::CurrentSetting => {
+                if n == 0 || n > 2 {
+                    return Err(arity_err(&args));
+                }
+                let first = args.remove(0);
+                let mut v = vec![self.text_arg(first, &name)?];
+                if let Some(missing_ok) = args.pop() {
+                    v.push(self.boolean(missing_ok, "current_setting")?);
+                }
+                (v, T::Text)
+            }
+        };
+        Ok(Bound::new(
+            Expr::Func {
+                func,
+                args: expr_args,
+            },
+            ty,
+        ))
+    }
+
+    fn text_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
+        match a.ty {
+            None => self.coerce(a, DataType::Text, name),
+            Some(t) if t.is_text() => Ok(a.expr),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+
+    fn int_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
+        match a.ty {
+            Some(t) if t.is_integer() => self.coerce(a, DataType::Int4, name),
+            None => self.coerce(a, DataType::Int4, name),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function {name}(text, {}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+}
+
+impl Bound {
+    /// A numeric literal typed as PostgreSQL types it: integer, bigint, else numeric.
+    fn new_number(n: &str) -> Result<Bound> {
+        if !n.contains(['.', 'e', 'E']) {
+            if let Ok(v) = n.parse::<i32>() {
+                return Ok(Bound::new(Expr::Literal(Value::Int4(v)), DataType::Int4));
+            }
+            if let Ok(v) = n.parse::<i64>() {
+                return Ok(Bound::new(Expr::Literal(Value::Int8(v)), DataType::Int8));
+            }
+        }
+        let d = crate::types::parse_numeric(n)?;
+        Ok(Bound::new(
+            Expr::Literal(Value::Numeric(d)),
+            DataType::Numeric,
+        ))
+    }
+}
+
+fn ordinal(e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// PostgreSQL's result type of an aggregate over `arg`.
+pub(crate) fn agg_result_type(func: AggFunc, name: &str, arg: DataType) -> Result<DataType> {
+    use DataType as T;
+    let no = || Error::UndefinedFunction(format!("function {name}({}) does not exist", arg.name()));
+    Ok(match func {
+        AggFunc::CountStar | AggFunc::Count => T::Int8,
+        AggFunc::Sum => match arg {
+            T::Int2 | T::Int4 => T::Int8,
+            T::Int8 | T::Numeric => T::Numeric,
+            T::Float4 => T::Float4,
+            T::Float8 => T::Float8,
+            T::Interval => return Err(unsupported("sum(interval) is not supported")),
+            _ => return Err(no()),
+        },
+        AggFunc::Avg => match arg {
+            T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
+            T::Float4 | T::Float8 => T::Float8,
+            T::Interval => return Err(unsupported("avg(interval) is not supported")),
+            _ => return Err(no()),
+        },
+        AggFunc::Min | AggFunc::Max => match arg {
+            T::Bool => return Err(no()),
+            T::Varchar(_) => T::Text,
+            t => t,
+        },
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            match arg {
+                T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
+                T::Float4 | T::Float8 => T::Float8,
+                _ => return Err(no()),
+            }
+        }
+    })
+}
+
+/// Check a window clause's values: fixed-length positive RANGE and SLIDE, START AT.
+fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
+    let length = |text: &str, what: &str| -> Result<i64> {
+        let iv = crate::time::parse_interval(text)?;
+        let us = crate::time::fixed_length_us(&iv).map_err(|e| match e {
+            Error::InvalidParameterValue(m) => {
+                Error::InvalidParameterValue(format!("{what} '{text}': {m}"))
+            }
+            other => other,
+        })?;
+        if us <= 0 {
+            return Err(Error::InvalidParameterValue(format!(
+                "{what} must be a positive interval, got '{text}'"
+            )));
+        }
+        Ok(us)
+    };
+    let range_us = length(&w.range, "RANGE BY")?;
+    let slide_us = match &w.slide {
+        Some(s) => length(s, "SLIDE BY")?,
+        None => range_us,
+    };
+    let start = match &w.start {
+        None => StartSpec::Default,
+        Some(s) if s.trim().eq_ignore_ascii_case("epoch") => StartSpec::Epoch,
+        Some(s) => StartSpec::At(if time_type == DataType::Timestamp {
+            crate::time::parse_timestamp_naive(s)?
+        } else {
+            crate::time::parse_timestamp(s)?
+        }),
+    };
+    Ok(WindowSpec {
+        range_us,
+        slide_us,
+        start,
+    })
+}
+
+/// COPY's options, both the parenthesised list and the legacy `WITH CSV HEADER` forms.
+fn copy_options(
+    options: &[ast::CopyOption],
+    legacy: &[ast::CopyLegacyOption],
+) -> Result<CopyOptions> {
+    let mut format = CopyFormat::Text;
+    for o in options {
+        if let ast::CopyOption::Format(f) = o {
+            format = match f.value.to_lowercase().as_str() {
+                "text" => CopyFormat::Text,
+                "csv" => CopyFormat::Csv,
+                "binary" => {
+                    return Err(unsupported(
+                        "COPY FORMAT binary is not supported; use text or csv",
+                    ))
+                }
+                other => {
+                    return Err(Error::InvalidParameterValue(format!(
+                        "COPY format \"{other}\" not recognized"
+                    )))
+                }
+            };
+        }
+    }
+    for o in legacy {
+        match o {
+            ast::CopyLegacyOption::Csv(_) => format = CopyFormat::Csv,
+            ast::CopyLegacyOption::Binary => {
+                return Err(unsupported("COPY BINARY is not supported; use text or csv"))
+            }
+            _ => {}
+        }
+    }
+    let mut out = CopyOptions::defaults(format);
+    let one_byte = |c: char, what: &str| -> Result<u8> {
+        if c.is_ascii() {
+            Ok(c as u8)
+        } else {
+            Err(unsupported(format!(
+                "COPY {what} must be a single one-byte character"
+            )))
+        }
+    };
+    let csv_only =
+        |what: &str| Error::FeatureNotSupported(format!("COPY {what} available only in CSV mode"));
+    for o in options {
+        match o {
+            ast::CopyOption::Format(_)
+            | ast::CopyOption::Freeze(_)
+            | ast::CopyOption::Encoding(_) => {}
+            ast::CopyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
+            ast::CopyOption::Null(s) => out.null = s.clone(),
+            ast::CopyOption::Header(h) => out.header = *h,
+            ast::CopyOption::Quote(c) => {
+                if format != CopyFormat::Csv {
+                    return Err(csv_only("quote"));
+                }
+                out.quote = one_byte(*c, "quote")?;
+                out.escape = out.quote;
+            }
+            ast::CopyOption::Escape(c) => {
+                if format != CopyFormat::Csv {
+                    return Err(csv_only("escape"));
+                }
+                out.escape = one_byte(*c, "escape")?
+            }
+            other => return Err(unsupported(format!("COPY option {other} is not supported"))),
+        }
+    }
+    // An explicit ESCAPE given before QUOTE must survive QUOTE's default.
+    for o in options {
+        if let ast::CopyOption::Escape(c) = o {
+            out.escape = one_byte(*c, "escape")?;
+        }
+    }
+    for o in legacy {
+        match o {
+            ast::CopyLegacyOption::Csv(csv) => {
+                for c in csv {
+                    match c {
+                        ast::CopyLegacyCsvOption::Header => out.header = true,
+                        ast::CopyLegacyCsvOption::Quote(q) => out.quote = one_byte(*q, "quote")?,
+                        ast::CopyLegacyCsvOption::Escape(e) => out.escape = one_byte(*e, "escape")?,
+                        other => {
+                            return Err(unsupported(format!(
+                                "COPY option {other} is not supported"
+                            )))
+                        }
+                    }
+                }
+            }
+            ast::CopyLegacyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
+            ast::CopyLegacyOption::Null(s) => out.null = s.clone(),
+            ast::CopyLegacyOption::Header => out.header = true,
+            other => return Err(unsupported(format!("COPY option {other} is not supported"))),
+        }
+    }
+    if out.delimiter == b'\n'
+        || out.delimiter == b'\r'
+        || (format == CopyFormat::Text && out.delimiter == b'\\')
+    {
+        return Err(Error::InvalidParameterValue(
+            "COPY delimiter cannot be newline, carriage return or backslash".into(),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::parse::parse_all;
+
+    struct Schema;
+
+    impl SchemaProvider for Schema {
+        fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+            match name {
+                "flights" => Some((
+                    vec![
+                        Column::new("ts", DataType::Timestamp),
+                        Column::new("delay", DataType::Int4),
+                        Column::new("distance", DataType::Int8),
+                        Column::new("origin", DataType::Text),
+                        Column::new("speed", DataType::Float8),
+                        Column::new("code", DataType::Varchar(Some(3))),
+                    ],
+                    Some(0),
+                )),
+                "network.tcpdump" => Some((
+                    vec![
+                        Column::new("t", DataType::TimestampTz),
+                        Column::new("len", DataType::Int2),
+                    ],
+                    Some(0),
+                )),
+                "clicks" => Some((vec![Column::new("url", DataType::Text)], None)),
+                _ => None,
+            }
+        }
+        fn system_view(&self, name: &str) -> Option<Vec<Column>> {
+            match name {
+                "tcq_streams" => Some(vec![Column::new("name", DataType::Text)]),
+                "pg_catalog.pg_type" => Some(vec![
+                    Column::new("oid", DataType::Int4),
+                    Column::new("typname", DataType::Text),
+                ]),
+                _ => None,
+            }
+        }
+    }
+
+    fn plan(sql: &str) -> Result<Plan> {
+        let p = parse_all(sql)?;
+        bind(&p[0], &Schema, &[])
+    }
+
+    fn query(sql: &str) -> Query {
+        match plan(sql).unwrap() {
+            Plan::Query(q) => *q,
+            other => panic!("not a query: {other:?}"),
+        }
+    }
+
+    fn err(sql: &str) -> Error {
+        plan(sql).unwrap_err()
+    }
+
+    const HOUR: i64 = 3_600_000_000;
+
+    #[test]
+    fn create_stream() {
+        let Plan::CreateStream(c) = plan(
+            "CREATE STREAM network.tcpdump2 (t timestamptz TIMESTAMPCOLUMN, a boolean, b int2, c int, d bigint, e float4, f double precision, g numeric(10,2), h text, i varchar(5), j character varying(7), k timestamp without time zone, l interval, m float) TYPE ARCHIVED",
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.name, "network.tcpdump2");
+        assert_eq!(c.timestamp_column, Some(0));
+        assert!(c.archived && !c.if_not_exists);
+        let types: Vec<DataType> = c.columns.iter().map(|c| c.data_type).collect();
+        use DataType as T;
+        assert_eq!(
+            types,
+            [
+                T::TimestampTz,
+                T::Bool,
+                T::Int2,
+                T::Int4,
+                T::Int8,
+                T::Float4,
+                T::Float8,
+                T::Numeric,
+                T::Text,
+                T::Varchar(Some(5)),
+                T::Varchar(Some(7)),
+                T::Timestamp,
+                T::Interval,
+                T::Float8
+            ]
+        );
+        let Plan::CreateStream(c) = plan("CREATE STREAM s (a int)").unwrap() else {
+            panic!()
+        };
+        assert_eq!((c.timestamp_column, c.archived), (None, false));
+        assert_eq!(
+            err("CREATE STREAM s (a foo)"),
+            Error::UndefinedObject("type \"foo\" does not exist".into())
+        );
+        assert!(
+            matches!(err("CREATE STREAM s (a int, a text)"), Error::DuplicateColumn(m) if m == "column \"a\" specified more than once")
+        );
+        assert!(
+            matches!(err("CREATE STREAM s (a int TIMESTAMPCOLUMN)"), Error::InvalidParameterValue(m) if m.contains("must be of type timestamp"))
+        );
+        assert!(
+            matches!(err("CREATE STREAM s (a timestamp TIMESTAMPCOLUMN, b timestamp TIMESTAMPCOLUMN)"), Error::InvalidParameterValue(m) if m.contains("more than one TIMESTAMPCOLUMN"))
+        );
+    }
+
+    #[test]
+    fn drop_stream_and_utilities() {
+        assert_eq!(
+            plan("DROP STREAM IF EXISTS a, b").unwrap(),
+            Plan::DropStream {
+                names: vec!["a".into(), "b".into()],
+                if_exists: true
+            }
+        );
+        assert_eq!(plan("").unwrap(), Plan::Empty);
+        assert_eq!(plan(";").unwrap(), Plan::Empty);
+        assert_eq!(
+            plan("FETCH c").unwrap(),
+            Plan::Fetch {
+                cursor: "c".into(),
+                count: FetchCount::Count(1),
+                is_move: false
+            }
+        );
+        assert_eq!(
+            plan("BEGIN").unwrap(),
+            Plan::Transaction(TransactionOp::Begin)
+        );
+        assert_eq!(
+            plan("SHOW server_version").unwrap(),
+            Plan::Show {
+                name: "server_version".into()
+            }
+        );
+        assert_eq!(
+            plan("SET datestyle TO 'ISO, MDY'").unwrap(),
+            Plan::Set {
+                name: "datestyle".into(),
+                value: Some("ISO, MDY".into())
+            }
+        );
+        assert_eq!(plan("CLOSE ALL").unwrap(), Plan::Close { cursor: None });
+        assert!(matches!(
+            err("CREATE TABLE t (a int)"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("UPDATE flights SET delay = 1"),
+            Error::FeatureNotSupported(_)
+        ));
+    }
+
+    #[test]
+    fn windowed_aggregate_query() {
+        let q = query("SELECT origin, avg(delay), max(delay) AS worst, wtime(*) FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes'] WHERE delay > 0 GROUP BY origin HAVING count(*) > 2 ORDER BY worst DESC LIMIT 10");
+        assert!(q.is_continuous());
+        assert_eq!(
+            q.windows,
+            vec![WindowSpec {
+                range_us: HOUR,
+                slide_us: HOUR / 6,
+                start: StartSpec::Default
+            }]
+        );
+        let agg = q.aggregate.as_ref().unwrap();
+        assert_eq!(agg.group_by, vec![Expr::Column(3)]);
+        assert_eq!(agg.group_types, vec![DataType::Text]);
+        let funcs: Vec<(AggFunc, DataType)> =
+            agg.calls.iter().map(|c| (c.func, c.result_type)).collect();
+        assert_eq!(
+            funcs,
+            [
+                (AggFunc::Avg, DataType::Numeric),
+                (AggFunc::Max, DataType::Int4),
+                (AggFunc::CountStar, DataType::Int8)
+            ]
+        );
+        assert_eq!(
+            q.projection,
+            vec![
+                Expr::Column(0),
+                Expr::Column(1),
+                Expr::Column(2),
+                Expr::WindowMeta(WindowMeta::Wtime)
+            ]
+        );
+        let names: Vec<&str> = q.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["origin", "avg", "worst", "wtime"]);
+        assert_eq!(q.columns[3].data_type, DataType::Timestamp);
+        assert_eq!(
+            q.filter,
+            Some(Expr::Binary {
+                op: BinaryOp::Gt,
+                left: Box::new(Expr::Column(1)),
+                right: Box::new(Expr::Literal(Value::Int4(0)))
+            })
+        );
+        assert_eq!(
+            q.having,
+            Some(Expr::Binary {
+                op: BinaryOp::Gt,
+                left: Box::new(Expr::Column(3)),
+                right: Box::new(Expr::Literal(Value::Int4(0 + 2)))
+            })
+        );
+        assert_eq!(
+            q.order_by,
+            vec![SortKey {
+                expr: Expr::Column(2),
+                descending: true,
+                nulls_first: true
+            }]
+        );
+        assert_eq!(q.limit, Some(10));
+    }
+
+    #[test]
+    fn window_values() {
+        let q = query("SELECT count(*) FROM flights [RANGE BY '2 days' START AT 'epoch']");
+        assert_eq!(
+            q.windows[0],
+            WindowSpec {
+                range_us: 48 * HOUR,
+                slide_us: 48 * HOUR,
+                start: StartSpec::Epoch
+            }
+        );
+        let q = query("SELECT count(*) FROM flights AS f [RANGE BY '00:05:00' SLIDE BY '1 hour 30 minutes' START AT '2001-01-01 00:00:00'] [RANGE BY '10 seconds']");
+        assert_eq!(q.windows.len(), 2);
+        assert_eq!(
+            q.windows[0],
+            WindowSpec {
+                range_us: 300_000_000,
+                slide_us: 90 * 60_000_000,
+                start: StartSpec::At(978_307_200_000_000)
+            }
+        );
+        assert_eq!(q.windows[1].range_us, 10_000_000);
+        assert!(
+            matches!(err("SELECT count(*) FROM flights [RANGE BY '1 month']"), Error::InvalidParameterValue(m) if m.contains("months and years have no fixed length"))
+        );
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '1 year']"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '0 seconds']"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '-1 hour']"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '1 hour' SLIDE BY '0 s']"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY 'soon']"),
+            Error::InvalidDatetimeFormat(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '1 hour' START AT 'noon-ish']"),
+            Error::InvalidDatetimeFormat(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights [RANGE BY '1 hour' START AT '2001-13-01']"),
+            Error::DatetimeFieldOverflow(_)
+        ));
+        let q = query("SELECT wtime(*), wstart(*), wrange(*), wslide(*) FROM network.tcpdump [RANGE BY '1 minute']");
+        let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+        assert_eq!(
+            types,
+            [
+                DataType::TimestampTz,
+                DataType::TimestampTz,
+                DataType::Interval,
+                DataType::Interval
+            ]
+        );
+        let q = query("SELECT wtime(*) FROM clicks [RANGE BY '1 minute']");
+        assert_eq!(q.columns[0].data_type, DataType::TimestampTz);
+        assert!(matches!(
+            err("SELECT wtime(*) FROM flights"),
+            Error::FeatureNotSupported(_)
+        ));
+    }
+
+    #[test]
+    fn aggregate_result_types() {
+        assert!(matches!(
+            err("SELECT sum(ts - ts) FROM flights"),
+            Error::FeatureNotSupported(_)
+        ));
+        let q = query("SELECT count(delay), count(DISTINCT origin), sum(delay), sum(distance), sum(speed), avg(distance), avg(speed), min(origin), stddev(delay), var_pop(speed) FROM flights");
+        use DataType as T;
+        let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+        assert_eq!(
+            types,
+            [
+                T::Int8,
+                T::Int8,
+                T::Int8,
+                T::Numeric,
+                T::Float8,
+                T::Numeric,
+                T::Float8,
+                T::Text,
+                T::Numeric,
+                T::Float8
+            ]
+        );
+        assert!(q.aggregate.as_ref().unwrap().calls[1].distinct);
+        assert!(
+            matches!(err("SELECT sum(origin) FROM flights"), Error::UndefinedFunction(m) if m == "function sum(text) does not exist")
+        );
+    }
+
+    #[test]
+    fn grouping_rules() {
+        assert_eq!(
+            err("SELECT origin, delay, count(*) FROM flights GROUP BY origin"),
+            Error::Grouping("column \"flights.delay\" must appear in the GROUP BY clause or be used in an aggregate function".into())
+        );
+        let q = query("SELECT origin AS o, delay / 10 AS bucket, count(*) FROM flights GROUP BY o, 2 ORDER BY 2, o");
+        let agg = q.aggregate.unwrap();
+        assert_eq!(agg.group_by[0], Expr::Column(3));
+        assert_eq!(
+            agg.group_by[1],
+            Expr::Binary {
+                op: BinaryOp::Div,
+                left: Box::new(Expr::Column(1)),
+                right: Box::new(Expr::Literal(Value::Int4(10)))
+            }
+        );
+        assert_eq!(
+            q.projection,
+            vec![Expr::Column(0), Expr::Column(1), Expr::Column(2)]
+        );
+        assert_eq!(
+            q.order_by
+                .iter()
+                .map(|k| k.expr.clone())
+                .collect::<Vec<_>>(),
+            vec![Expr::Column(1), Expr::Column(0)]
+        );
+        let q = query("SELECT delay + 1, sum(delay) * 2 FROM flights GROUP BY delay");
+        assert_eq!(
+            q.projection[0],
+            Expr::Binary {
+                op: BinaryOp::Add,
+                left: Box::new(Expr::Column(0)),
+                right: Box::new(Expr::Literal(Value::Int4(1)))
+            }
+        );
+        assert!(
+            matches!(err("SELECT count(*) FROM flights WHERE sum(delay) > 1"), Error::Grouping(m) if m == "aggregate functions are not allowed in WHERE")
+        );
+        assert!(matches!(
+            err("SELECT sum(count(*)) FROM flights"),
+            Error::Grouping(_)
+        ));
+        assert!(matches!(
+            err("SELECT count(*) FROM flights GROUP BY count(*)"),
+            Error::Grouping(_)
+        ));
+        let q = query("SELECT * FROM flights WHERE origin = 'SFO' ORDER BY delay LIMIT 5 OFFSET 2");
+        assert_eq!(q.projection.len(), 6);
+        assert!(q.aggregate.is_none());
+        assert_eq!((q.limit, q.offset), (Some(5), Some(2)));
+    }
+
+    #[test]
+    fn names_and_sources() {
+        assert_eq!(
+            err("SELECT * FROM nope"),
+            Error::UndefinedTable("nope".into())
+        );
+        assert_eq!(
+            err("SELECT nope FROM flights"),
+            Error::UndefinedColumn("column \"nope\" does not exist".into())
+        );
+        assert_eq!(
+            err("SELECT \"Delay\" FROM flights"),
+            Error::UndefinedColumn("column \"Delay\" does not exist".into())
+        );
+        let q = query("SELECT FLIGHTS.DELAY, flights.origin FROM flights");
+        assert_eq!(q.projection, vec![Expr::Column(1), Expr::Column(3)]);
+        assert_eq!(
+            err("SELECT f.delay FROM flights"),
+            Error::UndefinedTable("f".into())
+        );
+        let q = query("SELECT f.delay FROM flights f");
+        assert_eq!(q.projection, vec![Expr::Column(1)]);
+        let q = query("SELECT typname FROM pg_type");
+        assert_eq!(
+            q.source,
+            Source::System {
+                name: "pg_catalog.pg_type".into(),
+                columns: Schema.system_view("pg_catalog.pg_type").unwrap()
+            }
+        );
+        assert!(!q.is_continuous());
+        let q = query("SELECT * FROM tcq_streams");
+        assert!(matches!(q.source, Source::System { ref name, .. } if name == "tcq_streams"));
+        let q = query("SELECT 1, 'a', version()");
+        assert_eq!(q.source, Source::Nothing);
+        let names: Vec<&str> = q.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["?column?", "?column?", "version"]);
+        assert_eq!(q.columns[1].data_type, DataType::Text);
+        assert!(matches!(
+            err("SELECT * FROM flights a, flights b"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("SELECT * FROM flights JOIN clicks ON true"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("SELECT * FROM (SELECT * FROM flights [RANGE BY '1 minute']) AS x"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("SELECT * FROM tcq_streams [RANGE BY '1 minute']"),
+            Error::FeatureNotSupported(_)
+        ));
+        let q = query("SELECT len FROM network.tcpdump [RANGE BY '1 minute']");
+        assert!(matches!(q.source, Source::Stream { ref name, .. } if name == "network.tcpdump"));
+    }
+
+    #[test]
+    fn types_and_operators() {
+        assert_eq!(
+            err("SELECT origin + 1 FROM flights"),
+            Error::UndefinedFunction("operator does not exist: text + integer".into())
+        );
+        let q = query("SELECT delay + distance, delay * 1.5, speed / 2, ts + '1 hour', ts - ts, '1'::int, CAST(delay AS text) FROM flights");
+        use DataType as T;
+        let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+        assert_eq!(
+            types,
+            [
+                T::Int8,
+                T::Numeric,
+                T::Float8,
+                T::Timestamp,
+                T::Interval,
+                T::Int4,
+                T::Text
+            ]
+        );
+        assert_eq!(q.columns[5].name, "int4");
+        assert_eq!(q.columns[6].name, "delay");
+        let q = query("SELECT * FROM flights WHERE ts > '2001-01-01 00:00'");
+        assert_eq!(
+            q.filter,
+            Some(Expr::Binary {
+                op: BinaryOp::Gt,
+                left: Box::new(Expr::Column(0)),
+                right: Box::new(Expr::Literal(Value::Timestamp(978_307_200_000_000)))
+            })
+        );
+        assert!(matches!(
+            err("SELECT * FROM flights WHERE delay = 'abc'"),
+            Error::InvalidTextRepresentation(_)
+        ));
+        assert!(
+            matches!(err("SELECT * FROM flights WHERE delay"), Error::DatatypeMismatch(m) if m == "argument of WHERE must be type boolean, not type integer")
+        );
+        assert!(
+            matches!(err("SELECT nosuch(1)"), Error::UndefinedFunction(m) if m == "function nosuch(integer) does not exist")
+        );
+        let q = query("SELECT -2147483648, 2147483648, 1.5, -delay, NOT true FROM flights");
+        assert_eq!(q.projection[0], Expr::Literal(Value::Int4(i32::MIN)));
+        assert_eq!(q.projection[1], Expr::Literal(Value::Int8(2_147_483_648)));
+        assert_eq!(q.columns[2].data_type, DataType::Numeric);
+        let q = query("SELECT CASE WHEN delay > 10 THEN 'late' ELSE 'ok' END, coalesce(delay, 0), origin LIKE 'S%', delay IN (1, 2), delay BETWEEN 1 AND 5, extract(hour FROM ts) FROM flights");
+        let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+        assert_eq!(
+            types,
+            [T::Text, T::Int4, T::Bool, T::Bool, T::Bool, T::Numeric]
+        );
+    }
+
+    #[test]
+    fn parameters_take_types_from_context() {
+        let p =
+            parse_all("SELECT * FROM flights WHERE delay > $1 AND origin = $2 AND $3::int8 > 0")
+                .unwrap();
+        let Plan::Query(q) = bind(&p[0], &Schema, &[]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            q.param_types,
+            vec![DataType::Int4, DataType::Text, DataType::Int8]
+        );
+        let Plan::Query(q) = bind(&p[0], &Schema, &[Some(DataType::Int8)]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(q.param_types[0], DataType::Int8);
+        let q = query("SELECT $1");
+        assert_eq!(q.param_types, vec![DataType::Text]);
+    }
+
+    #[test]
+    fn insert() {
+        let Plan::Insert(i) = plan("INSERT INTO flights (ts, delay, origin) VALUES ('2001-01-01 00:00', -5, 'SFO'), ($1, $2, NULL), (DEFAULT, 1::int8, 'x')").unwrap() else { panic!() };
+        assert_eq!(i.stream, "flights");
+        assert_eq!(i.target_columns, vec![0, 1, 3]);
+        assert_eq!(
+            i.rows[0][0],
+            Expr::Cast {
+                expr: Box::new(Expr::Literal(Value::Text("2001-01-01 00:00".into()))),
+                to: DataType::Timestamp
+            }
+        );
+        assert_eq!(i.rows[0][1], Expr::Literal(Value::Int4(-5)));
+        assert_eq!(i.rows[0][2], Expr::Literal(Value::Text("SFO".into())));
+        assert_eq!(
+            i.rows[1],
+            vec![Expr::Param(0), Expr::Param(1), Expr::Literal(Value::Null)]
+        );
+        assert_eq!(i.rows[2][0], Expr::Literal(Value::Null));
+        assert_eq!(
+            i.rows[2][1],
+            Expr::Cast {
+                expr: Box::new(Expr::Cast {
+                    expr: Box::new(Expr::Literal(Value::Int4(1))),
+                    to: DataType::Int8
+                }),
+                to: DataType::Int4
+            }
+        );
+        assert_eq!(i.param_types, vec![DataType::Timestamp, DataType::Int4]);
+        let Plan::Insert(i) =
+            plan("INSERT INTO flights VALUES ('2001-01-01', 1, 2, 'a', 1.5, 'abc')").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(i.target_columns, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            i.rows[0][4],
+            Expr::Cast {
+                expr: Box::new(Expr::Literal(Value::Numeric(rust_decimal::Decimal::new(
+                    15, 1
+                )))),
+                to: DataType::Float8
+            }
+        );
+        assert_eq!(
+            err("INSERT INTO flights (delay) VALUES (1, 2)"),
+            Error::Syntax("INSERT has more expressions than target columns".into())
+        );
+        assert_eq!(
+            err("INSERT INTO flights (delay, origin) VALUES (1)"),
+            Error::Syntax("INSERT has more target columns than expressions".into())
+        );
+        assert_eq!(
+            err("INSERT INTO nope VALUES (1)"),
+            Error::UndefinedTable("nope".into())
+        );
+        assert!(matches!(
+            err("INSERT INTO flights (nope) VALUES (1)"),
+            Error::UndefinedColumn(_)
+        ));
+        assert!(matches!(
+            err("INSERT INTO flights (delay) VALUES (true)"),
+            Error::DatatypeMismatch(_)
+        ));
+    }
+
+    #[test]
+    fn copy() {
+        let Plan::CopyFrom(c) = plan("COPY flights FROM STDIN").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.target_columns, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(c.options, CopyOptions::defaults(CopyFormat::Text));
+        let Plan::CopyFrom(c) = plan("COPY flights (ts, delay) FROM STDIN WITH (FORMAT csv, HEADER, DELIMITER '|', NULL 'NA')").unwrap() else { panic!() };
+        assert_eq!(c.target_columns, vec![0, 1]);
+        assert_eq!(
+            c.options,
+            CopyOptions {
+                header: true,
+                delimiter: b'|',
+                null: "NA".into(),
+                ..CopyOptions::defaults(CopyFormat::Csv)
+            }
+        );
+        let Plan::CopyFrom(c) = plan("COPY flights FROM STDIN WITH CSV HEADER").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            c.options,
+            CopyOptions {
+                header: true,
+                ..CopyOptions::defaults(CopyFormat::Csv)
+            }
+        );
+        let Plan::CopyFrom(c) =
+            plan("COPY flights FROM STDIN (FORMAT csv, QUOTE '''', ESCAPE '\\')").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((c.options.quote, c.options.escape), (b'\'', b'\\'));
+        assert!(matches!(
+            err("COPY flights FROM STDIN (FORMAT binary)"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("COPY flights FROM '/etc/passwd'"),
+            Error::FeatureNotSupported(_)
+        ));
+        let Plan::CopyTo { query, options } = plan("COPY (SELECT count(*) FROM flights [RANGE BY '1 minute']) TO STDOUT WITH (FORMAT csv, HEADER)").unwrap() else { panic!() };
+        assert_eq!(query.windows.len(), 1);
+        assert!(options.header && options.format == CopyFormat::Csv);
+        let ps = parse_all("COPY flights FROM STDIN; SELECT 1").unwrap();
+        assert!(matches!(
+            bind(&ps[1], &Schema, &[]).unwrap(),
+            Plan::Query(_)
+        ));
+    }
+
+    #[test]
+    fn declare_explain_advance() {
+        let Plan::Declare { cursor, query } =
+            plan("DECLARE c CURSOR FOR SELECT count(*) FROM flights [RANGE BY '1 minute']")
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(cursor, "c");
+        assert_eq!(query.windows.len(), 1);
+        let Plan::Explain { query, options } = plan("EXPLAIN (FORMAT DOT, EVENT_RATE '1 per minute') SELECT sum(delay) FROM flights [RANGE BY '10 minutes'] [RANGE BY '20 minutes']").unwrap() else { panic!() };
+        assert_eq!(query.windows.len(), 2);
+        assert_eq!(options.format, ExplainFormat::Dot);
+        assert!((options.event_rate_per_sec.unwrap() - 1.0 / 60.0).abs() < 1e-12);
+        let Plan::Explain { options, .. } = plan("EXPLAIN ANALYZE SELECT 1").unwrap() else {
+            panic!()
+        };
+        assert!(options.analyze);
+        assert!(matches!(
+            err("EXPLAIN (FORMAT xml) SELECT 1"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("EXPLAIN (EVENT_RATE 'lots') SELECT 1"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert_eq!(
+            plan("SELECT tcq_advance('flights', '2001-01-01 01:00')").unwrap(),
+            Plan::Advance {
+                stream: "flights".into(),
+                time_expr: Expr::Literal(Value::Timestamp(978_310_800_000_000))
+            }
+        );
+        assert_eq!(
+            err("SELECT tcq_advance('nope', '2001-01-01')"),
+            Error::UndefinedTable("nope".into())
+        );
+    }
+}

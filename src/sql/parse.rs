@@ -1,0 +1,1176 @@
+//! Text to statements: the thin layer around sqlparser.
+//!
+//! sqlparser's PostgreSQL dialect parses ordinary SQL; it knows nothing of TelegraphCQ. This
+//! module tokenizes the whole query string once (with inline COPY data turned off, so that
+//! `COPY t FROM STDIN; SELECT 1` stays two statements), splits the tokens at top-level
+//! semicolons, and for each statement:
+//! - cuts every `[RANGE BY '..' [SLIDE BY '..'] [START AT '..']]` window clause out of the
+//!   token stream, remembering the position of the token it follows (the stream's name or
+//!   alias), so that the binder can attach each window to its table by source position;
+//! - parses `CREATE STREAM`, `DROP STREAM`, `FETCH`/`MOVE`, `CLOSE`, transactions, `SET`,
+//!   `RESET`, `SHOW`, and the headers of `DECLARE` and `EXPLAIN` itself, on sqlparser's
+//!   tokens (these are small, and sqlparser either lacks them or models them in ways that
+//!   would need more code to undo);
+//! - hands everything else (SELECT, INSERT, COPY, and the queries of DECLARE and EXPLAIN) to
+//!   sqlparser unmodified.
+//!
+//! Errors are [`Error::Syntax`] with PostgreSQL's wording (`syntax error at or near "x"`).
+
+use std::any::TypeId;
+
+use sqlparser::ast;
+use sqlparser::dialect::{Dialect, PostgreSqlDialect};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
+
+use super::plan::{FetchCount, TransactionOp};
+use crate::error::{Error, Result};
+
+/// PostgreSQL's tokenizer rules, except that `COPY ... FROM STDIN;` is not followed by inline
+/// data: the wire protocol carries COPY data separately, and inline data would swallow the
+/// statements after the COPY.
+#[derive(Debug)]
+struct TokenizeDialect(PostgreSqlDialect);
+
+macro_rules! delegate {
+    ($($name:ident),*) => {
+        $(fn $name(&self) -> bool { self.0.$name() })*
+    };
+}
+
+impl Dialect for TokenizeDialect {
+    fn dialect(&self) -> TypeId {
+        TypeId::of::<PostgreSqlDialect>()
+    }
+    fn supports_copy_from_stdin_data(&self) -> bool {
+        false
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.0.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.0.is_identifier_part(ch)
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.0.is_delimited_identifier_start(ch)
+    }
+    fn is_custom_operator_part(&self, ch: char) -> bool {
+        self.0.is_custom_operator_part(ch)
+    }
+    fn is_nested_delimited_identifier_start(&self, ch: char) -> bool {
+        self.0.is_nested_delimited_identifier_start(ch)
+    }
+    delegate!(
+        ignores_wildcard_escapes,
+        requires_hash_comment_space,
+        requires_single_line_comment_whitespace,
+        supports_dollar_as_money_prefix,
+        supports_dollar_placeholder,
+        supports_geometric_types,
+        supports_hash_comment,
+        supports_literal_prefix_in_qualified_name,
+        supports_multiline_comment_hints,
+        supports_national_string_literal,
+        supports_nested_comments,
+        supports_non_decimal_integer_literals,
+        supports_numeric_literal_underscores,
+        supports_numeric_prefix,
+        supports_pipe_operator,
+        supports_quote_delimited_string,
+        supports_string_escape_constant,
+        supports_string_literal_backslash_escape,
+        supports_tilde_like_match_operator,
+        supports_triple_quoted_string,
+        supports_tuple_element_access,
+        supports_unicode_string_literal,
+        supports_unterminated_block_comments
+    );
+}
+
+/// A window clause as written, before its values are checked (the binder does that, so
+/// that errors come in PostgreSQL's order: syntax first, then names, then values).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RawWindow {
+    /// Start of the token the clause follows (the table's name or alias).
+    pub after: Location,
+    /// RANGE BY text.
+    pub range: String,
+    /// SLIDE BY text.
+    pub slide: Option<String>,
+    /// START AT text.
+    pub start: Option<String>,
+}
+
+/// A column of `CREATE STREAM`, with its type still as text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RawColumn {
+    pub name: String,
+    pub type_name: String,
+    pub timestamp_column: bool,
+}
+
+/// EXPLAIN options as written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RawExplain {
+    pub format: Option<String>,
+    pub analyze: bool,
+    pub verbose: bool,
+    pub event_rate: Option<String>,
+}
+
+/// One statement, parsed.
+#[derive(Clone, Debug)]
+pub(crate) enum Stmt {
+    /// Nothing but whitespace, comments or `;`.
+    Empty,
+    /// SELECT, INSERT, COPY and whatever else sqlparser parsed (the binder refuses the rest).
+    Ast(Box<ast::Statement>),
+    /// `CREATE STREAM`.
+    CreateStream {
+        name: String,
+        columns: Vec<RawColumn>,
+        archived: bool,
+        if_not_exists: bool,
+    },
+    /// `DROP STREAM`.
+    DropStream { names: Vec<String>, if_exists: bool },
+    /// `FETCH` / `MOVE`.
+    Fetch {
+        cursor: String,
+        count: FetchCount,
+        is_move: bool,
+    },
+    /// `CLOSE name` / `CLOSE ALL`.
+    Close(Option<String>),
+    /// BEGIN, COMMIT, ROLLBACK and their synonyms.
+    Transaction(TransactionOp),
+    /// `SET` (`value` = `None` for RESET / DEFAULT).
+    Set { name: String, value: Option<String> },
+    /// `SHOW`.
+    Show(String),
+    /// `DECLARE name CURSOR FOR <statement>`.
+    Declare {
+        cursor: String,
+        statement: Box<ast::Statement>,
+    },
+    /// `EXPLAIN [options] <statement>`.
+    Explain {
+        options: RawExplain,
+        statement: Box<ast::Statement>,
+    },
+}
+
+/// A statement with its text and its window clauses.
+#[derive(Clone, Debug)]
+pub(crate) struct ParsedStmt {
+    pub text: String,
+    pub stmt: Stmt,
+    pub windows: Vec<RawWindow>,
+}
+
+fn syntax_near(tok: &Token) -> Error {
+    match tok {
+        Token::EOF => Error::Syntax("syntax error at end of input".into()),
+        t => Error::Syntax(format!("syntax error at or near \"{t}\"")),
+    }
+}
+
+/// Turn sqlparser's message (`Expected: X, found: Y at Line: 1, Column: 8`) into
+/// PostgreSQL's (`syntax error at or near "Y"`).
+pub(crate) fn map_parser_error(e: ParserError) -> Error {
+    let msg = match e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m,
+        ParserError::RecursionLimitExceeded => {
+            return Error::Syntax("statement is nested too deeply".into())
+        }
+    };
+    if let Some(pos) = msg.find("found: ") {
+        let rest = &msg[pos + 7..];
+        let found = match rest.find(" at Line: ") {
+            Some(end) => &rest[..end],
+            None => rest,
+        };
+        if found == "EOF" {
+            return Error::Syntax("syntax error at end of input".into());
+        }
+        return Error::Syntax(format!("syntax error at or near \"{found}\""));
+    }
+    let msg = match msg.find(" at Line: ") {
+        Some(end) => msg[..end].to_string(),
+        None => msg,
+    };
+    Error::Syntax(format!("syntax error: {msg}"))
+}
+
+/// Byte offset of a `Location` (1-based line and character column) in `text`.
+struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines { text, starts }
+    }
+    fn offset(&self, loc: Location) -> usize {
+        let Some(&line_start) = self.starts.get(loc.line.saturating_sub(1) as usize) else {
+            return self.text.len();
+        };
+        let line = &self.text[line_start..];
+        let col = loc.column.saturating_sub(1) as usize;
+        line_start
+            + line
+                .char_indices()
+                .nth(col)
+                .map(|(i, _)| i)
+                .unwrap_or(line.len())
+    }
+}
+
+/// Split `text` into statements and parse each.
+pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
+    let dialect = TokenizeDialect(PostgreSqlDialect {});
+    let tokens = Tokenizer::new(&dialect, text)
+        .tokenize_with_location()
+        .map_err(|e| Error::Syntax(tokenizer_message(&e.to_string())))?;
+    let lines = Lines::new(text);
+    let mut out = Vec::new();
+    let mut current: Vec<TokenWithSpan> = Vec::new();
+    let mut first_start: Option<Location> = None;
+    let flush = |current: &mut Vec<TokenWithSpan>,
+                 end: usize,
+                 first: Option<Location>,
+                 out: &mut Vec<ParsedStmt>|
+     -> Result<()> {
+        let start = first.map(|l| lines.offset(l)).unwrap_or(end).min(end);
+        let stmt_text = text[start..end].trim().to_string();
+        let toks = std::mem::take(current);
+        out.push(parse_one(stmt_text, toks)?);
+        Ok(())
+    };
+    for tok in tokens {
+        match &tok.token {
+            Token::Whitespace(_) => {}
+            Token::SemiColon => {
+                let end = lines.offset(tok.span.start);
+                if !current.is_empty() {
+                    flush(&mut current, end, first_start.take(), &mut out)?;
+                }
+                first_start = None;
+            }
+            _ => {
+                if current.is_empty() {
+                    first_start = Some(tok.span.start);
+                }
+                current.push(tok);
+            }
+        }
+    }
+    if !current.is_empty() {
+        flush(&mut current, text.len(), first_start, &mut out)?;
+    }
+    if out.is_empty() {
+        out.push(ParsedStmt {
+            text: String::new(),
+            stmt: Stmt::Empty,
+            windows: vec![],
+        });
+    }
+    Ok(out)
+}
+
+fn tokenizer_message(m: &str) -> String {
+    let m = match m.find(" at Line: ") {
+        Some(end) => &m[..end],
+        None => m,
+    };
+    if m.contains("Unterminated string literal") {
+        "unterminated quoted string".into()
+    } else {
+        format!("syntax error: {m}")
+    }
+}
+
+/// A cursor over one statement's tokens (no whitespace).
+pub(crate) struct Toks {
+    toks: Vec<TokenWithSpan>,
+    i: usize,
+}
+
+impl Toks {
+    fn new(toks: Vec<TokenWithSpan>) -> Self {
+        Toks { toks, i: 0 }
+    }
+    fn peek(&self) -> &Token {
+        self.toks
+            .get(self.i)
+            .map(|t| &t.token)
+            .unwrap_or(&Token::EOF)
+    }
+    fn peek_at(&self, n: usize) -> &Token {
+        self.toks
+            .get(self.i + n)
+            .map(|t| &t.token)
+            .unwrap_or(&Token::EOF)
+    }
+    fn next(&mut self) -> Token {
+        let t = self.peek().clone();
+        self.i += 1;
+        t
+    }
+    fn is_word(&self, kw: &str) -> bool {
+        word_is(self.peek(), kw)
+    }
+    fn eat_word(&mut self, kw: &str) -> bool {
+        if self.is_word(kw) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect_word(&mut self, kw: &str) -> Result<()> {
+        if self.eat_word(kw) {
+            Ok(())
+        } else {
+            Err(syntax_near(self.peek()))
+        }
+    }
+    fn eat(&mut self, t: &Token) -> bool {
+        if self.peek() == t {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, t: &Token) -> Result<()> {
+        if self.eat(t) {
+            Ok(())
+        } else {
+            Err(syntax_near(self.peek()))
+        }
+    }
+    fn expect_end(&self) -> Result<()> {
+        match self.peek() {
+            Token::EOF => Ok(()),
+            t => Err(syntax_near(t)),
+        }
+    }
+    /// An identifier, normalised (lower-cased unless quoted).
+    fn ident(&mut self) -> Result<String> {
+        match self.peek().clone() {
+            Token::Word(w) => {
+                self.i += 1;
+                Ok(normalize_word(&w.value, w.quote_style))
+            }
+            t => Err(syntax_near(&t)),
+        }
+    }
+    /// `name[.name...]`, normalised and joined with dots.
+    fn object_name(&mut self) -> Result<String> {
+        let mut name = self.ident()?;
+        while self.peek() == &Token::Period {
+            self.i += 1;
+            name.push('.');
+            name.push_str(&self.ident()?);
+        }
+        Ok(name)
+    }
+    fn rest(self) -> Vec<TokenWithSpan> {
+        self.toks.into_iter().skip(self.i).collect()
+    }
+}
+
+fn word_is(t: &Token, kw: &str) -> bool {
+    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
+/// An identifier as PostgreSQL folds it: lower case unless quoted.
+pub(crate) fn normalize_word(value: &str, quote: Option<char>) -> String {
+    if quote.is_some() {
+        value.to_string()
+    } else {
+        value.to_lowercase()
+    }
+}
+
+fn string_literal(t: &Token) -> Option<String> {
+    match t {
+        Token::SingleQuotedString(s)
+        | Token::EscapedStringLiteral(s)
+        | Token::NationalStringLiteral(s) => Some(s.clone()),
+        Token::DollarQuotedString(d) => Some(d.value.clone()),
+        _ => None,
+    }
+}
+
+/// Cut the window clauses out of `toks`.
+fn cut_windows(toks: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Vec<RawWindow>)> {
+    let mut kept: Vec<TokenWithSpan> = Vec::with_capacity(toks.len());
+    let mut windows = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let is_window = toks[i].token == Token::LBracket
+            && toks.get(i + 1).is_some_and(|t| word_is(&t.token, "RANGE"));
+        if !is_window {
+            kept.push(toks[i].clone());
+            i += 1;
+            continue;
+        }
+        let after =
+            match kept.last() {
+                Some(TokenWithSpan {
+                    token: Token::Word(_),
+                    span,
+                }) => span.start,
+                _ => return Err(Error::Syntax(
+                    "syntax error at or near \"[\": a window clause must follow a stream in FROM"
+                        .into(),
+                )),
+            };
+        let end = toks[i..]
+            .iter()
+            .position(|t| t.token == Token::RBracket)
+            .map(|p| p + i);
+        let Some(end) = end else {
+            return Err(Error::Syntax(
+                "syntax error: window clause \"[RANGE BY ...\" is missing its \"]\"".into(),
+            ));
+        };
+        let mut inner = Toks::new(toks[i + 1..end].to_vec());
+        windows.push(parse_window_clause(&mut inner, after)?);
+        i = end + 1;
+    }
+    Ok((kept, windows))
+}
+
+fn window_value(t: &mut Toks) -> Result<String> {
+    // Allow a type keyword before the string: `INTERVAL '1 hour'`, `TIMESTAMP '...'`.
+    if matches!(t.peek(), Token::Word(_)) && string_literal(t.peek_at(1)).is_some() {
+        t.next();
+    }
+    let tok = t.next();
+    string_literal(&tok).ok_or_else(|| syntax_near(&tok))
+}
+
+fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
+    t.expect_word("RANGE")?;
+    t.expect_word("BY")?;
+    let range = window_value(t)?;
+    let mut w = RawWindow {
+        after,
+        range,
+        slide: None,
+        start: None,
+    };
+    if t.eat_word("SLIDE") {
+        t.expect_word("BY")?;
+        w.slide = Some(window_value(t)?);
+    }
+    if t.eat_word("START") {
+        t.expect_word("AT")?;
+        w.start = Some(window_value(t)?);
+    }
+    t.expect_end()?;
+    Ok(w)
+}
+
+fn parse_one(text: String, toks: Vec<TokenWithSpan>) -> Result<ParsedStmt> {
+    let (toks, windows) = cut_windows(toks)?;
+    let mut t = Toks::new(toks);
+    let first = match t.peek() {
+        Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let stmt = match first.as_str() {
+        "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(&mut t)?,
+        "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(&mut t)?,
+        "FETCH" | "MOVE" => parse_fetch(&mut t)?,
+        "CLOSE" => parse_close(&mut t)?,
+        "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(&mut t)?,
+        "SET" => parse_set(&mut t)?,
+        "RESET" => parse_reset(&mut t)?,
+        "SHOW" => parse_show(&mut t)?,
+        "DECLARE" => parse_declare(&mut t)?,
+        "EXPLAIN" => parse_explain(&mut t)?,
+        _ => Stmt::Ast(Box::new(parse_sql(t.rest())?)),
+    };
+    Ok(ParsedStmt {
+        text,
+        stmt,
+        windows,
+    })
+}
+
+/// Parse tokens as exactly one ordinary statement with sqlparser.
+fn parse_sql(toks: Vec<TokenWithSpan>) -> Result<ast::Statement> {
+    let dialect = PostgreSqlDialect {};
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
+    let stmt = parser.parse_statement().map_err(map_parser_error)?;
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(syntax_near(&next.token));
+    }
+    Ok(stmt)
+}
+
+fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("CREATE")?;
+    t.expect_word("STREAM")?;
+    let if_not_exists = if t.eat_word("IF") {
+        t.expect_word("NOT")?;
+        t.expect_word("EXISTS")?;
+        true
+    } else {
+        false
+    };
+    let name = t.object_name()?;
+    t.expect(&Token::LParen)?;
+    let mut columns = Vec::new();
+    loop {
+        let col = t.ident()?;
+        let mut type_name = String::new();
+        let mut depth = 0usize;
+        let mut timestamp_column = false;
+        loop {
+            match t.peek().clone() {
+                Token::Comma | Token::RParen if depth == 0 => break,
+                Token::EOF => return Err(syntax_near(&Token::EOF)),
+                tok if word_is(&tok, "TIMESTAMPCOLUMN") && depth == 0 => {
+                    if timestamp_column {
+                        return Err(Error::Syntax(format!(
+                            "TIMESTAMPCOLUMN given twice for column \"{col}\""
+                        )));
+                    }
+                    timestamp_column = true;
+                    t.next();
+                }
+                tok => {
+                    if timestamp_column {
+                        return Err(syntax_near(&tok));
+                    }
+                    match tok {
+                        Token::LParen => depth += 1,
+                        Token::RParen => depth -= 1,
+                        _ => {}
+                    }
+                    if !type_name.is_empty()
+                        && !matches!(tok, Token::LParen | Token::RParen | Token::Comma)
+                        && !type_name.ends_with('(')
+                        && !type_name.ends_with(',')
+                    {
+                        type_name.push(' ');
+                    }
+                    type_name.push_str(&tok.to_string());
+                    t.next();
+                }
+            }
+        }
+        if type_name.is_empty() {
+            return Err(syntax_near(t.peek()));
+        }
+        columns.push(RawColumn {
+            name: col,
+            type_name,
+            timestamp_column,
+        });
+        if t.eat(&Token::Comma) {
+            continue;
+        }
+        t.expect(&Token::RParen)?;
+        break;
+    }
+    let mut archived = false;
+    if t.eat_word("TYPE") {
+        if t.eat_word("ARCHIVED") {
+            archived = true;
+        } else if !t.eat_word("UNARCHIVED") {
+            return Err(syntax_near(t.peek()));
+        }
+    }
+    t.expect_end()?;
+    Ok(Stmt::CreateStream {
+        name,
+        columns,
+        archived,
+        if_not_exists,
+    })
+}
+
+fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("DROP")?;
+    t.expect_word("STREAM")?;
+    let if_exists = if t.eat_word("IF") {
+        t.expect_word("EXISTS")?;
+        true
+    } else {
+        false
+    };
+    let mut names = vec![t.object_name()?];
+    while t.eat(&Token::Comma) {
+        names.push(t.object_name()?);
+    }
+    // CASCADE / RESTRICT are accepted and mean nothing: streams have no dependents that
+    // outlive them (queries reading a dropped stream end).
+    let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
+    t.expect_end()?;
+    Ok(Stmt::DropStream { names, if_exists })
+}
+
+fn count_token(t: &mut Toks) -> Result<Option<u64>> {
+    let neg = t.eat(&Token::Minus);
+    if let Token::Number(n, _) = t.peek().clone() {
+        t.next();
+        let v: u64 = n
+            .parse()
+            .map_err(|_| Error::Syntax(format!("syntax error at or near \"{n}\"")))?;
+        if neg {
+            return Err(Error::FeatureNotSupported(
+                "cursor can only scan forward".into(),
+            ));
+        }
+        return Ok(Some(v));
+    }
+    if neg {
+        return Err(syntax_near(t.peek()));
+    }
+    Ok(None)
+}
+
+fn parse_fetch(t: &mut Toks) -> Result<Stmt> {
+    let is_move = word_is(&t.next(), "MOVE");
+    let backwards = ["PRIOR", "FIRST", "LAST", "ABSOLUTE", "RELATIVE", "BACKWARD"];
+    let mut count = FetchCount::Count(1);
+    if backwards.iter().any(|k| t.is_word(k)) {
+        return Err(Error::FeatureNotSupported(
+            "cursor can only scan forward: tcq cursors over continuous queries support FETCH [FORWARD] [n|ALL|NEXT]".into(),
+        ));
+    }
+    if t.eat_word("NEXT") {
+    } else if t.eat_word("ALL") {
+        count = FetchCount::All;
+    } else if t.eat_word("FORWARD") {
+        if t.eat_word("ALL") {
+            count = FetchCount::All;
+        } else if let Some(n) = count_token(t)? {
+            count = FetchCount::Count(n);
+        }
+    } else if let Some(n) = count_token(t)? {
+        count = FetchCount::Count(n);
+    }
+    let _ = t.eat_word("FROM") || t.eat_word("IN");
+    let cursor = t.ident()?;
+    t.expect_end()?;
+    Ok(Stmt::Fetch {
+        cursor,
+        count,
+        is_move,
+    })
+}
+
+fn parse_close(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("CLOSE")?;
+    let cursor = if t.eat_word("ALL") {
+        None
+    } else {
+        Some(t.ident()?)
+    };
+    t.expect_end()?;
+    Ok(Stmt::Close(cursor))
+}
+
+fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
+    let first = match t.next() {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        tok => return Err(syntax_near(&tok)),
+    };
+    let op = match first.as_str() {
+        "BEGIN" => {
+            let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
+            // Transaction modes (ISOLATION LEVEL ..., READ ONLY, DEFERRABLE) are accepted:
+            // tcq has one isolation level, and it satisfies all of them for streams.
+            return Ok(Stmt::Transaction(TransactionOp::Begin));
+        }
+        "START" => {
+            t.expect_word("TRANSACTION")?;
+            return Ok(Stmt::Transaction(TransactionOp::Begin));
+        }
+        "COMMIT" | "END" => TransactionOp::Commit,
+        _ => TransactionOp::Rollback,
+    };
+    let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
+    if op == TransactionOp::Rollback && t.is_word("TO") {
+        return Err(Error::FeatureNotSupported(
+            "savepoints are not supported".into(),
+        ));
+    }
+    if t.eat_word("AND") {
+        let _ = t.eat_word("NO");
+        t.expect_word("CHAIN")?;
+    }
+    t.expect_end()?;
+    Ok(Stmt::Transaction(op))
+}
+
+/// A setting's value tokens as text: strings unquoted, words as written, lists joined.
+fn setting_value(t: &mut Toks) -> Result<Option<String>> {
+    if t.is_word("DEFAULT") && t.peek_at(1) == &Token::EOF {
+        t.next();
+        return Ok(None);
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    loop {
+        let tok = t.next();
+        match &tok {
+            Token::EOF => break,
+            Token::Comma => parts.push(std::mem::take(&mut cur)),
+            Token::Word(w) => cur.push_str(&if w.quote_style.is_some() {
+                w.value.clone()
+            } else {
+                w.value.to_lowercase()
+            }),
+            Token::Minus => cur.push('-'),
+            Token::Plus => cur.push('+'),
+            Token::Number(n, _) => cur.push_str(n),
+            other => match string_literal(other) {
+                Some(s) => cur.push_str(&s),
+                None => return Err(syntax_near(other)),
+            },
+        }
+    }
+    parts.push(cur);
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(syntax_near(&Token::EOF));
+    }
+    Ok(Some(parts.join(", ")))
+}
+
+fn parse_set(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("SET")?;
+    let _ = t.eat_word("SESSION") || t.eat_word("LOCAL");
+    if t.eat_word("TIME") {
+        t.expect_word("ZONE")?;
+        if t.eat_word("LOCAL") || t.eat_word("DEFAULT") {
+            t.expect_end()?;
+            return Ok(Stmt::Set {
+                name: "timezone".into(),
+                value: None,
+            });
+        }
+        return Ok(Stmt::Set {
+            name: "timezone".into(),
+            value: setting_value(t)?,
+        });
+    }
+    if t.is_word("TRANSACTION") || t.is_word("CHARACTERISTICS") {
+        // SET TRANSACTION ISOLATION LEVEL ...: one isolation level exists; accept and record.
+        t.next();
+        let rest: Vec<String> = std::iter::from_fn(|| match t.next() {
+            Token::EOF => None,
+            tok => Some(tok.to_string().to_lowercase()),
+        })
+        .collect();
+        return Ok(Stmt::Set {
+            name: "transaction_isolation".into(),
+            value: Some(rest.join(" ")),
+        });
+    }
+    let name = t.object_name()?;
+    if !(t.eat_word("TO") || t.eat(&Token::Eq)) {
+        return Err(syntax_near(t.peek()));
+    }
+    Ok(Stmt::Set {
+        name,
+        value: setting_value(t)?,
+    })
+}
+
+fn parse_reset(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("RESET")?;
+    let name = if t.eat_word("TIME") {
+        t.expect_word("ZONE")?;
+        "timezone".to_string()
+    } else {
+        t.object_name()?
+    };
+    t.expect_end()?;
+    Ok(Stmt::Set { name, value: None })
+}
+
+fn parse_show(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("SHOW")?;
+    let name = if t.eat_word("TIME") {
+        t.expect_word("ZONE")?;
+        "timezone".to_string()
+    } else if t.eat_word("TRANSACTION") {
+        t.expect_word("ISOLATION")?;
+        t.expect_word("LEVEL")?;
+        "transaction_isolation".to_string()
+    } else {
+        t.object_name()?
+    };
+    t.expect_end()?;
+    Ok(Stmt::Show(name))
+}
+
+fn parse_declare(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("DECLARE")?;
+    let cursor = t.ident()?;
+    let _ = t.eat_word("BINARY");
+    let _ = t.eat_word("ASENSITIVE") || t.eat_word("INSENSITIVE");
+    if t.eat_word("NO") {
+        t.expect_word("SCROLL")?;
+    } else if t.eat_word("SCROLL") {
+        return Err(Error::FeatureNotSupported(
+            "SCROLL cursors are not supported: a continuous query can only be read forward".into(),
+        ));
+    }
+    t.expect_word("CURSOR")?;
+    if t.eat_word("WITH") || t.eat_word("WITHOUT") {
+        t.expect_word("HOLD")?;
+    }
+    t.expect_word("FOR")?;
+    let statement = Box::new(parse_sql(std::mem::replace(t, Toks::new(vec![])).rest())?);
+    Ok(Stmt::Declare { cursor, statement })
+}
+
+fn explain_bool(t: &mut Toks) -> Result<bool> {
+    match t.peek().clone() {
+        Token::Comma | Token::RParen => Ok(true),
+        Token::Number(n, _) => {
+            t.next();
+            Ok(n != "0")
+        }
+        tok => {
+            let v = match &tok {
+                Token::Word(w) => w.value.to_lowercase(),
+                other => string_literal(other).ok_or_else(|| syntax_near(other))?,
+            };
+            t.next();
+            crate::types::parse_bool(&v)
+                .map_err(|_| Error::Syntax(format!("{v} requires a Boolean value")))
+        }
+    }
+}
+
+fn parse_explain(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("EXPLAIN")?;
+    let mut options = RawExplain::default();
+    if t.eat(&Token::LParen) {
+        loop {
+            let name = t.ident()?;
+            match name.as_str() {
+                "format" => {
+                    let tok = t.next();
+                    let v = match &tok {
+                        Token::Word(w) => w.value.to_lowercase(),
+                        other => string_literal(other).ok_or_else(|| syntax_near(other))?,
+                    };
+                    options.format = Some(v);
+                }
+                "analyze" => options.analyze = explain_bool(t)?,
+                "verbose" => options.verbose = explain_bool(t)?,
+                "event_rate" => {
+                    let tok = t.next();
+                    options.event_rate =
+                        Some(string_literal(&tok).ok_or_else(|| syntax_near(&tok))?);
+                }
+                "costs" | "buffers" | "timing" | "summary" | "settings" | "wal"
+                | "generic_plan" | "memory" => {
+                    explain_bool(t)?;
+                }
+                other => {
+                    return Err(Error::Syntax(format!(
+                        "unrecognized EXPLAIN option \"{other}\""
+                    )))
+                }
+            }
+            if t.eat(&Token::Comma) {
+                continue;
+            }
+            t.expect(&Token::RParen)?;
+            break;
+        }
+    } else {
+        options.analyze = t.eat_word("ANALYZE") || t.eat_word("ANALYSE");
+        options.verbose = t.eat_word("VERBOSE");
+    }
+    let statement = Box::new(parse_sql(std::mem::replace(t, Toks::new(vec![])).rest())?);
+    Ok(Stmt::Explain { options, statement })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(sql: &str) -> ParsedStmt {
+        let mut v = parse_all(sql).unwrap();
+        assert_eq!(v.len(), 1, "{sql}");
+        v.remove(0)
+    }
+
+    #[test]
+    fn splits_statements_and_keeps_copy_apart() {
+        let v = parse_all("COPY t FROM STDIN; SELECT 1").unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].text, "COPY t FROM STDIN");
+        assert_eq!(v[1].text, "SELECT 1");
+        assert!(
+            matches!(v[0].stmt, Stmt::Ast(ref s) if matches!(**s, ast::Statement::Copy { .. }))
+        );
+        let v = parse_all("select ';' ; ; select 2;").unwrap();
+        assert_eq!(
+            v.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
+            ["select ';'", "select 2"]
+        );
+        assert!(matches!(one("").stmt, Stmt::Empty));
+        assert!(matches!(one(" ; ").stmt, Stmt::Empty));
+        assert!(matches!(one("-- just a comment").stmt, Stmt::Empty));
+    }
+
+    #[test]
+    fn cuts_one_window() {
+        let p = one(
+            "SELECT count(*) FROM s [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT 'epoch']",
+        );
+        assert_eq!(p.windows.len(), 1);
+        let w = &p.windows[0];
+        assert_eq!(w.range, "10 seconds");
+        assert_eq!(w.slide.as_deref(), Some("5 seconds"));
+        assert_eq!(w.start.as_deref(), Some("epoch"));
+        assert_eq!(w.after, Location::new(1, 22));
+    }
+
+    #[test]
+    fn cuts_several_windows_and_aliases() {
+        let p = one("SELECT wtime(*) FROM flights AS f [RANGE BY '10 minutes'] [range by '1 hour' slide by '10 minutes']");
+        assert_eq!(p.windows.len(), 2);
+        assert_eq!(p.windows[0].after, p.windows[1].after);
+        assert_eq!(p.windows[0].after, Location::new(1, 33));
+        assert_eq!(p.windows[1].slide.as_deref(), Some("10 minutes"));
+        let p = one("SELECT * FROM (SELECT * FROM s [RANGE BY '1 minute']) AS x");
+        assert_eq!(p.windows[0].after, Location::new(1, 30));
+    }
+
+    #[test]
+    fn window_errors() {
+        assert!(matches!(
+            parse_all("SELECT 1 [RANGE BY '1 s']"),
+            Err(Error::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_all("SELECT * FROM s [RANGE BY 10]"),
+            Err(Error::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_all("SELECT * FROM s [RANGE BY '1 s'"),
+            Err(Error::Syntax(_))
+        ));
+        assert_eq!(
+            parse_all("SELECT * FROM s [RANGE BY '1 s' SLIDE '1 s']").unwrap_err(),
+            Error::Syntax("syntax error at or near \"'1 s'\"".into())
+        );
+    }
+
+    #[test]
+    fn create_stream_variants() {
+        let p = one("CREATE STREAM network.TcpDump (ts timestamp TIMESTAMPCOLUMN, \"Src\" varchar(15), n double precision, d numeric(10, 2)) TYPE ARCHIVED");
+        match p.stmt {
+            Stmt::CreateStream {
+                name,
+                columns,
+                archived,
+                if_not_exists,
+            } => {
+                assert_eq!(name, "network.tcpdump");
+                assert!(archived && !if_not_exists);
+                let got: Vec<_> = columns
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.type_name.as_str(), c.timestamp_column))
+                    .collect();
+                assert_eq!(
+                    got,
+                    [
+                        ("ts", "timestamp", true),
+                        ("Src", "varchar(15)", false),
+                        ("n", "double precision", false),
+                        ("d", "numeric(10,2)", false)
+                    ]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = one("create stream if not exists s (a int) type unarchived");
+        assert!(matches!(
+            p.stmt,
+            Stmt::CreateStream {
+                if_not_exists: true,
+                archived: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_all("CREATE STREAM s (a int) TYPE FOO"),
+            Err(Error::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_all("CREATE STREAM s (a)"),
+            Err(Error::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_all("CREATE STREAM s (a timestamp TIMESTAMPCOLUMN TIMESTAMPCOLUMN)"),
+            Err(Error::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn utility_statements() {
+        assert!(
+            matches!(one("DROP STREAM IF EXISTS a, b.c").stmt, Stmt::DropStream { ref names, if_exists: true } if names == &["a", "b.c"])
+        );
+        assert!(
+            matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false } if cursor == "c")
+        );
+        assert!(matches!(
+            one("FETCH 10 FROM c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::Count(10),
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("FETCH FORWARD 5 IN c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::Count(5),
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("FETCH NEXT FROM c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::Count(1),
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("FETCH ALL c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::All,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("FETCH FORWARD ALL FROM c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::All,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("MOVE 3 c").stmt,
+            Stmt::Fetch {
+                count: FetchCount::Count(3),
+                is_move: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_all("FETCH PRIOR c"),
+            Err(Error::FeatureNotSupported(_))
+        ));
+        assert!(matches!(one("CLOSE ALL").stmt, Stmt::Close(None)));
+        assert!(matches!(one("close \"C\"").stmt, Stmt::Close(Some(ref c)) if c == "C"));
+        for (sql, op) in [
+            ("BEGIN", TransactionOp::Begin),
+            (
+                "begin transaction isolation level read committed",
+                TransactionOp::Begin,
+            ),
+            ("START TRANSACTION", TransactionOp::Begin),
+            ("COMMIT", TransactionOp::Commit),
+            ("END", TransactionOp::Commit),
+            ("ROLLBACK", TransactionOp::Rollback),
+            ("ABORT", TransactionOp::Rollback),
+        ] {
+            assert!(
+                matches!(one(sql).stmt, Stmt::Transaction(o) if o == op),
+                "{sql}"
+            );
+        }
+        assert!(
+            matches!(one("SET search_path TO public, \"$user\"").stmt, Stmt::Set { ref name, value: Some(ref v) } if name == "search_path" && v == "public, $user")
+        );
+        assert!(
+            matches!(one("SET extra_float_digits = 3").stmt, Stmt::Set { ref value, .. } if value.as_deref() == Some("3"))
+        );
+        assert!(
+            matches!(one("SET TIME ZONE 'UTC'").stmt, Stmt::Set { ref name, ref value } if name == "timezone" && value.as_deref() == Some("UTC"))
+        );
+        assert!(matches!(
+            one("SET application_name = DEFAULT").stmt,
+            Stmt::Set { value: None, .. }
+        ));
+        assert!(
+            matches!(one("RESET ALL").stmt, Stmt::Set { ref name, value: None } if name == "all")
+        );
+        assert!(matches!(one("SHOW ALL").stmt, Stmt::Show(ref n) if n == "all"));
+        assert!(
+            matches!(one("SHOW TRANSACTION ISOLATION LEVEL").stmt, Stmt::Show(ref n) if n == "transaction_isolation")
+        );
+    }
+
+    #[test]
+    fn declare_and_explain() {
+        let p =
+            one("DECLARE c NO SCROLL CURSOR WITH HOLD FOR SELECT * FROM s [RANGE BY '1 minute']");
+        assert!(matches!(p.stmt, Stmt::Declare { ref cursor, .. } if cursor == "c"));
+        assert_eq!(p.windows.len(), 1);
+        let p = one("EXPLAIN (FORMAT JSON, ANALYZE, EVENT_RATE '1 per minute') SELECT * FROM s");
+        match p.stmt {
+            Stmt::Explain { options, .. } => {
+                assert_eq!(options.format.as_deref(), Some("json"));
+                assert!(options.analyze && !options.verbose);
+                assert_eq!(options.event_rate.as_deref(), Some("1 per minute"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            one("EXPLAIN ANALYZE VERBOSE SELECT 1").stmt,
+            Stmt::Explain {
+                options: RawExplain {
+                    analyze: true,
+                    verbose: true,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert_eq!(
+            parse_all("EXPLAIN (FOO) SELECT 1").unwrap_err(),
+            Error::Syntax("unrecognized EXPLAIN option \"foo\"".into())
+        );
+    }
+
+    #[test]
+    fn syntax_errors_read_like_postgres() {
+        assert_eq!(
+            parse_all("SELEC 1").unwrap_err(),
+            Error::Syntax("syntax error at or near \"SELEC\"".into())
+        );
+        assert_eq!(
+            parse_all("SELECT * FROM").unwrap_err(),
+            Error::Syntax("syntax error at end of input".into())
+        );
+        assert_eq!(
+            parse_all("SELECT 1 2").unwrap_err(),
+            Error::Syntax("syntax error at or near \"2\"".into())
+        );
+        assert!(
+            matches!(parse_all("SELECT 'abc"), Err(Error::Syntax(m)) if m.contains("unterminated quoted string"))
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! The shared WCG plan gives exactly the rows of every window computed on its own.
+//!
+//! Protects the heart of the engine (DESIGN.md section 3, STYLE.md habit 14): for seeded
+//! random window sets (tumbling, hopping, jumping, offset and epoch starts), random streams
+//! (gaps, duplicate timestamps, ties on instance boundaries, late tuples) and each aggregate
+//! class (partitioned-by, covered-by, holistic), the executor running the min-cost plan must
+//! emit, slide event by slide event, the same rows as one executor per window with no
+//! sharing, and both must equal a naive evaluator that recomputes every instance from the
+//! raw tuples.
+
+use proptest::prelude::*;
+use tcq::exec::{Event, ExecLimits, QueryExec, RowBatch};
+use tcq::expr::WindowMetaValues;
+use tcq::sql::{AggCall, AggFunc, Aggregate, Expr, Query, Source, WindowMeta};
+use tcq::types::{Column, DataType, Value};
+use tcq::wcg::{self, SharedPlan};
+use tcq::window::{Start, Window};
+
+const LIMITS: ExecLimits = ExecLimits { groups_max: 1_000_000, open_instances_max: 100_000, empty_slide_events_max: u64::MAX };
+
+fn call(func: AggFunc, arg: Option<usize>, result_type: DataType) -> AggCall {
+    AggCall { func, arg: arg.map(Expr::Column), arg_type: DataType::Int4, distinct: false, result_type }
+}
+
+/// `SELECT key, <aggs>, wstart(*), wtime(*), wrange(*), wslide(*) FROM s [windows] GROUP BY key`
+fn query(calls: Vec<AggCall>, grouped: bool) -> Query {
+    let nkeys = usize::from(grouped);
+    let mut projection: Vec<Expr> = (0..nkeys + calls.len()).map(Expr::Column).collect();
+    projection.extend([WindowMeta::Wstart, WindowMeta::Wtime, WindowMeta::Wrange, WindowMeta::Wslide].map(Expr::WindowMeta));
+    let columns = projection.iter().enumerate().map(|(i, _)| Column::new(format!("c{i}"), DataType::Text)).collect();
+    Query {
+        source: Source::Stream {
+            name: "s".into(),
+            columns: vec![Column::new("t", DataType::Timestamp), Column::new("k", DataType::Int4), Column::new("v", DataType::Int4)],
+        },
+        windows: vec![],
+        filter: None,
+        aggregate: Some(Aggregate {
+            group_by: if grouped { vec![Expr::Column(1)] } else { vec![] },
+            group_types: if grouped { vec![DataType::Int4] } else { vec![] },
+            calls,
+        }),
+        having: None,
+        projection,
+        columns,
+        order_by: vec![],
+        limit: None,
+        offset: None,
+        param_types: vec![],
+        text: String::new(),
+    }
+}
+
+fn run(q: &Query, windows: &[Window], plan: SharedPlan, batches: &[RowBatch]) -> Vec<Vec<Value>> {
+    let mut exec = QueryExec::new(q.clone(), windows.to_vec(), plan, vec![], false, LIMITS, 1_000_000).unwrap();
+    let mut out = Vec::new();
+    for b in batches {
+        exec.push(b, &mut out).unwrap();
+    }
+    out.into_iter()
+        .flat_map(|e| match e {
+            Event::Rows(r) => r,
+            Event::Notice(_) => vec![],
+        })
+        .collect()
+}
+
+/// Rows sorted within each slide event instant so that the comparison does not depend on
+/// the order windows close at one instant.
+fn canonical(mut rows: Vec<Vec<Value>>) -> Vec<String> {
+    let mut s: Vec<String> = rows.drain(..).map(|r| format!("{r:?}")).collect();
+    s.sort();
+    s
+}
+
+/// The naive reference: for each window alone, walk current time tuple by tuple; when an
+/// instance's end is passed, aggregate over the tuples that had arrived by then and lie in it.
+fn naive(windows: &[Window], tuples: &[(i64, i32, i32)], grouped: bool, funcs: &[AggFunc]) -> Vec<String> {
+    let mut rows = Vec::new();
+    for w in windows {
+        let mut now: Option<i64> = None;
+        let mut next_m: Option<i64> = None;
+        let mut seen: Vec<(i64, i32, i32)> = Vec::new();
+        for &(t, k, v) in tuples {
+            if now.is_none_or(|n| t > n) {
+                if next_m.is_none() {
+                    next_m = Some(if w.is_bounded() { 0 } else { w.next_closing_index(t) });
+                }
+                now = Some(t);
+                while w.upper_us(next_m.unwrap()) <= t {
+                    let m = next_m.unwrap();
+                    emit(w, m, &seen, grouped, funcs, &mut rows);
+                    next_m = Some(m + 1);
+                }
+            }
+            seen.push((t, k, v));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+fn emit(w: &Window, m: i64, seen: &[(i64, i32, i32)], grouped: bool, funcs: &[AggFunc], rows: &mut Vec<String>) {
+    let (lo, hi) = (w.lower_us(m), w.upper_us(m));
+    let inside: Vec<&(i64, i32, i32)> = seen.iter().filter(|(t, _, _)| *t >= lo && *t < hi).collect();
+    let mut keys: Vec<i32> = Vec::new();
+    for (_, k, _) in &inside {
+        if !keys.contains(k) {
+            keys.push(*k);
+        }
+    }
+    let groups: Vec<Option<i32>> = if grouped { keys.into_iter().map(Some).collect() } else { vec![None] };
+    for g in groups {
+        let vals: Vec<i64> = inside.iter().filter(|(_, k, _)| g.is_none_or(|g| g == *k)).map(|(_, _, v)| *v as i64).collect();
+        let mut row: Vec<Value> = g.map(Value::Int4).into_iter().collect();
+        for f in funcs {
+            row.push(match f {
+                AggFunc::CountStar => Value::Int8(vals.len() as i64),
+                AggFunc::Sum if vals.is_empty() => Value::Null,
+                AggFunc::Sum => Value::Int8(vals.iter().sum()),
+                AggFunc::Min => vals.iter().min().map_or(Value::Null, |v| Value::Int4(*v as i32)),
+                AggFunc::Max => vals.iter().max().map_or(Value::Null, |v| Value::Int4(*v as i32)),
+                _ => unreachable!("the reference covers count, sum, min, max"),
+            });
+        }
+        let meta = WindowMetaValues { lower_us: lo, upper_us: hi, range_us: w.range_us, slide_us: w.slide_us, tz: false };
+        row.extend([
+            Value::Timestamp(meta.lower_us),
+            Value::Timestamp(meta.upper_us),
+            Value::Interval(tcq::types::Interval { months: 0, days: 0, micros: meta.range_us }),
+            Value::Interval(tcq::types::Interval { months: 0, days: 0, micros: meta.slide_us }),
+        ]);
+        rows.push(format!("{row:?}"));
+    }
+}
+
+fn window_strategy() -> impl Strategy<Value = Window> {
+    // Ranges and slides on a grid of 5 so that windows relate; offsets too.
+    (1i64..=8, 1i64..=8, prop_oneof![Just(None), (0i64..=6).prop_map(Some)]).prop_map(|(r, s, o)| {
+        let start = match o {
+            None => Start::Epoch,
+            Some(o) => Start::At(o * 5),
+        };
+        Window::new(r * 5, s * 5, start).unwrap()
+    })
+}
+
+fn stream_strategy() -> impl Strategy<Value = Vec<(i64, i32, i32)>> {
+    // Mostly increasing times with gaps, duplicates, boundary ties and some late tuples.
+    prop::collection::vec((0i64..=12, -3i64..=1, 0i32..3, -5i32..20), 1..80).prop_map(|steps| {
+        let mut t = 0i64;
+        steps
+            .into_iter()
+            .map(|(gap, late, k, v)| {
+                t += gap;
+                let ts = if late < 0 { (t + late * 7).max(0) } else { t };
+                (ts, k, v)
+            })
+            .collect()
+    })
+}
+
+fn batches_of(tuples: &[(i64, i32, i32)], split: usize) -> Vec<RowBatch> {
+    tuples
+        .chunks(split.max(1))
+        .map(|c| {
+            let mut b = RowBatch::new(3);
+            for &(t, k, v) in c {
+                b.push([Value::Timestamp(t), Value::Int4(k), Value::Int4(v)], t);
+            }
+            b
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shared_plan_equals_each_window_alone(
+        windows in prop::collection::vec(window_strategy(), 1..5),
+        tuples in stream_strategy(),
+        class in 0usize..3,
+        grouped in any::<bool>(),
+        split in 1usize..20,
+    ) {
+        let funcs: Vec<AggFunc> = match class {
+            0 => vec![AggFunc::CountStar, AggFunc::Sum],
+            1 => vec![AggFunc::Min, AggFunc::Max],
+            _ => vec![AggFunc::CountStar, AggFunc::Min],
+        };
+        let calls = funcs.iter().map(|f| match f {
+            AggFunc::CountStar => call(*f, None, DataType::Int8),
+            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
+            _ => call(*f, Some(2), DataType::Int4),
+        }).collect();
+        let q = query(calls, grouped);
+        let sharing = tcq::agg::sharing_of(&funcs.iter().map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect::<Vec<_>>());
+        let batches = batches_of(&tuples, split);
+        let shared = canonical(run(&q, &windows, wcg::plan(&windows, sharing, 1e6), &batches));
+        let alone: Vec<String> = {
+            let mut all = Vec::new();
+            for w in &windows {
+                all.extend(run(&q, std::slice::from_ref(w), SharedPlan::unshared(std::slice::from_ref(w)), &batches));
+            }
+            canonical(all)
+        };
+        prop_assert_eq!(&shared, &alone, "shared plan vs each window alone");
+        prop_assert_eq!(&alone, &naive(&windows, &tuples, grouped, &funcs), "engine vs naive reference");
+    }
+}
+
+/// Regression: a late tuple whose factor-window instance has closed but whose user-window
+/// instance has not must still be counted (it goes straight to the child).
+#[test]
+fn late_tuple_reaches_child_after_parent_instance_closed() {
+    let w = |r| Window::new(r, r, Start::Epoch).unwrap();
+    let windows = [w(20), w(30)];
+    let q = query(vec![call(AggFunc::CountStar, None, DataType::Int8)], false);
+    let plan = wcg::plan(&windows, tcq::wcg::Sharing::PartitionedBy, 1e6);
+    assert!(plan.nodes.iter().any(|n| n.parent.is_some()), "the plan shares: {plan:?}");
+    // t = 0 starts the grid; t = 12 closes the factor instance [0, 10); t = 5 is late for it
+    // but [0, 20) and [0, 30) are still open; t = 40 closes both.
+    let tuples = [(0, 0, 1), (12, 0, 1), (5, 0, 1), (40, 0, 1)];
+    let rows = canonical(run(&q, &windows, plan, &batches_of(&tuples, 1)));
+    assert_eq!(rows, naive(&windows, &tuples, false, &[AggFunc::CountStar]));
+    assert!(rows.iter().any(|r| r.starts_with("[Int8(3)")), "{rows:?}");
+}

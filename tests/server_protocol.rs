@@ -66,6 +66,22 @@ async fn wait_no_queries(client: &tokio_postgres::Client) {
     }
 }
 
+/// How many tuples stream `name` has ingested, from the `tcq_streams` view.
+async fn stream_tuples(client: &tokio_postgres::Client, name: &str) -> u64 {
+    let rows = client
+        .simple_query("SELECT name, tuples FROM tcq_streams")
+        .await
+        .expect("tcq_streams");
+    rows.iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) if r.get(0) == Some(name) => r.get(1),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("stream {name} is not in tcq_streams"))
+        .parse()
+        .expect("tuples is a number")
+}
+
 #[tokio::test]
 async fn empty_query_string_is_answered() {
     let port = start_server();
@@ -434,18 +450,11 @@ async fn a_bad_copy_row_rejects_the_copy_and_names_the_line() {
     futures::pin_mut!(sink);
     sink.send(Bytes::from_static(b"5\n")).await.unwrap();
     assert_eq!(sink.finish().await.unwrap(), 1);
-    let rows = client
-        .simple_query("SELECT tuples FROM tcq_streams WHERE name = 's'")
-        .await
-        .unwrap();
-    let tuples: Vec<&str> = rows
-        .iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(tuples, vec!["1"]);
+    assert_eq!(
+        stream_tuples(&client, "s").await,
+        1,
+        "only the completed COPY's row was ingested"
+    );
 }
 
 #[tokio::test]
@@ -556,20 +565,9 @@ async fn a_client_that_vanishes_mid_copy_leaves_nothing_behind() {
     futures::pin_mut!(sink);
     sink.send(Bytes::from_static(b"7\n")).await.unwrap();
     assert_eq!(sink.finish().await.unwrap(), 1);
-    let rows = other
-        .simple_query("SELECT tuples FROM tcq_streams WHERE name = 's'")
-        .await
-        .unwrap();
-    let tuples: Vec<&str> = rows
-        .iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        tuples,
-        vec!["1"],
+        stream_tuples(&other, "s").await,
+        1,
         "only the completed COPY's row was ingested"
     );
 }
@@ -621,4 +619,32 @@ async fn garbage_on_the_socket_harms_no_one() {
         .simple_query("CREATE STREAM s (v integer)")
         .await
         .expect("server still serves");
+}
+
+#[tokio::test]
+async fn copy_fail_aborts_the_copy() {
+    let port = start_server();
+    let client = connect(port).await;
+    client
+        .simple_query("CREATE STREAM s (v integer)")
+        .await
+        .unwrap();
+    {
+        let sink = client
+            .copy_in::<_, Bytes>("COPY s FROM STDIN")
+            .await
+            .unwrap();
+        futures::pin_mut!(sink);
+        sink.send(Bytes::from_static(b"1\n2\n")).await.unwrap();
+        // Dropping an unfinished sink makes tokio-postgres send CopyFail.
+    }
+    client
+        .simple_query("INSERT INTO s VALUES (3)")
+        .await
+        .expect("usable after CopyFail");
+    assert_eq!(
+        stream_tuples(&client, "s").await,
+        1,
+        "nothing of the failed COPY was ingested"
+    );
 }

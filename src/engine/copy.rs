@@ -13,7 +13,7 @@ use super::catalog::{Catalog, Stream};
 use crate::error::{Error, Result};
 use crate::exec::RowBatch;
 use crate::sql::{CopyFormat, CopyOptions};
-use crate::types::{parse_value, Value};
+use crate::types::{parse_value, DataType, Value};
 
 /// An open COPY FROM STDIN.
 pub struct CopyIn {
@@ -28,7 +28,17 @@ pub struct CopyIn {
     pub(crate) batch: RowBatch,
     pub(crate) error: Option<Error>,
     pub(crate) staging_max: usize,
-    pub(crate) fields: Vec<Option<String>>,
+    pub(crate) fields: Vec<Span>,
+    pub(crate) scratch: String,
+}
+
+/// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
+/// (after unescaping). Spans avoid one allocation per field on the ingest path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Span {
+    Null,
+    Record(usize, usize),
+    Scratch(usize, usize),
 }
 
 /// A handle on the engine's catalog that a COPY can ingest through.
@@ -56,6 +66,7 @@ impl CopyIn {
             batch: RowBatch::new(ncols),
             error: None,
             fields: Vec::new(),
+            scratch: String::new(),
         }
     }
 
@@ -202,10 +213,18 @@ impl CopyIn {
             ))
         })?;
         let mut fields = std::mem::take(&mut self.fields);
+        let mut scratch = std::mem::take(&mut self.scratch);
         fields.clear();
-        let split = if self.is_csv() { split_csv(text, &self.options, &mut fields) } else { split_text(text, &self.options, &mut fields) };
-        let result = split.and_then(|()| self.stage(&fields));
+        scratch.clear();
+        let split = if self.is_csv() {
+            split_csv(text, &self.options, &mut fields, &mut scratch)
+        } else {
+            split_text(text, &self.options, &mut fields, &mut scratch);
+            Ok(())
+        };
+        let result = split.and_then(|()| self.stage(text, &fields, &scratch));
         self.fields = fields;
+        self.scratch = scratch;
         result.map_err(|e| self.context(e))
     }
 
@@ -213,7 +232,7 @@ impl CopyIn {
         with_message(e, |m| format!("{m} (COPY {}, line {})", self.stream.name, self.line))
     }
 
-    fn stage(&mut self, fields: &[Option<String>]) -> Result<()> {
+    fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
         let cols = &self.stream.columns;
         if fields.len() > self.targets.len() {
             return Err(Error::BadCopyFileFormat("extra data after last expected column".into()));
@@ -225,8 +244,13 @@ impl CopyIn {
         let start = self.batch.values.len();
         self.batch.values.resize(start + cols.len(), Value::Null);
         for (f, &c) in fields.iter().zip(&self.targets) {
-            if let Some(text) = f {
-                let v = parse_value(text, cols[c].data_type).map_err(|e| {
+            let text = match *f {
+                Span::Null => continue,
+                Span::Record(a, b) => &rec[a..b],
+                Span::Scratch(a, b) => &scratch[a..b],
+            };
+            {
+                let v = parse_field(text, cols[c].data_type).map_err(|e| {
                     self.batch.values.truncate(start);
                     with_message(e, |m| format!("{m}, column {}", cols[c].name))
                 })?;
@@ -269,103 +293,145 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
     }
 }
 
-/// Split a text-format line: delimiter-separated, backslash escapes, the NULL marker.
-fn split_text(line: &str, o: &CopyOptions, out: &mut Vec<Option<String>>) -> Result<()> {
-    let delim = o.delimiter as char;
-    for raw in line.split(delim) {
-        if raw == o.null {
-            out.push(None);
-            continue;
+/// Parse one field; the canonical `YYYY-MM-DD HH:MM:SS` timestamp takes a fast path.
+fn parse_field(text: &str, ty: DataType) -> Result<Value> {
+    if ty == DataType::Timestamp {
+        if let Some(t) = fast_timestamp(text.as_bytes()) {
+            return Ok(Value::Timestamp(t));
         }
-        if !raw.contains('\\') {
-            out.push(Some(raw.to_string()));
-            continue;
-        }
-        let mut s = String::with_capacity(raw.len());
-        let mut chars = raw.chars().peekable();
-        while let Some(ch) = chars.next() {
-            if ch != '\\' {
-                s.push(ch);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => s.push('\n'),
-                Some('t') => s.push('\t'),
-                Some('r') => s.push('\r'),
-                Some('b') => s.push('\u{8}'),
-                Some('f') => s.push('\u{c}'),
-                Some('v') => s.push('\u{b}'),
-                Some(d @ '0'..='7') => {
-                    let mut v = d.to_digit(8).unwrap_or(0);
-                    for _ in 0..2 {
-                        match chars.peek().and_then(|c| c.to_digit(8)) {
-                            Some(x) => {
-                                v = v * 8 + x;
-                                chars.next();
-                            }
-                            None => break,
-                        }
-                    }
-                    s.push(char::from_u32(v).unwrap_or('\u{fffd}'));
-                }
-                Some(other) => s.push(other),
-                None => {}
-            }
-        }
-        out.push(Some(s));
     }
-    Ok(())
+    parse_value(text, ty)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` exactly (what COPY of real data mostly carries), else `None`.
+fn fast_timestamp(b: &[u8]) -> Option<i64> {
+    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        b[r].iter().try_fold(0i64, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + (c - b'0') as i64))
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let mdays = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] || h > 23 || mi > 59 || s > 59 {
+        return None; // the general parser reports the error precisely
+    }
+    let days = crate::time::days_from_civil(y, mo as u32, d as u32);
+    Some(((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000)
+}
+
+/// Split a text-format line: delimiter-separated, backslash escapes, the NULL marker.
+fn split_text(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut String) {
+    let delim = o.delimiter as char;
+    let mut start = 0;
+    for raw in line.split(delim) {
+        let end = start + raw.len();
+        let span = if raw == o.null {
+            Span::Null
+        } else if !raw.contains('\\') {
+            Span::Record(start, end)
+        } else {
+            let from = scratch.len();
+            unescape_text(raw, scratch);
+            Span::Scratch(from, scratch.len())
+        };
+        out.push(span);
+        start = end + delim.len_utf8();
+    }
+}
+
+fn unescape_text(raw: &str, s: &mut String) {
+    let mut chars = raw.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '\\' {
+            s.push(ch);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => s.push('\n'),
+            Some('t') => s.push('\t'),
+            Some('r') => s.push('\r'),
+            Some('b') => s.push('\u{8}'),
+            Some('f') => s.push('\u{c}'),
+            Some('v') => s.push('\u{b}'),
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(x) => {
+                            v = v * 8 + x;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                s.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+            }
+            Some(other) => s.push(other),
+            None => {}
+        }
+    }
 }
 
 /// Split a CSV record: quoted fields, doubled quotes or the escape character, NULL as the
 /// unquoted NULL string (empty by default).
-fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Option<String>>) -> Result<()> {
-    let (d, q, e) = (o.delimiter as char, o.quote as char, o.escape as char);
-    let mut chars = line.chars().peekable();
-    loop {
-        let mut field = String::new();
-        let mut quoted = false;
-        let mut in_q = false;
-        loop {
-            match chars.next() {
-                None => {
-                    if in_q {
-                        return Err(Error::BadCopyFileFormat("unterminated CSV quoted field".into()));
-                    }
-                    break;
-                }
-                Some(c) if in_q => {
-                    if c == e && chars.peek().is_some_and(|&n| n == q || (n == e && e != q)) {
-                        field.push(chars.next().unwrap_or(q));
-                    } else if c == q {
-                        in_q = false;
-                    } else {
-                        field.push(c);
-                    }
-                }
-                Some(c) if c == q => {
-                    in_q = true;
-                    quoted = true;
-                }
-                Some(c) if c == d => {
-                    push_csv_field(out, field, quoted, o);
-                    field = String::new();
-                    quoted = false;
-                    continue;
-                }
-                Some(c) => field.push(c),
-            }
+fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut String) -> Result<()> {
+    let (d, q, e) = (o.delimiter, o.quote, o.escape);
+    let b = line.as_bytes();
+    if !b.contains(&q) {
+        let mut start = 0;
+        for raw in line.split(d as char) {
+            let end = start + raw.len();
+            out.push(if raw == o.null { Span::Null } else { Span::Record(start, end) });
+            start = end + 1;
         }
-        push_csv_field(out, field, quoted, o);
         return Ok(());
     }
-}
-
-fn push_csv_field(out: &mut Vec<Option<String>>, field: String, quoted: bool, o: &CopyOptions) {
-    if !quoted && field == o.null {
-        out.push(None);
-    } else {
-        out.push(Some(field));
+    let mut i = 0;
+    loop {
+        let from = scratch.len();
+        let mut quoted = false;
+        let mut in_q = false;
+        let mut field = Vec::new();
+        while i < b.len() {
+            let c = b[i];
+            if in_q {
+                if c == e && i + 1 < b.len() && (b[i + 1] == q || (b[i + 1] == e && e != q)) {
+                    field.push(b[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                if c == q {
+                    in_q = false;
+                } else {
+                    field.push(c);
+                }
+            } else if c == q {
+                in_q = true;
+                quoted = true;
+            } else if c == d {
+                break;
+            } else {
+                field.push(c);
+            }
+            i += 1;
+        }
+        if in_q {
+            return Err(Error::BadCopyFileFormat("unterminated CSV quoted field".into()));
+        }
+        let text = String::from_utf8(field).unwrap_or_default();
+        if !quoted && text == o.null {
+            out.push(Span::Null);
+        } else {
+            scratch.push_str(&text);
+            out.push(Span::Scratch(from, scratch.len()));
+        }
+        if i >= b.len() {
+            return Ok(());
+        }
+        i += 1; // the delimiter
     }
 }
 
@@ -375,11 +441,30 @@ mod tests {
 
     #[test]
     fn text_and_csv_fields_split_as_postgresql_reads_them() {
-        let mut out = Vec::new();
-        split_text("a\\tb\t\\N\t\\\\x", &CopyOptions::defaults(CopyFormat::Text), &mut out).unwrap();
-        assert_eq!(out, vec![Some("a\tb".into()), None, Some("\\x".into())]);
+        let resolve = |line: &str, spans: &[Span], scratch: &str| -> Vec<Option<String>> {
+            spans
+                .iter()
+                .map(|s| match *s {
+                    Span::Null => None,
+                    Span::Record(a, b) => Some(line[a..b].to_string()),
+                    Span::Scratch(a, b) => Some(scratch[a..b].to_string()),
+                })
+                .collect()
+        };
+        let (mut out, mut scratch) = (Vec::new(), String::new());
+        let line = "a\\tb\t\\N\t\\\\x\tplain";
+        split_text(line, &CopyOptions::defaults(CopyFormat::Text), &mut out, &mut scratch);
+        assert_eq!(resolve(line, &out, &scratch), vec![Some("a\tb".into()), None, Some("\\x".into()), Some("plain".into())]);
         out.clear();
-        split_csv("1,\"a,b\",,\"\",\"x\"\"y\"", &CopyOptions::defaults(CopyFormat::Csv), &mut out).unwrap();
-        assert_eq!(out, vec![Some("1".into()), Some("a,b".into()), None, Some("".into()), Some("x\"y".into())]);
+        scratch.clear();
+        let line = "1,\"a,b\",,\"\",\"x\"\"y\"";
+        split_csv(line, &CopyOptions::defaults(CopyFormat::Csv), &mut out, &mut scratch).unwrap();
+        assert_eq!(resolve(line, &out, &scratch), vec![Some("1".into()), Some("a,b".into()), None, Some("".into()), Some("x\"y".into())]);
+        out.clear();
+        let line = "2001-01-01 00:05:00,,x";
+        split_csv(line, &CopyOptions::defaults(CopyFormat::Csv), &mut out, &mut scratch).unwrap();
+        assert_eq!(resolve(line, &out, &scratch), vec![Some("2001-01-01 00:05:00".into()), None, Some("x".into())]);
+        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00"), Some(978_307_500_000_000));
+        assert_eq!(fast_timestamp(b"2001-02-30 00:05:00"), None);
     }
 }

@@ -57,8 +57,12 @@ impl Conn {
     }
 
     /// Start watching for a cancel request for the statement about to run. A cancel that
-    /// arrived while nothing ran is forgotten here, as PostgreSQL forgets it.
-    pub async fn start_query(&self) -> CancelWatch {
+    /// arrived while nothing ran is forgotten here, as PostgreSQL forgets it. A COPY FROM
+    /// STDIN that a protocol error left open is aborted: a new statement means it is over.
+    pub async fn start_query(&mut self) -> CancelWatch {
+        if let Some(copy) = self.copy.take() {
+            copy.sink.abort();
+        }
         let rx = match &self.cancel {
             Some(handle) => Some(handle.start_query().await),
             None => None,

@@ -192,3 +192,22 @@ pub(crate) fn binary_flags(codes: &[i16], ncols: usize) -> Vec<bool> {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_format_codes_expand_per_column() {
+        assert_eq!(binary_flags(&[], 2), vec![false, false]);
+        assert_eq!(binary_flags(&[1], 3), vec![true, true, true]);
+        assert_eq!(binary_flags(&[0, 1], 2), vec![false, true]);
+    }
+
+    #[test]
+    fn varchar_reports_its_length_as_type_modifier() {
+        assert_eq!(type_modifier(DataType::Varchar(Some(10))), 14);
+        assert_eq!(type_modifier(DataType::Text), -1);
+        assert_eq!(type_size(DataType::Interval), 16);
+    }
+}

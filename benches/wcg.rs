@@ -9,6 +9,7 @@ use tcq::wcg::eval::{
     Generator, Rng,
 };
 use tcq::wcg::Sharing;
+use tcq::window::{Start, Window};
 
 fn main() {
     let cfg = EvalConfig::default();
@@ -18,6 +19,21 @@ fn main() {
         let t = planning_time(&fixed, sharing, 100.0, 2000);
         println!(
             "  fixed 10-window query, {sharing:?}: {:.1} us",
+            t.as_secs_f64() * 1e6
+        );
+    }
+    // Worst case for divisor enumeration: a 1-microsecond pane (one window starts 1 us off
+    // the grid) under ranges that share a large prime factor, so every target's divisor
+    // search runs to its bound.
+    let p = 1_000_000_007;
+    let mut odd: Vec<Window> = (1..=9)
+        .map(|k| Window::new(k * p, k * p, Start::Epoch).unwrap())
+        .collect();
+    odd.push(Window::new(p, p, Start::At(1)).unwrap());
+    for sharing in [Sharing::PartitionedBy, Sharing::CoveredBy] {
+        let t = planning_time(&[odd.clone()], sharing, 1e6, 500);
+        println!(
+            "  10 windows on a 1-microsecond grid, {sharing:?}: {:.1} us",
             t.as_secs_f64() * 1e6
         );
     }

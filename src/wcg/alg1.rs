@@ -134,6 +134,14 @@ impl Forest {
             .iter()
             .map(|&v| {
                 let n = &self.nodes[v];
+                if let Some(p) = n.parent {
+                    let up = &self.nodes[p].vertex.window;
+                    debug_assert!(
+                        n.vertex.window.is_covered_by(up),
+                        "the executor merges M(W, parent) consecutive parent instances, which \
+                         tile W's instances only when the parent covers W (Theorem 1)"
+                    );
+                }
                 PlanNode {
                     window: n.vertex.window,
                     user_windows: n.vertex.user_windows.clone(),

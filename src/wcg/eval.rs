@@ -119,7 +119,7 @@ impl Default for EvalConfig {
 }
 
 /// Generation gives up on a window after this many draws that duplicate or break the shape.
-const DRAWS_MAX: usize = 200;
+pub const DRAWS_MAX: usize = 200;
 
 const UNIT_US: i64 = 1_000_000;
 

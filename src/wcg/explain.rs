@@ -40,6 +40,27 @@ pub struct Measured {
     pub nodes: Vec<MeasuredNode>,
 }
 
+impl Measured {
+    /// Measured work from per-node counter slices in plan order (missing entries count 0).
+    pub fn from_counters(
+        stream_time_us: i64,
+        tuples_folded: &[u64],
+        partials_merged: &[u64],
+    ) -> Measured {
+        let n = tuples_folded.len().max(partials_merged.len());
+        let nodes = (0..n)
+            .map(|i| MeasuredNode {
+                tuples_folded: tuples_folded.get(i).copied().unwrap_or(0),
+                partials_merged: partials_merged.get(i).copied().unwrap_or(0),
+            })
+            .collect();
+        Measured {
+            stream_time_us,
+            nodes,
+        }
+    }
+}
+
 const UNITS: [(i64, &str); 6] = [
     (86_400_000_000, "day"),
     (3_600_000_000, "hour"),
@@ -690,19 +711,7 @@ mod tests {
     #[test]
     fn explain_analyze_shows_measured_work_beside_the_model() {
         let r = optimize(&[10, 20].map(tumbling), Sharing::PartitionedBy, 1.0 / 60.0);
-        let m = Measured {
-            stream_time_us: 120 * MIN,
-            nodes: vec![
-                MeasuredNode {
-                    tuples_folded: 120,
-                    partials_merged: 0,
-                },
-                MeasuredNode {
-                    tuples_folded: 0,
-                    partials_merged: 12,
-                },
-            ],
-        };
+        let m = Measured::from_counters(120 * MIN, &[120, 0], &[0, 12]);
         let text = explain_text(&r, Some(&m)).join("\n");
         assert!(
             text.contains("Measured over 2 hours of stream time"),

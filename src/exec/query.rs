@@ -250,14 +250,13 @@ impl QueryExec {
                     }
                 }
                 Mode::Live(l) => {
-                    if !l.windows.holds_open_instance(t) {
-                        if self.windows.iter().any(|w| {
-                            let (lo, hi) = w.instances_containing(t);
-                            lo <= hi
-                        }) {
-                            self.stats.late_tuples += 1;
-                        }
-                    } else {
+                    // The windows' instances track which hold data (an empty group per
+                    // tuple), so empty instances are skipped as for grouped queries.
+                    let open = l.windows.holds_open_instance(t);
+                    if l.windows.fold(t, 0, &[], &[], in_order)? {
+                        self.stats.late_tuples += 1;
+                    }
+                    if open {
                         let live: usize = l.buffers.iter().map(VecDeque::len).sum();
                         if live >= l.live_tuples_max {
                             return Err(Error::ProgramLimitExceeded(format!(

@@ -1,0 +1,301 @@
+//! Time and window semantics over the wire (DESIGN.md section 2), with exact values.
+//!
+//! Each test registers a continuous query through a cursor (BEGIN; DECLARE; ...; FETCH n),
+//! feeds tuples on the same or another connection, and compares the rows of each slide event
+//! with values worked out by hand from the semantics: instances `[o + m*s, o + m*s + r)`,
+//! current time = highest timestamp consumed, one slide event per instance end passed.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{connect, sqlstate, start_server};
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+/// Rows of a simple query as text (NULL as "NULL").
+async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
+    let msgs = tokio::time::timeout(Duration::from_secs(20), c.simple_query(sql))
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {sql}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    msgs.into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL").to_string()).collect()),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn exec(c: &Client, sql: &str) {
+    tokio::time::timeout(Duration::from_secs(20), c.batch_execute(sql))
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {sql}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Register `query` as cursor `c`, run `feed`, fetch `n` rows.
+async fn cursor_rows(c: &Client, query: &str, feed: &[&str], n: usize) -> Vec<Vec<String>> {
+    exec(c, &format!("BEGIN; DECLARE c CURSOR FOR {query}")).await;
+    for f in feed {
+        exec(c, f).await;
+    }
+    let out = rows(c, &format!("FETCH {n} FROM c")).await;
+    exec(c, "CLOSE c; COMMIT").await;
+    out
+}
+
+fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
+    v.iter().map(|r| r.iter().map(|s| s.to_string()).collect()).collect()
+}
+
+const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer)";
+
+#[tokio::test]
+async fn tumbling_windows_emit_every_slide_event_including_empty_ones() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), sum(v), wstart(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:09','a',2), \
+           ('2001-01-01 00:00:10','b',4), ('2001-01-01 00:00:35','a',8)"],
+        3,
+    )
+    .await;
+    // t = 10 closes [0,10) (the tuple at 10 belongs to [10,20)); t = 35 closes [10,20) and
+    // the empty [20,30): count 0, sum NULL.
+    assert_eq!(
+        got,
+        table(&[
+            &["2", "3", "2001-01-01 00:00:00", "2001-01-01 00:00:10"],
+            &["1", "4", "2001-01-01 00:00:10", "2001-01-01 00:00:20"],
+            &["0", "NULL", "2001-01-01 00:00:20", "2001-01-01 00:00:30"],
+        ])
+    );
+}
+
+#[tokio::test]
+async fn hopping_windows_group_by_with_postgresql_result_types() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT k, count(*), avg(v), max(v), wtime(*) FROM s \
+         [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT '2001-01-01 00:00:00'] GROUP BY k ORDER BY k",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:06','a',2), \
+           ('2001-01-01 00:00:07','b',5), ('2001-01-01 00:00:12','a',4), ('2001-01-01 00:00:30','z',0)"],
+        5,
+    )
+    .await;
+    // Instances [0,10), [5,15), [10,20), [15,25), [20,30) end at 10, 15, 20, 25, 30;
+    // [15,25) and [20,30) are empty, and a grouped query emits nothing for them.
+    assert_eq!(
+        got,
+        table(&[
+            &["a", "2", "1.5000000000000000", "2", "2001-01-01 00:00:10"],
+            &["b", "1", "5.0000000000000000", "5", "2001-01-01 00:00:10"],
+            &["a", "2", "3.0000000000000000", "4", "2001-01-01 00:00:15"],
+            &["b", "1", "5.0000000000000000", "5", "2001-01-01 00:00:15"],
+            &["a", "1", "4.0000000000000000", "4", "2001-01-01 00:00:20"],
+        ])
+    );
+}
+
+#[tokio::test]
+async fn jumping_windows_ignore_tuples_in_gaps() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), sum(v), wstart(*), wtime(*) FROM s [RANGE BY '2 seconds' SLIDE BY '5 seconds' START AT '2001-01-01 00:00:00']",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:03','a',10), \
+           ('2001-01-01 00:00:05','a',100), ('2001-01-01 00:00:06','a',1000), ('2001-01-01 00:00:12','a',0)"],
+        3,
+    )
+    .await;
+    // Instances [0,2), [5,7), [10,12); t = 3 lies in a gap.
+    assert_eq!(
+        got,
+        table(&[
+            &["1", "1", "2001-01-01 00:00:00", "2001-01-01 00:00:02"],
+            &["2", "1100", "2001-01-01 00:00:05", "2001-01-01 00:00:07"],
+            &["0", "NULL", "2001-01-01 00:00:10", "2001-01-01 00:00:12"],
+        ])
+    );
+}
+
+#[tokio::test]
+async fn late_tuples_join_open_instances_and_are_counted() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT '2001-01-01 00:00:00']",
+        // t = 12 closes [0,10); the late t = 7 misses it but joins [5,15).
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:12','a',1), \
+           ('2001-01-01 00:00:07','a',1), ('2001-01-01 00:00:15','a',1)"],
+        2,
+    )
+    .await;
+    assert_eq!(got, table(&[&["1", "2001-01-01 00:00:10"], &["2", "2001-01-01 00:00:15"]]));
+}
+
+#[tokio::test]
+async fn where_rejected_tuples_still_advance_time() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] WHERE k = 'a'",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:11','b',1)"],
+        1,
+    )
+    .await;
+    assert_eq!(got, table(&[&["1", "2001-01-01 00:00:10"]]));
+}
+
+#[tokio::test]
+async fn epoch_grid_covers_times_before_1970() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), wstart(*), wtime(*) FROM s [RANGE BY '1 hour' START AT 'epoch']",
+        &["INSERT INTO s VALUES ('1969-12-31 23:30:00','a',1), ('1970-01-01 00:10:00','a',1), ('1970-01-01 01:00:00','a',1)"],
+        2,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[&["1", "1969-12-31 23:00:00", "1970-01-01 00:00:00"], &["1", "1970-01-01 00:00:00", "1970-01-01 01:00:00"]])
+    );
+}
+
+#[tokio::test]
+async fn windowed_query_without_aggregates_emits_live_tuples() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT k, v, wtime(*) FROM s [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT '2001-01-01 00:00:00']",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:07','b',2), ('2001-01-01 00:00:15','c',3)"],
+        3,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[&["a", "1", "2001-01-01 00:00:10"], &["b", "2", "2001-01-01 00:00:10"], &["b", "2", "2001-01-01 00:00:15"]])
+    );
+}
+
+#[tokio::test]
+async fn query_without_window_passes_tuples_through() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT v * 2, k FROM s WHERE v > 1",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:02','b',2), ('2001-01-01 00:00:00','c',3)"],
+        2,
+    )
+    .await;
+    assert_eq!(got, table(&[&["4", "b"], &["6", "c"]]));
+}
+
+#[tokio::test]
+async fn limit_ends_the_query_with_command_complete() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let feeder = connect(port).await;
+    let q = tokio::spawn(async move {
+        rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second' START AT '2001-01-01 00:00:00'] LIMIT 2").await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    exec(&feeder, "INSERT INTO s VALUES ('2001-01-01 00:00:00.5','a',1), ('2001-01-01 00:00:05','a',1)").await;
+    let got = tokio::time::timeout(Duration::from_secs(10), q).await.expect("LIMIT ends the query").unwrap();
+    assert_eq!(got, table(&[&["1"], &["0"]]));
+}
+
+#[tokio::test]
+async fn drop_stream_ends_its_queries() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let admin = connect(port).await;
+    let q = tokio::spawn(async move { rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second']").await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    exec(&admin, "DROP STREAM s").await;
+    let got = tokio::time::timeout(Duration::from_secs(10), q).await.expect("DROP ends the query").unwrap();
+    assert!(got.is_empty());
+    let err = admin.simple_query("INSERT INTO s VALUES (now(), 'a', 1)").await.unwrap_err();
+    assert_eq!(sqlstate(&err), "42P01");
+}
+
+#[tokio::test]
+async fn copy_is_all_or_nothing_and_names_the_line() {
+    use futures::SinkExt;
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    exec(&c, "BEGIN; DECLARE c CURSOR FOR SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']").await;
+    let feeder = connect(port).await;
+    let sink = feeder.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await.unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:01,a,1\n2001-01-01 00:00:02,a,2\n2001-01-01 00:00:30,a,oops\n"))
+        .await
+        .unwrap();
+    let err = sink.finish().await.unwrap_err();
+    assert_eq!(sqlstate(&err), "22P02");
+    let msg = err.as_db_error().unwrap().message().to_string();
+    assert!(msg.contains("line 3"), "{msg}");
+    // Nothing of the failed COPY reached the query: the next COPY's rows alone count.
+    let sink = feeder.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await.unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:05,a,1\n2001-01-01 00:00:10,a,1\n")).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 2);
+    assert_eq!(rows(&c, "FETCH 1 FROM c").await, table(&[&["1", "2001-01-01 00:00:10"]]));
+    exec(&c, "COMMIT").await;
+}
+
+#[tokio::test]
+async fn heartbeat_closes_windows_of_an_idle_stream() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1)", "SELECT tcq_advance('s', '2001-01-01 00:00:10')"],
+        1,
+    )
+    .await;
+    assert_eq!(got, table(&[&["1", "2001-01-01 00:00:10"]]));
+}
+
+#[tokio::test]
+async fn far_future_jump_keeps_the_server_responsive() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    // Grouped: empty instances emit nothing, the jump costs nothing.
+    exec(&c, "BEGIN; DECLARE g CURSOR FOR SELECT k, count(*), wtime(*) FROM s [RANGE BY '1 second' START AT '2001-01-01'] GROUP BY k").await;
+    // Ungrouped: one row per instance, bounded by empty_slide_events_max, then a NOTICE.
+    exec(&c, "DECLARE u CURSOR FOR SELECT count(*), wtime(*) FROM s [RANGE BY '1 second' START AT '2001-01-01']").await;
+    exec(&c, "INSERT INTO s VALUES ('2001-01-01 00:00:00','a',1), ('2101-01-01 00:00:00','a',1), ('2101-01-01 00:00:01','a',1)").await;
+    let other = connect(port).await;
+    assert_eq!(rows(&other, "SELECT 1").await, table(&[&["1"]]));
+    let g = rows(&c, "FETCH 2 FROM g").await;
+    assert_eq!(g, table(&[&["a", "1", "2001-01-01 00:00:01"], &["a", "1", "2101-01-01 00:00:01"]]));
+    let u = rows(&c, "FETCH 1 FROM u").await;
+    assert_eq!(u, table(&[&["1", "2001-01-01 00:00:01"]]));
+    exec(&c, "COMMIT").await;
+}

@@ -88,7 +88,13 @@ impl<'a> EvalContext<'a> {
     /// A context over `row`, `params` and the instance being emitted (if any), with no
     /// session and `now()` = the wall clock at this call.
     pub fn new(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>) -> Self {
-        EvalContext { row, params, window, now_us: time::now_us(), session: None }
+        EvalContext {
+            row,
+            params,
+            window,
+            now_us: time::now_us(),
+            session: None,
+        }
     }
 
     /// The same context with `window` set.
@@ -129,14 +135,19 @@ pub fn version_string() -> String {
 /// Evaluate `expr` over `ctx`.
 pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
     match expr {
-        Expr::Column(i) => ctx
-            .row
-            .get(*i)
-            .cloned()
-            .ok_or_else(|| Error::Internal(format!("column {i} is outside a row of {} values", ctx.row.len()))),
+        Expr::Column(i) => ctx.row.get(*i).cloned().ok_or_else(|| {
+            Error::Internal(format!(
+                "column {i} is outside a row of {} values",
+                ctx.row.len()
+            ))
+        }),
         Expr::Literal(v) => Ok(v.clone()),
         Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
-            Error::ProtocolViolation(format!("parameter ${} has no value ({} given)", i + 1, ctx.params.len()))
+            Error::ProtocolViolation(format!(
+                "parameter ${} has no value ({} given)",
+                i + 1,
+                ctx.params.len()
+            ))
         }),
         Expr::Unary { op, expr } => {
             let v = eval(expr, ctx)?;
@@ -152,7 +163,11 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
         Expr::Binary { op, left, right } => binary(*op, left, right, ctx),
         Expr::Cast { expr, to } => cast_value(eval(expr, ctx)?, *to),
         Expr::Func { func, args } => function(*func, args, ctx),
-        Expr::Case { operand, branches, otherwise } => {
+        Expr::Case {
+            operand,
+            branches,
+            otherwise,
+        } => {
             let op = operand.as_deref().map(|o| eval(o, ctx)).transpose()?;
             for (when, then) in branches {
                 let hit = match &op {
@@ -172,7 +187,11 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
             }
         }
         Expr::IsNull { expr, negated } => Ok(Value::Bool(eval(expr, ctx)?.is_null() != *negated)),
-        Expr::InList { expr, list, negated } => {
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
             let v = eval(expr, ctx)?;
             if v.is_null() {
                 return Ok(Value::Null);
@@ -186,14 +205,27 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
                     return Ok(Value::Bool(!negated));
                 }
             }
-            Ok(if saw_null { Value::Null } else { Value::Bool(*negated) })
+            Ok(if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            })
         }
-        Expr::Like { expr, pattern, negated, case_insensitive } => {
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+        } => {
             let v = eval(expr, ctx)?;
             let p = eval(pattern, ctx)?;
             match (v.as_str(), p.as_str()) {
                 (Some(s), Some(p)) => {
-                    let m = if *case_insensitive { like(&s.to_lowercase(), &p.to_lowercase())? } else { like(s, p)? };
+                    let m = if *case_insensitive {
+                        like(&s.to_lowercase(), &p.to_lowercase())?
+                    } else {
+                        like(s, p)?
+                    };
                     Ok(Value::Bool(m != *negated))
                 }
                 _ if v.is_null() || p.is_null() => Ok(Value::Null),
@@ -201,8 +233,16 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
             }
         }
         Expr::WindowMeta(m) => {
-            let w = ctx.window.ok_or_else(|| Error::Internal("window function evaluated outside a window instance".into()))?;
-            let ts = |us| if w.tz { Value::TimestampTz(us) } else { Value::Timestamp(us) };
+            let w = ctx.window.ok_or_else(|| {
+                Error::Internal("window function evaluated outside a window instance".into())
+            })?;
+            let ts = |us| {
+                if w.tz {
+                    Value::TimestampTz(us)
+                } else {
+                    Value::Timestamp(us)
+                }
+            };
             Ok(match m {
                 WindowMeta::Wtime => ts(w.upper_us),
                 WindowMeta::Wstart => ts(w.lower_us),
@@ -226,13 +266,19 @@ pub fn eval_predicate(expr: &Expr, ctx: &EvalContext) -> Result<bool> {
 /// `1 day 02:00:00`, `00:10:00`).
 pub fn interval_from_us(us: i64) -> Interval {
     let days = us / US_PER_DAY;
-    Interval { months: 0, days: days.clamp(i32::MIN as i64, i32::MAX as i64) as i32, micros: us - days * US_PER_DAY }
+    Interval {
+        months: 0,
+        days: days.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+        micros: us - days * US_PER_DAY,
+    }
 }
 
 fn type_error(what: &str, v: &Value) -> Error {
     Error::DatatypeMismatch(format!(
         "{what} cannot take a value of type {}",
-        v.data_type().map(|t| t.name()).unwrap_or_else(|| "unknown".into())
+        v.data_type()
+            .map(|t| t.name())
+            .unwrap_or_else(|| "unknown".into())
     ))
 }
 
@@ -251,9 +297,18 @@ fn numeric_overflow() -> Error {
 fn negate(v: Value) -> Result<Value> {
     Ok(match v {
         Value::Null => Value::Null,
-        Value::Int2(i) => Value::Int2(i.checked_neg().ok_or_else(|| int_out_of_range(DataType::Int2))?),
-        Value::Int4(i) => Value::Int4(i.checked_neg().ok_or_else(|| int_out_of_range(DataType::Int4))?),
-        Value::Int8(i) => Value::Int8(i.checked_neg().ok_or_else(|| int_out_of_range(DataType::Int8))?),
+        Value::Int2(i) => Value::Int2(
+            i.checked_neg()
+                .ok_or_else(|| int_out_of_range(DataType::Int2))?,
+        ),
+        Value::Int4(i) => Value::Int4(
+            i.checked_neg()
+                .ok_or_else(|| int_out_of_range(DataType::Int4))?,
+        ),
+        Value::Int8(i) => Value::Int8(
+            i.checked_neg()
+                .ok_or_else(|| int_out_of_range(DataType::Int8))?,
+        ),
         Value::Float4(f) => Value::Float4(-f),
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(d) => Value::Numeric(-d),
@@ -347,7 +402,10 @@ pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
     if f1 <= f2 {
         qweight -= 1;
     }
-    let rscale = (16 - qweight * 4).max(a.scale() as i32).max(b.scale() as i32).clamp(0, 28) as u32;
+    let rscale = (16 - qweight * 4)
+        .max(a.scale() as i32)
+        .max(b.scale() as i32)
+        .clamp(0, 28) as u32;
     let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
     Ok(q.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero))
 }
@@ -454,17 +512,37 @@ fn interval_mul(iv: Interval, f: f64) -> Result<Interval> {
     let days = iv.days as f64 * f + (months - whole_months) * 30.0;
     let whole_days = days.trunc();
     let micros = iv.micros as f64 * f + (days - whole_days) * US_PER_DAY as f64;
-    if whole_months.abs() > i32::MAX as f64 || whole_days.abs() > i32::MAX as f64 || micros.abs() > 9.2e18 {
+    if whole_months.abs() > i32::MAX as f64
+        || whole_days.abs() > i32::MAX as f64
+        || micros.abs() > 9.2e18
+    {
         return Err(interval_overflow());
     }
-    Ok(Interval { months: whole_months as i32, days: whole_days as i32, micros: micros.round() as i64 })
+    Ok(Interval {
+        months: whole_months as i32,
+        days: whole_days as i32,
+        micros: micros.round() as i64,
+    })
 }
 
 fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interval> {
     Ok(Interval {
-        months: a.months.checked_add(b.months.checked_mul(sign).ok_or_else(interval_overflow)?).ok_or_else(interval_overflow)?,
-        days: a.days.checked_add(b.days.checked_mul(sign).ok_or_else(interval_overflow)?).ok_or_else(interval_overflow)?,
-        micros: a.micros.checked_add(b.micros.checked_mul(sign as i64).ok_or_else(interval_overflow)?).ok_or_else(interval_overflow)?,
+        months: a
+            .months
+            .checked_add(b.months.checked_mul(sign).ok_or_else(interval_overflow)?)
+            .ok_or_else(interval_overflow)?,
+        days: a
+            .days
+            .checked_add(b.days.checked_mul(sign).ok_or_else(interval_overflow)?)
+            .ok_or_else(interval_overflow)?,
+        micros: a
+            .micros
+            .checked_add(
+                b.micros
+                    .checked_mul(sign as i64)
+                    .ok_or_else(interval_overflow)?,
+            )
+            .ok_or_else(interval_overflow)?,
     })
 }
 
@@ -477,20 +555,34 @@ fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
     }
     let neg = |iv: Interval| interval_mul(iv, -1.0);
     Ok(match (op, &l, &r) {
-        (BinaryOp::Add, Value::Timestamp(t), Value::Interval(i)) | (BinaryOp::Add, Value::Interval(i), Value::Timestamp(t)) => {
+        (BinaryOp::Add, Value::Timestamp(t), Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), Value::Timestamp(t)) => {
             Value::Timestamp(time::timestamp_add_interval(*t, i)?)
         }
-        (BinaryOp::Add, Value::TimestampTz(t), Value::Interval(i)) | (BinaryOp::Add, Value::Interval(i), Value::TimestampTz(t)) => {
+        (BinaryOp::Add, Value::TimestampTz(t), Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), Value::TimestampTz(t)) => {
             Value::TimestampTz(time::timestamp_add_interval(*t, i)?)
         }
-        (BinaryOp::Sub, Value::Timestamp(t), Value::Interval(i)) => Value::Timestamp(time::timestamp_add_interval(*t, &neg(*i)?)?),
-        (BinaryOp::Sub, Value::TimestampTz(t), Value::Interval(i)) => Value::TimestampTz(time::timestamp_add_interval(*t, &neg(*i)?)?),
-        (BinaryOp::Sub, Value::Timestamp(a) | Value::TimestampTz(a), Value::Timestamp(b) | Value::TimestampTz(b)) => {
-            Value::Interval(time::timestamp_diff(*a, *b)?)
+        (BinaryOp::Sub, Value::Timestamp(t), Value::Interval(i)) => {
+            Value::Timestamp(time::timestamp_add_interval(*t, &neg(*i)?)?)
         }
-        (BinaryOp::Add, Value::Interval(a), Value::Interval(b)) => Value::Interval(interval_add(*a, *b, 1)?),
-        (BinaryOp::Sub, Value::Interval(a), Value::Interval(b)) => Value::Interval(interval_add(*a, *b, -1)?),
-        (BinaryOp::Mul, Value::Interval(i), n) | (BinaryOp::Mul, n, Value::Interval(i)) if n.as_f64().is_some() => {
+        (BinaryOp::Sub, Value::TimestampTz(t), Value::Interval(i)) => {
+            Value::TimestampTz(time::timestamp_add_interval(*t, &neg(*i)?)?)
+        }
+        (
+            BinaryOp::Sub,
+            Value::Timestamp(a) | Value::TimestampTz(a),
+            Value::Timestamp(b) | Value::TimestampTz(b),
+        ) => Value::Interval(time::timestamp_diff(*a, *b)?),
+        (BinaryOp::Add, Value::Interval(a), Value::Interval(b)) => {
+            Value::Interval(interval_add(*a, *b, 1)?)
+        }
+        (BinaryOp::Sub, Value::Interval(a), Value::Interval(b)) => {
+            Value::Interval(interval_add(*a, *b, -1)?)
+        }
+        (BinaryOp::Mul, Value::Interval(i), n) | (BinaryOp::Mul, n, Value::Interval(i))
+            if n.as_f64().is_some() =>
+        {
             Value::Interval(interval_mul(*i, n.as_f64().expect("numeric"))?)
         }
         (BinaryOp::Div, Value::Interval(i), n) if n.as_f64().is_some() => {
@@ -509,7 +601,11 @@ fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
                 BinaryOp::Div => "/",
                 _ => "%",
             };
-            return Err(Error::UndefinedFunction(format!("operator does not exist: {} {sym} {}", name(&l), name(&r))));
+            return Err(Error::UndefinedFunction(format!(
+                "operator does not exist: {} {sym} {}",
+                name(&l),
+                name(&r)
+            )));
         }
     })
 }
@@ -553,7 +649,12 @@ fn binary(op: BinaryOp, left: &Expr, right: &Expr, ctx: &EvalContext) -> Result<
             push_text(&mut s, &r);
             Ok(Value::Text(s))
         }
-        BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq => {
+        BinaryOp::Eq
+        | BinaryOp::NotEq
+        | BinaryOp::Lt
+        | BinaryOp::LtEq
+        | BinaryOp::Gt
+        | BinaryOp::GtEq => {
             let l = eval(left, ctx)?;
             let r = eval(right, ctx)?;
             if l.is_null() || r.is_null() {
@@ -569,7 +670,9 @@ fn binary(op: BinaryOp, left: &Expr, right: &Expr, ctx: &EvalContext) -> Result<
                 _ => o != Ordering::Less,
             }))
         }
-        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => arith(op, eval(left, ctx)?, eval(right, ctx)?),
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+            arith(op, eval(left, ctx)?, eval(right, ctx)?)
+        }
     }
 }
 
@@ -600,7 +703,10 @@ fn float_cmp(a: f64, b: f64) -> Ordering {
 pub fn compare(a: &Value, b: &Value) -> Result<Ordering> {
     if let (Some(ka), Some(kb)) = (kind(a), kind(b)) {
         return Ok(match common_kind(ka, kb) {
-            Kind::Int2 | Kind::Int4 | Kind::Int8 => a.as_i64().expect("integer").cmp(&b.as_i64().expect("integer")),
+            Kind::Int2 | Kind::Int4 | Kind::Int8 => a
+                .as_i64()
+                .expect("integer")
+                .cmp(&b.as_i64().expect("integer")),
             Kind::Numeric => to_decimal(a)?.cmp(&to_decimal(b)?),
             _ => float_cmp(a.as_f64().expect("numeric"), b.as_f64().expect("numeric")),
         });
@@ -608,11 +714,24 @@ pub fn compare(a: &Value, b: &Value) -> Result<Ordering> {
     Ok(match (a, b) {
         (Value::Text(x), Value::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Timestamp(x) | Value::TimestampTz(x), Value::Timestamp(y) | Value::TimestampTz(y)) => x.cmp(y),
-        (Value::Interval(x), Value::Interval(y)) => time::interval_span_us(x).cmp(&time::interval_span_us(y)),
+        (
+            Value::Timestamp(x) | Value::TimestampTz(x),
+            Value::Timestamp(y) | Value::TimestampTz(y),
+        ) => x.cmp(y),
+        (Value::Interval(x), Value::Interval(y)) => {
+            time::interval_span_us(x).cmp(&time::interval_span_us(y))
+        }
         _ => {
-            let name = |v: &Value| v.data_type().map(|t| t.name()).unwrap_or_else(|| "unknown".into());
-            return Err(Error::UndefinedFunction(format!("operator does not exist: {} = {}", name(a), name(b))));
+            let name = |v: &Value| {
+                v.data_type()
+                    .map(|t| t.name())
+                    .unwrap_or_else(|| "unknown".into())
+            };
+            return Err(Error::UndefinedFunction(format!(
+                "operator does not exist: {} = {}",
+                name(a),
+                name(b)
+            )));
         }
     })
 }
@@ -675,11 +794,14 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
     }
     let out = match (&v, to) {
         (Value::Int2(_) | Value::Int4(_) | Value::Int8(_), T::Int2 | T::Int4 | T::Int8) => {
-            int_value(match to {
-                T::Int2 => Kind::Int2,
-                T::Int4 => Kind::Int4,
-                _ => Kind::Int8,
-            }, v.as_i64().expect("integer"))?
+            int_value(
+                match to {
+                    T::Int2 => Kind::Int2,
+                    T::Int4 => Kind::Int4,
+                    _ => Kind::Int8,
+                },
+                v.as_i64().expect("integer"),
+            )?
         }
         (Value::Float4(_) | Value::Float8(_), T::Int2 | T::Int4 | T::Int8) => {
             let i = round_half_even_i64(v.as_f64().expect("float"), to)?;
@@ -694,7 +816,9 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
             let f = v.as_f64().expect("numeric");
             let g = f as f32;
             if g.is_infinite() && f.is_finite() {
-                return Err(Error::NumericValueOutOfRange("value out of range: overflow".into()));
+                return Err(Error::NumericValueOutOfRange(
+                    "value out of range: overflow".into(),
+                ));
             }
             Value::Float4(g)
         }
@@ -728,7 +852,9 @@ fn like(s: &str, p: &str) -> Result<bool> {
             '\\' => match it.next() {
                 Some(e) => pat.push(Some(Some(e))),
                 None => {
-                    return Err(Error::InvalidParameterValue("LIKE pattern must not end with escape character".into()))
+                    return Err(Error::InvalidParameterValue(
+                        "LIKE pattern must not end with escape character".into(),
+                    ))
                 }
             },
             c => pat.push(Some(Some(c))),
@@ -782,10 +908,20 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         }
         ScalarFunc::Now => return Ok(Value::TimestampTz(ctx.now_us)),
         ScalarFunc::Version => return Ok(Value::Text(version_string().into())),
-        ScalarFunc::CurrentDatabase => return Ok(Value::Text(ctx.session.map(|s| s.database()).unwrap_or("tcq").into())),
+        ScalarFunc::CurrentDatabase => {
+            return Ok(Value::Text(
+                ctx.session.map(|s| s.database()).unwrap_or("tcq").into(),
+            ))
+        }
         ScalarFunc::CurrentSchema => return Ok(Value::Text("public".into())),
-        ScalarFunc::CurrentUser => return Ok(Value::Text(ctx.session.map(|s| s.user()).unwrap_or("tcq").into())),
-        ScalarFunc::BackendPid => return Ok(Value::Int4(ctx.session.map(|s| s.pid()).unwrap_or(0))),
+        ScalarFunc::CurrentUser => {
+            return Ok(Value::Text(
+                ctx.session.map(|s| s.user()).unwrap_or("tcq").into(),
+            ))
+        }
+        ScalarFunc::BackendPid => {
+            return Ok(Value::Int4(ctx.session.map(|s| s.pid()).unwrap_or(0)))
+        }
         _ => {}
     }
     let vals: Vec<Value> = args.iter().map(|a| eval(a, ctx)).collect::<Result<_>>()?;
@@ -797,7 +933,11 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                     None => v,
                     Some(b) => {
                         let o = compare(&v, &b)?;
-                        let take = if func == ScalarFunc::Greatest { o == Ordering::Greater } else { o == Ordering::Less };
+                        let take = if func == ScalarFunc::Greatest {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        };
                         if take {
                             v
                         } else {
@@ -809,7 +949,9 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             return Ok(best.unwrap_or(Value::Null));
         }
         ScalarFunc::NullIf => {
-            let [a, b] = &vals[..] else { return Err(arity(func)) };
+            let [a, b] = &vals[..] else {
+                return Err(arity(func));
+            };
             if !a.is_null() && !b.is_null() && compare(a, b)? == Ordering::Equal {
                 return Ok(Value::Null);
             }
@@ -823,12 +965,18 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             return Ok(Value::Text(s));
         }
         ScalarFunc::CurrentSetting => {
-            let name = vals.first().and_then(text_arg).unwrap_or_default().to_lowercase();
+            let name = vals
+                .first()
+                .and_then(text_arg)
+                .unwrap_or_default()
+                .to_lowercase();
             let missing_ok = matches!(vals.get(1), Some(Value::Bool(true)));
             return match ctx.session.and_then(|s| s.setting(&name)) {
                 Some(v) => Ok(Value::Text(v.into())),
                 None if missing_ok => Ok(Value::Null),
-                None => Err(Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))),
+                None => Err(Error::UndefinedObject(format!(
+                    "unrecognized configuration parameter \"{name}\""
+                ))),
             };
         }
         _ => {}
@@ -839,9 +987,18 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
     }
     match func {
         ScalarFunc::Abs => Ok(match &vals[0] {
-            Value::Int2(i) => Value::Int2(i.checked_abs().ok_or_else(|| int_out_of_range(DataType::Int2))?),
-            Value::Int4(i) => Value::Int4(i.checked_abs().ok_or_else(|| int_out_of_range(DataType::Int4))?),
-            Value::Int8(i) => Value::Int8(i.checked_abs().ok_or_else(|| int_out_of_range(DataType::Int8))?),
+            Value::Int2(i) => Value::Int2(
+                i.checked_abs()
+                    .ok_or_else(|| int_out_of_range(DataType::Int2))?,
+            ),
+            Value::Int4(i) => Value::Int4(
+                i.checked_abs()
+                    .ok_or_else(|| int_out_of_range(DataType::Int4))?,
+            ),
+            Value::Int8(i) => Value::Int8(
+                i.checked_abs()
+                    .ok_or_else(|| int_out_of_range(DataType::Int8))?,
+            ),
             Value::Float4(f) => Value::Float4(f.abs()),
             Value::Float8(f) => Value::Float8(f.abs()),
             Value::Numeric(d) => Value::Numeric(d.abs()),
@@ -854,7 +1011,13 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                     return Err(negative_sqrt());
                 }
                 use rust_decimal::MathematicalOps;
-                Ok(Value::Numeric(d.sqrt().ok_or_else(numeric_overflow)?.round_dp(16).normalize().max(Decimal::ZERO)))
+                Ok(Value::Numeric(
+                    d.sqrt()
+                        .ok_or_else(numeric_overflow)?
+                        .round_dp(16)
+                        .normalize()
+                        .max(Decimal::ZERO),
+                ))
             }
             v => {
                 let f = v.as_f64().ok_or_else(|| type_error("sqrt", v))?;
@@ -874,12 +1037,16 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         }
         ScalarFunc::Substr => {
             let s = text_arg(&vals[0]).ok_or_else(|| type_error("substr", &vals[0]))?;
-            let from = vals[1].as_i64().ok_or_else(|| type_error("substr", &vals[1]))?;
+            let from = vals[1]
+                .as_i64()
+                .ok_or_else(|| type_error("substr", &vals[1]))?;
             let end = match vals.get(2) {
                 Some(l) => {
                     let len = l.as_i64().ok_or_else(|| type_error("substr", l))?;
                     if len < 0 {
-                        return Err(Error::InvalidParameterValue("negative substring length not allowed".into()));
+                        return Err(Error::InvalidParameterValue(
+                            "negative substring length not allowed".into(),
+                        ));
                     }
                     from.saturating_add(len)
                 }
@@ -889,14 +1056,26 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             if end <= start {
                 return Ok(Value::Text("".into()));
             }
-            let out: String = s.chars().skip((start - 1) as usize).take(usize::try_from(end - start).unwrap_or(usize::MAX)).collect();
+            let out: String = s
+                .chars()
+                .skip((start - 1) as usize)
+                .take(usize::try_from(end - start).unwrap_or(usize::MAX))
+                .collect();
             Ok(Value::Text(out.into()))
         }
         ScalarFunc::DateTrunc => {
             let unit = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
             match &vals[1] {
-                Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(&unit, *t, "timestamp without time zone")?)),
-                Value::TimestampTz(t) => Ok(Value::TimestampTz(date_trunc(&unit, *t, "timestamp with time zone")?)),
+                Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(
+                    &unit,
+                    *t,
+                    "timestamp without time zone",
+                )?)),
+                Value::TimestampTz(t) => Ok(Value::TimestampTz(date_trunc(
+                    &unit,
+                    *t,
+                    "timestamp with time zone",
+                )?)),
                 Value::Interval(iv) => Ok(Value::Interval(interval_trunc(&unit, *iv)?)),
                 other => Err(type_error("date_trunc", other)),
             }
@@ -904,15 +1083,21 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::DatePart => {
             let field = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
             match &vals[1] {
-                Value::Timestamp(t) | Value::TimestampTz(t) => Ok(Value::Float8(date_part(&field, *t)?)),
+                Value::Timestamp(t) | Value::TimestampTz(t) => {
+                    Ok(Value::Float8(date_part(&field, *t)?))
+                }
                 Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
                 other => Err(type_error("date_part", other)),
             }
         }
         ScalarFunc::ToTimestamp => {
-            let f = vals[0].as_f64().ok_or_else(|| type_error("to_timestamp", &vals[0]))?;
+            let f = vals[0]
+                .as_f64()
+                .ok_or_else(|| type_error("to_timestamp", &vals[0]))?;
             if f.is_nan() {
-                return Err(Error::DatetimeFieldOverflow("timestamp cannot be NaN".into()));
+                return Err(Error::DatetimeFieldOverflow(
+                    "timestamp cannot be NaN".into(),
+                ));
             }
             let us = (f * 1e6).round();
             if !(time::MIN_TIMESTAMP_US as f64..time::END_TIMESTAMP_US as f64).contains(&us) {
@@ -923,7 +1108,9 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             }
             Ok(Value::TimestampTz(us as i64))
         }
-        _ => Err(Error::Internal(format!("function {func:?} reached the strict path"))),
+        _ => Err(Error::Internal(format!(
+            "function {func:?} reached the strict path"
+        ))),
     }
 }
 
@@ -932,7 +1119,9 @@ fn negative_sqrt() -> Error {
 }
 
 fn arity(func: ScalarFunc) -> Error {
-    Error::Internal(format!("function {func:?} called with the wrong number of arguments"))
+    Error::Internal(format!(
+        "function {func:?} called with the wrong number of arguments"
+    ))
 }
 
 fn rounding(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
@@ -943,12 +1132,15 @@ fn rounding(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
                 None => 0,
             };
             let r = match func {
-                ScalarFunc::Round if places >= 0 => {
-                    d.round_dp_with_strategy(places.min(28) as u32, RoundingStrategy::MidpointAwayFromZero)
-                }
+                ScalarFunc::Round if places >= 0 => d.round_dp_with_strategy(
+                    places.min(28) as u32,
+                    RoundingStrategy::MidpointAwayFromZero,
+                ),
                 ScalarFunc::Round => {
-                    let factor = Decimal::from_i128_with_scale(10i128.pow((-places).min(28) as u32), 0);
-                    let q = (d / factor).round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
+                    let factor =
+                        Decimal::from_i128_with_scale(10i128.pow((-places).min(28) as u32), 0);
+                    let q = (d / factor)
+                        .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
                     q.checked_mul(factor).ok_or_else(numeric_overflow)?
                 }
                 ScalarFunc::Floor => d.floor(),
@@ -1006,13 +1198,33 @@ fn interval_trunc(unit: &str, iv: Interval) -> Result<Interval> {
     let t = |step: i64| iv.micros - iv.micros % step;
     Ok(match unit {
         "microsecond" | "microseconds" => iv,
-        "millisecond" | "milliseconds" => Interval { micros: t(1000), ..iv },
-        "second" | "seconds" => Interval { micros: t(US_PER_SEC), ..iv },
-        "minute" | "minutes" => Interval { micros: t(US_PER_MIN), ..iv },
-        "hour" | "hours" => Interval { micros: t(US_PER_HOUR), ..iv },
+        "millisecond" | "milliseconds" => Interval {
+            micros: t(1000),
+            ..iv
+        },
+        "second" | "seconds" => Interval {
+            micros: t(US_PER_SEC),
+            ..iv
+        },
+        "minute" | "minutes" => Interval {
+            micros: t(US_PER_MIN),
+            ..iv
+        },
+        "hour" | "hours" => Interval {
+            micros: t(US_PER_HOUR),
+            ..iv
+        },
         "day" | "days" => Interval { micros: 0, ..iv },
-        "month" | "months" => Interval { months: iv.months, days: 0, micros: 0 },
-        "year" | "years" => Interval { months: iv.months - iv.months % 12, days: 0, micros: 0 },
+        "month" | "months" => Interval {
+            months: iv.months,
+            days: 0,
+            micros: 0,
+        },
+        "year" | "years" => Interval {
+            months: iv.months - iv.months % 12,
+            days: 0,
+            micros: 0,
+        },
         _ => return Err(bad_unit(unit, "interval")),
     })
 }
@@ -1040,8 +1252,20 @@ pub fn date_part(field: &str, ts: i64) -> Result<f64> {
         "doy" => doy as f64,
         "quarter" => ((m - 1) / 3 + 1) as f64,
         "decade" => y.div_euclid(10) as f64,
-        "century" => (if y > 0 { (y + 99) / 100 } else { -((99 - (y - 1)) / 100) }) as f64,
-        "millennium" => (if y > 0 { (y + 999) / 1000 } else { -((999 - (y - 1)) / 1000) }) as f64,
+        "century" => {
+            (if y > 0 {
+                (y + 99) / 100
+            } else {
+                -((99 - (y - 1)) / 100)
+            }) as f64
+        }
+        "millennium" => {
+            (if y > 0 {
+                (y + 999) / 1000
+            } else {
+                -((999 - (y - 1)) / 1000)
+            }) as f64
+        }
         "week" | "isoyear" => {
             let (iso_year, week) = iso_week(days);
             if field == "week" {
@@ -1070,7 +1294,10 @@ fn interval_part(field: &str, iv: &Interval) -> Result<f64> {
         "epoch" => {
             let years = (iv.months / 12) as f64;
             let months = (iv.months % 12) as f64;
-            years * 365.25 * 86_400.0 + months * 30.0 * 86_400.0 + iv.days as f64 * 86_400.0 + iv.micros as f64 / 1e6
+            years * 365.25 * 86_400.0
+                + months * 30.0 * 86_400.0
+                + iv.days as f64 * 86_400.0
+                + iv.micros as f64 / 1e6
         }
         "year" | "years" => (iv.months / 12) as f64,
         "month" | "months" => (iv.months % 12) as f64,
@@ -1093,7 +1320,11 @@ mod tests {
     }
 
     fn bin(op: BinaryOp, l: Expr, r: Expr) -> Expr {
-        Expr::Binary { op, left: Box::new(l), right: Box::new(r) }
+        Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        }
     }
 
     fn ev(e: &Expr) -> Result<Value> {
@@ -1110,41 +1341,167 @@ mod tests {
 
     #[test]
     fn integer_arithmetic() {
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(Value::Int4(7)), lit(Value::Int4(2)))).unwrap(), Value::Int4(3));
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(Value::Int4(-7)), lit(Value::Int4(2)))).unwrap(), Value::Int4(-3));
-        assert_eq!(ev(&bin(BinaryOp::Mod, lit(Value::Int4(-7)), lit(Value::Int4(2)))).unwrap(), Value::Int4(-1));
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Int4(1)), lit(Value::Int8(2)))).unwrap(), Value::Int8(3));
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Int2(1)), lit(Value::Int2(2)))).unwrap(), Value::Int2(3));
         assert_eq!(
-            ev(&bin(BinaryOp::Add, lit(Value::Int4(i32::MAX)), lit(Value::Int4(1)))),
+            ev(&bin(
+                BinaryOp::Div,
+                lit(Value::Int4(7)),
+                lit(Value::Int4(2))
+            ))
+            .unwrap(),
+            Value::Int4(3)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Div,
+                lit(Value::Int4(-7)),
+                lit(Value::Int4(2))
+            ))
+            .unwrap(),
+            Value::Int4(-3)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Mod,
+                lit(Value::Int4(-7)),
+                lit(Value::Int4(2))
+            ))
+            .unwrap(),
+            Value::Int4(-1)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Int4(1)),
+                lit(Value::Int8(2))
+            ))
+            .unwrap(),
+            Value::Int8(3)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Int2(1)),
+                lit(Value::Int2(2))
+            ))
+            .unwrap(),
+            Value::Int2(3)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Int4(i32::MAX)),
+                lit(Value::Int4(1))
+            )),
             Err(Error::NumericValueOutOfRange("integer out of range".into()))
         );
         assert_eq!(
-            ev(&bin(BinaryOp::Mul, lit(Value::Int8(i64::MAX)), lit(Value::Int4(2)))),
+            ev(&bin(
+                BinaryOp::Mul,
+                lit(Value::Int8(i64::MAX)),
+                lit(Value::Int4(2))
+            )),
             Err(Error::NumericValueOutOfRange("bigint out of range".into()))
         );
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(Value::Int4(1)), lit(Value::Int4(0)))), Err(Error::DivisionByZero));
-        assert_eq!(ev(&bin(BinaryOp::Mod, lit(Value::Int4(1)), lit(Value::Int4(0)))), Err(Error::DivisionByZero));
-        assert_eq!(ev(&bin(BinaryOp::Mod, lit(Value::Int4(i32::MIN)), lit(Value::Int4(-1)))).unwrap(), Value::Int4(0));
         assert_eq!(
-            ev(&Expr::Unary { op: UnaryOp::Neg, expr: Box::new(lit(Value::Int4(i32::MIN))) }),
+            ev(&bin(
+                BinaryOp::Div,
+                lit(Value::Int4(1)),
+                lit(Value::Int4(0))
+            )),
+            Err(Error::DivisionByZero)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Mod,
+                lit(Value::Int4(1)),
+                lit(Value::Int4(0))
+            )),
+            Err(Error::DivisionByZero)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Mod,
+                lit(Value::Int4(i32::MIN)),
+                lit(Value::Int4(-1))
+            ))
+            .unwrap(),
+            Value::Int4(0)
+        );
+        assert_eq!(
+            ev(&Expr::Unary {
+                op: UnaryOp::Neg,
+                expr: Box::new(lit(Value::Int4(i32::MIN)))
+            }),
             Err(Error::NumericValueOutOfRange("integer out of range".into()))
         );
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Int4(1)), lit(Value::Null))).unwrap(), Value::Null);
+        assert_eq!(
+            ev(&bin(BinaryOp::Add, lit(Value::Int4(1)), lit(Value::Null))).unwrap(),
+            Value::Null
+        );
     }
 
     #[test]
     fn numeric_and_float_arithmetic() {
         let d = |s: &str| Value::Numeric(s.parse().unwrap());
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Int4(1)), lit(d("1.5")))).unwrap(), d("2.5"));
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(d("1")), lit(Value::Int4(3)))).unwrap(), d("0.33333333333333333333"));
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(d("10")), lit(Value::Int4(3)))).unwrap(), d("3.3333333333333333"));
-        assert_eq!(ev(&bin(BinaryOp::Mul, lit(Value::Float8(1.5)), lit(Value::Int4(2)))).unwrap(), Value::Float8(3.0));
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Float4(1.5)), lit(Value::Float4(1.0)))).unwrap(), Value::Float4(2.5));
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Float4(1.5)), lit(Value::Int4(1)))).unwrap(), Value::Float8(2.5));
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(Value::Float8(1.0)), lit(Value::Float8(0.0)))), Err(Error::DivisionByZero));
-        assert!(matches!(ev(&bin(BinaryOp::Mul, lit(Value::Float8(1e300)), lit(Value::Float8(1e300)))), Err(Error::NumericValueOutOfRange(_))));
-        assert_eq!(ev(&bin(BinaryOp::Div, lit(d("1.0")), lit(d("0")))), Err(Error::DivisionByZero));
+        assert_eq!(
+            ev(&bin(BinaryOp::Add, lit(Value::Int4(1)), lit(d("1.5")))).unwrap(),
+            d("2.5")
+        );
+        assert_eq!(
+            ev(&bin(BinaryOp::Div, lit(d("1")), lit(Value::Int4(3)))).unwrap(),
+            d("0.33333333333333333333")
+        );
+        assert_eq!(
+            ev(&bin(BinaryOp::Div, lit(d("10")), lit(Value::Int4(3)))).unwrap(),
+            d("3.3333333333333333")
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Mul,
+                lit(Value::Float8(1.5)),
+                lit(Value::Int4(2))
+            ))
+            .unwrap(),
+            Value::Float8(3.0)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Float4(1.5)),
+                lit(Value::Float4(1.0))
+            ))
+            .unwrap(),
+            Value::Float4(2.5)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Float4(1.5)),
+                lit(Value::Int4(1))
+            ))
+            .unwrap(),
+            Value::Float8(2.5)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Div,
+                lit(Value::Float8(1.0)),
+                lit(Value::Float8(0.0))
+            )),
+            Err(Error::DivisionByZero)
+        );
+        assert!(matches!(
+            ev(&bin(
+                BinaryOp::Mul,
+                lit(Value::Float8(1e300)),
+                lit(Value::Float8(1e300))
+            )),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+        assert_eq!(
+            ev(&bin(BinaryOp::Div, lit(d("1.0")), lit(d("0")))),
+            Err(Error::DivisionByZero)
+        );
     }
 
     #[test]
@@ -1152,33 +1509,103 @@ mod tests {
         let t = Value::Bool(true);
         let f = Value::Bool(false);
         let n = Value::Null;
-        let and = |a: &Value, b: &Value| ev(&bin(BinaryOp::And, lit(a.clone()), lit(b.clone()))).unwrap();
-        let or = |a: &Value, b: &Value| ev(&bin(BinaryOp::Or, lit(a.clone()), lit(b.clone()))).unwrap();
+        let and =
+            |a: &Value, b: &Value| ev(&bin(BinaryOp::And, lit(a.clone()), lit(b.clone()))).unwrap();
+        let or =
+            |a: &Value, b: &Value| ev(&bin(BinaryOp::Or, lit(a.clone()), lit(b.clone()))).unwrap();
         assert_eq!(and(&n, &f), f);
         assert_eq!(and(&f, &n), f);
         assert_eq!(and(&t, &n), n);
         assert_eq!(or(&n, &t), t);
         assert_eq!(or(&f, &n), n);
         assert_eq!(or(&f, &f), f);
-        assert_eq!(ev(&Expr::Unary { op: UnaryOp::Not, expr: Box::new(lit(n.clone())) }).unwrap(), n);
-        assert_eq!(ev(&bin(BinaryOp::Lt, lit(Value::Int4(1)), lit(Value::Float8(1.5)))).unwrap(), t);
-        assert_eq!(ev(&bin(BinaryOp::Eq, lit(Value::Int8(2)), lit(Value::Numeric(Decimal::new(20, 1))))).unwrap(), t);
+        assert_eq!(
+            ev(&Expr::Unary {
+                op: UnaryOp::Not,
+                expr: Box::new(lit(n.clone()))
+            })
+            .unwrap(),
+            n
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Lt,
+                lit(Value::Int4(1)),
+                lit(Value::Float8(1.5))
+            ))
+            .unwrap(),
+            t
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Eq,
+                lit(Value::Int8(2)),
+                lit(Value::Numeric(Decimal::new(20, 1)))
+            ))
+            .unwrap(),
+            t
+        );
         assert_eq!(ev(&bin(BinaryOp::Gt, text("b"), text("a"))).unwrap(), t);
-        assert_eq!(ev(&bin(BinaryOp::Eq, lit(Value::Float8(f64::NAN)), lit(Value::Float8(f64::NAN)))).unwrap(), t);
-        assert_eq!(ev(&bin(BinaryOp::Eq, lit(Value::Int4(1)), lit(n.clone()))).unwrap(), n);
-        assert_eq!(ev(&bin(BinaryOp::Lt, lit(Value::Timestamp(1)), lit(Value::TimestampTz(2)))).unwrap(), t);
-        assert!(eval_predicate(&lit(n.clone()), &EvalContext::new(&[], &[], None)).is_ok_and(|b| !b));
-        let inl = |v: Value, list: Vec<Value>, negated| ev(&Expr::InList { expr: Box::new(lit(v)), list: list.into_iter().map(lit).collect(), negated }).unwrap();
-        assert_eq!(inl(Value::Int4(1), vec![Value::Int4(2), Value::Int4(1)], false), t);
-        assert_eq!(inl(Value::Int4(3), vec![Value::Int4(2), Value::Null], false), n);
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Eq,
+                lit(Value::Float8(f64::NAN)),
+                lit(Value::Float8(f64::NAN))
+            ))
+            .unwrap(),
+            t
+        );
+        assert_eq!(
+            ev(&bin(BinaryOp::Eq, lit(Value::Int4(1)), lit(n.clone()))).unwrap(),
+            n
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Lt,
+                lit(Value::Timestamp(1)),
+                lit(Value::TimestampTz(2))
+            ))
+            .unwrap(),
+            t
+        );
+        assert!(
+            eval_predicate(&lit(n.clone()), &EvalContext::new(&[], &[], None)).is_ok_and(|b| !b)
+        );
+        let inl = |v: Value, list: Vec<Value>, negated| {
+            ev(&Expr::InList {
+                expr: Box::new(lit(v)),
+                list: list.into_iter().map(lit).collect(),
+                negated,
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            inl(Value::Int4(1), vec![Value::Int4(2), Value::Int4(1)], false),
+            t
+        );
+        assert_eq!(
+            inl(Value::Int4(3), vec![Value::Int4(2), Value::Null], false),
+            n
+        );
         assert_eq!(inl(Value::Int4(3), vec![Value::Int4(2)], true), t);
-        assert_eq!(inl(Value::Int4(2), vec![Value::Int4(2), Value::Null], true), f);
+        assert_eq!(
+            inl(Value::Int4(2), vec![Value::Int4(2), Value::Null], true),
+            f
+        );
         assert_eq!(cmp_values(&Value::Null, &Value::Int4(1)), Ordering::Greater);
     }
 
     #[test]
     fn like_patterns() {
-        let l = |s: &str, p: &str, ci| ev(&Expr::Like { expr: Box::new(text(s)), pattern: Box::new(text(p)), negated: false, case_insensitive: ci }).unwrap();
+        let l = |s: &str, p: &str, ci| {
+            ev(&Expr::Like {
+                expr: Box::new(text(s)),
+                pattern: Box::new(text(p)),
+                negated: false,
+                case_insensitive: ci,
+            })
+            .unwrap()
+        };
         assert_eq!(l("SFO", "S%", false), Value::Bool(true));
         assert_eq!(l("SFO", "s%", false), Value::Bool(false));
         assert_eq!(l("SFO", "s%", true), Value::Bool(true));
@@ -1192,73 +1619,282 @@ mod tests {
 
     #[test]
     fn casts() {
-        assert_eq!(cast_value(Value::Text("42".into()), DataType::Int4).unwrap(), Value::Int4(42));
-        assert!(matches!(cast_value(Value::Text("abc".into()), DataType::Int4), Err(Error::InvalidTextRepresentation(_))));
-        assert_eq!(cast_value(Value::Float8(2.5), DataType::Int4).unwrap(), Value::Int4(2));
-        assert_eq!(cast_value(Value::Float8(3.5), DataType::Int4).unwrap(), Value::Int4(4));
-        assert_eq!(cast_value(Value::Numeric(Decimal::new(25, 1)), DataType::Int4).unwrap(), Value::Int4(3));
-        assert_eq!(cast_value(Value::Int8(1 << 40), DataType::Int4), Err(Error::NumericValueOutOfRange("integer out of range".into())));
-        assert_eq!(cast_value(Value::Float8(1.5), DataType::Text).unwrap(), Value::Text("1.5".into()));
-        assert_eq!(cast_value(Value::Timestamp(0), DataType::Text).unwrap(), Value::Text("1970-01-01 00:00:00".into()));
-        assert_eq!(cast_value(Value::Int4(1), DataType::Numeric).unwrap(), Value::Numeric(Decimal::ONE));
-        assert_eq!(cast_value(Value::Bool(true), DataType::Int4).unwrap(), Value::Int4(1));
-        assert!(matches!(cast_value(Value::Text("abcd".into()), DataType::Varchar(Some(3))), Err(Error::StringDataRightTruncation(_))));
-        assert!(matches!(cast_value(Value::Bool(true), DataType::Timestamp), Err(Error::DatatypeMismatch(_))));
-        assert_eq!(cast_value(Value::Null, DataType::Int4).unwrap(), Value::Null);
+        assert_eq!(
+            cast_value(Value::Text("42".into()), DataType::Int4).unwrap(),
+            Value::Int4(42)
+        );
+        assert!(matches!(
+            cast_value(Value::Text("abc".into()), DataType::Int4),
+            Err(Error::InvalidTextRepresentation(_))
+        ));
+        assert_eq!(
+            cast_value(Value::Float8(2.5), DataType::Int4).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(
+            cast_value(Value::Float8(3.5), DataType::Int4).unwrap(),
+            Value::Int4(4)
+        );
+        assert_eq!(
+            cast_value(Value::Numeric(Decimal::new(25, 1)), DataType::Int4).unwrap(),
+            Value::Int4(3)
+        );
+        assert_eq!(
+            cast_value(Value::Int8(1 << 40), DataType::Int4),
+            Err(Error::NumericValueOutOfRange("integer out of range".into()))
+        );
+        assert_eq!(
+            cast_value(Value::Float8(1.5), DataType::Text).unwrap(),
+            Value::Text("1.5".into())
+        );
+        assert_eq!(
+            cast_value(Value::Timestamp(0), DataType::Text).unwrap(),
+            Value::Text("1970-01-01 00:00:00".into())
+        );
+        assert_eq!(
+            cast_value(Value::Int4(1), DataType::Numeric).unwrap(),
+            Value::Numeric(Decimal::ONE)
+        );
+        assert_eq!(
+            cast_value(Value::Bool(true), DataType::Int4).unwrap(),
+            Value::Int4(1)
+        );
+        assert!(matches!(
+            cast_value(Value::Text("abcd".into()), DataType::Varchar(Some(3))),
+            Err(Error::StringDataRightTruncation(_))
+        ));
+        assert!(matches!(
+            cast_value(Value::Bool(true), DataType::Timestamp),
+            Err(Error::DatatypeMismatch(_))
+        ));
+        assert_eq!(
+            cast_value(Value::Null, DataType::Int4).unwrap(),
+            Value::Null
+        );
     }
 
     #[test]
     fn time_arithmetic_and_functions() {
         let ts = time::parse_timestamp("2001-01-01 00:05:00").unwrap();
-        let hour = Value::Interval(Interval { months: 0, days: 0, micros: US_PER_HOUR });
-        assert_eq!(ev(&bin(BinaryOp::Add, lit(Value::Timestamp(ts)), lit(hour.clone()))).unwrap(), Value::Timestamp(ts + US_PER_HOUR));
-        assert_eq!(ev(&bin(BinaryOp::Sub, lit(Value::TimestampTz(ts)), lit(hour.clone()))).unwrap(), Value::TimestampTz(ts - US_PER_HOUR));
+        let hour = Value::Interval(Interval {
+            months: 0,
+            days: 0,
+            micros: US_PER_HOUR,
+        });
         assert_eq!(
-            ev(&bin(BinaryOp::Sub, lit(Value::Timestamp(ts + US_PER_DAY + 5)), lit(Value::Timestamp(ts)))).unwrap(),
-            Value::Interval(Interval { months: 0, days: 1, micros: 5 })
+            ev(&bin(
+                BinaryOp::Add,
+                lit(Value::Timestamp(ts)),
+                lit(hour.clone())
+            ))
+            .unwrap(),
+            Value::Timestamp(ts + US_PER_HOUR)
         );
-        assert_eq!(ev(&bin(BinaryOp::Mul, lit(hour.clone()), lit(Value::Int4(2)))).unwrap(), Value::Interval(Interval { months: 0, days: 0, micros: 2 * US_PER_HOUR }));
-        let trunc = ev(&func(ScalarFunc::DateTrunc, vec![text("hour"), lit(Value::Timestamp(ts))])).unwrap();
-        assert_eq!(trunc, Value::Timestamp(time::parse_timestamp("2001-01-01").unwrap()));
-        let part = |f: &str| ev(&func(ScalarFunc::DatePart, vec![text(f), lit(Value::Timestamp(ts))])).unwrap();
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Sub,
+                lit(Value::TimestampTz(ts)),
+                lit(hour.clone())
+            ))
+            .unwrap(),
+            Value::TimestampTz(ts - US_PER_HOUR)
+        );
+        assert_eq!(
+            ev(&bin(
+                BinaryOp::Sub,
+                lit(Value::Timestamp(ts + US_PER_DAY + 5)),
+                lit(Value::Timestamp(ts))
+            ))
+            .unwrap(),
+            Value::Interval(Interval {
+                months: 0,
+                days: 1,
+                micros: 5
+            })
+        );
+        assert_eq!(
+            ev(&bin(BinaryOp::Mul, lit(hour.clone()), lit(Value::Int4(2)))).unwrap(),
+            Value::Interval(Interval {
+                months: 0,
+                days: 0,
+                micros: 2 * US_PER_HOUR
+            })
+        );
+        let trunc = ev(&func(
+            ScalarFunc::DateTrunc,
+            vec![text("hour"), lit(Value::Timestamp(ts))],
+        ))
+        .unwrap();
+        assert_eq!(
+            trunc,
+            Value::Timestamp(time::parse_timestamp("2001-01-01").unwrap())
+        );
+        let part = |f: &str| {
+            ev(&func(
+                ScalarFunc::DatePart,
+                vec![text(f), lit(Value::Timestamp(ts))],
+            ))
+            .unwrap()
+        };
         assert_eq!(part("minute"), Value::Float8(5.0));
         assert_eq!(part("year"), Value::Float8(2001.0));
         assert_eq!(part("dow"), Value::Float8(1.0));
         assert_eq!(part("epoch"), Value::Float8(978_307_500.0));
-        assert!(matches!(ev(&func(ScalarFunc::DatePart, vec![text("fortnight"), lit(Value::Timestamp(ts))])), Err(Error::InvalidParameterValue(_))));
-        assert_eq!(ev(&func(ScalarFunc::ToTimestamp, vec![lit(Value::Float8(1.5))])).unwrap(), Value::TimestampTz(1_500_000));
-        let w = WindowMetaValues { lower_us: 0, upper_us: 10, range_us: 2 * US_PER_DAY, slide_us: US_PER_HOUR, tz: false };
+        assert!(matches!(
+            ev(&func(
+                ScalarFunc::DatePart,
+                vec![text("fortnight"), lit(Value::Timestamp(ts))]
+            )),
+            Err(Error::InvalidParameterValue(_))
+        ));
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::ToTimestamp,
+                vec![lit(Value::Float8(1.5))]
+            ))
+            .unwrap(),
+            Value::TimestampTz(1_500_000)
+        );
+        let w = WindowMetaValues {
+            lower_us: 0,
+            upper_us: 10,
+            range_us: 2 * US_PER_DAY,
+            slide_us: US_PER_HOUR,
+            tz: false,
+        };
         let ctx = EvalContext::new(&[], &[], None).with_window(w);
-        assert_eq!(eval(&Expr::WindowMeta(WindowMeta::Wtime), &ctx).unwrap(), Value::Timestamp(10));
-        assert_eq!(eval(&Expr::WindowMeta(WindowMeta::Wstart), &ctx).unwrap(), Value::Timestamp(0));
-        assert_eq!(eval(&Expr::WindowMeta(WindowMeta::Wrange), &ctx).unwrap(), Value::Interval(Interval { months: 0, days: 2, micros: 0 }));
-        assert_eq!(eval(&Expr::WindowMeta(WindowMeta::Wslide), &ctx).unwrap(), hour);
+        assert_eq!(
+            eval(&Expr::WindowMeta(WindowMeta::Wtime), &ctx).unwrap(),
+            Value::Timestamp(10)
+        );
+        assert_eq!(
+            eval(&Expr::WindowMeta(WindowMeta::Wstart), &ctx).unwrap(),
+            Value::Timestamp(0)
+        );
+        assert_eq!(
+            eval(&Expr::WindowMeta(WindowMeta::Wrange), &ctx).unwrap(),
+            Value::Interval(Interval {
+                months: 0,
+                days: 2,
+                micros: 0
+            })
+        );
+        assert_eq!(
+            eval(&Expr::WindowMeta(WindowMeta::Wslide), &ctx).unwrap(),
+            hour
+        );
     }
 
     #[test]
     fn scalar_functions() {
         let i = |v| lit(Value::Int4(v));
-        assert_eq!(ev(&func(ScalarFunc::Coalesce, vec![lit(Value::Null), i(2), i(3)])).unwrap(), Value::Int4(2));
-        assert_eq!(ev(&func(ScalarFunc::NullIf, vec![i(2), i(2)])).unwrap(), Value::Null);
-        assert_eq!(ev(&func(ScalarFunc::Greatest, vec![i(2), lit(Value::Null), i(5)])).unwrap(), Value::Int4(5));
-        assert_eq!(ev(&func(ScalarFunc::Least, vec![i(2), i(5)])).unwrap(), Value::Int4(2));
-        assert_eq!(ev(&func(ScalarFunc::Abs, vec![i(-2)])).unwrap(), Value::Int4(2));
-        assert_eq!(ev(&func(ScalarFunc::Round, vec![lit(Value::Numeric(Decimal::new(25, 1)))])).unwrap(), Value::Numeric(Decimal::new(3, 0)));
-        assert_eq!(ev(&func(ScalarFunc::Round, vec![lit(Value::Numeric(Decimal::new(12345, 3))), i(2)])).unwrap(), Value::Numeric(Decimal::new(1235, 2)));
-        assert_eq!(ev(&func(ScalarFunc::Round, vec![lit(Value::Float8(2.5))])).unwrap(), Value::Float8(2.0));
-        assert_eq!(ev(&func(ScalarFunc::Floor, vec![lit(Value::Float8(-1.5))])).unwrap(), Value::Float8(-2.0));
-        assert_eq!(ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(4.0))])).unwrap(), Value::Float8(2.0));
-        assert!(matches!(ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(-4.0))])), Err(Error::InvalidParameterValue(_))));
-        assert_eq!(ev(&func(ScalarFunc::Upper, vec![text("sfo")])).unwrap(), Value::Text("SFO".into()));
-        assert_eq!(ev(&func(ScalarFunc::Length, vec![text("héllo")])).unwrap(), Value::Int4(5));
-        assert_eq!(ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(2), i(3)])).unwrap(), Value::Text("bcd".into()));
-        assert_eq!(ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(0), i(2)])).unwrap(), Value::Text("a".into()));
-        assert_eq!(ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(4)])).unwrap(), Value::Text("def".into()));
-        assert_eq!(ev(&func(ScalarFunc::Concat, vec![text("a"), lit(Value::Null), i(1)])).unwrap(), Value::Text("a1".into()));
-        assert_eq!(ev(&bin(BinaryOp::Concat, text("a"), lit(Value::Int4(1)))).unwrap(), Value::Text("a1".into()));
-        assert!(matches!(ev(&func(ScalarFunc::Version, vec![])).unwrap(), Value::Text(s) if s.starts_with("PostgreSQL 16.0 (tcq")));
-        assert!(matches!(ev(&func(ScalarFunc::CurrentSetting, vec![text("nope")])), Err(Error::UndefinedObject(_))));
-        assert_eq!(ev(&func(ScalarFunc::CurrentSetting, vec![text("nope"), lit(Value::Bool(true))])).unwrap(), Value::Null);
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::Coalesce,
+                vec![lit(Value::Null), i(2), i(3)]
+            ))
+            .unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::NullIf, vec![i(2), i(2)])).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::Greatest,
+                vec![i(2), lit(Value::Null), i(5)]
+            ))
+            .unwrap(),
+            Value::Int4(5)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Least, vec![i(2), i(5)])).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Abs, vec![i(-2)])).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::Round,
+                vec![lit(Value::Numeric(Decimal::new(25, 1)))]
+            ))
+            .unwrap(),
+            Value::Numeric(Decimal::new(3, 0))
+        );
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::Round,
+                vec![lit(Value::Numeric(Decimal::new(12345, 3))), i(2)]
+            ))
+            .unwrap(),
+            Value::Numeric(Decimal::new(1235, 2))
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Round, vec![lit(Value::Float8(2.5))])).unwrap(),
+            Value::Float8(2.0)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Floor, vec![lit(Value::Float8(-1.5))])).unwrap(),
+            Value::Float8(-2.0)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(4.0))])).unwrap(),
+            Value::Float8(2.0)
+        );
+        assert!(matches!(
+            ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(-4.0))])),
+            Err(Error::InvalidParameterValue(_))
+        ));
+        assert_eq!(
+            ev(&func(ScalarFunc::Upper, vec![text("sfo")])).unwrap(),
+            Value::Text("SFO".into())
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Length, vec![text("héllo")])).unwrap(),
+            Value::Int4(5)
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(2), i(3)])).unwrap(),
+            Value::Text("bcd".into())
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(0), i(2)])).unwrap(),
+            Value::Text("a".into())
+        );
+        assert_eq!(
+            ev(&func(ScalarFunc::Substr, vec![text("abcdef"), i(4)])).unwrap(),
+            Value::Text("def".into())
+        );
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::Concat,
+                vec![text("a"), lit(Value::Null), i(1)]
+            ))
+            .unwrap(),
+            Value::Text("a1".into())
+        );
+        assert_eq!(
+            ev(&bin(BinaryOp::Concat, text("a"), lit(Value::Int4(1)))).unwrap(),
+            Value::Text("a1".into())
+        );
+        assert!(
+            matches!(ev(&func(ScalarFunc::Version, vec![])).unwrap(), Value::Text(s) if s.starts_with("PostgreSQL 16.0 (tcq"))
+        );
+        assert!(matches!(
+            ev(&func(ScalarFunc::CurrentSetting, vec![text("nope")])),
+            Err(Error::UndefinedObject(_))
+        ));
+        assert_eq!(
+            ev(&func(
+                ScalarFunc::CurrentSetting,
+                vec![text("nope"), lit(Value::Bool(true))]
+            ))
+            .unwrap(),
+            Value::Null
+        );
         let case = Expr::Case {
             operand: None,
             branches: vec![(lit(Value::Null), i(1)), (lit(Value::Bool(true)), i(2))],
@@ -1269,7 +1905,13 @@ mod tests {
         let params = [Value::Text("x".into())];
         let ctx = EvalContext::new(&row, &params, None);
         assert_eq!(eval(&Expr::Column(0), &ctx).unwrap(), Value::Int4(7));
-        assert_eq!(eval(&Expr::Param(0), &ctx).unwrap(), Value::Text("x".into()));
-        assert!(matches!(eval(&Expr::Param(1), &ctx), Err(Error::ProtocolViolation(_))));
+        assert_eq!(
+            eval(&Expr::Param(0), &ctx).unwrap(),
+            Value::Text("x".into())
+        );
+        assert!(matches!(
+            eval(&Expr::Param(1), &ctx),
+            Err(Error::ProtocolViolation(_))
+        ));
     }
 }

@@ -510,8 +510,8 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
         return Err(bad_interval(text));
     }
     let lower = t.to_ascii_lowercase();
-    let acc = if lower.starts_with('p') {
-        parse_iso_interval(&lower[1..]).ok_or_else(|| bad_interval(text))?
+    let acc = if let Some(iso) = lower.strip_prefix('p') {
+        parse_iso_interval(iso).ok_or_else(|| bad_interval(text))?
     } else {
         parse_verbose_interval(&lower).ok_or_else(|| bad_interval(text))?
     };

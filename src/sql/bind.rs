@@ -2015,8 +2015,8 @@ impl<'a> Binder<'a> {
                 Ok(Bound::new(mk(l, r), DataType::Bool))
             }
             BinaryOp::Concat => {
-                let l = self.to_text(l)?;
-                let r = self.to_text(r)?;
+                let l = self.text_cast(l)?;
+                let r = self.text_cast(r)?;
                 Ok(Bound::new(mk(l, r), DataType::Text))
             }
             BinaryOp::Eq
@@ -2030,11 +2030,6 @@ impl<'a> Binder<'a> {
                     (Some(t), None) | (None, Some(t)) => t,
                     (Some(a), Some(b)) => common_type(a, b)
                         .ok_or_else(|| no_operator(Some(a), op_symbol(op), Some(b)))?,
-                };
-                let ty = if ty == DataType::Bool && op != BinaryOp::Eq && op != BinaryOp::NotEq {
-                    ty
-                } else {
-                    ty
                 };
                 let l = self.coerce_operand(l, ty)?;
                 let r = self.coerce_operand(r, ty)?;
@@ -2055,7 +2050,7 @@ impl<'a> Binder<'a> {
         }
     }
 
-    fn to_text(&mut self, b: Bound) -> Result<Expr> {
+    fn text_cast(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::Text, "||"),
             Some(t) if t.is_text() => Ok(b.expr),
@@ -2436,7 +2431,7 @@ impl<'a> Binder<'a> {
             ScalarFunc::Concat => {
                 let v = args
                     .into_iter()
-                    .map(|a| self.to_text(a))
+                    .map(|a| self.text_cast(a))
                     .collect::<Result<_>>()?;
                 (v, T::Text)
             }
@@ -2957,7 +2952,7 @@ mod tests {
             Some(Expr::Binary {
                 op: BinaryOp::Gt,
                 left: Box::new(Expr::Column(3)),
-                right: Box::new(Expr::Literal(Value::Int4(0 + 2)))
+                right: Box::new(Expr::Literal(Value::Int4(2)))
             })
         );
         assert_eq!(

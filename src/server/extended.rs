@@ -51,6 +51,7 @@ fn hint_type(oid: u32) -> Option<DataType> {
 /// Record an engine error: fail the transaction block and hand pgwire the error to send
 /// (it then discards messages until Sync).
 fn engine_error(wire: &mut dyn Wire, conn: &mut Conn, e: &Error) -> PgWireError {
+    tracing::debug!(pid = conn.session.pid(), "error: {e}");
     conn.session.fail_transaction();
     wire.set_tx(wire::session_tx(&conn.session));
     wire::user_error(e)
@@ -68,6 +69,7 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
             format!("prepared statement \"{name}\" already exists"),
         ));
     }
+    tracing::debug!(pid = conn.session.pid(), statement = %name, query = %msg.query, "parse");
     let mut stmts = match conn.session.prepare(&msg.query) {
         Ok(stmts) => stmts,
         Err(e) => return Err(engine_error(wire, conn, &e)),

@@ -42,6 +42,7 @@ pub(crate) fn is_empty_query(text: &str) -> bool {
 pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -> PgWireResult<()> {
     let mut guard = slot.0.lock().await;
     let conn = &mut *guard;
+    tracing::debug!(pid = conn.session.pid(), query = %text, "query");
     let mut watch = conn.start_query().await;
     if is_empty_query(text) {
         wire.feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -79,6 +80,7 @@ pub(crate) async fn ready(wire: &mut dyn Wire, conn: &Conn) -> PgWireResult<()> 
 
 /// Report a statement's error and fail an open transaction block.
 pub(crate) async fn fail(wire: &mut dyn Wire, conn: &mut Conn, e: &Error) -> PgWireResult<()> {
+    tracing::debug!(pid = conn.session.pid(), "error: {e}");
     conn.session.fail_transaction();
     wire.set_tx(wire::session_tx(&conn.session));
     wire.feed(wire::error_message(e)).await

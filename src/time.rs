@@ -723,7 +723,7 @@ pub fn format_interval(iv: &Interval) -> String {
 pub fn fixed_length_us(iv: &Interval) -> Result<i64> {
     if iv.months != 0 {
         return Err(Error::InvalidParameterValue(format!(
-            "interval \"{}\" has no fixed length: months and years have no fixed length, use days, hours, minutes or seconds",
+            "interval \"{}\" has no fixed length: months and years vary in length; use days, hours, minutes or seconds",
             format_interval(iv)
         )));
     }
@@ -994,7 +994,7 @@ mod tests {
         assert_eq!(fixed_length_us(&iv(0, 0, 10)).unwrap(), 10);
         let e = fixed_length_us(&iv(1, 0, 0)).unwrap_err();
         assert!(
-            matches!(&e, Error::InvalidParameterValue(m) if m.contains("months and years have no fixed length"))
+            matches!(&e, Error::InvalidParameterValue(m) if m.contains("has no fixed length: months and years vary in length"))
         );
     }
 

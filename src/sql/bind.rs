@@ -664,11 +664,9 @@ impl<'a> Binder<'a> {
             }
             let ty = type_from_name(&c.type_name)?;
             if c.timestamp_column {
-                if let Some(prev) = timestamp_column {
-                    let prev: &Column = &columns[prev];
+                if timestamp_column.is_some() {
                     return Err(Error::InvalidParameterValue(format!(
-                        "stream \"{name}\" has more than one TIMESTAMPCOLUMN (\"{}\" and \"{}\"); at most one column is the event time",
-                        prev.name, c.name
+                        "stream \"{name}\" has more than one TIMESTAMPCOLUMN"
                     )));
                 }
                 if !ty.is_timestamp() {
@@ -2600,15 +2598,15 @@ pub(crate) fn agg_result_type(func: AggFunc, name: &str, arg: DataType) -> Resul
 fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
     let length = |text: &str, what: &str| -> Result<i64> {
         let iv = crate::time::parse_interval(text)?;
-        let us = crate::time::fixed_length_us(&iv).map_err(|e| match e {
-            Error::InvalidParameterValue(m) => {
-                Error::InvalidParameterValue(format!("{what} '{text}': {m}"))
-            }
-            other => other,
-        })?;
+        if iv.months != 0 {
+            return Err(Error::InvalidParameterValue(format!(
+                "{what} '{text}' has no fixed length: months and years vary in length; use days, hours, minutes or seconds"
+            )));
+        }
+        let us = crate::time::fixed_length_us(&iv)?;
         if us <= 0 {
             return Err(Error::InvalidParameterValue(format!(
-                "{what} must be a positive interval, got '{text}'"
+                "{what} must be positive, not '{text}'"
             )));
         }
         Ok(us)
@@ -2989,7 +2987,7 @@ mod tests {
         );
         assert_eq!(q.windows[1].range_us, 10_000_000);
         assert!(
-            matches!(err("SELECT count(*) FROM flights [RANGE BY '1 month']"), Error::InvalidParameterValue(m) if m.contains("months and years have no fixed length"))
+            matches!(err("SELECT count(*) FROM flights [RANGE BY '1 month']"), Error::InvalidParameterValue(m) if m.contains("has no fixed length: months and years vary in length"))
         );
         assert!(matches!(
             err("SELECT count(*) FROM flights [RANGE BY '1 year']"),

@@ -1132,10 +1132,14 @@ fn rounding(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
                 None => 0,
             };
             let r = match func {
-                ScalarFunc::Round if places >= 0 => d.round_dp_with_strategy(
-                    places.min(28) as u32,
-                    RoundingStrategy::MidpointAwayFromZero,
-                ),
+                ScalarFunc::Round if places >= 0 => {
+                    // PostgreSQL pads to the requested scale: round(3, 2) is 3.00.
+                    let places = places.min(28) as u32;
+                    let mut r =
+                        d.round_dp_with_strategy(places, RoundingStrategy::MidpointAwayFromZero);
+                    r.rescale(places);
+                    r
+                }
                 ScalarFunc::Round => {
                     let factor =
                         Decimal::from_i128_with_scale(10i128.pow((-places).min(28) as u32), 0);
@@ -1615,6 +1619,14 @@ mod tests {
         assert_eq!(l("axb", "a\\%b", false), Value::Bool(false));
         assert_eq!(l("", "%", false), Value::Bool(true));
         assert_eq!(l("abcabd", "%abd", false), Value::Bool(true));
+    }
+
+    #[test]
+    fn float_to_numeric_keeps_the_shortest_digits() {
+        let v = cast_value(Value::Float8(978_307_200.123456), DataType::Numeric).unwrap();
+        assert_eq!(v.to_text().unwrap(), "978307200.123456");
+        let v = cast_value(Value::Float8(0.1), DataType::Numeric).unwrap();
+        assert_eq!(v.to_text().unwrap(), "0.1");
     }
 
     #[test]

@@ -179,6 +179,18 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
     Ok(ty)
 }
 
+/// The scale of a `numeric(p, s)` / `decimal(p, s)` type name, if it has one.
+fn numeric_scale(written: &str) -> Option<u32> {
+    let lower = written.trim().to_lowercase();
+    let (base, args) = lower.split_once('(')?;
+    if !matches!(base.trim(), "numeric" | "decimal" | "dec") {
+        return None;
+    }
+    let args = args.trim_end().strip_suffix(')')?;
+    let (_, scale) = args.split_once(',')?;
+    scale.trim().parse().ok()
+}
+
 /// PostgreSQL's internal short name of a type, as used for the column name of a cast.
 fn short_type_name(t: DataType) -> &'static str {
     match t {
@@ -887,7 +899,17 @@ impl<'a> Binder<'a> {
                     to: ty,
                 }
             }),
-            (None, _) => self.coerce(b, ty, "INSERT"),
+            (None, _) => {
+                let e = self.coerce(b, ty, "INSERT")?;
+                // A parameter's value arrives unchecked; varchar(n) must still refuse long text.
+                Ok(match (e, ty) {
+                    (e @ Expr::Param(_), DataType::Varchar(Some(_))) => Expr::Cast {
+                        expr: Box::new(e),
+                        to: ty,
+                    },
+                    (e, _) => e,
+                })
+            }
             (Some(t), _) if *t == ty => Ok(b.expr),
             (Some(t), _) if castable(*t, ty, false) => Ok(Expr::Cast {
                 expr: Box::new(b.expr),
@@ -1225,13 +1247,20 @@ impl<'a> Binder<'a> {
                 .map(|i| i.span.start)
                 .unwrap_or_else(|| sqlparser::tokenizer::Location::new(0, 0)),
         };
+        // TelegraphCQ writes the window after the stream's name; tcq also accepts it after
+        // the alias (`FROM flights [RANGE BY ...] f` and `FROM flights f [RANGE BY ...]`).
+        let name_token = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.span.start);
         let mine: Vec<&RawWindow> = self
             .windows
             .iter()
-            .filter(|w| w.after == last_token)
+            .filter(|w| w.after == last_token || Some(w.after) == name_token)
             .collect();
         if mine.len() != self.windows.len() {
-            return Err(unsupported("window clauses inside subqueries are not supported; a window clause must follow the stream in FROM"));
+            return Err(unsupported("a window clause must follow the stream in the FROM clause of the outermost SELECT (window clauses inside subqueries are not supported)"));
         }
         let mut scope = Scope::default();
         let short = rel.rsplit('.').next().unwrap_or(&rel).to_string();
@@ -1421,7 +1450,12 @@ impl<'a> Binder<'a> {
                 to.name()
             ))),
             None => match b.expr {
-                Expr::Literal(Value::Text(s)) => Ok(Expr::Literal(parse_value(&s, to)?)),
+                // Outside assignment, an unknown literal meeting varchar(n) is read as text:
+                // varchar has text's operators, and PostgreSQL checks no length there.
+                Expr::Literal(Value::Text(s)) => Ok(Expr::Literal(parse_value(
+                    &s,
+                    if to.is_text() { DataType::Text } else { to },
+                )?)),
                 Expr::Literal(Value::Null) => Ok(Expr::Literal(Value::Null)),
                 Expr::Param(i) => {
                     if self.params.len() <= i {
@@ -1585,9 +1619,21 @@ impl<'a> Binder<'a> {
                 if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
                     return Err(unsupported("TRY_CAST is not supported"));
                 }
-                let to = type_from_name(&data_type.to_string())?;
+                let written = data_type.to_string();
+                let to = type_from_name(&written)?;
                 let b = self.expr(expr, scope)?;
-                self.cast(b, to)
+                let cast = self.cast(b, to)?;
+                Ok(match numeric_scale(&written) {
+                    // numeric(p, s): the type carries no scale, so the cast rounds to it.
+                    Some(scale) => Bound::new(
+                        Expr::Func {
+                            func: ScalarFunc::Round,
+                            args: vec![cast.expr, Expr::Literal(Value::Int4(scale as i32))],
+                        },
+                        DataType::Numeric,
+                    ),
+                    None => cast,
+                })
             }
             E::TypedString(ts) => {
                 let to = type_from_name(&ts.data_type.to_string())?;
@@ -2745,7 +2791,7 @@ mod tests {
     use super::*;
     use crate::sql::parse::parse_all;
 
-    struct Schema;
+    pub(super) struct Schema;
 
     impl SchemaProvider for Schema {
         fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
@@ -2784,19 +2830,19 @@ mod tests {
         }
     }
 
-    fn plan(sql: &str) -> Result<Plan> {
+    pub(super) fn plan(sql: &str) -> Result<Plan> {
         let p = parse_all(sql)?;
         bind(&p[0], &Schema, &[])
     }
 
-    fn query(sql: &str) -> Query {
+    pub(super) fn query(sql: &str) -> Query {
         match plan(sql).unwrap() {
             Plan::Query(q) => *q,
             other => panic!("not a query: {other:?}"),
         }
     }
 
-    fn err(sql: &str) -> Error {
+    pub(super) fn err(sql: &str) -> Error {
         plan(sql).unwrap_err()
     }
 
@@ -3094,6 +3140,15 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![Expr::Column(1), Expr::Column(0)]
         );
+        let q = query("SELECT avg(delay)::numeric(10, 2) FROM flights");
+        assert_eq!(
+            q.projection[0],
+            Expr::Func {
+                func: ScalarFunc::Round,
+                args: vec![Expr::Column(0), Expr::Literal(Value::Int4(2))]
+            }
+        );
+        assert_eq!(q.columns[0].name, "avg");
         let q = query("SELECT delay + 1, sum(delay) * 2 FROM flights GROUP BY delay");
         assert_eq!(
             q.projection[0],
@@ -3408,5 +3463,51 @@ mod tests {
             err("SELECT tcq_advance('nope', '2001-01-01')"),
             Error::UndefinedTable("nope".into())
         );
+    }
+}
+
+#[cfg(test)]
+mod edge_tests {
+    use super::tests::*;
+    use super::*;
+
+    #[test]
+    fn window_after_alias_or_name() {
+        assert_eq!(
+            query("SELECT count(*) FROM flights [RANGE BY '1 minute'] f")
+                .windows
+                .len(),
+            1
+        );
+        assert_eq!(
+            query("SELECT count(*) FROM flights AS f [RANGE BY '1 minute']")
+                .windows
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn varchar_compares_as_text() {
+        let q = query("SELECT * FROM flights WHERE code = 'SFOX'");
+        assert_eq!(
+            q.filter,
+            Some(Expr::Binary {
+                op: BinaryOp::Eq,
+                left: Box::new(Expr::Column(5)),
+                right: Box::new(Expr::Literal(Value::Text("SFOX".into())))
+            })
+        );
+        let Plan::Insert(i) = plan("INSERT INTO flights (code) VALUES ($1)").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            i.rows[0][0],
+            Expr::Cast {
+                expr: Box::new(Expr::Param(0)),
+                to: DataType::Varchar(Some(3))
+            }
+        );
+        assert_eq!(i.param_types, vec![DataType::Varchar(Some(3))]);
     }
 }

@@ -52,7 +52,12 @@ fn query(calls: Vec<AggCall>, grouped: bool) -> Query {
 }
 
 fn run(q: &Query, windows: &[Window], plan: SharedPlan, batches: &[RowBatch]) -> Vec<Vec<Value>> {
-    let mut exec = QueryExec::new(q.clone(), windows.to_vec(), plan, vec![], false, LIMITS, 1_000_000).unwrap();
+    run_cut(q, windows, &vec![None; windows.len()], plan, batches)
+}
+
+/// Run with cut-offs: epoch grids shown from an instant on, as a default START AT is run.
+fn run_cut(q: &Query, windows: &[Window], cutoffs: &[Option<i64>], plan: SharedPlan, batches: &[RowBatch]) -> Vec<Vec<Value>> {
+    let mut exec = QueryExec::new(q.clone(), windows.to_vec(), cutoffs.to_vec(), plan, vec![], false, LIMITS, 1_000_000).unwrap();
     let mut out = Vec::new();
     for b in batches {
         exec.push(b, &mut out).unwrap();
@@ -207,6 +212,23 @@ proptest! {
         };
         prop_assert_eq!(&shared, &alone, "shared plan vs each window alone");
         prop_assert_eq!(&alone, &naive(&windows, &tuples, grouped, &funcs), "engine vs naive reference");
+
+        // Default START ATs run as epoch grids with a cut-off: same rows as the bounded
+        // window starting at the cut-off, and shared with the other epoch grids.
+        let cut: Vec<(Window, Option<i64>)> = windows.iter().map(|w| match w.start {
+            Start::At(o) => {
+                let c = o.div_euclid(w.slide_us) * w.slide_us;
+                (Window::new(w.range_us, w.slide_us, Start::Epoch).unwrap(), Some(c))
+            }
+            Start::Epoch => (*w, None),
+        }).collect();
+        let (cw, cc): (Vec<Window>, Vec<Option<i64>>) = cut.iter().copied().unzip();
+        let bounded: Vec<Window> = cut.iter().map(|(w, c)| match c {
+            Some(c) => Window::new(w.range_us, w.slide_us, Start::At(*c)).unwrap(),
+            None => *w,
+        }).collect();
+        let with_cutoffs = canonical(run_cut(&q, &cw, &cc, wcg::plan(&cw, sharing, 1e6), &batches));
+        prop_assert_eq!(&with_cutoffs, &naive(&bounded, &tuples, grouped, &funcs), "cut-off epoch grids vs bounded windows");
     }
 }
 

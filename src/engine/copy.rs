@@ -305,7 +305,22 @@ fn parse_field(text: &str, ty: DataType) -> Result<Value> {
 
 /// `YYYY-MM-DD HH:MM:SS` exactly (what COPY of real data mostly carries), else `None`.
 fn fast_timestamp(b: &[u8]) -> Option<i64> {
-    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
+    let (b, frac) = match b.len() {
+        19 => (b, 0),
+        21..=26 if b[19] == b'.' => {
+            let digits = &b[20..];
+            let mut f = 0i64;
+            for &c in digits {
+                if !c.is_ascii_digit() {
+                    return None;
+                }
+                f = f * 10 + (c - b'0') as i64;
+            }
+            (&b[..19], f * 10i64.pow(6 - digits.len() as u32))
+        }
+        _ => return None,
+    };
+    if b[4] != b'-' || b[7] != b'-' || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
@@ -319,7 +334,7 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
         return None; // the general parser reports the error precisely
     }
     let days = crate::time::days_from_civil(y, mo as u32, d as u32);
-    Some(((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000)
+    Some(((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000 + frac)
 }
 
 /// Split a text-format line: delimiter-separated, backslash escapes, the NULL marker.
@@ -466,5 +481,7 @@ mod tests {
         assert_eq!(resolve(line, &out, &scratch), vec![Some("2001-01-01 00:05:00".into()), None, Some("x".into())]);
         assert_eq!(fast_timestamp(b"2001-01-01 00:05:00"), Some(978_307_500_000_000));
         assert_eq!(fast_timestamp(b"2001-02-30 00:05:00"), None);
+        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00.25"), Some(978_307_500_250_000));
+        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00.000001"), Some(978_307_500_000_001));
     }
 }

@@ -7,7 +7,7 @@ use super::session::{build_exec, resolve};
 use super::{Engine, Outcome};
 use crate::error::Result;
 use crate::exec::{Event, WorkCounters};
-use crate::sql::{ExplainOptions, Query};
+use crate::sql::{ExplainFormat, ExplainOptions, Query};
 use crate::types::{Column, DataType, Value};
 
 /// Run EXPLAIN [ANALYZE] for `query`.
@@ -18,7 +18,8 @@ pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: Explain
         let (stream, windows) = resolve(engine, &query)?;
         let eta = options.event_rate_per_sec.unwrap_or_else(|| stream.event_rate_per_sec());
         let exec = build_exec(engine, query, params, &stream, windows.clone(), Some(eta))?;
-        let plan = exec.plan().clone();
+        let plan_sharing = exec.sharing();
+        let now = stream.stats.lock().now_us;
         let measured = if options.analyze {
             let mut sub = super::session::attach(engine, &stream, exec, text, columns)?;
             let id = sub.query_id();
@@ -42,11 +43,16 @@ pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: Explain
                     work = w.clone();
                 }
             }
-            Some((rows, work))
+            let span = match (now, stream.stats.lock().now_us) {
+                (Some(a), Some(b)) => b - a,
+                (None, Some(b)) => b - stream.stats.lock().first_us.unwrap_or(b),
+                _ => 0,
+            };
+            Some((rows, work, span))
         } else {
             None
         };
-        render(&windows, &plan, &options, eta, measured.as_ref().map(|(r, w)| (*r, w)))
+        render(&windows.iter().map(|(w, _)| *w).collect::<Vec<_>>(), &plan_sharing, &options, eta, measured.as_ref())
     } else {
         vec![format!("Result ({})", text)]
     };
@@ -54,17 +60,24 @@ pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: Explain
     Ok(Outcome::Rows { columns: vec![Column::new("QUERY PLAN", DataType::Text)], tag: "EXPLAIN".into(), rows, notices: vec![] })
 }
 
-fn render(windows: &[crate::window::Window], plan: &crate::wcg::SharedPlan, _options: &ExplainOptions, eta: f64, measured: Option<(u64, &WorkCounters)>) -> Vec<String> {
-    let mut lines = vec![format!("Continuous aggregate over {} window(s), event rate {eta} per second", windows.len())];
-    for (i, n) in plan.nodes.iter().enumerate() {
-        let kind = if n.user_windows.is_empty() { "factor window" } else { "window" };
-        let from = n.parent.map_or("raw tuples".to_string(), |p| format!("node {p}"));
-        lines.push(format!("  node {i}: {kind} {} from {from}", n.window));
-        if let Some((_, w)) = measured {
-            lines.push(format!("    measured: tuples folded {}, partials merged {}", w.tuples_folded.get(i).unwrap_or(&0), w.partials_merged.get(i).unwrap_or(&0)));
-        }
-    }
-    if let Some((rows, _)) = measured {
+/// Render the optimizer's report in the requested format; with ANALYZE, the measured work
+/// per plan node and the rows emitted follow.
+fn render(
+    windows: &[crate::window::Window],
+    sharing: &crate::wcg::Sharing,
+    options: &ExplainOptions,
+    eta: f64,
+    measured: Option<&(u64, WorkCounters, i64)>,
+) -> Vec<String> {
+    use crate::wcg::explain::{explain_dot, explain_json, explain_text, Measured};
+    let report = crate::wcg::optimize(windows, *sharing, eta);
+    let m = measured.map(|(_, w, span)| Measured::from_counters(*span, &w.tuples_folded, &w.partials_merged));
+    let mut lines = match options.format {
+        ExplainFormat::Text => explain_text(&report, m.as_ref()),
+        ExplainFormat::Json => vec![explain_json(&report, m.as_ref())],
+        ExplainFormat::Dot => vec![explain_dot(&report, m.as_ref())],
+    };
+    if let (Some((rows, _, _)), ExplainFormat::Text) = (measured, options.format) {
         lines.push(format!("Rows emitted: {rows}"));
     }
     lines

@@ -22,7 +22,7 @@ mod session;
 mod subscription;
 
 pub use copy::CopyIn;
-pub use session::{Description, Session, Statement};
+pub use session::{Description, Session, Statement, TxStatus};
 pub use subscription::{Event, Subscription};
 
 use std::sync::Arc;

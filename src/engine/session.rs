@@ -399,17 +399,22 @@ impl Session {
 
 /// Resolve a window clause: the default START AT is the submission time rounded down to a
 /// multiple of the slide since the epoch (TelegraphCQ 2.1's rule).
-pub(crate) fn resolve_window(spec: &WindowSpec, submitted_us: i64) -> Result<Window> {
-    let start = match spec.start {
-        StartSpec::Epoch => Start::Epoch,
-        StartSpec::At(t) => Start::At(t),
-        StartSpec::Default => Start::At(submitted_us.div_euclid(spec.slide_us) * spec.slide_us),
+///
+/// A default START AT is run as an epoch grid shown from that instant on (the second
+/// value): the results are the same, and windows with default starts share work with each
+/// other as their grids are all aligned to the epoch.
+pub(crate) fn resolve_window(spec: &WindowSpec, submitted_us: i64) -> Result<(Window, Option<i64>)> {
+    let (start, cutoff) = match spec.start {
+        StartSpec::Epoch => (Start::Epoch, None),
+        StartSpec::At(t) => (Start::At(t), None),
+        StartSpec::Default => (Start::Epoch, Some(submitted_us.div_euclid(spec.slide_us) * spec.slide_us)),
     };
-    Window::new(spec.range_us, spec.slide_us, start).map_err(|e| Error::InvalidParameterValue(e.to_string()))
+    let w = Window::new(spec.range_us, spec.slide_us, start).map_err(|e| Error::InvalidParameterValue(e.to_string()))?;
+    Ok((w, cutoff))
 }
 
 /// The stream a continuous query reads and its windows, resolved now.
-pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, Vec<Window>)> {
+pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, Vec<(Window, Option<i64>)>)> {
     let Source::Stream { name, .. } = &q.source else {
         return Err(Error::Internal("a continuous query reads a stream".into()));
     };
@@ -420,7 +425,8 @@ pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, Vec<Wi
 }
 
 /// The executor for `q` with its plan, ready to register.
-pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &Stream, windows: Vec<Window>, eta: Option<f64>) -> Result<QueryExec> {
+pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &Stream, resolved: Vec<(Window, Option<i64>)>, eta: Option<f64>) -> Result<QueryExec> {
+    let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
     let limits = engine.limits();
     let plan = plan_windows(&q, &windows, eta.unwrap_or_else(|| stream.event_rate_per_sec()));
     let tz = stream.ts_col.is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
@@ -429,7 +435,7 @@ pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &S
         open_instances_max: 100_000,
         empty_slide_events_max: limits.empty_slide_events_max,
     };
-    QueryExec::new(q, windows, plan, params.to_vec(), tz, exec_limits, limits.live_tuples_max)
+    QueryExec::new(q, windows, cutoffs, plan, params.to_vec(), tz, exec_limits, limits.live_tuples_max)
 }
 
 /// Register a continuous query on its stream.

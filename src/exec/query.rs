@@ -112,6 +112,7 @@ pub struct QueryExec {
     query: Query,
     params: Vec<Value>,
     windows: Vec<Window>,
+    cutoffs: Vec<Option<i64>>,
     plan: SharedPlan,
     mode: Mode,
     tz: bool,
@@ -135,7 +136,20 @@ impl QueryExec {
     ///
     /// Errors: 0A000 for an aggregate without a window clause; 54000 for windows over the
     /// open-instance limit.
-    pub fn new(query: Query, windows: Vec<Window>, plan: SharedPlan, params: Vec<Value>, tz: bool, limits: ExecLimits, live_tuples_max: usize) -> Result<QueryExec> {
+    ///
+    /// `cutoffs[i]`: window `i` is an epoch grid standing for a default START AT, shown from
+    /// this instant on (see [`SharedWindows::new`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        query: Query,
+        windows: Vec<Window>,
+        cutoffs: Vec<Option<i64>>,
+        plan: SharedPlan,
+        params: Vec<Value>,
+        tz: bool,
+        limits: ExecLimits,
+        live_tuples_max: usize,
+    ) -> Result<QueryExec> {
         let mode = match (&query.aggregate, windows.is_empty()) {
             (None, true) => Mode::Pass,
             (Some(_), true) => {
@@ -147,7 +161,7 @@ impl QueryExec {
                 let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
                 let ungrouped = agg.group_by.is_empty();
                 Mode::Agg(AggMode {
-                    windows: SharedWindows::new(&plan, specs, agg.group_by.len(), ungrouped, limits)?,
+                    windows: SharedWindows::new(&plan, specs, agg.group_by.len(), ungrouped, limits, cutoffs.clone())?,
                     group_by: agg.group_by.clone(),
                     args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
                     hasher: KeyHasher::new(),
@@ -155,12 +169,13 @@ impl QueryExec {
                 })
             }
             (None, false) => Mode::Live(LiveMode {
-                windows: SharedWindows::new(&SharedPlan::unshared(&windows), Vec::new(), 0, false, limits)?,
+                windows: SharedWindows::new(&SharedPlan::unshared(&windows), Vec::new(), 0, false, limits, cutoffs.clone())?,
                 buffers: vec![VecDeque::new(); windows.len()],
                 live_tuples_max,
             }),
         };
         Ok(QueryExec {
+            cutoffs,
             rows_left: query.limit,
             query,
             params,
@@ -180,6 +195,17 @@ impl QueryExec {
     /// The plan the query runs along.
     pub fn plan(&self) -> &SharedPlan {
         &self.plan
+    }
+
+    /// The coverage relation the query's aggregates allow (paper Theorems 5 and 6).
+    pub fn sharing(&self) -> wcg::Sharing {
+        match &self.query.aggregate {
+            Some(agg) if !self.windows.is_empty() => {
+                let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+                crate::agg::sharing_of(&specs)
+            }
+            _ => wcg::Sharing::None,
+        }
     }
 
     /// Counters for `tcq_queries`.
@@ -288,11 +314,17 @@ impl QueryExec {
         if self.any_in_window || self.notice_sent {
             return;
         }
-        if self.windows.iter().any(|w| w.is_bounded() && t >= w.offset_us()) || self.windows.iter().all(|w| !w.is_bounded()) {
+        let first_of = |i: usize, w: &Window| match (w.start, self.cutoffs[i]) {
+            (_, Some(c)) => Some(c),
+            (crate::window::Start::At(o), None) => Some(o),
+            (crate::window::Start::Epoch, None) => None,
+        };
+        let firsts: Vec<Option<i64>> = self.windows.iter().enumerate().map(|(i, w)| first_of(i, w)).collect();
+        if firsts.iter().any(|f| f.is_none_or(|f| t >= f)) {
             self.any_in_window = true;
             return;
         }
-        let first = self.windows.iter().map(|w| w.offset_us()).min().unwrap_or(0);
+        let first = firsts.iter().flatten().min().copied().unwrap_or(0);
         out.push(Event::Notice(format!(
             "tuple at {} precedes the first window of this query, which starts at {}; to replay older data give an explicit START AT",
             crate::time::format_timestamp(t),

@@ -110,6 +110,9 @@ pub struct SharedWindows {
     emit_empty: bool,
     limits: ExecLimits,
     started: bool,
+    cutoffs: Vec<Option<i64>>,
+    /// Per user window: the first instance index it shows (set when time starts).
+    shown_from: Vec<i64>,
     /// Measured work.
     pub counters: WorkCounters,
 }
@@ -119,7 +122,10 @@ impl SharedWindows {
     /// empty instances still produce a slide event (ungrouped aggregates emit one row).
     ///
     /// Errors: 54000 when a window keeps more open instances than the limit allows.
-    pub fn new(plan: &SharedPlan, specs: Vec<AggSpec>, nkeys: usize, emit_empty: bool, limits: ExecLimits) -> Result<SharedWindows> {
+    ///
+    /// `cutoffs[i]`: user window `i` is an epoch grid shown only from this instant on (a
+    /// default START AT); instances starting earlier are computed for sharing but never shown.
+    pub fn new(plan: &SharedPlan, specs: Vec<AggSpec>, nkeys: usize, emit_empty: bool, limits: ExecLimits, cutoffs: Vec<Option<i64>>) -> Result<SharedWindows> {
         let mut nodes: Vec<Node> = plan
             .nodes
             .iter()
@@ -154,6 +160,8 @@ impl SharedWindows {
             emit_empty,
             limits,
             started: false,
+            shown_from: vec![i64::MIN; plan.nodes.iter().flat_map(|n| n.user_windows.iter().map(|u| u + 1)).max().unwrap_or(0).max(cutoffs.len())],
+            cutoffs,
             counters: WorkCounters { tuples_folded: vec![0; n], partials_merged: vec![0; n] },
         })
     }
@@ -166,9 +174,31 @@ impl SharedWindows {
     /// Current time became defined at `now_us` (first tuple): epoch grids start with the
     /// first instance that ends after it; bounded grids start at their first instance.
     fn start(&mut self, now_us: i64) {
-        for node in &mut self.nodes {
+        // Which instance each user window shows first.
+        let mut need_us = vec![i64::MAX; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            let w = node.window;
+            for &u in &node.user_windows {
+                let first = match (w.is_bounded(), self.cutoffs.get(u).copied().flatten()) {
+                    (true, _) => w.first_index(),
+                    (false, Some(c)) => floor_div(c as i128 + w.slide_us as i128 - 1, w.slide_us as i128) as i64,
+                    (false, None) => w.next_closing_index(now_us),
+                };
+                self.shown_from[u] = first;
+                need_us[i] = need_us[i].min(w.lower_us(first));
+            }
+        }
+        // A node computes from the earliest instant any node below it shows.
+        for i in (0..self.nodes.len()).rev() {
+            if let Some(p) = self.nodes[i].parent {
+                need_us[p] = need_us[p].min(need_us[i]);
+            }
+        }
+        for (node, need) in self.nodes.iter_mut().zip(need_us) {
             if !node.window.is_bounded() {
-                node.base_m = node.window.next_closing_index(now_us);
+                let s = node.window.slide_us as i128;
+                let after_now = node.window.next_closing_index(now_us);
+                node.base_m = if need == i64::MAX { after_now } else { after_now.min(floor_div(need as i128 + s - 1, s) as i64) };
             }
         }
         self.started = true;
@@ -252,8 +282,9 @@ impl SharedWindows {
                 self.deliver(c, lower_us, e, &groups)?;
             }
             let node = &self.nodes[i];
-            if !node.user_windows.is_empty() {
-                closed.push(ClosedInstance { user_windows: node.user_windows.clone(), window, lower_us, upper_us: e, groups });
+            let shown: Vec<usize> = node.user_windows.iter().copied().filter(|&u| m >= self.shown_from[u]).collect();
+            if !shown.is_empty() {
+                closed.push(ClosedInstance { user_windows: shown, window, lower_us, upper_us: e, groups });
             }
         }
         Ok(closed)

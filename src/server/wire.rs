@@ -21,7 +21,7 @@ use pgwire::messages::response::{
 };
 use pgwire::messages::PgWireBackendMessage;
 
-use crate::engine::Session;
+use crate::engine::{Session, TxStatus};
 use crate::error::Error;
 use crate::types::{Column, DataType, Value};
 
@@ -68,14 +68,11 @@ where
 }
 
 /// The ReadyForQuery indicator for a session's transaction status.
-///
-/// The engine does not export its `TxStatus` type by name yet, so the variant is read from
-/// its `Debug` form (`Idle`, `InBlock`, `Failed`).
 pub(crate) fn session_tx(session: &Session) -> TransactionStatus {
-    match format!("{:?}", session.tx_status()).as_str() {
-        "InBlock" => TransactionStatus::Transaction,
-        "Failed" => TransactionStatus::Error,
-        _ => TransactionStatus::Idle,
+    match session.tx_status() {
+        TxStatus::InBlock => TransactionStatus::Transaction,
+        TxStatus::Failed => TransactionStatus::Error,
+        TxStatus::Idle => TransactionStatus::Idle,
     }
 }
 

@@ -207,11 +207,14 @@ fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
         return Err(overflow(text));
     }
     let (month, day);
-    if sc.eat(b'-') {
+    let sep = sc.peek();
+    if sep == Some(b'-') || (sep == Some(b'/') && ylen == 4) {
+        sc.i += 1;
         month = sc.digits().ok_or_else(bad)?.0;
-        if !sc.eat(b'-') {
+        if sc.peek() != sep {
             return Err(bad());
         }
+        sc.i += 1;
         day = sc.digits().ok_or_else(bad)?.0;
     } else if ylen == 8 {
         // YYYYMMDD
@@ -797,6 +800,9 @@ mod tests {
     #[test]
     fn timestamps_parse_postgres_inputs() {
         assert_eq!(parse_timestamp("1970-01-01").unwrap(), 0);
+        assert_eq!(parse_timestamp("1970/01/01").unwrap(), 0);
+        assert_eq!(parse_timestamp("19700101").unwrap(), 0);
+        assert!(parse_timestamp("1970-01/01").is_err());
         assert_eq!(
             parse_timestamp("2001-01-01 00:05:00").unwrap(),
             978_307_500_000_000
@@ -982,6 +988,8 @@ mod tests {
             "1 day 02:00:00",
             "1 mon",
             "-01:00:00",
+            "-1 days +02:00:00",
+            "1 day -01:00:00",
             "3 years 1 mon 00:00:00.25",
         ] {
             assert_eq!(format_interval(&parse_interval(s).unwrap()), s);

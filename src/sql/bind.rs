@@ -911,6 +911,12 @@ impl<'a> Binder<'a> {
                 })
             }
             (Some(t), _) if *t == ty => Ok(b.expr),
+            // A parameter the client typed as text (JDBC's setString sends varchar) goes
+            // through the column type's input function, as an untyped one would.
+            (Some(t), Expr::Param(_)) if t.is_text() => Ok(Expr::Cast {
+                expr: Box::new(b.expr),
+                to: ty,
+            }),
             (Some(t), _) if castable(*t, ty, false) => Ok(Expr::Cast {
                 expr: Box::new(b.expr),
                 to: ty,
@@ -3470,6 +3476,7 @@ mod tests {
 mod edge_tests {
     use super::tests::*;
     use super::*;
+    use crate::sql::parse::parse_all;
 
     #[test]
     fn window_after_alias_or_name() {
@@ -3509,5 +3516,17 @@ mod edge_tests {
             }
         );
         assert_eq!(i.param_types, vec![DataType::Varchar(Some(3))]);
+        let p = parse_all("INSERT INTO flights (ts) VALUES ($1)").unwrap();
+        let Plan::Insert(i) = bind(&p[0], &Schema, &[Some(DataType::Varchar(None))]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            i.rows[0][0],
+            Expr::Cast {
+                expr: Box::new(Expr::Param(0)),
+                to: DataType::Timestamp
+            }
+        );
     }
 }

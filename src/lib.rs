@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod agg;
+pub mod bench;
 pub mod demo;
 pub mod engine;
 pub mod error;

@@ -28,7 +28,10 @@ struct ServeArgs {
 enum Command {
     /// Serve PostgreSQL clients (the default).
     Serve(ServeArgs),
-    // Further subcommands (`demo`, `paper`) go here, one variant and one match arm each.
+    /// Replay a month of US flights through a continuous query, end to end.
+    Demo(tcq::demo::DemoArgs),
+    /// Print the paper's evaluation (model costs) and the measured sharing speed-ups.
+    Paper,
 }
 
 #[tokio::main]
@@ -44,7 +47,8 @@ async fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,
-        // Subcommand arms go here.
+        Some(Command::Demo(args)) => tcq::demo::run_async(args).await.map_err(std::io::Error::other),
+        Some(Command::Paper) => tcq::bench::run_paper().map_err(std::io::Error::other),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

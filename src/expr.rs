@@ -1144,8 +1144,10 @@ fn rounding(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
                     r
                 }
                 ScalarFunc::Round => {
-                    let factor =
-                        Decimal::from_i128_with_scale(10i128.pow((-places).min(28) as u32), 0);
+                    let factor = Decimal::from_i128_with_scale(
+                        10i128.pow(places.checked_neg().unwrap_or(i64::MAX).min(28) as u32),
+                        0,
+                    );
                     let q = (d / factor)
                         .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
                     q.checked_mul(factor).ok_or_else(numeric_overflow)?

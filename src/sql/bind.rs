@@ -3529,4 +3529,158 @@ mod edge_tests {
             }
         );
     }
+
+    #[test]
+    fn statements_clients_send_bind() {
+        for sql in [
+            "SET extra_float_digits = 3",
+            "SET application_name = 'PostgreSQL JDBC Driver'",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SHOW TRANSACTION ISOLATION LEVEL",
+            "SELECT version()",
+            "SELECT pg_catalog.version()",
+            "SELECT current_schema(), current_database(), current_user, session_user",
+            "SELECT current_setting('server_version_num')::int",
+            "select 1",
+            "COPY flights FROM STDIN WITH (FORMAT 'csv')",
+            "COPY flights FROM STDIN WITH (FORMAT csv, HEADER true, DELIMITER E'\\t')",
+            "COPY flights FROM STDIN CSV",
+            "COPY flights FROM STDIN WITH DELIMITER ',' NULL AS ''",
+            "COPY (SELECT * FROM flights) TO STDOUT",
+            "BEGIN READ ONLY",
+            "START TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "COMMIT AND NO CHAIN",
+            "SELECT count(*) AS n, wtime(*) AS t FROM flights [RANGE BY '1 minute' SLIDE BY '30 seconds'] WHERE origin IN ('SFO', 'LAX') AND delay IS NOT NULL",
+            "SELECT origin, stddev_pop(speed), var_samp(delay), variance(distance) FROM flights [RANGE BY '1 hour'] GROUP BY origin ORDER BY origin NULLS LAST",
+            "SELECT * FROM flights LIMIT ALL",
+            "SELECT TIMESTAMP '2001-01-01 00:00' + INTERVAL '1 hour'",
+            "SELECT now() - INTERVAL '5 minutes' < now()",
+            "SELECT '2001-01-01'::timestamp AT TIME ZONE 'UTC' IS NULL",
+        ] {
+            let r = plan(sql);
+            if sql.contains("AT TIME ZONE") {
+                assert!(matches!(r, Err(Error::FeatureNotSupported(_))), "{sql}: {r:?}");
+            } else {
+                assert!(r.is_ok(), "{sql}: {r:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, .. Default::default() })]
+
+        /// No text, however garbled, panics the parser, the binder or the value inputs.
+        #[test]
+        fn no_input_panics(text in "[ -~]{0,60}", stem in 0usize..8) {
+            let stems = [
+                "SELECT ", "SELECT count(*) FROM flights [RANGE BY '", "INSERT INTO flights VALUES (",
+                "CREATE STREAM s (", "COPY flights FROM STDIN WITH (", "EXPLAIN (", "FETCH ", "SET x = ",
+            ];
+            let sql = format!("{}{}", stems[stem], text);
+            if let Ok(stmts) = crate::sql::parse::parse_all(&sql) {
+                for st in &stmts {
+                    let _ = bind(st, &Schema, &[]);
+                }
+            }
+            for ty in [DataType::Bool, DataType::Int2, DataType::Int4, DataType::Int8, DataType::Float4, DataType::Float8,
+                       DataType::Numeric, DataType::Varchar(Some(3)), DataType::Timestamp, DataType::TimestampTz, DataType::Interval] {
+                let _ = parse_value(&text, ty);
+            }
+        }
+    }
+
+    fn expr_strategy() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("0".to_string()),
+            Just("1".to_string()),
+            Just("-1".to_string()),
+            Just("2147483647".to_string()),
+            Just("(-2147483648)".to_string()),
+            Just("9223372036854775807".to_string()),
+            Just("1.5".to_string()),
+            Just("1e308".to_string()),
+            Just("'abc'".to_string()),
+            Just("'2001-01-01'".to_string()),
+            Just("'1 hour'".to_string()),
+            Just("NULL".to_string()),
+            Just("true".to_string()),
+            Just("32767::int2".to_string()),
+            Just("'NaN'::float8".to_string()),
+            Just("'Infinity'::float4".to_string()),
+            Just("now()".to_string()),
+            Just("TIMESTAMP '294246-01-01'".to_string()),
+            Just("INTERVAL '2147483647 days'".to_string()),
+            Just("99999999999999999999999999.9::numeric".to_string()),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            let casts = [
+                "int2",
+                "int4",
+                "int8",
+                "float4",
+                "float8",
+                "numeric",
+                "text",
+                "interval",
+                "timestamp",
+                "timestamptz",
+                "boolean",
+                "varchar(2)",
+            ];
+            let ops = ["+", "-", "*", "/", "%", "||", "=", "<", "AND", "OR"];
+            let funcs = [
+                "abs",
+                "round",
+                "floor",
+                "ceil",
+                "sqrt",
+                "lower",
+                "length",
+                "to_timestamp",
+                "coalesce",
+                "greatest",
+            ];
+            prop_oneof![
+                (
+                    inner.clone(),
+                    proptest::sample::select(ops.to_vec()),
+                    inner.clone()
+                )
+                    .prop_map(|(a, o, b)| format!("({a} {o} {b})")),
+                (inner.clone(), proptest::sample::select(casts.to_vec()))
+                    .prop_map(|(a, c)| format!("({a})::{c}")),
+                (proptest::sample::select(funcs.to_vec()), inner.clone())
+                    .prop_map(|(f, a)| format!("{f}({a})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("round({a}, {b})")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(a, b, c)| format!("substr({a}, {b}, {c})")),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| format!("date_trunc('hour', {a} + {b})")),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| format!("extract(epoch FROM {a} - {b})")),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| format!("CASE WHEN {a} THEN {b} END")),
+                (inner.clone(), inner).prop_map(|(a, b)| format!("{a} IN ({b}, 1)")),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, .. Default::default() })]
+
+        /// Constant expressions bind and evaluate to a value or a clean error, never a panic.
+        #[test]
+        fn constant_expressions_never_panic(e in expr_strategy()) {
+            let sql = format!("SELECT {e}");
+            if let Ok(Plan::Query(q)) = plan(&sql) {
+                let ctx = crate::expr::EvalContext::new(&[], &[], None);
+                for p in &q.projection {
+                    if let Ok(v) = crate::expr::eval(p, &ctx) {
+                        let _ = v.to_text();
+                    }
+                }
+            }
+        }
+    }
 }

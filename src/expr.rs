@@ -30,6 +30,7 @@
 //! assert_eq!(eval(&e, &EvalContext::new(&row, &[], None)).unwrap(), Value::Int4(3));
 //! ```
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -192,7 +193,7 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
             list,
             negated,
         } => {
-            let v = eval(expr, ctx)?;
+            let v = operand(expr, ctx)?;
             if v.is_null() {
                 return Ok(Value::Null);
             }
@@ -217,8 +218,8 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
             negated,
             case_insensitive,
         } => {
-            let v = eval(expr, ctx)?;
-            let p = eval(pattern, ctx)?;
+            let v = operand(expr, ctx)?;
+            let p = operand(pattern, ctx)?;
             match (v.as_str(), p.as_str()) {
                 (Some(s), Some(p)) => {
                     let m = if *case_insensitive {
@@ -251,6 +252,21 @@ pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
             })
         }
     }
+}
+
+/// An operand that is only read: column references, literals and parameters are borrowed,
+/// so comparing a long text column clones nothing.
+fn operand<'x>(expr: &'x Expr, ctx: &EvalContext<'x>) -> Result<Cow<'x, Value>> {
+    Ok(match expr {
+        Expr::Column(i) => Cow::Borrowed(ctx.row.get(*i).ok_or_else(|| {
+            Error::Internal(format!(
+                "column {i} is outside a row of {} values",
+                ctx.row.len()
+            ))
+        })?),
+        Expr::Literal(v) => Cow::Borrowed(v),
+        other => Cow::Owned(eval(other, ctx)?),
+    })
 }
 
 /// Evaluate a WHERE/HAVING condition: true only for boolean true (NULL is false).
@@ -658,8 +674,8 @@ fn binary(op: BinaryOp, left: &Expr, right: &Expr, ctx: &EvalContext) -> Result<
         | BinaryOp::LtEq
         | BinaryOp::Gt
         | BinaryOp::GtEq => {
-            let l = eval(left, ctx)?;
-            let r = eval(right, ctx)?;
+            let l = operand(left, ctx)?;
+            let r = operand(right, ctx)?;
             if l.is_null() || r.is_null() {
                 return Ok(Value::Null);
             }

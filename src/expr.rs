@@ -792,6 +792,8 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
     if to.is_text() {
         let s = match v {
             Value::Text(s) => s,
+            // PostgreSQL's boolean-to-text cast spells the word out (booltext), unlike boolout.
+            Value::Bool(b) => (if b { "true" } else { "false" }).into(),
             other => {
                 let mut buf = String::new();
                 format_value(&other, &mut buf);

@@ -1,16 +1,22 @@
 //! The catalog: streams, and the continuous queries registered on them.
 //!
-//! A [`Stream`] serialises its ingest with an async mutex, so statements reach queries in
-//! the order the server accepts them. Ingest runs each registered query's executor on the
-//! batch and sends the resulting events to the query's bounded output queue. When the queue
-//! is full ingest waits, up to `output_stall_timeout`, then ends that query with 54000: no
-//! reader can stall a stream for ever, and no queue grows without bound.
+//! Each [`Stream`] has one ingest task fed by a bounded queue of messages (batches,
+//! heartbeats, query attachments, barriers), so statements reach queries in the order the
+//! server accepts them, and parsing a statement on its connection overlaps with running the
+//! queries of the previous one. A statement is accepted once its batch is in the queue; the
+//! bytes in flight are bounded by a semaphore, so a fast writer waits rather than growing a
+//! buffer. The task runs each registered query's executor on the batch and sends the events
+//! to the query's bounded output queue. When that queue is full the task waits, up to
+//! `output_stall_timeout`, then ends that query with 54000: no reader can stall a stream for
+//! ever, and no queue grows without bound. System views and EXPLAIN first pass a barrier
+//! through the queue, so they see every statement accepted before them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::{Engine, Limits};
 use crate::error::{Error, Result};
@@ -32,13 +38,67 @@ pub(crate) struct Stream {
     pub columns: Vec<Column>,
     pub ts_col: Option<usize>,
     pub archived: bool,
-    pub ingest: tokio::sync::Mutex<()>,
     pub stats: Mutex<StreamStats>,
     pub queries: Mutex<Vec<Arc<RunningQuery>>>,
     pub dropped: AtomicBool,
+    tx: mpsc::Sender<IngestMsg>,
+    budget: Arc<Semaphore>,
 }
 
+/// What a stream's ingest task consumes, in order.
+enum IngestMsg {
+    Batch(RowBatch, OwnedSemaphorePermit),
+    Heartbeat(i64),
+    Attach(Arc<RunningQuery>),
+    Barrier(oneshot::Sender<()>),
+    Drop,
+}
+
+/// Bytes of staged batches a stream's ingest queue holds, in KiB permits.
+const INGEST_BUDGET_KIB: usize = 64 * 1024;
+
 impl Stream {
+    /// A stream and its ingest task (spawned on the current tokio runtime).
+    pub fn create(name: String, columns: Vec<Column>, ts_col: Option<usize>, archived: bool, stall: std::time::Duration) -> Arc<Stream> {
+        let (tx, rx) = mpsc::channel(64);
+        let stream = Arc::new(Stream {
+            name,
+            columns,
+            ts_col,
+            archived,
+            stats: Mutex::new(StreamStats::default()),
+            queries: Mutex::new(Vec::new()),
+            dropped: AtomicBool::new(false),
+            tx,
+            budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
+        });
+        tokio::spawn(ingest_task(stream.clone(), rx, stall));
+        stream
+    }
+
+    async fn send(&self, msg: IngestMsg) -> Result<()> {
+        self.tx.send(msg).await.map_err(|_| Error::UndefinedTable(self.name.clone()))
+    }
+
+    /// Wait until every message accepted before this call has been processed.
+    pub async fn barrier(&self) {
+        let (ack, done) = oneshot::channel();
+        if self.send(IngestMsg::Barrier(ack)).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+
+    /// Register a query: it sees every batch accepted after this call.
+    pub async fn attach(&self, q: Arc<RunningQuery>) -> Result<()> {
+        self.send(IngestMsg::Attach(q)).await
+    }
+
+    /// End the stream: batches already accepted are processed, then its queries end.
+    pub async fn drop_stream(&self) {
+        self.dropped.store(true, Ordering::Release);
+        let _ = self.send(IngestMsg::Drop).await;
+    }
+
     /// Event rate for the cost model: observed events per second of stream time, or 1.
     pub fn event_rate_per_sec(&self) -> f64 {
         let s = self.stats.lock();
@@ -101,7 +161,7 @@ pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
     pub queries: Arc<Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>>,
     pub next_query_id: AtomicU64,
-    stall: std::time::Duration,
+    pub stall: std::time::Duration,
 }
 
 impl Catalog {
@@ -133,19 +193,21 @@ impl Catalog {
                 for s in streams {
                     if !s.queries.lock().is_empty() {
                         let now = crate::time::now_us();
-                        let _ = engine.catalog.heartbeat(&s, now).await;
+                        let _ = s.tx.try_send(IngestMsg::Heartbeat(now));
                     }
                 }
             }
         });
     }
 
-    /// Ingest a batch into `stream`: every registered query consumes it, in order.
+    /// Accept a batch into `stream`: it is queued for the stream's ingest task, which runs
+    /// every registered query over it in order. Waits while the queue is full.
     pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
-        let _order = stream.ingest.lock().await;
         if stream.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }
+        let kib = (batch.heap_bytes() / 1024).clamp(1, INGEST_BUDGET_KIB) as u32;
+        let permit = stream.budget.clone().acquire_many_owned(kib).await.map_err(|_| Error::UndefinedTable(stream.name.clone()))?;
         {
             let mut st = stream.stats.lock();
             st.tuples += batch.len() as u64;
@@ -156,62 +218,87 @@ impl Catalog {
                 st.first_us = batch.times.first().copied();
             }
         }
-        self.run_queries(stream, |exec, out| exec.push(&batch, out)).await;
-        Ok(())
+        stream.send(IngestMsg::Batch(batch, permit)).await
     }
 
     /// Move `stream`'s time to `t_us` without tuples (tcq_advance, the server clock).
     pub async fn heartbeat(&self, stream: &Arc<Stream>, t_us: i64) -> Result<()> {
-        let _order = stream.ingest.lock().await;
         {
             let mut st = stream.stats.lock();
             st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
         }
-        self.run_queries(stream, |exec, out| exec.heartbeat(t_us, out)).await;
-        Ok(())
+        stream.send(IngestMsg::Heartbeat(t_us)).await
     }
 
-    async fn run_queries(&self, stream: &Arc<Stream>, mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>) {
-        let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
-        for q in queries {
-            if q.is_closed() {
-                continue;
+    /// Wait until every stream has processed what it accepted (for system views).
+    pub async fn barrier_all(&self) {
+        let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+        for s in streams {
+            s.barrier().await;
+        }
+    }
+}
+
+/// A stream's ingest task: consumes its queue in order until the stream is dropped.
+async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>, stall: std::time::Duration) {
+    while let Some(msg) = rx.recv().await {
+        match msg {
+            IngestMsg::Batch(batch, _permit) => run_queries(&stream, stall, |exec, out| exec.push(&batch, out)).await,
+            IngestMsg::Heartbeat(t_us) => run_queries(&stream, stall, |exec, out| exec.heartbeat(t_us, out)).await,
+            IngestMsg::Attach(q) => stream.queries.lock().push(q),
+            IngestMsg::Barrier(ack) => {
+                let _ = ack.send(());
             }
-            let mut out = Vec::new();
-            let (result, done) = {
-                let mut exec = q.exec.lock();
-                let r = step(&mut exec, &mut out);
-                (r, exec.is_done())
-            };
-            let tx = q.tx.lock().clone();
-            let Some(tx) = tx else { continue };
-            let mut ok = true;
-            for ev in out {
-                match tokio::time::timeout(self.stall, tx.send(Ok(ev))).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) => {
-                        ok = false;
-                        break;
-                    }
-                    Err(_) => {
-                        let _ = tx.try_send(Err(Error::ProgramLimitExceeded(format!(
-                            "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
-                            q.id,
-                            self.stall.as_secs()
-                        ))));
-                        ok = false;
-                        break;
-                    }
+            IngestMsg::Drop => {
+                for q in stream.queries.lock().drain(..) {
+                    q.close();
+                }
+                return;
+            }
+        }
+    }
+}
+
+async fn run_queries(stream: &Arc<Stream>, stall: std::time::Duration, mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>) {
+    let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
+    for q in queries {
+        if q.is_closed() {
+            continue;
+        }
+        let mut out = Vec::new();
+        let (result, done) = {
+            let mut exec = q.exec.lock();
+            let r = step(&mut exec, &mut out);
+            (r, exec.is_done())
+        };
+        let tx = q.tx.lock().clone();
+        let Some(tx) = tx else { continue };
+        let mut ok = true;
+        for ev in out {
+            match tokio::time::timeout(stall, tx.send(Ok(ev))).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => {
+                    ok = false;
+                    break;
+                }
+                Err(_) => {
+                    let _ = tx.try_send(Err(Error::ProgramLimitExceeded(format!(
+                        "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
+                        q.id,
+                        stall.as_secs()
+                    ))));
+                    ok = false;
+                    break;
                 }
             }
-            if let Err(e) = result {
-                let _ = tokio::time::timeout(self.stall, tx.send(Err(e))).await;
-                ok = false;
-            }
-            if !ok || done {
-                q.close();
-                stream.queries.lock().retain(|x| x.id != q.id);
-            }
+        }
+        if let Err(e) = result {
+            let _ = tokio::time::timeout(stall, tx.send(Err(e))).await;
+            ok = false;
+        }
+        if !ok || done {
+            q.close();
+            stream.queries.lock().retain(|x| x.id != q.id);
         }
     }
 }

@@ -21,7 +21,7 @@ pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: Explain
         let plan_sharing = exec.sharing();
         let now = stream.stats.lock().now_us;
         let measured = if options.analyze {
-            let mut sub = super::session::attach(engine, &stream, exec, text, columns)?;
+            let mut sub = super::session::attach(engine, &stream, exec, text, columns).await?;
             let id = sub.query_id();
             let mut rows = 0u64;
             let mut work = WorkCounters::default();

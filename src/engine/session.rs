@@ -149,19 +149,19 @@ impl Session {
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
             Plan::CreateStream(c) => self.create_stream(c),
-            Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists),
+            Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let stream = self.engine.catalog.stream(&c.stream)?;
                 Ok(Outcome::CopyIn(CopyIn::new(self.engine.clone(), stream, c.target_columns, c.options)))
             }
-            Plan::Query(q) => self.query(*q, params),
+            Plan::Query(q) => self.query(*q, params).await,
             Plan::CopyTo { query, options } => {
-                let subscription = self.subscribe(*query, params)?;
+                let subscription = self.subscribe(*query, params).await?;
                 Ok(Outcome::CopyOut { subscription, options })
             }
             Plan::Explain { query, options } => super::explain::explain(&self.engine, *query, options, params).await,
-            Plan::Declare { cursor, query } => self.declare(cursor, *query, params),
+            Plan::Declare { cursor, query } => self.declare(cursor, *query, params).await,
             Plan::Fetch { cursor, count, is_move } => self.fetch(&cursor, count, is_move).await,
             Plan::Close { cursor } => self.close(cursor),
             Plan::Transaction(op) => Ok(self.transaction(op)),
@@ -199,39 +199,32 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
-        let stream = Stream {
-            name: c.name.clone(),
-            columns: c.columns,
-            ts_col: c.timestamp_column,
-            archived: c.archived,
-            ingest: tokio::sync::Mutex::new(()),
-            stats: Default::default(),
-            queries: Default::default(),
-            dropped: Default::default(),
-        };
-        streams.insert(c.name, Arc::new(stream));
+        let stream = Stream::create(c.name.clone(), c.columns, c.timestamp_column, c.archived, self.engine.catalog.stall);
+        streams.insert(c.name, stream);
         Ok(Outcome::Command("CREATE STREAM".into()))
     }
 
-    fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
-        let mut streams = self.engine.catalog.streams.write();
+    async fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
         let mut notices = Vec::new();
-        for n in &names {
-            if !streams.contains_key(n) && !if_exists {
-                return Err(Error::UndefinedTable(n.clone()));
+        let mut dropped = Vec::new();
+        {
+            let mut streams = self.engine.catalog.streams.write();
+            for n in &names {
+                if !streams.contains_key(n) && !if_exists {
+                    return Err(Error::UndefinedTable(n.clone()));
+                }
+            }
+            for n in names {
+                match streams.remove(&n) {
+                    Some(s) => dropped.push(s),
+                    None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
+                }
             }
         }
-        for n in names {
-            match streams.remove(&n) {
-                Some(s) => {
-                    s.dropped.store(true, std::sync::atomic::Ordering::Release);
-                    // Queries reading the stream end: their subscriptions drain and finish.
-                    for q in s.queries.lock().drain(..) {
-                        q.close();
-                    }
-                }
-                None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
-            }
+        // Queries reading a dropped stream end once it has processed what it accepted:
+        // their subscriptions drain and finish.
+        for s in dropped {
+            s.drop_stream().await;
         }
         if notices.is_empty() {
             Ok(Outcome::Command("DROP STREAM".into()))
@@ -271,18 +264,21 @@ impl Session {
         Ok(Outcome::Command(format!("INSERT 0 {n}")))
     }
 
-    fn query(&mut self, q: Query, params: &[Value]) -> Result<Outcome> {
+    async fn query(&mut self, q: Query, params: &[Value]) -> Result<Outcome> {
         if q.is_continuous() {
-            return Ok(Outcome::Stream(self.subscribe(q, params)?));
+            return Ok(Outcome::Stream(self.subscribe(q, params).await?));
         }
-        let (columns, rows) = self.finite(&q, params)?;
+        let (columns, rows) = self.finite(&q, params).await?;
         let tag = format!("SELECT {}", rows.len());
         Ok(Outcome::Rows { columns, rows, tag, notices: vec![] })
     }
 
-    fn finite(&self, q: &Query, params: &[Value]) -> Result<(Vec<Column>, Vec<Vec<Value>>)> {
+    async fn finite(&self, q: &Query, params: &[Value]) -> Result<(Vec<Column>, Vec<Vec<Value>>)> {
         let input = match &q.source {
-            Source::System { name, .. } => self.engine.catalog.system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name)),
+            Source::System { name, .. } => {
+                self.engine.catalog.barrier_all().await;
+                self.engine.catalog.system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
+            }
             Source::Nothing => vec![vec![]],
             Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
         };
@@ -290,26 +286,26 @@ impl Session {
     }
 
     /// Register `q` and return its subscription (finite queries yield their rows and end).
-    pub(crate) fn subscribe(&mut self, q: Query, params: &[Value]) -> Result<Subscription> {
+    pub(crate) async fn subscribe(&mut self, q: Query, params: &[Value]) -> Result<Subscription> {
         if !q.is_continuous() {
-            let (columns, rows) = self.finite(&q, params)?;
+            let (columns, rows) = self.finite(&q, params).await?;
             let (tx, rx) = tokio::sync::mpsc::channel(1);
             if !rows.is_empty() {
                 let _ = tx.try_send(Ok(Event::Rows(rows)));
             }
             return Ok(Subscription { columns, rx, guard: None, query_id: 0 });
         }
-        register(&self.engine, q, params)
+        register(&self.engine, q, params).await
     }
 
-    fn declare(&mut self, name: String, q: Query, params: &[Value]) -> Result<Outcome> {
+    async fn declare(&mut self, name: String, q: Query, params: &[Value]) -> Result<Outcome> {
         if self.tx != TxStatus::InBlock {
             return Err(Error::NoActiveTransaction("DECLARE CURSOR can only be used in transaction blocks".into()));
         }
         if self.cursors.contains_key(&name) {
             return Err(Error::DuplicateCursor(name));
         }
-        let sub = self.subscribe(q, params)?;
+        let sub = self.subscribe(q, params).await?;
         self.cursors.insert(name, Cursor { sub, buffered: VecDeque::new(), ended: false });
         Ok(Outcome::Command("DECLARE CURSOR".into()))
     }
@@ -439,16 +435,16 @@ pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &S
 }
 
 /// Register a continuous query on its stream.
-pub(crate) fn register(engine: &Arc<Engine>, q: Query, params: &[Value]) -> Result<Subscription> {
+pub(crate) async fn register(engine: &Arc<Engine>, q: Query, params: &[Value]) -> Result<Subscription> {
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
-    attach(engine, &stream, exec, text, columns)
+    attach(engine, &stream, exec, text, columns).await
 }
 
 /// Attach a built executor to its stream and return the subscription.
-pub(crate) fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: QueryExec, text: String, columns: Vec<Column>) -> Result<Subscription> {
+pub(crate) async fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: QueryExec, text: String, columns: Vec<Column>) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
         return Err(Error::ProgramLimitExceeded(format!("more than {} continuous queries (queries_max)", limits.queries_max)));
@@ -456,8 +452,8 @@ pub(crate) fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: QueryExec
     let id = engine.catalog.next_query_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
     let running = Arc::new(RunningQuery { id, text, exec: parking_lot::Mutex::new(exec), tx: parking_lot::Mutex::new(Some(tx)) });
-    stream.queries.lock().push(running.clone());
-    engine.catalog.queries.lock().insert(id, (running, stream.name.clone()));
+    engine.catalog.queries.lock().insert(id, (running.clone(), stream.name.clone()));
     let guard = QueryGuard { stream: Arc::downgrade(stream), catalog_queries: Arc::downgrade(&engine.catalog.queries), id };
+    stream.attach(running).await?;
     Ok(Subscription { columns, rx, guard: Some(Box::new(guard)), query_id: id })
 }

@@ -2128,14 +2128,13 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// An operand of `||` or `concat()`: PostgreSQL renders non-text operands with their
+    /// output function (`'a' || true` is `at`), which the evaluator does itself, so a typed
+    /// operand stays as it is and only unknowns become text.
     fn text_cast(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::Text, "||"),
-            Some(t) if t.is_text() => Ok(b.expr),
-            Some(_) => Ok(Expr::Cast {
-                expr: Box::new(b.expr),
-                to: DataType::Text,
-            }),
+            Some(_) => Ok(b.expr),
         }
     }
 

@@ -394,6 +394,44 @@ fn push_seconds(out: &mut String, sec: i64, frac_us: i64) {
 /// Format a timestamp as PostgreSQL's ISO output: `2001-01-01 00:05:00`, fractional
 /// seconds only when non-zero (`00:05:00.5`), ` BC` for years before 1 AD.
 pub fn format_timestamp(us: i64) -> String {
+    let mut out = String::with_capacity(32);
+    push_timestamp(us, &mut out);
+    out
+}
+
+/// Append `us` as [`format_timestamp`] does, without allocating; the common case (years
+/// 1000 to 9999, whole seconds) writes digits directly.
+pub fn push_timestamp(us: i64, out: &mut String) {
+    let days = us.div_euclid(US_PER_DAY);
+    let tod = us.rem_euclid(US_PER_DAY);
+    let (y, m, d) = civil_from_days(days);
+    if (1000..=9999).contains(&y) && tod % US_PER_SEC == 0 {
+        let secs = tod / US_PER_SEC;
+        let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+        let two = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+        let mut buf = [0u8; 19];
+        let y = y as u32;
+        buf[0] = b'0' + (y / 1000) as u8;
+        buf[1] = b'0' + (y / 100 % 10) as u8;
+        buf[2] = b'0' + (y / 10 % 10) as u8;
+        buf[3] = b'0' + (y % 10) as u8;
+        buf[4] = b'-';
+        buf[5..7].copy_from_slice(&two(m as i64));
+        buf[7] = b'-';
+        buf[8..10].copy_from_slice(&two(d as i64));
+        buf[10] = b' ';
+        buf[11..13].copy_from_slice(&two(h));
+        buf[13] = b':';
+        buf[14..16].copy_from_slice(&two(mi));
+        buf[16] = b':';
+        buf[17..19].copy_from_slice(&two(s));
+        out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
+        return;
+    }
+    out.push_str(&format_timestamp_slow(us));
+}
+
+fn format_timestamp_slow(us: i64) -> String {
     use std::fmt::Write;
     let days = us.div_euclid(US_PER_DAY);
     let tod = us.rem_euclid(US_PER_DAY);

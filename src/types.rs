@@ -439,19 +439,12 @@ fn push_special_float(out: &mut String, v: f64) -> bool {
 /// assert_eq!(s, "1e+20");
 /// ```
 pub fn format_value(v: &Value, out: &mut String) {
-    use std::fmt::Write;
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
-        Value::Int2(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Int4(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Int8(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int2(i) => push_int(*i as i128, out),
+        Value::Int4(i) => push_int(*i as i128, out),
+        Value::Int8(i) => push_int(*i as i128, out),
         Value::Float4(f) => {
             if !push_special_float(out, *f as f64) {
                 if *f == 0.0 {
@@ -470,12 +463,13 @@ pub fn format_value(v: &Value, out: &mut String) {
                 }
             }
         }
-        Value::Numeric(d) => {
-            let _ = write!(out, "{d}");
-        }
+        Value::Numeric(d) => push_numeric(d, out),
         Value::Text(s) => out.push_str(s),
-        Value::Timestamp(t) => out.push_str(&crate::time::format_timestamp(*t)),
-        Value::TimestampTz(t) => out.push_str(&crate::time::format_timestamptz(*t)),
+        Value::Timestamp(t) => crate::time::push_timestamp(*t, out),
+        Value::TimestampTz(t) => {
+            crate::time::push_timestamp(*t, out);
+            out.push_str("+00");
+        }
         Value::Interval(i) => out.push_str(&crate::time::format_interval(i)),
     }
 }
@@ -647,5 +641,81 @@ mod io_tests {
         assert_eq!(out(Value::TimestampTz(0)), "1970-01-01 00:00:00+00");
         assert_eq!(out(Value::Null), "");
         assert_eq!(Value::Int4(1).data_type(), Some(DataType::Int4));
+    }
+}
+
+/// Append an integer's decimal digits (no allocation).
+fn push_int(v: i128, out: &mut String) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_digits(v.unsigned_abs(), 0, out);
+}
+
+/// Append `m` with `min_digits` leading zeros as needed.
+fn push_digits(mut m: u128, min_digits: usize, out: &mut String) {
+    let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    // 128-bit division is slow; most values fit 64 bits.
+    while m > u64::MAX as u128 {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+    }
+    let mut m = m as u64;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    while buf.len() - i < min_digits {
+        i -= 1;
+        buf[i] = b'0';
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+}
+
+/// Append a numeric as PostgreSQL prints it: every digit of its scale, no exponent.
+fn push_numeric(d: &Decimal, out: &mut String) {
+    let (m, scale) = (d.mantissa(), d.scale() as usize);
+    if m < 0 {
+        out.push('-');
+    }
+    let mut digits = String::with_capacity(40);
+    push_digits(m.unsigned_abs(), scale + 1, &mut digits);
+    let point = digits.len() - scale;
+    out.push_str(&digits[..point]);
+    if scale > 0 {
+        out.push('.');
+        out.push_str(&digits[point..]);
+    }
+}
+
+#[cfg(test)]
+mod fast_format_tests {
+    use super::*;
+
+    #[test]
+    fn fast_paths_print_as_the_general_formatters() {
+        for d in ["0", "-0.5", "1.5000000000000000", "0.00000000000000000000", "-123.45", "18000000000000000000", "0.001"] {
+            let v: Decimal = d.parse().unwrap();
+            let mut s = String::new();
+            format_value(&Value::Numeric(v), &mut s);
+            assert_eq!(s, v.to_string());
+        }
+        for i in [0i64, -1, 42, i64::MIN, i64::MAX] {
+            let mut s = String::new();
+            format_value(&Value::Int8(i), &mut s);
+            assert_eq!(s, i.to_string());
+        }
+        let mut s = String::new();
+        format_value(&Value::Timestamp(978_307_500_000_000), &mut s);
+        assert_eq!(s, "2001-01-01 00:05:00");
+        s.clear();
+        format_value(&Value::TimestampTz(-1), &mut s);
+        assert_eq!(s, "1969-12-31 23:59:59.999999+00");
     }
 }

@@ -22,7 +22,7 @@ use super::Event;
 use crate::agg::{compare_values, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
-use crate::sql::{Expr, Query, SortKey};
+use crate::sql::{Expr, Query, SortKey, WindowMeta};
 use crate::types::Value;
 use crate::wcg::{self, SharedPlan};
 use crate::window::Window;
@@ -123,10 +123,13 @@ pub struct QueryExec {
     argbuf: Vec<Value>,
     any_in_window: bool,
     notice_sent: bool,
+    now_us: i64,
+    fast_projection: Option<Vec<FastItem>>,
 }
 
-fn ctx<'a>(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>) -> EvalContext<'a> {
-    EvalContext::new(row, params, window)
+/// A context with `now()` fixed at the query's registration (no clock read per tuple).
+fn ctx<'a>(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>, now_us: i64) -> EvalContext<'a> {
+    EvalContext { row, params, window, now_us, session: None }
 }
 
 impl QueryExec {
@@ -175,6 +178,8 @@ impl QueryExec {
             }),
         };
         Ok(QueryExec {
+            now_us: crate::time::now_us(),
+            fast_projection: fast_items(&query.projection),
             cutoffs,
             rows_left: query.limit,
             query,
@@ -246,13 +251,13 @@ impl QueryExec {
             }
             let in_order = Some(t) == self.stats.now_us;
             if let Some(f) = &self.query.filter {
-                if !predicate(f, row, &self.params)? {
+                if !predicate(f, row, &self.params, self.now_us)? {
                     continue;
                 }
             }
             match &mut self.mode {
                 Mode::Pass => {
-                    let projected = project(&self.query.projection, row, &self.params, None)?;
+                    let projected = project(&self.query.projection, row, &self.params, None, self.now_us)?;
                     pass_rows.push(projected);
                     if self.rows_left.is_some_and(|n| pass_rows.len() as u64 >= n) {
                         break;
@@ -261,13 +266,13 @@ impl QueryExec {
                 Mode::Agg(a) => {
                     self.keybuf.clear();
                     for k in &a.group_by {
-                        self.keybuf.push(eval_ref(k, row, &self.params)?);
+                        self.keybuf.push(eval_ref(k, row, &self.params, self.now_us)?);
                     }
                     self.argbuf.clear();
                     for arg in &a.args {
                         self.argbuf.push(match arg {
                             None => Value::Bool(true),
-                            Some(e) => eval_ref(e, row, &self.params)?,
+                            Some(e) => eval_ref(e, row, &self.params, self.now_us)?,
                         });
                     }
                     let hash = a.hasher.hash(&self.keybuf);
@@ -467,7 +472,19 @@ impl QueryExec {
 
     /// HAVING, projection and sort keys over one aggregate (or input) row.
     fn output_row(&self, row: &[Value], meta: WindowMetaValues) -> Result<Option<(Vec<Value>, Vec<Value>)>> {
-        let c = ctx(row, &self.params, Some(meta));
+        if self.query.having.is_none() && self.query.order_by.is_empty() {
+            if let Some(items) = &self.fast_projection {
+                let projected = items
+                    .iter()
+                    .map(|item| match item {
+                        FastItem::Column(i) => row[*i].clone(),
+                        FastItem::Meta(m) => meta_value(*m, &meta),
+                    })
+                    .collect();
+                return Ok(Some((projected, Vec::new())));
+            }
+        }
+        let c = ctx(row, &self.params, Some(meta), self.now_us);
         if let Some(h) = &self.query.having {
             if !truthy(&eval(h, &c)?) {
                 return Ok(None);
@@ -480,10 +497,38 @@ impl QueryExec {
 }
 
 /// Evaluate with a cheap path for plain column references.
-fn eval_ref(e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {
+fn eval_ref(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<Value> {
     match e {
         Expr::Column(i) => Ok(row[*i].clone()),
-        _ => eval(e, &ctx(row, params, None)),
+        _ => eval(e, &ctx(row, params, None, now_us)),
+    }
+}
+
+/// A projection item that needs no evaluator: a column of the row or a window function.
+enum FastItem {
+    Column(usize),
+    Meta(WindowMeta),
+}
+
+fn fast_items(projection: &[Expr]) -> Option<Vec<FastItem>> {
+    projection
+        .iter()
+        .map(|e| match e {
+            Expr::Column(i) => Some(FastItem::Column(*i)),
+            Expr::WindowMeta(m) => Some(FastItem::Meta(*m)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn meta_value(m: WindowMeta, w: &WindowMetaValues) -> Value {
+    let ts = |t| if w.tz { Value::TimestampTz(t) } else { Value::Timestamp(t) };
+    let iv = |us| Value::Interval(crate::types::Interval { months: 0, days: 0, micros: us });
+    match m {
+        WindowMeta::Wtime => ts(w.upper_us),
+        WindowMeta::Wstart => ts(w.lower_us),
+        WindowMeta::Wrange => iv(w.range_us),
+        WindowMeta::Wslide => iv(w.slide_us),
     }
 }
 
@@ -491,12 +536,12 @@ fn truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
 }
 
-fn predicate(e: &Expr, row: &[Value], params: &[Value]) -> Result<bool> {
-    Ok(truthy(&eval(e, &ctx(row, params, None))?))
+fn predicate(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<bool> {
+    Ok(truthy(&eval(e, &ctx(row, params, None, now_us))?))
 }
 
-fn project(exprs: &[Expr], row: &[Value], params: &[Value], meta: Option<WindowMetaValues>) -> Result<(Vec<Value>, Vec<Value>)> {
-    let c = ctx(row, params, meta);
+fn project(exprs: &[Expr], row: &[Value], params: &[Value], meta: Option<WindowMetaValues>, now_us: i64) -> Result<(Vec<Value>, Vec<Value>)> {
+    let c = ctx(row, params, meta, now_us);
     Ok((exprs.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?, Vec::new()))
 }
 

@@ -31,6 +31,9 @@ pub enum Error {
     /// 42P07: CREATE of a name that exists.
     #[error("relation \"{0}\" already exists")]
     DuplicateTable(String),
+    /// 42P16: an invalid stream definition (TIMESTAMPCOLUMN twice or on a non-timestamp).
+    #[error("{0}")]
+    InvalidTableDefinition(String),
     /// 42701: a column named twice.
     #[error("{0}")]
     DuplicateColumn(String),

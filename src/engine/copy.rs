@@ -229,7 +229,12 @@ impl CopyIn {
     }
 
     fn context(&self, e: Error) -> Error {
-        with_message(e, |m| format!("{m} (COPY {}, line {})", self.stream.name, self.line))
+        // A field error carries its column after a NUL; PostgreSQL's CONTEXT order is
+        // stream, line, column.
+        with_message(e, |m| match m.split_once('\u{0}') {
+            Some((msg, col)) => format!("{msg} (COPY {}, line {}, column {col})", self.stream.name, self.line),
+            None => format!("{m} (COPY {}, line {})", self.stream.name, self.line),
+        })
     }
 
     fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
@@ -252,7 +257,7 @@ impl CopyIn {
             {
                 let v = parse_field(text, cols[c].data_type).map_err(|e| {
                     self.batch.values.truncate(start);
-                    with_message(e, |m| format!("{m}, column {}", cols[c].name))
+                    with_message(e, |m| format!("{m}\u{0}{}", cols[c].name))
                 })?;
                 self.batch.values[start + c] = v;
             }

@@ -65,6 +65,23 @@ pub struct Session {
     pub(crate) tx: TxStatus,
     cursors: HashMap<String, Cursor>,
     settings: HashMap<String, String>,
+    user: String,
+    database: String,
+}
+
+impl crate::expr::SessionInfo for Session {
+    fn user(&self) -> &str {
+        &self.user
+    }
+    fn database(&self) -> &str {
+        &self.database
+    }
+    fn pid(&self) -> i32 {
+        self.pid
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        self.settings.get(&name.to_ascii_lowercase()).cloned()
+    }
 }
 
 const DEFAULT_SETTINGS: &[(&str, &str)] = &[
@@ -90,7 +107,17 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, pid: i32) -> Session {
         let settings = DEFAULT_SETTINGS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Session { engine, pid, tx: TxStatus::Idle, cursors: HashMap::new(), settings }
+        Session { engine, pid, tx: TxStatus::Idle, cursors: HashMap::new(), settings, user: "tcq".into(), database: "tcq".into() }
+    }
+
+    /// Record who connected (from the start-up message), for `current_user`,
+    /// `current_database()` and `application_name`.
+    pub fn set_identity(&mut self, user: &str, database: &str, application_name: Option<&str>) {
+        self.user = user.to_string();
+        self.database = database.to_string();
+        if let Some(a) = application_name {
+            self.settings.insert("application_name".into(), a.to_string());
+        }
     }
 
     /// The backend id.
@@ -148,6 +175,9 @@ impl Session {
         }
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
+            // Prepared statements live in the server's per-connection state; drivers
+            // issue DEALLOCATE to forget theirs, and a fresh name is used for any new one.
+            Plan::Deallocate { name } => Ok(Outcome::Command(if name.is_some() { "DEALLOCATE" } else { "DEALLOCATE ALL" }.into())),
             Plan::CreateStream(c) => self.create_stream(c),
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
             Plan::Insert(i) => self.insert(i, params).await,
@@ -173,7 +203,7 @@ impl Session {
             Plan::Show { name } => self.show(&name),
             Plan::Advance { stream, time_expr } => {
                 let s = self.engine.catalog.stream(&stream)?;
-                let t = eval(&time_expr, &EvalContext::new(&[], params, None))?;
+                let t = eval(&time_expr, &EvalContext::new(&[], params, None).with_session(self))?;
                 let t_us = t.as_timestamp().ok_or_else(|| Error::DatatypeMismatch("tcq_advance needs a timestamp".into()))?;
                 self.engine.catalog.heartbeat(&s, t_us).await?;
                 Ok(Outcome::Rows {
@@ -241,7 +271,7 @@ impl Session {
         for exprs in &ins.rows {
             let mut row = vec![Value::Null; ncols];
             for (e, &c) in exprs.iter().zip(&ins.target_columns) {
-                row[c] = eval(e, &EvalContext::new(&[], params, None))?;
+                row[c] = eval(e, &EvalContext::new(&[], params, None).with_session(self))?;
             }
             let t = match stream.ts_col {
                 None => now,
@@ -282,7 +312,7 @@ impl Session {
             Source::Nothing => vec![vec![]],
             Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
         };
-        Ok((q.columns.clone(), run_finite(q, input, params)?))
+        Ok((q.columns.clone(), run_finite(q, input, params, Some(self))?))
     }
 
     /// Register `q` and return its subscription (finite queries yield their rows and end).
@@ -451,7 +481,12 @@ pub(crate) async fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: Que
     }
     let id = engine.catalog.next_query_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
+    let done = exec.is_done();
     let running = Arc::new(RunningQuery { id, text, exec: parking_lot::Mutex::new(exec), tx: parking_lot::Mutex::new(Some(tx)) });
+    if done {
+        // LIMIT 0: the query ends before it starts.
+        running.close();
+    }
     engine.catalog.queries.lock().insert(id, (running.clone(), stream.name.clone()));
     let guard = QueryGuard { stream: Arc::downgrade(stream), catalog_queries: Arc::downgrade(&engine.catalog.queries), id };
     stream.attach(running).await?;

@@ -4,17 +4,20 @@ use super::group::{GroupTable, KeyHasher};
 use super::query::compare_sort_keys;
 use crate::agg::AggSpec;
 use crate::error::Result;
-use crate::expr::{eval, EvalContext};
+use crate::expr::{eval, EvalContext, SessionInfo};
 use crate::sql::Query;
 use crate::types::Value;
 
 /// Run a finite `query` over `rows` (the input rows of its source): WHERE, GROUP BY and
 /// aggregates over all rows as one instance, HAVING, projection, ORDER BY, OFFSET, LIMIT.
-pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value]) -> Result<Vec<Vec<Value>>> {
+///
+/// `session` answers `current_user`, `current_setting(...)` and friends.
+pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value], session: Option<&dyn SessionInfo>) -> Result<Vec<Vec<Value>>> {
+    let now_us = crate::time::now_us();
     let mut kept = Vec::new();
     for row in rows {
         if let Some(f) = &query.filter {
-            if !matches!(eval(f, &EvalContext::new(&row, params, None))?, Value::Bool(true)) {
+            if !matches!(eval(f, &context(&row, params, session, now_us))?, Value::Bool(true)) {
                 continue;
             }
         }
@@ -27,7 +30,7 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value]) -> Res
             let hasher = KeyHasher::new();
             let mut table = GroupTable::new(agg.group_by.len());
             for row in &kept {
-                let c = EvalContext::new(row, params, None);
+                let c = context(row, params, session, now_us);
                 let key = agg.group_by.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?;
                 let args = agg
                     .calls
@@ -54,7 +57,7 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value]) -> Res
     };
     let mut rows = Vec::new();
     for row in &inputs {
-        let c = EvalContext::new(row, params, None);
+        let c = context(row, params, session, now_us);
         if let Some(h) = &query.having {
             if !matches!(eval(h, &c)?, Value::Bool(true)) {
                 continue;
@@ -70,4 +73,8 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value]) -> Res
     let offset = query.offset.unwrap_or(0) as usize;
     let limit = query.limit.map_or(usize::MAX, |l| l as usize);
     Ok(rows.into_iter().skip(offset).take(limit).map(|(r, _)| r).collect())
+}
+
+fn context<'a>(row: &'a [Value], params: &'a [Value], session: Option<&'a dyn SessionInfo>, now_us: i64) -> EvalContext<'a> {
+    EvalContext { row, params, window: None, now_us, session }
 }

@@ -177,6 +177,7 @@ impl QueryExec {
                 live_tuples_max,
             }),
         };
+        let done = query.limit == Some(0);
         Ok(QueryExec {
             now_us: crate::time::now_us(),
             fast_projection: fast_items(&query.projection),
@@ -189,7 +190,7 @@ impl QueryExec {
             mode,
             tz,
             stats: QueryStats::default(),
-            done: false,
+            done,
             keybuf: Vec::new(),
             argbuf: Vec::new(),
             any_in_window: false,
@@ -330,10 +331,14 @@ impl QueryExec {
             return;
         }
         let first = firsts.iter().flatten().min().copied().unwrap_or(0);
+        let starts = if self.cutoffs.iter().all(Option::is_some) {
+            "when the query was submitted (no START AT)".to_string()
+        } else {
+            format!("at {}", crate::time::format_timestamp(first))
+        };
         out.push(Event::Notice(format!(
-            "tuple at {} precedes the first window of this query, which starts at {}; to replay older data give an explicit START AT",
+            "tuple at {} precedes the first window of this query, which starts {starts}; to replay older data give an explicit START AT",
             crate::time::format_timestamp(t),
-            crate::time::format_timestamp(first)
         )));
         self.notice_sent = true;
     }

@@ -75,6 +75,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
     match e {
         Error::Syntax(_) => "42601",
         Error::UndefinedTable(_) => "42P01",
+        Error::InvalidTableDefinition(_) => "42P16",
         Error::UndefinedColumn(_) => "42703",
         Error::UndefinedFunction(_) => "42883",
         Error::DuplicateTable(_) => "42P07",

@@ -130,7 +130,10 @@ pub(crate) async fn run_statements(
                     wire.feed(wire::notice_message(n)).await?;
                 }
                 let text = vec![false; columns.len()];
-                wire.feed(wire::row_description(&columns, &text)).await?;
+                // A command with notices (DROP ... IF EXISTS) has no columns: no RowDescription.
+                if !columns.is_empty() {
+                    wire.feed(wire::row_description(&columns, &text)).await?;
+                }
                 let mut scratch = String::new();
                 for row in &rows {
                     wire.feed(wire::data_row(row, &text, &mut scratch)).await?;

@@ -109,7 +109,12 @@ impl StartupHandler for Handler {
         client.set_pid_and_secret_key(pid, secret.clone());
         let (handle, guard) = self.manager.register(pid, secret);
         client.session_extensions().insert(guard);
-        let mut conn = Conn::new(self.engine.session(pid));
+        let mut session = self.engine.session(pid);
+        let param = |k: &str| startup.parameters.get(k).cloned();
+        let user = param("user").unwrap_or_else(|| "tcq".into());
+        let database = param("database").unwrap_or_else(|| user.clone());
+        session.set_identity(&user, &database, param("application_name").as_deref());
+        let mut conn = Conn::new(session);
         conn.cancel = Some(handle);
         conn.closed = self.watches.lock().remove(&client.socket_addr());
         client

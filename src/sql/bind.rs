@@ -677,12 +677,12 @@ impl<'a> Binder<'a> {
             let ty = type_from_name(&c.type_name)?;
             if c.timestamp_column {
                 if timestamp_column.is_some() {
-                    return Err(Error::InvalidParameterValue(format!(
+                    return Err(Error::InvalidTableDefinition(format!(
                         "stream \"{name}\" has more than one TIMESTAMPCOLUMN"
                     )));
                 }
                 if !ty.is_timestamp() {
-                    return Err(Error::InvalidParameterValue(format!(
+                    return Err(Error::InvalidTableDefinition(format!(
                         "TIMESTAMPCOLUMN \"{}\" must be of type timestamp or timestamptz, not {}",
                         c.name,
                         ty.name()
@@ -721,6 +721,12 @@ impl<'a> Binder<'a> {
             ast::Statement::CreateTable(_) => Err(unsupported(
                 "CREATE TABLE is not supported; use CREATE STREAM",
             )),
+            ast::Statement::Deallocate { name, .. } => {
+                let name = name.value.to_ascii_lowercase();
+                Ok(Plan::Deallocate {
+                    name: (name != "all").then_some(name),
+                })
+            }
             ast::Statement::Drop { object_type, .. } => Err(unsupported(format!(
                 "DROP {object_type} is not supported; use DROP STREAM"
             ))),
@@ -2925,10 +2931,10 @@ mod tests {
             matches!(err("CREATE STREAM s (a int, a text)"), Error::DuplicateColumn(m) if m == "column \"a\" specified more than once")
         );
         assert!(
-            matches!(err("CREATE STREAM s (a int TIMESTAMPCOLUMN)"), Error::InvalidParameterValue(m) if m.contains("must be of type timestamp"))
+            matches!(err("CREATE STREAM s (a int TIMESTAMPCOLUMN)"), Error::InvalidTableDefinition(m) if m.contains("must be of type timestamp"))
         );
         assert!(
-            matches!(err("CREATE STREAM s (a timestamp TIMESTAMPCOLUMN, b timestamp TIMESTAMPCOLUMN)"), Error::InvalidParameterValue(m) if m.contains("more than one TIMESTAMPCOLUMN"))
+            matches!(err("CREATE STREAM s (a timestamp TIMESTAMPCOLUMN, b timestamp TIMESTAMPCOLUMN)"), Error::InvalidTableDefinition(m) if m.contains("more than one TIMESTAMPCOLUMN"))
         );
     }
 

@@ -91,6 +91,12 @@ pub enum Plan {
         /// The new time of the stream, microseconds since the epoch.
         time_expr: Expr,
     },
+    /// `DEALLOCATE [PREPARE] name` (`Some`) or `DEALLOCATE ALL` (`None`): drivers send it
+    /// to drop their server-side prepared statements.
+    Deallocate {
+        /// The statement name, or `None` for ALL.
+        name: Option<String>,
+    },
     /// An empty query string (`;`).
     Empty,
 }

@@ -43,6 +43,9 @@ pub(crate) struct Stream {
     pub dropped: AtomicBool,
     tx: mpsc::Sender<IngestMsg>,
     budget: Arc<Semaphore>,
+    /// Held by a statement that queues several batches, so no other statement's batches
+    /// fall between them.
+    pub enqueue_order: tokio::sync::Mutex<()>,
 }
 
 /// What a stream's ingest task consumes, in order.
@@ -71,6 +74,7 @@ impl Stream {
             dropped: AtomicBool::new(false),
             tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
+            enqueue_order: tokio::sync::Mutex::new(()),
         });
         tokio::spawn(ingest_task(stream.clone(), rx, stall));
         stream
@@ -203,6 +207,13 @@ impl Catalog {
     /// Accept a batch into `stream`: it is queued for the stream's ingest task, which runs
     /// every registered query over it in order. Waits while the queue is full.
     pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
+        let _whole = stream.enqueue_order.lock().await;
+        self.send_batch(stream, batch).await
+    }
+
+    /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
+    /// several batches holds it across all of them).
+    pub async fn send_batch(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
         if stream.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }

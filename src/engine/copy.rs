@@ -30,6 +30,7 @@ pub struct CopyIn {
     pub(crate) staging_max: usize,
     pub(crate) fields: Vec<Span>,
     pub(crate) scratch: String,
+    pub(crate) spill: Option<super::spill::Spill>,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -67,6 +68,7 @@ impl CopyIn {
             error: None,
             fields: Vec::new(),
             scratch: String::new(),
+            spill: None,
         }
     }
 
@@ -103,16 +105,29 @@ impl CopyIn {
             return Err(e);
         }
         self.parse_complete_lines(true)?;
-        let n = self.batch.len() as u64;
-        if self.stream.is_ingest_time() {
-            let now = crate::time::now_us();
-            for t in &mut self.batch.times {
-                *t = now;
+        let now = self.stream.is_ingest_time().then(crate::time::now_us);
+        let stamp = |b: &mut RowBatch| {
+            if let Some(now) = now {
+                b.times.iter_mut().for_each(|t| *t = now);
+            }
+        };
+        let mut batch = std::mem::take(&mut self.batch);
+        stamp(&mut batch);
+        let catalog = self.catalog.catalog();
+        // Every batch of this COPY is queued before any other statement's.
+        let _whole = self.stream.enqueue_order.lock().await;
+        let mut n = 0u64;
+        if let Some(spill) = &mut self.spill {
+            let mut reader = spill.read_batches()?;
+            while let Some(mut b) = reader.next_batch()? {
+                stamp(&mut b);
+                n += b.len() as u64;
+                catalog.send_batch(&self.stream, b).await?;
             }
         }
-        let batch = std::mem::take(&mut self.batch);
-        if n > 0 {
-            self.catalog.catalog().ingest(&self.stream, batch).await?;
+        n += batch.len() as u64;
+        if !batch.is_empty() {
+            catalog.send_batch(&self.stream, batch).await?;
         }
         Ok(n)
     }
@@ -149,11 +164,20 @@ impl CopyIn {
             }
         }
         self.carry = rest;
-        if self.batch.heap_bytes() > self.staging_max {
-            return Err(Error::ProgramLimitExceeded(format!(
-                "COPY staged more than {} bytes (statement_staging_bytes_max); send the rows in several COPY statements",
-                self.staging_max
-            )));
+        if self.batch.heap_bytes() > super::spill::SPILL_THRESHOLD_BYTES {
+            if self.spill.is_none() {
+                self.spill = Some(super::spill::Spill::create(self.stream.columns.len())?);
+            }
+            if let Some(spill) = &mut self.spill {
+                spill.write(&self.batch)?;
+                self.batch = RowBatch::new(self.stream.columns.len());
+                if spill.bytes > self.staging_max as u64 {
+                    return Err(Error::ProgramLimitExceeded(format!(
+                        "COPY staged more than {} bytes (statement_staging_bytes_max); send the rows in several COPY statements",
+                        self.staging_max
+                    )));
+                }
+            }
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ mod catalog;
 mod copy;
 mod explain;
 mod session;
+mod spill;
 mod subscription;
 
 pub use copy::CopyIn;
@@ -42,7 +43,8 @@ pub struct Limits {
     /// How long ingest waits on a full output queue before ending that query. Default 10 s.
     pub output_stall_timeout: Duration,
     /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
-    /// whole statement held until its end). Default 256 MiB.
+    /// whole statement held until its end). A COPY keeps 32 MiB in memory and stages the
+    /// rest in a temporary file. Default 4 GiB.
     pub statement_staging_bytes_max: usize,
     /// Consecutive empty slide events emitted after one jump of current time; the rest of
     /// the run is skipped with a NOTICE. Default 100,000.
@@ -58,7 +60,7 @@ impl Default for Limits {
             groups_max: 1_000_000,
             output_queue_events: 1024,
             output_stall_timeout: Duration::from_secs(10),
-            statement_staging_bytes_max: 256 << 20,
+            statement_staging_bytes_max: 4 << 30,
             empty_slide_events_max: 100_000,
             live_tuples_max: 1_000_000,
         }

@@ -1,0 +1,221 @@
+//! Staging of large statements in a temporary file.
+//!
+//! A COPY is all-or-nothing, so its rows must be held until CopyDone. Up to
+//! [`SPILL_THRESHOLD_BYTES`] they stay in memory; beyond that each staged batch is written to
+//! a temporary file in a compact binary form and read back, batch by batch, when the COPY
+//! commits. Memory stays bounded whatever the size of the COPY; the file is bounded by
+//! `statement_staging_bytes_max` and removed when the COPY ends, committed or not.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rust_decimal::Decimal;
+
+use crate::error::{Error, Result};
+use crate::exec::RowBatch;
+use crate::types::{Interval, Value};
+
+/// Staged bytes kept in memory before a COPY spills to a temporary file.
+pub const SPILL_THRESHOLD_BYTES: usize = 32 << 20;
+
+/// Rows per batch when a spilled COPY is read back.
+const READ_BATCH_ROWS: usize = 65_536;
+
+static NEXT_SPILL: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary file of staged rows.
+pub(crate) struct Spill {
+    path: PathBuf,
+    writer: Option<BufWriter<File>>,
+    ncols: usize,
+    /// Rows written.
+    pub rows: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    Error::Internal(format!("COPY staging file: {e}"))
+}
+
+impl Spill {
+    pub fn create(ncols: usize) -> Result<Spill> {
+        let n = NEXT_SPILL.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("tcq-copy-{}-{n}.stage", std::process::id()));
+        let file = File::create(&path).map_err(io_error)?;
+        Ok(Spill { path, writer: Some(BufWriter::with_capacity(1 << 20, file)), ncols, rows: 0, bytes: 0 })
+    }
+
+    /// Append every row of `batch`.
+    pub fn write(&mut self, batch: &RowBatch) -> Result<()> {
+        let w = self.writer.as_mut().ok_or_else(|| Error::Internal("staging file already read".into()))?;
+        let mut buf = Vec::with_capacity(64);
+        for i in 0..batch.len() {
+            buf.clear();
+            buf.extend_from_slice(&batch.times[i].to_le_bytes());
+            for v in batch.row(i) {
+                encode(v, &mut buf);
+            }
+            w.write_all(&buf).map_err(io_error)?;
+            self.bytes += buf.len() as u64;
+        }
+        self.rows += batch.len() as u64;
+        Ok(())
+    }
+
+    /// Read the rows back in batches, in order.
+    pub fn read_batches(&mut self) -> Result<SpillReader> {
+        let w = self.writer.take().ok_or_else(|| Error::Internal("staging file already read".into()))?;
+        w.into_inner().map_err(|e| io_error(e.into_error()))?.sync_data().ok();
+        let file = File::open(&self.path).map_err(io_error)?;
+        Ok(SpillReader { reader: BufReader::with_capacity(1 << 20, file), ncols: self.ncols, left: self.rows })
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        self.writer.take();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Reads a spilled COPY back.
+pub(crate) struct SpillReader {
+    reader: BufReader<File>,
+    ncols: usize,
+    left: u64,
+}
+
+impl SpillReader {
+    /// The next batch, `None` at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RowBatch>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let n = (self.left as usize).min(READ_BATCH_ROWS);
+        let mut batch = RowBatch::new(self.ncols);
+        for _ in 0..n {
+            let t = i64::from_le_bytes(self.bytes::<8>()?);
+            let mut row = Vec::with_capacity(self.ncols);
+            for _ in 0..self.ncols {
+                row.push(self.decode()?);
+            }
+            batch.push(row, t);
+        }
+        self.left -= n as u64;
+        Ok(Some(batch))
+    }
+
+    fn bytes<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut b = [0u8; N];
+        self.reader.read_exact(&mut b).map_err(io_error)?;
+        Ok(b)
+    }
+
+    fn decode(&mut self) -> Result<Value> {
+        let [tag] = self.bytes::<1>()?;
+        Ok(match tag {
+            0 => Value::Null,
+            1 => Value::Bool(self.bytes::<1>()?[0] != 0),
+            2 => Value::Int2(i16::from_le_bytes(self.bytes()?)),
+            3 => Value::Int4(i32::from_le_bytes(self.bytes()?)),
+            4 => Value::Int8(i64::from_le_bytes(self.bytes()?)),
+            5 => Value::Float4(f32::from_le_bytes(self.bytes()?)),
+            6 => Value::Float8(f64::from_le_bytes(self.bytes()?)),
+            7 => Value::Numeric(Decimal::deserialize(self.bytes()?)),
+            8 => {
+                let len = u32::from_le_bytes(self.bytes()?) as usize;
+                let mut s = vec![0u8; len];
+                self.reader.read_exact(&mut s).map_err(io_error)?;
+                Value::Text(String::from_utf8(s).map_err(|_| Error::Internal("staging file: bad text".into()))?.into())
+            }
+            9 => Value::Timestamp(i64::from_le_bytes(self.bytes()?)),
+            10 => Value::TimestampTz(i64::from_le_bytes(self.bytes()?)),
+            11 => Value::Interval(Interval {
+                months: i32::from_le_bytes(self.bytes()?),
+                days: i32::from_le_bytes(self.bytes()?),
+                micros: i64::from_le_bytes(self.bytes()?),
+            }),
+            t => return Err(Error::Internal(format!("staging file: unknown tag {t}"))),
+        })
+    }
+}
+
+fn encode(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Bool(b) => out.extend_from_slice(&[1, *b as u8]),
+        Value::Int2(i) => {
+            out.push(2);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Int4(i) => {
+            out.push(3);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Int8(i) => {
+            out.push(4);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Float4(f) => {
+            out.push(5);
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        Value::Float8(f) => {
+            out.push(6);
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        Value::Numeric(d) => {
+            out.push(7);
+            out.extend_from_slice(&d.serialize());
+        }
+        Value::Text(s) => {
+            out.push(8);
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Timestamp(t) => {
+            out.push(9);
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+        Value::TimestampTz(t) => {
+            out.push(10);
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+        Value::Interval(i) => {
+            out.push(11);
+            out.extend_from_slice(&i.months.to_le_bytes());
+            out.extend_from_slice(&i.days.to_le_bytes());
+            out.extend_from_slice(&i.micros.to_le_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spilled_rows_read_back_equal() {
+        let mut b = RowBatch::new(3);
+        let vals = [
+            vec![Value::Int4(1), Value::Text("ATL".into()), Value::Numeric(Decimal::new(-12345, 3))],
+            vec![Value::Null, Value::Text("a long text that does not fit inline in the value".into()), Value::Interval(Interval { months: 1, days: 2, micros: 3 })],
+            vec![Value::Float8(1.5), Value::Bool(true), Value::TimestampTz(-5)],
+        ];
+        for (i, r) in vals.iter().enumerate() {
+            b.push(r.clone(), i as i64 * 10);
+        }
+        let mut s = Spill::create(3).unwrap();
+        s.write(&b).unwrap();
+        s.write(&b).unwrap();
+        let mut r = s.read_batches().unwrap();
+        let back = r.next_batch().unwrap().unwrap();
+        assert_eq!(back.len(), 6);
+        assert_eq!(back.row(4), b.row(1));
+        assert_eq!(back.times[5], 20);
+        assert!(r.next_batch().unwrap().is_none());
+    }
+}

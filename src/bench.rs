@@ -34,18 +34,44 @@ pub struct Measured {
 /// `SELECT k, count(*), sum(v), max(v), wtime(*) FROM s <windows> GROUP BY k`, where the
 /// input row is (ts, k text, v integer).
 fn query() -> Query {
-    let call = |func, arg: Option<usize>, t| AggCall { func, arg: arg.map(Expr::Column), arg_type: DataType::Int4, distinct: false, result_type: t };
-    let calls = vec![call(AggFunc::CountStar, None, DataType::Int8), call(AggFunc::Sum, Some(2), DataType::Int8), call(AggFunc::Avg, Some(2), DataType::Numeric)];
-    let projection = vec![Expr::Column(0), Expr::Column(1), Expr::Column(2), Expr::Column(3), Expr::WindowMeta(WindowMeta::Wtime)];
-    let columns = (0..projection.len()).map(|i| Column::new(format!("c{i}"), DataType::Text)).collect();
+    let call = |func, arg: Option<usize>, t| AggCall {
+        func,
+        arg: arg.map(Expr::Column),
+        arg_type: DataType::Int4,
+        distinct: false,
+        result_type: t,
+    };
+    let calls = vec![
+        call(AggFunc::CountStar, None, DataType::Int8),
+        call(AggFunc::Sum, Some(2), DataType::Int8),
+        call(AggFunc::Avg, Some(2), DataType::Numeric),
+    ];
+    let projection = vec![
+        Expr::Column(0),
+        Expr::Column(1),
+        Expr::Column(2),
+        Expr::Column(3),
+        Expr::WindowMeta(WindowMeta::Wtime),
+    ];
+    let columns = (0..projection.len())
+        .map(|i| Column::new(format!("c{i}"), DataType::Text))
+        .collect();
     Query {
         source: Source::Stream {
             name: "s".into(),
-            columns: vec![Column::new("ts", DataType::Timestamp), Column::new("k", DataType::Text), Column::new("v", DataType::Int4)],
+            columns: vec![
+                Column::new("ts", DataType::Timestamp),
+                Column::new("k", DataType::Text),
+                Column::new("v", DataType::Int4),
+            ],
         },
         windows: vec![],
         filter: None,
-        aggregate: Some(Aggregate { group_by: vec![Expr::Column(1)], group_types: vec![DataType::Text], calls }),
+        aggregate: Some(Aggregate {
+            group_by: vec![Expr::Column(1)],
+            group_types: vec![DataType::Text],
+            calls,
+        }),
         having: None,
         projection,
         columns,
@@ -68,7 +94,14 @@ pub fn synthetic_input(n: usize, gap_us: i64) -> Vec<RowBatch> {
         x ^= x << 17;
         let t = i as i64 * gap_us;
         let key = format!("k{:02}", x % 50);
-        b.push([Value::Timestamp(t), Value::Text(key.into()), Value::Int4((x % 1000) as i32 - 200)], t);
+        b.push(
+            [
+                Value::Timestamp(t),
+                Value::Text(key.into()),
+                Value::Int4((x % 1000) as i32 - 200),
+            ],
+            t,
+        );
         if b.len() == 65_536 {
             batches.push(std::mem::replace(&mut b, RowBatch::new(3)));
         }
@@ -82,21 +115,47 @@ pub fn synthetic_input(n: usize, gap_us: i64) -> Vec<RowBatch> {
 /// Run the three plans over `input` for `windows`.
 pub fn measure(windows: &[Window], input: &[RowBatch], eta_per_sec: f64) -> Result<Vec<Measured>> {
     let q = query();
-    let specs: Vec<AggSpec> = q.aggregate.as_ref().map(|a| a.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, false)).collect()).unwrap_or_default();
+    let specs: Vec<AggSpec> = q
+        .aggregate
+        .as_ref()
+        .map(|a| {
+            a.calls
+                .iter()
+                .map(|c| AggSpec::new(c.func, c.arg_type, false))
+                .collect()
+        })
+        .unwrap_or_default();
     let report = wcg::optimize(windows, sharing_of(&specs), eta_per_sec);
     let hour = |forest: &wcg::alg1::Forest| forest.total.per_hour();
     let mut plans: Vec<(&'static str, SharedPlan, f64)> = vec![
         ("BL", SharedPlan::unshared(windows), hour(&report.unshared)),
-        ("WCG", report.algorithm1.to_shared_plan(), hour(&report.algorithm1)),
+        (
+            "WCG",
+            report.algorithm1.to_shared_plan(),
+            hour(&report.algorithm1),
+        ),
     ];
     if let Some(a2) = &report.algorithm2 {
         plans.push(("WCG-FW", a2.forest.to_shared_plan(), hour(&a2.forest)));
     }
-    let limits = ExecLimits { groups_max: usize::MAX, open_instances_max: 1_000_000, empty_slide_events_max: u64::MAX };
+    let limits = ExecLimits {
+        groups_max: usize::MAX,
+        open_instances_max: 1_000_000,
+        empty_slide_events_max: u64::MAX,
+    };
     let tuples: usize = input.iter().map(RowBatch::len).sum();
     let mut out = Vec::new();
     for (technique, plan, model) in plans {
-        let mut exec = QueryExec::new(q.clone(), windows.to_vec(), vec![None; windows.len()], plan, vec![], false, limits, 0)?;
+        let mut exec = QueryExec::new(
+            q.clone(),
+            windows.to_vec(),
+            vec![None; windows.len()],
+            plan,
+            vec![],
+            false,
+            limits,
+            0,
+        )?;
         let mut events = Vec::new();
         let mut rows = 0u64;
         let t0 = Instant::now();
@@ -109,7 +168,12 @@ pub fn measure(windows: &[Window], input: &[RowBatch], eta_per_sec: f64) -> Resu
             }
         }
         let secs = t0.elapsed().as_secs_f64();
-        out.push(Measured { technique, model_cost_per_hour: model, tuples_per_sec: tuples as f64 / secs, rows });
+        out.push(Measured {
+            technique,
+            model_cost_per_hour: model,
+            tuples_per_sec: tuples as f64 / secs,
+            rows,
+        });
     }
     Ok(out)
 }
@@ -126,10 +190,22 @@ pub fn run_paper() -> Result<()> {
     // One tuple per 120 ms of stream time: 30 per minute, 2 M tuples over 2.7 days.
     let input = synthetic_input(2_000_000, 120_000);
     let eta = 1e6 / 120_000.0;
-    for (name, windows) in [("paper example 10/20/30/40 minutes", vec![w(10), w(20), w(30), w(40)]), ("ten-window set", ten_window_query())] {
+    for (name, windows) in [
+        (
+            "paper example 10/20/30/40 minutes",
+            vec![w(10), w(20), w(30), w(40)],
+        ),
+        ("ten-window set", ten_window_query()),
+    ] {
         println!();
-        println!("Measured: {name}, {} windows, 2,000,000 tuples, 50 groups, count/sum/avg", windows.len());
-        println!("  {:<8} {:>18} {:>16} {:>12} {:>10} {:>10}", "plan", "model cost/hour", "tuples/s", "rows", "model x", "measured x");
+        println!(
+            "Measured: {name}, {} windows, 2,000,000 tuples, 50 groups, count/sum/avg",
+            windows.len()
+        );
+        println!(
+            "  {:<8} {:>18} {:>16} {:>12} {:>10} {:>10}",
+            "plan", "model cost/hour", "tuples/s", "rows", "model x", "measured x"
+        );
         let results = measure(&windows, &input, eta)?;
         let (base_cost, base_speed) = (results[0].model_cost_per_hour, results[0].tuples_per_sec);
         for m in &results {
@@ -160,7 +236,10 @@ mod tests {
         let results = measure(&[w(10), w(20), w(30), w(40)], &input, 1.0).unwrap();
         assert_eq!(results.len(), 3);
         assert!(results[0].rows > 0);
-        assert!(results.iter().all(|m| m.rows == results[0].rows), "{results:?}");
+        assert!(
+            results.iter().all(|m| m.rows == results[0].rows),
+            "{results:?}"
+        );
         assert!(results[2].model_cost_per_hour < results[0].model_cost_per_hour);
     }
 }

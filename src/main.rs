@@ -47,7 +47,9 @@ async fn main() -> std::process::ExitCode {
     let result = match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,
-        Some(Command::Demo(args)) => tcq::demo::run_async(args).await.map_err(std::io::Error::other),
+        Some(Command::Demo(args)) => tcq::demo::run_async(args)
+            .await
+            .map_err(std::io::Error::other),
         Some(Command::Paper) => tcq::bench::run_paper().map_err(std::io::Error::other),
     };
     match result {

@@ -700,7 +700,15 @@ mod fast_format_tests {
 
     #[test]
     fn fast_paths_print_as_the_general_formatters() {
-        for d in ["0", "-0.5", "1.5000000000000000", "0.00000000000000000000", "-123.45", "18000000000000000000", "0.001"] {
+        for d in [
+            "0",
+            "-0.5",
+            "1.5000000000000000",
+            "0.00000000000000000000",
+            "-123.45",
+            "18000000000000000000",
+            "0.001",
+        ] {
             let v: Decimal = d.parse().unwrap();
             let mut s = String::new();
             format_value(&Value::Numeric(v), &mut s);

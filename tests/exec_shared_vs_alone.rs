@@ -16,28 +16,62 @@ use tcq::types::{Column, DataType, Value};
 use tcq::wcg::{self, SharedPlan};
 use tcq::window::{Start, Window};
 
-const LIMITS: ExecLimits = ExecLimits { groups_max: 1_000_000, open_instances_max: 100_000, empty_slide_events_max: u64::MAX };
+const LIMITS: ExecLimits = ExecLimits {
+    groups_max: 1_000_000,
+    open_instances_max: 100_000,
+    empty_slide_events_max: u64::MAX,
+};
 
 fn call(func: AggFunc, arg: Option<usize>, result_type: DataType) -> AggCall {
-    AggCall { func, arg: arg.map(Expr::Column), arg_type: DataType::Int4, distinct: false, result_type }
+    AggCall {
+        func,
+        arg: arg.map(Expr::Column),
+        arg_type: DataType::Int4,
+        distinct: false,
+        result_type,
+    }
 }
 
 /// `SELECT key, <aggs>, wstart(*), wtime(*), wrange(*), wslide(*) FROM s [windows] GROUP BY key`
 fn query(calls: Vec<AggCall>, grouped: bool) -> Query {
     let nkeys = usize::from(grouped);
     let mut projection: Vec<Expr> = (0..nkeys + calls.len()).map(Expr::Column).collect();
-    projection.extend([WindowMeta::Wstart, WindowMeta::Wtime, WindowMeta::Wrange, WindowMeta::Wslide].map(Expr::WindowMeta));
-    let columns = projection.iter().enumerate().map(|(i, _)| Column::new(format!("c{i}"), DataType::Text)).collect();
+    projection.extend(
+        [
+            WindowMeta::Wstart,
+            WindowMeta::Wtime,
+            WindowMeta::Wrange,
+            WindowMeta::Wslide,
+        ]
+        .map(Expr::WindowMeta),
+    );
+    let columns = projection
+        .iter()
+        .enumerate()
+        .map(|(i, _)| Column::new(format!("c{i}"), DataType::Text))
+        .collect();
     Query {
         source: Source::Stream {
             name: "s".into(),
-            columns: vec![Column::new("t", DataType::Timestamp), Column::new("k", DataType::Int4), Column::new("v", DataType::Int4)],
+            columns: vec![
+                Column::new("t", DataType::Timestamp),
+                Column::new("k", DataType::Int4),
+                Column::new("v", DataType::Int4),
+            ],
         },
         windows: vec![],
         filter: None,
         aggregate: Some(Aggregate {
-            group_by: if grouped { vec![Expr::Column(1)] } else { vec![] },
-            group_types: if grouped { vec![DataType::Int4] } else { vec![] },
+            group_by: if grouped {
+                vec![Expr::Column(1)]
+            } else {
+                vec![]
+            },
+            group_types: if grouped {
+                vec![DataType::Int4]
+            } else {
+                vec![]
+            },
             calls,
         }),
         having: None,
@@ -56,8 +90,24 @@ fn run(q: &Query, windows: &[Window], plan: SharedPlan, batches: &[RowBatch]) ->
 }
 
 /// Run with cut-offs: epoch grids shown from an instant on, as a default START AT is run.
-fn run_cut(q: &Query, windows: &[Window], cutoffs: &[Option<i64>], plan: SharedPlan, batches: &[RowBatch]) -> Vec<Vec<Value>> {
-    let mut exec = QueryExec::new(q.clone(), windows.to_vec(), cutoffs.to_vec(), plan, vec![], false, LIMITS, 1_000_000).unwrap();
+fn run_cut(
+    q: &Query,
+    windows: &[Window],
+    cutoffs: &[Option<i64>],
+    plan: SharedPlan,
+    batches: &[RowBatch],
+) -> Vec<Vec<Value>> {
+    let mut exec = QueryExec::new(
+        q.clone(),
+        windows.to_vec(),
+        cutoffs.to_vec(),
+        plan,
+        vec![],
+        false,
+        LIMITS,
+        1_000_000,
+    )
+    .unwrap();
     let mut out = Vec::new();
     for b in batches {
         exec.push(b, &mut out).unwrap();
@@ -80,7 +130,12 @@ fn canonical(mut rows: Vec<Vec<Value>>) -> Vec<String> {
 
 /// The naive reference: for each window alone, walk current time tuple by tuple; when an
 /// instance's end is passed, aggregate over the tuples that had arrived by then and lie in it.
-fn naive(windows: &[Window], tuples: &[(i64, i32, i32)], grouped: bool, funcs: &[AggFunc]) -> Vec<String> {
+fn naive(
+    windows: &[Window],
+    tuples: &[(i64, i32, i32)],
+    grouped: bool,
+    funcs: &[AggFunc],
+) -> Vec<String> {
     let mut rows = Vec::new();
     for w in windows {
         let mut now: Option<i64> = None;
@@ -89,7 +144,11 @@ fn naive(windows: &[Window], tuples: &[(i64, i32, i32)], grouped: bool, funcs: &
         for &(t, k, v) in tuples {
             if now.is_none_or(|n| t > n) {
                 if next_m.is_none() {
-                    next_m = Some(if w.is_bounded() { 0 } else { w.next_closing_index(t) });
+                    next_m = Some(if w.is_bounded() {
+                        0
+                    } else {
+                        w.next_closing_index(t)
+                    });
                 }
                 now = Some(t);
                 while w.upper_us(next_m.unwrap()) <= t {
@@ -105,35 +164,73 @@ fn naive(windows: &[Window], tuples: &[(i64, i32, i32)], grouped: bool, funcs: &
     rows
 }
 
-fn emit(w: &Window, m: i64, seen: &[(i64, i32, i32)], grouped: bool, funcs: &[AggFunc], rows: &mut Vec<String>) {
+fn emit(
+    w: &Window,
+    m: i64,
+    seen: &[(i64, i32, i32)],
+    grouped: bool,
+    funcs: &[AggFunc],
+    rows: &mut Vec<String>,
+) {
     let (lo, hi) = (w.lower_us(m), w.upper_us(m));
-    let inside: Vec<&(i64, i32, i32)> = seen.iter().filter(|(t, _, _)| *t >= lo && *t < hi).collect();
+    let inside: Vec<&(i64, i32, i32)> = seen
+        .iter()
+        .filter(|(t, _, _)| *t >= lo && *t < hi)
+        .collect();
     let mut keys: Vec<i32> = Vec::new();
     for (_, k, _) in &inside {
         if !keys.contains(k) {
             keys.push(*k);
         }
     }
-    let groups: Vec<Option<i32>> = if grouped { keys.into_iter().map(Some).collect() } else { vec![None] };
+    let groups: Vec<Option<i32>> = if grouped {
+        keys.into_iter().map(Some).collect()
+    } else {
+        vec![None]
+    };
     for g in groups {
-        let vals: Vec<i64> = inside.iter().filter(|(_, k, _)| g.is_none_or(|g| g == *k)).map(|(_, _, v)| *v as i64).collect();
+        let vals: Vec<i64> = inside
+            .iter()
+            .filter(|(_, k, _)| g.is_none_or(|g| g == *k))
+            .map(|(_, _, v)| *v as i64)
+            .collect();
         let mut row: Vec<Value> = g.map(Value::Int4).into_iter().collect();
         for f in funcs {
             row.push(match f {
                 AggFunc::CountStar => Value::Int8(vals.len() as i64),
                 AggFunc::Sum if vals.is_empty() => Value::Null,
                 AggFunc::Sum => Value::Int8(vals.iter().sum()),
-                AggFunc::Min => vals.iter().min().map_or(Value::Null, |v| Value::Int4(*v as i32)),
-                AggFunc::Max => vals.iter().max().map_or(Value::Null, |v| Value::Int4(*v as i32)),
+                AggFunc::Min => vals
+                    .iter()
+                    .min()
+                    .map_or(Value::Null, |v| Value::Int4(*v as i32)),
+                AggFunc::Max => vals
+                    .iter()
+                    .max()
+                    .map_or(Value::Null, |v| Value::Int4(*v as i32)),
                 _ => unreachable!("the reference covers count, sum, min, max"),
             });
         }
-        let meta = WindowMetaValues { lower_us: lo, upper_us: hi, range_us: w.range_us, slide_us: w.slide_us, tz: false };
+        let meta = WindowMetaValues {
+            lower_us: lo,
+            upper_us: hi,
+            range_us: w.range_us,
+            slide_us: w.slide_us,
+            tz: false,
+        };
         row.extend([
             Value::Timestamp(meta.lower_us),
             Value::Timestamp(meta.upper_us),
-            Value::Interval(tcq::types::Interval { months: 0, days: 0, micros: meta.range_us }),
-            Value::Interval(tcq::types::Interval { months: 0, days: 0, micros: meta.slide_us }),
+            Value::Interval(tcq::types::Interval {
+                months: 0,
+                days: 0,
+                micros: meta.range_us,
+            }),
+            Value::Interval(tcq::types::Interval {
+                months: 0,
+                days: 0,
+                micros: meta.slide_us,
+            }),
         ]);
         rows.push(format!("{row:?}"));
     }
@@ -141,13 +238,18 @@ fn emit(w: &Window, m: i64, seen: &[(i64, i32, i32)], grouped: bool, funcs: &[Ag
 
 fn window_strategy() -> impl Strategy<Value = Window> {
     // Ranges and slides on a grid of 5 so that windows relate; offsets too.
-    (1i64..=8, 1i64..=8, prop_oneof![Just(None), (0i64..=6).prop_map(Some)]).prop_map(|(r, s, o)| {
-        let start = match o {
-            None => Start::Epoch,
-            Some(o) => Start::At(o * 5),
-        };
-        Window::new(r * 5, s * 5, start).unwrap()
-    })
+    (
+        1i64..=8,
+        1i64..=8,
+        prop_oneof![Just(None), (0i64..=6).prop_map(Some)],
+    )
+        .prop_map(|(r, s, o)| {
+            let start = match o {
+                None => Start::Epoch,
+                Some(o) => Start::At(o * 5),
+            };
+            Window::new(r * 5, s * 5, start).unwrap()
+        })
 }
 
 fn stream_strategy() -> impl Strategy<Value = Vec<(i64, i32, i32)>> {
@@ -240,7 +342,10 @@ fn late_tuple_reaches_child_after_parent_instance_closed() {
     let windows = [w(20), w(30)];
     let q = query(vec![call(AggFunc::CountStar, None, DataType::Int8)], false);
     let plan = wcg::plan(&windows, tcq::wcg::Sharing::PartitionedBy, 1e6);
-    assert!(plan.nodes.iter().any(|n| n.parent.is_some()), "the plan shares: {plan:?}");
+    assert!(
+        plan.nodes.iter().any(|n| n.parent.is_some()),
+        "the plan shares: {plan:?}"
+    );
     // t = 0 starts the grid; t = 12 closes the factor instance [0, 10); t = 5 is late for it
     // but [0, 20) and [0, 30) are still open; t = 40 closes both.
     let tuples = [(0, 0, 1), (12, 0, 1), (5, 0, 1), (40, 0, 1)];

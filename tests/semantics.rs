@@ -20,7 +20,11 @@ async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     msgs.into_iter()
         .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).unwrap_or("NULL").to_string()).collect()),
+            SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect(),
+            ),
             _ => None,
         })
         .collect()
@@ -45,7 +49,9 @@ async fn cursor_rows(c: &Client, query: &str, feed: &[&str], n: usize) -> Vec<Ve
 }
 
 fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
-    v.iter().map(|r| r.iter().map(|s| s.to_string()).collect()).collect()
+    v.iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect()
 }
 
 const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer)";
@@ -141,7 +147,10 @@ async fn late_tuples_join_open_instances_and_are_counted() {
         2,
     )
     .await;
-    assert_eq!(got, table(&[&["1", "2001-01-01 00:00:10"], &["2", "2001-01-01 00:00:15"]]));
+    assert_eq!(
+        got,
+        table(&[&["1", "2001-01-01 00:00:10"], &["2", "2001-01-01 00:00:15"]])
+    );
 }
 
 #[tokio::test]
@@ -173,7 +182,10 @@ async fn epoch_grid_covers_times_before_1970() {
     .await;
     assert_eq!(
         got,
-        table(&[&["1", "1969-12-31 23:00:00", "1970-01-01 00:00:00"], &["1", "1970-01-01 00:00:00", "1970-01-01 01:00:00"]])
+        table(&[
+            &["1", "1969-12-31 23:00:00", "1970-01-01 00:00:00"],
+            &["1", "1970-01-01 00:00:00", "1970-01-01 01:00:00"]
+        ])
     );
 }
 
@@ -191,7 +203,11 @@ async fn windowed_query_without_aggregates_emits_live_tuples() {
     .await;
     assert_eq!(
         got,
-        table(&[&["a", "1", "2001-01-01 00:00:10"], &["b", "2", "2001-01-01 00:00:10"], &["b", "2", "2001-01-01 00:00:15"]])
+        table(&[
+            &["a", "1", "2001-01-01 00:00:10"],
+            &["b", "2", "2001-01-01 00:00:10"],
+            &["b", "2", "2001-01-01 00:00:15"]
+        ])
     );
 }
 
@@ -217,11 +233,22 @@ async fn limit_ends_the_query_with_command_complete() {
     exec(&c, STREAM).await;
     let feeder = connect(port).await;
     let q = tokio::spawn(async move {
-        rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second' START AT '2001-01-01 00:00:00'] LIMIT 2").await
+        rows(
+            &c,
+            "SELECT count(*) FROM s [RANGE BY '1 second' START AT '2001-01-01 00:00:00'] LIMIT 2",
+        )
+        .await
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    exec(&feeder, "INSERT INTO s VALUES ('2001-01-01 00:00:00.5','a',1), ('2001-01-01 00:00:05','a',1)").await;
-    let got = tokio::time::timeout(Duration::from_secs(10), q).await.expect("LIMIT ends the query").unwrap();
+    exec(
+        &feeder,
+        "INSERT INTO s VALUES ('2001-01-01 00:00:00.5','a',1), ('2001-01-01 00:00:05','a',1)",
+    )
+    .await;
+    let got = tokio::time::timeout(Duration::from_secs(10), q)
+        .await
+        .expect("LIMIT ends the query")
+        .unwrap();
     assert_eq!(got, table(&[&["1"], &["0"]]));
 }
 
@@ -231,12 +258,19 @@ async fn drop_stream_ends_its_queries() {
     let c = connect(port).await;
     exec(&c, STREAM).await;
     let admin = connect(port).await;
-    let q = tokio::spawn(async move { rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second']").await });
+    let q =
+        tokio::spawn(async move { rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second']").await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     exec(&admin, "DROP STREAM s").await;
-    let got = tokio::time::timeout(Duration::from_secs(10), q).await.expect("DROP ends the query").unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(10), q)
+        .await
+        .expect("DROP ends the query")
+        .unwrap();
     assert!(got.is_empty());
-    let err = admin.simple_query("INSERT INTO s VALUES (now(), 'a', 1)").await.unwrap_err();
+    let err = admin
+        .simple_query("INSERT INTO s VALUES (now(), 'a', 1)")
+        .await
+        .unwrap_err();
     assert_eq!(sqlstate(&err), "42P01");
 }
 
@@ -248,21 +282,36 @@ async fn copy_is_all_or_nothing_and_names_the_line() {
     exec(&c, STREAM).await;
     exec(&c, "BEGIN; DECLARE c CURSOR FOR SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']").await;
     let feeder = connect(port).await;
-    let sink = feeder.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await.unwrap();
-    futures::pin_mut!(sink);
-    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:01,a,1\n2001-01-01 00:00:02,a,2\n2001-01-01 00:00:30,a,oops\n"))
+    let sink = feeder
+        .copy_in("COPY s FROM STDIN WITH (FORMAT csv)")
         .await
         .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(
+        b"2001-01-01 00:00:01,a,1\n2001-01-01 00:00:02,a,2\n2001-01-01 00:00:30,a,oops\n",
+    ))
+    .await
+    .unwrap();
     let err = sink.finish().await.unwrap_err();
     assert_eq!(sqlstate(&err), "22P02");
     let msg = err.as_db_error().unwrap().message().to_string();
     assert!(msg.contains("line 3"), "{msg}");
     // Nothing of the failed COPY reached the query: the next COPY's rows alone count.
-    let sink = feeder.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await.unwrap();
+    let sink = feeder
+        .copy_in("COPY s FROM STDIN WITH (FORMAT csv)")
+        .await
+        .unwrap();
     futures::pin_mut!(sink);
-    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:05,a,1\n2001-01-01 00:00:10,a,1\n")).await.unwrap();
+    sink.send(bytes::Bytes::from_static(
+        b"2001-01-01 00:00:05,a,1\n2001-01-01 00:00:10,a,1\n",
+    ))
+    .await
+    .unwrap();
     assert_eq!(sink.finish().await.unwrap(), 2);
-    assert_eq!(rows(&c, "FETCH 1 FROM c").await, table(&[&["1", "2001-01-01 00:00:10"]]));
+    assert_eq!(
+        rows(&c, "FETCH 1 FROM c").await,
+        table(&[&["1", "2001-01-01 00:00:10"]])
+    );
     exec(&c, "COMMIT").await;
 }
 
@@ -274,7 +323,10 @@ async fn heartbeat_closes_windows_of_an_idle_stream() {
     let got = cursor_rows(
         &c,
         "SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
-        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1)", "SELECT tcq_advance('s', '2001-01-01 00:00:10')"],
+        &[
+            "INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1)",
+            "SELECT tcq_advance('s', '2001-01-01 00:00:10')",
+        ],
         1,
     )
     .await;
@@ -294,7 +346,13 @@ async fn far_future_jump_keeps_the_server_responsive() {
     let other = connect(port).await;
     assert_eq!(rows(&other, "SELECT 1").await, table(&[&["1"]]));
     let g = rows(&c, "FETCH 2 FROM g").await;
-    assert_eq!(g, table(&[&["a", "1", "2001-01-01 00:00:01"], &["a", "1", "2101-01-01 00:00:01"]]));
+    assert_eq!(
+        g,
+        table(&[
+            &["a", "1", "2001-01-01 00:00:01"],
+            &["a", "1", "2101-01-01 00:00:01"]
+        ])
+    );
     let u = rows(&c, "FETCH 1 FROM u").await;
     assert_eq!(u, table(&[&["1", "2001-01-01 00:00:01"]]));
     exec(&c, "COMMIT").await;

@@ -37,7 +37,9 @@ use crate::error::{Error, Result};
 use crate::sql::AggFunc;
 use crate::types::{DataType, Value};
 use crate::wcg::Sharing;
-use numeric::{div_at_scale, div_scaled, from_decimal, select_div_scale, sqrt_at_scale, to_decimal};
+use numeric::{
+    div_at_scale, div_scaled, from_decimal, select_div_scale, sqrt_at_scale, to_decimal,
+};
 
 /// How one aggregate call accumulates, fixed at plan time from its function and argument type.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,7 +125,9 @@ impl std::hash::Hash for GroupValue {
 pub fn group_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float8(x), Value::Float8(y)) => canonical_f64(*x) == canonical_f64(*y),
-        (Value::Float4(x), Value::Float4(y)) => canonical_f64(*x as f64) == canonical_f64(*y as f64),
+        (Value::Float4(x), Value::Float4(y)) => {
+            canonical_f64(*x as f64) == canonical_f64(*y as f64)
+        }
         (Value::Numeric(x), Value::Numeric(y)) => x == y,
         _ => a == b,
     }
@@ -185,7 +189,10 @@ fn compare_numbers(a: &Value, b: &Value) -> Ordering {
             return x.cmp(&y);
         }
     }
-    nan_order(a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN))
+    nan_order(
+        a.as_f64().unwrap_or(f64::NAN),
+        b.as_f64().unwrap_or(f64::NAN),
+    )
 }
 
 fn nan_order(x: f64, y: f64) -> Ordering {
@@ -233,7 +240,11 @@ fn decimal_of(v: &Value) -> Option<Decimal> {
 impl AggSpec {
     /// The accumulation for `func` over `arg_type`.
     pub fn new(func: AggFunc, arg_type: DataType, distinct: bool) -> AggSpec {
-        AggSpec { func, arg_type, distinct }
+        AggSpec {
+            func,
+            arg_type,
+            distinct,
+        }
     }
 
     /// A fresh, empty state.
@@ -252,7 +263,10 @@ impl AggSpec {
                 if t.is_integer() {
                     Acc::IntSum { sum: 0, n: 0 }
                 } else if t == DataType::Numeric {
-                    Acc::NumSum { sum: Decimal::ZERO, n: 0 }
+                    Acc::NumSum {
+                        sum: Decimal::ZERO,
+                        n: 0,
+                    }
                 } else {
                     Acc::FloatSum { sum: 0.0, n: 0 }
                 }
@@ -260,9 +274,18 @@ impl AggSpec {
             AggFunc::Min | AggFunc::Max => Acc::Extreme(Value::Null),
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 if t.is_integer() || t == DataType::Numeric {
-                    Acc::Moments { n: 0, sum: 0, sumsq: 0, scale: 0 }
+                    Acc::Moments {
+                        n: 0,
+                        sum: 0,
+                        sumsq: 0,
+                        scale: 0,
+                    }
                 } else {
-                    Acc::FloatMoments { n: 0.0, sx: 0.0, sxx: 0.0 }
+                    Acc::FloatMoments {
+                        n: 0.0,
+                        sx: 0.0,
+                        sxx: 0.0,
+                    }
                 }
             }
         }
@@ -287,7 +310,9 @@ impl Acc {
         match self {
             Acc::Count(n) => *n += 1,
             Acc::IntSum { sum, n } => {
-                *sum = sum.checked_add(v.as_i64().unwrap_or(0) as i128).ok_or_else(|| out_of_range("numeric"))?;
+                *sum = sum
+                    .checked_add(v.as_i64().unwrap_or(0) as i128)
+                    .ok_or_else(|| out_of_range("numeric"))?;
                 *n += 1;
             }
             Acc::NumSum { sum, n } => {
@@ -314,7 +339,12 @@ impl Acc {
                     Value::Numeric(d) => from_decimal(d),
                     _ => (v.as_i64().unwrap_or(0) as i128, 0),
                 };
-                let one = Acc::Moments { n: 1, sum: m, sumsq: m.checked_mul(m).ok_or_else(|| out_of_range("numeric"))?, scale: s };
+                let one = Acc::Moments {
+                    n: 1,
+                    sum: m,
+                    sumsq: m.checked_mul(m).ok_or_else(|| out_of_range("numeric"))?,
+                    scale: s,
+                };
                 self.merge(spec, &one)?;
             }
             Acc::FloatMoments { n, sx, sxx } => {
@@ -347,11 +377,15 @@ impl Acc {
         match (self, other) {
             (Acc::Count(a), Acc::Count(b)) => *a += b,
             (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {
-                *sum = sum.checked_add(*s2).ok_or_else(|| out_of_range("numeric"))?;
+                *sum = sum
+                    .checked_add(*s2)
+                    .ok_or_else(|| out_of_range("numeric"))?;
                 *n += n2;
             }
             (Acc::NumSum { sum, n }, Acc::NumSum { sum: s2, n: n2 }) => {
-                *sum = sum.checked_add(*s2).ok_or_else(|| out_of_range("numeric"))?;
+                *sum = sum
+                    .checked_add(*s2)
+                    .ok_or_else(|| out_of_range("numeric"))?;
                 *n += n2;
             }
             (Acc::FloatSum { sum, n }, Acc::FloatSum { sum: s2, n: n2 }) => {
@@ -367,7 +401,20 @@ impl Acc {
                     }
                 }
             }
-            (Acc::Moments { n, sum, sumsq, scale }, Acc::Moments { n: n2, sum: s2, sumsq: q2, scale: sc2 }) => {
+            (
+                Acc::Moments {
+                    n,
+                    sum,
+                    sumsq,
+                    scale,
+                },
+                Acc::Moments {
+                    n: n2,
+                    sum: s2,
+                    sumsq: q2,
+                    scale: sc2,
+                },
+            ) => {
                 let target = (*scale).max(*sc2);
                 let (a, aq) = rescale_moments(*sum, *sumsq, *scale, target)?;
                 let (b, bq) = rescale_moments(*s2, *q2, *sc2, target)?;
@@ -376,7 +423,14 @@ impl Acc {
                 *scale = target;
                 *n += n2;
             }
-            (Acc::FloatMoments { n, sx, sxx }, Acc::FloatMoments { n: n2, sx: sx2, sxx: sxx2 }) => {
+            (
+                Acc::FloatMoments { n, sx, sxx },
+                Acc::FloatMoments {
+                    n: n2,
+                    sx: sx2,
+                    sxx: sxx2,
+                },
+            ) => {
                 // PostgreSQL's float8_combine.
                 if *n == 0.0 {
                     (*n, *sx, *sxx) = (*n2, *sx2, *sxx2);
@@ -390,8 +444,13 @@ impl Acc {
             }
             (Acc::Distinct(a), Acc::Distinct(b)) => a.extend(b.iter().cloned()),
             (a, b) => {
-                debug_assert!(false, "merging unlike partial states {a:?} and {b:?} is a planner bug");
-                return Err(Error::Internal("merging unlike partial aggregate states".into()));
+                debug_assert!(
+                    false,
+                    "merging unlike partial states {a:?} and {b:?} is a planner bug"
+                );
+                return Err(Error::Internal(
+                    "merging unlike partial aggregate states".into(),
+                ));
             }
         }
         Ok(())
@@ -402,7 +461,10 @@ impl Acc {
     /// Errors: 22003 when a bigint sum overflows.
     pub fn evaluate(&self, spec: &AggSpec) -> Result<Value> {
         if let Acc::Distinct(set) = self {
-            let plain = AggSpec { distinct: false, ..spec.clone() };
+            let plain = AggSpec {
+                distinct: false,
+                ..spec.clone()
+            };
             let mut acc = plain.init_plain();
             for v in set.iter() {
                 acc.update(&plain, &v.0)?;
@@ -412,7 +474,10 @@ impl Acc {
         let t = spec.arg_type;
         Ok(match (spec.func, self) {
             (_, Acc::Count(n)) => Value::Int8(*n),
-            (_, Acc::IntSum { n: 0, .. } | Acc::NumSum { n: 0, .. } | Acc::FloatSum { n: 0, .. }) => Value::Null,
+            (
+                _,
+                Acc::IntSum { n: 0, .. } | Acc::NumSum { n: 0, .. } | Acc::FloatSum { n: 0, .. },
+            ) => Value::Null,
             (AggFunc::Sum, Acc::IntSum { sum, .. }) => {
                 if t == DataType::Int8 {
                     Value::Numeric(to_decimal(*sum, 0).ok_or_else(|| out_of_range("numeric"))?)
@@ -432,7 +497,15 @@ impl Acc {
             (_, Acc::NumSum { sum, n }) => numeric_quotient(from_decimal(sum), (*n as i128, 0))?,
             (_, Acc::FloatSum { sum, n }) => Value::Float8(*sum / *n as f64),
             (_, Acc::Extreme(v)) => v.clone(),
-            (f, Acc::Moments { n, sum, sumsq, scale }) => numeric_variance(f, *n, *sum, *sumsq, *scale)?,
+            (
+                f,
+                Acc::Moments {
+                    n,
+                    sum,
+                    sumsq,
+                    scale,
+                },
+            ) => numeric_variance(f, *n, *sum, *sumsq, *scale)?,
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),
         })
@@ -440,11 +513,15 @@ impl Acc {
 }
 
 fn rescale_moments(sum: i128, sumsq: i128, from: u32, to: u32) -> Result<(i128, i128)> {
-    let k = 10i128.checked_pow(to - from).ok_or_else(|| out_of_range("numeric"))?;
+    let k = 10i128
+        .checked_pow(to - from)
+        .ok_or_else(|| out_of_range("numeric"))?;
     let k2 = k.checked_mul(k).ok_or_else(|| out_of_range("numeric"))?;
     Ok((
         sum.checked_mul(k).ok_or_else(|| out_of_range("numeric"))?,
-        sumsq.checked_mul(k2).ok_or_else(|| out_of_range("numeric"))?,
+        sumsq
+            .checked_mul(k2)
+            .ok_or_else(|| out_of_range("numeric"))?,
     ))
 }
 
@@ -471,12 +548,20 @@ fn numeric_variance(func: AggFunc, n: i64, sum: i128, sumsq: i128, scale: u32) -
     if numerator <= 0 {
         return Ok(Value::Numeric(Decimal::ZERO));
     }
-    let denominator = if sample { n as i128 * (n as i128 - 1) } else { n as i128 * n as i128 };
+    let denominator = if sample {
+        n as i128 * (n as i128 - 1)
+    } else {
+        n as i128 * n as i128
+    };
     let num = (numerator, 2 * scale);
     let den = (denominator, 0);
     let rscale = select_div_scale(num, den);
     let var = div_at_scale(num, den, rscale).ok_or_else(err)?;
-    let result = if is_var { var } else { sqrt_at_scale((var, rscale), rscale).ok_or_else(err)? };
+    let result = if is_var {
+        var
+    } else {
+        sqrt_at_scale((var, rscale), rscale).ok_or_else(err)?
+    };
     Ok(Value::Numeric(to_decimal(result, rscale).ok_or_else(err)?))
 }
 
@@ -549,9 +634,22 @@ mod tests {
             (DataType::Int4, vals.clone()),
             (
                 DataType::Numeric,
-                vals.iter().map(|v| v.as_i64().map_or(Value::Null, |i| Value::Numeric(Decimal::new(i * 25, 1)))).collect(),
+                vals.iter()
+                    .map(|v| {
+                        v.as_i64()
+                            .map_or(Value::Null, |i| Value::Numeric(Decimal::new(i * 25, 1)))
+                    })
+                    .collect(),
             ),
-            (DataType::Float8, vals.iter().map(|v| v.as_i64().map_or(Value::Null, |i| Value::Float8(i as f64 * 0.5))).collect()),
+            (
+                DataType::Float8,
+                vals.iter()
+                    .map(|v| {
+                        v.as_i64()
+                            .map_or(Value::Null, |i| Value::Float8(i as f64 * 0.5))
+                    })
+                    .collect(),
+            ),
         ];
         for (t, vals) in &variants {
             for f in funcs {
@@ -573,7 +671,10 @@ mod tests {
                         let (x, y) = (a.evaluate(&spec).unwrap(), whole.evaluate(&spec).unwrap());
                         match (&x, &y) {
                             (Value::Float8(p), Value::Float8(q)) => {
-                                assert!((p - q).abs() <= 1e-9 * q.abs().max(1.0), "{f:?} {t:?} split {split}: {p} vs {q}")
+                                assert!(
+                                    (p - q).abs() <= 1e-9 * q.abs().max(1.0),
+                                    "{f:?} {t:?} split {split}: {p} vs {q}"
+                                )
                             }
                             _ => assert_eq!(x, y, "{f:?} {t:?} distinct {distinct} split {split}"),
                         }
@@ -586,29 +687,84 @@ mod tests {
     #[test]
     fn results_match_postgresql() {
         // Each expectation is PostgreSQL 15's output for the same input.
-        assert_eq!(run(AggFunc::Sum, DataType::Int4, &ints(&[1, 2])), Value::Int8(3));
+        assert_eq!(
+            run(AggFunc::Sum, DataType::Int4, &ints(&[1, 2])),
+            Value::Int8(3)
+        );
         assert_eq!(run(AggFunc::Sum, DataType::Int4, &[]), Value::Null);
-        assert_eq!(run(AggFunc::Count, DataType::Int4, &[Value::Null]), Value::Int8(0));
-        assert_eq!(run(AggFunc::Avg, DataType::Int4, &ints(&[1, 2, 4])).to_string_pg(), "2.3333333333333333");
-        assert_eq!(run(AggFunc::VarSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(), "1.6666666666666667");
-        assert_eq!(run(AggFunc::StddevSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(), "1.2909944487358056");
-        assert_eq!(run(AggFunc::VarPop, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(), "1.2500000000000000");
-        assert_eq!(run(AggFunc::StddevPop, DataType::Int4, &ints(&[5])).to_string_pg(), "0");
-        assert_eq!(run(AggFunc::StddevSamp, DataType::Int4, &ints(&[5])), Value::Null);
-        assert_eq!(run(AggFunc::Sum, DataType::Int8, &[Value::Int8(i64::MAX), Value::Int8(1)]).to_string_pg(), "9223372036854775808");
+        assert_eq!(
+            run(AggFunc::Count, DataType::Int4, &[Value::Null]),
+            Value::Int8(0)
+        );
+        assert_eq!(
+            run(AggFunc::Avg, DataType::Int4, &ints(&[1, 2, 4])).to_string_pg(),
+            "2.3333333333333333"
+        );
+        assert_eq!(
+            run(AggFunc::VarSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            "1.6666666666666667"
+        );
+        assert_eq!(
+            run(AggFunc::StddevSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            "1.2909944487358056"
+        );
+        assert_eq!(
+            run(AggFunc::VarPop, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            "1.2500000000000000"
+        );
+        assert_eq!(
+            run(AggFunc::StddevPop, DataType::Int4, &ints(&[5])).to_string_pg(),
+            "0"
+        );
+        assert_eq!(
+            run(AggFunc::StddevSamp, DataType::Int4, &ints(&[5])),
+            Value::Null
+        );
+        assert_eq!(
+            run(
+                AggFunc::Sum,
+                DataType::Int8,
+                &[Value::Int8(i64::MAX), Value::Int8(1)]
+            )
+            .to_string_pg(),
+            "9223372036854775808"
+        );
         assert!(matches!(
             AggSpec::new(AggFunc::Sum, DataType::Int8, false).init(),
             Acc::IntSum { .. }
         ));
-        assert_eq!(run(AggFunc::Max, DataType::Text, &[Value::Text("b".into()), Value::Text("a".into())]), Value::Text("b".into()));
-        assert_eq!(run(AggFunc::Avg, DataType::Float8, &[Value::Float8(1.0), Value::Float8(2.0)]), Value::Float8(1.5));
+        assert_eq!(
+            run(
+                AggFunc::Max,
+                DataType::Text,
+                &[Value::Text("b".into()), Value::Text("a".into())]
+            ),
+            Value::Text("b".into())
+        );
+        assert_eq!(
+            run(
+                AggFunc::Avg,
+                DataType::Float8,
+                &[Value::Float8(1.0), Value::Float8(2.0)]
+            ),
+            Value::Float8(1.5)
+        );
     }
 
     #[test]
     fn sharing_class_is_the_strictest() {
         let s = |f, d| AggSpec::new(f, DataType::Int4, d);
-        assert_eq!(sharing_of(&[s(AggFunc::Min, false), s(AggFunc::Max, false)]), Sharing::CoveredBy);
-        assert_eq!(sharing_of(&[s(AggFunc::Min, false), s(AggFunc::Avg, false)]), Sharing::PartitionedBy);
-        assert_eq!(sharing_of(&[s(AggFunc::Count, true), s(AggFunc::Avg, false)]), Sharing::None);
+        assert_eq!(
+            sharing_of(&[s(AggFunc::Min, false), s(AggFunc::Max, false)]),
+            Sharing::CoveredBy
+        );
+        assert_eq!(
+            sharing_of(&[s(AggFunc::Min, false), s(AggFunc::Avg, false)]),
+            Sharing::PartitionedBy
+        );
+        assert_eq!(
+            sharing_of(&[s(AggFunc::Count, true), s(AggFunc::Avg, false)]),
+            Sharing::None
+        );
     }
 }

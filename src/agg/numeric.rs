@@ -143,7 +143,13 @@ pub fn to_decimal(mut m: i128, mut scale: u32) -> Option<Decimal> {
         }
         let q = m / 10;
         let r = m % 10;
-        m = q + if r >= 5 { 1 } else if r <= -5 { -1 } else { 0 };
+        m = q + if r >= 5 {
+            1
+        } else if r <= -5 {
+            -1
+        } else {
+            0
+        };
         scale -= 1;
     }
 }

@@ -62,7 +62,13 @@ const INGEST_BUDGET_KIB: usize = 64 * 1024;
 
 impl Stream {
     /// A stream and its ingest task (spawned on the current tokio runtime).
-    pub fn create(name: String, columns: Vec<Column>, ts_col: Option<usize>, archived: bool, stall: std::time::Duration) -> Arc<Stream> {
+    pub fn create(
+        name: String,
+        columns: Vec<Column>,
+        ts_col: Option<usize>,
+        archived: bool,
+        stall: std::time::Duration,
+    ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
             name,
@@ -81,7 +87,10 @@ impl Stream {
     }
 
     async fn send(&self, msg: IngestMsg) -> Result<()> {
-        self.tx.send(msg).await.map_err(|_| Error::UndefinedTable(self.name.clone()))
+        self.tx
+            .send(msg)
+            .await
+            .map_err(|_| Error::UndefinedTable(self.name.clone()))
     }
 
     /// Wait until every message accepted before this call has been processed.
@@ -137,10 +146,13 @@ impl RunningQuery {
     }
 }
 
+/// Registered queries by id, with the name of the stream each reads.
+pub(crate) type QueryRegistry = Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>;
+
 /// Unregisters a query when its subscription is dropped.
 pub(crate) struct QueryGuard {
     pub stream: Weak<Stream>,
-    pub catalog_queries: Weak<Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>>,
+    pub catalog_queries: Weak<QueryRegistry>,
     pub id: u64,
 }
 
@@ -163,7 +175,7 @@ impl Drop for QueryGuard {
 /// Streams and registered queries.
 pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
-    pub queries: Arc<Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>>,
+    pub queries: Arc<QueryRegistry>,
     pub next_query_id: AtomicU64,
     pub stall: std::time::Duration,
 }
@@ -179,21 +191,34 @@ impl Catalog {
     }
 
     pub fn stream(&self, name: &str) -> Result<Arc<Stream>> {
-        self.streams.read().get(name).cloned().ok_or_else(|| Error::UndefinedTable(name.to_string()))
+        self.streams
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UndefinedTable(name.to_string()))
     }
 
     /// Start the task that advances server-clock streams while they are idle (as
     /// TelegraphCQ's wrappers sent punctuation after an idle second). Needs a tokio runtime;
     /// without one, server-clock streams advance only with arrivals.
     pub(crate) fn start_clock(engine: &Arc<Engine>) {
-        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         let weak = Arc::downgrade(engine);
         handle.spawn(async move {
             let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
             loop {
                 tick.tick().await;
                 let Some(engine) = weak.upgrade() else { return };
-                let streams: Vec<Arc<Stream>> = engine.catalog.streams.read().values().filter(|s| s.is_ingest_time()).cloned().collect();
+                let streams: Vec<Arc<Stream>> = engine
+                    .catalog
+                    .streams
+                    .read()
+                    .values()
+                    .filter(|s| s.is_ingest_time())
+                    .cloned()
+                    .collect();
                 for s in streams {
                     if !s.queries.lock().is_empty() {
                         let now = crate::time::now_us();
@@ -218,7 +243,12 @@ impl Catalog {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }
         let kib = (batch.heap_bytes() / 1024).clamp(1, INGEST_BUDGET_KIB) as u32;
-        let permit = stream.budget.clone().acquire_many_owned(kib).await.map_err(|_| Error::UndefinedTable(stream.name.clone()))?;
+        let permit = stream
+            .budget
+            .clone()
+            .acquire_many_owned(kib)
+            .await
+            .map_err(|_| Error::UndefinedTable(stream.name.clone()))?;
         {
             let mut st = stream.stats.lock();
             st.tuples += batch.len() as u64;
@@ -251,11 +281,19 @@ impl Catalog {
 }
 
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
-async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>, stall: std::time::Duration) {
+async fn ingest_task(
+    stream: Arc<Stream>,
+    mut rx: mpsc::Receiver<IngestMsg>,
+    stall: std::time::Duration,
+) {
     while let Some(msg) = rx.recv().await {
         match msg {
-            IngestMsg::Batch(batch, _permit) => run_queries(&stream, stall, |exec, out| exec.push(&batch, out)).await,
-            IngestMsg::Heartbeat(t_us) => run_queries(&stream, stall, |exec, out| exec.heartbeat(t_us, out)).await,
+            IngestMsg::Batch(batch, _permit) => {
+                run_queries(&stream, stall, |exec, out| exec.push(&batch, out)).await
+            }
+            IngestMsg::Heartbeat(t_us) => {
+                run_queries(&stream, stall, |exec, out| exec.heartbeat(t_us, out)).await
+            }
             IngestMsg::Attach(q) => stream.queries.lock().push(q),
             IngestMsg::Barrier(ack) => {
                 let _ = ack.send(());
@@ -270,7 +308,11 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>, sta
     }
 }
 
-async fn run_queries(stream: &Arc<Stream>, stall: std::time::Duration, mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>) {
+async fn run_queries(
+    stream: &Arc<Stream>,
+    stall: std::time::Duration,
+    mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>,
+) {
     let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
     for q in queries {
         if q.is_closed() {
@@ -322,6 +364,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("name", DataType::Text),
             c("columns", DataType::Text),
             c("timestamp_column", DataType::Text),
+            c("type", DataType::Text),
             c("tuples", DataType::Int8),
             c("current_time", DataType::Timestamp),
             c("queries", DataType::Int8),
@@ -351,12 +394,17 @@ impl Catalog {
                 let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
                 streams.sort_by(|a, b| a.name.cmp(&b.name));
                 for s in streams {
-                    let cols: Vec<String> = s.columns.iter().map(|c| format!("{} {}", c.name, c.data_type.name())).collect();
+                    let cols: Vec<String> = s
+                        .columns
+                        .iter()
+                        .map(|c| format!("{} {}", c.name, c.data_type.name()))
+                        .collect();
                     let st = s.stats.lock().clone();
                     rows.push(vec![
                         text(&s.name),
                         text(&cols.join(", ")),
                         s.ts_col.map_or(Value::Null, |i| text(&s.columns[i].name)),
+                        text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
                         Value::Int8(st.tuples as i64),
                         ts(st.now_us),
                         Value::Int8(s.queries.lock().len() as i64),
@@ -364,7 +412,8 @@ impl Catalog {
                 }
             }
             "tcq_queries" => {
-                let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries.lock().values().cloned().collect();
+                let mut qs: Vec<(Arc<RunningQuery>, String)> =
+                    self.queries.lock().values().cloned().collect();
                 qs.sort_by_key(|(q, _)| q.id);
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
@@ -388,7 +437,10 @@ impl Catalog {
 
 impl SchemaProvider for Catalog {
     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
-        self.streams.read().get(name).map(|s| (s.columns.clone(), s.ts_col))
+        self.streams
+            .read()
+            .get(name)
+            .map(|s| (s.columns.clone(), s.ts_col))
     }
 
     fn system_view(&self, name: &str) -> Option<Vec<Column>> {

@@ -52,7 +52,12 @@ impl CatalogRef {
 }
 
 impl CopyIn {
-    pub(crate) fn new(engine: Arc<super::Engine>, stream: Arc<Stream>, targets: Vec<usize>, options: CopyOptions) -> CopyIn {
+    pub(crate) fn new(
+        engine: Arc<super::Engine>,
+        stream: Arc<Stream>,
+        targets: Vec<usize>,
+        options: CopyOptions,
+    ) -> CopyIn {
         let ncols = stream.columns.len();
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
@@ -139,7 +144,9 @@ impl CopyIn {
         let carry = std::mem::take(&mut self.carry);
         let mut pos = 0;
         while pos < carry.len() && !self.ended {
-            let Some(end) = self.record_end(&carry[pos..]) else { break };
+            let Some(end) = self.record_end(&carry[pos..]) else {
+                break;
+            };
             let mut rec = &carry[pos..pos + end];
             pos += end + 1;
             if rec.last() == Some(&b'\r') {
@@ -256,7 +263,10 @@ impl CopyIn {
         // A field error carries its column after a NUL; PostgreSQL's CONTEXT order is
         // stream, line, column.
         with_message(e, |m| match m.split_once('\u{0}') {
-            Some((msg, col)) => format!("{msg} (COPY {}, line {}, column {col})", self.stream.name, self.line),
+            Some((msg, col)) => format!(
+                "{msg} (COPY {}, line {}, column {col})",
+                self.stream.name, self.line
+            ),
             None => format!("{m} (COPY {}, line {})", self.stream.name, self.line),
         })
     }
@@ -264,11 +274,15 @@ impl CopyIn {
     fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
         let cols = &self.stream.columns;
         if fields.len() > self.targets.len() {
-            return Err(Error::BadCopyFileFormat("extra data after last expected column".into()));
+            return Err(Error::BadCopyFileFormat(
+                "extra data after last expected column".into(),
+            ));
         }
         if fields.len() < self.targets.len() {
             let missing = &cols[self.targets[fields.len()]].name;
-            return Err(Error::BadCopyFileFormat(format!("missing data for column \"{missing}\"")));
+            return Err(Error::BadCopyFileFormat(format!(
+                "missing data for column \"{missing}\""
+            )));
         }
         let start = self.batch.values.len();
         self.batch.values.resize(start + cols.len(), Value::Null);
@@ -349,17 +363,43 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
         }
         _ => return None,
     };
-    if b[4] != b'-' || b[7] != b'-' || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || (b[10] != b' ' && b[10] != b'T')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        b[r].iter().try_fold(0i64, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + (c - b'0') as i64))
+        b[r].iter().try_fold(0i64, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + (c - b'0') as i64)
+        })
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let mdays = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] || h > 23 || mi > 59 || s > 59 {
+    let mdays = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&mo)
+        || d < 1
+        || d > mdays[(mo - 1) as usize]
+        || h > 23
+        || mi > 59
+        || s > 59
+    {
         return None; // the general parser reports the error precisely
     }
     let days = crate::time::days_from_civil(y, mo as u32, d as u32);
@@ -428,7 +468,11 @@ fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut Str
         let mut start = 0;
         for raw in line.split(d as char) {
             let end = start + raw.len();
-            out.push(if raw == o.null { Span::Null } else { Span::Record(start, end) });
+            out.push(if raw == o.null {
+                Span::Null
+            } else {
+                Span::Record(start, end)
+            });
             start = end + 1;
         }
         return Ok(());
@@ -463,7 +507,9 @@ fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut Str
             i += 1;
         }
         if in_q {
-            return Err(Error::BadCopyFileFormat("unterminated CSV quoted field".into()));
+            return Err(Error::BadCopyFileFormat(
+                "unterminated CSV quoted field".into(),
+            ));
         }
         let text = String::from_utf8(field).unwrap_or_default();
         if !quoted && text == o.null {
@@ -497,20 +543,66 @@ mod tests {
         };
         let (mut out, mut scratch) = (Vec::new(), String::new());
         let line = "a\\tb\t\\N\t\\\\x\tplain";
-        split_text(line, &CopyOptions::defaults(CopyFormat::Text), &mut out, &mut scratch);
-        assert_eq!(resolve(line, &out, &scratch), vec![Some("a\tb".into()), None, Some("\\x".into()), Some("plain".into())]);
+        split_text(
+            line,
+            &CopyOptions::defaults(CopyFormat::Text),
+            &mut out,
+            &mut scratch,
+        );
+        assert_eq!(
+            resolve(line, &out, &scratch),
+            vec![
+                Some("a\tb".into()),
+                None,
+                Some("\\x".into()),
+                Some("plain".into())
+            ]
+        );
         out.clear();
         scratch.clear();
         let line = "1,\"a,b\",,\"\",\"x\"\"y\"";
-        split_csv(line, &CopyOptions::defaults(CopyFormat::Csv), &mut out, &mut scratch).unwrap();
-        assert_eq!(resolve(line, &out, &scratch), vec![Some("1".into()), Some("a,b".into()), None, Some("".into()), Some("x\"y".into())]);
+        split_csv(
+            line,
+            &CopyOptions::defaults(CopyFormat::Csv),
+            &mut out,
+            &mut scratch,
+        )
+        .unwrap();
+        assert_eq!(
+            resolve(line, &out, &scratch),
+            vec![
+                Some("1".into()),
+                Some("a,b".into()),
+                None,
+                Some("".into()),
+                Some("x\"y".into())
+            ]
+        );
         out.clear();
         let line = "2001-01-01 00:05:00,,x";
-        split_csv(line, &CopyOptions::defaults(CopyFormat::Csv), &mut out, &mut scratch).unwrap();
-        assert_eq!(resolve(line, &out, &scratch), vec![Some("2001-01-01 00:05:00".into()), None, Some("x".into())]);
-        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00"), Some(978_307_500_000_000));
+        split_csv(
+            line,
+            &CopyOptions::defaults(CopyFormat::Csv),
+            &mut out,
+            &mut scratch,
+        )
+        .unwrap();
+        assert_eq!(
+            resolve(line, &out, &scratch),
+            vec![Some("2001-01-01 00:05:00".into()), None, Some("x".into())]
+        );
+        assert_eq!(
+            fast_timestamp(b"2001-01-01 00:05:00"),
+            Some(978_307_500_000_000)
+        );
         assert_eq!(fast_timestamp(b"2001-02-30 00:05:00"), None);
-        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00.25"), Some(978_307_500_250_000));
-        assert_eq!(fast_timestamp(b"2001-01-01 00:05:00.000001"), Some(978_307_500_000_001));
+        assert_eq!(
+            fast_timestamp(b"2001-01-01 00:05:00.25"),
+            Some(978_307_500_250_000)
+        );
+        assert_eq!(
+            fast_timestamp(b"2001-01-01 00:05:00.000001"),
+            Some(978_307_500_000_001)
+        );
     }
 }

@@ -11,12 +11,19 @@ use crate::sql::{ExplainFormat, ExplainOptions, Query};
 use crate::types::{Column, DataType, Value};
 
 /// Run EXPLAIN [ANALYZE] for `query`.
-pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: ExplainOptions, params: &[Value]) -> Result<Outcome> {
+pub(crate) async fn explain(
+    engine: &Arc<Engine>,
+    query: Query,
+    options: ExplainOptions,
+    params: &[Value],
+) -> Result<Outcome> {
     let text = query.text.clone();
     let columns = query.columns.clone();
     let lines = if query.is_continuous() {
         let (stream, windows) = resolve(engine, &query)?;
-        let eta = options.event_rate_per_sec.unwrap_or_else(|| stream.event_rate_per_sec());
+        let eta = options
+            .event_rate_per_sec
+            .unwrap_or_else(|| stream.event_rate_per_sec());
         let exec = build_exec(engine, query, params, &stream, windows.clone(), Some(eta))?;
         let plan_sharing = exec.sharing();
         let now = stream.stats.lock().now_us;
@@ -52,12 +59,26 @@ pub(crate) async fn explain(engine: &Arc<Engine>, query: Query, options: Explain
         } else {
             None
         };
-        render(&windows.iter().map(|(w, _)| *w).collect::<Vec<_>>(), &plan_sharing, &options, eta, measured.as_ref())
+        render(
+            &windows.iter().map(|(w, _)| *w).collect::<Vec<_>>(),
+            &plan_sharing,
+            &options,
+            eta,
+            measured.as_ref(),
+        )
     } else {
         vec![format!("Result ({})", text)]
     };
-    let rows: Vec<Vec<Value>> = lines.into_iter().map(|l| vec![Value::Text(l.into())]).collect();
-    Ok(Outcome::Rows { columns: vec![Column::new("QUERY PLAN", DataType::Text)], tag: "EXPLAIN".into(), rows, notices: vec![] })
+    let rows: Vec<Vec<Value>> = lines
+        .into_iter()
+        .map(|l| vec![Value::Text(l.into())])
+        .collect();
+    Ok(Outcome::Rows {
+        columns: vec![Column::new("QUERY PLAN", DataType::Text)],
+        tag: "EXPLAIN".into(),
+        rows,
+        notices: vec![],
+    })
 }
 
 /// Render the optimizer's report in the requested format; with ANALYZE, the measured work
@@ -71,7 +92,8 @@ fn render(
 ) -> Vec<String> {
     use crate::wcg::explain::{explain_dot, explain_json, explain_text, Measured};
     let report = crate::wcg::optimize(windows, *sharing, eta);
-    let m = measured.map(|(_, w, span)| Measured::from_counters(*span, &w.tuples_folded, &w.partials_merged));
+    let m = measured
+        .map(|(_, w, span)| Measured::from_counters(*span, &w.tuples_folded, &w.partials_merged));
     let mut lines = match options.format {
         ExplainFormat::Text => explain_text(&report, m.as_ref()),
         ExplainFormat::Json => vec![explain_json(&report, m.as_ref())],

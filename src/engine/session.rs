@@ -106,8 +106,19 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, pid: i32) -> Session {
-        let settings = DEFAULT_SETTINGS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Session { engine, pid, tx: TxStatus::Idle, cursors: HashMap::new(), settings, user: "tcq".into(), database: "tcq".into() }
+        let settings = DEFAULT_SETTINGS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Session {
+            engine,
+            pid,
+            tx: TxStatus::Idle,
+            cursors: HashMap::new(),
+            settings,
+            user: "tcq".into(),
+            database: "tcq".into(),
+        }
     }
 
     /// Record who connected (from the start-up message), for `current_user`,
@@ -116,7 +127,8 @@ impl Session {
         self.user = user.to_string();
         self.database = database.to_string();
         if let Some(a) = application_name {
-            self.settings.insert("application_name".into(), a.to_string());
+            self.settings
+                .insert("application_name".into(), a.to_string());
         }
     }
 
@@ -139,7 +151,10 @@ impl Session {
 
     /// Split and parse a query string into statements. Errors: 42601.
     pub fn prepare(&mut self, text: &str) -> Result<Vec<Statement>> {
-        Ok(crate::sql::parse(text)?.into_iter().map(|parsed| Statement { parsed }).collect())
+        Ok(crate::sql::parse(text)?
+            .into_iter()
+            .map(|parsed| Statement { parsed })
+            .collect())
     }
 
     fn bind(&self, stmt: &Statement, hints: &[Option<DataType>]) -> Result<Plan> {
@@ -148,21 +163,53 @@ impl Session {
 
     /// Describe a statement for the extended protocol. `param_hints` are the types the
     /// client gave in Parse (`None` = unspecified).
-    pub fn describe(&mut self, stmt: &Statement, param_hints: &[Option<DataType>]) -> Result<Description> {
+    pub fn describe(
+        &mut self,
+        stmt: &Statement,
+        param_hints: &[Option<DataType>],
+    ) -> Result<Description> {
         let plan = self.bind(stmt, param_hints)?;
         let text_col = |n: &str| Some(vec![Column::new(n, DataType::Text)]);
         Ok(match plan {
-            Plan::Insert(i) => Description { params: i.param_types, columns: None },
-            Plan::Query(q) => Description { params: q.param_types.clone(), columns: Some(q.columns.clone()) },
-            Plan::Explain { query, .. } => Description { params: query.param_types.clone(), columns: text_col("QUERY PLAN") },
-            Plan::Show { name } => Description { params: vec![], columns: text_col(&name) },
-            Plan::Fetch { cursor, is_move: false, .. } => {
+            Plan::Insert(i) => Description {
+                params: i.param_types,
+                columns: None,
+            },
+            Plan::Query(q) => Description {
+                params: q.param_types.clone(),
+                columns: Some(q.columns.clone()),
+            },
+            Plan::Explain { query, .. } => Description {
+                params: query.param_types.clone(),
+                columns: text_col("QUERY PLAN"),
+            },
+            Plan::Show { name } => Description {
+                params: vec![],
+                columns: text_col(&name),
+            },
+            Plan::Fetch {
+                cursor,
+                is_move: false,
+                ..
+            } => {
                 let columns = self.cursors.get(&cursor).map(|c| c.sub.columns().to_vec());
-                Description { params: vec![], columns }
+                Description {
+                    params: vec![],
+                    columns,
+                }
             }
-            Plan::Advance { .. } => Description { params: vec![], columns: Some(vec![Column::new("tcq_advance", DataType::Timestamp)]) },
-            Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description { params: query.param_types.clone(), columns: None },
-            _ => Description { params: vec![], columns: None },
+            Plan::Advance { .. } => Description {
+                params: vec![],
+                columns: Some(vec![Column::new("tcq_advance", DataType::Timestamp)]),
+            },
+            Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description {
+                params: query.param_types.clone(),
+                columns: None,
+            },
+            _ => Description {
+                params: vec![],
+                columns: None,
+            },
         })
     }
 
@@ -170,41 +217,77 @@ impl Session {
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
         let plan = self.bind(stmt, &hints)?;
-        if self.tx == TxStatus::Failed && !matches!(plan, Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)) {
+        if self.tx == TxStatus::Failed
+            && !matches!(
+                plan,
+                Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
+            )
+        {
             return Err(Error::InFailedTransaction);
         }
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
             // Prepared statements live in the server's per-connection state; drivers
             // issue DEALLOCATE to forget theirs, and a fresh name is used for any new one.
-            Plan::Deallocate { name } => Ok(Outcome::Command(if name.is_some() { "DEALLOCATE" } else { "DEALLOCATE ALL" }.into())),
+            Plan::Deallocate { name } => Ok(Outcome::Command(
+                if name.is_some() {
+                    "DEALLOCATE"
+                } else {
+                    "DEALLOCATE ALL"
+                }
+                .into(),
+            )),
             Plan::CreateStream(c) => self.create_stream(c),
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let stream = self.engine.catalog.stream(&c.stream)?;
-                Ok(Outcome::CopyIn(CopyIn::new(self.engine.clone(), stream, c.target_columns, c.options)))
+                Ok(Outcome::CopyIn(CopyIn::new(
+                    self.engine.clone(),
+                    stream,
+                    c.target_columns,
+                    c.options,
+                )))
             }
             Plan::Query(q) => self.query(*q, params).await,
             Plan::CopyTo { query, options } => {
                 let subscription = self.subscribe(*query, params).await?;
-                Ok(Outcome::CopyOut { subscription, options })
+                Ok(Outcome::CopyOut {
+                    subscription,
+                    options,
+                })
             }
-            Plan::Explain { query, options } => super::explain::explain(&self.engine, *query, options, params).await,
+            Plan::Explain { query, options } => {
+                super::explain::explain(&self.engine, *query, options, params).await
+            }
             Plan::Declare { cursor, query } => self.declare(cursor, *query, params).await,
-            Plan::Fetch { cursor, count, is_move } => self.fetch(&cursor, count, is_move).await,
+            Plan::Fetch {
+                cursor,
+                count,
+                is_move,
+            } => self.fetch(&cursor, count, is_move).await,
             Plan::Close { cursor } => self.close(cursor),
             Plan::Transaction(op) => Ok(self.transaction(op)),
             Plan::Set { name, value } => {
-                let v = value.unwrap_or_else(|| DEFAULT_SETTINGS.iter().find(|(k, _)| *k == name).map_or(String::new(), |(_, v)| v.to_string()));
+                let v = value.unwrap_or_else(|| {
+                    DEFAULT_SETTINGS
+                        .iter()
+                        .find(|(k, _)| *k == name)
+                        .map_or(String::new(), |(_, v)| v.to_string())
+                });
                 self.settings.insert(name, v);
                 Ok(Outcome::Command("SET".into()))
             }
             Plan::Show { name } => self.show(&name),
             Plan::Advance { stream, time_expr } => {
                 let s = self.engine.catalog.stream(&stream)?;
-                let t = eval(&time_expr, &EvalContext::new(&[], params, None).with_session(self))?;
-                let t_us = t.as_timestamp().ok_or_else(|| Error::DatatypeMismatch("tcq_advance needs a timestamp".into()))?;
+                let t = eval(
+                    &time_expr,
+                    &EvalContext::new(&[], params, None).with_session(self),
+                )?;
+                let t_us = t.as_timestamp().ok_or_else(|| {
+                    Error::DatatypeMismatch("tcq_advance needs a timestamp".into())
+                })?;
                 self.engine.catalog.heartbeat(&s, t_us).await?;
                 Ok(Outcome::Rows {
                     columns: vec![Column::new("tcq_advance", DataType::Timestamp)],
@@ -229,7 +312,13 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
-        let stream = Stream::create(c.name.clone(), c.columns, c.timestamp_column, c.archived, self.engine.catalog.stall);
+        let stream = Stream::create(
+            c.name.clone(),
+            c.columns,
+            c.timestamp_column,
+            c.archived,
+            self.engine.catalog.stall,
+        );
         streams.insert(c.name, stream);
         Ok(Outcome::Command("CREATE STREAM".into()))
     }
@@ -259,7 +348,12 @@ impl Session {
         if notices.is_empty() {
             Ok(Outcome::Command("DROP STREAM".into()))
         } else {
-            Ok(Outcome::Rows { columns: vec![], rows: vec![], tag: "DROP STREAM".into(), notices })
+            Ok(Outcome::Rows {
+                columns: vec![],
+                rows: vec![],
+                tag: "DROP STREAM".into(),
+                notices,
+            })
         }
     }
 
@@ -284,7 +378,9 @@ impl Session {
             };
             batch.push(row, t);
             if batch.heap_bytes() > self.engine.config.limits.statement_staging_bytes_max {
-                return Err(Error::ProgramLimitExceeded("INSERT staged more than statement_staging_bytes_max bytes".into()));
+                return Err(Error::ProgramLimitExceeded(
+                    "INSERT staged more than statement_staging_bytes_max bytes".into(),
+                ));
             }
         }
         let n = batch.len();
@@ -300,14 +396,21 @@ impl Session {
         }
         let (columns, rows) = self.finite(&q, params).await?;
         let tag = format!("SELECT {}", rows.len());
-        Ok(Outcome::Rows { columns, rows, tag, notices: vec![] })
+        Ok(Outcome::Rows {
+            columns,
+            rows,
+            tag,
+            notices: vec![],
+        })
     }
 
     async fn finite(&self, q: &Query, params: &[Value]) -> Result<(Vec<Column>, Vec<Vec<Value>>)> {
         let input = match &q.source {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
-                self.engine.catalog.system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
+                self.engine
+                    .catalog
+                    .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
             }
             Source::Nothing => vec![vec![]],
             Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
@@ -323,25 +426,42 @@ impl Session {
             if !rows.is_empty() {
                 let _ = tx.try_send(Ok(Event::Rows(rows)));
             }
-            return Ok(Subscription { columns, rx, guard: None, query_id: 0 });
+            return Ok(Subscription {
+                columns,
+                rx,
+                guard: None,
+                query_id: 0,
+            });
         }
         register(&self.engine, q, params).await
     }
 
     async fn declare(&mut self, name: String, q: Query, params: &[Value]) -> Result<Outcome> {
         if self.tx != TxStatus::InBlock {
-            return Err(Error::NoActiveTransaction("DECLARE CURSOR can only be used in transaction blocks".into()));
+            return Err(Error::NoActiveTransaction(
+                "DECLARE CURSOR can only be used in transaction blocks".into(),
+            ));
         }
         if self.cursors.contains_key(&name) {
             return Err(Error::DuplicateCursor(name));
         }
         let sub = self.subscribe(q, params).await?;
-        self.cursors.insert(name, Cursor { sub, buffered: VecDeque::new(), ended: false });
+        self.cursors.insert(
+            name,
+            Cursor {
+                sub,
+                buffered: VecDeque::new(),
+                ended: false,
+            },
+        );
         Ok(Outcome::Command("DECLARE CURSOR".into()))
     }
 
     async fn fetch(&mut self, name: &str, count: FetchCount, is_move: bool) -> Result<Outcome> {
-        let cursor = self.cursors.get_mut(name).ok_or_else(|| Error::InvalidCursorName(name.to_string()))?;
+        let cursor = self
+            .cursors
+            .get_mut(name)
+            .ok_or_else(|| Error::InvalidCursorName(name.to_string()))?;
         let want = match count {
             FetchCount::Count(n) => n as usize,
             FetchCount::All => usize::MAX,
@@ -363,7 +483,12 @@ impl Session {
         if is_move {
             return Ok(Outcome::Command(format!("MOVE {}", rows.len())));
         }
-        Ok(Outcome::Rows { columns: cursor.sub.columns().to_vec(), tag: format!("FETCH {}", rows.len()), rows, notices })
+        Ok(Outcome::Rows {
+            columns: cursor.sub.columns().to_vec(),
+            tag: format!("FETCH {}", rows.len()),
+            rows,
+            notices,
+        })
     }
 
     fn close(&mut self, cursor: Option<String>) -> Result<Outcome> {
@@ -373,7 +498,9 @@ impl Session {
                 Ok(Outcome::Command("CLOSE CURSOR ALL".into()))
             }
             Some(name) => {
-                self.cursors.remove(&name).ok_or(Error::InvalidCursorName(name))?;
+                self.cursors
+                    .remove(&name)
+                    .ok_or(Error::InvalidCursorName(name))?;
                 Ok(Outcome::Command("CLOSE CURSOR".into()))
             }
         }
@@ -386,16 +513,30 @@ impl Session {
                     self.tx = TxStatus::InBlock;
                     Outcome::Command("BEGIN".into())
                 } else {
-                    Outcome::Rows { columns: vec![], rows: vec![], tag: "BEGIN".into(), notices: vec!["there is already a transaction in progress".into()] }
+                    Outcome::Rows {
+                        columns: vec![],
+                        rows: vec![],
+                        tag: "BEGIN".into(),
+                        notices: vec!["there is already a transaction in progress".into()],
+                    }
                 }
             }
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
                 self.tx = TxStatus::Idle;
                 self.cursors.clear();
-                let tag = if op == TransactionOp::Commit && was != TxStatus::Failed { "COMMIT" } else { "ROLLBACK" };
+                let tag = if op == TransactionOp::Commit && was != TxStatus::Failed {
+                    "COMMIT"
+                } else {
+                    "ROLLBACK"
+                };
                 if was == TxStatus::Idle {
-                    Outcome::Rows { columns: vec![], rows: vec![], tag: tag.into(), notices: vec!["there is no transaction in progress".into()] }
+                    Outcome::Rows {
+                        columns: vec![],
+                        rows: vec![],
+                        tag: tag.into(),
+                        notices: vec!["there is no transaction in progress".into()],
+                    }
                 } else {
                     Outcome::Command(tag.into())
                 }
@@ -405,16 +546,32 @@ impl Session {
 
     fn show(&self, name: &str) -> Result<Outcome> {
         if name == "all" {
-            let mut rows: Vec<Vec<Value>> = self.settings.iter().map(|(k, v)| vec![Value::Text(k.into()), Value::Text(v.into())]).collect();
+            let mut rows: Vec<Vec<Value>> = self
+                .settings
+                .iter()
+                .map(|(k, v)| vec![Value::Text(k.into()), Value::Text(v.into())])
+                .collect();
             rows.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
             let tag = format!("SHOW {}", rows.len());
-            return Ok(Outcome::Rows { columns: vec![Column::new("name", DataType::Text), Column::new("setting", DataType::Text)], rows, tag, notices: vec![] });
+            return Ok(Outcome::Rows {
+                columns: vec![
+                    Column::new("name", DataType::Text),
+                    Column::new("setting", DataType::Text),
+                ],
+                rows,
+                tag,
+                notices: vec![],
+            });
         }
-        let v = self
-            .settings
-            .get(name)
-            .ok_or_else(|| Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\"")))?;
-        Ok(Outcome::Rows { columns: vec![Column::new(name, DataType::Text)], rows: vec![vec![Value::Text(v.into())]], tag: "SHOW".into(), notices: vec![] })
+        let v = self.settings.get(name).ok_or_else(|| {
+            Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
+        })?;
+        Ok(Outcome::Rows {
+            columns: vec![Column::new(name, DataType::Text)],
+            rows: vec![vec![Value::Text(v.into())]],
+            tag: "SHOW".into(),
+            notices: vec![],
+        })
     }
 
     /// The value of a setting (for `current_setting`).
@@ -429,43 +586,83 @@ impl Session {
 /// A default START AT is run as an epoch grid shown from that instant on (the second
 /// value): the results are the same, and windows with default starts share work with each
 /// other as their grids are all aligned to the epoch.
-pub(crate) fn resolve_window(spec: &WindowSpec, submitted_us: i64) -> Result<(Window, Option<i64>)> {
+pub(crate) fn resolve_window(
+    spec: &WindowSpec,
+    submitted_us: i64,
+) -> Result<(Window, Option<i64>)> {
     let (start, cutoff) = match spec.start {
         StartSpec::Epoch => (Start::Epoch, None),
         StartSpec::At(t) => (Start::At(t), None),
-        StartSpec::Default => (Start::Epoch, Some(submitted_us.div_euclid(spec.slide_us) * spec.slide_us)),
+        StartSpec::Default => (
+            Start::Epoch,
+            Some(submitted_us.div_euclid(spec.slide_us) * spec.slide_us),
+        ),
     };
-    let w = Window::new(spec.range_us, spec.slide_us, start).map_err(|e| Error::InvalidParameterValue(e.to_string()))?;
+    let w = Window::new(spec.range_us, spec.slide_us, start)
+        .map_err(|e| Error::InvalidParameterValue(e.to_string()))?;
     Ok((w, cutoff))
 }
 
+/// Windows with their display cut-off (see [`resolve_window`]).
+pub(crate) type ResolvedWindows = Vec<(Window, Option<i64>)>;
+
 /// The stream a continuous query reads and its windows, resolved now.
-pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, Vec<(Window, Option<i64>)>)> {
+pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, ResolvedWindows)> {
     let Source::Stream { name, .. } = &q.source else {
         return Err(Error::Internal("a continuous query reads a stream".into()));
     };
     let stream = engine.catalog.stream(name)?;
     let now = crate::time::now_us();
-    let windows = q.windows.iter().map(|w| resolve_window(w, now)).collect::<Result<Vec<_>>>()?;
+    let windows = q
+        .windows
+        .iter()
+        .map(|w| resolve_window(w, now))
+        .collect::<Result<Vec<_>>>()?;
     Ok((stream, windows))
 }
 
 /// The executor for `q` with its plan, ready to register.
-pub(crate) fn build_exec(engine: &Engine, q: Query, params: &[Value], stream: &Stream, resolved: Vec<(Window, Option<i64>)>, eta: Option<f64>) -> Result<QueryExec> {
+pub(crate) fn build_exec(
+    engine: &Engine,
+    q: Query,
+    params: &[Value],
+    stream: &Stream,
+    resolved: Vec<(Window, Option<i64>)>,
+    eta: Option<f64>,
+) -> Result<QueryExec> {
     let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
     let limits = engine.limits();
-    let plan = plan_windows(&q, &windows, eta.unwrap_or_else(|| stream.event_rate_per_sec()));
-    let tz = stream.ts_col.is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
+    let plan = plan_windows(
+        &q,
+        &windows,
+        eta.unwrap_or_else(|| stream.event_rate_per_sec()),
+    );
+    let tz = stream
+        .ts_col
+        .is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
     let exec_limits = ExecLimits {
         groups_max: limits.groups_max,
         open_instances_max: 100_000,
         empty_slide_events_max: limits.empty_slide_events_max,
     };
-    QueryExec::new(q, windows, cutoffs, plan, params.to_vec(), tz, exec_limits, limits.live_tuples_max)
+    QueryExec::new(
+        q,
+        windows,
+        cutoffs,
+        plan,
+        params.to_vec(),
+        tz,
+        exec_limits,
+        limits.live_tuples_max,
+    )
 }
 
 /// Register a continuous query on its stream.
-pub(crate) async fn register(engine: &Arc<Engine>, q: Query, params: &[Value]) -> Result<Subscription> {
+pub(crate) async fn register(
+    engine: &Arc<Engine>,
+    q: Query,
+    params: &[Value],
+) -> Result<Subscription> {
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();
@@ -474,21 +671,51 @@ pub(crate) async fn register(engine: &Arc<Engine>, q: Query, params: &[Value]) -
 }
 
 /// Attach a built executor to its stream and return the subscription.
-pub(crate) async fn attach(engine: &Arc<Engine>, stream: &Arc<Stream>, exec: QueryExec, text: String, columns: Vec<Column>) -> Result<Subscription> {
+pub(crate) async fn attach(
+    engine: &Arc<Engine>,
+    stream: &Arc<Stream>,
+    exec: QueryExec,
+    text: String,
+    columns: Vec<Column>,
+) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
-        return Err(Error::ProgramLimitExceeded(format!("more than {} continuous queries (queries_max)", limits.queries_max)));
+        return Err(Error::ProgramLimitExceeded(format!(
+            "more than {} continuous queries (queries_max)",
+            limits.queries_max
+        )));
     }
-    let id = engine.catalog.next_query_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = engine
+        .catalog
+        .next_query_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
     let done = exec.is_done();
-    let running = Arc::new(RunningQuery { id, text, exec: parking_lot::Mutex::new(exec), tx: parking_lot::Mutex::new(Some(tx)) });
+    let running = Arc::new(RunningQuery {
+        id,
+        text,
+        exec: parking_lot::Mutex::new(exec),
+        tx: parking_lot::Mutex::new(Some(tx)),
+    });
     if done {
         // LIMIT 0: the query ends before it starts.
         running.close();
     }
-    engine.catalog.queries.lock().insert(id, (running.clone(), stream.name.clone()));
-    let guard = QueryGuard { stream: Arc::downgrade(stream), catalog_queries: Arc::downgrade(&engine.catalog.queries), id };
+    engine
+        .catalog
+        .queries
+        .lock()
+        .insert(id, (running.clone(), stream.name.clone()));
+    let guard = QueryGuard {
+        stream: Arc::downgrade(stream),
+        catalog_queries: Arc::downgrade(&engine.catalog.queries),
+        id,
+    };
     stream.attach(running).await?;
-    Ok(Subscription { columns, rx, guard: Some(Box::new(guard)), query_id: id })
+    Ok(Subscription {
+        columns,
+        rx,
+        guard: Some(Box::new(guard)),
+        query_id: id,
+    })
 }

@@ -45,12 +45,21 @@ impl Spill {
         let n = NEXT_SPILL.fetch_add(1, Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("tcq-copy-{}-{n}.stage", std::process::id()));
         let file = File::create(&path).map_err(io_error)?;
-        Ok(Spill { path, writer: Some(BufWriter::with_capacity(1 << 20, file)), ncols, rows: 0, bytes: 0 })
+        Ok(Spill {
+            path,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            ncols,
+            rows: 0,
+            bytes: 0,
+        })
     }
 
     /// Append every row of `batch`.
     pub fn write(&mut self, batch: &RowBatch) -> Result<()> {
-        let w = self.writer.as_mut().ok_or_else(|| Error::Internal("staging file already read".into()))?;
+        let w = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::Internal("staging file already read".into()))?;
         let mut buf = Vec::with_capacity(64);
         for i in 0..batch.len() {
             buf.clear();
@@ -67,10 +76,20 @@ impl Spill {
 
     /// Read the rows back in batches, in order.
     pub fn read_batches(&mut self) -> Result<SpillReader> {
-        let w = self.writer.take().ok_or_else(|| Error::Internal("staging file already read".into()))?;
-        w.into_inner().map_err(|e| io_error(e.into_error()))?.sync_data().ok();
+        let w = self
+            .writer
+            .take()
+            .ok_or_else(|| Error::Internal("staging file already read".into()))?;
+        w.into_inner()
+            .map_err(|e| io_error(e.into_error()))?
+            .sync_data()
+            .ok();
         let file = File::open(&self.path).map_err(io_error)?;
-        Ok(SpillReader { reader: BufReader::with_capacity(1 << 20, file), ncols: self.ncols, left: self.rows })
+        Ok(SpillReader {
+            reader: BufReader::with_capacity(1 << 20, file),
+            ncols: self.ncols,
+            left: self.rows,
+        })
     }
 }
 
@@ -129,7 +148,11 @@ impl SpillReader {
                 let len = u32::from_le_bytes(self.bytes()?) as usize;
                 let mut s = vec![0u8; len];
                 self.reader.read_exact(&mut s).map_err(io_error)?;
-                Value::Text(String::from_utf8(s).map_err(|_| Error::Internal("staging file: bad text".into()))?.into())
+                Value::Text(
+                    String::from_utf8(s)
+                        .map_err(|_| Error::Internal("staging file: bad text".into()))?
+                        .into(),
+                )
             }
             9 => Value::Timestamp(i64::from_le_bytes(self.bytes()?)),
             10 => Value::TimestampTz(i64::from_le_bytes(self.bytes()?)),
@@ -201,9 +224,25 @@ mod tests {
     fn spilled_rows_read_back_equal() {
         let mut b = RowBatch::new(3);
         let vals = [
-            vec![Value::Int4(1), Value::Text("ATL".into()), Value::Numeric(Decimal::new(-12345, 3))],
-            vec![Value::Null, Value::Text("a long text that does not fit inline in the value".into()), Value::Interval(Interval { months: 1, days: 2, micros: 3 })],
-            vec![Value::Float8(1.5), Value::Bool(true), Value::TimestampTz(-5)],
+            vec![
+                Value::Int4(1),
+                Value::Text("ATL".into()),
+                Value::Numeric(Decimal::new(-12345, 3)),
+            ],
+            vec![
+                Value::Null,
+                Value::Text("a long text that does not fit inline in the value".into()),
+                Value::Interval(Interval {
+                    months: 1,
+                    days: 2,
+                    micros: 3,
+                }),
+            ],
+            vec![
+                Value::Float8(1.5),
+                Value::Bool(true),
+                Value::TimestampTz(-5),
+            ],
         ];
         for (i, r) in vals.iter().enumerate() {
             b.push(r.clone(), i as i64 * 10);

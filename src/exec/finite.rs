@@ -12,12 +12,20 @@ use crate::types::Value;
 /// aggregates over all rows as one instance, HAVING, projection, ORDER BY, OFFSET, LIMIT.
 ///
 /// `session` answers `current_user`, `current_setting(...)` and friends.
-pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value], session: Option<&dyn SessionInfo>) -> Result<Vec<Vec<Value>>> {
+pub fn run_finite(
+    query: &Query,
+    rows: Vec<Vec<Value>>,
+    params: &[Value],
+    session: Option<&dyn SessionInfo>,
+) -> Result<Vec<Vec<Value>>> {
     let now_us = crate::time::now_us();
     let mut kept = Vec::new();
     for row in rows {
         if let Some(f) = &query.filter {
-            if !matches!(eval(f, &context(&row, params, session, now_us))?, Value::Bool(true)) {
+            if !matches!(
+                eval(f, &context(&row, params, session, now_us))?,
+                Value::Bool(true)
+            ) {
                 continue;
             }
         }
@@ -26,23 +34,40 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value], sessio
     let inputs: Vec<Vec<Value>> = match &query.aggregate {
         None => kept,
         Some(agg) => {
-            let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+            let specs: Vec<AggSpec> = agg
+                .calls
+                .iter()
+                .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+                .collect();
             let hasher = KeyHasher::new();
             let mut table = GroupTable::new(agg.group_by.len());
             for row in &kept {
                 let c = context(row, params, session, now_us);
-                let key = agg.group_by.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?;
+                let key = agg
+                    .group_by
+                    .iter()
+                    .map(|e| eval(e, &c))
+                    .collect::<Result<Vec<_>>>()?;
                 let args = agg
                     .calls
                     .iter()
-                    .map(|call| call.arg.as_ref().map_or(Ok(Value::Bool(true)), |e| eval(e, &c)))
+                    .map(|call| {
+                        call.arg
+                            .as_ref()
+                            .map_or(Ok(Value::Bool(true)), |e| eval(e, &c))
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 let g = table.find_or_insert(hasher.hash(&key), &key, &specs, usize::MAX)?;
                 table.update(g, &specs, &args)?;
             }
             let mut out = Vec::new();
             if table.is_empty() && agg.group_by.is_empty() {
-                out.push(specs.iter().map(|s| s.init().evaluate(s)).collect::<Result<Vec<_>>>()?);
+                out.push(
+                    specs
+                        .iter()
+                        .map(|s| s.init().evaluate(s))
+                        .collect::<Result<Vec<_>>>()?,
+                );
             }
             for g in 0..table.len() {
                 let (key, accs) = table.group(g, specs.len());
@@ -63,8 +88,16 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value], sessio
                 continue;
             }
         }
-        let projected = query.projection.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?;
-        let keys = query.order_by.iter().map(|k| eval(&k.expr, &c)).collect::<Result<Vec<_>>>()?;
+        let projected = query
+            .projection
+            .iter()
+            .map(|e| eval(e, &c))
+            .collect::<Result<Vec<_>>>()?;
+        let keys = query
+            .order_by
+            .iter()
+            .map(|k| eval(&k.expr, &c))
+            .collect::<Result<Vec<_>>>()?;
         rows.push((projected, keys));
     }
     if !query.order_by.is_empty() {
@@ -72,9 +105,25 @@ pub fn run_finite(query: &Query, rows: Vec<Vec<Value>>, params: &[Value], sessio
     }
     let offset = query.offset.unwrap_or(0) as usize;
     let limit = query.limit.map_or(usize::MAX, |l| l as usize);
-    Ok(rows.into_iter().skip(offset).take(limit).map(|(r, _)| r).collect())
+    Ok(rows
+        .into_iter()
+        .skip(offset)
+        .take(limit)
+        .map(|(r, _)| r)
+        .collect())
 }
 
-fn context<'a>(row: &'a [Value], params: &'a [Value], session: Option<&'a dyn SessionInfo>, now_us: i64) -> EvalContext<'a> {
-    EvalContext { row, params, window: None, now_us, session }
+fn context<'a>(
+    row: &'a [Value],
+    params: &'a [Value],
+    session: Option<&'a dyn SessionInfo>,
+    now_us: i64,
+) -> EvalContext<'a> {
+    EvalContext {
+        row,
+        params,
+        window: None,
+        now_us,
+        session,
+    }
 }

@@ -22,7 +22,12 @@ pub struct KeyHasher(ahash::RandomState);
 impl KeyHasher {
     /// A hasher with fixed seeds (deterministic across runs).
     pub fn new() -> KeyHasher {
-        KeyHasher(ahash::RandomState::with_seeds(0x7463_7100, 0x5f77_6367, 0x6661_6374, 0x6f72_7321))
+        KeyHasher(ahash::RandomState::with_seeds(
+            0x7463_7100,
+            0x5f77_6367,
+            0x6661_6374,
+            0x6f72_7321,
+        ))
     }
 
     /// Hash of a group key.
@@ -54,7 +59,10 @@ pub struct GroupTable {
 impl GroupTable {
     /// An empty table for keys of `nkeys` values.
     pub fn new(nkeys: usize) -> GroupTable {
-        GroupTable { nkeys, ..Default::default() }
+        GroupTable {
+            nkeys,
+            ..Default::default()
+        }
     }
 
     /// Number of groups.
@@ -69,7 +77,10 @@ impl GroupTable {
 
     /// The group at `g`: its key and its states.
     pub fn group(&self, g: usize, naggs: usize) -> (&[Value], &[Acc]) {
-        (&self.keys[g * self.nkeys..(g + 1) * self.nkeys], &self.accs[g * naggs..(g + 1) * naggs])
+        (
+            &self.keys[g * self.nkeys..(g + 1) * self.nkeys],
+            &self.accs[g * naggs..(g + 1) * naggs],
+        )
     }
 
     /// The hash of group `g`'s key.
@@ -80,7 +91,13 @@ impl GroupTable {
     /// Index of the group with `key` (hash `hash`), inserted with fresh states if new.
     ///
     /// Errors: 54000 when the table would exceed `groups_max` groups.
-    pub fn find_or_insert(&mut self, hash: u64, key: &[Value], specs: &[AggSpec], groups_max: usize) -> Result<usize> {
+    pub fn find_or_insert(
+        &mut self,
+        hash: u64,
+        key: &[Value],
+        specs: &[AggSpec],
+        groups_max: usize,
+    ) -> Result<usize> {
         debug_assert_eq!(key.len(), self.nkeys, "group key width is fixed per query");
         let (keys, nkeys) = (&self.keys, self.nkeys);
         if let Some(&g) = self.index.find(hash, |&g| {
@@ -99,7 +116,8 @@ impl GroupTable {
         self.keys.extend(key.iter().cloned());
         self.accs.extend(specs.iter().map(AggSpec::init));
         let hashes = &self.hashes;
-        self.index.insert_unique(hash, g as u32, |&x| hashes[x as usize]);
+        self.index
+            .insert_unique(hash, g as u32, |&x| hashes[x as usize]);
         Ok(g)
     }
 
@@ -113,7 +131,12 @@ impl GroupTable {
     }
 
     /// Merge every group of `other` (a partial of an upstream instance) into this table.
-    pub fn merge_from(&mut self, other: &GroupTable, specs: &[AggSpec], groups_max: usize) -> Result<()> {
+    pub fn merge_from(
+        &mut self,
+        other: &GroupTable,
+        specs: &[AggSpec],
+        groups_max: usize,
+    ) -> Result<()> {
         let n = specs.len();
         for g in 0..other.len() {
             let (key, accs) = other.group(g, n);

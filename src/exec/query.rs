@@ -41,7 +41,11 @@ pub struct RowBatch {
 impl RowBatch {
     /// An empty batch of rows with `ncols` values.
     pub fn new(ncols: usize) -> RowBatch {
-        RowBatch { ncols, values: Vec::new(), times: Vec::new() }
+        RowBatch {
+            ncols,
+            values: Vec::new(),
+            times: Vec::new(),
+        }
     }
 
     /// Number of rows.
@@ -63,7 +67,11 @@ impl RowBatch {
     pub fn push(&mut self, row: impl IntoIterator<Item = Value>, t_us: i64) {
         self.values.extend(row);
         self.times.push(t_us);
-        debug_assert_eq!(self.values.len(), self.times.len() * self.ncols, "rows have ncols values");
+        debug_assert_eq!(
+            self.values.len(),
+            self.times.len() * self.ncols,
+            "rows have ncols values"
+        );
     }
 
     /// Approximate heap bytes held, for staging limits.
@@ -128,8 +136,19 @@ pub struct QueryExec {
 }
 
 /// A context with `now()` fixed at the query's registration (no clock read per tuple).
-fn ctx<'a>(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>, now_us: i64) -> EvalContext<'a> {
-    EvalContext { row, params, window, now_us, session: None }
+fn ctx<'a>(
+    row: &'a [Value],
+    params: &'a [Value],
+    window: Option<WindowMetaValues>,
+    now_us: i64,
+) -> EvalContext<'a> {
+    EvalContext {
+        row,
+        params,
+        window,
+        now_us,
+        session: None,
+    }
 }
 
 impl QueryExec {
@@ -153,30 +172,48 @@ impl QueryExec {
         limits: ExecLimits,
         live_tuples_max: usize,
     ) -> Result<QueryExec> {
-        let mode = match (&query.aggregate, windows.is_empty()) {
-            (None, true) => Mode::Pass,
-            (Some(_), true) => {
-                return Err(Error::FeatureNotSupported(
-                    "an aggregate over a stream needs a window clause, e.g. [RANGE BY '1 minute']".into(),
-                ))
-            }
-            (Some(agg), false) => {
-                let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
-                let ungrouped = agg.group_by.is_empty();
-                Mode::Agg(AggMode {
-                    windows: SharedWindows::new(&plan, specs, agg.group_by.len(), ungrouped, limits, cutoffs.clone())?,
-                    group_by: agg.group_by.clone(),
-                    args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
-                    hasher: KeyHasher::new(),
-                    naggs: agg.calls.len(),
-                })
-            }
-            (None, false) => Mode::Live(LiveMode {
-                windows: SharedWindows::new(&SharedPlan::unshared(&windows), Vec::new(), 0, false, limits, cutoffs.clone())?,
-                buffers: vec![VecDeque::new(); windows.len()],
-                live_tuples_max,
-            }),
-        };
+        let mode =
+            match (&query.aggregate, windows.is_empty()) {
+                (None, true) => Mode::Pass,
+                (Some(_), true) => return Err(Error::FeatureNotSupported(
+                    "an aggregate over a stream needs a window clause, e.g. [RANGE BY '1 minute']"
+                        .into(),
+                )),
+                (Some(agg), false) => {
+                    let specs: Vec<AggSpec> = agg
+                        .calls
+                        .iter()
+                        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+                        .collect();
+                    let ungrouped = agg.group_by.is_empty();
+                    Mode::Agg(AggMode {
+                        windows: SharedWindows::new(
+                            &plan,
+                            specs,
+                            agg.group_by.len(),
+                            ungrouped,
+                            limits,
+                            cutoffs.clone(),
+                        )?,
+                        group_by: agg.group_by.clone(),
+                        args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
+                        hasher: KeyHasher::new(),
+                        naggs: agg.calls.len(),
+                    })
+                }
+                (None, false) => Mode::Live(LiveMode {
+                    windows: SharedWindows::new(
+                        &SharedPlan::unshared(&windows),
+                        Vec::new(),
+                        0,
+                        false,
+                        limits,
+                        cutoffs.clone(),
+                    )?,
+                    buffers: vec![VecDeque::new(); windows.len()],
+                    live_tuples_max,
+                }),
+            };
         let done = query.limit == Some(0);
         Ok(QueryExec {
             now_us: crate::time::now_us(),
@@ -207,7 +244,11 @@ impl QueryExec {
     pub fn sharing(&self) -> wcg::Sharing {
         match &self.query.aggregate {
             Some(agg) if !self.windows.is_empty() => {
-                let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+                let specs: Vec<AggSpec> = agg
+                    .calls
+                    .iter()
+                    .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+                    .collect();
                 crate::agg::sharing_of(&specs)
             }
             _ => wcg::Sharing::None,
@@ -258,7 +299,8 @@ impl QueryExec {
             }
             match &mut self.mode {
                 Mode::Pass => {
-                    let projected = project(&self.query.projection, row, &self.params, None, self.now_us)?;
+                    let projected =
+                        project(&self.query.projection, row, &self.params, None, self.now_us)?;
                     pass_rows.push(projected);
                     if self.rows_left.is_some_and(|n| pass_rows.len() as u64 >= n) {
                         break;
@@ -267,7 +309,8 @@ impl QueryExec {
                 Mode::Agg(a) => {
                     self.keybuf.clear();
                     for k in &a.group_by {
-                        self.keybuf.push(eval_ref(k, row, &self.params, self.now_us)?);
+                        self.keybuf
+                            .push(eval_ref(k, row, &self.params, self.now_us)?);
                     }
                     self.argbuf.clear();
                     for arg in &a.args {
@@ -277,7 +320,9 @@ impl QueryExec {
                         });
                     }
                     let hash = a.hasher.hash(&self.keybuf);
-                    if a.windows.fold(t, hash, &self.keybuf, &self.argbuf, in_order)? {
+                    if a.windows
+                        .fold(t, hash, &self.keybuf, &self.argbuf, in_order)?
+                    {
                         self.stats.late_tuples += 1;
                     }
                 }
@@ -325,7 +370,12 @@ impl QueryExec {
             (crate::window::Start::At(o), None) => Some(o),
             (crate::window::Start::Epoch, None) => None,
         };
-        let firsts: Vec<Option<i64>> = self.windows.iter().enumerate().map(|(i, w)| first_of(i, w)).collect();
+        let firsts: Vec<Option<i64>> = self
+            .windows
+            .iter()
+            .enumerate()
+            .map(|(i, w)| first_of(i, w))
+            .collect();
         if firsts.iter().any(|f| f.is_none_or(|f| t >= f)) {
             self.any_in_window = true;
             return;
@@ -414,7 +464,10 @@ impl QueryExec {
 
     /// Finalise the closed instances of one slide event into (row, sort key) pairs, in the
     /// order the windows were written.
-    fn rows_of_event(&mut self, mut closed: Vec<ClosedInstance>) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+    fn rows_of_event(
+        &mut self,
+        mut closed: Vec<ClosedInstance>,
+    ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
         closed.sort_by_key(|c| c.user_windows[0]);
         let mut rows = Vec::new();
         for inst in &closed {
@@ -445,7 +498,13 @@ impl QueryExec {
         Ok(rows)
     }
 
-    fn agg_rows(&self, a: &AggMode, groups: &GroupTable, meta: WindowMetaValues, rows: &mut Vec<(Vec<Value>, Vec<Value>)>) -> Result<()> {
+    fn agg_rows(
+        &self,
+        a: &AggMode,
+        groups: &GroupTable,
+        meta: WindowMetaValues,
+        rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+    ) -> Result<()> {
         let specs = a.windows.specs();
         let mut agg_row = Vec::with_capacity(a.group_by.len() + a.naggs);
         let mut emit = |agg_row: &[Value]| -> Result<()> {
@@ -476,7 +535,11 @@ impl QueryExec {
     }
 
     /// HAVING, projection and sort keys over one aggregate (or input) row.
-    fn output_row(&self, row: &[Value], meta: WindowMetaValues) -> Result<Option<(Vec<Value>, Vec<Value>)>> {
+    fn output_row(
+        &self,
+        row: &[Value],
+        meta: WindowMetaValues,
+    ) -> Result<Option<(Vec<Value>, Vec<Value>)>> {
         if self.query.having.is_none() && self.query.order_by.is_empty() {
             if let Some(items) = &self.fast_projection {
                 let projected = items
@@ -495,8 +558,18 @@ impl QueryExec {
                 return Ok(None);
             }
         }
-        let projected = self.query.projection.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?;
-        let keys = self.query.order_by.iter().map(|k| eval(&k.expr, &c)).collect::<Result<Vec<_>>>()?;
+        let projected = self
+            .query
+            .projection
+            .iter()
+            .map(|e| eval(e, &c))
+            .collect::<Result<Vec<_>>>()?;
+        let keys = self
+            .query
+            .order_by
+            .iter()
+            .map(|k| eval(&k.expr, &c))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some((projected, keys)))
     }
 }
@@ -527,8 +600,20 @@ fn fast_items(projection: &[Expr]) -> Option<Vec<FastItem>> {
 }
 
 fn meta_value(m: WindowMeta, w: &WindowMetaValues) -> Value {
-    let ts = |t| if w.tz { Value::TimestampTz(t) } else { Value::Timestamp(t) };
-    let iv = |us| Value::Interval(crate::types::Interval { months: 0, days: 0, micros: us });
+    let ts = |t| {
+        if w.tz {
+            Value::TimestampTz(t)
+        } else {
+            Value::Timestamp(t)
+        }
+    };
+    let iv = |us| {
+        Value::Interval(crate::types::Interval {
+            months: 0,
+            days: 0,
+            micros: us,
+        })
+    };
     match m {
         WindowMeta::Wtime => ts(w.upper_us),
         WindowMeta::Wstart => ts(w.lower_us),
@@ -545,9 +630,21 @@ fn predicate(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<b
     Ok(truthy(&eval(e, &ctx(row, params, None, now_us))?))
 }
 
-fn project(exprs: &[Expr], row: &[Value], params: &[Value], meta: Option<WindowMetaValues>, now_us: i64) -> Result<(Vec<Value>, Vec<Value>)> {
+fn project(
+    exprs: &[Expr],
+    row: &[Value],
+    params: &[Value],
+    meta: Option<WindowMetaValues>,
+    now_us: i64,
+) -> Result<(Vec<Value>, Vec<Value>)> {
     let c = ctx(row, params, meta, now_us);
-    Ok((exprs.iter().map(|e| eval(e, &c)).collect::<Result<Vec<_>>>()?, Vec::new()))
+    Ok((
+        exprs
+            .iter()
+            .map(|e| eval(e, &c))
+            .collect::<Result<Vec<_>>>()?,
+        Vec::new(),
+    ))
 }
 
 /// ORDER BY comparison with PostgreSQL's NULL placement.
@@ -590,7 +687,11 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp
 pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
     match &query.aggregate {
         Some(agg) if !windows.is_empty() => {
-            let specs: Vec<AggSpec> = agg.calls.iter().map(|c| AggSpec::new(c.func, c.arg_type, c.distinct)).collect();
+            let specs: Vec<AggSpec> = agg
+                .calls
+                .iter()
+                .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+                .collect();
             wcg::plan(windows, crate::agg::sharing_of(&specs), eta_per_sec)
         }
         _ => SharedPlan::unshared(windows),

@@ -125,7 +125,14 @@ impl SharedWindows {
     ///
     /// `cutoffs[i]`: user window `i` is an epoch grid shown only from this instant on (a
     /// default START AT); instances starting earlier are computed for sharing but never shown.
-    pub fn new(plan: &SharedPlan, specs: Vec<AggSpec>, nkeys: usize, emit_empty: bool, limits: ExecLimits, cutoffs: Vec<Option<i64>>) -> Result<SharedWindows> {
+    pub fn new(
+        plan: &SharedPlan,
+        specs: Vec<AggSpec>,
+        nkeys: usize,
+        emit_empty: bool,
+        limits: ExecLimits,
+        cutoffs: Vec<Option<i64>>,
+    ) -> Result<SharedWindows> {
         let mut nodes: Vec<Node> = plan
             .nodes
             .iter()
@@ -160,9 +167,20 @@ impl SharedWindows {
             emit_empty,
             limits,
             started: false,
-            shown_from: vec![i64::MIN; plan.nodes.iter().flat_map(|n| n.user_windows.iter().map(|u| u + 1)).max().unwrap_or(0).max(cutoffs.len())],
+            shown_from: vec![
+                i64::MIN;
+                plan.nodes
+                    .iter()
+                    .flat_map(|n| n.user_windows.iter().map(|u| u + 1))
+                    .max()
+                    .unwrap_or(0)
+                    .max(cutoffs.len())
+            ],
             cutoffs,
-            counters: WorkCounters { tuples_folded: vec![0; n], partials_merged: vec![0; n] },
+            counters: WorkCounters {
+                tuples_folded: vec![0; n],
+                partials_merged: vec![0; n],
+            },
         })
     }
 
@@ -181,7 +199,9 @@ impl SharedWindows {
             for &u in &node.user_windows {
                 let first = match (w.is_bounded(), self.cutoffs.get(u).copied().flatten()) {
                     (true, _) => w.first_index(),
-                    (false, Some(c)) => floor_div(c as i128 + w.slide_us as i128 - 1, w.slide_us as i128) as i64,
+                    (false, Some(c)) => {
+                        floor_div(c as i128 + w.slide_us as i128 - 1, w.slide_us as i128) as i64
+                    }
                     (false, None) => w.next_closing_index(now_us),
                 };
                 self.shown_from[u] = first;
@@ -198,26 +218,40 @@ impl SharedWindows {
             if !node.window.is_bounded() {
                 let s = node.window.slide_us as i128;
                 let after_now = node.window.next_closing_index(now_us);
-                node.base_m = if need == i64::MAX { after_now } else { after_now.min(floor_div(need as i128 + s - 1, s) as i64) };
+                node.base_m = if need == i64::MAX {
+                    after_now
+                } else {
+                    after_now.min(floor_div(need as i128 + s - 1, s) as i64)
+                };
             }
         }
         self.started = true;
     }
 
     fn all_empty(&self) -> bool {
-        self.nodes.iter().all(|n| n.open.iter().all(GroupTable::is_empty))
+        self.nodes
+            .iter()
+            .all(|n| n.open.iter().all(GroupTable::is_empty))
     }
 
     /// The earliest end among the nodes' next instances.
     fn next_end(&self) -> i64 {
-        self.nodes.iter().map(Node::next_end).min().unwrap_or(i64::MAX)
+        self.nodes
+            .iter()
+            .map(Node::next_end)
+            .min()
+            .unwrap_or(i64::MAX)
     }
 
     /// Move current time to `now_us`: close, in end order, every instance whose end is
     /// `<= now_us`. `sink` receives each slide event's closed user instances (possibly none
     /// when `emit_empty` is false and nothing had data). Returns what the empty-run limit
     /// skipped, if anything.
-    pub fn advance(&mut self, now_us: i64, sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>) -> Result<Option<Skipped>> {
+    pub fn advance(
+        &mut self,
+        now_us: i64,
+        sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>,
+    ) -> Result<Option<Skipped>> {
         if !self.started {
             self.start(now_us);
         }
@@ -236,7 +270,11 @@ impl SharedWindows {
                 if empty_run > self.limits.empty_slide_events_max {
                     let skipped = self.count_user_ends(e, now_us);
                     self.skip_to(now_us);
-                    return Ok(Some(Skipped { slide_events: skipped, from_us: e, to_us: now_us }));
+                    return Ok(Some(Skipped {
+                        slide_events: skipped,
+                        from_us: e,
+                        to_us: now_us,
+                    }));
                 }
             }
             let closed = self.close_at(e)?;
@@ -251,7 +289,11 @@ impl SharedWindows {
         let mut ends = 0u64;
         for n in self.nodes.iter().filter(|n| !n.user_windows.is_empty()) {
             let last = n.window.current_index(to_us).unwrap_or(n.base_m - 1);
-            let first = n.base_m.max(n.window.current_index(from_us.saturating_sub(1)).map_or(n.base_m, |m| m + 1));
+            let first = n.base_m.max(
+                n.window
+                    .current_index(from_us.saturating_sub(1))
+                    .map_or(n.base_m, |m| m + 1),
+            );
             ends = ends.saturating_add((last as i128 - first as i128 + 1).max(0) as u64);
         }
         ends
@@ -274,7 +316,10 @@ impl SharedWindows {
             }
             let node = &mut self.nodes[i];
             let m = node.base_m;
-            let groups = node.open.pop_front().unwrap_or_else(|| GroupTable::new(self.nkeys));
+            let groups = node
+                .open
+                .pop_front()
+                .unwrap_or_else(|| GroupTable::new(self.nkeys));
             node.base_m += 1;
             let (window, lower_us) = (node.window, node.window.lower_us(m));
             let children = node.children.clone();
@@ -282,9 +327,20 @@ impl SharedWindows {
                 self.deliver(c, lower_us, e, &groups)?;
             }
             let node = &self.nodes[i];
-            let shown: Vec<usize> = node.user_windows.iter().copied().filter(|&u| m >= self.shown_from[u]).collect();
+            let shown: Vec<usize> = node
+                .user_windows
+                .iter()
+                .copied()
+                .filter(|&u| m >= self.shown_from[u])
+                .collect();
             if !shown.is_empty() {
-                closed.push(ClosedInstance { user_windows: shown, window, lower_us, upper_us: e, groups });
+                closed.push(ClosedInstance {
+                    user_windows: shown,
+                    window,
+                    lower_us,
+                    upper_us: e,
+                    groups,
+                });
             }
         }
         Ok(closed)
@@ -292,16 +348,30 @@ impl SharedWindows {
 
     /// Merge a closed parent instance `[lower_us, upper_us)` into every open instance of
     /// child `c` that contains it.
-    fn deliver(&mut self, c: usize, lower_us: i64, upper_us: i64, groups: &GroupTable) -> Result<()> {
+    fn deliver(
+        &mut self,
+        c: usize,
+        lower_us: i64,
+        upper_us: i64,
+        groups: &GroupTable,
+    ) -> Result<()> {
         if groups.is_empty() {
             return Ok(());
         }
         let w = self.nodes[c].window;
-        let (r, s, o) = (w.range_us as i128, w.slide_us as i128, w.offset_us() as i128);
+        let (r, s, o) = (
+            w.range_us as i128,
+            w.slide_us as i128,
+            w.offset_us() as i128,
+        );
         let m_hi = floor_div(lower_us as i128 - o, s);
         let m_lo = floor_div(upper_us as i128 - r - o + s - 1, s);
         let m_lo = m_lo.max(self.nodes[c].base_m as i128);
-        let (nkeys, open_max, groups_max) = (self.nkeys, self.limits.open_instances_max, self.limits.groups_max);
+        let (nkeys, open_max, groups_max) = (
+            self.nkeys,
+            self.limits.open_instances_max,
+            self.limits.groups_max,
+        );
         for m in m_lo..=m_hi {
             let node = &mut self.nodes[c];
             let inst = node.instance_mut(m as i64, nkeys, open_max)?;
@@ -315,10 +385,21 @@ impl SharedWindows {
     /// `args`. `in_order`: `t_us` equals current time, so every instance holding it is open
     /// and only root windows take it. Returns true when the tuple missed an instance of a
     /// user window that had already closed (a late tuple).
-    pub fn fold(&mut self, t_us: i64, hash: u64, key: &[Value], args: &[Value], in_order: bool) -> Result<bool> {
+    pub fn fold(
+        &mut self,
+        t_us: i64,
+        hash: u64,
+        key: &[Value],
+        args: &[Value],
+        in_order: bool,
+    ) -> Result<bool> {
         let mut late = false;
         for i in 0..self.nodes.len() {
-            let (w, base_m, parent) = (self.nodes[i].window, self.nodes[i].base_m, self.nodes[i].parent);
+            let (w, base_m, parent) = (
+                self.nodes[i].window,
+                self.nodes[i].base_m,
+                self.nodes[i].parent,
+            );
             if in_order && parent.is_some() {
                 continue;
             }
@@ -335,7 +416,11 @@ impl SharedWindows {
                         continue;
                     }
                 }
-                let (nkeys, open_max, groups_max) = (self.nkeys, self.limits.open_instances_max, self.limits.groups_max);
+                let (nkeys, open_max, groups_max) = (
+                    self.nkeys,
+                    self.limits.open_instances_max,
+                    self.limits.groups_max,
+                );
                 let inst = self.nodes[i].instance_mut(m, nkeys, open_max)?;
                 let g = inst.find_or_insert(hash, key, &self.specs, groups_max)?;
                 inst.update(g, &self.specs, args)?;
@@ -350,7 +435,11 @@ impl SharedWindows {
     fn parent_closed_within(&self, p: usize, t_us: i64, lower_us: i64, upper_us: i64) -> bool {
         let pw = self.nodes[p].window;
         let (plo, phi) = pw.instances_containing(t_us);
-        let (r, s, o) = (pw.range_us as i128, pw.slide_us as i128, pw.offset_us() as i128);
+        let (r, s, o) = (
+            pw.range_us as i128,
+            pw.slide_us as i128,
+            pw.offset_us() as i128,
+        );
         let j_min = (plo as i128).max(floor_div(lower_us as i128 - o + s - 1, s));
         let j_max = (phi as i128).min(floor_div(upper_us as i128 - r - o, s));
         j_min > j_max || j_max < self.nodes[p].base_m as i128
@@ -359,15 +448,23 @@ impl SharedWindows {
     /// Whether a tuple at `t_us` falls in an instance of some user window that is still
     /// open (used by windowed queries without aggregates to decide what to buffer).
     pub fn holds_open_instance(&self, t_us: i64) -> bool {
-        self.nodes.iter().filter(|n| !n.user_windows.is_empty()).any(|n| {
-            let (lo, hi) = n.window.instances_containing(t_us);
-            lo <= hi && hi >= n.base_m
-        })
+        self.nodes
+            .iter()
+            .filter(|n| !n.user_windows.is_empty())
+            .any(|n| {
+                let (lo, hi) = n.window.instances_containing(t_us);
+                lo <= hi && hi >= n.base_m
+            })
     }
 
     /// The smallest lower bound among the user windows' next instances: buffered tuples
     /// older than this can never be emitted again.
     pub fn oldest_open_lower(&self) -> i64 {
-        self.nodes.iter().filter(|n| !n.user_windows.is_empty()).map(|n| n.window.lower_us(n.base_m)).min().unwrap_or(i64::MAX)
+        self.nodes
+            .iter()
+            .filter(|n| !n.user_windows.is_empty())
+            .map(|n| n.window.lower_us(n.base_m))
+            .min()
+            .unwrap_or(i64::MAX)
     }
 }

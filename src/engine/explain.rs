@@ -50,9 +50,10 @@ pub(crate) async fn explain(
                     work = w.clone();
                 }
             }
-            let span = match (now, stream.stats.lock().now_us) {
+            let stats = stream.stats.lock().clone();
+            let span = match (now, stats.now_us) {
                 (Some(a), Some(b)) => b - a,
-                (None, Some(b)) => b - stream.stats.lock().first_us.unwrap_or(b),
+                (None, Some(b)) => b - stats.first_us.unwrap_or(b),
                 _ => 0,
             };
             Some((rows, work, span))

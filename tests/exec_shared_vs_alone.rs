@@ -281,7 +281,7 @@ fn batches_of(tuples: &[(i64, i32, i32)], split: usize) -> Vec<RowBatch> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
     #[test]
     fn shared_plan_equals_each_window_alone(

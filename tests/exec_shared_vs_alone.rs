@@ -353,3 +353,53 @@ fn late_tuple_reaches_child_after_parent_instance_closed() {
     assert_eq!(rows, naive(&windows, &tuples, false, &[AggFunc::CountStar]));
     assert!(rows.iter().any(|r| r.starts_with("[Int8(3)")), "{rows:?}");
 }
+
+/// Keys that stop appearing do not pile up: the group dictionary is compacted, and results
+/// stay exact across compactions.
+#[test]
+fn group_ids_of_departed_keys_are_dropped() {
+    let w = Window::new(1_000, 1_000, Start::At(0)).unwrap();
+    let q = query(
+        vec![
+            call(AggFunc::CountStar, None, DataType::Int8),
+            call(AggFunc::Sum, Some(2), DataType::Int8),
+        ],
+        true,
+    );
+    let mut exec = QueryExec::new(
+        q,
+        vec![w],
+        vec![None],
+        SharedPlan::unshared(&[w]),
+        vec![],
+        false,
+        LIMITS,
+        0,
+    )
+    .unwrap();
+    let (mut out, mut rows, mut max_ids) = (Vec::new(), 0usize, 0usize);
+    for chunk in 0..300 {
+        let mut b = RowBatch::new(3);
+        for i in 0..1_000i64 {
+            let t = chunk * 1_000 + i;
+            // Every key is new: 300,000 distinct keys in all, 1,000 per instance.
+            b.push(
+                [Value::Timestamp(t), Value::Int4(t as i32), Value::Int4(2)],
+                t,
+            );
+        }
+        exec.push(&b, &mut out).unwrap();
+        max_ids = max_ids.max(exec.group_ids());
+        for e in out.drain(..) {
+            if let Event::Rows(r) = e {
+                for row in &r {
+                    assert_eq!(&row[1..3], &[Value::Int8(1), Value::Int8(2)], "{row:?}");
+                }
+                rows += r.len();
+            }
+        }
+    }
+    assert_eq!(rows, 299_000);
+    assert!(max_ids < 140_000, "dictionary grew to {max_ids} ids");
+    assert!(max_ids > 60_000, "compaction ran too early: {max_ids}");
+}

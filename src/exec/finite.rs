@@ -1,6 +1,6 @@
 //! Finite queries: system views and SELECT without FROM, computed in one pass.
 
-use super::group::{GroupTable, KeyHasher};
+use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::query::compare_sort_keys;
 use crate::agg::AggSpec;
 use crate::error::Result;
@@ -40,7 +40,8 @@ pub fn run_finite(
                 .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
                 .collect();
             let hasher = KeyHasher::new();
-            let mut table = GroupTable::new(agg.group_by.len());
+            let mut dict = GroupDict::new(agg.group_by.len());
+            let mut table = GroupTable::new();
             for row in &kept {
                 let c = context(row, params, session, now_us);
                 let key = agg
@@ -57,7 +58,8 @@ pub fn run_finite(
                             .map_or(Ok(Value::Bool(true)), |e| eval(e, &c))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let g = table.find_or_insert(hasher.hash(&key), &key, &specs, usize::MAX)?;
+                let gid = dict.intern(hasher.hash(&key), &key);
+                let g = table.slot(gid, &specs, usize::MAX)?;
                 table.update(g, &specs, &args)?;
             }
             let mut out = Vec::new();
@@ -71,7 +73,7 @@ pub fn run_finite(
             }
             for g in 0..table.len() {
                 let (key, accs) = table.group(g, specs.len());
-                let mut row = key.to_vec();
+                let mut row = dict.key(key).to_vec();
                 for (a, s) in accs.iter().zip(&specs) {
                     row.push(a.evaluate(s)?);
                 }

@@ -1,10 +1,16 @@
-//! Per-group partial aggregates of one window instance.
+//! Per-group partial aggregates of window instances.
 //!
-//! A [`GroupTable`] maps a group key (the GROUP BY values) to one partial state per aggregate
-//! call. Keys, hashes and states live in flat vectors in first-seen order, so emission order
-//! is deterministic and no allocation happens per tuple: a tuple whose group exists costs one
-//! probe of a `hashbrown::HashTable` with a hash computed once per tuple and reused for every
-//! instance the tuple falls in.
+//! A query interns each group key (the GROUP BY values) once in its [`GroupDict`], which
+//! hands out dense group ids. A [`GroupTable`] (one per instance) maps group ids to one
+//! partial state per aggregate call, through a plain array for the first 65,536 ids and a
+//! small map beyond. So a tuple costs one hash probe whatever the number of instances it
+//! falls in, and merging a parent's partial into a child instance costs no hashing at all.
+//! States live in flat vectors in first-seen order: emission order is deterministic and no
+//! allocation happens per tuple.
+//!
+//! Design decision: the dictionary outlives instances, so keys that stop appearing would
+//! pile up; [`GroupDict::compact`] drops the ids no open instance uses once the dictionary
+//! has doubled since the last compaction, keeping memory proportional to the live groups.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -13,6 +19,11 @@ use hashbrown::HashTable;
 use crate::agg::{group_eq, hash_value, Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::types::Value;
+
+/// Group ids below this index a table's dense array; others its map.
+const DENSE_GIDS: u32 = 1 << 16;
+/// No slot.
+const ABSENT: u32 = u32::MAX;
 
 /// The hasher every group table of one query shares, so partials can move between tables
 /// (parent to child window) without rehashing keys.
@@ -46,82 +57,157 @@ impl Default for KeyHasher {
     }
 }
 
-/// Groups of one instance: keys (stride `nkeys`) and states (stride `naggs`).
+/// Group keys of one query, interned to dense ids.
 #[derive(Clone, Debug, Default)]
-pub struct GroupTable {
+pub struct GroupDict {
     index: HashTable<u32>,
     hashes: Vec<u64>,
     keys: Vec<Value>,
-    accs: Vec<Acc>,
     nkeys: usize,
 }
 
-impl GroupTable {
-    /// An empty table for keys of `nkeys` values.
-    pub fn new(nkeys: usize) -> GroupTable {
-        GroupTable {
+impl GroupDict {
+    /// An empty dictionary of keys of `nkeys` values.
+    pub fn new(nkeys: usize) -> GroupDict {
+        GroupDict {
             nkeys,
             ..Default::default()
         }
     }
 
-    /// Number of groups.
+    /// Number of ids handed out.
     pub fn len(&self) -> usize {
         self.hashes.len()
     }
 
-    /// True when no tuple or partial has reached this instance.
+    /// True when no key was interned.
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
     }
 
-    /// The group at `g`: its key and its states.
-    pub fn group(&self, g: usize, naggs: usize) -> (&[Value], &[Acc]) {
-        (
-            &self.keys[g * self.nkeys..(g + 1) * self.nkeys],
-            &self.accs[g * naggs..(g + 1) * naggs],
-        )
-    }
-
-    /// The hash of group `g`'s key.
-    pub fn hash_of(&self, g: usize) -> u64 {
-        self.hashes[g]
-    }
-
-    /// Index of the group with `key` (hash `hash`), inserted with fresh states if new.
-    ///
-    /// Errors: 54000 when the table would exceed `groups_max` groups.
-    pub fn find_or_insert(
-        &mut self,
-        hash: u64,
-        key: &[Value],
-        specs: &[AggSpec],
-        groups_max: usize,
-    ) -> Result<usize> {
+    /// The id of `key` (hash `hash`), interning a copy of it if new.
+    pub fn intern(&mut self, hash: u64, key: &[Value]) -> u32 {
         debug_assert_eq!(key.len(), self.nkeys, "group key width is fixed per query");
         let (keys, nkeys) = (&self.keys, self.nkeys);
         if let Some(&g) = self.index.find(hash, |&g| {
             let k = &keys[g as usize * nkeys..(g as usize + 1) * nkeys];
             k.iter().zip(key).all(|(a, b)| group_eq(a, b))
         }) {
-            return Ok(g as usize);
+            return g;
         }
-        if self.hashes.len() >= groups_max {
+        let g = self.hashes.len() as u32;
+        self.hashes.push(hash);
+        self.keys.extend(key.iter().cloned());
+        let hashes = &self.hashes;
+        self.index.insert_unique(hash, g, |&x| hashes[x as usize]);
+        g
+    }
+
+    /// The key of group `gid`.
+    pub fn key(&self, gid: u32) -> &[Value] {
+        &self.keys[gid as usize * self.nkeys..(gid as usize + 1) * self.nkeys]
+    }
+
+    /// Keep only the ids in `live` (ascending, distinct), renumbered from 0 in that order.
+    /// Returns the map from old id to new id (`u32::MAX` for dropped ids).
+    pub fn compact(&mut self, live: &[u32]) -> Vec<u32> {
+        let mut map = vec![ABSENT; self.len()];
+        let mut next = GroupDict::new(self.nkeys);
+        for &g in live {
+            let new = next.intern(self.hashes[g as usize], self.key(g));
+            map[g as usize] = new;
+        }
+        *self = next;
+        map
+    }
+}
+
+/// The partial states of one instance, by group id.
+#[derive(Clone, Debug, Default)]
+pub struct GroupTable {
+    dense: Vec<u32>,
+    sparse: hashbrown::HashMap<u32, u32>,
+    gids: Vec<u32>,
+    accs: Vec<Acc>,
+}
+
+impl GroupTable {
+    /// An empty table sized for `groups` groups of `naggs` states (the previous instance's
+    /// count is a good guess and saves growing the vectors).
+    pub fn with_capacity(naggs: usize, groups: usize) -> GroupTable {
+        GroupTable {
+            gids: Vec::with_capacity(groups),
+            accs: Vec::with_capacity(groups * naggs),
+            ..Default::default()
+        }
+    }
+
+    /// An empty table.
+    pub fn new() -> GroupTable {
+        GroupTable::default()
+    }
+
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.gids.len()
+    }
+
+    /// True when no tuple or partial has reached this instance.
+    pub fn is_empty(&self) -> bool {
+        self.gids.is_empty()
+    }
+
+    /// The group at slot `g`: its id and its states.
+    pub fn group(&self, g: usize, naggs: usize) -> (u32, &[Acc]) {
+        (self.gids[g], &self.accs[g * naggs..(g + 1) * naggs])
+    }
+
+    /// Every group id present, in slot order.
+    pub fn gids(&self) -> &[u32] {
+        &self.gids
+    }
+
+    fn lookup(&self, gid: u32) -> u32 {
+        if gid < DENSE_GIDS {
+            self.dense.get(gid as usize).copied().unwrap_or(ABSENT)
+        } else {
+            self.sparse.get(&gid).copied().unwrap_or(ABSENT)
+        }
+    }
+
+    /// The slot of group `gid`, with fresh states if new.
+    ///
+    /// Errors: 54000 when the table would exceed `groups_max` groups.
+    pub fn slot(&mut self, gid: u32, specs: &[AggSpec], groups_max: usize) -> Result<usize> {
+        let found = self.lookup(gid);
+        if found != ABSENT {
+            return Ok(found as usize);
+        }
+        if self.gids.len() >= groups_max {
             return Err(Error::ProgramLimitExceeded(format!(
                 "a window instance has more than {groups_max} groups (groups_max)"
             )));
         }
-        let g = self.hashes.len();
-        self.hashes.push(hash);
-        self.keys.extend(key.iter().cloned());
+        let slot = self.gids.len() as u32;
+        if gid < DENSE_GIDS {
+            if self.dense.len() <= gid as usize {
+                self.dense.resize(
+                    (gid as usize + 1)
+                        .next_power_of_two()
+                        .min(DENSE_GIDS as usize),
+                    ABSENT,
+                );
+            }
+            self.dense[gid as usize] = slot;
+        } else {
+            self.sparse.insert(gid, slot);
+        }
+        self.gids.push(gid);
         self.accs.extend(specs.iter().map(AggSpec::init));
-        let hashes = &self.hashes;
-        self.index
-            .insert_unique(hash, g as u32, |&x| hashes[x as usize]);
-        Ok(g)
+        Ok(slot as usize)
     }
 
-    /// Fold one tuple's argument values into group `g`.
+    /// Fold one tuple's argument values into slot `g`.
     pub fn update(&mut self, g: usize, specs: &[AggSpec], args: &[Value]) -> Result<()> {
         let n = specs.len();
         for (j, (spec, v)) in specs.iter().zip(args).enumerate() {
@@ -139,12 +225,78 @@ impl GroupTable {
     ) -> Result<()> {
         let n = specs.len();
         for g in 0..other.len() {
-            let (key, accs) = other.group(g, n);
-            let mine = self.find_or_insert(other.hashes[g], key, specs, groups_max)?;
+            let (gid, accs) = other.group(g, n);
+            let mine = self.slot(gid, specs, groups_max)?;
             for (j, spec) in specs.iter().enumerate() {
                 self.accs[mine * n + j].merge(spec, &accs[j])?;
             }
         }
         Ok(())
+    }
+
+    /// Renumber group ids after [`GroupDict::compact`]; every id here must be live.
+    pub fn remap(&mut self, map: &[u32]) {
+        self.dense.clear();
+        self.sparse.clear();
+        let gids = std::mem::take(&mut self.gids);
+        for (slot, old) in gids.into_iter().enumerate() {
+            let gid = map[old as usize];
+            debug_assert_ne!(gid, ABSENT, "a group of an open instance is live");
+            if gid < DENSE_GIDS {
+                if self.dense.len() <= gid as usize {
+                    self.dense.resize(
+                        (gid as usize + 1)
+                            .next_power_of_two()
+                            .min(DENSE_GIDS as usize),
+                        ABSENT,
+                    );
+                }
+                self.dense[gid as usize] = slot as u32;
+            } else {
+                self.sparse.insert(gid, slot as u32);
+            }
+            self.gids.push(gid);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::AggFunc;
+    use crate::types::DataType;
+
+    #[test]
+    fn ids_survive_compaction_and_tables_follow() {
+        let h = KeyHasher::new();
+        let mut d = GroupDict::new(1);
+        let specs = [AggSpec::new(AggFunc::CountStar, DataType::Int8, false)];
+        let key = |s: &str| vec![Value::Text(s.into())];
+        let mut t = GroupTable::new();
+        for name in ["a", "b", "c", "b"] {
+            let gid = d.intern(h.hash(&key(name)), &key(name));
+            let slot = t.slot(gid, &specs, 10).unwrap();
+            t.update(slot, &specs, &[Value::Bool(true)]).unwrap();
+        }
+        assert_eq!(d.len(), 3);
+        // Only "b" and "c" are live; they become ids 0 and 1.
+        let map = d.compact(&[1, 2]);
+        assert_eq!(map, vec![u32::MAX, 0, 1]);
+        let mut live = GroupTable::new();
+        live.merge_from(&t, &specs, 10).ok();
+        let mut only_live = GroupTable::new();
+        for g in 1..3 {
+            let (gid, accs) = t.group(g, 1);
+            let s = only_live.slot(gid, &specs, 10).unwrap();
+            only_live.accs[s] = accs[0].clone();
+        }
+        only_live.remap(&map);
+        assert_eq!(d.key(only_live.group(0, 1).0), &key("b")[..]);
+        assert_eq!(
+            only_live.group(0, 1).1[0].evaluate(&specs[0]).unwrap(),
+            Value::Int8(2)
+        );
+        assert_eq!(d.intern(h.hash(&key("c")), &key("c")), 1);
+        assert!(GroupTable::new().slot(DENSE_GIDS + 5, &specs, 10).is_ok());
     }
 }

@@ -268,6 +268,14 @@ impl QueryExec {
         }
     }
 
+    /// Group keys the query currently holds ids for (bounded by compaction).
+    pub fn group_ids(&self) -> usize {
+        match &self.mode {
+            Mode::Agg(a) => a.windows.dict().len(),
+            _ => 0,
+        }
+    }
+
     /// True once the query has ended (LIMIT reached).
     pub fn is_done(&self) -> bool {
         self.done
@@ -320,9 +328,8 @@ impl QueryExec {
                         });
                     }
                     let hash = a.hasher.hash(&self.keybuf);
-                    if a.windows
-                        .fold(t, hash, &self.keybuf, &self.argbuf, in_order)?
-                    {
+                    let gid = a.windows.intern(hash, &self.keybuf);
+                    if a.windows.fold(t, gid, &self.argbuf, in_order)? {
                         self.stats.late_tuples += 1;
                     }
                 }
@@ -330,7 +337,7 @@ impl QueryExec {
                     // The windows' instances track which hold data (an empty group per
                     // tuple), so empty instances are skipped as for grouped queries.
                     let open = l.windows.holds_open_instance(t);
-                    if l.windows.fold(t, 0, &[], &[], in_order)? {
+                    if l.windows.fold(t, 0, &[], in_order)? {
                         self.stats.late_tuples += 1;
                     }
                     if open {
@@ -422,6 +429,9 @@ impl QueryExec {
             let rows = self.rows_of_event(closed)?;
             self.stats.slide_events += 1;
             self.finish_event(rows, out);
+        }
+        if let Mode::Agg(a) = &mut self.mode {
+            a.windows.maybe_compact();
         }
         if let Mode::Live(l) = &mut self.mode {
             let oldest = l.windows.oldest_open_lower();
@@ -523,7 +533,8 @@ impl QueryExec {
             return Ok(());
         }
         for g in 0..groups.len() {
-            let (key, accs) = groups.group(g, a.naggs);
+            let (gid, accs) = groups.group(g, a.naggs);
+            let key = a.windows.dict().key(gid);
             agg_row.clear();
             agg_row.extend(key.iter().cloned());
             for (acc, s) in accs.iter().zip(specs) {

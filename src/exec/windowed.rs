@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use super::group::GroupTable;
+use super::group::{GroupDict, GroupTable};
 use crate::agg::AggSpec;
 use crate::error::{Error, Result};
 use crate::types::Value;
@@ -68,6 +68,8 @@ struct Node {
     user_windows: Vec<usize>,
     base_m: i64,
     open: VecDeque<GroupTable>,
+    /// Groups in the last instance that closed: the capacity of the next one.
+    groups_hint: usize,
 }
 
 impl Node {
@@ -75,7 +77,7 @@ impl Node {
         self.window.upper_us(self.base_m)
     }
 
-    fn instance_mut(&mut self, m: i64, nkeys: usize, open_max: usize) -> Result<&mut GroupTable> {
+    fn instance_mut(&mut self, m: i64, naggs: usize, open_max: usize) -> Result<&mut GroupTable> {
         debug_assert!(m >= self.base_m, "instances below the frontier have closed");
         let idx = (m - self.base_m) as usize;
         if idx >= open_max {
@@ -85,11 +87,15 @@ impl Node {
             )));
         }
         while self.open.len() <= idx {
-            self.open.push_back(GroupTable::new(nkeys));
+            self.open
+                .push_back(GroupTable::with_capacity(naggs, self.groups_hint));
         }
         Ok(&mut self.open[idx])
     }
 }
+
+/// Dictionary size below which group ids are never compacted.
+const COMPACT_MIN: usize = 1 << 16;
 
 /// Limits the executor enforces.
 #[derive(Clone, Copy, Debug)]
@@ -106,7 +112,8 @@ pub struct ExecLimits {
 pub struct SharedWindows {
     nodes: Vec<Node>,
     specs: Vec<AggSpec>,
-    nkeys: usize,
+    dict: GroupDict,
+    compact_at: usize,
     emit_empty: bool,
     limits: ExecLimits,
     started: bool,
@@ -143,6 +150,7 @@ impl SharedWindows {
                 user_windows: n.user_windows.clone(),
                 base_m: n.window.first_index(),
                 open: VecDeque::new(),
+                groups_hint: 0,
             })
             .collect();
         for i in 0..nodes.len() {
@@ -163,7 +171,8 @@ impl SharedWindows {
         Ok(SharedWindows {
             nodes,
             specs,
-            nkeys,
+            dict: GroupDict::new(nkeys),
+            compact_at: COMPACT_MIN,
             emit_empty,
             limits,
             started: false,
@@ -316,10 +325,8 @@ impl SharedWindows {
             }
             let node = &mut self.nodes[i];
             let m = node.base_m;
-            let groups = node
-                .open
-                .pop_front()
-                .unwrap_or_else(|| GroupTable::new(self.nkeys));
+            let groups = node.open.pop_front().unwrap_or_default();
+            node.groups_hint = groups.len();
             node.base_m += 1;
             let (window, lower_us) = (node.window, node.window.lower_us(m));
             let children = node.children.clone();
@@ -367,32 +374,53 @@ impl SharedWindows {
         let m_hi = floor_div(lower_us as i128 - o, s);
         let m_lo = floor_div(upper_us as i128 - r - o + s - 1, s);
         let m_lo = m_lo.max(self.nodes[c].base_m as i128);
-        let (nkeys, open_max, groups_max) = (
-            self.nkeys,
-            self.limits.open_instances_max,
-            self.limits.groups_max,
-        );
+        let (open_max, groups_max) = (self.limits.open_instances_max, self.limits.groups_max);
         for m in m_lo..=m_hi {
             let node = &mut self.nodes[c];
-            let inst = node.instance_mut(m as i64, nkeys, open_max)?;
+            let inst = node.instance_mut(m as i64, self.specs.len(), open_max)?;
             inst.merge_from(groups, &self.specs, groups_max)?;
             self.counters.partials_merged[c] += 1;
         }
         Ok(())
     }
 
-    /// Fold one tuple at `t_us` with group key `key` (hash `hash`) and aggregate arguments
-    /// `args`. `in_order`: `t_us` equals current time, so every instance holding it is open
+    /// The id of group key `key` (hash `hash`), interned in the query's dictionary.
+    pub fn intern(&mut self, hash: u64, key: &[Value]) -> u32 {
+        self.dict.intern(hash, key)
+    }
+
+    /// The query's group dictionary (keys of the group ids in closed instances).
+    pub fn dict(&self) -> &GroupDict {
+        &self.dict
+    }
+
+    /// Drop dictionary ids that no open instance uses, once the dictionary has doubled since
+    /// the last compaction (call after the closed instances have been emitted).
+    pub fn maybe_compact(&mut self) {
+        if self.dict.len() < self.compact_at {
+            return;
+        }
+        let mut live: Vec<u32> = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.open.iter().flat_map(|t| t.gids().iter().copied()))
+            .collect();
+        live.sort_unstable();
+        live.dedup();
+        let map = self.dict.compact(&live);
+        for node in &mut self.nodes {
+            for t in &mut node.open {
+                t.remap(&map);
+            }
+        }
+        self.compact_at = (2 * self.dict.len()).max(COMPACT_MIN);
+    }
+
+    /// Fold one tuple at `t_us` of group `gid` (from [`SharedWindows::intern`]) with
+    /// aggregate arguments `args`. `in_order`: `t_us` equals current time, so every instance holding it is open
     /// and only root windows take it. Returns true when the tuple missed an instance of a
     /// user window that had already closed (a late tuple).
-    pub fn fold(
-        &mut self,
-        t_us: i64,
-        hash: u64,
-        key: &[Value],
-        args: &[Value],
-        in_order: bool,
-    ) -> Result<bool> {
+    pub fn fold(&mut self, t_us: i64, gid: u32, args: &[Value], in_order: bool) -> Result<bool> {
         let mut late = false;
         for i in 0..self.nodes.len() {
             let (w, base_m, parent) = (
@@ -416,13 +444,10 @@ impl SharedWindows {
                         continue;
                     }
                 }
-                let (nkeys, open_max, groups_max) = (
-                    self.nkeys,
-                    self.limits.open_instances_max,
-                    self.limits.groups_max,
-                );
-                let inst = self.nodes[i].instance_mut(m, nkeys, open_max)?;
-                let g = inst.find_or_insert(hash, key, &self.specs, groups_max)?;
+                let (open_max, groups_max) =
+                    (self.limits.open_instances_max, self.limits.groups_max);
+                let inst = self.nodes[i].instance_mut(m, self.specs.len(), open_max)?;
+                let g = inst.slot(gid, &self.specs, groups_max)?;
                 inst.update(g, &self.specs, args)?;
                 self.counters.tuples_folded[i] += 1;
             }

@@ -222,6 +222,27 @@ fn invalid_input(ty: &str, text: &str) -> crate::Error {
 }
 
 fn parse_int(text: &str, ty: DataType) -> crate::Result<i64> {
+    // Fast path: plain optionally signed digits (what COPY of real data carries).
+    let b = text.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+        let v = digits
+            .iter()
+            .fold(0i64, |acc, &c| acc * 10 + (c - b'0') as i64);
+        let v = if neg { -v } else { v };
+        let fits = match ty {
+            DataType::Int2 => i16::try_from(v).is_ok(),
+            DataType::Int4 => i32::try_from(v).is_ok(),
+            _ => true,
+        };
+        if fits {
+            return Ok(v);
+        }
+    }
     let name = ty.name();
     let t = text.trim();
     let body = t.strip_prefix(['+', '-']).unwrap_or(t);

@@ -408,22 +408,43 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
 
 /// Split a text-format line: delimiter-separated, backslash escapes, the NULL marker.
 fn split_text(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut String) {
-    let delim = o.delimiter as char;
-    let mut start = 0;
-    for raw in line.split(delim) {
-        let end = start + raw.len();
-        let span = if raw == o.null {
+    let b = line.as_bytes();
+    let null = o.null.as_bytes();
+    for (start, end) in fields_of(b, o.delimiter) {
+        let raw = &b[start..end];
+        let span = if raw == null {
             Span::Null
-        } else if !raw.contains('\\') {
+        } else if !raw.contains(&b'\\') {
             Span::Record(start, end)
         } else {
             let from = scratch.len();
-            unescape_text(raw, scratch);
+            unescape_text(&line[start..end], scratch);
             Span::Scratch(from, scratch.len())
         };
         out.push(span);
-        start = end + delim.len_utf8();
     }
+}
+
+/// The `[start, end)` byte ranges of the fields of `b` split at the ASCII `delimiter`
+/// (COPY delimiters are single-byte, so a split never cuts a UTF-8 sequence).
+fn fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == delimiter)
+            .map_or(b.len(), |i| start + i);
+        let field = (start, end);
+        if end == b.len() {
+            done = true;
+        }
+        start = end + 1;
+        Some(field)
+    })
 }
 
 fn unescape_text(raw: &str, s: &mut String) {
@@ -465,15 +486,13 @@ fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut Str
     let (d, q, e) = (o.delimiter, o.quote, o.escape);
     let b = line.as_bytes();
     if !b.contains(&q) {
-        let mut start = 0;
-        for raw in line.split(d as char) {
-            let end = start + raw.len();
-            out.push(if raw == o.null {
+        let null = o.null.as_bytes();
+        for (start, end) in fields_of(b, d) {
+            out.push(if &b[start..end] == null {
                 Span::Null
             } else {
                 Span::Record(start, end)
             });
-            start = end + 1;
         }
         return Ok(());
     }

@@ -304,7 +304,8 @@ const COPY_CHUNK_BYTES: usize = 64 * 1024;
 
 async fn feed_copy(wire: &mut dyn Wire, text: &str) -> PgWireResult<()> {
     let data = bytes::Bytes::copy_from_slice(text.as_bytes());
-    wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data))).await
+    wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
+        .await
 }
 
 async fn write_row(

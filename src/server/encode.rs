@@ -250,7 +250,10 @@ pub(crate) fn copy_line(
 
 /// COPY text format: backslash-escape backslash, newline, carriage return, tab and the delimiter.
 fn text_field(s: &str, delimiter: u8, out: &mut String) {
-    if !s.bytes().any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t' | 8 | 12) || b == delimiter) {
+    if !s
+        .bytes()
+        .any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t' | 8 | 12) || b == delimiter)
+    {
         out.push_str(s);
         return;
     }

@@ -35,6 +35,8 @@ pub(crate) struct StreamStats {
 /// A declared stream.
 pub(crate) struct Stream {
     pub name: String,
+    /// The OID psql sees (`pg_class.oid`), from 16384 on.
+    pub oid: u32,
     pub columns: Vec<Column>,
     pub ts_col: Option<usize>,
     pub archived: bool,
@@ -64,6 +66,7 @@ impl Stream {
     /// A stream and its ingest task (spawned on the current tokio runtime).
     pub fn create(
         name: String,
+        oid: u32,
         columns: Vec<Column>,
         ts_col: Option<usize>,
         archived: bool,
@@ -72,6 +75,7 @@ impl Stream {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
             name,
+            oid,
             columns,
             ts_col,
             archived,
@@ -177,6 +181,7 @@ pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
     pub queries: Arc<QueryRegistry>,
     pub next_query_id: AtomicU64,
+    pub next_oid: std::sync::atomic::AtomicU32,
     pub stall: std::time::Duration,
 }
 
@@ -186,6 +191,7 @@ impl Catalog {
             streams: RwLock::new(HashMap::new()),
             queries: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
+            next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
             stall: limits.output_stall_timeout,
         }
     }

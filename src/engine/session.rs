@@ -215,6 +215,17 @@ impl Session {
 
     /// Execute a statement with bound parameter values.
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
+        if let Some((columns, rows)) =
+            super::pgcompat::answer(stmt.text(), &self.engine.catalog, &self.user)
+        {
+            let tag = format!("SELECT {}", rows.len());
+            return Ok(Outcome::Rows {
+                columns,
+                rows,
+                tag,
+                notices: vec![],
+            });
+        }
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
         let plan = self.bind(stmt, &hints)?;
         if self.tx == TxStatus::Failed
@@ -312,8 +323,14 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
+        let oid = self
+            .engine
+            .catalog
+            .next_oid
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stream = Stream::create(
             c.name.clone(),
+            oid,
             c.columns,
             c.timestamp_column,
             c.archived,

@@ -1,0 +1,75 @@
+//! psql's `\d` family against tcq: the catalog queries psql sends are answered from tcq's
+//! catalog (DESIGN.md section 1, "enough of pg_catalog for psql's \d").
+//!
+//! Runs the real `psql` binary; the test says so and passes without checking when psql is
+//! not installed (CI installs it).
+
+mod common;
+
+use std::process::Command;
+
+use common::{connect, start_server};
+
+fn psql(port: u16, command: &str) -> Option<String> {
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "tcq",
+            "-d",
+            "tcq",
+            "-X",
+            "-c",
+            command,
+        ])
+        .output()
+        .ok()?;
+    Some(format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+#[tokio::test]
+async fn backslash_d_lists_and_describes_streams() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(
+        "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, origin text); \
+         CREATE STREAM network.tcpdump (src text, bytes bigint)",
+    )
+    .await
+    .unwrap();
+    let port_ = port;
+    let Some(list) = tokio::task::spawn_blocking(move || psql(port_, "\\d"))
+        .await
+        .unwrap()
+    else {
+        eprintln!("psql is not installed: skipping the \\d checks");
+        return;
+    };
+    assert!(list.contains(" network | tcpdump | stream | tcq"), "{list}");
+    assert!(list.contains(" public  | flights | stream | tcq"), "{list}");
+    let one = tokio::task::spawn_blocking(move || psql(port, "\\d flights"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(one.contains("Table \"public.flights\""), "{one}");
+    assert!(
+        one.contains(" ts     | timestamp without time zone |           | not null |"),
+        "{one}"
+    );
+    assert!(one.contains(" delay  | integer "), "{one}");
+    let missing = tokio::task::spawn_blocking(move || psql(port, "\\d nope"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        missing.contains("Did not find any relation named \"nope\""),
+        "{missing}"
+    );
+}

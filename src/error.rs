@@ -97,6 +97,9 @@ pub enum Error {
     /// 54000: a configured limit was hit; the message names the limit and its value.
     #[error("{0}")]
     ProgramLimitExceeded(String),
+    /// 54001: a statement too deeply nested to evaluate.
+    #[error("{0}")]
+    StatementTooComplex(String),
     /// 53200: out of a configured memory budget.
     #[error("{0}")]
     OutOfMemory(String),

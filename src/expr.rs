@@ -136,6 +136,16 @@ pub fn version_string() -> String {
 /// Evaluate `expr` over `ctx`.
 pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
     match expr {
+        // Leaves need no stack check; anything that recurses gets one.
+        Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => {
+            eval_node(expr, ctx)
+        }
+        _ => crate::sql::deep(|| eval_node(expr, ctx)),
+    }
+}
+
+fn eval_node(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
+    match expr {
         Expr::Column(i) => ctx.row.get(*i).cloned().ok_or_else(|| {
             Error::Internal(format!(
                 "column {i} is outside a row of {} values",

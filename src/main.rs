@@ -34,8 +34,25 @@ enum Command {
     Paper,
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+/// Worker threads get 8 MiB stacks: expression evaluation recurses over expressions up to
+/// 1,000 levels deep (the binder refuses deeper ones with 54001).
+const WORKER_STACK_BYTES: usize = 8 << 20;
+
+fn main() -> std::process::ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(WORKER_STACK_BYTES)
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(e) => {
+            eprintln!("tcqd: cannot start the runtime: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> std::process::ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()

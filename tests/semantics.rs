@@ -357,3 +357,35 @@ async fn far_future_jump_keeps_the_server_responsive() {
     assert_eq!(u, table(&[&["1", "2001-01-01 00:00:01"]]));
     exec(&c, "COMMIT").await;
 }
+
+/// Regression (found by trying to break the server): a 1,500-term chain of `+` overflowed
+/// the worker's stack and aborted the whole server. Deep expressions now bind on a stack of
+/// their own and are refused past 1,000 levels with 54001, as PostgreSQL's stack depth
+/// limit does; the server stays up.
+#[tokio::test]
+async fn very_deep_expressions_are_refused_not_fatal() {
+    let port = start_server();
+    let c = connect(port).await;
+    let ok = vec!["1"; 990].join("+");
+    assert_eq!(rows(&c, &format!("SELECT {ok}")).await, table(&[&["990"]]));
+    for n in [1_500, 20_000] {
+        let deep = vec!["1"; n].join("+");
+        let err = c.simple_query(&format!("SELECT {deep}")).await.unwrap_err();
+        assert_eq!(sqlstate(&err), "54001");
+        let ors: Vec<String> = (0..n).map(|i| format!("v = {i}")).collect();
+        exec(
+            &c,
+            "CREATE STREAM IF NOT EXISTS d (ts timestamp TIMESTAMPCOLUMN, v integer)",
+        )
+        .await;
+        let err = c
+            .simple_query(&format!(
+                "SELECT count(*) FROM d [RANGE BY '1 second'] WHERE {}",
+                ors.join(" OR ")
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&err), "54001");
+    }
+    assert_eq!(rows(&c, "SELECT 1").await, table(&[&["1"]]));
+}

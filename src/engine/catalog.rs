@@ -329,8 +329,15 @@ async fn run_queries(
             let mut exec = q.exec.lock();
             // A bug in one query's executor must not take the stream (or the server) down:
             // it ends that query with an internal error instead.
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(&mut exec, &mut out)))
-                .unwrap_or_else(|_| Err(Error::Internal(format!("query {} failed unexpectedly and was stopped", q.id))));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                step(&mut exec, &mut out)
+            }))
+            .unwrap_or_else(|_| {
+                Err(Error::Internal(format!(
+                    "query {} failed unexpectedly and was stopped",
+                    q.id
+                )))
+            });
             (r, exec.is_done())
         };
         let tx = q.tx.lock().clone();

@@ -158,6 +158,8 @@ impl Session {
     }
 
     fn bind(&self, stmt: &Statement, hints: &[Option<DataType>]) -> Result<Plan> {
+        // The binder refuses expressions deeper than sql::EXPRESSION_DEPTH_MAX (54001) and
+        // grows its stack as it recurses, so no statement can overflow a worker's stack.
         sql::bind(&stmt.parsed, &self.engine.catalog, hints)
     }
 

@@ -76,6 +76,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Syntax(_) => "42601",
         Error::UndefinedTable(_) => "42P01",
         Error::InvalidTableDefinition(_) => "42P16",
+        Error::StatementTooComplex(_) => "54001",
         Error::UndefinedColumn(_) => "42703",
         Error::UndefinedFunction(_) => "42883",
         Error::DuplicateTable(_) => "42P07",

@@ -69,7 +69,13 @@ struct Binder<'a> {
     in_agg_arg: bool,
     /// Where expressions are being bound, for "not allowed in X" errors.
     clause: &'static str,
+    /// Nesting of the expression being bound, refused past [`EXPRESSION_DEPTH_MAX`].
+    depth: usize,
 }
+
+/// Deepest expression a statement may hold: evaluation recurses over it for every tuple,
+/// so deeper ones are refused with 54001, as PostgreSQL's stack depth limit does.
+pub const EXPRESSION_DEPTH_MAX: usize = 1000;
 
 /// Bind one parsed statement.
 pub(crate) fn bind(
@@ -85,6 +91,7 @@ pub(crate) fn bind(
         agg_mode: false,
         in_agg_arg: false,
         clause: "",
+        depth: 0,
     };
     let plan = b.statement(p)?;
     if !p.windows.is_empty()
@@ -335,6 +342,10 @@ fn func_name(f: &ast::Function) -> String {
 
 /// True when `e` contains an aggregate call (outside subqueries).
 fn contains_aggregate(e: &ast::Expr) -> bool {
+    crate::sql::deep(|| contains_aggregate_in(e))
+}
+
+fn contains_aggregate_in(e: &ast::Expr) -> bool {
     use ast::Expr as E;
     let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
     match e {
@@ -468,6 +479,10 @@ fn func_args(f: &ast::Function) -> Result<Args<'_>> {
 }
 
 fn expr_has_column(e: &Expr) -> bool {
+    crate::sql::deep(|| expr_has_column_in(e))
+}
+
+fn expr_has_column_in(e: &Expr) -> bool {
     match e {
         Expr::Column(_) => true,
         Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => false,
@@ -1548,6 +1563,18 @@ impl<'a> Binder<'a> {
 
     /// Bind an expression in the current mode.
     fn expr(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        if self.depth >= EXPRESSION_DEPTH_MAX {
+            return Err(Error::StatementTooComplex(format!(
+                "stack depth limit exceeded: expressions may nest at most {EXPRESSION_DEPTH_MAX} levels deep"
+            )));
+        }
+        self.depth += 1;
+        let bound = crate::sql::deep(|| self.expr_in_mode(e, scope));
+        self.depth -= 1;
+        bound
+    }
+
+    fn expr_in_mode(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         if self.agg_mode
             && !self.in_agg_arg
             && !contains_aggregate(e)

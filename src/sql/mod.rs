@@ -86,3 +86,9 @@ pub fn bind(
 pub fn parse_type_name(name: &str) -> Result<DataType> {
     bind::type_from_name(name)
 }
+
+/// Run a step of a recursion over expressions with enough stack: the stack grows in 4 MiB
+/// segments whenever less than 256 KiB remain, so no expression depth overflows a thread.
+pub fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, f)
+}

@@ -576,3 +576,65 @@ pub trait SchemaProvider {
     /// The columns of system view `name` (normalised), e.g. `tcq_streams`.
     fn system_view(&self, name: &str) -> Option<Vec<Column>>;
 }
+
+impl Expr {
+    /// Nesting depth of the expression (a column or literal is 1).
+    pub fn depth(&self) -> usize {
+        crate::sql::deep(|| self.depth_in())
+    }
+
+    fn depth_in(&self) -> usize {
+        let max = |es: &mut dyn Iterator<Item = &Expr>| es.map(Expr::depth).max().unwrap_or(0);
+        1 + match self {
+            Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => 0,
+            Expr::Unary { expr, .. } | Expr::Cast { expr, .. } | Expr::IsNull { expr, .. } => {
+                expr.depth()
+            }
+            Expr::Binary { left, right, .. } => left.depth().max(right.depth()),
+            Expr::Func { args, .. } => max(&mut args.iter()),
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let a = operand.as_ref().map_or(0, |e| e.depth());
+                let b = max(&mut branches.iter().flat_map(|(w, t)| [w, t]));
+                let c = otherwise.as_ref().map_or(0, |e| e.depth());
+                a.max(b).max(c)
+            }
+            Expr::InList { expr, list, .. } => expr.depth().max(max(&mut list.iter())),
+            Expr::Like { expr, pattern, .. } => expr.depth().max(pattern.depth()),
+        }
+    }
+}
+
+impl Query {
+    /// The deepest expression the query evaluates.
+    pub fn expression_depth(&self) -> usize {
+        let mut exprs: Vec<&Expr> = Vec::new();
+        exprs.extend(self.filter.iter());
+        exprs.extend(self.having.iter());
+        exprs.extend(self.projection.iter());
+        exprs.extend(self.order_by.iter().map(|k| &k.expr));
+        if let Some(agg) = &self.aggregate {
+            exprs.extend(agg.group_by.iter());
+            exprs.extend(agg.calls.iter().filter_map(|c| c.arg.as_ref()));
+        }
+        exprs.into_iter().map(Expr::depth).max().unwrap_or(0)
+    }
+}
+
+impl Plan {
+    /// The deepest expression the statement evaluates (0 for none).
+    pub fn expression_depth(&self) -> usize {
+        match self {
+            Plan::Query(q)
+            | Plan::CopyTo { query: q, .. }
+            | Plan::Explain { query: q, .. }
+            | Plan::Declare { query: q, .. } => q.expression_depth(),
+            Plan::Insert(i) => i.rows.iter().flatten().map(Expr::depth).max().unwrap_or(0),
+            Plan::Advance { time_expr, .. } => time_expr.depth(),
+            _ => 0,
+        }
+    }
+}

@@ -32,6 +32,7 @@ fn start_engine(make: impl FnOnce() -> Arc<Engine> + Send + 'static) -> u16 {
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
+                .thread_stack_size(8 << 20)
                 .enable_all()
                 .build()
                 .expect("server runtime");

@@ -137,9 +137,18 @@ pub(crate) struct RunningQuery {
     pub text: String,
     pub exec: Mutex<QueryExec>,
     pub tx: Mutex<Option<tokio::sync::mpsc::Sender<Result<Event>>>>,
+    /// Why the query ended, when it failed: read by the subscription after the queued
+    /// events, so an error is never lost behind a full queue.
+    pub failure: Arc<Mutex<Option<Error>>>,
 }
 
 impl RunningQuery {
+    /// End the query with `error`: its reader gets the queued rows, then the error.
+    pub fn fail(&self, error: Error) {
+        self.failure.lock().get_or_insert(error);
+        self.close();
+    }
+
     /// Stop sending: the subscription drains what is queued, then ends.
     pub fn close(&self) {
         self.tx.lock().take();
@@ -278,11 +287,17 @@ impl Catalog {
     }
 
     /// Wait until every stream has processed what it accepted (for system views).
+    ///
+    /// A stream whose task is held up (by a reader that stalls its query) is waited for at
+    /// most 200 ms: the view then shows counters that lag the last statements a little.
     pub async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-        for s in streams {
-            s.barrier().await;
-        }
+        let all = async {
+            for s in streams {
+                s.barrier().await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(200), all).await;
     }
 }
 
@@ -351,18 +366,18 @@ async fn run_queries(
                     break;
                 }
                 Err(_) => {
-                    let _ = tx.try_send(Err(Error::ProgramLimitExceeded(format!(
+                    q.fail(Error::ProgramLimitExceeded(format!(
                         "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
                         q.id,
                         stall.as_secs()
-                    ))));
+                    )));
                     ok = false;
                     break;
                 }
             }
         }
         if let Err(e) = result {
-            let _ = tokio::time::timeout(stall, tx.send(Err(e))).await;
+            q.fail(e);
             ok = false;
         }
         if !ok || done {

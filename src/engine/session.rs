@@ -450,6 +450,7 @@ impl Session {
                 rx,
                 guard: None,
                 query_id: 0,
+                failure: None,
             });
         }
         register(&self.engine, q, params).await
@@ -710,7 +711,9 @@ pub(crate) async fn attach(
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
     let done = exec.is_done();
+    let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {
+        failure: failure.clone(),
         id,
         text,
         exec: parking_lot::Mutex::new(exec),
@@ -736,5 +739,6 @@ pub(crate) async fn attach(
         rx,
         guard: Some(Box::new(guard)),
         query_id: id,
+        failure: Some(failure),
     })
 }

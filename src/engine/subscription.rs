@@ -16,6 +16,8 @@ pub struct Subscription {
     pub(crate) rx: tokio::sync::mpsc::Receiver<Result<Event>>,
     pub(crate) guard: Option<Box<dyn Send + Sync>>,
     pub(crate) query_id: u64,
+    /// Set when the query failed; reported once the queue is drained.
+    pub(crate) failure: Option<std::sync::Arc<parking_lot::Mutex<Option<crate::Error>>>>,
 }
 
 impl Subscription {
@@ -31,7 +33,14 @@ impl Subscription {
 
     /// The next event; `None` when the query has ended normally. Cancel-safe.
     pub async fn next(&mut self) -> Option<Result<Event>> {
-        self.rx.recv().await
+        match self.rx.recv().await {
+            Some(ev) => Some(ev),
+            None => self.take_failure(),
+        }
+    }
+
+    fn take_failure(&mut self) -> Option<Result<Event>> {
+        self.failure.as_ref().and_then(|f| f.lock().take()).map(Err)
     }
 
     /// The next event if one is ready now: `Some(Some(..))` an event, `Some(None)` the
@@ -40,7 +49,7 @@ impl Subscription {
         match self.rx.try_recv() {
             Ok(ev) => Some(Some(ev)),
             Err(tokio::sync::mpsc::error::TryRecvError::Empty) => None,
-            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Some(None),
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Some(self.take_failure()),
         }
     }
 }

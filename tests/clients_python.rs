@@ -61,3 +61,30 @@ fn psycopg_streams_a_continuous_query() {
 fn asyncpg_reads_a_continuous_query_through_a_cursor() {
     run_client("python_asyncpg.py", "asyncpg");
 }
+
+/// psycopg named cursors (SQL DECLARE described as a protocol portal) and DEALLOCATE ALL:
+/// both failed before (34000 and 0A000), found by trying tcq as a new user would.
+#[test]
+fn psycopg_named_cursor_and_deallocate() {
+    if !python_has("psycopg") {
+        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+        return;
+    }
+    let port = common::start_server();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/named_cursor.py");
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "columns: ['v', 'wtime']\nrows: [(7, datetime.datetime(2001, 1, 1, 0, 0, 1))]\n"
+    );
+}

@@ -594,6 +594,11 @@ impl Session {
         })
     }
 
+    /// The result columns of cursor `name` made by DECLARE, if it exists.
+    pub fn cursor_columns(&self, name: &str) -> Option<Vec<Column>> {
+        self.cursors.get(name).map(|c| c.sub.columns().to_vec())
+    }
+
     /// The value of a setting (for `current_setting`).
     pub fn setting(&self, name: &str) -> Option<&str> {
         self.settings.get(name).map(String::as_str)

@@ -230,6 +230,11 @@ pub(crate) async fn on_describe(
         }
         TARGET_TYPE_BYTE_PORTAL => {
             let Some(portal) = conn.portals.get(&name) else {
+                // A cursor made by SQL DECLARE is a portal too (psycopg's named cursors
+                // describe it before fetching).
+                if let Some(columns) = conn.session.cursor_columns(&name) {
+                    return send_columns(wire, Some(&columns), &[]).await;
+                }
                 conn.session.fail_transaction();
                 return Err(wire::server_error(
                     "34000",

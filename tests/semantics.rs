@@ -432,3 +432,29 @@ async fn a_stalled_reader_gets_an_error_not_a_truncated_success() {
         "{err}"
     );
 }
+
+/// DECLARE ... WITH HOLD keeps the cursor after COMMIT (and may be used outside a
+/// transaction block); a plain cursor ends with its transaction.
+#[tokio::test]
+async fn held_cursors_outlive_their_transaction() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    exec(&c, "BEGIN; DECLARE h CURSOR WITH HOLD FOR SELECT count(*), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01']; DECLARE p CURSOR FOR SELECT k FROM s; COMMIT").await;
+    exec(
+        &c,
+        "INSERT INTO s VALUES ('2001-01-01 00:00:01','a',1), ('2001-01-01 00:00:10','a',1)",
+    )
+    .await;
+    assert_eq!(
+        rows(&c, "FETCH 1 FROM h").await,
+        table(&[&["1", "2001-01-01 00:00:10"]])
+    );
+    let err = c.simple_query("FETCH 1 FROM p").await.unwrap_err();
+    assert_eq!(sqlstate(&err), "34000");
+    exec(
+        &c,
+        "DECLARE h2 CURSOR WITH HOLD FOR SELECT 1; CLOSE h2; CLOSE h",
+    )
+    .await;
+}

@@ -237,7 +237,10 @@ impl Catalog {
                 for s in streams {
                     if !s.queries.lock().is_empty() {
                         let now = crate::time::now_us();
-                        let _ = s.tx.try_send(IngestMsg::Heartbeat(now));
+                        if s.tx.try_send(IngestMsg::Heartbeat(now)).is_ok() {
+                            let mut st = s.stats.lock();
+                            st.now_us = Some(st.now_us.map_or(now, |n| n.max(now)));
+                        }
                     }
                 }
             }

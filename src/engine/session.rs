@@ -54,6 +54,8 @@ pub enum TxStatus {
 
 struct Cursor {
     sub: Subscription,
+    /// WITH HOLD: survives the end of its transaction.
+    hold: bool,
     buffered: VecDeque<Vec<Value>>,
     ended: bool,
 }
@@ -273,7 +275,11 @@ impl Session {
             Plan::Explain { query, options } => {
                 super::explain::explain(&self.engine, *query, options, params).await
             }
-            Plan::Declare { cursor, query } => self.declare(cursor, *query, params).await,
+            Plan::Declare {
+                cursor,
+                query,
+                hold,
+            } => self.declare(cursor, *query, params, hold).await,
             Plan::Fetch {
                 cursor,
                 count,
@@ -282,6 +288,35 @@ impl Session {
             Plan::Close { cursor } => self.close(cursor),
             Plan::Transaction(op) => Ok(self.transaction(op)),
             Plan::Set { name, value } => {
+                if name == "all" && value.is_none() {
+                    self.settings = DEFAULT_SETTINGS
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect();
+                    return Ok(Outcome::Command("RESET".into()));
+                }
+                if name == "timezone" {
+                    if let Some(v) = &value {
+                        let utc = [
+                            "utc",
+                            "etc/utc",
+                            "gmt",
+                            "z",
+                            "zulu",
+                            "+00",
+                            "00:00",
+                            "0",
+                            "+00:00",
+                            "universal",
+                        ];
+                        if !utc.contains(&v.trim_matches('\'').to_ascii_lowercase().as_str()) {
+                            return Err(Error::FeatureNotSupported(format!(
+                                "time zone \"{v}\" is not supported: tcq shows timestamptz in UTC"
+                            )));
+                        }
+                    }
+                }
+                let tag = if value.is_some() { "SET" } else { "RESET" };
                 let v = value.unwrap_or_else(|| {
                     DEFAULT_SETTINGS
                         .iter()
@@ -289,7 +324,7 @@ impl Session {
                         .map_or(String::new(), |(_, v)| v.to_string())
                 });
                 self.settings.insert(name, v);
-                Ok(Outcome::Command("SET".into()))
+                Ok(Outcome::Command(tag.into()))
             }
             Plan::Show { name } => self.show(&name),
             Plan::Advance { stream, time_expr } => {
@@ -302,6 +337,8 @@ impl Session {
                     Error::DatatypeMismatch("tcq_advance needs a timestamp".into())
                 })?;
                 self.engine.catalog.heartbeat(&s, t_us).await?;
+                // The stream's time never goes back: an earlier instant changes nothing.
+                let t_us = s.stats.lock().now_us.unwrap_or(t_us).max(t_us);
                 Ok(Outcome::Rows {
                     columns: vec![Column::new("tcq_advance", DataType::Timestamp)],
                     rows: vec![vec![Value::Timestamp(t_us)]],
@@ -456,8 +493,14 @@ impl Session {
         register(&self.engine, q, params).await
     }
 
-    async fn declare(&mut self, name: String, q: Query, params: &[Value]) -> Result<Outcome> {
-        if self.tx != TxStatus::InBlock {
+    async fn declare(
+        &mut self,
+        name: String,
+        q: Query,
+        params: &[Value],
+        hold: bool,
+    ) -> Result<Outcome> {
+        if self.tx != TxStatus::InBlock && !hold {
             return Err(Error::NoActiveTransaction(
                 "DECLARE CURSOR can only be used in transaction blocks".into(),
             ));
@@ -470,6 +513,7 @@ impl Session {
             name,
             Cursor {
                 sub,
+                hold,
                 buffered: VecDeque::new(),
                 ended: false,
             },
@@ -544,7 +588,9 @@ impl Session {
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
                 self.tx = TxStatus::Idle;
-                self.cursors.clear();
+                // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
+                let keep_held = op == TransactionOp::Commit && was != TxStatus::Failed;
+                self.cursors.retain(|_, c| keep_held && c.hold);
                 let tag = if op == TransactionOp::Commit && was != TxStatus::Failed {
                     "COMMIT"
                 } else {

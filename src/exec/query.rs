@@ -286,6 +286,21 @@ impl QueryExec {
     /// Errors end the query (a limit exceeded, an expression error such as division by zero).
     pub fn push(&mut self, batch: &RowBatch, out: &mut Vec<Event>) -> Result<()> {
         let mut pass_rows = Vec::new();
+        let result = self.push_rows(batch, out, &mut pass_rows);
+        // Rows of the tuples before a failing one are emitted, as feeding the tuples one at
+        // a time would have emitted them.
+        if !pass_rows.is_empty() {
+            self.finish_event(pass_rows, out);
+        }
+        result
+    }
+
+    fn push_rows(
+        &mut self,
+        batch: &RowBatch,
+        out: &mut Vec<Event>,
+        pass_rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+    ) -> Result<()> {
         for i in 0..batch.len() {
             if self.done {
                 break;
@@ -360,9 +375,6 @@ impl QueryExec {
             if !matches!(self.mode, Mode::Pass) {
                 self.note_window_membership(t, out);
             }
-        }
-        if !pass_rows.is_empty() {
-            self.finish_event(pass_rows, out);
         }
         Ok(())
     }
@@ -443,10 +455,10 @@ impl QueryExec {
         }
         if let Some(s) = skipped {
             out.push(Event::Notice(format!(
-                "current time jumped from {} to {}: {} empty slide events were not emitted (empty_slide_events_max)",
-                crate::time::format_timestamp(s.from_us),
+                "current time jumped to {}: {} empty slide events from the window ending at {} on were not emitted (empty_slide_events_max)",
                 crate::time::format_timestamp(s.to_us),
-                s.slide_events
+                s.slide_events,
+                crate::time::format_timestamp(s.from_us)
             )));
         }
         Ok(())

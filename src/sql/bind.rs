@@ -625,7 +625,11 @@ impl<'a> Binder<'a> {
                 value: value.clone(),
             }),
             Stmt::Show(name) => Ok(Plan::Show { name: name.clone() }),
-            Stmt::Declare { cursor, statement } => {
+            Stmt::Declare {
+                cursor,
+                statement,
+                hold,
+            } => {
                 let ast::Statement::Query(q) = &**statement else {
                     return Err(Error::Syntax(
                         "DECLARE CURSOR must be followed by a SELECT".into(),
@@ -634,6 +638,7 @@ impl<'a> Binder<'a> {
                 Ok(Plan::Declare {
                     cursor: cursor.clone(),
                     query: Box::new(self.query(q, &p.text)?),
+                    hold: *hold,
                 })
             }
             Stmt::Explain { options, statement } => self.explain(options, statement, &p.text),
@@ -2653,11 +2658,21 @@ impl Bound {
                 return Ok(Bound::new(Expr::Literal(Value::Int8(v)), DataType::Int8));
             }
         }
-        let d = crate::types::parse_numeric(n)?;
-        Ok(Bound::new(
-            Expr::Literal(Value::Numeric(d)),
-            DataType::Numeric,
-        ))
+        match crate::types::parse_numeric(n) {
+            Ok(d) => Ok(Bound::new(
+                Expr::Literal(Value::Numeric(d)),
+                DataType::Numeric,
+            )),
+            // Beyond numeric's 28 digits (1e300, 1.7976931348623157e308) the literal is
+            // kept as a double; casts to the target column's type apply as usual.
+            Err(e) => match n.parse::<f64>() {
+                Ok(f) if f.is_finite() => Ok(Bound::new(
+                    Expr::Literal(Value::Float8(f)),
+                    DataType::Float8,
+                )),
+                _ => Err(e),
+            },
+        }
     }
 }
 
@@ -3494,7 +3509,7 @@ mod tests {
 
     #[test]
     fn declare_explain_advance() {
-        let Plan::Declare { cursor, query } =
+        let Plan::Declare { cursor, query, .. } =
             plan("DECLARE c CURSOR FOR SELECT count(*) FROM flights [RANGE BY '1 minute']")
                 .unwrap()
         else {

@@ -152,6 +152,7 @@ pub(crate) enum Stmt {
     Declare {
         cursor: String,
         statement: Box<ast::Statement>,
+        hold: bool,
     },
     /// `EXPLAIN [options] <statement>`.
     Explain {
@@ -830,12 +831,20 @@ fn parse_declare(t: &mut Toks) -> Result<Stmt> {
         ));
     }
     t.expect_word("CURSOR")?;
-    if t.eat_word("WITH") || t.eat_word("WITHOUT") {
+    let mut hold = false;
+    if t.eat_word("WITH") {
+        t.expect_word("HOLD")?;
+        hold = true;
+    } else if t.eat_word("WITHOUT") {
         t.expect_word("HOLD")?;
     }
     t.expect_word("FOR")?;
     let statement = Box::new(parse_sql(std::mem::replace(t, Toks::new(vec![])).rest())?);
-    Ok(Stmt::Declare { cursor, statement })
+    Ok(Stmt::Declare {
+        cursor,
+        statement,
+        hold,
+    })
 }
 
 fn explain_bool(t: &mut Toks) -> Result<bool> {

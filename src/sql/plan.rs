@@ -54,6 +54,8 @@ pub enum Plan {
         cursor: String,
         /// The query.
         query: Box<Query>,
+        /// `WITH HOLD`: the cursor outlives its transaction (and may be declared outside one).
+        hold: bool,
     },
     /// `FETCH [n|ALL|NEXT|FORWARD n] [FROM|IN] name` and `MOVE ...`.
     Fetch {

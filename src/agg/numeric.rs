@@ -98,35 +98,41 @@ pub fn sqrt_at_scale((m, s): Scaled, rscale: u32) -> Option<i128> {
     }
     // sqrt(m * 10^-s) * 10^(r+1) = sqrt(m * 10^(2r + 2 - s)); one extra digit to round.
     let exp = 2 * (rscale as i64 + 1) - s as i64;
-    let radicand = if exp >= 0 {
-        m.checked_mul(pow10(exp as u32)?)?
+    let root = if exp >= 0 {
+        isqrt_scaled(m as u128, exp as u32)?
     } else {
-        m / pow10((-exp) as u32)?
+        isqrt(m as u128 / 10u128.checked_pow((-exp) as u32)?)
     };
-    let root = isqrt(radicand as u128) as i128;
-    Some((root + 5) / 10)
+    i128::try_from((root + 5) / 10).ok()
+}
+
+/// `floor(sqrt(m * 10^zeros))`, digit by digit (two decimal digits of the radicand per
+/// root digit), so the radicand may be far wider than 128 bits as long as the root fits.
+fn isqrt_scaled(m: u128, zeros: u32) -> Option<u128> {
+    let mut digits: Vec<u8> = m.to_string().bytes().map(|b| b - b'0').collect();
+    digits.extend(std::iter::repeat_n(0, zeros as usize));
+    if digits.len() % 2 == 1 {
+        digits.insert(0, 0);
+    }
+    let (mut root, mut rem) = (0u128, 0u128);
+    for pair in digits.chunks(2) {
+        rem = rem
+            .checked_mul(100)?
+            .checked_add((pair[0] * 10 + pair[1]) as u128)?;
+        // The largest d with (20 * root + d) * d <= rem.
+        let base = root.checked_mul(20)?;
+        let mut d = 9u128;
+        while (base + d) * d > rem {
+            d -= 1;
+        }
+        rem -= (base + d) * d;
+        root = root.checked_mul(10)?.checked_add(d)?;
+    }
+    Some(root)
 }
 
 fn isqrt(n: u128) -> u128 {
-    if n < 2 {
-        return n;
-    }
-    let mut x = (n as f64).sqrt() as u128;
-    // Newton steps correct the float estimate to the exact floor.
-    loop {
-        let y = (x + n / x.max(1)) / 2;
-        if y >= x {
-            break;
-        }
-        x = y;
-    }
-    while x.checked_mul(x).is_none_or(|sq| sq > n) {
-        x -= 1;
-    }
-    while (x + 1).checked_mul(x + 1).is_some_and(|sq| sq <= n) {
-        x += 1;
-    }
-    x
+    isqrt_scaled(n, 0).unwrap_or(0)
 }
 
 /// The exact value as a [`Decimal`], dropping low digits (rounding) when the mantissa is
@@ -187,5 +193,10 @@ mod tests {
         // sqrt(2) at 16 digits: 1.4142135623730950
         assert_eq!(sqrt_at_scale((2, 0), 16), Some(14142135623730950));
         assert_eq!(sqrt_at_scale((4, 0), 3), Some(2000));
+        // stddev of 1 and 2: sqrt(0.5) at scale 20, PostgreSQL's 0.70710678118654752440.
+        assert_eq!(
+            sqrt_at_scale((50_000_000_000_000_000_000, 20), 20),
+            Some(70_710_678_118_654_752_440)
+        );
     }
 }

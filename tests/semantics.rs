@@ -239,7 +239,7 @@ async fn limit_ends_the_query_with_command_complete() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::wait_for_queries(&feeder, 1).await;
     exec(
         &feeder,
         "INSERT INTO s VALUES ('2001-01-01 00:00:00.5','a',1), ('2001-01-01 00:00:05','a',1)",
@@ -260,7 +260,7 @@ async fn drop_stream_ends_its_queries() {
     let admin = connect(port).await;
     let q =
         tokio::spawn(async move { rows(&c, "SELECT count(*) FROM s [RANGE BY '1 second']").await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::wait_for_queries(&admin, 1).await;
     exec(&admin, "DROP STREAM s").await;
     let got = tokio::time::timeout(Duration::from_secs(10), q)
         .await

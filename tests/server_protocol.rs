@@ -276,7 +276,9 @@ async fn cancel_stops_a_simple_protocol_stream() {
         .unwrap();
     let token = client.cancel_token();
     let canceller = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Cancel only once the query runs (a cancel with nothing running is ignored).
+        let watcher = connect(port).await;
+        common::wait_for_queries(&watcher, 1).await;
         token.cancel_query(NoTls).await.expect("cancel request");
     });
     let e = tokio::time::timeout(LIMIT, client.simple_query("SELECT v FROM s"))
@@ -338,6 +340,7 @@ async fn binary_parameters_and_results_round_trip() {
             .await
             .unwrap();
         futures::pin_mut!(stream);
+        common::wait_for_queries(&writer, 1).await;
         let insert = writer
             .prepare("INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
             .await
@@ -384,6 +387,7 @@ async fn text_results_follow_postgres_output_functions() {
         // The simple protocol reads text; rows arrive while the query still runs.
         let stream = reader.simple_query_raw("SELECT * FROM t").await.unwrap();
         futures::pin_mut!(stream);
+        common::wait_for_queries(&writer, 1).await;
         writer
             .simple_query("INSERT INTO t VALUES (true, 1e20, '2024-03-01 12:00:00.5')")
             .await
@@ -473,6 +477,7 @@ async fn copy_to_stdout_streams_lines_and_can_be_cancelled() {
             .await
             .unwrap();
         futures::pin_mut!(stream);
+        common::wait_for_queries(&writer, 1).await;
         writer
             .simple_query("INSERT INTO s VALUES (1, 'a\tb'), (2, NULL)")
             .await
@@ -515,6 +520,7 @@ async fn a_client_that_vanishes_mid_stream_leaves_the_server_usable() {
             .await
             .unwrap();
         futures::pin_mut!(stream);
+        common::wait_for_queries(&other, 1).await;
         other
             .simple_query("INSERT INTO s VALUES (1)")
             .await

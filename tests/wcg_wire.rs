@@ -194,7 +194,7 @@ async fn explain_analyze_shows_measured_work() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::wait_for_queries(&feeder, 1).await;
     feeder
         .batch_execute(
             "INSERT INTO flights VALUES ('2001-01-01 00:01', 5, 'ATL'), ('2001-01-01 00:12', 7, 'ORD'), \

@@ -78,3 +78,28 @@ pub fn sqlstate(e: &tokio_postgres::Error) -> String {
         None => panic!("expected a server error with a SQLSTATE, got: {e}"),
     }
 }
+
+/// Wait until at least `n` continuous queries are registered (and attached to their
+/// streams: the system view passes a barrier through each stream's queue), so rows sent
+/// next are seen by them. Panics after 10 s.
+pub async fn wait_for_queries(client: &Client, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let msgs = client
+            .simple_query("SELECT id FROM tcq_queries")
+            .await
+            .expect("tcq_queries");
+        let registered = msgs
+            .iter()
+            .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
+            .count();
+        if registered >= n {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{registered} of {n} queries registered after 10 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}

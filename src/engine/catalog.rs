@@ -292,7 +292,7 @@ impl Catalog {
     /// Wait until every stream has processed what it accepted (for system views).
     ///
     /// A stream whose task is held up (by a reader that stalls its query) is waited for at
-    /// most 200 ms: the view then shows counters that lag the last statements a little.
+    /// most one second: the view then shows counters that lag the last statements a little.
     pub async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
         let all = async {
@@ -300,7 +300,7 @@ impl Catalog {
                 s.barrier().await;
             }
         };
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(200), all).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), all).await;
     }
 }
 

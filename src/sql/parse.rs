@@ -182,7 +182,9 @@ pub(crate) fn map_parser_error(e: ParserError) -> Error {
     let msg = match e {
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => m,
         ParserError::RecursionLimitExceeded => {
-            return Error::Syntax("statement is nested too deeply".into())
+            return Error::StatementTooComplex(
+                "stack depth limit exceeded: the statement is nested too deeply".into(),
+            )
         }
     };
     if let Some(pos) = msg.find("found: ") {

@@ -175,6 +175,21 @@ impl GroupTable {
         }
     }
 
+    /// Record that group `gid` lives in `slot`.
+    fn index(&mut self, gid: u32, slot: u32) {
+        if gid < DENSE_GIDS {
+            if self.dense.len() <= gid as usize {
+                let len = (gid as usize + 1)
+                    .next_power_of_two()
+                    .min(DENSE_GIDS as usize);
+                self.dense.resize(len, ABSENT);
+            }
+            self.dense[gid as usize] = slot;
+        } else {
+            self.sparse.insert(gid, slot);
+        }
+    }
+
     /// The slot of group `gid`, with fresh states if new.
     ///
     /// Errors: 54000 when the table would exceed `groups_max` groups.
@@ -189,19 +204,7 @@ impl GroupTable {
             )));
         }
         let slot = self.gids.len() as u32;
-        if gid < DENSE_GIDS {
-            if self.dense.len() <= gid as usize {
-                self.dense.resize(
-                    (gid as usize + 1)
-                        .next_power_of_two()
-                        .min(DENSE_GIDS as usize),
-                    ABSENT,
-                );
-            }
-            self.dense[gid as usize] = slot;
-        } else {
-            self.sparse.insert(gid, slot);
-        }
+        self.index(gid, slot);
         self.gids.push(gid);
         self.accs.extend(specs.iter().map(AggSpec::init));
         Ok(slot as usize)
@@ -242,19 +245,7 @@ impl GroupTable {
         for (slot, old) in gids.into_iter().enumerate() {
             let gid = map[old as usize];
             debug_assert_ne!(gid, ABSENT, "a group of an open instance is live");
-            if gid < DENSE_GIDS {
-                if self.dense.len() <= gid as usize {
-                    self.dense.resize(
-                        (gid as usize + 1)
-                            .next_power_of_two()
-                            .min(DENSE_GIDS as usize),
-                        ABSENT,
-                    );
-                }
-                self.dense[gid as usize] = slot as u32;
-            } else {
-                self.sparse.insert(gid, slot as u32);
-            }
+            self.index(gid, slot as u32);
             self.gids.push(gid);
         }
     }

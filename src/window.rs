@@ -180,13 +180,9 @@ impl Window {
     pub fn next_closing_index(&self, t_us: i64) -> i64 {
         match self.current_index(t_us) {
             Some(m) => m.saturating_add(1),
-            None => self.first_index().max(self.index_lower_bound_for(t_us)),
+            // Only a bounded grid has no current instance (before its first one ends).
+            None => self.first_index(),
         }
-    }
-
-    // For an unbounded grid with no current index we never get here: every time has one.
-    fn index_lower_bound_for(&self, _t_us: i64) -> i64 {
-        self.first_index()
     }
 
     /// Theorem 1 with offsets: `self` (W1) is covered by `up` (W2), `W1 <= W2`: every

@@ -23,7 +23,7 @@
 //! let mut b = spec.init();
 //! b.update(&spec, &Value::Int4(2)).unwrap();
 //! a.merge(&spec, &b).unwrap();
-//! assert_eq!(a.evaluate(&spec).unwrap().to_string_pg(), "1.5000000000000000");
+//! assert_eq!(a.evaluate(&spec).unwrap().to_text().unwrap(), "1.5000000000000000");
 //! ```
 
 pub mod numeric;
@@ -576,24 +576,6 @@ fn float_variance(func: AggFunc, n: f64, sxx: f64) -> Value {
     Value::Float8(if is_var { var } else { var.sqrt() })
 }
 
-impl Value {
-    /// PostgreSQL's text form of the value (used in docs and tests).
-    pub fn to_string_pg(&self) -> String {
-        match self {
-            Value::Null => "NULL".into(),
-            Value::Numeric(d) => d.to_string(),
-            Value::Int8(i) => i.to_string(),
-            Value::Int4(i) => i.to_string(),
-            Value::Int2(i) => i.to_string(),
-            Value::Float8(f) => f.to_string(),
-            Value::Float4(f) => f.to_string(),
-            Value::Text(s) => s.to_string(),
-            Value::Bool(b) => if *b { "t" } else { "f" }.into(),
-            other => format!("{other:?}"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,23 +679,33 @@ mod tests {
             Value::Int8(0)
         );
         assert_eq!(
-            run(AggFunc::Avg, DataType::Int4, &ints(&[1, 2, 4])).to_string_pg(),
+            run(AggFunc::Avg, DataType::Int4, &ints(&[1, 2, 4]))
+                .to_text()
+                .unwrap(),
             "2.3333333333333333"
         );
         assert_eq!(
-            run(AggFunc::VarSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            run(AggFunc::VarSamp, DataType::Int4, &ints(&[1, 2, 3, 4]))
+                .to_text()
+                .unwrap(),
             "1.6666666666666667"
         );
         assert_eq!(
-            run(AggFunc::StddevSamp, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            run(AggFunc::StddevSamp, DataType::Int4, &ints(&[1, 2, 3, 4]))
+                .to_text()
+                .unwrap(),
             "1.2909944487358056"
         );
         assert_eq!(
-            run(AggFunc::VarPop, DataType::Int4, &ints(&[1, 2, 3, 4])).to_string_pg(),
+            run(AggFunc::VarPop, DataType::Int4, &ints(&[1, 2, 3, 4]))
+                .to_text()
+                .unwrap(),
             "1.2500000000000000"
         );
         assert_eq!(
-            run(AggFunc::StddevPop, DataType::Int4, &ints(&[5])).to_string_pg(),
+            run(AggFunc::StddevPop, DataType::Int4, &ints(&[5]))
+                .to_text()
+                .unwrap(),
             "0"
         );
         assert_eq!(
@@ -726,7 +718,8 @@ mod tests {
                 DataType::Int8,
                 &[Value::Int8(i64::MAX), Value::Int8(1)]
             )
-            .to_string_pg(),
+            .to_text()
+            .unwrap(),
             "9223372036854775808"
         );
         assert!(matches!(

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::catalog::{Catalog, Stream};
+use super::catalog::Stream;
 use crate::error::{Error, Result};
 use crate::exec::RowBatch;
 use crate::sql::{CopyFormat, CopyOptions};
@@ -18,7 +18,7 @@ use crate::types::{parse_value, DataType, Value};
 /// An open COPY FROM STDIN.
 pub struct CopyIn {
     pub(crate) stream: Arc<Stream>,
-    pub(crate) catalog: Arc<CatalogRef>,
+    pub(crate) engine: Arc<super::Engine>,
     pub(crate) targets: Vec<usize>,
     pub(crate) options: CopyOptions,
     pub(crate) carry: Vec<u8>,
@@ -42,15 +42,6 @@ pub(crate) enum Span {
     Scratch(usize, usize),
 }
 
-/// A handle on the engine's catalog that a COPY can ingest through.
-pub(crate) struct CatalogRef(pub Arc<super::Engine>);
-
-impl CatalogRef {
-    fn catalog(&self) -> &Catalog {
-        &self.0.catalog
-    }
-}
-
 impl CopyIn {
     pub(crate) fn new(
         engine: Arc<super::Engine>,
@@ -61,7 +52,7 @@ impl CopyIn {
         let ncols = stream.columns.len();
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
-            catalog: Arc::new(CatalogRef(engine)),
+            engine,
             stream,
             targets,
             header_pending: options.header,
@@ -118,7 +109,7 @@ impl CopyIn {
         };
         let mut batch = std::mem::take(&mut self.batch);
         stamp(&mut batch);
-        let catalog = self.catalog.catalog();
+        let catalog = &self.engine.catalog;
         // Every batch of this COPY is queued before any other statement's.
         let _whole = self.stream.enqueue_order.lock().await;
         let mut n = 0u64;

@@ -52,6 +52,9 @@ pub struct Limits {
     pub empty_slide_events_max: u64,
     /// Live tuples a windowed query without aggregates keeps. Default 1,000,000.
     pub live_tuples_max: usize,
+    /// Open instances per window (RANGE / SLIDE, rounded up); a window over it is refused.
+    /// Default 100,000.
+    pub open_instances_max: usize,
 }
 
 impl Default for Limits {
@@ -64,6 +67,7 @@ impl Default for Limits {
             statement_staging_bytes_max: 4 << 30,
             empty_slide_events_max: 100_000,
             live_tuples_max: 1_000_000,
+            open_instances_max: 100_000,
         }
     }
 }

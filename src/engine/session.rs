@@ -713,7 +713,7 @@ pub(crate) fn build_exec(
         .is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
     let exec_limits = ExecLimits {
         groups_max: limits.groups_max,
-        open_instances_max: 100_000,
+        open_instances_max: limits.open_instances_max,
         empty_slide_events_max: limits.empty_slide_events_max,
     };
     QueryExec::new(

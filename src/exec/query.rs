@@ -242,17 +242,7 @@ impl QueryExec {
 
     /// The coverage relation the query's aggregates allow (paper Theorems 5 and 6).
     pub fn sharing(&self) -> wcg::Sharing {
-        match &self.query.aggregate {
-            Some(agg) if !self.windows.is_empty() => {
-                let specs: Vec<AggSpec> = agg
-                    .calls
-                    .iter()
-                    .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
-                    .collect();
-                crate::agg::sharing_of(&specs)
-            }
-            _ => wcg::Sharing::None,
-        }
+        sharing_of_query(&self.query, &self.windows)
     }
 
     /// Counters for `tcq_queries`.
@@ -706,8 +696,9 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp
     Ordering::Equal
 }
 
-/// Plan the query's windows along the WCG for its aggregates.
-pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
+/// The coverage relation `query`'s aggregates allow over `windows` (paper Theorems 5 and
+/// 6); `None` without aggregates or windows.
+pub fn sharing_of_query(query: &Query, windows: &[Window]) -> wcg::Sharing {
     match &query.aggregate {
         Some(agg) if !windows.is_empty() => {
             let specs: Vec<AggSpec> = agg
@@ -715,8 +706,13 @@ pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> Shar
                 .iter()
                 .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
                 .collect();
-            wcg::plan(windows, crate::agg::sharing_of(&specs), eta_per_sec)
+            crate::agg::sharing_of(&specs)
         }
-        _ => SharedPlan::unshared(windows),
+        _ => wcg::Sharing::None,
     }
+}
+
+/// Plan the query's windows along the WCG for its aggregates (unshared for `Sharing::None`).
+pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
+    wcg::plan(windows, sharing_of_query(query, windows), eta_per_sec)
 }

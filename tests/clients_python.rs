@@ -88,3 +88,37 @@ fn psycopg_named_cursor_and_deallocate() {
         "columns: ['v', 'wtime']\nrows: [(7, datetime.datetime(2001, 1, 1, 0, 0, 1))]\n"
     );
 }
+
+/// psycopg's `copy.rows()` and `copy.read_row()` over `COPY (SELECT ...) TO STDOUT`: each
+/// expects one row per CopyData message. When tcq packed a slide event's rows into one
+/// message, `b` (and every other second row) vanished without an error.
+#[test]
+fn psycopg_copy_rows_reads_every_row() {
+    if !python_has("psycopg") {
+        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+        return;
+    }
+    let port = common::start_server();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/copy_rows.py");
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "rows(): a 2 2001-01-01 00:00:10\n\
+         rows(): b 1 2001-01-01 00:00:10\n\
+         rows(): a 1 2001-01-01 00:00:20\n\
+         read_row(): ('x', '1', '2001-01-01 00:00:40')\n\
+         read_row(): ('y', '1', '2001-01-01 00:00:40')\n\
+         read_row(): ('z', '1', '2001-01-01 00:00:50')\n\
+         read_row(): ('z', '1', '2001-01-01 00:01:00')\n"
+    );
+}

@@ -654,3 +654,55 @@ async fn copy_fail_aborts_the_copy() {
         "nothing of the failed COPY was ingested"
     );
 }
+
+/// Regression: copy-out packed a slide event's rows into one CopyData message, so clients
+/// that read a row per message (psycopg `copy.rows()`, pgjdbc `readFromCopy`, tokio-postgres
+/// `copy_out`) lost or merged rows. PostgreSQL sends exactly one row per CopyData; so must we.
+/// The issue's example: 10-second windows grouped by k over (a,:01) (b,:03) (a,:05) (a,:12).
+#[tokio::test]
+async fn copy_out_sends_one_row_per_copy_data_message() {
+    let port = start_server();
+    let client = connect(port).await;
+    client
+        .simple_query("CREATE STREAM cd (ts timestamp TIMESTAMPCOLUMN, k text)")
+        .await
+        .unwrap();
+    let writer = connect(port).await;
+    let chunks = tokio::time::timeout(LIMIT, async {
+        let stream = client
+            .copy_out(
+                "COPY (SELECT k, count(*), wtime(*) FROM cd \
+                 [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k ORDER BY k LIMIT 3) \
+                 TO STDOUT WITH (FORMAT csv, HEADER)",
+            )
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        common::wait_for_queries(&writer, 1).await;
+        writer
+            .simple_query(
+                "INSERT INTO cd VALUES ('2001-01-01 00:00:01', 'a'), \
+                 ('2001-01-01 00:00:03', 'b'), ('2001-01-01 00:00:05', 'a'), \
+                 ('2001-01-01 00:00:12', 'a'), ('2001-01-01 00:00:13', 'c'), \
+                 ('2001-01-01 00:00:21', 'a')",
+            )
+            .await
+            .unwrap();
+        let mut chunks = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            chunks.push(String::from_utf8(chunk.unwrap().to_vec()).unwrap());
+        }
+        chunks
+    })
+    .await
+    .expect("the COPY ends after its LIMIT");
+    assert_eq!(
+        chunks,
+        [
+            "k,count,wtime\n",
+            "a,2,2001-01-01 00:00:10\n",
+            "b,1,2001-01-01 00:00:10\n",
+            "a,1,2001-01-01 00:00:20\n",
+        ]
+    );
+}

@@ -238,21 +238,6 @@ pub(crate) async fn pump(
     let mut scratch = String::new();
     let mut line = String::new();
     loop {
-        if let (RowSink::Copy(options), 0) = (sink, limit) {
-            // COPY data need not follow row boundaries: one CopyData carries many lines.
-            line.clear();
-            while let Some(row) = pending.pop_front() {
-                super::encode::copy_line(&row, options, &mut line, &mut scratch);
-                *sent += 1;
-                if line.len() >= COPY_CHUNK_BYTES {
-                    feed_copy(wire, &line).await?;
-                    line.clear();
-                }
-            }
-            if !line.is_empty() {
-                feed_copy(wire, &line).await?;
-            }
-        }
         while let Some(row) = pending.pop_front() {
             if limit > 0 && *sent >= limit {
                 pending.push_front(row);
@@ -297,15 +282,6 @@ pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
             "client closed the connection",
         ))),
     }
-}
-
-/// Bytes of COPY lines gathered into one CopyData message.
-const COPY_CHUNK_BYTES: usize = 64 * 1024;
-
-async fn feed_copy(wire: &mut dyn Wire, text: &str) -> PgWireResult<()> {
-    let data = bytes::Bytes::copy_from_slice(text.as_bytes());
-    wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
-        .await
 }
 
 async fn write_row(

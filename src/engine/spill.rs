@@ -5,11 +5,19 @@
 //! a temporary file in a compact binary form and read back, batch by batch, when the COPY
 //! commits. Memory stays bounded whatever the size of the COPY; the file is bounded by
 //! `statement_staging_bytes_max` and removed when the COPY ends, committed or not.
+//!
+//! Design decision: staged rows are other clients' data, and the temporary directory is
+//! shared with every local user, so each staging file lives in its own freshly created
+//! private directory (random name, mode 0700) and is created there with `O_EXCL` and
+//! `O_NOFOLLOW`, mode 0600. A name planted in advance (a symlink to a file the server may
+//! write) is never followed, and no other user can list, read or replace the file. The file
+//! is written and read back through the one descriptor, never reopened by name; dropping the
+//! [`Spill`] (commit, abort or a vanished client) removes the file and its directory.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 use rust_decimal::Decimal;
 
@@ -23,10 +31,10 @@ pub const SPILL_THRESHOLD_BYTES: usize = 32 << 20;
 /// Rows per batch when a spilled COPY is read back.
 const READ_BATCH_ROWS: usize = 65_536;
 
-static NEXT_SPILL: AtomicU64 = AtomicU64::new(0);
-
-/// A temporary file of staged rows.
+/// A temporary file of staged rows, in a private directory of its own.
 pub(crate) struct Spill {
+    /// The private directory; removed (with the file) on drop.
+    dir: tempfile::TempDir,
     path: PathBuf,
     writer: Option<BufWriter<File>>,
     ncols: usize,
@@ -41,11 +49,30 @@ fn io_error(e: std::io::Error) -> Error {
 }
 
 impl Spill {
+    /// A new staging file for rows of `ncols` columns, under the system temporary directory.
     pub fn create(ncols: usize) -> Result<Spill> {
-        let n = NEXT_SPILL.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("tcq-copy-{}-{n}.stage", std::process::id()));
-        let file = File::create(&path).map_err(io_error)?;
+        Spill::create_in(&std::env::temp_dir(), ncols)
+    }
+
+    /// A new staging file under `parent`: a private directory (mode 0700, random name) holding
+    /// one file created with `O_EXCL | O_NOFOLLOW`, mode 0600.
+    pub fn create_in(parent: &Path, ncols: usize) -> Result<Spill> {
+        let dir = tempfile::Builder::new()
+            .prefix("tcq-copy-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(parent)
+            .map_err(io_error)?;
+        let path = dir.path().join("stage");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(io_error)?;
         Ok(Spill {
+            dir,
             path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             ncols,
@@ -80,11 +107,8 @@ impl Spill {
             .writer
             .take()
             .ok_or_else(|| Error::Internal("staging file already read".into()))?;
-        w.into_inner()
-            .map_err(|e| io_error(e.into_error()))?
-            .sync_data()
-            .ok();
-        let file = File::open(&self.path).map_err(io_error)?;
+        let mut file = w.into_inner().map_err(|e| io_error(e.into_error()))?;
+        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
         Ok(SpillReader {
             reader: BufReader::with_capacity(1 << 20, file),
             ncols: self.ncols,
@@ -96,6 +120,8 @@ impl Spill {
 impl Drop for Spill {
     fn drop(&mut self) {
         self.writer.take();
+        // The file is removed first, so that a failure to remove the directory (which
+        // `self.dir` does next) never leaves staged rows behind.
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -256,5 +282,49 @@ mod tests {
         assert_eq!(back.row(4), b.row(1));
         assert_eq!(back.times[5], 20);
         assert!(r.next_batch().unwrap().is_none());
+    }
+
+    /// Issue 11: staging files had a predictable name in the shared temporary directory
+    /// (`tcq-copy-<pid>-<n>.stage`), mode 0644, and a symlink planted at that name was
+    /// followed, so any local user could overwrite a file the server can write.
+    #[test]
+    fn planted_symlink_is_never_followed() {
+        let shared = tempfile::tempdir().unwrap();
+        let victim = shared.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        // Plant the names the old scheme used, for this process, in the shared directory.
+        let pid = std::process::id();
+        for n in 0..256 {
+            let name = shared.path().join(format!("tcq-copy-{pid}-{n}.stage"));
+            std::os::unix::fs::symlink(&victim, name).unwrap();
+        }
+        let mut b = RowBatch::new(1);
+        b.push(vec![Value::Text("staged secret".into())], 1);
+        let mut s = Spill::create_in(shared.path(), 1).unwrap();
+        s.write(&b).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = s.dir.path().to_path_buf();
+        assert_eq!(mode(&dir), 0o700, "staging directory mode");
+        assert_eq!(mode(&s.path), 0o600, "staging file mode");
+        assert!(std::fs::symlink_metadata(&s.path).unwrap().is_file());
+        let mut r = s.read_batches().unwrap();
+        assert_eq!(r.next_batch().unwrap().unwrap().row(0), b.row(0));
+        drop(r);
+        drop(s);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(!dir.exists(), "staging directory removed on drop");
+    }
+
+    /// A name that already exists in the private directory is refused, never reused.
+    #[test]
+    fn existing_name_is_refused() {
+        let s = Spill::create(1).unwrap();
+        let again = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&s.path);
+        assert_eq!(again.unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
     }
 }

@@ -55,6 +55,10 @@ pub struct Limits {
     /// Open instances per window (RANGE / SLIDE, rounded up); a window over it is refused.
     /// Default 100,000.
     pub open_instances_max: usize,
+    /// Bytes in the body of one protocol message (a Query's text, a Parse, a CopyData
+    /// chunk). A longer message is refused from its header, before its body is read, with
+    /// 54000, and the connection closes (PostgreSQL closes it too). Default 64 MiB.
+    pub message_bytes_max: usize,
 }
 
 impl Default for Limits {
@@ -68,6 +72,7 @@ impl Default for Limits {
             empty_slide_events_max: 100_000,
             live_tuples_max: 1_000_000,
             open_instances_max: 100_000,
+            message_bytes_max: 64 << 20,
         }
     }
 }

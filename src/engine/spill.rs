@@ -31,11 +31,13 @@ pub const SPILL_THRESHOLD_BYTES: usize = 32 << 20;
 /// Rows per batch when a spilled COPY is read back.
 const READ_BATCH_ROWS: usize = 65_536;
 
+/// The staging file's name inside its private directory.
+const STAGE_NAME: &str = "stage";
+
 /// A temporary file of staged rows, in a private directory of its own.
 pub(crate) struct Spill {
     /// The private directory; removed (with the file) on drop.
     dir: tempfile::TempDir,
-    path: PathBuf,
     writer: Option<BufWriter<File>>,
     ncols: usize,
     /// Rows written.
@@ -62,23 +64,26 @@ impl Spill {
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(parent)
             .map_err(io_error)?;
-        let path = dir.path().join("stage");
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
+            .open(dir.path().join(STAGE_NAME))
             .map_err(io_error)?;
         Ok(Spill {
             dir,
-            path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             ncols,
             rows: 0,
             bytes: 0,
         })
+    }
+
+    /// The staging file's path.
+    fn path(&self) -> PathBuf {
+        self.dir.path().join(STAGE_NAME)
     }
 
     /// Append every row of `batch`.
@@ -122,7 +127,7 @@ impl Drop for Spill {
         self.writer.take();
         // The file is removed first, so that a failure to remove the directory (which
         // `self.dir` does next) never leaves staged rows behind.
-        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(self.path());
     }
 }
 
@@ -305,8 +310,8 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         let dir = s.dir.path().to_path_buf();
         assert_eq!(mode(&dir), 0o700, "staging directory mode");
-        assert_eq!(mode(&s.path), 0o600, "staging file mode");
-        assert!(std::fs::symlink_metadata(&s.path).unwrap().is_file());
+        assert_eq!(mode(&s.path()), 0o600, "staging file mode");
+        assert!(std::fs::symlink_metadata(s.path()).unwrap().is_file());
         let mut r = s.read_batches().unwrap();
         assert_eq!(r.next_batch().unwrap().unwrap().row(0), b.row(0));
         drop(r);
@@ -324,7 +329,7 @@ mod tests {
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(&s.path);
+            .open(s.path());
         assert_eq!(again.unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
     }
 }

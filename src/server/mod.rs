@@ -27,7 +27,9 @@ mod conn;
 mod copy;
 mod encode;
 mod extended;
+mod guard;
 mod query;
+mod socket;
 mod startup;
 mod wire;
 
@@ -40,16 +42,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::Sink;
-use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::Portal as PgPortal;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::Response;
 use pgwire::api::stmt::NoopQueryParser;
 use pgwire::api::store::PortalStore;
-use pgwire::api::{
-    ClientInfo, ClientPortalStore, ConnectionManager, NoopHandler, PgWireServerHandlers,
-};
+use pgwire::api::{ClientInfo, ClientPortalStore, ConnectionManager};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{Bind, Close, Describe, Execute, Parse, Sync as PgSync};
@@ -62,6 +61,7 @@ use tokio::sync::watch;
 use crate::engine::Engine;
 use crate::error::Error;
 use conn::ConnSlot;
+pub use socket::connection_panics;
 use wire::Client;
 
 /// The SQLSTATE PostgreSQL would send for `e` (the code each variant's doc names).
@@ -135,11 +135,7 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
                 }
             };
             tracing::debug!(%addr, "connection opened");
-            if let Err(e) =
-                pgwire::tokio::process_socket(stream, None, Handlers(handler.clone())).await
-            {
-                tracing::debug!(%addr, "connection ended: {e}");
-            }
+            socket::serve_connection(stream, addr, handler.clone()).await;
             handler.watches.lock().remove(&addr);
             tracing::debug!(%addr, "connection closed");
         });
@@ -219,35 +215,6 @@ fn slot_of<C: ClientInfo>(client: &C) -> PgWireResult<Arc<ConnSlot>> {
         .session_extensions()
         .get::<ConnSlot>()
         .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))
-}
-
-/// pgwire's handler set: every role is played by the one [`Handler`].
-struct Handlers(Arc<Handler>);
-
-impl PgWireServerHandlers for Handlers {
-    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        self.0.clone()
-    }
-
-    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
-        self.0.clone()
-    }
-
-    fn startup_handler(&self) -> Arc<impl pgwire::api::auth::StartupHandler> {
-        self.0.clone()
-    }
-
-    fn copy_handler(&self) -> Arc<impl CopyHandler> {
-        self.0.clone()
-    }
-
-    fn error_handler(&self) -> Arc<impl pgwire::api::ErrorHandler> {
-        Arc::new(NoopHandler)
-    }
-
-    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
-        Arc::new(DefaultCancelHandler::new(self.0.manager.clone()))
-    }
 }
 
 #[async_trait]

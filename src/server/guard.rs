@@ -1,0 +1,502 @@
+//! The client's byte stream, checked before pgwire decodes it.
+//!
+//! pgwire's frontend decoders trust the lengths and counts a client sends: a Parse of
+//! length 4, a CopyData of length 3 or a Bind whose parameter count runs past its message
+//! panic inside the decoder or read the next message's bytes as their own. [`Guarded`] sits
+//! between the socket and pgwire's framing and lets through only messages whose framing is
+//! well formed: the length field is at least 4 and at most `message_bytes_max`, the type byte
+//! is one a client may send, and every field of the body (strings, counts, lengths) ends
+//! exactly where the message ends, as PostgreSQL's `pq_getmsg*` functions check. Anything
+//! else turns into a [`Reject`], which the connection loop answers with an ErrorResponse
+//! (08P01, or 54000 for an oversized message) before it closes the connection, as
+//! PostgreSQL does for a protocol violation.
+//!
+//! Design decision: the check works on bytes, below the codec, because pgwire's `Framed`
+//! codec cannot be replaced (its handlers are generic over the socket type, not the codec).
+//! A message is held until it is complete and checked, except CopyData, whose body is
+//! opaque and passes through as it arrives; an oversized message is refused from its
+//! 5-byte header, before any of its body is buffered.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// A message the guard refused: the SQLSTATE and the message for the ErrorResponse.
+///
+/// Travels to the connection loop as the payload of an `io::Error` of kind `InvalidData`.
+#[derive(Debug)]
+pub(crate) struct Reject {
+    /// SQLSTATE: 08P01 (protocol violation) or 54000 (message too large).
+    pub code: &'static str,
+    /// Human-readable message naming the offending value.
+    pub message: String,
+}
+
+impl std::fmt::Display for Reject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Reject {}
+
+/// The reject carried by `e`, if `e` came from the guard.
+pub(crate) fn reject_of(e: &io::Error) -> Option<&Reject> {
+    e.get_ref().and_then(|inner| inner.downcast_ref::<Reject>())
+}
+
+/// PostgreSQL's `MAX_STARTUP_PACKET_LENGTH`.
+const STARTUP_BYTES_MAX: usize = 10_000;
+const SSL_REQUEST_CODE: u32 = 80_877_103;
+const GSSENC_REQUEST_CODE: u32 = 80_877_104;
+const CANCEL_REQUEST_CODE: u32 = 80_877_102;
+
+/// Where the connection is in the protocol: before the StartupMessage, messages carry no
+/// type byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    Typed,
+}
+
+/// A socket whose reads yield only well-framed frontend messages (see the module docs).
+pub(crate) struct Guarded<S> {
+    inner: S,
+    phase: Phase,
+    /// Bytes read from the socket, not yet checked.
+    raw: BytesMut,
+    /// Checked bytes, ready for pgwire's codec.
+    ready: BytesMut,
+    /// Bytes of a CopyData body still to pass through unchecked.
+    passthrough: usize,
+    /// Set once a message was refused: returned after the bytes before it are delivered.
+    failed: Option<Reject>,
+    /// Largest message body accepted, in bytes.
+    message_bytes_max: usize,
+}
+
+impl<S> Guarded<S> {
+    /// Guard `inner`, refusing message bodies over `message_bytes_max` bytes.
+    pub fn new(inner: S, message_bytes_max: usize) -> Guarded<S> {
+        Guarded {
+            inner,
+            phase: Phase::Startup,
+            raw: BytesMut::new(),
+            ready: BytesMut::new(),
+            passthrough: 0,
+            failed: None,
+            message_bytes_max,
+        }
+    }
+
+    /// Move every complete, valid message from `raw` to `ready`; stop at the first
+    /// incomplete one, or record a reject at the first invalid one.
+    fn frame(&mut self) {
+        while self.failed.is_none() {
+            if self.passthrough > 0 {
+                let n = self.raw.len().min(self.passthrough);
+                if n == 0 {
+                    return;
+                }
+                self.ready.extend_from_slice(&self.raw.split_to(n));
+                self.passthrough -= n;
+                continue;
+            }
+            let step = match self.phase {
+                Phase::Startup => self.frame_startup(),
+                Phase::Typed => self.frame_typed(),
+            };
+            match step {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(reject) => self.failed = Some(reject),
+            }
+        }
+    }
+
+    /// One untyped start-up-phase message; `Ok(false)` if it is not complete yet.
+    fn frame_startup(&mut self) -> Result<bool, Reject> {
+        if self.raw.len() < 4 {
+            return Ok(false);
+        }
+        let len = u32::from_be_bytes(self.raw[..4].try_into().expect("4 bytes")) as usize;
+        if !(8..=STARTUP_BYTES_MAX).contains(&len) {
+            return Err(violation(format!(
+                "invalid length of startup packet: {len}"
+            )));
+        }
+        if self.raw.len() < len {
+            return Ok(false);
+        }
+        let msg = &self.raw[..len];
+        let code = u32::from_be_bytes(msg[4..8].try_into().expect("4 bytes"));
+        match code {
+            SSL_REQUEST_CODE | GSSENC_REQUEST_CODE if len == 8 => {}
+            CANCEL_REQUEST_CODE if (16..=12 + 256).contains(&len) => {}
+            SSL_REQUEST_CODE | GSSENC_REQUEST_CODE | CANCEL_REQUEST_CODE => {
+                return Err(violation(format!(
+                    "invalid length of startup packet: {len}"
+                )))
+            }
+            _ if code >> 16 == 3 => {
+                startup_parameters(&msg[8..])?;
+                self.phase = Phase::Typed;
+            }
+            _ => {
+                return Err(Reject {
+                    code: "0A000",
+                    message: format!(
+                        "unsupported frontend protocol {}.{}: server supports 3.0 to 3.2",
+                        code >> 16,
+                        code & 0xffff
+                    ),
+                })
+            }
+        }
+        self.ready.extend_from_slice(&self.raw.split_to(len));
+        Ok(true)
+    }
+
+    /// One typed message; `Ok(false)` if it is not complete yet.
+    fn frame_typed(&mut self) -> Result<bool, Reject> {
+        if self.raw.len() < 5 {
+            return Ok(false);
+        }
+        let kind = self.raw[0];
+        let len = i32::from_be_bytes(self.raw[1..5].try_into().expect("4 bytes"));
+        if len < 4 {
+            return Err(violation(format!(
+                "invalid message length {len} for message type \"{}\"",
+                kind.escape_ascii()
+            )));
+        }
+        let body_len = len as usize - 4;
+        if body_len > self.message_bytes_max {
+            return Err(Reject {
+                code: "54000",
+                message: format!(
+                    "message of {body_len} bytes exceeds message_bytes_max ({})",
+                    self.message_bytes_max
+                ),
+            });
+        }
+        if kind == b'd' {
+            self.ready.extend_from_slice(&self.raw.split_to(5));
+            self.passthrough = body_len;
+            return Ok(true);
+        }
+        if self.raw.len() < 5 + body_len {
+            // Not reserved up front: a client that announces a large message pays for the
+            // memory only as it sends the bytes.
+            return Ok(false);
+        }
+        check_body(kind, &self.raw[5..5 + body_len])?;
+        self.ready
+            .extend_from_slice(&self.raw.split_to(5 + body_len));
+        Ok(true)
+    }
+}
+
+fn violation(message: String) -> Reject {
+    Reject {
+        code: "08P01",
+        message,
+    }
+}
+
+/// A cursor over a message body that fails, never panics, when a field runs past the end.
+struct Body<'a> {
+    kind: u8,
+    rest: &'a [u8],
+}
+
+impl<'a> Body<'a> {
+    fn short(&self) -> Reject {
+        violation(format!(
+            "invalid message format: message type \"{}\" ends inside a field",
+            self.kind.escape_ascii()
+        ))
+    }
+
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], Reject> {
+        if self.rest.len() < n {
+            return Err(self.short());
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    fn cstring(&mut self) -> Result<&'a [u8], Reject> {
+        let Some(end) = self.rest.iter().position(|&b| b == 0) else {
+            return Err(violation(format!(
+                "invalid string in message type \"{}\": no terminating zero byte",
+                self.kind.escape_ascii()
+            )));
+        };
+        let s = &self.rest[..end];
+        self.rest = &self.rest[end + 1..];
+        Ok(s)
+    }
+
+    fn i16(&mut self) -> Result<i16, Reject> {
+        let b = self.bytes(2)?;
+        Ok(i16::from_be_bytes([b[0], b[1]]))
+    }
+
+    fn i32(&mut self) -> Result<i32, Reject> {
+        let b = self.bytes(4)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A non-negative count, as PostgreSQL reads them.
+    fn count(&mut self, what: &str) -> Result<usize, Reject> {
+        let n = self.i16()?;
+        if n < 0 {
+            return Err(violation(format!("invalid {what} count {n}")));
+        }
+        Ok(n as usize)
+    }
+
+    fn end(&self) -> Result<(), Reject> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(violation(format!(
+                "invalid message format: {} bytes after the end of message type \"{}\"",
+                self.rest.len(),
+                self.kind.escape_ascii()
+            )))
+        }
+    }
+}
+
+/// Check the body of a typed message other than CopyData field by field.
+fn check_body(kind: u8, body: &[u8]) -> Result<(), Reject> {
+    let mut b = Body { kind, rest: body };
+    match kind {
+        // Query, CopyFail: one string.
+        b'Q' | b'f' => {
+            b.cstring()?;
+        }
+        // Parse: name, query, parameter type oids.
+        b'P' => {
+            b.cstring()?;
+            b.cstring()?;
+            let n = b.count("parameter type")?;
+            b.bytes(n * 4)?;
+        }
+        // Bind: portal, statement, parameter formats, parameters, result formats.
+        b'B' => {
+            b.cstring()?;
+            b.cstring()?;
+            let n = b.count("parameter format")?;
+            b.bytes(n * 2)?;
+            let n = b.count("parameter")?;
+            for _ in 0..n {
+                let len = b.i32()?;
+                if len < -1 {
+                    return Err(violation(format!("invalid parameter length {len}")));
+                }
+                if len > 0 {
+                    b.bytes(len as usize)?;
+                }
+            }
+            let n = b.count("result format")?;
+            b.bytes(n * 2)?;
+        }
+        // Describe, Close: 'S' or 'P', then a name.
+        b'D' | b'C' => {
+            let target = b.bytes(1)?[0];
+            if target != b'S' && target != b'P' {
+                return Err(violation(format!(
+                    "invalid {} target type \"{}\"",
+                    if kind == b'D' { "DESCRIBE" } else { "CLOSE" },
+                    target.escape_ascii()
+                )));
+            }
+            b.cstring()?;
+        }
+        // Execute: portal, row limit.
+        b'E' => {
+            b.cstring()?;
+            b.i32()?;
+        }
+        // Flush, Sync, Terminate, CopyDone: nothing.
+        b'H' | b'S' | b'X' | b'c' => {}
+        // Password, SASLInitialResponse, SASLResponse: decoded by context later, as bytes.
+        b'p' => {
+            b.rest = &[];
+        }
+        _ => {
+            return Err(violation(format!(
+                "invalid frontend message type {} (\"{}\")",
+                kind,
+                kind.escape_ascii()
+            )))
+        }
+    }
+    b.end()
+}
+
+/// The StartupMessage's parameters: name/value string pairs ended by an empty name.
+fn startup_parameters(body: &[u8]) -> Result<(), Reject> {
+    let mut b = Body {
+        kind: b'0',
+        rest: body,
+    };
+    loop {
+        if b.cstring()?.is_empty() {
+            break;
+        }
+        b.cstring()?;
+    }
+    b.end()
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if !this.ready.is_empty() {
+                let n = this.ready.len().min(buf.remaining());
+                buf.put_slice(&this.ready[..n]);
+                this.ready.advance(n);
+                return Poll::Ready(Ok(()));
+            }
+            if let Some(reject) = this.failed.take() {
+                return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, reject)));
+            }
+            // Read straight into `raw`'s spare room, at least 8 KiB at a time.
+            this.raw.reserve(8192);
+            let before = this.raw.len();
+            let spare = this.raw.spare_capacity_mut();
+            let mut read = ReadBuf::uninit(spare);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {
+                    let n = read.filled().len();
+                    if n == 0 {
+                        // End of stream: an incomplete message is simply dropped.
+                        return Poll::Ready(Ok(()));
+                    }
+                    // SAFETY: `poll_read` initialised the first `n` bytes of the spare room.
+                    unsafe { this.raw.set_len(before + n) };
+                    this.frame();
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typed(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![kind];
+        m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    fn guard_of(bytes: &[u8]) -> Guarded<&'static [u8]> {
+        let mut g = Guarded::new(&[][..], 1 << 20);
+        g.phase = Phase::Typed;
+        g.raw.extend_from_slice(bytes);
+        g.frame();
+        g
+    }
+
+    #[test]
+    fn well_formed_messages_pass_whole() {
+        let mut bytes = typed(b'Q', b"SELECT 1\0");
+        bytes.extend(typed(b'P', b"s\0SELECT $1\0\0\x01\0\0\0\x17"));
+        bytes.extend(typed(
+            b'B',
+            b"\0s\0\0\x01\0\x01\0\x01\0\0\0\x04\0\0\0\x07\0\x01\0\x01",
+        ));
+        bytes.extend(typed(b'E', b"\0\0\0\0\0"));
+        bytes.extend(typed(b'S', b""));
+        bytes.extend(typed(b'd', b"any\0bytes"));
+        let g = guard_of(&bytes);
+        assert!(g.failed.is_none(), "{:?}", g.failed);
+        assert_eq!(&g.ready[..], &bytes[..]);
+    }
+
+    #[test]
+    fn the_issue_reproducers_are_rejected() {
+        for bytes in [
+            &b"P\0\0\0\x04"[..],
+            &b"d\0\0\0\x03"[..],
+            &b"B\x00\x00\x00\x0e\x00\x00\x00\x00\xff\xff\x00\x00\x00\x00"[..],
+        ] {
+            let g = guard_of(bytes);
+            let reject = g.failed.as_ref().expect("rejected");
+            assert_eq!(reject.code, "08P01", "{reject}");
+            assert!(g.ready.is_empty());
+        }
+    }
+
+    #[test]
+    fn oversized_message_is_refused_from_its_header() {
+        let g = guard_of(b"Q\x12\0\0\0SELECT");
+        let reject = g.failed.as_ref().expect("rejected");
+        assert_eq!(reject.code, "54000");
+        assert!(reject.message.contains("301989884 bytes"), "{reject}");
+    }
+
+    #[test]
+    fn trailing_bytes_and_bad_counts_are_rejected() {
+        for bytes in [
+            typed(b'Q', b"SELECT 1\0extra"),
+            typed(b'Q', b"SELECT 1"),
+            typed(b'E', b"\0\0\0"),
+            typed(b'D', b"X\0"),
+            typed(b'B', b"\0\0\0\0\0\x01\xff\xff\xff\xfe\0\0"),
+            typed(b'S', b"x"),
+            typed(b'Z', b""),
+        ] {
+            let g = guard_of(&bytes);
+            assert!(g.failed.is_some(), "accepted {bytes:?}");
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! One client connection from accept to close: the guarded socket, SSL refusal, the
+//! start-up deadline, message dispatch to the handlers, protocol errors and panics.
+//!
+//! This is pgwire's `process_socket` loop, owned here so that the socket pgwire's codec
+//! reads from is a [`Guarded`] one: a malformed or oversized message is answered with a
+//! FATAL ErrorResponse naming what was wrong (08P01, or 54000 for a message over
+//! `message_bytes_max`) and the connection closes, instead of panicking inside pgwire's
+//! decoder. Dispatch itself is pgwire's [`process_message`] and [`process_error`], so the
+//! protocol state machine stays the library's.
+//!
+//! Design decision: a panic in a connection's task (a bug, never an input the server means
+//! to refuse) ends that connection only, and is logged as one line (see
+//! [`install_panic_hook`]) rather than as a backtrace per panic, so a client that finds such
+//! a bug cannot flood the log.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::{FutureExt, SinkExt, StreamExt};
+use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::{ClientInfo, DefaultClient, PgWireConnectionState};
+use pgwire::error::{ErrorInfo, PgWireError};
+use pgwire::messages::response::{GssEncResponse, SslResponse};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, SslNegotiationMetaMessage};
+use pgwire::tokio::server::{process_error, process_message, PgWireMessageServerCodec};
+use tokio::net::TcpStream;
+use tokio_util::codec::Framed;
+
+use super::guard::{reject_of, Guarded};
+use super::Handler;
+
+/// How long a client has to complete start-up (as pgwire's own loop allows).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+type Socket = Framed<Guarded<TcpStream>, PgWireMessageServerCodec<String>>;
+
+/// Panics caught in connection tasks since the process started.
+static CONNECTION_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// Panics caught in connection tasks since the process started (each ended its connection
+/// only, and was logged as one line).
+pub fn connection_panics() -> u64 {
+    CONNECTION_PANICS.load(Ordering::Relaxed)
+}
+
+/// Serve one accepted connection until it ends; a panic inside ends only this connection.
+pub(crate) async fn serve_connection(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) {
+    install_panic_hook();
+    let run = Marked(Box::pin(run(stream, addr, handler)));
+    match AssertUnwindSafe(run).catch_unwind().await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(%addr, "connection ended: {e}"),
+        // The hook has logged the panic's one line.
+        Err(_) => {
+            CONNECTION_PANICS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let guarded = Guarded::new(stream, handler.engine.limits().message_bytes_max);
+    let codec = PgWireMessageServerCodec::new(DefaultClient::new(addr, false));
+    let mut socket: Socket = Framed::new(guarded, codec);
+    let cancel = Arc::new(DefaultCancelHandler::new(handler.manager.clone()));
+    let startup_deadline = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(startup_deadline);
+    loop {
+        let in_startup = matches!(
+            socket.state(),
+            PgWireConnectionState::AwaitingSslRequest
+                | PgWireConnectionState::AwaitingStartup
+                | PgWireConnectionState::AuthenticationInProgress
+        );
+        let next = if in_startup {
+            tokio::select! {
+                _ = &mut startup_deadline => return Ok(()),
+                next = socket.next() => next,
+            }
+        } else {
+            socket.next().await
+        };
+        let msg = match next {
+            None => return Ok(()),
+            Some(Ok(msg)) => msg,
+            Some(Err(e)) => return refuse(&mut socket, e).await,
+        };
+        match msg {
+            PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::PostgresSsl(_)) => {
+                socket
+                    .send(PgWireBackendMessage::SslResponse(SslResponse::Refuse))
+                    .await?;
+                continue;
+            }
+            PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::PostgresGss(_)) => {
+                socket
+                    .send(PgWireBackendMessage::GssEncResponse(GssEncResponse::Refuse))
+                    .await?;
+                continue;
+            }
+            PgWireFrontendMessage::SslNegotiation(_) => {
+                // Not a negotiation: a StartupMessage or CancelRequest, decoded next round.
+                socket.set_state(PgWireConnectionState::AwaitingStartup);
+                continue;
+            }
+            PgWireFrontendMessage::Terminate(_) => return Ok(()),
+            _ => {}
+        }
+        let is_extended_query = match socket.state() {
+            PgWireConnectionState::CopyInProgress(extended) => extended,
+            _ => msg.is_extended_query(),
+        };
+        let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
+        let result = process_message(
+            msg,
+            &mut socket,
+            handler.clone(),
+            handler.clone(),
+            handler.clone(),
+            handler.clone(),
+            cancel.clone(),
+        )
+        .await;
+        if let Err(e) = result {
+            let is_fatal = e.is_fatal();
+            process_error(&mut socket, e, is_extended_query).await?;
+            if is_fatal {
+                return Ok(());
+            }
+        }
+        if is_cancel_request {
+            return Ok(());
+        }
+    }
+}
+
+/// Answer a message the guard or pgwire's decoder refused with a FATAL ErrorResponse; the
+/// connection then closes (the caller returns).
+async fn refuse(socket: &mut Socket, e: PgWireError) -> std::io::Result<()> {
+    let (code, message) = match &e {
+        PgWireError::IoError(io) => match reject_of(io) {
+            Some(reject) => (reject.code.to_string(), reject.message.clone()),
+            // The socket itself failed: nobody to answer.
+            None => return Err(std::io::Error::new(io.kind(), io.to_string())),
+        },
+        other => ("08P01".to_string(), other.to_string()),
+    };
+    tracing::debug!("refusing a client message: {code} {message}");
+    let info = ErrorInfo::new("FATAL".to_string(), code, message);
+    socket
+        .send(PgWireBackendMessage::ErrorResponse(info.into()))
+        .await?;
+    socket.close().await
+}
+
+thread_local! {
+    /// Whether the current thread is polling a connection's task.
+    static IN_CONNECTION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A future that marks its thread as serving a connection while it is polled.
+struct Marked<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for Marked<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                IN_CONNECTION.with(|c| c.set(self.0));
+            }
+        }
+        let _reset = Reset(IN_CONNECTION.with(|c| c.replace(true)));
+        self.0.as_mut().poll(cx)
+    }
+}
+
+/// Log a panic inside a connection's task as one line; other panics go to the hook that
+/// was installed before (the default prints the message and, if asked, a backtrace).
+pub(crate) fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_CONNECTION.with(|c| c.get()) {
+                return previous(info);
+            }
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(no message)");
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            let line = format!("connection task panicked at {location}: {message}")
+                .replace(['\n', '\r'], " ");
+            tracing::error!("{line}");
+        }));
+    });
+}

@@ -6,9 +6,10 @@
 //! queries of the previous one. A statement is accepted once its batch is in the queue; the
 //! bytes in flight are bounded by a semaphore, so a fast writer waits rather than growing a
 //! buffer. The task runs each registered query's executor on the batch and sends the events
-//! to the query's bounded output queue. When that queue is full the task waits, up to
-//! `output_stall_timeout`, then ends that query with 54000: no reader can stall a stream for
-//! ever, and no queue grows without bound. System views and EXPLAIN first pass a barrier
+//! to the query's output queue, which is bounded in bytes and never waited on: an event that
+//! does not fit ends that query with 54000 (or is skipped, if its session asked), so no
+//! reader can stall a stream or its other queries, and no queue grows without bound.
+//! System views and EXPLAIN first pass a barrier
 //! through the queue, so they see every statement accepted before them.
 
 use std::collections::HashMap;
@@ -70,7 +71,6 @@ impl Stream {
         columns: Vec<Column>,
         ts_col: Option<usize>,
         archived: bool,
-        stall: std::time::Duration,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
@@ -86,7 +86,7 @@ impl Stream {
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
         });
-        tokio::spawn(ingest_task(stream.clone(), rx, stall));
+        tokio::spawn(ingest_task(stream.clone(), rx));
         stream
     }
 
@@ -136,7 +136,7 @@ pub(crate) struct RunningQuery {
     pub id: u64,
     pub text: String,
     pub exec: Mutex<QueryExec>,
-    pub tx: Mutex<Option<tokio::sync::mpsc::Sender<Result<Event>>>>,
+    pub tx: Mutex<Option<super::outq::OutSender>>,
     /// Why the query ended, when it failed: read by the subscription after the queued
     /// events, so an error is never lost behind a full queue.
     pub failure: Arc<Mutex<Option<Error>>>,
@@ -191,17 +191,15 @@ pub(crate) struct Catalog {
     pub queries: Arc<QueryRegistry>,
     pub next_query_id: AtomicU64,
     pub next_oid: std::sync::atomic::AtomicU32,
-    pub stall: std::time::Duration,
 }
 
 impl Catalog {
-    pub(crate) fn new(limits: &Limits) -> Catalog {
+    pub(crate) fn new(_limits: &Limits) -> Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
             queries: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
-            stall: limits.output_stall_timeout,
         }
     }
 
@@ -305,18 +303,14 @@ impl Catalog {
 }
 
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
-async fn ingest_task(
-    stream: Arc<Stream>,
-    mut rx: mpsc::Receiver<IngestMsg>,
-    stall: std::time::Duration,
-) {
+async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
-                run_queries(&stream, stall, |exec, out| exec.push(&batch, out)).await
+                run_queries(&stream, |exec, out| exec.push(&batch, out))
             }
             IngestMsg::Heartbeat(t_us) => {
-                run_queries(&stream, stall, |exec, out| exec.heartbeat(t_us, out)).await
+                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out))
             }
             IngestMsg::Attach(q) => stream.queries.lock().push(q),
             IngestMsg::Barrier(ack) => {
@@ -332,9 +326,9 @@ async fn ingest_task(
     }
 }
 
-async fn run_queries(
+/// Run every query of `stream` one step and queue what each emits. Never waits on a reader.
+fn run_queries(
     stream: &Arc<Stream>,
-    stall: std::time::Duration,
     mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>,
 ) {
     let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
@@ -358,26 +352,18 @@ async fn run_queries(
             });
             (r, exec.is_done())
         };
-        let tx = q.tx.lock().clone();
-        let Some(tx) = tx else { continue };
         let mut ok = true;
-        for ev in out {
-            match tokio::time::timeout(stall, tx.send(Ok(ev))).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => {
-                    ok = false;
-                    break;
-                }
-                Err(_) => {
-                    q.fail(Error::ProgramLimitExceeded(format!(
-                        "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
-                        q.id,
-                        stall.as_secs()
-                    )));
-                    ok = false;
-                    break;
-                }
-            }
+        let full = {
+            let tx = q.tx.lock();
+            let Some(tx) = tx.as_ref() else { continue };
+            out.into_iter().find_map(|ev| tx.push(Ok(ev)).err())
+        };
+        if let Some(full) = full {
+            q.fail(Error::ProgramLimitExceeded(format!(
+                "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+                q.id, full.bytes_max
+            )));
+            ok = false;
         }
         if let Err(e) = result {
             q.fail(e);

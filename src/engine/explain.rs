@@ -28,7 +28,15 @@ pub(crate) async fn explain(
         let plan_sharing = exec.sharing();
         let now = stream.stats.lock().now_us;
         let measured = if options.analyze {
-            let mut sub = super::session::attach(engine, &stream, exec, text, columns).await?;
+            let mut sub = super::session::attach(
+                engine,
+                &stream,
+                exec,
+                text,
+                columns,
+                super::Overflow::Error,
+            )
+            .await?;
             let id = sub.query_id();
             let mut rows = 0u64;
             let mut work = WorkCounters::default();

@@ -11,24 +11,27 @@
 //! - [`Outcome::CopyIn`]: a [`CopyIn`] sink for `COPY ... FROM STDIN`;
 //! - [`Outcome::CopyOut`]: `COPY (SELECT ...) TO STDOUT`, a subscription plus its format.
 //!
-//! Design decision: ingest never waits on a slow reader forever. Each query's output is a
-//! bounded queue; when it is full the ingesting statement waits up to `output_stall_timeout`
-//! and then ends that query with SQLSTATE 54000, so one idle cursor cannot stall a stream.
+//! Design decision: ingest never waits on a reader. Each query's output is a queue bounded
+//! in bytes (`output_queue_bytes`); an event that does not fit ends that query at once with
+//! SQLSTATE 54000 (or, if its session chose `SET tcq.output_overflow = 'skip'`, is dropped
+//! and counted in a NOTICE), so one idle cursor can neither stall a stream and its other
+//! subscribers nor grow the server's memory.
 
 mod catalog;
 mod copy;
 mod explain;
+mod outq;
 mod pgcompat;
 mod session;
 mod spill;
 mod subscription;
 
 pub use copy::CopyIn;
+pub use outq::Overflow;
 pub use session::{Description, Session, Statement, TxStatus};
 pub use subscription::{Event, Subscription};
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::types::{Column, Value};
 
@@ -39,10 +42,11 @@ pub struct Limits {
     pub queries_max: usize,
     /// Groups per window instance (GROUP BY cardinality). Default 1,000,000.
     pub groups_max: usize,
-    /// Slide events a query's output queue holds before ingest waits. Default 1,024.
-    pub output_queue_events: usize,
-    /// How long ingest waits on a full output queue before ending that query. Default 10 s.
-    pub output_stall_timeout: Duration,
+    /// Bytes of result rows a query's output queue holds for its reader (per subscriber).
+    /// Ingest never waits on a full queue: the event that does not fit ends the query with
+    /// 54000, or is skipped and counted for a session with `tcq.output_overflow = 'skip'`.
+    /// Default 16 MiB.
+    pub output_queue_bytes: usize,
     /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
     /// whole statement held until its end). A COPY keeps 32 MiB in memory and stages the
     /// rest in a temporary file. Default 4 GiB.
@@ -66,8 +70,7 @@ impl Default for Limits {
         Limits {
             queries_max: 1024,
             groups_max: 1_000_000,
-            output_queue_events: 1024,
-            output_stall_timeout: Duration::from_secs(10),
+            output_queue_bytes: 16 << 20,
             statement_staging_bytes_max: 4 << 30,
             empty_slide_events_max: 100_000,
             live_tuples_max: 1_000_000,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::catalog::{QueryGuard, RunningQuery, Stream};
 use super::copy::CopyIn;
-use super::{Engine, Outcome, Subscription};
+use super::{Engine, Outcome, Overflow, Subscription};
 use crate::error::{Error, Result};
 use crate::exec::finite::run_finite;
 use crate::exec::{plan_windows, Event, ExecLimits, QueryExec, RowBatch};
@@ -104,9 +104,32 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("is_superuser", "on"),
     ("lc_collate", "C"),
     ("intervalstyle", "postgres"),
+    ("tcq.output_overflow", "error"),
 ];
 
+/// The session setting that chooses what a full output queue does to this session's
+/// continuous queries: `error` (end with 54000) or `skip` (drop rows, say how many).
+const OVERFLOW_SETTING: &str = "tcq.output_overflow";
+
+fn parse_overflow(v: &str) -> Result<Overflow> {
+    match v.trim_matches('\'').to_ascii_lowercase().as_str() {
+        "error" => Ok(Overflow::Error),
+        "skip" => Ok(Overflow::Skip),
+        _ => Err(Error::InvalidParameterValue(format!(
+            "invalid value for parameter \"{OVERFLOW_SETTING}\": \"{v}\" (error or skip)"
+        ))),
+    }
+}
+
 impl Session {
+    /// What a full output queue does to this session's queries (`tcq.output_overflow`).
+    fn overflow(&self) -> Overflow {
+        self.settings
+            .get(OVERFLOW_SETTING)
+            .and_then(|v| parse_overflow(v).ok())
+            .unwrap_or_default()
+    }
+
     pub(crate) fn new(engine: Arc<Engine>, pid: i32) -> Session {
         let settings = DEFAULT_SETTINGS
             .iter()
@@ -316,6 +339,11 @@ impl Session {
                         }
                     }
                 }
+                if name == OVERFLOW_SETTING {
+                    if let Some(v) = &value {
+                        parse_overflow(v)?;
+                    }
+                }
                 let tag = if value.is_some() { "SET" } else { "RESET" };
                 let v = value.unwrap_or_else(|| {
                     DEFAULT_SETTINGS
@@ -373,7 +401,6 @@ impl Session {
             c.columns,
             c.timestamp_column,
             c.archived,
-            self.engine.catalog.stall,
         );
         streams.insert(c.name, stream);
         Ok(Outcome::Command("CREATE STREAM".into()))
@@ -478,9 +505,10 @@ impl Session {
     pub(crate) async fn subscribe(&mut self, q: Query, params: &[Value]) -> Result<Subscription> {
         if !q.is_continuous() {
             let (columns, rows) = self.finite(&q, params).await?;
-            let (tx, rx) = tokio::sync::mpsc::channel(1);
+            // A finite result is already in memory: the queue's bound does not apply.
+            let (tx, rx) = super::outq::output_queue(usize::MAX, Overflow::Error);
             if !rows.is_empty() {
-                let _ = tx.try_send(Ok(Event::Rows(rows)));
+                let _ = tx.push(Ok(Event::Rows(rows)));
             }
             return Ok(Subscription {
                 columns,
@@ -490,7 +518,7 @@ impl Session {
                 failure: None,
             });
         }
-        register(&self.engine, q, params).await
+        register(&self.engine, q, params, self.overflow()).await
     }
 
     async fn declare(
@@ -733,12 +761,13 @@ pub(crate) async fn register(
     engine: &Arc<Engine>,
     q: Query,
     params: &[Value],
+    overflow: Overflow,
 ) -> Result<Subscription> {
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
-    attach(engine, &stream, exec, text, columns).await
+    attach(engine, &stream, exec, text, columns, overflow).await
 }
 
 /// Attach a built executor to its stream and return the subscription.
@@ -748,6 +777,7 @@ pub(crate) async fn attach(
     exec: QueryExec,
     text: String,
     columns: Vec<Column>,
+    overflow: Overflow,
 ) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
@@ -760,7 +790,7 @@ pub(crate) async fn attach(
         .catalog
         .next_query_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (tx, rx) = tokio::sync::mpsc::channel(limits.output_queue_events.max(1));
+    let (tx, rx) = super::outq::output_queue(limits.output_queue_bytes, overflow);
     let done = exec.is_done();
     let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {

@@ -3,9 +3,10 @@
 //! A [`Subscription`] is the receiving end of a registered query's bounded output queue.
 //! Each [`Event`] is the rows of one slide event (or a batch of pass-through tuples) or a
 //! NOTICE. The query ends when `next` returns `None` (LIMIT reached, stream dropped); it
-//! ends with an error (e.g. 54000 when its reader stalled). Dropping the subscription
+//! ends with an error (e.g. 54000 when its reader fell behind by `output_queue_bytes`). Dropping the subscription
 //! unregisters the query: that is how cancel and disconnect stop it.
 
+use super::outq::{OutReceiver, TryRecv};
 use crate::error::Result;
 pub use crate::exec::Event;
 use crate::types::Column;
@@ -13,7 +14,7 @@ use crate::types::Column;
 /// The receiving end of a continuous query.
 pub struct Subscription {
     pub(crate) columns: Vec<Column>,
-    pub(crate) rx: tokio::sync::mpsc::Receiver<Result<Event>>,
+    pub(crate) rx: OutReceiver,
     pub(crate) guard: Option<Box<dyn Send + Sync>>,
     pub(crate) query_id: u64,
     /// Set when the query failed; reported once the queue is drained.
@@ -47,9 +48,9 @@ impl Subscription {
     /// query ended, `None` nothing ready (the time to flush).
     pub fn try_next(&mut self) -> Option<Option<Result<Event>>> {
         match self.rx.try_recv() {
-            Ok(ev) => Some(Some(ev)),
-            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => None,
-            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => Some(self.take_failure()),
+            TryRecv::Event(ev) => Some(Some(ev)),
+            TryRecv::Empty => None,
+            TryRecv::Closed => Some(self.take_failure()),
         }
     }
 }

@@ -1,0 +1,261 @@
+//! A continuous query's output queue: bounded in bytes, and never waited on.
+//!
+//! The stream's ingest task pushes each slide event's rows with [`OutSender::push`], which
+//! never blocks: when the event would take the queue past its byte bound the push fails
+//! with [`Full`] (the caller then ends that query with 54000), or, for a subscriber that
+//! chose [`Overflow::Skip`], the event is dropped and counted, and the reader is told how
+//! many rows it missed in a NOTICE before the next event it gets. Either way ingest and the
+//! stream's other subscribers go on at once: one reader that stops reading can neither
+//! stall a stream nor grow the server's memory past its bound.
+//!
+//! Design decision: the bound counts bytes, not events, because one slide event can be one
+//! row or a million; an event larger than the whole bound is still accepted into an empty
+//! queue, so a query whose every event is large still runs (its size is bounded by
+//! `groups_max` and `live_tuples_max`).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::error::Result;
+use crate::exec::Event;
+use crate::types::Value;
+
+/// What a full queue does to its subscriber.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Overflow {
+    /// End the query with 54000 (the default).
+    #[default]
+    Error,
+    /// Drop the events that do not fit and tell the reader how many rows it missed.
+    Skip,
+}
+
+/// The push did not fit in a queue bounded at `bytes_max` bytes.
+#[derive(Debug)]
+pub(crate) struct Full {
+    pub bytes_max: usize,
+}
+
+/// A queued item: an event with its size, or a run of skipped events at that place.
+enum Entry {
+    Event(Result<Event>, usize),
+    Skipped { rows: u64, events: u64 },
+}
+
+struct Inner {
+    entries: VecDeque<Entry>,
+    bytes: usize,
+    /// The sender is gone: the reader drains what is queued, then ends.
+    closed: bool,
+}
+
+struct Shared {
+    inner: Mutex<Inner>,
+    ready: Notify,
+}
+
+/// The ingest side of an output queue. Dropping it ends the query for its reader.
+pub(crate) struct OutSender {
+    shared: Arc<Shared>,
+    bytes_max: usize,
+    overflow: Overflow,
+}
+
+/// The reading side of an output queue.
+pub(crate) struct OutReceiver {
+    shared: Arc<Shared>,
+    bytes_max: usize,
+}
+
+/// A queue bounded at `bytes_max` bytes of queued events.
+pub(crate) fn output_queue(bytes_max: usize, overflow: Overflow) -> (OutSender, OutReceiver) {
+    let shared = Arc::new(Shared {
+        inner: Mutex::new(Inner {
+            entries: VecDeque::new(),
+            bytes: 0,
+            closed: false,
+        }),
+        ready: Notify::new(),
+    });
+    let tx = OutSender {
+        shared: shared.clone(),
+        bytes_max,
+        overflow,
+    };
+    (tx, OutReceiver { shared, bytes_max })
+}
+
+/// Approximate heap bytes an event holds (values inline, text beyond its inline size).
+pub(crate) fn event_bytes(ev: &Result<Event>) -> usize {
+    const VEC: usize = std::mem::size_of::<Vec<Value>>();
+    match ev {
+        Ok(Event::Rows(rows)) => rows
+            .iter()
+            .map(|r| {
+                VEC + r.capacity() * std::mem::size_of::<Value>()
+                    + r.iter()
+                        .map(|v| match v {
+                            Value::Text(s) if s.is_heap_allocated() => s.capacity(),
+                            _ => 0,
+                        })
+                        .sum::<usize>()
+            })
+            .sum(),
+        Ok(Event::Notice(s)) => s.len(),
+        Err(_) => 64,
+    }
+}
+
+impl OutSender {
+    /// Queue `ev` without waiting. `Err(Full)` when it does not fit and the subscriber did
+    /// not choose to skip; a skipped event is `Ok` (it was dealt with).
+    pub fn push(&self, ev: Result<Event>) -> std::result::Result<(), Full> {
+        let size = event_bytes(&ev);
+        let mut inner = self.shared.inner.lock();
+        if inner.bytes > 0 && inner.bytes + size > self.bytes_max {
+            match (self.overflow, &ev) {
+                (Overflow::Error, _) => {
+                    return Err(Full {
+                        bytes_max: self.bytes_max,
+                    })
+                }
+                (Overflow::Skip, Ok(Event::Rows(rows))) => {
+                    // Skipped events merge into one entry where they would have been.
+                    let n = rows.len() as u64;
+                    match inner.entries.back_mut() {
+                        Some(Entry::Skipped { rows, events }) => {
+                            *rows += n;
+                            *events += 1;
+                        }
+                        _ => inner
+                            .entries
+                            .push_back(Entry::Skipped { rows: n, events: 1 }),
+                    }
+                    return Ok(());
+                }
+                // A NOTICE is small and says something rows do not: it is queued anyway.
+                (Overflow::Skip, _) => {}
+            }
+        }
+        inner.bytes += size;
+        inner.entries.push_back(Entry::Event(ev, size));
+        drop(inner);
+        self.shared.ready.notify_one();
+        Ok(())
+    }
+}
+
+impl Drop for OutSender {
+    fn drop(&mut self) {
+        self.shared.inner.lock().closed = true;
+        self.shared.ready.notify_one();
+    }
+}
+
+/// What [`OutReceiver::try_recv`] found.
+pub(crate) enum TryRecv {
+    /// An event.
+    Event(Result<Event>),
+    /// Nothing queued now.
+    Empty,
+    /// Nothing queued and the sender is gone.
+    Closed,
+}
+
+impl OutReceiver {
+    /// The next event without waiting.
+    pub fn try_recv(&self) -> TryRecv {
+        let mut inner = self.shared.inner.lock();
+        match inner.entries.pop_front() {
+            Some(Entry::Event(ev, size)) => {
+                inner.bytes -= size;
+                TryRecv::Event(ev)
+            }
+            Some(Entry::Skipped { rows, events }) => TryRecv::Event(Ok(Event::Notice(format!(
+                "skipped {rows} rows of {events} slide events: the client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+                self.bytes_max
+            )))),
+            None if inner.closed => TryRecv::Closed,
+            None => TryRecv::Empty,
+        }
+    }
+
+    /// The next event, waiting for one; `None` once the sender is gone and the queue is
+    /// drained. Cancel-safe: an event is only taken by a call that returns it.
+    pub async fn recv(&mut self) -> Option<Result<Event>> {
+        loop {
+            let ready = self.shared.ready.notified();
+            match self.try_recv() {
+                TryRecv::Event(ev) => return Some(ev),
+                TryRecv::Closed => return None,
+                TryRecv::Empty => ready.await,
+            }
+        }
+    }
+
+    /// Bytes queued now.
+    #[cfg(test)]
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.inner.lock().bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(n: usize) -> Result<Event> {
+        Ok(Event::Rows(
+            (0..n).map(|i| vec![Value::Int8(i as i64)]).collect(),
+        ))
+    }
+
+    #[test]
+    fn a_full_queue_refuses_without_waiting_and_drains_in_order() {
+        let one = event_bytes(&rows(10));
+        let (tx, mut rx) = output_queue(one * 3, Overflow::Error);
+        for _ in 0..3 {
+            tx.push(rows(10)).unwrap();
+        }
+        assert_eq!(tx.push(rows(10)).unwrap_err().bytes_max, one * 3);
+        assert_eq!(rx.queued_bytes(), one * 3);
+        drop(tx);
+        let mut n = 0;
+        while let TryRecv::Event(ev) = rx.try_recv() {
+            assert!(matches!(ev, Ok(Event::Rows(r)) if r.len() == 10));
+            n += 1;
+        }
+        assert_eq!(n, 3);
+        assert!(matches!(rx.try_recv(), TryRecv::Closed));
+        assert_eq!(rx.queued_bytes(), 0);
+    }
+
+    #[test]
+    fn an_event_larger_than_the_bound_fits_an_empty_queue() {
+        let (tx, mut rx) = output_queue(16, Overflow::Error);
+        tx.push(rows(1000)).unwrap();
+        assert!(tx.push(rows(1)).is_err());
+        assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 1000));
+        tx.push(rows(1)).unwrap();
+    }
+
+    #[test]
+    fn a_skipping_reader_is_told_what_it_missed() {
+        let one = event_bytes(&rows(5));
+        let (tx, mut rx) = output_queue(one, Overflow::Skip);
+        tx.push(rows(5)).unwrap();
+        tx.push(rows(7)).unwrap();
+        tx.push(rows(8)).unwrap();
+        assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 5));
+        let TryRecv::Event(Ok(Event::Notice(n))) = rx.try_recv() else {
+            panic!("expected the skip notice where the events were dropped");
+        };
+        assert!(n.starts_with("skipped 15 rows of 2 slide events"), "{n}");
+        tx.push(rows(5)).unwrap();
+        assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 5));
+        assert!(matches!(rx.try_recv(), TryRecv::Empty));
+    }
+}

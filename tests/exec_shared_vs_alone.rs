@@ -20,6 +20,7 @@ const LIMITS: ExecLimits = ExecLimits {
     groups_max: 1_000_000,
     open_instances_max: 100_000,
     empty_slide_events_max: u64::MAX,
+    distinct_values_max: usize::MAX,
 };
 
 fn call(func: AggFunc, arg: Option<usize>, result_type: DataType) -> AggCall {

@@ -50,6 +50,9 @@ pub struct AggSpec {
     pub arg_type: DataType,
     /// DISTINCT.
     pub distinct: bool,
+    /// Distinct values one DISTINCT state keeps; one more is 54000 (`distinct_values_max`).
+    /// `usize::MAX` (no bound) unless the executor sets it from its limits.
+    pub distinct_values_max: usize,
 }
 
 /// A partial aggregate state.
@@ -237,6 +240,17 @@ fn decimal_of(v: &Value) -> Option<Decimal> {
     }
 }
 
+/// 54000 once a DISTINCT state holds more than `spec.distinct_values_max` values.
+fn check_distinct(spec: &AggSpec, len: usize) -> Result<()> {
+    if len > spec.distinct_values_max {
+        return Err(crate::Error::ProgramLimitExceeded(format!(
+            "an aggregate over DISTINCT values holds more than {} distinct values in one group of one window instance (distinct_values_max)",
+            spec.distinct_values_max
+        )));
+    }
+    Ok(())
+}
+
 impl AggSpec {
     /// The accumulation for `func` over `arg_type`.
     pub fn new(func: AggFunc, arg_type: DataType, distinct: bool) -> AggSpec {
@@ -244,6 +258,7 @@ impl AggSpec {
             func,
             arg_type,
             distinct,
+            distinct_values_max: usize::MAX,
         }
     }
 
@@ -365,6 +380,7 @@ impl Acc {
             }
             Acc::Distinct(set) => {
                 set.insert(GroupValue(v.clone()));
+                check_distinct(spec, set.len())?;
             }
         }
         Ok(())
@@ -442,7 +458,10 @@ impl Acc {
                     *n = total;
                 }
             }
-            (Acc::Distinct(a), Acc::Distinct(b)) => a.extend(b.iter().cloned()),
+            (Acc::Distinct(a), Acc::Distinct(b)) => {
+                a.extend(b.iter().cloned());
+                check_distinct(spec, a.len())?;
+            }
             (a, b) => {
                 debug_assert!(
                     false,

@@ -85,7 +85,15 @@ impl CopyIn {
             return Err(e.clone());
         }
         self.carry.extend_from_slice(data);
-        let result = self.parse_complete_lines(false);
+        let mut result = self.parse_complete_lines(false);
+        let line_max = self.engine.config.limits.copy_line_bytes_max;
+        if result.is_ok() && self.carry.len() > line_max {
+            result = Err(Error::ProgramLimitExceeded(format!(
+                "COPY {} line {} is longer than copy_line_bytes_max ({line_max} bytes)",
+                self.stream.name,
+                self.line + 1
+            )));
+        }
         if let Err(e) = &result {
             self.error = Some(e.clone());
             self.carry = Vec::new();

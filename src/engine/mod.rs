@@ -63,6 +63,24 @@ pub struct Limits {
     /// chunk). A longer message is refused from its header, before its body is read, with
     /// 54000, and the connection closes (PostgreSQL closes it too). Default 64 MiB.
     pub message_bytes_max: usize,
+    /// Client connections open at once; one more is refused at start-up with 53300.
+    /// Default 1,000.
+    pub connections_max: usize,
+    /// Continuous queries (streaming statements, cursors, suspended portals) one connection
+    /// may hold at once; one more is refused with 54000. Default 64.
+    pub queries_per_connection_max: usize,
+    /// Named prepared statements one connection may hold; one more is refused with 54000.
+    /// Default 1,000.
+    pub prepared_statements_max: usize,
+    /// Bytes of SQL text of the prepared statements one connection holds (the statements'
+    /// plans grow with their text); a Parse past it is refused with 53200. Default 8 MiB.
+    pub prepared_statement_bytes_max: usize,
+    /// Bytes of one COPY line (record); a longer line rejects the COPY with 54000.
+    /// Default 16 MiB.
+    pub copy_line_bytes_max: usize,
+    /// Distinct values one `count(DISTINCT x)` (or other DISTINCT aggregate) keeps per
+    /// group and window instance; one more ends the query with 54000. Default 1,000,000.
+    pub distinct_values_max: usize,
 }
 
 impl Default for Limits {
@@ -76,6 +94,12 @@ impl Default for Limits {
             live_tuples_max: 1_000_000,
             open_instances_max: 100_000,
             message_bytes_max: 64 << 20,
+            connections_max: 1000,
+            queries_per_connection_max: 64,
+            prepared_statements_max: 1000,
+            prepared_statement_bytes_max: 8 << 20,
+            copy_line_bytes_max: 16 << 20,
+            distinct_values_max: 1_000_000,
         }
     }
 }

@@ -69,6 +69,17 @@ pub struct Session {
     settings: HashMap<String, String>,
     user: String,
     database: String,
+    /// Continuous queries this session holds now (`queries_per_connection_max`).
+    live_queries: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Counts one of a session's live continuous queries while it exists.
+struct LiveQuery(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for LiveQuery {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl crate::expr::SessionInfo for Session {
@@ -143,6 +154,7 @@ impl Session {
             settings,
             user: "tcq".into(),
             database: "tcq".into(),
+            live_queries: Arc::default(),
         }
     }
 
@@ -518,7 +530,19 @@ impl Session {
                 failure: None,
             });
         }
-        register(&self.engine, q, params, self.overflow()).await
+        let max = self.engine.limits().queries_per_connection_max;
+        let live = &self.live_queries;
+        if live.load(std::sync::atomic::Ordering::Relaxed) >= max {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "more than {max} continuous queries and cursors on one connection (queries_per_connection_max)"
+            )));
+        }
+        let mut sub = register(&self.engine, q, params, self.overflow()).await?;
+        live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let counted = LiveQuery(live.clone());
+        let guard = sub.guard.take();
+        sub.guard = Some(Box::new((guard, counted)));
+        Ok(sub)
     }
 
     async fn declare(
@@ -743,6 +767,7 @@ pub(crate) fn build_exec(
         groups_max: limits.groups_max,
         open_instances_max: limits.open_instances_max,
         empty_slide_events_max: limits.empty_slide_events_max,
+        distinct_values_max: limits.distinct_values_max,
     };
     QueryExec::new(
         q,

@@ -106,6 +106,8 @@ pub struct ExecLimits {
     pub open_instances_max: usize,
     /// Consecutive empty slide events emitted per advance before the rest are skipped.
     pub empty_slide_events_max: u64,
+    /// Distinct values per DISTINCT aggregate state (group and instance).
+    pub distinct_values_max: usize,
 }
 
 /// The running state of a query's windows.
@@ -140,6 +142,10 @@ impl SharedWindows {
         limits: ExecLimits,
         cutoffs: Vec<Option<i64>>,
     ) -> Result<SharedWindows> {
+        let mut specs = specs;
+        for spec in &mut specs {
+            spec.distinct_values_max = limits.distinct_values_max;
+        }
         let mut nodes: Vec<Node> = plan
             .nodes
             .iter()

@@ -91,6 +91,8 @@ pub(crate) struct Prepared {
     pub stmt: Option<Statement>,
     /// Parameter types the client gave in Parse (`None` = let the server infer).
     pub hints: Vec<Option<DataType>>,
+    /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
+    pub text_bytes: usize,
 }
 
 /// A portal created with Bind.

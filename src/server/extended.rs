@@ -81,16 +81,51 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
             "cannot insert multiple commands into a prepared statement",
         ));
     }
+    if let Err(e) = check_prepared_limits(conn, &name, msg.query.len()) {
+        conn.session.fail_transaction();
+        return Err(e);
+    }
     let hints = msg.type_oids.iter().map(|oid| hint_type(*oid)).collect();
     conn.statements.insert(
         name,
         Prepared {
             stmt: stmts.pop(),
             hints,
+            text_bytes: msg.query.len(),
         },
     );
     wire.feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
         .await
+}
+
+/// Refuse a Parse that would take the connection past `prepared_statements_max` named
+/// statements (54000) or `prepared_statement_bytes_max` bytes of statement text (53200).
+/// The statement being replaced (the unnamed one) does not count.
+fn check_prepared_limits(conn: &Conn, name: &str, text_bytes: usize) -> PgWireResult<()> {
+    let limits = conn.session.engine.limits();
+    let others = conn.statements.iter().filter(|(n, _)| n.as_str() != name);
+    let (count, bytes) = others.fold((0usize, 0usize), |(c, b), (n, p)| {
+        (c + usize::from(!n.is_empty()), b + p.text_bytes)
+    });
+    if !name.is_empty() && count >= limits.prepared_statements_max {
+        return Err(wire::server_error(
+            "54000",
+            format!(
+                "more than {} prepared statements on one connection (prepared_statements_max)",
+                limits.prepared_statements_max
+            ),
+        ));
+    }
+    if bytes + text_bytes > limits.prepared_statement_bytes_max {
+        return Err(wire::server_error(
+            "53200",
+            format!(
+                "prepared statements on one connection would hold more than {} bytes of SQL text (prepared_statement_bytes_max); deallocate some first",
+                limits.prepared_statement_bytes_max
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The parameter types of a prepared statement: the client's hints where complete, else

@@ -36,7 +36,7 @@ mod wire;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,6 +135,7 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
                 }
             };
             tracing::debug!(%addr, "connection opened");
+            let _open = OpenConnection::count(&handler.connections);
             socket::serve_connection(stream, addr, handler.clone()).await;
             handler.watches.lock().remove(&addr);
             tracing::debug!(%addr, "connection closed");
@@ -154,6 +155,8 @@ pub(crate) struct Handler {
     engine: Arc<Engine>,
     manager: Arc<ConnectionManager>,
     next_pid: AtomicI32,
+    /// Connections open now (`connections_max` is checked at start-up).
+    connections: AtomicUsize,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
 }
@@ -164,6 +167,7 @@ impl Handler {
             engine,
             manager: Arc::new(ConnectionManager::new()),
             next_pid: AtomicI32::new(1000),
+            connections: AtomicUsize::new(0),
             watches: parking_lot::Mutex::new(HashMap::new()),
         }
     }
@@ -206,6 +210,22 @@ async fn watch_peer(probe: TcpStream, tx: watch::Sender<bool>) {
                 }
             },
         }
+    }
+}
+
+/// Counts one open connection while it exists.
+struct OpenConnection<'a>(&'a AtomicUsize);
+
+impl<'a> OpenConnection<'a> {
+    fn count(open: &'a AtomicUsize) -> OpenConnection<'a> {
+        open.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(open)
+    }
+}
+
+impl Drop for OpenConnection<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -19,7 +19,7 @@ use pgwire::api::auth::{
     ServerParameterProvider, StartupHandler,
 };
 use pgwire::api::{ClientInfo, METADATA_APPLICATION_NAME, METADATA_USER};
-use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
 
@@ -94,6 +94,14 @@ impl StartupHandler for Handler {
         let PgWireFrontendMessage::Startup(ref startup) = message else {
             return Ok(());
         };
+        let max = self.engine.limits().connections_max;
+        if self.connections.load(Ordering::Relaxed) > max {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                "53300".into(),
+                format!("sorry, too many clients already: max_connections is {max}"),
+            ))));
+        }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);

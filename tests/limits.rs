@@ -1,0 +1,229 @@
+//! Per-server and per-connection limits (issue 11): each is configurable and refused with
+//! its own message naming the number and the right SQLSTATE (53300 too many connections,
+//! 54000 program limit exceeded, 53200 out of memory), and the server serves on.
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{SinkExt, StreamExt};
+use tcq::engine::{Config, Limits};
+use tokio_postgres::NoTls;
+
+fn config(f: impl FnOnce(&mut Limits)) -> Config {
+    let mut limits = Limits::default();
+    f(&mut limits);
+    Config { limits }
+}
+
+fn message(e: &tokio_postgres::Error) -> String {
+    e.as_db_error()
+        .expect("a server error")
+        .message()
+        .to_string()
+}
+
+#[tokio::test]
+async fn connections_beyond_max_connections_get_53300() {
+    let port = common::start_server_with(config(|l| l.connections_max = 3));
+    let mut open = Vec::new();
+    for _ in 0..3 {
+        open.push(common::connect(port).await);
+    }
+    let err = tokio_postgres::connect(&common::conn_string(port), NoTls)
+        .await
+        .err()
+        .expect("a fourth connection is refused");
+    assert_eq!(common::sqlstate(&err), "53300");
+    assert_eq!(
+        message(&err),
+        "sorry, too many clients already: max_connections is 3"
+    );
+    // Closing one makes room (the count drops when the server sees the close).
+    drop(open.pop());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio_postgres::connect(&common::conn_string(port), NoTls).await {
+            Ok((client, conn)) => {
+                tokio::spawn(conn);
+                assert_eq!(
+                    client
+                        .query_one("SELECT 1", &[])
+                        .await
+                        .unwrap()
+                        .get::<_, i32>(0),
+                    1
+                );
+                break;
+            }
+            Err(e) => {
+                assert_eq!(common::sqlstate(&e), "53300");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no room after a close"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    for c in &open {
+        assert_eq!(
+            c.query_one("SELECT 1", &[]).await.unwrap().get::<_, i32>(0),
+            1
+        );
+    }
+}
+
+/// Issue 11: one connection could take all 1,024 query slots with WITH HOLD cursors.
+#[tokio::test]
+async fn one_connection_cannot_take_every_query_slot() {
+    let port = common::start_server_with(config(|l| l.queries_per_connection_max = 2));
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (v integer)")
+        .await
+        .unwrap();
+    c.batch_execute("DECLARE a CURSOR WITH HOLD FOR SELECT v FROM s")
+        .await
+        .unwrap();
+    c.batch_execute("DECLARE b CURSOR WITH HOLD FOR SELECT v FROM s")
+        .await
+        .unwrap();
+    let err = c
+        .batch_execute("DECLARE c CURSOR WITH HOLD FOR SELECT v FROM s")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&err), "54000");
+    assert_eq!(
+        message(&err),
+        "more than 2 continuous queries and cursors on one connection (queries_per_connection_max)"
+    );
+    // Another connection is not affected, and closing a cursor frees its slot.
+    let other = common::connect(port).await;
+    other
+        .batch_execute("DECLARE c CURSOR WITH HOLD FOR SELECT v FROM s")
+        .await
+        .unwrap();
+    c.batch_execute("CLOSE a").await.unwrap();
+    c.batch_execute("DECLARE c CURSOR WITH HOLD FOR SELECT v FROM s")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn prepared_statements_are_bounded_in_number_and_text() {
+    let port = common::start_server_with(config(|l| {
+        l.prepared_statements_max = 3;
+        l.prepared_statement_bytes_max = 2_000;
+    }));
+    let c = common::connect(port).await;
+    let mut kept = Vec::new();
+    for i in 0..3 {
+        kept.push(c.prepare(&format!("SELECT {i}")).await.unwrap());
+    }
+    let err = c.prepare("SELECT 4").await.unwrap_err();
+    assert_eq!(common::sqlstate(&err), "54000");
+    assert_eq!(
+        message(&err),
+        "more than 3 prepared statements on one connection (prepared_statements_max)"
+    );
+    drop(kept);
+    // Dropping a tokio-postgres Statement closes it on the server; the next Parse fits.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while c.prepare("SELECT 4").await.is_err() {
+        assert!(std::time::Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let long = format!("SELECT {}", vec!["1"; 1_500].join(","));
+    let err = c.prepare(&long).await.unwrap_err();
+    assert_eq!(common::sqlstate(&err), "53200");
+    assert!(
+        message(&err).contains("more than 2000 bytes of SQL text (prepared_statement_bytes_max)"),
+        "{}",
+        message(&err)
+    );
+    assert_eq!(
+        c.query_one("SELECT 1", &[]).await.unwrap().get::<_, i32>(0),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_copy_line_longer_than_the_limit_rejects_the_copy() {
+    let port = common::start_server_with(config(|l| l.copy_line_bytes_max = 100));
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (t text)").await.unwrap();
+    let sink = c.copy_in("COPY s FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    let mut data = b"short\n".to_vec();
+    data.extend(std::iter::repeat_n(b'x', 150));
+    // The long line is never ended: the limit applies to what is buffered.
+    let sent = sink.send(Bytes::from(data)).await;
+    let err = match sent {
+        Err(e) => e,
+        Ok(()) => sink.finish().await.unwrap_err(),
+    };
+    assert_eq!(common::sqlstate(&err), "54000");
+    assert_eq!(
+        message(&err),
+        "COPY s line 2 is longer than copy_line_bytes_max (100 bytes)"
+    );
+    let rows = c
+        .query("SELECT tuples FROM tcq_streams", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        rows[0].get::<_, i64>(0),
+        0,
+        "nothing of the rejected COPY arrived"
+    );
+}
+
+#[tokio::test]
+async fn count_distinct_state_is_bounded() {
+    let port = common::start_server_with(config(|l| l.distinct_values_max = 3));
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)")
+        .await
+        .unwrap();
+    let reader = common::connect(port).await;
+    let rows = reader
+        .query_raw(
+            "SELECT count(DISTINCT v) FROM s [RANGE BY '1 minute' START AT '2001-01-01']",
+            Vec::<i32>::new(),
+        )
+        .await
+        .unwrap();
+    common::wait_for_queries(&c, 1).await;
+    c.batch_execute(
+        "INSERT INTO s VALUES ('2001-01-01 00:00:01', 1), ('2001-01-01 00:00:02', 2), ('2001-01-01 00:00:03', 3), ('2001-01-01 00:00:04', 1)",
+    )
+    .await
+    .unwrap();
+    c.batch_execute("INSERT INTO s VALUES ('2001-01-01 00:01:00', 9)")
+        .await
+        .unwrap();
+    futures::pin_mut!(rows);
+    let first = rows.next().await.unwrap().unwrap();
+    assert_eq!(first.get::<_, i64>(0), 3, "three distinct values fit");
+    c.batch_execute(
+        "INSERT INTO s VALUES ('2001-01-01 00:01:01', 1), ('2001-01-01 00:01:02', 2), ('2001-01-01 00:01:03', 3)",
+    )
+    .await
+    .unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(10), rows.next())
+        .await
+        .expect("the query ends")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&err), "54000");
+    assert!(
+        message(&err).contains("more than 3 distinct values"),
+        "{}",
+        message(&err)
+    );
+    assert_eq!(
+        c.query_one("SELECT 1", &[]).await.unwrap().get::<_, i32>(0),
+        1
+    );
+}

@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn a_full_queue_refuses_without_waiting_and_drains_in_order() {
         let one = event_bytes(&rows(10));
-        let (tx, mut rx) = output_queue(one * 3, Overflow::Error);
+        let (tx, rx) = output_queue(one * 3, Overflow::Error);
         for _ in 0..3 {
             tx.push(rows(10)).unwrap();
         }
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn an_event_larger_than_the_bound_fits_an_empty_queue() {
-        let (tx, mut rx) = output_queue(16, Overflow::Error);
+        let (tx, rx) = output_queue(16, Overflow::Error);
         tx.push(rows(1000)).unwrap();
         assert!(tx.push(rows(1)).is_err());
         assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 1000));
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn a_skipping_reader_is_told_what_it_missed() {
         let one = event_bytes(&rows(5));
-        let (tx, mut rx) = output_queue(one, Overflow::Skip);
+        let (tx, rx) = output_queue(one, Overflow::Skip);
         tx.push(rows(5)).unwrap();
         tx.push(rows(7)).unwrap();
         tx.push(rows(8)).unwrap();

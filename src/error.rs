@@ -112,6 +112,12 @@ pub enum Error {
     /// 55000: the object is not in the state the statement needs.
     #[error("{0}")]
     ObjectNotInPrerequisiteState(String),
+    /// 3B001: RELEASE or ROLLBACK TO a savepoint that does not exist.
+    #[error("savepoint \"{0}\" does not exist")]
+    InvalidSavepoint(String),
+    /// 25001: a statement that cannot run inside a transaction block.
+    #[error("{0}")]
+    ActiveSqlTransaction(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

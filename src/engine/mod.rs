@@ -16,6 +16,7 @@
 //! and then ends that query with SQLSTATE 54000, so one idle cursor cannot stall a stream.
 
 mod catalog;
+pub mod coord;
 mod copy;
 mod explain;
 mod pgcompat;
@@ -83,6 +84,10 @@ pub struct Config {
 pub struct Engine {
     pub(crate) config: Config,
     pub(crate) catalog: catalog::Catalog,
+    /// Advisory locks, shared by all sessions.
+    pub(crate) locks: coord::Locks,
+    /// LISTEN registrations, shared by all sessions.
+    pub(crate) notifier: coord::Notifier,
 }
 
 impl Engine {
@@ -90,6 +95,8 @@ impl Engine {
     pub fn new(config: Config) -> Arc<Engine> {
         let engine = Arc::new(Engine {
             catalog: catalog::Catalog::new(&config.limits),
+            locks: coord::Locks::default(),
+            notifier: coord::Notifier::default(),
             config,
         });
         catalog::Catalog::start_clock(&engine);

@@ -83,7 +83,34 @@ impl Drop for Conn {
 }
 
 /// The shared slot in pgwire's session extensions that holds a connection's [`Conn`].
-pub(crate) struct ConnSlot(pub tokio::sync::Mutex<Conn>);
+pub(crate) struct ConnSlot {
+    /// The connection's state; handlers hold the lock for the whole message they handle.
+    pub conn: tokio::sync::Mutex<Conn>,
+    /// True between a flushed ReadyForQuery and the next message from the client: the
+    /// only time a notification may be written outside a handler (see `notify`).
+    idle: std::sync::atomic::AtomicBool,
+}
+
+impl ConnSlot {
+    /// A slot around `conn`, not idle (start-up is still answering).
+    pub fn new(conn: Conn) -> ConnSlot {
+        ConnSlot {
+            conn: tokio::sync::Mutex::new(conn),
+            idle: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Mark the connection idle (after ReadyForQuery is flushed) or busy (a message came).
+    pub fn set_idle(&self, idle: bool) {
+        self.idle
+            .store(idle, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// True while the client has been answered and has sent nothing new.
+    pub fn is_idle(&self) -> bool {
+        self.idle.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
 
 /// A statement prepared with Parse.
 pub(crate) struct Prepared {

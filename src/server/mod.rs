@@ -27,6 +27,7 @@ mod conn;
 mod copy;
 mod encode;
 mod extended;
+mod notify;
 mod query;
 mod startup;
 mod wire;
@@ -105,6 +106,8 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::ProtocolViolation(_) => "08P01",
         Error::InsufficientPrivilege(_) => "42501",
         Error::ObjectNotInPrerequisiteState(_) => "55000",
+        Error::InvalidSavepoint(_) => "3B001",
+        Error::ActiveSqlTransaction(_) => "25001",
         Error::Internal(_) => "XX000",
     }
 }
@@ -141,6 +144,7 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
                 tracing::debug!(%addr, "connection ended: {e}");
             }
             handler.watches.lock().remove(&addr);
+            handler.writers.lock().remove(&addr);
             tracing::debug!(%addr, "connection closed");
         });
     }
@@ -160,6 +164,8 @@ pub(crate) struct Handler {
     next_pid: AtomicI32,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
+    /// Duplicates of sockets for notification delivery, until start-up claims them.
+    writers: parking_lot::Mutex<HashMap<SocketAddr, std::net::TcpStream>>,
 }
 
 impl Handler {
@@ -169,6 +175,7 @@ impl Handler {
             manager: Arc::new(ConnectionManager::new()),
             next_pid: AtomicI32::new(1000),
             watches: parking_lot::Mutex::new(HashMap::new()),
+            writers: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -184,6 +191,7 @@ impl Handler {
         let probe = TcpStream::from_std(std_stream.try_clone()?)?;
         let (tx, rx) = watch::channel(false);
         self.watches.lock().insert(addr, rx);
+        self.writers.lock().insert(addr, std_stream.try_clone()?);
         tokio::spawn(watch_peer(probe, tx));
         TcpStream::from_std(std_stream)
     }
@@ -213,12 +221,15 @@ async fn watch_peer(probe: TcpStream, tx: watch::Sender<bool>) {
     }
 }
 
-/// The connection's state, put there by start-up.
+/// The connection's state, put there by start-up. A message has arrived, so the
+/// connection is no longer idle.
 fn slot_of<C: ClientInfo>(client: &C) -> PgWireResult<Arc<ConnSlot>> {
-    client
+    let slot = client
         .session_extensions()
         .get::<ConnSlot>()
-        .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))
+        .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))?;
+    slot.set_idle(false);
+    Ok(slot)
 }
 
 /// pgwire's handler set: every role is played by the one [`Handler`].

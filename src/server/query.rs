@@ -40,7 +40,7 @@ pub(crate) fn is_empty_query(text: &str) -> bool {
 
 /// Handle a Query message.
 pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     tracing::debug!(pid = conn.session.pid(), query = %text, "query");
     let mut watch = conn.start_query().await;
@@ -49,7 +49,7 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
             EmptyQueryResponse::new(),
         ))
         .await?;
-        return ready(wire, conn).await;
+        return ready(wire, slot, conn).await;
     }
     match conn.session.prepare(text) {
         Err(e) => fail(wire, conn, &e).await?,
@@ -65,17 +65,33 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
             }
         }
     }
-    ready(wire, conn).await
+    ready(wire, slot, conn).await
 }
 
-/// Send ReadyForQuery with the session's transaction status.
-pub(crate) async fn ready(wire: &mut dyn Wire, conn: &Conn) -> PgWireResult<()> {
+/// Send the notifications waiting for the session, then ReadyForQuery with the session's
+/// transaction status, and mark the connection idle (see `notify`). Inside a transaction
+/// block notifications wait for its end, as in PostgreSQL.
+pub(crate) async fn ready(wire: &mut dyn Wire, slot: &ConnSlot, conn: &Conn) -> PgWireResult<()> {
+    send_notifications(wire, conn).await?;
     let tx = wire::session_tx(&conn.session);
     wire.set_tx(tx);
     wire.set_state(PgWireConnectionState::ReadyForQuery);
     wire.feed(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(tx)))
         .await?;
-    wire.flush().await
+    wire.flush().await?;
+    slot.set_idle(true);
+    Ok(())
+}
+
+/// Feed the session's waiting notifications, if no transaction block is open.
+pub(crate) async fn send_notifications(wire: &mut dyn Wire, conn: &Conn) -> PgWireResult<()> {
+    if conn.session.tx_status() != crate::engine::TxStatus::Idle {
+        return Ok(());
+    }
+    for n in conn.session.inbox().take_all() {
+        wire.feed(super::notify::message(n)).await?;
+    }
+    Ok(())
 }
 
 /// Report a statement's error and fail an open transaction block.

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::Sink;
@@ -117,9 +118,15 @@ impl StartupHandler for Handler {
         let mut conn = Conn::new(session);
         conn.cancel = Some(handle);
         conn.closed = self.watches.lock().remove(&client.socket_addr());
-        client
-            .session_extensions()
-            .insert(ConnSlot(tokio::sync::Mutex::new(conn)));
+        let inbox = conn.session.inbox();
+        client.session_extensions().insert(ConnSlot::new(conn));
+        let writer = self.writers.lock().remove(&client.socket_addr());
+        if let (Some(slot), Some(writer)) = (client.session_extensions().get::<ConnSlot>(), writer)
+        {
+            let stall = self.engine.limits().output_stall_timeout;
+            let slot = Arc::downgrade(&slot);
+            tokio::spawn(super::notify::deliver_when_idle(slot, inbox, writer, stall));
+        }
         finish_authentication(client, &ServerParams).await
     }
 }

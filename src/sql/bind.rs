@@ -107,6 +107,34 @@ pub(crate) fn bind(
     Ok(plan)
 }
 
+/// A stream name given as a string (`'flights'`, `'"Mixed"'`), normalised as an identifier.
+pub fn stream_name_of(s: &str) -> String {
+    if s.starts_with('"') && s.ends_with('"') && s.len() >= 2 {
+        s[1..s.len() - 1].to_string()
+    } else {
+        s.to_lowercase()
+    }
+}
+
+fn session_func_of(name: &str) -> Option<SessionFunc> {
+    use SessionFunc as F;
+    Some(match name {
+        "pg_advisory_lock" => F::AdvisoryLock,
+        "pg_advisory_lock_shared" => F::AdvisoryLockShared,
+        "pg_try_advisory_lock" => F::TryAdvisoryLock,
+        "pg_try_advisory_lock_shared" => F::TryAdvisoryLockShared,
+        "pg_advisory_xact_lock" => F::AdvisoryXactLock,
+        "pg_advisory_xact_lock_shared" => F::AdvisoryXactLockShared,
+        "pg_try_advisory_xact_lock" => F::TryAdvisoryXactLock,
+        "pg_try_advisory_xact_lock_shared" => F::TryAdvisoryXactLockShared,
+        "pg_advisory_unlock" => F::AdvisoryUnlock,
+        "pg_advisory_unlock_shared" => F::AdvisoryUnlockShared,
+        "pg_advisory_unlock_all" => F::AdvisoryUnlockAll,
+        "pg_notify" => F::Notify,
+        _ => return None,
+    })
+}
+
 fn unsupported(what: impl Into<String>) -> Error {
     Error::FeatureNotSupported(what.into())
 }
@@ -620,6 +648,7 @@ impl<'a> Binder<'a> {
             }),
             Stmt::Close(c) => Ok(Plan::Close { cursor: c.clone() }),
             Stmt::Transaction(op) => Ok(Plan::Transaction(*op)),
+            Stmt::Savepoint(op) => Ok(Plan::Savepoint(op.clone())),
             Stmt::Set { name, value } => Ok(Plan::Set {
                 name: name.clone(),
                 value: value.clone(),
@@ -724,7 +753,7 @@ impl<'a> Binder<'a> {
     fn ast_statement(&mut self, s: &ast::Statement, text: &str) -> Result<Plan> {
         match s {
             ast::Statement::Query(q) => {
-                if let Some(plan) = self.try_advance(q)? {
+                if let Some(plan) = self.try_session_call(q)? {
                     return Ok(plan);
                 }
                 Ok(Plan::Query(Box::new(self.query(q, text)?)))
@@ -747,6 +776,21 @@ impl<'a> Binder<'a> {
                     name: (name != "all").then_some(name),
                 })
             }
+            ast::Statement::LISTEN { channel } => Ok(Plan::Listen {
+                channel: ident_name(channel),
+            }),
+            ast::Statement::UNLISTEN { channel } => Ok(Plan::Unlisten {
+                channel: (channel.value != "*" || channel.quote_style.is_some())
+                    .then(|| ident_name(channel)),
+            }),
+            ast::Statement::NOTIFY { channel, payload } => Ok(Plan::Notify {
+                channel: ident_name(channel),
+                payload: payload.clone().unwrap_or_default(),
+            }),
+            ast::Statement::Discard { object_type } => Ok(Plan::Discard {
+                all: matches!(object_type, ast::DiscardObject::ALL),
+                tag: format!("DISCARD {object_type}"),
+            }),
             ast::Statement::Drop { object_type, .. } => Err(unsupported(format!(
                 "DROP {object_type} is not supported; use DROP STREAM"
             ))),
@@ -762,67 +806,115 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// `SELECT tcq_advance('stream', '<timestamp>')`.
-    fn try_advance(&mut self, q: &ast::Query) -> Result<Option<Plan>> {
+    /// `SELECT f(args) [AS name]` without FROM for a function the engine runs for its
+    /// effect: `tcq_advance(stream, time)`, the advisory lock family, `pg_notify`. Their
+    /// arguments are ordinary expressions, bound parameters included.
+    fn try_session_call(&mut self, q: &ast::Query) -> Result<Option<Plan>> {
         let ast::SetExpr::Select(sel) = &*q.body else {
             return Ok(None);
         };
-        let [ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))
-        | ast::SelectItem::ExprWithAlias {
-            expr: ast::Expr::Function(f),
-            ..
-        }] = &sel.projection[..]
-        else {
-            return Ok(None);
+        let (f, alias) = match &sel.projection[..] {
+            [ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))] => (f, None),
+            [ast::SelectItem::ExprWithAlias {
+                expr: ast::Expr::Function(f),
+                alias,
+            }] => (f, Some(ident_name(alias))),
+            _ => return Ok(None),
         };
-        if func_name(f) != "tcq_advance" {
-            return Ok(None);
-        }
+        let name = func_name(f);
+        let func = match session_func_of(&name) {
+            Some(func) => Some(func),
+            None if name == "tcq_advance" => None,
+            None => return Ok(None),
+        };
         if !sel.from.is_empty() {
-            return Err(unsupported(
-                "tcq_advance(stream, time) must be called without FROM",
-            ));
+            return Err(unsupported(format!(
+                "{name}() must be called without FROM: SELECT {name}(...)"
+            )));
         }
         let args = func_args(f)?;
-        let [name_arg, time_arg] = &args.exprs[..] else {
+        let scope = Scope::default();
+        self.clause = "a function argument";
+        let Some(func) = func else {
+            return self.advance(&args.exprs, &scope).map(Some);
+        };
+        let bound: Vec<Bound> = args
+            .exprs
+            .iter()
+            .map(|e| self.expr(e, &scope))
+            .collect::<Result<_>>()?;
+        let wanted: &[DataType] = match (func, bound.len()) {
+            (SessionFunc::AdvisoryUnlockAll, 0) => &[],
+            (SessionFunc::Notify, 2) => &[DataType::Text, DataType::Text],
+            (SessionFunc::AdvisoryUnlockAll | SessionFunc::Notify, _) => &[DataType::Bool; 9],
+            (_, 1) => &[DataType::Int8],
+            (_, 2) => &[DataType::Int4, DataType::Int4],
+            _ => &[DataType::Bool; 9],
+        };
+        if wanted.len() != bound.len() {
+            let types: Vec<String> = bound.iter().map(|b| type_label(b.ty)).collect();
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                types.join(", ")
+            )));
+        }
+        let args = bound
+            .into_iter()
+            .zip(wanted)
+            .map(|(b, &ty)| self.coerce(b, ty, &name))
+            .collect::<Result<Vec<_>>>()?;
+        let ty = match func {
+            SessionFunc::TryAdvisoryLock
+            | SessionFunc::TryAdvisoryLockShared
+            | SessionFunc::TryAdvisoryXactLock
+            | SessionFunc::TryAdvisoryXactLockShared
+            | SessionFunc::AdvisoryUnlock
+            | SessionFunc::AdvisoryUnlockShared => DataType::Bool,
+            // PostgreSQL's `void` shows as an empty string; tcq has no void type and sends
+            // an empty text value, which every client shows the same way.
+            _ => DataType::Text,
+        };
+        Ok(Some(Plan::SessionCall {
+            func,
+            args,
+            column: Column::new(alias.unwrap_or(name), ty),
+            param_types: self.finish_params(),
+        }))
+    }
+
+    /// `tcq_advance(stream, time)`: a literal stream name is checked now, and the time
+    /// coerced to its time type; a stream given as a parameter is resolved at execution.
+    fn advance(&mut self, args: &[&ast::Expr], scope: &Scope) -> Result<Plan> {
+        let [name_arg, time_arg] = args else {
             return Err(Error::UndefinedFunction("function tcq_advance with these arguments does not exist; call tcq_advance('stream', timestamp)".into()));
         };
-        let name = match name_arg {
-            ast::Expr::Value(v) => match &v.value {
-                ast::Value::SingleQuotedString(s) => {
-                    if s.starts_with('"') && s.ends_with('"') && s.len() >= 2 {
-                        s[1..s.len() - 1].to_string()
-                    } else {
-                        s.to_lowercase()
-                    }
-                }
-                _ => {
-                    return Err(Error::DatatypeMismatch(
-                        "the first argument of tcq_advance must be a stream name in quotes".into(),
-                    ))
-                }
-            },
-            _ => {
-                return Err(Error::DatatypeMismatch(
-                    "the first argument of tcq_advance must be a stream name in quotes".into(),
-                ))
-            }
+        let name = self.expr(name_arg, scope)?;
+        let literal = match &name.expr {
+            Expr::Literal(Value::Text(s)) => Some(s.clone()),
+            _ => None,
         };
-        let (columns, ts) = self
-            .schema
-            .stream(&name)
-            .ok_or_else(|| Error::UndefinedTable(name.clone()))?;
-        let time_type = ts
-            .map(|i| columns[i].data_type)
-            .unwrap_or(DataType::TimestampTz);
-        let scope = Scope::default();
-        self.clause = "tcq_advance";
-        let b = self.expr(time_arg, &scope)?;
-        let time_expr = self.coerce(b, time_type, "tcq_advance")?;
-        Ok(Some(Plan::Advance {
-            stream: name,
+        let stream = self.coerce(name, DataType::Text, "tcq_advance")?;
+        let time = self.expr(time_arg, scope)?;
+        let time_expr = match literal {
+            Some(s) => {
+                let name = stream_name_of(&s);
+                let (columns, ts) = self
+                    .schema
+                    .stream(&name)
+                    .ok_or_else(|| Error::UndefinedTable(name.clone()))?;
+                let time_type = ts
+                    .map(|i| columns[i].data_type)
+                    .unwrap_or(DataType::TimestampTz);
+                self.coerce(time, time_type, "tcq_advance")?
+            }
+            None if time.ty.is_none() => self.coerce(time, DataType::Text, "tcq_advance")?,
+            None => time.expr,
+        };
+        Ok(Plan::Advance {
+            stream,
             time_expr,
-        }))
+            param_types: self.finish_params(),
+        })
     }
 
     fn finish_params(&self) -> Vec<DataType> {
@@ -2337,6 +2429,11 @@ impl<'a> Binder<'a> {
         }
         if name == "tcq_advance" {
             return Err(unsupported("tcq_advance(stream, time) must be called alone: SELECT tcq_advance('stream', '<timestamp>')"));
+        }
+        if session_func_of(&name).is_some() {
+            return Err(unsupported(format!(
+                "{name}() must be called alone, without FROM: SELECT {name}(...)"
+            )));
         }
         let func = match name.as_str() {
             "abs" => ScalarFunc::Abs,

@@ -23,7 +23,7 @@ use sqlparser::dialect::{Dialect, PostgreSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use super::plan::{FetchCount, TransactionOp};
+use super::plan::{FetchCount, SavepointOp, TransactionOp};
 use crate::error::{Error, Result};
 
 /// PostgreSQL's tokenizer rules, except that `COPY ... FROM STDIN;` is not followed by inline
@@ -144,6 +144,8 @@ pub(crate) enum Stmt {
     Close(Option<String>),
     /// BEGIN, COMMIT, ROLLBACK and their synonyms.
     Transaction(TransactionOp),
+    /// SAVEPOINT, RELEASE, ROLLBACK TO.
+    Savepoint(SavepointOp),
     /// `SET` (`value` = `None` for RESET / DEFAULT).
     Set { name: String, value: Option<String> },
     /// `SHOW`.
@@ -494,6 +496,7 @@ fn parse_one(text: String, toks: Vec<TokenWithSpan>) -> Result<ParsedStmt> {
         "FETCH" | "MOVE" => parse_fetch(&mut t)?,
         "CLOSE" => parse_close(&mut t)?,
         "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(&mut t)?,
+        "SAVEPOINT" | "RELEASE" => parse_savepoint(&mut t)?,
         "SET" => parse_set(&mut t)?,
         "RESET" => parse_reset(&mut t)?,
         "SHOW" => parse_show(&mut t)?,
@@ -705,10 +708,11 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         _ => TransactionOp::Rollback,
     };
     let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
-    if op == TransactionOp::Rollback && t.is_word("TO") {
-        return Err(Error::FeatureNotSupported(
-            "savepoints are not supported".into(),
-        ));
+    if op == TransactionOp::Rollback && t.eat_word("TO") {
+        let _ = t.eat_word("SAVEPOINT");
+        let name = t.ident()?;
+        t.expect_end()?;
+        return Ok(Stmt::Savepoint(SavepointOp::RollbackTo(name)));
     }
     if t.eat_word("AND") {
         let _ = t.eat_word("NO");
@@ -716,6 +720,19 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
     }
     t.expect_end()?;
     Ok(Stmt::Transaction(op))
+}
+
+/// `SAVEPOINT name` and `RELEASE [SAVEPOINT] name`.
+fn parse_savepoint(t: &mut Toks) -> Result<Stmt> {
+    let op = if t.eat_word("SAVEPOINT") {
+        SavepointOp::Define(t.ident()?)
+    } else {
+        t.expect_word("RELEASE")?;
+        let _ = t.eat_word("SAVEPOINT");
+        SavepointOp::Release(t.ident()?)
+    };
+    t.expect_end()?;
+    Ok(Stmt::Savepoint(op))
 }
 
 /// A setting's value tokens as text: strings unquoted, words as written, lists joined.

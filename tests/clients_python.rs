@@ -122,3 +122,40 @@ fn psycopg_copy_rows_reads_every_row() {
          read_row(): ('z', '1', '2001-01-01 00:01:00')\n"
     );
 }
+
+/// Savepoints (psycopg nested `transaction()`), LISTEN/NOTIFY through psycopg `notifies()`
+/// and asyncpg `add_listener()`, bound parameters for tcq_advance, and asyncpg's pool reset
+/// (`pg_advisory_unlock_all()` and `UNLISTEN *` failed with 0A000 before).
+#[test]
+fn session_state_through_driver_apis() {
+    if !python_has("psycopg") || !python_has("asyncpg") {
+        eprintln!("SKIPPED: python3 with `psycopg` and `asyncpg` is not available (pip install them)");
+        return;
+    }
+    let port = common::start_server();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/session_state.py");
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "notify: jobs hello True\n\
+         notify: jobs bound True\n\
+         inner: 42703\n\
+         outer continues: 1\n\
+         after: IDLE\n\
+         advance: 2001-01-01 00:00:05\n\
+         lock: True\n\
+         free after release: True\n\
+         pool reused: 2\n\
+         listener: x1\n"
+    );
+}

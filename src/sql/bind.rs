@@ -3633,8 +3633,45 @@ mod tests {
         assert_eq!(
             plan("SELECT tcq_advance('flights', '2001-01-01 01:00')").unwrap(),
             Plan::Advance {
-                stream: "flights".into(),
-                time_expr: Expr::Literal(Value::Timestamp(978_310_800_000_000))
+                stream: Expr::Literal(Value::Text("flights".into())),
+                time_expr: Expr::Literal(Value::Timestamp(978_310_800_000_000)),
+                param_types: vec![],
+            }
+        );
+        let Plan::Advance { param_types, .. } = plan("SELECT tcq_advance($1, $2)").unwrap() else {
+            panic!()
+        };
+        assert_eq!(param_types, vec![DataType::Text, DataType::Text]);
+        let Plan::SessionCall {
+            func,
+            column,
+            param_types,
+            ..
+        } = plan("SELECT pg_try_advisory_lock($1, 2) AS got").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(func, SessionFunc::TryAdvisoryLock);
+        assert_eq!(column, Column::new("got", DataType::Bool));
+        assert_eq!(param_types, vec![DataType::Int4]);
+        assert!(matches!(
+            err("SELECT 1 + pg_advisory_lock(1)"),
+            Error::FeatureNotSupported(_)
+        ));
+        assert!(matches!(
+            err("SELECT pg_advisory_lock(1, 2, 3)"),
+            Error::UndefinedFunction(_)
+        ));
+        assert_eq!(
+            plan("ROLLBACK TO SAVEPOINT a").unwrap(),
+            Plan::Savepoint(SavepointOp::RollbackTo("a".into()))
+        );
+        assert_eq!(plan("UNLISTEN *").unwrap(), Plan::Unlisten { channel: None });
+        assert_eq!(
+            plan("NOTIFY Jobs, 'x'").unwrap(),
+            Plan::Notify {
+                channel: "jobs".into(),
+                payload: "x".into()
             }
         );
         assert_eq!(

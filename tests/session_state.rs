@@ -236,3 +236,58 @@ async fn functions_take_bound_parameters() {
     .await
     .expect("test timed out");
 }
+
+/// `FETCH n FROM c WITH (timeout = ..)` (Materialize's syntax) returns what arrived within
+/// the timeout instead of waiting for n rows, so a polling client never blocks for ever.
+#[tokio::test]
+async fn fetch_with_timeout_returns_what_arrived() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        let feeder = connect(port).await;
+        c.batch_execute(
+            "CREATE STREAM ft (ts timestamp TIMESTAMPCOLUMN, k text); BEGIN; \
+             DECLARE c CURSOR FOR SELECT k, count(*) FROM ft \
+             [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k ORDER BY k",
+        )
+        .await
+        .unwrap();
+        common::wait_for_queries(&feeder, 1).await;
+        assert_eq!(
+            column(&c, "FETCH 10 FROM c WITH (timeout = 0)").await,
+            Vec::<Option<String>>::new()
+        );
+        feeder
+            .batch_execute(
+                "INSERT INTO ft VALUES ('2001-01-01 00:00:01', 'a'), ('2001-01-01 00:00:03', 'b'), \
+                 ('2001-01-01 00:00:12', 'a')",
+            )
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            column(&c, "FETCH 10 FROM c WITH (timeout = '300 milliseconds')").await,
+            vec![Some("a".into()), Some("b".into())]
+        );
+        assert!(started.elapsed() >= Duration::from_millis(300), "returned before the timeout");
+        // Rows that arrive within the timeout are returned as soon as the count is reached.
+        let fetch = tokio::spawn(async move {
+            let rows = column(&c, "FETCH 1 FROM c WITH (timeout = '20s')").await;
+            (rows, c)
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        feeder
+            .batch_execute("INSERT INTO ft VALUES ('2001-01-01 00:00:25', 'z')")
+            .await
+            .unwrap();
+        let (rows, c) = fetch.await.unwrap();
+        assert_eq!(rows, vec![Some("a".into())]);
+        let e = c
+            .batch_execute("FETCH 1 FROM c WITH (timeout = '1 month')")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "22023");
+    })
+    .await
+    .expect("test timed out");
+}

@@ -341,7 +341,8 @@ impl Session {
                 cursor,
                 count,
                 is_move,
-            } => self.fetch(&cursor, count, is_move).await,
+                timeout_us,
+            } => self.fetch(&cursor, count, is_move, timeout_us).await,
             Plan::Close { cursor } => self.close(cursor),
             Plan::Transaction(op) => self.transaction(op),
             Plan::Savepoint(op) => self.savepoint(op),
@@ -624,7 +625,16 @@ impl Session {
         Ok(Outcome::Command("DECLARE CURSOR".into()))
     }
 
-    async fn fetch(&mut self, name: &str, count: FetchCount, is_move: bool) -> Result<Outcome> {
+    async fn fetch(
+        &mut self,
+        name: &str,
+        count: FetchCount,
+        is_move: bool,
+        timeout_us: Option<i64>,
+    ) -> Result<Outcome> {
+        let deadline = timeout_us.map(|us| {
+            tokio::time::Instant::now() + std::time::Duration::from_micros(us.max(0) as u64)
+        });
         let cursor = self
             .cursors
             .get_mut(name)
@@ -635,7 +645,18 @@ impl Session {
         };
         let mut notices = Vec::new();
         while cursor.buffered.len() < want && !cursor.ended {
-            match cursor.sub.next().await {
+            let next = match deadline {
+                None => cursor.sub.next().await,
+                // What is ready is always taken, even once the time is up (timeout 0).
+                Some(deadline) => match cursor.sub.try_next() {
+                    Some(event) => event,
+                    None => match tokio::time::timeout_at(deadline, cursor.sub.next()).await {
+                        Ok(event) => event,
+                        Err(_) => break,
+                    },
+                },
+            };
+            match next {
                 None => cursor.ended = true,
                 Some(Ok(Event::Rows(rows))) => cursor.buffered.extend(rows),
                 Some(Ok(Event::Notice(n))) => notices.push(n),

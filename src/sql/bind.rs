@@ -116,6 +116,23 @@ pub fn stream_name_of(s: &str) -> String {
     }
 }
 
+/// A FETCH timeout as written (an interval of fixed length, `'1s'`, `'250 milliseconds'`)
+/// in microseconds. Errors: 22023 for a negative or month-based one, 22007 for bad text.
+fn fetch_timeout(text: &str) -> Result<i64> {
+    let iv = crate::time::parse_interval(text)?;
+    let us = crate::time::fixed_length_us(&iv).map_err(|_| {
+        Error::InvalidParameterValue(format!(
+            "FETCH timeout \"{text}\" has no fixed length: give it in days or smaller units"
+        ))
+    })?;
+    if us < 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "FETCH timeout \"{text}\" is negative"
+        )));
+    }
+    Ok(us)
+}
+
 fn session_func_of(name: &str) -> Option<SessionFunc> {
     use SessionFunc as F;
     Some(match name {
@@ -641,10 +658,12 @@ impl<'a> Binder<'a> {
                 cursor,
                 count,
                 is_move,
+                timeout,
             } => Ok(Plan::Fetch {
                 cursor: cursor.clone(),
                 count: *count,
                 is_move: *is_move,
+                timeout_us: timeout.as_deref().map(fetch_timeout).transpose()?,
             }),
             Stmt::Close(c) => Ok(Plan::Close { cursor: c.clone() }),
             Stmt::Transaction(op) => Ok(Plan::Transaction(*op)),
@@ -3093,9 +3112,36 @@ mod tests {
             Plan::Fetch {
                 cursor: "c".into(),
                 count: FetchCount::Count(1),
-                is_move: false
+                is_move: false,
+                timeout_us: None,
             }
         );
+        assert_eq!(
+            plan("FETCH 5 FROM c WITH (timeout = '1.5s')").unwrap(),
+            Plan::Fetch {
+                cursor: "c".into(),
+                count: FetchCount::Count(5),
+                is_move: false,
+                timeout_us: Some(1_500_000),
+            }
+        );
+        assert_eq!(
+            plan("FETCH ALL c WITH (TIMEOUT 0)").unwrap(),
+            Plan::Fetch {
+                cursor: "c".into(),
+                count: FetchCount::All,
+                is_move: false,
+                timeout_us: Some(0),
+            }
+        );
+        assert!(matches!(
+            err("FETCH c WITH (timeout = '1 month')"),
+            Error::InvalidParameterValue(_)
+        ));
+        assert!(matches!(
+            err("FETCH c WITH (timeout = '-1s')"),
+            Error::InvalidParameterValue(_)
+        ));
         assert_eq!(
             plan("BEGIN").unwrap(),
             Plan::Transaction(TransactionOp::Begin)

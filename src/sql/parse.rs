@@ -139,6 +139,8 @@ pub(crate) enum Stmt {
         cursor: String,
         count: FetchCount,
         is_move: bool,
+        /// `WITH (timeout = '..')` as written (a number is seconds).
+        timeout: Option<String>,
     },
     /// `CLOSE name` / `CLOSE ALL`.
     Close(Option<String>),
@@ -669,11 +671,25 @@ fn parse_fetch(t: &mut Toks) -> Result<Stmt> {
     }
     let _ = t.eat_word("FROM") || t.eat_word("IN");
     let cursor = t.ident()?;
+    let mut timeout = None;
+    if !is_move && t.eat_word("WITH") {
+        // Materialize's `WITH (timeout = '1s')`: the one option FETCH takes.
+        t.expect(&Token::LParen)?;
+        t.expect_word("TIMEOUT")?;
+        let _ = t.eat(&Token::Eq);
+        let tok = t.next();
+        timeout = Some(match &tok {
+            Token::Number(n, _) => format!("{n} seconds"),
+            other => string_literal(other).ok_or_else(|| syntax_near(other))?,
+        });
+        t.expect(&Token::RParen)?;
+    }
     t.expect_end()?;
     Ok(Stmt::Fetch {
         cursor,
         count,
         is_move,
+        timeout,
     })
 }
 
@@ -1061,7 +1077,7 @@ mod tests {
             matches!(one("DROP STREAM IF EXISTS a, b.c").stmt, Stmt::DropStream { ref names, if_exists: true } if names == &["a", "b.c"])
         );
         assert!(
-            matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false } if cursor == "c")
+            matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false, .. } if cursor == "c")
         );
         assert!(matches!(
             one("FETCH 10 FROM c").stmt,

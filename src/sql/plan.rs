@@ -65,6 +65,10 @@ pub enum Plan {
         count: FetchCount,
         /// `MOVE`: skip the rows, send none; the tag is `MOVE n`.
         is_move: bool,
+        /// `WITH (timeout = '1s')` (Materialize's syntax), in microseconds: return the rows
+        /// that arrived within this long, even fewer than asked for. `None` waits until the
+        /// count is reached or the query ends.
+        timeout_us: Option<i64>,
     },
     /// `CLOSE name` (`Some`) or `CLOSE ALL` (`None`).
     Close {

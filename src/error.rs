@@ -112,6 +112,9 @@ pub enum Error {
     /// 55000: the object is not in the state the statement needs.
     #[error("{0}")]
     ObjectNotInPrerequisiteState(String),
+    /// 22P03: binary data that is not a valid value of its type.
+    #[error("{0}")]
+    InvalidBinaryRepresentation(String),
     /// 3B001: RELEASE or ROLLBACK TO a savepoint that does not exist.
     #[error("savepoint \"{0}\" does not exist")]
     InvalidSavepoint(String),

@@ -18,6 +18,7 @@
 mod catalog;
 pub mod coord;
 mod copy;
+pub mod copy_binary;
 mod explain;
 mod pgcompat;
 mod session;

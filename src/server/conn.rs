@@ -270,7 +270,7 @@ pub(crate) async fn pump(
                 pending.push_front(row);
                 return Ok(PumpEnd::Suspended);
             }
-            write_row(wire, sink, &row, &mut scratch, &mut line).await?;
+            write_row(wire, sink, &row, *sent == 0, &mut scratch, &mut line).await?;
             *sent += 1;
         }
         if limit > 0 && *sent >= limit {
@@ -311,15 +311,27 @@ pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
     }
 }
 
+/// Write one row; `first` is true for the first row of the result (a binary COPY's header
+/// goes in the same CopyData message, as PostgreSQL sends it).
 async fn write_row(
     wire: &mut dyn Wire,
     sink: &RowSink<'_>,
     row: &[Value],
+    first: bool,
     scratch: &mut String,
     line: &mut String,
 ) -> PgWireResult<()> {
     match sink {
         RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, scratch)).await,
+        RowSink::Copy(options) if options.format == crate::sql::CopyFormat::Binary => {
+            let mut data = bytes::BytesMut::new();
+            if first {
+                super::encode::binary_copy_header(&mut data);
+            }
+            super::encode::binary_copy_tuple(row, &mut data, scratch);
+            wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
+                .await
+        }
         RowSink::Copy(options) => {
             line.clear();
             super::encode::copy_line(row, options, line, scratch);

@@ -107,6 +107,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::InsufficientPrivilege(_) => "42501",
         Error::ObjectNotInPrerequisiteState(_) => "55000",
         Error::InvalidSavepoint(_) => "3B001",
+        Error::InvalidBinaryRepresentation(_) => "22P03",
         Error::ActiveSqlTransaction(_) => "25001",
         Error::Internal(_) => "XX000",
     }

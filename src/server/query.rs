@@ -21,7 +21,7 @@ use super::conn::{pump, stop_error, CancelWatch, Conn, ConnSlot, CopyState, Pump
 use super::wire::{self, Wire};
 use crate::engine::{Outcome, Statement, Subscription};
 use crate::error::{Error, Result};
-use crate::sql::CopyOptions;
+use crate::sql::{CopyFormat, CopyOptions};
 use crate::types::Value;
 
 /// What the caller must do after a run of statements.
@@ -221,7 +221,9 @@ pub(crate) async fn copy_out(
     watch: &mut CancelWatch,
 ) -> PgWireResult<Result<()>> {
     let ncols = sub.columns().len();
-    let response = CopyOutResponse::new(0, ncols as i16, vec![0; ncols]);
+    let binary = options.format == CopyFormat::Binary;
+    let format = i8::from(binary);
+    let response = CopyOutResponse::new(format, ncols as i16, vec![format as i16; ncols]);
     wire.feed(PgWireBackendMessage::CopyOutResponse(response))
         .await?;
     if options.header {
@@ -247,6 +249,17 @@ pub(crate) async fn copy_out(
     {
         PumpEnd::Failed(e) => Ok(Err(e)),
         PumpEnd::Ended | PumpEnd::Suspended => {
+            if binary {
+                // The trailer, after the header when no row carried it (PostgreSQL sends
+                // the header with the first row and the trailer in a message of its own).
+                let mut data = bytes::BytesMut::new();
+                if sent == 0 {
+                    super::encode::binary_copy_header(&mut data);
+                }
+                data.extend_from_slice(&(-1i16).to_be_bytes());
+                wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
+                    .await?;
+            }
             wire.feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
                 .await?;
             wire.feed(wire::complete_rows("COPY", sent)).await?;
@@ -264,8 +277,13 @@ pub(crate) async fn start_copy_in(
     rest: VecDeque<Statement>,
     extended: bool,
 ) -> PgWireResult<()> {
+    let mut sink = sink;
     let ncols = sink.column_count();
-    let response = CopyInResponse::new(0, ncols as i16, vec![0; ncols]);
+    let format = i8::from(sink.is_binary());
+    if sink.is_binary() {
+        sink.set_binary_decoder(super::encode::parse_binary);
+    }
+    let response = CopyInResponse::new(format, ncols as i16, vec![format as i16; ncols]);
     if let Some(old) = conn.copy.replace(CopyState {
         sink,
         rest,

@@ -2886,11 +2886,7 @@ fn copy_options(
             format = match f.value.to_lowercase().as_str() {
                 "text" => CopyFormat::Text,
                 "csv" => CopyFormat::Csv,
-                "binary" => {
-                    return Err(unsupported(
-                        "COPY FORMAT binary is not supported; use text or csv",
-                    ))
-                }
+                "binary" => CopyFormat::Binary,
                 other => {
                     return Err(Error::InvalidParameterValue(format!(
                         "COPY format \"{other}\" not recognized"
@@ -2902,11 +2898,37 @@ fn copy_options(
     for o in legacy {
         match o {
             ast::CopyLegacyOption::Csv(_) => format = CopyFormat::Csv,
-            ast::CopyLegacyOption::Binary => {
-                return Err(unsupported("COPY BINARY is not supported; use text or csv"))
-            }
+            ast::CopyLegacyOption::Binary => format = CopyFormat::Binary,
             _ => {}
         }
+    }
+    if format == CopyFormat::Binary {
+        // PostgreSQL's wording (42601): the binary format has no text options.
+        let named = |o: &ast::CopyOption| match o {
+            ast::CopyOption::Delimiter(_) => Some("DELIMITER"),
+            ast::CopyOption::Null(_) => Some("NULL"),
+            ast::CopyOption::Header(_) => Some("HEADER"),
+            ast::CopyOption::Quote(_) => Some("QUOTE"),
+            ast::CopyOption::Escape(_) => Some("ESCAPE"),
+            _ => None,
+        };
+        let legacy_named = |o: &ast::CopyLegacyOption| match o {
+            ast::CopyLegacyOption::Delimiter(_) => Some("DELIMITER"),
+            ast::CopyLegacyOption::Null(_) => Some("NULL"),
+            ast::CopyLegacyOption::Header => Some("HEADER"),
+            ast::CopyLegacyOption::Csv(_) => Some("CSV"),
+            _ => None,
+        };
+        if let Some(what) = options
+            .iter()
+            .find_map(named)
+            .or_else(|| legacy.iter().find_map(legacy_named))
+        {
+            return Err(Error::Syntax(format!(
+                "cannot specify {what} in BINARY mode"
+            )));
+        }
+        return Ok(CopyOptions::defaults(format));
     }
     let mut out = CopyOptions::defaults(format);
     let one_byte = |c: char, what: &str| -> Result<u8> {
@@ -3632,10 +3654,14 @@ mod tests {
             panic!()
         };
         assert_eq!((c.options.quote, c.options.escape), (b'\'', b'\\'));
-        assert!(matches!(
-            err("COPY flights FROM STDIN (FORMAT binary)"),
-            Error::FeatureNotSupported(_)
-        ));
+        let Plan::CopyFrom(c) = plan("COPY flights FROM STDIN (FORMAT binary)").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.options.format, CopyFormat::Binary);
+        assert_eq!(
+            err("COPY flights FROM STDIN (FORMAT binary, HEADER)"),
+            Error::Syntax("cannot specify HEADER in BINARY mode".into())
+        );
         assert!(matches!(
             err("COPY flights FROM '/etc/passwd'"),
             Error::FeatureNotSupported(_)

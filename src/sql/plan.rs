@@ -234,7 +234,7 @@ pub struct CopyFrom {
 /// COPY's format options, with PostgreSQL's defaults per format.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyOptions {
-    /// text, csv (binary is refused with 0A000).
+    /// text, csv or binary.
     pub format: CopyFormat,
     /// `HEADER`: the first line names columns (csv and text).
     pub header: bool,
@@ -252,7 +252,7 @@ impl CopyOptions {
     /// PostgreSQL's defaults for `format`.
     pub fn defaults(format: CopyFormat) -> CopyOptions {
         match format {
-            CopyFormat::Text => CopyOptions {
+            CopyFormat::Text | CopyFormat::Binary => CopyOptions {
                 format,
                 header: false,
                 delimiter: b'\t',
@@ -279,6 +279,9 @@ pub enum CopyFormat {
     Text,
     /// CSV.
     Csv,
+    /// PostgreSQL's binary format: a signature header, per tuple a field count and
+    /// length-prefixed fields in each type's binary (`send`) encoding, a -1 trailer.
+    Binary,
 }
 
 /// EXPLAIN options.

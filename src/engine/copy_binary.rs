@@ -21,6 +21,9 @@ use crate::types::{parse_value, DataType, Value};
 /// Decodes one field's bytes in the binary encoding of a type (the server's decoder).
 pub type FieldDecoder = fn(&[u8], DataType) -> Result<Value>;
 
+/// Largest field, as PostgreSQL's (1 GiB); a longer length word is refused at once.
+pub const FIELD_BYTES_MAX: usize = 1 << 30;
+
 /// The signature that opens every binary COPY stream.
 pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 
@@ -182,7 +185,7 @@ impl CopyIn {
                 fields.push(Value::Null);
                 continue;
             }
-            if len < -1 || len as usize > self.staging_max {
+            if len < -1 || len as usize > self.staging_max.min(FIELD_BYTES_MAX) {
                 return Err(context(bad("invalid field size"), Some(&column.name)));
             }
             let Some(bytes) = cur.take(len as usize) else {

@@ -129,7 +129,9 @@ fn psycopg_copy_rows_reads_every_row() {
 #[test]
 fn session_state_through_driver_apis() {
     if !python_has("psycopg") || !python_has("asyncpg") {
-        eprintln!("SKIPPED: python3 with `psycopg` and `asyncpg` is not available (pip install them)");
+        eprintln!(
+            "SKIPPED: python3 with `psycopg` and `asyncpg` is not available (pip install them)"
+        );
         return;
     }
     let port = common::start_server();

@@ -119,14 +119,22 @@ async fn binary_copy_format_errors() {
         ok.extend(int_tuple(7));
         assert_eq!(copy_bytes(&c, sql, &ok).await.unwrap(), 1);
         let cases: Vec<(Vec<u8>, &str, &str)> = vec![
-            (b"PGCOPY\nXXXXXXXX".to_vec(), "22P04", "COPY file signature not recognized"),
+            (
+                b"PGCOPY\nXXXXXXXX".to_vec(),
+                "22P04",
+                "COPY file signature not recognized",
+            ),
             (
                 b"PGCOPY\n\xff\r\n\0\0\x01\0\0\0\0\0\0".to_vec(),
                 "22P04",
                 "invalid COPY file header (WITH OIDS)",
             ),
             (
-                [HEADER, &[0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff]].concat(),
+                [
+                    HEADER,
+                    &[0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff],
+                ]
+                .concat(),
                 "22P04",
                 "row field count is 2, expected 1 (COPY be, line 1)",
             ),

@@ -68,7 +68,9 @@ async fn notify_reaches_an_idle_listener_and_waits_for_commit() {
         let (a, mut inbox) = listener(port).await;
         let b = connect(port).await;
         let b_pid = pid(&b).await;
-        a.batch_execute("LISTEN jobs; LISTEN \"Other\"").await.unwrap();
+        a.batch_execute("LISTEN jobs; LISTEN \"Other\"")
+            .await
+            .unwrap();
         // Delivered while `a` is idle: it sends nothing after LISTEN.
         b.batch_execute("NOTIFY jobs, 'one'").await.unwrap();
         assert_eq!(
@@ -76,15 +78,22 @@ async fn notify_reaches_an_idle_listener_and_waits_for_commit() {
             ("jobs".to_string(), "one".to_string(), b_pid)
         );
         // Inside a transaction: nothing until COMMIT, repeats folded, ROLLBACK sends nothing.
-        b.batch_execute("BEGIN; NOTIFY jobs, 'two'; NOTIFY jobs, 'two'; SELECT pg_notify('Other', 'three')")
-            .await
-            .unwrap();
+        b.batch_execute(
+            "BEGIN; NOTIFY jobs, 'two'; NOTIFY jobs, 'two'; SELECT pg_notify('Other', 'three')",
+        )
+        .await
+        .unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(inbox.try_recv().is_err(), "delivered before COMMIT");
         b.batch_execute("COMMIT").await.unwrap();
         assert_eq!(inbox.recv().await.unwrap().1, "two");
-        assert_eq!(inbox.recv().await.unwrap(), ("Other".into(), "three".into(), b_pid));
-        b.batch_execute("BEGIN; NOTIFY jobs, 'lost'; ROLLBACK").await.unwrap();
+        assert_eq!(
+            inbox.recv().await.unwrap(),
+            ("Other".into(), "three".into(), b_pid)
+        );
+        b.batch_execute("BEGIN; NOTIFY jobs, 'lost'; ROLLBACK")
+            .await
+            .unwrap();
         // A listener's own notifications come back to it; a bound parameter as payload.
         a.execute("SELECT pg_notify('jobs', $1)", &[&"mine"])
             .await
@@ -92,7 +101,9 @@ async fn notify_reaches_an_idle_listener_and_waits_for_commit() {
         let (_, payload, from) = inbox.recv().await.unwrap();
         assert_eq!((payload.as_str(), from), ("mine", pid(&a).await));
         a.batch_execute("UNLISTEN *").await.unwrap();
-        b.batch_execute("NOTIFY jobs, 'after unlisten'").await.unwrap();
+        b.batch_execute("NOTIFY jobs, 'after unlisten'")
+            .await
+            .unwrap();
         a.batch_execute("SELECT 1").await.unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(inbox.try_recv().is_err(), "delivered after UNLISTEN *");
@@ -131,7 +142,10 @@ async fn savepoints_close_later_cursors_and_recover_a_failed_block() {
         c.batch_execute("ROLLBACK TO SAVEPOINT a").await.unwrap();
         // The block works again; the cursor declared after the savepoint is gone, the one
         // before it stays, and the tuple inserted after the savepoint was not taken back.
-        assert_eq!(column(&c, "FETCH 1 FROM early").await, vec![Some("1".into())]);
+        assert_eq!(
+            column(&c, "FETCH 1 FROM early").await,
+            vec![Some("1".into())]
+        );
         let e = c.batch_execute("FETCH 1 FROM late").await.unwrap_err();
         assert_eq!(sqlstate(&e), "34000");
         c.batch_execute("ROLLBACK").await.unwrap();
@@ -161,10 +175,15 @@ async fn advisory_locks_between_sessions() {
         let got = |rows: Vec<Option<String>>| rows[0].clone().unwrap();
         assert_eq!(got(column(&a, "SELECT pg_try_advisory_lock(7)").await), "t");
         assert_eq!(got(column(&b, "SELECT pg_try_advisory_lock(7)").await), "f");
-        assert_eq!(got(column(&b, "SELECT pg_try_advisory_lock(0, 7)").await), "t");
+        assert_eq!(
+            got(column(&b, "SELECT pg_try_advisory_lock(0, 7)").await),
+            "t"
+        );
         // b waits for the lock; a's release lets it through.
         let waiter = tokio::spawn(async move {
-            b.execute("SELECT pg_advisory_lock($1)", &[&7i64]).await.unwrap();
+            b.execute("SELECT pg_advisory_lock($1)", &[&7i64])
+                .await
+                .unwrap();
             b
         });
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -175,8 +194,12 @@ async fn advisory_locks_between_sessions() {
         assert_eq!(got(column(&a, "SELECT pg_advisory_unlock(7)").await), "f");
         // Transaction-level locks end with the transaction; pg_advisory_unlock_all and
         // DISCARD ALL release session-level ones.
-        b.batch_execute("SELECT pg_advisory_unlock_all()").await.unwrap();
-        a.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(9)").await.unwrap();
+        b.batch_execute("SELECT pg_advisory_unlock_all()")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(9)")
+            .await
+            .unwrap();
         assert_eq!(got(column(&b, "SELECT pg_try_advisory_lock(9)").await), "f");
         a.batch_execute("COMMIT").await.unwrap();
         assert_eq!(got(column(&b, "SELECT pg_try_advisory_lock(9)").await), "t");
@@ -189,7 +212,10 @@ async fn advisory_locks_between_sessions() {
         let c = connect(port).await;
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while got(column(&c, "SELECT pg_try_advisory_lock(9)").await) != "t" {
-            assert!(std::time::Instant::now() < deadline, "lock outlived its session");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "lock outlived its session"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
@@ -227,7 +253,10 @@ async fn functions_take_bound_parameters() {
             .unwrap_err();
         assert_eq!(sqlstate(&e), "22007");
         let locked: bool = c
-            .query_one("SELECT pg_try_advisory_lock($1, $2) AS got", &[&1i32, &2i32])
+            .query_one(
+                "SELECT pg_try_advisory_lock($1, $2) AS got",
+                &[&1i32, &2i32],
+            )
             .await
             .unwrap()
             .get("got");
@@ -269,7 +298,10 @@ async fn fetch_with_timeout_returns_what_arrived() {
             column(&c, "FETCH 10 FROM c WITH (timeout = '300 milliseconds')").await,
             vec![Some("a".into()), Some("b".into())]
         );
-        assert!(started.elapsed() >= Duration::from_millis(300), "returned before the timeout");
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "returned before the timeout"
+        );
         // Rows that arrive within the timeout are returned as soon as the count is reached.
         let fetch = tokio::spawn(async move {
             let rows = column(&c, "FETCH 1 FROM c WITH (timeout = '20s')").await;

@@ -241,7 +241,11 @@ impl Notifier {
             )));
         }
         for n in batch {
-            for inbox in channels.get(&n.channel).into_iter().flat_map(|l| l.values()) {
+            for inbox in channels
+                .get(&n.channel)
+                .into_iter()
+                .flat_map(|l| l.values())
+            {
                 inbox.push(n.clone());
             }
         }
@@ -260,7 +264,9 @@ pub fn check_notify(channel: &str, payload: &str) -> Result<()> {
         return Err(Error::InvalidParameterValue("channel name too long".into()));
     }
     if payload.len() > PAYLOAD_BYTES_MAX {
-        return Err(Error::InvalidParameterValue("payload string too long".into()));
+        return Err(Error::InvalidParameterValue(
+            "payload string too long".into(),
+        ));
     }
     Ok(())
 }
@@ -287,11 +293,17 @@ mod tests {
         assert!(locks.try_lock(1, k, LockMode::Exclusive), "re-entrant");
         assert!(!locks.try_lock(2, k, LockMode::Shared));
         assert!(!locks.try_lock(2, LockKey::One(7), LockMode::Exclusive));
-        assert!(locks.try_lock(2, LockKey::Two(0, 7), LockMode::Exclusive), "other space");
+        assert!(
+            locks.try_lock(2, LockKey::Two(0, 7), LockMode::Exclusive),
+            "other space"
+        );
         assert!(locks.unlock(1, k, LockMode::Exclusive));
         assert!(!locks.try_lock(2, k, LockMode::Shared), "still held once");
         assert!(locks.unlock(1, k, LockMode::Exclusive));
-        assert!(!locks.unlock(1, k, LockMode::Exclusive), "not held any more");
+        assert!(
+            !locks.unlock(1, k, LockMode::Exclusive),
+            "not held any more"
+        );
         assert!(locks.try_lock(2, k, LockMode::Shared));
         assert!(locks.try_lock(3, k, LockMode::Shared));
         assert!(!locks.try_lock(1, k, LockMode::Exclusive));

@@ -172,7 +172,10 @@ impl CopyIn {
             return Ok(true);
         }
         if count < 0 || count as usize != self.targets.len() {
-            let msg = format!("row field count is {count}, expected {}", self.targets.len());
+            let msg = format!(
+                "row field count is {count}, expected {}",
+                self.targets.len()
+            );
             return Err(context(bad(msg), None));
         }
         let mut fields = Vec::with_capacity(self.targets.len());

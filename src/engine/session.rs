@@ -104,6 +104,10 @@ pub struct Session {
     session_locks: HashMap<(LockKey, LockMode), u32>,
     /// Transaction-level advisory lock holds, released at the end of the transaction.
     xact_locks: Vec<(LockKey, LockMode)>,
+    /// The session time zone (`SET TimeZone`).
+    zone: crate::tz::ZoneCell,
+    /// Settings changed since the server last reported them.
+    reported: Vec<(String, String)>,
 }
 
 impl crate::expr::SessionInfo for Session {
@@ -162,7 +166,49 @@ impl Session {
             pending_notify: Vec::new(),
             session_locks: HashMap::new(),
             xact_locks: Vec::new(),
+            zone: Arc::new(parking_lot::RwLock::new(crate::tz::Zone::utc())),
+            reported: Vec::new(),
         }
+    }
+
+    /// The session's time zone, shared with the code that formats and parses its
+    /// timestamptz text (the server runs each message inside [`crate::tz::scope`]).
+    pub fn zone(&self) -> crate::tz::ZoneCell {
+        self.zone.clone()
+    }
+
+    /// Settings whose new values the client must be told of (ParameterStatus), since the
+    /// last call: `(name as PostgreSQL reports it, value)`.
+    pub fn take_reported_settings(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.reported)
+    }
+
+    fn set_zone(&mut self, zone: crate::tz::Zone) {
+        let name = zone.name().to_string();
+        *self.zone.write() = zone;
+        if self.settings.get("timezone") != Some(&name) {
+            self.reported.push(("TimeZone".into(), name.clone()));
+        }
+        self.settings.insert("timezone".into(), name);
+    }
+
+    /// RESET ALL: every setting to its default.
+    fn reset_settings(&mut self) {
+        let application_name = self.settings.get("application_name").cloned();
+        self.settings = DEFAULT_SETTINGS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        // The start-up packet's application_name is the session default, as in PostgreSQL.
+        if let Some(a) = application_name {
+            self.settings.insert("application_name".into(), a);
+        }
+        let utc = crate::tz::Zone::utc();
+        let name = utc.name().to_string();
+        if self.zone.read().name() != name {
+            self.reported.push(("TimeZone".into(), name));
+        }
+        *self.zone.write() = utc;
     }
 
     /// The session's notification inbox: the server sends what it holds to the client
@@ -370,32 +416,17 @@ impl Session {
             } => self.session_call(func, &args, column, params).await,
             Plan::Set { name, value } => {
                 if name == "all" && value.is_none() {
-                    self.settings = DEFAULT_SETTINGS
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect();
+                    self.reset_settings();
                     return Ok(Outcome::Command("RESET".into()));
                 }
                 if name == "timezone" {
-                    if let Some(v) = &value {
-                        let utc = [
-                            "utc",
-                            "etc/utc",
-                            "gmt",
-                            "z",
-                            "zulu",
-                            "+00",
-                            "00:00",
-                            "0",
-                            "+00:00",
-                            "universal",
-                        ];
-                        if !utc.contains(&v.trim_matches('\'').to_ascii_lowercase().as_str()) {
-                            return Err(Error::FeatureNotSupported(format!(
-                                "time zone \"{v}\" is not supported: tcq shows timestamptz in UTC"
-                            )));
-                        }
-                    }
+                    let zone = match &value {
+                        Some(v) => crate::tz::Zone::parse(v)?,
+                        None => crate::tz::Zone::utc(),
+                    };
+                    let tag = if value.is_some() { "SET" } else { "RESET" };
+                    self.set_zone(zone);
+                    return Ok(Outcome::Command(tag.into()));
                 }
                 let tag = if value.is_some() { "SET" } else { "RESET" };
                 let v = value.unwrap_or_else(|| {
@@ -720,9 +751,7 @@ impl Session {
                 let notifications = std::mem::take(&mut self.pending_notify);
                 if committed {
                     ops.into_iter().for_each(|op| self.apply_listen(op));
-                    self.engine
-                        .notifier
-                        .deliver(&coord::fold(notifications))?;
+                    self.engine.notifier.deliver(&coord::fold(notifications))?;
                 }
                 let tag = if committed { "COMMIT" } else { "ROLLBACK" };
                 Ok(if was == TxStatus::Idle {
@@ -835,10 +864,7 @@ impl Session {
             ));
         }
         self.cursors.clear();
-        self.settings = DEFAULT_SETTINGS
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        self.reset_settings();
         self.apply_listen(ListenOp::Unlisten(None));
         self.unlock_all_session_locks();
         Ok(())
@@ -942,7 +968,10 @@ impl Session {
                 locks.unlock(self.pid, key, mode);
                 return Value::Bool(true);
             }
-            F::AdvisoryLock | F::AdvisoryLockShared | F::AdvisoryXactLock | F::AdvisoryXactLockShared => {
+            F::AdvisoryLock
+            | F::AdvisoryLockShared
+            | F::AdvisoryXactLock
+            | F::AdvisoryXactLockShared => {
                 locks.lock(self.pid, key, mode).await;
                 true
             }
@@ -959,9 +988,10 @@ impl Session {
             }
         }
         match func {
-            F::AdvisoryLock | F::AdvisoryLockShared | F::AdvisoryXactLock | F::AdvisoryXactLockShared => {
-                Value::Text(Default::default())
-            }
+            F::AdvisoryLock
+            | F::AdvisoryLockShared
+            | F::AdvisoryXactLock
+            | F::AdvisoryXactLockShared => Value::Text(Default::default()),
             _ => Value::Bool(taken),
         }
     }

@@ -89,12 +89,15 @@ pub(crate) struct ConnSlot {
     /// True between a flushed ReadyForQuery and the next message from the client: the
     /// only time a notification may be written outside a handler (see `notify`).
     idle: std::sync::atomic::AtomicBool,
+    /// The session's time zone, for [`crate::tz::scope`] around each message.
+    pub zone: crate::tz::ZoneCell,
 }
 
 impl ConnSlot {
     /// A slot around `conn`, not idle (start-up is still answering).
     pub fn new(conn: Conn) -> ConnSlot {
         ConnSlot {
+            zone: conn.session.zone(),
             conn: tokio::sync::Mutex::new(conn),
             idle: std::sync::atomic::AtomicBool::new(false),
         }
@@ -102,8 +105,7 @@ impl ConnSlot {
 
     /// Mark the connection idle (after ReadyForQuery is flushed) or busy (a message came).
     pub fn set_idle(&self, idle: bool) {
-        self.idle
-            .store(idle, std::sync::atomic::Ordering::SeqCst);
+        self.idle.store(idle, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// True while the client has been answered and has sent nothing new.

@@ -272,7 +272,11 @@ impl SimpleQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        query::on_query(&mut Client(client), &slot, &query.query).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            query::on_query(&mut Client(client), &slot, &query.query),
+        )
+        .await
     }
 
     async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
@@ -304,7 +308,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_parse(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_parse(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
@@ -315,7 +323,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_bind(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_bind(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
@@ -326,7 +338,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_execute(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_execute(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
@@ -337,7 +353,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_describe(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_describe(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
@@ -348,7 +368,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_sync(&mut Client(client), &slot).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_sync(&mut Client(client), &slot),
+        )
+        .await
     }
 
     async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
@@ -359,7 +383,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_close(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_close(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn do_query<C>(
@@ -388,7 +416,11 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        copy::on_copy_data(&mut Client(client), &slot, &copy_data.data).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            copy::on_copy_data(&mut Client(client), &slot, &copy_data.data),
+        )
+        .await
     }
 
     async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
@@ -398,7 +430,11 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        copy::on_copy_done(&mut Client(client), &slot).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            copy::on_copy_done(&mut Client(client), &slot),
+        )
+        .await
     }
 
     async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
@@ -408,7 +444,14 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         match slot_of(client) {
-            Ok(slot) => copy::on_copy_fail(&mut Client(client), &slot, &fail.message).await,
+            Ok(slot) => {
+                let zone = slot.zone.clone();
+                crate::tz::scope(
+                    zone,
+                    copy::on_copy_fail(&mut Client(client), &slot, &fail.message),
+                )
+                .await
+            }
             Err(e) => e,
         }
     }

@@ -71,8 +71,19 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
 /// Send the notifications waiting for the session, then ReadyForQuery with the session's
 /// transaction status, and mark the connection idle (see `notify`). Inside a transaction
 /// block notifications wait for its end, as in PostgreSQL.
-pub(crate) async fn ready(wire: &mut dyn Wire, slot: &ConnSlot, conn: &Conn) -> PgWireResult<()> {
+pub(crate) async fn ready(
+    wire: &mut dyn Wire,
+    slot: &ConnSlot,
+    conn: &mut Conn,
+) -> PgWireResult<()> {
     send_notifications(wire, conn).await?;
+    // Changed settings that clients track (TimeZone), just before ReadyForQuery as
+    // PostgreSQL reports them.
+    for (name, value) in conn.session.take_reported_settings() {
+        let status = pgwire::messages::startup::ParameterStatus::new(name, value);
+        wire.feed(PgWireBackendMessage::ParameterStatus(status))
+            .await?;
+    }
     let tx = wire::session_tx(&conn.session);
     wire.set_tx(tx);
     wire.set_state(PgWireConnectionState::ReadyForQuery);

@@ -2065,29 +2065,9 @@ impl<'a> Binder<'a> {
                 timestamp,
                 time_zone,
             } => {
-                // The session time zone is UTC, so only UTC itself is a zone tcq can apply:
-                // timestamp AT TIME ZONE 'UTC' is that instant as timestamptz, and back.
                 let zone = self.expr(time_zone, scope)?;
-                let is_utc = matches!(&zone.expr, Expr::Literal(Value::Text(z))
-                    if ["utc", "gmt", "z", "+00", "+00:00", "etc/utc", "zulu"].contains(&z.trim().to_lowercase().as_str()));
-                if !is_utc {
-                    return Err(unsupported(
-                        "AT TIME ZONE supports only 'UTC' (the server's time zone)",
-                    ));
-                }
                 let ts = self.expr(timestamp, scope)?;
-                match ts.ty {
-                    Some(DataType::Timestamp) => self.cast(ts, DataType::TimestampTz),
-                    Some(DataType::TimestampTz) => self.cast(ts, DataType::Timestamp),
-                    None => {
-                        let e = self.coerce(ts, DataType::TimestampTz, "AT TIME ZONE")?;
-                        self.cast(Bound::new(e, DataType::TimestampTz), DataType::Timestamp)
-                    }
-                    Some(t) => Err(Error::UndefinedFunction(format!(
-                        "function timezone(unknown, {}) does not exist",
-                        t.name()
-                    ))),
-                }
+                self.scalar(ScalarFunc::Timezone, vec![zone, ts])
             }
             E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
             other => Err(unsupported(format!("expression is not supported: {other}"))),
@@ -2483,6 +2463,7 @@ impl<'a> Binder<'a> {
             "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
             "current_setting" => ScalarFunc::CurrentSetting,
             "pg_backend_pid" => ScalarFunc::BackendPid,
+            "timezone" => ScalarFunc::Timezone,
             _ => {
                 let bound: Vec<Bound> = args
                     .exprs
@@ -2665,6 +2646,24 @@ impl<'a> Binder<'a> {
                     .map(|a| self.text_cast(a))
                     .collect::<Result<_>>()?;
                 (v, T::Text)
+            }
+            ScalarFunc::Timezone => {
+                let [zone, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let zone = self.text_arg(zone, "timezone")?;
+                let (ts_e, out) = match ts.ty {
+                    // An unknown literal reads as timestamptz, as in PostgreSQL.
+                    None | Some(T::TimestampTz) => {
+                        (self.coerce(ts, T::TimestampTz, "timezone")?, T::Timestamp)
+                    }
+                    Some(T::Timestamp) => (ts.expr, T::TimestampTz),
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "function timezone(unknown, {}) does not exist",
+                            t.name()
+                        )))
+                    }
+                };
+                (vec![zone, ts_e], out)
             }
             ScalarFunc::DateTrunc | ScalarFunc::DatePart => {
                 let [unit, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
@@ -3738,7 +3737,10 @@ mod tests {
             plan("ROLLBACK TO SAVEPOINT a").unwrap(),
             Plan::Savepoint(SavepointOp::RollbackTo("a".into()))
         );
-        assert_eq!(plan("UNLISTEN *").unwrap(), Plan::Unlisten { channel: None });
+        assert_eq!(
+            plan("UNLISTEN *").unwrap(),
+            Plan::Unlisten { channel: None }
+        );
         assert_eq!(
             plan("NOTIFY Jobs, 'x'").unwrap(),
             Plan::Notify {

@@ -660,6 +660,9 @@ pub enum ScalarFunc {
     CurrentSetting,
     /// `pg_backend_pid()`
     BackendPid,
+    /// `timezone(zone, ts)`, `ts AT TIME ZONE zone`: a timestamptz as the wall time in
+    /// `zone` (a timestamp), or a timestamp read as wall time in `zone` (a timestamptz).
+    Timezone,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

@@ -584,6 +584,7 @@ fn default_column_name(e: &ast::Expr) -> String {
         E::Floor { .. } => "floor".into(),
         E::Substring { .. } => "substring".into(),
         E::Case { .. } => "case".into(),
+        E::AtTimeZone { .. } => "timezone".into(),
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
         _ => "?column?".into(),
     }

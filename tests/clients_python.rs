@@ -155,6 +155,7 @@ fn session_state_through_driver_apis() {
          outer continues: 1\n\
          after: IDLE\n\
          advance: 2001-01-01 00:00:05\n\
+         tz: America/New_York 2021-03-14T03:00:00-04:00\n\
          lock: True\n\
          free after release: True\n\
          pool reused: 2\n\

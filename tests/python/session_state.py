@@ -31,6 +31,10 @@ with psycopg.connect(dsn, autocommit=True) as a, psycopg.connect(dsn, autocommit
         print("outer continues:", b.execute("SELECT 1").fetchone()[0])
     print("after:", b.info.transaction_status.name)
     print("advance:", b.execute("SELECT tcq_advance(%s, %s)", ("st", "2001-01-01 00:00:05")).fetchone()[0])
+    # TimeZone is reported with ParameterStatus; psycopg then loads timestamptz in the zone.
+    b.execute("SET TIME ZONE 'America/New_York'")
+    when = b.execute("SELECT '2021-03-14 07:00+00'::timestamptz").fetchone()[0]
+    print("tz:", b.info.parameter_status("TimeZone"), when.isoformat())
 
 
 async def main():

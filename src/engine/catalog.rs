@@ -480,4 +480,8 @@ impl SchemaProvider for Catalog {
     fn system_view(&self, name: &str) -> Option<Vec<Column>> {
         system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
     }
+
+    fn stream_names(&self) -> Vec<String> {
+        self.streams.read().keys().cloned().collect()
+    }
 }

@@ -109,6 +109,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidSavepoint(_) => "3B001",
         Error::InvalidBinaryRepresentation(_) => "22P03",
         Error::ActiveSqlTransaction(_) => "25001",
+        Error::Detailed { error, .. } => sqlstate(error),
         Error::Internal(_) => "XX000",
     }
 }

@@ -671,4 +671,8 @@ pub trait SchemaProvider {
     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)>;
     /// The columns of system view `name` (normalised), e.g. `tcq_streams`.
     fn system_view(&self, name: &str) -> Option<Vec<Column>>;
+    /// Every stream's name, for the "Perhaps you meant" hint of a misspelled one.
+    fn stream_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

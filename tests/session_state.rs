@@ -323,3 +323,86 @@ async fn fetch_with_timeout_returns_what_arrived() {
     .await
     .expect("test timed out");
 }
+
+/// `pg_stat_activity` lists sessions (state, query) and tcq's continuous queries;
+/// `pg_cancel_backend` cancels another session's statement (57014) and
+/// `pg_terminate_backend` ends its connection.
+#[tokio::test]
+async fn stat_activity_cancel_and_terminate_backends() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let admin = connect(port).await;
+        let reader = connect(port).await;
+        let idle = connect(port).await;
+        admin
+            .batch_execute("CREATE STREAM act (ts timestamp TIMESTAMPCOLUMN, v integer)")
+            .await
+            .unwrap();
+        let reader_pid = pid(&reader).await;
+        let idle_pid = pid(&idle).await;
+        idle.batch_execute("BEGIN").await.unwrap();
+        let query = "SELECT v FROM act";
+        let streaming = tokio::spawn(async move { reader.simple_query(query).await });
+        common::wait_for_queries(&admin, 1).await;
+        let rows = admin
+            .query(
+                "SELECT pid, state, query, backend_type FROM pg_stat_activity",
+                &[],
+            )
+            .await
+            .unwrap();
+        let seen: Vec<(Option<i32>, String, String, String)> = rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        assert!(
+            seen.contains(&(Some(reader_pid), "active".into(), query.into(), "client backend".into())),
+            "{seen:?}"
+        );
+        assert!(
+            seen.contains(&(Some(idle_pid), "idle in transaction".into(), "BEGIN".into(), "client backend".into())),
+            "{seen:?}"
+        );
+        assert!(
+            seen.contains(&(None, "active".into(), query.into(), "tcq continuous query".into())),
+            "{seen:?}"
+        );
+        let cancelled: bool = admin
+            .query_one("SELECT pg_cancel_backend($1)", &[&reader_pid])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(cancelled);
+        let e = streaming.await.unwrap().unwrap_err();
+        assert_eq!(sqlstate(&e), "57014");
+        let terminated: bool = admin
+            .query_one("SELECT pg_terminate_backend($1)", &[&idle_pid])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(terminated);
+        assert!(idle.batch_execute("SELECT 1").await.is_err(), "connection still open");
+        let none: bool = admin
+            .query_one("SELECT pg_cancel_backend(999999)", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(!none);
+        // The terminated session leaves the list.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let n: i64 = admin
+                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&idle_pid])
+                .await
+                .unwrap()
+                .get(0);
+            if n == 0 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "terminated session still listed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("test timed out");
+}

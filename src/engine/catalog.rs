@@ -192,6 +192,8 @@ pub(crate) struct Catalog {
     pub next_query_id: AtomicU64,
     pub next_oid: std::sync::atomic::AtomicU32,
     pub stall: std::time::Duration,
+    /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
+    pub backends: super::backends::Backends,
 }
 
 impl Catalog {
@@ -202,6 +204,7 @@ impl Catalog {
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
             stall: limits.output_stall_timeout,
+            backends: super::backends::Backends::default(),
         }
     }
 
@@ -369,6 +372,11 @@ async fn run_queries(
                     break;
                 }
                 Err(_) => {
+                    tracing::info!(
+                        query = q.id,
+                        "slow client: its query's output queue stayed full for {} s; ending the query",
+                        stall.as_secs()
+                    );
                     q.fail(Error::ProgramLimitExceeded(format!(
                         "query {} ended: its client read nothing for {} s while its output queue was full (output_stall_timeout)",
                         q.id,
@@ -413,6 +421,20 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("late_tuples", DataType::Int8),
             c("slide_events", DataType::Int8),
         ],
+        // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
+        // too, with backend_type 'tcq continuous query'.
+        "pg_stat_activity" => vec![
+            c("datname", DataType::Text),
+            c("pid", DataType::Int4),
+            c("usename", DataType::Text),
+            c("application_name", DataType::Text),
+            c("client_addr", DataType::Text),
+            c("backend_start", DataType::TimestampTz),
+            c("query_start", DataType::TimestampTz),
+            c("state", DataType::Text),
+            c("query", DataType::Text),
+            c("backend_type", DataType::Text),
+        ],
         _ => return None,
     })
 }
@@ -443,6 +465,34 @@ impl Catalog {
                         ts(st.now_us),
                         Value::Int8(s.queries.lock().len() as i64),
                     ]);
+                }
+            }
+            "pg_stat_activity" => {
+                let tstz = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
+                for b in self.backends.list() {
+                    let a = b.activity();
+                    rows.push(vec![
+                        text(&b.database),
+                        Value::Int4(b.pid),
+                        text(&b.user),
+                        text(&b.application_name),
+                        text(&b.client_addr),
+                        tstz(Some(b.backend_start_us)),
+                        tstz(a.query_start_us),
+                        text(a.state),
+                        text(&a.query),
+                        text("client backend"),
+                    ]);
+                }
+                let mut qs: Vec<Arc<RunningQuery>> =
+                    self.queries.lock().values().map(|(q, _)| q.clone()).collect();
+                qs.sort_by_key(|q| q.id);
+                for q in qs {
+                    let mut row = vec![Value::Null; 10];
+                    row[7] = text("active");
+                    row[8] = text(&q.text);
+                    row[9] = text("tcq continuous query");
+                    rows.push(row);
                 }
             }
             "tcq_queries" => {

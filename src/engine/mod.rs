@@ -15,6 +15,7 @@
 //! bounded queue; when it is full the ingesting statement waits up to `output_stall_timeout`
 //! and then ends that query with SQLSTATE 54000, so one idle cursor cannot stall a stream.
 
+pub mod backends;
 mod catalog;
 pub mod coord;
 mod copy;
@@ -112,6 +113,11 @@ impl Engine {
     /// The configured limits.
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// The connected sessions; the server registers each connection here.
+    pub fn backends(&self) -> &backends::Backends {
+        &self.catalog.backends
     }
 }
 

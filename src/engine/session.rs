@@ -914,6 +914,23 @@ impl Session {
                 self.unlock_all_session_locks();
                 void
             }
+            F::CancelBackend | F::TerminateBackend => {
+                let Value::Int4(pid) = values[0] else {
+                    return Ok(one_value(column, Value::Null, notices));
+                };
+                let signal = if func == F::CancelBackend {
+                    super::backends::Signal::Cancel
+                } else {
+                    super::backends::Signal::Terminate
+                };
+                match self.engine.catalog.backends.signal(pid, signal) {
+                    Some(done) => Value::Bool(done),
+                    None => {
+                        notices.push(format!("PID {pid} is not a PostgreSQL backend process"));
+                        Value::Bool(false)
+                    }
+                }
+            }
             _ => {
                 let key = match values[..] {
                     [Value::Int8(k)] => LockKey::One(k),

@@ -41,6 +41,12 @@ pub(crate) struct Conn {
     pub cancel: Option<Arc<ConnectionHandle>>,
     /// Fires when the peer has closed its end of the socket.
     pub closed: Option<tokio::sync::watch::Receiver<bool>>,
+    /// This connection in the engine's list of sessions (`pg_stat_activity`); dropping
+    /// the guard with the connection removes it.
+    pub backend: Option<(
+        Arc<crate::engine::backends::Backend>,
+        crate::engine::backends::BackendGuard,
+    )>,
 }
 
 impl Conn {
@@ -53,7 +59,23 @@ impl Conn {
             copy: None,
             cancel: None,
             closed: None,
+            backend: None,
         }
+    }
+
+    /// Report what the session does, for `pg_stat_activity`: `active` with the statement
+    /// text while one runs, else the idle state its transaction status implies.
+    pub fn report_activity(&self, query: Option<&str>) {
+        let Some((backend, _)) = &self.backend else {
+            return;
+        };
+        let state = match (query, self.session.tx_status()) {
+            (Some(_), _) => "active",
+            (None, crate::engine::TxStatus::Idle) => "idle",
+            (None, crate::engine::TxStatus::InBlock) => "idle in transaction",
+            (None, crate::engine::TxStatus::Failed) => "idle in transaction (aborted)",
+        };
+        backend.set_activity(state, query);
     }
 
     /// Start watching for a cancel request for the statement about to run. A cancel that

@@ -305,6 +305,7 @@ pub(crate) async fn on_execute(
                 ))
                 .await;
         };
+        conn.report_activity(Some(stmt.text()));
         let outcome = match execute(conn, &stmt, &portal.params, &mut watch).await? {
             Ok(outcome) => outcome,
             Err(e) => return Err(engine_error(wire, conn, &e)),

@@ -147,14 +147,16 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
             }
             handler.watches.lock().remove(&addr);
             handler.writers.lock().remove(&addr);
-            tracing::debug!(%addr, "connection closed");
+            tracing::info!(%addr, "connection closed");
         });
     }
 }
 
 /// Bind `addr` and [`serve`] on it.
 pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"))
+    })?;
     tracing::info!("tcq listening on {}", listener.local_addr()?);
     serve(listener, engine).await
 }

@@ -66,3 +66,25 @@ pub(crate) async fn deliver_when_idle(
         }
     }
 }
+
+/// How the engine's `pg_cancel_backend` and `pg_terminate_backend` reach this connection:
+/// a cancel fires the connection's cancel handle, as a CancelRequest does; a terminate also
+/// shuts the socket down both ways, which ends the connection whether it is idle (pgwire's
+/// read sees the end) or running a statement (its writes fail).
+pub(crate) fn backend_signal(
+    handle: Arc<pgwire::api::ConnectionHandle>,
+    socket: Option<std::net::TcpStream>,
+) -> crate::engine::backends::SignalFn {
+    use crate::engine::backends::Signal;
+    Box::new(move |signal| {
+        let handle = handle.clone();
+        tokio::spawn(async move { handle.cancel().await });
+        if signal == Signal::Terminate {
+            tracing::info!("terminating a connection at a client's request");
+            if let Some(s) = &socket {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        true
+    })
+}

@@ -43,6 +43,7 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
     let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     tracing::debug!(pid = conn.session.pid(), query = %text, "query");
+    conn.report_activity(Some(text));
     let mut watch = conn.start_query().await;
     if is_empty_query(text) {
         wire.feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -90,6 +91,7 @@ pub(crate) async fn ready(
     wire.feed(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(tx)))
         .await?;
     wire.flush().await?;
+    conn.report_activity(None);
     slot.set_idle(true);
     Ok(())
 }
@@ -107,7 +109,11 @@ pub(crate) async fn send_notifications(wire: &mut dyn Wire, conn: &Conn) -> PgWi
 
 /// Report a statement's error and fail an open transaction block.
 pub(crate) async fn fail(wire: &mut dyn Wire, conn: &mut Conn, e: &Error) -> PgWireResult<()> {
-    tracing::debug!(pid = conn.session.pid(), "error: {e}");
+    tracing::info!(
+        pid = conn.session.pid(),
+        sqlstate = super::sqlstate(e),
+        "statement failed: {e}"
+    );
     conn.session.fail_transaction();
     wire.set_tx(wire::session_tx(&conn.session));
     wire.feed(wire::error_message(e)).await

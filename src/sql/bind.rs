@@ -179,6 +179,8 @@ fn session_func_of(name: &str) -> Option<SessionFunc> {
         "pg_advisory_unlock_shared" => F::AdvisoryUnlockShared,
         "pg_advisory_unlock_all" => F::AdvisoryUnlockAll,
         "pg_notify" => F::Notify,
+        "pg_cancel_backend" => F::CancelBackend,
+        "pg_terminate_backend" => F::TerminateBackend,
         _ => return None,
     })
 }
@@ -897,7 +899,14 @@ impl<'a> Binder<'a> {
         let wanted: &[DataType] = match (func, bound.len()) {
             (SessionFunc::AdvisoryUnlockAll, 0) => &[],
             (SessionFunc::Notify, 2) => &[DataType::Text, DataType::Text],
-            (SessionFunc::AdvisoryUnlockAll | SessionFunc::Notify, _) => &[DataType::Bool; 9],
+            (SessionFunc::CancelBackend | SessionFunc::TerminateBackend, 1) => &[DataType::Int4],
+            (
+                SessionFunc::AdvisoryUnlockAll
+                | SessionFunc::Notify
+                | SessionFunc::CancelBackend
+                | SessionFunc::TerminateBackend,
+                _,
+            ) => &[DataType::Bool; 9],
             (_, 1) => &[DataType::Int8],
             (_, 2) => &[DataType::Int4, DataType::Int4],
             _ => &[DataType::Bool; 9],
@@ -920,7 +929,9 @@ impl<'a> Binder<'a> {
             | SessionFunc::TryAdvisoryXactLock
             | SessionFunc::TryAdvisoryXactLockShared
             | SessionFunc::AdvisoryUnlock
-            | SessionFunc::AdvisoryUnlockShared => DataType::Bool,
+            | SessionFunc::AdvisoryUnlockShared
+            | SessionFunc::CancelBackend
+            | SessionFunc::TerminateBackend => DataType::Bool,
             // PostgreSQL's `void` shows as an empty string; tcq has no void type and sends
             // an empty text value, which every client shows the same way.
             _ => DataType::Text,

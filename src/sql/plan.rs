@@ -189,6 +189,10 @@ pub enum SessionFunc {
     AdvisoryUnlockAll,
     /// `pg_notify(channel, payload)`: NOTIFY with computed arguments; `void`.
     Notify,
+    /// `pg_cancel_backend(pid)`: cancel that session's running statement; `boolean`.
+    CancelBackend,
+    /// `pg_terminate_backend(pid)`: end that session's connection; `boolean`.
+    TerminateBackend,
 }
 
 /// `CREATE STREAM`.

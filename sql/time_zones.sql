@@ -40,3 +40,7 @@ RESET TimeZone;
 SHOW TimeZone;
 SELECT '2021-03-14 02:30'::timestamptz AS utc_again;
 SELECT '2021-07-01 12:00'::timestamp AT TIME ZONE 'UTC';
+-- tcq_advance on a timestamptz stream reads and returns its time in the session zone.
+SET TIME ZONE 'America/New_York';
+SELECT tcq_advance('tz_events', '2021-03-14 05:00');
+SELECT "current_time" FROM tcq_streams WHERE name = 'tz_events';

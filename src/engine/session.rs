@@ -296,9 +296,13 @@ impl Session {
                     columns,
                 }
             }
-            Plan::Advance { param_types, .. } => Description {
+            Plan::Advance {
+                param_types,
+                result_type,
+                ..
+            } => Description {
                 params: param_types,
-                columns: Some(vec![Column::new("tcq_advance", DataType::Timestamp)]),
+                columns: Some(vec![Column::new("tcq_advance", result_type)]),
             },
             Plan::SessionCall {
                 param_types,
@@ -440,15 +444,22 @@ impl Session {
             }
             Plan::Show { name } => self.show(&name),
             Plan::Advance {
-                stream, time_expr, ..
+                stream,
+                time_expr,
+                result_type,
+                ..
             } => {
                 let (s, t_us) = self.advance_target(&stream, &time_expr, params)?;
                 self.engine.catalog.heartbeat(&s, t_us).await?;
                 // The stream's time never goes back: an earlier instant changes nothing.
                 let t_us = s.stats.lock().now_us.unwrap_or(t_us).max(t_us);
                 Ok(Outcome::Rows {
-                    columns: vec![Column::new("tcq_advance", DataType::Timestamp)],
-                    rows: vec![vec![Value::Timestamp(t_us)]],
+                    columns: vec![Column::new("tcq_advance", result_type)],
+                    rows: vec![vec![if result_type == DataType::TimestampTz {
+                        Value::TimestampTz(t_us)
+                    } else {
+                        Value::Timestamp(t_us)
+                    }]],
                     tag: "SELECT 1".into(),
                     notices: vec![],
                 })

@@ -957,6 +957,7 @@ impl<'a> Binder<'a> {
         };
         let stream = self.coerce(name, DataType::Text, "tcq_advance")?;
         let time = self.expr(time_arg, scope)?;
+        let mut result_type = DataType::Timestamp;
         let time_expr = match literal {
             Some(s) => {
                 let name = stream_name_of(&s);
@@ -967,6 +968,7 @@ impl<'a> Binder<'a> {
                 let time_type = ts
                     .map(|i| columns[i].data_type)
                     .unwrap_or(DataType::TimestampTz);
+                result_type = time_type;
                 self.coerce(time, time_type, "tcq_advance")?
             }
             None if time.ty.is_none() => self.coerce(time, DataType::Text, "tcq_advance")?,
@@ -976,6 +978,7 @@ impl<'a> Binder<'a> {
             stream,
             time_expr,
             param_types: self.finish_params(),
+            result_type,
         })
     }
 
@@ -3811,6 +3814,7 @@ mod tests {
                 stream: Expr::Literal(Value::Text("flights".into())),
                 time_expr: Expr::Literal(Value::Timestamp(978_310_800_000_000)),
                 param_types: vec![],
+                result_type: DataType::Timestamp,
             }
         );
         let Plan::Advance { param_types, .. } = plan("SELECT tcq_advance($1, $2)").unwrap() else {

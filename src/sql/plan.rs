@@ -100,6 +100,9 @@ pub enum Plan {
         time_expr: Expr,
         /// Types of `$1..$n`.
         param_types: Vec<DataType>,
+        /// The result's type: the stream's time type when the name is a literal,
+        /// `timestamp` otherwise (the stream is only known at execution).
+        result_type: DataType,
     },
     /// `DEALLOCATE [PREPARE] name` (`Some`) or `DEALLOCATE ALL` (`None`): drivers send it
     /// to drop their server-side prepared statements.

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""tcq from Python with asyncpg: create a stream, load it with COPY (copy_to_table, CSV)
-and executemany, and iterate a continuous query with a cursor.
+"""tcq from Python with asyncpg: every way asyncpg has to ingest and to read a continuous
+query's rows as they arrive, a pool, and cancelling a query.
 
 Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
 
     pip install asyncpg
-    python3 clients/python_asyncpg.py [--port 5433] [--stream apg_flights]
+    python3 clients/python_asyncpg.py [--port 5433]
 
-asyncpg cursors fetch through extended-protocol portals with a row limit (`prefetch`), so
-each fetch waits until the server has that many rows or the query ends. The cursor needs a
-transaction, as in PostgreSQL. The writer waits until the query appears in tcq_queries.
-Prints one `row:` line per result row, then `done`.
+For each reader (a cursor, `copy_from_query` with an output callback that sees each row as
+it arrives, and a cursor on a pooled connection) the program creates a stream, starts
+`SELECT k, count(*), sum(v), wtime(*) ... [RANGE BY '10 seconds'] GROUP BY k ... LIMIT 3`,
+waits until tcq lists it in tcq_queries, then sends three tuples by a bulk path
+(`copy_records_to_table`, binary COPY; or `copy_to_table` with CSV) and two with
+`executemany` (a parameterised INSERT). Each prints the same three rows. asyncpg cursors
+fetch through extended-protocol portals with a row limit (`prefetch`) and need a
+transaction, as in PostgreSQL. Last, a query is cancelled by asyncpg's timeout, which sends
+a CancelRequest, and the pool's reset (run on every release) is exercised.
 """
 
 import argparse
@@ -20,62 +25,109 @@ import io
 
 import asyncpg
 
-CSV = b"""2001-01-01 00:10:00,5,ATL
-2001-01-01 00:20:00,15,ORD
-2001-01-01 00:40:00,25,ATL
-"""
-
-MORE = [
-    (dt.datetime(2001, 1, 1, 1, 5), -3, "ORD"),
-    (dt.datetime(2001, 1, 1, 1, 30), 7, "ATL"),
-    (dt.datetime(2001, 1, 1, 2, 0), 0, "SFO"),
-]
+BULK = [(dt.datetime(2001, 1, 1, 0, 0, 1), "a", 1),
+        (dt.datetime(2001, 1, 1, 0, 0, 3), "b", 2),
+        (dt.datetime(2001, 1, 1, 0, 0, 5), "a", 3)]
+BULK_CSV = b"2001-01-01 00:00:01,a,1\n2001-01-01 00:00:03,b,2\n2001-01-01 00:00:05,a,3\n"
+INSERTED = [(dt.datetime(2001, 1, 1, 0, 0, 12), "a", 10),
+            (dt.datetime(2001, 1, 1, 0, 0, 25), "z", 0)]
 
 
-async def read(dsn, stream, started):
+def query(stream):
+    return (f"SELECT k, count(*), sum(v), wtime(*) FROM {stream} "
+            "[RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k ORDER BY k LIMIT 3")
+
+
+async def wait_for_query(conn, before):
+    async with asyncio.timeout(10):
+        while await conn.fetchval("SELECT count(*) FROM tcq_queries") <= before:
+            await asyncio.sleep(0.02)
+
+
+async def read_cursor(conn, sql, out):
+    async with conn.transaction():
+        async for r in conn.cursor(sql, prefetch=2):
+            out.append((r["k"], r["count"], r["sum"], r["wtime"]))
+
+
+async def read_copy(conn, sql, out):
+    async def on_data(chunk):
+        # asyncpg hands over what has arrived; a slide event's rows may come together.
+        for line in chunk.decode().splitlines():
+            k, n, s, wtime = line.split(",")
+            out.append((k, int(n), int(s), wtime))
+    await conn.copy_from_query(sql, output=on_data, format="csv")
+
+
+async def run(admin, connect, name, read, csv=False):
+    stream = f"apg_{name}"
+    await admin.execute(
+        f"CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)")
+    before = await admin.fetchval("SELECT count(*) FROM tcq_queries")
+    rows = []
+
+    async def reader():
+        async with connect() as conn:
+            await read(conn, query(stream), rows)
+
+    task = asyncio.create_task(reader())
+    await wait_for_query(admin, before)
+    if csv:
+        await admin.copy_to_table(stream, source=io.BytesIO(BULK_CSV), format="csv",
+                                  columns=["ts", "k", "v"])
+    else:
+        await admin.copy_records_to_table(stream, records=BULK, columns=["ts", "k", "v"])
+    await admin.executemany(f"INSERT INTO {stream} (ts, k, v) VALUES ($1, $2, $3)", INSERTED)
+    async with asyncio.timeout(10):
+        await task
+    for k, n, s, wtime in rows:
+        print(f"{name}: {k} {n} {s} {wtime}", flush=True)
+
+
+class Connect:
+    """`async with Connect(dsn)` opens and closes a plain connection."""
+
+    def __init__(self, dsn):
+        self.dsn = dsn
+
+    async def __aenter__(self):
+        self.conn = await asyncpg.connect(self.dsn)
+        return self.conn
+
+    async def __aexit__(self, *exc):
+        await self.conn.close()
+
+
+async def cancel(admin, dsn):
+    await admin.execute("CREATE STREAM apg_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)")
     conn = await asyncpg.connect(dsn)
-    query = (
-        f"SELECT origin, count(*), max(delay), wtime(*) FROM {stream} "
-        "[RANGE BY '1 hour' START AT '2001-01-01 00:00:00'] "
-        "GROUP BY origin ORDER BY origin LIMIT 4"
-    )
     try:
-        async with conn.transaction():
-            cursor = conn.cursor(query, prefetch=2)
-            started.set()
-            async for r in cursor:
-                print(f"row: {r['origin']} {r['count']} {r['max']} {r['wtime']}", flush=True)
-    finally:
-        await conn.close()
+        await conn.fetch("SELECT v FROM apg_cancel", timeout=0.5)
+        print("cancel: not cancelled")
+    except asyncio.TimeoutError:
+        # asyncpg sent a CancelRequest; the connection is usable again.
+        print("cancel: timed out, then", await conn.fetchval("SELECT 1"))
+    await conn.close()
 
 
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=5433)
-    ap.add_argument("--stream", default="apg_flights")
     args = ap.parse_args()
     dsn = f"postgresql://tcq@{args.host}:{args.port}/tcq"
-
-    conn = await asyncpg.connect(dsn)
-    await conn.execute(
-        f"CREATE STREAM {args.stream} (ts timestamp TIMESTAMPCOLUMN, delay integer, origin text)"
-    )
-    before = await conn.fetchval("SELECT count(*) FROM tcq_queries")
-    started = asyncio.Event()
-    reader = asyncio.create_task(read(dsn, args.stream, started))
-    await started.wait()
-    async with asyncio.timeout(10):
-        while await conn.fetchval("SELECT count(*) FROM tcq_queries") <= before:
-            await asyncio.sleep(0.02)
-    await conn.copy_to_table(args.stream, source=io.BytesIO(CSV), format="csv")
-    await conn.executemany(
-        f"INSERT INTO {args.stream} (ts, delay, origin) VALUES ($1, $2, $3)", MORE
-    )
-    async with asyncio.timeout(10):
-        await reader
-    await conn.execute(f"DROP STREAM {args.stream}")
-    await conn.close()
+    admin = await asyncpg.connect(dsn)
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
+    await run(admin, lambda: Connect(dsn), "cursor", read_cursor)
+    await run(admin, lambda: Connect(dsn), "copy_from_query", read_copy, csv=True)
+    await run(admin, pool.acquire, "pool_cursor", read_cursor)
+    # The pool's connection was reset on release (pg_advisory_unlock_all(), CLOSE ALL,
+    # UNLISTEN *, RESET ALL) and is handed out again.
+    async with pool.acquire() as conn:
+        print("pool reused:", await conn.fetchval("SELECT 1"))
+    await cancel(admin, dsn)
+    await pool.close()
+    await admin.close()
     print("done")
 
 

@@ -1,80 +1,138 @@
 #!/usr/bin/env python3
-"""tcq from Python with psycopg 3: create a stream, insert with executemany, and read a
-continuous query's rows as they arrive.
+"""tcq from Python with psycopg 3: every way psycopg has to ingest and to read a
+continuous query's rows as they arrive, and cancelling one.
 
 Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
 
     pip install 'psycopg[binary]'
-    python3 clients/python_psycopg.py [--port 5433] [--stream py_flights]
+    python3 clients/python_psycopg.py [--port 5433]
 
-One connection reads `SELECT ... LIMIT 4` with `cursor.stream()`, which yields each row as
-the server sends it (at every slide event); the other inserts flights with executemany.
-The reader is started first and the writer waits until the server lists the query in
-tcq_queries, so no tuple arrives before the query is installed. Prints one `row:` line per
-result row, then `done`.
+For each streaming API (`cursor.stream()`, `copy.rows()` over text and binary COPY, a
+named server-side cursor) the program creates a stream, starts the query
+`SELECT k, count(*), sum(v), wtime(*) ... [RANGE BY '10 seconds'] GROUP BY k ... LIMIT 3`,
+waits until tcq lists it in tcq_queries, then sends three tuples by a bulk path (COPY in
+text, COPY in binary) and two by a parameterised INSERT (executemany). Each API prints the
+same three rows: the window ending at :10 holds a (2 tuples, sum 4) and b (1, 2); the one
+ending at :20 holds a (1, 10). Then a query is cancelled with `connection.cancel()`.
 """
 
 import argparse
+import datetime as dt
 import threading
 import time
 
 import psycopg
 
-ROWS = [
-    ("2001-01-01 00:10:00", 5, "ATL"),
-    ("2001-01-01 00:20:00", 15, "ORD"),
-    ("2001-01-01 00:40:00", 25, "ATL"),
-    ("2001-01-01 01:05:00", -3, "ORD"),
-    ("2001-01-01 01:30:00", 7, "ATL"),
-    ("2001-01-01 02:00:00", 0, "SFO"),
-]
+BULK = [(dt.datetime(2001, 1, 1, 0, 0, 1), "a", 1),
+        (dt.datetime(2001, 1, 1, 0, 0, 3), "b", 2),
+        (dt.datetime(2001, 1, 1, 0, 0, 5), "a", 3)]
+INSERTED = [(dt.datetime(2001, 1, 1, 0, 0, 12), "a", 10),
+            (dt.datetime(2001, 1, 1, 0, 0, 25), "z", 0)]
 
 
-def read(conninfo, stream, out):
-    query = (
-        f"SELECT origin, count(*), max(delay), wtime(*) FROM {stream} "
-        "[RANGE BY '1 hour' START AT '2001-01-01 00:00:00'] "
-        "GROUP BY origin ORDER BY origin LIMIT 4"
-    )
+def query(stream):
+    return (f"SELECT k, count(*), sum(v), wtime(*) FROM {stream} "
+            "[RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k ORDER BY k LIMIT 3")
+
+
+def wait_for_query(conn, before):
+    deadline = time.monotonic() + 10
+    while conn.execute("SELECT count(*) FROM tcq_queries").fetchone()[0] <= before:
+        if time.monotonic() > deadline:
+            raise SystemExit("the continuous query did not start")
+        time.sleep(0.02)
+
+
+def ingest(conn, stream, binary):
+    with conn.cursor() as cur:
+        fmt = "(FORMAT binary)" if binary else ""
+        with cur.copy(f"COPY {stream} (ts, k, v) FROM STDIN {fmt}") as copy:
+            if binary:
+                copy.set_types(["timestamp", "text", "int4"])
+            for row in BULK:
+                copy.write_row(row)
+        cur.executemany(f"INSERT INTO {stream} (ts, k, v) VALUES (%s, %s, %s)", INSERTED)
+
+
+def run(conninfo, admin, name, read, binary=False):
+    """Start `read` (which prints its rows) on its own connection, then feed the stream."""
+    stream = f"psy_{name}"
+    admin.execute(f"CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)")
+    before = admin.execute("SELECT count(*) FROM tcq_queries").fetchone()[0]
+    lines = []
+    errors = []
+
+    def target():
+        try:
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                for k, n, s, wtime in read(conn, query(stream)):
+                    lines.append(f"{name}: {k} {n} {s} {wtime}")
+        except Exception as e:  # reported below, in order
+            errors.append(e)
+
+    reader = threading.Thread(target=target)
+    reader.start()
+    wait_for_query(admin, before)
+    ingest(admin, stream, binary)
+    reader.join(timeout=10)
+    if reader.is_alive() or errors:
+        raise SystemExit(f"{name}: {errors or 'did not end'}")
+    print("\n".join(lines), flush=True)
+
+
+def read_stream(conn, sql):
+    yield from conn.cursor().stream(sql)
+
+
+def read_copy_text(conn, sql):
+    with conn.cursor().copy(f"COPY ({sql}) TO STDOUT") as copy:
+        copy.set_types(["text", "int8", "int8", "timestamp"])
+        yield from copy.rows()
+
+
+def read_copy_binary(conn, sql):
+    with conn.cursor().copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)") as copy:
+        copy.set_types(["text", "int8", "int8", "timestamp"])
+        yield from copy.rows()
+
+
+def read_named_cursor(conn, sql):
+    conn.autocommit = False
+    with conn.transaction(), conn.cursor(name="c") as cur:
+        cur.execute(sql)
+        while rows := cur.fetchmany(2):
+            yield from rows
+
+
+def cancel(conninfo, admin):
+    """A query without LIMIT runs until cancelled: psycopg's Connection.cancel()."""
+    admin.execute("CREATE STREAM psy_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)")
+    before = admin.execute("SELECT count(*) FROM tcq_queries").fetchone()[0]
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        for origin, count, max_delay, wtime in conn.cursor().stream(query):
-            line = f"row: {origin} {count} {max_delay} {wtime}"
-            print(line, flush=True)
-            out.append(line)
+        def cancel_when_running():
+            wait_for_query(admin, before)
+            conn.cancel()
+        threading.Thread(target=cancel_when_running).start()
+        try:
+            for _ in conn.cursor().stream("SELECT v FROM psy_cancel"):
+                pass
+            print("cancel: not cancelled")
+        except psycopg.errors.QueryCanceled as e:
+            print(f"cancel: {e.sqlstate}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=5433)
-    ap.add_argument("--stream", default="py_flights")
     args = ap.parse_args()
     conninfo = f"host={args.host} port={args.port} user=tcq dbname=tcq"
-
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(
-            f"CREATE STREAM {args.stream} (ts timestamp TIMESTAMPCOLUMN, delay integer, origin text)"
-        )
-        queries_before = conn.execute("SELECT count(*) FROM tcq_queries").fetchone()[0]
-        rows = []
-        reader = threading.Thread(target=read, args=(conninfo, args.stream, rows))
-        reader.start()
-        deadline = time.monotonic() + 10
-        while conn.execute("SELECT count(*) FROM tcq_queries").fetchone()[0] <= queries_before:
-            if time.monotonic() > deadline:
-                raise SystemExit("the continuous query did not start")
-            time.sleep(0.02)
-        with conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO {args.stream} (ts, delay, origin) VALUES (%s, %s, %s)", ROWS
-            )
-        reader.join(timeout=10)
-        if reader.is_alive():
-            raise SystemExit("the continuous query did not end")
-    # A fresh connection drops the stream: after a DROP, psycopg clears the statements that
-    # executemany prepared with DEALLOCATE ALL, which tcq does not implement.
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f"DROP STREAM {args.stream}")
+    with psycopg.connect(conninfo, autocommit=True) as admin:
+        run(conninfo, admin, "stream", read_stream)
+        run(conninfo, admin, "copy_text", read_copy_text)
+        run(conninfo, admin, "copy_binary", read_copy_binary, binary=True)
+        run(conninfo, admin, "named_cursor", read_named_cursor, binary=True)
+        cancel(conninfo, admin)
     print("done")
 
 

@@ -112,6 +112,27 @@ pub enum Error {
     /// 55000: the object is not in the state the statement needs.
     #[error("{0}")]
     ObjectNotInPrerequisiteState(String),
+    /// 22P03: binary data that is not a valid value of its type.
+    #[error("{0}")]
+    InvalidBinaryRepresentation(String),
+    /// 3B001: RELEASE or ROLLBACK TO a savepoint that does not exist.
+    #[error("savepoint \"{0}\" does not exist")]
+    InvalidSavepoint(String),
+    /// 25001: a statement that cannot run inside a transaction block.
+    #[error("{0}")]
+    ActiveSqlTransaction(String),
+    /// Another error with what PostgreSQL adds to it: where in the query string it was
+    /// found (`position`, 1-based, in characters: psql's `LINE 1:` caret) and a `hint`.
+    /// The SQLSTATE is the inner error's.
+    #[error("{error}")]
+    Detailed {
+        /// The error itself.
+        error: Box<Error>,
+        /// 1-based character position in the query string.
+        position: Option<u32>,
+        /// A hint for the user ("Perhaps you meant to reference the column ...").
+        hint: Option<String>,
+    },
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),
@@ -119,3 +140,67 @@ pub enum Error {
 
 /// `std::result::Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The error without its position and hint.
+    pub fn kind(&self) -> &Error {
+        match self {
+            Error::Detailed { error, .. } => error.kind(),
+            e => e,
+        }
+    }
+
+    /// 1-based character position in the query string, if known.
+    pub fn position(&self) -> Option<u32> {
+        match self {
+            Error::Detailed { position, .. } => *position,
+            _ => None,
+        }
+    }
+
+    /// The hint, if any.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Error::Detailed { hint, .. } => hint.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The same error found at `position` (an earlier position is kept).
+    pub fn at(self, position: u32) -> Error {
+        match self {
+            Error::Detailed {
+                error,
+                position: p,
+                hint,
+            } => Error::Detailed {
+                error,
+                position: p.or(Some(position)),
+                hint,
+            },
+            e => Error::Detailed {
+                error: Box::new(e),
+                position: Some(position),
+                hint: None,
+            },
+        }
+    }
+
+    /// The same error with a hint.
+    pub fn with_hint(self, hint: impl Into<String>) -> Error {
+        match self {
+            Error::Detailed {
+                error, position, ..
+            } => Error::Detailed {
+                error,
+                position,
+                hint: Some(hint.into()),
+            },
+            e => Error::Detailed {
+                error: Box::new(e),
+                position: None,
+                hint: Some(hint.into()),
+            },
+        }
+    }
+}

@@ -857,8 +857,13 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
         (_, T::Numeric) if kind(&v).is_some() => Value::Numeric(to_decimal(&v)?),
         (Value::Bool(b), T::Int4) => Value::Int4(*b as i32),
         (Value::Int4(i), T::Bool) => Value::Bool(*i != 0),
-        (Value::Timestamp(t), T::TimestampTz) => Value::TimestampTz(*t),
-        (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(*t),
+        // The session zone's wall time, as PostgreSQL's casts (see `tz`).
+        (Value::Timestamp(t), T::TimestampTz) => {
+            Value::TimestampTz(crate::tz::current_local_to_utc(*t))
+        }
+        (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(
+            t.saturating_add(crate::tz::current_offset_at(*t) as i64 * crate::time::US_PER_SEC),
+        ),
         _ => {
             return Err(Error::DatatypeMismatch(format!(
                 "cannot cast type {} to {}",
@@ -1093,6 +1098,22 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                 .take(usize::try_from(end - start).unwrap_or(usize::MAX))
                 .collect();
             Ok(Value::Text(out.into()))
+        }
+        ScalarFunc::Timezone => {
+            let zone =
+                crate::tz::Zone::parse(text_arg(&vals[0]).unwrap_or_default()).map_err(|_| {
+                    Error::InvalidParameterValue(format!(
+                        "time zone \"{}\" not recognized",
+                        text_arg(&vals[0]).unwrap_or_default()
+                    ))
+                })?;
+            match &vals[1] {
+                Value::TimestampTz(t) => Ok(Value::Timestamp(
+                    t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC),
+                )),
+                Value::Timestamp(t) => Ok(Value::TimestampTz(zone.local_to_utc(*t))),
+                other => Err(type_error("timezone", other)),
+            }
         }
         ScalarFunc::DateTrunc => {
             let unit = text_arg(&vals[0]).unwrap_or_default().to_lowercase();

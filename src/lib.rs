@@ -23,6 +23,7 @@ pub mod server;
 pub mod sql;
 pub mod time;
 pub mod types;
+pub mod tz;
 pub mod wcg;
 pub mod window;
 

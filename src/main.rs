@@ -1,8 +1,8 @@
 //! `tcqd`: the tcq server.
 //!
 //! `tcqd` (or `tcqd serve`) listens on 127.0.0.1:5433 for PostgreSQL clients; `--listen`
-//! picks another address. Logging goes to stderr and is filtered with `RUST_LOG`
-//! (default `info`).
+//! picks another address. Logging goes to stderr, filtered by `--log-level` (or `RUST_LOG`;
+//! default `info`: connections, failed statements, slow clients).
 
 use clap::{Parser, Subcommand};
 
@@ -12,6 +12,11 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Log level or filter: error, warn, info (connections, failed statements, slow
+    /// clients), debug (every statement), trace; or a RUST_LOG-style filter. Default: RUST_LOG,
+    /// else info.
+    #[arg(long, global = true)]
+    log_level: Option<String>,
     #[command(flatten)]
     serve: ServeArgs,
 }
@@ -53,14 +58,23 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> std::process::ExitCode {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let cli = Cli::parse();
+    let filter = match &cli.log_level {
+        Some(level) => match tracing_subscriber::EnvFilter::try_new(level) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("tcqd: --log-level {level}: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+        None => tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+    };
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
 
-    let cli = Cli::parse();
     let result = match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,

@@ -36,7 +36,7 @@ pub const US_PER_SEC: i64 = 1_000_000;
 pub const US_PER_MIN: i64 = 60 * US_PER_SEC;
 /// Microseconds per hour.
 pub const US_PER_HOUR: i64 = 60 * US_PER_MIN;
-/// Microseconds per day (24 hours; tcq has no daylight saving time, the server runs on UTC).
+/// Microseconds per day (24 hours: instants are UTC; zones only change text, see `tz`).
 pub const US_PER_DAY: i64 = 24 * US_PER_HOUR;
 
 /// The earliest timestamp PostgreSQL accepts: 4714-11-24 00:00:00 BC, Unix microseconds.
@@ -346,9 +346,9 @@ fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
     Ok(us as i64)
 }
 
-/// Parse a timestamp as PostgreSQL's `timestamptz` input does with the session time zone UTC:
-/// a zone suffix (`Z`, `UTC`, `+02`, `-05:30`) is converted to UTC; without one the time is
-/// UTC. Errors: 22007 when malformed, 22008 when a field or the result is out of range.
+/// Parse a timestamp as PostgreSQL's `timestamptz` input does: a zone suffix (`Z`, `UTC`,
+/// `+02`, `-05:30`) is converted to UTC; without one the time is in the session time zone
+/// (UTC unless set, see [`crate::tz`]). Errors: 22007 when malformed, 22008 when a field or the result is out of range.
 ///
 /// ```
 /// use tcq::time::parse_timestamp;
@@ -374,7 +374,18 @@ fn parse_with(text: &str, use_offset: bool, ty: &str) -> Result<i64> {
         }
     }
     let p = parse_parts(text, ty)?;
-    parts_to_us(text, &p, use_offset)
+    let us = parts_to_us(text, &p, use_offset)?;
+    if use_offset && p.offset_s.is_none() {
+        // No zone written: the wall time is in the session's zone.
+        let utc = crate::tz::current_local_to_utc(us);
+        if !(MIN_TIMESTAMP_US..END_TIMESTAMP_US).contains(&utc) {
+            return Err(Error::DatetimeFieldOverflow(format!(
+                "timestamp out of range: \"{text}\""
+            )));
+        }
+        return Ok(utc);
+    }
+    Ok(us)
 }
 
 /// Append seconds and a trimmed fraction (`05`, `05.5`, `05.000001`).
@@ -451,17 +462,27 @@ fn format_timestamp_slow(us: i64) -> String {
     out
 }
 
-/// Format a `timestamptz` in the UTC session zone: `2001-01-01 00:05:00+00`.
+/// Format a `timestamptz` in the session time zone (see [`crate::tz`]):
+/// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
 pub fn format_timestamptz(us: i64) -> String {
-    let mut s = format_timestamp(us);
-    if let Some(stripped) = s.strip_suffix(" BC") {
-        let mut t = stripped.to_string();
-        t.push_str("+00 BC");
-        s = t;
+    let mut out = String::with_capacity(36);
+    push_timestamptz(us, &mut out);
+    out
+}
+
+/// Append `us` as [`format_timestamptz`] does.
+pub fn push_timestamptz(us: i64, out: &mut String) {
+    let offset = crate::tz::current_offset_at(us);
+    let local = us.saturating_add(offset as i64 * US_PER_SEC);
+    let start = out.len();
+    push_timestamp(local, out);
+    if out[start..].ends_with(" BC") {
+        out.truncate(out.len() - 3);
+        crate::tz::push_offset(offset, out);
+        out.push_str(" BC");
     } else {
-        s.push_str("+00");
+        crate::tz::push_offset(offset, out);
     }
-    s
 }
 
 fn bad_interval(text: &str) -> Error {

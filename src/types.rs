@@ -487,10 +487,7 @@ pub fn format_value(v: &Value, out: &mut String) {
         Value::Numeric(d) => push_numeric(d, out),
         Value::Text(s) => out.push_str(s),
         Value::Timestamp(t) => crate::time::push_timestamp(*t, out),
-        Value::TimestampTz(t) => {
-            crate::time::push_timestamp(*t, out);
-            out.push_str("+00");
-        }
+        Value::TimestampTz(t) => crate::time::push_timestamptz(*t, out),
         Value::Interval(i) => out.push_str(&crate::time::format_interval(i)),
     }
 }

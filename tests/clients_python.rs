@@ -1,23 +1,21 @@
-//! The Python clients in clients/ against a real in-process server: psycopg 3 (executemany,
-//! `cursor.stream()`) and asyncpg (COPY via copy_to_table, executemany, portal cursors).
-//! Each prints its rows; the test asserts them exactly. Skipped, with a message, when
-//! python3 or the driver module is missing (.ci/run installs both, so CI runs them).
+//! The Python clients in clients/ against a real in-process server, through each driver's
+//! own API: psycopg 3 and asyncpg, every ingest path and streaming API they have, cancel,
+//! and asyncpg's pool. Each prints its rows; the test asserts them exactly. Skipped, with a
+//! message, when python3 or the driver module is missing (.ci/run installs both).
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
-/// Rows of `GROUP BY origin ORDER BY origin LIMIT 4` over 1-hour tumbling windows of the six
-/// flights both clients send: [00:00, 01:00) holds ATL 5, 25 and ORD 15; [01:00, 02:00)
-/// holds ORD -3 and ATL 7; the SFO flight at 02:00 closes the second window.
-const EXPECTED: &str = "\
-row: ATL 2 25 2001-01-01 01:00:00
-row: ORD 1 15 2001-01-01 01:00:00
-row: ATL 1 7 2001-01-01 02:00:00
-row: ORD 1 -3 2001-01-01 02:00:00
-done
-";
+/// The three rows every reader prints: the window ending at :10 holds a (tuples at :01 and
+/// :05, sum 4) and b (:03, 2); the one ending at :20 holds a (:12, 10); the tuple at :25
+/// closes it, and LIMIT 3 ends the query.
+fn rows(api: &str) -> String {
+    format!(
+        "{api}: a 2 4 2001-01-01 00:00:10\n{api}: b 1 2 2001-01-01 00:00:10\n{api}: a 1 10 2001-01-01 00:00:20\n"
+    )
+}
 
 fn python_has(module: &str) -> bool {
     Command::new("python3")
@@ -26,7 +24,7 @@ fn python_has(module: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn run_client(script: &str, module: &str) {
+fn run_client(script: &str, module: &str, expected: &str) {
     if !python_has(module) {
         eprintln!("SKIPPED: python3 with the `{module}` module is not available (pip install it)");
         return;
@@ -47,19 +45,32 @@ fn run_client(script: &str, module: &str) {
         "{script} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert_eq!(
-        stdout, EXPECTED,
+        stdout, expected,
         "{script} printed other rows\nstderr:\n{stderr}"
     );
 }
 
+/// psycopg: COPY in (text and binary) and executemany; `cursor.stream()`, `copy.rows()`
+/// over text and binary COPY, a named cursor; `Connection.cancel()`.
 #[test]
-fn psycopg_streams_a_continuous_query() {
-    run_client("python_psycopg.py", "psycopg");
+fn psycopg_ingests_and_streams_by_every_api() {
+    let expected = ["stream", "copy_text", "copy_binary", "named_cursor"]
+        .map(rows)
+        .concat()
+        + "cancel: 57014\ndone\n";
+    run_client("python_psycopg.py", "psycopg", &expected);
 }
 
+/// asyncpg: copy_records_to_table (binary COPY), copy_to_table (CSV) and executemany; a
+/// cursor, copy_from_query, a pooled connection's cursor; the pool's reset; cancel by
+/// timeout.
 #[test]
-fn asyncpg_reads_a_continuous_query_through_a_cursor() {
-    run_client("python_asyncpg.py", "asyncpg");
+fn asyncpg_ingests_and_streams_by_every_api() {
+    let expected = ["cursor", "copy_from_query", "pool_cursor"]
+        .map(rows)
+        .concat()
+        + "pool reused: 1\ncancel: timed out, then 1\ndone\n";
+    run_client("python_asyncpg.py", "asyncpg", &expected);
 }
 
 /// psycopg named cursors (SQL DECLARE described as a protocol portal) and DEALLOCATE ALL:
@@ -120,5 +131,45 @@ fn psycopg_copy_rows_reads_every_row() {
          read_row(): ('y', '1', '2001-01-01 00:00:40')\n\
          read_row(): ('z', '1', '2001-01-01 00:00:50')\n\
          read_row(): ('z', '1', '2001-01-01 00:01:00')\n"
+    );
+}
+
+/// Savepoints (psycopg nested `transaction()`), LISTEN/NOTIFY through psycopg `notifies()`
+/// and asyncpg `add_listener()`, bound parameters for tcq_advance, and asyncpg's pool reset
+/// (`pg_advisory_unlock_all()` and `UNLISTEN *` failed with 0A000 before).
+#[test]
+fn session_state_through_driver_apis() {
+    if !python_has("psycopg") || !python_has("asyncpg") {
+        eprintln!(
+            "SKIPPED: python3 with `psycopg` and `asyncpg` is not available (pip install them)"
+        );
+        return;
+    }
+    let port = common::start_server();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/session_state.py");
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "notify: jobs hello True\n\
+         notify: jobs bound True\n\
+         inner: 42703\n\
+         outer continues: 1\n\
+         after: IDLE\n\
+         advance: 2001-01-01 00:00:05\n\
+         tz: America/New_York 2021-03-14T03:00:00-04:00\n\
+         lock: True\n\
+         free after release: True\n\
+         pool reused: 2\n\
+         listener: x1\n"
     );
 }

@@ -191,6 +191,8 @@ pub(crate) struct Catalog {
     pub queries: Arc<QueryRegistry>,
     pub next_query_id: AtomicU64,
     pub next_oid: std::sync::atomic::AtomicU32,
+    /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
+    pub backends: super::backends::Backends,
 }
 
 impl Catalog {
@@ -200,6 +202,7 @@ impl Catalog {
             queries: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
+            backends: super::backends::Backends::default(),
         }
     }
 
@@ -359,6 +362,11 @@ fn run_queries(
             out.into_iter().find_map(|ev| tx.push(Ok(ev)).err())
         };
         if let Some(full) = full {
+            tracing::info!(
+                query = q.id,
+                "slow client: its query's output queue reached {} bytes; ending the query",
+                full.bytes_max
+            );
             q.fail(Error::ProgramLimitExceeded(format!(
                 "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
                 q.id, full.bytes_max
@@ -399,6 +407,20 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("late_tuples", DataType::Int8),
             c("slide_events", DataType::Int8),
         ],
+        // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
+        // too, with backend_type 'tcq continuous query'.
+        "pg_stat_activity" => vec![
+            c("datname", DataType::Text),
+            c("pid", DataType::Int4),
+            c("usename", DataType::Text),
+            c("application_name", DataType::Text),
+            c("client_addr", DataType::Text),
+            c("backend_start", DataType::TimestampTz),
+            c("query_start", DataType::TimestampTz),
+            c("state", DataType::Text),
+            c("query", DataType::Text),
+            c("backend_type", DataType::Text),
+        ],
         _ => return None,
     })
 }
@@ -429,6 +451,38 @@ impl Catalog {
                         ts(st.now_us),
                         Value::Int8(s.queries.lock().len() as i64),
                     ]);
+                }
+            }
+            "pg_stat_activity" => {
+                let tstz = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
+                for b in self.backends.list() {
+                    let a = b.activity();
+                    rows.push(vec![
+                        text(&b.database),
+                        Value::Int4(b.pid),
+                        text(&b.user),
+                        text(&b.application_name),
+                        text(&b.client_addr),
+                        tstz(Some(b.backend_start_us)),
+                        tstz(a.query_start_us),
+                        text(a.state),
+                        text(&a.query),
+                        text("client backend"),
+                    ]);
+                }
+                let mut qs: Vec<Arc<RunningQuery>> = self
+                    .queries
+                    .lock()
+                    .values()
+                    .map(|(q, _)| q.clone())
+                    .collect();
+                qs.sort_by_key(|q| q.id);
+                for q in qs {
+                    let mut row = vec![Value::Null; 10];
+                    row[7] = text("active");
+                    row[8] = text(&q.text);
+                    row[9] = text("tcq continuous query");
+                    rows.push(row);
                 }
             }
             "tcq_queries" => {
@@ -465,5 +519,9 @@ impl SchemaProvider for Catalog {
 
     fn system_view(&self, name: &str) -> Option<Vec<Column>> {
         system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
+    }
+
+    fn stream_names(&self) -> Vec<String> {
+        self.streams.read().keys().cloned().collect()
     }
 }

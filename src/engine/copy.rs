@@ -31,6 +31,8 @@ pub struct CopyIn {
     pub(crate) fields: Vec<Span>,
     pub(crate) scratch: String,
     pub(crate) spill: Option<super::spill::Spill>,
+    /// Set for `FORMAT binary` (see `copy_binary`).
+    pub(crate) binary: Option<super::copy_binary::BinaryState>,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -65,6 +67,7 @@ impl CopyIn {
             fields: Vec::new(),
             scratch: String::new(),
             spill: None,
+            binary: None,
         }
     }
 
@@ -85,15 +88,28 @@ impl CopyIn {
             return Err(e.clone());
         }
         self.carry.extend_from_slice(data);
-        let mut result = self.parse_complete_lines(false);
+        let result = match self.binary {
+            Some(mut state) => {
+                let r = self.parse_binary(&mut state);
+                self.binary = Some(state);
+                r
+            }
+            None if self.is_binary() => Err(Error::Internal(
+                "binary COPY started without the server's decoder".into(),
+            )),
+            None => self.parse_complete_lines(false),
+        };
         let line_max = self.engine.config.limits.copy_line_bytes_max;
-        if result.is_ok() && self.carry.len() > line_max {
-            result = Err(Error::ProgramLimitExceeded(format!(
-                "COPY {} line {} is longer than copy_line_bytes_max ({line_max} bytes)",
-                self.stream.name,
-                self.line + 1
-            )));
-        }
+        let result = match result {
+            Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
+                Err(Error::ProgramLimitExceeded(format!(
+                    "COPY {} line {} is longer than copy_line_bytes_max ({line_max} bytes)",
+                    self.stream.name,
+                    self.line + 1
+                )))
+            }
+            other => other,
+        };
         if let Err(e) = &result {
             self.error = Some(e.clone());
             self.carry = Vec::new();
@@ -108,7 +124,10 @@ impl CopyIn {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.parse_complete_lines(true)?;
+        match &self.binary {
+            Some(state) => self.finish_binary(state)?,
+            None => self.parse_complete_lines(true)?,
+        }
         let now = self.stream.is_ingest_time().then(crate::time::now_us);
         let stamp = |b: &mut RowBatch| {
             if let Some(now) = now {
@@ -170,6 +189,12 @@ impl CopyIn {
             }
         }
         self.carry = rest;
+        self.spill_if_large()
+    }
+
+    /// Move the staged rows to the spill file once they pass the in-memory threshold, and
+    /// refuse a COPY past `statement_staging_bytes_max`.
+    pub(crate) fn spill_if_large(&mut self) -> Result<()> {
         if self.batch.heap_bytes() > super::spill::SPILL_THRESHOLD_BYTES {
             if self.spill.is_none() {
                 self.spill = Some(super::spill::Spill::create(self.stream.columns.len())?);
@@ -323,6 +348,7 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
     match e {
         Syntax(m) => Syntax(f(&m)),
         InvalidTextRepresentation(m) => InvalidTextRepresentation(f(&m)),
+        InvalidBinaryRepresentation(m) => InvalidBinaryRepresentation(f(&m)),
         InvalidDatetimeFormat(m) => InvalidDatetimeFormat(f(&m)),
         DatetimeFieldOverflow(m) => DatetimeFieldOverflow(f(&m)),
         NumericValueOutOfRange(m) => NumericValueOutOfRange(f(&m)),

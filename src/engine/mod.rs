@@ -17,8 +17,11 @@
 //! and counted in a NOTICE), so one idle cursor can neither stall a stream and its other
 //! subscribers nor grow the server's memory.
 
+pub mod backends;
 mod catalog;
+pub mod coord;
 mod copy;
+pub mod copy_binary;
 mod explain;
 mod outq;
 mod pgcompat;
@@ -115,6 +118,10 @@ pub struct Config {
 pub struct Engine {
     pub(crate) config: Config,
     pub(crate) catalog: catalog::Catalog,
+    /// Advisory locks, shared by all sessions.
+    pub(crate) locks: coord::Locks,
+    /// LISTEN registrations, shared by all sessions.
+    pub(crate) notifier: coord::Notifier,
 }
 
 impl Engine {
@@ -122,6 +129,8 @@ impl Engine {
     pub fn new(config: Config) -> Arc<Engine> {
         let engine = Arc::new(Engine {
             catalog: catalog::Catalog::new(&config.limits),
+            locks: coord::Locks::default(),
+            notifier: coord::Notifier::default(),
             config,
         });
         catalog::Catalog::start_clock(&engine);
@@ -136,6 +145,11 @@ impl Engine {
     /// The configured limits.
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// The connected sessions; the server registers each connection here.
+    pub fn backends(&self) -> &backends::Backends {
+        &self.catalog.backends
     }
 }
 

@@ -5,17 +5,21 @@
 //! Cursors hold a running query's subscription; `FETCH n` waits until it has `n` rows or the
 //! query ends, as DESIGN.md section 1 asks.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::catalog::{QueryGuard, RunningQuery, Stream};
+use super::coord::{self, Inbox, LockKey, LockMode, Notification};
 use super::copy::CopyIn;
 use super::{Engine, Outcome, Overflow, Subscription};
 use crate::error::{Error, Result};
 use crate::exec::finite::run_finite;
 use crate::exec::{plan_windows, Event, ExecLimits, QueryExec, RowBatch};
 use crate::expr::{eval, EvalContext};
-use crate::sql::{self, FetchCount, Plan, Query, Source, StartSpec, TransactionOp, WindowSpec};
+use crate::sql::{
+    self, FetchCount, Plan, Query, SavepointOp, SessionFunc, Source, StartSpec, TransactionOp,
+    WindowSpec,
+};
 use crate::types::{Column, DataType, Value};
 use crate::window::{Start, Window};
 
@@ -60,6 +64,24 @@ struct Cursor {
     ended: bool,
 }
 
+/// A savepoint: what the transaction had when it was set, so that ROLLBACK TO can undo
+/// what is undoable. Tuples are not: ingest is not transactional (a COPY or INSERT is
+/// visible to continuous queries as soon as it completes), so a savepoint covers cursors,
+/// queued notifications, LISTEN changes and transaction-level advisory locks only.
+struct Savepoint {
+    name: String,
+    cursors: HashSet<String>,
+    notifications: usize,
+    listen_ops: usize,
+    xact_locks: usize,
+}
+
+/// A LISTEN or UNLISTEN waiting for its transaction to commit.
+enum ListenOp {
+    Listen(String),
+    Unlisten(Option<String>),
+}
+
 /// A client's session.
 pub struct Session {
     pub(crate) engine: Arc<Engine>,
@@ -71,6 +93,23 @@ pub struct Session {
     database: String,
     /// Continuous queries this session holds now (`queries_per_connection_max`).
     live_queries: Arc<std::sync::atomic::AtomicUsize>,
+    savepoints: Vec<Savepoint>,
+    /// Notifications for this session, waiting to be sent to its client.
+    inbox: Arc<Inbox>,
+    /// Channels this session listens on (committed).
+    listening: HashSet<String>,
+    /// LISTEN / UNLISTEN of the open transaction, applied at COMMIT.
+    pending_listen: Vec<ListenOp>,
+    /// NOTIFYs of the open transaction, sent at COMMIT.
+    pending_notify: Vec<Notification>,
+    /// Session-level advisory lock holds.
+    session_locks: HashMap<(LockKey, LockMode), u32>,
+    /// Transaction-level advisory lock holds, released at the end of the transaction.
+    xact_locks: Vec<(LockKey, LockMode)>,
+    /// The session time zone (`SET TimeZone`).
+    zone: crate::tz::ZoneCell,
+    /// Settings changed since the server last reported them.
+    reported: Vec<(String, String)>,
 }
 
 /// Counts one of a session's live continuous queries while it exists.
@@ -155,7 +194,62 @@ impl Session {
             user: "tcq".into(),
             database: "tcq".into(),
             live_queries: Arc::default(),
+            savepoints: Vec::new(),
+            inbox: Arc::new(Inbox::default()),
+            listening: HashSet::new(),
+            pending_listen: Vec::new(),
+            pending_notify: Vec::new(),
+            session_locks: HashMap::new(),
+            xact_locks: Vec::new(),
+            zone: Arc::new(parking_lot::RwLock::new(crate::tz::Zone::utc())),
+            reported: Vec::new(),
         }
+    }
+
+    /// The session's time zone, shared with the code that formats and parses its
+    /// timestamptz text (the server runs each message inside [`crate::tz::scope`]).
+    pub fn zone(&self) -> crate::tz::ZoneCell {
+        self.zone.clone()
+    }
+
+    /// Settings whose new values the client must be told of (ParameterStatus), since the
+    /// last call: `(name as PostgreSQL reports it, value)`.
+    pub fn take_reported_settings(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.reported)
+    }
+
+    fn set_zone(&mut self, zone: crate::tz::Zone) {
+        let name = zone.name().to_string();
+        *self.zone.write() = zone;
+        if self.settings.get("timezone") != Some(&name) {
+            self.reported.push(("TimeZone".into(), name.clone()));
+        }
+        self.settings.insert("timezone".into(), name);
+    }
+
+    /// RESET ALL: every setting to its default.
+    fn reset_settings(&mut self) {
+        let application_name = self.settings.get("application_name").cloned();
+        self.settings = DEFAULT_SETTINGS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        // The start-up packet's application_name is the session default, as in PostgreSQL.
+        if let Some(a) = application_name {
+            self.settings.insert("application_name".into(), a);
+        }
+        let utc = crate::tz::Zone::utc();
+        let name = utc.name().to_string();
+        if self.zone.read().name() != name {
+            self.reported.push(("TimeZone".into(), name));
+        }
+        *self.zone.write() = utc;
+    }
+
+    /// The session's notification inbox: the server sends what it holds to the client
+    /// before ReadyForQuery outside a transaction block, and while the client is idle.
+    pub fn inbox(&self) -> Arc<Inbox> {
+        self.inbox.clone()
     }
 
     /// Record who connected (from the start-up message), for `current_user`,
@@ -237,9 +331,21 @@ impl Session {
                     columns,
                 }
             }
-            Plan::Advance { .. } => Description {
-                params: vec![],
-                columns: Some(vec![Column::new("tcq_advance", DataType::Timestamp)]),
+            Plan::Advance {
+                param_types,
+                result_type,
+                ..
+            } => Description {
+                params: param_types,
+                columns: Some(vec![Column::new("tcq_advance", result_type)]),
+            },
+            Plan::SessionCall {
+                param_types,
+                column,
+                ..
+            } => Description {
+                params: param_types,
+                columns: Some(vec![column]),
             },
             Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description {
                 params: query.param_types.clone(),
@@ -271,6 +377,7 @@ impl Session {
             && !matches!(
                 plan,
                 Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
+                    | Plan::Savepoint(SavepointOp::RollbackTo(_))
             )
         {
             return Err(Error::InFailedTransaction);
@@ -319,37 +426,46 @@ impl Session {
                 cursor,
                 count,
                 is_move,
-            } => self.fetch(&cursor, count, is_move).await,
+                timeout_us,
+            } => self.fetch(&cursor, count, is_move, timeout_us).await,
             Plan::Close { cursor } => self.close(cursor),
-            Plan::Transaction(op) => Ok(self.transaction(op)),
+            Plan::Transaction(op) => self.transaction(op),
+            Plan::Savepoint(op) => self.savepoint(op),
+            Plan::Listen { channel } => {
+                coord::check_notify(&channel, "")?;
+                self.listen_op(ListenOp::Listen(channel));
+                Ok(Outcome::Command("LISTEN".into()))
+            }
+            Plan::Unlisten { channel } => {
+                self.listen_op(ListenOp::Unlisten(channel));
+                Ok(Outcome::Command("UNLISTEN".into()))
+            }
+            Plan::Notify { channel, payload } => {
+                self.notify(channel, payload)?;
+                Ok(Outcome::Command("NOTIFY".into()))
+            }
+            Plan::Discard { all, tag } => {
+                if all {
+                    self.discard_all()?;
+                }
+                Ok(Outcome::Command(tag))
+            }
+            Plan::SessionCall {
+                func, args, column, ..
+            } => self.session_call(func, &args, column, params).await,
             Plan::Set { name, value } => {
                 if name == "all" && value.is_none() {
-                    self.settings = DEFAULT_SETTINGS
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect();
+                    self.reset_settings();
                     return Ok(Outcome::Command("RESET".into()));
                 }
                 if name == "timezone" {
-                    if let Some(v) = &value {
-                        let utc = [
-                            "utc",
-                            "etc/utc",
-                            "gmt",
-                            "z",
-                            "zulu",
-                            "+00",
-                            "00:00",
-                            "0",
-                            "+00:00",
-                            "universal",
-                        ];
-                        if !utc.contains(&v.trim_matches('\'').to_ascii_lowercase().as_str()) {
-                            return Err(Error::FeatureNotSupported(format!(
-                                "time zone \"{v}\" is not supported: tcq shows timestamptz in UTC"
-                            )));
-                        }
-                    }
+                    let zone = match &value {
+                        Some(v) => crate::tz::Zone::parse(v)?,
+                        None => crate::tz::Zone::utc(),
+                    };
+                    let tag = if value.is_some() { "SET" } else { "RESET" };
+                    self.set_zone(zone);
+                    return Ok(Outcome::Command(tag.into()));
                 }
                 if name == OVERFLOW_SETTING {
                     if let Some(v) = &value {
@@ -367,26 +483,56 @@ impl Session {
                 Ok(Outcome::Command(tag.into()))
             }
             Plan::Show { name } => self.show(&name),
-            Plan::Advance { stream, time_expr } => {
-                let s = self.engine.catalog.stream(&stream)?;
-                let t = eval(
-                    &time_expr,
-                    &EvalContext::new(&[], params, None).with_session(self),
-                )?;
-                let t_us = t.as_timestamp().ok_or_else(|| {
-                    Error::DatatypeMismatch("tcq_advance needs a timestamp".into())
-                })?;
+            Plan::Advance {
+                stream,
+                time_expr,
+                result_type,
+                ..
+            } => {
+                let (s, t_us) = self.advance_target(&stream, &time_expr, params)?;
                 self.engine.catalog.heartbeat(&s, t_us).await?;
                 // The stream's time never goes back: an earlier instant changes nothing.
                 let t_us = s.stats.lock().now_us.unwrap_or(t_us).max(t_us);
                 Ok(Outcome::Rows {
-                    columns: vec![Column::new("tcq_advance", DataType::Timestamp)],
-                    rows: vec![vec![Value::Timestamp(t_us)]],
+                    columns: vec![Column::new("tcq_advance", result_type)],
+                    rows: vec![vec![if result_type == DataType::TimestampTz {
+                        Value::TimestampTz(t_us)
+                    } else {
+                        Value::Timestamp(t_us)
+                    }]],
                     tag: "SELECT 1".into(),
                     notices: vec![],
                 })
             }
         }
+    }
+
+    /// The stream and time of `tcq_advance(stream, time)`, evaluated. Errors: 42P01, 23502
+    /// for NULLs, 22007 for text that is no timestamp.
+    fn advance_target(
+        &self,
+        stream: &sql::Expr,
+        time_expr: &sql::Expr,
+        params: &[Value],
+    ) -> Result<(Arc<Stream>, i64)> {
+        let ctx = EvalContext::new(&[], params, None).with_session(self);
+        let name = match eval(stream, &ctx)? {
+            Value::Null => {
+                return Err(Error::NotNullViolation(
+                    "tcq_advance needs a stream name, not NULL".into(),
+                ))
+            }
+            v => sql::stream_name_of(&v.to_text().unwrap_or_default()),
+        };
+        let s = self.engine.catalog.stream(&name)?;
+        let time_type = s
+            .ts_col
+            .map_or(DataType::TimestampTz, |c| s.columns[c].data_type);
+        let t = crate::expr::cast_value(eval(time_expr, &ctx)?, time_type)?;
+        let t_us = t.as_timestamp().ok_or_else(|| {
+            Error::NotNullViolation("tcq_advance needs a timestamp, not NULL".into())
+        })?;
+        Ok((s, t_us))
     }
 
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
@@ -573,7 +719,16 @@ impl Session {
         Ok(Outcome::Command("DECLARE CURSOR".into()))
     }
 
-    async fn fetch(&mut self, name: &str, count: FetchCount, is_move: bool) -> Result<Outcome> {
+    async fn fetch(
+        &mut self,
+        name: &str,
+        count: FetchCount,
+        is_move: bool,
+        timeout_us: Option<i64>,
+    ) -> Result<Outcome> {
+        let deadline = timeout_us.map(|us| {
+            tokio::time::Instant::now() + std::time::Duration::from_micros(us.max(0) as u64)
+        });
         let cursor = self
             .cursors
             .get_mut(name)
@@ -584,7 +739,18 @@ impl Session {
         };
         let mut notices = Vec::new();
         while cursor.buffered.len() < want && !cursor.ended {
-            match cursor.sub.next().await {
+            let next = match deadline {
+                None => cursor.sub.next().await,
+                // What is ready is always taken, even once the time is up (timeout 0).
+                Some(deadline) => match cursor.sub.try_next() {
+                    Some(event) => event,
+                    None => match tokio::time::timeout_at(deadline, cursor.sub.next()).await {
+                        Ok(event) => event,
+                        Err(_) => break,
+                    },
+                },
+            };
+            match next {
                 None => cursor.ended = true,
                 Some(Ok(Event::Rows(rows))) => cursor.buffered.extend(rows),
                 Some(Ok(Event::Notice(n))) => notices.push(n),
@@ -622,43 +788,291 @@ impl Session {
         }
     }
 
-    fn transaction(&mut self, op: TransactionOp) -> Outcome {
+    fn transaction(&mut self, op: TransactionOp) -> Result<Outcome> {
+        let notice = |tag: &str, text: &str| Outcome::Rows {
+            columns: vec![],
+            rows: vec![],
+            tag: tag.into(),
+            notices: vec![text.into()],
+        };
         match op {
-            TransactionOp::Begin => {
-                if self.tx == TxStatus::Idle {
-                    self.tx = TxStatus::InBlock;
-                    Outcome::Command("BEGIN".into())
-                } else {
-                    Outcome::Rows {
-                        columns: vec![],
-                        rows: vec![],
-                        tag: "BEGIN".into(),
-                        notices: vec!["there is already a transaction in progress".into()],
-                    }
-                }
-            }
+            TransactionOp::Begin => Ok(if self.tx == TxStatus::Idle {
+                self.tx = TxStatus::InBlock;
+                Outcome::Command("BEGIN".into())
+            } else {
+                notice("BEGIN", "there is already a transaction in progress")
+            }),
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
                 self.tx = TxStatus::Idle;
+                let committed = op == TransactionOp::Commit && was != TxStatus::Failed;
                 // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
-                let keep_held = op == TransactionOp::Commit && was != TxStatus::Failed;
-                self.cursors.retain(|_, c| keep_held && c.hold);
-                let tag = if op == TransactionOp::Commit && was != TxStatus::Failed {
-                    "COMMIT"
-                } else {
-                    "ROLLBACK"
-                };
-                if was == TxStatus::Idle {
-                    Outcome::Rows {
-                        columns: vec![],
-                        rows: vec![],
-                        tag: tag.into(),
-                        notices: vec!["there is no transaction in progress".into()],
-                    }
+                self.cursors.retain(|_, c| committed && c.hold);
+                self.savepoints.clear();
+                self.release_xact_locks();
+                let ops = std::mem::take(&mut self.pending_listen);
+                let notifications = std::mem::take(&mut self.pending_notify);
+                if committed {
+                    ops.into_iter().for_each(|op| self.apply_listen(op));
+                    self.engine.notifier.deliver(&coord::fold(notifications))?;
+                }
+                let tag = if committed { "COMMIT" } else { "ROLLBACK" };
+                Ok(if was == TxStatus::Idle {
+                    notice(tag, "there is no transaction in progress")
                 } else {
                     Outcome::Command(tag.into())
+                })
+            }
+        }
+    }
+
+    /// SAVEPOINT, RELEASE and ROLLBACK TO. Errors: 25P01 outside a transaction block, 3B001
+    /// for an unknown name.
+    fn savepoint(&mut self, op: SavepointOp) -> Result<Outcome> {
+        let (word, name) = match &op {
+            SavepointOp::Define(n) => ("SAVEPOINT", n),
+            SavepointOp::Release(n) => ("RELEASE SAVEPOINT", n),
+            SavepointOp::RollbackTo(n) => ("ROLLBACK TO SAVEPOINT", n),
+        };
+        if self.tx == TxStatus::Idle {
+            return Err(Error::NoActiveTransaction(format!(
+                "{word} can only be used in transaction blocks"
+            )));
+        }
+        if let SavepointOp::Define(name) = op {
+            self.savepoints.push(Savepoint {
+                name,
+                cursors: self.cursors.keys().cloned().collect(),
+                notifications: self.pending_notify.len(),
+                listen_ops: self.pending_listen.len(),
+                xact_locks: self.xact_locks.len(),
+            });
+            return Ok(Outcome::Command("SAVEPOINT".into()));
+        }
+        // The innermost savepoint of that name, as PostgreSQL picks it.
+        let i = self
+            .savepoints
+            .iter()
+            .rposition(|s| &s.name == name)
+            .ok_or_else(|| Error::InvalidSavepoint(name.clone()))?;
+        if matches!(op, SavepointOp::Release(_)) {
+            self.savepoints.truncate(i);
+            return Ok(Outcome::Command("RELEASE".into()));
+        }
+        self.savepoints.truncate(i + 1);
+        let sp = &self.savepoints[i];
+        self.cursors.retain(|n, _| sp.cursors.contains(n));
+        self.pending_notify.truncate(sp.notifications);
+        self.pending_listen.truncate(sp.listen_ops);
+        let undone: Vec<_> = self.xact_locks.drain(sp.xact_locks..).collect();
+        for (key, mode) in undone {
+            self.engine.locks.unlock(self.pid, key, mode);
+        }
+        self.tx = TxStatus::InBlock;
+        Ok(Outcome::Command("ROLLBACK".into()))
+    }
+
+    /// LISTEN / UNLISTEN: at once outside a transaction block, at COMMIT inside one.
+    fn listen_op(&mut self, op: ListenOp) {
+        if self.tx == TxStatus::Idle {
+            self.apply_listen(op);
+        } else {
+            self.pending_listen.push(op);
+        }
+    }
+
+    fn apply_listen(&mut self, op: ListenOp) {
+        let notifier = &self.engine.notifier;
+        match op {
+            ListenOp::Listen(channel) => {
+                notifier.listen(self.pid, &channel, &self.inbox);
+                self.listening.insert(channel);
+            }
+            ListenOp::Unlisten(Some(channel)) => {
+                notifier.unlisten(self.pid, &channel);
+                self.listening.remove(&channel);
+            }
+            ListenOp::Unlisten(None) => {
+                for channel in self.listening.drain() {
+                    notifier.unlisten(self.pid, &channel);
                 }
             }
+        }
+    }
+
+    /// NOTIFY: sent at once outside a transaction block, at COMMIT inside one (and never
+    /// after ROLLBACK). Errors: 22023 for a bad channel or payload, 54000 when a
+    /// listener's inbox is full.
+    fn notify(&mut self, channel: String, payload: String) -> Result<()> {
+        coord::check_notify(&channel, &payload)?;
+        let n = Notification {
+            pid: self.pid,
+            channel,
+            payload,
+        };
+        if self.tx == TxStatus::Idle {
+            self.engine.notifier.deliver(&[n])
+        } else {
+            self.pending_notify.push(n);
+            Ok(())
+        }
+    }
+
+    /// DISCARD ALL: close cursors, reset settings, UNLISTEN *, release advisory locks.
+    /// Errors: 25001 inside a transaction block.
+    fn discard_all(&mut self) -> Result<()> {
+        if self.tx != TxStatus::Idle {
+            return Err(Error::ActiveSqlTransaction(
+                "DISCARD ALL cannot run inside a transaction block".into(),
+            ));
+        }
+        self.cursors.clear();
+        self.reset_settings();
+        self.apply_listen(ListenOp::Unlisten(None));
+        self.unlock_all_session_locks();
+        Ok(())
+    }
+
+    fn release_xact_locks(&mut self) {
+        for (key, mode) in std::mem::take(&mut self.xact_locks) {
+            self.engine.locks.unlock(self.pid, key, mode);
+        }
+    }
+
+    fn unlock_all_session_locks(&mut self) {
+        for ((key, mode), n) in std::mem::take(&mut self.session_locks) {
+            for _ in 0..n {
+                self.engine.locks.unlock(self.pid, key, mode);
+            }
+        }
+    }
+
+    /// Run a [`SessionFunc`]: one row with one value.
+    async fn session_call(
+        &mut self,
+        func: SessionFunc,
+        args: &[sql::Expr],
+        column: Column,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        use SessionFunc as F;
+        let values = {
+            let ctx = EvalContext::new(&[], params, None).with_session(self);
+            args.iter()
+                .map(|a| eval(a, &ctx))
+                .collect::<Result<Vec<_>>>()?
+        };
+        let mut notices = Vec::new();
+        let void = Value::Text(Default::default());
+        let value = match func {
+            F::Notify => {
+                let text = |v: &Value| match v {
+                    Value::Null => String::new(),
+                    v => v.to_text().unwrap_or_default(),
+                };
+                self.notify(text(&values[0]), text(&values[1]))?;
+                void
+            }
+            F::AdvisoryUnlockAll => {
+                self.unlock_all_session_locks();
+                void
+            }
+            F::CancelBackend | F::TerminateBackend => {
+                let Value::Int4(pid) = values[0] else {
+                    return Ok(one_value(column, Value::Null, notices));
+                };
+                let signal = if func == F::CancelBackend {
+                    super::backends::Signal::Cancel
+                } else {
+                    super::backends::Signal::Terminate
+                };
+                match self.engine.catalog.backends.signal(pid, signal) {
+                    Some(done) => Value::Bool(done),
+                    None => {
+                        notices.push(format!("PID {pid} is not a PostgreSQL backend process"));
+                        Value::Bool(false)
+                    }
+                }
+            }
+            _ => {
+                let key = match values[..] {
+                    [Value::Int8(k)] => LockKey::One(k),
+                    [Value::Int4(a), Value::Int4(b)] => LockKey::Two(a, b),
+                    // NULL arguments: PostgreSQL's functions are strict and return NULL.
+                    _ => return Ok(one_value(column, Value::Null, notices)),
+                };
+                self.advisory(func, key, &mut notices).await
+            }
+        };
+        Ok(one_value(column, value, notices))
+    }
+
+    async fn advisory(
+        &mut self,
+        func: SessionFunc,
+        key: LockKey,
+        notices: &mut Vec<String>,
+    ) -> Value {
+        use SessionFunc as F;
+        let mode = match func {
+            F::AdvisoryLockShared
+            | F::TryAdvisoryLockShared
+            | F::AdvisoryXactLockShared
+            | F::TryAdvisoryXactLockShared
+            | F::AdvisoryUnlockShared => LockMode::Shared,
+            _ => LockMode::Exclusive,
+        };
+        let xact = matches!(
+            func,
+            F::AdvisoryXactLock
+                | F::AdvisoryXactLockShared
+                | F::TryAdvisoryXactLock
+                | F::TryAdvisoryXactLockShared
+        );
+        let locks = &self.engine.locks;
+        let taken = match func {
+            F::AdvisoryUnlock | F::AdvisoryUnlockShared => {
+                let held = self.session_locks.get_mut(&(key, mode));
+                let Some(count) = held.filter(|c| **c > 0) else {
+                    let kind = match mode {
+                        LockMode::Exclusive => "ExclusiveLock",
+                        LockMode::Shared => "ShareLock",
+                    };
+                    notices.push(format!("you don't own a lock of type {kind}"));
+                    return Value::Bool(false);
+                };
+                *count -= 1;
+                if *count == 0 {
+                    self.session_locks.remove(&(key, mode));
+                }
+                locks.unlock(self.pid, key, mode);
+                return Value::Bool(true);
+            }
+            F::AdvisoryLock
+            | F::AdvisoryLockShared
+            | F::AdvisoryXactLock
+            | F::AdvisoryXactLockShared => {
+                locks.lock(self.pid, key, mode).await;
+                true
+            }
+            _ => locks.try_lock(self.pid, key, mode),
+        };
+        if taken {
+            if !xact {
+                *self.session_locks.entry((key, mode)).or_insert(0) += 1;
+            } else if self.tx == TxStatus::Idle {
+                // Outside a block the statement is its own transaction, which ends now.
+                locks.unlock(self.pid, key, mode);
+            } else {
+                self.xact_locks.push((key, mode));
+            }
+        }
+        match func {
+            F::AdvisoryLock
+            | F::AdvisoryLockShared
+            | F::AdvisoryXactLock
+            | F::AdvisoryXactLockShared => Value::Text(Default::default()),
+            _ => Value::Bool(taken),
         }
     }
 
@@ -700,6 +1114,27 @@ impl Session {
     /// The value of a setting (for `current_setting`).
     pub fn setting(&self, name: &str) -> Option<&str> {
         self.settings.get(name).map(String::as_str)
+    }
+}
+
+/// A one-row, one-column result.
+fn one_value(column: Column, value: Value, notices: Vec<String>) -> Outcome {
+    Outcome::Rows {
+        columns: vec![column],
+        rows: vec![vec![value]],
+        tag: "SELECT 1".into(),
+        notices,
+    }
+}
+
+impl Drop for Session {
+    /// A session that ends releases its advisory locks and stops listening, as a
+    /// PostgreSQL backend does when its connection closes.
+    fn drop(&mut self) {
+        self.release_xact_locks();
+        self.unlock_all_session_locks();
+        self.apply_listen(ListenOp::Unlisten(None));
+        self.inbox.close();
     }
 }
 

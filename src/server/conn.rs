@@ -41,6 +41,12 @@ pub(crate) struct Conn {
     pub cancel: Option<Arc<ConnectionHandle>>,
     /// Fires when the peer has closed its end of the socket.
     pub closed: Option<tokio::sync::watch::Receiver<bool>>,
+    /// This connection in the engine's list of sessions (`pg_stat_activity`); dropping
+    /// the guard with the connection removes it.
+    pub backend: Option<(
+        Arc<crate::engine::backends::Backend>,
+        crate::engine::backends::BackendGuard,
+    )>,
 }
 
 impl Conn {
@@ -53,7 +59,23 @@ impl Conn {
             copy: None,
             cancel: None,
             closed: None,
+            backend: None,
         }
+    }
+
+    /// Report what the session does, for `pg_stat_activity`: `active` with the statement
+    /// text while one runs, else the idle state its transaction status implies.
+    pub fn report_activity(&self, query: Option<&str>) {
+        let Some((backend, _)) = &self.backend else {
+            return;
+        };
+        let state = match (query, self.session.tx_status()) {
+            (Some(_), _) => "active",
+            (None, crate::engine::TxStatus::Idle) => "idle",
+            (None, crate::engine::TxStatus::InBlock) => "idle in transaction",
+            (None, crate::engine::TxStatus::Failed) => "idle in transaction (aborted)",
+        };
+        backend.set_activity(state, query);
     }
 
     /// Start watching for a cancel request for the statement about to run. A cancel that
@@ -83,7 +105,36 @@ impl Drop for Conn {
 }
 
 /// The shared slot in pgwire's session extensions that holds a connection's [`Conn`].
-pub(crate) struct ConnSlot(pub tokio::sync::Mutex<Conn>);
+pub(crate) struct ConnSlot {
+    /// The connection's state; handlers hold the lock for the whole message they handle.
+    pub conn: tokio::sync::Mutex<Conn>,
+    /// True between a flushed ReadyForQuery and the next message from the client: the
+    /// only time a notification may be written outside a handler (see `notify`).
+    idle: std::sync::atomic::AtomicBool,
+    /// The session's time zone, for [`crate::tz::scope`] around each message.
+    pub zone: crate::tz::ZoneCell,
+}
+
+impl ConnSlot {
+    /// A slot around `conn`, not idle (start-up is still answering).
+    pub fn new(conn: Conn) -> ConnSlot {
+        ConnSlot {
+            zone: conn.session.zone(),
+            conn: tokio::sync::Mutex::new(conn),
+            idle: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Mark the connection idle (after ReadyForQuery is flushed) or busy (a message came).
+    pub fn set_idle(&self, idle: bool) {
+        self.idle.store(idle, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// True while the client has been answered and has sent nothing new.
+    pub fn is_idle(&self) -> bool {
+        self.idle.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
 
 /// A statement prepared with Parse.
 pub(crate) struct Prepared {
@@ -245,7 +296,7 @@ pub(crate) async fn pump(
                 pending.push_front(row);
                 return Ok(PumpEnd::Suspended);
             }
-            write_row(wire, sink, &row, &mut scratch, &mut line).await?;
+            write_row(wire, sink, &row, *sent == 0, &mut scratch, &mut line).await?;
             *sent += 1;
         }
         if limit > 0 && *sent >= limit {
@@ -286,15 +337,27 @@ pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
     }
 }
 
+/// Write one row; `first` is true for the first row of the result (a binary COPY's header
+/// goes in the same CopyData message, as PostgreSQL sends it).
 async fn write_row(
     wire: &mut dyn Wire,
     sink: &RowSink<'_>,
     row: &[Value],
+    first: bool,
     scratch: &mut String,
     line: &mut String,
 ) -> PgWireResult<()> {
     match sink {
         RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, scratch)).await,
+        RowSink::Copy(options) if options.format == crate::sql::CopyFormat::Binary => {
+            let mut data = bytes::BytesMut::new();
+            if first {
+                super::encode::binary_copy_header(&mut data);
+            }
+            super::encode::binary_copy_tuple(row, &mut data, scratch);
+            wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
+                .await
+        }
         RowSink::Copy(options) => {
             line.clear();
             super::encode::copy_line(row, options, line, scratch);

@@ -21,7 +21,7 @@ pub(crate) async fn on_copy_data(
     slot: &ConnSlot,
     data: &[u8],
 ) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let Some(copy) = conn.copy.as_mut() else {
         return Ok(());
@@ -40,7 +40,7 @@ pub(crate) async fn on_copy_data(
 /// Handle CopyDone: finish the COPY, send `COPY n`, then run the rest of the query string.
 /// pgwire sends the ReadyForQuery (simple protocol) or waits for Sync (extended).
 pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let Some(copy) = conn.copy.take() else {
         return Err(wire::server_error(
@@ -62,6 +62,10 @@ pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWire
         }
         Err(e) => fail(wire, conn, &e).await?,
     }
+    if !copy.extended {
+        // pgwire sends the ReadyForQuery; notifications go just before it.
+        super::query::send_notifications(wire, conn).await?;
+    }
     wire.set_tx(wire::session_tx(&conn.session));
     Ok(())
 }
@@ -72,7 +76,7 @@ pub(crate) async fn on_copy_fail(
     slot: &ConnSlot,
     message: &str,
 ) -> PgWireError {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     if let Some(copy) = conn.copy.take() {
         copy.sink.abort();

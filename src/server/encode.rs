@@ -223,6 +223,21 @@ fn parse_numeric(b: &[u8]) -> Option<Decimal> {
     Some(if sign == 0x4000 { -d } else { d })
 }
 
+/// Append the binary COPY header: signature, flags 0, no header extension.
+pub(crate) fn binary_copy_header(buf: &mut BytesMut) {
+    buf.put_slice(crate::engine::copy_binary::SIGNATURE);
+    buf.put_i32(0);
+    buf.put_i32(0);
+}
+
+/// Append one binary COPY tuple: the field count, then each field as in a DataRow.
+pub(crate) fn binary_copy_tuple(row: &[Value], buf: &mut BytesMut, scratch: &mut String) {
+    buf.put_i16(row.len() as i16);
+    for v in row {
+        put_field(v, true, buf, scratch);
+    }
+}
+
 /// Append one COPY TO STDOUT line for `row` (text or CSV, with its trailing newline).
 pub(crate) fn copy_line(
     row: &[Value],

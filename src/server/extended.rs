@@ -59,7 +59,7 @@ fn engine_error(wire: &mut dyn Wire, conn: &mut Conn, e: &Error) -> PgWireError 
 
 /// Handle Parse: split and parse the text (one statement at most) and store it by name.
 pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let name = msg.name.unwrap_or_default();
     if !name.is_empty() && conn.statements.contains_key(&name) {
@@ -177,7 +177,7 @@ fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
 
 /// Handle Bind: decode the parameters and create the portal.
 pub(crate) async fn on_bind(wire: &mut dyn Wire, slot: &ConnSlot, msg: Bind) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let stmt_name = msg.statement_name.clone().unwrap_or_default();
     let portal_name = msg.portal_name.clone().unwrap_or_default();
@@ -237,7 +237,7 @@ pub(crate) async fn on_describe(
     slot: &ConnSlot,
     msg: Describe,
 ) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let name = msg.name.unwrap_or_default();
     match msg.target_type {
@@ -319,7 +319,7 @@ pub(crate) async fn on_execute(
     slot: &ConnSlot,
     msg: Execute,
 ) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let name = msg.name.unwrap_or_default();
     let limit = msg.max_rows.max(0) as u64;
@@ -340,6 +340,7 @@ pub(crate) async fn on_execute(
                 ))
                 .await;
         };
+        conn.report_activity(Some(stmt.text()));
         let outcome = match execute(conn, &stmt, &portal.params, &mut watch).await? {
             Ok(outcome) => outcome,
             Err(e) => return Err(engine_error(wire, conn, &e)),
@@ -486,7 +487,7 @@ async fn send_portal_rows(
 
 /// Handle Close of a statement or portal.
 pub(crate) async fn on_close(wire: &mut dyn Wire, slot: &ConnSlot, msg: Close) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     let name = msg.name.unwrap_or_default();
     match msg.target_type {
@@ -505,10 +506,10 @@ pub(crate) async fn on_close(wire: &mut dyn Wire, slot: &ConnSlot, msg: Close) -
 /// Handle Sync: end of the implicit transaction (portals go unless a block is open), then
 /// ReadyForQuery.
 pub(crate) async fn on_sync(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     if wire::session_tx(&conn.session) == TransactionStatus::Idle {
         conn.portals.clear();
     }
-    ready(wire, conn).await
+    ready(wire, slot, conn).await
 }

@@ -28,6 +28,7 @@ mod copy;
 mod encode;
 mod extended;
 mod guard;
+mod notify;
 mod query;
 mod socket;
 mod startup;
@@ -105,6 +106,10 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::ProtocolViolation(_) => "08P01",
         Error::InsufficientPrivilege(_) => "42501",
         Error::ObjectNotInPrerequisiteState(_) => "55000",
+        Error::InvalidSavepoint(_) => "3B001",
+        Error::InvalidBinaryRepresentation(_) => "22P03",
+        Error::ActiveSqlTransaction(_) => "25001",
+        Error::Detailed { error, .. } => sqlstate(error),
         Error::Internal(_) => "XX000",
     }
 }
@@ -138,14 +143,17 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
             let _open = OpenConnection::count(&handler.connections);
             socket::serve_connection(stream, addr, handler.clone()).await;
             handler.watches.lock().remove(&addr);
-            tracing::debug!(%addr, "connection closed");
+            handler.writers.lock().remove(&addr);
+            tracing::info!(%addr, "connection closed");
         });
     }
 }
 
 /// Bind `addr` and [`serve`] on it.
 pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
     tracing::info!("tcq listening on {}", listener.local_addr()?);
     serve(listener, engine).await
 }
@@ -159,6 +167,8 @@ pub(crate) struct Handler {
     connections: AtomicUsize,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
+    /// Duplicates of sockets for notification delivery, until start-up claims them.
+    writers: parking_lot::Mutex<HashMap<SocketAddr, std::net::TcpStream>>,
 }
 
 impl Handler {
@@ -169,6 +179,7 @@ impl Handler {
             next_pid: AtomicI32::new(1000),
             connections: AtomicUsize::new(0),
             watches: parking_lot::Mutex::new(HashMap::new()),
+            writers: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -184,6 +195,7 @@ impl Handler {
         let probe = TcpStream::from_std(std_stream.try_clone()?)?;
         let (tx, rx) = watch::channel(false);
         self.watches.lock().insert(addr, rx);
+        self.writers.lock().insert(addr, std_stream.try_clone()?);
         tokio::spawn(watch_peer(probe, tx));
         TcpStream::from_std(std_stream)
     }
@@ -229,12 +241,15 @@ impl Drop for OpenConnection<'_> {
     }
 }
 
-/// The connection's state, put there by start-up.
+/// The connection's state, put there by start-up. A message has arrived, so the
+/// connection is no longer idle.
 fn slot_of<C: ClientInfo>(client: &C) -> PgWireResult<Arc<ConnSlot>> {
-    client
+    let slot = client
         .session_extensions()
         .get::<ConnSlot>()
-        .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))
+        .ok_or_else(|| wire::server_error("08P01", "query before start-up completed"))?;
+    slot.set_idle(false);
+    Ok(slot)
 }
 
 #[async_trait]
@@ -247,7 +262,11 @@ impl SimpleQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        query::on_query(&mut Client(client), &slot, &query.query).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            query::on_query(&mut Client(client), &slot, &query.query),
+        )
+        .await
     }
 
     async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
@@ -279,7 +298,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_parse(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_parse(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
@@ -290,7 +313,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_bind(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_bind(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
@@ -301,7 +328,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_execute(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_execute(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
@@ -312,7 +343,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_describe(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_describe(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
@@ -323,7 +358,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_sync(&mut Client(client), &slot).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_sync(&mut Client(client), &slot),
+        )
+        .await
     }
 
     async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
@@ -334,7 +373,11 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        extended::on_close(&mut Client(client), &slot, message).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            extended::on_close(&mut Client(client), &slot, message),
+        )
+        .await
     }
 
     async fn do_query<C>(
@@ -363,7 +406,11 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        copy::on_copy_data(&mut Client(client), &slot, &copy_data.data).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            copy::on_copy_data(&mut Client(client), &slot, &copy_data.data),
+        )
+        .await
     }
 
     async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
@@ -373,7 +420,11 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let slot = slot_of(client)?;
-        copy::on_copy_done(&mut Client(client), &slot).await
+        crate::tz::scope(
+            slot.zone.clone(),
+            copy::on_copy_done(&mut Client(client), &slot),
+        )
+        .await
     }
 
     async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
@@ -383,7 +434,14 @@ impl CopyHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         match slot_of(client) {
-            Ok(slot) => copy::on_copy_fail(&mut Client(client), &slot, &fail.message).await,
+            Ok(slot) => {
+                let zone = slot.zone.clone();
+                crate::tz::scope(
+                    zone,
+                    copy::on_copy_fail(&mut Client(client), &slot, &fail.message),
+                )
+                .await
+            }
             Err(e) => e,
         }
     }

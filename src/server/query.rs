@@ -21,7 +21,7 @@ use super::conn::{pump, stop_error, CancelWatch, Conn, ConnSlot, CopyState, Pump
 use super::wire::{self, Wire};
 use crate::engine::{Outcome, Statement, Subscription};
 use crate::error::{Error, Result};
-use crate::sql::CopyOptions;
+use crate::sql::{CopyFormat, CopyOptions};
 use crate::types::Value;
 
 /// What the caller must do after a run of statements.
@@ -40,16 +40,17 @@ pub(crate) fn is_empty_query(text: &str) -> bool {
 
 /// Handle a Query message.
 pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -> PgWireResult<()> {
-    let mut guard = slot.0.lock().await;
+    let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
     tracing::debug!(pid = conn.session.pid(), query = %text, "query");
+    conn.report_activity(Some(text));
     let mut watch = conn.start_query().await;
     if is_empty_query(text) {
         wire.feed(PgWireBackendMessage::EmptyQueryResponse(
             EmptyQueryResponse::new(),
         ))
         .await?;
-        return ready(wire, conn).await;
+        return ready(wire, slot, conn).await;
     }
     match conn.session.prepare(text) {
         Err(e) => fail(wire, conn, &e).await?,
@@ -65,22 +66,54 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
             }
         }
     }
-    ready(wire, conn).await
+    ready(wire, slot, conn).await
 }
 
-/// Send ReadyForQuery with the session's transaction status.
-pub(crate) async fn ready(wire: &mut dyn Wire, conn: &Conn) -> PgWireResult<()> {
+/// Send the notifications waiting for the session, then ReadyForQuery with the session's
+/// transaction status, and mark the connection idle (see `notify`). Inside a transaction
+/// block notifications wait for its end, as in PostgreSQL.
+pub(crate) async fn ready(
+    wire: &mut dyn Wire,
+    slot: &ConnSlot,
+    conn: &mut Conn,
+) -> PgWireResult<()> {
+    send_notifications(wire, conn).await?;
+    // Changed settings that clients track (TimeZone), just before ReadyForQuery as
+    // PostgreSQL reports them.
+    for (name, value) in conn.session.take_reported_settings() {
+        let status = pgwire::messages::startup::ParameterStatus::new(name, value);
+        wire.feed(PgWireBackendMessage::ParameterStatus(status))
+            .await?;
+    }
     let tx = wire::session_tx(&conn.session);
     wire.set_tx(tx);
     wire.set_state(PgWireConnectionState::ReadyForQuery);
     wire.feed(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(tx)))
         .await?;
-    wire.flush().await
+    wire.flush().await?;
+    conn.report_activity(None);
+    slot.set_idle(true);
+    Ok(())
+}
+
+/// Feed the session's waiting notifications, if no transaction block is open.
+pub(crate) async fn send_notifications(wire: &mut dyn Wire, conn: &Conn) -> PgWireResult<()> {
+    if conn.session.tx_status() != crate::engine::TxStatus::Idle {
+        return Ok(());
+    }
+    for n in conn.session.inbox().take_all() {
+        wire.feed(super::notify::message(n)).await?;
+    }
+    Ok(())
 }
 
 /// Report a statement's error and fail an open transaction block.
 pub(crate) async fn fail(wire: &mut dyn Wire, conn: &mut Conn, e: &Error) -> PgWireResult<()> {
-    tracing::debug!(pid = conn.session.pid(), "error: {e}");
+    tracing::info!(
+        pid = conn.session.pid(),
+        sqlstate = super::sqlstate(e),
+        "statement failed: {e}"
+    );
     conn.session.fail_transaction();
     wire.set_tx(wire::session_tx(&conn.session));
     wire.feed(wire::error_message(e)).await
@@ -205,7 +238,9 @@ pub(crate) async fn copy_out(
     watch: &mut CancelWatch,
 ) -> PgWireResult<Result<()>> {
     let ncols = sub.columns().len();
-    let response = CopyOutResponse::new(0, ncols as i16, vec![0; ncols]);
+    let binary = options.format == CopyFormat::Binary;
+    let format = i8::from(binary);
+    let response = CopyOutResponse::new(format, ncols as i16, vec![format as i16; ncols]);
     wire.feed(PgWireBackendMessage::CopyOutResponse(response))
         .await?;
     if options.header {
@@ -231,6 +266,17 @@ pub(crate) async fn copy_out(
     {
         PumpEnd::Failed(e) => Ok(Err(e)),
         PumpEnd::Ended | PumpEnd::Suspended => {
+            if binary {
+                // The trailer, after the header when no row carried it (PostgreSQL sends
+                // the header with the first row and the trailer in a message of its own).
+                let mut data = bytes::BytesMut::new();
+                if sent == 0 {
+                    super::encode::binary_copy_header(&mut data);
+                }
+                data.extend_from_slice(&(-1i16).to_be_bytes());
+                wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
+                    .await?;
+            }
             wire.feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
                 .await?;
             wire.feed(wire::complete_rows("COPY", sent)).await?;
@@ -248,8 +294,13 @@ pub(crate) async fn start_copy_in(
     rest: VecDeque<Statement>,
     extended: bool,
 ) -> PgWireResult<()> {
+    let mut sink = sink;
     let ncols = sink.column_count();
-    let response = CopyInResponse::new(0, ncols as i16, vec![0; ncols]);
+    let format = i8::from(sink.is_binary());
+    if sink.is_binary() {
+        sink.set_binary_decoder(super::encode::parse_binary);
+    }
+    let response = CopyInResponse::new(format, ncols as i16, vec![format as i16; ncols]);
     if let Some(old) = conn.copy.replace(CopyState {
         sink,
         rest,

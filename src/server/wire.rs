@@ -78,7 +78,10 @@ pub(crate) fn session_tx(session: &Session) -> TransactionStatus {
 
 /// An ErrorResponse for an engine error, with its SQLSTATE.
 pub(crate) fn error_info(e: &Error) -> ErrorInfo {
-    ErrorInfo::new("ERROR".into(), super::sqlstate(e).into(), e.to_string())
+    let mut info = ErrorInfo::new("ERROR".into(), super::sqlstate(e).into(), e.to_string());
+    info.position = e.position().map(|p| p.to_string());
+    info.hint = e.hint().map(str::to_string);
+    info
 }
 
 /// A protocol-level error that has no engine variant (unknown prepared statement, ...).

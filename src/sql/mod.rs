@@ -37,6 +37,7 @@ mod bind;
 mod parse;
 mod plan;
 
+pub use bind::stream_name_of;
 pub use plan::*;
 
 use crate::error::Result;

@@ -23,7 +23,7 @@ use sqlparser::dialect::{Dialect, PostgreSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-use super::plan::{FetchCount, TransactionOp};
+use super::plan::{FetchCount, SavepointOp, TransactionOp};
 use crate::error::{Error, Result};
 
 /// PostgreSQL's tokenizer rules, except that `COPY ... FROM STDIN;` is not followed by inline
@@ -139,11 +139,15 @@ pub(crate) enum Stmt {
         cursor: String,
         count: FetchCount,
         is_move: bool,
+        /// `WITH (timeout = '..')` as written (a number is seconds).
+        timeout: Option<String>,
     },
     /// `CLOSE name` / `CLOSE ALL`.
     Close(Option<String>),
     /// BEGIN, COMMIT, ROLLBACK and their synonyms.
     Transaction(TransactionOp),
+    /// SAVEPOINT, RELEASE, ROLLBACK TO.
+    Savepoint(SavepointOp),
     /// `SET` (`value` = `None` for RESET / DEFAULT).
     Set { name: String, value: Option<String> },
     /// `SHOW`.
@@ -167,6 +171,9 @@ pub(crate) struct ParsedStmt {
     pub text: String,
     pub stmt: Stmt,
     pub windows: Vec<RawWindow>,
+    /// The whole query string the statement came from: token locations, and so error
+    /// positions, count from its start.
+    pub source: std::sync::Arc<str>,
 }
 
 fn syntax_near(tok: &Token) -> Error {
@@ -206,16 +213,21 @@ pub(crate) fn map_parser_error(e: ParserError) -> Error {
 }
 
 /// Byte offset of a `Location` (1-based line and character column) in `text`.
-struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
 }
 
 impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Lines { text, starts }
+    }
+    /// PostgreSQL's error position of `loc`: 1-based, in characters from the start.
+    pub(crate) fn position(&self, loc: Location) -> u32 {
+        let byte = self.offset(loc).min(self.text.len());
+        self.text[..byte].chars().count() as u32 + 1
     }
     fn offset(&self, loc: Location) -> usize {
         let Some(&line_start) = self.starts.get(loc.line.saturating_sub(1) as usize) else {
@@ -250,7 +262,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
         let start = first.map(|l| lines.offset(l)).unwrap_or(end).min(end);
         let stmt_text = text[start..end].trim().to_string();
         let toks = std::mem::take(current);
-        out.push(parse_one(stmt_text, toks)?);
+        out.push(parse_one(stmt_text, toks, &lines)?);
         Ok(())
     };
     for tok in tokens {
@@ -279,6 +291,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
             text: String::new(),
             stmt: Stmt::Empty,
             windows: vec![],
+            source: text.into(),
         });
     }
     Ok(out)
@@ -382,8 +395,14 @@ impl Toks {
         }
         Ok(name)
     }
-    fn rest(self) -> Vec<TokenWithSpan> {
-        self.toks.into_iter().skip(self.i).collect()
+    /// The tokens not read yet, taken out (the cursor is then at the end).
+    fn take_rest(&mut self) -> Vec<TokenWithSpan> {
+        let i = self.i.min(self.toks.len());
+        self.toks.drain(i..).collect()
+    }
+    /// Where the next token starts, if there is one.
+    fn here(&self) -> Option<Location> {
+        self.toks.get(self.i).map(|t| t.span.start)
     }
 }
 
@@ -481,43 +500,78 @@ fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
     Ok(w)
 }
 
-fn parse_one(text: String, toks: Vec<TokenWithSpan>) -> Result<ParsedStmt> {
+fn parse_one(text: String, toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ParsedStmt> {
+    let end = toks.last().map(|t| t.span.end);
     let (toks, windows) = cut_windows(toks)?;
     let mut t = Toks::new(toks);
-    let first = match t.peek() {
-        Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-        _ => String::new(),
-    };
-    let stmt = match first.as_str() {
-        "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(&mut t)?,
-        "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(&mut t)?,
-        "FETCH" | "MOVE" => parse_fetch(&mut t)?,
-        "CLOSE" => parse_close(&mut t)?,
-        "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(&mut t)?,
-        "SET" => parse_set(&mut t)?,
-        "RESET" => parse_reset(&mut t)?,
-        "SHOW" => parse_show(&mut t)?,
-        "DECLARE" => parse_declare(&mut t)?,
-        "EXPLAIN" => parse_explain(&mut t)?,
-        _ => Stmt::Ast(Box::new(parse_sql(t.rest())?)),
-    };
+    let stmt = parse_stmt(&mut t, lines).map_err(|e| {
+        // An error of tcq's own parsing is at the token it stopped on (or the end).
+        if e.position().is_some() || !matches!(e.kind(), Error::Syntax(_)) {
+            return e;
+        }
+        match t.here().or(end) {
+            Some(loc) => e.at(lines.position(loc)),
+            None => e,
+        }
+    })?;
     Ok(ParsedStmt {
         text,
         stmt,
         windows,
+        source: lines.text.into(),
+    })
+}
+
+fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
+    let first = match t.peek() {
+        Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let t = &mut *t;
+    Ok(match first.as_str() {
+        "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
+        "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
+        "FETCH" | "MOVE" => parse_fetch(t)?,
+        "CLOSE" => parse_close(t)?,
+        "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(t)?,
+        "SAVEPOINT" | "RELEASE" => parse_savepoint(t)?,
+        "SET" => parse_set(t)?,
+        "RESET" => parse_reset(t)?,
+        "SHOW" => parse_show(t)?,
+        "DECLARE" => parse_declare(t, lines)?,
+        "EXPLAIN" => parse_explain(t, lines)?,
+        _ => Stmt::Ast(Box::new(parse_sql(t.take_rest(), lines)?)),
     })
 }
 
 /// Parse tokens as exactly one ordinary statement with sqlparser.
-fn parse_sql(toks: Vec<TokenWithSpan>) -> Result<ast::Statement> {
+fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> {
     let dialect = PostgreSqlDialect {};
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
-    let stmt = parser.parse_statement().map_err(map_parser_error)?;
+    let stmt = parser.parse_statement().map_err(|e| {
+        let at = parser_error_location(&e).map(|loc| lines.position(loc));
+        let e = map_parser_error(e);
+        match at {
+            Some(p) => e.at(p),
+            None => e,
+        }
+    })?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
-        return Err(syntax_near(&next.token));
+        return Err(syntax_near(&next.token).at(lines.position(next.span.start)));
     }
     Ok(stmt)
+}
+
+/// The `Line: l, Column: c` sqlparser writes at the end of its messages.
+fn parser_error_location(e: &ParserError) -> Option<Location> {
+    let (ParserError::ParserError(m) | ParserError::TokenizerError(m)) = e else {
+        return None;
+    };
+    let rest = &m[m.rfind(" at Line: ")? + 10..];
+    let (line, column) = rest.split_once(", Column: ")?;
+    let column: String = column.chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some(Location::new(line.parse().ok()?, column.parse().ok()?))
 }
 
 fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
@@ -666,11 +720,25 @@ fn parse_fetch(t: &mut Toks) -> Result<Stmt> {
     }
     let _ = t.eat_word("FROM") || t.eat_word("IN");
     let cursor = t.ident()?;
+    let mut timeout = None;
+    if !is_move && t.eat_word("WITH") {
+        // Materialize's `WITH (timeout = '1s')`: the one option FETCH takes.
+        t.expect(&Token::LParen)?;
+        t.expect_word("TIMEOUT")?;
+        let _ = t.eat(&Token::Eq);
+        let tok = t.next();
+        timeout = Some(match &tok {
+            Token::Number(n, _) => format!("{n} seconds"),
+            other => string_literal(other).ok_or_else(|| syntax_near(other))?,
+        });
+        t.expect(&Token::RParen)?;
+    }
     t.expect_end()?;
     Ok(Stmt::Fetch {
         cursor,
         count,
         is_move,
+        timeout,
     })
 }
 
@@ -705,10 +773,11 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         _ => TransactionOp::Rollback,
     };
     let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
-    if op == TransactionOp::Rollback && t.is_word("TO") {
-        return Err(Error::FeatureNotSupported(
-            "savepoints are not supported".into(),
-        ));
+    if op == TransactionOp::Rollback && t.eat_word("TO") {
+        let _ = t.eat_word("SAVEPOINT");
+        let name = t.ident()?;
+        t.expect_end()?;
+        return Ok(Stmt::Savepoint(SavepointOp::RollbackTo(name)));
     }
     if t.eat_word("AND") {
         let _ = t.eat_word("NO");
@@ -716,6 +785,19 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
     }
     t.expect_end()?;
     Ok(Stmt::Transaction(op))
+}
+
+/// `SAVEPOINT name` and `RELEASE [SAVEPOINT] name`.
+fn parse_savepoint(t: &mut Toks) -> Result<Stmt> {
+    let op = if t.eat_word("SAVEPOINT") {
+        SavepointOp::Define(t.ident()?)
+    } else {
+        t.expect_word("RELEASE")?;
+        let _ = t.eat_word("SAVEPOINT");
+        SavepointOp::Release(t.ident()?)
+    };
+    t.expect_end()?;
+    Ok(Stmt::Savepoint(op))
 }
 
 /// A setting's value tokens as text: strings unquoted, words as written, lists joined.
@@ -820,7 +902,7 @@ fn parse_show(t: &mut Toks) -> Result<Stmt> {
     Ok(Stmt::Show(name))
 }
 
-fn parse_declare(t: &mut Toks) -> Result<Stmt> {
+fn parse_declare(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     t.expect_word("DECLARE")?;
     let cursor = t.ident()?;
     let _ = t.eat_word("BINARY");
@@ -841,7 +923,7 @@ fn parse_declare(t: &mut Toks) -> Result<Stmt> {
         t.expect_word("HOLD")?;
     }
     t.expect_word("FOR")?;
-    let statement = Box::new(parse_sql(std::mem::replace(t, Toks::new(vec![])).rest())?);
+    let statement = Box::new(parse_sql(t.take_rest(), lines)?);
     Ok(Stmt::Declare {
         cursor,
         statement,
@@ -868,7 +950,7 @@ fn explain_bool(t: &mut Toks) -> Result<bool> {
     }
 }
 
-fn parse_explain(t: &mut Toks) -> Result<Stmt> {
+fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     t.expect_word("EXPLAIN")?;
     let mut options = RawExplain::default();
     if t.eat(&Token::LParen) {
@@ -910,13 +992,28 @@ fn parse_explain(t: &mut Toks) -> Result<Stmt> {
         options.analyze = t.eat_word("ANALYZE") || t.eat_word("ANALYSE");
         options.verbose = t.eat_word("VERBOSE");
     }
-    let statement = Box::new(parse_sql(std::mem::replace(t, Toks::new(vec![])).rest())?);
+    let statement = Box::new(parse_sql(t.take_rest(), lines)?);
     Ok(Stmt::Explain { options, statement })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Errors without their position, which `error_positions_count_characters` tests.
+    fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
+        super::parse_all(text).map_err(|e| e.kind().clone())
+    }
+
+    #[test]
+    fn error_positions_count_characters() {
+        let pos = |sql: &str| super::parse_all(sql).unwrap_err().position();
+        assert_eq!(pos("SELECT 1 +"), Some(11));
+        // `FRM` reads as an alias of `é`, so the error is at `x`: second line, wide char.
+        assert_eq!(pos("SELECT 1;\nSELECT é FRM x"), Some(24));
+        assert_eq!(pos("CREATE STREAM s (a int) TYPE FOO"), Some(30));
+        assert_eq!(pos("SELECT 1 2"), Some(10));
+    }
 
     fn one(sql: &str) -> ParsedStmt {
         let mut v = parse_all(sql).unwrap();
@@ -1044,7 +1141,7 @@ mod tests {
             matches!(one("DROP STREAM IF EXISTS a, b.c").stmt, Stmt::DropStream { ref names, if_exists: true } if names == &["a", "b.c"])
         );
         assert!(
-            matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false } if cursor == "c")
+            matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false, .. } if cursor == "c")
         );
         assert!(matches!(
             one("FETCH 10 FROM c").stmt,

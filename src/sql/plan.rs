@@ -65,6 +65,10 @@ pub enum Plan {
         count: FetchCount,
         /// `MOVE`: skip the rows, send none; the tag is `MOVE n`.
         is_move: bool,
+        /// `WITH (timeout = '1s')` (Materialize's syntax), in microseconds: return the rows
+        /// that arrived within this long, even fewer than asked for. `None` waits until the
+        /// count is reached or the query ends.
+        timeout_us: Option<i64>,
     },
     /// `CLOSE name` (`Some`) or `CLOSE ALL` (`None`).
     Close {
@@ -88,10 +92,17 @@ pub enum Plan {
     /// `SELECT tcq_advance('stream', timestamp)`: a heartbeat that moves an idle stream's
     /// time forward (DESIGN.md section 2).
     Advance {
-        /// Stream name, normalised.
-        stream: String,
-        /// The new time of the stream, microseconds since the epoch.
+        /// The stream's name, a `text` expression over no input row (a literal or `$n`);
+        /// evaluated once, then normalised as an identifier (lower-cased unless quoted).
+        stream: Expr,
+        /// The new time of the stream: a timestamp or text; the engine casts it to the
+        /// stream's time type.
         time_expr: Expr,
+        /// Types of `$1..$n`.
+        param_types: Vec<DataType>,
+        /// The result's type: the stream's time type when the name is a literal,
+        /// `timestamp` otherwise (the stream is only known at execution).
+        result_type: DataType,
     },
     /// `DEALLOCATE [PREPARE] name` (`Some`) or `DEALLOCATE ALL` (`None`): drivers send it
     /// to drop their server-side prepared statements.
@@ -99,8 +110,92 @@ pub enum Plan {
         /// The statement name, or `None` for ALL.
         name: Option<String>,
     },
+    /// `SAVEPOINT name`, `RELEASE [SAVEPOINT] name`, `ROLLBACK [WORK] TO [SAVEPOINT] name`.
+    /// Ingest is not transactional, so a savepoint marks cursors and queued notifications,
+    /// never tuples (see the engine's session).
+    Savepoint(SavepointOp),
+    /// `LISTEN channel`.
+    Listen {
+        /// Channel name, normalised.
+        channel: String,
+    },
+    /// `UNLISTEN channel` (`Some`) or `UNLISTEN *` (`None`).
+    Unlisten {
+        /// The channel, or `None` for all.
+        channel: Option<String>,
+    },
+    /// `NOTIFY channel [, 'payload']`.
+    Notify {
+        /// Channel name, normalised.
+        channel: String,
+        /// The payload, `""` when none is given.
+        payload: String,
+    },
+    /// `DISCARD ALL | PLANS | SEQUENCES | TEMP`.
+    Discard {
+        /// `ALL`: reset the whole session state; the others have nothing to discard here.
+        all: bool,
+        /// The command tag (`DISCARD ALL`, `DISCARD PLANS`, ...).
+        tag: String,
+    },
+    /// `SELECT f(args) [AS name]` for a function with an effect on the session or the
+    /// server (advisory locks, `pg_notify`, `pg_cancel_backend`): the engine runs it, once.
+    SessionCall {
+        /// Which function.
+        func: SessionFunc,
+        /// Its arguments, typed as the function takes them, over no input row.
+        args: Vec<Expr>,
+        /// The result column (the function's name or the alias), typed.
+        column: Column,
+        /// Types of `$1..$n`.
+        param_types: Vec<DataType>,
+    },
     /// An empty query string (`;`).
     Empty,
+}
+
+/// Savepoint commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SavepointOp {
+    /// `SAVEPOINT name`.
+    Define(String),
+    /// `RELEASE [SAVEPOINT] name`.
+    Release(String),
+    /// `ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name`.
+    RollbackTo(String),
+}
+
+/// Functions the engine runs for their effect, as `SELECT f(args)` without FROM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionFunc {
+    /// `pg_advisory_lock(key)` / `(k1, k2)`: waits for an exclusive session lock; `void`.
+    AdvisoryLock,
+    /// `pg_advisory_lock_shared`: waits for a shared session lock; `void`.
+    AdvisoryLockShared,
+    /// `pg_try_advisory_lock`: takes an exclusive session lock if free; `boolean`.
+    TryAdvisoryLock,
+    /// `pg_try_advisory_lock_shared`; `boolean`.
+    TryAdvisoryLockShared,
+    /// `pg_advisory_xact_lock`: an exclusive lock released at the end of the transaction.
+    AdvisoryXactLock,
+    /// `pg_advisory_xact_lock_shared`.
+    AdvisoryXactLockShared,
+    /// `pg_try_advisory_xact_lock`; `boolean`.
+    TryAdvisoryXactLock,
+    /// `pg_try_advisory_xact_lock_shared`; `boolean`.
+    TryAdvisoryXactLockShared,
+    /// `pg_advisory_unlock`: releases one hold of an exclusive session lock; `boolean`.
+    AdvisoryUnlock,
+    /// `pg_advisory_unlock_shared`; `boolean`.
+    AdvisoryUnlockShared,
+    /// `pg_advisory_unlock_all()`: releases every session lock the session holds; `void`.
+    AdvisoryUnlockAll,
+    /// `pg_notify(channel, payload)`: NOTIFY with computed arguments; `void`.
+    Notify,
+    /// `pg_cancel_backend(pid)`: cancel that session's running statement; `boolean`.
+    CancelBackend,
+    /// `pg_terminate_backend(pid)`: end that session's connection; `boolean`.
+    TerminateBackend,
 }
 
 /// `CREATE STREAM`.
@@ -146,7 +241,7 @@ pub struct CopyFrom {
 /// COPY's format options, with PostgreSQL's defaults per format.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyOptions {
-    /// text, csv (binary is refused with 0A000).
+    /// text, csv or binary.
     pub format: CopyFormat,
     /// `HEADER`: the first line names columns (csv and text).
     pub header: bool,
@@ -164,7 +259,7 @@ impl CopyOptions {
     /// PostgreSQL's defaults for `format`.
     pub fn defaults(format: CopyFormat) -> CopyOptions {
         match format {
-            CopyFormat::Text => CopyOptions {
+            CopyFormat::Text | CopyFormat::Binary => CopyOptions {
                 format,
                 header: false,
                 delimiter: b'\t',
@@ -191,6 +286,9 @@ pub enum CopyFormat {
     Text,
     /// CSV.
     Csv,
+    /// PostgreSQL's binary format: a signature header, per tuple a field count and
+    /// length-prefixed fields in each type's binary (`send`) encoding, a -1 trailer.
+    Binary,
 }
 
 /// EXPLAIN options.
@@ -569,6 +667,9 @@ pub enum ScalarFunc {
     CurrentSetting,
     /// `pg_backend_pid()`
     BackendPid,
+    /// `timezone(zone, ts)`, `ts AT TIME ZONE zone`: a timestamptz as the wall time in
+    /// `zone` (a timestamp), or a timestamp read as wall time in `zone` (a timestamptz).
+    Timezone,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.
@@ -577,4 +678,8 @@ pub trait SchemaProvider {
     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)>;
     /// The columns of system view `name` (normalised), e.g. `tcq_streams`.
     fn system_view(&self, name: &str) -> Option<Vec<Column>>;
+    /// Every stream's name, for the "Perhaps you meant" hint of a misspelled one.
+    fn stream_names(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -1,0 +1,94 @@
+//! Sending LISTEN notifications to a client, as PostgreSQL does: just before ReadyForQuery
+//! when no transaction block is open, and at once while the client is idle.
+//!
+//! The second needs a write to the socket while pgwire's loop is waiting for the client's
+//! next message, which pgwire offers no way to do. Each connection therefore gets a
+//! delivery task with its own duplicate of the socket's descriptor (see
+//! `Handler::prepare_socket`). It writes only when the connection is idle, which
+//! [`ConnSlot`] tracks: every handler marks the connection busy on entry, before it takes
+//! the connection lock, and [`super::query::ready`] marks it idle after ReadyForQuery is
+//! flushed. The task writes while holding the connection lock and only between whole
+//! messages (pgwire's write buffer is empty after that flush), so a handler's messages and
+//! a notification never interleave.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use pgwire::messages::response::NotificationResponse;
+use pgwire::messages::PgWireBackendMessage;
+use tokio::io::AsyncWriteExt;
+
+use super::conn::ConnSlot;
+use crate::engine::coord::{Inbox, Notification};
+use crate::engine::TxStatus;
+
+/// How long an idle client may leave a notification unread in its socket before the
+/// connection is closed (half a message may be on the wire by then).
+pub(crate) const CLIENT_WRITE_STALL: Duration = Duration::from_secs(10);
+
+/// The NotificationResponse message for `n`.
+pub(crate) fn message(n: Notification) -> PgWireBackendMessage {
+    PgWireBackendMessage::NotificationResponse(NotificationResponse::new(
+        n.pid, n.channel, n.payload,
+    ))
+}
+
+/// Deliver `inbox` to the client on `writer` whenever the connection is idle, until the
+/// session ends. A client that does not read its socket for `stall` loses its connection:
+/// half a notification may be on the wire, and nothing else can be written after it.
+pub(crate) async fn deliver_when_idle(
+    slot: Weak<ConnSlot>,
+    inbox: Arc<Inbox>,
+    writer: std::net::TcpStream,
+    stall: Duration,
+) {
+    let Ok(mut writer) = tokio::net::TcpStream::from_std(writer) else {
+        return;
+    };
+    while inbox.wait().await {
+        let Some(slot) = slot.upgrade() else {
+            return;
+        };
+        let conn = slot.conn.lock().await;
+        if !slot.is_idle() || conn.session.tx_status() != TxStatus::Idle {
+            // Sent by the next ReadyForQuery instead.
+            continue;
+        }
+        let mut buf = BytesMut::new();
+        for n in inbox.take_all() {
+            if message(n).encode(&mut buf).is_err() {
+                return;
+            }
+        }
+        match tokio::time::timeout(stall, writer.write_all(&buf)).await {
+            Ok(Ok(())) => {}
+            _ => {
+                let _ = writer.shutdown().await;
+                return;
+            }
+        }
+    }
+}
+
+/// How the engine's `pg_cancel_backend` and `pg_terminate_backend` reach this connection:
+/// a cancel fires the connection's cancel handle, as a CancelRequest does; a terminate also
+/// shuts the socket down both ways, which ends the connection whether it is idle (pgwire's
+/// read sees the end) or running a statement (its writes fail).
+pub(crate) fn backend_signal(
+    handle: Arc<pgwire::api::ConnectionHandle>,
+    socket: Option<std::net::TcpStream>,
+) -> crate::engine::backends::SignalFn {
+    use crate::engine::backends::Signal;
+    Box::new(move |signal| {
+        let handle = handle.clone();
+        tokio::spawn(async move { handle.cancel().await });
+        if signal == Signal::Terminate {
+            tracing::info!("terminating a connection at a client's request");
+            if let Some(s) = &socket {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        true
+    })
+}

@@ -18,6 +18,7 @@
 mod catalog;
 mod copy;
 mod explain;
+mod join;
 mod pgcompat;
 mod session;
 mod spill;

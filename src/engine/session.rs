@@ -469,7 +469,9 @@ impl Session {
                     .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
             }
             Source::Nothing => vec![vec![]],
-            Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
+            Source::Stream { .. } | Source::Join { .. } => {
+                unreachable!("continuous queries are subscribed")
+            }
         };
         Ok((q.columns.clone(), run_finite(q, input, params, Some(self))?))
     }
@@ -734,6 +736,9 @@ pub(crate) async fn register(
     q: Query,
     params: &[Value],
 ) -> Result<Subscription> {
+    if matches!(q.source, Source::Join { .. }) {
+        return super::join::register(engine, q, params).await;
+    }
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();

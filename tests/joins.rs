@@ -443,3 +443,87 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
         ]
     );
 }
+
+/// The join of `a` and `b` the client-path tests read, and what it emits for [`FEED`].
+const JOIN: &str = "SELECT a.k, count(*) AS n, sum(v * w) AS s, wtime(*) FROM \
+                    a [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] \
+                    JOIN b [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] ON a.k = b.k \
+                    GROUP BY a.k ORDER BY a.k";
+
+const FEED: &str = "INSERT INTO a VALUES ('2001-01-01 00:00:01', 'x', 2), ('2001-01-01 00:00:02', 'y', 3); \
+                    INSERT INTO b VALUES ('2001-01-01 00:00:03', 'x', 5), ('2001-01-01 00:00:04', 'x', 7), \
+                                         ('2001-01-01 00:00:05', 'y', 1); \
+                    INSERT INTO a VALUES ('2001-01-01 00:00:12', 'x', 1); \
+                    INSERT INTO b VALUES ('2001-01-01 00:00:11', 'x', 1)";
+
+#[tokio::test]
+async fn a_driver_reads_a_join_with_the_extended_protocol_and_typed_values() {
+    use futures::StreamExt;
+    let port = start_server();
+    let reader = connect(port).await;
+    let feeder = connect(port).await;
+    exec(&reader, STREAMS).await;
+    let got = tokio::time::timeout(Duration::from_secs(30), async {
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![];
+        let stream = reader.query_raw(JOIN, params).await.unwrap();
+        futures::pin_mut!(stream);
+        wait_for_queries(&feeder, 1).await;
+        exec(&feeder, FEED).await;
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            let row = stream.next().await.expect("row").expect("no error");
+            got.push((
+                row.get::<_, String>(0),
+                row.get::<_, i64>(1),
+                row.get::<_, i64>(2),
+            ));
+        }
+        got
+    })
+    .await
+    .expect("the join's rows arrive while it runs");
+    // [0,10): x joins 2*5 + 2*7 = 24 over 2 pairs; y 3*1 over 1.
+    assert_eq!(got, vec![("x".to_string(), 2, 24), ("y".to_string(), 1, 3)]);
+}
+
+#[tokio::test]
+async fn psql_copy_to_stdout_prints_a_join_as_windows_close() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAMS).await;
+    let child = std::process::Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "tcq",
+            "-d",
+            "tcq",
+            "-X",
+            "-c",
+            &format!("COPY ({JOIN}) TO STDOUT WITH (FORMAT csv)"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(child) = child else {
+        eprintln!("psql is not installed: skipping the psql COPY TO STDOUT test");
+        return;
+    };
+    wait_for_queries(&c, 1).await;
+    exec(&c, FEED).await;
+    // Dropping a stream of the join ends the query (and psql) after the rows emitted.
+    exec(&c, "DROP STREAM b").await;
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .expect("psql ends once the join's stream is dropped");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "x,2,24,2001-01-01 00:00:10\ny,1,3,2001-01-01 00:00:10\n",
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -2,7 +2,7 @@
 //! streams (and self-joins), random windows (tumbling, hopping, jumping; explicit START AT
 //! offsets or the epoch grid), random predicates (equi-joins, general comparisons, both, a
 //! filter on one side only) and random arrival interleavings with late tuples, fed through
-//! INSERT and COPY in turn, against a naive reference written here from DESIGN.md section 2.
+//! INSERT and COPY in turn, some inputs with a SLACK, against a naive reference written here from DESIGN.md section 2.
 //!
 //! The reference knows nothing of birth and death: it walks the arrivals in order, keeps
 //! each stream's time and the global time (their minimum), and at every slide event (every
@@ -49,8 +49,10 @@ fn ts(s: i64) -> String {
 struct Win {
     range: i64,
     slide: i64,
-    /// `Some(o)`: START AT o (seconds after BASE); `None`: START AT 'epoch'.
+    /// `Some(o)`: START AT o (seconds after 2001-01-01); `None`: START AT 'epoch'.
     start: Option<i64>,
+    /// SLACK in seconds, when given.
+    slack: Option<i64>,
 }
 
 impl Win {
@@ -59,8 +61,11 @@ impl Win {
             Some(o) => format!("'{}'", ts(o)),
             None => "'epoch'".into(),
         };
+        let slack = self
+            .slack
+            .map_or(String::new(), |s| format!(" SLACK '{s} seconds'"));
         format!(
-            "[RANGE BY '{} seconds' SLIDE BY '{} seconds' START AT {start}]",
+            "[RANGE BY '{} seconds' SLIDE BY '{} seconds' START AT {start}{slack}]",
             self.range, self.slide
         )
     }
@@ -134,14 +139,19 @@ impl Case {
     /// The rows the join must emit, as `|`-joined text, in emission order.
     fn reference(&self) -> Vec<String> {
         let ns = self.nstreams();
+        // A stream's time is its highest timestamp minus the largest SLACK of its inputs.
+        let mut slack = vec![0; ns];
+        for (s, w) in &self.inputs {
+            slack[*s] = slack[*s].max(w.slack.unwrap_or(0));
+        }
         let mut times: Vec<Option<i64>> = vec![None; ns];
         let mut global: Option<i64> = None;
         let mut next_m: Vec<i64> = Vec::new();
         let mut seen: Vec<(usize, i64, char, i64)> = Vec::new();
         let mut out = Vec::new();
         for &(s, t, k, v) in &self.tuples {
-            if times[s].is_none_or(|x| t > x) {
-                times[s] = Some(t);
+            if times[s].is_none_or(|x| t - slack[s] > x) {
+                times[s] = Some(t - slack[s]);
             }
             let g = times.iter().copied().min().flatten();
             if let Some(g) = g {
@@ -289,10 +299,12 @@ fn random_window(rng: &mut Rng) -> Win {
         _ => (slide - 1).max(1),
     };
     let start = (rng.below(3) > 0).then(|| rng.below(4));
+    let slack = (rng.below(4) == 0).then(|| rng.below(4));
     Win {
         range,
         slide,
         start,
+        slack,
     }
 }
 

@@ -40,6 +40,8 @@ pub(crate) struct Stream {
     pub columns: Vec<Column>,
     pub ts_col: Option<usize>,
     pub archived: bool,
+    /// `WITH (slack = ...)`: the default SLACK of windows over this stream, microseconds.
+    pub slack_us: i64,
     pub stats: Mutex<StreamStats>,
     pub queries: Mutex<Vec<Arc<RunningQuery>>>,
     /// The feeds of the join queries reading this stream.
@@ -72,6 +74,7 @@ impl Stream {
         columns: Vec<Column>,
         ts_col: Option<usize>,
         archived: bool,
+        slack_us: i64,
         stall: std::time::Duration,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
@@ -81,6 +84,7 @@ impl Stream {
             columns,
             ts_col,
             archived,
+            slack_us,
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
             joins: Mutex::new(Vec::new()),

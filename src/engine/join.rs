@@ -190,12 +190,16 @@ pub(crate) fn build(
             format!("{} AS {}", input.stream, input.alias)
         });
     }
+    let mut slacks = vec![Vec::new(); streams.len()];
+    for (input, plan) in inputs.iter().zip(&plans) {
+        slacks[plan.stream].push(input.window);
+    }
     let tz = streams.iter().any(|s| {
         s.ts_col
             .is_none_or(|c| s.columns[c].data_type == DataType::TimestampTz)
     });
     let limits = engine.limits();
-    let exec = JoinExec::new(
+    let mut exec = JoinExec::new(
         q,
         plans,
         streams.len(),
@@ -208,6 +212,9 @@ pub(crate) fn build(
         },
         limits.live_tuples_max,
     )?;
+    for (i, (s, windows)) in streams.iter().zip(&slacks).enumerate() {
+        exec.set_slack(i, super::session::query_slack_us(windows, s.slack_us));
+    }
     Ok((exec, streams, names))
 }
 

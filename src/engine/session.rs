@@ -373,6 +373,7 @@ impl Session {
             c.columns,
             c.timestamp_column,
             c.archived,
+            c.slack_us,
             self.engine.catalog.stall,
         );
         streams.insert(c.name, stream);
@@ -704,6 +705,7 @@ pub(crate) fn build_exec(
     eta: Option<f64>,
 ) -> Result<QueryExec> {
     let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
+    let slack_us = query_slack_us(&q.windows, stream.slack_us);
     let limits = engine.limits();
     let plan = plan_windows(
         &q,
@@ -718,7 +720,7 @@ pub(crate) fn build_exec(
         open_instances_max: limits.open_instances_max,
         empty_slide_events_max: limits.empty_slide_events_max,
     };
-    QueryExec::new(
+    let mut exec = QueryExec::new(
         q,
         windows,
         cutoffs,
@@ -727,7 +729,19 @@ pub(crate) fn build_exec(
         tz,
         exec_limits,
         limits.live_tuples_max,
-    )
+    )?;
+    exec.set_slack(slack_us);
+    Ok(exec)
+}
+
+/// The SLACK a query applies to one stream: the largest its window clauses over that stream
+/// give, each defaulting to the stream's `WITH (slack = ...)`.
+pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> i64 {
+    windows
+        .iter()
+        .map(|w| w.slack_us.unwrap_or(stream_default_us))
+        .max()
+        .unwrap_or(stream_default_us)
 }
 
 /// Register a continuous query on its stream.

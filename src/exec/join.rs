@@ -200,6 +200,8 @@ pub struct JoinExec {
     rows_left: Option<u64>,
     done: bool,
     clock_us: i64,
+    /// Per stream: SLACK, subtracted from its timestamps to give its time.
+    slack_us: Vec<i64>,
 }
 
 /// Dictionary size below which group ids are never compacted.
@@ -301,7 +303,14 @@ impl JoinExec {
             live_tuples_max,
             stats: QueryStats::default(),
             clock_us: crate::time::now_us(),
+            slack_us: vec![0; nstreams],
         })
+    }
+
+    /// Tolerate tuples of stream `stream` up to `slack_us` behind its time: the stream's
+    /// time becomes its highest timestamp minus the slack (`SLACK`, `WITH (slack = ...)`).
+    pub fn set_slack(&mut self, stream: usize, slack_us: i64) {
+        self.slack_us[stream] = slack_us.max(0);
     }
 
     /// Counters for `tcq_queries`; `now_us` is the query's global current time.
@@ -309,7 +318,8 @@ impl JoinExec {
         &self.stats
     }
 
-    /// Each stream's time (the highest timestamp it has delivered), by stream index.
+    /// Each stream's time (the highest timestamp it has delivered, minus its SLACK), by
+    /// stream index.
     pub fn stream_times(&self) -> &[Option<i64>] {
         &self.stream_times
     }
@@ -361,6 +371,7 @@ impl JoinExec {
     }
 
     fn move_stream(&mut self, stream: usize, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+        let t_us = t_us.saturating_sub(self.slack_us[stream]);
         let st = &mut self.stream_times[stream];
         if st.is_some_and(|now| now >= t_us) {
             return Ok(());

@@ -676,7 +676,14 @@ impl<'a> Binder<'a> {
                 columns,
                 archived,
                 if_not_exists,
-            } => self.create_stream(name, columns, *archived, *if_not_exists),
+                slack,
+            } => {
+                let slack_us = match slack {
+                    Some(s) => slack_length(s)?,
+                    None => 0,
+                };
+                self.create_stream(name, columns, *archived, *if_not_exists, slack_us)
+            }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
                 names: names.clone(),
                 if_exists: *if_exists,
@@ -756,6 +763,7 @@ impl<'a> Binder<'a> {
         raw: &[super::parse::RawColumn],
         archived: bool,
         if_not_exists: bool,
+        slack_us: i64,
     ) -> Result<Plan> {
         let mut columns: Vec<Column> = Vec::with_capacity(raw.len());
         let mut timestamp_column = None;
@@ -790,6 +798,7 @@ impl<'a> Binder<'a> {
             timestamp_column,
             archived,
             if_not_exists,
+            slack_us,
         }))
     }
 
@@ -3036,11 +3045,30 @@ fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
             crate::time::parse_timestamp(s)?
         }),
     };
+    let slack_us = w.slack.as_deref().map(slack_length).transpose()?;
     Ok(WindowSpec {
         range_us,
         slide_us,
         start,
+        slack_us,
     })
+}
+
+/// A SLACK interval: fixed length, not negative. Errors: 22023.
+fn slack_length(text: &str) -> Result<i64> {
+    let iv = crate::time::parse_interval(text)?;
+    if iv.months != 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "SLACK '{text}' has no fixed length: months and years vary in length; use days, hours, minutes or seconds"
+        )));
+    }
+    let us = crate::time::fixed_length_us(&iv)?;
+    if us < 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "SLACK must not be negative, not '{text}'"
+        )));
+    }
+    Ok(us)
 }
 
 /// COPY's options, both the parenthesised list and the legacy `WITH CSV HEADER` forms.
@@ -3320,7 +3348,8 @@ mod tests {
             vec![WindowSpec {
                 range_us: HOUR,
                 slide_us: HOUR / 6,
-                start: StartSpec::Default
+                start: StartSpec::Default,
+                slack_us: None,
             }]
         );
         let agg = q.aggregate.as_ref().unwrap();
@@ -3383,7 +3412,8 @@ mod tests {
             WindowSpec {
                 range_us: 48 * HOUR,
                 slide_us: 48 * HOUR,
-                start: StartSpec::Epoch
+                start: StartSpec::Epoch,
+                slack_us: None,
             }
         );
         let q = query("SELECT count(*) FROM flights AS f [RANGE BY '00:05:00' SLIDE BY '1 hour 30 minutes' START AT '2001-01-01 00:00:00'] [RANGE BY '10 seconds']");
@@ -3393,7 +3423,8 @@ mod tests {
             WindowSpec {
                 range_us: 300_000_000,
                 slide_us: 90 * 60_000_000,
-                start: StartSpec::At(978_307_200_000_000)
+                start: StartSpec::At(978_307_200_000_000),
+                slack_us: None,
             }
         );
         assert_eq!(q.windows[1].range_us, 10_000_000);

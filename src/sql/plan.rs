@@ -116,6 +116,8 @@ pub struct CreateStream {
     pub archived: bool,
     /// `IF NOT EXISTS`.
     pub if_not_exists: bool,
+    /// `WITH (slack = '...')`: the default SLACK of windows over this stream, microseconds.
+    pub slack_us: i64,
 }
 
 /// `INSERT INTO`.
@@ -329,6 +331,8 @@ pub struct WindowSpec {
     pub slide_us: i64,
     /// START AT.
     pub start: StartSpec,
+    /// SLACK, microseconds, >= 0; `None` takes the stream's default (`WITH (slack = ...)`).
+    pub slack_us: Option<i64>,
 }
 
 /// START AT as written.

@@ -170,9 +170,6 @@ enum Mode {
     },
 }
 
-/// A join tuple found by a probe: the full row, its birth and death.
-type JoinTuple = (Vec<Value>, i64, i64);
-
 /// A registered join query's executor. Knows nothing of sockets or channels.
 pub struct JoinExec {
     query: Query,
@@ -185,9 +182,18 @@ pub struct JoinExec {
     stream_inputs: Vec<Vec<usize>>,
     started: bool,
     last_event: Option<i64>,
-    /// Predicates over the joined row that are checked once a join tuple is complete.
+    /// Predicates checked once a join tuple is complete, over its compact row.
     residual: Vec<Expr>,
-    width: usize,
+    /// The columns of the joined row that the fold reads, as (input, column of its row):
+    /// a join tuple is materialised as these values only (its *compact row*). Residual
+    /// predicates, group keys and aggregate arguments are rewritten over it.
+    needed: Vec<(usize, usize)>,
+    /// Compact rows of the join tuples a probe found, concatenated, with their birth and
+    /// death (buffers reused across tuples).
+    found_rows: Vec<Value>,
+    found_times: Vec<(i64, i64)>,
+    keybuf: Vec<Value>,
+    argbuf: Vec<Value>,
     /// `(range, slide)` when every input's window has the same range, slide and grid, so
     /// that wstart(*), wrange(*) and wslide(*) have one meaning.
     grid: Option<(i64, i64)>,
@@ -227,7 +233,7 @@ impl JoinExec {
             return Err(Error::Internal("a join executor needs a join".into()));
         };
         assert_eq!(sources.len(), inputs.len(), "one plan per join input");
-        let width = sources.iter().map(|s| s.columns.len()).sum();
+        let width: usize = sources.iter().map(|s| s.columns.len()).sum();
         let mut runs: Vec<Input> = Vec::with_capacity(inputs.len());
         let mut stream_inputs = vec![Vec::new(); nstreams];
         for (i, (plan, src)) in inputs.iter().zip(sources).enumerate() {
@@ -257,7 +263,46 @@ impl JoinExec {
                 "wstart(*), wrange(*) and wslide(*) in a join need every stream under the same window (same RANGE BY, SLIDE BY and grid); wtime(*) is the slide event's instant".into(),
             ));
         }
-        let residual = plan_predicates(&query, &mut runs);
+        let mut residual = plan_predicates(&query, &mut runs);
+        // The compact row: with aggregates, only the columns the fold reads; without, the
+        // whole joined row (the projection reads it at emission).
+        let mut group_by: Vec<Expr> = query
+            .aggregate
+            .as_ref()
+            .map_or(Vec::new(), |a| a.group_by.clone());
+        let mut args: Vec<Option<Expr>> = query
+            .aggregate
+            .as_ref()
+            .map_or(Vec::new(), |a| a.calls.iter().map(|c| c.arg.clone()).collect());
+        let needed_global: Vec<usize> = if query.aggregate.is_some() {
+            let mut cols = Vec::new();
+            for e in residual.iter().chain(&group_by).chain(args.iter().flatten()) {
+                walk(e, &mut |x| {
+                    if let Expr::Column(c) = x {
+                        cols.push(*c);
+                    }
+                });
+            }
+            cols.sort_unstable();
+            cols.dedup();
+            let compact = |c: usize| cols.binary_search(&c).expect("a column read is kept");
+            for e in residual.iter_mut().chain(&mut group_by).chain(args.iter_mut().flatten()) {
+                *e = map_columns(e, &compact);
+            }
+            cols
+        } else {
+            (0..width).collect()
+        };
+        let needed = needed_global
+            .iter()
+            .map(|&c| {
+                let i = runs
+                    .iter()
+                    .position(|r| c >= r.offset && c < r.offset + r.ncols)
+                    .expect("every column belongs to an input");
+                (i, c - runs[i].offset)
+            })
+            .collect();
         let (mode, emit_empty) = match &query.aggregate {
             Some(agg) => (
                 Mode::Agg {
@@ -266,8 +311,8 @@ impl JoinExec {
                         .iter()
                         .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
                         .collect(),
-                    group_by: agg.group_by.clone(),
-                    args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
+                    group_by,
+                    args,
                     dict: GroupDict::new(agg.group_by.len()),
                     compact_at: COMPACT_MIN,
                     buckets: BTreeMap::new(),
@@ -294,7 +339,11 @@ impl JoinExec {
             started: false,
             last_event: None,
             residual,
-            width,
+            needed,
+            found_rows: Vec::new(),
+            found_times: Vec::new(),
+            keybuf: Vec::new(),
+            argbuf: Vec::new(),
             grid,
             hasher: KeyHasher::new(),
             mode,
@@ -355,7 +404,8 @@ impl JoinExec {
             }
             let row = batch.row(i);
             let mut late = false;
-            for k in self.stream_inputs[stream].clone() {
+            for j in 0..self.stream_inputs[stream].len() {
+                let k = self.stream_inputs[stream][j];
                 late |= self.insert(k, row, t)?;
             }
             if late {
@@ -411,10 +461,13 @@ impl JoinExec {
         for ix in &input.store.indexes {
             keys.push(self.key_of(&ix.exprs, local)?);
         }
-        let mut found = Vec::new();
+        let mut rows = std::mem::take(&mut self.found_rows);
+        let mut times = std::mem::take(&mut self.found_times);
+        rows.clear();
+        times.clear();
         let mut parts: Vec<Option<&[Value]>> = vec![None; self.inputs.len()];
         parts[k] = Some(local);
-        self.extend(k, 0, &mut parts, birth, death, &mut found)?;
+        let probed = self.extend(k, 0, &mut parts, birth, death, &mut rows, &mut times);
         self.inputs[k].store.insert(
             Stored {
                 row: local.to_vec(),
@@ -424,10 +477,17 @@ impl JoinExec {
             },
             &self.hasher,
         );
-        for (full, b, d) in found {
-            self.fold(full, b, d)?;
+        let w = self.needed.len();
+        let mut folded = probed;
+        for (i, &(b, d)) in times.iter().enumerate() {
+            if folded.is_err() {
+                break;
+            }
+            folded = self.fold(&rows[i * w..(i + 1) * w], b, d);
         }
-        Ok(late)
+        self.found_rows = rows;
+        self.found_times = times;
+        folded.map(|()| late)
     }
 
     /// The values of `exprs` over `row`; `None` when one is NULL.
@@ -453,15 +513,15 @@ impl JoinExec {
         parts: &mut Vec<Option<&'a [Value]>>,
         birth: i64,
         death: i64,
-        found: &mut Vec<JoinTuple>,
+        rows: &mut Vec<Value>,
+        times: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
         let steps = &self.inputs[k].steps;
         if i == steps.len() {
-            let mut full = Vec::with_capacity(self.width);
-            for p in parts.iter() {
-                full.extend_from_slice(p.expect("every input is joined"));
+            for &(input, col) in &self.needed {
+                rows.push(parts[input].expect("every input is joined")[col].clone());
             }
-            found.push((full, birth, death));
+            times.push((birth, death));
             return Ok(());
         }
         let step = &steps[i];
@@ -472,7 +532,7 @@ impl JoinExec {
                 return Ok(());
             }
             parts[step.input] = Some(&s.row);
-            self.extend(k, i + 1, parts, b, d, found)?;
+            self.extend(k, i + 1, parts, b, d, rows, times)?;
             parts[step.input] = None;
             Ok(())
         };
@@ -480,7 +540,11 @@ impl JoinExec {
             Some((ix, probe)) => {
                 let mut key = Vec::with_capacity(probe.len());
                 for (src, e) in probe {
-                    let v = eval(e, &self.ctx(parts[*src].expect("joined before"), None))?;
+                    let row = parts[*src].expect("joined before");
+                    let v = match e {
+                        Expr::Column(c) => row[*c].clone(),
+                        _ => eval(e, &self.ctx(row, None))?,
+                    };
                     if v.is_null() {
                         return Ok(());
                     }
@@ -510,10 +574,10 @@ impl JoinExec {
         Ok(())
     }
 
-    /// Fold a complete join tuple that passes the residual predicates.
-    fn fold(&mut self, full: Vec<Value>, birth: i64, death: i64) -> Result<()> {
+    /// Fold a complete join tuple (its compact row) that passes the residual predicates.
+    fn fold(&mut self, full: &[Value], birth: i64, death: i64) -> Result<()> {
         for p in &self.residual {
-            if !truthy(&eval(p, &self.ctx(&full, None))?) {
+            if !truthy(&eval(p, &self.ctx(full, None))?) {
                 return Ok(());
             }
         }
@@ -535,21 +599,26 @@ impl JoinExec {
                 buckets,
                 ..
             } => {
-                let key = group_by
-                    .iter()
-                    .map(|e| eval(e, &c(&full)))
-                    .collect::<Result<Vec<_>>>()?;
-                let argv = args
-                    .iter()
-                    .map(|a| match a {
-                        None => Ok(Value::Bool(true)),
-                        Some(e) => eval(e, &c(&full)),
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let gid = dict.intern(self.hasher.hash(&key), &key);
+                let (key, argv) = (&mut self.keybuf, &mut self.argbuf);
+                key.clear();
+                for e in group_by.iter() {
+                    key.push(match e {
+                        Expr::Column(i) => full[*i].clone(),
+                        _ => eval(e, &c(full))?,
+                    });
+                }
+                argv.clear();
+                for a in args.iter() {
+                    argv.push(match a {
+                        None => Value::Bool(true),
+                        Some(Expr::Column(i)) => full[*i].clone(),
+                        Some(e) => eval(e, &c(full))?,
+                    });
+                }
+                let gid = dict.intern(self.hasher.hash(key), key);
                 let table = buckets.entry((birth, death)).or_default();
                 let slot = table.slot(gid, specs, groups_max)?;
-                table.update(slot, specs, &argv)?;
+                table.update(slot, specs, argv)?;
             }
             Mode::Live { buckets, rows } => {
                 if *rows >= self.live_tuples_max {
@@ -559,7 +628,7 @@ impl JoinExec {
                     )));
                 }
                 *rows += 1;
-                buckets.entry((birth, death)).or_default().push(full);
+                buckets.entry((birth, death)).or_default().push(full.to_vec());
             }
         }
         Ok(())
@@ -992,9 +1061,16 @@ fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 /// `e` with every column index `c` replaced by `c - by` (an expression over one input's
 /// columns, rebased to that input's own row).
 fn rebase(e: &Expr, by: usize) -> Expr {
+    map_columns(e, &|c| c - by)
+}
+
+/// `e` with every column index `c` replaced by `f(c)`.
+fn map_columns(e: &Expr, f: &dyn Fn(usize) -> usize) -> Expr {
+    let by = f;
+    let rebase = map_columns;
     let r = |x: &Expr| Box::new(rebase(x, by));
     match e {
-        Expr::Column(c) => Expr::Column(c - by),
+        Expr::Column(c) => Expr::Column(by(*c)),
         Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => e.clone(),
         Expr::Unary { op, expr } => Expr::Unary {
             op: *op,

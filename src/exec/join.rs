@@ -110,7 +110,7 @@ impl Store {
                 self.live -= 1;
             }
         }
-        if self.slots.len() > 2 * self.live + 1024 {
+        if self.slots.len() > 2 * self.live + 64 {
             self.compact(hasher);
         }
     }
@@ -210,6 +210,9 @@ pub struct JoinExec {
     slack_us: Vec<i64>,
 }
 
+/// Most inputs a join may have (its probes keep the joined rows on the stack).
+pub const INPUTS_MAX: usize = 16;
+
 /// Dictionary size below which group ids are never compacted.
 const COMPACT_MIN: usize = 1 << 16;
 
@@ -233,6 +236,12 @@ impl JoinExec {
             return Err(Error::Internal("a join executor needs a join".into()));
         };
         assert_eq!(sources.len(), inputs.len(), "one plan per join input");
+        if inputs.len() > INPUTS_MAX {
+            return Err(Error::FeatureNotSupported(format!(
+                "a join reads at most {INPUTS_MAX} streams, not {}",
+                inputs.len()
+            )));
+        }
         let width: usize = sources.iter().map(|s| s.columns.len()).sum();
         let mut runs: Vec<Input> = Vec::with_capacity(inputs.len());
         let mut stream_inputs = vec![Vec::new(); nstreams];
@@ -446,13 +455,9 @@ impl JoinExec {
                 return Ok(false);
             }
         }
-        let (lo, hi) = input.window.instances_containing(t);
-        let lo = lo.max(input.first_index);
-        if lo > hi {
+        let Some((birth, death)) = birth_and_death(&input.window, input.first_index, t) else {
             return Ok(false);
-        }
-        let birth = input.window.upper_us(lo);
-        let death = input.window.upper_us(hi.saturating_add(1));
+        };
         let late = self.last_event.is_some_and(|e| birth <= e);
         if self.last_event.is_some_and(|e| death <= e) {
             return Ok(late);
@@ -465,7 +470,7 @@ impl JoinExec {
         let mut times = std::mem::take(&mut self.found_times);
         rows.clear();
         times.clear();
-        let mut parts: Vec<Option<&[Value]>> = vec![None; self.inputs.len()];
+        let mut parts: [Option<&[Value]>; INPUTS_MAX] = [None; INPUTS_MAX];
         parts[k] = Some(local);
         let probed = self.extend(k, 0, &mut parts, birth, death, &mut rows, &mut times);
         self.inputs[k].store.insert(
@@ -510,7 +515,7 @@ impl JoinExec {
         &'a self,
         k: usize,
         i: usize,
-        parts: &mut Vec<Option<&'a [Value]>>,
+        parts: &mut [Option<&'a [Value]>; INPUTS_MAX],
         birth: i64,
         death: i64,
         rows: &mut Vec<Value>,
@@ -526,7 +531,7 @@ impl JoinExec {
         }
         let step = &steps[i];
         let store = &self.inputs[step.input].store;
-        let mut visit = |s: &'a Stored, parts: &mut Vec<Option<&'a [Value]>>| -> Result<()> {
+        let mut visit = |s: &'a Stored, parts: &mut [Option<&'a [Value]>; INPUTS_MAX]| -> Result<()> {
             let (b, d) = (birth.max(s.birth), death.min(s.death));
             if b >= d || self.last_event.is_some_and(|e| d <= e) {
                 return Ok(());
@@ -979,6 +984,29 @@ impl JoinExec {
         });
         lines
     }
+}
+
+/// A base tuple at `t`'s birth (end of its first instance) and death (end of the instance
+/// after its last), or `None` when no instance from `first_index` on holds it. Plain `i64`
+/// arithmetic when it cannot overflow (the common case, and the hot path), else the
+/// window algebra's wide arithmetic.
+fn birth_and_death(w: &Window, first_index: i64, t: i64) -> Option<(i64, i64)> {
+    let (r, s, o) = (w.range_us, w.slide_us, w.offset_us());
+    let fast = t.checked_sub(o).and_then(|rel| {
+        let hi = rel.div_euclid(s);
+        let lo = (rel.checked_sub(r)?.div_euclid(s) + 1).max(first_index);
+        let upper = |m: i64| m.checked_mul(s)?.checked_add(o)?.checked_add(r);
+        Some((lo, hi, upper(lo)?, upper(hi.checked_add(1)?)?))
+    });
+    let (lo, hi, birth, death) = match fast {
+        Some(x) => x,
+        None => {
+            let (lo, hi) = w.instances_containing(t);
+            let lo = lo.max(first_index);
+            (lo, hi, w.upper_us(lo), w.upper_us(hi.saturating_add(1)))
+        }
+    };
+    (lo <= hi).then_some((birth, death))
 }
 
 /// `(range, slide)` when all inputs share one window grid.

@@ -60,26 +60,34 @@ pub struct JoinInputPlan {
     pub stream: usize,
 }
 
-/// A tuple an input keeps while it may still be live.
+/// A tuple an input keeps while it may still be live: one allocation holding its row, then
+/// its key under each of the input's hash indexes.
 struct Stored {
-    row: Vec<Value>,
+    vals: Box<[Value]>,
     birth: i64,
     death: i64,
-    /// Its key under each of the input's hash indexes; `None` when a key value is NULL
-    /// (`=` is never true then).
-    keys: Vec<Option<Vec<Value>>>,
 }
 
 /// A hash index of an input's stored tuples on some of its expressions.
 struct HashIndex {
     /// Key expressions over the input's own row.
     exprs: Vec<Expr>,
+    /// Where the key starts in a stored tuple's values.
+    at: usize,
     map: HashMap<u64, Vec<usize>>,
+}
+
+impl HashIndex {
+    fn key<'a>(&self, s: &'a Stored) -> &'a [Value] {
+        &s.vals[self.at..self.at + self.exprs.len()]
+    }
 }
 
 /// The tuples an input keeps, in a slab whose dead slots are reclaimed by compaction.
 #[derive(Default)]
 struct Store {
+    /// Columns of the input's row.
+    ncols: usize,
     slots: Vec<Option<Stored>>,
     live: usize,
     expiry: BinaryHeap<Reverse<(i64, usize)>>,
@@ -87,10 +95,16 @@ struct Store {
 }
 
 impl Store {
+    fn row<'a>(&self, s: &'a Stored) -> &'a [Value] {
+        &s.vals[..self.ncols]
+    }
+
+    /// Keep `s`; a key with a NULL value is left out of its index (`=` is never true then).
     fn insert(&mut self, s: Stored, hasher: &KeyHasher) {
         let slot = self.slots.len();
-        for (ix, key) in self.indexes.iter_mut().zip(&s.keys) {
-            if let Some(k) = key {
+        for ix in self.indexes.iter_mut() {
+            let k = ix.key(&s);
+            if !k.iter().any(Value::is_null) {
                 ix.map.entry(hasher.hash(k)).or_default().push(slot);
             }
         }
@@ -263,7 +277,10 @@ impl JoinExec {
                 ncols: src.columns.len(),
                 filter: Vec::new(),
                 steps: Vec::new(),
-                store: Store::default(),
+                store: Store {
+                    ncols: src.columns.len(),
+                    ..Store::default()
+                },
             });
         }
         let grid = shared_grid(&runs);
@@ -462,9 +479,16 @@ impl JoinExec {
         if self.last_event.is_some_and(|e| death <= e) {
             return Ok(late);
         }
-        let mut keys = Vec::with_capacity(input.store.indexes.len());
+        let nkeys: usize = input.store.indexes.iter().map(|ix| ix.exprs.len()).sum();
+        let mut vals = Vec::with_capacity(local.len() + nkeys);
+        vals.extend_from_slice(local);
         for ix in &input.store.indexes {
-            keys.push(self.key_of(&ix.exprs, local)?);
+            for e in &ix.exprs {
+                vals.push(match e {
+                    Expr::Column(c) => local[*c].clone(),
+                    _ => eval(e, &self.ctx(local, None))?,
+                });
+            }
         }
         let mut rows = std::mem::take(&mut self.found_rows);
         let mut times = std::mem::take(&mut self.found_times);
@@ -475,10 +499,9 @@ impl JoinExec {
         let probed = self.extend(k, 0, &mut parts, birth, death, &mut rows, &mut times);
         self.inputs[k].store.insert(
             Stored {
-                row: local.to_vec(),
+                vals: vals.into_boxed_slice(),
                 birth,
                 death,
-                keys,
             },
             &self.hasher,
         );
@@ -493,19 +516,6 @@ impl JoinExec {
         self.found_rows = rows;
         self.found_times = times;
         folded.map(|()| late)
-    }
-
-    /// The values of `exprs` over `row`; `None` when one is NULL.
-    fn key_of(&self, exprs: &[Expr], row: &[Value]) -> Result<Option<Vec<Value>>> {
-        let mut key = Vec::with_capacity(exprs.len());
-        for e in exprs {
-            let v = eval(e, &self.ctx(row, None))?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            key.push(v);
-        }
-        Ok(Some(key))
     }
 
     /// Depth-first over the probe steps of input `k` from step `i`: every combination of
@@ -536,7 +546,7 @@ impl JoinExec {
             if b >= d || self.last_event.is_some_and(|e| d <= e) {
                 return Ok(());
             }
-            parts[step.input] = Some(&s.row);
+            parts[step.input] = Some(store.row(s));
             self.extend(k, i + 1, parts, b, d, rows, times)?;
             parts[step.input] = None;
             Ok(())
@@ -555,16 +565,15 @@ impl JoinExec {
                     }
                     key.push(v);
                 }
-                let Some(slots) = store.indexes[*ix].map.get(&self.hasher.hash(&key)) else {
+                let index = &store.indexes[*ix];
+                let Some(slots) = index.map.get(&self.hasher.hash(&key)) else {
                     return Ok(());
                 };
                 for &slot in slots {
                     let Some(s) = &store.slots[slot] else {
                         continue;
                     };
-                    let matches = s.keys[*ix].as_ref().is_some_and(|sk| {
-                        sk.len() == key.len() && sk.iter().zip(&key).all(|(a, b)| group_eq(a, b))
-                    });
+                    let matches = index.key(s).iter().zip(&key).all(|(a, b)| group_eq(a, b));
                     if matches {
                         visit(s, parts)?;
                     }
@@ -1271,12 +1280,15 @@ fn probe_order(k: usize, inputs: &mut [Input], equis: &[Equi]) -> Vec<ProbeStep>
             None
         } else {
             let exprs: Vec<Expr> = l.iter().map(|(e, _, _)| e.clone()).collect();
-            let indexes = &mut inputs[j].store.indexes;
+            let store = &mut inputs[j].store;
+            let at = store.ncols + store.indexes.iter().map(|x| x.exprs.len()).sum::<usize>();
+            let indexes = &mut store.indexes;
             let ix = match indexes.iter().position(|x| x.exprs == exprs) {
                 Some(ix) => ix,
                 None => {
                     indexes.push(HashIndex {
                         exprs,
+                        at,
                         map: HashMap::new(),
                     });
                     indexes.len() - 1

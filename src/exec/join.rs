@@ -296,13 +296,16 @@ impl JoinExec {
             .aggregate
             .as_ref()
             .map_or(Vec::new(), |a| a.group_by.clone());
-        let mut args: Vec<Option<Expr>> = query
-            .aggregate
-            .as_ref()
-            .map_or(Vec::new(), |a| a.calls.iter().map(|c| c.arg.clone()).collect());
+        let mut args: Vec<Option<Expr>> = query.aggregate.as_ref().map_or(Vec::new(), |a| {
+            a.calls.iter().map(|c| c.arg.clone()).collect()
+        });
         let needed_global: Vec<usize> = if query.aggregate.is_some() {
             let mut cols = Vec::new();
-            for e in residual.iter().chain(&group_by).chain(args.iter().flatten()) {
+            for e in residual
+                .iter()
+                .chain(&group_by)
+                .chain(args.iter().flatten())
+            {
                 walk(e, &mut |x| {
                     if let Expr::Column(c) = x {
                         cols.push(*c);
@@ -312,7 +315,11 @@ impl JoinExec {
             cols.sort_unstable();
             cols.dedup();
             let compact = |c: usize| cols.binary_search(&c).expect("a column read is kept");
-            for e in residual.iter_mut().chain(&mut group_by).chain(args.iter_mut().flatten()) {
+            for e in residual
+                .iter_mut()
+                .chain(&mut group_by)
+                .chain(args.iter_mut().flatten())
+            {
                 *e = map_columns(e, &compact);
             }
             cols
@@ -541,16 +548,17 @@ impl JoinExec {
         }
         let step = &steps[i];
         let store = &self.inputs[step.input].store;
-        let mut visit = |s: &'a Stored, parts: &mut [Option<&'a [Value]>; INPUTS_MAX]| -> Result<()> {
-            let (b, d) = (birth.max(s.birth), death.min(s.death));
-            if b >= d || self.last_event.is_some_and(|e| d <= e) {
-                return Ok(());
-            }
-            parts[step.input] = Some(store.row(s));
-            self.extend(k, i + 1, parts, b, d, rows, times)?;
-            parts[step.input] = None;
-            Ok(())
-        };
+        let mut visit =
+            |s: &'a Stored, parts: &mut [Option<&'a [Value]>; INPUTS_MAX]| -> Result<()> {
+                let (b, d) = (birth.max(s.birth), death.min(s.death));
+                if b >= d || self.last_event.is_some_and(|e| d <= e) {
+                    return Ok(());
+                }
+                parts[step.input] = Some(store.row(s));
+                self.extend(k, i + 1, parts, b, d, rows, times)?;
+                parts[step.input] = None;
+                Ok(())
+            };
         match &step.hash {
             Some((ix, probe)) => {
                 let mut key = Vec::with_capacity(probe.len());
@@ -642,7 +650,10 @@ impl JoinExec {
                     )));
                 }
                 *rows += 1;
-                buckets.entry((birth, death)).or_default().push(full.to_vec());
+                buckets
+                    .entry((birth, death))
+                    .or_default()
+                    .push(full.to_vec());
             }
         }
         Ok(())
@@ -1300,4 +1311,124 @@ fn probe_order(k: usize, inputs: &mut [Input], equis: &[Equi]) -> Vec<ProbeStep>
         joined[j] = true;
     }
     steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::{bind, parse, Plan, SchemaProvider};
+    use crate::types::{Column, DataType};
+    use crate::window::Start;
+
+    const SEC: i64 = 1_000_000;
+
+    struct Schema;
+    impl SchemaProvider for Schema {
+        fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+            ["a", "b", "c"].contains(&name).then(|| {
+                (
+                    vec![
+                        Column::new("ts", DataType::Timestamp),
+                        Column::new("k", DataType::Text),
+                        Column::new("v", DataType::Int4),
+                    ],
+                    Some(0),
+                )
+            })
+        }
+        fn system_view(&self, _: &str) -> Option<Vec<Column>> {
+            None
+        }
+    }
+
+    fn exec(sql: &str) -> JoinExec {
+        let Plan::Query(q) = bind(&parse(sql).unwrap()[0], &Schema, &[]).unwrap() else {
+            panic!("{sql} is a query")
+        };
+        let Source::Join { inputs } = &q.source else {
+            panic!("{sql} is a join")
+        };
+        let plans = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, _)| JoinInputPlan {
+                window: Window::new(10 * SEC, 10 * SEC, Start::Epoch).unwrap(),
+                first_index: i64::MIN,
+                stream: i,
+            })
+            .collect::<Vec<_>>();
+        let n = plans.len();
+        let limits = ExecLimits {
+            groups_max: 100,
+            open_instances_max: 100,
+            empty_slide_events_max: 100,
+        };
+        JoinExec::new(*q, plans, n, vec![], false, limits, 100).unwrap()
+    }
+
+    #[test]
+    fn predicates_split_into_arrival_filters_hash_keys_and_a_join_filter() {
+        let j = exec(
+            "SELECT count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
+             ON a.k = b.k AND a.v + 1 = b.v WHERE a.v > 2 AND a.v < b.v",
+        );
+        // a.v > 2 is a's own; the two equalities are hash keys; a.v < b.v is left.
+        assert_eq!(j.inputs[0].filter.len(), 1);
+        assert!(j.inputs[1].filter.is_empty());
+        assert_eq!(j.residual.len(), 1);
+        let step = &j.inputs[0].steps[0];
+        assert_eq!(step.input, 1);
+        let (ix, probe) = step.hash.as_ref().expect("a hash probe");
+        assert_eq!(probe.len(), 2);
+        assert_eq!(
+            j.inputs[1].store.indexes[*ix].exprs[0],
+            Expr::Column(1),
+            "b.k over b's own row"
+        );
+        // The compact row holds only the columns the fold reads: a.v and b.v.
+        assert_eq!(j.needed, vec![(0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn three_inputs_probe_through_the_equi_predicates_and_loop_only_where_none_links() {
+        let j = exec(
+            "SELECT count(*) FROM a [RANGE BY '10 seconds'], b [RANGE BY '10 seconds'], \
+             c [RANGE BY '10 seconds'] WHERE b.k = c.k AND a.v < c.v",
+        );
+        let order = |k: usize| -> Vec<(usize, bool)> {
+            j.inputs[k]
+                .steps
+                .iter()
+                .map(|s| (s.input, s.hash.is_some()))
+                .collect()
+        };
+        // From a nothing links by equality: loop over b (the first), then hash into c.
+        assert_eq!(order(0), vec![(1, false), (2, true)]);
+        assert_eq!(order(1), vec![(2, true), (0, false)]);
+        assert_eq!(order(2), vec![(1, true), (0, false)]);
+    }
+
+    #[test]
+    fn birth_and_death_follow_the_instances_holding_a_tuple() {
+        let w = |r, s, o| Window::new(r * SEC, s * SEC, Start::At(o * SEC)).unwrap();
+        // Tumbling 10 s from 0: t = 3 is in [0,10) only: born 10, dies 20.
+        assert_eq!(
+            birth_and_death(&w(10, 10, 0), 0, 3 * SEC),
+            Some((10 * SEC, 20 * SEC))
+        );
+        // Hopping 10/5 from 0: t = 7 is in [0,10) and [5,15): born 10, dies 20.
+        assert_eq!(
+            birth_and_death(&w(10, 5, 0), 0, 7 * SEC),
+            Some((10 * SEC, 20 * SEC))
+        );
+        // Jumping 4/6: t = 5 lies in the gap [4,6); before START AT nothing holds a tuple.
+        assert_eq!(birth_and_death(&w(4, 6, 0), 0, 5 * SEC), None);
+        assert_eq!(birth_and_death(&w(4, 6, 0), 0, -SEC), None);
+        // The far ends of time fall back to the wide arithmetic without overflowing.
+        let epoch = Window::new(10 * SEC, 10 * SEC, Start::Epoch).unwrap();
+        let (b, d) = birth_and_death(&epoch, i64::MIN, i64::MAX - 1).unwrap();
+        assert!(b <= d);
+        let (b, _) = birth_and_death(&epoch, i64::MIN, i64::MIN + 1).unwrap();
+        assert!(b > i64::MIN);
+    }
 }

@@ -114,6 +114,9 @@ impl Pred {
     }
 }
 
+/// A tuple of a run of arrivals on one stream: (t, k, v).
+type Tuple = (i64, char, i64);
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Form {
     Ungrouped,
@@ -390,7 +393,7 @@ async fn random_joins_match_a_reference_that_recomputes_every_slide_event() {
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
         // Runs of arrivals on one stream go in one statement: INSERT and COPY in turn.
-        let mut runs: Vec<(usize, Vec<(i64, char, i64)>)> = Vec::new();
+        let mut runs: Vec<(usize, Vec<Tuple>)> = Vec::new();
         for &(s, t, k, v) in &case.tuples {
             match runs.last_mut() {
                 Some((rs, r)) if *rs == s && r.len() < 4 => r.push((t, k, v)),

@@ -39,6 +39,9 @@ pub(crate) enum JoinMsg {
     End,
 }
 
+/// One unit of work for a join's executor, run on its task.
+type Step = Box<dyn FnOnce(&mut JoinExec, &mut Vec<Event>) -> Result<()> + Send>;
+
 /// Batches a join's feed holds before the statements feeding it wait.
 const FEED_BATCHES: usize = 4;
 
@@ -296,7 +299,7 @@ pub(crate) async fn register(
 /// A join's task: runs its executor over the feed, in order, until the feed closes.
 async fn join_task(q: Arc<JoinQuery>, mut rx: mpsc::Receiver<JoinMsg>, stall: std::time::Duration) {
     while let Some(msg) = rx.recv().await {
-        let step: Box<dyn FnOnce(&mut JoinExec, &mut Vec<Event>) -> Result<()> + Send> = match msg {
+        let step: Step = match msg {
             JoinMsg::Batch(s, batch) => Box::new(move |e, out| e.push(s, &batch, out)),
             JoinMsg::Heartbeat(s, t) => Box::new(move |e, out| e.heartbeat(s, t, out)),
             JoinMsg::Barrier(ack) => {
@@ -315,11 +318,7 @@ async fn join_task(q: Arc<JoinQuery>, mut rx: mpsc::Receiver<JoinMsg>, stall: st
     }
 }
 
-async fn run_step(
-    q: &JoinQuery,
-    stall: std::time::Duration,
-    step: Box<dyn FnOnce(&mut JoinExec, &mut Vec<Event>) -> Result<()> + Send>,
-) {
+async fn run_step(q: &JoinQuery, stall: std::time::Duration, step: Step) {
     let mut out = Vec::new();
     let (result, done) = {
         let mut exec = q.exec.lock();

@@ -202,10 +202,8 @@ pub struct JoinExec {
     /// a join tuple is materialised as these values only (its *compact row*). Residual
     /// predicates, group keys and aggregate arguments are rewritten over it.
     needed: Vec<(usize, usize)>,
-    /// Compact rows of the join tuples a probe found, concatenated, with their birth and
-    /// death (buffers reused across tuples).
-    found_rows: Vec<Value>,
-    found_times: Vec<(i64, i64)>,
+    /// The join tuples a probe found (buffers reused across tuples).
+    found: Found,
     keybuf: Vec<Value>,
     argbuf: Vec<Value>,
     /// `(range, slide)` when every input's window has the same range, slide and grid, so
@@ -222,6 +220,14 @@ pub struct JoinExec {
     clock_us: i64,
     /// Per stream: SLACK, subtracted from its timestamps to give its time.
     slack_us: Vec<i64>,
+}
+
+/// Join tuples found by one probe: their compact rows concatenated, and each one's birth
+/// and death.
+#[derive(Default)]
+struct Found {
+    rows: Vec<Value>,
+    times: Vec<(i64, i64)>,
 }
 
 /// Most inputs a join may have (its probes keep the joined rows on the stack).
@@ -373,8 +379,7 @@ impl JoinExec {
             last_event: None,
             residual,
             needed,
-            found_rows: Vec::new(),
-            found_times: Vec::new(),
+            found: Found::default(),
             keybuf: Vec::new(),
             argbuf: Vec::new(),
             grid,
@@ -497,13 +502,12 @@ impl JoinExec {
                 });
             }
         }
-        let mut rows = std::mem::take(&mut self.found_rows);
-        let mut times = std::mem::take(&mut self.found_times);
-        rows.clear();
-        times.clear();
+        let mut found = std::mem::take(&mut self.found);
+        found.rows.clear();
+        found.times.clear();
         let mut parts: [Option<&[Value]>; INPUTS_MAX] = [None; INPUTS_MAX];
         parts[k] = Some(local);
-        let probed = self.extend(k, 0, &mut parts, birth, death, &mut rows, &mut times);
+        let probed = self.extend(k, 0, &mut parts, (birth, death), &mut found);
         self.inputs[k].store.insert(
             Stored {
                 vals: vals.into_boxed_slice(),
@@ -514,14 +518,13 @@ impl JoinExec {
         );
         let w = self.needed.len();
         let mut folded = probed;
-        for (i, &(b, d)) in times.iter().enumerate() {
+        for (i, &(b, d)) in found.times.iter().enumerate() {
             if folded.is_err() {
                 break;
             }
-            folded = self.fold(&rows[i * w..(i + 1) * w], b, d);
+            folded = self.fold(&found.rows[i * w..(i + 1) * w], b, d);
         }
-        self.found_rows = rows;
-        self.found_times = times;
+        self.found = found;
         folded.map(|()| late)
     }
 
@@ -533,17 +536,17 @@ impl JoinExec {
         k: usize,
         i: usize,
         parts: &mut [Option<&'a [Value]>; INPUTS_MAX],
-        birth: i64,
-        death: i64,
-        rows: &mut Vec<Value>,
-        times: &mut Vec<(i64, i64)>,
+        (birth, death): (i64, i64),
+        found: &mut Found,
     ) -> Result<()> {
         let steps = &self.inputs[k].steps;
         if i == steps.len() {
             for &(input, col) in &self.needed {
-                rows.push(parts[input].expect("every input is joined")[col].clone());
+                found
+                    .rows
+                    .push(parts[input].expect("every input is joined")[col].clone());
             }
-            times.push((birth, death));
+            found.times.push((birth, death));
             return Ok(());
         }
         let step = &steps[i];
@@ -555,7 +558,7 @@ impl JoinExec {
                     return Ok(());
                 }
                 parts[step.input] = Some(store.row(s));
-                self.extend(k, i + 1, parts, b, d, rows, times)?;
+                self.extend(k, i + 1, parts, (b, d), found)?;
                 parts[step.input] = None;
                 Ok(())
             };

@@ -117,7 +117,7 @@ struct Binder<'a> {
 #[derive(Clone, Debug)]
 enum JoinCond {
     /// `JOIN ... ON expr`.
-    On(ast::Expr),
+    On(Box<ast::Expr>),
     /// `JOIN ... USING (c)`: the left and right columns that must be equal.
     Using(usize, usize),
 }
@@ -1535,12 +1535,8 @@ impl<'a> Binder<'a> {
             return Err(Error::UndefinedTable(rel));
         };
         let mut names = relation_names(&rel, alias.as_ref())?;
-        for q in &names.qualifiers {
-            if alias.is_some() || q == &names.name {
-                if scope.rel_by_qualifier(q).is_some() {
-                    return Err(Error::DuplicateAlias(q.clone()));
-                }
-            }
+        if scope.rel_by_qualifier(&names.name).is_some() {
+            return Err(Error::DuplicateAlias(names.name.clone()));
         }
         let name_token = name
             .0
@@ -1596,7 +1592,7 @@ impl<'a> Binder<'a> {
     /// The ON / USING of the join whose right side is the last relation in `scope`.
     fn join_constraint(&mut self, c: &ast::JoinConstraint, scope: &mut Scope) -> Result<()> {
         match c {
-            ast::JoinConstraint::On(e) => self.join_conds.push(JoinCond::On(e.clone())),
+            ast::JoinConstraint::On(e) => self.join_conds.push(JoinCond::On(Box::new(e.clone()))),
             ast::JoinConstraint::None => {}
             ast::JoinConstraint::Using(cols) => {
                 let right = scope.rels.last().expect("a join has a right side").clone();

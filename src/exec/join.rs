@@ -24,7 +24,7 @@
 //! per-group partial aggregates with aggregates, the rows themselves without. At a slide
 //! event `e` the partials of every `(birth, death)` with `birth <= e < death` are merged and
 //! finalised (or the live rows emitted). Base tuples and partials whose death is at or
-//! before the last slide event are dropped, so state is bounded by the windows.
+//! before the next slide event are dropped, so state is bounded by the windows.
 //!
 //! Design decision: partials are kept per `(birth, death)` pair rather than per join tuple
 //! so that every aggregate (min and max included) is exact without retraction, and the
@@ -196,6 +196,9 @@ pub struct JoinExec {
     stream_inputs: Vec<Vec<usize>>,
     started: bool,
     last_event: Option<i64>,
+    /// The next slide event's instant: a tuple or partial that dies at or before it can
+    /// never be live at an event still to come, so it is dropped (or never kept).
+    dead_before: Option<i64>,
     /// Predicates checked once a join tuple is complete, over its compact row.
     residual: Vec<Expr>,
     /// The columns of the joined row that the fold reads, as (input, column of its row):
@@ -377,6 +380,7 @@ impl JoinExec {
             stream_inputs,
             started: false,
             last_event: None,
+            dead_before: None,
             residual,
             needed,
             found: Found::default(),
@@ -488,7 +492,7 @@ impl JoinExec {
             return Ok(false);
         };
         let late = self.last_event.is_some_and(|e| birth <= e);
-        if self.last_event.is_some_and(|e| death <= e) {
+        if self.dead_before.is_some_and(|h| death <= h) {
             return Ok(late);
         }
         let nkeys: usize = input.store.indexes.iter().map(|ix| ix.exprs.len()).sum();
@@ -554,7 +558,7 @@ impl JoinExec {
         let mut visit =
             |s: &'a Stored, parts: &mut [Option<&'a [Value]>; INPUTS_MAX]| -> Result<()> {
                 let (b, d) = (birth.max(s.birth), death.min(s.death));
-                if b >= d || self.last_event.is_some_and(|e| d <= e) {
+                if b >= d || self.dead_before.is_some_and(|h| d <= h) {
                     return Ok(());
                 }
                 parts[step.input] = Some(store.row(s));
@@ -673,6 +677,7 @@ impl JoinExec {
                 };
             }
             self.started = true;
+            self.expire_before_next_event();
         }
         self.stats.now_us = Some(now_us);
         let mut empty_run = 0u64;
@@ -712,9 +717,16 @@ impl JoinExec {
                 }
             }
             self.last_event = Some(e);
-            self.expire(e);
+            self.expire_before_next_event();
         }
         Ok(())
+    }
+
+    /// Drop what dies at or before the next slide event.
+    fn expire_before_next_event(&mut self) {
+        let h = self.next_end();
+        self.dead_before = Some(h);
+        self.expire(h);
     }
 
     fn next_end(&self) -> i64 {
@@ -759,12 +771,12 @@ impl JoinExec {
         }
         if let Some(l) = last {
             self.last_event = Some(l);
-            self.expire(l);
         }
+        self.expire_before_next_event();
         skipped
     }
 
-    /// Drop base tuples and partials dead at `e`.
+    /// Drop base tuples and partials that die at or before `e`.
     fn expire(&mut self, e: i64) {
         for input in &mut self.inputs {
             input.store.expire(e, &self.hasher);
@@ -1409,6 +1421,82 @@ mod tests {
         assert_eq!(order(0), vec![(1, false), (2, true)]);
         assert_eq!(order(1), vec![(2, true), (0, false)]);
         assert_eq!(order(2), vec![(1, true), (0, false)]);
+    }
+
+    /// A batch of `(t seconds, k, v)` rows of the test streams.
+    fn batch(rows: &[(i64, &str, i32)]) -> crate::exec::RowBatch {
+        let mut b = crate::exec::RowBatch::new(3);
+        for &(t, k, v) in rows {
+            b.push(
+                [
+                    Value::Timestamp(t * SEC),
+                    Value::Text(k.into()),
+                    Value::Int4(v),
+                ],
+                t * SEC,
+            );
+        }
+        b
+    }
+
+    #[test]
+    fn kept_state_is_bounded_by_the_windows_not_the_stream() {
+        let mut j = exec(
+            "SELECT a.k, count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
+             ON a.k = b.k GROUP BY a.k",
+        );
+        let mut out = Vec::new();
+        let mut most = 0;
+        // A day of one tuple per second on each stream, 8 keys.
+        for t in 0..86_400i64 {
+            let k = ["p", "q", "r", "s", "t", "u", "v", "w"][(t % 8) as usize];
+            j.push(0, &batch(&[(t, k, 1)]), &mut out).unwrap();
+            j.push(1, &batch(&[(t, k, 1)]), &mut out).unwrap();
+            most = most.max(j.stored_tuples());
+        }
+        // Each stream keeps at most the tuples of the instance being filled (10 s) and the
+        // one after it: a tuple is dropped once no slide event to come can see it live.
+        assert!(most <= 2 * 11, "kept up to {most} tuples");
+        let Mode::Agg { buckets, dict, .. } = &j.mode else {
+            panic!("an aggregate join")
+        };
+        assert!(buckets.len() <= 2 && dict.len() <= 8);
+        // Every instance closed so far emitted its 8 groups of 1 * 1 + ... pairs.
+        let rows: usize = out
+            .iter()
+            .map(|e| match e {
+                Event::Rows(r) => r.len(),
+                Event::Notice(_) => 0,
+            })
+            .sum();
+        assert_eq!(rows, 8 * (86_400 / 10 - 1));
+    }
+
+    #[test]
+    fn a_far_future_jump_emits_a_bounded_run_of_empty_events_and_says_so() {
+        let mut j = exec(
+            "SELECT count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
+             ON a.k = b.k",
+        );
+        let mut out = Vec::new();
+        j.push(0, &batch(&[(1, "x", 1)]), &mut out).unwrap();
+        j.push(1, &batch(&[(2, "x", 1)]), &mut out).unwrap();
+        let century = 100 * 365 * 86_400;
+        j.push(0, &batch(&[(century, "x", 1)]), &mut out).unwrap();
+        j.push(1, &batch(&[(century, "x", 1)]), &mut out).unwrap();
+        let rows: Vec<&Vec<Vec<Value>>> = out
+            .iter()
+            .filter_map(|e| match e {
+                Event::Rows(r) => Some(r),
+                Event::Notice(_) => None,
+            })
+            .collect();
+        // The limit is 100 empty events per jump: the first event (1 pair), then 100 empty.
+        assert_eq!(rows.len(), 1 + 100);
+        assert_eq!(rows[0][0][0], Value::Int8(1));
+        assert!(out.iter().any(
+            |e| matches!(e, Event::Notice(n) if n.contains("empty slide events") && n.contains("empty_slide_events_max"))
+        ));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub enum Error {
     /// 42P16: an invalid stream definition (TIMESTAMPCOLUMN twice or on a non-timestamp).
     #[error("{0}")]
     InvalidTableDefinition(String),
+    /// 42702: an unqualified column name that several relations of a join have.
+    #[error("{0}")]
+    AmbiguousColumn(String),
+    /// 42712: one name given to two relations of a FROM clause.
+    #[error("table name \"{0}\" specified more than once")]
+    DuplicateAlias(String),
     /// 42701: a column named twice.
     #[error("{0}")]
     DuplicateColumn(String),

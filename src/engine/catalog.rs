@@ -41,8 +41,12 @@ pub(crate) struct Stream {
     pub columns: Vec<Column>,
     pub ts_col: Option<usize>,
     pub archived: bool,
+    /// `WITH (slack = ...)`: the default SLACK of windows over this stream, microseconds.
+    pub slack_us: i64,
     pub stats: Mutex<StreamStats>,
     pub queries: Mutex<Vec<Arc<RunningQuery>>>,
+    /// The feeds of the join queries reading this stream.
+    pub joins: Mutex<Vec<super::join::JoinFeed>>,
     pub dropped: AtomicBool,
     tx: mpsc::Sender<IngestMsg>,
     budget: Arc<Semaphore>,
@@ -71,6 +75,7 @@ impl Stream {
         columns: Vec<Column>,
         ts_col: Option<usize>,
         archived: bool,
+        slack_us: i64,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
@@ -79,8 +84,10 @@ impl Stream {
             columns,
             ts_col,
             archived,
+            slack_us,
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
+            joins: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
             tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
@@ -114,6 +121,7 @@ impl Stream {
     pub async fn drop_stream(&self) {
         self.dropped.store(true, Ordering::Release);
         let _ = self.send(IngestMsg::Drop).await;
+        super::join::end_joins(self).await;
     }
 
     /// Event rate for the cost model: observed events per second of stream time, or 1.
@@ -189,6 +197,8 @@ impl Drop for QueryGuard {
 pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
     pub queries: Arc<QueryRegistry>,
+    /// Registered join queries (they read several streams and run in their own tasks).
+    pub joins: Arc<super::join::JoinRegistry>,
     pub next_query_id: AtomicU64,
     pub next_oid: std::sync::atomic::AtomicU32,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
@@ -200,6 +210,7 @@ impl Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
             queries: Arc::new(Mutex::new(HashMap::new())),
+            joins: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
             backends: super::backends::Backends::default(),
@@ -236,6 +247,8 @@ impl Catalog {
                     .cloned()
                     .collect();
                 for s in streams {
+                    let now = crate::time::now_us();
+                    super::join::try_forward_heartbeat(&s, now);
                     if !s.queries.lock().is_empty() {
                         let now = crate::time::now_us();
                         if s.tx.try_send(IngestMsg::Heartbeat(now)).is_ok() {
@@ -278,6 +291,7 @@ impl Catalog {
                 st.first_us = batch.times.first().copied();
             }
         }
+        super::join::forward_batch(stream, &batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }
 
@@ -287,6 +301,7 @@ impl Catalog {
             let mut st = stream.stats.lock();
             st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
         }
+        super::join::forward_heartbeat(stream, t_us).await;
         stream.send(IngestMsg::Heartbeat(t_us)).await
     }
 
@@ -296,9 +311,13 @@ impl Catalog {
     /// most one second: the view then shows counters that lag the last statements a little.
     pub async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+        let joins: Vec<Arc<super::join::JoinQuery>> = self.joins.lock().values().cloned().collect();
         let all = async {
             for s in streams {
                 s.barrier().await;
+            }
+            for j in joins {
+                j.barrier().await;
             }
         };
         let _ = tokio::time::timeout(std::time::Duration::from_secs(1), all).await;
@@ -406,6 +425,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("rows_out", DataType::Int8),
             c("late_tuples", DataType::Int8),
             c("slide_events", DataType::Int8),
+            c("stream_times", DataType::Text),
         ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
         // too, with backend_type 'tcq continuous query'.
@@ -489,19 +509,52 @@ impl Catalog {
                 let mut qs: Vec<(Arc<RunningQuery>, String)> =
                     self.queries.lock().values().cloned().collect();
                 qs.sort_by_key(|(q, _)| q.id);
+                let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
+                let time_text =
+                    |t: Option<i64>| t.map_or("-".to_string(), crate::time::format_timestamp);
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
-                    rows.push(vec![
-                        Value::Int8(q.id as i64),
-                        text(&q.text),
-                        text(&stream),
-                        ts(st.now_us),
-                        Value::Int8(st.tuples_in as i64),
-                        Value::Int8(st.rows_out as i64),
-                        Value::Int8(st.late_tuples as i64),
-                        Value::Int8(st.slide_events as i64),
-                    ]);
+                    all.push((
+                        q.id,
+                        vec![
+                            Value::Int8(q.id as i64),
+                            text(&q.text),
+                            text(&stream),
+                            ts(st.now_us),
+                            Value::Int8(st.tuples_in as i64),
+                            Value::Int8(st.rows_out as i64),
+                            Value::Int8(st.late_tuples as i64),
+                            Value::Int8(st.slide_events as i64),
+                            text(&format!("{stream}: {}", time_text(st.now_us))),
+                        ],
+                    ));
                 }
+                for j in self.joins.lock().values() {
+                    let exec = j.exec.lock();
+                    let st = exec.stats().clone();
+                    let times: Vec<String> = j
+                        .streams
+                        .iter()
+                        .zip(exec.stream_times())
+                        .map(|(n, t)| format!("{n}: {}", time_text(*t)))
+                        .collect();
+                    all.push((
+                        j.id,
+                        vec![
+                            Value::Int8(j.id as i64),
+                            text(&j.text),
+                            text(&j.streams.join(", ")),
+                            ts(st.now_us),
+                            Value::Int8(st.tuples_in as i64),
+                            Value::Int8(st.rows_out as i64),
+                            Value::Int8(st.late_tuples as i64),
+                            Value::Int8(st.slide_events as i64),
+                            text(&times.join(", ")),
+                        ],
+                    ));
+                }
+                all.sort_by_key(|(id, _)| *id);
+                rows.extend(all.into_iter().map(|(_, r)| r));
             }
             _ => {}
         }

@@ -19,7 +19,14 @@ pub(crate) async fn explain(
 ) -> Result<Outcome> {
     let text = query.text.clone();
     let columns = query.columns.clone();
-    let lines = if query.is_continuous() {
+    let lines = if matches!(query.source, crate::sql::Source::Join { .. }) {
+        if options.analyze || options.format != ExplainFormat::Text {
+            return Err(crate::Error::FeatureNotSupported(
+                "EXPLAIN of a join supports the text format without ANALYZE".into(),
+            ));
+        }
+        super::join::explain(engine, query, params)?
+    } else if query.is_continuous() {
         let (stream, windows) = resolve(engine, &query)?;
         let eta = options
             .event_rate_per_sec

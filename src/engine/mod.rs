@@ -23,6 +23,7 @@ pub mod coord;
 mod copy;
 pub mod copy_binary;
 mod explain;
+mod join;
 mod outq;
 mod pgcompat;
 mod session;

@@ -559,6 +559,7 @@ impl Session {
             c.columns,
             c.timestamp_column,
             c.archived,
+            c.slack_us,
         );
         streams.insert(c.name, stream);
         Ok(Outcome::Command("CREATE STREAM".into()))
@@ -654,7 +655,9 @@ impl Session {
                     .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
             }
             Source::Nothing => vec![vec![]],
-            Source::Stream { .. } => unreachable!("continuous queries are subscribed"),
+            Source::Stream { .. } | Source::Join { .. } => {
+                unreachable!("continuous queries are subscribed")
+            }
         };
         Ok((q.columns.clone(), run_finite(q, input, params, Some(self))?))
     }
@@ -1189,6 +1192,7 @@ pub(crate) fn build_exec(
     eta: Option<f64>,
 ) -> Result<QueryExec> {
     let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
+    let slack_us = query_slack_us(&q.windows, stream.slack_us);
     let limits = engine.limits();
     let plan = plan_windows(
         &q,
@@ -1204,7 +1208,7 @@ pub(crate) fn build_exec(
         empty_slide_events_max: limits.empty_slide_events_max,
         distinct_values_max: limits.distinct_values_max,
     };
-    QueryExec::new(
+    let mut exec = QueryExec::new(
         q,
         windows,
         cutoffs,
@@ -1213,7 +1217,19 @@ pub(crate) fn build_exec(
         tz,
         exec_limits,
         limits.live_tuples_max,
-    )
+    )?;
+    exec.set_slack(slack_us);
+    Ok(exec)
+}
+
+/// The SLACK a query applies to one stream: the largest its window clauses over that stream
+/// give, each defaulting to the stream's `WITH (slack = ...)`.
+pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> i64 {
+    windows
+        .iter()
+        .map(|w| w.slack_us.unwrap_or(stream_default_us))
+        .max()
+        .unwrap_or(stream_default_us)
 }
 
 /// Register a continuous query on its stream.
@@ -1223,6 +1239,9 @@ pub(crate) async fn register(
     params: &[Value],
     overflow: Overflow,
 ) -> Result<Subscription> {
+    if matches!(q.source, Source::Join { .. }) {
+        return super::join::register(engine, q, params, overflow).await;
+    }
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();

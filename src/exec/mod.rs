@@ -4,6 +4,8 @@
 //! - [`windowed`]: shared window aggregation along the WCG forest, slide events, late tuples;
 //! - [`query`]: one continuous query (time, WHERE, GROUP BY, HAVING, projection, ORDER BY
 //!   within a slide event, LIMIT);
+//! - [`join`]: windowed joins of several streams (global current time, birth and death of
+//!   join tuples);
 //! - [`finite`]: finite queries over system views.
 //!
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
@@ -11,9 +13,11 @@
 
 pub mod finite;
 pub mod group;
+pub mod join;
 pub mod query;
 pub mod windowed;
 
+pub use join::{JoinExec, JoinInputPlan};
 pub use query::{plan_windows, QueryExec, QueryStats, RowBatch};
 pub use windowed::{ExecLimits, WorkCounters};
 

@@ -133,6 +133,8 @@ pub struct QueryExec {
     notice_sent: bool,
     now_us: i64,
     fast_projection: Option<Vec<FastItem>>,
+    /// SLACK: the query's current time is the highest timestamp consumed minus this.
+    slack_us: i64,
 }
 
 /// A context with `now()` fixed at the query's registration (no clock read per tuple).
@@ -232,7 +234,15 @@ impl QueryExec {
             argbuf: Vec::new(),
             any_in_window: false,
             notice_sent: false,
+            slack_us: 0,
         })
+    }
+
+    /// Tolerate tuples up to `slack_us` microseconds behind the stream's time: current time
+    /// becomes the highest timestamp consumed minus the slack, so windows close that much
+    /// later (`SLACK` in the window clause, `WITH (slack = ...)` on the stream).
+    pub fn set_slack(&mut self, slack_us: i64) {
+        self.slack_us = slack_us.max(0);
     }
 
     /// The plan the query runs along.
@@ -298,13 +308,15 @@ impl QueryExec {
             let t = batch.times[i];
             let row = batch.row(i);
             self.stats.tuples_in += 1;
-            if self.stats.now_us.is_none_or(|now| t > now) {
-                self.advance(t, out)?;
+            let time = t.saturating_sub(self.slack_us);
+            if self.stats.now_us.is_none_or(|now| time > now) {
+                self.advance(time, out)?;
             }
             if self.done {
                 break;
             }
-            let in_order = Some(t) == self.stats.now_us;
+            // At or past current time, every instance holding the tuple is open.
+            let in_order = self.stats.now_us.is_some_and(|now| t >= now);
             if let Some(f) = &self.query.filter {
                 if !predicate(f, row, &self.params, self.now_us)? {
                     continue;
@@ -404,6 +416,7 @@ impl QueryExec {
 
     /// Move current time to `t_us` without a tuple (heartbeat / server clock).
     pub fn heartbeat(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+        let t_us = t_us.saturating_sub(self.slack_us);
         if self.stats.now_us.is_none_or(|now| t_us > now) {
             self.advance(t_us, out)?;
         }

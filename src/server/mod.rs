@@ -82,6 +82,8 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::UndefinedFunction(_) => "42883",
         Error::DuplicateTable(_) => "42P07",
         Error::DuplicateColumn(_) => "42701",
+        Error::AmbiguousColumn(_) => "42702",
+        Error::DuplicateAlias(_) => "42712",
         Error::DatatypeMismatch(_) => "42804",
         Error::Grouping(_) => "42803",
         Error::UndefinedObject(_) => "42704",

@@ -40,13 +40,51 @@ impl Bound {
 /// What the expressions of a query may name.
 #[derive(Clone, Debug, Default)]
 struct Scope {
+    /// The relations of FROM, in order; their columns are consecutive in `columns`.
+    rels: Vec<Rel>,
+    columns: Vec<Column>,
+    /// The columns `*` expands to, in order (a `USING` column appears once).
+    star: Vec<usize>,
+    /// Columns of `JOIN ... USING`: an unqualified name resolves to the left side's column.
+    merged: Vec<(String, usize)>,
+    /// Type of wtime(*) and wstart(*); `None` when the query has no window.
+    window_time: Option<DataType>,
+}
+
+/// One relation of FROM.
+#[derive(Clone, Debug, Default)]
+struct Rel {
     /// Names by which the relation may qualify a column (name, last part, alias).
     qualifiers: Vec<String>,
     /// The name PostgreSQL prints in errors for the relation (alias or name).
-    relation: Option<String>,
-    columns: Vec<Column>,
-    /// Type of wtime(*) and wstart(*); `None` when the query has no window.
-    window_time: Option<DataType>,
+    name: String,
+    /// Index of its first column in the scope's row.
+    offset: usize,
+    /// Number of its columns.
+    ncols: usize,
+}
+
+impl Scope {
+    /// The scope of a single relation's columns (its name is already in `rels[0]`).
+    fn set_single(&mut self, columns: Vec<Column>) {
+        if let Some(r) = self.rels.first_mut() {
+            r.ncols = columns.len();
+        }
+        self.star = (0..columns.len()).collect();
+        self.columns = columns;
+    }
+
+    fn rel_by_qualifier(&self, q: &str) -> Option<&Rel> {
+        self.rels
+            .iter()
+            .find(|r| r.qualifiers.iter().any(|x| x == q))
+    }
+
+    fn rel_of_column(&self, i: usize) -> Option<&Rel> {
+        self.rels
+            .iter()
+            .find(|r| i >= r.offset && i < r.offset + r.ncols)
+    }
 }
 
 /// GROUP BY keys and aggregate calls being collected for one query.
@@ -73,6 +111,17 @@ struct Binder<'a> {
     clause: &'static str,
     /// Nesting of the expression being bound, refused past [`EXPRESSION_DEPTH_MAX`].
     depth: usize,
+    /// Join conditions of the FROM clause being bound, ANDed into WHERE.
+    join_conds: Vec<JoinCond>,
+}
+
+/// A join condition found in FROM.
+#[derive(Clone, Debug)]
+enum JoinCond {
+    /// `JOIN ... ON expr`.
+    On(Box<ast::Expr>),
+    /// `JOIN ... USING (c)`: the left and right columns that must be equal.
+    Using(usize, usize),
 }
 
 /// Deepest expression a statement may hold: evaluation recurses over it for every tuple,
@@ -95,6 +144,7 @@ pub(crate) fn bind(
         in_agg_arg: false,
         clause: "",
         depth: 0,
+        join_conds: Vec::new(),
     };
     let plan = b.statement(p)?;
     if !p.windows.is_empty()
@@ -184,6 +234,28 @@ fn session_func_of(name: &str) -> Option<SessionFunc> {
         "pg_cancel_backend" => F::CancelBackend,
         "pg_terminate_backend" => F::TerminateBackend,
         _ => return None,
+    })
+}
+
+/// The names a FROM relation answers to: its alias, else its name and the name's last part.
+fn relation_names(rel: &str, alias: Option<&ast::TableAlias>) -> Result<Rel> {
+    let short = rel.rsplit('.').next().unwrap_or(rel).to_string();
+    Ok(match alias {
+        Some(a) => {
+            if !a.columns.is_empty() {
+                return Err(unsupported("column aliases in FROM are not supported"));
+            }
+            Rel {
+                qualifiers: vec![ident_name(&a.name)],
+                name: ident_name(&a.name),
+                ..Rel::default()
+            }
+        }
+        None => Rel {
+            qualifiers: vec![rel.to_string(), short.clone()],
+            name: short,
+            ..Rel::default()
+        },
     })
 }
 
@@ -685,7 +757,14 @@ impl<'a> Binder<'a> {
                 columns,
                 archived,
                 if_not_exists,
-            } => self.create_stream(name, columns, *archived, *if_not_exists),
+                slack,
+            } => {
+                let slack_us = match slack {
+                    Some(s) => slack_length(s)?,
+                    None => 0,
+                };
+                self.create_stream(name, columns, *archived, *if_not_exists, slack_us)
+            }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
                 names: names.clone(),
                 if_exists: *if_exists,
@@ -768,6 +847,7 @@ impl<'a> Binder<'a> {
         raw: &[super::parse::RawColumn],
         archived: bool,
         if_not_exists: bool,
+        slack_us: i64,
     ) -> Result<Plan> {
         let mut columns: Vec<Column> = Vec::with_capacity(raw.len());
         let mut timestamp_column = None;
@@ -802,6 +882,7 @@ impl<'a> Binder<'a> {
             timestamp_column,
             archived,
             if_not_exists,
+            slack_us,
         }))
     }
 
@@ -1218,19 +1299,37 @@ impl<'a> Binder<'a> {
         if sel.into.is_some() {
             return Err(unsupported("SELECT INTO is not supported"));
         }
+        self.join_conds.clear();
         let (source, scope, windows) = self.from(&sel.from)?;
         self.agg = None;
         self.agg_mode = false;
 
-        // WHERE over the input row.
-        let filter = match &sel.selection {
-            Some(e) => {
-                self.clause = "WHERE";
-                let b = self.expr(e, &scope)?;
-                Some(self.boolean(b, "WHERE")?)
-            }
-            None => None,
-        };
+        // Join conditions, then WHERE, over the input row, ANDed.
+        let mut conjuncts = Vec::new();
+        for cond in std::mem::take(&mut self.join_conds) {
+            conjuncts.push(match cond {
+                JoinCond::On(e) => {
+                    self.clause = "JOIN conditions";
+                    let b = self.expr(&e, &scope)?;
+                    self.boolean(b, "JOIN/ON")?
+                }
+                JoinCond::Using(l, r) => {
+                    let (lb, rb) = (self.column_ref(l, &scope)?, self.column_ref(r, &scope)?);
+                    let b = self.binary(BinaryOp::Eq, lb, rb)?;
+                    self.boolean(b, "JOIN/USING")?
+                }
+            });
+        }
+        if let Some(e) = &sel.selection {
+            self.clause = "WHERE";
+            let b = self.expr(e, &scope)?;
+            conjuncts.push(self.boolean(b, "WHERE")?);
+        }
+        let filter = conjuncts.into_iter().reduce(|l, r| Expr::Binary {
+            op: BinaryOp::And,
+            left: Box::new(l),
+            right: Box::new(r),
+        });
 
         // Select list with `*` expanded.
         let mut items: Vec<Item> = Vec::new();
@@ -1246,17 +1345,17 @@ impl<'a> Binder<'a> {
                             "SELECT * with no tables specified is not valid".into(),
                         ));
                     }
-                    items.extend((0..scope.columns.len()).map(Item::Column));
+                    items.extend(scope.star.iter().copied().map(Item::Column));
                 }
                 ast::SelectItem::QualifiedWildcard(kind, _) => {
                     let q = match kind {
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
                         ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
                     };
-                    if !scope.qualifiers.contains(&q) {
+                    let Some(rel) = scope.rel_by_qualifier(&q) else {
                         return Err(Error::UndefinedTable(q));
-                    }
-                    items.extend((0..scope.columns.len()).map(Item::Column));
+                    };
+                    items.extend((rel.offset..rel.offset + rel.ncols).map(Item::Column));
                 }
                 ast::SelectItem::ExprWithAliases { .. } => {
                     return Err(unsupported("multiple aliases are not supported"))
@@ -1413,9 +1512,7 @@ impl<'a> Binder<'a> {
             return Ok((Source::Nothing, Scope::default(), vec![]));
         };
         if from.len() > 1 || !first.joins.is_empty() {
-            return Err(unsupported(
-                "joins are not supported yet: a query reads one stream",
-            ));
+            return self.join_from(from);
         }
         let ast::TableFactor::Table {
             name, alias, args, ..
@@ -1455,20 +1552,7 @@ impl<'a> Binder<'a> {
         }
         let mut scope = Scope::default();
         let short = rel.rsplit('.').next().unwrap_or(&rel).to_string();
-        match alias {
-            Some(a) => {
-                if !a.columns.is_empty() {
-                    return Err(unsupported("column aliases in FROM are not supported"));
-                }
-                scope.qualifiers.push(ident_name(&a.name));
-                scope.relation = Some(ident_name(&a.name));
-            }
-            None => {
-                scope.qualifiers.push(rel.clone());
-                scope.qualifiers.push(short.clone());
-                scope.relation = Some(short.clone());
-            }
-        }
+        scope.rels.push(relation_names(&rel, alias.as_ref())?);
         if let Some((columns, ts)) = self.lookup_stream(&rel) {
             let time_type = ts
                 .map(|i| columns[i].data_type)
@@ -1480,7 +1564,7 @@ impl<'a> Binder<'a> {
             if !windows.is_empty() {
                 scope.window_time = Some(time_type);
             }
-            scope.columns = columns.clone();
+            scope.set_single(columns.clone());
             let stream_name = if self.schema.stream(&rel).is_some() {
                 rel
             } else {
@@ -1515,7 +1599,7 @@ impl<'a> Binder<'a> {
                         "window clauses apply to streams; \"{rel}\" is a system view"
                     )));
                 }
-                scope.columns = columns.clone();
+                scope.set_single(columns.clone());
                 Ok((
                     Source::System {
                         name: view_name,
@@ -1544,6 +1628,199 @@ impl<'a> Binder<'a> {
                 })
             }
         }
+    }
+
+    /// FROM with two or more streams: each must carry exactly one window clause; the join
+    /// conditions are left in `self.join_conds` for the caller to bind over the scope.
+    fn join_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+    ) -> Result<(Source, Scope, Vec<WindowSpec>)> {
+        let mut scope = Scope::default();
+        let mut inputs: Vec<JoinInput> = Vec::new();
+        let mut time_types = Vec::new();
+        let mut used_windows = 0;
+        for twj in from {
+            self.join_input(&twj.relation, &mut scope, &mut inputs, &mut time_types)?;
+            used_windows += 1;
+            for j in &twj.joins {
+                let constraint = match &j.join_operator {
+                    ast::JoinOperator::Join(c)
+                    | ast::JoinOperator::Inner(c)
+                    | ast::JoinOperator::CrossJoin(c) => c,
+                    ast::JoinOperator::Left(_)
+                    | ast::JoinOperator::LeftOuter(_)
+                    | ast::JoinOperator::Right(_)
+                    | ast::JoinOperator::RightOuter(_)
+                    | ast::JoinOperator::FullOuter(_) => return Err(unsupported(
+                        "outer joins of streams are not supported: windowed joins are inner joins",
+                    )),
+                    _ => return Err(unsupported("this kind of join is not supported")),
+                };
+                self.join_input(&j.relation, &mut scope, &mut inputs, &mut time_types)?;
+                used_windows += 1;
+                self.join_constraint(constraint, &mut scope)?;
+            }
+        }
+        debug_assert_eq!(used_windows, inputs.len(), "one window per input");
+        // Every window clause must have been attached to one of the inputs.
+        if self.windows.len() != inputs.len() {
+            return Err(unsupported(
+                "a window clause must follow a stream in the FROM clause of the outermost SELECT",
+            ));
+        }
+        scope.window_time = Some(if time_types.iter().all(|t| *t == DataType::Timestamp) {
+            DataType::Timestamp
+        } else {
+            DataType::TimestampTz
+        });
+        Ok((Source::Join { inputs }, scope, vec![]))
+    }
+
+    /// One relation of a join: a stream with exactly one window clause.
+    fn join_input(
+        &mut self,
+        factor: &ast::TableFactor,
+        scope: &mut Scope,
+        inputs: &mut Vec<JoinInput>,
+        time_types: &mut Vec<DataType>,
+    ) -> Result<()> {
+        let ast::TableFactor::Table {
+            name, alias, args, ..
+        } = factor
+        else {
+            return Err(unsupported(
+                "subqueries and functions in FROM are not supported: a join reads streams",
+            ));
+        };
+        if args.is_some() {
+            return Err(unsupported("table functions are not supported"));
+        }
+        let rel = object_name(name)?;
+        let Some((columns, ts)) = self.lookup_stream(&rel) else {
+            if self.schema.system_view(&rel).is_some()
+                || self
+                    .schema
+                    .system_view(&format!("pg_catalog.{rel}"))
+                    .is_some()
+            {
+                return Err(unsupported(format!(
+                    "joins read streams; \"{rel}\" is a system view"
+                )));
+            }
+            return Err(Error::UndefinedTable(rel));
+        };
+        let mut names = relation_names(&rel, alias.as_ref())?;
+        if scope.rel_by_qualifier(&names.name).is_some() {
+            return Err(Error::DuplicateAlias(names.name.clone()));
+        }
+        let name_token = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.span.start);
+        let alias_token = alias.as_ref().map(|a| a.name.span.start);
+        let mine: Vec<&RawWindow> = self
+            .windows
+            .iter()
+            .filter(|w| Some(w.after) == name_token || Some(w.after) == alias_token)
+            .collect();
+        let window = match mine[..] {
+            [w] => w,
+            [] => {
+                return Err(unsupported(format!(
+                    "stream \"{}\" in a join needs a window clause, e.g. {} [RANGE BY '1 minute']: a join is computed over the streams' current windows",
+                    names.name, names.name
+                )))
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "stream \"{}\" has several window clauses; in a join each stream takes exactly one",
+                    names.name
+                )))
+            }
+        };
+        let time_type = ts
+            .map(|i| columns[i].data_type)
+            .unwrap_or(DataType::TimestampTz);
+        let spec = window_spec(window, time_type)?;
+        time_types.push(time_type);
+        names.offset = scope.columns.len();
+        names.ncols = columns.len();
+        let stream = if self.schema.stream(&rel).is_some() {
+            rel.clone()
+        } else {
+            rel.strip_prefix("public.").unwrap_or(&rel).to_string()
+        };
+        inputs.push(JoinInput {
+            stream,
+            alias: names.name.clone(),
+            columns: columns.clone(),
+            offset: names.offset,
+            window: spec,
+        });
+        scope.star.extend(names.offset..names.offset + names.ncols);
+        scope.columns.extend(columns);
+        scope.rels.push(names);
+        Ok(())
+    }
+
+    /// The ON / USING of the join whose right side is the last relation in `scope`.
+    fn join_constraint(&mut self, c: &ast::JoinConstraint, scope: &mut Scope) -> Result<()> {
+        match c {
+            ast::JoinConstraint::On(e) => self.join_conds.push(JoinCond::On(Box::new(e.clone()))),
+            ast::JoinConstraint::None => {}
+            ast::JoinConstraint::Using(cols) => {
+                let right = scope.rels.last().expect("a join has a right side").clone();
+                let mut using_first = Vec::new();
+                for c in cols {
+                    let col = object_name(c)?;
+                    let find = |range: std::ops::Range<usize>| {
+                        range.into_iter().find(|&i| scope.columns[i].name == col)
+                    };
+                    let l = match scope.merged.iter().find(|(n, _)| *n == col) {
+                        Some((_, i)) => Some(*i),
+                        None => {
+                            let hits: Vec<usize> = (0..right.offset)
+                                .filter(|&i| scope.columns[i].name == col)
+                                .collect();
+                            if hits.len() > 1 {
+                                return Err(Error::AmbiguousColumn(format!(
+                                    "common column name \"{col}\" appears more than once in left table"
+                                )));
+                            }
+                            hits.first().copied()
+                        }
+                    };
+                    let (Some(l), Some(r)) = (l, find(right.offset..right.offset + right.ncols))
+                    else {
+                        return Err(Error::UndefinedColumn(format!(
+                            "column \"{col}\" specified in USING clause does not exist in {} table",
+                            if l.is_none() { "left" } else { "right" }
+                        )));
+                    };
+                    self.join_conds.push(JoinCond::Using(l, r));
+                    if !scope.merged.iter().any(|(n, _)| *n == col) {
+                        scope.merged.push((col, l));
+                    }
+                    using_first.push(l);
+                    scope.star.retain(|&i| i != r);
+                }
+                // PostgreSQL lists the USING columns first in `*`.
+                scope.star.retain(|i| !using_first.contains(i));
+                using_first.extend(std::mem::take(&mut scope.star));
+                scope.star = using_first;
+            }
+            ast::JoinConstraint::UsingAlias(..) => {
+                return Err(unsupported("USING (...) AS alias is not supported"))
+            }
+            ast::JoinConstraint::Natural => {
+                return Err(unsupported(
+                    "NATURAL joins are not supported; name the columns with USING (...)",
+                ))
+            }
+        }
+        Ok(())
     }
 
     fn lookup_stream(&self, rel: &str) -> Option<(Vec<Column>, Option<usize>)> {
@@ -1696,8 +1973,8 @@ impl<'a> Binder<'a> {
         }
         self.match_key(input, || {
             let col = &scope.columns[i].name;
-            match &scope.relation {
-                Some(r) => format!("{r}.{col}"),
+            match scope.rel_of_column(i) {
+                Some(r) => format!("{}.{col}", r.name),
                 None => col.clone(),
             }
         })
@@ -1726,32 +2003,55 @@ impl<'a> Binder<'a> {
             [] => unreachable!("an identifier has at least one part"),
         };
         let at = self.position(parts[0].span.start);
-        if let Some(q) = &qual {
-            if !scope.qualifiers.contains(q) {
-                return Err(Error::UndefinedTable(q.clone()).at(at));
+        let range = match &qual {
+            Some(q) => {
+                let Some(rel) = scope.rel_by_qualifier(q) else {
+                    return Err(Error::UndefinedTable(q.clone()).at(at));
+                };
+                rel.offset..rel.offset + rel.ncols
             }
-        }
-        scope
-            .columns
-            .iter()
-            .position(|c| c.name == col)
-            .ok_or_else(|| {
-                let e = Error::UndefinedColumn(match &qual {
-                    Some(q) => format!("column {q}.{col} does not exist"),
-                    None => format!("column \"{col}\" does not exist"),
-                })
-                .at(at);
-                let names = scope.columns.iter().map(|c| c.name.as_str());
-                match (closest(&col, names), &scope.relation) {
-                    (Some(near), Some(rel)) => e.with_hint(format!(
-                        "Perhaps you meant to reference the column \"{rel}.{near}\"."
-                    )),
-                    (Some(near), None) => e.with_hint(format!(
-                        "Perhaps you meant to reference the column \"{near}\"."
-                    )),
-                    (None, _) => e,
+            None => {
+                if let Some((_, i)) = scope.merged.iter().find(|(n, _)| *n == col) {
+                    return Ok(*i);
                 }
+                0..scope.columns.len()
+            }
+        };
+        let mut hits = range.clone().filter(|&i| scope.columns[i].name == col);
+        let first = hits.next().ok_or_else(|| {
+            let e = Error::UndefinedColumn(match &qual {
+                Some(q) => format!("column {q}.{col} does not exist"),
+                None => format!("column \"{col}\" does not exist"),
             })
+            .at(at);
+            let names = range.clone().map(|i| scope.columns[i].name.as_str());
+            let Some(near) = closest(&col, names) else {
+                return e;
+            };
+            let index = range
+                .clone()
+                .find(|&i| scope.columns[i].name == near)
+                .unwrap_or(0);
+            match scope
+                .rels
+                .iter()
+                .find(|r| (r.offset..r.offset + r.ncols).contains(&index))
+            {
+                Some(rel) if !rel.name.is_empty() => e.with_hint(format!(
+                    "Perhaps you meant to reference the column \"{}.{near}\".",
+                    rel.name
+                )),
+                _ => e.with_hint(format!(
+                    "Perhaps you meant to reference the column \"{near}\"."
+                )),
+            }
+        })?;
+        if hits.next().is_some() {
+            return Err(
+                Error::AmbiguousColumn(format!("column reference \"{col}\" is ambiguous")).at(at),
+            );
+        }
+        Ok(first)
     }
 
     /// PostgreSQL's error position of a token location in the query string.
@@ -2949,11 +3249,30 @@ fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
             crate::time::parse_timestamp(s)?
         }),
     };
+    let slack_us = w.slack.as_deref().map(slack_length).transpose()?;
     Ok(WindowSpec {
         range_us,
         slide_us,
         start,
+        slack_us,
     })
+}
+
+/// A SLACK interval: fixed length, not negative. Errors: 22023.
+fn slack_length(text: &str) -> Result<i64> {
+    let iv = crate::time::parse_interval(text)?;
+    if iv.months != 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "SLACK '{text}' has no fixed length: months and years vary in length; use days, hours, minutes or seconds"
+        )));
+    }
+    let us = crate::time::fixed_length_us(&iv)?;
+    if us < 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "SLACK must not be negative, not '{text}'"
+        )));
+    }
+    Ok(us)
 }
 
 /// COPY's options, both the parenthesised list and the legacy `WITH CSV HEADER` forms.
@@ -3315,7 +3634,8 @@ mod tests {
             vec![WindowSpec {
                 range_us: HOUR,
                 slide_us: HOUR / 6,
-                start: StartSpec::Default
+                start: StartSpec::Default,
+                slack_us: None,
             }]
         );
         let agg = q.aggregate.as_ref().unwrap();
@@ -3378,7 +3698,8 @@ mod tests {
             WindowSpec {
                 range_us: 48 * HOUR,
                 slide_us: 48 * HOUR,
-                start: StartSpec::Epoch
+                start: StartSpec::Epoch,
+                slack_us: None,
             }
         );
         let q = query("SELECT count(*) FROM flights AS f [RANGE BY '00:05:00' SLIDE BY '1 hour 30 minutes' START AT '2001-01-01 00:00:00'] [RANGE BY '10 seconds']");
@@ -3388,7 +3709,8 @@ mod tests {
             WindowSpec {
                 range_us: 300_000_000,
                 slide_us: 90 * 60_000_000,
-                start: StartSpec::At(978_307_200_000_000)
+                start: StartSpec::At(978_307_200_000_000),
+                slack_us: None,
             }
         );
         assert_eq!(q.windows[1].range_us, 10_000_000);

@@ -99,6 +99,8 @@ pub(crate) struct RawWindow {
     pub slide: Option<String>,
     /// START AT text.
     pub start: Option<String>,
+    /// SLACK text: how far behind its stream's time a tuple may arrive and still be on time.
+    pub slack: Option<String>,
 }
 
 /// A column of `CREATE STREAM`, with its type still as text.
@@ -131,6 +133,8 @@ pub(crate) enum Stmt {
         columns: Vec<RawColumn>,
         archived: bool,
         if_not_exists: bool,
+        /// `WITH (slack = '...')`: the stream's default SLACK, as written.
+        slack: Option<String>,
     },
     /// `DROP STREAM`.
     DropStream { names: Vec<String>, if_exists: bool },
@@ -487,6 +491,7 @@ fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
         range,
         slide: None,
         start: None,
+        slack: None,
     };
     if t.eat_word("SLIDE") {
         t.expect_word("BY")?;
@@ -495,6 +500,9 @@ fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
     if t.eat_word("START") {
         t.expect_word("AT")?;
         w.start = Some(window_value(t)?);
+    }
+    if t.eat_word("SLACK") {
+        w.slack = Some(window_value(t)?);
     }
     t.expect_end()?;
     Ok(w)
@@ -641,11 +649,18 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
         break;
     }
     let mut archived = false;
-    if t.eat_word("TYPE") {
-        if t.eat_word("ARCHIVED") {
-            archived = true;
-        } else if !t.eat_word("UNARCHIVED") {
-            return Err(syntax_near(t.peek()));
+    let mut slack = None;
+    loop {
+        if t.eat_word("TYPE") {
+            if t.eat_word("ARCHIVED") {
+                archived = true;
+            } else if !t.eat_word("UNARCHIVED") {
+                return Err(syntax_near(t.peek()));
+            }
+        } else if t.eat_word("WITH") {
+            slack = Some(parse_stream_options(t)?);
+        } else {
+            break;
         }
     }
     t.expect_end()?;
@@ -654,7 +669,24 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
         columns,
         archived,
         if_not_exists,
+        slack,
     })
+}
+
+/// `WITH (slack = '<interval>')` of CREATE STREAM; returns the slack text. The only option.
+fn parse_stream_options(t: &mut Toks) -> Result<String> {
+    t.expect(&Token::LParen)?;
+    let option = t.ident()?;
+    if option != "slack" {
+        return Err(Error::Syntax(format!(
+            "unrecognized stream option \"{option}\": the only option is slack"
+        )));
+    }
+    t.expect(&Token::Eq)?;
+    let tok = t.next();
+    let value = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
+    t.expect(&Token::RParen)?;
+    Ok(value)
 }
 
 fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
@@ -1093,7 +1125,9 @@ mod tests {
                 columns,
                 archived,
                 if_not_exists,
+                slack,
             } => {
+                assert_eq!(slack, None);
                 assert_eq!(name, "network.tcpdump");
                 assert!(archived && !if_not_exists);
                 let got: Vec<_> = columns

@@ -211,6 +211,8 @@ pub struct CreateStream {
     pub archived: bool,
     /// `IF NOT EXISTS`.
     pub if_not_exists: bool,
+    /// `WITH (slack = '...')`: the default SLACK of windows over this stream, microseconds.
+    pub slack_us: i64,
 }
 
 /// `INSERT INTO`.
@@ -370,7 +372,7 @@ pub struct Query {
 impl Query {
     /// True when the query reads a stream and so never ends by itself.
     pub fn is_continuous(&self) -> bool {
-        matches!(self.source, Source::Stream { .. })
+        matches!(self.source, Source::Stream { .. } | Source::Join { .. })
     }
 }
 
@@ -393,6 +395,29 @@ pub enum Source {
     },
     /// No FROM clause: one empty input row (`SELECT 1`, `SELECT version()`).
     Nothing,
+    /// Two or more windowed streams joined (`JOIN ... ON`, `USING`, or a comma list with
+    /// the predicates in WHERE). The input row is the inputs' rows concatenated in the
+    /// order written; [`Query::filter`] holds every join and WHERE predicate over it, and
+    /// [`Query::windows`] is empty (each input carries its own window).
+    Join {
+        /// The joined streams, in the order written.
+        inputs: Vec<JoinInput>,
+    },
+}
+
+/// One stream of a join, under its own window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinInput {
+    /// Stream name, normalised.
+    pub stream: String,
+    /// The name the query gives it (alias, else the stream's unqualified name).
+    pub alias: String,
+    /// The stream's columns.
+    pub columns: Vec<Column>,
+    /// Index of this input's first column in the join's input row.
+    pub offset: usize,
+    /// Its window clause.
+    pub window: WindowSpec,
 }
 
 /// A window clause as written; the engine resolves [`StartSpec::Default`].
@@ -404,6 +429,8 @@ pub struct WindowSpec {
     pub slide_us: i64,
     /// START AT.
     pub start: StartSpec,
+    /// SLACK, microseconds, >= 0; `None` takes the stream's default (`WITH (slack = ...)`).
+    pub slack_us: Option<i64>,
 }
 
 /// START AT as written.

@@ -1,0 +1,358 @@
+//! Join queries in the engine: one executor fed by several streams, in acceptance order.
+//!
+//! A single-stream query runs inside its stream's ingest task. A join reads several streams,
+//! so it gets its own task and its own bounded input queue (its *feed*). Each stream keeps
+//! the feeds of the joins that read it, and a statement's batch is put on those feeds when
+//! the statement is accepted ([`forward_batch`], called by the catalog while the statement
+//! holds its stream's enqueue order). So the join sees the statements of all its streams in
+//! the order the server accepted them — `INSERT INTO a ...; INSERT INTO b ...` from one
+//! client reaches the join in that order — whatever the streams' ingest tasks are doing.
+//!
+//! Design decision: the stream holds the only strong senders of a feed; the registry keeps
+//! a weak one for barriers. Dropping the subscription removes the feeds from the streams, so
+//! the feed closes and the join's task ends without a cycle keeping it alive.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, oneshot};
+
+use super::catalog::Stream;
+use super::session::resolve_window;
+use super::{Engine, Subscription};
+use crate::error::{Error, Result};
+use crate::exec::{Event, ExecLimits, JoinExec, JoinInputPlan, RowBatch};
+use crate::sql::{Query, Source};
+use crate::types::{DataType, Value};
+use crate::window::Start;
+
+/// Messages a join's task consumes, in order.
+pub(crate) enum JoinMsg {
+    /// A batch of the join's stream number `.0`.
+    Batch(usize, Arc<RowBatch>),
+    /// Stream `.0`'s time moved to `.1` without tuples.
+    Heartbeat(usize, i64),
+    /// Acknowledge once everything before has been processed.
+    Barrier(oneshot::Sender<()>),
+    /// A stream of the join was dropped: end the query after what is queued.
+    End,
+}
+
+/// One unit of work for a join's executor, run on its task.
+type Step = Box<dyn FnOnce(&mut JoinExec, &mut Vec<Event>) -> Result<()> + Send>;
+
+/// Batches a join's feed holds before the statements feeding it wait.
+const FEED_BATCHES: usize = 4;
+
+/// A stream's link to a join reading it.
+#[derive(Clone)]
+pub(crate) struct JoinFeed {
+    /// The join query's id.
+    pub id: u64,
+    /// Which of the join's streams this is.
+    pub stream: usize,
+    pub tx: mpsc::Sender<JoinMsg>,
+}
+
+/// A registered join query.
+pub(crate) struct JoinQuery {
+    pub id: u64,
+    pub text: String,
+    /// The join's distinct streams, by name, in the order of [`JoinExec::stream_times`].
+    pub streams: Vec<String>,
+    pub exec: Mutex<JoinExec>,
+    tx: Mutex<Option<super::outq::OutSender>>,
+    failure: Arc<Mutex<Option<Error>>>,
+    feed: mpsc::WeakSender<JoinMsg>,
+}
+
+impl JoinQuery {
+    fn fail(&self, error: Error) {
+        self.failure.lock().get_or_insert(error);
+        self.close();
+    }
+
+    fn close(&self) {
+        self.tx.lock().take();
+    }
+
+    /// Wait until the join has processed every message queued before this call.
+    pub async fn barrier(&self) {
+        let Some(feed) = self.feed.upgrade() else {
+            return;
+        };
+        let (ack, done) = oneshot::channel();
+        if feed.send(JoinMsg::Barrier(ack)).await.is_ok() {
+            let _ = done.await;
+        }
+    }
+}
+
+/// Registered joins by id.
+pub(crate) type JoinRegistry = Mutex<HashMap<u64, Arc<JoinQuery>>>;
+
+/// Put a batch accepted into `stream` on the feed of every join reading it.
+pub(crate) async fn forward_batch(stream: &Stream, batch: &RowBatch) {
+    let feeds: Vec<JoinFeed> = stream.joins.lock().clone();
+    if feeds.is_empty() {
+        return;
+    }
+    let shared = Arc::new(batch.clone());
+    for f in feeds {
+        // A join that ended has dropped its feed; nothing is lost by skipping it.
+        let _ = f.tx.send(JoinMsg::Batch(f.stream, shared.clone())).await;
+    }
+}
+
+/// Move `stream`'s time in every join reading it (`tcq_advance`).
+pub(crate) async fn forward_heartbeat(stream: &Stream, t_us: i64) {
+    let feeds: Vec<JoinFeed> = stream.joins.lock().clone();
+    for f in feeds {
+        let _ = f.tx.send(JoinMsg::Heartbeat(f.stream, t_us)).await;
+    }
+}
+
+/// The server clock's heartbeat for an idle stream stamped on arrival; skipped when a
+/// feed is full (the next tick will carry a later time anyway).
+pub(crate) fn try_forward_heartbeat(stream: &Stream, t_us: i64) {
+    for f in stream.joins.lock().iter() {
+        let _ = f.tx.try_send(JoinMsg::Heartbeat(f.stream, t_us));
+    }
+}
+
+/// A stream was dropped: every join reading it ends after what it has queued.
+pub(crate) async fn end_joins(stream: &Stream) {
+    let feeds: Vec<JoinFeed> = std::mem::take(&mut *stream.joins.lock());
+    for f in feeds {
+        let _ = f.tx.send(JoinMsg::End).await;
+    }
+}
+
+/// Unregisters a join when its subscription is dropped.
+struct JoinGuard {
+    streams: Vec<Weak<Stream>>,
+    registry: Weak<JoinRegistry>,
+    query: Weak<JoinQuery>,
+    id: u64,
+}
+
+impl Drop for JoinGuard {
+    fn drop(&mut self) {
+        for s in self.streams.iter().filter_map(Weak::upgrade) {
+            s.joins.lock().retain(|f| f.id != self.id);
+        }
+        if let Some(q) = self.query.upgrade() {
+            q.close();
+        }
+        if let Some(r) = self.registry.upgrade() {
+            r.lock().remove(&self.id);
+        }
+    }
+}
+
+/// The executor of join `q`, its distinct streams, and each input's display name.
+pub(crate) fn build(
+    engine: &Engine,
+    q: Query,
+    params: &[Value],
+) -> Result<(JoinExec, Vec<Arc<Stream>>, Vec<String>)> {
+    let Source::Join { inputs } = &q.source else {
+        return Err(Error::Internal("a join query reads a join".into()));
+    };
+    let now = crate::time::now_us();
+    let mut streams: Vec<Arc<Stream>> = Vec::new();
+    let mut plans = Vec::with_capacity(inputs.len());
+    let mut names = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let stream = engine.catalog.stream(&input.stream)?;
+        let idx = match streams.iter().position(|s| s.name == stream.name) {
+            Some(i) => i,
+            None => {
+                streams.push(stream);
+                streams.len() - 1
+            }
+        };
+        let (window, cutoff) = resolve_window(&input.window, now)?;
+        let first_index = match (window.start, cutoff) {
+            (Start::At(_), _) => 0,
+            // A default START AT: the first instance starting at or after the cut-off.
+            (Start::Epoch, Some(c)) => {
+                (c as i128 + window.slide_us as i128 - 1).div_euclid(window.slide_us as i128) as i64
+            }
+            (Start::Epoch, None) => i64::MIN,
+        };
+        plans.push(JoinInputPlan {
+            window,
+            first_index,
+            stream: idx,
+        });
+        names.push(if input.alias == input.stream {
+            input.stream.clone()
+        } else {
+            format!("{} AS {}", input.stream, input.alias)
+        });
+    }
+    let mut slacks = vec![Vec::new(); streams.len()];
+    for (input, plan) in inputs.iter().zip(&plans) {
+        slacks[plan.stream].push(input.window);
+    }
+    let tz = streams.iter().any(|s| {
+        s.ts_col
+            .is_none_or(|c| s.columns[c].data_type == DataType::TimestampTz)
+    });
+    let limits = engine.limits();
+    let mut exec = JoinExec::new(
+        q,
+        plans,
+        streams.len(),
+        params.to_vec(),
+        tz,
+        ExecLimits {
+            groups_max: limits.groups_max,
+            open_instances_max: limits.open_instances_max,
+            empty_slide_events_max: limits.empty_slide_events_max,
+            distinct_values_max: limits.distinct_values_max,
+        },
+        limits.live_tuples_max,
+    )?;
+    for (i, (s, windows)) in streams.iter().zip(&slacks).enumerate() {
+        exec.set_slack(i, super::session::query_slack_us(windows, s.slack_us));
+    }
+    Ok((exec, streams, names))
+}
+
+/// EXPLAIN of a join: its inputs, windows, probe order and hash keys.
+pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec<String>> {
+    let Source::Join { inputs } = &q.source else {
+        return Err(Error::Internal("a join query reads a join".into()));
+    };
+    let columns: Vec<String> = inputs
+        .iter()
+        .flat_map(|i| i.columns.iter().map(|c| c.name.clone()))
+        .collect();
+    let (exec, _, names) = build(engine, q, params)?;
+    Ok(exec.explain(&names, &columns))
+}
+
+/// Register join `q` and return its subscription.
+pub(crate) async fn register(
+    engine: &Arc<Engine>,
+    q: Query,
+    params: &[Value],
+    overflow: super::Overflow,
+) -> Result<Subscription> {
+    let columns = q.columns.clone();
+    let text = q.text.clone();
+    let (exec, streams, _) = build(engine, q, params)?;
+    let limits = engine.limits();
+    let registered = engine.catalog.queries.lock().len() + engine.catalog.joins.lock().len();
+    if registered >= limits.queries_max {
+        return Err(Error::ProgramLimitExceeded(format!(
+            "more than {} continuous queries (queries_max)",
+            limits.queries_max
+        )));
+    }
+    let id = engine
+        .catalog
+        .next_query_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (out_tx, out_rx) = super::outq::output_queue(limits.output_queue_bytes, overflow);
+    let (feed_tx, feed_rx) = mpsc::channel(FEED_BATCHES);
+    let failure = Arc::new(Mutex::new(None));
+    let done = exec.is_done();
+    let query = Arc::new(JoinQuery {
+        id,
+        text,
+        streams: streams.iter().map(|s| s.name.clone()).collect(),
+        exec: Mutex::new(exec),
+        tx: Mutex::new((!done).then_some(out_tx)),
+        failure: failure.clone(),
+        feed: feed_tx.downgrade(),
+    });
+    engine.catalog.joins.lock().insert(id, query.clone());
+    tokio::spawn(join_task(query.clone(), feed_rx));
+    for (i, s) in streams.iter().enumerate() {
+        s.joins.lock().push(JoinFeed {
+            id,
+            stream: i,
+            tx: feed_tx.clone(),
+        });
+    }
+    let guard = JoinGuard {
+        streams: streams.iter().map(Arc::downgrade).collect(),
+        registry: Arc::downgrade(&engine.catalog.joins),
+        query: Arc::downgrade(&query),
+        id,
+    };
+    Ok(Subscription {
+        columns,
+        rx: out_rx,
+        guard: Some(Box::new(guard)),
+        query_id: id,
+        failure: Some(failure),
+    })
+}
+
+/// A join's task: runs its executor over the feed, in order, until the feed closes.
+async fn join_task(q: Arc<JoinQuery>, mut rx: mpsc::Receiver<JoinMsg>) {
+    while let Some(msg) = rx.recv().await {
+        let step: Step = match msg {
+            JoinMsg::Batch(s, batch) => Box::new(move |e, out| e.push(s, &batch, out)),
+            JoinMsg::Heartbeat(s, t) => Box::new(move |e, out| e.heartbeat(s, t, out)),
+            JoinMsg::Barrier(ack) => {
+                let _ = ack.send(());
+                continue;
+            }
+            JoinMsg::End => {
+                q.close();
+                continue;
+            }
+        };
+        if q.tx.lock().is_none() {
+            continue;
+        }
+        run_step(&q, step);
+    }
+}
+
+/// Run one step of the executor and queue its output; the queue never waits on the
+/// reader (a full one ends the query with 54000, see `outq`).
+fn run_step(q: &JoinQuery, step: Step) {
+    let mut out = Vec::new();
+    let (result, done) = {
+        let mut exec = q.exec.lock();
+        // A bug in the executor ends this query, not the server.
+        let r =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(&mut exec, &mut out)))
+                .unwrap_or_else(|_| {
+                    Err(Error::Internal(format!(
+                        "query {} failed unexpectedly and was stopped",
+                        q.id
+                    )))
+                });
+        (r, exec.is_done())
+    };
+    let full = {
+        let tx = q.tx.lock();
+        let Some(tx) = tx.as_ref() else { return };
+        out.into_iter().find_map(|ev| tx.push(Ok(ev)).err())
+    };
+    if let Some(full) = full {
+        tracing::info!(
+            query = q.id,
+            "slow client: its query's output queue reached {} bytes; ending the query",
+            full.bytes_max
+        );
+        q.fail(Error::ProgramLimitExceeded(format!(
+            "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+            q.id, full.bytes_max
+        )));
+        return;
+    }
+    if let Err(e) = result {
+        q.fail(e);
+    } else if done {
+        q.close();
+    }
+}

@@ -706,3 +706,36 @@ async fn copy_out_sends_one_row_per_copy_data_message() {
         ]
     );
 }
+
+/// Regression: `SELECT` with an empty target list sent DataRows without a RowDescription, so
+/// psql and psycopg failed with "server sent data without prior row description".
+/// PostgreSQL describes zero columns and sends one row (none when WHERE is false).
+#[tokio::test]
+async fn select_with_an_empty_target_list_is_described() {
+    let port = start_server();
+    let client = connect(port).await;
+    for (sql, rows) in [
+        ("SELECT", 1),
+        ("SELECT WHERE true", 1),
+        ("SELECT WHERE false", 0),
+    ] {
+        let messages = client.simple_query(sql).await.unwrap();
+        let data: Vec<usize> = messages
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some(r.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(data, vec![0; rows], "{sql}");
+        assert!(
+            messages
+                .iter()
+                .any(|m| matches!(m, SimpleQueryMessage::RowDescription(d) if d.is_empty())),
+            "{sql}: a RowDescription of zero columns"
+        );
+        assert_eq!(counts(&messages), [rows as u64], "{sql}");
+        let prepared = client.query(sql, &[]).await.unwrap();
+        assert_eq!(prepared.len(), rows, "{sql} over the extended protocol");
+    }
+}

@@ -163,8 +163,10 @@ pub(crate) async fn run_statements(
                     wire.feed(wire::notice_message(n)).await?;
                 }
                 let text = vec![false; columns.len()];
-                // A command with notices (DROP ... IF EXISTS) has no columns: no RowDescription.
-                if !columns.is_empty() {
+                // A command with notices (DROP ... IF EXISTS) has no columns: no
+                // RowDescription. A SELECT with an empty target list has none either, and
+                // PostgreSQL still describes it (a RowDescription of zero fields).
+                if !columns.is_empty() || tag.starts_with("SELECT") {
                     wire.feed(wire::row_description(&columns, &text)).await?;
                 }
                 let mut scratch = String::new();

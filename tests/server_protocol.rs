@@ -739,3 +739,29 @@ async fn select_with_an_empty_target_list_is_described() {
         assert_eq!(prepared.len(), rows, "{sql} over the extended protocol");
     }
 }
+
+/// Scrolling a cursor backwards is PostgreSQL's 55000 for a cursor without SCROLL (it was
+/// 0A000): continuous rows are gone once fetched, so no tcq cursor scrolls.
+#[tokio::test]
+async fn backward_fetch_is_55000() {
+    let port = start_server();
+    let client = connect(port).await;
+    client
+        .batch_execute("CREATE STREAM bf (v integer)")
+        .await
+        .unwrap();
+    for fetch in [
+        "FETCH BACKWARD 1 FROM c",
+        "FETCH PRIOR FROM c",
+        "FETCH ABSOLUTE 1 FROM c",
+        "FETCH -1 FROM c",
+    ] {
+        client
+            .batch_execute("BEGIN; DECLARE c CURSOR FOR SELECT v FROM bf")
+            .await
+            .unwrap();
+        let e = client.batch_execute(fetch).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "55000", "{fetch}");
+        client.batch_execute("ROLLBACK").await.unwrap();
+    }
+}

@@ -717,7 +717,7 @@ fn count_token(t: &mut Toks) -> Result<Option<u64>> {
             .parse()
             .map_err(|_| Error::Syntax(format!("syntax error at or near \"{n}\"")))?;
         if neg {
-            return Err(Error::FeatureNotSupported(
+            return Err(Error::ObjectNotInPrerequisiteState(
                 "cursor can only scan forward".into(),
             ));
         }
@@ -734,7 +734,9 @@ fn parse_fetch(t: &mut Toks) -> Result<Stmt> {
     let backwards = ["PRIOR", "FIRST", "LAST", "ABSOLUTE", "RELATIVE", "BACKWARD"];
     let mut count = FetchCount::Count(1);
     if backwards.iter().any(|k| t.is_word(k)) {
-        return Err(Error::FeatureNotSupported(
+        // PostgreSQL's answer for a cursor declared without SCROLL (55000); a continuous
+        // query's rows are gone once fetched, so no tcq cursor scrolls.
+        return Err(Error::ObjectNotInPrerequisiteState(
             "cursor can only scan forward: tcq cursors over continuous queries support FETCH [FORWARD] [n|ALL|NEXT]".into(),
         ));
     }

@@ -44,3 +44,5 @@ SELECT '2021-07-01 12:00'::timestamp AT TIME ZONE 'UTC';
 SET TIME ZONE 'America/New_York';
 SELECT tcq_advance('tz_events', '2021-03-14 05:00');
 SELECT "current_time" FROM tcq_streams WHERE name = 'tz_events';
+-- date_trunc and extract on timestamptz work on the zone's wall clock.
+SELECT date_trunc('day', '2021-03-14 12:00-04'::timestamptz) AS day_start, extract(hour FROM '2021-03-14 12:00-04'::timestamptz) AS hour, extract(timezone_hour FROM '2021-03-14 12:00-04'::timestamptz) AS tz_hour;

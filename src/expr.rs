@@ -1123,11 +1123,15 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                     *t,
                     "timestamp without time zone",
                 )?)),
-                Value::TimestampTz(t) => Ok(Value::TimestampTz(date_trunc(
-                    &unit,
-                    *t,
-                    "timestamp with time zone",
-                )?)),
+                // Truncated on the session zone's wall clock, as PostgreSQL does.
+                Value::TimestampTz(t) => {
+                    let local = t
+                        .saturating_add(crate::tz::current_offset_at(*t) as i64 * time::US_PER_SEC);
+                    let truncated = date_trunc(&unit, local, "timestamp with time zone")?;
+                    Ok(Value::TimestampTz(crate::tz::current_local_to_utc(
+                        truncated,
+                    )))
+                }
                 Value::Interval(iv) => Ok(Value::Interval(interval_trunc(&unit, *iv)?)),
                 other => Err(type_error("date_trunc", other)),
             }
@@ -1135,8 +1139,17 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::DatePart => {
             let field = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
             match &vals[1] {
-                Value::Timestamp(t) | Value::TimestampTz(t) => {
-                    Ok(Value::Float8(date_part(&field, *t)?))
+                Value::Timestamp(t) => Ok(Value::Float8(date_part(&field, *t)?)),
+                // Fields of the session zone's wall clock; the epoch is absolute.
+                Value::TimestampTz(t) => {
+                    let offset = crate::tz::current_offset_at(*t);
+                    Ok(Value::Float8(match field.as_str() {
+                        "epoch" => date_part(&field, *t)?,
+                        "timezone" => offset as f64,
+                        "timezone_hour" => (offset / 3600) as f64,
+                        "timezone_minute" => ((offset / 60) % 60) as f64,
+                        _ => date_part(&field, t.saturating_add(offset as i64 * time::US_PER_SEC))?,
+                    }))
                 }
                 Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
                 other => Err(type_error("date_part", other)),

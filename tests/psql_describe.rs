@@ -73,3 +73,29 @@ async fn backslash_d_lists_and_describes_streams() {
         "{missing}"
     );
 }
+
+/// psql shows an error's position as its `LINE 1:` caret and prints the hint, as it does
+/// for PostgreSQL's "Perhaps you meant to reference the column" errors.
+#[tokio::test]
+async fn psql_shows_error_positions_and_hints() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute("CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer)")
+        .await
+        .unwrap();
+    let Some(out) = tokio::task::spawn_blocking(move || {
+        psql(port, "SELECT delya FROM flights")
+    })
+    .await
+    .unwrap() else {
+        eprintln!("psql is not installed: skipping the error position checks");
+        return;
+    };
+    assert_eq!(
+        out,
+        "ERROR:  column \"delya\" does not exist\n\
+         LINE 1: SELECT delya FROM flights\n\
+         \x20              ^\n\
+         HINT:  Perhaps you meant to reference the column \"flights.delay\".\n"
+    );
+}

@@ -167,6 +167,8 @@ fn session_state_through_driver_apis() {
          after: IDLE\n\
          advance: 2001-01-01 00:00:05\n\
          tz: America/New_York 2021-03-14T03:00:00-04:00\n\
+         terminate: True\n\
+         terminated: 57P01\n\
          lock: True\n\
          free after release: True\n\
          pool reused: 2\n\

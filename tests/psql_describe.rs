@@ -83,11 +83,10 @@ async fn psql_shows_error_positions_and_hints() {
     c.batch_execute("CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer)")
         .await
         .unwrap();
-    let Some(out) = tokio::task::spawn_blocking(move || {
-        psql(port, "SELECT delya FROM flights")
-    })
-    .await
-    .unwrap() else {
+    let Some(out) = tokio::task::spawn_blocking(move || psql(port, "SELECT delya FROM flights"))
+        .await
+        .unwrap()
+    else {
         eprintln!("psql is not installed: skipping the error position checks");
         return;
     };

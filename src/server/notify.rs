@@ -71,24 +71,71 @@ pub(crate) async fn deliver_when_idle(
     }
 }
 
-/// How the engine's `pg_cancel_backend` and `pg_terminate_backend` reach this connection:
-/// a cancel fires the connection's cancel handle, as a CancelRequest does; a terminate also
-/// shuts the socket down both ways, which ends the connection whether it is idle (pgwire's
-/// read sees the end) or running a statement (its writes fail).
-pub(crate) fn backend_signal(
+/// Register a started connection with the engine (`pg_stat_activity`, `pg_cancel_backend`,
+/// `pg_terminate_backend`) and start delivering its notifications when it is idle.
+/// `writer` is the connection's duplicate socket (none if it could not be made).
+pub(crate) fn attach(
+    engine: &Arc<crate::engine::Engine>,
+    slot: &Arc<ConnSlot>,
+    info: crate::engine::backends::BackendInfo,
+    handle: Arc<pgwire::api::ConnectionHandle>,
+    writer: Option<std::net::TcpStream>,
+) {
+    let socket = writer.as_ref().and_then(|w| w.try_clone().ok());
+    let signal = backend_signal(Arc::downgrade(slot), handle, socket);
+    let registered = engine.backends().register(info, signal);
+    // Start-up holds the only other reference: the lock is free.
+    if let Ok(mut conn) = slot.conn.try_lock() {
+        conn.backend = Some(registered);
+        if let Some(writer) = writer {
+            let inbox = conn.session.inbox();
+            let stall = CLIENT_WRITE_STALL;
+            tokio::spawn(deliver_when_idle(
+                Arc::downgrade(slot),
+                inbox,
+                writer,
+                stall,
+            ));
+        }
+    }
+}
+
+/// How the engine's `pg_cancel_backend` and `pg_terminate_backend` reach a connection. A
+/// cancel fires the connection's cancel handle, as a CancelRequest does. A terminate also
+/// shuts the socket down at once, which ends the connection whether it is idle (pgwire's
+/// read sees the end) or running a statement (its writes fail); an idle client first gets
+/// PostgreSQL's FATAL 57P01, written between whole messages (see the module's header).
+fn backend_signal(
+    slot: Weak<ConnSlot>,
     handle: Arc<pgwire::api::ConnectionHandle>,
     socket: Option<std::net::TcpStream>,
 ) -> crate::engine::backends::SignalFn {
     use crate::engine::backends::Signal;
     Box::new(move |signal| {
-        let handle = handle.clone();
-        tokio::spawn(async move { handle.cancel().await });
-        if signal == Signal::Terminate {
-            tracing::info!("terminating a connection at a client's request");
-            if let Some(s) = &socket {
-                let _ = s.shutdown(std::net::Shutdown::Both);
+        let cancel = handle.clone();
+        tokio::spawn(async move { cancel.cancel().await });
+        if signal != Signal::Terminate {
+            return true;
+        }
+        tracing::info!("terminating a connection at a client's request");
+        let Some(socket) = &socket else {
+            return true;
+        };
+        if slot.upgrade().is_some_and(|s| s.is_idle()) {
+            let fatal = pgwire::error::ErrorInfo::new(
+                "FATAL".into(),
+                "57P01".into(),
+                "terminating connection due to administrator command".into(),
+            );
+            let mut buf = BytesMut::new();
+            let message = PgWireBackendMessage::ErrorResponse(fatal.into());
+            if message.encode(&mut buf).is_ok() {
+                use std::io::Write;
+                // One small write on an idle socket: it goes whole or not at all.
+                let _ = (&*socket).write(&buf);
             }
         }
+        let _ = socket.shutdown(std::net::Shutdown::Both);
         true
     })
 }

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::Sink;
@@ -124,7 +123,9 @@ impl StartupHandler for Handler {
         let database = param("database").unwrap_or_else(|| user.clone());
         session.set_identity(&user, &database, param("application_name").as_deref());
         let mut conn = Conn::new(session);
-        let writer = self.writers.lock().remove(&client.socket_addr());
+        conn.cancel = Some(handle.clone());
+        conn.closed = self.watches.lock().remove(&client.socket_addr());
+        client.session_extensions().insert(ConnSlot::new(conn));
         let info = crate::engine::backends::BackendInfo {
             pid,
             user: user.clone(),
@@ -132,20 +133,17 @@ impl StartupHandler for Handler {
             application_name: param("application_name").unwrap_or_default(),
             client_addr: client.socket_addr().ip().to_string(),
         };
-        let socket = writer.as_ref().and_then(|w| w.try_clone().ok());
-        let signal = super::notify::backend_signal(handle.clone(), socket);
-        conn.backend = Some(self.engine.backends().register(info, signal));
         tracing::info!(pid, %user, %database, addr = %client.socket_addr(), "connection authorized");
-        conn.cancel = Some(handle);
-        conn.closed = self.watches.lock().remove(&client.socket_addr());
-        let inbox = conn.session.inbox();
-        client.session_extensions().insert(ConnSlot::new(conn));
-        if let (Some(slot), Some(writer)) = (client.session_extensions().get::<ConnSlot>(), writer)
-        {
-            let stall = super::notify::CLIENT_WRITE_STALL;
-            let slot = Arc::downgrade(&slot);
-            tokio::spawn(super::notify::deliver_when_idle(slot, inbox, writer, stall));
+        let writer = self.writers.lock().remove(&client.socket_addr());
+        let slot = client.session_extensions().get::<ConnSlot>();
+        if let Some(slot) = &slot {
+            super::notify::attach(&self.engine, slot, info, handle, writer);
         }
-        finish_authentication(client, &ServerParams).await
+        finish_authentication(client, &ServerParams).await?;
+        // ReadyForQuery is out: the client is idle until its first message.
+        if let Some(slot) = slot {
+            slot.set_idle(true);
+        }
+        Ok(())
     }
 }

@@ -36,6 +36,15 @@ with psycopg.connect(dsn, autocommit=True) as a, psycopg.connect(dsn, autocommit
     when = b.execute("SELECT '2021-03-14 07:00+00'::timestamptz").fetchone()[0]
     print("tz:", b.info.parameter_status("TimeZone"), when.isoformat())
 
+# pg_terminate_backend: the victim gets PostgreSQL's FATAL 57P01 (psycopg's AdminShutdown).
+with psycopg.connect(dsn, autocommit=True) as a, psycopg.connect(dsn, autocommit=True) as victim:
+    print("terminate:", a.execute("SELECT pg_terminate_backend(%s)", (victim.info.backend_pid,)).fetchone()[0])
+    try:
+        victim.execute("SELECT 1")
+        print("terminated: no")
+    except psycopg.errors.AdminShutdown as e:
+        print("terminated:", e.sqlstate)
+
 
 async def main():
     pool = await asyncpg.create_pool(url, min_size=1, max_size=1)

@@ -375,7 +375,7 @@ async fn stat_activity_cancel_and_terminate_backends() {
         );
         assert!(
             seen.contains(&(
-                None,
+                Some(reader_pid),
                 "active".into(),
                 query.into(),
                 "tcq continuous query".into()

@@ -143,6 +143,8 @@ impl Stream {
 pub(crate) struct RunningQuery {
     pub id: u64,
     pub text: String,
+    /// The session that registered it (none for EXPLAIN ANALYZE's own run).
+    pub pid: Option<i32>,
     pub exec: Mutex<QueryExec>,
     pub tx: Mutex<Option<super::outq::OutSender>>,
     /// Why the query ended, when it failed: read by the subscription after the queued
@@ -428,7 +430,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("stream_times", DataType::Text),
         ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
-        // too, with backend_type 'tcq continuous query'.
+        // too, with backend_type 'tcq continuous query' and the pid of their session.
         "pg_stat_activity" => vec![
             c("datname", DataType::Text),
             c("pid", DataType::Int4),
@@ -499,6 +501,7 @@ impl Catalog {
                 qs.sort_by_key(|q| q.id);
                 for q in qs {
                     let mut row = vec![Value::Null; 10];
+                    row[1] = q.pid.map_or(Value::Null, Value::Int4);
                     row[7] = text("active");
                     row[8] = text(&q.text);
                     row[9] = text("tcq continuous query");

@@ -42,6 +42,7 @@ pub(crate) async fn explain(
                 text,
                 columns,
                 super::Overflow::Error,
+                None,
             )
             .await?;
             let id = sub.query_id();

@@ -686,7 +686,7 @@ impl Session {
                 "more than {max} continuous queries and cursors on one connection (queries_per_connection_max)"
             )));
         }
-        let mut sub = register(&self.engine, q, params, self.overflow()).await?;
+        let mut sub = register(&self.engine, q, params, self.overflow(), Some(self.pid)).await?;
         live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let counted = LiveQuery(live.clone());
         let guard = sub.guard.take();
@@ -1232,12 +1232,13 @@ pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> 
         .unwrap_or(stream_default_us)
 }
 
-/// Register a continuous query on its stream.
+/// Register a continuous query on its stream, for session `pid`.
 pub(crate) async fn register(
     engine: &Arc<Engine>,
     q: Query,
     params: &[Value],
     overflow: Overflow,
+    pid: Option<i32>,
 ) -> Result<Subscription> {
     if matches!(q.source, Source::Join { .. }) {
         return super::join::register(engine, q, params, overflow).await;
@@ -1246,7 +1247,7 @@ pub(crate) async fn register(
     let columns = q.columns.clone();
     let text = q.text.clone();
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
-    attach(engine, &stream, exec, text, columns, overflow).await
+    attach(engine, &stream, exec, text, columns, overflow, pid).await
 }
 
 /// Attach a built executor to its stream and return the subscription.
@@ -1257,6 +1258,7 @@ pub(crate) async fn attach(
     text: String,
     columns: Vec<Column>,
     overflow: Overflow,
+    pid: Option<i32>,
 ) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
@@ -1276,6 +1278,7 @@ pub(crate) async fn attach(
         failure: failure.clone(),
         id,
         text,
+        pid,
         exec: parking_lot::Mutex::new(exec),
         tx: parking_lot::Mutex::new(Some(tx)),
     });

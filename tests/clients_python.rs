@@ -172,6 +172,8 @@ fn session_state_through_driver_apis() {
          lock: True\n\
          free after release: True\n\
          pool reused: 2\n\
+         startup tz: Asia/Tokyo 2001-01-01 09:00:00+09\n\
+         startup tz refused: 22023\n\
          listener: x1\n"
     );
 }

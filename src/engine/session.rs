@@ -206,6 +206,17 @@ impl Session {
         }
     }
 
+    /// Apply a setting the client sent in its start-up message (`TimeZone`, as pgjdbc and
+    /// asyncpg's `server_settings` send it). Errors: 22023 for a value PostgreSQL refuses.
+    pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
+        if name.eq_ignore_ascii_case("timezone") {
+            self.set_zone(crate::tz::Zone::parse(value)?);
+            // Reported in the start-up ParameterStatus set, not again.
+            self.reported.clear();
+        }
+        Ok(())
+    }
+
     /// The session's time zone, shared with the code that formats and parses its
     /// timestamptz text (the server runs each message inside [`crate::tz::scope`]).
     pub fn zone(&self) -> crate::tz::ZoneCell {

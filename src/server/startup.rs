@@ -54,6 +54,12 @@ impl ServerParameterProvider for ServerParams {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+        // A start-up TimeZone the session accepted (start-up refuses the others).
+        for key in ["TimeZone", "timezone"] {
+            if let Some(tz) = meta.get(key).and_then(|v| crate::tz::Zone::parse(v).ok()) {
+                params.insert("TimeZone".into(), tz.name().to_string());
+            }
+        }
         let app = meta
             .get(METADATA_APPLICATION_NAME)
             .cloned()
@@ -122,6 +128,18 @@ impl StartupHandler for Handler {
         let user = param("user").unwrap_or_else(|| "tcq".into());
         let database = param("database").unwrap_or_else(|| user.clone());
         session.set_identity(&user, &database, param("application_name").as_deref());
+        let time_zone = param("TimeZone").or_else(|| param("timezone"));
+        if let Some(tz) = &time_zone {
+            if let Err(e) = session.apply_startup_setting("TimeZone", tz) {
+                return Err(PgWireError::UserError(Box::new(
+                    pgwire::error::ErrorInfo::new(
+                        "FATAL".into(),
+                        super::sqlstate(&e).into(),
+                        e.to_string(),
+                    ),
+                )));
+            }
+        }
         let mut conn = Conn::new(session);
         conn.cancel = Some(handle.clone());
         conn.closed = self.watches.lock().remove(&client.socket_addr());

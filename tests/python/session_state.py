@@ -57,6 +57,16 @@ async def main():
     async with pool.acquire() as con:
         print("pool reused:", await con.fetchval("SELECT 2"))
     got = asyncio.Queue()
+    # A start-up TimeZone (asyncpg's server_settings, pgjdbc's TimeZone) sets the zone and
+    # is reported back; a zone PostgreSQL refuses ends the start-up with 22023.
+    tokyo = await asyncpg.connect(url, server_settings={"TimeZone": "Asia/Tokyo"})
+    print("startup tz:", tokyo.get_settings().TimeZone,
+          await tokyo.fetchval("SELECT '2001-01-01 00:00+00'::timestamptz::text"))
+    await tokyo.close()
+    try:
+        await asyncpg.connect(url, server_settings={"TimeZone": "Mars/Base"})
+    except asyncpg.exceptions.InvalidParameterValueError as e:
+        print("startup tz refused:", e.sqlstate)
     listener = await asyncpg.connect(url)
     await listener.add_listener("ch", lambda c, pid, ch, payload: got.put_nowait(payload))
     await other.execute("NOTIFY ch, 'x1'")

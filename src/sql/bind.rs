@@ -2761,7 +2761,34 @@ impl<'a> Binder<'a> {
         ))
     }
 
+    /// A function call. An unknown function (or argument types) is reported at the call,
+    /// with PostgreSQL's hint.
     fn function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Bound> {
+        self.function_call(f, scope).map_err(|e| match e.kind() {
+            Error::UndefinedFunction(_) if e.position().is_none() => {
+                let at = f
+                    .name
+                    .0
+                    .first()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| self.position(i.span.start));
+                let no_such = e.to_string().ends_with("does not exist");
+                let e = match at {
+                    Some(p) => e.at(p),
+                    None => e,
+                };
+                if !no_such {
+                    return e;
+                }
+                e.with_hint(
+                    "No function matches the given name and argument types. You might need to add explicit type casts.",
+                )
+            }
+            _ => e,
+        })
+    }
+
+    fn function_call(&mut self, f: &ast::Function, scope: &Scope) -> Result<Bound> {
         let name = func_name(f);
         if f.name.0.len() > 1 {
             let schema = f.name.0[0].as_ident().map(ident_name).unwrap_or_default();
@@ -3496,6 +3523,9 @@ mod tests {
         );
         assert_eq!(closest("ab", ["xy"].into_iter()), None);
         assert_eq!(levenshtein("kitten", "sitting"), 3);
+        let e = plan("SELECT 1, nosuch(delay) FROM flights").unwrap_err();
+        assert_eq!(e.position(), Some(11));
+        assert!(e.hint().unwrap().starts_with("No function matches"));
     }
 
     const HOUR: i64 = 3_600_000_000;

@@ -432,3 +432,43 @@ async fn stat_activity_cancel_and_terminate_backends() {
     .await
     .expect("test timed out");
 }
+
+/// Session state is bounded: a session holds at most 10,000 advisory locks, and a
+/// transaction queues at most 10,000 NOTIFYs (54000 past either); the session goes on.
+#[tokio::test]
+async fn advisory_locks_and_queued_notifications_are_bounded() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        let locks: String = (0..10_000)
+            .map(|k| format!("SELECT pg_try_advisory_lock({k});"))
+            .collect();
+        c.batch_execute(&locks).await.unwrap();
+        let e = c
+            .batch_execute("SELECT pg_try_advisory_lock(-1)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "54000");
+        // Taking one already held again is counted on its key, not as a new lock.
+        assert_eq!(
+            column(&c, "SELECT pg_try_advisory_lock(7)").await,
+            vec![Some("t".into())]
+        );
+        c.batch_execute("SELECT pg_advisory_unlock_all()")
+            .await
+            .unwrap();
+        let notifies: String = (0..10_000).map(|i| format!("NOTIFY n, '{i}';")).collect();
+        c.batch_execute(&format!("BEGIN; {notifies}"))
+            .await
+            .unwrap();
+        let e = c.batch_execute("NOTIFY n, 'one more'").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "54000");
+        c.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(
+            column(&c, "SELECT pg_try_advisory_lock(-1)").await,
+            vec![Some("t".into())]
+        );
+    })
+    .await
+    .expect("test timed out");
+}

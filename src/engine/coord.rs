@@ -30,6 +30,14 @@ use crate::error::{Error, Result};
 /// Notifications one session's inbox holds before NOTIFY to it fails with 54000.
 pub const INBOX_NOTIFICATIONS_MAX: usize = 10_000;
 
+/// Channels one session may listen on, and NOTIFYs one transaction may queue: past
+/// either the statement fails with 54000, so no session grows the registry without bound.
+pub const SESSION_CHANNELS_MAX: usize = 10_000;
+
+/// Advisory locks (distinct session-level keys plus transaction-level holds) one session
+/// may hold; past it taking another fails with 54000.
+pub const SESSION_LOCKS_MAX: usize = 10_000;
+
 /// Longest NOTIFY payload in bytes, as PostgreSQL's (8000 bytes, exclusive).
 pub const PAYLOAD_BYTES_MAX: usize = 7999;
 
@@ -93,7 +101,8 @@ impl Locks {
             }
             return false;
         }
-        *holders.of(mode).entry(pid).or_insert(0) += 1;
+        let held = holders.of(mode).entry(pid).or_insert(0);
+        *held = held.saturating_add(1);
         true
     }
 

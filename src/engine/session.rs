@@ -444,11 +444,11 @@ impl Session {
             Plan::Savepoint(op) => self.savepoint(op),
             Plan::Listen { channel } => {
                 coord::check_notify(&channel, "")?;
-                self.listen_op(ListenOp::Listen(channel));
+                self.listen_op(ListenOp::Listen(channel))?;
                 Ok(Outcome::Command("LISTEN".into()))
             }
             Plan::Unlisten { channel } => {
-                self.listen_op(ListenOp::Unlisten(channel));
+                self.listen_op(ListenOp::Unlisten(channel))?;
                 Ok(Outcome::Command("UNLISTEN".into()))
             }
             Plan::Notify { channel, payload } => {
@@ -887,12 +887,22 @@ impl Session {
     }
 
     /// LISTEN / UNLISTEN: at once outside a transaction block, at COMMIT inside one.
-    fn listen_op(&mut self, op: ListenOp) {
+    /// Errors: 54000 past [`coord::SESSION_CHANNELS_MAX`] channels or queued changes.
+    fn listen_op(&mut self, op: ListenOp) -> Result<()> {
+        let max = coord::SESSION_CHANNELS_MAX;
+        if matches!(op, ListenOp::Listen(_))
+            && self.listening.len() + self.pending_listen.len() >= max
+        {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a session may listen on at most {max} channels (and queue as many LISTENs in a transaction)"
+            )));
+        }
         if self.tx == TxStatus::Idle {
             self.apply_listen(op);
         } else {
             self.pending_listen.push(op);
         }
+        Ok(())
     }
 
     fn apply_listen(&mut self, op: ListenOp) {
@@ -926,6 +936,11 @@ impl Session {
         };
         if self.tx == TxStatus::Idle {
             self.engine.notifier.deliver(&[n])
+        } else if self.pending_notify.len() >= coord::SESSION_CHANNELS_MAX {
+            Err(Error::ProgramLimitExceeded(format!(
+                "too many notifications in one transaction: at most {} are queued until COMMIT",
+                coord::SESSION_CHANNELS_MAX
+            )))
         } else {
             self.pending_notify.push(n);
             Ok(())
@@ -1015,18 +1030,20 @@ impl Session {
                     // NULL arguments: PostgreSQL's functions are strict and return NULL.
                     _ => return Ok(one_value(column, Value::Null, notices)),
                 };
-                self.advisory(func, key, &mut notices).await
+                self.advisory(func, key, &mut notices).await?
             }
         };
         Ok(one_value(column, value, notices))
     }
 
+    /// An advisory lock function. Errors: 54000 for a lock past
+    /// [`coord::SESSION_LOCKS_MAX`] (taking one already held again counts on its key).
     async fn advisory(
         &mut self,
         func: SessionFunc,
         key: LockKey,
         notices: &mut Vec<String>,
-    ) -> Value {
+    ) -> Result<Value> {
         use SessionFunc as F;
         let mode = match func {
             F::AdvisoryLockShared
@@ -1043,6 +1060,14 @@ impl Session {
                 | F::TryAdvisoryXactLock
                 | F::TryAdvisoryXactLockShared
         );
+        let taking = !matches!(func, F::AdvisoryUnlock | F::AdvisoryUnlockShared);
+        let held = !xact && self.session_locks.contains_key(&(key, mode));
+        let max = coord::SESSION_LOCKS_MAX;
+        if taking && !held && self.session_locks.len() + self.xact_locks.len() >= max {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a session may hold at most {max} advisory locks"
+            )));
+        }
         let locks = &self.engine.locks;
         let taken = match func {
             F::AdvisoryUnlock | F::AdvisoryUnlockShared => {
@@ -1053,14 +1078,14 @@ impl Session {
                         LockMode::Shared => "ShareLock",
                     };
                     notices.push(format!("you don't own a lock of type {kind}"));
-                    return Value::Bool(false);
+                    return Ok(Value::Bool(false));
                 };
                 *count -= 1;
                 if *count == 0 {
                     self.session_locks.remove(&(key, mode));
                 }
                 locks.unlock(self.pid, key, mode);
-                return Value::Bool(true);
+                return Ok(Value::Bool(true));
             }
             F::AdvisoryLock
             | F::AdvisoryLockShared
@@ -1073,7 +1098,8 @@ impl Session {
         };
         if taken {
             if !xact {
-                *self.session_locks.entry((key, mode)).or_insert(0) += 1;
+                let holds = self.session_locks.entry((key, mode)).or_insert(0);
+                *holds = holds.saturating_add(1);
             } else if self.tx == TxStatus::Idle {
                 // Outside a block the statement is its own transaction, which ends now.
                 locks.unlock(self.pid, key, mode);
@@ -1081,13 +1107,13 @@ impl Session {
                 self.xact_locks.push((key, mode));
             }
         }
-        match func {
+        Ok(match func {
             F::AdvisoryLock
             | F::AdvisoryLockShared
             | F::AdvisoryXactLock
             | F::AdvisoryXactLockShared => Value::Text(Default::default()),
             _ => Value::Bool(taken),
-        }
+        })
     }
 
     fn show(&self, name: &str) -> Result<Outcome> {

@@ -217,34 +217,51 @@ pub(crate) fn map_parser_error(e: ParserError) -> Error {
 }
 
 /// Byte offset of a `Location` (1-based line and character column) in `text`.
-pub(crate) struct Lines<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
+///
+/// Built once per query string with the byte offset of every character, so that a lookup
+/// costs O(1): a string of thousands of statements on one line would otherwise be scanned
+/// once per statement.
+pub(crate) struct Lines {
+    /// Character index of each line's first character.
+    line_chars: Vec<usize>,
+    /// Byte offset of each character, and the text's length at the end.
+    char_bytes: Vec<usize>,
 }
 
-impl<'a> Lines<'a> {
-    pub(crate) fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { text, starts }
+impl Lines {
+    pub(crate) fn new(text: &str) -> Self {
+        let mut line_chars = vec![0];
+        let mut char_bytes = Vec::with_capacity(text.len() + 1);
+        for (i, (byte, c)) in text.char_indices().enumerate() {
+            char_bytes.push(byte);
+            if c == '\n' {
+                line_chars.push(i + 1);
+            }
+        }
+        char_bytes.push(text.len());
+        Lines {
+            line_chars,
+            char_bytes,
+        }
+    }
+    /// Character index of `loc`, clamped to the end of its line (or of the text).
+    fn char_index(&self, loc: Location) -> usize {
+        let line = loc.line.saturating_sub(1) as usize;
+        let Some(&first) = self.line_chars.get(line) else {
+            return self.char_bytes.len() - 1;
+        };
+        let end = self
+            .line_chars
+            .get(line + 1)
+            .map_or(self.char_bytes.len() - 1, |&next| next - 1);
+        (first + loc.column.saturating_sub(1) as usize).min(end)
     }
     /// PostgreSQL's error position of `loc`: 1-based, in characters from the start.
     pub(crate) fn position(&self, loc: Location) -> u32 {
-        let byte = self.offset(loc).min(self.text.len());
-        self.text[..byte].chars().count() as u32 + 1
+        self.char_index(loc) as u32 + 1
     }
     fn offset(&self, loc: Location) -> usize {
-        let Some(&line_start) = self.starts.get(loc.line.saturating_sub(1) as usize) else {
-            return self.text.len();
-        };
-        let line = &self.text[line_start..];
-        let col = loc.column.saturating_sub(1) as usize;
-        line_start
-            + line
-                .char_indices()
-                .nth(col)
-                .map(|(i, _)| i)
-                .unwrap_or(line.len())
+        self.char_bytes[self.char_index(loc)]
     }
 }
 
@@ -255,6 +272,8 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
         .tokenize_with_location()
         .map_err(|e| Error::Syntax(tokenizer_message(&e.to_string())))?;
     let lines = Lines::new(text);
+    // One copy of the query string, shared by its statements (for error positions).
+    let source: std::sync::Arc<str> = text.into();
     let mut out = Vec::new();
     let mut current: Vec<TokenWithSpan> = Vec::new();
     let mut first_start: Option<Location> = None;
@@ -266,7 +285,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
         let start = first.map(|l| lines.offset(l)).unwrap_or(end).min(end);
         let stmt_text = text[start..end].trim().to_string();
         let toks = std::mem::take(current);
-        out.push(parse_one(stmt_text, toks, &lines)?);
+        out.push(parse_one(stmt_text, toks, &lines, &source)?);
         Ok(())
     };
     for tok in tokens {
@@ -508,7 +527,12 @@ fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
     Ok(w)
 }
 
-fn parse_one(text: String, toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ParsedStmt> {
+fn parse_one(
+    text: String,
+    toks: Vec<TokenWithSpan>,
+    lines: &Lines,
+    source: &std::sync::Arc<str>,
+) -> Result<ParsedStmt> {
     let end = toks.last().map(|t| t.span.end);
     let (toks, windows) = cut_windows(toks)?;
     let mut t = Toks::new(toks);
@@ -526,7 +550,7 @@ fn parse_one(text: String, toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<Pa
         text,
         stmt,
         windows,
-        source: lines.text.into(),
+        source: source.clone(),
     })
 }
 

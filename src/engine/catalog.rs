@@ -57,7 +57,8 @@ pub(crate) struct Stream {
 
 /// What a stream's ingest task consumes, in order.
 enum IngestMsg {
-    Batch(RowBatch, OwnedSemaphorePermit),
+    /// Shared with the joins reading the stream, which get the same batch.
+    Batch(Arc<RowBatch>, OwnedSemaphorePermit),
     Heartbeat(i64),
     Attach(Arc<RunningQuery>),
     Barrier(oneshot::Sender<()>),
@@ -291,6 +292,7 @@ impl Catalog {
                 st.first_us = batch.times.first().copied();
             }
         }
+        let batch = Arc::new(batch);
         super::join::forward_batch(stream, &batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }

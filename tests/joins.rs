@@ -527,3 +527,37 @@ async fn psql_copy_to_stdout_prints_a_join_as_windows_close() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn a_join_counts_among_each_of_its_streams_queries_and_ends_when_one_is_dropped() {
+    let port = start_server();
+    let c = connect(port).await;
+    let feeder = connect(port).await;
+    exec(&c, STREAMS).await;
+    exec(&c, &format!("BEGIN; DECLARE c CURSOR FOR {JOIN}")).await;
+    wait_for_queries(&feeder, 1).await;
+    assert_eq!(
+        rows(
+            &feeder,
+            "SELECT name, queries FROM tcq_streams ORDER BY name"
+        )
+        .await,
+        table(&[&["a", "1"], &["b", "1"]])
+    );
+    exec(&feeder, FEED).await;
+    exec(&feeder, "DROP STREAM a").await;
+    // FETCH ALL ends: the rows of the closed window, then the end of the query.
+    let got = rows(&c, "FETCH ALL FROM c").await;
+    assert_eq!(
+        got,
+        table(&[
+            &["x", "2", "24", "2001-01-01 00:00:10"],
+            &["y", "1", "3", "2001-01-01 00:00:10"]
+        ])
+    );
+    exec(&c, "COMMIT").await;
+    assert_eq!(
+        rows(&feeder, "SELECT name, queries FROM tcq_streams").await,
+        table(&[&["b", "0"]])
+    );
+}

@@ -471,7 +471,7 @@ impl Catalog {
                         text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
                         Value::Int8(st.tuples as i64),
                         ts(st.now_us),
-                        Value::Int8(s.queries.lock().len() as i64),
+                        Value::Int8((s.queries.lock().len() + s.joins.lock().len()) as i64),
                     ]);
                 }
             }

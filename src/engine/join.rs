@@ -225,7 +225,7 @@ pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec
     };
     let columns: Vec<String> = inputs
         .iter()
-        .flat_map(|i| i.columns.iter().map(|c| c.name.clone()))
+        .flat_map(|i| i.columns.iter().map(|c| format!("{}.{}", i.alias, c.name)))
         .collect();
     let (exec, _, names) = build(engine, q, params)?;
     Ok(exec.explain(&names, &columns))

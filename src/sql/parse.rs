@@ -1224,7 +1224,7 @@ mod tests {
         ));
         assert!(matches!(
             parse_all("FETCH PRIOR c"),
-            Err(Error::FeatureNotSupported(_))
+            Err(Error::ObjectNotInPrerequisiteState(_))
         ));
         assert!(matches!(one("CLOSE ALL").stmt, Stmt::Close(None)));
         assert!(matches!(one("close \"C\"").stmt, Stmt::Close(Some(ref c)) if c == "C"));

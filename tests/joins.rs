@@ -561,3 +561,47 @@ async fn a_join_counts_among_each_of_its_streams_queries_and_ends_when_one_is_dr
         table(&[&["b", "0"]])
     );
 }
+
+#[tokio::test]
+async fn streams_stamped_on_arrival_join_on_the_server_clock() {
+    let port = start_server();
+    let c = connect(port).await;
+    let feeder = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM p (k text, v integer); CREATE STREAM q (k text, w integer)",
+    )
+    .await;
+    // No timestamp columns: both streams run on the server clock, which also moves their
+    // time while they are idle, so the join's windows close without further tuples.
+    exec(
+        &c,
+        "BEGIN; DECLARE c CURSOR FOR SELECT count(*), sum(v + w) FROM \
+         p [RANGE BY '2 seconds' SLIDE BY '1 second'] JOIN q [RANGE BY '2 seconds' SLIDE BY '1 second'] \
+         ON p.k = q.k",
+    )
+    .await;
+    wait_for_queries(&feeder, 1).await;
+    exec(
+        &feeder,
+        "INSERT INTO p VALUES ('x', 1), ('y', 2); INSERT INTO q VALUES ('x', 10)",
+    )
+    .await;
+    // The first instance starts at submission (rounded down to the second) and ends two
+    // seconds later; from then on a slide event comes every second, and the pair is live
+    // in the two that follow its birth.
+    let mut seen = Vec::new();
+    for _ in 0..30 {
+        let row = rows(&c, "FETCH 1 FROM c").await.remove(0);
+        seen.push(row.clone());
+        if row[0] != "0" {
+            break;
+        }
+    }
+    assert_eq!(
+        seen.last().unwrap(),
+        &vec!["1".to_string(), "11".to_string()],
+        "{seen:?}"
+    );
+    exec(&c, "CLOSE c; COMMIT").await;
+}

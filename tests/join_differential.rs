@@ -82,6 +82,9 @@ impl Win {
     }
 }
 
+/// The key written as SQL NULL (`=` is never true for it; GROUP BY puts NULLs together).
+const NULL: char = '-';
+
 /// A predicate over the joined inputs' `(k, v)` values.
 #[derive(Clone, Copy, Debug)]
 enum Pred {
@@ -106,9 +109,9 @@ impl Pred {
     }
     fn holds(&self, r: &[(char, i64)]) -> bool {
         match *self {
-            Pred::Equi(x, y) => r[x].0 == r[y].0,
+            Pred::Equi(x, y) => r[x].0 != NULL && r[x].0 == r[y].0,
             Pred::Less(x, y) => r[x].1 < r[y].1 + 2,
-            Pred::Both(x, y) => r[x].0 == r[y].0 && (r[x].1 - r[y].1).abs() < 4,
+            Pred::Both(x, y) => r[x].0 != NULL && r[x].0 == r[y].0 && (r[x].1 - r[y].1).abs() < 4,
             Pred::Filter(x) => r[x].1 > 1,
         }
     }
@@ -241,7 +244,15 @@ impl Case {
                     g.0 += 1;
                     g.1 += r[1].1;
                 }
-                for (k, (n, sum)) in groups {
+                // ORDER BY k puts the NULL group last, as PostgreSQL does.
+                let (nulls, keyed): (Vec<_>, Vec<_>) =
+                    groups.into_iter().partition(|(k, _)| *k == NULL);
+                for (k, (n, sum)) in keyed.into_iter().chain(nulls) {
+                    let k = if k == NULL {
+                        "NULL".to_string()
+                    } else {
+                        k.to_string()
+                    };
                     out.push(format!("{k}|{n}|{sum}|{wtime}"));
                 }
             }
@@ -353,7 +364,7 @@ fn random_case(rng: &mut Rng) -> Case {
         } else {
             clocks[s]
         };
-        let k = ['a', 'b', 'c'][rng.below(3) as usize];
+        let k = ['a', 'b', 'c', NULL][rng.below(4) as usize];
         tuples.push((s, t, k, rng.below(6)));
     }
     Case {
@@ -404,7 +415,10 @@ async fn random_joins_match_a_reference_that_recomputes_every_slide_event() {
             if i % 2 == 0 {
                 let values: Vec<String> = run
                     .iter()
-                    .map(|(t, k, v)| format!("('{}', '{k}', {v})", ts(*t)))
+                    .map(|(t, k, v)| match *k {
+                        NULL => format!("('{}', NULL, {v})", ts(*t)),
+                        _ => format!("('{}', '{k}', {v})", ts(*t)),
+                    })
                     .collect();
                 feeder
                     .batch_execute(&format!(
@@ -422,7 +436,10 @@ async fn random_joins_match_a_reference_that_recomputes_every_slide_event() {
                 futures::pin_mut!(sink);
                 let text: String = run
                     .iter()
-                    .map(|(t, k, v)| format!("{}\t{k}\t{v}\n", ts(*t)))
+                    .map(|(t, k, v)| match *k {
+                        NULL => format!("{}\t\\N\t{v}\n", ts(*t)),
+                        _ => format!("{}\t{k}\t{v}\n", ts(*t)),
+                    })
                     .collect();
                 sink.send(bytes::Bytes::from(text)).await.unwrap();
                 sink.finish().await.unwrap();

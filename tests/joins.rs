@@ -425,7 +425,7 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
     let plan: Vec<String> = rows(
         &c,
         "EXPLAIN SELECT b.origin, count(*) FROM flights a [RANGE BY '10 minutes' START AT 'epoch'] \
-         JOIN flights b [RANGE BY '10 minutes' START AT 'epoch'] ON a.destination = b.origin GROUP BY b.origin",
+         JOIN flights b [RANGE BY '10 minutes' START AT '2001-01-01 00:00:00'] ON a.destination = b.origin GROUP BY b.origin",
     )
     .await
     .into_iter()
@@ -435,10 +435,10 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
         plan,
         vec![
             "Windowed join of 2 inputs (symmetric hash join; slide events at every window end)",
-            "  Input 1: flights AS a  window <range 600000000us, slide 600000000us, start epoch>  first instance unbounded",
-            "  Input 2: flights AS b  window <range 600000000us, slide 600000000us, start epoch>  first instance unbounded",
-            "  Arrival on flights AS a: hash probe flights AS b on flights AS b.origin = flights AS a.destination",
-            "  Arrival on flights AS b: hash probe flights AS a on flights AS a.destination = flights AS b.origin",
+            "  Input 1: flights AS a  window <range 600000000us, slide 600000000us, start epoch>  instances unbounded (START AT 'epoch')",
+            "  Input 2: flights AS b  window <range 600000000us, slide 600000000us, start 978307200000000us>  instances from 2001-01-01 00:00:00",
+            "  Arrival on flights AS a: hash probe flights AS b on b.origin = a.destination",
+            "  Arrival on flights AS b: hash probe flights AS a on a.destination = b.origin",
             "  Aggregate over the live join tuples at each slide event (partials by birth and death)",
         ]
     );
@@ -526,4 +526,82 @@ async fn psql_copy_to_stdout_prints_a_join_as_windows_close() {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[tokio::test]
+async fn a_join_counts_among_each_of_its_streams_queries_and_ends_when_one_is_dropped() {
+    let port = start_server();
+    let c = connect(port).await;
+    let feeder = connect(port).await;
+    exec(&c, STREAMS).await;
+    exec(&c, &format!("BEGIN; DECLARE c CURSOR FOR {JOIN}")).await;
+    wait_for_queries(&feeder, 1).await;
+    assert_eq!(
+        rows(
+            &feeder,
+            "SELECT name, queries FROM tcq_streams ORDER BY name"
+        )
+        .await,
+        table(&[&["a", "1"], &["b", "1"]])
+    );
+    exec(&feeder, FEED).await;
+    exec(&feeder, "DROP STREAM a").await;
+    // FETCH ALL ends: the rows of the closed window, then the end of the query.
+    let got = rows(&c, "FETCH ALL FROM c").await;
+    assert_eq!(
+        got,
+        table(&[
+            &["x", "2", "24", "2001-01-01 00:00:10"],
+            &["y", "1", "3", "2001-01-01 00:00:10"]
+        ])
+    );
+    exec(&c, "COMMIT").await;
+    assert_eq!(
+        rows(&feeder, "SELECT name, queries FROM tcq_streams").await,
+        table(&[&["b", "0"]])
+    );
+}
+
+#[tokio::test]
+async fn streams_stamped_on_arrival_join_on_the_server_clock() {
+    let port = start_server();
+    let c = connect(port).await;
+    let feeder = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM p (k text, v integer); CREATE STREAM q (k text, w integer)",
+    )
+    .await;
+    // No timestamp columns: both streams run on the server clock, which also moves their
+    // time while they are idle, so the join's windows close without further tuples.
+    exec(
+        &c,
+        "BEGIN; DECLARE c CURSOR FOR SELECT count(*), sum(v + w) FROM \
+         p [RANGE BY '2 seconds' SLIDE BY '1 second'] JOIN q [RANGE BY '2 seconds' SLIDE BY '1 second'] \
+         ON p.k = q.k",
+    )
+    .await;
+    wait_for_queries(&feeder, 1).await;
+    exec(
+        &feeder,
+        "INSERT INTO p VALUES ('x', 1), ('y', 2); INSERT INTO q VALUES ('x', 10)",
+    )
+    .await;
+    // The first instance starts at submission (rounded down to the second) and ends two
+    // seconds later; from then on a slide event comes every second, and the pair is live
+    // in the two that follow its birth.
+    let mut seen = Vec::new();
+    for _ in 0..30 {
+        let row = rows(&c, "FETCH 1 FROM c").await.remove(0);
+        seen.push(row.clone());
+        if row[0] != "0" {
+            break;
+        }
+    }
+    assert_eq!(
+        seen.last().unwrap(),
+        &vec!["1".to_string(), "11".to_string()],
+        "{seen:?}"
+    );
+    exec(&c, "CLOSE c; COMMIT").await;
 }

@@ -57,7 +57,8 @@ pub(crate) struct Stream {
 
 /// What a stream's ingest task consumes, in order.
 enum IngestMsg {
-    Batch(RowBatch, OwnedSemaphorePermit),
+    /// Shared with the joins reading the stream, which get the same batch.
+    Batch(Arc<RowBatch>, OwnedSemaphorePermit),
     Heartbeat(i64),
     Attach(Arc<RunningQuery>),
     Barrier(oneshot::Sender<()>),
@@ -293,6 +294,7 @@ impl Catalog {
                 st.first_us = batch.times.first().copied();
             }
         }
+        let batch = Arc::new(batch);
         super::join::forward_batch(stream, &batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }
@@ -471,7 +473,7 @@ impl Catalog {
                         text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
                         Value::Int8(st.tuples as i64),
                         ts(st.now_us),
-                        Value::Int8(s.queries.lock().len() as i64),
+                        Value::Int8((s.queries.lock().len() + s.joins.lock().len()) as i64),
                     ]);
                 }
             }

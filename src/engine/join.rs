@@ -93,15 +93,11 @@ impl JoinQuery {
 pub(crate) type JoinRegistry = Mutex<HashMap<u64, Arc<JoinQuery>>>;
 
 /// Put a batch accepted into `stream` on the feed of every join reading it.
-pub(crate) async fn forward_batch(stream: &Stream, batch: &RowBatch) {
+pub(crate) async fn forward_batch(stream: &Stream, batch: &Arc<RowBatch>) {
     let feeds: Vec<JoinFeed> = stream.joins.lock().clone();
-    if feeds.is_empty() {
-        return;
-    }
-    let shared = Arc::new(batch.clone());
     for f in feeds {
         // A join that ended has dropped its feed; nothing is lost by skipping it.
-        let _ = f.tx.send(JoinMsg::Batch(f.stream, shared.clone())).await;
+        let _ = f.tx.send(JoinMsg::Batch(f.stream, batch.clone())).await;
     }
 }
 
@@ -229,7 +225,7 @@ pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec
     };
     let columns: Vec<String> = inputs
         .iter()
-        .flat_map(|i| i.columns.iter().map(|c| c.name.clone()))
+        .flat_map(|i| i.columns.iter().map(|c| format!("{}.{}", i.alias, c.name)))
         .collect();
     let (exec, _, names) = build(engine, q, params)?;
     Ok(exec.explain(&names, &columns))

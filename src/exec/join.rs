@@ -947,7 +947,7 @@ impl JoinExec {
 
     /// The plan as EXPLAIN shows it: inputs, windows, probe order and hash keys.
     /// `names[i]` is input `i`'s display name (`stream AS alias`), `columns` the joined
-    /// row's column names.
+    /// row's column names as the plan prints them (`alias.column`).
     pub fn explain(&self, names: &[String], columns: &[String]) -> Vec<String> {
         let mut lines = vec![format!(
             "Windowed join of {} inputs (symmetric hash join; slide events at every window end)",
@@ -955,14 +955,17 @@ impl JoinExec {
         )];
         for (i, input) in self.inputs.iter().enumerate() {
             lines.push(format!(
-                "  Input {}: {}  window {}  first instance {}{}",
+                "  Input {}: {}  window {}  instances {}{}",
                 i + 1,
                 names[i],
                 input.window,
                 if input.first_index == i64::MIN {
-                    "unbounded".to_string()
+                    "unbounded (START AT 'epoch')".to_string()
                 } else {
-                    input.first_index.to_string()
+                    format!(
+                        "from {}",
+                        crate::time::format_timestamp(input.window.lower_us(input.first_index))
+                    )
                 },
                 if input.filter.is_empty() {
                     String::new()
@@ -974,7 +977,8 @@ impl JoinExec {
         let col = |input: usize, e: &Expr| match e {
             Expr::Column(c) => columns
                 .get(self.inputs[input].offset + c)
-                .map_or_else(|| "?".into(), |n| format!("{}.{n}", names[input])),
+                .cloned()
+                .unwrap_or_else(|| "?".into()),
             _ => format!("<expression over {}>", names[input]),
         };
         for (k, input) in self.inputs.iter().enumerate() {

@@ -100,6 +100,15 @@ pub enum Error {
     /// 57014: the query was cancelled by the user.
     #[error("canceling statement due to user request")]
     QueryCanceled,
+    /// 22021: text that is not valid UTF-8, or that contains a NUL character.
+    #[error("{0}")]
+    CharacterNotInRepertoire(String),
+    /// 2201W: a negative LIMIT.
+    #[error("{0}")]
+    InvalidRowCountInLimit(String),
+    /// 2201X: a negative OFFSET.
+    #[error("{0}")]
+    InvalidRowCountInResultOffset(String),
     /// 54000: a configured limit was hit; the message names the limit and its value.
     #[error("{0}")]
     ProgramLimitExceeded(String),

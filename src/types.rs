@@ -373,6 +373,11 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
         DataType::Float4 => Value::Float4(parse_float(text, ty)? as f32),
         DataType::Float8 => Value::Float8(parse_float(text, ty)?),
         DataType::Numeric => Value::Numeric(parse_numeric(text)?),
+        _ if matches!(ty, DataType::Text | DataType::Varchar(_)) && text.contains('\0') => {
+            return Err(crate::Error::CharacterNotInRepertoire(
+                "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+            ))
+        }
         DataType::Text | DataType::Varchar(None) => Value::Text(CompactString::from(text)),
         DataType::Varchar(Some(n)) => {
             if text.chars().count() > n as usize {

@@ -392,3 +392,37 @@ async fn protocol_fuzz_never_panics_or_hangs() {
         "no mutation was ever refused: the mutations are not reaching the guard"
     );
 }
+
+/// Invalid UTF-8 in SQL text is 22021, as in PostgreSQL, and the connection goes on: in a
+/// Query, and in a Parse (whose error makes the server skip to Sync).
+#[tokio::test]
+async fn invalid_utf8_in_sql_is_22021_and_the_connection_goes_on() {
+    let port = common::start_server();
+    let mut s = started(port).await;
+    s.write_all(&msg(b'Q', b"SELECT '\xc3\x28'\0"))
+        .await
+        .unwrap();
+    let (kind, body) = read_msg(&mut s).await.unwrap();
+    assert_eq!(kind, b'E');
+    assert_eq!(sqlstate_of(&body), "22021");
+    assert!(String::from_utf8_lossy(&body)
+        .contains("invalid byte sequence for encoding \"UTF8\": 0xc3"));
+    assert_eq!(read_msg(&mut s).await.unwrap().0, b'Z');
+    let mut parse = msg(b'P', b"\0SELECT '\xff'\0\0\0");
+    parse.extend(msg(b'S', b""));
+    s.write_all(&parse).await.unwrap();
+    let (kind, body) = read_msg(&mut s).await.unwrap();
+    assert_eq!((kind, sqlstate_of(&body)), (b'E', "22021".to_string()));
+    assert_eq!(read_msg(&mut s).await.unwrap().0, b'Z');
+    // The same connection still runs statements.
+    s.write_all(&msg(b'Q', b"SELECT 1\0")).await.unwrap();
+    let mut kinds = Vec::new();
+    loop {
+        let (kind, _) = read_msg(&mut s).await.unwrap();
+        kinds.push(kind);
+        if kind == b'Z' {
+            break;
+        }
+    }
+    assert_eq!(kinds, b"TDCZ");
+}

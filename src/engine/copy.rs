@@ -261,10 +261,15 @@ impl CopyIn {
             self.header_pending = false;
             return Ok(());
         }
-        let text = std::str::from_utf8(rec).map_err(|_| {
-            Error::InvalidTextRepresentation(format!(
-                "invalid byte sequence for encoding \"UTF8\" (COPY {}, line {})",
-                self.stream.name, self.line
+        let text = std::str::from_utf8(rec).map_err(|e| {
+            let bad = &rec[e.valid_up_to()..];
+            let bad = &bad[..e.error_len().unwrap_or(bad.len()).min(bad.len())];
+            let bytes: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+            Error::CharacterNotInRepertoire(format!(
+                "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
+                bytes.join(" "),
+                self.stream.name,
+                self.line
             ))
         })?;
         let mut fields = std::mem::take(&mut self.fields);
@@ -277,7 +282,15 @@ impl CopyIn {
             split_text(text, &self.options, &mut fields, &mut scratch);
             Ok(())
         };
-        let result = split.and_then(|()| self.stage(text, &fields, &scratch));
+        let result = split.and_then(|()| {
+            // A NUL, raw or escaped (`\000`), is not text in PostgreSQL.
+            if text.contains('\0') || scratch.contains('\0') {
+                return Err(Error::CharacterNotInRepertoire(
+                    "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+                ));
+            }
+            self.stage(text, &fields, &scratch)
+        });
         self.fields = fields;
         self.scratch = scratch;
         result.map_err(|e| self.context(e))
@@ -355,6 +368,7 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
         StringDataRightTruncation(m) => StringDataRightTruncation(f(&m)),
         NotNullViolation(m) => NotNullViolation(f(&m)),
         BadCopyFileFormat(m) => BadCopyFileFormat(f(&m)),
+        CharacterNotInRepertoire(m) => CharacterNotInRepertoire(f(&m)),
         InvalidParameterValue(m) => InvalidParameterValue(f(&m)),
         DatatypeMismatch(m) => DatatypeMismatch(f(&m)),
         other => other,

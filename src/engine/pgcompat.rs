@@ -40,6 +40,11 @@ pub(crate) fn answer(sql: &str, catalog: &Catalog, user: &str) -> Option<Answer>
     if !sql.contains("pg_catalog.pg_") {
         return None;
     }
+    // Only queries: `CREATE STREAM pg_catalog.pg_class ...` is the binder's to refuse.
+    let first = sql.split_whitespace().next().unwrap_or("");
+    if !first.eq_ignore_ascii_case("select") && !first.eq_ignore_ascii_case("with") {
+        return None;
+    }
     let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
     streams.sort_by_key(|s| s.oid);
     if sql.contains("\"Schema\"")

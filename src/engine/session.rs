@@ -157,6 +157,21 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("tcq.output_overflow", "error"),
 ];
 
+/// Schemas that belong to the system: a stream may not be created in them (42501), as
+/// PostgreSQL refuses user relations in its catalogs.
+fn check_schema_writable(name: &str) -> Result<()> {
+    let Some((schema, _)) = name.rsplit_once('.') else {
+        return Ok(());
+    };
+    let schema = schema.trim_matches('"');
+    if schema.starts_with("pg_") || schema == "information_schema" {
+        return Err(Error::InsufficientPrivilege(format!(
+            "permission denied to create \"{name}\": schema \"{schema}\" is a system schema"
+        )));
+    }
+    Ok(())
+}
+
 /// The session setting that chooses what a full output queue does to this session's
 /// continuous queries: `error` (end with 54000) or `skip` (drop rows, say how many).
 const OVERFLOW_SETTING: &str = "tcq.output_overflow";
@@ -547,6 +562,7 @@ impl Session {
     }
 
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
+        check_schema_writable(&c.name)?;
         let mut streams = self.engine.catalog.streams.write();
         if streams.contains_key(&c.name) || super::catalog::system_view_columns(&c.name).is_some() {
             if c.if_not_exists {

@@ -145,10 +145,15 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
         DataType::Numeric => Value::Numeric(parse_numeric(bytes).ok_or_else(bad)?),
         DataType::Text | DataType::Varchar(_) => {
             let s = std::str::from_utf8(bytes).map_err(|_| {
-                Error::InvalidTextRepresentation(
+                Error::CharacterNotInRepertoire(
                     "invalid byte sequence for encoding \"UTF8\"".into(),
                 )
             })?;
+            if s.contains('\0') {
+                return Err(Error::CharacterNotInRepertoire(
+                    "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+                ));
+            }
             // varchar(n) length checks belong to the engine's assignment cast.
             Value::Text(s.into())
         }

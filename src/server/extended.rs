@@ -70,7 +70,9 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         ));
     }
     tracing::debug!(pid = conn.session.pid(), statement = %name, query = %msg.query, "parse");
-    let mut stmts = match conn.session.prepare(&msg.query) {
+    let prepared =
+        super::guard::check_text(&msg.query).and_then(|()| conn.session.prepare(&msg.query));
+    let mut stmts = match prepared {
         Ok(stmts) => stmts,
         Err(e) => return Err(engine_error(wire, conn, &e)),
     };
@@ -165,7 +167,7 @@ fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
                 super::encode::parse_binary(bytes, ty)
             } else {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
-                    Error::InvalidTextRepresentation(
+                    Error::CharacterNotInRepertoire(
                         "invalid byte sequence for encoding \"UTF8\"".into(),
                     )
                 })?;

@@ -11,6 +11,11 @@
 //! (08P01, or 54000 for an oversized message) before it closes the connection, as
 //! PostgreSQL does for a protocol violation.
 //!
+//! SQL text that is not valid UTF-8 is not a protocol violation: PostgreSQL answers such a
+//! Query or Parse with 22021 and the connection goes on. pgwire would decode it lossily, so
+//! the guard replaces the text with a marker comment naming the offending bytes, which
+//! [`check_text`] turns into that error before the statement is parsed.
+//!
 //! Design decision: the check works on bytes, below the codec, because pgwire's `Framed`
 //! codec cannot be replaced (its handlers are generic over the socket type, not the codec).
 //! A message is held until it is complete and checked, except CopyData, whose body is
@@ -194,8 +199,15 @@ impl<S> Guarded<S> {
             return Ok(false);
         }
         check_body(kind, &self.raw[5..5 + body_len])?;
-        self.ready
-            .extend_from_slice(&self.raw.split_to(5 + body_len));
+        match mark_invalid_text(kind, &self.raw[5..5 + body_len]) {
+            Some(marked) => {
+                self.raw.advance(5 + body_len);
+                self.ready.extend_from_slice(&marked);
+            }
+            None => self
+                .ready
+                .extend_from_slice(&self.raw.split_to(5 + body_len)),
+        }
         Ok(true)
     }
 }
@@ -342,6 +354,48 @@ fn check_body(kind: u8, body: &[u8]) -> Result<(), Reject> {
     b.end()
 }
 
+/// What SQL text that was not valid UTF-8 is replaced with, followed by the offending bytes.
+const INVALID_TEXT_MARKER: &str = "/* tcq: invalid UTF-8:";
+
+/// A Query or Parse (already checked by [`check_body`]) whose SQL text is not valid UTF-8,
+/// rebuilt with [`INVALID_TEXT_MARKER`] in place of its text; `None` if the text is valid.
+fn mark_invalid_text(kind: u8, body: &[u8]) -> Option<Vec<u8>> {
+    let (name, text, rest) = match kind {
+        b'Q' => (&body[..0], &body[..body.len() - 1], &body[..0]),
+        b'P' => {
+            let name_end = body.iter().position(|&b| b == 0)? + 1;
+            let text_len = body[name_end..].iter().position(|&b| b == 0)?;
+            let text = &body[name_end..name_end + text_len];
+            (&body[..name_end], text, &body[name_end + text_len + 1..])
+        }
+        _ => return None,
+    };
+    let e = std::str::from_utf8(text).err()?;
+    let bad = &text[e.valid_up_to()..];
+    let bad = &bad[..e.error_len().unwrap_or(bad.len())];
+    let hex: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+    let marked = format!("{INVALID_TEXT_MARKER} {} */", hex.join(" "));
+    let mut new_body = name.to_vec();
+    new_body.extend_from_slice(marked.as_bytes());
+    new_body.push(0);
+    new_body.extend_from_slice(rest);
+    let mut msg = vec![kind];
+    msg.extend_from_slice(&(new_body.len() as i32 + 4).to_be_bytes());
+    msg.extend(new_body);
+    Some(msg)
+}
+
+/// 22021 for SQL text the guard found not to be valid UTF-8 (see the module docs).
+pub(crate) fn check_text(text: &str) -> crate::Result<()> {
+    match text.strip_prefix(INVALID_TEXT_MARKER) {
+        Some(rest) => Err(crate::Error::CharacterNotInRepertoire(format!(
+            "invalid byte sequence for encoding \"UTF8\": {}",
+            rest.trim_end_matches("*/").trim()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The StartupMessage's parameters: name/value string pairs ended by an empty name.
 fn startup_parameters(body: &[u8]) -> Result<(), Reject> {
     let mut b = Body {
@@ -474,6 +528,23 @@ mod tests {
             assert_eq!(reject.code, "08P01", "{reject}");
             assert!(g.ready.is_empty());
         }
+    }
+
+    #[test]
+    fn invalid_utf8_text_is_marked_not_refused() {
+        let mut bytes = typed(b'Q', b"SELECT '\xc3\x28'\0");
+        bytes.extend(typed(b'P', b"s\0SELECT '\xff'\0\0\0"));
+        let g = guard_of(&bytes);
+        assert!(g.failed.is_none());
+        let mut expected = typed(b'Q', b"/* tcq: invalid UTF-8: 0xc3 */\0");
+        expected.extend(typed(b'P', b"s\0/* tcq: invalid UTF-8: 0xff */\0\0\0"));
+        assert_eq!(&g.ready[..], &expected[..]);
+        let e = check_text("/* tcq: invalid UTF-8: 0xc3 */").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid byte sequence for encoding \"UTF8\": 0xc3"
+        );
+        assert!(check_text("SELECT 1").is_ok());
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
         .await?;
         return ready(wire, slot, conn).await;
     }
-    match conn.session.prepare(text) {
+    match super::guard::check_text(text).and_then(|()| conn.session.prepare(text)) {
         Err(e) => fail(wire, conn, &e).await?,
         Ok(stmts) if stmts.is_empty() => {
             wire.feed(PgWireBackendMessage::EmptyQueryResponse(

@@ -697,6 +697,16 @@ fn default_column_name(e: &ast::Expr) -> String {
     }
 }
 
+/// `s`, unless it holds a NUL character, which PostgreSQL text cannot (22021).
+fn no_nul(s: &str) -> Result<&str> {
+    if s.contains('\0') {
+        return Err(Error::CharacterNotInRepertoire(
+            "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+        ));
+    }
+    Ok(s)
+}
+
 fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
     match e {
         ast::Expr::Value(v) => match &v.value {
@@ -710,6 +720,18 @@ fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
                 "argument of {what} must be type bigint, not type unknown"
             ))),
         },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } if what == "LIMIT" => Err(Error::InvalidRowCountInLimit(
+            "LIMIT must not be negative".into(),
+        )),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } if what == "OFFSET" => Err(Error::InvalidRowCountInResultOffset(
+            "OFFSET must not be negative".into(),
+        )),
         ast::Expr::UnaryOp {
             op: ast::UnaryOperator::Minus,
             ..
@@ -2476,11 +2498,11 @@ impl<'a> Binder<'a> {
             | ast::Value::UnicodeStringLiteral(s)
             | ast::Value::NationalStringLiteral(s)
             | ast::Value::TripleSingleQuotedString(s) => Bound {
-                expr: Expr::Literal(Value::Text(s.as_str().into())),
+                expr: Expr::Literal(Value::Text(no_nul(s)?.into())),
                 ty: None,
             },
             ast::Value::DollarQuotedString(d) => Bound {
-                expr: Expr::Literal(Value::Text(d.value.as_str().into())),
+                expr: Expr::Literal(Value::Text(no_nul(&d.value)?.into())),
                 ty: None,
             },
             ast::Value::Boolean(b) => Bound::new(Expr::Literal(Value::Bool(*b)), DataType::Bool),

@@ -29,6 +29,7 @@ mod encode;
 mod extended;
 mod guard;
 mod notify;
+mod peer;
 mod query;
 mod socket;
 mod startup;
@@ -37,6 +38,7 @@ mod wire;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,7 +57,6 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{Bind, Close, Describe, Execute, Parse, Sync as PgSync};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
-use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -137,8 +138,8 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
         };
         let handler = handler.clone();
         tokio::spawn(async move {
-            let stream = match handler.prepare_socket(stream, addr) {
-                Ok(stream) => stream,
+            let _watch = match handler.prepare_socket(&stream, addr) {
+                Ok(watch) => watch,
                 Err(e) => {
                     tracing::debug!(%addr, "socket set-up failed: {e}");
                     return;
@@ -188,45 +189,25 @@ impl Handler {
         }
     }
 
-    /// TCP keepalive, and a watcher task that flags the connection when the peer closes it.
-    ///
-    /// Both work on duplicates of the socket's descriptor: tokio's `TcpStream` offers no
-    /// keepalive setter, and the watcher must not consume bytes meant for the protocol.
-    fn prepare_socket(&self, stream: TcpStream, addr: SocketAddr) -> std::io::Result<TcpStream> {
-        let std_stream = stream.into_std()?;
-        let keepalive = tokio::net::TcpSocket::from_std_stream(std_stream.try_clone()?);
-        keepalive.set_keepalive(true)?;
-        drop(keepalive);
-        let probe = TcpStream::from_std(std_stream.try_clone()?)?;
-        let (tx, rx) = watch::channel(false);
-        self.watches.lock().insert(addr, rx);
-        self.writers.lock().insert(addr, std_stream.try_clone()?);
-        tokio::spawn(watch_peer(probe, tx));
-        TcpStream::from_std(std_stream)
-    }
-}
-
-/// Wait until the peer closes its end of the socket (or every interested party is gone).
-///
-/// Readiness without the read-closed flag means protocol bytes are waiting for the
-/// connection's reader; the watcher clears that readiness (without reading) and waits for
-/// the next socket event, so it costs nothing while the connection is quiet.
-async fn watch_peer(probe: TcpStream, tx: watch::Sender<bool>) {
-    loop {
-        tokio::select! {
-            _ = tx.closed() => return,
-            ready = probe.ready(Interest::READABLE) => match ready {
-                Ok(ready) if !ready.is_read_closed() => {
-                    let _ = probe.try_io(Interest::READABLE, || {
-                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
-                    });
-                }
-                _ => {
-                    tx.send_replace(true);
-                    return;
-                }
-            },
-        }
+    /// TCP keepalive, a registration that flags the connection when the peer closes it
+    /// (see [`peer`]), and the duplicate descriptor LISTEN notifications and
+    /// `pg_terminate_backend` write through (see [`notify`]).
+    fn prepare_socket(
+        &self,
+        stream: &TcpStream,
+        addr: SocketAddr,
+    ) -> std::io::Result<Option<peer::PeerWatch>> {
+        let sock = socket2::SockRef::from(stream);
+        sock.set_keepalive(true)?;
+        let writer: std::net::TcpStream = sock.try_clone()?.into();
+        writer.set_nonblocking(true)?;
+        self.writers.lock().insert(addr, writer);
+        Ok(
+            peer::watch(stream.as_raw_fd()).map(|(registration, closed)| {
+                self.watches.lock().insert(addr, closed);
+                registration
+            }),
+        )
     }
 }
 

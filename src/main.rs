@@ -2,7 +2,9 @@
 //!
 //! `tcqd` (or `tcqd serve`) listens on 127.0.0.1:5433 for PostgreSQL clients; `--listen`
 //! picks another address. Logging goes to stderr, filtered by `--log-level` (or `RUST_LOG`;
-//! default `info`: connections, failed statements, slow clients).
+//! default `info`: connections, failed statements, slow clients). SIGTERM or SIGINT shuts
+//! the server down: every client gets FATAL 57P01, open COPYs are aborted, and the process
+//! exits 0.
 
 use clap::{Parser, Subcommand};
 
@@ -92,7 +94,24 @@ async fn run() -> std::process::ExitCode {
     }
 }
 
+/// Serve until SIGTERM or SIGINT, then shut down as PostgreSQL's fast shutdown does
+/// (clients get 57P01, open COPYs are aborted) and exit 0.
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
     let engine = tcq::engine::Engine::new(tcq::engine::Config::default());
-    tcq::server::serve_on(&args.listen, engine).await
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", args.listen))
+        })?;
+    tracing::info!("tcq listening on {}", listener.local_addr()?);
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let shutdown = async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    };
+    tcq::server::serve_until(listener, engine, shutdown).await
 }

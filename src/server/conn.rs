@@ -47,6 +47,8 @@ pub(crate) struct Conn {
         Arc<crate::engine::backends::Backend>,
         crate::engine::backends::BackendGuard,
     )>,
+    /// Turns `true` when the server shuts down.
+    pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Conn {
@@ -60,6 +62,7 @@ impl Conn {
             cancel: None,
             closed: None,
             backend: None,
+            shutdown: None,
         }
     }
 
@@ -92,6 +95,7 @@ impl Conn {
         CancelWatch {
             rx,
             closed: self.closed.clone(),
+            shutdown: self.shutdown.clone(),
         }
     }
 }
@@ -199,6 +203,21 @@ pub(crate) struct CopyState {
 pub(crate) struct CancelWatch {
     rx: Option<oneshot::Receiver<()>>,
     closed: Option<tokio::sync::watch::Receiver<bool>>,
+    shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+/// Resolves when `rx` turns `true`; pending forever without one (or once its sender is gone).
+pub(crate) async fn flagged(rx: Option<&mut tokio::sync::watch::Receiver<bool>>) {
+    match rx {
+        Some(rx) => {
+            // The guard `wait_for` returns must not live across the next await.
+            let seen = rx.wait_for(|flag| *flag).await.is_ok();
+            if !seen {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
 }
 
 /// Why a [`CancelWatch`] fired.
@@ -208,6 +227,8 @@ pub(crate) enum Stop {
     Canceled,
     /// The client closed its socket.
     Disconnected,
+    /// The server is shutting down (SIGTERM).
+    Shutdown,
 }
 
 impl CancelWatch {
@@ -223,23 +244,10 @@ impl CancelWatch {
                 None => std::future::pending().await,
             }
         };
-        let closed = async {
-            match self.closed.as_mut() {
-                Some(rx) => {
-                    // The guard `wait_for` returns must not live across the next await.
-                    let seen = rx.wait_for(|closed| *closed).await.is_ok();
-                    if seen {
-                        Stop::Disconnected
-                    } else {
-                        std::future::pending().await
-                    }
-                }
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             s = cancel => s,
-            s = closed => s,
+            () = flagged(self.closed.as_mut()) => Stop::Disconnected,
+            () = flagged(self.shutdown.as_mut()) => Stop::Shutdown,
         }
     }
 
@@ -252,6 +260,9 @@ impl CancelWatch {
         }
         if self.closed.as_ref().is_some_and(|rx| *rx.borrow()) {
             return Some(Stop::Disconnected);
+        }
+        if self.shutdown.as_ref().is_some_and(|rx| *rx.borrow()) {
+            return Some(Stop::Shutdown);
         }
         None
     }
@@ -326,15 +337,26 @@ pub(crate) async fn pump(
 }
 
 /// The error a stopped statement reports to its client; a client that went away gets
-/// none: the connection ends with an I/O error, which drops its state.
+/// none: the connection ends with an I/O error, which drops its state. A shutdown is a
+/// FATAL 57P01, after which the connection closes.
 pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
     match stop {
         Stop::Canceled => Ok(Error::QueryCanceled),
+        Stop::Shutdown => Err(shutdown_error()),
         Stop::Disconnected => Err(PgWireError::IoError(std::io::Error::new(
             std::io::ErrorKind::ConnectionReset,
             "client closed the connection",
         ))),
     }
+}
+
+/// FATAL 57P01, as PostgreSQL sends to its clients on a fast shutdown.
+pub(crate) fn shutdown_error() -> PgWireError {
+    PgWireError::UserError(Box::new(pgwire::error::ErrorInfo::new(
+        "FATAL".into(),
+        "57P01".into(),
+        "terminating connection due to administrator command".into(),
+    )))
 }
 
 /// Write one row; `first` is true for the first row of the result (a binary COPY's header

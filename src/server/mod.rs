@@ -120,14 +120,35 @@ pub fn sqlstate(e: &Error) -> &'static str {
     }
 }
 
-/// Serve PostgreSQL clients on `listener` until the listener fails.
+/// Serve PostgreSQL clients on `listener` for ever.
 ///
 /// Each connection runs on its own task with its own engine session; a connection that
 /// fails or disconnects affects no other.
 pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
+    serve_until(listener, engine, std::future::pending()).await
+}
+
+/// How long a shutdown waits for connections to close after telling them to.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serve PostgreSQL clients on `listener` until `shutdown` resolves, then shut down as
+/// PostgreSQL's fast shutdown does: stop accepting, end every connection with a FATAL
+/// 57P01 (`terminating connection due to administrator command`), streaming statements
+/// included; an open COPY FROM STDIN is aborted, so none of its rows reach a query. Returns
+/// once every connection has closed, or after 5 s.
+pub async fn serve_until(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
     let handler = Arc::new(Handler::new(engine));
+    tokio::pin!(shutdown);
     loop {
-        let (stream, addr) = match listener.accept().await {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, addr) = match accepted {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors and similar: wait rather than spin or give up.
@@ -153,6 +174,16 @@ pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Resul
             tracing::info!(%addr, "connection closed");
         });
     }
+    drop(listener);
+    let open = handler.connections.load(Ordering::Relaxed);
+    tracing::info!("shutting down: ending {open} connections");
+    handler.shutdown.send_replace(true);
+    let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+    while handler.connections.load(Ordering::Relaxed) > 0 && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
 }
 
 /// Bind `addr` and [`serve`] on it.
@@ -171,6 +202,8 @@ pub(crate) struct Handler {
     next_pid: AtomicI32,
     /// Connections open now (`connections_max` is checked at start-up).
     connections: AtomicUsize,
+    /// Turns `true` when the server shuts down; every connection watches it.
+    shutdown: watch::Sender<bool>,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
     /// Duplicates of sockets for notification delivery, until start-up claims them.
@@ -184,6 +217,7 @@ impl Handler {
             manager: Arc::new(ConnectionManager::new()),
             next_pid: AtomicI32::new(1000),
             connections: AtomicUsize::new(0),
+            shutdown: watch::channel(false).0,
             watches: parking_lot::Mutex::new(HashMap::new()),
             writers: parking_lot::Mutex::new(HashMap::new()),
         }

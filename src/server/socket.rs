@@ -72,6 +72,7 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
     let cancel = Arc::new(DefaultCancelHandler::new(handler.manager.clone()));
     let startup_deadline = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(startup_deadline);
+    let mut shutdown = handler.shutdown.subscribe();
     loop {
         let in_startup = matches!(
             socket.state(),
@@ -79,13 +80,13 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
                 | PgWireConnectionState::AwaitingStartup
                 | PgWireConnectionState::AuthenticationInProgress
         );
-        let next = if in_startup {
-            tokio::select! {
-                _ = &mut startup_deadline => return Ok(()),
-                next = socket.next() => next,
+        let next = tokio::select! {
+            _ = &mut startup_deadline, if in_startup => return Ok(()),
+            () = super::conn::flagged(Some(&mut shutdown)) => {
+                // An open COPY is aborted when the connection's state is dropped.
+                return refuse(&mut socket, super::conn::shutdown_error()).await;
             }
-        } else {
-            socket.next().await
+            next = socket.next() => next,
         };
         let msg = match next {
             None => return Ok(()),
@@ -145,6 +146,7 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
 /// connection then closes (the caller returns).
 async fn refuse(socket: &mut Socket, e: PgWireError) -> std::io::Result<()> {
     let (code, message) = match &e {
+        PgWireError::UserError(info) => (info.code.clone(), info.message.clone()),
         PgWireError::IoError(io) => match reject_of(io) {
             Some(reject) => (reject.code.to_string(), reject.message.clone()),
             // The socket itself failed: nobody to answer.

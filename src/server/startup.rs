@@ -143,6 +143,7 @@ impl StartupHandler for Handler {
         let mut conn = Conn::new(session);
         conn.cancel = Some(handle.clone());
         conn.closed = self.watches.lock().remove(&client.socket_addr());
+        conn.shutdown = Some(self.shutdown.subscribe());
         client.session_extensions().insert(ConnSlot::new(conn));
         let info = crate::engine::backends::BackendInfo {
             pid,

@@ -29,6 +29,48 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: String,
+    /// Client connections open at once (53300 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().connections_max)]
+    max_connections: usize,
+    /// Continuous queries and cursors per connection (54000 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().queries_per_connection_max)]
+    queries_per_connection_max: usize,
+    /// Named prepared statements per connection (54000 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().prepared_statements_max)]
+    prepared_statements_max: usize,
+    /// Bytes of prepared statements' SQL text per connection (53200 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().prepared_statement_bytes_max)]
+    prepared_statement_bytes_max: usize,
+    /// Bytes of one protocol message's body (54000, connection closed, beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().message_bytes_max)]
+    message_bytes_max: usize,
+    /// Bytes of one COPY line (54000 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().copy_line_bytes_max)]
+    copy_line_bytes_max: usize,
+    /// Bytes of result rows queued per subscriber (54000 or skip beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().output_queue_bytes)]
+    output_queue_bytes: usize,
+    /// Distinct values per DISTINCT aggregate state (54000 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().distinct_values_max)]
+    distinct_values_max: usize,
+}
+
+impl ServeArgs {
+    /// The engine configuration these options describe.
+    fn config(&self) -> tcq::engine::Config {
+        let limits = tcq::engine::Limits {
+            connections_max: self.max_connections,
+            queries_per_connection_max: self.queries_per_connection_max,
+            prepared_statements_max: self.prepared_statements_max,
+            prepared_statement_bytes_max: self.prepared_statement_bytes_max,
+            message_bytes_max: self.message_bytes_max,
+            copy_line_bytes_max: self.copy_line_bytes_max,
+            output_queue_bytes: self.output_queue_bytes,
+            distinct_values_max: self.distinct_values_max,
+            ..tcq::engine::Limits::default()
+        };
+        tcq::engine::Config { limits }
+    }
 }
 
 #[derive(Subcommand)]
@@ -98,7 +140,7 @@ async fn run() -> std::process::ExitCode {
 /// (clients get 57P01, open COPYs are aborted) and exit 0.
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
-    let engine = tcq::engine::Engine::new(tcq::engine::Config::default());
+    let engine = tcq::engine::Engine::new(args.config());
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| {

@@ -40,10 +40,11 @@ async fn raw_copy_in(port: u16) -> TcpStream {
     s
 }
 
-#[tokio::test]
-async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
+/// Start `tcqd` with `args` on a free port; the child and its port.
+fn spawn_tcqd(args: &[&str]) -> (std::process::Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
         .args(["--listen", "127.0.0.1:0"])
+        .args(args)
         .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()
@@ -63,6 +64,35 @@ async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
     let port = port_rx
         .recv_timeout(Duration::from_secs(30))
         .expect("tcqd reports its address");
+    (child, port)
+}
+
+/// The limits are options of `tcqd` too.
+#[tokio::test]
+async fn tcqd_takes_its_limits_from_the_command_line() {
+    let (mut child, port) = spawn_tcqd(&["--max-connections", "1"]);
+    let (first, conn) = tokio_postgres::connect(&common::conn_string(port), NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    first.simple_query("SELECT 1").await.unwrap();
+    let err = tokio_postgres::connect(&common::conn_string(port), NoTls)
+        .await
+        .err()
+        .expect("a second connection is refused");
+    assert_eq!(common::sqlstate(&err), "53300");
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
+    let (mut child, port) = spawn_tcqd(&[]);
     let connect = || async move {
         let (client, connection) = tokio_postgres::connect(&common::conn_string(port), NoTls)
             .await

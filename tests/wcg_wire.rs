@@ -210,3 +210,28 @@ async fn explain_analyze_shows_measured_work() {
     assert!(text.contains("Rows emitted: 3"), "{text}");
     assert!(text.to_lowercase().contains("measured"), "{text}");
 }
+
+/// Regression (issue 11): a query registered before its stream had data was planned for
+/// 1 event/s, which skips the pane under a 1 h / 1 s window; once 20 k rows/s arrived it
+/// cut ingest to ~3 k rows/s, while the same query registered after data used the pane.
+/// A stream without an observed rate is now planned for a high rate, so the pane is
+/// chosen either way (EXPLAIN shows the plan registration uses).
+#[tokio::test]
+async fn a_query_on_an_empty_stream_is_planned_with_the_pane() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)")
+        .await
+        .unwrap();
+    let plan = lines(
+        &c,
+        "EXPLAIN SELECT count(*), avg(v) FROM s [RANGE BY '1 hour' SLIDE BY '1 second']",
+    )
+    .await
+    .join("\n");
+    assert!(plan.contains("Chosen: Algorithm 2"), "{plan}");
+    assert!(
+        plan.contains("f1: RANGE 1 second SLIDE 1 second (factor window, not shown) <- raw"),
+        "{plan}"
+    );
+}

@@ -65,6 +65,14 @@ enum IngestMsg {
     Drop,
 }
 
+/// The event rate a query is planned for when its stream has no observed rate yet (issue
+/// 11: planned for 1 event/s, a 1 h / 1 s query registered before any data skipped the
+/// pane and later cut ingest from 20 k to 3 k rows/s). A plan is not revised once made, so
+/// the unknown rate is taken to be high: sharing (a pane under a sliding window) is then
+/// chosen wherever it pays at any real rate, and at a truly low rate it costs only the
+/// merges of one slide event's pane partials.
+pub(crate) const UNKNOWN_RATE_PER_SEC: f64 = 1000.0;
+
 /// Bytes of staged batches a stream's ingest queue holds, in KiB permits.
 const INGEST_BUDGET_KIB: usize = 64 * 1024;
 
@@ -125,12 +133,13 @@ impl Stream {
         super::join::end_joins(self).await;
     }
 
-    /// Event rate for the cost model: observed events per second of stream time, or 1.
+    /// Event rate for the cost model: observed events per second of stream time, or
+    /// [`UNKNOWN_RATE_PER_SEC`] before the stream has shown one.
     pub fn event_rate_per_sec(&self) -> f64 {
         let s = self.stats.lock();
         match (s.first_us, s.now_us) {
             (Some(a), Some(b)) if b > a && s.tuples > 1 => s.tuples as f64 / ((b - a) as f64 / 1e6),
-            _ => 1.0,
+            _ => UNKNOWN_RATE_PER_SEC,
         }
     }
 

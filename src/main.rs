@@ -29,6 +29,13 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: String,
+    /// Require SCRAM-SHA-256 authentication for the users in this file (`user:password`
+    /// or `user:SCRAM-SHA-256$...` per line). Without it every user is trusted.
+    #[arg(long)]
+    password_file: Option<std::path::PathBuf>,
+    /// Allow listening beyond loopback without a password file.
+    #[arg(long)]
+    insecure: bool,
     /// Client connections open at once (53300 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().connections_max)]
     max_connections: usize,
@@ -140,12 +147,25 @@ async fn run() -> std::process::ExitCode {
 /// (clients get 57P01, open COPYs are aborted) and exit 0.
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
+    let mut options = tcq::server::ServerOptions::default();
+    if let Some(path) = &args.password_file {
+        options = options.with_password_file(path)?;
+    }
     let engine = tcq::engine::Engine::new(args.config());
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", args.listen))
         })?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() && options.passwords.is_none() && !args.insecure {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to listen on {local} without authentication: give --password-file, or --insecure to trust every client"
+            ),
+        ));
+    }
     tracing::info!("tcq listening on {}", listener.local_addr()?);
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -155,5 +175,5 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
             _ = int.recv() => tracing::info!("SIGINT received"),
         }
     };
-    tcq::server::serve_until(listener, engine, shutdown).await
+    tcq::server::serve_with(listener, engine, options, shutdown).await
 }

@@ -148,3 +148,18 @@ async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
         .unwrap();
     assert_eq!(status.code(), Some(0), "tcqd exits 0 after SIGTERM");
 }
+
+/// Without a password file, tcqd refuses to listen beyond loopback unless told --insecure.
+#[test]
+fn tcqd_refuses_to_listen_beyond_loopback_without_authentication() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(["--listen", "0.0.0.0:0"])
+        .output()
+        .expect("run tcqd");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("without authentication: give --password-file, or --insecure"),
+        "{stderr}"
+    );
+}

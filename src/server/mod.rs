@@ -1,8 +1,8 @@
 //! The PostgreSQL wire protocol front end: the only part of tcq that knows about sockets.
 //!
 //! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
-//! Start-up needs no password (trust) but registers every backend with a connection
-//! manager, so that a CancelRequest on a separate connection reaches the query it names.
+//! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256,
+//! and registers every backend with a connection manager, so that a CancelRequest on a separate connection reaches the query it names.
 //! Then the client may use the simple protocol (several statements per Query), the extended
 //! protocol (Parse/Bind/Describe/Execute with row-limited portals), COPY FROM STDIN and
 //! COPY TO STDOUT. Engine errors become ErrorResponses with the SQLSTATE [`sqlstate`]
@@ -31,6 +31,7 @@ mod guard;
 mod notify;
 mod peer;
 mod query;
+mod scram;
 mod socket;
 mod startup;
 mod wire;
@@ -63,6 +64,7 @@ use tokio::sync::watch;
 use crate::engine::Engine;
 use crate::error::Error;
 use conn::ConnSlot;
+pub use scram::Verifier;
 pub use socket::connection_panics;
 use wire::Client;
 
@@ -141,7 +143,56 @@ pub async fn serve_until(
     engine: Arc<Engine>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let handler = Arc::new(Handler::new(engine));
+    serve_with(listener, engine, ServerOptions::default(), shutdown).await
+}
+
+/// How the server treats clients.
+#[derive(Clone, Debug, Default)]
+pub struct ServerOptions {
+    /// SCRAM-SHA-256 verifiers by user name. `Some`: every connection must authenticate
+    /// with SCRAM-SHA-256 as one of these users (28P01 otherwise); `None`: trust, every
+    /// user name is accepted without a password.
+    pub passwords: Option<HashMap<String, Verifier>>,
+}
+
+impl ServerOptions {
+    /// Read a password file: one `user:password` per line, where the password may also be
+    /// a PostgreSQL SCRAM-SHA-256 verifier (`SCRAM-SHA-256$4096:...`); blank lines and
+    /// lines starting with `#` are ignored. Plain passwords are turned into verifiers at
+    /// once and never kept.
+    ///
+    /// Errors: the file cannot be read, or a line has no `:` (the message names the line).
+    pub fn with_password_file(mut self, path: &std::path::Path) -> std::io::Result<Self> {
+        let text = std::fs::read_to_string(path)?;
+        let mut passwords = HashMap::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_end_matches('\r');
+            if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                continue;
+            }
+            let Some((user, password)) = line.split_once(':') else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{}: line {} is not user:password", path.display(), i + 1),
+                ));
+            };
+            let verifier =
+                Verifier::parse(password).unwrap_or_else(|| Verifier::from_password(password));
+            passwords.insert(user.to_string(), verifier);
+        }
+        self.passwords = Some(passwords);
+        Ok(self)
+    }
+}
+
+/// [`serve_until`] with [`ServerOptions`] (authentication).
+pub async fn serve_with(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    options: ServerOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let handler = Arc::new(Handler::new(engine, options));
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
@@ -204,6 +255,8 @@ pub(crate) struct Handler {
     connections: AtomicUsize,
     /// Turns `true` when the server shuts down; every connection watches it.
     shutdown: watch::Sender<bool>,
+    /// SCRAM verifiers by user name; `None`: trust (no password asked).
+    passwords: Option<HashMap<String, Verifier>>,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
     /// Duplicates of sockets for notification delivery, until start-up claims them.
@@ -211,13 +264,14 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
-    fn new(engine: Arc<Engine>) -> Handler {
+    fn new(engine: Arc<Engine>, options: ServerOptions) -> Handler {
         Handler {
             engine,
             manager: Arc::new(ConnectionManager::new()),
             next_pid: AtomicI32::new(1000),
             connections: AtomicUsize::new(0),
             shutdown: watch::channel(false).0,
+            passwords: options.passwords,
             watches: parking_lot::Mutex::new(HashMap::new()),
             writers: parking_lot::Mutex::new(HashMap::new()),
         }

@@ -1,4 +1,4 @@
-//! Connection start-up: trust authentication, backend key, ParameterStatus.
+//! Connection start-up: trust or SCRAM-SHA-256 authentication, backend key, ParameterStatus.
 //!
 //! Every connection gets a backend id (the engine session's pid, unique per server) and a
 //! random secret, and is registered with the connection manager under that pair: a
@@ -14,14 +14,19 @@ use std::sync::atomic::Ordering;
 
 use async_trait::async_trait;
 use futures::Sink;
+use futures::SinkExt;
 use pgwire::api::auth::{
     finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
     ServerParameterProvider, StartupHandler,
 };
+use pgwire::api::PgWireConnectionState;
 use pgwire::api::{ClientInfo, METADATA_APPLICATION_NAME, METADATA_USER};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
+use pgwire::messages::startup::{Authentication, PasswordMessageFamily};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
+
+use super::scram::{Exchange, ScramError};
 
 use super::conn::{Conn, ConnSlot};
 use super::Handler;
@@ -97,8 +102,12 @@ impl StartupHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let PgWireFrontendMessage::Startup(ref startup) = message else {
-            return Ok(());
+        let startup = match message {
+            PgWireFrontendMessage::Startup(ref startup) => startup,
+            PgWireFrontendMessage::PasswordMessageFamily(password) => {
+                return self.on_password(client, password).await;
+            }
+            _ => return Ok(()),
         };
         let max = self.engine.limits().connections_max;
         if self.connections.load(Ordering::Relaxed) > max {
@@ -110,6 +119,104 @@ impl StartupHandler for Handler {
         }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
+        if self.passwords.is_some() {
+            client
+                .send(PgWireBackendMessage::Authentication(Authentication::SASL(
+                    vec!["SCRAM-SHA-256".into()],
+                )))
+                .await?;
+            client.set_state(PgWireConnectionState::AuthenticationInProgress);
+            client
+                .session_extensions()
+                .insert(ScramState(parking_lot::Mutex::new(None)));
+            return Ok(());
+        }
+        self.complete_startup(client).await
+    }
+}
+
+/// A connection's SCRAM exchange between its two round trips.
+struct ScramState(parking_lot::Mutex<Option<Exchange>>);
+
+fn auth_failed(user: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "FATAL".into(),
+        "28P01".into(),
+        format!("password authentication failed for user \"{user}\""),
+    )))
+}
+
+fn auth_malformed(what: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "FATAL".into(),
+        "08P01".into(),
+        format!("malformed SCRAM message: {what}"),
+    )))
+}
+
+impl Handler {
+    /// SASLInitialResponse, then SASLResponse: the two round trips of SCRAM-SHA-256.
+    async fn on_password<C>(&self, client: &mut C, msg: PasswordMessageFamily) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let (Some(passwords), Some(state)) = (
+            self.passwords.as_ref(),
+            client.session_extensions().get::<ScramState>(),
+        ) else {
+            return Err(auth_malformed("no authentication was requested"));
+        };
+        let user = client
+            .metadata()
+            .get(METADATA_USER)
+            .cloned()
+            .unwrap_or_default();
+        let pending = state.0.lock().take();
+        match pending {
+            None => {
+                let initial = msg.into_sasl_initial_response()?;
+                if initial.auth_method != "SCRAM-SHA-256" {
+                    return Err(auth_malformed("mechanism must be SCRAM-SHA-256"));
+                }
+                let data = initial.data.unwrap_or_default();
+                let (exchange, server_first) = Exchange::start(passwords.get(&user), &data)
+                    .map_err(|e| match e {
+                        ScramError::Malformed(what) => auth_malformed(what),
+                        ScramError::Failed => auth_failed(&user),
+                    })?;
+                *state.0.lock() = Some(exchange);
+                client
+                    .send(PgWireBackendMessage::Authentication(
+                        Authentication::SASLContinue(server_first.into_bytes().into()),
+                    ))
+                    .await?;
+                Ok(())
+            }
+            Some(exchange) => {
+                let response = msg.into_sasl_response()?;
+                let server_final = exchange.finish(&response.data).map_err(|e| match e {
+                    ScramError::Malformed(what) => auth_malformed(what),
+                    ScramError::Failed => auth_failed(&user),
+                })?;
+                client
+                    .send(PgWireBackendMessage::Authentication(
+                        Authentication::SASLFinal(server_final.into_bytes().into()),
+                    ))
+                    .await?;
+                self.complete_startup(client).await
+            }
+        }
+    }
+
+    /// Backend key, engine session and ParameterStatus once the client is authenticated.
+    async fn complete_startup<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let secret = match client.protocol_version() {
             ProtocolVersion::PROTOCOL3_0 => SecretKey::I32(random_u64(pid as u64) as i32),
@@ -124,7 +231,7 @@ impl StartupHandler for Handler {
         let (handle, guard) = self.manager.register(pid, secret);
         client.session_extensions().insert(guard);
         let mut session = self.engine.session(pid);
-        let param = |k: &str| startup.parameters.get(k).cloned();
+        let param = |k: &str| client.metadata().get(k).cloned();
         let user = param("user").unwrap_or_else(|| "tcq".into());
         let database = param("database").unwrap_or_else(|| user.clone());
         session.set_identity(&user, &database, param("application_name").as_deref());

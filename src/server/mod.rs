@@ -222,6 +222,8 @@ pub async fn serve_with(
             socket::serve_connection(stream, addr, handler.clone()).await;
             handler.watches.lock().remove(&addr);
             handler.writers.lock().remove(&addr);
+            drop(_open);
+            return_freed_memory();
             tracing::info!(%addr, "connection closed");
         });
     }
@@ -296,6 +298,41 @@ impl Handler {
                 registration
             }),
         )
+    }
+}
+
+/// Give memory freed by closed connections back to the operating system, at most once a
+/// second (a close within that second schedules one for its end). glibc's allocator keeps
+/// freed heap pages for reuse, so without this a burst of connections (5,000 idle ones
+/// take ~100 MB) would leave the process at its peak size.
+fn return_freed_memory() {
+    static LAST_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static SCHEDULED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let now_ms = (crate::time::now_us() / 1000) as u64;
+    let last = LAST_MS.load(Ordering::Relaxed);
+    if now_ms.saturating_sub(last) < 1000
+        || LAST_MS
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+    {
+        if !SCHEDULED.swap(true, Ordering::Relaxed) {
+            tokio::spawn(async {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                SCHEDULED.store(false, Ordering::Relaxed);
+                LAST_MS.store((crate::time::now_us() / 1000) as u64, Ordering::Relaxed);
+                trim();
+            });
+        }
+        return;
+    }
+    trim();
+}
+
+fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it is safe to call at any time.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -49,6 +49,8 @@ pub(crate) struct Conn {
     )>,
     /// Turns `true` when the server shuts down.
     pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Turns `true` when another session runs `pg_terminate_backend` on this one.
+    pub terminated: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Conn {
@@ -63,6 +65,7 @@ impl Conn {
             closed: None,
             backend: None,
             shutdown: None,
+            terminated: None,
         }
     }
 
@@ -96,6 +99,7 @@ impl Conn {
             rx,
             closed: self.closed.clone(),
             shutdown: self.shutdown.clone(),
+            terminated: self.terminated.clone(),
         }
     }
 }
@@ -204,6 +208,7 @@ pub(crate) struct CancelWatch {
     rx: Option<oneshot::Receiver<()>>,
     closed: Option<tokio::sync::watch::Receiver<bool>>,
     shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    terminated: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// Resolves when `rx` turns `true`; pending forever without one (or once its sender is gone).
@@ -227,7 +232,7 @@ pub(crate) enum Stop {
     Canceled,
     /// The client closed its socket.
     Disconnected,
-    /// The server is shutting down (SIGTERM).
+    /// The server is shutting down (SIGTERM), or pg_terminate_backend named this session.
     Shutdown,
 }
 
@@ -248,6 +253,7 @@ impl CancelWatch {
             s = cancel => s,
             () = flagged(self.closed.as_mut()) => Stop::Disconnected,
             () = flagged(self.shutdown.as_mut()) => Stop::Shutdown,
+            () = flagged(self.terminated.as_mut()) => Stop::Shutdown,
         }
     }
 
@@ -261,7 +267,10 @@ impl CancelWatch {
         if self.closed.as_ref().is_some_and(|rx| *rx.borrow()) {
             return Some(Stop::Disconnected);
         }
-        if self.shutdown.as_ref().is_some_and(|rx| *rx.borrow()) {
+        let flagged_now = |rx: &Option<tokio::sync::watch::Receiver<bool>>| {
+            rx.as_ref().is_some_and(|rx| *rx.borrow())
+        };
+        if flagged_now(&self.shutdown) || flagged_now(&self.terminated) {
             return Some(Stop::Shutdown);
         }
         None

@@ -221,7 +221,6 @@ pub async fn serve_with(
             let _open = OpenConnection::count(&handler.connections);
             socket::serve_connection(stream, addr, handler.clone()).await;
             handler.watches.lock().remove(&addr);
-            handler.writers.lock().remove(&addr);
             drop(_open);
             return_freed_memory();
             tracing::info!(%addr, "connection closed");
@@ -261,8 +260,6 @@ pub(crate) struct Handler {
     passwords: Option<HashMap<String, Verifier>>,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
-    /// Duplicates of sockets for notification delivery, until start-up claims them.
-    writers: parking_lot::Mutex<HashMap<SocketAddr, std::net::TcpStream>>,
 }
 
 impl Handler {
@@ -275,23 +272,18 @@ impl Handler {
             shutdown: watch::channel(false).0,
             passwords: options.passwords,
             watches: parking_lot::Mutex::new(HashMap::new()),
-            writers: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
-    /// TCP keepalive, a registration that flags the connection when the peer closes it
-    /// (see [`peer`]), and the duplicate descriptor LISTEN notifications and
-    /// `pg_terminate_backend` write through (see [`notify`]).
+    /// TCP keepalive, and a registration that flags the connection when the peer closes
+    /// it (see [`peer`]). Both act on the socket itself: a connection holds one descriptor
+    /// (LISTEN notifications and `pg_terminate_backend` go through the connection loop).
     fn prepare_socket(
         &self,
         stream: &TcpStream,
         addr: SocketAddr,
     ) -> std::io::Result<Option<peer::PeerWatch>> {
-        let sock = socket2::SockRef::from(stream);
-        sock.set_keepalive(true)?;
-        let writer: std::net::TcpStream = sock.try_clone()?.into();
-        writer.set_nonblocking(true)?;
-        self.writers.lock().insert(addr, writer);
+        socket2::SockRef::from(stream).set_keepalive(true)?;
         Ok(
             peer::watch(stream.as_raw_fd()).map(|(registration, closed)| {
                 self.watches.lock().insert(addr, closed);

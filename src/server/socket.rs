@@ -33,8 +33,11 @@ use pgwire::tokio::server::{process_error, process_message, PgWireMessageServerC
 use tokio::net::TcpStream;
 use tokio_util::codec::Framed;
 
+use super::conn::ConnSlot;
 use super::guard::{reject_of, Guarded};
 use super::Handler;
+use crate::engine::coord::Inbox;
+use crate::engine::TxStatus;
 
 /// How long a client has to complete start-up (as pgwire's own loop allows).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -73,7 +76,20 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
     let startup_deadline = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(startup_deadline);
     let mut shutdown = handler.shutdown.subscribe();
+    let mut idle: Option<Idle> = None;
     loop {
+        if idle.is_none() && matches!(socket.state(), PgWireConnectionState::ReadyForQuery) {
+            idle = Idle::of(&socket).await;
+        }
+        if let Some(i) = &idle {
+            if i.inbox.has_pending() && !deliver_notifications(&mut socket, i).await? {
+                return Ok(());
+            }
+        }
+        let (inbox, terminated) = match &mut idle {
+            Some(i) => (i.open.then_some(&i.inbox), i.terminated.as_mut()),
+            None => (None, None),
+        };
         let in_startup = matches!(
             socket.state(),
             PgWireConnectionState::AwaitingSslRequest
@@ -85,6 +101,20 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
             () = super::conn::flagged(Some(&mut shutdown)) => {
                 // An open COPY is aborted when the connection's state is dropped.
                 return refuse(&mut socket, super::conn::shutdown_error()).await;
+            }
+            () = super::conn::flagged(terminated) => {
+                return refuse(&mut socket, super::conn::shutdown_error()).await;
+            }
+            open = async {
+                match inbox {
+                    Some(inbox) => inbox.wait().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(i) = idle.as_mut() {
+                    i.open = open;
+                }
+                continue;
             }
             next = socket.next() => next,
         };
@@ -139,6 +169,49 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
         if is_cancel_request {
             return Ok(());
         }
+    }
+}
+
+/// What the loop watches between messages once start-up is done: the session's LISTEN
+/// inbox and the `pg_terminate_backend` signal.
+struct Idle {
+    slot: Arc<ConnSlot>,
+    inbox: Arc<Inbox>,
+    /// False once the inbox has closed (the session ended).
+    open: bool,
+    terminated: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl Idle {
+    async fn of(socket: &Socket) -> Option<Idle> {
+        let slot = socket.session_extensions().get::<ConnSlot>()?;
+        let (inbox, terminated) = {
+            let conn = slot.conn.lock().await;
+            (conn.session.inbox(), conn.terminated.clone())
+        };
+        Some(Idle {
+            slot,
+            inbox,
+            open: true,
+            terminated,
+        })
+    }
+}
+
+/// Write waiting notifications if the connection is idle outside a transaction block (in
+/// one, the next ReadyForQuery carries them). False when the client left them unread for
+/// `CLIENT_WRITE_STALL`: the connection must close, half a message may be on the wire.
+async fn deliver_notifications(socket: &mut Socket, idle: &Idle) -> std::io::Result<bool> {
+    let conn = idle.slot.conn.lock().await;
+    if !idle.slot.is_idle() || conn.session.tx_status() != TxStatus::Idle {
+        return Ok(true);
+    }
+    for n in idle.inbox.take_all() {
+        socket.feed(super::notify::message(n)).await?;
+    }
+    match tokio::time::timeout(super::notify::CLIENT_WRITE_STALL, socket.flush()).await {
+        Ok(flushed) => flushed.map(|()| true),
+        Err(_) => Ok(false),
     }
 }
 

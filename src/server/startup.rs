@@ -251,6 +251,8 @@ impl Handler {
         conn.cancel = Some(handle.clone());
         conn.closed = self.watches.lock().remove(&client.socket_addr());
         conn.shutdown = Some(self.shutdown.subscribe());
+        let (terminate, terminated) = tokio::sync::watch::channel(false);
+        conn.terminated = Some(terminated);
         client.session_extensions().insert(ConnSlot::new(conn));
         let info = crate::engine::backends::BackendInfo {
             pid,
@@ -260,10 +262,9 @@ impl Handler {
             client_addr: client.socket_addr().ip().to_string(),
         };
         tracing::info!(pid, %user, %database, addr = %client.socket_addr(), "connection authorized");
-        let writer = self.writers.lock().remove(&client.socket_addr());
         let slot = client.session_extensions().get::<ConnSlot>();
         if let Some(slot) = &slot {
-            super::notify::attach(&self.engine, slot, info, handle, writer);
+            super::notify::attach(&self.engine, slot, info, handle, terminate);
         }
         finish_authentication(client, &ServerParams).await?;
         // ReadyForQuery is out: the client is idle until its first message.

@@ -96,8 +96,10 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
                 | PgWireConnectionState::AwaitingStartup
                 | PgWireConnectionState::AuthenticationInProgress
         );
+        // Biased: a shutdown or terminate raised before the client's next message arrived
+        // wins over that message, whichever the socket delivers first.
         let next = tokio::select! {
-            _ = &mut startup_deadline, if in_startup => return Ok(()),
+            biased;
             () = super::conn::flagged(Some(&mut shutdown)) => {
                 // An open COPY is aborted when the connection's state is dropped.
                 return refuse(&mut socket, super::conn::shutdown_error()).await;
@@ -105,6 +107,7 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
             () = super::conn::flagged(terminated) => {
                 return refuse(&mut socket, super::conn::shutdown_error()).await;
             }
+            _ = &mut startup_deadline, if in_startup => return Ok(()),
             open = async {
                 match inbox {
                     Some(inbox) => inbox.wait().await,

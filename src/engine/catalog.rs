@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::{Engine, Limits};
 use crate::error::{Error, Result};
-use crate::exec::{Event, QueryExec, RowBatch};
+use crate::exec::{Batch, Event, QueryExec, RowBatch};
 use crate::sql::SchemaProvider;
 use crate::types::{Column, DataType, Value};
 
@@ -57,8 +57,7 @@ pub(crate) struct Stream {
 
 /// What a stream's ingest task consumes, in order.
 enum IngestMsg {
-    /// Shared with the joins reading the stream, which get the same batch.
-    Batch(Arc<RowBatch>, OwnedSemaphorePermit),
+    Batch(Batch, OwnedSemaphorePermit),
     Heartbeat(i64),
     Attach(Arc<RunningQuery>),
     Barrier(oneshot::Sender<()>),
@@ -277,12 +276,12 @@ impl Catalog {
     /// every registered query over it in order. Waits while the queue is full.
     pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
         let _whole = stream.enqueue_order.lock().await;
-        self.send_batch(stream, batch).await
+        self.send_batch(stream, batch.into()).await
     }
 
     /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
     /// several batches holds it across all of them).
-    pub async fn send_batch(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
+    pub async fn send_batch(&self, stream: &Arc<Stream>, batch: Batch) -> Result<()> {
         if stream.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }
@@ -296,14 +295,13 @@ impl Catalog {
         {
             let mut st = stream.stats.lock();
             st.tuples += batch.len() as u64;
-            if let Some(&max) = batch.times.iter().max() {
+            if let Some(&max) = batch.times().iter().max() {
                 st.now_us = Some(st.now_us.map_or(max, |n| n.max(max)));
             }
             if st.first_us.is_none() {
-                st.first_us = batch.times.first().copied();
+                st.first_us = batch.times().first().copied();
             }
         }
-        let batch = Arc::new(batch);
         super::join::forward_batch(stream, &batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }
@@ -342,7 +340,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
-                run_queries(&stream, |exec, out| exec.push(&batch, out))
+                run_queries(&stream, |exec, out| exec.push_batch(&batch, out))
             }
             IngestMsg::Heartbeat(t_us) => {
                 run_queries(&stream, |exec, out| exec.heartbeat(t_us, out))

@@ -1,19 +1,25 @@
 //! `COPY ... FROM STDIN`: a sink the server feeds with CopyData bytes.
 //!
-//! Rows are parsed as they arrive (PostgreSQL's text format or CSV) and staged in a
-//! [`RowBatch`]; nothing reaches any query until [`CopyIn::finish`] succeeds, so a bad row
-//! rejects the whole COPY (PostgreSQL's all-or-nothing rule). Errors name the line number
-//! and column as PostgreSQL's COPY context does. Staging is bounded by
-//! `statement_staging_bytes_max`; clients that stream millions of rows send several COPY
-//! statements.
+//! Rows are parsed once, as they arrive (PostgreSQL's text format or CSV), straight into
+//! typed columns ([`ColumnBatch`]es of [`BATCH_ROWS`] rows); nothing reaches any query until
+//! [`CopyIn::finish`] succeeds, so a bad row rejects the whole COPY (PostgreSQL's
+//! all-or-nothing rule). Errors name the line number and column as PostgreSQL's COPY
+//! context does. Staged batches stay in memory up to `statement_staging_memory_bytes`
+//! (three million flights fit), then move to a temporary file in a compact binary form that
+//! is decoded, not parsed again, at commit; the whole statement is bounded by
+//! `statement_staging_bytes_max`.
 
 use std::sync::Arc;
 
 use super::catalog::Stream;
 use crate::error::{Error, Result};
-use crate::exec::RowBatch;
+use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
+use crate::exec::Batch;
 use crate::sql::{CopyFormat, CopyOptions};
 use crate::types::{parse_value, DataType, Value};
+
+/// Rows per staged columnar batch (and per batch a query is fed).
+pub const BATCH_ROWS: usize = 16_384;
 
 /// An open COPY FROM STDIN.
 pub struct CopyIn {
@@ -25,9 +31,13 @@ pub struct CopyIn {
     pub(crate) line: u64,
     pub(crate) header_pending: bool,
     pub(crate) ended: bool,
-    pub(crate) batch: RowBatch,
+    pub(crate) builder: ColumnBatchBuilder,
+    pub(crate) row: Vec<Value>,
+    pub(crate) staged: Vec<ColumnBatch>,
+    pub(crate) staged_bytes: usize,
     pub(crate) error: Option<Error>,
     pub(crate) staging_max: usize,
+    pub(crate) staging_memory: usize,
     pub(crate) fields: Vec<Span>,
     pub(crate) scratch: String,
     pub(crate) spill: Option<super::spill::Spill>,
@@ -52,8 +62,10 @@ impl CopyIn {
         options: CopyOptions,
     ) -> CopyIn {
         let ncols = stream.columns.len();
+        let types: Vec<DataType> = stream.columns.iter().map(|c| c.data_type).collect();
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
+            staging_memory: engine.config.limits.statement_staging_memory_bytes,
             engine,
             stream,
             targets,
@@ -62,7 +74,10 @@ impl CopyIn {
             carry: Vec::new(),
             line: 0,
             ended: false,
-            batch: RowBatch::new(ncols),
+            builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
+            row: vec![Value::Null; ncols],
+            staged: Vec::new(),
+            staged_bytes: 0,
             error: None,
             fields: Vec::new(),
             scratch: String::new(),
@@ -113,7 +128,8 @@ impl CopyIn {
         if let Err(e) = &result {
             self.error = Some(e.clone());
             self.carry = Vec::new();
-            self.batch = RowBatch::new(0);
+            self.staged = Vec::new();
+            self.spill = None;
         }
         result
     }
@@ -128,29 +144,30 @@ impl CopyIn {
             Some(state) => self.finish_binary(state)?,
             None => self.parse_complete_lines(true)?,
         }
+        self.seal_batch();
         let now = self.stream.is_ingest_time().then(crate::time::now_us);
-        let stamp = |b: &mut RowBatch| {
+        let stamp = |times: &mut Vec<i64>| {
             if let Some(now) = now {
-                b.times.iter_mut().for_each(|t| *t = now);
+                times.iter_mut().for_each(|t| *t = now);
             }
         };
-        let mut batch = std::mem::take(&mut self.batch);
-        stamp(&mut batch);
         let catalog = &self.engine.catalog;
         // Every batch of this COPY is queued before any other statement's.
         let _whole = self.stream.enqueue_order.lock().await;
         let mut n = 0u64;
+        // The spilled batches came first, then those still in memory.
         if let Some(spill) = &mut self.spill {
             let mut reader = spill.read_batches()?;
             while let Some(mut b) = reader.next_batch()? {
-                stamp(&mut b);
+                stamp(&mut b.times);
                 n += b.len() as u64;
-                catalog.send_batch(&self.stream, b).await?;
+                catalog.send_batch(&self.stream, Batch::Rows(b)).await?;
             }
         }
-        n += batch.len() as u64;
-        if !batch.is_empty() {
-            catalog.send_batch(&self.stream, batch).await?;
+        for mut b in std::mem::take(&mut self.staged) {
+            stamp(&mut b.times);
+            n += b.len() as u64;
+            catalog.send_batch(&self.stream, Batch::Columns(b)).await?;
         }
         Ok(n)
     }
@@ -192,24 +209,43 @@ impl CopyIn {
         self.spill_if_large()
     }
 
-    /// Move the staged rows to the spill file once they pass the in-memory threshold, and
-    /// refuse a COPY past `statement_staging_bytes_max`.
+    /// Move the staged batches to the spill file once they pass
+    /// `statement_staging_memory_bytes`, and refuse a COPY past `statement_staging_bytes_max`.
     pub(crate) fn spill_if_large(&mut self) -> Result<()> {
-        if self.batch.heap_bytes() > super::spill::SPILL_THRESHOLD_BYTES {
-            if self.spill.is_none() {
-                self.spill = Some(super::spill::Spill::create(self.stream.columns.len())?);
-            }
-            if let Some(spill) = &mut self.spill {
-                spill.write(&self.batch)?;
-                self.batch = RowBatch::new(self.stream.columns.len());
-                if spill.bytes > self.staging_max as u64 {
-                    return Err(Error::ProgramLimitExceeded(format!(
-                        "COPY staged more than {} bytes (statement_staging_bytes_max); send the rows in several COPY statements",
-                        self.staging_max
-                    )));
-                }
+        if self.staged_bytes > self.staging_memory {
+            self.spill_staged()?;
+        }
+        Ok(())
+    }
+
+    /// Close the batch being built and stage it.
+    pub(crate) fn seal_batch(&mut self) {
+        if self.builder.is_empty() {
+            return;
+        }
+        let b = self.builder.finish();
+        self.staged_bytes += b.heap_bytes();
+        self.staged.push(b);
+    }
+
+    /// Move the batches staged in memory to the temporary file.
+    fn spill_staged(&mut self) -> Result<()> {
+        if self.spill.is_none() {
+            self.spill = Some(super::spill::Spill::create(self.stream.columns.len())?);
+        }
+        let Some(spill) = &mut self.spill else {
+            return Ok(());
+        };
+        for b in std::mem::take(&mut self.staged) {
+            spill.write(&b.to_rows())?;
+            if spill.bytes > self.staging_max as u64 {
+                return Err(Error::ProgramLimitExceeded(format!(
+                    "COPY staged more than {} bytes (statement_staging_bytes_max); send the rows in several COPY statements",
+                    self.staging_max
+                )));
             }
         }
+        self.staged_bytes = 0;
         Ok(())
     }
 
@@ -321,28 +357,23 @@ impl CopyIn {
                 "missing data for column \"{missing}\""
             )));
         }
-        let start = self.batch.values.len();
-        self.batch.values.resize(start + cols.len(), Value::Null);
+        // The row is parsed whole before any of it reaches the columns, so a bad field
+        // leaves them as they were.
+        self.row.fill(Value::Null);
         for (f, &c) in fields.iter().zip(&self.targets) {
             let text = match *f {
                 Span::Null => continue,
                 Span::Record(a, b) => &rec[a..b],
                 Span::Scratch(a, b) => &scratch[a..b],
             };
-            {
-                let v = parse_field(text, cols[c].data_type).map_err(|e| {
-                    self.batch.values.truncate(start);
-                    with_message(e, |m| format!("{m}\u{0}{}", cols[c].name))
-                })?;
-                self.batch.values[start + c] = v;
-            }
+            self.row[c] = parse_field(text, cols[c].data_type)
+                .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
         }
         let t = match self.stream.ts_col {
             None => 0,
-            Some(c) => match self.batch.values[start + c].as_timestamp() {
+            Some(c) => match self.row[c].as_timestamp() {
                 Some(t) => t,
                 None => {
-                    self.batch.values.truncate(start);
                     return Err(Error::NotNullViolation(format!(
                         "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
                         cols[c].name
@@ -350,7 +381,10 @@ impl CopyIn {
                 }
             },
         };
-        self.batch.times.push(t);
+        self.builder.push_row(&mut self.row, t);
+        if self.builder.len() >= BATCH_ROWS {
+            self.seal_batch();
+        }
         Ok(())
     }
 }

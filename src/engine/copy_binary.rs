@@ -220,7 +220,10 @@ impl CopyIn {
                 ))
             })?,
         };
-        self.batch.push(row, t);
+        self.builder.push_row(&mut row, t);
+        if self.builder.len() >= super::copy::BATCH_ROWS {
+            self.seal_batch();
+        }
         Ok(())
     }
 }

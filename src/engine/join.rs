@@ -22,7 +22,7 @@ use super::catalog::Stream;
 use super::session::resolve_window;
 use super::{Engine, Subscription};
 use crate::error::{Error, Result};
-use crate::exec::{Event, ExecLimits, JoinExec, JoinInputPlan, RowBatch};
+use crate::exec::{Batch, Event, ExecLimits, JoinExec, JoinInputPlan, RowBatch};
 use crate::sql::{Query, Source};
 use crate::types::{DataType, Value};
 use crate::window::Start;
@@ -93,11 +93,19 @@ impl JoinQuery {
 pub(crate) type JoinRegistry = Mutex<HashMap<u64, Arc<JoinQuery>>>;
 
 /// Put a batch accepted into `stream` on the feed of every join reading it.
-pub(crate) async fn forward_batch(stream: &Stream, batch: &Arc<RowBatch>) {
+pub(crate) async fn forward_batch(stream: &Stream, batch: &Batch) {
     let feeds: Vec<JoinFeed> = stream.joins.lock().clone();
+    if feeds.is_empty() {
+        return;
+    }
+    // The join executor reads rows: a columnar batch (COPY) is read as rows once for all.
+    let shared = Arc::new(match batch {
+        Batch::Rows(b) => b.clone(),
+        Batch::Columns(b) => b.to_rows(),
+    });
     for f in feeds {
         // A join that ended has dropped its feed; nothing is lost by skipping it.
-        let _ = f.tx.send(JoinMsg::Batch(f.stream, batch.clone())).await;
+        let _ = f.tx.send(JoinMsg::Batch(f.stream, shared.clone())).await;
     }
 }
 

@@ -52,9 +52,12 @@ pub struct Limits {
     /// Default 16 MiB.
     pub output_queue_bytes: usize,
     /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
-    /// whole statement held until its end). A COPY keeps 32 MiB in memory and stages the
-    /// rest in a temporary file. Default 4 GiB.
+    /// whole statement held until its end). A COPY keeps `statement_staging_memory_bytes`
+    /// in memory and stages the rest in a temporary file. Default 4 GiB.
     pub statement_staging_bytes_max: usize,
+    /// Bytes of parsed columnar batches one COPY keeps in memory before it moves them to a
+    /// temporary file. Default 160 MiB (three million flights take about 120 MiB).
+    pub statement_staging_memory_bytes: usize,
     /// Consecutive empty slide events emitted after one jump of current time; the rest of
     /// the run is skipped with a NOTICE. Default 100,000.
     pub empty_slide_events_max: u64,
@@ -94,6 +97,7 @@ impl Default for Limits {
             groups_max: 1_000_000,
             output_queue_bytes: 16 << 20,
             statement_staging_bytes_max: 4 << 30,
+            statement_staging_memory_bytes: 160 << 20,
             empty_slide_events_max: 100_000,
             live_tuples_max: 1_000_000,
             open_instances_max: 100_000,

@@ -1,9 +1,9 @@
 //! Staging of large statements in a temporary file.
 //!
 //! A COPY is all-or-nothing, so its rows must be held until CopyDone. Up to
-//! [`SPILL_THRESHOLD_BYTES`] they stay in memory; beyond that each staged batch is written to
-//! a temporary file in a compact binary form and read back, batch by batch, when the COPY
-//! commits. Memory stays bounded whatever the size of the COPY; the file is bounded by
+//! `statement_staging_memory_bytes` they stay in memory as columnar batches; beyond that
+//! each staged batch is written to a temporary file in a compact binary form and read back,
+//! batch by batch, when the COPY commits. Memory stays bounded whatever the size of the COPY; the file is bounded by
 //! `statement_staging_bytes_max` and removed when the COPY ends, committed or not.
 //!
 //! Design decision: staged rows are other clients' data, and the temporary directory is
@@ -24,9 +24,6 @@ use rust_decimal::Decimal;
 use crate::error::{Error, Result};
 use crate::exec::RowBatch;
 use crate::types::{Interval, Value};
-
-/// Staged bytes kept in memory before a COPY spills to a temporary file.
-pub const SPILL_THRESHOLD_BYTES: usize = 32 << 20;
 
 /// Rows per batch when a spilled COPY is read back.
 const READ_BATCH_ROWS: usize = 65_536;

@@ -6,11 +6,13 @@
 //!   within a slide event, LIMIT);
 //! - [`join`]: windowed joins of several streams (global current time, birth and death of
 //!   join tuples);
-//! - [`finite`]: finite queries over system views.
+//! - [`finite`]: finite queries over system views;
+//! - [`columns`]: columnar batches (Arrow arrays) as COPY builds them.
 //!
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
 //! where its output goes; the executor only appends [`Event`]s to a vector it is given.
 
+pub mod columns;
 pub mod finite;
 pub mod group;
 pub mod join;
@@ -22,6 +24,57 @@ pub use query::{plan_windows, QueryExec, QueryStats, RowBatch};
 pub use windowed::{ExecLimits, WorkCounters};
 
 use crate::types::Value;
+use columns::ColumnBatch;
+
+/// A batch of tuples in arrival order, as a stream's ingest queue carries it: rows (INSERT)
+/// or typed columns (COPY). Both give a query exactly the same rows.
+#[derive(Clone, Debug)]
+pub enum Batch {
+    /// Rows of values.
+    Rows(RowBatch),
+    /// Typed columns.
+    Columns(ColumnBatch),
+}
+
+impl Batch {
+    /// Number of tuples.
+    pub fn len(&self) -> usize {
+        self.times().len()
+    }
+
+    /// True when the batch holds no tuple.
+    pub fn is_empty(&self) -> bool {
+        self.times().is_empty()
+    }
+
+    /// Each tuple's timestamp, microseconds since the epoch.
+    pub fn times(&self) -> &[i64] {
+        match self {
+            Batch::Rows(b) => &b.times,
+            Batch::Columns(b) => &b.times,
+        }
+    }
+
+    /// Approximate heap bytes held, for queue budgets.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Batch::Rows(b) => b.heap_bytes(),
+            Batch::Columns(b) => b.heap_bytes(),
+        }
+    }
+}
+
+impl From<RowBatch> for Batch {
+    fn from(b: RowBatch) -> Batch {
+        Batch::Rows(b)
+    }
+}
+
+impl From<ColumnBatch> for Batch {
+    fn from(b: ColumnBatch) -> Batch {
+        Batch::Columns(b)
+    }
+}
 
 /// One unit of a query's output.
 #[derive(Debug, Clone, PartialEq)]

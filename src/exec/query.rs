@@ -16,9 +16,10 @@
 
 use std::collections::VecDeque;
 
+use super::columns::ColumnBatch;
 use super::group::{GroupTable, KeyHasher};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
-use super::Event;
+use super::{Batch, Event};
 use crate::agg::{compare_values, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
@@ -105,6 +106,9 @@ struct AggMode {
     windows: SharedWindows,
     group_by: Vec<Expr>,
     args: Vec<Option<Expr>>,
+    /// Without WHERE and with plain columns as group keys and arguments: the key columns
+    /// and argument columns (`None` for `count(*)`), read straight from columnar batches.
+    columnar: Option<(Vec<usize>, Vec<Option<usize>>)>,
     hasher: KeyHasher,
     naggs: usize,
 }
@@ -199,6 +203,7 @@ impl QueryExec {
                         )?,
                         group_by: agg.group_by.clone(),
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
+                        columnar: columnar_plan(&query, agg),
                         hasher: KeyHasher::new(),
                         naggs: agg.calls.len(),
                     })
@@ -344,11 +349,7 @@ impl QueryExec {
                             Some(e) => eval_ref(e, row, &self.params, self.now_us)?,
                         });
                     }
-                    let hash = a.hasher.hash(&self.keybuf);
-                    let gid = a.windows.intern(hash, &self.keybuf);
-                    if a.windows.fold(t, gid, &self.argbuf, in_order)? {
-                        self.stats.late_tuples += 1;
-                    }
+                    self.fold_buffers(t, in_order)?;
                 }
                 Mode::Live(l) => {
                     // The windows' instances track which hold data (an empty group per
@@ -377,6 +378,69 @@ impl QueryExec {
             if !matches!(self.mode, Mode::Pass) {
                 self.note_window_membership(t, out);
             }
+        }
+        Ok(())
+    }
+
+    /// Fold the tuple at `t` whose group key is in `keybuf` and aggregate arguments in
+    /// `argbuf` into the aggregate windows.
+    fn fold_buffers(&mut self, t: i64, in_order: bool) -> Result<()> {
+        let Mode::Agg(a) = &mut self.mode else {
+            unreachable!("only aggregate queries fold group keys");
+        };
+        let hash = a.hasher.hash(&self.keybuf);
+        let gid = a.windows.intern(hash, &self.keybuf);
+        if a.windows.fold(t, gid, &self.argbuf, in_order)? {
+            self.stats.late_tuples += 1;
+        }
+        Ok(())
+    }
+
+    /// Consume a batch of either form in arrival order (see [`QueryExec::push`] and
+    /// [`QueryExec::push_columns`]).
+    pub fn push_batch(&mut self, batch: &Batch, out: &mut Vec<Event>) -> Result<()> {
+        match batch {
+            Batch::Rows(b) => self.push(b, out),
+            Batch::Columns(b) => self.push_columns(b, out),
+        }
+    }
+
+    /// Consume a columnar batch in arrival order, appending output to `out`; the rows are
+    /// exactly those [`QueryExec::push`] gives for the same tuples as a [`RowBatch`].
+    ///
+    /// An aggregate query without WHERE whose group keys and arguments are plain columns
+    /// reads the typed columns directly (no row of values is built); every other query reads
+    /// the batch as rows.
+    pub fn push_columns(&mut self, batch: &ColumnBatch, out: &mut Vec<Event>) -> Result<()> {
+        let plan = match &self.mode {
+            Mode::Agg(a) => a.columnar.clone(),
+            _ => None,
+        };
+        let Some((keys, args)) = plan else {
+            return self.push(&batch.to_rows(), out);
+        };
+        let views = batch.views();
+        for (i, &t) in batch.times.iter().enumerate() {
+            if self.done {
+                break;
+            }
+            self.stats.tuples_in += 1;
+            if self.stats.now_us.is_none_or(|now| t > now) {
+                self.advance(t, out)?;
+            }
+            if self.done {
+                break;
+            }
+            let in_order = Some(t) == self.stats.now_us;
+            self.keybuf.clear();
+            self.keybuf.extend(keys.iter().map(|&c| views[c].value(i)));
+            self.argbuf.clear();
+            self.argbuf.extend(args.iter().map(|c| match c {
+                None => Value::Bool(true),
+                Some(c) => views[*c].value(i),
+            }));
+            self.fold_buffers(t, in_order)?;
+            self.note_window_membership(t, out);
         }
         Ok(())
     }
@@ -606,6 +670,35 @@ fn eval_ref(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<Va
         Expr::Column(i) => Ok(row[*i].clone()),
         _ => eval(e, &ctx(row, params, None, now_us)),
     }
+}
+
+/// The key and argument columns of an aggregate query that can read columnar batches
+/// directly: no WHERE, and every group key and argument a plain column.
+fn columnar_plan(
+    query: &Query,
+    agg: &crate::sql::Aggregate,
+) -> Option<(Vec<usize>, Vec<Option<usize>>)> {
+    if query.filter.is_some() {
+        return None;
+    }
+    let column = |e: &Expr| match e {
+        Expr::Column(c) => Some(*c),
+        _ => None,
+    };
+    let keys = agg
+        .group_by
+        .iter()
+        .map(column)
+        .collect::<Option<Vec<_>>>()?;
+    let args = agg
+        .calls
+        .iter()
+        .map(|c| match &c.arg {
+            None => Some(None),
+            Some(e) => column(e).map(Some),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((keys, args))
 }
 
 /// A projection item that needs no evaluator: a column of the row or a window function.

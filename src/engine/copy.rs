@@ -21,6 +21,9 @@ use crate::types::{parse_value, DataType, Value};
 /// Rows per staged columnar batch (and per batch a query is fed).
 pub const BATCH_ROWS: usize = 16_384;
 
+/// Bytes of CopyData gathered before their complete lines are parsed.
+pub const PARSE_CHUNK_BYTES: usize = 64 << 10;
+
 /// An open COPY FROM STDIN.
 pub struct CopyIn {
     pub(crate) stream: Arc<Stream>,
@@ -96,13 +99,23 @@ impl CopyIn {
         self.options.format == CopyFormat::Csv
     }
 
-    /// Feed one CopyData payload. The first error is remembered and returned again by
-    /// `finish`; after an error further data is ignored.
+    /// Feed one CopyData payload. Lines are parsed once [`PARSE_CHUNK_BYTES`] have
+    /// gathered (and at `finish`), so a bad row is reported by the call that completes its
+    /// chunk. The first error is remembered and returned again by `finish`; after an error
+    /// further data is ignored.
     pub fn feed(&mut self, data: &[u8]) -> Result<()> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
         self.carry.extend_from_slice(data);
+        let line_max = self.engine.config.limits.copy_line_bytes_max;
+        // Clients such as psql send one CopyData message per line: text and CSV parsing
+        // waits for a chunk of lines (or a line over the length limit), so the per-message
+        // work is a copy.
+        if !self.is_binary() && self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1))
+        {
+            return Ok(());
+        }
         let result = match self.binary {
             Some(mut state) => {
                 let r = self.parse_binary(&mut state);
@@ -114,7 +127,6 @@ impl CopyIn {
             )),
             None => self.parse_complete_lines(false),
         };
-        let line_max = self.engine.config.limits.copy_line_bytes_max;
         let result = match result {
             Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
                 Err(Error::ProgramLimitExceeded(format!(
@@ -177,18 +189,28 @@ impl CopyIn {
 
     fn parse_complete_lines(&mut self, at_end: bool) -> Result<()> {
         let carry = std::mem::take(&mut self.carry);
+        // UTF-8 is checked once for the whole message; records are then slices of it (a
+        // record ends at an ASCII newline, so it starts and ends on character boundaries).
+        // A record past the valid prefix is checked alone, to report its line.
+        let valid = match std::str::from_utf8(&carry) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&carry[..e.valid_up_to()]).unwrap_or_default(),
+        };
         let mut pos = 0;
         while pos < carry.len() && !self.ended {
             let Some(end) = self.record_end(&carry[pos..]) else {
                 break;
             };
-            let mut rec = &carry[pos..pos + end];
+            let (from, mut to) = (pos, pos + end);
             pos += end + 1;
-            if rec.last() == Some(&b'\r') {
-                rec = &rec[..rec.len() - 1];
+            if carry[from..to].last() == Some(&b'\r') {
+                to -= 1;
             }
             self.line += 1;
-            self.record(rec)?;
+            match valid.get(from..to) {
+                Some(text) => self.record_text(text)?,
+                None => self.record(&carry[from..to])?,
+            }
         }
         let mut rest = carry[pos..].to_vec();
         if at_end && !rest.is_empty() && !self.ended {
@@ -251,10 +273,17 @@ impl CopyIn {
 
     /// Length of the next complete record in `buf` (excluding its newline), if complete.
     fn record_end(&self, buf: &[u8]) -> Option<usize> {
+        let newline = memchr::memchr(b'\n', buf);
         if !self.is_csv() {
-            return buf.iter().position(|&b| b == b'\n');
+            return newline;
         }
         let (q, e) = (self.options.quote, self.options.escape);
+        // Most records quote nothing: then the first newline ends the record.
+        match newline {
+            None => return None,
+            Some(n) if memchr::memchr(q, &buf[..n]).is_none() => return Some(n),
+            Some(_) => {}
+        }
         let mut in_q = false;
         let mut i = 0;
         while i < buf.len() {
@@ -289,7 +318,26 @@ impl CopyIn {
     }
 
     fn record(&mut self, rec: &[u8]) -> Result<()> {
-        if !self.is_csv() && rec == b"\\." {
+        match std::str::from_utf8(rec) {
+            Ok(text) => self.record_text(text),
+            // The header line is skipped without being read.
+            Err(_) if self.header_pending => self.record_text(""),
+            Err(e) => {
+                let bad = &rec[e.valid_up_to()..];
+                let bad = &bad[..e.error_len().unwrap_or(bad.len()).min(bad.len())];
+                let bytes: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+                Err(Error::CharacterNotInRepertoire(format!(
+                    "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
+                    bytes.join(" "),
+                    self.stream.name,
+                    self.line
+                )))
+            }
+        }
+    }
+
+    fn record_text(&mut self, text: &str) -> Result<()> {
+        if !self.is_csv() && text == "\\." {
             self.ended = true;
             return Ok(());
         }
@@ -297,17 +345,6 @@ impl CopyIn {
             self.header_pending = false;
             return Ok(());
         }
-        let text = std::str::from_utf8(rec).map_err(|e| {
-            let bad = &rec[e.valid_up_to()..];
-            let bad = &bad[..e.error_len().unwrap_or(bad.len()).min(bad.len())];
-            let bytes: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
-            Error::CharacterNotInRepertoire(format!(
-                "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
-                bytes.join(" "),
-                self.stream.name,
-                self.line
-            ))
-        })?;
         let mut fields = std::mem::take(&mut self.fields);
         let mut scratch = std::mem::take(&mut self.scratch);
         fields.clear();

@@ -3,7 +3,8 @@
 //! The connection's [`CopyState`](super::conn::CopyState) holds the engine's sink. Each
 //! CopyData payload is fed to it as it arrives; CopyDone finishes it (all rows reach the
 //! stream at once, or none) and the handler sends `COPY n` itself; CopyFail aborts it with
-//! 57014 as PostgreSQL does. A data error found while feeding is reported at once; pgwire
+//! 57014 as PostgreSQL does. Lines are parsed in chunks of 64 KiB (and at CopyDone); a data
+//! error is reported as soon as its chunk is parsed; pgwire
 //! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
 //! protocol) or everything up to Sync (extended protocol), which is PostgreSQL's behaviour.
 //! A client that disconnects mid-COPY drops the connection state, which aborts the sink.

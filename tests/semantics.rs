@@ -456,3 +456,56 @@ async fn held_cursors_outlive_their_transaction() {
     )
     .await;
 }
+
+/// A COPY larger than `statement_staging_memory_bytes` moves its first batches to a
+/// temporary file and keeps the rest in memory; the query must still see every row in
+/// arrival order, so a late tuple in the middle stays late. (Issue 7: staged columnar
+/// batches, spilled past the limit.)
+#[tokio::test]
+async fn a_copy_past_staging_memory_keeps_arrival_order() {
+    use futures::SinkExt;
+    use tcq::engine::{Config, Limits};
+    let limits = Limits {
+        statement_staging_memory_bytes: 1,
+        ..Limits::default()
+    };
+    let port = common::start_server_with(Config { limits });
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    exec(&c, "BEGIN; DECLARE c CURSOR FOR SELECT count(*), sum(v), min(k), max(k), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']").await;
+    // 50,000 tuples a millisecond apart (v = i, k cycles n0..n6), and after the 30,000th a
+    // tuple at 5 s: the instance [0 s, 10 s) has closed by then, so it counts nowhere.
+    let mut data = String::new();
+    for i in 0..50_000u32 {
+        if i == 30_000 {
+            data.push_str("2001-01-01 00:00:05,late,1000000\n");
+        }
+        let (s, ms) = (i / 1000, i % 1000);
+        data.push_str(&format!("2001-01-01 00:00:{s:02}.{ms:03},n{},{i}\n", i % 7));
+    }
+    let feeder = connect(port).await;
+    let sink = feeder
+        .copy_in("COPY s FROM STDIN WITH (FORMAT csv)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from(data)).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 50_001);
+    exec(&feeder, "SELECT tcq_advance('s', '2001-01-01 00:01:00')").await;
+    // Instance m holds v = 10,000m .. 10,000m + 9,999: the sum is 10,000 * 10,000m + 49,995,000.
+    let expected: Vec<Vec<String>> = (0..5u64)
+        .map(|m| {
+            vec![
+                "10000".to_string(),
+                (100_000_000 * m + 49_995_000).to_string(),
+                "n0".to_string(),
+                "n6".to_string(),
+                format!("2001-01-01 00:00:{}0", m + 1),
+            ]
+        })
+        .collect();
+    assert_eq!(rows(&c, "FETCH 5 FROM c").await, expected);
+    let late = rows(&c, "SELECT late_tuples FROM tcq_queries").await;
+    assert_eq!(late, table(&[&["1"]]));
+    exec(&c, "COMMIT").await;
+}

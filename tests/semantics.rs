@@ -509,3 +509,67 @@ async fn a_copy_past_staging_memory_keeps_arrival_order() {
     assert_eq!(late, table(&[&["1"]]));
     exec(&c, "COMMIT").await;
 }
+
+/// `COPY ... WITH (FORMAT csv, LIVE)`: rows reach the query as each CopyData message
+/// arrives, so a window closes while the COPY is still open (a line split across two
+/// messages counts once whole); a bad row ends the COPY with its line and the number of
+/// rows before it, which stay. (Issue 7: live COPY for a never-ending feed.)
+#[tokio::test]
+async fn live_copy_delivers_each_message_and_keeps_the_rows_before_a_bad_one() {
+    use futures::SinkExt;
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    exec(&c, "BEGIN; DECLARE c CURSOR FOR SELECT count(*), sum(v), wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']").await;
+    let feeder = connect(port).await;
+    let sink = feeder
+        .copy_in("COPY s FROM STDIN WITH (FORMAT csv, LIVE)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(
+        b"2001-01-01 00:00:01,a,1\n2001-01-01 00:00:02,a,2\n2001-01-01 00:00:11,a,",
+    ))
+    .await
+    .unwrap();
+    sink.send(bytes::Bytes::from_static(b"4\n")).await.unwrap();
+    // The COPY is still open: the first window has closed all the same.
+    assert_eq!(
+        rows(&c, "FETCH 1 FROM c").await,
+        table(&[&["2", "3", "2001-01-01 00:00:10"]])
+    );
+    let _ = sink
+        .send(bytes::Bytes::from_static(
+            b"2001-01-01 00:00:12,a,8\n2001-01-01 00:00:25,a,oops\n2001-01-01 00:00:26,a,1\n",
+        ))
+        .await;
+    let err = sink.finish().await.unwrap_err();
+    assert_eq!(sqlstate(&err), "22P02");
+    let msg = err.as_db_error().unwrap().message().to_string();
+    assert!(msg.contains("line 5"), "{msg}");
+    assert!(msg.contains("the 4 rows before it were accepted"), "{msg}");
+    // The rows before the bad one stay (12 s too, sent in the bad row's message); the row
+    // after it does not.
+    exec(&feeder, "SELECT tcq_advance('s', '2001-01-01 00:00:30')").await;
+    assert_eq!(
+        rows(&c, "FETCH 2 FROM c").await,
+        table(&[
+            &["2", "12", "2001-01-01 00:00:20"],
+            &["0", "NULL", "2001-01-01 00:00:30"]
+        ])
+    );
+    exec(&c, "COMMIT").await;
+    // A LIVE COPY that ends well reports every row.
+    let sink = feeder
+        .copy_in("COPY s FROM STDIN (FORMAT csv, LIVE true)")
+        .await
+        .unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:31,a,1\n"))
+        .await
+        .unwrap();
+    sink.send(bytes::Bytes::from_static(b"2001-01-01 00:00:32,a,1"))
+        .await
+        .unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 2);
+}

@@ -8,6 +8,11 @@
 //! (three million flights fit), then move to a temporary file in a compact binary form that
 //! is decoded, not parsed again, at commit; the whole statement is bounded by
 //! `statement_staging_bytes_max`.
+//!
+//! `COPY s FROM STDIN WITH (FORMAT csv, LIVE)` is for never-ending feeds
+//! (`tail -f feed.csv | psql -c "COPY ... LIVE"`): the complete lines of each CopyData
+//! message are parsed and queued for the stream's queries at once, nothing is staged, and a
+//! bad row ends the COPY with the usual error plus the number of rows before it, which stay.
 
 use std::sync::Arc;
 
@@ -38,6 +43,8 @@ pub struct CopyIn {
     pub(crate) row: Vec<Value>,
     pub(crate) staged: Vec<ColumnBatch>,
     pub(crate) staged_bytes: usize,
+    /// Rows a LIVE COPY has queued for the stream's queries.
+    pub(crate) delivered: u64,
     pub(crate) error: Option<Error>,
     pub(crate) staging_max: usize,
     pub(crate) staging_memory: usize,
@@ -81,6 +88,7 @@ impl CopyIn {
             row: vec![Value::Null; ncols],
             staged: Vec::new(),
             staged_bytes: 0,
+            delivered: 0,
             error: None,
             fields: Vec::new(),
             scratch: String::new(),
@@ -103,7 +111,11 @@ impl CopyIn {
     /// gathered (and at `finish`), so a bad row is reported by the call that completes its
     /// chunk. The first error is remembered and returned again by `finish`; after an error
     /// further data is ignored.
-    pub fn feed(&mut self, data: &[u8]) -> Result<()> {
+    ///
+    /// With `LIVE`, the complete lines of every message are parsed and queued for the
+    /// stream's queries at once; a bad row ends the COPY with an error that says how many
+    /// rows before it were accepted (those stay, including the earlier rows of its message).
+    pub async fn feed(&mut self, data: &[u8]) -> Result<()> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
@@ -111,21 +123,17 @@ impl CopyIn {
         let line_max = self.engine.config.limits.copy_line_bytes_max;
         // Clients such as psql send one CopyData message per line: text and CSV parsing
         // waits for a chunk of lines (or a line over the length limit), so the per-message
-        // work is a copy.
-        if !self.is_binary() && self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1))
+        // work is a copy. A LIVE COPY parses every message.
+        if !self.options.live
+            && !self.is_binary()
+            && self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1))
         {
             return Ok(());
         }
-        let result = match self.binary {
-            Some(mut state) => {
-                let r = self.parse_binary(&mut state);
-                self.binary = Some(state);
-                r
-            }
-            None if self.is_binary() => Err(Error::Internal(
-                "binary COPY started without the server's decoder".into(),
-            )),
-            None => self.parse_complete_lines(false),
+        let result = if self.options.live {
+            self.live_step(false).await
+        } else {
+            self.parse_available(false)
         };
         let result = match result {
             Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
@@ -146,16 +154,50 @@ impl CopyIn {
         result
     }
 
+    /// LIVE: parse the complete lines (all at the end), then queue every parsed row, also
+    /// when a bad row stopped the parse.
+    async fn live_step(&mut self, at_end: bool) -> Result<()> {
+        let parsed = self.parse_available(at_end);
+        self.seal_batch();
+        self.deliver_staged().await?;
+        parsed.map_err(|e| {
+            let n = self.delivered;
+            with_message(e, |m| {
+                format!("{m}; the {n} rows before it were accepted (COPY ... LIVE)")
+            })
+        })
+    }
+
+    /// Queue the staged batches for the stream's queries, in order.
+    async fn deliver_staged(&mut self) -> Result<()> {
+        let stream = self.stream.clone();
+        let now = stream.is_ingest_time().then(crate::time::now_us);
+        let _whole = stream.enqueue_order.lock().await;
+        for mut b in std::mem::take(&mut self.staged) {
+            if let Some(now) = now {
+                b.times.fill(now);
+            }
+            self.delivered += b.len() as u64;
+            self.engine
+                .catalog
+                .send_batch(&stream, Batch::Columns(b))
+                .await?;
+        }
+        self.staged_bytes = 0;
+        Ok(())
+    }
+
     /// CopyDone: parse the rest, then ingest every staged row at once. Returns the row count
     /// for the `COPY n` tag.
     pub async fn finish(mut self) -> Result<u64> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        match &self.binary {
-            Some(state) => self.finish_binary(state)?,
-            None => self.parse_complete_lines(true)?,
+        if self.options.live {
+            self.live_step(true).await?;
+            return Ok(self.delivered);
         }
+        self.parse_available(true)?;
         self.seal_batch();
         let now = self.stream.is_ingest_time().then(crate::time::now_us);
         let stamp = |times: &mut Vec<i64>| {
@@ -231,10 +273,31 @@ impl CopyIn {
         self.spill_if_large()
     }
 
+    /// Parse what has arrived: complete lines (all at the end), or binary tuples (checking
+    /// at the end that the data stopped on a tuple boundary).
+    fn parse_available(&mut self, at_end: bool) -> Result<()> {
+        match self.binary.take() {
+            Some(mut state) => {
+                let r = if at_end {
+                    self.finish_binary(&state)
+                } else {
+                    self.parse_binary(&mut state)
+                };
+                self.binary = Some(state);
+                r
+            }
+            None if self.is_binary() => Err(Error::Internal(
+                "binary COPY started without the server's decoder".into(),
+            )),
+            None => self.parse_complete_lines(at_end),
+        }
+    }
+
     /// Move the staged batches to the spill file once they pass
     /// `statement_staging_memory_bytes`, and refuse a COPY past `statement_staging_bytes_max`.
     pub(crate) fn spill_if_large(&mut self) -> Result<()> {
-        if self.staged_bytes > self.staging_memory {
+        // A LIVE COPY queues what it parsed after each message: it never spills.
+        if !self.options.live && self.staged_bytes > self.staging_memory {
             self.spill_staged()?;
         }
         Ok(())

@@ -2,7 +2,7 @@
 //!
 //! The connection's [`CopyState`](super::conn::CopyState) holds the engine's sink. Each
 //! CopyData payload is fed to it as it arrives; CopyDone finishes it (all rows reach the
-//! stream at once, or none) and the handler sends `COPY n` itself; CopyFail aborts it with
+//! stream at once, or none; with `LIVE`, each message's rows have reached it already) and the handler sends `COPY n` itself; CopyFail aborts it with
 //! 57014 as PostgreSQL does. Lines are parsed in chunks of 64 KiB (and at CopyDone); a data
 //! error is reported as soon as its chunk is parsed; pgwire
 //! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
@@ -27,7 +27,7 @@ pub(crate) async fn on_copy_data(
     let Some(copy) = conn.copy.as_mut() else {
         return Ok(());
     };
-    if let Err(e) = copy.sink.feed(data) {
+    if let Err(e) = copy.sink.feed(data).await {
         if let Some(copy) = conn.copy.take() {
             copy.sink.abort();
         }

@@ -146,7 +146,17 @@ pub(crate) fn bind(
         depth: 0,
         join_conds: Vec::new(),
     };
-    let plan = b.statement(p)?;
+    let mut plan = b.statement(p)?;
+    if let Some(live) = p.copy_live {
+        match &mut plan {
+            Plan::CopyFrom(c) => c.options.live = live,
+            _ => {
+                return Err(Error::Syntax(
+                    "COPY option \"live\" applies only to COPY ... FROM STDIN".into(),
+                ))
+            }
+        }
+    }
     if !p.windows.is_empty()
         && !matches!(
             plan,
@@ -4153,6 +4163,52 @@ mod tests {
         assert!(matches!(
             err("COPY flights FROM '/etc/passwd'"),
             Error::FeatureNotSupported(_)
+        ));
+        // LIVE, alone or beside other options, with or without a boolean.
+        for (sql, live, format) in [
+            (
+                "COPY flights FROM STDIN WITH (LIVE)",
+                true,
+                CopyFormat::Text,
+            ),
+            (
+                "COPY flights FROM STDIN (FORMAT csv, LIVE)",
+                true,
+                CopyFormat::Csv,
+            ),
+            (
+                "COPY flights FROM STDIN (LIVE true, FORMAT csv)",
+                true,
+                CopyFormat::Csv,
+            ),
+            (
+                "COPY flights FROM STDIN (FORMAT csv, LIVE off, HEADER)",
+                false,
+                CopyFormat::Csv,
+            ),
+            (
+                "COPY flights FROM STDIN (FORMAT csv, LIVE '1')",
+                true,
+                CopyFormat::Csv,
+            ),
+            (
+                "COPY flights FROM STDIN (FORMAT csv)",
+                false,
+                CopyFormat::Csv,
+            ),
+        ] {
+            let Plan::CopyFrom(c) = plan(sql).unwrap() else {
+                panic!("{sql}")
+            };
+            assert_eq!((c.options.live, c.options.format), (live, format), "{sql}");
+        }
+        assert!(matches!(
+            err("COPY flights FROM STDIN (FORMAT csv, LIVE maybe)"),
+            Error::Syntax(_)
+        ));
+        assert!(matches!(
+            err("COPY (SELECT count(*) FROM flights [RANGE BY '1 minute']) TO STDOUT (LIVE)"),
+            Error::Syntax(_)
         ));
         let Plan::CopyTo { query, options } = plan("COPY (SELECT count(*) FROM flights [RANGE BY '1 minute']) TO STDOUT WITH (FORMAT csv, HEADER)").unwrap() else { panic!() };
         assert_eq!(query.windows.len(), 1);

@@ -178,6 +178,8 @@ pub(crate) struct ParsedStmt {
     /// The whole query string the statement came from: token locations, and so error
     /// positions, count from its start.
     pub source: std::sync::Arc<str>,
+    /// COPY's `LIVE [boolean]` option, cut out before sqlparser (which does not know it).
+    pub copy_live: Option<bool>,
 }
 
 fn syntax_near(tok: &Token) -> Error {
@@ -315,6 +317,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
             stmt: Stmt::Empty,
             windows: vec![],
             source: text.into(),
+            copy_live: None,
         });
     }
     Ok(out)
@@ -535,6 +538,10 @@ fn parse_one(
 ) -> Result<ParsedStmt> {
     let end = toks.last().map(|t| t.span.end);
     let (toks, windows) = cut_windows(toks)?;
+    let (toks, copy_live) = match toks.first() {
+        Some(t) if word_is(&t.token, "COPY") => cut_copy_live(toks)?,
+        _ => (toks, None),
+    };
     let mut t = Toks::new(toks);
     let stmt = parse_stmt(&mut t, lines).map_err(|e| {
         // An error of tcq's own parsing is at the token it stopped on (or the end).
@@ -550,6 +557,7 @@ fn parse_one(
         text,
         stmt,
         windows,
+        copy_live,
         source: source.clone(),
     })
 }
@@ -574,6 +582,86 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
         "EXPLAIN" => parse_explain(t, lines)?,
         _ => Stmt::Ast(Box::new(parse_sql(t.take_rest(), lines)?)),
     })
+}
+
+/// Cut `LIVE [boolean]` out of the last parenthesised option list of a COPY statement
+/// (with the comma that separated it, and the list itself, with its WITH, once empty).
+fn cut_copy_live(mut toks: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Option<bool>)> {
+    let Some(close) = toks.iter().rposition(|t| t.token == Token::RParen) else {
+        return Ok((toks, None));
+    };
+    let mut depth = 0;
+    let mut open = None;
+    for i in (0..close).rev() {
+        match toks[i].token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth == 0 => {
+                open = Some(i);
+                break;
+            }
+            Token::LParen => depth -= 1,
+            _ => {}
+        }
+    }
+    let Some(open) = open else {
+        return Ok((toks, None));
+    };
+    // The items of the list, as [start, end) token ranges between top-level commas.
+    let mut items = Vec::new();
+    let (mut start, mut depth) = (open + 1, 0);
+    for (i, tok) in toks.iter().enumerate().take(close + 1).skip(open + 1) {
+        match tok.token {
+            Token::LParen => depth += 1,
+            Token::RParen if i < close => depth -= 1,
+            Token::Comma if depth == 0 => {
+                items.push((start, i));
+                start = i + 1;
+            }
+            _ if i == close => items.push((start, i)),
+            _ => {}
+        }
+    }
+    let Some(k) = items
+        .iter()
+        .position(|&(a, b)| b > a && word_is(&toks[a].token, "LIVE"))
+    else {
+        return Ok((toks, None));
+    };
+    let (a, b) = items[k];
+    let live = match &toks[a + 1..b] {
+        [] => true,
+        [v] => match &v.token {
+            Token::Word(w) if w.quote_style.is_none() => {
+                match w.value.to_ascii_lowercase().as_str() {
+                    "true" | "on" => true,
+                    "false" | "off" => false,
+                    _ => return Err(syntax_near(&v.token)),
+                }
+            }
+            Token::Number(n, _) if n == "1" || n == "0" => n == "1",
+            Token::SingleQuotedString(s) => match s.to_ascii_lowercase().as_str() {
+                "true" | "on" | "1" => true,
+                "false" | "off" | "0" => false,
+                _ => return Err(syntax_near(&v.token)),
+            },
+            t => return Err(syntax_near(t)),
+        },
+        [_, extra, ..] => return Err(syntax_near(&extra.token)),
+    };
+    if items.len() == 1 {
+        // `WITH (LIVE)`: drop the whole list and its WITH.
+        let from = if open > 0 && word_is(&toks[open - 1].token, "WITH") {
+            open - 1
+        } else {
+            open
+        };
+        toks.drain(from..=close);
+    } else if k + 1 < items.len() {
+        toks.drain(a..=b); // the item and the comma after it
+    } else {
+        toks.drain(a - 1..b); // the comma before the last item, and the item
+    }
+    Ok((toks, Some(live)))
 }
 
 /// Parse tokens as exactly one ordinary statement with sqlparser.

@@ -255,6 +255,10 @@ pub struct CopyOptions {
     pub quote: u8,
     /// CSV escape character, the quote by default.
     pub escape: u8,
+    /// `LIVE` (tcq's own option, COPY FROM only): rows reach queries as each CopyData
+    /// message arrives instead of all at once at the end; a bad row ends the COPY and the
+    /// rows before it stay.
+    pub live: bool,
 }
 
 impl CopyOptions {
@@ -268,6 +272,7 @@ impl CopyOptions {
                 null: "\\N".into(),
                 quote: b'"',
                 escape: b'"',
+                live: false,
             },
             CopyFormat::Csv => CopyOptions {
                 format,
@@ -276,6 +281,7 @@ impl CopyOptions {
                 null: String::new(),
                 quote: b'"',
                 escape: b'"',
+                live: false,
             },
         }
     }

@@ -310,13 +310,15 @@ pub(crate) async fn pump(
 ) -> PgWireResult<PumpEnd> {
     let mut scratch = String::new();
     let mut line = String::new();
+    let mut copy_scratch = super::encode::LineScratch::default();
     loop {
         while let Some(row) = pending.pop_front() {
             if limit > 0 && *sent >= limit {
                 pending.push_front(row);
                 return Ok(PumpEnd::Suspended);
             }
-            write_row(wire, sink, &row, *sent == 0, &mut scratch, &mut line).await?;
+            let buffers = (&mut scratch, &mut line, &mut copy_scratch);
+            write_row(wire, sink, &row, *sent == 0, buffers).await?;
             *sent += 1;
         }
         if limit > 0 && *sent >= limit {
@@ -375,8 +377,7 @@ async fn write_row(
     sink: &RowSink<'_>,
     row: &[Value],
     first: bool,
-    scratch: &mut String,
-    line: &mut String,
+    (scratch, line, copy_scratch): (&mut String, &mut String, &mut super::encode::LineScratch),
 ) -> PgWireResult<()> {
     match sink {
         RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, scratch)).await,
@@ -391,7 +392,7 @@ async fn write_row(
         }
         RowSink::Copy(options) => {
             line.clear();
-            super::encode::copy_line(row, options, line, scratch);
+            super::encode::copy_line(row, options, line, copy_scratch);
             let data = bytes::Bytes::copy_from_slice(line.as_bytes());
             wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
                 .await

@@ -243,12 +243,21 @@ pub(crate) fn binary_copy_tuple(row: &[Value], buf: &mut BytesMut, scratch: &mut
     }
 }
 
+/// Buffers [`copy_line`] reuses from row to row: one field's text, and the last timestamp
+/// it formatted (the rows of one slide event share their wtime, so it is formatted once).
+#[derive(Default)]
+pub(crate) struct LineScratch {
+    field: String,
+    ts: Option<Value>,
+    ts_text: String,
+}
+
 /// Append one COPY TO STDOUT line for `row` (text or CSV, with its trailing newline).
 pub(crate) fn copy_line(
     row: &[Value],
     options: &CopyOptions,
     out: &mut String,
-    scratch: &mut String,
+    scratch: &mut LineScratch,
 ) {
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
@@ -258,11 +267,24 @@ pub(crate) fn copy_line(
             out.push_str(&options.null);
             continue;
         }
-        scratch.clear();
-        format_text(v, scratch);
+        let text = match v {
+            Value::Timestamp(_) | Value::TimestampTz(_) => {
+                if scratch.ts.as_ref() != Some(v) {
+                    scratch.ts_text.clear();
+                    format_text(v, &mut scratch.ts_text);
+                    scratch.ts = Some(v.clone());
+                }
+                &scratch.ts_text
+            }
+            _ => {
+                scratch.field.clear();
+                format_text(v, &mut scratch.field);
+                &scratch.field
+            }
+        };
         match options.format {
-            CopyFormat::Csv => csv_field(scratch, options, out),
-            _ => text_field(scratch, options.delimiter, out),
+            CopyFormat::Csv => csv_field(text, options, out),
+            _ => text_field(text, options.delimiter, out),
         }
     }
     out.push('\n');
@@ -322,8 +344,7 @@ fn csv_field(s: &str, options: &CopyOptions, out: &mut String) {
 /// The CSV/text header line naming the columns.
 pub(crate) fn copy_header(names: &[&str], options: &CopyOptions, out: &mut String) {
     let row: Vec<Value> = names.iter().map(|n| Value::Text((*n).into())).collect();
-    let mut scratch = String::new();
-    copy_line(&row, options, out, &mut scratch);
+    copy_line(&row, options, out, &mut LineScratch::default());
 }
 
 #[cfg(test)]
@@ -382,7 +403,7 @@ mod tests {
             Value::Null,
             Value::Int4(3),
         ];
-        copy_line(&row, &opts, &mut out, &mut String::new());
+        copy_line(&row, &opts, &mut out, &mut LineScratch::default());
         assert_eq!(out, "a\\tb\\\\c\\nd\t\\N\t3\n");
     }
 
@@ -396,7 +417,25 @@ mod tests {
             Value::Text("".into()),
             Value::Text("x\"y".into()),
         ];
-        copy_line(&row, &opts, &mut out, &mut String::new());
+        copy_line(&row, &opts, &mut out, &mut LineScratch::default());
         assert_eq!(out, "\"a,b\",,\"\",\"x\"\"y\"\n");
+    }
+
+    #[test]
+    fn copy_lines_reuse_a_timestamp_only_when_it_is_the_same_value() {
+        let opts = CopyOptions::defaults(CopyFormat::Csv);
+        let (mut out, mut scratch) = (String::new(), LineScratch::default());
+        let t = 978_307_800_000_000;
+        for row in [
+            vec![Value::Timestamp(t), Value::Int8(1)],
+            vec![Value::Timestamp(t), Value::Int8(2)],
+            vec![Value::TimestampTz(t), Value::Timestamp(t + 600_000_000)],
+        ] {
+            copy_line(&row, &opts, &mut out, &mut scratch);
+        }
+        assert_eq!(
+            out,
+            "2001-01-01 00:10:00,1\n2001-01-01 00:10:00,2\n2001-01-01 00:10:00+00,2001-01-01 00:20:00\n"
+        );
     }
 }

@@ -308,17 +308,14 @@ pub(crate) async fn pump(
     watch: &mut CancelWatch,
     sent: &mut u64,
 ) -> PgWireResult<PumpEnd> {
-    let mut scratch = String::new();
-    let mut line = String::new();
-    let mut copy_scratch = super::encode::LineScratch::default();
+    let mut buffers = RowBuffers::default();
     loop {
         while let Some(row) = pending.pop_front() {
             if limit > 0 && *sent >= limit {
                 pending.push_front(row);
                 return Ok(PumpEnd::Suspended);
             }
-            let buffers = (&mut scratch, &mut line, &mut copy_scratch);
-            write_row(wire, sink, &row, *sent == 0, buffers).await?;
+            write_row(wire, sink, &row, *sent == 0, &mut buffers).await?;
             *sent += 1;
         }
         if limit > 0 && *sent >= limit {
@@ -370,6 +367,19 @@ pub(crate) fn shutdown_error() -> PgWireError {
     )))
 }
 
+/// Buffers a reader's rows are encoded through, reused from row to row.
+#[derive(Default)]
+struct RowBuffers {
+    scratch: String,
+    line: String,
+    copy: super::encode::LineScratch,
+    /// COPY lines are cut from this shared buffer, so a line costs no allocation of its own.
+    out: bytes::BytesMut,
+}
+
+/// Bytes `RowBuffers::out` grows by when it runs short.
+const LINE_BUFFER_BYTES: usize = 64 << 10;
+
 /// Write one row; `first` is true for the first row of the result (a binary COPY's header
 /// goes in the same CopyData message, as PostgreSQL sends it).
 async fn write_row(
@@ -377,23 +387,27 @@ async fn write_row(
     sink: &RowSink<'_>,
     row: &[Value],
     first: bool,
-    (scratch, line, copy_scratch): (&mut String, &mut String, &mut super::encode::LineScratch),
+    b: &mut RowBuffers,
 ) -> PgWireResult<()> {
     match sink {
-        RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, scratch)).await,
+        RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, &mut b.scratch)).await,
         RowSink::Copy(options) if options.format == crate::sql::CopyFormat::Binary => {
             let mut data = bytes::BytesMut::new();
             if first {
                 super::encode::binary_copy_header(&mut data);
             }
-            super::encode::binary_copy_tuple(row, &mut data, scratch);
+            super::encode::binary_copy_tuple(row, &mut data, &mut b.scratch);
             wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
                 .await
         }
         RowSink::Copy(options) => {
-            line.clear();
-            super::encode::copy_line(row, options, line, copy_scratch);
-            let data = bytes::Bytes::copy_from_slice(line.as_bytes());
+            b.line.clear();
+            super::encode::copy_line(row, options, &mut b.line, &mut b.copy);
+            if b.out.capacity() < b.line.len() {
+                b.out.reserve(LINE_BUFFER_BYTES.max(b.line.len()));
+            }
+            b.out.extend_from_slice(b.line.as_bytes());
+            let data = b.out.split().freeze();
             wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
                 .await
         }

@@ -4,7 +4,7 @@
 //! type, with NULLs, duplicate and late timestamps and tuples on instance boundaries, cut
 //! into random batches (so batches cross and end on window ends), a query fed the tuples as
 //! columnar batches must emit, event by event, the same rows and NOTICEs as the same query
-//! fed the same batches as rows. Queries read group keys and arguments of every type
+//! fed the same batches as rows, with and without SLACK. Queries read group keys and arguments of every type
 //! (the columnar fold) and, with a WHERE clause or an expression argument, fall back to
 //! rows.
 
@@ -20,6 +20,7 @@ const LIMITS: ExecLimits = ExecLimits {
     groups_max: 1_000_000,
     open_instances_max: 100_000,
     empty_slide_events_max: u64::MAX,
+    distinct_values_max: usize::MAX,
 };
 
 /// Column 0 is the timestamp; the others one of each type.
@@ -163,9 +164,9 @@ fn query(keys: Vec<usize>, calls: Vec<AggCall>, filter: Option<Expr>) -> Query {
     }
 }
 
-fn exec(q: &Query, windows: &[Window]) -> QueryExec {
+fn exec(q: &Query, windows: &[Window], slack_us: i64) -> QueryExec {
     let plan = tcq::exec::plan_windows(q, windows, 1.0);
-    QueryExec::new(
+    let mut exec = QueryExec::new(
         q.clone(),
         windows.to_vec(),
         vec![None; windows.len()],
@@ -175,13 +176,28 @@ fn exec(q: &Query, windows: &[Window]) -> QueryExec {
         LIMITS,
         1_000_000,
     )
-    .unwrap()
+    .unwrap();
+    exec.set_slack(slack_us);
+    exec
 }
 
 /// Feed `rows` cut at `cuts` to one executor as row batches and to another as columnar
 /// batches; both must give the same events (and the same errors).
 fn same_events(q: &Query, windows: &[Window], rows: &[(Vec<Value>, i64)], cuts: &[usize]) {
-    let (mut by_rows, mut by_cols) = (exec(q, windows), exec(q, windows));
+    // Without SLACK and with a SLACK of 3 s (current time trails the stream's time).
+    for slack_us in [0, 3_000_000] {
+        same_events_with(q, windows, rows, cuts, slack_us);
+    }
+}
+
+fn same_events_with(
+    q: &Query,
+    windows: &[Window],
+    rows: &[(Vec<Value>, i64)],
+    cuts: &[usize],
+    slack_us: i64,
+) {
+    let (mut by_rows, mut by_cols) = (exec(q, windows, slack_us), exec(q, windows, slack_us));
     let (mut out_rows, mut out_cols) = (Vec::new(), Vec::new());
     let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (rows.len() + 1)).collect();
     bounds.extend([0, rows.len()]);

@@ -312,16 +312,9 @@ impl QueryExec {
             }
             let t = batch.times[i];
             let row = batch.row(i);
-            self.stats.tuples_in += 1;
-            let time = t.saturating_sub(self.slack_us);
-            if self.stats.now_us.is_none_or(|now| time > now) {
-                self.advance(time, out)?;
-            }
-            if self.done {
+            let Some(in_order) = self.tuple_time(t, out)? else {
                 break;
-            }
-            // At or past current time, every instance holding the tuple is open.
-            let in_order = self.stats.now_us.is_some_and(|now| t >= now);
+            };
             if let Some(f) = &self.query.filter {
                 if !predicate(f, row, &self.params, self.now_us)? {
                     continue;
@@ -382,6 +375,22 @@ impl QueryExec {
         Ok(())
     }
 
+    /// Count a tuple at `t` and move current time for it (the highest timestamp consumed,
+    /// less SLACK), emitting the slide events passed. Returns whether the tuple is in order
+    /// (at or past current time, so every instance holding it is open), or `None` once the
+    /// query has ended.
+    fn tuple_time(&mut self, t: i64, out: &mut Vec<Event>) -> Result<Option<bool>> {
+        self.stats.tuples_in += 1;
+        let time = t.saturating_sub(self.slack_us);
+        if self.stats.now_us.is_none_or(|now| time > now) {
+            self.advance(time, out)?;
+        }
+        if self.done {
+            return Ok(None);
+        }
+        Ok(Some(self.stats.now_us.is_some_and(|now| t >= now)))
+    }
+
     /// Fold the tuple at `t` whose group key is in `keybuf` and aggregate arguments in
     /// `argbuf` into the aggregate windows.
     fn fold_buffers(&mut self, t: i64, in_order: bool) -> Result<()> {
@@ -424,14 +433,9 @@ impl QueryExec {
             if self.done {
                 break;
             }
-            self.stats.tuples_in += 1;
-            if self.stats.now_us.is_none_or(|now| t > now) {
-                self.advance(t, out)?;
-            }
-            if self.done {
+            let Some(in_order) = self.tuple_time(t, out)? else {
                 break;
-            }
-            let in_order = Some(t) == self.stats.now_us;
+            };
             self.keybuf.clear();
             self.keybuf.extend(keys.iter().map(|&c| views[c].value(i)));
             self.argbuf.clear();

@@ -136,7 +136,9 @@ class Server:
     def __init__(self, tcqd):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [tcqd, "--listen", f"127.0.0.1:{self.port}"],
+            # ingest never waits on a reader: the queue must hold the burst psql has not
+            # read yet (Q1's 2.5 M rows arrive far faster than psql writes them out)
+            [tcqd, "--listen", f"127.0.0.1:{self.port}", "--output-queue-bytes", str(4 << 30)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": "warn"},
@@ -224,6 +226,8 @@ def run_tcq(tcqd, q, out_path, nrows):
             server.psql("DROP STREAM flights")
             reader.wait()
             secs = time.perf_counter() - t0
+            if reader.returncode != 0:
+                raise RuntimeError(f"{q}: the reader failed: {reader.stderr.read().decode()}")
         if done != str(nrows):
             raise RuntimeError(f"{q}: query consumed {done} tuples, expected {nrows}")
         rows, checksum = 0, 0

@@ -136,9 +136,7 @@ class Server:
     def __init__(self, tcqd):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            # ingest never waits on a reader: the queue must hold the burst psql has not
-            # read yet (Q1's 2.5 M rows arrive far faster than psql writes them out)
-            [tcqd, "--listen", f"127.0.0.1:{self.port}", "--output-queue-bytes", str(4 << 30)],
+            [tcqd, "--listen", f"127.0.0.1:{self.port}"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": "warn"},

@@ -118,8 +118,15 @@ async fn run() -> std::process::ExitCode {
                 return std::process::ExitCode::FAILURE;
             }
         },
-        None => tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        // The demo prints its own progress; the server's connection log would interleave
+        // with it, so the demo logs warnings only unless asked.
+        None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            let default = match cli.command {
+                Some(Command::Demo(_)) | Some(Command::Paper) => "warn",
+                _ => "info",
+            };
+            tracing_subscriber::EnvFilter::new(default)
+        }),
     };
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -391,14 +391,15 @@ async fn very_deep_expressions_are_refused_not_fatal() {
 }
 
 /// Regression (found by trying to break the server): a reader that fell behind used to see
-/// a silently truncated result ending in success. It now gets the queued rows and then
-/// SQLSTATE 54000, and other sessions are unaffected.
+/// a silently truncated result ending in success. A reader that stops reading now gets the
+/// queued rows and then SQLSTATE 54000, and other sessions are unaffected.
 #[tokio::test]
 async fn a_stalled_reader_gets_an_error_not_a_truncated_success() {
     use tcq::engine::{Config, Limits};
     // Room for one slide event's row only.
     let limits = Limits {
         output_queue_bytes: 1,
+        output_stall_timeout: Duration::from_millis(50),
         ..Limits::default()
     };
     let port = common::start_server_with(Config { limits });
@@ -406,7 +407,7 @@ async fn a_stalled_reader_gets_an_error_not_a_truncated_success() {
     exec(&reader, STREAM).await;
     exec(&reader, "BEGIN; DECLARE c CURSOR FOR SELECT count(*), wtime(*) FROM s [RANGE BY '1 second' START AT '2001-01-01']").await;
     let feeder = connect(port).await;
-    // Ten slide events for a queue of one: the query ends at the second, at once.
+    // Ten slide events for a queue of one: the second waits for a reader that never comes.
     exec(
         &feeder,
         "INSERT INTO s VALUES ('2001-01-01 00:00:00','a',1), ('2001-01-01 00:00:10','a',1)",
@@ -414,6 +415,9 @@ async fn a_stalled_reader_gets_an_error_not_a_truncated_success() {
     .await;
     let other = connect(port).await;
     assert_eq!(rows(&other, "SELECT 1").await, table(&[&["1"]]));
+    // The reader takes nothing for far longer than output_stall_timeout: its query is cut
+    // off. (A reader that kept fetching would have been waited for.)
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     let err = tokio::time::timeout(
         Duration::from_secs(5),
         reader.simple_query("FETCH ALL FROM c"),

@@ -1,12 +1,14 @@
-//! Slow subscribers never stall ingest or other subscribers (issue 11): output queues are
-//! bounded in bytes per subscriber; a subscriber whose queue is full is cut off with 54000,
-//! or, if it chose `SET tcq.output_overflow = 'skip'`, skips and is told how many rows.
+//! Slow subscribers stall neither ingest nor other subscribers for long (issue 11): output
+//! queues are bounded in bytes per subscriber; a subscriber whose queue is full and who takes
+//! nothing for `output_stall_timeout` is cut off with 54000, or, if it chose
+//! `SET tcq.output_overflow = 'skip'`, skips at once and is told how many rows. A reader
+//! that keeps reading is waited for.
 
 mod common;
 
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{SinkExt, StreamExt};
 use tcq::engine::{Config, Limits};
 use tokio_postgres::{AsyncMessage, NoTls, SimpleQueryMessage};
 
@@ -181,4 +183,48 @@ async fn a_skipping_subscriber_is_told_how_much_it_missed() {
     }
     assert!(skipped > 0, "no NOTICE of skipped rows");
     assert_eq!(got.len() as i64 + skipped, STATEMENTS * ROWS_PER_STATEMENT);
+}
+
+/// Regression: with ingest never waiting on a reader, one all-or-nothing COPY whose rows
+/// outgrew the output queue cut off a reader that was reading as fast as it could (the
+/// README's demo failed with 54000). A reader that keeps taking rows is now waited for, so
+/// a burst many times the queue's size arrives whole.
+#[tokio::test]
+async fn a_reader_that_keeps_reading_gets_a_burst_larger_than_its_queue() {
+    let port = common::start_server_with(small_queues());
+    let admin = common::connect(port).await;
+    admin
+        .batch_execute("CREATE STREAM s (v bigint)")
+        .await
+        .unwrap();
+    let reader = common::connect(port).await;
+    const TOTAL: i64 = 40_000;
+    let reading = tokio::spawn(async move {
+        let stream = reader
+            .query_raw("SELECT v FROM s", Vec::<i64>::new())
+            .await
+            .unwrap();
+        tokio::pin!(stream);
+        let mut seen = Vec::with_capacity(TOTAL as usize);
+        while seen.len() < TOTAL as usize {
+            let row = stream.next().await.expect("row").expect("no error");
+            seen.push(row.get::<_, i64>(0));
+            if seen.len() % 2_000 == 0 {
+                // A slow but steady reader.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        seen
+    });
+    common::wait_for_queries(&admin, 1).await;
+    let data: String = (0..TOTAL).map(|v| format!("{v}\n")).collect();
+    let sink = admin.copy_in("COPY s FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from(data)).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), TOTAL as u64);
+    let seen = tokio::time::timeout(Duration::from_secs(30), reading)
+        .await
+        .expect("the reader got every row")
+        .unwrap();
+    assert_eq!(seen, (0..TOTAL).collect::<Vec<_>>());
 }

@@ -43,6 +43,9 @@ pub(crate) struct Stream {
     pub archived: bool,
     /// `WITH (slack = ...)`: the default SLACK of windows over this stream, microseconds.
     pub slack_us: i64,
+    /// How long a full output queue waits for its reader to take something before that
+    /// reader's query ends (`Limits::output_stall_timeout`).
+    pub output_stall: std::time::Duration,
     pub stats: Mutex<StreamStats>,
     pub queries: Mutex<Vec<Arc<RunningQuery>>>,
     /// The feeds of the join queries reading this stream.
@@ -84,6 +87,7 @@ impl Stream {
         ts_col: Option<usize>,
         archived: bool,
         slack_us: i64,
+        output_stall: std::time::Duration,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
@@ -93,6 +97,7 @@ impl Stream {
             ts_col,
             archived,
             slack_us,
+            output_stall,
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
             joins: Mutex::new(Vec::new()),
@@ -340,10 +345,10 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
-                run_queries(&stream, |exec, out| exec.push_batch(&batch, out))
+                run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await
             }
             IngestMsg::Heartbeat(t_us) => {
-                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out))
+                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await
             }
             IngestMsg::Attach(q) => stream.queries.lock().push(q),
             IngestMsg::Barrier(ack) => {
@@ -359,8 +364,9 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     }
 }
 
-/// Run every query of `stream` one step and queue what each emits. Never waits on a reader.
-fn run_queries(
+/// Run every query of `stream` one step and queue what each emits. Waits on a reader only
+/// while it keeps reading (see `outq::deliver`).
+async fn run_queries(
     stream: &Arc<Stream>,
     mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>,
 ) {
@@ -386,11 +392,7 @@ fn run_queries(
             (r, exec.is_done())
         };
         let mut ok = true;
-        let full = {
-            let tx = q.tx.lock();
-            let Some(tx) = tx.as_ref() else { continue };
-            out.into_iter().find_map(|ev| tx.push(Ok(ev)).err())
-        };
+        let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
         if let Some(full) = full {
             tracing::info!(
                 query = q.id,

@@ -63,6 +63,8 @@ pub(crate) struct JoinQuery {
     pub streams: Vec<String>,
     pub exec: Mutex<JoinExec>,
     tx: Mutex<Option<super::outq::OutSender>>,
+    /// `Limits::output_stall_timeout`.
+    output_stall: std::time::Duration,
     failure: Arc<Mutex<Option<Error>>>,
     feed: mpsc::WeakSender<JoinMsg>,
 }
@@ -271,6 +273,7 @@ pub(crate) async fn register(
         streams: streams.iter().map(|s| s.name.clone()).collect(),
         exec: Mutex::new(exec),
         tx: Mutex::new((!done).then_some(out_tx)),
+        output_stall: limits.output_stall_timeout,
         failure: failure.clone(),
         feed: feed_tx.downgrade(),
     });
@@ -316,13 +319,13 @@ async fn join_task(q: Arc<JoinQuery>, mut rx: mpsc::Receiver<JoinMsg>) {
         if q.tx.lock().is_none() {
             continue;
         }
-        run_step(&q, step);
+        run_step(&q, step).await;
     }
 }
 
-/// Run one step of the executor and queue its output; the queue never waits on the
-/// reader (a full one ends the query with 54000, see `outq`).
-fn run_step(q: &JoinQuery, step: Step) {
+/// Run one step of the executor and queue its output; a full queue waits only while its
+/// reader keeps reading (see `outq::deliver`), else the query ends with 54000.
+async fn run_step(q: &JoinQuery, step: Step) {
     let mut out = Vec::new();
     let (result, done) = {
         let mut exec = q.exec.lock();
@@ -337,11 +340,10 @@ fn run_step(q: &JoinQuery, step: Step) {
                 });
         (r, exec.is_done())
     };
-    let full = {
-        let tx = q.tx.lock();
-        let Some(tx) = tx.as_ref() else { return };
-        out.into_iter().find_map(|ev| tx.push(Ok(ev)).err())
-    };
+    if q.tx.lock().is_none() {
+        return;
+    }
+    let full = super::outq::deliver(&q.tx, out, q.output_stall).await;
     if let Some(full) = full {
         tracing::info!(
             query = q.id,

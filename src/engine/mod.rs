@@ -11,11 +11,13 @@
 //! - [`Outcome::CopyIn`]: a [`CopyIn`] sink for `COPY ... FROM STDIN`;
 //! - [`Outcome::CopyOut`]: `COPY (SELECT ...) TO STDOUT`, a subscription plus its format.
 //!
-//! Design decision: ingest never waits on a reader. Each query's output is a queue bounded
-//! in bytes (`output_queue_bytes`); an event that does not fit ends that query at once with
-//! SQLSTATE 54000 (or, if its session chose `SET tcq.output_overflow = 'skip'`, is dropped
-//! and counted in a NOTICE), so one idle cursor can neither stall a stream and its other
-//! subscribers nor grow the server's memory.
+//! Design decision: ingest never waits long on a reader. Each query's output is a queue
+//! bounded in bytes (`output_queue_bytes`); when an event does not fit, ingest waits while
+//! the reader keeps taking rows, and a reader that takes nothing for `output_stall_timeout`
+//! (1 s) loses its query with SQLSTATE 54000 (or, if its session chose
+//! `SET tcq.output_overflow = 'skip'`, the event is dropped at once and counted in a
+//! NOTICE), so one idle cursor can neither stall a stream for long nor grow the server's
+//! memory.
 
 pub mod backends;
 mod catalog;
@@ -36,6 +38,7 @@ pub use session::{Description, Session, Statement, TxStatus};
 pub use subscription::{Event, Subscription};
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::types::{Column, Value};
 
@@ -47,10 +50,13 @@ pub struct Limits {
     /// Groups per window instance (GROUP BY cardinality). Default 1,000,000.
     pub groups_max: usize,
     /// Bytes of result rows a query's output queue holds for its reader (per subscriber).
-    /// Ingest never waits on a full queue: the event that does not fit ends the query with
-    /// 54000, or is skipped and counted for a session with `tcq.output_overflow = 'skip'`.
-    /// Default 16 MiB.
+    /// A full queue makes ingest wait while its reader keeps reading; see
+    /// `output_stall_timeout`. A session with `tcq.output_overflow = 'skip'` has the event
+    /// that does not fit dropped at once and counted instead. Default 16 MiB.
     pub output_queue_bytes: usize,
+    /// How long ingest waits for the reader of a full output queue to take anything before
+    /// that reader's query ends with 54000. Default 1 s.
+    pub output_stall_timeout: Duration,
     /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
     /// whole statement held until its end). A COPY keeps `statement_staging_memory_bytes`
     /// in memory and stages the rest in a temporary file. Default 4 GiB.
@@ -96,6 +102,7 @@ impl Default for Limits {
             queries_max: 1024,
             groups_max: 1_000_000,
             output_queue_bytes: 16 << 20,
+            output_stall_timeout: Duration::from_secs(1),
             statement_staging_bytes_max: 4 << 30,
             statement_staging_memory_bytes: 160 << 20,
             empty_slide_events_max: 100_000,

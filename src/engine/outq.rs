@@ -8,6 +8,12 @@
 //! stream's other subscribers go on at once: one reader that stops reading can neither
 //! stall a stream nor grow the server's memory past its bound.
 //!
+//! A reader that keeps reading is waited for, not cut off: [`deliver`] holds a full queue's
+//! next event until the reader takes an entry, and only a reader that takes nothing for
+//! `output_stall_timeout` (1 s by default) loses its query. A burst larger than the queue
+//! (an all-or-nothing COPY of three million flights closes its windows at once) then slows
+//! ingest to the pace of its readers instead of failing them.
+//!
 //! Design decision: the bound counts bytes, not events, because one slide event can be one
 //! row or a million; an event larger than the whole bound is still accepted into an empty
 //! queue, so a query whose every event is large still runs (its size is bounded by
@@ -55,6 +61,8 @@ struct Inner {
 struct Shared {
     inner: Mutex<Inner>,
     ready: Notify,
+    /// Signalled whenever the reader takes an entry: a full queue's sender waits on it.
+    drained: Notify,
 }
 
 /// The ingest side of an output queue. Dropping it ends the query for its reader.
@@ -79,6 +87,7 @@ pub(crate) fn output_queue(bytes_max: usize, overflow: Overflow) -> (OutSender, 
             closed: false,
         }),
         ready: Notify::new(),
+        drained: Notify::new(),
     });
     let tx = OutSender {
         shared: shared.clone(),
@@ -113,14 +122,22 @@ impl OutSender {
     /// Queue `ev` without waiting. `Err(Full)` when it does not fit and the subscriber did
     /// not choose to skip; a skipped event is `Ok` (it was dealt with).
     pub fn push(&self, ev: Result<Event>) -> std::result::Result<(), Full> {
+        self.try_push(ev).map_err(|(full, _)| full)
+    }
+
+    /// As [`OutSender::push`], but a full queue hands the event back for another try.
+    fn try_push(&self, ev: Result<Event>) -> std::result::Result<(), (Full, Result<Event>)> {
         let size = event_bytes(&ev);
         let mut inner = self.shared.inner.lock();
         if inner.bytes > 0 && inner.bytes + size > self.bytes_max {
             match (self.overflow, &ev) {
                 (Overflow::Error, _) => {
-                    return Err(Full {
-                        bytes_max: self.bytes_max,
-                    })
+                    return Err((
+                        Full {
+                            bytes_max: self.bytes_max,
+                        },
+                        ev,
+                    ))
                 }
                 (Overflow::Skip, Ok(Event::Rows(rows))) => {
                     // Skipped events merge into one entry where they would have been.
@@ -148,6 +165,42 @@ impl OutSender {
     }
 }
 
+/// Queue `events` for the reader of the queue in `slot`, in order. A full queue waits while
+/// its reader keeps taking entries, so a reader that reads as fast as it can is never cut
+/// off by a burst (an all-or-nothing COPY closes thousands of instances at once); a reader
+/// that takes nothing for `stall` gets `Some(Full)`, and its query is ended by the caller.
+/// `None` also when the query was closed meanwhile (its subscription went away).
+pub(crate) async fn deliver(
+    slot: &Mutex<Option<OutSender>>,
+    events: Vec<Event>,
+    stall: std::time::Duration,
+) -> Option<Full> {
+    let shared = slot.lock().as_ref()?.shared.clone();
+    for ev in events {
+        let mut ev = Ok(ev);
+        loop {
+            // Registered before the try, so an entry taken in between is not missed.
+            let progress = shared.drained.notified();
+            tokio::pin!(progress);
+            progress.as_mut().enable();
+            let tried = match slot.lock().as_ref() {
+                None => return None,
+                Some(tx) => tx.try_push(ev),
+            };
+            match tried {
+                Ok(()) => break,
+                Err((full, back)) => {
+                    if tokio::time::timeout(stall, progress).await.is_err() {
+                        return Some(full);
+                    }
+                    ev = back;
+                }
+            }
+        }
+    }
+    None
+}
+
 impl Drop for OutSender {
     fn drop(&mut self) {
         self.shared.inner.lock().closed = true;
@@ -169,7 +222,11 @@ impl OutReceiver {
     /// The next event without waiting.
     pub fn try_recv(&self) -> TryRecv {
         let mut inner = self.shared.inner.lock();
-        match inner.entries.pop_front() {
+        let entry = inner.entries.pop_front();
+        if entry.is_some() {
+            self.shared.drained.notify_waiters();
+        }
+        match entry {
             Some(Entry::Event(ev, size)) => {
                 inner.bytes -= size;
                 TryRecv::Event(ev)

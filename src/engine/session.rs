@@ -587,6 +587,7 @@ impl Session {
             c.timestamp_column,
             c.archived,
             c.slack_us,
+            self.engine.limits().output_stall_timeout,
         );
         streams.insert(c.name, stream);
         Ok(Outcome::Command("CREATE STREAM".into()))

@@ -765,3 +765,43 @@ async fn backward_fetch_is_55000() {
         client.batch_execute("ROLLBACK").await.unwrap();
     }
 }
+
+/// A line longer than the parse chunk, sent in many messages none of which ends it, is
+/// parsed once its newline arrives, whole (the parser used to rescan the unfinished line at
+/// every message, quadratic in its length: a 10 MB value took seconds).
+#[tokio::test]
+async fn a_long_line_split_across_many_messages_arrives_whole() {
+    let port = start_server();
+    let client = connect(port).await;
+    client
+        .batch_execute("CREATE STREAM ll (v text)")
+        .await
+        .unwrap();
+    let reader = connect(port).await;
+    let lengths = tokio::spawn(async move {
+        let stream = reader
+            .copy_out("COPY (SELECT length(v) FROM ll LIMIT 3) TO STDOUT")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let mut text = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            text.extend_from_slice(&chunk.unwrap());
+        }
+        String::from_utf8(text).unwrap()
+    });
+    common::wait_for_queries(&client, 1).await;
+    let long = "x".repeat(3 << 20);
+    let text = format!("short\n{long}\nend\n");
+    let sink = client.copy_in("COPY ll FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    for chunk in text.as_bytes().chunks(8 << 10) {
+        sink.send(Bytes::copy_from_slice(chunk)).await.unwrap();
+    }
+    assert_eq!(sink.finish().await.unwrap(), 3);
+    let lengths = tokio::time::timeout(LIMIT, lengths)
+        .await
+        .expect("three rows")
+        .unwrap();
+    assert_eq!(lengths, format!("5\n{}\n3\n", 3 << 20));
+}

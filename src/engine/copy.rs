@@ -124,11 +124,14 @@ impl CopyIn {
         // Clients such as psql send one CopyData message per line: text and CSV parsing
         // waits for a chunk of lines (or a line over the length limit), so the per-message
         // work is a copy. A LIVE COPY parses every message.
-        if !self.options.live
-            && !self.is_binary()
-            && self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1))
-        {
-            return Ok(());
+        // A message without a newline ends no record: parsing would only rescan the same
+        // unfinished line, which made one long line quadratic in its length.
+        if !self.is_binary() {
+            let no_record_end = memchr::memchr(b'\n', data).is_none();
+            let short = self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1));
+            if self.carry.len() <= line_max && (no_record_end || (short && !self.options.live)) {
+                return Ok(());
+            }
         }
         let result = if self.options.live {
             self.live_step(false).await

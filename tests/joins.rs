@@ -8,33 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{connect, sqlstate, start_server, wait_for_queries};
-use tokio_postgres::{Client, SimpleQueryMessage};
-
-/// Rows of a simple query as text (NULL as "NULL").
-async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
-    let msgs = tokio::time::timeout(Duration::from_secs(20), c.simple_query(sql))
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {sql}"))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    msgs.into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
-async fn exec(c: &Client, sql: &str) {
-    tokio::time::timeout(Duration::from_secs(20), c.batch_execute(sql))
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {sql}"))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
+use common::{connect, exec, rows, sqlstate, start_server, table, wait_for_queries};
+use tokio_postgres::Client;
 
 /// Register `query` as cursor `c`, run `feed`, fetch `n` rows.
 async fn cursor_rows(c: &Client, query: &str, feed: &[&str], n: usize) -> Vec<Vec<String>> {
@@ -45,12 +20,6 @@ async fn cursor_rows(c: &Client, query: &str, feed: &[&str], n: usize) -> Vec<Ve
     let out = rows(c, &format!("FETCH {n} FROM c")).await;
     exec(c, "CLOSE c; COMMIT").await;
     out
-}
-
-fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
-    v.iter()
-        .map(|r| r.iter().map(|s| s.to_string()).collect())
-        .collect()
 }
 
 const STREAMS: &str = "CREATE STREAM a (ts timestamp TIMESTAMPCOLUMN, k text, v integer); \

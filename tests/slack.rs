@@ -5,40 +5,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{connect, sqlstate, start_server, wait_for_queries};
-use tokio_postgres::{Client, SimpleQueryMessage};
-
-async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
-    let msgs = tokio::time::timeout(Duration::from_secs(20), c.simple_query(sql))
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {sql}"))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    msgs.into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
-async fn exec(c: &Client, sql: &str) {
-    tokio::time::timeout(Duration::from_secs(20), c.batch_execute(sql))
-        .await
-        .unwrap_or_else(|_| panic!("timed out: {sql}"))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
-    v.iter()
-        .map(|r| r.iter().map(|s| s.to_string()).collect())
-        .collect()
-}
+use common::{connect, exec, rows, sqlstate, start_server, table, wait_for_queries};
 
 /// Tuples at 1, 12, 8, 15, 3, 26 seconds (v = the second).
 const FEED: &str = "VALUES ('2001-01-01 00:00:01', 1), ('2001-01-01 00:00:12', 12), \

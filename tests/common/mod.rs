@@ -103,3 +103,36 @@ pub async fn wait_for_queries(client: &Client, n: usize) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// Rows of a simple query as text (NULL as "NULL"); panics on an error or after 20 s.
+pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
+    let msgs = tokio::time::timeout(std::time::Duration::from_secs(20), c.simple_query(sql))
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {sql}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    msgs.into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Run `sql` (one or more statements); panics on an error or after 20 s.
+pub async fn exec(c: &Client, sql: &str) {
+    tokio::time::timeout(std::time::Duration::from_secs(20), c.batch_execute(sql))
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {sql}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Expected rows written as string literals.
+pub fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
+    v.iter()
+        .map(|r| r.iter().map(|s| s.to_string()).collect())
+        .collect()
+}

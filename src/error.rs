@@ -79,6 +79,9 @@ pub enum Error {
     /// 23502: NULL where NULL is not allowed.
     #[error("{0}")]
     NotNullViolation(String),
+    /// 23505: a row whose PRIMARY KEY or UNIQUE key a table already holds.
+    #[error("{0}")]
+    UniqueViolation(String),
     /// 22P04: a malformed COPY row (bad column count, bad quoting).
     #[error("{0}")]
     BadCopyFileFormat(String),

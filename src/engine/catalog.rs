@@ -209,9 +209,11 @@ impl Drop for QueryGuard {
     }
 }
 
-/// Streams and registered queries.
+/// Streams, tables and registered queries. Streams and tables share one namespace.
 pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
+    /// Stored tables (see `table`). Take this lock after `streams` when holding both.
+    pub tables: RwLock<HashMap<String, Arc<super::table::Table>>>,
     pub queries: Arc<QueryRegistry>,
     /// Registered join queries (they read several streams and run in their own tasks).
     pub joins: Arc<super::join::JoinRegistry>,
@@ -225,12 +227,28 @@ impl Catalog {
     pub(crate) fn new(_limits: &Limits) -> Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
+            tables: RwLock::new(HashMap::new()),
             queries: Arc::new(Mutex::new(HashMap::new())),
             joins: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
             backends: super::backends::Backends::default(),
         }
+    }
+
+    /// Stored table `name`; 42P01 when there is none.
+    pub fn table(&self, name: &str) -> Result<Arc<super::table::Table>> {
+        self.tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::UndefinedTable(name.to_string()))
+    }
+
+    /// Table `name` as it is now (columns, rows, key indexes), or `None` when there is no
+    /// such table. Cheap: the snapshot shares the table's rows until the table changes.
+    pub fn table_snapshot(&self, name: &str) -> Option<super::table::TableSnapshot> {
+        self.tables.read().get(name).map(|t| t.snapshot())
     }
 
     pub fn stream(&self, name: &str) -> Result<Arc<Stream>> {
@@ -586,6 +604,13 @@ impl SchemaProvider for Catalog {
 
     fn system_view(&self, name: &str) -> Option<Vec<Column>> {
         system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
+    }
+
+    fn table(&self, name: &str) -> Option<crate::sql::TableInfo> {
+        self.tables.read().get(name).map(|t| crate::sql::TableInfo {
+            columns: t.columns.to_vec(),
+            defaults: t.defaults.clone(),
+        })
     }
 
     fn stream_names(&self) -> Vec<String> {

@@ -29,9 +29,46 @@ pub const BATCH_ROWS: usize = 16_384;
 /// Bytes of CopyData gathered before their complete lines are parsed.
 pub const PARSE_CHUNK_BYTES: usize = 64 << 10;
 
+/// The relation a COPY fills: its name and columns, and where its rows go.
+pub(crate) struct CopyRel {
+    pub name: String,
+    pub columns: Vec<crate::types::Column>,
+    /// The stream's TIMESTAMPCOLUMN (always `None` for a table).
+    pub ts_col: Option<usize>,
+    pub dest: CopyDest,
+}
+
+/// Where a COPY's rows go.
+pub(crate) enum CopyDest {
+    /// A stream's queries, through its ingest queue.
+    Stream(Arc<Stream>),
+    /// A stored table, in one insert at the end (all or nothing, keys checked).
+    Table(Arc<super::table::Table>),
+}
+
+impl CopyRel {
+    pub(crate) fn stream(stream: Arc<Stream>) -> CopyRel {
+        CopyRel {
+            name: stream.name.clone(),
+            columns: stream.columns.clone(),
+            ts_col: stream.ts_col,
+            dest: CopyDest::Stream(stream),
+        }
+    }
+
+    pub(crate) fn table(table: Arc<super::table::Table>) -> CopyRel {
+        CopyRel {
+            name: table.name.clone(),
+            columns: table.columns.to_vec(),
+            ts_col: None,
+            dest: CopyDest::Table(table),
+        }
+    }
+}
+
 /// An open COPY FROM STDIN.
 pub struct CopyIn {
-    pub(crate) stream: Arc<Stream>,
+    pub(crate) rel: Arc<CopyRel>,
     pub(crate) engine: Arc<super::Engine>,
     pub(crate) targets: Vec<usize>,
     pub(crate) options: CopyOptions,
@@ -67,17 +104,18 @@ pub(crate) enum Span {
 impl CopyIn {
     pub(crate) fn new(
         engine: Arc<super::Engine>,
-        stream: Arc<Stream>,
+        rel: CopyRel,
         targets: Vec<usize>,
         options: CopyOptions,
     ) -> CopyIn {
-        let ncols = stream.columns.len();
-        let types: Vec<DataType> = stream.columns.iter().map(|c| c.data_type).collect();
+        let ncols = rel.columns.len();
+        let types: Vec<DataType> = rel.columns.iter().map(|c| c.data_type).collect();
+        let rel = Arc::new(rel);
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
             staging_memory: engine.config.limits.statement_staging_memory_bytes,
             engine,
-            stream,
+            rel,
             targets,
             header_pending: options.header,
             options,
@@ -142,7 +180,7 @@ impl CopyIn {
             Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
                 Err(Error::ProgramLimitExceeded(format!(
                     "COPY {} line {} is longer than copy_line_bytes_max ({line_max} bytes)",
-                    self.stream.name,
+                    self.rel.name,
                     self.line + 1
                 )))
             }
@@ -173,7 +211,10 @@ impl CopyIn {
 
     /// Queue the staged batches for the stream's queries, in order.
     async fn deliver_staged(&mut self) -> Result<()> {
-        let stream = self.stream.clone();
+        let CopyDest::Stream(stream) = &self.rel.dest else {
+            unreachable!("the binder refuses LIVE for a table");
+        };
+        let stream = stream.clone();
         let now = stream.is_ingest_time().then(crate::time::now_us);
         let _whole = stream.enqueue_order.lock().await;
         for mut b in std::mem::take(&mut self.staged) {
@@ -202,7 +243,14 @@ impl CopyIn {
         }
         self.parse_available(true)?;
         self.seal_batch();
-        let now = self.stream.is_ingest_time().then(crate::time::now_us);
+        let stream = match &self.rel.dest {
+            CopyDest::Stream(s) => s.clone(),
+            CopyDest::Table(t) => {
+                let t = t.clone();
+                return self.finish_table(&t);
+            }
+        };
+        let now = stream.is_ingest_time().then(crate::time::now_us);
         let stamp = |times: &mut Vec<i64>| {
             if let Some(now) = now {
                 times.iter_mut().for_each(|t| *t = now);
@@ -210,7 +258,7 @@ impl CopyIn {
         };
         let catalog = &self.engine.catalog;
         // Every batch of this COPY is queued before any other statement's.
-        let _whole = self.stream.enqueue_order.lock().await;
+        let _whole = stream.enqueue_order.lock().await;
         let mut n = 0u64;
         // The spilled batches came first, then those still in memory.
         if let Some(spill) = &mut self.spill {
@@ -218,15 +266,41 @@ impl CopyIn {
             while let Some(mut b) = reader.next_batch()? {
                 stamp(&mut b.times);
                 n += b.len() as u64;
-                catalog.send_batch(&self.stream, Batch::Rows(b)).await?;
+                catalog.send_batch(&stream, Batch::Rows(b)).await?;
             }
         }
         for mut b in std::mem::take(&mut self.staged) {
             stamp(&mut b.times);
             n += b.len() as u64;
-            catalog.send_batch(&self.stream, Batch::Columns(b)).await?;
+            catalog.send_batch(&stream, Batch::Columns(b)).await?;
         }
         Ok(n)
+    }
+
+    /// A table's COPY ends with one insert of every staged row: all or nothing, keys and
+    /// NOT NULL checked as INSERT checks them.
+    fn finish_table(&mut self, table: &super::table::Table) -> Result<u64> {
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut take = |b: &crate::exec::RowBatch| {
+            if rows.len() + b.len() > table.rows_max {
+                return Err(Error::ProgramLimitExceeded(format!(
+                    "COPY {} has more rows than table_rows_max ({})",
+                    table.name, table.rows_max
+                )));
+            }
+            rows.extend((0..b.len()).map(|i| b.row(i).to_vec()));
+            Ok(())
+        };
+        if let Some(spill) = &mut self.spill {
+            let mut reader = spill.read_batches()?;
+            while let Some(b) = reader.next_batch()? {
+                take(&b)?;
+            }
+        }
+        for b in std::mem::take(&mut self.staged) {
+            take(&b.to_rows())?;
+        }
+        table.insert(rows, super::table::Conflict::Error)
     }
 
     /// CopyFail or disconnect: drop every staged row.
@@ -268,7 +342,7 @@ impl CopyIn {
             if self.is_csv() && self.in_quotes(&rec) {
                 return Err(Error::BadCopyFileFormat(format!(
                     "unterminated CSV quoted field (COPY {}, line {})",
-                    self.stream.name, self.line
+                    self.rel.name, self.line
                 )));
             }
         }
@@ -319,7 +393,7 @@ impl CopyIn {
     /// Move the batches staged in memory to the temporary file.
     fn spill_staged(&mut self) -> Result<()> {
         if self.spill.is_none() {
-            self.spill = Some(super::spill::Spill::create(self.stream.columns.len())?);
+            self.spill = Some(super::spill::Spill::create(self.rel.columns.len())?);
         }
         let Some(spill) = &mut self.spill else {
             return Ok(());
@@ -395,7 +469,7 @@ impl CopyIn {
                 Err(Error::CharacterNotInRepertoire(format!(
                     "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
                     bytes.join(" "),
-                    self.stream.name,
+                    self.rel.name,
                     self.line
                 )))
             }
@@ -403,7 +477,9 @@ impl CopyIn {
     }
 
     fn record_text(&mut self, text: &str) -> Result<()> {
-        if !self.is_csv() && text == "\\." {
+        // `\.` alone on a line ends the data in both formats (psql sends it); in CSV a
+        // field that is `\.` must be quoted, as in PostgreSQL.
+        if text == "\\." {
             self.ended = true;
             return Ok(());
         }
@@ -441,14 +517,14 @@ impl CopyIn {
         with_message(e, |m| match m.split_once('\u{0}') {
             Some((msg, col)) => format!(
                 "{msg} (COPY {}, line {}, column {col})",
-                self.stream.name, self.line
+                self.rel.name, self.line
             ),
-            None => format!("{m} (COPY {}, line {})", self.stream.name, self.line),
+            None => format!("{m} (COPY {}, line {})", self.rel.name, self.line),
         })
     }
 
     fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
-        let cols = &self.stream.columns;
+        let cols = &self.rel.columns;
         if fields.len() > self.targets.len() {
             return Err(Error::BadCopyFileFormat(
                 "extra data after last expected column".into(),
@@ -472,7 +548,7 @@ impl CopyIn {
             self.row[c] = parse_field(text, cols[c].data_type)
                 .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
         }
-        let t = match self.stream.ts_col {
+        let t = match self.rel.ts_col {
             None => 0,
             Some(c) => match self.row[c].as_timestamp() {
                 Some(t) => t,

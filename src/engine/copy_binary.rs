@@ -117,7 +117,7 @@ impl CopyIn {
         if state.phase == BinaryPhase::Header || !self.carry.is_empty() {
             return Err(bad(format!(
                 "unexpected EOF in COPY data (COPY {}, line {})",
-                self.stream.name,
+                self.rel.name,
                 self.line + 1
             )));
         }
@@ -160,7 +160,7 @@ impl CopyIn {
             return Ok(false);
         };
         let line = self.line + 1;
-        let stream = self.stream.clone();
+        let stream = self.rel.clone();
         let context = |e: Error, column: Option<&str>| {
             with_message(e, |m| match column {
                 Some(c) => format!("{m} (COPY {}, line {line}, column {c})", stream.name),
@@ -206,12 +206,12 @@ impl CopyIn {
 
     /// Stage one typed row, one value per target column.
     fn stage_values(&mut self, fields: Vec<Value>) -> Result<()> {
-        let cols = &self.stream.columns;
+        let cols = &self.rel.columns;
         let mut row = vec![Value::Null; cols.len()];
         for (v, &c) in fields.into_iter().zip(&self.targets) {
             row[c] = v;
         }
-        let t = match self.stream.ts_col {
+        let t = match self.rel.ts_col {
             None => 0,
             Some(c) => row[c].as_timestamp().ok_or_else(|| {
                 Error::NotNullViolation(format!(

@@ -31,6 +31,8 @@ mod pgcompat;
 mod session;
 mod spill;
 mod subscription;
+pub mod table;
+mod table_dml;
 
 pub use copy::CopyIn;
 pub use outq::Overflow;
@@ -94,6 +96,9 @@ pub struct Limits {
     /// Distinct values one `count(DISTINCT x)` (or other DISTINCT aggregate) keeps per
     /// group and window instance; one more ends the query with 54000. Default 1,000,000.
     pub distinct_values_max: usize,
+    /// Rows one stored table may hold; a statement that would pass it is refused with
+    /// 54000 and changes nothing. Default 1,000,000.
+    pub table_rows_max: usize,
 }
 
 impl Default for Limits {
@@ -115,6 +120,7 @@ impl Default for Limits {
             prepared_statement_bytes_max: 8 << 20,
             copy_line_bytes_max: 16 << 20,
             distinct_values_max: 1_000_000,
+            table_rows_max: 1_000_000,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::catalog::{QueryGuard, RunningQuery, Stream};
 use super::coord::{self, Inbox, LockKey, LockMode, Notification};
-use super::copy::CopyIn;
+use super::copy::{CopyIn, CopyRel};
 use super::{Engine, Outcome, Overflow, Subscription};
 use crate::error::{Error, Result};
 use crate::exec::finite::run_finite;
@@ -334,6 +334,14 @@ impl Session {
                 params: i.param_types,
                 columns: None,
             },
+            Plan::Update(u) => Description {
+                params: u.param_types,
+                columns: None,
+            },
+            Plan::Delete(d) => Description {
+                params: d.param_types,
+                columns: None,
+            },
             Plan::Query(q) => Description {
                 params: q.param_types.clone(),
                 columns: Some(q.columns.clone()),
@@ -422,12 +430,22 @@ impl Session {
             )),
             Plan::CreateStream(c) => self.create_stream(c),
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
+            Plan::CreateTable(c) => self.create_table(c),
+            Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists),
+            Plan::Truncate { names } => self.truncate(names),
+            Plan::Update(u) => self.update_table(u, params),
+            Plan::Delete(d) => self.delete_table(d, params),
+            Plan::Insert(i) if i.table => self.insert_table(i, params),
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
-                let stream = self.engine.catalog.stream(&c.stream)?;
+                let rel = if c.table {
+                    CopyRel::table(self.engine.catalog.table(&c.stream)?)
+                } else {
+                    CopyRel::stream(self.engine.catalog.stream(&c.stream)?)
+                };
                 Ok(Outcome::CopyIn(CopyIn::new(
                     self.engine.clone(),
-                    stream,
+                    rel,
                     c.target_columns,
                     c.options,
                 )))
@@ -564,7 +582,10 @@ impl Session {
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
         check_schema_writable(&c.name)?;
         let mut streams = self.engine.catalog.streams.write();
-        if streams.contains_key(&c.name) || super::catalog::system_view_columns(&c.name).is_some() {
+        if streams.contains_key(&c.name)
+            || self.engine.catalog.tables.read().contains_key(&c.name)
+            || super::catalog::system_view_columns(&c.name).is_some()
+        {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
                     columns: vec![],
@@ -682,6 +703,13 @@ impl Session {
                     .catalog
                     .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
             }
+            Source::Table { name, .. } => self
+                .engine
+                .catalog
+                .table_snapshot(name)
+                .ok_or_else(|| Error::UndefinedTable(name.clone()))?
+                .rows()
+                .to_vec(),
             Source::Nothing => vec![vec![]],
             Source::Stream { .. } | Source::Join { .. } => {
                 unreachable!("continuous queries are subscribed")

@@ -99,6 +99,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::DivisionByZero => "22012",
         Error::StringDataRightTruncation(_) => "22001",
         Error::NotNullViolation(_) => "23502",
+        Error::UniqueViolation(_) => "23505",
         Error::BadCopyFileFormat(_) => "22P04",
         Error::FeatureNotSupported(_) => "0A000",
         Error::InvalidCursorName(_) => "34000",

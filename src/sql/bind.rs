@@ -269,6 +269,15 @@ fn relation_names(rel: &str, alias: Option<&ast::TableAlias>) -> Result<Rel> {
     })
 }
 
+/// The DEFAULT of column `c` of a table (`defaults` is `None` for a stream): its
+/// expression, else NULL.
+fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> Expr {
+    defaults
+        .as_ref()
+        .and_then(|d| d[c].clone())
+        .unwrap_or(Expr::Literal(Value::Null))
+}
+
 fn unsupported(what: impl Into<String>) -> Error {
     Error::FeatureNotSupported(what.into())
 }
@@ -935,9 +944,25 @@ impl<'a> Binder<'a> {
                 legacy_options,
                 ..
             } => self.copy(source, *to, target, options, legacy_options, text),
-            ast::Statement::CreateTable(_) => Err(unsupported(
-                "CREATE TABLE is not supported; use CREATE STREAM",
-            )),
+            ast::Statement::CreateTable(ct) => self.create_table(ct),
+            ast::Statement::Update(u) => self.update(u),
+            ast::Statement::Delete(d) => self.delete(d),
+            ast::Statement::Truncate(t) => {
+                let mut names = Vec::new();
+                for n in &t.table_names {
+                    names.push(self.table_info(&object_name(&n.name)?)?.0);
+                }
+                Ok(Plan::Truncate { names })
+            }
+            ast::Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                if_exists,
+                names,
+                ..
+            } => Ok(Plan::DropTable {
+                names: names.iter().map(object_name).collect::<Result<_>>()?,
+                if_exists: *if_exists,
+            }),
             ast::Statement::Deallocate { name, .. } => {
                 let name = name.value.to_ascii_lowercase();
                 Ok(Plan::Deallocate {
@@ -960,7 +985,7 @@ impl<'a> Binder<'a> {
                 tag: format!("DISCARD {object_type}"),
             }),
             ast::Statement::Drop { object_type, .. } => Err(unsupported(format!(
-                "DROP {object_type} is not supported; use DROP STREAM"
+                "DROP {object_type} is not supported; use DROP STREAM or DROP TABLE"
             ))),
             other => {
                 let shown = other.to_string();
@@ -972,6 +997,207 @@ impl<'a> Binder<'a> {
                 Err(unsupported(format!("{kw} is not supported")))
             }
         }
+    }
+
+    fn create_table(&mut self, ct: &ast::CreateTable) -> Result<Plan> {
+        if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
+            return Err(unsupported(
+                "CREATE TABLE ... AS / LIKE / CLONE is not supported; declare the columns",
+            ));
+        }
+        if ct.temporary || ct.external {
+            return Err(unsupported(
+                "temporary and external tables are not supported",
+            ));
+        }
+        let name = object_name(&ct.name)?;
+        let scope = Scope::default();
+        let mut columns: Vec<Column> = Vec::with_capacity(ct.columns.len());
+        let mut not_null = Vec::with_capacity(ct.columns.len());
+        let mut defaults = Vec::with_capacity(ct.columns.len());
+        let mut primary_key: Option<Vec<usize>> = None;
+        let mut unique = Vec::new();
+        let set_primary = |cols: Vec<usize>, pk: &mut Option<Vec<usize>>| {
+            if pk.is_some() {
+                return Err(Error::InvalidTableDefinition(format!(
+                    "multiple primary keys for table \"{name}\" are not allowed"
+                )));
+            }
+            *pk = Some(cols);
+            Ok(())
+        };
+        for c in &ct.columns {
+            let col = ident_name(&c.name);
+            if columns.iter().any(|x| x.name == col) {
+                return Err(Error::DuplicateColumn(format!(
+                    "column \"{col}\" specified more than once"
+                )));
+            }
+            let ty = type_from_name(&c.data_type.to_string())?;
+            let i = columns.len();
+            let (mut nn, mut default) = (false, None);
+            for o in &c.options {
+                match &o.option {
+                    ast::ColumnOption::Null => nn = false,
+                    ast::ColumnOption::NotNull => nn = true,
+                    ast::ColumnOption::Default(e) => {
+                        self.clause = "DEFAULT expressions";
+                        let b = self.expr(e, &scope)?;
+                        default = Some(self.assign(b, ty, &col)?);
+                    }
+                    ast::ColumnOption::PrimaryKey(_) => set_primary(vec![i], &mut primary_key)?,
+                    ast::ColumnOption::Unique(_) => unique.push(vec![i]),
+                    other => {
+                        return Err(unsupported(format!(
+                            "column constraint {other} is not supported; tables take NOT NULL, DEFAULT, PRIMARY KEY and UNIQUE"
+                        )))
+                    }
+                }
+            }
+            columns.push(Column::new(col, ty));
+            not_null.push(nn);
+            defaults.push(default);
+        }
+        if !self.params.is_empty() {
+            return Err(Error::Syntax(
+                "there is no parameter $1 in CREATE TABLE".into(),
+            ));
+        }
+        let key_columns = |cols: &[ast::IndexColumn]| -> Result<Vec<usize>> {
+            let mut out = Vec::new();
+            for c in cols {
+                let ast::Expr::Identifier(id) = &c.column.expr else {
+                    return Err(unsupported("keys on expressions are not supported"));
+                };
+                let n = ident_name(id);
+                let i = columns.iter().position(|x| x.name == n).ok_or_else(|| {
+                    Error::UndefinedColumn(format!(
+                        "column \"{n}\" named in key does not exist"
+                    ))
+                })?;
+                out.push(i);
+            }
+            Ok(out)
+        };
+        for tc in &ct.constraints {
+            match tc {
+                ast::TableConstraint::PrimaryKey(p) => {
+                    set_primary(key_columns(&p.columns)?, &mut primary_key)?
+                }
+                ast::TableConstraint::Unique(u) => unique.push(key_columns(&u.columns)?),
+                other => {
+                    return Err(unsupported(format!(
+                        "table constraint {other} is not supported; tables take PRIMARY KEY and UNIQUE"
+                    )))
+                }
+            }
+        }
+        for &i in primary_key.iter().flatten() {
+            not_null[i] = true;
+        }
+        Ok(Plan::CreateTable(CreateTable {
+            name,
+            columns,
+            not_null,
+            defaults,
+            primary_key,
+            unique,
+            if_not_exists: ct.if_not_exists,
+        }))
+    }
+
+    /// The scope of one table named in UPDATE or DELETE, and its catalog name.
+    fn dml_target(&self, factor: &ast::TableFactor) -> Result<(String, Scope)> {
+        let ast::TableFactor::Table { name, alias, .. } = factor else {
+            return Err(unsupported("UPDATE and DELETE take one table by name"));
+        };
+        let (table, info) = self.table_info(&object_name(name)?)?;
+        let mut scope = Scope::default();
+        scope.rels.push(relation_names(&table, alias.as_ref())?);
+        scope.set_single(info.columns);
+        Ok((table, scope))
+    }
+
+    fn update(&mut self, u: &ast::Update) -> Result<Plan> {
+        if !u.table.joins.is_empty() || u.from.is_some() {
+            return Err(unsupported("UPDATE ... FROM and joins are not supported"));
+        }
+        if u.returning.is_some() {
+            return Err(unsupported("UPDATE ... RETURNING is not supported"));
+        }
+        let (table, scope) = self.dml_target(&u.table.relation)?;
+        self.clause = "UPDATE";
+        let mut assignments: Vec<(usize, Expr)> = Vec::new();
+        for a in &u.assignments {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(unsupported("UPDATE SET (a, b) = (...) is not supported"));
+            };
+            // `SET t.col = ...` is accepted as PostgreSQL does for the target's own name.
+            let col = n.0.last().and_then(|p| p.as_ident()).map(ident_name).unwrap_or_default();
+            let i = scope.columns.iter().position(|c| c.name == col).ok_or_else(|| {
+                Error::UndefinedColumn(format!(
+                    "column \"{col}\" of relation \"{table}\" does not exist"
+                ))
+            })?;
+            if assignments.iter().any(|(j, _)| *j == i) {
+                return Err(Error::Syntax(format!(
+                    "multiple assignments to same column \"{col}\""
+                )));
+            }
+            let ty = scope.columns[i].data_type;
+            let e = match &a.value {
+                ast::Expr::Identifier(id)
+                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+                {
+                    let (_, info) = self.table_info(&table)?;
+                    column_default(&Some(info.defaults), i)
+                }
+                v => {
+                    let b = self.expr(v, &scope)?;
+                    self.assign(b, ty, &col)?
+                }
+            };
+            assignments.push((i, e));
+        }
+        let filter = self.dml_filter(u.selection.as_ref(), &scope)?;
+        Ok(Plan::Update(Update {
+            table,
+            assignments,
+            filter,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    fn delete(&mut self, d: &ast::Delete) -> Result<Plan> {
+        if d.using.is_some() || !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty()
+        {
+            return Err(unsupported("DELETE ... USING / LIMIT is not supported"));
+        }
+        if d.returning.is_some() {
+            return Err(unsupported("DELETE ... RETURNING is not supported"));
+        }
+        let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
+            &d.from;
+        let [one] = &from[..] else {
+            return Err(unsupported("DELETE takes one table"));
+        };
+        if !one.joins.is_empty() {
+            return Err(unsupported("DELETE takes one table"));
+        }
+        let (table, scope) = self.dml_target(&one.relation)?;
+        let filter = self.dml_filter(d.selection.as_ref(), &scope)?;
+        Ok(Plan::Delete(Delete {
+            table,
+            filter,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    fn dml_filter(&mut self, e: Option<&ast::Expr>, scope: &Scope) -> Result<Option<Expr>> {
+        let Some(e) = e else { return Ok(None) };
+        self.clause = "WHERE";
+        let b = self.expr(e, scope)?;
+        Ok(Some(self.boolean(b, "WHERE")?))
     }
 
     /// `SELECT f(args) [AS name]` without FROM for a function the engine runs for its
@@ -1109,17 +1335,40 @@ impl<'a> Binder<'a> {
             return Err(unsupported("INSERT INTO a table function is not supported"));
         };
         let stream = object_name(tn)?;
-        let Some((columns, _)) = self.schema.stream(&stream) else {
-            if self.schema.system_view(&stream).is_some() {
-                return Err(unsupported(format!("cannot insert into view \"{stream}\"")));
+        let table = self.schema.table(&stream);
+        let (columns, defaults) = match (self.schema.stream(&stream), &table) {
+            (Some((columns, _)), _) => (columns, None),
+            (None, Some(t)) => (t.columns.clone(), Some(t.defaults.clone())),
+            (None, None) => {
+                if self.schema.system_view(&stream).is_some() {
+                    return Err(unsupported(format!("cannot insert into view \"{stream}\"")));
+                }
+                return Err(Error::UndefinedTable(stream));
             }
-            return Err(Error::UndefinedTable(stream));
         };
-        if ins.returning.is_some() || ins.on.is_some() {
-            return Err(unsupported(
-                "INSERT ... RETURNING / ON CONFLICT are not supported on streams",
-            ));
+        if ins.returning.is_some() {
+            return Err(unsupported("INSERT ... RETURNING is not supported"));
         }
+        let on_conflict = match (&ins.on, defaults.is_some()) {
+            (None, _) => OnConflict::Error,
+            (Some(_), false) => {
+                return Err(unsupported(
+                    "INSERT ... ON CONFLICT applies to tables; a stream has no keys",
+                ))
+            }
+            (
+                Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    action: ast::OnConflictAction::DoNothing,
+                    ..
+                })),
+                true,
+            ) => OnConflict::DoNothing,
+            (Some(_), true) => {
+                return Err(unsupported(
+                    "only INSERT ... ON CONFLICT DO NOTHING is supported",
+                ))
+            }
+        };
         let target_columns: Vec<usize> = if ins.columns.is_empty() {
             (0..columns.len()).collect()
         } else {
@@ -1158,7 +1407,9 @@ impl<'a> Binder<'a> {
                     "INSERT has more expressions than target columns".into(),
                 ));
             }
-            if row.len() < target_columns.len() {
+            // Without a column list a table's row may be short: the rest take defaults.
+            let short_ok = defaults.is_some() && ins.columns.is_empty();
+            if row.len() < target_columns.len() && !short_ok {
                 return Err(Error::Syntax(
                     "INSERT has more target columns than expressions".into(),
                 ));
@@ -1168,7 +1419,7 @@ impl<'a> Binder<'a> {
                 let ty = columns[col].data_type;
                 if let ast::Expr::Identifier(id) = e {
                     if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
-                        out.push(Expr::Literal(Value::Null));
+                        out.push(column_default(&defaults, col));
                         continue;
                     }
                 }
@@ -1177,8 +1428,25 @@ impl<'a> Binder<'a> {
             }
             rows.push(out);
         }
+        // A table's rows name every column: those left out take their DEFAULT.
+        let target_columns = match &defaults {
+            None => target_columns,
+            Some(_) => {
+                for row in &mut rows {
+                    let mut full: Vec<Expr> =
+                        (0..columns.len()).map(|c| column_default(&defaults, c)).collect();
+                    for (e, &c) in std::mem::take(row).into_iter().zip(&target_columns) {
+                        full[c] = e;
+                    }
+                    *row = full;
+                }
+                (0..columns.len()).collect()
+            }
+        };
         Ok(Plan::Insert(Insert {
             stream,
+            table: table.is_some(),
+            on_conflict,
             target_columns,
             rows,
             param_types: self.finish_params(),
@@ -1251,10 +1519,17 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let stream = object_name(table_name)?;
-                let (columns, _) = self
-                    .schema
-                    .stream(&stream)
-                    .ok_or_else(|| Error::UndefinedTable(stream.clone()))?;
+                let table = self.schema.table(&stream);
+                let columns = match (self.schema.stream(&stream), &table) {
+                    (Some((columns, _)), _) => columns,
+                    (None, Some(t)) => t.columns.clone(),
+                    (None, None) => return Err(Error::UndefinedTable(stream.clone())),
+                };
+                if table.is_some() && opts.live {
+                    return Err(unsupported(
+                        "COPY option \"live\" applies to streams, not tables",
+                    ));
+                }
                 let target_columns = if cols.is_empty() {
                     (0..columns.len()).collect()
                 } else {
@@ -1277,6 +1552,7 @@ impl<'a> Binder<'a> {
                 };
                 Ok(Plan::CopyFrom(CopyFrom {
                     stream,
+                    table: table.is_some(),
                     target_columns,
                     options: opts,
                 }))
@@ -1292,9 +1568,59 @@ impl<'a> Binder<'a> {
                     options: opts,
                 })
             }
-            (ast::CopySource::Table { .. }, true) => Err(unsupported(
-                "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
-            )),
+            (
+                ast::CopySource::Table {
+                    table_name,
+                    columns: cols,
+                },
+                true,
+            ) => {
+                let name = object_name(table_name)?;
+                let Some(info) = self.schema.table(&name) else {
+                    return Err(unsupported(
+                        "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
+                    ));
+                };
+                if !matches!(target, ast::CopyTarget::Stdout) {
+                    return Err(unsupported(
+                        "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
+                    ));
+                }
+                let mut picked = Vec::new();
+                for c in cols {
+                    let col = ident_name(c);
+                    let i = info.columns.iter().position(|x| x.name == col).ok_or_else(|| {
+                        Error::UndefinedColumn(format!(
+                            "column \"{col}\" of relation \"{name}\" does not exist"
+                        ))
+                    })?;
+                    picked.push(i);
+                }
+                if picked.is_empty() {
+                    picked = (0..info.columns.len()).collect();
+                }
+                let query = Query {
+                    projection: picked.iter().map(|&i| Expr::Column(i)).collect(),
+                    columns: picked.iter().map(|&i| info.columns[i].clone()).collect(),
+                    source: Source::Table {
+                        name,
+                        columns: info.columns,
+                    },
+                    windows: vec![],
+                    filter: None,
+                    aggregate: None,
+                    having: None,
+                    order_by: vec![],
+                    limit: None,
+                    offset: None,
+                    param_types: vec![],
+                    text: text.to_string(),
+                };
+                Ok(Plan::CopyTo {
+                    query: Box::new(query),
+                    options: opts,
+                })
+            }
             (ast::CopySource::Query(_), false) => {
                 Err(Error::Syntax("COPY (query) FROM is not valid".into()))
             }
@@ -1611,6 +1937,23 @@ impl<'a> Binder<'a> {
                 windows,
             ));
         }
+        if let Some(info) = self.lookup_table(&rel) {
+            if !mine.is_empty() {
+                return Err(unsupported(format!(
+                    "window clauses apply to streams; \"{rel}\" is a table, read whole as it is when the statement runs"
+                )));
+            }
+            scope.set_single(info.columns.clone());
+            let table_name = rel.strip_prefix("public.").unwrap_or(&rel).to_string();
+            return Ok((
+                Source::Table {
+                    name: table_name,
+                    columns: info.columns,
+                },
+                scope,
+                vec![],
+            ));
+        }
         let view = self
             .schema
             .system_view(&rel)
@@ -1730,6 +2073,11 @@ impl<'a> Binder<'a> {
         }
         let rel = object_name(name)?;
         let Some((columns, ts)) = self.lookup_stream(&rel) else {
+            if self.lookup_table(&rel).is_some() {
+                return Err(unsupported(format!(
+                    "\"{rel}\" is a table: joins of a stream with a table are not supported yet"
+                )));
+            }
             if self.schema.system_view(&rel).is_some()
                 || self
                     .schema
@@ -1853,6 +2201,31 @@ impl<'a> Binder<'a> {
             }
         }
         Ok(())
+    }
+
+    fn lookup_table(&self, rel: &str) -> Option<TableInfo> {
+        self.schema
+            .table(rel)
+            .or_else(|| rel.strip_prefix("public.").and_then(|r| self.schema.table(r)))
+    }
+
+    /// A table's catalog name and shape; 42P01 when `name` is not a table (a stream gets
+    /// its own message).
+    fn table_info(&self, name: &str) -> Result<(String, TableInfo)> {
+        if let Some(t) = self.schema.table(name) {
+            return Ok((name.to_string(), t));
+        }
+        if let Some(short) = name.strip_prefix("public.") {
+            if let Some(t) = self.schema.table(short) {
+                return Ok((short.to_string(), t));
+            }
+        }
+        if self.lookup_stream(name).is_some() {
+            return Err(unsupported(format!(
+                "\"{name}\" is a stream: its tuples cannot be updated, deleted or truncated"
+            )));
+        }
+        Err(Error::UndefinedTable(name.to_string()))
     }
 
     fn lookup_stream(&self, rel: &str) -> Option<(Vec<Column>, Option<usize>)> {

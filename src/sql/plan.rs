@@ -28,7 +28,25 @@ pub enum Plan {
         /// `IF EXISTS` given.
         if_exists: bool,
     },
-    /// `INSERT INTO s [(cols)] VALUES ...`.
+    /// `CREATE TABLE [IF NOT EXISTS] name (cols, constraints)`.
+    CreateTable(CreateTable),
+    /// `DROP TABLE [IF EXISTS] a, b`.
+    DropTable {
+        /// Table names, normalised.
+        names: Vec<String>,
+        /// `IF EXISTS` given.
+        if_exists: bool,
+    },
+    /// `UPDATE t SET c = e, ... [WHERE p]`.
+    Update(Update),
+    /// `DELETE FROM t [WHERE p]`.
+    Delete(Delete),
+    /// `TRUNCATE [TABLE] a, b`.
+    Truncate {
+        /// Table names, normalised.
+        names: Vec<String>,
+    },
+    /// `INSERT INTO s [(cols)] VALUES ...` (a stream or a table).
     Insert(Insert),
     /// `COPY s [(cols)] FROM STDIN [WITH (...)]`.
     CopyFrom(CopyFrom),
@@ -215,11 +233,80 @@ pub struct CreateStream {
     pub slack_us: i64,
 }
 
+/// `CREATE TABLE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateTable {
+    /// Table name, normalised.
+    pub name: String,
+    /// Columns in order.
+    pub columns: Vec<Column>,
+    /// Per column: `NOT NULL` (or part of the PRIMARY KEY).
+    pub not_null: Vec<bool>,
+    /// Per column: `DEFAULT e`, a constant expression of the column's type, evaluated at
+    /// each insert that leaves the column out.
+    pub defaults: Vec<Option<Expr>>,
+    /// `PRIMARY KEY (cols)`, as column indexes.
+    pub primary_key: Option<Vec<usize>>,
+    /// Each `UNIQUE (cols)`, as column indexes.
+    pub unique: Vec<Vec<usize>>,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+}
+
+/// A stored table's shape as the binder needs it ([`SchemaProvider::table`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableInfo {
+    /// Columns in order.
+    pub columns: Vec<Column>,
+    /// Per column: its DEFAULT expression, if any.
+    pub defaults: Vec<Option<Expr>>,
+}
+
+/// `UPDATE t SET ... [WHERE ...]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Update {
+    /// Table name, normalised.
+    pub table: String,
+    /// `SET column = expr`: the column's index and the new value over the old row, already
+    /// cast to the column's type.
+    pub assignments: Vec<(usize, Expr)>,
+    /// WHERE over the old row; every row when `None`.
+    pub filter: Option<Expr>,
+    /// Types of `$1..$n`.
+    pub param_types: Vec<DataType>,
+}
+
+/// `DELETE FROM t [WHERE ...]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delete {
+    /// Table name, normalised.
+    pub table: String,
+    /// WHERE over the row; every row when `None`.
+    pub filter: Option<Expr>,
+    /// Types of `$1..$n`.
+    pub param_types: Vec<DataType>,
+}
+
+/// What INSERT does with a row whose key a table already holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OnConflict {
+    /// 23505, and nothing of the statement is inserted.
+    #[default]
+    Error,
+    /// `ON CONFLICT DO NOTHING`: the row is skipped.
+    DoNothing,
+}
+
 /// `INSERT INTO`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Insert {
-    /// Stream name, normalised.
+    /// Stream or table name, normalised.
     pub stream: String,
+    /// True when the target is a stored table (then every row names every column, with
+    /// defaults filled in).
+    pub table: bool,
+    /// `ON CONFLICT DO NOTHING` (tables only).
+    pub on_conflict: OnConflict,
     /// For each value position, the stream column it fills; columns not named get NULL.
     pub target_columns: Vec<usize>,
     /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and
@@ -232,8 +319,10 @@ pub struct Insert {
 /// `COPY s FROM STDIN`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyFrom {
-    /// Stream name, normalised.
+    /// Stream or table name, normalised.
     pub stream: String,
+    /// True when the target is a stored table.
+    pub table: bool,
     /// For each field of a row, the stream column it fills (all columns when not named).
     pub target_columns: Vec<usize>,
     /// Format options.
@@ -395,6 +484,13 @@ pub enum Source {
     /// A system view (`tcq_streams`, `tcq_queries`, `pg_catalog.*`), by normalised name.
     System {
         /// View name.
+        name: String,
+        /// Its columns (the input row).
+        columns: Vec<Column>,
+    },
+    /// A stored table, read as it is when the statement runs (a finite query).
+    Table {
+        /// Table name, normalised.
         name: String,
         /// Its columns (the input row).
         columns: Vec<Column>,
@@ -711,6 +807,10 @@ pub trait SchemaProvider {
     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)>;
     /// The columns of system view `name` (normalised), e.g. `tcq_streams`.
     fn system_view(&self, name: &str) -> Option<Vec<Column>>;
+    /// Stored table `name` (normalised): its columns and defaults. None by default.
+    fn table(&self, _name: &str) -> Option<TableInfo> {
+        None
+    }
     /// Every stream's name, for the "Perhaps you meant" hint of a misspelled one.
     fn stream_names(&self) -> Vec<String> {
         Vec::new()

@@ -1,0 +1,408 @@
+//! Stored tables: rows kept in memory, with NOT NULL, PRIMARY KEY and UNIQUE enforced.
+//!
+//! A [`Table`] holds its rows as one `Arc<TableData>`: a [`TableSnapshot`] is a clone of
+//! that `Arc` (cheap, whatever the table's size), and every change is copy-on-write
+//! (`Arc::make_mut`), so a reader keeps the table exactly as it was when it took the
+//! snapshot while writers go on. Each PRIMARY KEY / UNIQUE constraint has a hash index from
+//! key to row position, which enforces the constraint (23505) and answers key look-ups.
+//!
+//! Design decision: a statement is all or nothing. INSERT validates every new row against
+//! the indexes before it appends any; UPDATE and DELETE compute the new row set and its
+//! indexes aside and swap them in only when every constraint holds. UPDATE and DELETE
+//! rebuild the indexes (linear in the table's size), which the row limit
+//! (`Limits::table_rows_max`) keeps bounded.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::agg::{group_eq, hash_value};
+use crate::error::{Error, Result};
+use crate::sql::Expr;
+use crate::types::{Column, Value};
+
+/// A key of a PRIMARY KEY or UNIQUE index: the values of its columns, hashed and compared
+/// as GROUP BY compares them (`1.0 = 1.00`, `-0.0 = 0.0`).
+#[derive(Clone, Debug)]
+pub struct Key(pub Vec<Value>);
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for v in &self.0 {
+            hash_value(v, state);
+        }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| group_eq(a, b))
+    }
+}
+
+impl Eq for Key {}
+
+/// A PRIMARY KEY or UNIQUE constraint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyDef {
+    /// PostgreSQL's constraint name (`t_pkey`, `t_col_key`), shown in 23505 errors.
+    pub name: String,
+    /// The key's columns, by index in the table's row.
+    pub columns: Vec<usize>,
+    /// PRIMARY KEY (its columns are NOT NULL).
+    pub primary: bool,
+}
+
+/// A table's rows and its key indexes (one per [`KeyDef`], same order).
+#[derive(Clone, Debug, Default)]
+pub struct TableData {
+    rows: Vec<Vec<Value>>,
+    indexes: Vec<HashMap<Key, usize>>,
+}
+
+impl TableData {
+    /// The rows, in storage order (insertion order; an updated row keeps its place).
+    pub fn rows(&self) -> &[Vec<Value>] {
+        &self.rows
+    }
+}
+
+/// A table as it was at one instant: its columns, rows and key indexes. Cheap to take and
+/// to clone (two `Arc`s); never changes.
+#[derive(Clone, Debug)]
+pub struct TableSnapshot {
+    /// The table's columns.
+    pub columns: Arc<Vec<Column>>,
+    /// Its PRIMARY KEY / UNIQUE constraints.
+    pub keys: Arc<Vec<KeyDef>>,
+    data: Arc<TableData>,
+}
+
+impl TableSnapshot {
+    /// The rows, each as wide as `columns`.
+    pub fn rows(&self) -> &[Vec<Value>] {
+        &self.data.rows
+    }
+
+    /// The row whose key `k` (an index into `keys`) equals `key`, if any. A key with a
+    /// NULL finds nothing (NULL equals nothing).
+    pub fn lookup(&self, k: usize, key: &[Value]) -> Option<&[Value]> {
+        if key.iter().any(Value::is_null) {
+            return None;
+        }
+        let i = *self.data.indexes[k].get(&Key(key.to_vec()))?;
+        Some(&self.data.rows[i])
+    }
+}
+
+/// What INSERT does with a row whose key a table already holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// 23505 and the whole statement is refused (the default).
+    Error,
+    /// `ON CONFLICT DO NOTHING`: the row is skipped.
+    Skip,
+}
+
+/// A stored table.
+pub struct Table {
+    /// Normalised name.
+    pub name: String,
+    /// The OID psql sees (`pg_class.oid`).
+    pub oid: u32,
+    /// Columns in order.
+    pub columns: Arc<Vec<Column>>,
+    /// Per column: NOT NULL (also every PRIMARY KEY column).
+    pub not_null: Vec<bool>,
+    /// Per column: its DEFAULT, a constant expression evaluated at each insert.
+    pub defaults: Vec<Option<Expr>>,
+    /// PRIMARY KEY and UNIQUE constraints.
+    pub keys: Arc<Vec<KeyDef>>,
+    /// Rows the table may hold (`Limits::table_rows_max`).
+    pub rows_max: usize,
+    data: RwLock<Arc<TableData>>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new(
+        name: String,
+        oid: u32,
+        columns: Vec<Column>,
+        not_null: Vec<bool>,
+        defaults: Vec<Option<Expr>>,
+        keys: Vec<KeyDef>,
+        rows_max: usize,
+    ) -> Table {
+        let data = TableData {
+            rows: Vec::new(),
+            indexes: vec![HashMap::new(); keys.len()],
+        };
+        Table {
+            name,
+            oid,
+            columns: Arc::new(columns),
+            not_null,
+            defaults,
+            keys: Arc::new(keys),
+            rows_max,
+            data: RwLock::new(Arc::new(data)),
+        }
+    }
+
+    /// The table now.
+    pub fn snapshot(&self) -> TableSnapshot {
+        TableSnapshot {
+            columns: self.columns.clone(),
+            keys: self.keys.clone(),
+            data: self.data.read().clone(),
+        }
+    }
+
+    /// Number of rows now.
+    pub fn len(&self) -> usize {
+        self.data.read().rows.len()
+    }
+
+    /// True when the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Append `rows` (each as wide as the table), all or none. Returns how many were
+    /// inserted (fewer than given only with [`Conflict::Skip`]). Errors: 23502 for a NULL
+    /// in a NOT NULL column, 23505 for a duplicate key, 54000 past `rows_max`.
+    pub fn insert(&self, rows: Vec<Vec<Value>>, on_conflict: Conflict) -> Result<u64> {
+        let mut guard = self.data.write();
+        let mut pending: Vec<HashMap<Key, usize>> = vec![HashMap::new(); self.keys.len()];
+        let mut accepted = Vec::with_capacity(rows.len());
+        'rows: for row in rows {
+            debug_assert_eq!(row.len(), self.columns.len(), "rows are as wide as the table");
+            self.check_not_null(&row)?;
+            for (k, def) in self.keys.iter().enumerate() {
+                let Some(key) = key_of(def, &row) else { continue };
+                if guard.indexes[k].contains_key(&key) || pending[k].contains_key(&key) {
+                    match on_conflict {
+                        Conflict::Skip => continue 'rows,
+                        Conflict::Error => return Err(self.duplicate(def, &key)),
+                    }
+                }
+            }
+            for (k, def) in self.keys.iter().enumerate() {
+                if let Some(key) = key_of(def, &row) {
+                    pending[k].insert(key, 0);
+                }
+            }
+            accepted.push(row);
+        }
+        let total = guard.rows.len() + accepted.len();
+        if total > self.rows_max {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "table \"{}\" would hold {total} rows, more than table_rows_max ({})",
+                self.name, self.rows_max
+            )));
+        }
+        let n = accepted.len() as u64;
+        let data = Arc::make_mut(&mut guard);
+        for row in accepted {
+            let at = data.rows.len();
+            for (k, def) in self.keys.iter().enumerate() {
+                if let Some(key) = key_of(def, &row) {
+                    data.indexes[k].insert(key, at);
+                }
+            }
+            data.rows.push(row);
+        }
+        Ok(n)
+    }
+
+    /// Replace each row for which `change` gives a new row (UPDATE), all or none. Returns
+    /// how many rows changed. Errors: those of `change`, 23502, 23505.
+    pub fn update(
+        &self,
+        mut change: impl FnMut(&[Value]) -> Result<Option<Vec<Value>>>,
+    ) -> Result<u64> {
+        let mut guard = self.data.write();
+        let mut n = 0;
+        let mut rows = Vec::with_capacity(guard.rows.len());
+        for row in &guard.rows {
+            match change(row)? {
+                Some(new) => {
+                    self.check_not_null(&new)?;
+                    rows.push(new);
+                    n += 1;
+                }
+                None => rows.push(row.clone()),
+            }
+        }
+        if n > 0 {
+            *guard = Arc::new(self.indexed(rows)?);
+        }
+        Ok(n)
+    }
+
+    /// Remove each row for which `doomed` is true (DELETE). Returns how many were removed.
+    pub fn delete(&self, mut doomed: impl FnMut(&[Value]) -> Result<bool>) -> Result<u64> {
+        let mut guard = self.data.write();
+        let mut rows = Vec::with_capacity(guard.rows.len());
+        for row in &guard.rows {
+            if !doomed(row)? {
+                rows.push(row.clone());
+            }
+        }
+        let n = (guard.rows.len() - rows.len()) as u64;
+        if n > 0 {
+            *guard = Arc::new(self.indexed(rows)?);
+        }
+        Ok(n)
+    }
+
+    /// Remove every row (TRUNCATE).
+    pub fn truncate(&self) {
+        *self.data.write() = Arc::new(TableData {
+            rows: Vec::new(),
+            indexes: vec![HashMap::new(); self.keys.len()],
+        });
+    }
+
+    /// `rows` with their indexes built; 23505 when two share a key.
+    fn indexed(&self, rows: Vec<Vec<Value>>) -> Result<TableData> {
+        let mut indexes = vec![HashMap::new(); self.keys.len()];
+        for (at, row) in rows.iter().enumerate() {
+            for (k, def) in self.keys.iter().enumerate() {
+                let Some(key) = key_of(def, row) else { continue };
+                if indexes[k].contains_key(&key) {
+                    return Err(self.duplicate(def, &key));
+                }
+                indexes[k].insert(key, at);
+            }
+        }
+        Ok(TableData { rows, indexes })
+    }
+
+    fn check_not_null(&self, row: &[Value]) -> Result<()> {
+        for (i, v) in row.iter().enumerate() {
+            if self.not_null[i] && v.is_null() {
+                return Err(Error::NotNullViolation(format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    self.columns[i].name, self.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn duplicate(&self, def: &KeyDef, key: &Key) -> Error {
+        let names: Vec<&str> = def
+            .columns
+            .iter()
+            .map(|&c| self.columns[c].name.as_str())
+            .collect();
+        let values: Vec<String> = key
+            .0
+            .iter()
+            .map(|v| {
+                let mut s = String::new();
+                crate::types::format_value(v, &mut s);
+                s
+            })
+            .collect();
+        Error::UniqueViolation(format!(
+            "duplicate key value violates unique constraint \"{}\": Key ({})=({}) already exists.",
+            def.name,
+            names.join(", "),
+            values.join(", ")
+        ))
+    }
+}
+
+/// The key of `row` under `def`, or `None` when one of its values is NULL (a NULL never
+/// equals another, so such a row never conflicts).
+fn key_of(def: &KeyDef, row: &[Value]) -> Option<Key> {
+    let key: Vec<Value> = def.columns.iter().map(|&c| row[c].clone()).collect();
+    (!key.iter().any(Value::is_null)).then_some(Key(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::DataType;
+
+    fn airports() -> Table {
+        Table::new(
+            "airports".into(),
+            1,
+            vec![
+                Column::new("code", DataType::Text),
+                Column::new("city", DataType::Text),
+            ],
+            vec![true, false],
+            vec![None, None],
+            vec![KeyDef {
+                name: "airports_pkey".into(),
+                columns: vec![0],
+                primary: true,
+            }],
+            10,
+        )
+    }
+
+    fn row(code: &str, city: &str) -> Vec<Value> {
+        vec![Value::Text(code.into()), Value::Text(city.into())]
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_table_as_it_was() {
+        let t = airports();
+        t.insert(vec![row("SFO", "San Francisco")], Conflict::Error)
+            .unwrap();
+        let before = t.snapshot();
+        t.update(|r| Ok(Some(vec![r[0].clone(), Value::Text("SF".into())])))
+            .unwrap();
+        t.insert(vec![row("LAX", "Los Angeles")], Conflict::Error)
+            .unwrap();
+        assert_eq!(before.rows(), &[row("SFO", "San Francisco")]);
+        let after = t.snapshot();
+        assert_eq!(after.rows().len(), 2);
+        assert_eq!(
+            after.lookup(0, &[Value::Text("SFO".into())]),
+            Some(&row("SFO", "SF")[..])
+        );
+    }
+
+    #[test]
+    fn a_duplicate_key_refuses_the_whole_statement() {
+        let t = airports();
+        let e = t
+            .insert(
+                vec![row("SFO", "a"), row("LAX", "b"), row("SFO", "c")],
+                Conflict::Error,
+            )
+            .unwrap_err();
+        assert!(matches!(e, Error::UniqueViolation(_)), "{e:?}");
+        assert!(t.is_empty());
+        let n = t
+            .insert(vec![row("SFO", "a"), row("SFO", "c")], Conflict::Skip)
+            .unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(t.snapshot().rows(), &[row("SFO", "a")]);
+    }
+
+    #[test]
+    fn update_to_a_held_key_and_the_row_limit_are_refused() {
+        let t = airports();
+        t.insert(vec![row("SFO", "a"), row("LAX", "b")], Conflict::Error)
+            .unwrap();
+        let e = t
+            .update(|_| Ok(Some(row("SFO", "x"))))
+            .unwrap_err();
+        assert!(matches!(e, Error::UniqueViolation(_)), "{e:?}");
+        assert_eq!(t.snapshot().rows(), &[row("SFO", "a"), row("LAX", "b")]);
+        let many: Vec<_> = (0..9).map(|i| row(&format!("X{i}"), "c")).collect();
+        let e = t.insert(many, Conflict::Error).unwrap_err();
+        assert!(matches!(e, Error::ProgramLimitExceeded(_)), "{e:?}");
+        assert_eq!(t.delete(|r| Ok(r[0] == Value::Text("SFO".into()))).unwrap(), 1);
+        assert_eq!(t.snapshot().lookup(0, &[Value::Text("LAX".into())]), Some(&row("LAX", "b")[..]));
+    }
+}

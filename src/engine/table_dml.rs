@@ -1,0 +1,156 @@
+//! Table statements of a session: CREATE / DROP / TRUNCATE TABLE, INSERT, UPDATE, DELETE.
+//!
+//! Streams and tables share one namespace (42P07 on a clash, with system views too). A
+//! table statement takes effect when it completes: tables, like streams, are not
+//! transactional, so ROLLBACK does not undo a table change (README, "Tables").
+//! Expressions (VALUES, SET, WHERE, DEFAULT) are evaluated with the session's settings.
+
+use std::sync::Arc;
+
+use super::session::Session;
+use super::table::{Conflict, KeyDef, Table};
+use super::Outcome;
+use crate::error::{Error, Result};
+use crate::expr::{eval, EvalContext};
+use crate::sql::{self, Expr, OnConflict};
+use crate::types::Value;
+
+impl Session {
+    pub(super) fn create_table(&mut self, c: sql::CreateTable) -> Result<Outcome> {
+        let catalog = &self.engine.catalog;
+        let streams = catalog.streams.read();
+        let mut tables = catalog.tables.write();
+        if streams.contains_key(&c.name)
+            || tables.contains_key(&c.name)
+            || super::catalog::system_view_columns(&c.name).is_some()
+        {
+            if c.if_not_exists {
+                return Ok(Outcome::Rows {
+                    columns: vec![],
+                    rows: vec![],
+                    tag: "CREATE TABLE".into(),
+                    notices: vec![format!("relation \"{}\" already exists, skipping", c.name)],
+                });
+            }
+            return Err(Error::DuplicateTable(c.name));
+        }
+        let mut keys = Vec::new();
+        if let Some(columns) = c.primary_key {
+            keys.push(KeyDef {
+                name: format!("{}_pkey", c.name),
+                columns,
+                primary: true,
+            });
+        }
+        for columns in c.unique {
+            let names: Vec<&str> = columns
+                .iter()
+                .map(|&i| c.columns[i].name.as_str())
+                .collect();
+            keys.push(KeyDef {
+                name: format!("{}_{}_key", c.name, names.join("_")),
+                columns,
+                primary: false,
+            });
+        }
+        let oid = catalog
+            .next_oid
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let table = Table::new(
+            c.name.clone(),
+            oid,
+            c.columns,
+            c.not_null,
+            c.defaults,
+            keys,
+            self.engine.limits().table_rows_max,
+        );
+        tables.insert(c.name, Arc::new(table));
+        Ok(Outcome::Command("CREATE TABLE".into()))
+    }
+
+    pub(super) fn drop_table(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+        let mut tables = self.engine.catalog.tables.write();
+        for n in &names {
+            if !tables.contains_key(n) && !if_exists {
+                return Err(Error::UndefinedTable(n.clone()));
+            }
+        }
+        let mut notices = Vec::new();
+        for n in names {
+            if tables.remove(&n).is_none() {
+                notices.push(format!("table \"{n}\" does not exist, skipping"));
+            }
+        }
+        Ok(Outcome::Rows {
+            columns: vec![],
+            rows: vec![],
+            tag: "DROP TABLE".into(),
+            notices,
+        })
+    }
+
+    pub(super) fn truncate(&mut self, names: Vec<String>) -> Result<Outcome> {
+        let tables: Vec<Arc<Table>> = names
+            .iter()
+            .map(|n| self.engine.catalog.table(n))
+            .collect::<Result<_>>()?;
+        for t in tables {
+            t.truncate();
+        }
+        Ok(Outcome::Command("TRUNCATE TABLE".into()))
+    }
+
+    /// INSERT into a table: every row is evaluated, then inserted at once (all or none).
+    pub(super) fn insert_table(&mut self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
+        let table = self.engine.catalog.table(&ins.stream)?;
+        let ncols = table.columns.len();
+        let mut rows = Vec::with_capacity(ins.rows.len());
+        for exprs in &ins.rows {
+            let mut row = vec![Value::Null; ncols];
+            for (e, &c) in exprs.iter().zip(&ins.target_columns) {
+                row[c] = self.eval_over(e, &[], params)?;
+            }
+            rows.push(row);
+        }
+        let conflict = match ins.on_conflict {
+            OnConflict::Error => Conflict::Error,
+            OnConflict::DoNothing => Conflict::Skip,
+        };
+        let n = table.insert(rows, conflict)?;
+        Ok(Outcome::Command(format!("INSERT 0 {n}")))
+    }
+
+    pub(super) fn update_table(&mut self, u: sql::Update, params: &[Value]) -> Result<Outcome> {
+        let table = self.engine.catalog.table(&u.table)?;
+        let n = table.update(|row| {
+            if !self.matches(u.filter.as_ref(), row, params)? {
+                return Ok(None);
+            }
+            let mut new = row.to_vec();
+            for (c, e) in &u.assignments {
+                new[*c] = self.eval_over(e, row, params)?;
+            }
+            Ok(Some(new))
+        })?;
+        Ok(Outcome::Command(format!("UPDATE {n}")))
+    }
+
+    pub(super) fn delete_table(&mut self, d: sql::Delete, params: &[Value]) -> Result<Outcome> {
+        let table = self.engine.catalog.table(&d.table)?;
+        let n = table.delete(|row| self.matches(d.filter.as_ref(), row, params))?;
+        Ok(Outcome::Command(format!("DELETE {n}")))
+    }
+
+    fn eval_over(&self, e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {
+        eval(e, &EvalContext::new(row, params, None).with_session(self))
+    }
+
+    /// True when `filter` (none: every row) holds for `row`; NULL is false, as in WHERE.
+    fn matches(&self, filter: Option<&Expr>, row: &[Value], params: &[Value]) -> Result<bool> {
+        match filter {
+            None => Ok(true),
+            Some(f) => Ok(matches!(self.eval_over(f, row, params)?, Value::Bool(true))),
+        }
+    }
+}

@@ -280,6 +280,14 @@ impl CopyIn {
     /// A table's COPY ends with one insert of every staged row: all or nothing, keys and
     /// NOT NULL checked as INSERT checks them.
     fn finish_table(&mut self, table: &super::table::Table) -> Result<u64> {
+        // Columns the COPY leaves out take their DEFAULT, evaluated once per statement.
+        let mut fill: Vec<(usize, Value)> = Vec::new();
+        for (c, d) in table.defaults.iter().enumerate() {
+            if let (Some(e), false) = (d, self.targets.contains(&c)) {
+                let v = crate::expr::eval(e, &crate::expr::EvalContext::new(&[], &[], None))?;
+                fill.push((c, v));
+            }
+        }
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut take = |b: &crate::exec::RowBatch| {
             if rows.len() + b.len() > table.rows_max {
@@ -288,7 +296,13 @@ impl CopyIn {
                     table.name, table.rows_max
                 )));
             }
-            rows.extend((0..b.len()).map(|i| b.row(i).to_vec()));
+            rows.extend((0..b.len()).map(|i| {
+                let mut row = b.row(i).to_vec();
+                for (c, v) in &fill {
+                    row[*c] = v.clone();
+                }
+                row
+            }));
             Ok(())
         };
         if let Some(spill) = &mut self.spill {

@@ -7,8 +7,8 @@
 //!
 //! The modules follow the pipeline: [`sql`] turns text into a [`sql::Plan`]; [`wcg`] turns a
 //! set of windows into a shared plan; [`exec`] runs it over batches of tuples; [`engine`]
-//! ties catalog, sessions and execution together; `server` speaks the wire protocol and
-//! calls only [`engine`].
+//! ties catalog, sessions and execution together; [`table`] stores tables' rows; `server`
+//! speaks the wire protocol and calls only [`engine`].
 
 #![deny(missing_docs)]
 
@@ -21,6 +21,7 @@ pub mod exec;
 pub mod expr;
 pub mod server;
 pub mod sql;
+pub mod table;
 pub mod time;
 pub mod types;
 pub mod tz;

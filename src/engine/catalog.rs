@@ -209,11 +209,20 @@ impl Drop for QueryGuard {
     }
 }
 
+/// The catalog's tables as a stream-table join reads them.
+struct TablesReader(Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>);
+
+impl crate::exec::table_join::TableReader for TablesReader {
+    fn snapshot(&self, name: &str) -> Option<crate::table::TableSnapshot> {
+        self.0.read().get(name).map(|t| t.snapshot())
+    }
+}
+
 /// Streams, tables and registered queries. Streams and tables share one namespace.
 pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
     /// Stored tables (see `table`). Take this lock after `streams` when holding both.
-    pub tables: RwLock<HashMap<String, Arc<super::table::Table>>>,
+    pub tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
     pub queries: Arc<QueryRegistry>,
     /// Registered join queries (they read several streams and run in their own tasks).
     pub joins: Arc<super::join::JoinRegistry>,
@@ -227,7 +236,7 @@ impl Catalog {
     pub(crate) fn new(_limits: &Limits) -> Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
-            tables: RwLock::new(HashMap::new()),
+            tables: Arc::new(RwLock::new(HashMap::new())),
             queries: Arc::new(Mutex::new(HashMap::new())),
             joins: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
@@ -237,7 +246,7 @@ impl Catalog {
     }
 
     /// Stored table `name`; 42P01 when there is none.
-    pub fn table(&self, name: &str) -> Result<Arc<super::table::Table>> {
+    pub fn table(&self, name: &str) -> Result<Arc<crate::table::Table>> {
         self.tables
             .read()
             .get(name)
@@ -247,8 +256,14 @@ impl Catalog {
 
     /// Table `name` as it is now (columns, rows, key indexes), or `None` when there is no
     /// such table. Cheap: the snapshot shares the table's rows until the table changes.
-    pub fn table_snapshot(&self, name: &str) -> Option<super::table::TableSnapshot> {
+    pub fn table_snapshot(&self, name: &str) -> Option<crate::table::TableSnapshot> {
         self.tables.read().get(name).map(|t| t.snapshot())
+    }
+
+    /// A reader of this catalog's tables for stream-table joins (it holds the table map,
+    /// not the engine).
+    pub fn table_reader(&self) -> Arc<dyn crate::exec::table_join::TableReader> {
+        Arc::new(TablesReader(self.tables.clone()))
     }
 
     pub fn stream(&self, name: &str) -> Result<Arc<Stream>> {
@@ -337,6 +352,27 @@ impl Catalog {
         }
         super::join::forward_heartbeat(stream, t_us).await;
         stream.send(IngestMsg::Heartbeat(t_us)).await
+    }
+
+    /// Wait until every join reading table `name` has processed the stream statements
+    /// accepted before this call, so that a change to the table is seen from the next
+    /// slide event on and by no event of a statement accepted before it. A join whose
+    /// reader stalls it is waited for at most `output_stall_timeout` plus a second.
+    pub async fn barrier_table_readers(&self, name: &str, stall: std::time::Duration) {
+        let readers: Vec<Arc<super::join::JoinQuery>> = self
+            .joins
+            .lock()
+            .values()
+            .filter(|j| j.tables.iter().any(|t| t == name))
+            .cloned()
+            .collect();
+        let all = async {
+            for j in readers {
+                j.barrier().await;
+            }
+        };
+        let bound = stall + std::time::Duration::from_secs(1);
+        let _ = tokio::time::timeout(bound, all).await;
     }
 
     /// Wait until every stream has processed what it accepted (for system views).

@@ -43,7 +43,7 @@ pub(crate) enum CopyDest {
     /// A stream's queries, through its ingest queue.
     Stream(Arc<Stream>),
     /// A stored table, in one insert at the end (all or nothing, keys checked).
-    Table(Arc<super::table::Table>),
+    Table(Arc<crate::table::Table>),
 }
 
 impl CopyRel {
@@ -56,7 +56,7 @@ impl CopyRel {
         }
     }
 
-    pub(crate) fn table(table: Arc<super::table::Table>) -> CopyRel {
+    pub(crate) fn table(table: Arc<crate::table::Table>) -> CopyRel {
         CopyRel {
             name: table.name.clone(),
             columns: table.columns.to_vec(),
@@ -247,6 +247,11 @@ impl CopyIn {
             CopyDest::Stream(s) => s.clone(),
             CopyDest::Table(t) => {
                 let t = t.clone();
+                let stall = self.engine.limits().output_stall_timeout;
+                self.engine
+                    .catalog
+                    .barrier_table_readers(&t.name, stall)
+                    .await;
                 return self.finish_table(&t);
             }
         };
@@ -279,7 +284,7 @@ impl CopyIn {
 
     /// A table's COPY ends with one insert of every staged row: all or nothing, keys and
     /// NOT NULL checked as INSERT checks them.
-    fn finish_table(&mut self, table: &super::table::Table) -> Result<u64> {
+    fn finish_table(&mut self, table: &crate::table::Table) -> Result<u64> {
         // Columns the COPY leaves out take their DEFAULT, evaluated once per statement.
         let mut fill: Vec<(usize, Value)> = Vec::new();
         for (c, d) in table.defaults.iter().enumerate() {
@@ -314,7 +319,7 @@ impl CopyIn {
         for b in std::mem::take(&mut self.staged) {
             take(&b.to_rows())?;
         }
-        table.insert(rows, super::table::Conflict::Error)
+        table.insert(rows, crate::table::Conflict::Error)
     }
 
     /// CopyFail or disconnect: drop every staged row.

@@ -61,6 +61,8 @@ pub(crate) struct JoinQuery {
     pub text: String,
     /// The join's distinct streams, by name, in the order of [`JoinExec::stream_times`].
     pub streams: Vec<String>,
+    /// The stored tables a stream-table join reads at each slide event.
+    pub tables: Vec<String>,
     pub exec: Mutex<JoinExec>,
     tx: Mutex<Option<super::outq::OutSender>>,
     /// `Limits::output_stall_timeout`.
@@ -163,9 +165,10 @@ pub(crate) fn build(
     q: Query,
     params: &[Value],
 ) -> Result<(JoinExec, Vec<Arc<Stream>>, Vec<String>)> {
-    let Source::Join { inputs } = &q.source else {
+    let Source::Join { inputs, tables } = &q.source else {
         return Err(Error::Internal("a join query reads a join".into()));
     };
+    let has_tables = !tables.is_empty();
     let now = crate::time::now_us();
     let mut streams: Vec<Arc<Stream>> = Vec::new();
     let mut plans = Vec::with_capacity(inputs.len());
@@ -208,6 +211,19 @@ pub(crate) fn build(
             .is_none_or(|c| s.columns[c].data_type == DataType::TimestampTz)
     });
     let limits = engine.limits();
+    // A stream-table join runs the join of its streams, then its table stage at each event.
+    let (q, stage) = if has_tables {
+        let (inner, stage) = crate::exec::table_join::split(
+            q,
+            engine.catalog.table_reader(),
+            params.to_vec(),
+            limits.groups_max,
+            limits.live_tuples_max,
+        )?;
+        (inner, Some(stage))
+    } else {
+        (q, None)
+    };
     let mut exec = JoinExec::new(
         q,
         plans,
@@ -222,6 +238,9 @@ pub(crate) fn build(
         },
         limits.live_tuples_max,
     )?;
+    if let Some(stage) = stage {
+        exec.set_table_stage(stage)?;
+    }
     for (i, (s, windows)) in streams.iter().zip(&slacks).enumerate() {
         exec.set_slack(i, super::session::query_slack_us(windows, s.slack_us));
     }
@@ -230,15 +249,33 @@ pub(crate) fn build(
 
 /// EXPLAIN of a join: its inputs, windows, probe order and hash keys.
 pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec<String>> {
-    let Source::Join { inputs } = &q.source else {
+    let Source::Join { inputs, tables } = &q.source else {
         return Err(Error::Internal("a join query reads a join".into()));
     };
     let columns: Vec<String> = inputs
         .iter()
         .flat_map(|i| i.columns.iter().map(|c| format!("{}.{}", i.alias, c.name)))
         .collect();
+    // The full row of a stream-table join: every relation's columns at its offset.
+    let mut full: Vec<(usize, String)> = inputs
+        .iter()
+        .flat_map(|i| {
+            i.columns
+                .iter()
+                .enumerate()
+                .map(|(k, c)| (i.offset + k, format!("{}.{}", i.alias, c.name)))
+        })
+        .chain(tables.iter().flat_map(|t| {
+            t.columns
+                .iter()
+                .enumerate()
+                .map(|(k, c)| (t.offset + k, format!("{}.{}", t.alias, c.name)))
+        }))
+        .collect();
+    full.sort();
+    let full: Vec<String> = full.into_iter().map(|(_, n)| n).collect();
     let (exec, _, names) = build(engine, q, params)?;
-    Ok(exec.explain(&names, &columns))
+    Ok(exec.explain(&names, &columns, &full))
 }
 
 /// Register join `q` and return its subscription.
@@ -250,6 +287,10 @@ pub(crate) async fn register(
 ) -> Result<Subscription> {
     let columns = q.columns.clone();
     let text = q.text.clone();
+    let tables = match &q.source {
+        Source::Join { tables, .. } => tables.iter().map(|t| t.table.clone()).collect(),
+        _ => Vec::new(),
+    };
     let (exec, streams, _) = build(engine, q, params)?;
     let limits = engine.limits();
     let registered = engine.catalog.queries.lock().len() + engine.catalog.joins.lock().len();
@@ -271,6 +312,7 @@ pub(crate) async fn register(
         id,
         text,
         streams: streams.iter().map(|s| s.name.clone()).collect(),
+        tables,
         exec: Mutex::new(exec),
         tx: Mutex::new((!done).then_some(out_tx)),
         output_stall: limits.output_stall_timeout,

@@ -31,7 +31,6 @@ mod pgcompat;
 mod session;
 mod spill;
 mod subscription;
-pub mod table;
 mod table_dml;
 
 pub use copy::CopyIn;

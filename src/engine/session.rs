@@ -431,11 +431,11 @@ impl Session {
             Plan::CreateStream(c) => self.create_stream(c),
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
             Plan::CreateTable(c) => self.create_table(c),
-            Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists),
-            Plan::Truncate { names } => self.truncate(names),
-            Plan::Update(u) => self.update_table(u, params),
-            Plan::Delete(d) => self.delete_table(d, params),
-            Plan::Insert(i) if i.table => self.insert_table(i, params),
+            Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
+            Plan::Truncate { names } => self.truncate(names).await,
+            Plan::Update(u) => self.update_table(u, params).await,
+            Plan::Delete(d) => self.delete_table(d, params).await,
+            Plan::Insert(i) if i.table => self.insert_table(i, params).await,
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let rel = if c.table {

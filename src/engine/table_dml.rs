@@ -3,12 +3,18 @@
 //! Streams and tables share one namespace (42P07 on a clash, with system views too). A
 //! table statement takes effect when it completes: tables, like streams, are not
 //! transactional, so ROLLBACK does not undo a table change (README, "Tables").
+//!
+//! Order with streams: a change to a table first waits until every stream-table join
+//! reading it has processed the stream statements accepted before the change. The slide
+//! events those statements cause then read the table as it was, and every later event
+//! reads it changed: a table change sits between stream statements exactly where the
+//! server accepted it.
 //! Expressions (VALUES, SET, WHERE, DEFAULT) are evaluated with the session's settings.
 
 use std::sync::Arc;
 
 use super::session::Session;
-use super::table::{Conflict, KeyDef, Table};
+use crate::table::{Conflict, KeyDef, Table};
 use super::Outcome;
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext};
@@ -69,7 +75,14 @@ impl Session {
         Ok(Outcome::Command("CREATE TABLE".into()))
     }
 
-    pub(super) fn drop_table(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+    pub(super) async fn drop_table(
+        &mut self,
+        names: Vec<String>,
+        if_exists: bool,
+    ) -> Result<Outcome> {
+        for n in &names {
+            self.settle_readers(n).await;
+        }
         let mut tables = self.engine.catalog.tables.write();
         for n in &names {
             if !tables.contains_key(n) && !if_exists {
@@ -90,11 +103,14 @@ impl Session {
         })
     }
 
-    pub(super) fn truncate(&mut self, names: Vec<String>) -> Result<Outcome> {
+    pub(super) async fn truncate(&mut self, names: Vec<String>) -> Result<Outcome> {
         let tables: Vec<Arc<Table>> = names
             .iter()
             .map(|n| self.engine.catalog.table(n))
             .collect::<Result<_>>()?;
+        for n in &names {
+            self.settle_readers(n).await;
+        }
         for t in tables {
             t.truncate();
         }
@@ -102,7 +118,11 @@ impl Session {
     }
 
     /// INSERT into a table: every row is evaluated, then inserted at once (all or none).
-    pub(super) fn insert_table(&mut self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
+    pub(super) async fn insert_table(
+        &mut self,
+        ins: sql::Insert,
+        params: &[Value],
+    ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&ins.stream)?;
         let ncols = table.columns.len();
         let mut rows = Vec::with_capacity(ins.rows.len());
@@ -117,12 +137,18 @@ impl Session {
             OnConflict::Error => Conflict::Error,
             OnConflict::DoNothing => Conflict::Skip,
         };
+        self.settle_readers(&table.name).await;
         let n = table.insert(rows, conflict)?;
         Ok(Outcome::Command(format!("INSERT 0 {n}")))
     }
 
-    pub(super) fn update_table(&mut self, u: sql::Update, params: &[Value]) -> Result<Outcome> {
+    pub(super) async fn update_table(
+        &mut self,
+        u: sql::Update,
+        params: &[Value],
+    ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&u.table)?;
+        self.settle_readers(&table.name).await;
         let n = table.update(|row| {
             if !self.matches(u.filter.as_ref(), row, params)? {
                 return Ok(None);
@@ -136,10 +162,22 @@ impl Session {
         Ok(Outcome::Command(format!("UPDATE {n}")))
     }
 
-    pub(super) fn delete_table(&mut self, d: sql::Delete, params: &[Value]) -> Result<Outcome> {
+    pub(super) async fn delete_table(
+        &mut self,
+        d: sql::Delete,
+        params: &[Value],
+    ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&d.table)?;
+        self.settle_readers(&table.name).await;
         let n = table.delete(|row| self.matches(d.filter.as_ref(), row, params))?;
         Ok(Outcome::Command(format!("DELETE {n}")))
+    }
+
+    /// Let the joins reading table `name` catch up with the stream statements accepted
+    /// before this one, so the change is ordered after them (see the module docs).
+    async fn settle_readers(&self, name: &str) {
+        let stall = self.engine.limits().output_stall_timeout;
+        self.engine.catalog.barrier_table_readers(name, stall).await;
     }
 
     fn eval_over(&self, e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {

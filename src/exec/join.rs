@@ -223,6 +223,9 @@ pub struct JoinExec {
     clock_us: i64,
     /// Per stream: SLACK, subtracted from its timestamps to give its time.
     slack_us: Vec<i64>,
+    /// A stream-table join's table stage: at each slide event it joins the live tuples to
+    /// the tables and computes the rows (see [`super::table_join`]).
+    tables: Option<Box<super::table_join::TableStage>>,
 }
 
 /// Join tuples found by one probe: their compact rows concatenated, and each one's birth
@@ -255,7 +258,7 @@ impl JoinExec {
         limits: ExecLimits,
         live_tuples_max: usize,
     ) -> Result<JoinExec> {
-        let Source::Join { inputs: sources } = &query.source else {
+        let Source::Join { inputs: sources, .. } = &query.source else {
             return Err(Error::Internal("a join executor needs a join".into()));
         };
         assert_eq!(sources.len(), inputs.len(), "one plan per join input");
@@ -395,7 +398,27 @@ impl JoinExec {
             stats: QueryStats::default(),
             clock_us: crate::time::now_us(),
             slack_us: vec![0; nstreams],
+            tables: None,
         })
+    }
+
+    /// Make this the streams' join of a stream-table join: built for the streams' query of
+    /// [`super::table_join::split`] (no aggregates), it hands the live tuples of each slide
+    /// event to `stage`. Errors: 0A000 for wstart(*), wrange(*) or wslide(*) when the
+    /// windows do not share one grid.
+    pub fn set_table_stage(&mut self, stage: super::table_join::TableStage) -> Result<()> {
+        debug_assert!(
+            matches!(self.mode, Mode::Live { .. }),
+            "the streams of a stream-table join keep their live tuples"
+        );
+        if self.grid.is_none() && uses_instance_meta(stage.query()) {
+            return Err(Error::FeatureNotSupported(
+                "wstart(*), wrange(*) and wslide(*) in a join need every stream under the same window (same RANGE BY, SLIDE BY and grid); wtime(*) is the slide event's instant".into(),
+            ));
+        }
+        self.emit_empty = stage.emits_empty_events();
+        self.tables = Some(Box::new(stage));
+        Ok(())
     }
 
     /// Tolerate tuples of stream `stream` up to `slack_us` behind its time: the stream's
@@ -873,13 +896,23 @@ impl JoinExec {
                     }
                 }
             }
-            Mode::Live { buckets, .. } => {
-                for (_, v) in buckets.iter().filter(|(k, _)| live(k)) {
-                    for r in v {
-                        self.output_row(r, meta, &mut rows)?;
+            Mode::Live { buckets, .. } => match &self.tables {
+                Some(stage) => {
+                    let tuples: Vec<&[Value]> = buckets
+                        .iter()
+                        .filter(|(k, _)| live(k))
+                        .flat_map(|(_, v)| v.iter().map(Vec::as_slice))
+                        .collect();
+                    rows = stage.event(meta, &tuples)?;
+                }
+                None => {
+                    for (_, v) in buckets.iter().filter(|(k, _)| live(k)) {
+                        for r in v {
+                            self.output_row(r, meta, &mut rows)?;
+                        }
                     }
                 }
-            }
+            },
         }
         self.stats.slide_events += 1;
         self.finish_event(rows, out);
@@ -948,7 +981,14 @@ impl JoinExec {
     /// The plan as EXPLAIN shows it: inputs, windows, probe order and hash keys.
     /// `names[i]` is input `i`'s display name (`stream AS alias`), `columns` the joined
     /// row's column names as the plan prints them (`alias.column`).
-    pub fn explain(&self, names: &[String], columns: &[String]) -> Vec<String> {
+    /// `table_columns` names the full row's columns of a stream-table join (streams and
+    /// tables in the order written); it is not read otherwise.
+    pub fn explain(
+        &self,
+        names: &[String],
+        columns: &[String],
+        table_columns: &[String],
+    ) -> Vec<String> {
         let mut lines = vec![format!(
             "Windowed join of {} inputs (symmetric hash join; slide events at every window end)",
             self.inputs.len()
@@ -1015,6 +1055,13 @@ impl JoinExec {
                 self.residual.len()
             ));
         }
+        if let Some(stage) = &self.tables {
+            lines.extend(stage.explain(table_columns));
+            lines.push(
+                "  At each slide event: join the live tuples to the tables, then aggregate or emit the rows".into(),
+            );
+            return lines;
+        }
         lines.push(match &self.mode {
             Mode::Agg { .. } => {
                 "  Aggregate over the live join tuples at each slide event (partials by birth and death)".into()
@@ -1060,7 +1107,7 @@ fn shared_grid(inputs: &[Input]) -> Option<(i64, i64)> {
     same.then_some((w0.range_us, w0.slide_us))
 }
 
-fn uses_instance_meta(q: &Query) -> bool {
+pub(super) fn uses_instance_meta(q: &Query) -> bool {
     let mut found = false;
     let mut check = |e: &Expr| {
         if matches!(
@@ -1081,12 +1128,12 @@ fn uses_instance_meta(q: &Query) -> bool {
     found
 }
 
-fn truthy(v: &Value) -> bool {
+pub(super) fn truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
 }
 
 /// Visit `e` and every subexpression.
-fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+pub(super) fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match e {
         Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => {}
@@ -1132,7 +1179,7 @@ fn rebase(e: &Expr, by: usize) -> Expr {
 }
 
 /// `e` with every column index `c` replaced by `f(c)`.
-fn map_columns(e: &Expr, f: &dyn Fn(usize) -> usize) -> Expr {
+pub(super) fn map_columns(e: &Expr, f: &dyn Fn(usize) -> usize) -> Expr {
     let by = f;
     let rebase = map_columns;
     let r = |x: &Expr| Box::new(rebase(x, by));
@@ -1214,7 +1261,7 @@ fn inputs_of(e: &Expr, inputs: &[Input]) -> Option<u64> {
     ok.then_some(mask)
 }
 
-fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
+pub(super) fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::Binary {
             op: BinaryOp::And,
@@ -1364,7 +1411,7 @@ mod tests {
         let Plan::Query(q) = bind(&parse(sql).unwrap()[0], &Schema, &[]).unwrap() else {
             panic!("{sql} is a query")
         };
-        let Source::Join { inputs } = &q.source else {
+        let Source::Join { inputs, .. } = &q.source else {
             panic!("{sql} is a join")
         };
         let plans = inputs

@@ -6,7 +6,8 @@
 //!   within a slide event, LIMIT);
 //! - [`join`]: windowed joins of several streams (global current time, birth and death of
 //!   join tuples);
-//! - [`finite`]: finite queries over system views;
+//! - [`table_join`]: stream-table joins, each table read as it is at every slide event;
+//! - [`finite`]: finite queries over system views and tables;
 //! - [`columns`]: columnar batches (Arrow arrays) as COPY builds them.
 //!
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
@@ -17,6 +18,7 @@ pub mod finite;
 pub mod group;
 pub mod join;
 pub mod query;
+pub mod table_join;
 pub mod windowed;
 
 pub use join::{JoinExec, JoinInputPlan};

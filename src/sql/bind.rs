@@ -113,6 +113,15 @@ struct Binder<'a> {
     depth: usize,
     /// Join conditions of the FROM clause being bound, ANDed into WHERE.
     join_conds: Vec<JoinCond>,
+    /// Conditions of `LEFT JOIN table`, by the table's index in the join.
+    left_conds: Vec<(usize, JoinCond)>,
+}
+
+/// The relations of a join being bound.
+struct JoinRels<'r> {
+    inputs: &'r mut Vec<JoinInput>,
+    tables: &'r mut Vec<JoinTable>,
+    time_types: &'r mut Vec<DataType>,
 }
 
 /// A join condition found in FROM.
@@ -145,6 +154,7 @@ pub(crate) fn bind(
         clause: "",
         depth: 0,
         join_conds: Vec::new(),
+        left_conds: Vec::new(),
     };
     let mut plan = b.statement(p)?;
     if let Some(live) = p.copy_live {
@@ -1658,25 +1668,21 @@ impl<'a> Binder<'a> {
             return Err(unsupported("SELECT INTO is not supported"));
         }
         self.join_conds.clear();
-        let (source, scope, windows) = self.from(&sel.from)?;
+        self.left_conds.clear();
+        let (mut source, scope, windows) = self.from(&sel.from)?;
         self.agg = None;
         self.agg_mode = false;
 
         // Join conditions, then WHERE, over the input row, ANDed.
         let mut conjuncts = Vec::new();
         for cond in std::mem::take(&mut self.join_conds) {
-            conjuncts.push(match cond {
-                JoinCond::On(e) => {
-                    self.clause = "JOIN conditions";
-                    let b = self.expr(&e, &scope)?;
-                    self.boolean(b, "JOIN/ON")?
-                }
-                JoinCond::Using(l, r) => {
-                    let (lb, rb) = (self.column_ref(l, &scope)?, self.column_ref(r, &scope)?);
-                    let b = self.binary(BinaryOp::Eq, lb, rb)?;
-                    self.boolean(b, "JOIN/USING")?
-                }
-            });
+            conjuncts.push(self.join_cond(cond, &scope)?);
+        }
+        for (t, cond) in std::mem::take(&mut self.left_conds) {
+            let e = self.join_cond(cond, &scope)?;
+            if let Source::Join { tables, .. } = &mut source {
+                tables[t].on.push(e);
+            }
         }
         if let Some(e) = &sel.selection {
             self.clause = "WHERE";
@@ -1858,6 +1864,21 @@ impl<'a> Binder<'a> {
         })
     }
 
+    fn join_cond(&mut self, cond: JoinCond, scope: &Scope) -> Result<Expr> {
+        match cond {
+            JoinCond::On(e) => {
+                self.clause = "JOIN conditions";
+                let b = self.expr(&e, scope)?;
+                self.boolean(b, "JOIN/ON")
+            }
+            JoinCond::Using(l, r) => {
+                let (lb, rb) = (self.column_ref(l, scope)?, self.column_ref(r, scope)?);
+                let b = self.binary(BinaryOp::Eq, lb, rb)?;
+                self.boolean(b, "JOIN/USING")
+            }
+        }
+    }
+
     /// Resolve the FROM clause: its source, the scope its columns make, and its windows.
     fn from(&mut self, from: &[ast::TableWithJoins]) -> Result<(Source, Scope, Vec<WindowSpec>)> {
         let Some(first) = from.first() else {
@@ -2013,31 +2034,55 @@ impl<'a> Binder<'a> {
     ) -> Result<(Source, Scope, Vec<WindowSpec>)> {
         let mut scope = Scope::default();
         let mut inputs: Vec<JoinInput> = Vec::new();
+        let mut tables: Vec<JoinTable> = Vec::new();
         let mut time_types = Vec::new();
-        let mut used_windows = 0;
         for twj in from {
-            self.join_input(&twj.relation, &mut scope, &mut inputs, &mut time_types)?;
-            used_windows += 1;
+            let mut rels = JoinRels {
+                inputs: &mut inputs,
+                tables: &mut tables,
+                time_types: &mut time_types,
+            };
+            self.join_input(&twj.relation, &mut scope, &mut rels)?;
             for j in &twj.joins {
-                let constraint = match &j.join_operator {
+                let (constraint, left) = match &j.join_operator {
                     ast::JoinOperator::Join(c)
                     | ast::JoinOperator::Inner(c)
-                    | ast::JoinOperator::CrossJoin(c) => c,
-                    ast::JoinOperator::Left(_)
-                    | ast::JoinOperator::LeftOuter(_)
-                    | ast::JoinOperator::Right(_)
+                    | ast::JoinOperator::CrossJoin(c) => (c, false),
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (c, true),
+                    ast::JoinOperator::Right(_)
                     | ast::JoinOperator::RightOuter(_)
                     | ast::JoinOperator::FullOuter(_) => return Err(unsupported(
-                        "outer joins of streams are not supported: windowed joins are inner joins",
+                        "outer joins of streams are not supported: windowed joins are inner joins (a stream may be LEFT JOINed to a table)",
                     )),
                     _ => return Err(unsupported("this kind of join is not supported")),
                 };
-                self.join_input(&j.relation, &mut scope, &mut inputs, &mut time_types)?;
-                used_windows += 1;
+                let mut rels = JoinRels {
+                    inputs: &mut inputs,
+                    tables: &mut tables,
+                    time_types: &mut time_types,
+                };
+                let is_table = self.join_input(&j.relation, &mut scope, &mut rels)?;
+                if left && !is_table {
+                    return Err(unsupported(
+                        "outer joins of streams are not supported: windowed joins are inner joins (a stream may be LEFT JOINed to a table)",
+                    ));
+                }
+                let before = self.join_conds.len();
                 self.join_constraint(constraint, &mut scope)?;
+                if left {
+                    let t = tables.len() - 1;
+                    tables[t].left = true;
+                    for c in self.join_conds.drain(before..) {
+                        self.left_conds.push((t, c));
+                    }
+                }
             }
         }
-        debug_assert_eq!(used_windows, inputs.len(), "one window per input");
+        if inputs.is_empty() {
+            return Err(unsupported(
+                "joins of tables alone are not supported yet: a join reads at least one stream",
+            ));
+        }
         // Every window clause must have been attached to one of the inputs.
         if self.windows.len() != inputs.len() {
             return Err(unsupported(
@@ -2049,17 +2094,19 @@ impl<'a> Binder<'a> {
         } else {
             DataType::TimestampTz
         });
-        Ok((Source::Join { inputs }, scope, vec![]))
+        Ok((Source::Join { inputs, tables }, scope, vec![]))
     }
 
-    /// One relation of a join: a stream with exactly one window clause.
+    /// One relation of a join: a stream with exactly one window clause, or a stored table
+    /// without one. Returns true for a table.
     fn join_input(
         &mut self,
         factor: &ast::TableFactor,
         scope: &mut Scope,
-        inputs: &mut Vec<JoinInput>,
-        time_types: &mut Vec<DataType>,
-    ) -> Result<()> {
+        rels: &mut JoinRels<'_>,
+    ) -> Result<bool> {
+        let inputs = &mut *rels.inputs;
+        let time_types = &mut *rels.time_types;
         let ast::TableFactor::Table {
             name, alias, args, ..
         } = factor
@@ -2074,9 +2121,8 @@ impl<'a> Binder<'a> {
         let rel = object_name(name)?;
         let Some((columns, ts)) = self.lookup_stream(&rel) else {
             if self.lookup_table(&rel).is_some() {
-                return Err(unsupported(format!(
-                    "\"{rel}\" is a table: joins of a stream with a table are not supported yet"
-                )));
+                self.join_table(&rel, name, alias.as_ref(), scope, rels.tables)?;
+                return Ok(true);
             }
             if self.schema.system_view(&rel).is_some()
                 || self
@@ -2141,6 +2187,52 @@ impl<'a> Binder<'a> {
         });
         scope.star.extend(names.offset..names.offset + names.ncols);
         scope.columns.extend(columns);
+        scope.rels.push(names);
+        Ok(false)
+    }
+
+    /// A stored table in a join: no window clause may follow it.
+    fn join_table(
+        &mut self,
+        rel: &str,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        scope: &mut Scope,
+        tables: &mut Vec<JoinTable>,
+    ) -> Result<()> {
+        let (table, info) = self.table_info(rel)?;
+        let mut names = relation_names(rel, alias)?;
+        if scope.rel_by_qualifier(&names.name).is_some() {
+            return Err(Error::DuplicateAlias(names.name.clone()));
+        }
+        let name_token = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.span.start);
+        let alias_token = alias.map(|a| a.name.span.start);
+        if self
+            .windows
+            .iter()
+            .any(|w| Some(w.after) == name_token || Some(w.after) == alias_token)
+        {
+            return Err(unsupported(format!(
+                "window clauses apply to streams; \"{}\" is a table, read as it is at each slide event",
+                names.name
+            )));
+        }
+        names.offset = scope.columns.len();
+        names.ncols = info.columns.len();
+        tables.push(JoinTable {
+            table,
+            alias: names.name.clone(),
+            columns: info.columns.clone(),
+            offset: names.offset,
+            left: false,
+            on: Vec::new(),
+        });
+        scope.star.extend(names.offset..names.offset + names.ncols);
+        scope.columns.extend(info.columns);
         scope.rels.push(names);
         Ok(())
     }

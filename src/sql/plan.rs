@@ -504,7 +504,29 @@ pub enum Source {
     Join {
         /// The joined streams, in the order written.
         inputs: Vec<JoinInput>,
+        /// The stored tables joined to them, in the order written (stream-table joins):
+        /// each is read as it is at every slide event.
+        tables: Vec<JoinTable>,
     },
+}
+
+/// A stored table in a join with streams.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinTable {
+    /// Table name, normalised.
+    pub table: String,
+    /// The name the query gives it (alias, else the table's name).
+    pub alias: String,
+    /// The table's columns.
+    pub columns: Vec<Column>,
+    /// Index of this table's first column in the join's input row.
+    pub offset: usize,
+    /// `LEFT JOIN`: a join tuple of the relations before it that no table row matches is
+    /// kept once, with NULLs for the table's columns.
+    pub left: bool,
+    /// The `ON` / `USING` predicates of a LEFT JOIN, over the join's input row (an inner
+    /// join's predicates are in [`Query::filter`]).
+    pub on: Vec<Expr>,
 }
 
 /// One stream of a join, under its own window.

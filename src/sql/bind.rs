@@ -4143,9 +4143,15 @@ mod tests {
         );
         assert_eq!(plan("CLOSE ALL").unwrap(), Plan::Close { cursor: None });
         assert!(matches!(
-            err("CREATE TABLE t (a int)"),
+            plan("CREATE TABLE t (a int PRIMARY KEY DEFAULT 1 + 1)").unwrap(),
+            Plan::CreateTable(CreateTable { primary_key: Some(ref k), ref not_null, ref defaults, .. })
+                if k == &[0] && not_null == &[true] && defaults[0].is_some()
+        ));
+        assert!(matches!(
+            err("CREATE TABLE t (a int CHECK (a > 0))"),
             Error::FeatureNotSupported(_)
         ));
+        // A stream's tuples are not updated: the statement names the reason.
         assert!(matches!(
             err("UPDATE flights SET delay = 1"),
             Error::FeatureNotSupported(_)

@@ -60,6 +60,9 @@ struct ServeArgs {
     /// Distinct values per DISTINCT aggregate state (54000 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().distinct_values_max)]
     distinct_values_max: usize,
+    /// Rows one stored table may hold (54000 beyond).
+    #[arg(long, default_value_t = tcq::engine::Limits::default().table_rows_max)]
+    table_rows_max: usize,
 }
 
 impl ServeArgs {
@@ -74,6 +77,7 @@ impl ServeArgs {
             copy_line_bytes_max: self.copy_line_bytes_max,
             output_queue_bytes: self.output_queue_bytes,
             distinct_values_max: self.distinct_values_max,
+            table_rows_max: self.table_rows_max,
             ..tcq::engine::Limits::default()
         };
         tcq::engine::Config { limits }

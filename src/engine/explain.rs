@@ -83,6 +83,10 @@ pub(crate) async fn explain(
             eta,
             measured.as_ref(),
         )
+    } else if let crate::sql::Source::Table { name, .. } = &query.source {
+        vec![format!(
+            "Scan of table {name} (finite: the table as it is when the statement runs)"
+        )]
     } else {
         vec![format!("Result ({})", text)]
     };

@@ -194,6 +194,10 @@ async fn explain_shows_how_each_table_is_joined_and_bad_joins_are_refused() {
         "{text}"
     );
     assert!(text.contains("Input 1: flights AS f"), "{text}");
+    assert!(
+        text.starts_with("Stream-table join of 1 stream input(s) and 2 table(s)"),
+        "{text}"
+    );
     for sql in [
         // A window clause on the table.
         format!("SELECT * FROM flights f {WINDOW} JOIN airports a [RANGE BY '1 minute'] ON true"),

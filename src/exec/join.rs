@@ -989,10 +989,17 @@ impl JoinExec {
         columns: &[String],
         table_columns: &[String],
     ) -> Vec<String> {
-        let mut lines = vec![format!(
-            "Windowed join of {} inputs (symmetric hash join; slide events at every window end)",
-            self.inputs.len()
-        )];
+        let mut lines = vec![match &self.tables {
+            None => format!(
+                "Windowed join of {} inputs (symmetric hash join; slide events at every window end)",
+                self.inputs.len()
+            ),
+            Some(stage) => format!(
+                "Stream-table join of {} stream input(s) and {} table(s) (slide events at every window end)",
+                self.inputs.len(),
+                stage.table_count()
+            ),
+        }];
         for (i, input) in self.inputs.iter().enumerate() {
             lines.push(format!(
                 "  Input {}: {}  window {}  instances {}{}",
@@ -1042,6 +1049,9 @@ impl JoinExec {
                     }
                     None => format!("nested loop over {}", names[step.input]),
                 });
+            }
+            if parts.is_empty() {
+                continue;
             }
             lines.push(format!(
                 "  Arrival on {}: {}",

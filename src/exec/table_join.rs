@@ -264,6 +264,11 @@ impl TableStage {
             .is_some_and(|a| a.group_by.is_empty())
     }
 
+    /// Number of tables joined.
+    pub fn table_count(&self) -> usize {
+        self.tables.len()
+    }
+
     /// The full query (its projection, HAVING and ORDER BY read window metadata).
     pub fn query(&self) -> &Query {
         &self.query

@@ -178,10 +178,16 @@ impl Table {
         let mut pending: Vec<HashMap<Key, usize>> = vec![HashMap::new(); self.keys.len()];
         let mut accepted = Vec::with_capacity(rows.len());
         'rows: for row in rows {
-            debug_assert_eq!(row.len(), self.columns.len(), "rows are as wide as the table");
+            debug_assert_eq!(
+                row.len(),
+                self.columns.len(),
+                "rows are as wide as the table"
+            );
             self.check_not_null(&row)?;
             for (k, def) in self.keys.iter().enumerate() {
-                let Some(key) = key_of(def, &row) else { continue };
+                let Some(key) = key_of(def, &row) else {
+                    continue;
+                };
                 if guard.indexes[k].contains_key(&key) || pending[k].contains_key(&key) {
                     match on_conflict {
                         Conflict::Skip => continue 'rows,
@@ -271,7 +277,9 @@ impl Table {
         let mut indexes = vec![HashMap::new(); self.keys.len()];
         for (at, row) in rows.iter().enumerate() {
             for (k, def) in self.keys.iter().enumerate() {
-                let Some(key) = key_of(def, row) else { continue };
+                let Some(key) = key_of(def, row) else {
+                    continue;
+                };
                 if indexes[k].contains_key(&key) {
                     return Err(self.duplicate(def, &key));
                 }
@@ -394,15 +402,19 @@ mod tests {
         let t = airports();
         t.insert(vec![row("SFO", "a"), row("LAX", "b")], Conflict::Error)
             .unwrap();
-        let e = t
-            .update(|_| Ok(Some(row("SFO", "x"))))
-            .unwrap_err();
+        let e = t.update(|_| Ok(Some(row("SFO", "x")))).unwrap_err();
         assert!(matches!(e, Error::UniqueViolation(_)), "{e:?}");
         assert_eq!(t.snapshot().rows(), &[row("SFO", "a"), row("LAX", "b")]);
         let many: Vec<_> = (0..9).map(|i| row(&format!("X{i}"), "c")).collect();
         let e = t.insert(many, Conflict::Error).unwrap_err();
         assert!(matches!(e, Error::ProgramLimitExceeded(_)), "{e:?}");
-        assert_eq!(t.delete(|r| Ok(r[0] == Value::Text("SFO".into()))).unwrap(), 1);
-        assert_eq!(t.snapshot().lookup(0, &[Value::Text("LAX".into())]), Some(&row("LAX", "b")[..]));
+        assert_eq!(
+            t.delete(|r| Ok(r[0] == Value::Text("SFO".into()))).unwrap(),
+            1
+        );
+        assert_eq!(
+            t.snapshot().lookup(0, &[Value::Text("LAX".into())]),
+            Some(&row("LAX", "b")[..])
+        );
     }
 }

@@ -35,13 +35,21 @@ impl Rng {
 
 /// Seconds after 2001-01-01 00:00:00 as a timestamp literal.
 fn ts(s: i64) -> String {
-    format!("2001-01-01 {:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    format!(
+        "2001-01-01 {:02}:{:02}:{:02}",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    )
 }
 
 /// One statement of a case, in the order sent.
 enum Op {
     /// Stream rows `(t, k, v)`; by COPY when `copy`.
-    Stream { rows: Vec<(i64, i64, i64)>, copy: bool },
+    Stream {
+        rows: Vec<(i64, i64, i64)>,
+        copy: bool,
+    },
     /// `INSERT ... ON CONFLICT DO NOTHING` of `(k, g, w)`.
     Insert(i64, String, i64),
     /// `UPDATE dim SET g = .., w = .. WHERE k = ..`.
@@ -175,7 +183,11 @@ fn random_case(rng: &mut Rng) -> (Win, Vec<Op>) {
     let mut t = 0i64;
     let groups = ["east", "west", "north"];
     for k in 0..4 {
-        ops.push(Op::Insert(k, groups[rng.below(3) as usize].into(), rng.below(6)));
+        ops.push(Op::Insert(
+            k,
+            groups[rng.below(3) as usize].into(),
+            rng.below(6),
+        ));
     }
     for _ in 0..25 {
         match rng.below(6) {
@@ -185,7 +197,11 @@ fn random_case(rng: &mut Rng) -> (Win, Vec<Op>) {
                 for _ in 0..n {
                     t += rng.below(12);
                     // Now and then a tuple a little behind the stream's time.
-                    let at = if rng.below(6) == 0 { (t - 15).max(0) } else { t };
+                    let at = if rng.below(6) == 0 {
+                        (t - 15).max(0)
+                    } else {
+                        t
+                    };
                     rows.push((at, rng.below(6), rng.below(10)));
                 }
                 ops.push(Op::Stream {
@@ -236,7 +252,11 @@ async fn send(c: &Client, op: &Op) {
             .await
         }
         Op::Update(k, g, w) => {
-            exec(c, &format!("UPDATE dim SET g = '{g}', w = {w} WHERE k = {k}")).await
+            exec(
+                c,
+                &format!("UPDATE dim SET g = '{g}', w = {w} WHERE k = {k}"),
+            )
+            .await
         }
         Op::Delete(k) => exec(c, &format!("DELETE FROM dim WHERE k = {k}")).await,
     }
@@ -268,7 +288,11 @@ async fn stream_table_joins_equal_the_per_event_reference() {
         );
         exec(&c, "BEGIN").await;
         for (i, q) in QUERIES.iter().enumerate() {
-            exec(&c, &format!("DECLARE c{i} CURSOR FOR {}", q.replace("{W}", &clause))).await;
+            exec(
+                &c,
+                &format!("DECLARE c{i} CURSOR FOR {}", q.replace("{W}", &clause)),
+            )
+            .await;
         }
         for op in &ops {
             send(&c, op).await;
@@ -289,11 +313,7 @@ async fn stream_table_joins_equal_the_per_event_reference() {
             let event_key = |r: &String| r.rsplit('|').next().unwrap_or("").to_string();
             got.sort_by_key(|r| (event_key(r), r.clone()));
             want.sort_by_key(|r| (event_key(r), r.clone()));
-            assert_eq!(
-                got, want,
-                "case {case}, window {w:?}, query {}",
-                QUERIES[i]
-            );
+            assert_eq!(got, want, "case {case}, window {w:?}, query {}", QUERIES[i]);
         }
         exec(&c, "COMMIT").await;
     }

@@ -42,7 +42,11 @@ async fn filled() -> Client {
 async fn insert_fills_defaults_and_select_answers_as_postgresql() {
     let c = filled().await;
     // A named column list: the rest take DEFAULT (hubs) or NULL (state).
-    exec(&c, "INSERT INTO airports (code, city) VALUES ('JFK', 'New York')").await;
+    exec(
+        &c,
+        "INSERT INTO airports (code, city) VALUES ('JFK', 'New York')",
+    )
+    .await;
     // Parameters, through the extended protocol.
     let n = c
         .execute(
@@ -74,11 +78,18 @@ async fn insert_fills_defaults_and_select_answers_as_postgresql() {
     );
     // An aggregate over no rows still gives its one row.
     assert_eq!(
-        rows(&c, "SELECT count(*), max(hubs) FROM airports WHERE state = 'TX'").await,
+        rows(
+            &c,
+            "SELECT count(*), max(hubs) FROM airports WHERE state = 'TX'"
+        )
+        .await,
         table(&[&["0", "NULL"]])
     );
     let r = c
-        .query("SELECT code, hubs FROM airports WHERE hubs > $1 ORDER BY hubs", &[&1i32])
+        .query(
+            "SELECT code, hubs FROM airports WHERE hubs > $1 ORDER BY hubs",
+            &[&1i32],
+        )
         .await
         .unwrap();
     let got: Vec<(String, i32)> = r.iter().map(|r| (r.get(0), r.get(1))).collect();
@@ -89,15 +100,21 @@ async fn insert_fills_defaults_and_select_answers_as_postgresql() {
 async fn update_delete_truncate_report_their_counts_and_keep_keys() {
     let c = filled().await;
     assert_eq!(
-        c.execute("UPDATE airports SET hubs = hubs + 10 WHERE state = 'CA'", &[])
-            .await
-            .unwrap(),
+        c.execute(
+            "UPDATE airports SET hubs = hubs + 10 WHERE state = 'CA'",
+            &[]
+        )
+        .await
+        .unwrap(),
         2
     );
     assert_eq!(
-        c.execute("UPDATE airports SET city = upper(city) WHERE code = $1", &[&"ORD"])
-            .await
-            .unwrap(),
+        c.execute(
+            "UPDATE airports SET city = upper(city) WHERE code = $1",
+            &[&"ORD"]
+        )
+        .await
+        .unwrap(),
         1
     );
     // Moving a row onto a held key refuses the whole UPDATE.
@@ -118,41 +135,77 @@ async fn update_delete_truncate_report_their_counts_and_keep_keys() {
             .unwrap(),
         2
     );
-    assert_eq!(c.execute("DELETE FROM airports WHERE false", &[]).await.unwrap(), 0);
+    assert_eq!(
+        c.execute("DELETE FROM airports WHERE false", &[])
+            .await
+            .unwrap(),
+        0
+    );
     // A deleted key may be inserted again.
-    exec(&c, "INSERT INTO airports VALUES ('SFO', 'San Francisco', 'CA')").await;
+    exec(
+        &c,
+        "INSERT INTO airports VALUES ('SFO', 'San Francisco', 'CA')",
+    )
+    .await;
     assert_eq!(
         rows(&c, "SELECT code FROM airports ORDER BY code").await,
         table(&[&["ORD"], &["SFO"]])
     );
     exec(&c, "TRUNCATE airports").await;
-    assert_eq!(rows(&c, "SELECT count(*) FROM airports").await, table(&[&["0"]]));
+    assert_eq!(
+        rows(&c, "SELECT count(*) FROM airports").await,
+        table(&[&["0"]])
+    );
 }
 
 #[tokio::test]
 async fn constraint_and_name_errors_carry_postgresql_sqlstates() {
     let c = filled().await;
     let cases: &[(&str, &str)] = &[
-        ("INSERT INTO airports VALUES ('SFO', 'Again', 'CA')", "23505"),
+        (
+            "INSERT INTO airports VALUES ('SFO', 'Again', 'CA')",
+            "23505",
+        ),
         // All or nothing: the first row is new, the second clashes inside the statement.
-        ("INSERT INTO airports VALUES ('BOS', 'Boston', 'MA'), ('BOS', 'B', 'MA')", "23505"),
+        (
+            "INSERT INTO airports VALUES ('BOS', 'Boston', 'MA'), ('BOS', 'B', 'MA')",
+            "23505",
+        ),
         ("INSERT INTO airports (code) VALUES ('ATL')", "23502"),
         ("INSERT INTO airports VALUES (NULL, 'Nowhere')", "23502"),
         ("UPDATE airports SET city = NULL", "23502"),
-        ("INSERT INTO airports VALUES ('ATL', 'Atlanta', 'GA', 'many')", "22P02"),
-        ("INSERT INTO airports VALUES ('ATL', 'Atlanta', 'GAA')", "22001"),
+        (
+            "INSERT INTO airports VALUES ('ATL', 'Atlanta', 'GA', 'many')",
+            "22P02",
+        ),
+        (
+            "INSERT INTO airports VALUES ('ATL', 'Atlanta', 'GAA')",
+            "22001",
+        ),
         ("SELECT nope FROM airports", "42703"),
         ("UPDATE airports SET nope = 1", "42703"),
         ("SELECT * FROM nowhere", "42P01"),
         ("DELETE FROM nowhere", "42P01"),
         ("DROP TABLE nowhere", "42P01"),
         (AIRPORTS, "42P07"),
-        ("CREATE STREAM airports (ts timestamp TIMESTAMPCOLUMN)", "42P07"),
-        ("CREATE TABLE t (a int PRIMARY KEY, b int PRIMARY KEY)", "42P16"),
+        (
+            "CREATE STREAM airports (ts timestamp TIMESTAMPCOLUMN)",
+            "42P07",
+        ),
+        (
+            "CREATE TABLE t (a int PRIMARY KEY, b int PRIMARY KEY)",
+            "42P16",
+        ),
         ("CREATE TABLE t (a int, a int)", "42701"),
         ("CREATE TABLE t (a date)", "0A000"),
-        ("SELECT count(*) FROM airports [RANGE BY '1 minute']", "0A000"),
-        ("INSERT INTO airports VALUES ('ATL', 'Atlanta') RETURNING code", "0A000"),
+        (
+            "SELECT count(*) FROM airports [RANGE BY '1 minute']",
+            "0A000",
+        ),
+        (
+            "INSERT INTO airports VALUES ('ATL', 'Atlanta') RETURNING code",
+            "0A000",
+        ),
     ];
     for (sql, want) in cases {
         let (got, msg) = err(&c, sql).await;
@@ -161,7 +214,11 @@ async fn constraint_and_name_errors_carry_postgresql_sqlstates() {
     // Nothing of a refused statement was kept.
     assert_eq!(
         rows(&c, "SELECT code, city FROM airports ORDER BY code").await,
-        table(&[&["LAX", "Los Angeles"], &["ORD", "Chicago"], &["SFO", "San Francisco"]])
+        table(&[
+            &["LAX", "Los Angeles"],
+            &["ORD", "Chicago"],
+            &["SFO", "San Francisco"]
+        ])
     );
     let (_, msg) = err(&c, "SELECT count(*) FROM airports [RANGE BY '1 minute']").await;
     assert!(msg.contains("\"airports\" is a table"), "{msg}");
@@ -180,7 +237,11 @@ async fn on_conflict_do_nothing_skips_held_keys() {
         .unwrap();
     assert_eq!(n, 1);
     assert_eq!(
-        rows(&c, "SELECT code, city FROM airports WHERE code IN ('SFO', 'BOS') ORDER BY code").await,
+        rows(
+            &c,
+            "SELECT code, city FROM airports WHERE code IN ('SFO', 'BOS') ORDER BY code"
+        )
+        .await,
         table(&[&["BOS", "Boston"], &["SFO", "San Francisco"]])
     );
 }
@@ -202,7 +263,10 @@ async fn unique_keys_over_several_columns_let_nulls_repeat() {
     let (state, msg) = err(&c, "INSERT INTO routes VALUES ('SFO', 'LAX', 'DL')").await;
     assert_eq!(state, "23505");
     assert!(msg.contains("routes_origin_dest_key"), "{msg}");
-    assert_eq!(rows(&c, "SELECT count(*) FROM routes").await, table(&[&["4"]]));
+    assert_eq!(
+        rows(&c, "SELECT count(*) FROM routes").await,
+        table(&[&["4"]])
+    );
 }
 
 #[tokio::test]
@@ -214,19 +278,26 @@ async fn copy_into_a_table_is_all_or_nothing_and_copy_out_reads_it() {
         .unwrap();
     let mut sink = Box::pin(sink);
     // psql ends CSV data with a lone `\.` line, as PostgreSQL's COPY reads it.
-    sink.send(bytes::Bytes::from_static(b"DEN,Denver,CO\nATL,\"Atlanta, GA\",GA\n\\.\n"))
-        .await
-        .unwrap();
+    sink.send(bytes::Bytes::from_static(
+        b"DEN,Denver,CO\nATL,\"Atlanta, GA\",GA\n\\.\n",
+    ))
+    .await
+    .unwrap();
     assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
     // A COPY whose row clashes with a held key adds nothing.
     let sink = c.copy_in("COPY airports FROM STDIN").await.unwrap();
     let mut sink = Box::pin(sink);
-    sink.send(bytes::Bytes::from_static(b"BOS\tBoston\tMA\t1\nSFO\tAgain\tCA\t0\n"))
-        .await
-        .unwrap();
+    sink.send(bytes::Bytes::from_static(
+        b"BOS\tBoston\tMA\t1\nSFO\tAgain\tCA\t0\n",
+    ))
+    .await
+    .unwrap();
     let e = sink.as_mut().finish().await.unwrap_err();
     assert_eq!(sqlstate(&e), "23505");
-    assert_eq!(rows(&c, "SELECT count(*) FROM airports").await, table(&[&["5"]]));
+    assert_eq!(
+        rows(&c, "SELECT count(*) FROM airports").await,
+        table(&[&["5"]])
+    );
 
     let out = copy_out(&c, "COPY airports TO STDOUT WITH (FORMAT csv, HEADER)").await;
     assert_eq!(
@@ -254,14 +325,29 @@ async fn copy_out(c: &Client, sql: &str) -> String {
 #[tokio::test]
 async fn a_cursor_reads_a_table_and_a_stream_of_the_same_session_is_untouched() {
     let c = filled().await;
-    exec(&c, "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, origin text)").await;
-    exec(&c, "INSERT INTO flights VALUES ('2001-01-01 00:00:00', 'SFO')").await;
+    exec(
+        &c,
+        "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, origin text)",
+    )
+    .await;
+    exec(
+        &c,
+        "INSERT INTO flights VALUES ('2001-01-01 00:00:00', 'SFO')",
+    )
+    .await;
     let (state, _) = err(&c, "UPDATE flights SET origin = 'LAX'").await;
     assert_eq!(state, "0A000");
     let (state, _) = err(&c, "CREATE TABLE flights (a int)").await;
     assert_eq!(state, "42P07");
-    exec(&c, "BEGIN; DECLARE c CURSOR FOR SELECT code FROM airports ORDER BY code").await;
-    assert_eq!(rows(&c, "FETCH 2 FROM c").await, table(&[&["LAX"], &["ORD"]]));
+    exec(
+        &c,
+        "BEGIN; DECLARE c CURSOR FOR SELECT code FROM airports ORDER BY code",
+    )
+    .await;
+    assert_eq!(
+        rows(&c, "FETCH 2 FROM c").await,
+        table(&[&["LAX"], &["ORD"]])
+    );
     assert_eq!(rows(&c, "FETCH 5 FROM c").await, table(&[&["SFO"]]));
     exec(&c, "COMMIT").await;
     exec(&c, "DROP TABLE airports; DROP TABLE IF EXISTS airports").await;

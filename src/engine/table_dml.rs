@@ -14,11 +14,11 @@
 use std::sync::Arc;
 
 use super::session::Session;
-use crate::table::{Conflict, KeyDef, Table};
 use super::Outcome;
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext};
 use crate::sql::{self, Expr, OnConflict};
+use crate::table::{Conflict, KeyDef, Table};
 use crate::types::Value;
 
 impl Session {

@@ -258,7 +258,10 @@ impl JoinExec {
         limits: ExecLimits,
         live_tuples_max: usize,
     ) -> Result<JoinExec> {
-        let Source::Join { inputs: sources, .. } = &query.source else {
+        let Source::Join {
+            inputs: sources, ..
+        } = &query.source
+        else {
             return Err(Error::Internal("a join executor needs a join".into()));
         };
         assert_eq!(sources.len(), inputs.len(), "one plan per join input");

@@ -157,7 +157,11 @@ pub fn split(
             let probes: Option<Vec<Expr>> = def
                 .columns
                 .iter()
-                .map(|c| equi.iter().find(|(col, _)| col == c).map(|(_, e)| e.clone()))
+                .map(|c| {
+                    equi.iter()
+                        .find(|(col, _)| col == c)
+                        .map(|(_, e)| e.clone())
+                })
                 .collect();
             probes.map(|p| (k, p))
         });
@@ -440,7 +444,8 @@ impl TableStage {
         }
         if !self.query.order_by.is_empty() {
             let keys = &self.query.order_by;
-            sink.rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
+            sink.rows
+                .sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
         }
         Ok(sink.rows)
     }

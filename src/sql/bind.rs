@@ -1081,9 +1081,7 @@ impl<'a> Binder<'a> {
                 };
                 let n = ident_name(id);
                 let i = columns.iter().position(|x| x.name == n).ok_or_else(|| {
-                    Error::UndefinedColumn(format!(
-                        "column \"{n}\" named in key does not exist"
-                    ))
+                    Error::UndefinedColumn(format!("column \"{n}\" named in key does not exist"))
                 })?;
                 out.push(i);
             }
@@ -1095,11 +1093,9 @@ impl<'a> Binder<'a> {
                     set_primary(key_columns(&p.columns)?, &mut primary_key)?
                 }
                 ast::TableConstraint::Unique(u) => unique.push(key_columns(&u.columns)?),
-                other => {
-                    return Err(unsupported(format!(
-                        "table constraint {other} is not supported; tables take PRIMARY KEY and UNIQUE"
-                    )))
-                }
+                other => return Err(unsupported(format!(
+                    "table constraint {other} is not supported; tables take PRIMARY KEY and UNIQUE"
+                ))),
             }
         }
         for &i in primary_key.iter().flatten() {
@@ -1143,12 +1139,20 @@ impl<'a> Binder<'a> {
                 return Err(unsupported("UPDATE SET (a, b) = (...) is not supported"));
             };
             // `SET t.col = ...` is accepted as PostgreSQL does for the target's own name.
-            let col = n.0.last().and_then(|p| p.as_ident()).map(ident_name).unwrap_or_default();
-            let i = scope.columns.iter().position(|c| c.name == col).ok_or_else(|| {
-                Error::UndefinedColumn(format!(
-                    "column \"{col}\" of relation \"{table}\" does not exist"
-                ))
-            })?;
+            let col =
+                n.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(ident_name)
+                    .unwrap_or_default();
+            let i = scope
+                .columns
+                .iter()
+                .position(|c| c.name == col)
+                .ok_or_else(|| {
+                    Error::UndefinedColumn(format!(
+                        "column \"{col}\" of relation \"{table}\" does not exist"
+                    ))
+                })?;
             if assignments.iter().any(|(j, _)| *j == i) {
                 return Err(Error::Syntax(format!(
                     "multiple assignments to same column \"{col}\""
@@ -1443,8 +1447,9 @@ impl<'a> Binder<'a> {
             None => target_columns,
             Some(_) => {
                 for row in &mut rows {
-                    let mut full: Vec<Expr> =
-                        (0..columns.len()).map(|c| column_default(&defaults, c)).collect();
+                    let mut full: Vec<Expr> = (0..columns.len())
+                        .map(|c| column_default(&defaults, c))
+                        .collect();
                     for (e, &c) in std::mem::take(row).into_iter().zip(&target_columns) {
                         full[c] = e;
                     }
@@ -1599,11 +1604,15 @@ impl<'a> Binder<'a> {
                 let mut picked = Vec::new();
                 for c in cols {
                     let col = ident_name(c);
-                    let i = info.columns.iter().position(|x| x.name == col).ok_or_else(|| {
-                        Error::UndefinedColumn(format!(
-                            "column \"{col}\" of relation \"{name}\" does not exist"
-                        ))
-                    })?;
+                    let i = info
+                        .columns
+                        .iter()
+                        .position(|x| x.name == col)
+                        .ok_or_else(|| {
+                            Error::UndefinedColumn(format!(
+                                "column \"{col}\" of relation \"{name}\" does not exist"
+                            ))
+                        })?;
                     picked.push(i);
                 }
                 if picked.is_empty() {
@@ -2296,9 +2305,10 @@ impl<'a> Binder<'a> {
     }
 
     fn lookup_table(&self, rel: &str) -> Option<TableInfo> {
-        self.schema
-            .table(rel)
-            .or_else(|| rel.strip_prefix("public.").and_then(|r| self.schema.table(r)))
+        self.schema.table(rel).or_else(|| {
+            rel.strip_prefix("public.")
+                .and_then(|r| self.schema.table(r))
+        })
     }
 
     /// A table's catalog name and shape; 42P01 when `name` is not a table (a stream gets

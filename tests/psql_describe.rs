@@ -64,6 +64,43 @@ async fn backslash_d_lists_and_describes_streams() {
         "{one}"
     );
     assert!(one.contains(" delay  | integer "), "{one}");
+    // Tables are listed beside streams, with their NOT NULL and key columns.
+    c.batch_execute(
+        "CREATE TABLE airports (code text PRIMARY KEY, city text NOT NULL, state varchar(2))",
+    )
+    .await
+    .unwrap();
+    let both = tokio::task::spawn_blocking(move || {
+        (
+            psql(port, "\\dt").unwrap(),
+            psql(port, "\\d airports").unwrap(),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(
+        both.0.contains(" public  | airports | table  | tcq"),
+        "{}",
+        both.0
+    );
+    assert!(
+        both.0.contains(" public  | flights  | stream | tcq"),
+        "{}",
+        both.0
+    );
+    assert!(both.1.contains("Table \"public.airports\""), "{}", both.1);
+    assert!(
+        both.1
+            .contains(" code   | text                 |           | not null |"),
+        "{}",
+        both.1
+    );
+    assert!(
+        both.1
+            .contains(" state  | character varying(2) |           |          |"),
+        "{}",
+        both.1
+    );
     let missing = tokio::task::spawn_blocking(move || psql(port, "\\d nope"))
         .await
         .unwrap()

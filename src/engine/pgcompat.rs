@@ -3,15 +3,13 @@
 //! psql describes relations with joins over `pg_catalog.pg_class`, `pg_namespace` and
 //! `pg_attribute`, which tcq's SQL surface does not run. This module recognises those
 //! catalog queries by their text and answers them from tcq's catalog: `\d` and `\dt` list the
-//! streams, `\d name` describes a stream's columns. Any other query over `pg_catalog.pg_*`
+//! streams and tables, `\d name` describes one's columns. Any other query over `pg_catalog.pg_*`
 //! relations (psql's footers: policies, statistics, publications, inheritance) gets an empty
 //! result with as many columns as its select list, which is what PostgreSQL returns for a
 //! stream-like relation that has none of those. Streams appear as tables (relkind 'r') with
 //! OIDs from 16384 on, in the schema their qualified name gives (`public` otherwise).
 
-use std::sync::Arc;
-
-use super::catalog::{Catalog, Stream};
+use super::catalog::Catalog;
 use crate::types::{Column, DataType, Value};
 
 /// First OID handed to a stream, as PostgreSQL's first user OID.
@@ -45,7 +43,25 @@ pub(crate) fn answer(sql: &str, catalog: &Catalog, user: &str) -> Option<Answer>
     if !first.eq_ignore_ascii_case("select") && !first.eq_ignore_ascii_case("with") {
         return None;
     }
-    let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
+    let mut streams: Vec<Rel> = catalog
+        .streams
+        .read()
+        .values()
+        .map(|s| Rel {
+            oid: s.oid,
+            name: s.name.clone(),
+            columns: s.columns.clone(),
+            not_null: (0..s.columns.len()).map(|i| s.ts_col == Some(i)).collect(),
+            kind: "stream",
+        })
+        .collect();
+    streams.extend(catalog.tables.read().values().map(|t| Rel {
+        oid: t.oid,
+        name: t.name.clone(),
+        columns: t.columns.to_vec(),
+        not_null: t.not_null.clone(),
+        kind: "table",
+    }));
     streams.sort_by_key(|s| s.oid);
     if sql.contains("\"Schema\"")
         && sql.contains("\"Name\"")
@@ -98,7 +114,7 @@ pub(crate) fn answer(sql: &str, catalog: &Catalog, user: &str) -> Option<Answer>
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let not_null = if s.ts_col == Some(i) { "t" } else { "f" };
+                    let not_null = if s.not_null[i] { "t" } else { "f" };
                     let mut row = vec![
                         t(&c.name),
                         t(&c.data_type.name()),
@@ -122,8 +138,19 @@ pub(crate) fn answer(sql: &str, catalog: &Catalog, user: &str) -> Option<Answer>
     Some((text_cols(&vec!["c"; ncols.max(1)]), vec![]))
 }
 
-/// `\d` / `\dt`: the streams, as tables.
-fn list(sql: &str, streams: &[Arc<Stream>], user: &str) -> Answer {
+/// A stream or table as psql's catalog queries see it.
+struct Rel {
+    oid: u32,
+    name: String,
+    columns: Vec<Column>,
+    /// Per column: NOT NULL (a stream's TIMESTAMPCOLUMN, a table's NOT NULL or key column).
+    not_null: Vec<bool>,
+    /// `\d`'s Type column: "stream" or "table".
+    kind: &'static str,
+}
+
+/// `\d` / `\dt`: the streams and tables.
+fn list(sql: &str, streams: &[Rel], user: &str) -> Answer {
     let pattern = regex_literal(sql, "c.relname OPERATOR(pg_catalog.~) '");
     let mut rows: Vec<Vec<Value>> = streams
         .iter()
@@ -134,7 +161,7 @@ fn list(sql: &str, streams: &[Arc<Stream>], user: &str) -> Answer {
         })
         .map(|s| {
             let (ns, rel) = split_name(&s.name);
-            vec![t(ns), t(rel), t("stream"), t(user)]
+            vec![t(ns), t(rel), t(s.kind), t(user)]
         })
         .collect();
     rows.sort_by(|a, b| (a[0].as_str(), a[1].as_str()).cmp(&(b[0].as_str(), b[1].as_str())));

@@ -1093,9 +1093,11 @@ impl<'a> Binder<'a> {
                     set_primary(key_columns(&p.columns)?, &mut primary_key)?
                 }
                 ast::TableConstraint::Unique(u) => unique.push(key_columns(&u.columns)?),
-                other => return Err(unsupported(format!(
+                other => {
+                    return Err(unsupported(format!(
                     "table constraint {other} is not supported; tables take PRIMARY KEY and UNIQUE"
-                ))),
+                )))
+                }
             }
         }
         for &i in primary_key.iter().flatten() {

@@ -82,6 +82,12 @@ pub enum Error {
     /// 23505: a row whose PRIMARY KEY or UNIQUE key a table already holds.
     #[error("{0}")]
     UniqueViolation(String),
+    /// 42P10: an ON CONFLICT target that names no key of the table.
+    #[error("{0}")]
+    InvalidColumnReference(String),
+    /// 21000: one statement would change the same row twice (ON CONFLICT DO UPDATE).
+    #[error("{0}")]
+    CardinalityViolation(String),
     /// 22P04: a malformed COPY row (bad column count, bad quoting).
     #[error("{0}")]
     BadCopyFileFormat(String),

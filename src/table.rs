@@ -105,6 +105,10 @@ pub enum Conflict {
     Skip,
 }
 
+/// The update of an upsert: `(held row, proposed row)` to the new row, or `None` to leave
+/// the held row alone.
+pub type UpsertFn<'a> = dyn FnMut(&[Value], &[Value]) -> Result<Option<Vec<Value>>> + 'a;
+
 /// A stored table.
 pub struct Table {
     /// Normalised name.
@@ -220,6 +224,81 @@ impl Table {
             }
             data.rows.push(row);
         }
+        Ok(n)
+    }
+
+    /// INSERT ... ON CONFLICT DO UPDATE, all or none: each row whose key `key` (an index
+    /// into `keys`) the table holds replaces that held row with `update(held, proposed)`
+    /// (`None` leaves it alone); the others are inserted. Returns rows inserted plus rows
+    /// updated. Errors: 21000 when one statement reaches the same row twice, 23502,
+    /// 23505 (on another key), 54000 past `rows_max`, and those of `update`.
+    pub fn upsert(
+        &self,
+        rows: Vec<Vec<Value>>,
+        key: usize,
+        update: &mut UpsertFn<'_>,
+    ) -> Result<u64> {
+        let mut guard = self.data.write();
+        // Rows change in place, so the statement works on a copy that replaces the table
+        // only when every row has passed.
+        let mut data: TableData = (**guard).clone();
+        let mut touched = std::collections::HashSet::new();
+        let mut n = 0;
+        for row in rows {
+            self.check_not_null(&row)?;
+            let held =
+                key_of(&self.keys[key], &row).and_then(|k| data.indexes[key].get(&k).copied());
+            let Some(i) = held else {
+                for (k, def) in self.keys.iter().enumerate() {
+                    if let Some(kv) = key_of(def, &row) {
+                        if data.indexes[k].contains_key(&kv) {
+                            return Err(self.duplicate(def, &kv));
+                        }
+                    }
+                }
+                if data.rows.len() >= self.rows_max {
+                    return Err(Error::ProgramLimitExceeded(format!(
+                        "table \"{}\" would hold more than table_rows_max ({}) rows",
+                        self.name, self.rows_max
+                    )));
+                }
+                let at = data.rows.len();
+                for (k, def) in self.keys.iter().enumerate() {
+                    if let Some(kv) = key_of(def, &row) {
+                        data.indexes[k].insert(kv, at);
+                    }
+                }
+                data.rows.push(row);
+                touched.insert(at);
+                n += 1;
+                continue;
+            };
+            if !touched.insert(i) {
+                return Err(Error::CardinalityViolation(
+                    "ON CONFLICT DO UPDATE command cannot affect row a second time: two proposed rows have the same key".into(),
+                ));
+            }
+            let Some(new) = update(&data.rows[i], &row)? else {
+                continue;
+            };
+            self.check_not_null(&new)?;
+            for (k, def) in self.keys.iter().enumerate() {
+                if let Some(old) = key_of(def, &data.rows[i]) {
+                    data.indexes[k].remove(&old);
+                }
+            }
+            for (k, def) in self.keys.iter().enumerate() {
+                if let Some(kv) = key_of(def, &new) {
+                    if data.indexes[k].contains_key(&kv) {
+                        return Err(self.duplicate(def, &kv));
+                    }
+                    data.indexes[k].insert(kv, i);
+                }
+            }
+            data.rows[i] = new;
+            n += 1;
+        }
+        *guard = Arc::new(data);
         Ok(n)
     }
 

@@ -368,3 +368,63 @@ async fn a_table_holds_at_most_table_rows_max_rows() {
     exec(&c, "INSERT INTO t VALUES (3)").await;
     assert_eq!(rows(&c, "SELECT sum(a) FROM t").await, table(&[&["6"]]));
 }
+
+#[tokio::test]
+async fn on_conflict_do_update_upserts_by_the_named_key() {
+    let c = connect(start_server()).await;
+    exec(
+        &c,
+        "CREATE TABLE counts (code text PRIMARY KEY, n integer NOT NULL, city text UNIQUE); \
+         INSERT INTO counts VALUES ('x', 1, 'X'), ('y', 2, 'Y')",
+    )
+    .await;
+    let n = c
+        .execute(
+            "INSERT INTO counts VALUES ('x', 10, 'X2'), ('z', 3, 'Z') ON CONFLICT (code) \
+             DO UPDATE SET n = counts.n + excluded.n, city = EXCLUDED.city",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+    // WHERE false leaves the held row alone, and counts nothing.
+    let n = c
+        .execute(
+            "INSERT INTO counts VALUES ('y', 5, 'Q') ON CONFLICT (code) DO UPDATE \
+             SET n = excluded.n WHERE counts.n > 100",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+    let cases: &[(&str, &str)] = &[
+        (
+            "INSERT INTO counts VALUES ('x', 1, 'A'), ('x', 2, 'B') ON CONFLICT (code) DO UPDATE SET n = excluded.n",
+            "21000",
+        ),
+        (
+            "INSERT INTO counts VALUES ('y', 1, 'Z') ON CONFLICT (code) DO UPDATE SET city = excluded.city",
+            "23505",
+        ),
+        (
+            "INSERT INTO counts VALUES ('y', 1, 'W') ON CONFLICT (n) DO UPDATE SET city = 'W'",
+            "42P10",
+        ),
+        (
+            "INSERT INTO counts VALUES ('y', 1, 'W') ON CONFLICT DO UPDATE SET city = 'W'",
+            "42601",
+        ),
+        (
+            "INSERT INTO counts VALUES ('y', 1, 'W') ON CONFLICT (code) DO UPDATE SET n = NULL",
+            "23502",
+        ),
+    ];
+    for (sql, want) in cases {
+        let (got, msg) = err(&c, sql).await;
+        assert_eq!(&got, want, "{sql}: {msg}");
+    }
+    assert_eq!(
+        rows(&c, "SELECT * FROM counts ORDER BY code").await,
+        table(&[&["x", "11", "X2"], &["y", "2", "Y"], &["z", "3", "Z"]])
+    );
+}

@@ -646,6 +646,7 @@ impl SchemaProvider for Catalog {
         self.tables.read().get(name).map(|t| crate::sql::TableInfo {
             columns: t.columns.to_vec(),
             defaults: t.defaults.clone(),
+            keys: t.keys.iter().map(|k| k.columns.clone()).collect(),
         })
     }
 

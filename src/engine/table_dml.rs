@@ -133,12 +133,38 @@ impl Session {
             }
             rows.push(row);
         }
-        let conflict = match ins.on_conflict {
-            OnConflict::Error => Conflict::Error,
-            OnConflict::DoNothing => Conflict::Skip,
-        };
         self.settle_readers(&table.name).await;
-        let n = table.insert(rows, conflict)?;
+        let n = match &ins.on_conflict {
+            OnConflict::Error => table.insert(rows, Conflict::Error)?,
+            OnConflict::DoNothing => table.insert(rows, Conflict::Skip)?,
+            OnConflict::DoUpdate {
+                key_columns,
+                assignments,
+                filter,
+            } => {
+                let key = table
+                    .keys
+                    .iter()
+                    .position(|k| &k.columns == key_columns)
+                    .ok_or_else(|| {
+                        Error::InvalidColumnReference(
+                            "there is no unique or exclusion constraint matching the ON CONFLICT specification".into(),
+                        )
+                    })?;
+                let mut update = |held: &[Value], proposed: &[Value]| {
+                    let both: Vec<Value> = held.iter().chain(proposed).cloned().collect();
+                    if !self.matches(filter.as_ref(), &both, params)? {
+                        return Ok(None);
+                    }
+                    let mut new = held.to_vec();
+                    for (c, e) in assignments {
+                        new[*c] = self.eval_over(e, &both, params)?;
+                    }
+                    Ok(Some(new))
+                };
+                table.upsert(rows, key, &mut update)?
+            }
+        };
         Ok(Outcome::Command(format!("INSERT 0 {n}")))
     }
 

@@ -100,6 +100,8 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::StringDataRightTruncation(_) => "22001",
         Error::NotNullViolation(_) => "23502",
         Error::UniqueViolation(_) => "23505",
+        Error::InvalidColumnReference(_) => "42P10",
+        Error::CardinalityViolation(_) => "21000",
         Error::BadCopyFileFormat(_) => "22P04",
         Error::FeatureNotSupported(_) => "0A000",
         Error::InvalidCursorName(_) => "34000",

@@ -1114,6 +1114,87 @@ impl<'a> Binder<'a> {
         }))
     }
 
+    /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the arbiter key and the
+    /// assignments over the held row followed by the proposed one (`EXCLUDED`).
+    fn on_conflict_update(
+        &mut self,
+        table: &str,
+        info: &TableInfo,
+        target: Option<&ast::ConflictTarget>,
+        du: &ast::DoUpdate,
+    ) -> Result<OnConflict> {
+        let Some(ast::ConflictTarget::Columns {
+            columns,
+            predicate: None,
+        }) = target
+        else {
+            return Err(Error::Syntax(
+                "ON CONFLICT DO UPDATE requires inference specification or constraint name: name the key's columns, ON CONFLICT (col, ...)".into(),
+            ));
+        };
+        let mut key_columns = Vec::new();
+        for c in columns {
+            let n = ident_name(c);
+            let i = info
+                .columns
+                .iter()
+                .position(|x| x.name == n)
+                .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
+            key_columns.push(i);
+        }
+        let mut sorted = key_columns.clone();
+        sorted.sort_unstable();
+        let Some(key) = info.keys.iter().find(|k| {
+            let mut k = (*k).clone();
+            k.sort_unstable();
+            k == sorted
+        }) else {
+            return Err(Error::InvalidColumnReference(
+                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                    .into(),
+            ));
+        };
+        let n = info.columns.len();
+        let mut scope = Scope::default();
+        let mut mine = relation_names(table, None)?;
+        mine.ncols = n;
+        let mut excluded = relation_names("excluded", None)?;
+        excluded.offset = n;
+        excluded.ncols = n;
+        scope.rels = vec![mine, excluded];
+        scope.columns = info.columns.iter().chain(&info.columns).cloned().collect();
+        scope.star = (0..n).collect();
+        self.clause = "ON CONFLICT DO UPDATE";
+        let mut assignments: Vec<(usize, Expr)> = Vec::new();
+        for a in &du.assignments {
+            let ast::AssignmentTarget::ColumnName(t) = &a.target else {
+                return Err(unsupported("SET (a, b) = (...) is not supported"));
+            };
+            let col =
+                t.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(ident_name)
+                    .unwrap_or_default();
+            let i = info
+                .columns
+                .iter()
+                .position(|c| c.name == col)
+                .ok_or_else(|| {
+                    Error::UndefinedColumn(format!(
+                        "column \"{col}\" of relation \"{table}\" does not exist"
+                    ))
+                })?;
+            let b = self.expr(&a.value, &scope)?;
+            assignments.push((i, self.assign(b, info.columns[i].data_type, &col)?));
+        }
+        let filter = self.dml_filter(du.selection.as_ref(), &scope)?;
+        Ok(OnConflict::DoUpdate {
+            key_columns: key.clone(),
+            assignments,
+            filter,
+        })
+    }
+
     /// The scope of one table named in UPDATE or DELETE, and its catalog name.
     fn dml_target(&self, factor: &ast::TableFactor) -> Result<(String, Scope)> {
         let ast::TableFactor::Table { name, alias, .. } = factor else {
@@ -1365,9 +1446,9 @@ impl<'a> Binder<'a> {
         if ins.returning.is_some() {
             return Err(unsupported("INSERT ... RETURNING is not supported"));
         }
-        let on_conflict = match (&ins.on, defaults.is_some()) {
+        let on_conflict = match (&ins.on, &table) {
             (None, _) => OnConflict::Error,
-            (Some(_), false) => {
+            (Some(_), None) => {
                 return Err(unsupported(
                     "INSERT ... ON CONFLICT applies to tables; a stream has no keys",
                 ))
@@ -1377,11 +1458,18 @@ impl<'a> Binder<'a> {
                     action: ast::OnConflictAction::DoNothing,
                     ..
                 })),
-                true,
+                Some(_),
             ) => OnConflict::DoNothing,
-            (Some(_), true) => {
+            (
+                Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    conflict_target,
+                    action: ast::OnConflictAction::DoUpdate(du),
+                })),
+                Some(info),
+            ) => self.on_conflict_update(&stream, info, conflict_target.as_ref(), du)?,
+            (Some(_), Some(_)) => {
                 return Err(unsupported(
-                    "only INSERT ... ON CONFLICT DO NOTHING is supported",
+                    "only INSERT ... ON CONFLICT DO NOTHING / DO UPDATE is supported",
                 ))
             }
         };

@@ -260,6 +260,8 @@ pub struct TableInfo {
     pub columns: Vec<Column>,
     /// Per column: its DEFAULT expression, if any.
     pub defaults: Vec<Option<Expr>>,
+    /// Its PRIMARY KEY and UNIQUE keys, as column indexes.
+    pub keys: Vec<Vec<usize>>,
 }
 
 /// `UPDATE t SET ... [WHERE ...]`.
@@ -288,13 +290,24 @@ pub struct Delete {
 }
 
 /// What INSERT does with a row whose key a table already holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum OnConflict {
     /// 23505, and nothing of the statement is inserted.
     #[default]
     Error,
     /// `ON CONFLICT DO NOTHING`: the row is skipped.
     DoNothing,
+    /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the held row whose key on
+    /// `key_columns` equals the new row's is updated instead.
+    DoUpdate {
+        /// The arbiter key's columns (a PRIMARY KEY or UNIQUE key of the table).
+        key_columns: Vec<usize>,
+        /// `SET column = expr`, over the held row followed by the proposed row
+        /// (`EXCLUDED.*`), cast to the column's type.
+        assignments: Vec<(usize, Expr)>,
+        /// WHERE over the same row: the held row is left alone when false.
+        filter: Option<Expr>,
+    },
 }
 
 /// `INSERT INTO`.

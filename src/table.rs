@@ -11,6 +11,23 @@
 //! indexes aside and swap them in only when every constraint holds. UPDATE and DELETE
 //! rebuild the indexes (linear in the table's size), which the row limit
 //! (`Limits::table_rows_max`) keeps bounded.
+//!
+//! ```
+//! use tcq::table::{Conflict, KeyDef, Table};
+//! use tcq::types::{Column, DataType, Value};
+//!
+//! let pkey = KeyDef { name: "airports_pkey".into(), columns: vec![0], primary: true };
+//! let columns = vec![Column::new("code", DataType::Text), Column::new("city", DataType::Text)];
+//! let t = Table::new("airports".into(), 16384, columns, vec![true, false], vec![None, None], vec![pkey], 1000);
+//! let sfo = vec![Value::Text("SFO".into()), Value::Text("San Francisco".into())];
+//! assert_eq!(t.insert(vec![sfo.clone()], Conflict::Error).unwrap(), 1);
+//! assert!(t.insert(vec![sfo.clone()], Conflict::Error).is_err()); // 23505
+//! let before = t.snapshot();
+//! t.truncate();
+//! // A snapshot keeps the table as it was, key index included.
+//! assert_eq!(before.lookup(0, &[Value::Text("SFO".into())]), Some(&sfo[..]));
+//! assert!(t.is_empty());
+//! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,6 +89,8 @@ impl TableData {
 /// to clone (two `Arc`s); never changes.
 #[derive(Clone, Debug)]
 pub struct TableSnapshot {
+    /// The table's OID: a table dropped and created again under its name has a new one.
+    pub oid: u32,
     /// The table's columns.
     pub columns: Arc<Vec<Column>>,
     /// Its PRIMARY KEY / UNIQUE constraints.
@@ -158,6 +177,7 @@ impl Table {
     /// The table now.
     pub fn snapshot(&self) -> TableSnapshot {
         TableSnapshot {
+            oid: self.oid,
             columns: self.columns.clone(),
             keys: self.keys.clone(),
             data: self.data.read().clone(),

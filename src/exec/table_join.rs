@@ -45,6 +45,8 @@ pub trait TableReader: Send + Sync {
 #[derive(Debug)]
 struct TableStep {
     name: String,
+    /// The OID of the table the query was planned on.
+    oid: u32,
     alias: String,
     offset: usize,
     ncols: usize,
@@ -167,6 +169,7 @@ pub fn split(
         });
         steps.push(TableStep {
             name: t.table.clone(),
+            oid: snapshot.oid,
             alias: t.alias.clone(),
             offset: t.offset,
             ncols: t.columns.len(),
@@ -291,9 +294,14 @@ impl TableStage {
             .tables
             .iter()
             .map(|t| {
-                self.reader.snapshot(&t.name).ok_or_else(|| {
-                    Error::UndefinedTable(format!("{} (dropped while a join read it)", t.name))
-                })
+                // A table dropped (and perhaps created again, with other columns) since the
+                // query was planned ends the query.
+                self.reader
+                    .snapshot(&t.name)
+                    .filter(|s| s.oid == t.oid)
+                    .ok_or_else(|| {
+                        Error::UndefinedTable(format!("{} (dropped while a join read it)", t.name))
+                    })
             })
             .collect::<Result<_>>()?;
         let hashes: Vec<Option<HashMap<Key, Vec<usize>>>> = self

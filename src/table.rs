@@ -198,6 +198,17 @@ impl Table {
     /// inserted (fewer than given only with [`Conflict::Skip`]). Errors: 23502 for a NULL
     /// in a NOT NULL column, 23505 for a duplicate key, 54000 past `rows_max`.
     pub fn insert(&self, rows: Vec<Vec<Value>>, on_conflict: Conflict) -> Result<u64> {
+        Ok(self.insert_with(rows, on_conflict, false)?.0)
+    }
+
+    /// [`Table::insert`], also returning a copy of each inserted row when `keep` (for
+    /// RETURNING).
+    pub fn insert_with(
+        &self,
+        rows: Vec<Vec<Value>>,
+        on_conflict: Conflict,
+        keep: bool,
+    ) -> Result<(u64, Vec<Vec<Value>>)> {
         let mut guard = self.data.write();
         let mut pending: Vec<HashMap<Key, usize>> = vec![HashMap::new(); self.keys.len()];
         let mut accepted = Vec::with_capacity(rows.len());
@@ -234,6 +245,7 @@ impl Table {
             )));
         }
         let n = accepted.len() as u64;
+        let kept = if keep { accepted.clone() } else { Vec::new() };
         let data = Arc::make_mut(&mut guard);
         for row in accepted {
             let at = data.rows.len();
@@ -244,26 +256,29 @@ impl Table {
             }
             data.rows.push(row);
         }
-        Ok(n)
+        Ok((n, kept))
     }
 
     /// INSERT ... ON CONFLICT DO UPDATE, all or none: each row whose key `key` (an index
     /// into `keys`) the table holds replaces that held row with `update(held, proposed)`
     /// (`None` leaves it alone); the others are inserted. Returns rows inserted plus rows
-    /// updated. Errors: 21000 when one statement reaches the same row twice, 23502,
-    /// 23505 (on another key), 54000 past `rows_max`, and those of `update`.
+    /// updated, and with `keep` a copy of each (for RETURNING). Errors: 21000 when one
+    /// statement reaches the same row twice, 23502, 23505 (on another key), 54000 past
+    /// `rows_max`, and those of `update`.
     pub fn upsert(
         &self,
         rows: Vec<Vec<Value>>,
         key: usize,
         update: &mut UpsertFn<'_>,
-    ) -> Result<u64> {
+        keep: bool,
+    ) -> Result<(u64, Vec<Vec<Value>>)> {
         let mut guard = self.data.write();
         // Rows change in place, so the statement works on a copy that replaces the table
         // only when every row has passed.
         let mut data: TableData = (**guard).clone();
         let mut touched = std::collections::HashSet::new();
         let mut n = 0;
+        let mut kept = Vec::new();
         for row in rows {
             self.check_not_null(&row)?;
             let held =
@@ -287,6 +302,9 @@ impl Table {
                     if let Some(kv) = key_of(def, &row) {
                         data.indexes[k].insert(kv, at);
                     }
+                }
+                if keep {
+                    kept.push(row.clone());
                 }
                 data.rows.push(row);
                 touched.insert(at);
@@ -315,11 +333,14 @@ impl Table {
                     data.indexes[k].insert(kv, i);
                 }
             }
+            if keep {
+                kept.push(new.clone());
+            }
             data.rows[i] = new;
             n += 1;
         }
         *guard = Arc::new(data);
-        Ok(n)
+        Ok((n, kept))
     }
 
     /// Replace each row for which `change` gives a new row (UPDATE), all or none. Returns

@@ -203,8 +203,8 @@ async fn constraint_and_name_errors_carry_postgresql_sqlstates() {
             "0A000",
         ),
         (
-            "INSERT INTO airports VALUES ('ATL', 'Atlanta') RETURNING code",
-            "0A000",
+            "INSERT INTO airports VALUES ('ATL', 'Atlanta') RETURNING nope",
+            "42703",
         ),
     ];
     for (sql, want) in cases {
@@ -427,4 +427,73 @@ async fn on_conflict_do_update_upserts_by_the_named_key() {
         rows(&c, "SELECT * FROM counts ORDER BY code").await,
         table(&[&["x", "11", "X2"], &["y", "2", "Y"], &["z", "3", "Z"]])
     );
+}
+
+#[tokio::test]
+async fn returning_gives_the_affected_rows_in_both_protocols() {
+    let c = filled().await;
+    // Simple protocol.
+    assert_eq!(
+        rows(
+            &c,
+            "INSERT INTO airports (code, city) VALUES ('JFK', 'New York'), ('SFO', 'x') \
+             ON CONFLICT DO NOTHING RETURNING code, hubs + 1 AS next"
+        )
+        .await,
+        table(&[&["JFK", "1"]])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "UPDATE airports SET hubs = hubs * 10 WHERE state = 'CA' RETURNING *"
+        )
+        .await,
+        table(&[
+            &["SFO", "San Francisco", "CA", "20"],
+            &["LAX", "Los Angeles", "CA", "0"],
+        ])
+    );
+    // Extended protocol: the statement describes its RETURNING columns.
+    let got = c
+        .query(
+            "DELETE FROM airports WHERE hubs < $1 RETURNING code, upper(city) AS city",
+            &[&1i32],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, String)> = got.iter().map(|r| (r.get("code"), r.get("city"))).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("LAX".into(), "LOS ANGELES".into()),
+            ("JFK".into(), "NEW YORK".into())
+        ]
+    );
+    let got = c
+        .query(
+            "INSERT INTO airports VALUES ('ORD', 'O', 'IL', 5) ON CONFLICT (code) \
+             DO UPDATE SET hubs = airports.hubs + excluded.hubs RETURNING hubs",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(got[0].get::<_, i32>(0), 6);
+    let (state, _) = err(
+        &c,
+        "INSERT INTO airports VALUES ('BOS', 'B') RETURNING count(*)",
+    )
+    .await;
+    assert_eq!(state, "42803");
+}
+
+#[tokio::test]
+async fn returning_on_a_stream_is_refused() {
+    let c = connect(start_server()).await;
+    exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, a integer)",
+    )
+    .await;
+    let (state, msg) = err(&c, "INSERT INTO s VALUES (now(), 1) RETURNING a").await;
+    assert_eq!(state, "0A000", "{msg}");
 }

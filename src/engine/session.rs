@@ -332,15 +332,15 @@ impl Session {
         Ok(match plan {
             Plan::Insert(i) => Description {
                 params: i.param_types,
-                columns: None,
+                columns: i.returning.map(|r| r.columns),
             },
             Plan::Update(u) => Description {
                 params: u.param_types,
-                columns: None,
+                columns: u.returning.map(|r| r.columns),
             },
             Plan::Delete(d) => Description {
                 params: d.param_types,
-                columns: None,
+                columns: d.returning.map(|r| r.columns),
             },
             Plan::Query(q) => Description {
                 params: q.param_types.clone(),

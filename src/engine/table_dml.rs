@@ -134,9 +134,10 @@ impl Session {
             rows.push(row);
         }
         self.settle_readers(&table.name).await;
-        let n = match &ins.on_conflict {
-            OnConflict::Error => table.insert(rows, Conflict::Error)?,
-            OnConflict::DoNothing => table.insert(rows, Conflict::Skip)?,
+        let keep = ins.returning.is_some();
+        let (n, affected) = match &ins.on_conflict {
+            OnConflict::Error => table.insert_with(rows, Conflict::Error, keep)?,
+            OnConflict::DoNothing => table.insert_with(rows, Conflict::Skip, keep)?,
             OnConflict::DoUpdate {
                 key_columns,
                 assignments,
@@ -162,10 +163,15 @@ impl Session {
                     }
                     Ok(Some(new))
                 };
-                table.upsert(rows, key, &mut update)?
+                table.upsert(rows, key, &mut update, keep)?
             }
         };
-        Ok(Outcome::Command(format!("INSERT 0 {n}")))
+        self.done(
+            format!("INSERT 0 {n}"),
+            ins.returning.as_ref(),
+            affected,
+            params,
+        )
     }
 
     pub(super) async fn update_table(
@@ -175,6 +181,7 @@ impl Session {
     ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&u.table)?;
         self.settle_readers(&table.name).await;
+        let mut affected = Vec::new();
         let n = table.update(|row| {
             if !self.matches(u.filter.as_ref(), row, params)? {
                 return Ok(None);
@@ -183,9 +190,17 @@ impl Session {
             for (c, e) in &u.assignments {
                 new[*c] = self.eval_over(e, row, params)?;
             }
+            if u.returning.is_some() {
+                affected.push(new.clone());
+            }
             Ok(Some(new))
         })?;
-        Ok(Outcome::Command(format!("UPDATE {n}")))
+        self.done(
+            format!("UPDATE {n}"),
+            u.returning.as_ref(),
+            affected,
+            params,
+        )
     }
 
     pub(super) async fn delete_table(
@@ -195,8 +210,20 @@ impl Session {
     ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&d.table)?;
         self.settle_readers(&table.name).await;
-        let n = table.delete(|row| self.matches(d.filter.as_ref(), row, params))?;
-        Ok(Outcome::Command(format!("DELETE {n}")))
+        let mut affected = Vec::new();
+        let n = table.delete(|row| {
+            let doomed = self.matches(d.filter.as_ref(), row, params)?;
+            if doomed && d.returning.is_some() {
+                affected.push(row.to_vec());
+            }
+            Ok(doomed)
+        })?;
+        self.done(
+            format!("DELETE {n}"),
+            d.returning.as_ref(),
+            affected,
+            params,
+        )
     }
 
     /// Let the joins reading table `name` catch up with the stream statements accepted
@@ -204,6 +231,34 @@ impl Session {
     async fn settle_readers(&self, name: &str) {
         let stall = self.engine.limits().output_stall_timeout;
         self.engine.catalog.barrier_table_readers(name, stall).await;
+    }
+
+    /// The statement's outcome: its tag, with the RETURNING rows of `affected` if asked.
+    fn done(
+        &self,
+        tag: String,
+        returning: Option<&sql::Returning>,
+        affected: Vec<Vec<Value>>,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        let Some(r) = returning else {
+            return Ok(Outcome::Command(tag));
+        };
+        let rows = affected
+            .iter()
+            .map(|row| {
+                r.projection
+                    .iter()
+                    .map(|e| self.eval_over(e, row, params))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Outcome::Rows {
+            columns: r.columns.clone(),
+            rows,
+            tag,
+            notices: vec![],
+        })
     }
 
     fn eval_over(&self, e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {

@@ -1211,9 +1211,6 @@ impl<'a> Binder<'a> {
         if !u.table.joins.is_empty() || u.from.is_some() {
             return Err(unsupported("UPDATE ... FROM and joins are not supported"));
         }
-        if u.returning.is_some() {
-            return Err(unsupported("UPDATE ... RETURNING is not supported"));
-        }
         let (table, scope) = self.dml_target(&u.table.relation)?;
         self.clause = "UPDATE";
         let mut assignments: Vec<(usize, Expr)> = Vec::new();
@@ -1257,10 +1254,12 @@ impl<'a> Binder<'a> {
             assignments.push((i, e));
         }
         let filter = self.dml_filter(u.selection.as_ref(), &scope)?;
+        let returning = self.returning(u.returning.as_deref(), &scope)?;
         Ok(Plan::Update(Update {
             table,
             assignments,
             filter,
+            returning,
             param_types: self.finish_params(),
         }))
     }
@@ -1269,9 +1268,6 @@ impl<'a> Binder<'a> {
         if d.using.is_some() || !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty()
         {
             return Err(unsupported("DELETE ... USING / LIMIT is not supported"));
-        }
-        if d.returning.is_some() {
-            return Err(unsupported("DELETE ... RETURNING is not supported"));
         }
         let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
             &d.from;
@@ -1283,10 +1279,58 @@ impl<'a> Binder<'a> {
         }
         let (table, scope) = self.dml_target(&one.relation)?;
         let filter = self.dml_filter(d.selection.as_ref(), &scope)?;
+        let returning = self.returning(d.returning.as_deref(), &scope)?;
         Ok(Plan::Delete(Delete {
             table,
             filter,
+            returning,
             param_types: self.finish_params(),
+        }))
+    }
+
+    /// `RETURNING items` over the one table in `scope` (`*` expands to its columns).
+    fn returning(
+        &mut self,
+        list: Option<&[ast::SelectItem]>,
+        scope: &Scope,
+    ) -> Result<Option<Returning>> {
+        let Some(list) = list else { return Ok(None) };
+        self.clause = "RETURNING";
+        let (mut projection, mut columns) = (Vec::new(), Vec::new());
+        for item in list {
+            let (e, alias) = match item {
+                ast::SelectItem::UnnamedExpr(e) => (e, None),
+                ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(ident_name(alias))),
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    for &i in &scope.star {
+                        projection.push(Expr::Column(i));
+                        columns.push(scope.columns[i].clone());
+                    }
+                    continue;
+                }
+                _ => return Err(unsupported("this RETURNING item is not supported")),
+            };
+            if contains_aggregate(e) {
+                return Err(Error::Grouping(
+                    "aggregate functions are not allowed in RETURNING".into(),
+                ));
+            }
+            let b = self.expr(e, scope)?;
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let expr = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "RETURNING")?
+            } else {
+                b.expr
+            };
+            projection.push(expr);
+            columns.push(Column::new(
+                alias.unwrap_or_else(|| default_column_name(e)),
+                ty,
+            ));
+        }
+        Ok(Some(Returning {
+            projection,
+            columns,
         }))
     }
 
@@ -1443,8 +1487,10 @@ impl<'a> Binder<'a> {
                 return Err(Error::UndefinedTable(stream));
             }
         };
-        if ins.returning.is_some() {
-            return Err(unsupported("INSERT ... RETURNING is not supported"));
+        if ins.returning.is_some() && table.is_none() {
+            return Err(unsupported(
+                "INSERT ... RETURNING applies to tables; a stream keeps no rows to return",
+            ));
         }
         let on_conflict = match (&ins.on, &table) {
             (None, _) => OnConflict::Error,
@@ -1548,10 +1594,20 @@ impl<'a> Binder<'a> {
                 (0..columns.len()).collect()
             }
         };
+        let returning = match &ins.returning {
+            None => None,
+            Some(list) => {
+                let mut scope = Scope::default();
+                scope.rels.push(relation_names(&stream, None)?);
+                scope.set_single(columns.clone());
+                self.returning(Some(list), &scope)?
+            }
+        };
         Ok(Plan::Insert(Insert {
             stream,
             table: table.is_some(),
             on_conflict,
+            returning,
             target_columns,
             rows,
             param_types: self.finish_params(),

@@ -264,6 +264,15 @@ pub struct TableInfo {
     pub keys: Vec<Vec<usize>>,
 }
 
+/// `RETURNING ...` of INSERT, UPDATE or DELETE on a table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Returning {
+    /// The list, over the affected row (the new row; the removed row for DELETE).
+    pub projection: Vec<Expr>,
+    /// Names and types of the result columns.
+    pub columns: Vec<Column>,
+}
+
 /// `UPDATE t SET ... [WHERE ...]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Update {
@@ -274,6 +283,8 @@ pub struct Update {
     pub assignments: Vec<(usize, Expr)>,
     /// WHERE over the old row; every row when `None`.
     pub filter: Option<Expr>,
+    /// `RETURNING ...`, over each new row.
+    pub returning: Option<Returning>,
     /// Types of `$1..$n`.
     pub param_types: Vec<DataType>,
 }
@@ -285,6 +296,8 @@ pub struct Delete {
     pub table: String,
     /// WHERE over the row; every row when `None`.
     pub filter: Option<Expr>,
+    /// `RETURNING ...`, over each removed row.
+    pub returning: Option<Returning>,
     /// Types of `$1..$n`.
     pub param_types: Vec<DataType>,
 }
@@ -318,8 +331,10 @@ pub struct Insert {
     /// True when the target is a stored table (then every row names every column, with
     /// defaults filled in).
     pub table: bool,
-    /// `ON CONFLICT DO NOTHING` (tables only).
+    /// `ON CONFLICT DO NOTHING / DO UPDATE` (tables only).
     pub on_conflict: OnConflict,
+    /// `RETURNING ...` (tables only): over each inserted or updated row.
+    pub returning: Option<Returning>,
     /// For each value position, the stream column it fills; columns not named get NULL.
     pub target_columns: Vec<usize>,
     /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and

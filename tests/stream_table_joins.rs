@@ -203,6 +203,14 @@ async fn explain_shows_how_each_table_is_joined_and_bad_joins_are_refused() {
         text.starts_with("Stream-table join of 1 stream input(s) and 2 table(s)"),
         "{text}"
     );
+    let e = c
+        .simple_query(&format!(
+            "SELECT count(*) FROM flights f {WINDOW} LEFT JOIN airports a ON a.code = r.origin \
+             JOIN routes r ON r.origin = f.origin"
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(sqlstate(&e), "42P01", "{e}");
     for sql in [
         // A window clause on the table.
         format!("SELECT * FROM flights f {WINDOW} JOIN airports a [RANGE BY '1 minute'] ON true"),

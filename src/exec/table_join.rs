@@ -144,6 +144,27 @@ pub fn split(
                     .iter()
                     .any(|p| c >= p.offset && c < p.offset + p.columns.len())
         };
+        // A LEFT JOIN's ON may read only the relations before it and the table itself, as
+        // in PostgreSQL (later ones are not bound when it is checked).
+        for p in &t.on {
+            let mut later = None;
+            walk(p, &mut |x| {
+                if let Expr::Column(c) = x {
+                    let own = *c >= t.offset && *c < t.offset + t.columns.len();
+                    if !own && !bound(*c) {
+                        later = tables
+                            .iter()
+                            .find(|o| *c >= o.offset && *c < o.offset + o.columns.len());
+                    }
+                }
+            });
+            if let Some(o) = later {
+                return Err(Error::UndefinedTable(format!(
+                    "invalid reference to FROM-clause entry for table \"{}\": the ON of a LEFT JOIN reads only the relations before it",
+                    o.alias
+                )));
+            }
+        }
         let preds = if t.left { &t.on } else { &residual };
         let mut equi = Vec::new();
         for p in preds {

@@ -157,6 +157,12 @@ pub enum Error {
         /// A hint for the user ("Perhaps you meant to reference the column ...").
         hint: Option<String>,
     },
+    /// 3F000: a schema name that does not exist.
+    #[error("{0}")]
+    UndefinedSchema(String),
+    /// 21000: a scalar subquery returned more than one row.
+    #[error("{0}")]
+    CardinalityViolation(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -240,7 +240,7 @@ impl Catalog {
             queries: Arc::new(Mutex::new(HashMap::new())),
             joins: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
-            next_oid: std::sync::atomic::AtomicU32::new(super::pgcompat::FIRST_OID),
+            next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
         }
     }
@@ -470,6 +470,9 @@ async fn run_queries(
     }
 }
 
+/// First OID handed to a stream, as PostgreSQL's first user OID.
+pub(crate) const FIRST_OID: u32 = 16384;
+
 /// The system views and their columns.
 pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
     let c = Column::new;
@@ -652,5 +655,9 @@ impl SchemaProvider for Catalog {
 
     fn stream_names(&self) -> Vec<String> {
         self.streams.read().keys().cloned().collect()
+    }
+
+    fn relations(&self) -> Option<&dyn crate::sql::RelationProvider> {
+        Some(self)
     }
 }

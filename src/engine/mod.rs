@@ -27,7 +27,7 @@ pub mod copy_binary;
 mod explain;
 mod join;
 mod outq;
-mod pgcompat;
+mod pg_catalog;
 mod session;
 mod spill;
 mod subscription;

@@ -157,6 +157,11 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("tcq.output_overflow", "error"),
 ];
 
+/// The settings a new session starts with, as (name, value).
+pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
+    DEFAULT_SETTINGS
+}
+
 /// Schemas that belong to the system: a stream may not be created in them (42501), as
 /// PostgreSQL refuses user relations in its catalogs.
 fn check_schema_writable(name: &str) -> Result<()> {
@@ -394,17 +399,6 @@ impl Session {
 
     /// Execute a statement with bound parameter values.
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
-        if let Some((columns, rows)) =
-            super::pgcompat::answer(stmt.text(), &self.engine.catalog, &self.user)
-        {
-            let tag = format!("SELECT {}", rows.len());
-            return Ok(Outcome::Rows {
-                columns,
-                rows,
-                tag,
-                notices: vec![],
-            });
-        }
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
         let plan = self.bind(stmt, &hints)?;
         if self.tx == TxStatus::Failed
@@ -711,6 +705,15 @@ impl Session {
                 .rows()
                 .to_vec(),
             Source::Nothing => vec![vec![]],
+            Source::Relational(rq) => {
+                self.engine.catalog.barrier_all().await;
+                let provider = super::pg_catalog::CatalogRelations {
+                    catalog: &self.engine.catalog,
+                    user: &self.user,
+                    database: &self.database,
+                };
+                return crate::exec::relational::run(rq, &provider, params, Some(self));
+            }
             Source::Stream { .. } | Source::Join { .. } => {
                 unreachable!("continuous queries are subscribed")
             }

@@ -18,6 +18,8 @@ pub mod finite;
 pub mod group;
 pub mod join;
 pub mod query;
+pub mod relational;
+pub mod relational_funcs;
 pub mod table_join;
 pub mod windowed;
 

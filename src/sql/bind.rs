@@ -1794,7 +1794,73 @@ impl<'a> Binder<'a> {
 
     // ----- SELECT -----
 
+    /// Bind a SELECT: finite relational queries (catalogs, joins, subqueries, CTEs, set
+    /// operations) go to [`super::relational`]; the rest is bound here, and a finite query
+    /// this binder refuses is tried there before its error is returned.
     fn query(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
+        let Some(provider) = self.schema.relations() else {
+            return self.query_simple(q, text);
+        };
+        let schema = self.schema;
+        let streams = |n: &str| schema.stream(n).is_some();
+        let relations = |s: &str, n: &str| {
+            if s.is_empty() {
+                provider.relation("pg_catalog", n).is_some()
+                    || provider.relation("public", n).is_some()
+            } else {
+                provider.relation(s, n).is_some()
+            }
+        };
+        match super::relational::route(q, &streams, &relations) {
+            super::relational::Route::Relational => self.relational(q, text, provider),
+            super::relational::Route::Continuous => self.query_simple(q, text),
+            super::relational::Route::Finite => {
+                let saved = self.params.clone();
+                match self.query_simple(q, text) {
+                    Ok(plan) => Ok(plan),
+                    Err(e) => {
+                        self.params = saved;
+                        self.relational(q, text, provider).map_err(|_| e)
+                    }
+                }
+            }
+        }
+    }
+
+    fn relational(
+        &mut self,
+        q: &ast::Query,
+        text: &str,
+        provider: &dyn super::RelationProvider,
+    ) -> Result<Query> {
+        if !self.windows.is_empty() {
+            return Err(Error::Syntax(
+                "a window clause must follow a stream in FROM".into(),
+            ));
+        }
+        let (rq, param_types) = super::relational::bind_query(q, provider, &self.params)?;
+        let columns = rq
+            .columns
+            .iter()
+            .map(|(n, t)| Column::new(n.clone(), t.data_type()))
+            .collect();
+        Ok(Query {
+            source: Source::Relational(Box::new(rq)),
+            windows: vec![],
+            filter: None,
+            aggregate: None,
+            having: None,
+            projection: vec![],
+            columns,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+            param_types,
+            text: text.to_string(),
+        })
+    }
+
+    fn query_simple(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
         if q.with.is_some() {
             return Err(unsupported("WITH is not supported"));
         }
@@ -1806,7 +1872,7 @@ impl<'a> Binder<'a> {
         let sel = match &*q.body {
             ast::SetExpr::Select(s) => s,
             ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-                return self.query(inner, text)
+                return self.query_simple(inner, text)
             }
             ast::SetExpr::SetOperation { op, .. } => {
                 return Err(unsupported(format!("{op} is not supported")))

@@ -36,9 +36,44 @@
 mod bind;
 mod parse;
 mod plan;
+mod relational;
 
 pub use bind::stream_name_of;
 pub use plan::*;
+pub use relational::{
+    CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelGroup, RelQuery,
+    RelSelect, RelationProvider, SetOp, FUNCTIONS,
+};
+
+/// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).
+pub fn keywords() -> Vec<(&'static str, bool)> {
+    const RESERVED: &[&str] = &[
+        "ALL", "ANALYSE", "ANALYZE", "AND", "ANY", "ARRAY", "AS", "ASC", "ASYMMETRIC", "BOTH",
+        "CASE", "CAST", "CHECK", "COLLATE", "COLUMN", "CONSTRAINT", "CREATE", "CURRENT_CATALOG",
+        "CURRENT_DATE", "CURRENT_ROLE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "CURRENT_USER",
+        "DEFAULT", "DEFERRABLE", "DESC", "DISTINCT", "DO", "ELSE", "END", "EXCEPT", "FALSE",
+        "FETCH", "FOR", "FOREIGN", "FROM", "GRANT", "GROUP", "HAVING", "IN", "INITIALLY",
+        "INTERSECT", "INTO", "LATERAL", "LEADING", "LIMIT", "LOCALTIME", "LOCALTIMESTAMP",
+        "NOT", "NULL", "OFFSET", "ON", "ONLY", "OR", "ORDER", "PLACING", "PRIMARY",
+        "REFERENCES", "RETURNING", "SELECT", "SESSION_USER", "SOME", "SYMMETRIC", "TABLE",
+        "THEN", "TO", "TRAILING", "TRUE", "UNION", "UNIQUE", "USER", "USING", "VARIADIC",
+        "WHEN", "WHERE", "WINDOW", "WITH",
+    ];
+    sqlparser::keywords::ALL_KEYWORDS
+        .iter()
+        .map(|k| (*k, RESERVED.contains(k)))
+        .collect()
+}
+
+/// Parse and bind one finite relational query (a SELECT over `provider`'s relations)
+/// without the engine: for tests and examples. Errors as [`bind`] gives them.
+pub fn bind_relational(text: &str, provider: &dyn RelationProvider) -> Result<RelQuery> {
+    let stmts = parse(text)?;
+    let stmt = stmts
+        .first()
+        .ok_or_else(|| crate::Error::Syntax("empty query".into()))?;
+    relational::bind_parsed(&stmt.inner, provider)
+}
 
 use crate::error::Result;
 use crate::types::DataType;

@@ -525,6 +525,10 @@ pub enum Source {
     },
     /// No FROM clause: one empty input row (`SELECT 1`, `SELECT version()`).
     Nothing,
+    /// A finite relational query (catalogs, joins, subqueries, CTEs, set operations),
+    /// evaluated by [`crate::exec::relational`]; the other fields of [`Query`] are unused
+    /// except `columns`, `param_types` and `text`.
+    Relational(Box<super::RelQuery>),
     /// Two or more windowed streams joined (`JOIN ... ON`, `USING`, or a comma list with
     /// the predicates in WHERE). The input row is the inputs' rows concatenated in the
     /// order written; [`Query::filter`] holds every join and WHERE predicate over it, and
@@ -864,5 +868,10 @@ pub trait SchemaProvider {
     /// Every stream's name, for the "Perhaps you meant" hint of a misspelled one.
     fn stream_names(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// The relations finite relational queries read (system catalogs, later stored
+    /// tables); `None` leaves such queries to the continuous binder, which refuses them.
+    fn relations(&self) -> Option<&dyn super::RelationProvider> {
+        None
     }
 }

@@ -1,0 +1,839 @@
+//! PostgreSQL 15's system catalogs and `information_schema`, filled from tcq's catalog, as
+//! relations for finite queries ([`crate::sql::RelationProvider`]).
+//!
+//! Columns carry PostgreSQL 15's names in its order; their types are tcq's: `oid` is
+//! `bigint`, `name` and `"char"` are `text`, arrays (`text[]`, `oidvector`, `aclitem[]`)
+//! are their text form (`{a,b}`, `23 25`).
+//!
+//! Streams are foreign tables (relkind `'f'`) of the foreign server `tcq` (wrapper
+//! `tcq_stream`): a stream's tuples live outside any stored table, so psql's `\d flights`
+//! prints `Foreign table "public.flights"` with `FDW options: (timestampcolumn 'ts', type
+//! 'unarchived')`, and the TIMESTAMPCOLUMN is NOT NULL with the column FDW option
+//! `timestampcolumn 'true'`. `\d` and `\dE` list streams; `\dt` lists stored tables only.
+//! A stream named `network.tcpdump` lives in schema `network`.
+//!
+//! The catalogs themselves are listed in `pg_class` (relkind `'r'` in `pg_catalog`,
+//! `'v'` in `information_schema`) with their columns in `pg_attribute`, so `\d pg_class`
+//! and `'pg_catalog.pg_extension'::regclass` work. One role exists: the session's user
+//! (oid 10, superuser); one database: the session's.
+
+use std::sync::Arc;
+
+use super::catalog::{Catalog, Stream};
+use crate::exec::relational_funcs::{INFORMATION_SCHEMA_OID, PG_CATALOG_OID, PUBLIC_OID};
+use crate::sql::RelationProvider;
+use crate::types::{Column, DataType, Value};
+
+/// The relations of the catalogs: (schema, name, fixed oid or 0, columns as
+/// `name:type` with type one of oid, name, text, char, bool, int2, int4, int8, float4,
+/// arr, tstz, regproc).
+const RELATIONS: &[(&str, &str, i64, &str)] = &[
+    ("pg_catalog", "pg_namespace", 2615, "oid:oid nspname:name nspowner:oid nspacl:arr"),
+    ("pg_catalog", "pg_class", 1259, "oid:oid relname:name relnamespace:oid reltype:oid reloftype:oid relowner:oid relam:oid relfilenode:oid reltablespace:oid relpages:int4 reltuples:float4 relallvisible:int4 reltoastrelid:oid relhasindex:bool relisshared:bool relpersistence:char relkind:char relnatts:int2 relchecks:int2 relhasrules:bool relhastriggers:bool relhassubclass:bool relrowsecurity:bool relforcerowsecurity:bool relispopulated:bool relreplident:char relispartition:bool relrewrite:oid relfrozenxid:int8 relminmxid:int8 relacl:arr reloptions:arr relpartbound:text"),
+    ("pg_catalog", "pg_attribute", 1249, "attrelid:oid attname:name atttypid:oid attstattarget:int4 attlen:int2 attnum:int2 attndims:int4 attcacheoff:int4 atttypmod:int4 attbyval:bool attalign:char attstorage:char attcompression:char attnotnull:bool atthasdef:bool atthasmissing:bool attidentity:char attgenerated:char attisdropped:bool attislocal:bool attinhcount:int4 attcollation:oid attacl:arr attoptions:arr attfdwoptions:arr attmissingval:arr"),
+    ("pg_catalog", "pg_type", 1247, "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char typcategory:char typispreferred:bool typisdefined:bool typdelim:char typrelid:oid typsubscript:regproc typelem:oid typarray:oid typinput:regproc typoutput:regproc typreceive:regproc typsend:regproc typmodin:regproc typmodout:regproc typanalyze:regproc typalign:char typstorage:char typnotnull:bool typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typdefaultbin:text typdefault:text typacl:arr"),
+    ("pg_catalog", "pg_proc", 1255, "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:float4 prorows:float4 provariadic:oid prosupport:regproc prokind:char prosecdef:bool proleakproof:bool proisstrict:bool proretset:bool provolatile:char proparallel:char pronargs:int2 pronargdefaults:int2 prorettype:oid proargtypes:text proallargtypes:arr proargmodes:arr proargnames:arr proargdefaults:text protrftypes:arr prosrc:text probin:text prosqlbody:text proconfig:arr proacl:arr"),
+    ("pg_catalog", "pg_database", 1262, "oid:oid datname:name datdba:oid encoding:int4 datlocprovider:char datistemplate:bool datallowconn:bool datconnlimit:int4 datfrozenxid:int8 datminmxid:int8 dattablespace:oid datcollate:text datctype:text daticulocale:text datcollversion:text datacl:arr"),
+    ("pg_catalog", "pg_authid", 1260, "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool rolcanlogin:bool rolreplication:bool rolbypassrls:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:tstz"),
+    ("pg_catalog", "pg_roles", 0, "rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool rolcanlogin:bool rolreplication:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:tstz rolbypassrls:bool rolconfig:arr oid:oid"),
+    ("pg_catalog", "pg_user", 0, "usename:name usesysid:oid usecreatedb:bool usesuper:bool userepl:bool usebypassrls:bool passwd:text valuntil:tstz useconfig:arr"),
+    ("pg_catalog", "pg_auth_members", 1261, "roleid:oid member:oid grantor:oid admin_option:bool"),
+    ("pg_catalog", "pg_index", 2610, "indexrelid:oid indrelid:oid indnatts:int2 indnkeyatts:int2 indisunique:bool indnullsnotdistinct:bool indisprimary:bool indisexclusion:bool indimmediate:bool indisclustered:bool indisvalid:bool indcheckxmin:bool indisready:bool indislive:bool indisreplident:bool indkey:text indcollation:text indclass:text indoption:text indexprs:text indpred:text"),
+    ("pg_catalog", "pg_constraint", 2606, "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid confupdtype:char confdeltype:char confmatchtype:char conislocal:bool coninhcount:int4 connoinherit:bool conkey:arr confkey:arr conpfeqop:arr conppeqop:arr conffeqop:arr confdelsetcols:arr conexclop:arr conbin:text"),
+    ("pg_catalog", "pg_description", 2609, "objoid:oid classoid:oid objsubid:int4 description:text"),
+    ("pg_catalog", "pg_shdescription", 2396, "objoid:oid classoid:oid description:text"),
+    ("pg_catalog", "pg_am", 2601, "oid:oid amname:name amhandler:regproc amtype:char"),
+    ("pg_catalog", "pg_attrdef", 2604, "oid:oid adrelid:oid adnum:int2 adbin:text"),
+    ("pg_catalog", "pg_inherits", 2611, "inhrelid:oid inhparent:oid inhseqno:int4 inhdetachpending:bool"),
+    ("pg_catalog", "pg_extension", 3079, "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text extconfig:arr extcondition:arr"),
+    ("pg_catalog", "pg_collation", 3456, "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char collisdeterministic:bool collencoding:int4 collcollate:text collctype:text colliculocale:text collversion:text"),
+    ("pg_catalog", "pg_enum", 3501, "oid:oid enumtypid:oid enumsortorder:float4 enumlabel:name"),
+    ("pg_catalog", "pg_range", 3541, "rngtypid:oid rngsubtype:oid rngmultitypid:oid rngcollation:oid rngsubopc:oid rngcanonical:regproc rngsubdiff:regproc"),
+    ("pg_catalog", "pg_settings", 0, "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text vartype:text source:text min_val:text max_val:text enumvals:arr boot_val:text reset_val:text sourcefile:text sourceline:int4 pending_restart:bool"),
+    ("pg_catalog", "pg_tables", 0, "schemaname:name tablename:name tableowner:name tablespace:name hasindexes:bool hasrules:bool hastriggers:bool rowsecurity:bool"),
+    ("pg_catalog", "pg_views", 0, "schemaname:name viewname:name viewowner:name definition:text"),
+    ("pg_catalog", "pg_matviews", 0, "schemaname:name matviewname:name matviewowner:name tablespace:name hasindexes:bool ispopulated:bool definition:text"),
+    ("pg_catalog", "pg_foreign_table", 3118, "ftrelid:oid ftserver:oid ftoptions:arr"),
+    ("pg_catalog", "pg_foreign_server", 1417, "oid:oid srvname:name srvowner:oid srvfdw:oid srvtype:text srvversion:text srvacl:arr srvoptions:arr"),
+    ("pg_catalog", "pg_foreign_data_wrapper", 2328, "oid:oid fdwname:name fdwowner:oid fdwhandler:oid fdwvalidator:oid fdwacl:arr fdwoptions:arr"),
+    ("pg_catalog", "pg_policy", 3256, "oid:oid polname:name polrelid:oid polcmd:char polpermissive:bool polroles:arr polqual:text polwithcheck:text"),
+    ("pg_catalog", "pg_statistic_ext", 3381, "oid:oid stxrelid:oid stxname:name stxnamespace:oid stxowner:oid stxstattarget:int4 stxkeys:text stxkind:arr stxexprs:text"),
+    ("pg_catalog", "pg_publication", 6104, "oid:oid pubname:name pubowner:oid puballtables:bool pubinsert:bool pubupdate:bool pubdelete:bool pubtruncate:bool pubviaroot:bool"),
+    ("pg_catalog", "pg_publication_namespace", 6237, "oid:oid pnpubid:oid pnnspid:oid"),
+    ("pg_catalog", "pg_publication_rel", 6106, "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:arr"),
+    ("pg_catalog", "pg_trigger", 2620, "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char tgisinternal:bool tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:bool tginitdeferred:bool tgnargs:int2 tgattr:text tgargs:text tgqual:text tgoldtable:name tgnewtable:name"),
+    ("pg_catalog", "pg_rewrite", 2618, "oid:oid rulename:name ev_class:oid ev_type:char ev_enabled:char is_instead:bool ev_qual:text ev_action:text"),
+    ("pg_catalog", "pg_sequence", 2224, "seqrelid:oid seqtypid:oid seqstart:int8 seqincrement:int8 seqmax:int8 seqmin:int8 seqcache:int8 seqcycle:bool"),
+    ("pg_catalog", "pg_depend", 2608, "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char"),
+    ("pg_catalog", "pg_tablespace", 1213, "oid:oid spcname:name spcowner:oid spcacl:arr spcoptions:arr"),
+    ("pg_catalog", "pg_language", 2612, "oid:oid lanname:name lanowner:oid lanispl:bool lanpltrusted:bool lanplcallfoid:oid laninline:oid lanvalidator:oid lanacl:arr"),
+    ("pg_catalog", "pg_operator", 2617, "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:regproc oprrest:regproc oprjoin:regproc"),
+    ("pg_catalog", "pg_event_trigger", 3466, "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:char evttags:arr"),
+    ("information_schema", "schemata", 0, "catalog_name:name schema_name:name schema_owner:name default_character_set_catalog:name default_character_set_schema:name default_character_set_name:name sql_path:text"),
+    ("information_schema", "tables", 0, "table_catalog:name table_schema:name table_name:name table_type:text self_referencing_column_name:name reference_generation:text user_defined_type_catalog:name user_defined_type_schema:name user_defined_type_name:name is_insertable_into:text is_typed:text commit_action:text"),
+    ("information_schema", "columns", 0, "table_catalog:name table_schema:name table_name:name column_name:name ordinal_position:int4 column_default:text is_nullable:text data_type:text character_maximum_length:int4 character_octet_length:int4 numeric_precision:int4 numeric_precision_radix:int4 numeric_scale:int4 datetime_precision:int4 interval_type:text interval_precision:int4 character_set_catalog:name character_set_schema:name character_set_name:name collation_catalog:name collation_schema:name collation_name:name domain_catalog:name domain_schema:name domain_name:name udt_catalog:name udt_schema:name udt_name:name scope_catalog:name scope_schema:name scope_name:name maximum_cardinality:int4 dtd_identifier:name is_self_referencing:text is_identity:text identity_generation:text identity_start:text identity_increment:text identity_maximum:text identity_minimum:text identity_cycle:text is_generated:text generation_expression:text is_updatable:text"),
+    ("information_schema", "views", 0, "table_catalog:name table_schema:name table_name:name view_definition:text check_option:text is_updatable:text is_insertable_into:text is_trigger_updatable:text is_trigger_deletable:text is_trigger_insertable_into:text"),
+    ("information_schema", "routines", 0, "specific_catalog:name specific_schema:name specific_name:name routine_catalog:name routine_schema:name routine_name:name routine_type:text data_type:text type_udt_catalog:name type_udt_schema:name type_udt_name:name routine_body:text routine_definition:text external_name:text external_language:text is_deterministic:text is_null_call:text security_type:text"),
+];
+
+/// Built-in types: (oid, name, length, category, array oid). Array types follow from the
+/// array oid (named `_name`, category 'A').
+const TYPES: &[(i64, &str, i64, char, i64)] = &[
+    (16, "bool", 1, 'B', 1000),
+    (17, "bytea", -1, 'U', 1001),
+    (18, "char", 1, 'Z', 1002),
+    (19, "name", 64, 'S', 1003),
+    (20, "int8", 8, 'N', 1016),
+    (21, "int2", 2, 'N', 1005),
+    (22, "int2vector", -1, 'A', 1006),
+    (23, "int4", 4, 'N', 1007),
+    (24, "regproc", 4, 'N', 1008),
+    (25, "text", -1, 'S', 1009),
+    (26, "oid", 4, 'N', 1028),
+    (27, "tid", 6, 'U', 1010),
+    (28, "xid", 4, 'U', 1011),
+    (29, "cid", 4, 'U', 1012),
+    (30, "oidvector", -1, 'A', 1013),
+    (114, "json", -1, 'U', 199),
+    (142, "xml", -1, 'U', 143),
+    (194, "pg_node_tree", -1, 'Z', 0),
+    (700, "float4", 4, 'N', 1021),
+    (701, "float8", 8, 'N', 1022),
+    (705, "unknown", -2, 'X', 0),
+    (869, "inet", -1, 'I', 1041),
+    (1033, "aclitem", 12, 'U', 1034),
+    (1042, "bpchar", -1, 'S', 1014),
+    (1043, "varchar", -1, 'S', 1015),
+    (1082, "date", 4, 'D', 1182),
+    (1083, "time", 8, 'D', 1183),
+    (1114, "timestamp", 8, 'D', 1115),
+    (1184, "timestamptz", 8, 'D', 1185),
+    (1186, "interval", 16, 'T', 1187),
+    (1266, "timetz", 12, 'D', 1270),
+    (1700, "numeric", -1, 'N', 1231),
+    (2205, "regclass", 4, 'N', 2210),
+    (2206, "regtype", 4, 'N', 2211),
+    (2249, "record", -1, 'P', 2287),
+    (2275, "cstring", -2, 'P', 1263),
+    (2276, "any", 4, 'P', 0),
+    (2277, "anyarray", -1, 'P', 0),
+    (2278, "void", 4, 'P', 0),
+    (2283, "anyelement", 4, 'P', 0),
+    (2950, "uuid", 16, 'U', 2951),
+    (3802, "jsonb", -1, 'U', 3807),
+    (4089, "regnamespace", 4, 'N', 4090),
+    (4096, "regrole", 4, 'N', 4097),
+];
+
+/// tcq's own functions: (oid, name, kind, argument types, argument names, result type,
+/// returns a set, description).
+const PROCS: &[(i64, &str, char, &[i64], &[&str], i64, &str)] = &[
+    (9001, "tcq_advance", 'f', &[25, 1114], &["stream", "t"], 1114, "move an idle stream's time forward (a heartbeat)"),
+    (9002, "wtime", 'f', &[], &[], 1114, "end (exclusive) of the window instance being emitted"),
+    (9003, "wstart", 'f', &[], &[], 1114, "start of the window instance being emitted"),
+    (9004, "wrange", 'f', &[], &[], 1186, "RANGE BY of the window being emitted"),
+    (9005, "wslide", 'f', &[], &[], 1186, "SLIDE BY of the window being emitted"),
+    (2147, "count", 'a', &[], &[], 20, "number of input rows"),
+    (2108, "sum", 'a', &[23], &[], 20, "sum as bigint across all integer input values"),
+    (2101, "avg", 'a', &[23], &[], 1700, "the average (arithmetic mean) as numeric of all integer values"),
+    (2132, "min", 'a', &[23], &[], 23, "minimum value of all integer input values"),
+    (2116, "max", 'a', &[23], &[], 23, "maximum value of all integer input values"),
+    (89, "version", 'f', &[], &[], 25, "PostgreSQL version string"),
+    (1299, "now", 'f', &[], &[], 1184, "current transaction time"),
+    (1081, "format_type", 'f', &[26, 23], &[], 25, "format a type oid and atttypmod to canonical SQL"),
+];
+
+/// Oid of the foreign data wrapper and server that streams belong to.
+const FDW_OID: i64 = 9100;
+const SERVER_OID: i64 = 9101;
+/// Oid of the one role.
+const ROLE_OID: i64 = 10;
+/// Oid of the one database.
+const DATABASE_OID: i64 = 5;
+/// Oid of the first catalog relation without a PostgreSQL oid.
+const FIRST_VIEW_OID: i64 = 12000;
+
+fn col_type(t: &str) -> DataType {
+    match t {
+        "oid" | "int8" => DataType::Int8,
+        "bool" => DataType::Bool,
+        "int2" => DataType::Int2,
+        "int4" => DataType::Int4,
+        "float4" => DataType::Float4,
+        "tstz" => DataType::TimestampTz,
+        _ => DataType::Text,
+    }
+}
+
+/// The PostgreSQL type oid a catalog column reports in `pg_attribute`.
+fn col_pg_type(t: &str) -> i64 {
+    match t {
+        "oid" => 26,
+        "name" => 19,
+        "char" => 18,
+        "bool" => 16,
+        "int2" => 21,
+        "int4" => 23,
+        "int8" => 20,
+        "float4" => 700,
+        "tstz" => 1184,
+        "regproc" => 24,
+        "arr" => 1009,
+        _ => 25,
+    }
+}
+
+fn specs(cols: &str) -> Vec<(&str, &str)> {
+    cols.split_whitespace()
+        .map(|c| c.split_once(':').expect("name:type"))
+        .collect()
+}
+
+/// The relation's oid: PostgreSQL's where it has one.
+fn relation_oid(i: usize) -> i64 {
+    match RELATIONS[i].2 {
+        0 => FIRST_VIEW_OID + i as i64,
+        oid => oid,
+    }
+}
+
+fn t(s: impl Into<String>) -> Value {
+    Value::Text(s.into().into())
+}
+
+fn oid(v: i64) -> Value {
+    Value::Int8(v)
+}
+
+/// A stable oid for a user schema (streams named `schema.name`).
+fn schema_oid(name: &str) -> i64 {
+    match name {
+        "pg_catalog" => PG_CATALOG_OID,
+        "public" => PUBLIC_OID,
+        "information_schema" => INFORMATION_SCHEMA_OID,
+        _ => {
+            // FNV-1a, folded into [100000, 1100000): stable across statements and restarts.
+            let mut h: u64 = 0xcbf29ce484222325;
+            for b in name.bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+            100_000 + (h % 1_000_000) as i64
+        }
+    }
+}
+
+fn split_name(name: &str) -> (&str, &str) {
+    name.split_once('.').unwrap_or(("public", name))
+}
+
+/// A PostgreSQL type's (oid, typmod, length, storage) for a tcq column type.
+fn pg_type_of(d: DataType) -> (i64, i64, i64, char) {
+    let typmod = match d {
+        DataType::Varchar(Some(n)) => n as i64 + 4,
+        _ => -1,
+    };
+    let (len, storage) = match d {
+        DataType::Bool => (1, 'p'),
+        DataType::Int2 => (2, 'p'),
+        DataType::Int4 | DataType::Float4 => (4, 'p'),
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => {
+            (8, 'p')
+        }
+        DataType::Interval => (16, 'p'),
+        DataType::Numeric => (-1, 'm'),
+        DataType::Text | DataType::Varchar(_) => (-1, 'x'),
+    };
+    (d.oid() as i64, typmod, len, storage)
+}
+
+/// The catalogs as the session of `user` on `database` sees them.
+pub(crate) struct CatalogRelations<'a> {
+    pub catalog: &'a Catalog,
+    pub user: &'a str,
+    pub database: &'a str,
+}
+
+impl RelationProvider for CatalogRelations<'_> {
+    fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+        relation(self.catalog, self.user, self.database, schema, name)
+    }
+}
+
+impl RelationProvider for Catalog {
+    fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+        relation(self, "tcq", "tcq", schema, name)
+    }
+}
+
+fn relation(
+    catalog: &Catalog,
+    user: &str,
+    database: &str,
+    schema: &str,
+    name: &str,
+) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+    if schema == "pg_catalog" {
+        if let Some(cols) = super::catalog::system_view_columns(name) {
+            return Some((cols, catalog.system_view_rows(name)));
+        }
+    }
+    let i = RELATIONS
+        .iter()
+        .position(|r| r.0 == schema && r.1 == name)?;
+    let spec = specs(RELATIONS[i].3);
+    let columns: Vec<Column> = spec
+        .iter()
+        .map(|(n, ty)| Column::new(*n, col_type(ty)))
+        .collect();
+    let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
+    streams.sort_by_key(|s| s.oid);
+    let ctx = Ctx {
+        streams: &streams,
+        user,
+        database,
+    };
+    let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);
+    let rows = rows
+        .into_iter()
+        .map(|r| fill(&spec, r))
+        .collect();
+    Some((columns, rows))
+}
+
+/// A full row from named values; the others get the type's default (false, 0, '' or NULL).
+fn fill(spec: &[(&str, &str)], mut named: Vec<(&str, Value)>) -> Vec<Value> {
+    spec.iter()
+        .map(|(n, ty)| match named.iter().position(|(k, _)| k == n) {
+            Some(p) => named.swap_remove(p).1,
+            None => match *ty {
+                "bool" => Value::Bool(false),
+                "oid" | "int8" => Value::Int8(0),
+                "int2" => Value::Int2(0),
+                "int4" => Value::Int4(0),
+                "float4" => Value::Float4(0.0),
+                "name" | "char" => t(""),
+                "regproc" => t("-"),
+                _ => Value::Null,
+            },
+        })
+        .collect()
+}
+
+struct Ctx<'a> {
+    streams: &'a [Arc<Stream>],
+    user: &'a str,
+    database: &'a str,
+}
+
+type Named = Vec<(&'static str, Value)>;
+
+impl Ctx<'_> {
+    fn schemas(&self) -> Vec<String> {
+        let mut s: Vec<String> = vec!["pg_catalog".into(), "public".into(), "information_schema".into()];
+        for st in self.streams {
+            let ns = split_name(&st.name).0.to_string();
+            if !s.contains(&ns) {
+                s.push(ns);
+            }
+        }
+        s
+    }
+
+    /// Every relation: (oid, schema, name, relkind, columns as (name, type oid, typmod,
+    /// len, storage, not null, fdw options)).
+    #[allow(clippy::type_complexity)]
+    fn relations(&self) -> Vec<(i64, String, String, char, Vec<(String, i64, i64, i64, char, bool, Option<String>)>)> {
+        let mut out = Vec::new();
+        for (i, (schema, name, _, cols)) in RELATIONS.iter().enumerate() {
+            let kind = if *schema == "pg_catalog" && RELATIONS[i].2 != 0 { 'r' } else { 'v' };
+            let cols = specs(cols)
+                .into_iter()
+                .map(|(n, ty)| {
+                    let (len, storage) = match ty {
+                        "oid" | "int4" | "float4" => (4, 'p'),
+                        "int8" | "tstz" => (8, 'p'),
+                        "int2" => (2, 'p'),
+                        "bool" | "char" => (1, 'p'),
+                        "name" => (64, 'p'),
+                        _ => (-1, 'x'),
+                    };
+                    (n.to_string(), col_pg_type(ty), -1, len, storage, kind == 'r', None)
+                })
+                .collect();
+            out.push((relation_oid(i), schema.to_string(), name.to_string(), kind, cols));
+        }
+        for (j, v) in ["tcq_streams", "tcq_queries", "pg_stat_activity"].iter().enumerate() {
+            let cols = super::catalog::system_view_columns(v)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| {
+                    let (o, m, l, s) = pg_type_of(c.data_type);
+                    (c.name, o, m, l, s, false, None)
+                })
+                .collect();
+            out.push((FIRST_VIEW_OID + 500 + j as i64, "pg_catalog".into(), v.to_string(), 'v', cols));
+        }
+        for s in self.streams {
+            let (ns, rel) = split_name(&s.name);
+            let cols = s
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let (o, m, l, st) = pg_type_of(c.data_type);
+                    let ts = s.ts_col == Some(i);
+                    (c.name.clone(), o, m, l, st, ts, ts.then(|| "{timestampcolumn=true}".to_string()))
+                })
+                .collect();
+            out.push((s.oid as i64, ns.to_string(), rel.to_string(), 'f', cols));
+        }
+        out
+    }
+
+    fn stream_options(s: &Stream) -> String {
+        let kind = if s.archived { "archived" } else { "unarchived" };
+        match s.ts_col {
+            Some(c) => crate::exec::relational::format_array(&[
+                t(format!("timestampcolumn={}", s.columns[c].name)),
+                t(format!("type={kind}")),
+            ]),
+            None => crate::exec::relational::format_array(&[
+                t("stamp=arrival"),
+                t(format!("type={kind}")),
+            ]),
+        }
+    }
+
+    fn rows(&self, name: &str) -> Vec<Named> {
+        let b = Value::Bool;
+        match name {
+            "pg_namespace" => self
+                .schemas()
+                .into_iter()
+                .map(|n| {
+                    vec![
+                        ("oid", oid(schema_oid(&n))),
+                        ("nspname", t(n)),
+                        ("nspowner", oid(ROLE_OID)),
+                    ]
+                })
+                .collect(),
+            "schemata" => self
+                .schemas()
+                .into_iter()
+                .map(|n| {
+                    vec![
+                        ("catalog_name", t(self.database)),
+                        ("schema_name", t(n)),
+                        ("schema_owner", t(self.user)),
+                    ]
+                })
+                .collect(),
+            "pg_class" => self
+                .relations()
+                .into_iter()
+                .map(|(o, ns, n, kind, cols)| {
+                    vec![
+                        ("oid", oid(o)),
+                        ("relname", t(n)),
+                        ("relnamespace", oid(schema_oid(&ns))),
+                        ("relowner", oid(ROLE_OID)),
+                        ("relam", oid(if kind == 'r' { 2 } else { 0 })),
+                        ("relpersistence", t("p")),
+                        ("relkind", t(kind.to_string())),
+                        ("relnatts", Value::Int2(cols.len() as i16)),
+                        ("relispopulated", b(true)),
+                        ("relreplident", t(if kind == 'r' { "d" } else { "n" })),
+                        ("reltuples", Value::Float4(-1.0)),
+                    ]
+                })
+                .collect(),
+            "pg_attribute" => {
+                let mut out = Vec::new();
+                for (o, _, _, _, cols) in self.relations() {
+                    for (i, (n, ty, typmod, len, storage, notnull, fdw)) in cols.into_iter().enumerate() {
+                        let collation = if matches!(ty, 25 | 1043 | 1042) { 100 } else if ty == 19 { 950 } else { 0 };
+                        out.push(vec![
+                            ("attrelid", oid(o)),
+                            ("attname", t(n)),
+                            ("atttypid", oid(ty)),
+                            ("attstattarget", Value::Int4(-1)),
+                            ("attlen", Value::Int2(len as i16)),
+                            ("attnum", Value::Int2(i as i16 + 1)),
+                            ("attcacheoff", Value::Int4(-1)),
+                            ("atttypmod", Value::Int4(typmod as i32)),
+                            ("attbyval", b(len > 0 && len <= 8)),
+                            ("attalign", t(if len == 8 { "d" } else { "i" })),
+                            ("attstorage", t(storage.to_string())),
+                            ("attnotnull", b(notnull)),
+                            ("attislocal", b(true)),
+                            ("attcollation", oid(collation)),
+                            ("attfdwoptions", fdw.map_or(Value::Null, t)),
+                        ]);
+                    }
+                }
+                out
+            }
+            "pg_type" => {
+                let mut out = Vec::new();
+                for &(o, n, len, cat, arr) in TYPES {
+                    let collation = match n {
+                        "text" | "varchar" | "bpchar" => 100,
+                        "name" => 950,
+                        _ => 0,
+                    };
+                    let base = |o: i64, n: String, len: i64, cat: char, elem: i64, arr: i64, collation: i64| {
+                        let io = if elem != 0 { "array".to_string() } else { n.clone() };
+                        vec![
+                            ("oid", oid(o)),
+                            ("typname", t(n)),
+                            ("typnamespace", oid(PG_CATALOG_OID)),
+                            ("typowner", oid(ROLE_OID)),
+                            ("typlen", Value::Int2(len as i16)),
+                            ("typbyval", b(len > 0 && len <= 8)),
+                            ("typtype", t(if cat == 'P' { "p" } else { "b" })),
+                            ("typcategory", t(cat.to_string())),
+                            ("typisdefined", b(true)),
+                            ("typdelim", t(",")),
+                            ("typsubscript", t(if elem != 0 { "array_subscript_handler" } else { "-" })),
+                            ("typelem", oid(elem)),
+                            ("typarray", oid(arr)),
+                            ("typinput", t(format!("{io}_in"))),
+                            ("typoutput", t(format!("{io}_out"))),
+                            ("typreceive", t(format!("{io}_recv"))),
+                            ("typsend", t(format!("{io}_send"))),
+                            ("typalign", t(if len == 8 { "d" } else { "i" })),
+                            ("typstorage", t(if len == -1 { "x" } else { "p" })),
+                            ("typtypmod", Value::Int4(-1)),
+                            ("typcollation", oid(collation)),
+                        ]
+                    };
+                    out.push(base(o, n.to_string(), len, cat, 0, arr, collation));
+                    if arr != 0 {
+                        out.push(base(arr, format!("_{n}"), -1, 'A', o, 0, collation));
+                    }
+                }
+                out
+            }
+            "pg_proc" => PROCS
+                .iter()
+                .map(|&(o, n, kind, args, names, ret, _)| {
+                    let args_text: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                    vec![
+                        ("oid", oid(o)),
+                        ("proname", t(n)),
+                        ("pronamespace", oid(PG_CATALOG_OID)),
+                        ("proowner", oid(ROLE_OID)),
+                        ("prolang", oid(12)),
+                        ("procost", Value::Float4(1.0)),
+                        ("prokind", t(kind.to_string())),
+                        ("provolatile", t("v")),
+                        ("proparallel", t("s")),
+                        ("pronargs", Value::Int2(args.len() as i16)),
+                        ("prorettype", oid(ret)),
+                        ("proargtypes", t(args_text.join(" "))),
+                        (
+                            "proargnames",
+                            if names.is_empty() {
+                                Value::Null
+                            } else {
+                                t(crate::exec::relational::format_array(
+                                    &names.iter().map(|n| t(*n)).collect::<Vec<_>>(),
+                                ))
+                            },
+                        ),
+                        ("prosrc", t(n)),
+                    ]
+                })
+                .collect(),
+            "pg_description" => {
+                let mut out: Vec<Named> = PROCS
+                    .iter()
+                    .map(|&(o, .., d)| {
+                        vec![
+                            ("objoid", oid(o)),
+                            ("classoid", oid(1255)),
+                            ("objsubid", Value::Int4(0)),
+                            ("description", t(d)),
+                        ]
+                    })
+                    .collect();
+                for s in self.streams {
+                    let time = s.ts_col.map_or("stamped on arrival".to_string(), |c| {
+                        format!("TIMESTAMPCOLUMN {}", s.columns[c].name)
+                    });
+                    let kind = if s.archived { "ARCHIVED" } else { "UNARCHIVED" };
+                    out.push(vec![
+                        ("objoid", oid(s.oid as i64)),
+                        ("classoid", oid(1259)),
+                        ("objsubid", Value::Int4(0)),
+                        ("description", t(format!("{kind} stream, {time}"))),
+                    ]);
+                }
+                out
+            }
+            "pg_database" => vec![vec![
+                ("oid", oid(DATABASE_OID)),
+                ("datname", t(self.database)),
+                ("datdba", oid(ROLE_OID)),
+                ("encoding", Value::Int4(6)),
+                ("datlocprovider", t("c")),
+                ("datallowconn", b(true)),
+                ("datconnlimit", Value::Int4(-1)),
+                ("dattablespace", oid(1663)),
+                ("datcollate", t("C")),
+                ("datctype", t("C")),
+            ]],
+            "pg_authid" => vec![vec![
+                ("oid", oid(ROLE_OID)),
+                ("rolname", t(self.user)),
+                ("rolsuper", b(true)),
+                ("rolinherit", b(true)),
+                ("rolcreaterole", b(true)),
+                ("rolcreatedb", b(true)),
+                ("rolcanlogin", b(true)),
+                ("rolreplication", b(true)),
+                ("rolbypassrls", b(true)),
+                ("rolconnlimit", Value::Int4(-1)),
+            ]],
+            "pg_roles" => vec![vec![
+                ("rolname", t(self.user)),
+                ("rolsuper", b(true)),
+                ("rolinherit", b(true)),
+                ("rolcreaterole", b(true)),
+                ("rolcreatedb", b(true)),
+                ("rolcanlogin", b(true)),
+                ("rolreplication", b(true)),
+                ("rolconnlimit", Value::Int4(-1)),
+                ("rolpassword", t("********")),
+                ("rolbypassrls", b(true)),
+                ("oid", oid(ROLE_OID)),
+            ]],
+            "pg_user" => vec![vec![
+                ("usename", t(self.user)),
+                ("usesysid", oid(ROLE_OID)),
+                ("usecreatedb", b(true)),
+                ("usesuper", b(true)),
+                ("userepl", b(true)),
+                ("usebypassrls", b(true)),
+                ("passwd", t("********")),
+            ]],
+            "pg_am" => vec![
+                vec![("oid", oid(2)), ("amname", t("heap")), ("amhandler", t("heap_tableam_handler")), ("amtype", t("t"))],
+                vec![("oid", oid(403)), ("amname", t("btree")), ("amhandler", t("bthandler")), ("amtype", t("i"))],
+                vec![("oid", oid(405)), ("amname", t("hash")), ("amhandler", t("hashhandler")), ("amtype", t("i"))],
+            ],
+            "pg_collation" => [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
+                .iter()
+                .map(|&(o, n, p)| {
+                    vec![
+                        ("oid", oid(o)),
+                        ("collname", t(n)),
+                        ("collnamespace", oid(PG_CATALOG_OID)),
+                        ("collowner", oid(ROLE_OID)),
+                        ("collprovider", t(p)),
+                        ("collisdeterministic", b(true)),
+                        ("collencoding", Value::Int4(if o == 100 { -1 } else { -1 })),
+                        ("collcollate", if o == 100 { Value::Null } else { t(n) }),
+                        ("collctype", if o == 100 { Value::Null } else { t(n) }),
+                    ]
+                })
+                .collect(),
+            "pg_tablespace" => vec![
+                vec![("oid", oid(1663)), ("spcname", t("pg_default")), ("spcowner", oid(ROLE_OID))],
+                vec![("oid", oid(1664)), ("spcname", t("pg_global")), ("spcowner", oid(ROLE_OID))],
+            ],
+            "pg_language" => vec![
+                vec![("oid", oid(12)), ("lanname", t("internal")), ("lanowner", oid(ROLE_OID))],
+                vec![("oid", oid(14)), ("lanname", t("sql")), ("lanowner", oid(ROLE_OID)), ("lanpltrusted", b(true))],
+            ],
+            "pg_foreign_data_wrapper" => vec![vec![
+                ("oid", oid(FDW_OID)),
+                ("fdwname", t("tcq_stream")),
+                ("fdwowner", oid(ROLE_OID)),
+            ]],
+            "pg_foreign_server" => vec![vec![
+                ("oid", oid(SERVER_OID)),
+                ("srvname", t("tcq")),
+                ("srvowner", oid(ROLE_OID)),
+                ("srvfdw", oid(FDW_OID)),
+            ]],
+            "pg_foreign_table" => self
+                .streams
+                .iter()
+                .map(|s| {
+                    vec![
+                        ("ftrelid", oid(s.oid as i64)),
+                        ("ftserver", oid(SERVER_OID)),
+                        ("ftoptions", t(Self::stream_options(s))),
+                    ]
+                })
+                .collect(),
+            "pg_settings" => super::session::default_settings()
+                .iter()
+                .map(|(n, v)| {
+                    vec![
+                        ("name", t(*n)),
+                        ("setting", t(*v)),
+                        ("category", t("tcq")),
+                        ("context", t("user")),
+                        ("vartype", t("string")),
+                        ("source", t("default")),
+                        ("boot_val", t(*v)),
+                        ("reset_val", t(*v)),
+                        ("pending_restart", b(false)),
+                    ]
+                })
+                .collect(),
+            "pg_tables" => self
+                .relations()
+                .into_iter()
+                .filter(|r| r.3 == 'r')
+                .map(|(_, ns, n, ..)| {
+                    vec![
+                        ("schemaname", t(ns)),
+                        ("tablename", t(n)),
+                        ("tableowner", t(self.user)),
+                        ("tablespace", Value::Null),
+                    ]
+                })
+                .collect(),
+            "pg_views" => self
+                .relations()
+                .into_iter()
+                .filter(|r| r.3 == 'v')
+                .map(|(_, ns, n, ..)| {
+                    vec![
+                        ("schemaname", t(ns)),
+                        ("viewname", t(n)),
+                        ("viewowner", t(self.user)),
+                        ("definition", Value::Null),
+                    ]
+                })
+                .collect(),
+            "tables" => self
+                .relations()
+                .into_iter()
+                .map(|(_, ns, n, kind, _)| {
+                    let ty = match kind {
+                        'f' => "FOREIGN",
+                        'v' => "VIEW",
+                        _ => "BASE TABLE",
+                    };
+                    vec![
+                        ("table_catalog", t(self.database)),
+                        ("table_schema", t(ns)),
+                        ("table_name", t(n)),
+                        ("table_type", t(ty)),
+                        ("is_insertable_into", t(if kind == 'f' { "YES" } else { "NO" })),
+                        ("is_typed", t("NO")),
+                    ]
+                })
+                .collect(),
+            "views" => self
+                .relations()
+                .into_iter()
+                .filter(|r| r.3 == 'v')
+                .map(|(_, ns, n, ..)| {
+                    vec![
+                        ("table_catalog", t(self.database)),
+                        ("table_schema", t(ns)),
+                        ("table_name", t(n)),
+                        ("check_option", t("NONE")),
+                        ("is_updatable", t("NO")),
+                        ("is_insertable_into", t("NO")),
+                        ("is_trigger_updatable", t("NO")),
+                        ("is_trigger_deletable", t("NO")),
+                        ("is_trigger_insertable_into", t("NO")),
+                    ]
+                })
+                .collect(),
+            "columns" => {
+                let mut out = Vec::new();
+                for (_, ns, n, _, cols) in self.relations() {
+                    for (i, (c, ty, typmod, ..)) in cols.into_iter().enumerate() {
+                        let (data_type, udt) = info_type(ty, typmod);
+                        out.push(vec![
+                            ("table_catalog", t(self.database)),
+                            ("table_schema", t(ns.clone())),
+                            ("table_name", t(n.clone())),
+                            ("column_name", t(c)),
+                            ("ordinal_position", Value::Int4(i as i32 + 1)),
+                            ("is_nullable", t("YES")),
+                            ("data_type", t(data_type)),
+                            (
+                                "character_maximum_length",
+                                if ty == 1043 && typmod > 0 {
+                                    Value::Int4(typmod as i32 - 4)
+                                } else {
+                                    Value::Null
+                                },
+                            ),
+                            ("udt_catalog", t(self.database)),
+                            ("udt_schema", t("pg_catalog")),
+                            ("udt_name", t(udt)),
+                            ("dtd_identifier", t((i + 1).to_string())),
+                            ("is_self_referencing", t("NO")),
+                            ("is_identity", t("NO")),
+                            ("is_generated", t("NEVER")),
+                            ("is_updatable", t("NO")),
+                        ]);
+                    }
+                }
+                out
+            }
+            "routines" => PROCS
+                .iter()
+                .map(|&(o, n, _, _, _, ret, _)| {
+                    let (data_type, udt) = info_type(ret, -1);
+                    vec![
+                        ("specific_catalog", t(self.database)),
+                        ("specific_schema", t("pg_catalog")),
+                        ("specific_name", t(format!("{n}_{o}"))),
+                        ("routine_catalog", t(self.database)),
+                        ("routine_schema", t("pg_catalog")),
+                        ("routine_name", t(n)),
+                        ("routine_type", t("FUNCTION")),
+                        ("data_type", t(data_type)),
+                        ("type_udt_catalog", t(self.database)),
+                        ("type_udt_schema", t("pg_catalog")),
+                        ("type_udt_name", t(udt)),
+                        ("routine_body", t("EXTERNAL")),
+                        ("external_language", t("INTERNAL")),
+                        ("is_deterministic", t("NO")),
+                        ("is_null_call", t("NO")),
+                        ("security_type", t("INVOKER")),
+                    ]
+                })
+                .collect(),
+            _ => vec![],
+        }
+    }
+}
+
+/// information_schema's `data_type` and `udt_name` for a type oid.
+fn info_type(ty: i64, typmod: i64) -> (String, String) {
+    let _ = typmod;
+    let (dt, udt) = match ty {
+        16 => ("boolean", "bool"),
+        20 => ("bigint", "int8"),
+        21 => ("smallint", "int2"),
+        23 => ("integer", "int4"),
+        700 => ("real", "float4"),
+        701 => ("double precision", "float8"),
+        1700 => ("numeric", "numeric"),
+        25 => ("text", "text"),
+        1043 => ("character varying", "varchar"),
+        1114 => ("timestamp without time zone", "timestamp"),
+        1184 => ("timestamp with time zone", "timestamptz"),
+        1186 => ("interval", "interval"),
+        26 => ("oid", "oid"),
+        19 => ("name", "name"),
+        18 => ("\"char\"", "char"),
+        24 => ("regproc", "regproc"),
+        1009 => ("ARRAY", "_text"),
+        _ => ("USER-DEFINED", "unknown"),
+    };
+    (dt.to_string(), udt.to_string())
+}

@@ -1,0 +1,1260 @@
+//! Evaluation of finite relational queries ([`RelQuery`]) row at a time.
+//!
+//! Scans read a [`RelationProvider`] (the system catalogs now, stored tables later), once
+//! per statement and relation. Joins are nested loops with LEFT/RIGHT/FULL padding;
+//! subqueries run per outer row with the outer rows on a stack ([`RExpr::Col`]'s `up`);
+//! CTEs are evaluated once and shared. Values are checked at run time: comparisons coerce a
+//! text literal to the other side's type, arrays travel as PostgreSQL's text form
+//! (`{a,"b c"}`), and `reg*` values are oids that print as names.
+//!
+//! Every statement has a row budget ([`ROWS_MAX`]) over everything it builds, so a cross
+//! join of catalogs cannot exhaust memory: beyond it the statement fails with 54000.
+//!
+//! ```
+//! use tcq::exec::relational::run;
+//! use tcq::sql::{bind_relational as parse, RelationProvider};
+//! use tcq::types::{Column, DataType, Value};
+//! struct P;
+//! impl RelationProvider for P {
+//!     fn relation(&self, _: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+//!         (name == "t").then(|| (vec![Column::new("a", DataType::Int4)],
+//!             vec![vec![Value::Int4(1)], vec![Value::Int4(2)]]))
+//!     }
+//! }
+//! let q = parse("SELECT count(*) FROM t a JOIN t b ON a.a < b.a", &P).unwrap();
+//! let (_, rows) = run(&q, &P, &[], None).unwrap();
+//! assert_eq!(rows, vec![vec![Value::Int8(1)]]);
+//! ```
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::error::{Error, Result};
+use crate::expr::{cast_value, cmp_values, compare, eval, EvalContext, SessionInfo};
+use crate::sql::{
+    CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery, RelSelect,
+    RelationProvider, SetOp,
+};
+use crate::types::{Column, DataType, Value};
+
+/// Rows one statement may build in all (scans, join results, groups, subquery results).
+pub const ROWS_MAX: usize = 2_000_000;
+
+type Row = Vec<Value>;
+
+/// Evaluate `q`: its result columns and rows.
+pub fn run(
+    q: &RelQuery,
+    provider: &dyn RelationProvider,
+    params: &[Value],
+    session: Option<&dyn SessionInfo>,
+) -> Result<(Vec<Column>, Vec<Row>)> {
+    let ev = Ev {
+        provider,
+        params,
+        session,
+        now_us: crate::time::now_us(),
+        scans: RefCell::new(HashMap::new()),
+        ctes: RefCell::new(HashMap::new()),
+        outer: RefCell::new(Vec::new()),
+        budget: RefCell::new(ROWS_MAX),
+    };
+    let rows = ev.query(q)?;
+    let types: Vec<RType> = q.columns.iter().map(|c| c.1).collect();
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .zip(&types)
+                .map(|(v, t)| ev.output(v, *t))
+                .collect::<Result<Row>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let columns = q
+        .columns
+        .iter()
+        .map(|(n, t)| Column::new(n.clone(), t.data_type()))
+        .collect();
+    Ok((columns, rows))
+}
+
+/// The state of one statement's evaluation.
+pub struct Ev<'a> {
+    provider: &'a dyn RelationProvider,
+    params: &'a [Value],
+    session: Option<&'a dyn SessionInfo>,
+    now_us: i64,
+    scans: RefCell<HashMap<(String, String), Rc<Vec<Row>>>>,
+    ctes: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
+    outer: RefCell<Vec<Row>>,
+    budget: RefCell<usize>,
+}
+
+impl Ev<'_> {
+    fn spend(&self, n: usize) -> Result<()> {
+        let mut b = self.budget.borrow_mut();
+        if *b < n {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a catalog query may build at most {ROWS_MAX} rows"
+            )));
+        }
+        *b -= n;
+        Ok(())
+    }
+
+    /// A value as the client sees it: reg* as names.
+    fn output(&self, v: Value, t: RType) -> Result<Value> {
+        match (t, &v) {
+            (RType::Reg(k), v) if !v.is_null() => self.reg_name(k, v),
+            _ => Ok(v),
+        }
+    }
+
+    fn query(&self, q: &RelQuery) -> Result<Vec<Row>> {
+        crate::sql::deep(|| self.query_inner(q))
+    }
+
+    fn query_inner(&self, q: &RelQuery) -> Result<Vec<Row>> {
+        for (id, cte) in &q.ctes {
+            let rows = self.query(cte)?;
+            self.ctes.borrow_mut().insert(*id, Rc::new(rows));
+        }
+        let mut rows = match &q.body {
+            RelBody::Select(s) => self.select(s)?,
+            RelBody::Values(v) => v
+                .iter()
+                .map(|r| r.iter().map(|e| self.eval(e, &[])).collect())
+                .collect::<Result<_>>()?,
+            RelBody::SetOp {
+                op,
+                all,
+                left,
+                right,
+            } => self.set_op(*op, *all, self.query(left)?, self.query(right)?),
+        };
+        if !q.order_by.is_empty() {
+            rows.sort_by(|a, b| {
+                for &(i, desc, nulls_first) in &q.order_by {
+                    let o = sort_cmp(&a[i], &b[i], desc, nulls_first);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        let width = q.columns.len();
+        let offset = match &q.offset {
+            Some(e) => count_value(self.eval(e, &[])?, "OFFSET")?.unwrap_or(0),
+            None => 0,
+        };
+        let limit = match &q.limit {
+            Some(e) => count_value(self.eval(e, &[])?, "LIMIT")?,
+            None => None,
+        };
+        Ok(rows
+            .into_iter()
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .map(|mut r| {
+                r.truncate(width);
+                r
+            })
+            .collect())
+    }
+
+    fn set_op(&self, op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
+        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
+        match op {
+            SetOp::Union => {
+                let mut out = left;
+                out.extend(right);
+                if !all {
+                    dedupe(&mut out);
+                }
+                out
+            }
+            SetOp::Intersect | SetOp::Except => {
+                let mut counts: HashMap<Vec<String>, usize> = HashMap::new();
+                for r in &right {
+                    *counts.entry(key(r)).or_default() += 1;
+                }
+                let mut out = Vec::new();
+                for r in left {
+                    let k = key(&r);
+                    let c = counts.get(&k).copied().unwrap_or(0);
+                    let keep = (op == SetOp::Intersect) == (c > 0);
+                    if keep {
+                        if op == SetOp::Intersect && all {
+                            counts.insert(k, c - 1);
+                        }
+                        out.push(r);
+                    }
+                }
+                if !all {
+                    dedupe(&mut out);
+                }
+                out
+            }
+        }
+    }
+
+    fn select(&self, s: &RelSelect) -> Result<Vec<Row>> {
+        let input = match &s.from {
+            Some(f) => self.from(f)?,
+            None => vec![vec![]],
+        };
+        let mut kept = Vec::new();
+        for row in input {
+            if let Some(f) = &s.filter {
+                if !truthy(&self.eval(f, &row)?) {
+                    continue;
+                }
+            }
+            kept.push(row);
+        }
+        let rows = match &s.group {
+            None => kept,
+            Some(g) => self.group(g, kept)?,
+        };
+        let mut out = Vec::new();
+        for row in &rows {
+            if let Some(h) = &s.having {
+                if !truthy(&self.eval(h, row)?) {
+                    continue;
+                }
+            }
+            let mut r = Vec::with_capacity(s.projection.len() + s.sort_keys.len());
+            for e in s.projection.iter().chain(&s.sort_keys) {
+                r.push(self.eval(e, row)?);
+            }
+            out.push(r);
+        }
+        if s.distinct {
+            dedupe(&mut out);
+        }
+        self.spend(out.len())?;
+        Ok(out)
+    }
+
+    fn group(&self, g: &crate::sql::RelGroup, rows: Vec<Row>) -> Result<Vec<Row>> {
+        let mut order: Vec<Vec<String>> = Vec::new();
+        let mut groups: HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)> = HashMap::new();
+        for row in rows {
+            let key = g
+                .keys
+                .iter()
+                .map(|k| self.eval(k, &row).map(|v| group_key(&v)))
+                .collect::<Result<Vec<_>>>()?;
+            let mut args = Vec::with_capacity(g.aggs.len());
+            for a in &g.aggs {
+                args.push(
+                    a.args
+                        .iter()
+                        .map(|e| self.eval(e, &row))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+            let entry = groups.entry(key.clone()).or_insert_with(|| {
+                order.push(key);
+                (row, vec![Vec::new(); g.aggs.len()])
+            });
+            for (acc, a) in entry.1.iter_mut().zip(args) {
+                acc.push(a);
+            }
+        }
+        if groups.is_empty() && g.keys.is_empty() {
+            order.push(vec![]);
+            groups.insert(vec![], (vec![Value::Null; g.width], vec![Vec::new(); g.aggs.len()]));
+        }
+        let mut out = Vec::new();
+        for k in order {
+            let (mut rep, accs) = groups.remove(&k).expect("group");
+            rep.resize(g.width, Value::Null);
+            for (a, vals) in g.aggs.iter().zip(accs) {
+                rep.push(aggregate(a, vals)?);
+            }
+            out.push(rep);
+        }
+        Ok(out)
+    }
+
+    fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
+        match f {
+            RelFrom::Scan { schema, name } => {
+                let key = (schema.clone(), name.clone());
+                if let Some(r) = self.scans.borrow().get(&key) {
+                    return Ok(r.as_ref().clone());
+                }
+                let (_, rows) = self.provider.relation(schema, name).ok_or_else(|| {
+                    Error::UndefinedTable(format!("{schema}.{name}"))
+                })?;
+                self.spend(rows.len())?;
+                let rows = Rc::new(rows);
+                self.scans.borrow_mut().insert(key, rows.clone());
+                Ok(rows.as_ref().clone())
+            }
+            RelFrom::Cte(id) => Ok(self
+                .ctes
+                .borrow()
+                .get(id)
+                .map(|r| r.as_ref().clone())
+                .unwrap_or_default()),
+            RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
+            RelFrom::Func { name, args } => {
+                let args = args
+                    .iter()
+                    .map(|a| self.eval(a, &[]))
+                    .collect::<Result<Vec<_>>>()?;
+                let rows = super::relational_funcs::table_function(name, &args)?;
+                self.spend(rows.len())?;
+                Ok(rows)
+            }
+            RelFrom::Join {
+                kind,
+                left,
+                right,
+                on,
+                left_width,
+                right_width,
+            } => {
+                let l = self.from(left)?;
+                let r = self.from(right)?;
+                let mut out = Vec::new();
+                let mut right_hit = vec![false; r.len()];
+                for lr in &l {
+                    let mut hit = false;
+                    for (j, rr) in r.iter().enumerate() {
+                        let mut row = Vec::with_capacity(left_width + right_width);
+                        row.extend(lr.iter().cloned());
+                        row.resize(*left_width, Value::Null);
+                        row.extend(rr.iter().cloned());
+                        let ok = match on {
+                            Some(c) => truthy(&self.eval(c, &row)?),
+                            None => true,
+                        };
+                        if ok {
+                            hit = true;
+                            right_hit[j] = true;
+                            self.spend(1)?;
+                            out.push(row);
+                        }
+                    }
+                    if !hit && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                        let mut row = lr.clone();
+                        row.resize(left_width + right_width, Value::Null);
+                        out.push(row);
+                    }
+                }
+                if matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    for (j, rr) in r.iter().enumerate() {
+                        if !right_hit[j] {
+                            let mut row = vec![Value::Null; *left_width];
+                            row.extend(rr.iter().cloned());
+                            out.push(row);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn sub<T>(&self, row: &[Value], f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.outer.borrow_mut().push(row.to_vec());
+        let r = f();
+        self.outer.borrow_mut().pop();
+        r
+    }
+
+    fn eval(&self, e: &RExpr, row: &[Value]) -> Result<Value> {
+        match e {
+            RExpr::Col { up: 0, idx } => Ok(row.get(*idx).cloned().unwrap_or(Value::Null)),
+            RExpr::Col { up, idx } => {
+                let outer = self.outer.borrow();
+                let n = outer.len();
+                Ok(n.checked_sub(*up)
+                    .and_then(|i| outer.get(i))
+                    .and_then(|r| r.get(*idx))
+                    .cloned()
+                    .unwrap_or(Value::Null))
+            }
+            RExpr::Lit(v) => Ok(v.clone()),
+            RExpr::Param(i) => self.params.get(*i).cloned().ok_or_else(|| {
+                Error::ProtocolViolation(format!("parameter ${} has no value", i + 1))
+            }),
+            RExpr::Template { expr, args } => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut ctx = EvalContext::new(&vals, self.params, None).with_now(self.now_us);
+                if let Some(s) = self.session {
+                    ctx = ctx.with_session(s);
+                }
+                eval(expr, &ctx)
+            }
+            RExpr::Cmp { op, left, right } => {
+                let l = self.eval(left, row)?;
+                let r = self.eval(right, row)?;
+                cmp_op(*op, &l, &r)
+            }
+            RExpr::Distinct {
+                left,
+                right,
+                negated,
+            } => {
+                let l = self.eval(left, row)?;
+                let r = self.eval(right, row)?;
+                let same = match (l.is_null(), r.is_null()) {
+                    (true, true) => true,
+                    (false, false) => cmp_op(CmpOp::Eq, &l, &r)? == Value::Bool(true),
+                    _ => false,
+                };
+                Ok(Value::Bool(same == *negated))
+            }
+            RExpr::And(list) => {
+                let mut null = false;
+                for x in list {
+                    match self.eval(x, row)? {
+                        Value::Bool(false) => return Ok(Value::Bool(false)),
+                        Value::Null => null = true,
+                        _ => {}
+                    }
+                }
+                Ok(if null { Value::Null } else { Value::Bool(true) })
+            }
+            RExpr::Or(list) => {
+                let mut null = false;
+                for x in list {
+                    match self.eval(x, row)? {
+                        Value::Bool(true) => return Ok(Value::Bool(true)),
+                        Value::Null => null = true,
+                        _ => {}
+                    }
+                }
+                Ok(if null { Value::Null } else { Value::Bool(false) })
+            }
+            RExpr::Not(x) => Ok(match self.eval(x, row)? {
+                Value::Bool(b) => Value::Bool(!b),
+                _ => Value::Null,
+            }),
+            RExpr::IsNull(x, negated) => Ok(Value::Bool(self.eval(x, row)?.is_null() != *negated)),
+            RExpr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.eval(o, row)?),
+                    None => None,
+                };
+                for (w, t) in branches {
+                    let hit = match &op {
+                        Some(o) => cmp_op(CmpOp::Eq, o, &self.eval(w, row)?)? == Value::Bool(true),
+                        None => truthy(&self.eval(w, row)?),
+                    };
+                    if hit {
+                        return self.eval(t, row);
+                    }
+                }
+                match otherwise {
+                    Some(o) => self.eval(o, row),
+                    None => Ok(Value::Null),
+                }
+            }
+            RExpr::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let v = self.eval(expr, row)?;
+                let vals = list
+                    .iter()
+                    .map(|x| self.eval(x, row))
+                    .collect::<Result<Vec<_>>>()?;
+                any(CmpOp::Eq, &v, &vals, false, *negated)
+            }
+            RExpr::Regex {
+                expr,
+                pattern,
+                ci,
+                negated,
+            } => {
+                let v = self.eval(expr, row)?;
+                let p = self.eval(pattern, row)?;
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let re = regex::RegexBuilder::new(&text_of(&p))
+                    .case_insensitive(*ci)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| {
+                        Error::InvalidParameterValue(format!("invalid regular expression: {e}"))
+                    })?;
+                Ok(Value::Bool(re.is_match(&text_of(&v)) != *negated))
+            }
+            RExpr::AnyArray {
+                left,
+                op,
+                array,
+                all,
+            } => {
+                let v = self.eval(left, row)?;
+                let a = self.eval(array, row)?;
+                if a.is_null() {
+                    return Ok(Value::Null);
+                }
+                let elems: Vec<Value> = parse_array(&text_of(&a))?
+                    .into_iter()
+                    .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
+                    .collect();
+                any(*op, &v, &elems, *all, false)
+            }
+            RExpr::AnySub {
+                left,
+                op,
+                query,
+                all,
+                negated,
+            } => {
+                let v = self.eval(left, row)?;
+                let rows = self.sub(row, || self.query(query))?;
+                let vals: Vec<Value> = rows.into_iter().filter_map(|r| r.into_iter().next()).collect();
+                any(*op, &v, &vals, *all, *negated)
+            }
+            RExpr::Exists(q, negated) => {
+                let rows = self.sub(row, || self.query(q))?;
+                Ok(Value::Bool(rows.is_empty() == *negated))
+            }
+            RExpr::ScalarSub(q) => {
+                let rows = self.sub(row, || self.query(q))?;
+                if rows.len() > 1 {
+                    return Err(Error::CardinalityViolation(
+                        "more than one row returned by a subquery used as an expression".into(),
+                    ));
+                }
+                Ok(rows
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null))
+            }
+            RExpr::ArraySub(q) => {
+                let rows = self.sub(row, || self.query(q))?;
+                let t = q.columns.first().map_or(RType::Unknown, |c| c.1);
+                let mut elems = Vec::new();
+                for r in rows {
+                    let v = r.into_iter().next().unwrap_or(Value::Null);
+                    elems.push(self.output(v, t)?);
+                }
+                Ok(Value::Text(format_array(&elems).into()))
+            }
+            RExpr::Array(list) => {
+                let vals = list
+                    .iter()
+                    .map(|x| self.eval(x, row))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Value::Text(format_array(&vals).into()))
+            }
+            RExpr::Subscript(a, i) => {
+                let a = self.eval(a, row)?;
+                let i = self.eval(i, row)?;
+                let (Some(i), false) = (int_of(&i), a.is_null()) else {
+                    return Ok(Value::Null);
+                };
+                let elems = parse_array(&text_of(&a))?;
+                Ok(usize::try_from(i - 1)
+                    .ok()
+                    .and_then(|i| elems.get(i).cloned())
+                    .flatten()
+                    .map_or(Value::Null, |s| Value::Text(s.into())))
+            }
+            RExpr::ArrayConcat(l, r) => {
+                let l = self.eval(l, row)?;
+                let r = self.eval(r, row)?;
+                if l.is_null() {
+                    return Ok(r);
+                }
+                if r.is_null() {
+                    return Ok(l);
+                }
+                let mut a = parse_array(&text_of(&l))?;
+                a.extend(parse_array(&text_of(&r))?);
+                let vals: Vec<Value> = a
+                    .into_iter()
+                    .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
+                    .collect();
+                Ok(Value::Text(format_array(&vals).into()))
+            }
+            RExpr::Cast(x, t) => {
+                let v = self.eval(x, row)?;
+                self.cast(v, *t, x)
+            }
+            RExpr::Func(name, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<Vec<_>>>()?;
+                super::relational_funcs::call(self, name, &vals)
+            }
+        }
+    }
+
+    /// Cast `v` (of the static type of `from`) to `to`.
+    fn cast(&self, v: Value, to: RType, from: &RExpr) -> Result<Value> {
+        if v.is_null() {
+            return Ok(v);
+        }
+        let _ = from;
+        match to {
+            RType::Reg(k) => match &v {
+                Value::Text(s) => match s.trim().parse::<i64>() {
+                    Ok(n) => Ok(Value::Int8(n)),
+                    Err(_) => self.reg_oid(k, s, true),
+                },
+                other => Ok(Value::Int8(int_of(other).ok_or_else(|| {
+                    Error::DatatypeMismatch(format!("cannot cast {other:?} to an oid"))
+                })?)),
+            },
+            RType::Array | RType::Unknown => Ok(v),
+            RType::Base(d) => cast_value(v, d),
+        }
+    }
+
+    /// The name of object `v` of kind `k`, as a `reg*` value prints.
+    pub(crate) fn reg_name(&self, k: RegKind, v: &Value) -> Result<Value> {
+        let Some(oid) = int_of(v) else {
+            return Ok(v.clone());
+        };
+        let (rel, name_col, ns_col) = reg_relation(k);
+        let rows = self.from(&RelFrom::Scan {
+            schema: "pg_catalog".into(),
+            name: rel.into(),
+        })?;
+        for r in &rows {
+            if int_of(&r[0]) == Some(oid) {
+                let name = text_of(&r[name_col]);
+                if k == RegKind::Type {
+                    return Ok(Value::Text(
+                        super::relational_funcs::format_type_name(self, oid, None)?.into(),
+                    ));
+                }
+                let visible = ns_col.is_none_or(|c| {
+                    let ns = int_of(&r[c]).unwrap_or(0);
+                    ns == super::relational_funcs::PG_CATALOG_OID
+                        || ns == super::relational_funcs::PUBLIC_OID
+                });
+                if !visible {
+                    let ns = self.reg_name(RegKind::Namespace, &r[ns_col.expect("ns")])?;
+                    return Ok(Value::Text(
+                        format!("{}.{}", text_of(&ns), quote_ident(&name)).into(),
+                    ));
+                }
+                return Ok(Value::Text(quote_ident(&name).into()));
+            }
+        }
+        Ok(Value::Text(oid.to_string().into()))
+    }
+
+    /// The oid of the object named `name` of kind `k`; with `strict`, a missing one is an
+    /// error (as a cast), else NULL (as `to_regclass`).
+    pub(crate) fn reg_oid(&self, k: RegKind, name: &str, strict: bool) -> Result<Value> {
+        let name = name.trim();
+        let (rel, name_col, ns_col) = reg_relation(k);
+        let (schema, bare) = split_qualified(name);
+        let wanted = if k == RegKind::Type {
+            super::relational_funcs::canonical_type_name(&bare)
+        } else {
+            bare.clone()
+        };
+        let rows = self.from(&RelFrom::Scan {
+            schema: "pg_catalog".into(),
+            name: rel.into(),
+        })?;
+        let ns_oid = match &schema {
+            Some(s) => Some(
+                int_of(&self.reg_oid(RegKind::Namespace, s, strict)?).unwrap_or(-1),
+            ),
+            None => None,
+        };
+        for r in &rows {
+            if text_of(&r[name_col]) != wanted {
+                continue;
+            }
+            let ns = ns_col.and_then(|c| int_of(&r[c])).unwrap_or(0);
+            let ok = match ns_oid {
+                Some(n) => ns == n,
+                None => {
+                    ns_col.is_none()
+                        || ns == super::relational_funcs::PG_CATALOG_OID
+                        || ns == super::relational_funcs::PUBLIC_OID
+                }
+            };
+            if ok {
+                return Ok(r[0].clone());
+            }
+        }
+        if !strict {
+            return Ok(Value::Null);
+        }
+        Err(match k {
+            RegKind::Class => Error::UndefinedTable(name.to_string()),
+            RegKind::Type => Error::UndefinedObject(format!("type \"{name}\" does not exist")),
+            RegKind::Proc => {
+                Error::UndefinedFunction(format!("function \"{name}\" does not exist"))
+            }
+            RegKind::Namespace => {
+                Error::UndefinedSchema(format!("schema \"{name}\" does not exist"))
+            }
+            RegKind::Role => Error::UndefinedObject(format!("role \"{name}\" does not exist")),
+        })
+    }
+
+    /// Rows of a catalog relation, for the functions.
+    pub(crate) fn catalog(&self, name: &str) -> Result<Vec<Row>> {
+        self.from(&RelFrom::Scan {
+            schema: "pg_catalog".into(),
+            name: name.into(),
+        })
+    }
+}
+
+/// The catalog relation, name column and namespace column of each reg* kind (oid is
+/// column 0 in each).
+fn reg_relation(k: RegKind) -> (&'static str, usize, Option<usize>) {
+    match k {
+        RegKind::Class => ("pg_class", 1, Some(2)),
+        RegKind::Type => ("pg_type", 1, Some(2)),
+        RegKind::Proc => ("pg_proc", 1, Some(2)),
+        RegKind::Namespace => ("pg_namespace", 1, None),
+        RegKind::Role => ("pg_authid", 1, None),
+    }
+}
+
+fn split_qualified(name: &str) -> (Option<String>, String) {
+    let unquote = |s: &str| {
+        let s = s.trim();
+        if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') {
+            s[1..s.len() - 1].replace("\"\"", "\"")
+        } else {
+            s.to_lowercase()
+        }
+    };
+    // Split on the first dot outside quotes.
+    let mut quoted = false;
+    for (i, c) in name.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '.' if !quoted => {
+                return (Some(unquote(&name[..i])), unquote(&name[i + 1..]));
+            }
+            _ => {}
+        }
+    }
+    (None, unquote(name))
+}
+
+/// `quote_ident`: double quotes unless the name is a lower-case identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+pub(crate) fn text_of(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.to_string(),
+        Value::Null => String::new(),
+        other => {
+            let mut s = String::new();
+            crate::types::format_value(other, &mut s);
+            s
+        }
+    }
+}
+
+pub(crate) fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Text(s) => s.trim().parse().ok(),
+        other => other.as_i64(),
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+fn count_value(v: Value, what: &str) -> Result<Option<usize>> {
+    match v {
+        Value::Null => Ok(None),
+        v => match int_of(&v) {
+            Some(n) if n >= 0 => Ok(Some(n as usize)),
+            _ => Err(if what == "LIMIT" {
+                Error::InvalidRowCountInLimit("LIMIT must not be negative".into())
+            } else {
+                Error::InvalidRowCountInResultOffset("OFFSET must not be negative".into())
+            }),
+        },
+    }
+}
+
+/// Compare with PostgreSQL's coercion of an untyped literal: a text operand meets a number
+/// or boolean as that type.
+fn coerce_pair(l: &Value, r: &Value) -> Result<(Value, Value)> {
+    let l2 = match (l, r) {
+        (Value::Text(_), Value::Text(_)) => return Ok((l.clone(), r.clone())),
+        (Value::Text(_), other) => match other.data_type() {
+            Some(d) => cast_value(l.clone(), d)?,
+            None => l.clone(),
+        },
+        _ => l.clone(),
+    };
+    let r2 = match (l, r) {
+        (other, Value::Text(_)) if !matches!(other, Value::Text(_)) => match other.data_type() {
+            Some(d) => cast_value(r.clone(), d)?,
+            None => r.clone(),
+        },
+        _ => r.clone(),
+    };
+    Ok((l2, r2))
+}
+
+fn cmp_op(op: CmpOp, l: &Value, r: &Value) -> Result<Value> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let (l, r) = coerce_pair(l, r)?;
+    let o = compare(&l, &r)?;
+    Ok(Value::Bool(match op {
+        CmpOp::Eq => o == Ordering::Equal,
+        CmpOp::Ne => o != Ordering::Equal,
+        CmpOp::Lt => o == Ordering::Less,
+        CmpOp::Le => o != Ordering::Greater,
+        CmpOp::Gt => o == Ordering::Greater,
+        CmpOp::Ge => o != Ordering::Less,
+    }))
+}
+
+/// `v op ANY|ALL (vals)` with SQL's NULL rules; `negated` inverts the result (NOT IN).
+fn any(op: CmpOp, v: &Value, vals: &[Value], all: bool, negated: bool) -> Result<Value> {
+    let mut null = v.is_null() && !vals.is_empty();
+    let mut hit = false;
+    for x in vals {
+        match cmp_op(op, v, x)? {
+            Value::Bool(b) if b != all => {
+                hit = true;
+                break;
+            }
+            Value::Null => null = true,
+            _ => {}
+        }
+    }
+    let r = if hit {
+        Value::Bool(!all)
+    } else if null {
+        Value::Null
+    } else {
+        Value::Bool(all)
+    };
+    Ok(match r {
+        Value::Bool(b) => Value::Bool(b != negated),
+        other => other,
+    })
+}
+
+fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => {
+            if nulls_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (false, true) => {
+            if nulls_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        _ => {
+            let o = cmp_values(a, b);
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+    }
+}
+
+/// A hashable key for grouping and DISTINCT: NULLs group together; numbers by value.
+fn group_key(v: &Value) -> String {
+    match v {
+        Value::Null => "\u{0}null".into(),
+        Value::Text(s) => format!("t{s}"),
+        other => match other.as_i64() {
+            Some(i) => format!("n{i}"),
+            None => format!("v{}", text_of(other)),
+        },
+    }
+}
+
+fn dedupe(rows: &mut Vec<Row>) {
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
+}
+
+fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
+    if a.distinct {
+        dedupe(&mut vals);
+    }
+    let first = |v: &Vec<Value>| v.first().cloned().unwrap_or(Value::Null);
+    let non_null: Vec<Value> = vals
+        .iter()
+        .map(first)
+        .filter(|v| !v.is_null())
+        .collect();
+    Ok(match a.func.as_str() {
+        "count" if a.args.is_empty() => Value::Int8(vals.len() as i64),
+        "count" => Value::Int8(non_null.len() as i64),
+        "min" | "max" => {
+            let mut best: Option<Value> = None;
+            for v in non_null {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = cmp_values(&v, &b);
+                        if (a.func == "min") == (o == Ordering::Less) && o != Ordering::Equal {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        "sum" | "avg" => {
+            if non_null.is_empty() {
+                return Ok(Value::Null);
+            }
+            let mut sum = Value::Int8(0);
+            for v in &non_null {
+                sum = eval(
+                    &crate::sql::Expr::Binary {
+                        op: crate::sql::BinaryOp::Add,
+                        left: Box::new(crate::sql::Expr::Literal(sum.clone())),
+                        right: Box::new(crate::sql::Expr::Literal(v.clone())),
+                    },
+                    &EvalContext::new(&[], &[], None),
+                )?;
+            }
+            if a.func == "avg" {
+                let n = Value::Numeric(non_null.len().into());
+                eval(
+                    &crate::sql::Expr::Binary {
+                        op: crate::sql::BinaryOp::Div,
+                        left: Box::new(crate::sql::Expr::Literal(cast_value(
+                            sum,
+                            DataType::Numeric,
+                        )?)),
+                        right: Box::new(crate::sql::Expr::Literal(n)),
+                    },
+                    &EvalContext::new(&[], &[], None),
+                )?
+            } else {
+                sum
+            }
+        }
+        "string_agg" => {
+            let mut out = String::new();
+            let mut any = false;
+            for v in &vals {
+                let x = first(v);
+                if x.is_null() {
+                    continue;
+                }
+                if any {
+                    out.push_str(&text_of(v.get(1).unwrap_or(&Value::Null)));
+                }
+                out.push_str(&text_of(&x));
+                any = true;
+            }
+            if any {
+                Value::Text(out.into())
+            } else {
+                Value::Null
+            }
+        }
+        "array_agg" => {
+            if vals.is_empty() {
+                Value::Null
+            } else {
+                Value::Text(format_array(&vals.iter().map(first).collect::<Vec<_>>()).into())
+            }
+        }
+        "bool_and" | "every" => {
+            if non_null.is_empty() {
+                Value::Null
+            } else {
+                Value::Bool(non_null.iter().all(truthy))
+            }
+        }
+        "bool_or" => {
+            if non_null.is_empty() {
+                Value::Null
+            } else {
+                Value::Bool(non_null.iter().any(truthy))
+            }
+        }
+        other => {
+            return Err(Error::UndefinedFunction(format!(
+                "aggregate {other} is not supported in catalog queries"
+            )))
+        }
+    })
+}
+
+/// PostgreSQL's array text form of `vals`: `{a,"b c",NULL}`.
+pub(crate) fn format_array(vals: &[Value]) -> String {
+    let mut out = String::from("{");
+    for (i, v) in vals.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if v.is_null() {
+            out.push_str("NULL");
+            continue;
+        }
+        let s = text_of(v);
+        let plain = !s.is_empty()
+            && !s.eq_ignore_ascii_case("null")
+            && !s
+                .chars()
+                .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
+        if plain {
+            out.push_str(&s);
+        } else {
+            out.push('"');
+            for c in s.chars() {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// Parse a one-dimensional array's text form; `None` elements are NULL.
+pub(crate) fn parse_array(s: &str) -> Result<Vec<Option<String>>> {
+    let s = s.trim();
+    let bad = || Error::InvalidTextRepresentation(format!("malformed array literal: \"{s}\""));
+    let inner = s
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .ok_or_else(bad)?;
+    let mut out = Vec::new();
+    if inner.trim().is_empty() {
+        return Ok(out);
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut item = String::new();
+        let mut quoted = false;
+        if chars.peek() == Some(&'"') {
+            quoted = true;
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('\\') => item.push(chars.next().ok_or_else(bad)?),
+                    Some('"') => break,
+                    Some(c) => item.push(c),
+                    None => return Err(bad()),
+                }
+            }
+        }
+        while let Some(&c) = chars.peek() {
+            if c == ',' {
+                break;
+            }
+            chars.next();
+            if !quoted {
+                if c == '\\' {
+                    item.push(chars.next().ok_or_else(bad)?);
+                } else {
+                    item.push(c);
+                }
+            }
+        }
+        let item = if quoted { item } else { item.trim().to_string() };
+        out.push((quoted || !item.eq_ignore_ascii_case("null")).then_some(item));
+        if chars.next().is_none() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::bind_relational as parse;
+
+    struct P;
+    impl RelationProvider for P {
+        fn relation(&self, _: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+            let i = |v: i32| Value::Int4(v);
+            let t = |s: &str| Value::Text(s.into());
+            match name {
+                "l" => Some((
+                    vec![Column::new("k", DataType::Int4), Column::new("a", DataType::Text)],
+                    vec![
+                        vec![i(1), t("one")],
+                        vec![i(2), t("two")],
+                        vec![Value::Null, t("null")],
+                    ],
+                )),
+                "r" => Some((
+                    vec![Column::new("k", DataType::Int4), Column::new("b", DataType::Text)],
+                    vec![
+                        vec![i(2), t("deux")],
+                        vec![i(3), t("trois")],
+                        vec![Value::Null, t("nul")],
+                    ],
+                )),
+                _ => None,
+            }
+        }
+    }
+
+    fn rows(sql: &str) -> Vec<Vec<String>> {
+        let q = parse(sql, &P).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let (_, rows) = run(&q, &P, &[], None).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        rows.iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| if v.is_null() { "NULL".into() } else { text_of(v) })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn flat(sql: &str) -> Vec<String> {
+        rows(sql).into_iter().map(|r| r.join("|")).collect()
+    }
+
+    #[test]
+    fn joins_pad_and_never_match_nulls() {
+        assert_eq!(
+            flat("SELECT l.a, r.b FROM l JOIN r ON l.k = r.k"),
+            vec!["two|deux"]
+        );
+        assert_eq!(
+            flat("SELECT l.a, r.b FROM l LEFT JOIN r ON l.k = r.k ORDER BY l.a"),
+            vec!["null|NULL", "one|NULL", "two|deux"]
+        );
+        assert_eq!(
+            flat("SELECT l.a, r.b FROM l RIGHT JOIN r ON l.k = r.k ORDER BY r.b"),
+            vec!["two|deux", "NULL|nul", "NULL|trois"]
+        );
+        assert_eq!(
+            flat("SELECT coalesce(l.a, '-'), coalesce(r.b, '-') FROM l FULL JOIN r USING (k) ORDER BY 1, 2"),
+            vec!["-|nul", "-|trois", "null|-", "one|-", "two|deux"]
+        );
+        assert_eq!(flat("SELECT count(*) FROM l, r"), vec!["9"]);
+        assert_eq!(flat("SELECT count(*) FROM l CROSS JOIN r WHERE l.k < r.k"), vec!["3"]);
+    }
+
+    #[test]
+    fn correlated_subqueries() {
+        assert_eq!(
+            flat("SELECT a, (SELECT b FROM r WHERE r.k = l.k) FROM l ORDER BY a"),
+            vec!["null|NULL", "one|NULL", "two|deux"]
+        );
+        assert_eq!(
+            flat("SELECT a FROM l WHERE EXISTS (SELECT 1 FROM r WHERE r.k > l.k) ORDER BY a"),
+            vec!["one", "two"]
+        );
+        assert_eq!(
+            flat("SELECT a FROM l WHERE k IN (SELECT k FROM r)"),
+            vec!["two"]
+        );
+        // NOT IN over a set with a NULL is never true.
+        assert!(flat("SELECT a FROM l WHERE k NOT IN (SELECT k FROM r)").is_empty());
+        assert_eq!(
+            flat("SELECT a FROM l WHERE k = ANY (ARRAY[1, 3]) ORDER BY 1"),
+            vec!["one"]
+        );
+        assert_eq!(
+            flat("SELECT a FROM l WHERE k = ANY ('{2,5}') ORDER BY 1"),
+            vec!["two"]
+        );
+        assert_eq!(
+            flat("SELECT array_to_string(ARRAY(SELECT b FROM r WHERE k IS NOT NULL ORDER BY b DESC), ',')"),
+            vec!["trois,deux"]
+        );
+    }
+
+    #[test]
+    fn ctes_unions_grouping_and_order() {
+        assert_eq!(
+            flat("WITH x AS (SELECT k FROM l UNION SELECT k FROM r) SELECT count(*), count(k) FROM x"),
+            vec!["4|3"]
+        );
+        assert_eq!(
+            flat("SELECT k FROM l UNION ALL SELECT k FROM r ORDER BY 1 NULLS FIRST LIMIT 3 OFFSET 1"),
+            vec!["NULL", "1", "2"]
+        );
+        assert_eq!(
+            flat("SELECT k % 2 AS parity, count(*) FROM (SELECT k FROM l UNION ALL SELECT k FROM r) s WHERE k IS NOT NULL GROUP BY 1 HAVING count(*) > 1 ORDER BY parity"),
+            vec!["0|2"]
+        );
+        assert_eq!(flat("SELECT DISTINCT k IS NULL FROM l ORDER BY 1"), vec!["f", "t"]);
+        assert_eq!(flat("SELECT a FROM l ORDER BY k DESC"), vec!["null", "two", "one"]);
+        assert_eq!(
+            flat("SELECT a FROM l WHERE a ~ '^t' OR a OPERATOR(pg_catalog.~) 'n.$' COLLATE pg_catalog.default ORDER BY upper(a)"),
+            vec!["one", "two"]
+        );
+        assert_eq!(
+            flat("SELECT CASE WHEN k > 1 THEN 'big' ELSE 'small' END FROM l WHERE k IS NOT NULL ORDER BY k"),
+            vec!["small", "big"]
+        );
+        assert_eq!(flat("SELECT sum(k), min(a), max(a), string_agg(a, '+') FROM l"), vec!["3|null|two|one+two+null"]);
+    }
+
+    #[test]
+    fn arrays_round_trip() {
+        let vals = vec![Value::Text("a b".into()), Value::Null, Value::Text("c".into())];
+        let s = format_array(&vals);
+        assert_eq!(s, "{\"a b\",NULL,c}");
+        assert_eq!(
+            parse_array(&s).unwrap(),
+            vec![Some("a b".to_string()), None, Some("c".to_string())]
+        );
+        assert!(parse_array("{}").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,502 @@
+//! The functions of finite relational queries that PostgreSQL clients call on the
+//! catalogs: `format_type`, `pg_get_userbyid`, the `pg_*_is_visible` family, descriptions,
+//! privileges (tcq has one privilege level: everything is allowed), sizes (streams keep no
+//! table files: 0), function signatures from `pg_proc`, array helpers, and the
+//! set-returning functions of FROM (`generate_series`, `unnest`, `pg_options_to_table`,
+//! `pg_get_keywords`).
+//!
+//! Catalog facts are read from the catalog relations themselves (through the statement's
+//! provider), so a function and a join over `pg_type` always agree.
+
+use super::relational::{format_array, int_of, parse_array, quote_ident, text_of, Ev};
+use crate::error::{Error, Result};
+use crate::sql::RegKind;
+use crate::types::Value;
+
+/// OID of schema `pg_catalog`.
+pub const PG_CATALOG_OID: i64 = 11;
+/// OID of schema `public`.
+pub const PUBLIC_OID: i64 = 2200;
+/// OID of schema `information_schema`.
+pub const INFORMATION_SCHEMA_OID: i64 = 13000;
+
+// Column positions in the catalog relations (PostgreSQL 15's order).
+const TYP_NAME: usize = 1;
+const TYP_ELEM: usize = 13;
+const PRO_RETSET: usize = 13;
+const PRO_RETTYPE: usize = 18;
+const PRO_ARGTYPES: usize = 19;
+const PRO_ARGNAMES: usize = 22;
+
+type Row = Vec<Value>;
+
+/// The SQL name PostgreSQL's `format_type` prints for a built-in type name.
+fn sql_name(typname: &str) -> Option<&'static str> {
+    Some(match typname {
+        "bool" => "boolean",
+        "int2" => "smallint",
+        "int4" => "integer",
+        "int8" => "bigint",
+        "float4" => "real",
+        "float8" => "double precision",
+        "varchar" => "character varying",
+        "bpchar" => "character",
+        "timestamp" => "timestamp without time zone",
+        "timestamptz" => "timestamp with time zone",
+        "time" => "time without time zone",
+        "timetz" => "time with time zone",
+        "char" => "\"char\"",
+        _ => return None,
+    })
+}
+
+/// The `pg_type.typname` for a type name as a user writes it (`integer` -> `int4`,
+/// `text[]` -> `_text`).
+pub fn canonical_type_name(written: &str) -> String {
+    let w = written.trim().to_lowercase();
+    let w = w.strip_prefix("pg_catalog.").unwrap_or(&w).to_string();
+    if let Some(elem) = w.strip_suffix("[]") {
+        return format!("_{}", canonical_type_name(elem));
+    }
+    let base = w.split('(').next().unwrap_or(&w).trim().to_string();
+    let base = base.split_whitespace().collect::<Vec<_>>().join(" ");
+    match base.as_str() {
+        "boolean" => "bool",
+        "smallint" => "int2",
+        "integer" | "int" => "int4",
+        "bigint" => "int8",
+        "real" => "float4",
+        "double precision" | "float" => "float8",
+        "character varying" | "char varying" => "varchar",
+        "character" => "bpchar",
+        "decimal" => "numeric",
+        "timestamp without time zone" | "timestamp" => "timestamp",
+        "timestamp with time zone" => "timestamptz",
+        "time without time zone" => "time",
+        "time with time zone" => "timetz",
+        "\"char\"" => "char",
+        other => return other.trim_matches('"').to_string(),
+    }
+    .to_string()
+}
+
+/// `format_type(oid, typmod)`.
+pub fn format_type_name(ev: &Ev, oid: i64, typmod: Option<i64>) -> Result<String> {
+    let rows = ev.catalog("pg_type")?;
+    let Some(row) = rows.iter().find(|r| int_of(&r[0]) == Some(oid)) else {
+        return Ok("???".into());
+    };
+    let name = text_of(&row[TYP_NAME]);
+    let elem = int_of(&row[TYP_ELEM]).unwrap_or(0);
+    if name.starts_with('_') && elem != 0 {
+        return Ok(format!("{}[]", format_type_name(ev, elem, typmod)?));
+    }
+    let base = sql_name(&name).map_or_else(|| quote_ident(&name), str::to_string);
+    let m = typmod.filter(|&m| m >= 0);
+    Ok(match (name.as_str(), m) {
+        ("varchar", Some(m)) => format!("character varying({})", m - 4),
+        ("bpchar", Some(m)) => format!("character({})", m - 4),
+        ("numeric", Some(m)) => format!("numeric({},{})", (m - 4) >> 16, (m - 4) & 0xffff),
+        ("timestamp", Some(m)) => format!("timestamp({m}) without time zone"),
+        ("timestamptz", Some(m)) => format!("timestamp({m}) with time zone"),
+        _ => base,
+    })
+}
+
+fn text(s: impl Into<String>) -> Value {
+    Value::Text(s.into().into())
+}
+
+fn arg(args: &[Value], i: usize) -> &Value {
+    args.get(i).unwrap_or(&Value::Null)
+}
+
+/// Call function `name` of the relational evaluator on evaluated `args`.
+pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
+    let a0 = arg(args, 0);
+    let strict = matches!(
+        name,
+        "format_type"
+            | "pg_get_userbyid"
+            | "pg_encoding_to_char"
+            | "quote_ident"
+            | "quote_literal"
+            | "pg_get_function_result"
+            | "pg_get_function_arguments"
+            | "pg_get_function_identity_arguments"
+            | "array_upper"
+            | "array_lower"
+            | "array_length"
+            | "cardinality"
+            | "to_regclass"
+            | "to_regtype"
+            | "to_regproc"
+            | "to_regnamespace"
+            | "string_to_array"
+            | "replace"
+            | "split_part"
+            | "left"
+            | "right"
+            | "starts_with"
+            | "btrim"
+            | "ltrim"
+            | "rtrim"
+            | "pg_size_pretty"
+            | "pg_table_is_visible"
+            | "pg_type_is_visible"
+            | "pg_function_is_visible"
+    );
+    if strict && a0.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match name {
+        "format_type" => text(format_type_name(
+            ev,
+            int_of(a0).unwrap_or(0),
+            int_of(arg(args, 1)),
+        )?),
+        "pg_get_userbyid" => {
+            let oid = int_of(a0).unwrap_or(0);
+            let rows = ev.catalog("pg_authid")?;
+            match rows.iter().find(|r| int_of(&r[0]) == Some(oid)) {
+                Some(r) => r[1].clone(),
+                None => text(format!("unknown (OID={oid})")),
+            }
+        }
+        "pg_table_is_visible" => visible(ev, "pg_class", a0)?,
+        "pg_type_is_visible" => visible(ev, "pg_type", a0)?,
+        "pg_function_is_visible" => visible(ev, "pg_proc", a0)?,
+        "obj_description" | "shobj_description" => {
+            description(ev, int_of(a0), Some(0))?
+        }
+        "col_description" => description(ev, int_of(a0), int_of(arg(args, 1)))?,
+        "pg_encoding_to_char" => text(match int_of(a0) {
+            Some(6) => "UTF8",
+            Some(0) => "SQL_ASCII",
+            _ => "",
+        }),
+        "pg_char_to_encoding" => Value::Int4(if text_of(a0).eq_ignore_ascii_case("utf8") {
+            6
+        } else {
+            -1
+        }),
+        "array_to_string" => {
+            if a0.is_null() || arg(args, 1).is_null() {
+                return Ok(Value::Null);
+            }
+            let sep = text_of(arg(args, 1));
+            let null = arg(args, 2);
+            let parts: Vec<String> = parse_array(&text_of(a0))?
+                .into_iter()
+                .filter_map(|e| match e {
+                    Some(s) => Some(s),
+                    None if !null.is_null() => Some(text_of(null)),
+                    None => None,
+                })
+                .collect();
+            text(parts.join(&sep))
+        }
+        "string_to_array" => {
+            if arg(args, 1).is_null() {
+                return Ok(Value::Null);
+            }
+            let s = text_of(a0);
+            let sep = text_of(arg(args, 1));
+            let parts: Vec<Value> = if s.is_empty() {
+                vec![]
+            } else if sep.is_empty() {
+                vec![text(s)]
+            } else {
+                s.split(sep.as_str()).map(text).collect()
+            };
+            text(format_array(&parts))
+        }
+        "current_schemas" => {
+            let implicit = matches!(a0, Value::Bool(true));
+            text(if implicit {
+                "{pg_catalog,public}"
+            } else {
+                "{public}"
+            })
+        }
+        "pg_get_expr" | "pg_get_indexdef" | "pg_get_constraintdef" | "pg_get_viewdef"
+        | "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_partkeydef"
+        | "pg_get_statisticsobjdef_columns" | "pg_get_serial_sequence"
+        | "pg_tablespace_location" | "inet_server_addr" | "inet_client_addr"
+        | "inet_server_port" => Value::Null,
+        "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
+        | "pg_database_size" => Value::Int8(0),
+        "pg_size_pretty" => text(size_pretty(int_of(a0).unwrap_or(0))),
+        "has_table_privilege"
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_function_privilege"
+        | "has_column_privilege"
+        | "has_any_column_privilege"
+        | "has_type_privilege"
+        | "pg_has_role" => Value::Bool(true),
+        "pg_relation_is_publishable" | "pg_is_in_recovery" => Value::Bool(false),
+        "quote_ident" => text(quote_ident(&text_of(a0))),
+        "quote_literal" => text(quote_literal(&text_of(a0))),
+        "quote_nullable" => {
+            if a0.is_null() {
+                text("NULL")
+            } else {
+                text(quote_literal(&text_of(a0)))
+            }
+        }
+        "pg_get_function_result" => {
+            let Some(p) = proc_row(ev, a0)? else {
+                return Ok(Value::Null);
+            };
+            let ret = format_type_name(ev, int_of(&p[PRO_RETTYPE]).unwrap_or(0), None)?;
+            text(if matches!(p[PRO_RETSET], Value::Bool(true)) {
+                format!("SETOF {ret}")
+            } else {
+                ret
+            })
+        }
+        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
+            let Some(p) = proc_row(ev, a0)? else {
+                return Ok(Value::Null);
+            };
+            let types: Vec<i64> = text_of(&p[PRO_ARGTYPES])
+                .split_whitespace()
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            let names = if p[PRO_ARGNAMES].is_null() {
+                vec![]
+            } else {
+                parse_array(&text_of(&p[PRO_ARGNAMES]))?
+            };
+            let mut out = Vec::new();
+            for (i, t) in types.iter().enumerate() {
+                let ty = format_type_name(ev, *t, None)?;
+                match names.get(i).cloned().flatten().filter(|n| !n.is_empty()) {
+                    Some(n) => out.push(format!("{n} {ty}")),
+                    None => out.push(ty),
+                }
+            }
+            text(out.join(", "))
+        }
+        "array_upper" | "array_length" | "cardinality" => {
+            let n = parse_array(&text_of(a0))?.len() as i32;
+            if n == 0 && name != "cardinality" {
+                Value::Null
+            } else {
+                Value::Int4(n)
+            }
+        }
+        "array_lower" => {
+            if parse_array(&text_of(a0))?.is_empty() {
+                Value::Null
+            } else {
+                Value::Int4(1)
+            }
+        }
+        "to_regclass" => ev.reg_oid(RegKind::Class, &text_of(a0), false)?,
+        "to_regtype" => ev.reg_oid(RegKind::Type, &text_of(a0), false)?,
+        "to_regproc" => ev.reg_oid(RegKind::Proc, &text_of(a0), false)?,
+        "to_regnamespace" => ev.reg_oid(RegKind::Namespace, &text_of(a0), false)?,
+        "replace" => text(text_of(a0).replace(&text_of(arg(args, 1)), &text_of(arg(args, 2)))),
+        "split_part" => {
+            let s = text_of(a0);
+            let sep = text_of(arg(args, 1));
+            let n = int_of(arg(args, 2)).unwrap_or(1);
+            let parts: Vec<&str> = if sep.is_empty() {
+                vec![s.as_str()]
+            } else {
+                s.split(sep.as_str()).collect()
+            };
+            let idx = if n > 0 {
+                n - 1
+            } else {
+                parts.len() as i64 + n
+            };
+            text(
+                usize::try_from(idx)
+                    .ok()
+                    .and_then(|i| parts.get(i))
+                    .copied()
+                    .unwrap_or(""),
+            )
+        }
+        "left" | "right" => {
+            let s: Vec<char> = text_of(a0).chars().collect();
+            let n = int_of(arg(args, 1)).unwrap_or(0);
+            let len = s.len() as i64;
+            let k = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
+            text(if name == "left" {
+                s[..k].iter().collect::<String>()
+            } else {
+                s[s.len() - k..].iter().collect::<String>()
+            })
+        }
+        "starts_with" => Value::Bool(text_of(a0).starts_with(&text_of(arg(args, 1)))),
+        "btrim" | "ltrim" | "rtrim" => {
+            let s = text_of(a0);
+            let set: Vec<char> = if args.len() > 1 {
+                text_of(arg(args, 1)).chars().collect()
+            } else {
+                vec![' ']
+            };
+            let f = |c: char| set.contains(&c);
+            text(match name {
+                "ltrim" => s.trim_start_matches(f),
+                "rtrim" => s.trim_end_matches(f),
+                _ => s.trim_matches(f),
+            })
+        }
+        "concat_ws" => {
+            if a0.is_null() {
+                return Ok(Value::Null);
+            }
+            let sep = text_of(a0);
+            let parts: Vec<String> = args[1..]
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(text_of)
+                .collect();
+            text(parts.join(&sep))
+        }
+        "pg_postmaster_start_time" | "pg_conf_load_time" => {
+            Value::TimestampTz(crate::time::now_us())
+        }
+        "txid_current" | "pg_current_xact_id" => Value::Int8(1),
+        "pg_typeof" => text("unknown"),
+        "generate_series" | "unnest" | "pg_options_to_table" | "pg_get_keywords" => {
+            return Err(Error::FeatureNotSupported(format!(
+                "{name}() returns a set: call it in FROM"
+            )))
+        }
+        other => {
+            return Err(Error::UndefinedFunction(format!(
+                "function {other} does not exist"
+            )))
+        }
+    })
+}
+
+/// True when the object's namespace is on the search path (pg_catalog, public).
+fn visible(ev: &Ev, rel: &str, oid: &Value) -> Result<Value> {
+    let oid = int_of(oid);
+    let rows = ev.catalog(rel)?;
+    Ok(match rows.iter().find(|r| int_of(&r[0]) == oid) {
+        Some(r) => {
+            let ns = int_of(&r[2]).unwrap_or(0);
+            Value::Bool(ns == PG_CATALOG_OID || ns == PUBLIC_OID)
+        }
+        None => Value::Null,
+    })
+}
+
+fn description(ev: &Ev, oid: Option<i64>, sub: Option<i64>) -> Result<Value> {
+    let rows = ev.catalog("pg_description")?;
+    Ok(rows
+        .iter()
+        .find(|r| int_of(&r[0]) == oid && int_of(&r[2]) == sub)
+        .map_or(Value::Null, |r| r[3].clone()))
+}
+
+fn proc_row(ev: &Ev, oid: &Value) -> Result<Option<Row>> {
+    let oid = int_of(oid);
+    Ok(ev
+        .catalog("pg_proc")?
+        .into_iter()
+        .find(|r| int_of(&r[0]) == oid))
+}
+
+fn quote_literal(s: &str) -> String {
+    if s.contains('\\') {
+        format!("E'{}'", s.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+fn size_pretty(n: i64) -> String {
+    let units = ["bytes", "kB", "MB", "GB", "TB"];
+    let mut v = n;
+    let mut u = 0;
+    while v.abs() >= 10 * 1024 && u < units.len() - 1 {
+        v = (v + 512) / 1024;
+        u += 1;
+    }
+    format!("{v} {}", units[u])
+}
+
+/// Rows of a set-returning function in FROM.
+pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
+    let a0 = arg(args, 0);
+    Ok(match name {
+        "generate_series" => {
+            let (Some(lo), Some(hi)) = (int_of(a0), int_of(arg(args, 1))) else {
+                return Ok(vec![]);
+            };
+            let step = int_of(arg(args, 2)).unwrap_or(1);
+            if step == 0 {
+                return Err(Error::InvalidParameterValue(
+                    "step size cannot equal zero".into(),
+                ));
+            }
+            let n = if (step > 0 && hi < lo) || (step < 0 && hi > lo) {
+                0
+            } else {
+                ((hi as i128 - lo as i128) / step as i128 + 1) as u128
+            };
+            if n > super::relational::ROWS_MAX as u128 {
+                return Err(Error::ProgramLimitExceeded(format!(
+                    "a catalog query may build at most {} rows",
+                    super::relational::ROWS_MAX
+                )));
+            }
+            (0..n as i64)
+                .map(|i| vec![Value::Int8(lo + i * step)])
+                .collect()
+        }
+        "unnest" => {
+            if a0.is_null() {
+                return Ok(vec![]);
+            }
+            parse_array(&text_of(a0))?
+                .into_iter()
+                .map(|e| vec![e.map_or(Value::Null, text)])
+                .collect()
+        }
+        "pg_options_to_table" => {
+            if a0.is_null() {
+                return Ok(vec![]);
+            }
+            parse_array(&text_of(a0))?
+                .into_iter()
+                .flatten()
+                .map(|o| match o.split_once('=') {
+                    Some((k, v)) => vec![text(k), text(v)],
+                    None => vec![text(o), Value::Null],
+                })
+                .collect()
+        }
+        "pg_get_keywords" => crate::sql::keywords()
+            .iter()
+            .map(|(word, reserved)| {
+                let (code, desc) = if *reserved {
+                    ("R", "reserved")
+                } else {
+                    ("U", "unreserved")
+                };
+                vec![
+                    text(word.to_lowercase()),
+                    text(code),
+                    Value::Bool(true),
+                    text(desc),
+                    text("can be bare label"),
+                ]
+            })
+            .collect(),
+        other => {
+            return Err(Error::UndefinedFunction(format!(
+                "function {other} does not exist"
+            )))
+        }
+    })
+}

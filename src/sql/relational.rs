@@ -1,0 +1,2317 @@
+//! Binding of finite relational queries: SELECTs over the system catalogs (and, later,
+//! stored tables) with joins, subqueries, CTEs, set operations, grouping and sorting.
+//!
+//! A SELECT whose FROM tree names no stream is finite. The continuous binder
+//! ([`super::bind`]) keeps the simple ones (`SELECT 1`, `SELECT * FROM tcq_streams`); the
+//! rest — anything over `pg_catalog`/`information_schema` relations, joins, subqueries,
+//! WITH, UNION, DISTINCT, catalog functions — is bound here into a [`RelQuery`], which
+//! [`crate::exec::relational`] evaluates row at a time against a [`RelationProvider`].
+//!
+//! Design decision: the plan is typed loosely. Names are resolved and every column
+//! reference is a (level, index) pair, but values are checked at run time, as the catalogs
+//! are small and their queries come from clients (psql, drivers, ORMs) that PostgreSQL has
+//! already type-checked. Static types ([`RType`]) exist only where the answer depends on
+//! them: result column types, `regclass`-style casts that print names, and arrays, which
+//! travel as their PostgreSQL text form (`{a,b}`).
+
+use sqlparser::ast;
+
+use super::plan::Expr;
+use crate::error::{Error, Result};
+use crate::types::{Column, DataType, Value};
+
+/// Where finite relational queries read named relations from: the system catalogs, and
+/// later stored tables. Implemented by the engine's catalog.
+pub trait RelationProvider {
+    /// The columns and current rows of `schema.name` (both normalised), or `None` when
+    /// there is no such relation. `schema` is `pg_catalog`, `information_schema`, `public`
+    /// or another schema name a query wrote.
+    fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)>;
+}
+
+/// Static types of the relational plan, beyond [`DataType`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RType {
+    /// A plain type (oids are `bigint`, names and `"char"` are `text`).
+    Base(DataType),
+    /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
+    /// as the object's name.
+    Reg(RegKind),
+    /// An array, held as its PostgreSQL text form; sent to clients as `text`.
+    Array,
+    /// A literal or parameter whose type the context has not fixed (text at run time).
+    Unknown,
+}
+
+impl RType {
+    /// The type clients see in RowDescription.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            RType::Base(d) => *d,
+            _ => DataType::Text,
+        }
+    }
+}
+
+/// The object kinds of the `reg*` types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegKind {
+    /// `regclass`: pg_class.
+    Class,
+    /// `regtype`: pg_type.
+    Type,
+    /// `regproc` / `regprocedure`: pg_proc.
+    Proc,
+    /// `regnamespace`: pg_namespace.
+    Namespace,
+    /// `regrole`: pg_authid.
+    Role,
+}
+
+/// A bound finite query: WITH, a body, ORDER BY, LIMIT/OFFSET.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelQuery {
+    /// Common table expressions, each with its plan-wide id, evaluated once in order.
+    pub ctes: Vec<(usize, RelQuery)>,
+    /// The body.
+    pub body: RelBody,
+    /// Sort keys: index into the body's extended row (output columns, then the select's
+    /// hidden sort keys), descending, nulls first.
+    pub order_by: Vec<(usize, bool, bool)>,
+    /// LIMIT, an expression over no row.
+    pub limit: Option<RExpr>,
+    /// OFFSET, an expression over no row.
+    pub offset: Option<RExpr>,
+    /// Output column names and static types.
+    pub columns: Vec<(String, RType)>,
+}
+
+/// A query body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RelBody {
+    /// One SELECT.
+    Select(Box<RelSelect>),
+    /// `left UNION|INTERSECT|EXCEPT [ALL] right`.
+    SetOp {
+        /// Which operation.
+        op: SetOp,
+        /// ALL: keep duplicates.
+        all: bool,
+        /// Left input.
+        left: Box<RelQuery>,
+        /// Right input.
+        right: Box<RelQuery>,
+    },
+    /// `VALUES (...), (...)`.
+    Values(Vec<Vec<RExpr>>),
+}
+
+/// Set operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    /// UNION
+    Union,
+    /// INTERSECT
+    Intersect,
+    /// EXCEPT
+    Except,
+}
+
+/// One SELECT block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelSelect {
+    /// FROM; `None` is one row of no columns.
+    pub from: Option<RelFrom>,
+    /// WHERE, over the FROM row.
+    pub filter: Option<RExpr>,
+    /// Grouping: set when the block has GROUP BY or aggregates. Then HAVING, the select
+    /// list and the sort keys read the group's first FROM row followed by the aggregate
+    /// results (`[from row.., agg_0, .., agg_n-1]`; an empty group has a row of NULLs).
+    pub group: Option<RelGroup>,
+    /// HAVING.
+    pub having: Option<RExpr>,
+    /// The select list.
+    pub projection: Vec<RExpr>,
+    /// DISTINCT.
+    pub distinct: bool,
+    /// Hidden ORDER BY keys computed beside the select list (expressions not in it).
+    pub sort_keys: Vec<RExpr>,
+}
+
+/// GROUP BY keys and aggregate calls of a SELECT block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelGroup {
+    /// Group keys, over the FROM row.
+    pub keys: Vec<RExpr>,
+    /// Aggregate calls, arguments over the FROM row.
+    pub aggs: Vec<RelAgg>,
+    /// Width of the FROM row.
+    pub width: usize,
+}
+
+/// An aggregate call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelAgg {
+    /// Function name, lower-cased (count, sum, min, max, avg, string_agg, array_agg,
+    /// bool_and, bool_or, every).
+    pub func: String,
+    /// Arguments (none for `count(*)`).
+    pub args: Vec<RExpr>,
+    /// DISTINCT.
+    pub distinct: bool,
+}
+
+/// Join kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// INNER / CROSS / comma.
+    Inner,
+    /// LEFT [OUTER].
+    Left,
+    /// RIGHT [OUTER].
+    Right,
+    /// FULL [OUTER].
+    Full,
+}
+
+/// A FROM item; its row is the concatenation of its relations' columns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RelFrom {
+    /// A named relation of the provider.
+    Scan {
+        /// Schema, normalised.
+        schema: String,
+        /// Relation name, normalised.
+        name: String,
+    },
+    /// A CTE of an enclosing WITH, by id.
+    Cte(usize),
+    /// A subquery.
+    Sub(Box<RelQuery>),
+    /// A set-returning function (`generate_series`, `unnest`, `pg_options_to_table`,
+    /// `pg_get_keywords`), arguments over no row.
+    Func {
+        /// Name, lower-cased.
+        name: String,
+        /// Arguments.
+        args: Vec<RExpr>,
+    },
+    /// A join; `on` reads the left row followed by the right row.
+    Join {
+        /// Kind.
+        kind: JoinKind,
+        /// Left input.
+        left: Box<RelFrom>,
+        /// Right input.
+        right: Box<RelFrom>,
+        /// The condition (`None`: cross join).
+        on: Option<RExpr>,
+        /// Width of the left row.
+        left_width: usize,
+        /// Width of the right row.
+        right_width: usize,
+    },
+}
+
+/// Comparison operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// =
+    Eq,
+    /// <>
+    Ne,
+    /// <
+    Lt,
+    /// <=
+    Le,
+    /// >
+    Gt,
+    /// >=
+    Ge,
+}
+
+/// A scalar expression of the relational plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RExpr {
+    /// Column `idx` of the row `up` query levels out (0 = this level's row).
+    Col {
+        /// Levels out.
+        up: usize,
+        /// Index in that row.
+        idx: usize,
+    },
+    /// A constant.
+    Lit(Value),
+    /// `$(i+1)`.
+    Param(usize),
+    /// A scalar [`Expr`] of the continuous binder whose `Expr::Column(i)` reads `args[i]`:
+    /// arithmetic, casts to plain types, LIKE, the scalar functions of [`super::ScalarFunc`].
+    Template {
+        /// The expression over the argument row.
+        expr: Expr,
+        /// The arguments.
+        args: Vec<RExpr>,
+    },
+    /// A comparison with text-to-number coercion of literals.
+    Cmp {
+        /// Operator.
+        op: CmpOp,
+        /// Left.
+        left: Box<RExpr>,
+        /// Right.
+        right: Box<RExpr>,
+    },
+    /// `IS [NOT] DISTINCT FROM`.
+    Distinct {
+        /// Left.
+        left: Box<RExpr>,
+        /// Right.
+        right: Box<RExpr>,
+        /// IS NOT DISTINCT FROM.
+        negated: bool,
+    },
+    /// AND of all, three-valued.
+    And(Vec<RExpr>),
+    /// OR of all, three-valued.
+    Or(Vec<RExpr>),
+    /// NOT.
+    Not(Box<RExpr>),
+    /// IS [NOT] NULL.
+    IsNull(Box<RExpr>, bool),
+    /// CASE.
+    Case {
+        /// Operand of a simple CASE.
+        operand: Option<Box<RExpr>>,
+        /// WHEN/THEN.
+        branches: Vec<(RExpr, RExpr)>,
+        /// ELSE.
+        otherwise: Option<Box<RExpr>>,
+    },
+    /// `expr [NOT] IN (list)`.
+    InList {
+        /// Operand.
+        expr: Box<RExpr>,
+        /// List.
+        list: Vec<RExpr>,
+        /// NOT IN.
+        negated: bool,
+    },
+    /// POSIX regular expression match (`~`, `~*`, `!~`, `!~*`, `OPERATOR(pg_catalog.~)`).
+    Regex {
+        /// Subject.
+        expr: Box<RExpr>,
+        /// Pattern.
+        pattern: Box<RExpr>,
+        /// Case-insensitive.
+        ci: bool,
+        /// Negated.
+        negated: bool,
+    },
+    /// `left op ANY|ALL (array)`.
+    AnyArray {
+        /// Left operand.
+        left: Box<RExpr>,
+        /// Operator.
+        op: CmpOp,
+        /// The array.
+        array: Box<RExpr>,
+        /// ALL rather than ANY.
+        all: bool,
+    },
+    /// `left op ANY|ALL (subquery)`, `left [NOT] IN (subquery)`.
+    AnySub {
+        /// Left operand.
+        left: Box<RExpr>,
+        /// Operator.
+        op: CmpOp,
+        /// One-column subquery.
+        query: Box<RelQuery>,
+        /// ALL rather than ANY.
+        all: bool,
+        /// The result is negated (NOT IN).
+        negated: bool,
+    },
+    /// `[NOT] EXISTS (subquery)`.
+    Exists(Box<RelQuery>, bool),
+    /// `(subquery)`: one column, at most one row.
+    ScalarSub(Box<RelQuery>),
+    /// `ARRAY(subquery)`.
+    ArraySub(Box<RelQuery>),
+    /// `ARRAY[a, b]`.
+    Array(Vec<RExpr>),
+    /// `arr[i]` (1-based).
+    Subscript(Box<RExpr>, Box<RExpr>),
+    /// `a || b` where either side is an array.
+    ArrayConcat(Box<RExpr>, Box<RExpr>),
+    /// A cast to a type the continuous binder lacks (reg*, arrays) or from a reg* type.
+    Cast(Box<RExpr>, RType),
+    /// A function of [`crate::exec::relational`] (catalog functions and friends), by name.
+    Func(String, Vec<RExpr>),
+}
+
+/// Functions the relational evaluator computes itself (beyond the continuous binder's).
+pub const FUNCTIONS: &[&str] = &[
+    "format_type",
+    "pg_get_userbyid",
+    "pg_table_is_visible",
+    "pg_type_is_visible",
+    "pg_function_is_visible",
+    "pg_get_expr",
+    "obj_description",
+    "col_description",
+    "shobj_description",
+    "pg_encoding_to_char",
+    "array_to_string",
+    "current_schemas",
+    "pg_get_indexdef",
+    "pg_get_constraintdef",
+    "pg_get_viewdef",
+    "pg_get_triggerdef",
+    "pg_get_ruledef",
+    "pg_get_partkeydef",
+    "pg_get_statisticsobjdef_columns",
+    "pg_get_serial_sequence",
+    "pg_relation_size",
+    "pg_total_relation_size",
+    "pg_table_size",
+    "pg_indexes_size",
+    "pg_database_size",
+    "pg_size_pretty",
+    "has_table_privilege",
+    "has_schema_privilege",
+    "has_database_privilege",
+    "has_function_privilege",
+    "has_column_privilege",
+    "has_any_column_privilege",
+    "has_type_privilege",
+    "pg_has_role",
+    "quote_ident",
+    "quote_literal",
+    "quote_nullable",
+    "pg_get_function_result",
+    "pg_get_function_arguments",
+    "pg_get_function_identity_arguments",
+    "pg_relation_is_publishable",
+    "pg_is_in_recovery",
+    "array_upper",
+    "array_lower",
+    "array_length",
+    "cardinality",
+    "to_regclass",
+    "to_regtype",
+    "to_regproc",
+    "to_regnamespace",
+    "pg_char_to_encoding",
+    "string_to_array",
+    "replace",
+    "split_part",
+    "left",
+    "right",
+    "starts_with",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "concat_ws",
+    "pg_postmaster_start_time",
+    "pg_conf_load_time",
+    "inet_server_addr",
+    "inet_server_port",
+    "inet_client_addr",
+    "txid_current",
+    "pg_current_xact_id",
+    "pg_tablespace_location",
+    "pg_options_to_table",
+    "pg_get_keywords",
+    "generate_series",
+    "unnest",
+    "pg_typeof",
+];
+
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "string_agg",
+    "array_agg",
+    "bool_and",
+    "bool_or",
+    "every",
+];
+
+/// Relations the continuous binder serves on its own when read alone.
+const OLD_VIEWS: &[&str] = &["tcq_streams", "tcq_queries", "pg_stat_activity"];
+
+/// Which binder a SELECT goes to.
+pub(crate) enum Route {
+    /// It names a stream: the continuous binder.
+    Continuous,
+    /// It reads a catalog relation, or has a shape the continuous binder refuses (joins,
+    /// subqueries in FROM, WITH, set operations, DISTINCT, VALUES): this binder.
+    Relational,
+    /// Finite and simple (`SELECT 1`, `SELECT * FROM tcq_streams`): the continuous binder
+    /// first, this one if that refuses it.
+    Finite,
+}
+
+/// Route `q` by the relations its FROM clauses name.
+pub(crate) fn route(
+    q: &ast::Query,
+    streams: &dyn Fn(&str) -> bool,
+    relations: &dyn Fn(&str, &str) -> bool,
+) -> Route {
+    let mut w = Walk::default();
+    w.query(q, streams, relations);
+    if w.stream {
+        Route::Continuous
+    } else if w.catalog || w.complex {
+        Route::Relational
+    } else {
+        Route::Finite
+    }
+}
+
+#[derive(Default)]
+struct Walk {
+    stream: bool,
+    catalog: bool,
+    complex: bool,
+}
+
+impl Walk {
+    fn query(
+        &mut self,
+        q: &ast::Query,
+        streams: &dyn Fn(&str) -> bool,
+        relations: &dyn Fn(&str, &str) -> bool,
+    ) {
+        if let Some(with) = &q.with {
+            self.complex = true;
+            for c in &with.cte_tables {
+                self.query(&c.query, streams, relations);
+            }
+        }
+        self.set_expr(&q.body, streams, relations);
+    }
+
+    fn set_expr(
+        &mut self,
+        s: &ast::SetExpr,
+        streams: &dyn Fn(&str) -> bool,
+        relations: &dyn Fn(&str, &str) -> bool,
+    ) {
+        match s {
+            ast::SetExpr::Select(sel) => {
+                if sel.distinct.is_some() {
+                    self.complex = true;
+                }
+                if sel.from.len() > 1 {
+                    self.complex = true;
+                }
+                for t in &sel.from {
+                    if !t.joins.is_empty() {
+                        self.complex = true;
+                    }
+                    self.factor(&t.relation, streams, relations);
+                    for j in &t.joins {
+                        self.factor(&j.relation, streams, relations);
+                    }
+                }
+            }
+            ast::SetExpr::Query(q) => self.query(q, streams, relations),
+            ast::SetExpr::SetOperation { left, right, .. } => {
+                self.complex = true;
+                self.set_expr(left, streams, relations);
+                self.set_expr(right, streams, relations);
+            }
+            ast::SetExpr::Values(_) => self.complex = true,
+            _ => {}
+        }
+    }
+
+    fn factor(
+        &mut self,
+        f: &ast::TableFactor,
+        streams: &dyn Fn(&str) -> bool,
+        relations: &dyn Fn(&str, &str) -> bool,
+    ) {
+        match f {
+            ast::TableFactor::Table { name, args, .. } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident().map(norm))
+                    .collect();
+                let whole = parts.join(".");
+                if args.is_some() {
+                    self.complex = true;
+                    return;
+                }
+                if streams(&whole) {
+                    self.stream = true;
+                    return;
+                }
+                let (schema, rel) = match parts.as_slice() {
+                    [s, r] => (s.as_str(), r.as_str()),
+                    [r] => ("", r.as_str()),
+                    _ => return,
+                };
+                if OLD_VIEWS.contains(&rel) && (schema.is_empty() || schema == "pg_catalog") {
+                    return;
+                }
+                if relations(schema, rel) {
+                    self.catalog = true;
+                }
+            }
+            ast::TableFactor::Derived { subquery, .. } => {
+                self.complex = true;
+                self.query(subquery, streams, relations);
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => {
+                self.complex = true;
+                self.factor(&table_with_joins.relation, streams, relations);
+                for j in &table_with_joins.joins {
+                    self.factor(&j.relation, streams, relations);
+                }
+            }
+            _ => self.complex = true,
+        }
+    }
+}
+
+/// Normalise an identifier: lower-cased unless quoted.
+fn norm(id: &ast::Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::FeatureNotSupported(what.into())
+}
+
+/// One relation visible at a query level.
+#[derive(Clone, Debug)]
+struct ScopeRel {
+    /// Alias, or the relation's name.
+    alias: String,
+    /// Schema when named by a schema-qualified relation.
+    schema: Option<String>,
+    columns: Vec<String>,
+    /// Columns hidden from `*` (the right side of USING).
+    hidden: Vec<bool>,
+    offset: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Level {
+    rels: Vec<ScopeRel>,
+    width: usize,
+    /// Column types of the level's row, for static typing.
+    types: Vec<RType>,
+    /// Aggregates collected while binding the select list, HAVING and ORDER BY.
+    aggs: Vec<RelAgg>,
+    agg_ok: bool,
+    in_agg: bool,
+}
+
+/// The binder of one statement.
+pub(crate) struct RelBinder<'a> {
+    provider: &'a dyn RelationProvider,
+    levels: Vec<Level>,
+    /// CTEs visible, innermost last: (name, id, columns, types).
+    ctes: Vec<(String, usize, Vec<String>, Vec<RType>)>,
+    next_cte: usize,
+    /// Parameter types.
+    pub(crate) params: Vec<Option<DataType>>,
+    depth: usize,
+}
+
+/// Bind a parsed SELECT over `provider` (for [`super::bind_relational`]).
+pub(crate) fn bind_parsed(
+    p: &super::parse::ParsedStmt,
+    provider: &dyn RelationProvider,
+) -> Result<RelQuery> {
+    match &p.stmt {
+        super::parse::Stmt::Ast(s) => match &**s {
+            ast::Statement::Query(q) => Ok(bind_query(q, provider, &[])?.0),
+            _ => Err(unsupported("only SELECT is a relational query")),
+        },
+        _ => Err(unsupported("only SELECT is a relational query")),
+    }
+}
+
+/// Bind a finite query. `hints` are the parameter types the client gave.
+pub(crate) fn bind_query(
+    q: &ast::Query,
+    provider: &dyn RelationProvider,
+    hints: &[Option<DataType>],
+) -> Result<(RelQuery, Vec<DataType>)> {
+    let mut b = RelBinder {
+        provider,
+        levels: Vec::new(),
+        ctes: Vec::new(),
+        next_cte: 0,
+        params: hints.to_vec(),
+        depth: 0,
+    };
+    let plan = b.query(q)?;
+    let params = b
+        .params
+        .iter()
+        .map(|p| p.unwrap_or(DataType::Text))
+        .collect();
+    Ok((plan, params))
+}
+
+fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
+    Some(match op {
+        ast::BinaryOperator::Eq => CmpOp::Eq,
+        ast::BinaryOperator::NotEq => CmpOp::Ne,
+        ast::BinaryOperator::Lt => CmpOp::Lt,
+        ast::BinaryOperator::LtEq => CmpOp::Le,
+        ast::BinaryOperator::Gt => CmpOp::Gt,
+        ast::BinaryOperator::GtEq => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+/// A type name (as sqlparser prints it) to a static type.
+pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
+    let lower = written.trim().to_lowercase().replace('"', "");
+    let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
+    if base.ends_with("[]") || base.starts_with("_") || base == "oidvector" || base == "int2vector"
+    {
+        return Ok(RType::Array);
+    }
+    Ok(match base {
+        "regclass" => RType::Reg(RegKind::Class),
+        "regtype" => RType::Reg(RegKind::Type),
+        "regproc" | "regprocedure" => RType::Reg(RegKind::Proc),
+        "regnamespace" => RType::Reg(RegKind::Namespace),
+        "regrole" => RType::Reg(RegKind::Role),
+        "oid" | "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
+        "name" | "char" | "\"char\"" | "bpchar" | "character" | "pg_node_tree" | "aclitem"
+        | "unknown" | "cstring" => RType::Base(DataType::Text),
+        other => RType::Base(super::bind::type_from_name(other)?),
+    })
+}
+
+impl RelBinder<'_> {
+    fn query(&mut self, q: &ast::Query) -> Result<RelQuery> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(Error::StatementTooComplex(
+                "query nesting is deeper than 64 levels".into(),
+            ));
+        }
+        let r = super::deep(|| self.query_inner(q));
+        self.depth -= 1;
+        r
+    }
+
+    fn query_inner(&mut self, q: &ast::Query) -> Result<RelQuery> {
+        if q.fetch.is_some() || !q.locks.is_empty() {
+            return Err(unsupported("FETCH FIRST and FOR UPDATE are not supported"));
+        }
+        let ctes_before = self.ctes.len();
+        let mut ctes = Vec::new();
+        if let Some(with) = &q.with {
+            for c in &with.cte_tables {
+                let name = norm(&c.alias.name);
+                let mut plan = if with.recursive {
+                    return Err(unsupported("WITH RECURSIVE is not supported"));
+                } else {
+                    self.query(&c.query)?
+                };
+                let names: Vec<String> = if c.alias.columns.is_empty() {
+                    plan.columns.iter().map(|(n, _)| n.clone()).collect()
+                } else {
+                    c.alias.columns.iter().map(|cd| norm(&cd.name)).collect()
+                };
+                for (col, n) in plan.columns.iter_mut().zip(&names) {
+                    col.0 = n.clone();
+                }
+                let types = plan.columns.iter().map(|(_, t)| *t).collect();
+                let id = self.next_cte;
+                self.next_cte += 1;
+                self.ctes.push((name, id, names, types));
+                ctes.push((id, plan));
+            }
+        }
+        let order: Vec<&ast::OrderByExpr> = match &q.order_by {
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(v) => v.iter().collect(),
+                ast::OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL")),
+            },
+            None => vec![],
+        };
+        let (body, columns, order_by) = match &*q.body {
+            ast::SetExpr::Select(sel) => {
+                let (s, cols, ob) = self.select(sel, &order)?;
+                (RelBody::Select(Box::new(s)), cols, ob)
+            }
+            other => {
+                let (body, cols) = self.set_expr(other)?;
+                let mut ob = Vec::new();
+                for o in &order {
+                    let i = output_index(&o.expr, &cols).ok_or_else(|| {
+                        unsupported(
+                            "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
+                        )
+                    })?;
+                    ob.push((i, desc(o), nulls_first(o)));
+                }
+                (body, cols, ob)
+            }
+        };
+        let (limit, offset) = self.limit_clause(q)?;
+        self.ctes.truncate(ctes_before);
+        Ok(RelQuery {
+            ctes,
+            body,
+            order_by,
+            limit,
+            offset,
+            columns,
+        })
+    }
+
+    fn limit_clause(&mut self, q: &ast::Query) -> Result<(Option<RExpr>, Option<RExpr>)> {
+        let saved = std::mem::take(&mut self.levels);
+        let r = (|| -> Result<_> {
+            Ok(match &q.limit_clause {
+                None => (None, None),
+                Some(ast::LimitClause::LimitOffset {
+                    limit,
+                    offset,
+                    limit_by,
+                }) => {
+                    if !limit_by.is_empty() {
+                        return Err(unsupported("LIMIT BY"));
+                    }
+                    let l = match limit {
+                        Some(e) => Some(self.expr(e)?),
+                        None => None,
+                    };
+                    let o = match offset {
+                        Some(o) => Some(self.expr(&o.value)?),
+                        None => None,
+                    };
+                    (l, o)
+                }
+                Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                    (Some(self.expr(limit)?), Some(self.expr(offset)?))
+                }
+            })
+        })();
+        self.levels = saved;
+        r
+    }
+
+    fn set_expr(&mut self, s: &ast::SetExpr) -> Result<(RelBody, Vec<(String, RType)>)> {
+        match s {
+            ast::SetExpr::Select(sel) => {
+                let (s, cols, _) = self.select(sel, &[])?;
+                Ok((RelBody::Select(Box::new(s)), cols))
+            }
+            ast::SetExpr::Query(q) => {
+                self.levels.push(Level::default());
+                let inner = self.query(q);
+                self.levels.pop();
+                let inner = inner?;
+                let cols = inner.columns.clone();
+                Ok((
+                    RelBody::Select(Box::new(RelSelect {
+                        from: Some(RelFrom::Sub(Box::new(inner))),
+                        filter: None,
+                        group: None,
+                        having: None,
+                        projection: (0..cols.len())
+                            .map(|idx| RExpr::Col { up: 0, idx })
+                            .collect(),
+                        distinct: false,
+                        sort_keys: vec![],
+                    })),
+                    cols,
+                ))
+            }
+            ast::SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let op = match op {
+                    ast::SetOperator::Union => SetOp::Union,
+                    ast::SetOperator::Intersect => SetOp::Intersect,
+                    ast::SetOperator::Except | ast::SetOperator::Minus => SetOp::Except,
+                };
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                let (lb, lc) = self.set_expr(left)?;
+                let (rb, rc) = self.set_expr(right)?;
+                if lc.len() != rc.len() {
+                    return Err(Error::Syntax(format!(
+                        "each {} query must have the same number of columns",
+                        match op {
+                            SetOp::Union => "UNION",
+                            SetOp::Intersect => "INTERSECT",
+                            SetOp::Except => "EXCEPT",
+                        }
+                    )));
+                }
+                let cols: Vec<(String, RType)> = lc
+                    .iter()
+                    .zip(&rc)
+                    .map(|((n, lt), (_, rt))| {
+                        (n.clone(), if *lt == RType::Unknown { *rt } else { *lt })
+                    })
+                    .collect();
+                let wrap = |body, columns: Vec<(String, RType)>| RelQuery {
+                    ctes: vec![],
+                    body,
+                    order_by: vec![],
+                    limit: None,
+                    offset: None,
+                    columns,
+                };
+                Ok((
+                    RelBody::SetOp {
+                        op,
+                        all,
+                        left: Box::new(wrap(lb, lc)),
+                        right: Box::new(wrap(rb, rc)),
+                    },
+                    cols,
+                ))
+            }
+            ast::SetExpr::Values(v) => {
+                self.levels.push(Level::default());
+                let mut rows = Vec::new();
+                for r in &v.rows {
+                    rows.push(r.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?);
+                }
+                self.levels.pop();
+                let n = rows.first().map_or(0, |r| r.len());
+                if rows.iter().any(|r| r.len() != n) {
+                    return Err(Error::Syntax(
+                        "VALUES lists must all be the same length".into(),
+                    ));
+                }
+                let cols = (0..n)
+                    .map(|i| {
+                        (
+                            format!("column{}", i + 1),
+                            rows.first()
+                                .map_or(RType::Unknown, |r| self.static_type(&r[i])),
+                        )
+                    })
+                    .collect();
+                Ok((RelBody::Values(rows), cols))
+            }
+            _ => Err(unsupported("this kind of query is not supported")),
+        }
+    }
+
+    /// Bind a SELECT block with the ORDER BY of its query.
+    #[allow(clippy::type_complexity)]
+    fn select(
+        &mut self,
+        sel: &ast::Select,
+        order: &[&ast::OrderByExpr],
+    ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
+        if sel.into.is_some() {
+            return Err(unsupported("SELECT INTO is not supported"));
+        }
+        let distinct = match &sel.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
+        };
+        let mut level = Level::default();
+        let from = self.from_list(&sel.from, &mut level)?;
+        self.levels.push(level);
+        let r = self.select_body(sel, order, from, distinct);
+        self.levels.pop();
+        r
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn select_body(
+        &mut self,
+        sel: &ast::Select,
+        order: &[&ast::OrderByExpr],
+        from: Option<RelFrom>,
+        distinct: bool,
+    ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
+        let filter = match &sel.selection {
+            Some(e) => Some(self.expr(e)?),
+            None => None,
+        };
+        let group_exprs: Vec<&ast::Expr> = match &sel.group_by {
+            ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v.iter().collect(),
+            _ => return Err(unsupported("GROUP BY ALL / ROLLUP / CUBE are not supported")),
+        };
+        // Select list, `*` expanded.
+        let mut items: Vec<(Option<&ast::Expr>, Option<usize>, String)> = Vec::new();
+        {
+            let level = self.levels.last().expect("level");
+            for item in &sel.projection {
+                match item {
+                    ast::SelectItem::UnnamedExpr(e) => items.push((Some(e), None, default_name(e))),
+                    ast::SelectItem::ExprWithAlias { expr, alias } => {
+                        items.push((Some(expr), None, norm(alias)))
+                    }
+                    ast::SelectItem::Wildcard(_) => {
+                        if level.rels.is_empty() {
+                            return Err(Error::Syntax(
+                                "SELECT * with no tables specified is not valid".into(),
+                            ));
+                        }
+                        for r in &level.rels {
+                            for (i, c) in r.columns.iter().enumerate() {
+                                if !r.hidden[i] {
+                                    items.push((None, Some(r.offset + i), c.clone()));
+                                }
+                            }
+                        }
+                    }
+                    ast::SelectItem::QualifiedWildcard(kind, _) => {
+                        let q = match kind {
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n) => n
+                                .0
+                                .iter()
+                                .filter_map(|p| p.as_ident().map(norm))
+                                .collect::<Vec<_>>()
+                                .join("."),
+                            ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                        };
+                        let r = level
+                            .rels
+                            .iter()
+                            .find(|r| r.alias == q || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias)) == Some(q.clone()))
+                            .ok_or_else(|| {
+                                Error::UndefinedTable(q.clone())
+                            })?;
+                        for (i, c) in r.columns.iter().enumerate() {
+                            items.push((None, Some(r.offset + i), c.clone()));
+                        }
+                    }
+                    ast::SelectItem::ExprWithAliases { .. } => {
+                        return Err(unsupported("multiple aliases are not supported"))
+                    }
+                }
+            }
+        }
+        // Group keys: an ordinal or an output name means that select item.
+        let mut keys = Vec::new();
+        for g in &group_exprs {
+            let e = match ordinal(g) {
+                Some(n) => match items.get(n.wrapping_sub(1)) {
+                    Some((Some(e), _, _)) => self.expr(e)?,
+                    Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
+                    _ => {
+                        return Err(Error::Syntax(format!(
+                            "GROUP BY position {n} is not in select list"
+                        )))
+                    }
+                },
+                None => match self.expr(g) {
+                    Ok(e) => e,
+                    Err(err) => match bare_name(g).and_then(|n| items.iter().find(|i| i.2 == n)) {
+                        Some((Some(e), _, _)) => self.expr(e)?,
+                        _ => return Err(err),
+                    },
+                },
+            };
+            keys.push(e);
+        }
+        // Select list, HAVING and ORDER BY may hold aggregates.
+        self.levels.last_mut().expect("level").agg_ok = true;
+        let mut projection = Vec::new();
+        let mut columns = Vec::new();
+        for (e, idx, name) in &items {
+            let bound = match (e, idx) {
+                (Some(e), _) => self.expr(e)?,
+                (None, Some(idx)) => RExpr::Col { up: 0, idx: *idx },
+                _ => unreachable!("a select item is an expression or a column"),
+            };
+            columns.push((name.clone(), self.static_type(&bound)));
+            projection.push(bound);
+        }
+        let having = match &sel.having {
+            Some(h) => Some(self.expr(h)?),
+            None => None,
+        };
+        let mut sort_keys = Vec::new();
+        let mut order_by = Vec::new();
+        for o in order {
+            let i = match output_index(&o.expr, &columns) {
+                Some(i) => i,
+                None => {
+                    let e = self.expr(&o.expr)?;
+                    match projection.iter().position(|p| *p == e) {
+                        Some(i) => i,
+                        None => {
+                            sort_keys.push(e);
+                            columns.len() + sort_keys.len() - 1
+                        }
+                    }
+                }
+            };
+            order_by.push((i, desc(o), nulls_first(o)));
+        }
+        let level = self.levels.last_mut().expect("level");
+        level.agg_ok = false;
+        let aggs = std::mem::take(&mut level.aggs);
+        let group = (!keys.is_empty() || !aggs.is_empty()).then(|| RelGroup {
+            keys,
+            aggs,
+            width: level.width,
+        });
+        Ok((
+            RelSelect {
+                from,
+                filter,
+                group,
+                having,
+                projection,
+                distinct,
+                sort_keys,
+            },
+            columns,
+            order_by,
+        ))
+    }
+
+    fn from_list(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        level: &mut Level,
+    ) -> Result<Option<RelFrom>> {
+        let mut acc: Option<RelFrom> = None;
+        for t in from {
+            let left_width = level.width;
+            let item = self.table_with_joins(t, level)?;
+            acc = Some(match acc {
+                None => item,
+                Some(left) => RelFrom::Join {
+                    kind: JoinKind::Inner,
+                    left: Box::new(left),
+                    right: Box::new(item),
+                    on: None,
+                    left_width,
+                    right_width: level.width - left_width,
+                },
+            });
+        }
+        Ok(acc)
+    }
+
+    fn table_with_joins(&mut self, t: &ast::TableWithJoins, level: &mut Level) -> Result<RelFrom> {
+        let start = level.width;
+        let mut acc = self.factor(&t.relation, level)?;
+        for j in &t.joins {
+            let left_width = level.width - start;
+            let rels_before = level.rels.len();
+            let right = self.factor(&j.relation, level)?;
+            let right_width = level.width - start - left_width;
+            let (kind, constraint) = match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                    (JoinKind::Left, Some(c))
+                }
+                ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                    (JoinKind::Right, Some(c))
+                }
+                ast::JoinOperator::FullOuter(c) => (JoinKind::Full, Some(c)),
+                ast::JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
+                other => return Err(unsupported(format!("join kind {other:?} is not supported"))),
+            };
+            let on = match constraint {
+                None | Some(ast::JoinConstraint::None) => None,
+                Some(ast::JoinConstraint::On(e)) => {
+                    // ON sees this join's inputs (and outer levels), as a level of its own
+                    // whose row is the join's row.
+                    let mut sub = level.clone();
+                    sub.width -= start;
+                    sub.types = sub.types[start..].to_vec();
+                    sub.rels = level
+                        .rels
+                        .iter()
+                        .filter(|r| r.offset >= start)
+                        .map(|r| ScopeRel {
+                            offset: r.offset - start,
+                            ..r.clone()
+                        })
+                        .collect();
+                    self.levels.push(sub);
+                    let e = self.expr(e);
+                    self.levels.pop();
+                    Some(e?)
+                }
+                Some(ast::JoinConstraint::Using(cols)) => {
+                    let mut conj = Vec::new();
+                    for c in cols {
+                        let name = c
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .map(norm)
+                            .unwrap_or_default();
+                        let find = |rels: &[ScopeRel]| {
+                            rels.iter().find_map(|r| {
+                                r.columns
+                                    .iter()
+                                    .position(|n| *n == name)
+                                    .map(|i| (r.offset + i - start, r.offset + i))
+                            })
+                        };
+                        let left_rels: Vec<ScopeRel> = level.rels[..rels_before]
+                            .iter()
+                            .filter(|r| r.offset >= start)
+                            .cloned()
+                            .collect();
+                        let (l, _) = find(&left_rels).ok_or_else(|| {
+                            Error::UndefinedColumn(format!(
+                                "column \"{name}\" specified in USING clause does not exist in left table"
+                            ))
+                        })?;
+                        let (r, abs) = find(&level.rels[rels_before..]).ok_or_else(|| {
+                            Error::UndefinedColumn(format!(
+                                "column \"{name}\" specified in USING clause does not exist in right table"
+                            ))
+                        })?;
+                        for rel in &mut level.rels[rels_before..] {
+                            if abs >= rel.offset && abs < rel.offset + rel.columns.len() {
+                                rel.hidden[abs - rel.offset] = true;
+                            }
+                        }
+                        conj.push(RExpr::Cmp {
+                            op: CmpOp::Eq,
+                            left: Box::new(RExpr::Col { up: 0, idx: l }),
+                            right: Box::new(RExpr::Col { up: 0, idx: r }),
+                        });
+                    }
+                    Some(RExpr::And(conj))
+                }
+                Some(ast::JoinConstraint::UsingAlias(..)) => {
+                    return Err(unsupported("USING ... AS is not supported"))
+                }
+                Some(ast::JoinConstraint::Natural) => {
+                    return Err(unsupported("NATURAL JOIN is not supported"))
+                }
+            };
+            acc = RelFrom::Join {
+                kind,
+                left: Box::new(acc),
+                right: Box::new(right),
+                on,
+                left_width,
+                right_width,
+            };
+        }
+        Ok(acc)
+    }
+
+    fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
+        match f {
+            ast::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident().map(norm))
+                    .collect();
+                if let Some(args) = args {
+                    let fname = parts.last().cloned().unwrap_or_default();
+                    // Set-returning functions see outer levels only: an empty level stands
+                    // for the one being built, whose row is empty when they run.
+                    self.levels.push(Level::default());
+                    let bound: Result<Vec<RExpr>> = args
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                                self.expr(e)
+                            }
+                            other => Err(Error::Syntax(format!(
+                                "syntax error at or near \"{other}\""
+                            ))),
+                        })
+                        .collect();
+                    self.levels.pop();
+                    let bound = bound?;
+                    let cols: Vec<(&str, RType)> = match fname.as_str() {
+                        "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
+                        "unnest" => vec![("unnest", RType::Base(DataType::Text))],
+                        "pg_options_to_table" => vec![
+                            ("option_name", RType::Base(DataType::Text)),
+                            ("option_value", RType::Base(DataType::Text)),
+                        ],
+                        "pg_get_keywords" => vec![
+                            ("word", RType::Base(DataType::Text)),
+                            ("catcode", RType::Base(DataType::Text)),
+                            ("barelabel", RType::Base(DataType::Bool)),
+                            ("catdesc", RType::Base(DataType::Text)),
+                            ("baredesc", RType::Base(DataType::Text)),
+                        ],
+                        _ => {
+                            return Err(Error::UndefinedFunction(format!(
+                                "function {fname} does not exist"
+                            )))
+                        }
+                    };
+                    let mut names: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
+                    let mut rel_alias = fname.clone();
+                    if let Some(a) = alias {
+                        rel_alias = norm(&a.name);
+                        if a.columns.is_empty() && names.len() == 1 {
+                            names[0] = rel_alias.clone();
+                        }
+                        for (n, c) in names.iter_mut().zip(&a.columns) {
+                            *n = norm(&c.name);
+                        }
+                    }
+                    push_rel(level, rel_alias, None, names, cols.iter().map(|c| c.1).collect());
+                    return Ok(RelFrom::Func {
+                        name: fname,
+                        args: bound,
+                    });
+                }
+                let (schema, rel) = match parts.as_slice() {
+                    [r] => (None, r.clone()),
+                    [s, r] => (Some(s.clone()), r.clone()),
+                    [_, s, r] => (Some(s.clone()), r.clone()),
+                    _ => return Err(Error::Syntax(format!("improper relation name: {name}"))),
+                };
+                let alias_name = alias.as_ref().map(|a| norm(&a.name));
+                if schema.is_none() {
+                    if let Some((_, id, cols, types)) =
+                        self.ctes.iter().rev().find(|c| c.0 == rel).cloned()
+                    {
+                        let cols = rename(cols, alias);
+                        push_rel(level, alias_name.unwrap_or(rel), None, cols, types);
+                        return Ok(RelFrom::Cte(id));
+                    }
+                }
+                let candidates: Vec<String> = match &schema {
+                    Some(s) => vec![s.clone()],
+                    None => vec!["pg_catalog".into(), "public".into()],
+                };
+                for s in candidates {
+                    if let Some((cols, _)) = self.provider.relation(&s, &rel) {
+                        let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias);
+                        let types = cols.iter().map(|c| RType::Base(c.data_type)).collect();
+                        push_rel(level, alias_name.unwrap_or(rel.clone()), schema.clone(), names, types);
+                        return Ok(RelFrom::Scan { schema: s, name: rel });
+                    }
+                }
+                Err(Error::UndefinedTable(parts.join(".")))
+            }
+            ast::TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                // A subquery in FROM sees outer levels, not its siblings: an empty level
+                // stands for this one (the evaluator pushes an empty row for it).
+                self.levels.push(Level::default());
+                let q = self.query(subquery);
+                self.levels.pop();
+                let q = q?;
+                let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
+                let types = q.columns.iter().map(|c| c.1).collect();
+                let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
+                push_rel(level, a, None, names, types);
+                Ok(RelFrom::Sub(Box::new(q)))
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(unsupported("an alias on a parenthesised join"));
+                }
+                self.table_with_joins(table_with_joins, level)
+            }
+            other => Err(unsupported(format!("FROM item {other} is not supported"))),
+        }
+    }
+
+    /// Bind a scalar expression in the innermost level.
+    fn expr(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        self.depth += 1;
+        if self.depth > 200 {
+            return Err(Error::StatementTooComplex(
+                "stack depth limit exceeded: the expression is nested too deeply".into(),
+            ));
+        }
+        let r = super::deep(|| self.expr_inner(e));
+        self.depth -= 1;
+        r
+    }
+
+    fn resolve(&self, parts: &[String]) -> Result<RExpr> {
+        let (qual, col) = match parts {
+            [c] => (None, c.as_str()),
+            [q, c] => (Some(q.as_str()), c.as_str()),
+            [_, q, c] => (Some(q.as_str()), c.as_str()),
+            _ => {
+                return Err(Error::UndefinedColumn(format!(
+                    "improper qualified name: {}",
+                    parts.join(".")
+                )))
+            }
+        };
+        for (up, level) in self.levels.iter().rev().enumerate() {
+            for r in &level.rels {
+                if qual.is_some_and(|q| q != r.alias) {
+                    continue;
+                }
+                if let Some(i) = r.columns.iter().position(|c| c == col) {
+                    if qual.is_none() && r.hidden[i] {
+                        continue;
+                    }
+                    return Ok(RExpr::Col {
+                        up,
+                        idx: r.offset + i,
+                    });
+                }
+            }
+            if let Some(q) = qual {
+                if level.rels.iter().any(|r| r.alias == q) {
+                    return Err(Error::UndefinedColumn(format!(
+                        "column {q}.{col} does not exist"
+                    )));
+                }
+            }
+        }
+        match qual {
+            Some(q) if !self.levels.iter().any(|l| l.rels.iter().any(|r| r.alias == q)) => Err(Error::UndefinedTable(q.to_string())),
+            _ => Err(Error::UndefinedColumn(format!(
+                "column \"{}\" does not exist",
+                parts.join(".")
+            ))),
+        }
+    }
+
+    fn subquery(&mut self, q: &ast::Query) -> Result<RelQuery> {
+        self.query(q)
+    }
+
+    fn template(&self, expr: Expr, args: Vec<RExpr>) -> RExpr {
+        RExpr::Template { expr, args }
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        use crate::sql::{ScalarFunc, UnaryOp};
+        let col = |i| Box::new(Expr::Column(i));
+        Ok(match e {
+            ast::Expr::Identifier(id) => {
+                let n = norm(id);
+                match self.resolve(std::slice::from_ref(&n)) {
+                    Ok(c) => c,
+                    Err(err) => match n.as_str() {
+                        "current_user" | "session_user" | "user" | "current_role" => self
+                            .template(
+                                Expr::Func {
+                                    func: ScalarFunc::CurrentUser,
+                                    args: vec![],
+                                },
+                                vec![],
+                            ),
+                        "current_catalog" => self.template(
+                            Expr::Func {
+                                func: ScalarFunc::CurrentDatabase,
+                                args: vec![],
+                            },
+                            vec![],
+                        ),
+                        "current_schema" => self.template(
+                            Expr::Func {
+                                func: ScalarFunc::CurrentSchema,
+                                args: vec![],
+                            },
+                            vec![],
+                        ),
+                        "current_timestamp" | "localtimestamp" => self.template(
+                            Expr::Func {
+                                func: ScalarFunc::Now,
+                                args: vec![],
+                            },
+                            vec![],
+                        ),
+                        _ => return Err(err),
+                    },
+                }
+            }
+            ast::Expr::CompoundIdentifier(ids) => {
+                let parts: Vec<String> = ids.iter().map(norm).collect();
+                self.resolve(&parts)?
+            }
+            ast::Expr::Value(v) => self.value(&v.value)?,
+            ast::Expr::Nested(e) => self.expr(e)?,
+            ast::Expr::Collate { expr, .. } => self.expr(expr)?,
+            ast::Expr::IsNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
+            ast::Expr::IsNotNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
+            ast::Expr::IsTrue(e) => RExpr::Distinct {
+                left: Box::new(self.expr(e)?),
+                right: Box::new(RExpr::Lit(Value::Bool(true))),
+                negated: true,
+            },
+            ast::Expr::IsFalse(e) => RExpr::Distinct {
+                left: Box::new(self.expr(e)?),
+                right: Box::new(RExpr::Lit(Value::Bool(false))),
+                negated: true,
+            },
+            ast::Expr::IsNotTrue(e) => RExpr::Distinct {
+                left: Box::new(self.expr(e)?),
+                right: Box::new(RExpr::Lit(Value::Bool(true))),
+                negated: false,
+            },
+            ast::Expr::IsNotFalse(e) => RExpr::Distinct {
+                left: Box::new(self.expr(e)?),
+                right: Box::new(RExpr::Lit(Value::Bool(false))),
+                negated: false,
+            },
+            ast::Expr::IsDistinctFrom(l, r) => RExpr::Distinct {
+                left: Box::new(self.expr(l)?),
+                right: Box::new(self.expr(r)?),
+                negated: false,
+            },
+            ast::Expr::IsNotDistinctFrom(l, r) => RExpr::Distinct {
+                left: Box::new(self.expr(l)?),
+                right: Box::new(self.expr(r)?),
+                negated: true,
+            },
+            ast::Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let l = self.expr(expr)?;
+                match target {
+                    ast::InTarget::List(list) => RExpr::InList {
+                        expr: Box::new(l),
+                        list: list.iter().map(|x| self.expr(x)).collect::<Result<_>>()?,
+                        negated: *negated,
+                    },
+                    ast::InTarget::Subquery(q) => RExpr::AnySub {
+                        left: Box::new(l),
+                        op: CmpOp::Eq,
+                        query: Box::new(self.subquery(q)?),
+                        all: false,
+                        negated: *negated,
+                    },
+                    other => return Err(unsupported(format!("IN {other:?}"))),
+                }
+            }
+            ast::Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.expr(expr)?;
+                let both = RExpr::And(vec![
+                    RExpr::Cmp {
+                        op: CmpOp::Ge,
+                        left: Box::new(x.clone()),
+                        right: Box::new(self.expr(low)?),
+                    },
+                    RExpr::Cmp {
+                        op: CmpOp::Le,
+                        left: Box::new(x),
+                        right: Box::new(self.expr(high)?),
+                    },
+                ]);
+                if *negated {
+                    RExpr::Not(Box::new(both))
+                } else {
+                    both
+                }
+            }
+            ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            ast::Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            }
+            | ast::Expr::ILike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let ci = matches!(e, ast::Expr::ILike { .. });
+                let args = vec![
+                    RExpr::Cast(Box::new(self.expr(expr)?), RType::Base(DataType::Text)),
+                    RExpr::Cast(Box::new(self.expr(pattern)?), RType::Base(DataType::Text)),
+                ];
+                self.template(
+                    Expr::Like {
+                        expr: col(0),
+                        pattern: col(1),
+                        negated: *negated,
+                        case_insensitive: ci,
+                    },
+                    args,
+                )
+            }
+            ast::Expr::SimilarTo { .. } => return Err(unsupported("SIMILAR TO is not supported")),
+            ast::Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | ast::Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, ast::Expr::AllOp { .. });
+                let op = cmp_op(compare_op)
+                    .ok_or_else(|| unsupported(format!("{compare_op} ANY is not supported")))?;
+                let l = self.expr(left)?;
+                let inner = match &**right {
+                    ast::Expr::Nested(x) => &**x,
+                    x => x,
+                };
+                match inner {
+                    ast::Expr::Subquery(q) => RExpr::AnySub {
+                        left: Box::new(l),
+                        op,
+                        query: Box::new(self.subquery(q)?),
+                        all,
+                        negated: false,
+                    },
+                    other => RExpr::AnyArray {
+                        left: Box::new(l),
+                        op,
+                        array: Box::new(self.expr(other)?),
+                        all,
+                    },
+                }
+            }
+            ast::Expr::UnaryOp { op, expr } => match op {
+                ast::UnaryOperator::Not => RExpr::Not(Box::new(self.expr(expr)?)),
+                ast::UnaryOperator::Minus => {
+                    if let ast::Expr::Value(v) = &**expr {
+                        if let ast::Value::Number(n, _) = &v.value {
+                            return self.number(&format!("-{n}"));
+                        }
+                    }
+                    let a = self.expr(expr)?;
+                    self.template(
+                        Expr::Unary {
+                            op: UnaryOp::Neg,
+                            expr: col(0),
+                        },
+                        vec![a],
+                    )
+                }
+                ast::UnaryOperator::Plus => self.expr(expr)?,
+                other => return Err(unsupported(format!("operator {other} is not supported"))),
+            },
+            ast::Expr::Cast {
+                expr, data_type, ..
+            } => {
+                let to = rtype_of_name(&data_type.to_string())?;
+                let inner = self.expr(expr)?;
+                self.cast(inner, to)
+            }
+            ast::Expr::TypedString(ts) => {
+                let to = rtype_of_name(&ts.data_type.to_string())?;
+                let inner = self.value(&ts.value.value)?;
+                self.cast(inner, to)
+            }
+            ast::Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => RExpr::Case {
+                operand: match operand {
+                    Some(o) => Some(Box::new(self.expr(o)?)),
+                    None => None,
+                },
+                branches: conditions
+                    .iter()
+                    .map(|c| Ok((self.expr(&c.condition)?, self.expr(&c.result)?)))
+                    .collect::<Result<_>>()?,
+                otherwise: match else_result {
+                    Some(x) => Some(Box::new(self.expr(x)?)),
+                    None => None,
+                },
+            },
+            ast::Expr::Exists { subquery, negated } => {
+                RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
+            }
+            ast::Expr::Subquery(q) => {
+                let q = self.subquery(q)?;
+                if q.columns.len() != 1 {
+                    return Err(Error::Syntax("subquery must return only one column".into()));
+                }
+                RExpr::ScalarSub(Box::new(q))
+            }
+            ast::Expr::Array(a) => RExpr::Array(
+                a.elem
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<_>>()?,
+            ),
+            ast::Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut acc = self.expr(root)?;
+                for a in access_chain {
+                    match a {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                            acc = RExpr::Subscript(Box::new(acc), Box::new(self.expr(index)?));
+                        }
+                        _ => return Err(unsupported("this field access is not supported")),
+                    }
+                }
+                acc
+            }
+            ast::Expr::Function(f) => self.function(f)?,
+            ast::Expr::Extract { field, expr, .. } => {
+                let a = self.expr(expr)?;
+                self.template(
+                    Expr::Func {
+                        func: ScalarFunc::DatePart,
+                        args: vec![
+                            Expr::Literal(Value::Text(field.to_string().to_lowercase().into())),
+                            Expr::Column(0),
+                        ],
+                    },
+                    vec![a],
+                )
+            }
+            ast::Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(f)?,
+                    None => RExpr::Lit(Value::Int4(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f)?);
+                }
+                let n = args.len();
+                self.template(
+                    Expr::Func {
+                        func: ScalarFunc::Substr,
+                        args: (0..n).map(Expr::Column).collect(),
+                    },
+                    args,
+                )
+            }
+            ast::Expr::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                let mut args = vec![self.expr(expr)?];
+                if let Some(w) = trim_what {
+                    args.push(self.expr(w)?);
+                }
+                RExpr::Func(name.into(), args)
+            }
+            ast::Expr::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let args = vec![self.expr(time_zone)?, self.expr(timestamp)?];
+                self.template(
+                    Expr::Func {
+                        func: ScalarFunc::Timezone,
+                        args: vec![Expr::Column(0), Expr::Column(1)],
+                    },
+                    args,
+                )
+            }
+            ast::Expr::Interval(_) => {
+                let text = e.to_string();
+                let lit = text
+                    .trim_start_matches(|c: char| c.is_alphabetic())
+                    .trim()
+                    .trim_matches('\'')
+                    .to_string();
+                self.cast(
+                    RExpr::Lit(Value::Text(lit.into())),
+                    RType::Base(DataType::Interval),
+                )
+            }
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
+            }
+        })
+    }
+
+    fn cast(&self, inner: RExpr, to: RType) -> RExpr {
+        match (to, self.static_type(&inner)) {
+            (RType::Base(d), RType::Base(_) | RType::Unknown) => RExpr::Template {
+                expr: Expr::Cast {
+                    expr: Box::new(Expr::Column(0)),
+                    to: d,
+                },
+                args: vec![inner],
+            },
+            _ => RExpr::Cast(Box::new(inner), to),
+        }
+    }
+
+    fn number(&self, n: &str) -> Result<RExpr> {
+        Ok(RExpr::Lit(if let Ok(i) = n.parse::<i32>() {
+            Value::Int4(i)
+        } else if let Ok(i) = n.parse::<i64>() {
+            Value::Int8(i)
+        } else {
+            Value::Numeric(n.parse().map_err(|_| {
+                Error::InvalidTextRepresentation(format!("invalid number: {n}"))
+            })?)
+        }))
+    }
+
+    fn value(&mut self, v: &ast::Value) -> Result<RExpr> {
+        Ok(match v {
+            ast::Value::Number(n, _) => self.number(n)?,
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::UnicodeStringLiteral(s)
+            | ast::Value::NationalStringLiteral(s) => RExpr::Lit(Value::Text(s.as_str().into())),
+            ast::Value::DollarQuotedString(d) => RExpr::Lit(Value::Text(d.value.as_str().into())),
+            ast::Value::Boolean(b) => RExpr::Lit(Value::Bool(*b)),
+            ast::Value::Null => RExpr::Lit(Value::Null),
+            ast::Value::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|d| d.parse().ok())
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
+                if self.params.len() < n {
+                    self.params.resize(n, None);
+                }
+                RExpr::Param(n - 1)
+            }
+            other => return Err(unsupported(format!("literal {other} is not supported"))),
+        })
+    }
+
+    fn binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<RExpr> {
+        use crate::sql::BinaryOp;
+        use ast::BinaryOperator as B;
+        if let Some(c) = cmp_op(op) {
+            return Ok(RExpr::Cmp {
+                op: c,
+                left: Box::new(self.expr(left)?),
+                right: Box::new(self.expr(right)?),
+            });
+        }
+        let regex = |ci: bool, negated: bool| (ci, negated);
+        let re = match op {
+            B::PGRegexMatch => Some(regex(false, false)),
+            B::PGRegexIMatch => Some(regex(true, false)),
+            B::PGRegexNotMatch => Some(regex(false, true)),
+            B::PGRegexNotIMatch => Some(regex(true, true)),
+            B::PGCustomBinaryOperator(parts) => {
+                let sym = parts.last().map(String::as_str).unwrap_or("");
+                match sym {
+                    "~" => Some((false, false)),
+                    "~*" => Some((true, false)),
+                    "!~" => Some((false, true)),
+                    "!~*" => Some((true, true)),
+                    "=" | "<>" | "<" | ">" | "<=" | ">=" => {
+                        let c = match sym {
+                            "=" => CmpOp::Eq,
+                            "<>" => CmpOp::Ne,
+                            "<" => CmpOp::Lt,
+                            ">" => CmpOp::Gt,
+                            "<=" => CmpOp::Le,
+                            _ => CmpOp::Ge,
+                        };
+                        return Ok(RExpr::Cmp {
+                            op: c,
+                            left: Box::new(self.expr(left)?),
+                            right: Box::new(self.expr(right)?),
+                        });
+                    }
+                    _ => return Err(unsupported(format!("operator {op} is not supported"))),
+                }
+            }
+            _ => None,
+        };
+        if let Some((ci, negated)) = re {
+            return Ok(RExpr::Regex {
+                expr: Box::new(self.expr(left)?),
+                pattern: Box::new(self.expr(right)?),
+                ci,
+                negated,
+            });
+        }
+        let l = self.expr(left)?;
+        let r = self.expr(right)?;
+        let bop = match op {
+            B::And => return Ok(RExpr::And(vec![l, r])),
+            B::Or => return Ok(RExpr::Or(vec![l, r])),
+            B::StringConcat => {
+                if self.static_type(&l) == RType::Array || self.static_type(&r) == RType::Array
+                {
+                    return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
+                }
+                BinaryOp::Concat
+            }
+            B::Plus => BinaryOp::Add,
+            B::Minus => BinaryOp::Sub,
+            B::Multiply => BinaryOp::Mul,
+            B::Divide => BinaryOp::Div,
+            B::Modulo => BinaryOp::Mod,
+            other => return Err(unsupported(format!("operator {other} is not supported"))),
+        };
+        let (l, r) = if bop == BinaryOp::Concat {
+            (
+                RExpr::Cast(Box::new(l), RType::Base(DataType::Text)),
+                RExpr::Cast(Box::new(r), RType::Base(DataType::Text)),
+            )
+        } else {
+            (l, r)
+        };
+        Ok(RExpr::Template {
+            expr: Expr::Binary {
+                op: bop,
+                left: Box::new(Expr::Column(0)),
+                right: Box::new(Expr::Column(1)),
+            },
+            args: vec![l, r],
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> Result<RExpr> {
+        use crate::sql::ScalarFunc;
+        let parts: Vec<String> = f
+            .name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().map(norm))
+            .collect();
+        let name = parts.last().cloned().unwrap_or_default();
+        if parts.len() > 1 && parts[0] != "pg_catalog" && parts[0] != "information_schema" {
+            return Err(Error::UndefinedFunction(format!(
+                "function {} does not exist",
+                f.name
+            )));
+        }
+        if f.over.is_some() {
+            return Err(unsupported(format!(
+                "window function {name}(...) OVER is not supported"
+            )));
+        }
+        let mut distinct = false;
+        let mut star = false;
+        let mut args_ast: Vec<&ast::Expr> = Vec::new();
+        match &f.args {
+            ast::FunctionArguments::None => {}
+            ast::FunctionArguments::Subquery(q) => {
+                if name == "array" {
+                    return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
+                }
+                return Err(unsupported(format!("{name}(subquery) is not supported")));
+            }
+            ast::FunctionArguments::List(l) => {
+                distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                        | ast::FunctionArg::Named {
+                            arg: ast::FunctionArgExpr::Expr(e),
+                            ..
+                        } => args_ast.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => {
+                            return Err(Error::Syntax(format!(
+                                "syntax error at or near \"{other}\""
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        if AGGREGATES.contains(&name.as_str()) {
+            let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
+            if !agg_ok {
+                return Err(Error::Grouping(format!(
+                    "aggregate functions are not allowed here ({name})"
+                )));
+            }
+            self.levels.last_mut().expect("level").in_agg = true;
+            let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
+            let level = self.levels.last_mut().expect("level");
+            level.in_agg = false;
+            let args = args?;
+            if !star && args.is_empty() {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name}() does not exist"
+                )));
+            }
+            let agg = RelAgg {
+                func: name,
+                args,
+                distinct,
+            };
+            let j = match level.aggs.iter().position(|a| *a == agg) {
+                Some(j) => j,
+                None => {
+                    level.aggs.push(agg);
+                    level.aggs.len() - 1
+                }
+            };
+            return Ok(RExpr::Col {
+                up: 0,
+                idx: level.width + j,
+            });
+        }
+        let args: Vec<RExpr> = args_ast
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Result<_>>()?;
+        let scalar = match name.as_str() {
+            "abs" => Some(ScalarFunc::Abs),
+            "round" => Some(ScalarFunc::Round),
+            "floor" => Some(ScalarFunc::Floor),
+            "ceil" | "ceiling" => Some(ScalarFunc::Ceil),
+            "sqrt" => Some(ScalarFunc::Sqrt),
+            "nullif" => Some(ScalarFunc::NullIf),
+            "greatest" => Some(ScalarFunc::Greatest),
+            "least" => Some(ScalarFunc::Least),
+            "lower" => Some(ScalarFunc::Lower),
+            "upper" => Some(ScalarFunc::Upper),
+            "length" | "char_length" | "character_length" => Some(ScalarFunc::Length),
+            "substr" | "substring" => Some(ScalarFunc::Substr),
+            "concat" => Some(ScalarFunc::Concat),
+            "date_trunc" => Some(ScalarFunc::DateTrunc),
+            "date_part" => Some(ScalarFunc::DatePart),
+            "to_timestamp" => Some(ScalarFunc::ToTimestamp),
+            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
+                Some(ScalarFunc::Now)
+            }
+            "version" => Some(ScalarFunc::Version),
+            "current_database" | "current_catalog" => Some(ScalarFunc::CurrentDatabase),
+            "current_schema" => Some(ScalarFunc::CurrentSchema),
+            "current_user" | "session_user" | "user" => Some(ScalarFunc::CurrentUser),
+            "current_setting" => Some(ScalarFunc::CurrentSetting),
+            "pg_backend_pid" => Some(ScalarFunc::BackendPid),
+            "timezone" => Some(ScalarFunc::Timezone),
+            _ => None,
+        };
+        if name == "coalesce" {
+            // COALESCE evaluates lazily: a CASE of IS NOT NULL tests.
+            let n = args.len();
+            let mut branches = Vec::new();
+            for a in args.iter().take(n.saturating_sub(1)) {
+                branches.push((RExpr::IsNull(Box::new(a.clone()), true), a.clone()));
+            }
+            return Ok(RExpr::Case {
+                operand: None,
+                branches,
+                otherwise: args.last().cloned().map(Box::new),
+            });
+        }
+        if let Some(func) = scalar {
+            let n = args.len();
+            let args = if matches!(
+                func,
+                ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Concat
+            ) {
+                args.into_iter()
+                    .map(|a| RExpr::Cast(Box::new(a), RType::Base(DataType::Text)))
+                    .collect()
+            } else {
+                args
+            };
+            return Ok(RExpr::Template {
+                expr: Expr::Func {
+                    func,
+                    args: (0..n).map(Expr::Column).collect(),
+                },
+                args,
+            });
+        }
+        if FUNCTIONS.contains(&name.as_str()) {
+            return Ok(RExpr::Func(name, args));
+        }
+        Err(Error::UndefinedFunction(format!(
+            "function {name}({}) does not exist",
+            args.iter()
+                .map(|a| match self.static_type(a) {
+                    RType::Base(d) => d.name(),
+                    RType::Unknown => "unknown".into(),
+                    RType::Array => "anyarray".into(),
+                    RType::Reg(_) => "oid".into(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+
+    /// Best-effort static type of a bound expression.
+    fn static_type(&self, e: &RExpr) -> RType {
+        match e {
+            RExpr::Col { up, idx } => {
+                let n = self.levels.len();
+                let level = n.checked_sub(1 + up).and_then(|i| self.levels.get(i));
+                match level {
+                    Some(l) if *idx < l.types.len() => l.types[*idx],
+                    Some(l) => l
+                        .aggs
+                        .get(idx - l.width)
+                        .map_or(RType::Unknown, agg_type),
+                    None => RType::Unknown,
+                }
+            }
+            RExpr::Lit(v) => v.data_type().map_or(RType::Unknown, |d| {
+                if d == DataType::Text {
+                    RType::Unknown
+                } else {
+                    RType::Base(d)
+                }
+            }),
+            RExpr::Param(i) => self
+                .params
+                .get(*i)
+                .copied()
+                .flatten()
+                .map_or(RType::Unknown, RType::Base),
+            RExpr::Template { expr, args } => match expr {
+                Expr::Cast { to, .. } => RType::Base(*to),
+                Expr::Binary { op, .. } => {
+                    use crate::sql::BinaryOp as O;
+                    match op {
+                        O::Concat => RType::Base(DataType::Text),
+                        _ => args
+                            .first()
+                            .map_or(RType::Unknown, |a| self.static_type(a)),
+                    }
+                }
+                Expr::Like { .. } => RType::Base(DataType::Bool),
+                Expr::Unary { .. } => args
+                    .first()
+                    .map_or(RType::Unknown, |a| self.static_type(a)),
+                Expr::Func { func, .. } => {
+                    use crate::sql::ScalarFunc as F;
+                    RType::Base(match func {
+                        F::Now | F::ToTimestamp => DataType::TimestampTz,
+                        F::DatePart => DataType::Float8,
+                        F::BackendPid | F::Length => DataType::Int4,
+                        F::Abs | F::Round | F::Floor | F::Ceil | F::Greatest | F::Least
+                        | F::NullIf => {
+                            return args
+                                .first()
+                                .map_or(RType::Unknown, |a| self.static_type(a))
+                        }
+                        F::Sqrt => DataType::Float8,
+                        F::DateTrunc => DataType::Timestamp,
+                        _ => DataType::Text,
+                    })
+                }
+                _ => RType::Unknown,
+            },
+            RExpr::Cmp { .. }
+            | RExpr::Distinct { .. }
+            | RExpr::And(_)
+            | RExpr::Or(_)
+            | RExpr::Not(_)
+            | RExpr::IsNull(..)
+            | RExpr::InList { .. }
+            | RExpr::Regex { .. }
+            | RExpr::AnyArray { .. }
+            | RExpr::AnySub { .. }
+            | RExpr::Exists(..) => RType::Base(DataType::Bool),
+            RExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => branches
+                .iter()
+                .map(|(_, t)| self.static_type(t))
+                .chain(otherwise.iter().map(|o| self.static_type(o)))
+                .find(|t| *t != RType::Unknown)
+                .unwrap_or(RType::Unknown),
+            RExpr::ScalarSub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1),
+            RExpr::ArraySub(_) | RExpr::Array(_) | RExpr::ArrayConcat(..) => RType::Array,
+            RExpr::Subscript(..) => RType::Unknown,
+            RExpr::Cast(_, t) => *t,
+            RExpr::Func(name, _) => func_type(name),
+        }
+    }
+}
+
+fn agg_type(a: &RelAgg) -> RType {
+    RType::Base(match a.func.as_str() {
+        "count" => DataType::Int8,
+        "string_agg" => DataType::Text,
+        "bool_and" | "bool_or" | "every" => DataType::Bool,
+        "avg" => DataType::Numeric,
+        "array_agg" => return RType::Array,
+        _ => return RType::Unknown,
+    })
+}
+
+/// Result types of the evaluator's own functions.
+fn func_type(name: &str) -> RType {
+    RType::Base(match name {
+        "pg_table_is_visible"
+        | "pg_type_is_visible"
+        | "pg_function_is_visible"
+        | "has_table_privilege"
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_function_privilege"
+        | "has_column_privilege"
+        | "has_any_column_privilege"
+        | "has_type_privilege"
+        | "pg_has_role"
+        | "pg_relation_is_publishable"
+        | "pg_is_in_recovery"
+        | "starts_with" => DataType::Bool,
+        "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
+        | "pg_database_size" | "txid_current" | "pg_current_xact_id" => DataType::Int8,
+        "array_upper" | "array_lower" | "array_length" | "cardinality" | "pg_char_to_encoding"
+        | "inet_server_port" => DataType::Int4,
+        "current_schemas" | "string_to_array" => return RType::Array,
+        "to_regclass" => return RType::Reg(RegKind::Class),
+        "to_regtype" => return RType::Reg(RegKind::Type),
+        "to_regproc" => return RType::Reg(RegKind::Proc),
+        "to_regnamespace" => return RType::Reg(RegKind::Namespace),
+        "pg_postmaster_start_time" | "pg_conf_load_time" => DataType::TimestampTz,
+        _ => DataType::Text,
+    })
+}
+
+fn push_rel(
+    level: &mut Level,
+    alias: String,
+    schema: Option<String>,
+    columns: Vec<String>,
+    types: Vec<RType>,
+) {
+    let n = columns.len();
+    level.rels.push(ScopeRel {
+        alias,
+        schema,
+        columns,
+        hidden: vec![false; n],
+        offset: level.width,
+    });
+    level.width += n;
+    level.types.extend(types);
+}
+
+fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Vec<String> {
+    if let Some(a) = alias {
+        for (c, n) in cols.iter_mut().zip(&a.columns) {
+            *c = norm(&n.name);
+        }
+    }
+    cols
+}
+
+fn desc(o: &ast::OrderByExpr) -> bool {
+    matches!(o.options.sort, Some(ast::OrderBySort::Desc))
+}
+
+fn nulls_first(o: &ast::OrderByExpr) -> bool {
+    // PostgreSQL: NULLs sort as larger than any value unless told otherwise.
+    o.options
+        .nulls_first
+        .unwrap_or(desc(o))
+}
+
+fn ordinal(e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn bare_name(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Identifier(id) => Some(norm(id)),
+        _ => None,
+    }
+}
+
+/// An ORDER BY item naming an output column: an ordinal or a bare output name.
+fn output_index(e: &ast::Expr, cols: &[(String, RType)]) -> Option<usize> {
+    if let Some(n) = ordinal(e) {
+        return (n >= 1 && n <= cols.len()).then(|| n - 1);
+    }
+    let name = bare_name(e)?;
+    let mut hits = cols.iter().enumerate().filter(|(_, c)| c.0 == name);
+    let first = hits.next()?.0;
+    Some(first)
+}
+
+/// PostgreSQL's default column name for a select item.
+fn default_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => norm(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last().map(norm).unwrap_or_default(),
+        ast::Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(norm)
+            .unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Cast { expr, data_type, .. } => match &**expr {
+            ast::Expr::Value(_) => {
+                let t = data_type.to_string().to_lowercase();
+                t.rsplit('.').next().unwrap_or(&t).to_string()
+            }
+            inner => default_name(inner),
+        },
+        ast::Expr::Nested(inner) | ast::Expr::Collate { expr: inner, .. } => default_name(inner),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::Subquery(q) => match &*q.body {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => norm(alias),
+                Some(ast::SelectItem::UnnamedExpr(e)) => default_name(e),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        _ => "?column?".into(),
+    }
+}

@@ -752,7 +752,7 @@ impl Ctx<'_> {
             "columns" => {
                 let mut out = Vec::new();
                 for (_, ns, n, _, cols) in self.relations() {
-                    for (i, (c, ty, typmod, ..)) in cols.into_iter().enumerate() {
+                    for (i, (c, ty, typmod, _, _, notnull, _)) in cols.into_iter().enumerate() {
                         let (data_type, udt) = info_type(ty, typmod);
                         out.push(vec![
                             ("table_catalog", t(self.database)),
@@ -760,7 +760,7 @@ impl Ctx<'_> {
                             ("table_name", t(n.clone())),
                             ("column_name", t(c)),
                             ("ordinal_position", Value::Int4(i as i32 + 1)),
-                            ("is_nullable", t("YES")),
+                            ("is_nullable", t(if notnull { "NO" } else { "YES" })),
                             ("data_type", t(data_type)),
                             (
                                 "character_maximum_length",

@@ -2281,6 +2281,21 @@ fn output_index(e: &ast::Expr, cols: &[(String, RType)]) -> Option<usize> {
     Some(first)
 }
 
+/// Whether an expression's default name beats an enclosing cast's type name.
+fn strong_name(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Identifier(_)
+        | ast::Expr::CompoundIdentifier(_)
+        | ast::Expr::Function(_)
+        | ast::Expr::Case { .. }
+        | ast::Expr::Exists { .. }
+        | ast::Expr::Array(_)
+        | ast::Expr::Subquery(_) => true,
+        ast::Expr::Nested(inner) | ast::Expr::Collate { expr: inner, .. } => strong_name(inner),
+        _ => false,
+    }
+}
+
 /// PostgreSQL's default column name for a select item.
 fn default_name(e: &ast::Expr) -> String {
     match e {
@@ -2293,12 +2308,13 @@ fn default_name(e: &ast::Expr) -> String {
             .and_then(|p| p.as_ident())
             .map(norm)
             .unwrap_or_else(|| "?column?".into()),
-        ast::Expr::Cast { expr, data_type, .. } => match &**expr {
-            ast::Expr::Value(_) => {
+        // A cast of a column or function keeps its name; of anything else, the type's.
+        ast::Expr::Cast { expr, data_type, .. } => match default_name(expr) {
+            n if n != "?column?" && strong_name(expr) => n,
+            _ => {
                 let t = data_type.to_string().to_lowercase();
                 t.rsplit('.').next().unwrap_or(&t).to_string()
             }
-            inner => default_name(inner),
         },
         ast::Expr::Nested(inner) | ast::Expr::Collate { expr: inner, .. } => default_name(inner),
         ast::Expr::Case { .. } => "case".into(),

@@ -177,3 +177,33 @@ fn session_state_through_driver_apis() {
          listener: x1\n"
     );
 }
+
+/// The catalogs through Python's introspection: psycopg's `TypeInfo.fetch` (a missing type
+/// is `None`), SQLAlchemy 2's `engine.connect()` and inspector (a stream is a foreign
+/// table with its columns, the TIMESTAMPCOLUMN NOT NULL), and `pandas.read_sql` of a
+/// LIMITed continuous query.
+#[test]
+fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
+    if !python_has("sqlalchemy") || !python_has("pandas") {
+        eprintln!("SKIPPED: python3 with sqlalchemy and pandas is not available (pip install them)");
+        return;
+    }
+    let expected = "typeinfo int8: oid 20 array 1016\n\
+        typeinfo text: oid 25 array 1009\n\
+        typeinfo timestamptz: oid 1184 array 1185\n\
+        typeinfo numeric: oid 1700 array 1231\n\
+        typeinfo hstore: None\n\
+        connect: 1\n\
+        schemas: ['information_schema', 'public']\n\
+        tables: []\n\
+        foreign tables: ['flights']\n\
+        views: []\n\
+        column: ts TIMESTAMP nullable=False\n\
+        column: k VARCHAR(8) nullable=True\n\
+        column: v INTEGER nullable=True\n\
+        read_sql: a 2 4 2001-01-01 00:00:10\n\
+        read_sql: b 1 2 2001-01-01 00:00:10\n\
+        read_sql: a 1 10 2001-01-01 00:00:20\n\
+        done\n";
+    run_client("python_sqlalchemy.py", "sqlalchemy", expected);
+}

@@ -236,6 +236,41 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "has_type_privilege"
         | "pg_has_role" => Value::Bool(true),
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Value::Bool(false),
+        "pg_collation_is_visible" | "pg_opclass_is_visible" => Value::Bool(!a0.is_null()),
+        // `pattern ESCAPE e`, rewritten to backslash escapes.
+        "like_escape" => {
+            if a0.is_null() || arg(args, 1).is_null() {
+                return Ok(Value::Null);
+            }
+            let esc = text_of(arg(args, 1)).chars().next();
+            let mut out = String::new();
+            let pattern = text_of(a0);
+            let mut chars = pattern.chars();
+            while let Some(c) = chars.next() {
+                if Some(c) == esc {
+                    out.push('\\');
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                } else if c == '\\' {
+                    out.push_str("\\\\");
+                } else {
+                    out.push(c);
+                }
+            }
+            text(out)
+        }
+        "json_build_object" => {
+            let fields: Vec<String> = args
+                .chunks(2)
+                .map(|kv| format!("\"{}\" : {}", json_escape(&text_of(&kv[0])), json(kv.get(1))))
+                .collect();
+            text(format!("{{{}}}", fields.join(", ")))
+        }
+        "json_build_array" => {
+            let items: Vec<String> = args.iter().map(|v| json(Some(v))).collect();
+            text(format!("[{}]", items.join(", ")))
+        }
         "quote_ident" => text(quote_ident(&text_of(a0))),
         "quote_literal" => text(quote_literal(&text_of(a0))),
         "quote_nullable" => {
@@ -404,6 +439,31 @@ fn proc_row(ev: &Ev, oid: &Value) -> Result<Option<Row>> {
         .catalog("pg_proc")?
         .into_iter()
         .find(|r| int_of(&r[0]) == oid))
+}
+
+fn json_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A value as JSON, as PostgreSQL's `to_json` writes it.
+fn json(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "null".into(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Float4(_)
+            | Value::Float8(_) | Value::Numeric(_))) => text_of(v),
+        Some(v) => format!("\"{}\"", json_escape(&text_of(v))),
+    }
 }
 
 fn quote_literal(s: &str) -> String {

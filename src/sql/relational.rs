@@ -425,6 +425,10 @@ pub const FUNCTIONS: &[&str] = &[
     "generate_series",
     "unnest",
     "pg_typeof",
+    "pg_collation_is_visible",
+    "pg_opclass_is_visible",
+    "json_build_object",
+    "json_build_array",
 ];
 
 const AGGREGATES: &[&str] = &[
@@ -1542,18 +1546,26 @@ impl RelBinder<'_> {
                 negated,
                 expr,
                 pattern,
+                escape_char,
                 ..
             }
             | ast::Expr::ILike {
                 negated,
                 expr,
                 pattern,
+                escape_char,
                 ..
             } => {
                 let ci = matches!(e, ast::Expr::ILike { .. });
+                let mut pat =
+                    RExpr::Cast(Box::new(self.expr(pattern)?), RType::Base(DataType::Text));
+                if let Some(esc) = escape_char {
+                    // The evaluator's LIKE escapes with a backslash, PostgreSQL's default.
+                    pat = RExpr::Func("like_escape".into(), vec![pat, self.expr(esc)?]);
+                }
                 let args = vec![
                     RExpr::Cast(Box::new(self.expr(expr)?), RType::Base(DataType::Text)),
-                    RExpr::Cast(Box::new(self.expr(pattern)?), RType::Base(DataType::Text)),
+                    pat,
                 ];
                 self.template(
                     Expr::Like {
@@ -2199,6 +2211,8 @@ fn func_type(name: &str) -> RType {
         | "pg_has_role"
         | "pg_relation_is_publishable"
         | "pg_is_in_recovery"
+        | "pg_collation_is_visible"
+        | "pg_opclass_is_visible"
         | "starts_with" => DataType::Bool,
         "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
         | "pg_database_size" | "txid_current" | "pg_current_xact_id" => DataType::Int8,

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""tcq's catalogs from Python: psycopg's TypeInfo, SQLAlchemy 2's engine and inspector,
+and pandas.read_sql of a LIMITed continuous query.
+
+Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
+
+    pip install 'psycopg[binary]' sqlalchemy pandas
+    python3 clients/python_sqlalchemy.py [--port 5433]
+
+Streams are foreign tables to SQLAlchemy (relkind 'f'), so `get_foreign_table_names()`
+lists them and `get_table_names()` does not (tcq stores no tables yet); `get_columns()`
+describes them. The program prints what each call returns.
+"""
+
+import argparse
+import datetime as dt
+import threading
+import time
+
+import pandas
+import psycopg
+from psycopg.types import TypeInfo
+from sqlalchemy import create_engine, inspect, text
+
+ROWS = [(dt.datetime(2001, 1, 1, 0, 0, 1), "a", 1),
+        (dt.datetime(2001, 1, 1, 0, 0, 3), "b", 2),
+        (dt.datetime(2001, 1, 1, 0, 0, 5), "a", 3),
+        (dt.datetime(2001, 1, 1, 0, 0, 12), "a", 10),
+        (dt.datetime(2001, 1, 1, 0, 0, 25), "z", 0)]
+
+
+def type_info(conninfo):
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        for name in ["int8", "text", "timestamptz", "numeric"]:
+            info = TypeInfo.fetch(conn, name)
+            print(f"typeinfo {name}: oid {info.oid} array {info.array_oid}")
+        print(f"typeinfo hstore: {TypeInfo.fetch(conn, 'hstore')}")
+
+
+def inspector(url):
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        print("connect:", conn.execute(text("SELECT 1")).scalar())
+    insp = inspect(engine)
+    print("schemas:", insp.get_schema_names())
+    print("tables:", insp.get_table_names())
+    print("foreign tables:", insp.get_foreign_table_names())
+    print("views:", insp.get_view_names())
+    for c in insp.get_columns("flights"):
+        print(f"column: {c['name']} {c['type']} nullable={c['nullable']}")
+    engine.dispose()
+
+
+def read_sql(url, conninfo):
+    """pandas.read_sql of a continuous query that ends by its LIMIT; the tuples are sent
+    once tcq lists the query in tcq_queries."""
+    engine = create_engine(url)
+    query = ("SELECT k, count(*) AS n, sum(v) AS s, wtime(*) AS w FROM flights "
+             "[RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k ORDER BY k LIMIT 3")
+
+    def feed():
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            deadline = time.monotonic() + 10
+            while conn.execute("SELECT count(*) FROM tcq_queries").fetchone()[0] == 0:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO flights (ts, k, v) VALUES (%s, %s, %s)", ROWS)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    with engine.connect() as conn:
+        frame = pandas.read_sql(text(query), conn)
+    feeder.join()
+    for row in frame.itertuples(index=False):
+        print(f"read_sql: {row.k} {row.n} {row.s} {row.w}")
+    engine.dispose()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=5433)
+    port = parser.parse_args().port
+    conninfo = f"host=127.0.0.1 port={port} user=tcq dbname=tcq"
+    url = f"postgresql+psycopg://tcq@127.0.0.1:{port}/tcq"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, k varchar(8), v integer)")
+    type_info(conninfo)
+    inspector(url)
+    read_sql(url, conninfo)
+    print("done")
+
+
+if __name__ == "__main__":
+    main()

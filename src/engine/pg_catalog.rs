@@ -484,7 +484,19 @@ impl Ctx<'_> {
                         _ => 0,
                     };
                     let base = |o: i64, n: String, len: i64, cat: char, elem: i64, arr: i64, collation: i64| {
-                        let io = if elem != 0 { "array".to_string() } else { n.clone() };
+                        // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
+                        let io = if elem != 0 {
+                            "array_".to_string()
+                        } else if matches!(
+                            n.as_str(),
+                            "timestamp" | "timestamptz" | "numeric" | "date" | "time" | "timetz"
+                                | "interval" | "record" | "uuid" | "json" | "jsonb" | "xml"
+                                | "inet" | "cstring" | "anyarray" | "any" | "anyelement" | "void"
+                        ) {
+                            format!("{n}_")
+                        } else {
+                            n.clone()
+                        };
                         vec![
                             ("oid", oid(o)),
                             ("typname", t(n)),
@@ -499,10 +511,10 @@ impl Ctx<'_> {
                             ("typsubscript", t(if elem != 0 { "array_subscript_handler" } else { "-" })),
                             ("typelem", oid(elem)),
                             ("typarray", oid(arr)),
-                            ("typinput", t(format!("{io}_in"))),
-                            ("typoutput", t(format!("{io}_out"))),
-                            ("typreceive", t(format!("{io}_recv"))),
-                            ("typsend", t(format!("{io}_send"))),
+                            ("typinput", t(format!("{io}in"))),
+                            ("typoutput", t(format!("{io}out"))),
+                            ("typreceive", t(format!("{io}recv"))),
+                            ("typsend", t(format!("{io}send"))),
                             ("typalign", t(if len == 8 { "d" } else { "i" })),
                             ("typstorage", t(if len == -1 { "x" } else { "p" })),
                             ("typtypmod", Value::Int4(-1)),

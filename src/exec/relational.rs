@@ -215,10 +215,16 @@ impl Ev<'_> {
             }
             kept.push(row);
         }
-        let rows = match &s.group {
+        let mut rows = match &s.group {
             None => kept,
             Some(g) => self.group(g, kept)?,
         };
+        for w in s.windows.iter().rev() {
+            let values = self.row_numbers(w, &rows)?;
+            for (r, v) in rows.iter_mut().zip(values) {
+                r.push(Value::Int8(v));
+            }
+        }
         let mut out = Vec::new();
         for row in &rows {
             if let Some(h) = &s.having {
@@ -236,6 +242,42 @@ impl Ev<'_> {
             dedupe(&mut out);
         }
         self.spend(out.len())?;
+        Ok(out)
+    }
+
+    /// `row_number()` of each row within its partition, in the window's order.
+    fn row_numbers(&self, w: &crate::sql::RelWindow, rows: &[Row]) -> Result<Vec<i64>> {
+        let mut keyed = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            let part = w
+                .partition_by
+                .iter()
+                .map(|e| self.eval(e, r).map(|v| group_key(&v)))
+                .collect::<Result<Vec<_>>>()?;
+            let order = w
+                .order_by
+                .iter()
+                .map(|(e, ..)| self.eval(e, r))
+                .collect::<Result<Vec<_>>>()?;
+            keyed.push((part, order, i));
+        }
+        keyed.sort_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                for (k, (_, desc, nulls_first)) in w.order_by.iter().enumerate() {
+                    let o = sort_cmp(&a.1[k], &b.1[k], *desc, *nulls_first);
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                a.2.cmp(&b.2)
+            })
+        });
+        let mut out = vec![0; rows.len()];
+        let mut n = 0;
+        for (j, (part, _, i)) in keyed.iter().enumerate() {
+            n = if j > 0 && keyed[j - 1].0 == *part { n + 1 } else { 1 };
+            out[*i] = n;
+        }
         Ok(out)
     }
 
@@ -382,6 +424,12 @@ impl Ev<'_> {
                     .unwrap_or(Value::Null))
             }
             RExpr::Lit(v) => Ok(v.clone()),
+            RExpr::Window(j) => Ok(row
+                .len()
+                .checked_sub(1 + j)
+                .and_then(|i| row.get(i))
+                .cloned()
+                .unwrap_or(Value::Null)),
             RExpr::Param(i) => self.params.get(*i).cloned().ok_or_else(|| {
                 Error::ProtocolViolation(format!("parameter ${} has no value", i + 1))
             }),
@@ -611,6 +659,15 @@ impl Ev<'_> {
         }
         let _ = from;
         match to {
+            // Catalog columns of type regproc hold function names, so a regproc is its
+            // name: `typinput = 'array_in'::regproc` compares names.
+            RType::Reg(RegKind::Proc) => match &v {
+                Value::Text(s) if s.trim().parse::<i64>().is_err() => {
+                    let s = s.trim();
+                    Ok(Value::Text(s.strip_prefix("pg_catalog.").unwrap_or(s).into()))
+                }
+                other => self.reg_name(RegKind::Proc, other),
+            },
             RType::Reg(k) => match &v {
                 Value::Text(s) => match s.trim().parse::<i64>() {
                     Ok(n) => Ok(Value::Int8(n)),

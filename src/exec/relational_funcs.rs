@@ -398,6 +398,11 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             Value::TimestampTz(crate::time::now_us())
         }
         "txid_current" | "pg_current_xact_id" => Value::Int8(1),
+        "_pg_expandarray" | "record_field" => {
+            return Err(Error::FeatureNotSupported(format!(
+                "{name}(): composite values are not supported"
+            )))
+        }
         "pg_typeof" => text("unknown"),
         "generate_series" | "unnest" | "pg_options_to_table" | "pg_get_keywords" => {
             return Err(Error::FeatureNotSupported(format!(

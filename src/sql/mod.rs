@@ -42,7 +42,7 @@ pub use bind::stream_name_of;
 pub use plan::*;
 pub use relational::{
     CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelGroup, RelQuery,
-    RelSelect, RelationProvider, SetOp, FUNCTIONS,
+    RelSelect, RelWindow, RelationProvider, SetOp, FUNCTIONS,
 };
 
 /// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).

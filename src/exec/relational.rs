@@ -325,19 +325,7 @@ impl Ev<'_> {
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
         match f {
-            RelFrom::Scan { schema, name } => {
-                let key = (schema.clone(), name.clone());
-                if let Some(r) = self.scans.borrow().get(&key) {
-                    return Ok(r.as_ref().clone());
-                }
-                let (_, rows) = self.provider.relation(schema, name).ok_or_else(|| {
-                    Error::UndefinedTable(format!("{schema}.{name}"))
-                })?;
-                self.spend(rows.len())?;
-                let rows = Rc::new(rows);
-                self.scans.borrow_mut().insert(key, rows.clone());
-                Ok(rows.as_ref().clone())
-            }
+            RelFrom::Scan { schema, name } => Ok(self.scan(schema, name)?.as_ref().clone()),
             RelFrom::Cte(id) => Ok(self
                 .ctes
                 .borrow()
@@ -402,6 +390,22 @@ impl Ev<'_> {
                 Ok(out)
             }
         }
+    }
+
+    /// The rows of a provider's relation, read once per statement.
+    fn scan(&self, schema: &str, name: &str) -> Result<Rc<Vec<Row>>> {
+        let key = (schema.to_string(), name.to_string());
+        if let Some(r) = self.scans.borrow().get(&key) {
+            return Ok(r.clone());
+        }
+        let (_, rows) = self
+            .provider
+            .relation(schema, name)
+            .ok_or_else(|| Error::UndefinedTable(format!("{schema}.{name}")))?;
+        self.spend(rows.len())?;
+        let rows = Rc::new(rows);
+        self.scans.borrow_mut().insert(key, rows.clone());
+        Ok(rows)
     }
 
     fn sub<T>(&self, row: &[Value], f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -688,11 +692,8 @@ impl Ev<'_> {
             return Ok(v.clone());
         };
         let (rel, name_col, ns_col) = reg_relation(k);
-        let rows = self.from(&RelFrom::Scan {
-            schema: "pg_catalog".into(),
-            name: rel.into(),
-        })?;
-        for r in &rows {
+        let rows = self.scan("pg_catalog", rel)?;
+        for r in rows.iter() {
             if int_of(&r[0]) == Some(oid) {
                 let name = text_of(&r[name_col]);
                 if k == RegKind::Type {
@@ -728,17 +729,14 @@ impl Ev<'_> {
         } else {
             bare.clone()
         };
-        let rows = self.from(&RelFrom::Scan {
-            schema: "pg_catalog".into(),
-            name: rel.into(),
-        })?;
+        let rows = self.scan("pg_catalog", rel)?;
         let ns_oid = match &schema {
             Some(s) => Some(
                 int_of(&self.reg_oid(RegKind::Namespace, s, strict)?).unwrap_or(-1),
             ),
             None => None,
         };
-        for r in &rows {
+        for r in rows.iter() {
             if text_of(&r[name_col]) != wanted {
                 continue;
             }
@@ -772,11 +770,8 @@ impl Ev<'_> {
     }
 
     /// Rows of a catalog relation, for the functions.
-    pub(crate) fn catalog(&self, name: &str) -> Result<Vec<Row>> {
-        self.from(&RelFrom::Scan {
-            schema: "pg_catalog".into(),
-            name: name.into(),
-        })
+    pub(crate) fn catalog(&self, name: &str) -> Result<Rc<Vec<Row>>> {
+        self.scan("pg_catalog", name)
     }
 }
 

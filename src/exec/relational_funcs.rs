@@ -442,8 +442,9 @@ fn proc_row(ev: &Ev, oid: &Value) -> Result<Option<Row>> {
     let oid = int_of(oid);
     Ok(ev
         .catalog("pg_proc")?
-        .into_iter()
-        .find(|r| int_of(&r[0]) == oid))
+        .iter()
+        .find(|r| int_of(&r[0]) == oid)
+        .cloned())
 }
 
 fn json_escape(s: &str) -> String {

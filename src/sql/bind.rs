@@ -727,7 +727,7 @@ fn default_column_name(e: &ast::Expr) -> String {
 }
 
 /// `s`, unless it holds a NUL character, which PostgreSQL text cannot (22021).
-fn no_nul(s: &str) -> Result<&str> {
+pub(crate) fn no_nul(s: &str) -> Result<&str> {
     if s.contains('\0') {
         return Err(Error::CharacterNotInRepertoire(
             "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
@@ -1818,10 +1818,21 @@ impl<'a> Binder<'a> {
                 let saved = self.params.clone();
                 match self.query_simple(q, text) {
                     Ok(plan) => Ok(plan),
-                    Err(e) => {
+                    // Only what this binder lacks is retried there (subqueries, catalog
+                    // functions); a bad literal or a type error stays an error.
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            Error::FeatureNotSupported(_)
+                                | Error::UndefinedFunction(_)
+                                | Error::UndefinedTable(_)
+                                | Error::UndefinedObject(_)
+                        ) =>
+                    {
                         self.params = saved;
                         self.relational(q, text, provider).map_err(|_| e)
                     }
+                    Err(e) => Err(e),
                 }
             }
         }

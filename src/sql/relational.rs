@@ -1839,8 +1839,12 @@ impl RelBinder<'_> {
             ast::Value::SingleQuotedString(s)
             | ast::Value::EscapedStringLiteral(s)
             | ast::Value::UnicodeStringLiteral(s)
-            | ast::Value::NationalStringLiteral(s) => RExpr::Lit(Value::Text(s.as_str().into())),
-            ast::Value::DollarQuotedString(d) => RExpr::Lit(Value::Text(d.value.as_str().into())),
+            | ast::Value::NationalStringLiteral(s) => {
+                RExpr::Lit(Value::Text(super::bind::no_nul(s)?.into()))
+            }
+            ast::Value::DollarQuotedString(d) => {
+                RExpr::Lit(Value::Text(super::bind::no_nul(&d.value)?.into()))
+            }
             ast::Value::Boolean(b) => RExpr::Lit(Value::Bool(*b)),
             ast::Value::Null => RExpr::Lit(Value::Null),
             ast::Value::Placeholder(p) => {

@@ -185,7 +185,9 @@ fn session_state_through_driver_apis() {
 #[test]
 fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
     if !python_has("sqlalchemy") || !python_has("pandas") {
-        eprintln!("SKIPPED: python3 with sqlalchemy and pandas is not available (pip install them)");
+        eprintln!(
+            "SKIPPED: python3 with sqlalchemy and pandas is not available (pip install them)"
+        );
         return;
     }
     let expected = "typeinfo int8: oid 20 array 1016\n\

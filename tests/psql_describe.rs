@@ -94,8 +94,8 @@ async fn psql_catalog_script_gives_its_expected_output() {
     })
     .await
     .unwrap();
-    let actual = String::from_utf8_lossy(&out)
-    .replace(&format!("at port \"{port}\""), "at port \"PORT\"");
+    let actual =
+        String::from_utf8_lossy(&out).replace(&format!("at port \"{port}\""), "at port \"PORT\"");
     let path = root.join("expected/catalog.out");
     if std::env::var_os("TCQ_REGRESS_BLESS").is_some() {
         std::fs::write(&path, &actual).unwrap();

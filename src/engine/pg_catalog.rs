@@ -127,20 +127,118 @@ const TYPES: &[(i64, &str, i64, char, i64)] = &[
 
 /// tcq's own functions: (oid, name, kind, argument types, argument names, result type,
 /// returns a set, description).
-const PROCS: &[(i64, &str, char, &[i64], &[&str], i64, &str)] = &[
-    (9001, "tcq_advance", 'f', &[25, 1114], &["stream", "t"], 1114, "move an idle stream's time forward (a heartbeat)"),
-    (9002, "wtime", 'f', &[], &[], 1114, "end (exclusive) of the window instance being emitted"),
-    (9003, "wstart", 'f', &[], &[], 1114, "start of the window instance being emitted"),
-    (9004, "wrange", 'f', &[], &[], 1186, "RANGE BY of the window being emitted"),
-    (9005, "wslide", 'f', &[], &[], 1186, "SLIDE BY of the window being emitted"),
+type Proc = (
+    i64,
+    &'static str,
+    char,
+    &'static [i64],
+    &'static [&'static str],
+    i64,
+    &'static str,
+);
+
+const PROCS: &[Proc] = &[
+    (
+        9001,
+        "tcq_advance",
+        'f',
+        &[25, 1114],
+        &["stream", "t"],
+        1114,
+        "move an idle stream's time forward (a heartbeat)",
+    ),
+    (
+        9002,
+        "wtime",
+        'f',
+        &[],
+        &[],
+        1114,
+        "end (exclusive) of the window instance being emitted",
+    ),
+    (
+        9003,
+        "wstart",
+        'f',
+        &[],
+        &[],
+        1114,
+        "start of the window instance being emitted",
+    ),
+    (
+        9004,
+        "wrange",
+        'f',
+        &[],
+        &[],
+        1186,
+        "RANGE BY of the window being emitted",
+    ),
+    (
+        9005,
+        "wslide",
+        'f',
+        &[],
+        &[],
+        1186,
+        "SLIDE BY of the window being emitted",
+    ),
     (2147, "count", 'a', &[], &[], 20, "number of input rows"),
-    (2108, "sum", 'a', &[23], &[], 20, "sum as bigint across all integer input values"),
-    (2101, "avg", 'a', &[23], &[], 1700, "the average (arithmetic mean) as numeric of all integer values"),
-    (2132, "min", 'a', &[23], &[], 23, "minimum value of all integer input values"),
-    (2116, "max", 'a', &[23], &[], 23, "maximum value of all integer input values"),
-    (89, "version", 'f', &[], &[], 25, "PostgreSQL version string"),
+    (
+        2108,
+        "sum",
+        'a',
+        &[23],
+        &[],
+        20,
+        "sum as bigint across all integer input values",
+    ),
+    (
+        2101,
+        "avg",
+        'a',
+        &[23],
+        &[],
+        1700,
+        "the average (arithmetic mean) as numeric of all integer values",
+    ),
+    (
+        2132,
+        "min",
+        'a',
+        &[23],
+        &[],
+        23,
+        "minimum value of all integer input values",
+    ),
+    (
+        2116,
+        "max",
+        'a',
+        &[23],
+        &[],
+        23,
+        "maximum value of all integer input values",
+    ),
+    (
+        89,
+        "version",
+        'f',
+        &[],
+        &[],
+        25,
+        "PostgreSQL version string",
+    ),
     (1299, "now", 'f', &[], &[], 1184, "current transaction time"),
-    (1081, "format_type", 'f', &[26, 23], &[], 25, "format a type oid and atttypmod to canonical SQL"),
+    (
+        1081,
+        "format_type",
+        'f',
+        &[26, 23],
+        &[],
+        25,
+        "format a type oid and atttypmod to canonical SQL",
+    ),
 ];
 
 /// Oid of the foreign data wrapper and server that streams belong to.
@@ -237,9 +335,7 @@ fn pg_type_of(d: DataType) -> (i64, i64, i64, char) {
         DataType::Bool => (1, 'p'),
         DataType::Int2 => (2, 'p'),
         DataType::Int4 | DataType::Float4 => (4, 'p'),
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => {
-            (8, 'p')
-        }
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => (8, 'p'),
         DataType::Interval => (16, 'p'),
         DataType::Numeric => (-1, 'm'),
         DataType::Text | DataType::Varchar(_) => (-1, 'x'),
@@ -294,10 +390,7 @@ fn relation(
         database,
     };
     let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);
-    let rows = rows
-        .into_iter()
-        .map(|r| fill(&spec, r))
-        .collect();
+    let rows = rows.into_iter().map(|r| fill(&spec, r)).collect();
     Some((columns, rows))
 }
 
@@ -330,7 +423,11 @@ type Named = Vec<(&'static str, Value)>;
 
 impl Ctx<'_> {
     fn schemas(&self) -> Vec<String> {
-        let mut s: Vec<String> = vec!["pg_catalog".into(), "public".into(), "information_schema".into()];
+        let mut s: Vec<String> = vec![
+            "pg_catalog".into(),
+            "public".into(),
+            "information_schema".into(),
+        ];
         for st in self.streams {
             let ns = split_name(&st.name).0.to_string();
             if !s.contains(&ns) {
@@ -343,10 +440,22 @@ impl Ctx<'_> {
     /// Every relation: (oid, schema, name, relkind, columns as (name, type oid, typmod,
     /// len, storage, not null, fdw options)).
     #[allow(clippy::type_complexity)]
-    fn relations(&self) -> Vec<(i64, String, String, char, Vec<(String, i64, i64, i64, char, bool, Option<String>)>)> {
+    fn relations(
+        &self,
+    ) -> Vec<(
+        i64,
+        String,
+        String,
+        char,
+        Vec<(String, i64, i64, i64, char, bool, Option<String>)>,
+    )> {
         let mut out = Vec::new();
         for (i, (schema, name, _, cols)) in RELATIONS.iter().enumerate() {
-            let kind = if *schema == "pg_catalog" && RELATIONS[i].2 != 0 { 'r' } else { 'v' };
+            let kind = if *schema == "pg_catalog" && RELATIONS[i].2 != 0 {
+                'r'
+            } else {
+                'v'
+            };
             let cols = specs(cols)
                 .into_iter()
                 .map(|(n, ty)| {
@@ -358,12 +467,29 @@ impl Ctx<'_> {
                         "name" => (64, 'p'),
                         _ => (-1, 'x'),
                     };
-                    (n.to_string(), col_pg_type(ty), -1, len, storage, kind == 'r', None)
+                    (
+                        n.to_string(),
+                        col_pg_type(ty),
+                        -1,
+                        len,
+                        storage,
+                        kind == 'r',
+                        None,
+                    )
                 })
                 .collect();
-            out.push((relation_oid(i), schema.to_string(), name.to_string(), kind, cols));
+            out.push((
+                relation_oid(i),
+                schema.to_string(),
+                name.to_string(),
+                kind,
+                cols,
+            ));
         }
-        for (j, v) in ["tcq_streams", "tcq_queries", "pg_stat_activity"].iter().enumerate() {
+        for (j, v) in ["tcq_streams", "tcq_queries", "pg_stat_activity"]
+            .iter()
+            .enumerate()
+        {
             let cols = super::catalog::system_view_columns(v)
                 .unwrap_or_default()
                 .into_iter()
@@ -372,7 +498,13 @@ impl Ctx<'_> {
                     (c.name, o, m, l, s, false, None)
                 })
                 .collect();
-            out.push((FIRST_VIEW_OID + 500 + j as i64, "pg_catalog".into(), v.to_string(), 'v', cols));
+            out.push((
+                FIRST_VIEW_OID + 500 + j as i64,
+                "pg_catalog".into(),
+                v.to_string(),
+                'v',
+                cols,
+            ));
         }
         for s in self.streams {
             let (ns, rel) = split_name(&s.name);
@@ -383,7 +515,15 @@ impl Ctx<'_> {
                 .map(|(i, c)| {
                     let (o, m, l, st) = pg_type_of(c.data_type);
                     let ts = s.ts_col == Some(i);
-                    (c.name.clone(), o, m, l, st, ts, ts.then(|| "{timestampcolumn=true}".to_string()))
+                    (
+                        c.name.clone(),
+                        o,
+                        m,
+                        l,
+                        st,
+                        ts,
+                        ts.then(|| "{timestampcolumn=true}".to_string()),
+                    )
                 })
                 .collect();
             out.push((s.oid as i64, ns.to_string(), rel.to_string(), 'f', cols));
@@ -452,8 +592,16 @@ impl Ctx<'_> {
             "pg_attribute" => {
                 let mut out = Vec::new();
                 for (o, _, _, _, cols) in self.relations() {
-                    for (i, (n, ty, typmod, len, storage, notnull, fdw)) in cols.into_iter().enumerate() {
-                        let collation = if matches!(ty, 25 | 1043 | 1042) { 100 } else if ty == 19 { 950 } else { 0 };
+                    for (i, (n, ty, typmod, len, storage, notnull, fdw)) in
+                        cols.into_iter().enumerate()
+                    {
+                        let collation = if matches!(ty, 25 | 1043 | 1042) {
+                            100
+                        } else if ty == 19 {
+                            950
+                        } else {
+                            0
+                        };
                         out.push(vec![
                             ("attrelid", oid(o)),
                             ("attname", t(n)),
@@ -483,15 +631,36 @@ impl Ctx<'_> {
                         "name" => 950,
                         _ => 0,
                     };
-                    let base = |o: i64, n: String, len: i64, cat: char, elem: i64, arr: i64, collation: i64| {
+                    let base = |o: i64,
+                                n: String,
+                                len: i64,
+                                cat: char,
+                                elem: i64,
+                                arr: i64,
+                                collation: i64| {
                         // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
                         let io = if elem != 0 {
                             "array_".to_string()
                         } else if matches!(
                             n.as_str(),
-                            "timestamp" | "timestamptz" | "numeric" | "date" | "time" | "timetz"
-                                | "interval" | "record" | "uuid" | "json" | "jsonb" | "xml"
-                                | "inet" | "cstring" | "anyarray" | "any" | "anyelement" | "void"
+                            "timestamp"
+                                | "timestamptz"
+                                | "numeric"
+                                | "date"
+                                | "time"
+                                | "timetz"
+                                | "interval"
+                                | "record"
+                                | "uuid"
+                                | "json"
+                                | "jsonb"
+                                | "xml"
+                                | "inet"
+                                | "cstring"
+                                | "anyarray"
+                                | "any"
+                                | "anyelement"
+                                | "void"
                         ) {
                             format!("{n}_")
                         } else {
@@ -508,7 +677,14 @@ impl Ctx<'_> {
                             ("typcategory", t(cat.to_string())),
                             ("typisdefined", b(true)),
                             ("typdelim", t(",")),
-                            ("typsubscript", t(if elem != 0 { "array_subscript_handler" } else { "-" })),
+                            (
+                                "typsubscript",
+                                t(if elem != 0 {
+                                    "array_subscript_handler"
+                                } else {
+                                    "-"
+                                }),
+                            ),
                             ("typelem", oid(elem)),
                             ("typarray", oid(arr)),
                             ("typinput", t(format!("{io}in"))),
@@ -632,9 +808,24 @@ impl Ctx<'_> {
                 ("passwd", t("********")),
             ]],
             "pg_am" => vec![
-                vec![("oid", oid(2)), ("amname", t("heap")), ("amhandler", t("heap_tableam_handler")), ("amtype", t("t"))],
-                vec![("oid", oid(403)), ("amname", t("btree")), ("amhandler", t("bthandler")), ("amtype", t("i"))],
-                vec![("oid", oid(405)), ("amname", t("hash")), ("amhandler", t("hashhandler")), ("amtype", t("i"))],
+                vec![
+                    ("oid", oid(2)),
+                    ("amname", t("heap")),
+                    ("amhandler", t("heap_tableam_handler")),
+                    ("amtype", t("t")),
+                ],
+                vec![
+                    ("oid", oid(403)),
+                    ("amname", t("btree")),
+                    ("amhandler", t("bthandler")),
+                    ("amtype", t("i")),
+                ],
+                vec![
+                    ("oid", oid(405)),
+                    ("amname", t("hash")),
+                    ("amhandler", t("hashhandler")),
+                    ("amtype", t("i")),
+                ],
             ],
             "pg_collation" => [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
                 .iter()
@@ -646,19 +837,36 @@ impl Ctx<'_> {
                         ("collowner", oid(ROLE_OID)),
                         ("collprovider", t(p)),
                         ("collisdeterministic", b(true)),
-                        ("collencoding", Value::Int4(if o == 100 { -1 } else { -1 })),
+                        ("collencoding", Value::Int4(-1)),
                         ("collcollate", if o == 100 { Value::Null } else { t(n) }),
                         ("collctype", if o == 100 { Value::Null } else { t(n) }),
                     ]
                 })
                 .collect(),
             "pg_tablespace" => vec![
-                vec![("oid", oid(1663)), ("spcname", t("pg_default")), ("spcowner", oid(ROLE_OID))],
-                vec![("oid", oid(1664)), ("spcname", t("pg_global")), ("spcowner", oid(ROLE_OID))],
+                vec![
+                    ("oid", oid(1663)),
+                    ("spcname", t("pg_default")),
+                    ("spcowner", oid(ROLE_OID)),
+                ],
+                vec![
+                    ("oid", oid(1664)),
+                    ("spcname", t("pg_global")),
+                    ("spcowner", oid(ROLE_OID)),
+                ],
             ],
             "pg_language" => vec![
-                vec![("oid", oid(12)), ("lanname", t("internal")), ("lanowner", oid(ROLE_OID))],
-                vec![("oid", oid(14)), ("lanname", t("sql")), ("lanowner", oid(ROLE_OID)), ("lanpltrusted", b(true))],
+                vec![
+                    ("oid", oid(12)),
+                    ("lanname", t("internal")),
+                    ("lanowner", oid(ROLE_OID)),
+                ],
+                vec![
+                    ("oid", oid(14)),
+                    ("lanname", t("sql")),
+                    ("lanowner", oid(ROLE_OID)),
+                    ("lanpltrusted", b(true)),
+                ],
             ],
             "pg_foreign_data_wrapper" => vec![vec![
                 ("oid", oid(FDW_OID)),
@@ -738,7 +946,10 @@ impl Ctx<'_> {
                         ("table_schema", t(ns)),
                         ("table_name", t(n)),
                         ("table_type", t(ty)),
-                        ("is_insertable_into", t(if kind == 'f' { "YES" } else { "NO" })),
+                        (
+                            "is_insertable_into",
+                            t(if kind == 'f' { "YES" } else { "NO" }),
+                        ),
                         ("is_typed", t("NO")),
                     ]
                 })

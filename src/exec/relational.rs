@@ -43,6 +43,10 @@ use crate::types::{Column, DataType, Value};
 pub const ROWS_MAX: usize = 2_000_000;
 
 type Row = Vec<Value>;
+/// Relations read so far in a statement, by (schema, name).
+type Scans = HashMap<(String, String), Rc<Vec<Row>>>;
+/// Groups by key: the first row and each aggregate's argument lists.
+type Groups = HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)>;
 
 /// Evaluate `q`: its result columns and rows.
 pub fn run(
@@ -86,7 +90,7 @@ pub struct Ev<'a> {
     params: &'a [Value],
     session: Option<&'a dyn SessionInfo>,
     now_us: i64,
-    scans: RefCell<HashMap<(String, String), Rc<Vec<Row>>>>,
+    scans: RefCell<Scans>,
     ctes: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
     outer: RefCell<Vec<Row>>,
     budget: RefCell<usize>,
@@ -275,7 +279,11 @@ impl Ev<'_> {
         let mut out = vec![0; rows.len()];
         let mut n = 0;
         for (j, (part, _, i)) in keyed.iter().enumerate() {
-            n = if j > 0 && keyed[j - 1].0 == *part { n + 1 } else { 1 };
+            n = if j > 0 && keyed[j - 1].0 == *part {
+                n + 1
+            } else {
+                1
+            };
             out[*i] = n;
         }
         Ok(out)
@@ -283,7 +291,7 @@ impl Ev<'_> {
 
     fn group(&self, g: &crate::sql::RelGroup, rows: Vec<Row>) -> Result<Vec<Row>> {
         let mut order: Vec<Vec<String>> = Vec::new();
-        let mut groups: HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)> = HashMap::new();
+        let mut groups: Groups = HashMap::new();
         for row in rows {
             let key = g
                 .keys
@@ -309,7 +317,10 @@ impl Ev<'_> {
         }
         if groups.is_empty() && g.keys.is_empty() {
             order.push(vec![]);
-            groups.insert(vec![], (vec![Value::Null; g.width], vec![Vec::new(); g.aggs.len()]));
+            groups.insert(
+                vec![],
+                (vec![Value::Null; g.width], vec![Vec::new(); g.aggs.len()]),
+            );
         }
         let mut out = Vec::new();
         for k in order {
@@ -487,7 +498,11 @@ impl Ev<'_> {
                         _ => {}
                     }
                 }
-                Ok(if null { Value::Null } else { Value::Bool(false) })
+                Ok(if null {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                })
             }
             RExpr::Not(x) => Ok(match self.eval(x, row)? {
                 Value::Bool(b) => Value::Bool(!b),
@@ -575,7 +590,10 @@ impl Ev<'_> {
             } => {
                 let v = self.eval(left, row)?;
                 let rows = self.sub(row, || self.query(query))?;
-                let vals: Vec<Value> = rows.into_iter().filter_map(|r| r.into_iter().next()).collect();
+                let vals: Vec<Value> = rows
+                    .into_iter()
+                    .filter_map(|r| r.into_iter().next())
+                    .collect();
                 any(*op, &v, &vals, *all, *negated)
             }
             RExpr::Exists(q, negated) => {
@@ -668,7 +686,9 @@ impl Ev<'_> {
             RType::Reg(RegKind::Proc) => match &v {
                 Value::Text(s) if s.trim().parse::<i64>().is_err() => {
                     let s = s.trim();
-                    Ok(Value::Text(s.strip_prefix("pg_catalog.").unwrap_or(s).into()))
+                    Ok(Value::Text(
+                        s.strip_prefix("pg_catalog.").unwrap_or(s).into(),
+                    ))
                 }
                 other => self.reg_name(RegKind::Proc, other),
             },
@@ -731,9 +751,7 @@ impl Ev<'_> {
         };
         let rows = self.scan("pg_catalog", rel)?;
         let ns_oid = match &schema {
-            Some(s) => Some(
-                int_of(&self.reg_oid(RegKind::Namespace, s, strict)?).unwrap_or(-1),
-            ),
+            Some(s) => Some(int_of(&self.reg_oid(RegKind::Namespace, s, strict)?).unwrap_or(-1)),
             None => None,
         };
         for r in rows.iter() {
@@ -978,11 +996,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         dedupe(&mut vals);
     }
     let first = |v: &Vec<Value>| v.first().cloned().unwrap_or(Value::Null);
-    let non_null: Vec<Value> = vals
-        .iter()
-        .map(first)
-        .filter(|v| !v.is_null())
-        .collect();
+    let non_null: Vec<Value> = vals.iter().map(first).filter(|v| !v.is_null()).collect();
     Ok(match a.func.as_str() {
         "count" if a.args.is_empty() => Value::Int8(vals.len() as i64),
         "count" => Value::Int8(non_null.len() as i64),
@@ -1162,7 +1176,11 @@ pub(crate) fn parse_array(s: &str) -> Result<Vec<Option<String>>> {
                 }
             }
         }
-        let item = if quoted { item } else { item.trim().to_string() };
+        let item = if quoted {
+            item
+        } else {
+            item.trim().to_string()
+        };
         out.push((quoted || !item.eq_ignore_ascii_case("null")).then_some(item));
         if chars.next().is_none() {
             break;
@@ -1183,7 +1201,10 @@ mod tests {
             let t = |s: &str| Value::Text(s.into());
             match name {
                 "l" => Some((
-                    vec![Column::new("k", DataType::Int4), Column::new("a", DataType::Text)],
+                    vec![
+                        Column::new("k", DataType::Int4),
+                        Column::new("a", DataType::Text),
+                    ],
                     vec![
                         vec![i(1), t("one")],
                         vec![i(2), t("two")],
@@ -1191,7 +1212,10 @@ mod tests {
                     ],
                 )),
                 "r" => Some((
-                    vec![Column::new("k", DataType::Int4), Column::new("b", DataType::Text)],
+                    vec![
+                        Column::new("k", DataType::Int4),
+                        Column::new("b", DataType::Text),
+                    ],
                     vec![
                         vec![i(2), t("deux")],
                         vec![i(3), t("trois")],
@@ -1209,7 +1233,13 @@ mod tests {
         rows.iter()
             .map(|r| {
                 r.iter()
-                    .map(|v| if v.is_null() { "NULL".into() } else { text_of(v) })
+                    .map(|v| {
+                        if v.is_null() {
+                            "NULL".into()
+                        } else {
+                            text_of(v)
+                        }
+                    })
                     .collect()
             })
             .collect()
@@ -1238,7 +1268,10 @@ mod tests {
             vec!["-|nul", "-|trois", "null|-", "one|-", "two|deux"]
         );
         assert_eq!(flat("SELECT count(*) FROM l, r"), vec!["9"]);
-        assert_eq!(flat("SELECT count(*) FROM l CROSS JOIN r WHERE l.k < r.k"), vec!["3"]);
+        assert_eq!(
+            flat("SELECT count(*) FROM l CROSS JOIN r WHERE l.k < r.k"),
+            vec!["3"]
+        );
     }
 
     #[test]
@@ -1278,15 +1311,23 @@ mod tests {
             vec!["4|3"]
         );
         assert_eq!(
-            flat("SELECT k FROM l UNION ALL SELECT k FROM r ORDER BY 1 NULLS FIRST LIMIT 3 OFFSET 1"),
+            flat(
+                "SELECT k FROM l UNION ALL SELECT k FROM r ORDER BY 1 NULLS FIRST LIMIT 3 OFFSET 1"
+            ),
             vec!["NULL", "1", "2"]
         );
         assert_eq!(
             flat("SELECT k % 2 AS parity, count(*) FROM (SELECT k FROM l UNION ALL SELECT k FROM r) s WHERE k IS NOT NULL GROUP BY 1 HAVING min(k) > 1 ORDER BY parity"),
             vec!["0|2"]
         );
-        assert_eq!(flat("SELECT DISTINCT k IS NULL FROM l ORDER BY 1"), vec!["f", "t"]);
-        assert_eq!(flat("SELECT a FROM l ORDER BY k DESC"), vec!["null", "two", "one"]);
+        assert_eq!(
+            flat("SELECT DISTINCT k IS NULL FROM l ORDER BY 1"),
+            vec!["f", "t"]
+        );
+        assert_eq!(
+            flat("SELECT a FROM l ORDER BY k DESC"),
+            vec!["null", "two", "one"]
+        );
         assert_eq!(
             flat("SELECT a FROM l WHERE a ~ '^t' OR a OPERATOR(pg_catalog.~) 'n.$' COLLATE pg_catalog.default ORDER BY upper(a)"),
             vec!["one", "two"]
@@ -1295,12 +1336,19 @@ mod tests {
             flat("SELECT CASE WHEN k > 1 THEN 'big' ELSE 'small' END FROM l WHERE k IS NOT NULL ORDER BY k"),
             vec!["small", "big"]
         );
-        assert_eq!(flat("SELECT sum(k), min(a), max(a), string_agg(a, '+') FROM l"), vec!["3|null|two|one+two+null"]);
+        assert_eq!(
+            flat("SELECT sum(k), min(a), max(a), string_agg(a, '+') FROM l"),
+            vec!["3|null|two|one+two+null"]
+        );
     }
 
     #[test]
     fn arrays_round_trip() {
-        let vals = vec![Value::Text("a b".into()), Value::Null, Value::Text("c".into())];
+        let vals = vec![
+            Value::Text("a b".into()),
+            Value::Null,
+            Value::Text("c".into()),
+        ];
         let s = format_array(&vals);
         assert_eq!(s, "{\"a b\",NULL,c}");
         assert_eq!(

@@ -166,9 +166,7 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         "pg_table_is_visible" => visible(ev, "pg_class", a0)?,
         "pg_type_is_visible" => visible(ev, "pg_type", a0)?,
         "pg_function_is_visible" => visible(ev, "pg_proc", a0)?,
-        "obj_description" | "shobj_description" => {
-            description(ev, int_of(a0), Some(0))?
-        }
+        "obj_description" | "shobj_description" => description(ev, int_of(a0), Some(0))?,
         "col_description" => description(ev, int_of(a0), int_of(arg(args, 1)))?,
         "pg_encoding_to_char" => text(match int_of(a0) {
             Some(6) => "UTF8",
@@ -219,12 +217,23 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 "{public}"
             })
         }
-        "pg_get_expr" | "pg_get_indexdef" | "pg_get_constraintdef" | "pg_get_viewdef"
-        | "pg_get_triggerdef" | "pg_get_ruledef" | "pg_get_partkeydef"
-        | "pg_get_statisticsobjdef_columns" | "pg_get_serial_sequence"
-        | "pg_tablespace_location" | "inet_server_addr" | "inet_client_addr"
+        "pg_get_expr"
+        | "pg_get_indexdef"
+        | "pg_get_constraintdef"
+        | "pg_get_viewdef"
+        | "pg_get_triggerdef"
+        | "pg_get_ruledef"
+        | "pg_get_partkeydef"
+        | "pg_get_statisticsobjdef_columns"
+        | "pg_get_serial_sequence"
+        | "pg_tablespace_location"
+        | "inet_server_addr"
+        | "inet_client_addr"
         | "inet_server_port" => Value::Null,
-        "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
+        "pg_relation_size"
+        | "pg_total_relation_size"
+        | "pg_table_size"
+        | "pg_indexes_size"
         | "pg_database_size" => Value::Int8(0),
         "pg_size_pretty" => text(size_pretty(int_of(a0).unwrap_or(0))),
         "has_table_privilege"
@@ -263,7 +272,13 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         "json_build_object" => {
             let fields: Vec<String> = args
                 .chunks(2)
-                .map(|kv| format!("\"{}\" : {}", json_escape(&text_of(&kv[0])), json(kv.get(1))))
+                .map(|kv| {
+                    format!(
+                        "\"{}\" : {}",
+                        json_escape(&text_of(&kv[0])),
+                        json(kv.get(1))
+                    )
+                })
                 .collect();
             text(format!("{{{}}}", fields.join(", ")))
         }
@@ -343,11 +358,7 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             } else {
                 s.split(sep.as_str()).collect()
             };
-            let idx = if n > 0 {
-                n - 1
-            } else {
-                parts.len() as i64 + n
-            };
+            let idx = if n > 0 { n - 1 } else { parts.len() as i64 + n };
             text(
                 usize::try_from(idx)
                     .ok()
@@ -466,8 +477,14 @@ fn json(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "null".into(),
         Some(Value::Bool(b)) => b.to_string(),
-        Some(v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Float4(_)
-            | Value::Float8(_) | Value::Numeric(_))) => text_of(v),
+        Some(
+            v @ (Value::Int2(_)
+            | Value::Int4(_)
+            | Value::Int8(_)
+            | Value::Float4(_)
+            | Value::Float8(_)
+            | Value::Numeric(_)),
+        ) => text_of(v),
         Some(v) => format!("\"{}\"", json_escape(&text_of(v))),
     }
 }

@@ -956,7 +956,7 @@ impl RelBinder<'_> {
             Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
         };
         let mut level = Level::default();
-        let from = self.from_list(&sel.from, &mut level)?;
+        let from = self.bind_from_list(&sel.from, &mut level)?;
         self.levels.push(level);
         let r = self.select_body(sel, order, from, distinct);
         self.levels.pop();
@@ -977,7 +977,11 @@ impl RelBinder<'_> {
         };
         let group_exprs: Vec<&ast::Expr> = match &sel.group_by {
             ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v.iter().collect(),
-            _ => return Err(unsupported("GROUP BY ALL / ROLLUP / CUBE are not supported")),
+            _ => {
+                return Err(unsupported(
+                    "GROUP BY ALL / ROLLUP / CUBE are not supported",
+                ))
+            }
         };
         // Select list, `*` expanded.
         let mut items: Vec<(Option<&ast::Expr>, Option<usize>, String)> = Vec::new();
@@ -1005,21 +1009,23 @@ impl RelBinder<'_> {
                     }
                     ast::SelectItem::QualifiedWildcard(kind, _) => {
                         let q = match kind {
-                            ast::SelectItemQualifiedWildcardKind::ObjectName(n) => n
-                                .0
-                                .iter()
-                                .filter_map(|p| p.as_ident().map(norm))
-                                .collect::<Vec<_>>()
-                                .join("."),
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                                n.0.iter()
+                                    .filter_map(|p| p.as_ident().map(norm))
+                                    .collect::<Vec<_>>()
+                                    .join(".")
+                            }
                             ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
                         };
                         let r = level
                             .rels
                             .iter()
-                            .find(|r| r.alias == q || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias)) == Some(q.clone()))
-                            .ok_or_else(|| {
-                                Error::UndefinedTable(q.clone())
-                            })?;
+                            .find(|r| {
+                                r.alias == q
+                                    || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias))
+                                        == Some(q.clone())
+                            })
+                            .ok_or_else(|| Error::UndefinedTable(q.clone()))?;
                         for (i, c) in r.columns.iter().enumerate() {
                             items.push((None, Some(r.offset + i), c.clone()));
                         }
@@ -1113,7 +1119,7 @@ impl RelBinder<'_> {
         ))
     }
 
-    fn from_list(
+    fn bind_from_list(
         &mut self,
         from: &[ast::TableWithJoins],
         level: &mut Level,
@@ -1146,7 +1152,9 @@ impl RelBinder<'_> {
             let right = self.factor(&j.relation, level)?;
             let right_width = level.width - start - left_width;
             let (kind, constraint) = match &j.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
+                    (JoinKind::Inner, Some(c))
+                }
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
                     (JoinKind::Left, Some(c))
                 }
@@ -1182,12 +1190,11 @@ impl RelBinder<'_> {
                 Some(ast::JoinConstraint::Using(cols)) => {
                     let mut conj = Vec::new();
                     for c in cols {
-                        let name = c
-                            .0
-                            .last()
-                            .and_then(|p| p.as_ident())
-                            .map(norm)
-                            .unwrap_or_default();
+                        let name =
+                            c.0.last()
+                                .and_then(|p| p.as_ident())
+                                .map(norm)
+                                .unwrap_or_default();
                         let find = |rels: &[ScopeRel]| {
                             rels.iter().find_map(|r| {
                                 r.columns
@@ -1303,7 +1310,13 @@ impl RelBinder<'_> {
                             *n = norm(&c.name);
                         }
                     }
-                    push_rel(level, rel_alias, None, names, cols.iter().map(|c| c.1).collect());
+                    push_rel(
+                        level,
+                        rel_alias,
+                        None,
+                        names,
+                        cols.iter().map(|c| c.1).collect(),
+                    );
                     return Ok(RelFrom::Func {
                         name: fname,
                         args: bound,
@@ -1333,8 +1346,17 @@ impl RelBinder<'_> {
                     if let Some((cols, _)) = self.provider.relation(&s, &rel) {
                         let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias);
                         let types = cols.iter().map(|c| RType::Base(c.data_type)).collect();
-                        push_rel(level, alias_name.unwrap_or(rel.clone()), schema.clone(), names, types);
-                        return Ok(RelFrom::Scan { schema: s, name: rel });
+                        push_rel(
+                            level,
+                            alias_name.unwrap_or(rel.clone()),
+                            schema.clone(),
+                            names,
+                            types,
+                        );
+                        return Ok(RelFrom::Scan {
+                            schema: s,
+                            name: rel,
+                        });
                     }
                 }
                 Err(Error::UndefinedTable(parts.join(".")))
@@ -1416,7 +1438,14 @@ impl RelBinder<'_> {
             }
         }
         match qual {
-            Some(q) if !self.levels.iter().any(|l| l.rels.iter().any(|r| r.alias == q)) => Err(Error::UndefinedTable(q.to_string())),
+            Some(q)
+                if !self
+                    .levels
+                    .iter()
+                    .any(|l| l.rels.iter().any(|r| r.alias == q)) =>
+            {
+                Err(Error::UndefinedTable(q.to_string()))
+            }
             _ => Err(Error::UndefinedColumn(format!(
                 "column \"{}\" does not exist",
                 parts.join(".")
@@ -1441,14 +1470,13 @@ impl RelBinder<'_> {
                 match self.resolve(std::slice::from_ref(&n)) {
                     Ok(c) => c,
                     Err(err) => match n.as_str() {
-                        "current_user" | "session_user" | "user" | "current_role" => self
-                            .template(
-                                Expr::Func {
-                                    func: ScalarFunc::CurrentUser,
-                                    args: vec![],
-                                },
-                                vec![],
-                            ),
+                        "current_user" | "session_user" | "user" | "current_role" => self.template(
+                            Expr::Func {
+                                func: ScalarFunc::CurrentUser,
+                                args: vec![],
+                            },
+                            vec![],
+                        ),
                         "current_catalog" => self.template(
                             Expr::Func {
                                 func: ScalarFunc::CurrentDatabase,
@@ -1694,12 +1722,9 @@ impl RelBinder<'_> {
                 }
                 RExpr::ScalarSub(Box::new(q))
             }
-            ast::Expr::Array(a) => RExpr::Array(
-                a.elem
-                    .iter()
-                    .map(|x| self.expr(x))
-                    .collect::<Result<_>>()?,
-            ),
+            ast::Expr::Array(a) => {
+                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
+            }
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
                 let mut acc = self.expr(root)?;
                 for a in access_chain {
@@ -1827,9 +1852,11 @@ impl RelBinder<'_> {
         } else if let Ok(i) = n.parse::<i64>() {
             Value::Int8(i)
         } else {
-            Value::Numeric(n.parse().map_err(|_| {
-                Error::InvalidTextRepresentation(format!("invalid number: {n}"))
-            })?)
+            Value::Numeric(
+                n.parse().map_err(|_| {
+                    Error::InvalidTextRepresentation(format!("invalid number: {n}"))
+                })?,
+            )
         }))
     }
 
@@ -1924,8 +1951,7 @@ impl RelBinder<'_> {
             B::And => return Ok(RExpr::And(vec![l, r])),
             B::Or => return Ok(RExpr::Or(vec![l, r])),
             B::StringConcat => {
-                if self.static_type(&l) == RType::Array || self.static_type(&r) == RType::Array
-                {
+                if self.static_type(&l) == RType::Array || self.static_type(&r) == RType::Array {
                     return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
                 }
                 BinaryOp::Concat
@@ -2164,10 +2190,7 @@ impl RelBinder<'_> {
                 let level = n.checked_sub(1 + up).and_then(|i| self.levels.get(i));
                 match level {
                     Some(l) if *idx < l.types.len() => l.types[*idx],
-                    Some(l) => l
-                        .aggs
-                        .get(idx - l.width)
-                        .map_or(RType::Unknown, agg_type),
+                    Some(l) => l.aggs.get(idx - l.width).map_or(RType::Unknown, agg_type),
                     None => RType::Unknown,
                 }
             }
@@ -2190,26 +2213,25 @@ impl RelBinder<'_> {
                     use crate::sql::BinaryOp as O;
                     match op {
                         O::Concat => RType::Base(DataType::Text),
-                        _ => args
-                            .first()
-                            .map_or(RType::Unknown, |a| self.static_type(a)),
+                        _ => args.first().map_or(RType::Unknown, |a| self.static_type(a)),
                     }
                 }
                 Expr::Like { .. } => RType::Base(DataType::Bool),
-                Expr::Unary { .. } => args
-                    .first()
-                    .map_or(RType::Unknown, |a| self.static_type(a)),
+                Expr::Unary { .. } => args.first().map_or(RType::Unknown, |a| self.static_type(a)),
                 Expr::Func { func, .. } => {
                     use crate::sql::ScalarFunc as F;
                     RType::Base(match func {
                         F::Now | F::ToTimestamp => DataType::TimestampTz,
                         F::DatePart => DataType::Float8,
                         F::BackendPid | F::Length => DataType::Int4,
-                        F::Abs | F::Round | F::Floor | F::Ceil | F::Greatest | F::Least
+                        F::Abs
+                        | F::Round
+                        | F::Floor
+                        | F::Ceil
+                        | F::Greatest
+                        | F::Least
                         | F::NullIf => {
-                            return args
-                                .first()
-                                .map_or(RType::Unknown, |a| self.static_type(a))
+                            return args.first().map_or(RType::Unknown, |a| self.static_type(a))
                         }
                         F::Sqrt => DataType::Float8,
                         F::DateTrunc => DataType::Timestamp,
@@ -2279,9 +2301,18 @@ fn func_type(name: &str) -> RType {
         | "pg_collation_is_visible"
         | "pg_opclass_is_visible"
         | "starts_with" => DataType::Bool,
-        "pg_relation_size" | "pg_total_relation_size" | "pg_table_size" | "pg_indexes_size"
-        | "pg_database_size" | "txid_current" | "pg_current_xact_id" => DataType::Int8,
-        "array_upper" | "array_lower" | "array_length" | "cardinality" | "pg_char_to_encoding"
+        "pg_relation_size"
+        | "pg_total_relation_size"
+        | "pg_table_size"
+        | "pg_indexes_size"
+        | "pg_database_size"
+        | "txid_current"
+        | "pg_current_xact_id" => DataType::Int8,
+        "array_upper"
+        | "array_lower"
+        | "array_length"
+        | "cardinality"
+        | "pg_char_to_encoding"
         | "inet_server_port" => DataType::Int4,
         "current_schemas" | "string_to_array" => return RType::Array,
         "to_regclass" => return RType::Reg(RegKind::Class),
@@ -2327,9 +2358,7 @@ fn desc(o: &ast::OrderByExpr) -> bool {
 
 fn nulls_first(o: &ast::OrderByExpr) -> bool {
     // PostgreSQL: NULLs sort as larger than any value unless told otherwise.
-    o.options
-        .nulls_first
-        .unwrap_or(desc(o))
+    o.options.nulls_first.unwrap_or(desc(o))
 }
 
 fn ordinal(e: &ast::Expr) -> Option<usize> {
@@ -2388,7 +2417,9 @@ fn default_name(e: &ast::Expr) -> String {
             .map(norm)
             .unwrap_or_else(|| "?column?".into()),
         // A cast of a column or function keeps its name; of anything else, the type's.
-        ast::Expr::Cast { expr, data_type, .. } => match default_name(expr) {
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match default_name(expr) {
             n if n != "?column?" && strong_name(expr) => n,
             _ => {
                 let t = data_type.to_string().to_lowercase();

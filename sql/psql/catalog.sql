@@ -24,6 +24,15 @@ WITH s AS (SELECT relname FROM pg_class WHERE relkind = 'f') SELECT count(*) AS 
 SELECT typname, typarray::regtype FROM pg_type WHERE oid = ANY('{20,23}') ORDER BY 1;
 SELECT format_type(1043, 7), format_type(1115, NULL), pg_get_userbyid(10) = current_user;
 SELECT nspname FROM pg_namespace n WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind = 'f') ORDER BY 1;
+SELECT n.nspname, count(c.oid) AS relations FROM pg_namespace n LEFT JOIN pg_class c ON c.relnamespace = n.oid AND c.relkind = 'f' GROUP BY n.nspname ORDER BY 2 DESC, 1;
+SELECT relname FROM pg_class WHERE relkind = 'f' UNION SELECT nspname FROM pg_namespace WHERE nspname = 'network' ORDER BY 1;
+SELECT DISTINCT relkind FROM pg_class ORDER BY relkind;
+SELECT attname FROM pg_attribute WHERE attrelid = 'flights'::regclass ORDER BY length(attname) DESC, attname LIMIT 2 OFFSET 1;
+SELECT a.attname, CASE WHEN a.attnotnull THEN 'time' ELSE coalesce(d.description, '-') END AS role FROM pg_attribute a LEFT JOIN pg_description d ON d.objoid = a.attrelid AND d.objsubid = a.attnum WHERE a.attrelid = 'flights'::regclass ORDER BY a.attnum;
+SELECT array_to_string(ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = 'flights'::regclass ORDER BY attnum), ', ') AS columns, 'bigint'::regtype::oid = ANY (ARRAY[20, 21]) AS has_int8;
+SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regclass;
+SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');
+SELECT relname FROM pg_class WHERE count(*) > 1;
 SELECT nope FROM pg_class;
 SELECT * FROM pg_nope;
 SELECT 'nope'::regclass;

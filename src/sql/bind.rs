@@ -1849,7 +1849,8 @@ impl<'a> Binder<'a> {
                 "a window clause must follow a stream in FROM".into(),
             ));
         }
-        let (rq, param_types) = super::relational::bind_query(q, provider, &self.params)?;
+        let (rq, param_types) =
+            super::relational::bind_query(q, provider, &self.params, self.source)?;
         let columns = rq
             .columns
             .iter()

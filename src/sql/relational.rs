@@ -651,6 +651,8 @@ pub(crate) struct RelBinder<'a> {
     /// Parameter types.
     pub(crate) params: Vec<Option<DataType>>,
     depth: usize,
+    /// The whole query string, for error positions (psql's `LINE 1:` caret).
+    source: &'a str,
 }
 
 /// Bind a parsed SELECT over `provider` (for [`super::bind_relational`]).
@@ -660,7 +662,7 @@ pub(crate) fn bind_parsed(
 ) -> Result<RelQuery> {
     match &p.stmt {
         super::parse::Stmt::Ast(s) => match &**s {
-            ast::Statement::Query(q) => Ok(bind_query(q, provider, &[])?.0),
+            ast::Statement::Query(q) => Ok(bind_query(q, provider, &[], &p.source)?.0),
             _ => Err(unsupported("only SELECT is a relational query")),
         },
         _ => Err(unsupported("only SELECT is a relational query")),
@@ -672,6 +674,7 @@ pub(crate) fn bind_query(
     q: &ast::Query,
     provider: &dyn RelationProvider,
     hints: &[Option<DataType>],
+    source: &str,
 ) -> Result<(RelQuery, Vec<DataType>)> {
     let mut b = RelBinder {
         provider,
@@ -680,6 +683,7 @@ pub(crate) fn bind_query(
         next_cte: 0,
         params: hints.to_vec(),
         depth: 0,
+        source,
     };
     let plan = b.query(q)?;
     let params = b
@@ -1467,7 +1471,8 @@ impl RelBinder<'_> {
         Ok(match e {
             ast::Expr::Identifier(id) => {
                 let n = norm(id);
-                match self.resolve(std::slice::from_ref(&n)) {
+                let at = super::parse::Lines::new(self.source).position(id.span.start);
+                match self.resolve(std::slice::from_ref(&n)).map_err(|e| e.at(at)) {
                     Ok(c) => c,
                     Err(err) => match n.as_str() {
                         "current_user" | "session_user" | "user" | "current_role" => self.template(
@@ -1504,7 +1509,13 @@ impl RelBinder<'_> {
             }
             ast::Expr::CompoundIdentifier(ids) => {
                 let parts: Vec<String> = ids.iter().map(norm).collect();
-                self.resolve(&parts)?
+                let at = ids
+                    .first()
+                    .map(|i| super::parse::Lines::new(self.source).position(i.span.start));
+                self.resolve(&parts).map_err(|e| match at {
+                    Some(p) => e.at(p),
+                    None => e,
+                })?
             }
             ast::Expr::Value(v) => self.value(&v.value)?,
             ast::Expr::Nested(e) => self.expr(e)?,

@@ -34,5 +34,7 @@ SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regcla
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');
 SELECT relname FROM pg_class WHERE count(*) > 1;
 SELECT nope FROM pg_class;
+SELECT c.relnme FROM pg_class c;
+SELECT relname FROM pg_class ORDER BY 2;
 SELECT * FROM pg_nope;
 SELECT 'nope'::regclass;

@@ -209,7 +209,10 @@ fn fetch_timeout(text: &str) -> Result<i64> {
 /// The candidate nearest to `name` by edit distance, as PostgreSQL picks its "Perhaps you
 /// meant" suggestion: no more than half of `name`'s characters may differ, ties go to the
 /// first candidate, and an exact match is no suggestion.
-fn closest<'n>(name: &str, candidates: impl Iterator<Item = &'n str>) -> Option<&'n str> {
+pub(crate) fn closest<'n>(
+    name: &str,
+    candidates: impl Iterator<Item = &'n str>,
+) -> Option<&'n str> {
     let limit = name.chars().count() / 2;
     candidates
         .map(|c| (levenshtein(name, c), c))

@@ -785,6 +785,7 @@ impl RelBinder<'_> {
                 let (body, cols) = self.set_expr(other)?;
                 let mut ob = Vec::new();
                 for o in &order {
+                    check_ordinal(&o.expr, cols.len())?;
                     let i = output_index(&o.expr, &cols).ok_or_else(|| {
                         unsupported(
                             "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
@@ -1083,6 +1084,7 @@ impl RelBinder<'_> {
         let mut sort_keys = Vec::new();
         let mut order_by = Vec::new();
         for o in order {
+            check_ordinal(&o.expr, columns.len())?;
             let i = match output_index(&o.expr, &columns) {
                 Some(i) => i,
                 None => {
@@ -1406,6 +1408,34 @@ impl RelBinder<'_> {
         r
     }
 
+    /// [`Self::resolve`], with PostgreSQL's hint for a misspelled column.
+    fn resolve_hinted(&self, parts: &[String]) -> Result<RExpr> {
+        self.resolve(parts).map_err(|e| {
+            if !matches!(e, Error::UndefinedColumn(_)) {
+                return e;
+            }
+            let col = parts.last().map(String::as_str).unwrap_or("");
+            let qual = (parts.len() > 1).then(|| parts[parts.len() - 2].as_str());
+            let candidates: Vec<(String, String)> = self
+                .levels
+                .iter()
+                .flat_map(|l| l.rels.iter())
+                .filter(|r| qual.is_none_or(|q| q == r.alias))
+                .flat_map(|r| r.columns.iter().map(|c| (r.alias.clone(), c.clone())))
+                .collect();
+            let near = super::bind::closest(col, candidates.iter().map(|(_, c)| c.as_str()));
+            match near.and_then(|n| candidates.iter().find(|(_, c)| c == n)) {
+                Some((alias, c)) if !alias.is_empty() => e.with_hint(format!(
+                    "Perhaps you meant to reference the column \"{alias}.{c}\"."
+                )),
+                Some((_, c)) => e.with_hint(format!(
+                    "Perhaps you meant to reference the column \"{c}\"."
+                )),
+                None => e,
+            }
+        })
+    }
+
     fn resolve(&self, parts: &[String]) -> Result<RExpr> {
         let (qual, col) = match parts {
             [c] => (None, c.as_str()),
@@ -1472,7 +1502,10 @@ impl RelBinder<'_> {
             ast::Expr::Identifier(id) => {
                 let n = norm(id);
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
-                match self.resolve(std::slice::from_ref(&n)).map_err(|e| e.at(at)) {
+                match self
+                    .resolve_hinted(std::slice::from_ref(&n))
+                    .map_err(|e| e.at(at))
+                {
                     Ok(c) => c,
                     Err(err) => match n.as_str() {
                         "current_user" | "session_user" | "user" | "current_role" => self.template(
@@ -1512,7 +1545,7 @@ impl RelBinder<'_> {
                 let at = ids
                     .first()
                     .map(|i| super::parse::Lines::new(self.source).position(i.span.start));
-                self.resolve(&parts).map_err(|e| match at {
+                self.resolve_hinted(&parts).map_err(|e| match at {
                     Some(p) => e.at(p),
                     None => e,
                 })?
@@ -2386,6 +2419,16 @@ fn bare_name(e: &ast::Expr) -> Option<String> {
     match e {
         ast::Expr::Identifier(id) => Some(norm(id)),
         _ => None,
+    }
+}
+
+/// An ORDER BY ordinal outside the select list is an error, as in PostgreSQL.
+fn check_ordinal(e: &ast::Expr, ncols: usize) -> Result<()> {
+    match ordinal(e) {
+        Some(n) if n == 0 || n > ncols => Err(Error::UndefinedColumn(format!(
+            "ORDER BY position {n} is not in select list"
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -31,6 +31,8 @@ SELECT attname FROM pg_attribute WHERE attrelid = 'flights'::regclass ORDER BY l
 SELECT a.attname, CASE WHEN a.attnotnull THEN 'time' ELSE coalesce(d.description, '-') END AS role FROM pg_attribute a LEFT JOIN pg_description d ON d.objoid = a.attrelid AND d.objsubid = a.attnum WHERE a.attrelid = 'flights'::regclass ORDER BY a.attnum;
 SELECT array_to_string(ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = 'flights'::regclass ORDER BY attnum), ', ') AS columns, 'bigint'::regtype::oid = ANY (ARRAY[20, 21]) AS has_int8;
 SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regclass;
+WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up WHERE n < 3) SELECT n, n * n AS square FROM up;
+SELECT word, catcode FROM pg_get_keywords() WHERE word IN ('select', 'stream') ORDER BY 1;
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');
 SELECT relname FROM pg_class WHERE count(*) > 1;
 SELECT nope FROM pg_class;

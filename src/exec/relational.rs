@@ -67,12 +67,14 @@ pub fn run(
     };
     let rows = ev.query(q)?;
     let types: Vec<RType> = q.columns.iter().map(|c| c.1).collect();
+    // Every value leaves with the type its column announces, so binary-format clients
+    // decode what RowDescription says (a text column of numbers is sent as text).
     let rows = rows
         .into_iter()
         .map(|r| {
             r.into_iter()
                 .zip(&types)
-                .map(|(v, t)| ev.output(v, *t))
+                .map(|(v, t)| conform(ev.output(v, *t)?, t.data_type()))
                 .collect::<Result<Row>>()
         })
         .collect::<Result<Vec<_>>>()?;
@@ -82,6 +84,23 @@ pub fn run(
         .map(|(n, t)| Column::new(n.clone(), t.data_type()))
         .collect();
     Ok((columns, rows))
+}
+
+/// `v` as a value of `ty`: unchanged when it already is one (text and varchar alike).
+fn conform(v: Value, ty: DataType) -> Result<Value> {
+    match v.data_type() {
+        None => Ok(v),
+        Some(d) if d == ty => Ok(v),
+        Some(DataType::Text | DataType::Varchar(_))
+            if matches!(ty, DataType::Text | DataType::Varchar(_)) =>
+        {
+            Ok(v)
+        }
+        Some(_) if matches!(ty, DataType::Text | DataType::Varchar(_)) => {
+            Ok(Value::Text(text_of(&v).into()))
+        }
+        Some(_) => cast_value(v, ty),
+    }
 }
 
 /// The state of one statement's evaluation.
@@ -137,6 +156,12 @@ impl Ev<'_> {
                 left,
                 right,
             } => self.set_op(*op, *all, self.query(left)?, self.query(right)?),
+            RelBody::Recursive {
+                id,
+                all,
+                anchor,
+                step,
+            } => self.recursive(*id, *all, anchor, step)?,
         };
         if !q.order_by.is_empty() {
             rows.sort_by(|a, b| {
@@ -167,6 +192,39 @@ impl Ev<'_> {
                 r
             })
             .collect())
+    }
+
+    /// WITH RECURSIVE: the anchor's rows, then each round's new rows, until a round adds
+    /// none (the row budget bounds a recursion that never ends).
+    fn recursive(
+        &self,
+        id: usize,
+        all: bool,
+        anchor: &RelQuery,
+        step: &RelQuery,
+    ) -> Result<Vec<Row>> {
+        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
+        let mut result = self.query(anchor)?;
+        if !all {
+            dedupe(&mut result);
+        }
+        let mut seen: std::collections::HashSet<Vec<String>> = if all {
+            Default::default()
+        } else {
+            result.iter().map(key).collect()
+        };
+        let mut working = result.clone();
+        while !working.is_empty() {
+            self.ctes.borrow_mut().insert(id, Rc::new(working));
+            let mut new = self.query(step)?;
+            if !all {
+                new.retain(|r| seen.insert(key(r)));
+            }
+            self.spend(new.len())?;
+            result.extend(new.iter().cloned());
+            working = new;
+        }
+        Ok(result)
     }
 
     fn set_op(&self, op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
@@ -1340,6 +1398,58 @@ mod tests {
             flat("SELECT sum(k), min(a), max(a), string_agg(a, '+') FROM l"),
             vec!["3|null|two|one+two+null"]
         );
+    }
+
+    #[test]
+    fn recursive_ctes_run_until_a_round_adds_nothing() {
+        assert_eq!(
+            flat("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 4) SELECT string_agg(n::text, ',') FROM r"),
+            vec!["1,2,3,4"]
+        );
+        // UNION drops rows seen before, so a cycle ends.
+        assert_eq!(
+            flat("WITH RECURSIVE r(n) AS (SELECT 1 UNION SELECT 3 - n FROM r) SELECT count(*) FROM r"),
+            vec!["2"]
+        );
+        let q = parse(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n FROM r) SELECT count(*) FROM r",
+            &P,
+        )
+        .unwrap();
+        let e = run(&q, &P, &[], None).unwrap_err();
+        assert!(matches!(e, Error::ProgramLimitExceeded(_)), "{e}");
+    }
+
+    /// Binary-format clients decode a value by the type RowDescription announced, so each
+    /// value must have its column's type.
+    #[test]
+    fn values_have_their_columns_types() {
+        let q = parse(
+            "SELECT sum(k), max(a), min(k), CASE WHEN k > 1 THEN k ELSE 0 END, k::text, ARRAY[k], 'x' FROM l GROUP BY k",
+            &P,
+        )
+        .unwrap();
+        let (cols, rows) = run(&q, &P, &[], None).unwrap();
+        assert_eq!(
+            cols.iter().map(|c| c.data_type).collect::<Vec<_>>(),
+            vec![
+                DataType::Int8,
+                DataType::Text,
+                DataType::Int4,
+                DataType::Int4,
+                DataType::Text,
+                DataType::Text,
+                DataType::Text
+            ]
+        );
+        for r in rows {
+            for (v, c) in r.iter().zip(&cols) {
+                assert!(
+                    v.is_null() || v.data_type() == Some(c.data_type),
+                    "{v:?} in {c:?}"
+                );
+            }
+        }
     }
 
     #[test]

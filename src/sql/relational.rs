@@ -104,6 +104,18 @@ pub enum RelBody {
     },
     /// `VALUES (...), (...)`.
     Values(Vec<Vec<RExpr>>),
+    /// The body of a WITH RECURSIVE CTE: `anchor UNION [ALL] step`, where `step` reads the
+    /// rows the previous round added through CTE `id`, until a round adds none.
+    Recursive {
+        /// The CTE's id.
+        id: usize,
+        /// UNION ALL (else duplicates of earlier rows are dropped).
+        all: bool,
+        /// The non-recursive term.
+        anchor: Box<RelQuery>,
+        /// The recursive term.
+        step: Box<RelQuery>,
+    },
 }
 
 /// Set operations.
@@ -171,6 +183,8 @@ pub struct RelAgg {
     pub args: Vec<RExpr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// The result's type.
+    pub ty: RType,
 }
 
 /// Join kinds.
@@ -749,11 +763,13 @@ impl RelBinder<'_> {
         if let Some(with) = &q.with {
             for c in &with.cte_tables {
                 let name = norm(&c.alias.name);
-                let mut plan = if with.recursive {
-                    return Err(unsupported("WITH RECURSIVE is not supported"));
-                } else {
-                    self.query(&c.query)?
-                };
+                if with.recursive {
+                    if let Some((id, plan)) = self.recursive_cte(c, &name)? {
+                        ctes.push((id, plan));
+                        continue;
+                    }
+                }
+                let mut plan = self.query(&c.query)?;
                 let names: Vec<String> = if c.alias.columns.is_empty() {
                     plan.columns.iter().map(|(n, _)| n.clone()).collect()
                 } else {
@@ -806,6 +822,77 @@ impl RelBinder<'_> {
             offset,
             columns,
         })
+    }
+
+    /// `name AS (anchor UNION [ALL] step)` of a WITH RECURSIVE, where `step` may read
+    /// `name`; `None` when the CTE has another shape (then it is an ordinary one). The CTE
+    /// is registered (visible to what follows) when this returns.
+    fn recursive_cte(&mut self, c: &ast::Cte, name: &str) -> Result<Option<(usize, RelQuery)>> {
+        let ast::SetExpr::SetOperation {
+            op: ast::SetOperator::Union,
+            set_quantifier,
+            left,
+            right,
+        } = &*c.query.body
+        else {
+            return Ok(None);
+        };
+        if c.query.order_by.is_some() || c.query.limit_clause.is_some() {
+            return Err(unsupported(
+                "ORDER BY and LIMIT in a recursive query are not supported",
+            ));
+        }
+        let all = matches!(set_quantifier, ast::SetQuantifier::All);
+        let (anchor, anchor_cols) = self.set_expr(left)?;
+        let names: Vec<String> = if c.alias.columns.is_empty() {
+            anchor_cols.iter().map(|(n, _)| n.clone()).collect()
+        } else {
+            c.alias.columns.iter().map(|cd| norm(&cd.name)).collect()
+        };
+        if names.len() != anchor_cols.len() {
+            return Err(Error::Syntax(format!(
+                "WITH query \"{name}\" has {} columns available but {} columns specified",
+                anchor_cols.len(),
+                names.len()
+            )));
+        }
+        let columns: Vec<(String, RType)> = names
+            .iter()
+            .zip(&anchor_cols)
+            .map(|(n, (_, t))| (n.clone(), *t))
+            .collect();
+        let id = self.next_cte;
+        self.next_cte += 1;
+        self.ctes.push((
+            name.to_string(),
+            id,
+            names,
+            columns.iter().map(|c| c.1).collect(),
+        ));
+        let (step, step_cols) = self.set_expr(right)?;
+        if step_cols.len() != columns.len() {
+            return Err(Error::Syntax(
+                "each UNION query must have the same number of columns".into(),
+            ));
+        }
+        let wrap = |body, columns: Vec<(String, RType)>| RelQuery {
+            ctes: vec![],
+            body,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+            columns,
+        };
+        let plan = wrap(
+            RelBody::Recursive {
+                id,
+                all,
+                anchor: Box::new(wrap(anchor, anchor_cols)),
+                step: Box::new(wrap(step, step_cols)),
+            },
+            columns,
+        );
+        Ok(Some((id, plan)))
     }
 
     fn limit_clause(&mut self, q: &ast::Query) -> Result<(Option<RExpr>, Option<RExpr>)> {
@@ -2085,9 +2172,11 @@ impl RelBinder<'_> {
             }
             self.levels.last_mut().expect("level").in_agg = true;
             let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
-            let level = self.levels.last_mut().expect("level");
-            level.in_agg = false;
+            self.levels.last_mut().expect("level").in_agg = false;
             let args = args?;
+            let arg_type = args.first().map_or(RType::Unknown, |a| self.static_type(a));
+            let ty = agg_result_type(&name, arg_type);
+            let level = self.levels.last_mut().expect("level");
             if !star && args.is_empty() {
                 return Err(Error::UndefinedFunction(format!(
                     "function {name}() does not exist"
@@ -2097,6 +2186,7 @@ impl RelBinder<'_> {
                 func: name,
                 args,
                 distinct,
+                ty,
             };
             let j = match level.aggs.iter().position(|a| *a == agg) {
                 Some(j) => j,
@@ -2316,13 +2406,25 @@ impl RelBinder<'_> {
 }
 
 fn agg_type(a: &RelAgg) -> RType {
-    RType::Base(match a.func.as_str() {
+    a.ty
+}
+
+/// An aggregate's result type from its argument's: integer sums are `bigint` (the
+/// evaluator adds in `bigint`), min and max keep the argument's type.
+fn agg_result_type(func: &str, arg: RType) -> RType {
+    RType::Base(match func {
         "count" => DataType::Int8,
         "string_agg" => DataType::Text,
         "bool_and" | "bool_or" | "every" => DataType::Bool,
         "avg" => DataType::Numeric,
         "array_agg" => return RType::Array,
-        _ => return RType::Unknown,
+        "sum" => match arg {
+            RType::Base(DataType::Int2 | DataType::Int4 | DataType::Int8) => DataType::Int8,
+            RType::Base(DataType::Float4 | DataType::Float8) => DataType::Float8,
+            RType::Base(DataType::Numeric) => DataType::Numeric,
+            _ => return RType::Unknown,
+        },
+        _ => return arg,
     })
 }
 

@@ -16,6 +16,12 @@ CREATE STREAM network.tcpdump (src text, bytes bigint);
 \df tcq_*
 \dx
 \conninfo
+\du
+\dn+
+\dL
+\dC
+\dd
+\do
 SELECT c.relname, c.relkind, n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'f' ORDER BY 1;
 SELECT 'flights'::regclass, 'flights'::regclass::oid, 'int8'::regtype, 'text[]'::regtype::oid, 'network.tcpdump'::regclass;
 SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_type = 'FOREIGN' ORDER BY 1, 2;

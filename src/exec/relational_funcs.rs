@@ -225,6 +225,7 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "pg_get_ruledef"
         | "pg_get_partkeydef"
         | "pg_get_statisticsobjdef_columns"
+        | "pg_get_function_sqlbody"
         | "pg_get_serial_sequence"
         | "pg_tablespace_location"
         | "inet_server_addr"
@@ -245,7 +246,16 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "has_type_privilege"
         | "pg_has_role" => Value::Bool(true),
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Value::Bool(false),
-        "pg_collation_is_visible" | "pg_opclass_is_visible" => Value::Bool(!a0.is_null()),
+        "pg_collation_is_visible"
+        | "pg_opclass_is_visible"
+        | "pg_opfamily_is_visible"
+        | "pg_statistics_obj_is_visible"
+        | "pg_operator_is_visible"
+        | "pg_conversion_is_visible"
+        | "pg_ts_config_is_visible"
+        | "pg_ts_parser_is_visible"
+        | "pg_ts_dict_is_visible"
+        | "pg_ts_template_is_visible" => Value::Bool(!a0.is_null()),
         // `pattern ESCAPE e`, rewritten to backslash escapes.
         "like_escape" => {
             if a0.is_null() || arg(args, 1).is_null() {
@@ -409,6 +419,13 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             Value::TimestampTz(crate::time::now_us())
         }
         "txid_current" | "pg_current_xact_id" => Value::Int8(1),
+        "getdatabaseencoding" => text("UTF8"),
+        "format" => {
+            if a0.is_null() {
+                return Ok(Value::Null);
+            }
+            text(format_string(&text_of(a0), &args[1..])?)
+        }
         "_pg_expandarray" | "record_field" => {
             return Err(Error::FeatureNotSupported(format!(
                 "{name}(): composite values are not supported"
@@ -456,6 +473,40 @@ fn proc_row(ev: &Ev, oid: &Value) -> Result<Option<Row>> {
         .iter()
         .find(|r| int_of(&r[0]) == oid)
         .cloned())
+}
+
+/// `format(fmt, args...)` with `%s`, `%I`, `%L` and `%%` (no positions or widths).
+fn format_string(fmt: &str, args: &[Value]) -> Result<String> {
+    let mut out = String::new();
+    let mut next = args.iter();
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let spec = chars.next();
+        if spec == Some('%') {
+            out.push('%');
+            continue;
+        }
+        let v = next
+            .next()
+            .ok_or_else(|| Error::InvalidParameterValue("too few arguments for format()".into()))?;
+        match spec {
+            Some('s') => out.push_str(&text_of(v)),
+            Some('I') => out.push_str(&quote_ident(&text_of(v))),
+            Some('L') if v.is_null() => out.push_str("NULL"),
+            Some('L') => out.push_str(&quote_literal(&text_of(v))),
+            other => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "unrecognized format() type specifier \"{}\"",
+                    other.unwrap_or(' ')
+                )))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn json_escape(s: &str) -> String {

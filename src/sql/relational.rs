@@ -459,6 +459,17 @@ pub const FUNCTIONS: &[&str] = &[
     "json_build_object",
     "json_build_array",
     "_pg_expandarray",
+    "pg_get_function_sqlbody",
+    "pg_opfamily_is_visible",
+    "pg_statistics_obj_is_visible",
+    "getdatabaseencoding",
+    "format",
+    "pg_operator_is_visible",
+    "pg_conversion_is_visible",
+    "pg_ts_config_is_visible",
+    "pg_ts_parser_is_visible",
+    "pg_ts_dict_is_visible",
+    "pg_ts_template_is_visible",
 ];
 
 const AGGREGATES: &[&str] = &[
@@ -640,6 +651,8 @@ struct ScopeRel {
     /// Columns hidden from `*` (the right side of USING).
     hidden: Vec<bool>,
     offset: usize,
+    /// `schema.name` of a provider's relation, for its system column `tableoid`.
+    table: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -1446,6 +1459,7 @@ impl RelBinder<'_> {
                             names,
                             types,
                         );
+                        level.rels.last_mut().expect("pushed").table = Some(format!("{s}.{rel}"));
                         return Ok(RelFrom::Scan {
                             schema: s,
                             name: rel,
@@ -1548,6 +1562,12 @@ impl RelBinder<'_> {
                         up,
                         idx: r.offset + i,
                     });
+                }
+                if let (Some(t), "tableoid") = (&r.table, col) {
+                    return Ok(RExpr::Cast(
+                        Box::new(RExpr::Lit(Value::Text(t.as_str().into()))),
+                        RType::Reg(RegKind::Class),
+                    ));
                 }
             }
             if let Some(q) = qual {
@@ -2446,6 +2466,14 @@ fn func_type(name: &str) -> RType {
         | "pg_is_in_recovery"
         | "pg_collation_is_visible"
         | "pg_opclass_is_visible"
+        | "pg_opfamily_is_visible"
+        | "pg_statistics_obj_is_visible"
+        | "pg_operator_is_visible"
+        | "pg_conversion_is_visible"
+        | "pg_ts_config_is_visible"
+        | "pg_ts_parser_is_visible"
+        | "pg_ts_dict_is_visible"
+        | "pg_ts_template_is_visible"
         | "starts_with" => DataType::Bool,
         "pg_relation_size"
         | "pg_total_relation_size"
@@ -2484,6 +2512,7 @@ fn push_rel(
         columns,
         hidden: vec![false; n],
         offset: level.width,
+        table: None,
     });
     level.width += n;
     level.types.extend(types);

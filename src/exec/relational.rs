@@ -7,7 +7,8 @@
 //! text literal to the other side's type, arrays travel as PostgreSQL's text form
 //! (`{a,"b c"}`), and `reg*` values are oids that print as names.
 //!
-//! Every statement has a row budget ([`ROWS_MAX`]) over everything it builds, so a cross
+//! Every statement has a budget of values ([`VALUES_MAX`], about 64 MiB) over everything
+//! it builds (scans, join rows, results), so a cross
 //! join of catalogs cannot exhaust memory: beyond it the statement fails with 54000.
 //!
 //! ```
@@ -39,8 +40,9 @@ use crate::sql::{
 };
 use crate::types::{Column, DataType, Value};
 
-/// Rows one statement may build in all (scans, join results, groups, subquery results).
-pub const ROWS_MAX: usize = 2_000_000;
+/// Values (row cells) one statement may build in all: scans, join rows, results, subquery
+/// results. A value takes 32 bytes, so this bounds a statement to about 64 MiB.
+pub const VALUES_MAX: usize = 2_000_000;
 
 type Row = Vec<Value>;
 /// Relations read so far in a statement, by (schema, name).
@@ -63,7 +65,7 @@ pub fn run(
         scans: RefCell::new(HashMap::new()),
         ctes: RefCell::new(HashMap::new()),
         outer: RefCell::new(Vec::new()),
-        budget: RefCell::new(ROWS_MAX),
+        budget: RefCell::new(VALUES_MAX),
     };
     let rows = ev.query(q)?;
     let types: Vec<RType> = q.columns.iter().map(|c| c.1).collect();
@@ -120,7 +122,7 @@ impl Ev<'_> {
         let mut b = self.budget.borrow_mut();
         if *b < n {
             return Err(Error::ProgramLimitExceeded(format!(
-                "a catalog query may build at most {ROWS_MAX} rows"
+                "a catalog query may build at most {VALUES_MAX} values (rows times columns)"
             )));
         }
         *b -= n;
@@ -220,7 +222,7 @@ impl Ev<'_> {
             if !all {
                 new.retain(|r| seen.insert(key(r)));
             }
-            self.spend(new.len())?;
+            self.spend(new.iter().map(Vec::len).sum())?;
             result.extend(new.iter().cloned());
             working = new;
         }
@@ -303,7 +305,7 @@ impl Ev<'_> {
         if s.distinct {
             dedupe(&mut out);
         }
-        self.spend(out.len())?;
+        self.spend(out.iter().map(Vec::len).sum())?;
         Ok(out)
     }
 
@@ -408,7 +410,7 @@ impl Ev<'_> {
                     .map(|a| self.eval(a, &[]))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
-                self.spend(rows.len())?;
+                self.spend(rows.iter().map(Vec::len).sum())?;
                 Ok(rows)
             }
             RelFrom::Join {
@@ -437,7 +439,7 @@ impl Ev<'_> {
                         if ok {
                             hit = true;
                             right_hit[j] = true;
-                            self.spend(1)?;
+                            self.spend(row.len())?;
                             out.push(row);
                         }
                     }
@@ -471,16 +473,27 @@ impl Ev<'_> {
             .provider
             .relation(schema, name)
             .ok_or_else(|| Error::UndefinedTable(format!("{schema}.{name}")))?;
-        self.spend(rows.len())?;
+        self.spend(rows.iter().map(Vec::len).sum())?;
         let rows = Rc::new(rows);
         self.scans.borrow_mut().insert(key, rows.clone());
         Ok(rows)
     }
 
+    /// Run a subquery of FROM with `row` as its outer row.
     fn sub<T>(&self, row: &[Value], f: impl FnOnce() -> Result<T>) -> Result<T> {
         self.outer.borrow_mut().push(row.to_vec());
         let r = f();
         self.outer.borrow_mut().pop();
+        r
+    }
+
+    /// Run a subquery of an expression (once per outer row when correlated): what it
+    /// builds is freed when it returns its few values, so its spending is given back and
+    /// the budget bounds what is alive at once, not the sum over outer rows.
+    fn sub_expr<T>(&self, row: &[Value], f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let before = *self.budget.borrow();
+        let r = self.sub(row, f);
+        *self.budget.borrow_mut() = before;
         r
     }
 
@@ -647,7 +660,7 @@ impl Ev<'_> {
                 negated,
             } => {
                 let v = self.eval(left, row)?;
-                let rows = self.sub(row, || self.query(query))?;
+                let rows = self.sub_expr(row, || self.query(query))?;
                 let vals: Vec<Value> = rows
                     .into_iter()
                     .filter_map(|r| r.into_iter().next())
@@ -655,11 +668,11 @@ impl Ev<'_> {
                 any(*op, &v, &vals, *all, *negated)
             }
             RExpr::Exists(q, negated) => {
-                let rows = self.sub(row, || self.query(q))?;
+                let rows = self.sub_expr(row, || self.query(q))?;
                 Ok(Value::Bool(rows.is_empty() == *negated))
             }
             RExpr::ScalarSub(q) => {
-                let rows = self.sub(row, || self.query(q))?;
+                let rows = self.sub_expr(row, || self.query(q))?;
                 if rows.len() > 1 {
                     return Err(Error::CardinalityViolation(
                         "more than one row returned by a subquery used as an expression".into(),
@@ -672,7 +685,7 @@ impl Ev<'_> {
                     .unwrap_or(Value::Null))
             }
             RExpr::ArraySub(q) => {
-                let rows = self.sub(row, || self.query(q))?;
+                let rows = self.sub_expr(row, || self.query(q))?;
                 let t = q.columns.first().map_or(RType::Unknown, |c| c.1);
                 let mut elems = Vec::new();
                 for r in rows {

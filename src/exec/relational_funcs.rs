@@ -578,10 +578,10 @@ pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
             } else {
                 ((hi as i128 - lo as i128) / step as i128 + 1) as u128
             };
-            if n > super::relational::ROWS_MAX as u128 {
+            if n > super::relational::VALUES_MAX as u128 {
                 return Err(Error::ProgramLimitExceeded(format!(
-                    "a catalog query may build at most {} rows",
-                    super::relational::ROWS_MAX
+                    "a catalog query may build at most {} values (rows times columns)",
+                    super::relational::VALUES_MAX
                 )));
             }
             (0..n as i64)

@@ -1984,6 +1984,16 @@ impl RelBinder<'_> {
         })
     }
 
+    /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
+    /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
+    fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
+        if let (RExpr::Param(i), RType::Base(d)) = (p, self.static_type(other)) {
+            if let Some(slot @ None) = self.params.get_mut(*i) {
+                *slot = Some(d);
+            }
+        }
+    }
+
     fn cast(&self, inner: RExpr, to: RType) -> RExpr {
         match (to, self.static_type(&inner)) {
             (RType::Base(d), RType::Base(_) | RType::Unknown) => RExpr::Template {
@@ -2049,10 +2059,13 @@ impl RelBinder<'_> {
         use crate::sql::BinaryOp;
         use ast::BinaryOperator as B;
         if let Some(c) = cmp_op(op) {
+            let (l, r) = (self.expr(left)?, self.expr(right)?);
+            self.infer_param(&l, &r);
+            self.infer_param(&r, &l);
             return Ok(RExpr::Cmp {
                 op: c,
-                left: Box::new(self.expr(left)?),
-                right: Box::new(self.expr(right)?),
+                left: Box::new(l),
+                right: Box::new(r),
             });
         }
         let regex = |ci: bool, negated: bool| (ci, negated);

@@ -39,6 +39,8 @@ SELECT array_to_string(ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = '
 SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regclass;
 WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up WHERE n < 3) SELECT n, n * n AS square FROM up;
 SELECT word, catcode FROM pg_get_keywords() WHERE word IN ('select', 'stream') ORDER BY 1;
+SET application_name = 'catalog';
+SELECT name, setting, source FROM pg_settings WHERE name IN ('application_name', 'search_path') ORDER BY 1;
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');
 SELECT relname FROM pg_class WHERE count(*) > 1;
 SELECT nope FROM pg_class;

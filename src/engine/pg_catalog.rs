@@ -361,27 +361,38 @@ pub(crate) struct CatalogRelations<'a> {
     pub catalog: &'a Catalog,
     pub user: &'a str,
     pub database: &'a str,
+    /// The session's settings (name, value), for `pg_settings`.
+    pub settings: &'a [(String, String)],
 }
 
 impl RelationProvider for CatalogRelations<'_> {
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
-        relation(self.catalog, self.user, self.database, schema, name)
+        relation(self, schema, name)
     }
 }
 
 impl RelationProvider for Catalog {
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
-        relation(self, "tcq", "tcq", schema, name)
+        let settings: Vec<(String, String)> = super::session::default_settings()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let view = CatalogRelations {
+            catalog: self,
+            user: "tcq",
+            database: "tcq",
+            settings: &settings,
+        };
+        relation(&view, schema, name)
     }
 }
 
 fn relation(
-    catalog: &Catalog,
-    user: &str,
-    database: &str,
+    view: &CatalogRelations,
     schema: &str,
     name: &str,
 ) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+    let (catalog, user, database) = (view.catalog, view.user, view.database);
     if schema == "pg_catalog" {
         if let Some(cols) = super::catalog::system_view_columns(name) {
             return Some((cols, catalog.system_view_rows(name)));
@@ -401,6 +412,7 @@ fn relation(
         streams: &streams,
         user,
         database,
+        settings: view.settings,
     };
     let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);
     let rows = rows.into_iter().map(|r| fill(&spec, r)).collect();
@@ -430,6 +442,7 @@ struct Ctx<'a> {
     streams: &'a [Arc<Stream>],
     user: &'a str,
     database: &'a str,
+    settings: &'a [(String, String)],
 }
 
 type Named = Vec<(&'static str, Value)>;
@@ -903,18 +916,28 @@ impl Ctx<'_> {
                     ]
                 })
                 .collect(),
-            "pg_settings" => super::session::default_settings()
+            "pg_settings" => self
+                .settings
                 .iter()
                 .map(|(n, v)| {
+                    let default = super::session::default_settings()
+                        .iter()
+                        .find(|(k, _)| k == n)
+                        .map(|(_, d)| d.to_string());
+                    let source = if default.as_deref() == Some(v.as_str()) {
+                        "default"
+                    } else {
+                        "session"
+                    };
                     vec![
-                        ("name", t(*n)),
-                        ("setting", t(*v)),
+                        ("name", t(n.clone())),
+                        ("setting", t(v.clone())),
                         ("category", t("tcq")),
                         ("context", t("user")),
                         ("vartype", t("string")),
-                        ("source", t("default")),
-                        ("boot_val", t(*v)),
-                        ("reset_val", t(*v)),
+                        ("source", t(source)),
+                        ("boot_val", default.clone().map_or(Value::Null, t)),
+                        ("reset_val", default.map_or(Value::Null, t)),
                         ("pending_restart", b(false)),
                     ]
                 })

@@ -707,10 +707,17 @@ impl Session {
             Source::Nothing => vec![vec![]],
             Source::Relational(rq) => {
                 self.engine.catalog.barrier_all().await;
+                let mut settings: Vec<(String, String)> = self
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                settings.sort();
                 let provider = super::pg_catalog::CatalogRelations {
                     catalog: &self.engine.catalog,
                     user: &self.user,
                     database: &self.database,
+                    settings: &settings,
                 };
                 return crate::exec::relational::run(rq, &provider, params, Some(self));
             }

@@ -1469,8 +1469,14 @@ impl RelBinder<'_> {
                 Err(Error::UndefinedTable(parts.join(".")))
             }
             ast::TableFactor::Derived {
-                subquery, alias, ..
+                subquery,
+                alias,
+                lateral,
+                ..
             } => {
+                if *lateral {
+                    return Err(unsupported("LATERAL is not supported"));
+                }
                 // A subquery in FROM sees outer levels, not its siblings: an empty level
                 // stands for this one (the evaluator pushes an empty row for it).
                 self.levels.push(Level::default());

@@ -8,7 +8,7 @@ Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
     python3 clients/python_sqlalchemy.py [--port 5433]
 
 Streams are foreign tables to SQLAlchemy (relkind 'f'), so `get_foreign_table_names()`
-lists them and `get_table_names()` does not (tcq stores no tables yet); `get_columns()`
+lists them and `get_table_names()` lists stored tables only (none here); `get_columns()`
 describes them. The program prints what each call returns.
 """
 

@@ -85,7 +85,8 @@ pub enum Error {
     /// 42P10: an ON CONFLICT target that names no key of the table.
     #[error("{0}")]
     InvalidColumnReference(String),
-    /// 21000: one statement would change the same row twice (ON CONFLICT DO UPDATE).
+    /// 21000: one statement would change the same row twice (ON CONFLICT DO UPDATE), or a
+    /// scalar subquery returned more than one row.
     #[error("{0}")]
     CardinalityViolation(String),
     /// 22P04: a malformed COPY row (bad column count, bad quoting).
@@ -160,9 +161,6 @@ pub enum Error {
     /// 3F000: a schema name that does not exist.
     #[error("{0}")]
     UndefinedSchema(String),
-    /// 21000: a scalar subquery returned more than one row.
-    #[error("{0}")]
-    CardinalityViolation(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -3,12 +3,15 @@
 -- options name the TIMESTAMPCOLUMN and the stream type.
 CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, origin varchar(3));
 CREATE STREAM network.tcpdump (src text, bytes bigint);
+CREATE TABLE airports (code text PRIMARY KEY, city text NOT NULL, state varchar(2));
+INSERT INTO airports VALUES ('SFO', 'San Francisco', 'CA'), ('JFK', 'New York', 'NY');
 \d
 \dt
 \dE
 \d flights
 \d+ flights
 \d network.tcpdump
+\d airports
 \d nope
 \dn
 \l
@@ -39,6 +42,7 @@ SELECT array_to_string(ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = '
 SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regclass;
 WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up WHERE n < 3) SELECT n, n * n AS square FROM up;
 SELECT word, catcode FROM pg_get_keywords() WHERE word IN ('select', 'stream') ORDER BY 1;
+SELECT a.code, c.relkind, (SELECT count(*) FROM pg_attribute t WHERE t.attrelid = c.oid) AS columns FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code;
 SET application_name = 'catalog';
 SELECT name, setting, source FROM pg_settings WHERE name IN ('application_name', 'search_path') ORDER BY 1;
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');

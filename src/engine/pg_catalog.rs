@@ -398,6 +398,16 @@ fn relation(
             return Some((cols, catalog.system_view_rows(name)));
         }
     }
+    // A stored table, as it is now.
+    let whole = if schema == "public" {
+        name.to_string()
+    } else {
+        format!("{schema}.{name}")
+    };
+    if let Some(t) = catalog.tables.read().get(&whole) {
+        let snap = t.snapshot();
+        return Some((snap.columns.to_vec(), snap.rows().to_vec()));
+    }
     let i = RELATIONS
         .iter()
         .position(|r| r.0 == schema && r.1 == name)?;
@@ -408,8 +418,12 @@ fn relation(
         .collect();
     let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
     streams.sort_by_key(|s| s.oid);
+    let mut tables: Vec<Arc<crate::table::Table>> =
+        catalog.tables.read().values().cloned().collect();
+    tables.sort_by_key(|t| t.oid);
     let ctx = Ctx {
         streams: &streams,
+        tables: &tables,
         user,
         database,
         settings: view.settings,
@@ -440,6 +454,8 @@ fn fill(spec: &[(&str, &str)], mut named: Vec<(&str, Value)>) -> Vec<Value> {
 
 struct Ctx<'a> {
     streams: &'a [Arc<Stream>],
+    /// Stored tables: relkind 'r' in the schema their name gives.
+    tables: &'a [Arc<crate::table::Table>],
     user: &'a str,
     database: &'a str,
     settings: &'a [(String, String)],
@@ -454,8 +470,13 @@ impl Ctx<'_> {
             "public".into(),
             "information_schema".into(),
         ];
-        for st in self.streams {
-            let ns = split_name(&st.name).0.to_string();
+        let names = self
+            .streams
+            .iter()
+            .map(|st| &st.name)
+            .chain(self.tables.iter().map(|t| &t.name));
+        for name in names {
+            let ns = split_name(name).0.to_string();
             if !s.contains(&ns) {
                 s.push(ns);
             }
@@ -554,6 +575,20 @@ impl Ctx<'_> {
                 .collect();
             out.push((s.oid as i64, ns.to_string(), rel.to_string(), 'f', cols));
         }
+        for t in self.tables {
+            let (ns, rel) = split_name(&t.name);
+            let cols = t
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let (o, m, l, st) = pg_type_of(c.data_type);
+                    (c.name.clone(), o, m, l, st, t.not_null[i], None)
+                })
+                .collect();
+            out.push((t.oid as i64, ns.to_string(), rel.to_string(), 'r', cols));
+        }
+        out.sort_by_key(|r| r.0);
         out
     }
 

@@ -91,7 +91,6 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Grouping(_) => "42803",
         Error::UndefinedObject(_) => "42704",
         Error::UndefinedSchema(_) => "3F000",
-        Error::CardinalityViolation(_) => "21000",
         Error::IndeterminateDatatype(_) => "42P18",
         Error::InvalidTextRepresentation(_) => "22P02",
         Error::InvalidDatetimeFormat(_) => "22007",

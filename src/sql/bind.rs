@@ -1806,7 +1806,17 @@ impl<'a> Binder<'a> {
         };
         let schema = self.schema;
         let streams = |n: &str| schema.stream(n).is_some();
+        // A stored table read alone stays with this binder (its finite path); in a join
+        // or subquery the relational engine reads it through the provider.
         let relations = |s: &str, n: &str| {
+            let whole = if s.is_empty() || s == "public" {
+                n.to_string()
+            } else {
+                format!("{s}.{n}")
+            };
+            if schema.table(&whole).is_some() {
+                return false;
+            }
             if s.is_empty() {
                 provider.relation("pg_catalog", n).is_some()
                     || provider.relation("public", n).is_some()

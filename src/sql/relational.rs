@@ -2575,7 +2575,7 @@ fn bare_name(e: &ast::Expr) -> Option<String> {
 /// An ORDER BY ordinal outside the select list is an error, as in PostgreSQL.
 fn check_ordinal(e: &ast::Expr, ncols: usize) -> Result<()> {
     match ordinal(e) {
-        Some(n) if n == 0 || n > ncols => Err(Error::UndefinedColumn(format!(
+        Some(n) if n == 0 || n > ncols => Err(Error::InvalidColumnReference(format!(
             "ORDER BY position {n} is not in select list"
         ))),
         _ => Ok(()),

@@ -157,6 +157,16 @@ pub enum Error {
         /// A hint for the user ("Perhaps you meant to reference the column ...").
         hint: Option<String>,
     },
+    /// 58030: a read, write or fsync of the data directory failed.
+    #[error("{0}")]
+    Io(String),
+    /// XX001: a file of the data directory holds what tcq did not write (a failed
+    /// checksum, a bad header); the message names the file and offset.
+    #[error("{0}")]
+    DataCorrupted(String),
+    /// 55006: the object is in use (a data directory locked by another server).
+    #[error("{0}")]
+    ObjectInUse(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -698,7 +698,7 @@ impl StreamArchive {
                     recovered.last_us = Some(recovered.last_us.map_or(hi, |l| l.max(hi)));
                 }
                 Ok(None) => {}
-                Err(e) => tracing::warn!("{}: {e}", path.display()),
+                Err(e) => tracing::warn!("{e}; the segment is kept but its tuples are not served"),
             }
         }
         // Appends go to the newest log (a fresh one when every log is sealed).

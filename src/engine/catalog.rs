@@ -749,6 +749,7 @@ impl Catalog {
                     |t: Option<i64>| t.map_or("-".to_string(), crate::time::format_timestamp);
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
+                    let backfill = *q.backfill.lock();
                     all.push((
                         q.id,
                         vec![
@@ -761,14 +762,12 @@ impl Catalog {
                             Value::Int8(st.late_tuples as i64),
                             Value::Int8(st.slide_events as i64),
                             text(&format!("{stream}: {}", time_text(st.now_us))),
-                            match *q.backfill.lock() {
+                            match backfill {
                                 None => Value::Null,
                                 Some((_, false)) => text("replaying"),
                                 Some((_, true)) => text("done"),
                             },
-                            q.backfill
-                                .lock()
-                                .map_or(Value::Null, |(n, _)| Value::Int8(n as i64)),
+                            backfill.map_or(Value::Null, |(n, _)| Value::Int8(n as i64)),
                         ],
                     ));
                 }

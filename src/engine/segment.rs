@@ -9,6 +9,10 @@
 //! Snappy-compressed; DuckDB reads a stream's history with
 //! `SELECT * FROM 'tcq-data/streams/<name>/*.parquet'`.
 //!
+//! The parquet crate writes no page checksums, so each segment carries its own: the length
+//! and CRC-32 of its row groups (every byte before the page indexes and the footer), in the
+//! footer's key-value metadata as `tcq.data_crc32` = `<bytes>:<crc hex>`. A segment whose checksum fails is reported and not served.
+//!
 //! Design decision: sorting by time makes the statistics tight, so a back-fill from a
 //! START AT reads only the segments (and row groups) whose time range reaches it. Arrival
 //! order within a segment is lost: a back-filled query sees each sealed segment's tuples in
@@ -23,6 +27,7 @@ use arrow_array::{RecordBatch, UInt32Array};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::statistics::Statistics;
@@ -31,6 +36,70 @@ use parquet::schema::types::ColumnPath;
 use super::archive::{io_err, ArchiveCodec};
 use crate::error::{Error, Result};
 use crate::exec::columns::ColumnBatch;
+
+/// The footer key holding the CRC-32 of the bytes before the footer.
+const CRC_KEY: &str = "tcq.data_crc32";
+
+/// A writer that hashes what it writes.
+struct Crc32Writer {
+    inner: File,
+    crc: crc32fast::Hasher,
+}
+
+impl std::io::Write for Crc32Writer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Check a segment's data checksum against its footer. Errors name the file and the byte
+/// range that failed.
+pub(crate) fn verify(path: &Path) -> Result<()> {
+    let bytes =
+        std::fs::read(path).map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
+    let n = bytes.len();
+    if n < 12 || &bytes[n - 4..] != b"PAR1" {
+        return Err(pq_err(
+            path,
+            format!("no Parquet footer at offset {}", n.saturating_sub(4)),
+        ));
+    }
+    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().expect("4 bytes")) as usize;
+    let data_end = n
+        .checked_sub(8 + footer)
+        .ok_or_else(|| pq_err(path, format!("footer length {footer} exceeds the file")))?;
+    let bytes = bytes::Bytes::from(bytes);
+    let reader = SerializedFileReader::new(bytes.clone())
+        .map_err(|e| pq_err(path, format!("footer at offset {data_end}: {e}")))?;
+    let expected = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == CRC_KEY)?.value.clone())
+        .ok_or_else(|| pq_err(path, "no data checksum in the footer"))?;
+    let (covered, crc) = expected
+        .split_once(':')
+        .and_then(|(n, c)| Some((n.parse::<usize>().ok()?, u32::from_str_radix(c, 16).ok()?)))
+        .filter(|(n, _)| *n <= data_end)
+        .ok_or_else(|| {
+            pq_err(
+                path,
+                format!("bad data checksum \"{expected}\" in the footer"),
+            )
+        })?;
+    if crc32fast::hash(&bytes[..covered]) != crc {
+        return Err(pq_err(
+            path,
+            format!("data checksum mismatch in bytes 0..{covered}"),
+        ));
+    }
+    Ok(())
+}
 
 /// Rows per Parquet row group.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
@@ -77,9 +146,23 @@ pub(crate) fn write(path: &Path, codec: &ArchiveCodec, batches: &[RecordBatch]) 
     };
     let file =
         File::create(&tmp).map_err(|e| io_err(format!("cannot create {}", tmp.display()), e))?;
+    let file = Crc32Writer {
+        inner: file,
+        crc: crc32fast::Hasher::new(),
+    };
     let mut w = ArrowWriter::try_new(file, schema, Some(props)).map_err(werr)?;
     w.write(&sorted).map_err(werr)?;
-    let file = w.into_inner().map_err(werr)?;
+    w.flush().map_err(werr)?;
+    // The row groups leave the writer's buffer: everything but the footer is written now.
+    w.sync()
+        .map_err(|e| io_err(format!("cannot write {}", tmp.display()), e))?;
+    let covered = w.bytes_written();
+    let crc = w.inner().crc.clone().finalize();
+    w.append_key_value_metadata(KeyValue::new(
+        CRC_KEY.to_string(),
+        format!("{covered}:{crc:08x}"),
+    ));
+    let file = w.into_inner().map_err(werr)?.inner;
     file.sync_all()
         .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;
     std::fs::rename(&tmp, path).map_err(|e| io_err(format!("cannot rename {}", tmp.display()), e))
@@ -100,6 +183,7 @@ pub(crate) fn read(
     codec: &ArchiveCodec,
     from_us: Option<i64>,
 ) -> Result<Vec<ColumnBatch>> {
+    verify(path)?;
     let file =
         File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq_err(path, e))?;
@@ -134,6 +218,7 @@ pub(crate) fn read(
 /// Rows and time range of a segment whose time column is `col`, from its footer's
 /// row-group statistics; `None` for a segment without rows.
 pub(crate) fn time_range_at(path: &Path, col: usize) -> Result<Option<(u64, i64, i64)>> {
+    verify(path)?;
     let file =
         File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
     let reader = SerializedFileReader::new(file).map_err(|e| pq_err(path, e))?;

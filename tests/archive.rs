@@ -648,3 +648,58 @@ async fn sealed_segments_read_back_with_the_parquet_reader() {
         .collect();
     assert_eq!(rows, expected);
 }
+
+/// Retention drops whole sealed segments older than the stream's time minus the retention,
+/// when a segment is sealed and at ALTER STREAM; it is kept in the catalog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_drops_old_segments_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    let e = c
+        .batch_execute("CREATE STREAM u (a int) WITH (retention = '1 day')")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22023");
+    let e = c
+        .batch_execute(&format!("{DDL} WITH (retention = '1 month')"))
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22023", "{e}");
+    c.batch_execute(&format!("{DDL} WITH (retention = '1 hour')"))
+        .await
+        .unwrap();
+    let segments = || {
+        let mut v: Vec<String> = std::fs::read_dir(stream_dir(dir.path(), "s"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        v.sort();
+        v
+    };
+    copy_ids(&c, 0..1000).await; // 00:00:00 to 00:00:01
+    copy_ids(&c, 3_000_000..3_001_000).await; // 00:50:00: within the hour, both kept
+    assert_eq!(segments(), ["seg-00000001.parquet", "seg-00000002.parquet"]);
+    copy_ids(&c, 18_000_000..18_001_000).await; // 05:00:00: the older two go
+    assert_eq!(segments(), ["seg-00000003.parquet"]);
+    server.kill();
+
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute("ALTER STREAM s RESET (retention)")
+        .await
+        .unwrap();
+    copy_ids(&c, 36_000_000..36_001_000).await; // 10:00:00: nothing is dropped now
+    assert_eq!(segments(), ["seg-00000003.parquet", "seg-00000004.parquet"]);
+    c.batch_execute("ALTER STREAM s SET (retention = '2 hours')")
+        .await
+        .unwrap();
+    assert_eq!(segments(), ["seg-00000004.parquet"]);
+    let catalog = std::fs::read_to_string(dir.path().join("catalog")).unwrap();
+    assert!(
+        catalog.contains("retention = '7200000000 microseconds'"),
+        "{catalog}"
+    );
+    server.kill();
+}

@@ -261,6 +261,7 @@ pub(crate) fn stream_ddl(
     ts_col: Option<usize>,
     archived: bool,
     slack_us: i64,
+    retention_us: Option<i64>,
 ) -> String {
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let cols: Vec<String> = columns
@@ -281,8 +282,15 @@ pub(crate) fn stream_ddl(
         quote(name),
         cols.join(", ")
     );
+    let mut options = Vec::new();
     if slack_us != 0 {
-        ddl.push_str(&format!(" WITH (slack = '{slack_us} microseconds')"));
+        options.push(format!("slack = '{slack_us} microseconds'"));
+    }
+    if let Some(r) = retention_us {
+        options.push(format!("retention = '{r} microseconds'"));
+    }
+    if !options.is_empty() {
+        ddl.push_str(&format!(" WITH ({})", options.join(", ")));
     }
     ddl
 }
@@ -816,11 +824,11 @@ impl StreamArchive {
     /// After a statement committed: when the log has outgrown `seal_bytes`, start a new
     /// log and seal the old one into a Parquet segment. The caller holds the enqueue order,
     /// so no statement is between its records.
-    pub fn maybe_rotate(&self) -> Result<()> {
+    pub fn maybe_rotate(&self) -> Result<bool> {
         let old = {
             let mut log = self.log.lock();
             if log.len < self.seal_bytes {
-                return Ok(());
+                return Ok(false);
             }
             // The old log is made durable before anyone waits on the new one.
             log.file.sync_data().map_err(|e| {
@@ -842,7 +850,29 @@ impl StreamArchive {
             old
         };
         sync_dir(&self.dir)?;
-        self.seal(old)
+        self.seal(old)?;
+        Ok(true)
+    }
+
+    /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
+    pub fn drop_segments_before(&self, before_us: i64) {
+        for f in self.files() {
+            let ArchiveFile::Segment(seq) = f else {
+                continue;
+            };
+            let path = self.dir.join(segment_name(seq));
+            match super::segment::time_range_at(&path, self.codec.time_column()) {
+                Ok(Some((rows, _, hi))) if hi < before_us => match std::fs::remove_file(&path) {
+                    Ok(()) => tracing::info!(
+                        "retention: removed {} ({rows} tuples, the latest at {})",
+                        path.display(),
+                        crate::time::format_timestamp(hi)
+                    ),
+                    Err(e) => tracing::warn!("retention: cannot remove {}: {e}", path.display()),
+                },
+                _ => {}
+            }
+        }
     }
 
     /// Seal log `seq` into segment `seq`: its committed batches sorted by time, written

@@ -53,6 +53,8 @@ pub(crate) struct Stream {
     pub dropped: AtomicBool,
     /// The log and segments of an archived stream in a data directory.
     pub archive: Option<Arc<super::archive::StreamArchive>>,
+    /// `WITH (retention = ...)` of an archived stream, microseconds (`None`: keep all).
+    pub retention_us: Mutex<Option<i64>>,
     tx: mpsc::Sender<IngestMsg>,
     budget: Arc<Semaphore>,
     /// Held by a statement that queues several batches, so no other statement's batches
@@ -114,6 +116,7 @@ impl Stream {
             joins: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
             archive,
+            retention_us: Mutex::new(None),
             tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
@@ -171,6 +174,19 @@ impl Stream {
         sent_rx
             .await
             .map_err(|_| Error::UndefinedTable(self.name.clone()))?
+    }
+
+    /// Remove the sealed segments that retention no longer keeps: those whose latest tuple
+    /// is older than the stream's current time minus its retention. The caller holds the
+    /// enqueue order (no back-fill is reading).
+    pub fn apply_retention(&self) {
+        let (Some(archive), Some(keep_us)) = (&self.archive, *self.retention_us.lock()) else {
+            return;
+        };
+        let Some(now) = self.stats.lock().now_us else {
+            return;
+        };
+        archive.drop_segments_before(now.saturating_sub(keep_us));
     }
 
     /// Wait until the statement that ended at log `position` is durable (per `--sync`).
@@ -374,7 +390,7 @@ impl Catalog {
             let batch: Batch = batch.into();
             log.append(stream, &batch)?;
             self.send_batch(stream, batch).await?;
-            log.commit()?
+            log.commit(stream)?
         };
         stream.wait_durable(position).await
     }
@@ -487,13 +503,15 @@ impl StatementLog {
     /// Write the commit record; returns the log position to wait for. A log that has
     /// outgrown its size is sealed here (a failure to seal is logged: the tuples stay in
     /// the log).
-    pub fn commit(self) -> Result<Option<u64>> {
+    pub fn commit(self, stream: &Stream) -> Result<Option<u64>> {
         let Some((archive, statement)) = self.archive else {
             return Ok(None);
         };
         let position = archive.commit(statement)?;
-        if let Err(e) = archive.maybe_rotate() {
-            tracing::warn!("sealing a segment in {}: {e}", archive.dir.display());
+        match archive.maybe_rotate() {
+            Ok(true) => stream.apply_retention(),
+            Ok(false) => {}
+            Err(e) => tracing::warn!("sealing a segment in {}: {e}", archive.dir.display()),
         }
         Ok(Some(position))
     }

@@ -436,6 +436,9 @@ impl Session {
             Plan::Update(u) => self.update_table(u, params).await,
             Plan::Delete(d) => self.delete_table(d, params).await,
             Plan::Insert(i) if i.table => self.insert_table(i, params).await,
+            Plan::AlterStreamRetention { name, retention_us } => {
+                self.alter_retention(&name, retention_us).await
+            }
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let rel = if c.table {
@@ -612,6 +615,28 @@ impl Session {
             return Err(e);
         }
         Ok(Outcome::Command("CREATE STREAM".into()))
+    }
+
+    /// `ALTER STREAM ... SET (retention = ...)`: persisted, then applied at once.
+    async fn alter_retention(&mut self, name: &str, retention_us: Option<i64>) -> Result<Outcome> {
+        let stream = self.engine.catalog.stream(name)?;
+        if !stream.archived {
+            return Err(Error::InvalidParameterValue(format!(
+                "stream \"{name}\" is not archived: retention applies to TYPE ARCHIVED streams"
+            )));
+        }
+        let _order = stream.enqueue_order.lock().await;
+        let old = std::mem::replace(&mut *stream.retention_us.lock(), retention_us);
+        let saved = {
+            let streams = self.engine.catalog.streams.read();
+            save_catalog(&self.engine, &streams)
+        };
+        if let Err(e) = saved {
+            *stream.retention_us.lock() = old;
+            return Err(e);
+        }
+        stream.apply_retention();
+        Ok(Outcome::Command("ALTER STREAM".into()))
     }
 
     async fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
@@ -1349,6 +1374,7 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
         }
         _ => None,
     };
+    let retention_us = c.retention_us;
     let stream = Stream::create(
         c.name,
         oid,
@@ -1359,12 +1385,14 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
         engine.limits().output_stall_timeout,
         archive,
     );
+    *stream.retention_us.lock() = retention_us;
     if let Some(r) = recovered {
         let mut st = stream.stats.lock();
         st.tuples = r.tuples;
         st.first_us = r.first_us;
         st.now_us = r.last_us;
     }
+    stream.apply_retention();
     Ok(stream)
 }
 
@@ -1382,7 +1410,12 @@ fn save_catalog(
         .iter()
         .map(|s| {
             super::archive::CatalogRecord::Stream(super::archive::stream_ddl(
-                &s.name, &s.columns, s.ts_col, s.archived, s.slack_us,
+                &s.name,
+                &s.columns,
+                s.ts_col,
+                s.archived,
+                s.slack_us,
+                *s.retention_us.lock(),
             ))
         })
         .collect();

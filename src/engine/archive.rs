@@ -1039,3 +1039,123 @@ pub fn read_archive(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec() -> ArchiveCodec {
+        ArchiveCodec::new(
+            &[
+                Column::new("ts", DataType::Timestamp),
+                Column::new("x", DataType::Numeric),
+            ],
+            Some(0),
+        )
+    }
+
+    fn batch(times: &[i64]) -> Batch {
+        let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
+        for &t in times {
+            let x = parse_value(&format!("{t}.25"), DataType::Numeric).unwrap();
+            b.push_row(&mut [Value::Timestamp(t), x], t);
+        }
+        Batch::Columns(b.finish())
+    }
+
+    /// A log of statements 1 (two batches) and 2 (one batch), committed, then statement 3
+    /// without its commit.
+    fn log() -> (Vec<u8>, Vec<usize>) {
+        let c = codec();
+        let mut out = Vec::new();
+        let mut starts = Vec::new();
+        for (stmt, times, commit) in [
+            (1, vec![1, 2], false),
+            (1, vec![3], true),
+            (2, vec![4], true),
+            (3, vec![5], false),
+        ] {
+            starts.push(out.len());
+            let payload = encode_ipc(&c.to_record_batch(&batch(&times)).unwrap()).unwrap();
+            encode_record(KIND_BATCH, stmt, &payload, &mut out);
+            if commit {
+                starts.push(out.len());
+                encode_record(KIND_COMMIT, stmt, &[], &mut out);
+            }
+        }
+        (out, starts)
+    }
+
+    fn times(scan: &LogScan) -> Vec<i64> {
+        scan.batches
+            .iter()
+            .flat_map(|rb| codec().from_record_batch(rb).unwrap().times)
+            .collect()
+    }
+
+    #[test]
+    fn only_committed_statements_are_read_and_the_unfinished_tail_is_marked() {
+        let (bytes, starts) = log();
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3, 4]);
+        assert_eq!(
+            scan.committed_len as usize, starts[5],
+            "the tail starts at statement 3"
+        );
+        assert_eq!(scan.last_statement, 3);
+        assert!(scan.damage.is_empty());
+        // Numeric values come back from their text.
+        let b = codec().from_record_batch(&scan.batches[0]).unwrap();
+        assert_eq!(b.views()[1].value(1).to_text().as_deref(), Some("2.25"));
+    }
+
+    #[test]
+    fn a_torn_record_ends_the_scan_at_the_last_commit() {
+        let (bytes, starts) = log();
+        for cut in [starts[1] + 3, starts[2] + 30, starts[4] - 1] {
+            let scan = scan_log(&bytes[..cut]);
+            let expected: &[i64] = if cut > starts[2] { &[1, 2, 3] } else { &[] };
+            assert_eq!(times(&scan), expected, "cut at {cut}");
+            assert!(scan.damage.is_empty(), "a torn tail is not damage");
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_loses_its_record_only() {
+        let (mut bytes, starts) = log();
+        // Inside statement 2's batch: statement 1 and the rest survive.
+        bytes[starts[3] + 60] ^= 0x40;
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3]);
+        assert_eq!(scan.damage[0].0 as usize, starts[3]);
+        assert_eq!(scan.damage[0].1, "checksum mismatch");
+    }
+
+    #[test]
+    fn catalog_records_round_trip_and_damage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(StorageConfig::new(dir.path())).unwrap();
+        let ddl = stream_ddl(
+            "a \"b\"",
+            &[Column::new("ts", DataType::TimestampTz)],
+            Some(0),
+            true,
+            5,
+            Some(7),
+        );
+        data.write_catalog(&[CatalogRecord::Stream(ddl.clone())])
+            .unwrap();
+        assert_eq!(data.read_catalog().unwrap(), [CatalogRecord::Stream(ddl)]);
+        // A second open of a locked directory is refused.
+        assert!(matches!(
+            DataDir::open(StorageConfig::new(dir.path())),
+            Err(Error::ObjectInUse(_))
+        ));
+        let path = dir.path().join(CATALOG_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("ARCHIVED", "ARCHIVEd")).unwrap();
+        assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
+        std::fs::write(&path, "tcq-catalog 1\n3f5a9ac1 role x\n").unwrap();
+        assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
+    }
+}

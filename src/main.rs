@@ -85,8 +85,8 @@ struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The engine configuration these options describe.
-    fn config(&self) -> tcq::engine::Config {
+    /// The engine configuration these options describe, and the data directory's.
+    fn config(&self) -> (tcq::engine::Config, Option<tcq::engine::StorageConfig>) {
         let limits = tcq::engine::Limits {
             connections_max: self.max_connections,
             queries_per_connection_max: self.queries_per_connection_max,
@@ -104,7 +104,7 @@ impl ServeArgs {
             seal_bytes: self.seal_bytes,
             ..tcq::engine::StorageConfig::new(&self.data_dir)
         });
-        tcq::engine::Config { limits, storage }
+        (tcq::engine::Config { limits }, storage)
     }
 }
 
@@ -186,7 +186,8 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     if let Some(path) = &args.password_file {
         options = options.with_password_file(path)?;
     }
-    let engine = tcq::engine::Engine::open(args.config()).map_err(std::io::Error::other)?;
+    let (config, storage) = args.config();
+    let engine = tcq::engine::Engine::open(config, storage).map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| {

@@ -92,6 +92,8 @@ const INGEST_BUDGET_KIB: usize = 64 * 1024;
 
 impl Stream {
     /// A stream and its ingest task (spawned on the current tokio runtime).
+    // One argument per field of the stream's definition, each used once.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         name: String,
         oid: u32,

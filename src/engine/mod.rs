@@ -132,8 +132,6 @@ impl Default for Limits {
 pub struct Config {
     /// Resource limits.
     pub limits: Limits,
-    /// The data directory, for [`Engine::open`]; `None` keeps everything in memory.
-    pub storage: Option<StorageConfig>,
 }
 
 /// The shared engine: catalog, registered queries, counters. Cheap to share via `Arc`.
@@ -149,20 +147,20 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// A new engine with an empty catalog that keeps everything in memory
-    /// (`config.storage` is not used; see [`Engine::open`]).
+    /// A new engine with an empty catalog that keeps everything in memory (see
+    /// [`Engine::open`] for one on a data directory).
     pub fn new(config: Config) -> Arc<Engine> {
         Engine::build(config, None)
     }
 
-    /// An engine on the data directory `config.storage` (memory only when `None`): locks
+    /// An engine on the data directory `storage` (memory only when `None`): locks
     /// the directory, restores the catalog and recovers every archived stream's log (a torn
     /// tail is cut off and logged with its file and offset). Needs a tokio runtime (each
     /// stream gets its ingest task). Errors: the directory is locked by another server
     /// ([`crate::Error::ObjectInUse`]), cannot be read or written ([`crate::Error::Io`]),
     /// or its catalog is damaged ([`crate::Error::DataCorrupted`]).
-    pub fn open(config: Config) -> crate::Result<Arc<Engine>> {
-        let Some(storage) = config.storage.clone() else {
+    pub fn open(config: Config, storage: Option<StorageConfig>) -> crate::Result<Arc<Engine>> {
+        let Some(storage) = storage else {
             return Ok(Engine::build(config, None));
         };
         let data = archive::DataDir::open(storage)?;

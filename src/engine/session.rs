@@ -1491,7 +1491,11 @@ pub(crate) async fn register(
     .await
 }
 
-/// Attach a built executor to its stream and return the subscription.
+/// Attach a built executor to its stream and return the subscription. With `backfill`
+/// (`Some(from_us)`) the query first replays the stream's archive
+/// (see `Stream::attach_with_backfill`).
+// The query, where its rows go and how it starts: each argument is used once.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn attach(
     engine: &Arc<Engine>,
     stream: &Arc<Stream>,

@@ -136,7 +136,7 @@ class Server:
     def __init__(self, tcqd):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [tcqd, "--listen", f"127.0.0.1:{self.port}"],
+            [tcqd, "--listen", f"127.0.0.1:{self.port}", "--memory-only"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": "warn"},

@@ -161,6 +161,16 @@ pub enum Error {
     /// 3F000: a schema name that does not exist.
     #[error("{0}")]
     UndefinedSchema(String),
+    /// 58030: a read, write or fsync of the data directory failed.
+    #[error("{0}")]
+    Io(String),
+    /// XX001: a file of the data directory holds what tcq did not write (a failed
+    /// checksum, a bad header); the message names the file and offset.
+    #[error("{0}")]
+    DataCorrupted(String),
+    /// 55006: the object is in use (a data directory locked by another server).
+    #[error("{0}")]
+    ObjectInUse(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -5,6 +5,10 @@
 //! default `info`: connections, failed statements, slow clients). SIGTERM or SIGINT shuts
 //! the server down: every client gets FATAL 57P01, open COPYs are aborted, and the process
 //! exits 0.
+//!
+//! State lives in `--data-dir` (default `./tcq-data`, created on first use): the catalog
+//! of streams and the tuples of archived streams (see `tcq::engine::archive`). A second
+//! tcqd on the same directory is refused. `--memory-only` keeps nothing on disk.
 
 use clap::{Parser, Subcommand};
 
@@ -63,11 +67,26 @@ struct ServeArgs {
     /// Rows one stored table may hold (54000 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().table_rows_max)]
     table_rows_max: usize,
+    /// The data directory: the catalog and the archived streams' tuples. Created on first
+    /// use; locked while this server runs.
+    #[arg(long, default_value = "tcq-data")]
+    data_dir: std::path::PathBuf,
+    /// Keep nothing on disk: no catalog, no archive (`--data-dir` is not used).
+    #[arg(long)]
+    memory_only: bool,
+    /// When an INSERT or COPY into an archived stream is fsynced before its command tag:
+    /// `always` (each statement fsyncs alone), `batch` (group commit: one fsync serves every
+    /// statement waiting), `off` (never: a crash of the machine may lose the last seconds).
+    #[arg(long, default_value = "batch")]
+    sync: tcq::engine::SyncMode,
+    /// Bytes after which an archived stream's log is sealed into a Parquet segment.
+    #[arg(long, default_value_t = tcq::engine::StorageConfig::new("").seal_bytes)]
+    seal_bytes: u64,
 }
 
 impl ServeArgs {
-    /// The engine configuration these options describe.
-    fn config(&self) -> tcq::engine::Config {
+    /// The engine configuration these options describe, and the data directory's.
+    fn config(&self) -> (tcq::engine::Config, Option<tcq::engine::StorageConfig>) {
         let limits = tcq::engine::Limits {
             connections_max: self.max_connections,
             queries_per_connection_max: self.queries_per_connection_max,
@@ -80,7 +99,12 @@ impl ServeArgs {
             table_rows_max: self.table_rows_max,
             ..tcq::engine::Limits::default()
         };
-        tcq::engine::Config { limits }
+        let storage = (!self.memory_only).then(|| tcq::engine::StorageConfig {
+            sync: self.sync,
+            seal_bytes: self.seal_bytes,
+            ..tcq::engine::StorageConfig::new(&self.data_dir)
+        });
+        (tcq::engine::Config { limits }, storage)
     }
 }
 
@@ -162,7 +186,8 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     if let Some(path) = &args.password_file {
         options = options.with_password_file(path)?;
     }
-    let engine = tcq::engine::Engine::new(args.config());
+    let (config, storage) = args.config();
+    let engine = tcq::engine::Engine::open(config, storage).map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| {

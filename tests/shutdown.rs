@@ -43,7 +43,7 @@ async fn raw_copy_in(port: u16) -> TcpStream {
 /// Start `tcqd` with `args` on a free port; the child and its port.
 fn spawn_tcqd(args: &[&str]) -> (std::process::Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--memory-only"])
         .args(args)
         .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
@@ -153,7 +153,7 @@ async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
 #[test]
 fn tcqd_refuses_to_listen_beyond_loopback_without_authentication() {
     let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-        .args(["--listen", "0.0.0.0:0"])
+        .args(["--listen", "0.0.0.0:0", "--memory-only"])
         .output()
         .expect("run tcqd");
     assert_eq!(out.status.code(), Some(1));

@@ -51,6 +51,10 @@ pub(crate) struct Stream {
     /// The feeds of the join queries reading this stream.
     pub joins: Mutex<Vec<super::join::JoinFeed>>,
     pub dropped: AtomicBool,
+    /// The log and segments of an archived stream in a data directory.
+    pub archive: Option<Arc<super::archive::StreamArchive>>,
+    /// `WITH (retention = ...)` of an archived stream, microseconds (`None`: keep all).
+    pub retention_us: Mutex<Option<i64>>,
     tx: mpsc::Sender<IngestMsg>,
     budget: Arc<Semaphore>,
     /// Held by a statement that queues several batches, so no other statement's batches
@@ -62,9 +66,17 @@ pub(crate) struct Stream {
 enum IngestMsg {
     Batch(Batch, OwnedSemaphorePermit),
     Heartbeat(i64),
-    Attach(Arc<RunningQuery>),
+    Attach(Arc<RunningQuery>, Option<Backfill>),
     Barrier(oneshot::Sender<()>),
     Drop,
+}
+
+/// A query to be fed the archive before it joins the live tuples.
+struct Backfill {
+    /// Segments whose latest tuple precedes this are skipped (`None`: every segment).
+    from_us: Option<i64>,
+    /// Told when the replay is over.
+    done: oneshot::Sender<()>,
 }
 
 /// The event rate a query is planned for when its stream has no observed rate yet (issue
@@ -80,6 +92,8 @@ const INGEST_BUDGET_KIB: usize = 64 * 1024;
 
 impl Stream {
     /// A stream and its ingest task (spawned on the current tokio runtime).
+    // One argument per field of the stream's definition, each used once.
+    #[allow(clippy::too_many_arguments)]
     pub fn create(
         name: String,
         oid: u32,
@@ -88,6 +102,7 @@ impl Stream {
         archived: bool,
         slack_us: i64,
         output_stall: std::time::Duration,
+        archive: Option<Arc<super::archive::StreamArchive>>,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
         let stream = Arc::new(Stream {
@@ -102,6 +117,8 @@ impl Stream {
             queries: Mutex::new(Vec::new()),
             joins: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
+            archive,
+            retention_us: Mutex::new(None),
             tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
@@ -127,7 +144,59 @@ impl Stream {
 
     /// Register a query: it sees every batch accepted after this call.
     pub async fn attach(&self, q: Arc<RunningQuery>) -> Result<()> {
-        self.send(IngestMsg::Attach(q)).await
+        self.send(IngestMsg::Attach(q, None)).await
+    }
+
+    /// Register a query on an archived stream that first replays the archive (segments
+    /// reaching `from_us`, then the log), then sees every batch accepted after it.
+    ///
+    /// No gap and no duplicate at the seam: a helper task holds the stream's enqueue order
+    /// from before the attachment is queued until the replay ends, so no statement is
+    /// between its records when the replay reads the files, and every batch queued before
+    /// the attachment is in them. Statements arriving meanwhile wait for the order (their
+    /// rows are parsed and staged as usual) and reach the query after the replay.
+    pub async fn attach_with_backfill(
+        self: &Arc<Self>,
+        q: Arc<RunningQuery>,
+        from_us: Option<i64>,
+    ) -> Result<()> {
+        let (sent_tx, sent_rx) = oneshot::channel();
+        let stream = self.clone();
+        tokio::spawn(async move {
+            let _order = stream.enqueue_order.lock().await;
+            let (done, replayed) = oneshot::channel();
+            let backfill = Backfill { from_us, done };
+            let sent = stream.send(IngestMsg::Attach(q, Some(backfill))).await;
+            let ok = sent.is_ok();
+            let _ = sent_tx.send(sent);
+            if ok {
+                let _ = replayed.await;
+            }
+        });
+        sent_rx
+            .await
+            .map_err(|_| Error::UndefinedTable(self.name.clone()))?
+    }
+
+    /// Remove the sealed segments that retention no longer keeps: those whose latest tuple
+    /// is older than the stream's current time minus its retention. The caller holds the
+    /// enqueue order (no back-fill is reading).
+    pub fn apply_retention(&self) {
+        let (Some(archive), Some(keep_us)) = (&self.archive, *self.retention_us.lock()) else {
+            return;
+        };
+        let Some(now) = self.stats.lock().now_us else {
+            return;
+        };
+        archive.drop_segments_before(now.saturating_sub(keep_us));
+    }
+
+    /// Wait until the statement that ended at log `position` is durable (per `--sync`).
+    pub async fn wait_durable(&self, position: Option<u64>) -> Result<()> {
+        match (&self.archive, position) {
+            (Some(a), Some(p)) => a.wait_durable(p).await,
+            _ => Ok(()),
+        }
     }
 
     /// End the stream: batches already accepted are processed, then its queries end.
@@ -164,6 +233,9 @@ pub(crate) struct RunningQuery {
     /// Why the query ended, when it failed: read by the subscription after the queued
     /// events, so an error is never lost behind a full queue.
     pub failure: Arc<Mutex<Option<Error>>>,
+    /// Archived tuples replayed so far, and whether the replay is over (`None`: the query
+    /// does not back-fill).
+    pub backfill: Mutex<Option<(u64, bool)>>,
 }
 
 impl RunningQuery {
@@ -311,10 +383,18 @@ impl Catalog {
     }
 
     /// Accept a batch into `stream`: it is queued for the stream's ingest task, which runs
-    /// every registered query over it in order. Waits while the queue is full.
+    /// every registered query over it in order. Waits while the queue is full. An archived
+    /// stream logs the batch first and returns once it is durable (per `--sync`).
     pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
-        let _whole = stream.enqueue_order.lock().await;
-        self.send_batch(stream, batch.into()).await
+        let position = {
+            let _whole = stream.enqueue_order.lock().await;
+            let log = StatementLog::begin(stream);
+            let batch: Batch = batch.into();
+            log.append(stream, &batch)?;
+            self.send_batch(stream, batch).await?;
+            log.commit(stream)?
+        };
+        stream.wait_durable(position).await
     }
 
     /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
@@ -394,6 +474,51 @@ impl Catalog {
     }
 }
 
+/// One statement's records in its stream's archive; nothing for an unarchived stream.
+/// Used while the statement holds the stream's enqueue order: append each batch before it
+/// is queued, commit after the last, then wait for the returned position to be durable
+/// after releasing the order.
+pub(crate) struct StatementLog {
+    archive: Option<(Arc<super::archive::StreamArchive>, u64)>,
+}
+
+impl StatementLog {
+    /// A new statement on `stream`.
+    pub fn begin(stream: &Stream) -> StatementLog {
+        StatementLog {
+            archive: stream.archive.as_ref().map(|a| (a.clone(), a.begin())),
+        }
+    }
+
+    /// Log one batch (before it is queued). Errors: the stream was dropped, or the write
+    /// failed.
+    pub fn append(&self, stream: &Stream, batch: &Batch) -> Result<()> {
+        let Some((archive, statement)) = &self.archive else {
+            return Ok(());
+        };
+        if stream.dropped.load(Ordering::Acquire) {
+            return Err(Error::UndefinedTable(stream.name.clone()));
+        }
+        archive.append(*statement, batch)
+    }
+
+    /// Write the commit record; returns the log position to wait for. A log that has
+    /// outgrown its size is sealed here (a failure to seal is logged: the tuples stay in
+    /// the log).
+    pub fn commit(self, stream: &Stream) -> Result<Option<u64>> {
+        let Some((archive, statement)) = self.archive else {
+            return Ok(None);
+        };
+        let position = archive.commit(statement)?;
+        match archive.maybe_rotate() {
+            Ok(true) => stream.apply_retention(),
+            Ok(false) => {}
+            Err(e) => tracing::warn!("sealing a segment in {}: {e}", archive.dir.display()),
+        }
+        Ok(Some(position))
+    }
+}
+
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
 async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
@@ -401,10 +526,17 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
             IngestMsg::Batch(batch, _permit) => {
                 run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await
             }
+            IngestMsg::Attach(q, Some(backfill)) => {
+                replay(&stream, &q, backfill.from_us).await;
+                if !q.is_closed() {
+                    stream.queries.lock().push(q);
+                }
+                let _ = backfill.done.send(());
+            }
             IngestMsg::Heartbeat(t_us) => {
                 run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await
             }
-            IngestMsg::Attach(q) => stream.queries.lock().push(q),
+            IngestMsg::Attach(q, None) => stream.queries.lock().push(q),
             IngestMsg::Barrier(ack) => {
                 let _ = ack.send(());
             }
@@ -415,6 +547,40 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 return;
             }
         }
+    }
+}
+
+/// Feed query `q` the archive of `stream`, file by file, at engine speed. A damaged file is
+/// logged and skipped; the query sees the rest.
+async fn replay(stream: &Arc<Stream>, q: &Arc<RunningQuery>, from_us: Option<i64>) {
+    let Some(archive) = &stream.archive else {
+        return;
+    };
+    *q.backfill.lock() = Some((0, false));
+    for file in archive.files() {
+        let batches = match archive.read_file(file, from_us) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("back-fill of query {} skips a file: {e}", q.id);
+                continue;
+            }
+        };
+        for b in batches {
+            if q.is_closed() {
+                return;
+            }
+            let n = b.len() as u64;
+            let batch = Batch::Columns(b);
+            if !run_query(stream, q, &mut |exec, out| exec.push_batch(&batch, out)).await {
+                return;
+            }
+            if let Some((done, _)) = q.backfill.lock().as_mut() {
+                *done += n;
+            }
+        }
+    }
+    if let Some((_, over)) = q.backfill.lock().as_mut() {
+        *over = true;
     }
 }
 
@@ -429,6 +595,20 @@ async fn run_queries(
         if q.is_closed() {
             continue;
         }
+        if !run_query(stream, &q, &mut step).await {
+            stream.queries.lock().retain(|x| x.id != q.id);
+        }
+    }
+}
+
+/// Run query `q` one step and queue what it emits; false when the query has ended (failed,
+/// its reader fell behind, or it is done) and is closed.
+async fn run_query(
+    stream: &Arc<Stream>,
+    q: &Arc<RunningQuery>,
+    step: &mut impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>,
+) -> bool {
+    {
         let mut out = Vec::new();
         let (result, done) = {
             let mut exec = q.exec.lock();
@@ -465,9 +645,10 @@ async fn run_queries(
         }
         if !ok || done {
             q.close();
-            stream.queries.lock().retain(|x| x.id != q.id);
+            return false;
         }
     }
+    true
 }
 
 /// First OID handed to a stream, as PostgreSQL's first user OID.
@@ -485,6 +666,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("tuples", DataType::Int8),
             c("current_time", DataType::Timestamp),
             c("queries", DataType::Int8),
+            c("disk_bytes", DataType::Int8),
         ],
         "tcq_queries" => vec![
             c("id", DataType::Int8),
@@ -496,6 +678,8 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("late_tuples", DataType::Int8),
             c("slide_events", DataType::Int8),
             c("stream_times", DataType::Text),
+            c("backfill", DataType::Text),
+            c("backfill_tuples", DataType::Int8),
         ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
         // too, with backend_type 'tcq continuous query' and the pid of their session.
@@ -540,6 +724,9 @@ impl Catalog {
                         Value::Int8(st.tuples as i64),
                         ts(st.now_us),
                         Value::Int8((s.queries.lock().len() + s.joins.lock().len()) as i64),
+                        s.archive
+                            .as_ref()
+                            .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
                     ]);
                 }
             }
@@ -585,6 +772,7 @@ impl Catalog {
                     |t: Option<i64>| t.map_or("-".to_string(), crate::time::format_timestamp);
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
+                    let backfill = *q.backfill.lock();
                     all.push((
                         q.id,
                         vec![
@@ -597,6 +785,12 @@ impl Catalog {
                             Value::Int8(st.late_tuples as i64),
                             Value::Int8(st.slide_events as i64),
                             text(&format!("{stream}: {}", time_text(st.now_us))),
+                            match backfill {
+                                None => Value::Null,
+                                Some((_, false)) => text("replaying"),
+                                Some((_, true)) => text("done"),
+                            },
+                            backfill.map_or(Value::Null, |(n, _)| Value::Int8(n as i64)),
                         ],
                     ));
                 }
@@ -621,6 +815,8 @@ impl Catalog {
                             Value::Int8(st.late_tuples as i64),
                             Value::Int8(st.slide_events as i64),
                             text(&times.join(", ")),
+                            Value::Null,
+                            Value::Null,
                         ],
                     ));
                 }

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use super::catalog::Stream;
+use super::catalog::{StatementLog, Stream};
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::exec::Batch;
@@ -82,6 +82,8 @@ pub struct CopyIn {
     pub(crate) staged_bytes: usize,
     /// Rows a LIVE COPY has queued for the stream's queries.
     pub(crate) delivered: u64,
+    /// The log position a LIVE COPY's deliveries reached in an archived stream's log.
+    pub(crate) logged: Option<u64>,
     pub(crate) error: Option<Error>,
     pub(crate) staging_max: usize,
     pub(crate) staging_memory: usize,
@@ -127,6 +129,7 @@ impl CopyIn {
             staged: Vec::new(),
             staged_bytes: 0,
             delivered: 0,
+            logged: None,
             error: None,
             fields: Vec::new(),
             scratch: String::new(),
@@ -217,17 +220,22 @@ impl CopyIn {
         let stream = stream.clone();
         let now = stream.is_ingest_time().then(crate::time::now_us);
         let _whole = stream.enqueue_order.lock().await;
+        // Each delivery is a statement of its own in the archive: its rows stay (LIVE).
+        let log = StatementLog::begin(&stream);
         for mut b in std::mem::take(&mut self.staged) {
             if let Some(now) = now {
                 b.times.fill(now);
             }
-            self.delivered += b.len() as u64;
-            self.engine
-                .catalog
-                .send_batch(&stream, Batch::Columns(b))
-                .await?;
+            let n = b.len() as u64;
+            let b = Batch::Columns(b);
+            log.append(&stream, &b)?;
+            self.engine.catalog.send_batch(&stream, b).await?;
+            self.delivered += n;
         }
         self.staged_bytes = 0;
+        if let Some(p) = log.commit(&stream)? {
+            self.logged = Some(p);
+        }
         Ok(())
     }
 
@@ -239,6 +247,9 @@ impl CopyIn {
         }
         if self.options.live {
             self.live_step(true).await?;
+            if let CopyDest::Stream(stream) = &self.rel.dest {
+                stream.wait_durable(self.logged).await?;
+            }
             return Ok(self.delivered);
         }
         self.parse_available(true)?;
@@ -262,23 +273,34 @@ impl CopyIn {
             }
         };
         let catalog = &self.engine.catalog;
-        // Every batch of this COPY is queued before any other statement's.
-        let _whole = stream.enqueue_order.lock().await;
         let mut n = 0u64;
-        // The spilled batches came first, then those still in memory.
-        if let Some(spill) = &mut self.spill {
-            let mut reader = spill.read_batches()?;
-            while let Some(mut b) = reader.next_batch()? {
+        let position = {
+            // Every batch of this COPY is queued (and logged) before any other statement's.
+            let _whole = stream.enqueue_order.lock().await;
+            let log = StatementLog::begin(&stream);
+            // The spilled batches came first, then those still in memory.
+            if let Some(spill) = &mut self.spill {
+                let mut reader = spill.read_batches()?;
+                while let Some(mut b) = reader.next_batch()? {
+                    stamp(&mut b.times);
+                    n += b.len() as u64;
+                    let b = Batch::Rows(b);
+                    log.append(&stream, &b)?;
+                    catalog.send_batch(&stream, b).await?;
+                }
+            }
+            for mut b in std::mem::take(&mut self.staged) {
                 stamp(&mut b.times);
                 n += b.len() as u64;
-                catalog.send_batch(&stream, Batch::Rows(b)).await?;
+                let b = Batch::Columns(b);
+                log.append(&stream, &b)?;
+                catalog.send_batch(&stream, b).await?;
             }
-        }
-        for mut b in std::mem::take(&mut self.staged) {
-            stamp(&mut b.times);
-            n += b.len() as u64;
-            catalog.send_batch(&stream, Batch::Columns(b)).await?;
-        }
+            log.commit(&stream)?
+        };
+        // The tag goes out once the COPY is durable (per --sync); other statements may
+        // write meanwhile and share the fsync.
+        stream.wait_durable(position).await?;
         Ok(n)
     }
 

@@ -43,6 +43,7 @@ pub(crate) async fn explain(
                 columns,
                 super::Overflow::Error,
                 None,
+                None,
             )
             .await?;
             let id = sub.query_id();

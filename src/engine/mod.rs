@@ -19,6 +19,7 @@
 //! NOTICE), so one idle cursor can neither stall a stream for long nor grow the server's
 //! memory.
 
+pub mod archive;
 pub mod backends;
 mod catalog;
 pub mod coord;
@@ -28,11 +29,13 @@ mod explain;
 mod join;
 mod outq;
 mod pg_catalog;
+mod segment;
 mod session;
 mod spill;
 mod subscription;
 mod table_dml;
 
+pub use archive::{StorageConfig, SyncMode};
 pub use copy::CopyIn;
 pub use outq::Overflow;
 pub use session::{Description, Session, Statement, TxStatus};
@@ -139,16 +142,45 @@ pub struct Engine {
     pub(crate) locks: coord::Locks,
     /// LISTEN registrations, shared by all sessions.
     pub(crate) notifier: coord::Notifier,
+    /// The data directory, when the engine keeps its state on disk.
+    pub(crate) data: Option<archive::DataDir>,
 }
 
 impl Engine {
-    /// A new engine with an empty catalog.
+    /// A new engine with an empty catalog that keeps everything in memory (see
+    /// [`Engine::open`] for one on a data directory).
     pub fn new(config: Config) -> Arc<Engine> {
+        Engine::build(config, None)
+    }
+
+    /// An engine on the data directory `storage` (memory only when `None`): locks
+    /// the directory, restores the catalog and recovers every archived stream's log (a torn
+    /// tail is cut off and logged with its file and offset). Needs a tokio runtime (each
+    /// stream gets its ingest task). Errors: the directory is locked by another server
+    /// ([`crate::Error::ObjectInUse`]), cannot be read or written ([`crate::Error::Io`]),
+    /// or its catalog is damaged ([`crate::Error::DataCorrupted`]).
+    pub fn open(config: Config, storage: Option<StorageConfig>) -> crate::Result<Arc<Engine>> {
+        let Some(storage) = storage else {
+            return Ok(Engine::build(config, None));
+        };
+        let data = archive::DataDir::open(storage)?;
+        let records = data.read_catalog()?;
+        let engine = Engine::build(config, Some(data));
+        for r in records {
+            match r {
+                archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
+            }
+        }
+        Ok(engine)
+    }
+
+    fn build(config: Config, data: Option<archive::DataDir>) -> Arc<Engine> {
         let engine = Arc::new(Engine {
             catalog: catalog::Catalog::new(&config.limits),
             locks: coord::Locks::default(),
             notifier: coord::Notifier::default(),
             config,
+            data,
         });
         catalog::Catalog::start_clock(&engine);
         engine

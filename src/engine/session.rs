@@ -430,6 +430,9 @@ impl Session {
             Plan::Update(u) => self.update_table(u, params).await,
             Plan::Delete(d) => self.delete_table(d, params).await,
             Plan::Insert(i) if i.table => self.insert_table(i, params).await,
+            Plan::AlterStreamRetention { name, retention_us } => {
+                self.alter_retention(&name, retention_us).await
+            }
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let rel = if c.table {
@@ -590,22 +593,44 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
-        let oid = self
-            .engine
-            .catalog
-            .next_oid
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let stream = Stream::create(
-            c.name.clone(),
-            oid,
-            c.columns,
-            c.timestamp_column,
-            c.archived,
-            c.slack_us,
-            self.engine.limits().output_stall_timeout,
-        );
-        streams.insert(c.name, stream);
+        let name = c.name.clone();
+        let stream = new_stream(&self.engine, c, true)?;
+        streams.insert(name.clone(), stream.clone());
+        // The stream exists once the catalog on disk says so; if that write fails, it does
+        // not exist at all.
+        if let Err(e) = save_catalog(&self.engine, &streams) {
+            streams.remove(&name);
+            stream
+                .dropped
+                .store(true, std::sync::atomic::Ordering::Release);
+            if let Some(a) = &stream.archive {
+                a.remove();
+            }
+            return Err(e);
+        }
         Ok(Outcome::Command("CREATE STREAM".into()))
+    }
+
+    /// `ALTER STREAM ... SET (retention = ...)`: persisted, then applied at once.
+    async fn alter_retention(&mut self, name: &str, retention_us: Option<i64>) -> Result<Outcome> {
+        let stream = self.engine.catalog.stream(name)?;
+        if !stream.archived {
+            return Err(Error::InvalidParameterValue(format!(
+                "stream \"{name}\" is not archived: retention applies to TYPE ARCHIVED streams"
+            )));
+        }
+        let _order = stream.enqueue_order.lock().await;
+        let old = std::mem::replace(&mut *stream.retention_us.lock(), retention_us);
+        let saved = {
+            let streams = self.engine.catalog.streams.read();
+            save_catalog(&self.engine, &streams)
+        };
+        if let Err(e) = saved {
+            *stream.retention_us.lock() = old;
+            return Err(e);
+        }
+        stream.apply_retention();
+        Ok(Outcome::Command("ALTER STREAM".into()))
     }
 
     async fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
@@ -624,11 +649,19 @@ impl Session {
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
                 }
             }
+            if !dropped.is_empty() {
+                save_catalog(&self.engine, &streams)?;
+            }
         }
         // Queries reading a dropped stream end once it has processed what it accepted:
         // their subscriptions drain and finish.
         for s in dropped {
             s.drop_stream().await;
+            if let Some(a) = &s.archive {
+                // Taken so that no statement is still writing into the files removed.
+                let _order = s.enqueue_order.lock().await;
+                a.remove();
+            }
         }
         if notices.is_empty() {
             Ok(Outcome::Command("DROP STREAM".into()))
@@ -1325,6 +1358,128 @@ pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> 
 }
 
 /// Register a continuous query on its stream, for session `pid`.
+/// A new stream from its definition: an archived stream in an engine with a data directory
+/// opens (creating, or with `fresh`, first clearing) its archive and recovers its log.
+fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result<Arc<Stream>> {
+    let oid = engine
+        .catalog
+        .next_oid
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut recovered = None;
+    let archive = match (&engine.data, c.archived) {
+        (Some(data), true) => {
+            let dir = data.stream_dir(&c.name);
+            if fresh && dir.exists() {
+                // Left by a stream of this name dropped while a crash interrupted the removal
+                // of its files: the catalog no longer has it, so its tuples are not this
+                // stream's.
+                std::fs::remove_dir_all(&dir).map_err(|e| {
+                    super::archive::io_err(format!("cannot remove {}", dir.display()), e)
+                })?;
+            }
+            let codec = super::archive::ArchiveCodec::new(&c.columns, c.timestamp_column);
+            let (a, r) = super::archive::StreamArchive::open(dir, codec, &data.config)?;
+            recovered = Some(r);
+            Some(Arc::new(a))
+        }
+        _ => None,
+    };
+    let retention_us = c.retention_us;
+    let stream = Stream::create(
+        c.name,
+        oid,
+        c.columns,
+        c.timestamp_column,
+        c.archived,
+        c.slack_us,
+        engine.limits().output_stall_timeout,
+        archive,
+    );
+    *stream.retention_us.lock() = retention_us;
+    if let Some(r) = recovered {
+        let mut st = stream.stats.lock();
+        st.tuples = r.tuples;
+        st.first_us = r.first_us;
+        st.now_us = r.last_us;
+    }
+    stream.apply_retention();
+    Ok(stream)
+}
+
+/// Write every stream's definition to the data directory's catalog (nothing without one).
+fn save_catalog(
+    engine: &Engine,
+    streams: &std::collections::HashMap<String, Arc<Stream>>,
+) -> Result<()> {
+    let Some(data) = &engine.data else {
+        return Ok(());
+    };
+    let mut all: Vec<&Arc<Stream>> = streams.values().collect();
+    all.sort_by_key(|s| s.oid);
+    let records: Vec<super::archive::CatalogRecord> = all
+        .iter()
+        .map(|s| {
+            super::archive::CatalogRecord::Stream(super::archive::stream_ddl(
+                &s.name,
+                &s.columns,
+                s.ts_col,
+                s.archived,
+                s.slack_us,
+                *s.retention_us.lock(),
+            ))
+        })
+        .collect();
+    data.write_catalog(&records)
+}
+
+/// Recreate a stream from its catalog record (at start-up).
+pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
+    let parsed = sql::parse(ddl)?;
+    let plan = match parsed.first() {
+        Some(p) => sql::bind(p, &engine.catalog, &[])?,
+        None => return Err(Error::DataCorrupted(format!("catalog record: {ddl}"))),
+    };
+    let Plan::CreateStream(c) = plan else {
+        return Err(Error::DataCorrupted(format!(
+            "catalog record is not a CREATE STREAM: {ddl}"
+        )));
+    };
+    let name = c.name.clone();
+    let stream = new_stream(engine, c, false)?;
+    if let Some(a) = &stream.archive {
+        tracing::info!(
+            "stream {name}: {} archived tuples recovered from {}",
+            stream.stats.lock().tuples,
+            a.dir.display()
+        );
+    }
+    engine.catalog.streams.write().insert(name, stream);
+    Ok(())
+}
+
+/// Where a query over an archived stream starts its back-fill: `Some(from)` when one of
+/// its windows has an explicit START AT (`from` = the earliest, `None` for 'epoch') that
+/// lies before the stream's current time; `None` when it does not back-fill.
+fn backfill_from(stream: &Stream, windows: &[WindowSpec]) -> Option<Option<i64>> {
+    stream.archive.as_ref()?;
+    let now = stream.stats.lock().now_us?;
+    let mut from: Option<Option<i64>> = None;
+    for w in windows {
+        let start = match w.start {
+            StartSpec::Default => continue,
+            StartSpec::Epoch => None,
+            StartSpec::At(t) if t <= now => Some(t),
+            StartSpec::At(_) => continue,
+        };
+        from = Some(match (from, start) {
+            (None, s) => s,
+            (Some(None), _) | (_, None) => None,
+            (Some(Some(a)), Some(b)) => Some(a.min(b)),
+        });
+    }
+    from
+}
+
 pub(crate) async fn register(
     engine: &Arc<Engine>,
     q: Query,
@@ -1338,11 +1493,19 @@ pub(crate) async fn register(
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
     let text = q.text.clone();
+    let backfill = backfill_from(&stream, &q.windows);
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
-    attach(engine, &stream, exec, text, columns, overflow, pid).await
+    attach(
+        engine, &stream, exec, text, columns, overflow, pid, backfill,
+    )
+    .await
 }
 
-/// Attach a built executor to its stream and return the subscription.
+/// Attach a built executor to its stream and return the subscription. With `backfill`
+/// (`Some(from_us)`) the query first replays the stream's archive
+/// (see `Stream::attach_with_backfill`).
+// The query, where its rows go and how it starts: each argument is used once.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn attach(
     engine: &Arc<Engine>,
     stream: &Arc<Stream>,
@@ -1351,6 +1514,7 @@ pub(crate) async fn attach(
     columns: Vec<Column>,
     overflow: Overflow,
     pid: Option<i32>,
+    backfill: Option<Option<i64>>,
 ) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
@@ -1373,6 +1537,7 @@ pub(crate) async fn attach(
         pid,
         exec: parking_lot::Mutex::new(exec),
         tx: parking_lot::Mutex::new(Some(tx)),
+        backfill: parking_lot::Mutex::new(None),
     });
     if done {
         // LIMIT 0: the query ends before it starts.
@@ -1388,7 +1553,10 @@ pub(crate) async fn attach(
         catalog_queries: Arc::downgrade(&engine.catalog.queries),
         id,
     };
-    stream.attach(running).await?;
+    match backfill {
+        None => stream.attach(running).await?,
+        Some(from_us) => stream.attach_with_backfill(running, from_us).await?,
+    }
     Ok(Subscription {
         columns,
         rx,

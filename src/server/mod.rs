@@ -122,6 +122,9 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidBinaryRepresentation(_) => "22P03",
         Error::ActiveSqlTransaction(_) => "25001",
         Error::Detailed { error, .. } => sqlstate(error),
+        Error::Io(_) => "58030",
+        Error::DataCorrupted(_) => "XX001",
+        Error::ObjectInUse(_) => "55006",
         Error::Internal(_) => "XX000",
     }
 }

@@ -812,12 +812,34 @@ impl<'a> Binder<'a> {
                 archived,
                 if_not_exists,
                 slack,
+                retention,
             } => {
                 let slack_us = match slack {
                     Some(s) => slack_length(s)?,
                     None => 0,
                 };
-                self.create_stream(name, columns, *archived, *if_not_exists, slack_us)
+                let retention_us = retention.as_deref().map(retention_length).transpose()?;
+                if retention_us.is_some() && !archived {
+                    return Err(Error::InvalidParameterValue(
+                        "retention applies to archived streams only (TYPE ARCHIVED)".into(),
+                    ));
+                }
+                let Plan::CreateStream(mut c) =
+                    self.create_stream(name, columns, *archived, *if_not_exists, slack_us)?
+                else {
+                    unreachable!("create_stream plans a CreateStream")
+                };
+                c.retention_us = retention_us;
+                Ok(Plan::CreateStream(c))
+            }
+            Stmt::AlterStreamRetention { name, retention } => {
+                if self.schema.stream(name).is_none() {
+                    return Err(Error::UndefinedTable(name.clone()));
+                }
+                Ok(Plan::AlterStreamRetention {
+                    name: name.clone(),
+                    retention_us: retention.as_deref().map(retention_length).transpose()?,
+                })
             }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
                 names: names.clone(),
@@ -937,6 +959,7 @@ impl<'a> Binder<'a> {
             archived,
             if_not_exists,
             slack_us,
+            retention_us: None,
         }))
     }
 
@@ -4041,6 +4064,23 @@ fn slack_length(text: &str) -> Result<i64> {
     if us < 0 {
         return Err(Error::InvalidParameterValue(format!(
             "SLACK must not be negative, not '{text}'"
+        )));
+    }
+    Ok(us)
+}
+
+/// A retention interval: fixed length and positive. Errors: 22023.
+fn retention_length(text: &str) -> Result<i64> {
+    let iv = crate::time::parse_interval(text)?;
+    if iv.months != 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "retention '{text}' has no fixed length: months and years vary in length; use days or hours"
+        )));
+    }
+    let us = crate::time::fixed_length_us(&iv)?;
+    if us <= 0 {
+        return Err(Error::InvalidParameterValue(format!(
+            "retention must be positive, not '{text}'"
         )));
     }
     Ok(us)

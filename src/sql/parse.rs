@@ -135,6 +135,14 @@ pub(crate) enum Stmt {
         if_not_exists: bool,
         /// `WITH (slack = '...')`: the stream's default SLACK, as written.
         slack: Option<String>,
+        /// `WITH (retention = '...')`: how long an archived stream keeps sealed segments.
+        retention: Option<String>,
+    },
+    /// `ALTER STREAM name SET (retention = '...')` or `RESET (retention)`.
+    AlterStreamRetention {
+        name: String,
+        /// The new retention as written; `None` resets it (keep everything).
+        retention: Option<String>,
     },
     /// `DROP STREAM`.
     DropStream { names: Vec<String>, if_exists: bool },
@@ -571,6 +579,7 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     Ok(match first.as_str() {
         "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
         "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
+        "ALTER" if word_is(t.peek_at(1), "STREAM") => parse_alter_stream(t)?,
         "FETCH" | "MOVE" => parse_fetch(t)?,
         "CLOSE" => parse_close(t)?,
         "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(t)?,
@@ -762,6 +771,7 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
     }
     let mut archived = false;
     let mut slack = None;
+    let mut retention = None;
     loop {
         if t.eat_word("TYPE") {
             if t.eat_word("ARCHIVED") {
@@ -770,7 +780,12 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
                 return Err(syntax_near(t.peek()));
             }
         } else if t.eat_word("WITH") {
-            slack = Some(parse_stream_options(t)?);
+            for (option, value) in parse_stream_options(t)? {
+                match option.as_str() {
+                    "slack" => slack = Some(value),
+                    _ => retention = Some(value),
+                }
+            }
         } else {
             break;
         }
@@ -782,23 +797,63 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
         archived,
         if_not_exists,
         slack,
+        retention,
     })
 }
 
-/// `WITH (slack = '<interval>')` of CREATE STREAM; returns the slack text. The only option.
-fn parse_stream_options(t: &mut Toks) -> Result<String> {
+/// `WITH (slack = '<interval>', retention = '<interval>')` of CREATE STREAM (and the list
+/// of ALTER STREAM ... SET): the options and their texts.
+fn parse_stream_options(t: &mut Toks) -> Result<Vec<(String, String)>> {
     t.expect(&Token::LParen)?;
-    let option = t.ident()?;
-    if option != "slack" {
-        return Err(Error::Syntax(format!(
-            "unrecognized stream option \"{option}\": the only option is slack"
-        )));
+    let mut options = Vec::new();
+    loop {
+        let option = t.ident()?;
+        if option != "slack" && option != "retention" {
+            return Err(Error::Syntax(format!(
+                "unrecognized stream option \"{option}\": the options are slack and retention"
+            )));
+        }
+        t.expect(&Token::Eq)?;
+        let tok = t.next();
+        let value = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
+        options.push((option, value));
+        if !t.eat(&Token::Comma) {
+            break;
+        }
     }
-    t.expect(&Token::Eq)?;
-    let tok = t.next();
-    let value = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
     t.expect(&Token::RParen)?;
-    Ok(value)
+    Ok(options)
+}
+
+/// `ALTER STREAM name SET (retention = '<interval>')` or `ALTER STREAM name RESET
+/// (retention)`; retention is the only option that can change.
+fn parse_alter_stream(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("ALTER")?;
+    t.expect_word("STREAM")?;
+    let name = t.object_name()?;
+    let retention = if t.eat_word("SET") {
+        let options = parse_stream_options(t)?;
+        match options.as_slice() {
+            [(o, v)] if o == "retention" => Some(v.clone()),
+            _ => {
+                return Err(Error::FeatureNotSupported(
+                    "ALTER STREAM ... SET changes retention only".into(),
+                ))
+            }
+        }
+    } else {
+        t.expect_word("RESET")?;
+        t.expect(&Token::LParen)?;
+        if t.ident()? != "retention" {
+            return Err(Error::FeatureNotSupported(
+                "ALTER STREAM ... RESET changes retention only".into(),
+            ));
+        }
+        t.expect(&Token::RParen)?;
+        None
+    };
+    t.expect_end()?;
+    Ok(Stmt::AlterStreamRetention { name, retention })
 }
 
 fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
@@ -1240,8 +1295,10 @@ mod tests {
                 archived,
                 if_not_exists,
                 slack,
+                retention,
             } => {
                 assert_eq!(slack, None);
+                assert_eq!(retention, None);
                 assert_eq!(name, "network.tcpdump");
                 assert!(archived && !if_not_exists);
                 let got: Vec<_> = columns

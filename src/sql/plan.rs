@@ -47,6 +47,14 @@ pub enum Plan {
         names: Vec<String>,
     },
     /// `INSERT INTO s [(cols)] VALUES ...` (a stream or a table).
+    /// `ALTER STREAM name SET (retention = '...')` / `RESET (retention)`.
+    AlterStreamRetention {
+        /// Stream name, normalised.
+        name: String,
+        /// The new retention, microseconds; `None`: keep every segment.
+        retention_us: Option<i64>,
+    },
+    /// `INSERT INTO s [(cols)] VALUES ...`.
     Insert(Insert),
     /// `COPY s [(cols)] FROM STDIN [WITH (...)]`.
     CopyFrom(CopyFrom),
@@ -231,6 +239,9 @@ pub struct CreateStream {
     pub if_not_exists: bool,
     /// `WITH (slack = '...')`: the default SLACK of windows over this stream, microseconds.
     pub slack_us: i64,
+    /// `WITH (retention = '...')` of an archived stream, microseconds: sealed segments whose
+    /// latest tuple is older than the stream's current time minus this are removed.
+    pub retention_us: Option<i64>,
 }
 
 /// `CREATE TABLE`.

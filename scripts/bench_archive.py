@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Archived streams against unarchived ones and PostgreSQL, in one run, on the 3 M flights.
+
+Run by scripts/bench_archive.sh (which builds tcqd in release mode). Measures, each the best
+of --runs:
+- `psql -c "\\copy flights FROM 'flights-3m.csv' WITH (FORMAT csv, HEADER)"` wall time into
+  an unarchived stream, an archived stream with `--sync batch`, and a logged PostgreSQL table
+  (Debian's postgresql package, a fresh cluster with fsync on, its defaults otherwise);
+- the archived stream's bytes on disk per tuple (log plus Parquet segments) against the CSV;
+- the back-fill replay rate of Q1 (scripts/bench.py): Q1 registered after the COPY with its
+  START AT at the first flight, from registration to `backfill = 'done'` in tcq_queries.
+The CSV comes from bench.py's cache (bench-data/flights-3m.csv).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+
+COPY = f"\\copy flights FROM '{bench.CSV}' WITH (FORMAT csv, HEADER)"
+
+
+def psql(port, sql, user="tcq", db="tcq"):
+    return subprocess.run(
+        ["psql", "-X", "-q", "-At", "-h", "127.0.0.1", "-p", str(port), "-U", user, "-d", db,
+         "-v", "ON_ERROR_STOP=1", "-c", sql],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+def start_tcqd(tcqd, data_dir, extra):
+    port = bench.free_port()
+    proc = subprocess.Popen(
+        [tcqd, "--listen", f"127.0.0.1:{port}", "--data-dir", data_dir, *extra],
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(200):
+        try:
+            psql(port, "SELECT 1")
+            return proc, port
+        except subprocess.CalledProcessError:
+            time.sleep(0.05)
+    raise RuntimeError("tcqd did not start")
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def du(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def run_tcq(tcqd, archived, nrows):
+    d = tempfile.mkdtemp(prefix="tcq-bench-archive-")
+    proc, port = start_tcqd(tcqd, d, ["--sync", "batch"])
+    try:
+        psql(port, bench.STREAM + (" TYPE ARCHIVED" if archived else ""))
+        secs = timed(lambda: psql(port, COPY))
+        result = {"secs": secs}
+        if archived:
+            result["bytes"] = du(os.path.join(d, "streams"))
+            # Back-fill: Q1 from the first flight, until the replay is done.
+            q1 = bench.QUERIES["q1"][0]
+            t0 = time.perf_counter()
+            reader = subprocess.Popen(
+                ["psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(port), "-U", "tcq", "-d",
+                 "tcq", "-c", f"COPY ({q1}) TO STDOUT"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            while True:
+                state = psql(port, "SELECT backfill, backfill_tuples FROM tcq_queries").strip()
+                if state.startswith("done"):
+                    break
+                time.sleep(0.01)
+            result["replay_secs"] = time.perf_counter() - t0
+            result["replayed"] = int(state.split("|")[1])
+            reader.kill()
+        return result
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_postgres(nrows):
+    """COPY into a logged table of a fresh cluster (fsync on), as the postgres user."""
+    bindir = sorted(
+        os.path.join("/usr/lib/postgresql", v, "bin") for v in os.listdir("/usr/lib/postgresql")
+    )[-1]
+    d = tempfile.mkdtemp(prefix="tcq-bench-pg-")
+    os.chmod(d, 0o777)
+    as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    data = os.path.join(d, "data")
+    port = bench.free_port()
+    subprocess.run(as_pg + [f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust"],
+                   check=True, capture_output=True)
+    subprocess.run(as_pg + [f"{bindir}/pg_ctl", "-D", data, "-w", "-l", os.path.join(d, "log"),
+                            "-o", f"-p {port} -k {d} -c fsync=on -c listen_addresses=127.0.0.1",
+                            "start"], check=True, capture_output=True)
+    try:
+        psql(port, "CREATE TABLE flights (ts timestamp, delay integer, distance integer, "
+                   "origin text, destination text)", user="postgres", db="postgres")
+        secs = timed(lambda: psql(port, COPY, user="postgres", db="postgres"))
+        n = int(psql(port, "SELECT count(*) FROM flights", user="postgres", db="postgres"))
+        assert n == nrows, (n, nrows)
+        return {"secs": secs}
+    finally:
+        subprocess.run(as_pg + [f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "stop"],
+                       capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tcqd", default=os.path.join(bench.ROOT, "target", "release", "tcqd"))
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args()
+    bench.make_csv()
+    with open(bench.CSV, "rb") as f:
+        nrows = sum(1 for _ in f) - 1
+    csv_bytes = os.path.getsize(bench.CSV)
+    best = {}
+    for _ in range(args.runs):
+        for name, f in [
+            ("tcq unarchived", lambda: run_tcq(args.tcqd, False, nrows)),
+            ("tcq archived, --sync batch", lambda: run_tcq(args.tcqd, True, nrows)),
+            ("PostgreSQL logged table", lambda: run_postgres(nrows)),
+        ]:
+            r = f()
+            if name not in best or r["secs"] < best[name]["secs"]:
+                best[name] = r
+    print(f"COPY of {nrows:,} flights ({csv_bytes / nrows:.1f} CSV bytes a flight):\n")
+    print("| target | seconds | rows/s |")
+    print("|---|---|---|")
+    for name, r in best.items():
+        print(f"| {name} | {r['secs']:.2f} | {nrows / r['secs']:,.0f} |")
+    a = best["tcq archived, --sync batch"]
+    print(f"\narchived on disk: {a['bytes']:,} bytes, {a['bytes'] / nrows:.1f} bytes a flight "
+          f"(CSV {csv_bytes / nrows:.1f})")
+    print(f"back-fill of Q1: {a['replayed']:,} tuples in {a['replay_secs']:.2f} s, "
+          f"{a['replayed'] / a['replay_secs']:,.0f} tuples/s")
+
+
+if __name__ == "__main__":
+    main()

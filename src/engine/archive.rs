@@ -1,0 +1,1161 @@
+//! The data directory: the persisted catalog and the tuples of archived streams.
+//!
+//! [`DataDir::open`] takes an exclusive lock on `DIR/LOCK` (a second server on the same
+//! directory is refused), reads the catalog file and recovers every archived stream's log.
+//! Layout (every path below `DIR`; nothing outside it is ever written):
+//!
+//! ```text
+//! LOCK                        flock()ed by the running server; holds its pid
+//! catalog                     the catalog: a versioned header, one checksummed record a line
+//! streams/<name>/log-<seq>.tcqlog      the open append-only log (and logs not sealed yet)
+//! streams/<name>/seg-<seq>.parquet     sealed segments, sorted by time, readable by DuckDB
+//! ```
+//!
+//! The catalog file starts with `tcq-catalog 1`; each further line is
+//! `<crc32 hex> <kind> <payload>`, where the CRC covers `<kind> <payload>`. The only kind
+//! today is `stream`, whose payload is the `CREATE STREAM` statement that recreates it;
+//! tables and roles become new kinds, and a reader refuses a kind it does not know rather
+//! than starting without it. The file is replaced atomically (written aside, fsynced,
+//! renamed) on every CREATE and DROP.
+//!
+//! A log is a sequence of records. Each has a 24-byte header (`TCQR`, kind, 3 reserved
+//! bytes, payload length u32, statement number u64, then the CRC-32 of header bytes 4..20
+//! and the payload; all little-endian) and its payload. A `batch` record's payload is one
+//! Arrow IPC stream holding one record batch (the stream's columns, numeric and interval as text, plus `tcq_arrival_time` for streams
+//! stamped on arrival); a `commit` record (no payload) ends a statement. Recovery keeps the
+//! batches of committed statements only, so a COPY cut short by a crash leaves nothing; it
+//! truncates a torn tail back to the last commit and skips records whose checksum fails,
+//! logging the file and offset of each.
+//!
+//! Design decision: statements append to the log while they hold the stream's enqueue
+//! order (so a statement's records are contiguous and in the order queries see them), and
+//! wait for the fsync after releasing it, so one fsync serves every statement that wrote
+//! meanwhile (group commit, `--sync batch`). `--sync always` fsyncs each statement while it
+//! still holds the order; `--sync off` never fsyncs (a process crash loses nothing written,
+//! an operating system crash may lose the last seconds).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+use crate::exec::columns::{ColumnArray, ColumnBatch, ColumnBatchBuilder};
+use crate::exec::Batch;
+use crate::types::{parse_value, Column, DataType, Value};
+
+/// How a statement's log records reach the disk before its command tag is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// Every statement fsyncs its own records before the next statement may write.
+    Always,
+    /// Group commit: a statement waits for an fsync that began after it wrote; one fsync
+    /// serves every statement that wrote meanwhile. The default.
+    #[default]
+    Batch,
+    /// Never fsync: a killed process loses nothing it acknowledged, an operating system
+    /// crash or power loss may lose the last few seconds.
+    Off,
+}
+
+impl std::str::FromStr for SyncMode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<SyncMode, String> {
+        match s {
+            "always" => Ok(SyncMode::Always),
+            "batch" => Ok(SyncMode::Batch),
+            "off" => Ok(SyncMode::Off),
+            other => Err(format!(
+                "unknown sync mode \"{other}\": always, batch or off"
+            )),
+        }
+    }
+}
+
+/// Where and how the engine keeps its state on disk.
+#[derive(Clone, Debug)]
+pub struct StorageConfig {
+    /// The data directory; created on first use.
+    pub dir: PathBuf,
+    /// When a statement's records are fsynced.
+    pub sync: SyncMode,
+    /// Bytes after which an archived stream's log is sealed into a Parquet segment.
+    /// Default 64 MiB.
+    pub seal_bytes: u64,
+}
+
+impl StorageConfig {
+    /// Storage in `dir` with the default sync mode (batch) and sealing size.
+    pub fn new(dir: impl Into<PathBuf>) -> StorageConfig {
+        StorageConfig {
+            dir: dir.into(),
+            sync: SyncMode::Batch,
+            seal_bytes: 64 << 20,
+        }
+    }
+}
+
+const CATALOG_FILE: &str = "catalog";
+const CATALOG_HEADER: &str = "tcq-catalog 1";
+const LOCK_FILE: &str = "LOCK";
+const STREAMS_DIR: &str = "streams";
+const RECORD_MAGIC: &[u8; 4] = b"TCQR";
+const HEADER_BYTES: usize = 24;
+const KIND_BATCH: u8 = 1;
+const KIND_COMMIT: u8 = 2;
+/// A record's payload is at most this long; a longer length field is corruption.
+const PAYLOAD_MAX: usize = 1 << 30;
+/// The column that carries the arrival time of a stream without a TIMESTAMPCOLUMN.
+pub const ARRIVAL_COLUMN: &str = "tcq_arrival_time";
+
+pub(crate) fn io_err(what: impl std::fmt::Display, e: std::io::Error) -> Error {
+    Error::Io(format!("{what}: {e}"))
+}
+
+/// One catalog record, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CatalogRecord {
+    /// A stream: the `CREATE STREAM` statement that recreates it.
+    Stream(String),
+}
+
+/// The open data directory: the lock, the catalog file, the streams' directories.
+pub(crate) struct DataDir {
+    pub config: StorageConfig,
+    /// Held for the life of the server: the flock on LOCK is what refuses a second server.
+    _lock: File,
+}
+
+impl DataDir {
+    /// Create (if needed) and lock `config.dir`. Errors: another server holds the lock, or
+    /// the directory cannot be created or read.
+    pub fn open(config: StorageConfig) -> Result<DataDir> {
+        let dir = &config.dir;
+        std::fs::create_dir_all(dir.join(STREAMS_DIR))
+            .map_err(|e| io_err(format!("cannot create data directory {}", dir.display()), e))?;
+        let path = dir.join(LOCK_FILE);
+        let mut lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        let r = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let mut holder = String::new();
+            let _ = lock.read_to_string(&mut holder);
+            return Err(Error::ObjectInUse(format!(
+                "data directory {} is in use by another tcqd (pid {}); give another --data-dir",
+                dir.display(),
+                holder.trim()
+            )));
+        }
+        let _ = lock.set_len(0);
+        let _ = writeln!(lock, "{}", std::process::id());
+        Ok(DataDir {
+            config,
+            _lock: lock,
+        })
+    }
+
+    /// The catalog's records, in order; empty when the file does not exist yet.
+    /// Errors: a bad header, a record whose checksum fails, a kind this version does not know.
+    pub fn read_catalog(&self) -> Result<Vec<CatalogRecord>> {
+        let path = self.config.dir.join(CATALOG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(io_err(format!("cannot read {}", path.display()), e)),
+        };
+        let bad = |line: usize, why: &str| {
+            Error::DataCorrupted(format!("{} line {line}: {why}", path.display()))
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(CATALOG_HEADER) {
+            return Err(bad(1, "not a tcq catalog of version 1"));
+        }
+        let mut records = Vec::new();
+        for (i, line) in lines.enumerate() {
+            let n = i + 2;
+            let (crc, body) = line.split_once(' ').ok_or_else(|| bad(n, "no checksum"))?;
+            if u32::from_str_radix(crc, 16).ok() != Some(crc32fast::hash(body.as_bytes())) {
+                return Err(bad(n, "checksum mismatch"));
+            }
+            let (kind, payload) = body.split_once(' ').unwrap_or((body, ""));
+            match kind {
+                "stream" => records.push(CatalogRecord::Stream(payload.to_string())),
+                other => {
+                    return Err(bad(
+                        n,
+                        &format!("record kind \"{other}\" is unknown to this tcqd version"),
+                    ))
+                }
+            }
+        }
+        Ok(records)
+    }
+
+    /// Replace the catalog with `records`: written aside, fsynced, renamed over the old one.
+    pub fn write_catalog(&self, records: &[CatalogRecord]) -> Result<()> {
+        let mut text = format!("{CATALOG_HEADER}\n");
+        for r in records {
+            let body = match r {
+                CatalogRecord::Stream(ddl) => format!("stream {ddl}"),
+            };
+            debug_assert!(!body.contains('\n'), "catalog records are single lines");
+            text.push_str(&format!(
+                "{:08x} {body}\n",
+                crc32fast::hash(body.as_bytes())
+            ));
+        }
+        let dir = &self.config.dir;
+        let tmp = dir.join("catalog.tmp");
+        let err = |e| io_err(format!("cannot write {}", tmp.display()), e);
+        let mut f = File::create(&tmp).map_err(err)?;
+        f.write_all(text.as_bytes()).map_err(err)?;
+        f.sync_all().map_err(err)?;
+        std::fs::rename(&tmp, dir.join(CATALOG_FILE)).map_err(err)?;
+        sync_dir(dir)
+    }
+
+    /// The directory of archived stream `name`.
+    pub fn stream_dir(&self, name: &str) -> PathBuf {
+        stream_dir(&self.config.dir, name)
+    }
+}
+
+/// The directory of archived stream `name` under data directory `data_dir`. Names are
+/// kept readable: letters, digits, `_`, `.` and `-` as they are, every other byte as `%XX`.
+pub fn stream_dir(data_dir: &Path, name: &str) -> PathBuf {
+    let mut s = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' || (b == b'.' && !s.is_empty()) || b == b'-' {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    data_dir.join(STREAMS_DIR).join(s)
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err(format!("cannot fsync {}", dir.display()), e))
+}
+
+/// The `CREATE STREAM` statement that recreates a stream (the catalog's payload).
+pub(crate) fn stream_ddl(
+    name: &str,
+    columns: &[Column],
+    ts_col: Option<usize>,
+    archived: bool,
+    slack_us: i64,
+    retention_us: Option<i64>,
+) -> String {
+    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let cols: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ts = if ts_col == Some(i) {
+                " TIMESTAMPCOLUMN"
+            } else {
+                ""
+            };
+            format!("{} {}{ts}", quote(&c.name), c.data_type.name())
+        })
+        .collect();
+    let kind = if archived { "ARCHIVED" } else { "UNARCHIVED" };
+    let mut ddl = format!(
+        "CREATE STREAM {} ({}) TYPE {kind}",
+        quote(name),
+        cols.join(", ")
+    );
+    let mut options = Vec::new();
+    if slack_us != 0 {
+        options.push(format!("slack = '{slack_us} microseconds'"));
+    }
+    if let Some(r) = retention_us {
+        options.push(format!("retention = '{r} microseconds'"));
+    }
+    if !options.is_empty() {
+        ddl.push_str(&format!(" WITH ({})", options.join(", ")));
+    }
+    ddl
+}
+
+/// The Arrow schema of a stream's archived batches: its columns (numeric and interval as
+/// text), then [`ARRIVAL_COLUMN`] when the stream has no TIMESTAMPCOLUMN.
+pub fn archive_schema(columns: &[Column], ts_col: Option<usize>) -> SchemaRef {
+    let mut fields: Vec<Field> = columns
+        .iter()
+        .map(|c| Field::new(&c.name, arrow_type(c.data_type), true))
+        .collect();
+    if ts_col.is_none() {
+        fields.push(Field::new(
+            ARRIVAL_COLUMN,
+            ArrowType::Timestamp(TimeUnit::Microsecond, None),
+            false,
+        ));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+fn arrow_type(t: DataType) -> ArrowType {
+    match t {
+        DataType::Bool => ArrowType::Boolean,
+        DataType::Int2 => ArrowType::Int16,
+        DataType::Int4 => ArrowType::Int32,
+        DataType::Int8 => ArrowType::Int64,
+        DataType::Float4 => ArrowType::Float32,
+        DataType::Float8 => ArrowType::Float64,
+        DataType::Text | DataType::Varchar(_) | DataType::Numeric | DataType::Interval => {
+            ArrowType::Utf8
+        }
+        DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
+        DataType::TimestampTz => ArrowType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
+    }
+}
+
+/// How to turn a stream's batches into Arrow record batches and back.
+#[derive(Clone, Debug)]
+pub struct ArchiveCodec {
+    /// The record batches' schema ([`archive_schema`]).
+    pub schema: SchemaRef,
+    types: Vec<DataType>,
+    ts_col: Option<usize>,
+}
+
+impl ArchiveCodec {
+    /// The codec of a stream with `columns` and TIMESTAMPCOLUMN `ts_col`.
+    pub fn new(columns: &[Column], ts_col: Option<usize>) -> ArchiveCodec {
+        ArchiveCodec {
+            schema: archive_schema(columns, ts_col),
+            types: columns.iter().map(|c| c.data_type).collect(),
+            ts_col,
+        }
+    }
+
+    /// Index of the column that holds each tuple's time in a record batch.
+    pub fn time_column(&self) -> usize {
+        self.ts_col.unwrap_or(self.types.len())
+    }
+
+    /// `batch` as an Arrow record batch.
+    pub fn to_record_batch(&self, batch: &Batch) -> Result<RecordBatch> {
+        let owned;
+        let b = match batch {
+            Batch::Columns(b) => b,
+            Batch::Rows(rows) => {
+                let mut builder = ColumnBatchBuilder::new(&self.types, rows.len());
+                let mut row = Vec::with_capacity(self.types.len());
+                for i in 0..rows.len() {
+                    row.clear();
+                    row.extend_from_slice(rows.row(i));
+                    builder.push_row(&mut row, rows.times[i]);
+                }
+                owned = builder.finish();
+                &owned
+            }
+        };
+        let mut arrays: Vec<ArrayRef> = b
+            .columns
+            .iter()
+            .map(|c| match c {
+                ColumnArray::Arrow(a) => a.clone(),
+                ColumnArray::Values(v) => {
+                    Arc::new(v.iter().map(|x| x.to_text()).collect::<StringArray>()) as ArrayRef
+                }
+            })
+            .collect();
+        if self.ts_col.is_none() {
+            arrays.push(Arc::new(TimestampMicrosecondArray::from(b.times.clone())));
+        }
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| Error::Internal(format!("archive batch: {e}")))
+    }
+
+    /// A record batch (from a log or a segment) back as a columnar batch.
+    pub fn from_record_batch(&self, rb: &RecordBatch) -> Result<ColumnBatch> {
+        let bad = |why: String| Error::DataCorrupted(format!("archived batch: {why}"));
+        if rb.num_columns() != self.schema.fields().len() {
+            return Err(bad(format!(
+                "{} columns where the stream has {}",
+                rb.num_columns(),
+                self.schema.fields().len()
+            )));
+        }
+        let mut columns = Vec::with_capacity(self.types.len());
+        for (i, &ty) in self.types.iter().enumerate() {
+            let a = rb.column(i);
+            if a.data_type() != &arrow_type(ty) {
+                return Err(bad(format!("column {i} has type {}", a.data_type())));
+            }
+            columns.push(match ty {
+                DataType::Numeric | DataType::Interval => {
+                    let s = a.as_string::<i32>();
+                    let mut v = Vec::with_capacity(s.len());
+                    for j in 0..s.len() {
+                        v.push(if s.is_null(j) {
+                            Value::Null
+                        } else {
+                            parse_value(s.value(j), ty)?
+                        });
+                    }
+                    ColumnArray::Values(v)
+                }
+                _ => ColumnArray::Arrow(a.clone()),
+            });
+        }
+        let t = rb.column(self.time_column());
+        let t = t
+            .as_primitive_opt::<TimestampMicrosecondType>()
+            .ok_or_else(|| bad("the time column is not a timestamp".into()))?;
+        if t.null_count() > 0 {
+            return Err(bad("a tuple without a time".into()));
+        }
+        Ok(ColumnBatch {
+            columns,
+            times: t.values().to_vec(),
+        })
+    }
+}
+
+/// An archived stream's log and segments.
+pub(crate) struct StreamArchive {
+    pub dir: PathBuf,
+    pub codec: ArchiveCodec,
+    sync: SyncMode,
+    seal_bytes: u64,
+    log: Mutex<OpenLog>,
+    /// Serialises fsyncs; whoever holds it syncs everything written so far.
+    sync_lock: tokio::sync::Mutex<()>,
+    /// Log position (bytes over every log file of this stream) known to be on disk.
+    synced: AtomicU64,
+    next_statement: AtomicU64,
+}
+
+struct OpenLog {
+    seq: u64,
+    file: Arc<File>,
+    /// Bytes in the current log file.
+    len: u64,
+    /// Log position of the current file's first byte.
+    base: u64,
+}
+
+fn log_name(seq: u64) -> String {
+    format!("log-{seq:08}.tcqlog")
+}
+
+fn segment_name(seq: u64) -> String {
+    format!("seg-{seq:08}.parquet")
+}
+
+/// The `seq` of a file named `<prefix><seq><suffix>`.
+fn seq_of(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
+    name.strip_prefix(prefix)?
+        .strip_suffix(suffix)?
+        .parse()
+        .ok()
+}
+
+/// What [`scan_log`] found in a log file.
+pub(crate) struct LogScan {
+    /// The committed batches, in order.
+    pub batches: Vec<RecordBatch>,
+    /// Offset after the last commit record: everything beyond is a torn or unfinished tail.
+    pub committed_len: u64,
+    /// Damage found: (offset, what).
+    pub damage: Vec<(u64, String)>,
+    /// The highest statement number seen.
+    pub last_statement: u64,
+}
+
+/// Read a log file's records. Batches of statements without a commit record are dropped;
+/// a record whose checksum fails is skipped (the scan resumes at the next record header).
+pub(crate) fn scan_log(bytes: &[u8]) -> LogScan {
+    let mut scan = LogScan {
+        batches: vec![],
+        committed_len: 0,
+        damage: vec![],
+        last_statement: 0,
+    };
+    let mut pending: Vec<(u64, RecordBatch)> = Vec::new();
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        match read_record(&bytes[pos..]) {
+            Record::Ok {
+                kind,
+                statement,
+                payload,
+                len,
+            } => {
+                scan.last_statement = scan.last_statement.max(statement);
+                if kind == KIND_COMMIT {
+                    for (s, b) in pending.drain(..) {
+                        if s == statement {
+                            scan.batches.push(b);
+                        } else {
+                            scan.damage.push((
+                                pos as u64,
+                                format!("batch of statement {s} without its commit dropped"),
+                            ));
+                        }
+                    }
+                    scan.committed_len = (pos + len) as u64;
+                } else if kind == KIND_BATCH {
+                    match decode_ipc(payload) {
+                        Ok(b) => pending.push((statement, b)),
+                        Err(e) => scan.damage.push((pos as u64, e)),
+                    }
+                }
+                pos += len;
+            }
+            Record::Torn => break,
+            Record::Corrupt(why) => {
+                scan.damage.push((pos as u64, why));
+                // Resume at the next header that checks out.
+                let next = memchr::memmem::find_iter(&bytes[pos + 1..], RECORD_MAGIC)
+                    .map(|i| pos + 1 + i)
+                    .find(|&p| matches!(read_record(&bytes[p..]), Record::Ok { .. }));
+                match next {
+                    Some(p) => pos = p,
+                    None => break,
+                }
+            }
+        }
+    }
+    scan
+}
+
+enum Record<'a> {
+    Ok {
+        kind: u8,
+        statement: u64,
+        payload: &'a [u8],
+        len: usize,
+    },
+    /// The file ends inside this record.
+    Torn,
+    Corrupt(String),
+}
+
+fn read_record(b: &[u8]) -> Record<'_> {
+    if b.len() < HEADER_BYTES {
+        return if RECORD_MAGIC.starts_with(&b[..b.len().min(4)]) {
+            Record::Torn
+        } else {
+            Record::Corrupt("not a record header".into())
+        };
+    }
+    if &b[..4] != RECORD_MAGIC {
+        return Record::Corrupt("not a record header".into());
+    }
+    let kind = b[4];
+    let plen = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")) as usize;
+    let statement = u64::from_le_bytes(b[12..20].try_into().expect("8 bytes"));
+    let crc = u32::from_le_bytes(b[20..24].try_into().expect("4 bytes"));
+    if plen > PAYLOAD_MAX || !(kind == KIND_BATCH || kind == KIND_COMMIT) {
+        return Record::Corrupt("bad record header".into());
+    }
+    if b.len() < HEADER_BYTES + plen {
+        return Record::Torn;
+    }
+    let payload = &b[HEADER_BYTES..HEADER_BYTES + plen];
+    let mut h = crc32fast::Hasher::new();
+    h.update(&b[4..20]);
+    h.update(payload);
+    if h.finalize() != crc {
+        return Record::Corrupt("checksum mismatch".into());
+    }
+    Record::Ok {
+        kind,
+        statement,
+        payload,
+        len: HEADER_BYTES + plen,
+    }
+}
+
+fn encode_record(kind: u8, statement: u64, payload: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(RECORD_MAGIC);
+    out.extend_from_slice(&[kind, 0, 0, 0]);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&statement.to_le_bytes());
+    let mut h = crc32fast::Hasher::new();
+    h.update(&out[start + 4..start + 20]);
+    h.update(payload);
+    out.extend_from_slice(&h.finalize().to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+fn encode_ipc(rb: &RecordBatch) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(rb.get_array_memory_size() + 1024);
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut buf, &rb.schema())
+        .map_err(|e| Error::Internal(format!("archive encode: {e}")))?;
+    w.write(rb)
+        .and_then(|_| w.finish())
+        .map_err(|e| Error::Internal(format!("archive encode: {e}")))?;
+    drop(w);
+    Ok(buf)
+}
+
+fn decode_ipc(payload: &[u8]) -> std::result::Result<RecordBatch, String> {
+    let mut r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(payload), None)
+        .map_err(|e| format!("undecodable batch: {e}"))?;
+    match r.next() {
+        Some(Ok(b)) => Ok(b),
+        Some(Err(e)) => Err(format!("undecodable batch: {e}")),
+        None => Err("empty batch record".into()),
+    }
+}
+
+/// What recovery found for one stream, for the server log.
+#[derive(Debug, Default)]
+pub(crate) struct Recovered {
+    /// Committed tuples on disk.
+    pub tuples: u64,
+    /// The earliest and latest tuple time.
+    pub first_us: Option<i64>,
+    pub last_us: Option<i64>,
+}
+
+impl StreamArchive {
+    /// Open (creating if needed) the archive of a stream in `dir`: seal every complete
+    /// older log, truncate the newest log's torn tail, and open it for appending. Damage is
+    /// logged with the file and offset.
+    pub fn open(
+        dir: PathBuf,
+        codec: ArchiveCodec,
+        config: &StorageConfig,
+    ) -> Result<(StreamArchive, Recovered)> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
+        let files = list_dir(&dir)?;
+        let mut logs: Vec<u64> = Vec::new();
+        let mut segments: Vec<u64> = Vec::new();
+        for name in &files {
+            if let Some(s) = seq_of(name, "seg-", ".parquet") {
+                segments.push(s);
+            } else if let Some(s) = seq_of(name, "log-", ".tcqlog") {
+                logs.push(s);
+            } else if name.ends_with(".tmp") {
+                // A segment whose sealing a crash interrupted: its log is still there.
+                let _ = std::fs::remove_file(dir.join(name));
+            }
+        }
+        logs.sort_unstable();
+        let mut recovered = Recovered::default();
+        let mut last_statement = 0;
+        let mut seq = segments.iter().chain(&logs).max().map_or(1, |s| s + 1);
+        for &s in &logs {
+            let path = dir.join(log_name(s));
+            if segments.contains(&s) {
+                // Sealed, and the crash came before the log was removed.
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            let bytes = std::fs::read(&path)
+                .map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
+            let scan = scan_log(&bytes);
+            for (offset, why) in &scan.damage {
+                tracing::warn!(
+                    "{}: offset {offset}: {why}; the record is lost",
+                    path.display()
+                );
+            }
+            if scan.committed_len < bytes.len() as u64 {
+                tracing::warn!(
+                    "{}: torn tail at offset {}: {} bytes of an unacknowledged statement removed",
+                    path.display(),
+                    scan.committed_len,
+                    bytes.len() as u64 - scan.committed_len
+                );
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
+                f.set_len(scan.committed_len)
+                    .and_then(|_| f.sync_all())
+                    .map_err(|e| io_err(format!("cannot truncate {}", path.display()), e))?;
+            }
+            last_statement = last_statement.max(scan.last_statement);
+            for rb in &scan.batches {
+                note_times(&codec, rb, &mut recovered);
+            }
+            seq = seq.max(s);
+        }
+        for &s in &segments {
+            let path = dir.join(segment_name(s));
+            match super::segment::time_range_at(&path, codec.time_column()) {
+                Ok(Some((rows, lo, hi))) => {
+                    recovered.tuples += rows;
+                    recovered.first_us = Some(recovered.first_us.map_or(lo, |f| f.min(lo)));
+                    recovered.last_us = Some(recovered.last_us.map_or(hi, |l| l.max(hi)));
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("{e}; the segment is kept but its tuples are not served"),
+            }
+        }
+        // Appends go to the newest log (a fresh one when every log is sealed).
+        let seq = if logs.last().is_some_and(|&l| !segments.contains(&l)) {
+            *logs.last().expect("checked")
+        } else {
+            seq
+        };
+        let path = dir.join(log_name(seq));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| io_err(format!("cannot stat {}", path.display()), e))?
+            .len();
+        sync_dir(&dir)?;
+        let archive = StreamArchive {
+            dir,
+            codec,
+            sync: config.sync,
+            seal_bytes: config.seal_bytes,
+            log: Mutex::new(OpenLog {
+                seq,
+                file: Arc::new(file),
+                len,
+                base: 0,
+            }),
+            sync_lock: tokio::sync::Mutex::new(()),
+            synced: AtomicU64::new(len),
+            next_statement: AtomicU64::new(last_statement + 1),
+        };
+        // Older logs left unsealed by a crash are sealed now.
+        for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
+            archive.seal(s)?;
+        }
+        Ok((archive, recovered))
+    }
+
+    /// A new statement number; its batches count only once [`StreamArchive::commit`] wrote.
+    pub fn begin(&self) -> u64 {
+        self.next_statement.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Append one batch of `statement`. The caller holds the stream's enqueue order.
+    pub fn append(&self, statement: u64, batch: &Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let rb = self.codec.to_record_batch(batch)?;
+        let payload = encode_ipc(&rb)?;
+        let mut rec = Vec::with_capacity(payload.len() + HEADER_BYTES);
+        encode_record(KIND_BATCH, statement, &payload, &mut rec);
+        self.write(&rec).map(|_| ())
+    }
+
+    /// End `statement`: after this record is on disk, its batches survive a crash. Returns
+    /// the log position to wait for with [`StreamArchive::wait_durable`]. Under
+    /// `--sync always` the fsync happens here.
+    pub fn commit(&self, statement: u64) -> Result<u64> {
+        let mut rec = Vec::with_capacity(HEADER_BYTES);
+        encode_record(KIND_COMMIT, statement, &[], &mut rec);
+        let end = self.write(&rec)?;
+        if self.sync == SyncMode::Always {
+            let file = self.log.lock().file.clone();
+            file.sync_data().map_err(|e| {
+                io_err(format!("cannot fsync the log in {}", self.dir.display()), e)
+            })?;
+            self.synced.fetch_max(end, Ordering::AcqRel);
+        }
+        Ok(end)
+    }
+
+    /// Write `bytes` at the end of the log; returns the log position after them. A failed
+    /// write is cut off again, so the log never holds half a record before a good one.
+    fn write(&self, bytes: &[u8]) -> Result<u64> {
+        let mut log = self.log.lock();
+        let mut f: &File = &log.file;
+        if let Err(e) = f.write_all(bytes) {
+            let _ = log.file.set_len(log.len);
+            return Err(io_err(
+                format!("cannot write the log in {}", self.dir.display()),
+                e,
+            ));
+        }
+        log.len += bytes.len() as u64;
+        Ok(log.base + log.len)
+    }
+
+    /// Wait until the log is on disk up to `position` (group commit: one fsync covers every
+    /// statement written before it began).
+    pub async fn wait_durable(&self, position: u64) -> Result<()> {
+        if self.sync == SyncMode::Off || self.synced.load(Ordering::Acquire) >= position {
+            return Ok(());
+        }
+        let _one = self.sync_lock.lock().await;
+        if self.synced.load(Ordering::Acquire) >= position {
+            return Ok(());
+        }
+        let (file, upto) = {
+            let log = self.log.lock();
+            (log.file.clone(), log.base + log.len)
+        };
+        let dir = self.dir.clone();
+        tokio::task::spawn_blocking(move || file.sync_data())
+            .await
+            .map_err(|e| Error::Internal(format!("fsync task: {e}")))?
+            .map_err(|e| io_err(format!("cannot fsync the log in {}", dir.display()), e))?;
+        self.synced.fetch_max(upto, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// After a statement committed: when the log has outgrown `seal_bytes`, start a new
+    /// log and seal the old one into a Parquet segment. The caller holds the enqueue order,
+    /// so no statement is between its records.
+    pub fn maybe_rotate(&self) -> Result<bool> {
+        let old = {
+            let mut log = self.log.lock();
+            if log.len < self.seal_bytes {
+                return Ok(false);
+            }
+            // The old log is made durable before anyone waits on the new one.
+            log.file.sync_data().map_err(|e| {
+                io_err(format!("cannot fsync the log in {}", self.dir.display()), e)
+            })?;
+            let seq = log.seq + 1;
+            let path = self.dir.join(log_name(seq));
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| io_err(format!("cannot create {}", path.display()), e))?;
+            self.synced.fetch_max(log.base + log.len, Ordering::AcqRel);
+            let old = log.seq;
+            log.base += log.len;
+            log.len = 0;
+            log.seq = seq;
+            log.file = Arc::new(file);
+            old
+        };
+        sync_dir(&self.dir)?;
+        self.seal(old)?;
+        Ok(true)
+    }
+
+    /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
+    pub fn drop_segments_before(&self, before_us: i64) {
+        for f in self.files() {
+            let ArchiveFile::Segment(seq) = f else {
+                continue;
+            };
+            let path = self.dir.join(segment_name(seq));
+            match super::segment::time_range_at(&path, self.codec.time_column()) {
+                Ok(Some((rows, _, hi))) if hi < before_us => match std::fs::remove_file(&path) {
+                    Ok(()) => tracing::info!(
+                        "retention: removed {} ({rows} tuples, the latest at {})",
+                        path.display(),
+                        crate::time::format_timestamp(hi)
+                    ),
+                    Err(e) => tracing::warn!("retention: cannot remove {}: {e}", path.display()),
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// Seal log `seq` into segment `seq`: its committed batches sorted by time, written
+    /// aside, fsynced, renamed; then the log is removed. A crash at any point leaves either
+    /// the log or the segment (recovery removes a log whose segment exists).
+    fn seal(&self, seq: u64) -> Result<()> {
+        let log = self.dir.join(log_name(seq));
+        let bytes =
+            std::fs::read(&log).map_err(|e| io_err(format!("cannot read {}", log.display()), e))?;
+        let scan = scan_log(&bytes);
+        if !scan.batches.is_empty() {
+            super::segment::write(
+                &self.dir.join(segment_name(seq)),
+                &self.codec,
+                &scan.batches,
+            )?;
+        }
+        std::fs::remove_file(&log)
+            .map_err(|e| io_err(format!("cannot remove {}", log.display()), e))?;
+        sync_dir(&self.dir)
+    }
+
+    /// Bytes of this stream's files on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
+    /// The archive's files, oldest first (see [`archive_files`]).
+    pub fn files(&self) -> Vec<ArchiveFile> {
+        archive_files(&self.dir).unwrap_or_else(|e| {
+            tracing::warn!("{e}");
+            vec![]
+        })
+    }
+
+    /// The committed batches of `file`; the open log is read up to its committed end.
+    /// Callers hold the stream's enqueue order, so no statement is writing.
+    pub fn read_file(&self, file: ArchiveFile, from_us: Option<i64>) -> Result<Vec<ColumnBatch>> {
+        read_file(&self.dir, &self.codec, file, from_us)
+    }
+
+    /// Remove every file of this archive (DROP STREAM).
+    pub fn remove(&self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            tracing::warn!("cannot remove {}: {e}", self.dir.display());
+        }
+    }
+}
+
+fn note_times(codec: &ArchiveCodec, rb: &RecordBatch, r: &mut Recovered) {
+    let Some(t) = rb
+        .column(codec.time_column())
+        .as_primitive_opt::<TimestampMicrosecondType>()
+    else {
+        return;
+    };
+    r.tuples += t.len() as u64;
+    for &v in t.values().iter() {
+        r.first_us = Some(r.first_us.map_or(v, |f| f.min(v)));
+        r.last_us = Some(r.last_us.map_or(v, |l| l.max(v)));
+    }
+}
+
+fn list_dir(dir: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| io_err(format!("cannot list {}", dir.display()), e))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// One file of an archive: a sealed segment or a log, by sequence number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ArchiveFile {
+    /// `seg-<seq>.parquet`.
+    Segment(u64),
+    /// `log-<seq>.tcqlog`.
+    Log(u64),
+}
+
+impl ArchiveFile {
+    fn seq(self) -> u64 {
+        match self {
+            ArchiveFile::Segment(s) | ArchiveFile::Log(s) => s,
+        }
+    }
+}
+
+/// The files of the archive in `dir`, oldest first: segments and logs by sequence number
+/// (a log whose segment exists, left by a crash during sealing, is left out).
+pub fn archive_files(dir: &Path) -> Result<Vec<ArchiveFile>> {
+    let names = list_dir(dir)?;
+    let segments: Vec<u64> = names
+        .iter()
+        .filter_map(|n| seq_of(n, "seg-", ".parquet"))
+        .collect();
+    let mut files: Vec<ArchiveFile> = names
+        .iter()
+        .filter_map(|n| {
+            seq_of(n, "seg-", ".parquet")
+                .map(ArchiveFile::Segment)
+                .or_else(|| {
+                    seq_of(n, "log-", ".tcqlog")
+                        .filter(|s| !segments.contains(s))
+                        .map(ArchiveFile::Log)
+                })
+        })
+        .collect();
+    files.sort_by_key(|f| f.seq());
+    Ok(files)
+}
+
+/// The committed batches of one archive file in `dir`. A segment is read only in the row
+/// groups whose time statistics reach `from_us`; a log is read whole (uncommitted and
+/// damaged records left out and logged).
+pub fn read_file(
+    dir: &Path,
+    codec: &ArchiveCodec,
+    file: ArchiveFile,
+    from_us: Option<i64>,
+) -> Result<Vec<ColumnBatch>> {
+    match file {
+        ArchiveFile::Segment(seq) => {
+            super::segment::read(&dir.join(segment_name(seq)), codec, from_us)
+        }
+        ArchiveFile::Log(seq) => {
+            let path = dir.join(log_name(seq));
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+                Err(e) => return Err(io_err(format!("cannot read {}", path.display()), e)),
+            };
+            let scan = scan_log(&bytes);
+            for (offset, why) in &scan.damage {
+                tracing::warn!("{}: offset {offset}: {why}", path.display());
+            }
+            scan.batches
+                .iter()
+                .map(|rb| codec.from_record_batch(rb))
+                .collect()
+        }
+    }
+}
+
+/// Every committed batch of the archive of a stream with `columns` and TIMESTAMPCOLUMN
+/// `ts_col` in `dir` ([`stream_dir`]), oldest file first: what a back-fill from the
+/// beginning replays. For tools and tests; the server must not be writing.
+pub fn read_archive(
+    dir: &Path,
+    columns: &[Column],
+    ts_col: Option<usize>,
+) -> Result<Vec<ColumnBatch>> {
+    let codec = ArchiveCodec::new(columns, ts_col);
+    let mut out = Vec::new();
+    for f in archive_files(dir)? {
+        out.extend(read_file(dir, &codec, f, None)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codec() -> ArchiveCodec {
+        ArchiveCodec::new(
+            &[
+                Column::new("ts", DataType::Timestamp),
+                Column::new("x", DataType::Numeric),
+            ],
+            Some(0),
+        )
+    }
+
+    fn batch(times: &[i64]) -> Batch {
+        let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
+        for &t in times {
+            let x = parse_value(&format!("{t}.25"), DataType::Numeric).unwrap();
+            b.push_row(&mut [Value::Timestamp(t), x], t);
+        }
+        Batch::Columns(b.finish())
+    }
+
+    /// A log of statements 1 (two batches) and 2 (one batch), committed, then statement 3
+    /// without its commit.
+    fn log() -> (Vec<u8>, Vec<usize>) {
+        let c = codec();
+        let mut out = Vec::new();
+        let mut starts = Vec::new();
+        for (stmt, times, commit) in [
+            (1, vec![1, 2], false),
+            (1, vec![3], true),
+            (2, vec![4], true),
+            (3, vec![5], false),
+        ] {
+            starts.push(out.len());
+            let payload = encode_ipc(&c.to_record_batch(&batch(&times)).unwrap()).unwrap();
+            encode_record(KIND_BATCH, stmt, &payload, &mut out);
+            if commit {
+                starts.push(out.len());
+                encode_record(KIND_COMMIT, stmt, &[], &mut out);
+            }
+        }
+        (out, starts)
+    }
+
+    fn times(scan: &LogScan) -> Vec<i64> {
+        scan.batches
+            .iter()
+            .flat_map(|rb| codec().from_record_batch(rb).unwrap().times)
+            .collect()
+    }
+
+    #[test]
+    fn only_committed_statements_are_read_and_the_unfinished_tail_is_marked() {
+        let (bytes, starts) = log();
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3, 4]);
+        assert_eq!(
+            scan.committed_len as usize, starts[5],
+            "the tail starts at statement 3"
+        );
+        assert_eq!(scan.last_statement, 3);
+        assert!(scan.damage.is_empty());
+        // Numeric values come back from their text.
+        let b = codec().from_record_batch(&scan.batches[0]).unwrap();
+        assert_eq!(b.views()[1].value(1).to_text().as_deref(), Some("2.25"));
+    }
+
+    #[test]
+    fn a_torn_record_ends_the_scan_at_the_last_commit() {
+        let (bytes, starts) = log();
+        for cut in [starts[1] + 3, starts[2] + 30, starts[4] - 1] {
+            let scan = scan_log(&bytes[..cut]);
+            let expected: &[i64] = if cut > starts[2] { &[1, 2, 3] } else { &[] };
+            assert_eq!(times(&scan), expected, "cut at {cut}");
+            assert!(scan.damage.is_empty(), "a torn tail is not damage");
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_loses_its_record_only() {
+        let (mut bytes, starts) = log();
+        // Inside statement 2's batch: statement 1 and the rest survive.
+        bytes[starts[3] + 60] ^= 0x40;
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3]);
+        assert_eq!(scan.damage[0].0 as usize, starts[3]);
+        assert_eq!(scan.damage[0].1, "checksum mismatch");
+    }
+
+    #[test]
+    fn catalog_records_round_trip_and_damage_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(StorageConfig::new(dir.path())).unwrap();
+        let ddl = stream_ddl(
+            "a \"b\"",
+            &[Column::new("ts", DataType::TimestampTz)],
+            Some(0),
+            true,
+            5,
+            Some(7),
+        );
+        data.write_catalog(&[CatalogRecord::Stream(ddl.clone())])
+            .unwrap();
+        assert_eq!(data.read_catalog().unwrap(), [CatalogRecord::Stream(ddl)]);
+        // A second open of a locked directory is refused.
+        assert!(matches!(
+            DataDir::open(StorageConfig::new(dir.path())),
+            Err(Error::ObjectInUse(_))
+        ));
+        let path = dir.path().join(CATALOG_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("ARCHIVED", "ARCHIVEd")).unwrap();
+        assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
+        std::fs::write(&path, "tcq-catalog 1\n3f5a9ac1 role x\n").unwrap();
+        assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
+    }
+}

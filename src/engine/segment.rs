@@ -1,0 +1,237 @@
+//! Sealed segments: an archived stream's tuples as Parquet files any reader opens.
+//!
+//! A segment holds the committed batches of one sealed log, sorted by time (stable, so
+//! tuples with equal times keep their arrival order), in row groups of
+//! [`ROW_GROUP_ROWS`] rows with min/max statistics on every column. The columns are the
+//! stream's own (numeric and interval as their PostgreSQL text; `timestamptz` with zone
+//! UTC), plus `tcq_arrival_time` for a stream stamped on arrival. The time column is
+//! delta-encoded (DELTA_BINARY_PACKED, a few bits a tuple once sorted) and every column is
+//! Snappy-compressed; DuckDB reads a stream's history with
+//! `SELECT * FROM 'tcq-data/streams/<name>/*.parquet'`.
+//!
+//! The parquet crate writes no page checksums, so each segment carries its own: the length
+//! and CRC-32 of its row groups (every byte before the page indexes and the footer), in the
+//! footer's key-value metadata as `tcq.data_crc32` = `<bytes>:<crc hex>`. A segment whose checksum fails is reported and not served.
+//!
+//! Design decision: sorting by time makes the statistics tight, so a back-fill from a
+//! START AT reads only the segments (and row groups) whose time range reaches it. Arrival
+//! order within a segment is lost: a back-filled query sees each sealed segment's tuples in
+//! time order, which differs from what a live query saw only for tuples that arrived late.
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{RecordBatch, UInt32Array};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::statistics::Statistics;
+use parquet::schema::types::ColumnPath;
+
+use super::archive::{io_err, ArchiveCodec};
+use crate::error::{Error, Result};
+use crate::exec::columns::ColumnBatch;
+
+/// The footer key holding the CRC-32 of the bytes before the footer.
+const CRC_KEY: &str = "tcq.data_crc32";
+
+/// A writer that hashes what it writes.
+struct Crc32Writer {
+    inner: File,
+    crc: crc32fast::Hasher,
+}
+
+impl std::io::Write for Crc32Writer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Check a segment's data checksum against its footer. Errors name the file and the byte
+/// range that failed.
+pub(crate) fn verify(path: &Path) -> Result<()> {
+    let bytes =
+        std::fs::read(path).map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
+    let n = bytes.len();
+    if n < 12 || &bytes[n - 4..] != b"PAR1" {
+        return Err(pq_err(
+            path,
+            format!("no Parquet footer at offset {}", n.saturating_sub(4)),
+        ));
+    }
+    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().expect("4 bytes")) as usize;
+    let data_end = n
+        .checked_sub(8 + footer)
+        .ok_or_else(|| pq_err(path, format!("footer length {footer} exceeds the file")))?;
+    let bytes = bytes::Bytes::from(bytes);
+    let reader = SerializedFileReader::new(bytes.clone())
+        .map_err(|e| pq_err(path, format!("footer at offset {data_end}: {e}")))?;
+    let expected = reader
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == CRC_KEY)?.value.clone())
+        .ok_or_else(|| pq_err(path, "no data checksum in the footer"))?;
+    let (covered, crc) = expected
+        .split_once(':')
+        .and_then(|(n, c)| Some((n.parse::<usize>().ok()?, u32::from_str_radix(c, 16).ok()?)))
+        .filter(|(n, _)| *n <= data_end)
+        .ok_or_else(|| {
+            pq_err(
+                path,
+                format!("bad data checksum \"{expected}\" in the footer"),
+            )
+        })?;
+    if crc32fast::hash(&bytes[..covered]) != crc {
+        return Err(pq_err(
+            path,
+            format!("data checksum mismatch in bytes 0..{covered}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Rows per Parquet row group.
+pub const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::DataCorrupted(format!("segment {}: {e}", path.display()))
+}
+
+/// Write `batches` (a sealed log's committed batches, in arrival order) sorted by time to
+/// `path`: written to `path.tmp`, fsynced, then renamed.
+pub(crate) fn write(path: &Path, codec: &ArchiveCodec, batches: &[RecordBatch]) -> Result<()> {
+    let schema = codec.schema.clone();
+    let all = arrow_select::concat::concat_batches(&schema, batches)
+        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
+    let times = all
+        .column(codec.time_column())
+        .as_primitive::<TimestampMicrosecondType>()
+        .values()
+        .to_vec();
+    let mut order: Vec<u32> = (0..times.len() as u32).collect();
+    order.sort_by_key(|&i| times[i as usize]);
+    let indices = UInt32Array::from(order);
+    let columns = all
+        .columns()
+        .iter()
+        .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
+    let sorted = RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
+    let time_name = schema.field(codec.time_column()).name().clone();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_column_encoding(
+            ColumnPath::from(time_name.as_str()),
+            Encoding::DELTA_BINARY_PACKED,
+        )
+        .set_column_dictionary_enabled(ColumnPath::from(time_name.as_str()), false)
+        .build();
+    let tmp = path.with_extension("parquet.tmp");
+    let werr = |e: parquet::errors::ParquetError| {
+        Error::Internal(format!("cannot write segment {}: {e}", tmp.display()))
+    };
+    let file =
+        File::create(&tmp).map_err(|e| io_err(format!("cannot create {}", tmp.display()), e))?;
+    let file = Crc32Writer {
+        inner: file,
+        crc: crc32fast::Hasher::new(),
+    };
+    let mut w = ArrowWriter::try_new(file, schema, Some(props)).map_err(werr)?;
+    w.write(&sorted).map_err(werr)?;
+    w.flush().map_err(werr)?;
+    // The row groups leave the writer's buffer: everything but the footer is written now.
+    w.sync()
+        .map_err(|e| io_err(format!("cannot write {}", tmp.display()), e))?;
+    let covered = w.bytes_written();
+    let crc = w.inner().crc.clone().finalize();
+    w.append_key_value_metadata(KeyValue::new(
+        CRC_KEY.to_string(),
+        format!("{covered}:{crc:08x}"),
+    ));
+    let file = w.into_inner().map_err(werr)?.inner;
+    file.sync_all()
+        .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_err(format!("cannot rename {}", tmp.display()), e))
+}
+
+/// The min and max of column `col` (INT64) in a row group.
+fn time_stats_at(rg: &parquet::file::metadata::RowGroupMetaData, col: usize) -> Option<(i64, i64)> {
+    match rg.column(col).statistics()? {
+        Statistics::Int64(s) => Some((*s.min_opt()?, *s.max_opt()?)),
+        _ => None,
+    }
+}
+
+/// The batches of segment `path` whose row groups' time statistics reach `from_us` (all of
+/// them when `None`), in time order.
+pub(crate) fn read(
+    path: &Path,
+    codec: &ArchiveCodec,
+    from_us: Option<i64>,
+) -> Result<Vec<ColumnBatch>> {
+    verify(path)?;
+    let file =
+        File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq_err(path, e))?;
+    let col = codec.time_column();
+    let groups: Vec<usize> = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .enumerate()
+        .filter(|(_, rg)| match (from_us, time_stats_at(rg, col)) {
+            (Some(from), Some((_, hi))) => hi >= from,
+            _ => true,
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if groups.is_empty() {
+        return Ok(vec![]);
+    }
+    let reader = builder
+        .with_row_groups(groups)
+        .with_batch_size(16 * 1024)
+        .build()
+        .map_err(|e| pq_err(path, e))?;
+    let mut out = Vec::new();
+    for rb in reader {
+        let rb = rb.map_err(|e| pq_err(path, e))?;
+        out.push(codec.from_record_batch(&rb)?);
+    }
+    Ok(out)
+}
+
+/// Rows and time range of a segment whose time column is `col`, from its footer's
+/// row-group statistics; `None` for a segment without rows.
+pub(crate) fn time_range_at(path: &Path, col: usize) -> Result<Option<(u64, i64, i64)>> {
+    verify(path)?;
+    let file =
+        File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| pq_err(path, e))?;
+    let mut range: Option<(u64, i64, i64)> = None;
+    for rg in reader.metadata().row_groups() {
+        let Some((lo, hi)) = time_stats_at(rg, col) else {
+            continue;
+        };
+        let rows = rg.num_rows() as u64;
+        range = Some(match range {
+            None => (rows, lo, hi),
+            Some((n, a, b)) => (n + rows, a.min(lo), b.max(hi)),
+        });
+    }
+    Ok(range)
+}

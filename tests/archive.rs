@@ -1,0 +1,713 @@
+//! Archived streams with a real `tcqd` process on a temporary data directory: the lock,
+//! the catalog across restarts, durability under SIGKILL (the crash harness), torn and
+//! corrupt files, back-fill equal to a live query, and Parquet segments read back.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::SinkExt;
+use tcq::engine::archive::{read_archive, stream_dir};
+use tcq::types::{Column, DataType};
+
+/// A running tcqd, its port and the lines of its log.
+struct Server {
+    child: Child,
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Start tcqd on `dir` with `args`; waits until it listens.
+    fn start(dir: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tcqd");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let lines = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addr) = line.split("tcq listening on ").nth(1) {
+                    let port: u16 = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
+                    let _ = port_tx.send(port);
+                }
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let port = port_rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("tcqd did not start: {:?}", log.lock().unwrap()));
+        Server { child, port, log }
+    }
+
+    /// SIGKILL, and wait for the process to be gone (its lock released).
+    fn kill(self) {}
+
+    fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+}
+
+impl Drop for Server {
+    /// A failing test kills its server too.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const DDL: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, id bigint, v integer, \
+                   n numeric, tag text) TYPE ARCHIVED";
+
+fn s_columns() -> Vec<Column> {
+    vec![
+        Column::new("ts", DataType::Timestamp),
+        Column::new("id", DataType::Int8),
+        Column::new("v", DataType::Int4),
+        Column::new("n", DataType::Numeric),
+        Column::new("tag", DataType::Text),
+    ]
+}
+
+/// The CSV line of tuple `id`: one tuple per millisecond from 2024-01-01.
+fn csv_line(id: i64) -> String {
+    let ms = id;
+    format!(
+        "2024-01-01 {:02}:{:02}:{:02}.{:03},{id},{},{}.5,t{}\n",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000,
+        id % 1000,
+        id % 7,
+        id % 13
+    )
+}
+
+/// The ids stored in the archive of stream `s` in `dir` (the server must be stopped).
+fn archived_ids(dir: &Path) -> Vec<i64> {
+    let batches = read_archive(&stream_dir(dir, "s"), &s_columns(), Some(0)).expect("read");
+    let mut ids = Vec::new();
+    for b in batches {
+        let views = b.views();
+        for i in 0..b.len() {
+            match views[1].value(i) {
+                tcq::types::Value::Int8(x) => ids.push(x),
+                other => panic!("id {other:?}"),
+            }
+        }
+    }
+    ids
+}
+
+async fn copy_ids(client: &tokio_postgres::Client, ids: std::ops::Range<i64>) -> u64 {
+    let sink = client
+        .copy_in("COPY s FROM STDIN WITH (FORMAT csv)")
+        .await
+        .expect("copy in");
+    let mut sink = Box::pin(sink);
+    let text: String = ids.map(csv_line).collect();
+    sink.send(bytes::Bytes::from(text)).await.expect("send");
+    sink.as_mut().finish().await.expect("copy done")
+}
+
+async fn scalar_i64(client: &tokio_postgres::Client, sql: &str) -> i64 {
+    let rows = client.simple_query(sql).await.expect(sql);
+    rows.iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(|v| v.parse().unwrap()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no value from {sql}"))
+}
+
+#[test]
+fn a_second_server_on_one_data_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Server::start(dir.path(), &[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run tcqd");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is in use by another tcqd"),
+        "expected the lock refusal, got: {stderr}"
+    );
+    first.kill();
+    // Once the first is gone (even by SIGKILL), the directory is free again.
+    Server::start(dir.path(), &[]).kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_survives_a_crash_and_unarchived_streams_keep_no_tuples() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    c.batch_execute(
+        "CREATE STREAM live (ts timestamptz TIMESTAMPCOLUMN, \"Odd name\" varchar(3), x double precision) WITH (slack = '2 seconds');
+         CREATE STREAM gone (a int) TYPE ARCHIVED;
+         INSERT INTO live VALUES ('2024-01-01 00:00:00+00', 'abc', 1.5);
+         INSERT INTO gone VALUES (1);
+         DROP STREAM gone",
+    )
+    .await
+    .unwrap();
+    assert_eq!(copy_ids(&c, 0..1000).await, 1000);
+    assert!(
+        !stream_dir(dir.path(), "gone").exists(),
+        "DROP STREAM removes the files"
+    );
+    server.kill();
+
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    let rows = c
+        .query(
+            "SELECT name, columns, timestamp_column, type, tuples FROM tcq_streams ORDER BY name",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, String, Option<String>, String, i64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "live".into(),
+                "ts timestamp with time zone, Odd name character varying(3), x double precision"
+                    .into(),
+                Some("ts".into()),
+                "UNARCHIVED".into(),
+                0
+            ),
+            (
+                "s".into(),
+                "ts timestamp without time zone, id bigint, v integer, n numeric, tag text".into(),
+                Some("ts".into()),
+                "ARCHIVED".into(),
+                1000
+            ),
+        ]
+    );
+    let disk: i64 = c
+        .query_one("SELECT disk_bytes FROM tcq_streams WHERE name = 's'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        disk > 0,
+        "disk_bytes of an archived stream is its files' size"
+    );
+    // The slack option is part of the stream's record.
+    let catalog = std::fs::read_to_string(dir.path().join("catalog")).unwrap();
+    assert!(
+        catalog.contains("WITH (slack = '2000000 microseconds')"),
+        "{catalog}"
+    );
+    c.batch_execute("DROP STREAM s").await.unwrap();
+    server.kill();
+    assert!(!stream_dir(dir.path(), "s").exists());
+}
+
+/// Statements by their first tuple id: (first tuple id, rows, acknowledged, finished
+/// sending).
+type Ledger = Arc<Mutex<BTreeMap<i64, (i64, i64, bool, bool)>>>;
+
+/// The crash harness: several clients ingest with COPY and INSERT while tcqd is killed
+/// with SIGKILL at random moments (with a small seal size, so segments are sealed all the
+/// time), 24 times. Every acknowledged statement must be on disk exactly once; every
+/// statement is all there or not at all; a COPY killed before its CopyDone is absent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let statements: Ledger = Default::default();
+    let next_id = Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for round in 0..24 {
+        let server = Server::start(dir.path(), &["--seal-bytes", "65536"]);
+        let port = server.port;
+        if round == 0 {
+            common::connect(port)
+                .await
+                .batch_execute(DDL)
+                .await
+                .unwrap();
+        }
+        let mut clients = Vec::new();
+        for k in 0..3u64 {
+            let statements = statements.clone();
+            let next_id = next_id.clone();
+            let size = 50 + rand(1500) as i64;
+            clients.push(tokio::spawn(async move {
+                let Ok((c, conn)) =
+                    tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls)
+                        .await
+                else {
+                    return;
+                };
+                tokio::spawn(conn);
+                for j in 0.. {
+                    let n = if (k + j) % 3 == 0 { 3 } else { size };
+                    let first = next_id.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+                    statements
+                        .lock()
+                        .unwrap()
+                        .insert(first, (first, n, false, false));
+                    let mark = |ack: bool, sent: bool| {
+                        let mut s = statements.lock().unwrap();
+                        let e = s.get_mut(&first).unwrap();
+                        e.2 |= ack;
+                        e.3 |= sent;
+                    };
+                    if n == 3 {
+                        // A three-row INSERT.
+                        let values: Vec<String> = (first..first + 3)
+                            .map(|id| {
+                                let l = csv_line(id);
+                                let f: Vec<&str> = l.trim_end().split(',').collect();
+                                format!("('{}', {}, {}, {}, '{}')", f[0], f[1], f[2], f[3], f[4])
+                            })
+                            .collect();
+                        mark(false, true);
+                        if c.batch_execute(&format!("INSERT INTO s VALUES {}", values.join(", ")))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                        mark(true, true);
+                        continue;
+                    }
+                    // A COPY sent in two halves with a pause between, so kills land mid-COPY.
+                    let Ok(sink) = c.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await else {
+                        return;
+                    };
+                    let mut sink = Box::pin(sink);
+                    let half = first + n / 2;
+                    let a: String = (first..half).map(csv_line).collect();
+                    let b: String = (half..first + n).map(csv_line).collect();
+                    if sink.send(bytes::Bytes::from(a)).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    if sink.send(bytes::Bytes::from(b)).await.is_err() {
+                        return;
+                    }
+                    mark(false, true);
+                    match sink.as_mut().finish().await {
+                        Ok(rows) => {
+                            assert_eq!(rows, n as u64);
+                            mark(true, true);
+                        }
+                        Err(_) => return,
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(40 + rand(200))).await;
+        server.kill();
+        for c in clients {
+            let _ = c.await;
+        }
+    }
+    // Restart once more: recovery after the last kill, and the count the server shows.
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    let shown = scalar_i64(&c, "SELECT tuples FROM tcq_streams WHERE name = 's'").await;
+    server.kill();
+
+    let ids = archived_ids(dir.path());
+    let mut count: HashMap<i64, u32> = HashMap::new();
+    for &id in &ids {
+        *count.entry(id).or_default() += 1;
+    }
+    assert!(count.values().all(|&n| n == 1), "a tuple stored twice");
+    assert_eq!(
+        shown as usize,
+        ids.len(),
+        "tcq_streams counts what is on disk"
+    );
+    let statements = statements.lock().unwrap();
+    let (mut acked, mut killed_mid_copy, mut torn) = (0, 0, 0);
+    for &(first, n, ack, sent) in statements.values() {
+        let present = (first..first + n)
+            .filter(|id| count.contains_key(id))
+            .count() as i64;
+        assert!(
+            present == 0 || present == n,
+            "statement of ids {first}..{} is partly stored ({present} of {n})",
+            first + n
+        );
+        if ack {
+            acked += 1;
+            assert_eq!(present, n, "acknowledged ids {first}..{} lost", first + n);
+        }
+        if !sent {
+            killed_mid_copy += 1;
+            assert_eq!(present, 0, "a statement never completed is stored");
+        }
+        if sent && !ack {
+            torn += 1;
+        }
+    }
+    assert!(
+        acked > 24,
+        "the harness acknowledged only {acked} statements"
+    );
+    assert!(
+        killed_mid_copy > 0,
+        "no kill landed before a statement was complete"
+    );
+    eprintln!(
+        "crash harness: {} statements, {acked} acknowledged, {killed_mid_copy} cut mid-statement, \
+         {torn} sent but unacknowledged, {} tuples stored",
+        statements.len(),
+        ids.len()
+    );
+}
+
+/// A torn log tail, a flipped byte in the log and one in a sealed segment: tcqd starts,
+/// logs what it lost with file and offset, and serves the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "20000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    // Statement 1 (2,000 tuples) seals a segment; then three small statements in the log.
+    copy_ids(&c, 0..2000).await;
+    copy_ids(&c, 2000..2010).await;
+    copy_ids(&c, 2010..2020).await;
+    copy_ids(&c, 2020..2030).await;
+    server.kill();
+    let sdir = stream_dir(dir.path(), "s");
+    let mut names: Vec<String> = std::fs::read_dir(&sdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["log-00000002.tcqlog", "seg-00000001.parquet"]);
+    let log = sdir.join(&names[0]);
+    let seg = sdir.join(&names[1]);
+    assert_eq!(archived_ids(dir.path()).len(), 2030);
+
+    // A torn tail: half a record after the last commit.
+    let mut bytes = std::fs::read(&log).unwrap();
+    let intact = bytes.len();
+    bytes.extend_from_within(..40);
+    std::fs::write(&log, &bytes).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2030);
+    assert!(
+        server
+            .log_text()
+            .contains(&format!("torn tail at offset {intact}")),
+        "{}",
+        server.log_text()
+    );
+    server.kill();
+    assert_eq!(std::fs::metadata(&log).unwrap().len() as usize, intact);
+
+    // A flipped byte inside the second statement's batch in the log.
+    let bytes = std::fs::read(&log).unwrap();
+    let starts: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| w == b"TCQR")
+        .map(|(i, _)| i)
+        .collect();
+    // Records: batch, commit, batch, commit, batch, commit.
+    assert_eq!(starts.len(), 6);
+    let mut damaged = bytes.clone();
+    damaged[starts[2] + 100] ^= 0xFF;
+    std::fs::write(&log, &damaged).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2020);
+    assert!(
+        server.log_text().contains(&format!(
+            "{}: offset {}: checksum mismatch",
+            log.display(),
+            starts[2]
+        )),
+        "{}",
+        server.log_text()
+    );
+    server.kill();
+    let mut ids = archived_ids(dir.path());
+    ids.sort();
+    let expected: Vec<i64> = (0..2010).chain(2020..2030).collect();
+    assert_eq!(ids, expected, "only the damaged statement is lost");
+
+    // A flipped byte in the sealed segment: its tuples are reported and not served.
+    let mut seg_bytes = std::fs::read(&seg).unwrap();
+    seg_bytes[200] ^= 0xFF;
+    std::fs::write(&seg, &seg_bytes).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 20);
+    assert!(
+        server
+            .log_text()
+            .contains("data checksum mismatch in bytes 0.."),
+        "{}",
+        server.log_text()
+    );
+    // What the log holds is still served to a back-fill.
+    let sum = backfill_sum(server.port, &c).await;
+    assert_eq!(sum, (2000..2010).chain(2020..2030).sum::<i64>());
+    server.kill();
+}
+
+/// Run continuous query `sql` (which ends by its LIMIT) on a new connection while
+/// `tcq_advance('s', advance_to)` is repeated from `c` until it ends (a query that
+/// back-fills joins the stream's live tuples only after its replay); returns its rows.
+async fn run_until_advanced(
+    port: u16,
+    c: &tokio_postgres::Client,
+    sql: &str,
+    advance_to: &str,
+) -> Vec<Vec<String>> {
+    let q = common::connect(port).await;
+    let sql = sql.to_string();
+    let task = tokio::spawn(async move { common::rows(&q, &sql).await });
+    common::wait_for_queries(c, 1).await;
+    while !task.is_finished() {
+        common::exec(c, &format!("SELECT tcq_advance('s', '{advance_to}')")).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    task.await.unwrap()
+}
+
+/// sum(id) over every archived tuple, by a back-fill query from the start of the data.
+async fn backfill_sum(port: u16, c: &tokio_postgres::Client) -> i64 {
+    let q = "SELECT sum(id) FROM s [RANGE BY '1 day' START AT '2024-01-01 00:00:00'] LIMIT 1";
+    let rows = run_until_advanced(port, c, q, "2024-01-03 00:00:00").await;
+    rows[0][0].parse().unwrap()
+}
+
+/// Back-fill: a query registered after the archive holds N tuples, START AT the
+/// beginning, gives exactly the rows of the same query registered before ingest began,
+/// while more tuples are ingested during its replay; its progress shows in tcq_queries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backfill_equals_the_query_registered_before_ingest() {
+    const N: i64 = 200_000;
+    const M: i64 = 50_000;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000000"]);
+    let port = server.port;
+    let c = common::connect(port).await;
+    c.batch_execute(DDL).await.unwrap();
+    let sql = "SELECT count(*), sum(id), min(v), max(v), wtime(*) FROM s \
+               [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT '2024-01-01 00:00:00'] LIMIT 120";
+    // The live query, registered before any tuple.
+    let live_conn = common::connect(port).await;
+    let live = tokio::spawn(async move { common::rows(&live_conn, sql).await });
+    common::wait_for_queries(&c, 1).await;
+    for k in 0..8 {
+        copy_ids(&c, k * N / 8..(k + 1) * N / 8).await;
+    }
+    // Ingest goes on while the back-fill replays.
+    let feeder = common::connect(port).await;
+    let ingest = tokio::spawn(async move {
+        for k in 0..10 {
+            copy_ids(&feeder, N + k * M / 10..N + (k + 1) * M / 10).await;
+        }
+    });
+    let replay_conn = common::connect(port).await;
+    let replay = tokio::spawn(async move { common::rows(&replay_conn, sql).await });
+    common::wait_for_queries(&c, 2).await;
+    ingest.await.unwrap();
+    // The replay's progress: it ends having replayed what the archive held when it began.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let replayed = loop {
+        let r = common::rows(
+            &c,
+            "SELECT backfill, backfill_tuples FROM tcq_queries WHERE backfill IS NOT NULL",
+        )
+        .await;
+        assert_eq!(r.len(), 1, "one query back-fills: {r:?}");
+        if r[0][0] == "done" {
+            break r[0][1].parse::<i64>().unwrap();
+        }
+        assert_eq!(r[0][0], "replaying");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replay not done after 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!((N..=N + M).contains(&replayed), "replayed {replayed}");
+    while !(live.is_finished() && replay.is_finished()) {
+        common::exec(&c, "SELECT tcq_advance('s', '2024-01-01 00:20:00')").await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let live = live.await.unwrap();
+    let replay = replay.await.unwrap();
+    assert_eq!(live.len(), 120);
+    // Window [0 s, 10 s) holds ids 0..9999.
+    assert_eq!(
+        live[0][..2],
+        ["10000".to_string(), (0..10_000i64).sum::<i64>().to_string()]
+    );
+    let total: i64 = live
+        .iter()
+        .step_by(2)
+        .map(|r| r[0].parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(
+        total,
+        N + M,
+        "the tumbling halves of the windows count every tuple once"
+    );
+    assert_eq!(
+        replay, live,
+        "back-filled rows differ from the live query's"
+    );
+    server.kill();
+}
+
+/// Parquet segments read back with the Rust parquet reader equal what was ingested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sealed_segments_read_back_with_the_parquet_reader() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type, TimestampMicrosecondType};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    // Out of time order on purpose: a segment is sorted by time.
+    copy_ids(&c, 500..1000).await;
+    copy_ids(&c, 0..500).await;
+    server.kill();
+    let sdir = stream_dir(dir.path(), "s");
+    let mut segs: Vec<_> = std::fs::read_dir(&sdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    segs.sort();
+    assert_eq!(segs.len(), 2);
+    let mut rows = Vec::new();
+    for seg in &segs {
+        let file = std::fs::File::open(seg).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for rb in reader {
+            let rb = rb.unwrap();
+            let ts = rb.column(0).as_primitive::<TimestampMicrosecondType>();
+            let id = rb.column(1).as_primitive::<Int64Type>();
+            let v = rb.column(2).as_primitive::<Int32Type>();
+            let n = rb.column(3).as_string::<i32>();
+            let tag = rb.column(4).as_string::<i32>();
+            for i in 0..rb.num_rows() {
+                rows.push((
+                    ts.value(i),
+                    id.value(i),
+                    v.value(i),
+                    n.value(i).to_string(),
+                    tag.value(i).to_string(),
+                ));
+            }
+        }
+    }
+    let epoch_2024 = 1_704_067_200_000_000i64;
+    let expected: Vec<(i64, i64, i32, String, String)> = (500..1000)
+        .chain(0..500)
+        .map(|id| {
+            (
+                epoch_2024 + id * 1000,
+                id,
+                (id % 1000) as i32,
+                format!("{}.5", id % 7),
+                format!("t{}", id % 13),
+            )
+        })
+        .collect();
+    assert_eq!(rows, expected);
+}
+
+/// Retention drops whole sealed segments older than the stream's time minus the retention,
+/// when a segment is sealed and at ALTER STREAM; it is kept in the catalog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_drops_old_segments_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    let e = c
+        .batch_execute("CREATE STREAM u (a int) WITH (retention = '1 day')")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22023");
+    let e = c
+        .batch_execute(&format!("{DDL} WITH (retention = '1 month')"))
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22023", "{e}");
+    c.batch_execute(&format!("{DDL} WITH (retention = '1 hour')"))
+        .await
+        .unwrap();
+    let segments = || {
+        let mut v: Vec<String> = std::fs::read_dir(stream_dir(dir.path(), "s"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        v.sort();
+        v
+    };
+    copy_ids(&c, 0..1000).await; // 00:00:00 to 00:00:01
+    copy_ids(&c, 3_000_000..3_001_000).await; // 00:50:00: within the hour, both kept
+    assert_eq!(segments(), ["seg-00000001.parquet", "seg-00000002.parquet"]);
+    copy_ids(&c, 18_000_000..18_001_000).await; // 05:00:00: the older two go
+    assert_eq!(segments(), ["seg-00000003.parquet"]);
+    server.kill();
+
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute("ALTER STREAM s RESET (retention)")
+        .await
+        .unwrap();
+    copy_ids(&c, 36_000_000..36_001_000).await; // 10:00:00: nothing is dropped now
+    assert_eq!(segments(), ["seg-00000003.parquet", "seg-00000004.parquet"]);
+    c.batch_execute("ALTER STREAM s SET (retention = '2 hours')")
+        .await
+        .unwrap();
+    assert_eq!(segments(), ["seg-00000004.parquet"]);
+    let catalog = std::fs::read_to_string(dir.path().join("catalog")).unwrap();
+    assert!(
+        catalog.contains("retention = '7200000000 microseconds'"),
+        "{catalog}"
+    );
+    server.kill();
+}

@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod expr;
+pub mod http;
 pub mod server;
 pub mod sql;
 pub mod table;

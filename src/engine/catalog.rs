@@ -164,6 +164,18 @@ pub(crate) struct RunningQuery {
     /// Why the query ended, when it failed: read by the subscription after the queued
     /// events, so an error is never lost behind a full queue.
     pub failure: Arc<Mutex<Option<Error>>>,
+    /// The result columns (for a tail's description).
+    pub columns: Vec<Column>,
+    /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
+    /// query's rows, sent without waiting; a tail that is full misses the event.
+    pub taps: Mutex<Vec<Tap>>,
+}
+
+/// One live tail of a query's rows.
+pub(crate) struct Tap {
+    pub tx: mpsc::Sender<Vec<Vec<Value>>>,
+    /// Slide events this tail missed because its buffer was full.
+    pub missed: Arc<AtomicU64>,
 }
 
 impl RunningQuery {
@@ -173,9 +185,11 @@ impl RunningQuery {
         self.close();
     }
 
-    /// Stop sending: the subscription drains what is queued, then ends.
+    /// Stop sending: the subscription drains what is queued, then ends (and so do the
+    /// live tails).
     pub fn close(&self) {
         self.tx.lock().take();
+        self.taps.lock().clear();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -445,6 +459,7 @@ async fn run_queries(
             });
             (r, exec.is_done())
         };
+        tap(&q, &out);
         let mut ok = true;
         let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
         if let Some(full) = full {
@@ -472,6 +487,27 @@ async fn run_queries(
 
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
+
+/// Copy the rows of `events` to `q`'s live tails. Never waits: a tail whose buffer is full
+/// misses these rows (counted for its reader), a closed one is dropped.
+fn tap(q: &RunningQuery, events: &[Event]) {
+    let mut taps = q.taps.lock();
+    if taps.is_empty() {
+        return;
+    }
+    for e in events {
+        if let Event::Rows(rows) = e {
+            taps.retain(|t| match t.tx.try_send(rows.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    t.missed.fetch_add(1, Ordering::Relaxed);
+                    true
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+        }
+    }
+}
 
 /// The system views and their columns.
 pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {

@@ -1286,11 +1286,8 @@ pub(crate) fn build_exec(
     let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
     let slack_us = query_slack_us(&q.windows, stream.slack_us);
     let limits = engine.limits();
-    let plan = plan_windows(
-        &q,
-        &windows,
-        eta.unwrap_or_else(|| stream.event_rate_per_sec()),
-    );
+    let eta = eta.unwrap_or_else(|| stream.event_rate_per_sec());
+    let plan = plan_windows(&q, &windows, eta);
     let tz = stream
         .ts_col
         .is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
@@ -1311,6 +1308,7 @@ pub(crate) fn build_exec(
         limits.live_tuples_max,
     )?;
     exec.set_slack(slack_us);
+    exec.set_planned_rate(eta);
     Ok(exec)
 }
 
@@ -1367,6 +1365,8 @@ pub(crate) async fn attach(
     let done = exec.is_done();
     let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {
+        columns: columns.clone(),
+        taps: parking_lot::Mutex::new(Vec::new()),
         failure: failure.clone(),
         id,
         text,

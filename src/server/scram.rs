@@ -98,6 +98,16 @@ impl Verifier {
         })
     }
 
+    /// Whether `password` is the one this verifier was derived from (for HTTP Basic
+    /// authentication, where the client sends the password itself). The derived StoredKey
+    /// is compared in constant time.
+    pub fn check_password(&self, password: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        let salted = salted_password(password, &self.salt, self.iterations);
+        let stored: [u8; 32] = Sha256::digest(hmac(&salted, b"Client Key")).into();
+        stored.ct_eq(&self.stored_key).into()
+    }
+
     /// A verifier nobody knows the password of (for unknown users).
     fn random() -> Verifier {
         Verifier {

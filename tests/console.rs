@@ -7,64 +7,12 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{exec, rows, table, wait_for_queries};
+use common::{exec, rows, start_with_console as start, table, wait_for_queries};
 use serde_json::{json, Value};
-use tcq::engine::{Config, Engine};
-use tcq::http::{Console, HttpOptions};
+use tcq::http::HttpOptions;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_postgres::{Client, NoTls};
-
-/// A server with its console: the PostgreSQL port and the console's port.
-struct Ports {
-    pg: u16,
-    http: u16,
-    metrics: u16,
-}
-
-/// Start an engine, its wire server, its console and a separate metrics listener on a
-/// thread of their own (as `common::start_server` does).
-fn start(options: HttpOptions) -> Ports {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_stack_size(8 << 20)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async move {
-            let engine = Engine::new(Config::default());
-            let pg = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let metrics = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(Ports {
-                pg: pg.local_addr().unwrap().port(),
-                http: http.local_addr().unwrap().port(),
-                metrics: metrics.local_addr().unwrap().port(),
-            })
-            .unwrap();
-            let server_options = tcq::server::ServerOptions {
-                passwords: options.passwords.clone(),
-            };
-            let console = Console::new(engine.clone(), options);
-            tokio::spawn(tcq::http::serve(
-                http,
-                console.clone(),
-                std::future::pending(),
-            ));
-            tokio::spawn(tcq::http::serve_metrics(
-                metrics,
-                console,
-                std::future::pending(),
-            ));
-            tcq::server::serve_with(pg, engine, server_options, std::future::pending())
-                .await
-                .unwrap();
-        });
-    });
-    rx.recv().expect("server start")
-}
 
 async fn connect(port: u16, application: &str) -> Client {
     let conn = format!(

@@ -154,7 +154,7 @@ function drawPlan(plan) {
     depth[n.name] = d;
     (layers[d] = layers[d] || []).push({ ...n, index: i });
   });
-  const W = 250, H = 84, GX = 30, GY = 64, PAD = 20;
+  const W = 270, H = 84, GX = 30, GY = 64, PAD = 20;
   const width = PAD * 2 + Math.max(...layers.map((l) => l.length)) * (W + GX) - GX;
   const height = PAD * 2 + layers.length * (H + GY) - GY;
   const pos = {};
@@ -245,7 +245,9 @@ function liveView(container) {
   const timeCol = () => columns.findIndex((c) => c.name === "wtime") >= 0
     ? columns.findIndex((c) => c.name === "wtime")
     : columns.findIndex((c) => c.type.startsWith("timestamp"));
-  const keyCols = () => columns.map((c, i) => i).filter((i) => columns[i].type === "text");
+  // Groups are told apart by their text columns, and by interval columns such as
+  // wrange(*), which tell the windows of a multi-window query apart.
+  const keyCols = () => columns.map((c, i) => i).filter((i) => ["text", "interval"].includes(columns[i].type));
   const groupOf = (r) => keyCols().map((i) => r[i]).join(" / ") || "all rows";
   const parseTime = (v) => Date.parse(String(v).replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00") + (/[zZ+-]\d\d(:\d\d)?$/.test(String(v)) ? "" : "Z"));
 
@@ -362,7 +364,7 @@ function tailPage(id) {
 
 function sqlPage() {
   const text = el("textarea", { id: "sql-text", spellcheck: "false" },
-    "SELECT origin, count(*), avg(delay), wtime(*)\nFROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes']\nGROUP BY origin");
+    "SELECT origin, count(*), avg(delay), wtime(*)\nFROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT 'epoch']\nGROUP BY origin");
   const out = el("div", { id: "sql-out" });
   let stop = null;
   const halt = () => { if (stop) stop(); stop = null; };

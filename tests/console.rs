@@ -604,3 +604,71 @@ fn tcqd_refuses_a_console_beyond_loopback_without_authentication() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_console_endpoint_is_bounded() {
+    let ports = start(HttpOptions {
+        stream_rows_max: 1,
+        streams_max: 1,
+        statement_timeout: Duration::from_millis(300),
+        ..HttpOptions::default()
+    });
+    let c = connect(ports.pg, "ingest").await;
+    exec(&c, CREATE).await;
+
+    // A FETCH that waits for rows that never come ends with the statement timeout.
+    let fetch = format!("BEGIN; DECLARE c CURSOR FOR {QUERY}; FETCH 1 FROM c");
+    let r = post(ports.http, "/api/sql", &json!({ "sql": fetch }).to_string()).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json(),
+        json!({"error": {"message": "canceling statement due to statement timeout (0.3 s in the console)", "sqlstate": "57014"}})
+    );
+    wait_until_no_queries(&c).await;
+
+    // One event stream at a time; the second is refused.
+    let path = format!(
+        "/api/sql/stream?sql={}",
+        QUERY
+            .replace(' ', "%20")
+            .replace('\'', "%27")
+            .replace(',', "%2C")
+    );
+    let mut events = Events::open(ports.http, &path).await;
+    events.expect("session").await;
+    events.expect("columns").await;
+    let refused = get(ports.http, &path).await;
+    assert_eq!(refused.status, 503);
+    assert_eq!(
+        refused.json(),
+        json!({"error": {"message": "the console has 1 live streams open already", "sqlstate": "53300"}})
+    );
+    // The row limit: two rows close at once, one is sent, then the stream ends.
+    wait_for_queries(&c, 1).await;
+    exec(&c, INSERT_FIRST).await;
+    assert_eq!(
+        events.expect("rows").await,
+        json!([["a", 2, 4, "2024-01-01 00:00:10"]])
+    );
+    assert_eq!(events.expect("limit").await, json!({"rows": 1}));
+    wait_until_no_queries(&c).await;
+
+    // Closing the page ends its statement (and frees its stream slot, a moment after the
+    // query is gone).
+    let mut tries = 0;
+    while get(ports.http, "/api/sql/stream?sql=SELECT%201")
+        .await
+        .status
+        == 503
+    {
+        tries += 1;
+        assert!(tries < 500, "the stream slot was not freed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut events = Events::open(ports.http, &path).await;
+    events.expect("session").await;
+    events.expect("columns").await;
+    wait_for_queries(&c, 1).await;
+    drop(events);
+    wait_until_no_queries(&c).await;
+}

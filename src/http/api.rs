@@ -192,9 +192,9 @@ pub(super) async fn sql(
     };
     let mut results = Vec::new();
     for stmt in &statements {
-        let outcome = match session.session.execute(stmt, &[]).await {
+        let outcome = match run(&console, &mut session, stmt).await {
             Ok(o) => o,
-            Err(e) => return engine_error(&e),
+            Err(response) => return response,
         };
         match outcome {
             Outcome::Command(tag) => results.push(json!({ "tag": tag })),
@@ -238,6 +238,27 @@ pub(super) async fn sql(
     Json(json!({ "results": results })).into_response()
 }
 
+/// Execute `stmt`; an error, or the end of `statement_timeout` (57014), is the response.
+async fn run(
+    console: &Console,
+    session: &mut ConsoleSession,
+    stmt: &crate::engine::Statement,
+) -> Result<Outcome, Response> {
+    let timeout = console.options.statement_timeout;
+    match tokio::time::timeout(timeout, session.session.execute(stmt, &[])).await {
+        Ok(Ok(outcome)) => Ok(outcome),
+        Ok(Err(e)) => Err(engine_error(&e)),
+        Err(_) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "canceling statement due to statement timeout ({} s in the console)",
+                timeout.as_secs_f64()
+            ),
+            Some("57014"),
+        )),
+    }
+}
+
 fn too_long(console: &Console) -> Response {
     error_response(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -275,7 +296,7 @@ pub(super) async fn explain(
             Some("42601"),
         );
     };
-    match session.session.execute(stmt, &[]).await {
+    match run(&console, &mut session, stmt).await {
         Ok(Outcome::Rows { rows, .. }) => match rows.first().and_then(|r| r.first()) {
             Some(Value::Text(plan)) if plan.starts_with('{') => (
                 [(header::CONTENT_TYPE, "application/json")],
@@ -289,6 +310,6 @@ pub(super) async fn explain(
             ),
         },
         Ok(_) => error_response(StatusCode::BAD_REQUEST, "EXPLAIN gave no plan".into(), None),
-        Err(e) => engine_error(&e),
+        Err(response) => response,
     }
 }

@@ -255,7 +255,13 @@ async fn run_statements(
     };
     for stmt in &statements {
         cs.cancel.running.store(true, Ordering::Release);
-        let outcome = cs.session.execute(stmt, &[]).await;
+        // A finite statement may wait too (FETCH for its rows): the page going away or a
+        // cancel ends the wait.
+        let outcome = tokio::select! {
+            outcome = cs.session.execute(stmt, &[]) => outcome,
+            () = cs.cancel.notify.notified() => Err(crate::Error::QueryCanceled),
+            () = tx.closed() => return,
+        };
         let result = match outcome {
             Ok(o) => deliver(&console, &cs, o, &tx, &mut sent).await,
             Err(e) => Err(Ok(e)),

@@ -306,3 +306,31 @@ pub(super) async fn metrics(State(console): State<Arc<Console>>) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_tuples_per_second_between_samples_and_forget_dropped_streams() {
+        let rates = Rates::default();
+        rates.sample(0, &[("a".into(), 100)]);
+        assert_eq!(rates.of("a"), (0.0, vec![]));
+        rates.sample(2_000_000, &[("a".into(), 1100), ("b".into(), 5)]);
+        assert_eq!(rates.of("a"), (500.0, vec![500.0]));
+        rates.sample(2_500_000, &[("a".into(), 1100), ("b".into(), 10)]);
+        assert_eq!(rates.of("a"), (0.0, vec![500.0, 0.0]));
+        assert_eq!(rates.of("b"), (10.0, vec![10.0]));
+        rates.sample(3_000_000, &[("b".into(), 10)]);
+        assert_eq!(rates.of("a"), (0.0, vec![]));
+        for i in 0..100 {
+            rates.sample(4_000_000 + i * 1_000_000, &[("b".into(), 10)]);
+        }
+        assert_eq!(rates.of("b").1.len(), RATE_SAMPLES);
+    }
+
+    #[test]
+    fn label_values_escape_what_the_format_requires() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

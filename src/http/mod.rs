@@ -70,6 +70,10 @@ pub struct HttpOptions {
     pub sql_bytes_max: usize,
     /// Event streams open at once over the whole console (503 beyond). Default 32.
     pub streams_max: usize,
+    /// How long one statement of `POST /api/sql` or `/api/explain` may run (a FETCH waits
+    /// for its rows, an INSERT for room in its stream's queue); beyond it the request ends
+    /// with 57014. Default 30 s.
+    pub statement_timeout: std::time::Duration,
 }
 
 impl Default for HttpOptions {
@@ -80,6 +84,7 @@ impl Default for HttpOptions {
             stream_rows_max: 1_000_000,
             sql_bytes_max: 256 << 10,
             streams_max: 32,
+            statement_timeout: std::time::Duration::from_secs(30),
         }
     }
 }

@@ -267,6 +267,17 @@ mod tests {
     }
 
     #[test]
+    fn check_password_accepts_the_password_and_nothing_else() {
+        let v = Verifier::from_password("pencil");
+        assert!(v.check_password("pencil"));
+        assert!(!v.check_password("pencil "));
+        assert!(!v.check_password(""));
+        // The same verifier read back from PostgreSQL's stored form.
+        let stored = Verifier::parse(&v.to_string()).unwrap();
+        assert!(stored.check_password("pencil"));
+    }
+
+    #[test]
     fn verifiers_round_trip_and_a_wrong_proof_fails() {
         let v = Verifier::from_password("secret");
         assert_eq!(Verifier::parse(&v.to_string()), Some(v.clone()));

@@ -52,7 +52,10 @@ async fn send(
     let mut stream = TcpStream::connect(("127.0.0.1", port))
         .await
         .expect("connect");
-    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n");
+    let mut req = format!("{method} {path} HTTP/1.0\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str("Host: 127.0.0.1\r\n");
+    }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -671,4 +674,69 @@ async fn every_console_endpoint_is_bounded() {
     wait_for_queries(&c, 1).await;
     drop(events);
     wait_until_no_queries(&c).await;
+}
+
+/// A page elsewhere must not run SQL through a user's console: requests a browser makes
+/// for another site, from another origin, or for a host name rebound to 127.0.0.1 are 403.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cross_site_requests_are_refused() {
+    let ports = start(HttpOptions::default());
+    let stream = "/api/sql/stream?sql=CREATE%20STREAM%20x%20(t%20timestamp)";
+    let origin = format!("http://127.0.0.1:{}", ports.http);
+    for (headers, why) in [
+        (
+            vec![("Sec-Fetch-Site", "cross-site")],
+            "a cross-site request",
+        ),
+        (vec![("Sec-Fetch-Site", "same-site")], "a same-site request"),
+        (
+            vec![("Origin", "http://evil.example")],
+            "a request from origin http://evil.example",
+        ),
+    ] {
+        let r = request(ports.http, "GET", stream, &headers, None).await;
+        assert_eq!(r.status, 403, "{headers:?}");
+        assert_eq!(r.body, format!("the console refuses {why}\n"));
+        let r = request(ports.http, "POST", "/api/queries/1/cancel", &headers, None).await;
+        assert_eq!(r.status, 403, "{headers:?}");
+    }
+    let r = request(
+        ports.http,
+        "GET",
+        "/",
+        &[("Host", "rebound.example:8080")],
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.body,
+        "the console refuses a request for host \"rebound.example:8080\" (without a password file, only addresses and localhost are served)\n"
+    );
+    // The console's own page: same origin.
+    let host = origin.strip_prefix("http://").unwrap();
+    let same = [
+        ("Sec-Fetch-Site", "same-origin"),
+        ("Origin", origin.as_str()),
+        ("Host", host),
+    ];
+    let r = request(
+        ports.http,
+        "POST",
+        "/api/sql",
+        &same,
+        Some(r#"{"sql":"SELECT 1"}"#),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = request(ports.http, "GET", "/", &[("Host", "localhost:8080")], None).await;
+    assert_eq!(r.status, 200);
+    // Nothing was created by the refused requests.
+    let r = post(
+        ports.http,
+        "/api/sql",
+        r#"{"sql":"SELECT count(*) FROM tcq_streams"}"#,
+    )
+    .await;
+    assert_eq!(r.json()["results"][0]["rows"], json!([[0]]));
 }

@@ -73,8 +73,8 @@ pub struct QueryInfo {
     pub id: u64,
     /// The statement's text.
     pub text: String,
-    /// The session that registered it (its backend id); `None` for a join or for EXPLAIN
-    /// ANALYZE's own run.
+    /// The session that registered it (its backend id); `None` for EXPLAIN ANALYZE's own
+    /// run.
     pub pid: Option<i32>,
     /// The streams it reads.
     pub streams: Vec<String>,
@@ -138,7 +138,7 @@ impl Engine {
         all.extend(self.catalog.joins.lock().values().map(|j| QueryInfo {
             id: j.id,
             text: j.text.clone(),
-            pid: None,
+            pid: j.pid,
             streams: j.streams.clone(),
             stats: j.exec.lock().stats().clone(),
             state: StateSummary::default(),
@@ -210,14 +210,12 @@ impl Engine {
     /// Cancel query `id` as `pg_cancel_backend` would cancel its session: the statement
     /// (or cursor) running it ends with 57014 on its connection.
     ///
-    /// `None`: no such query. `Some(false)`: the query has no session to signal (a join,
-    /// which a client cancels through its own connection) or the session had nothing
-    /// running.
+    /// `None`: no such query. `Some(false)`: the query has no session to signal (EXPLAIN
+    /// ANALYZE's own run) or the session had nothing running.
     pub fn cancel_query(&self, id: u64) -> Option<bool> {
         let pid = match self.catalog.queries.lock().get(&id) {
             Some((q, _)) => q.pid,
-            None if self.catalog.joins.lock().contains_key(&id) => None,
-            None => return None,
+            None => self.catalog.joins.lock().get(&id)?.pid,
         };
         match pid {
             Some(pid) => Some(self.catalog.backends.signal(pid, Signal::Cancel) == Some(true)),

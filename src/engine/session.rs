@@ -1331,7 +1331,7 @@ pub(crate) async fn register(
     pid: Option<i32>,
 ) -> Result<Subscription> {
     if matches!(q.source, Source::Join { .. }) {
-        return super::join::register(engine, q, params, overflow).await;
+        return super::join::register(engine, q, params, overflow, pid).await;
     }
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();

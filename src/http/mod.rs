@@ -18,6 +18,10 @@
 //!
 //! [`serve_metrics`] answers only `/metrics` and `/healthz` (`tcqd --metrics ADDR`).
 //!
+//! Every request needs HTTP Basic authentication when a password file is in force, and the
+//! console refuses requests a browser makes on behalf of another site (403), so a web page
+//! elsewhere cannot run SQL through a user's console.
+//!
 //! Design decision: the console runs SQL through an engine [`crate::engine::Session`] as a
 //! PostgreSQL connection does, registered among the backends, so `pg_cancel_backend` and
 //! `pg_stat_activity` see console sessions as they see wire sessions, and the console needs
@@ -168,6 +172,57 @@ impl Console {
     }
 }
 
+/// Why a request must be refused as coming from another site, if it must: the console
+/// runs SQL, so a page elsewhere must not make the user's browser call it (cross-site
+/// request forgery), nor reach it through a DNS name rebound to 127.0.0.1.
+///
+/// - `Sec-Fetch-Site` (sent by browsers), when present, must be `same-origin` or `none`;
+/// - `Origin`, when present, must be `http://` followed by the request's `Host`;
+/// - without a password file, `Host` must name the machine by address or as `localhost`.
+///
+/// Clients that are not browsers (curl, Prometheus, scripts) send neither of the first two
+/// headers and are not affected.
+fn cross_site(headers: &axum::http::HeaderMap, authenticated: bool) -> Option<String> {
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text(header::HeaderName::from_static("sec-fetch-site")) {
+        if site != "same-origin" && site != "none" {
+            return Some(format!("a {site} request"));
+        }
+    }
+    let host = text(header::HOST).unwrap_or("");
+    if let Some(origin) = text(header::ORIGIN) {
+        if origin.strip_prefix("http://") != Some(host) {
+            return Some(format!("a request from origin {origin}"));
+        }
+    }
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    let local = name == "localhost" || name.parse::<std::net::IpAddr>().is_ok();
+    if !authenticated && !local {
+        return Some(format!("a request for host {host:?} (without a password file, only addresses and localhost are served)"));
+    }
+    None
+}
+
+/// Refuse cross-site requests with 403 (see [`cross_site`]).
+async fn same_site_only(
+    State(console): State<Arc<Console>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authenticated = console.options.passwords.is_some();
+    match cross_site(request.headers(), authenticated) {
+        None => next.run(request).await,
+        Some(why) => (
+            StatusCode::FORBIDDEN,
+            format!("the console refuses {why}\n"),
+        )
+            .into_response(),
+    }
+}
+
 /// Refuse a request without valid credentials (when a password file is in force) with 401
 /// and a Basic challenge, so a browser asks for a user name and password.
 async fn require_auth(
@@ -207,6 +262,11 @@ fn console_router(console: Arc<Console>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             console.clone(),
             require_auth,
+        ))
+        // Outermost: a cross-site request is refused before anything else.
+        .layer(axum::middleware::from_fn_with_state(
+            console.clone(),
+            same_site_only,
         ))
         .with_state(console)
 }

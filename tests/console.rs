@@ -554,7 +554,7 @@ async fn the_sql_box_runs_finite_statements_and_explains_as_json() {
 async fn with_a_password_file_every_endpoint_needs_basic_authentication() {
     let mut passwords = HashMap::new();
     passwords.insert(
-        "tcq".to_string(),
+        "alice".to_string(),
         tcq::server::Verifier::from_password("secret"),
     );
     let ports = start(HttpOptions {
@@ -563,8 +563,8 @@ async fn with_a_password_file_every_endpoint_needs_basic_authentication() {
     });
     use base64::Engine as _;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    let right = format!("Basic {}", b64("tcq:secret"));
-    let wrong = format!("Basic {}", b64("tcq:guess"));
+    let right = format!("Basic {}", b64("alice:secret"));
+    let wrong = format!("Basic {}", b64("alice:guess"));
     let stranger = format!("Basic {}", b64("eve:secret"));
     for port in [ports.http, ports.metrics] {
         for path in ["/metrics", "/healthz"] {
@@ -590,6 +590,12 @@ async fn with_a_password_file_every_endpoint_needs_basic_authentication() {
         let r = request(ports.http, "GET", path, &[("Authorization", &right)], None).await;
         assert_eq!(r.status, 200, "{path}");
     }
+    // The console's session runs as the authenticated user.
+    let sql =
+        r#"{"sql":"SELECT usename FROM pg_stat_activity WHERE application_name = 'tcq console'"}"#;
+    let auth = [("Authorization", right.as_str())];
+    let r = request(ports.http, "POST", "/api/sql", &auth, Some(sql)).await;
+    assert_eq!(r.json()["results"][0]["rows"], json!([["alice"]]));
 }
 
 /// `tcqd --http` beyond loopback needs a password file or --insecure, as `--listen` does.

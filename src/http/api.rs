@@ -6,12 +6,12 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value as Json_};
 
 use super::live::ConsoleSession;
-use super::{engine_error, error_response, Console};
+use super::{engine_error, error_response, Console, User};
 use crate::engine::Outcome;
 use crate::types::{Column, Value};
 
@@ -180,12 +180,13 @@ pub(super) struct SqlBody {
 pub(super) async fn sql(
     State(console): State<Arc<Console>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(user): Extension<User>,
     Json(body): Json<SqlBody>,
 ) -> Response {
     if body.sql.len() > console.options.sql_bytes_max {
         return too_long(&console);
     }
-    let mut session = ConsoleSession::open(&console, peer);
+    let mut session = ConsoleSession::open(&console, &user, peer);
     let statements = match session.session.prepare(&body.sql) {
         Ok(s) => s,
         Err(e) => return engine_error(&e),
@@ -275,12 +276,13 @@ fn too_long(console: &Console) -> Response {
 pub(super) async fn explain(
     State(console): State<Arc<Console>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(user): Extension<User>,
     Json(body): Json<SqlBody>,
 ) -> Response {
     if body.sql.len() > console.options.sql_bytes_max {
         return too_long(&console);
     }
-    let mut session = ConsoleSession::open(&console, peer);
+    let mut session = ConsoleSession::open(&console, &user, peer);
     let text = format!(
         "EXPLAIN (FORMAT JSON) {}",
         body.sql.trim().trim_end_matches(';')

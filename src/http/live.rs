@@ -28,12 +28,13 @@ use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 
 use super::api::{columns_json, value_json};
-use super::{error_response, Console};
+use super::{error_response, Console, User};
 use crate::engine::backends::{BackendGuard, BackendInfo, Signal};
 use crate::engine::{Event, Outcome, Session};
 
@@ -60,13 +61,13 @@ struct CancelFlag {
 }
 
 impl ConsoleSession {
-    /// A new session for a request from `peer`, listed in `pg_stat_activity` with
-    /// application_name `tcq console`.
-    pub fn open(console: &Console, peer: SocketAddr) -> ConsoleSession {
+    /// A new session of `user` for a request from `peer`, listed in `pg_stat_activity`
+    /// with application_name `tcq console`.
+    pub fn open(console: &Console, user: &User, peer: SocketAddr) -> ConsoleSession {
         let engine = &console.engine;
         let pid = engine.backends().next_pid();
         let mut session = engine.session(pid);
-        session.set_identity("tcq", "tcq", Some("tcq console"));
+        session.set_identity(&user.0, "tcq", Some("tcq console"));
         let cancel = Arc::new(CancelFlag::default());
         let flag = cancel.clone();
         let signal = Box::new(move |_: Signal| {
@@ -80,7 +81,7 @@ impl ConsoleSession {
         });
         let info = BackendInfo {
             pid,
-            user: "tcq".into(),
+            user: user.0.clone(),
             database: "tcq".into(),
             application_name: "tcq console".into(),
             client_addr: peer.ip().to_string(),
@@ -104,9 +105,10 @@ pub(super) struct StreamParams {
 pub(super) async fn sql_stream(
     State(console): State<Arc<Console>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(user): Extension<User>,
     Query(params): Query<StreamParams>,
 ) -> Response {
-    stream_sql(console, peer, params.sql)
+    stream_sql(console, &user, peer, params.sql)
 }
 
 /// `GET /api/queries/{id}/tail`: registered query `id`'s rows from now on, as Server-Sent
@@ -197,7 +199,7 @@ fn sse_response(mut rx: mpsc::Receiver<SseEvent>) -> Response {
         .into_response()
 }
 
-fn stream_sql(console: Arc<Console>, peer: SocketAddr, sql: String) -> Response {
+fn stream_sql(console: Arc<Console>, user: &User, peer: SocketAddr, sql: String) -> Response {
     if sql.len() > console.options.sql_bytes_max {
         return error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -212,7 +214,7 @@ fn stream_sql(console: Arc<Console>, peer: SocketAddr, sql: String) -> Response 
         return streams_exhausted(&console);
     };
     let (tx, rx) = mpsc::channel::<SseEvent>(EVENTS_BUFFERED);
-    let session = ConsoleSession::open(&console, peer);
+    let session = ConsoleSession::open(&console, user, peer);
     tokio::spawn(async move {
         let _permit = permit;
         run_statements(console, session, sql, tx).await;

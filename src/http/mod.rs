@@ -110,6 +110,14 @@ pub struct Console {
 
 const VERIFIED_MAX: usize = 64;
 
+/// The user name of console sessions when no password file is in force.
+pub const DEFAULT_USER: &str = "tcq";
+
+/// The authenticated user of a request, put in its extensions by the authentication
+/// layer; console sessions run as this user.
+#[derive(Clone, Debug)]
+pub(crate) struct User(pub String);
+
 impl Console {
     /// The console over `engine`; starts the task that samples ingest rates once a second
     /// (needs a tokio runtime; it stops when the console is dropped).
@@ -131,44 +139,36 @@ impl Console {
         &self.engine
     }
 
-    /// Whether the `Authorization` header `value` names a user of the password file with
-    /// the right password (always true without a password file).
-    fn authorized(&self, value: Option<&HeaderValue>) -> bool {
+    /// The user the `Authorization` header `value` authenticates: a user of the password
+    /// file with the right password, or [`DEFAULT_USER`] without a password file; `None`
+    /// when the request must be refused.
+    fn authorized(&self, value: Option<&HeaderValue>) -> Option<String> {
         use base64::Engine as _;
         use sha2::Digest;
         let Some(passwords) = &self.options.passwords else {
-            return true;
+            return Some(DEFAULT_USER.to_string());
         };
-        let Some(encoded) = value
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Basic "))
-        else {
-            return false;
-        };
-        let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
-            return false;
-        };
-        let Ok(pair) = std::str::from_utf8(&decoded) else {
-            return false;
-        };
-        let Some((user, password)) = pair.split_once(':') else {
-            return false;
-        };
+        let encoded = value?.to_str().ok()?.strip_prefix("Basic ")?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .ok()?;
+        let (user, password) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
         let digest: [u8; 32] = sha2::Sha256::digest(&decoded).into();
         if self.verified.lock().contains(&digest) {
-            return true;
+            return Some(user.to_string());
         }
-        let ok = passwords
+        if !passwords
             .get(user)
-            .is_some_and(|v| v.check_password(password));
-        if ok {
-            let mut verified = self.verified.lock();
-            if verified.len() >= VERIFIED_MAX {
-                verified.clear();
-            }
-            verified.insert(digest);
+            .is_some_and(|v| v.check_password(password))
+        {
+            return None;
         }
-        ok
+        let mut verified = self.verified.lock();
+        if verified.len() >= VERIFIED_MAX {
+            verified.clear();
+        }
+        verified.insert(digest);
+        Some(user.to_string())
     }
 }
 
@@ -227,10 +227,11 @@ async fn same_site_only(
 /// and a Basic challenge, so a browser asks for a user name and password.
 async fn require_auth(
     State(console): State<Arc<Console>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    if console.authorized(request.headers().get(header::AUTHORIZATION)) {
+    if let Some(user) = console.authorized(request.headers().get(header::AUTHORIZATION)) {
+        request.extensions_mut().insert(User(user));
         return next.run(request).await;
     }
     (

@@ -746,3 +746,113 @@ async fn cross_site_requests_are_refused() {
     .await;
     assert_eq!(r.json()["results"][0]["rows"], json!([[0]]));
 }
+
+/// Start `tcqd` with `args`; the child and the stderr lines matching each of `wanted` (the
+/// text after it), in order of `wanted`.
+fn spawn_tcqd(args: &[&str], wanted: &[&str]) -> (std::process::Child, Vec<String>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start tcqd");
+    let stderr = child.stderr.take().unwrap();
+    let wanted: Vec<String> = wanted.iter().map(|s| s.to_string()).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = vec![None; wanted.len()];
+        let mut sent = false;
+        // Reads to the end, so the child never blocks on a full pipe.
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            for (i, w) in wanted.iter().enumerate() {
+                if let (None, Some(rest)) = (&found[i], line.split(w.as_str()).nth(1)) {
+                    found[i] = Some(rest.trim().to_string());
+                }
+            }
+            if !sent && found.iter().all(Option::is_some) {
+                let _ = tx.send(found.iter().flatten().cloned().collect::<Vec<_>>());
+                sent = true;
+            }
+        }
+    });
+    let found = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("tcqd reports its addresses");
+    (child, found)
+}
+
+/// The port of `http://127.0.0.1:PORT/...`.
+fn port_of(url: &str) -> u16 {
+    let rest = url.trim_start_matches("http://");
+    let hostport = rest.split('/').next().unwrap();
+    hostport.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// `tcqd --http ADDR --metrics ADDR` serves the console and a metrics listener, and SIGTERM
+/// still ends the process with 0 while a page holds an event stream open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcqd_serves_the_console_and_metrics_and_shuts_down_with_a_stream_open() {
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+    ];
+    let (mut child, found) = spawn_tcqd(&args, &["tcq console on ", "tcq metrics on "]);
+    let (http, metrics) = (port_of(&found[0]), port_of(&found[1]));
+    assert_eq!(get(http, "/healthz").await.body, "ok\n");
+    let m = get(metrics, "/metrics").await;
+    assert!(m.body.contains("\ntcq_streams 0\n"), "{}", m.body);
+    let mut events = Events::open(http, "/api/sql/stream?sql=SELECT%201").await;
+    events.expect("session").await;
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+/// `tcqd demo --serve` prints the console's address and serves it after the demo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_serve_prints_the_console_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("flights.csv");
+    std::fs::write(
+        &data,
+        "ts,delay,distance,origin,destination\n\
+         2001-01-01 00:01:00,33,2176,LAS,PHL\n\
+         2001-01-01 01:30:00,19,215,ATL,SAV\n",
+    )
+    .unwrap();
+    let args = [
+        "demo",
+        "--serve",
+        "--quiet",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--data",
+        data.to_str().unwrap(),
+    ];
+    let (mut child, found) = spawn_tcqd(&args, &["The web console is on "]);
+    let http = port_of(&found[0]);
+    let streams = get(http, "/api/streams").await.json();
+    assert_eq!(streams[0]["name"], "flights");
+    assert_eq!(
+        streams[0]["tuples"], 0,
+        "the stream is created anew after the demo"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -4,7 +4,8 @@
 //! Series (labels in braces):
 //! - `tcq_stream_tuples_total{stream}` (counter), `tcq_stream_ingest_rate{stream}` (gauge,
 //!   tuples per second over the last sampling second), `tcq_stream_late_tuples{stream}`;
-//! - `tcq_ingest_tuples_total`, `tcq_ingest_rate`: the same summed over streams;
+//! - `tcq_ingest_tuples_total`, `tcq_ingest_rate`: the same summed over the streams declared
+//!   now (gauges: a dropped stream takes its share with it);
 //! - per query, `tcq_query_rows_out_total`, `tcq_query_tuples_in_total`,
 //!   `tcq_query_late_tuples_total`, `tcq_query_slide_events_total` (counters), and
 //!   `tcq_query_open_instances`, `tcq_query_groups`, `tcq_query_state_bytes` (gauges), each
@@ -165,8 +166,8 @@ pub fn render(console: &Console) -> String {
     family(
         &mut out,
         "tcq_ingest_tuples_total",
-        "counter",
-        "Tuples accepted into every stream.",
+        "gauge",
+        "Tuples accepted into the streams declared now (a dropped stream takes its share with it).",
         &total(streams.iter().map(|s| s.tuples as f64).sum()),
     );
     family(

@@ -543,6 +543,10 @@ async fn the_sql_box_runs_finite_statements_and_explains_as_json() {
     let page = get(ports.http, "/").await;
     assert_eq!(page.status, 200);
     assert_eq!(page.headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(
+        page.headers["content-security-policy"],
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'"
+    );
     assert!(page.body.contains("<script src=\"/assets/console.js\">"));
     let js = get(ports.http, "/assets/console.js").await;
     assert_eq!(js.headers["content-type"], "text/javascript; charset=utf-8");

@@ -19,10 +19,19 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const CONSOLE_JS: &str = include_str!("assets/console.js");
 const CONSOLE_CSS: &str = include_str!("assets/console.css");
 
+/// The page's Content-Security-Policy: its own script and style only (no inline script),
+/// connections to itself only, and no framing by other pages (so no other site can overlay
+/// the Cancel buttons).
+const CSP: &str = "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+
 /// `GET /`: the console's page.
 pub(super) async fn index() -> Response {
     (
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CONTENT_SECURITY_POLICY, CSP),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
         INDEX_HTML,
     )
         .into_response()

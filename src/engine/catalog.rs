@@ -176,6 +176,10 @@ pub(crate) struct Tap {
     pub tx: mpsc::Sender<Vec<Vec<Value>>>,
     /// Slide events this tail missed because its buffer was full.
     pub missed: Arc<AtomicU64>,
+    /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
+    /// would take it past `bytes_max` is missed.
+    pub queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    pub bytes_max: usize,
 }
 
 impl RunningQuery {
@@ -489,7 +493,8 @@ async fn run_queries(
 pub(crate) const FIRST_OID: u32 = 16384;
 
 /// Copy the rows of `events` to `q`'s live tails. Never waits: a tail whose buffer is full
-/// misses these rows (counted for its reader), a closed one is dropped.
+/// (in events or in bytes) misses these rows (counted for its reader), a closed one is
+/// dropped.
 fn tap(q: &RunningQuery, events: &[Event]) {
     let mut taps = q.taps.lock();
     if taps.is_empty() {
@@ -497,13 +502,25 @@ fn tap(q: &RunningQuery, events: &[Event]) {
     }
     for e in events {
         if let Event::Rows(rows) = e {
-            taps.retain(|t| match t.tx.try_send(rows.clone()) {
-                Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(_)) => {
+            // The reader subtracts the bytes of the copy it receives: count the copy's.
+            let copy = rows.clone();
+            let bytes = super::outq::rows_bytes(&copy);
+            taps.retain(|t| {
+                if t.queued_bytes.load(Ordering::Acquire) + bytes > t.bytes_max {
                     t.missed.fetch_add(1, Ordering::Relaxed);
-                    true
+                    return !t.tx.is_closed();
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => false,
+                match t.tx.try_send(copy.clone()) {
+                    Ok(()) => {
+                        t.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
+                        true
+                    }
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        t.missed.fetch_add(1, Ordering::Relaxed);
+                        true
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => false,
+                }
             });
         }
     }

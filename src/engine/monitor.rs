@@ -7,7 +7,7 @@
 //! queues (as the system views do), so a console polling every second never waits behind
 //! ingest; a snapshot may lag the last accepted statement by one batch.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -22,20 +22,24 @@ pub const TAIL_EVENTS_BUFFERED: usize = 64;
 
 /// A live copy of a registered query's rows ([`Engine::tail_query`]). The query's own
 /// reader is unaffected: a tail never slows the query down, and a tail that falls more than
-/// [`TAIL_EVENTS_BUFFERED`] slide events behind misses events, counted in
-/// [`QueryTail::missed`]. Dropping it ends the tail.
+/// [`TAIL_EVENTS_BUFFERED`] slide events or `Limits::output_queue_bytes` of rows behind
+/// misses events, counted in [`QueryTail::missed`]. Dropping it ends the tail.
 pub struct QueryTail {
     /// The query's result columns.
     pub columns: Vec<Column>,
     rx: mpsc::Receiver<Vec<Vec<Value>>>,
     missed: Arc<AtomicU64>,
+    queued_bytes: Arc<AtomicUsize>,
 }
 
 impl QueryTail {
     /// The rows of the query's next slide event (or of a batch of pass-through tuples);
     /// `None` once the query has ended.
     pub async fn next(&mut self) -> Option<Vec<Vec<Value>>> {
-        self.rx.recv().await
+        let rows = self.rx.recv().await?;
+        self.queued_bytes
+            .fetch_sub(super::outq::rows_bytes(&rows), Ordering::AcqRel);
+        Some(rows)
     }
 
     /// Slide events missed so far because the tail's reader fell behind.
@@ -196,14 +200,18 @@ impl Engine {
             .map(|(q, _)| q.clone())?;
         let (tx, rx) = mpsc::channel(TAIL_EVENTS_BUFFERED);
         let missed = Arc::new(AtomicU64::new(0));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
         q.taps.lock().push(super::catalog::Tap {
             tx,
             missed: missed.clone(),
+            queued_bytes: queued_bytes.clone(),
+            bytes_max: self.limits().output_queue_bytes,
         });
         Some(QueryTail {
             columns: q.columns.clone(),
             rx,
             missed,
+            queued_bytes,
         })
     }
 

@@ -232,6 +232,10 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     if let Some(l) = &metrics_listener {
         check_exposure("serve metrics", l.local_addr()?, &args, auth)?;
     }
+    // Signals are caught from here on, so a SIGTERM sent once the addresses are printed
+    // shuts down gracefully.
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
     tracing::info!("tcq listening on {}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let when_stopped = move || {
@@ -264,8 +268,6 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
             when_stopped(),
         )));
     }
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
     let shutdown = async move {
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM received"),

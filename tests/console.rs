@@ -815,8 +815,15 @@ async fn tcqd_serves_the_console_and_metrics_and_shuts_down_with_a_stream_open()
     assert_eq!(get(http, "/healthz").await.body, "ok\n");
     let m = get(metrics, "/metrics").await;
     assert!(m.body.contains("\ntcq_streams 0\n"), "{}", m.body);
-    let mut events = Events::open(http, "/api/sql/stream?sql=SELECT%201").await;
+    // A continuous query streams (it waits for tuples that never come) when SIGTERM arrives.
+    let path = "/api/sql/stream?sql=CREATE%20STREAM%20x%20(t%20timestamp);%20SELECT%20*%20FROM%20x";
+    let mut events = Events::open(http, path).await;
     events.expect("session").await;
+    assert_eq!(
+        events.expect("complete").await,
+        json!({"tag": "CREATE STREAM"})
+    );
+    events.expect("columns").await;
     // SAFETY: kill has no memory preconditions; the pid is our child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = tokio::task::spawn_blocking(move || child.wait())

@@ -177,7 +177,7 @@ pub(crate) struct Tap {
     /// Slide events this tail missed because its buffer was full.
     pub missed: Arc<AtomicU64>,
     /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
-    /// would take it past `bytes_max` is missed.
+    /// would take it past `bytes_max` is missed, unless nothing is queued.
     pub queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
     pub bytes_max: usize,
 }
@@ -506,7 +506,10 @@ fn tap(q: &RunningQuery, events: &[Event]) {
             let copy = rows.clone();
             let bytes = super::outq::rows_bytes(&copy);
             taps.retain(|t| {
-                if t.queued_bytes.load(Ordering::Acquire) + bytes > t.bytes_max {
+                // An event larger than the bound still goes to a tail that has taken
+                // everything, as the output queue lets one through to an empty queue.
+                let queued = t.queued_bytes.load(Ordering::Acquire);
+                if queued > 0 && queued + bytes > t.bytes_max {
                     t.missed.fetch_add(1, Ordering::Relaxed);
                     return !t.tx.is_closed();
                 }

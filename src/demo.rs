@@ -77,9 +77,13 @@ pub const CONNECTIONS_QUERY: &str = "SELECT a.destination AS hub, count(*), wtim
 #[derive(clap::Parser, Debug, Clone)]
 #[command(about = "Replay a month of US flights through a continuous query")]
 pub struct DemoArgs {
-    /// Keep serving after the demo so that psql and other clients can connect.
+    /// Keep serving after the demo so that psql and other clients can connect, with the
+    /// web console running during the demo and after it.
     #[arg(long)]
     pub serve: bool,
+    /// The web console's address with --serve (if it is taken, a free port is used).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub http: SocketAddr,
     /// Address to serve on. If it is taken and --serve is not given, a free port is used.
     #[arg(long, default_value = "127.0.0.1:5433")]
     pub listen: SocketAddr,
@@ -110,6 +114,7 @@ impl Default for DemoArgs {
     fn default() -> Self {
         DemoArgs {
             serve: false,
+            http: SocketAddr::from(([127, 0, 0, 1], 8080)),
             listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
             quiet: false,
             rows: None,
@@ -152,8 +157,15 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
         load_started.elapsed()
     );
 
-    let (addr, server) = start_server(args.listen, args.serve).await?;
+    let (addr, engine, server) = start_server(args.listen, args.serve).await?;
     eprintln!("tcq serving on {addr}");
+    let console = if args.serve {
+        let url = start_console(args.http, engine).await?;
+        eprintln!("tcq console on {url}");
+        Some(url)
+    } else {
+        None
+    };
     let ingest = connect(addr, "tcq-demo-ingest").await?;
     ingest.batch_execute(CREATE_STREAM).await?;
     let reader = connect(addr, "tcq-demo-query").await?;
@@ -190,9 +202,10 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
     if args.serve {
         ingest.batch_execute(CREATE_STREAM).await?;
         eprintln!(
-            "serving on {addr} with an empty `flights` stream; try\n  psql -h {} -p {}\nCtrl-C stops.",
+            "serving on {addr} with an empty `flights` stream; try\n  psql -h {} -p {}\nThe web console is on {}\nCtrl-C stops.",
             addr.ip(),
-            addr.port()
+            addr.port(),
+            console.as_deref().unwrap_or("-")
         );
         tokio::select! {
             r = server => r??,
@@ -203,10 +216,36 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
 }
 
 /// Bind the listener and spawn the server on it.
-async fn start_server(
+/// The server's address, its engine and its task.
+type Started = (
+    SocketAddr,
+    std::sync::Arc<crate::engine::Engine>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+);
+
+/// Start the web console over `engine` on `listen` (a free port if it is taken); its URL.
+async fn start_console(
     listen: SocketAddr,
-    must_bind: bool,
-) -> Result<(SocketAddr, tokio::task::JoinHandle<std::io::Result<()>>), BoxError> {
+    engine: std::sync::Arc<crate::engine::Engine>,
+) -> Result<String, BoxError> {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("{listen} is not available for the console ({e}); using a free port");
+            tokio::net::TcpListener::bind(SocketAddr::new(listen.ip(), 0)).await?
+        }
+    };
+    let url = format!("http://{}/", listener.local_addr()?);
+    let console = crate::http::Console::new(engine, crate::http::HttpOptions::default());
+    tokio::spawn(crate::http::serve(
+        listener,
+        console,
+        std::future::pending(),
+    ));
+    Ok(url)
+}
+
+async fn start_server(listen: SocketAddr, must_bind: bool) -> Result<Started, BoxError> {
     let listener = match tokio::net::TcpListener::bind(listen).await {
         Ok(l) => l,
         Err(e) if !must_bind => {
@@ -217,7 +256,8 @@ async fn start_server(
     };
     let addr = listener.local_addr()?;
     let engine = crate::engine::Engine::new(crate::engine::Config::default());
-    Ok((addr, tokio::spawn(crate::server::serve(listener, engine))))
+    let server = tokio::spawn(crate::server::serve(listener, engine.clone()));
+    Ok((addr, engine, server))
 }
 
 /// Connect over TCP and drive the connection on its own task.

@@ -8,7 +8,8 @@
 //! The modules follow the pipeline: [`sql`] turns text into a [`sql::Plan`]; [`wcg`] turns a
 //! set of windows into a shared plan; [`exec`] runs it over batches of tuples; [`engine`]
 //! ties catalog, sessions and execution together; [`table`] stores tables' rows; `server`
-//! speaks the wire protocol and calls only [`engine`].
+//! speaks the wire protocol and calls only [`engine`]; [`http`] serves the web console and
+//! `/metrics` over the same public surface.
 
 #![deny(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod expr;
+pub mod http;
 pub mod server;
 pub mod sql;
 pub mod table;

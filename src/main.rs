@@ -4,7 +4,8 @@
 //! picks another address. Logging goes to stderr, filtered by `--log-level` (or `RUST_LOG`;
 //! default `info`: connections, failed statements, slow clients). SIGTERM or SIGINT shuts
 //! the server down: every client gets FATAL 57P01, open COPYs are aborted, and the process
-//! exits 0.
+//! exits 0. The web console listens on 127.0.0.1:8080 (`--http ADDR`, `--http off`), and
+//! `--metrics ADDR` serves `/metrics` on a listener of its own.
 //!
 //! State lives in `--data-dir` (default `./tcq-data`, created on first use): the catalog
 //! of streams and the tuples of archived streams (see `tcq::engine::archive`). A second
@@ -37,9 +38,17 @@ struct ServeArgs {
     /// or `user:SCRAM-SHA-256$...` per line). Without it every user is trusted.
     #[arg(long)]
     password_file: Option<std::path::PathBuf>,
-    /// Allow listening beyond loopback without a password file.
+    /// Allow listening beyond loopback without a password file (for --listen, --http and
+    /// --metrics alike).
     #[arg(long)]
     insecure: bool,
+    /// Address of the web console (and its /metrics, /healthz), or `off`. Default
+    /// 127.0.0.1:8080; when that default is taken, tcqd runs without a console and says so.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Also serve /metrics (Prometheus text format) and /healthz on this address.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
     /// Client connections open at once (53300 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().connections_max)]
     max_connections: usize,
@@ -178,6 +187,52 @@ async fn run() -> std::process::ExitCode {
     }
 }
 
+/// The console's default address (`--http` not given).
+const HTTP_DEFAULT: &str = "127.0.0.1:8080";
+
+/// Refuse `local` beyond loopback without authentication, unless `--insecure`.
+fn check_exposure(
+    what: &str,
+    local: std::net::SocketAddr,
+    args: &ServeArgs,
+    auth: bool,
+) -> std::io::Result<()> {
+    if !local.ip().is_loopback() && !auth && !args.insecure {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to {what} on {local} without authentication: give --password-file, or --insecure to trust every client"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Bind `addr` for `what`, naming the address when it cannot.
+async fn bind(what: &str, addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot {what} on {addr}: {e}")))
+}
+
+/// The console's listener: `--http ADDR`, none for `--http off`, and for the default
+/// address none (with a warning) when it is taken.
+async fn bind_console(args: &ServeArgs) -> std::io::Result<Option<tokio::net::TcpListener>> {
+    match args.http.as_deref() {
+        Some("off") => Ok(None),
+        Some(addr) => bind("serve the console", addr).await.map(Some),
+        None => match tokio::net::TcpListener::bind(HTTP_DEFAULT).await {
+            Ok(l) => Ok(Some(l)),
+            Err(e) => {
+                tracing::warn!(
+                    "no web console: cannot listen on {HTTP_DEFAULT} ({e}); give --http ADDR or --http off"
+                );
+                Ok(None)
+            }
+        },
+    }
+}
+
 /// Serve until SIGTERM or SIGINT, then shut down as PostgreSQL's fast shutdown does
 /// (clients get 57P01, open COPYs are aborted) and exit 0.
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
@@ -188,28 +243,67 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     }
     let (config, storage) = args.config();
     let engine = tcq::engine::Engine::open(config, storage).map_err(std::io::Error::other)?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
-        .await
-        .map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot listen on {}: {e}", args.listen))
-        })?;
-    let local = listener.local_addr()?;
-    if !local.ip().is_loopback() && options.passwords.is_none() && !args.insecure {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "refusing to listen on {local} without authentication: give --password-file, or --insecure to trust every client"
-            ),
-        ));
+    let auth = options.passwords.is_some();
+    let listener = bind("listen", &args.listen).await?;
+    check_exposure("listen", listener.local_addr()?, &args, auth)?;
+    let console_listener = bind_console(&args).await?;
+    if let Some(l) = &console_listener {
+        check_exposure("serve the console", l.local_addr()?, &args, auth)?;
     }
-    tracing::info!("tcq listening on {}", listener.local_addr()?);
+    let metrics_listener = match &args.metrics {
+        Some(addr) => Some(bind("serve metrics", addr).await?),
+        None => None,
+    };
+    if let Some(l) = &metrics_listener {
+        check_exposure("serve metrics", l.local_addr()?, &args, auth)?;
+    }
+    // Signals are caught from here on, so a SIGTERM sent once the addresses are printed
+    // shuts down gracefully.
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
+    tracing::info!("tcq listening on {}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let when_stopped = move || {
+        let mut rx = stopped.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let console = tcq::http::Console::new(
+        engine.clone(),
+        tcq::http::HttpOptions {
+            passwords: options.passwords.clone(),
+            ..Default::default()
+        },
+    );
+    let mut http_tasks = Vec::new();
+    if let Some(l) = console_listener {
+        tracing::info!("tcq console on http://{}/", l.local_addr()?);
+        http_tasks.push(tokio::spawn(tcq::http::serve(
+            l,
+            console.clone(),
+            when_stopped(),
+        )));
+    }
+    if let Some(l) = metrics_listener {
+        tracing::info!("tcq metrics on http://{}/metrics", l.local_addr()?);
+        http_tasks.push(tokio::spawn(tcq::http::serve_metrics(
+            l,
+            console,
+            when_stopped(),
+        )));
+    }
     let shutdown = async move {
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM received"),
             _ = int.recv() => tracing::info!("SIGINT received"),
         }
+        stop.send_replace(true);
     };
-    tcq::server::serve_with(listener, engine, options, shutdown).await
+    let result = tcq::server::serve_with(listener, engine, options, shutdown).await;
+    for task in http_tasks {
+        // A console that cannot finish within the server's own shutdown is not waited for.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    }
+    result
 }

@@ -72,9 +72,20 @@ impl Backend {
 }
 
 /// The registry of connected sessions.
-#[derive(Default)]
 pub struct Backends {
     map: Arc<Mutex<HashMap<i32, Arc<Backend>>>>,
+    /// The next backend id; wire connections and console sessions draw from the same
+    /// counter, so ids never collide.
+    next_pid: std::sync::atomic::AtomicI32,
+}
+
+impl Default for Backends {
+    fn default() -> Self {
+        Backends {
+            map: Arc::default(),
+            next_pid: std::sync::atomic::AtomicI32::new(1000),
+        }
+    }
 }
 
 /// Unregisters a backend when dropped.
@@ -106,6 +117,12 @@ pub struct BackendInfo {
 }
 
 impl Backends {
+    /// A fresh backend id (from 1000 on) for a new session.
+    pub fn next_pid(&self) -> i32 {
+        self.next_pid
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Register a connected session; it stays listed until the guard drops.
     pub fn register(&self, info: BackendInfo, signal: SignalFn) -> (Arc<Backend>, BackendGuard) {
         let backend = Arc::new(Backend {

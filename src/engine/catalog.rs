@@ -236,6 +236,22 @@ pub(crate) struct RunningQuery {
     /// Archived tuples replayed so far, and whether the replay is over (`None`: the query
     /// does not back-fill).
     pub backfill: Mutex<Option<(u64, bool)>>,
+    /// The result columns (for a tail's description).
+    pub columns: Vec<Column>,
+    /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
+    /// query's rows, sent without waiting; a tail that is full misses the event.
+    pub taps: Mutex<Vec<Tap>>,
+}
+
+/// One live tail of a query's rows.
+pub(crate) struct Tap {
+    pub tx: mpsc::Sender<Vec<Vec<Value>>>,
+    /// Slide events this tail missed because its buffer was full.
+    pub missed: Arc<AtomicU64>,
+    /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
+    /// would take it past `bytes_max` is missed, unless nothing is queued.
+    pub queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    pub bytes_max: usize,
 }
 
 impl RunningQuery {
@@ -245,9 +261,11 @@ impl RunningQuery {
         self.close();
     }
 
-    /// Stop sending: the subscription drains what is queued, then ends.
+    /// Stop sending: the subscription drains what is queued, then ends (and so do the
+    /// live tails).
     pub fn close(&self) {
         self.tx.lock().take();
+        self.taps.lock().clear();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -625,6 +643,7 @@ async fn run_query(
             });
             (r, exec.is_done())
         };
+        tap(&q, &out);
         let mut ok = true;
         let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
         if let Some(full) = full {
@@ -653,6 +672,43 @@ async fn run_query(
 
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
+
+/// Copy the rows of `events` to `q`'s live tails. Never waits: a tail whose buffer is full
+/// (in events or in bytes) misses these rows (counted for its reader), a closed one is
+/// dropped.
+fn tap(q: &RunningQuery, events: &[Event]) {
+    let mut taps = q.taps.lock();
+    if taps.is_empty() {
+        return;
+    }
+    for e in events {
+        if let Event::Rows(rows) = e {
+            // The reader subtracts the bytes of the copy it receives: count the copy's.
+            let copy = rows.clone();
+            let bytes = super::outq::rows_bytes(&copy);
+            taps.retain(|t| {
+                // An event larger than the bound still goes to a tail that has taken
+                // everything, as the output queue lets one through to an empty queue.
+                let queued = t.queued_bytes.load(Ordering::Acquire);
+                if queued > 0 && queued + bytes > t.bytes_max {
+                    t.missed.fetch_add(1, Ordering::Relaxed);
+                    return !t.tx.is_closed();
+                }
+                match t.tx.try_send(copy.clone()) {
+                    Ok(()) => {
+                        t.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
+                        true
+                    }
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        t.missed.fetch_add(1, Ordering::Relaxed);
+                        true
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => false,
+                }
+            });
+        }
+    }
+}
 
 /// The system views and their columns.
 pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {

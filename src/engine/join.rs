@@ -59,6 +59,8 @@ pub(crate) struct JoinFeed {
 pub(crate) struct JoinQuery {
     pub id: u64,
     pub text: String,
+    /// The session that registered it (`pg_cancel_backend` of it cancels the join).
+    pub pid: Option<i32>,
     /// The join's distinct streams, by name, in the order of [`JoinExec::stream_times`].
     pub streams: Vec<String>,
     /// The stored tables a stream-table join reads at each slide event.
@@ -284,6 +286,7 @@ pub(crate) async fn register(
     q: Query,
     params: &[Value],
     overflow: super::Overflow,
+    pid: Option<i32>,
 ) -> Result<Subscription> {
     let columns = q.columns.clone();
     let text = q.text.clone();
@@ -311,6 +314,7 @@ pub(crate) async fn register(
     let query = Arc::new(JoinQuery {
         id,
         text,
+        pid,
         streams: streams.iter().map(|s| s.name.clone()).collect(),
         tables,
         exec: Mutex::new(exec),

@@ -27,6 +27,7 @@ mod copy;
 pub mod copy_binary;
 mod explain;
 mod join;
+pub mod monitor;
 mod outq;
 mod pg_catalog;
 mod segment;

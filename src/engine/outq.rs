@@ -99,23 +99,27 @@ pub(crate) fn output_queue(bytes_max: usize, overflow: Overflow) -> (OutSender, 
 
 /// Approximate heap bytes an event holds (values inline, text beyond its inline size).
 pub(crate) fn event_bytes(ev: &Result<Event>) -> usize {
-    const VEC: usize = std::mem::size_of::<Vec<Value>>();
     match ev {
-        Ok(Event::Rows(rows)) => rows
-            .iter()
-            .map(|r| {
-                VEC + r.capacity() * std::mem::size_of::<Value>()
-                    + r.iter()
-                        .map(|v| match v {
-                            Value::Text(s) if s.is_heap_allocated() => s.capacity(),
-                            _ => 0,
-                        })
-                        .sum::<usize>()
-            })
-            .sum(),
+        Ok(Event::Rows(rows)) => rows_bytes(rows),
         Ok(Event::Notice(s)) => s.len(),
         Err(_) => 64,
     }
+}
+
+/// Approximate heap bytes of rows (values inline, text beyond its inline size).
+pub(crate) fn rows_bytes(rows: &[Vec<Value>]) -> usize {
+    const VEC: usize = std::mem::size_of::<Vec<Value>>();
+    rows.iter()
+        .map(|r| {
+            VEC + r.capacity() * std::mem::size_of::<Value>()
+                + r.iter()
+                    .map(|v| match v {
+                        Value::Text(s) if s.is_heap_allocated() => s.capacity(),
+                        _ => 0,
+                    })
+                    .sum::<usize>()
+        })
+        .sum()
 }
 
 impl OutSender {

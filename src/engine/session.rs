@@ -1319,11 +1319,8 @@ pub(crate) fn build_exec(
     let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
     let slack_us = query_slack_us(&q.windows, stream.slack_us);
     let limits = engine.limits();
-    let plan = plan_windows(
-        &q,
-        &windows,
-        eta.unwrap_or_else(|| stream.event_rate_per_sec()),
-    );
+    let eta = eta.unwrap_or_else(|| stream.event_rate_per_sec());
+    let plan = plan_windows(&q, &windows, eta);
     let tz = stream
         .ts_col
         .is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
@@ -1344,6 +1341,7 @@ pub(crate) fn build_exec(
         limits.live_tuples_max,
     )?;
     exec.set_slack(slack_us);
+    exec.set_planned_rate(eta);
     Ok(exec)
 }
 
@@ -1488,7 +1486,7 @@ pub(crate) async fn register(
     pid: Option<i32>,
 ) -> Result<Subscription> {
     if matches!(q.source, Source::Join { .. }) {
-        return super::join::register(engine, q, params, overflow).await;
+        return super::join::register(engine, q, params, overflow, pid).await;
     }
     let (stream, windows) = resolve(engine, &q)?;
     let columns = q.columns.clone();
@@ -1531,6 +1529,8 @@ pub(crate) async fn attach(
     let done = exec.is_done();
     let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {
+        columns: columns.clone(),
+        taps: parking_lot::Mutex::new(Vec::new()),
         failure: failure.clone(),
         id,
         text,

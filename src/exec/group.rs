@@ -75,6 +75,14 @@ impl GroupDict {
         }
     }
 
+    /// Bytes the dictionary's vectors and index hold (capacity, not the heap behind text
+    /// keys): an estimate for the console and `/metrics`.
+    pub fn heap_bytes(&self) -> usize {
+        self.hashes.capacity() * 8
+            + self.keys.capacity() * std::mem::size_of::<Value>()
+            + self.index.capacity() * 4
+    }
+
     /// Number of ids handed out.
     pub fn len(&self) -> usize {
         self.hashes.len()
@@ -145,6 +153,15 @@ impl GroupTable {
     /// An empty table.
     pub fn new() -> GroupTable {
         GroupTable::default()
+    }
+
+    /// Bytes the table's vectors hold (capacity, not the heap behind DISTINCT sets or
+    /// numerics): an estimate for the console and `/metrics`.
+    pub fn heap_bytes(&self) -> usize {
+        self.dense.capacity() * 4
+            + self.sparse.capacity() * 8
+            + self.gids.capacity() * 4
+            + self.accs.capacity() * std::mem::size_of::<Acc>()
     }
 
     /// Number of groups.

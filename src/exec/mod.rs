@@ -24,7 +24,7 @@ pub mod table_join;
 pub mod windowed;
 
 pub use join::{JoinExec, JoinInputPlan};
-pub use query::{plan_windows, QueryExec, QueryStats, RowBatch};
+pub use query::{plan_windows, QueryExec, QueryStats, RowBatch, StateSummary};
 pub use windowed::{ExecLimits, WorkCounters};
 
 use crate::types::Value;

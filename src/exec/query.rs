@@ -92,8 +92,24 @@ pub struct QueryStats {
     pub late_tuples: u64,
     /// Current time, once defined.
     pub now_us: Option<i64>,
+    /// The query's first current time: `now_us - started_us` is the stream time its work
+    /// counters cover.
+    pub started_us: Option<i64>,
     /// Slide events emitted.
     pub slide_events: u64,
+}
+
+/// What a query holds between slide events ([`QueryExec::state`]), for the console and
+/// `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateSummary {
+    /// Window instances open now, over every plan node (factor windows included).
+    pub open_instances: usize,
+    /// Group keys the query holds ids for.
+    pub groups: usize,
+    /// Bytes of partial states, group keys and buffered tuples, estimated from vector
+    /// capacities (text behind keys and DISTINCT sets are not counted).
+    pub state_bytes: usize,
 }
 
 enum Mode {
@@ -139,6 +155,9 @@ pub struct QueryExec {
     fast_projection: Option<Vec<FastItem>>,
     /// SLACK: the query's current time is the highest timestamp consumed minus this.
     slack_us: i64,
+    /// The event rate (events per second) `plan` was chosen for, when known: the console
+    /// re-derives the optimizer's report for the plan from it.
+    planned_rate_per_sec: Option<f64>,
 }
 
 /// A context with `now()` fixed at the query's registration (no clock read per tuple).
@@ -240,6 +259,7 @@ impl QueryExec {
             any_in_window: false,
             notice_sent: false,
             slack_us: 0,
+            planned_rate_per_sec: None,
         })
     }
 
@@ -253,6 +273,21 @@ impl QueryExec {
     /// The plan the query runs along.
     pub fn plan(&self) -> &SharedPlan {
         &self.plan
+    }
+
+    /// Record the event rate (events per second) the plan was chosen for.
+    pub fn set_planned_rate(&mut self, eta_per_sec: f64) {
+        self.planned_rate_per_sec = Some(eta_per_sec);
+    }
+
+    /// The event rate the plan was chosen for, if recorded ([`QueryExec::set_planned_rate`]).
+    pub fn planned_rate(&self) -> Option<f64> {
+        self.planned_rate_per_sec
+    }
+
+    /// The query's windows, START AT resolved, in the order of its window clauses.
+    pub fn windows(&self) -> &[Window] {
+        &self.windows
     }
 
     /// The coverage relation the query's aggregates allow (paper Theorems 5 and 6).
@@ -270,6 +305,31 @@ impl QueryExec {
         match &self.mode {
             Mode::Agg(a) => Some(&a.windows.counters),
             _ => None,
+        }
+    }
+
+    /// The state the query holds now: open instances, groups and an estimate of its bytes.
+    pub fn state(&self) -> StateSummary {
+        match &self.mode {
+            Mode::Agg(a) => StateSummary {
+                open_instances: a.windows.open_instances(),
+                groups: a.windows.dict().len(),
+                state_bytes: a.windows.state_bytes(),
+            },
+            Mode::Live(l) => StateSummary {
+                open_instances: l.windows.open_instances(),
+                groups: 0,
+                state_bytes: l
+                    .buffers
+                    .iter()
+                    .map(|b| {
+                        b.iter()
+                            .map(|(_, row)| 8 + row.capacity() * std::mem::size_of::<Value>())
+                            .sum::<usize>()
+                    })
+                    .sum(),
+            },
+            Mode::Pass => StateSummary::default(),
         }
     }
 
@@ -493,6 +553,7 @@ impl QueryExec {
 
     fn advance(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
         self.stats.now_us = Some(t_us);
+        self.stats.started_us.get_or_insert(t_us);
         let mut events: Vec<(i64, Vec<ClosedInstance>)> = Vec::new();
         let skipped = match &mut self.mode {
             Mode::Pass => return Ok(()),

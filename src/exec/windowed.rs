@@ -476,6 +476,23 @@ impl SharedWindows {
         j_min > j_max || j_max < self.nodes[p].base_m as i128
     }
 
+    /// Instances open now, over every plan node (factor windows included).
+    pub fn open_instances(&self) -> usize {
+        self.nodes.iter().map(|n| n.open.len()).sum()
+    }
+
+    /// Bytes the open instances' partial states and the group dictionary hold, estimated
+    /// from their vectors' capacity (see [`GroupTable::heap_bytes`]).
+    pub fn state_bytes(&self) -> usize {
+        let tables: usize = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.open.iter())
+            .map(GroupTable::heap_bytes)
+            .sum();
+        tables + self.dict.heap_bytes()
+    }
+
     /// Whether a tuple at `t_us` falls in an instance of some user window that is still
     /// open (used by windowed queries without aggregates to decide what to buffer).
     pub fn holds_open_instance(&self, t_us: i64) -> bool {

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -258,7 +258,6 @@ pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
 pub(crate) struct Handler {
     engine: Arc<Engine>,
     manager: Arc<ConnectionManager>,
-    next_pid: AtomicI32,
     /// Connections open now (`connections_max` is checked at start-up).
     connections: AtomicUsize,
     /// Turns `true` when the server shuts down; every connection watches it.
@@ -274,7 +273,6 @@ impl Handler {
         Handler {
             engine,
             manager: Arc::new(ConnectionManager::new()),
-            next_pid: AtomicI32::new(1000),
             connections: AtomicUsize::new(0),
             shutdown: watch::channel(false).0,
             passwords: options.passwords,

@@ -98,6 +98,16 @@ impl Verifier {
         })
     }
 
+    /// Whether `password` is the one this verifier was derived from (for HTTP Basic
+    /// authentication, where the client sends the password itself). The derived StoredKey
+    /// is compared in constant time.
+    pub fn check_password(&self, password: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        let salted = salted_password(password, &self.salt, self.iterations);
+        let stored: [u8; 32] = Sha256::digest(hmac(&salted, b"Client Key")).into();
+        stored.ct_eq(&self.stored_key).into()
+    }
+
     /// A verifier nobody knows the password of (for unknown users).
     fn random() -> Verifier {
         Verifier {
@@ -254,6 +264,17 @@ mod tests {
             ex.finish(final_msg.as_bytes()).unwrap(),
             "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
         );
+    }
+
+    #[test]
+    fn check_password_accepts_the_password_and_nothing_else() {
+        let v = Verifier::from_password("pencil");
+        assert!(v.check_password("pencil"));
+        assert!(!v.check_password("pencil "));
+        assert!(!v.check_password(""));
+        // The same verifier read back from PostgreSQL's stored form.
+        let stored = Verifier::parse(&v.to_string()).unwrap();
+        assert!(stored.check_password("pencil"));
     }
 
     #[test]

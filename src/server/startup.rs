@@ -217,7 +217,7 @@ impl Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        let pid = self.engine.backends().next_pid();
         let secret = match client.protocol_version() {
             ProtocolVersion::PROTOCOL3_0 => SecretKey::I32(random_u64(pid as u64) as i32),
             _ => {

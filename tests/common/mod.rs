@@ -136,3 +136,53 @@ pub fn table(v: &[&[&str]]) -> Vec<Vec<String>> {
         .map(|r| r.iter().map(|s| s.to_string()).collect())
         .collect()
 }
+
+/// The ports of a server started with [`start_with_console`].
+pub struct ConsolePorts {
+    /// The PostgreSQL listener.
+    pub pg: u16,
+    /// The web console.
+    pub http: u16,
+    /// The separate `/metrics` listener (`tcqd --metrics`).
+    pub metrics: u16,
+}
+
+/// Start an engine with its wire server (authenticating with `options.passwords` when
+/// given), its web console and a separate metrics listener, on a thread of their own.
+pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_stack_size(8 << 20)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let engine = Engine::new(Config::default());
+            let bind = || tokio::net::TcpListener::bind("127.0.0.1:0");
+            let (pg, http, metrics) = (
+                bind().await.unwrap(),
+                bind().await.unwrap(),
+                bind().await.unwrap(),
+            );
+            tx.send(ConsolePorts {
+                pg: pg.local_addr().unwrap().port(),
+                http: http.local_addr().unwrap().port(),
+                metrics: metrics.local_addr().unwrap().port(),
+            })
+            .unwrap();
+            let server_options = tcq::server::ServerOptions {
+                passwords: options.passwords.clone(),
+            };
+            let console = tcq::http::Console::new(engine.clone(), options);
+            let pending = std::future::pending;
+            tokio::spawn(tcq::http::serve(http, console.clone(), pending()));
+            tokio::spawn(tcq::http::serve_metrics(metrics, console, pending()));
+            tcq::server::serve_with(pg, engine, server_options, pending())
+                .await
+                .expect("serve");
+        });
+    });
+    rx.recv().expect("server start")
+}

@@ -1,0 +1,233 @@
+//! What the server is doing, as data: the streams, the registered queries with their
+//! counters and state, a running query's plan with its measured work, and cancelling a
+//! query. The web console and `/metrics` read this; it is the same information as the
+//! system views `tcq_streams` and `tcq_queries`, in a typed form.
+//!
+//! Design decision: snapshots are taken without passing a barrier through the streams'
+//! queues (as the system views do), so a console polling every second never waits behind
+//! ingest; a snapshot may lag the last accepted statement by one batch.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::backends::Signal;
+use super::Engine;
+use crate::exec::{QueryStats, StateSummary};
+use crate::types::{Column, Value};
+
+/// Slide events a live tail buffers; a reader further behind misses events (counted).
+pub const TAIL_EVENTS_BUFFERED: usize = 64;
+
+/// A live copy of a registered query's rows ([`Engine::tail_query`]). The query's own
+/// reader is unaffected: a tail never slows the query down, and a tail that falls more than
+/// [`TAIL_EVENTS_BUFFERED`] slide events or `Limits::output_queue_bytes` of rows behind
+/// misses events, counted in [`QueryTail::missed`]. Dropping it ends the tail.
+pub struct QueryTail {
+    /// The query's result columns.
+    pub columns: Vec<Column>,
+    rx: mpsc::Receiver<Vec<Vec<Value>>>,
+    missed: Arc<AtomicU64>,
+    queued_bytes: Arc<AtomicUsize>,
+}
+
+impl QueryTail {
+    /// The rows of the query's next slide event (or of a batch of pass-through tuples);
+    /// `None` once the query has ended.
+    pub async fn next(&mut self) -> Option<Vec<Vec<Value>>> {
+        let rows = self.rx.recv().await?;
+        self.queued_bytes
+            .fetch_sub(super::outq::rows_bytes(&rows), Ordering::AcqRel);
+        Some(rows)
+    }
+
+    /// Slide events missed so far because the tail's reader fell behind.
+    pub fn missed(&self) -> u64 {
+        self.missed.load(Ordering::Relaxed)
+    }
+}
+
+/// One declared stream, now.
+#[derive(Clone, Debug)]
+pub struct StreamInfo {
+    /// The stream's name.
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<Column>,
+    /// The TIMESTAMPCOLUMN's name; `None` for a stream stamped on arrival.
+    pub timestamp_column: Option<String>,
+    /// `ARCHIVED` or `UNARCHIVED`.
+    pub archived: bool,
+    /// Tuples accepted since the stream was created.
+    pub tuples: u64,
+    /// The highest timestamp accepted (microseconds since the Unix epoch), once any.
+    pub now_us: Option<i64>,
+    /// Continuous queries reading it (joins included).
+    pub queries: usize,
+    /// Late tuples counted by the queries that read it now, summed (a tuple late for two
+    /// queries counts twice).
+    pub late_tuples: u64,
+}
+
+/// One registered continuous query, now.
+#[derive(Clone, Debug)]
+pub struct QueryInfo {
+    /// The id `tcq_queries` shows.
+    pub id: u64,
+    /// The statement's text.
+    pub text: String,
+    /// The session that registered it (its backend id); `None` for EXPLAIN ANALYZE's own
+    /// run.
+    pub pid: Option<i32>,
+    /// The streams it reads.
+    pub streams: Vec<String>,
+    /// Its counters (tuples in, rows out, late tuples, slide events, current time).
+    pub stats: QueryStats,
+    /// What it holds between slide events (zero for a join, which does not report it).
+    pub state: StateSummary,
+    /// Whether it runs along a window coverage graph ([`Engine::query_plan_json`] has a
+    /// plan for it).
+    pub has_plan: bool,
+}
+
+impl Engine {
+    /// Every stream, by name.
+    pub fn stream_infos(&self) -> Vec<StreamInfo> {
+        let mut streams: Vec<_> = self.catalog.streams.read().values().cloned().collect();
+        streams.sort_by(|a, b| a.name.cmp(&b.name));
+        streams
+            .into_iter()
+            .map(|s| {
+                let stats = s.stats.lock().clone();
+                let queries: Vec<_> = s.queries.lock().clone();
+                let late_tuples = queries
+                    .iter()
+                    .map(|q| q.exec.lock().stats().late_tuples)
+                    .sum();
+                StreamInfo {
+                    name: s.name.clone(),
+                    columns: s.columns.clone(),
+                    timestamp_column: s.ts_col.map(|i| s.columns[i].name.clone()),
+                    archived: s.archived,
+                    tuples: stats.tuples,
+                    now_us: stats.now_us,
+                    queries: queries.len() + s.joins.lock().len(),
+                    late_tuples,
+                }
+            })
+            .collect()
+    }
+
+    /// Every registered continuous query, by id.
+    pub fn query_infos(&self) -> Vec<QueryInfo> {
+        let mut all: Vec<QueryInfo> = self
+            .catalog
+            .queries
+            .lock()
+            .values()
+            .map(|(q, stream)| {
+                let exec = q.exec.lock();
+                QueryInfo {
+                    id: q.id,
+                    text: q.text.clone(),
+                    pid: q.pid,
+                    streams: vec![stream.clone()],
+                    stats: exec.stats().clone(),
+                    state: exec.state(),
+                    has_plan: exec.work().is_some() && exec.planned_rate().is_some(),
+                }
+            })
+            .collect();
+        all.extend(self.catalog.joins.lock().values().map(|j| QueryInfo {
+            id: j.id,
+            text: j.text.clone(),
+            pid: j.pid,
+            streams: j.streams.clone(),
+            stats: j.exec.lock().stats().clone(),
+            state: StateSummary::default(),
+            has_plan: false,
+        }));
+        all.sort_by_key(|q| q.id);
+        all
+    }
+
+    /// The plan query `id` runs along, as `EXPLAIN ANALYZE (FORMAT JSON)` would show it
+    /// (the same renderer, [`crate::wcg::explain::explain_json`]), with the work measured
+    /// since the query started in `measured`. The report is re-derived from the query's
+    /// windows, aggregate class and the event rate its plan was chosen for, so it names the
+    /// plan being executed.
+    ///
+    /// `None`: no such query, or it has no window coverage graph (a join, a query without
+    /// aggregates or windows).
+    pub fn query_plan_json(&self, id: u64) -> Option<String> {
+        let q = self
+            .catalog
+            .queries
+            .lock()
+            .get(&id)
+            .map(|(q, _)| q.clone())?;
+        let exec = q.exec.lock();
+        let work = exec.work()?;
+        let eta = exec.planned_rate()?;
+        let report = crate::wcg::optimize(exec.windows(), exec.sharing(), eta);
+        debug_assert_eq!(
+            &report.plan,
+            exec.plan(),
+            "the optimizer is deterministic: the same windows, class and rate give the plan the query runs"
+        );
+        let stats = exec.stats();
+        let span = match (stats.now_us, stats.started_us) {
+            (Some(now), Some(first)) => now - first,
+            _ => 0,
+        };
+        let measured = crate::wcg::explain::Measured::from_counters(
+            span,
+            &work.tuples_folded,
+            &work.partials_merged,
+        );
+        Some(crate::wcg::explain::explain_json(&report, Some(&measured)))
+    }
+
+    /// Follow registered query `id`'s rows from now on, as its own reader gets them.
+    /// `None`: no such query, or a join (a join's rows are not tapped).
+    pub fn tail_query(&self, id: u64) -> Option<QueryTail> {
+        let q = self
+            .catalog
+            .queries
+            .lock()
+            .get(&id)
+            .map(|(q, _)| q.clone())?;
+        let (tx, rx) = mpsc::channel(TAIL_EVENTS_BUFFERED);
+        let missed = Arc::new(AtomicU64::new(0));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
+        q.taps.lock().push(super::catalog::Tap {
+            tx,
+            missed: missed.clone(),
+            queued_bytes: queued_bytes.clone(),
+            bytes_max: self.limits().output_queue_bytes,
+        });
+        Some(QueryTail {
+            columns: q.columns.clone(),
+            rx,
+            missed,
+            queued_bytes,
+        })
+    }
+
+    /// Cancel query `id` as `pg_cancel_backend` would cancel its session: the statement
+    /// (or cursor) running it ends with 57014 on its connection.
+    ///
+    /// `None`: no such query. `Some(false)`: the query has no session to signal (EXPLAIN
+    /// ANALYZE's own run) or the session had nothing running.
+    pub fn cancel_query(&self, id: u64) -> Option<bool> {
+        let pid = match self.catalog.queries.lock().get(&id) {
+            Some((q, _)) => q.pid,
+            None => self.catalog.joins.lock().get(&id)?.pid,
+        };
+        match pid {
+            Some(pid) => Some(self.catalog.backends.signal(pid, Signal::Cancel) == Some(true)),
+            None => Some(false),
+        }
+    }
+}

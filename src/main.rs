@@ -33,6 +33,12 @@ struct ServeArgs {
     /// or `user:SCRAM-SHA-256$...` per line). Without it every user is trusted.
     #[arg(long)]
     password_file: Option<std::path::PathBuf>,
+    /// PEM certificate chain for TLS (with --tls-key): clients asking for TLS get it.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Allow listening beyond loopback without a password file.
     #[arg(long)]
     insecure: bool,
@@ -161,6 +167,9 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     let mut options = tcq::server::ServerOptions::default();
     if let Some(path) = &args.password_file {
         options = options.with_password_file(path)?;
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        options = options.with_tls_files(cert, key)?;
     }
     let engine = tcq::engine::Engine::new(args.config());
     let listener = tokio::net::TcpListener::bind(&args.listen)

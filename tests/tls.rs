@@ -260,6 +260,26 @@ fn ssl_request_is_accepted_and_gssenc_refused() {
     assert_eq!(ask(80_877_104), b'N');
 }
 
+/// Bytes sent after an SSLRequest before its answer would be read as plaintext inside what
+/// the client believes is TLS: the server answers `S`, then closes without reading them.
+#[test]
+fn data_sent_before_the_ssl_answer_ends_the_connection() {
+    let pki = Pki::new();
+    let port = pki.start();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut msg = 8u32.to_be_bytes().to_vec();
+    msg.extend_from_slice(&80_877_103u32.to_be_bytes());
+    let params = b"user\0alice\0\0";
+    msg.extend_from_slice(&(8 + params.len() as u32).to_be_bytes());
+    msg.extend_from_slice(&196_608u32.to_be_bytes());
+    msg.extend_from_slice(params);
+    s.write_all(&msg).unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    assert_eq!(answer, b"S");
+}
+
 fn tcqd_fails_with(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
         .args(["--listen", "127.0.0.1:0"])

@@ -3,6 +3,9 @@
 //! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
 //! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256,
 //! and registers every backend with a connection manager, so that a CancelRequest on a separate connection reaches the query it names.
+//! With [`ServerOptions::tls`] a client that sends an SSLRequest continues over TLS (see
+//! [`tls_required`] for when plaintext is refused); CancelRequests are throttled per peer
+//! address (module `cancel`).
 //! Then the client may use the simple protocol (several statements per Query), the extended
 //! protocol (Parse/Bind/Describe/Execute with row-limited portals), COPY FROM STDIN and
 //! COPY TO STDOUT. Engine errors become ErrorResponses with the SQLSTATE [`sqlstate`]

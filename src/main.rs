@@ -38,6 +38,12 @@ struct ServeArgs {
     /// or `user:SCRAM-SHA-256$...` per line). Without it every user is trusted.
     #[arg(long)]
     password_file: Option<std::path::PathBuf>,
+    /// PEM certificate chain for TLS (with --tls-key): clients asking for TLS get it.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Allow listening beyond loopback without a password file (for --listen, --http and
     /// --metrics alike).
     #[arg(long)]
@@ -240,6 +246,9 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     let mut options = tcq::server::ServerOptions::default();
     if let Some(path) = &args.password_file {
         options = options.with_password_file(path)?;
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        options = options.with_tls_files(cert, key)?;
     }
     let (config, storage) = args.config();
     let engine = tcq::engine::Engine::open(config, storage).map_err(std::io::Error::other)?;

@@ -97,6 +97,13 @@ impl<S> Guarded<S> {
         }
     }
 
+    /// The stream back, and whether bytes read from it are still unread (a client that
+    /// did not wait for the answer to its SSLRequest).
+    pub fn into_inner(self) -> (S, bool) {
+        let unread = !self.raw.is_empty() || !self.ready.is_empty() || self.failed.is_some();
+        (self.inner, unread)
+    }
+
     /// Move every complete, valid message from `raw` to `ready`; stop at the first
     /// incomplete one, or record a reject at the first invalid one.
     fn frame(&mut self) {

@@ -3,6 +3,9 @@
 //! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
 //! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256,
 //! and registers every backend with a connection manager, so that a CancelRequest on a separate connection reaches the query it names.
+//! With [`ServerOptions::tls`] a client that sends an SSLRequest continues over TLS (see
+//! [`tls_required`] for when plaintext is refused); CancelRequests are throttled per peer
+//! address (module `cancel`).
 //! Then the client may use the simple protocol (several statements per Query), the extended
 //! protocol (Parse/Bind/Describe/Execute with row-limited portals), COPY FROM STDIN and
 //! COPY TO STDOUT. Engine errors become ErrorResponses with the SQLSTATE [`sqlstate`]
@@ -23,6 +26,7 @@
 //! # }
 //! ```
 
+mod cancel;
 mod conn;
 mod copy;
 mod encode;
@@ -34,7 +38,10 @@ mod query;
 mod scram;
 mod socket;
 mod startup;
+mod tls;
 mod wire;
+
+pub use tls::Tls;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -160,9 +167,24 @@ pub struct ServerOptions {
     /// with SCRAM-SHA-256 as one of these users (28P01 otherwise); `None`: trust, every
     /// user name is accepted without a password.
     pub passwords: Option<HashMap<String, Verifier>>,
+    /// TLS for clients that ask for it (SSLRequest answered `S`); `None`: answered `N`.
+    /// With both TLS and passwords, a client beyond loopback must use TLS (28000
+    /// otherwise; see [`tls_required`]).
+    pub tls: Option<Tls>,
 }
 
 impl ServerOptions {
+    /// Load TLS from a PEM certificate chain and a PEM private key (see
+    /// [`Tls::from_pem_files`]; errors name the file).
+    pub fn with_tls_files(
+        mut self,
+        cert: &std::path::Path,
+        key: &std::path::Path,
+    ) -> std::io::Result<Self> {
+        self.tls = Some(Tls::from_pem_files(cert, key)?);
+        Ok(self)
+    }
+
     /// Read a password file: one `user:password` per line, where the password may also be
     /// a PostgreSQL SCRAM-SHA-256 verifier (`SCRAM-SHA-256$4096:...`); blank lines and
     /// lines starting with `#` are ignored. Plain passwords are turned into verifiers at
@@ -192,7 +214,26 @@ impl ServerOptions {
     }
 }
 
-/// [`serve_until`] with [`ServerOptions`] (authentication).
+/// The host rule for a client at `peer` when both TLS and passwords are configured: it
+/// must use TLS unless it connects over loopback (127.0.0.0/8, ::1, or ::ffff:127.x.y.z).
+/// True when a client that is not `secure` must be refused (28000). Without TLS configured
+/// or without passwords, nobody is refused for not using TLS.
+pub fn tls_required(
+    tls_configured: bool,
+    password_required: bool,
+    peer: std::net::IpAddr,
+    secure: bool,
+) -> bool {
+    let loopback = match peer {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+    };
+    tls_configured && password_required && !secure && !loopback
+}
+
+/// [`serve_until`] with [`ServerOptions`] (authentication, TLS).
 pub async fn serve_with(
     listener: TcpListener,
     engine: Arc<Engine>,
@@ -264,6 +305,10 @@ pub(crate) struct Handler {
     shutdown: watch::Sender<bool>,
     /// SCRAM verifiers by user name; `None`: trust (no password asked).
     passwords: Option<HashMap<String, Verifier>>,
+    /// TLS offered to clients that ask; `None`: SSLRequest answered `N`.
+    tls: Option<Tls>,
+    /// Per-address limits on CancelRequests.
+    cancels: cancel::CancelThrottle,
     /// Peer-closed signals for connections whose start-up has not claimed theirs yet.
     watches: parking_lot::Mutex<HashMap<SocketAddr, watch::Receiver<bool>>>,
 }
@@ -276,7 +321,28 @@ impl Handler {
             connections: AtomicUsize::new(0),
             shutdown: watch::channel(false).0,
             passwords: options.passwords,
+            tls: options.tls,
+            cancels: cancel::CancelThrottle::default(),
             watches: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Act on a CancelRequest from `peer`: cancel the query of the backend it names if its
+    /// key is right, unless `peer` has used up its attempts (see [`cancel`]). Nothing is
+    /// returned, so the caller's reply cannot depend on the outcome.
+    async fn cancel_request(
+        &self,
+        peer: std::net::IpAddr,
+        request: pgwire::messages::cancel::CancelRequest,
+    ) {
+        if !self.cancels.take(peer, std::time::Instant::now()) {
+            tracing::debug!(%peer, "cancel request throttled");
+            return;
+        }
+        if self.manager.cancel(request.pid, &request.secret_key).await {
+            self.cancels.refund(peer);
+        } else {
+            tracing::debug!(%peer, "cancel request with an unknown pid or key");
         }
     }
 

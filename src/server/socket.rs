@@ -1,4 +1,4 @@
-//! One client connection from accept to close: the guarded socket, SSL refusal, the
+//! One client connection from accept to close: the guarded socket, TLS negotiation, the
 //! start-up deadline, message dispatch to the handlers, protocol errors and panics.
 //!
 //! This is pgwire's `process_socket` loop, owned here so that the socket pgwire's codec
@@ -7,6 +7,12 @@
 //! `message_bytes_max`) and the connection closes, instead of panicking inside pgwire's
 //! decoder. Dispatch itself is pgwire's [`process_message`] and [`process_error`], so the
 //! protocol state machine stays the library's.
+//!
+//! An SSLRequest is answered `S` when the server has TLS configured (`N` otherwise) and the
+//! same loop then runs again over the TLS stream: [`run`] is generic over the stream. A
+//! client that sent bytes after its SSLRequest without waiting for the answer is dropped
+//! (they would be read as plaintext inside what it believes is TLS). A GSSENCRequest is
+//! answered `N`; a CancelRequest goes to [`Handler::cancel_request`], throttled per peer.
 //!
 //! Design decision: a panic in a connection's task (a bug, never an input the server means
 //! to refuse) ends that connection only, and is logged as one line (see
@@ -24,13 +30,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::{FutureExt, SinkExt, StreamExt};
-use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::NoopHandler;
 use pgwire::api::{ClientInfo, DefaultClient, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError};
 use pgwire::messages::response::{GssEncResponse, SslResponse};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, SslNegotiationMetaMessage};
 use pgwire::tokio::server::{process_error, process_message, PgWireMessageServerCodec};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 use tokio_util::codec::Framed;
 
 use super::conn::ConnSlot;
@@ -42,7 +50,11 @@ use crate::engine::TxStatus;
 /// How long a client has to complete start-up (as pgwire's own loop allows).
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-type Socket = Framed<Guarded<TcpStream>, PgWireMessageServerCodec<String>>;
+type Socket<S> = Framed<Guarded<S>, PgWireMessageServerCodec<String>>;
+
+/// What a connection's stream must offer: a plain TCP stream, or TLS over one.
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static {}
+impl<S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static> Stream for S {}
 
 /// Panics caught in connection tasks since the process started.
 static CONNECTION_PANICS: AtomicU64 = AtomicU64::new(0);
@@ -56,7 +68,7 @@ pub fn connection_panics() -> u64 {
 /// Serve one accepted connection until it ends; a panic inside ends only this connection.
 pub(crate) async fn serve_connection(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) {
     install_panic_hook();
-    let run = Marked(Box::pin(run(stream, addr, handler)));
+    let run = Marked(Box::pin(negotiate(stream, addr, handler)));
     match AssertUnwindSafe(run).catch_unwind().await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(%addr, "connection ended: {e}"),
@@ -67,13 +79,59 @@ pub(crate) async fn serve_connection(stream: TcpStream, addr: SocketAddr, handle
     }
 }
 
-async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std::io::Result<()> {
-    stream.set_nodelay(true)?;
+/// The guarded, framed socket over `stream`; `secure` when it is a TLS stream.
+fn framed<S: Stream>(stream: S, addr: SocketAddr, secure: bool, handler: &Handler) -> Socket<S> {
     let guarded = Guarded::new(stream, handler.engine.limits().message_bytes_max);
-    let codec = PgWireMessageServerCodec::new(DefaultClient::new(addr, false));
-    let mut socket: Socket = Framed::new(guarded, codec);
-    let cancel = Arc::new(DefaultCancelHandler::new(handler.manager.clone()));
-    let startup_deadline = tokio::time::sleep(STARTUP_TIMEOUT);
+    Framed::new(
+        guarded,
+        PgWireMessageServerCodec::new(DefaultClient::new(addr, secure)),
+    )
+}
+
+/// Run the connection over plain TCP, and over TLS once the client has asked for it and
+/// been told `S`. TLS set-up counts against the start-up deadline.
+async fn negotiate(
+    stream: TcpStream,
+    addr: SocketAddr,
+    handler: Arc<Handler>,
+) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    let plain = framed(stream, addr, false, &handler);
+    let Some(plain) = run(plain, &handler, deadline).await? else {
+        return Ok(());
+    };
+    let Some(tls) = handler.tls.as_ref() else {
+        return Ok(());
+    };
+    let parts = plain.into_parts();
+    let (tcp, unread) = parts.io.into_inner();
+    if unread || !parts.read_buf.is_empty() {
+        tracing::debug!(%addr, "client sent data after its SSLRequest before TLS began");
+        return Ok(());
+    }
+    let stream = match tokio::time::timeout_at(deadline, tls.acceptor.accept(tcp)).await {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            tracing::info!(%addr, "TLS handshake failed: {e}");
+            return Ok(());
+        }
+        Err(_) => return Ok(()),
+    };
+    run(framed(stream, addr, true, &handler), &handler, deadline)
+        .await
+        .map(drop)
+}
+
+/// The connection loop over one stream. `Ok(Some(socket))`: the client asked for TLS and
+/// was told `S` (only on a plain stream with TLS configured); the caller wraps the stream.
+async fn run<S: Stream>(
+    mut socket: Socket<S>,
+    handler: &Arc<Handler>,
+    deadline: Instant,
+) -> std::io::Result<Option<Socket<S>>> {
+    let cancel = Arc::new(NoopHandler);
+    let startup_deadline = tokio::time::sleep_until(deadline);
     tokio::pin!(startup_deadline);
     let mut shutdown = handler.shutdown.subscribe();
     let mut idle: Option<Idle> = None;
@@ -83,7 +141,7 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
         }
         if let Some(i) = &idle {
             if i.inbox.has_pending() && !deliver_notifications(&mut socket, i).await? {
-                return Ok(());
+                return Ok(None);
             }
         }
         let (inbox, terminated) = match &mut idle {
@@ -102,12 +160,12 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
             biased;
             () = super::conn::flagged(Some(&mut shutdown)) => {
                 // An open COPY is aborted when the connection's state is dropped.
-                return refuse(&mut socket, super::conn::shutdown_error()).await;
+                return refuse(&mut socket, super::conn::shutdown_error()).await.map(|()| None);
             }
             () = super::conn::flagged(terminated) => {
-                return refuse(&mut socket, super::conn::shutdown_error()).await;
+                return refuse(&mut socket, super::conn::shutdown_error()).await.map(|()| None);
             }
-            _ = &mut startup_deadline, if in_startup => return Ok(()),
+            _ = &mut startup_deadline, if in_startup => return Ok(None),
             open = async {
                 match inbox {
                     Some(inbox) => inbox.wait().await,
@@ -122,12 +180,26 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
             next = socket.next() => next,
         };
         let msg = match next {
-            None => return Ok(()),
+            None => return Ok(None),
             Some(Ok(msg)) => msg,
-            Some(Err(e)) => return refuse(&mut socket, e).await,
+            Some(Err(e)) => return refuse(&mut socket, e).await.map(|()| None),
         };
         match msg {
             PgWireFrontendMessage::SslNegotiation(SslNegotiationMetaMessage::PostgresSsl(_)) => {
+                if socket.is_secure() {
+                    let e = PgWireError::UserError(Box::new(ErrorInfo::new(
+                        "FATAL".into(),
+                        "08P01".into(),
+                        "SSLRequest on a connection that already uses TLS".into(),
+                    )));
+                    return refuse(&mut socket, e).await.map(|()| None);
+                }
+                if handler.tls.is_some() {
+                    socket
+                        .send(PgWireBackendMessage::SslResponse(SslResponse::Accept))
+                        .await?;
+                    return Ok(Some(socket));
+                }
                 socket
                     .send(PgWireBackendMessage::SslResponse(SslResponse::Refuse))
                     .await?;
@@ -144,14 +216,21 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
                 socket.set_state(PgWireConnectionState::AwaitingStartup);
                 continue;
             }
-            PgWireFrontendMessage::Terminate(_) => return Ok(()),
+            PgWireFrontendMessage::CancelRequest(request) => {
+                handler
+                    .cancel_request(socket.socket_addr().ip(), request)
+                    .await;
+                // Never answered, as in PostgreSQL: the connection just closes.
+                socket.close().await?;
+                return Ok(None);
+            }
+            PgWireFrontendMessage::Terminate(_) => return Ok(None),
             _ => {}
         }
         let is_extended_query = match socket.state() {
             PgWireConnectionState::CopyInProgress(extended) => extended,
             _ => msg.is_extended_query(),
         };
-        let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
         let result = process_message(
             msg,
             &mut socket,
@@ -166,11 +245,8 @@ async fn run(stream: TcpStream, addr: SocketAddr, handler: Arc<Handler>) -> std:
             let is_fatal = e.is_fatal();
             process_error(&mut socket, e, is_extended_query).await?;
             if is_fatal {
-                return Ok(());
+                return Ok(None);
             }
-        }
-        if is_cancel_request {
-            return Ok(());
         }
     }
 }
@@ -186,7 +262,7 @@ struct Idle {
 }
 
 impl Idle {
-    async fn of(socket: &Socket) -> Option<Idle> {
+    async fn of<S: Stream>(socket: &Socket<S>) -> Option<Idle> {
         let slot = socket.session_extensions().get::<ConnSlot>()?;
         let (inbox, terminated) = {
             let conn = slot.conn.lock().await;
@@ -204,7 +280,10 @@ impl Idle {
 /// Write waiting notifications if the connection is idle outside a transaction block (in
 /// one, the next ReadyForQuery carries them). False when the client left them unread for
 /// `CLIENT_WRITE_STALL`: the connection must close, half a message may be on the wire.
-async fn deliver_notifications(socket: &mut Socket, idle: &Idle) -> std::io::Result<bool> {
+async fn deliver_notifications<S: Stream>(
+    socket: &mut Socket<S>,
+    idle: &Idle,
+) -> std::io::Result<bool> {
     let conn = idle.slot.conn.lock().await;
     if !idle.slot.is_idle() || conn.session.tx_status() != TxStatus::Idle {
         return Ok(true);
@@ -220,7 +299,7 @@ async fn deliver_notifications(socket: &mut Socket, idle: &Idle) -> std::io::Res
 
 /// Answer a message the guard or pgwire's decoder refused with a FATAL ErrorResponse; the
 /// connection then closes (the caller returns).
-async fn refuse(socket: &mut Socket, e: PgWireError) -> std::io::Result<()> {
+async fn refuse<S: Stream>(socket: &mut Socket<S>, e: PgWireError) -> std::io::Result<()> {
     let (code, message) = match &e {
         PgWireError::UserError(info) => (info.code.clone(), info.message.clone()),
         PgWireError::IoError(io) => match reject_of(io) {

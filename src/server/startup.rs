@@ -117,6 +117,21 @@ impl StartupHandler for Handler {
                 format!("sorry, too many clients already: max_connections is {max}"),
             ))));
         }
+        let peer = client.socket_addr().ip();
+        if super::tls_required(
+            self.tls.is_some(),
+            self.passwords.is_some(),
+            peer,
+            client.is_secure(),
+        ) {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                "28000".into(),
+                format!(
+                    "connection from host \"{peer}\" without TLS refused: clients beyond loopback must use TLS (sslmode=require)"
+                ),
+            ))));
+        }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
         if self.passwords.is_some() {

@@ -1,0 +1,98 @@
+//! TLS for client connections: the certificate and key files, and the acceptor a
+//! connection is wrapped with after it asked for TLS (SSLRequest answered `S`).
+//!
+//! rustls with the `ring` provider; TLS 1.2 and 1.3, no client certificates. The ALPN
+//! protocol `postgresql` (what PostgreSQL 17 servers announce) is offered, so clients that
+//! ask for it get it and those that do not are unaffected.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
+
+/// A loaded certificate chain and private key, ready to accept TLS connections.
+#[derive(Clone)]
+pub struct Tls {
+    pub(crate) acceptor: TlsAcceptor,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tls { .. }")
+    }
+}
+
+impl Tls {
+    /// Load a PEM certificate chain (the server's certificate first, then any
+    /// intermediates) from `cert` and a PEM private key (PKCS#8, PKCS#1 or SEC1) from `key`.
+    ///
+    /// Errors (`InvalidData` or the file's own I/O error), each naming the file: a file
+    /// cannot be read, holds no certificate or no private key, or the key does not match
+    /// the certificate.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> std::io::Result<Tls> {
+        let bad = |path: &Path, what: String| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {what}", path.display()),
+            )
+        };
+        let read = |path: &Path| {
+            std::fs::read(path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+        };
+        let cert_pem = read(cert)?;
+        let chain = CertificateDer::pem_slice_iter(&cert_pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| bad(cert, format!("not a PEM certificate file: {e}")))?;
+        if chain.is_empty() {
+            return Err(bad(
+                cert,
+                "no PEM certificate (BEGIN CERTIFICATE) in the file".into(),
+            ));
+        }
+        let key_pem = read(key)?;
+        let private = PrivateKeyDer::from_pem_slice(&key_pem)
+            .map_err(|e| bad(key, format!("no usable PEM private key: {e}")))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| bad(cert, e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(chain, private)
+            .map_err(|e| {
+                bad(
+                    key,
+                    format!("does not fit the certificate in {}: {e}", cert.display()),
+                )
+            })?;
+        config.alpn_protocols = vec![b"postgresql".to_vec()];
+        Ok(Tls {
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tls_required;
+
+    #[test]
+    fn tls_is_required_beyond_loopback_only_with_tls_and_passwords() {
+        let far = "192.0.2.7".parse().unwrap();
+        let near = "127.0.0.1".parse().unwrap();
+        let near6 = "::1".parse().unwrap();
+        let mapped = "::ffff:127.0.0.2".parse().unwrap();
+        let far_mapped = "::ffff:192.0.2.7".parse().unwrap();
+        assert!(tls_required(true, true, far, false));
+        assert!(tls_required(true, true, far_mapped, false));
+        assert!(!tls_required(true, true, far, true));
+        assert!(!tls_required(true, true, near, false));
+        assert!(!tls_required(true, true, near6, false));
+        assert!(!tls_required(true, true, mapped, false));
+        assert!(!tls_required(false, true, far, false));
+        assert!(!tls_required(true, false, far, false));
+    }
+}

@@ -15,6 +15,7 @@ SELECT 'unterminated;
 ';
 SELECT origin, count(*) FROM flights [RANGE BY '1 month'] GROUP BY origin;
 SELECT count(*) FROM flights [RANGE BY '10 minutes' SLIDE BY '0 minutes'];
+SELECT count(*) FROM flights [RANGE BY '10 minutes' START AT '2001-13-01'];
 SELECT origin, delay FROM flights [RANGE BY '1 hour'] GROUP BY origin;
 SELECT median(delay) FROM flights [RANGE BY '1 hour'];
 SELECT 1/0;

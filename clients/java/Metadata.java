@@ -13,8 +13,8 @@
  * - A stream is a relation whose pgjdbc TABLE_TYPE is STREAM_TABLE_TYPE below: "FOREIGN
  *   TABLE", i.e. relkind 'f' (a foreign table whose options give the TIMESTAMPCOLUMN and the
  *   stream type). Change that one constant if streams are listed with another relkind.
- * - A stream has no comment (REMARKS is NULL), and its TIMESTAMPCOLUMN is NOT NULL while its
- *   other columns are nullable.
+ * - A stream's comment (REMARKS) gives its type and its TIMESTAMPCOLUMN, which is NOT NULL
+ *   while its other columns are nullable.
  * - The schemas are those of PostgreSQL (information_schema, pg_catalog, public) plus one
  *   per schema that a stream's qualified name creates (network), and nothing else.
  *
@@ -79,8 +79,8 @@ public final class Metadata {
             }
         }
         expect("getTables", Arrays.asList(
-                "null|network|tcpdump|" + STREAM_TABLE_TYPE + "|null",
-                "null|public|flights|" + STREAM_TABLE_TYPE + "|null"), got);
+                "null|network|tcpdump|" + STREAM_TABLE_TYPE + "|UNARCHIVED stream, TIMESTAMPCOLUMN at",
+                "null|public|flights|" + STREAM_TABLE_TYPE + "|UNARCHIVED stream, TIMESTAMPCOLUMN ts"), got);
         // A name pattern in one schema, all types: the stream alone.
         got.clear();
         try (ResultSet rs = md.getTables(null, "public", "fl%", null)) {

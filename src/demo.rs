@@ -11,9 +11,14 @@
 //! ```
 //!
 //! and replays `data/flights-2001-01.csv.gz` (every US domestic flight of January 2001) on
-//! the second with `COPY flights FROM STDIN`, printing each window's rows as it closes and a
+//! the second with `COPY flights FROM STDIN`, showing the results as windows close and a
 //! summary at the end: tuples ingested, tuples per second, slide events and rows, elapsed
 //! time and the process's peak resident memory (server and client share the process).
+//!
+//! What it shows while the data replays: by default a live view, one line per slide event
+//! with the window's flights, its airports and the five busiest airports (flights and
+//! average delay), at most [`LIVE_LINES_PER_SECOND`] lines a second, above a progress bar;
+//! `--all-rows` prints every result row instead (`--rows N` the first N), `--quiet` neither.
 //!
 //! Design decisions:
 //! - The file is decompressed into memory before the clock starts, so the rate measures the
@@ -53,6 +58,14 @@ type BoxError = Box<dyn Error + Send + Sync>;
 /// Rows per `COPY ... FROM STDIN` statement.
 pub const ROWS_PER_COPY: usize = 65_536;
 
+/// Lines the live view prints per second at most: a replay closes thousands of windows a
+/// second, and a line that stays on screen for a tenth of a second can still be read.
+/// Slide events in between are counted but not shown.
+pub const LIVE_LINES_PER_SECOND: u32 = 10;
+
+/// Airports the live view names per slide event.
+const LIVE_BUSIEST: usize = 5;
+
 /// Bytes per CopyData message; rows are never split across messages.
 const COPY_DATA_BYTES: usize = 256 << 10;
 
@@ -87,11 +100,15 @@ pub struct DemoArgs {
     /// Address to serve on. If it is taken and --serve is not given, a free port is used.
     #[arg(long, default_value = "127.0.0.1:5433")]
     pub listen: SocketAddr,
-    /// Do not print result rows (only the progress bar and the summary).
+    /// Show neither the live view nor rows (only the progress bar and the summary).
     #[arg(long)]
     pub quiet: bool,
-    /// Print at most this many result rows (all rows are still counted).
-    #[arg(long, value_name = "N")]
+    /// Print every result row as it arrives instead of the live view's one line per slide
+    /// event.
+    #[arg(long, conflicts_with = "quiet")]
+    pub all_rows: bool,
+    /// Print the first N result rows instead of the live view (all rows are still counted).
+    #[arg(long, value_name = "N", conflicts_with = "quiet")]
     pub rows: Option<u64>,
     /// The data to replay: CSV with header ts,delay,distance,origin,destination, optionally
     /// gzipped (detected by content). Default: the crate's data/flights-2001-01.csv.gz.
@@ -117,6 +134,7 @@ impl Default for DemoArgs {
             http: SocketAddr::from(([127, 0, 0, 1], 8080)),
             listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
             quiet: false,
+            all_rows: false,
             rows: None,
             data: None,
             repeat: 1,
@@ -412,11 +430,74 @@ fn shift_times(body: &[u8], shift: chrono::Duration) -> Result<Vec<u8>, BoxError
     Ok(out)
 }
 
-/// Where result rows go: the terminal (above the progress bar) and an optional CSV file.
+/// What the terminal shows of the results.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum View {
+    /// Nothing (`--quiet`).
+    Quiet,
+    /// One summary line per slide event, throttled (the default).
+    Live,
+    /// Result rows, at most this many (`--all-rows`, `--rows N`).
+    Rows(u64),
+}
+
+impl View {
+    fn of(args: &DemoArgs) -> View {
+        match (args.quiet, args.all_rows, args.rows) {
+            (true, _, _) => View::Quiet,
+            (_, _, Some(n)) => View::Rows(n),
+            (_, true, None) => View::Rows(u64::MAX),
+            (false, false, None) => View::Live,
+        }
+    }
+}
+
+/// One group of a slide event as the live view keeps it: origin, count(*), avg(delay).
+#[derive(Debug, Clone, PartialEq)]
+struct Group {
+    origin: String,
+    count: u64,
+    avg: Option<f64>,
+}
+
+/// The live view's header, printed once above its first line.
+fn live_header() -> String {
+    format!(
+        "{:<19}  {:>7} {:>8}  busiest airports: count(*), avg(delay) in minutes",
+        "window end", "flights", "airports"
+    )
+}
+
+/// The live view's line for one slide event: the window's flights (sum of the groups'
+/// counts), its airports (groups) and the [`LIVE_BUSIEST`] busiest airports, by flights
+/// then name.
+fn live_line(wtime: &str, groups: &[Group]) -> String {
+    let flights: u64 = groups.iter().map(|g| g.count).sum();
+    let mut busiest: Vec<&Group> = groups.iter().collect();
+    busiest.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.origin.cmp(&b.origin)));
+    let named: Vec<String> = busiest
+        .iter()
+        .take(LIVE_BUSIEST)
+        .map(|g| match g.avg {
+            Some(avg) => format!("{} {} {avg:+.1}", g.origin, g.count),
+            None => format!("{} {}", g.origin, g.count),
+        })
+        .collect();
+    format!(
+        "{wtime:<19}  {flights:>7} {:>8}  {}",
+        groups.len(),
+        named.join(" | ")
+    )
+}
+
+/// Where results go: the terminal (above the progress bar) and an optional CSV file.
 struct Printer {
     progress: ProgressBar,
-    quiet: bool,
-    rows_max: u64,
+    view: View,
+    /// The current slide event's groups (live view).
+    groups: Vec<Group>,
+    /// When the live view last printed a line (`None` before its first, with the header).
+    last_line: Option<Instant>,
     pending: Vec<String>,
     output: Option<BufWriter<std::fs::File>>,
 }
@@ -433,8 +514,9 @@ impl Printer {
         };
         Ok(Printer {
             progress,
-            quiet: args.quiet,
-            rows_max: args.rows.unwrap_or(u64::MAX),
+            view: View::of(args),
+            groups: Vec::new(),
+            last_line: None,
             pending: Vec::new(),
             output,
         })
@@ -445,23 +527,44 @@ impl Printer {
         if let Some(out) = &mut self.output {
             writeln!(out, "{wtime},{origin},{count},{avg},{max}")?;
         }
-        if self.quiet || seen > self.rows_max {
-            return Ok(());
+        match self.view {
+            View::Quiet => {}
+            View::Live => self.groups.push(Group {
+                origin: origin.to_string(),
+                count: count.parse().unwrap_or(0),
+                avg: avg.parse().ok(),
+            }),
+            View::Rows(max_rows) if seen <= max_rows => {
+                if seen == 1 {
+                    self.pending.push(format!(
+                        "{:<19}  {:<6} {:>6} {:>22} {:>6}",
+                        "wtime", "origin", "count", "avg(delay)", "max"
+                    ));
+                }
+                self.pending.push(format!(
+                    "{wtime:<19}  {origin:<6} {count:>6} {avg:>22} {max:>6}"
+                ));
+            }
+            View::Rows(_) => {}
         }
-        if seen == 1 {
-            self.pending.push(format!(
-                "{:<19}  {:<6} {:>6} {:>22} {:>6}",
-                "wtime", "origin", "count", "avg(delay)", "max"
-            ));
-        }
-        self.pending.push(format!(
-            "{wtime:<19}  {origin:<6} {count:>6} {avg:>22} {max:>6}"
-        ));
         Ok(())
     }
 
-    /// Print what is pending, above the progress bar (once per slide event).
-    fn flush(&mut self) -> std::io::Result<()> {
+    /// The slide event at `wtime` is complete: print its rows, or its live line when the
+    /// last line is older than 1/[`LIVE_LINES_PER_SECOND`] s (always for the `last` one).
+    fn end_event(&mut self, wtime: &str, last: bool) -> std::io::Result<()> {
+        if self.view == View::Live && !self.groups.is_empty() {
+            let interval = Duration::from_secs(1) / LIVE_LINES_PER_SECOND;
+            let due = self.last_line.is_none_or(|t| t.elapsed() >= interval);
+            if due || last {
+                if self.last_line.is_none() {
+                    self.pending.push(live_header());
+                }
+                self.pending.push(live_line(wtime, &self.groups));
+                self.last_line = Some(Instant::now());
+            }
+            self.groups.clear();
+        }
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -476,8 +579,8 @@ impl Printer {
         })
     }
 
-    fn finish(mut self) -> std::io::Result<()> {
-        self.flush()?;
+    fn finish(mut self, last_wtime: &str) -> std::io::Result<()> {
+        self.end_event(last_wtime, true)?;
         if let Some(mut out) = self.output.take() {
             out.flush()?;
         }
@@ -515,7 +618,7 @@ async fn read_results(
             _ => [cell(0), cell(1), "", "", cell(row.len() - 1)],
         };
         if cells[4] != last_wtime {
-            printer.flush()?;
+            printer.end_event(&last_wtime, false)?;
             last_wtime = cells[4].to_string();
             tally.slide_events += 1;
         }
@@ -523,7 +626,7 @@ async fn read_results(
         tally.count_sum += cells[1].parse::<u64>().unwrap_or(0);
         printer.row(tally.rows, cells)?;
     }
-    printer.finish()?;
+    printer.finish(&last_wtime)?;
     Ok(tally)
 }
 
@@ -613,6 +716,47 @@ mod tests {
             shifted,
             b"2001-02-01 00:01:00,1,2,A,B\n2001-03-03 23:57:00,3,4,C,D\n"
         );
+    }
+
+    #[test]
+    fn the_live_view_names_the_busiest_airports_of_a_slide_event() {
+        let group = |origin: &str, count, avg| Group {
+            origin: origin.into(),
+            count,
+            avg,
+        };
+        let groups = [
+            group("SFO", 40, Some(3.25)),
+            group("ORD", 61, Some(12.34)),
+            group("ATL", 61, Some(-1.0)),
+            group("BOS", 2, None),
+            group("DEN", 38, Some(0.0)),
+            group("LAX", 40, Some(5.5)),
+            group("SEA", 1, Some(9.0)),
+        ];
+        assert_eq!(
+            live_line("2001-01-01 08:00:00", &groups),
+            "2001-01-01 08:00:00      243        7  \
+             ATL 61 -1.0 | ORD 61 +12.3 | LAX 40 +5.5 | SFO 40 +3.2 | DEN 38 +0.0"
+        );
+        assert_eq!(
+            live_line("2001-01-01 08:10:00", &groups[3..4]),
+            "2001-01-01 08:10:00        2        1  BOS 2"
+        );
+    }
+
+    #[test]
+    fn the_live_view_is_the_default_and_rows_are_on_request() {
+        let view = |argv: &[&str]| {
+            use clap::Parser;
+            View::of(&DemoArgs::parse_from([&["demo"], argv].concat()))
+        };
+        assert_eq!(view(&[]), View::Live);
+        assert_eq!(view(&["--all-rows"]), View::Rows(u64::MAX));
+        assert_eq!(view(&["--rows", "20"]), View::Rows(20));
+        assert_eq!(view(&["--quiet"]), View::Quiet);
+        use clap::Parser;
+        assert!(DemoArgs::try_parse_from(["demo", "--quiet", "--all-rows"]).is_err());
     }
 
     #[test]

@@ -162,6 +162,18 @@ pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
     DEFAULT_SETTINGS
 }
 
+/// The name PostgreSQL gives a setting in SHOW's column header: settings are looked up
+/// case-insensitively, but a few are spelled in mixed case (`SHOW timezone` prints a column
+/// named `TimeZone`).
+fn display_name(name: &str) -> &str {
+    match name {
+        "datestyle" => "DateStyle",
+        "timezone" => "TimeZone",
+        "intervalstyle" => "IntervalStyle",
+        _ => name,
+    }
+}
+
 /// Schemas that belong to the system: a stream may not be created in them (42501), as
 /// PostgreSQL refuses user relations in its catalogs.
 fn check_schema_writable(name: &str) -> Result<()> {
@@ -1227,7 +1239,7 @@ impl Session {
             Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
         })?;
         Ok(Outcome::Rows {
-            columns: vec![Column::new(name, DataType::Text)],
+            columns: vec![Column::new(display_name(name), DataType::Text)],
             rows: vec![vec![Value::Text(v.into())]],
             tag: "SHOW".into(),
             notices: vec![],

@@ -2207,7 +2207,7 @@ impl<'a> Binder<'a> {
                 .unwrap_or(DataType::TimestampTz);
             let mut windows = Vec::with_capacity(mine.len());
             for w in mine {
-                windows.push(window_spec(w, time_type)?);
+                windows.push(window_spec(w, time_type, |l| self.position(l))?);
             }
             if !windows.is_empty() {
                 scope.window_time = Some(time_type);
@@ -2438,7 +2438,7 @@ impl<'a> Binder<'a> {
         let time_type = ts
             .map(|i| columns[i].data_type)
             .unwrap_or(DataType::TimestampTz);
-        let spec = window_spec(window, time_type)?;
+        let spec = window_spec(window, time_type, |l| self.position(l))?;
         time_types.push(time_type);
         names.offset = scope.columns.len();
         names.ncols = columns.len();
@@ -4012,8 +4012,28 @@ pub(crate) fn agg_result_type(func: AggFunc, name: &str, arg: DataType) -> Resul
     })
 }
 
-/// Check a window clause's values: fixed-length positive RANGE and SLIDE, START AT.
-fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
+/// Check a window clause's values: fixed-length positive RANGE and SLIDE, START AT. An
+/// error is reported at the value it is about, when the parser recorded where that is.
+fn window_spec(
+    w: &RawWindow,
+    time_type: DataType,
+    position: impl Fn(sqlparser::tokenizer::Location) -> u32,
+) -> Result<WindowSpec> {
+    let at = |i: usize| {
+        move |e: Error| match w.value_at[i] {
+            Some(loc) if e.position().is_none() => e.at(position(loc)),
+            _ => e,
+        }
+    };
+    window_values(w, time_type).map_err(|(i, e)| at(i)(e))
+}
+
+/// [`window_spec`]'s checks; an error comes with the index of its value in
+/// [`RawWindow::value_at`].
+fn window_values(
+    w: &RawWindow,
+    time_type: DataType,
+) -> std::result::Result<WindowSpec, (usize, Error)> {
     let length = |text: &str, what: &str| -> Result<i64> {
         let iv = crate::time::parse_interval(text)?;
         if iv.months != 0 {
@@ -4029,21 +4049,29 @@ fn window_spec(w: &RawWindow, time_type: DataType) -> Result<WindowSpec> {
         }
         Ok(us)
     };
-    let range_us = length(&w.range, "RANGE BY")?;
+    let range_us = length(&w.range, "RANGE BY").map_err(|e| (0, e))?;
     let slide_us = match &w.slide {
-        Some(s) => length(s, "SLIDE BY")?,
+        Some(s) => length(s, "SLIDE BY").map_err(|e| (1, e))?,
         None => range_us,
     };
     let start = match &w.start {
         None => StartSpec::Default,
         Some(s) if s.trim().eq_ignore_ascii_case("epoch") => StartSpec::Epoch,
-        Some(s) => StartSpec::At(if time_type == DataType::Timestamp {
-            crate::time::parse_timestamp_naive(s)?
-        } else {
-            crate::time::parse_timestamp(s)?
-        }),
+        Some(s) => StartSpec::At(
+            if time_type == DataType::Timestamp {
+                crate::time::parse_timestamp_naive(s)
+            } else {
+                crate::time::parse_timestamp(s)
+            }
+            .map_err(|e| (2, e))?,
+        ),
     };
-    let slack_us = w.slack.as_deref().map(slack_length).transpose()?;
+    let slack_us = w
+        .slack
+        .as_deref()
+        .map(slack_length)
+        .transpose()
+        .map_err(|e| (3, e))?;
     Ok(WindowSpec {
         range_us,
         slide_us,
@@ -4310,6 +4338,24 @@ mod tests {
         let e = plan("SELECT 1, nosuch(delay) FROM flights").unwrap_err();
         assert_eq!(e.position(), Some(11));
         assert!(e.hint().unwrap().starts_with("No function matches"));
+        // A bad window value is reported at its string: RANGE, SLIDE, START AT, SLACK.
+        let at = |sql: &str| plan(sql).unwrap_err().position();
+        assert_eq!(
+            at("SELECT count(*) FROM flights [RANGE BY '1 month']"),
+            Some(40)
+        );
+        assert_eq!(
+            at("SELECT count(*) FROM flights [RANGE BY '1 hour' SLIDE BY '0 s']"),
+            Some(58)
+        );
+        assert_eq!(
+            at("SELECT count(*) FROM flights [RANGE BY '1 hour' START AT 'noon-ish']"),
+            Some(58)
+        );
+        assert_eq!(
+            at("SELECT count(*) FROM flights [RANGE BY '1 hour' SLACK '-1 s']"),
+            Some(55)
+        );
     }
 
     const HOUR: i64 = 3_600_000_000;

@@ -101,6 +101,9 @@ pub(crate) struct RawWindow {
     pub start: Option<String>,
     /// SLACK text: how far behind its stream's time a tuple may arrive and still be on time.
     pub slack: Option<String>,
+    /// Where each value's string starts, in the order RANGE, SLIDE, START, SLACK (`None`
+    /// for a value not given): an error in a value is reported there.
+    pub value_at: [Option<Location>; 4],
 }
 
 /// A column of `CREATE STREAM`, with its type still as text.
@@ -503,36 +506,46 @@ fn cut_windows(toks: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Vec<RawW
     Ok((kept, windows))
 }
 
-fn window_value(t: &mut Toks) -> Result<String> {
+/// A window clause's value and where its string starts.
+fn window_value(t: &mut Toks) -> Result<(String, Option<Location>)> {
     // Allow a type keyword before the string: `INTERVAL '1 hour'`, `TIMESTAMP '...'`.
     if matches!(t.peek(), Token::Word(_)) && string_literal(t.peek_at(1)).is_some() {
         t.next();
     }
+    let at = t.here();
     let tok = t.next();
-    string_literal(&tok).ok_or_else(|| syntax_near(&tok))
+    let text = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
+    Ok((text, at))
 }
 
 fn parse_window_clause(t: &mut Toks, after: Location) -> Result<RawWindow> {
     t.expect_word("RANGE")?;
     t.expect_word("BY")?;
-    let range = window_value(t)?;
+    let (range, range_at) = window_value(t)?;
     let mut w = RawWindow {
         after,
         range,
         slide: None,
         start: None,
         slack: None,
+        value_at: [range_at, None, None, None],
     };
     if t.eat_word("SLIDE") {
         t.expect_word("BY")?;
-        w.slide = Some(window_value(t)?);
+        let (slide, at) = window_value(t)?;
+        w.slide = Some(slide);
+        w.value_at[1] = at;
     }
     if t.eat_word("START") {
         t.expect_word("AT")?;
-        w.start = Some(window_value(t)?);
+        let (start, at) = window_value(t)?;
+        w.start = Some(start);
+        w.value_at[2] = at;
     }
     if t.eat_word("SLACK") {
-        w.slack = Some(window_value(t)?);
+        let (slack, at) = window_value(t)?;
+        w.slack = Some(slack);
+        w.value_at[3] = at;
     }
     t.expect_end()?;
     Ok(w)

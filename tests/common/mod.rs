@@ -174,6 +174,7 @@ pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
             .unwrap();
             let server_options = tcq::server::ServerOptions {
                 passwords: options.passwords.clone(),
+                tls: None,
             };
             let console = tcq::http::Console::new(engine.clone(), options);
             let pending = std::future::pending;

@@ -34,6 +34,12 @@ impl Statement {
     pub fn text(&self) -> &str {
         self.parsed.text()
     }
+
+    /// What a `DEALLOCATE` forgets: `Some(Some(name))` one prepared statement,
+    /// `Some(None)` all of them; `None` for any other statement.
+    pub fn deallocates(&self) -> Option<Option<String>> {
+        self.parsed.deallocates()
+    }
 }
 
 /// What the extended protocol's Describe reports.
@@ -412,8 +418,8 @@ impl Session {
         }
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
-            // Prepared statements live in the server's per-connection state; drivers
-            // issue DEALLOCATE to forget theirs, and a fresh name is used for any new one.
+            // Prepared statements live in the server's per-connection state: the server
+            // checks the name (26000) and forgets the statement before this runs.
             Plan::Deallocate { name } => Ok(Outcome::Command(
                 if name.is_some() {
                     "DEALLOCATE"

@@ -976,12 +976,9 @@ impl<'a> Binder<'a> {
                 names: names.iter().map(object_name).collect::<Result<_>>()?,
                 if_exists: *if_exists,
             }),
-            ast::Statement::Deallocate { name, .. } => {
-                let name = name.value.to_ascii_lowercase();
-                Ok(Plan::Deallocate {
-                    name: (name != "all").then_some(name),
-                })
-            }
+            ast::Statement::Deallocate { name, .. } => Ok(Plan::Deallocate {
+                name: super::deallocate_name(name),
+            }),
             ast::Statement::LISTEN { channel } => Ok(Plan::Listen {
                 channel: ident_name(channel),
             }),

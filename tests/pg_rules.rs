@@ -1,0 +1,102 @@
+//! PostgreSQL's rules that drivers and psql rely on, over a real socket with
+//! tokio-postgres: DEALLOCATE of prepared statements, the key indexes of stored tables in
+//! the catalogs, and the SQLSTATEs PostgreSQL gives.
+
+mod common;
+
+use common::{connect, exec, rows, sqlstate, start_server, table};
+
+/// The SQLSTATE and message of a statement that must fail.
+async fn error(c: &tokio_postgres::Client, sql: &str) -> (String, String) {
+    let e = c
+        .batch_execute(sql)
+        .await
+        .expect_err(&format!("{sql} must fail"));
+    let message = e
+        .as_db_error()
+        .map_or(String::new(), |d| d.message().into());
+    (sqlstate(&e), message)
+}
+
+/// DEALLOCATE of an unknown statement is 26000; DEALLOCATE ALL forgets the connection's
+/// prepared statements, so executing one afterwards is 26000 too; in a failed transaction
+/// block it is 25P02 and forgets nothing.
+#[tokio::test]
+async fn deallocate_forgets_prepared_statements() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        error(&c, "DEALLOCATE nope").await,
+        (
+            "26000".into(),
+            "prepared statement \"nope\" does not exist".into()
+        )
+    );
+    let st = c.prepare("SELECT 42::int4").await.unwrap();
+    exec(&c, "BEGIN").await;
+    assert_eq!(error(&c, "SELECT 1/0").await.0, "22012");
+    assert_eq!(error(&c, "DEALLOCATE ALL").await.0, "25P02");
+    exec(&c, "ROLLBACK").await;
+    let v: i32 = c.query_one(&st, &[]).await.unwrap().get(0);
+    assert_eq!(v, 42);
+    exec(&c, "DEALLOCATE ALL").await;
+    let e = c.query_one(&st, &[]).await.expect_err("deallocated");
+    assert_eq!(sqlstate(&e), "26000");
+}
+
+/// A stored table's PRIMARY KEY and UNIQUE keys are index relations in pg_class and rows
+/// of pg_index and pg_constraint, as PostgreSQL names them.
+#[tokio::test]
+async fn table_keys_are_in_the_catalogs() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE routes (origin text, dest text, km int, code text UNIQUE, PRIMARY KEY (origin, dest))",
+    )
+    .await;
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT c.relname, c.relkind, i.indisprimary, i.indisunique, i.indkey, \
+             i.indrelid = 'routes'::regclass FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid ORDER BY 1"
+        )
+        .await,
+        table(&[
+            &["routes_code_key", "i", "f", "t", "4", "t"],
+            &["routes_pkey", "i", "t", "t", "1 2", "t"],
+        ])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT conname, contype, conkey, pg_get_constraintdef(oid), pg_get_indexdef(conindid) \
+             FROM pg_constraint WHERE conrelid = 'routes'::regclass ORDER BY 1"
+        )
+        .await,
+        table(&[
+            &[
+                "routes_code_key",
+                "u",
+                "{4}",
+                "UNIQUE (code)",
+                "CREATE UNIQUE INDEX routes_code_key ON public.routes USING btree (code)"
+            ],
+            &[
+                "routes_pkey",
+                "p",
+                "{1,2}",
+                "PRIMARY KEY (origin, dest)",
+                "CREATE UNIQUE INDEX routes_pkey ON public.routes USING btree (origin, dest)"
+            ],
+        ])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT relhasindex FROM pg_class WHERE relname = 'routes'"
+        )
+        .await,
+        table(&[&["t"]])
+    );
+}

@@ -100,3 +100,36 @@ async fn table_keys_are_in_the_catalogs() {
         table(&[&["t"]])
     );
 }
+
+/// SET of a parameter PostgreSQL does not know is 42704; custom parameters (with a dot) and
+/// every parameter the drivers set are accepted, and SHOW gives back what was SET.
+#[tokio::test]
+async fn set_refuses_unknown_parameters() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        error(&c, "SET nope = 1").await,
+        (
+            "42704".into(),
+            "unrecognized configuration parameter \"nope\"".into()
+        )
+    );
+    assert_eq!(error(&c, "RESET nope").await.0, "42704");
+    exec(
+        &c,
+        "SET extra_float_digits = 3; SET application_name = 'app'; SET DateStyle = 'ISO, MDY'; \
+         SET IntervalStyle = 'iso_8601'; SET client_encoding = 'UTF8'; \
+         SET standard_conforming_strings = on; SET search_path = public; \
+         SET statement_timeout = 0; SET lock_timeout = '5s'; \
+         SET idle_in_transaction_session_timeout = 0; SET TimeZone = 'UTC'; SET jit = off; \
+         SET client_min_messages = warning; SET myapp.x = 'y'; SET tcq.output_overflow = skip",
+    )
+    .await;
+    assert_eq!(rows(&c, "SHOW lock_timeout").await, table(&[&["5s"]]));
+    assert_eq!(rows(&c, "SHOW myapp.x").await, table(&[&["y"]]));
+    assert_eq!(rows(&c, "SHOW jit").await, table(&[&["off"]]));
+    assert_eq!(
+        rows(&c, "SHOW idle_session_timeout").await,
+        table(&[&["0"]])
+    );
+}

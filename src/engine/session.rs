@@ -163,6 +163,76 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("tcq.output_overflow", "error"),
 ];
 
+/// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
+/// reset, or to tune a session), with PostgreSQL's defaults: SET records them and SHOW
+/// shows them, and tcq does not act on them. Any other name without a dot is 42704, as in
+/// PostgreSQL; a name with a dot (`myapp.x`) is a custom parameter and always accepted.
+const OTHER_SETTINGS: &[(&str, &str)] = &[
+    ("statement_timeout", "0"),
+    ("lock_timeout", "0"),
+    ("idle_in_transaction_session_timeout", "0"),
+    ("idle_session_timeout", "0"),
+    ("jit", "off"),
+    ("client_min_messages", "notice"),
+    ("bytea_output", "hex"),
+    ("default_transaction_read_only", "off"),
+    ("transaction_read_only", "off"),
+    ("default_transaction_deferrable", "off"),
+    ("transaction_deferrable", "off"),
+    ("synchronous_commit", "on"),
+    ("work_mem", "4MB"),
+    ("maintenance_work_mem", "64MB"),
+    ("temp_buffers", "8MB"),
+    ("row_security", "on"),
+    ("role", "none"),
+    ("session_authorization", ""),
+    ("lc_messages", "C"),
+    ("lc_monetary", "C"),
+    ("lc_numeric", "C"),
+    ("lc_time", "C"),
+    ("lc_ctype", "C"),
+    ("xmloption", "content"),
+    ("escape_string_warning", "on"),
+    ("backslash_quote", "safe_encoding"),
+    ("array_nulls", "on"),
+    ("quote_all_identifiers", "off"),
+    ("check_function_bodies", "on"),
+    ("default_tablespace", ""),
+    ("temp_tablespaces", ""),
+    ("plan_cache_mode", "auto"),
+    ("max_parallel_workers_per_gather", "2"),
+    ("geqo", "on"),
+    ("join_collapse_limit", "8"),
+    ("from_collapse_limit", "8"),
+    ("cursor_tuple_fraction", "0.1"),
+    ("random_page_cost", "4"),
+    ("effective_cache_size", "4GB"),
+    ("session_replication_role", "origin"),
+    ("log_statement", "none"),
+    ("log_min_duration_statement", "-1"),
+    ("log_min_messages", "warning"),
+    ("track_activities", "on"),
+    ("enable_seqscan", "on"),
+    ("enable_indexscan", "on"),
+    ("enable_bitmapscan", "on"),
+    ("enable_hashjoin", "on"),
+    ("enable_mergejoin", "on"),
+    ("enable_nestloop", "on"),
+    ("enable_partitionwise_join", "off"),
+    ("default_statistics_target", "100"),
+    ("password_encryption", "scram-sha-256"),
+    ("gin_fuzzy_search_limit", "0"),
+    ("vacuum_cost_delay", "0"),
+];
+
+/// True when SET may take parameter `name` (lower-cased): one tcq keeps, one of
+/// [`OTHER_SETTINGS`], or a custom one (its name has a dot).
+fn known_setting(name: &str) -> bool {
+    name.contains('.')
+        || DEFAULT_SETTINGS.iter().any(|(k, _)| *k == name)
+        || OTHER_SETTINGS.iter().any(|(k, _)| *k == name)
+}
+
 /// The settings a new session starts with, as (name, value).
 pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
     DEFAULT_SETTINGS
@@ -502,6 +572,11 @@ impl Session {
                     self.reset_settings();
                     return Ok(Outcome::Command("RESET".into()));
                 }
+                if !known_setting(&name) {
+                    return Err(Error::UndefinedObject(format!(
+                        "unrecognized configuration parameter \"{name}\""
+                    )));
+                }
                 if name == "timezone" {
                     let zone = match &value {
                         Some(v) => crate::tz::Zone::parse(v)?,
@@ -520,6 +595,7 @@ impl Session {
                 let v = value.unwrap_or_else(|| {
                     DEFAULT_SETTINGS
                         .iter()
+                        .chain(OTHER_SETTINGS)
                         .find(|(k, _)| *k == name)
                         .map_or(String::new(), |(_, v)| v.to_string())
                 });
@@ -1196,7 +1272,11 @@ impl Session {
                 notices: vec![],
             });
         }
-        let v = self.settings.get(name).ok_or_else(|| {
+        let other = OTHER_SETTINGS
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string());
+        let v = self.settings.get(name).cloned().or(other).ok_or_else(|| {
             Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
         })?;
         Ok(Outcome::Rows {

@@ -133,3 +133,76 @@ async fn set_refuses_unknown_parameters() {
         table(&[&["0"]])
     );
 }
+
+/// In a read-only transaction (BEGIN READ ONLY, SET TRANSACTION READ ONLY,
+/// default_transaction_read_only) every statement that writes is 25006 and reads still
+/// work; nothing is written.
+#[tokio::test]
+async fn read_only_transactions_refuse_writes() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, city text); \
+         INSERT INTO airports VALUES ('SFO', 'San Francisco'); \
+         CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay int)",
+    )
+    .await;
+    exec(&c, "BEGIN READ ONLY").await;
+    assert_eq!(
+        rows(&c, "SHOW transaction_read_only").await,
+        table(&[&["on"]])
+    );
+    assert_eq!(
+        error(&c, "INSERT INTO airports VALUES ('JFK', 'New York')").await,
+        (
+            "25006".into(),
+            "cannot execute INSERT in a read-only transaction".into()
+        )
+    );
+    exec(&c, "ROLLBACK").await;
+    let refused = [
+        (
+            "INSERT INTO flights VALUES ('2001-01-01 00:00:00', 1)",
+            "INSERT",
+        ),
+        ("UPDATE airports SET city = 'x'", "UPDATE"),
+        ("DELETE FROM airports", "DELETE"),
+        ("TRUNCATE airports", "TRUNCATE TABLE"),
+        ("CREATE TABLE t (a int)", "CREATE TABLE"),
+        ("DROP TABLE airports", "DROP TABLE"),
+        ("CREATE STREAM s (a int)", "CREATE STREAM"),
+        ("DROP STREAM flights", "DROP STREAM"),
+        ("COPY airports FROM STDIN", "COPY FROM"),
+    ];
+    for (sql, what) in refused {
+        exec(&c, "BEGIN; SET TRANSACTION READ ONLY").await;
+        assert_eq!(
+            error(&c, sql).await,
+            (
+                "25006".into(),
+                format!("cannot execute {what} in a read-only transaction")
+            ),
+            "{sql}"
+        );
+        exec(&c, "ROLLBACK").await;
+    }
+    // The session default, outside and inside blocks; READ WRITE overrides it.
+    exec(&c, "SET default_transaction_read_only = on").await;
+    assert_eq!(error(&c, "DELETE FROM airports").await.0, "25006");
+    assert_eq!(
+        rows(&c, "SELECT code FROM airports").await,
+        table(&[&["SFO"]])
+    );
+    exec(
+        &c,
+        "BEGIN READ WRITE; INSERT INTO airports VALUES ('JFK', 'New York'); COMMIT",
+    )
+    .await;
+    exec(&c, "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE").await;
+    exec(&c, "INSERT INTO airports VALUES ('LAX', 'Los Angeles')").await;
+    assert_eq!(
+        rows(&c, "SELECT code FROM airports ORDER BY code").await,
+        table(&[&["JFK"], &["LAX"], &["SFO"]])
+    );
+}

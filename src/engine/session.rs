@@ -93,6 +93,9 @@ pub struct Session {
     pub(crate) engine: Arc<Engine>,
     pub(crate) pid: i32,
     pub(crate) tx: TxStatus,
+    /// The open transaction block is READ ONLY (BEGIN READ ONLY, SET TRANSACTION READ
+    /// ONLY, or `default_transaction_read_only` when it began).
+    tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
     settings: HashMap<String, String>,
     user: String,
@@ -233,6 +236,31 @@ fn known_setting(name: &str) -> bool {
         || OTHER_SETTINGS.iter().any(|(k, _)| *k == name)
 }
 
+/// A boolean setting's value is true (`on`, `true`, `yes`, `1`, quoted or not).
+fn setting_on(v: &str) -> bool {
+    matches!(
+        v.trim_matches('\'').to_ascii_lowercase().as_str(),
+        "on" | "true" | "yes" | "1" | "t" | "y"
+    )
+}
+
+/// What a read-only transaction may not execute, as PostgreSQL names it in 25006
+/// (`INSERT`, `COPY FROM`, `CREATE TABLE`); `None` for a statement that writes nothing.
+fn writes(plan: &Plan) -> Option<&'static str> {
+    Some(match plan {
+        Plan::Insert(_) => "INSERT",
+        Plan::CopyFrom(_) => "COPY FROM",
+        Plan::Update(_) => "UPDATE",
+        Plan::Delete(_) => "DELETE",
+        Plan::Truncate { .. } => "TRUNCATE TABLE",
+        Plan::CreateTable(_) => "CREATE TABLE",
+        Plan::DropTable { .. } => "DROP TABLE",
+        Plan::CreateStream(_) => "CREATE STREAM",
+        Plan::DropStream { .. } => "DROP STREAM",
+        _ => return None,
+    })
+}
+
 /// The settings a new session starts with, as (name, value).
 pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
     DEFAULT_SETTINGS
@@ -285,6 +313,7 @@ impl Session {
             engine,
             pid,
             tx: TxStatus::Idle,
+            tx_read_only: false,
             cursors: HashMap::new(),
             settings,
             user: "tcq".into(),
@@ -486,6 +515,13 @@ impl Session {
         {
             return Err(Error::InFailedTransaction);
         }
+        if let Some(what) = writes(&plan) {
+            if self.read_only() {
+                return Err(Error::ReadOnlySqlTransaction(format!(
+                    "cannot execute {what} in a read-only transaction"
+                )));
+            }
+        }
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
             // Prepared statements live in the server's per-connection state: the server
@@ -576,6 +612,21 @@ impl Session {
                     return Err(Error::UndefinedObject(format!(
                         "unrecognized configuration parameter \"{name}\""
                     )));
+                }
+                if name == "transaction_read_only" {
+                    // Only inside a block, as PostgreSQL; outside it changes nothing.
+                    if self.tx == TxStatus::Idle {
+                        return Ok(Outcome::Rows {
+                            columns: vec![],
+                            rows: vec![],
+                            tag: "SET".into(),
+                            notices: vec![
+                                "SET TRANSACTION can only be used in transaction blocks".into()
+                            ],
+                        });
+                    }
+                    self.tx_read_only = value.as_deref().is_some_and(setting_on);
+                    return Ok(Outcome::Command("SET".into()));
                 }
                 if name == "timezone" {
                     let zone = match &value {
@@ -939,6 +990,22 @@ impl Session {
         }
     }
 
+    /// `default_transaction_read_only` is on.
+    fn default_read_only(&self) -> bool {
+        self.settings
+            .get("default_transaction_read_only")
+            .is_some_and(|v| setting_on(v))
+    }
+
+    /// The current transaction (the block, or the statement's own outside one) is read-only.
+    fn read_only(&self) -> bool {
+        if self.tx == TxStatus::Idle {
+            self.default_read_only()
+        } else {
+            self.tx_read_only
+        }
+    }
+
     fn transaction(&mut self, op: TransactionOp) -> Result<Outcome> {
         let notice = |tag: &str, text: &str| Outcome::Rows {
             columns: vec![],
@@ -947,8 +1014,9 @@ impl Session {
             notices: vec![text.into()],
         };
         match op {
-            TransactionOp::Begin => Ok(if self.tx == TxStatus::Idle {
+            TransactionOp::Begin { read_only } => Ok(if self.tx == TxStatus::Idle {
                 self.tx = TxStatus::InBlock;
+                self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
                 Outcome::Command("BEGIN".into())
             } else {
                 notice("BEGIN", "there is already a transaction in progress")
@@ -956,6 +1024,7 @@ impl Session {
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
                 self.tx = TxStatus::Idle;
+                self.tx_read_only = false;
                 let committed = op == TransactionOp::Commit && was != TxStatus::Failed;
                 // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
                 self.cursors.retain(|_, c| committed && c.hold);
@@ -1269,6 +1338,15 @@ impl Session {
                 ],
                 rows,
                 tag,
+                notices: vec![],
+            });
+        }
+        if name == "transaction_read_only" {
+            let v = if self.read_only() { "on" } else { "off" };
+            return Ok(Outcome::Rows {
+                columns: vec![Column::new(name, DataType::Text)],
+                rows: vec![vec![Value::Text(v.into())]],
+                tag: "SHOW".into(),
                 notices: vec![],
             });
         }

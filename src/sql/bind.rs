@@ -4370,7 +4370,7 @@ mod tests {
         ));
         assert_eq!(
             plan("BEGIN").unwrap(),
-            Plan::Transaction(TransactionOp::Begin)
+            Plan::Transaction(TransactionOp::Begin { read_only: None })
         );
         assert_eq!(
             plan("SHOW server_version").unwrap(),

@@ -206,3 +206,41 @@ async fn read_only_transactions_refuse_writes() {
         table(&[&["JFK"], &["LAX"], &["SFO"]])
     );
 }
+
+/// `LIMIT $1` and `OFFSET $1` of a query on the relational engine (catalogs, joins of
+/// stored tables) are bigint parameters in Describe, as PostgreSQL infers them, so drivers
+/// bind a 64-bit integer.
+#[tokio::test]
+async fn limit_and_offset_parameters_are_bigint() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, city text); \
+         INSERT INTO airports VALUES ('SFO', 'San Francisco'), ('JFK', 'New York'), ('LAX', 'Los Angeles')",
+    )
+    .await;
+    for sql in [
+        "SELECT relname FROM pg_class ORDER BY relname LIMIT $1 OFFSET $2",
+        "SELECT a.code FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code LIMIT $1 OFFSET $2",
+    ] {
+        let st = c.prepare(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(
+            st.params(),
+            &[tokio_postgres::types::Type::INT8, tokio_postgres::types::Type::INT8],
+            "{sql}"
+        );
+    }
+    let st = c
+        .prepare("SELECT a.code FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code LIMIT $1 OFFSET $2")
+        .await
+        .unwrap();
+    let got: Vec<String> = c
+        .query(&st, &[&1i64, &1i64])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(got, vec!["LAX".to_string()]);
+}

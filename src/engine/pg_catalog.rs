@@ -478,9 +478,11 @@ struct IndexInfo {
     schema: String,
     name: String,
     primary: bool,
-    /// (attnum in the table, name, type oid, typmod, len, storage).
-    columns: Vec<(i64, String, i64, i64, i64, char)>,
+    columns: Vec<IndexColumn>,
 }
+
+/// A key column: (attnum in the table, name, type oid, typmod, len, storage).
+type IndexColumn = (i64, String, i64, i64, i64, char);
 
 impl Ctx<'_> {
     fn schemas(&self) -> Vec<String> {
@@ -726,7 +728,7 @@ impl Ctx<'_> {
                 .into_iter()
                 .map(|i| {
                     let n = i.columns.len() as i16;
-                    let key = |f: &dyn Fn(&(i64, String, i64, i64, i64, char)) -> String| {
+                    let key = |f: &dyn Fn(&IndexColumn) -> String| {
                         i.columns.iter().map(f).collect::<Vec<_>>().join(" ")
                     };
                     vec![

@@ -98,6 +98,12 @@ pub enum Error {
     /// 34000: an unknown cursor or portal name.
     #[error("cursor \"{0}\" does not exist")]
     InvalidCursorName(String),
+    /// 26000: DEALLOCATE of a prepared statement the connection does not hold.
+    #[error("{0}")]
+    InvalidSqlStatementName(String),
+    /// 25006: a statement that writes, in a read-only transaction.
+    #[error("{0}")]
+    ReadOnlySqlTransaction(String),
     /// 42P03: DECLARE of a cursor name in use.
     #[error("cursor \"{0}\" already exists")]
     DuplicateCursor(String),

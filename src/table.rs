@@ -71,6 +71,24 @@ pub struct KeyDef {
     pub primary: bool,
 }
 
+/// The oids a table with oid `table` and `keys` keys takes: its own, then per key its
+/// index relation's and its constraint's ([`index_oid`], [`constraint_oid`]).
+pub fn oids_taken(keys: usize) -> u32 {
+    1 + 2 * keys as u32
+}
+
+/// The oid of the index relation (`pg_class`, relkind 'i') of key `k` of the table with
+/// oid `table`.
+pub fn index_oid(table: u32, k: usize) -> u32 {
+    table + 1 + 2 * k as u32
+}
+
+/// The oid of the `pg_constraint` row (contype 'p' or 'u') of key `k` of the table with
+/// oid `table`.
+pub fn constraint_oid(table: u32, k: usize) -> u32 {
+    table + 2 + 2 * k as u32
+}
+
 /// A table's rows and its key indexes (one per [`KeyDef`], same order).
 #[derive(Clone, Debug, Default)]
 pub struct TableData {

@@ -5,6 +5,7 @@ CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, origin varch
 CREATE STREAM network.tcpdump (src text, bytes bigint);
 CREATE TABLE airports (code text PRIMARY KEY, city text NOT NULL, state varchar(2));
 INSERT INTO airports VALUES ('SFO', 'San Francisco', 'CA'), ('JFK', 'New York', 'NY');
+CREATE TABLE gates (airport text NOT NULL, gate text NOT NULL, terminal int, UNIQUE (airport, gate));
 \d
 \dt
 \dE
@@ -12,6 +13,7 @@ INSERT INTO airports VALUES ('SFO', 'San Francisco', 'CA'), ('JFK', 'New York', 
 \d+ flights
 \d network.tcpdump
 \d airports
+\d gates
 \d nope
 \dn
 \l
@@ -43,6 +45,8 @@ SELECT ftoptions FROM pg_foreign_table WHERE ftrelid = 'network.tcpdump'::regcla
 WITH RECURSIVE up(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM up WHERE n < 3) SELECT n, n * n AS square FROM up;
 SELECT word, catcode FROM pg_get_keywords() WHERE word IN ('select', 'stream') ORDER BY 1;
 SELECT a.code, c.relkind, (SELECT count(*) FROM pg_attribute t WHERE t.attrelid = c.oid) AS columns FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code;
+SELECT conname, contype, conkey, pg_get_constraintdef(oid) FROM pg_constraint ORDER BY 1;
+SELECT c.relname, c.relkind, i.indisprimary, i.indkey, pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid ORDER BY 1;
 SET application_name = 'catalog';
 SELECT name, setting, source FROM pg_settings WHERE name IN ('application_name', 'search_path') ORDER BY 1;
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');

@@ -308,6 +308,13 @@ fn relation_oid(i: usize) -> i64 {
     }
 }
 
+fn int_of_named(row: &[(&str, Value)], col: &str) -> i64 {
+    row.iter()
+        .find(|(n, _)| *n == col)
+        .and_then(|(_, v)| crate::exec::relational::int_of(v))
+        .unwrap_or(0)
+}
+
 fn t(s: impl Into<String>) -> Value {
     Value::Text(s.into().into())
 }
@@ -463,6 +470,20 @@ struct Ctx<'a> {
 
 type Named = Vec<(&'static str, Value)>;
 
+/// One key index of a stored table (see [`Ctx::indexes`]).
+struct IndexInfo {
+    oid: i64,
+    constraint_oid: i64,
+    table_oid: i64,
+    schema: String,
+    name: String,
+    primary: bool,
+    columns: Vec<IndexColumn>,
+}
+
+/// A key column: (attnum in the table, name, type oid, typmod, len, storage).
+type IndexColumn = (i64, String, i64, i64, i64, char);
+
 impl Ctx<'_> {
     fn schemas(&self) -> Vec<String> {
         let mut s: Vec<String> = vec![
@@ -592,6 +613,36 @@ impl Ctx<'_> {
         out
     }
 
+    /// The key indexes of stored tables, one per PRIMARY KEY or UNIQUE, as PostgreSQL
+    /// keeps them: an index relation (relkind 'i', btree) named after the constraint
+    /// (`<table>_pkey`, `<table>_<col>_key`) and a constraint (contype 'p' or 'u').
+    fn indexes(&self) -> Vec<IndexInfo> {
+        let mut out = Vec::new();
+        for t in self.tables {
+            let ns = split_name(&t.name).0.to_string();
+            for (k, def) in t.keys.iter().enumerate() {
+                let columns = def
+                    .columns
+                    .iter()
+                    .map(|&c| {
+                        let (o, m, l, st) = pg_type_of(t.columns[c].data_type);
+                        (c as i64 + 1, t.columns[c].name.clone(), o, m, l, st)
+                    })
+                    .collect();
+                out.push(IndexInfo {
+                    oid: crate::table::index_oid(t.oid, k) as i64,
+                    constraint_oid: crate::table::constraint_oid(t.oid, k) as i64,
+                    table_oid: t.oid as i64,
+                    schema: ns.clone(),
+                    name: split_name(&def.name).1.to_string(),
+                    primary: def.primary,
+                    columns,
+                });
+            }
+        }
+        out
+    }
+
     fn stream_options(s: &Stream) -> String {
         let kind = if s.archived { "archived" } else { "unarchived" };
         match s.ts_col {
@@ -631,28 +682,113 @@ impl Ctx<'_> {
                     ]
                 })
                 .collect(),
-            "pg_class" => self
-                .relations()
-                .into_iter()
-                .map(|(o, ns, n, kind, cols)| {
-                    vec![
-                        ("oid", oid(o)),
-                        ("relname", t(n)),
-                        ("relnamespace", oid(schema_oid(&ns))),
+            "pg_class" => {
+                let indexes = self.indexes();
+                let mut out: Vec<Named> = self
+                    .relations()
+                    .into_iter()
+                    .map(|(o, ns, n, kind, cols)| {
+                        let has_index = indexes.iter().any(|i| i.table_oid == o);
+                        vec![
+                            ("oid", oid(o)),
+                            ("relname", t(n)),
+                            ("relnamespace", oid(schema_oid(&ns))),
+                            ("relowner", oid(ROLE_OID)),
+                            ("relam", oid(if kind == 'r' { 2 } else { 0 })),
+                            ("relhasindex", b(has_index)),
+                            ("relpersistence", t("p")),
+                            ("relkind", t(kind.to_string())),
+                            ("relnatts", Value::Int2(cols.len() as i16)),
+                            ("relispopulated", b(true)),
+                            ("relreplident", t(if kind == 'r' { "d" } else { "n" })),
+                            ("reltuples", Value::Float4(-1.0)),
+                        ]
+                    })
+                    .collect();
+                for i in indexes {
+                    out.push(vec![
+                        ("oid", oid(i.oid)),
+                        ("relname", t(i.name)),
+                        ("relnamespace", oid(schema_oid(&i.schema))),
                         ("relowner", oid(ROLE_OID)),
-                        ("relam", oid(if kind == 'r' { 2 } else { 0 })),
+                        ("relam", oid(403)),
                         ("relpersistence", t("p")),
-                        ("relkind", t(kind.to_string())),
-                        ("relnatts", Value::Int2(cols.len() as i16)),
+                        ("relkind", t("i")),
+                        ("relnatts", Value::Int2(i.columns.len() as i16)),
                         ("relispopulated", b(true)),
-                        ("relreplident", t(if kind == 'r' { "d" } else { "n" })),
+                        ("relreplident", t("n")),
                         ("reltuples", Value::Float4(-1.0)),
+                    ]);
+                }
+                out.sort_by_key(|r| int_of_named(r, "oid"));
+                out
+            }
+            "pg_index" => self
+                .indexes()
+                .into_iter()
+                .map(|i| {
+                    let n = i.columns.len() as i16;
+                    let key = |f: &dyn Fn(&IndexColumn) -> String| {
+                        i.columns.iter().map(f).collect::<Vec<_>>().join(" ")
+                    };
+                    vec![
+                        ("indexrelid", oid(i.oid)),
+                        ("indrelid", oid(i.table_oid)),
+                        ("indnatts", Value::Int2(n)),
+                        ("indnkeyatts", Value::Int2(n)),
+                        ("indisunique", b(true)),
+                        ("indisprimary", b(i.primary)),
+                        ("indimmediate", b(true)),
+                        ("indisvalid", b(true)),
+                        ("indisready", b(true)),
+                        ("indislive", b(true)),
+                        ("indkey", t(key(&|c| c.0.to_string()))),
+                        (
+                            "indcollation",
+                            t(key(&|c| {
+                                if matches!(c.2, 25 | 1043 | 1042) {
+                                    "100"
+                                } else {
+                                    "0"
+                                }
+                                .to_string()
+                            })),
+                        ),
+                        ("indclass", t(key(&|_| "0".to_string()))),
+                        ("indoption", t(key(&|_| "0".to_string()))),
+                    ]
+                })
+                .collect(),
+            "pg_constraint" => self
+                .indexes()
+                .into_iter()
+                .map(|i| {
+                    let conkey: Vec<Value> = i.columns.iter().map(|c| t(c.0.to_string())).collect();
+                    vec![
+                        ("oid", oid(i.constraint_oid)),
+                        ("conname", t(i.name)),
+                        ("connamespace", oid(schema_oid(&i.schema))),
+                        ("contype", t(if i.primary { "p" } else { "u" })),
+                        ("convalidated", b(true)),
+                        ("conrelid", oid(i.table_oid)),
+                        ("conindid", oid(i.oid)),
+                        ("conislocal", b(true)),
+                        ("connoinherit", b(true)),
+                        ("conkey", t(crate::exec::relational::format_array(&conkey))),
                     ]
                 })
                 .collect(),
             "pg_attribute" => {
                 let mut out = Vec::new();
-                for (o, _, _, _, cols) in self.relations() {
+                let indexes = self.indexes().into_iter().map(|i| {
+                    let cols = i
+                        .columns
+                        .into_iter()
+                        .map(|(_, n, ty, m, l, st)| (n, ty, m, l, st, false, None))
+                        .collect::<Vec<_>>();
+                    (i.oid, String::new(), String::new(), 'i', cols)
+                });
+                for (o, _, _, _, cols) in self.relations().into_iter().chain(indexes) {
                     for (i, (n, ty, typmod, len, storage, notnull, fdw)) in
                         cols.into_iter().enumerate()
                     {

@@ -34,6 +34,12 @@ impl Statement {
     pub fn text(&self) -> &str {
         self.parsed.text()
     }
+
+    /// What a `DEALLOCATE` forgets: `Some(Some(name))` one prepared statement,
+    /// `Some(None)` all of them; `None` for any other statement.
+    pub fn deallocates(&self) -> Option<Option<String>> {
+        self.parsed.deallocates()
+    }
 }
 
 /// What the extended protocol's Describe reports.
@@ -87,6 +93,9 @@ pub struct Session {
     pub(crate) engine: Arc<Engine>,
     pub(crate) pid: i32,
     pub(crate) tx: TxStatus,
+    /// The open transaction block is READ ONLY (BEGIN READ ONLY, SET TRANSACTION READ
+    /// ONLY, or `default_transaction_read_only` when it began).
+    tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
     settings: HashMap<String, String>,
     user: String,
@@ -157,6 +166,101 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("tcq.output_overflow", "error"),
 ];
 
+/// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
+/// reset, or to tune a session), with PostgreSQL's defaults: SET records them and SHOW
+/// shows them, and tcq does not act on them. Any other name without a dot is 42704, as in
+/// PostgreSQL; a name with a dot (`myapp.x`) is a custom parameter and always accepted.
+const OTHER_SETTINGS: &[(&str, &str)] = &[
+    ("statement_timeout", "0"),
+    ("lock_timeout", "0"),
+    ("idle_in_transaction_session_timeout", "0"),
+    ("idle_session_timeout", "0"),
+    ("jit", "off"),
+    ("client_min_messages", "notice"),
+    ("bytea_output", "hex"),
+    ("default_transaction_read_only", "off"),
+    ("transaction_read_only", "off"),
+    ("default_transaction_deferrable", "off"),
+    ("transaction_deferrable", "off"),
+    ("synchronous_commit", "on"),
+    ("work_mem", "4MB"),
+    ("maintenance_work_mem", "64MB"),
+    ("temp_buffers", "8MB"),
+    ("row_security", "on"),
+    ("role", "none"),
+    ("session_authorization", ""),
+    ("lc_messages", "C"),
+    ("lc_monetary", "C"),
+    ("lc_numeric", "C"),
+    ("lc_time", "C"),
+    ("lc_ctype", "C"),
+    ("xmloption", "content"),
+    ("escape_string_warning", "on"),
+    ("backslash_quote", "safe_encoding"),
+    ("array_nulls", "on"),
+    ("quote_all_identifiers", "off"),
+    ("check_function_bodies", "on"),
+    ("default_tablespace", ""),
+    ("temp_tablespaces", ""),
+    ("plan_cache_mode", "auto"),
+    ("max_parallel_workers_per_gather", "2"),
+    ("geqo", "on"),
+    ("join_collapse_limit", "8"),
+    ("from_collapse_limit", "8"),
+    ("cursor_tuple_fraction", "0.1"),
+    ("random_page_cost", "4"),
+    ("effective_cache_size", "4GB"),
+    ("session_replication_role", "origin"),
+    ("log_statement", "none"),
+    ("log_min_duration_statement", "-1"),
+    ("log_min_messages", "warning"),
+    ("track_activities", "on"),
+    ("enable_seqscan", "on"),
+    ("enable_indexscan", "on"),
+    ("enable_bitmapscan", "on"),
+    ("enable_hashjoin", "on"),
+    ("enable_mergejoin", "on"),
+    ("enable_nestloop", "on"),
+    ("enable_partitionwise_join", "off"),
+    ("default_statistics_target", "100"),
+    ("password_encryption", "scram-sha-256"),
+    ("gin_fuzzy_search_limit", "0"),
+    ("vacuum_cost_delay", "0"),
+];
+
+/// True when SET may take parameter `name` (lower-cased): one tcq keeps, one of
+/// [`OTHER_SETTINGS`], or a custom one (its name has a dot).
+fn known_setting(name: &str) -> bool {
+    name.contains('.')
+        || DEFAULT_SETTINGS.iter().any(|(k, _)| *k == name)
+        || OTHER_SETTINGS.iter().any(|(k, _)| *k == name)
+}
+
+/// A boolean setting's value is true (`on`, `true`, `yes`, `1`, quoted or not).
+fn setting_on(v: &str) -> bool {
+    matches!(
+        v.trim_matches('\'').to_ascii_lowercase().as_str(),
+        "on" | "true" | "yes" | "1" | "t" | "y"
+    )
+}
+
+/// What a read-only transaction may not execute, as PostgreSQL names it in 25006
+/// (`INSERT`, `COPY FROM`, `CREATE TABLE`); `None` for a statement that writes nothing.
+fn writes(plan: &Plan) -> Option<&'static str> {
+    Some(match plan {
+        Plan::Insert(_) => "INSERT",
+        Plan::CopyFrom(_) => "COPY FROM",
+        Plan::Update(_) => "UPDATE",
+        Plan::Delete(_) => "DELETE",
+        Plan::Truncate { .. } => "TRUNCATE TABLE",
+        Plan::CreateTable(_) => "CREATE TABLE",
+        Plan::DropTable { .. } => "DROP TABLE",
+        Plan::CreateStream(_) => "CREATE STREAM",
+        Plan::DropStream { .. } => "DROP STREAM",
+        _ => return None,
+    })
+}
+
 /// The settings a new session starts with, as (name, value).
 pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
     DEFAULT_SETTINGS
@@ -221,6 +325,7 @@ impl Session {
             engine,
             pid,
             tx: TxStatus::Idle,
+            tx_read_only: false,
             cursors: HashMap::new(),
             settings,
             user: "tcq".into(),
@@ -422,10 +527,17 @@ impl Session {
         {
             return Err(Error::InFailedTransaction);
         }
+        if let Some(what) = writes(&plan) {
+            if self.read_only() {
+                return Err(Error::ReadOnlySqlTransaction(format!(
+                    "cannot execute {what} in a read-only transaction"
+                )));
+            }
+        }
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
-            // Prepared statements live in the server's per-connection state; drivers
-            // issue DEALLOCATE to forget theirs, and a fresh name is used for any new one.
+            // Prepared statements live in the server's per-connection state: the server
+            // checks the name (26000) and forgets the statement before this runs.
             Plan::Deallocate { name } => Ok(Outcome::Command(
                 if name.is_some() {
                     "DEALLOCATE"
@@ -511,6 +623,26 @@ impl Session {
                     self.reset_settings();
                     return Ok(Outcome::Command("RESET".into()));
                 }
+                if !known_setting(&name) {
+                    return Err(Error::UndefinedObject(format!(
+                        "unrecognized configuration parameter \"{name}\""
+                    )));
+                }
+                if name == "transaction_read_only" {
+                    // Only inside a block, as PostgreSQL; outside it changes nothing.
+                    if self.tx == TxStatus::Idle {
+                        return Ok(Outcome::Rows {
+                            columns: vec![],
+                            rows: vec![],
+                            tag: "SET".into(),
+                            notices: vec![
+                                "SET TRANSACTION can only be used in transaction blocks".into()
+                            ],
+                        });
+                    }
+                    self.tx_read_only = value.as_deref().is_some_and(setting_on);
+                    return Ok(Outcome::Command("SET".into()));
+                }
                 if name == "timezone" {
                     let zone = match &value {
                         Some(v) => crate::tz::Zone::parse(v)?,
@@ -529,6 +661,7 @@ impl Session {
                 let v = value.unwrap_or_else(|| {
                     DEFAULT_SETTINGS
                         .iter()
+                        .chain(OTHER_SETTINGS)
                         .find(|(k, _)| *k == name)
                         .map_or(String::new(), |(_, v)| v.to_string())
                 });
@@ -902,6 +1035,22 @@ impl Session {
         }
     }
 
+    /// `default_transaction_read_only` is on.
+    fn default_read_only(&self) -> bool {
+        self.settings
+            .get("default_transaction_read_only")
+            .is_some_and(|v| setting_on(v))
+    }
+
+    /// The current transaction (the block, or the statement's own outside one) is read-only.
+    fn read_only(&self) -> bool {
+        if self.tx == TxStatus::Idle {
+            self.default_read_only()
+        } else {
+            self.tx_read_only
+        }
+    }
+
     fn transaction(&mut self, op: TransactionOp) -> Result<Outcome> {
         let notice = |tag: &str, text: &str| Outcome::Rows {
             columns: vec![],
@@ -910,8 +1059,9 @@ impl Session {
             notices: vec![text.into()],
         };
         match op {
-            TransactionOp::Begin => Ok(if self.tx == TxStatus::Idle {
+            TransactionOp::Begin { read_only } => Ok(if self.tx == TxStatus::Idle {
                 self.tx = TxStatus::InBlock;
+                self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
                 Outcome::Command("BEGIN".into())
             } else {
                 notice("BEGIN", "there is already a transaction in progress")
@@ -919,6 +1069,7 @@ impl Session {
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
                 self.tx = TxStatus::Idle;
+                self.tx_read_only = false;
                 let committed = op == TransactionOp::Commit && was != TxStatus::Failed;
                 // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
                 self.cursors.retain(|_, c| committed && c.hold);
@@ -1235,7 +1386,20 @@ impl Session {
                 notices: vec![],
             });
         }
-        let v = self.settings.get(name).ok_or_else(|| {
+        if name == "transaction_read_only" {
+            let v = if self.read_only() { "on" } else { "off" };
+            return Ok(Outcome::Rows {
+                columns: vec![Column::new(name, DataType::Text)],
+                rows: vec![vec![Value::Text(v.into())]],
+                tag: "SHOW".into(),
+                notices: vec![],
+            });
+        }
+        let other = OTHER_SETTINGS
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string());
+        let v = self.settings.get(name).cloned().or(other).ok_or_else(|| {
             Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
         })?;
         Ok(Outcome::Rows {

@@ -59,9 +59,10 @@ impl Session {
                 primary: false,
             });
         }
-        let oid = catalog
-            .next_oid
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let oid = catalog.next_oid.fetch_add(
+            crate::table::oids_taken(keys.len()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let table = Table::new(
             c.name.clone(),
             oid,

@@ -217,9 +217,9 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 "{public}"
             })
         }
+        "pg_get_indexdef" => index_def(ev, int_of(a0), int_of(arg(args, 1)).unwrap_or(0))?,
+        "pg_get_constraintdef" => constraint_def(ev, int_of(a0))?,
         "pg_get_expr"
-        | "pg_get_indexdef"
-        | "pg_get_constraintdef"
         | "pg_get_viewdef"
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
@@ -443,6 +443,83 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             )))
         }
     })
+}
+
+/// `pg_get_indexdef(index oid, column, pretty)`: with column 0 the index's CREATE
+/// statement as PostgreSQL prints it (`CREATE UNIQUE INDEX airports_pkey ON
+/// public.airports USING btree (code)`), else that column's name; NULL for an unknown oid.
+fn index_def(ev: &Ev, oid: Option<i64>, column: i64) -> Result<Value> {
+    let indexes = ev.catalog("pg_index")?;
+    let Some(ix) = indexes.iter().find(|r| int_of(&r[0]) == oid) else {
+        return Ok(Value::Null);
+    };
+    let table = int_of(&ix[1]);
+    let attnums: Vec<i64> = text_of(&ix[15])
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let names = column_names(ev, table, &attnums)?;
+    if column > 0 {
+        return Ok(names
+            .get(column as usize - 1)
+            .map_or(Value::Null, |n| text(n.clone())));
+    }
+    let classes = ev.catalog("pg_class")?;
+    let class = |o: Option<i64>| classes.iter().find(|r| int_of(&r[0]) == o).cloned();
+    let (Some(index), Some(rel)) = (class(oid), class(table)) else {
+        return Ok(Value::Null);
+    };
+    let spaces = ev.catalog("pg_namespace")?;
+    let schema = spaces
+        .iter()
+        .find(|r| int_of(&r[0]) == int_of(&rel[2]))
+        .map_or(String::new(), |r| text_of(&r[1]));
+    let unique = if matches!(ix[4], Value::Bool(true)) {
+        "UNIQUE "
+    } else {
+        ""
+    };
+    Ok(text(format!(
+        "CREATE {unique}INDEX {} ON {}.{} USING btree ({})",
+        quote_ident(&text_of(&index[1])),
+        quote_ident(&schema),
+        quote_ident(&text_of(&rel[1])),
+        names.join(", ")
+    )))
+}
+
+/// `pg_get_constraintdef(constraint oid, pretty)`: `PRIMARY KEY (code)` or `UNIQUE
+/// (city, state)`; NULL for an unknown oid.
+fn constraint_def(ev: &Ev, oid: Option<i64>) -> Result<Value> {
+    let constraints = ev.catalog("pg_constraint")?;
+    let Some(con) = constraints.iter().find(|r| int_of(&r[0]) == oid) else {
+        return Ok(Value::Null);
+    };
+    let attnums: Vec<i64> = parse_array(&text_of(&con[18]))?
+        .iter()
+        .filter_map(|v| v.as_ref().and_then(|s| s.parse().ok()))
+        .collect();
+    let names = column_names(ev, int_of(&con[7]), &attnums)?;
+    let kind = if text_of(&con[3]) == "p" {
+        "PRIMARY KEY"
+    } else {
+        "UNIQUE"
+    };
+    Ok(text(format!("{kind} ({})", names.join(", "))))
+}
+
+/// The quoted names of columns `attnums` of relation `rel`.
+fn column_names(ev: &Ev, rel: Option<i64>, attnums: &[i64]) -> Result<Vec<String>> {
+    let attrs = ev.catalog("pg_attribute")?;
+    Ok(attnums
+        .iter()
+        .map(|&n| {
+            attrs
+                .iter()
+                .find(|r| int_of(&r[0]) == rel && int_of(&r[5]) == Some(n))
+                .map_or(String::new(), |r| quote_ident(&text_of(&r[1])))
+        })
+        .collect())
 }
 
 /// True when the object's namespace is on the search path (pg_catalog, public).

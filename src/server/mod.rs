@@ -113,6 +113,8 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::BadCopyFileFormat(_) => "22P04",
         Error::FeatureNotSupported(_) => "0A000",
         Error::InvalidCursorName(_) => "34000",
+        Error::InvalidSqlStatementName(_) => "26000",
+        Error::ReadOnlySqlTransaction(_) => "25006",
         Error::DuplicateCursor(_) => "42P03",
         Error::NoActiveTransaction(_) => "25P01",
         Error::InFailedTransaction => "25P02",

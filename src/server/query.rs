@@ -127,10 +127,32 @@ pub(crate) async fn execute(
     params: &[Value],
     watch: &mut CancelWatch,
 ) -> PgWireResult<Result<Outcome>> {
-    tokio::select! {
-        outcome = conn.session.execute(stmt, params) => Ok(outcome),
-        stop = watch.fired() => Ok(Err(stop_error(stop)?)),
+    // DEALLOCATE forgets the connection's prepared statements, as in PostgreSQL (the SQL
+    // name space is the protocol's): an unknown name is 26000.
+    let forget = stmt.deallocates();
+    if let Some(Some(name)) = &forget {
+        if !conn.statements.contains_key(name)
+            && conn.session.tx_status() != crate::engine::TxStatus::Failed
+        {
+            return Ok(Err(Error::InvalidSqlStatementName(format!(
+                "prepared statement \"{name}\" does not exist"
+            ))));
+        }
     }
+    let outcome = tokio::select! {
+        outcome = conn.session.execute(stmt, params) => outcome,
+        stop = watch.fired() => Err(stop_error(stop)?),
+    };
+    if outcome.is_ok() {
+        match forget {
+            Some(Some(name)) => {
+                conn.statements.remove(&name);
+            }
+            Some(None) => conn.statements.retain(|name, _| name.is_empty()),
+            None => {}
+        }
+    }
+    Ok(outcome)
 }
 
 /// Run statements of a simple-query string in order until one fails or opens a COPY FROM

@@ -999,12 +999,9 @@ impl<'a> Binder<'a> {
                 names: names.iter().map(object_name).collect::<Result<_>>()?,
                 if_exists: *if_exists,
             }),
-            ast::Statement::Deallocate { name, .. } => {
-                let name = name.value.to_ascii_lowercase();
-                Ok(Plan::Deallocate {
-                    name: (name != "all").then_some(name),
-                })
-            }
+            ast::Statement::Deallocate { name, .. } => Ok(Plan::Deallocate {
+                name: super::deallocate_name(name),
+            }),
             ast::Statement::LISTEN { channel } => Ok(Plan::Listen {
                 channel: ident_name(channel),
             }),
@@ -4459,7 +4456,7 @@ mod tests {
         ));
         assert_eq!(
             plan("BEGIN").unwrap(),
-            Plan::Transaction(TransactionOp::Begin)
+            Plan::Transaction(TransactionOp::Begin { read_only: None })
         );
         assert_eq!(
             plan("SHOW server_version").unwrap(),

@@ -157,9 +157,32 @@ impl Parsed {
         &self.inner.text
     }
 
+    /// For `DEALLOCATE [PREPARE] name`, `Some(Some(name))` (case kept when quoted, else
+    /// lower-cased); for `DEALLOCATE ALL`, `Some(None)`; else `None`. The server forgets
+    /// the connection's prepared statements it names.
+    pub fn deallocates(&self) -> Option<Option<String>> {
+        match &self.inner.stmt {
+            parse::Stmt::Ast(s) => match &**s {
+                sqlparser::ast::Statement::Deallocate { name, .. } => Some(deallocate_name(name)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// True for an empty statement (only whitespace, comments or `;`).
     pub fn is_empty(&self) -> bool {
         matches!(self.inner.stmt, parse::Stmt::Empty)
+    }
+}
+
+/// The statement a `DEALLOCATE` names (`None`: ALL), as PostgreSQL folds identifiers.
+pub(crate) fn deallocate_name(name: &sqlparser::ast::Ident) -> Option<String> {
+    if name.quote_style.is_some() {
+        Some(name.value.clone())
+    } else {
+        let n = name.value.to_ascii_lowercase();
+        (n != "all").then_some(n)
     }
 }
 

@@ -967,6 +967,29 @@ fn parse_close(t: &mut Toks) -> Result<Stmt> {
     Ok(Stmt::Close(cursor))
 }
 
+/// The access mode among the rest of a statement's transaction modes: `Some(true)` for
+/// READ ONLY, `Some(false)` for READ WRITE (the last written wins), `None` for neither.
+fn access_mode(t: &mut Toks) -> Option<bool> {
+    let words: Vec<String> = std::iter::from_fn(|| match t.next() {
+        Token::EOF => None,
+        tok => Some(tok.to_string().to_ascii_lowercase()),
+    })
+    .collect();
+    mode_of(&words)
+}
+
+fn mode_of(words: &[String]) -> Option<bool> {
+    let mut mode = None;
+    for w in words.windows(2) {
+        if w[0] == "read" && w[1] == "only" {
+            mode = Some(true);
+        } else if w[0] == "read" && w[1] == "write" {
+            mode = Some(false);
+        }
+    }
+    mode
+}
+
 fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
     let first = match t.next() {
         Token::Word(w) => w.value.to_ascii_uppercase(),
@@ -975,13 +998,17 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
     let op = match first.as_str() {
         "BEGIN" => {
             let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
-            // Transaction modes (ISOLATION LEVEL ..., READ ONLY, DEFERRABLE) are accepted:
-            // tcq has one isolation level, and it satisfies all of them for streams.
-            return Ok(Stmt::Transaction(TransactionOp::Begin));
+            // Isolation levels and DEFERRABLE are accepted: tcq has one isolation level,
+            // and it satisfies all of them for streams. READ ONLY is kept.
+            return Ok(Stmt::Transaction(TransactionOp::Begin {
+                read_only: access_mode(t),
+            }));
         }
         "START" => {
             t.expect_word("TRANSACTION")?;
-            return Ok(Stmt::Transaction(TransactionOp::Begin));
+            return Ok(Stmt::Transaction(TransactionOp::Begin {
+                read_only: access_mode(t),
+            }));
         }
         "COMMIT" | "END" => TransactionOp::Commit,
         _ => TransactionOp::Rollback,
@@ -1067,12 +1094,26 @@ fn parse_set(t: &mut Toks) -> Result<Stmt> {
     }
     if t.is_word("TRANSACTION") || t.is_word("CHARACTERISTICS") {
         // SET TRANSACTION ISOLATION LEVEL ...: one isolation level exists; accept and record.
+        // An access mode sets transaction_read_only (SET TRANSACTION) or
+        // default_transaction_read_only (SET SESSION CHARACTERISTICS AS TRANSACTION).
+        let session = t.is_word("CHARACTERISTICS");
         t.next();
         let rest: Vec<String> = std::iter::from_fn(|| match t.next() {
             Token::EOF => None,
             tok => Some(tok.to_string().to_lowercase()),
         })
         .collect();
+        if let Some(read_only) = mode_of(&rest) {
+            let name = if session {
+                "default_transaction_read_only"
+            } else {
+                "transaction_read_only"
+            };
+            return Ok(Stmt::Set {
+                name: name.into(),
+                value: Some(if read_only { "on" } else { "off" }.into()),
+            });
+        }
         return Ok(Stmt::Set {
             name: "transaction_isolation".into(),
             value: Some(rest.join(" ")),
@@ -1411,12 +1452,27 @@ mod tests {
         assert!(matches!(one("CLOSE ALL").stmt, Stmt::Close(None)));
         assert!(matches!(one("close \"C\"").stmt, Stmt::Close(Some(ref c)) if c == "C"));
         for (sql, op) in [
-            ("BEGIN", TransactionOp::Begin),
+            ("BEGIN", TransactionOp::Begin { read_only: None }),
             (
                 "begin transaction isolation level read committed",
-                TransactionOp::Begin,
+                TransactionOp::Begin { read_only: None },
             ),
-            ("START TRANSACTION", TransactionOp::Begin),
+            (
+                "BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY",
+                TransactionOp::Begin {
+                    read_only: Some(true),
+                },
+            ),
+            (
+                "START TRANSACTION READ WRITE",
+                TransactionOp::Begin {
+                    read_only: Some(false),
+                },
+            ),
+            (
+                "START TRANSACTION",
+                TransactionOp::Begin { read_only: None },
+            ),
             ("COMMIT", TransactionOp::Commit),
             ("END", TransactionOp::Commit),
             ("ROLLBACK", TransactionOp::Rollback),

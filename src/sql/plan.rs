@@ -465,8 +465,12 @@ pub enum FetchCount {
 /// Transaction control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransactionOp {
-    /// BEGIN / START TRANSACTION.
-    Begin,
+    /// BEGIN / START TRANSACTION, with `READ ONLY` (`Some(true)`), `READ WRITE`
+    /// (`Some(false)`) or neither (`None`: `default_transaction_read_only` decides).
+    Begin {
+        /// The access mode written, if any.
+        read_only: Option<bool>,
+    },
     /// COMMIT / END.
     Commit,
     /// ROLLBACK / ABORT.

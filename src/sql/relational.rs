@@ -937,6 +937,16 @@ impl RelBinder<'_> {
             })
         })();
         self.levels = saved;
+        // A parameter of LIMIT or OFFSET is a bigint, as PostgreSQL infers it.
+        if let Ok((l, o)) = &r {
+            for e in [l, o].into_iter().flatten() {
+                if let RExpr::Param(i) = e {
+                    if let Some(slot @ None) = self.params.get_mut(*i) {
+                        *slot = Some(crate::types::DataType::Int8);
+                    }
+                }
+            }
+        }
         r
     }
 

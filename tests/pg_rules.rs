@@ -1,0 +1,246 @@
+//! PostgreSQL's rules that drivers and psql rely on, over a real socket with
+//! tokio-postgres: DEALLOCATE of prepared statements, the key indexes of stored tables in
+//! the catalogs, and the SQLSTATEs PostgreSQL gives.
+
+mod common;
+
+use common::{connect, exec, rows, sqlstate, start_server, table};
+
+/// The SQLSTATE and message of a statement that must fail.
+async fn error(c: &tokio_postgres::Client, sql: &str) -> (String, String) {
+    let e = c
+        .batch_execute(sql)
+        .await
+        .expect_err(&format!("{sql} must fail"));
+    let message = e
+        .as_db_error()
+        .map_or(String::new(), |d| d.message().into());
+    (sqlstate(&e), message)
+}
+
+/// DEALLOCATE of an unknown statement is 26000; DEALLOCATE ALL forgets the connection's
+/// prepared statements, so executing one afterwards is 26000 too; in a failed transaction
+/// block it is 25P02 and forgets nothing.
+#[tokio::test]
+async fn deallocate_forgets_prepared_statements() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        error(&c, "DEALLOCATE nope").await,
+        (
+            "26000".into(),
+            "prepared statement \"nope\" does not exist".into()
+        )
+    );
+    let st = c.prepare("SELECT 42::int4").await.unwrap();
+    exec(&c, "BEGIN").await;
+    assert_eq!(error(&c, "SELECT 1/0").await.0, "22012");
+    assert_eq!(error(&c, "DEALLOCATE ALL").await.0, "25P02");
+    exec(&c, "ROLLBACK").await;
+    let v: i32 = c.query_one(&st, &[]).await.unwrap().get(0);
+    assert_eq!(v, 42);
+    exec(&c, "DEALLOCATE ALL").await;
+    let e = c.query_one(&st, &[]).await.expect_err("deallocated");
+    assert_eq!(sqlstate(&e), "26000");
+}
+
+/// A stored table's PRIMARY KEY and UNIQUE keys are index relations in pg_class and rows
+/// of pg_index and pg_constraint, as PostgreSQL names them.
+#[tokio::test]
+async fn table_keys_are_in_the_catalogs() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE routes (origin text, dest text, km int, code text UNIQUE, PRIMARY KEY (origin, dest))",
+    )
+    .await;
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT c.relname, c.relkind, i.indisprimary, i.indisunique, i.indkey, \
+             i.indrelid = 'routes'::regclass FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid ORDER BY 1"
+        )
+        .await,
+        table(&[
+            &["routes_code_key", "i", "f", "t", "4", "t"],
+            &["routes_pkey", "i", "t", "t", "1 2", "t"],
+        ])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT conname, contype, conkey, pg_get_constraintdef(oid), pg_get_indexdef(conindid) \
+             FROM pg_constraint WHERE conrelid = 'routes'::regclass ORDER BY 1"
+        )
+        .await,
+        table(&[
+            &[
+                "routes_code_key",
+                "u",
+                "{4}",
+                "UNIQUE (code)",
+                "CREATE UNIQUE INDEX routes_code_key ON public.routes USING btree (code)"
+            ],
+            &[
+                "routes_pkey",
+                "p",
+                "{1,2}",
+                "PRIMARY KEY (origin, dest)",
+                "CREATE UNIQUE INDEX routes_pkey ON public.routes USING btree (origin, dest)"
+            ],
+        ])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT relhasindex FROM pg_class WHERE relname = 'routes'"
+        )
+        .await,
+        table(&[&["t"]])
+    );
+}
+
+/// SET of a parameter PostgreSQL does not know is 42704; custom parameters (with a dot) and
+/// every parameter the drivers set are accepted, and SHOW gives back what was SET.
+#[tokio::test]
+async fn set_refuses_unknown_parameters() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        error(&c, "SET nope = 1").await,
+        (
+            "42704".into(),
+            "unrecognized configuration parameter \"nope\"".into()
+        )
+    );
+    assert_eq!(error(&c, "RESET nope").await.0, "42704");
+    exec(
+        &c,
+        "SET extra_float_digits = 3; SET application_name = 'app'; SET DateStyle = 'ISO, MDY'; \
+         SET IntervalStyle = 'iso_8601'; SET client_encoding = 'UTF8'; \
+         SET standard_conforming_strings = on; SET search_path = public; \
+         SET statement_timeout = 0; SET lock_timeout = '5s'; \
+         SET idle_in_transaction_session_timeout = 0; SET TimeZone = 'UTC'; SET jit = off; \
+         SET client_min_messages = warning; SET myapp.x = 'y'; SET tcq.output_overflow = skip",
+    )
+    .await;
+    assert_eq!(rows(&c, "SHOW lock_timeout").await, table(&[&["5s"]]));
+    assert_eq!(rows(&c, "SHOW myapp.x").await, table(&[&["y"]]));
+    assert_eq!(rows(&c, "SHOW jit").await, table(&[&["off"]]));
+    assert_eq!(
+        rows(&c, "SHOW idle_session_timeout").await,
+        table(&[&["0"]])
+    );
+}
+
+/// In a read-only transaction (BEGIN READ ONLY, SET TRANSACTION READ ONLY,
+/// default_transaction_read_only) every statement that writes is 25006 and reads still
+/// work; nothing is written.
+#[tokio::test]
+async fn read_only_transactions_refuse_writes() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, city text); \
+         INSERT INTO airports VALUES ('SFO', 'San Francisco'); \
+         CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay int)",
+    )
+    .await;
+    exec(&c, "BEGIN READ ONLY").await;
+    assert_eq!(
+        rows(&c, "SHOW transaction_read_only").await,
+        table(&[&["on"]])
+    );
+    assert_eq!(
+        error(&c, "INSERT INTO airports VALUES ('JFK', 'New York')").await,
+        (
+            "25006".into(),
+            "cannot execute INSERT in a read-only transaction".into()
+        )
+    );
+    exec(&c, "ROLLBACK").await;
+    let refused = [
+        (
+            "INSERT INTO flights VALUES ('2001-01-01 00:00:00', 1)",
+            "INSERT",
+        ),
+        ("UPDATE airports SET city = 'x'", "UPDATE"),
+        ("DELETE FROM airports", "DELETE"),
+        ("TRUNCATE airports", "TRUNCATE TABLE"),
+        ("CREATE TABLE t (a int)", "CREATE TABLE"),
+        ("DROP TABLE airports", "DROP TABLE"),
+        ("CREATE STREAM s (a int)", "CREATE STREAM"),
+        ("DROP STREAM flights", "DROP STREAM"),
+        ("COPY airports FROM STDIN", "COPY FROM"),
+    ];
+    for (sql, what) in refused {
+        exec(&c, "BEGIN; SET TRANSACTION READ ONLY").await;
+        assert_eq!(
+            error(&c, sql).await,
+            (
+                "25006".into(),
+                format!("cannot execute {what} in a read-only transaction")
+            ),
+            "{sql}"
+        );
+        exec(&c, "ROLLBACK").await;
+    }
+    // The session default, outside and inside blocks; READ WRITE overrides it.
+    exec(&c, "SET default_transaction_read_only = on").await;
+    assert_eq!(error(&c, "DELETE FROM airports").await.0, "25006");
+    assert_eq!(
+        rows(&c, "SELECT code FROM airports").await,
+        table(&[&["SFO"]])
+    );
+    exec(
+        &c,
+        "BEGIN READ WRITE; INSERT INTO airports VALUES ('JFK', 'New York'); COMMIT",
+    )
+    .await;
+    exec(&c, "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE").await;
+    exec(&c, "INSERT INTO airports VALUES ('LAX', 'Los Angeles')").await;
+    assert_eq!(
+        rows(&c, "SELECT code FROM airports ORDER BY code").await,
+        table(&[&["JFK"], &["LAX"], &["SFO"]])
+    );
+}
+
+/// `LIMIT $1` and `OFFSET $1` of a query on the relational engine (catalogs, joins of
+/// stored tables) are bigint parameters in Describe, as PostgreSQL infers them, so drivers
+/// bind a 64-bit integer.
+#[tokio::test]
+async fn limit_and_offset_parameters_are_bigint() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, city text); \
+         INSERT INTO airports VALUES ('SFO', 'San Francisco'), ('JFK', 'New York'), ('LAX', 'Los Angeles')",
+    )
+    .await;
+    for sql in [
+        "SELECT relname FROM pg_class ORDER BY relname LIMIT $1 OFFSET $2",
+        "SELECT a.code FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code LIMIT $1 OFFSET $2",
+    ] {
+        let st = c.prepare(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(
+            st.params(),
+            &[tokio_postgres::types::Type::INT8, tokio_postgres::types::Type::INT8],
+            "{sql}"
+        );
+    }
+    let st = c
+        .prepare("SELECT a.code FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code LIMIT $1 OFFSET $2")
+        .await
+        .unwrap();
+    let got: Vec<String> = c
+        .query(&st, &[&1i64, &1i64])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(got, vec!["LAX".to_string()]);
+}

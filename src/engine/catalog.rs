@@ -643,7 +643,7 @@ async fn run_query(
             });
             (r, exec.is_done())
         };
-        tap(&q, &out);
+        tap(q, &out);
         let mut ok = true;
         let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
         if let Some(full) = full {

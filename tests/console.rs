@@ -606,7 +606,13 @@ async fn with_a_password_file_every_endpoint_needs_basic_authentication() {
 #[test]
 fn tcqd_refuses_a_console_beyond_loopback_without_authentication() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tcqd"))
-        .args(["--listen", "127.0.0.1:0", "--http", "0.0.0.0:0"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--memory-only",
+            "--http",
+            "0.0.0.0:0",
+        ])
         .output()
         .expect("run tcqd");
     assert_eq!(out.status.code(), Some(1));
@@ -805,6 +811,7 @@ async fn tcqd_serves_the_console_and_metrics_and_shuts_down_with_a_stream_open()
     let args = [
         "--listen",
         "127.0.0.1:0",
+        "--memory-only",
         "--http",
         "127.0.0.1:0",
         "--metrics",

@@ -282,7 +282,7 @@ fn data_sent_before_the_ssl_answer_ends_the_connection() {
 
 fn tcqd_fails_with(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", "127.0.0.1:0", "--memory-only"])
         .args(args)
         .output()
         .expect("run tcqd");

@@ -123,6 +123,38 @@ async fn copy_ids(client: &tokio_postgres::Client, ids: std::ops::Range<i64>) ->
     sink.as_mut().finish().await.expect("copy done")
 }
 
+/// Wait (up to 20 s) until `cond` holds: segments are sealed on a blocking thread after the
+/// statement that filled the log is acknowledged.
+async fn wait_until<T: std::fmt::Debug + PartialEq>(expected: T, mut current: impl FnMut() -> T) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = current();
+        if now == expected {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "expected {expected:?}, still {now:?} after 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The `.parquet` files in stream `s`'s directory, sorted.
+fn segment_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(stream_dir(dir, "s"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".parquet"))
+        .collect();
+    v.sort();
+    v
+}
+
 async fn scalar_i64(client: &tokio_postgres::Client, sql: &str) -> i64 {
     let rows = client.simple_query(sql).await.expect(sql);
     rows.iter()
@@ -607,6 +639,7 @@ async fn sealed_segments_read_back_with_the_parquet_reader() {
     // Out of time order on purpose: a segment is sorted by time.
     copy_ids(&c, 500..1000).await;
     copy_ids(&c, 0..500).await;
+    wait_until(2, || segment_names(dir.path()).len()).await;
     server.kill();
     let sdir = stream_dir(dir.path(), "s");
     let mut segs: Vec<_> = std::fs::read_dir(&sdir)
@@ -677,20 +710,12 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
     c.batch_execute(&format!("{DDL} WITH (retention = '1 hour')"))
         .await
         .unwrap();
-    let segments = || {
-        let mut v: Vec<String> = std::fs::read_dir(stream_dir(dir.path(), "s"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".parquet"))
-            .collect();
-        v.sort();
-        v
-    };
+    let segments = || segment_names(dir.path());
     copy_ids(&c, 0..1000).await; // 00:00:00 to 00:00:01
     copy_ids(&c, 3_000_000..3_001_000).await; // 00:50:00: within the hour, both kept
-    assert_eq!(segments(), ["seg-00000001.parquet", "seg-00000002.parquet"]);
+    wait_until(strings(&["seg-00000001.parquet", "seg-00000002.parquet"]), segments).await;
     copy_ids(&c, 18_000_000..18_001_000).await; // 05:00:00: the older two go
-    assert_eq!(segments(), ["seg-00000003.parquet"]);
+    wait_until(strings(&["seg-00000003.parquet"]), segments).await;
     server.kill();
 
     let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
@@ -699,7 +724,7 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
         .await
         .unwrap();
     copy_ids(&c, 36_000_000..36_001_000).await; // 10:00:00: nothing is dropped now
-    assert_eq!(segments(), ["seg-00000003.parquet", "seg-00000004.parquet"]);
+    wait_until(strings(&["seg-00000003.parquet", "seg-00000004.parquet"]), segments).await;
     c.batch_execute("ALTER STREAM s SET (retention = '2 hours')")
         .await
         .unwrap();

@@ -444,6 +444,8 @@ pub(crate) struct StreamArchive {
     /// Log position (bytes over every log file of this stream) known to be on disk.
     synced: AtomicU64,
     next_statement: AtomicU64,
+    /// Back-fills reading the files, and what they keep from being removed meanwhile.
+    pins: Mutex<Pins>,
 }
 
 struct OpenLog {
@@ -451,8 +453,48 @@ struct OpenLog {
     file: Arc<File>,
     /// Bytes in the current log file.
     len: u64,
+    /// Bytes in the current log file up to the end of its last commit record.
+    committed: u64,
     /// Log position of the current file's first byte.
     base: u64,
+    /// Rotated-out log files not fsynced yet (`--sync batch`): the next group commit syncs
+    /// them before the current file, since their statements wait on positions before it.
+    unsynced: Vec<Arc<File>>,
+}
+
+/// Back-fills in progress. While one reads, a sealed log is kept next to its segment (a
+/// replay that read part of the log goes on reading it by offset) and retention removes
+/// nothing; the last back-fill to end removes the logs kept.
+#[derive(Default)]
+struct Pins {
+    count: usize,
+    kept_logs: Vec<u64>,
+}
+
+/// A place in an archive's logs: byte `offset` of log file `seq` (a commit boundary when
+/// it comes from [`StreamArchive::committed_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct LogPos {
+    pub seq: u64,
+    pub offset: u64,
+}
+
+/// Keeps a stream's sealed logs while a back-fill reads them (see [`Pins`]).
+pub(crate) struct ReplayPin(Arc<StreamArchive>);
+
+impl Drop for ReplayPin {
+    fn drop(&mut self) {
+        let mut pins = self.0.pins.lock();
+        pins.count -= 1;
+        if pins.count == 0 {
+            for seq in pins.kept_logs.drain(..) {
+                let path = self.0.dir.join(log_name(seq));
+                if let Err(e) = std::fs::remove_file(&path) {
+                    tracing::warn!("cannot remove sealed log {}: {e}", path.display());
+                }
+            }
+        }
+    }
 }
 
 fn log_name(seq: u64) -> String {
@@ -735,11 +777,14 @@ impl StreamArchive {
                 seq,
                 file: Arc::new(file),
                 len,
+                committed: len,
                 base: 0,
+                unsynced: Vec::new(),
             }),
             sync_lock: tokio::sync::Mutex::new(()),
             synced: AtomicU64::new(len),
             next_statement: AtomicU64::new(last_statement + 1),
+            pins: Mutex::new(Pins::default()),
         };
         // Older logs left unsealed by a crash are sealed now.
         for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
@@ -766,20 +811,101 @@ impl StreamArchive {
     }
 
     /// End `statement`: after this record is on disk, its batches survive a crash. Returns
-    /// the log position to wait for with [`StreamArchive::wait_durable`]. Under
-    /// `--sync always` the fsync happens here.
+    /// the log position to wait for with [`StreamArchive::wait_durable`] (under
+    /// `--sync always` the caller waits before it releases the stream's enqueue order).
     pub fn commit(&self, statement: u64) -> Result<u64> {
         let mut rec = Vec::with_capacity(HEADER_BYTES);
         encode_record(KIND_COMMIT, statement, &[], &mut rec);
         let end = self.write(&rec)?;
-        if self.sync == SyncMode::Always {
-            let file = self.log.lock().file.clone();
-            file.sync_data().map_err(|e| {
-                io_err(format!("cannot fsync the log in {}", self.dir.display()), e)
-            })?;
-            self.synced.fetch_max(end, Ordering::AcqRel);
-        }
+        let mut log = self.log.lock();
+        log.committed = log.len;
         Ok(end)
+    }
+
+    /// The sync mode this archive was opened with.
+    pub fn sync_mode(&self) -> SyncMode {
+        self.sync
+    }
+
+    /// The end of the last committed statement in the open log.
+    pub fn committed_at(&self) -> LogPos {
+        let log = self.log.lock();
+        LogPos {
+            seq: log.seq,
+            offset: log.committed,
+        }
+    }
+
+    /// Keep sealed logs (and every segment) until the returned pin is dropped.
+    pub fn pin(self: &Arc<Self>) -> ReplayPin {
+        self.pins.lock().count += 1;
+        ReplayPin(self.clone())
+    }
+
+    /// The committed batches between log positions `from` and `to` (both from
+    /// [`StreamArchive::committed_at`], `from` not after `to`; the caller holds a
+    /// [`ReplayPin`] taken before `from` was read). Whole files are read as their sealed
+    /// segment when there is one (only the row groups reaching `from_us`), parts of files
+    /// from their log. Blocking file reads: call it off the async workers. A damaged file
+    /// is logged and skipped.
+    pub fn read_range(&self, from: LogPos, to: LogPos, from_us: Option<i64>) -> Vec<ColumnBatch> {
+        let mut out = Vec::new();
+        let files = self.files_pinned();
+        for (seq, has_segment, has_log) in files {
+            if seq < from.seq || seq > to.seq {
+                continue;
+            }
+            let start = if seq == from.seq { from.offset } else { 0 };
+            let stop = (seq == to.seq).then_some(to.offset);
+            let read = if start == 0 && stop.is_none() && has_segment {
+                super::segment::read(&self.dir.join(segment_name(seq)), &self.codec, from_us)
+            } else if has_log {
+                self.read_log_range(seq, start, stop)
+            } else {
+                continue;
+            };
+            match read {
+                Ok(b) => out.extend(b),
+                Err(e) => tracing::warn!("back-fill skips a file: {e}"),
+            }
+        }
+        out
+    }
+
+    /// Every file sequence number with (segment exists, log exists), oldest first.
+    fn files_pinned(&self) -> Vec<(u64, bool, bool)> {
+        let names = list_dir(&self.dir).unwrap_or_default();
+        let mut files: Vec<(u64, bool, bool)> = Vec::new();
+        for n in &names {
+            let (seq, seg) = match (seq_of(n, "seg-", ".parquet"), seq_of(n, "log-", ".tcqlog")) {
+                (Some(s), _) => (s, true),
+                (None, Some(s)) => (s, false),
+                _ => continue,
+            };
+            match files.iter_mut().find(|f| f.0 == seq) {
+                Some(f) if seg => f.1 = true,
+                Some(f) => f.2 = true,
+                None => files.push((seq, seg, !seg)),
+            }
+        }
+        files.sort_unstable_by_key(|f| f.0);
+        files
+    }
+
+    fn read_log_range(&self, seq: u64, start: u64, stop: Option<u64>) -> Result<Vec<ColumnBatch>> {
+        let path = self.dir.join(log_name(seq));
+        let bytes =
+            std::fs::read(&path).map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
+        let end = stop.map_or(bytes.len(), |s| (s as usize).min(bytes.len()));
+        let start = (start as usize).min(end);
+        let scan = scan_log(&bytes[start..end]);
+        for (offset, why) in &scan.damage {
+            tracing::warn!("{}: offset {}: {why}", path.display(), start as u64 + offset);
+        }
+        scan.batches
+            .iter()
+            .map(|rb| self.codec.from_record_batch(rb))
+            .collect()
     }
 
     /// Write `bytes` at the end of the log; returns the log position after them. A failed
@@ -799,7 +925,8 @@ impl StreamArchive {
     }
 
     /// Wait until the log is on disk up to `position` (group commit: one fsync covers every
-    /// statement written before it began).
+    /// statement written before it began). The fsync runs on a blocking thread, never on an
+    /// async worker.
     pub async fn wait_durable(&self, position: u64) -> Result<()> {
         if self.sync == SyncMode::Off || self.synced.load(Ordering::Acquire) >= position {
             return Ok(());
@@ -808,54 +935,59 @@ impl StreamArchive {
         if self.synced.load(Ordering::Acquire) >= position {
             return Ok(());
         }
-        let (file, upto) = {
+        let (mut files, upto) = {
             let log = self.log.lock();
-            (log.file.clone(), log.base + log.len)
+            (log.unsynced.clone(), log.base + log.len)
         };
+        let rotated = files.len();
+        files.push(self.log.lock().file.clone());
         let dir = self.dir.clone();
-        tokio::task::spawn_blocking(move || file.sync_data())
+        tokio::task::spawn_blocking(move || files.iter().try_for_each(|f| f.sync_data()))
             .await
             .map_err(|e| Error::Internal(format!("fsync task: {e}")))?
             .map_err(|e| io_err(format!("cannot fsync the log in {}", dir.display()), e))?;
+        self.log.lock().unsynced.drain(..rotated);
         self.synced.fetch_max(upto, Ordering::AcqRel);
         Ok(())
     }
 
-    /// After a statement committed: when the log has outgrown `seal_bytes`, start a new
-    /// log and seal the old one into a Parquet segment. The caller holds the enqueue order,
-    /// so no statement is between its records.
-    pub fn maybe_rotate(&self) -> Result<bool> {
-        let old = {
-            let mut log = self.log.lock();
-            if log.len < self.seal_bytes {
-                return Ok(false);
-            }
-            // The old log is made durable before anyone waits on the new one.
-            log.file.sync_data().map_err(|e| {
-                io_err(format!("cannot fsync the log in {}", self.dir.display()), e)
-            })?;
-            let seq = log.seq + 1;
-            let path = self.dir.join(log_name(seq));
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| io_err(format!("cannot create {}", path.display()), e))?;
-            self.synced.fetch_max(log.base + log.len, Ordering::AcqRel);
-            let old = log.seq;
-            log.base += log.len;
-            log.len = 0;
-            log.seq = seq;
-            log.file = Arc::new(file);
-            old
-        };
-        sync_dir(&self.dir)?;
-        self.seal(old)?;
-        Ok(true)
+    /// After a statement committed: when the log has outgrown `seal_bytes`, start a new log
+    /// and return the old one's sequence number, to be sealed with [`StreamArchive::seal`]
+    /// off the async workers. The caller holds the enqueue order, so no statement is
+    /// between its records. Nothing here fsyncs: under `--sync batch` the old file is
+    /// synced by the next group commit, before the new one.
+    pub fn rotate_if_full(&self) -> Result<Option<u64>> {
+        let mut log = self.log.lock();
+        if log.len < self.seal_bytes {
+            return Ok(None);
+        }
+        let seq = log.seq + 1;
+        let path = self.dir.join(log_name(seq));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(format!("cannot create {}", path.display()), e))?;
+        let old = std::mem::replace(&mut log.file, Arc::new(file));
+        if self.sync == SyncMode::Batch && self.synced.load(Ordering::Acquire) < log.base + log.len
+        {
+            log.unsynced.push(old);
+        }
+        let old_seq = log.seq;
+        log.base += log.len;
+        log.len = 0;
+        log.committed = 0;
+        log.seq = seq;
+        Ok(Some(old_seq))
     }
 
     /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
+    /// Nothing is removed while a back-fill reads (the next sealing applies it).
     pub fn drop_segments_before(&self, before_us: i64) {
+        let pins = self.pins.lock();
+        if pins.count > 0 {
+            return;
+        }
         for f in self.files() {
             let ArchiveFile::Segment(seq) = f else {
                 continue;
@@ -876,9 +1008,10 @@ impl StreamArchive {
     }
 
     /// Seal log `seq` into segment `seq`: its committed batches sorted by time, written
-    /// aside, fsynced, renamed; then the log is removed. A crash at any point leaves either
-    /// the log or the segment (recovery removes a log whose segment exists).
-    fn seal(&self, seq: u64) -> Result<()> {
+    /// aside, fsynced, renamed; then the log is removed (or kept until the last back-fill
+    /// reading ends). A crash at any point leaves the log, the segment or both (recovery
+    /// removes a log whose segment exists). Blocking: call it off the async workers.
+    pub fn seal(&self, seq: u64) -> Result<()> {
         let log = self.dir.join(log_name(seq));
         let bytes =
             std::fs::read(&log).map_err(|e| io_err(format!("cannot read {}", log.display()), e))?;
@@ -890,8 +1023,15 @@ impl StreamArchive {
                 &scan.batches,
             )?;
         }
-        std::fs::remove_file(&log)
-            .map_err(|e| io_err(format!("cannot remove {}", log.display()), e))?;
+        {
+            let mut pins = self.pins.lock();
+            if pins.count > 0 {
+                pins.kept_logs.push(seq);
+                return Ok(());
+            }
+            std::fs::remove_file(&log)
+                .map_err(|e| io_err(format!("cannot remove {}", log.display()), e))?;
+        }
         sync_dir(&self.dir)
     }
 
@@ -912,12 +1052,6 @@ impl StreamArchive {
             tracing::warn!("{e}");
             vec![]
         })
-    }
-
-    /// The committed batches of `file`; the open log is read up to its committed end.
-    /// Callers hold the stream's enqueue order, so no statement is writing.
-    pub fn read_file(&self, file: ArchiveFile, from_us: Option<i64>) -> Result<Vec<ColumnBatch>> {
-        read_file(&self.dir, &self.codec, file, from_us)
     }
 
     /// Remove every file of this archive (DROP STREAM).

@@ -71,13 +71,23 @@ enum IngestMsg {
     Drop,
 }
 
-/// A query to be fed the archive before it joins the live tuples.
+/// The rest of a back-fill, replayed by the ingest task before it attaches the query.
 struct Backfill {
+    /// Where the back-fill's own rounds stopped.
+    from: super::archive::LogPos,
+    /// The end of the log when the attachment was queued.
+    seam: super::archive::LogPos,
     /// Segments whose latest tuple precedes this are skipped (`None`: every segment).
     from_us: Option<i64>,
-    /// Told when the replay is over.
-    done: oneshot::Sender<()>,
+    /// Keeps the sealed logs the rest may be in.
+    _pin: super::archive::ReplayPin,
 }
+
+/// A back-fill stops replaying in rounds once less than this is left in the open log; the
+/// ingest task replays the rest (other queries of the stream wait that long).
+const CATCH_UP_BYTES: u64 = 1 << 20;
+/// A back-fill replays at most this many rounds on its own, in case ingest outpaces it.
+const CATCH_UP_ROUNDS: usize = 16;
 
 /// The event rate a query is planned for when its stream has no observed rate yet (issue
 /// 11: planned for 1 event/s, a 1 h / 1 s query registered before any data skipped the
@@ -148,47 +158,74 @@ impl Stream {
     }
 
     /// Register a query on an archived stream that first replays the archive (segments
-    /// reaching `from_us`, then the log), then sees every batch accepted after it.
+    /// reaching `from_us`, then the logs), then sees every batch accepted after it.
     ///
-    /// No gap and no duplicate at the seam: a helper task holds the stream's enqueue order
-    /// from before the attachment is queued until the replay ends, so no statement is
-    /// between its records when the replay reads the files, and every batch queued before
-    /// the attachment is in them. Statements arriving meanwhile wait for the order (their
-    /// rows are parsed and staged as usual) and reach the query after the replay.
+    /// Ingest goes on during the replay. A task of its own replays the files up to the end
+    /// of the last committed statement, then again up to the new end, in rounds, until
+    /// what is left is small ([`CATCH_UP_BYTES`]). Then, holding the stream's enqueue
+    /// order for a moment, it takes the seam (the end of the log, where no statement is
+    /// between its records) and queues the attachment with the rest up to the seam: the
+    /// ingest task replays that rest and attaches the query, so every batch logged before
+    /// the seam (and queued before the attachment) reaches the query from the files once,
+    /// and every batch after it from the queue.
     pub async fn attach_with_backfill(
         self: &Arc<Self>,
         q: Arc<RunningQuery>,
         from_us: Option<i64>,
     ) -> Result<()> {
-        let (sent_tx, sent_rx) = oneshot::channel();
+        let Some(archive) = self.archive.clone() else {
+            return self.attach(q).await;
+        };
+        if self.dropped.load(Ordering::Acquire) {
+            return Err(Error::UndefinedTable(self.name.clone()));
+        }
+        *q.backfill.lock() = Some((0, false));
         let stream = self.clone();
         tokio::spawn(async move {
+            let pin = archive.pin();
+            let mut at = super::archive::LogPos::default();
+            for round in 0..CATCH_UP_ROUNDS {
+                let end = archive.committed_at();
+                if round > 0 && end.seq == at.seq && end.offset - at.offset < CATCH_UP_BYTES {
+                    break;
+                }
+                if !replay(&stream, &q, &archive, at, end, from_us).await {
+                    return;
+                }
+                at = end;
+            }
             let _order = stream.enqueue_order.lock().await;
-            let (done, replayed) = oneshot::channel();
-            let backfill = Backfill { from_us, done };
-            let sent = stream.send(IngestMsg::Attach(q, Some(backfill))).await;
-            let ok = sent.is_ok();
-            let _ = sent_tx.send(sent);
-            if ok {
-                let _ = replayed.await;
+            let seam = archive.committed_at();
+            let msg = IngestMsg::Attach(
+                q.clone(),
+                Some(Backfill {
+                    from: at,
+                    seam,
+                    from_us,
+                    _pin: pin,
+                }),
+            );
+            if stream.send(msg).await.is_err() {
+                q.close();
             }
         });
-        sent_rx
-            .await
-            .map_err(|_| Error::UndefinedTable(self.name.clone()))?
+        Ok(())
     }
 
-    /// Remove the sealed segments that retention no longer keeps: those whose latest tuple
-    /// is older than the stream's current time minus its retention. The caller holds the
-    /// enqueue order (no back-fill is reading).
+    /// Sealed segments whose latest tuple is before this are past the retention: the
+    /// stream's current time minus its retention (`None`: no retention, or no time yet).
+    pub fn retain_before_us(&self) -> Option<i64> {
+        let keep_us = (*self.retention_us.lock())?;
+        let now = self.stats.lock().now_us?;
+        Some(now.saturating_sub(keep_us))
+    }
+
+    /// Remove the sealed segments that retention no longer keeps (see
+    /// [`Stream::retain_before_us`]). Blocking file removal; quick.
     pub fn apply_retention(&self) {
-        let (Some(archive), Some(keep_us)) = (&self.archive, *self.retention_us.lock()) else {
-            return;
-        };
-        let Some(now) = self.stats.lock().now_us else {
-            return;
-        };
-        archive.drop_segments_before(now.saturating_sub(keep_us));
+        if let (Some(archive), Some(before_us)) = (&self.archive, self.retain_before_us()) {
+            archive.drop_segments_before(before_us);
+        }
     }
 
     /// Wait until the statement that ended at log `position` is durable (per `--sync`).
@@ -410,7 +447,7 @@ impl Catalog {
             let batch: Batch = batch.into();
             log.append(stream, &batch)?;
             self.send_batch(stream, batch).await?;
-            log.commit(stream)?
+            log.commit(stream).await?
         };
         stream.wait_durable(position).await
     }
@@ -520,18 +557,32 @@ impl StatementLog {
         archive.append(*statement, batch)
     }
 
-    /// Write the commit record; returns the log position to wait for. A log that has
-    /// outgrown its size is sealed here (a failure to seal is logged: the tuples stay in
-    /// the log).
-    pub fn commit(self, stream: &Stream) -> Result<Option<u64>> {
+    /// Write the commit record; returns the log position to wait for. Under `--sync
+    /// always` the statement is durable before this returns (the caller still holds the
+    /// order, so no other statement writes before its fsync). A log that has outgrown its
+    /// size is rotated here and sealed on a blocking thread (a failure to seal is logged:
+    /// the tuples stay in the log, which recovery seals).
+    pub async fn commit(self, stream: &Stream) -> Result<Option<u64>> {
         let Some((archive, statement)) = self.archive else {
             return Ok(None);
         };
         let position = archive.commit(statement)?;
-        match archive.maybe_rotate() {
-            Ok(true) => stream.apply_retention(),
-            Ok(false) => {}
-            Err(e) => tracing::warn!("sealing a segment in {}: {e}", archive.dir.display()),
+        if archive.sync_mode() == super::archive::SyncMode::Always {
+            archive.wait_durable(position).await?;
+        }
+        match archive.rotate_if_full() {
+            Ok(Some(seq)) => {
+                let retain_before = stream.retain_before_us();
+                tokio::task::spawn_blocking(move || {
+                    if let Err(e) = archive.seal(seq) {
+                        tracing::warn!("sealing a segment in {}: {e}", archive.dir.display());
+                    } else if let Some(before_us) = retain_before {
+                        archive.drop_segments_before(before_us);
+                    }
+                });
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("starting a new log in {}: {e}", archive.dir.display()),
         }
         Ok(Some(position))
     }
@@ -544,12 +595,14 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
             IngestMsg::Batch(batch, _permit) => {
                 run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await
             }
-            IngestMsg::Attach(q, Some(backfill)) => {
-                replay(&stream, &q, backfill.from_us).await;
-                if !q.is_closed() {
+            IngestMsg::Attach(q, Some(b)) => {
+                let archive = stream.archive.clone().expect("a back-fill reads an archive");
+                if replay(&stream, &q, &archive, b.from, b.seam, b.from_us).await {
+                    if let Some((_, over)) = q.backfill.lock().as_mut() {
+                        *over = true;
+                    }
                     stream.queries.lock().push(q);
                 }
-                let _ = backfill.done.send(());
             }
             IngestMsg::Heartbeat(t_us) => {
                 run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await
@@ -568,38 +621,40 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     }
 }
 
-/// Feed query `q` the archive of `stream`, file by file, at engine speed. A damaged file is
-/// logged and skipped; the query sees the rest.
-async fn replay(stream: &Arc<Stream>, q: &Arc<RunningQuery>, from_us: Option<i64>) {
-    let Some(archive) = &stream.archive else {
-        return;
+/// Feed query `q` the committed batches of `stream`'s archive between log positions
+/// `from` and `to`, at engine speed (files are read on a blocking thread). False when the
+/// query has ended.
+async fn replay(
+    stream: &Arc<Stream>,
+    q: &Arc<RunningQuery>,
+    archive: &Arc<super::archive::StreamArchive>,
+    from: super::archive::LogPos,
+    to: super::archive::LogPos,
+    from_us: Option<i64>,
+) -> bool {
+    let a = archive.clone();
+    let batches = match tokio::task::spawn_blocking(move || a.read_range(from, to, from_us)).await
+    {
+        Ok(b) => b,
+        Err(e) => {
+            q.fail(Error::Internal(format!("back-fill read: {e}")));
+            return false;
+        }
     };
-    *q.backfill.lock() = Some((0, false));
-    for file in archive.files() {
-        let batches = match archive.read_file(file, from_us) {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!("back-fill of query {} skips a file: {e}", q.id);
-                continue;
-            }
-        };
-        for b in batches {
-            if q.is_closed() {
-                return;
-            }
-            let n = b.len() as u64;
-            let batch = Batch::Columns(b);
-            if !run_query(stream, q, &mut |exec, out| exec.push_batch(&batch, out)).await {
-                return;
-            }
-            if let Some((done, _)) = q.backfill.lock().as_mut() {
-                *done += n;
-            }
+    for b in batches {
+        if q.is_closed() {
+            return false;
+        }
+        let n = b.len() as u64;
+        let batch = Batch::Columns(b);
+        if !run_query(stream, q, &mut |exec, out| exec.push_batch(&batch, out)).await {
+            return false;
+        }
+        if let Some((done, _)) = q.backfill.lock().as_mut() {
+            *done += n;
         }
     }
-    if let Some((_, over)) = q.backfill.lock().as_mut() {
-        *over = true;
-    }
+    !q.is_closed()
 }
 
 /// Run every query of `stream` one step and queue what each emits. Waits on a reader only

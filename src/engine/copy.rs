@@ -233,7 +233,7 @@ impl CopyIn {
             self.delivered += n;
         }
         self.staged_bytes = 0;
-        if let Some(p) = log.commit(&stream)? {
+        if let Some(p) = log.commit(&stream).await? {
             self.logged = Some(p);
         }
         Ok(())
@@ -296,7 +296,7 @@ impl CopyIn {
                 log.append(&stream, &b)?;
                 catalog.send_batch(&stream, b).await?;
             }
-            log.commit(&stream)?
+            log.commit(&stream).await?
         };
         // The tag goes out once the COPY is durable (per --sync); other statements may
         // write meanwhile and share the fsync.

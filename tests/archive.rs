@@ -260,14 +260,38 @@ async fn the_catalog_survives_a_crash_and_unarchived_streams_keep_no_tuples() {
     assert!(!stream_dir(dir.path(), "s").exists());
 }
 
+/// True when a killed server left a sealing unfinished in archive directory `dir`: a log
+/// rotated out but not yet sealed (two logs), a segment being written (`.tmp`), or a
+/// segment whose log was not yet removed (the same sequence number twice).
+fn sealing_was_cut(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    let logs: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("log-")?.strip_suffix(".tcqlog"))
+        .collect();
+    let both = names.iter().any(|n| {
+        n.strip_prefix("seg-")
+            .and_then(|n| n.strip_suffix(".parquet"))
+            .is_some_and(|seq| logs.contains(&seq))
+    });
+    logs.len() > 1 || both || names.iter().any(|n| n.ends_with(".tmp"))
+}
+
 /// Statements by their first tuple id: (first tuple id, rows, acknowledged, finished
 /// sending).
 type Ledger = Arc<Mutex<BTreeMap<i64, (i64, i64, bool, bool)>>>;
 
 /// The crash harness: several clients ingest with COPY and INSERT while tcqd is killed
 /// with SIGKILL at random moments (with a small seal size, so segments are sealed all the
-/// time), 24 times. Every acknowledged statement must be on disk exactly once; every
-/// statement is all there or not at all; a COPY killed before its CopyDone is absent.
+/// time), 24 times; some kills must land while a segment is sealed (left half done on
+/// disk). Every acknowledged statement must be on disk exactly once (also when a segment
+/// and the log it was sealed from are both there); every statement is all there or not at
+/// all; a COPY killed before its CopyDone is absent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     let dir = tempfile::tempdir().unwrap();
@@ -280,6 +304,7 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         seed ^= seed << 17;
         seed % n
     };
+    let mut cut_while_sealing = 0;
     for round in 0..24 {
         let server = Server::start(dir.path(), &["--seal-bytes", "65536"]);
         let port = server.port;
@@ -363,6 +388,9 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         }
         tokio::time::sleep(Duration::from_millis(40 + rand(200))).await;
         server.kill();
+        if sealing_was_cut(&stream_dir(dir.path(), "s")) {
+            cut_while_sealing += 1;
+        }
         for c in clients {
             let _ = c.await;
         }
@@ -415,9 +443,13 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         killed_mid_copy > 0,
         "no kill landed before a statement was complete"
     );
+    assert!(
+        cut_while_sealing > 0,
+        "no kill landed while a segment was being sealed"
+    );
     eprintln!(
         "crash harness: {} statements, {acked} acknowledged, {killed_mid_copy} cut mid-statement, \
-         {torn} sent but unacknowledged, {} tuples stored",
+         {torn} sent but unacknowledged, {cut_while_sealing} of 24 kills while sealing, {} tuples stored",
         statements.len(),
         ids.len()
     );

@@ -32,7 +32,14 @@
 //! wait for the fsync after releasing it, so one fsync serves every statement that wrote
 //! meanwhile (group commit, `--sync batch`). `--sync always` fsyncs each statement while it
 //! still holds the order; `--sync off` never fsyncs (a process crash loses nothing written,
-//! an operating system crash may lose the last seconds).
+//! an operating system crash may lose the last seconds). Every fsync, and the sealing of a
+//! full log into a segment, runs on a blocking thread (`spawn_blocking`), never on an async
+//! worker: a statement that fills the log rotates to a new one and returns; the old log is
+//! sealed meanwhile, and the next group commit fsyncs it before the new one.
+//!
+//! A back-fill reads the files while ingest goes on. It holds a [`ReplayPin`], which keeps
+//! sealed logs next to their segments (a replay that read part of a log reads the rest of
+//! it by offset, since the segment is sorted by time) and suspends retention.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};

@@ -23,7 +23,7 @@
 //! assert_eq!(t.insert(vec![sfo.clone()], Conflict::Error).unwrap(), 1);
 //! assert!(t.insert(vec![sfo.clone()], Conflict::Error).is_err()); // 23505
 //! let before = t.snapshot();
-//! t.truncate();
+//! t.truncate().unwrap();
 //! // A snapshot keeps the table as it was, key index included.
 //! assert_eq!(before.lookup(0, &[Value::Text("SFO".into())]), Some(&sfo[..]));
 //! assert!(t.is_empty());
@@ -146,6 +146,75 @@ pub enum Conflict {
 /// the held row alone.
 pub type UpsertFn<'a> = dyn FnMut(&[Value], &[Value]) -> Result<Option<Vec<Value>>> + 'a;
 
+/// One change a statement made to a table's rows, as a [`Journal`] records it. Positions
+/// are row indexes in storage order before the change.
+#[derive(Debug, PartialEq)]
+pub enum Effect<'a> {
+    /// These rows were appended.
+    Append(&'a [Vec<Value>]),
+    /// The row at each position was replaced (its place kept).
+    Replace(Vec<(usize, &'a [Value])>),
+    /// The rows at these positions (ascending) were removed; the others keep their order.
+    Remove(&'a [usize]),
+    /// Every row was removed.
+    Clear,
+}
+
+/// Where a table writes each statement's [`Effect`]s before they take effect (the table
+/// store on disk). Called with the table's write lock held, so the journal's order is the
+/// order in which changes happen.
+pub trait Journal: Send + Sync {
+    /// Record one statement's effects (all or nothing). An error leaves the table unchanged.
+    fn record(&self, effects: &[Effect<'_>]) -> Result<()>;
+}
+
+/// Apply recorded `effects` to `rows` (recovery replays a table's journal this way).
+/// Errors: a position past the rows (the journal does not match the table).
+pub fn apply_effects(rows: &mut Vec<Vec<Value>>, effects: Vec<OwnedEffect>) -> Result<()> {
+    let bad = |p: usize, n: usize| {
+        Error::DataCorrupted(format!("a change at row {p} of a table of {n} rows"))
+    };
+    for e in effects {
+        match e {
+            OwnedEffect::Append(r) => rows.extend(r),
+            OwnedEffect::Replace(changes) => {
+                for (p, row) in changes {
+                    let n = rows.len();
+                    *rows.get_mut(p).ok_or_else(|| bad(p, n))? = row;
+                }
+            }
+            OwnedEffect::Remove(positions) => {
+                let n = rows.len();
+                if let Some(&p) = positions.last().filter(|&&p| p >= n) {
+                    return Err(bad(p, n));
+                }
+                let mut doomed = positions.into_iter().peekable();
+                let mut i = 0;
+                rows.retain(|_| {
+                    let gone = doomed.next_if_eq(&i).is_some();
+                    i += 1;
+                    !gone
+                });
+            }
+            OwnedEffect::Clear => rows.clear(),
+        }
+    }
+    Ok(())
+}
+
+/// An [`Effect`] read back from a journal.
+#[derive(Debug, PartialEq)]
+pub enum OwnedEffect {
+    /// See [`Effect::Append`].
+    Append(Vec<Vec<Value>>),
+    /// See [`Effect::Replace`].
+    Replace(Vec<(usize, Vec<Value>)>),
+    /// See [`Effect::Remove`].
+    Remove(Vec<usize>),
+    /// See [`Effect::Clear`].
+    Clear,
+}
+
 /// A stored table.
 pub struct Table {
     /// Normalised name.
@@ -162,6 +231,9 @@ pub struct Table {
     pub keys: Arc<Vec<KeyDef>>,
     /// Rows the table may hold (`Limits::table_rows_max`).
     pub rows_max: usize,
+    /// Where changes are recorded before they take effect (none: the table lives in memory
+    /// only).
+    pub journal: Option<Arc<dyn Journal>>,
     data: RwLock<Arc<TableData>>,
 }
 
@@ -188,7 +260,28 @@ impl Table {
             defaults,
             keys: Arc::new(keys),
             rows_max,
+            journal: None,
             data: RwLock::new(Arc::new(data)),
+        }
+    }
+
+    /// The table with `journal` recording its changes and `rows` as its content (what the
+    /// journal held at start-up). Errors: 23505 when two of `rows` share a key (a damaged
+    /// journal).
+    pub fn with_journal(
+        mut self,
+        journal: Arc<dyn Journal>,
+        rows: Vec<Vec<Value>>,
+    ) -> Result<Table> {
+        *self.data.write() = Arc::new(self.indexed(rows)?);
+        self.journal = Some(journal);
+        Ok(self)
+    }
+
+    fn record(&self, effects: &[Effect<'_>]) -> Result<()> {
+        match &self.journal {
+            Some(j) => j.record(effects),
+            None => Ok(()),
         }
     }
 
@@ -263,6 +356,9 @@ impl Table {
             )));
         }
         let n = accepted.len() as u64;
+        if n > 0 {
+            self.record(&[Effect::Append(&accepted)])?;
+        }
         let kept = if keep { accepted.clone() } else { Vec::new() };
         let data = Arc::make_mut(&mut guard);
         for row in accepted {
@@ -357,6 +453,16 @@ impl Table {
             data.rows[i] = new;
             n += 1;
         }
+        let held = guard.rows.len();
+        let mut replaced: Vec<usize> = touched.into_iter().filter(|&i| i < held).collect();
+        replaced.sort_unstable();
+        let effects = [
+            Effect::Replace(replaced.iter().map(|&i| (i, &data.rows[i][..])).collect()),
+            Effect::Append(&data.rows[held..]),
+        ];
+        if n > 0 {
+            self.record(&effects)?;
+        }
         *guard = Arc::new(data);
         Ok((n, kept))
     }
@@ -368,46 +474,56 @@ impl Table {
         mut change: impl FnMut(&[Value]) -> Result<Option<Vec<Value>>>,
     ) -> Result<u64> {
         let mut guard = self.data.write();
-        let mut n = 0;
+        let mut changed = Vec::new();
         let mut rows = Vec::with_capacity(guard.rows.len());
         for row in &guard.rows {
             match change(row)? {
                 Some(new) => {
                     self.check_not_null(&new)?;
+                    changed.push(rows.len());
                     rows.push(new);
-                    n += 1;
                 }
                 None => rows.push(row.clone()),
             }
         }
-        if n > 0 {
-            *guard = Arc::new(self.indexed(rows)?);
+        if !changed.is_empty() {
+            let data = self.indexed(rows)?;
+            let replaced = changed.iter().map(|&i| (i, &data.rows[i][..])).collect();
+            self.record(&[Effect::Replace(replaced)])?;
+            *guard = Arc::new(data);
         }
-        Ok(n)
+        Ok(changed.len() as u64)
     }
 
     /// Remove each row for which `doomed` is true (DELETE). Returns how many were removed.
     pub fn delete(&self, mut doomed: impl FnMut(&[Value]) -> Result<bool>) -> Result<u64> {
         let mut guard = self.data.write();
         let mut rows = Vec::with_capacity(guard.rows.len());
-        for row in &guard.rows {
-            if !doomed(row)? {
+        let mut removed = Vec::new();
+        for (i, row) in guard.rows.iter().enumerate() {
+            if doomed(row)? {
+                removed.push(i);
+            } else {
                 rows.push(row.clone());
             }
         }
-        let n = (guard.rows.len() - rows.len()) as u64;
-        if n > 0 {
-            *guard = Arc::new(self.indexed(rows)?);
+        if !removed.is_empty() {
+            let data = self.indexed(rows)?;
+            self.record(&[Effect::Remove(&removed)])?;
+            *guard = Arc::new(data);
         }
-        Ok(n)
+        Ok(removed.len() as u64)
     }
 
-    /// Remove every row (TRUNCATE).
-    pub fn truncate(&self) {
-        *self.data.write() = Arc::new(TableData {
+    /// Remove every row (TRUNCATE). Errors: the journal could not record it.
+    pub fn truncate(&self) -> Result<()> {
+        let mut guard = self.data.write();
+        self.record(&[Effect::Clear])?;
+        *guard = Arc::new(TableData {
             rows: Vec::new(),
             indexes: vec![HashMap::new(); self.keys.len()],
         });
+        Ok(())
     }
 
     /// `rows` with their indexes built; 23505 when two share a key.

@@ -9,13 +9,16 @@
 //! catalog                     the catalog: a versioned header, one checksummed record a line
 //! streams/<name>/log-<seq>.tcqlog      the open append-only log (and logs not sealed yet)
 //! streams/<name>/seg-<seq>.parquet     sealed segments, sorted by time, readable by DuckDB
+//! tables/<name>.tcqlog                 a stored table's changes (see `table_log`)
 //! ```
 //!
 //! The catalog file starts with `tcq-catalog 1`; each further line is
-//! `<crc32 hex> <kind> <payload>`, where the CRC covers `<kind> <payload>`. The only kind
-//! today is `stream`, whose payload is the `CREATE STREAM` statement that recreates it;
-//! tables and roles become new kinds, and a reader refuses a kind it does not know rather
-//! than starting without it. The file is replaced atomically (written aside, fsynced,
+//! `<crc32 hex> <kind> <payload>`, where the CRC covers `<kind> <payload>`. Kinds: `stream`,
+//! whose payload is the `CREATE STREAM` statement that recreates it, and `table`, the
+//! `CREATE TABLE` statement as it was given (backslash, line feed and carriage return
+//! escaped as `\\`, `\n`, `\r`); a table's rows are in `tables/<name>.tcqlog`
+//! (`table_log`). Roles would become a new kind; a reader refuses a kind it does not know
+//! rather than starting without it. The file is replaced atomically (written aside, fsynced,
 //! renamed) on every CREATE and DROP.
 //!
 //! A log is a sequence of records. Each has a 24-byte header (`TCQR`, kind, 3 reserved
@@ -118,6 +121,8 @@ const RECORD_MAGIC: &[u8; 4] = b"TCQR";
 const HEADER_BYTES: usize = 24;
 const KIND_BATCH: u8 = 1;
 const KIND_COMMIT: u8 = 2;
+/// A stored table's statement: its changes (see `table_log`).
+const KIND_EFFECTS: u8 = 3;
 /// A record's payload is at most this long; a longer length field is corruption.
 const PAYLOAD_MAX: usize = 1 << 30;
 /// The column that carries the arrival time of a stream without a TIMESTAMPCOLUMN.
@@ -132,6 +137,33 @@ pub(crate) fn io_err(what: impl std::fmt::Display, e: std::io::Error) -> Error {
 pub(crate) enum CatalogRecord {
     /// A stream: the `CREATE STREAM` statement that recreates it.
     Stream(String),
+    /// A stored table: the `CREATE TABLE` statement that created it (its rows are in its
+    /// own log, `table_log`).
+    Table(String),
+}
+
+/// `text` on one line: `\` as `\\`, line feed as `\n`, carriage return as `\r`.
+fn escape_line(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r")
+}
+
+/// The text [`escape_line`] escaped.
+fn unescape_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// The open data directory: the lock, the catalog file, the streams' directories.
@@ -201,6 +233,7 @@ impl DataDir {
             let (kind, payload) = body.split_once(' ').unwrap_or((body, ""));
             match kind {
                 "stream" => records.push(CatalogRecord::Stream(payload.to_string())),
+                "table" => records.push(CatalogRecord::Table(unescape_line(payload))),
                 other => {
                     return Err(bad(
                         n,
@@ -218,6 +251,7 @@ impl DataDir {
         for r in records {
             let body = match r {
                 CatalogRecord::Stream(ddl) => format!("stream {ddl}"),
+                CatalogRecord::Table(ddl) => format!("table {}", escape_line(ddl)),
             };
             debug_assert!(!body.contains('\n'), "catalog records are single lines");
             text.push_str(&format!(
@@ -244,6 +278,12 @@ impl DataDir {
 /// The directory of archived stream `name` under data directory `data_dir`. Names are
 /// kept readable: letters, digits, `_`, `.` and `-` as they are, every other byte as `%XX`.
 pub fn stream_dir(data_dir: &Path, name: &str) -> PathBuf {
+    data_dir.join(STREAMS_DIR).join(escape_name(name))
+}
+
+/// `name` as a file name: letters, digits, `_`, `.` (not first) and `-` as they are, every
+/// other byte as `%XX`.
+pub(crate) fn escape_name(name: &str) -> String {
     let mut s = String::new();
     for b in name.bytes() {
         if b.is_ascii_alphanumeric() || b == b'_' || (b == b'.' && !s.is_empty()) || b == b'-' {
@@ -252,7 +292,38 @@ pub fn stream_dir(data_dir: &Path, name: &str) -> PathBuf {
             s.push_str(&format!("%{b:02X}"));
         }
     }
-    data_dir.join(STREAMS_DIR).join(s)
+    s
+}
+
+/// Append a table statement's record (kind `effects`) holding `payload`.
+pub(crate) fn encode_effects_record(statement: u64, payload: &[u8], out: &mut Vec<u8>) {
+    encode_record(KIND_EFFECTS, statement, payload, out);
+}
+
+/// The `effects` records of a table's log, each with its offset; the offset after the
+/// last whole record; and the first damage (offset, what), which ends the scan.
+pub(crate) fn scan_effects(bytes: &[u8]) -> (Vec<(u64, &[u8])>, u64, Option<(u64, String)>) {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        match read_record(&bytes[pos..]) {
+            Record::Ok {
+                kind: KIND_EFFECTS,
+                payload,
+                len,
+                ..
+            } => {
+                out.push((pos as u64, payload));
+                pos += len;
+            }
+            Record::Ok { .. } => {
+                return (out, pos as u64, Some((pos as u64, "not a table record".into())))
+            }
+            Record::Torn => break,
+            Record::Corrupt(why) => return (out, pos as u64, Some((pos as u64, why))),
+        }
+    }
+    (out, pos as u64, None)
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -616,7 +687,7 @@ fn read_record(b: &[u8]) -> Record<'_> {
     let plen = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")) as usize;
     let statement = u64::from_le_bytes(b[12..20].try_into().expect("8 bytes"));
     let crc = u32::from_le_bytes(b[20..24].try_into().expect("4 bytes"));
-    if plen > PAYLOAD_MAX || !(kind == KIND_BATCH || kind == KIND_COMMIT) {
+    if plen > PAYLOAD_MAX || !matches!(kind, KIND_BATCH | KIND_COMMIT | KIND_EFFECTS) {
         return Record::Corrupt("bad record header".into());
     }
     if b.len() < HEADER_BYTES + plen {

@@ -350,6 +350,8 @@ pub(crate) struct Catalog {
     pub streams: RwLock<HashMap<String, Arc<Stream>>>,
     /// Stored tables (see `table`). Take this lock after `streams` when holding both.
     pub tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
+    /// The logs of the stored tables on a data directory, by table oid (see `table_log`).
+    pub table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
     pub queries: Arc<QueryRegistry>,
     /// Registered join queries (they read several streams and run in their own tasks).
     pub joins: Arc<super::join::JoinRegistry>,
@@ -364,11 +366,22 @@ impl Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
             tables: Arc::new(RwLock::new(HashMap::new())),
+            table_logs: Mutex::new(HashMap::new()),
             queries: Arc::new(Mutex::new(HashMap::new())),
             joins: Arc::new(Mutex::new(HashMap::new())),
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
+        }
+    }
+
+    /// Wait until the changes made so far to the table with oid `oid` are on disk (per
+    /// `--sync`); at once for a table kept in memory only.
+    pub async fn table_durable(&self, oid: u32) -> Result<()> {
+        let log = self.table_logs.lock().get(&oid).cloned();
+        match log {
+            Some(log) => log.wait_durable().await,
+            None => Ok(()),
         }
     }
 

@@ -263,7 +263,9 @@ impl CopyIn {
                     .catalog
                     .barrier_table_readers(&t.name, stall)
                     .await;
-                return self.finish_table(&t);
+                let n = self.finish_table(&t)?;
+                self.engine.catalog.table_durable(t.oid).await?;
+                return Ok(n);
             }
         };
         let now = stream.is_ingest_time().then(crate::time::now_us);

@@ -35,6 +35,7 @@ mod session;
 mod spill;
 mod subscription;
 mod table_dml;
+mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
 pub use copy::CopyIn;
@@ -170,6 +171,7 @@ impl Engine {
         for r in records {
             match r {
                 archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
+                archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
             }
         }
         Ok(engine)

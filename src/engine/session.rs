@@ -548,7 +548,7 @@ impl Session {
             )),
             Plan::CreateStream(c) => self.create_stream(c),
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
-            Plan::CreateTable(c) => self.create_table(c),
+            Plan::CreateTable(c) => self.create_table(c, stmt.parsed.text()),
             Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
             Plan::Truncate { names } => self.truncate(names).await,
             Plan::Update(u) => self.update_table(u, params).await,
@@ -1581,29 +1581,58 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
 }
 
 /// Write every stream's definition to the data directory's catalog (nothing without one).
-fn save_catalog(
+pub(super) fn save_catalog(
     engine: &Engine,
     streams: &std::collections::HashMap<String, Arc<Stream>>,
 ) -> Result<()> {
     let Some(data) = &engine.data else {
         return Ok(());
     };
-    let mut all: Vec<&Arc<Stream>> = streams.values().collect();
-    all.sort_by_key(|s| s.oid);
-    let records: Vec<super::archive::CatalogRecord> = all
-        .iter()
+    use super::archive::CatalogRecord;
+    let mut records: Vec<(u32, CatalogRecord)> = streams
+        .values()
         .map(|s| {
-            super::archive::CatalogRecord::Stream(super::archive::stream_ddl(
+            let ddl = super::archive::stream_ddl(
                 &s.name,
                 &s.columns,
                 s.ts_col,
                 s.archived,
                 s.slack_us,
                 *s.retention_us.lock(),
-            ))
+            );
+            (s.oid, CatalogRecord::Stream(ddl))
         })
         .collect();
+    records.extend(
+        engine
+            .catalog
+            .table_logs
+            .lock()
+            .iter()
+            .map(|(&oid, log)| (oid, CatalogRecord::Table(log.ddl.clone()))),
+    );
+    records.sort_by_key(|r| r.0);
+    let records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
     data.write_catalog(&records)
+}
+
+/// Recreate a stored table and its rows from its catalog record and its log (at start-up).
+pub(crate) fn restore_table(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
+    let parsed = sql::parse(ddl)?;
+    let plan = match parsed.first() {
+        Some(p) => sql::bind(p, &engine.catalog, &[])?,
+        None => return Err(Error::DataCorrupted(format!("catalog record: {ddl}"))),
+    };
+    let Plan::CreateTable(c) = plan else {
+        return Err(Error::DataCorrupted(format!(
+            "catalog record is not a CREATE TABLE: {ddl}"
+        )));
+    };
+    let name = c.name.clone();
+    let table = super::table_dml::new_table(engine, c, ddl, false)?;
+    tracing::info!("table {name}: {} rows recovered", table.len());
+    engine.catalog.tables.write().insert(name, table);
+    Ok(())
 }
 
 /// Recreate a stream from its catalog record (at start-up).

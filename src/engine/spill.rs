@@ -94,7 +94,7 @@ impl Spill {
             buf.clear();
             buf.extend_from_slice(&batch.times[i].to_le_bytes());
             for v in batch.row(i) {
-                encode(v, &mut buf);
+                encode_value(v, &mut buf);
             }
             w.write_all(&buf).map_err(io_error)?;
             self.bytes += buf.len() as u64;
@@ -162,39 +162,55 @@ impl SpillReader {
     }
 
     fn decode(&mut self) -> Result<Value> {
-        let [tag] = self.bytes::<1>()?;
-        Ok(match tag {
-            0 => Value::Null,
-            1 => Value::Bool(self.bytes::<1>()?[0] != 0),
-            2 => Value::Int2(i16::from_le_bytes(self.bytes()?)),
-            3 => Value::Int4(i32::from_le_bytes(self.bytes()?)),
-            4 => Value::Int8(i64::from_le_bytes(self.bytes()?)),
-            5 => Value::Float4(f32::from_le_bytes(self.bytes()?)),
-            6 => Value::Float8(f64::from_le_bytes(self.bytes()?)),
-            7 => Value::Numeric(Decimal::deserialize(self.bytes()?)),
-            8 => {
-                let len = u32::from_le_bytes(self.bytes()?) as usize;
-                let mut s = vec![0u8; len];
-                self.reader.read_exact(&mut s).map_err(io_error)?;
-                Value::Text(
-                    String::from_utf8(s)
-                        .map_err(|_| Error::Internal("staging file: bad text".into()))?
-                        .into(),
-                )
-            }
-            9 => Value::Timestamp(i64::from_le_bytes(self.bytes()?)),
-            10 => Value::TimestampTz(i64::from_le_bytes(self.bytes()?)),
-            11 => Value::Interval(Interval {
-                months: i32::from_le_bytes(self.bytes()?),
-                days: i32::from_le_bytes(self.bytes()?),
-                micros: i64::from_le_bytes(self.bytes()?),
-            }),
-            t => return Err(Error::Internal(format!("staging file: unknown tag {t}"))),
-        })
+        decode_value(&mut self.reader).map_err(|e| Error::Internal(format!("staging file: {e}")))
     }
 }
 
-fn encode(v: &Value, out: &mut Vec<u8>) {
+/// Read one value written by [`encode_value`]. Errors: the input ends, or holds an unknown
+/// tag or text that is not UTF-8.
+pub(crate) fn decode_value(r: &mut impl Read) -> std::io::Result<Value> {
+    fn bytes<const N: usize>(r: &mut impl Read) -> std::io::Result<[u8; N]> {
+        let mut b = [0u8; N];
+        r.read_exact(&mut b)?;
+        Ok(b)
+    }
+    let bad = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let [tag] = bytes::<1>(r)?;
+    Ok(match tag {
+        0 => Value::Null,
+        1 => Value::Bool(bytes::<1>(r)?[0] != 0),
+        2 => Value::Int2(i16::from_le_bytes(bytes(r)?)),
+        3 => Value::Int4(i32::from_le_bytes(bytes(r)?)),
+        4 => Value::Int8(i64::from_le_bytes(bytes(r)?)),
+        5 => Value::Float4(f32::from_le_bytes(bytes(r)?)),
+        6 => Value::Float8(f64::from_le_bytes(bytes(r)?)),
+        7 => Value::Numeric(Decimal::deserialize(bytes(r)?)),
+        8 => {
+            let len = u32::from_le_bytes(bytes(r)?) as usize;
+            let mut s = Vec::new();
+            r.take(len as u64).read_to_end(&mut s)?;
+            if s.len() != len {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            Value::Text(
+                String::from_utf8(s)
+                    .map_err(|_| bad("text that is not UTF-8".into()))?
+                    .into(),
+            )
+        }
+        9 => Value::Timestamp(i64::from_le_bytes(bytes(r)?)),
+        10 => Value::TimestampTz(i64::from_le_bytes(bytes(r)?)),
+        11 => Value::Interval(Interval {
+            months: i32::from_le_bytes(bytes(r)?),
+            days: i32::from_le_bytes(bytes(r)?),
+            micros: i64::from_le_bytes(bytes(r)?),
+        }),
+        t => return Err(bad(format!("unknown value tag {t}"))),
+    })
+}
+
+/// Append `v` in the compact binary form [`decode_value`] reads.
+pub(crate) fn encode_value(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Null => out.push(0),
         Value::Bool(b) => out.extend_from_slice(&[1, *b as u8]),

@@ -21,8 +21,67 @@ use crate::sql::{self, Expr, OnConflict};
 use crate::table::{Conflict, KeyDef, Table};
 use crate::types::Value;
 
+/// A stored table made by `c` (whose text is `ddl`), with a log on the engine's data
+/// directory when it has one: a new, empty log when `create`, else the rows the log holds
+/// (start-up). The log is registered in the catalog's `table_logs`.
+pub(super) fn new_table(
+    engine: &super::Engine,
+    c: sql::CreateTable,
+    ddl: &str,
+    create: bool,
+) -> Result<Arc<Table>> {
+    let mut keys = Vec::new();
+    if let Some(columns) = c.primary_key {
+        keys.push(KeyDef {
+            name: format!("{}_pkey", c.name),
+            columns,
+            primary: true,
+        });
+    }
+    for columns in c.unique {
+        let names: Vec<&str> = columns
+            .iter()
+            .map(|&i| c.columns[i].name.as_str())
+            .collect();
+        keys.push(KeyDef {
+            name: format!("{}_{}_key", c.name, names.join("_")),
+            columns,
+            primary: false,
+        });
+    }
+    let oid = engine.catalog.next_oid.fetch_add(
+        crate::table::oids_taken(keys.len()),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    let ncols = c.columns.len();
+    let table = Table::new(
+        c.name.clone(),
+        oid,
+        c.columns,
+        c.not_null,
+        c.defaults,
+        keys,
+        engine.limits().table_rows_max,
+    );
+    let Some(data) = &engine.data else {
+        return Ok(Arc::new(table));
+    };
+    let (log, rows) = super::table_log::TableLog::open(
+        &data.config.dir,
+        &c.name,
+        ddl.to_string(),
+        ncols,
+        data.config.sync,
+        create,
+    )?;
+    let log = Arc::new(log);
+    let table = table.with_journal(log.clone(), rows)?;
+    engine.catalog.table_logs.lock().insert(oid, log);
+    Ok(Arc::new(table))
+}
+
 impl Session {
-    pub(super) fn create_table(&mut self, c: sql::CreateTable) -> Result<Outcome> {
+    pub(super) fn create_table(&mut self, c: sql::CreateTable, text: &str) -> Result<Outcome> {
         let catalog = &self.engine.catalog;
         let streams = catalog.streams.read();
         let mut tables = catalog.tables.write();
@@ -40,39 +99,18 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
-        let mut keys = Vec::new();
-        if let Some(columns) = c.primary_key {
-            keys.push(KeyDef {
-                name: format!("{}_pkey", c.name),
-                columns,
-                primary: true,
-            });
+        let name = c.name.clone();
+        let table = new_table(&self.engine, c, text, true)?;
+        tables.insert(name.clone(), table.clone());
+        // The table exists once the catalog on disk says so; if that write fails, it does
+        // not exist at all.
+        if let Err(e) = super::session::save_catalog(&self.engine, &streams) {
+            tables.remove(&name);
+            if let Some(log) = catalog.table_logs.lock().remove(&table.oid) {
+                log.remove();
+            }
+            return Err(e);
         }
-        for columns in c.unique {
-            let names: Vec<&str> = columns
-                .iter()
-                .map(|&i| c.columns[i].name.as_str())
-                .collect();
-            keys.push(KeyDef {
-                name: format!("{}_{}_key", c.name, names.join("_")),
-                columns,
-                primary: false,
-            });
-        }
-        let oid = catalog.next_oid.fetch_add(
-            crate::table::oids_taken(keys.len()),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        let table = Table::new(
-            c.name.clone(),
-            oid,
-            c.columns,
-            c.not_null,
-            c.defaults,
-            keys,
-            self.engine.limits().table_rows_max,
-        );
-        tables.insert(c.name, Arc::new(table));
         Ok(Outcome::Command("CREATE TABLE".into()))
     }
 
@@ -84,16 +122,26 @@ impl Session {
         for n in &names {
             self.settle_readers(n).await;
         }
-        let mut tables = self.engine.catalog.tables.write();
+        let catalog = &self.engine.catalog;
+        let streams = catalog.streams.read();
+        let mut tables = catalog.tables.write();
         for n in &names {
             if !tables.contains_key(n) && !if_exists {
                 return Err(Error::UndefinedTable(n.clone()));
             }
         }
         let mut notices = Vec::new();
+        let mut logs = Vec::new();
         for n in names {
-            if tables.remove(&n).is_none() {
-                notices.push(format!("table \"{n}\" does not exist, skipping"));
+            match tables.remove(&n) {
+                Some(t) => logs.extend(catalog.table_logs.lock().remove(&t.oid)),
+                None => notices.push(format!("table \"{n}\" does not exist, skipping")),
+            }
+        }
+        if !logs.is_empty() {
+            super::session::save_catalog(&self.engine, &streams)?;
+            for log in logs {
+                log.remove();
             }
         }
         Ok(Outcome::Rows {
@@ -112,8 +160,11 @@ impl Session {
         for n in &names {
             self.settle_readers(n).await;
         }
-        for t in tables {
-            t.truncate();
+        for t in &tables {
+            t.truncate()?;
+        }
+        for t in &tables {
+            self.engine.catalog.table_durable(t.oid).await?;
         }
         Ok(Outcome::Command("TRUNCATE TABLE".into()))
     }
@@ -167,6 +218,7 @@ impl Session {
                 table.upsert(rows, key, &mut update, keep)?
             }
         };
+        self.engine.catalog.table_durable(table.oid).await?;
         self.done(
             format!("INSERT 0 {n}"),
             ins.returning.as_ref(),
@@ -196,6 +248,7 @@ impl Session {
             }
             Ok(Some(new))
         })?;
+        self.engine.catalog.table_durable(table.oid).await?;
         self.done(
             format!("UPDATE {n}"),
             u.returning.as_ref(),
@@ -219,6 +272,7 @@ impl Session {
             }
             Ok(doomed)
         })?;
+        self.engine.catalog.table_durable(table.oid).await?;
         self.done(
             format!("DELETE {n}"),
             d.returning.as_ref(),

@@ -668,7 +668,10 @@ async fn backfill_equals_the_query_registered_before_ingest() {
             break tuples;
         }
         assert_eq!(state, "replaying");
-        assert!(std::time::Instant::now() < deadline, "replay not done after 300 s");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replay not done after 300 s"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!((n..=n + m).contains(&replayed), "replayed {replayed}");
@@ -793,7 +796,11 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
     let segments = || segment_names(dir.path());
     copy_ids(&c, 0..1000).await; // 00:00:00 to 00:00:01
     copy_ids(&c, 3_000_000..3_001_000).await; // 00:50:00: within the hour, both kept
-    wait_until(strings(&["seg-00000001.parquet", "seg-00000002.parquet"]), segments).await;
+    wait_until(
+        strings(&["seg-00000001.parquet", "seg-00000002.parquet"]),
+        segments,
+    )
+    .await;
     copy_ids(&c, 18_000_000..18_001_000).await; // 05:00:00: the older two go
     wait_until(strings(&["seg-00000003.parquet"]), segments).await;
     server.kill();
@@ -804,7 +811,11 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
         .await
         .unwrap();
     copy_ids(&c, 36_000_000..36_001_000).await; // 10:00:00: nothing is dropped now
-    wait_until(strings(&["seg-00000003.parquet", "seg-00000004.parquet"]), segments).await;
+    wait_until(
+        strings(&["seg-00000003.parquet", "seg-00000004.parquet"]),
+        segments,
+    )
+    .await;
     c.batch_execute("ALTER STREAM s SET (retention = '2 hours')")
         .await
         .unwrap();
@@ -996,8 +1007,7 @@ async fn acknowledged_table_changes_survive_sigkill() {
                 let mut pending = None;
                 let mut n = 0;
                 if let Ok((c, conn)) =
-                    tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls)
-                        .await
+                    tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls).await
                 {
                     tokio::spawn(conn);
                     for (op, a, b) in ops {

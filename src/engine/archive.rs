@@ -144,7 +144,9 @@ pub(crate) enum CatalogRecord {
 
 /// `text` on one line: `\` as `\\`, line feed as `\n`, carriage return as `\r`.
 fn escape_line(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r")
+    text.replace('\\', "\\\\")
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
 }
 
 /// The text [`escape_line`] escaped.
@@ -300,9 +302,12 @@ pub(crate) fn encode_effects_record(statement: u64, payload: &[u8], out: &mut Ve
     encode_record(KIND_EFFECTS, statement, payload, out);
 }
 
-/// The `effects` records of a table's log, each with its offset; the offset after the
-/// last whole record; and the first damage (offset, what), which ends the scan.
-pub(crate) fn scan_effects(bytes: &[u8]) -> (Vec<(u64, &[u8])>, u64, Option<(u64, String)>) {
+/// What [`scan_effects`] found: the records' (offset, payload), the offset after the last
+/// whole record, and the first damage (offset, what), which ends the scan.
+pub(crate) type EffectsScan<'a> = (Vec<(u64, &'a [u8])>, u64, Option<(u64, String)>);
+
+/// The `effects` records of a table's log (see [`EffectsScan`]).
+pub(crate) fn scan_effects(bytes: &[u8]) -> EffectsScan<'_> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
@@ -317,7 +322,11 @@ pub(crate) fn scan_effects(bytes: &[u8]) -> (Vec<(u64, &[u8])>, u64, Option<(u64
                 pos += len;
             }
             Record::Ok { .. } => {
-                return (out, pos as u64, Some((pos as u64, "not a table record".into())))
+                return (
+                    out,
+                    pos as u64,
+                    Some((pos as u64, "not a table record".into())),
+                )
             }
             Record::Torn => break,
             Record::Corrupt(why) => return (out, pos as u64, Some((pos as u64, why))),
@@ -972,13 +981,17 @@ impl StreamArchive {
 
     fn read_log_range(&self, seq: u64, start: u64, stop: Option<u64>) -> Result<Vec<ColumnBatch>> {
         let path = self.dir.join(log_name(seq));
-        let bytes =
-            std::fs::read(&path).map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
+        let bytes = std::fs::read(&path)
+            .map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
         let end = stop.map_or(bytes.len(), |s| (s as usize).min(bytes.len()));
         let start = (start as usize).min(end);
         let scan = scan_log(&bytes[start..end]);
         for (offset, why) in &scan.damage {
-            tracing::warn!("{}: offset {}: {why}", path.display(), start as u64 + offset);
+            tracing::warn!(
+                "{}: offset {}: {why}",
+                path.display(),
+                start as u64 + offset
+            );
         }
         scan.batches
             .iter()

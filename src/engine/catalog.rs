@@ -609,7 +609,10 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await
             }
             IngestMsg::Attach(q, Some(b)) => {
-                let archive = stream.archive.clone().expect("a back-fill reads an archive");
+                let archive = stream
+                    .archive
+                    .clone()
+                    .expect("a back-fill reads an archive");
                 if replay(&stream, &q, &archive, b.from, b.seam, b.from_us).await {
                     if let Some((_, over)) = q.backfill.lock().as_mut() {
                         *over = true;
@@ -646,8 +649,7 @@ async fn replay(
     from_us: Option<i64>,
 ) -> bool {
     let a = archive.clone();
-    let batches = match tokio::task::spawn_blocking(move || a.read_range(from, to, from_us)).await
-    {
+    let batches = match tokio::task::spawn_blocking(move || a.read_range(from, to, from_us)).await {
         Ok(b) => b,
         Err(e) => {
             q.fail(Error::Internal(format!("back-fill read: {e}")));

@@ -277,13 +277,21 @@ fn decode_effects(mut b: &[u8], ncols: usize) -> std::result::Result<Vec<OwnedEf
             return Err(format!("{n} entries in {} bytes", r.len()));
         }
         out.push(match op {
-            OP_APPEND => OwnedEffect::Append((0..n).map(|_| row_of(r)).collect::<std::result::Result<_, _>>()?),
+            OP_APPEND => OwnedEffect::Append(
+                (0..n)
+                    .map(|_| row_of(r))
+                    .collect::<std::result::Result<_, _>>()?,
+            ),
             OP_REPLACE => OwnedEffect::Replace(
                 (0..n)
                     .map(|_| Ok((u32_of(r)?, row_of(r)?)))
                     .collect::<std::result::Result<_, String>>()?,
             ),
-            OP_REMOVE => OwnedEffect::Remove((0..n).map(|_| u32_of(r)).collect::<std::result::Result<_, _>>()?),
+            OP_REMOVE => OwnedEffect::Remove(
+                (0..n)
+                    .map(|_| u32_of(r))
+                    .collect::<std::result::Result<_, _>>()?,
+            ),
             OP_CLEAR => OwnedEffect::Clear,
             other => return Err(format!("unknown change {other}")),
         });
@@ -306,32 +314,44 @@ mod tests {
     #[test]
     fn changes_replay_in_order_and_a_torn_tail_is_cut() {
         let dir = tempfile::tempdir().unwrap();
-        let (log, held) = TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, true).unwrap();
+        let (log, held) =
+            TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, true).unwrap();
         assert!(held.is_empty());
         let first: Vec<Vec<Value>> = (0..5).map(row).collect();
         rows(&log, &[Effect::Append(&first)]);
         rows(&log, &[Effect::Remove(&[1, 3])]); // 0 2 4
         let r9 = row(9);
-        rows(&log, &[Effect::Replace(vec![(1, &r9[..])]), Effect::Append(&first[..1])]); // 0 9 4 0
-        let len = std::fs::metadata(table_path(dir.path(), "t")).unwrap().len();
+        rows(
+            &log,
+            &[
+                Effect::Replace(vec![(1, &r9[..])]),
+                Effect::Append(&first[..1]),
+            ],
+        ); // 0 9 4 0
+        let len = std::fs::metadata(table_path(dir.path(), "t"))
+            .unwrap()
+            .len();
         rows(&log, &[Effect::Clear]);
         drop(log);
         // Cut the last record in half: the clear was never acknowledged.
         let path = table_path(dir.path(), "t");
         let f = OpenOptions::new().write(true).open(&path).unwrap();
         f.set_len(len + 10).unwrap();
-        let (log, held) = TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
+        let (log, held) =
+            TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
         assert_eq!(held, vec![row(0), row(9), row(4), row(0)]);
         // The log now holds the rows as one record, and reopens to the same.
         drop(log);
-        let (_, again) = TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
+        let (_, again) =
+            TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
         assert_eq!(again, held);
     }
 
     #[test]
     fn a_flipped_byte_ends_the_replay_at_its_record() {
         let dir = tempfile::tempdir().unwrap();
-        let (log, _) = TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, true).unwrap();
+        let (log, _) =
+            TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, true).unwrap();
         let a: Vec<Vec<Value>> = (0..3).map(row).collect();
         let b: Vec<Vec<Value>> = (3..6).map(row).collect();
         rows(&log, &[Effect::Append(&a)]);
@@ -343,7 +363,8 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[second + 30] ^= 0x10;
         std::fs::write(&path, bytes).unwrap();
-        let (_, held) = TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
+        let (_, held) =
+            TableLog::open(dir.path(), "t", String::new(), 2, SyncMode::Off, false).unwrap();
         assert_eq!(held, a, "the changes before the damaged record, none after");
     }
 }

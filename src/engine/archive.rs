@@ -1026,12 +1026,13 @@ impl StreamArchive {
         if self.synced.load(Ordering::Acquire) >= position {
             return Ok(());
         }
-        let (mut files, upto) = {
+        // One look at the log: the files to sync and the position they cover.
+        let (files, rotated, upto) = {
             let log = self.log.lock();
-            (log.unsynced.clone(), log.base + log.len)
+            let mut files = log.unsynced.clone();
+            files.push(log.file.clone());
+            (files, log.unsynced.len(), log.base + log.len)
         };
-        let rotated = files.len();
-        files.push(self.log.lock().file.clone());
         let dir = self.dir.clone();
         tokio::task::spawn_blocking(move || files.iter().try_for_each(|f| f.sync_data()))
             .await

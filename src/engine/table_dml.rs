@@ -75,7 +75,12 @@ pub(super) fn new_table(
         create,
     )?;
     let log = Arc::new(log);
-    let table = table.with_journal(log.clone(), rows)?;
+    let table = table.with_journal(log.clone(), rows).map_err(|e| {
+        Error::DataCorrupted(format!(
+            "the log of table \"{}\" does not fit its keys: {e}",
+            c.name
+        ))
+    })?;
     engine.catalog.table_logs.lock().insert(oid, log);
     Ok(Arc::new(table))
 }

@@ -14,6 +14,9 @@ CREATE TABLE gates (airport text NOT NULL, gate text NOT NULL, terminal int, UNI
 \d network.tcpdump
 \d airports
 \d gates
+\di
+\d airports_pkey
+\d+ gates_airport_gate_key
 \d nope
 \dn
 \l

@@ -1,7 +1,9 @@
 //! Evaluation of finite relational queries ([`RelQuery`]) row at a time.
 //!
 //! Scans read a [`RelationProvider`] (the system catalogs now, stored tables later), once
-//! per statement and relation. Joins are nested loops with LEFT/RIGHT/FULL padding;
+//! per statement and relation. Joins hash on an equality of their condition (else try every
+//! pair) and pad for LEFT/RIGHT/FULL; conditions were pushed down to the scans they read
+//! by [`crate::sql`]'s predicate pushdown;
 //! subqueries run per outer row with the outer rows on a stack ([`RExpr::Col`]'s `up`);
 //! CTEs are evaluated once and shared. Values are checked at run time: comparisons coerce a
 //! text literal to the other side's type, arrays travel as PostgreSQL's text form
@@ -413,6 +415,16 @@ impl Ev<'_> {
                 self.spend(rows.iter().map(Vec::len).sum())?;
                 Ok(rows)
             }
+            RelFrom::Filter { input, cond } => {
+                let mut rows = self.from(input)?;
+                let mut keep = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    keep.push(truthy(&self.eval(cond, r)?));
+                }
+                let mut k = keep.into_iter();
+                rows.retain(|_| k.next().unwrap_or(false));
+                Ok(rows)
+            }
             RelFrom::Join {
                 kind,
                 left,
@@ -423,44 +435,109 @@ impl Ev<'_> {
             } => {
                 let l = self.from(left)?;
                 let r = self.from(right)?;
-                let mut out = Vec::new();
-                let mut right_hit = vec![false; r.len()];
-                for lr in &l {
-                    let mut hit = false;
-                    for (j, rr) in r.iter().enumerate() {
-                        let mut row = Vec::with_capacity(left_width + right_width);
-                        row.extend(lr.iter().cloned());
-                        row.resize(*left_width, Value::Null);
-                        row.extend(rr.iter().cloned());
-                        let ok = match on {
-                            Some(c) => truthy(&self.eval(c, &row)?),
-                            None => true,
-                        };
-                        if ok {
-                            hit = true;
-                            right_hit[j] = true;
-                            self.spend(row.len())?;
-                            out.push(row);
-                        }
-                    }
-                    if !hit && matches!(kind, JoinKind::Left | JoinKind::Full) {
-                        let mut row = lr.clone();
-                        row.resize(left_width + right_width, Value::Null);
-                        out.push(row);
-                    }
-                }
-                if matches!(kind, JoinKind::Right | JoinKind::Full) {
-                    for (j, rr) in r.iter().enumerate() {
-                        if !right_hit[j] {
-                            let mut row = vec![Value::Null; *left_width];
-                            row.extend(rr.iter().cloned());
-                            out.push(row);
-                        }
-                    }
-                }
-                Ok(out)
+                self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width)
             }
         }
+    }
+
+    /// Join `l` and `r`: the pairs for which `on` holds, padded with NULLs for the outer
+    /// kinds. Pairs are found by hashing when `on` has an equality between a left-only and
+    /// a right-only expression whose values are all of one kind (integers, text, ...);
+    /// `on` is still evaluated on every candidate, so hashing only skips pairs that
+    /// cannot match. Otherwise every pair is tried.
+    fn join(
+        &self,
+        kind: JoinKind,
+        l: &[Row],
+        r: &[Row],
+        on: Option<&RExpr>,
+        left_width: usize,
+        right_width: usize,
+    ) -> Result<Vec<Row>> {
+        let candidates = match on {
+            Some(c) => self.hash_candidates(c, l, r, left_width)?,
+            None => None,
+        };
+        let all: Vec<usize> = if candidates.is_none() {
+            (0..r.len()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut out = Vec::new();
+        let mut right_hit = vec![false; r.len()];
+        for (i, lr) in l.iter().enumerate() {
+            let mut hit = false;
+            let tries = match &candidates {
+                Some(c) => &c[i],
+                None => &all,
+            };
+            for &j in tries {
+                let rr = &r[j];
+                let mut row = Vec::with_capacity(left_width + right_width);
+                row.extend(lr.iter().cloned());
+                row.resize(left_width, Value::Null);
+                row.extend(rr.iter().cloned());
+                let ok = match on {
+                    Some(c) => truthy(&self.eval(c, &row)?),
+                    None => true,
+                };
+                if ok {
+                    hit = true;
+                    right_hit[j] = true;
+                    self.spend(row.len())?;
+                    out.push(row);
+                }
+            }
+            if !hit && matches!(kind, JoinKind::Left | JoinKind::Full) {
+                let mut row = lr.clone();
+                row.resize(left_width + right_width, Value::Null);
+                out.push(row);
+            }
+        }
+        if matches!(kind, JoinKind::Right | JoinKind::Full) {
+            for (j, rr) in r.iter().enumerate() {
+                if !right_hit[j] {
+                    let mut row = vec![Value::Null; left_width];
+                    row.extend(rr.iter().cloned());
+                    out.push(row);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// For each left row, the right rows whose key equals its key under the first
+    /// hashable equality of `on`; `None` when `on` has none or its keys mix kinds of
+    /// values (a text and a number may compare equal after coercion yet hash apart).
+    fn hash_candidates(
+        &self,
+        on: &RExpr,
+        l: &[Row],
+        r: &[Row],
+        left_width: usize,
+    ) -> Result<Option<Vec<Vec<usize>>>> {
+        let Some((lk, rk)) = equi_keys(on, left_width) else {
+            return Ok(None);
+        };
+        let mut kinds = std::collections::HashSet::new();
+        let mut table: HashMap<String, Vec<usize>> = HashMap::new();
+        for (j, rr) in r.iter().enumerate() {
+            if let Some((kind, key)) = hash_key(&self.eval(&rk, rr)?) {
+                kinds.insert(kind);
+                table.entry(key).or_default().push(j);
+            }
+        }
+        let mut out = Vec::with_capacity(l.len());
+        for lr in l {
+            match hash_key(&self.eval(&lk, lr)?) {
+                Some((kind, key)) => {
+                    kinds.insert(kind);
+                    out.push(table.get(&key).cloned().unwrap_or_default());
+                }
+                None => out.push(Vec::new()),
+            }
+        }
+        Ok((kinds.len() <= 1).then_some(out))
     }
 
     /// The rows of a provider's relation, read once per statement.
@@ -1045,6 +1122,58 @@ fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
     }
 }
 
+/// The two sides of the first equality conjunct of `on` that compares an expression of
+/// the left row with one of the right row: the left one over the left row, the right one
+/// over the right row (its columns renumbered from 0).
+fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
+    let parts: Vec<&RExpr> = match on {
+        RExpr::And(ps) => ps.iter().collect(),
+        e => vec![e],
+    };
+    let side = |e: &RExpr| {
+        let c = crate::sql::relational_cols(e)?;
+        if c.is_empty() {
+            None
+        } else if c.iter().all(|&i| i < left_width) {
+            Some(true)
+        } else if c.iter().all(|&i| i >= left_width) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    parts.into_iter().find_map(|p| {
+        let RExpr::Cmp {
+            op: CmpOp::Eq,
+            left,
+            right,
+        } = p
+        else {
+            return None;
+        };
+        let (a, b) = match (side(left)?, side(right)?) {
+            (true, false) => (left, right),
+            (false, true) => (right, left),
+            _ => return None,
+        };
+        let b = crate::sql::relational_map_cols(b, &|i| i - left_width);
+        Some((a.as_ref().clone(), b))
+    })
+}
+
+/// A value's kind and hash key for a hash join; `None` for NULL, which equals nothing.
+/// Integers of every width are one kind; any other type is its own.
+fn hash_key(v: &Value) -> Option<(String, String)> {
+    match v {
+        Value::Null => None,
+        Value::Text(s) => Some(("text".into(), s.to_string())),
+        other => match other.as_i64() {
+            Some(i) => Some(("int".into(), i.to_string())),
+            None => Some((format!("{:?}", other.data_type()), format!("{other:?}"))),
+        },
+    }
+}
+
 /// A hashable key for grouping and DISTINCT: NULLs group together; numbers by value.
 fn group_key(v: &Value) -> String {
     match v {
@@ -1293,6 +1422,18 @@ mod tests {
                         vec![Value::Null, t("nul")],
                     ],
                 )),
+                // 500 rows: (n, n % 7, text of n), for joins whose cross product would
+                // exceed the value budget.
+                "big" => Some((
+                    vec![
+                        Column::new("n", DataType::Int8),
+                        Column::new("m", DataType::Int4),
+                        Column::new("s", DataType::Text),
+                    ],
+                    (0..500)
+                        .map(|n| vec![Value::Int8(n), i((n % 7) as i32), t(&n.to_string())])
+                        .collect(),
+                )),
                 _ => None,
             }
         }
@@ -1318,6 +1459,42 @@ mod tests {
 
     fn flat(sql: &str) -> Vec<String> {
         rows(sql).into_iter().map(|r| r.join("|")).collect()
+    }
+
+    /// Regression test for psql's `\d index`, which failed with 54000: its query joins
+    /// four catalogs with commas and filters in WHERE, so evaluated as written it built the
+    /// cross product first. Three copies of a 500-row relation are 125 million rows; with
+    /// WHERE's conjuncts pushed to the scans and joins, and the equalities hashed, it is
+    /// cheap.
+    #[test]
+    fn comma_joins_filter_early_and_hash_their_equalities() {
+        assert_eq!(
+            flat(
+                "SELECT a.n, b.s, c.m FROM big a, big b, big c \
+                 WHERE a.n = b.n AND b.s = c.s AND a.n < 10 AND c.m = 3 ORDER BY 1"
+            ),
+            vec!["3|3|3"]
+        );
+        // Mixed kinds of keys (text against integers) fall back to trying every pair,
+        // which still compares text with a number as PostgreSQL coerces it.
+        assert_eq!(
+            flat("SELECT a.n FROM big a JOIN big b ON a.s = b.n WHERE b.m = 4 AND b.n < 12"),
+            vec!["4", "11"]
+        );
+        // A WHERE conjunct over the nullable side of a LEFT JOIN stays above the join
+        // (it removes the padded rows); one of its ON clause filters that side first.
+        assert_eq!(
+            flat("SELECT l.k, r.b FROM l LEFT JOIN r ON l.k = r.k WHERE r.b IS NULL"),
+            vec!["1|NULL", "NULL|NULL"]
+        );
+        assert_eq!(
+            flat("SELECT l.k, r.b FROM l LEFT JOIN r ON l.k = r.k AND r.b = 'x' ORDER BY 1"),
+            vec!["1|NULL", "2|NULL", "NULL|NULL"]
+        );
+        assert_eq!(
+            flat("SELECT l.a, r.b FROM l RIGHT JOIN r ON l.k = r.k AND l.a = 'two' ORDER BY 2"),
+            vec!["two|deux", "NULL|nul", "NULL|trois"]
+        );
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod bind;
 mod parse;
 mod plan;
 mod relational;
+mod relational_pushdown;
 
 pub use bind::stream_name_of;
 pub use plan::*;
@@ -44,6 +45,7 @@ pub use relational::{
     CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelGroup, RelQuery,
     RelSelect, RelWindow, RelationProvider, SetOp, FUNCTIONS,
 };
+pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
 
 /// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).
 pub fn keywords() -> Vec<(&'static str, bool)> {

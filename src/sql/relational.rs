@@ -222,7 +222,16 @@ pub enum RelFrom {
         /// Arguments.
         args: Vec<RExpr>,
     },
-    /// A join; `on` reads the left row followed by the right row.
+    /// The rows of `input` for which `cond` (over its row) is true: a WHERE or ON
+    /// conjunct that predicate pushdown ([`super::relational_pushdown`]) moved here.
+    Filter {
+        /// The input.
+        input: Box<RelFrom>,
+        /// The condition.
+        cond: RExpr,
+    },
+    /// A join; `on` reads the left row followed by the right row. The executor matches
+    /// the equalities of `on` between a left-only and a right-only expression by hashing.
     Join {
         /// Kind.
         kind: JoinKind,
@@ -1219,6 +1228,7 @@ impl RelBinder<'_> {
             aggs,
             width: level.width,
         });
+        let (from, filter) = super::relational_pushdown::push_down(from, filter);
         Ok((
             RelSelect {
                 from,

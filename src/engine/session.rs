@@ -158,6 +158,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("transaction_isolation", "read committed"),
     ("default_transaction_isolation", "read committed"),
     ("max_identifier_length", "63"),
+    ("max_index_keys", "32"),
     ("application_name", ""),
     ("extra_float_digits", "1"),
     ("is_superuser", "on"),

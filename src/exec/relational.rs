@@ -67,6 +67,7 @@ pub fn run(
         scans: RefCell::new(HashMap::new()),
         ctes: RefCell::new(HashMap::new()),
         outer: RefCell::new(Vec::new()),
+        set_values: RefCell::new(Vec::new()),
         budget: RefCell::new(VALUES_MAX),
     };
     let rows = ev.query(q)?;
@@ -116,6 +117,8 @@ pub struct Ev<'a> {
     scans: RefCell<Scans>,
     ctes: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
     outer: RefCell<Vec<Row>>,
+    /// The current values of the select lists' set-returning calls, innermost last.
+    set_values: RefCell<Vec<Row>>,
     budget: RefCell<usize>,
 }
 
@@ -298,16 +301,59 @@ impl Ev<'_> {
                     continue;
                 }
             }
-            let mut r = Vec::with_capacity(s.projection.len() + s.sort_keys.len());
-            for e in s.projection.iter().chain(&s.sort_keys) {
-                r.push(self.eval(e, row)?);
+            if s.set_funcs.is_empty() {
+                out.push(self.project(s, row)?);
+                continue;
             }
-            out.push(r);
+            let sets = self.set_rows(s, row)?;
+            let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+            for k in 0..n {
+                let values = sets
+                    .iter()
+                    .map(|v| v.get(k).cloned().unwrap_or(Value::Null))
+                    .collect();
+                self.set_values.borrow_mut().push(values);
+                let r = self.project(s, row);
+                self.set_values.borrow_mut().pop();
+                out.push(r?);
+            }
         }
         if s.distinct {
             dedupe(&mut out);
         }
         self.spend(out.iter().map(Vec::len).sum())?;
+        Ok(out)
+    }
+
+    /// The select list and hidden sort keys of `s` over `row`.
+    fn project(&self, s: &RelSelect, row: &[Value]) -> Result<Row> {
+        let mut r = Vec::with_capacity(s.projection.len() + s.sort_keys.len());
+        for e in s.projection.iter().chain(&s.sort_keys) {
+            r.push(self.eval(e, row)?);
+        }
+        Ok(r)
+    }
+
+    /// Each set-returning call of the select list over `row`: its values, one per output
+    /// row (a record's text form for a call returning several columns).
+    fn set_rows(&self, s: &RelSelect, row: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let mut out = Vec::with_capacity(s.set_funcs.len());
+        for (name, args) in &s.set_funcs {
+            let args = args
+                .iter()
+                .map(|a| self.eval(a, row))
+                .collect::<Result<Vec<_>>>()?;
+            let rows = super::relational_funcs::table_function(name, &args)?;
+            self.spend(rows.iter().map(Vec::len).sum())?;
+            out.push(
+                rows.into_iter()
+                    .map(|mut r| match r.len() {
+                        1 => r.pop().expect("one column"),
+                        _ => Value::Text(super::relational_funcs::format_record(&r).into()),
+                    })
+                    .collect(),
+            );
+        }
         Ok(out)
     }
 
@@ -587,6 +633,13 @@ impl Ev<'_> {
                     .unwrap_or(Value::Null))
             }
             RExpr::Lit(v) => Ok(v.clone()),
+            RExpr::SetFunc(j) => Ok(self
+                .set_values
+                .borrow()
+                .last()
+                .and_then(|v| v.get(*j))
+                .cloned()
+                .unwrap_or(Value::Null)),
             RExpr::Window(j) => Ok(row
                 .len()
                 .checked_sub(1 + j)
@@ -784,7 +837,16 @@ impl Ev<'_> {
                 let (Some(i), false) = (int_of(&i), a.is_null()) else {
                     return Ok(Value::Null);
                 };
-                let elems = parse_array(&text_of(&a))?;
+                let text = text_of(&a);
+                // int2vector and oidvector (pg_index.indkey, indoption) print as `1 2`
+                // and are subscripted from 0.
+                if !text.starts_with('{') {
+                    return Ok(usize::try_from(i)
+                        .ok()
+                        .and_then(|i| text.split_whitespace().nth(i))
+                        .map_or(Value::Null, |s| Value::Text(s.into())));
+                }
+                let elems = parse_array(&text)?;
                 Ok(usize::try_from(i - 1)
                     .ok()
                     .and_then(|i| elems.get(i).cloned())
@@ -849,7 +911,7 @@ impl Ev<'_> {
                     Error::DatatypeMismatch(format!("cannot cast {other:?} to an oid"))
                 })?)),
             },
-            RType::Array | RType::Unknown => Ok(v),
+            RType::Array | RType::Unknown | RType::Record(_) => Ok(v),
             RType::Base(d) => cast_value(v, d),
         }
     }
@@ -1494,6 +1556,37 @@ mod tests {
         assert_eq!(
             flat("SELECT l.a, r.b FROM l RIGHT JOIN r ON l.k = r.k AND l.a = 'two' ORDER BY 2"),
             vec!["two|deux", "NULL|nul", "NULL|trois"]
+        );
+    }
+
+    /// pgjdbc's getPrimaryKeys and getIndexInfo select `(_pg_expandarray(indkey)).n` and
+    /// filter on `(keys).x` a level up: set-returning calls of a select list run in
+    /// lockstep (the shorter padded with NULL), their records print as `(x,n)`, and a
+    /// field of one is typed.
+    #[test]
+    fn select_list_set_functions_and_record_fields() {
+        assert_eq!(
+            flat(
+                "SELECT information_schema._pg_expandarray('3 1'), \
+                 (information_schema._pg_expandarray('3 1')).n, generate_series(1, 3)"
+            ),
+            vec!["(3,1)|1|1", "(1,2)|2|2", "NULL|NULL|3"]
+        );
+        assert_eq!(
+            flat(
+                "SELECT r.k FROM (SELECT l.k, information_schema._pg_expandarray('{2,1}') AS e \
+                 FROM l) r WHERE r.k = (r.e).x AND (r.e).n + 0 > 0 ORDER BY (r.e).n"
+            ),
+            vec!["2", "1"]
+        );
+        let q = parse("SELECT (information_schema._pg_expandarray('1')).n", &P).unwrap();
+        assert_eq!(q.columns[0].0, "n");
+        assert_eq!(q.columns[0].1, RType::Base(DataType::Int4));
+        let e = parse("SELECT (information_schema._pg_expandarray('1')).y", &P).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            Error::UndefinedColumn("could not identify column \"y\" in record data type".into())
+                .to_string()
         );
     }
 

@@ -426,13 +426,37 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             }
             text(format_string(&text_of(a0), &args[1..])?)
         }
-        "_pg_expandarray" | "record_field" => {
-            return Err(Error::FeatureNotSupported(format!(
-                "{name}(): composite values are not supported"
-            )))
+        "record_field" => {
+            if a0.is_null() {
+                return Ok(Value::Null);
+            }
+            let i = int_of(arg(args, 1)).unwrap_or(0) as usize;
+            record_fields(&text_of(a0))
+                .into_iter()
+                .nth(i)
+                .flatten()
+                .map_or(Value::Null, text)
         }
         "pg_typeof" => text("unknown"),
-        "generate_series" | "unnest" | "pg_options_to_table" | "pg_get_keywords" => {
+        "int_bitand" | "int_bitor" => {
+            let (Some(a), Some(b)) = (int_of(a0), int_of(arg(args, 1))) else {
+                if a0.is_null() || arg(args, 1).is_null() {
+                    return Ok(Value::Null);
+                }
+                return Err(Error::UndefinedFunction(format!(
+                    "operator does not exist: {} {} {}",
+                    text_of(a0),
+                    if name == "int_bitand" { "&" } else { "|" },
+                    text_of(arg(args, 1))
+                )));
+            };
+            Value::Int8(if name == "int_bitand" { a & b } else { a | b })
+        }
+        "generate_series"
+        | "unnest"
+        | "pg_options_to_table"
+        | "pg_get_keywords"
+        | "_pg_expandarray" => {
             return Err(Error::FeatureNotSupported(format!(
                 "{name}() returns a set: call it in FROM"
             )))
@@ -636,6 +660,54 @@ fn size_pretty(n: i64) -> String {
     format!("{v} {}", units[u])
 }
 
+/// A record's text form (`(1,"a b",)`) as its fields; an empty field is NULL.
+pub(crate) fn record_fields(s: &str) -> Vec<Option<String>> {
+    let inner = s.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => cur.extend(chars.next()),
+            ',' if !quoted => {
+                out.push((any || !cur.is_empty()).then(|| std::mem::take(&mut cur)));
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    out.push((any || !cur.is_empty()).then_some(cur));
+    out
+}
+
+/// A record's text form from its fields, as PostgreSQL prints one.
+pub(crate) fn format_record(fields: &[Value]) -> String {
+    let parts: Vec<String> = fields
+        .iter()
+        .map(|v| {
+            if v.is_null() {
+                return String::new();
+            }
+            let t = text_of(v);
+            if t.is_empty() || t.contains([',', '(', ')', '"', '\\', ' ']) {
+                format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\"\""))
+            } else {
+                t
+            }
+        })
+        .collect();
+    format!("({})", parts.join(","))
+}
+
 /// Rows of a set-returning function in FROM.
 pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
     let a0 = arg(args, 0);
@@ -673,6 +745,34 @@ pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
                 .into_iter()
                 .map(|e| vec![e.map_or(Value::Null, text)])
                 .collect()
+        }
+        // An int2vector (`1 2`, as pg_index.indkey) or an array, element by element
+        // with its 1-based position.
+        "_pg_expandarray" => {
+            if a0.is_null() {
+                return Ok(vec![]);
+            }
+            let s = text_of(a0);
+            let elems: Vec<Option<String>> = if s.starts_with('{') {
+                parse_array(&s)?
+            } else {
+                s.split_whitespace().map(|e| Some(e.to_string())).collect()
+            };
+            elems
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let x = match e {
+                        None => Value::Null,
+                        Some(e) => Value::Int4(e.trim().parse().map_err(|_| {
+                            Error::InvalidTextRepresentation(format!(
+                                "invalid input syntax for type integer: \"{e}\""
+                            ))
+                        })?),
+                    };
+                    Ok(vec![x, Value::Int4(i as i32 + 1)])
+                })
+                .collect::<Result<_>>()?
         }
         "pg_options_to_table" => {
             if a0.is_null() {

@@ -41,7 +41,14 @@ pub enum RType {
     Array,
     /// A literal or parameter whose type the context has not fixed (text at run time).
     Unknown,
+    /// A composite (record) value with these fields, held as its PostgreSQL text form
+    /// (`(1,2)`) and sent to clients as `text`; `(value).field` reads a field.
+    Record(&'static [(&'static str, DataType)]),
 }
+
+/// The fields of the records `information_schema._pg_expandarray(array)` returns: each
+/// element `x` with its 1-based position `n`.
+pub const EXPANDARRAY_FIELDS: &[(&str, DataType)] = &[("x", DataType::Int4), ("n", DataType::Int4)];
 
 impl RType {
     /// The type clients see in RowDescription.
@@ -151,6 +158,11 @@ pub struct RelSelect {
     /// `row_number() OVER (...)` calls, computed after grouping; [`RExpr::Window`] reads
     /// them.
     pub windows: Vec<RelWindow>,
+    /// Set-returning calls of the select list (name, arguments over the row after
+    /// grouping). As in PostgreSQL 10 and later, each row gives as many output rows as its
+    /// longest call returns, the calls advancing in lockstep and the shorter ones giving
+    /// NULL; [`RExpr::SetFunc`] reads the current values.
+    pub set_funcs: Vec<(String, Vec<RExpr>)>,
 }
 
 /// `row_number() OVER (PARTITION BY .. ORDER BY ..)`.
@@ -382,10 +394,17 @@ pub enum RExpr {
     Cast(Box<RExpr>, RType),
     /// A function of [`crate::exec::relational`] (catalog functions and friends), by name.
     Func(String, Vec<RExpr>),
+    /// The current value of set-returning call `j` of this level's select list (a record
+    /// for `_pg_expandarray`, the single column otherwise).
+    SetFunc(usize),
     /// The value of window function `j` of this level's SELECT: the evaluator appends them
     /// to the row after grouping in reverse order, so `j` is `row[len - 1 - j]`.
     Window(usize),
 }
+
+/// Set-returning functions a select list may call (FROM takes these and
+/// `pg_options_to_table`, `pg_get_keywords`).
+pub const SELECT_LIST_SET_FUNCTIONS: &[&str] = &["generate_series", "unnest", "_pg_expandarray"];
 
 /// Functions the relational evaluator computes itself (beyond the continuous binder's).
 pub const FUNCTIONS: &[&str] = &[
@@ -673,6 +692,9 @@ struct Level {
     /// Aggregates collected while binding the select list, HAVING and ORDER BY.
     aggs: Vec<RelAgg>,
     windows: Vec<RelWindow>,
+    set_funcs: Vec<(String, Vec<RExpr>)>,
+    /// Binding the select list, where set-returning calls are allowed.
+    srf_ok: bool,
     agg_ok: bool,
     in_agg: bool,
 }
@@ -983,6 +1005,7 @@ impl RelBinder<'_> {
                         distinct: false,
                         sort_keys: vec![],
                         windows: vec![],
+                        set_funcs: vec![],
                     })),
                     cols,
                 ))
@@ -1189,7 +1212,12 @@ impl RelBinder<'_> {
         let mut columns = Vec::new();
         for (e, idx, name) in &items {
             let bound = match (e, idx) {
-                (Some(e), _) => self.expr(e)?,
+                (Some(e), _) => {
+                    self.levels.last_mut().expect("level").srf_ok = true;
+                    let bound = self.expr(e);
+                    self.levels.last_mut().expect("level").srf_ok = false;
+                    bound?
+                }
                 (None, Some(idx)) => RExpr::Col { up: 0, idx: *idx },
                 _ => unreachable!("a select item is an expression or a column"),
             };
@@ -1223,6 +1251,7 @@ impl RelBinder<'_> {
         level.agg_ok = false;
         let aggs = std::mem::take(&mut level.aggs);
         let windows = std::mem::take(&mut level.windows);
+        let set_funcs = std::mem::take(&mut level.set_funcs);
         let group = (!keys.is_empty() || !aggs.is_empty()).then(|| RelGroup {
             keys,
             aggs,
@@ -1239,6 +1268,7 @@ impl RelBinder<'_> {
                 distinct,
                 sort_keys,
                 windows,
+                set_funcs,
             },
             columns,
             order_by,
@@ -1408,6 +1438,10 @@ impl RelBinder<'_> {
                     let cols: Vec<(&str, RType)> = match fname.as_str() {
                         "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
                         "unnest" => vec![("unnest", RType::Base(DataType::Text))],
+                        "_pg_expandarray" => vec![
+                            ("x", RType::Base(DataType::Int4)),
+                            ("n", RType::Base(DataType::Int4)),
+                        ],
                         "pg_options_to_table" => vec![
                             ("option_name", RType::Base(DataType::Text)),
                             ("option_value", RType::Base(DataType::Text)),
@@ -1903,20 +1937,54 @@ impl RelBinder<'_> {
                 RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
             }
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
-                let mut acc = self.expr(root)?;
-                for a in access_chain {
+                // `tmp.col[i]` arrives as root `tmp` with `.col` then `[i]`: the leading
+                // dots of a name are a qualified column, not field selections.
+                let names = match root.as_ref() {
+                    ast::Expr::Identifier(id) => vec![id.clone()],
+                    ast::Expr::CompoundIdentifier(ids) => ids.clone(),
+                    _ => vec![],
+                };
+                let dots = access_chain
+                    .iter()
+                    .take_while(|a| matches!(a, ast::AccessExpr::Dot(ast::Expr::Identifier(_))))
+                    .count();
+                let (mut acc, rest) = if names.is_empty() || dots == 0 {
+                    (self.expr(root)?, &access_chain[..])
+                } else {
+                    let mut ids = names;
+                    for a in &access_chain[..dots] {
+                        if let ast::AccessExpr::Dot(ast::Expr::Identifier(id)) = a {
+                            ids.push(id.clone());
+                        }
+                    }
+                    let compound = ast::Expr::CompoundIdentifier(ids);
+                    (self.expr(&compound)?, &access_chain[dots..])
+                };
+                for a in rest {
                     match a {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
                             acc = RExpr::Subscript(Box::new(acc), Box::new(self.expr(index)?));
                         }
-                        // `(record).field`: tcq has no composite values, so this binds
-                        // (pgjdbc's key queries name one over an empty pg_index) and fails
-                        // if it is ever evaluated.
+                        // `(record).field` of a record whose fields are known (pgjdbc's
+                        // key queries read `(_pg_expandarray(indkey)).n`).
                         ast::AccessExpr::Dot(ast::Expr::Identifier(field)) => {
-                            acc = RExpr::Func(
+                            let name = norm(field);
+                            let RType::Record(fields) = self.static_type(&acc) else {
+                                return Err(Error::FeatureNotSupported(format!(
+                                    "field selection (.{name}) is only supported on the \
+                                     records of _pg_expandarray()"
+                                )));
+                            };
+                            let Some(i) = fields.iter().position(|f| f.0 == name) else {
+                                return Err(Error::UndefinedColumn(format!(
+                                    "could not identify column \"{name}\" in record data type"
+                                )));
+                            };
+                            let get = RExpr::Func(
                                 "record_field".into(),
-                                vec![acc, RExpr::Lit(Value::Text(norm(field).into()))],
+                                vec![acc, RExpr::Lit(Value::Int4(i as i32))],
                             );
+                            acc = self.cast(get, RType::Base(fields[i].1));
                         }
                         _ => return Err(unsupported("this field access is not supported")),
                     }
@@ -2151,6 +2219,10 @@ impl RelBinder<'_> {
             B::Multiply => BinaryOp::Mul,
             B::Divide => BinaryOp::Div,
             B::Modulo => BinaryOp::Mod,
+            // Integer bit operators (pgjdbc's getIndexInfo reads `indoption[i] & 1`):
+            // evaluated by the relational evaluator as `bigint`.
+            B::BitwiseAnd => return Ok(RExpr::Func("int_bitand".into(), vec![l, r])),
+            B::BitwiseOr => return Ok(RExpr::Func("int_bitor".into(), vec![l, r])),
             other => return Err(unsupported(format!("operator {other} is not supported"))),
         };
         let (l, r) = if bop == BinaryOp::Concat {
@@ -2188,6 +2260,11 @@ impl RelBinder<'_> {
         }
         if let Some(over) = &f.over {
             return self.window_function(&name, over);
+        }
+        if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str())
+            && self.levels.last().is_some_and(|l| l.srf_ok && !l.in_agg)
+        {
+            return self.set_function(&name, f);
         }
         let mut distinct = false;
         let mut star = false;
@@ -2336,10 +2413,36 @@ impl RelBinder<'_> {
                     RType::Unknown => "unknown".into(),
                     RType::Array => "anyarray".into(),
                     RType::Reg(_) => "oid".into(),
+                    RType::Record(_) => "record".into(),
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
+    }
+
+    /// A set-returning call of the select list: its arguments are bound like the select
+    /// list's other expressions (not inside another set-returning call).
+    fn set_function(&mut self, name: &str, f: &ast::Function) -> Result<RExpr> {
+        let ast::FunctionArguments::List(l) = &f.args else {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}() does not exist"
+            )));
+        };
+        self.levels.last_mut().expect("level").srf_ok = false;
+        let args: Result<Vec<RExpr>> = l
+            .args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => self.expr(e),
+                other => Err(Error::Syntax(format!(
+                    "syntax error at or near \"{other}\""
+                ))),
+            })
+            .collect();
+        let level = self.levels.last_mut().expect("level");
+        level.srf_ok = true;
+        level.set_funcs.push((name.to_string(), args?));
+        Ok(RExpr::SetFunc(level.set_funcs.len() - 1))
     }
 
     /// `row_number() OVER (PARTITION BY .. ORDER BY ..)`, the one window function.
@@ -2460,6 +2563,14 @@ impl RelBinder<'_> {
             RExpr::Cast(_, t) => *t,
             RExpr::Func(name, _) => func_type(name),
             RExpr::Window(_) => RType::Base(DataType::Int8),
+            RExpr::SetFunc(j) => {
+                let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
+                match name.map(|f| f.0.as_str()) {
+                    Some("generate_series") => RType::Base(DataType::Int8),
+                    Some("_pg_expandarray") => RType::Record(EXPANDARRAY_FIELDS),
+                    _ => RType::Base(DataType::Text),
+                }
+            }
         }
     }
 }
@@ -2520,7 +2631,9 @@ fn func_type(name: &str) -> RType {
         | "pg_indexes_size"
         | "pg_database_size"
         | "txid_current"
-        | "pg_current_xact_id" => DataType::Int8,
+        | "pg_current_xact_id"
+        | "int_bitand"
+        | "int_bitor" => DataType::Int8,
         "array_upper"
         | "array_lower"
         | "array_length"
@@ -2653,6 +2766,14 @@ fn default_name(e: &ast::Expr) -> String {
         ast::Expr::Nested(inner) | ast::Expr::Collate { expr: inner, .. } => default_name(inner),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Exists { .. } => "exists".into(),
+        // `(f(x)).n` and `t.col[1]` are named after their last name.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.last() {
+            Some(ast::AccessExpr::Dot(ast::Expr::Identifier(id))) => norm(id),
+            _ => match access_chain.first() {
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(id))) => norm(id),
+                _ => default_name(root),
+            },
+        },
         ast::Expr::Array(_) => "array".into(),
         ast::Expr::Subquery(q) => match &*q.body {
             ast::SetExpr::Select(s) => match s.projection.first() {

@@ -200,7 +200,8 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
         | RExpr::Exists(..)
         | RExpr::ScalarSub(_)
         | RExpr::ArraySub(_)
-        | RExpr::Window(_) => false,
+        | RExpr::Window(_)
+        | RExpr::SetFunc(_) => false,
     }
 }
 

@@ -159,6 +159,8 @@ fn query(keys: Vec<usize>, calls: Vec<AggCall>, filter: Option<Expr>) -> Query {
         order_by: vec![],
         limit: None,
         offset: None,
+        limit_param: None,
+        offset_param: None,
         param_types: vec![],
         text: String::new(),
     }

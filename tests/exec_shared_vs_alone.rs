@@ -81,6 +81,8 @@ fn query(calls: Vec<AggCall>, grouped: bool) -> Query {
         order_by: vec![],
         limit: None,
         offset: None,
+        limit_param: None,
+        offset_param: None,
         param_types: vec![],
         text: String::new(),
     }

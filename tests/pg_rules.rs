@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{connect, exec, rows, sqlstate, start_server, table};
+use common::{connect, exec, rows, sqlstate, start_server, table, wait_for_queries};
 
 /// The SQLSTATE and message of a statement that must fail.
 async fn error(c: &tokio_postgres::Client, sql: &str) -> (String, String) {
@@ -243,4 +243,66 @@ async fn limit_and_offset_parameters_are_bigint() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(got, vec!["LAX".to_string()]);
+}
+
+/// `LIMIT $1` / `OFFSET $2` of a query over one stored table (the finite executor) and of
+/// a continuous query over a stream were refused with 0A000; they take bigint parameters as
+/// PostgreSQL does: NULL is no limit, a negative LIMIT is 2201W and a negative OFFSET 2201X.
+#[tokio::test]
+async fn limit_and_offset_parameters_of_single_relation_queries() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, city text); \
+         INSERT INTO airports VALUES ('SFO', 'San Francisco'), ('JFK', 'New York'), ('LAX', 'Los Angeles'); \
+         CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)",
+    )
+    .await;
+    let st = c
+        .prepare("SELECT code FROM airports ORDER BY code LIMIT $1 OFFSET $2")
+        .await
+        .unwrap();
+    assert_eq!(
+        st.params(),
+        &[
+            tokio_postgres::types::Type::INT8,
+            tokio_postgres::types::Type::INT8
+        ]
+    );
+    let codes =
+        |rows: Vec<tokio_postgres::Row>| -> Vec<String> { rows.iter().map(|r| r.get(0)).collect() };
+    assert_eq!(
+        codes(c.query(&st, &[&2i64, &1i64]).await.unwrap()),
+        vec!["LAX", "SFO"]
+    );
+    assert_eq!(
+        codes(c.query(&st, &[&None::<i64>, &None::<i64>]).await.unwrap()),
+        vec!["JFK", "LAX", "SFO"]
+    );
+    let e = c.query(&st, &[&-1i64, &0i64]).await.unwrap_err();
+    assert_eq!(sqlstate(&e), "2201W", "{e}");
+    let e = c.query(&st, &[&1i64, &-1i64]).await.unwrap_err();
+    assert_eq!(sqlstate(&e), "2201X", "{e}");
+
+    // A continuous query ends after LIMIT $1 rows.
+    let st = c.prepare("SELECT v FROM s LIMIT $1").await.unwrap();
+    assert_eq!(st.params(), &[tokio_postgres::types::Type::INT8]);
+    let reader = tokio::spawn(async move { c.query(&st, &[&2i64]).await });
+    let feeder = connect(port).await;
+    wait_for_queries(&feeder, 1).await;
+    exec(
+        &feeder,
+        "INSERT INTO s VALUES ('2024-01-01 00:00:01', 1), ('2024-01-01 00:00:02', 2), \
+         ('2024-01-01 00:00:03', 3)",
+    )
+    .await;
+    let got: Vec<i32> = reader
+        .await
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(got, vec![1, 2]);
 }

@@ -518,7 +518,14 @@ impl Session {
     /// Execute a statement with bound parameter values.
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
-        let plan = self.bind(stmt, &hints)?;
+        let mut plan = self.bind(stmt, &hints)?;
+        match &mut plan {
+            Plan::Query(q)
+            | Plan::CopyTo { query: q, .. }
+            | Plan::Explain { query: q, .. }
+            | Plan::Declare { query: q, .. } => q.resolve_row_counts(params)?,
+            _ => {}
+        }
         if self.tx == TxStatus::Failed
             && !matches!(
                 plan,

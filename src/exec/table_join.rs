@@ -220,6 +220,8 @@ pub fn split(
         order_by: Vec::new(),
         limit: query.limit,
         offset: None,
+        limit_param: None,
+        offset_param: None,
         param_types: query.param_types.clone(),
         text: query.text.clone(),
     };

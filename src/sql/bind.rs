@@ -1801,6 +1801,8 @@ impl<'a> Binder<'a> {
                     order_by: vec![],
                     limit: None,
                     offset: None,
+                    limit_param: None,
+                    offset_param: None,
                     param_types: vec![],
                     text: text.to_string(),
                 };
@@ -1900,6 +1902,8 @@ impl<'a> Binder<'a> {
             order_by: vec![],
             limit: None,
             offset: None,
+            limit_param: None,
+            offset_param: None,
             param_types,
             text: text.to_string(),
         })
@@ -2083,6 +2087,7 @@ impl<'a> Binder<'a> {
         }
 
         let (mut limit, mut offset) = (None, None);
+        let (mut limit_param, mut offset_param) = (None, None);
         match &q.limit_clause {
             Some(ast::LimitClause::LimitOffset {
                 limit: l,
@@ -2093,10 +2098,16 @@ impl<'a> Binder<'a> {
                     return Err(unsupported("LIMIT BY is not supported"));
                 }
                 if let Some(l) = l {
-                    limit = literal_u64(l, "LIMIT")?;
+                    match self.row_count_param(l) {
+                        Some(i) => limit_param = Some(i),
+                        None => limit = literal_u64(l, "LIMIT")?,
+                    }
                 }
                 if let Some(o) = o {
-                    offset = literal_u64(&o.value, "OFFSET")?;
+                    match self.row_count_param(&o.value) {
+                        Some(i) => offset_param = Some(i),
+                        None => offset = literal_u64(&o.value, "OFFSET")?,
+                    }
                 }
             }
             Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
@@ -2125,9 +2136,32 @@ impl<'a> Binder<'a> {
             order_by,
             limit,
             offset,
+            limit_param,
+            offset_param,
             param_types: self.finish_params(),
             text: text.to_string(),
         })
+    }
+
+    /// The index of `$n` when a LIMIT or OFFSET is that parameter (maybe cast to an
+    /// integer type), which is then a `bigint`, as PostgreSQL infers it.
+    fn row_count_param(&mut self, e: &ast::Expr) -> Option<usize> {
+        let e = match e {
+            ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => expr,
+            e => e,
+        };
+        let ast::Expr::Value(v) = e else {
+            return None;
+        };
+        let ast::Value::Placeholder(p) = &v.value else {
+            return None;
+        };
+        let i = p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?;
+        if self.params.len() <= i {
+            self.params.resize(i + 1, None);
+        }
+        self.params[i].get_or_insert(DataType::Int8);
+        Some(i)
     }
 
     fn join_cond(&mut self, cond: JoinCond, scope: &Scope) -> Result<Expr> {

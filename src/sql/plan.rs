@@ -501,6 +501,11 @@ pub struct Query {
     pub limit: Option<u64>,
     /// OFFSET: rows skipped before the first sent (finite queries only).
     pub offset: Option<u64>,
+    /// `LIMIT $n`: the parameter (`bigint`) that gives [`Query::limit`] when the statement
+    /// runs; [`Query::resolve_row_counts`] reads it.
+    pub limit_param: Option<usize>,
+    /// `OFFSET $n`, likewise for [`Query::offset`].
+    pub offset_param: Option<usize>,
     /// Types of `$1..$n`.
     pub param_types: Vec<DataType>,
     /// The statement's text, as shown by `tcq_queries`.
@@ -508,6 +513,50 @@ pub struct Query {
 }
 
 impl Query {
+    /// Fill [`Query::limit`] and [`Query::offset`] from the parameters of `LIMIT $n` and
+    /// `OFFSET $n`, as PostgreSQL does when it executes a portal: NULL means no limit (no
+    /// offset); the values are `bigint`s.
+    ///
+    /// Errors: `InvalidRowCountInLimit` (2201W) for a negative LIMIT,
+    /// `InvalidRowCountInResultOffset` (2201X) for a negative OFFSET.
+    pub fn resolve_row_counts(&mut self, params: &[Value]) -> crate::error::Result<()> {
+        use crate::error::Error;
+        let count = |i: usize, what: &str| -> crate::error::Result<Option<u64>> {
+            let v = match params.get(i) {
+                None | Some(Value::Null) => return Ok(None),
+                Some(v) => v,
+            };
+            let n = match v {
+                Value::Text(t) => t.trim().parse::<i64>().ok(),
+                v => v.as_i64(),
+            }
+            .ok_or_else(|| {
+                let shown = match v {
+                    Value::Text(t) => t.to_string(),
+                    other => format!("{other:?}"),
+                };
+                Error::InvalidTextRepresentation(format!(
+                    "invalid input syntax for type bigint: \"{shown}\""
+                ))
+            })?;
+            u64::try_from(n).map(Some).map_err(|_| {
+                let msg = format!("{what} must not be negative");
+                if what == "LIMIT" {
+                    Error::InvalidRowCountInLimit(msg)
+                } else {
+                    Error::InvalidRowCountInResultOffset(msg)
+                }
+            })
+        };
+        if let Some(i) = self.limit_param {
+            self.limit = count(i, "LIMIT")?;
+        }
+        if let Some(i) = self.offset_param {
+            self.offset = count(i, "OFFSET")?;
+        }
+        Ok(())
+    }
+
     /// True when the query reads a stream and so never ends by itself.
     pub fn is_continuous(&self) -> bool {
         matches!(self.source, Source::Stream { .. } | Source::Join { .. })

@@ -38,3 +38,9 @@ SELECT nosuch FROM flights;
 SELECT 1;
 ROLLBACK;
 SELECT 'after rollback' AS ok;
+-- Identifiers longer than 63 bytes are cut to 63 (on a character boundary) with a NOTICE,
+-- as PostgreSQL's scanner does; the cut name is the one that counts.
+CREATE TABLE a_table_name_that_is_much_longer_than_sixty_three_bytes_in_all_of_it (id int);
+CREATE TABLE "xxété_été_été_été_été_été_été_été_été_été_été_" (x int);
+\dt
+SELECT id FROM a_table_name_that_is_much_longer_than_sixty_three_bytes_in_all_of_it_too;

@@ -35,6 +35,12 @@ impl Statement {
         self.parsed.text()
     }
 
+    /// Identifiers the statement wrote longer than 63 bytes, with the names they were cut
+    /// to (see [`crate::sql::Parsed::truncated_identifiers`]).
+    pub fn truncated_identifiers(&self) -> &[(String, String)] {
+        self.parsed.truncated_identifiers()
+    }
+
     /// What a `DEALLOCATE` forgets: `Some(Some(name))` one prepared statement,
     /// `Some(None)` all of them; `None` for any other statement.
     pub fn deallocates(&self) -> Option<Option<String>> {

@@ -87,6 +87,9 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         conn.session.fail_transaction();
         return Err(e);
     }
+    for (written, cut) in stmts.iter().flat_map(|s| s.truncated_identifiers()) {
+        wire.feed(wire::truncation_notice(written, cut)).await?;
+    }
     let hints = msg.type_oids.iter().map(|oid| hint_type(*oid)).collect();
     conn.statements.insert(
         name,

@@ -61,6 +61,10 @@ pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -
             .await?
         }
         Ok(stmts) => {
+            // PostgreSQL's scanner notices long identifiers of the whole string first.
+            for (written, cut) in stmts.iter().flat_map(|s| s.truncated_identifiers()) {
+                wire.feed(wire::truncation_notice(written, cut)).await?;
+            }
             if run_statements(wire, conn, stmts.into(), &mut watch, true).await? == Flow::CopyIn {
                 return wire.flush().await;
             }

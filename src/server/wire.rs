@@ -110,6 +110,16 @@ pub(crate) fn notice_message(text: &str) -> PgWireBackendMessage {
     PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
 }
 
+/// The NOTICE (42622) PostgreSQL's scanner sends for an identifier longer than 63 bytes.
+pub(crate) fn truncation_notice(written: &str, cut: &str) -> PgWireBackendMessage {
+    let info = ErrorInfo::new(
+        "NOTICE".into(),
+        "42622".into(),
+        format!("identifier \"{written}\" will be truncated to \"{cut}\""),
+    );
+    PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
+}
+
 /// A CommandComplete message with the tag as given (`SELECT 3`, `INSERT 0 1`, `BEGIN`).
 pub(crate) fn complete(tag: &str) -> PgWireBackendMessage {
     PgWireBackendMessage::CommandComplete(CommandComplete::new(tag.to_string()))

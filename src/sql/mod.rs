@@ -172,6 +172,13 @@ impl Parsed {
         }
     }
 
+    /// Identifiers the statement wrote longer than 63 bytes (PostgreSQL's NAMEDATALEN - 1),
+    /// each with the name it was cut to (on a character boundary) and means: PostgreSQL
+    /// sends a NOTICE (42622) for each.
+    pub fn truncated_identifiers(&self) -> &[(String, String)] {
+        &self.inner.truncated
+    }
+
     /// True for an empty statement (only whitespace, comments or `;`).
     pub fn is_empty(&self) -> bool {
         matches!(self.inner.stmt, parse::Stmt::Empty)

@@ -191,6 +191,28 @@ pub(crate) struct ParsedStmt {
     pub source: std::sync::Arc<str>,
     /// COPY's `LIVE [boolean]` option, cut out before sqlparser (which does not know it).
     pub copy_live: Option<bool>,
+    /// Identifiers longer than [`NAME_BYTES_MAX`] as written, with what they were cut to.
+    pub truncated: Vec<(String, String)>,
+}
+
+/// The longest identifier, in bytes: PostgreSQL's NAMEDATALEN - 1.
+pub(crate) const NAME_BYTES_MAX: usize = 63;
+
+/// Cut an identifier token longer than [`NAME_BYTES_MAX`] bytes to that length (on a
+/// character boundary), as PostgreSQL's scanner does, noting what was cut.
+fn truncate_identifier(tok: &mut TokenWithSpan, truncated: &mut Vec<(String, String)>) {
+    let Token::Word(w) = &mut tok.token else {
+        return;
+    };
+    if w.value.len() <= NAME_BYTES_MAX {
+        return;
+    }
+    let mut end = NAME_BYTES_MAX;
+    while !w.value.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = w.value[..end].to_string();
+    truncated.push((std::mem::replace(&mut w.value, cut.clone()), cut));
 }
 
 fn syntax_near(tok: &Token) -> Error {
@@ -297,8 +319,14 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
      -> Result<()> {
         let start = first.map(|l| lines.offset(l)).unwrap_or(end).min(end);
         let stmt_text = text[start..end].trim().to_string();
-        let toks = std::mem::take(current);
-        out.push(parse_one(stmt_text, toks, &lines, &source)?);
+        let mut toks = std::mem::take(current);
+        let mut truncated = Vec::new();
+        for t in &mut toks {
+            truncate_identifier(t, &mut truncated);
+        }
+        let mut stmt = parse_one(stmt_text, toks, &lines, &source)?;
+        stmt.truncated = truncated;
+        out.push(stmt);
         Ok(())
     };
     for tok in tokens {
@@ -329,6 +357,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
             windows: vec![],
             source: text.into(),
             copy_live: None,
+            truncated: vec![],
         });
     }
     Ok(out)
@@ -580,6 +609,7 @@ fn parse_one(
         windows,
         copy_live,
         source: source.clone(),
+        truncated: vec![],
     })
 }
 

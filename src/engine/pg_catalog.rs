@@ -440,6 +440,19 @@ fn relation(
     Some((columns, rows))
 }
 
+/// The pg_catalog views that list the relations of one kind: (view, relkind, the column
+/// of the relation's name, the column of its owner). Their other columns are NULL or
+/// false (no tablespace, definition, indexes, rules or triggers).
+const RELATION_LISTS: &[(&str, char, &str, &str)] = &[
+    ("pg_tables", 'r', "tablename", "tableowner"),
+    ("pg_views", 'v', "viewname", "viewowner"),
+    ("pg_matviews", 'm', "matviewname", "matviewowner"),
+];
+
+fn relation_list(view: &str) -> Option<(&'static str, char, &'static str, &'static str)> {
+    RELATION_LISTS.iter().find(|l| l.0 == view).copied()
+}
+
 /// A full row from named values; the others get the type's default (false, 0, '' or NULL).
 fn fill(spec: &[(&str, &str)], mut named: Vec<(&str, Value)>) -> Vec<Value> {
     spec.iter()
@@ -1113,32 +1126,23 @@ impl Ctx<'_> {
                     ]
                 })
                 .collect(),
-            "pg_tables" => self
-                .relations()
-                .into_iter()
-                .filter(|r| r.3 == 'r')
-                .map(|(_, ns, n, ..)| {
-                    vec![
-                        ("schemaname", t(ns)),
-                        ("tablename", t(n)),
-                        ("tableowner", t(self.user)),
-                        ("tablespace", Value::Null),
-                    ]
-                })
-                .collect(),
-            "pg_views" => self
-                .relations()
-                .into_iter()
-                .filter(|r| r.3 == 'v')
-                .map(|(_, ns, n, ..)| {
-                    vec![
-                        ("schemaname", t(ns)),
-                        ("viewname", t(n)),
-                        ("viewowner", t(self.user)),
-                        ("definition", Value::Null),
-                    ]
-                })
-                .collect(),
+            list if relation_list(list).is_some() => {
+                let (_, kind, name_column, owner_column) =
+                    relation_list(list).expect("a relation list");
+                self.relations()
+                    .into_iter()
+                    .filter(|r| r.3 == kind)
+                    .map(|(_, ns, n, ..)| {
+                        vec![
+                            ("schemaname", t(ns)),
+                            (name_column, t(n)),
+                            (owner_column, t(self.user)),
+                            ("tablespace", Value::Null),
+                            ("definition", Value::Null),
+                        ]
+                    })
+                    .collect()
+            }
             "tables" => self
                 .relations()
                 .into_iter()

@@ -1188,34 +1188,64 @@ impl<'a> Binder<'a> {
         scope.columns = info.columns.iter().chain(&info.columns).cloned().collect();
         scope.star = (0..n).collect();
         self.clause = "ON CONFLICT DO UPDATE";
-        let mut assignments: Vec<(usize, Expr)> = Vec::new();
-        for a in &du.assignments {
-            let ast::AssignmentTarget::ColumnName(t) = &a.target else {
-                return Err(unsupported("SET (a, b) = (...) is not supported"));
-            };
-            let col =
-                t.0.last()
-                    .and_then(|p| p.as_ident())
-                    .map(ident_name)
-                    .unwrap_or_default();
-            let i = info
-                .columns
-                .iter()
-                .position(|c| c.name == col)
-                .ok_or_else(|| {
-                    Error::UndefinedColumn(format!(
-                        "column \"{col}\" of relation \"{table}\" does not exist"
-                    ))
-                })?;
-            let b = self.expr(&a.value, &scope)?;
-            assignments.push((i, self.assign(b, info.columns[i].data_type, &col)?));
-        }
+        let assignments = self.bind_assignments(table, &info.columns, &du.assignments, &scope)?;
         let filter = self.dml_filter(du.selection.as_ref(), &scope)?;
         Ok(OnConflict::DoUpdate {
             key_columns: key.clone(),
             assignments,
             filter,
         })
+    }
+
+    /// The `SET col = expr, ...` of UPDATE and of ON CONFLICT DO UPDATE: each target
+    /// column of `table` (`columns`, in order) by index, with its value bound in `scope`
+    /// and assigned to the column's type; `DEFAULT` is the column's default.
+    ///
+    /// Errors: 42703 for a column `table` lacks, 42601 for two assignments to one column,
+    /// 0A000 for `SET (a, b) = (...)`, and the value's own binding and assignment errors.
+    fn bind_assignments(
+        &mut self,
+        table: &str,
+        columns: &[Column],
+        set: &[ast::Assignment],
+        scope: &Scope,
+    ) -> Result<Vec<(usize, Expr)>> {
+        let mut assignments: Vec<(usize, Expr)> = Vec::new();
+        for a in set {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(unsupported("SET (a, b) = (...) is not supported"));
+            };
+            // `SET t.col = ...` is accepted as PostgreSQL does for the target's own name.
+            let col =
+                n.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(ident_name)
+                    .unwrap_or_default();
+            let i = columns.iter().position(|c| c.name == col).ok_or_else(|| {
+                Error::UndefinedColumn(format!(
+                    "column \"{col}\" of relation \"{table}\" does not exist"
+                ))
+            })?;
+            if assignments.iter().any(|(j, _)| *j == i) {
+                return Err(Error::Syntax(format!(
+                    "multiple assignments to same column \"{col}\""
+                )));
+            }
+            let e = match &a.value {
+                ast::Expr::Identifier(id)
+                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+                {
+                    let (_, info) = self.table_info(table)?;
+                    column_default(&Some(info.defaults), i)
+                }
+                v => {
+                    let b = self.expr(v, scope)?;
+                    self.assign(b, columns[i].data_type, &col)?
+                }
+            };
+            assignments.push((i, e));
+        }
+        Ok(assignments)
     }
 
     /// The scope of one table named in UPDATE or DELETE, and its catalog name.
@@ -1236,46 +1266,8 @@ impl<'a> Binder<'a> {
         }
         let (table, scope) = self.dml_target(&u.table.relation)?;
         self.clause = "UPDATE";
-        let mut assignments: Vec<(usize, Expr)> = Vec::new();
-        for a in &u.assignments {
-            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
-                return Err(unsupported("UPDATE SET (a, b) = (...) is not supported"));
-            };
-            // `SET t.col = ...` is accepted as PostgreSQL does for the target's own name.
-            let col =
-                n.0.last()
-                    .and_then(|p| p.as_ident())
-                    .map(ident_name)
-                    .unwrap_or_default();
-            let i = scope
-                .columns
-                .iter()
-                .position(|c| c.name == col)
-                .ok_or_else(|| {
-                    Error::UndefinedColumn(format!(
-                        "column \"{col}\" of relation \"{table}\" does not exist"
-                    ))
-                })?;
-            if assignments.iter().any(|(j, _)| *j == i) {
-                return Err(Error::Syntax(format!(
-                    "multiple assignments to same column \"{col}\""
-                )));
-            }
-            let ty = scope.columns[i].data_type;
-            let e = match &a.value {
-                ast::Expr::Identifier(id)
-                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
-                {
-                    let (_, info) = self.table_info(&table)?;
-                    column_default(&Some(info.defaults), i)
-                }
-                v => {
-                    let b = self.expr(v, &scope)?;
-                    self.assign(b, ty, &col)?
-                }
-            };
-            assignments.push((i, e));
-        }
+        let columns = scope.columns.clone();
+        let assignments = self.bind_assignments(&table, &columns, &u.assignments, &scope)?;
         let filter = self.dml_filter(u.selection.as_ref(), &scope)?;
         let returning = self.returning(u.returning.as_deref(), &scope)?;
         Ok(Plan::Update(Update {

@@ -110,6 +110,23 @@ async def cancel(admin, dsn):
     await conn.close()
 
 
+async def introspect(admin):
+    # asyncpg's type introspection: set_type_codec looks the type up in pg_type and
+    # pg_namespace by name, then decodes with the codec given.
+    await admin.set_type_codec(
+        "numeric", schema="pg_catalog", encoder=str, decoder=lambda s: "numeric " + s,
+        format="text")
+    print("codec:", await admin.fetchval("SELECT 1.5::numeric"))
+    # A catalog query: the streams with their schemas and TIMESTAMPCOLUMN types.
+    rows = await admin.fetch(
+        "SELECT n.nspname, c.relname, format_type(a.atttypid, a.atttypmod) "
+        "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = 1 "
+        "WHERE c.relkind = 'f' AND c.relname LIKE 'apg_%' ORDER BY 2")
+    for r in rows:
+        print("catalog:", *r)
+
+
 async def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
@@ -126,6 +143,7 @@ async def main():
     async with pool.acquire() as conn:
         print("pool reused:", await conn.fetchval("SELECT 1"))
     await cancel(admin, dsn)
+    await introspect(admin)
     await pool.close()
     await admin.close()
     print("done")

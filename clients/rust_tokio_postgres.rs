@@ -13,7 +13,8 @@
 //! waits until tcq lists it in tcq_queries, then sends three tuples with binary COPY and two
 //! with a parameterised INSERT. Every reader prints the same three rows as they arrive: the
 //! window ending at :10 holds a (2 tuples, sum 4) and b (1, 2); the one ending at :20 holds a
-//! (1, 10). Then a query without LIMIT is cancelled.
+//! (1, 10). Then a query without LIMIT is cancelled, and the program introspects the
+//! catalogs with tokio-postgres's own type lookup query.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -175,6 +176,42 @@ async fn cancel(port: u16, admin: &Client) -> Result<String, Error> {
     })
 }
 
+/// Introspection with tokio-postgres's own type lookup query (the one it sends for a type
+/// OID it does not know), then a catalog query listing the stream's columns with their
+/// types. tcq describes only built-in types, so a connection never sends the lookup by
+/// itself. tcq has no `oid` type: oids are `bigint`, so `$1` here is described as `int8`
+/// and binds an `i64` (tokio-postgres's internal lookup binds a `u32` and would be refused
+/// with a type error, were it ever needed).
+async fn introspect(admin: &Client) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    let typeinfo = "SELECT t.typname, t.typtype, t.typelem, r.rngsubtype, t.typbasetype, \
+                    n.nspname, t.typrelid FROM pg_catalog.pg_type t \
+                    LEFT OUTER JOIN pg_catalog.pg_range r ON r.rngtypid = t.oid \
+                    INNER JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid \
+                    WHERE t.oid = $1";
+    for oid in [23i64, 1007] {
+        let row = admin.query_one(typeinfo, &[&oid]).await?;
+        let (name, kind, elem): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
+        let (range, schema): (Option<i64>, String) = (row.get(3), row.get(5));
+        out.push(format!(
+            "typeinfo {oid}: {name} {kind} elem {elem} range {range:?} {schema}"
+        ));
+    }
+    let columns = admin
+        .query(
+            "SELECT a.attname, a.atttypid::regtype::text FROM pg_catalog.pg_attribute a \
+             WHERE a.attrelid = 'rs_query_raw'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+            &[],
+        )
+        .await?;
+    let columns: Vec<String> = columns
+        .iter()
+        .map(|r| format!("{} {}", r.get::<_, String>(0), r.get::<_, String>(1)))
+        .collect();
+    out.push(format!("columns: {}", columns.join(", ")));
+    Ok(out)
+}
+
 /// Everything the program prints, in order.
 pub async fn lines(port: u16) -> Result<Vec<String>, Error> {
     let admin = connect(port).await?;
@@ -183,6 +220,7 @@ pub async fn lines(port: u16) -> Result<Vec<String>, Error> {
     out.extend(run(port, &admin, "portal", read_portal).await?);
     out.extend(run(port, &admin, "binary_copy", read_binary_copy).await?);
     out.push(cancel(port, &admin).await?);
+    out.extend(introspect(&admin).await?);
     out.push("done".into());
     Ok(out)
 }

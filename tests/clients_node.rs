@@ -1,6 +1,7 @@
 //! The Node.js client in clients/node/ against a real in-process server, through
 //! node-postgres's own APIs: COPY FROM STDIN and COPY TO STDOUT with pg-copy-streams, a
-//! parameterised INSERT, pg-cursor, pg-query-stream, and a CancelRequest. Skipped, with a
+//! parameterised INSERT, pg-cursor, pg-query-stream, a CancelRequest and a catalog query
+//! with a parameter. Skipped, with a
 //! message, when node or the npm packages are missing (.ci/run installs them with
 //! `npm ci --prefix clients/node`).
 
@@ -39,7 +40,12 @@ fn node_postgres_ingests_and_streams_by_every_api() {
             "{api}: a 2 4 2001-01-01 00:00:10\n{api}: b 1 2 2001-01-01 00:00:10\n{api}: a 1 10 2001-01-01 00:00:20\n"
         )
     };
-    let expected =
-        ["cursor", "query_stream", "copy_to"].map(rows).concat() + "cancel: 57014\ndone\n";
+    let expected = ["cursor", "query_stream", "copy_to"].map(rows).concat()
+        + "cancel: 57014\n"
+        + "catalog: public node_cancel timestamp without time zone\n"
+        + "catalog: public node_copy_to timestamp without time zone\n"
+        + "catalog: public node_cursor timestamp without time zone\n"
+        + "catalog: public node_query_stream timestamp without time zone\n"
+        + "done\n";
     assert_eq!(stdout, expected, "stderr:\n{stderr}");
 }

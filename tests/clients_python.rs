@@ -63,13 +63,19 @@ fn psycopg_ingests_and_streams_by_every_api() {
 
 /// asyncpg: copy_records_to_table (binary COPY), copy_to_table (CSV) and executemany; a
 /// cursor, copy_from_query, a pooled connection's cursor; the pool's reset; cancel by
-/// timeout.
+/// timeout; introspection (set_type_codec's type lookup, a catalog query by `fetch`).
 #[test]
 fn asyncpg_ingests_and_streams_by_every_api() {
     let expected = ["cursor", "copy_from_query", "pool_cursor"]
         .map(rows)
         .concat()
-        + "pool reused: 1\ncancel: timed out, then 1\ndone\n";
+        + "pool reused: 1\ncancel: timed out, then 1\n"
+        + "codec: numeric 1.5\n"
+        + "catalog: public apg_cancel timestamp without time zone\n"
+        + "catalog: public apg_copy_from_query timestamp without time zone\n"
+        + "catalog: public apg_cursor timestamp without time zone\n"
+        + "catalog: public apg_pool_cursor timestamp without time zone\n"
+        + "done\n";
     run_client("python_asyncpg.py", "asyncpg", &expected);
 }
 

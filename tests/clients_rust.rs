@@ -1,7 +1,7 @@
 //! The Rust client in clients/rust_tokio_postgres.rs against a real in-process server,
 //! through tokio-postgres's own APIs: binary COPY in (`BinaryCopyInWriter`) and out
 //! (`BinaryCopyOutStream`), a parameterised INSERT, `query_raw`, row-limited portals and
-//! `cancel_token`. The program's `lines` runs here as a module; `cargo run --example
+//! `cancel_token`, and introspection by tokio-postgres's type lookup query. The program's `lines` runs here as a module; `cargo run --example
 //! tokio_postgres_client` runs the same code against a server of your own.
 
 mod common;
@@ -25,6 +25,9 @@ async fn tokio_postgres_ingests_and_streams_by_every_api() {
         expected.push(format!("{api}: a 1 10 2001-01-01 00:00:20"));
     }
     expected.push("cancel: 57014".into());
+    expected.push("typeinfo 23: int4 b elem 0 range None pg_catalog".into());
+    expected.push("typeinfo 1007: _int4 b elem 23 range None pg_catalog".into());
+    expected.push("columns: ts timestamp without time zone, k text, v integer".into());
     expected.push("done".into());
     assert_eq!(lines, expected);
 }

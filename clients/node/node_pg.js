@@ -115,6 +115,18 @@ async function cancel(admin) {
   await reader.end();
 }
 
+// A catalog query, as tools built on node-postgres list a database's relations.
+async function introspect(admin) {
+  const res = await admin.query(
+    'SELECT n.nspname, c.relname, format_type(a.atttypid, a.atttypmod) AS type ' +
+      'FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace ' +
+      'JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = $1 ' +
+      "WHERE c.relkind = 'f' AND c.relname LIKE 'node_%' ORDER BY 2",
+    [1],
+  );
+  for (const r of res.rows) console.log(`catalog: ${r.nspname} ${r.relname} ${r.type}`);
+}
+
 async function main() {
   const admin = new Client(config);
   await admin.connect();
@@ -122,6 +134,7 @@ async function main() {
   await run(admin, 'query_stream', readQueryStream);
   await run(admin, 'copy_to', readCopyTo);
   await cancel(admin);
+  await introspect(admin);
   await admin.end();
   console.log('done');
 }

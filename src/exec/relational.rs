@@ -889,7 +889,12 @@ impl Ev<'_> {
         if v.is_null() {
             return Ok(v);
         }
-        let _ = from;
+        match (to, from) {
+            (RType::Base(d), RExpr::Cast(_, RType::Reg(k))) if d.is_text() => {
+                return self.reg_name(*k, &v)
+            }
+            _ => {}
+        }
         match to {
             // Catalog columns of type regproc hold function names, so a regproc is its
             // name: `typinput = 'array_in'::regproc` compares names.

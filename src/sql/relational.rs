@@ -2097,6 +2097,11 @@ impl RelBinder<'_> {
                 },
                 args: vec![inner],
             },
+            // A reg* value cast to text is the object's name (`atttypid::regtype::text`):
+            // the evaluator sees the reg* cast beneath and prints the name.
+            (RType::Base(d), RType::Reg(k)) if d.is_text() => {
+                RExpr::Cast(Box::new(RExpr::Cast(Box::new(inner), RType::Reg(k))), to)
+            }
             _ => RExpr::Cast(Box::new(inner), to),
         }
     }

@@ -116,6 +116,9 @@ pub enum Error {
     /// 57014: the query was cancelled by the user.
     #[error("canceling statement due to user request")]
     QueryCanceled,
+    /// 57014: the statement ran longer than the session's `statement_timeout`.
+    #[error("canceling statement due to statement timeout")]
+    StatementTimeout,
     /// 22021: text that is not valid UTF-8, or that contains a NUL character.
     #[error("{0}")]
     CharacterNotInRepertoire(String),

@@ -472,3 +472,86 @@ async fn advisory_locks_and_queued_notifications_are_bounded() {
     .await
     .expect("test timed out");
 }
+
+/// `statement_timeout` was recorded and ignored; it now cancels a statement that runs
+/// longer, as PostgreSQL does, with 57014 and PostgreSQL's message: a continuous query (by
+/// simple query and by the extended protocol), a COPY TO STDOUT of one, and a FETCH that
+/// waits for rows. SET/SHOW round-trip its value; a malformed value is 22023; 0 turns it
+/// off.
+#[tokio::test]
+async fn statement_timeout_cancels_long_statements() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        c.batch_execute(
+            "CREATE STREAM st (ts timestamp TIMESTAMPCOLUMN, v integer); \
+             SET statement_timeout = '150ms'",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            column(&c, "SHOW statement_timeout").await,
+            vec![Some("150ms".to_string())]
+        );
+        let timed_out = |e: tokio_postgres::Error| {
+            assert_eq!(sqlstate(&e), "57014", "{e}");
+            let db = e.as_db_error().expect("a server error");
+            assert_eq!(db.message(), "canceling statement due to statement timeout");
+        };
+        timed_out(c.simple_query("SELECT v FROM st").await.unwrap_err());
+        timed_out(c.query("SELECT v FROM st", &[]).await.unwrap_err());
+        let copy = c.copy_out("COPY (SELECT v FROM st) TO STDOUT").await;
+        match copy {
+            Err(e) => timed_out(e),
+            Ok(stream) => {
+                futures::pin_mut!(stream);
+                let mut last = None;
+                while let Some(item) = stream.next().await {
+                    if let Err(e) = item {
+                        last = Some(e);
+                        break;
+                    }
+                }
+                timed_out(last.expect("the COPY ends with an error"));
+            }
+        }
+        c.batch_execute("BEGIN; DECLARE cur CURSOR FOR SELECT v FROM st")
+            .await
+            .unwrap();
+        timed_out(c.simple_query("FETCH 1 FROM cur").await.unwrap_err());
+        c.batch_execute("ROLLBACK").await.unwrap();
+        // Statements that finish in time are untouched.
+        assert_eq!(column(&c, "SELECT 1").await, vec![Some("1".to_string())]);
+        let e = c
+            .batch_execute("SET statement_timeout = 'soon'")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "22023", "{e}");
+        c.batch_execute("SET statement_timeout = '1min'")
+            .await
+            .unwrap();
+        assert_eq!(
+            column(&c, "SHOW statement_timeout").await,
+            vec![Some("1min".to_string())]
+        );
+        c.batch_execute("SET statement_timeout = 0").await.unwrap();
+        let reader = tokio::spawn(async move {
+            let r = c.simple_query("SELECT v FROM st LIMIT 1").await;
+            (c, r)
+        });
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(
+            !reader.is_finished(),
+            "without a timeout the query waits for rows"
+        );
+        let feeder = connect(port).await;
+        feeder
+            .batch_execute("INSERT INTO st VALUES ('2024-01-01 00:00:01', 7)")
+            .await
+            .unwrap();
+        let (_, r) = reader.await.unwrap();
+        assert!(r.is_ok(), "{r:?}");
+    })
+    .await
+    .expect("the test timed out");
+}

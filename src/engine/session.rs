@@ -175,7 +175,8 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
 
 /// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
 /// reset, or to tune a session), with PostgreSQL's defaults: SET records them and SHOW
-/// shows them, and tcq does not act on them. Any other name without a dot is 42704, as in
+/// shows them, and tcq does not act on them, except `statement_timeout`
+/// ([`Session::statement_timeout`]). Any other name without a dot is 42704, as in
 /// PostgreSQL; a name with a dot (`myapp.x`) is a custom parameter and always accepted.
 const OTHER_SETTINGS: &[(&str, &str)] = &[
     ("statement_timeout", "0"),
@@ -244,6 +245,41 @@ fn known_setting(name: &str) -> bool {
 }
 
 /// A boolean setting's value is true (`on`, `true`, `yes`, `1`, quoted or not).
+/// A `statement_timeout` value in milliseconds, as PostgreSQL reads it: a number of
+/// milliseconds, or a number with a unit (`us`, `ms`, `s`, `min`, `h`, `d`); 0 is none.
+/// Errors: 22023 for anything else or a negative value.
+pub(crate) fn parse_timeout_ms(v: &str) -> Result<u64> {
+    let invalid = || {
+        Error::InvalidParameterValue(format!(
+            "invalid value for parameter \"statement_timeout\": \"{v}\""
+        ))
+    };
+    let t = v.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(t.len());
+    let (number, unit) = (t[..split].trim(), t[split..].trim());
+    let n: f64 = number.parse().map_err(|_| invalid())?;
+    let scale = match unit {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1_000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return Err(invalid()),
+    };
+    let ms = (n * scale).round();
+    if !(0.0..=i32::MAX as f64).contains(&ms) {
+        return Err(Error::InvalidParameterValue(format!(
+            "{} ms is outside the valid range for parameter \"statement_timeout\" (0 .. {})",
+            ms,
+            i32::MAX
+        )));
+    }
+    Ok(ms as u64)
+}
+
 fn setting_on(v: &str) -> bool {
     matches!(
         v.trim_matches('\'').to_ascii_lowercase().as_str(),
@@ -669,6 +705,11 @@ impl Session {
                 if name == OVERFLOW_SETTING {
                     if let Some(v) = &value {
                         parse_overflow(v)?;
+                    }
+                }
+                if name == "statement_timeout" {
+                    if let Some(v) = &value {
+                        parse_timeout_ms(v)?;
                     }
                 }
                 let tag = if value.is_some() { "SET" } else { "RESET" };
@@ -1431,6 +1472,18 @@ impl Session {
 
     /// The value of a setting (for `current_setting`).
     pub fn setting(&self, name: &str) -> Option<&str> {
+        self.setting_inner(name)
+    }
+
+    /// The session's `statement_timeout`: how long one statement may run before it is
+    /// cancelled with 57014 ("canceling statement due to statement timeout"); `None` when
+    /// it is 0 (the default), which is no limit.
+    pub fn statement_timeout(&self) -> Option<std::time::Duration> {
+        let ms = parse_timeout_ms(self.setting_inner("statement_timeout")?).ok()?;
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    fn setting_inner(&self, name: &str) -> Option<&str> {
         self.settings.get(name).map(String::as_str)
     }
 }

@@ -100,6 +100,10 @@ impl Conn {
             closed: self.closed.clone(),
             shutdown: self.shutdown.clone(),
             terminated: self.terminated.clone(),
+            deadline: self
+                .session
+                .statement_timeout()
+                .map(|t| tokio::time::Instant::now() + t),
         }
     }
 }
@@ -209,6 +213,8 @@ pub(crate) struct CancelWatch {
     closed: Option<tokio::sync::watch::Receiver<bool>>,
     shutdown: Option<tokio::sync::watch::Receiver<bool>>,
     terminated: Option<tokio::sync::watch::Receiver<bool>>,
+    /// When the running statement passes the session's `statement_timeout`.
+    deadline: Option<tokio::time::Instant>,
 }
 
 /// Resolves when `rx` turns `true`; pending forever without one (or once its sender is gone).
@@ -234,11 +240,26 @@ pub(crate) enum Stop {
     Disconnected,
     /// The server is shutting down (SIGTERM), or pg_terminate_backend named this session.
     Shutdown,
+    /// The statement ran past the session's `statement_timeout`.
+    Timeout,
 }
 
 impl CancelWatch {
+    /// Start the clock of a statement that may run for `timeout` (`None`: no limit), as
+    /// PostgreSQL's `statement_timeout` does for each statement of a query string.
+    pub fn time_statement(&mut self, timeout: Option<std::time::Duration>) {
+        self.deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    }
+
     /// Resolves when the statement must stop; pending forever otherwise.
     pub async fn fired(&mut self) -> Stop {
+        let deadline = self.deadline;
+        let timeout = async move {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         let cancel = async {
             match self.rx.as_mut() {
                 Some(rx) => match rx.await {
@@ -254,6 +275,7 @@ impl CancelWatch {
             () = flagged(self.closed.as_mut()) => Stop::Disconnected,
             () = flagged(self.shutdown.as_mut()) => Stop::Shutdown,
             () = flagged(self.terminated.as_mut()) => Stop::Shutdown,
+            () = timeout => Stop::Timeout,
         }
     }
 
@@ -272,6 +294,12 @@ impl CancelWatch {
         };
         if flagged_now(&self.shutdown) || flagged_now(&self.terminated) {
             return Some(Stop::Shutdown);
+        }
+        if self
+            .deadline
+            .is_some_and(|at| tokio::time::Instant::now() >= at)
+        {
+            return Some(Stop::Timeout);
         }
         None
     }
@@ -350,6 +378,7 @@ pub(crate) async fn pump(
 pub(crate) fn stop_error(stop: Stop) -> PgWireResult<Error> {
     match stop {
         Stop::Canceled => Ok(Error::QueryCanceled),
+        Stop::Timeout => Ok(Error::StatementTimeout),
         Stop::Shutdown => Err(shutdown_error()),
         Stop::Disconnected => Err(PgWireError::IoError(std::io::Error::new(
             std::io::ErrorKind::ConnectionReset,

@@ -118,7 +118,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::DuplicateCursor(_) => "42P03",
         Error::NoActiveTransaction(_) => "25P01",
         Error::InFailedTransaction => "25P02",
-        Error::QueryCanceled => "57014",
+        Error::QueryCanceled | Error::StatementTimeout => "57014",
         Error::ProgramLimitExceeded(_) => "54000",
         Error::CharacterNotInRepertoire(_) => "22021",
         Error::InvalidRowCountInLimit(_) => "2201W",

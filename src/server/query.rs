@@ -170,6 +170,7 @@ pub(crate) async fn run_statements(
     allow_copy_in: bool,
 ) -> PgWireResult<Flow> {
     while let Some(stmt) = stmts.pop_front() {
+        watch.time_statement(conn.session.statement_timeout());
         let outcome = match execute(conn, &stmt, &[], watch).await? {
             Ok(outcome) => outcome,
             Err(e) => {

@@ -34,7 +34,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,51 +48,13 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sql_scripts_give_their_expected_output() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bless = std::env::var_os("TCQ_REGRESS_BLESS").is_some();
-    let only = std::env::var("TCQ_REGRESS_ONLY").ok();
-    let actual_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("regress");
-    std::fs::create_dir_all(&actual_dir).expect("create the actual-output directory");
-
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(root.join("sql"))
-        .expect("read sql/")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
-        .filter(|p| {
-            only.as_deref()
-                .is_none_or(|o| p.to_string_lossy().contains(o))
-        })
-        .collect();
-    scripts.sort();
-    assert!(!scripts.is_empty(), "no scripts under sql/");
-
-    let mut failures = Vec::new();
-    for script in &scripts {
+    let mut outputs = Vec::new();
+    for script in common::golden::scripts(&root.join("sql")) {
         let name = script.file_stem().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(script).expect("read script");
-        let actual = run_script(&text).await;
-        std::fs::write(actual_dir.join(format!("{name}.out")), &actual).expect("write actual");
-        let expected_path = root.join("sql/expected").join(format!("{name}.out"));
-        if bless {
-            std::fs::write(&expected_path, &actual).expect("write expected");
-            eprintln!("blessed {}", expected_path.display());
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected == actual {
-            eprintln!("ok       {name}");
-        } else {
-            eprintln!("FAILED   {name}\n{}", side_by_side(&expected, &actual));
-            failures.push(name);
-        }
+        let text = std::fs::read_to_string(&script).expect("read script");
+        outputs.push((name, run_script(&text).await));
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} scripts differ from their expected output: {}\n(actual output in {})",
-        failures.len(),
-        scripts.len(),
-        failures.join(", "),
-        actual_dir.display()
-    );
+    common::golden::check("regress", &root.join("sql/expected"), &outputs);
 }
 
 /// One piece of a script.
@@ -468,61 +430,6 @@ async fn copy_out(client: &Client, sql: &str, started: Option<oneshot::Sender<()
     out
 }
 
-/// Expected and actual side by side, changed lines marked, with two lines of context.
-fn side_by_side(expected: &str, actual: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
-    // Longest common subsequence table, from the ends.
-    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let mut pairs: Vec<(Option<&str>, Option<&str>)> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            pairs.push((Some(a[i]), Some(b[j])));
-            (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            pairs.push((None, Some(b[j])));
-            j += 1;
-        } else {
-            pairs.push((Some(a[i]), None));
-            i += 1;
-        }
-    }
-    let changed = |k: usize| pairs[k].0 != pairs[k].1;
-    let width = 60;
-    let mut out = format!("{:<width$} | {}\n", "--- expected", "+++ actual");
-    let mut skipped = false;
-    for k in 0..pairs.len() {
-        let near = (k.saturating_sub(2)..(k + 3).min(pairs.len())).any(changed);
-        if !near {
-            skipped = true;
-            continue;
-        }
-        if skipped {
-            out.push_str("...\n");
-            skipped = false;
-        }
-        let (l, r) = pairs[k];
-        let mark = match (l, r) {
-            (Some(x), Some(y)) if x == y => ' ',
-            (Some(_), None) => '<',
-            (None, Some(_)) => '>',
-            _ => '|',
-        };
-        let left: String = l.unwrap_or("").chars().take(width).collect();
-        writeln!(out, "{left:<width$} {mark} {}", r.unwrap_or("")).unwrap();
-    }
-    out
-}
-
 #[test]
 fn scripts_split_into_statements_comments_and_copy_data() {
     let items = parse_script("-- c\nSELECT 1;\nINSERT INTO s\n  VALUES ('a;b'); -- x\n\\session b\nCOPY s FROM STDIN;\n1\n\\.\n");
@@ -549,6 +456,6 @@ fn scripts_split_into_statements_comments_and_copy_data() {
 
 #[test]
 fn side_by_side_marks_changed_lines() {
-    let diff = side_by_side("a\nb\nc\n", "a\nx\nc\n");
+    let diff = common::golden::side_by_side("a\nb\nc\n", "a\nx\nc\n");
     assert!(diff.contains("b") && diff.contains("x"), "{diff}");
 }

@@ -8,6 +8,9 @@
 
 #![allow(dead_code)]
 
+pub mod golden;
+pub mod psql;
+
 use std::sync::Arc;
 
 use tcq::engine::{Config, Engine};

@@ -1584,6 +1584,12 @@ mod tests {
             ),
             vec!["2", "1"]
         );
+        // SQLAlchemy's key reflection: an int2vector's elements with their subscripts,
+        // which start at 0 (an array's start at 1).
+        assert_eq!(
+            flat("SELECT unnest('3 1'), generate_subscripts('3 1', 1), generate_subscripts('{a}', 1)"),
+            vec!["3|0|1", "1|1|NULL"]
+        );
         let q = parse("SELECT (information_schema._pg_expandarray('1')).n", &P).unwrap();
         assert_eq!(q.columns[0].0, "n");
         assert_eq!(q.columns[0].1, RType::Base(DataType::Int4));

@@ -456,7 +456,8 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "unnest"
         | "pg_options_to_table"
         | "pg_get_keywords"
-        | "_pg_expandarray" => {
+        | "_pg_expandarray"
+        | "generate_subscripts" => {
             return Err(Error::FeatureNotSupported(format!(
                 "{name}() returns a set: call it in FROM"
             )))
@@ -660,6 +661,16 @@ fn size_pretty(n: i64) -> String {
     format!("{v} {}", units[u])
 }
 
+/// The elements of an array's text form (`{a,b}`) or of an int2vector's or oidvector's
+/// (`1 2`).
+fn elements(s: &str) -> Result<Vec<Option<String>>> {
+    if s.starts_with('{') {
+        parse_array(s)
+    } else {
+        Ok(s.split_whitespace().map(|e| Some(e.to_string())).collect())
+    }
+}
+
 /// A record's text form (`(1,"a b",)`) as its fields; an empty field is NULL.
 pub(crate) fn record_fields(s: &str) -> Vec<Option<String>> {
     let inner = s.trim().trim_start_matches('(').trim_end_matches(')');
@@ -741,9 +752,21 @@ pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
             if a0.is_null() {
                 return Ok(vec![]);
             }
-            parse_array(&text_of(a0))?
+            elements(&text_of(a0))?
                 .into_iter()
                 .map(|e| vec![e.map_or(Value::Null, text)])
+                .collect()
+        }
+        // The subscripts of dimension 1 (the only one): from 1 for an array, from 0 for an
+        // int2vector or oidvector (`pg_index.indkey`), as PostgreSQL numbers them.
+        "generate_subscripts" => {
+            if a0.is_null() || int_of(arg(args, 1)) != Some(1) {
+                return Ok(vec![]);
+            }
+            let s = text_of(a0);
+            let first = if s.starts_with('{') { 1 } else { 0 };
+            (0..elements(&s)?.len() as i32)
+                .map(|i| vec![Value::Int4(first + i)])
                 .collect()
         }
         // An int2vector (`1 2`, as pg_index.indkey) or an array, element by element
@@ -752,13 +775,7 @@ pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
             if a0.is_null() {
                 return Ok(vec![]);
             }
-            let s = text_of(a0);
-            let elems: Vec<Option<String>> = if s.starts_with('{') {
-                parse_array(&s)?
-            } else {
-                s.split_whitespace().map(|e| Some(e.to_string())).collect()
-            };
-            elems
+            elements(&text_of(a0))?
                 .into_iter()
                 .enumerate()
                 .map(|(i, e)| {

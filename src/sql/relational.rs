@@ -404,7 +404,12 @@ pub enum RExpr {
 
 /// Set-returning functions a select list may call (FROM takes these and
 /// `pg_options_to_table`, `pg_get_keywords`).
-pub const SELECT_LIST_SET_FUNCTIONS: &[&str] = &["generate_series", "unnest", "_pg_expandarray"];
+pub const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
+    "generate_series",
+    "generate_subscripts",
+    "unnest",
+    "_pg_expandarray",
+];
 
 /// Functions the relational evaluator computes itself (beyond the continuous binder's).
 pub const FUNCTIONS: &[&str] = &[
@@ -480,6 +485,7 @@ pub const FUNCTIONS: &[&str] = &[
     "pg_options_to_table",
     "pg_get_keywords",
     "generate_series",
+    "generate_subscripts",
     "unnest",
     "pg_typeof",
     "pg_collation_is_visible",
@@ -1438,6 +1444,9 @@ impl RelBinder<'_> {
                     let cols: Vec<(&str, RType)> = match fname.as_str() {
                         "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
                         "unnest" => vec![("unnest", RType::Base(DataType::Text))],
+                        "generate_subscripts" => {
+                            vec![("generate_subscripts", RType::Base(DataType::Int4))]
+                        }
                         "_pg_expandarray" => vec![
                             ("x", RType::Base(DataType::Int4)),
                             ("n", RType::Base(DataType::Int4)),
@@ -2572,6 +2581,7 @@ impl RelBinder<'_> {
                 let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
                 match name.map(|f| f.0.as_str()) {
                     Some("generate_series") => RType::Base(DataType::Int8),
+                    Some("generate_subscripts") => RType::Base(DataType::Int4),
                     Some("_pg_expandarray") => RType::Record(EXPANDARRAY_FIELDS),
                     _ => RType::Base(DataType::Text),
                 }

@@ -37,6 +37,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use super::group::{GroupDict, GroupTable, KeyHasher};
+use super::join_count::PairCounts;
 use super::query::{compare_sort_keys, QueryStats};
 use super::windowed::ExecLimits;
 use super::Event;
@@ -44,7 +45,7 @@ use crate::agg::{group_eq, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{BinaryOp, Expr, Query, Source, WindowMeta};
-use crate::types::Value;
+use crate::types::{DataType, Value};
 use crate::window::Window;
 
 /// One input of a join as the executor runs it.
@@ -177,6 +178,10 @@ enum Mode {
         compact_at: usize,
         buckets: BTreeMap<(i64, i64), GroupTable>,
     },
+    /// Only count(*) of a two-input equi-join grouped by key columns: per key, the base
+    /// tuples' counts by `(birth, death)`, multiplied at each slide event
+    /// ([`super::join_count`]).
+    Count(Box<PairCounts>),
     /// No aggregates: the join rows by `(birth, death)`.
     Live {
         buckets: BTreeMap<(i64, i64), Vec<Vec<Value>>>,
@@ -375,6 +380,15 @@ impl JoinExec {
                 false,
             ),
         };
+        let mode = match mode {
+            Mode::Agg { .. } if residual.is_empty() => {
+                match count_fast_path(&query, &runs, sources) {
+                    Some(c) => Mode::Count(Box::new(c)),
+                    None => mode,
+                }
+            }
+            m => m,
+        };
         Ok(JoinExec {
             rows_left: query.limit,
             done: query.limit == Some(0),
@@ -448,7 +462,11 @@ impl JoinExec {
 
     /// Base tuples kept over all inputs (bounded by the windows).
     pub fn stored_tuples(&self) -> usize {
-        self.inputs.iter().map(|i| i.store.live).sum()
+        let counted = match &self.mode {
+            Mode::Count(c) => c.tuples_held(),
+            _ => 0,
+        };
+        counted + self.inputs.iter().map(|i| i.store.live).sum::<usize>()
     }
 
     /// Consume a batch of stream `stream`, in arrival order, appending output to `out`.
@@ -519,6 +537,10 @@ impl JoinExec {
         };
         let late = self.last_event.is_some_and(|e| birth <= e);
         if self.dead_before.is_some_and(|h| death <= h) {
+            return Ok(late);
+        }
+        if let Mode::Count(c) = &mut self.mode {
+            c.insert(k, local, birth, death, &self.hasher);
             return Ok(late);
         }
         let nkeys: usize = input.store.indexes.iter().map(|ix| ix.exprs.len()).sum();
@@ -675,6 +697,7 @@ impl JoinExec {
                 let slot = table.slot(gid, specs, groups_max)?;
                 table.update(slot, specs, argv)?;
             }
+            Mode::Count(_) => unreachable!("the count fast path forms no join tuples"),
             Mode::Live { buckets, rows } => {
                 if *rows >= self.live_tuples_max {
                     return Err(Error::ProgramLimitExceeded(format!(
@@ -767,6 +790,7 @@ impl JoinExec {
         let live = |(b, d): &(i64, i64)| *b <= e && e < *d;
         match &self.mode {
             Mode::Agg { buckets, .. } => buckets.keys().any(live),
+            Mode::Count(c) => c.any_live(e),
             Mode::Live { buckets, .. } => buckets.keys().any(live),
         }
     }
@@ -774,6 +798,7 @@ impl JoinExec {
     fn next_birth_after(&self, e: i64) -> Option<i64> {
         let keys: Vec<(i64, i64)> = match &self.mode {
             Mode::Agg { buckets, .. } => buckets.keys().copied().collect(),
+            Mode::Count(c) => return c.next_birth_after(e),
             Mode::Live { buckets, .. } => buckets.keys().copied().collect(),
         };
         keys.into_iter().map(|(b, _)| b).filter(|b| *b > e).min()
@@ -829,6 +854,7 @@ impl JoinExec {
                     *compact_at = (2 * dict.len()).max(COMPACT_MIN);
                 }
             }
+            Mode::Count(c) => c.expire(e),
             Mode::Live { buckets, rows } => {
                 buckets.retain(|(_, d), v| {
                     if *d <= e {
@@ -897,6 +923,11 @@ impl JoinExec {
                             self.output_row(&agg_row, meta, &mut rows)?;
                         }
                     }
+                }
+            }
+            Mode::Count(c) => {
+                for agg_row in c.rows(e, &self.hasher, self.limits.groups_max)? {
+                    self.output_row(&agg_row, meta, &mut rows)?;
                 }
             }
             Mode::Live { buckets, .. } => match &self.tables {
@@ -1079,6 +1110,9 @@ impl JoinExec {
             Mode::Agg { .. } => {
                 "  Aggregate over the live join tuples at each slide event (partials by birth and death)".into()
             }
+            Mode::Count(_) => {
+                "  Count the live join tuples at each slide event as the product of each key's live tuples on both sides (no join tuple is formed)".into()
+            }
             Mode::Live { .. } => "  Emit every live join tuple at each slide event".into(),
         });
         lines
@@ -1106,6 +1140,61 @@ fn birth_and_death(w: &Window, first_index: i64, t: i64) -> Option<(i64, i64)> {
         }
     };
     (lo <= hi).then_some((birth, death))
+}
+
+/// The count-only fast path ([`super::join_count`]) for `query` when its shape allows it:
+/// count(*) calls only, two inputs equated on plain columns (the probe step of input 0),
+/// grouped by nothing or by key columns. The caller has checked that no predicate spans
+/// both inputs beyond the equalities.
+fn count_fast_path(
+    query: &Query,
+    runs: &[Input],
+    sources: &[crate::sql::JoinInput],
+) -> Option<PairCounts> {
+    let agg = query.aggregate.as_ref()?;
+    if runs.len() != 2
+        || agg.calls.is_empty()
+        || agg
+            .calls
+            .iter()
+            .any(|c| c.func != crate::sql::AggFunc::CountStar || c.distinct)
+    {
+        return None;
+    }
+    let [step] = &runs[0].steps[..] else {
+        return None;
+    };
+    let (ix, probe) = step.hash.as_ref()?;
+    let column = |e: &Expr| match e {
+        Expr::Column(c) => Some(*c),
+        _ => None,
+    };
+    let mut keys: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (mine, (src, theirs)) in runs[1].store.indexes[*ix].exprs.iter().zip(probe) {
+        if *src != 0 {
+            return None;
+        }
+        keys[0].push(column(theirs)?);
+        keys[1].push(column(mine)?);
+    }
+    let group_at = agg
+        .group_by
+        .iter()
+        .map(|e| {
+            let c = column(e)?;
+            (0..2).find_map(|i| {
+                let local = c
+                    .checked_sub(runs[i].offset)
+                    .filter(|&l| l < runs[i].ncols)?;
+                keys[i].iter().position(|&k| k == local)
+            })
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    let types: Vec<Vec<DataType>> = sources
+        .iter()
+        .map(|s| s.columns.iter().map(|c| c.data_type.clone()).collect())
+        .collect();
+    PairCounts::new(keys, [&types[0], &types[1]], group_at, agg.calls.len())
 }
 
 /// `(range, slide)` when all inputs share one window grid.
@@ -1504,29 +1593,18 @@ mod tests {
         b
     }
 
-    #[test]
-    fn kept_state_is_bounded_by_the_windows_not_the_stream() {
-        let mut j = exec(
-            "SELECT a.k, count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
-             ON a.k = b.k GROUP BY a.k",
-        );
+    /// A day of one tuple per second on each stream, 8 keys, through `sql`: the most base
+    /// tuples kept at once, the executor, and the rows emitted.
+    fn a_day_of_tuples(sql: &str) -> (usize, JoinExec, usize) {
+        let mut j = exec(sql);
         let mut out = Vec::new();
         let mut most = 0;
-        // A day of one tuple per second on each stream, 8 keys.
         for t in 0..86_400i64 {
             let k = ["p", "q", "r", "s", "t", "u", "v", "w"][(t % 8) as usize];
             j.push(0, &batch(&[(t, k, 1)]), &mut out).unwrap();
             j.push(1, &batch(&[(t, k, 1)]), &mut out).unwrap();
             most = most.max(j.stored_tuples());
         }
-        // Each stream keeps at most the tuples of the instance being filled (10 s) and the
-        // one after it: a tuple is dropped once no slide event to come can see it live.
-        assert!(most <= 2 * 11, "kept up to {most} tuples");
-        let Mode::Agg { buckets, dict, .. } = &j.mode else {
-            panic!("an aggregate join")
-        };
-        assert!(buckets.len() <= 2 && dict.len() <= 8);
-        // Every instance closed so far emitted its 8 groups of 1 * 1 + ... pairs.
         let rows: usize = out
             .iter()
             .map(|e| match e {
@@ -1534,7 +1612,61 @@ mod tests {
                 Event::Notice(_) => 0,
             })
             .sum();
+        (most, j, rows)
+    }
+
+    #[test]
+    fn kept_state_is_bounded_by_the_windows_not_the_stream() {
+        let (most, j, rows) = a_day_of_tuples(
+            "SELECT a.k, count(*), sum(b.v) FROM a [RANGE BY '10 seconds'] \
+             JOIN b [RANGE BY '10 seconds'] ON a.k = b.k GROUP BY a.k",
+        );
+        // Each stream keeps at most the tuples of the instance being filled (10 s) and the
+        // one after it: a tuple is dropped once no slide event to come can see it live.
+        assert!(most <= 2 * 11, "kept up to {most} tuples");
+        let Mode::Agg { buckets, dict, .. } = &j.mode else {
+            panic!("an aggregate join")
+        };
+        assert!(buckets.len() <= 2 && dict.len() <= 8);
+        // Every instance closed so far emitted its 8 groups.
         assert_eq!(rows, 8 * (86_400 / 10 - 1));
+    }
+
+    #[test]
+    fn the_count_fast_path_keeps_state_bounded_by_the_windows_too() {
+        let (most, j, rows) = a_day_of_tuples(
+            "SELECT a.k, count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
+             ON a.k = b.k GROUP BY a.k",
+        );
+        assert!(most <= 2 * 11, "kept up to {most} tuples");
+        let Mode::Count(c) = &j.mode else {
+            panic!("count(*) of an equi-join grouped by its key takes the fast path")
+        };
+        assert!(c.tuples_held() <= 2 * 11);
+        assert_eq!(rows, 8 * (86_400 / 10 - 1));
+    }
+
+    #[test]
+    fn the_count_fast_path_is_taken_only_where_it_is_exact() {
+        let fast = |sql: &str| matches!(exec(sql).mode, Mode::Count(_));
+        let from = "FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds']";
+        assert!(fast(&format!("SELECT count(*) {from} ON a.k = b.k")));
+        assert!(fast(&format!(
+            "SELECT b.k, count(*), count(*) {from} ON a.k = b.k AND a.v = b.v WHERE a.v > 1 GROUP BY b.k"
+        )));
+        // Another aggregate, a group key off the join key, a predicate over both inputs,
+        // a key that is an expression: the general path.
+        assert!(!fast(&format!(
+            "SELECT count(*), sum(a.v) {from} ON a.k = b.k"
+        )));
+        assert!(!fast(&format!(
+            "SELECT a.v, count(*) {from} ON a.k = b.k GROUP BY a.v"
+        )));
+        assert!(!fast(&format!(
+            "SELECT count(*) {from} ON a.k = b.k AND a.v < b.v"
+        )));
+        assert!(!fast(&format!("SELECT count(*) {from} ON a.v + 1 = b.v")));
+        assert!(!fast(&format!("SELECT count(*) {from} ON a.v < b.v")));
     }
 
     #[test]

@@ -903,27 +903,10 @@ impl JoinExec {
                         Some(&merged)
                     }
                 };
-                let mut agg_row = Vec::with_capacity(group_by.len() + specs.len());
-                match table {
-                    None if group_by.is_empty() => {
-                        for s in specs {
-                            agg_row.push(s.init().evaluate(s)?);
-                        }
-                        self.output_row(&agg_row, meta, &mut rows)?;
-                    }
-                    None => {}
-                    Some(t) => {
-                        for g in 0..t.len() {
-                            let (gid, accs) = t.group(g, specs.len());
-                            agg_row.clear();
-                            agg_row.extend(dict.key(gid).iter().cloned());
-                            for (acc, s) in accs.iter().zip(specs) {
-                                agg_row.push(acc.evaluate(s)?);
-                            }
-                            self.output_row(&agg_row, meta, &mut rows)?;
-                        }
-                    }
-                }
+                let empty = group_by.is_empty();
+                aggregate_rows(specs, dict, table, empty, &mut |agg_row| {
+                    self.output_row(agg_row, meta, &mut rows)
+                })?;
             }
             Mode::Count(c) => {
                 for agg_row in c.rows(e, &self.hasher, self.limits.groups_max)? {
@@ -970,34 +953,12 @@ impl JoinExec {
         meta: WindowMetaValues,
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
     ) -> Result<()> {
-        let c = self.ctx(row, Some(meta));
-        if let Some(h) = &self.query.having {
-            if !truthy(&eval(h, &c)?) {
-                return Ok(());
-            }
-        }
-        let projected = self
-            .query
-            .projection
-            .iter()
-            .map(|e| eval(e, &c))
-            .collect::<Result<Vec<_>>>()?;
-        let keys = self
-            .query
-            .order_by
-            .iter()
-            .map(|k| eval(&k.expr, &c))
-            .collect::<Result<Vec<_>>>()?;
-        rows.push((projected, keys));
-        Ok(())
+        output_row(&self.query, &self.ctx(row, Some(meta)), rows)
     }
 
     /// Sort one slide event's rows, apply LIMIT, and emit them.
     fn finish_event(&mut self, mut rows: Vec<(Vec<Value>, Vec<Value>)>, out: &mut Vec<Event>) {
-        if !self.query.order_by.is_empty() {
-            let keys = &self.query.order_by;
-            rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
-        }
+        sort_rows(&self.query, &mut rows);
         let mut rows: Vec<Vec<Value>> = rows.into_iter().map(|(r, _)| r).collect();
         if let Some(left) = &mut self.rows_left {
             if rows.len() as u64 >= *left {
@@ -1116,6 +1077,76 @@ impl JoinExec {
             Mode::Live { .. } => "  Emit every live join tuple at each slide event".into(),
         });
         lines
+    }
+}
+
+/// HAVING, projection and ORDER BY keys of `query` over one aggregate (or joined) row, the
+/// row and window values in `c`: appends `(projected row, sort keys)` unless HAVING rejects
+/// it. Shared by joins of streams and stream-table joins.
+pub(super) fn output_row(
+    query: &Query,
+    c: &EvalContext<'_>,
+    rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+) -> Result<()> {
+    if let Some(h) = &query.having {
+        if !truthy(&eval(h, c)?) {
+            return Ok(());
+        }
+    }
+    let projected = query
+        .projection
+        .iter()
+        .map(|e| eval(e, c))
+        .collect::<Result<Vec<_>>>()?;
+    let keys = query
+        .order_by
+        .iter()
+        .map(|k| eval(&k.expr, c))
+        .collect::<Result<Vec<_>>>()?;
+    rows.push((projected, keys));
+    Ok(())
+}
+
+/// Sort one slide event's `(row, sort keys)` by `query`'s ORDER BY (stable: without ORDER
+/// BY the order is kept).
+pub(super) fn sort_rows(query: &Query, rows: &mut [(Vec<Value>, Vec<Value>)]) {
+    if !query.order_by.is_empty() {
+        let keys = &query.order_by;
+        rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
+    }
+}
+
+/// Hand each aggregate row of `table` (group key values, then each aggregate's value) to
+/// `take`, in group order; with no table (no live tuple) and `emit_empty` (no GROUP BY),
+/// the one row of the aggregates' initial values.
+pub(super) fn aggregate_rows(
+    specs: &[AggSpec],
+    dict: &GroupDict,
+    table: Option<&GroupTable>,
+    emit_empty: bool,
+    take: &mut dyn FnMut(&[Value]) -> Result<()>,
+) -> Result<()> {
+    let mut agg_row = Vec::new();
+    match table {
+        None if emit_empty => {
+            for s in specs {
+                agg_row.push(s.init().evaluate(s)?);
+            }
+            take(&agg_row)
+        }
+        None => Ok(()),
+        Some(t) => {
+            for g in 0..t.len() {
+                let (gid, accs) = t.group(g, specs.len());
+                agg_row.clear();
+                agg_row.extend(dict.key(gid).iter().cloned());
+                for (acc, s) in accs.iter().zip(specs) {
+                    agg_row.push(acc.evaluate(s)?);
+                }
+                take(&agg_row)?;
+            }
+            Ok(())
+        }
     }
 }
 

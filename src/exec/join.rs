@@ -501,6 +501,78 @@ impl JoinExec {
         Ok(())
     }
 
+    /// Consume a batch of stream `stream` as the ingest queue carries it. A columnar batch
+    /// feeding the count fast path ([`super::join_count`]) with no arrival filter is read
+    /// column by column, only its key columns; any other is read as rows ([`Self::push`]).
+    ///
+    /// Errors: as [`Self::push`].
+    pub fn push_batch(
+        &mut self,
+        stream: usize,
+        batch: &super::Batch,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        match batch {
+            super::Batch::Rows(b) => self.push(stream, b, out),
+            super::Batch::Columns(b) => {
+                let direct = matches!(self.mode, Mode::Count(_))
+                    && self.stream_inputs[stream]
+                        .iter()
+                        .all(|&k| self.inputs[k].filter.is_empty());
+                if direct {
+                    self.push_counted_columns(stream, b, out)
+                } else {
+                    self.push(stream, &b.to_rows(), out)
+                }
+            }
+        }
+    }
+
+    /// [`Self::push`] for the count fast path over a columnar batch: per tuple, its time
+    /// and the key columns of each input it feeds, as the row path reads them.
+    fn push_counted_columns(
+        &mut self,
+        stream: usize,
+        batch: &super::columns::ColumnBatch,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let views = batch.views();
+        let feeds = self.stream_inputs[stream].clone();
+        let mut key = Vec::new();
+        for (i, &t) in batch.times.iter().enumerate() {
+            if self.done {
+                break;
+            }
+            self.stats.tuples_in += 1;
+            self.move_stream(stream, t, out)?;
+            if self.done {
+                break;
+            }
+            let mut late = false;
+            for &k in &feeds {
+                let input = &self.inputs[k];
+                let Some((birth, death)) = birth_and_death(&input.window, input.first_index, t)
+                else {
+                    continue;
+                };
+                late |= self.last_event.is_some_and(|e| birth <= e);
+                if self.dead_before.is_some_and(|h| death <= h) {
+                    continue;
+                }
+                let Mode::Count(c) = &mut self.mode else {
+                    unreachable!("only the count fast path reads columns")
+                };
+                key.clear();
+                key.extend(c.key_columns(k).iter().map(|&col| views[col].value(i)));
+                c.insert_key(k, &key, birth, death, &self.hasher);
+            }
+            if late {
+                self.stats.late_tuples += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Move stream `stream`'s time to `t_us` without a tuple (`tcq_advance`, server clock).
     pub fn heartbeat(&mut self, stream: usize, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
         self.move_stream(stream, t_us, out)

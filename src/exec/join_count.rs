@@ -107,8 +107,12 @@ impl PairCounts {
         })
     }
 
+    /// The key columns of input `side`'s row, in matching order.
+    pub(super) fn key_columns(&self, side: usize) -> &[usize] {
+        &self.keys[side]
+    }
+
     /// Count a base tuple `row` of input `side` (0 or 1) live from `birth` until `death`.
-    /// A key with a NULL never matches (`=` is never true), so such a tuple is not kept.
     pub(super) fn insert(
         &mut self,
         side: usize,
@@ -117,15 +121,27 @@ impl PairCounts {
         death: i64,
         hasher: &KeyHasher,
     ) {
-        self.keybuf.clear();
-        for &c in &self.keys[side] {
-            let v = &row[c];
-            if v.is_null() {
-                return;
-            }
-            self.keybuf.push(v.clone());
+        let mut key = std::mem::take(&mut self.keybuf);
+        key.clear();
+        key.extend(self.keys[side].iter().map(|&c| row[c].clone()));
+        self.insert_key(side, &key, birth, death, hasher);
+        self.keybuf = key;
+    }
+
+    /// Count a base tuple of input `side` whose key (its [`Self::key_columns`]) is `key`.
+    /// A key with a NULL never matches (`=` is never true), so such a tuple is not kept.
+    pub(super) fn insert_key(
+        &mut self,
+        side: usize,
+        key: &[Value],
+        birth: i64,
+        death: i64,
+        hasher: &KeyHasher,
+    ) {
+        if key.iter().any(Value::is_null) {
+            return;
         }
-        let gid = self.dict.intern(hasher.hash(&self.keybuf), &self.keybuf) as usize;
+        let gid = self.dict.intern(hasher.hash(key), key) as usize;
         if gid >= self.states.len() {
             self.states.resize_with(gid + 1, KeyState::default);
         }

@@ -1295,7 +1295,7 @@ fn count_fast_path(
         .collect::<Option<Vec<usize>>>()?;
     let types: Vec<Vec<DataType>> = sources
         .iter()
-        .map(|s| s.columns.iter().map(|c| c.data_type.clone()).collect())
+        .map(|s| s.columns.iter().map(|c| c.data_type).collect())
         .collect();
     PairCounts::new(keys, [&types[0], &types[1]], group_at, agg.calls.len())
 }

@@ -408,7 +408,7 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
             "  Input 2: flights AS b  window <range 600000000us, slide 600000000us, start 978307200000000us>  instances from 2001-01-01 00:00:00",
             "  Arrival on flights AS a: hash probe flights AS b on b.origin = a.destination",
             "  Arrival on flights AS b: hash probe flights AS a on a.destination = b.origin",
-            "  Aggregate over the live join tuples at each slide event (partials by birth and death)",
+            "  Count the live join tuples at each slide event as the product of each key's live tuples on both sides (no join tuple is formed)",
         ]
     );
 }

@@ -22,7 +22,7 @@ use super::catalog::Stream;
 use super::session::resolve_window;
 use super::{Engine, Subscription};
 use crate::error::{Error, Result};
-use crate::exec::{Batch, Event, ExecLimits, JoinExec, JoinInputPlan, RowBatch};
+use crate::exec::{Batch, Event, ExecLimits, JoinExec, JoinInputPlan};
 use crate::sql::{Query, Source};
 use crate::types::{DataType, Value};
 use crate::window::Start;
@@ -30,7 +30,7 @@ use crate::window::Start;
 /// Messages a join's task consumes, in order.
 pub(crate) enum JoinMsg {
     /// A batch of the join's stream number `.0`.
-    Batch(usize, Arc<RowBatch>),
+    Batch(usize, Arc<Batch>),
     /// Stream `.0`'s time moved to `.1` without tuples.
     Heartbeat(usize, i64),
     /// Acknowledge once everything before has been processed.
@@ -104,11 +104,9 @@ pub(crate) async fn forward_batch(stream: &Stream, batch: &Batch) {
     if feeds.is_empty() {
         return;
     }
-    // The join executor reads rows: a columnar batch (COPY) is read as rows once for all.
-    let shared = Arc::new(match batch {
-        Batch::Rows(b) => b.clone(),
-        Batch::Columns(b) => b.to_rows(),
-    });
+    // A columnar batch (COPY) is shared as it is (its arrays are reference-counted): each
+    // join reads it as rows on its own task, or reads its key columns directly.
+    let shared = Arc::new(batch.clone());
     for f in feeds {
         // A join that ended has dropped its feed; nothing is lost by skipping it.
         let _ = f.tx.send(JoinMsg::Batch(f.stream, shared.clone())).await;
@@ -351,7 +349,7 @@ pub(crate) async fn register(
 async fn join_task(q: Arc<JoinQuery>, mut rx: mpsc::Receiver<JoinMsg>) {
     while let Some(msg) = rx.recv().await {
         let step: Step = match msg {
-            JoinMsg::Batch(s, batch) => Box::new(move |e, out| e.push(s, &batch, out)),
+            JoinMsg::Batch(s, batch) => Box::new(move |e, out| e.push_batch(s, &batch, out)),
             JoinMsg::Heartbeat(s, t) => Box::new(move |e, out| e.heartbeat(s, t, out)),
             JoinMsg::Barrier(ack) => {
                 let _ = ack.send(());

@@ -37,6 +37,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use super::group::{GroupDict, GroupTable, KeyHasher};
+use super::join_count::PairCounts;
 use super::query::{compare_sort_keys, QueryStats};
 use super::windowed::ExecLimits;
 use super::Event;
@@ -44,7 +45,7 @@ use crate::agg::{group_eq, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{BinaryOp, Expr, Query, Source, WindowMeta};
-use crate::types::Value;
+use crate::types::{DataType, Value};
 use crate::window::Window;
 
 /// One input of a join as the executor runs it.
@@ -177,6 +178,10 @@ enum Mode {
         compact_at: usize,
         buckets: BTreeMap<(i64, i64), GroupTable>,
     },
+    /// Only count(*) of a two-input equi-join grouped by key columns: per key, the base
+    /// tuples' counts by `(birth, death)`, multiplied at each slide event
+    /// ([`super::join_count`]).
+    Count(Box<PairCounts>),
     /// No aggregates: the join rows by `(birth, death)`.
     Live {
         buckets: BTreeMap<(i64, i64), Vec<Vec<Value>>>,
@@ -375,6 +380,15 @@ impl JoinExec {
                 false,
             ),
         };
+        let mode = match mode {
+            Mode::Agg { .. } if residual.is_empty() => {
+                match count_fast_path(&query, &runs, sources) {
+                    Some(c) => Mode::Count(Box::new(c)),
+                    None => mode,
+                }
+            }
+            m => m,
+        };
         Ok(JoinExec {
             rows_left: query.limit,
             done: query.limit == Some(0),
@@ -448,7 +462,11 @@ impl JoinExec {
 
     /// Base tuples kept over all inputs (bounded by the windows).
     pub fn stored_tuples(&self) -> usize {
-        self.inputs.iter().map(|i| i.store.live).sum()
+        let counted = match &self.mode {
+            Mode::Count(c) => c.tuples_held(),
+            _ => 0,
+        };
+        counted + self.inputs.iter().map(|i| i.store.live).sum::<usize>()
     }
 
     /// Consume a batch of stream `stream`, in arrival order, appending output to `out`.
@@ -475,6 +493,78 @@ impl JoinExec {
             for j in 0..self.stream_inputs[stream].len() {
                 let k = self.stream_inputs[stream][j];
                 late |= self.insert(k, row, t)?;
+            }
+            if late {
+                self.stats.late_tuples += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Consume a batch of stream `stream` as the ingest queue carries it. A columnar batch
+    /// feeding the count fast path ([`super::join_count`]) with no arrival filter is read
+    /// column by column, only its key columns; any other is read as rows ([`Self::push`]).
+    ///
+    /// Errors: as [`Self::push`].
+    pub fn push_batch(
+        &mut self,
+        stream: usize,
+        batch: &super::Batch,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        match batch {
+            super::Batch::Rows(b) => self.push(stream, b, out),
+            super::Batch::Columns(b) => {
+                let direct = matches!(self.mode, Mode::Count(_))
+                    && self.stream_inputs[stream]
+                        .iter()
+                        .all(|&k| self.inputs[k].filter.is_empty());
+                if direct {
+                    self.push_counted_columns(stream, b, out)
+                } else {
+                    self.push(stream, &b.to_rows(), out)
+                }
+            }
+        }
+    }
+
+    /// [`Self::push`] for the count fast path over a columnar batch: per tuple, its time
+    /// and the key columns of each input it feeds, as the row path reads them.
+    fn push_counted_columns(
+        &mut self,
+        stream: usize,
+        batch: &super::columns::ColumnBatch,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let views = batch.views();
+        let feeds = self.stream_inputs[stream].clone();
+        let mut key = Vec::new();
+        for (i, &t) in batch.times.iter().enumerate() {
+            if self.done {
+                break;
+            }
+            self.stats.tuples_in += 1;
+            self.move_stream(stream, t, out)?;
+            if self.done {
+                break;
+            }
+            let mut late = false;
+            for &k in &feeds {
+                let input = &self.inputs[k];
+                let Some((birth, death)) = birth_and_death(&input.window, input.first_index, t)
+                else {
+                    continue;
+                };
+                late |= self.last_event.is_some_and(|e| birth <= e);
+                if self.dead_before.is_some_and(|h| death <= h) {
+                    continue;
+                }
+                let Mode::Count(c) = &mut self.mode else {
+                    unreachable!("only the count fast path reads columns")
+                };
+                key.clear();
+                key.extend(c.key_columns(k).iter().map(|&col| views[col].value(i)));
+                c.insert_key(k, &key, birth, death, &self.hasher);
             }
             if late {
                 self.stats.late_tuples += 1;
@@ -519,6 +609,10 @@ impl JoinExec {
         };
         let late = self.last_event.is_some_and(|e| birth <= e);
         if self.dead_before.is_some_and(|h| death <= h) {
+            return Ok(late);
+        }
+        if let Mode::Count(c) = &mut self.mode {
+            c.insert(k, local, birth, death, &self.hasher);
             return Ok(late);
         }
         let nkeys: usize = input.store.indexes.iter().map(|ix| ix.exprs.len()).sum();
@@ -675,6 +769,7 @@ impl JoinExec {
                 let slot = table.slot(gid, specs, groups_max)?;
                 table.update(slot, specs, argv)?;
             }
+            Mode::Count(_) => unreachable!("the count fast path forms no join tuples"),
             Mode::Live { buckets, rows } => {
                 if *rows >= self.live_tuples_max {
                     return Err(Error::ProgramLimitExceeded(format!(
@@ -767,6 +862,7 @@ impl JoinExec {
         let live = |(b, d): &(i64, i64)| *b <= e && e < *d;
         match &self.mode {
             Mode::Agg { buckets, .. } => buckets.keys().any(live),
+            Mode::Count(c) => c.any_live(e),
             Mode::Live { buckets, .. } => buckets.keys().any(live),
         }
     }
@@ -774,6 +870,7 @@ impl JoinExec {
     fn next_birth_after(&self, e: i64) -> Option<i64> {
         let keys: Vec<(i64, i64)> = match &self.mode {
             Mode::Agg { buckets, .. } => buckets.keys().copied().collect(),
+            Mode::Count(c) => return c.next_birth_after(e),
             Mode::Live { buckets, .. } => buckets.keys().copied().collect(),
         };
         keys.into_iter().map(|(b, _)| b).filter(|b| *b > e).min()
@@ -829,6 +926,7 @@ impl JoinExec {
                     *compact_at = (2 * dict.len()).max(COMPACT_MIN);
                 }
             }
+            Mode::Count(c) => c.expire(e),
             Mode::Live { buckets, rows } => {
                 buckets.retain(|(_, d), v| {
                     if *d <= e {
@@ -877,26 +975,14 @@ impl JoinExec {
                         Some(&merged)
                     }
                 };
-                let mut agg_row = Vec::with_capacity(group_by.len() + specs.len());
-                match table {
-                    None if group_by.is_empty() => {
-                        for s in specs {
-                            agg_row.push(s.init().evaluate(s)?);
-                        }
-                        self.output_row(&agg_row, meta, &mut rows)?;
-                    }
-                    None => {}
-                    Some(t) => {
-                        for g in 0..t.len() {
-                            let (gid, accs) = t.group(g, specs.len());
-                            agg_row.clear();
-                            agg_row.extend(dict.key(gid).iter().cloned());
-                            for (acc, s) in accs.iter().zip(specs) {
-                                agg_row.push(acc.evaluate(s)?);
-                            }
-                            self.output_row(&agg_row, meta, &mut rows)?;
-                        }
-                    }
+                let empty = group_by.is_empty();
+                aggregate_rows(specs, dict, table, empty, &mut |agg_row| {
+                    self.output_row(agg_row, meta, &mut rows)
+                })?;
+            }
+            Mode::Count(c) => {
+                for agg_row in c.rows(e, &self.hasher, self.limits.groups_max)? {
+                    self.output_row(&agg_row, meta, &mut rows)?;
                 }
             }
             Mode::Live { buckets, .. } => match &self.tables {
@@ -939,34 +1025,12 @@ impl JoinExec {
         meta: WindowMetaValues,
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
     ) -> Result<()> {
-        let c = self.ctx(row, Some(meta));
-        if let Some(h) = &self.query.having {
-            if !truthy(&eval(h, &c)?) {
-                return Ok(());
-            }
-        }
-        let projected = self
-            .query
-            .projection
-            .iter()
-            .map(|e| eval(e, &c))
-            .collect::<Result<Vec<_>>>()?;
-        let keys = self
-            .query
-            .order_by
-            .iter()
-            .map(|k| eval(&k.expr, &c))
-            .collect::<Result<Vec<_>>>()?;
-        rows.push((projected, keys));
-        Ok(())
+        output_row(&self.query, &self.ctx(row, Some(meta)), rows)
     }
 
     /// Sort one slide event's rows, apply LIMIT, and emit them.
     fn finish_event(&mut self, mut rows: Vec<(Vec<Value>, Vec<Value>)>, out: &mut Vec<Event>) {
-        if !self.query.order_by.is_empty() {
-            let keys = &self.query.order_by;
-            rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
-        }
+        sort_rows(&self.query, &mut rows);
         let mut rows: Vec<Vec<Value>> = rows.into_iter().map(|(r, _)| r).collect();
         if let Some(left) = &mut self.rows_left {
             if rows.len() as u64 >= *left {
@@ -1079,9 +1143,82 @@ impl JoinExec {
             Mode::Agg { .. } => {
                 "  Aggregate over the live join tuples at each slide event (partials by birth and death)".into()
             }
+            Mode::Count(_) => {
+                "  Count the live join tuples at each slide event as the product of each key's live tuples on both sides (no join tuple is formed)".into()
+            }
             Mode::Live { .. } => "  Emit every live join tuple at each slide event".into(),
         });
         lines
+    }
+}
+
+/// HAVING, projection and ORDER BY keys of `query` over one aggregate (or joined) row, the
+/// row and window values in `c`: appends `(projected row, sort keys)` unless HAVING rejects
+/// it. Shared by joins of streams and stream-table joins.
+pub(super) fn output_row(
+    query: &Query,
+    c: &EvalContext<'_>,
+    rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+) -> Result<()> {
+    if let Some(h) = &query.having {
+        if !truthy(&eval(h, c)?) {
+            return Ok(());
+        }
+    }
+    let projected = query
+        .projection
+        .iter()
+        .map(|e| eval(e, c))
+        .collect::<Result<Vec<_>>>()?;
+    let keys = query
+        .order_by
+        .iter()
+        .map(|k| eval(&k.expr, c))
+        .collect::<Result<Vec<_>>>()?;
+    rows.push((projected, keys));
+    Ok(())
+}
+
+/// Sort one slide event's `(row, sort keys)` by `query`'s ORDER BY (stable: without ORDER
+/// BY the order is kept).
+pub(super) fn sort_rows(query: &Query, rows: &mut [(Vec<Value>, Vec<Value>)]) {
+    if !query.order_by.is_empty() {
+        let keys = &query.order_by;
+        rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
+    }
+}
+
+/// Hand each aggregate row of `table` (group key values, then each aggregate's value) to
+/// `take`, in group order; with no table (no live tuple) and `emit_empty` (no GROUP BY),
+/// the one row of the aggregates' initial values.
+pub(super) fn aggregate_rows(
+    specs: &[AggSpec],
+    dict: &GroupDict,
+    table: Option<&GroupTable>,
+    emit_empty: bool,
+    take: &mut dyn FnMut(&[Value]) -> Result<()>,
+) -> Result<()> {
+    let mut agg_row = Vec::new();
+    match table {
+        None if emit_empty => {
+            for s in specs {
+                agg_row.push(s.init().evaluate(s)?);
+            }
+            take(&agg_row)
+        }
+        None => Ok(()),
+        Some(t) => {
+            for g in 0..t.len() {
+                let (gid, accs) = t.group(g, specs.len());
+                agg_row.clear();
+                agg_row.extend(dict.key(gid).iter().cloned());
+                for (acc, s) in accs.iter().zip(specs) {
+                    agg_row.push(acc.evaluate(s)?);
+                }
+                take(&agg_row)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -1106,6 +1243,61 @@ fn birth_and_death(w: &Window, first_index: i64, t: i64) -> Option<(i64, i64)> {
         }
     };
     (lo <= hi).then_some((birth, death))
+}
+
+/// The count-only fast path ([`super::join_count`]) for `query` when its shape allows it:
+/// count(*) calls only, two inputs equated on plain columns (the probe step of input 0),
+/// grouped by nothing or by key columns. The caller has checked that no predicate spans
+/// both inputs beyond the equalities.
+fn count_fast_path(
+    query: &Query,
+    runs: &[Input],
+    sources: &[crate::sql::JoinInput],
+) -> Option<PairCounts> {
+    let agg = query.aggregate.as_ref()?;
+    if runs.len() != 2
+        || agg.calls.is_empty()
+        || agg
+            .calls
+            .iter()
+            .any(|c| c.func != crate::sql::AggFunc::CountStar || c.distinct)
+    {
+        return None;
+    }
+    let [step] = &runs[0].steps[..] else {
+        return None;
+    };
+    let (ix, probe) = step.hash.as_ref()?;
+    let column = |e: &Expr| match e {
+        Expr::Column(c) => Some(*c),
+        _ => None,
+    };
+    let mut keys: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (mine, (src, theirs)) in runs[1].store.indexes[*ix].exprs.iter().zip(probe) {
+        if *src != 0 {
+            return None;
+        }
+        keys[0].push(column(theirs)?);
+        keys[1].push(column(mine)?);
+    }
+    let group_at = agg
+        .group_by
+        .iter()
+        .map(|e| {
+            let c = column(e)?;
+            (0..2).find_map(|i| {
+                let local = c
+                    .checked_sub(runs[i].offset)
+                    .filter(|&l| l < runs[i].ncols)?;
+                keys[i].iter().position(|&k| k == local)
+            })
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    let types: Vec<Vec<DataType>> = sources
+        .iter()
+        .map(|s| s.columns.iter().map(|c| c.data_type).collect())
+        .collect();
+    PairCounts::new(keys, [&types[0], &types[1]], group_at, agg.calls.len())
 }
 
 /// `(range, slide)` when all inputs share one window grid.
@@ -1504,29 +1696,18 @@ mod tests {
         b
     }
 
-    #[test]
-    fn kept_state_is_bounded_by_the_windows_not_the_stream() {
-        let mut j = exec(
-            "SELECT a.k, count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
-             ON a.k = b.k GROUP BY a.k",
-        );
+    /// A day of one tuple per second on each stream, 8 keys, through `sql`: the most base
+    /// tuples kept at once, the executor, and the rows emitted.
+    fn a_day_of_tuples(sql: &str) -> (usize, JoinExec, usize) {
+        let mut j = exec(sql);
         let mut out = Vec::new();
         let mut most = 0;
-        // A day of one tuple per second on each stream, 8 keys.
         for t in 0..86_400i64 {
             let k = ["p", "q", "r", "s", "t", "u", "v", "w"][(t % 8) as usize];
             j.push(0, &batch(&[(t, k, 1)]), &mut out).unwrap();
             j.push(1, &batch(&[(t, k, 1)]), &mut out).unwrap();
             most = most.max(j.stored_tuples());
         }
-        // Each stream keeps at most the tuples of the instance being filled (10 s) and the
-        // one after it: a tuple is dropped once no slide event to come can see it live.
-        assert!(most <= 2 * 11, "kept up to {most} tuples");
-        let Mode::Agg { buckets, dict, .. } = &j.mode else {
-            panic!("an aggregate join")
-        };
-        assert!(buckets.len() <= 2 && dict.len() <= 8);
-        // Every instance closed so far emitted its 8 groups of 1 * 1 + ... pairs.
         let rows: usize = out
             .iter()
             .map(|e| match e {
@@ -1534,7 +1715,61 @@ mod tests {
                 Event::Notice(_) => 0,
             })
             .sum();
+        (most, j, rows)
+    }
+
+    #[test]
+    fn kept_state_is_bounded_by_the_windows_not_the_stream() {
+        let (most, j, rows) = a_day_of_tuples(
+            "SELECT a.k, count(*), sum(b.v) FROM a [RANGE BY '10 seconds'] \
+             JOIN b [RANGE BY '10 seconds'] ON a.k = b.k GROUP BY a.k",
+        );
+        // Each stream keeps at most the tuples of the instance being filled (10 s) and the
+        // one after it: a tuple is dropped once no slide event to come can see it live.
+        assert!(most <= 2 * 11, "kept up to {most} tuples");
+        let Mode::Agg { buckets, dict, .. } = &j.mode else {
+            panic!("an aggregate join")
+        };
+        assert!(buckets.len() <= 2 && dict.len() <= 8);
+        // Every instance closed so far emitted its 8 groups.
         assert_eq!(rows, 8 * (86_400 / 10 - 1));
+    }
+
+    #[test]
+    fn the_count_fast_path_keeps_state_bounded_by_the_windows_too() {
+        let (most, j, rows) = a_day_of_tuples(
+            "SELECT a.k, count(*) FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds'] \
+             ON a.k = b.k GROUP BY a.k",
+        );
+        assert!(most <= 2 * 11, "kept up to {most} tuples");
+        let Mode::Count(c) = &j.mode else {
+            panic!("count(*) of an equi-join grouped by its key takes the fast path")
+        };
+        assert!(c.tuples_held() <= 2 * 11);
+        assert_eq!(rows, 8 * (86_400 / 10 - 1));
+    }
+
+    #[test]
+    fn the_count_fast_path_is_taken_only_where_it_is_exact() {
+        let fast = |sql: &str| matches!(exec(sql).mode, Mode::Count(_));
+        let from = "FROM a [RANGE BY '10 seconds'] JOIN b [RANGE BY '10 seconds']";
+        assert!(fast(&format!("SELECT count(*) {from} ON a.k = b.k")));
+        assert!(fast(&format!(
+            "SELECT b.k, count(*), count(*) {from} ON a.k = b.k AND a.v = b.v WHERE a.v > 1 GROUP BY b.k"
+        )));
+        // Another aggregate, a group key off the join key, a predicate over both inputs,
+        // a key that is an expression: the general path.
+        assert!(!fast(&format!(
+            "SELECT count(*), sum(a.v) {from} ON a.k = b.k"
+        )));
+        assert!(!fast(&format!(
+            "SELECT a.v, count(*) {from} ON a.k = b.k GROUP BY a.v"
+        )));
+        assert!(!fast(&format!(
+            "SELECT count(*) {from} ON a.k = b.k AND a.v < b.v"
+        )));
+        assert!(!fast(&format!("SELECT count(*) {from} ON a.v + 1 = b.v")));
+        assert!(!fast(&format!("SELECT count(*) {from} ON a.v < b.v")));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod columns;
 pub mod finite;
 pub mod group;
 pub mod join;
+mod join_count;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;

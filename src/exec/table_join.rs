@@ -25,8 +25,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::group::{GroupDict, GroupTable, KeyHasher};
-use super::join::{conjuncts, map_columns, truthy, walk};
-use super::query::compare_sort_keys;
+use super::join::{aggregate_rows, conjuncts, map_columns, output_row, sort_rows, truthy, walk};
 use crate::agg::AggSpec;
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
@@ -456,28 +455,17 @@ impl TableStage {
     ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
         if let Some((specs, dict, table, _)) = &sink.agg {
             let mut rows = Vec::new();
-            if table.is_empty() && self.emits_empty_events() {
-                let agg_row = specs
-                    .iter()
-                    .map(|s| s.init().evaluate(s))
-                    .collect::<Result<Vec<_>>>()?;
-                self.output_row(&agg_row, meta, &mut rows)?;
-            }
-            for g in 0..table.len() {
-                let (gid, accs) = table.group(g, specs.len());
-                let mut agg_row = dict.key(gid).to_vec();
-                for (a, s) in accs.iter().zip(specs) {
-                    agg_row.push(a.evaluate(s)?);
-                }
-                self.output_row(&agg_row, meta, &mut rows)?;
-            }
+            let table = (!table.is_empty()).then_some(table);
+            aggregate_rows(
+                specs,
+                dict,
+                table,
+                self.emits_empty_events(),
+                &mut |agg_row| self.output_row(agg_row, meta, &mut rows),
+            )?;
             sink.rows = rows;
         }
-        if !self.query.order_by.is_empty() {
-            let keys = &self.query.order_by;
-            sink.rows
-                .sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
-        }
+        sort_rows(&self.query, &mut sink.rows);
         Ok(sink.rows)
     }
 
@@ -488,21 +476,7 @@ impl TableStage {
         meta: WindowMetaValues,
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
     ) -> Result<()> {
-        let c = self.ctx(row, Some(meta));
-        if let Some(h) = &self.query.having {
-            if !truthy(&eval(h, &c)?) {
-                return Ok(());
-            }
-        }
-        let projected = self.eval_all_in(&self.query.projection, &c)?;
-        let keys = self
-            .query
-            .order_by
-            .iter()
-            .map(|k| eval(&k.expr, &c))
-            .collect::<Result<Vec<_>>>()?;
-        rows.push((projected, keys));
-        Ok(())
+        output_row(&self.query, &self.ctx(row, Some(meta)), rows)
     }
 
     fn eval_all(&self, exprs: &[Expr], row: &[Value]) -> Result<Vec<Value>> {

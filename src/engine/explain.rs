@@ -44,6 +44,7 @@ pub(crate) async fn explain(
                 super::Overflow::Error,
                 None,
                 None,
+                false,
             )
             .await?;
             let id = sub.query_id();

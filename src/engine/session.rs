@@ -164,6 +164,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("lc_collate", "C"),
     ("intervalstyle", "postgres"),
     ("tcq.output_overflow", "error"),
+    ("tcq.share_across_queries", "on"),
 ];
 
 /// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
@@ -307,7 +308,30 @@ fn parse_overflow(v: &str) -> Result<Overflow> {
     }
 }
 
+/// The session setting that lets this session's continuous aggregate queries join the
+/// cross-query shared plans of their stream (`on`, the default) or run alone (`off`).
+const SHARE_SETTING: &str = "tcq.share_across_queries";
+
+fn parse_bool_setting(name: &str, v: &str) -> Result<bool> {
+    match v.trim_matches('\'').to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(Error::InvalidParameterValue(format!(
+            "parameter \"{name}\" requires a Boolean value"
+        ))),
+    }
+}
+
 impl Session {
+    /// Whether this session's queries join cross-query shared plans
+    /// (`tcq.share_across_queries`).
+    fn share(&self) -> bool {
+        self.settings
+            .get(SHARE_SETTING)
+            .and_then(|v| parse_bool_setting(SHARE_SETTING, v).ok())
+            .unwrap_or(true)
+    }
+
     /// What a full output queue does to this session's queries (`tcq.output_overflow`).
     fn overflow(&self) -> Overflow {
         self.settings
@@ -657,6 +681,11 @@ impl Session {
                         parse_overflow(v)?;
                     }
                 }
+                if name == SHARE_SETTING {
+                    if let Some(v) = &value {
+                        parse_bool_setting(SHARE_SETTING, v)?;
+                    }
+                }
                 let tag = if value.is_some() { "SET" } else { "RESET" };
                 let v = value.unwrap_or_else(|| {
                     DEFAULT_SETTINGS
@@ -930,7 +959,15 @@ impl Session {
                 "more than {max} continuous queries and cursors on one connection (queries_per_connection_max)"
             )));
         }
-        let mut sub = register(&self.engine, q, params, self.overflow(), Some(self.pid)).await?;
+        let mut sub = register(
+            &self.engine,
+            q,
+            params,
+            self.overflow(),
+            Some(self.pid),
+            self.share(),
+        )
+        .await?;
         live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let counted = LiveQuery(live.clone());
         let guard = sub.guard.take();
@@ -1689,6 +1726,7 @@ pub(crate) async fn register(
     params: &[Value],
     overflow: Overflow,
     pid: Option<i32>,
+    share: bool,
 ) -> Result<Subscription> {
     if matches!(q.source, Source::Join { .. }) {
         return super::join::register(engine, q, params, overflow, pid).await;
@@ -1699,7 +1737,7 @@ pub(crate) async fn register(
     let backfill = backfill_from(&stream, &q.windows);
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
     attach(
-        engine, &stream, exec, text, columns, overflow, pid, backfill,
+        engine, &stream, exec, text, columns, overflow, pid, backfill, share,
     )
     .await
 }
@@ -1718,6 +1756,7 @@ pub(crate) async fn attach(
     overflow: Overflow,
     pid: Option<i32>,
     backfill: Option<Option<i64>>,
+    share: bool,
 ) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
@@ -1743,6 +1782,7 @@ pub(crate) async fn attach(
         exec: parking_lot::Mutex::new(exec),
         tx: parking_lot::Mutex::new(Some(tx)),
         backfill: parking_lot::Mutex::new(None),
+        plan_id: std::sync::atomic::AtomicU64::new(0),
     });
     if done {
         // LIMIT 0: the query ends before it starts.
@@ -1758,9 +1798,17 @@ pub(crate) async fn attach(
         catalog_queries: Arc::downgrade(&engine.catalog.queries),
         id,
     };
-    match backfill {
-        None => stream.attach(running).await?,
-        Some(from_us) => stream.attach_with_backfill(running, from_us).await?,
+    // A query that back-fills from the archive runs alone: it replays tuples no shared
+    // plan sees.
+    let key = if share && backfill.is_none() {
+        crate::exec::shared::share_key(&running.exec.lock())
+    } else {
+        None
+    };
+    match (backfill, key) {
+        (None, Some(key)) => stream.attach_shared(running, key).await?,
+        (None, None) => stream.attach(running).await?,
+        (Some(from_us), _) => stream.attach_with_backfill(running, from_us).await?,
     }
     Ok(Subscription {
         columns,

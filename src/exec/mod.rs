@@ -20,6 +20,7 @@ pub mod join;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;
+pub mod shared;
 pub mod table_join;
 pub mod windowed;
 

@@ -288,3 +288,45 @@ async fn distinct_and_different_where_are_not_shared() {
     assert_eq!(rows(&cs[1], "FETCH 1 FROM q").await, vec![vec!["3"]]);
     assert_eq!(rows(&cs[2], "FETCH 1 FROM q").await, vec![vec!["2"]]);
 }
+
+#[tokio::test]
+async fn explain_shows_the_plan_a_query_would_join_and_both_costs() {
+    let port = start_server();
+    let admin = connect(port).await;
+    exec(&admin, STREAM).await;
+    let text = |c: &'static str| format!("EXPLAIN (EVENT_RATE '1 per minute') {c}");
+    let lines = |r: Vec<Vec<String>>| r.into_iter().map(|mut l| l.remove(0)).collect::<Vec<_>>();
+    let alone = lines(rows(&admin, &text(Q2)).await);
+    assert!(
+        alone.iter().any(|l| l.contains("starts a new shared plan")),
+        "{alone:?}"
+    );
+    let a = connect(port).await;
+    declare(&a, "q", Q1).await;
+    wait_for_queries(&admin, 1).await;
+    let ids = query_ids(&admin).await;
+    let plan = plan_of(&admin, &ids[0]).await;
+    let joined = lines(rows(&admin, &text(Q2)).await);
+    assert!(
+        joined.iter().any(
+            |l| l == &format!("  joins shared plan {plan} on flights (1 queries, 2 nodes now)")
+        ),
+        "{joined:?}"
+    );
+    // Per hour at one event per minute. Q1 {10, 20} alone: 10 <- raw (60), 20 <- 10 (3
+    // instances of M = 2: 6) = 66. Q2 {20, 30/10} alone: a 10-minute factor window (60),
+    // 20 <- 10 (6), 30/10 <- 10 (6 instances of M = 3: 18) = 84. Shared: one 10-minute
+    // root, 20 and 30/10 from it = 84 against 66 + 84 = 150.
+    assert!(
+        joined.iter().any(|l| l
+            == "  Model cost of its 2 queries with this one at 1 per minute: 84 events per hour shared, 150 each alone (1.8x)"),
+        "{joined:?}"
+    );
+    exec(&admin, "SET tcq.share_across_queries = off").await;
+    let off = lines(rows(&admin, &text(Q2)).await);
+    assert!(
+        off.iter()
+            .any(|l| l.contains("off (tcq.share_across_queries)")),
+        "{off:?}"
+    );
+}

@@ -604,7 +604,7 @@ impl Session {
                 })
             }
             Plan::Explain { query, options } => {
-                super::explain::explain(&self.engine, *query, options, params).await
+                super::explain::explain(&self.engine, *query, options, params, self.share()).await
             }
             Plan::Declare {
                 cursor,

@@ -447,6 +447,32 @@ impl SharedAgg {
         }
     }
 
+    /// The model cost (paper section 3.2, events per second of stream time at
+    /// `eta_per_sec`) of the members plus `extra` (a query's windows about to join, empty
+    /// for none): `(shared, alone)`, where `shared` is the min-cost plan over the union of
+    /// their windows and `alone` the sum of each query's own min-cost plan.
+    pub fn model_costs(&self, extra: &[Window], eta_per_sec: f64) -> (f64, f64) {
+        let mut sets = self.member_windows();
+        if !extra.is_empty() {
+            sets.push(extra.to_vec());
+        }
+        let union: Vec<Window> = sets.iter().flatten().copied().collect();
+        let shared = wcg::optimize(&union, self.sharing, eta_per_sec)
+            .chosen()
+            .total
+            .per_sec;
+        let alone = sets
+            .iter()
+            .map(|ws| {
+                wcg::optimize(ws, self.sharing, eta_per_sec)
+                    .chosen()
+                    .total
+                    .per_sec
+            })
+            .sum();
+        (shared, alone)
+    }
+
     /// The coverage relation of the plan's edges.
     pub fn sharing(&self) -> Sharing {
         self.sharing

@@ -330,3 +330,52 @@ async fn explain_shows_the_plan_a_query_would_join_and_both_costs() {
         "{off:?}"
     );
 }
+
+#[tokio::test]
+async fn a_member_that_reaches_its_limit_leaves_the_plan() {
+    let port = start_server();
+    let admin = connect(port).await;
+    exec(&admin, STREAM).await;
+    let (a, b, alone) = (
+        connect(port).await,
+        connect(port).await,
+        connect(port).await,
+    );
+    let limited = format!("{Q1} LIMIT 3");
+    declare(&a, "q", &limited).await;
+    declare(&b, "q", Q2).await;
+    exec(&alone, "SET tcq.share_across_queries = off").await;
+    declare(&alone, "q", &limited).await;
+    wait_for_queries(&admin, 3).await;
+    let ids = query_ids(&admin).await;
+    assert_eq!(
+        plan_of(&admin, &ids[0]).await,
+        plan_of(&admin, &ids[1]).await
+    );
+    exec(&admin, DATA).await;
+    let got = rows(&a, "FETCH 10 FROM q").await;
+    assert_eq!(got.len(), 3, "LIMIT 3 ends the query: {got:?}");
+    assert_eq!(got, rows(&alone, "FETCH 10 FROM q").await);
+    // It has left: no node names it; its 10-minute node stays only because it feeds Q2's
+    // 20 and 30/10-minute windows, now as a factor window that no query reads.
+    let nodes = plans(&admin).await;
+    assert!(
+        nodes.iter().all(|n| !n.2.split(',').any(|q| q == ids[0])),
+        "{nodes:?}"
+    );
+    let ten = "RANGE 10 minutes SLIDE 10 minutes START AT '2001-01-01 00:00:00'";
+    assert!(
+        nodes.iter().any(|n| n.1 == ten && n.2.is_empty()),
+        "{nodes:?}"
+    );
+    let factor = rows(&admin, "SELECT factor FROM tcq_plans WHERE node = 0").await;
+    assert_eq!(factor, vec![vec!["t"]]);
+    assert!(
+        nodes.iter().any(|n| n.2 == ids[1]),
+        "Q2 still runs: {nodes:?}"
+    );
+    assert_eq!(
+        rows(&b, "FETCH 1 FROM q").await[0],
+        vec!["2001-01-01 00:20:00", "ORD", "24"]
+    );
+}

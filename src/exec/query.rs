@@ -572,14 +572,18 @@ impl QueryExec {
     }
 
     /// A member consumed `tuples` more tuples (`late` of them late); its plan's current
-    /// time is `now_us`.
-    pub fn member_progress(&mut self, tuples: u64, late: u64, now_us: Option<i64>) {
+    /// time is `now_us`, and was `started_us` first after the member joined.
+    pub fn member_progress(
+        &mut self,
+        tuples: u64,
+        late: u64,
+        started_us: Option<i64>,
+        now_us: Option<i64>,
+    ) {
         self.stats.tuples_in += tuples;
         self.stats.late_tuples += late;
-        if let Some(t) = now_us {
-            self.stats.now_us = Some(t);
-            self.stats.started_us.get_or_insert(t);
-        }
+        self.stats.now_us = now_us.or(self.stats.now_us);
+        self.stats.started_us = self.stats.started_us.or(started_us);
     }
 
     /// A member saw a tuple at `t_us`: the NOTICE of a query whose tuples all precede its

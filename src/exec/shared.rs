@@ -99,6 +99,8 @@ struct Member {
     notice_pending: bool,
     /// Tuples it consumed in the current batch that were late.
     late: u64,
+    /// The plan's first current time after it joined.
+    started_us: Option<i64>,
 }
 
 /// One node of a running plan, for `tcq_plans`.
@@ -137,6 +139,8 @@ pub struct SharedAgg {
     keybuf: Vec<Value>,
     argbuf: Vec<Value>,
     notices_pending: usize,
+    /// Members without `started_us`.
+    unstarted: usize,
 }
 
 impl SharedAgg {
@@ -170,6 +174,7 @@ impl SharedAgg {
             keybuf: Vec::new(),
             argbuf: Vec::new(),
             notices_pending: 0,
+            unstarted: 0,
         })
     }
 
@@ -293,7 +298,9 @@ impl SharedAgg {
             slots: slots.clone(),
             notice_pending: true,
             late: 0,
+            started_us: None,
         });
+        self.unstarted += 1;
         self.notices_pending += 1;
         let placed = if running {
             self.extend_running(&slots, eta_per_sec)
@@ -385,6 +392,9 @@ impl SharedAgg {
             return;
         };
         let member = self.members.remove(mi);
+        if member.started_us.is_none() {
+            self.unstarted -= 1;
+        }
         if member.notice_pending {
             self.notices_pending -= 1;
         }
@@ -473,6 +483,15 @@ impl SharedAgg {
         (shared, alone)
     }
 
+    /// The state the plan holds now (shared by all its members).
+    pub fn state(&self) -> super::StateSummary {
+        super::StateSummary {
+            open_instances: self.windows.open_instances(),
+            groups: self.windows.dict().len(),
+            state_bytes: self.windows.state_bytes(),
+        }
+    }
+
     /// The coverage relation of the plan's edges.
     pub fn sharing(&self) -> Sharing {
         self.sharing
@@ -508,7 +527,7 @@ impl SharedAgg {
             Batch::Columns(b) => self.push_rows(&b.to_rows(), members, outs),
         };
         for (m, exec) in self.members.iter_mut().zip(members.iter_mut()) {
-            exec.member_progress(n, m.late, self.now_us);
+            exec.member_progress(n, m.late, m.started_us, self.now_us);
             m.late = 0;
         }
         result
@@ -525,8 +544,8 @@ impl SharedAgg {
         if self.now_us.is_none_or(|now| t > now) {
             self.advance(t, members, outs)?;
         }
-        for exec in members.iter_mut() {
-            exec.member_progress(0, 0, self.now_us);
+        for (m, exec) in self.members.iter().zip(members.iter_mut()) {
+            exec.member_progress(0, 0, m.started_us, self.now_us);
         }
         Ok(())
     }
@@ -618,6 +637,12 @@ impl SharedAgg {
         outs: &mut [Vec<Event>],
     ) -> Result<()> {
         self.now_us = Some(t_us);
+        if self.unstarted > 0 {
+            for m in self.members.iter_mut().filter(|m| m.started_us.is_none()) {
+                m.started_us = Some(t_us);
+            }
+            self.unstarted = 0;
+        }
         let mut events: Vec<Vec<ClosedInstance>> = Vec::new();
         let skipped = self.windows.advance(t_us, &mut |_, closed| {
             events.push(closed);

@@ -64,6 +64,12 @@ async fn two_clients_share_one_plan_and_get_the_rows_they_get_alone() {
     exec(&admin, STREAM).await;
     let show = rows(&admin, "SHOW tcq.share_across_queries").await;
     assert_eq!(show, vec![vec!["on".to_string()]]);
+    let listed = rows(
+        &admin,
+        "SELECT setting FROM pg_settings WHERE name = 'tcq.share_across_queries'",
+    )
+    .await;
+    assert_eq!(listed, vec![vec!["on".to_string()]]);
     let bad = admin
         .batch_execute("SET tcq.share_across_queries = maybe")
         .await

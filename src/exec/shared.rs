@@ -648,7 +648,11 @@ impl SharedAgg {
             events.push(closed);
             Ok(true)
         })?;
-        let mut per: Vec<Vec<(usize, &ClosedInstance)>> = vec![Vec::new(); self.members.len()];
+        let mut per: Vec<Vec<(usize, &ClosedInstance)>> = if events.is_empty() {
+            Vec::new()
+        } else {
+            vec![Vec::new(); self.members.len()]
+        };
         for closed in &events {
             for list in &mut per {
                 list.clear();

@@ -103,6 +103,21 @@ def prefix_csv(rows):
     return path
 
 
+def rate_per_hour(csv):
+    """Tuples per hour of stream time in `csv` (first to last timestamp)."""
+    from datetime import datetime
+
+    with open(csv) as f:
+        next(f)
+        first = next(f).split(",")[0]
+        n, last = 1, first
+        for line in f:
+            n += 1
+            last = line.split(",")[0]
+    hours = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds() / 3600
+    return max(1, round(n / max(hours, 1e-9)))
+
+
 def register_time_ms(port, text, n=21):
     """Median round trip of DECLARE (registration into the running plan) and CLOSE."""
     import psycopg
@@ -138,6 +153,11 @@ def run(tcqd, qs, csv, nrows, share):
                     time.sleep(0.05)
                 plan = server.psql(f"EXPLAIN {q}").splitlines()
                 result["explain"] = [l.strip() for l in plan if "Model cost" in l or "shared plan" in l]
+                # The model at the data's own rate (the plan is chosen before any data, when
+                # the rate is unknown and taken to be high).
+                plan = server.psql(
+                    f"EXPLAIN (EVENT_RATE '{rate_per_hour(csv)} per hour') {q}").splitlines()
+                result["explain_rate"] = [l.strip() for l in plan if "Model cost" in l]
             out = open(os.path.join(tmpdir, f"q{i}.csv"), "w")
             readers.append((subprocess.Popen(
                 ["psql", "-h", "127.0.0.1", "-p", str(server.port), "-U", "tcq", "-d", "tcq",
@@ -208,7 +228,9 @@ def main():
               f"tcqd CPU {r['cpu']:.1f} s, {r['rows']:,} rows; "
               f"plans (distinct, members): {r['plans']}; plan nodes, folds, merges: {r['nodes']}")
         for line in r.get("explain", []):
-            print(f"  EXPLAIN: {line}")
+            print(f"  EXPLAIN before ingest: {line}")
+        for line in r.get("explain_rate", []):
+            print(f"  EXPLAIN at the data's rate: {line}")
         if "register_ms" in r:
             print(f"  registration into the running plan: {r['register_ms']:.2f} ms "
                   f"(median of 21; joined plan {r['register_plan']})")

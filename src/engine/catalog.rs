@@ -350,8 +350,7 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
             return Ok(());
         }
     }
-    let limits = exec_limits_of(&exec);
-    let mut agg = crate::exec::shared::SharedAgg::new(&exec, limits)?;
+    let mut agg = crate::exec::shared::SharedAgg::new(&exec, exec.limits())?;
     agg.join(q.id, &mut exec, eta)?;
     let id = NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed);
     q.plan_id.store(id, Ordering::Release);
@@ -366,9 +365,6 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     Ok(())
 }
 
-fn exec_limits_of(exec: &QueryExec) -> crate::exec::ExecLimits {
-    exec.limits()
-}
 
 /// One live tail of a query's rows.
 pub(crate) struct Tap {

@@ -365,7 +365,6 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     Ok(())
 }
 
-
 /// One live tail of a query's rows.
 pub(crate) struct Tap {
     pub tx: mpsc::Sender<Vec<Vec<Value>>>,

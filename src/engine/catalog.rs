@@ -48,6 +48,9 @@ pub(crate) struct Stream {
     pub output_stall: std::time::Duration,
     pub stats: Mutex<StreamStats>,
     pub queries: Mutex<Vec<Arc<RunningQuery>>>,
+    /// Cross-query shared plans over this stream (`exec::shared`); their member queries
+    /// are not in `queries`.
+    pub plans: Mutex<Vec<Arc<PlanRun>>>,
     /// The feeds of the join queries reading this stream.
     pub joins: Mutex<Vec<super::join::JoinFeed>>,
     pub dropped: AtomicBool,
@@ -67,6 +70,9 @@ enum IngestMsg {
     Batch(Batch, OwnedSemaphorePermit),
     Heartbeat(i64),
     Attach(Arc<RunningQuery>, Option<Backfill>),
+    /// Join a shared plan with this key (or start one); the result goes back to the
+    /// registering session.
+    Share(Arc<RunningQuery>, String, oneshot::Sender<Result<()>>),
     Barrier(oneshot::Sender<()>),
     Drop,
 }
@@ -125,6 +131,7 @@ impl Stream {
             output_stall,
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
+            plans: Mutex::new(Vec::new()),
             joins: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
             archive,
@@ -150,6 +157,15 @@ impl Stream {
         if self.send(IngestMsg::Barrier(ack)).await.is_ok() {
             let _ = done.await;
         }
+    }
+
+    /// Register a query into the shared plan for `key` (see `exec::shared`): it sees every
+    /// batch accepted after this call. Errors: a window of it exceeds a limit in the plan.
+    pub async fn attach_shared(&self, q: Arc<RunningQuery>, key: String) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.send(IngestMsg::Share(q, key, tx)).await?;
+        rx.await
+            .map_err(|_| Error::UndefinedTable(self.name.clone()))?
     }
 
     /// Register a query: it sees every batch accepted after this call.
@@ -278,6 +294,75 @@ pub(crate) struct RunningQuery {
     /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
     /// query's rows, sent without waiting; a tail that is full misses the event.
     pub taps: Mutex<Vec<Tap>>,
+    /// The cross-query shared plan the query runs in (0: none).
+    pub plan_id: AtomicU64,
+}
+
+/// A cross-query shared plan over one stream and its member queries.
+pub(crate) struct PlanRun {
+    pub id: u64,
+    pub key: String,
+    pub state: Mutex<PlanState>,
+}
+
+/// A shared plan's state: `queries[i]` is the member `agg.member_ids()[i]`.
+pub(crate) struct PlanState {
+    pub agg: crate::exec::shared::SharedAgg,
+    pub queries: Vec<Arc<RunningQuery>>,
+}
+
+/// Plan ids, server-wide.
+static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(1);
+
+impl PlanRun {
+    /// Remove member `id` (its nodes are pruned); true when the plan is left empty.
+    pub fn leave(&self, id: u64, eta_per_sec: f64) -> bool {
+        let mut st = self.state.lock();
+        st.agg.leave(id, eta_per_sec);
+        st.queries.retain(|q| q.id != id);
+        st.agg.is_empty()
+    }
+}
+
+/// Remove query `id` from whichever shared plan of `stream` it is in; drop emptied plans.
+pub(crate) fn leave_plans(stream: &Stream, id: u64) {
+    let eta = stream.event_rate_per_sec();
+    let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
+    for p in plans {
+        let member = p.state.lock().queries.iter().any(|q| q.id == id);
+        if member && p.leave(id, eta) {
+            stream.plans.lock().retain(|x| x.id != p.id);
+        }
+    }
+}
+
+/// Join `q` to the plan of `stream` with `key` that accepts it, or start a new plan.
+fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> {
+    let eta = stream.event_rate_per_sec();
+    let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
+    let mut exec = q.exec.lock();
+    for p in plans.iter().filter(|p| p.key == key) {
+        let mut st = p.state.lock();
+        if st.agg.join_refusal(&exec).is_none() {
+            st.agg.join(q.id, &mut exec, eta)?;
+            st.queries.push(q.clone());
+            q.plan_id.store(p.id, Ordering::Release);
+            return Ok(());
+        }
+    }
+    let mut agg = crate::exec::shared::SharedAgg::new(&exec, exec.limits())?;
+    agg.join(q.id, &mut exec, eta)?;
+    let id = NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed);
+    q.plan_id.store(id, Ordering::Release);
+    stream.plans.lock().push(Arc::new(PlanRun {
+        id,
+        key,
+        state: Mutex::new(PlanState {
+            agg,
+            queries: vec![q.clone()],
+        }),
+    }));
+    Ok(())
 }
 
 /// One live tail of a query's rows.
@@ -323,6 +408,7 @@ pub(crate) struct QueryGuard {
 impl Drop for QueryGuard {
     fn drop(&mut self) {
         if let Some(s) = self.stream.upgrade() {
+            leave_plans(&s, self.id);
             s.queries.lock().retain(|q| {
                 if q.id == self.id {
                     q.close();
@@ -438,7 +524,7 @@ impl Catalog {
                 for s in streams {
                     let now = crate::time::now_us();
                     super::join::try_forward_heartbeat(&s, now);
-                    if !s.queries.lock().is_empty() {
+                    if !s.queries.lock().is_empty() || !s.plans.lock().is_empty() {
                         let now = crate::time::now_us();
                         if s.tx.try_send(IngestMsg::Heartbeat(now)).is_ok() {
                             let mut st = s.stats.lock();
@@ -606,7 +692,11 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
-                run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await
+                run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await;
+                run_plans(&stream, |agg, execs, outs| {
+                    agg.push_batch(&batch, execs, outs)
+                })
+                .await
             }
             IngestMsg::Attach(q, Some(b)) => {
                 let archive = stream
@@ -621,15 +711,29 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 }
             }
             IngestMsg::Heartbeat(t_us) => {
-                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await
+                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await;
+                run_plans(&stream, |agg, execs, outs| agg.heartbeat(t_us, execs, outs)).await
             }
             IngestMsg::Attach(q, None) => stream.queries.lock().push(q),
+            IngestMsg::Share(q, key, done) => {
+                let r = if q.is_closed() {
+                    Ok(())
+                } else {
+                    join_plan(&stream, &q, key)
+                };
+                let _ = done.send(r);
+            }
             IngestMsg::Barrier(ack) => {
                 let _ = ack.send(());
             }
             IngestMsg::Drop => {
                 for q in stream.queries.lock().drain(..) {
                     q.close();
+                }
+                for p in stream.plans.lock().drain(..) {
+                    for q in p.state.lock().queries.drain(..) {
+                        q.close();
+                    }
                 }
                 return;
             }
@@ -685,6 +789,75 @@ async fn run_queries(
         }
         if !run_query(stream, &q, &mut step).await {
             stream.queries.lock().retain(|x| x.id != q.id);
+        }
+    }
+}
+
+/// A shared plan's step over its members' executors and their event lists.
+type PlanStep<'a> = dyn FnMut(
+        &mut crate::exec::shared::SharedAgg,
+        &mut [&mut QueryExec],
+        &mut [Vec<Event>],
+    ) -> Result<()>
+    + 'a;
+
+/// Run every shared plan of `stream` one step, queue each member's events, and remove the
+/// members that ended (their nodes are pruned).
+async fn run_plans(
+    stream: &Arc<Stream>,
+    mut step: impl FnMut(
+        &mut crate::exec::shared::SharedAgg,
+        &mut [&mut QueryExec],
+        &mut [Vec<Event>],
+    ) -> Result<()>,
+) {
+    let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
+    for p in plans {
+        let step: &mut PlanStep = &mut step;
+        let (queries, outs, result, done) = {
+            let mut st = p.state.lock();
+            let st = &mut *st;
+            let queries = st.queries.clone();
+            let mut guards: Vec<_> = queries.iter().map(|q| q.exec.lock()).collect();
+            let mut execs: Vec<&mut QueryExec> = guards.iter_mut().map(|g| &mut **g).collect();
+            let mut outs = vec![Vec::new(); queries.len()];
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                step(&mut st.agg, &mut execs, &mut outs)
+            }))
+            .unwrap_or_else(|_| {
+                Err(Error::Internal(format!(
+                    "shared plan {} failed unexpectedly and was stopped",
+                    p.id
+                )))
+            });
+            let done: Vec<bool> = execs.iter().map(|e| e.is_done()).collect();
+            drop(execs);
+            drop(guards);
+            (queries, outs, result, done)
+        };
+        let mut ended = Vec::new();
+        for ((q, out), done) in queries.iter().zip(outs).zip(done) {
+            tap(q, &out);
+            let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
+            let mut ok = true;
+            if let Some(full) = full {
+                q.fail(Error::ProgramLimitExceeded(format!(
+                    "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+                    q.id, full.bytes_max
+                )));
+                ok = false;
+            }
+            if let Err(e) = &result {
+                q.fail(e.clone());
+                ok = false;
+            }
+            if !ok || done || q.is_closed() {
+                q.close();
+                ended.push(q.id);
+            }
+        }
+        for id in ended {
+            leave_plans(stream, id);
         }
     }
 }
@@ -806,6 +979,19 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("stream_times", DataType::Text),
             c("backfill", DataType::Text),
             c("backfill_tuples", DataType::Int8),
+            c("plan_id", DataType::Int8),
+        ],
+        // One row per node of each cross-query shared plan (`exec::shared`).
+        "tcq_plans" => vec![
+            c("plan_id", DataType::Int8),
+            c("stream", DataType::Text),
+            c("node", DataType::Int4),
+            c("window", DataType::Text),
+            c("factor", DataType::Bool),
+            c("parent", DataType::Int4),
+            c("queries", DataType::Text),
+            c("tuples_folded", DataType::Int8),
+            c("partials_merged", DataType::Int8),
         ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
         // too, with backend_type 'tcq continuous query' and the pid of their session.
@@ -849,7 +1035,15 @@ impl Catalog {
                         text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
                         Value::Int8(st.tuples as i64),
                         ts(st.now_us),
-                        Value::Int8((s.queries.lock().len() + s.joins.lock().len()) as i64),
+                        Value::Int8(
+                            (s.queries.lock().len()
+                                + s.joins.lock().len()
+                                + s.plans
+                                    .lock()
+                                    .iter()
+                                    .map(|p| p.state.lock().queries.len())
+                                    .sum::<usize>()) as i64,
+                        ),
                         s.archive
                             .as_ref()
                             .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
@@ -889,6 +1083,36 @@ impl Catalog {
                     rows.push(row);
                 }
             }
+            "tcq_plans" => {
+                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+                streams.sort_by(|a, b| a.name.cmp(&b.name));
+                let mut all = Vec::new();
+                for s in streams {
+                    let plans: Vec<Arc<PlanRun>> = s.plans.lock().clone();
+                    for p in plans {
+                        let nodes = p.state.lock().agg.nodes();
+                        for (i, n) in nodes.into_iter().enumerate() {
+                            let ids: Vec<String> = n.queries.iter().map(u64::to_string).collect();
+                            all.push((
+                                p.id,
+                                vec![
+                                    Value::Int8(p.id as i64),
+                                    text(&s.name),
+                                    Value::Int4(i as i32),
+                                    text(&crate::wcg::explain::window_text(&n.window)),
+                                    Value::Bool(n.factor),
+                                    n.parent.map_or(Value::Null, |x| Value::Int4(x as i32)),
+                                    text(&ids.join(",")),
+                                    Value::Int8(n.tuples_folded as i64),
+                                    Value::Int8(n.partials_merged as i64),
+                                ],
+                            ));
+                        }
+                    }
+                }
+                all.sort_by_key(|(id, _)| *id);
+                rows.extend(all.into_iter().map(|(_, r)| r));
+            }
             "tcq_queries" => {
                 let mut qs: Vec<(Arc<RunningQuery>, String)> =
                     self.queries.lock().values().cloned().collect();
@@ -917,6 +1141,10 @@ impl Catalog {
                                 Some((_, true)) => text("done"),
                             },
                             backfill.map_or(Value::Null, |(n, _)| Value::Int8(n as i64)),
+                            match q.plan_id.load(Ordering::Acquire) {
+                                0 => Value::Null,
+                                id => Value::Int8(id as i64),
+                            },
                         ],
                     ));
                 }
@@ -941,6 +1169,7 @@ impl Catalog {
                             Value::Int8(st.late_tuples as i64),
                             Value::Int8(st.slide_events as i64),
                             text(&times.join(", ")),
+                            Value::Null,
                             Value::Null,
                             Value::Null,
                         ],

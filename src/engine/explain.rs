@@ -16,6 +16,7 @@ pub(crate) async fn explain(
     query: Query,
     options: ExplainOptions,
     params: &[Value],
+    share: bool,
 ) -> Result<Outcome> {
     let text = query.text.clone();
     let columns = query.columns.clone();
@@ -33,6 +34,11 @@ pub(crate) async fn explain(
             .unwrap_or_else(|| stream.event_rate_per_sec());
         let exec = build_exec(engine, query, params, &stream, windows.clone(), Some(eta))?;
         let plan_sharing = exec.sharing();
+        let across = if options.format == ExplainFormat::Text {
+            across_queries(&stream, &exec, eta, share)
+        } else {
+            Vec::new()
+        };
         let now = stream.stats.lock().now_us;
         let measured = if options.analyze {
             let mut sub = super::session::attach(
@@ -44,6 +50,7 @@ pub(crate) async fn explain(
                 super::Overflow::Error,
                 None,
                 None,
+                false,
             )
             .await?;
             let id = sub.query_id();
@@ -77,13 +84,15 @@ pub(crate) async fn explain(
         } else {
             None
         };
-        render(
+        let mut lines = render(
             &windows.iter().map(|(w, _)| *w).collect::<Vec<_>>(),
             &plan_sharing,
             &options,
             eta,
             measured.as_ref(),
-        )
+        );
+        lines.extend(across);
+        lines
     } else if let crate::sql::Source::Table { name, .. } = &query.source {
         vec![format!(
             "Scan of table {name} (finite: the table as it is when the statement runs)"
@@ -101,6 +110,66 @@ pub(crate) async fn explain(
         rows,
         notices: vec![],
     })
+}
+
+/// The lines on cross-query sharing: the shared plan of `stream` the query would join (or
+/// why it would run alone or start a plan), and the model cost across the plan's queries
+/// with and without sharing.
+fn across_queries(
+    stream: &super::catalog::Stream,
+    exec: &crate::exec::QueryExec,
+    eta: f64,
+    share: bool,
+) -> Vec<String> {
+    use crate::wcg::explain::event_rate_text;
+    let head = "Sharing across queries:".to_string();
+    if !share {
+        return vec![
+            head,
+            "  off (tcq.share_across_queries): the query runs alone".into(),
+        ];
+    }
+    let Some(key) = crate::exec::shared::share_key(exec) else {
+        return vec![
+            head,
+            "  not shared: only windowed aggregates without DISTINCT or now() share".into(),
+        ];
+    };
+    let plans: Vec<std::sync::Arc<super::catalog::PlanRun>> = stream.plans.lock().clone();
+    let mut refused = None;
+    for p in plans.iter().filter(|p| p.key == key) {
+        let st = p.state.lock();
+        match st.agg.join_refusal(exec) {
+            Some(why) => refused = Some(why),
+            None => {
+                let (with, without) = st.agg.model_costs(exec.windows(), eta);
+                let nodes = st.agg.nodes().len();
+                let per_hour = |c: f64| crate::wcg::explain::number(c * 3600.0);
+                return vec![
+                    head,
+                    format!(
+                        "  joins shared plan {} on {} ({} queries, {nodes} nodes now)",
+                        p.id,
+                        stream.name,
+                        st.queries.len()
+                    ),
+                    format!(
+                        "  Model cost of its {} queries with this one at {}: {} events per hour shared, {} each alone ({:.1}x)",
+                        st.queries.len() + 1,
+                        event_rate_text(eta),
+                        per_hour(with),
+                        per_hour(without),
+                        if with > 0.0 { without / with } else { 1.0 }
+                    ),
+                ];
+            }
+        }
+    }
+    let why = match refused {
+        Some(why) => format!("  starts a new shared plan: no running plan can take it ({why})"),
+        None => "  starts a new shared plan (none over this stream has its WHERE, keys and aggregate class)".into(),
+    };
+    vec![head, why]
 }
 
 /// Render the optimizer's report in the requested format; with ANALYZE, the measured work

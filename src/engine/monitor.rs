@@ -84,7 +84,9 @@ pub struct QueryInfo {
     pub streams: Vec<String>,
     /// Its counters (tuples in, rows out, late tuples, slide events, current time).
     pub stats: QueryStats,
-    /// What it holds between slide events (zero for a join, which does not report it).
+    /// What it holds between slide events (zero for a join, which does not report it; for
+    /// a member of a cross-query shared plan, the whole plan's, shared with its other
+    /// members).
     pub state: StateSummary,
     /// Whether it runs along a window coverage graph ([`Engine::query_plan_json`] has a
     /// plan for it).
@@ -100,7 +102,13 @@ impl Engine {
             .into_iter()
             .map(|s| {
                 let stats = s.stats.lock().clone();
-                let queries: Vec<_> = s.queries.lock().clone();
+                let mut queries: Vec<_> = s.queries.lock().clone();
+                // Members of shared plans (the plan's lock is released before theirs).
+                let plans: Vec<_> = s.plans.lock().clone();
+                for p in plans {
+                    let members = p.state.lock().queries.clone();
+                    queries.extend(members);
+                }
                 let late_tuples = queries
                     .iter()
                     .map(|q| q.exec.lock().stats().late_tuples)
@@ -135,10 +143,30 @@ impl Engine {
                     streams: vec![stream.clone()],
                     stats: exec.stats().clone(),
                     state: exec.state(),
-                    has_plan: exec.work().is_some() && exec.planned_rate().is_some(),
+                    has_plan: (exec.work().is_some() || exec.is_member())
+                        && exec.planned_rate().is_some(),
                 }
             })
             .collect();
+        // A member of a shared plan holds no state of its own: it shows its plan's (taken
+        // after its own lock is released; the plan's lock is taken before its members').
+        let mut shared = std::collections::HashMap::new();
+        let streams: Vec<_> = self.catalog.streams.read().values().cloned().collect();
+        for s in streams {
+            let plans: Vec<_> = s.plans.lock().clone();
+            for p in plans {
+                let st = p.state.lock();
+                let state = st.agg.state();
+                for q in &st.queries {
+                    shared.insert(q.id, state);
+                }
+            }
+        }
+        for info in &mut all {
+            if let Some(state) = shared.get(&info.id) {
+                info.state = *state;
+            }
+        }
         all.extend(self.catalog.joins.lock().values().map(|j| QueryInfo {
             id: j.id,
             text: j.text.clone(),
@@ -168,6 +196,11 @@ impl Engine {
             .get(&id)
             .map(|(q, _)| q.clone())?;
         let exec = q.exec.lock();
+        if exec.is_member() {
+            let eta = exec.planned_rate()?;
+            drop(exec);
+            return self.shared_plan_json(&q, eta);
+        }
         let work = exec.work()?;
         let eta = exec.planned_rate()?;
         let report = crate::wcg::optimize(exec.windows(), exec.sharing(), eta);
@@ -187,6 +220,54 @@ impl Engine {
             &work.partials_merged,
         );
         Some(crate::wcg::explain::explain_json(&report, Some(&measured)))
+    }
+
+    /// The plan of the shared plan query `q` is a member of, as [`Engine::query_plan_json`]
+    /// renders a plan: the optimizer's report over the union of the members' windows at
+    /// `eta`, with the plan's measured work when the running nodes are that report's plan
+    /// (they are until a query joins or leaves a running plan, which places or prunes nodes
+    /// incrementally; then the work is left out rather than shown against other nodes).
+    fn shared_plan_json(&self, q: &super::catalog::RunningQuery, eta: f64) -> Option<String> {
+        let plan_id = q.plan_id.load(Ordering::Acquire);
+        let stream = self.catalog.queries.lock().get(&q.id)?.1.clone();
+        let stream = self.catalog.stream(&stream).ok()?;
+        let plan = stream
+            .plans
+            .lock()
+            .iter()
+            .find(|p| p.id == plan_id)?
+            .clone();
+        let st = plan.state.lock();
+        let windows: Vec<crate::window::Window> =
+            st.agg.member_windows().into_iter().flatten().collect();
+        let report = crate::wcg::optimize(&windows, st.agg.sharing(), eta);
+        let running = st.agg.plan();
+        let same = running.nodes.len() == report.plan.nodes.len()
+            && running
+                .nodes
+                .iter()
+                .zip(&report.plan.nodes)
+                .all(|(a, b)| a.window == b.window && a.parent == b.parent);
+        let measured = if same {
+            let nodes = st.agg.nodes();
+            let folded: Vec<u64> = nodes.iter().map(|n| n.tuples_folded).collect();
+            let merged: Vec<u64> = nodes.iter().map(|n| n.partials_merged).collect();
+            drop(st);
+            let stats = q.exec.lock().stats().clone();
+            let span = match (stats.now_us, stats.started_us) {
+                (Some(now), Some(first)) => now - first,
+                _ => 0,
+            };
+            Some(crate::wcg::explain::Measured::from_counters(
+                span, &folded, &merged,
+            ))
+        } else {
+            None
+        };
+        Some(crate::wcg::explain::explain_json(
+            &report,
+            measured.as_ref(),
+        ))
     }
 
     /// Follow registered query `id`'s rows from now on, as its own reader gets them.

@@ -567,9 +567,14 @@ impl Ctx<'_> {
                 cols,
             ));
         }
-        for (j, v) in ["tcq_streams", "tcq_queries", "pg_stat_activity"]
-            .iter()
-            .enumerate()
+        for (j, v) in [
+            "tcq_streams",
+            "tcq_queries",
+            "pg_stat_activity",
+            "tcq_plans",
+        ]
+        .iter()
+        .enumerate()
         {
             let cols = super::catalog::system_view_columns(v)
                 .unwrap_or_default()

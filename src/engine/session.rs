@@ -171,6 +171,7 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("lc_collate", "C"),
     ("intervalstyle", "postgres"),
     ("tcq.output_overflow", "error"),
+    ("tcq.share_across_queries", "on"),
 ];
 
 /// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
@@ -350,7 +351,30 @@ fn parse_overflow(v: &str) -> Result<Overflow> {
     }
 }
 
+/// The session setting that lets this session's continuous aggregate queries join the
+/// cross-query shared plans of their stream (`on`, the default) or run alone (`off`).
+const SHARE_SETTING: &str = "tcq.share_across_queries";
+
+fn parse_bool_setting(name: &str, v: &str) -> Result<bool> {
+    match v.trim_matches('\'').to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(Error::InvalidParameterValue(format!(
+            "parameter \"{name}\" requires a Boolean value"
+        ))),
+    }
+}
+
 impl Session {
+    /// Whether this session's queries join cross-query shared plans
+    /// (`tcq.share_across_queries`).
+    fn share(&self) -> bool {
+        self.settings
+            .get(SHARE_SETTING)
+            .and_then(|v| parse_bool_setting(SHARE_SETTING, v).ok())
+            .unwrap_or(true)
+    }
+
     /// What a full output queue does to this session's queries (`tcq.output_overflow`).
     fn overflow(&self) -> Overflow {
         self.settings
@@ -630,7 +654,7 @@ impl Session {
                 })
             }
             Plan::Explain { query, options } => {
-                super::explain::explain(&self.engine, *query, options, params).await
+                super::explain::explain(&self.engine, *query, options, params, self.share()).await
             }
             Plan::Declare {
                 cursor,
@@ -710,6 +734,11 @@ impl Session {
                 if name == "statement_timeout" {
                     if let Some(v) = &value {
                         parse_timeout_ms(v)?;
+                    }
+                }
+                if name == SHARE_SETTING {
+                    if let Some(v) = &value {
+                        parse_bool_setting(SHARE_SETTING, v)?;
                     }
                 }
                 let tag = if value.is_some() { "SET" } else { "RESET" };
@@ -985,7 +1014,15 @@ impl Session {
                 "more than {max} continuous queries and cursors on one connection (queries_per_connection_max)"
             )));
         }
-        let mut sub = register(&self.engine, q, params, self.overflow(), Some(self.pid)).await?;
+        let mut sub = register(
+            &self.engine,
+            q,
+            params,
+            self.overflow(),
+            Some(self.pid),
+            self.share(),
+        )
+        .await?;
         live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let counted = LiveQuery(live.clone());
         let guard = sub.guard.take();
@@ -1756,6 +1793,7 @@ pub(crate) async fn register(
     params: &[Value],
     overflow: Overflow,
     pid: Option<i32>,
+    share: bool,
 ) -> Result<Subscription> {
     if matches!(q.source, Source::Join { .. }) {
         return super::join::register(engine, q, params, overflow, pid).await;
@@ -1766,7 +1804,7 @@ pub(crate) async fn register(
     let backfill = backfill_from(&stream, &q.windows);
     let exec = build_exec(engine, q, params, &stream, windows, None)?;
     attach(
-        engine, &stream, exec, text, columns, overflow, pid, backfill,
+        engine, &stream, exec, text, columns, overflow, pid, backfill, share,
     )
     .await
 }
@@ -1785,6 +1823,7 @@ pub(crate) async fn attach(
     overflow: Overflow,
     pid: Option<i32>,
     backfill: Option<Option<i64>>,
+    share: bool,
 ) -> Result<Subscription> {
     let limits = engine.limits();
     if engine.catalog.queries.lock().len() >= limits.queries_max {
@@ -1810,6 +1849,7 @@ pub(crate) async fn attach(
         exec: parking_lot::Mutex::new(exec),
         tx: parking_lot::Mutex::new(Some(tx)),
         backfill: parking_lot::Mutex::new(None),
+        plan_id: std::sync::atomic::AtomicU64::new(0),
     });
     if done {
         // LIMIT 0: the query ends before it starts.
@@ -1825,9 +1865,17 @@ pub(crate) async fn attach(
         catalog_queries: Arc::downgrade(&engine.catalog.queries),
         id,
     };
-    match backfill {
-        None => stream.attach(running).await?,
-        Some(from_us) => stream.attach_with_backfill(running, from_us).await?,
+    // A query that back-fills from the archive runs alone: it replays tuples no shared
+    // plan sees.
+    let key = if share && backfill.is_none() {
+        crate::exec::shared::share_key(&running.exec.lock())
+    } else {
+        None
+    };
+    match (backfill, key) {
+        (None, Some(key)) => stream.attach_shared(running, key).await?,
+        (None, None) => stream.attach(running).await?,
+        (Some(from_us), _) => stream.attach_with_backfill(running, from_us).await?,
     }
     Ok(Subscription {
         columns,

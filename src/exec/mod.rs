@@ -21,6 +21,7 @@ mod join_count;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;
+pub mod shared;
 pub mod table_join;
 pub mod windowed;
 

@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 
 use super::columns::ColumnBatch;
-use super::group::{GroupTable, KeyHasher};
+use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
 use crate::agg::{compare_values, AggSpec};
@@ -116,6 +116,17 @@ enum Mode {
     Pass,
     Agg(AggMode),
     Live(LiveMode),
+    /// A member of a cross-query shared plan ([`super::shared::SharedAgg`]): the plan folds
+    /// the tuples; the member finalises its own windows' closed instances.
+    Member(MemberMode),
+}
+
+/// What a member of a shared plan keeps: where its aggregates sit among the plan's.
+struct MemberMode {
+    /// `spec_map[j]`: the plan's aggregate state that computes this query's call `j`.
+    spec_map: Vec<usize>,
+    /// Group keys (the plan's, equal to this query's).
+    nkeys: usize,
 }
 
 struct AggMode {
@@ -126,7 +137,6 @@ struct AggMode {
     /// and argument columns (`None` for `count(*)`), read straight from columnar batches.
     columnar: Option<(Vec<usize>, Vec<Option<usize>>)>,
     hasher: KeyHasher,
-    naggs: usize,
 }
 
 struct LiveMode {
@@ -158,6 +168,7 @@ pub struct QueryExec {
     /// The event rate (events per second) `plan` was chosen for, when known: the console
     /// re-derives the optimizer's report for the plan from it.
     planned_rate_per_sec: Option<f64>,
+    limits: ExecLimits,
 }
 
 /// A context with `now()` fixed at the query's registration (no clock read per tuple).
@@ -224,7 +235,6 @@ impl QueryExec {
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
                         columnar: columnar_plan(&query, agg),
                         hasher: KeyHasher::new(),
-                        naggs: agg.calls.len(),
                     })
                 }
                 (None, false) => Mode::Live(LiveMode {
@@ -260,6 +270,7 @@ impl QueryExec {
             notice_sent: false,
             slack_us: 0,
             planned_rate_per_sec: None,
+            limits,
         })
     }
 
@@ -329,7 +340,7 @@ impl QueryExec {
                     })
                     .sum(),
             },
-            Mode::Pass => StateSummary::default(),
+            Mode::Pass | Mode::Member(_) => StateSummary::default(),
         }
     }
 
@@ -381,6 +392,8 @@ impl QueryExec {
                 }
             }
             match &mut self.mode {
+                // A shared plan folds its members' tuples; it never pushes batches to them.
+                Mode::Member(_) => break,
                 Mode::Pass => {
                     let projected =
                         project(&self.query.projection, row, &self.params, None, self.now_us)?;
@@ -463,6 +476,122 @@ impl QueryExec {
             self.stats.late_tuples += 1;
         }
         Ok(())
+    }
+
+    /// The executor limits the query was built with.
+    pub fn limits(&self) -> ExecLimits {
+        self.limits
+    }
+
+    /// The query as planned.
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    /// Bound parameter values.
+    pub fn params(&self) -> &[Value] {
+        &self.params
+    }
+
+    /// Per window: the display cut-off of a default START AT (see [`QueryExec::new`]).
+    pub fn cutoffs(&self) -> &[Option<i64>] {
+        &self.cutoffs
+    }
+
+    /// The query's SLACK, microseconds.
+    pub fn slack_us(&self) -> i64 {
+        self.slack_us
+    }
+
+    /// True when wtime/wstart are timestamptz.
+    pub fn tz(&self) -> bool {
+        self.tz
+    }
+
+    /// The instant `now()` reads for this query (its registration).
+    pub fn registered_us(&self) -> i64 {
+        self.now_us
+    }
+
+    /// True when this query runs as a member of a cross-query shared plan.
+    pub fn is_member(&self) -> bool {
+        matches!(self.mode, Mode::Member(_))
+    }
+
+    /// Hand the query's tuples over to a cross-query shared plan: from now on it only
+    /// finalises the closed instances the plan gives it ([`QueryExec::member_event`]).
+    /// `spec_map[j]` is the plan's aggregate state that computes the query's call `j`.
+    pub fn become_member(&mut self, spec_map: Vec<usize>) {
+        let nkeys = self
+            .query
+            .aggregate
+            .as_ref()
+            .map_or(0, |a| a.group_by.len());
+        self.mode = Mode::Member(MemberMode { spec_map, nkeys });
+    }
+
+    /// One slide event of a member: `closed` holds (window index in this query, instance)
+    /// of the query's windows that closed at this instant; `dict` and `specs` are the
+    /// plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
+    pub fn member_event(
+        &mut self,
+        mut closed: Vec<(usize, &ClosedInstance)>,
+        dict: &GroupDict,
+        specs: &[AggSpec],
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        let Mode::Member(m) = &self.mode else {
+            unreachable!("only members receive a shared plan's instances");
+        };
+        closed.sort_by_key(|(w, _)| *w);
+        let mut rows = Vec::new();
+        for (_, inst) in &closed {
+            let meta = WindowMetaValues {
+                lower_us: inst.lower_us,
+                upper_us: inst.upper_us,
+                range_us: inst.window.range_us,
+                slide_us: inst.window.slide_us,
+                tz: self.tz,
+            };
+            self.agg_rows(
+                dict,
+                specs,
+                Some(&m.spec_map),
+                m.nkeys,
+                &inst.groups,
+                meta,
+                &mut rows,
+            )?;
+        }
+        self.stats.slide_events += 1;
+        self.finish_event(rows, out);
+        Ok(())
+    }
+
+    /// A member consumed `tuples` more tuples (`late` of them late); its plan's current
+    /// time is `now_us`, and was `started_us` first after the member joined.
+    pub fn member_progress(
+        &mut self,
+        tuples: u64,
+        late: u64,
+        started_us: Option<i64>,
+        now_us: Option<i64>,
+    ) {
+        self.stats.tuples_in += tuples;
+        self.stats.late_tuples += late;
+        self.stats.now_us = now_us.or(self.stats.now_us);
+        self.stats.started_us = self.stats.started_us.or(started_us);
+    }
+
+    /// A member saw a tuple at `t_us`: the NOTICE of a query whose tuples all precede its
+    /// first window, as the query alone gives it. False once the NOTICE is settled (sent,
+    /// or a tuple fell in a window), so the plan can stop asking.
+    pub fn member_tuple(&mut self, t_us: i64, out: &mut Vec<Event>) -> bool {
+        self.note_window_membership(t_us, out);
+        !(self.any_in_window || self.notice_sent)
     }
 
     /// Consume a batch of either form in arrival order (see [`QueryExec::push`] and
@@ -556,7 +685,8 @@ impl QueryExec {
         self.stats.started_us.get_or_insert(t_us);
         let mut events: Vec<(i64, Vec<ClosedInstance>)> = Vec::new();
         let skipped = match &mut self.mode {
-            Mode::Pass => return Ok(()),
+            // A member's time moves with its shared plan's.
+            Mode::Pass | Mode::Member(_) => return Ok(()),
             Mode::Agg(a) => a.windows.advance(t_us, &mut |e, closed| {
                 events.push((e, closed));
                 Ok(true)
@@ -634,7 +764,15 @@ impl QueryExec {
             };
             for _ in &inst.user_windows {
                 match &self.mode {
-                    Mode::Agg(a) => self.agg_rows(a, &inst.groups, meta, &mut rows)?,
+                    Mode::Agg(a) => self.agg_rows(
+                        a.windows.dict(),
+                        a.windows.specs(),
+                        None,
+                        a.group_by.len(),
+                        &inst.groups,
+                        meta,
+                        &mut rows,
+                    )?,
                     Mode::Live(l) => {
                         let w = inst.user_windows[0];
                         for (t, row) in &l.buffers[w] {
@@ -645,22 +783,29 @@ impl QueryExec {
                             }
                         }
                     }
-                    Mode::Pass => {}
+                    Mode::Pass | Mode::Member(_) => {}
                 }
             }
         }
         Ok(rows)
     }
 
+    /// The aggregate rows of one closed instance: its group keys from `dict`, then each
+    /// call's state `accs[spec_map[j]]` (the identity for a query's own plan) finalised.
+    #[allow(clippy::too_many_arguments)]
     fn agg_rows(
         &self,
-        a: &AggMode,
+        dict: &GroupDict,
+        specs: &[AggSpec],
+        spec_map: Option<&[usize]>,
+        nkeys: usize,
         groups: &GroupTable,
         meta: WindowMetaValues,
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
     ) -> Result<()> {
-        let specs = a.windows.specs();
-        let mut agg_row = Vec::with_capacity(a.group_by.len() + a.naggs);
+        let ncalls = spec_map.map_or(specs.len(), <[usize]>::len);
+        let state_of = |j: usize| spec_map.map_or(j, |m| m[j]);
+        let mut agg_row = Vec::with_capacity(nkeys + ncalls);
         let mut emit = |agg_row: &[Value]| -> Result<()> {
             if let Some(r) = self.output_row(agg_row, meta)? {
                 rows.push(r);
@@ -668,8 +813,9 @@ impl QueryExec {
             Ok(())
         };
         if groups.is_empty() {
-            if a.group_by.is_empty() {
-                for s in specs {
+            if nkeys == 0 {
+                for j in 0..ncalls {
+                    let s = &specs[state_of(j)];
                     agg_row.push(s.init().evaluate(s)?);
                 }
                 emit(&agg_row)?;
@@ -677,12 +823,13 @@ impl QueryExec {
             return Ok(());
         }
         for g in 0..groups.len() {
-            let (gid, accs) = groups.group(g, a.naggs);
-            let key = a.windows.dict().key(gid);
+            let (gid, accs) = groups.group(g, specs.len());
+            let key = dict.key(gid);
             agg_row.clear();
             agg_row.extend(key.iter().cloned());
-            for (acc, s) in accs.iter().zip(specs) {
-                agg_row.push(acc.evaluate(s)?);
+            for j in 0..ncalls {
+                let k = state_of(j);
+                agg_row.push(accs[k].evaluate(&specs[k])?);
             }
             emit(&agg_row)?;
         }

@@ -124,6 +124,9 @@ pub struct SharedWindows {
     shown_from: Vec<i64>,
     /// Measured work.
     pub counters: WorkCounters,
+    /// Nodes whose closed instances the last late tuples missed (see
+    /// [`SharedWindows::take_late_nodes`]).
+    late_nodes: Vec<usize>,
 }
 
 impl SharedWindows {
@@ -196,6 +199,7 @@ impl SharedWindows {
                 tuples_folded: vec![0; n],
                 partials_merged: vec![0; n],
             },
+            late_nodes: Vec::new(),
         })
     }
 
@@ -443,6 +447,7 @@ impl SharedWindows {
             }
             if lo < base_m && !self.nodes[i].user_windows.is_empty() {
                 late = true;
+                self.late_nodes.push(i);
             }
             for m in lo.max(base_m)..=hi {
                 if let Some(p) = parent {
@@ -474,6 +479,127 @@ impl SharedWindows {
         let j_min = (plo as i128).max(floor_div(lower_us as i128 - o + s - 1, s));
         let j_max = (phi as i128).min(floor_div(upper_us as i128 - r - o, s));
         j_min > j_max || j_max < self.nodes[p].base_m as i128
+    }
+
+    /// True once current time has been defined (the first tuple or heartbeat seen).
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// The nodes that late tuples missed a closed instance of since the last call (one
+    /// entry per miss), drained.
+    pub fn take_late_nodes(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.late_nodes)
+    }
+
+    /// The running nodes as `(window, parent, user windows)`, parents before children.
+    pub fn node_list(&self) -> Vec<(Window, Option<usize>, Vec<usize>)> {
+        self.nodes
+            .iter()
+            .map(|n| (n.window, n.parent, n.user_windows.clone()))
+            .collect()
+    }
+
+    /// The index of the running node that computes `window`, if any.
+    pub fn node_of(&self, window: &Window) -> Option<usize> {
+        self.nodes.iter().position(|n| n.window == *window)
+    }
+
+    /// Show user window `slot` from running node `node`, starting with instance `first_m`
+    /// (which must not have closed: a query joining a running plan reads only instances
+    /// that begin after every tuple it did not see).
+    pub fn show_slot(&mut self, node: usize, slot: usize, first_m: i64) {
+        debug_assert!(
+            first_m >= self.nodes[node].base_m,
+            "a joining window never shows an instance that has closed"
+        );
+        if self.shown_from.len() <= slot {
+            self.shown_from.resize(slot + 1, i64::MIN);
+        }
+        self.shown_from[slot] = first_m;
+        self.nodes[node].user_windows.push(slot);
+    }
+
+    /// Append a node computing `window` from node `parent`'s partials (raw tuples for
+    /// `None`) into a running plan, its first instance `first_m`: instances below it are
+    /// never computed. Returns the new node's index (after every existing node, so parents
+    /// still precede children).
+    ///
+    /// Errors: 54000 when the window keeps more open instances than the limit allows.
+    pub fn push_node(
+        &mut self,
+        window: Window,
+        parent: Option<usize>,
+        first_m: i64,
+    ) -> Result<usize> {
+        let span =
+            (window.range_us as i128 + window.slide_us as i128 - 1) / window.slide_us as i128 + 1;
+        if span > self.limits.open_instances_max as i128 {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "RANGE BY / SLIDE BY of window {window} keeps {span} instances open; the limit is {} (open_instances_max)",
+                self.limits.open_instances_max
+            )));
+        }
+        let i = self.nodes.len();
+        if let Some(p) = parent {
+            assert!(p < i, "a parent precedes its children");
+            self.nodes[p].children.push(i);
+        }
+        self.nodes.push(Node {
+            window,
+            parent,
+            children: Vec::new(),
+            user_windows: Vec::new(),
+            base_m: first_m,
+            open: VecDeque::new(),
+            groups_hint: 0,
+        });
+        self.counters.tuples_folded.push(0);
+        self.counters.partials_merged.push(0);
+        Ok(i)
+    }
+
+    /// Stop showing the user windows `slots`, then prune every node that shows no user
+    /// window and feeds no node (its open instances are dropped). The nodes that stay keep
+    /// their state and their parent; indices of the remaining nodes shift down in order.
+    pub fn drop_slots(&mut self, slots: &[usize]) {
+        for n in &mut self.nodes {
+            n.user_windows.retain(|u| !slots.contains(u));
+        }
+        let mut keep = vec![true; self.nodes.len()];
+        for i in (0..self.nodes.len()).rev() {
+            let feeds = self.nodes[i].children.iter().any(|&c| keep[c]);
+            keep[i] = feeds || !self.nodes[i].user_windows.is_empty();
+        }
+        let mut new_index = vec![usize::MAX; self.nodes.len()];
+        let mut next = 0;
+        for (i, k) in keep.iter().enumerate() {
+            if *k {
+                new_index[i] = next;
+                next += 1;
+            }
+        }
+        let old = std::mem::take(&mut self.nodes);
+        let (folded, merged) = (
+            std::mem::take(&mut self.counters.tuples_folded),
+            std::mem::take(&mut self.counters.partials_merged),
+        );
+        for (i, mut n) in old.into_iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            n.parent = n.parent.map(|p| new_index[p]);
+            n.children = n
+                .children
+                .iter()
+                .filter(|&&c| keep[c])
+                .map(|&c| new_index[c])
+                .collect();
+            self.nodes.push(n);
+            self.counters.tuples_folded.push(folded[i]);
+            self.counters.partials_merged.push(merged[i]);
+        }
+        self.late_nodes.clear();
     }
 
     /// Instances open now, over every plan node (factor windows included).

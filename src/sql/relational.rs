@@ -520,7 +520,12 @@ const AGGREGATES: &[&str] = &[
 ];
 
 /// Relations the continuous binder serves on its own when read alone.
-const OLD_VIEWS: &[&str] = &["tcq_streams", "tcq_queries", "pg_stat_activity"];
+const OLD_VIEWS: &[&str] = &[
+    "tcq_streams",
+    "tcq_queries",
+    "pg_stat_activity",
+    "tcq_plans",
+];
 
 /// Which binder a SELECT goes to.
 pub(crate) enum Route {

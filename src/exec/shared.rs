@@ -1,0 +1,687 @@
+//! Cross-query sharing: one window coverage graph for the aggregate queries of many clients.
+//!
+//! Continuous aggregate queries over one stream whose WHERE, GROUP BY keys, parameter values,
+//! SLACK and coverage relation (paper Theorems 5 and 6) are equal have the same
+//! [`share_key`]. They run as members of one [`SharedAgg`]: one group dictionary and one
+//! [`SharedWindows`] over the union of the members' windows (factor windows included), folding
+//! the union of their aggregate states once per tuple. Each member reads the closed instances
+//! of its own windows and applies its own HAVING, select list, ORDER BY and LIMIT
+//! ([`QueryExec::member_event`]), so queries that differ only there share completely.
+//!
+//! Windows are compared with their START AT: two explicit START ATs make two windows; a
+//! default START AT is an epoch grid with a per-member display cut-off, so members share the
+//! node and each shows instances from its own first one on.
+//!
+//! The join rule (exact, and the design decision of this module). Before the plan has seen a
+//! tuple, a joining query is simply added and the whole plan is re-optimised from scratch.
+//! Once it runs, a query joins only if (a) the plan already carries every aggregate state it
+//! needs and (b) each of its windows shows only instances that begin after the latest
+//! timestamp the plan has consumed (the join point): those instances hold no tuple the query
+//! did not see, so its rows equal those it gets alone. The plan is then re-optimised over
+//! the union of windows; nodes it keeps run on unchanged (state and parent), and every new
+//! node (user or factor window) is appended with its parent from the new plan, computing from
+//! its first instance that begins after the join point. A query that cannot join starts a new
+//! plan of its own. When a member leaves (LIMIT, cancel, disconnect, CLOSE), its windows stop
+//! being shown and every node that no longer serves a member or feeds another node is pruned;
+//! the remaining nodes keep their state and parents.
+
+use super::group::KeyHasher;
+use super::query::{sharing_of_query, RowBatch};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows};
+use super::{Batch, Event, QueryExec};
+use crate::agg::AggSpec;
+use crate::error::Result;
+use crate::expr::{eval, EvalContext};
+use crate::sql::AggFunc;
+use crate::sql::Expr;
+use crate::types::{DataType, Value};
+use crate::wcg::{self, SharedPlan, Sharing};
+use crate::window::{floor_div, Window};
+
+/// The sharing key of `exec`: queries with equal keys over one stream can run in one plan.
+/// `None` for a query that is not shared: not a windowed aggregate, a holistic aggregate
+/// (count(DISTINCT x)), or `now()` in its WHERE, keys or arguments (fixed per query).
+///
+/// The expressions are compared in their bound form (columns by position, types resolved),
+/// so spelling, aliases and white space do not matter.
+pub fn share_key(exec: &QueryExec) -> Option<String> {
+    let q = exec.query();
+    let agg = q.aggregate.as_ref()?;
+    if exec.windows().is_empty() || exec.is_member() {
+        return None;
+    }
+    let sharing = sharing_of_query(q, exec.windows());
+    if sharing == Sharing::None {
+        return None;
+    }
+    let args: Vec<&Option<Expr>> = agg.calls.iter().map(|c| &c.arg).collect();
+    let exprs = format!("{:?}|{:?}|{:?}", q.filter, agg.group_by, args);
+    if exprs.contains("Now") {
+        return None;
+    }
+    Some(format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|slack={}|tz={}",
+        q.filter,
+        agg.group_by,
+        agg.group_types,
+        sharing,
+        exec.params(),
+        exec.slack_us(),
+        exec.tz()
+    ))
+}
+
+/// One aggregate state of the plan: function, argument, argument type.
+#[derive(Clone, Debug, PartialEq)]
+struct StateDef {
+    func: AggFunc,
+    arg: Option<Expr>,
+    arg_type: DataType,
+}
+
+/// A user window of a member, as the plan numbers them.
+#[derive(Clone, Debug)]
+struct Slot {
+    /// Index of the member in `SharedAgg::members`.
+    member: usize,
+    /// The window's index in the member's query.
+    window_idx: usize,
+    window: Window,
+    cutoff: Option<i64>,
+}
+
+/// A member query of the plan.
+#[derive(Clone, Debug)]
+struct Member {
+    id: u64,
+    slots: Vec<usize>,
+    /// Still deciding whether to send the "precedes the first window" NOTICE.
+    notice_pending: bool,
+    /// Tuples it consumed in the current batch that were late.
+    late: u64,
+    /// The plan's first current time after it joined.
+    started_us: Option<i64>,
+}
+
+/// One node of a running plan, for `tcq_plans`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeInfo {
+    /// The node's window.
+    pub window: Window,
+    /// True for a factor window (its results are shown to nobody).
+    pub factor: bool,
+    /// Index of the parent node; `None` for a root, which folds raw tuples.
+    pub parent: Option<usize>,
+    /// Ids of the member queries that read this node's window.
+    pub queries: Vec<u64>,
+    /// Tuple folds into this node's instances.
+    pub tuples_folded: u64,
+    /// Partials merged into this node's instances.
+    pub partials_merged: u64,
+}
+
+/// A cross-query shared plan and the state it runs (see the module docs for the rules).
+pub struct SharedAgg {
+    windows: SharedWindows,
+    sharing: Sharing,
+    states: Vec<StateDef>,
+    filter: Option<Expr>,
+    group_by: Vec<Expr>,
+    nkeys: usize,
+    params: Vec<Value>,
+    slack_us: i64,
+    limits: ExecLimits,
+    slots: Vec<Option<Slot>>,
+    members: Vec<Member>,
+    now_us: Option<i64>,
+    max_t_us: Option<i64>,
+    hasher: KeyHasher,
+    keybuf: Vec<Value>,
+    argbuf: Vec<Value>,
+    notices_pending: usize,
+    /// Members without `started_us`.
+    unstarted: usize,
+}
+
+impl SharedAgg {
+    /// An empty plan for queries with the share key of `exec` (which does not join yet).
+    pub fn new(exec: &QueryExec, limits: ExecLimits) -> Result<SharedAgg> {
+        let q = exec.query();
+        let agg = q.aggregate.as_ref().expect("shared queries aggregate");
+        let sharing = sharing_of_query(q, exec.windows());
+        Ok(SharedAgg {
+            windows: SharedWindows::new(
+                &SharedPlan { nodes: Vec::new() },
+                Vec::new(),
+                agg.group_by.len(),
+                agg.group_by.is_empty(),
+                limits,
+                Vec::new(),
+            )?,
+            sharing,
+            states: Vec::new(),
+            filter: q.filter.clone(),
+            group_by: agg.group_by.clone(),
+            nkeys: agg.group_by.len(),
+            params: exec.params().to_vec(),
+            slack_us: exec.slack_us(),
+            limits,
+            slots: Vec::new(),
+            members: Vec::new(),
+            now_us: None,
+            max_t_us: None,
+            hasher: KeyHasher::new(),
+            keybuf: Vec::new(),
+            argbuf: Vec::new(),
+            notices_pending: 0,
+            unstarted: 0,
+        })
+    }
+
+    /// True once the plan has consumed a tuple or a heartbeat.
+    pub fn is_running(&self) -> bool {
+        self.windows.is_started()
+    }
+
+    /// Member query ids, in the order [`SharedAgg::push_batch`] expects their executors.
+    pub fn member_ids(&self) -> Vec<u64> {
+        self.members.iter().map(|m| m.id).collect()
+    }
+
+    /// True when no member is left.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    fn state_index(&self, def: &StateDef) -> Option<usize> {
+        self.states.iter().position(|s| s == def)
+    }
+
+    fn defs_of(exec: &QueryExec) -> Vec<StateDef> {
+        let agg = exec
+            .query()
+            .aggregate
+            .as_ref()
+            .expect("shared queries aggregate");
+        agg.calls
+            .iter()
+            .map(|c| StateDef {
+                func: c.func,
+                arg: c.arg.clone(),
+                arg_type: c.arg_type,
+            })
+            .collect()
+    }
+
+    /// The index of the first instance of `w` that begins after `t_us`.
+    fn first_after(w: &Window, t_us: i64) -> i64 {
+        let (s, o) = (w.slide_us as i128, w.offset_us() as i128);
+        let m = (floor_div(t_us as i128 - o, s) + 1).clamp(i64::MIN as i128, i64::MAX as i128);
+        (m as i64).max(w.first_index())
+    }
+
+    /// The first instance a window shows: its first one (explicit START AT), or the first
+    /// beginning at or after its default START AT's cut-off; `None` for `START AT 'epoch'`
+    /// (the query alone shows from the instance its first tuple falls in).
+    fn first_shown(w: &Window, cutoff: Option<i64>) -> Option<i64> {
+        match (w.is_bounded(), cutoff) {
+            (true, _) => Some(w.first_index()),
+            (false, Some(c)) => {
+                let s = w.slide_us as i128;
+                Some(floor_div(c as i128 - w.offset_us() as i128 + s - 1, s) as i64)
+            }
+            (false, None) => None,
+        }
+    }
+
+    /// Why `exec` cannot join this plan now, or `None` when it can (same share key
+    /// assumed).
+    pub fn join_refusal(&self, exec: &QueryExec) -> Option<&'static str> {
+        if !self.is_running() {
+            return None;
+        }
+        if Self::defs_of(exec)
+            .iter()
+            .any(|d| self.state_index(d).is_none())
+        {
+            return Some("the running plan lacks one of its aggregate states");
+        }
+        let join_point = self.join_point();
+        let fits = exec
+            .windows()
+            .iter()
+            .zip(exec.cutoffs())
+            .all(|(w, c)| Self::first_shown(w, *c).is_some_and(|m| w.lower_us(m) > join_point));
+        if !fits {
+            return Some("a window of it begins before the plan's current time");
+        }
+        None
+    }
+
+    fn join_point(&self) -> i64 {
+        self.max_t_us
+            .unwrap_or(i64::MIN)
+            .max(self.now_us.unwrap_or(i64::MIN))
+    }
+
+    /// Add query `id` (executor `exec`, which must pass [`SharedAgg::join_refusal`]) to the
+    /// plan and make `exec` a member. `eta_per_sec`: the stream's event rate for the cost
+    /// model. Errors: 54000 when a new window keeps more open instances than allowed.
+    pub fn join(&mut self, id: u64, exec: &mut QueryExec, eta_per_sec: f64) -> Result<()> {
+        debug_assert!(self.join_refusal(exec).is_none(), "checked by the caller");
+        let defs = Self::defs_of(exec);
+        let running = self.is_running();
+        let mut spec_map = Vec::with_capacity(defs.len());
+        for d in defs {
+            let i = match self.state_index(&d) {
+                Some(i) => i,
+                None => {
+                    self.states.push(d);
+                    self.states.len() - 1
+                }
+            };
+            spec_map.push(i);
+        }
+        let member = self.members.len();
+        let first_slot = self.slots.len();
+        for (i, (w, c)) in exec.windows().iter().zip(exec.cutoffs()).enumerate() {
+            self.slots.push(Some(Slot {
+                member,
+                window_idx: i,
+                window: *w,
+                cutoff: *c,
+            }));
+        }
+        let slots: Vec<usize> = (first_slot..self.slots.len()).collect();
+        self.members.push(Member {
+            id,
+            slots: slots.clone(),
+            notice_pending: true,
+            late: 0,
+            started_us: None,
+        });
+        self.unstarted += 1;
+        self.notices_pending += 1;
+        let placed = if running {
+            self.extend_running(&slots, eta_per_sec)
+        } else {
+            self.rebuild(eta_per_sec)
+        };
+        if let Err(e) = placed {
+            self.leave(id, eta_per_sec);
+            return Err(e);
+        }
+        exec.become_member(spec_map);
+        Ok(())
+    }
+
+    /// The live slots and their windows, for the optimizer.
+    fn live_windows(&self) -> (Vec<usize>, Vec<Window>) {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|s| (i, s.window)))
+            .unzip()
+    }
+
+    /// Re-plan a plan that has not started: every member's windows, from scratch.
+    fn rebuild(&mut self, eta_per_sec: f64) -> Result<()> {
+        // Renumber the slots densely (nothing refers to them before the plan runs).
+        let live: Vec<Slot> = self.slots.drain(..).flatten().collect();
+        for m in &mut self.members {
+            m.slots.clear();
+        }
+        for (i, s) in live.iter().enumerate() {
+            self.members[s.member].slots.push(i);
+        }
+        self.slots = live.into_iter().map(Some).collect();
+        let windows: Vec<Window> = self.slots.iter().flatten().map(|s| s.window).collect();
+        let cutoffs: Vec<Option<i64>> = self.slots.iter().flatten().map(|s| s.cutoff).collect();
+        let plan = wcg::plan(&windows, self.sharing, eta_per_sec);
+        self.windows = SharedWindows::new(
+            &plan,
+            self.specs(),
+            self.nkeys,
+            self.nkeys == 0,
+            self.limits,
+            cutoffs,
+        )?;
+        Ok(())
+    }
+
+    fn specs(&self) -> Vec<AggSpec> {
+        self.states
+            .iter()
+            .map(|d| AggSpec::new(d.func, d.arg_type, false))
+            .collect()
+    }
+
+    /// Place the new `slots` into the running plan (see the module docs).
+    fn extend_running(&mut self, new_slots: &[usize], eta_per_sec: f64) -> Result<()> {
+        let join_point = self.join_point();
+        let (live, windows) = self.live_windows();
+        let plan = wcg::plan(&windows, self.sharing, eta_per_sec);
+        let mut node_of = vec![usize::MAX; plan.nodes.len()];
+        for (k, n) in plan.nodes.iter().enumerate() {
+            let idx = match self.windows.node_of(&n.window) {
+                Some(i) => i,
+                None => {
+                    let parent = n.parent.map(|p| node_of[p]);
+                    let first = Self::first_after(&n.window, join_point);
+                    self.windows.push_node(n.window, parent, first)?
+                }
+            };
+            node_of[k] = idx;
+            for &u in &n.user_windows {
+                let slot = live[u];
+                if new_slots.contains(&slot) {
+                    let s = self.slots[slot].as_ref().expect("live slot");
+                    let first =
+                        Self::first_shown(&s.window, s.cutoff).expect("checked by join_refusal");
+                    self.windows.show_slot(idx, slot, first);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove member `id`: its windows stop being shown and nodes that serve nobody are
+    /// pruned (see the module docs). A plan that has not started is re-optimised.
+    pub fn leave(&mut self, id: u64, eta_per_sec: f64) {
+        let Some(mi) = self.members.iter().position(|m| m.id == id) else {
+            return;
+        };
+        let member = self.members.remove(mi);
+        if member.started_us.is_none() {
+            self.unstarted -= 1;
+        }
+        if member.notice_pending {
+            self.notices_pending -= 1;
+        }
+        for &s in &member.slots {
+            self.slots[s] = None;
+        }
+        for s in self.slots.iter_mut().flatten() {
+            if s.member > mi {
+                s.member -= 1;
+            }
+        }
+        if self.is_running() {
+            self.windows.drop_slots(&member.slots);
+        } else if self.rebuild(eta_per_sec).is_err() {
+            // Fewer windows than a plan that was accepted cannot exceed a limit.
+            debug_assert!(false, "a smaller plan fits the limits");
+        }
+    }
+
+    /// The running plan's nodes, parents before children.
+    pub fn nodes(&self) -> Vec<NodeInfo> {
+        let counters = &self.windows.counters;
+        self.windows
+            .node_list()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (window, parent, users))| {
+                let mut queries: Vec<u64> = users
+                    .iter()
+                    .filter_map(|&u| self.slots.get(u).cloned().flatten())
+                    .map(|s| self.members[s.member].id)
+                    .collect();
+                queries.sort_unstable();
+                queries.dedup();
+                NodeInfo {
+                    window,
+                    factor: users.is_empty(),
+                    parent,
+                    queries,
+                    tuples_folded: counters.tuples_folded.get(i).copied().unwrap_or(0),
+                    partials_merged: counters.partials_merged.get(i).copied().unwrap_or(0),
+                }
+            })
+            .collect()
+    }
+
+    /// The plan the running nodes form, for the cost model.
+    pub fn plan(&self) -> SharedPlan {
+        SharedPlan {
+            nodes: self
+                .windows
+                .node_list()
+                .into_iter()
+                .map(|(window, parent, user_windows)| wcg::PlanNode {
+                    window,
+                    user_windows,
+                    parent,
+                })
+                .collect(),
+        }
+    }
+
+    /// The model cost (paper section 3.2, events per second of stream time at
+    /// `eta_per_sec`) of the members plus `extra` (a query's windows about to join, empty
+    /// for none): `(shared, alone)`, where `shared` is the min-cost plan over the union of
+    /// their windows and `alone` the sum of each query's own min-cost plan.
+    pub fn model_costs(&self, extra: &[Window], eta_per_sec: f64) -> (f64, f64) {
+        let mut sets = self.member_windows();
+        if !extra.is_empty() {
+            sets.push(extra.to_vec());
+        }
+        let union: Vec<Window> = sets.iter().flatten().copied().collect();
+        let shared = wcg::optimize(&union, self.sharing, eta_per_sec)
+            .chosen()
+            .total
+            .per_sec;
+        let alone = sets
+            .iter()
+            .map(|ws| {
+                wcg::optimize(ws, self.sharing, eta_per_sec)
+                    .chosen()
+                    .total
+                    .per_sec
+            })
+            .sum();
+        (shared, alone)
+    }
+
+    /// The state the plan holds now (shared by all its members).
+    pub fn state(&self) -> super::StateSummary {
+        super::StateSummary {
+            open_instances: self.windows.open_instances(),
+            groups: self.windows.dict().len(),
+            state_bytes: self.windows.state_bytes(),
+        }
+    }
+
+    /// The coverage relation of the plan's edges.
+    pub fn sharing(&self) -> Sharing {
+        self.sharing
+    }
+
+    /// Every live member window, once per member (the unshared baseline runs each query
+    /// alone).
+    pub fn member_windows(&self) -> Vec<Vec<Window>> {
+        self.members
+            .iter()
+            .map(|m| {
+                m.slots
+                    .iter()
+                    .filter_map(|&s| self.slots[s].as_ref().map(|s| s.window))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Consume a batch in arrival order. `members[i]` is the executor of the member
+    /// `member_ids()[i]`, `outs[i]` receives its events. An error (a limit, an expression
+    /// error in the shared WHERE, keys or arguments) ends every member.
+    pub fn push_batch(
+        &mut self,
+        batch: &Batch,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        debug_assert_eq!(members.len(), self.members.len(), "one executor per member");
+        let n = batch.len() as u64;
+        let result = match batch {
+            Batch::Rows(b) => self.push_rows(b, members, outs),
+            Batch::Columns(b) => self.push_rows(&b.to_rows(), members, outs),
+        };
+        for (m, exec) in self.members.iter_mut().zip(members.iter_mut()) {
+            exec.member_progress(n, m.late, m.started_us, self.now_us);
+            m.late = 0;
+        }
+        result
+    }
+
+    /// Move current time to `t_us` without a tuple (heartbeat, server clock).
+    pub fn heartbeat(
+        &mut self,
+        t_us: i64,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        let t = t_us.saturating_sub(self.slack_us);
+        if self.now_us.is_none_or(|now| t > now) {
+            self.advance(t, members, outs)?;
+        }
+        for (m, exec) in self.members.iter().zip(members.iter_mut()) {
+            exec.member_progress(0, 0, m.started_us, self.now_us);
+        }
+        Ok(())
+    }
+
+    fn push_rows(
+        &mut self,
+        batch: &RowBatch,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        for i in 0..batch.len() {
+            let t = batch.times[i];
+            let row = batch.row(i);
+            let time = t.saturating_sub(self.slack_us);
+            if self.now_us.is_none_or(|now| time > now) {
+                self.advance(time, members, outs)?;
+            }
+            self.max_t_us = Some(self.max_t_us.map_or(t, |m| m.max(t)));
+            let in_order = self.now_us.is_some_and(|now| t >= now);
+            let ctx = EvalContext {
+                row,
+                params: &self.params,
+                window: None,
+                now_us: 0,
+                session: None,
+            };
+            if let Some(f) = &self.filter {
+                if !matches!(eval(f, &ctx)?, Value::Bool(true)) {
+                    continue;
+                }
+            }
+            self.keybuf.clear();
+            for k in &self.group_by {
+                self.keybuf.push(match k {
+                    Expr::Column(c) => row[*c].clone(),
+                    _ => eval(k, &ctx)?,
+                });
+            }
+            self.argbuf.clear();
+            for s in &self.states {
+                self.argbuf.push(match &s.arg {
+                    None => Value::Bool(true),
+                    Some(Expr::Column(c)) => row[*c].clone(),
+                    Some(e) => eval(e, &ctx)?,
+                });
+            }
+            let hash = self.hasher.hash(&self.keybuf);
+            let gid = self.windows.intern(hash, &self.keybuf);
+            if self.windows.fold(t, gid, &self.argbuf, in_order)? {
+                self.count_late();
+            }
+            if self.notices_pending > 0 {
+                self.notices(t, members, outs);
+            }
+        }
+        Ok(())
+    }
+
+    /// Charge a late tuple to each member whose window missed an instance.
+    fn count_late(&mut self) {
+        let nodes = self.windows.take_late_nodes();
+        let list = self.windows.node_list();
+        let mut hit = vec![false; self.members.len()];
+        for n in nodes {
+            for &u in &list[n].2 {
+                if let Some(s) = self.slots.get(u).cloned().flatten() {
+                    hit[s.member] = true;
+                }
+            }
+        }
+        for (m, h) in self.members.iter_mut().zip(hit) {
+            m.late += h as u64;
+        }
+    }
+
+    fn notices(&mut self, t: i64, members: &mut [&mut QueryExec], outs: &mut [Vec<Event>]) {
+        for (i, m) in self.members.iter_mut().enumerate() {
+            if m.notice_pending && !members[i].member_tuple(t, &mut outs[i]) {
+                m.notice_pending = false;
+                self.notices_pending -= 1;
+            }
+        }
+    }
+
+    fn advance(
+        &mut self,
+        t_us: i64,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        self.now_us = Some(t_us);
+        if self.unstarted > 0 {
+            for m in self.members.iter_mut().filter(|m| m.started_us.is_none()) {
+                m.started_us = Some(t_us);
+            }
+            self.unstarted = 0;
+        }
+        let mut events: Vec<Vec<ClosedInstance>> = Vec::new();
+        let skipped = self.windows.advance(t_us, &mut |_, closed| {
+            events.push(closed);
+            Ok(true)
+        })?;
+        let mut per: Vec<Vec<(usize, &ClosedInstance)>> = if events.is_empty() {
+            Vec::new()
+        } else {
+            vec![Vec::new(); self.members.len()]
+        };
+        for closed in &events {
+            for list in &mut per {
+                list.clear();
+            }
+            for inst in closed {
+                for &u in &inst.user_windows {
+                    if let Some(s) = &self.slots[u] {
+                        per[s.member].push((s.window_idx, inst));
+                    }
+                }
+            }
+            let (dict, specs) = (self.windows.dict(), self.windows.specs());
+            for (i, list) in per.iter_mut().enumerate() {
+                if !list.is_empty() {
+                    members[i].member_event(std::mem::take(list), dict, specs, &mut outs[i])?;
+                }
+            }
+        }
+        self.windows.maybe_compact();
+        if let Some(s) = skipped {
+            for out in outs.iter_mut() {
+                out.push(Event::Notice(format!(
+                    "current time jumped to {}: {} empty slide events from the window ending at {} on were not emitted (empty_slide_events_max)",
+                    crate::time::format_timestamp(s.to_us),
+                    s.slide_events,
+                    crate::time::format_timestamp(s.from_us)
+                )));
+            }
+        }
+        Ok(())
+    }
+}

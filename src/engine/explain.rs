@@ -27,6 +27,8 @@ pub(crate) async fn explain(
             ));
         }
         super::join::explain(engine, query, params)?
+    } else if options.format == ExplainFormat::Flink {
+        flink(engine, &query, &options)?
     } else if query.is_continuous() {
         let (stream, windows) = resolve(engine, &query)?;
         let eta = options
@@ -172,6 +174,38 @@ fn across_queries(
     vec![head, why]
 }
 
+/// EXPLAIN (FORMAT FLINK): the plan the executor would run, as Flink SQL.
+///
+/// Errors: 0A000 with ANALYZE (the export does not run the query), for a query that reads
+/// no stream, and for what [`crate::wcg::flink::flink_sql`] cannot express exactly.
+fn flink(engine: &Arc<Engine>, query: &Query, options: &ExplainOptions) -> Result<Vec<String>> {
+    use crate::wcg::flink::{flink_sql, FlinkSource};
+    if options.analyze {
+        return Err(crate::Error::FeatureNotSupported(
+            "EXPLAIN (FORMAT FLINK) does not run the query; drop ANALYZE".into(),
+        ));
+    }
+    if !matches!(query.source, crate::sql::Source::Stream { .. }) {
+        return Err(crate::Error::FeatureNotSupported(
+            "EXPLAIN (FORMAT FLINK) exports continuous aggregates over one stream (no joins, no tables)"
+                .into(),
+        ));
+    }
+    let (stream, resolved) = resolve(engine, query)?;
+    let eta = options
+        .event_rate_per_sec
+        .unwrap_or_else(|| stream.event_rate_per_sec());
+    let (windows, cutoffs): (Vec<_>, Vec<_>) = resolved.into_iter().unzip();
+    let plan = crate::exec::plan_windows(query, &windows, eta);
+    let source = FlinkSource {
+        name: &stream.name,
+        columns: &stream.columns,
+        ts_col: stream.ts_col,
+        slack_us: super::session::query_slack_us(&query.windows, stream.slack_us),
+    };
+    flink_sql(query, &source, &windows, &cutoffs, &plan)
+}
+
 /// Render the optimizer's report in the requested format; with ANALYZE, the measured work
 /// per plan node and the rows emitted follow.
 fn render(
@@ -189,6 +223,7 @@ fn render(
         ExplainFormat::Text => explain_text(&report, m.as_ref()),
         ExplainFormat::Json => vec![explain_json(&report, m.as_ref())],
         ExplainFormat::Dot => vec![explain_dot(&report, m.as_ref())],
+        ExplainFormat::Flink => unreachable!("EXPLAIN (FORMAT FLINK) is rendered by flink()"),
     };
     if let (Some((rows, _, _)), ExplainFormat::Text) = (measured, options.format) {
         lines.push(format!("Rows emitted: {rows}"));

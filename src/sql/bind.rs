@@ -898,6 +898,7 @@ impl<'a> Binder<'a> {
             None | Some("text") => ExplainFormat::Text,
             Some("json") => ExplainFormat::Json,
             Some("dot") => ExplainFormat::Dot,
+            Some("flink") => ExplainFormat::Flink,
             Some(other) => {
                 return Err(Error::InvalidParameterValue(format!(
                     "unrecognized value for EXPLAIN option \"format\": \"{other}\""

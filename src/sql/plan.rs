@@ -451,6 +451,9 @@ pub enum ExplainFormat {
     Json,
     /// Graphviz DOT.
     Dot,
+    /// Flink SQL (Flink 2.x) computing the same rows along the same plan, one line per row
+    /// (see [`crate::wcg::flink`]).
+    Flink,
 }
 
 /// How many rows a FETCH takes.

@@ -14,6 +14,7 @@
 //! - [`factor`]: factor windows, Algorithms 2-4 with Equations 2-3 and Theorems 8-9;
 //! - [`report`]: the named steps and the final choice;
 //! - [`explain`]: EXPLAIN as text, JSON and Graphviz DOT;
+//! - [`flink`]: EXPLAIN (FORMAT FLINK), the plan as Flink SQL cascading window aggregation;
 //! - [`eval`]: the paper's evaluation (section 5): generators and the BL/UP/SP/WCG/WCG-FW
 //!   model costs.
 //!
@@ -41,6 +42,7 @@ pub mod cost;
 pub mod eval;
 pub mod explain;
 pub mod factor;
+pub mod flink;
 pub mod graph;
 pub mod report;
 

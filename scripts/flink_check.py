@@ -47,7 +47,8 @@ STREAM_DDL = (
 )
 
 # The paper's 10/20/30/40 example (issue 7's Q2), issue 7's Q1, a hopping set with a factor
-# window and a START AT off the grid, and a jumping window with WHERE and HAVING.
+# window, windows off their slide's multiple with a START AT off the grid, WHERE and HAVING, a
+# jumping window, and min over hopping windows (a covered-by edge from a hopping parent).
 QUERIES = [
     "SELECT origin, wtime(*), min(delay) FROM flights "
     f"[RANGE BY '10 minutes' {START}] [RANGE BY '20 minutes' {START}] "
@@ -64,6 +65,9 @@ QUERIES = [
     "WHERE distance > 300 GROUP BY destination HAVING count(*) > 1",
     "SELECT origin, wtime(*), min(delay), max(delay) FROM flights "
     f"[RANGE BY '5 minutes' SLIDE BY '15 minutes' {START}] GROUP BY origin",
+    "SELECT origin, wstart(*), min(delay) FROM flights "
+    f"[RANGE BY '20 minutes' SLIDE BY '10 minutes' {START}] "
+    f"[RANGE BY '40 minutes' SLIDE BY '20 minutes' {START}] GROUP BY origin",
 ]
 
 

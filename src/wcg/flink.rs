@@ -507,18 +507,14 @@ fn sink(
         "-- The user-visible windows' rows, united. Replace 'print' with the real sink.".into(),
         "CREATE TEMPORARY TABLE tcq_sink (".into(),
     ];
-    let cols: Vec<String> = query
-        .columns
-        .iter()
-        .map(|c| {
-            Ok(format!(
-                "  {} {}",
-                ident(&c.name),
-                flink_type(&c.data_type)?
-            ))
-        })
-        .collect::<Result<_>>()?;
-    out.push(cols.join(",\n"));
+    for (i, c) in query.columns.iter().enumerate() {
+        let comma = if i + 1 < query.columns.len() { "," } else { "" };
+        out.push(format!(
+            "  {} {}{comma}",
+            ident(&c.name),
+            flink_type(&c.data_type)?
+        ));
+    }
     out.push(") WITH ('connector' = 'print');".into());
     out.push("INSERT INTO tcq_sink".into());
     let mut branches = Vec::new();
@@ -709,4 +705,309 @@ fn literal(v: &Value) -> Result<String> {
         Value::Timestamp(us) if us % MS == 0 => timestamp(*us),
         _ => return refuse(format!("the constant {v:?}")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The emitted text for the paper's 10/20/30/40 example and issue 7's Q1, the HOP
+    //! workarounds, and each refusal. `scripts/flink_check.sh` runs such scripts on Flink.
+    use super::*;
+    use crate::sql::{bind, parse, Plan, SchemaProvider, StartSpec};
+
+    struct Flights;
+
+    fn columns() -> Vec<Column> {
+        vec![
+            Column::new("ts", DataType::Timestamp),
+            Column::new("delay", DataType::Int4),
+            Column::new("distance", DataType::Int8),
+            Column::new("origin", DataType::Text),
+        ]
+    }
+
+    impl SchemaProvider for Flights {
+        fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+            match name {
+                "flights" => Some((columns(), Some(0))),
+                "clicks" => Some((vec![Column::new("url", DataType::Text)], None)),
+                _ => None,
+            }
+        }
+        fn system_view(&self, _: &str) -> Option<Vec<Column>> {
+            None
+        }
+    }
+
+    /// The script for `sql`, planned as the executor plans it at one event per minute.
+    fn export(sql: &str, slack_us: i64) -> Result<Vec<String>> {
+        let stmts = parse(sql).unwrap();
+        let Plan::Query(q) = bind(&stmts[0], &Flights, &[]).unwrap() else {
+            panic!("{sql} is a query")
+        };
+        let now = 978_307_200_000_000 + 123_000_000; // 2001-01-01 00:02:03
+        let resolved: Vec<(Window, Option<i64>)> = q
+            .windows
+            .iter()
+            .map(|w| {
+                // As the engine resolves START AT (session::resolve_window).
+                let (start, cutoff) = match w.start {
+                    StartSpec::Default => (Start::Epoch, Some(now - now % w.slide_us)),
+                    StartSpec::Epoch => (Start::Epoch, None),
+                    StartSpec::At(t) => (Start::At(t), None),
+                };
+                (Window::new(w.range_us, w.slide_us, start).unwrap(), cutoff)
+            })
+            .collect();
+        let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
+        let plan = crate::exec::plan_windows(&q, &windows, 1.0 / 60.0);
+        let cols = columns();
+        let (name, cols, ts_col) = match &q.source {
+            Source::Stream { name, .. } if name == "clicks" => {
+                (name.clone(), vec![Column::new("url", DataType::Text)], None)
+            }
+            Source::Stream { name, .. } => (name.clone(), cols, Some(0)),
+            _ => ("join".to_string(), cols, Some(0)),
+        };
+        let source = FlinkSource {
+            name: &name,
+            columns: &cols,
+            ts_col,
+            slack_us,
+        };
+        flink_sql(&q, &source, &windows, &cutoffs, &plan)
+    }
+
+    fn refused(sql: &str) -> String {
+        match export(sql, 0) {
+            Err(Error::FeatureNotSupported(m)) => m,
+            other => panic!("{sql}: expected 0A000, got {other:?}"),
+        }
+    }
+
+    const O: &str = "START AT '2001-01-01 00:00:00'";
+
+    /// The lines of `script` that define views or feed the sink (comments and DDL aside).
+    fn body(script: &[String]) -> Vec<&str> {
+        script
+            .iter()
+            .map(String::as_str)
+            .filter(|l| l.starts_with("SELECT") || l.starts_with("WHERE") || l.starts_with("UNION"))
+            .collect()
+    }
+
+    #[test]
+    fn paper_10_20_30_40_cascades_along_the_min_cost_wcg() {
+        let q = format!(
+            "SELECT origin, wtime(*), min(delay) FROM flights [RANGE BY '10 minutes' {O}] \
+             [RANGE BY '20 minutes' {O}] [RANGE BY '30 minutes' {O}] [RANGE BY '40 minutes' {O}] \
+             GROUP BY origin"
+        );
+        let script = export(&q, 0).unwrap();
+        assert_eq!(script[2], "SET 'table.local-time-zone' = 'UTC';");
+        assert!(script.contains(&"  WATERMARK FOR `ts` AS `ts`".to_string()));
+        let node = |from: &str, time: &str, minutes: i64, agg: &str| {
+            format!(
+                "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, {agg} AS m0 \
+                 FROM TABLE(TUMBLE(TABLE {from}, DESCRIPTOR({time}), INTERVAL '{minutes}' MINUTE)) \
+                 GROUP BY window_start, window_end, window_time, k0;"
+            )
+        };
+        let out = |n: usize| {
+            format!(
+                "SELECT CAST(k0 AS STRING) AS `origin`, CAST(we AS TIMESTAMP(3)) AS `wtime`, \
+                 CAST(m0 AS INT) AS `min` FROM tcq_n{n} WHERE ws >= TIMESTAMP '2001-01-01 00:00:00'"
+            )
+        };
+        // The paper's forest: 20 <- 10, 30 <- 10, 40 <- 20 (plan order 10, 20, 40, 30).
+        let expected = vec![
+            "SELECT `ts`, `origin` AS k0, `delay` AS a0".to_string(),
+            node("tcq_input", "`ts`", 10, "MIN(a0)"),
+            node("tcq_n0", "rt", 20, "MIN(m0)"),
+            node("tcq_n1", "rt", 40, "MIN(m0)"),
+            node("tcq_n0", "rt", 30, "MIN(m0)"),
+            out(0),
+            "UNION ALL".into(),
+            out(1),
+            "UNION ALL".into(),
+            out(3),
+            "UNION ALL".into(),
+            out(2) + ";",
+        ];
+        assert_eq!(body(&script), expected);
+    }
+
+    #[test]
+    fn q1_hops_over_the_ten_minute_factor_window_and_carries_avg_as_sum_and_count() {
+        let q = format!(
+            "SELECT origin, wtime(*), count(*), avg(delay), max(delay) FROM flights \
+             [RANGE BY '1 hour' SLIDE BY '10 minutes' {O}] GROUP BY origin"
+        );
+        let script = export(&q, 0).unwrap();
+        let expected = vec![
+            "SELECT `ts`, `origin` AS k0, `delay` AS a1, `delay` AS a2",
+            "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, COUNT(*) AS c0, \
+             SUM(CAST(a1 AS BIGINT)) AS s1, COUNT(a1) AS n1, MAX(a2) AS m2 FROM \
+             TABLE(TUMBLE(TABLE tcq_input, DESCRIPTOR(`ts`), INTERVAL '10' MINUTE)) \
+             GROUP BY window_start, window_end, window_time, k0;",
+            "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, SUM(c0) AS c0, \
+             SUM(s1) AS s1, SUM(n1) AS n1, MAX(m2) AS m2 FROM TABLE(HOP(TABLE tcq_n0, \
+             DESCRIPTOR(rt), INTERVAL '10' MINUTE, INTERVAL '1' HOUR)) \
+             GROUP BY window_start, window_end, window_time, k0;",
+            "SELECT CAST(k0 AS STRING) AS `origin`, CAST(we AS TIMESTAMP(3)) AS `wtime`, \
+             CAST(c0 AS BIGINT) AS `count`, CAST(CAST(s1 AS DECIMAL(20, 0)) / \
+             CAST(NULLIF(n1, 0) AS DECIMAL(19, 0)) AS DECIMAL(38, 18)) AS `avg`, \
+             CAST(m2 AS INT) AS `max` FROM tcq_n1 WHERE ws >= TIMESTAMP '2001-01-01 00:00:00';",
+        ];
+        assert_eq!(body(&script), expected);
+        assert!(script.contains(&"  `avg` DECIMAL(38, 18),".to_string()));
+    }
+
+    #[test]
+    fn a_hopping_parent_shifts_the_childs_window_so_it_merges_only_covering_instances() {
+        // min: 10 -> <20, 10> -> factor <20, 20> -> <40, 20>. The factor window merges one
+        // instance of <20, 10> (M = 1): a window of 20 - 20 + 10 = 10 minutes over rt ends
+        // where the child's instance ends, and ws = we - 20 minutes; the 10-minute hop keeps
+        // the 20-minute grid with the MOD filter.
+        let q = format!(
+            "SELECT origin, wstart(*), min(delay) FROM flights \
+             [RANGE BY '20 minutes' SLIDE BY '10 minutes' {O}] \
+             [RANGE BY '40 minutes' SLIDE BY '20 minutes' {O}] GROUP BY origin"
+        );
+        let script = export(&q, 0).unwrap();
+        let b = body(&script);
+        assert_eq!(
+            b[3],
+            "SELECT * FROM (SELECT window_end - INTERVAL '20' MINUTE AS ws, window_end AS we, \
+             window_time AS rt, k0, MIN(m0) AS m0 FROM TABLE(TUMBLE(TABLE tcq_n1, DESCRIPTOR(rt), \
+             INTERVAL '10' MINUTE)) GROUP BY window_start, window_end, window_time, k0)"
+        );
+        assert_eq!(
+            b[4],
+            "WHERE MOD(TIMESTAMPDIFF(MINUTE, TIMESTAMP '1970-01-01 00:00:00', ws), 20) = 0;"
+        );
+        assert_eq!(
+            b[5],
+            "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, MIN(m0) AS m0 \
+             FROM TABLE(HOP(TABLE tcq_n2, DESCRIPTOR(rt), INTERVAL '20' MINUTE, INTERVAL '40' MINUTE)) \
+             GROUP BY window_start, window_end, window_time, k0;"
+        );
+        assert!(b[6].starts_with(
+            "SELECT CAST(k0 AS STRING) AS `origin`, CAST(ws AS TIMESTAMP(3)) AS `wstart`"
+        ));
+        assert!(b[8].ends_with("FROM tcq_n3 WHERE ws >= TIMESTAMP '2001-01-01 00:00:00';"));
+    }
+
+    #[test]
+    fn ranges_that_are_not_multiples_of_the_slide_hop_by_the_gcd_and_keep_their_grid() {
+        let q = "SELECT origin, wtime(*), max(delay) FROM flights \
+                 [RANGE BY '25 minutes' SLIDE BY '10 minutes' START AT '2001-01-01 00:07:00'] \
+                 GROUP BY origin";
+        let script = export(q, 0).unwrap().join("\n");
+        assert!(
+            script.contains(
+                "FROM TABLE(HOP(TABLE tcq_n0, DESCRIPTOR(rt), INTERVAL '5' MINUTE, \
+                 INTERVAL '25' MINUTE, INTERVAL '2' MINUTE))"
+            ),
+            "{script}"
+        );
+        assert!(
+            script.contains(
+                "WHERE MOD(TIMESTAMPDIFF(MINUTE, TIMESTAMP '1970-01-01 00:00:00', ws), 10) = 7;"
+            ),
+            "{script}"
+        );
+        assert!(
+            script.contains("WHERE ws >= TIMESTAMP '2001-01-01 00:07:00';"),
+            "{script}"
+        );
+        // A jumping window: 5 minutes every 15.
+        let q = format!(
+            "SELECT origin, wtime(*), max(delay) FROM flights \
+             [RANGE BY '5 minutes' SLIDE BY '15 minutes' {O}] GROUP BY origin"
+        );
+        let script = export(&q, 0).unwrap().join("\n");
+        assert!(
+            script
+                .contains("TABLE(TUMBLE(TABLE tcq_input, DESCRIPTOR(`ts`), INTERVAL '5' MINUTE))"),
+            "{script}"
+        );
+        assert!(script.contains("ws), 15) = 0;"), "{script}");
+    }
+
+    #[test]
+    fn default_start_filters_from_the_submission_slide_and_epoch_does_not_filter() {
+        let q = "SELECT origin, wtime(*), count(*) FROM flights [RANGE BY '10 minutes'] \
+                 WHERE delay > 5 AND origin IN ('SFO', 'LAX') GROUP BY origin";
+        let script = export(q, 5_000_000).unwrap().join("\n");
+        assert!(
+            script.contains("WHERE ws >= TIMESTAMP '2001-01-01 00:00:00';"),
+            "{script}"
+        );
+        assert!(script.contains("WATERMARK FOR `ts` AS `ts` - INTERVAL '5' SECOND"));
+        assert!(script.contains("WHERE ((`delay` > 5) AND (`origin` IN ('SFO', 'LAX')));"));
+        let q = "SELECT origin, count(*) FROM flights [RANGE BY '10 minutes' START AT 'epoch'] \
+                 GROUP BY origin HAVING count(*) > 2";
+        let script = export(q, 0).unwrap().join("\n");
+        assert!(script.contains("FROM tcq_n0 WHERE (c0 > 2);"), "{script}");
+        assert!(!script.contains("ws >="), "{script}");
+    }
+
+    #[test]
+    fn what_flink_cannot_match_is_refused() {
+        let w = format!("[RANGE BY '10 minutes' {O}]");
+        let cases = [
+            (
+                format!("SELECT count(*) FROM flights {w}"),
+                "ungrouped aggregate",
+            ),
+            (
+                format!("SELECT origin, count(DISTINCT delay) FROM flights {w} GROUP BY origin"),
+                "count(DISTINCT)",
+            ),
+            (
+                format!("SELECT origin, stddev(delay) FROM flights {w} GROUP BY origin"),
+                "stddev",
+            ),
+            (
+                format!("SELECT origin, avg(distance) FROM flights {w} GROUP BY origin"),
+                "avg(bigint)",
+            ),
+            (
+                format!("SELECT origin, count(*) FROM flights {w} GROUP BY origin LIMIT 3"),
+                "LIMIT",
+            ),
+            (
+                format!("SELECT origin, delay FROM flights {w}"),
+                "without aggregates",
+            ),
+            (
+                "SELECT origin, delay FROM flights".to_string(),
+                "without a window clause",
+            ),
+            (
+                "SELECT url, count(*) FROM clicks [RANGE BY '1 minute'] GROUP BY url".to_string(),
+                "TIMESTAMPCOLUMN",
+            ),
+        ];
+        for (sql, why) in cases {
+            let m = refused(&sql);
+            assert!(m.contains(why), "{sql}: {m}");
+            assert!(
+                m.starts_with("EXPLAIN (FORMAT FLINK) cannot express"),
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn intervals_use_the_largest_unit_below_100() {
+        assert_eq!(interval(90_000_000).unwrap(), "INTERVAL '90' SECOND");
+        assert_eq!(interval(3_600_000_000).unwrap(), "INTERVAL '1' HOUR");
+        assert_eq!(
+            interval(100_500_000).unwrap(),
+            "INTERVAL '0 00:01:40.500' DAY TO SECOND(3)"
+        );
+        assert!(interval(1_500).is_err(), "sub-millisecond");
+        assert!(interval(0).is_err());
+    }
 }

@@ -44,7 +44,7 @@ async fn explain_format_flink_returns_the_script_as_query_plan_rows() {
     assert_eq!(lines[2], "SET 'table.local-time-zone' = 'UTC';");
     let expected = [
         "  `ts` TIMESTAMP(3),",
-        "  WATERMARK FOR `ts` AS `ts`",
+        "  WATERMARK FOR `ts` AS `ts` - INTERVAL '0.001' SECOND",
         "SELECT `ts`, `origin` AS k0, `delay` AS a1, `delay` AS a2",
         "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, COUNT(*) AS c0, \
          SUM(CAST(a1 AS BIGINT)) AS s1, COUNT(a1) AS n1, MAX(a2) AS m2 FROM \

@@ -4,8 +4,9 @@
 //! [`flink_sql`] writes one script, statement by statement:
 //! 1. `SET 'table.local-time-zone' = 'UTC'` (tcq's windows are aligned to the epoch in UTC);
 //! 2. the source table: the stream's columns, a `WATERMARK` on its TIMESTAMPCOLUMN (the
-//!    column itself when SLACK is 0, else the column minus the SLACK), and placeholder
-//!    filesystem/CSV options to replace with the real source's;
+//!    column minus the SLACK minus 1 ms: Flink fires an instance `[a, e)` once the watermark
+//!    reaches `e - 1 ms`, tcq once its time, the highest timestamp minus the SLACK, reaches
+//!    `e`), and placeholder filesystem/CSV options to replace with the real source's;
 //! 3. `tcq_input`: the stream after WHERE, with the group keys `k0..` and aggregate
 //!    arguments `a0..` computed once;
 //! 4. one view `tcq_n<i>` per node of the [`SharedPlan`] (factor windows included), in plan
@@ -223,7 +224,8 @@ fn flink_type(t: &DataType) -> Result<&'static str> {
 
 /// A Flink interval literal for `us` microseconds (a whole number of milliseconds): the
 /// largest of DAY, HOUR, MINUTE, SECOND that divides it with fewer than 100 units (the
-/// default leading precision), else `DAY TO SECOND(3)`.
+/// default leading precision), else seconds with milliseconds below 100 s, else
+/// `DAY TO SECOND(3)`.
 ///
 /// Errors: 0A000 when `us` is not a positive whole number of milliseconds.
 pub fn interval(us: i64) -> Result<String> {
@@ -240,6 +242,13 @@ pub fn interval(us: i64) -> Result<String> {
         if us % unit == 0 && us / unit < 100 {
             return Ok(format!("INTERVAL '{}' {name}", us / unit));
         }
+    }
+    if us < 100_000_000 {
+        return Ok(format!(
+            "INTERVAL '{}.{:03}' SECOND",
+            us / 1_000_000,
+            us % 1_000_000 / MS
+        ));
     }
     let ms = us / MS;
     let (days, rest) = (ms / 86_400_000, ms % 86_400_000);
@@ -275,11 +284,7 @@ fn source_ddl(source: &FlinkSource<'_>, ts_col: usize) -> Result<Vec<String>> {
         ));
     }
     let ts = ident(&source.columns[ts_col].name);
-    let watermark = if source.slack_us == 0 {
-        ts.clone()
-    } else {
-        format!("{ts} - {}", interval(source.slack_us)?)
-    };
+    let watermark = format!("{ts} - {}", interval(source.slack_us + MS)?);
     out.push(format!("  WATERMARK FOR {ts} AS {watermark}"));
     out.push(format!(
         ") WITH ('connector' = 'filesystem', 'path' = '{}.csv', 'format' = 'csv');",
@@ -804,7 +809,9 @@ mod tests {
         );
         let script = export(&q, 0).unwrap();
         assert_eq!(script[2], "SET 'table.local-time-zone' = 'UTC';");
-        assert!(script.contains(&"  WATERMARK FOR `ts` AS `ts`".to_string()));
+        assert!(
+            script.contains(&"  WATERMARK FOR `ts` AS `ts` - INTERVAL '0.001' SECOND".to_string())
+        );
         let node = |from: &str, time: &str, minutes: i64, agg: &str| {
             format!(
                 "SELECT window_start AS ws, window_end AS we, window_time AS rt, k0, {agg} AS m0 \
@@ -943,7 +950,7 @@ mod tests {
             script.contains("WHERE ws >= TIMESTAMP '2001-01-01 00:00:00';"),
             "{script}"
         );
-        assert!(script.contains("WATERMARK FOR `ts` AS `ts` - INTERVAL '5' SECOND"));
+        assert!(script.contains("WATERMARK FOR `ts` AS `ts` - INTERVAL '5.001' SECOND"));
         assert!(script.contains("WHERE ((`delay` > 5) AND (`origin` IN ('SFO', 'LAX')));"));
         let q = "SELECT origin, count(*) FROM flights [RANGE BY '10 minutes' START AT 'epoch'] \
                  GROUP BY origin HAVING count(*) > 2";
@@ -1003,6 +1010,7 @@ mod tests {
     fn intervals_use_the_largest_unit_below_100() {
         assert_eq!(interval(90_000_000).unwrap(), "INTERVAL '90' SECOND");
         assert_eq!(interval(3_600_000_000).unwrap(), "INTERVAL '1' HOUR");
+        assert_eq!(interval(1_000).unwrap(), "INTERVAL '0.001' SECOND");
         assert_eq!(
             interval(100_500_000).unwrap(),
             "INTERVAL '0 00:01:40.500' DAY TO SECOND(3)"

@@ -33,12 +33,17 @@
 //! ungrouped aggregates (tcq emits one row per slide event even for an empty instance; a
 //! Flink window aggregation emits nothing for it), joins, queries without a window clause or
 //! without aggregates, count(DISTINCT) and the statistical aggregates (stddev, variance),
+//! avg(bigint) (Flink's DECIMAL division at that width keeps 6 fractional digits),
 //! LIMIT/OFFSET (which end a continuous query after a count of rows in arrival order),
-//! streams stamped on arrival (processing time has no reproducible windows), and times
-//! finer than Flink's milliseconds. Two documented differences remain: Flink's division of
-//! integers and its DECIMAL scale for avg(integer) (tcq gives PostgreSQL's numeric; the
-//! values agree to 16 significant digits), and tuples later than the SLACK, which tcq drops
-//! at once while Flink's periodic watermark may still admit some of them.
+//! streams stamped on arrival (processing time has no reproducible windows), `$n`
+//! parameters, functions without a Flink equivalent here, and times finer than Flink's
+//! milliseconds. Differences that remain, documented rather than refused: avg(integer) is a
+//! DECIMAL(38, 18) where tcq gives PostgreSQL's numeric (they agree to 16 significant
+//! digits); tuples later than the SLACK, which tcq drops at once while Flink's periodic
+//! watermark may still admit some of them; select-list arithmetic follows Flink's typing
+//! (its integer division and overflow rules); and the grid filter of a window whose range is
+//! not a multiple of its slide counts whole units since the epoch in an INT, which for
+//! slides of whole seconds (not minutes) overflows after 2038.
 //!
 //! ```
 //! use tcq::wcg::flink::interval;

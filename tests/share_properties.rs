@@ -92,6 +92,8 @@ fn query(spec: &Spec) -> Query {
         order_by: vec![],
         limit: None,
         offset: None,
+        limit_param: None,
+        offset_param: None,
         param_types: vec![],
         text: String::new(),
     }

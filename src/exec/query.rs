@@ -806,7 +806,7 @@ impl QueryExec {
         let ncalls = spec_map.map_or(specs.len(), <[usize]>::len);
         let state_of = |j: usize| spec_map.map_or(j, |m| m[j]);
         let mut agg_row = Vec::with_capacity(nkeys + ncalls);
-        let mut emit = |agg_row: &[Value]| -> Result<()> {
+        let emit = |agg_row: &[Value], rows: &mut Vec<(Vec<Value>, Vec<Value>)>| -> Result<()> {
             if let Some(r) = self.output_row(agg_row, meta)? {
                 rows.push(r);
             }
@@ -818,20 +818,57 @@ impl QueryExec {
                     let s = &specs[state_of(j)];
                     agg_row.push(s.init().evaluate(s)?);
                 }
-                emit(&agg_row)?;
+                emit(&agg_row, rows)?;
             }
             return Ok(());
         }
+        // With HAVING, a group's aggregates are finalised in two steps: first those HAVING
+        // reads, then, only for the groups it keeps, the rest. Most groups of a selective
+        // HAVING are then never finalised in full (avg's numeric division is the costly
+        // one), and the rows are the same.
+        let having = self.query.having.as_ref().map(|h| {
+            let mut reads = vec![false; nkeys + ncalls];
+            super::join::walk(h, &mut |e| {
+                if let Expr::Column(i) = e {
+                    if let Some(r) = reads.get_mut(*i) {
+                        *r = true;
+                    }
+                }
+            });
+            (h, reads)
+        });
         for g in 0..groups.len() {
             let (gid, accs) = groups.group(g, specs.len());
             let key = dict.key(gid);
             agg_row.clear();
             agg_row.extend(key.iter().cloned());
+            let Some((h, reads)) = &having else {
+                for j in 0..ncalls {
+                    let k = state_of(j);
+                    agg_row.push(accs[k].evaluate(&specs[k])?);
+                }
+                emit(&agg_row, rows)?;
+                continue;
+            };
             for j in 0..ncalls {
                 let k = state_of(j);
-                agg_row.push(accs[k].evaluate(&specs[k])?);
+                agg_row.push(if reads[nkeys + j] {
+                    accs[k].evaluate(&specs[k])?
+                } else {
+                    Value::Null
+                });
             }
-            emit(&agg_row)?;
+            let c = ctx(&agg_row, &self.params, Some(meta), self.now_us);
+            if !truthy(&eval(h, &c)?) {
+                continue;
+            }
+            for j in 0..ncalls {
+                if !reads[nkeys + j] {
+                    let k = state_of(j);
+                    agg_row[nkeys + j] = accs[k].evaluate(&specs[k])?;
+                }
+            }
+            rows.push(self.project_row(&agg_row, meta)?);
         }
         Ok(())
     }
@@ -854,12 +891,22 @@ impl QueryExec {
                 return Ok(Some((projected, Vec::new())));
             }
         }
-        let c = ctx(row, &self.params, Some(meta), self.now_us);
         if let Some(h) = &self.query.having {
+            let c = ctx(row, &self.params, Some(meta), self.now_us);
             if !truthy(&eval(h, &c)?) {
                 return Ok(None);
             }
         }
+        self.project_row(row, meta).map(Some)
+    }
+
+    /// Projection and sort keys over one row that passed HAVING.
+    fn project_row(
+        &self,
+        row: &[Value],
+        meta: WindowMetaValues,
+    ) -> Result<(Vec<Value>, Vec<Value>)> {
+        let c = ctx(row, &self.params, Some(meta), self.now_us);
         let projected = self
             .query
             .projection
@@ -872,7 +919,7 @@ impl QueryExec {
             .iter()
             .map(|k| eval(&k.expr, &c))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Some((projected, keys)))
+        Ok((projected, keys))
     }
 }
 

@@ -580,20 +580,7 @@ async fn backfill_sum(port: u16, c: &tokio_postgres::Client) -> i64 {
 /// allowed `secs` seconds.
 async fn rows_within(port: u16, sql: String, secs: u64) -> Vec<Vec<String>> {
     let c = common::connect(port).await;
-    let msgs = tokio::time::timeout(Duration::from_secs(secs), c.simple_query(&sql))
-        .await
-        .unwrap_or_else(|_| panic!("not done after {secs} s: {sql}"))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    msgs.into_iter()
-        .filter_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
+    common::rows_within(&c, &sql, secs).await
 }
 
 /// The back-fill state of the one query that back-fills: ("replaying" or "done", tuples).

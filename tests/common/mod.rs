@@ -109,9 +109,14 @@ pub async fn wait_for_queries(client: &Client, n: usize) {
 
 /// Rows of a simple query as text (NULL as "NULL"); panics on an error or after 20 s.
 pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
-    let msgs = tokio::time::timeout(std::time::Duration::from_secs(20), c.simple_query(sql))
+    rows_within(c, sql, 20).await
+}
+
+/// [`rows`] allowed `secs` seconds instead of 20.
+pub async fn rows_within(c: &Client, sql: &str, secs: u64) -> Vec<Vec<String>> {
+    let msgs = tokio::time::timeout(std::time::Duration::from_secs(secs), c.simple_query(sql))
         .await
-        .unwrap_or_else(|_| panic!("timed out: {sql}"))
+        .unwrap_or_else(|_| panic!("not done after {secs} s: {sql}"))
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     msgs.into_iter()
         .filter_map(|m| match m {

@@ -26,13 +26,21 @@ const LIMITS: ExecLimits = ExecLimits {
 
 const SEC: i64 = 1_000_000;
 
+/// The event rate the plans are costed at: high enough that rolling up from at most 48
+/// fine groups per instance is cheaper than folding each instance's tuples again.
+const ETA: f64 = 1_000.0;
+
 /// One random query: its plan-free description.
 #[derive(Clone, Debug)]
 struct Spec {
     windows: Vec<Window>,
+    /// Per window: `Some(c)` for a default START AT (an epoch grid shown from instant `c`
+    /// on, whose nodes queries registered at other times share), `None` for START AT.
+    cutoffs: Vec<Option<i64>>,
     funcs: Vec<AggFunc>,
     filter: bool,
-    grouped: bool,
+    /// GROUP BY columns (1: k, 2: v), in order.
+    keys: Vec<usize>,
     /// Index of the tuple before which it registers, and before which it ends.
     from: usize,
     to: usize,
@@ -48,10 +56,10 @@ fn call(func: AggFunc) -> AggCall {
     }
 }
 
-/// `SELECT [k,] <aggs>, wtime(*), wrange(*), wslide(*) FROM s [windows] [WHERE v > 0]
-/// [GROUP BY k]`
+/// `SELECT <keys>, <aggs>, wtime(*), wrange(*), wslide(*) FROM s [windows] [WHERE v > 0]
+/// [GROUP BY <keys>]`
 fn query(spec: &Spec) -> Query {
-    let nkeys = usize::from(spec.grouped);
+    let nkeys = spec.keys.len();
     let mut projection: Vec<Expr> = (0..nkeys + spec.funcs.len()).map(Expr::Column).collect();
     projection
         .extend([WindowMeta::Wtime, WindowMeta::Wrange, WindowMeta::Wslide].map(Expr::WindowMeta));
@@ -74,16 +82,8 @@ fn query(spec: &Spec) -> Query {
             right: Box::new(Expr::Literal(Value::Int4(0))),
         }),
         aggregate: Some(Aggregate {
-            group_by: if spec.grouped {
-                vec![Expr::Column(1)]
-            } else {
-                vec![]
-            },
-            group_types: if spec.grouped {
-                vec![DataType::Int4]
-            } else {
-                vec![]
-            },
+            group_by: spec.keys.iter().map(|&c| Expr::Column(c)).collect(),
+            group_types: vec![DataType::Int4; nkeys],
             calls: spec.funcs.iter().map(|f| call(*f)).collect(),
         }),
         having: None,
@@ -103,7 +103,7 @@ fn exec_of(spec: &Spec) -> QueryExec {
     QueryExec::new(
         query(spec),
         spec.windows.clone(),
-        vec![None; spec.windows.len()],
+        spec.cutoffs.clone(),
         SharedPlan::unshared(&spec.windows),
         vec![],
         false,
@@ -152,28 +152,44 @@ struct Plan {
     members: Vec<usize>,
 }
 
+/// How the queries of a case were placed.
+#[derive(Default)]
+struct Placed {
+    plans_made: usize,
+    /// Joins into a plan that had seen tuples.
+    running_joins: usize,
+    /// Joins as a roll-up member (GROUP BY keys a strict subset of the plan's).
+    rollups: usize,
+    /// Joins into a running plan that had to gain an aggregate state.
+    states_added: usize,
+    /// Joins that put a count/sum/avg query and a min/max-only one in one plan.
+    mixed_classes: usize,
+}
+
+/// True when the query's aggregates are all min/max ("covered by" alone).
+fn min_max_only(spec: &Spec) -> bool {
+    spec.funcs
+        .iter()
+        .all(|f| matches!(f, AggFunc::Min | AggFunc::Max))
+}
+
 /// Every query in shared plans, registering and leaving at its points.
-/// Returns each query's rows, the plans made and the joins into running plans.
-fn shared(
-    specs: &[Spec],
-    tuples: &[(i64, i32, i32)],
-    batch_len: usize,
-) -> (Vec<Vec<String>>, usize, usize) {
+/// Returns each query's rows and how they were placed.
+fn shared(specs: &[Spec], tuples: &[(i64, i32, i32)], batch_len: usize) -> (Vec<Vec<String>>, Placed) {
     let mut execs: Vec<Option<QueryExec>> = vec![None; specs.len()]
         .into_iter()
         .map(|_: Option<()>| None)
         .collect();
     let mut outs: Vec<Vec<Event>> = vec![Vec::new(); specs.len()];
     let mut plans: Vec<Plan> = Vec::new();
-    let mut plans_made = 0;
-    let mut running_joins = 0;
+    let mut placed = Placed::default();
     let mut i = 0;
     while i <= tuples.len() {
         for (q, spec) in specs.iter().enumerate() {
             if spec.to == i && execs[q].is_some() {
                 for p in &mut plans {
                     if let Some(pos) = p.members.iter().position(|&m| m == q) {
-                        p.agg.leave(q as u64, 1.0);
+                        p.agg.leave(q as u64, ETA);
                         p.members.remove(pos);
                     }
                 }
@@ -184,22 +200,33 @@ fn shared(
                 let key = share_key(&exec).expect("shareable");
                 match plans
                     .iter_mut()
-                    .find(|p| p.key == key && p.agg.join_refusal(&exec).is_none())
+                    .find(|p| p.key == key && p.agg.join_refusal(&exec, ETA).is_none())
                 {
                     Some(p) => {
-                        running_joins += usize::from(p.agg.is_running());
-                        p.agg.join(q as u64, &mut exec, 1.0).unwrap();
+                        let states = p.agg.aggregate_states();
+                        placed.running_joins += usize::from(p.agg.is_running());
+                        p.agg.join(q as u64, &mut exec, ETA).unwrap();
+                        placed.states_added += usize::from(
+                            p.agg.is_running() && p.agg.aggregate_states() > states,
+                        );
+                        placed.rollups +=
+                            usize::from(p.agg.rollup_members().contains(&(q as u64)));
+                        placed.mixed_classes += usize::from(
+                            p.members
+                                .iter()
+                                .any(|&m| min_max_only(&specs[m]) != min_max_only(spec)),
+                        );
                         p.members.push(q);
                     }
                     None => {
                         let mut agg = SharedAgg::new(&exec, LIMITS).unwrap();
-                        agg.join(q as u64, &mut exec, 1.0).unwrap();
+                        agg.join(q as u64, &mut exec, ETA).unwrap();
                         plans.push(Plan {
                             key,
                             agg,
                             members: vec![q],
                         });
-                        plans_made += 1;
+                        placed.plans_made += 1;
                     }
                 }
                 execs[q] = Some(exec);
@@ -235,11 +262,7 @@ fn shared(
         }
         i = end;
     }
-    (
-        outs.into_iter().map(rows_of).collect(),
-        plans_made,
-        running_joins,
-    )
+    (outs.into_iter().map(rows_of).collect(), placed)
 }
 
 /// A random case: tuples, and queries whose later registrations use START ATs that begin
@@ -269,7 +292,13 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
         k_max: 4,
         ..EvalConfig::default()
     };
-    let grouped = rng.chance(0.5);
+    // The keys most queries use; others use a subset (roll-up candidates), or other keys.
+    let key_sets: [&[usize]; 5] = [&[], &[1], &[2], &[1, 2], &[2, 1]];
+    let keys = if rng.chance(0.5) {
+        key_sets[rng.range(3, 4) as usize].to_vec()
+    } else {
+        key_sets[rng.range(0, 2) as usize].to_vec()
+    };
     let filter = rng.chance(0.3);
     let tumbling = rng.chance(0.5);
     let nq = rng.range(2, 6) as usize;
@@ -293,10 +322,13 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
         };
         let mut windows = generate(gen, rng.range(1, 3) as usize, tumbling, &mut rng, &cfg);
         // Mostly one filter and key for all, so that they share; sometimes another.
-        let (filter, grouped) = if rng.chance(0.15) {
-            (!filter, grouped)
+        let filter = if rng.chance(0.15) { !filter } else { filter };
+        let keys = if rng.chance(0.15) {
+            key_sets[rng.range(0, 4) as usize].to_vec()
+        } else if keys.len() == 2 && rng.chance(0.5) {
+            vec![keys[rng.range(0, 1) as usize]]
         } else {
-            (filter, grouped)
+            keys.clone()
         };
         let from = if q == 0 || rng.chance(0.3) {
             0
@@ -311,6 +343,8 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
         // START AT: the first tuple for queries there from the start; later ones begin
         // after (or, a third of the time, before) the latest timestamp so far.
         let seen_max = tuples[..from].iter().map(|x| x.0).max().unwrap_or(base);
+        let default_start = rng.chance(0.4);
+        let mut cutoffs = Vec::new();
         for w in &mut windows {
             let start = if from == 0 {
                 base
@@ -319,8 +353,21 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
             } else {
                 (seen_max / SEC + rng.range(1, 6)) * SEC
             };
-            *w = Window::new(w.range_us, w.slide_us, Start::At(start)).unwrap();
+            if default_start {
+                *w = Window::new(w.range_us, w.slide_us, Start::Epoch).unwrap();
+                cutoffs.push(Some(start));
+            } else {
+                *w = Window::new(w.range_us, w.slide_us, Start::At(start)).unwrap();
+                cutoffs.push(None);
+            }
         }
+        // Hopping cases mostly hold min/max-only queries ("covered by"); some count/sum
+        // ones try to join their running plans too.
+        let funcs_all = if !tumbling && rng.chance(0.25) {
+            vec![AggFunc::Min, AggFunc::Max, AggFunc::CountStar, AggFunc::Sum]
+        } else {
+            funcs_all.clone()
+        };
         let mut funcs: Vec<AggFunc> = funcs_all
             .iter()
             .copied()
@@ -333,7 +380,8 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
             windows,
             funcs,
             filter,
-            grouped,
+            cutoffs,
+            keys,
             from,
             to,
         });
@@ -347,7 +395,7 @@ proptest! {
     #[test]
     fn every_query_gets_its_rows_alone(seed in any::<u64>(), batch_len in 1usize..8) {
         let (specs, tuples) = case(seed);
-        let (got, _, _) = shared(&specs, &tuples, batch_len);
+        let (got, _) = shared(&specs, &tuples, batch_len);
         for (q, spec) in specs.iter().enumerate() {
             let want = alone(spec, &tuples);
             prop_assert_eq!(&got[q], &want, "query {} of {:?}", q, spec);
@@ -360,10 +408,11 @@ proptest! {
 fn queries_with_one_key_share_one_plan() {
     let w = |s: i64| Window::new(s * SEC, s * SEC, Start::At(1_000 * SEC)).unwrap();
     let spec = |windows: Vec<Window>, funcs: Vec<AggFunc>| Spec {
+        cutoffs: vec![None; windows.len()],
         windows,
         funcs,
         filter: false,
-        grouped: true,
+        keys: vec![1],
         from: 0,
         to: 40,
     };
@@ -375,9 +424,11 @@ fn queries_with_one_key_share_one_plan() {
     let tuples: Vec<(i64, i32, i32)> = (0..40)
         .map(|i| (1_000 * SEC + i * SEC / 2, (i % 3) as i32, i as i32))
         .collect();
-    let (got, plans, _) = shared(&specs, &tuples, 5);
-    // count/avg/sum are partitioned-by, max covered-by: two keys, two plans.
-    assert_eq!(plans, 2);
+    let (got, placed) = shared(&specs, &tuples, 5);
+    // count/avg/sum are partitioned-by, max covered-by alone; max runs exactly under
+    // partitioned-by too, so all three share one plan.
+    assert_eq!(placed.plans_made, 1);
+    assert_eq!(placed.mixed_classes, 1);
     for (q, spec) in specs.iter().enumerate() {
         assert_eq!(got[q], alone(spec, &tuples), "query {q}");
     }
@@ -391,17 +442,73 @@ fn queries_with_one_key_share_one_plan() {
     );
 }
 
-/// The random cases do exercise joins into running plans (the property is not vacuous).
+/// The random cases do exercise joins into running plans, roll-ups, aggregate states added
+/// to running plans and plans mixing min/max-only queries with count/sum ones (the property
+/// is not vacuous).
 #[test]
 fn random_cases_join_running_plans() {
-    let mut joins = 0;
+    let mut total = Placed::default();
     for seed in 0..64 {
         let (specs, tuples) = case(seed);
-        let (got, _, j) = shared(&specs, &tuples, 3);
-        joins += j;
+        let (got, placed) = shared(&specs, &tuples, 3);
+        total.running_joins += placed.running_joins;
+        total.rollups += placed.rollups;
+        total.states_added += placed.states_added;
+        total.mixed_classes += placed.mixed_classes;
         for (q, spec) in specs.iter().enumerate() {
             assert_eq!(got[q], alone(spec, &tuples), "seed {seed} query {q}");
         }
     }
-    assert!(joins >= 5, "only {joins} joins into running plans");
+    eprintln!(
+        "running joins {}, roll-ups {}, states added {}, mixed classes {}",
+        total.running_joins, total.rollups, total.states_added, total.mixed_classes
+    );
+    assert!(total.running_joins >= 5, "only {} joins into running plans", total.running_joins);
+    assert!(total.rollups >= 5, "only {} roll-up joins", total.rollups);
+    assert!(total.states_added >= 5, "only {} states added", total.states_added);
+    assert!(total.mixed_classes >= 5, "only {} mixed-class joins", total.mixed_classes);
+}
+
+/// A count query joins a running min/max-only plan only where every edge the plan runs
+/// partitions its child: a hopping node computed "covered by" its hopping parent merges
+/// overlapping instances, which would count tuples twice. Regression guard for the class
+/// rule of `SharedAgg::join_refusal` (item 4 of issue 9).
+#[test]
+fn count_joins_a_min_max_plan_only_over_partitioning_edges() {
+    let base = 1_000 * SEC;
+    let epoch = |r: i64, s: i64| Window::new(r * SEC, s * SEC, Start::Epoch).unwrap();
+    let tuples: Vec<(i64, i32, i32)> = (0..80)
+        .map(|i| (base + i * SEC / 2, (i % 2) as i32, i as i32))
+        .collect();
+    let spec = |windows: Vec<Window>, func: AggFunc, from: usize, cutoff: i64| Spec {
+        cutoffs: vec![Some(cutoff); windows.len()],
+        windows,
+        funcs: vec![func],
+        filter: false,
+        keys: vec![1],
+        from,
+        to: tuples.len(),
+    };
+    let later = base + 20 * SEC;
+    for (min_windows, count_window, plans_made) in [
+        // 6 s / 2 s is covered by 4 s / 2 s, not partitioned: the count query runs alone.
+        (vec![epoch(4, 2), epoch(6, 2)], epoch(6, 2), 2),
+        // Tumbling windows partition each other: it joins and reads the running node.
+        (vec![epoch(2, 2), epoch(4, 4)], epoch(4, 4), 1),
+    ] {
+        let specs = vec![
+            spec(min_windows, AggFunc::Min, 0, base),
+            spec(vec![count_window], AggFunc::CountStar, 30, later),
+        ];
+        let (got, placed) = shared(&specs, &tuples, 4);
+        assert_eq!(placed.plans_made, plans_made, "{specs:?}");
+        assert_eq!(placed.mixed_classes, 2 - plans_made);
+        for (q, spec) in specs.iter().enumerate() {
+            assert_eq!(got[q], alone(spec, &tuples), "query {q}");
+        }
+        // Two tuples a second, alternating keys: one per key per second.
+        let want = format!("[Int4(0), Int8({}), Timestamp(", count_window.range_us / SEC);
+        assert!(got[1].iter().all(|r| r.starts_with(&want) || r.starts_with("[Int4(1)")));
+        assert!(!got[1].is_empty());
+    }
 }

@@ -343,7 +343,7 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     let mut exec = q.exec.lock();
     for p in plans.iter().filter(|p| p.key == key) {
         let mut st = p.state.lock();
-        if st.agg.join_refusal(&exec).is_none() {
+        if st.agg.join_refusal(&exec, eta).is_none() {
             st.agg.join(q.id, &mut exec, eta)?;
             st.queries.push(q.clone());
             q.plan_id.store(p.id, Ordering::Release);
@@ -814,7 +814,7 @@ async fn run_plans(
     let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
     for p in plans {
         let step: &mut PlanStep = &mut step;
-        let (queries, outs, result, done) = {
+        let (queries, outs, result, done, errors) = {
             let mut st = p.state.lock();
             let st = &mut *st;
             let queries = st.queries.clone();
@@ -833,10 +833,18 @@ async fn run_plans(
             let done: Vec<bool> = execs.iter().map(|e| e.is_done()).collect();
             drop(execs);
             drop(guards);
-            (queries, outs, result, done)
+            let mut member_errors = st.agg.take_member_errors();
+            let errors: Vec<Option<Error>> = queries
+                .iter()
+                .map(|q| {
+                    let i = member_errors.iter().position(|(id, _)| *id == q.id)?;
+                    Some(member_errors.swap_remove(i).1)
+                })
+                .collect();
+            (queries, outs, result, done, errors)
         };
         let mut ended = Vec::new();
-        for ((q, out), done) in queries.iter().zip(outs).zip(done) {
+        for (((q, out), done), error) in queries.iter().zip(outs).zip(done).zip(errors) {
             tap(q, &out);
             let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
             let mut ok = true;
@@ -849,6 +857,11 @@ async fn run_plans(
             }
             if let Err(e) = &result {
                 q.fail(e.clone());
+                ok = false;
+            }
+            if let Some(e) = error {
+                // This member's own finalisation failed: it ends alone (see exec::shared).
+                q.fail(e);
                 ok = false;
             }
             if !ok || done || q.is_closed() {
@@ -992,6 +1005,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("queries", DataType::Text),
             c("tuples_folded", DataType::Int8),
             c("partials_merged", DataType::Int8),
+            c("rollup_queries", DataType::Text),
         ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
         // too, with backend_type 'tcq continuous query' and the pid of their session.
@@ -1093,6 +1107,8 @@ impl Catalog {
                         let nodes = p.state.lock().agg.nodes();
                         for (i, n) in nodes.into_iter().enumerate() {
                             let ids: Vec<String> = n.queries.iter().map(u64::to_string).collect();
+                            let rollups: Vec<String> =
+                                n.rollups.iter().map(u64::to_string).collect();
                             all.push((
                                 p.id,
                                 vec![
@@ -1105,6 +1121,7 @@ impl Catalog {
                                     text(&ids.join(",")),
                                     Value::Int8(n.tuples_folded as i64),
                                     Value::Int8(n.partials_merged as i64),
+                                    text(&rollups.join(",")),
                                 ],
                             ));
                         }

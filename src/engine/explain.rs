@@ -141,13 +141,20 @@ fn across_queries(
     let mut refused = None;
     for p in plans.iter().filter(|p| p.key == key) {
         let st = p.state.lock();
-        match st.agg.join_refusal(exec) {
+        match st.agg.join_refusal(exec, eta) {
             Some(why) => refused = Some(why),
             None => {
                 let (with, without) = st.agg.model_costs(exec.windows(), eta);
                 let nodes = st.agg.nodes().len();
                 let per_hour = |c: f64| crate::wcg::explain::number(c * 3600.0);
-                return vec![
+                let rollup = st.agg.rollup_costs(exec, eta).map(|(rollup, alone)| {
+                    format!(
+                        "  rolls up from the plan's finer GROUP BY groups: {} events per hour for its windows and merges, {} alone",
+                        per_hour(rollup),
+                        per_hour(alone)
+                    )
+                });
+                let mut lines = vec![
                     head,
                     format!(
                         "  joins shared plan {} on {} ({} queries, {nodes} nodes now)",
@@ -164,12 +171,14 @@ fn across_queries(
                         if with > 0.0 { without / with } else { 1.0 }
                     ),
                 ];
+                lines.extend(rollup);
+                return lines;
             }
         }
     }
     let why = match refused {
         Some(why) => format!("  starts a new shared plan: no running plan can take it ({why})"),
-        None => "  starts a new shared plan (none over this stream has its WHERE, keys and aggregate class)".into(),
+        None => "  starts a new shared plan (none over this stream has its WHERE and parameters)".into(),
     };
     vec![head, why]
 }

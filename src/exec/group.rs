@@ -254,6 +254,57 @@ impl GroupTable {
         Ok(())
     }
 
+    /// Append one aggregate state, empty (`spec.init()`), to every group: the table held
+    /// `naggs` states per group and holds `naggs + 1` after. A shared plan that gains a
+    /// state widens its open instances this way (`exec::shared`).
+    pub fn add_state(&mut self, naggs: usize, spec: &AggSpec) {
+        debug_assert_eq!(self.accs.len(), self.gids.len() * naggs, "stride is naggs");
+        let old = std::mem::take(&mut self.accs);
+        self.accs = Vec::with_capacity(old.len() + self.gids.len());
+        let mut it = old.into_iter();
+        for _ in 0..self.gids.len() {
+            self.accs.extend(it.by_ref().take(naggs));
+            self.accs.push(spec.init());
+        }
+    }
+
+    /// Roll this table's groups (keys in `dict`, states `specs`) up onto coarser keys:
+    /// coarse key value `k` is fine key value `key_map[k]`, and coarse state `j` merges fine
+    /// state `state_map[j]` (`out_specs[j]` is its spec). The coarse keys are interned in
+    /// `out_dict` and the merged states land in `out`, in first-seen order. Exact for every
+    /// aggregate whose partials merge (all but DISTINCT ones, which are never shared).
+    ///
+    /// Errors: 54000 when `out` would exceed `groups_max` groups; merge errors (numeric
+    /// overflow) of the states.
+    #[allow(clippy::too_many_arguments)]
+    pub fn roll_up(
+        &self,
+        dict: &GroupDict,
+        specs: &[AggSpec],
+        key_map: &[usize],
+        state_map: &[usize],
+        out_specs: &[AggSpec],
+        hasher: &KeyHasher,
+        out_dict: &mut GroupDict,
+        out: &mut GroupTable,
+        groups_max: usize,
+    ) -> Result<()> {
+        let (n, m) = (specs.len(), out_specs.len());
+        let mut key = Vec::with_capacity(key_map.len());
+        for g in 0..self.len() {
+            let (gid, accs) = self.group(g, n);
+            let fine = dict.key(gid);
+            key.clear();
+            key.extend(key_map.iter().map(|&i| fine[i].clone()));
+            let cgid = out_dict.intern(hasher.hash(&key), &key);
+            let slot = out.slot(cgid, out_specs, groups_max)?;
+            for (j, spec) in out_specs.iter().enumerate() {
+                out.accs[slot * m + j].merge(spec, &accs[state_map[j]])?;
+            }
+        }
+        Ok(())
+    }
+
     /// Renumber group ids after [`GroupDict::compact`]; every id here must be live.
     pub fn remap(&mut self, map: &[u32]) {
         self.dense.clear();

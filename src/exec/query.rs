@@ -125,8 +125,12 @@ enum Mode {
 struct MemberMode {
     /// `spec_map[j]`: the plan's aggregate state that computes this query's call `j`.
     spec_map: Vec<usize>,
-    /// Group keys (the plan's, equal to this query's).
+    /// This query's group keys.
     nkeys: usize,
+    /// A roll-up member: its key `k` is the plan's key `rollup[k]`, and each closed
+    /// instance's fine groups are merged onto its coarser keys before finalising. `None`:
+    /// the plan's keys are this query's.
+    rollup: Option<Vec<usize>>,
 }
 
 struct AggMode {
@@ -520,14 +524,20 @@ impl QueryExec {
 
     /// Hand the query's tuples over to a cross-query shared plan: from now on it only
     /// finalises the closed instances the plan gives it ([`QueryExec::member_event`]).
-    /// `spec_map[j]` is the plan's aggregate state that computes the query's call `j`.
-    pub fn become_member(&mut self, spec_map: Vec<usize>) {
+    /// `spec_map[j]` is the plan's aggregate state that computes the query's call `j`;
+    /// `rollup` (a roll-up member, see `exec::shared`): its key `k` is the plan's key
+    /// `rollup[k]`.
+    pub fn become_member(&mut self, spec_map: Vec<usize>, rollup: Option<Vec<usize>>) {
         let nkeys = self
             .query
             .aggregate
             .as_ref()
             .map_or(0, |a| a.group_by.len());
-        self.mode = Mode::Member(MemberMode { spec_map, nkeys });
+        self.mode = Mode::Member(MemberMode {
+            spec_map,
+            nkeys,
+            rollup,
+        });
     }
 
     /// One slide event of a member: `closed` holds (window index in this query, instance)
@@ -556,15 +566,45 @@ impl QueryExec {
                 slide_us: inst.window.slide_us,
                 tz: self.tz,
             };
-            self.agg_rows(
-                dict,
-                specs,
-                Some(&m.spec_map),
-                m.nkeys,
-                &inst.groups,
-                meta,
-                &mut rows,
-            )?;
+            match &m.rollup {
+                None => self.agg_rows(
+                    dict,
+                    specs,
+                    Some(&m.spec_map),
+                    m.nkeys,
+                    &inst.groups,
+                    meta,
+                    &mut rows,
+                )?,
+                Some(key_map) => {
+                    // Roll the plan's fine groups up onto this query's keys: one merge per
+                    // fine group and call, instead of folding every tuple again.
+                    let coarse_specs: Vec<AggSpec> =
+                        m.spec_map.iter().map(|&k| specs[k].clone()).collect();
+                    let mut cdict = GroupDict::new(m.nkeys);
+                    let mut coarse = GroupTable::with_capacity(coarse_specs.len(), 0);
+                    inst.groups.roll_up(
+                        dict,
+                        specs,
+                        key_map,
+                        &m.spec_map,
+                        &coarse_specs,
+                        &KeyHasher::new(),
+                        &mut cdict,
+                        &mut coarse,
+                        self.limits.groups_max,
+                    )?;
+                    self.agg_rows(
+                        &cdict,
+                        &coarse_specs,
+                        None,
+                        m.nkeys,
+                        &coarse,
+                        meta,
+                        &mut rows,
+                    )?;
+                }
+            }
         }
         self.stats.slide_events += 1;
         self.finish_event(rows, out);

@@ -1,29 +1,55 @@
 //! Cross-query sharing: one window coverage graph for the aggregate queries of many clients.
 //!
-//! Continuous aggregate queries over one stream whose WHERE, GROUP BY keys, parameter values,
-//! SLACK and coverage relation (paper Theorems 5 and 6) are equal have the same
-//! [`share_key`]. They run as members of one [`SharedAgg`]: one group dictionary and one
-//! [`SharedWindows`] over the union of the members' windows (factor windows included), folding
-//! the union of their aggregate states once per tuple. Each member reads the closed instances
-//! of its own windows and applies its own HAVING, select list, ORDER BY and LIMIT
-//! ([`QueryExec::member_event`]), so queries that differ only there share completely.
+//! Continuous aggregate queries over one stream whose WHERE, parameter values, SLACK and
+//! time zone are equal have the same [`share_key`]; [`SharedAgg::join_refusal`] decides
+//! whether one joins a plan of that key. Members run as one [`SharedAgg`]: one group
+//! dictionary and one [`SharedWindows`] over the union of the members' windows (factor
+//! windows included), folding the union of their aggregate states once per tuple. Each
+//! member reads the closed instances of its own windows and applies its own HAVING, select
+//! list, ORDER BY and LIMIT ([`QueryExec::member_event`]), so queries that differ only there
+//! share completely.
 //!
 //! Windows are compared with their START AT: two explicit START ATs make two windows; a
 //! default START AT is an epoch grid with a per-member display cut-off, so members share the
 //! node and each shows instances from its own first one on.
 //!
+//! GROUP BY keys. A plan groups by its first member's keys. A query with the same keys
+//! (same expressions and types) is a plain member. A query whose keys are a non-empty strict
+//! subset of the plan's is a *roll-up* member: its windows join the plan like any other,
+//! and at finalisation each closed instance's fine groups are merged onto its keys (every
+//! shared aggregate's partials merge exactly; count(DISTINCT) is never shared). It rolls up
+//! only when the model says so ([`SharedAgg::rollup_costs`]): the plan's extra cost for its
+//! windows plus one merge per fine group per closed instance must be clearly below its own
+//! min-cost plan folding every tuple again. Fine groups per instance are bounded by the
+//! plan's group dictionary, known once the plan has seen data; before, the model assumes one
+//! group per tuple, so only a running plan takes roll-up members.
+//!
+//! Aggregate classes (paper Theorems 5 and 6). count/sum/avg/stddev/variance need
+//! "partitioned by" edges; min/max alone allow "covered by". A min/max-only query joins a
+//! "partitioned by" plan (exact: those edges are "covered by" edges too). A count-like query
+//! turns a min/max plan into a "partitioned by" one if the plan has not started, or if every
+//! edge it runs already partitions its child; otherwise it cannot join (a node computed
+//! from overlapping parent instances would count tuples twice).
+//!
 //! The join rule (exact, and the design decision of this module). Before the plan has seen a
 //! tuple, a joining query is simply added and the whole plan is re-optimised from scratch.
-//! Once it runs, a query joins only if (a) the plan already carries every aggregate state it
-//! needs and (b) each of its windows shows only instances that begin after the latest
-//! timestamp the plan has consumed (the join point): those instances hold no tuple the query
-//! did not see, so its rows equal those it gets alone. The plan is then re-optimised over
-//! the union of windows; nodes it keeps run on unchanged (state and parent), and every new
-//! node (user or factor window) is appended with its parent from the new plan, computing from
-//! its first instance that begins after the join point. A query that cannot join starts a new
-//! plan of its own. When a member leaves (LIMIT, cancel, disconnect, CLOSE), its windows stop
-//! being shown and every node that no longer serves a member or feeds another node is pruned;
-//! the remaining nodes keep their state and parents.
+//! Once it runs, a query joins only if each of its windows shows only instances that begin
+//! after the latest timestamp the plan has consumed (the join point): those instances hold
+//! no tuple the query did not see, so its rows equal those it gets alone. An aggregate state
+//! the plan lacks is added to every open instance, empty: only the new query reads it, and
+//! only from instances that begin after the join point, so it holds every tuple they
+//! contain. The plan is then re-optimised over the union of windows; nodes it keeps run on
+//! unchanged (state and parent), and every new node (user or factor window) is appended
+//! with its parent from the new plan, computing from its first instance that begins after
+//! the join point. A query that cannot join starts a new plan of its own. When a member
+//! leaves (LIMIT, cancel, disconnect, CLOSE, its own error), its windows stop being shown and
+//! every node that no longer serves a member or feeds another node is pruned; the remaining
+//! nodes keep their state and parents.
+//!
+//! Errors. An error in the shared part (WHERE, keys, aggregate arguments, a limit) ends
+//! every member: they all read the same fold. An error in one member's finalisation (its
+//! HAVING, select list, ORDER BY keys) ends that member alone
+//! ([`SharedAgg::take_member_errors`]); the others run on.
 
 use super::group::KeyHasher;
 use super::query::{sharing_of_query, RowBatch};
@@ -38,8 +64,9 @@ use crate::types::{DataType, Value};
 use crate::wcg::{self, SharedPlan, Sharing};
 use crate::window::{floor_div, Window};
 
-/// The sharing key of `exec`: queries with equal keys over one stream can run in one plan.
-/// `None` for a query that is not shared: not a windowed aggregate, a holistic aggregate
+/// The sharing key of `exec`: queries with equal keys over one stream may run in one plan,
+/// and [`SharedAgg::join_refusal`] decides whether they do (GROUP BY keys, aggregate class,
+/// the roll-up cost rule and the running plan's time). `None` for a query that is not shared: not a windowed aggregate, a holistic aggregate
 /// (count(DISTINCT x)), or `now()` in its WHERE, keys or arguments (fixed per query).
 ///
 /// The expressions are compared in their bound form (columns by position, types resolved),
@@ -60,11 +87,8 @@ pub fn share_key(exec: &QueryExec) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|slack={}|tz={}",
+        "{:?}|{:?}|slack={}|tz={}",
         q.filter,
-        agg.group_by,
-        agg.group_types,
-        sharing,
         exec.params(),
         exec.slack_us(),
         exec.tz()
@@ -101,6 +125,10 @@ struct Member {
     late: u64,
     /// The plan's first current time after it joined.
     started_us: Option<i64>,
+    /// A roll-up member: its GROUP BY key `k` is the plan's key `rollup[k]`.
+    rollup: Option<Vec<usize>>,
+    /// Its finalisation failed; it gets no more instances and leaves the plan.
+    failed: bool,
 }
 
 /// One node of a running plan, for `tcq_plans`.
@@ -114,6 +142,8 @@ pub struct NodeInfo {
     pub parent: Option<usize>,
     /// Ids of the member queries that read this node's window.
     pub queries: Vec<u64>,
+    /// Those of `queries` that roll up from the plan's finer groups.
+    pub rollups: Vec<u64>,
     /// Tuple folds into this node's instances.
     pub tuples_folded: u64,
     /// Partials merged into this node's instances.
@@ -127,6 +157,7 @@ pub struct SharedAgg {
     states: Vec<StateDef>,
     filter: Option<Expr>,
     group_by: Vec<Expr>,
+    group_types: Vec<DataType>,
     nkeys: usize,
     params: Vec<Value>,
     slack_us: i64,
@@ -141,6 +172,8 @@ pub struct SharedAgg {
     notices_pending: usize,
     /// Members without `started_us`.
     unstarted: usize,
+    /// Members whose finalisation failed, with the error, until the engine takes them.
+    member_errors: Vec<(u64, crate::error::Error)>,
 }
 
 impl SharedAgg {
@@ -162,6 +195,7 @@ impl SharedAgg {
             states: Vec::new(),
             filter: q.filter.clone(),
             group_by: agg.group_by.clone(),
+            group_types: agg.group_types.clone(),
             nkeys: agg.group_by.len(),
             params: exec.params().to_vec(),
             slack_us: exec.slack_us(),
@@ -175,6 +209,7 @@ impl SharedAgg {
             argbuf: Vec::new(),
             notices_pending: 0,
             unstarted: 0,
+            member_errors: Vec::new(),
         })
     }
 
@@ -234,17 +269,112 @@ impl SharedAgg {
         }
     }
 
-    /// Why `exec` cannot join this plan now, or `None` when it can (same share key
-    /// assumed).
-    pub fn join_refusal(&self, exec: &QueryExec) -> Option<&'static str> {
+    /// How `exec`'s GROUP BY keys fit the plan's: `Ok(None)` when they are equal,
+    /// `Ok(Some(map))` when they are a non-empty strict subset (a roll-up member: its key
+    /// `k` is the plan's key `map[k]`), else why not. Keys are compared with their types.
+    fn key_fit(&self, exec: &QueryExec) -> std::result::Result<Option<Vec<usize>>, &'static str> {
+        let agg = exec.query().aggregate.as_ref().expect("shared queries aggregate");
+        if agg.group_by == self.group_by && agg.group_types == self.group_types {
+            return Ok(None);
+        }
+        let mut map = Vec::with_capacity(agg.group_by.len());
+        for (k, t) in agg.group_by.iter().zip(&agg.group_types) {
+            let found = (0..self.nkeys)
+                .find(|&i| self.group_by[i] == *k && self.group_types[i] == *t && !map.contains(&i));
+            match found {
+                Some(i) => map.push(i),
+                None => return Err("its GROUP BY keys are neither the plan's nor a subset of them"),
+            }
+        }
+        if map.is_empty() {
+            // An ungrouped query emits a row for an empty instance; a grouped plan has none.
+            return Err("an ungrouped query does not roll up from grouped partials");
+        }
+        Ok(Some(map))
+    }
+
+    /// The coverage relation the plan must use with `exec` in it, or why it cannot take
+    /// `exec`. A min/max-only query ("covered by") runs exactly in a "partitioned by" plan,
+    /// whose edges are a subset. A count/sum/avg query needs "partitioned by": a plan that
+    /// has not started is re-planned under it, a running one only when every edge it runs
+    /// already partitions its child (then new nodes are placed under "partitioned by").
+    fn class_fit(&self, exec: &QueryExec) -> std::result::Result<Sharing, &'static str> {
+        let wanted = sharing_of_query(exec.query(), exec.windows());
+        if wanted == self.sharing || wanted == Sharing::CoveredBy {
+            return Ok(self.sharing);
+        }
+        debug_assert_eq!(wanted, Sharing::PartitionedBy, "shared queries are not None");
         if !self.is_running() {
+            return Ok(Sharing::PartitionedBy);
+        }
+        let list = self.windows.node_list();
+        let partitioned = list.iter().all(|(w, parent, _)| {
+            parent.is_none_or(|p| {
+                wcg::graph::relation_holds(Sharing::PartitionedBy, w, &list[p].0)
+            })
+        });
+        if partitioned {
+            Ok(Sharing::PartitionedBy)
+        } else {
+            Err("the running plan merges overlapping instances (covered by), which its aggregates do not allow")
+        }
+    }
+
+    /// For a roll-up member `exec` (keys a strict subset of the plan's): the model cost,
+    /// in events per second of stream time at `eta_per_sec`, of `(rolling up, alone)`.
+    /// Rolling up costs the plan's extra work for `exec`'s windows (the min-cost plan over
+    /// the union with them, less the plan without them) plus, per closed instance of each
+    /// of its windows, one merge per fine group; alone costs `exec`'s own min-cost plan,
+    /// folding every tuple again. Fine groups per instance are bounded by the group ids the
+    /// plan holds; before the plan has seen a tuple that number is unknown and the model
+    /// assumes the worst, one group per tuple (`eta * range`), so a plan that has not
+    /// started never takes a roll-up member. `None` when `exec` is not a roll-up.
+    pub fn rollup_costs(&self, exec: &QueryExec, eta_per_sec: f64) -> Option<(f64, f64)> {
+        if !matches!(self.key_fit(exec), Ok(Some(_))) {
             return None;
         }
-        if Self::defs_of(exec)
+        let sharing = self.class_fit(exec).unwrap_or(self.sharing);
+        let (_, mut union) = self.live_windows();
+        let per_sec = |ws: &[Window], sharing: Sharing| {
+            if ws.is_empty() {
+                0.0
+            } else {
+                wcg::optimize(ws, sharing, eta_per_sec).chosen().total.per_sec
+            }
+        };
+        let base = per_sec(&union, sharing);
+        union.extend_from_slice(exec.windows());
+        let extra = (per_sec(&union, sharing) - base).max(0.0);
+        let groups = if self.is_running() {
+            self.windows.dict().len() as f64
+        } else {
+            f64::INFINITY
+        };
+        let merges: f64 = exec
+            .windows()
             .iter()
-            .any(|d| self.state_index(d).is_none())
-        {
-            return Some("the running plan lacks one of its aggregate states");
+            .map(|w| {
+                let tuples = eta_per_sec * w.range_us as f64 / 1e6;
+                groups.min(tuples) / (w.slide_us as f64 / 1e6)
+            })
+            .sum();
+        let alone = per_sec(exec.windows(), sharing_of_query(exec.query(), exec.windows()));
+        Some((extra + merges, alone))
+    }
+
+    /// Why `exec` cannot join this plan now, or `None` when it can (same share key
+    /// assumed). `eta_per_sec`: the stream's event rate, for the roll-up cost rule.
+    pub fn join_refusal(&self, exec: &QueryExec, eta_per_sec: f64) -> Option<&'static str> {
+        if let Err(why) = self.key_fit(exec).and(self.class_fit(exec).map(|_| ())) {
+            return Some(why);
+        }
+        if let Some((rollup, alone)) = self.rollup_costs(exec, eta_per_sec) {
+            if !wcg::cost::clearly_less(rollup, alone) {
+                return Some("rolling up from the plan's groups would cost more than running alone (model)");
+            }
+        }
+        if !self.is_running() {
+            return None;
         }
         let join_point = self.join_point();
         let fits = exec
@@ -268,7 +398,12 @@ impl SharedAgg {
     /// plan and make `exec` a member. `eta_per_sec`: the stream's event rate for the cost
     /// model. Errors: 54000 when a new window keeps more open instances than allowed.
     pub fn join(&mut self, id: u64, exec: &mut QueryExec, eta_per_sec: f64) -> Result<()> {
-        debug_assert!(self.join_refusal(exec).is_none(), "checked by the caller");
+        debug_assert!(
+            self.join_refusal(exec, eta_per_sec).is_none(),
+            "checked by the caller"
+        );
+        let rollup = self.key_fit(exec).expect("checked by join_refusal");
+        self.sharing = self.class_fit(exec).expect("checked by join_refusal");
         let defs = Self::defs_of(exec);
         let running = self.is_running();
         let mut spec_map = Vec::with_capacity(defs.len());
@@ -276,6 +411,13 @@ impl SharedAgg {
             let i = match self.state_index(&d) {
                 Some(i) => i,
                 None => {
+                    // A running plan gains the state empty in every open instance; only
+                    // this query reads it, from instances that begin after every tuple
+                    // folded so far (join_refusal), so its values are exact.
+                    if running {
+                        self.windows
+                            .add_spec(AggSpec::new(d.func, d.arg_type, false));
+                    }
                     self.states.push(d);
                     self.states.len() - 1
                 }
@@ -299,6 +441,8 @@ impl SharedAgg {
             notice_pending: true,
             late: 0,
             started_us: None,
+            rollup: rollup.clone(),
+            failed: false,
         });
         self.unstarted += 1;
         self.notices_pending += 1;
@@ -311,7 +455,7 @@ impl SharedAgg {
             self.leave(id, eta_per_sec);
             return Err(e);
         }
-        exec.become_member(spec_map);
+        exec.become_member(spec_map, rollup);
         Ok(())
     }
 
@@ -422,18 +566,28 @@ impl SharedAgg {
             .into_iter()
             .enumerate()
             .map(|(i, (window, parent, users))| {
-                let mut queries: Vec<u64> = users
+                let of_node: Vec<&Member> = users
                     .iter()
                     .filter_map(|&u| self.slots.get(u).cloned().flatten())
-                    .map(|s| self.members[s.member].id)
+                    .map(|s| &self.members[s.member])
                     .collect();
-                queries.sort_unstable();
-                queries.dedup();
+                let ids = |rollups_only: bool| {
+                    let mut ids: Vec<u64> = of_node
+                        .iter()
+                        .filter(|m| !rollups_only || m.rollup.is_some())
+                        .map(|m| m.id)
+                        .collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids
+                };
+                let (queries, rollups) = (ids(false), ids(true));
                 NodeInfo {
                     window,
                     factor: users.is_empty(),
                     parent,
                     queries,
+                    rollups,
                     tuples_folded: counters.tuples_folded.get(i).copied().unwrap_or(0),
                     partials_merged: counters.partials_merged.get(i).copied().unwrap_or(0),
                 }
@@ -490,6 +644,27 @@ impl SharedAgg {
             groups: self.windows.dict().len(),
             state_bytes: self.windows.state_bytes(),
         }
+    }
+
+    /// The members whose finalisation failed since the last call, with their errors
+    /// (drained). They receive no more instances; the caller ends them and removes them
+    /// with [`SharedAgg::leave`].
+    pub fn take_member_errors(&mut self) -> Vec<(u64, crate::error::Error)> {
+        std::mem::take(&mut self.member_errors)
+    }
+
+    /// The number of aggregate states the plan folds per group.
+    pub fn aggregate_states(&self) -> usize {
+        self.states.len()
+    }
+
+    /// The ids of the members that roll up from the plan's finer groups.
+    pub fn rollup_members(&self) -> Vec<u64> {
+        self.members
+            .iter()
+            .filter(|m| m.rollup.is_some())
+            .map(|m| m.id)
+            .collect()
     }
 
     /// The coverage relation of the plan's edges.
@@ -666,8 +841,16 @@ impl SharedAgg {
             }
             let (dict, specs) = (self.windows.dict(), self.windows.specs());
             for (i, list) in per.iter_mut().enumerate() {
-                if !list.is_empty() {
-                    members[i].member_event(std::mem::take(list), dict, specs, &mut outs[i])?;
+                if list.is_empty() || self.members[i].failed {
+                    continue;
+                }
+                // A member's own finalisation error (its HAVING or select list) ends that
+                // member alone; the plan and the other members run on.
+                if let Err(e) =
+                    members[i].member_event(std::mem::take(list), dict, specs, &mut outs[i])
+                {
+                    self.members[i].failed = true;
+                    self.member_errors.push((self.members[i].id, e));
                 }
             }
         }

@@ -559,6 +559,22 @@ impl SharedWindows {
         Ok(i)
     }
 
+    /// Append aggregate state `spec` to a running plan: every open instance of every node
+    /// gains it empty. Exact only for readers of instances that begin after every tuple
+    /// folded so far (the shared plan's join rule); earlier instances lack those tuples in
+    /// the new state and must never be shown with it.
+    pub fn add_spec(&mut self, spec: AggSpec) {
+        let mut spec = spec;
+        spec.distinct_values_max = self.limits.distinct_values_max;
+        let naggs = self.specs.len();
+        for node in &mut self.nodes {
+            for t in &mut node.open {
+                t.add_state(naggs, &spec);
+            }
+        }
+        self.specs.push(spec);
+    }
+
     /// Stop showing the user windows `slots`, then prune every node that shows no user
     /// window and feeds no node (its open instances are dropped). The nodes that stay keep
     /// their state and their parent; indices of the remaining nodes shift down in order.

@@ -385,3 +385,167 @@ async fn a_member_that_reaches_its_limit_leaves_the_plan() {
         vec!["2001-01-01 00:20:00", "ORD", "24"]
     );
 }
+
+/// The fine query of the roll-up test: per (origin, dest) over epoch grids, so a later
+/// query's default START AT windows are the same plan nodes.
+const FINE: &str = "SELECT origin, dest, count(*), avg(delay) FROM routes \
+     [RANGE BY '10 minutes' START AT 'epoch'] [RANGE BY '20 minutes' START AT 'epoch'] \
+     GROUP BY origin, dest";
+/// Per origin only (a subset of FINE's keys), with max, a state FINE's plan lacks.
+const COARSE: &str = "SELECT origin, count(*), max(delay), wtime(*) FROM routes \
+     [RANGE BY '10 minutes'] [RANGE BY '20 minutes'] \
+     GROUP BY origin ORDER BY wtime(*), origin, count(*)";
+
+#[tokio::test]
+async fn a_query_on_a_subset_of_the_keys_rolls_up_from_the_running_plan() {
+    let port = start_server();
+    let admin = connect(port).await;
+    exec(
+        &admin,
+        "CREATE STREAM routes (ts timestamp TIMESTAMPCOLUMN, delay integer, origin text, dest text)",
+    )
+    .await;
+    let (fine, coarse, alone) = (
+        connect(port).await,
+        connect(port).await,
+        connect(port).await,
+    );
+    declare(&fine, "q", FINE).await;
+    wait_for_queries(&admin, 1).await;
+    // 24 tuples of 3 (origin, dest) pairs in two minutes: the stream runs at 0.2 events/s,
+    // 120 per 10-minute instance against 3 fine groups, so rolling up is cheaper.
+    let early: Vec<String> = (0..24)
+        .map(|i| {
+            let (o, d) = [("ATL", "ORD"), ("ATL", "SFO"), ("ORD", "ATL")][i % 3];
+            format!(
+                "('2001-01-01 00:{:02}:{:02}', {i}, '{o}', '{d}')",
+                i * 5 / 60,
+                i * 5 % 60
+            )
+        })
+        .collect();
+    exec(
+        &admin,
+        &format!("INSERT INTO routes VALUES {}", early.join(", ")),
+    )
+    .await;
+    let ids = query_ids(&admin).await;
+    let plan = plan_of(&admin, &ids[0]).await;
+    let explained: Vec<String> = rows(&admin, &format!("EXPLAIN {COARSE}"))
+        .await
+        .into_iter()
+        .map(|mut l| l.remove(0))
+        .collect();
+    assert!(
+        explained
+            .iter()
+            .any(|l| l.starts_with(&format!("  joins shared plan {plan} on routes"))),
+        "{explained:?}"
+    );
+    assert!(
+        explained
+            .iter()
+            .any(|l| l.starts_with("  rolls up from the plan's finer GROUP BY groups: ")),
+        "{explained:?}"
+    );
+
+    declare(&coarse, "q", COARSE).await;
+    exec(&alone, "SET tcq.share_across_queries = off").await;
+    declare(&alone, "q", COARSE).await;
+    wait_for_queries(&admin, 3).await;
+    let ids = query_ids(&admin).await;
+    assert_eq!(plan_of(&admin, &ids[1]).await, plan, "the coarse query joins");
+    assert_eq!(plan_of(&admin, &ids[2]).await, "NULL");
+    // Both nodes serve both queries (no new node); the coarse one rolls up.
+    let nodes = rows(
+        &admin,
+        "SELECT plan_id, window, queries, rollup_queries FROM tcq_plans",
+    )
+    .await;
+    let both = format!("{},{}", ids[0], ids[1]);
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
+    for n in &nodes {
+        assert_eq!((&n[0], &n[2], &n[3]), (&plan, &both, &ids[1]), "{nodes:?}");
+    }
+
+    // After the coarse query's registration (its default START AT): ATL's two pairs merge.
+    exec(
+        &admin,
+        "INSERT INTO routes VALUES ('2100-01-01 00:11', 4, 'ATL', 'ORD'), \
+         ('2100-01-01 00:12', 6, 'ATL', 'SFO'), ('2100-01-01 00:14', 1, 'ATL', 'ORD'), \
+         ('2100-01-01 00:15', 3, 'ORD', 'ATL'), ('2100-01-01 00:22', 7, 'ORD', 'SFO'), \
+         ('2100-01-01 00:25', 2, 'ATL', 'SFO'), ('2100-01-01 00:41', 0, 'SFO', 'ATL')",
+    )
+    .await;
+    let got = rows(&coarse, "FETCH 8 FROM q").await;
+    assert_eq!(got, rows(&alone, "FETCH 8 FROM q").await);
+    assert_eq!(
+        got,
+        common::table(&[
+            &["ATL", "3", "6", "2100-01-01 00:20:00"],
+            &["ATL", "3", "6", "2100-01-01 00:20:00"],
+            &["ORD", "1", "3", "2100-01-01 00:20:00"],
+            &["ORD", "1", "3", "2100-01-01 00:20:00"],
+            &["ATL", "1", "2", "2100-01-01 00:30:00"],
+            &["ORD", "1", "7", "2100-01-01 00:30:00"],
+            &["ATL", "1", "2", "2100-01-01 00:40:00"],
+            &["ORD", "1", "7", "2100-01-01 00:40:00"],
+        ])
+    );
+    // The fine query's rows stay per pair: its first 10-minute instance, 8 tuples a pair.
+    let first = rows(&fine, "FETCH 3 FROM q").await;
+    let mut first: Vec<(String, String, String)> = first
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
+        .collect();
+    first.sort();
+    assert_eq!(
+        first,
+        [("ATL", "ORD"), ("ATL", "SFO"), ("ORD", "ATL")]
+            .map(|(o, d)| (o.to_string(), d.to_string(), "8".to_string()))
+    );
+}
+
+#[tokio::test]
+async fn an_error_in_one_members_select_list_ends_that_member_alone() {
+    let port = start_server();
+    let admin = connect(port).await;
+    exec(&admin, STREAM).await;
+    let (bad, good, bad_alone) = (
+        connect(port).await,
+        connect(port).await,
+        connect(port).await,
+    );
+    let window = "[RANGE BY '10 minutes' START AT '2001-01-01']";
+    let failing =
+        format!("SELECT origin, 10 / (count(*) - 2) FROM flights {window} GROUP BY origin");
+    declare(&bad, "q", &failing).await;
+    declare(
+        &good,
+        "q",
+        &format!("SELECT origin, count(*) FROM flights {window} GROUP BY origin ORDER BY origin"),
+    )
+    .await;
+    exec(&bad_alone, "SET tcq.share_across_queries = off").await;
+    declare(&bad_alone, "q", &failing).await;
+    wait_for_queries(&admin, 3).await;
+    let ids = query_ids(&admin).await;
+    let plan = plan_of(&admin, &ids[0]).await;
+    assert_eq!(plan_of(&admin, &ids[1]).await, plan);
+    // ATL has 2 tuples in [00:00, 00:10): 10 / 0 at 00:10.
+    exec(&admin, DATA).await;
+    for c in [&bad, &bad_alone] {
+        let e = c.simple_query("FETCH 5 FROM q").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "22012", "{e}");
+    }
+    // The other member runs on past the failing instant: 00:10, 00:20 and 00:30.
+    assert_eq!(
+        rows(&good, "FETCH 4 FROM q").await,
+        common::table(&[&["ATL", "2"], &["ORD", "1"], &["ORD", "3"], &["ATL", "2"]])
+    );
+    let nodes = plans(&admin).await;
+    assert!(
+        nodes.iter().all(|n| n.0 == plan && n.2 == ids[1]),
+        "the failed member left the plan: {nodes:?}"
+    );
+}

@@ -175,7 +175,11 @@ fn min_max_only(spec: &Spec) -> bool {
 
 /// Every query in shared plans, registering and leaving at its points.
 /// Returns each query's rows and how they were placed.
-fn shared(specs: &[Spec], tuples: &[(i64, i32, i32)], batch_len: usize) -> (Vec<Vec<String>>, Placed) {
+fn shared(
+    specs: &[Spec],
+    tuples: &[(i64, i32, i32)],
+    batch_len: usize,
+) -> (Vec<Vec<String>>, Placed) {
     let mut execs: Vec<Option<QueryExec>> = vec![None; specs.len()]
         .into_iter()
         .map(|_: Option<()>| None)
@@ -198,19 +202,22 @@ fn shared(specs: &[Spec], tuples: &[(i64, i32, i32)], batch_len: usize) -> (Vec<
             if spec.from == i {
                 let mut exec = exec_of(spec);
                 let key = share_key(&exec).expect("shareable");
-                match plans
-                    .iter_mut()
-                    .find(|p| p.key == key && p.agg.join_refusal(&exec, ETA).is_none())
-                {
+                // As the engine: plans with the query's own keys first, then roll-ups.
+                let fits = |p: &Plan, rollup: bool| {
+                    p.key == key
+                        && p.agg.is_rollup_for(&exec) == rollup
+                        && p.agg.join_refusal(&exec, ETA).is_none()
+                };
+                let at = (plans.iter().position(|p| fits(p, false)))
+                    .or_else(|| plans.iter().position(|p| fits(p, true)));
+                match at.map(|i| &mut plans[i]) {
                     Some(p) => {
                         let states = p.agg.aggregate_states();
                         placed.running_joins += usize::from(p.agg.is_running());
                         p.agg.join(q as u64, &mut exec, ETA).unwrap();
-                        placed.states_added += usize::from(
-                            p.agg.is_running() && p.agg.aggregate_states() > states,
-                        );
-                        placed.rollups +=
-                            usize::from(p.agg.rollup_members().contains(&(q as u64)));
+                        placed.states_added +=
+                            usize::from(p.agg.is_running() && p.agg.aggregate_states() > states);
+                        placed.rollups += usize::from(p.agg.rollup_members().contains(&(q as u64)));
                         placed.mixed_classes += usize::from(
                             p.members
                                 .iter()
@@ -313,7 +320,7 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
     } else {
         vec![AggFunc::Min, AggFunc::Max]
     };
-    let mut specs = Vec::new();
+    let mut specs: Vec<Spec> = Vec::new();
     for q in 0..nq {
         let gen = if rng.chance(0.5) {
             Generator::RandomGen
@@ -325,7 +332,7 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
         let filter = if rng.chance(0.15) { !filter } else { filter };
         let keys = if rng.chance(0.15) {
             key_sets[rng.range(0, 4) as usize].to_vec()
-        } else if keys.len() == 2 && rng.chance(0.5) {
+        } else if keys.len() == 2 && rng.chance(0.6) {
             vec![keys[rng.range(0, 1) as usize]]
         } else {
             keys.clone()
@@ -343,7 +350,14 @@ fn case(seed: u64) -> (Vec<Spec>, Vec<(i64, i32, i32)>) {
         // START AT: the first tuple for queries there from the start; later ones begin
         // after (or, a third of the time, before) the latest timestamp so far.
         let seen_max = tuples[..from].iter().map(|x| x.0).max().unwrap_or(base);
-        let default_start = rng.chance(0.4);
+        // A roll-up pays when its windows are plan nodes already: half of the subset-key
+        // queries read an earlier query's window sizes with default START ATs (the
+        // dashboard case), the other half their own.
+        let copies = q > 0 && keys.len() < key_sets[3].len() && rng.chance(0.5);
+        if copies {
+            windows = specs[rng.range(0, q as i64 - 1) as usize].windows.clone();
+        }
+        let default_start = copies || rng.chance(0.4);
         let mut cutoffs = Vec::new();
         for w in &mut windows {
             let start = if from == 0 {
@@ -448,7 +462,7 @@ fn queries_with_one_key_share_one_plan() {
 #[test]
 fn random_cases_join_running_plans() {
     let mut total = Placed::default();
-    for seed in 0..64 {
+    for seed in 0..128 {
         let (specs, tuples) = case(seed);
         let (got, placed) = shared(&specs, &tuples, 3);
         total.running_joins += placed.running_joins;
@@ -463,10 +477,22 @@ fn random_cases_join_running_plans() {
         "running joins {}, roll-ups {}, states added {}, mixed classes {}",
         total.running_joins, total.rollups, total.states_added, total.mixed_classes
     );
-    assert!(total.running_joins >= 5, "only {} joins into running plans", total.running_joins);
-    assert!(total.rollups >= 5, "only {} roll-up joins", total.rollups);
-    assert!(total.states_added >= 5, "only {} states added", total.states_added);
-    assert!(total.mixed_classes >= 5, "only {} mixed-class joins", total.mixed_classes);
+    assert!(
+        total.running_joins >= 20,
+        "only {} joins into running plans",
+        total.running_joins
+    );
+    assert!(total.rollups >= 10, "only {} roll-up joins", total.rollups);
+    assert!(
+        total.states_added >= 20,
+        "only {} states added",
+        total.states_added
+    );
+    assert!(
+        total.mixed_classes >= 20,
+        "only {} mixed-class joins",
+        total.mixed_classes
+    );
 }
 
 /// A count query joins a running min/max-only plan only where every edge the plan runs
@@ -507,8 +533,13 @@ fn count_joins_a_min_max_plan_only_over_partitioning_edges() {
             assert_eq!(got[q], alone(spec, &tuples), "query {q}");
         }
         // Two tuples a second, alternating keys: one per key per second.
-        let want = format!("[Int4(0), Int8({}), Timestamp(", count_window.range_us / SEC);
-        assert!(got[1].iter().all(|r| r.starts_with(&want) || r.starts_with("[Int4(1)")));
+        let want = format!(
+            "[Int4(0), Int8({}), Timestamp(",
+            count_window.range_us / SEC
+        );
+        assert!(got[1]
+            .iter()
+            .all(|r| r.starts_with(&want) || r.starts_with("[Int4(1)")));
         assert!(!got[1].is_empty());
     }
 }

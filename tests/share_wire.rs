@@ -454,7 +454,11 @@ async fn a_query_on_a_subset_of_the_keys_rolls_up_from_the_running_plan() {
     declare(&alone, "q", COARSE).await;
     wait_for_queries(&admin, 3).await;
     let ids = query_ids(&admin).await;
-    assert_eq!(plan_of(&admin, &ids[1]).await, plan, "the coarse query joins");
+    assert_eq!(
+        plan_of(&admin, &ids[1]).await,
+        plan,
+        "the coarse query joins"
+    );
     assert_eq!(plan_of(&admin, &ids[2]).await, "NULL");
     // Both nodes serve both queries (no new node); the coarse one rolls up.
     let nodes = rows(
@@ -501,8 +505,11 @@ async fn a_query_on_a_subset_of_the_keys_rolls_up_from_the_running_plan() {
     first.sort();
     assert_eq!(
         first,
-        [("ATL", "ORD"), ("ATL", "SFO"), ("ORD", "ATL")]
-            .map(|(o, d)| (o.to_string(), d.to_string(), "8".to_string()))
+        [("ATL", "ORD"), ("ATL", "SFO"), ("ORD", "ATL")].map(|(o, d)| (
+            o.to_string(),
+            d.to_string(),
+            "8".to_string()
+        ))
     );
 }
 

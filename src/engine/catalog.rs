@@ -341,7 +341,14 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     let eta = stream.event_rate_per_sec();
     let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
     let mut exec = q.exec.lock();
-    for p in plans.iter().filter(|p| p.key == key) {
+    // Plans with the query's own GROUP BY keys first, then those it would roll up from.
+    let mut candidates: Vec<(bool, &Arc<PlanRun>)> = plans
+        .iter()
+        .filter(|p| p.key == key)
+        .map(|p| (p.state.lock().agg.is_rollup_for(&exec), p))
+        .collect();
+    candidates.sort_by_key(|(rollup, _)| *rollup);
+    for (_, p) in candidates {
         let mut st = p.state.lock();
         if st.agg.join_refusal(&exec, eta).is_none() {
             st.agg.join(q.id, &mut exec, eta)?;

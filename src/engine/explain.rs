@@ -139,7 +139,14 @@ fn across_queries(
     };
     let plans: Vec<std::sync::Arc<super::catalog::PlanRun>> = stream.plans.lock().clone();
     let mut refused = None;
-    for p in plans.iter().filter(|p| p.key == key) {
+    // As the engine joins: plans with the query's own GROUP BY keys first.
+    let mut candidates: Vec<(bool, &std::sync::Arc<super::catalog::PlanRun>)> = plans
+        .iter()
+        .filter(|p| p.key == key)
+        .map(|p| (p.state.lock().agg.is_rollup_for(exec), p))
+        .collect();
+    candidates.sort_by_key(|(rollup, _)| *rollup);
+    for (_, p) in candidates {
         let st = p.state.lock();
         match st.agg.join_refusal(exec, eta) {
             Some(why) => refused = Some(why),
@@ -178,7 +185,9 @@ fn across_queries(
     }
     let why = match refused {
         Some(why) => format!("  starts a new shared plan: no running plan can take it ({why})"),
-        None => "  starts a new shared plan (none over this stream has its WHERE and parameters)".into(),
+        None => {
+            "  starts a new shared plan (none over this stream has its WHERE and parameters)".into()
+        }
     };
     vec![head, why]
 }

@@ -273,17 +273,24 @@ impl SharedAgg {
     /// `Ok(Some(map))` when they are a non-empty strict subset (a roll-up member: its key
     /// `k` is the plan's key `map[k]`), else why not. Keys are compared with their types.
     fn key_fit(&self, exec: &QueryExec) -> std::result::Result<Option<Vec<usize>>, &'static str> {
-        let agg = exec.query().aggregate.as_ref().expect("shared queries aggregate");
+        let agg = exec
+            .query()
+            .aggregate
+            .as_ref()
+            .expect("shared queries aggregate");
         if agg.group_by == self.group_by && agg.group_types == self.group_types {
             return Ok(None);
         }
         let mut map = Vec::with_capacity(agg.group_by.len());
         for (k, t) in agg.group_by.iter().zip(&agg.group_types) {
-            let found = (0..self.nkeys)
-                .find(|&i| self.group_by[i] == *k && self.group_types[i] == *t && !map.contains(&i));
+            let found = (0..self.nkeys).find(|&i| {
+                self.group_by[i] == *k && self.group_types[i] == *t && !map.contains(&i)
+            });
             match found {
                 Some(i) => map.push(i),
-                None => return Err("its GROUP BY keys are neither the plan's nor a subset of them"),
+                None => {
+                    return Err("its GROUP BY keys are neither the plan's nor a subset of them")
+                }
             }
         }
         if map.is_empty() {
@@ -303,15 +310,17 @@ impl SharedAgg {
         if wanted == self.sharing || wanted == Sharing::CoveredBy {
             return Ok(self.sharing);
         }
-        debug_assert_eq!(wanted, Sharing::PartitionedBy, "shared queries are not None");
+        debug_assert_eq!(
+            wanted,
+            Sharing::PartitionedBy,
+            "shared queries are not None"
+        );
         if !self.is_running() {
             return Ok(Sharing::PartitionedBy);
         }
         let list = self.windows.node_list();
         let partitioned = list.iter().all(|(w, parent, _)| {
-            parent.is_none_or(|p| {
-                wcg::graph::relation_holds(Sharing::PartitionedBy, w, &list[p].0)
-            })
+            parent.is_none_or(|p| wcg::graph::relation_holds(Sharing::PartitionedBy, w, &list[p].0))
         });
         if partitioned {
             Ok(Sharing::PartitionedBy)
@@ -339,7 +348,10 @@ impl SharedAgg {
             if ws.is_empty() {
                 0.0
             } else {
-                wcg::optimize(ws, sharing, eta_per_sec).chosen().total.per_sec
+                wcg::optimize(ws, sharing, eta_per_sec)
+                    .chosen()
+                    .total
+                    .per_sec
             }
         };
         let base = per_sec(&union, sharing);
@@ -358,8 +370,18 @@ impl SharedAgg {
                 groups.min(tuples) / (w.slide_us as f64 / 1e6)
             })
             .sum();
-        let alone = per_sec(exec.windows(), sharing_of_query(exec.query(), exec.windows()));
+        let alone = per_sec(
+            exec.windows(),
+            sharing_of_query(exec.query(), exec.windows()),
+        );
         Some((extra + merges, alone))
+    }
+
+    /// True when `exec` would be a roll-up member of this plan (its GROUP BY keys a
+    /// non-empty strict subset of the plan's). The engine offers a query the plans with its
+    /// own keys first.
+    pub fn is_rollup_for(&self, exec: &QueryExec) -> bool {
+        matches!(self.key_fit(exec), Ok(Some(_)))
     }
 
     /// Why `exec` cannot join this plan now, or `None` when it can (same share key
@@ -370,7 +392,9 @@ impl SharedAgg {
         }
         if let Some((rollup, alone)) = self.rollup_costs(exec, eta_per_sec) {
             if !wcg::cost::clearly_less(rollup, alone) {
-                return Some("rolling up from the plan's groups would cost more than running alone (model)");
+                return Some(
+                    "rolling up from the plan's groups would cost more than running alone (model)",
+                );
             }
         }
         if !self.is_running() {

@@ -518,7 +518,8 @@ async fn an_error_in_one_members_select_list_ends_that_member_alone() {
     let port = start_server();
     let admin = connect(port).await;
     exec(&admin, STREAM).await;
-    let (bad, good, bad_alone) = (
+    let (bad, overflow, good, bad_alone) = (
+        connect(port).await,
         connect(port).await,
         connect(port).await,
         connect(port).await,
@@ -528,6 +529,15 @@ async fn an_error_in_one_members_select_list_ends_that_member_alone() {
         format!("SELECT origin, 10 / (count(*) - 2) FROM flights {window} GROUP BY origin");
     declare(&bad, "q", &failing).await;
     declare(
+        &overflow,
+        "q",
+        &format!(
+            "SELECT origin FROM flights {window} GROUP BY origin \
+             HAVING sum(delay) * 9223372036854775807 > 0"
+        ),
+    )
+    .await;
+    declare(
         &good,
         "q",
         &format!("SELECT origin, count(*) FROM flights {window} GROUP BY origin ORDER BY origin"),
@@ -535,16 +545,20 @@ async fn an_error_in_one_members_select_list_ends_that_member_alone() {
     .await;
     exec(&bad_alone, "SET tcq.share_across_queries = off").await;
     declare(&bad_alone, "q", &failing).await;
-    wait_for_queries(&admin, 3).await;
+    wait_for_queries(&admin, 4).await;
     let ids = query_ids(&admin).await;
     let plan = plan_of(&admin, &ids[0]).await;
     assert_eq!(plan_of(&admin, &ids[1]).await, plan);
-    // ATL has 2 tuples in [00:00, 00:10): 10 / 0 at 00:10.
+    assert_eq!(plan_of(&admin, &ids[2]).await, plan);
+    // ATL has 2 tuples in [00:00, 00:10): 10 / 0 at 00:10, and its sum 9 overflows bigint
+    // when multiplied.
     exec(&admin, DATA).await;
     for c in [&bad, &bad_alone] {
         let e = c.simple_query("FETCH 5 FROM q").await.unwrap_err();
         assert_eq!(sqlstate(&e), "22012", "{e}");
     }
+    let e = overflow.simple_query("FETCH 5 FROM q").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "22003", "{e}");
     // The other member runs on past the failing instant: 00:10, 00:20 and 00:30.
     assert_eq!(
         rows(&good, "FETCH 4 FROM q").await,
@@ -552,7 +566,7 @@ async fn an_error_in_one_members_select_list_ends_that_member_alone() {
     );
     let nodes = plans(&admin).await;
     assert!(
-        nodes.iter().all(|n| n.0 == plan && n.2 == ids[1]),
-        "the failed member left the plan: {nodes:?}"
+        nodes.iter().all(|n| n.0 == plan && n.2 == ids[2]),
+        "the failed members left the plan: {nodes:?}"
     );
 }

@@ -358,4 +358,115 @@ mod tests {
         assert_eq!(d.intern(h.hash(&key("c")), &key("c")), 1);
         assert!(GroupTable::new().slot(DENSE_GIDS + 5, &specs, 10).is_ok());
     }
+
+    /// (origin, dest) groups with count(*) and max(v), `rows` of (origin, dest, v).
+    fn fine_table(rows: &[(&str, &str, i64)]) -> (GroupDict, GroupTable, Vec<AggSpec>) {
+        let h = KeyHasher::new();
+        let specs = vec![
+            AggSpec::new(AggFunc::CountStar, DataType::Int8, false),
+            AggSpec::new(AggFunc::Max, DataType::Int8, false),
+        ];
+        let mut d = GroupDict::new(2);
+        let mut t = GroupTable::new();
+        for (o, dest, v) in rows {
+            let key = [Value::Text((*o).into()), Value::Text((*dest).into())];
+            let gid = d.intern(h.hash(&key), &key);
+            let g = t.slot(gid, &specs, 100).unwrap();
+            t.update(g, &specs, &[Value::Bool(true), Value::Int8(*v)])
+                .unwrap();
+        }
+        (d, t, specs)
+    }
+
+    #[test]
+    fn roll_up_merges_fine_groups_onto_a_subset_of_the_keys() {
+        let rows = [
+            ("ATL", "ORD", 5),
+            ("ATL", "SFO", 9),
+            ("ORD", "ATL", 1),
+            ("ATL", "ORD", 2),
+            ("SFO", "ATL", 4),
+            ("ORD", "SFO", 7),
+        ];
+        let (d, t, specs) = fine_table(&rows);
+        // Per origin (key 0), states in the order max, count.
+        let out_specs = [specs[1].clone(), specs[0].clone()];
+        let mut cd = GroupDict::new(1);
+        let mut c = GroupTable::new();
+        t.roll_up(
+            &d,
+            &specs,
+            &[0],
+            &[1, 0],
+            &out_specs,
+            &KeyHasher::new(),
+            &mut cd,
+            &mut c,
+            100,
+        )
+        .unwrap();
+        let got: Vec<(Value, Value, Value)> = (0..c.len())
+            .map(|g| {
+                let (gid, accs) = c.group(g, 2);
+                (
+                    cd.key(gid)[0].clone(),
+                    accs[0].evaluate(&out_specs[0]).unwrap(),
+                    accs[1].evaluate(&out_specs[1]).unwrap(),
+                )
+            })
+            .collect();
+        let text = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            got,
+            vec![
+                (text("ATL"), Value::Int8(9), Value::Int8(3)),
+                (text("ORD"), Value::Int8(7), Value::Int8(2)),
+                (text("SFO"), Value::Int8(4), Value::Int8(1)),
+            ]
+        );
+        // Per destination (key 1) with a limit of 2 groups: SFO, ORD, ATL are 3.
+        let mut c = GroupTable::new();
+        let err = t
+            .roll_up(
+                &d,
+                &specs,
+                &[1],
+                &[0],
+                &specs[..1],
+                &KeyHasher::new(),
+                &mut GroupDict::new(1),
+                &mut c,
+                2,
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("groups_max"), "{err}");
+    }
+
+    #[test]
+    fn an_added_state_starts_empty_beside_the_old_ones() {
+        let (_, mut t, mut specs) = fine_table(&[("ATL", "ORD", 5), ("ORD", "ATL", 1)]);
+        let sum = AggSpec::new(AggFunc::Sum, DataType::Int4, false);
+        t.add_state(2, &sum);
+        specs.push(sum);
+        let g = t.slot(0, &specs, 100).unwrap();
+        t.update(
+            g,
+            &specs,
+            &[Value::Bool(true), Value::Int8(3), Value::Int4(3)],
+        )
+        .unwrap();
+        let values = |g: usize| -> Vec<Value> {
+            let (_, accs) = t.group(g, 3);
+            accs.iter()
+                .zip(&specs)
+                .map(|(a, s)| a.evaluate(s).unwrap())
+                .collect()
+        };
+        // count and max kept their values; sum holds only the tuple folded after.
+        assert_eq!(
+            values(0),
+            vec![Value::Int8(2), Value::Int8(5), Value::Int8(3)]
+        );
+        assert_eq!(values(1), vec![Value::Int8(1), Value::Int8(1), Value::Null]);
+    }
 }

@@ -66,7 +66,8 @@ use crate::window::{floor_div, Window};
 
 /// The sharing key of `exec`: queries with equal keys over one stream may run in one plan,
 /// and [`SharedAgg::join_refusal`] decides whether they do (GROUP BY keys, aggregate class,
-/// the roll-up cost rule and the running plan's time). `None` for a query that is not shared: not a windowed aggregate, a holistic aggregate
+/// the roll-up cost rule and the running plan's time). `None` for a query that is not
+/// shared: not a windowed aggregate, a holistic aggregate
 /// (count(DISTINCT x)), or `now()` in its WHERE, keys or arguments (fixed per query).
 ///
 /// The expressions are compared in their bound form (columns by position, types resolved),

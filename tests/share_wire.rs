@@ -449,6 +449,23 @@ async fn a_query_on_a_subset_of_the_keys_rolls_up_from_the_running_plan() {
         "{explained:?}"
     );
 
+    // At one event per second: its windows are the plan's nodes already (no extra), and
+    // 3 fine groups merge per closed instance, 18 + 9 per hour; alone, the 10-minute window
+    // folds 3,600 tuples per hour and the 20-minute one merges 6 of its partials.
+    let at_rate: Vec<String> = rows(
+        &admin,
+        &format!("EXPLAIN (EVENT_RATE '1 per second') {COARSE}"),
+    )
+    .await
+    .into_iter()
+    .map(|mut l| l.remove(0))
+    .collect();
+    assert!(
+        at_rate.iter().any(|l| l
+            == "  rolls up from the plan's finer GROUP BY groups: 27 events per hour for its windows and merges, 3606 alone"),
+        "{at_rate:?}"
+    );
+
     declare(&coarse, "q", COARSE).await;
     exec(&alone, "SET tcq.share_across_queries = off").await;
     declare(&alone, "q", COARSE).await;

@@ -79,6 +79,11 @@ struct ServeArgs {
     /// Distinct values per DISTINCT aggregate state (54000 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().distinct_values_max)]
     distinct_values_max: usize,
+    /// Bytes of memory the engine tracks server-wide: queries' state, queued result rows,
+    /// COPY batches in memory, prepared statements (53200 beyond). A number with an
+    /// optional unit: 512MB, 2GB.
+    #[arg(long, default_value = "1GB", value_parser = tcq::engine::memory::parse_bytes)]
+    memory_limit: usize,
     /// Rows one stored table may hold (54000 beyond).
     #[arg(long, default_value_t = tcq::engine::Limits::default().table_rows_max)]
     table_rows_max: usize,
@@ -112,6 +117,7 @@ impl ServeArgs {
             output_queue_bytes: self.output_queue_bytes,
             distinct_values_max: self.distinct_values_max,
             table_rows_max: self.table_rows_max,
+            memory_limit_bytes: self.memory_limit,
             ..tcq::engine::Limits::default()
         };
         let storage = (!self.memory_only).then(|| tcq::engine::StorageConfig {

@@ -296,6 +296,9 @@ pub(crate) struct RunningQuery {
     pub taps: Mutex<Vec<Tap>>,
     /// The cross-query shared plan the query runs in (0: none).
     pub plan_id: AtomicU64,
+    /// The query's state as charged to the memory budget (a member of a shared plan holds
+    /// none of its own: the plan's is charged to the plan).
+    pub memory: Mutex<super::memory::StateMeter>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
@@ -303,6 +306,8 @@ pub(crate) struct PlanRun {
     pub id: u64,
     pub key: String,
     pub state: Mutex<PlanState>,
+    /// The plan's state as charged to the memory budget.
+    pub memory: Mutex<super::memory::StateMeter>,
 }
 
 /// A shared plan's state: `queries[i]` is the member `agg.member_ids()[i]`.
@@ -357,6 +362,7 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
             return Ok(());
         }
     }
+    let budget = q.memory.lock().budget().clone();
     let mut agg = crate::exec::shared::SharedAgg::new(&exec, exec.limits())?;
     agg.join(q.id, &mut exec, eta)?;
     let id = NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed);
@@ -368,6 +374,7 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
             agg,
             queries: vec![q.clone()],
         }),
+        memory: Mutex::new(super::memory::StateMeter::new(&budget)),
     }));
     Ok(())
 }
@@ -395,6 +402,7 @@ impl RunningQuery {
     pub fn close(&self) {
         self.tx.lock().take();
         self.taps.lock().clear();
+        self.memory.lock().release();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -452,10 +460,12 @@ pub(crate) struct Catalog {
     pub next_oid: std::sync::atomic::AtomicU32,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
     pub backends: super::backends::Backends,
+    /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
+    pub memory: Arc<super::memory::MemoryBudget>,
 }
 
 impl Catalog {
-    pub(crate) fn new(_limits: &Limits) -> Catalog {
+    pub(crate) fn new(limits: &Limits) -> Catalog {
         Catalog {
             streams: RwLock::new(HashMap::new()),
             tables: Arc::new(RwLock::new(HashMap::new())),
@@ -465,6 +475,7 @@ impl Catalog {
             next_query_id: AtomicU64::new(1),
             next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
+            memory: super::memory::MemoryBudget::new(limits.memory_limit_bytes),
         }
     }
 
@@ -836,6 +847,21 @@ async fn run_plans(
                     "shared plan {} failed unexpectedly and was stopped",
                     p.id
                 )))
+            })
+            .and_then(|()| {
+                let agg = &st.agg;
+                p.memory
+                    .lock()
+                    .charge(|| agg.state().state_bytes)
+                    .map_err(|r| {
+                        let ids: Vec<String> = queries.iter().map(|q| q.id.to_string()).collect();
+                        let noun = if ids.len() == 1 { "query" } else { "queries" };
+                        r.error(&format!(
+                            "the state of shared plan {} ({noun} {})",
+                            p.id,
+                            ids.join(", ")
+                        ))
+                    })
             });
             let done: Vec<bool> = execs.iter().map(|e| e.is_done()).collect();
             drop(execs);
@@ -903,6 +929,12 @@ async fn run_query(
                     "query {} failed unexpectedly and was stopped",
                     q.id
                 )))
+            })
+            .and_then(|()| {
+                q.memory
+                    .lock()
+                    .charge(|| exec.state().state_bytes)
+                    .map_err(|r| r.error(&format!("the state of query {}", q.id)))
             });
             (r, exec.is_done())
         };
@@ -1014,6 +1046,13 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("partials_merged", DataType::Int8),
             c("rollup_queries", DataType::Text),
         ],
+        // One row per kind of tracked memory (`memory::MemoryKind`), then `total`; the
+        // limit is the same on every row.
+        "tcq_memory" => vec![
+            c("kind", DataType::Text),
+            c("bytes", DataType::Int8),
+            c("limit_bytes", DataType::Int8),
+        ],
         // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
         // too, with backend_type 'tcq continuous query' and the pid of their session.
         "pg_stat_activity" => vec![
@@ -1103,6 +1142,18 @@ impl Catalog {
                     row[9] = text("tcq continuous query");
                     rows.push(row);
                 }
+            }
+            "tcq_memory" => {
+                let m = &self.memory;
+                let limit = Value::Int8(m.limit().min(i64::MAX as usize) as i64);
+                for k in super::memory::MemoryKind::ALL {
+                    rows.push(vec![
+                        text(k.name()),
+                        Value::Int8(m.used_by(k) as i64),
+                        limit.clone(),
+                    ]);
+                }
+                rows.push(vec![text("total"), Value::Int8(m.used() as i64), limit]);
             }
             "tcq_plans" => {
                 let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();

@@ -80,6 +80,9 @@ pub struct CopyIn {
     pub(crate) row: Vec<Value>,
     pub(crate) staged: Vec<ColumnBatch>,
     pub(crate) staged_bytes: usize,
+    /// `staged_bytes` as charged to the global memory budget (a LIVE COPY, which queues
+    /// after each message, charges nothing).
+    pub(crate) memory: super::memory::Reservation,
     /// Rows a LIVE COPY has queued for the stream's queries.
     pub(crate) delivered: u64,
     /// The log position a LIVE COPY's deliveries reached in an archived stream's log.
@@ -113,6 +116,10 @@ impl CopyIn {
         let ncols = rel.columns.len();
         let types: Vec<DataType> = rel.columns.iter().map(|c| c.data_type).collect();
         let rel = Arc::new(rel);
+        let memory = super::memory::Reservation::new(
+            &engine.catalog.memory,
+            super::memory::MemoryKind::CopyStaging,
+        );
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
             staging_memory: engine.config.limits.statement_staging_memory_bytes,
@@ -128,6 +135,7 @@ impl CopyIn {
             row: vec![Value::Null; ncols],
             staged: Vec::new(),
             staged_bytes: 0,
+            memory,
             delivered: 0,
             logged: None,
             error: None,
@@ -414,10 +422,15 @@ impl CopyIn {
     }
 
     /// Move the staged batches to the spill file once they pass
-    /// `statement_staging_memory_bytes`, and refuse a COPY past `statement_staging_bytes_max`.
+    /// `statement_staging_memory_bytes` or the global memory budget refuses them, and
+    /// refuse a COPY past `statement_staging_bytes_max`.
     pub(crate) fn spill_if_large(&mut self) -> Result<()> {
         // A LIVE COPY queues what it parsed after each message: it never spills.
-        if !self.options.live && self.staged_bytes > self.staging_memory {
+        if self.options.live {
+            return Ok(());
+        }
+        let refused = self.memory.resize(self.staged_bytes).is_err();
+        if refused || self.staged_bytes > self.staging_memory {
             self.spill_staged()?;
         }
         Ok(())
@@ -451,6 +464,7 @@ impl CopyIn {
             }
         }
         self.staged_bytes = 0;
+        self.memory.force_resize(0);
         Ok(())
     }
 

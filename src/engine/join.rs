@@ -305,7 +305,8 @@ pub(crate) async fn register(
         .catalog
         .next_query_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (out_tx, out_rx) = super::outq::output_queue(limits.output_queue_bytes, overflow);
+    let (out_tx, out_rx) =
+        super::outq::output_queue(limits.output_queue_bytes, overflow, &engine.catalog.memory);
     let (feed_tx, feed_rx) = mpsc::channel(FEED_BATCHES);
     let failure = Arc::new(Mutex::new(None));
     let done = exec.is_done();

@@ -27,6 +27,7 @@ mod copy;
 pub mod copy_binary;
 mod explain;
 mod join;
+pub mod memory;
 pub mod monitor;
 mod outq;
 mod pg_catalog;
@@ -103,6 +104,11 @@ pub struct Limits {
     /// Rows one stored table may hold; a statement that would pass it is refused with
     /// 54000 and changes nothing. Default 1,000,000.
     pub table_rows_max: usize,
+    /// Bytes of memory the engine tracks server-wide (see [`memory`]): queries' state,
+    /// queued result rows, COPY batches staged in memory, prepared statements' text. A
+    /// query whose state would cross it ends with 53200, a Parse is refused with 53200, a
+    /// COPY moves its batches to its temporary file early. Default 1 GiB.
+    pub memory_limit_bytes: usize,
 }
 
 impl Default for Limits {
@@ -125,6 +131,7 @@ impl Default for Limits {
             copy_line_bytes_max: 16 << 20,
             distinct_values_max: 1_000_000,
             table_rows_max: 1_000_000,
+            memory_limit_bytes: 1 << 30,
         }
     }
 }
@@ -197,6 +204,11 @@ impl Engine {
     /// The configured limits.
     pub fn limits(&self) -> &Limits {
         &self.config.limits
+    }
+
+    /// The global memory budget: its limit and what is tracked against it now.
+    pub fn memory(&self) -> &Arc<memory::MemoryBudget> {
+        &self.catalog.memory
     }
 
     /// The connected sessions; the server registers each connection here.

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use super::memory::{MemoryBudget, MemoryKind, Reservation};
 use crate::error::Result;
 use crate::exec::Event;
 use crate::types::Value;
@@ -54,6 +55,8 @@ enum Entry {
 struct Inner {
     entries: VecDeque<Entry>,
     bytes: usize,
+    /// `bytes`, as counted by the global memory budget (never refused by it).
+    charged: Reservation,
     /// The sender is gone: the reader drains what is queued, then ends.
     closed: bool,
 }
@@ -78,12 +81,17 @@ pub(crate) struct OutReceiver {
     bytes_max: usize,
 }
 
-/// A queue bounded at `bytes_max` bytes of queued events.
-pub(crate) fn output_queue(bytes_max: usize, overflow: Overflow) -> (OutSender, OutReceiver) {
+/// A queue bounded at `bytes_max` bytes of queued events, whose bytes `budget` counts.
+pub(crate) fn output_queue(
+    bytes_max: usize,
+    overflow: Overflow,
+    budget: &Arc<MemoryBudget>,
+) -> (OutSender, OutReceiver) {
     let shared = Arc::new(Shared {
         inner: Mutex::new(Inner {
             entries: VecDeque::new(),
             bytes: 0,
+            charged: Reservation::new(budget, MemoryKind::OutputQueues),
             closed: false,
         }),
         ready: Notify::new(),
@@ -162,6 +170,8 @@ impl OutSender {
             }
         }
         inner.bytes += size;
+        let bytes = inner.bytes;
+        inner.charged.force_resize(bytes);
         inner.entries.push_back(Entry::Event(ev, size));
         drop(inner);
         self.shared.ready.notify_one();
@@ -233,6 +243,8 @@ impl OutReceiver {
         match entry {
             Some(Entry::Event(ev, size)) => {
                 inner.bytes -= size;
+                let bytes = inner.bytes;
+                inner.charged.force_resize(bytes);
                 TryRecv::Event(ev)
             }
             Some(Entry::Skipped { rows, events }) => TryRecv::Event(Ok(Event::Notice(format!(
@@ -277,12 +289,14 @@ mod tests {
     #[test]
     fn a_full_queue_refuses_without_waiting_and_drains_in_order() {
         let one = event_bytes(&rows(10));
-        let (tx, rx) = output_queue(one * 3, Overflow::Error);
+        let budget = MemoryBudget::new(usize::MAX);
+        let (tx, rx) = output_queue(one * 3, Overflow::Error, &budget);
         for _ in 0..3 {
             tx.push(rows(10)).unwrap();
         }
         assert_eq!(tx.push(rows(10)).unwrap_err().bytes_max, one * 3);
         assert_eq!(rx.queued_bytes(), one * 3);
+        assert_eq!(budget.used_by(MemoryKind::OutputQueues), one * 3);
         drop(tx);
         let mut n = 0;
         while let TryRecv::Event(ev) = rx.try_recv() {
@@ -292,11 +306,13 @@ mod tests {
         assert_eq!(n, 3);
         assert!(matches!(rx.try_recv(), TryRecv::Closed));
         assert_eq!(rx.queued_bytes(), 0);
+        assert_eq!(budget.used(), 0);
     }
 
     #[test]
     fn an_event_larger_than_the_bound_fits_an_empty_queue() {
-        let (tx, rx) = output_queue(16, Overflow::Error);
+        let budget = MemoryBudget::new(usize::MAX);
+        let (tx, rx) = output_queue(16, Overflow::Error, &budget);
         tx.push(rows(1000)).unwrap();
         assert!(tx.push(rows(1)).is_err());
         assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 1000));
@@ -306,7 +322,8 @@ mod tests {
     #[test]
     fn a_skipping_reader_is_told_what_it_missed() {
         let one = event_bytes(&rows(5));
-        let (tx, rx) = output_queue(one, Overflow::Skip);
+        let budget = MemoryBudget::new(usize::MAX);
+        let (tx, rx) = output_queue(one, Overflow::Skip, &budget);
         tx.push(rows(5)).unwrap();
         tx.push(rows(7)).unwrap();
         tx.push(rows(8)).unwrap();

@@ -572,6 +572,7 @@ impl Ctx<'_> {
             "tcq_queries",
             "pg_stat_activity",
             "tcq_plans",
+            "tcq_memory",
         ]
         .iter()
         .enumerate()

@@ -995,7 +995,8 @@ impl Session {
         if !q.is_continuous() {
             let (columns, rows) = self.finite(&q, params).await?;
             // A finite result is already in memory: the queue's bound does not apply.
-            let (tx, rx) = super::outq::output_queue(usize::MAX, Overflow::Error);
+            let (tx, rx) =
+                super::outq::output_queue(usize::MAX, Overflow::Error, &self.engine.catalog.memory);
             if !rows.is_empty() {
                 let _ = tx.push(Ok(Event::Rows(rows)));
             }
@@ -1836,7 +1837,8 @@ pub(crate) async fn attach(
         .catalog
         .next_query_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (tx, rx) = super::outq::output_queue(limits.output_queue_bytes, overflow);
+    let (tx, rx) =
+        super::outq::output_queue(limits.output_queue_bytes, overflow, &engine.catalog.memory);
     let done = exec.is_done();
     let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {
@@ -1850,6 +1852,7 @@ pub(crate) async fn attach(
         tx: parking_lot::Mutex::new(Some(tx)),
         backfill: parking_lot::Mutex::new(None),
         plan_id: std::sync::atomic::AtomicU64::new(0),
+        memory: parking_lot::Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
     });
     if done {
         // LIMIT 0: the query ends before it starts.

@@ -14,7 +14,9 @@
 //!   the queries registered now (gauges: a query that ends takes its share with it);
 //! - `tcq_streams`, `tcq_queries`, `tcq_connections` (sessions: wire connections and
 //!   console requests), `tcq_memory_resident_bytes` (the process's resident set, from
-//!   `/proc/self/statm`; absent where that file is not).
+//!   `/proc/self/statm`; absent where that file is not);
+//! - `tcq_memory_tracked_bytes{kind}` (what the global memory budget tracks, by
+//!   `engine::memory::MemoryKind`), `tcq_memory_limit_bytes`, `tcq_memory_refusals_total`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -283,6 +285,36 @@ pub fn render(console: &Console) -> String {
         "gauge",
         "Sessions open: PostgreSQL connections and console requests.",
         &total(engine.backends().list().len() as f64),
+    );
+    let memory = engine.memory();
+    family(
+        &mut out,
+        "tcq_memory_tracked_bytes",
+        "gauge",
+        "Memory the engine tracks against memory_limit, by kind.",
+        &crate::engine::memory::MemoryKind::ALL
+            .iter()
+            .map(|k| {
+                (
+                    format!("{{kind=\"{}\"}}", k.name()),
+                    memory.used_by(*k) as f64,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    family(
+        &mut out,
+        "tcq_memory_limit_bytes",
+        "gauge",
+        "The global memory budget (memory_limit).",
+        &total(memory.limit() as f64),
+    );
+    family(
+        &mut out,
+        "tcq_memory_refusals_total",
+        "counter",
+        "Requests the memory budget refused (each a 53200 or a COPY staged to disk early).",
+        &total(memory.refusals() as f64),
     );
     if let Some(rss) = resident_bytes() {
         family(

@@ -22,6 +22,7 @@ use pgwire::messages::copy::CopyData;
 use pgwire::messages::PgWireBackendMessage;
 
 use super::wire::{self, Wire};
+use crate::engine::memory::Reservation;
 use crate::engine::{CopyIn, Event, Session, Statement, Subscription};
 use crate::error::Error;
 use crate::sql::CopyOptions;
@@ -156,6 +157,8 @@ pub(crate) struct Prepared {
     pub hints: Vec<Option<DataType>>,
     /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
     pub text_bytes: usize,
+    /// `text_bytes` as charged to the global memory budget, given back when dropped.
+    pub _memory: Reservation,
 }
 
 /// A portal created with Bind.

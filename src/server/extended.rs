@@ -25,6 +25,7 @@ use pgwire::messages::PgWireBackendMessage;
 use super::conn::{pump, Conn, ConnSlot, Portal, PortalState, Prepared, PumpEnd, RowSink};
 use super::query::{copy_out, execute, ready, start_copy_in};
 use super::wire::{self, Wire};
+use crate::engine::memory::{MemoryKind, Reservation};
 use crate::engine::Outcome;
 use crate::error::{Error, Result};
 use crate::types::{Column, DataType, Value};
@@ -87,6 +88,18 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         conn.session.fail_transaction();
         return Err(e);
     }
+    // The unnamed statement being replaced gives its bytes back first.
+    if name.is_empty() {
+        conn.statements.remove(&name);
+    }
+    let mut memory = Reservation::new(conn.session.engine.memory(), MemoryKind::PreparedStatements);
+    if let Err(refused) = memory.resize(msg.query.len()) {
+        return Err(engine_error(
+            wire,
+            conn,
+            &refused.error("a prepared statement"),
+        ));
+    }
     for (written, cut) in stmts.iter().flat_map(|s| s.truncated_identifiers()) {
         wire.feed(wire::truncation_notice(written, cut)).await?;
     }
@@ -97,6 +110,7 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
             stmt: stmts.pop(),
             hints,
             text_bytes: msg.query.len(),
+            _memory: memory,
         },
     );
     wire.feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))

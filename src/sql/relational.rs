@@ -525,6 +525,7 @@ const OLD_VIEWS: &[&str] = &[
     "tcq_queries",
     "pg_stat_activity",
     "tcq_plans",
+    "tcq_memory",
 ];
 
 /// Which binder a SELECT goes to.

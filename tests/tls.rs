@@ -1,10 +1,12 @@
 //! TLS (issue 11) through real clients, and throttled CancelRequests.
 //!
 //! The test CA and server certificate are generated here with rcgen, so no key is
-//! committed. psql and psycopg connect with `sslmode=require` and psql also with
+//! committed. psql and psycopg connect with `sslmode=require`, psql and pgjdbc
+//! (`tests/java/TlsScram.java`, which also reads a continuous query's rows) with
 //! `sslmode=verify-full` against the test CA, each with SCRAM-SHA-256 from a password file;
-//! a wrong password is refused with 28P01. A test skips with a message when psql or
-//! python3 with psycopg is missing (.ci/run installs them).
+//! a wrong password is refused with 28P01 and another CA fails verification. A test skips
+//! with a message when psql, python3 with psycopg, or Java with pgjdbc is missing (.ci/run
+//! installs them).
 
 mod common;
 
@@ -397,4 +399,38 @@ async fn wrong_cancel_keys_are_throttled_per_address() {
         .expect("cancelled once the address has an attempt again")
         .unwrap();
     assert_eq!(state, "57014");
+}
+
+#[test]
+fn pgjdbc_uses_tls_with_scram_and_verifies_the_server() {
+    const JAR: &str = "/usr/share/java/postgresql.jar";
+    if !have("java", &["-version"]) || !std::path::Path::new(JAR).exists() {
+        eprintln!("SKIPPED: java or {JAR} is missing (apt-get install openjdk-17-jdk-headless libpostgresql-jdbc-java)");
+        return;
+    }
+    let pki = Pki::new();
+    let port = pki.start();
+    let program = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/TlsScram.java");
+    let out = Command::new("java")
+        .args(["-cp", JAR])
+        .arg(&program)
+        .arg(port.to_string())
+        .arg(pki.path("ca.pem"))
+        .arg(pki.path("other-ca.pem"))
+        .output()
+        .expect("run java");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        stdout,
+        concat!(
+            "verify-full: alice|42;\n",
+            "stream: 2001-01-01 00:00:10|2|12;2001-01-01 00:00:20|1|1;\n",
+            "wrong password: 28P01\n",
+            "other CA: ssl error\n",
+            "done\n",
+        ),
+        "stderr:\n{stderr}"
+    );
 }

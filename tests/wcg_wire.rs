@@ -290,3 +290,100 @@ async fn a_query_gets_the_same_plan_before_and_after_its_stream_has_data() {
     assert_eq!(plan_shape(&empty), plan_shape(&fed));
     assert_eq!(plan_shape(&fed), plan_shape(&stated));
 }
+
+/// Issue 11: a plan made before its stream had a rate is re-planned for the rate its first
+/// batch shows, before it has consumed anything (so exactly). A 1 s / 1 ms window is planned
+/// without the pane at the assumed 1,000 events/s, and with it once 20,000 rows/s arrive;
+/// its rows are those of the window computed alone.
+#[tokio::test]
+async fn a_plan_made_before_data_is_replanned_for_the_rate_of_its_first_batch() {
+    replanned_for_the_first_batch(true).await;
+}
+
+/// The same for a query that runs alone (its own plan, not a shared one): its rows are
+/// those of the window computed alone.
+#[tokio::test]
+async fn a_query_alone_is_replanned_for_the_rate_of_its_first_batch() {
+    replanned_for_the_first_batch(false).await;
+}
+
+async fn replanned_for_the_first_batch(share: bool) {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)")
+        .await
+        .unwrap();
+    let reader = common::connect(port).await;
+    if !share {
+        common::exec(&reader, "SET tcq.share_across_queries = off").await;
+    }
+    let rows = tokio::spawn(async move {
+        common::rows(
+            &reader,
+            "SELECT count(*), sum(v) FROM s [RANGE BY '1 second' SLIDE BY '1 millisecond' \
+             START AT '2030-01-01 00:00:00'] LIMIT 3",
+        )
+        .await
+    });
+    common::wait_for_queries(&c, 1).await;
+    let nodes = "SELECT \"window\", factor, parent FROM tcq_plans ORDER BY node";
+    let unshared = common::table(&[&[
+        "RANGE 1 second SLIDE 1 millisecond START AT '2030-01-01 00:00:00'",
+        "f",
+        "NULL",
+    ]]);
+    let pane = common::table(&[
+        &[
+            "RANGE 1 millisecond SLIDE 1 millisecond START AT '2030-01-01 00:00:00'",
+            "t",
+            "NULL",
+        ],
+        &[
+            "RANGE 1 second SLIDE 1 millisecond START AT '2030-01-01 00:00:00'",
+            "f",
+            "0",
+        ],
+    ]);
+    // tcq_plans lists shared plans only.
+    let (before, after) = if share {
+        (unshared, pane)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    assert_eq!(common::rows(&c, nodes).await, before);
+    // 30,000 rows 50 microseconds apart (20,000 rows/s), in two COPYs: the first one's
+    // 20,000 rows close no instance, so the plan is still there to look at.
+    let copy = |from: i64, to: i64| {
+        let c = &c;
+        async move {
+            let mut data = String::new();
+            for k in from..to {
+                let us = k * 50;
+                data.push_str(&format!(
+                    "2030-01-01 00:00:{:02}.{:06}\t{}\n",
+                    us / 1_000_000,
+                    us % 1_000_000,
+                    k % 10
+                ));
+            }
+            let sink = c.copy_in("COPY s FROM STDIN").await.unwrap();
+            futures::pin_mut!(sink);
+            futures::SinkExt::send(&mut sink, bytes::Bytes::from(data))
+                .await
+                .unwrap();
+            assert_eq!(sink.finish().await.unwrap(), (to - from) as u64);
+        }
+    };
+    copy(0, 20_000).await;
+    assert_eq!(common::rows(&c, nodes).await, after);
+    copy(20_000, 30_000).await;
+    // Each of the first three instances holds 20,000 tuples whose v = k % 10 sums to 90,000.
+    assert_eq!(
+        rows.await.unwrap(),
+        common::table(&[
+            &["20000", "90000"],
+            &["20000", "90000"],
+            &["20000", "90000"]
+        ])
+    );
+}

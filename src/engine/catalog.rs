@@ -97,10 +97,12 @@ const CATCH_UP_ROUNDS: usize = 16;
 
 /// The event rate a query is planned for when its stream has no observed rate yet (issue
 /// 11: planned for 1 event/s, a 1 h / 1 s query registered before any data skipped the
-/// pane and later cut ingest from 20 k to 3 k rows/s). A plan is not revised once made, so
-/// the unknown rate is taken to be high: sharing (a pane under a sliding window) is then
-/// chosen wherever it pays at any real rate, and at a truly low rate it costs only the
-/// merges of one slide event's pane partials.
+/// pane and later cut ingest from 20 k to 3 k rows/s). A plan that has consumed nothing
+/// is re-planned for the observed rate when its first batch arrives, if that batch (or
+/// what came before it) shows one; a plan whose first batch is a single tuple keeps this
+/// rate. So the unknown rate is taken to be high: sharing (a pane under a sliding window)
+/// is then chosen wherever it pays at any rate up to it, and at a truly low rate it costs
+/// only the merges of one slide event's pane partials.
 pub(crate) const UNKNOWN_RATE_PER_SEC: f64 = 1000.0;
 
 /// Bytes of staged batches a stream's ingest queue holds, in KiB permits.
@@ -262,10 +264,18 @@ impl Stream {
     /// Event rate for the cost model: observed events per second of stream time, or
     /// [`UNKNOWN_RATE_PER_SEC`] before the stream has shown one.
     pub fn event_rate_per_sec(&self) -> f64 {
+        self.observed_rate_per_sec().unwrap_or(UNKNOWN_RATE_PER_SEC)
+    }
+
+    /// Observed events per second of stream time: the tuples accepted over the span of
+    /// their timestamps; `None` until two tuples with different timestamps have arrived.
+    pub fn observed_rate_per_sec(&self) -> Option<f64> {
         let s = self.stats.lock();
         match (s.first_us, s.now_us) {
-            (Some(a), Some(b)) if b > a && s.tuples > 1 => s.tuples as f64 / ((b - a) as f64 / 1e6),
-            _ => UNKNOWN_RATE_PER_SEC,
+            (Some(a), Some(b)) if b > a && s.tuples > 1 => {
+                Some(s.tuples as f64 / ((b - a) as f64 / 1e6))
+            }
+            _ => None,
         }
     }
 
@@ -710,8 +720,20 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
-                run_queries(&stream, |exec, out| exec.push_batch(&batch, out)).await;
+                // A plan made before the stream had a rate is re-planned for the observed
+                // one if it has not consumed anything yet (exact, once per plan).
+                let rate = stream.observed_rate_per_sec();
+                run_queries(&stream, |exec, out| {
+                    if let Some(r) = rate {
+                        exec.replan_unstarted(r)?;
+                    }
+                    exec.push_batch(&batch, out)
+                })
+                .await;
                 run_plans(&stream, |agg, execs, outs| {
+                    if let Some(r) = rate {
+                        agg.replan_unstarted(r, execs)?;
+                    }
                     agg.push_batch(&batch, execs, outs)
                 })
                 .await

@@ -295,6 +295,44 @@ impl QueryExec {
         self.planned_rate_per_sec = Some(eta_per_sec);
     }
 
+    /// Re-plan the windows for `eta_per_sec` events per second if the query has not yet
+    /// consumed a tuple or a heartbeat (its instances hold nothing, so the new plan gives
+    /// exactly the rows the old one would) and the rate differs from the one planned for.
+    /// True when it re-planned; false for a query that runs already, has no aggregates or
+    /// is a member of a shared plan (the plan re-plans itself,
+    /// [`super::shared::SharedAgg::replan_unstarted`]).
+    pub fn replan_unstarted(&mut self, eta_per_sec: f64) -> Result<bool> {
+        if self.planned_rate_per_sec == Some(eta_per_sec) {
+            return Ok(false);
+        }
+        let Mode::Agg(a) = &mut self.mode else {
+            return Ok(false);
+        };
+        if a.windows.is_started() || self.stats.tuples_in > 0 {
+            return Ok(false);
+        }
+        let Some(agg) = &self.query.aggregate else {
+            return Ok(false);
+        };
+        let plan = plan_windows(&self.query, &self.windows, eta_per_sec);
+        let specs: Vec<AggSpec> = agg
+            .calls
+            .iter()
+            .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+            .collect();
+        a.windows = SharedWindows::new(
+            &plan,
+            specs,
+            agg.group_by.len(),
+            agg.group_by.is_empty(),
+            self.limits,
+            self.cutoffs.clone(),
+        )?;
+        self.plan = plan;
+        self.planned_rate_per_sec = Some(eta_per_sec);
+        Ok(true)
+    }
+
     /// The event rate the plan was chosen for, if recorded ([`QueryExec::set_planned_rate`]).
     pub fn planned_rate(&self) -> Option<f64> {
         self.planned_rate_per_sec

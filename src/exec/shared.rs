@@ -175,6 +175,8 @@ pub struct SharedAgg {
     unstarted: usize,
     /// Members whose finalisation failed, with the error, until the engine takes them.
     member_errors: Vec<(u64, crate::error::Error)>,
+    /// The event rate the plan was last optimised for from scratch.
+    planned_rate_per_sec: Option<f64>,
 }
 
 impl SharedAgg {
@@ -211,6 +213,7 @@ impl SharedAgg {
             notices_pending: 0,
             unstarted: 0,
             member_errors: Vec::new(),
+            planned_rate_per_sec: None,
         })
     }
 
@@ -493,6 +496,24 @@ impl SharedAgg {
             .unzip()
     }
 
+    /// Re-plan for `eta_per_sec` events per second if the plan has not consumed a tuple or
+    /// a heartbeat yet (exact: its instances hold nothing) and was made for another rate.
+    /// True when it re-planned; the members' executors then record the new rate.
+    pub fn replan_unstarted(
+        &mut self,
+        eta_per_sec: f64,
+        members: &mut [&mut QueryExec],
+    ) -> Result<bool> {
+        if self.is_running() || self.planned_rate_per_sec == Some(eta_per_sec) {
+            return Ok(false);
+        }
+        self.rebuild(eta_per_sec)?;
+        for m in members {
+            m.set_planned_rate(eta_per_sec);
+        }
+        Ok(true)
+    }
+
     /// Re-plan a plan that has not started: every member's windows, from scratch.
     fn rebuild(&mut self, eta_per_sec: f64) -> Result<()> {
         // Renumber the slots densely (nothing refers to them before the plan runs).
@@ -507,6 +528,7 @@ impl SharedAgg {
         let windows: Vec<Window> = self.slots.iter().flatten().map(|s| s.window).collect();
         let cutoffs: Vec<Option<i64>> = self.slots.iter().flatten().map(|s| s.cutoff).collect();
         let plan = wcg::plan(&windows, self.sharing, eta_per_sec);
+        self.planned_rate_per_sec = Some(eta_per_sec);
         self.windows = SharedWindows::new(
             &plan,
             self.specs(),

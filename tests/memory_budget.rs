@@ -238,3 +238,48 @@ async fn a_copy_past_the_budget_is_staged_on_disk_and_commits_whole() {
     );
     wait_for_nothing_tracked(&c).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_whose_stored_tuples_explode_ends_with_53200() {
+    let port = common::start_server_with(config(4 << 20));
+    let c = common::connect(port).await;
+    common::exec(
+        &c,
+        "CREATE STREAM a (ts timestamp TIMESTAMPCOLUMN, k bigint, v integer); \
+         CREATE STREAM b (ts timestamp TIMESTAMPCOLUMN, k bigint, v integer)",
+    )
+    .await;
+    let reader = common::connect(port).await;
+    let join = tokio::spawn(async move {
+        reader
+            .simple_query(&format!(
+                "SELECT sum(a.v) FROM a [RANGE BY '1 hour' START AT '{START}'] \
+                 JOIN b [RANGE BY '1 hour' START AT '{START}'] ON a.k = b.k"
+            ))
+            .await
+    });
+    common::wait_for_queries(&c, 1).await;
+    // Every tuple of a stays stored for the hour: 200,000 of them pass 4 MiB.
+    for i in 0..STATEMENTS {
+        let values: Vec<String> = (0..ROWS_PER_STATEMENT)
+            .map(|j| {
+                let n = i * ROWS_PER_STATEMENT + j;
+                format!("(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, 1)")
+            })
+            .collect();
+        common::exec(&c, &format!("INSERT INTO a VALUES {}", values.join(", "))).await;
+    }
+    let err = tokio::time::timeout(Duration::from_secs(60), join)
+        .await
+        .expect("the join ends")
+        .unwrap()
+        .expect_err("the join ends with an error");
+    assert_eq!(common::sqlstate(&err), "53200");
+    let message = err.as_db_error().unwrap().message().to_string();
+    assert!(
+        message.starts_with("the state of query ")
+            && message.contains("past memory_limit (4194304 bytes)"),
+        "{message}"
+    );
+    wait_for_nothing_tracked(&c).await;
+}

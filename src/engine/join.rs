@@ -71,6 +71,8 @@ pub(crate) struct JoinQuery {
     output_stall: std::time::Duration,
     failure: Arc<Mutex<Option<Error>>>,
     feed: mpsc::WeakSender<JoinMsg>,
+    /// The join's state as charged to the memory budget.
+    memory: Mutex<super::memory::StateMeter>,
 }
 
 impl JoinQuery {
@@ -81,6 +83,7 @@ impl JoinQuery {
 
     fn close(&self) {
         self.tx.lock().take();
+        self.memory.lock().release();
     }
 
     /// Wait until the join has processed every message queued before this call.
@@ -321,6 +324,7 @@ pub(crate) async fn register(
         output_stall: limits.output_stall_timeout,
         failure: failure.clone(),
         feed: feed_tx.downgrade(),
+        memory: Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
     });
     engine.catalog.joins.lock().insert(id, query.clone());
     tokio::spawn(join_task(query.clone(), feed_rx));
@@ -382,6 +386,12 @@ async fn run_step(q: &JoinQuery, step: Step) {
                         "query {} failed unexpectedly and was stopped",
                         q.id
                     )))
+                })
+                .and_then(|()| {
+                    q.memory
+                        .lock()
+                        .charge(|| exec.state_bytes())
+                        .map_err(|r| r.error(&format!("the state of query {}", q.id)))
                 });
         (r, exec.is_done())
     };

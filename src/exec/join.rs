@@ -460,6 +460,41 @@ impl JoinExec {
         self.done
     }
 
+    /// Bytes of state the join holds: its inputs' stored tuples and hash indexes, and its
+    /// partials, pair counts or buffered join rows, estimated from vectors' capacities and
+    /// the values' inline size (text behind values is not counted). For the memory budget;
+    /// it walks the partials' buckets, not the tuples.
+    pub fn state_bytes(&self) -> usize {
+        const VALUE: usize = std::mem::size_of::<Value>();
+        let stores: usize = self
+            .inputs
+            .iter()
+            .map(|i| {
+                let s = &i.store;
+                let width: usize = s.ncols + s.indexes.iter().map(|x| x.exprs.len()).sum::<usize>();
+                let indexed: usize = s.indexes.iter().map(|x| x.map.capacity() * 32).sum();
+                s.slots.capacity() * std::mem::size_of::<Option<Stored>>()
+                    + s.live * (width * VALUE + 8 * s.indexes.len())
+                    + s.expiry.capacity() * 16
+                    + indexed
+            })
+            .sum();
+        let mode = match &self.mode {
+            Mode::Agg { dict, buckets, .. } => {
+                dict.heap_bytes() + buckets.values().map(GroupTable::heap_bytes).sum::<usize>()
+            }
+            Mode::Count(c) => c.heap_bytes(),
+            Mode::Live { buckets, rows } => {
+                let width = buckets
+                    .values()
+                    .find_map(|b| b.first())
+                    .map_or(0, |r| r.capacity());
+                rows * (std::mem::size_of::<Vec<Value>>() + width * VALUE)
+            }
+        };
+        stores + mode
+    }
+
     /// Base tuples kept over all inputs (bounded by the windows).
     pub fn stored_tuples(&self) -> usize {
         let counted = match &self.mode {

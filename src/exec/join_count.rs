@@ -288,6 +288,20 @@ impl PairCounts {
     }
 
     /// Base tuples counted (of both inputs) that may still be live.
+    /// Bytes the key dictionary and the per-key states hold, estimated from their vectors'
+    /// capacity (for the memory budget).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.dict.heap_bytes()
+            + self.states.capacity() * std::mem::size_of::<KeyState>()
+            + self
+                .states
+                .iter()
+                .flat_map(|k| k.sides.iter())
+                .map(|c| c.capacity() * std::mem::size_of::<(i64, i64, i64)>())
+                .sum::<usize>()
+            + self.active.capacity() * 4
+    }
+
     pub(super) fn tuples_held(&self) -> usize {
         self.active
             .iter()

@@ -261,6 +261,9 @@ async fn a_join_whose_stored_tuples_explode_ends_with_53200() {
     common::wait_for_queries(&c, 1).await;
     // Every tuple of a stays stored for the hour: 200,000 of them pass 4 MiB.
     for i in 0..STATEMENTS {
+        if join.is_finished() {
+            break;
+        }
         let values: Vec<String> = (0..ROWS_PER_STATEMENT)
             .map(|j| {
                 let n = i * ROWS_PER_STATEMENT + j;
@@ -280,6 +283,53 @@ async fn a_join_whose_stored_tuples_explode_ends_with_53200() {
         message.starts_with("the state of query ")
             && message.contains("past memory_limit (4194304 bytes)"),
         "{message}"
+    );
+    wait_for_nothing_tracked(&c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_distinct_set_that_explodes_ends_with_53200() {
+    let port = common::start_server_with(config(4 << 20));
+    let c = common::connect(port).await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k bigint, v integer)",
+    )
+    .await;
+    let reader = common::connect(port).await;
+    let distinct = tokio::spawn(async move {
+        reader
+            .simple_query(&format!(
+                "SELECT count(DISTINCT k) FROM s [RANGE BY '1 hour' START AT '{START}']"
+            ))
+            .await
+    });
+    common::wait_for_queries(&c, 1).await;
+    // One group whose set of distinct k grows by 1,000 a statement.
+    for i in 0..STATEMENTS {
+        if distinct.is_finished() {
+            break;
+        }
+        let values: Vec<String> = (0..ROWS_PER_STATEMENT)
+            .map(|j| {
+                let n = i * ROWS_PER_STATEMENT + j;
+                format!("(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, 1)")
+            })
+            .collect();
+        common::exec(&c, &format!("INSERT INTO s VALUES {}", values.join(", "))).await;
+    }
+    let err = tokio::time::timeout(Duration::from_secs(60), distinct)
+        .await
+        .expect("the query ends")
+        .unwrap()
+        .expect_err("the query ends with an error");
+    assert_eq!(common::sqlstate(&err), "53200");
+    assert!(
+        err.as_db_error()
+            .unwrap()
+            .message()
+            .contains("past memory_limit (4194304 bytes)"),
+        "{err}"
     );
     wait_for_nothing_tracked(&c).await;
 }

@@ -2,7 +2,8 @@
 //! the engine tracks.
 //!
 //! Tracked, each as its own [`MemoryKind`]: the state of continuous queries (window
-//! instances' partial aggregates, group dictionaries, live tuples of windowed queries
+//! instances' partial aggregates and DISTINCT sets, group dictionaries, live tuples of
+//! windowed queries
 //! without aggregates, shared plans, joins' stored tuples, indexes and partials), the rows queued for subscribers, the batches a COPY
 //! keeps in memory before it commits, and the SQL text of prepared statements. Each holder
 //! owns a [`Reservation`] that it resizes as it grows and shrinks, and that gives its
@@ -20,8 +21,8 @@
 //! Design decision: the figures are estimates from vectors' capacities (the same ones the
 //! console and `/metrics` show per query), not an allocator hook. They are cheap to take,
 //! they follow what grows without bound (groups, instances, queued rows, staged batches),
-//! and the process's real footprint (allocator slack, text behind keys, DISTINCT sets,
-//! the tables a stream-table join reads, the runtime) sits outside them, so the limit should be set below the memory the server may
+//! and the process's real footprint (allocator slack, text behind values, the tables a
+//! stream-table join reads, the runtime) sits outside them, so the limit should be set below the memory the server may
 //! use.
 //!
 //! ```

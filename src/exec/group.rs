@@ -164,6 +164,19 @@ impl GroupTable {
             + self.accs.capacity() * std::mem::size_of::<Acc>()
     }
 
+    /// Bytes the DISTINCT sets of the table's states hold (their hash tables' capacity
+    /// times an entry's size, not text behind the values); walks every state.
+    pub fn distinct_bytes(&self) -> usize {
+        const ENTRY: usize = std::mem::size_of::<crate::agg::GroupValue>() + 1;
+        self.accs
+            .iter()
+            .map(|a| match a {
+                Acc::Distinct(set) => set.capacity() * ENTRY,
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Number of groups.
     pub fn len(&self) -> usize {
         self.gids.len()

@@ -107,8 +107,8 @@ pub struct StateSummary {
     pub open_instances: usize,
     /// Group keys the query holds ids for.
     pub groups: usize,
-    /// Bytes of partial states, group keys and buffered tuples, estimated from vector
-    /// capacities (text behind keys and DISTINCT sets are not counted).
+    /// Bytes of partial states, group keys, DISTINCT sets and buffered tuples, estimated
+    /// from vector and hash table capacities (text behind values is not counted).
     pub state_bytes: usize,
 }
 

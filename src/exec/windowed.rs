@@ -624,13 +624,15 @@ impl SharedWindows {
     }
 
     /// Bytes the open instances' partial states and the group dictionary hold, estimated
-    /// from their vectors' capacity (see [`GroupTable::heap_bytes`]).
+    /// from their vectors' capacity (see [`GroupTable::heap_bytes`]), and, for DISTINCT
+    /// aggregates, their sets' (which walks every state).
     pub fn state_bytes(&self) -> usize {
+        let distinct = self.specs.iter().any(|s| s.distinct);
         let tables: usize = self
             .nodes
             .iter()
             .flat_map(|n| n.open.iter())
-            .map(GroupTable::heap_bytes)
+            .map(|t| t.heap_bytes() + if distinct { t.distinct_bytes() } else { 0 })
             .sum();
         tables + self.dict.heap_bytes()
     }

@@ -272,6 +272,9 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             ("tcq_streams", "1"),
             ("tcq_queries", "1"),
             ("tcq_connections", "2"),
+            ("tcq_memory_limit_bytes", "1073741824"),
+            ("tcq_memory_refusals_total", "0"),
+            ("tcq_memory_tracked_bytes{kind=\"copy_staging\"}", "0"),
         ] {
             assert_eq!(
                 samples.get(series).copied(),
@@ -287,6 +290,11 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             let v: f64 = samples[series].parse().unwrap();
             assert!(v >= 0.0, "{series}");
         }
+        // The query's open instance is charged to the memory budget.
+        let state: f64 = samples["tcq_memory_tracked_bytes{kind=\"query_state\"}"]
+            .parse()
+            .unwrap();
+        assert!(state > 0.0, "{}", m.body);
         assert!(m.body.contains("# TYPE tcq_query_rows_out_total counter\n"));
         assert_eq!(get(port, "/healthz").await.body, "ok\n");
     }

@@ -80,7 +80,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = tcq::engine::Limits::default().distinct_values_max)]
     distinct_values_max: usize,
     /// Bytes of memory the engine tracks server-wide: queries' state, queued result rows,
-    /// COPY batches in memory, prepared statements (53200 beyond). A number with an
+    /// COPY batches in memory, prepared statements (53200 beyond; a COPY stages to disk). A number with an
     /// optional unit: 512MB, 2GB.
     #[arg(long, default_value = "1GB", value_parser = tcq::engine::memory::parse_bytes)]
     memory_limit: usize,

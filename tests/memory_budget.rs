@@ -166,22 +166,26 @@ async fn a_query_whose_groups_explode_ends_with_53200_and_the_others_go_on() {
 
 #[tokio::test]
 async fn a_parse_past_the_budget_gets_53200_and_the_connection_goes_on() {
-    let limit = 100_000;
+    use tcq::engine::memory::prepared_statement_bytes;
+    let small = format!("SELECT '{}'", "x".repeat(1000));
+    let big = format!("SELECT '{}'", "y".repeat(1500));
+    // Each fits alone, not both.
+    let limit = prepared_statement_bytes(big.len()) + prepared_statement_bytes(small.len()) - 1;
     let port = common::start_server_with(config(limit));
     let c = common::connect(port).await;
-    let small = format!("SELECT '{}'", "x".repeat(20_000));
     let stmt = c.prepare(&small).await.unwrap();
-    assert_eq!(tracked(&c, "prepared_statements").await, small.len() as i64);
-    // One that fits alone but not beside the first.
-    let big = format!("SELECT '{}'", "y".repeat(limit - small.len()));
+    assert_eq!(
+        tracked(&c, "prepared_statements").await,
+        prepared_statement_bytes(small.len()) as i64
+    );
     let err = c.prepare(&big).await.expect_err("refused");
     assert_eq!(common::sqlstate(&err), "53200");
     assert_eq!(
         err.as_db_error().unwrap().message(),
         format!(
-            "a prepared statement would take the server's tracked memory past memory_limit (100000 bytes): {} bytes in use, {} more asked",
-            small.len(),
-            big.len()
+            "a prepared statement would take the server's tracked memory past memory_limit ({limit} bytes): {} bytes in use, {} more asked",
+            prepared_statement_bytes(small.len()),
+            prepared_statement_bytes(big.len())
         )
     );
     assert_eq!(common::rows(&c, "SELECT 1").await, common::table(&[&["1"]]));

@@ -157,7 +157,8 @@ pub(crate) struct Prepared {
     pub hints: Vec<Option<DataType>>,
     /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
     pub text_bytes: usize,
-    /// `text_bytes` as charged to the global memory budget, given back when dropped.
+    /// The statement as charged to the global memory budget (estimated from its text,
+    /// `memory::prepared_statement_bytes`), given back when dropped.
     pub _memory: Reservation,
 }
 

@@ -93,7 +93,8 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         conn.statements.remove(&name);
     }
     let mut memory = Reservation::new(conn.session.engine.memory(), MemoryKind::PreparedStatements);
-    if let Err(refused) = memory.resize(msg.query.len()) {
+    let charge = crate::engine::memory::prepared_statement_bytes(msg.query.len());
+    if let Err(refused) = memory.resize(charge) {
         return Err(engine_error(
             wire,
             conn,

@@ -220,9 +220,18 @@ async fn five_thousand_idle_connections() {
 async fn a_thousand_connects_and_disconnects_leave_memory_at_its_baseline() {
     let _turn = SERIAL.lock().await;
     let cycles = env_usize("TCQ_LOAD_CYCLES", 1000);
-    let server = Server::start(&[]);
+    let server = Server::start(&["--memory-limit", "64MB"]);
     let port = server.port;
     let admin = connect(port).await;
+    // tcqd's option reaches the budget, units and all.
+    assert_eq!(
+        common::rows(
+            &admin,
+            "SELECT bytes, limit_bytes FROM tcq_memory WHERE kind = 'total'"
+        )
+        .await,
+        common::table(&[&["0", "67108864"]])
+    );
     // Warm up: the runtime's and allocator's first growth is not a leak.
     for _ in 0..50 {
         select_one(&connect(port).await).await;
@@ -237,6 +246,11 @@ async fn a_thousand_connects_and_disconnects_leave_memory_at_its_baseline() {
     let secs = started.elapsed().as_secs_f64();
     wait_for_sessions(&admin, 1).await;
     let after = settled_rss(&server).await;
+    // Nothing tracked is left behind by the connections.
+    assert_eq!(
+        common::rows(&admin, "SELECT bytes FROM tcq_memory WHERE kind = 'total'").await,
+        common::table(&[&["0"]])
+    );
     println!(
         "{cycles} connects/disconnects in {secs:.1} s ({:.0}/s); server RSS before {:.1} MiB, after {:.1} MiB",
         cycles as f64 / secs,

@@ -360,7 +360,7 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
         eprintln!("skipped: the open-files hard limit is too low for {subscribers} subscribers");
         return;
     }
-    let queue = 1 << 20;
+    let queue = 4 << 20;
     let server = Server::start(&["--output-queue-bytes", &queue.to_string()]);
     let port = server.port;
     let admin = connect(port).await;
@@ -402,10 +402,11 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
         port,
         "SET tcq.output_overflow = 'skip'; SELECT ts, v, pad FROM ticks",
     );
-    // The default mode: ingest waits for it (output_stall_timeout, 1 s) once its queue is
-    // full, then its query ends with 54000. Its wide rows fill its socket and queue within
-    // about a second of the first rows, well before the first window.
-    let mut cut = non_reader(port, "SELECT ts, v, pad, pad, pad, pad, pad FROM ticks");
+    // The default mode: once its queue is full its query ends with 54000, at once, since it
+    // has taken nothing for longer than output_stall_timeout (1 s) by then. Its rows (2.5
+    // MB/s) fill its socket and queue about 3 s after the first rows, before the first
+    // window.
+    let mut cut = non_reader(port, "SELECT ts, v, pad, pad FROM ticks");
     common::wait_for_queries(&admin, subscribers + 2).await;
     assert!(
         now_us() < start_us,

@@ -10,7 +10,10 @@
 //!
 //! A reader that keeps reading is waited for, not cut off: [`deliver`] holds a full queue's
 //! next event until the reader takes an entry, and only a reader that takes nothing for
-//! `output_stall_timeout` (1 s by default) loses its query. A burst larger than the queue
+//! `output_stall_timeout` (1 s by default) while there is something to take loses its
+//! query. That time is counted from the reader's last take, or from when its queue stopped
+//! being empty if that came later, not from when the queue filled: a reader that stopped
+//! reading long before its queue filled is cut off at once, without holding ingest back. A burst larger than the queue
 //! (an all-or-nothing COPY of three million flights closes its windows at once) then slows
 //! ingest to the pace of its readers instead of failing them.
 //!
@@ -55,6 +58,9 @@ enum Entry {
 struct Inner {
     entries: VecDeque<Entry>,
     bytes: usize,
+    /// Since when the reader has had entries to take and taken none (`None`: the queue
+    /// is empty).
+    waiting_since: Option<tokio::time::Instant>,
     /// `bytes`, as counted by the global memory budget (never refused by it).
     charged: Reservation,
     /// The sender is gone: the reader drains what is queued, then ends.
@@ -91,6 +97,7 @@ pub(crate) fn output_queue(
         inner: Mutex::new(Inner {
             entries: VecDeque::new(),
             bytes: 0,
+            waiting_since: None,
             charged: Reservation::new(budget, MemoryKind::OutputQueues),
             closed: false,
         }),
@@ -163,6 +170,9 @@ impl OutSender {
                             .entries
                             .push_back(Entry::Skipped { rows: n, events: 1 }),
                     }
+                    inner
+                        .waiting_since
+                        .get_or_insert_with(tokio::time::Instant::now);
                     return Ok(());
                 }
                 // A NOTICE is small and says something rows do not: it is queued anyway.
@@ -173,6 +183,9 @@ impl OutSender {
         let bytes = inner.bytes;
         inner.charged.force_resize(bytes);
         inner.entries.push_back(Entry::Event(ev, size));
+        inner
+            .waiting_since
+            .get_or_insert_with(tokio::time::Instant::now);
         drop(inner);
         self.shared.ready.notify_one();
         Ok(())
@@ -182,7 +195,9 @@ impl OutSender {
 /// Queue `events` for the reader of the queue in `slot`, in order. A full queue waits while
 /// its reader keeps taking entries, so a reader that reads as fast as it can is never cut
 /// off by a burst (an all-or-nothing COPY closes thousands of instances at once); a reader
-/// that takes nothing for `stall` gets `Some(Full)`, and its query is ended by the caller.
+/// that has taken nothing for `stall` while it had entries to take (counted from before the
+/// queue filled, see the module docs) gets `Some(Full)`, and its query is ended by the
+/// caller.
 /// `None` also when the query was closed meanwhile (its subscription went away).
 pub(crate) async fn deliver(
     slot: &Mutex<Option<OutSender>>,
@@ -204,7 +219,13 @@ pub(crate) async fn deliver(
             match tried {
                 Ok(()) => break,
                 Err((full, back)) => {
-                    if tokio::time::timeout(stall, progress).await.is_err() {
+                    let waited = shared
+                        .inner
+                        .lock()
+                        .waiting_since
+                        .map_or(std::time::Duration::ZERO, |t| t.elapsed());
+                    let left = stall.saturating_sub(waited);
+                    if left.is_zero() || tokio::time::timeout(left, progress).await.is_err() {
                         return Some(full);
                     }
                     ev = back;
@@ -238,6 +259,7 @@ impl OutReceiver {
         let mut inner = self.shared.inner.lock();
         let entry = inner.entries.pop_front();
         if entry.is_some() {
+            inner.waiting_since = (!inner.entries.is_empty()).then(tokio::time::Instant::now);
             self.shared.drained.notify_waiters();
         }
         match entry {
@@ -317,6 +339,50 @@ mod tests {
         assert!(tx.push(rows(1)).is_err());
         assert!(matches!(rx.try_recv(), TryRecv::Event(Ok(Event::Rows(r))) if r.len() == 1000));
         tx.push(rows(1)).unwrap();
+    }
+
+    /// A reader that has had entries to take for longer than the stall timeout when its
+    /// queue fills is cut off at once; one whose queue just stopped being empty (a burst)
+    /// is waited for.
+    #[tokio::test(start_paused = true)]
+    async fn the_stall_counts_from_the_readers_last_chance_to_read() {
+        let budget = MemoryBudget::new(usize::MAX);
+        let one = event_bytes(&rows(10));
+        let stall = std::time::Duration::from_secs(1);
+        let (tx, rx) = output_queue(one * 2, Overflow::Error, &budget);
+        let slot = Mutex::new(Some(tx));
+        let ev = || match rows(10) {
+            Ok(e) => e,
+            Err(_) => unreachable!(),
+        };
+        // A burst into an empty queue: the reader gets the whole stall to take something.
+        let start = tokio::time::Instant::now();
+        assert!(deliver(&slot, vec![ev(), ev(), ev()], stall)
+            .await
+            .is_some());
+        assert_eq!(start.elapsed(), stall);
+        // The reader takes one entry, then nothing for 5 s while one is left to take.
+        assert!(matches!(rx.try_recv(), TryRecv::Event(_)));
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        let start = tokio::time::Instant::now();
+        assert!(deliver(&slot, vec![ev(), ev()], stall).await.is_some());
+        assert_eq!(
+            start.elapsed(),
+            std::time::Duration::ZERO,
+            "cut off at once"
+        );
+        // A reader that drained its queue and then sees a burst is waited for again.
+        while let TryRecv::Event(_) = rx.try_recv() {}
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        let reader = async {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            while let TryRecv::Event(_) = rx.try_recv() {}
+        };
+        let (full, ()) = tokio::join!(deliver(&slot, vec![ev(), ev(), ev()], stall), reader);
+        assert!(
+            full.is_none(),
+            "a reader that reads within the stall keeps its query"
+        );
     }
 
     #[test]

@@ -61,8 +61,10 @@ pub struct Limits {
     /// `output_stall_timeout`. A session with `tcq.output_overflow = 'skip'` has the event
     /// that does not fit dropped at once and counted instead. Default 16 MiB.
     pub output_queue_bytes: usize,
-    /// How long ingest waits for the reader of a full output queue to take anything before
-    /// that reader's query ends with 54000. Default 1 s.
+    /// How long the reader of an output queue may take nothing while it has rows to take:
+    /// when its queue is full its query ends with 54000 once this much time has passed
+    /// since its last take (or since its queue stopped being empty), and ingest waits only
+    /// for what is left of it. Default 1 s.
     pub output_stall_timeout: Duration,
     /// Bytes a single COPY or INSERT may stage before it commits (all-or-nothing needs the
     /// whole statement held until its end). A COPY keeps `statement_staging_memory_bytes`

@@ -427,7 +427,9 @@ fn pgjdbc_uses_tls_with_scram_and_verifies_the_server() {
         concat!(
             "verify-full: alice|42;\n",
             "stream: 2001-01-01 00:00:10|2|12;2001-01-01 00:00:20|1|1;\n",
+            "disable: alice|7;\n",
             "wrong password: 28P01\n",
+            "wrong password in plaintext: 28P01\n",
             "other CA: ssl error\n",
             "done\n",
         ),

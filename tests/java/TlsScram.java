@@ -82,7 +82,12 @@ public class TlsScram {
             t.join(20000);
             System.out.println("stream: " + got[0]);
         }
+        // SCRAM without TLS (loopback may connect in plaintext).
+        try (Connection c = open(port, "wonderland", "disable", null)) {
+            System.out.println("disable: " + rows(c, "SELECT current_user, 7"));
+        }
         failing("wrong password", port, "wrong", "verify-full", ca);
+        failing("wrong password in plaintext", port, "wrong", "disable", null);
         failing("other CA", port, "wonderland", "verify-full", otherCa);
         System.out.println("done");
     }

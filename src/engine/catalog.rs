@@ -101,9 +101,10 @@ const CATCH_UP_ROUNDS: usize = 16;
 /// is re-planned for the observed rate when its first batch arrives, if that batch (or
 /// what came before it) shows one; a plan whose first batch is a single tuple keeps this
 /// rate, and so does one over a stream stamped on arrival (the server clock's heartbeats
-/// start its windows before the first tuple). So the unknown rate is taken to be high: sharing (a pane under a sliding window)
-/// is then chosen wherever it pays at any rate up to it, and at a truly low rate it costs
-/// only the merges of one slide event's pane partials.
+/// start its windows before the first tuple). So the unknown rate is taken to be high:
+/// sharing (a pane under a sliding window) is then chosen wherever it pays at any rate up
+/// to it, and at a truly low rate it costs only the merges of one slide event's pane
+/// partials.
 pub(crate) const UNKNOWN_RATE_PER_SEC: f64 = 1000.0;
 
 /// Bytes of staged batches a stream's ingest queue holds, in KiB permits.

@@ -13,9 +13,9 @@
 //! `output_stall_timeout` (1 s by default) while there is something to take loses its
 //! query. That time is counted from the reader's last take, or from when its queue stopped
 //! being empty if that came later, not from when the queue filled: a reader that stopped
-//! reading long before its queue filled is cut off at once, without holding ingest back. A burst larger than the queue
-//! (an all-or-nothing COPY of three million flights closes its windows at once) then slows
-//! ingest to the pace of its readers instead of failing them.
+//! reading long before its queue filled is cut off at once, without holding ingest back.
+//! A burst larger than the queue (an all-or-nothing COPY of three million flights closes
+//! its windows at once) slows ingest to the pace of its readers instead of failing them.
 //!
 //! Design decision: the bound counts bytes, not events, because one slide event can be one
 //! row or a million; an event larger than the whole bound is still accepted into an empty

@@ -40,7 +40,7 @@ use crate::sql::{
     CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery, RelSelect,
     RelationProvider, SetOp,
 };
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// Values (row cells) one statement may build in all: scans, join rows, results, subquery
 /// results. A value takes 32 bytes, so this bounds a statement to about 64 MiB.
@@ -79,16 +79,74 @@ pub fn run(
         .map(|r| {
             r.into_iter()
                 .zip(&types)
-                .map(|(v, t)| conform(ev.output(v, *t)?, t.data_type()))
+                .map(|(v, t)| match t {
+                    RType::Catalog(c) => conform_catalog(ev.output(v, *t)?, *c),
+                    _ => conform(ev.output(v, *t)?, t.data_type()),
+                })
                 .collect::<Result<Row>>()
         })
         .collect::<Result<Vec<_>>>()?;
-    let columns = q
-        .columns
-        .iter()
-        .map(|(n, t)| Column::new(n.clone(), t.data_type()))
-        .collect();
+    let columns = q.columns.iter().map(|(n, t)| t.column(n.clone())).collect();
     Ok((columns, rows))
+}
+
+/// `v` as a value of catalog type `ty`, held as [`CatalogType::held_as`]: an oid as a
+/// `bigint` in `0..2^32` (PostgreSQL's input wraps negative 32-bit numbers), an array or
+/// vector as its canonical text form, each element parsed as its type (an array converts
+/// to a vector and back). Fails with 22P02 or 22003 as PostgreSQL's input functions do.
+pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
+    if v.is_null() {
+        return Ok(v);
+    }
+    let text = text_of(&v);
+    let Some(elem) = ty.elem() else {
+        return Ok(Value::Int8(oid_of(&v, &text)?));
+    };
+    let elems = if text.trim_start().starts_with('{') {
+        parse_array(&text)?
+    } else {
+        text.split_whitespace()
+            .map(|e| Some(e.to_string()))
+            .collect()
+    };
+    let mut out = Vec::with_capacity(elems.len());
+    for e in elems {
+        out.push(match e {
+            None if matches!(ty, CatalogType::Array(_)) => Value::Null,
+            None => {
+                return Err(Error::InvalidTextRepresentation(format!(
+                    "an {} cannot hold NULL",
+                    ty.name()
+                )))
+            }
+            Some(e) => match elem {
+                ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.as_str().into()), &e)?),
+                ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
+                other => crate::types::parse_value(&e, other.held_as())?,
+            },
+        });
+    }
+    Ok(Value::Text(
+        match ty {
+            CatalogType::Array(_) => format_array(&out),
+            _ => out.iter().map(text_of).collect::<Vec<_>>().join(" "),
+        }
+        .into(),
+    ))
+}
+
+/// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.
+fn oid_of(v: &Value, text: &str) -> Result<i64> {
+    let n = int_of(v).ok_or_else(|| {
+        Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
+    })?;
+    match n {
+        0..=0xFFFF_FFFF => Ok(n),
+        -0x8000_0000..=-1 => Ok(n + 0x1_0000_0000),
+        _ => Err(Error::NumericValueOutOfRange(format!(
+            "value \"{text}\" is out of range for type oid"
+        ))),
+    }
 }
 
 /// `v` as a value of `ty`: unchanged when it already is one (text and varchar alike).
@@ -916,7 +974,8 @@ impl Ev<'_> {
                     Error::DatatypeMismatch(format!("cannot cast {other:?} to an oid"))
                 })?)),
             },
-            RType::Array | RType::Unknown | RType::Record(_) => Ok(v),
+            RType::Catalog(c) => conform_catalog(v, c),
+            RType::Unknown | RType::Record(_) => Ok(v),
             RType::Base(d) => cast_value(v, d),
         }
     }

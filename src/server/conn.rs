@@ -21,7 +21,7 @@ use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::wire::{self, Wire};
+use super::wire::{self, FieldFormat, Wire};
 use crate::engine::{CopyIn, Event, Session, Statement, Subscription};
 use crate::error::Error;
 use crate::sql::CopyOptions;
@@ -307,10 +307,11 @@ impl CancelWatch {
 
 /// How rows are written: as DataRows (per-column binary flags) or as COPY lines.
 pub(crate) enum RowSink<'a> {
-    /// DataRow messages.
-    Data(&'a [bool]),
-    /// CopyData messages in COPY text or CSV format.
-    Copy(&'a CopyOptions),
+    /// DataRow messages, each column in its format.
+    Data(&'a [FieldFormat]),
+    /// CopyData messages in COPY text, CSV or binary format (then each column in its
+    /// binary format).
+    Copy(&'a CopyOptions, &'a [FieldFormat]),
 }
 
 /// How a [`pump`] ended.
@@ -420,16 +421,16 @@ async fn write_row(
 ) -> PgWireResult<()> {
     match sink {
         RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, &mut b.scratch)).await,
-        RowSink::Copy(options) if options.format == crate::sql::CopyFormat::Binary => {
+        RowSink::Copy(options, formats) if options.format == crate::sql::CopyFormat::Binary => {
             let mut data = bytes::BytesMut::new();
             if first {
                 super::encode::binary_copy_header(&mut data);
             }
-            super::encode::binary_copy_tuple(row, &mut data, &mut b.scratch);
+            super::encode::binary_copy_tuple(row, formats, &mut data, &mut b.scratch);
             wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
                 .await
         }
-        RowSink::Copy(options) => {
+        RowSink::Copy(options, _) => {
             b.line.clear();
             super::encode::copy_line(row, options, &mut b.line, &mut b.copy);
             if b.out.capacity() < b.line.len() {

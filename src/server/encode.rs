@@ -16,7 +16,7 @@ use rust_decimal::Decimal;
 
 use crate::error::{Error, Result};
 use crate::sql::{CopyFormat, CopyOptions};
-use crate::types::{DataType, Interval, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Interval, Value};
 
 /// Microseconds from 1970-01-01 (Unix epoch) to 2000-01-01 (PostgreSQL epoch).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
@@ -31,23 +31,140 @@ pub(crate) fn parse_text(text: &str, ty: DataType) -> Result<Value> {
     crate::types::parse_value(text, ty)
 }
 
+/// How one result column goes on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FieldFormat {
+    /// The type's text output.
+    Text,
+    /// The binary encoding of the value's own type.
+    Binary,
+    /// The binary encoding of a catalog type (an oid's four bytes, `array_send`), whose
+    /// values are held as another type's ([`CatalogType::held_as`]).
+    BinaryAs(CatalogType),
+}
+
+impl FieldFormat {
+    /// The format of `column` when the client asked for text or binary.
+    pub(crate) fn of(column: &Column, binary: bool) -> FieldFormat {
+        match (binary, column.catalog_type) {
+            (false, _) => FieldFormat::Text,
+            (true, None) => FieldFormat::Binary,
+            (true, Some(t)) => FieldFormat::BinaryAs(t),
+        }
+    }
+
+    /// True for the binary formats.
+    pub(crate) fn is_binary(&self) -> bool {
+        *self != FieldFormat::Text
+    }
+}
+
 /// Append one DataRow field (length word + bytes, or -1 for NULL) in the given format.
-pub(crate) fn put_field(value: &Value, binary: bool, buf: &mut BytesMut, scratch: &mut String) {
+pub(crate) fn put_field(
+    value: &Value,
+    format: FieldFormat,
+    buf: &mut BytesMut,
+    scratch: &mut String,
+) {
     if value.is_null() {
         buf.put_i32(-1);
         return;
     }
     let len_at = buf.len();
     buf.put_i32(0);
-    if binary {
-        put_binary(value, buf);
-    } else {
-        scratch.clear();
-        format_text(value, scratch);
-        buf.put_slice(scratch.as_bytes());
+    match format {
+        FieldFormat::Binary => put_binary(value, buf),
+        FieldFormat::BinaryAs(ty) => put_catalog_binary(value, ty, buf, scratch),
+        FieldFormat::Text => {
+            scratch.clear();
+            format_text(value, scratch);
+            buf.put_slice(scratch.as_bytes());
+        }
     }
     let len = (buf.len() - len_at - 4) as i32;
     buf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// Append the binary encoding of `value`, a value of catalog type `ty` held as
+/// `ty.held_as()`: an oid as an unsigned 32-bit integer; an array or vector as
+/// PostgreSQL's `array_send` (ndim, has-null flag, element oid, then per dimension its
+/// length and lower bound — 1 for arrays, 0 for vectors — then each element as a length
+/// word, -1 for NULL, and its binary form).
+///
+/// The catalog engine checks that each value it sends parses as its type
+/// ([`crate::exec::relational`]), so the fallbacks here (an oid out of range sent as its
+/// low 32 bits, an element that does not parse sent as its text bytes) never run.
+fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratch: &mut String) {
+    scratch.clear();
+    format_text(value, scratch);
+    let Some(elem) = ty.elem() else {
+        let oid = value.as_i64().or_else(|| scratch.trim().parse().ok());
+        debug_assert!(
+            oid.is_some_and(|o| (0..=u32::MAX as i64).contains(&o)),
+            "the catalog engine sends oids in range, not {value:?}"
+        );
+        buf.put_u32(oid.unwrap_or(0) as u32);
+        return;
+    };
+    let (elems, lower) = match ty {
+        CatalogType::Array(_) => (crate::exec::relational::parse_array(scratch).ok(), 1),
+        _ => (
+            Some(
+                scratch
+                    .split_whitespace()
+                    .map(|e| Some(e.to_string()))
+                    .collect(),
+            ),
+            0,
+        ),
+    };
+    debug_assert!(
+        elems.is_some(),
+        "the catalog engine sends well-formed arrays"
+    );
+    let elems: Vec<Option<String>> = elems.unwrap_or_default();
+    buf.put_i32(i32::from(!elems.is_empty()));
+    buf.put_i32(i32::from(elems.iter().any(Option::is_none)));
+    buf.put_u32(elem.oid());
+    if !elems.is_empty() {
+        buf.put_i32(elems.len() as i32);
+        buf.put_i32(lower);
+    }
+    for e in &elems {
+        let Some(text) = e else {
+            buf.put_i32(-1);
+            continue;
+        };
+        let len_at = buf.len();
+        buf.put_i32(0);
+        put_elem_binary(text, elem, buf);
+        let len = (buf.len() - len_at - 4) as i32;
+        buf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// Append the binary form of one array element given by its text.
+fn put_elem_binary(text: &str, elem: ElemType, buf: &mut BytesMut) {
+    match elem {
+        ElemType::Oid => match text.trim().parse::<u32>() {
+            Ok(oid) => buf.put_u32(oid),
+            Err(_) => {
+                debug_assert!(false, "the catalog engine sends oids in range, not {text}");
+                buf.put_slice(text.as_bytes())
+            }
+        },
+        ElemType::Char => buf.put_slice(&text.as_bytes()[..text.len().min(1)]),
+        other => match crate::types::parse_value(text, other.held_as()) {
+            Ok(v) => put_binary(&v, buf),
+            Err(_) => {
+                debug_assert!(
+                    false,
+                    "the catalog engine sends parsable elements, not {text}"
+                );
+                buf.put_slice(text.as_bytes())
+            }
+        },
+    }
 }
 
 /// Append the binary (`send`) encoding of a non-NULL value.
@@ -236,10 +353,16 @@ pub(crate) fn binary_copy_header(buf: &mut BytesMut) {
 }
 
 /// Append one binary COPY tuple: the field count, then each field as in a DataRow.
-pub(crate) fn binary_copy_tuple(row: &[Value], buf: &mut BytesMut, scratch: &mut String) {
+pub(crate) fn binary_copy_tuple(
+    row: &[Value],
+    formats: &[FieldFormat],
+    buf: &mut BytesMut,
+    scratch: &mut String,
+) {
     buf.put_i16(row.len() as i16);
-    for v in row {
-        put_field(v, true, buf, scratch);
+    for (i, v) in row.iter().enumerate() {
+        let format = formats.get(i).copied().unwrap_or(FieldFormat::Binary);
+        put_field(v, format, buf, scratch);
     }
 }
 

@@ -312,8 +312,8 @@ async fn send_columns(
     match columns {
         None => wire.feed(PgWireBackendMessage::NoData(NoData::new())).await,
         Some(columns) => {
-            let binary = wire::binary_flags(formats, columns.len());
-            wire.feed(wire::row_description(columns, &binary)).await
+            let formats = wire::field_formats(formats, columns);
+            wire.feed(wire::row_description(columns, &formats)).await
         }
     }
 }
@@ -426,7 +426,7 @@ async fn send_portal_rows(
             Ok(Ok(()))
         }
         PortalState::Rows { columns, rows, tag } => {
-            let binary = wire::binary_flags(&portal.formats, columns.len());
+            let binary = wire::field_formats(&portal.formats, columns);
             let mut scratch = String::new();
             let mut sent = 0u64;
             while let Some(row) = rows.pop_front() {
@@ -454,7 +454,7 @@ async fn send_portal_rows(
             Ok(Ok(()))
         }
         PortalState::Stream { sub, pending } => {
-            let binary = wire::binary_flags(&portal.formats, sub.columns().len());
+            let binary = wire::field_formats(&portal.formats, sub.columns());
             let mut sent = 0;
             match pump(
                 wire,

@@ -11,14 +11,16 @@
 //! reference is a (level, index) pair, but values are checked at run time, as the catalogs
 //! are small and their queries come from clients (psql, drivers, ORMs) that PostgreSQL has
 //! already type-checked. Static types ([`RType`]) exist only where the answer depends on
-//! them: result column types, `regclass`-style casts that print names, and arrays, which
-//! travel as their PostgreSQL text form (`{a,b}`).
+//! them: result column types, `regclass`-style casts that print names, and the catalog
+//! types ([`CatalogType`]: `oid`, arrays with their element type, `int2vector`), whose
+//! values travel as `bigint` and as their PostgreSQL text form (`{a,b}`) and which clients
+//! receive typed (`text[]` is 1009), so drivers decode arrays into lists.
 
 use sqlparser::ast;
 
 use super::plan::Expr;
 use crate::error::{Error, Result};
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// Where finite relational queries read named relations from: the system catalogs, and
 /// later stored tables. Implemented by the engine's catalog.
@@ -37,8 +39,9 @@ pub enum RType {
     /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
     /// as the object's name.
     Reg(RegKind),
-    /// An array, held as its PostgreSQL text form; sent to clients as `text`.
-    Array,
+    /// A catalog type: `oid` (held as `bigint`), an array of an element type or a vector
+    /// (held as their PostgreSQL text form); sent to clients as that type.
+    Catalog(CatalogType),
     /// A literal or parameter whose type the context has not fixed (text at run time).
     Unknown,
     /// A composite (record) value with these fields, held as its PostgreSQL text form
@@ -51,11 +54,67 @@ pub enum RType {
 pub const EXPANDARRAY_FIELDS: &[(&str, DataType)] = &[("x", DataType::Int4), ("n", DataType::Int4)];
 
 impl RType {
-    /// The type clients see in RowDescription.
+    /// The type values are held as (and, but for catalog types, the type clients see).
     pub fn data_type(&self) -> DataType {
         match self {
             RType::Base(d) => *d,
+            RType::Catalog(t) => t.held_as(),
             _ => DataType::Text,
+        }
+    }
+
+    /// A result column of this type named `name`, as RowDescription announces it.
+    pub fn column(&self, name: impl Into<String>) -> Column {
+        match self {
+            RType::Catalog(t) => Column::catalog(name, *t),
+            other => Column::new(name, other.data_type()),
+        }
+    }
+
+    /// The static type of a provider's column.
+    pub fn of_column(c: &Column) -> RType {
+        c.catalog_type
+            .map_or(RType::Base(c.data_type), RType::Catalog)
+    }
+
+    /// True for arrays and vectors.
+    pub fn is_array(&self) -> bool {
+        matches!(self, RType::Catalog(t) if t.elem().is_some())
+    }
+
+    /// The type of an array's or vector's elements.
+    pub fn elem(&self) -> Option<RType> {
+        match self {
+            RType::Catalog(t) => t.elem().map(RType::of_elem),
+            _ => None,
+        }
+    }
+
+    /// The static type of an array element of type `e`.
+    pub fn of_elem(e: ElemType) -> RType {
+        match e {
+            ElemType::Oid => RType::Catalog(CatalogType::Oid),
+            other => RType::Base(other.held_as()),
+        }
+    }
+
+    /// The array type whose elements are of this type (`text[]` when unknown).
+    pub fn array_of(&self) -> RType {
+        RType::Catalog(CatalogType::Array(match self {
+            RType::Base(d) => ElemType::of(*d),
+            RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
+            _ => ElemType::Text,
+        }))
+    }
+
+    /// The type's name in messages (`integer`, `text[]`, `anyarray` for a vector).
+    pub fn name(&self) -> String {
+        match self {
+            RType::Base(d) => d.name(),
+            RType::Unknown => "unknown".into(),
+            RType::Catalog(t) => t.name(),
+            RType::Reg(_) => "oid".into(),
+            RType::Record(_) => "record".into(),
         }
     }
 }
@@ -779,17 +838,28 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
 pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
     let lower = written.trim().to_lowercase().replace('"', "");
     let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
-    if base.ends_with("[]") || base.starts_with("_") || base == "oidvector" || base == "int2vector"
-    {
-        return Ok(RType::Array);
+    let elem = base
+        .strip_suffix("[]")
+        .or_else(|| base.strip_prefix('_'))
+        .map(|e| e.trim());
+    if let Some(elem) = elem {
+        // An element type tcq does not know (aclitem[]) is held and sent as text[].
+        return Ok(match elem {
+            "name" => RType::Catalog(CatalogType::Array(ElemType::Name)),
+            "char" | "\"char\"" => RType::Catalog(CatalogType::Array(ElemType::Char)),
+            other => rtype_of_name(other).unwrap_or(RType::Unknown).array_of(),
+        });
     }
     Ok(match base {
+        "oidvector" => RType::Catalog(CatalogType::OidVector),
+        "int2vector" => RType::Catalog(CatalogType::Int2Vector),
+        "oid" => RType::Catalog(CatalogType::Oid),
         "regclass" => RType::Reg(RegKind::Class),
         "regtype" => RType::Reg(RegKind::Type),
         "regproc" | "regprocedure" => RType::Reg(RegKind::Proc),
         "regnamespace" => RType::Reg(RegKind::Namespace),
         "regrole" => RType::Reg(RegKind::Role),
-        "oid" | "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
+        "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
         "name" | "char" | "\"char\"" | "bpchar" | "character" | "pg_node_tree" | "aclitem"
         | "unknown" | "cstring" => RType::Base(DataType::Text),
         other => RType::Base(super::bind::type_from_name(other)?),
@@ -1444,11 +1514,18 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect();
+                    // unnest's column has its array's element type (typed while the
+                    // arguments' level is still pushed).
+                    let elem = bound
+                        .as_ref()
+                        .ok()
+                        .and_then(|b| b.first())
+                        .and_then(|a| self.static_type(a).elem());
                     self.levels.pop();
                     let bound = bound?;
                     let cols: Vec<(&str, RType)> = match fname.as_str() {
                         "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
-                        "unnest" => vec![("unnest", RType::Base(DataType::Text))],
+                        "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
                         "generate_subscripts" => {
                             vec![("generate_subscripts", RType::Base(DataType::Int4))]
                         }
@@ -1519,7 +1596,7 @@ impl RelBinder<'_> {
                 for s in candidates {
                     if let Some((cols, _)) = self.provider.relation(&s, &rel) {
                         let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias);
-                        let types = cols.iter().map(|c| RType::Base(c.data_type)).collect();
+                        let types = cols.iter().map(RType::of_column).collect();
                         push_rel(
                             level,
                             alias_name.unwrap_or(rel.clone()),
@@ -2095,7 +2172,12 @@ impl RelBinder<'_> {
     /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
     /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
     fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
-        if let (RExpr::Param(i), RType::Base(d)) = (p, self.static_type(other)) {
+        // Parameters are typed by [`DataType`]s: one compared with an oid is a bigint.
+        let ty = match self.static_type(other) {
+            RType::Catalog(CatalogType::Oid) => RType::Base(DataType::Int8),
+            t => t,
+        };
+        if let (RExpr::Param(i), RType::Base(d)) = (p, ty) {
             if let Some(slot @ None) = self.params.get_mut(*i) {
                 *slot = Some(d);
             }
@@ -2228,7 +2310,7 @@ impl RelBinder<'_> {
             B::And => return Ok(RExpr::And(vec![l, r])),
             B::Or => return Ok(RExpr::Or(vec![l, r])),
             B::StringConcat => {
-                if self.static_type(&l) == RType::Array || self.static_type(&r) == RType::Array {
+                if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
                     return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
                 }
                 BinaryOp::Concat
@@ -2427,13 +2509,7 @@ impl RelBinder<'_> {
         Err(Error::UndefinedFunction(format!(
             "function {name}({}) does not exist",
             args.iter()
-                .map(|a| match self.static_type(a) {
-                    RType::Base(d) => d.name(),
-                    RType::Unknown => "unknown".into(),
-                    RType::Array => "anyarray".into(),
-                    RType::Reg(_) => "oid".into(),
-                    RType::Record(_) => "record".into(),
-                })
+                .map(|a| self.static_type(a).name())
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
@@ -2577,10 +2653,33 @@ impl RelBinder<'_> {
                 .find(|t| *t != RType::Unknown)
                 .unwrap_or(RType::Unknown),
             RExpr::ScalarSub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1),
-            RExpr::ArraySub(_) | RExpr::Array(_) | RExpr::ArrayConcat(..) => RType::Array,
-            RExpr::Subscript(..) => RType::Unknown,
+            RExpr::ArraySub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1).array_of(),
+            RExpr::Array(elems) => elems
+                .iter()
+                .map(|x| self.static_type(x))
+                .find(|t| *t != RType::Unknown)
+                .unwrap_or(RType::Unknown)
+                .array_of(),
+            RExpr::ArrayConcat(l, r) => [l, r]
+                .iter()
+                .map(|x| self.static_type(x))
+                .find(RType::is_array)
+                .unwrap_or(RType::Unknown.array_of()),
+            RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
             RExpr::Cast(_, t) => *t,
             RExpr::Func(name, _) => func_type(name),
+            RExpr::SetFunc(j)
+                if self
+                    .levels
+                    .last()
+                    .and_then(|l| l.set_funcs.get(*j))
+                    .is_some_and(|f| f.0 == "unnest") =>
+            {
+                let f = &self.levels.last().expect("level").set_funcs[*j];
+                f.1.first()
+                    .and_then(|a| self.static_type(a).elem())
+                    .unwrap_or(RType::Base(DataType::Text))
+            }
             RExpr::Window(_) => RType::Base(DataType::Int8),
             RExpr::SetFunc(j) => {
                 let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
@@ -2607,7 +2706,7 @@ fn agg_result_type(func: &str, arg: RType) -> RType {
         "string_agg" => DataType::Text,
         "bool_and" | "bool_or" | "every" => DataType::Bool,
         "avg" => DataType::Numeric,
-        "array_agg" => return RType::Array,
+        "array_agg" => return arg.array_of(),
         "sum" => match arg {
             RType::Base(DataType::Int2 | DataType::Int4 | DataType::Int8) => DataType::Int8,
             RType::Base(DataType::Float4 | DataType::Float8) => DataType::Float8,
@@ -2660,7 +2759,8 @@ fn func_type(name: &str) -> RType {
         | "cardinality"
         | "pg_char_to_encoding"
         | "inet_server_port" => DataType::Int4,
-        "current_schemas" | "string_to_array" => return RType::Array,
+        "current_schemas" => return RType::Catalog(CatalogType::Array(ElemType::Name)),
+        "string_to_array" => return RType::Catalog(CatalogType::Array(ElemType::Text)),
         "to_regclass" => return RType::Reg(RegKind::Class),
         "to_regtype" => return RType::Reg(RegKind::Type),
         "to_regproc" => return RType::Reg(RegKind::Proc),

@@ -28,7 +28,8 @@ async fn catalog_queries_bind_parameters_and_decode_in_binary() {
         )
         .await
         .unwrap();
-    let got: Vec<(i64, i16, String, String, bool, i16)> = rows
+    // pg_class.oid is an `oid`: tokio-postgres reads it as u32 only when it says so.
+    let got: Vec<(u32, i16, String, String, bool, i16)> = rows
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
         .collect();
@@ -67,8 +68,97 @@ async fn catalog_queries_bind_parameters_and_decode_in_binary() {
     assert_eq!(row.get::<_, i64>(0), 3);
     assert_eq!(row.get::<_, i64>(1), 6);
     assert_eq!(row.get::<_, String>(2), "ts");
-    assert_eq!(row.get::<_, i64>(3), 16384);
+    assert_eq!(row.get::<_, u32>(3), 16384);
     assert_eq!(row.get::<_, String>(4), "flights");
+}
+
+/// Typed arrays and oids in binary, as tokio-postgres decodes them by the type
+/// RowDescription names: `smallint[]` and `int2vector` (pg_constraint.conkey,
+/// pg_index.indkey, lower bound 0), `text[]` with a NULL and quoting, `oid[]`, `name[]`
+/// (current_schemas), an empty array, and an oid column. They were all `text` before, so
+/// drivers saw `{1,2}` as a string.
+#[tokio::test]
+async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(
+        "CREATE TABLE airports (code varchar(4) PRIMARY KEY, name text NOT NULL,          city text, UNIQUE (city, name))",
+    )
+    .await
+    .unwrap();
+    let row = c
+        .query_one(
+            "SELECT con.conkey, i.indkey, i.indrelid, con.conname              FROM pg_catalog.pg_constraint con              JOIN pg_catalog.pg_index i ON i.indexrelid = con.conindid              WHERE con.conrelid = 'airports'::regclass AND con.contype = 'u'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let columns: Vec<String> = row
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(columns, ["_int2", "int2vector", "oid", "text"]);
+    assert_eq!(row.get::<_, Vec<i16>>(0), vec![3, 2]);
+    assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
+    assert_eq!(row.get::<_, u32>(2), 16384);
+    assert_eq!(row.get::<_, String>(3), "airports_city_name_key");
+    let row = c
+        .query_one(
+            "SELECT ARRAY['a b', NULL, 'c\"d', ''], array_agg(a.attnum ORDER BY a.attnum),                     ARRAY(SELECT a.atttypid FROM pg_attribute a                           WHERE a.attrelid = 'airports'::regclass ORDER BY a.attnum),                     current_schemas(false), '{}'::int4[], '{1.5,NULL}'::float8[],                     '{t,f}'::bool[], '{10000000000}'::int8[]              FROM pg_attribute a WHERE a.attrelid = 'airports'::regclass",
+            &[],
+        )
+        .await
+        .unwrap();
+    let columns: Vec<String> = row
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(
+        columns,
+        ["_text", "_int2", "_oid", "_name", "_int4", "_float8", "_bool", "_int8"]
+    );
+    assert_eq!(
+        row.get::<_, Vec<Option<String>>>(0),
+        vec![
+            Some("a b".into()),
+            None,
+            Some("c\"d".into()),
+            Some(String::new())
+        ]
+    );
+    assert_eq!(row.get::<_, Vec<i16>>(1), vec![1, 2, 3]);
+    assert_eq!(row.get::<_, Vec<u32>>(2), vec![1043, 25, 25]);
+    assert_eq!(row.get::<_, Vec<String>>(3), vec!["public".to_string()]);
+    assert_eq!(row.get::<_, Vec<i32>>(4), Vec::<i32>::new());
+    assert_eq!(row.get::<_, Vec<Option<f64>>>(5), vec![Some(1.5), None]);
+    assert_eq!(row.get::<_, Vec<bool>>(6), vec![true, false]);
+    assert_eq!(row.get::<_, Vec<i64>>(7), vec![10_000_000_000]);
+    // The same values in text, as psql and psycopg read them.
+    let rows = common::rows(
+        &c,
+        "SELECT ARRAY['a b', NULL, 'c\"d', ''], indkey, '-1'::oid, '{7}'::oid[]          FROM pg_index WHERE indrelid = 'airports'::regclass AND NOT indisprimary",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        vec![vec![
+            "{\"a b\",NULL,\"c\\\"d\",\"\"}".to_string(),
+            "3 2".to_string(),
+            "4294967295".to_string(),
+            "{7}".to_string(),
+        ]]
+    );
+    for (sql, code) in [
+        ("SELECT '4294967296'::oid", "22003"),
+        ("SELECT 'x'::oid", "22P02"),
+        ("SELECT '{1,x}'::int2[]", "22P02"),
+        ("SELECT '{1'::text[]", "22P02"),
+    ] {
+        let e = c.simple_query(sql).await.unwrap_err();
+        assert_eq!(sqlstate(&e), code, "{sql}: {e}");
+    }
 }
 
 #[tokio::test]

@@ -205,6 +205,9 @@ pub(crate) struct CopyState {
     pub rest: VecDeque<Statement>,
     /// Started by the extended protocol (errors then wait for Sync).
     pub extended: bool,
+    /// When the COPY passes the session's `statement_timeout`, counted from its start: the
+    /// time the client takes to send the data counts, as in PostgreSQL.
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 /// Watches, for one statement, the cancel signal and the client's socket.
@@ -249,6 +252,12 @@ impl CancelWatch {
     /// PostgreSQL's `statement_timeout` does for each statement of a query string.
     pub fn time_statement(&mut self, timeout: Option<std::time::Duration>) {
         self.deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    }
+
+    /// Keep the clock of a statement that started earlier (a COPY FROM STDIN, whose data
+    /// arrives in later messages): it must stop at `deadline`.
+    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
+        self.deadline = deadline;
     }
 
     /// Resolves when the statement must stop; pending forever otherwise.

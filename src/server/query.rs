@@ -335,10 +335,15 @@ pub(crate) async fn start_copy_in(
         sink.set_binary_decoder(super::encode::parse_binary);
     }
     let response = CopyInResponse::new(format, ncols as i16, vec![format as i16; ncols]);
+    let deadline = conn
+        .session
+        .statement_timeout()
+        .map(|t| tokio::time::Instant::now() + t);
     if let Some(old) = conn.copy.replace(CopyState {
         sink,
         rest,
         extended,
+        deadline,
     }) {
         old.sink.abort();
     }

@@ -150,6 +150,28 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
             "{7}".to_string(),
         ]]
     );
+    // A parameter compared with an oid is described as one and binds a u32, as the
+    // lookup query tokio-postgres sends for an unknown type does; a client's own `oid`
+    // hint in Parse is honoured too.
+    let stmt = c
+        .prepare("SELECT relname FROM pg_class WHERE oid = $1")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::OID]);
+    let row = c.query_one(&stmt, &[&16384u32]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "airports");
+    let stmt = c
+        .prepare_typed(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = $1",
+            &[tokio_postgres::types::Type::OID],
+        )
+        .await
+        .unwrap();
+    let n: i64 = c.query_one(&stmt, &[&2200u32]).await.unwrap().get(0);
+    assert_eq!(
+        n, 3,
+        "public holds airports and the indexes of its two keys"
+    );
     for (sql, code) in [
         ("SELECT '4294967296'::oid", "22003"),
         ("SELECT 'x'::oid", "22P02"),

@@ -154,6 +154,8 @@ pub(crate) struct Prepared {
     pub stmt: Option<Statement>,
     /// Parameter types the client gave in Parse (`None` = let the server infer).
     pub hints: Vec<Option<DataType>>,
+    /// The type OIDs the client gave in Parse, as sent (an `oid` hint is held as bigint).
+    pub hint_oids: Vec<u32>,
     /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
     pub text_bytes: usize,
 }

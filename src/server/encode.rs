@@ -296,6 +296,30 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
     })
 }
 
+/// Decode an `oid` parameter (held as its `bigint`): four big-endian bytes in binary; in
+/// text an unsigned 32-bit number, or a negative 32-bit one that wraps as `oidin` does.
+pub(crate) fn parse_oid(bytes: &[u8], binary: bool) -> Result<Value> {
+    if binary {
+        let b: [u8; 4] = bytes.try_into().map_err(|_| {
+            Error::InvalidBinaryRepresentation(
+                "incorrect binary data format in bind parameter of type oid".into(),
+            )
+        })?;
+        return Ok(Value::Int8(u32::from_be_bytes(b) as i64));
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let n: i64 = text.trim().parse().map_err(|_| {
+        Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
+    })?;
+    match n {
+        0..=0xFFFF_FFFF => Ok(Value::Int8(n)),
+        -0x8000_0000..=-1 => Ok(Value::Int8(n + 0x1_0000_0000)),
+        _ => Err(Error::NumericValueOutOfRange(format!(
+            "value \"{text}\" is out of range for type oid"
+        ))),
+    }
+}
+
 /// Numeric `recv`: rebuild the decimal text from base-10000 groups and parse it.
 fn parse_numeric(b: &[u8]) -> Option<Decimal> {
     if b.len() < 8 {

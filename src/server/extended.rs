@@ -30,6 +30,40 @@ use crate::error::{Error, Result};
 use crate::types::{Column, DataType, Value};
 
 /// The tcq type for a parameter type OID given in Parse; `None` lets the server infer it.
+/// The type OID of `oid`.
+const OID: u32 = 26;
+
+/// A parameter's type: what its value is held as, and whether clients see it as an `oid`
+/// (four bytes in binary, an unsigned number in text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ParamType {
+    held: DataType,
+    oid: bool,
+}
+
+impl ParamType {
+    /// The type OID ParameterDescription announces.
+    fn type_oid(&self) -> u32 {
+        if self.oid {
+            OID
+        } else {
+            self.held.oid()
+        }
+    }
+}
+
+/// The parameter types of a description, those the client hinted as `oid` included.
+fn param_types_of(d: &crate::engine::Description, hint_oids: &[u32]) -> Vec<ParamType> {
+    d.params
+        .iter()
+        .enumerate()
+        .map(|(i, held)| ParamType {
+            held: *held,
+            oid: d.oid_params.contains(&i) || hint_oids.get(i) == Some(&OID),
+        })
+        .collect()
+}
+
 fn hint_type(oid: u32) -> Option<DataType> {
     Some(match oid {
         16 => DataType::Bool,
@@ -44,6 +78,8 @@ fn hint_type(oid: u32) -> Option<DataType> {
         1114 => DataType::Timestamp,
         1184 => DataType::TimestampTz,
         1186 => DataType::Interval,
+        // An oid parameter is held as its bigint value (and decoded as an oid).
+        OID => DataType::Int8,
         _ => return None,
     })
 }
@@ -96,6 +132,7 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         Prepared {
             stmt: stmts.pop(),
             hints,
+            hint_oids: msg.type_oids.clone(),
             text_bytes: msg.query.len(),
         },
     );
@@ -135,7 +172,7 @@ fn check_prepared_limits(conn: &Conn, name: &str, text_bytes: usize) -> PgWireRe
 
 /// The parameter types of a prepared statement: the client's hints where complete, else
 /// what the engine infers.
-fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<DataType>> {
+fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<ParamType>> {
     let prepared = conn
         .statements
         .get(name)
@@ -145,14 +182,25 @@ fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<DataType>> {
     };
     let hinted: Option<Vec<DataType>> = prepared.hints.iter().copied().collect();
     match hinted {
-        Some(types) if !types.is_empty() => Ok(types),
-        _ => Ok(conn.session.describe(stmt, &prepared.hints)?.params),
+        Some(types) if !types.is_empty() => Ok(types
+            .iter()
+            .enumerate()
+            .map(|(i, held)| ParamType {
+                held: *held,
+                oid: prepared.hint_oids.get(i) == Some(&OID),
+            })
+            .collect()),
+        _ => {
+            let hint_oids = prepared.hint_oids.clone();
+            let d = conn.session.describe(stmt, &prepared.hints)?;
+            Ok(param_types_of(&d, &hint_oids))
+        }
     }
 }
 
 /// Decode the bound parameters: text format through the types' input functions, binary
 /// through their `recv` encodings.
-fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
+fn decode_params(msg: &Bind, types: &[ParamType]) -> Result<Vec<Value>> {
     msg.parameters
         .iter()
         .enumerate()
@@ -160,13 +208,15 @@ fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
             let Some(bytes) = raw else {
                 return Ok(Value::Null);
             };
-            let ty = types[i];
+            let ParamType { held: ty, oid } = types[i];
             let binary = match msg.parameter_format_codes.as_slice() {
                 [] => false,
                 [one] => *one == 1,
                 codes => codes.get(i).copied() == Some(1),
             };
-            if binary {
+            if oid {
+                super::encode::parse_oid(bytes, binary)
+            } else if binary {
                 super::encode::parse_binary(bytes, ty)
             } else {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -254,14 +304,15 @@ pub(crate) async fn on_describe(
                     format!("prepared statement \"{name}\" does not exist"),
                 ));
             };
+            let hint_oids = prepared.hint_oids.clone();
             let (params, columns) = match &prepared.stmt {
                 None => (Vec::new(), None),
                 Some(stmt) => match conn.session.describe(stmt, &prepared.hints) {
-                    Ok(d) => (d.params, d.columns),
+                    Ok(d) => (param_types_of(&d, &hint_oids), d.columns),
                     Err(e) => return Err(engine_error(wire, conn, &e)),
                 },
             };
-            let oids = params.iter().map(|t| t.oid()).collect();
+            let oids = params.iter().map(ParamType::type_oid).collect();
             wire.feed(PgWireBackendMessage::ParameterDescription(
                 ParameterDescription::new(oids),
             ))

@@ -150,6 +150,10 @@ pub struct RelQuery {
     pub offset: Option<RExpr>,
     /// Output column names and static types.
     pub columns: Vec<(String, RType)>,
+    /// The parameters (0-based) compared with an `oid` (`WHERE t.oid = $1`): held as
+    /// `bigint`, described to clients as `oid`, as PostgreSQL infers them. Set on the
+    /// statement's outermost query only.
+    pub oid_params: Vec<usize>,
 }
 
 /// A query body.
@@ -778,6 +782,8 @@ pub(crate) struct RelBinder<'a> {
     next_cte: usize,
     /// Parameter types.
     pub(crate) params: Vec<Option<DataType>>,
+    /// Parameters inferred from a comparison with an `oid` (see [`RelQuery::oid_params`]).
+    oid_params: Vec<usize>,
     depth: usize,
     /// The whole query string, for error positions (psql's `LINE 1:` caret).
     source: &'a str,
@@ -810,10 +816,12 @@ pub(crate) fn bind_query(
         ctes: Vec::new(),
         next_cte: 0,
         params: hints.to_vec(),
+        oid_params: Vec::new(),
         depth: 0,
         source,
     };
-    let plan = b.query(q)?;
+    let mut plan = b.query(q)?;
+    plan.oid_params = std::mem::take(&mut b.oid_params);
     let params = b
         .params
         .iter()
@@ -946,6 +954,7 @@ impl RelBinder<'_> {
             limit,
             offset,
             columns,
+            oid_params: Vec::new(),
         })
     }
 
@@ -1007,6 +1016,7 @@ impl RelBinder<'_> {
             limit: None,
             offset: None,
             columns,
+            oid_params: Vec::new(),
         };
         let plan = wrap(
             RelBody::Recursive {
@@ -1129,6 +1139,7 @@ impl RelBinder<'_> {
                     limit: None,
                     offset: None,
                     columns,
+                    oid_params: Vec::new(),
                 };
                 Ok((
                     RelBody::SetOp {
@@ -2172,14 +2183,17 @@ impl RelBinder<'_> {
     /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
     /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
     fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
-        // Parameters are typed by [`DataType`]s: one compared with an oid is a bigint.
-        let ty = match self.static_type(other) {
-            RType::Catalog(CatalogType::Oid) => RType::Base(DataType::Int8),
-            t => t,
+        // A parameter compared with an oid is held as a bigint and described as an oid.
+        let (ty, oid) = match self.static_type(other) {
+            RType::Catalog(CatalogType::Oid) => (RType::Base(DataType::Int8), true),
+            t => (t, false),
         };
         if let (RExpr::Param(i), RType::Base(d)) = (p, ty) {
             if let Some(slot @ None) = self.params.get_mut(*i) {
                 *slot = Some(d);
+                if oid {
+                    self.oid_params.push(*i);
+                }
             }
         }
     }

@@ -8,8 +8,10 @@ Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
     python3 clients/python_sqlalchemy.py [--port 5433]
 
 Streams are foreign tables to SQLAlchemy (relkind 'f'), so `get_foreign_table_names()`
-lists them and `get_table_names()` lists stored tables only (none here); `get_columns()`
-describes them. The program prints what each call returns.
+lists them and `get_table_names()` lists stored tables only (`airports`, whose primary
+key and UNIQUE constraint the inspector reflects: key columns come as typed arrays, which
+psycopg decodes into lists); `get_columns()` describes both. The program prints what each
+call returns.
 """
 
 import argparse
@@ -48,6 +50,16 @@ def inspector(url):
     print("views:", insp.get_view_names())
     for c in insp.get_columns("flights"):
         print(f"column: {c['name']} {c['type']} nullable={c['nullable']}")
+    for c in insp.get_columns("airports"):
+        print(f"column: {c['name']} {c['type']} nullable={c['nullable']}")
+    pk = insp.get_pk_constraint("airports")
+    print("pk:", pk["name"], pk["constrained_columns"])
+    for u in insp.get_unique_constraints("airports"):
+        print("unique:", u["name"], u["column_names"])
+    for i in insp.get_indexes("airports"):
+        print("index:", i["name"], i["column_names"], "unique" if i["unique"] else "",
+              i.get("duplicates_constraint"))
+    print("foreign keys:", insp.get_foreign_keys("airports"))
     engine.dispose()
 
 
@@ -86,6 +98,8 @@ def main():
     url = f"postgresql+psycopg://tcq@127.0.0.1:{port}/tcq"
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, k varchar(8), v integer)")
+        conn.execute("CREATE TABLE airports (code varchar(4) PRIMARY KEY, name text NOT NULL, "
+                     "city text, UNIQUE (city, name))")
     type_info(conninfo)
     inspector(url)
     read_sql(url, conninfo)

@@ -186,8 +186,11 @@ fn session_state_through_driver_apis() {
 
 /// The catalogs through Python's introspection: psycopg's `TypeInfo.fetch` (a missing type
 /// is `None`), SQLAlchemy 2's `engine.connect()` and inspector (a stream is a foreign
-/// table with its columns, the TIMESTAMPCOLUMN NOT NULL), and `pandas.read_sql` of a
-/// LIMITed continuous query.
+/// table with its columns, the TIMESTAMPCOLUMN NOT NULL; a table's primary key, UNIQUE
+/// constraint and its index, in key order), and `pandas.read_sql` of a LIMITed continuous
+/// query. The key reflection read `array_agg` and `indkey` results, which were sent as
+/// `text`: psycopg handed SQLAlchemy strings, so the primary key's columns were `['{']`
+/// and `get_indexes` failed; they are typed arrays now.
 #[test]
 fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
     if !python_has("sqlalchemy") || !python_has("pandas") {
@@ -203,12 +206,19 @@ fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
         typeinfo hstore: None\n\
         connect: 1\n\
         schemas: ['information_schema', 'public']\n\
-        tables: []\n\
+        tables: ['airports']\n\
         foreign tables: ['flights']\n\
         views: []\n\
         column: ts TIMESTAMP nullable=False\n\
         column: k VARCHAR(8) nullable=True\n\
         column: v INTEGER nullable=True\n\
+        column: code VARCHAR(4) nullable=False\n\
+        column: name TEXT nullable=False\n\
+        column: city TEXT nullable=True\n\
+        pk: airports_pkey ['code']\n\
+        unique: airports_city_name_key ['city', 'name']\n\
+        index: airports_city_name_key ['city', 'name'] unique airports_city_name_key\n\
+        foreign keys: []\n\
         read_sql: a 2 4 2001-01-01 00:00:10\n\
         read_sql: b 1 2 2001-01-01 00:00:10\n\
         read_sql: a 1 10 2001-01-01 00:00:20\n\

@@ -258,6 +258,9 @@ pub struct RelAgg {
     pub args: Vec<RExpr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// `ORDER BY` inside the call (`array_agg(x ORDER BY n)`): keys over the FROM row,
+    /// descending, nulls first. The order the values reach the aggregate in.
+    pub order_by: Vec<(RExpr, bool, bool)>,
     /// The result's type.
     pub ty: RType,
 }
@@ -2384,6 +2387,7 @@ impl RelBinder<'_> {
         let mut distinct = false;
         let mut star = false;
         let mut args_ast: Vec<&ast::Expr> = Vec::new();
+        let mut order_ast: Vec<&ast::OrderByExpr> = Vec::new();
         match &f.args {
             ast::FunctionArguments::None => {}
             ast::FunctionArguments::Subquery(q) => {
@@ -2397,6 +2401,16 @@ impl RelBinder<'_> {
                     l.duplicate_treatment,
                     Some(ast::DuplicateTreatment::Distinct)
                 );
+                for c in &l.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(keys) => order_ast.extend(keys),
+                        other => {
+                            return Err(unsupported(format!(
+                                "{other} in a function call is not supported"
+                            )))
+                        }
+                    }
+                }
                 for a in &l.args {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
@@ -2423,8 +2437,12 @@ impl RelBinder<'_> {
             }
             self.levels.last_mut().expect("level").in_agg = true;
             let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
+            let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
+                .iter()
+                .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+                .collect();
             self.levels.last_mut().expect("level").in_agg = false;
-            let args = args?;
+            let (args, order_by) = (args?, order_by?);
             let arg_type = args.first().map_or(RType::Unknown, |a| self.static_type(a));
             let ty = agg_result_type(&name, arg_type);
             let level = self.levels.last_mut().expect("level");
@@ -2437,6 +2455,7 @@ impl RelBinder<'_> {
                 func: name,
                 args,
                 distinct,
+                order_by,
                 ty,
             };
             let j = match level.aggs.iter().position(|a| *a == agg) {
@@ -2450,6 +2469,11 @@ impl RelBinder<'_> {
                 up: 0,
                 idx: level.width + j,
             });
+        }
+        if !order_ast.is_empty() {
+            return Err(Error::WrongObjectType(format!(
+                "ORDER BY specified, but {name} is not an aggregate function"
+            )));
         }
         let args: Vec<RExpr> = args_ast
             .iter()

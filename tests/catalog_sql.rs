@@ -172,6 +172,21 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         n, 3,
         "public holds airports and the indexes of its two keys"
     );
+    // `$1::oid[]` (asyncpg's type introspection) makes the parameter an oid[]: a Vec<u32>
+    // binds as array_send bytes.
+    let stmt = c
+        .prepare("SELECT typname FROM pg_type WHERE oid = ANY($1::oid[]) ORDER BY oid")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::OID_ARRAY]);
+    let names: Vec<String> = c
+        .query(&stmt, &[&vec![25u32, 23, 1005]])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, ["int4", "text", "_int2"]);
     for (sql, code) in [
         ("SELECT '4294967296'::oid", "22003"),
         ("SELECT 'x'::oid", "22P02"),

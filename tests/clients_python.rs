@@ -63,7 +63,10 @@ fn psycopg_ingests_and_streams_by_every_api() {
 
 /// asyncpg: copy_records_to_table (binary COPY), copy_to_table (CSV) and executemany; a
 /// cursor, copy_from_query, a pooled connection's cursor; the pool's reset; cancel by
-/// timeout; introspection (set_type_codec's type lookup, a catalog query by `fetch`).
+/// timeout; introspection (set_type_codec's type lookup, a catalog query by `fetch`, typed
+/// arrays and an oid decoded from binary into lists and an int; `smallint[]` has no
+/// built-in asyncpg codec, so asyncpg first runs its type introspection query, which binds
+/// `$1::oid[]` and calls `set_config`).
 #[test]
 fn asyncpg_ingests_and_streams_by_every_api() {
     let expected = ["cursor", "copy_from_query", "pool_cursor"]
@@ -75,6 +78,7 @@ fn asyncpg_ingests_and_streams_by_every_api() {
         + "catalog: public apg_copy_from_query timestamp without time zone\n"
         + "catalog: public apg_cursor timestamp without time zone\n"
         + "catalog: public apg_pool_cursor timestamp without time zone\n"
+        + "arrays: ['v', 'k', 'ts'] [1, 2, 3] int ['x y', None]\n"
         + "done\n";
     run_client("python_asyncpg.py", "asyncpg", &expected);
 }

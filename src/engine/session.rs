@@ -53,9 +53,10 @@ impl Statement {
 pub struct Description {
     /// Types of `$1..$n`.
     pub params: Vec<DataType>,
-    /// The parameters (0-based) described to clients as `oid` (26): catalog queries'
-    /// parameters compared with an oid, whose values are held as their `bigint`.
-    pub oid_params: Vec<usize>,
+    /// The parameters (0-based) described to clients as a catalog type (`oid`, `oid[]`):
+    /// catalog queries' parameters compared with an oid or cast to such a type, whose
+    /// values are held as [`crate::types::CatalogType::held_as`].
+    pub catalog_params: Vec<(usize, crate::types::CatalogType)>,
     /// Result columns; `None` for statements without rows (RowDescription vs NoData).
     pub columns: Option<Vec<Column>>,
 }
@@ -521,12 +522,12 @@ impl Session {
     ) -> Result<Description> {
         let plan = self.bind(stmt, param_hints)?;
         let text_col = |n: &str| Some(vec![Column::new(n, DataType::Text)]);
-        let oid_params = match &plan {
+        let catalog_params = match &plan {
             Plan::Query(q)
             | Plan::Explain { query: q, .. }
             | Plan::CopyTo { query: q, .. }
             | Plan::Declare { query: q, .. } => match &q.source {
-                crate::sql::Source::Relational(rq) => rq.oid_params.clone(),
+                crate::sql::Source::Relational(rq) => rq.catalog_params.clone(),
                 _ => Vec::new(),
             },
             _ => Vec::new(),
@@ -534,32 +535,32 @@ impl Session {
         let mut description = match plan {
             Plan::Insert(i) => Description {
                 params: i.param_types,
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: i.returning.map(|r| r.columns),
             },
             Plan::Update(u) => Description {
                 params: u.param_types,
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: u.returning.map(|r| r.columns),
             },
             Plan::Delete(d) => Description {
                 params: d.param_types,
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: d.returning.map(|r| r.columns),
             },
             Plan::Query(q) => Description {
                 params: q.param_types.clone(),
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: Some(q.columns.clone()),
             },
             Plan::Explain { query, .. } => Description {
                 params: query.param_types.clone(),
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: text_col("QUERY PLAN"),
             },
             Plan::Show { name } => Description {
                 params: vec![],
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: text_col(&name),
             },
             Plan::Fetch {
@@ -570,7 +571,7 @@ impl Session {
                 let columns = self.cursors.get(&cursor).map(|c| c.sub.columns().to_vec());
                 Description {
                     params: vec![],
-                    oid_params: vec![],
+                    catalog_params: vec![],
                     columns,
                 }
             }
@@ -580,7 +581,7 @@ impl Session {
                 ..
             } => Description {
                 params: param_types,
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: Some(vec![Column::new("tcq_advance", result_type)]),
             },
             Plan::SessionCall {
@@ -589,21 +590,21 @@ impl Session {
                 ..
             } => Description {
                 params: param_types,
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: Some(vec![column]),
             },
             Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description {
                 params: query.param_types.clone(),
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: None,
             },
             _ => Description {
                 params: vec![],
-                oid_params: vec![],
+                catalog_params: vec![],
                 columns: None,
             },
         };
-        description.oid_params = oid_params;
+        description.catalog_params = catalog_params;
         Ok(description)
     }
 

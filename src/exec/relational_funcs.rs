@@ -150,6 +150,14 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         return Ok(Value::Null);
     }
     Ok(match name {
+        // Catalog queries cannot change the session. asyncpg's type introspection sends
+        // `SELECT current_setting('jit'), set_config('jit', 'off', false)`, whose first
+        // call fails with 42704 (tcq has no JIT), which asyncpg reads as "JIT is off".
+        "set_config" => {
+            return Err(Error::FeatureNotSupported(
+                "set_config() is not supported; use SET".into(),
+            ))
+        }
         "format_type" => text(format_type_name(
             ev,
             int_of(a0).unwrap_or(0),

@@ -296,6 +296,70 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
     })
 }
 
+/// Decode a parameter of catalog type `ty`, held as [`CatalogType::held_as`]: an oid
+/// ([`parse_oid`]), or an array or vector in its text form or as `array_send` bytes (one
+/// dimension at most), held as its canonical text form.
+pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Result<Value> {
+    let Some(elem) = ty.elem() else {
+        return parse_oid(bytes, binary);
+    };
+    if !binary {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            Error::CharacterNotInRepertoire("invalid byte sequence for encoding \"UTF8\"".into())
+        })?;
+        return crate::exec::relational::conform_catalog(Value::Text(text.into()), ty);
+    }
+    let bad = || {
+        Error::InvalidBinaryRepresentation(format!(
+            "incorrect binary data format in bind parameter of type {}",
+            ty.name()
+        ))
+    };
+    let mut at = 0usize;
+    let mut word = |n: usize| -> Result<&[u8]> {
+        let w = bytes.get(at..at + n).ok_or_else(bad)?;
+        at += n;
+        Ok(w)
+    };
+    let i32_of = |w: &[u8]| i32::from_be_bytes(w.try_into().expect("four bytes"));
+    let ndim = i32_of(word(4)?);
+    let _has_null = word(4)?;
+    let _elem_oid = word(4)?;
+    let count = match ndim {
+        0 => 0,
+        1 => {
+            let n = i32_of(word(4)?);
+            let _lower = word(4)?;
+            usize::try_from(n).map_err(|_| bad())?
+        }
+        _ => {
+            return Err(Error::FeatureNotSupported(
+                "multidimensional array parameters are not supported".into(),
+            ))
+        }
+    };
+    let mut values = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let len = i32_of(word(4)?);
+        if len < 0 {
+            values.push(Value::Null);
+            continue;
+        }
+        let e = word(len as usize)?;
+        values.push(match elem {
+            ElemType::Oid => {
+                Value::Int8(u32::from_be_bytes(e.try_into().map_err(|_| bad())?) as i64)
+            }
+            other => parse_binary(e, other.held_as())?,
+        });
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    let text = crate::exec::relational::format_array(&values);
+    crate::exec::relational::conform_catalog(Value::Text(text.into()), ty)
+}
+
 /// Decode an `oid` parameter (held as its `bigint`): four big-endian bytes in binary; in
 /// text an unsigned 32-bit number, or a negative 32-bit one that wraps as `oidin` does.
 pub(crate) fn parse_oid(bytes: &[u8], binary: bool) -> Result<Value> {

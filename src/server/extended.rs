@@ -27,39 +27,38 @@ use super::query::{copy_out, execute, ready, start_copy_in};
 use super::wire::{self, Wire};
 use crate::engine::Outcome;
 use crate::error::{Error, Result};
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, Value};
 
 /// The tcq type for a parameter type OID given in Parse; `None` lets the server infer it.
 /// The type OID of `oid`.
 const OID: u32 = 26;
 
-/// A parameter's type: what its value is held as, and whether clients see it as an `oid`
-/// (four bytes in binary, an unsigned number in text).
+/// A parameter's type: what its value is held as, and the catalog type clients see when
+/// it has one (an `oid` is four bytes in binary, an `oid[]` an `array_send`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ParamType {
     held: DataType,
-    oid: bool,
+    catalog: Option<CatalogType>,
 }
 
 impl ParamType {
     /// The type OID ParameterDescription announces.
     fn type_oid(&self) -> u32 {
-        if self.oid {
-            OID
-        } else {
-            self.held.oid()
-        }
+        self.catalog.map_or_else(|| self.held.oid(), |t| t.oid())
     }
 }
 
-/// The parameter types of a description, those the client hinted as `oid` included.
+/// The parameter types of a description; a client's `oid` hint makes a parameter an oid.
 fn param_types_of(d: &crate::engine::Description, hint_oids: &[u32]) -> Vec<ParamType> {
     d.params
         .iter()
         .enumerate()
         .map(|(i, held)| ParamType {
             held: *held,
-            oid: d.oid_params.contains(&i) || hint_oids.get(i) == Some(&OID),
+            catalog: match d.catalog_params.iter().find(|p| p.0 == i) {
+                Some((_, t)) => Some(*t),
+                None => (hint_oids.get(i) == Some(&OID)).then_some(CatalogType::Oid),
+            },
         })
         .collect()
 }
@@ -187,7 +186,7 @@ fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<ParamType>> {
             .enumerate()
             .map(|(i, held)| ParamType {
                 held: *held,
-                oid: prepared.hint_oids.get(i) == Some(&OID),
+                catalog: (prepared.hint_oids.get(i) == Some(&OID)).then_some(CatalogType::Oid),
             })
             .collect()),
         _ => {
@@ -208,14 +207,14 @@ fn decode_params(msg: &Bind, types: &[ParamType]) -> Result<Vec<Value>> {
             let Some(bytes) = raw else {
                 return Ok(Value::Null);
             };
-            let ParamType { held: ty, oid } = types[i];
+            let ParamType { held: ty, catalog } = types[i];
             let binary = match msg.parameter_format_codes.as_slice() {
                 [] => false,
                 [one] => *one == 1,
                 codes => codes.get(i).copied() == Some(1),
             };
-            if oid {
-                super::encode::parse_oid(bytes, binary)
+            if let Some(t) = catalog {
+                super::encode::parse_catalog(bytes, t, binary)
             } else if binary {
                 super::encode::parse_binary(bytes, ty)
             } else {

@@ -150,10 +150,11 @@ pub struct RelQuery {
     pub offset: Option<RExpr>,
     /// Output column names and static types.
     pub columns: Vec<(String, RType)>,
-    /// The parameters (0-based) compared with an `oid` (`WHERE t.oid = $1`): held as
-    /// `bigint`, described to clients as `oid`, as PostgreSQL infers them. Set on the
+    /// The parameters (0-based) of a catalog type, as PostgreSQL infers them: compared
+    /// with an `oid` (`WHERE t.oid = $1`) or cast to a catalog type (`$1::oid[]`). Held as
+    /// [`CatalogType::held_as`], described to clients as that type. Set on the
     /// statement's outermost query only.
-    pub oid_params: Vec<usize>,
+    pub catalog_params: Vec<(usize, CatalogType)>,
 }
 
 /// A query body.
@@ -570,6 +571,7 @@ pub const FUNCTIONS: &[&str] = &[
     "pg_ts_parser_is_visible",
     "pg_ts_dict_is_visible",
     "pg_ts_template_is_visible",
+    "set_config",
 ];
 
 const AGGREGATES: &[&str] = &[
@@ -785,8 +787,8 @@ pub(crate) struct RelBinder<'a> {
     next_cte: usize,
     /// Parameter types.
     pub(crate) params: Vec<Option<DataType>>,
-    /// Parameters inferred from a comparison with an `oid` (see [`RelQuery::oid_params`]).
-    oid_params: Vec<usize>,
+    /// Parameters of a catalog type (see [`RelQuery::catalog_params`]).
+    catalog_params: Vec<(usize, CatalogType)>,
     depth: usize,
     /// The whole query string, for error positions (psql's `LINE 1:` caret).
     source: &'a str,
@@ -819,12 +821,12 @@ pub(crate) fn bind_query(
         ctes: Vec::new(),
         next_cte: 0,
         params: hints.to_vec(),
-        oid_params: Vec::new(),
+        catalog_params: Vec::new(),
         depth: 0,
         source,
     };
     let mut plan = b.query(q)?;
-    plan.oid_params = std::mem::take(&mut b.oid_params);
+    plan.catalog_params = std::mem::take(&mut b.catalog_params);
     let params = b
         .params
         .iter()
@@ -957,7 +959,7 @@ impl RelBinder<'_> {
             limit,
             offset,
             columns,
-            oid_params: Vec::new(),
+            catalog_params: Vec::new(),
         })
     }
 
@@ -1019,7 +1021,7 @@ impl RelBinder<'_> {
             limit: None,
             offset: None,
             columns,
-            oid_params: Vec::new(),
+            catalog_params: Vec::new(),
         };
         let plan = wrap(
             RelBody::Recursive {
@@ -1142,7 +1144,7 @@ impl RelBinder<'_> {
                     limit: None,
                     offset: None,
                     columns,
-                    oid_params: Vec::new(),
+                    catalog_params: Vec::new(),
                 };
                 Ok((
                     RelBody::SetOp {
@@ -2195,13 +2197,20 @@ impl RelBinder<'_> {
             if let Some(slot @ None) = self.params.get_mut(*i) {
                 *slot = Some(d);
                 if oid {
-                    self.oid_params.push(*i);
+                    self.catalog_params.push((*i, CatalogType::Oid));
                 }
             }
         }
     }
 
-    fn cast(&self, inner: RExpr, to: RType) -> RExpr {
+    fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
+        // `$1::oid[]` (asyncpg's type introspection): the parameter takes the type.
+        if let (RExpr::Param(i), RType::Catalog(t)) = (&inner, to) {
+            if let Some(slot @ None) = self.params.get_mut(*i) {
+                *slot = Some(t.held_as());
+                self.catalog_params.push((*i, t));
+            }
+        }
         match (to, self.static_type(&inner)) {
             (RType::Base(d), RType::Base(_) | RType::Unknown) => RExpr::Template {
                 expr: Expr::Cast {

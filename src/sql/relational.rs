@@ -2550,6 +2550,21 @@ impl RelBinder<'_> {
                 args,
             });
         }
+        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
+        if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
+            let t = match self.static_type(a) {
+                RType::Reg(k) => match k {
+                    RegKind::Class => "regclass",
+                    RegKind::Type => "regtype",
+                    RegKind::Proc => "regproc",
+                    RegKind::Namespace => "regnamespace",
+                    RegKind::Role => "regrole",
+                }
+                .to_string(),
+                other => other.name(),
+            };
+            return Ok(RExpr::Lit(Value::Text(t.into())));
+        }
         if FUNCTIONS.contains(&name.as_str()) {
             return Ok(RExpr::Func(name, args));
         }

@@ -605,6 +605,71 @@ mod tests {
         assert_eq!(v, Value::TimestampTz(PG_EPOCH_OFFSET_US));
     }
 
+    fn catalog_bin(text: &str, ty: CatalogType) -> Vec<u8> {
+        let mut b = BytesMut::new();
+        let v = match ty {
+            CatalogType::Oid => Value::Int8(text.parse().unwrap()),
+            _ => Value::Text(text.into()),
+        };
+        put_field(&v, FieldFormat::BinaryAs(ty), &mut b, &mut String::new());
+        b[4..].to_vec()
+    }
+
+    #[test]
+    fn catalog_types_have_postgres_binary_forms() {
+        // oid_send: four unsigned bytes.
+        assert_eq!(
+            catalog_bin("4294967295", CatalogType::Oid),
+            vec![0xff; 4]
+        );
+        // array_send of '{1,NULL}'::int2[]: ndim 1, has-null 1, element oid 21, length 2,
+        // lower bound 1, then 1 as two bytes and NULL as length -1.
+        let mut want = vec![0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1];
+        want.extend([0, 0, 0, 2, 0, 1, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            catalog_bin("{1,NULL}", CatalogType::Array(ElemType::Int2)),
+            want
+        );
+        // int2vector '3 2': lower bound 0, as int2vectorsend sends it.
+        let mut want = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 0];
+        want.extend([0, 0, 0, 2, 0, 3, 0, 0, 0, 2, 0, 2]);
+        assert_eq!(catalog_bin("3 2", CatalogType::Int2Vector), want);
+        // The empty text[]: no dimensions.
+        assert_eq!(
+            catalog_bin("{}", CatalogType::Array(ElemType::Text)),
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25]
+        );
+    }
+
+    #[test]
+    fn catalog_parameters_decode_in_both_formats() {
+        let oids = CatalogType::Array(ElemType::Oid);
+        let bytes = catalog_bin("{25,23}", oids);
+        assert_eq!(
+            parse_catalog(&bytes, oids, true).unwrap(),
+            Value::Text("{25,23}".into())
+        );
+        assert_eq!(
+            parse_catalog(b"{ 25 , 23 }", oids, false).unwrap(),
+            Value::Text("{25,23}".into())
+        );
+        assert_eq!(
+            parse_catalog(&[0, 0, 0, 26], CatalogType::Oid, true).unwrap(),
+            Value::Int8(26)
+        );
+        assert_eq!(
+            parse_catalog(b"-1", CatalogType::Oid, false).unwrap(),
+            Value::Int8(4_294_967_295)
+        );
+        // Truncated or trailing bytes are 22P03, never a panic.
+        for bad in [&bytes[..bytes.len() - 1], &[bytes.as_slice(), &[0]].concat()] {
+            let e = parse_catalog(bad, oids, true).unwrap_err();
+            assert!(matches!(e, Error::InvalidBinaryRepresentation(_)), "{e:?}");
+        }
+        assert!(parse_catalog(&[0, 0, 1], CatalogType::Oid, true).is_err());
+        assert!(parse_catalog(b"4294967296", CatalogType::Oid, false).is_err());
+    }
+
     #[test]
     fn copy_text_escapes() {
         let opts = CopyOptions::defaults(CopyFormat::Text);

@@ -187,6 +187,25 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(names, ["int4", "text", "_int2"]);
+    // Binary COPY of a catalog query sends each field in its type's binary form too.
+    let out = {
+        use futures::StreamExt;
+        let stream = c
+            .copy_out("COPY (SELECT '{1,2}'::int2[], '7'::oid) TO STDOUT (FORMAT binary)")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.unwrap());
+        }
+        out
+    };
+    let mut tuple = vec![0, 2, 0, 0, 0, 32];
+    tuple.extend([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1]);
+    tuple.extend([0, 0, 0, 2, 0, 1, 0, 0, 0, 2, 0, 2]);
+    tuple.extend([0, 0, 0, 4, 0, 0, 0, 7, 0xff, 0xff]);
+    assert_eq!(&out[19..], tuple.as_slice(), "after the 19-byte header");
     for (sql, code) in [
         ("SELECT '4294967296'::oid", "22003"),
         ("SELECT 'x'::oid", "22P02"),

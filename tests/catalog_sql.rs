@@ -187,6 +187,20 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(names, ["int4", "text", "_int2"]);
+    // A parameter cast to a type takes it (SQLAlchemy writes `$1::INTEGER`).
+    let stmt = c
+        .prepare("SELECT count(*) FROM pg_class WHERE relnatts > $1::integer")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::INT4]);
+    // set_config answers only for the value a parameter has (asyncpg's introspection
+    // sends `set_config('jit', 'off', false)`); current_setting reads defaults as SHOW.
+    let rows = common::rows(
+        &c,
+        "SELECT current_setting('jit'), set_config('jit', 'off', false)",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["off".to_string(), "off".to_string()]]);
     // Binary COPY of a catalog query sends each field in its type's binary form too.
     let out = {
         use futures::StreamExt;
@@ -211,6 +225,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         ("SELECT 'x'::oid", "22P02"),
         ("SELECT '{1,x}'::int2[]", "22P02"),
         ("SELECT '{1'::text[]", "22P02"),
+        ("SELECT set_config('jit', 'on', false)", "0A000"),
     ] {
         let e = c.simple_query(sql).await.unwrap_err();
         assert_eq!(sqlstate(&e), code, "{sql}: {e}");

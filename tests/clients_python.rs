@@ -194,12 +194,20 @@ fn session_state_through_driver_apis() {
 /// constraint and its index, in key order), and `pandas.read_sql` of a LIMITed continuous
 /// query. The key reflection read `array_agg` and `indkey` results, which were sent as
 /// `text`: psycopg handed SQLAlchemy strings, so the primary key's columns were `['{']`
-/// and `get_indexes` failed; they are typed arrays now.
+/// and `get_indexes` failed; they are typed arrays now. `Table(..., autoload_with=engine)`
+/// reflects the table (it failed on `current_setting('default_table_access_method')`),
+/// and the inspector works through SQLAlchemy's asyncpg dialect too (asyncpg's type
+/// introspection in a transaction first failed on `current_setting('jit')` and
+/// `set_config`, and it decodes `int2vector` as PostgreSQL's pg_type describes it, an
+/// array of `int2`).
 #[test]
 fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
-    if !python_has("sqlalchemy") || !python_has("pandas") {
+    if ["sqlalchemy", "pandas", "asyncpg", "greenlet"]
+        .iter()
+        .any(|m| !python_has(m))
+    {
         eprintln!(
-            "SKIPPED: python3 with sqlalchemy and pandas is not available (pip install them)"
+            "SKIPPED: python3 with sqlalchemy[asyncio], pandas and asyncpg is not available (pip install them)"
         );
         return;
     }
@@ -223,6 +231,11 @@ fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
         unique: airports_city_name_key ['city', 'name']\n\
         index: airports_city_name_key ['city', 'name'] unique airports_city_name_key\n\
         foreign keys: []\n\
+        reflected: ['code', 'name', 'city'] ['code'] [('city', 'name')]\n\
+        asyncpg pk: airports_pkey ['code']\n\
+        asyncpg unique: airports_city_name_key ['city', 'name']\n\
+        asyncpg index: airports_city_name_key ['city', 'name']\n\
+        asyncpg columns: ['ts', 'k', 'v']\n\
         read_sql: a 2 4 2001-01-01 00:00:10\n\
         read_sql: b 1 2 2001-01-01 00:00:10\n\
         read_sql: a 1 10 2001-01-01 00:00:20\n\

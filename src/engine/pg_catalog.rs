@@ -877,7 +877,7 @@ impl Ctx<'_> {
                                 arr: i64,
                                 collation: i64| {
                         // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
-                        let io = if elem != 0 {
+                        let io = if n.starts_with('_') {
                             "array_".to_string()
                         } else if matches!(
                             n.as_str(),
@@ -935,7 +935,14 @@ impl Ctx<'_> {
                             ("typcollation", oid(collation)),
                         ]
                     };
-                    out.push(base(o, n.to_string(), len, cat, 0, arr, collation));
+                    // int2vector and oidvector are arrays of int2 and oid to clients
+                    // (asyncpg decodes them with their element's codec), as in PostgreSQL.
+                    let elem = match o {
+                        22 => 21,
+                        30 => 26,
+                        _ => 0,
+                    };
+                    out.push(base(o, n.to_string(), len, cat, elem, arr, collation));
                     if arr != 0 {
                         out.push(base(arr, format!("_{n}"), -1, 'A', o, 0, collation));
                     }

@@ -151,7 +151,14 @@ impl crate::expr::SessionInfo for Session {
         self.pid
     }
     fn setting(&self, name: &str) -> Option<String> {
-        self.settings.get(&name.to_ascii_lowercase()).cloned()
+        // As SHOW: a parameter never SET has its default (`current_setting('jit')` is off).
+        let name = name.to_ascii_lowercase();
+        self.settings.get(&name).cloned().or_else(|| {
+            OTHER_SETTINGS
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
     }
 }
 
@@ -174,6 +181,8 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("is_superuser", "on"),
     ("lc_collate", "C"),
     ("intervalstyle", "postgres"),
+    // SQLAlchemy's table reflection compares each table's access method with it.
+    ("default_table_access_method", "heap"),
     ("tcq.output_overflow", "error"),
     ("tcq.share_across_queries", "on"),
 ];

@@ -982,6 +982,11 @@ impl Ev<'_> {
         }
     }
 
+    /// The session's current value of setting `name`, as `current_setting` reads it.
+    pub(crate) fn setting(&self, name: &str) -> Option<String> {
+        self.session.and_then(|s| s.setting(name))
+    }
+
     /// The name of object `v` of kind `k`, as a `reg*` value prints.
     pub(crate) fn reg_name(&self, k: RegKind, v: &Value) -> Result<Value> {
         let Some(oid) = int_of(v) else {

@@ -618,10 +618,7 @@ mod tests {
     #[test]
     fn catalog_types_have_postgres_binary_forms() {
         // oid_send: four unsigned bytes.
-        assert_eq!(
-            catalog_bin("4294967295", CatalogType::Oid),
-            vec![0xff; 4]
-        );
+        assert_eq!(catalog_bin("4294967295", CatalogType::Oid), vec![0xff; 4]);
         // array_send of '{1,NULL}'::int2[]: ndim 1, has-null 1, element oid 21, length 2,
         // lower bound 1, then 1 as two bytes and NULL as length -1.
         let mut want = vec![0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1];
@@ -662,7 +659,10 @@ mod tests {
             Value::Int8(4_294_967_295)
         );
         // Truncated or trailing bytes are 22P03, never a panic.
-        for bad in [&bytes[..bytes.len() - 1], &[bytes.as_slice(), &[0]].concat()] {
+        for bad in [
+            &bytes[..bytes.len() - 1],
+            &[bytes.as_slice(), &[0]].concat(),
+        ] {
             let e = parse_catalog(bad, oids, true).unwrap_err();
             assert!(matches!(e, Error::InvalidBinaryRepresentation(_)), "{e:?}");
         }

@@ -2204,11 +2204,19 @@ impl RelBinder<'_> {
     }
 
     fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
-        // `$1::oid[]` (asyncpg's type introspection): the parameter takes the type.
-        if let (RExpr::Param(i), RType::Catalog(t)) = (&inner, to) {
+        // A parameter takes the type it is cast to, as PostgreSQL infers it: SQLAlchemy
+        // writes `$1::INTEGER`, asyncpg's type introspection `$1::oid[]`, and asyncpg
+        // refuses to bind an int to a parameter described as text.
+        if let RExpr::Param(i) = &inner {
             if let Some(slot @ None) = self.params.get_mut(*i) {
-                *slot = Some(t.held_as());
-                self.catalog_params.push((*i, t));
+                match to {
+                    RType::Catalog(t) => {
+                        *slot = Some(t.held_as());
+                        self.catalog_params.push((*i, t));
+                    }
+                    RType::Base(d) => *slot = Some(d),
+                    _ => {}
+                }
             }
         }
         match (to, self.static_type(&inner)) {

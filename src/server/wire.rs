@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(field_formats(&[0, 1], &c(2)), vec![Text, Binary]);
         let oid = Column::catalog("oid", CatalogType::Oid);
         assert_eq!(
-            field_formats(&[1], &[oid.clone()]),
+            field_formats(&[1], std::slice::from_ref(&oid)),
             vec![BinaryAs(CatalogType::Oid)]
         );
         assert_eq!(field_formats(&[0], &[oid]), vec![Text]);

@@ -1,9 +1,9 @@
 //! The Node.js client in clients/node/ against a real in-process server, through
 //! node-postgres's own APIs: COPY FROM STDIN and COPY TO STDOUT with pg-copy-streams, a
 //! parameterised INSERT, pg-cursor, pg-query-stream, a CancelRequest, a catalog query
-//! with a parameter and one whose arrays and oid node-postgres parses by their types. Skipped, with a
-//! message, when node or the npm packages are missing (.ci/run installs them with
-//! `npm ci --prefix clients/node`).
+//! with a parameter and one whose arrays and oid node-postgres parses by their types.
+//! Skipped, with a message, when node or the npm packages are missing (.ci/run installs
+//! them with `npm ci --prefix clients/node`).
 
 mod common;
 

@@ -225,6 +225,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         ("SELECT 'x'::oid", "22P02"),
         ("SELECT '{1,x}'::int2[]", "22P02"),
         ("SELECT '{1'::text[]", "22P02"),
+        ("SELECT 'abc'::text[]", "22P02"),
         ("SELECT set_config('jit', 'on', false)", "0A000"),
     ] {
         let e = c.simple_query(sql).await.unwrap_err();

@@ -102,7 +102,9 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     let Some(elem) = ty.elem() else {
         return Ok(Value::Int8(oid_of(&v, &text)?));
     };
-    let elems = if text.trim_start().starts_with('{') {
+    // A vector may come from an array (`{1,2}`); an array must be one (`'abc'::text[]` is
+    // a malformed array literal, 22P02).
+    let elems = if matches!(ty, CatalogType::Array(_)) || text.trim_start().starts_with('{') {
         parse_array(&text)?
     } else {
         text.split_whitespace()

@@ -107,7 +107,7 @@ impl RType {
         }))
     }
 
-    /// The type's name in messages (`integer`, `text[]`, `anyarray` for a vector).
+    /// The type's name in messages and `pg_typeof` (`integer`, `text[]`, `int2vector`).
     pub fn name(&self) -> String {
         match self {
             RType::Base(d) => d.name(),

@@ -125,6 +125,15 @@ async def introspect(admin):
         "WHERE c.relkind = 'f' AND c.relname LIKE 'apg_%' ORDER BY 2")
     for r in rows:
         print("catalog:", *r)
+    # Arrays arrive typed, in binary: asyncpg decodes text[], smallint[] and oid values
+    # into Python lists and ints by the types RowDescription names (for smallint[] after
+    # looking the type up with its introspection query).
+    row = await admin.fetchrow(
+        "SELECT array_agg(a.attname::text ORDER BY a.attnum DESC), "
+        "array_agg(a.attnum ORDER BY a.attnum), c.oid, ARRAY['x y', NULL] "
+        "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+        "WHERE c.relname = 'apg_cursor' AND a.attnum > 0 GROUP BY c.oid")
+    print("arrays:", row[0], row[1], type(row[2]).__name__, row[3])
 
 
 async def main():

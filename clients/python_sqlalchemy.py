@@ -4,15 +4,19 @@ and pandas.read_sql of a LIMITed continuous query.
 
 Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
 
-    pip install 'psycopg[binary]' sqlalchemy pandas
+    pip install 'psycopg[binary]' asyncpg 'sqlalchemy[asyncio]' pandas
     python3 clients/python_sqlalchemy.py [--port 5433]
 
 Streams are foreign tables to SQLAlchemy (relkind 'f'), so `get_foreign_table_names()`
-lists them and `get_table_names()` lists stored tables only (none here); `get_columns()`
-describes them. The program prints what each call returns.
+lists them and `get_table_names()` lists stored tables only (`airports`, whose primary
+key and UNIQUE constraint the inspector reflects: key columns come as typed arrays, which
+psycopg decodes into lists); `get_columns()` describes both, and `Table(...,
+autoload_with=engine)` reflects the table. The same reflection runs through SQLAlchemy's
+asyncpg dialect. The program prints what each call returns.
 """
 
 import argparse
+import asyncio
 import datetime as dt
 import threading
 import time
@@ -20,7 +24,8 @@ import time
 import pandas
 import psycopg
 from psycopg.types import TypeInfo
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import MetaData, Table, UniqueConstraint, create_engine, inspect, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 ROWS = [(dt.datetime(2001, 1, 1, 0, 0, 1), "a", 1),
         (dt.datetime(2001, 1, 1, 0, 0, 3), "b", 2),
@@ -48,7 +53,43 @@ def inspector(url):
     print("views:", insp.get_view_names())
     for c in insp.get_columns("flights"):
         print(f"column: {c['name']} {c['type']} nullable={c['nullable']}")
+    for c in insp.get_columns("airports"):
+        print(f"column: {c['name']} {c['type']} nullable={c['nullable']}")
+    pk = insp.get_pk_constraint("airports")
+    print("pk:", pk["name"], pk["constrained_columns"])
+    for u in insp.get_unique_constraints("airports"):
+        print("unique:", u["name"], u["column_names"])
+    for i in insp.get_indexes("airports"):
+        print("index:", i["name"], i["column_names"], "unique" if i["unique"] else "",
+              i.get("duplicates_constraint"))
+    print("foreign keys:", insp.get_foreign_keys("airports"))
+    table = Table("airports", MetaData(), autoload_with=engine)
+    print("reflected:", [c.name for c in table.columns], list(table.primary_key.columns.keys()),
+          sorted(tuple(c.name for c in u.columns) for u in table.constraints
+                 if isinstance(u, UniqueConstraint)))
     engine.dispose()
+
+
+def inspector_asyncpg(url):
+    """The same reflection through SQLAlchemy's asyncpg dialect: asyncpg reads every
+    column in binary, so arrays, int2vector and oids must decode by their types, and
+    asyncpg looks up the types it has no codec for (smallint[], int2vector) inside the
+    inspector's transaction."""
+    async def run():
+        engine = create_async_engine(url)
+        async with engine.connect() as conn:
+            def reflect(sync_conn):
+                insp = inspect(sync_conn)
+                pk = insp.get_pk_constraint("airports")
+                print("asyncpg pk:", pk["name"], pk["constrained_columns"])
+                for u in insp.get_unique_constraints("airports"):
+                    print("asyncpg unique:", u["name"], u["column_names"])
+                for i in insp.get_indexes("airports"):
+                    print("asyncpg index:", i["name"], i["column_names"])
+                print("asyncpg columns:", [c["name"] for c in insp.get_columns("flights")])
+            await conn.run_sync(reflect)
+        await engine.dispose()
+    asyncio.run(run())
 
 
 def read_sql(url, conninfo):
@@ -86,8 +127,11 @@ def main():
     url = f"postgresql+psycopg://tcq@127.0.0.1:{port}/tcq"
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, k varchar(8), v integer)")
+        conn.execute("CREATE TABLE airports (code varchar(4) PRIMARY KEY, name text NOT NULL, "
+                     "city text, UNIQUE (city, name))")
     type_info(conninfo)
     inspector(url)
+    inspector_asyncpg(f"postgresql+asyncpg://tcq@127.0.0.1:{port}/tcq")
     read_sql(url, conninfo)
     print("done")
 

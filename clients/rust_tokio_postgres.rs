@@ -177,11 +177,11 @@ async fn cancel(port: u16, admin: &Client) -> Result<String, Error> {
 }
 
 /// Introspection with tokio-postgres's own type lookup query (the one it sends for a type
-/// OID it does not know), then a catalog query listing the stream's columns with their
-/// types. tcq describes only built-in types, so a connection never sends the lookup by
-/// itself. tcq has no `oid` type: oids are `bigint`, so `$1` here is described as `int8`
-/// and binds an `i64` (tokio-postgres's internal lookup binds a `u32` and would be refused
-/// with a type error, were it ever needed).
+/// OID it does not know), bound as tokio-postgres binds it: `$1` is described as an `oid`
+/// and takes a `u32`, and `typelem`/`rngsubtype` are oids. tcq describes only types
+/// tokio-postgres knows (arrays, `oid` and `int2vector` included), so a connection never
+/// sends the lookup by itself. Then a catalog query listing the stream's columns with
+/// their types.
 async fn introspect(admin: &Client) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
     let typeinfo = "SELECT t.typname, t.typtype, t.typelem, r.rngsubtype, t.typbasetype, \
@@ -189,10 +189,10 @@ async fn introspect(admin: &Client) -> Result<Vec<String>, Error> {
                     LEFT OUTER JOIN pg_catalog.pg_range r ON r.rngtypid = t.oid \
                     INNER JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid \
                     WHERE t.oid = $1";
-    for oid in [23i64, 1007] {
+    for oid in [23u32, 1007] {
         let row = admin.query_one(typeinfo, &[&oid]).await?;
-        let (name, kind, elem): (String, String, i64) = (row.get(0), row.get(1), row.get(2));
-        let (range, schema): (Option<i64>, String) = (row.get(3), row.get(5));
+        let (name, kind, elem): (String, String, u32) = (row.get(0), row.get(1), row.get(2));
+        let (range, schema): (Option<u32>, String) = (row.get(3), row.get(5));
         out.push(format!(
             "typeinfo {oid}: {name} {kind} elem {elem} range {range:?} {schema}"
         ));

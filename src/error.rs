@@ -177,6 +177,9 @@ pub enum Error {
     /// checksum, a bad header); the message names the file and offset.
     #[error("{0}")]
     DataCorrupted(String),
+    /// 42809: an object of the wrong kind (ORDER BY in a call of a non-aggregate).
+    #[error("{0}")]
+    WrongObjectType(String),
     /// 55006: the object is in use (a data directory locked by another server).
     #[error("{0}")]
     ObjectInUse(String),

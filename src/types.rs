@@ -201,8 +201,11 @@ impl Value {
 pub struct Column {
     /// The column's name as the user wrote it (lower-cased unless quoted).
     pub name: String,
-    /// Its type.
+    /// Its type; for a column of a [`CatalogType`], the type its values are held as.
     pub data_type: DataType,
+    /// The PostgreSQL type clients see when it is none of [`DataType`]'s (only catalog
+    /// queries produce these).
+    pub catalog_type: Option<CatalogType>,
 }
 
 impl Column {
@@ -211,6 +214,215 @@ impl Column {
         Column {
             name: name.into(),
             data_type,
+            catalog_type: None,
+        }
+    }
+
+    /// A column named `name` of catalog type `ty`, its values held as
+    /// [`CatalogType::held_as`].
+    pub fn catalog(name: impl Into<String>, ty: CatalogType) -> Column {
+        Column {
+            name: name.into(),
+            data_type: ty.held_as(),
+            catalog_type: Some(ty),
+        }
+    }
+
+    /// The PostgreSQL type OID clients see in RowDescription.
+    pub fn type_oid(&self) -> u32 {
+        self.catalog_type
+            .map_or_else(|| self.data_type.oid(), |t| t.oid())
+    }
+}
+
+/// PostgreSQL types of the system catalogs that no stream or table column can have: `oid`,
+/// one-dimensional arrays and the `int2vector`/`oidvector` of `pg_index` and `pg_proc`.
+///
+/// Design decision: values of these types are held as values of a [`DataType`]
+/// ([`CatalogType::held_as`]): an oid as a `bigint` in `0..2^32`, an array as its
+/// PostgreSQL text form (`{a,"b c",NULL}`), a vector as its own (`1 2`, subscripted from
+/// 0). The catalog engine computes with them as it did with untyped values; the type
+/// only decides what clients are told (RowDescription) and the binary encoding
+/// (`array_send`: ndim, has-null flag, element type, length and lower bound, then each
+/// element as a length word and its binary form).
+///
+/// ```
+/// use tcq::types::{CatalogType, DataType, ElemType};
+/// assert_eq!(CatalogType::Array(ElemType::Int2).oid(), 1005);
+/// assert_eq!(CatalogType::Oid.held_as(), DataType::Int8);
+/// assert_eq!(CatalogType::Int2Vector.name(), "int2vector");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CatalogType {
+    /// `oid` (26): an unsigned 32-bit object identifier, held as `bigint`.
+    Oid,
+    /// A one-dimensional array of `elem` (`text[]` is 1009), held as its text form.
+    Array(ElemType),
+    /// `int2vector` (22): `smallint`s printed `1 2`, subscripted from 0.
+    Int2Vector,
+    /// `oidvector` (30): oids printed `23 25`, subscripted from 0.
+    OidVector,
+}
+
+impl CatalogType {
+    /// Its PostgreSQL type OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            CatalogType::Oid => 26,
+            CatalogType::Array(e) => e.array_oid(),
+            CatalogType::Int2Vector => 22,
+            CatalogType::OidVector => 30,
+        }
+    }
+
+    /// The [`DataType`] its values are held as.
+    pub fn held_as(&self) -> DataType {
+        match self {
+            CatalogType::Oid => DataType::Int8,
+            _ => DataType::Text,
+        }
+    }
+
+    /// Its name as `format_type` prints it (`text[]`, `oid`, `int2vector`).
+    pub fn name(&self) -> String {
+        match self {
+            CatalogType::Oid => "oid".into(),
+            CatalogType::Array(e) => format!("{}[]", e.name()),
+            CatalogType::Int2Vector => "int2vector".into(),
+            CatalogType::OidVector => "oidvector".into(),
+        }
+    }
+
+    /// The element type of an array or vector.
+    pub fn elem(&self) -> Option<ElemType> {
+        match self {
+            CatalogType::Oid => None,
+            CatalogType::Array(e) => Some(*e),
+            CatalogType::Int2Vector => Some(ElemType::Int2),
+            CatalogType::OidVector => Some(ElemType::Oid),
+        }
+    }
+
+    /// `typlen`: 4 for `oid`, -1 (variable) for arrays and vectors.
+    pub fn size(&self) -> i16 {
+        match self {
+            CatalogType::Oid => 4,
+            _ => -1,
+        }
+    }
+}
+
+/// The element types of [`CatalogType::Array`]: every [`DataType`] (varchar elements are
+/// `character varying[]`) and the catalogs' `name`, `"char"` and `oid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    /// `boolean`
+    Bool,
+    /// `smallint`
+    Int2,
+    /// `integer`
+    Int4,
+    /// `bigint`
+    Int8,
+    /// `real`
+    Float4,
+    /// `double precision`
+    Float8,
+    /// `numeric`
+    Numeric,
+    /// `text`
+    Text,
+    /// `character varying`
+    Varchar,
+    /// `name` (held as text)
+    Name,
+    /// `"char"`, one byte (held as text)
+    Char,
+    /// `oid` (held as bigint)
+    Oid,
+    /// `timestamp`
+    Timestamp,
+    /// `timestamptz`
+    TimestampTz,
+    /// `interval`
+    Interval,
+}
+
+impl ElemType {
+    /// The element type of a value of `d`.
+    pub fn of(d: DataType) -> ElemType {
+        match d {
+            DataType::Bool => ElemType::Bool,
+            DataType::Int2 => ElemType::Int2,
+            DataType::Int4 => ElemType::Int4,
+            DataType::Int8 => ElemType::Int8,
+            DataType::Float4 => ElemType::Float4,
+            DataType::Float8 => ElemType::Float8,
+            DataType::Numeric => ElemType::Numeric,
+            DataType::Text => ElemType::Text,
+            DataType::Varchar(_) => ElemType::Varchar,
+            DataType::Timestamp => ElemType::Timestamp,
+            DataType::TimestampTz => ElemType::TimestampTz,
+            DataType::Interval => ElemType::Interval,
+        }
+    }
+
+    /// The [`DataType`] an element is held as (and parsed as, for the binary encoding).
+    pub fn held_as(&self) -> DataType {
+        match self {
+            ElemType::Bool => DataType::Bool,
+            ElemType::Int2 => DataType::Int2,
+            ElemType::Int4 => DataType::Int4,
+            ElemType::Int8 | ElemType::Oid => DataType::Int8,
+            ElemType::Float4 => DataType::Float4,
+            ElemType::Float8 => DataType::Float8,
+            ElemType::Numeric => DataType::Numeric,
+            ElemType::Text | ElemType::Name | ElemType::Char => DataType::Text,
+            ElemType::Varchar => DataType::Varchar(None),
+            ElemType::Timestamp => DataType::Timestamp,
+            ElemType::TimestampTz => DataType::TimestampTz,
+            ElemType::Interval => DataType::Interval,
+        }
+    }
+
+    /// The element's type OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            ElemType::Name => 19,
+            ElemType::Char => 18,
+            ElemType::Oid => 26,
+            other => other.held_as().oid(),
+        }
+    }
+
+    /// The OID of the array type of this element (`_text` is 1009).
+    pub fn array_oid(&self) -> u32 {
+        match self {
+            ElemType::Bool => 1000,
+            ElemType::Char => 1002,
+            ElemType::Name => 1003,
+            ElemType::Int2 => 1005,
+            ElemType::Int4 => 1007,
+            ElemType::Text => 1009,
+            ElemType::Varchar => 1015,
+            ElemType::Int8 => 1016,
+            ElemType::Float4 => 1021,
+            ElemType::Float8 => 1022,
+            ElemType::Oid => 1028,
+            ElemType::Timestamp => 1115,
+            ElemType::TimestampTz => 1185,
+            ElemType::Interval => 1187,
+            ElemType::Numeric => 1231,
+        }
+    }
+
+    /// The element type's name as `format_type` prints it.
+    pub fn name(&self) -> String {
+        match self {
+            ElemType::Name => "name".into(),
+            ElemType::Char => "\"char\"".into(),
+            ElemType::Oid => "oid".into(),
+            other => other.held_as().name(),
         }
     }
 }

@@ -28,7 +28,8 @@ async fn catalog_queries_bind_parameters_and_decode_in_binary() {
         )
         .await
         .unwrap();
-    let got: Vec<(i64, i16, String, String, bool, i16)> = rows
+    // pg_class.oid is an `oid`: tokio-postgres reads it as u32 only when it says so.
+    let got: Vec<(u32, i16, String, String, bool, i16)> = rows
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
         .collect();
@@ -67,8 +68,169 @@ async fn catalog_queries_bind_parameters_and_decode_in_binary() {
     assert_eq!(row.get::<_, i64>(0), 3);
     assert_eq!(row.get::<_, i64>(1), 6);
     assert_eq!(row.get::<_, String>(2), "ts");
-    assert_eq!(row.get::<_, i64>(3), 16384);
+    assert_eq!(row.get::<_, u32>(3), 16384);
     assert_eq!(row.get::<_, String>(4), "flights");
+}
+
+/// Typed arrays and oids in binary, as tokio-postgres decodes them by the type
+/// RowDescription names: `smallint[]` and `int2vector` (pg_constraint.conkey,
+/// pg_index.indkey, lower bound 0), `text[]` with a NULL and quoting, `oid[]`, `name[]`
+/// (current_schemas), an empty array, and an oid column. They were all `text` before, so
+/// drivers saw `{1,2}` as a string.
+#[tokio::test]
+async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(
+        "CREATE TABLE airports (code varchar(4) PRIMARY KEY, name text NOT NULL,          city text, UNIQUE (city, name))",
+    )
+    .await
+    .unwrap();
+    let row = c
+        .query_one(
+            "SELECT con.conkey, i.indkey, i.indrelid, con.conname              FROM pg_catalog.pg_constraint con              JOIN pg_catalog.pg_index i ON i.indexrelid = con.conindid              WHERE con.conrelid = 'airports'::regclass AND con.contype = 'u'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let columns: Vec<String> = row
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(columns, ["_int2", "int2vector", "oid", "text"]);
+    assert_eq!(row.get::<_, Vec<i16>>(0), vec![3, 2]);
+    assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
+    assert_eq!(row.get::<_, u32>(2), 16384);
+    assert_eq!(row.get::<_, String>(3), "airports_city_name_key");
+    let row = c
+        .query_one(
+            "SELECT ARRAY['a b', NULL, 'c\"d', ''], array_agg(a.attnum ORDER BY a.attnum),                     ARRAY(SELECT a.atttypid FROM pg_attribute a                           WHERE a.attrelid = 'airports'::regclass ORDER BY a.attnum),                     current_schemas(false), '{}'::int4[], '{1.5,NULL}'::float8[],                     '{t,f}'::bool[], '{10000000000}'::int8[]              FROM pg_attribute a WHERE a.attrelid = 'airports'::regclass",
+            &[],
+        )
+        .await
+        .unwrap();
+    let columns: Vec<String> = row
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(
+        columns,
+        ["_text", "_int2", "_oid", "_name", "_int4", "_float8", "_bool", "_int8"]
+    );
+    assert_eq!(
+        row.get::<_, Vec<Option<String>>>(0),
+        vec![
+            Some("a b".into()),
+            None,
+            Some("c\"d".into()),
+            Some(String::new())
+        ]
+    );
+    assert_eq!(row.get::<_, Vec<i16>>(1), vec![1, 2, 3]);
+    assert_eq!(row.get::<_, Vec<u32>>(2), vec![1043, 25, 25]);
+    assert_eq!(row.get::<_, Vec<String>>(3), vec!["public".to_string()]);
+    assert_eq!(row.get::<_, Vec<i32>>(4), Vec::<i32>::new());
+    assert_eq!(row.get::<_, Vec<Option<f64>>>(5), vec![Some(1.5), None]);
+    assert_eq!(row.get::<_, Vec<bool>>(6), vec![true, false]);
+    assert_eq!(row.get::<_, Vec<i64>>(7), vec![10_000_000_000]);
+    // The same values in text, as psql and psycopg read them.
+    let rows = common::rows(
+        &c,
+        "SELECT ARRAY['a b', NULL, 'c\"d', ''], indkey, '-1'::oid, '{7}'::oid[]          FROM pg_index WHERE indrelid = 'airports'::regclass AND NOT indisprimary",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        vec![vec![
+            "{\"a b\",NULL,\"c\\\"d\",\"\"}".to_string(),
+            "3 2".to_string(),
+            "4294967295".to_string(),
+            "{7}".to_string(),
+        ]]
+    );
+    // A parameter compared with an oid is described as one and binds a u32, as the
+    // lookup query tokio-postgres sends for an unknown type does; a client's own `oid`
+    // hint in Parse is honoured too.
+    let stmt = c
+        .prepare("SELECT relname FROM pg_class WHERE oid = $1")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::OID]);
+    let row = c.query_one(&stmt, &[&16384u32]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "airports");
+    let stmt = c
+        .prepare_typed(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = $1",
+            &[tokio_postgres::types::Type::OID],
+        )
+        .await
+        .unwrap();
+    let n: i64 = c.query_one(&stmt, &[&2200u32]).await.unwrap().get(0);
+    assert_eq!(
+        n, 3,
+        "public holds airports and the indexes of its two keys"
+    );
+    // `$1::oid[]` (asyncpg's type introspection) makes the parameter an oid[]: a Vec<u32>
+    // binds as array_send bytes.
+    let stmt = c
+        .prepare("SELECT typname FROM pg_type WHERE oid = ANY($1::oid[]) ORDER BY oid")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::OID_ARRAY]);
+    let names: Vec<String> = c
+        .query(&stmt, &[&vec![25u32, 23, 1005]])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(names, ["int4", "text", "_int2"]);
+    // A parameter cast to a type takes it (SQLAlchemy writes `$1::INTEGER`).
+    let stmt = c
+        .prepare("SELECT count(*) FROM pg_class WHERE relnatts > $1::integer")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[tokio_postgres::types::Type::INT4]);
+    // set_config answers only for the value a parameter has (asyncpg's introspection
+    // sends `set_config('jit', 'off', false)`); current_setting reads defaults as SHOW.
+    let rows = common::rows(
+        &c,
+        "SELECT current_setting('jit'), set_config('jit', 'off', false)",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["off".to_string(), "off".to_string()]]);
+    // Binary COPY of a catalog query sends each field in its type's binary form too.
+    let out = {
+        use futures::StreamExt;
+        let stream = c
+            .copy_out("COPY (SELECT '{1,2}'::int2[], '7'::oid) TO STDOUT (FORMAT binary)")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.unwrap());
+        }
+        out
+    };
+    let mut tuple = vec![0, 2, 0, 0, 0, 32];
+    tuple.extend([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1]);
+    tuple.extend([0, 0, 0, 2, 0, 1, 0, 0, 0, 2, 0, 2]);
+    tuple.extend([0, 0, 0, 4, 0, 0, 0, 7, 0xff, 0xff]);
+    assert_eq!(&out[19..], tuple.as_slice(), "after the 19-byte header");
+    for (sql, code) in [
+        ("SELECT '4294967296'::oid", "22003"),
+        ("SELECT 'x'::oid", "22P02"),
+        ("SELECT '{1,x}'::int2[]", "22P02"),
+        ("SELECT '{1'::text[]", "22P02"),
+        ("SELECT 'abc'::text[]", "22P02"),
+        ("SELECT set_config('jit', 'on', false)", "0A000"),
+    ] {
+        let e = c.simple_query(sql).await.unwrap_err();
+        assert_eq!(sqlstate(&e), code, "{sql}: {e}");
+    }
 }
 
 #[tokio::test]

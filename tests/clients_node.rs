@@ -1,9 +1,9 @@
 //! The Node.js client in clients/node/ against a real in-process server, through
 //! node-postgres's own APIs: COPY FROM STDIN and COPY TO STDOUT with pg-copy-streams, a
-//! parameterised INSERT, pg-cursor, pg-query-stream, a CancelRequest and a catalog query
-//! with a parameter. Skipped, with a
-//! message, when node or the npm packages are missing (.ci/run installs them with
-//! `npm ci --prefix clients/node`).
+//! parameterised INSERT, pg-cursor, pg-query-stream, a CancelRequest, a catalog query
+//! with a parameter and one whose arrays and oid node-postgres parses by their types.
+//! Skipped, with a message, when node or the npm packages are missing (.ci/run installs
+//! them with `npm ci --prefix clients/node`).
 
 mod common;
 
@@ -46,6 +46,7 @@ fn node_postgres_ingests_and_streams_by_every_api() {
         + "catalog: public node_copy_to timestamp without time zone\n"
         + "catalog: public node_cursor timestamp without time zone\n"
         + "catalog: public node_query_stream timestamp without time zone\n"
+        + "arrays: [\"ts\",\"k\",\"v\"] [1,2,3] number\n"
         + "done\n";
     assert_eq!(stdout, expected, "stderr:\n{stderr}");
 }

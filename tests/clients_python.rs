@@ -63,7 +63,10 @@ fn psycopg_ingests_and_streams_by_every_api() {
 
 /// asyncpg: copy_records_to_table (binary COPY), copy_to_table (CSV) and executemany; a
 /// cursor, copy_from_query, a pooled connection's cursor; the pool's reset; cancel by
-/// timeout; introspection (set_type_codec's type lookup, a catalog query by `fetch`).
+/// timeout; introspection (set_type_codec's type lookup, a catalog query by `fetch`, typed
+/// arrays and an oid decoded from binary into lists and an int; `smallint[]` has no
+/// built-in asyncpg codec, so asyncpg first runs its type introspection query, which binds
+/// `$1::oid[]` and calls `set_config`).
 #[test]
 fn asyncpg_ingests_and_streams_by_every_api() {
     let expected = ["cursor", "copy_from_query", "pool_cursor"]
@@ -75,6 +78,7 @@ fn asyncpg_ingests_and_streams_by_every_api() {
         + "catalog: public apg_copy_from_query timestamp without time zone\n"
         + "catalog: public apg_cursor timestamp without time zone\n"
         + "catalog: public apg_pool_cursor timestamp without time zone\n"
+        + "arrays: ['v', 'k', 'ts'] [1, 2, 3] int ['x y', None]\n"
         + "done\n";
     run_client("python_asyncpg.py", "asyncpg", &expected);
 }
@@ -186,13 +190,24 @@ fn session_state_through_driver_apis() {
 
 /// The catalogs through Python's introspection: psycopg's `TypeInfo.fetch` (a missing type
 /// is `None`), SQLAlchemy 2's `engine.connect()` and inspector (a stream is a foreign
-/// table with its columns, the TIMESTAMPCOLUMN NOT NULL), and `pandas.read_sql` of a
-/// LIMITed continuous query.
+/// table with its columns, the TIMESTAMPCOLUMN NOT NULL; a table's primary key, UNIQUE
+/// constraint and its index, in key order), and `pandas.read_sql` of a LIMITed continuous
+/// query. The key reflection read `array_agg` and `indkey` results, which were sent as
+/// `text`: psycopg handed SQLAlchemy strings, so the primary key's columns were `['{']`
+/// and `get_indexes` failed; they are typed arrays now. `Table(..., autoload_with=engine)`
+/// reflects the table (it failed on `current_setting('default_table_access_method')`),
+/// and the inspector works through SQLAlchemy's asyncpg dialect too (asyncpg's type
+/// introspection in a transaction first failed on `current_setting('jit')` and
+/// `set_config`, and it decodes `int2vector` as PostgreSQL's pg_type describes it, an
+/// array of `int2`).
 #[test]
 fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
-    if !python_has("sqlalchemy") || !python_has("pandas") {
+    if ["sqlalchemy", "pandas", "asyncpg", "greenlet"]
+        .iter()
+        .any(|m| !python_has(m))
+    {
         eprintln!(
-            "SKIPPED: python3 with sqlalchemy and pandas is not available (pip install them)"
+            "SKIPPED: python3 with sqlalchemy[asyncio], pandas and asyncpg is not available (pip install them)"
         );
         return;
     }
@@ -203,12 +218,24 @@ fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
         typeinfo hstore: None\n\
         connect: 1\n\
         schemas: ['information_schema', 'public']\n\
-        tables: []\n\
+        tables: ['airports']\n\
         foreign tables: ['flights']\n\
         views: []\n\
         column: ts TIMESTAMP nullable=False\n\
         column: k VARCHAR(8) nullable=True\n\
         column: v INTEGER nullable=True\n\
+        column: code VARCHAR(4) nullable=False\n\
+        column: name TEXT nullable=False\n\
+        column: city TEXT nullable=True\n\
+        pk: airports_pkey ['code']\n\
+        unique: airports_city_name_key ['city', 'name']\n\
+        index: airports_city_name_key ['city', 'name'] unique airports_city_name_key\n\
+        foreign keys: []\n\
+        reflected: ['code', 'name', 'city'] ['code'] [('city', 'name')]\n\
+        asyncpg pk: airports_pkey ['code']\n\
+        asyncpg unique: airports_city_name_key ['city', 'name']\n\
+        asyncpg index: airports_city_name_key ['city', 'name']\n\
+        asyncpg columns: ['ts', 'k', 'v']\n\
         read_sql: a 2 4 2001-01-01 00:00:10\n\
         read_sql: b 1 2 2001-01-01 00:00:10\n\
         read_sql: a 1 10 2001-01-01 00:00:20\n\

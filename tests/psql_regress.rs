@@ -48,3 +48,61 @@ fn psql_scripts_give_their_expected_output() {
     }
     common::golden::check("psql_regress", &root.join("sql/psql/expected"), &outputs);
 }
+
+/// psql's Ctrl-C: a SIGINT while a continuous query runs makes psql send a CancelRequest,
+/// as it does against PostgreSQL; psql prints `Cancel request sent` and the 57014 error,
+/// exits with status 1, and the server goes on (the query is gone from tcq_queries). The
+/// client matrix's psql "cancel" cell claimed this without a test.
+#[test]
+fn psql_ctrl_c_cancels_a_running_continuous_query() {
+    if let Some(reason) = common::psql::psql_missing() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let port = common::start_server();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let admin = runtime.block_on(async {
+        let c = common::connect(port).await;
+        common::exec(
+            &c,
+            "CREATE STREAM ticks (ts timestamp TIMESTAMPCOLUMN, v integer)",
+        )
+        .await;
+        c
+    });
+    let child = common::psql::command(port)
+        .args(["-X", "-c", "SELECT v FROM ticks"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run psql");
+    runtime.block_on(common::wait_for_queries(&admin, 1));
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(sent, 0, "kill -INT psql");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let output = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("psql did not end within 30 s of Ctrl-C")
+        .expect("psql's output");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "Cancel request sent\nERROR:  canceling statement due to user request\n"
+    );
+    assert_eq!(output.status.code(), Some(1));
+    // The cancelled query is unregistered (as its connection's state is dropped, which
+    // may trail psql's exit by a moment) and the server answers.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let queries = runtime.block_on(common::rows(&admin, "SELECT count(*) FROM tcq_queries"));
+        if queries == common::table(&[&["0"]]) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still registered after 10 s: {queries:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

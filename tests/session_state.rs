@@ -473,6 +473,91 @@ async fn advisory_locks_and_queued_notifications_are_bounded() {
     .expect("test timed out");
 }
 
+/// A COPY FROM STDIN is one statement under `statement_timeout`, as in PostgreSQL: the
+/// time the client spends sending its data counts. Before, the timer only started at
+/// CopyDone, so a COPY whose data trickled in for longer than the timeout succeeded. Now
+/// the COPY fails with 57014, none of its rows is kept (in a table, nor seen by a
+/// continuous query over a stream), and the session and the server go on.
+#[tokio::test]
+async fn copy_from_past_statement_timeout_fails_whole() {
+    use futures::SinkExt;
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        c.batch_execute(
+            "CREATE TABLE kt (k integer PRIMARY KEY); \
+             CREATE STREAM ks (ts timestamp TIMESTAMPCOLUMN, v integer)",
+        )
+        .await
+        .unwrap();
+        // A continuous query over the stream, registered before any COPY: it counts
+        // every tuple that reaches the stream.
+        let reader = connect(port).await;
+        let counted = tokio::spawn(async move {
+            column(
+                &reader,
+                "SELECT count(*) FROM ks [RANGE BY '10 seconds' START AT '2024-01-01'] LIMIT 1",
+            )
+            .await
+        });
+        let admin = connect(port).await;
+        common::wait_for_queries(&admin, 1).await;
+        c.batch_execute("SET statement_timeout = '300ms'")
+            .await
+            .unwrap();
+        for (copy, first, rest) in [
+            ("COPY kt FROM STDIN", "1\n2\n", "3\n"),
+            (
+                "COPY ks FROM STDIN",
+                "2024-01-01 00:00:02\t1\n2024-01-01 00:00:03\t1\n",
+                "2024-01-01 00:00:04\t1\n",
+            ),
+        ] {
+            let sink = c.copy_in(copy).await.unwrap();
+            let mut sink = Box::pin(sink);
+            sink.send(bytes::Bytes::from(first)).await.unwrap();
+            sink.flush().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let sent = sink.send(bytes::Bytes::from(rest)).await;
+            let e = match sent {
+                Err(e) => e,
+                Ok(()) => sink.as_mut().finish().await.unwrap_err(),
+            };
+            assert_eq!(sqlstate(&e), "57014", "{copy}: {e}");
+            let db = e.as_db_error().expect("a server error");
+            assert_eq!(db.message(), "canceling statement due to statement timeout");
+        }
+        // The session goes on: nothing of the COPY is in the table, and a COPY within
+        // the timeout works.
+        assert_eq!(
+            column(&c, "SELECT count(*) FROM kt").await,
+            vec![Some("0".to_string())]
+        );
+        let sink = c.copy_in("COPY kt FROM STDIN").await.unwrap();
+        let mut sink = Box::pin(sink);
+        sink.send(bytes::Bytes::from_static(b"4\n5\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+        assert_eq!(
+            column(&c, "SELECT k FROM kt ORDER BY k").await,
+            vec![Some("4".to_string()), Some("5".to_string())]
+        );
+        // The stream got none of the failed COPY's tuples: the window [:00, :10) holds
+        // only the tuple at :05 (the one at :15 closes it).
+        admin
+            .batch_execute(
+                "INSERT INTO ks VALUES ('2024-01-01 00:00:05', 1); \
+                 INSERT INTO ks VALUES ('2024-01-01 00:00:15', 1)",
+            )
+            .await
+            .unwrap();
+        assert_eq!(counted.await.unwrap(), vec![Some("1".to_string())]);
+    })
+    .await
+    .expect("the test timed out");
+}
+
 /// `statement_timeout` was recorded and ignored; it now cancels a statement that runs
 /// longer, as PostgreSQL does, with 57014 and PostgreSQL's message: a continuous query (by
 /// simple query and by the extended protocol), a COPY TO STDOUT of one, and a FETCH that

@@ -125,6 +125,16 @@ async function introspect(admin) {
     [1],
   );
   for (const r of res.rows) console.log(`catalog: ${r.nspname} ${r.relname} ${r.type}`);
+  // Arrays and oids arrive typed: node-postgres parses text[] and smallint[] into arrays
+  // and an oid into a number.
+  const cols = await admin.query(
+    'SELECT array_agg(a.attname::text ORDER BY a.attnum) AS names, ' +
+      'array_agg(a.attnum ORDER BY a.attnum) AS nums, c.oid ' +
+      'FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid ' +
+      "WHERE c.relname = 'node_cursor' AND a.attnum > 0 GROUP BY c.oid",
+  );
+  const r = cols.rows[0];
+  console.log(`arrays: ${JSON.stringify(r.names)} ${JSON.stringify(r.nums)} ${typeof r.oid}`);
 }
 
 async function main() {

@@ -50,6 +50,11 @@ SELECT word, catcode FROM pg_get_keywords() WHERE word IN ('select', 'stream') O
 SELECT a.code, c.relkind, (SELECT count(*) FROM pg_attribute t WHERE t.attrelid = c.oid) AS columns FROM airports a JOIN pg_class c ON c.relname = 'airports' ORDER BY a.code;
 SELECT conname, contype, conkey, pg_get_constraintdef(oid) FROM pg_constraint ORDER BY 1;
 SELECT c.relname, c.relkind, i.indisprimary, i.indkey, pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid ORDER BY 1;
+-- Arrays and oids are typed as in PostgreSQL (drivers decode them by these types); psql
+-- prints their text form: quoting, NULL, the empty array, an int2vector's spaces.
+SELECT con.conname, con.conkey, pg_typeof(con.conkey) AS conkey_type, i.indkey, pg_typeof(i.indkey) AS indkey_type, pg_typeof(con.conrelid) AS conrelid_type FROM pg_constraint con JOIN pg_index i ON i.indexrelid = con.conindid ORDER BY 1;
+SELECT ARRAY['a b', NULL, 'c"d', '', 'NULL'] AS quoted, pg_typeof(ARRAY[1, 2]) AS ints, '{}'::oid[] AS empty, '-1'::oid AS wrapped, pg_typeof(current_schemas(true)) AS schemas_type;
+SELECT array_agg(attname::text ORDER BY attnum DESC) AS reversed, (array_agg(attnum ORDER BY attnum))[2] AS second FROM pg_attribute WHERE attrelid = 'gates'::regclass AND attnum > 0;
 SET application_name = 'catalog';
 SELECT name, setting, source FROM pg_settings WHERE name IN ('application_name', 'search_path') ORDER BY 1;
 SELECT (SELECT relname FROM pg_class WHERE relkind = 'f');

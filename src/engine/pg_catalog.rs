@@ -1,9 +1,12 @@
 //! PostgreSQL 15's system catalogs and `information_schema`, filled from tcq's catalog, as
 //! relations for finite queries ([`crate::sql::RelationProvider`]).
 //!
-//! Columns carry PostgreSQL 15's names in its order; their types are tcq's: `oid` is
-//! `bigint`, `name` and `"char"` are `text`, arrays (`text[]`, `oidvector`, `aclitem[]`)
-//! are their text form (`{a,b}`, `23 25`).
+//! Columns carry PostgreSQL 15's names in its order and, but for a few, its types: `oid`
+//! columns are `oid` (held as `bigint`), arrays are typed with their element type
+//! (`pg_constraint.conkey` is `smallint[]`, `pg_index.indkey` an `int2vector`,
+//! `pg_proc.proargtypes` an `oidvector`; held as their text form, `{1,2}` and `1 2`), so
+//! drivers decode them as PostgreSQL's; `name` and `"char"` are `text`, and arrays of a
+//! type tcq lacks (`aclitem[]`) are `text`.
 //!
 //! Streams are foreign tables (relkind `'f'`) of the foreign server `tcq` (wrapper
 //! `tcq_stream`): a stream's tuples live outside any stored table, so psql's `\d flights`
@@ -22,55 +25,56 @@ use std::sync::Arc;
 use super::catalog::{Catalog, Stream};
 use crate::exec::relational_funcs::{INFORMATION_SCHEMA_OID, PG_CATALOG_OID, PUBLIC_OID};
 use crate::sql::RelationProvider;
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// The relations of the catalogs: (schema, name, fixed oid or 0, columns as
 /// `name:type` with type one of oid, name, text, char, bool, int2, int4, int8, float4,
-/// arr, tstz, regproc).
+/// tstz, regproc, the typed arrays text[], name[], char[], int2[], oid[], int2vector,
+/// oidvector, and arr (an array of a type tcq lacks, `aclitem[]`: sent as text).
 const RELATIONS: &[(&str, &str, i64, &str)] = &[
     ("pg_catalog", "pg_namespace", 2615, "oid:oid nspname:name nspowner:oid nspacl:arr"),
-    ("pg_catalog", "pg_class", 1259, "oid:oid relname:name relnamespace:oid reltype:oid reloftype:oid relowner:oid relam:oid relfilenode:oid reltablespace:oid relpages:int4 reltuples:float4 relallvisible:int4 reltoastrelid:oid relhasindex:bool relisshared:bool relpersistence:char relkind:char relnatts:int2 relchecks:int2 relhasrules:bool relhastriggers:bool relhassubclass:bool relrowsecurity:bool relforcerowsecurity:bool relispopulated:bool relreplident:char relispartition:bool relrewrite:oid relfrozenxid:int8 relminmxid:int8 relacl:arr reloptions:arr relpartbound:text"),
-    ("pg_catalog", "pg_attribute", 1249, "attrelid:oid attname:name atttypid:oid attstattarget:int4 attlen:int2 attnum:int2 attndims:int4 attcacheoff:int4 atttypmod:int4 attbyval:bool attalign:char attstorage:char attcompression:char attnotnull:bool atthasdef:bool atthasmissing:bool attidentity:char attgenerated:char attisdropped:bool attislocal:bool attinhcount:int4 attcollation:oid attacl:arr attoptions:arr attfdwoptions:arr attmissingval:arr"),
+    ("pg_catalog", "pg_class", 1259, "oid:oid relname:name relnamespace:oid reltype:oid reloftype:oid relowner:oid relam:oid relfilenode:oid reltablespace:oid relpages:int4 reltuples:float4 relallvisible:int4 reltoastrelid:oid relhasindex:bool relisshared:bool relpersistence:char relkind:char relnatts:int2 relchecks:int2 relhasrules:bool relhastriggers:bool relhassubclass:bool relrowsecurity:bool relforcerowsecurity:bool relispopulated:bool relreplident:char relispartition:bool relrewrite:oid relfrozenxid:int8 relminmxid:int8 relacl:arr reloptions:text[] relpartbound:text"),
+    ("pg_catalog", "pg_attribute", 1249, "attrelid:oid attname:name atttypid:oid attstattarget:int4 attlen:int2 attnum:int2 attndims:int4 attcacheoff:int4 atttypmod:int4 attbyval:bool attalign:char attstorage:char attcompression:char attnotnull:bool atthasdef:bool atthasmissing:bool attidentity:char attgenerated:char attisdropped:bool attislocal:bool attinhcount:int4 attcollation:oid attacl:arr attoptions:text[] attfdwoptions:text[] attmissingval:arr"),
     ("pg_catalog", "pg_type", 1247, "oid:oid typname:name typnamespace:oid typowner:oid typlen:int2 typbyval:bool typtype:char typcategory:char typispreferred:bool typisdefined:bool typdelim:char typrelid:oid typsubscript:regproc typelem:oid typarray:oid typinput:regproc typoutput:regproc typreceive:regproc typsend:regproc typmodin:regproc typmodout:regproc typanalyze:regproc typalign:char typstorage:char typnotnull:bool typbasetype:oid typtypmod:int4 typndims:int4 typcollation:oid typdefaultbin:text typdefault:text typacl:arr"),
-    ("pg_catalog", "pg_proc", 1255, "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:float4 prorows:float4 provariadic:oid prosupport:regproc prokind:char prosecdef:bool proleakproof:bool proisstrict:bool proretset:bool provolatile:char proparallel:char pronargs:int2 pronargdefaults:int2 prorettype:oid proargtypes:text proallargtypes:arr proargmodes:arr proargnames:arr proargdefaults:text protrftypes:arr prosrc:text probin:text prosqlbody:text proconfig:arr proacl:arr"),
+    ("pg_catalog", "pg_proc", 1255, "oid:oid proname:name pronamespace:oid proowner:oid prolang:oid procost:float4 prorows:float4 provariadic:oid prosupport:regproc prokind:char prosecdef:bool proleakproof:bool proisstrict:bool proretset:bool provolatile:char proparallel:char pronargs:int2 pronargdefaults:int2 prorettype:oid proargtypes:oidvector proallargtypes:oid[] proargmodes:char[] proargnames:text[] proargdefaults:text protrftypes:oid[] prosrc:text probin:text prosqlbody:text proconfig:text[] proacl:arr"),
     ("pg_catalog", "pg_database", 1262, "oid:oid datname:name datdba:oid encoding:int4 datlocprovider:char datistemplate:bool datallowconn:bool datconnlimit:int4 datfrozenxid:int8 datminmxid:int8 dattablespace:oid datcollate:text datctype:text daticulocale:text datcollversion:text datacl:arr"),
     ("pg_catalog", "pg_authid", 1260, "oid:oid rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool rolcanlogin:bool rolreplication:bool rolbypassrls:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:tstz"),
-    ("pg_catalog", "pg_roles", 0, "rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool rolcanlogin:bool rolreplication:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:tstz rolbypassrls:bool rolconfig:arr oid:oid"),
-    ("pg_catalog", "pg_user", 0, "usename:name usesysid:oid usecreatedb:bool usesuper:bool userepl:bool usebypassrls:bool passwd:text valuntil:tstz useconfig:arr"),
+    ("pg_catalog", "pg_roles", 0, "rolname:name rolsuper:bool rolinherit:bool rolcreaterole:bool rolcreatedb:bool rolcanlogin:bool rolreplication:bool rolconnlimit:int4 rolpassword:text rolvaliduntil:tstz rolbypassrls:bool rolconfig:text[] oid:oid"),
+    ("pg_catalog", "pg_user", 0, "usename:name usesysid:oid usecreatedb:bool usesuper:bool userepl:bool usebypassrls:bool passwd:text valuntil:tstz useconfig:text[]"),
     ("pg_catalog", "pg_auth_members", 1261, "roleid:oid member:oid grantor:oid admin_option:bool"),
-    ("pg_catalog", "pg_index", 2610, "indexrelid:oid indrelid:oid indnatts:int2 indnkeyatts:int2 indisunique:bool indnullsnotdistinct:bool indisprimary:bool indisexclusion:bool indimmediate:bool indisclustered:bool indisvalid:bool indcheckxmin:bool indisready:bool indislive:bool indisreplident:bool indkey:text indcollation:text indclass:text indoption:text indexprs:text indpred:text"),
-    ("pg_catalog", "pg_constraint", 2606, "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid confupdtype:char confdeltype:char confmatchtype:char conislocal:bool coninhcount:int4 connoinherit:bool conkey:arr confkey:arr conpfeqop:arr conppeqop:arr conffeqop:arr confdelsetcols:arr conexclop:arr conbin:text"),
+    ("pg_catalog", "pg_index", 2610, "indexrelid:oid indrelid:oid indnatts:int2 indnkeyatts:int2 indisunique:bool indnullsnotdistinct:bool indisprimary:bool indisexclusion:bool indimmediate:bool indisclustered:bool indisvalid:bool indcheckxmin:bool indisready:bool indislive:bool indisreplident:bool indkey:int2vector indcollation:oidvector indclass:oidvector indoption:int2vector indexprs:text indpred:text"),
+    ("pg_catalog", "pg_constraint", 2606, "oid:oid conname:name connamespace:oid contype:char condeferrable:bool condeferred:bool convalidated:bool conrelid:oid contypid:oid conindid:oid conparentid:oid confrelid:oid confupdtype:char confdeltype:char confmatchtype:char conislocal:bool coninhcount:int4 connoinherit:bool conkey:int2[] confkey:int2[] conpfeqop:oid[] conppeqop:oid[] conffeqop:oid[] confdelsetcols:int2[] conexclop:oid[] conbin:text"),
     ("pg_catalog", "pg_description", 2609, "objoid:oid classoid:oid objsubid:int4 description:text"),
     ("pg_catalog", "pg_shdescription", 2396, "objoid:oid classoid:oid description:text"),
     ("pg_catalog", "pg_am", 2601, "oid:oid amname:name amhandler:regproc amtype:char"),
     ("pg_catalog", "pg_attrdef", 2604, "oid:oid adrelid:oid adnum:int2 adbin:text"),
     ("pg_catalog", "pg_inherits", 2611, "inhrelid:oid inhparent:oid inhseqno:int4 inhdetachpending:bool"),
-    ("pg_catalog", "pg_extension", 3079, "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text extconfig:arr extcondition:arr"),
+    ("pg_catalog", "pg_extension", 3079, "oid:oid extname:name extowner:oid extnamespace:oid extrelocatable:bool extversion:text extconfig:oid[] extcondition:text[]"),
     ("pg_catalog", "pg_collation", 3456, "oid:oid collname:name collnamespace:oid collowner:oid collprovider:char collisdeterministic:bool collencoding:int4 collcollate:text collctype:text colliculocale:text collversion:text"),
     ("pg_catalog", "pg_enum", 3501, "oid:oid enumtypid:oid enumsortorder:float4 enumlabel:name"),
     ("pg_catalog", "pg_range", 3541, "rngtypid:oid rngsubtype:oid rngmultitypid:oid rngcollation:oid rngsubopc:oid rngcanonical:regproc rngsubdiff:regproc"),
-    ("pg_catalog", "pg_settings", 0, "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text vartype:text source:text min_val:text max_val:text enumvals:arr boot_val:text reset_val:text sourcefile:text sourceline:int4 pending_restart:bool"),
+    ("pg_catalog", "pg_settings", 0, "name:text setting:text unit:text category:text short_desc:text extra_desc:text context:text vartype:text source:text min_val:text max_val:text enumvals:text[] boot_val:text reset_val:text sourcefile:text sourceline:int4 pending_restart:bool"),
     ("pg_catalog", "pg_tables", 0, "schemaname:name tablename:name tableowner:name tablespace:name hasindexes:bool hasrules:bool hastriggers:bool rowsecurity:bool"),
     ("pg_catalog", "pg_views", 0, "schemaname:name viewname:name viewowner:name definition:text"),
     ("pg_catalog", "pg_matviews", 0, "schemaname:name matviewname:name matviewowner:name tablespace:name hasindexes:bool ispopulated:bool definition:text"),
-    ("pg_catalog", "pg_foreign_table", 3118, "ftrelid:oid ftserver:oid ftoptions:arr"),
-    ("pg_catalog", "pg_foreign_server", 1417, "oid:oid srvname:name srvowner:oid srvfdw:oid srvtype:text srvversion:text srvacl:arr srvoptions:arr"),
-    ("pg_catalog", "pg_foreign_data_wrapper", 2328, "oid:oid fdwname:name fdwowner:oid fdwhandler:oid fdwvalidator:oid fdwacl:arr fdwoptions:arr"),
-    ("pg_catalog", "pg_policy", 3256, "oid:oid polname:name polrelid:oid polcmd:char polpermissive:bool polroles:arr polqual:text polwithcheck:text"),
-    ("pg_catalog", "pg_statistic_ext", 3381, "oid:oid stxrelid:oid stxname:name stxnamespace:oid stxowner:oid stxstattarget:int4 stxkeys:text stxkind:arr stxexprs:text"),
+    ("pg_catalog", "pg_foreign_table", 3118, "ftrelid:oid ftserver:oid ftoptions:text[]"),
+    ("pg_catalog", "pg_foreign_server", 1417, "oid:oid srvname:name srvowner:oid srvfdw:oid srvtype:text srvversion:text srvacl:arr srvoptions:text[]"),
+    ("pg_catalog", "pg_foreign_data_wrapper", 2328, "oid:oid fdwname:name fdwowner:oid fdwhandler:oid fdwvalidator:oid fdwacl:arr fdwoptions:text[]"),
+    ("pg_catalog", "pg_policy", 3256, "oid:oid polname:name polrelid:oid polcmd:char polpermissive:bool polroles:oid[] polqual:text polwithcheck:text"),
+    ("pg_catalog", "pg_statistic_ext", 3381, "oid:oid stxrelid:oid stxname:name stxnamespace:oid stxowner:oid stxstattarget:int4 stxkeys:int2vector stxkind:char[] stxexprs:text"),
     ("pg_catalog", "pg_publication", 6104, "oid:oid pubname:name pubowner:oid puballtables:bool pubinsert:bool pubupdate:bool pubdelete:bool pubtruncate:bool pubviaroot:bool"),
     ("pg_catalog", "pg_publication_namespace", 6237, "oid:oid pnpubid:oid pnnspid:oid"),
-    ("pg_catalog", "pg_publication_rel", 6106, "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:arr"),
-    ("pg_catalog", "pg_trigger", 2620, "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char tgisinternal:bool tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:bool tginitdeferred:bool tgnargs:int2 tgattr:text tgargs:text tgqual:text tgoldtable:name tgnewtable:name"),
+    ("pg_catalog", "pg_publication_rel", 6106, "oid:oid prpubid:oid prrelid:oid prqual:text prattrs:int2vector"),
+    ("pg_catalog", "pg_trigger", 2620, "oid:oid tgrelid:oid tgparentid:oid tgname:name tgfoid:oid tgtype:int2 tgenabled:char tgisinternal:bool tgconstrrelid:oid tgconstrindid:oid tgconstraint:oid tgdeferrable:bool tginitdeferred:bool tgnargs:int2 tgattr:int2vector tgargs:text tgqual:text tgoldtable:name tgnewtable:name"),
     ("pg_catalog", "pg_rewrite", 2618, "oid:oid rulename:name ev_class:oid ev_type:char ev_enabled:char is_instead:bool ev_qual:text ev_action:text"),
     ("pg_catalog", "pg_sequence", 2224, "seqrelid:oid seqtypid:oid seqstart:int8 seqincrement:int8 seqmax:int8 seqmin:int8 seqcache:int8 seqcycle:bool"),
     ("pg_catalog", "pg_depend", 2608, "classid:oid objid:oid objsubid:int4 refclassid:oid refobjid:oid refobjsubid:int4 deptype:char"),
-    ("pg_catalog", "pg_tablespace", 1213, "oid:oid spcname:name spcowner:oid spcacl:arr spcoptions:arr"),
+    ("pg_catalog", "pg_tablespace", 1213, "oid:oid spcname:name spcowner:oid spcacl:arr spcoptions:text[]"),
     ("pg_catalog", "pg_language", 2612, "oid:oid lanname:name lanowner:oid lanispl:bool lanpltrusted:bool lanplcallfoid:oid laninline:oid lanvalidator:oid lanacl:arr"),
     ("pg_catalog", "pg_operator", 2617, "oid:oid oprname:name oprnamespace:oid oprowner:oid oprkind:char oprcanmerge:bool oprcanhash:bool oprleft:oid oprright:oid oprresult:oid oprcom:oid oprnegate:oid oprcode:regproc oprrest:regproc oprjoin:regproc"),
-    ("pg_catalog", "pg_event_trigger", 3466, "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:char evttags:arr"),
+    ("pg_catalog", "pg_event_trigger", 3466, "oid:oid evtname:name evtevent:name evtowner:oid evtfoid:oid evtenabled:char evttags:text[]"),
     ("pg_catalog", "pg_cast", 2605, "oid:oid castsource:oid casttarget:oid castfunc:oid castcontext:char castmethod:char"),
-    ("pg_catalog", "pg_db_role_setting", 2964, "setdatabase:oid setrole:oid setconfig:arr"),
+    ("pg_catalog", "pg_db_role_setting", 2964, "setdatabase:oid setrole:oid setconfig:text[]"),
     ("pg_catalog", "pg_ts_config", 3602, "oid:oid cfgname:name cfgnamespace:oid cfgowner:oid cfgparser:oid"),
     ("pg_catalog", "pg_ts_parser", 3601, "oid:oid prsname:name prsnamespace:oid prsstart:regproc prstoken:regproc prsend:regproc prsheadline:regproc prslextype:regproc"),
     ("pg_catalog", "pg_ts_dict", 3600, "oid:oid dictname:name dictnamespace:oid dictowner:oid dicttemplate:oid dictinitoption:text"),
@@ -79,9 +83,9 @@ const RELATIONS: &[(&str, &str, i64, &str)] = &[
     ("pg_catalog", "pg_opfamily", 2753, "oid:oid opfmethod:oid opfname:name opfnamespace:oid opfowner:oid"),
     ("pg_catalog", "pg_conversion", 2607, "oid:oid conname:name connamespace:oid conowner:oid conforencoding:int4 contoencoding:int4 conproc:regproc condefault:bool"),
     ("pg_catalog", "pg_default_acl", 826, "oid:oid defaclrole:oid defaclnamespace:oid defaclobjtype:char defaclacl:arr"),
-    ("pg_catalog", "pg_user_mapping", 1418, "oid:oid umuser:oid umserver:oid umoptions:arr"),
-    ("pg_catalog", "pg_subscription", 6100, "oid:oid subdbid:oid subname:name subowner:oid subenabled:bool subconninfo:text subslotname:name subsynccommit:text subpublications:arr"),
-    ("pg_catalog", "pg_user_mappings", 0, "umid:oid srvid:oid srvname:name umuser:oid usename:name umoptions:arr"),
+    ("pg_catalog", "pg_user_mapping", 1418, "oid:oid umuser:oid umserver:oid umoptions:text[]"),
+    ("pg_catalog", "pg_subscription", 6100, "oid:oid subdbid:oid subname:name subowner:oid subenabled:bool subconninfo:text subslotname:name subsynccommit:text subpublications:text[]"),
+    ("pg_catalog", "pg_user_mappings", 0, "umid:oid srvid:oid srvname:name umuser:oid usename:name umoptions:text[]"),
     ("information_schema", "schemata", 0, "catalog_name:name schema_name:name schema_owner:name default_character_set_catalog:name default_character_set_schema:name default_character_set_name:name sql_path:text"),
     ("information_schema", "tables", 0, "table_catalog:name table_schema:name table_name:name table_type:text self_referencing_column_name:name reference_generation:text user_defined_type_catalog:name user_defined_type_schema:name user_defined_type_name:name is_insertable_into:text is_typed:text commit_action:text"),
     ("information_schema", "columns", 0, "table_catalog:name table_schema:name table_name:name column_name:name ordinal_position:int4 column_default:text is_nullable:text data_type:text character_maximum_length:int4 character_octet_length:int4 numeric_precision:int4 numeric_precision_radix:int4 numeric_scale:int4 datetime_precision:int4 interval_type:text interval_precision:int4 character_set_catalog:name character_set_schema:name character_set_name:name collation_catalog:name collation_schema:name collation_name:name domain_catalog:name domain_schema:name domain_name:name udt_catalog:name udt_schema:name udt_name:name scope_catalog:name scope_schema:name scope_name:name maximum_cardinality:int4 dtd_identifier:name is_self_referencing:text is_identity:text identity_generation:text identity_start:text identity_increment:text identity_maximum:text identity_minimum:text identity_cycle:text is_generated:text generation_expression:text is_updatable:text"),
@@ -264,9 +268,25 @@ const DATABASE_OID: i64 = 5;
 /// Oid of the first catalog relation without a PostgreSQL oid.
 const FIRST_VIEW_OID: i64 = 12000;
 
+/// A catalog column of spec type `t` (see [`RELATIONS`]).
+fn column_of(name: &str, t: &str) -> Column {
+    let array = |e| Column::catalog(name, CatalogType::Array(e));
+    match t {
+        "oid" => Column::catalog(name, CatalogType::Oid),
+        "text[]" => array(ElemType::Text),
+        "name[]" => array(ElemType::Name),
+        "char[]" => array(ElemType::Char),
+        "int2[]" => array(ElemType::Int2),
+        "oid[]" => array(ElemType::Oid),
+        "int2vector" => Column::catalog(name, CatalogType::Int2Vector),
+        "oidvector" => Column::catalog(name, CatalogType::OidVector),
+        other => Column::new(name, col_type(other)),
+    }
+}
+
 fn col_type(t: &str) -> DataType {
     match t {
-        "oid" | "int8" => DataType::Int8,
+        "int8" => DataType::Int8,
         "bool" => DataType::Bool,
         "int2" => DataType::Int2,
         "int4" => DataType::Int4,
@@ -289,7 +309,13 @@ fn col_pg_type(t: &str) -> i64 {
         "float4" => 700,
         "tstz" => 1184,
         "regproc" => 24,
-        "arr" => 1009,
+        "arr" | "text[]" => 1009,
+        "name[]" => 1003,
+        "char[]" => 1002,
+        "int2[]" => 1005,
+        "oid[]" => 1028,
+        "int2vector" => 22,
+        "oidvector" => 30,
         _ => 25,
     }
 }
@@ -419,10 +445,7 @@ fn relation(
         .iter()
         .position(|r| r.0 == schema && r.1 == name)?;
     let spec = specs(RELATIONS[i].3);
-    let columns: Vec<Column> = spec
-        .iter()
-        .map(|(n, ty)| Column::new(*n, col_type(ty)))
-        .collect();
+    let columns: Vec<Column> = spec.iter().map(|(n, ty)| column_of(n, ty)).collect();
     let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
     streams.sort_by_key(|s| s.oid);
     let mut tables: Vec<Arc<crate::table::Table>> =
@@ -855,7 +878,7 @@ impl Ctx<'_> {
                                 arr: i64,
                                 collation: i64| {
                         // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
-                        let io = if elem != 0 {
+                        let io = if n.starts_with('_') {
                             "array_".to_string()
                         } else if matches!(
                             n.as_str(),
@@ -913,7 +936,14 @@ impl Ctx<'_> {
                             ("typcollation", oid(collation)),
                         ]
                     };
-                    out.push(base(o, n.to_string(), len, cat, 0, arr, collation));
+                    // int2vector and oidvector are arrays of int2 and oid to clients
+                    // (asyncpg decodes them with their element's codec), as in PostgreSQL.
+                    let elem = match o {
+                        22 => 21,
+                        30 => 26,
+                        _ => 0,
+                    };
+                    out.push(base(o, n.to_string(), len, cat, elem, arr, collation));
                     if arr != 0 {
                         out.push(base(arr, format!("_{n}"), -1, 'A', o, 0, collation));
                     }

@@ -53,6 +53,10 @@ impl Statement {
 pub struct Description {
     /// Types of `$1..$n`.
     pub params: Vec<DataType>,
+    /// The parameters (0-based) described to clients as a catalog type (`oid`, `oid[]`):
+    /// catalog queries' parameters compared with an oid or cast to such a type, whose
+    /// values are held as [`crate::types::CatalogType::held_as`].
+    pub catalog_params: Vec<(usize, crate::types::CatalogType)>,
     /// Result columns; `None` for statements without rows (RowDescription vs NoData).
     pub columns: Option<Vec<Column>>,
 }
@@ -147,7 +151,14 @@ impl crate::expr::SessionInfo for Session {
         self.pid
     }
     fn setting(&self, name: &str) -> Option<String> {
-        self.settings.get(&name.to_ascii_lowercase()).cloned()
+        // As SHOW: a parameter never SET has its default (`current_setting('jit')` is off).
+        let name = name.to_ascii_lowercase();
+        self.settings.get(&name).cloned().or_else(|| {
+            OTHER_SETTINGS
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        })
     }
 }
 
@@ -170,6 +181,8 @@ const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("is_superuser", "on"),
     ("lc_collate", "C"),
     ("intervalstyle", "postgres"),
+    // SQLAlchemy's table reflection compares each table's access method with it.
+    ("default_table_access_method", "heap"),
     ("tcq.output_overflow", "error"),
     ("tcq.share_across_queries", "on"),
 ];
@@ -518,29 +531,45 @@ impl Session {
     ) -> Result<Description> {
         let plan = self.bind(stmt, param_hints)?;
         let text_col = |n: &str| Some(vec![Column::new(n, DataType::Text)]);
-        Ok(match plan {
+        let catalog_params = match &plan {
+            Plan::Query(q)
+            | Plan::Explain { query: q, .. }
+            | Plan::CopyTo { query: q, .. }
+            | Plan::Declare { query: q, .. } => match &q.source {
+                crate::sql::Source::Relational(rq) => rq.catalog_params.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let mut description = match plan {
             Plan::Insert(i) => Description {
                 params: i.param_types,
+                catalog_params: vec![],
                 columns: i.returning.map(|r| r.columns),
             },
             Plan::Update(u) => Description {
                 params: u.param_types,
+                catalog_params: vec![],
                 columns: u.returning.map(|r| r.columns),
             },
             Plan::Delete(d) => Description {
                 params: d.param_types,
+                catalog_params: vec![],
                 columns: d.returning.map(|r| r.columns),
             },
             Plan::Query(q) => Description {
                 params: q.param_types.clone(),
+                catalog_params: vec![],
                 columns: Some(q.columns.clone()),
             },
             Plan::Explain { query, .. } => Description {
                 params: query.param_types.clone(),
+                catalog_params: vec![],
                 columns: text_col("QUERY PLAN"),
             },
             Plan::Show { name } => Description {
                 params: vec![],
+                catalog_params: vec![],
                 columns: text_col(&name),
             },
             Plan::Fetch {
@@ -551,6 +580,7 @@ impl Session {
                 let columns = self.cursors.get(&cursor).map(|c| c.sub.columns().to_vec());
                 Description {
                     params: vec![],
+                    catalog_params: vec![],
                     columns,
                 }
             }
@@ -560,6 +590,7 @@ impl Session {
                 ..
             } => Description {
                 params: param_types,
+                catalog_params: vec![],
                 columns: Some(vec![Column::new("tcq_advance", result_type)]),
             },
             Plan::SessionCall {
@@ -568,17 +599,22 @@ impl Session {
                 ..
             } => Description {
                 params: param_types,
+                catalog_params: vec![],
                 columns: Some(vec![column]),
             },
             Plan::CopyTo { query, .. } | Plan::Declare { query, .. } => Description {
                 params: query.param_types.clone(),
+                catalog_params: vec![],
                 columns: None,
             },
             _ => Description {
                 params: vec![],
+                catalog_params: vec![],
                 columns: None,
             },
-        })
+        };
+        description.catalog_params = catalog_params;
+        Ok(description)
     }
 
     /// Execute a statement with bound parameter values.

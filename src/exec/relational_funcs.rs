@@ -150,6 +150,23 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         return Ok(Value::Null);
     }
     Ok(match name {
+        // Catalog queries cannot change the session: set_config(name, value, is_local)
+        // only answers for a parameter that already has that value (asyncpg's type
+        // introspection sends `set_config('jit', 'off', false)`, and tcq's jit is off);
+        // any change is refused.
+        "set_config" => {
+            let name = text_of(a0).to_ascii_lowercase();
+            let value = text_of(arg(args, 1));
+            let current = ev.setting(&name).ok_or_else(|| {
+                Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
+            })?;
+            if current != value {
+                return Err(Error::FeatureNotSupported(format!(
+                    "set_config() cannot change \"{name}\" from a query; use SET"
+                )));
+            }
+            text(value)
+        }
         "format_type" => text(format_type_name(
             ev,
             int_of(a0).unwrap_or(0),

@@ -21,7 +21,7 @@ use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::wire::{self, Wire};
+use super::wire::{self, FieldFormat, Wire};
 use crate::engine::memory::Reservation;
 use crate::engine::{CopyIn, Event, Session, Statement, Subscription};
 use crate::error::Error;
@@ -155,6 +155,8 @@ pub(crate) struct Prepared {
     pub stmt: Option<Statement>,
     /// Parameter types the client gave in Parse (`None` = let the server infer).
     pub hints: Vec<Option<DataType>>,
+    /// The type OIDs the client gave in Parse, as sent (an `oid` hint is held as bigint).
+    pub hint_oids: Vec<u32>,
     /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
     pub text_bytes: usize,
     /// The statement as charged to the global memory budget (estimated from its text,
@@ -209,6 +211,9 @@ pub(crate) struct CopyState {
     pub rest: VecDeque<Statement>,
     /// Started by the extended protocol (errors then wait for Sync).
     pub extended: bool,
+    /// When the COPY passes the session's `statement_timeout`, counted from its start: the
+    /// time the client takes to send the data counts, as in PostgreSQL.
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 /// Watches, for one statement, the cancel signal and the client's socket.
@@ -253,6 +258,12 @@ impl CancelWatch {
     /// PostgreSQL's `statement_timeout` does for each statement of a query string.
     pub fn time_statement(&mut self, timeout: Option<std::time::Duration>) {
         self.deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+    }
+
+    /// Keep the clock of a statement that started earlier (a COPY FROM STDIN, whose data
+    /// arrives in later messages): it must stop at `deadline`.
+    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
+        self.deadline = deadline;
     }
 
     /// Resolves when the statement must stop; pending forever otherwise.
@@ -311,10 +322,11 @@ impl CancelWatch {
 
 /// How rows are written: as DataRows (per-column binary flags) or as COPY lines.
 pub(crate) enum RowSink<'a> {
-    /// DataRow messages.
-    Data(&'a [bool]),
-    /// CopyData messages in COPY text or CSV format.
-    Copy(&'a CopyOptions),
+    /// DataRow messages, each column in its format.
+    Data(&'a [FieldFormat]),
+    /// CopyData messages in COPY text, CSV or binary format (then each column in its
+    /// binary format).
+    Copy(&'a CopyOptions, &'a [FieldFormat]),
 }
 
 /// How a [`pump`] ended.
@@ -424,16 +436,16 @@ async fn write_row(
 ) -> PgWireResult<()> {
     match sink {
         RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, &mut b.scratch)).await,
-        RowSink::Copy(options) if options.format == crate::sql::CopyFormat::Binary => {
+        RowSink::Copy(options, formats) if options.format == crate::sql::CopyFormat::Binary => {
             let mut data = bytes::BytesMut::new();
             if first {
                 super::encode::binary_copy_header(&mut data);
             }
-            super::encode::binary_copy_tuple(row, &mut data, &mut b.scratch);
+            super::encode::binary_copy_tuple(row, formats, &mut data, &mut b.scratch);
             wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
                 .await
         }
-        RowSink::Copy(options) => {
+        RowSink::Copy(options, _) => {
             b.line.clear();
             super::encode::copy_line(row, options, &mut b.line, &mut b.copy);
             if b.out.capacity() < b.line.len() {

@@ -8,6 +8,11 @@
 //! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
 //! protocol) or everything up to Sync (extended protocol), which is PostgreSQL's behaviour.
 //! A client that disconnects mid-COPY drops the connection state, which aborts the sink.
+//!
+//! `statement_timeout` covers the whole COPY, from the statement to CopyDone, as in
+//! PostgreSQL: the first CopyData or the CopyDone that arrives past it fails the COPY with
+//! 57014 and none of its rows is kept. (A client that stops sending mid-COPY hears of the
+//! timeout with its next message: the server does not interrupt the wait.)
 
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 
@@ -27,7 +32,12 @@ pub(crate) async fn on_copy_data(
     let Some(copy) = conn.copy.as_mut() else {
         return Ok(());
     };
-    if let Err(e) = copy.sink.feed(data).await {
+    let fed = if past(copy.deadline) {
+        Err(Error::StatementTimeout)
+    } else {
+        copy.sink.feed(data).await
+    };
+    if let Err(e) = fed {
         if let Some(copy) = conn.copy.take() {
             copy.sink.abort();
         }
@@ -50,9 +60,15 @@ pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWire
         ));
     };
     let mut watch = conn.start_query().await;
-    let finished = tokio::select! {
-        n = copy.sink.finish() => n,
-        stop = watch.fired() => Err(super::conn::stop_error(stop)?),
+    watch.set_deadline(copy.deadline);
+    let finished = if past(copy.deadline) {
+        copy.sink.abort();
+        Err(Error::StatementTimeout)
+    } else {
+        tokio::select! {
+            n = copy.sink.finish() => n,
+            stop = watch.fired() => Err(super::conn::stop_error(stop)?),
+        }
     };
     match finished {
         Ok(n) => {
@@ -69,6 +85,11 @@ pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWire
     }
     wire.set_tx(wire::session_tx(&conn.session));
     Ok(())
+}
+
+/// True once `deadline` has passed.
+fn past(deadline: Option<tokio::time::Instant>) -> bool {
+    deadline.is_some_and(|at| tokio::time::Instant::now() >= at)
 }
 
 /// Handle CopyFail: abort the COPY; the returned error is what pgwire sends.

@@ -16,7 +16,7 @@ use rust_decimal::Decimal;
 
 use crate::error::{Error, Result};
 use crate::sql::{CopyFormat, CopyOptions};
-use crate::types::{DataType, Interval, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Interval, Value};
 
 /// Microseconds from 1970-01-01 (Unix epoch) to 2000-01-01 (PostgreSQL epoch).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
@@ -31,23 +31,140 @@ pub(crate) fn parse_text(text: &str, ty: DataType) -> Result<Value> {
     crate::types::parse_value(text, ty)
 }
 
+/// How one result column goes on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FieldFormat {
+    /// The type's text output.
+    Text,
+    /// The binary encoding of the value's own type.
+    Binary,
+    /// The binary encoding of a catalog type (an oid's four bytes, `array_send`), whose
+    /// values are held as another type's ([`CatalogType::held_as`]).
+    BinaryAs(CatalogType),
+}
+
+impl FieldFormat {
+    /// The format of `column` when the client asked for text or binary.
+    pub(crate) fn of(column: &Column, binary: bool) -> FieldFormat {
+        match (binary, column.catalog_type) {
+            (false, _) => FieldFormat::Text,
+            (true, None) => FieldFormat::Binary,
+            (true, Some(t)) => FieldFormat::BinaryAs(t),
+        }
+    }
+
+    /// True for the binary formats.
+    pub(crate) fn is_binary(&self) -> bool {
+        *self != FieldFormat::Text
+    }
+}
+
 /// Append one DataRow field (length word + bytes, or -1 for NULL) in the given format.
-pub(crate) fn put_field(value: &Value, binary: bool, buf: &mut BytesMut, scratch: &mut String) {
+pub(crate) fn put_field(
+    value: &Value,
+    format: FieldFormat,
+    buf: &mut BytesMut,
+    scratch: &mut String,
+) {
     if value.is_null() {
         buf.put_i32(-1);
         return;
     }
     let len_at = buf.len();
     buf.put_i32(0);
-    if binary {
-        put_binary(value, buf);
-    } else {
-        scratch.clear();
-        format_text(value, scratch);
-        buf.put_slice(scratch.as_bytes());
+    match format {
+        FieldFormat::Binary => put_binary(value, buf),
+        FieldFormat::BinaryAs(ty) => put_catalog_binary(value, ty, buf, scratch),
+        FieldFormat::Text => {
+            scratch.clear();
+            format_text(value, scratch);
+            buf.put_slice(scratch.as_bytes());
+        }
     }
     let len = (buf.len() - len_at - 4) as i32;
     buf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// Append the binary encoding of `value`, a value of catalog type `ty` held as
+/// `ty.held_as()`: an oid as an unsigned 32-bit integer; an array or vector as
+/// PostgreSQL's `array_send` (ndim, has-null flag, element oid, then per dimension its
+/// length and lower bound — 1 for arrays, 0 for vectors — then each element as a length
+/// word, -1 for NULL, and its binary form).
+///
+/// The catalog engine checks that each value it sends parses as its type
+/// ([`crate::exec::relational`]), so the fallbacks here (an oid out of range sent as its
+/// low 32 bits, an element that does not parse sent as its text bytes) never run.
+fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratch: &mut String) {
+    scratch.clear();
+    format_text(value, scratch);
+    let Some(elem) = ty.elem() else {
+        let oid = value.as_i64().or_else(|| scratch.trim().parse().ok());
+        debug_assert!(
+            oid.is_some_and(|o| (0..=u32::MAX as i64).contains(&o)),
+            "the catalog engine sends oids in range, not {value:?}"
+        );
+        buf.put_u32(oid.unwrap_or(0) as u32);
+        return;
+    };
+    let (elems, lower) = match ty {
+        CatalogType::Array(_) => (crate::exec::relational::parse_array(scratch).ok(), 1),
+        _ => (
+            Some(
+                scratch
+                    .split_whitespace()
+                    .map(|e| Some(e.to_string()))
+                    .collect(),
+            ),
+            0,
+        ),
+    };
+    debug_assert!(
+        elems.is_some(),
+        "the catalog engine sends well-formed arrays"
+    );
+    let elems: Vec<Option<String>> = elems.unwrap_or_default();
+    buf.put_i32(i32::from(!elems.is_empty()));
+    buf.put_i32(i32::from(elems.iter().any(Option::is_none)));
+    buf.put_u32(elem.oid());
+    if !elems.is_empty() {
+        buf.put_i32(elems.len() as i32);
+        buf.put_i32(lower);
+    }
+    for e in &elems {
+        let Some(text) = e else {
+            buf.put_i32(-1);
+            continue;
+        };
+        let len_at = buf.len();
+        buf.put_i32(0);
+        put_elem_binary(text, elem, buf);
+        let len = (buf.len() - len_at - 4) as i32;
+        buf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// Append the binary form of one array element given by its text.
+fn put_elem_binary(text: &str, elem: ElemType, buf: &mut BytesMut) {
+    match elem {
+        ElemType::Oid => match text.trim().parse::<u32>() {
+            Ok(oid) => buf.put_u32(oid),
+            Err(_) => {
+                debug_assert!(false, "the catalog engine sends oids in range, not {text}");
+                buf.put_slice(text.as_bytes())
+            }
+        },
+        ElemType::Char => buf.put_slice(&text.as_bytes()[..text.len().min(1)]),
+        other => match crate::types::parse_value(text, other.held_as()) {
+            Ok(v) => put_binary(&v, buf),
+            Err(_) => {
+                debug_assert!(
+                    false,
+                    "the catalog engine sends parsable elements, not {text}"
+                );
+                buf.put_slice(text.as_bytes())
+            }
+        },
+    }
 }
 
 /// Append the binary (`send`) encoding of a non-NULL value.
@@ -179,6 +296,94 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
     })
 }
 
+/// Decode a parameter of catalog type `ty`, held as [`CatalogType::held_as`]: an oid
+/// ([`parse_oid`]), or an array or vector in its text form or as `array_send` bytes (one
+/// dimension at most), held as its canonical text form.
+pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Result<Value> {
+    let Some(elem) = ty.elem() else {
+        return parse_oid(bytes, binary);
+    };
+    if !binary {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            Error::CharacterNotInRepertoire("invalid byte sequence for encoding \"UTF8\"".into())
+        })?;
+        return crate::exec::relational::conform_catalog(Value::Text(text.into()), ty);
+    }
+    let bad = || {
+        Error::InvalidBinaryRepresentation(format!(
+            "incorrect binary data format in bind parameter of type {}",
+            ty.name()
+        ))
+    };
+    let mut at = 0usize;
+    let mut word = |n: usize| -> Result<&[u8]> {
+        let w = bytes.get(at..at + n).ok_or_else(bad)?;
+        at += n;
+        Ok(w)
+    };
+    let i32_of = |w: &[u8]| i32::from_be_bytes(w.try_into().expect("four bytes"));
+    let ndim = i32_of(word(4)?);
+    let _has_null = word(4)?;
+    let _elem_oid = word(4)?;
+    let count = match ndim {
+        0 => 0,
+        1 => {
+            let n = i32_of(word(4)?);
+            let _lower = word(4)?;
+            usize::try_from(n).map_err(|_| bad())?
+        }
+        _ => {
+            return Err(Error::FeatureNotSupported(
+                "multidimensional array parameters are not supported".into(),
+            ))
+        }
+    };
+    let mut values = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let len = i32_of(word(4)?);
+        if len < 0 {
+            values.push(Value::Null);
+            continue;
+        }
+        let e = word(len as usize)?;
+        values.push(match elem {
+            ElemType::Oid => {
+                Value::Int8(u32::from_be_bytes(e.try_into().map_err(|_| bad())?) as i64)
+            }
+            other => parse_binary(e, other.held_as())?,
+        });
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    let text = crate::exec::relational::format_array(&values);
+    crate::exec::relational::conform_catalog(Value::Text(text.into()), ty)
+}
+
+/// Decode an `oid` parameter (held as its `bigint`): four big-endian bytes in binary; in
+/// text an unsigned 32-bit number, or a negative 32-bit one that wraps as `oidin` does.
+pub(crate) fn parse_oid(bytes: &[u8], binary: bool) -> Result<Value> {
+    if binary {
+        let b: [u8; 4] = bytes.try_into().map_err(|_| {
+            Error::InvalidBinaryRepresentation(
+                "incorrect binary data format in bind parameter of type oid".into(),
+            )
+        })?;
+        return Ok(Value::Int8(u32::from_be_bytes(b) as i64));
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let n: i64 = text.trim().parse().map_err(|_| {
+        Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
+    })?;
+    match n {
+        0..=0xFFFF_FFFF => Ok(Value::Int8(n)),
+        -0x8000_0000..=-1 => Ok(Value::Int8(n + 0x1_0000_0000)),
+        _ => Err(Error::NumericValueOutOfRange(format!(
+            "value \"{text}\" is out of range for type oid"
+        ))),
+    }
+}
+
 /// Numeric `recv`: rebuild the decimal text from base-10000 groups and parse it.
 fn parse_numeric(b: &[u8]) -> Option<Decimal> {
     if b.len() < 8 {
@@ -236,10 +441,16 @@ pub(crate) fn binary_copy_header(buf: &mut BytesMut) {
 }
 
 /// Append one binary COPY tuple: the field count, then each field as in a DataRow.
-pub(crate) fn binary_copy_tuple(row: &[Value], buf: &mut BytesMut, scratch: &mut String) {
+pub(crate) fn binary_copy_tuple(
+    row: &[Value],
+    formats: &[FieldFormat],
+    buf: &mut BytesMut,
+    scratch: &mut String,
+) {
     buf.put_i16(row.len() as i16);
-    for v in row {
-        put_field(v, true, buf, scratch);
+    for (i, v) in row.iter().enumerate() {
+        let format = formats.get(i).copied().unwrap_or(FieldFormat::Binary);
+        put_field(v, format, buf, scratch);
     }
 }
 
@@ -392,6 +603,71 @@ mod tests {
         assert_eq!(bin(&Value::Timestamp(PG_EPOCH_OFFSET_US)), vec![0; 8]);
         let v = parse_binary(&[0; 8], DataType::TimestampTz).unwrap();
         assert_eq!(v, Value::TimestampTz(PG_EPOCH_OFFSET_US));
+    }
+
+    fn catalog_bin(text: &str, ty: CatalogType) -> Vec<u8> {
+        let mut b = BytesMut::new();
+        let v = match ty {
+            CatalogType::Oid => Value::Int8(text.parse().unwrap()),
+            _ => Value::Text(text.into()),
+        };
+        put_field(&v, FieldFormat::BinaryAs(ty), &mut b, &mut String::new());
+        b[4..].to_vec()
+    }
+
+    #[test]
+    fn catalog_types_have_postgres_binary_forms() {
+        // oid_send: four unsigned bytes.
+        assert_eq!(catalog_bin("4294967295", CatalogType::Oid), vec![0xff; 4]);
+        // array_send of '{1,NULL}'::int2[]: ndim 1, has-null 1, element oid 21, length 2,
+        // lower bound 1, then 1 as two bytes and NULL as length -1.
+        let mut want = vec![0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1];
+        want.extend([0, 0, 0, 2, 0, 1, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            catalog_bin("{1,NULL}", CatalogType::Array(ElemType::Int2)),
+            want
+        );
+        // int2vector '3 2': lower bound 0, as int2vectorsend sends it.
+        let mut want = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 0];
+        want.extend([0, 0, 0, 2, 0, 3, 0, 0, 0, 2, 0, 2]);
+        assert_eq!(catalog_bin("3 2", CatalogType::Int2Vector), want);
+        // The empty text[]: no dimensions.
+        assert_eq!(
+            catalog_bin("{}", CatalogType::Array(ElemType::Text)),
+            vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25]
+        );
+    }
+
+    #[test]
+    fn catalog_parameters_decode_in_both_formats() {
+        let oids = CatalogType::Array(ElemType::Oid);
+        let bytes = catalog_bin("{25,23}", oids);
+        assert_eq!(
+            parse_catalog(&bytes, oids, true).unwrap(),
+            Value::Text("{25,23}".into())
+        );
+        assert_eq!(
+            parse_catalog(b"{ 25 , 23 }", oids, false).unwrap(),
+            Value::Text("{25,23}".into())
+        );
+        assert_eq!(
+            parse_catalog(&[0, 0, 0, 26], CatalogType::Oid, true).unwrap(),
+            Value::Int8(26)
+        );
+        assert_eq!(
+            parse_catalog(b"-1", CatalogType::Oid, false).unwrap(),
+            Value::Int8(4_294_967_295)
+        );
+        // Truncated or trailing bytes are 22P03, never a panic.
+        for bad in [
+            &bytes[..bytes.len() - 1],
+            &[bytes.as_slice(), &[0]].concat(),
+        ] {
+            let e = parse_catalog(bad, oids, true).unwrap_err();
+            assert!(matches!(e, Error::InvalidBinaryRepresentation(_)), "{e:?}");
+        }
+        assert!(parse_catalog(&[0, 0, 1], CatalogType::Oid, true).is_err());
+        assert!(parse_catalog(b"4294967296", CatalogType::Oid, false).is_err());
     }
 
     #[test]

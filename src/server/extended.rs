@@ -28,9 +28,42 @@ use super::wire::{self, Wire};
 use crate::engine::memory::{MemoryKind, Reservation};
 use crate::engine::Outcome;
 use crate::error::{Error, Result};
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, Value};
 
 /// The tcq type for a parameter type OID given in Parse; `None` lets the server infer it.
+/// The type OID of `oid`.
+const OID: u32 = 26;
+
+/// A parameter's type: what its value is held as, and the catalog type clients see when
+/// it has one (an `oid` is four bytes in binary, an `oid[]` an `array_send`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ParamType {
+    held: DataType,
+    catalog: Option<CatalogType>,
+}
+
+impl ParamType {
+    /// The type OID ParameterDescription announces.
+    fn type_oid(&self) -> u32 {
+        self.catalog.map_or_else(|| self.held.oid(), |t| t.oid())
+    }
+}
+
+/// The parameter types of a description; a client's `oid` hint makes a parameter an oid.
+fn param_types_of(d: &crate::engine::Description, hint_oids: &[u32]) -> Vec<ParamType> {
+    d.params
+        .iter()
+        .enumerate()
+        .map(|(i, held)| ParamType {
+            held: *held,
+            catalog: match d.catalog_params.iter().find(|p| p.0 == i) {
+                Some((_, t)) => Some(*t),
+                None => (hint_oids.get(i) == Some(&OID)).then_some(CatalogType::Oid),
+            },
+        })
+        .collect()
+}
+
 fn hint_type(oid: u32) -> Option<DataType> {
     Some(match oid {
         16 => DataType::Bool,
@@ -45,6 +78,8 @@ fn hint_type(oid: u32) -> Option<DataType> {
         1114 => DataType::Timestamp,
         1184 => DataType::TimestampTz,
         1186 => DataType::Interval,
+        // An oid parameter is held as its bigint value (and decoded as an oid).
+        OID => DataType::Int8,
         _ => return None,
     })
 }
@@ -110,6 +145,7 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
         Prepared {
             stmt: stmts.pop(),
             hints,
+            hint_oids: msg.type_oids.clone(),
             text_bytes: msg.query.len(),
             _memory: memory,
         },
@@ -150,7 +186,7 @@ fn check_prepared_limits(conn: &Conn, name: &str, text_bytes: usize) -> PgWireRe
 
 /// The parameter types of a prepared statement: the client's hints where complete, else
 /// what the engine infers.
-fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<DataType>> {
+fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<ParamType>> {
     let prepared = conn
         .statements
         .get(name)
@@ -160,14 +196,25 @@ fn param_types(conn: &mut Conn, name: &str) -> Result<Vec<DataType>> {
     };
     let hinted: Option<Vec<DataType>> = prepared.hints.iter().copied().collect();
     match hinted {
-        Some(types) if !types.is_empty() => Ok(types),
-        _ => Ok(conn.session.describe(stmt, &prepared.hints)?.params),
+        Some(types) if !types.is_empty() => Ok(types
+            .iter()
+            .enumerate()
+            .map(|(i, held)| ParamType {
+                held: *held,
+                catalog: (prepared.hint_oids.get(i) == Some(&OID)).then_some(CatalogType::Oid),
+            })
+            .collect()),
+        _ => {
+            let hint_oids = prepared.hint_oids.clone();
+            let d = conn.session.describe(stmt, &prepared.hints)?;
+            Ok(param_types_of(&d, &hint_oids))
+        }
     }
 }
 
 /// Decode the bound parameters: text format through the types' input functions, binary
 /// through their `recv` encodings.
-fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
+fn decode_params(msg: &Bind, types: &[ParamType]) -> Result<Vec<Value>> {
     msg.parameters
         .iter()
         .enumerate()
@@ -175,13 +222,15 @@ fn decode_params(msg: &Bind, types: &[DataType]) -> Result<Vec<Value>> {
             let Some(bytes) = raw else {
                 return Ok(Value::Null);
             };
-            let ty = types[i];
+            let ParamType { held: ty, catalog } = types[i];
             let binary = match msg.parameter_format_codes.as_slice() {
                 [] => false,
                 [one] => *one == 1,
                 codes => codes.get(i).copied() == Some(1),
             };
-            if binary {
+            if let Some(t) = catalog {
+                super::encode::parse_catalog(bytes, t, binary)
+            } else if binary {
                 super::encode::parse_binary(bytes, ty)
             } else {
                 let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -269,14 +318,15 @@ pub(crate) async fn on_describe(
                     format!("prepared statement \"{name}\" does not exist"),
                 ));
             };
+            let hint_oids = prepared.hint_oids.clone();
             let (params, columns) = match &prepared.stmt {
                 None => (Vec::new(), None),
                 Some(stmt) => match conn.session.describe(stmt, &prepared.hints) {
-                    Ok(d) => (d.params, d.columns),
+                    Ok(d) => (param_types_of(&d, &hint_oids), d.columns),
                     Err(e) => return Err(engine_error(wire, conn, &e)),
                 },
             };
-            let oids = params.iter().map(|t| t.oid()).collect();
+            let oids = params.iter().map(ParamType::type_oid).collect();
             wire.feed(PgWireBackendMessage::ParameterDescription(
                 ParameterDescription::new(oids),
             ))
@@ -327,8 +377,8 @@ async fn send_columns(
     match columns {
         None => wire.feed(PgWireBackendMessage::NoData(NoData::new())).await,
         Some(columns) => {
-            let binary = wire::binary_flags(formats, columns.len());
-            wire.feed(wire::row_description(columns, &binary)).await
+            let formats = wire::field_formats(formats, columns);
+            wire.feed(wire::row_description(columns, &formats)).await
         }
     }
 }
@@ -441,7 +491,7 @@ async fn send_portal_rows(
             Ok(Ok(()))
         }
         PortalState::Rows { columns, rows, tag } => {
-            let binary = wire::binary_flags(&portal.formats, columns.len());
+            let binary = wire::field_formats(&portal.formats, columns);
             let mut scratch = String::new();
             let mut sent = 0u64;
             while let Some(row) = rows.pop_front() {
@@ -469,7 +519,7 @@ async fn send_portal_rows(
             Ok(Ok(()))
         }
         PortalState::Stream { sub, pending } => {
-            let binary = wire::binary_flags(&portal.formats, sub.columns().len());
+            let binary = wire::field_formats(&portal.formats, sub.columns());
             let mut sent = 0;
             match pump(
                 wire,

@@ -134,6 +134,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::Io(_) => "58030",
         Error::DataCorrupted(_) => "XX001",
         Error::ObjectInUse(_) => "55006",
+        Error::WrongObjectType(_) => "42809",
         Error::Internal(_) => "XX000",
     }
 }

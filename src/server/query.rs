@@ -18,7 +18,7 @@ use pgwire::messages::response::{EmptyQueryResponse, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::conn::{pump, stop_error, CancelWatch, Conn, ConnSlot, CopyState, PumpEnd, RowSink};
-use super::wire::{self, Wire};
+use super::wire::{self, FieldFormat, Wire};
 use crate::engine::{Outcome, Statement, Subscription};
 use crate::error::{Error, Result};
 use crate::sql::{CopyFormat, CopyOptions};
@@ -189,7 +189,7 @@ pub(crate) async fn run_statements(
                 for n in &notices {
                     wire.feed(wire::notice_message(n)).await?;
                 }
-                let text = vec![false; columns.len()];
+                let text = wire::text_formats(&columns);
                 // A command with notices (DROP ... IF EXISTS) has no columns: no
                 // RowDescription. A SELECT with an empty target list has none either, and
                 // PostgreSQL still describes it (a RowDescription of zero fields).
@@ -234,7 +234,7 @@ async fn stream_simple(
     sub: &mut Subscription,
     watch: &mut CancelWatch,
 ) -> PgWireResult<Result<()>> {
-    let text = vec![false; sub.columns().len()];
+    let text = wire::text_formats(sub.columns());
     wire.feed(wire::row_description(sub.columns(), &text))
         .await?;
     let mut pending = VecDeque::new();
@@ -268,6 +268,11 @@ pub(crate) async fn copy_out(
 ) -> PgWireResult<Result<()>> {
     let ncols = sub.columns().len();
     let binary = options.format == CopyFormat::Binary;
+    let formats: Vec<FieldFormat> = sub
+        .columns()
+        .iter()
+        .map(|c| FieldFormat::of(c, binary))
+        .collect();
     let format = i8::from(binary);
     let response = CopyOutResponse::new(format, ncols as i16, vec![format as i16; ncols]);
     wire.feed(PgWireBackendMessage::CopyOutResponse(response))
@@ -286,7 +291,7 @@ pub(crate) async fn copy_out(
         wire,
         sub,
         &mut pending,
-        &RowSink::Copy(options),
+        &RowSink::Copy(options, &formats),
         0,
         watch,
         &mut sent,
@@ -330,10 +335,15 @@ pub(crate) async fn start_copy_in(
         sink.set_binary_decoder(super::encode::parse_binary);
     }
     let response = CopyInResponse::new(format, ncols as i16, vec![format as i16; ncols]);
+    let deadline = conn
+        .session
+        .statement_timeout()
+        .map(|t| tokio::time::Instant::now() + t);
     if let Some(old) = conn.copy.replace(CopyState {
         sink,
         rest,
         extended,
+        deadline,
     }) {
         old.sink.abort();
     }

@@ -21,6 +21,7 @@ use pgwire::messages::response::{
 };
 use pgwire::messages::PgWireBackendMessage;
 
+pub(crate) use super::encode::FieldFormat;
 use crate::engine::{Session, TxStatus};
 use crate::error::Error;
 use crate::types::{Column, DataType, Value};
@@ -151,67 +152,78 @@ fn type_modifier(ty: DataType) -> i32 {
     }
 }
 
-/// A RowDescription for `columns`, each with its format (true = binary).
-pub(crate) fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMessage {
+/// A RowDescription for `columns`, each with its format.
+pub(crate) fn row_description(columns: &[Column], formats: &[FieldFormat]) -> PgWireBackendMessage {
     let fields = columns
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let ty = c.data_type;
-            let format = binary.get(i).copied().unwrap_or(false) as i16;
-            FieldDescription::new(
-                c.name.clone(),
-                0,
-                0,
-                ty.oid(),
-                type_size(ty),
-                type_modifier(ty),
-                format,
-            )
+            let format = formats.get(i).is_some_and(|f| f.is_binary()) as i16;
+            let (size, modifier) = match c.catalog_type {
+                Some(t) => (t.size(), -1),
+                None => (type_size(ty), type_modifier(ty)),
+            };
+            FieldDescription::new(c.name.clone(), 0, 0, c.type_oid(), size, modifier, format)
         })
         .collect();
     PgWireBackendMessage::RowDescription(RowDescription::new(fields))
 }
 
-/// A DataRow for `row`, each field in its format (true = binary).
+/// A DataRow for `row`, each field in its format.
 pub(crate) fn data_row(
     row: &[Value],
-    binary: &[bool],
+    formats: &[FieldFormat],
     scratch: &mut String,
 ) -> PgWireBackendMessage {
     let mut buf = BytesMut::with_capacity(16 * row.len());
     for (i, v) in row.iter().enumerate() {
-        super::encode::put_field(
-            v,
-            binary.get(i).copied().unwrap_or(false),
-            &mut buf,
-            scratch,
-        );
+        let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
+        super::encode::put_field(v, format, &mut buf, scratch);
     }
     PgWireBackendMessage::DataRow(DataRow::new(buf, row.len() as i16))
 }
 
-/// Per-column binary flags from a Bind's result format codes: none = all text, one = all
+/// Per-column formats from a Bind's result format codes: none = all text, one = all
 /// columns, else one per column.
-pub(crate) fn binary_flags(codes: &[i16], ncols: usize) -> Vec<bool> {
-    match codes {
-        [] => vec![false; ncols],
-        [one] => vec![*one == 1; ncols],
-        many => (0..ncols)
-            .map(|i| many.get(i).copied() == Some(1))
-            .collect(),
-    }
+pub(crate) fn field_formats(codes: &[i16], columns: &[Column]) -> Vec<FieldFormat> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let binary = match codes {
+                [] => false,
+                [one] => *one == 1,
+                many => many.get(i).copied() == Some(1),
+            };
+            FieldFormat::of(c, binary)
+        })
+        .collect()
+}
+
+/// Text format for every column (the simple query protocol).
+pub(crate) fn text_formats(columns: &[Column]) -> Vec<FieldFormat> {
+    vec![FieldFormat::Text; columns.len()]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::CatalogType;
 
     #[test]
     fn result_format_codes_expand_per_column() {
-        assert_eq!(binary_flags(&[], 2), vec![false, false]);
-        assert_eq!(binary_flags(&[1], 3), vec![true, true, true]);
-        assert_eq!(binary_flags(&[0, 1], 2), vec![false, true]);
+        use FieldFormat::{Binary, BinaryAs, Text};
+        let c = |n: usize| vec![Column::new("x", DataType::Int4); n];
+        assert_eq!(field_formats(&[], &c(2)), vec![Text, Text]);
+        assert_eq!(field_formats(&[1], &c(3)), vec![Binary, Binary, Binary]);
+        assert_eq!(field_formats(&[0, 1], &c(2)), vec![Text, Binary]);
+        let oid = Column::catalog("oid", CatalogType::Oid);
+        assert_eq!(
+            field_formats(&[1], std::slice::from_ref(&oid)),
+            vec![BinaryAs(CatalogType::Oid)]
+        );
+        assert_eq!(field_formats(&[0], &[oid]), vec![Text]);
     }
 
     #[test]

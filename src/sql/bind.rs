@@ -1882,7 +1882,7 @@ impl<'a> Binder<'a> {
         let columns = rq
             .columns
             .iter()
-            .map(|(n, t)| Column::new(n.clone(), t.data_type()))
+            .map(|(n, t)| t.column(n.clone()))
             .collect();
         Ok(Query {
             source: Source::Relational(Box::new(rq)),

@@ -11,14 +11,16 @@
 //! reference is a (level, index) pair, but values are checked at run time, as the catalogs
 //! are small and their queries come from clients (psql, drivers, ORMs) that PostgreSQL has
 //! already type-checked. Static types ([`RType`]) exist only where the answer depends on
-//! them: result column types, `regclass`-style casts that print names, and arrays, which
-//! travel as their PostgreSQL text form (`{a,b}`).
+//! them: result column types, `regclass`-style casts that print names, and the catalog
+//! types ([`CatalogType`]: `oid`, arrays with their element type, `int2vector`), whose
+//! values travel as `bigint` and as their PostgreSQL text form (`{a,b}`) and which clients
+//! receive typed (`text[]` is 1009), so drivers decode arrays into lists.
 
 use sqlparser::ast;
 
 use super::plan::Expr;
 use crate::error::{Error, Result};
-use crate::types::{Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// Where finite relational queries read named relations from: the system catalogs, and
 /// later stored tables. Implemented by the engine's catalog.
@@ -37,8 +39,9 @@ pub enum RType {
     /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
     /// as the object's name.
     Reg(RegKind),
-    /// An array, held as its PostgreSQL text form; sent to clients as `text`.
-    Array,
+    /// A catalog type: `oid` (held as `bigint`), an array of an element type or a vector
+    /// (held as their PostgreSQL text form); sent to clients as that type.
+    Catalog(CatalogType),
     /// A literal or parameter whose type the context has not fixed (text at run time).
     Unknown,
     /// A composite (record) value with these fields, held as its PostgreSQL text form
@@ -51,11 +54,67 @@ pub enum RType {
 pub const EXPANDARRAY_FIELDS: &[(&str, DataType)] = &[("x", DataType::Int4), ("n", DataType::Int4)];
 
 impl RType {
-    /// The type clients see in RowDescription.
+    /// The type values are held as (and, but for catalog types, the type clients see).
     pub fn data_type(&self) -> DataType {
         match self {
             RType::Base(d) => *d,
+            RType::Catalog(t) => t.held_as(),
             _ => DataType::Text,
+        }
+    }
+
+    /// A result column of this type named `name`, as RowDescription announces it.
+    pub fn column(&self, name: impl Into<String>) -> Column {
+        match self {
+            RType::Catalog(t) => Column::catalog(name, *t),
+            other => Column::new(name, other.data_type()),
+        }
+    }
+
+    /// The static type of a provider's column.
+    pub fn of_column(c: &Column) -> RType {
+        c.catalog_type
+            .map_or(RType::Base(c.data_type), RType::Catalog)
+    }
+
+    /// True for arrays and vectors.
+    pub fn is_array(&self) -> bool {
+        matches!(self, RType::Catalog(t) if t.elem().is_some())
+    }
+
+    /// The type of an array's or vector's elements.
+    pub fn elem(&self) -> Option<RType> {
+        match self {
+            RType::Catalog(t) => t.elem().map(RType::of_elem),
+            _ => None,
+        }
+    }
+
+    /// The static type of an array element of type `e`.
+    pub fn of_elem(e: ElemType) -> RType {
+        match e {
+            ElemType::Oid => RType::Catalog(CatalogType::Oid),
+            other => RType::Base(other.held_as()),
+        }
+    }
+
+    /// The array type whose elements are of this type (`text[]` when unknown).
+    pub fn array_of(&self) -> RType {
+        RType::Catalog(CatalogType::Array(match self {
+            RType::Base(d) => ElemType::of(*d),
+            RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
+            _ => ElemType::Text,
+        }))
+    }
+
+    /// The type's name in messages and `pg_typeof` (`integer`, `text[]`, `int2vector`).
+    pub fn name(&self) -> String {
+        match self {
+            RType::Base(d) => d.name(),
+            RType::Unknown => "unknown".into(),
+            RType::Catalog(t) => t.name(),
+            RType::Reg(_) => "oid".into(),
+            RType::Record(_) => "record".into(),
         }
     }
 }
@@ -91,6 +150,11 @@ pub struct RelQuery {
     pub offset: Option<RExpr>,
     /// Output column names and static types.
     pub columns: Vec<(String, RType)>,
+    /// The parameters (0-based) of a catalog type, as PostgreSQL infers them: compared
+    /// with an `oid` (`WHERE t.oid = $1`) or cast to a catalog type (`$1::oid[]`). Held as
+    /// [`CatalogType::held_as`], described to clients as that type. Set on the
+    /// statement's outermost query only.
+    pub catalog_params: Vec<(usize, CatalogType)>,
 }
 
 /// A query body.
@@ -195,6 +259,9 @@ pub struct RelAgg {
     pub args: Vec<RExpr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// `ORDER BY` inside the call (`array_agg(x ORDER BY n)`): keys over the FROM row,
+    /// descending, nulls first. The order the values reach the aggregate in.
+    pub order_by: Vec<(RExpr, bool, bool)>,
     /// The result's type.
     pub ty: RType,
 }
@@ -504,6 +571,7 @@ pub const FUNCTIONS: &[&str] = &[
     "pg_ts_parser_is_visible",
     "pg_ts_dict_is_visible",
     "pg_ts_template_is_visible",
+    "set_config",
 ];
 
 const AGGREGATES: &[&str] = &[
@@ -720,6 +788,8 @@ pub(crate) struct RelBinder<'a> {
     next_cte: usize,
     /// Parameter types.
     pub(crate) params: Vec<Option<DataType>>,
+    /// Parameters of a catalog type (see [`RelQuery::catalog_params`]).
+    catalog_params: Vec<(usize, CatalogType)>,
     depth: usize,
     /// The whole query string, for error positions (psql's `LINE 1:` caret).
     source: &'a str,
@@ -752,10 +822,12 @@ pub(crate) fn bind_query(
         ctes: Vec::new(),
         next_cte: 0,
         params: hints.to_vec(),
+        catalog_params: Vec::new(),
         depth: 0,
         source,
     };
-    let plan = b.query(q)?;
+    let mut plan = b.query(q)?;
+    plan.catalog_params = std::mem::take(&mut b.catalog_params);
     let params = b
         .params
         .iter()
@@ -780,17 +852,28 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
 pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
     let lower = written.trim().to_lowercase().replace('"', "");
     let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
-    if base.ends_with("[]") || base.starts_with("_") || base == "oidvector" || base == "int2vector"
-    {
-        return Ok(RType::Array);
+    let elem = base
+        .strip_suffix("[]")
+        .or_else(|| base.strip_prefix('_'))
+        .map(|e| e.trim());
+    if let Some(elem) = elem {
+        // An element type tcq does not know (aclitem[]) is held and sent as text[].
+        return Ok(match elem {
+            "name" => RType::Catalog(CatalogType::Array(ElemType::Name)),
+            "char" | "\"char\"" => RType::Catalog(CatalogType::Array(ElemType::Char)),
+            other => rtype_of_name(other).unwrap_or(RType::Unknown).array_of(),
+        });
     }
     Ok(match base {
+        "oidvector" => RType::Catalog(CatalogType::OidVector),
+        "int2vector" => RType::Catalog(CatalogType::Int2Vector),
+        "oid" => RType::Catalog(CatalogType::Oid),
         "regclass" => RType::Reg(RegKind::Class),
         "regtype" => RType::Reg(RegKind::Type),
         "regproc" | "regprocedure" => RType::Reg(RegKind::Proc),
         "regnamespace" => RType::Reg(RegKind::Namespace),
         "regrole" => RType::Reg(RegKind::Role),
-        "oid" | "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
+        "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
         "name" | "char" | "\"char\"" | "bpchar" | "character" | "pg_node_tree" | "aclitem"
         | "unknown" | "cstring" => RType::Base(DataType::Text),
         other => RType::Base(super::bind::type_from_name(other)?),
@@ -877,6 +960,7 @@ impl RelBinder<'_> {
             limit,
             offset,
             columns,
+            catalog_params: Vec::new(),
         })
     }
 
@@ -938,6 +1022,7 @@ impl RelBinder<'_> {
             limit: None,
             offset: None,
             columns,
+            catalog_params: Vec::new(),
         };
         let plan = wrap(
             RelBody::Recursive {
@@ -1060,6 +1145,7 @@ impl RelBinder<'_> {
                     limit: None,
                     offset: None,
                     columns,
+                    catalog_params: Vec::new(),
                 };
                 Ok((
                     RelBody::SetOp {
@@ -1445,11 +1531,18 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect();
+                    // unnest's column has its array's element type (typed while the
+                    // arguments' level is still pushed).
+                    let elem = bound
+                        .as_ref()
+                        .ok()
+                        .and_then(|b| b.first())
+                        .and_then(|a| self.static_type(a).elem());
                     self.levels.pop();
                     let bound = bound?;
                     let cols: Vec<(&str, RType)> = match fname.as_str() {
                         "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
-                        "unnest" => vec![("unnest", RType::Base(DataType::Text))],
+                        "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
                         "generate_subscripts" => {
                             vec![("generate_subscripts", RType::Base(DataType::Int4))]
                         }
@@ -1520,7 +1613,7 @@ impl RelBinder<'_> {
                 for s in candidates {
                     if let Some((cols, _)) = self.provider.relation(&s, &rel) {
                         let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias);
-                        let types = cols.iter().map(|c| RType::Base(c.data_type)).collect();
+                        let types = cols.iter().map(RType::of_column).collect();
                         push_rel(
                             level,
                             alias_name.unwrap_or(rel.clone()),
@@ -2096,14 +2189,37 @@ impl RelBinder<'_> {
     /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
     /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
     fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
-        if let (RExpr::Param(i), RType::Base(d)) = (p, self.static_type(other)) {
+        // A parameter compared with an oid is held as a bigint and described as an oid.
+        let (ty, oid) = match self.static_type(other) {
+            RType::Catalog(CatalogType::Oid) => (RType::Base(DataType::Int8), true),
+            t => (t, false),
+        };
+        if let (RExpr::Param(i), RType::Base(d)) = (p, ty) {
             if let Some(slot @ None) = self.params.get_mut(*i) {
                 *slot = Some(d);
+                if oid {
+                    self.catalog_params.push((*i, CatalogType::Oid));
+                }
             }
         }
     }
 
-    fn cast(&self, inner: RExpr, to: RType) -> RExpr {
+    fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
+        // A parameter takes the type it is cast to, as PostgreSQL infers it: SQLAlchemy
+        // writes `$1::INTEGER`, asyncpg's type introspection `$1::oid[]`, and asyncpg
+        // refuses to bind an int to a parameter described as text.
+        if let RExpr::Param(i) = &inner {
+            if let Some(slot @ None) = self.params.get_mut(*i) {
+                match to {
+                    RType::Catalog(t) => {
+                        *slot = Some(t.held_as());
+                        self.catalog_params.push((*i, t));
+                    }
+                    RType::Base(d) => *slot = Some(d),
+                    _ => {}
+                }
+            }
+        }
         match (to, self.static_type(&inner)) {
             (RType::Base(d), RType::Base(_) | RType::Unknown) => RExpr::Template {
                 expr: Expr::Cast {
@@ -2229,7 +2345,7 @@ impl RelBinder<'_> {
             B::And => return Ok(RExpr::And(vec![l, r])),
             B::Or => return Ok(RExpr::Or(vec![l, r])),
             B::StringConcat => {
-                if self.static_type(&l) == RType::Array || self.static_type(&r) == RType::Array {
+                if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
                     return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
                 }
                 BinaryOp::Concat
@@ -2289,6 +2405,7 @@ impl RelBinder<'_> {
         let mut distinct = false;
         let mut star = false;
         let mut args_ast: Vec<&ast::Expr> = Vec::new();
+        let mut order_ast: Vec<&ast::OrderByExpr> = Vec::new();
         match &f.args {
             ast::FunctionArguments::None => {}
             ast::FunctionArguments::Subquery(q) => {
@@ -2302,6 +2419,16 @@ impl RelBinder<'_> {
                     l.duplicate_treatment,
                     Some(ast::DuplicateTreatment::Distinct)
                 );
+                for c in &l.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(keys) => order_ast.extend(keys),
+                        other => {
+                            return Err(unsupported(format!(
+                                "{other} in a function call is not supported"
+                            )))
+                        }
+                    }
+                }
                 for a in &l.args {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
@@ -2328,8 +2455,12 @@ impl RelBinder<'_> {
             }
             self.levels.last_mut().expect("level").in_agg = true;
             let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
+            let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
+                .iter()
+                .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+                .collect();
             self.levels.last_mut().expect("level").in_agg = false;
-            let args = args?;
+            let (args, order_by) = (args?, order_by?);
             let arg_type = args.first().map_or(RType::Unknown, |a| self.static_type(a));
             let ty = agg_result_type(&name, arg_type);
             let level = self.levels.last_mut().expect("level");
@@ -2342,6 +2473,7 @@ impl RelBinder<'_> {
                 func: name,
                 args,
                 distinct,
+                order_by,
                 ty,
             };
             let j = match level.aggs.iter().position(|a| *a == agg) {
@@ -2355,6 +2487,11 @@ impl RelBinder<'_> {
                 up: 0,
                 idx: level.width + j,
             });
+        }
+        if !order_ast.is_empty() {
+            return Err(Error::WrongObjectType(format!(
+                "ORDER BY specified, but {name} is not an aggregate function"
+            )));
         }
         let args: Vec<RExpr> = args_ast
             .iter()
@@ -2422,19 +2559,28 @@ impl RelBinder<'_> {
                 args,
             });
         }
+        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
+        if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
+            let t = match self.static_type(a) {
+                RType::Reg(k) => match k {
+                    RegKind::Class => "regclass",
+                    RegKind::Type => "regtype",
+                    RegKind::Proc => "regproc",
+                    RegKind::Namespace => "regnamespace",
+                    RegKind::Role => "regrole",
+                }
+                .to_string(),
+                other => other.name(),
+            };
+            return Ok(RExpr::Lit(Value::Text(t.into())));
+        }
         if FUNCTIONS.contains(&name.as_str()) {
             return Ok(RExpr::Func(name, args));
         }
         Err(Error::UndefinedFunction(format!(
             "function {name}({}) does not exist",
             args.iter()
-                .map(|a| match self.static_type(a) {
-                    RType::Base(d) => d.name(),
-                    RType::Unknown => "unknown".into(),
-                    RType::Array => "anyarray".into(),
-                    RType::Reg(_) => "oid".into(),
-                    RType::Record(_) => "record".into(),
-                })
+                .map(|a| self.static_type(a).name())
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
@@ -2578,10 +2724,33 @@ impl RelBinder<'_> {
                 .find(|t| *t != RType::Unknown)
                 .unwrap_or(RType::Unknown),
             RExpr::ScalarSub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1),
-            RExpr::ArraySub(_) | RExpr::Array(_) | RExpr::ArrayConcat(..) => RType::Array,
-            RExpr::Subscript(..) => RType::Unknown,
+            RExpr::ArraySub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1).array_of(),
+            RExpr::Array(elems) => elems
+                .iter()
+                .map(|x| self.static_type(x))
+                .find(|t| *t != RType::Unknown)
+                .unwrap_or(RType::Unknown)
+                .array_of(),
+            RExpr::ArrayConcat(l, r) => [l, r]
+                .iter()
+                .map(|x| self.static_type(x))
+                .find(RType::is_array)
+                .unwrap_or(RType::Unknown.array_of()),
+            RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
             RExpr::Cast(_, t) => *t,
             RExpr::Func(name, _) => func_type(name),
+            RExpr::SetFunc(j)
+                if self
+                    .levels
+                    .last()
+                    .and_then(|l| l.set_funcs.get(*j))
+                    .is_some_and(|f| f.0 == "unnest") =>
+            {
+                let f = &self.levels.last().expect("level").set_funcs[*j];
+                f.1.first()
+                    .and_then(|a| self.static_type(a).elem())
+                    .unwrap_or(RType::Base(DataType::Text))
+            }
             RExpr::Window(_) => RType::Base(DataType::Int8),
             RExpr::SetFunc(j) => {
                 let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
@@ -2608,7 +2777,7 @@ fn agg_result_type(func: &str, arg: RType) -> RType {
         "string_agg" => DataType::Text,
         "bool_and" | "bool_or" | "every" => DataType::Bool,
         "avg" => DataType::Numeric,
-        "array_agg" => return RType::Array,
+        "array_agg" => return arg.array_of(),
         "sum" => match arg {
             RType::Base(DataType::Int2 | DataType::Int4 | DataType::Int8) => DataType::Int8,
             RType::Base(DataType::Float4 | DataType::Float8) => DataType::Float8,
@@ -2661,7 +2830,8 @@ fn func_type(name: &str) -> RType {
         | "cardinality"
         | "pg_char_to_encoding"
         | "inet_server_port" => DataType::Int4,
-        "current_schemas" | "string_to_array" => return RType::Array,
+        "current_schemas" => return RType::Catalog(CatalogType::Array(ElemType::Name)),
+        "string_to_array" => return RType::Catalog(CatalogType::Array(ElemType::Text)),
         "to_regclass" => return RType::Reg(RegKind::Class),
         "to_regtype" => return RType::Reg(RegKind::Type),
         "to_regproc" => return RType::Reg(RegKind::Proc),

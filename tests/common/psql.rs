@@ -48,18 +48,10 @@ pub fn psql_missing() -> Option<String> {
     None
 }
 
-/// Run one script through psql against a fresh server; returns what psql printed, stdout
-/// and stderr interleaved as written, with the port replaced by `<port>`.
-pub fn run_script(root: &Path, script: &Path, actual_path: &Path) -> String {
-    let port = super::start_server();
-    let output = File::create(actual_path).expect("create the output file");
+/// A `psql` command for the server on `port` (user and database `regress`), with the
+/// caller's PG* variables removed.
+pub fn command(port: u16) -> Command {
     let mut command = Command::new("psql");
-    command
-        .args(["-X", "-a", "-q"])
-        .current_dir(root)
-        .stdin(File::open(script).expect("open the script"))
-        .stdout(output.try_clone().expect("clone the output file"))
-        .stderr(output);
     for variable in PG_VARIABLES {
         command.env_remove(variable);
     }
@@ -68,6 +60,21 @@ pub fn run_script(root: &Path, script: &Path, actual_path: &Path) -> String {
         .env("PGPORT", port.to_string())
         .env("PGUSER", "regress")
         .env("PGDATABASE", "regress");
+    command
+}
+
+/// Run one script through psql against a fresh server; returns what psql printed, stdout
+/// and stderr interleaved as written, with the port replaced by `<port>`.
+pub fn run_script(root: &Path, script: &Path, actual_path: &Path) -> String {
+    let port = super::start_server();
+    let output = File::create(actual_path).expect("create the output file");
+    let mut command = command(port);
+    command
+        .args(["-X", "-a", "-q"])
+        .current_dir(root)
+        .stdin(File::open(script).expect("open the script"))
+        .stdout(output.try_clone().expect("clone the output file"))
+        .stderr(output);
     let mut child = command.spawn().expect("run psql");
     let deadline = Instant::now() + SCRIPT_TIMEOUT;
     let mut note = String::new();

@@ -174,13 +174,14 @@ pub(crate) fn build(
     };
     let multi = inputs.iter().position(|i| !i.more_windows.is_empty());
     let Some(m) = multi else {
-        let (exec, streams, names) = build_one(engine, q, params, None)?;
+        let (exec, streams, names) = build_one(engine, q, params, None, &[])?;
         return Ok((MultiJoin::new(vec![exec], None), streams, names));
     };
     let limit = q.limit;
     let windows: Vec<_> = std::iter::once(inputs[m].window)
         .chain(inputs[m].more_windows.iter().copied())
         .collect();
+    let all = windows.clone();
     let mut joins = Vec::with_capacity(windows.len());
     let mut streams = Vec::new();
     let mut names = Vec::new();
@@ -191,7 +192,7 @@ pub(crate) fn build(
             inputs[m].window = w;
             inputs[m].more_windows.clear();
         }
-        let (exec, s, n) = build_one(engine, one, params, Some(m))?;
+        let (exec, s, n) = build_one(engine, one, params, Some(m), &all)?;
         joins.push(exec);
         streams = s;
         names = n;
@@ -200,12 +201,14 @@ pub(crate) fn build(
 }
 
 /// The executor of a join with one window per input; `meta_input` as
-/// [`JoinExec::new_for_window`].
+/// [`JoinExec::new_for_window`]. `all_windows`: every window of the multi-window input
+/// (its stream's time takes the largest SLACK among them, as in a single-stream query).
 fn build_one(
     engine: &Engine,
     q: Query,
     params: &[Value],
     meta_input: Option<usize>,
+    all_windows: &[crate::sql::WindowSpec],
 ) -> Result<(JoinExec, Vec<Arc<Stream>>, Vec<String>)> {
     let Source::Join { inputs, tables } = &q.source else {
         return Err(Error::Internal("a join query reads a join".into()));
@@ -247,6 +250,9 @@ fn build_one(
     let mut slacks = vec![Vec::new(); streams.len()];
     for (input, plan) in inputs.iter().zip(&plans) {
         slacks[plan.stream].push(input.window);
+    }
+    if let Some(m) = meta_input {
+        slacks[plans[m].stream].extend_from_slice(all_windows);
     }
     let tz = streams.iter().any(|s| {
         s.ts_col

@@ -275,13 +275,16 @@ impl Case {
                 let min = joined.iter().map(|r| r[1].1).min();
                 let max = joined.iter().map(|r| r[0].1).max();
                 let opt = |x: Option<i64>| x.map_or("NULL".to_string(), |v| v.to_string());
-                out.push((e, format!(
-                    "{}|{}|{}|{}|{wtime}",
-                    joined.len(),
-                    opt((!joined.is_empty()).then_some(sum)),
-                    opt(min),
-                    opt(max)
-                )));
+                out.push((
+                    e,
+                    format!(
+                        "{}|{}|{}|{}|{wtime}",
+                        joined.len(),
+                        opt((!joined.is_empty()).then_some(sum)),
+                        opt(min),
+                        opt(max)
+                    ),
+                ));
             }
             Form::Count => out.push((e, format!("{}|{wtime}", joined.len()))),
             Form::Grouped | Form::CountGrouped => {
@@ -346,7 +349,10 @@ impl Case {
             .enumerate()
             .map(|(i, ((s, w), a))| {
                 let more: String = if i == 0 {
-                    self.extra.iter().map(|x| format!(" {}", x.clause())).collect()
+                    self.extra
+                        .iter()
+                        .map(|x| format!(" {}", x.clause()))
+                        .collect()
                 } else {
                     String::new()
                 };
@@ -367,7 +373,10 @@ impl Case {
                 format!(" ORDER BY {}", cols.join(", "))
             }
         };
-        format!("SELECT {meta}{select} FROM {}{where_}{tail}", from.join(", "))
+        format!(
+            "SELECT {meta}{select} FROM {}{where_}{tail}",
+            from.join(", ")
+        )
     }
 }
 
@@ -523,7 +532,9 @@ async fn multi_window_joins_match_the_reference_per_window() {
     let (mut rows_total, mut nonempty) = (0, 0);
     for case_no in 0..90 {
         let mut case = random_case(&mut rng);
-        case.extra = (0..1 + rng.below(2)).map(|_| random_window(&mut rng)).collect();
+        case.extra = (0..1 + rng.below(2))
+            .map(|_| random_window(&mut rng))
+            .collect();
         if rng.below(3) == 0 {
             case.form = if rng.below(2) == 0 {
                 Form::Count

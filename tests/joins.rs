@@ -316,6 +316,7 @@ async fn join_errors_are_clear() {
     let port = start_server();
     let c = connect(port).await;
     exec(&c, STREAMS).await;
+    exec(&c, "CREATE TABLE t (k text)").await;
     let cases = [
         (
             "SELECT count(*) FROM a [RANGE BY '1 minute'] JOIN b ON a.k = b.k",
@@ -345,10 +346,19 @@ async fn join_errors_are_clear() {
             "SELECT count(*) FROM a [RANGE BY '1 minute'] JOIN b [RANGE BY '1 minute'] USING (nope)",
             "42703",
         ),
+        (
+            "SELECT count(*) FROM a [RANGE BY '1 minute'] [RANGE BY '2 minutes'] JOIN t USING (k)",
+            "0A000",
+        ),
     ];
     for (sql, state) in cases {
         let e = c.simple_query(sql).await.expect_err(sql);
         assert_eq!(sqlstate(&e), state, "{sql}: {e}");
+        if sql.contains("'2 minutes'] JOIN") {
+            // The multi-window refusals say which limit was hit.
+            let msg = e.as_db_error().unwrap().message();
+            assert!(msg.contains("several window clauses"), "{sql}: {msg}");
+        }
     }
 }
 
@@ -429,8 +439,16 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
     let c = connect(port).await;
     exec(&c, STREAMS).await;
     let feed = [
-        format!("INSERT INTO a VALUES ({}, 'x', 1), ({}, 'x', 2)", at("01"), at("12")),
-        format!("INSERT INTO b VALUES ({}, 'x', 10), ({}, 'x', 100)", at("03"), at("15")),
+        format!(
+            "INSERT INTO a VALUES ({}, 'x', 1), ({}, 'x', 2)",
+            at("01"),
+            at("12")
+        ),
+        format!(
+            "INSERT INTO b VALUES ({}, 'x', 10), ({}, 'x', 100)",
+            at("03"),
+            at("15")
+        ),
         format!("INSERT INTO a VALUES ({}, 'y', 0)", at("30")),
         format!("INSERT INTO b VALUES ({}, 'z', 0)", at("30")),
     ];
@@ -440,14 +458,50 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
         got,
         table(&[
             // Event 10: W1 has a1-b1; W2 has no instance ended yet (wstart is wtime - RANGE).
-            &["00:00:10", "1", "10", "2001-01-01 00:00:10", "2001-01-01 00:00:00"],
-            &["00:00:20", "0", "NULL", "2001-01-01 00:00:10", "2000-12-31 23:59:50"],
+            &[
+                "00:00:10",
+                "1",
+                "10",
+                "2001-01-01 00:00:10",
+                "2001-01-01 00:00:00"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:10",
+                "2000-12-31 23:59:50"
+            ],
             // Event 20: W1 has a2-b2; W2 has a1-b2 and a2-b2 in its instance [0,20).
-            &["00:00:10", "1", "200", "2001-01-01 00:00:20", "2001-01-01 00:00:10"],
-            &["00:00:20", "2", "300", "2001-01-01 00:00:20", "2001-01-01 00:00:00"],
+            &[
+                "00:00:10",
+                "1",
+                "200",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:10"
+            ],
+            &[
+                "00:00:20",
+                "2",
+                "300",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:00"
+            ],
             // Event 30: b2 died at 30, so nothing joins under either window.
-            &["00:00:10", "0", "NULL", "2001-01-01 00:00:30", "2001-01-01 00:00:20"],
-            &["00:00:20", "0", "NULL", "2001-01-01 00:00:30", "2001-01-01 00:00:10"],
+            &[
+                "00:00:10",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:30",
+                "2001-01-01 00:00:20"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:30",
+                "2001-01-01 00:00:10"
+            ],
         ])
     );
     // LIMIT counts the rows of both windows: the third row ends the query (the same feed,
@@ -456,9 +510,27 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
     assert_eq!(
         got,
         table(&[
-            &["00:00:10", "1", "10", "2001-01-01 00:00:10", "2001-01-01 00:00:00"],
-            &["00:00:20", "0", "NULL", "2001-01-01 00:00:10", "2000-12-31 23:59:50"],
-            &["00:00:10", "1", "200", "2001-01-01 00:00:20", "2001-01-01 00:00:10"],
+            &[
+                "00:00:10",
+                "1",
+                "10",
+                "2001-01-01 00:00:10",
+                "2001-01-01 00:00:00"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:10",
+                "2000-12-31 23:59:50"
+            ],
+            &[
+                "00:00:10",
+                "1",
+                "200",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:10"
+            ],
         ])
     );
     let plan: Vec<String> = rows(&c, &format!("EXPLAIN {MULTI}"))

@@ -270,7 +270,16 @@ impl JoinExec {
         limits: ExecLimits,
         live_tuples_max: usize,
     ) -> Result<JoinExec> {
-        Self::new_for_window(query, inputs, nstreams, params, tz, limits, live_tuples_max, None)
+        Self::new_for_window(
+            query,
+            inputs,
+            nstreams,
+            params,
+            tz,
+            limits,
+            live_tuples_max,
+            None,
+        )
     }
 
     /// [`JoinExec::new`] for one window's join of a multi-window join: with `meta_input`

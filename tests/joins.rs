@@ -533,6 +533,17 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
             ],
         ])
     );
+    // A driver's Describe: wrange(*) is an interval, wstart(*) and wtime(*) timestamps.
+    let st = c.prepare(MULTI).await.unwrap();
+    let types: Vec<String> = st
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(
+        types,
+        ["interval", "int8", "int8", "timestamp", "timestamp"]
+    );
     let plan: Vec<String> = rows(&c, &format!("EXPLAIN {MULTI}"))
         .await
         .into_iter()

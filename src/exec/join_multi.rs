@@ -43,11 +43,6 @@ impl MultiJoin {
         }
     }
 
-    /// The joins, one per window.
-    pub fn windows(&self) -> &[JoinExec] {
-        &self.joins
-    }
-
     /// Consume a batch of the query's stream `stream`, appending output to `out`.
     pub fn push_batch(&mut self, stream: usize, batch: &Batch, out: &mut Vec<Event>) -> Result<()> {
         self.step(out, |j, o| j.push_batch(stream, batch, o))

@@ -141,6 +141,11 @@ impl MultiJoin {
         self.joins[0].stream_times()
     }
 
+    /// Bytes of state held, over all windows' joins ([`JoinExec::state_bytes`]).
+    pub fn state_bytes(&self) -> usize {
+        self.joins.iter().map(JoinExec::state_bytes).sum()
+    }
+
     /// Tuples kept, over all windows' joins.
     pub fn stored_tuples(&self) -> usize {
         self.joins.iter().map(JoinExec::stored_tuples).sum()

@@ -135,6 +135,11 @@ enum Form {
 struct Case {
     /// Per input: its stream and window.
     inputs: Vec<(usize, Win)>,
+    /// Input 0's further windows (a multi-window join), in the order written.
+    extra: Vec<Win>,
+    /// In the reference of one window of a multi-window join: all of input 0's windows,
+    /// whose largest SLACK sets its stream's time.
+    slack_windows: Vec<Win>,
     preds: Vec<Pred>,
     form: Form,
     /// Arrivals: (stream, t, k, v).
@@ -146,13 +151,50 @@ impl Case {
         self.inputs.iter().map(|i| i.0).max().unwrap() + 1
     }
 
-    /// The rows the join must emit, as `|`-joined text, in emission order.
+    /// The rows the join must emit, as `|`-joined text, in emission order. A multi-window
+    /// join is the joins under each of input 0's windows, each row led by that window's
+    /// RANGE and current instance start, merged by slide event instant (windows in written
+    /// order at one instant).
     fn reference(&self) -> Vec<String> {
+        if self.extra.is_empty() {
+            return self.reference_timed().into_iter().map(|(_, r)| r).collect();
+        }
+        let windows: Vec<Win> = std::iter::once(self.inputs[0].1)
+            .chain(self.extra.iter().copied())
+            .collect();
+        let mut all: Vec<(i64, usize, String)> = Vec::new();
+        for (j, w) in windows.iter().enumerate() {
+            let mut one = Case {
+                inputs: self.inputs.clone(),
+                extra: vec![],
+                slack_windows: windows.clone(),
+                preds: self.preds.clone(),
+                form: self.form,
+                tuples: self.tuples.clone(),
+            };
+            one.inputs[0].1 = *w;
+            for (e, r) in one.reference_timed() {
+                let start = w.current(e).map_or(e - w.range, |m| w.lower(m));
+                all.push((e, j, format!("00:00:{:02}|{}|{r}", w.range, ts(start))));
+            }
+        }
+        // A stable sort: each window's rows of one event keep their order.
+        all.sort_by_key(|(e, j, _)| (*e, *j));
+        all.into_iter().map(|(_, _, r)| r).collect()
+    }
+
+    /// The rows of the join with one window per input, each with its slide event's instant.
+    fn reference_timed(&self) -> Vec<(i64, String)> {
         let ns = self.nstreams();
-        // A stream's time is its highest timestamp minus the largest SLACK of its inputs.
+        // A stream's time is its highest timestamp minus the largest SLACK of the windows
+        // over it (input 0's stream counts all of a multi-window join's windows).
         let mut slack = vec![0; ns];
         for (s, w) in &self.inputs {
             slack[*s] = slack[*s].max(w.slack.unwrap_or(0));
+        }
+        let s0 = self.inputs[0].0;
+        for w in &self.slack_windows {
+            slack[s0] = slack[s0].max(w.slack.unwrap_or(0));
         }
         let mut times: Vec<Option<i64>> = vec![None; ns];
         let mut global: Option<i64> = None;
@@ -199,7 +241,7 @@ impl Case {
         out
     }
 
-    fn event(&self, e: i64, seen: &[(usize, i64, char, i64)], out: &mut Vec<String>) {
+    fn event(&self, e: i64, seen: &[(usize, i64, char, i64)], out: &mut Vec<(i64, String)>) {
         // Each input's live tuples: those in its current window at e.
         let mut live: Vec<Vec<(char, i64)>> = Vec::new();
         for (s, w) in &self.inputs {
@@ -233,15 +275,18 @@ impl Case {
                 let min = joined.iter().map(|r| r[1].1).min();
                 let max = joined.iter().map(|r| r[0].1).max();
                 let opt = |x: Option<i64>| x.map_or("NULL".to_string(), |v| v.to_string());
-                out.push(format!(
-                    "{}|{}|{}|{}|{wtime}",
-                    joined.len(),
-                    opt((!joined.is_empty()).then_some(sum)),
-                    opt(min),
-                    opt(max)
+                out.push((
+                    e,
+                    format!(
+                        "{}|{}|{}|{}|{wtime}",
+                        joined.len(),
+                        opt((!joined.is_empty()).then_some(sum)),
+                        opt(min),
+                        opt(max)
+                    ),
                 ));
             }
-            Form::Count => out.push(format!("{}|{wtime}", joined.len())),
+            Form::Count => out.push((e, format!("{}|{wtime}", joined.len()))),
             Form::Grouped | Form::CountGrouped => {
                 let mut groups: BTreeMap<char, (i64, i64)> = BTreeMap::new();
                 for r in &joined {
@@ -259,9 +304,9 @@ impl Case {
                         k.to_string()
                     };
                     if self.form == Form::Grouped {
-                        out.push(format!("{k}|{n}|{sum}|{wtime}"));
+                        out.push((e, format!("{k}|{n}|{sum}|{wtime}")));
                     } else {
-                        out.push(format!("{k}|{n}|{n}|{wtime}"));
+                        out.push((e, format!("{k}|{n}|{n}|{wtime}")));
                     }
                 }
             }
@@ -273,7 +318,7 @@ impl Case {
                 rows.sort();
                 for r in rows {
                     let vals: Vec<String> = r.iter().map(|v| v.to_string()).collect();
-                    out.push(format!("{}|{wtime}", vals.join("|")));
+                    out.push((e, format!("{}|{wtime}", vals.join("|"))));
                 }
             }
         }
@@ -282,6 +327,11 @@ impl Case {
     /// The query over streams named `names`.
     fn sql(&self, streams: &[String]) -> String {
         let aliases: Vec<String> = (0..self.inputs.len()).map(|i| format!("i{i}")).collect();
+        let meta = if self.extra.is_empty() {
+            ""
+        } else {
+            "wrange(*), wstart(*), "
+        };
         let select = match self.form {
             Form::Ungrouped => "count(*), sum(i0.v + i1.v), min(i1.v), max(i0.v), wtime(*)".into(),
             Form::Grouped => "i0.k, count(*), sum(i1.v), wtime(*)".into(),
@@ -296,7 +346,18 @@ impl Case {
             .inputs
             .iter()
             .zip(&aliases)
-            .map(|((s, w), a)| format!("{} {} {a}", streams[*s], w.clause()))
+            .enumerate()
+            .map(|(i, ((s, w), a))| {
+                let more: String = if i == 0 {
+                    self.extra
+                        .iter()
+                        .map(|x| format!(" {}", x.clause()))
+                        .collect()
+                } else {
+                    String::new()
+                };
+                format!("{} {}{more} {a}", streams[*s], w.clause())
+            })
             .collect();
         let preds: Vec<String> = self.preds.iter().map(|p| p.sql(&aliases)).collect();
         let where_ = if preds.is_empty() {
@@ -312,7 +373,10 @@ impl Case {
                 format!(" ORDER BY {}", cols.join(", "))
             }
         };
-        format!("SELECT {select} FROM {}{where_}{tail}", from.join(", "))
+        format!(
+            "SELECT {meta}{select} FROM {}{where_}{tail}",
+            from.join(", ")
+        )
     }
 }
 
@@ -380,6 +444,8 @@ fn random_case(rng: &mut Rng) -> Case {
     }
     Case {
         inputs,
+        extra: vec![],
+        slack_windows: vec![],
         preds,
         form,
         tuples,
@@ -453,6 +519,40 @@ async fn count_only_joins_match_the_reference() {
     assert!(
         fast > 50 && nonzero > 300,
         "{fast} fast-path cases, {nonzero} rows with pairs"
+    );
+}
+
+/// Multi-window joins: input 0 under two or three windows, each giving its own row set
+/// (led by wrange(*) and wstart(*)), merged by slide event; every form, pairs, triples and
+/// self-joins, late tuples and SLACK (the largest of a stream's windows).
+#[tokio::test]
+async fn multi_window_joins_match_the_reference_per_window() {
+    let port = start_server();
+    let mut rng = Rng(0x6d75_6c74_6977_696e);
+    let (mut rows_total, mut nonempty) = (0, 0);
+    for case_no in 0..90 {
+        let mut case = random_case(&mut rng);
+        case.extra = (0..1 + rng.below(2))
+            .map(|_| random_window(&mut rng))
+            .collect();
+        if rng.below(3) == 0 {
+            case.form = if rng.below(2) == 0 {
+                Form::Count
+            } else {
+                Form::CountGrouped
+            };
+        }
+        let expected = case.reference();
+        rows_total += expected.len();
+        nonempty += expected
+            .iter()
+            .filter(|r| r.split('|').nth(2).is_some_and(|n| n != "0"))
+            .count();
+        run_case(port, 2000 + case_no, &case, expected).await;
+    }
+    assert!(
+        rows_total > 1000 && nonempty > 400,
+        "{rows_total} rows, {nonempty} with join tuples"
     );
 }
 

@@ -316,6 +316,7 @@ async fn join_errors_are_clear() {
     let port = start_server();
     let c = connect(port).await;
     exec(&c, STREAMS).await;
+    exec(&c, "CREATE TABLE t (k text)").await;
     let cases = [
         (
             "SELECT count(*) FROM a [RANGE BY '1 minute'] JOIN b ON a.k = b.k",
@@ -338,17 +339,26 @@ async fn join_errors_are_clear() {
             "0A000",
         ),
         (
-            "SELECT count(*) FROM a [RANGE BY '1 minute'] [RANGE BY '2 minutes'] JOIN b [RANGE BY '1 minute'] USING (k)",
+            "SELECT count(*) FROM a [RANGE BY '1 minute'] [RANGE BY '2 minutes'] JOIN b [RANGE BY '1 minute'] [RANGE BY '3 minutes'] USING (k)",
             "0A000",
         ),
         (
             "SELECT count(*) FROM a [RANGE BY '1 minute'] JOIN b [RANGE BY '1 minute'] USING (nope)",
             "42703",
         ),
+        (
+            "SELECT count(*) FROM a [RANGE BY '1 minute'] [RANGE BY '2 minutes'] JOIN t USING (k)",
+            "0A000",
+        ),
     ];
     for (sql, state) in cases {
         let e = c.simple_query(sql).await.expect_err(sql);
         assert_eq!(sqlstate(&e), state, "{sql}: {e}");
+        if sql.contains("'2 minutes'] JOIN") {
+            // The multi-window refusals say which limit was hit.
+            let msg = e.as_db_error().unwrap().message();
+            assert!(msg.contains("several window clauses"), "{sql}: {msg}");
+        }
     }
 }
 
@@ -411,6 +421,150 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
             "  Count the live join tuples at each slide event as the product of each key's live tuples on both sides (no join tuple is formed)",
         ]
     );
+}
+
+/// A multi-window join, worked by hand. a under W1 = tumbling 10 s and W2 = RANGE 20 s
+/// SLIDE 10 s, both from 0; b tumbling 10 s from 0. Slide events 10, 20, 30 (W2's first
+/// end is 20). a1@1 (x, 1): W1 [10,20), W2 [20,30). a2@12 (x, 2): W1 [20,30), W2 [20,40).
+/// b1@3 (x, 10): [10,20). b2@15 (x, 100): [20,30). The tuples at 30 (keys y, z) are born
+/// at 40 and only move time to 30.
+const MULTI: &str = "SELECT wrange(*), count(*), sum(v * w), wtime(*), wstart(*) FROM \
+                     a [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] \
+                       [RANGE BY '20 seconds' SLIDE BY '10 seconds' START AT '2001-01-01 00:00:00'] \
+                     JOIN b [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] USING (k)";
+
+#[tokio::test]
+async fn a_multi_window_join_gives_one_row_set_per_window() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAMS).await;
+    let feed = [
+        format!(
+            "INSERT INTO a VALUES ({}, 'x', 1), ({}, 'x', 2)",
+            at("01"),
+            at("12")
+        ),
+        format!(
+            "INSERT INTO b VALUES ({}, 'x', 10), ({}, 'x', 100)",
+            at("03"),
+            at("15")
+        ),
+        format!("INSERT INTO a VALUES ({}, 'y', 0)", at("30")),
+        format!("INSERT INTO b VALUES ({}, 'z', 0)", at("30")),
+    ];
+    let feed: Vec<&str> = feed.iter().map(String::as_str).collect();
+    let got = cursor_rows(&c, MULTI, &feed, 6).await;
+    assert_eq!(
+        got,
+        table(&[
+            // Event 10: W1 has a1-b1; W2 has no instance ended yet (wstart is wtime - RANGE).
+            &[
+                "00:00:10",
+                "1",
+                "10",
+                "2001-01-01 00:00:10",
+                "2001-01-01 00:00:00"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:10",
+                "2000-12-31 23:59:50"
+            ],
+            // Event 20: W1 has a2-b2; W2 has a1-b2 and a2-b2 in its instance [0,20).
+            &[
+                "00:00:10",
+                "1",
+                "200",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:10"
+            ],
+            &[
+                "00:00:20",
+                "2",
+                "300",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:00"
+            ],
+            // Event 30: b2 died at 30, so nothing joins under either window.
+            &[
+                "00:00:10",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:30",
+                "2001-01-01 00:00:20"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:30",
+                "2001-01-01 00:00:10"
+            ],
+        ])
+    );
+    // LIMIT counts the rows of both windows: the third row ends the query (the same feed,
+    // read by a new query).
+    let got = cursor_rows(&c, &format!("{MULTI} LIMIT 3"), &feed, 10).await;
+    assert_eq!(
+        got,
+        table(&[
+            &[
+                "00:00:10",
+                "1",
+                "10",
+                "2001-01-01 00:00:10",
+                "2001-01-01 00:00:00"
+            ],
+            &[
+                "00:00:20",
+                "0",
+                "NULL",
+                "2001-01-01 00:00:10",
+                "2000-12-31 23:59:50"
+            ],
+            &[
+                "00:00:10",
+                "1",
+                "200",
+                "2001-01-01 00:00:20",
+                "2001-01-01 00:00:10"
+            ],
+        ])
+    );
+    // A driver's Describe: wrange(*) is an interval, wstart(*) and wtime(*) timestamps.
+    let st = c.prepare(MULTI).await.unwrap();
+    let types: Vec<String> = st
+        .columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect();
+    assert_eq!(
+        types,
+        ["interval", "int8", "int8", "timestamp", "timestamp"]
+    );
+    let plan: Vec<String> = rows(&c, &format!("EXPLAIN {MULTI}"))
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    let win = |r: u32| format!("<range {r}0000000us, slide 10000000us, start 978307200000000us>");
+    let mut want = vec![
+        "Multi-window join: 2 windows on input 1 (a), one row set per window, each window its own join (no state shared between them)".to_string(),
+    ];
+    for (i, r) in [1, 2].into_iter().enumerate() {
+        want.extend([
+            format!("  Window {}: {}", i + 1, win(r)),
+            "    Windowed join of 2 inputs (symmetric hash join; slide events at every window end)".into(),
+            format!("      Input 1: a  window {}  instances from 2001-01-01 00:00:00", win(r)),
+            format!("      Input 2: b  window {}  instances from 2001-01-01 00:00:00", win(1)),
+            "      Arrival on a: hash probe b on b.k = a.k".into(),
+            "      Arrival on b: hash probe a on a.k = b.k".into(),
+            "      Aggregate over the live join tuples at each slide event (partials by birth and death)".into(),
+        ]);
+    }
+    assert_eq!(plan, want);
 }
 
 /// The join of `a` and `b` the client-path tests read, and what it emits for [`FEED`].

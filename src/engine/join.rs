@@ -22,7 +22,7 @@ use super::catalog::Stream;
 use super::session::resolve_window;
 use super::{Engine, Subscription};
 use crate::error::{Error, Result};
-use crate::exec::{Batch, Event, ExecLimits, JoinExec, JoinInputPlan};
+use crate::exec::{Batch, Event, ExecLimits, JoinExec, JoinInputPlan, MultiJoin};
 use crate::sql::{Query, Source};
 use crate::types::{DataType, Value};
 use crate::window::Start;
@@ -40,7 +40,7 @@ pub(crate) enum JoinMsg {
 }
 
 /// One unit of work for a join's executor, run on its task.
-type Step = Box<dyn FnOnce(&mut JoinExec, &mut Vec<Event>) -> Result<()> + Send>;
+type Step = Box<dyn FnOnce(&mut MultiJoin, &mut Vec<Event>) -> Result<()> + Send>;
 
 /// Batches a join's feed holds before the statements feeding it wait.
 const FEED_BATCHES: usize = 4;
@@ -65,7 +65,7 @@ pub(crate) struct JoinQuery {
     pub streams: Vec<String>,
     /// The stored tables a stream-table join reads at each slide event.
     pub tables: Vec<String>,
-    pub exec: Mutex<JoinExec>,
+    pub exec: Mutex<MultiJoin>,
     tx: Mutex<Option<super::outq::OutSender>>,
     /// `Limits::output_stall_timeout`.
     output_stall: std::time::Duration,
@@ -162,11 +162,53 @@ impl Drop for JoinGuard {
     }
 }
 
-/// The executor of join `q`, its distinct streams, and each input's display name.
+/// The executor of join `q`, its distinct streams, and each input's display name. A join
+/// with a multi-window input gets one [`JoinExec`] per window of it, in the order written.
 pub(crate) fn build(
     engine: &Engine,
     q: Query,
     params: &[Value],
+) -> Result<(MultiJoin, Vec<Arc<Stream>>, Vec<String>)> {
+    let Source::Join { inputs, .. } = &q.source else {
+        return Err(Error::Internal("a join query reads a join".into()));
+    };
+    let multi = inputs.iter().position(|i| !i.more_windows.is_empty());
+    let Some(m) = multi else {
+        let (exec, streams, names) = build_one(engine, q, params, None, &[])?;
+        return Ok((MultiJoin::new(vec![exec], None), streams, names));
+    };
+    let limit = q.limit;
+    let windows: Vec<_> = std::iter::once(inputs[m].window)
+        .chain(inputs[m].more_windows.iter().copied())
+        .collect();
+    let all = windows.clone();
+    let mut joins = Vec::with_capacity(windows.len());
+    let mut streams = Vec::new();
+    let mut names = Vec::new();
+    for w in windows {
+        let mut one = q.clone();
+        one.limit = None;
+        if let Source::Join { inputs, .. } = &mut one.source {
+            inputs[m].window = w;
+            inputs[m].more_windows.clear();
+        }
+        let (exec, s, n) = build_one(engine, one, params, Some(m), &all)?;
+        joins.push(exec);
+        streams = s;
+        names = n;
+    }
+    Ok((MultiJoin::new(joins, limit), streams, names))
+}
+
+/// The executor of a join with one window per input; `meta_input` as
+/// [`JoinExec::new_for_window`]. `all_windows`: every window of the multi-window input
+/// (its stream's time takes the largest SLACK among them, as in a single-stream query).
+fn build_one(
+    engine: &Engine,
+    q: Query,
+    params: &[Value],
+    meta_input: Option<usize>,
+    all_windows: &[crate::sql::WindowSpec],
 ) -> Result<(JoinExec, Vec<Arc<Stream>>, Vec<String>)> {
     let Source::Join { inputs, tables } = &q.source else {
         return Err(Error::Internal("a join query reads a join".into()));
@@ -209,6 +251,9 @@ pub(crate) fn build(
     for (input, plan) in inputs.iter().zip(&plans) {
         slacks[plan.stream].push(input.window);
     }
+    if let Some(m) = meta_input {
+        slacks[plans[m].stream].extend_from_slice(all_windows);
+    }
     let tz = streams.iter().any(|s| {
         s.ts_col
             .is_none_or(|c| s.columns[c].data_type == DataType::TimestampTz)
@@ -227,7 +272,7 @@ pub(crate) fn build(
     } else {
         (q, None)
     };
-    let mut exec = JoinExec::new(
+    let mut exec = JoinExec::new_for_window(
         q,
         plans,
         streams.len(),
@@ -240,6 +285,7 @@ pub(crate) fn build(
             distinct_values_max: limits.distinct_values_max,
         },
         limits.live_tuples_max,
+        meta_input,
     )?;
     if let Some(stage) = stage {
         exec.set_table_stage(stage)?;
@@ -277,8 +323,9 @@ pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec
         .collect();
     full.sort();
     let full: Vec<String> = full.into_iter().map(|(_, n)| n).collect();
+    let multi = inputs.iter().position(|i| !i.more_windows.is_empty());
     let (exec, _, names) = build(engine, q, params)?;
-    Ok(exec.explain(&names, &columns, &full))
+    Ok(exec.explain(&names, &columns, &full, multi))
 }
 
 /// Register join `q` and return its subscription.

@@ -217,6 +217,13 @@ pub struct JoinExec {
     /// `(range, slide)` when every input's window has the same range, slide and grid, so
     /// that wstart(*), wrange(*) and wslide(*) have one meaning.
     grid: Option<(i64, i64)>,
+    /// In one window's join of a multi-window join: the multi-window input, whose window
+    /// wstart(*), wrange(*) and wslide(*) name ([`JoinExec::new_for_window`]).
+    meta_input: Option<usize>,
+    /// With `meta_input` set: the instant of each `Event::Rows` pushed since the last
+    /// [`JoinExec::take_event_times`], in order (a multi-window join merges its windows'
+    /// events by these, after every step, so this holds one step's events at most).
+    event_times: Vec<i64>,
     hasher: KeyHasher,
     mode: Mode,
     emit_empty: bool,
@@ -263,6 +270,33 @@ impl JoinExec {
         limits: ExecLimits,
         live_tuples_max: usize,
     ) -> Result<JoinExec> {
+        Self::new_for_window(
+            query,
+            inputs,
+            nstreams,
+            params,
+            tz,
+            limits,
+            live_tuples_max,
+            None,
+        )
+    }
+
+    /// [`JoinExec::new`] for one window's join of a multi-window join: with `meta_input`
+    /// set, wstart(*), wrange(*) and wslide(*) name that input's window (its RANGE, its
+    /// SLIDE, and the start of its current instance at the slide event) whatever the
+    /// other inputs' windows are. Errors as [`JoinExec::new`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_for_window(
+        query: Query,
+        inputs: Vec<JoinInputPlan>,
+        nstreams: usize,
+        params: Vec<Value>,
+        tz: bool,
+        limits: ExecLimits,
+        live_tuples_max: usize,
+        meta_input: Option<usize>,
+    ) -> Result<JoinExec> {
         let Source::Join {
             inputs: sources, ..
         } = &query.source
@@ -304,7 +338,7 @@ impl JoinExec {
             });
         }
         let grid = shared_grid(&runs);
-        if grid.is_none() && uses_instance_meta(&query) {
+        if grid.is_none() && meta_input.is_none() && uses_instance_meta(&query) {
             return Err(Error::FeatureNotSupported(
                 "wstart(*), wrange(*) and wslide(*) in a join need every stream under the same window (same RANGE BY, SLIDE BY and grid); wtime(*) is the slide event's instant".into(),
             ));
@@ -407,6 +441,8 @@ impl JoinExec {
             keybuf: Vec::new(),
             argbuf: Vec::new(),
             grid,
+            meta_input,
+            event_times: Vec::new(),
             hasher: KeyHasher::new(),
             mode,
             emit_empty,
@@ -975,12 +1011,28 @@ impl JoinExec {
 
     /// Emit the rows of the slide event at `e`.
     fn slide_event(&mut self, e: i64, out: &mut Vec<Event>) -> Result<()> {
-        let meta = WindowMetaValues {
-            lower_us: self.grid.map_or(e, |(r, _)| e.saturating_sub(r)),
-            upper_us: e,
-            range_us: self.grid.map_or(0, |(r, _)| r),
-            slide_us: self.grid.map_or(0, |(_, s)| s),
-            tz: self.tz,
+        let meta = match self.meta_input {
+            Some(i) => {
+                let w = self.inputs[i].window;
+                WindowMetaValues {
+                    // The start of the input's current instance (its latest end at or
+                    // before e); before its first instance ends, e - RANGE.
+                    lower_us: w
+                        .current_index(e)
+                        .map_or(e.saturating_sub(w.range_us), |m| w.lower_us(m)),
+                    upper_us: e,
+                    range_us: w.range_us,
+                    slide_us: w.slide_us,
+                    tz: self.tz,
+                }
+            }
+            None => WindowMetaValues {
+                lower_us: self.grid.map_or(e, |(r, _)| e.saturating_sub(r)),
+                upper_us: e,
+                range_us: self.grid.map_or(0, |(r, _)| r),
+                slide_us: self.grid.map_or(0, |(_, s)| s),
+                tz: self.tz,
+            },
         };
         let live = |(b, d): &(i64, i64)| *b <= e && e < *d;
         let mut rows = Vec::new();
@@ -1039,8 +1091,23 @@ impl JoinExec {
             },
         }
         self.stats.slide_events += 1;
+        let before = out.len();
         self.finish_event(rows, out);
+        if out.len() > before && self.meta_input.is_some() {
+            self.event_times.push(e);
+        }
         Ok(())
+    }
+
+    /// Input `i`'s window (`i` < the number of inputs).
+    pub fn input_window(&self, i: usize) -> crate::window::Window {
+        self.inputs[i].window
+    }
+
+    /// The instants of the `Event::Rows` this executor pushed since the last call, in
+    /// order, microseconds since the epoch.
+    pub(crate) fn take_event_times(&mut self) -> Vec<i64> {
+        std::mem::take(&mut self.event_times)
     }
 
     fn ctx<'a>(&'a self, row: &'a [Value], window: Option<WindowMetaValues>) -> EvalContext<'a> {

@@ -18,6 +18,7 @@ pub mod finite;
 pub mod group;
 pub mod join;
 mod join_count;
+pub mod join_multi;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;
@@ -26,6 +27,7 @@ pub mod table_join;
 pub mod windowed;
 
 pub use join::{JoinExec, JoinInputPlan};
+pub use join_multi::MultiJoin;
 pub use query::{plan_windows, QueryExec, QueryStats, RowBatch, StateSummary};
 pub use windowed::{ExecLimits, WorkCounters};
 

@@ -2319,7 +2319,8 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// FROM with two or more streams: each must carry exactly one window clause; the join
+    /// FROM with two or more streams: each must carry a window clause, at most one of them
+    /// several (a multi-window join; not with stored tables); the join
     /// conditions are left in `self.join_conds` for the caller to bind over the scope.
     fn join_from(
         &mut self,
@@ -2377,9 +2378,25 @@ impl<'a> Binder<'a> {
             ));
         }
         // Every window clause must have been attached to one of the inputs.
-        if self.windows.len() != inputs.len() {
+        let attached: usize = inputs.iter().map(|i| 1 + i.more_windows.len()).sum();
+        if self.windows.len() != attached {
             return Err(unsupported(
                 "a window clause must follow a stream in the FROM clause of the outermost SELECT",
+            ));
+        }
+        let multi: Vec<&JoinInput> = inputs
+            .iter()
+            .filter(|i| !i.more_windows.is_empty())
+            .collect();
+        if multi.len() > 1 {
+            return Err(unsupported(format!(
+                "streams \"{}\" and \"{}\" both have several window clauses; in a join at most one stream may (read a stream twice under aliases instead)",
+                multi[0].alias, multi[1].alias
+            )));
+        }
+        if !multi.is_empty() && !tables.is_empty() {
+            return Err(unsupported(
+                "a stream with several window clauses cannot be joined to a stored table yet",
             ));
         }
         scope.window_time = Some(if time_types.iter().all(|t| *t == DataType::Timestamp) {
@@ -2390,7 +2407,7 @@ impl<'a> Binder<'a> {
         Ok((Source::Join { inputs, tables }, scope, vec![]))
     }
 
-    /// One relation of a join: a stream with exactly one window clause, or a stored table
+    /// One relation of a join: a stream with one or more window clauses, or a stored table
     /// without one. Returns true for a table.
     fn join_input(
         &mut self,
@@ -2444,18 +2461,12 @@ impl<'a> Binder<'a> {
             .iter()
             .filter(|w| Some(w.after) == name_token || Some(w.after) == alias_token)
             .collect();
-        let window = match mine[..] {
-            [w] => w,
+        let (window, more) = match mine[..] {
+            [w, ref more @ ..] => (w, more),
             [] => {
                 return Err(unsupported(format!(
                     "stream \"{}\" in a join needs a window clause, e.g. {} [RANGE BY '1 minute']: a join is computed over the streams' current windows",
                     names.name, names.name
-                )))
-            }
-            _ => {
-                return Err(unsupported(format!(
-                    "stream \"{}\" has several window clauses; in a join each stream takes exactly one",
-                    names.name
                 )))
             }
         };
@@ -2463,6 +2474,10 @@ impl<'a> Binder<'a> {
             .map(|i| columns[i].data_type)
             .unwrap_or(DataType::TimestampTz);
         let spec = window_spec(window, time_type, |l| self.position(l))?;
+        let more_windows = more
+            .iter()
+            .map(|w| window_spec(w, time_type, |l| self.position(l)))
+            .collect::<Result<Vec<_>>>()?;
         time_types.push(time_type);
         names.offset = scope.columns.len();
         names.ncols = columns.len();
@@ -2477,6 +2492,7 @@ impl<'a> Binder<'a> {
             columns: columns.clone(),
             offset: names.offset,
             window: spec,
+            more_windows,
         });
         scope.star.extend(names.offset..names.offset + names.ncols);
         scope.columns.extend(columns);

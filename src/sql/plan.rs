@@ -639,8 +639,12 @@ pub struct JoinInput {
     pub columns: Vec<Column>,
     /// Index of this input's first column in the join's input row.
     pub offset: usize,
-    /// Its window clause.
+    /// Its window clause (the first one, when it has several).
     pub window: WindowSpec,
+    /// Its further window clauses, in the order written: non-empty for the one input of a
+    /// multi-window join, which the engine runs as one join per window
+    /// ([`crate::exec::MultiJoin`]). At most one input of a join has any.
+    pub more_windows: Vec<WindowSpec>,
 }
 
 /// A window clause as written; the engine resolves [`StartSpec::Default`].

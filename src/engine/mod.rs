@@ -31,6 +31,8 @@ pub mod memory;
 pub mod monitor;
 mod outq;
 mod pg_catalog;
+mod privileges;
+pub mod roles;
 mod segment;
 mod session;
 mod spill;
@@ -155,6 +157,8 @@ pub struct Engine {
     pub(crate) notifier: coord::Notifier,
     /// The data directory, when the engine keeps its state on disk.
     pub(crate) data: Option<archive::DataDir>,
+    /// Roles, relation owners and grants.
+    pub(crate) roles: roles::Roles,
 }
 
 impl Engine {
@@ -181,6 +185,8 @@ impl Engine {
             match r {
                 archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
                 archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
+                archive::CatalogRecord::Role(json) => engine.roles.restore_role(&json)?,
+                archive::CatalogRecord::Acl(json) => engine.roles.restore_acl(&json)?,
             }
         }
         Ok(engine)
@@ -193,6 +199,7 @@ impl Engine {
             notifier: coord::Notifier::default(),
             config,
             data,
+            roles: roles::Roles::default(),
         });
         catalog::Catalog::start_clock(&engine);
         engine
@@ -211,6 +218,12 @@ impl Engine {
     /// The global memory budget: its limit and what is tracked against it now.
     pub fn memory(&self) -> &Arc<memory::MemoryBudget> {
         &self.catalog.memory
+    }
+
+    /// Roles, relation owners and grants; the server installs the `--password-file` users
+    /// here and looks up who may log in.
+    pub fn roles(&self) -> &roles::Roles {
+        &self.roles
     }
 
     /// The connected sessions; the server registers each connection here.

@@ -108,8 +108,11 @@ pub struct Session {
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
     settings: HashMap<String, String>,
-    user: String,
+    pub(crate) user: String,
     database: String,
+    /// What this session's user is when it is no role: a superuser when it connected by
+    /// trust (the bootstrap user), nothing when it authenticated (see `engine::roles`).
+    pub(crate) implicit_superuser: bool,
     /// Continuous queries this session holds now (`queries_per_connection_max`).
     live_queries: Arc<std::sync::atomic::AtomicUsize>,
     savepoints: Vec<Savepoint>,
@@ -410,6 +413,7 @@ impl Session {
             settings,
             user: "tcq".into(),
             database: "tcq".into(),
+            implicit_superuser: true,
             live_queries: Arc::default(),
             savepoints: Vec::new(),
             inbox: Arc::new(Inbox::default()),
@@ -637,6 +641,7 @@ impl Session {
         {
             return Err(Error::InFailedTransaction);
         }
+        self.check_privileges(&plan)?;
         if let Some(what) = writes(&plan) {
             if self.read_only() {
                 return Err(Error::ReadOnlySqlTransaction(format!(
@@ -789,6 +794,14 @@ impl Session {
                 Ok(Outcome::Command(tag.into()))
             }
             Plan::Show { name } => self.show(&name),
+            Plan::CreateRole {
+                name,
+                options,
+                user,
+            } => self.create_role(&name, options, user),
+            Plan::AlterRole { name, options } => self.alter_role(&name, options),
+            Plan::DropRole { names, if_exists } => self.drop_role(names, if_exists),
+            Plan::Grant(g) => self.grant(g),
             Plan::Advance {
                 stream,
                 time_expr,
@@ -831,6 +844,7 @@ impl Session {
             v => sql::stream_name_of(&v.to_text().unwrap_or_default()),
         };
         let s = self.engine.catalog.stream(&name)?;
+        self.check_relation("stream", &name, sql::Privileges::INSERT)?;
         let time_type = s
             .ts_col
             .map_or(DataType::TimestampTz, |c| s.columns[c].data_type);
@@ -861,10 +875,12 @@ impl Session {
         let name = c.name.clone();
         let stream = new_stream(&self.engine, c, true)?;
         streams.insert(name.clone(), stream.clone());
+        self.engine.roles.set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
             streams.remove(&name);
+            self.engine.roles.remove_relation(&name);
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -910,7 +926,10 @@ impl Session {
             }
             for n in names {
                 match streams.remove(&n) {
-                    Some(s) => dropped.push(s),
+                    Some(s) => {
+                        self.engine.roles.remove_relation(&n);
+                        dropped.push(s)
+                    }
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
                 }
             }
@@ -1721,7 +1740,8 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
     Ok(stream)
 }
 
-/// Write every stream's definition to the data directory's catalog (nothing without one).
+/// Write every stream's and table's definition, the roles and the access lists to the data
+/// directory's catalog (nothing without one).
 pub(super) fn save_catalog(
     engine: &Engine,
     streams: &std::collections::HashMap<String, Arc<Stream>>,
@@ -1753,7 +1773,8 @@ pub(super) fn save_catalog(
             .map(|(&oid, log)| (oid, CatalogRecord::Table(log.ddl.clone()))),
     );
     records.sort_by_key(|r| r.0);
-    let records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
+    let mut records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
+    records.extend(engine.roles.records());
     data.write_catalog(&records)
 }
 

@@ -178,6 +178,21 @@ pub(crate) enum Stmt {
         options: RawExplain,
         statement: Box<ast::Statement>,
     },
+    /// `CREATE ROLE` / `CREATE USER` (`user`).
+    CreateRole {
+        name: String,
+        options: super::plan::RoleOptions,
+        user: bool,
+    },
+    /// `ALTER ROLE` / `ALTER USER`.
+    AlterRole {
+        name: String,
+        options: super::plan::RoleOptions,
+    },
+    /// `DROP ROLE` / `DROP USER`.
+    DropRole { names: Vec<String>, if_exists: bool },
+    /// `GRANT` / `REVOKE` on relations.
+    Grant(super::plan::Grant),
 }
 
 /// A statement with its text and its window clauses.
@@ -623,6 +638,8 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
         "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
         "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
         "ALTER" if word_is(t.peek_at(1), "STREAM") => parse_alter_stream(t)?,
+        "CREATE" | "ALTER" | "DROP" if is_role_word(t.peek_at(1)) => parse_role(t)?,
+        "GRANT" | "REVOKE" => parse_grant(t)?,
         "FETCH" | "MOVE" => parse_fetch(t)?,
         "CLOSE" => parse_close(t)?,
         "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(t)?,
@@ -917,6 +934,225 @@ fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
     let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
     t.expect_end()?;
     Ok(Stmt::DropStream { names, if_exists })
+}
+
+fn is_role_word(t: &Token) -> bool {
+    word_is(t, "ROLE") || word_is(t, "USER") || word_is(t, "GROUP")
+}
+
+fn role_unsupported(what: &str) -> Error {
+    Error::FeatureNotSupported(format!(
+        "{what} is not supported: tcq roles have LOGIN, SUPERUSER and PASSWORD only"
+    ))
+}
+
+/// A role name: an identifier (`CURRENT_USER` and friends are not resolved here).
+fn role_name(t: &mut Toks) -> Result<String> {
+    match t.peek() {
+        Token::SingleQuotedString(_) => Err(syntax_near(t.peek())),
+        _ => t.ident(),
+    }
+}
+
+/// `CREATE|ALTER ROLE|USER name [WITH] option ...` and `DROP ROLE|USER [IF EXISTS] names`.
+fn parse_role(t: &mut Toks) -> Result<Stmt> {
+    let verb = match t.next() {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        other => return Err(syntax_near(&other)),
+    };
+    if t.is_word("GROUP") {
+        return Err(role_unsupported("a GROUP (role membership)"));
+    }
+    let user = t.is_word("USER");
+    t.next();
+    if verb == "DROP" {
+        let if_exists = if t.eat_word("IF") {
+            t.expect_word("EXISTS")?;
+            true
+        } else {
+            false
+        };
+        let mut names = vec![role_name(t)?];
+        while t.eat(&Token::Comma) {
+            names.push(role_name(t)?);
+        }
+        t.expect_end()?;
+        return Ok(Stmt::DropRole { names, if_exists });
+    }
+    if verb == "CREATE" && t.is_word("MAPPING") {
+        return Err(role_unsupported("CREATE USER MAPPING"));
+    }
+    let name = role_name(t)?;
+    if verb == "ALTER" && (t.is_word("RENAME") || t.is_word("SET") || t.is_word("RESET")) {
+        return Err(role_unsupported(&format!(
+            "ALTER ROLE ... {}",
+            t.peek().to_string().to_uppercase()
+        )));
+    }
+    let _ = t.eat_word("WITH");
+    let options = parse_role_options(t)?;
+    Ok(if verb == "CREATE" {
+        Stmt::CreateRole {
+            name,
+            options,
+            user,
+        }
+    } else {
+        Stmt::AlterRole { name, options }
+    })
+}
+
+fn parse_role_options(t: &mut Toks) -> Result<super::plan::RoleOptions> {
+    let mut o = super::plan::RoleOptions::default();
+    let conflict = || Error::Syntax("conflicting or redundant options".into());
+    loop {
+        let word = match t.peek() {
+            Token::EOF => return Ok(o),
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            other => return Err(syntax_near(other)),
+        };
+        t.next();
+        match word.as_str() {
+            "LOGIN" | "NOLOGIN" => {
+                if o.login.replace(word == "LOGIN").is_some() {
+                    return Err(conflict());
+                }
+            }
+            "SUPERUSER" | "NOSUPERUSER" => {
+                if o.superuser.replace(word == "SUPERUSER").is_some() {
+                    return Err(conflict());
+                }
+            }
+            "ENCRYPTED" | "PASSWORD" => {
+                if word == "ENCRYPTED" {
+                    t.expect_word("PASSWORD")?;
+                }
+                let value = if t.eat_word("NULL") {
+                    None
+                } else {
+                    let v = string_literal(t.peek()).ok_or_else(|| syntax_near(t.peek()))?;
+                    t.next();
+                    Some(v)
+                };
+                if o.password.replace(value).is_some() {
+                    return Err(conflict());
+                }
+            }
+            // Without role membership, inheriting means nothing: accepted as PostgreSQL's
+            // default.
+            "INHERIT" | "NOINHERIT" => {}
+            "CREATEDB" | "NOCREATEDB" | "CREATEROLE" | "NOCREATEROLE" | "REPLICATION"
+            | "NOREPLICATION" | "BYPASSRLS" | "NOBYPASSRLS" | "CONNECTION" | "VALID" | "IN"
+            | "ROLE" | "ADMIN" | "USER" | "SYSID" => {
+                return Err(role_unsupported(&format!("role option {word}")))
+            }
+            _ => return Err(Error::Syntax(format!("syntax error at or near \"{word}\""))),
+        }
+    }
+}
+
+/// `GRANT privileges ON [STREAM|TABLE] names TO roles` and
+/// `REVOKE [GRANT OPTION FOR] privileges ON [STREAM|TABLE] names FROM roles [CASCADE|RESTRICT]`.
+fn parse_grant(t: &mut Toks) -> Result<Stmt> {
+    use super::plan::{Grant, GrantTarget, Privileges};
+    let grant = t.eat_word("GRANT");
+    if !grant {
+        t.expect_word("REVOKE")?;
+        if t.is_word("GRANT") && word_is(t.peek_at(1), "OPTION") {
+            return Err(Error::FeatureNotSupported(
+                "GRANT OPTION is not supported: only owners and superusers grant".into(),
+            ));
+        }
+    }
+    let mut privileges = Privileges::default();
+    if t.eat_word("ALL") {
+        let _ = t.eat_word("PRIVILEGES");
+        privileges = Privileges::ALL;
+    } else {
+        loop {
+            let word = match t.peek() {
+                Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+                other => return Err(syntax_near(other)),
+            };
+            let Some((_, _, p)) = Privileges::NAMES.iter().find(|(n, _, _)| *n == word) else {
+                if matches!(word.as_str(), "REFERENCES" | "TRIGGER" | "USAGE" | "EXECUTE" | "CREATE" | "CONNECT" | "TEMPORARY" | "TEMP") {
+                    return Err(Error::FeatureNotSupported(format!(
+                        "privilege {word} is not supported: streams and tables have SELECT, INSERT, UPDATE, DELETE and TRUNCATE"
+                    )));
+                }
+                return Err(Error::FeatureNotSupported(
+                    "granting role membership is not supported: grant privileges ON a stream or table".into(),
+                ));
+            };
+            t.next();
+            if t.peek() == &Token::LParen {
+                return Err(Error::FeatureNotSupported(
+                    "column privileges are not supported".into(),
+                ));
+            }
+            privileges = privileges.union(*p);
+            if !t.eat(&Token::Comma) {
+                break;
+            }
+        }
+    }
+    if !t.eat_word("ON") {
+        if t.is_word("TO") || t.is_word("FROM") {
+            return Err(Error::FeatureNotSupported(
+                "granting role membership is not supported: grant privileges ON a stream or table".into(),
+            ));
+        }
+        return Err(syntax_near(t.peek()));
+    }
+    let target = if t.eat_word("STREAM") {
+        GrantTarget::Stream
+    } else {
+        let _ = t.eat_word("TABLE");
+        GrantTarget::Relation
+    };
+    if t.is_word("ALL") || t.is_word("SCHEMA") || t.is_word("DATABASE") || t.is_word("FUNCTION") || t.is_word("SEQUENCE") {
+        let next_is_name_end = matches!(t.peek_at(1), Token::EOF | Token::Comma)
+            || word_is(t.peek_at(1), "TO")
+            || word_is(t.peek_at(1), "FROM");
+        if !next_is_name_end {
+            return Err(Error::FeatureNotSupported(format!(
+                "GRANT ON {} is not supported: name each stream or table",
+                t.peek().to_string().to_uppercase()
+            )));
+        }
+    }
+    let mut relations = vec![t.object_name()?];
+    while t.eat(&Token::Comma) {
+        relations.push(t.object_name()?);
+    }
+    t.expect_word(if grant { "TO" } else { "FROM" })?;
+    let mut grantees = Vec::new();
+    loop {
+        let _ = t.eat_word("GROUP");
+        grantees.push(role_name(t)?);
+        if !t.eat(&Token::Comma) {
+            break;
+        }
+    }
+    if grant && t.is_word("WITH") {
+        return Err(Error::FeatureNotSupported(
+            "WITH GRANT OPTION is not supported: only owners and superusers grant".into(),
+        ));
+    }
+    if !grant {
+        let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
+    }
+    if t.is_word("GRANTED") {
+        return Err(Error::FeatureNotSupported("GRANTED BY is not supported".into()));
+    }
+    t.expect_end()?;
+    Ok(Stmt::Grant(Grant {
+        grant,
+        privileges,
+        target,
+        relations,
+        grantees,
+    }))
 }
 
 fn count_token(t: &mut Toks) -> Result<Option<u64>> {

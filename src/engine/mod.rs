@@ -157,8 +157,6 @@ pub struct Engine {
     pub(crate) notifier: coord::Notifier,
     /// The data directory, when the engine keeps its state on disk.
     pub(crate) data: Option<archive::DataDir>,
-    /// Roles, relation owners and grants.
-    pub(crate) roles: roles::Roles,
 }
 
 impl Engine {
@@ -185,8 +183,8 @@ impl Engine {
             match r {
                 archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
                 archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
-                archive::CatalogRecord::Role(json) => engine.roles.restore_role(&json)?,
-                archive::CatalogRecord::Acl(json) => engine.roles.restore_acl(&json)?,
+                archive::CatalogRecord::Role(json) => engine.catalog.roles.restore_role(&json)?,
+                archive::CatalogRecord::Acl(json) => engine.catalog.roles.restore_acl(&json)?,
             }
         }
         Ok(engine)
@@ -199,7 +197,6 @@ impl Engine {
             notifier: coord::Notifier::default(),
             config,
             data,
-            roles: roles::Roles::default(),
         });
         catalog::Catalog::start_clock(&engine);
         engine
@@ -223,7 +220,7 @@ impl Engine {
     /// Roles, relation owners and grants; the server installs the `--password-file` users
     /// here and looks up who may log in.
     pub fn roles(&self) -> &roles::Roles {
-        &self.roles
+        &self.catalog.roles
     }
 
     /// The connected sessions; the server registers each connection here.

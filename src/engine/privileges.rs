@@ -20,6 +20,7 @@ impl Session {
     /// trust-connected user who is no role).
     pub fn is_superuser(&self) -> bool {
         self.engine
+            .catalog
             .roles
             .is_superuser(&self.user, self.implicit_superuser)
     }
@@ -39,12 +40,14 @@ impl Session {
         privileges: Privileges,
     ) -> Result<()> {
         self.engine
+            .catalog
             .roles
             .check(&self.user, self.is_superuser(), kind, relation, privileges)
     }
 
     fn check_owner(&self, kind: &str, relation: &str) -> Result<()> {
         self.engine
+            .catalog
             .roles
             .check_owner(&self.user, self.is_superuser(), kind, relation)
     }
@@ -56,6 +59,43 @@ impl Session {
         Err(Error::InsufficientPrivilege(format!(
             "permission denied to {what}: only superusers manage roles"
         )))
+    }
+
+    /// May this session cancel (`cancel`) or terminate backend `pid`? Its own user's
+    /// backends, or any as a superuser; a superuser's only as a superuser. Errors: 42501 in
+    /// PostgreSQL 15's words. An unknown pid passes (the caller answers it).
+    pub(crate) fn check_signal(&self, pid: i32, cancel: bool) -> Result<()> {
+        let Some(target) = self
+            .engine
+            .catalog
+            .backends
+            .list()
+            .into_iter()
+            .find(|b| b.pid == pid)
+        else {
+            return Ok(());
+        };
+        if self.is_superuser() {
+            return Ok(());
+        }
+        let (verb, what) = if cancel {
+            ("cancel", "query is being canceled")
+        } else {
+            ("terminate", "process is being terminated")
+        };
+        // A trust-connected user who is no role is a superuser (engine::roles).
+        if self.engine.catalog.roles.is_superuser(&target.user, true) {
+            return Err(Error::InsufficientPrivilege(format!(
+                "must be a superuser to {verb} superuser {}",
+                if cancel { "query" } else { "process" }
+            )));
+        }
+        if target.user != self.user {
+            return Err(Error::InsufficientPrivilege(format!(
+                "must be a member of the role whose {what} or member of pg_signal_backend"
+            )));
+        }
+        Ok(())
     }
 
     /// The privilege check of a bound statement. Errors: 42501 naming what is missing.
@@ -118,10 +158,10 @@ impl Session {
     /// catalog change interleaves.
     fn change_roles(&self, change: impl FnOnce() -> Result<()>) -> Result<()> {
         let streams = self.engine.catalog.streams.write();
-        let before = self.engine.roles.snapshot();
+        let before = self.engine.catalog.roles.snapshot();
         change()?;
         if let Err(e) = save_catalog(&self.engine, &streams) {
-            self.engine.roles.restore(before);
+            self.engine.catalog.roles.restore(before);
             return Err(e);
         }
         Ok(())
@@ -140,7 +180,7 @@ impl Session {
             superuser: options.superuser.unwrap_or(false),
             password: password.flatten(),
         };
-        self.change_roles(|| self.engine.roles.create(name, set))?;
+        self.change_roles(|| self.engine.catalog.roles.create(name, set))?;
         Ok(command(
             if user { "CREATE USER" } else { "CREATE ROLE" },
             notices,
@@ -158,7 +198,7 @@ impl Session {
         let mut notices = Vec::new();
         let password = verifier(options.password, &mut notices);
         self.change_roles(|| {
-            self.engine.roles.alter(name, |r| {
+            self.engine.catalog.roles.alter(name, |r| {
                 if let Some(login) = options.login {
                     r.login = login;
                 }
@@ -180,12 +220,12 @@ impl Session {
         let mut notices = Vec::new();
         self.change_roles(|| {
             for n in &names {
-                if self.engine.roles.get(n).is_none() && !if_exists {
+                if self.engine.catalog.roles.get(n).is_none() && !if_exists {
                     return Err(Error::UndefinedObject(format!("role \"{n}\" does not exist")));
                 }
             }
             for n in &names {
-                if !self.engine.roles.drop_role(n)? {
+                if !self.engine.catalog.roles.drop_role(n)? {
                     notices.push(format!("role \"{n}\" does not exist, skipping"));
                 }
             }
@@ -212,7 +252,7 @@ impl Session {
                     )))
                 }
             };
-            if !self.is_superuser() && self.engine.roles.owner(r).as_deref() != Some(&self.user)
+            if !self.is_superuser() && self.engine.catalog.roles.owner(r).as_deref() != Some(&self.user)
             {
                 return Err(Error::InsufficientPrivilege(format!(
                     "permission denied for {kind} {r}: only its owner or a superuser grants"
@@ -222,6 +262,7 @@ impl Session {
         self.change_roles(|| {
             for r in &g.relations {
                 self.engine
+                    .catalog
                     .roles
                     .grant(r, &g.grantees, g.privileges, g.grant)?;
             }

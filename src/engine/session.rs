@@ -875,12 +875,12 @@ impl Session {
         let name = c.name.clone();
         let stream = new_stream(&self.engine, c, true)?;
         streams.insert(name.clone(), stream.clone());
-        self.engine.roles.set_owner(&name, &self.user);
+        self.engine.catalog.roles.set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
             streams.remove(&name);
-            self.engine.roles.remove_relation(&name);
+            self.engine.catalog.roles.remove_relation(&name);
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -927,7 +927,7 @@ impl Session {
             for n in names {
                 match streams.remove(&n) {
                     Some(s) => {
-                        self.engine.roles.remove_relation(&n);
+                        self.engine.catalog.roles.remove_relation(&n);
                         dropped.push(s)
                     }
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
@@ -1010,9 +1010,14 @@ impl Session {
         let input = match &q.source {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
-                self.engine
-                    .catalog
-                    .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
+                let viewer = super::catalog::Viewer {
+                    user: &self.user,
+                    superuser: self.is_superuser(),
+                };
+                self.engine.catalog.system_view_rows(
+                    name.strip_prefix("pg_catalog.").unwrap_or(name),
+                    &viewer,
+                )
             }
             Source::Table { name, .. } => self
                 .engine
@@ -1035,6 +1040,7 @@ impl Session {
                     user: &self.user,
                     database: &self.database,
                     settings: &settings,
+                    superuser: self.is_superuser(),
                 };
                 return crate::exec::relational::run(rq, &provider, params, Some(self));
             }
@@ -1414,6 +1420,7 @@ impl Session {
                 } else {
                     super::backends::Signal::Terminate
                 };
+                self.check_signal(pid, func == F::CancelBackend)?;
                 match self.engine.catalog.backends.signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {
@@ -1774,7 +1781,7 @@ pub(super) fn save_catalog(
     );
     records.sort_by_key(|r| r.0);
     let mut records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
-    records.extend(engine.roles.records());
+    records.extend(engine.catalog.roles.records());
     data.write_catalog(&records)
 }
 

@@ -244,13 +244,16 @@ impl Session {
                     "table"
                 }
                 (false, GrantTarget::Stream) => {
-                    return Err(Error::UndefinedTable(format!("stream \"{r}\" does not exist")))
+                    let hint = catalog.tables.read().contains_key(r).then(|| {
+                        format!("\"{r}\" is a table: grant ON TABLE {r}")
+                    });
+                    return Err(Error::Detailed {
+                        error: Box::new(Error::UndefinedTable(r.clone())),
+                        position: None,
+                        hint,
+                    });
                 }
-                (false, GrantTarget::Relation) => {
-                    return Err(Error::UndefinedTable(format!(
-                        "relation \"{r}\" does not exist"
-                    )))
-                }
+                (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),
             };
             if !self.is_superuser() && self.engine.catalog.roles.owner(r).as_deref() != Some(&self.user)
             {

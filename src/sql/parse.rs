@@ -1772,6 +1772,69 @@ mod tests {
     }
 
     #[test]
+    fn role_and_grant_statements() {
+        use crate::sql::plan::{Grant, GrantTarget, Privileges, RoleOptions};
+        let Stmt::CreateRole {
+            name,
+            options,
+            user,
+        } = one("CREATE USER \"Al\" WITH SUPERUSER ENCRYPTED PASSWORD 'x''y'").stmt
+        else {
+            panic!("not CREATE USER")
+        };
+        assert_eq!((name.as_str(), user), ("Al", true));
+        assert_eq!(
+            options,
+            RoleOptions {
+                login: None,
+                superuser: Some(true),
+                password: Some(Some("x'y".into())),
+            }
+        );
+        assert!(matches!(
+            one("ALTER ROLE bob NOLOGIN PASSWORD NULL").stmt,
+            Stmt::AlterRole { options: RoleOptions { login: Some(false), password: Some(None), .. }, .. }
+        ));
+        assert!(matches!(
+            one("DROP USER IF EXISTS a, b").stmt,
+            Stmt::DropRole { ref names, if_exists: true } if names == &["a", "b"]
+        ));
+        let Stmt::Grant(g) = one("GRANT select, INSERT ON STREAM s, x.t TO alice, PUBLIC").stmt
+        else {
+            panic!("not GRANT")
+        };
+        assert_eq!(
+            g,
+            Grant {
+                grant: true,
+                privileges: Privileges::SELECT.union(Privileges::INSERT),
+                target: GrantTarget::Stream,
+                relations: vec!["s".into(), "x.t".into()],
+                grantees: vec!["alice".into(), "public".into()],
+            }
+        );
+        let Stmt::Grant(g) = one("REVOKE ALL PRIVILEGES ON TABLE t FROM bob CASCADE").stmt
+        else {
+            panic!("not REVOKE")
+        };
+        assert_eq!((g.grant, g.privileges, g.target), (false, Privileges::ALL, GrantTarget::Relation));
+        assert_eq!(Privileges::ALL.letters(), "arwdD");
+        for (sql, code) in [
+            ("CREATE ROLE a LOGIN NOLOGIN", "42601"),
+            ("CREATE ROLE a PASSWORD", "42601"),
+            ("CREATE ROLE a CREATEDB", "0A000"),
+            ("GRANT a TO b", "0A000"),
+            ("GRANT SELECT (c) ON t TO b", "0A000"),
+            ("GRANT SELECT ON t TO b WITH GRANT OPTION", "0A000"),
+            ("GRANT SELECT ON ALL TABLES IN SCHEMA public TO b", "0A000"),
+            ("REVOKE SELECT ON t TO b", "42601"),
+        ] {
+            let e = parse_all(sql).unwrap_err();
+            assert_eq!(crate::server::sqlstate(&e), code, "{sql}: {e}");
+        }
+    }
+
+    #[test]
     fn declare_and_explain() {
         let p =
             one("DECLARE c NO SCROLL CURSOR WITH HOLD FOR SELECT * FROM s [RANGE BY '1 minute']");

@@ -317,6 +317,11 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::DropTable { .. } => "DROP TABLE",
         Plan::CreateStream(_) => "CREATE STREAM",
         Plan::DropStream { .. } => "DROP STREAM",
+        Plan::CreateRole { .. } => "CREATE ROLE",
+        Plan::AlterRole { .. } => "ALTER ROLE",
+        Plan::DropRole { .. } => "DROP ROLE",
+        Plan::Grant(g) if g.grant => "GRANT",
+        Plan::Grant(_) => "REVOKE",
         _ => return None,
     })
 }

@@ -1,7 +1,9 @@
 //! The PostgreSQL wire protocol front end: the only part of tcq that knows about sockets.
 //!
 //! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
-//! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256,
+//! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256
+//! (the password file's users and the roles of `CREATE ROLE`, looked up in
+//! [`Engine::roles`](crate::engine::Engine::roles); a NOLOGIN role is refused with 28000),
 //! and registers every backend with a connection manager, so that a CancelRequest on a separate connection reaches the query it names.
 //! With [`ServerOptions::tls`] a client that sends an SSLRequest continues over TLS (see
 //! [`tls_required`] for when plaintext is refused); CancelRequests are throttled per peer

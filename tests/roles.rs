@@ -80,8 +80,12 @@ async fn superusers_manage_roles_that_log_in_with_scram() {
 
     let alice = login(port, "alice", "a1").await;
     assert_eq!(
-        rows(&alice, "SELECT current_user, session_user").await,
-        common::table(&[&["alice", "alice"]])
+        rows(&alice, "SELECT current_user, session_user, current_setting('is_superuser')").await,
+        common::table(&[&["alice", "alice", "off"]])
+    );
+    assert_eq!(
+        rows(&admin, "SHOW is_superuser").await,
+        common::table(&[&["on"]])
     );
     for (user, password) in [("alice", "wrong"), ("dave", "a1")] {
         let e = connect_as(port, user, password).await.err().unwrap();

@@ -25,11 +25,13 @@ impl Session {
             .is_superuser(&self.user, self.implicit_superuser)
     }
 
-    /// Record how the client authenticated: `trusted` (no password asked) makes a user who
+    /// Call after [`Session::set_identity`]. Record how the client authenticated: `trusted` (no password asked) makes a user who
     /// is no role the bootstrap superuser; a password-authenticated user has exactly its
     /// role's attributes.
     pub fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
+        let superuser = if self.is_superuser() { "on" } else { "off" };
+        self.settings.insert("is_superuser".into(), superuser.into());
     }
 
     /// 42501 unless the user may use `privileges` on `relation` (a `kind`).

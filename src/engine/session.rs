@@ -107,7 +107,7 @@ pub struct Session {
     /// ONLY, or `default_transaction_read_only` when it began).
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
-    settings: HashMap<String, String>,
+    pub(crate) settings: HashMap<String, String>,
     pub(crate) user: String,
     database: String,
     /// What this session's user is when it is no role: a superuser when it connected by
@@ -475,6 +475,9 @@ impl Session {
         if let Some(a) = application_name {
             self.settings.insert("application_name".into(), a);
         }
+        // Fixed for the session, as PostgreSQL's (set at start-up, see `set_trusted`).
+        let superuser = if self.is_superuser() { "on" } else { "off" };
+        self.settings.insert("is_superuser".into(), superuser.into());
         let utc = crate::tz::Zone::utc();
         let name = utc.name().to_string();
         if self.zone.read().name() != name {

@@ -34,7 +34,9 @@ async fn refused(c: &Client, sql: &str) -> (String, String) {
         .unwrap_or_else(|_| panic!("timed out: {sql}"))
         .err()
         .unwrap_or_else(|| panic!("accepted: {sql}"));
-    let msg = e.as_db_error().map_or(e.to_string(), |d| d.message().to_string());
+    let msg = e
+        .as_db_error()
+        .map_or(e.to_string(), |d| d.message().to_string());
     (sqlstate(&e), msg)
 }
 
@@ -74,13 +76,24 @@ async fn superusers_manage_roles_that_log_in_with_scram() {
         ])
     );
     // Stored as a SCRAM verifier, never as the password.
-    let stored = rows(&admin, "SELECT rolpassword FROM pg_authid WHERE rolname = 'alice'").await;
-    assert!(stored[0][0].starts_with("SCRAM-SHA-256$4096:"), "{stored:?}");
+    let stored = rows(
+        &admin,
+        "SELECT rolpassword FROM pg_authid WHERE rolname = 'alice'",
+    )
+    .await;
+    assert!(
+        stored[0][0].starts_with("SCRAM-SHA-256$4096:"),
+        "{stored:?}"
+    );
     assert!(!stored[0][0].contains("a1"));
 
     let alice = login(port, "alice", "a1").await;
     assert_eq!(
-        rows(&alice, "SELECT current_user, session_user, current_setting('is_superuser')").await,
+        rows(
+            &alice,
+            "SELECT current_user, session_user, current_setting('is_superuser')"
+        )
+        .await,
         common::table(&[&["alice", "alice", "off"]])
     );
     assert_eq!(
@@ -159,9 +172,11 @@ async fn continuous(c: &Client, sql: &str) -> Result<Vec<Vec<String>>, tokio_pos
     Ok(msgs
         .into_iter()
         .filter_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(r) => {
-                Some((0..r.len()).map(|i| r.get(i).unwrap().to_string()).collect())
-            }
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap().to_string())
+                    .collect(),
+            ),
             _ => None,
         })
         .collect())
@@ -249,13 +264,10 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
         rows(&alice, "SELECT k, v FROM t ORDER BY k").await,
         common::table(&[&["1", "10"], &["2", "20"]])
     );
-    let reader = {
-        let port = port;
-        tokio::spawn(async move {
-            let alice = login(port, "alice", "a1").await;
-            continuous(&alice, window).await
-        })
-    };
+    let reader = tokio::spawn(async move {
+        let alice = login(port, "alice", "a1").await;
+        continuous(&alice, window).await
+    });
     common::wait_for_queries(&admin, 1).await;
     exec(
         &bob,
@@ -281,9 +293,12 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
         pair("42501", "permission denied for stream s")
     );
     assert_eq!(
-        refused(&alice, "EXPLAIN SELECT count(*) FROM s [RANGE BY '1 minute']")
-            .await
-            .0,
+        refused(
+            &alice,
+            "EXPLAIN SELECT count(*) FROM s [RANGE BY '1 minute']"
+        )
+        .await
+        .0,
         "42501"
     );
     // PUBLIC is every role.
@@ -528,9 +543,10 @@ async fn psql_lists_roles_and_shows_privilege_errors() {
     assert_eq!(listed.len(), 4, "{out}");
     assert!(listed[0].trim_start().starts_with("admin") && listed[0].contains("Superuser"));
     assert!(listed[1].trim_start().starts_with("alice") && !listed[1].contains("Superuser"));
-    let (_, err) = tokio::task::spawn_blocking(move || psql(port, "alice", "a1", &["DROP STREAM s"]))
-        .await
-        .unwrap();
+    let (_, err) =
+        tokio::task::spawn_blocking(move || psql(port, "alice", "a1", &["DROP STREAM s"]))
+            .await
+            .unwrap();
     assert!(err.contains("ERROR:  must be owner of stream s"), "{err}");
 }
 
@@ -577,7 +593,11 @@ with psycopg.connect(base + " user=alice password=a1", autocommit=True) as c:
     exec(&admin, STREAM).await;
     let out = tokio::task::spawn_blocking(move || {
         Command::new("python3")
-            .args(["-c", script, &format!("host=127.0.0.1 port={port} dbname=tcq")])
+            .args([
+                "-c",
+                script,
+                &format!("host=127.0.0.1 port={port} dbname=tcq"),
+            ])
             .output()
             .expect("run python3")
     })

@@ -611,7 +611,15 @@ impl Ctx<'_> {
             .roles
             .list()
             .into_iter()
-            .map(|r| (self.role_oid(&r.name), r.name, r.superuser, r.login, r.password))
+            .map(|r| {
+                (
+                    self.role_oid(&r.name),
+                    r.name,
+                    r.superuser,
+                    r.login,
+                    r.password,
+                )
+            })
             .collect();
         let mut implicit = vec![(self.user.to_string(), self.superuser)];
         implicit.extend(self.roles.owners().into_iter().map(|o| (o, true)));
@@ -1144,9 +1152,7 @@ impl Ctx<'_> {
                         ("rolconnlimit", Value::Int4(-1)),
                         (
                             "rolpassword",
-                            password
-                                .filter(|_| self.superuser)
-                                .map_or(Value::Null, t),
+                            password.filter(|_| self.superuser).map_or(Value::Null, t),
                         ),
                     ]
                 })

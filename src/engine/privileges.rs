@@ -31,7 +31,8 @@ impl Session {
     pub fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
         let superuser = if self.is_superuser() { "on" } else { "off" };
-        self.settings.insert("is_superuser".into(), superuser.into());
+        self.settings
+            .insert("is_superuser".into(), superuser.into());
     }
 
     /// 42501 unless the user may use `privileges` on `relation` (a `kind`).
@@ -120,12 +121,8 @@ impl Session {
                 .try_for_each(|n| self.check_relation("table", n, Privileges::TRUNCATE)),
             Plan::Update(u) => self.check_relation("table", &u.table, Privileges::UPDATE),
             Plan::Delete(d) => self.check_relation("table", &d.table, Privileges::DELETE),
-            Plan::Insert(i) => {
-                self.check_relation(kind(i.table), &i.stream, Privileges::INSERT)
-            }
-            Plan::CopyFrom(c) => {
-                self.check_relation(kind(c.table), &c.stream, Privileges::INSERT)
-            }
+            Plan::Insert(i) => self.check_relation(kind(i.table), &i.stream, Privileges::INSERT),
+            Plan::CopyFrom(c) => self.check_relation(kind(c.table), &c.stream, Privileges::INSERT),
             Plan::Query(q)
             | Plan::CopyTo { query: q, .. }
             | Plan::Explain { query: q, .. }
@@ -138,9 +135,7 @@ impl Session {
     /// are checked as they scan).
     fn check_query(&self, q: &Query) -> Result<()> {
         match &q.source {
-            Source::Stream { name, .. } => {
-                self.check_relation("stream", name, Privileges::SELECT)
-            }
+            Source::Stream { name, .. } => self.check_relation("stream", name, Privileges::SELECT),
             Source::Table { name, .. } => self.check_relation("table", name, Privileges::SELECT),
             Source::Join { inputs, tables } => {
                 for i in inputs {
@@ -223,7 +218,9 @@ impl Session {
         self.change_roles(|| {
             for n in &names {
                 if self.engine.catalog.roles.get(n).is_none() && !if_exists {
-                    return Err(Error::UndefinedObject(format!("role \"{n}\" does not exist")));
+                    return Err(Error::UndefinedObject(format!(
+                        "role \"{n}\" does not exist"
+                    )));
                 }
             }
             for n in &names {
@@ -242,13 +239,13 @@ impl Session {
             let is_stream = catalog.streams.read().contains_key(r);
             let kind = match (is_stream, g.target) {
                 (true, _) => "stream",
-                (false, GrantTarget::Relation) if catalog.tables.read().contains_key(r) => {
-                    "table"
-                }
+                (false, GrantTarget::Relation) if catalog.tables.read().contains_key(r) => "table",
                 (false, GrantTarget::Stream) => {
-                    let hint = catalog.tables.read().contains_key(r).then(|| {
-                        format!("\"{r}\" is a table: grant ON TABLE {r}")
-                    });
+                    let hint = catalog
+                        .tables
+                        .read()
+                        .contains_key(r)
+                        .then(|| format!("\"{r}\" is a table: grant ON TABLE {r}"));
                     return Err(Error::Detailed {
                         error: Box::new(Error::UndefinedTable(r.clone())),
                         position: None,
@@ -257,7 +254,8 @@ impl Session {
                 }
                 (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),
             };
-            if !self.is_superuser() && self.engine.catalog.roles.owner(r).as_deref() != Some(&self.user)
+            if !self.is_superuser()
+                && self.engine.catalog.roles.owner(r).as_deref() != Some(&self.user)
             {
                 return Err(Error::InsufficientPrivilege(format!(
                     "permission denied for {kind} {r}: only its owner or a superuser grants"

@@ -261,16 +261,15 @@ impl Roles {
         let mut st = self.state.write();
         for g in grantees {
             if g != PUBLIC && !st.roles.contains_key(g) {
-                return Err(Error::UndefinedObject(format!("role \"{g}\" does not exist")));
+                return Err(Error::UndefinedObject(format!(
+                    "role \"{g}\" does not exist"
+                )));
             }
         }
-        let acl = st
-            .acls
-            .entry(relation.to_string())
-            .or_insert_with(|| Acl {
-                relation: relation.to_string(),
-                ..Acl::default()
-            });
+        let acl = st.acls.entry(relation.to_string()).or_insert_with(|| Acl {
+            relation: relation.to_string(),
+            ..Acl::default()
+        });
         for g in grantees {
             let held = acl.grants.get(g).copied().unwrap_or_default();
             let now = if grant {
@@ -408,7 +407,9 @@ fn check_role_name(name: &str) -> Result<()> {
         )));
     }
     if name.is_empty() {
-        return Err(Error::InvalidParameterValue("a role name cannot be empty".into()));
+        return Err(Error::InvalidParameterValue(
+            "a role name cannot be empty".into(),
+        ));
     }
     Ok(())
 }
@@ -436,22 +437,37 @@ mod tests {
     #[test]
     fn owners_grants_public_and_revoke() {
         let r = roles();
-        assert!(r.check("bob", false, "stream", "s", Privileges::ALL).is_ok());
-        let denied = r.check("alice", false, "stream", "s", Privileges::SELECT).unwrap_err();
+        assert!(r
+            .check("bob", false, "stream", "s", Privileges::ALL)
+            .is_ok());
+        let denied = r
+            .check("alice", false, "stream", "s", Privileges::SELECT)
+            .unwrap_err();
         assert_eq!(denied.to_string(), "permission denied for stream s");
         r.grant("s", &[PUBLIC.into()], Privileges::SELECT, true)
             .unwrap();
-        assert!(r.check("alice", false, "stream", "s", Privileges::SELECT).is_ok());
-        assert!(r.check("alice", false, "stream", "s", Privileges::INSERT).is_err());
-        r.grant("s", &[PUBLIC.into()], Privileges::ALL, false).unwrap();
-        assert!(r.check("alice", false, "stream", "s", Privileges::SELECT).is_err());
-        assert!(r.check("alice", true, "stream", "s", Privileges::ALL).is_ok());
+        assert!(r
+            .check("alice", false, "stream", "s", Privileges::SELECT)
+            .is_ok());
+        assert!(r
+            .check("alice", false, "stream", "s", Privileges::INSERT)
+            .is_err());
+        r.grant("s", &[PUBLIC.into()], Privileges::ALL, false)
+            .unwrap();
+        assert!(r
+            .check("alice", false, "stream", "s", Privileges::SELECT)
+            .is_err());
+        assert!(r
+            .check("alice", true, "stream", "s", Privileges::ALL)
+            .is_ok());
         assert!(matches!(
             r.grant("s", &["carol".into()], Privileges::SELECT, true),
             Err(Error::UndefinedObject(_))
         ));
         // A relation whose owner was never recorded is for superusers only.
-        assert!(r.check("alice", false, "stream", "old", Privileges::SELECT).is_err());
+        assert!(r
+            .check("alice", false, "stream", "old", Privileges::SELECT)
+            .is_err());
     }
 
     #[test]
@@ -478,8 +494,8 @@ mod tests {
             Err(Error::DependentObjectsStillExist(_))
         ));
         r.remove_relation("s");
-        assert_eq!(r.drop_role("bob").unwrap(), true);
-        assert_eq!(r.drop_role("bob").unwrap(), false);
+        assert!(r.drop_role("bob").unwrap());
+        assert!(!r.drop_role("bob").unwrap());
     }
 
     #[test]

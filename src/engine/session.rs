@@ -477,7 +477,8 @@ impl Session {
         }
         // Fixed for the session, as PostgreSQL's (set at start-up, see `set_trusted`).
         let superuser = if self.is_superuser() { "on" } else { "off" };
-        self.settings.insert("is_superuser".into(), superuser.into());
+        self.settings
+            .insert("is_superuser".into(), superuser.into());
         let utc = crate::tz::Zone::utc();
         let name = utc.name().to_string();
         if self.zone.read().name() != name {
@@ -1022,10 +1023,9 @@ impl Session {
                     user: &self.user,
                     superuser: self.is_superuser(),
                 };
-                self.engine.catalog.system_view_rows(
-                    name.strip_prefix("pg_catalog.").unwrap_or(name),
-                    &viewer,
-                )
+                self.engine
+                    .catalog
+                    .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name), &viewer)
             }
             Source::Table { name, .. } => self
                 .engine

@@ -208,8 +208,8 @@ impl Handler {
                     .get(&user)
                     .and_then(|r| r.password)
                     .and_then(|p| super::scram::Verifier::parse(&p));
-                let (exchange, server_first) = Exchange::start(verifier.as_ref(), &data)
-                    .map_err(|e| match e {
+                let (exchange, server_first) =
+                    Exchange::start(verifier.as_ref(), &data).map_err(|e| match e {
                         ScramError::Malformed(what) => auth_malformed(what),
                         ScramError::Failed => auth_failed(&user),
                     })?;

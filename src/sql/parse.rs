@@ -1075,7 +1075,17 @@ fn parse_grant(t: &mut Toks) -> Result<Stmt> {
                 other => return Err(syntax_near(other)),
             };
             let Some((_, _, p)) = Privileges::NAMES.iter().find(|(n, _, _)| *n == word) else {
-                if matches!(word.as_str(), "REFERENCES" | "TRIGGER" | "USAGE" | "EXECUTE" | "CREATE" | "CONNECT" | "TEMPORARY" | "TEMP") {
+                if matches!(
+                    word.as_str(),
+                    "REFERENCES"
+                        | "TRIGGER"
+                        | "USAGE"
+                        | "EXECUTE"
+                        | "CREATE"
+                        | "CONNECT"
+                        | "TEMPORARY"
+                        | "TEMP"
+                ) {
                     return Err(Error::FeatureNotSupported(format!(
                         "privilege {word} is not supported: streams and tables have SELECT, INSERT, UPDATE, DELETE and TRUNCATE"
                     )));
@@ -1099,7 +1109,8 @@ fn parse_grant(t: &mut Toks) -> Result<Stmt> {
     if !t.eat_word("ON") {
         if t.is_word("TO") || t.is_word("FROM") {
             return Err(Error::FeatureNotSupported(
-                "granting role membership is not supported: grant privileges ON a stream or table".into(),
+                "granting role membership is not supported: grant privileges ON a stream or table"
+                    .into(),
             ));
         }
         return Err(syntax_near(t.peek()));
@@ -1110,7 +1121,12 @@ fn parse_grant(t: &mut Toks) -> Result<Stmt> {
         let _ = t.eat_word("TABLE");
         GrantTarget::Relation
     };
-    if t.is_word("ALL") || t.is_word("SCHEMA") || t.is_word("DATABASE") || t.is_word("FUNCTION") || t.is_word("SEQUENCE") {
+    if t.is_word("ALL")
+        || t.is_word("SCHEMA")
+        || t.is_word("DATABASE")
+        || t.is_word("FUNCTION")
+        || t.is_word("SEQUENCE")
+    {
         let next_is_name_end = matches!(t.peek_at(1), Token::EOF | Token::Comma)
             || word_is(t.peek_at(1), "TO")
             || word_is(t.peek_at(1), "FROM");
@@ -1143,7 +1159,9 @@ fn parse_grant(t: &mut Toks) -> Result<Stmt> {
         let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
     }
     if t.is_word("GRANTED") {
-        return Err(Error::FeatureNotSupported("GRANTED BY is not supported".into()));
+        return Err(Error::FeatureNotSupported(
+            "GRANTED BY is not supported".into(),
+        ));
     }
     t.expect_end()?;
     Ok(Stmt::Grant(Grant {
@@ -1793,7 +1811,14 @@ mod tests {
         );
         assert!(matches!(
             one("ALTER ROLE bob NOLOGIN PASSWORD NULL").stmt,
-            Stmt::AlterRole { options: RoleOptions { login: Some(false), password: Some(None), .. }, .. }
+            Stmt::AlterRole {
+                options: RoleOptions {
+                    login: Some(false),
+                    password: Some(None),
+                    ..
+                },
+                ..
+            }
         ));
         assert!(matches!(
             one("DROP USER IF EXISTS a, b").stmt,
@@ -1813,11 +1838,13 @@ mod tests {
                 grantees: vec!["alice".into(), "public".into()],
             }
         );
-        let Stmt::Grant(g) = one("REVOKE ALL PRIVILEGES ON TABLE t FROM bob CASCADE").stmt
-        else {
+        let Stmt::Grant(g) = one("REVOKE ALL PRIVILEGES ON TABLE t FROM bob CASCADE").stmt else {
             panic!("not REVOKE")
         };
-        assert_eq!((g.grant, g.privileges, g.target), (false, Privileges::ALL, GrantTarget::Relation));
+        assert_eq!(
+            (g.grant, g.privileges, g.target),
+            (false, Privileges::ALL, GrantTarget::Relation)
+        );
         assert_eq!(Privileges::ALL.letters(), "arwdD");
         for (sql, code) in [
             ("CREATE ROLE a LOGIN NOLOGIN", "42601"),

@@ -220,7 +220,9 @@ pub struct RoleOptions {
 }
 
 /// Privileges on a stream or table, as a set (bits).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Privileges(pub u8);
 
 impl Privileges {

@@ -543,11 +543,34 @@ async fn psql_lists_roles_and_shows_privilege_errors() {
     assert_eq!(listed.len(), 4, "{out}");
     assert!(listed[0].trim_start().starts_with("admin") && listed[0].contains("Superuser"));
     assert!(listed[1].trim_start().starts_with("alice") && !listed[1].contains("Superuser"));
-    let (_, err) =
-        tokio::task::spawn_blocking(move || psql(port, "alice", "a1", &["DROP STREAM s"]))
-            .await
-            .unwrap();
+    let (_, err) = tokio::task::spawn_blocking(move || {
+        psql(
+            port,
+            "alice",
+            "a1",
+            &["CREATE STREAM mine (v integer)", "DROP STREAM s"],
+        )
+    })
+    .await
+    .unwrap();
     assert!(err.contains("ERROR:  must be owner of stream s"), "{err}");
+    // \d shows each stream's owner.
+    let (out, _) = tokio::task::spawn_blocking(move || psql(port, "admin", "adminpw", &["\\d"]))
+        .await
+        .unwrap();
+    let owners: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.contains("foreign table"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(
+        owners,
+        [
+            ["public", "mine", "foreign table", "alice"],
+            ["public", "s", "foreign table", "admin"]
+        ],
+        "{out}"
+    );
 }
 
 /// Run psql as `user`; (stdout, stderr).

@@ -482,29 +482,49 @@ async fn roles_owners_and_grants_survive_a_restart() {
     let admin = login(server.port, "admin", "adminpw").await;
     exec(
         &admin,
-        "CREATE ROLE alice LOGIN PASSWORD 'a1'; CREATE ROLE bob LOGIN PASSWORD 'b1'",
+        "CREATE ROLE alice LOGIN PASSWORD 'a1'; CREATE ROLE bob LOGIN PASSWORD 'b1'; \
+         CREATE ROLE boss SUPERUSER LOGIN PASSWORD 'correct-horse'",
     )
     .await;
     let bob = login(server.port, "bob", "b1").await;
     exec(&bob, &format!("{STREAM}; GRANT SELECT ON s TO alice")).await;
     drop(server);
     let catalog = std::fs::read_to_string(dir.path().join("catalog")).unwrap();
-    assert!(!catalog.contains("'a1'") && catalog.contains("SCRAM-SHA-256$"));
+    assert!(!catalog.contains("correct-horse") && catalog.contains("SCRAM-SHA-256$4096:"));
 
-    let server = Tcqd::start(dir.path(), passwords.path());
+    // The password file may list nobody: the catalog's roles log in.
+    let empty = common::password_file("");
+    let server = Tcqd::start(dir.path(), empty.path());
+    assert_eq!(
+        sqlstate(
+            &connect_as(server.port, "admin", "adminpw")
+                .await
+                .err()
+                .unwrap()
+        ),
+        "28P01"
+    );
+    let boss = login(server.port, "boss", "correct-horse").await;
+    assert_eq!(
+        rows(
+            &boss,
+            "SELECT rolname, rolsuper, rolcanlogin FROM pg_roles ORDER BY 1"
+        )
+        .await,
+        common::table(&[
+            &["alice", "f", "t"],
+            &["bob", "f", "t"],
+            &["boss", "t", "t"]
+        ])
+    );
     let alice = login(server.port, "alice", "a1").await;
     assert_eq!(
         rows(&alice, "SELECT name, owner FROM tcq_streams").await,
         common::table(&[&["s", "bob"]])
     );
     assert_eq!(
-        rows(
-            &alice,
-            "SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname IN ('alice', 'bob') ORDER BY 1"
-        )
-        .await
-        .len(),
-        2
+        rows(&alice, "SELECT relacl FROM pg_class WHERE relname = 's'").await,
+        common::table(&[&["{bob=arwdD/bob,alice=r/bob}"]])
     );
     let explain = "EXPLAIN SELECT count(*) FROM s [RANGE BY '1 minute']";
     exec(&alice, explain).await;

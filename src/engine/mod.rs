@@ -11,6 +11,9 @@
 //! - [`Outcome::CopyIn`]: a [`CopyIn`] sink for `COPY ... FROM STDIN`;
 //! - [`Outcome::CopyOut`]: `COPY (SELECT ...) TO STDOUT`, a subscription plus its format.
 //!
+//! Before a statement runs, the session checks its user's privileges on the streams and
+//! tables it names ([`roles`]: roles, owners, GRANT/REVOKE; 42501 when one is missing).
+//!
 //! Design decision: ingest never waits long on a reader. Each query's output is a queue
 //! bounded in bytes (`output_queue_bytes`); when an event does not fit, ingest waits while
 //! the reader keeps taking rows, and a reader that takes nothing for `output_stall_timeout`

@@ -119,6 +119,8 @@ async fn superusers_manage_roles_that_log_in_with_scram() {
     ] {
         assert_eq!(refused(&alice, sql).await.0, "42501", "{sql}");
     }
+    assert_eq!(refused(&alice, "SET role = 'admin'").await.0, "0A000");
+    exec(&alice, "SET role = 'alice'; RESET role").await;
     exec(&alice, "ALTER ROLE alice PASSWORD 'a2'").await;
     assert_eq!(
         sqlstate(&connect_as(port, "alice", "a1").await.err().unwrap()),

@@ -776,6 +776,20 @@ impl Session {
                     self.set_zone(zone);
                     return Ok(Outcome::Command(tag.into()));
                 }
+                if name == "role" || name == "session_authorization" {
+                    // Recorded only when it names no other role: a session never acts as
+                    // another role (there is no membership, see engine::roles).
+                    if let Some(v) = &value {
+                        if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
+                            && *v != self.user
+                        {
+                            return Err(Error::FeatureNotSupported(format!(
+                                "SET {} to another role is not supported: tcq has no role membership",
+                                name.to_uppercase()
+                            )));
+                        }
+                    }
+                }
                 if name == OVERFLOW_SETTING {
                     if let Some(v) = &value {
                         parse_overflow(v)?;

@@ -87,6 +87,10 @@ const STATEMENTS: &[(&str, &str)] = &[
     ("GRANT USAGE ON SCHEMA public TO public", "0A"),
     ("REVOKE SELECT ON nosuch_{i} FROM public", "42"),
     ("REVOKE SELECT ON s TO public", "42"),
+    ("ALTER STREAM nosuch_{i} OWNER TO tcq", "42"),
+    ("ALTER STREAM s OWNER TO nosuch_{i}", "42"),
+    ("ALTER TABLE s OWNER TO nosuch_{i}", "42"),
+    ("SET ROLE = 'r_{i}'", "0A"),
     // Features and transaction state.
     ("SELECT * FROM s, s AS s2 WHERE s.v = {i}", "0A"),
     ("SET TimeZone = 'Nowhere/Zone{i}'", "22"),

@@ -327,8 +327,30 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
     let (code, msg) = refused(&admin, "DROP ROLE bob").await;
     assert_eq!(code, "2BP01");
     assert!(msg.contains("owner of s, t"), "{msg}");
-    // A superuser passes every check.
-    exec(&admin, "DROP STREAM s; DROP TABLE t; DROP ROLE bob").await;
+    // Only a superuser gives a relation to another role; grants stay.
+    assert_eq!(
+        refused(&bob, "ALTER STREAM s OWNER TO alice").await,
+        pair(
+            "42501",
+            "permission denied to change the owner of stream s: only superusers do"
+        )
+    );
+    assert_eq!(
+        refused(&admin, "ALTER TABLE t OWNER TO nobody").await,
+        pair("42704", "role \"nobody\" does not exist")
+    );
+    exec(
+        &admin,
+        "ALTER STREAM s OWNER TO alice; ALTER TABLE t OWNER TO alice; DROP ROLE bob",
+    )
+    .await;
+    assert_eq!(
+        rows(&alice, "SELECT name, owner FROM tcq_streams").await,
+        common::table(&[&["s", "alice"]])
+    );
+    // A superuser passes every check; an owner drops its own.
+    exec(&alice, "DROP STREAM s").await;
+    exec(&admin, "DROP TABLE t").await;
 }
 
 #[tokio::test]

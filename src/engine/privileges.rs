@@ -116,6 +116,19 @@ impl Session {
                 .filter(|n| catalog.tables.read().contains_key(*n))
                 .try_for_each(|n| self.check_owner("table", n)),
             Plan::AlterStreamRetention { name, .. } => self.check_owner("stream", name),
+            // Without role membership an owner could only give a relation to itself: only
+            // superusers change owners.
+            Plan::AlterOwner { table, name, .. } => {
+                self.check_owner(kind(*table), name)?;
+                if self.is_superuser() {
+                    Ok(())
+                } else {
+                    Err(Error::InsufficientPrivilege(format!(
+                        "permission denied to change the owner of {} {name}: only superusers do",
+                        kind(*table)
+                    )))
+                }
+            }
             Plan::Truncate { names } => names
                 .iter()
                 .try_for_each(|n| self.check_relation("table", n, Privileges::TRUNCATE)),
@@ -272,6 +285,15 @@ impl Session {
             Ok(())
         })?;
         Ok(command(if g.grant { "GRANT" } else { "REVOKE" }, vec![]))
+    }
+}
+
+impl Session {
+    pub(super) fn alter_owner(&mut self, table: bool, name: &str, owner: &str) -> Result<Outcome> {
+        self.change_roles(|| self.engine.catalog.roles.change_owner(name, owner))?;
+        Ok(Outcome::Command(
+            if table { "ALTER TABLE" } else { "ALTER STREAM" }.into(),
+        ))
     }
 }
 

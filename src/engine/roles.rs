@@ -215,6 +215,23 @@ impl Roles {
         );
     }
 
+    /// Give `relation` to `owner`, keeping its grants. Errors: 42704 when `owner` is no
+    /// role.
+    pub fn change_owner(&self, relation: &str, owner: &str) -> Result<()> {
+        let mut st = self.state.write();
+        if !st.roles.contains_key(owner) {
+            return Err(Error::UndefinedObject(format!(
+                "role \"{owner}\" does not exist"
+            )));
+        }
+        let acl = st.acls.entry(relation.to_string()).or_insert_with(|| Acl {
+            relation: relation.to_string(),
+            ..Acl::default()
+        });
+        acl.owner = owner.to_string();
+        Ok(())
+    }
+
     /// Forget a dropped relation's owner and grants.
     pub fn remove_relation(&self, relation: &str) {
         self.state.write().acls.remove(relation);

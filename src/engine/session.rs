@@ -322,6 +322,8 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::DropRole { .. } => "DROP ROLE",
         Plan::Grant(g) if g.grant => "GRANT",
         Plan::Grant(_) => "REVOKE",
+        Plan::AlterOwner { table: true, .. } => "ALTER TABLE",
+        Plan::AlterOwner { .. } => "ALTER STREAM",
         _ => return None,
     })
 }
@@ -825,6 +827,7 @@ impl Session {
             Plan::AlterRole { name, options } => self.alter_role(&name, options),
             Plan::DropRole { names, if_exists } => self.drop_role(names, if_exists),
             Plan::Grant(g) => self.grant(g),
+            Plan::AlterOwner { table, name, owner } => self.alter_owner(table, &name, &owner),
             Plan::Advance {
                 stream,
                 time_expr,

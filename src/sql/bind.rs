@@ -859,6 +859,21 @@ impl<'a> Binder<'a> {
                 if_exists: *if_exists,
             }),
             Stmt::Grant(g) => Ok(Plan::Grant(g.clone())),
+            Stmt::AlterOwner { table, name, owner } => {
+                let exists = if *table {
+                    self.schema.table(name).is_some()
+                } else {
+                    self.schema.stream(name).is_some()
+                };
+                if !exists {
+                    return Err(Error::UndefinedTable(name.clone()));
+                }
+                Ok(Plan::AlterOwner {
+                    table: *table,
+                    name: name.clone(),
+                    owner: owner.clone(),
+                })
+            }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
                 names: names.clone(),
                 if_exists: *if_exists,

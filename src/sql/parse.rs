@@ -193,6 +193,12 @@ pub(crate) enum Stmt {
     DropRole { names: Vec<String>, if_exists: bool },
     /// `GRANT` / `REVOKE` on relations.
     Grant(super::plan::Grant),
+    /// `ALTER STREAM|TABLE name OWNER TO role`.
+    AlterOwner {
+        table: bool,
+        name: String,
+        owner: String,
+    },
 }
 
 /// A statement with its text and its window clauses.
@@ -637,6 +643,7 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     Ok(match first.as_str() {
         "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
         "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
+        "ALTER" if is_owner_to(t) => parse_alter_owner(t)?,
         "ALTER" if word_is(t.peek_at(1), "STREAM") => parse_alter_stream(t)?,
         "CREATE" | "ALTER" | "DROP" if is_role_word(t.peek_at(1)) => parse_role(t)?,
         "GRANT" | "REVOKE" => parse_grant(t)?,
@@ -934,6 +941,41 @@ fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
     let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
     t.expect_end()?;
     Ok(Stmt::DropStream { names, if_exists })
+}
+
+/// `ALTER STREAM|TABLE [IF EXISTS] a[.b] OWNER TO ...`?
+fn is_owner_to(t: &Toks) -> bool {
+    if !(word_is(t.peek_at(1), "STREAM") || word_is(t.peek_at(1), "TABLE")) {
+        return false;
+    }
+    let mut i = 2;
+    if word_is(t.peek_at(i), "IF") {
+        i += 2;
+    }
+    i += 1;
+    while t.peek_at(i) == &Token::Period {
+        i += 2;
+    }
+    word_is(t.peek_at(i), "OWNER") && word_is(t.peek_at(i + 1), "TO")
+}
+
+fn parse_alter_owner(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("ALTER")?;
+    let table = t.eat_word("TABLE");
+    if !table {
+        t.expect_word("STREAM")?;
+    }
+    if t.eat_word("IF") {
+        return Err(Error::FeatureNotSupported(
+            "ALTER ... IF EXISTS ... OWNER TO is not supported".into(),
+        ));
+    }
+    let name = t.object_name()?;
+    t.expect_word("OWNER")?;
+    t.expect_word("TO")?;
+    let owner = role_name(t)?;
+    t.expect_end()?;
+    Ok(Stmt::AlterOwner { table, name, owner })
 }
 
 fn is_role_word(t: &Token) -> bool {
@@ -1846,6 +1888,14 @@ mod tests {
             (false, Privileges::ALL, GrantTarget::Relation)
         );
         assert_eq!(Privileges::ALL.letters(), "arwdD");
+        assert!(matches!(
+            one("ALTER STREAM net.tcp OWNER TO \"Bob\"").stmt,
+            Stmt::AlterOwner { table: false, ref name, ref owner } if name == "net.tcp" && owner == "Bob"
+        ));
+        assert!(matches!(
+            one("ALTER TABLE t OWNER TO bob").stmt,
+            Stmt::AlterOwner { table: true, .. }
+        ));
         for (sql, code) in [
             ("CREATE ROLE a LOGIN NOLOGIN", "42601"),
             ("CREATE ROLE a PASSWORD", "42601"),

@@ -202,6 +202,15 @@ pub enum Plan {
     /// `GRANT privileges ON [STREAM|TABLE] names TO roles` (`grant`) or
     /// `REVOKE privileges ON [STREAM|TABLE] names FROM roles`.
     Grant(Grant),
+    /// `ALTER STREAM|TABLE name OWNER TO role`.
+    AlterOwner {
+        /// A stored table (`ALTER TABLE`) or a stream.
+        table: bool,
+        /// Relation name, normalised.
+        name: String,
+        /// The new owner, normalised.
+        owner: String,
+    },
     /// An empty query string (`;`).
     Empty,
 }

@@ -281,6 +281,26 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
         reader.await.unwrap().unwrap(),
         common::table(&[&["2", "7"]])
     );
+    // Changing rows one cannot read is refused where PostgreSQL refuses it.
+    exec(&bob, "GRANT UPDATE, DELETE ON t TO alice").await;
+    exec(&alice, "UPDATE t SET v = 11 WHERE k = 1").await;
+    exec(&bob, "REVOKE SELECT ON t FROM alice").await;
+    for sql in [
+        "UPDATE t SET v = 0 WHERE k = 1",
+        "DELETE FROM t WHERE k = 1",
+        "UPDATE t SET v = 0 RETURNING k",
+    ] {
+        assert_eq!(
+            refused(&alice, sql).await,
+            pair("42501", "permission denied for table t"),
+            "{sql}"
+        );
+    }
+    exec(&alice, "UPDATE t SET v = 12").await;
+    assert_eq!(
+        rows(&bob, "SELECT k, v FROM t ORDER BY k").await,
+        common::table(&[&["1", "12"], &["2", "12"]])
+    );
     // SELECT is not INSERT.
     assert_eq!(
         refused(&alice, "INSERT INTO s VALUES ('2024-01-01 00:00:05', 1)")

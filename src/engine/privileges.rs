@@ -13,7 +13,7 @@ use super::roles::RoleOptionsSet;
 use super::session::{save_catalog, Session};
 use super::Outcome;
 use crate::error::{Error, Result};
-use crate::sql::{Grant, GrantTarget, Plan, Privileges, Query, RoleOptions, Source};
+use crate::sql::{self, Grant, GrantTarget, Plan, Privileges, Query, RoleOptions, Source};
 
 impl Session {
     /// Whether this session's user is a superuser now (a role's SUPERUSER, or a
@@ -132,9 +132,29 @@ impl Session {
             Plan::Truncate { names } => names
                 .iter()
                 .try_for_each(|n| self.check_relation("table", n, Privileges::TRUNCATE)),
-            Plan::Update(u) => self.check_relation("table", &u.table, Privileges::UPDATE),
-            Plan::Delete(d) => self.check_relation("table", &d.table, Privileges::DELETE),
-            Plan::Insert(i) => self.check_relation(kind(i.table), &i.stream, Privileges::INSERT),
+            // As PostgreSQL: reading rows (WHERE, RETURNING, ON CONFLICT DO UPDATE's held
+            // row) needs SELECT besides the privilege of the change.
+            Plan::Update(u) => {
+                let reads = u.filter.is_some() || u.returning.is_some();
+                let needs = Privileges::UPDATE.union(select_if(reads));
+                self.check_relation("table", &u.table, needs)
+            }
+            Plan::Delete(d) => {
+                let reads = d.filter.is_some() || d.returning.is_some();
+                let needs = Privileges::DELETE.union(select_if(reads));
+                self.check_relation("table", &d.table, needs)
+            }
+            Plan::Insert(i) => {
+                let upsert = matches!(i.on_conflict, sql::OnConflict::DoUpdate { .. });
+                let needs = Privileges::INSERT
+                    .union(select_if(upsert || i.returning.is_some()))
+                    .union(if upsert {
+                        Privileges::UPDATE
+                    } else {
+                        Privileges::default()
+                    });
+                self.check_relation(kind(i.table), &i.stream, needs)
+            }
             Plan::CopyFrom(c) => self.check_relation(kind(c.table), &c.stream, Privileges::INSERT),
             Plan::Query(q)
             | Plan::CopyTo { query: q, .. }
@@ -294,6 +314,14 @@ impl Session {
         Ok(Outcome::Command(
             if table { "ALTER TABLE" } else { "ALTER STREAM" }.into(),
         ))
+    }
+}
+
+fn select_if(reads: bool) -> Privileges {
+    if reads {
+        Privileges::SELECT
+    } else {
+        Privileges::default()
     }
 }
 

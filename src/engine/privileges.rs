@@ -5,8 +5,9 @@
 //! Every check happens here, once binding has named the statement's relations: reading a
 //! stream or table (SELECT, a continuous query, `COPY (SELECT ...) TO`, EXPLAIN, DECLARE)
 //! needs SELECT; INSERT, `COPY ... FROM` and `tcq_advance` need INSERT; UPDATE, DELETE and
-//! TRUNCATE their own privilege; DROP and ALTER need the owner; role statements a
-//! superuser (a role may change its own password). Finite queries over stored tables are
+//! TRUNCATE their own privilege (and SELECT when they read rows); DROP, ALTER, GRANT and
+//! REVOKE need the owner; `ALTER ... OWNER TO` and role statements a superuser (a role may
+//! change its own password). Finite queries over stored tables are
 //! checked as they scan each table (`CatalogRelations::check_read`).
 
 use super::roles::RoleOptionsSet;

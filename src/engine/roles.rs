@@ -92,6 +92,9 @@ struct State {
 #[derive(Default)]
 pub struct Roles {
     state: RwLock<State>,
+    /// Counts changes to the roles (not to access lists), so that a cache of verified
+    /// passwords can tell when it is stale (see [`Roles::generation`]).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// A stable oid for a role name (FNV-1a folded into [20000, 1020000)), so that
@@ -119,6 +122,19 @@ impl Roles {
                 from_file: true,
             });
         }
+        drop(st);
+        self.changed();
+    }
+
+    /// A number that changes whenever a role is created, altered, dropped or restored:
+    /// credentials checked under one generation need checking again under another.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn changed(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// The role called `name`, if there is one.
@@ -156,6 +172,8 @@ impl Roles {
                 from_file: false,
             },
         );
+        drop(st);
+        self.changed();
         Ok(())
     }
 
@@ -171,6 +189,8 @@ impl Roles {
             return Err(from_file(name));
         }
         f(role);
+        drop(st);
+        self.changed();
         Ok(())
     }
 
@@ -200,6 +220,8 @@ impl Roles {
         for acl in st.acls.values_mut() {
             acl.grants.remove(name);
         }
+        drop(st);
+        self.changed();
         Ok(true)
     }
 
@@ -376,6 +398,7 @@ impl Roles {
         let role: Role = serde_json::from_str(json)
             .map_err(|e| Error::DataCorrupted(format!("catalog role record: {e}")))?;
         self.state.write().roles.insert(role.name.clone(), role);
+        self.changed();
         Ok(())
     }
 
@@ -402,6 +425,8 @@ impl Roles {
         let mut st = self.state.write();
         st.roles = roles.into_iter().map(|r| (r.name.clone(), r)).collect();
         st.acls = acls.into_iter().map(|a| (a.relation.clone(), a)).collect();
+        drop(st);
+        self.changed();
     }
 }
 

@@ -143,6 +143,16 @@ pub enum Error {
     /// 42501: not allowed.
     #[error("{0}")]
     InsufficientPrivilege(String),
+    /// 42710: an object of that name already exists (a role).
+    #[error("{0}")]
+    DuplicateObject(String),
+    /// 42939: a name reserved by the system (`public`, `pg_*` roles).
+    #[error("{0}")]
+    ReservedName(String),
+    /// 2BP01: an object cannot be dropped because others depend on it (a role that owns
+    /// relations).
+    #[error("{0}")]
+    DependentObjectsStillExist(String),
     /// 55000: the object is not in the state the statement needs.
     #[error("{0}")]
     ObjectNotInPrerequisiteState(String),

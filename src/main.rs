@@ -35,7 +35,9 @@ struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:5433")]
     listen: String,
     /// Require SCRAM-SHA-256 authentication for the users in this file (`user:password`
-    /// or `user:SCRAM-SHA-256$...` per line). Without it every user is trusted.
+    /// or `user:SCRAM-SHA-256$...` per line), who are superusers, and for the roles made
+    /// with CREATE ROLE ... LOGIN PASSWORD. Without it every user is trusted, and one that
+    /// is no role is a superuser.
     #[arg(long)]
     password_file: Option<std::path::PathBuf>,
     /// PEM certificate chain for TLS (with --tls-key): clients asking for TLS get it.

@@ -3,42 +3,9 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use tcq::engine::{Config, Engine};
+use common::{connect_as as connect, start_server_with_options as start};
 use tcq::server::{ServerOptions, Verifier};
 use tokio_postgres::NoTls;
-
-fn start(options: ServerOptions) -> u16 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let engine: Arc<Engine> = Engine::new(Config::default());
-            tcq::server::serve_with(listener, engine, options, std::future::pending())
-                .await
-                .unwrap();
-        });
-    });
-    rx.recv().unwrap()
-}
-
-async fn connect(
-    port: u16,
-    user: &str,
-    password: &str,
-) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
-    let conn = format!("host=127.0.0.1 port={port} user={user} password='{password}' dbname=tcq");
-    let (client, connection) = tokio_postgres::connect(&conn, NoTls).await?;
-    tokio::spawn(connection);
-    Ok(client)
-}
 
 #[tokio::test]
 async fn scram_sha_256_accepts_the_right_password_only() {

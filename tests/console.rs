@@ -610,6 +610,77 @@ async fn with_a_password_file_every_endpoint_needs_basic_authentication() {
     assert_eq!(r.json()["results"][0]["rows"], json!([["alice"]]));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn superuser_roles_made_with_create_role_may_use_the_console() {
+    let mut passwords = HashMap::new();
+    passwords.insert(
+        "admin".to_string(),
+        tcq::server::Verifier::from_password("secret"),
+    );
+    let ports = start(HttpOptions {
+        passwords: Some(passwords),
+        ..HttpOptions::default()
+    });
+    let (admin, connection) = tokio_postgres::connect(
+        &format!(
+            "host=127.0.0.1 port={} user=admin password=secret dbname=tcq",
+            ports.pg
+        ),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("admin logs in");
+    tokio::spawn(connection);
+    admin
+        .batch_execute(
+            "CREATE ROLE boss SUPERUSER LOGIN PASSWORD 'bp'; \
+             CREATE ROLE alice LOGIN PASSWORD 'ap'",
+        )
+        .await
+        .unwrap();
+    use base64::Engine as _;
+    let auth = |pair: &str| {
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    };
+    let status = |pair: &'static str| {
+        let header = auth(pair);
+        async move {
+            request(
+                ports.http,
+                "GET",
+                "/api/streams",
+                &[("Authorization", &header)],
+                None,
+            )
+            .await
+            .status
+        }
+    };
+    assert_eq!(status("boss:bp").await, 200);
+    assert_eq!(status("boss:bp").await, 200);
+    assert_eq!(status("boss:wrong").await, 401);
+    assert_eq!(
+        status("alice:ap").await,
+        401,
+        "the console is for superusers"
+    );
+    // A change to the roles is seen at once, cached credentials included.
+    admin
+        .batch_execute("ALTER ROLE boss NOSUPERUSER")
+        .await
+        .unwrap();
+    assert_eq!(status("boss:bp").await, 401);
+    admin
+        .batch_execute("ALTER ROLE boss SUPERUSER PASSWORD 'new'")
+        .await
+        .unwrap();
+    assert_eq!(status("boss:bp").await, 401);
+    assert_eq!(status("boss:new").await, 200);
+}
+
 /// `tcqd --http` beyond loopback needs a password file or --insecure, as `--listen` does.
 #[test]
 fn tcqd_refuses_a_console_beyond_loopback_without_authentication() {

@@ -16,29 +16,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tcq::engine::{Config, Engine};
+use common::start_server_with_options as start;
 use tcq::server::ServerOptions;
 use tokio_postgres::NoTls;
-
-fn start(options: ServerOptions) -> u16 {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let engine: Arc<Engine> = Engine::new(Config::default());
-            tcq::server::serve_with(listener, engine, options, std::future::pending())
-                .await
-                .unwrap();
-        });
-    });
-    rx.recv().unwrap()
-}
 
 /// A directory with `ca.pem`, `server.pem`, `server.key` (for `localhost` and 127.0.0.1,
 /// signed by the CA), `other-ca.pem` (a CA that signed nothing here) and `passwords`.

@@ -17,8 +17,9 @@
 //! whose payload is the `CREATE STREAM` statement that recreates it, and `table`, the
 //! `CREATE TABLE` statement as it was given (backslash, line feed and carriage return
 //! escaped as `\\`, `\n`, `\r`); a table's rows are in `tables/<name>.tcqlog`
-//! (`table_log`). Roles would become a new kind; a reader refuses a kind it does not know
-//! rather than starting without it. The file is replaced atomically (written aside, fsynced,
+//! (`table_log`); `role`, a role made by `CREATE ROLE` as JSON (name, LOGIN, SUPERUSER and
+//! the password's SCRAM-SHA-256 verifier, never the password); `acl`, a relation's owner and
+//! grants as JSON. A reader refuses a kind it does not know rather than starting without it. The file is replaced atomically (written aside, fsynced,
 //! renamed) on every CREATE and DROP.
 //!
 //! A log is a sequence of records. Each has a 24-byte header (`TCQR`, kind, 3 reserved
@@ -140,6 +141,10 @@ pub(crate) enum CatalogRecord {
     /// A stored table: the `CREATE TABLE` statement that created it (its rows are in its
     /// own log, `table_log`).
     Table(String),
+    /// A role made by `CREATE ROLE`, as JSON (its password only as a SCRAM verifier).
+    Role(String),
+    /// A relation's owner and grants, as JSON.
+    Acl(String),
 }
 
 /// `text` on one line: `\` as `\\`, line feed as `\n`, carriage return as `\r`.
@@ -236,6 +241,8 @@ impl DataDir {
             match kind {
                 "stream" => records.push(CatalogRecord::Stream(payload.to_string())),
                 "table" => records.push(CatalogRecord::Table(unescape_line(payload))),
+                "role" => records.push(CatalogRecord::Role(payload.to_string())),
+                "acl" => records.push(CatalogRecord::Acl(payload.to_string())),
                 other => {
                     return Err(bad(
                         n,
@@ -254,6 +261,9 @@ impl DataDir {
             let body = match r {
                 CatalogRecord::Stream(ddl) => format!("stream {ddl}"),
                 CatalogRecord::Table(ddl) => format!("table {}", escape_line(ddl)),
+                // JSON escapes line breaks itself.
+                CatalogRecord::Role(json) => format!("role {json}"),
+                CatalogRecord::Acl(json) => format!("acl {json}"),
             };
             debug_assert!(!body.contains('\n'), "catalog records are single lines");
             text.push_str(&format!(
@@ -1381,7 +1391,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("ARCHIVED", "ARCHIVEd")).unwrap();
         assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
-        std::fs::write(&path, "tcq-catalog 1\n3f5a9ac1 role x\n").unwrap();
+        std::fs::write(&path, "tcq-catalog 1\n6e87fe0b view x\n").unwrap();
         assert!(matches!(data.read_catalog(), Err(Error::DataCorrupted(_))));
     }
 }

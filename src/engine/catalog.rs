@@ -470,6 +470,8 @@ pub(crate) struct Catalog {
     pub joins: Arc<super::join::JoinRegistry>,
     pub next_query_id: AtomicU64,
     pub next_oid: std::sync::atomic::AtomicU32,
+    /// Roles, relation owners and grants. Take this lock after `streams` and `tables`.
+    pub roles: super::roles::Roles,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
     pub backends: super::backends::Backends,
     /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
@@ -488,6 +490,7 @@ impl Catalog {
             next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
             memory: super::memory::MemoryBudget::new(limits.memory_limit_bytes),
+            roles: super::roles::Roles::default(),
         }
     }
 
@@ -1042,6 +1045,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("current_time", DataType::Timestamp),
             c("queries", DataType::Int8),
             c("disk_bytes", DataType::Int8),
+            c("owner", DataType::Text),
         ],
         "tcq_queries" => vec![
             c("id", DataType::Int8),
@@ -1095,12 +1099,37 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
     })
 }
 
+/// Who reads a system view: other users' query text (`tcq_queries`, `pg_stat_activity`)
+/// is shown to superusers only; others see `<insufficient privilege>`, as PostgreSQL shows.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Viewer<'a> {
+    /// The session's user.
+    pub user: &'a str,
+    /// Whether it is a superuser now.
+    pub superuser: bool,
+}
+
+impl Viewer<'_> {
+    /// Whether this viewer may see what a session of `owner` runs (`None`: no session).
+    fn sees(&self, owner: Option<&str>) -> bool {
+        self.superuser || owner == Some(self.user)
+    }
+}
+
+/// The text shown in place of a query the viewer may not see.
+const HIDDEN: &str = "<insufficient privilege>";
+
 impl Catalog {
-    /// The rows of a system view, now.
-    pub(crate) fn system_view_rows(&self, name: &str) -> Vec<Vec<Value>> {
+    /// The rows of a system view, now, as `viewer` may see them.
+    pub(crate) fn system_view_rows(&self, name: &str, viewer: &Viewer) -> Vec<Vec<Value>> {
         let ts = |t: Option<i64>| t.map_or(Value::Null, Value::Timestamp);
         let text = |s: &str| Value::Text(s.into());
         let mut rows = Vec::new();
+        let backends = self.backends.list();
+        let user_of = |pid: Option<i32>| {
+            pid.and_then(|p| backends.iter().find(|b| b.pid == p))
+                .map(|b| b.user.as_str())
+        };
         match name {
             "tcq_streams" => {
                 let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
@@ -1131,13 +1160,26 @@ impl Catalog {
                         s.archive
                             .as_ref()
                             .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
+                        self.roles.owner(&s.name).map_or(Value::Null, |o| text(&o)),
                     ]);
                 }
             }
             "pg_stat_activity" => {
                 let tstz = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
-                for b in self.backends.list() {
+                for b in &backends {
                     let a = b.activity();
+                    if !viewer.sees(Some(&b.user)) {
+                        // PostgreSQL shows who, not what, when or from where.
+                        let mut row = vec![Value::Null; 10];
+                        row[0] = text(&b.database);
+                        row[1] = Value::Int4(b.pid);
+                        row[2] = text(&b.user);
+                        row[3] = text(&b.application_name);
+                        row[8] = text(HIDDEN);
+                        row[9] = text("client backend");
+                        rows.push(row);
+                        continue;
+                    }
                     rows.push(vec![
                         text(&b.database),
                         Value::Int4(b.pid),
@@ -1162,7 +1204,11 @@ impl Catalog {
                     let mut row = vec![Value::Null; 10];
                     row[1] = q.pid.map_or(Value::Null, Value::Int4);
                     row[7] = text("active");
-                    row[8] = text(&q.text);
+                    row[8] = text(if viewer.sees(user_of(q.pid)) {
+                        &q.text
+                    } else {
+                        HIDDEN
+                    });
                     row[9] = text("tcq continuous query");
                     rows.push(row);
                 }
@@ -1226,7 +1272,11 @@ impl Catalog {
                         q.id,
                         vec![
                             Value::Int8(q.id as i64),
-                            text(&q.text),
+                            text(if viewer.sees(user_of(q.pid)) {
+                                &q.text
+                            } else {
+                                HIDDEN
+                            }),
                             text(&stream),
                             ts(st.now_us),
                             Value::Int8(st.tuples_in as i64),
@@ -1260,7 +1310,11 @@ impl Catalog {
                         j.id,
                         vec![
                             Value::Int8(j.id as i64),
-                            text(&j.text),
+                            text(if viewer.sees(user_of(j.pid)) {
+                                &j.text
+                            } else {
+                                HIDDEN
+                            }),
                             text(&j.streams.join(", ")),
                             ts(st.now_us),
                             Value::Int8(st.tuples_in as i64),

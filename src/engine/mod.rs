@@ -11,6 +11,9 @@
 //! - [`Outcome::CopyIn`]: a [`CopyIn`] sink for `COPY ... FROM STDIN`;
 //! - [`Outcome::CopyOut`]: `COPY (SELECT ...) TO STDOUT`, a subscription plus its format.
 //!
+//! Before a statement runs, the session checks its user's privileges on the streams and
+//! tables it names ([`roles`]: roles, owners, GRANT/REVOKE; 42501 when one is missing).
+//!
 //! Design decision: ingest never waits long on a reader. Each query's output is a queue
 //! bounded in bytes (`output_queue_bytes`); when an event does not fit, ingest waits while
 //! the reader keeps taking rows, and a reader that takes nothing for `output_stall_timeout`
@@ -31,6 +34,8 @@ pub mod memory;
 pub mod monitor;
 mod outq;
 mod pg_catalog;
+mod privileges;
+pub mod roles;
 mod segment;
 mod session;
 mod spill;
@@ -181,6 +186,8 @@ impl Engine {
             match r {
                 archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
                 archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
+                archive::CatalogRecord::Role(json) => engine.catalog.roles.restore_role(&json)?,
+                archive::CatalogRecord::Acl(json) => engine.catalog.roles.restore_acl(&json)?,
             }
         }
         Ok(engine)
@@ -211,6 +218,12 @@ impl Engine {
     /// The global memory budget: its limit and what is tracked against it now.
     pub fn memory(&self) -> &Arc<memory::MemoryBudget> {
         &self.catalog.memory
+    }
+
+    /// Roles, relation owners and grants; the server installs the `--password-file` users
+    /// here and looks up who may log in.
+    pub fn roles(&self) -> &roles::Roles {
+        &self.catalog.roles
     }
 
     /// The connected sessions; the server registers each connection here.

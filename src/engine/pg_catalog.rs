@@ -17,8 +17,12 @@
 //!
 //! The catalogs themselves are listed in `pg_class` (relkind `'r'` in `pg_catalog`,
 //! `'v'` in `information_schema`) with their columns in `pg_attribute`, so `\d pg_class`
-//! and `'pg_catalog.pg_extension'::regclass` work. One role exists: the session's user
-//! (oid 10, superuser); one database: the session's.
+//! and `'pg_catalog.pg_extension'::regclass` work. The roles (`pg_authid`, `pg_roles`,
+//! `pg_user`) are those of `engine::roles`, plus the session's user and every relation
+//! owner that is no role (trust-connected users, superusers); the session's user has oid
+//! 10 and owns the system objects, every other role a stable oid from its name. Relations
+//! show their owner (`relowner`) and, once something is granted, their `relacl`
+//! (`{owner=arwdD/owner,alice=r/owner}`). One database: the session's.
 
 use std::sync::Arc;
 
@@ -396,11 +400,36 @@ pub(crate) struct CatalogRelations<'a> {
     pub database: &'a str,
     /// The session's settings (name, value), for `pg_settings`.
     pub settings: &'a [(String, String)],
+    /// Whether the session's user is a superuser now.
+    pub superuser: bool,
 }
 
 impl RelationProvider for CatalogRelations<'_> {
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
         relation(self, schema, name)
+    }
+
+    fn check_read(&self, schema: &str, name: &str) -> crate::Result<()> {
+        let whole = whole_name(schema, name);
+        if !self.catalog.tables.read().contains_key(&whole) {
+            return Ok(());
+        }
+        self.catalog.roles.check(
+            self.user,
+            self.superuser,
+            "table",
+            &whole,
+            crate::sql::Privileges::SELECT,
+        )
+    }
+}
+
+/// A relation's name in tcq's catalog: `name` in `public`, `schema.name` elsewhere.
+fn whole_name(schema: &str, name: &str) -> String {
+    if schema == "public" {
+        name.to_string()
+    } else {
+        format!("{schema}.{name}")
     }
 }
 
@@ -415,6 +444,7 @@ impl RelationProvider for Catalog {
             user: "tcq",
             database: "tcq",
             settings: &settings,
+            superuser: true,
         };
         relation(&view, schema, name)
     }
@@ -428,15 +458,15 @@ fn relation(
     let (catalog, user, database) = (view.catalog, view.user, view.database);
     if schema == "pg_catalog" {
         if let Some(cols) = super::catalog::system_view_columns(name) {
-            return Some((cols, catalog.system_view_rows(name)));
+            let viewer = super::catalog::Viewer {
+                user,
+                superuser: view.superuser,
+            };
+            return Some((cols, catalog.system_view_rows(name, &viewer)));
         }
     }
     // A stored table, as it is now.
-    let whole = if schema == "public" {
-        name.to_string()
-    } else {
-        format!("{schema}.{name}")
-    };
+    let whole = whole_name(schema, name);
     if let Some(t) = catalog.tables.read().get(&whole) {
         let snap = t.snapshot();
         return Some((snap.columns.to_vec(), snap.rows().to_vec()));
@@ -457,6 +487,8 @@ fn relation(
         user,
         database,
         settings: view.settings,
+        roles: &catalog.roles,
+        superuser: view.superuser,
     };
     let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);
     let rows = rows.into_iter().map(|r| fill(&spec, r)).collect();
@@ -502,7 +534,12 @@ struct Ctx<'a> {
     user: &'a str,
     database: &'a str,
     settings: &'a [(String, String)],
+    roles: &'a super::roles::Roles,
+    superuser: bool,
 }
+
+/// A row of `pg_authid`: (oid, name, superuser, login, password verifier).
+type RoleRow = (i64, String, bool, bool, Option<String>);
 
 type Named = Vec<(&'static str, Value)>;
 
@@ -521,6 +558,80 @@ struct IndexInfo {
 type IndexColumn = (i64, String, i64, i64, i64, char);
 
 impl Ctx<'_> {
+    /// The oid of role `name`: 10 for the session's user (it owns the system objects).
+    fn role_oid(&self, name: &str) -> i64 {
+        if name == self.user {
+            ROLE_OID
+        } else {
+            super::roles::role_oid(name)
+        }
+    }
+
+    /// The oid of the owner of relation `ns`.`name` (10, the session's user, when none is
+    /// recorded: system relations).
+    fn owner_oid(&self, ns: &str, name: &str) -> i64 {
+        self.roles
+            .owner(&whole_name(ns, name))
+            .map_or(ROLE_OID, |o| self.role_oid(&o))
+    }
+
+    /// The owner's name of relation `ns`.`name`.
+    fn owner_name(&self, ns: &str, name: &str) -> String {
+        self.roles
+            .owner(&whole_name(ns, name))
+            .unwrap_or_else(|| self.user.to_string())
+    }
+
+    /// `relacl` of relation `ns`.`name`: NULL (the default: owner only) until something is
+    /// granted.
+    fn relacl(&self, ns: &str, name: &str) -> Value {
+        let Some(acl) = self.roles.acl(&whole_name(ns, name)) else {
+            return Value::Null;
+        };
+        if acl.grants.is_empty() {
+            return Value::Null;
+        }
+        let all = crate::sql::Privileges::ALL.letters();
+        let mut items = vec![format!("{}={all}/{}", acl.owner, acl.owner)];
+        for (grantee, p) in &acl.grants {
+            let who = if grantee == super::roles::PUBLIC {
+                ""
+            } else {
+                grantee
+            };
+            items.push(format!("{who}={}/{}", p.letters(), acl.owner));
+        }
+        t(format!("{{{}}}", items.join(",")))
+    }
+
+    /// Every role: those of `engine::roles`, the session's user, and relation owners that
+    /// are no role (trust-connected bootstrap users, superusers).
+    fn role_rows(&self) -> Vec<RoleRow> {
+        let mut rows: Vec<RoleRow> = self
+            .roles
+            .list()
+            .into_iter()
+            .map(|r| {
+                (
+                    self.role_oid(&r.name),
+                    r.name,
+                    r.superuser,
+                    r.login,
+                    r.password,
+                )
+            })
+            .collect();
+        let mut implicit = vec![(self.user.to_string(), self.superuser)];
+        implicit.extend(self.roles.owners().into_iter().map(|o| (o, true)));
+        for (name, superuser) in implicit {
+            if !rows.iter().any(|r| r.1 == name) {
+                rows.push((self.role_oid(&name), name, superuser, true, None));
+            }
+        }
+        rows.sort_by_key(|r| r.0);
+        rows
+    }
+
     fn schemas(&self) -> Vec<String> {
         let mut s: Vec<String> = vec![
             "pg_catalog".into(),
@@ -730,12 +841,14 @@ impl Ctx<'_> {
                     .relations()
                     .into_iter()
                     .map(|(o, ns, n, kind, cols)| {
+                        let (owner, acl) = (self.owner_oid(&ns, &n), self.relacl(&ns, &n));
                         let has_index = indexes.iter().any(|i| i.table_oid == o);
                         vec![
                             ("oid", oid(o)),
                             ("relname", t(n)),
                             ("relnamespace", oid(schema_oid(&ns))),
-                            ("relowner", oid(ROLE_OID)),
+                            ("relowner", oid(owner)),
+                            ("relacl", acl),
                             ("relam", oid(if kind == 'r' { 2 } else { 0 })),
                             ("relhasindex", b(has_index)),
                             ("relpersistence", t("p")),
@@ -1019,40 +1132,69 @@ impl Ctx<'_> {
                 ("datcollate", t("C")),
                 ("datctype", t("C")),
             ]],
-            "pg_authid" => vec![vec![
-                ("oid", oid(ROLE_OID)),
-                ("rolname", t(self.user)),
-                ("rolsuper", b(true)),
-                ("rolinherit", b(true)),
-                ("rolcreaterole", b(true)),
-                ("rolcreatedb", b(true)),
-                ("rolcanlogin", b(true)),
-                ("rolreplication", b(true)),
-                ("rolbypassrls", b(true)),
-                ("rolconnlimit", Value::Int4(-1)),
-            ]],
-            "pg_roles" => vec![vec![
-                ("rolname", t(self.user)),
-                ("rolsuper", b(true)),
-                ("rolinherit", b(true)),
-                ("rolcreaterole", b(true)),
-                ("rolcreatedb", b(true)),
-                ("rolcanlogin", b(true)),
-                ("rolreplication", b(true)),
-                ("rolconnlimit", Value::Int4(-1)),
-                ("rolpassword", t("********")),
-                ("rolbypassrls", b(true)),
-                ("oid", oid(ROLE_OID)),
-            ]],
-            "pg_user" => vec![vec![
-                ("usename", t(self.user)),
-                ("usesysid", oid(ROLE_OID)),
-                ("usecreatedb", b(true)),
-                ("usesuper", b(true)),
-                ("userepl", b(true)),
-                ("usebypassrls", b(true)),
-                ("passwd", t("********")),
-            ]],
+            // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
+            // The verifier is shown to superusers only (PostgreSQL refuses pg_authid to
+            // the others).
+            "pg_authid" => self
+                .role_rows()
+                .into_iter()
+                .map(|(o, name, su, login, password)| {
+                    vec![
+                        ("oid", oid(o)),
+                        ("rolname", t(name)),
+                        ("rolsuper", b(su)),
+                        ("rolinherit", b(true)),
+                        ("rolcreaterole", b(su)),
+                        ("rolcreatedb", b(su)),
+                        ("rolcanlogin", b(login)),
+                        ("rolreplication", b(su)),
+                        ("rolbypassrls", b(su)),
+                        ("rolconnlimit", Value::Int4(-1)),
+                        (
+                            "rolpassword",
+                            password.filter(|_| self.superuser).map_or(Value::Null, t),
+                        ),
+                    ]
+                })
+                .collect(),
+            "pg_roles" => self
+                .role_rows()
+                .into_iter()
+                .map(|(o, name, su, login, password)| {
+                    vec![
+                        ("rolname", t(name)),
+                        ("rolsuper", b(su)),
+                        ("rolinherit", b(true)),
+                        ("rolcreaterole", b(su)),
+                        ("rolcreatedb", b(su)),
+                        ("rolcanlogin", b(login)),
+                        ("rolreplication", b(su)),
+                        ("rolconnlimit", Value::Int4(-1)),
+                        ("rolpassword", t("********")),
+                        ("rolbypassrls", b(su)),
+                        ("oid", oid(o)),
+                    ]
+                    .into_iter()
+                    .filter(|(k, _)| *k != "rolpassword" || password.is_some())
+                    .collect()
+                })
+                .collect(),
+            "pg_user" => self
+                .role_rows()
+                .into_iter()
+                .filter(|r| r.3)
+                .map(|(o, name, su, _, _)| {
+                    vec![
+                        ("usename", t(name)),
+                        ("usesysid", oid(o)),
+                        ("usecreatedb", b(su)),
+                        ("usesuper", b(su)),
+                        ("userepl", b(su)),
+                        ("usebypassrls", b(su)),
+                        ("passwd", t("********")),
+                    ]
+                })
+                .collect(),
             "pg_am" => vec![
                 vec![
                     ("oid", oid(2)),
@@ -1169,10 +1311,11 @@ impl Ctx<'_> {
                     .into_iter()
                     .filter(|r| r.3 == kind)
                     .map(|(_, ns, n, ..)| {
+                        let owner = self.owner_name(&ns, &n);
                         vec![
                             ("schemaname", t(ns)),
                             (name_column, t(n)),
-                            (owner_column, t(self.user)),
+                            (owner_column, t(owner)),
                             ("tablespace", Value::Null),
                             ("definition", Value::Null),
                         ]

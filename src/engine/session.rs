@@ -107,9 +107,12 @@ pub struct Session {
     /// ONLY, or `default_transaction_read_only` when it began).
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
-    settings: HashMap<String, String>,
-    user: String,
+    pub(crate) settings: HashMap<String, String>,
+    pub(crate) user: String,
     database: String,
+    /// What this session's user is when it is no role: a superuser when it connected by
+    /// trust (the bootstrap user), nothing when it authenticated (see `engine::roles`).
+    pub(crate) implicit_superuser: bool,
     /// Continuous queries this session holds now (`queries_per_connection_max`).
     live_queries: Arc<std::sync::atomic::AtomicUsize>,
     savepoints: Vec<Savepoint>,
@@ -314,6 +317,13 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::DropTable { .. } => "DROP TABLE",
         Plan::CreateStream(_) => "CREATE STREAM",
         Plan::DropStream { .. } => "DROP STREAM",
+        Plan::CreateRole { .. } => "CREATE ROLE",
+        Plan::AlterRole { .. } => "ALTER ROLE",
+        Plan::DropRole { .. } => "DROP ROLE",
+        Plan::Grant(g) if g.grant => "GRANT",
+        Plan::Grant(_) => "REVOKE",
+        Plan::AlterOwner { table: true, .. } => "ALTER TABLE",
+        Plan::AlterOwner { .. } => "ALTER STREAM",
         _ => return None,
     })
 }
@@ -410,6 +420,7 @@ impl Session {
             settings,
             user: "tcq".into(),
             database: "tcq".into(),
+            implicit_superuser: true,
             live_queries: Arc::default(),
             savepoints: Vec::new(),
             inbox: Arc::new(Inbox::default()),
@@ -466,6 +477,10 @@ impl Session {
         if let Some(a) = application_name {
             self.settings.insert("application_name".into(), a);
         }
+        // Fixed for the session, as PostgreSQL's (set at start-up, see `set_trusted`).
+        let superuser = if self.is_superuser() { "on" } else { "off" };
+        self.settings
+            .insert("is_superuser".into(), superuser.into());
         let utc = crate::tz::Zone::utc();
         let name = utc.name().to_string();
         if self.zone.read().name() != name {
@@ -637,6 +652,7 @@ impl Session {
         {
             return Err(Error::InFailedTransaction);
         }
+        self.check_privileges(&plan)?;
         if let Some(what) = writes(&plan) {
             if self.read_only() {
                 return Err(Error::ReadOnlySqlTransaction(format!(
@@ -762,6 +778,20 @@ impl Session {
                     self.set_zone(zone);
                     return Ok(Outcome::Command(tag.into()));
                 }
+                if name == "role" || name == "session_authorization" {
+                    // Recorded only when it names no other role: a session never acts as
+                    // another role (there is no membership, see engine::roles).
+                    if let Some(v) = &value {
+                        if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
+                            && *v != self.user
+                        {
+                            return Err(Error::FeatureNotSupported(format!(
+                                "SET {} to another role is not supported: tcq has no role membership",
+                                name.to_uppercase()
+                            )));
+                        }
+                    }
+                }
                 if name == OVERFLOW_SETTING {
                     if let Some(v) = &value {
                         parse_overflow(v)?;
@@ -789,6 +819,15 @@ impl Session {
                 Ok(Outcome::Command(tag.into()))
             }
             Plan::Show { name } => self.show(&name),
+            Plan::CreateRole {
+                name,
+                options,
+                user,
+            } => self.create_role(&name, options, user),
+            Plan::AlterRole { name, options } => self.alter_role(&name, options),
+            Plan::DropRole { names, if_exists } => self.drop_role(names, if_exists),
+            Plan::Grant(g) => self.grant(g),
+            Plan::AlterOwner { table, name, owner } => self.alter_owner(table, &name, &owner),
             Plan::Advance {
                 stream,
                 time_expr,
@@ -831,6 +870,7 @@ impl Session {
             v => sql::stream_name_of(&v.to_text().unwrap_or_default()),
         };
         let s = self.engine.catalog.stream(&name)?;
+        self.check_relation("stream", &name, sql::Privileges::INSERT)?;
         let time_type = s
             .ts_col
             .map_or(DataType::TimestampTz, |c| s.columns[c].data_type);
@@ -861,10 +901,12 @@ impl Session {
         let name = c.name.clone();
         let stream = new_stream(&self.engine, c, true)?;
         streams.insert(name.clone(), stream.clone());
+        self.engine.catalog.roles.set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
             streams.remove(&name);
+            self.engine.catalog.roles.remove_relation(&name);
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -910,7 +952,10 @@ impl Session {
             }
             for n in names {
                 match streams.remove(&n) {
-                    Some(s) => dropped.push(s),
+                    Some(s) => {
+                        self.engine.catalog.roles.remove_relation(&n);
+                        dropped.push(s)
+                    }
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
                 }
             }
@@ -991,9 +1036,13 @@ impl Session {
         let input = match &q.source {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
+                let viewer = super::catalog::Viewer {
+                    user: &self.user,
+                    superuser: self.is_superuser(),
+                };
                 self.engine
                     .catalog
-                    .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name))
+                    .system_view_rows(name.strip_prefix("pg_catalog.").unwrap_or(name), &viewer)
             }
             Source::Table { name, .. } => self
                 .engine
@@ -1016,6 +1065,7 @@ impl Session {
                     user: &self.user,
                     database: &self.database,
                     settings: &settings,
+                    superuser: self.is_superuser(),
                 };
                 return crate::exec::relational::run(rq, &provider, params, Some(self));
             }
@@ -1395,6 +1445,7 @@ impl Session {
                 } else {
                     super::backends::Signal::Terminate
                 };
+                self.check_signal(pid, func == F::CancelBackend)?;
                 match self.engine.catalog.backends.signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {
@@ -1721,7 +1772,8 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
     Ok(stream)
 }
 
-/// Write every stream's definition to the data directory's catalog (nothing without one).
+/// Write every stream's and table's definition, the roles and the access lists to the data
+/// directory's catalog (nothing without one).
 pub(super) fn save_catalog(
     engine: &Engine,
     streams: &std::collections::HashMap<String, Arc<Stream>>,
@@ -1753,7 +1805,8 @@ pub(super) fn save_catalog(
             .map(|(&oid, log)| (oid, CatalogRecord::Table(log.ddl.clone()))),
     );
     records.sort_by_key(|r| r.0);
-    let records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
+    let mut records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
+    records.extend(engine.catalog.roles.records());
     data.write_catalog(&records)
 }
 

@@ -107,10 +107,12 @@ impl Session {
         let name = c.name.clone();
         let table = new_table(&self.engine, c, text, true)?;
         tables.insert(name.clone(), table.clone());
+        self.engine.catalog.roles.set_owner(&name, &self.user);
         // The table exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = super::session::save_catalog(&self.engine, &streams) {
             tables.remove(&name);
+            self.engine.catalog.roles.remove_relation(&name);
             if let Some(log) = catalog.table_logs.lock().remove(&table.oid) {
                 log.remove();
             }
@@ -139,7 +141,10 @@ impl Session {
         let mut logs = Vec::new();
         for n in names {
             match tables.remove(&n) {
-                Some(t) => logs.extend(catalog.table_logs.lock().remove(&t.oid)),
+                Some(t) => {
+                    self.engine.catalog.roles.remove_relation(&n);
+                    logs.extend(catalog.table_logs.lock().remove(&t.oid))
+                }
                 None => notices.push(format!("table \"{n}\" does not exist, skipping")),
             }
         }

@@ -654,6 +654,7 @@ impl Ev<'_> {
         if let Some(r) = self.scans.borrow().get(&key) {
             return Ok(r.clone());
         }
+        self.provider.check_read(schema, name)?;
         let (_, rows) = self
             .provider
             .relation(schema, name)

@@ -140,8 +140,9 @@ impl Console {
     }
 
     /// The user the `Authorization` header `value` authenticates: a user of the password
-    /// file with the right password, or [`DEFAULT_USER`] without a password file; `None`
-    /// when the request must be refused.
+    /// file or a superuser role with LOGIN (`CREATE ROLE ... SUPERUSER LOGIN PASSWORD`)
+    /// with the right password, or [`DEFAULT_USER`] without a password file; `None` when
+    /// the request must be refused.
     fn authorized(&self, value: Option<&HeaderValue>) -> Option<String> {
         use base64::Engine as _;
         use sha2::Digest;
@@ -153,14 +154,32 @@ impl Console {
             .decode(encoded.trim())
             .ok()?;
         let (user, password) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
-        let digest: [u8; 32] = sha2::Sha256::digest(&decoded).into();
+        // A pair verified before the roles last changed (a password, SUPERUSER, LOGIN) is
+        // checked again: the generation is part of what the cache holds.
+        let roles = self.engine.roles();
+        let mut hasher = sha2::Sha256::new();
+        hasher.update(&decoded);
+        hasher.update(roles.generation().to_le_bytes());
+        let digest: [u8; 32] = hasher.finalize().into();
         if self.verified.lock().contains(&digest) {
             return Some(user.to_string());
         }
-        if !passwords
-            .get(user)
-            .is_some_and(|v| v.check_password(password))
-        {
+        // The password file's users, and superuser roles made with CREATE ROLE that may
+        // log in: the console shows and cancels every query, so it is for superusers only.
+        let by_file = || {
+            passwords
+                .get(user)
+                .is_some_and(|v| v.check_password(password))
+        };
+        let by_role = || {
+            roles
+                .get(user)
+                .filter(|r| r.login && r.superuser && !r.from_file)
+                .and_then(|r| r.password)
+                .and_then(|p| Verifier::parse(&p))
+                .is_some_and(|v| v.check_password(password))
+        };
+        if !(by_file() || by_role()) {
             return None;
         }
         let mut verified = self.verified.lock();

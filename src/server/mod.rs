@@ -1,7 +1,9 @@
 //! The PostgreSQL wire protocol front end: the only part of tcq that knows about sockets.
 //!
 //! [`serve`] accepts connections and gives each an engine [`Session`](crate::engine::Session).
-//! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256,
+//! Start-up trusts every user, or with [`ServerOptions::passwords`] requires SCRAM-SHA-256
+//! (the password file's users and the roles of `CREATE ROLE`, looked up in
+//! [`Engine::roles`](crate::engine::Engine::roles); a NOLOGIN role is refused with 28000),
 //! and registers every backend with a connection manager, so that a CancelRequest on a separate connection reaches the query it names.
 //! With [`ServerOptions::tls`] a client that sends an SSLRequest continues over TLS (see
 //! [`tls_required`] for when plaintext is refused); CancelRequests are throttled per peer
@@ -126,6 +128,9 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::OutOfMemory(_) => "53200",
         Error::ProtocolViolation(_) => "08P01",
         Error::InsufficientPrivilege(_) => "42501",
+        Error::DuplicateObject(_) => "42710",
+        Error::ReservedName(_) => "42939",
+        Error::DependentObjectsStillExist(_) => "2BP01",
         Error::ObjectNotInPrerequisiteState(_) => "55000",
         Error::InvalidSavepoint(_) => "3B001",
         Error::InvalidBinaryRepresentation(_) => "22P03",
@@ -167,8 +172,9 @@ pub async fn serve_until(
 #[derive(Clone, Debug, Default)]
 pub struct ServerOptions {
     /// SCRAM-SHA-256 verifiers by user name. `Some`: every connection must authenticate
-    /// with SCRAM-SHA-256 as one of these users (28P01 otherwise); `None`: trust, every
-    /// user name is accepted without a password.
+    /// with SCRAM-SHA-256 as one of these users or as a role made by `CREATE ROLE ...
+    /// PASSWORD` (28P01 otherwise); these users are superusers. `None`: trust, every user
+    /// name is accepted without a password, and one that is no role is a superuser.
     pub passwords: Option<HashMap<String, Verifier>>,
     /// TLS for clients that ask for it (SSLRequest answered `S`); `None`: answered `N`.
     /// With both TLS and passwords, a client beyond loopback must use TLS (28000
@@ -306,7 +312,8 @@ pub(crate) struct Handler {
     connections: AtomicUsize,
     /// Turns `true` when the server shuts down; every connection watches it.
     shutdown: watch::Sender<bool>,
-    /// SCRAM verifiers by user name; `None`: trust (no password asked).
+    /// The password file's SCRAM verifiers by user name (installed as roles in the engine,
+    /// where start-up looks every user up); `None`: trust (no password asked).
     passwords: Option<HashMap<String, Verifier>>,
     /// TLS offered to clients that ask; `None`: SSLRequest answered `N`.
     tls: Option<Tls>,
@@ -318,6 +325,13 @@ pub(crate) struct Handler {
 
 impl Handler {
     fn new(engine: Arc<Engine>, options: ServerOptions) -> Handler {
+        if let Some(passwords) = &options.passwords {
+            engine.roles().install_file_roles(
+                passwords
+                    .iter()
+                    .map(|(user, verifier)| (user.clone(), verifier.to_string())),
+            );
+        }
         Handler {
             engine,
             manager: Arc::new(ConnectionManager::new()),

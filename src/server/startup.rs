@@ -52,7 +52,6 @@ impl ServerParameterProvider for ServerParams {
             ("TimeZone", "UTC"),
             ("integer_datetimes", "on"),
             ("standard_conforming_strings", "on"),
-            ("is_superuser", "on"),
             ("default_transaction_read_only", "off"),
             ("in_hot_standby", "off"),
         ]
@@ -73,6 +72,8 @@ impl ServerParameterProvider for ServerParams {
         if let Some(user) = meta.get(METADATA_USER) {
             params.insert("session_authorization".into(), user.clone());
         }
+        let superuser = meta.get(IS_SUPERUSER).map_or("on", String::as_str);
+        params.insert("is_superuser".into(), superuser.to_string());
         Some(params)
     }
 }
@@ -150,6 +151,10 @@ impl StartupHandler for Handler {
     }
 }
 
+/// The metadata key under which start-up leaves `on`/`off` for the `is_superuser`
+/// ParameterStatus.
+const IS_SUPERUSER: &str = "tcq.is_superuser";
+
 /// A connection's SCRAM exchange between its two round trips.
 struct ScramState(parking_lot::Mutex<Option<Exchange>>);
 
@@ -177,7 +182,7 @@ impl Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let (Some(passwords), Some(state)) = (
+        let (Some(_), Some(state)) = (
             self.passwords.as_ref(),
             client.session_extensions().get::<ScramState>(),
         ) else {
@@ -196,8 +201,15 @@ impl Handler {
                     return Err(auth_malformed("mechanism must be SCRAM-SHA-256"));
                 }
                 let data = initial.data.unwrap_or_default();
-                let (exchange, server_first) = Exchange::start(passwords.get(&user), &data)
-                    .map_err(|e| match e {
+                // The password file's users and CREATE ROLE's roles, one list (engine::roles).
+                let verifier = self
+                    .engine
+                    .roles()
+                    .get(&user)
+                    .and_then(|r| r.password)
+                    .and_then(|p| super::scram::Verifier::parse(&p));
+                let (exchange, server_first) =
+                    Exchange::start(verifier.as_ref(), &data).map_err(|e| match e {
                         ScramError::Malformed(what) => auth_malformed(what),
                         ScramError::Failed => auth_failed(&user),
                     })?;
@@ -249,7 +261,17 @@ impl Handler {
         let param = |k: &str| client.metadata().get(k).cloned();
         let user = param("user").unwrap_or_else(|| "tcq".into());
         let database = param("database").unwrap_or_else(|| user.clone());
+        // After authentication, as PostgreSQL checks it: a NOLOGIN role may not connect.
+        if self.engine.roles().get(&user).is_some_and(|r| !r.login) {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                "28000".into(),
+                format!("role \"{user}\" is not permitted to log in"),
+            ))));
+        }
         session.set_identity(&user, &database, param("application_name").as_deref());
+        session.set_trusted(self.passwords.is_none());
+        let superuser = if session.is_superuser() { "on" } else { "off" };
         let time_zone = param("TimeZone").or_else(|| param("timezone"));
         if let Some(tz) = &time_zone {
             if let Err(e) = session.apply_startup_setting("TimeZone", tz) {
@@ -281,6 +303,9 @@ impl Handler {
         if let Some(slot) = &slot {
             super::notify::attach(&self.engine, slot, info, handle, terminate);
         }
+        client
+            .metadata_mut()
+            .insert(IS_SUPERUSER.into(), superuser.into());
         finish_authentication(client, &ServerParams).await?;
         // ReadyForQuery is out: the client is idle until its first message.
         if let Some(slot) = slot {

@@ -841,6 +841,39 @@ impl<'a> Binder<'a> {
                     retention_us: retention.as_deref().map(retention_length).transpose()?,
                 })
             }
+            Stmt::CreateRole {
+                name,
+                options,
+                user,
+            } => Ok(Plan::CreateRole {
+                name: name.clone(),
+                options: options.clone(),
+                user: *user,
+            }),
+            Stmt::AlterRole { name, options } => Ok(Plan::AlterRole {
+                name: name.clone(),
+                options: options.clone(),
+            }),
+            Stmt::DropRole { names, if_exists } => Ok(Plan::DropRole {
+                names: names.clone(),
+                if_exists: *if_exists,
+            }),
+            Stmt::Grant(g) => Ok(Plan::Grant(g.clone())),
+            Stmt::AlterOwner { table, name, owner } => {
+                let exists = if *table {
+                    self.schema.table(name).is_some()
+                } else {
+                    self.schema.stream(name).is_some()
+                };
+                if !exists {
+                    return Err(Error::UndefinedTable(name.clone()));
+                }
+                Ok(Plan::AlterOwner {
+                    table: *table,
+                    name: name.clone(),
+                    owner: owner.clone(),
+                })
+            }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
                 names: names.clone(),
                 if_exists: *if_exists,

@@ -178,6 +178,27 @@ pub(crate) enum Stmt {
         options: RawExplain,
         statement: Box<ast::Statement>,
     },
+    /// `CREATE ROLE` / `CREATE USER` (`user`).
+    CreateRole {
+        name: String,
+        options: super::plan::RoleOptions,
+        user: bool,
+    },
+    /// `ALTER ROLE` / `ALTER USER`.
+    AlterRole {
+        name: String,
+        options: super::plan::RoleOptions,
+    },
+    /// `DROP ROLE` / `DROP USER`.
+    DropRole { names: Vec<String>, if_exists: bool },
+    /// `GRANT` / `REVOKE` on relations.
+    Grant(super::plan::Grant),
+    /// `ALTER STREAM|TABLE name OWNER TO role`.
+    AlterOwner {
+        table: bool,
+        name: String,
+        owner: String,
+    },
 }
 
 /// A statement with its text and its window clauses.
@@ -622,7 +643,10 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     Ok(match first.as_str() {
         "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
         "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
+        "ALTER" if is_owner_to(t) => parse_alter_owner(t)?,
         "ALTER" if word_is(t.peek_at(1), "STREAM") => parse_alter_stream(t)?,
+        "CREATE" | "ALTER" | "DROP" if is_role_word(t.peek_at(1)) => parse_role(t)?,
+        "GRANT" | "REVOKE" => parse_grant(t)?,
         "FETCH" | "MOVE" => parse_fetch(t)?,
         "CLOSE" => parse_close(t)?,
         "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" => parse_transaction(t)?,
@@ -917,6 +941,278 @@ fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
     let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
     t.expect_end()?;
     Ok(Stmt::DropStream { names, if_exists })
+}
+
+/// `ALTER STREAM|TABLE [IF EXISTS] a[.b] OWNER TO ...`?
+fn is_owner_to(t: &Toks) -> bool {
+    if !(word_is(t.peek_at(1), "STREAM") || word_is(t.peek_at(1), "TABLE")) {
+        return false;
+    }
+    let mut i = 2;
+    if word_is(t.peek_at(i), "IF") {
+        i += 2;
+    }
+    i += 1;
+    while t.peek_at(i) == &Token::Period {
+        i += 2;
+    }
+    word_is(t.peek_at(i), "OWNER") && word_is(t.peek_at(i + 1), "TO")
+}
+
+fn parse_alter_owner(t: &mut Toks) -> Result<Stmt> {
+    t.expect_word("ALTER")?;
+    let table = t.eat_word("TABLE");
+    if !table {
+        t.expect_word("STREAM")?;
+    }
+    if t.eat_word("IF") {
+        return Err(Error::FeatureNotSupported(
+            "ALTER ... IF EXISTS ... OWNER TO is not supported".into(),
+        ));
+    }
+    let name = t.object_name()?;
+    t.expect_word("OWNER")?;
+    t.expect_word("TO")?;
+    let owner = role_name(t)?;
+    t.expect_end()?;
+    Ok(Stmt::AlterOwner { table, name, owner })
+}
+
+fn is_role_word(t: &Token) -> bool {
+    word_is(t, "ROLE") || word_is(t, "USER") || word_is(t, "GROUP")
+}
+
+fn role_unsupported(what: &str) -> Error {
+    Error::FeatureNotSupported(format!(
+        "{what} is not supported: tcq roles have LOGIN, SUPERUSER and PASSWORD only"
+    ))
+}
+
+/// A role name: an identifier (`CURRENT_USER` and friends are not resolved here).
+fn role_name(t: &mut Toks) -> Result<String> {
+    match t.peek() {
+        Token::SingleQuotedString(_) => Err(syntax_near(t.peek())),
+        _ => t.ident(),
+    }
+}
+
+/// `CREATE|ALTER ROLE|USER name [WITH] option ...` and `DROP ROLE|USER [IF EXISTS] names`.
+fn parse_role(t: &mut Toks) -> Result<Stmt> {
+    let verb = match t.next() {
+        Token::Word(w) => w.value.to_ascii_uppercase(),
+        other => return Err(syntax_near(&other)),
+    };
+    if t.is_word("GROUP") {
+        return Err(role_unsupported("a GROUP (role membership)"));
+    }
+    let user = t.is_word("USER");
+    t.next();
+    if verb == "DROP" {
+        let if_exists = if t.eat_word("IF") {
+            t.expect_word("EXISTS")?;
+            true
+        } else {
+            false
+        };
+        let mut names = vec![role_name(t)?];
+        while t.eat(&Token::Comma) {
+            names.push(role_name(t)?);
+        }
+        t.expect_end()?;
+        return Ok(Stmt::DropRole { names, if_exists });
+    }
+    if verb == "CREATE" && t.is_word("MAPPING") {
+        return Err(role_unsupported("CREATE USER MAPPING"));
+    }
+    let name = role_name(t)?;
+    if verb == "ALTER" && (t.is_word("RENAME") || t.is_word("SET") || t.is_word("RESET")) {
+        return Err(role_unsupported(&format!(
+            "ALTER ROLE ... {}",
+            t.peek().to_string().to_uppercase()
+        )));
+    }
+    let _ = t.eat_word("WITH");
+    let options = parse_role_options(t)?;
+    Ok(if verb == "CREATE" {
+        Stmt::CreateRole {
+            name,
+            options,
+            user,
+        }
+    } else {
+        Stmt::AlterRole { name, options }
+    })
+}
+
+fn parse_role_options(t: &mut Toks) -> Result<super::plan::RoleOptions> {
+    let mut o = super::plan::RoleOptions::default();
+    let conflict = || Error::Syntax("conflicting or redundant options".into());
+    loop {
+        let word = match t.peek() {
+            Token::EOF => return Ok(o),
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            other => return Err(syntax_near(other)),
+        };
+        t.next();
+        match word.as_str() {
+            "LOGIN" | "NOLOGIN" => {
+                if o.login.replace(word == "LOGIN").is_some() {
+                    return Err(conflict());
+                }
+            }
+            "SUPERUSER" | "NOSUPERUSER" => {
+                if o.superuser.replace(word == "SUPERUSER").is_some() {
+                    return Err(conflict());
+                }
+            }
+            "ENCRYPTED" | "PASSWORD" => {
+                if word == "ENCRYPTED" {
+                    t.expect_word("PASSWORD")?;
+                }
+                let value = if t.eat_word("NULL") {
+                    None
+                } else {
+                    let v = string_literal(t.peek()).ok_or_else(|| syntax_near(t.peek()))?;
+                    t.next();
+                    Some(v)
+                };
+                if o.password.replace(value).is_some() {
+                    return Err(conflict());
+                }
+            }
+            // Without role membership, inheriting means nothing: accepted as PostgreSQL's
+            // default.
+            "INHERIT" | "NOINHERIT" => {}
+            "CREATEDB" | "NOCREATEDB" | "CREATEROLE" | "NOCREATEROLE" | "REPLICATION"
+            | "NOREPLICATION" | "BYPASSRLS" | "NOBYPASSRLS" | "CONNECTION" | "VALID" | "IN"
+            | "ROLE" | "ADMIN" | "USER" | "SYSID" => {
+                return Err(role_unsupported(&format!("role option {word}")))
+            }
+            _ => return Err(Error::Syntax(format!("syntax error at or near \"{word}\""))),
+        }
+    }
+}
+
+/// `GRANT privileges ON [STREAM|TABLE] names TO roles` and
+/// `REVOKE [GRANT OPTION FOR] privileges ON [STREAM|TABLE] names FROM roles [CASCADE|RESTRICT]`.
+fn parse_grant(t: &mut Toks) -> Result<Stmt> {
+    use super::plan::{Grant, GrantTarget, Privileges};
+    let grant = t.eat_word("GRANT");
+    if !grant {
+        t.expect_word("REVOKE")?;
+        if t.is_word("GRANT") && word_is(t.peek_at(1), "OPTION") {
+            return Err(Error::FeatureNotSupported(
+                "GRANT OPTION is not supported: only owners and superusers grant".into(),
+            ));
+        }
+    }
+    let mut privileges = Privileges::default();
+    if t.eat_word("ALL") {
+        let _ = t.eat_word("PRIVILEGES");
+        privileges = Privileges::ALL;
+    } else {
+        loop {
+            let word = match t.peek() {
+                Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+                other => return Err(syntax_near(other)),
+            };
+            let Some((_, _, p)) = Privileges::NAMES.iter().find(|(n, _, _)| *n == word) else {
+                if matches!(
+                    word.as_str(),
+                    "REFERENCES"
+                        | "TRIGGER"
+                        | "USAGE"
+                        | "EXECUTE"
+                        | "CREATE"
+                        | "CONNECT"
+                        | "TEMPORARY"
+                        | "TEMP"
+                ) {
+                    return Err(Error::FeatureNotSupported(format!(
+                        "privilege {word} is not supported: streams and tables have SELECT, INSERT, UPDATE, DELETE and TRUNCATE"
+                    )));
+                }
+                return Err(Error::FeatureNotSupported(
+                    "granting role membership is not supported: grant privileges ON a stream or table".into(),
+                ));
+            };
+            t.next();
+            if t.peek() == &Token::LParen {
+                return Err(Error::FeatureNotSupported(
+                    "column privileges are not supported".into(),
+                ));
+            }
+            privileges = privileges.union(*p);
+            if !t.eat(&Token::Comma) {
+                break;
+            }
+        }
+    }
+    if !t.eat_word("ON") {
+        if t.is_word("TO") || t.is_word("FROM") {
+            return Err(Error::FeatureNotSupported(
+                "granting role membership is not supported: grant privileges ON a stream or table"
+                    .into(),
+            ));
+        }
+        return Err(syntax_near(t.peek()));
+    }
+    let target = if t.eat_word("STREAM") {
+        GrantTarget::Stream
+    } else {
+        let _ = t.eat_word("TABLE");
+        GrantTarget::Relation
+    };
+    if t.is_word("ALL")
+        || t.is_word("SCHEMA")
+        || t.is_word("DATABASE")
+        || t.is_word("FUNCTION")
+        || t.is_word("SEQUENCE")
+    {
+        let next_is_name_end = matches!(t.peek_at(1), Token::EOF | Token::Comma)
+            || word_is(t.peek_at(1), "TO")
+            || word_is(t.peek_at(1), "FROM");
+        if !next_is_name_end {
+            return Err(Error::FeatureNotSupported(format!(
+                "GRANT ON {} is not supported: name each stream or table",
+                t.peek().to_string().to_uppercase()
+            )));
+        }
+    }
+    let mut relations = vec![t.object_name()?];
+    while t.eat(&Token::Comma) {
+        relations.push(t.object_name()?);
+    }
+    t.expect_word(if grant { "TO" } else { "FROM" })?;
+    let mut grantees = Vec::new();
+    loop {
+        let _ = t.eat_word("GROUP");
+        grantees.push(role_name(t)?);
+        if !t.eat(&Token::Comma) {
+            break;
+        }
+    }
+    if grant && t.is_word("WITH") {
+        return Err(Error::FeatureNotSupported(
+            "WITH GRANT OPTION is not supported: only owners and superusers grant".into(),
+        ));
+    }
+    if !grant {
+        let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
+    }
+    if t.is_word("GRANTED") {
+        return Err(Error::FeatureNotSupported(
+            "GRANTED BY is not supported".into(),
+        ));
+    }
+    t.expect_end()?;
+    Ok(Stmt::Grant(Grant {
+        grant,
+        privileges,
+        target,
+        relations,
+        grantees,
+    }))
 }
 
 fn count_token(t: &mut Toks) -> Result<Option<u64>> {
@@ -1533,6 +1829,86 @@ mod tests {
         assert!(
             matches!(one("SHOW TRANSACTION ISOLATION LEVEL").stmt, Stmt::Show(ref n) if n == "transaction_isolation")
         );
+    }
+
+    #[test]
+    fn role_and_grant_statements() {
+        use crate::sql::plan::{Grant, GrantTarget, Privileges, RoleOptions};
+        let Stmt::CreateRole {
+            name,
+            options,
+            user,
+        } = one("CREATE USER \"Al\" WITH SUPERUSER ENCRYPTED PASSWORD 'x''y'").stmt
+        else {
+            panic!("not CREATE USER")
+        };
+        assert_eq!((name.as_str(), user), ("Al", true));
+        assert_eq!(
+            options,
+            RoleOptions {
+                login: None,
+                superuser: Some(true),
+                password: Some(Some("x'y".into())),
+            }
+        );
+        assert!(matches!(
+            one("ALTER ROLE bob NOLOGIN PASSWORD NULL").stmt,
+            Stmt::AlterRole {
+                options: RoleOptions {
+                    login: Some(false),
+                    password: Some(None),
+                    ..
+                },
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("DROP USER IF EXISTS a, b").stmt,
+            Stmt::DropRole { ref names, if_exists: true } if names == &["a", "b"]
+        ));
+        let Stmt::Grant(g) = one("GRANT select, INSERT ON STREAM s, x.t TO alice, PUBLIC").stmt
+        else {
+            panic!("not GRANT")
+        };
+        assert_eq!(
+            g,
+            Grant {
+                grant: true,
+                privileges: Privileges::SELECT.union(Privileges::INSERT),
+                target: GrantTarget::Stream,
+                relations: vec!["s".into(), "x.t".into()],
+                grantees: vec!["alice".into(), "public".into()],
+            }
+        );
+        let Stmt::Grant(g) = one("REVOKE ALL PRIVILEGES ON TABLE t FROM bob CASCADE").stmt else {
+            panic!("not REVOKE")
+        };
+        assert_eq!(
+            (g.grant, g.privileges, g.target),
+            (false, Privileges::ALL, GrantTarget::Relation)
+        );
+        assert_eq!(Privileges::ALL.letters(), "arwdD");
+        assert!(matches!(
+            one("ALTER STREAM net.tcp OWNER TO \"Bob\"").stmt,
+            Stmt::AlterOwner { table: false, ref name, ref owner } if name == "net.tcp" && owner == "Bob"
+        ));
+        assert!(matches!(
+            one("ALTER TABLE t OWNER TO bob").stmt,
+            Stmt::AlterOwner { table: true, .. }
+        ));
+        for (sql, code) in [
+            ("CREATE ROLE a LOGIN NOLOGIN", "42601"),
+            ("CREATE ROLE a PASSWORD", "42601"),
+            ("CREATE ROLE a CREATEDB", "0A000"),
+            ("GRANT a TO b", "0A000"),
+            ("GRANT SELECT (c) ON t TO b", "0A000"),
+            ("GRANT SELECT ON t TO b WITH GRANT OPTION", "0A000"),
+            ("GRANT SELECT ON ALL TABLES IN SCHEMA public TO b", "0A000"),
+            ("REVOKE SELECT ON t TO b", "42601"),
+        ] {
+            let e = parse_all(sql).unwrap_err();
+            assert_eq!(crate::server::sqlstate(&e), code, "{sql}: {e}");
+        }
     }
 
     #[test]

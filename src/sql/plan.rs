@@ -176,8 +176,147 @@ pub enum Plan {
         /// Types of `$1..$n`.
         param_types: Vec<DataType>,
     },
+    /// `CREATE ROLE name [WITH] options` / `CREATE USER` (which is LOGIN by default).
+    CreateRole {
+        /// Role name, normalised.
+        name: String,
+        /// The attributes given.
+        options: RoleOptions,
+        /// `CREATE USER`: LOGIN unless NOLOGIN is given.
+        user: bool,
+    },
+    /// `ALTER ROLE name [WITH] options` / `ALTER USER`.
+    AlterRole {
+        /// Role name, normalised.
+        name: String,
+        /// The attributes changed; the others stay.
+        options: RoleOptions,
+    },
+    /// `DROP ROLE [IF EXISTS] a, b` / `DROP USER`.
+    DropRole {
+        /// Role names, normalised.
+        names: Vec<String>,
+        /// `IF EXISTS` given.
+        if_exists: bool,
+    },
+    /// `GRANT privileges ON [STREAM|TABLE] names TO roles` (`grant`) or
+    /// `REVOKE privileges ON [STREAM|TABLE] names FROM roles`.
+    Grant(Grant),
+    /// `ALTER STREAM|TABLE name OWNER TO role`.
+    AlterOwner {
+        /// A stored table (`ALTER TABLE`) or a stream.
+        table: bool,
+        /// Relation name, normalised.
+        name: String,
+        /// The new owner, normalised.
+        owner: String,
+    },
     /// An empty query string (`;`).
     Empty,
+}
+
+/// Role attributes of CREATE ROLE / ALTER ROLE; `None` leaves one at its default (CREATE)
+/// or as it is (ALTER).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoleOptions {
+    /// LOGIN / NOLOGIN.
+    pub login: Option<bool>,
+    /// SUPERUSER / NOSUPERUSER.
+    pub superuser: Option<bool>,
+    /// `PASSWORD 'x'` is `Some(Some(x))` (plain text, or a SCRAM-SHA-256 verifier as
+    /// PostgreSQL stores one); `PASSWORD NULL` is `Some(None)`.
+    pub password: Option<Option<String>>,
+}
+
+/// Privileges on a stream or table, as a set (bits).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Privileges(pub u8);
+
+impl Privileges {
+    /// Read the relation (SELECT, a continuous query, `COPY (SELECT ...) TO`, EXPLAIN).
+    pub const SELECT: Privileges = Privileges(1);
+    /// Add rows (INSERT, `COPY ... FROM`, `tcq_advance`).
+    pub const INSERT: Privileges = Privileges(2);
+    /// UPDATE a stored table.
+    pub const UPDATE: Privileges = Privileges(4);
+    /// DELETE from a stored table.
+    pub const DELETE: Privileges = Privileges(8);
+    /// TRUNCATE a stored table.
+    pub const TRUNCATE: Privileges = Privileges(16);
+    /// `ALL [PRIVILEGES]`.
+    pub const ALL: Privileges = Privileges(31);
+    /// PostgreSQL's names, in its order, with the letter `aclitem` uses for each.
+    pub const NAMES: [(&'static str, char, Privileges); 5] = [
+        ("INSERT", 'a', Privileges::INSERT),
+        ("SELECT", 'r', Privileges::SELECT),
+        ("UPDATE", 'w', Privileges::UPDATE),
+        ("DELETE", 'd', Privileges::DELETE),
+        ("TRUNCATE", 'D', Privileges::TRUNCATE),
+    ];
+
+    /// Every privilege of `other` is in `self`.
+    pub fn contains(self, other: Privileges) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Both sets.
+    pub fn union(self, other: Privileges) -> Privileges {
+        Privileges(self.0 | other.0)
+    }
+
+    /// `self` without `other`.
+    pub fn without(self, other: Privileges) -> Privileges {
+        Privileges(self.0 & !other.0)
+    }
+
+    /// No privilege.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The privilege's name in an error message (`SELECT`), for a single privilege.
+    pub fn name(self) -> &'static str {
+        Privileges::NAMES
+            .iter()
+            .find(|(_, _, p)| *p == self)
+            .map_or("ALL", |(n, _, _)| n)
+    }
+
+    /// The `aclitem` letters (`arwdD` for ALL).
+    pub fn letters(self) -> String {
+        Privileges::NAMES
+            .iter()
+            .filter(|(_, _, p)| self.contains(*p))
+            .map(|(_, c, _)| *c)
+            .collect()
+    }
+}
+
+/// Which relations a GRANT or REVOKE names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantTarget {
+    /// `ON STREAM x`: streams only.
+    Stream,
+    /// `ON TABLE x` or `ON x`: a stored table or a stream, as PostgreSQL's TABLE covers
+    /// every relation kind.
+    Relation,
+}
+
+/// `GRANT` / `REVOKE` on relations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// GRANT (`true`) or REVOKE (`false`).
+    pub grant: bool,
+    /// The privileges given or taken.
+    pub privileges: Privileges,
+    /// What kind of relation the names are.
+    pub target: GrantTarget,
+    /// Relation names, normalised.
+    pub relations: Vec<String>,
+    /// Role names, normalised; `public` is every role.
+    pub grantees: Vec<String>,
 }
 
 /// Savepoint commands.

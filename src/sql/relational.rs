@@ -29,6 +29,12 @@ pub trait RelationProvider {
     /// there is no such relation. `schema` is `pg_catalog`, `information_schema`, `public`
     /// or another schema name a query wrote.
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)>;
+
+    /// Whether the session may read `schema.name` before a query scans it. Errors: 42501.
+    /// The default allows everything (providers without privileges).
+    fn check_read(&self, _schema: &str, _name: &str) -> crate::Result<()> {
+        Ok(())
+    }
 }
 
 /// Static types of the relational plan, beyond [`DataType`].

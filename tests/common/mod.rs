@@ -29,6 +29,53 @@ pub fn start_server_with(config: Config) -> u16 {
 /// Start a server around an engine built by `make` inside the server's runtime (an engine
 /// may spawn tasks when it is created); returns its port.
 fn start_engine(make: impl FnOnce() -> Arc<Engine> + Send + 'static) -> u16 {
+    start_engine_with_options(make, tcq::server::ServerOptions::default())
+}
+
+/// Start a server with `options` (a password file, TLS) on a fresh in-memory engine;
+/// returns its port.
+pub fn start_server_with_options(options: tcq::server::ServerOptions) -> u16 {
+    start_engine_with_options(|| Engine::new(Config::default()), options)
+}
+
+/// A password file holding `text` (`user:password` lines); keep it while the server reads
+/// it (only at start).
+pub fn password_file(text: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().expect("password file");
+    std::fs::write(file.path(), text).expect("write password file");
+    file
+}
+
+/// Server options that require SCRAM-SHA-256 for the users of `text` (a password file's
+/// lines).
+pub fn password_options(text: &str) -> tcq::server::ServerOptions {
+    let file = password_file(text);
+    tcq::server::ServerOptions::default()
+        .with_password_file(file.path())
+        .expect("read password file")
+}
+
+/// Connect as `user` with `password` over plain TCP; the connection runs on a spawned task.
+pub async fn connect_as(
+    port: u16,
+    user: &str,
+    password: &str,
+) -> Result<Client, tokio_postgres::Error> {
+    let conn = format!(
+        "host=127.0.0.1 port={port} user={user} password='{password}' dbname=tcq application_name=tcq-tests"
+    );
+    let (client, connection) = tokio_postgres::connect(&conn, NoTls).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// [`start_engine`] with server options.
+fn start_engine_with_options(
+    make: impl FnOnce() -> Arc<Engine> + Send + 'static,
+    options: tcq::server::ServerOptions,
+) -> u16 {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("tcq-test-server".into())
@@ -45,7 +92,9 @@ fn start_engine(make: impl FnOnce() -> Arc<Engine> + Send + 'static) -> u16 {
                     .expect("bind");
                 tx.send(listener.local_addr().expect("local addr").port())
                     .expect("report port");
-                tcq::server::serve(listener, make()).await.expect("serve");
+                tcq::server::serve_with(listener, make(), options, std::future::pending())
+                    .await
+                    .expect("serve");
             });
         })
         .expect("server thread");

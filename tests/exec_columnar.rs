@@ -23,8 +23,9 @@ const LIMITS: ExecLimits = ExecLimits {
     distinct_values_max: usize::MAX,
 };
 
-/// Column 0 is the timestamp; the others one of each type.
-const TYPES: [DataType; 12] = [
+/// Column 0 is the timestamp; the others one of each type, and a last bigint column of
+/// values near its limits (sums leave bigint and become numeric; squares leave i128).
+const TYPES: [DataType; 13] = [
     DataType::Timestamp,
     DataType::Bool,
     DataType::Int2,
@@ -37,7 +38,11 @@ const TYPES: [DataType; 12] = [
     DataType::Varchar(Some(8)),
     DataType::TimestampTz,
     DataType::Interval,
+    DataType::Int8,
 ];
+
+/// The column of bigints near the limits.
+const BIG: usize = 12;
 
 fn value_of(ty: DataType, x: i64) -> Value {
     match ty {
@@ -86,6 +91,9 @@ fn rows_of(tuples: &[(i64, Vec<i64>, u16)]) -> Vec<(Vec<Value>, i64)> {
                 // About one value in four is NULL.
                 row.push(if nulls >> (c % 16) & 1 == 1 && seeds[c] % 2 == 0 {
                     Value::Null
+                } else if c == BIG {
+                    let x = seeds[c];
+                    Value::Int8(if x >= 0 { i64::MAX - x } else { i64::MIN - x })
                 } else {
                     value_of(*ty, seeds[c])
                 });
@@ -166,7 +174,29 @@ fn query(keys: Vec<usize>, calls: Vec<AggCall>, filter: Option<Expr>) -> Query {
     }
 }
 
-fn exec(q: &Query, windows: &[Window], slack_us: i64) -> QueryExec {
+/// Aggregates the typed kernels fold (none can fail), over every argument type.
+fn kernel_calls() -> Vec<AggCall> {
+    use AggFunc::*;
+    let mut calls = vec![call(CountStar, None, 0)];
+    for c in 1..TYPES.len() {
+        calls.push(col_call(Count, c));
+        calls.push(col_call(Min, c));
+        calls.push(col_call(Max, c));
+    }
+    for c in [2, 3, 4, 5, 6, BIG] {
+        calls.push(col_call(Sum, c));
+        calls.push(col_call(Avg, c));
+    }
+    for c in [2, 3, 5, 6] {
+        calls.push(col_call(StddevSamp, c));
+        calls.push(col_call(StddevPop, c));
+        calls.push(col_call(VarSamp, c));
+        calls.push(col_call(VarPop, c));
+    }
+    calls
+}
+
+fn exec_limited(q: &Query, windows: &[Window], slack_us: i64, limits: ExecLimits) -> QueryExec {
     let plan = tcq::exec::plan_windows(q, windows, 1.0);
     let mut exec = QueryExec::new(
         q.clone(),
@@ -175,7 +205,7 @@ fn exec(q: &Query, windows: &[Window], slack_us: i64) -> QueryExec {
         plan,
         vec![],
         false,
-        LIMITS,
+        limits,
         1_000_000,
     )
     .unwrap();
@@ -199,7 +229,21 @@ fn same_events_with(
     cuts: &[usize],
     slack_us: i64,
 ) {
-    let (mut by_rows, mut by_cols) = (exec(q, windows, slack_us), exec(q, windows, slack_us));
+    same_events_limited(q, windows, rows, cuts, slack_us, LIMITS)
+}
+
+fn same_events_limited(
+    q: &Query,
+    windows: &[Window],
+    rows: &[(Vec<Value>, i64)],
+    cuts: &[usize],
+    slack_us: i64,
+    limits: ExecLimits,
+) {
+    let (mut by_rows, mut by_cols) = (
+        exec_limited(q, windows, slack_us, limits),
+        exec_limited(q, windows, slack_us, limits),
+    );
     let (mut out_rows, mut out_cols) = (Vec::new(), Vec::new());
     let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (rows.len() + 1)).collect();
     bounds.extend([0, rows.len()]);
@@ -266,6 +310,36 @@ proptest! {
     ) {
         let rows = rows_of(&tuples);
         same_events(&query(keys, calls(), None), &windows, &rows, &cuts);
+    }
+
+    /// The typed kernels (every aggregate infallible): runs of in-order tuples folded a
+    /// column at a time, cut where instances end; late tuples in the same batches.
+    #[test]
+    fn kernels_columnar_equal_rows(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        keys in prop::sample::subsequence((1..TYPES.len()).collect::<Vec<_>>(), 0..3),
+    ) {
+        let rows = rows_of(&tuples);
+        same_events(&query(keys, kernel_calls(), None), &windows, &rows, &cuts);
+    }
+
+    /// A group limit stops the kernels' run at the same tuple, with the same error and
+    /// counters, as the tuple-at-a-time fold.
+    #[test]
+    fn kernels_stop_at_the_group_limit_as_rows_do(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        groups_max in 1usize..5,
+    ) {
+        let rows = rows_of(&tuples);
+        let q = query(vec![3], vec![call(AggFunc::CountStar, None, 0), col_call(AggFunc::Max, 6)], None);
+        let limits = ExecLimits { groups_max, ..LIMITS };
+        for slack_us in [0, 3_000_000] {
+            same_events_limited(&q, &windows, &rows, &cuts, slack_us, limits);
+        }
     }
 
     /// Shared plans (children merge their parents' partials; late tuples go straight to a

@@ -18,6 +18,7 @@ pub mod finite;
 pub mod group;
 pub mod join;
 mod join_count;
+pub mod kernels;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;

@@ -16,11 +16,14 @@
 
 use std::collections::VecDeque;
 
-use super::columns::ColumnBatch;
+use std::ops::Range;
+
+use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
+use super::kernels;
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
-use crate::agg::{compare_values, AggSpec};
+use crate::agg::{compare_values, Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{Expr, Query, SortKey, WindowMeta};
@@ -140,7 +143,13 @@ struct AggMode {
     /// Without WHERE and with plain columns as group keys and arguments: the key columns
     /// and argument columns (`None` for `count(*)`), read straight from columnar batches.
     columnar: Option<(Vec<usize>, Vec<Option<usize>>)>,
+    /// Every aggregate folds without failing, so runs of in-order tuples of a columnar
+    /// batch go through the typed kernels ([`super::kernels`]).
+    kernels: bool,
     hasher: KeyHasher,
+    /// Group ids and slots of the run being folded (kept to reuse their allocations).
+    gids: Vec<u32>,
+    slots: Vec<u32>,
 }
 
 struct LiveMode {
@@ -226,6 +235,7 @@ impl QueryExec {
                         .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
                         .collect();
                     let ungrouped = agg.group_by.is_empty();
+                    let kernels = specs.iter().all(super::kernels::infallible);
                     Mode::Agg(AggMode {
                         windows: SharedWindows::new(
                             &plan,
@@ -238,7 +248,10 @@ impl QueryExec {
                         group_by: agg.group_by.clone(),
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
                         columnar: columnar_plan(&query, agg),
+                        kernels,
                         hasher: KeyHasher::new(),
+                        gids: Vec::new(),
+                        slots: Vec::new(),
                     })
                 }
                 (None, false) => Mode::Live(LiveMode {
@@ -686,20 +699,34 @@ impl QueryExec {
     ///
     /// An aggregate query without WHERE whose group keys and arguments are plain columns
     /// reads the typed columns directly (no row of values is built); every other query reads
-    /// the batch as rows.
+    /// the batch as rows. When every aggregate folds without failing, runs of in-order tuples
+    /// that close no instance are folded a column at a time by the typed kernels; a tuple
+    /// that closes an instance or comes late is folded on its own.
     pub fn push_columns(&mut self, batch: &ColumnBatch, out: &mut Vec<Event>) -> Result<()> {
-        let plan = match &self.mode {
-            Mode::Agg(a) => a.columnar.clone(),
-            _ => None,
+        let (plan, kernels) = match &self.mode {
+            Mode::Agg(a) => (a.columnar.clone(), a.kernels),
+            _ => (None, false),
         };
         let Some((keys, args)) = plan else {
             return self.push(&batch.to_rows(), out);
         };
         let views = batch.views();
-        for (i, &t) in batch.times.iter().enumerate() {
+        let mut i = 0;
+        while i < batch.len() {
             if self.done {
                 break;
             }
+            let run = if kernels {
+                self.in_order_run(&batch.times[i..])
+            } else {
+                0
+            };
+            if run > 0 {
+                self.fold_run(&views, &keys, &args, &batch.times, i..i + run, out)?;
+                i += run;
+                continue;
+            }
+            let t = batch.times[i];
             let Some(in_order) = self.tuple_time(t, out)? else {
                 break;
             };
@@ -712,8 +739,81 @@ impl QueryExec {
             }));
             self.fold_buffers(t, in_order)?;
             self.note_window_membership(t, out);
+            i += 1;
         }
         Ok(())
+    }
+
+    /// How many tuples at the head of `times` are in order (at or past current time as it
+    /// moves with them) and move current time to no instance end, so that they close
+    /// nothing: 0 before current time is defined.
+    fn in_order_run(&self, times: &[i64]) -> usize {
+        let (Some(mut now), Mode::Agg(a)) = (self.stats.now_us, &self.mode) else {
+            return 0;
+        };
+        let end = a.windows.next_end_us();
+        let mut k = 0;
+        for &t in times {
+            let time = t.saturating_sub(self.slack_us);
+            if t < now || time >= end {
+                break;
+            }
+            now = now.max(time);
+            k += 1;
+        }
+        k
+    }
+
+    /// Fold the run `rows` of a columnar batch found by [`QueryExec::in_order_run`] with the
+    /// typed kernels: group ids of the whole run, then each aggregate's column into each
+    /// instance. Stats, current time and NOTICEs end as folding the tuples one at a time
+    /// leaves them, also when a limit stops the run.
+    fn fold_run(
+        &mut self,
+        views: &[ColumnView],
+        keys: &[usize],
+        args: &[Option<usize>],
+        times: &[i64],
+        rows: Range<usize>,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let Mode::Agg(a) = &mut self.mode else {
+            unreachable!("only aggregate queries fold runs");
+        };
+        let AggMode {
+            windows,
+            hasher,
+            gids,
+            slots,
+            ..
+        } = a;
+        kernels::intern_keys(windows.dict_mut(), hasher, views, keys, rows.clone(), gids);
+        let (first, naggs) = (rows.start, args.len());
+        let mut kernel =
+            |accs: &mut [Acc], specs: &[AggSpec], slots: &[u32], piece: Range<usize>| {
+                for (j, (spec, arg)) in specs.iter().zip(args).enumerate() {
+                    let col = arg.map(|c| &views[c]);
+                    kernels::fold_column(spec, j, naggs, accs, slots, col, first + piece.start);
+                }
+            };
+        let result = windows.fold_in_order(&times[rows.clone()], gids, slots, &mut kernel);
+        // The row path counts the failing tuple and moves time for it, but notes no window
+        // membership for it.
+        let (counted, noted) = match &result {
+            Ok(()) => (rows.len(), rows.len()),
+            Err((k, _)) => (k + 1, *k),
+        };
+        let seen = &times[first..first + counted];
+        self.stats.tuples_in += counted as u64;
+        if let Some(max) = seen.iter().map(|t| t.saturating_sub(self.slack_us)).max() {
+            self.stats.now_us = self.stats.now_us.max(Some(max));
+        }
+        if !(self.any_in_window || self.notice_sent) {
+            for &t in &times[first..first + noted] {
+                self.note_window_membership(t, out);
+            }
+        }
+        result.map_err(|(_, e)| e)
     }
 
     /// A NOTICE, once, when the query's tuples so far all precede its first window.

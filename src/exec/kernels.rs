@@ -1,0 +1,408 @@
+//! Typed fold kernels: group ids and aggregate arguments read straight from columns.
+//!
+//! The columnar path of [`super::QueryExec::push_columns`] cuts a batch into runs of
+//! in-order tuples that close no instance, computes the group ids of a whole run at once
+//! ([`intern_keys`]: keys hashed and compared in their columns, text from Arrow's shared
+//! buffer, a [`Value`] built only for a key seen for the first time), then folds each
+//! aggregate's argument column into each instance's partial states with one loop per
+//! (aggregate, instance) ([`fold_column`]): no `Value` per tuple for counts, and for sums,
+//! averages, extremes, variances and standard deviations over smallint, integer, bigint,
+//! real and double precision.
+//!
+//! Design decision: the kernels take only aggregates that cannot fail ([`infallible`]), so
+//! folding a column at a time gives the same first error, at the same tuple, as folding a
+//! tuple at a time: the only errors left are the group and instance limits, which
+//! [`super::windowed::SharedWindows::fold_in_order`] checks before any kernel runs. A sum
+//! over bigint is exact in an `i128` (every input below 2^63 in magnitude, fewer than 2^63
+//! inputs), so it cannot overflow there, and is turned into numeric when finalised as the
+//! row evaluator does. Sums over numeric, variances over bigint or numeric (whose squares can
+//! leave `i128`) and DISTINCT aggregates stay on the tuple-at-a-time fold.
+//!
+//! ```
+//! use tcq::agg::{Acc, AggSpec};
+//! use tcq::exec::columns::ColumnBatchBuilder;
+//! use tcq::exec::kernels::fold_column;
+//! use tcq::sql::AggFunc;
+//! use tcq::types::{DataType, Value};
+//! let mut b = ColumnBatchBuilder::new(&[DataType::Int4], 3);
+//! for v in [Value::Int4(4), Value::Null, Value::Int4(-9)] {
+//!     b.push_row(&mut [v], 0);
+//! }
+//! let batch = b.finish();
+//! let views = batch.views();
+//! let spec = AggSpec::new(AggFunc::Max, DataType::Int4, false);
+//! // Two groups: rows 0 and 1 in slot 0, row 2 in slot 1; one aggregate per slot.
+//! let mut accs = vec![spec.init(), spec.init()];
+//! fold_column(&spec, 0, 1, &mut accs, &[0, 0, 1], Some(&views[0]), 0);
+//! assert_eq!(accs[0].evaluate(&spec).unwrap(), Value::Int4(4));
+//! assert_eq!(accs[1].evaluate(&spec).unwrap(), Value::Int4(-9));
+//! ```
+
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{Array, PrimitiveArray};
+use compact_str::CompactString;
+
+use super::columns::ColumnView;
+use super::group::{GroupDict, KeyHasher};
+use crate::agg::{canonical_f64, float_accum, group_eq, hash_value, nan_order, Acc, AggSpec};
+use crate::sql::AggFunc;
+use crate::types::{DataType, Value};
+
+/// True when folding `spec` can never fail, so the kernels may fold it a column at a time
+/// (see the module documentation).
+pub fn infallible(spec: &AggSpec) -> bool {
+    if spec.distinct {
+        return false;
+    }
+    let t = spec.arg_type;
+    match spec.func {
+        AggFunc::CountStar | AggFunc::Count | AggFunc::Min | AggFunc::Max => true,
+        AggFunc::Sum | AggFunc::Avg => t != DataType::Numeric,
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            matches!(
+                t,
+                DataType::Int2 | DataType::Int4 | DataType::Float4 | DataType::Float8
+            )
+        }
+    }
+}
+
+/// Hash row `i` of `view` into `h` exactly as [`hash_value`] hashes the row's [`Value`].
+#[inline]
+fn hash_cell<H: Hasher>(view: &ColumnView, i: usize, h: &mut H) {
+    use std::mem::discriminant;
+    match view {
+        ColumnView::Int2(a) if a.is_valid(i) => {
+            discriminant(&Value::Int2(0)).hash(h);
+            a.value(i).hash(h);
+        }
+        ColumnView::Int4(a) if a.is_valid(i) => {
+            discriminant(&Value::Int4(0)).hash(h);
+            a.value(i).hash(h);
+        }
+        ColumnView::Int8(a) if a.is_valid(i) => {
+            discriminant(&Value::Int8(0)).hash(h);
+            a.value(i).hash(h);
+        }
+        ColumnView::Float8(a) if a.is_valid(i) => {
+            discriminant(&Value::Float8(0.0)).hash(h);
+            canonical_f64(a.value(i)).hash(h);
+        }
+        ColumnView::Text(a) if a.is_valid(i) => {
+            discriminant(&Value::Text(CompactString::const_new(""))).hash(h);
+            a.value(i).as_bytes().hash(h);
+        }
+        ColumnView::Timestamp(a, tz) if a.is_valid(i) => {
+            let d = if *tz {
+                discriminant(&Value::TimestampTz(0))
+            } else {
+                discriminant(&Value::Timestamp(0))
+            };
+            d.hash(h);
+            a.value(i).hash(h);
+        }
+        _ => hash_value(&view.value(i), h),
+    }
+}
+
+/// [`group_eq`] of `stored` and row `i` of `view`, without building the row's [`Value`]
+/// for the common key types.
+#[inline]
+fn cell_eq(stored: &Value, view: &ColumnView, i: usize) -> bool {
+    match (view, stored) {
+        (ColumnView::Int2(a), Value::Int2(x)) => a.is_valid(i) && a.value(i) == *x,
+        (ColumnView::Int4(a), Value::Int4(x)) => a.is_valid(i) && a.value(i) == *x,
+        (ColumnView::Int8(a), Value::Int8(x)) => a.is_valid(i) && a.value(i) == *x,
+        (ColumnView::Text(a), Value::Text(x)) => a.is_valid(i) && a.value(i) == x.as_str(),
+        (ColumnView::Timestamp(a, false), Value::Timestamp(x))
+        | (ColumnView::Timestamp(a, true), Value::TimestampTz(x)) => {
+            a.is_valid(i) && a.value(i) == *x
+        }
+        _ => group_eq(stored, &view.value(i)),
+    }
+}
+
+/// The group ids of rows `rows` of a batch whose key columns are `keys` (indices into
+/// `views`), appended to `out` in row order: the ids [`GroupDict::intern`] gives for the
+/// same keys as rows of [`Value`]s, hashed with `hasher` as [`KeyHasher::hash`] hashes them.
+pub fn intern_keys(
+    dict: &mut GroupDict,
+    hasher: &KeyHasher,
+    views: &[ColumnView],
+    keys: &[usize],
+    rows: Range<usize>,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    if keys.is_empty() {
+        let gid = dict.intern(hasher.hash(&[]), &[]);
+        out.resize(rows.len(), gid);
+        return;
+    }
+    for i in rows {
+        let mut h = hasher.start();
+        for &c in keys {
+            hash_cell(&views[c], i, &mut h);
+        }
+        let gid = dict.intern_with(
+            h.finish(),
+            |stored| {
+                stored
+                    .iter()
+                    .zip(keys)
+                    .all(|(v, &c)| cell_eq(v, &views[c], i))
+            },
+            |keys_out| keys_out.extend(keys.iter().map(|&c| views[c].value(i))),
+        );
+        out.push(gid);
+    }
+}
+
+/// Call `f(slot, value)` for each non-NULL row `first + k` of `a`, `slot = slots[k]`.
+#[inline]
+fn each_valid<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    first: usize,
+    slots: &[u32],
+    mut f: impl FnMut(usize, T::Native),
+) {
+    let values = &a.values()[first..first + slots.len()];
+    match a.nulls().filter(|n| n.null_count() > 0) {
+        None => {
+            for (&s, &v) in slots.iter().zip(values) {
+                f(s as usize, v);
+            }
+        }
+        Some(nulls) => {
+            for (k, (&s, &v)) in slots.iter().zip(values).enumerate() {
+                if nulls.is_valid(first + k) {
+                    f(s as usize, v);
+                }
+            }
+        }
+    }
+}
+
+/// True when row `i` of `view` is NULL.
+#[inline]
+fn is_null(view: &ColumnView, i: usize) -> bool {
+    match view {
+        ColumnView::Bool(a) => a.is_null(i),
+        ColumnView::Int2(a) => a.is_null(i),
+        ColumnView::Int4(a) => a.is_null(i),
+        ColumnView::Int8(a) => a.is_null(i),
+        ColumnView::Float4(a) => a.is_null(i),
+        ColumnView::Float8(a) => a.is_null(i),
+        ColumnView::Text(a) => a.is_null(i),
+        ColumnView::Timestamp(a, _) => a.is_null(i),
+        ColumnView::Values(v) => v[i].is_null(),
+    }
+}
+
+/// Fold aggregate `j` (of `naggs` per slot, folding `spec`, which must be [`infallible`])
+/// over rows `first .. first + slots.len()` of its argument column `arg` (`None` for
+/// `count(*)`) into `accs`, row `first + k` into slot `slots[k]` (states
+/// `accs[slot * naggs + j]`). The states are those [`Acc::update`] leaves for the same rows.
+pub fn fold_column(
+    spec: &AggSpec,
+    j: usize,
+    naggs: usize,
+    accs: &mut [Acc],
+    slots: &[u32],
+    arg: Option<&ColumnView>,
+    first: usize,
+) {
+    debug_assert!(
+        infallible(spec),
+        "the kernels fold only aggregates that cannot fail"
+    );
+    let at = |s: usize| s * naggs + j;
+    let Some(view) = arg.filter(|_| spec.func != AggFunc::CountStar) else {
+        for &s in slots {
+            if let Acc::Count(c) = &mut accs[at(s as usize)] {
+                *c += 1;
+            }
+        }
+        return;
+    };
+    if spec.func == AggFunc::Count {
+        for (k, &s) in slots.iter().enumerate() {
+            if !is_null(view, first + k) {
+                if let Acc::Count(c) = &mut accs[at(s as usize)] {
+                    *c += 1;
+                }
+            }
+        }
+        return;
+    }
+    let states = States {
+        accs: &mut *accs,
+        naggs,
+        j,
+    };
+    if fold_typed(spec.func, view, states, slots, first) {
+        return;
+    }
+    // Min and max over other types, which clone their extreme.
+    for (k, &s) in slots.iter().enumerate() {
+        let v = view.value(first + k);
+        let r = accs[s as usize * naggs + j].update(spec, &v);
+        debug_assert!(r.is_ok(), "min and max cannot fail");
+    }
+}
+
+/// The states of aggregate `j` among `naggs` per slot.
+struct States<'a> {
+    accs: &'a mut [Acc],
+    naggs: usize,
+    j: usize,
+}
+
+impl States<'_> {
+    #[inline]
+    fn at(&mut self, slot: usize) -> &mut Acc {
+        &mut self.accs[slot * self.naggs + self.j]
+    }
+}
+
+/// The typed loops over a primitive column; false when `view`'s type has none for `func`.
+fn fold_typed(func: AggFunc, view: &ColumnView, st: States, slots: &[u32], first: usize) -> bool {
+    match view {
+        ColumnView::Int2(a) => fold_ints(func, a, first, slots, st),
+        ColumnView::Int4(a) => fold_ints(func, a, first, slots, st),
+        ColumnView::Int8(a) => fold_ints(func, a, first, slots, st),
+        ColumnView::Float4(a) => fold_floats(func, a, first, slots, st),
+        ColumnView::Float8(a) => fold_floats(func, a, first, slots, st),
+        _ => false,
+    }
+}
+
+/// A native integer or float and the [`Value`] it is read as.
+trait Native: Copy {
+    fn value(self) -> Value;
+    fn extreme(v: &Value) -> Option<Self>;
+}
+
+macro_rules! native {
+    ($t:ty, $variant:path) => {
+        impl Native for $t {
+            #[inline]
+            fn value(self) -> Value {
+                $variant(self)
+            }
+            #[inline]
+            fn extreme(v: &Value) -> Option<Self> {
+                match v {
+                    $variant(x) => Some(*x),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+native!(i16, Value::Int2);
+native!(i32, Value::Int4);
+native!(i64, Value::Int8);
+native!(f32, Value::Float4);
+native!(f64, Value::Float8);
+
+/// Keep `x` in `cur` when it is better than the extreme so far (or there is none).
+#[inline]
+fn keep_extreme<N: Native>(cur: &mut Value, x: N, better: impl Fn(N, N) -> bool) {
+    match N::extreme(cur) {
+        Some(c) if !better(x, c) => {}
+        _ => *cur = x.value(),
+    }
+}
+
+fn fold_ints<T>(
+    func: AggFunc,
+    a: &PrimitiveArray<T>,
+    first: usize,
+    slots: &[u32],
+    mut st: States,
+) -> bool
+where
+    T: ArrowPrimitiveType,
+    T::Native: Native + Into<i64> + Ord,
+{
+    match func {
+        AggFunc::Sum | AggFunc::Avg => each_valid(a, first, slots, |s, x| {
+            if let Acc::IntSum { sum, n } = st.at(s) {
+                // Exact: see the module documentation.
+                *sum += x.into() as i128;
+                *n += 1;
+            }
+        }),
+        AggFunc::Min => each_valid(a, first, slots, |s, x| {
+            if let Acc::Extreme(cur) = st.at(s) {
+                keep_extreme(cur, x, |x, c| x < c);
+            }
+        }),
+        AggFunc::Max => each_valid(a, first, slots, |s, x| {
+            if let Acc::Extreme(cur) = st.at(s) {
+                keep_extreme(cur, x, |x, c| x > c);
+            }
+        }),
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            each_valid(a, first, slots, |s, x| {
+                if let Acc::Moments { n, sum, sumsq, .. } = st.at(s) {
+                    // Integer moments keep scale 0; squares of smallint and integer inputs
+                    // stay far below i128's range (only those reach here).
+                    let m = x.into() as i128;
+                    *n += 1;
+                    *sum += m;
+                    *sumsq += m * m;
+                }
+            })
+        }
+        AggFunc::CountStar | AggFunc::Count => return false,
+    }
+    true
+}
+
+fn fold_floats<T>(
+    func: AggFunc,
+    a: &PrimitiveArray<T>,
+    first: usize,
+    slots: &[u32],
+    mut st: States,
+) -> bool
+where
+    T: ArrowPrimitiveType,
+    T::Native: Native + Into<f64>,
+{
+    let min = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Less;
+    let max = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Greater;
+    match func {
+        AggFunc::Sum | AggFunc::Avg => each_valid(a, first, slots, |s, x| {
+            if let Acc::FloatSum { sum, n } = st.at(s) {
+                *sum += x.into();
+                *n += 1;
+            }
+        }),
+        AggFunc::Min => each_valid(a, first, slots, |s, x| {
+            if let Acc::Extreme(cur) = st.at(s) {
+                keep_extreme(cur, x, min);
+            }
+        }),
+        AggFunc::Max => each_valid(a, first, slots, |s, x| {
+            if let Acc::Extreme(cur) = st.at(s) {
+                keep_extreme(cur, x, max);
+            }
+        }),
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            each_valid(a, first, slots, |s, x| {
+                if let Acc::FloatMoments { n, sx, sxx } = st.at(s) {
+                    float_accum(n, sx, sxx, x.into());
+                }
+            })
+        }
+        AggFunc::CountStar | AggFunc::Count => return false,
+    }
+    true
+}

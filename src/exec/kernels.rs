@@ -33,7 +33,7 @@
 //! let spec = AggSpec::new(AggFunc::Max, DataType::Int4, false);
 //! // Two groups: rows 0 and 1 in slot 0, row 2 in slot 1; one aggregate per slot.
 //! let mut accs = vec![spec.init(), spec.init()];
-//! fold_column(&spec, 0, 1, &mut accs, &[0, 0, 1], Some(&views[0]), 0);
+//! fold_column(&spec, 0, 1, &mut accs, &[0, 0, 1], Some(&views[0]), &[0, 1, 2]);
 //! assert_eq!(accs[0].evaluate(&spec).unwrap(), Value::Int4(4));
 //! assert_eq!(accs[1].evaluate(&spec).unwrap(), Value::Int4(-9));
 //! ```
@@ -49,7 +49,7 @@ use compact_str::CompactString;
 use super::columns::ColumnView;
 use super::group::{GroupDict, KeyHasher};
 use crate::agg::{canonical_f64, float_accum, group_eq, hash_value, nan_order, Acc, AggSpec};
-use crate::sql::AggFunc;
+use crate::sql::{AggFunc, BinaryOp, Expr};
 use crate::types::{DataType, Value};
 
 /// True when folding `spec` can never fail, so the kernels may fold it a column at a time
@@ -126,24 +126,28 @@ fn cell_eq(stored: &Value, view: &ColumnView, i: usize) -> bool {
     }
 }
 
-/// The group ids of rows `rows` of a batch whose key columns are `keys` (indices into
-/// `views`), appended to `out` in row order: the ids [`GroupDict::intern`] gives for the
-/// same keys as rows of [`Value`]s, hashed with `hasher` as [`KeyHasher::hash`] hashes them.
+/// The group ids of rows `rows` (indices, in order) of a batch whose key columns are
+/// `keys` (indices into `views`), into `out` in the same order: the ids
+/// [`GroupDict::intern`] gives for the same keys as rows of [`Value`]s, hashed with `hasher`
+/// as [`KeyHasher::hash`] hashes them.
 pub fn intern_keys(
     dict: &mut GroupDict,
     hasher: &KeyHasher,
     views: &[ColumnView],
     keys: &[usize],
-    rows: Range<usize>,
+    rows: &[u32],
     out: &mut Vec<u32>,
 ) {
     out.clear();
     if keys.is_empty() {
-        let gid = dict.intern(hasher.hash(&[]), &[]);
-        out.resize(rows.len(), gid);
+        if !rows.is_empty() {
+            let gid = dict.intern(hasher.hash(&[]), &[]);
+            out.resize(rows.len(), gid);
+        }
         return;
     }
-    for i in rows {
+    for &i in rows {
+        let i = i as usize;
         let mut h = hasher.start();
         for &c in keys {
             hash_cell(&views[c], i, &mut h);
@@ -162,25 +166,25 @@ pub fn intern_keys(
     }
 }
 
-/// Call `f(slot, value)` for each non-NULL row `first + k` of `a`, `slot = slots[k]`.
+/// Call `f(slot, value)` for each non-NULL row `rows[k]` of `a`, `slot = slots[k]`.
 #[inline]
 fn each_valid<T: ArrowPrimitiveType>(
     a: &PrimitiveArray<T>,
-    first: usize,
+    rows: &[u32],
     slots: &[u32],
     mut f: impl FnMut(usize, T::Native),
 ) {
-    let values = &a.values()[first..first + slots.len()];
+    let values = a.values();
     match a.nulls().filter(|n| n.null_count() > 0) {
         None => {
-            for (&s, &v) in slots.iter().zip(values) {
-                f(s as usize, v);
+            for (&s, &i) in slots.iter().zip(rows) {
+                f(s as usize, values[i as usize]);
             }
         }
         Some(nulls) => {
-            for (k, (&s, &v)) in slots.iter().zip(values).enumerate() {
-                if nulls.is_valid(first + k) {
-                    f(s as usize, v);
+            for (&s, &i) in slots.iter().zip(rows) {
+                if nulls.is_valid(i as usize) {
+                    f(s as usize, values[i as usize]);
                 }
             }
         }
@@ -204,8 +208,8 @@ fn is_null(view: &ColumnView, i: usize) -> bool {
 }
 
 /// Fold aggregate `j` (of `naggs` per slot, folding `spec`, which must be [`infallible`])
-/// over rows `first .. first + slots.len()` of its argument column `arg` (`None` for
-/// `count(*)`) into `accs`, row `first + k` into slot `slots[k]` (states
+/// over rows `rows` (indices, in order) of its argument column `arg` (`None` for
+/// `count(*)`) into `accs`, row `rows[k]` into slot `slots[k]` (states
 /// `accs[slot * naggs + j]`). The states are those [`Acc::update`] leaves for the same rows.
 pub fn fold_column(
     spec: &AggSpec,
@@ -214,8 +218,9 @@ pub fn fold_column(
     accs: &mut [Acc],
     slots: &[u32],
     arg: Option<&ColumnView>,
-    first: usize,
+    rows: &[u32],
 ) {
+    debug_assert_eq!(rows.len(), slots.len(), "one slot per row");
     debug_assert!(
         infallible(spec),
         "the kernels fold only aggregates that cannot fail"
@@ -230,8 +235,8 @@ pub fn fold_column(
         return;
     };
     if spec.func == AggFunc::Count {
-        for (k, &s) in slots.iter().enumerate() {
-            if !is_null(view, first + k) {
+        for (&s, &i) in slots.iter().zip(rows) {
+            if !is_null(view, i as usize) {
                 if let Acc::Count(c) = &mut accs[at(s as usize)] {
                     *c += 1;
                 }
@@ -244,12 +249,12 @@ pub fn fold_column(
         naggs,
         j,
     };
-    if fold_typed(spec.func, view, states, slots, first) {
+    if fold_typed(spec.func, view, states, slots, rows) {
         return;
     }
     // Min and max over other types, which clone their extreme.
-    for (k, &s) in slots.iter().enumerate() {
-        let v = view.value(first + k);
+    for (&s, &i) in slots.iter().zip(rows) {
+        let v = view.value(i as usize);
         let r = accs[s as usize * naggs + j].update(spec, &v);
         debug_assert!(r.is_ok(), "min and max cannot fail");
     }
@@ -270,13 +275,13 @@ impl States<'_> {
 }
 
 /// The typed loops over a primitive column; false when `view`'s type has none for `func`.
-fn fold_typed(func: AggFunc, view: &ColumnView, st: States, slots: &[u32], first: usize) -> bool {
+fn fold_typed(func: AggFunc, view: &ColumnView, st: States, slots: &[u32], rows: &[u32]) -> bool {
     match view {
-        ColumnView::Int2(a) => fold_ints(func, a, first, slots, st),
-        ColumnView::Int4(a) => fold_ints(func, a, first, slots, st),
-        ColumnView::Int8(a) => fold_ints(func, a, first, slots, st),
-        ColumnView::Float4(a) => fold_floats(func, a, first, slots, st),
-        ColumnView::Float8(a) => fold_floats(func, a, first, slots, st),
+        ColumnView::Int2(a) => fold_ints(func, a, rows, slots, st),
+        ColumnView::Int4(a) => fold_ints(func, a, rows, slots, st),
+        ColumnView::Int8(a) => fold_ints(func, a, rows, slots, st),
+        ColumnView::Float4(a) => fold_floats(func, a, rows, slots, st),
+        ColumnView::Float8(a) => fold_floats(func, a, rows, slots, st),
         _ => false,
     }
 }
@@ -322,7 +327,7 @@ fn keep_extreme<N: Native>(cur: &mut Value, x: N, better: impl Fn(N, N) -> bool)
 fn fold_ints<T>(
     func: AggFunc,
     a: &PrimitiveArray<T>,
-    first: usize,
+    rows: &[u32],
     slots: &[u32],
     mut st: States,
 ) -> bool
@@ -331,25 +336,25 @@ where
     T::Native: Native + Into<i64> + Ord,
 {
     match func {
-        AggFunc::Sum | AggFunc::Avg => each_valid(a, first, slots, |s, x| {
+        AggFunc::Sum | AggFunc::Avg => each_valid(a, rows, slots, |s, x| {
             if let Acc::IntSum { sum, n } = st.at(s) {
                 // Exact: see the module documentation.
                 *sum += x.into() as i128;
                 *n += 1;
             }
         }),
-        AggFunc::Min => each_valid(a, first, slots, |s, x| {
+        AggFunc::Min => each_valid(a, rows, slots, |s, x| {
             if let Acc::Extreme(cur) = st.at(s) {
                 keep_extreme(cur, x, |x, c| x < c);
             }
         }),
-        AggFunc::Max => each_valid(a, first, slots, |s, x| {
+        AggFunc::Max => each_valid(a, rows, slots, |s, x| {
             if let Acc::Extreme(cur) = st.at(s) {
                 keep_extreme(cur, x, |x, c| x > c);
             }
         }),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
-            each_valid(a, first, slots, |s, x| {
+            each_valid(a, rows, slots, |s, x| {
                 if let Acc::Moments { n, sum, sumsq, .. } = st.at(s) {
                     // Integer moments keep scale 0; squares of smallint and integer inputs
                     // stay far below i128's range (only those reach here).
@@ -368,7 +373,7 @@ where
 fn fold_floats<T>(
     func: AggFunc,
     a: &PrimitiveArray<T>,
-    first: usize,
+    rows: &[u32],
     slots: &[u32],
     mut st: States,
 ) -> bool
@@ -379,24 +384,24 @@ where
     let min = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Less;
     let max = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Greater;
     match func {
-        AggFunc::Sum | AggFunc::Avg => each_valid(a, first, slots, |s, x| {
+        AggFunc::Sum | AggFunc::Avg => each_valid(a, rows, slots, |s, x| {
             if let Acc::FloatSum { sum, n } = st.at(s) {
                 *sum += x.into();
                 *n += 1;
             }
         }),
-        AggFunc::Min => each_valid(a, first, slots, |s, x| {
+        AggFunc::Min => each_valid(a, rows, slots, |s, x| {
             if let Acc::Extreme(cur) = st.at(s) {
                 keep_extreme(cur, x, min);
             }
         }),
-        AggFunc::Max => each_valid(a, first, slots, |s, x| {
+        AggFunc::Max => each_valid(a, rows, slots, |s, x| {
             if let Acc::Extreme(cur) = st.at(s) {
                 keep_extreme(cur, x, max);
             }
         }),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
-            each_valid(a, first, slots, |s, x| {
+            each_valid(a, rows, slots, |s, x| {
                 if let Acc::FloatMoments { n, sx, sxx } = st.at(s) {
                     float_accum(n, sx, sxx, x.into());
                 }
@@ -405,4 +410,123 @@ where
         AggFunc::CountStar | AggFunc::Count => return false,
     }
     true
+}
+
+/// A WHERE clause the columnar path evaluates on its column, a batch at a time:
+/// `column op constant` (or `constant op column`) with a comparison operator, a non-NULL
+/// constant, and a column and constant that [`crate::expr::compare`] always compares
+/// (numbers with numbers, text with text, booleans, timestamps, intervals). Its selection
+/// vectors hold exactly the rows the row evaluator's WHERE keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnFilter {
+    /// The column compared.
+    pub column: usize,
+    /// The comparison, with the column on its left.
+    pub op: BinaryOp,
+    /// The constant on its right.
+    pub constant: Value,
+}
+
+impl ColumnFilter {
+    /// The filter `filter` stands for over a stream of `columns`, if it has that shape.
+    pub fn of(filter: &Expr, columns: &[DataType]) -> Option<ColumnFilter> {
+        let Expr::Binary { op, left, right } = filter else {
+            return None;
+        };
+        let (column, constant, op) = match (&**left, &**right) {
+            (Expr::Column(c), Expr::Literal(v)) => (*c, v, *op),
+            (Expr::Literal(v), Expr::Column(c)) => (*c, v, flip(*op)?),
+            _ => return None,
+        };
+        flip(op)?;
+        let ty = *columns.get(column)?;
+        comparable(ty, constant).then(|| ColumnFilter {
+            column,
+            op,
+            constant: constant.clone(),
+        })
+    }
+
+    /// True when row `i` of `view` (this filter's column) passes: NULL never does.
+    #[inline]
+    pub fn holds(&self, view: &ColumnView, i: usize) -> bool {
+        let o = match (view, &self.constant) {
+            (ColumnView::Int2(a), c) if c.as_i64().is_some() => a
+                .is_valid(i)
+                .then(|| (a.value(i) as i64).cmp(&c.as_i64().unwrap_or(0))),
+            (ColumnView::Int4(a), c) if c.as_i64().is_some() => a
+                .is_valid(i)
+                .then(|| (a.value(i) as i64).cmp(&c.as_i64().unwrap_or(0))),
+            (ColumnView::Int8(a), c) if c.as_i64().is_some() => a
+                .is_valid(i)
+                .then(|| a.value(i).cmp(&c.as_i64().unwrap_or(0))),
+            (ColumnView::Float8(a), Value::Float8(c)) => {
+                a.is_valid(i).then(|| nan_order(a.value(i), *c))
+            }
+            (ColumnView::Text(a), Value::Text(c)) => a
+                .is_valid(i)
+                .then(|| a.value(i).as_bytes().cmp(c.as_bytes())),
+            (ColumnView::Timestamp(a, _), Value::Timestamp(c) | Value::TimestampTz(c)) => {
+                a.is_valid(i).then(|| a.value(i).cmp(c))
+            }
+            (view, c) => {
+                let v = view.value(i);
+                if v.is_null() {
+                    None
+                } else {
+                    crate::expr::compare(&v, c).ok()
+                }
+            }
+        };
+        o.is_some_and(|o| match self.op {
+            BinaryOp::Eq => o == Ordering::Equal,
+            BinaryOp::NotEq => o != Ordering::Equal,
+            BinaryOp::Lt => o == Ordering::Less,
+            BinaryOp::LtEq => o != Ordering::Greater,
+            BinaryOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        })
+    }
+
+    /// The selection vector of rows `rows` of `view` (this filter's column): the indices
+    /// of the rows that pass, ascending, appended to `out`.
+    pub fn select(&self, view: &ColumnView, rows: Range<usize>, out: &mut Vec<u32>) {
+        out.extend(rows.filter(|&i| self.holds(view, i)).map(|i| i as u32));
+    }
+}
+
+/// The comparison with its operands swapped; `None` for an operator that is no comparison.
+fn flip(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Eq => BinaryOp::Eq,
+        BinaryOp::NotEq => BinaryOp::NotEq,
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        _ => return None,
+    })
+}
+
+/// True when a column of type `ty` and the constant `c` always compare without error.
+fn comparable(ty: DataType, c: &Value) -> bool {
+    use DataType as T;
+    let number = matches!(
+        c,
+        Value::Int2(_)
+            | Value::Int4(_)
+            | Value::Int8(_)
+            | Value::Float4(_)
+            | Value::Float8(_)
+            | Value::Numeric(_)
+    );
+    match ty {
+        T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric => number,
+        T::Text | T::Varchar(_) => matches!(c, Value::Text(_)),
+        T::Bool => matches!(c, Value::Bool(_)),
+        T::Timestamp | T::TimestampTz => {
+            matches!(c, Value::Timestamp(_) | Value::TimestampTz(_))
+        }
+        T::Interval => matches!(c, Value::Interval(_)),
+    }
 }

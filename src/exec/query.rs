@@ -20,14 +20,14 @@ use std::ops::Range;
 
 use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
-use super::kernels;
+use super::kernels::{self, ColumnFilter};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
 use crate::agg::{compare_values, Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{Expr, Query, SortKey, WindowMeta};
-use crate::types::Value;
+use crate::types::{DataType, Value};
 use crate::wcg::{self, SharedPlan};
 use crate::window::Window;
 
@@ -140,16 +140,30 @@ struct AggMode {
     windows: SharedWindows,
     group_by: Vec<Expr>,
     args: Vec<Option<Expr>>,
-    /// Without WHERE and with plain columns as group keys and arguments: the key columns
-    /// and argument columns (`None` for `count(*)`), read straight from columnar batches.
-    columnar: Option<(Vec<usize>, Vec<Option<usize>>)>,
+    /// With plain columns as group keys and arguments and no WHERE or a simple one: what
+    /// is read straight from columnar batches.
+    columnar: Option<ColumnarPlan>,
     /// Every aggregate folds without failing, so runs of in-order tuples of a columnar
     /// batch go through the typed kernels ([`super::kernels`]).
     kernels: bool,
     hasher: KeyHasher,
-    /// Group ids and slots of the run being folded (kept to reuse their allocations).
+    /// Selected rows, their times, group ids and slots of the run being folded (kept to
+    /// reuse their allocations).
+    sel: Vec<u32>,
+    sel_times: Vec<i64>,
     gids: Vec<u32>,
     slots: Vec<u32>,
+}
+
+/// How an aggregate query reads columnar batches directly.
+#[derive(Clone, Debug)]
+struct ColumnarPlan {
+    /// The group key columns.
+    keys: Vec<usize>,
+    /// Each call's argument column (`None` for `count(*)`).
+    args: Vec<Option<usize>>,
+    /// The WHERE clause as a column filter, if the query has one.
+    filter: Option<ColumnFilter>,
 }
 
 struct LiveMode {
@@ -250,6 +264,8 @@ impl QueryExec {
                         columnar: columnar_plan(&query, agg),
                         kernels,
                         hasher: KeyHasher::new(),
+                        sel: Vec::new(),
+                        sel_times: Vec::new(),
                         gids: Vec::new(),
                         slots: Vec::new(),
                     })
@@ -697,17 +713,18 @@ impl QueryExec {
     /// Consume a columnar batch in arrival order, appending output to `out`; the rows are
     /// exactly those [`QueryExec::push`] gives for the same tuples as a [`RowBatch`].
     ///
-    /// An aggregate query without WHERE whose group keys and arguments are plain columns
-    /// reads the typed columns directly (no row of values is built); every other query reads
-    /// the batch as rows. When every aggregate folds without failing, runs of in-order tuples
-    /// that close no instance are folded a column at a time by the typed kernels; a tuple
-    /// that closes an instance or comes late is folded on its own.
+    /// An aggregate query whose group keys and arguments are plain columns, without WHERE or
+    /// with a WHERE comparing a column with a constant ([`ColumnFilter`]), reads the typed
+    /// columns directly (no row of values is built); every other query reads the batch as
+    /// rows. When every aggregate folds without failing, runs of in-order tuples that close
+    /// no instance are filtered by a selection vector and folded a column at a time by the
+    /// typed kernels; a tuple that closes an instance or comes late is folded on its own.
     pub fn push_columns(&mut self, batch: &ColumnBatch, out: &mut Vec<Event>) -> Result<()> {
         let (plan, kernels) = match &self.mode {
             Mode::Agg(a) => (a.columnar.clone(), a.kernels),
             _ => (None, false),
         };
-        let Some((keys, args)) = plan else {
+        let Some(plan) = plan else {
             return self.push(&batch.to_rows(), out);
         };
         let views = batch.views();
@@ -722,7 +739,7 @@ impl QueryExec {
                 0
             };
             if run > 0 {
-                self.fold_run(&views, &keys, &args, &batch.times, i..i + run, out)?;
+                self.fold_run(&views, &plan, &batch.times, i..i + run, out)?;
                 i += run;
                 continue;
             }
@@ -730,16 +747,23 @@ impl QueryExec {
             let Some(in_order) = self.tuple_time(t, out)? else {
                 break;
             };
+            let row = i;
+            i += 1;
+            if let Some(f) = &plan.filter {
+                if !f.holds(&views[f.column], row) {
+                    continue;
+                }
+            }
             self.keybuf.clear();
-            self.keybuf.extend(keys.iter().map(|&c| views[c].value(i)));
+            self.keybuf
+                .extend(plan.keys.iter().map(|&c| views[c].value(row)));
             self.argbuf.clear();
-            self.argbuf.extend(args.iter().map(|c| match c {
+            self.argbuf.extend(plan.args.iter().map(|c| match c {
                 None => Value::Bool(true),
-                Some(c) => views[*c].value(i),
+                Some(c) => views[*c].value(row),
             }));
             self.fold_buffers(t, in_order)?;
             self.note_window_membership(t, out);
-            i += 1;
         }
         Ok(())
     }
@@ -765,14 +789,13 @@ impl QueryExec {
     }
 
     /// Fold the run `rows` of a columnar batch found by [`QueryExec::in_order_run`] with the
-    /// typed kernels: group ids of the whole run, then each aggregate's column into each
-    /// instance. Stats, current time and NOTICEs end as folding the tuples one at a time
-    /// leaves them, also when a limit stops the run.
+    /// typed kernels: the WHERE clause's selection vector, group ids of the selected rows,
+    /// then each aggregate's column into each instance. Stats, current time and NOTICEs end
+    /// as folding the tuples one at a time leaves them, also when a limit stops the run.
     fn fold_run(
         &mut self,
         views: &[ColumnView],
-        keys: &[usize],
-        args: &[Option<usize>],
+        plan: &ColumnarPlan,
         times: &[i64],
         rows: Range<usize>,
         out: &mut Vec<Event>,
@@ -783,33 +806,46 @@ impl QueryExec {
         let AggMode {
             windows,
             hasher,
+            sel,
+            sel_times,
             gids,
             slots,
             ..
         } = a;
-        kernels::intern_keys(windows.dict_mut(), hasher, views, keys, rows.clone(), gids);
-        let (first, naggs) = (rows.start, args.len());
-        let mut kernel =
-            |accs: &mut [Acc], specs: &[AggSpec], slots: &[u32], piece: Range<usize>| {
-                for (j, (spec, arg)) in specs.iter().zip(args).enumerate() {
-                    let col = arg.map(|c| &views[c]);
-                    kernels::fold_column(spec, j, naggs, accs, slots, col, first + piece.start);
-                }
-            };
-        let result = windows.fold_in_order(&times[rows.clone()], gids, slots, &mut kernel);
-        // The row path counts the failing tuple and moves time for it, but notes no window
-        // membership for it.
-        let (counted, noted) = match &result {
-            Ok(()) => (rows.len(), rows.len()),
-            Err((k, _)) => (k + 1, *k),
+        sel.clear();
+        match &plan.filter {
+            Some(f) => f.select(&views[f.column], rows.clone(), sel),
+            None => sel.extend(rows.clone().map(|i| i as u32)),
+        }
+        sel_times.clear();
+        sel_times.extend(sel.iter().map(|&i| times[i as usize]));
+        kernels::intern_keys(windows.dict_mut(), hasher, views, &plan.keys, sel, gids);
+        let naggs = plan.args.len();
+        let sel_rows: &[u32] = sel;
+        let mut kernel = |accs: &mut [Acc],
+                          specs: &[AggSpec],
+                          slots: &[u32],
+                          piece: Range<usize>| {
+            for (j, (spec, arg)) in specs.iter().zip(&plan.args).enumerate() {
+                let col = arg.map(|c| &views[c]);
+                kernels::fold_column(spec, j, naggs, accs, slots, col, &sel_rows[piece.clone()]);
+            }
         };
-        let seen = &times[first..first + counted];
+        let result = windows.fold_in_order(sel_times, gids, slots, &mut kernel);
+        // The row path counts the failing tuple (and every tuple WHERE rejected before it)
+        // and moves time for it, but notes no window membership for it.
+        let (counted, noted) = match &result {
+            Ok(()) => (rows.len(), sel.len()),
+            Err((k, _)) => (sel[*k] as usize - rows.start + 1, *k),
+        };
+        let seen = &times[rows.start..rows.start + counted];
         self.stats.tuples_in += counted as u64;
         if let Some(max) = seen.iter().map(|t| t.saturating_sub(self.slack_us)).max() {
             self.stats.now_us = self.stats.now_us.max(Some(max));
         }
         if !(self.any_in_window || self.notice_sent) {
-            for &t in &times[first..first + noted] {
+            let noted: Vec<i64> = sel_times[..noted].to_vec();
+            for t in noted {
                 self.note_window_membership(t, out);
             }
         }
@@ -1109,15 +1145,19 @@ fn eval_ref(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<Va
     }
 }
 
-/// The key and argument columns of an aggregate query that can read columnar batches
-/// directly: no WHERE, and every group key and argument a plain column.
-fn columnar_plan(
-    query: &Query,
-    agg: &crate::sql::Aggregate,
-) -> Option<(Vec<usize>, Vec<Option<usize>>)> {
-    if query.filter.is_some() {
-        return None;
-    }
+/// How an aggregate query can read columnar batches directly: every group key and
+/// argument a plain column, and no WHERE or one a [`ColumnFilter`] evaluates.
+fn columnar_plan(query: &Query, agg: &crate::sql::Aggregate) -> Option<ColumnarPlan> {
+    let filter = match &query.filter {
+        None => None,
+        Some(f) => {
+            let crate::sql::Source::Stream { columns, .. } = &query.source else {
+                return None;
+            };
+            let types: Vec<DataType> = columns.iter().map(|c| c.data_type).collect();
+            Some(ColumnFilter::of(f, &types)?)
+        }
+    };
     let column = |e: &Expr| match e {
         Expr::Column(c) => Some(*c),
         _ => None,
@@ -1135,7 +1175,7 @@ fn columnar_plan(
             Some(e) => column(e).map(Some),
         })
         .collect::<Option<Vec<_>>>()?;
-    Some((keys, args))
+    Some(ColumnarPlan { keys, args, filter })
 }
 
 /// A projection item that needs no evaluator: a column of the row or a window function.

@@ -48,6 +48,7 @@ use compact_str::CompactString;
 
 use super::columns::ColumnView;
 use super::group::{GroupDict, KeyHasher};
+use super::windowed::SharedWindows;
 use crate::agg::{canonical_f64, float_accum, group_eq, hash_value, nan_order, Acc, AggSpec};
 use crate::sql::{AggFunc, BinaryOp, Expr};
 use crate::types::{DataType, Value};
@@ -529,4 +530,116 @@ fn comparable(ty: DataType, c: &Value) -> bool {
         }
         T::Interval => matches!(c, Value::Interval(_)),
     }
+}
+
+/// How an aggregate reads columnar batches directly: every group key and argument a plain
+/// column, and no WHERE or one a [`ColumnFilter`] evaluates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnarPlan {
+    /// The group key columns.
+    pub keys: Vec<usize>,
+    /// Each aggregate state's argument column (`None` for `count(*)`).
+    pub args: Vec<Option<usize>>,
+    /// The WHERE clause as a column filter, if there is one.
+    pub filter: Option<ColumnFilter>,
+}
+
+impl ColumnarPlan {
+    /// The plan for group keys `group_by`, arguments `args` and WHERE `filter` over a stream
+    /// of `columns`; `None` when some key or argument is no plain column, or the WHERE is
+    /// no column-constant comparison.
+    pub fn new(
+        group_by: &[Expr],
+        args: &[Option<&Expr>],
+        filter: Option<&Expr>,
+        columns: &[DataType],
+    ) -> Option<ColumnarPlan> {
+        let filter = match filter {
+            None => None,
+            Some(f) => Some(ColumnFilter::of(f, columns)?),
+        };
+        let column = |e: &Expr| match e {
+            Expr::Column(c) => Some(*c),
+            _ => None,
+        };
+        let keys = group_by.iter().map(column).collect::<Option<Vec<_>>>()?;
+        let args = args
+            .iter()
+            .map(|a| match a {
+                None => Some(None),
+                Some(e) => column(e).map(Some),
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(ColumnarPlan { keys, args, filter })
+    }
+}
+
+/// How many tuples at the head of `times` are in order (at or past current time `now_us`
+/// as it moves with them: the highest timestamp less `slack_us`) and keep current time
+/// below `next_end_us`, so that they close no instance.
+pub fn in_order_run(times: &[i64], now_us: i64, slack_us: i64, next_end_us: i64) -> usize {
+    let mut now = now_us;
+    let mut k = 0;
+    for &t in times {
+        let time = t.saturating_sub(slack_us);
+        if t < now || time >= next_end_us {
+            break;
+        }
+        now = now.max(time);
+        k += 1;
+    }
+    k
+}
+
+/// The vectors one run of the kernels fills, kept between runs to reuse their allocations.
+#[derive(Clone, Debug, Default)]
+pub struct RunBuffers {
+    /// The rows WHERE keeps (batch indices, ascending).
+    pub sel: Vec<u32>,
+    /// Their times.
+    pub sel_times: Vec<i64>,
+    /// Their group ids.
+    pub gids: Vec<u32>,
+    /// Their slots in one instance.
+    pub slots: Vec<u32>,
+}
+
+/// Fold the run `rows` of a batch (found by [`in_order_run`]) into `windows` with the
+/// kernels: the selection vector of `plan`'s filter into `bufs.sel`, the selected rows'
+/// group ids, then each aggregate's column into each instance
+/// ([`SharedWindows::fold_in_order`]). Every state of `windows` must be [`infallible`].
+///
+/// Errors: the first limit hit, with the index into `bufs.sel` of the tuple it came at.
+pub fn fold_run(
+    windows: &mut SharedWindows,
+    hasher: &KeyHasher,
+    plan: &ColumnarPlan,
+    views: &[ColumnView],
+    times: &[i64],
+    rows: Range<usize>,
+    bufs: &mut RunBuffers,
+) -> std::result::Result<(), (usize, crate::error::Error)> {
+    let RunBuffers {
+        sel,
+        sel_times,
+        gids,
+        slots,
+    } = bufs;
+    sel.clear();
+    match &plan.filter {
+        Some(f) => f.select(&views[f.column], rows, sel),
+        None => sel.extend(rows.map(|i| i as u32)),
+    }
+    sel_times.clear();
+    sel_times.extend(sel.iter().map(|&i| times[i as usize]));
+    intern_keys(windows.dict_mut(), hasher, views, &plan.keys, sel, gids);
+    let naggs = plan.args.len();
+    let sel: &[u32] = sel;
+    let mut kernel = |accs: &mut [Acc], specs: &[AggSpec], slots: &[u32], piece: Range<usize>| {
+        for (j, (spec, arg)) in specs.iter().zip(&plan.args).enumerate() {
+            let col = arg.map(|c| &views[c]);
+            fold_column(spec, j, naggs, accs, slots, col, &sel[piece.clone()]);
+        }
+    };
+    windows.fold_in_order(sel_times, gids, slots, &mut kernel)
 }

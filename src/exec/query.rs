@@ -20,10 +20,10 @@ use std::ops::Range;
 
 use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
-use super::kernels::{self, ColumnFilter};
+use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
-use crate::agg::{compare_values, Acc, AggSpec};
+use crate::agg::{compare_values, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{Expr, Query, SortKey, WindowMeta};
@@ -149,21 +149,7 @@ struct AggMode {
     hasher: KeyHasher,
     /// Selected rows, their times, group ids and slots of the run being folded (kept to
     /// reuse their allocations).
-    sel: Vec<u32>,
-    sel_times: Vec<i64>,
-    gids: Vec<u32>,
-    slots: Vec<u32>,
-}
-
-/// How an aggregate query reads columnar batches directly.
-#[derive(Clone, Debug)]
-struct ColumnarPlan {
-    /// The group key columns.
-    keys: Vec<usize>,
-    /// Each call's argument column (`None` for `count(*)`).
-    args: Vec<Option<usize>>,
-    /// The WHERE clause as a column filter, if the query has one.
-    filter: Option<ColumnFilter>,
+    bufs: RunBuffers,
 }
 
 struct LiveMode {
@@ -264,10 +250,7 @@ impl QueryExec {
                         columnar: columnar_plan(&query, agg),
                         kernels,
                         hasher: KeyHasher::new(),
-                        sel: Vec::new(),
-                        sel_times: Vec::new(),
-                        gids: Vec::new(),
-                        slots: Vec::new(),
+                        bufs: RunBuffers::default(),
                     })
                 }
                 (None, false) => Mode::Live(LiveMode {
@@ -772,20 +755,12 @@ impl QueryExec {
     /// moves with them) and move current time to no instance end, so that they close
     /// nothing: 0 before current time is defined.
     fn in_order_run(&self, times: &[i64]) -> usize {
-        let (Some(mut now), Mode::Agg(a)) = (self.stats.now_us, &self.mode) else {
-            return 0;
-        };
-        let end = a.windows.next_end_us();
-        let mut k = 0;
-        for &t in times {
-            let time = t.saturating_sub(self.slack_us);
-            if t < now || time >= end {
-                break;
+        match (self.stats.now_us, &self.mode) {
+            (Some(now), Mode::Agg(a)) => {
+                kernels::in_order_run(times, now, self.slack_us, a.windows.next_end_us())
             }
-            now = now.max(time);
-            k += 1;
+            _ => 0,
         }
-        k
     }
 
     /// Fold the run `rows` of a columnar batch found by [`QueryExec::in_order_run`] with the
@@ -803,35 +778,16 @@ impl QueryExec {
         let Mode::Agg(a) = &mut self.mode else {
             unreachable!("only aggregate queries fold runs");
         };
-        let AggMode {
-            windows,
-            hasher,
-            sel,
-            sel_times,
-            gids,
-            slots,
-            ..
-        } = a;
-        sel.clear();
-        match &plan.filter {
-            Some(f) => f.select(&views[f.column], rows.clone(), sel),
-            None => sel.extend(rows.clone().map(|i| i as u32)),
-        }
-        sel_times.clear();
-        sel_times.extend(sel.iter().map(|&i| times[i as usize]));
-        kernels::intern_keys(windows.dict_mut(), hasher, views, &plan.keys, sel, gids);
-        let naggs = plan.args.len();
-        let sel_rows: &[u32] = sel;
-        let mut kernel = |accs: &mut [Acc],
-                          specs: &[AggSpec],
-                          slots: &[u32],
-                          piece: Range<usize>| {
-            for (j, (spec, arg)) in specs.iter().zip(&plan.args).enumerate() {
-                let col = arg.map(|c| &views[c]);
-                kernels::fold_column(spec, j, naggs, accs, slots, col, &sel_rows[piece.clone()]);
-            }
-        };
-        let result = windows.fold_in_order(sel_times, gids, slots, &mut kernel);
+        let result = kernels::fold_run(
+            &mut a.windows,
+            &a.hasher,
+            plan,
+            views,
+            times,
+            rows.clone(),
+            &mut a.bufs,
+        );
+        let sel = &a.bufs.sel;
         // The row path counts the failing tuple (and every tuple WHERE rejected before it)
         // and moves time for it, but notes no window membership for it.
         let (counted, noted) = match &result {
@@ -844,7 +800,7 @@ impl QueryExec {
             self.stats.now_us = self.stats.now_us.max(Some(max));
         }
         if !(self.any_in_window || self.notice_sent) {
-            let noted: Vec<i64> = sel_times[..noted].to_vec();
+            let noted: Vec<i64> = sel[..noted].iter().map(|&i| times[i as usize]).collect();
             for t in noted {
                 self.note_window_membership(t, out);
             }
@@ -1145,37 +1101,23 @@ fn eval_ref(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<Va
     }
 }
 
-/// How an aggregate query can read columnar batches directly: every group key and
-/// argument a plain column, and no WHERE or one a [`ColumnFilter`] evaluates.
+/// How an aggregate query can read columnar batches directly ([`ColumnarPlan::new`]).
 fn columnar_plan(query: &Query, agg: &crate::sql::Aggregate) -> Option<ColumnarPlan> {
-    let filter = match &query.filter {
-        None => None,
-        Some(f) => {
-            let crate::sql::Source::Stream { columns, .. } = &query.source else {
-                return None;
-            };
-            let types: Vec<DataType> = columns.iter().map(|c| c.data_type).collect();
-            Some(ColumnFilter::of(f, &types)?)
-        }
-    };
-    let column = |e: &Expr| match e {
-        Expr::Column(c) => Some(*c),
-        _ => None,
-    };
-    let keys = agg
-        .group_by
-        .iter()
-        .map(column)
-        .collect::<Option<Vec<_>>>()?;
-    let args = agg
-        .calls
-        .iter()
-        .map(|c| match &c.arg {
-            None => Some(None),
-            Some(e) => column(e).map(Some),
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(ColumnarPlan { keys, args, filter })
+    let args: Vec<Option<&Expr>> = agg.calls.iter().map(|c| c.arg.as_ref()).collect();
+    ColumnarPlan::new(
+        &agg.group_by,
+        &args,
+        query.filter.as_ref(),
+        &stream_types(query),
+    )
+}
+
+/// The column types of the stream `query` reads (empty for other sources).
+pub(crate) fn stream_types(query: &Query) -> Vec<DataType> {
+    match &query.source {
+        crate::sql::Source::Stream { columns, .. } => columns.iter().map(|c| c.data_type).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A projection item that needs no evaluator: a column of the row or a window function.

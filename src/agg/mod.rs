@@ -396,12 +396,25 @@ impl Acc {
                 *n += n2;
             }
             (Acc::Extreme(cur), Acc::Extreme(v)) => {
-                if !v.is_null() {
-                    let mut tmp = Acc::Extreme(std::mem::replace(cur, Value::Null));
-                    tmp.update(spec, v)?;
-                    if let Acc::Extreme(x) = tmp {
-                        *cur = x;
-                    }
+                if v.is_null() {
+                    return Ok(());
+                }
+                // As `update(v)`, comparing integers directly (panes merge into hopping
+                // windows' instances once per group and slide).
+                let o = match (&*cur, v) {
+                    (Value::Null, _) => None,
+                    (Value::Int2(c), Value::Int2(x)) => Some(x.cmp(c)),
+                    (Value::Int4(c), Value::Int4(x)) => Some(x.cmp(c)),
+                    (Value::Int8(c), Value::Int8(x)) => Some(x.cmp(c)),
+                    (c, x) => Some(compare_values(x, c)),
+                };
+                let better = match (o, spec.func) {
+                    (None, _) => true,
+                    (Some(o), AggFunc::Min) => o == Ordering::Less,
+                    (Some(o), _) => o == Ordering::Greater,
+                };
+                if better {
+                    *cur = v.clone();
                 }
             }
             (

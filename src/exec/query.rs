@@ -149,7 +149,7 @@ struct AggMode {
     hasher: KeyHasher,
     /// Selected rows, their times, group ids and slots of the run being folded (kept to
     /// reuse their allocations).
-    bufs: RunBuffers,
+    bufs: Box<RunBuffers>,
 }
 
 struct LiveMode {
@@ -250,7 +250,7 @@ impl QueryExec {
                         columnar: columnar_plan(&query, agg),
                         kernels,
                         hasher: KeyHasher::new(),
-                        bufs: RunBuffers::default(),
+                        bufs: Box::default(),
                     })
                 }
                 (None, false) => Mode::Live(LiveMode {

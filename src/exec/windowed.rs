@@ -27,6 +27,10 @@ use crate::types::Value;
 use crate::wcg::SharedPlan;
 use crate::window::{floor_div, Window};
 
+/// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
+/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states.
+pub type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
+
 /// Real work done, per plan node, for `EXPLAIN ANALYZE`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkCounters {
@@ -517,7 +521,7 @@ impl SharedWindows {
         times: &[i64],
         gids: &[u32],
         slots: &mut Vec<u32>,
-        kernel: &mut dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>),
+        kernel: &mut Kernel,
     ) -> std::result::Result<(), (usize, Error)> {
         debug_assert_eq!(times.len(), gids.len(), "one group id per tuple");
         let mut failed: Option<(usize, Error)> = None;

@@ -11,7 +11,8 @@
 use proptest::prelude::*;
 use rust_decimal::Decimal;
 use tcq::exec::columns::ColumnBatchBuilder;
-use tcq::exec::{Event, ExecLimits, QueryExec, RowBatch};
+use tcq::exec::shared::SharedAgg;
+use tcq::exec::{Batch, Event, ExecLimits, QueryExec, RowBatch};
 use tcq::sql::{AggCall, AggFunc, Aggregate, BinaryOp, Expr, Query, Source, WindowMeta};
 use tcq::types::{Column, DataType, Interval, Value};
 use tcq::window::{Start, Window};
@@ -23,8 +24,9 @@ const LIMITS: ExecLimits = ExecLimits {
     distinct_values_max: usize::MAX,
 };
 
-/// Column 0 is the timestamp; the others one of each type.
-const TYPES: [DataType; 12] = [
+/// Column 0 is the timestamp; the others one of each type, and a last bigint column of
+/// values near its limits (sums leave bigint and become numeric; squares leave i128).
+const TYPES: [DataType; 13] = [
     DataType::Timestamp,
     DataType::Bool,
     DataType::Int2,
@@ -37,7 +39,11 @@ const TYPES: [DataType; 12] = [
     DataType::Varchar(Some(8)),
     DataType::TimestampTz,
     DataType::Interval,
+    DataType::Int8,
 ];
+
+/// The column of bigints near the limits.
+const BIG: usize = 12;
 
 fn value_of(ty: DataType, x: i64) -> Value {
     match ty {
@@ -86,6 +92,9 @@ fn rows_of(tuples: &[(i64, Vec<i64>, u16)]) -> Vec<(Vec<Value>, i64)> {
                 // About one value in four is NULL.
                 row.push(if nulls >> (c % 16) & 1 == 1 && seeds[c] % 2 == 0 {
                     Value::Null
+                } else if c == BIG {
+                    let x = seeds[c];
+                    Value::Int8(if x >= 0 { i64::MAX - x } else { i64::MIN - x })
                 } else {
                     value_of(*ty, seeds[c])
                 });
@@ -166,7 +175,29 @@ fn query(keys: Vec<usize>, calls: Vec<AggCall>, filter: Option<Expr>) -> Query {
     }
 }
 
-fn exec(q: &Query, windows: &[Window], slack_us: i64) -> QueryExec {
+/// Aggregates the typed kernels fold (none can fail), over every argument type.
+fn kernel_calls() -> Vec<AggCall> {
+    use AggFunc::*;
+    let mut calls = vec![call(CountStar, None, 0)];
+    for c in 1..TYPES.len() {
+        calls.push(col_call(Count, c));
+        calls.push(col_call(Min, c));
+        calls.push(col_call(Max, c));
+    }
+    for c in [2, 3, 4, 5, 6, BIG] {
+        calls.push(col_call(Sum, c));
+        calls.push(col_call(Avg, c));
+    }
+    for c in [2, 3, 5, 6] {
+        calls.push(col_call(StddevSamp, c));
+        calls.push(col_call(StddevPop, c));
+        calls.push(col_call(VarSamp, c));
+        calls.push(col_call(VarPop, c));
+    }
+    calls
+}
+
+fn exec_limited(q: &Query, windows: &[Window], slack_us: i64, limits: ExecLimits) -> QueryExec {
     let plan = tcq::exec::plan_windows(q, windows, 1.0);
     let mut exec = QueryExec::new(
         q.clone(),
@@ -175,7 +206,7 @@ fn exec(q: &Query, windows: &[Window], slack_us: i64) -> QueryExec {
         plan,
         vec![],
         false,
-        LIMITS,
+        limits,
         1_000_000,
     )
     .unwrap();
@@ -199,7 +230,21 @@ fn same_events_with(
     cuts: &[usize],
     slack_us: i64,
 ) {
-    let (mut by_rows, mut by_cols) = (exec(q, windows, slack_us), exec(q, windows, slack_us));
+    same_events_limited(q, windows, rows, cuts, slack_us, LIMITS)
+}
+
+fn same_events_limited(
+    q: &Query,
+    windows: &[Window],
+    rows: &[(Vec<Value>, i64)],
+    cuts: &[usize],
+    slack_us: i64,
+    limits: ExecLimits,
+) {
+    let (mut by_rows, mut by_cols) = (
+        exec_limited(q, windows, slack_us, limits),
+        exec_limited(q, windows, slack_us, limits),
+    );
     let (mut out_rows, mut out_cols) = (Vec::new(), Vec::new());
     let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (rows.len() + 1)).collect();
     bounds.extend([0, rows.len()]);
@@ -229,6 +274,47 @@ fn same_events_with(
     }
     assert_eq!(by_rows.stats(), by_cols.stats());
     assert_eq!(render(&out_rows), render(&out_cols));
+}
+
+/// The events, counters and first error of `q` run as the only member of a cross-query
+/// shared plan, fed `rows` cut at `cuts` as row or as columnar batches.
+fn shared_run(
+    q: &Query,
+    windows: &[Window],
+    rows: &[(Vec<Value>, i64)],
+    cuts: &[usize],
+    slack_us: i64,
+    columns: bool,
+) -> (Vec<String>, String, Option<String>) {
+    let mut exec = exec_limited(q, windows, slack_us, LIMITS);
+    let mut agg = SharedAgg::new(&exec, LIMITS).unwrap();
+    agg.join(0, &mut exec, 1.0).unwrap();
+    let mut outs = vec![Vec::new()];
+    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (rows.len() + 1)).collect();
+    bounds.extend([0, rows.len()]);
+    bounds.sort_unstable();
+    let mut error = None;
+    for w in bounds.windows(2) {
+        let part = &rows[w[0]..w[1]];
+        let batch = if columns {
+            let mut cb = ColumnBatchBuilder::new(&TYPES, 4);
+            for (row, t) in part {
+                cb.push_row(&mut row.clone(), *t);
+            }
+            Batch::Columns(cb.finish())
+        } else {
+            let mut rb = RowBatch::new(TYPES.len());
+            for (row, t) in part {
+                rb.push(row.clone(), *t);
+            }
+            Batch::Rows(rb)
+        };
+        if let Err(e) = agg.push_batch(&batch, &mut [&mut exec], &mut outs) {
+            error = Some(e.to_string());
+            break;
+        }
+    }
+    (render(&outs[0]), format!("{:?}", exec.stats()), error)
 }
 
 /// Events as text: NaN compares equal to itself there.
@@ -268,6 +354,36 @@ proptest! {
         same_events(&query(keys, calls(), None), &windows, &rows, &cuts);
     }
 
+    /// The typed kernels (every aggregate infallible): runs of in-order tuples folded a
+    /// column at a time, cut where instances end; late tuples in the same batches.
+    #[test]
+    fn kernels_columnar_equal_rows(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        keys in prop::sample::subsequence((1..TYPES.len()).collect::<Vec<_>>(), 0..3),
+    ) {
+        let rows = rows_of(&tuples);
+        same_events(&query(keys, kernel_calls(), None), &windows, &rows, &cuts);
+    }
+
+    /// A group limit stops the kernels' run at the same tuple, with the same error and
+    /// counters, as the tuple-at-a-time fold.
+    #[test]
+    fn kernels_stop_at_the_group_limit_as_rows_do(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        groups_max in 1usize..5,
+    ) {
+        let rows = rows_of(&tuples);
+        let q = query(vec![3], vec![call(AggFunc::CountStar, None, 0), col_call(AggFunc::Max, 6)], None);
+        let limits = ExecLimits { groups_max, ..LIMITS };
+        for slack_us in [0, 3_000_000] {
+            same_events_limited(&q, &windows, &rows, &cuts, slack_us, limits);
+        }
+    }
+
     /// Shared plans (children merge their parents' partials; late tuples go straight to a
     /// child whose parent instance has closed).
     #[test]
@@ -287,7 +403,67 @@ proptest! {
         same_events(&query(vec![], sums, None), &windows, &rows, &cuts);
     }
 
-    /// Queries the columnar fold does not take (WHERE, an expression argument) read rows.
+    /// WHERE comparing a column of any type with a constant (either side, every
+    /// comparison): selection vectors over the columns, with the typed kernels and with the
+    /// tuple-at-a-time fold of columns (a DISTINCT aggregate among the calls).
+    #[test]
+    fn column_filters_equal_rows(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        column in 1..TYPES.len(),
+        op in 0usize..6,
+        seed in -50i64..50,
+        swap in any::<bool>(),
+        keys in prop::sample::subsequence((1..TYPES.len()).collect::<Vec<_>>(), 0..2),
+    ) {
+        let rows = rows_of(&tuples);
+        let ops = [BinaryOp::Eq, BinaryOp::NotEq, BinaryOp::Lt, BinaryOp::LtEq, BinaryOp::Gt, BinaryOp::GtEq];
+        let (col, lit) = (
+            Box::new(Expr::Column(column)),
+            Box::new(Expr::Literal(value_of(TYPES[column], seed))),
+        );
+        let (left, right) = if swap { (lit, col) } else { (col, lit) };
+        let filter = Expr::Binary { op: ops[op], left, right };
+        let q = query(keys.clone(), kernel_calls(), Some(filter.clone()));
+        same_events(&q, &windows, &rows, &cuts);
+        let mut calls = vec![call(AggFunc::CountStar, None, 0), col_call(AggFunc::Sum, 7)];
+        let mut distinct = col_call(AggFunc::Count, 8);
+        distinct.distinct = true;
+        calls.push(distinct);
+        same_events(&query(keys, calls, Some(filter)), &windows, &rows, &cuts);
+    }
+
+    /// A cross-query shared plan fed columnar batches gives its member the events and
+    /// counters it gets from the same batches as rows: through the typed kernels (with and
+    /// without a column filter) and, for a numeric sum, a tuple at a time.
+    #[test]
+    fn shared_plan_columnar_equals_rows(
+        tuples in tuples(),
+        windows in windows(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        keys in prop::sample::subsequence((1..TYPES.len()).collect::<Vec<_>>(), 0..2),
+        filtered in any::<bool>(),
+    ) {
+        let rows = rows_of(&tuples);
+        let filter = filtered.then(|| Expr::Binary {
+            op: BinaryOp::LtEq,
+            left: Box::new(Expr::Column(3)),
+            right: Box::new(Expr::Literal(Value::Int4(2))),
+        });
+        let numeric = vec![call(AggFunc::CountStar, None, 0), col_call(AggFunc::Sum, 7)];
+        for calls in [kernel_calls(), numeric] {
+            let q = query(keys.clone(), calls, filter.clone());
+            for slack_us in [0, 3_000_000] {
+                let by_rows = shared_run(&q, &windows, &rows, &cuts, slack_us, false);
+                let by_cols = shared_run(&q, &windows, &rows, &cuts, slack_us, true);
+                prop_assert_eq!(by_rows, by_cols);
+            }
+        }
+    }
+
+    /// Queries the columnar fold does not take (a WHERE that is no column-constant
+    /// comparison, an expression argument) read rows.
     #[test]
     fn fallback_queries_equal_rows(
         tuples in tuples(),
@@ -297,7 +473,11 @@ proptest! {
         let rows = rows_of(&tuples);
         let gt = Expr::Binary {
             op: BinaryOp::Gt,
-            left: Box::new(Expr::Column(3)),
+            left: Box::new(Expr::Binary {
+                op: BinaryOp::Add,
+                left: Box::new(Expr::Column(3)),
+                right: Box::new(Expr::Literal(Value::Int4(1))),
+            }),
             right: Box::new(Expr::Literal(Value::Int4(0))),
         };
         let plus = Expr::Binary {

@@ -136,7 +136,8 @@ pub fn group_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn canonical_f64(x: f64) -> u64 {
+/// The bits a float groups and hashes by: one NaN, -0.0 folded into 0.0.
+pub(crate) fn canonical_f64(x: f64) -> u64 {
     if x.is_nan() {
         f64::NAN.to_bits()
     } else if x == 0.0 {
@@ -198,7 +199,8 @@ fn compare_numbers(a: &Value, b: &Value) -> Ordering {
     )
 }
 
-fn nan_order(x: f64, y: f64) -> Ordering {
+/// PostgreSQL's float order: NaN above every other value and equal to itself.
+pub(crate) fn nan_order(x: f64, y: f64) -> Ordering {
     match (x.is_nan(), y.is_nan()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Greater,
@@ -362,22 +364,7 @@ impl Acc {
                 };
                 self.merge(spec, &one)?;
             }
-            Acc::FloatMoments { n, sx, sxx } => {
-                // PostgreSQL's float8_accum (Youngs-Cramer).
-                let x = v.as_f64().unwrap_or(0.0);
-                let old_n = *n;
-                *n += 1.0;
-                *sx += x;
-                if old_n > 0.0 {
-                    let tmp = x * *n - *sx;
-                    *sxx += tmp * tmp / (*n * old_n);
-                    if x.is_infinite() || sx.is_infinite() {
-                        *sxx = f64::NAN;
-                    }
-                } else if x.is_nan() || x.is_infinite() {
-                    *sxx = f64::NAN;
-                }
-            }
+            Acc::FloatMoments { n, sx, sxx } => float_accum(n, sx, sxx, v.as_f64().unwrap_or(0.0)),
             Acc::Distinct(set) => {
                 set.insert(GroupValue(v.clone()));
                 check_distinct(spec, set.len())?;
@@ -409,12 +396,25 @@ impl Acc {
                 *n += n2;
             }
             (Acc::Extreme(cur), Acc::Extreme(v)) => {
-                if !v.is_null() {
-                    let mut tmp = Acc::Extreme(std::mem::replace(cur, Value::Null));
-                    tmp.update(spec, v)?;
-                    if let Acc::Extreme(x) = tmp {
-                        *cur = x;
-                    }
+                if v.is_null() {
+                    return Ok(());
+                }
+                // As `update(v)`, comparing integers directly (panes merge into hopping
+                // windows' instances once per group and slide).
+                let o = match (&*cur, v) {
+                    (Value::Null, _) => None,
+                    (Value::Int2(c), Value::Int2(x)) => Some(x.cmp(c)),
+                    (Value::Int4(c), Value::Int4(x)) => Some(x.cmp(c)),
+                    (Value::Int8(c), Value::Int8(x)) => Some(x.cmp(c)),
+                    (c, x) => Some(compare_values(x, c)),
+                };
+                let better = match (o, spec.func) {
+                    (None, _) => true,
+                    (Some(o), AggFunc::Min) => o == Ordering::Less,
+                    (Some(o), _) => o == Ordering::Greater,
+                };
+                if better {
+                    *cur = v.clone();
                 }
             }
             (
@@ -528,6 +528,23 @@ impl Acc {
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),
         })
+    }
+}
+
+/// PostgreSQL's float8_accum (Youngs-Cramer): fold `x` into the state `(n, sx, sxx)`.
+#[inline]
+pub(crate) fn float_accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) {
+    let old_n = *n;
+    *n += 1.0;
+    *sx += x;
+    if old_n > 0.0 {
+        let tmp = x * *n - *sx;
+        *sxx += tmp * tmp / (*n * old_n);
+        if x.is_infinite() || sx.is_infinite() {
+            *sxx = f64::NAN;
+        }
+    } else if x.is_nan() || x.is_infinite() {
+        *sxx = f64::NAN;
     }
 }
 

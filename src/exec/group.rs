@@ -41,6 +41,12 @@ impl KeyHasher {
         ))
     }
 
+    /// A hasher to feed a key's values to, one after the other, as [`KeyHasher::hash`] does
+    /// (the columnar path hashes keys straight from their columns with it).
+    pub fn start(&self) -> ahash::AHasher {
+        self.0.build_hasher()
+    }
+
     /// Hash of a group key.
     pub fn hash(&self, key: &[Value]) -> u64 {
         let mut h = self.0.build_hasher();
@@ -106,6 +112,35 @@ impl GroupDict {
         let g = self.hashes.len() as u32;
         self.hashes.push(hash);
         self.keys.extend(key.iter().cloned());
+        let hashes = &self.hashes;
+        self.index.insert_unique(hash, g, |&x| hashes[x as usize]);
+        g
+    }
+
+    /// The id of the key of hash `hash` for which `eq` holds, or, if none is interned, of
+    /// the key `make` appends to the vector it is given (exactly `nkeys` values, hashing to
+    /// `hash` and satisfying `eq`). The columnar path compares keys with their columns and
+    /// builds [`Value`]s only for a new key.
+    pub fn intern_with(
+        &mut self,
+        hash: u64,
+        eq: impl Fn(&[Value]) -> bool,
+        make: impl FnOnce(&mut Vec<Value>),
+    ) -> u32 {
+        let (keys, nkeys) = (&self.keys, self.nkeys);
+        if let Some(&g) = self.index.find(hash, |&g| {
+            eq(&keys[g as usize * nkeys..(g as usize + 1) * nkeys])
+        }) {
+            return g;
+        }
+        let g = self.hashes.len() as u32;
+        self.hashes.push(hash);
+        make(&mut self.keys);
+        debug_assert_eq!(
+            self.keys.len(),
+            self.hashes.len() * nkeys,
+            "make appends one key"
+        );
         let hashes = &self.hashes;
         self.index.insert_unique(hash, g, |&x| hashes[x as usize]);
         g
@@ -238,6 +273,12 @@ impl GroupTable {
         self.gids.push(gid);
         self.accs.extend(specs.iter().map(AggSpec::init));
         Ok(slot as usize)
+    }
+
+    /// Every slot's states, slot `g`'s at `g * naggs ..`: the typed kernels fold columns
+    /// into them directly.
+    pub fn accs_mut(&mut self) -> &mut [Acc] {
+        &mut self.accs
     }
 
     /// Fold one tuple's argument values into slot `g`.

@@ -19,6 +19,7 @@ pub mod group;
 pub mod join;
 mod join_count;
 pub mod join_multi;
+pub mod kernels;
 pub mod query;
 pub mod relational;
 pub mod relational_funcs;

@@ -16,15 +16,18 @@
 
 use std::collections::VecDeque;
 
-use super::columns::ColumnBatch;
+use std::ops::Range;
+
+use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
+use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
 use crate::agg::{compare_values, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{Expr, Query, SortKey, WindowMeta};
-use crate::types::Value;
+use crate::types::{DataType, Value};
 use crate::wcg::{self, SharedPlan};
 use crate::window::Window;
 
@@ -137,10 +140,16 @@ struct AggMode {
     windows: SharedWindows,
     group_by: Vec<Expr>,
     args: Vec<Option<Expr>>,
-    /// Without WHERE and with plain columns as group keys and arguments: the key columns
-    /// and argument columns (`None` for `count(*)`), read straight from columnar batches.
-    columnar: Option<(Vec<usize>, Vec<Option<usize>>)>,
+    /// With plain columns as group keys and arguments and no WHERE or a simple one: what
+    /// is read straight from columnar batches.
+    columnar: Option<ColumnarPlan>,
+    /// Every aggregate folds without failing, so runs of in-order tuples of a columnar
+    /// batch go through the typed kernels ([`super::kernels`]).
+    kernels: bool,
     hasher: KeyHasher,
+    /// Selected rows, their times, group ids and slots of the run being folded (kept to
+    /// reuse their allocations).
+    bufs: Box<RunBuffers>,
 }
 
 struct LiveMode {
@@ -226,6 +235,7 @@ impl QueryExec {
                         .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
                         .collect();
                     let ungrouped = agg.group_by.is_empty();
+                    let kernels = specs.iter().all(super::kernels::infallible);
                     Mode::Agg(AggMode {
                         windows: SharedWindows::new(
                             &plan,
@@ -238,7 +248,9 @@ impl QueryExec {
                         group_by: agg.group_by.clone(),
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
                         columnar: columnar_plan(&query, agg),
+                        kernels,
                         hasher: KeyHasher::new(),
+                        bufs: Box::default(),
                     })
                 }
                 (None, false) => Mode::Live(LiveMode {
@@ -684,36 +696,116 @@ impl QueryExec {
     /// Consume a columnar batch in arrival order, appending output to `out`; the rows are
     /// exactly those [`QueryExec::push`] gives for the same tuples as a [`RowBatch`].
     ///
-    /// An aggregate query without WHERE whose group keys and arguments are plain columns
-    /// reads the typed columns directly (no row of values is built); every other query reads
-    /// the batch as rows.
+    /// An aggregate query whose group keys and arguments are plain columns, without WHERE or
+    /// with a WHERE comparing a column with a constant ([`ColumnFilter`]), reads the typed
+    /// columns directly (no row of values is built); every other query reads the batch as
+    /// rows. When every aggregate folds without failing, runs of in-order tuples that close
+    /// no instance are filtered by a selection vector and folded a column at a time by the
+    /// typed kernels; a tuple that closes an instance or comes late is folded on its own.
     pub fn push_columns(&mut self, batch: &ColumnBatch, out: &mut Vec<Event>) -> Result<()> {
-        let plan = match &self.mode {
-            Mode::Agg(a) => a.columnar.clone(),
-            _ => None,
+        let (plan, kernels) = match &self.mode {
+            Mode::Agg(a) => (a.columnar.clone(), a.kernels),
+            _ => (None, false),
         };
-        let Some((keys, args)) = plan else {
+        let Some(plan) = plan else {
             return self.push(&batch.to_rows(), out);
         };
         let views = batch.views();
-        for (i, &t) in batch.times.iter().enumerate() {
+        let mut i = 0;
+        while i < batch.len() {
             if self.done {
                 break;
             }
+            let run = if kernels {
+                self.in_order_run(&batch.times[i..])
+            } else {
+                0
+            };
+            if run > 0 {
+                self.fold_run(&views, &plan, &batch.times, i..i + run, out)?;
+                i += run;
+                continue;
+            }
+            let t = batch.times[i];
             let Some(in_order) = self.tuple_time(t, out)? else {
                 break;
             };
+            let row = i;
+            i += 1;
+            if let Some(f) = &plan.filter {
+                if !f.holds(&views[f.column], row) {
+                    continue;
+                }
+            }
             self.keybuf.clear();
-            self.keybuf.extend(keys.iter().map(|&c| views[c].value(i)));
+            self.keybuf
+                .extend(plan.keys.iter().map(|&c| views[c].value(row)));
             self.argbuf.clear();
-            self.argbuf.extend(args.iter().map(|c| match c {
+            self.argbuf.extend(plan.args.iter().map(|c| match c {
                 None => Value::Bool(true),
-                Some(c) => views[*c].value(i),
+                Some(c) => views[*c].value(row),
             }));
             self.fold_buffers(t, in_order)?;
             self.note_window_membership(t, out);
         }
         Ok(())
+    }
+
+    /// How many tuples at the head of `times` are in order (at or past current time as it
+    /// moves with them) and move current time to no instance end, so that they close
+    /// nothing: 0 before current time is defined.
+    fn in_order_run(&self, times: &[i64]) -> usize {
+        match (self.stats.now_us, &self.mode) {
+            (Some(now), Mode::Agg(a)) => {
+                kernels::in_order_run(times, now, self.slack_us, a.windows.next_end_us())
+            }
+            _ => 0,
+        }
+    }
+
+    /// Fold the run `rows` of a columnar batch found by [`QueryExec::in_order_run`] with the
+    /// typed kernels: the WHERE clause's selection vector, group ids of the selected rows,
+    /// then each aggregate's column into each instance. Stats, current time and NOTICEs end
+    /// as folding the tuples one at a time leaves them, also when a limit stops the run.
+    fn fold_run(
+        &mut self,
+        views: &[ColumnView],
+        plan: &ColumnarPlan,
+        times: &[i64],
+        rows: Range<usize>,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let Mode::Agg(a) = &mut self.mode else {
+            unreachable!("only aggregate queries fold runs");
+        };
+        let result = kernels::fold_run(
+            &mut a.windows,
+            &a.hasher,
+            plan,
+            views,
+            times,
+            rows.clone(),
+            &mut a.bufs,
+        );
+        let sel = &a.bufs.sel;
+        // The row path counts the failing tuple (and every tuple WHERE rejected before it)
+        // and moves time for it, but notes no window membership for it.
+        let (counted, noted) = match &result {
+            Ok(()) => (rows.len(), sel.len()),
+            Err((k, _)) => (sel[*k] as usize - rows.start + 1, *k),
+        };
+        let seen = &times[rows.start..rows.start + counted];
+        self.stats.tuples_in += counted as u64;
+        if let Some(max) = seen.iter().map(|t| t.saturating_sub(self.slack_us)).max() {
+            self.stats.now_us = self.stats.now_us.max(Some(max));
+        }
+        if !(self.any_in_window || self.notice_sent) {
+            let noted: Vec<i64> = sel[..noted].iter().map(|&i| times[i as usize]).collect();
+            for t in noted {
+                self.note_window_membership(t, out);
+            }
+        }
+        result.map_err(|(_, e)| e)
     }
 
     /// A NOTICE, once, when the query's tuples so far all precede its first window.
@@ -1009,33 +1101,23 @@ fn eval_ref(e: &Expr, row: &[Value], params: &[Value], now_us: i64) -> Result<Va
     }
 }
 
-/// The key and argument columns of an aggregate query that can read columnar batches
-/// directly: no WHERE, and every group key and argument a plain column.
-fn columnar_plan(
-    query: &Query,
-    agg: &crate::sql::Aggregate,
-) -> Option<(Vec<usize>, Vec<Option<usize>>)> {
-    if query.filter.is_some() {
-        return None;
+/// How an aggregate query can read columnar batches directly ([`ColumnarPlan::new`]).
+fn columnar_plan(query: &Query, agg: &crate::sql::Aggregate) -> Option<ColumnarPlan> {
+    let args: Vec<Option<&Expr>> = agg.calls.iter().map(|c| c.arg.as_ref()).collect();
+    ColumnarPlan::new(
+        &agg.group_by,
+        &args,
+        query.filter.as_ref(),
+        &stream_types(query),
+    )
+}
+
+/// The column types of the stream `query` reads (empty for other sources).
+pub(crate) fn stream_types(query: &Query) -> Vec<DataType> {
+    match &query.source {
+        crate::sql::Source::Stream { columns, .. } => columns.iter().map(|c| c.data_type).collect(),
+        _ => Vec::new(),
     }
-    let column = |e: &Expr| match e {
-        Expr::Column(c) => Some(*c),
-        _ => None,
-    };
-    let keys = agg
-        .group_by
-        .iter()
-        .map(column)
-        .collect::<Option<Vec<_>>>()?;
-    let args = agg
-        .calls
-        .iter()
-        .map(|c| match &c.arg {
-            None => Some(None),
-            Some(e) => column(e).map(Some),
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((keys, args))
 }
 
 /// A projection item that needs no evaluator: a column of the row or a window function.

@@ -52,7 +52,11 @@
 //! ([`SharedAgg::take_member_errors`]); the others run on.
 
 use super::group::KeyHasher;
-use super::query::{sharing_of_query, RowBatch};
+use std::ops::Range;
+
+use super::columns::{ColumnBatch, ColumnView};
+use super::kernels::{self, ColumnarPlan, RunBuffers};
+use super::query::{sharing_of_query, stream_types, RowBatch};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows};
 use super::{Batch, Event, QueryExec};
 use crate::agg::AggSpec;
@@ -177,6 +181,11 @@ pub struct SharedAgg {
     member_errors: Vec<(u64, crate::error::Error)>,
     /// The event rate the plan was last optimised for from scratch.
     planned_rate_per_sec: Option<f64>,
+    /// The stream's column types (for the columnar path's WHERE).
+    types: Vec<DataType>,
+    /// The typed kernels' vectors, and one row of a columnar batch for a tuple folded alone.
+    bufs: RunBuffers,
+    rowbuf: RowBatch,
 }
 
 impl SharedAgg {
@@ -214,6 +223,9 @@ impl SharedAgg {
             unstarted: 0,
             member_errors: Vec::new(),
             planned_rate_per_sec: None,
+            types: stream_types(q),
+            bufs: RunBuffers::default(),
+            rowbuf: RowBatch::default(),
         })
     }
 
@@ -746,7 +758,7 @@ impl SharedAgg {
         let n = batch.len() as u64;
         let result = match batch {
             Batch::Rows(b) => self.push_rows(b, members, outs),
-            Batch::Columns(b) => self.push_rows(&b.to_rows(), members, outs),
+            Batch::Columns(b) => self.push_columns(b, members, outs),
         };
         for (m, exec) in self.members.iter_mut().zip(members.iter_mut()) {
             exec.member_progress(n, m.late, m.started_us, self.now_us);
@@ -824,6 +836,99 @@ impl SharedAgg {
             }
         }
         Ok(())
+    }
+
+    /// The columnar path (as [`QueryExec::push_columns`]): when every key and argument is a
+    /// plain column, the WHERE (if any) a column-constant comparison and every state
+    /// infallible, runs of in-order tuples that close no instance go through the typed
+    /// kernels; every other tuple is folded on its own as a row. Otherwise the batch is
+    /// read as rows.
+    fn push_columns(
+        &mut self,
+        batch: &ColumnBatch,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        let args: Vec<Option<&Expr>> = self.states.iter().map(|s| s.arg.as_ref()).collect();
+        let plan = ColumnarPlan::new(&self.group_by, &args, self.filter.as_ref(), &self.types)
+            .filter(|_| self.windows.specs().iter().all(kernels::infallible));
+        let Some(plan) = plan else {
+            return self.push_rows(&batch.to_rows(), members, outs);
+        };
+        let views = batch.views();
+        let mut i = 0;
+        while i < batch.len() {
+            let run = match self.now_us {
+                Some(now) if self.unstarted == 0 => kernels::in_order_run(
+                    &batch.times[i..],
+                    now,
+                    self.slack_us,
+                    self.windows.next_end_us(),
+                ),
+                _ => 0,
+            };
+            if run > 0 {
+                self.fold_run(&views, &plan, &batch.times, i..i + run, members, outs)?;
+                i += run;
+                continue;
+            }
+            let mut row = std::mem::take(&mut self.rowbuf);
+            row.ncols = views.len();
+            row.values.clear();
+            row.values.extend(views.iter().map(|v| v.value(i)));
+            row.times.clear();
+            row.times.push(batch.times[i]);
+            let result = self.push_rows(&row, members, outs);
+            self.rowbuf = row;
+            result?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Fold the run `rows` with the kernels; current time, the latest timestamp and the
+    /// members' NOTICEs end as folding the tuples one at a time leaves them, also when a
+    /// limit stops the run.
+    fn fold_run(
+        &mut self,
+        views: &[ColumnView],
+        plan: &ColumnarPlan,
+        times: &[i64],
+        rows: Range<usize>,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
+        let result = kernels::fold_run(
+            &mut self.windows,
+            &self.hasher,
+            plan,
+            views,
+            times,
+            rows.clone(),
+            &mut self.bufs,
+        );
+        // The row path moves time for the failing tuple too, but gives no NOTICE for it.
+        let (counted, noted) = match &result {
+            Ok(()) => (rows.len(), self.bufs.sel.len()),
+            Err((k, _)) => (self.bufs.sel[*k] as usize - rows.start + 1, *k),
+        };
+        let seen = &times[rows.start..rows.start + counted];
+        if let Some(&max_t) = seen.iter().max() {
+            self.max_t_us = Some(self.max_t_us.map_or(max_t, |m| m.max(max_t)));
+            self.now_us = self.now_us.max(Some(max_t.saturating_sub(self.slack_us)));
+        }
+        if self.notices_pending > 0 {
+            let noted: Vec<i64> = self.bufs.sel[..noted]
+                .iter()
+                .map(|&i| times[i as usize])
+                .collect();
+            for t in noted {
+                if self.notices_pending > 0 {
+                    self.notices(t, members, outs);
+                }
+            }
+        }
+        result.map_err(|(_, e)| e)
     }
 
     /// Charge a late tuple to each member whose window missed an instance.

@@ -18,13 +18,18 @@
 //! window computed on its own (the property the differential tests check).
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use super::group::{GroupDict, GroupTable};
-use crate::agg::AggSpec;
+use crate::agg::{Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::types::Value;
 use crate::wcg::SharedPlan;
 use crate::window::{floor_div, Window};
+
+/// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
+/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states.
+pub type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
 
 /// Real work done, per plan node, for `EXPLAIN ANALYZE`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -92,6 +97,29 @@ impl Node {
         }
         Ok(&mut self.open[idx])
     }
+}
+
+/// The instances `(lo, hi)` of `w` holding `t_us` (as [`Window::instances_containing`])
+/// and the span `[from, to)` around `t_us` where that set stays the same.
+fn instance_span(w: &Window, t_us: i64) -> (i64, i64, i64, i64) {
+    let (lo, hi) = w.instances_containing(t_us);
+    let (s, r, o) = (
+        w.slide_us as i128,
+        w.range_us as i128,
+        w.offset_us() as i128,
+    );
+    let rel = t_us as i128 - o;
+    // hi is floor(rel / s); the unclamped lo is floor((rel - r) / s) + 1.
+    let hi_raw = floor_div(rel, s);
+    let lo_raw = floor_div(rel - r, s) + 1;
+    let from = (o + hi_raw * s).max(o + r + (lo_raw - 1) * s);
+    let to = (o + (hi_raw + 1) * s).min(o + r + lo_raw * s);
+    let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    debug_assert!(
+        from <= t_us as i128 && (t_us as i128) < to,
+        "the span holds the instant it was computed for"
+    );
+    (lo, hi, clamp(from), clamp(to))
 }
 
 /// Dictionary size below which group ids are never compacted.
@@ -399,6 +427,11 @@ impl SharedWindows {
         self.dict.intern(hash, key)
     }
 
+    /// The query's group dictionary, to intern keys with (see [`SharedWindows::intern`]).
+    pub fn dict_mut(&mut self) -> &mut GroupDict {
+        &mut self.dict
+    }
+
     /// The query's group dictionary (keys of the group ids in closed instances).
     pub fn dict(&self) -> &GroupDict {
         &self.dict
@@ -464,6 +497,86 @@ impl SharedWindows {
             }
         }
         Ok(late)
+    }
+
+    /// The earliest end among the plan's next instances to close (`i64::MAX` when none):
+    /// tuples whose time stays below it close nothing.
+    pub fn next_end_us(&self) -> i64 {
+        self.next_end()
+    }
+
+    /// Fold a run of in-order tuples at `times` (each at or past current time, none moving
+    /// current time to an instance end) of groups `gids` into the root windows. For each
+    /// root window the run is cut where the set of instances holding a tuple changes; for
+    /// each piece and each instance, `slots` receives the piece's group slots and `kernel`
+    /// folds the piece's arguments into the instance's states: `kernel(accs, specs, slots,
+    /// rows)` with `rows` the piece's indices into `times`.
+    ///
+    /// The rows are exactly those [`SharedWindows::fold`] gives tuple by tuple. Errors: the
+    /// first failure in tuple order, with the index of the tuple it came at (54000 when an
+    /// instance would exceed its group or open-instance limit); the states are then
+    /// unspecified and the query must end.
+    pub fn fold_in_order(
+        &mut self,
+        times: &[i64],
+        gids: &[u32],
+        slots: &mut Vec<u32>,
+        kernel: &mut Kernel,
+    ) -> std::result::Result<(), (usize, Error)> {
+        debug_assert_eq!(times.len(), gids.len(), "one group id per tuple");
+        let mut failed: Option<(usize, Error)> = None;
+        let (open_max, groups_max) = (self.limits.open_instances_max, self.limits.groups_max);
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].parent.is_some() {
+                continue;
+            }
+            let w = self.nodes[i].window;
+            let mut a = 0;
+            // Rows at or past the first failure are not folded (the query ends there).
+            let end =
+                |failed: &Option<(usize, Error)>| failed.as_ref().map_or(times.len(), |f| f.0);
+            while a < end(&failed) {
+                let (lo, hi, from, to) = instance_span(&w, times[a]);
+                let mut b = a + 1;
+                while b < end(&failed) && times[b] >= from && times[b] < to {
+                    b += 1;
+                }
+                let node = &mut self.nodes[i];
+                debug_assert!(
+                    lo > hi || lo >= node.base_m,
+                    "an in-order tuple's instances end after current time, so none has closed"
+                );
+                for m in lo.max(node.base_m)..=hi {
+                    let inst = match node.instance_mut(m, self.specs.len(), open_max) {
+                        Ok(inst) => inst,
+                        Err(e) => {
+                            failed = Some((a, e));
+                            break;
+                        }
+                    };
+                    slots.clear();
+                    for (k, &gid) in gids[a..b].iter().enumerate() {
+                        match inst.slot(gid, &self.specs, groups_max) {
+                            Ok(g) => slots.push(g as u32),
+                            Err(e) => {
+                                failed = Some((a + k, e));
+                                break;
+                            }
+                        }
+                    }
+                    if failed.is_some() {
+                        break;
+                    }
+                    kernel(inst.accs_mut(), &self.specs, slots, a..b);
+                    self.counters.tuples_folded[i] += (b - a) as u64;
+                }
+                a = b;
+            }
+        }
+        match failed {
+            Some(f) => Err(f),
+            None => Ok(()),
+        }
     }
 
     /// True when every instance of node `p` that holds `t_us` and lies inside

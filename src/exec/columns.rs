@@ -31,10 +31,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
 };
-use arrow_array::{
-    Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, StringArray,
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, StringArray};
+use arrow_buffer::{
+    BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use super::RowBatch;
@@ -534,7 +534,9 @@ impl ColumnBatchBuilder {
     #[inline]
     pub fn end_row(&mut self, t_us: i64) {
         debug_assert!(
-            self.builders.iter().all(|b| column_len(b) == self.times.len() + 1),
+            self.builders
+                .iter()
+                .all(|b| column_len(b) == self.times.len() + 1),
             "every column has one value more than the closed rows"
         );
         self.times.push(t_us);
@@ -552,7 +554,11 @@ impl ColumnBatchBuilder {
     /// The rows appended so far as a batch; the builder starts a new one.
     pub fn finish(&mut self) -> ColumnBatch {
         self.truncate();
-        let columns = self.builders.iter_mut().map(ColumnBuilder::finish).collect();
+        let columns = self
+            .builders
+            .iter_mut()
+            .map(ColumnBuilder::finish)
+            .collect();
         let times = self.times.as_slice().to_vec();
         self.times.clear();
         ColumnBatch { columns, times }

@@ -259,6 +259,8 @@ struct Case {
     marks: Vec<bool>,
     /// Where the data is cut into CopyData messages (byte offsets, any order).
     cuts: Vec<usize>,
+    /// Lines end in `\r\n` rather than `\n`.
+    crlf: bool,
 }
 
 /// Two cases in three hold only valid texts (the COPY must store every row); the third
@@ -272,12 +274,14 @@ fn case() -> impl Strategy<Value = Case> {
         prop::bool::ANY,
         prop::collection::vec(prop::bool::weighted(0.1), 400),
         prop::collection::vec(0usize..4000, 0..8),
+        prop::bool::weighted(0.2),
     )
-        .prop_map(|(rows, csv, marks, cuts)| Case {
+        .prop_map(|(rows, csv, marks, cuts, crlf)| Case {
             rows,
             csv,
             marks,
             cuts,
+            crlf,
         })
 }
 
@@ -296,7 +300,7 @@ fn render(c: &Case) -> String {
             });
         }
         data.push_str(&fields.join(if c.csv { "," } else { "\t" }));
-        data.push('\n');
+        data.push_str(if c.crlf { "\r\n" } else { "\n" });
     }
     data
 }

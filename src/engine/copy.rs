@@ -380,6 +380,10 @@ impl CopyIn {
         };
         let mut pos = 0;
         while pos < carry.len() && !self.ended {
+            if let Some(next) = self.plain_record(&carry, valid, pos)? {
+                pos = next;
+                continue;
+            }
             let end = if self.chunk.quote {
                 self.record_end(&carry[pos..])
             } else {
@@ -416,6 +420,68 @@ impl CopyIn {
         }
         self.carry = rest;
         self.spill_if_large()
+    }
+
+    /// The fast path for the common record: complete, valid UTF-8, and free of quotes (CSV),
+    /// backslashes (text) and NULs. One pass over its bytes finds both the field
+    /// delimiters and the newline; the fields go to [`CopyIn::stage`] as slices of the
+    /// record. Returns where the next record starts, or `None` (nothing consumed) for a
+    /// record the general path must read: one with those bytes, the header, or an
+    /// incomplete last line.
+    fn plain_record(&mut self, carry: &[u8], valid: &str, pos: usize) -> Result<Option<usize>> {
+        if self.header_pending {
+            return Ok(None);
+        }
+        let d = self.options.delimiter;
+        let special = if self.is_csv() {
+            self.options.quote
+        } else {
+            b'\\'
+        };
+        let mut fields = std::mem::take(&mut self.fields);
+        fields.clear();
+        let bytes = &carry[pos..];
+        let mut start = 0;
+        let mut newline = None;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == d {
+                fields.push(Span::Record(start, i));
+                start = i + 1;
+            } else if b == b'\n' {
+                newline = Some(i);
+                break;
+            } else if b == special || b == 0 {
+                break;
+            }
+        }
+        let text = newline.and_then(|n| {
+            let to = if n > 0 && bytes[n - 1] == b'\r' {
+                n - 1
+            } else {
+                n
+            };
+            valid.get(pos..pos + to)
+        });
+        // `\.` alone ends the data (a backslash the CSV scan does not stop at).
+        let (Some(n), Some(text)) = (newline, text.filter(|t| *t != "\\.")) else {
+            self.fields = fields;
+            return Ok(None);
+        };
+        // A `\r` right after the last delimiter leaves that field empty.
+        fields.push(Span::Record(start.min(text.len()), text.len()));
+        let null = self.options.null.as_bytes();
+        for f in fields.iter_mut() {
+            if let Span::Record(a, b) = *f {
+                if &text.as_bytes()[a..b] == null {
+                    *f = Span::Null;
+                }
+            }
+        }
+        self.line += 1;
+        let staged = self.stage(text, &fields, "");
+        self.fields = fields;
+        staged.map_err(|e| self.context(e))?;
+        Ok(Some(pos + n + 1))
     }
 
     /// Parse what has arrived: complete lines (all at the end), or binary tuples (checking
@@ -624,50 +690,67 @@ impl CopyIn {
         }
         // Fields go straight into their columns; a bad one drops what its row appended
         // (`truncate`), so the columns hold whole rows only.
-        let result = self.append_row(rec, fields, scratch);
-        if result.is_err() {
-            self.builder.truncate();
+        let result = append_row(
+            &mut self.builder,
+            &self.rel,
+            &self.targets,
+            &self.untargeted,
+            rec,
+            fields,
+            scratch,
+        );
+        match result {
+            Ok(()) if self.builder.is_full() => self.seal_batch(),
+            Ok(()) => {}
+            Err(_) => self.builder.truncate(),
         }
         result
     }
+}
 
-    fn append_row(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
-        let rel = self.rel.clone();
-        let cols = &rel.columns;
-        let mut t = None;
-        for (f, &c) in fields.iter().zip(&self.targets) {
-            let text = match *f {
-                Span::Null => {
-                    self.builder.append_null(c);
-                    continue;
-                }
-                Span::Record(a, b) => &rec[a..b],
-                Span::Scratch(a, b) => &scratch[a..b],
-            };
-            let ts = append_field(&mut self.builder, c, text, cols[c].data_type)
-                .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
-            if rel.ts_col == Some(c) {
-                t = ts;
+/// Append one row's fields (`fields[i]` to column `targets[i]`, NULL to the `untargeted`
+/// columns) and close the row with its timestamp. On an error the row is left half
+/// appended: the caller truncates it.
+fn append_row(
+    builder: &mut ColumnBatchBuilder,
+    rel: &CopyRel,
+    targets: &[usize],
+    untargeted: &[usize],
+    rec: &str,
+    fields: &[Span],
+    scratch: &str,
+) -> Result<()> {
+    let cols = &rel.columns;
+    let mut t = None;
+    for (f, &c) in fields.iter().zip(targets) {
+        let text = match *f {
+            Span::Null => {
+                builder.append_null(c);
+                continue;
             }
-        }
-        for &c in &self.untargeted {
-            self.builder.append_null(c);
-        }
-        let t = match rel.ts_col {
-            None => 0,
-            Some(c) => t.ok_or_else(|| {
-                Error::NotNullViolation(format!(
-                    "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
-                    cols[c].name
-                ))
-            })?,
+            Span::Record(a, b) => &rec[a..b],
+            Span::Scratch(a, b) => &scratch[a..b],
         };
-        self.builder.end_row(t);
-        if self.builder.is_full() {
-            self.seal_batch();
+        let ts = append_field(builder, c, text, cols[c].data_type)
+            .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
+        if rel.ts_col == Some(c) {
+            t = ts;
         }
-        Ok(())
     }
+    for &c in untargeted {
+        builder.append_null(c);
+    }
+    let t = match rel.ts_col {
+        None => 0,
+        Some(c) => t.ok_or_else(|| {
+            Error::NotNullViolation(format!(
+                "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
+                cols[c].name
+            ))
+        })?,
+    };
+    builder.end_row(t);
+    Ok(())
 }
 
 /// Which bytes that need the careful paths a chunk of COPY data holds anywhere.

@@ -887,6 +887,12 @@ fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
     finite.then_some(v)
 }
 
+thread_local! {
+    /// The date part of the last timestamp [`fast_timestamp`] read on this thread, and its
+    /// day count (all zero bytes, which no date matches, before the first).
+    static LAST_DATE: std::cell::Cell<([u8; 10], i64)> = const { std::cell::Cell::new(([0; 10], 0)) };
+}
+
 /// `YYYY-MM-DD HH:MM:SS` exactly (what COPY of real data mostly carries), else `None`.
 fn fast_timestamp(b: &[u8]) -> Option<i64> {
     let (b, frac) = match b.len() {
@@ -917,33 +923,40 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
             c.is_ascii_digit().then(|| acc * 10 + (c - b'0') as i64)
         })
     };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    // Rows mostly come in time order: the date of the last timestamp is kept, so its day
+    // count is worked out once per day of data.
+    let date: [u8; 10] = b[..10].try_into().ok()?;
+    let days = match LAST_DATE.with(|c| c.get()) {
+        (last, days) if last == date => days,
+        _ => {
+            let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+            let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            let mdays = [
+                31,
+                if leap { 29 } else { 28 },
+                31,
+                30,
+                31,
+                30,
+                31,
+                31,
+                30,
+                31,
+                30,
+                31,
+            ];
+            if !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] {
+                return None; // the general parser reports the error precisely
+            }
+            let days = crate::time::days_from_civil(y, mo as u32, d as u32);
+            LAST_DATE.with(|c| c.set((date, days)));
+            days
+        }
+    };
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let mdays = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo)
-        || d < 1
-        || d > mdays[(mo - 1) as usize]
-        || h > 23
-        || mi > 59
-        || s > 59
-    {
-        return None; // the general parser reports the error precisely
+    if h > 23 || mi > 59 || s > 59 {
+        return None;
     }
-    let days = crate::time::days_from_civil(y, mo as u32, d as u32);
     Some(((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000 + frac)
 }
 
@@ -1174,5 +1187,18 @@ mod tests {
             fast_timestamp(b"2001-01-01 00:05:00.000001"),
             Some(978_307_500_000_001)
         );
+        // The date of the previous timestamp is reused; a new date is checked afresh.
+        for (text, want) in [
+            ("2001-01-01 23:59:59", Some(978_393_599_000_000)),
+            ("2001-01-01 24:00:00", None),
+            ("2001-02-29 00:00:00", None),
+            ("2001-02-28 00:00:00", Some(983_318_400_000_000)),
+            ("2001-02-28 00:00:01", Some(983_318_401_000_000)),
+            ("2001-02-29 00:00:01", None),
+            ("2000-02-29 00:00:00", Some(951_782_400_000_000)),
+            ("2000-02-29T00:00:00", Some(951_782_400_000_000)),
+        ] {
+            assert_eq!(fast_timestamp(text.as_bytes()), want, "{text}");
+        }
     }
 }

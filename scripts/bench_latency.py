@@ -14,8 +14,10 @@ INSERTs one tuple per window, `interval-ms` apart in real time, at 2001-01-01 00
 seconds: tuple k closes window k-1 (its end is k s), so the clock for window k-1's row
 starts just before tuple k's INSERT is sent and stops when a client has read the row.
 The first 10 windows are a warm-up and not counted. Every (window, client) pair is one
-sample; the script prints p50, p99 and the maximum in milliseconds, and checks that every
-client received every window exactly once with count 1.
+sample; the script prints p50, p99 and the maximum in milliseconds, tcqd's CPU time per
+window (what the figures would approach on an idle machine, where nothing else competes
+for the cores), and checks that every client received every window exactly once with
+count 1.
 
 Needs the asyncpg pip package (`.ci/run` installs it) and a release build
 (`cargo build --release --bin tcqd`). Client and server share the machine's cores, so the
@@ -62,6 +64,13 @@ def start_server(tcqd):
             time.sleep(0.01)
     proc.kill()
     raise RuntimeError("tcqd did not start")
+
+
+def cpu_secs(pid):
+    """User plus system CPU seconds process `pid` has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wtime_second(field):
@@ -115,6 +124,7 @@ async def run(tcqd, n_subs, windows, interval):
         else:
             raise RuntimeError(f"only {n} of {n_subs} queries registered")
         sent = {}
+        cpu0 = cpu_secs(proc.pid)
         insert = "INSERT INTO s VALUES ($1, 1)"
         import datetime
 
@@ -133,6 +143,7 @@ async def run(tcqd, n_subs, windows, interval):
             if all(len(a) >= windows for a in arrivals):
                 break
             await asyncio.sleep(0.01)
+        cpu = cpu_secs(proc.pid) - cpu0
         samples = []
         missing = 0
         for a in arrivals:
@@ -149,7 +160,7 @@ async def run(tcqd, n_subs, windows, interval):
                 pass
         for c in conns + [writer]:
             await c.close()
-        return samples, missing, bad
+        return samples, missing, bad, cpu / (windows + 1)
     finally:
         proc.terminate()
         proc.wait()
@@ -169,15 +180,15 @@ def main():
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores; {args.windows} windows, one closing tuple every "
           f"{args.interval_ms:g} ms")
-    print("| subscribers | samples | p50 ms | p99 ms | max ms |")
-    print("|---|---|---|---|---|")
+    print("| subscribers | samples | p50 ms | p99 ms | max ms | tcqd CPU ms per window |")
+    print("|---|---|---|---|---|---|")
     ok = True
     for n in [int(x) for x in args.subscribers.split(",")]:
-        samples, missing, bad = asyncio.run(
+        samples, missing, bad, cpu = asyncio.run(
             run(args.tcqd, n, args.windows, args.interval_ms / 1000)
         )
         print(f"| {n} | {len(samples):,} | {pct(samples, 50):.2f} | {pct(samples, 99):.2f} | "
-              f"{max(samples):.2f} |", flush=True)
+              f"{max(samples):.2f} | {cpu * 1000:.2f} |", flush=True)
         if missing or bad:
             ok = False
             print(f"  {missing} rows missing, {len(bad)} unexpected: {bad[:3]}")

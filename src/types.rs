@@ -1098,7 +1098,8 @@ mod fast_format_tests {
         // An exact midpoint between two shortest candidates rounds to even, as
         // PostgreSQL's float4out (Ryu) prints it.
         s.clear();
-        format_value(&Value::Float4(355803.125), &mut s);
+        // 355803.125, exactly halfway between 355803.12 and 355803.13.
+        format_value(&Value::Float4(f32::from_bits(0x48ad_bb64)), &mut s);
         assert_eq!(s, "355803.12");
     }
 

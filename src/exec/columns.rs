@@ -394,7 +394,7 @@ impl ColumnBuilder {
                 let a = primitive::<TimestampMicrosecondType>(b);
                 Arc::new(if *tz { a.with_timezone(UTC) } else { a })
             }
-            B::Values(b) => return ColumnArray::Values(b.drain(..).collect()),
+            B::Values(b) => return ColumnArray::Values(std::mem::take(b)),
         };
         ColumnArray::Arrow(a)
     }

@@ -612,12 +612,10 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
 
 /// Append a float in PostgreSQL's shortest round-trip output (`extra_float_digits` = 1, the
 /// default since PostgreSQL 12): fixed notation for decimal exponents in `-4..threshold`,
-/// else `1e+20` style with at least two exponent digits.
-fn push_float(out: &mut String, sci: String, neg: bool, threshold: i32) {
-    // `sci` is Rust's shortest `{:e}` rendering of the absolute value, e.g. "1.5e0".
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+/// else `1e+20` style with at least two exponent digits. `digits` are the shortest
+/// round-trip significant digits of the absolute value (no leading or trailing zero) and
+/// `exp` the decimal exponent of the first one.
+fn push_float(out: &mut String, digits: &str, exp: i32, neg: bool, threshold: i32) {
     if neg {
         out.push('-');
     }
@@ -629,17 +627,21 @@ fn push_float(out: &mut String, sci: String, neg: bool, threshold: i32) {
         }
         out.push('e');
         out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push('0');
+        }
+        out.push_str(itoa::Buffer::new().format(e));
     } else if exp < 0 {
         out.push_str("0.");
         for _ in 0..(-exp - 1) {
             out.push('0');
         }
-        out.push_str(&digits);
+        out.push_str(digits);
     } else {
         let int_len = exp as usize + 1;
         if digits.len() <= int_len {
-            out.push_str(&digits);
+            out.push_str(digits);
             for _ in digits.len()..int_len {
                 out.push('0');
             }
@@ -649,6 +651,33 @@ fn push_float(out: &mut String, sci: String, neg: bool, threshold: i32) {
             out.push_str(&digits[int_len..]);
         }
     }
+}
+
+/// The shortest round-trip digits of a finite nonzero float's absolute value, written by
+/// `ryu` (e.g. `1.5e20`, `0.003`, `123.0`), as significant digits in `buf` and the
+/// decimal exponent of the first: `(digits, exp)`. No allocation.
+fn shortest_digits<'a>(ryu_text: &str, buf: &'a mut [u8; 32]) -> (&'a str, i32) {
+    let (mant, e) = match ryu_text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (ryu_text, 0),
+    };
+    let int_len = mant.find('.').unwrap_or(mant.len()) as i32;
+    let mut n = 0;
+    for &b in mant.as_bytes() {
+        if b.is_ascii_digit() && n < buf.len() {
+            buf[n] = b;
+            n += 1;
+        }
+    }
+    let mut exp = int_len - 1 + e;
+    let lead = buf[..n].iter().take_while(|&&b| b == b'0').count();
+    exp -= lead as i32;
+    let mut end = n;
+    while end > lead + 1 && buf[end - 1] == b'0' {
+        end -= 1;
+    }
+    let digits = std::str::from_utf8(&buf[lead..end]).unwrap_or("0");
+    (digits, exp)
 }
 
 fn push_special_float(out: &mut String, v: f64) -> bool {
@@ -680,15 +709,18 @@ pub fn format_value(v: &Value, out: &mut String) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
-        Value::Int2(i) => push_int(*i as i128, out),
-        Value::Int4(i) => push_int(*i as i128, out),
-        Value::Int8(i) => push_int(*i as i128, out),
+        Value::Int2(i) => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Int4(i) => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Int8(i) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Float4(f) => {
             if !push_special_float(out, *f as f64) {
                 if *f == 0.0 {
                     out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
                 } else {
-                    push_float(out, format!("{:e}", f.abs()), *f < 0.0, 6);
+                    let mut text = ryu::Buffer::new();
+                    let mut buf = [0u8; 32];
+                    let (digits, exp) = shortest_digits(text.format_finite(f.abs()), &mut buf);
+                    push_float(out, digits, exp, *f < 0.0, 6);
                 }
             }
         }
@@ -697,7 +729,10 @@ pub fn format_value(v: &Value, out: &mut String) {
                 if *f == 0.0 {
                     out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
                 } else {
-                    push_float(out, format!("{:e}", f.abs()), *f < 0.0, 15);
+                    let mut text = ryu::Buffer::new();
+                    let mut buf = [0u8; 32];
+                    let (digits, exp) = shortest_digits(text.format_finite(f.abs()), &mut buf);
+                    push_float(out, digits, exp, *f < 0.0, 15);
                 }
             }
         }
@@ -879,17 +914,10 @@ mod io_tests {
     }
 }
 
-/// Append an integer's decimal digits (no allocation).
-fn push_int(v: i128, out: &mut String) {
-    if v < 0 {
-        out.push('-');
-    }
-    push_digits(v.unsigned_abs(), 0, out);
-}
-
-/// Append `m` with `min_digits` leading zeros as needed.
-fn push_digits(mut m: u128, min_digits: usize, out: &mut String) {
-    let mut buf = [0u8; 40];
+/// The decimal digits of `m`, left-padded with zeros to `min_digits` (at most 64), written
+/// at the end of `buf`.
+fn digits_of(mut m: u128, min_digits: usize, buf: &mut [u8; 64]) -> &str {
+    let min_digits = min_digits.min(buf.len());
     let mut i = buf.len();
     // 128-bit division is slow; most values fit 64 bits.
     while m > u64::MAX as u128 {
@@ -910,7 +938,7 @@ fn push_digits(mut m: u128, min_digits: usize, out: &mut String) {
         i -= 1;
         buf[i] = b'0';
     }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 /// Append a numeric as PostgreSQL prints it: every digit of its scale, no exponent.
@@ -919,8 +947,8 @@ fn push_numeric(d: &Decimal, out: &mut String) {
     if m < 0 {
         out.push('-');
     }
-    let mut digits = String::with_capacity(40);
-    push_digits(m.unsigned_abs(), scale + 1, &mut digits);
+    let mut buf = [0u8; 64];
+    let digits = digits_of(m.unsigned_abs(), scale + 1, &mut buf);
     let point = digits.len() - scale;
     out.push_str(&digits[..point]);
     if scale > 0 {
@@ -960,5 +988,128 @@ mod fast_format_tests {
         s.clear();
         format_value(&Value::TimestampTz(-1), &mut s);
         assert_eq!(s, "1969-12-31 23:59:59.999999+00");
+    }
+
+    /// The float output as it was written before `ryu`: from Rust's shortest `{:e}` text.
+    fn float_oracle(sci: String, neg: bool, threshold: i32, out: &mut String) {
+        let (mant, exp) = sci.split_once('e').unwrap();
+        let exp: i32 = exp.parse().unwrap();
+        let digits: String = mant.chars().filter(|c| *c != '.').collect();
+        push_float(out, &digits, exp, neg, threshold);
+    }
+
+    /// `got` (this module's output) against the `{:e}` oracle's `want`: the same text, or,
+    /// where the shortest digits tie (an exact midpoint, which Ryu, as PostgreSQL's
+    /// float output, rounds to even and Rust's formatter rounds up), text of the same
+    /// shape differing in the last digit by one; either way `got` reads back as `bits`.
+    fn same_or_tie(got: &str, want: &str, back: Option<u64>, bits: u64) {
+        assert_eq!(back, Some(bits), "{got} does not read back");
+        if got == want {
+            return;
+        }
+        let (g, w) = (got.as_bytes(), want.as_bytes());
+        let last = got.find('e').unwrap_or(got.len()) - 1;
+        assert_eq!(g.len(), w.len(), "{got} vs {want}");
+        assert_eq!(&g[..last], &w[..last], "{got} vs {want}");
+        assert_eq!(&g[last + 1..], &w[last + 1..], "{got} vs {want}");
+        assert_eq!(
+            (w[last] as i32 - g[last] as i32).abs(),
+            1,
+            "{got} vs {want}"
+        );
+    }
+
+    fn check_f64(f: f64) {
+        let mut got = String::new();
+        format_value(&Value::Float8(f), &mut got);
+        let mut want = String::new();
+        if !push_special_float(&mut want, f) {
+            if f == 0.0 {
+                want.push_str(if f.is_sign_negative() { "-0" } else { "0" });
+            } else {
+                float_oracle(format!("{:e}", f.abs()), f < 0.0, 15, &mut want);
+            }
+        }
+        if f.is_nan() {
+            assert_eq!(got, "NaN");
+            return;
+        }
+        same_or_tie(
+            &got,
+            &want,
+            got.parse::<f64>().ok().map(f64::to_bits),
+            f.to_bits(),
+        );
+    }
+
+    fn check_f32(f: f32) {
+        let mut got = String::new();
+        format_value(&Value::Float4(f), &mut got);
+        let mut want = String::new();
+        if !push_special_float(&mut want, f as f64) {
+            if f == 0.0 {
+                want.push_str(if f.is_sign_negative() { "-0" } else { "0" });
+            } else {
+                float_oracle(format!("{:e}", f.abs()), f < 0.0, 6, &mut want);
+            }
+        }
+        if f.is_nan() {
+            assert_eq!(got, "NaN");
+            return;
+        }
+        let back = got.parse::<f32>().ok().map(|x| x.to_bits() as u64);
+        same_or_tie(&got, &want, back, f.to_bits() as u64);
+    }
+
+    #[test]
+    fn floats_print_their_shortest_digits_in_postgresql_notation() {
+        for f in [
+            1.5,
+            1e20,
+            1e15,
+            1e14,
+            123456789012345.0,
+            0.0001,
+            0.00001,
+            0.1,
+            0.3,
+            100.0,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            -2.5e-7,
+            1.0 / 3.0,
+        ] {
+            check_f64(f);
+            check_f64(-f);
+        }
+        let mut s = String::new();
+        format_value(&Value::Float8(1e20), &mut s);
+        assert_eq!(s, "1e+20");
+        s.clear();
+        format_value(&Value::Float8(0.0001), &mut s);
+        assert_eq!(s, "0.0001");
+        s.clear();
+        format_value(&Value::Float4(1e6), &mut s);
+        assert_eq!(s, "1e+06");
+        s.clear();
+        format_value(&Value::Float4(123456.0), &mut s);
+        assert_eq!(s, "123456");
+        // An exact midpoint between two shortest candidates rounds to even, as
+        // PostgreSQL's float4out (Ryu) prints it.
+        s.clear();
+        // 355803.125, exactly halfway between 355803.12 and 355803.13.
+        format_value(&Value::Float4(f32::from_bits(0x48ad_bb64)), &mut s);
+        assert_eq!(s, "355803.12");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_float_bits_print_as_before(bits in proptest::prelude::any::<u64>(), small in proptest::prelude::any::<u32>()) {
+            check_f64(f64::from_bits(bits));
+            check_f32(f32::from_bits(small));
+            // Values near the notation thresholds, where most data lives.
+            check_f64((bits % 1_000_000_007) as f64 / 1000.0);
+        }
     }
 }

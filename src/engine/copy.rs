@@ -77,7 +77,6 @@ pub struct CopyIn {
     pub(crate) header_pending: bool,
     pub(crate) ended: bool,
     pub(crate) builder: ColumnBatchBuilder,
-    pub(crate) row: Vec<Value>,
     pub(crate) staged: Vec<ColumnBatch>,
     pub(crate) staged_bytes: usize,
     /// `staged_bytes` as charged to the global memory budget (a LIVE COPY, which queues
@@ -92,6 +91,10 @@ pub struct CopyIn {
     pub(crate) staging_memory: usize,
     pub(crate) fields: Vec<Span>,
     pub(crate) scratch: String,
+    /// Columns the COPY's column list leaves out (NULL in every row).
+    pub(crate) untargeted: Vec<usize>,
+    /// What the chunk being parsed holds (see [`ChunkBytes`]).
+    pub(crate) chunk: ChunkBytes,
     pub(crate) spill: Option<super::spill::Spill>,
     /// Set for `FORMAT binary` (see `copy_binary`).
     pub(crate) binary: Option<super::copy_binary::BinaryState>,
@@ -120,6 +123,7 @@ impl CopyIn {
             &engine.catalog.memory,
             super::memory::MemoryKind::CopyStaging,
         );
+        let untargeted = (0..ncols).filter(|c| !targets.contains(c)).collect();
         CopyIn {
             staging_max: engine.config.limits.statement_staging_bytes_max,
             staging_memory: engine.config.limits.statement_staging_memory_bytes,
@@ -132,7 +136,6 @@ impl CopyIn {
             line: 0,
             ended: false,
             builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
-            row: vec![Value::Null; ncols],
             staged: Vec::new(),
             staged_bytes: 0,
             memory,
@@ -141,6 +144,8 @@ impl CopyIn {
             error: None,
             fields: Vec::new(),
             scratch: String::new(),
+            untargeted,
+            chunk: ChunkBytes::default(),
             spill: None,
             binary: None,
         }
@@ -366,9 +371,25 @@ impl CopyIn {
             Ok(text) => text,
             Err(e) => std::str::from_utf8(&carry[..e.valid_up_to()]).unwrap_or_default(),
         };
+        // Bytes that call for the careful paths are looked for once per chunk: most chunks
+        // have no quote (CSV), backslash (text) or NUL at all.
+        self.chunk = ChunkBytes {
+            quote: self.is_csv() && memchr::memchr(self.options.quote, &carry).is_some(),
+            backslash: !self.is_csv() && memchr::memchr(b'\\', &carry).is_some(),
+            nul: memchr::memchr(0, &carry).is_some(),
+        };
         let mut pos = 0;
         while pos < carry.len() && !self.ended {
-            let Some(end) = self.record_end(&carry[pos..]) else {
+            if let Some(next) = self.plain_record(&carry, valid, pos)? {
+                pos = next;
+                continue;
+            }
+            let end = if self.chunk.quote {
+                self.record_end(&carry[pos..])
+            } else {
+                memchr::memchr(b'\n', &carry[pos..])
+            };
+            let Some(end) = end else {
                 break;
             };
             let (from, mut to) = (pos, pos + end);
@@ -399,6 +420,68 @@ impl CopyIn {
         }
         self.carry = rest;
         self.spill_if_large()
+    }
+
+    /// The fast path for the common record: complete, valid UTF-8, and free of quotes (CSV),
+    /// backslashes (text) and NULs. One pass over its bytes finds both the field
+    /// delimiters and the newline; the fields go to [`CopyIn::stage`] as slices of the
+    /// record. Returns where the next record starts, or `None` (nothing consumed) for a
+    /// record the general path must read: one with those bytes, the header, or an
+    /// incomplete last line.
+    fn plain_record(&mut self, carry: &[u8], valid: &str, pos: usize) -> Result<Option<usize>> {
+        if self.header_pending {
+            return Ok(None);
+        }
+        let d = self.options.delimiter;
+        let special = if self.is_csv() {
+            self.options.quote
+        } else {
+            b'\\'
+        };
+        let mut fields = std::mem::take(&mut self.fields);
+        fields.clear();
+        let bytes = &carry[pos..];
+        let mut start = 0;
+        let mut newline = None;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == d {
+                fields.push(Span::Record(start, i));
+                start = i + 1;
+            } else if b == b'\n' {
+                newline = Some(i);
+                break;
+            } else if b == special || b == 0 {
+                break;
+            }
+        }
+        let text = newline.and_then(|n| {
+            let to = if n > 0 && bytes[n - 1] == b'\r' {
+                n - 1
+            } else {
+                n
+            };
+            valid.get(pos..pos + to)
+        });
+        // `\.` alone ends the data (a backslash the CSV scan does not stop at).
+        let (Some(n), Some(text)) = (newline, text.filter(|t| *t != "\\.")) else {
+            self.fields = fields;
+            return Ok(None);
+        };
+        // A `\r` right after the last delimiter leaves that field empty.
+        fields.push(Span::Record(start.min(text.len()), text.len()));
+        let null = self.options.null.as_bytes();
+        for f in fields.iter_mut() {
+            if let Span::Record(a, b) = *f {
+                if &text.as_bytes()[a..b] == null {
+                    *f = Span::Null;
+                }
+            }
+        }
+        self.line += 1;
+        let staged = self.stage(text, &fields, "");
+        self.fields = fields;
+        staged.map_err(|e| self.context(e))?;
+        Ok(Some(pos + n + 1))
     }
 
     /// Parse what has arrived: complete lines (all at the end), or binary tuples (checking
@@ -549,14 +632,27 @@ impl CopyIn {
         fields.clear();
         scratch.clear();
         let split = if self.is_csv() {
-            split_csv(text, &self.options, &mut fields, &mut scratch)
+            split_csv(
+                text,
+                &self.options,
+                self.chunk.quote,
+                &mut fields,
+                &mut scratch,
+            )
         } else {
-            split_text(text, &self.options, &mut fields, &mut scratch);
+            split_text(
+                text,
+                &self.options,
+                self.chunk.backslash,
+                &mut fields,
+                &mut scratch,
+            );
             Ok(())
         };
         let result = split.and_then(|()| {
             // A NUL, raw or escaped (`\000`), is not text in PostgreSQL.
-            if text.contains('\0') || scratch.contains('\0') {
+            let raw_nul = self.chunk.nul && memchr::memchr(0, text.as_bytes()).is_some();
+            if raw_nul || (!scratch.is_empty() && scratch.contains('\0')) {
                 return Err(Error::CharacterNotInRepertoire(
                     "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
                 ));
@@ -581,48 +677,91 @@ impl CopyIn {
     }
 
     fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
-        let cols = &self.rel.columns;
         if fields.len() > self.targets.len() {
             return Err(Error::BadCopyFileFormat(
                 "extra data after last expected column".into(),
             ));
         }
         if fields.len() < self.targets.len() {
-            let missing = &cols[self.targets[fields.len()]].name;
+            let missing = &self.rel.columns[self.targets[fields.len()]].name;
             return Err(Error::BadCopyFileFormat(format!(
                 "missing data for column \"{missing}\""
             )));
         }
-        // The row is parsed whole before any of it reaches the columns, so a bad field
-        // leaves them as they were.
-        self.row.fill(Value::Null);
-        for (f, &c) in fields.iter().zip(&self.targets) {
-            let text = match *f {
-                Span::Null => continue,
-                Span::Record(a, b) => &rec[a..b],
-                Span::Scratch(a, b) => &scratch[a..b],
-            };
-            self.row[c] = parse_field(text, cols[c].data_type)
-                .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
+        // Fields go straight into their columns; a bad one drops what its row appended
+        // (`truncate`), so the columns hold whole rows only.
+        let result = append_row(
+            &mut self.builder,
+            &self.rel,
+            &self.targets,
+            &self.untargeted,
+            rec,
+            fields,
+            scratch,
+        );
+        match result {
+            Ok(()) if self.builder.is_full() => self.seal_batch(),
+            Ok(()) => {}
+            Err(_) => self.builder.truncate(),
         }
-        let t = match self.rel.ts_col {
-            None => 0,
-            Some(c) => match self.row[c].as_timestamp() {
-                Some(t) => t,
-                None => {
-                    return Err(Error::NotNullViolation(format!(
-                        "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
-                        cols[c].name
-                    )));
-                }
-            },
-        };
-        self.builder.push_row(&mut self.row, t);
-        if self.builder.len() >= BATCH_ROWS {
-            self.seal_batch();
-        }
-        Ok(())
+        result
     }
+}
+
+/// Append one row's fields (`fields[i]` to column `targets[i]`, NULL to the `untargeted`
+/// columns) and close the row with its timestamp. On an error the row is left half
+/// appended: the caller truncates it.
+fn append_row(
+    builder: &mut ColumnBatchBuilder,
+    rel: &CopyRel,
+    targets: &[usize],
+    untargeted: &[usize],
+    rec: &str,
+    fields: &[Span],
+    scratch: &str,
+) -> Result<()> {
+    let cols = &rel.columns;
+    let mut t = None;
+    for (f, &c) in fields.iter().zip(targets) {
+        let text = match *f {
+            Span::Null => {
+                builder.append_null(c);
+                continue;
+            }
+            Span::Record(a, b) => &rec[a..b],
+            Span::Scratch(a, b) => &scratch[a..b],
+        };
+        let ts = append_field(builder, c, text, cols[c].data_type)
+            .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
+        if rel.ts_col == Some(c) {
+            t = ts;
+        }
+    }
+    for &c in untargeted {
+        builder.append_null(c);
+    }
+    let t = match rel.ts_col {
+        None => 0,
+        Some(c) => t.ok_or_else(|| {
+            Error::NotNullViolation(format!(
+                "null value in column \"{}\" violates not-null constraint: it is the stream's TIMESTAMPCOLUMN",
+                cols[c].name
+            ))
+        })?,
+    };
+    builder.end_row(t);
+    Ok(())
+}
+
+/// Which bytes that need the careful paths a chunk of COPY data holds anywhere.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChunkBytes {
+    /// The CSV quote character.
+    pub quote: bool,
+    /// A backslash (text format escapes).
+    pub backslash: bool,
+    /// A NUL byte (refused as text).
+    pub nul: bool,
 }
 
 /// The same error kind with its message rewritten (to add COPY context).
@@ -645,14 +784,113 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
     }
 }
 
-/// Parse one field; the canonical `YYYY-MM-DD HH:MM:SS` timestamp takes a fast path.
-fn parse_field(text: &str, ty: DataType) -> Result<Value> {
-    if ty == DataType::Timestamp {
-        if let Some(t) = fast_timestamp(text.as_bytes()) {
-            return Ok(Value::Timestamp(t));
+/// Parse one non-NULL field of type `ty` and append it to column `c`; returns the value
+/// when it is a timestamp (for the stream's TIMESTAMPCOLUMN). Canonical integers,
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` timestamps, plain decimal floats and text take fast paths
+/// that make no [`Value`]; everything else goes through [`parse_value`], which also reports
+/// every error.
+#[inline]
+fn append_field(
+    b: &mut ColumnBatchBuilder,
+    c: usize,
+    text: &str,
+    ty: DataType,
+) -> Result<Option<i64>> {
+    match ty {
+        DataType::Text | DataType::Varchar(None) => {
+            b.append_str(c, text);
+            return Ok(None);
+        }
+        // A varchar(n) of at most n bytes has at most n characters.
+        DataType::Varchar(Some(n)) if text.len() <= n as usize => {
+            b.append_str(c, text);
+            return Ok(None);
+        }
+        DataType::Int2 | DataType::Int4 | DataType::Int8 => {
+            if let Some(v) = fast_int(text.as_bytes(), ty) {
+                b.append_int(c, v);
+                return Ok(None);
+            }
+        }
+        DataType::Timestamp => {
+            if let Some(v) = fast_timestamp(text.as_bytes()) {
+                b.append_timestamp(c, v);
+                return Ok(Some(v));
+            }
+        }
+        DataType::Float4 | DataType::Float8 => {
+            if let Some(v) = fast_float(text.as_bytes(), ty) {
+                b.append_float(c, v);
+                return Ok(None);
+            }
+        }
+        _ => {}
+    }
+    let mut v = parse_value(text, ty)?;
+    let ts = v.as_timestamp();
+    b.append_value(c, &mut v);
+    Ok(ts)
+}
+
+/// An optionally negative run of 1 to 18 ASCII digits that fits `ty` (an integer type),
+/// else `None` (the general parser then decides, and reports any error).
+#[inline]
+fn fast_int(b: &[u8], ty: DataType) -> Option<i64> {
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v = 0i64;
+    for &d in digits {
+        let x = d.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        v = v * 10 + x as i64;
+    }
+    let v = if neg { -v } else { v };
+    let fits = match ty {
+        DataType::Int2 => i16::try_from(v).is_ok(),
+        DataType::Int4 => i32::try_from(v).is_ok(),
+        _ => true,
+    };
+    fits.then_some(v)
+}
+
+/// A plain decimal float (`-?digits[.digits]`, at most 17 significant characters, so
+/// Rust's parser reads it exactly as the general path does), else `None`.
+#[inline]
+fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
+    let body = b.strip_prefix(b"-").unwrap_or(b);
+    if body.is_empty() || body.len() > 17 || !body[0].is_ascii_digit() {
+        return None;
+    }
+    let mut dots = 0;
+    for &d in body {
+        if d == b'.' {
+            dots += 1;
+        } else if !d.is_ascii_digit() {
+            return None;
         }
     }
-    parse_value(text, ty)
+    if dots > 1 {
+        return None;
+    }
+    let v: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
+    let finite = match ty {
+        DataType::Float4 => (v as f32).is_finite(),
+        _ => v.is_finite(),
+    };
+    finite.then_some(v)
+}
+
+thread_local! {
+    /// The date part of the last timestamp [`fast_timestamp`] read on this thread, and its
+    /// day count (all zero bytes, which no date matches, before the first).
+    static LAST_DATE: std::cell::Cell<([u8; 10], i64)> = const { std::cell::Cell::new(([0; 10], 0)) };
 }
 
 /// `YYYY-MM-DD HH:MM:SS` exactly (what COPY of real data mostly carries), else `None`.
@@ -685,45 +923,60 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
             c.is_ascii_digit().then(|| acc * 10 + (c - b'0') as i64)
         })
     };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    // Rows mostly come in time order: the date of the last timestamp is kept, so its day
+    // count is worked out once per day of data.
+    let date: [u8; 10] = b[..10].try_into().ok()?;
+    let days = match LAST_DATE.with(|c| c.get()) {
+        (last, days) if last == date => days,
+        _ => {
+            let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+            let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            let mdays = [
+                31,
+                if leap { 29 } else { 28 },
+                31,
+                30,
+                31,
+                30,
+                31,
+                31,
+                30,
+                31,
+                30,
+                31,
+            ];
+            if !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] {
+                return None; // the general parser reports the error precisely
+            }
+            let days = crate::time::days_from_civil(y, mo as u32, d as u32);
+            LAST_DATE.with(|c| c.set((date, days)));
+            days
+        }
+    };
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let mdays = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo)
-        || d < 1
-        || d > mdays[(mo - 1) as usize]
-        || h > 23
-        || mi > 59
-        || s > 59
-    {
-        return None; // the general parser reports the error precisely
+    if h > 23 || mi > 59 || s > 59 {
+        return None;
     }
-    let days = crate::time::days_from_civil(y, mo as u32, d as u32);
     Some(((days * 24 + h) * 60 + mi) * 60_000_000 + s * 1_000_000 + frac)
 }
 
 /// Split a text-format line: delimiter-separated, backslash escapes, the NULL marker.
-fn split_text(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut String) {
+///
+/// `escapes`: the line may hold a backslash (false: every field is taken as it stands).
+fn split_text(
+    line: &str,
+    o: &CopyOptions,
+    escapes: bool,
+    out: &mut Vec<Span>,
+    scratch: &mut String,
+) {
     let b = line.as_bytes();
     let null = o.null.as_bytes();
     for (start, end) in fields_of(b, o.delimiter) {
         let raw = &b[start..end];
         let span = if raw == null {
             Span::Null
-        } else if !raw.contains(&b'\\') {
+        } else if !escapes || memchr::memchr(b'\\', raw).is_none() {
             Span::Record(start, end)
         } else {
             let from = scratch.len();
@@ -738,22 +991,13 @@ fn split_text(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut St
 /// (COPY delimiters are single-byte, so a split never cuts a UTF-8 sequence).
 fn fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut start = 0;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        let end = b[start..]
-            .iter()
-            .position(|&c| c == delimiter)
-            .map_or(b.len(), |i| start + i);
-        let field = (start, end);
-        if end == b.len() {
-            done = true;
-        }
-        start = end + 1;
-        Some(field)
-    })
+    memchr::memchr_iter(delimiter, b)
+        .chain(std::iter::once(b.len()))
+        .map(move |end| {
+            let field = (start, end);
+            start = end + 1;
+            field
+        })
 }
 
 fn unescape_text(raw: &str, s: &mut String) {
@@ -791,10 +1035,18 @@ fn unescape_text(raw: &str, s: &mut String) {
 
 /// Split a CSV record: quoted fields, doubled quotes or the escape character, NULL as the
 /// unquoted NULL string (empty by default).
-fn split_csv(line: &str, o: &CopyOptions, out: &mut Vec<Span>, scratch: &mut String) -> Result<()> {
+///
+/// `quotes`: the line may hold the quote character (false: no field is quoted).
+fn split_csv(
+    line: &str,
+    o: &CopyOptions,
+    quotes: bool,
+    out: &mut Vec<Span>,
+    scratch: &mut String,
+) -> Result<()> {
     let (d, q, e) = (o.delimiter, o.quote, o.escape);
     let b = line.as_bytes();
-    if !b.contains(&q) {
+    if !quotes || memchr::memchr(q, b).is_none() {
         let null = o.null.as_bytes();
         for (start, end) in fields_of(b, d) {
             out.push(if &b[start..end] == null {
@@ -874,6 +1126,7 @@ mod tests {
         split_text(
             line,
             &CopyOptions::defaults(CopyFormat::Text),
+            true,
             &mut out,
             &mut scratch,
         );
@@ -892,6 +1145,7 @@ mod tests {
         split_csv(
             line,
             &CopyOptions::defaults(CopyFormat::Csv),
+            true,
             &mut out,
             &mut scratch,
         )
@@ -911,6 +1165,7 @@ mod tests {
         split_csv(
             line,
             &CopyOptions::defaults(CopyFormat::Csv),
+            true,
             &mut out,
             &mut scratch,
         )
@@ -932,5 +1187,18 @@ mod tests {
             fast_timestamp(b"2001-01-01 00:05:00.000001"),
             Some(978_307_500_000_001)
         );
+        // The date of the previous timestamp is reused; a new date is checked afresh.
+        for (text, want) in [
+            ("2001-01-01 23:59:59", Some(978_393_599_000_000)),
+            ("2001-01-01 24:00:00", None),
+            ("2001-02-29 00:00:00", None),
+            ("2001-02-28 00:00:00", Some(983_318_400_000_000)),
+            ("2001-02-28 00:00:01", Some(983_318_401_000_000)),
+            ("2001-02-29 00:00:01", None),
+            ("2000-02-29 00:00:00", Some(951_782_400_000_000)),
+            ("2000-02-29T00:00:00", Some(951_782_400_000_000)),
+        ] {
+            assert_eq!(fast_timestamp(text.as_bytes()), want, "{text}");
+        }
     }
 }

@@ -27,15 +27,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    BooleanBuilder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    StringBuilder, TimestampMicrosecondBuilder,
-};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
 };
-use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray, StringArray};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray, StringArray};
+use arrow_buffer::{
+    BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
+};
 use arrow_schema::DataType as ArrowType;
 
 use super::RowBatch;
@@ -187,16 +186,122 @@ fn view_of(c: &ColumnArray) -> ColumnView<'_> {
     }
 }
 
+/// Values of one fixed-width column and their validity (a NULL row holds the default).
+struct Prim<T> {
+    values: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: Copy + Default> Prim<T> {
+    fn new(rows: usize) -> Prim<T> {
+        Prim {
+            values: Vec::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, v: T) {
+        self.values.push(v);
+        self.nulls.append_non_null();
+    }
+
+    #[inline]
+    fn push_null(&mut self) {
+        self.values.push(T::default());
+        self.nulls.append_null();
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.values.truncate(len);
+        self.nulls.truncate(len);
+    }
+
+    /// The values so far (copied out at their size) and their validity; the builder
+    /// starts again and keeps its room, so a batch of a few rows holds no more than those.
+    fn take(&mut self) -> (Vec<T>, Option<NullBuffer>) {
+        let values = self.values.as_slice().to_vec();
+        self.values.clear();
+        (values, self.nulls.finish())
+    }
+}
+
+fn primitive<P: ArrowPrimitiveType>(p: &mut Prim<P::Native>) -> PrimitiveArray<P> {
+    let (values, nulls) = p.take();
+    PrimitiveArray::new(ScalarBuffer::from(values), nulls)
+}
+
+/// A text column: every value's bytes in one shared buffer, delimited by offsets.
+struct Texts {
+    /// `offsets[i]..offsets[i + 1]` are row `i`'s bytes; starts as `[0]`.
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+    nulls: NullBufferBuilder,
+}
+
+impl Texts {
+    fn new(rows: usize) -> Texts {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Texts {
+            offsets,
+            bytes: Vec::with_capacity(rows * 4),
+            nulls: NullBufferBuilder::new(rows),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, s: &str) {
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.offsets.push(self.bytes.len() as i32);
+        self.nulls.append_non_null();
+    }
+
+    #[inline]
+    fn push_null(&mut self) {
+        self.offsets.push(self.bytes.len() as i32);
+        self.nulls.append_null();
+    }
+
+    fn truncate(&mut self, len: usize) {
+        if len + 1 < self.offsets.len() {
+            self.offsets.truncate(len + 1);
+            self.bytes.truncate(self.offsets[len] as usize);
+            self.nulls.truncate(len);
+        }
+    }
+
+    /// The texts so far (copied out at their size); the builder starts again with its room.
+    fn take(&mut self) -> StringArray {
+        let offsets = self.offsets.as_slice().to_vec();
+        self.offsets.truncate(1);
+        let bytes = self.bytes.as_slice().to_vec();
+        self.bytes.clear();
+        if self.bytes.capacity() > TEXT_ROOM_KEPT {
+            self.bytes = Vec::new(); // a batch of huge texts: keep no such room for later
+        }
+        let nulls = self.nulls.finish();
+        // Every value was appended as a whole `&str`, so the offsets are increasing and
+        // fall on character boundaries; `new` checks it again (cheaply) rather than trust it.
+        StringArray::new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(bytes),
+            nulls,
+        )
+    }
+}
+
 /// The builder of one column.
 enum ColumnBuilder {
-    Bool(BooleanBuilder),
-    Int2(Int16Builder),
-    Int4(Int32Builder),
-    Int8(Int64Builder),
-    Float4(Float32Builder),
-    Float8(Float64Builder),
-    Text(StringBuilder),
-    Timestamp(TimestampMicrosecondBuilder),
+    Bool(Prim<bool>),
+    Int2(Prim<i16>),
+    Int4(Prim<i32>),
+    Int8(Prim<i64>),
+    Float4(Prim<f32>),
+    Float8(Prim<f64>),
+    Text(Texts),
+    /// timestamp (`false`) or timestamptz (`true`), microseconds.
+    Timestamp(Prim<i64>, bool),
     Values(Vec<Value>),
 }
 
@@ -204,19 +309,15 @@ impl ColumnBuilder {
     fn new(ty: DataType, rows: usize) -> ColumnBuilder {
         use ColumnBuilder as B;
         match ty {
-            DataType::Bool => B::Bool(BooleanBuilder::with_capacity(rows)),
-            DataType::Int2 => B::Int2(Int16Builder::with_capacity(rows)),
-            DataType::Int4 => B::Int4(Int32Builder::with_capacity(rows)),
-            DataType::Int8 => B::Int8(Int64Builder::with_capacity(rows)),
-            DataType::Float4 => B::Float4(Float32Builder::with_capacity(rows)),
-            DataType::Float8 => B::Float8(Float64Builder::with_capacity(rows)),
-            DataType::Text | DataType::Varchar(_) => {
-                B::Text(StringBuilder::with_capacity(rows, rows * 4))
-            }
-            DataType::Timestamp => B::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows)),
-            DataType::TimestampTz => {
-                B::Timestamp(TimestampMicrosecondBuilder::with_capacity(rows).with_timezone(UTC))
-            }
+            DataType::Bool => B::Bool(Prim::new(rows)),
+            DataType::Int2 => B::Int2(Prim::new(rows)),
+            DataType::Int4 => B::Int4(Prim::new(rows)),
+            DataType::Int8 => B::Int8(Prim::new(rows)),
+            DataType::Float4 => B::Float4(Prim::new(rows)),
+            DataType::Float8 => B::Float8(Prim::new(rows)),
+            DataType::Text | DataType::Varchar(_) => B::Text(Texts::new(rows)),
+            DataType::Timestamp => B::Timestamp(Prim::new(rows), false),
+            DataType::TimestampTz => B::Timestamp(Prim::new(rows), true),
             DataType::Numeric | DataType::Interval => B::Values(Vec::with_capacity(rows)),
         }
     }
@@ -227,14 +328,14 @@ impl ColumnBuilder {
         use ColumnBuilder as B;
         match (self, v) {
             (B::Values(b), v) => b.push(std::mem::replace(v, Value::Null)),
-            (B::Bool(b), Value::Bool(x)) => b.append_value(*x),
-            (B::Int2(b), Value::Int2(x)) => b.append_value(*x),
-            (B::Int4(b), Value::Int4(x)) => b.append_value(*x),
-            (B::Int8(b), Value::Int8(x)) => b.append_value(*x),
-            (B::Float4(b), Value::Float4(x)) => b.append_value(*x),
-            (B::Float8(b), Value::Float8(x)) => b.append_value(*x),
-            (B::Text(b), Value::Text(x)) => b.append_value(x.as_str()),
-            (B::Timestamp(b), Value::Timestamp(x) | Value::TimestampTz(x)) => b.append_value(*x),
+            (B::Bool(b), Value::Bool(x)) => b.push(*x),
+            (B::Int2(b), Value::Int2(x)) => b.push(*x),
+            (B::Int4(b), Value::Int4(x)) => b.push(*x),
+            (B::Int8(b), Value::Int8(x)) => b.push(*x),
+            (B::Float4(b), Value::Float4(x)) => b.push(*x),
+            (B::Float8(b), Value::Float8(x)) => b.push(*x),
+            (B::Text(b), Value::Text(x)) => b.push(x.as_str()),
+            (B::Timestamp(b, _), Value::Timestamp(x) | Value::TimestampTz(x)) => b.push(*x),
             (b, v) => {
                 debug_assert!(v.is_null(), "a column is built from values of its type");
                 b.append_null();
@@ -242,39 +343,88 @@ impl ColumnBuilder {
         }
     }
 
+    #[inline]
     fn append_null(&mut self) {
         use ColumnBuilder as B;
         match self {
-            B::Bool(b) => b.append_null(),
-            B::Int2(b) => b.append_null(),
-            B::Int4(b) => b.append_null(),
-            B::Int8(b) => b.append_null(),
-            B::Float4(b) => b.append_null(),
-            B::Float8(b) => b.append_null(),
-            B::Text(b) => b.append_null(),
-            B::Timestamp(b) => b.append_null(),
+            B::Bool(b) => b.push_null(),
+            B::Int2(b) => b.push_null(),
+            B::Int4(b) => b.push_null(),
+            B::Int8(b) => b.push_null(),
+            B::Float4(b) => b.push_null(),
+            B::Float8(b) => b.push_null(),
+            B::Text(b) => b.push_null(),
+            B::Timestamp(b, _) => b.push_null(),
             B::Values(b) => b.push(Value::Null),
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        use ColumnBuilder as B;
+        match self {
+            B::Bool(b) => b.truncate(len),
+            B::Int2(b) => b.truncate(len),
+            B::Int4(b) => b.truncate(len),
+            B::Int8(b) => b.truncate(len),
+            B::Float4(b) => b.truncate(len),
+            B::Float8(b) => b.truncate(len),
+            B::Text(b) => b.truncate(len),
+            B::Timestamp(b, _) => b.truncate(len),
+            B::Values(b) => b.truncate(len),
         }
     }
 
     fn finish(&mut self) -> ColumnArray {
         use ColumnBuilder as B;
         let a: ArrayRef = match self {
-            B::Bool(b) => Arc::new(b.finish()),
-            B::Int2(b) => Arc::new(b.finish()),
-            B::Int4(b) => Arc::new(b.finish()),
-            B::Int8(b) => Arc::new(b.finish()),
-            B::Float4(b) => Arc::new(b.finish()),
-            B::Float8(b) => Arc::new(b.finish()),
-            B::Text(b) => Arc::new(b.finish()),
-            B::Timestamp(b) => Arc::new(b.finish()),
+            B::Bool(b) => {
+                let (values, nulls) = b.take();
+                Arc::new(BooleanArray::new(
+                    BooleanBuffer::from_iter(values.iter().copied()),
+                    nulls,
+                ))
+            }
+            B::Int2(b) => Arc::new(primitive::<Int16Type>(b)),
+            B::Int4(b) => Arc::new(primitive::<Int32Type>(b)),
+            B::Int8(b) => Arc::new(primitive::<Int64Type>(b)),
+            B::Float4(b) => Arc::new(primitive::<Float32Type>(b)),
+            B::Float8(b) => Arc::new(primitive::<Float64Type>(b)),
+            B::Text(b) => Arc::new(b.take()),
+            B::Timestamp(b, tz) => {
+                let a = primitive::<TimestampMicrosecondType>(b);
+                Arc::new(if *tz { a.with_timezone(UTC) } else { a })
+            }
             B::Values(b) => return ColumnArray::Values(std::mem::take(b)),
         };
         ColumnArray::Arrow(a)
     }
 }
 
-/// Builds [`ColumnBatch`]es a row at a time from parsed values.
+/// Text bytes of room a column builder keeps between batches.
+const TEXT_ROOM_KEPT: usize = 64 << 20;
+
+/// Text bytes per batch past which [`ColumnBatchBuilder::is_full`] says so (text offsets
+/// are 32-bit; one row more, bounded by `copy_line_bytes_max`, still fits).
+const TEXT_BYTES_FULL: usize = 1 << 30;
+
+/// Builds [`ColumnBatch`]es a row at a time: from parsed [`Value`]s
+/// ([`ColumnBatchBuilder::push_row`]), or a field at a time from typed scalars (the
+/// `append_*` methods, then [`ColumnBatchBuilder::end_row`]), which is how COPY fills
+/// columns without making a [`Value`] per field.
+///
+/// ```
+/// use tcq::exec::columns::ColumnBatchBuilder;
+/// use tcq::types::{DataType, Value};
+/// let mut b = ColumnBatchBuilder::new(&[DataType::Int4, DataType::Text], 4);
+/// b.append_int(0, 7);
+/// b.append_str(1, "LAS");
+/// b.end_row(100);
+/// b.append_int(0, 8); // a row abandoned half way (a bad field) ...
+/// b.truncate(); // ... leaves no trace
+/// let batch = b.finish();
+/// assert_eq!(batch.to_rows().row(0), &[Value::Int4(7), Value::Text("LAS".into())][..]);
+/// assert_eq!(batch.len(), 1);
+/// ```
 pub struct ColumnBatchBuilder {
     builders: Vec<ColumnBuilder>,
     times: Vec<i64>,
@@ -304,6 +454,16 @@ impl ColumnBatchBuilder {
         self.times.is_empty()
     }
 
+    /// True once the batch holds `rows_hint` rows or 1 GiB of text in one column: time to
+    /// [`ColumnBatchBuilder::finish`] it.
+    pub fn is_full(&self) -> bool {
+        self.times.len() >= self.rows_hint
+            || self.builders.iter().any(|b| match b {
+                ColumnBuilder::Text(t) => t.bytes.len() >= TEXT_BYTES_FULL,
+                _ => false,
+            })
+    }
+
     /// Append one row (one value per column, of the column's type or NULL; the values are
     /// taken) with its timestamp.
     pub fn push_row(&mut self, row: &mut [Value], t_us: i64) {
@@ -314,21 +474,110 @@ impl ColumnBatchBuilder {
         self.times.push(t_us);
     }
 
+    /// Append NULL to column `c` of the row being built.
+    #[inline]
+    pub fn append_null(&mut self, c: usize) {
+        self.builders[c].append_null();
+    }
+
+    /// Append an integer to column `c` of the row being built, a smallint, integer or
+    /// bigint column; the caller has checked that `v` fits the column's type.
+    #[inline]
+    pub fn append_int(&mut self, c: usize, v: i64) {
+        match &mut self.builders[c] {
+            ColumnBuilder::Int2(b) => b.push(v as i16),
+            ColumnBuilder::Int4(b) => b.push(v as i32),
+            ColumnBuilder::Int8(b) => b.push(v),
+            _ => unreachable!("append_int on a column that holds no integers"),
+        }
+    }
+
+    /// Append a float to column `c` of the row being built, a real (rounded to `f32` as
+    /// PostgreSQL's float4 input does) or double precision column.
+    #[inline]
+    pub fn append_float(&mut self, c: usize, v: f64) {
+        match &mut self.builders[c] {
+            ColumnBuilder::Float4(b) => b.push(v as f32),
+            ColumnBuilder::Float8(b) => b.push(v),
+            _ => unreachable!("append_float on a column that holds no floats"),
+        }
+    }
+
+    /// Append a timestamp (microseconds since the epoch) to column `c` of the row being
+    /// built, a timestamp or timestamptz column.
+    #[inline]
+    pub fn append_timestamp(&mut self, c: usize, us: i64) {
+        match &mut self.builders[c] {
+            ColumnBuilder::Timestamp(b, _) => b.push(us),
+            _ => unreachable!("append_timestamp on a column that holds no timestamps"),
+        }
+    }
+
+    /// Append text to column `c` of the row being built, a text or varchar column (the
+    /// caller has checked any length limit).
+    #[inline]
+    pub fn append_str(&mut self, c: usize, s: &str) {
+        match &mut self.builders[c] {
+            ColumnBuilder::Text(b) => b.push(s),
+            _ => unreachable!("append_str on a column that holds no text"),
+        }
+    }
+
+    /// Append `v` (of the column's type, or NULL; taken) to column `c` of the row being
+    /// built.
+    #[inline]
+    pub fn append_value(&mut self, c: usize, v: &mut Value) {
+        self.builders[c].append(v);
+    }
+
+    /// Close the row being built (every column has had one append) with its timestamp.
+    #[inline]
+    pub fn end_row(&mut self, t_us: i64) {
+        debug_assert!(
+            self.builders
+                .iter()
+                .all(|b| column_len(b) == self.times.len() + 1),
+            "every column has one value more than the closed rows"
+        );
+        self.times.push(t_us);
+    }
+
+    /// Drop whatever the row being built has appended so far (a bad field was found in
+    /// it), leaving the closed rows as they are.
+    pub fn truncate(&mut self) {
+        let len = self.times.len();
+        for b in &mut self.builders {
+            b.truncate(len);
+        }
+    }
+
     /// The rows appended so far as a batch; the builder starts a new one.
     pub fn finish(&mut self) -> ColumnBatch {
+        self.truncate();
         let columns = self
             .builders
             .iter_mut()
             .map(ColumnBuilder::finish)
             .collect();
-        let times = std::mem::replace(&mut self.times, Vec::with_capacity(self.rows_hint));
-        // Values builders were emptied by `finish`; Arrow builders reset themselves.
-        for b in &mut self.builders {
-            if let ColumnBuilder::Values(v) = b {
-                *v = Vec::with_capacity(self.rows_hint);
-            }
-        }
+        let times = self.times.as_slice().to_vec();
+        self.times.clear();
         ColumnBatch { columns, times }
+    }
+}
+
+/// Values appended to a column builder so far (for debug checks).
+fn column_len(b: &ColumnBuilder) -> usize {
+    use ColumnBuilder as B;
+    match b {
+        B::Bool(b) => b.values.len(),
+        B::Int2(b) => b.values.len(),
+        B::Int4(b) => b.values.len(),
+        B::Int8(b) => b.values.len(),
+        B::Float4(b) => b.values.len(),
+        B::Float8(b) => b.values.len(),
+        B::Text(b) => b.offsets.len() - 1,
+        B::Timestamp(b, _) => b.values.len(),
+        B::Values(b) => b.len(),
     }
 }
 

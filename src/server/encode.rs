@@ -470,12 +470,32 @@ pub(crate) fn copy_line(
     out: &mut String,
     scratch: &mut LineScratch,
 ) {
+    // Numbers and booleans are written straight into the line when no text of theirs can
+    // need quoting or escaping (the default delimiters, quote and NULL markers).
+    let plain_numbers = !b"0123456789+-.eEaINnfity".contains(&options.delimiter)
+        && (options.format != CopyFormat::Csv
+            || !b"0123456789+-.eEaINnfity".contains(&options.quote))
+        && (options.null.is_empty() || options.null == "\\N");
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
             out.push(options.delimiter as char);
         }
         if v.is_null() {
             out.push_str(&options.null);
+            continue;
+        }
+        if plain_numbers
+            && matches!(
+                v,
+                Value::Int2(_)
+                    | Value::Int4(_)
+                    | Value::Int8(_)
+                    | Value::Float4(_)
+                    | Value::Float8(_)
+                    | Value::Numeric(_)
+            )
+        {
+            format_text(v, out);
             continue;
         }
         let text = match v {
@@ -695,6 +715,41 @@ mod tests {
         ];
         copy_line(&row, &opts, &mut out, &mut LineScratch::default());
         assert_eq!(out, "\"a,b\",,\"\",\"x\"\"y\"\n");
+    }
+
+    #[test]
+    fn numbers_are_quoted_or_escaped_only_where_their_text_needs_it() {
+        let row = vec![
+            Value::Int4(-7),
+            Value::Float8(1.5e20),
+            Value::Numeric("12.50".parse().unwrap()),
+            Value::Float4(f32::NAN),
+        ];
+        let line = |opts: &CopyOptions| {
+            let mut out = String::new();
+            copy_line(&row, opts, &mut out, &mut LineScratch::default());
+            out
+        };
+        let csv = CopyOptions::defaults(CopyFormat::Csv);
+        assert_eq!(line(&csv), "-7,1.5e+20,12.50,NaN\n");
+        let text = CopyOptions::defaults(CopyFormat::Text);
+        assert_eq!(line(&text), "-7\t1.5e+20\t12.50\tNaN\n");
+        // A delimiter, quote or NULL marker that a number's text can contain.
+        let dot = CopyOptions {
+            delimiter: b'.',
+            ..CopyOptions::defaults(CopyFormat::Csv)
+        };
+        assert_eq!(line(&dot), "-7.\"1.5e+20\".\"12.50\".NaN\n");
+        let dot_text = CopyOptions {
+            delimiter: b'.',
+            ..CopyOptions::defaults(CopyFormat::Text)
+        };
+        assert_eq!(line(&dot_text), "-7.1\\.5e+20.12\\.50.NaN\n");
+        let null_7 = CopyOptions {
+            null: "-7".into(),
+            ..CopyOptions::defaults(CopyFormat::Csv)
+        };
+        assert_eq!(line(&null_7), "\"-7\",1.5e+20,12.50,NaN\n");
     }
 
     #[test]

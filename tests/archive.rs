@@ -468,13 +468,23 @@ async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
     copy_ids(&c, 2000..2010).await;
     copy_ids(&c, 2010..2020).await;
     copy_ids(&c, 2020..2030).await;
-    server.kill();
     let sdir = stream_dir(dir.path(), "s");
-    let mut names: Vec<String> = std::fs::read_dir(&sdir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
+    let list = || {
+        let mut names: Vec<String> = std::fs::read_dir(&sdir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    // Sealing runs after the first statement is acknowledged; kill only once it is done.
+    wait_until(
+        strings(&["log-00000002.tcqlog", "seg-00000001.parquet"]),
+        list,
+    )
+    .await;
+    server.kill();
+    let names = list();
     assert_eq!(names, vec!["log-00000002.tcqlog", "seg-00000001.parquet"]);
     let log = sdir.join(&names[0]);
     let seg = sdir.join(&names[1]);

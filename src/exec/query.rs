@@ -142,7 +142,7 @@ struct AggMode {
     args: Vec<Option<Expr>>,
     /// With plain columns as group keys and arguments and no WHERE or a simple one: what
     /// is read straight from columnar batches.
-    columnar: Option<ColumnarPlan>,
+    columnar: Option<std::sync::Arc<ColumnarPlan>>,
     /// Every aggregate folds without failing, so runs of in-order tuples of a columnar
     /// batch go through the typed kernels ([`super::kernels`]).
     kernels: bool,
@@ -235,7 +235,7 @@ impl QueryExec {
                         windows,
                         group_by: agg.group_by.clone(),
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
-                        columnar: columnar_plan(&query, agg),
+                        columnar: columnar_plan(&query, agg).map(std::sync::Arc::new),
                         kernels,
                         hasher: KeyHasher::new(),
                         bufs: Box::default(),

@@ -680,6 +680,23 @@ fn shortest_digits<'a>(ryu_text: &str, buf: &'a mut [u8; 32]) -> (&'a str, i32) 
     (digits, exp)
 }
 
+/// Append float `v` (`abs` its absolute value in its own type, whose shortest round-trip
+/// digits are printed) in PostgreSQL's form: NaN and the infinities by name, zero as `0` or
+/// `-0`, else [`push_float`] with `threshold` (6 for real, 15 for double precision).
+fn push_shortest<F: ryu::Float>(out: &mut String, abs: F, v: f64, threshold: i32) {
+    if push_special_float(out, v) {
+        return;
+    }
+    if v == 0.0 {
+        out.push_str(if v.is_sign_negative() { "-0" } else { "0" });
+        return;
+    }
+    let mut text = ryu::Buffer::new();
+    let mut buf = [0u8; 32];
+    let (digits, exp) = shortest_digits(text.format_finite(abs), &mut buf);
+    push_float(out, digits, exp, v < 0.0, threshold);
+}
+
 fn push_special_float(out: &mut String, v: f64) -> bool {
     if v.is_nan() {
         out.push_str("NaN");
@@ -712,30 +729,8 @@ pub fn format_value(v: &Value, out: &mut String) {
         Value::Int2(i) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Int4(i) => out.push_str(itoa::Buffer::new().format(*i)),
         Value::Int8(i) => out.push_str(itoa::Buffer::new().format(*i)),
-        Value::Float4(f) => {
-            if !push_special_float(out, *f as f64) {
-                if *f == 0.0 {
-                    out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
-                } else {
-                    let mut text = ryu::Buffer::new();
-                    let mut buf = [0u8; 32];
-                    let (digits, exp) = shortest_digits(text.format_finite(f.abs()), &mut buf);
-                    push_float(out, digits, exp, *f < 0.0, 6);
-                }
-            }
-        }
-        Value::Float8(f) => {
-            if !push_special_float(out, *f) {
-                if *f == 0.0 {
-                    out.push_str(if f.is_sign_negative() { "-0" } else { "0" });
-                } else {
-                    let mut text = ryu::Buffer::new();
-                    let mut buf = [0u8; 32];
-                    let (digits, exp) = shortest_digits(text.format_finite(f.abs()), &mut buf);
-                    push_float(out, digits, exp, *f < 0.0, 15);
-                }
-            }
-        }
+        Value::Float4(f) => push_shortest(out, f.abs(), *f as f64, 6),
+        Value::Float8(f) => push_shortest(out, f.abs(), *f, 15),
         Value::Numeric(d) => push_numeric(d, out),
         Value::Text(s) => out.push_str(s),
         Value::Timestamp(t) => crate::time::push_timestamp(*t, out),

@@ -945,7 +945,8 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
                 30,
                 31,
             ];
-            if !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] {
+            // Year 0 does not exist (PostgreSQL refuses it as out of range).
+            if y == 0 || !(1..=12).contains(&mo) || d < 1 || d > mdays[(mo - 1) as usize] {
                 return None; // the general parser reports the error precisely
             }
             let days = crate::time::days_from_civil(y, mo as u32, d as u32);
@@ -1197,6 +1198,7 @@ mod tests {
             ("2001-02-29 00:00:01", None),
             ("2000-02-29 00:00:00", Some(951_782_400_000_000)),
             ("2000-02-29T00:00:00", Some(951_782_400_000_000)),
+            ("0000-01-01 00:00:00", None),
         ] {
             assert_eq!(fast_timestamp(text.as_bytes()), want, "{text}");
         }

@@ -123,15 +123,14 @@ impl MultiJoin {
             tuples_in: first.tuples_in,
             now_us: first.now_us,
             started_us: first.started_us,
+            rows_out: self.rows_out,
             ..QueryStats::default()
         };
         for j in &self.joins {
             let st = j.stats();
-            s.rows_out += st.rows_out;
             s.slide_events += st.slide_events;
             s.late_tuples += st.late_tuples;
         }
-        s.rows_out = self.rows_out;
         s
     }
 

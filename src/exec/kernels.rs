@@ -325,6 +325,32 @@ fn keep_extreme<N: Native>(cur: &mut Value, x: N, better: impl Fn(N, N) -> bool)
     }
 }
 
+/// Min (`func` is [`AggFunc::Min`]) or max over a primitive column, `order` comparing a
+/// value with the extreme so far.
+#[inline]
+fn fold_extreme<T>(
+    func: AggFunc,
+    a: &PrimitiveArray<T>,
+    rows: &[u32],
+    slots: &[u32],
+    mut st: States,
+    order: impl Fn(T::Native, T::Native) -> Ordering,
+) where
+    T: ArrowPrimitiveType,
+    T::Native: Native,
+{
+    let better = if func == AggFunc::Min {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    };
+    each_valid(a, rows, slots, |s, x| {
+        if let Acc::Extreme(cur) = st.at(s) {
+            keep_extreme(cur, x, |x, c| order(x, c) == better);
+        }
+    })
+}
+
 fn fold_ints<T>(
     func: AggFunc,
     a: &PrimitiveArray<T>,
@@ -344,16 +370,7 @@ where
                 *n += 1;
             }
         }),
-        AggFunc::Min => each_valid(a, rows, slots, |s, x| {
-            if let Acc::Extreme(cur) = st.at(s) {
-                keep_extreme(cur, x, |x, c| x < c);
-            }
-        }),
-        AggFunc::Max => each_valid(a, rows, slots, |s, x| {
-            if let Acc::Extreme(cur) = st.at(s) {
-                keep_extreme(cur, x, |x, c| x > c);
-            }
-        }),
+        AggFunc::Min | AggFunc::Max => fold_extreme(func, a, rows, slots, st, |x, c| x.cmp(&c)),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             each_valid(a, rows, slots, |s, x| {
                 if let Acc::Moments { n, sum, sumsq, .. } = st.at(s) {
@@ -382,8 +399,6 @@ where
     T: ArrowPrimitiveType,
     T::Native: Native + Into<f64>,
 {
-    let min = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Less;
-    let max = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == Ordering::Greater;
     match func {
         AggFunc::Sum | AggFunc::Avg => each_valid(a, rows, slots, |s, x| {
             if let Acc::FloatSum { sum, n } = st.at(s) {
@@ -391,15 +406,8 @@ where
                 *n += 1;
             }
         }),
-        AggFunc::Min => each_valid(a, rows, slots, |s, x| {
-            if let Acc::Extreme(cur) = st.at(s) {
-                keep_extreme(cur, x, min);
-            }
-        }),
-        AggFunc::Max => each_valid(a, rows, slots, |s, x| {
-            if let Acc::Extreme(cur) = st.at(s) {
-                keep_extreme(cur, x, max);
-            }
+        AggFunc::Min | AggFunc::Max => fold_extreme(func, a, rows, slots, st, |x, c| {
+            nan_order(x.into(), c.into())
         }),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             each_valid(a, rows, slots, |s, x| {

@@ -142,7 +142,7 @@ struct AggMode {
     args: Vec<Option<Expr>>,
     /// With plain columns as group keys and arguments and no WHERE or a simple one: what
     /// is read straight from columnar batches.
-    columnar: Option<ColumnarPlan>,
+    columnar: Option<std::sync::Arc<ColumnarPlan>>,
     /// Every aggregate folds without failing, so runs of in-order tuples of a columnar
     /// batch go through the typed kernels ([`super::kernels`]).
     kernels: bool,
@@ -229,25 +229,13 @@ impl QueryExec {
                         .into(),
                 )),
                 (Some(agg), false) => {
-                    let specs: Vec<AggSpec> = agg
-                        .calls
-                        .iter()
-                        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
-                        .collect();
-                    let ungrouped = agg.group_by.is_empty();
-                    let kernels = specs.iter().all(super::kernels::infallible);
+                    let windows = agg_windows(agg, &plan, limits, &cutoffs)?;
+                    let kernels = windows.specs().iter().all(super::kernels::infallible);
                     Mode::Agg(AggMode {
-                        windows: SharedWindows::new(
-                            &plan,
-                            specs,
-                            agg.group_by.len(),
-                            ungrouped,
-                            limits,
-                            cutoffs.clone(),
-                        )?,
+                        windows,
                         group_by: agg.group_by.clone(),
                         args: agg.calls.iter().map(|c| c.arg.clone()).collect(),
-                        columnar: columnar_plan(&query, agg),
+                        columnar: columnar_plan(&query, agg).map(std::sync::Arc::new),
                         kernels,
                         hasher: KeyHasher::new(),
                         bufs: Box::default(),
@@ -327,19 +315,7 @@ impl QueryExec {
             return Ok(false);
         };
         let plan = plan_windows(&self.query, &self.windows, eta_per_sec);
-        let specs: Vec<AggSpec> = agg
-            .calls
-            .iter()
-            .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
-            .collect();
-        a.windows = SharedWindows::new(
-            &plan,
-            specs,
-            agg.group_by.len(),
-            agg.group_by.is_empty(),
-            self.limits,
-            self.cutoffs.clone(),
-        )?;
+        a.windows = agg_windows(agg, &plan, self.limits, &self.cutoffs)?;
         self.plan = plan;
         self.planned_rate_per_sec = Some(eta_per_sec);
         Ok(true)
@@ -1219,6 +1195,29 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp
         }
     }
     Ordering::Equal
+}
+
+/// The instances of aggregate `agg` along `plan`, one partial state per call (see
+/// [`SharedWindows::new`] for `cutoffs` and the errors).
+fn agg_windows(
+    agg: &crate::sql::Aggregate,
+    plan: &SharedPlan,
+    limits: ExecLimits,
+    cutoffs: &[Option<i64>],
+) -> Result<SharedWindows> {
+    let specs: Vec<AggSpec> = agg
+        .calls
+        .iter()
+        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+        .collect();
+    SharedWindows::new(
+        plan,
+        specs,
+        agg.group_by.len(),
+        agg.group_by.is_empty(),
+        limits,
+        cutoffs.to_vec(),
+    )
 }
 
 /// The coverage relation `query`'s aggregates allow over `windows` (paper Theorems 5 and

@@ -186,6 +186,10 @@ pub struct SharedAgg {
     /// The typed kernels' vectors, and one row of a columnar batch for a tuple folded alone.
     bufs: RunBuffers,
     rowbuf: RowBatch,
+    /// How columnar batches are read (`None`: as rows), for the numbers of aggregate
+    /// states of the plan and of its windows it was made for: states are only ever added,
+    /// so it is remade when one is.
+    columnar: Option<((usize, usize), Option<ColumnarPlan>)>,
 }
 
 impl SharedAgg {
@@ -226,6 +230,7 @@ impl SharedAgg {
             types: stream_types(q),
             bufs: RunBuffers::default(),
             rowbuf: RowBatch::default(),
+            columnar: None,
         })
     }
 
@@ -849,12 +854,31 @@ impl SharedAgg {
         members: &mut [&mut QueryExec],
         outs: &mut [Vec<Event>],
     ) -> Result<()> {
-        let args: Vec<Option<&Expr>> = self.states.iter().map(|s| s.arg.as_ref()).collect();
-        let plan = ColumnarPlan::new(&self.group_by, &args, self.filter.as_ref(), &self.types)
-            .filter(|_| self.windows.specs().iter().all(kernels::infallible));
-        let Some(plan) = plan else {
-            return self.push_rows(&batch.to_rows(), members, outs);
+        let nstates = (self.states.len(), self.windows.specs().len());
+        let plan = match self.columnar.take() {
+            Some((n, plan)) if n == nstates => plan,
+            _ => {
+                let args: Vec<Option<&Expr>> = self.states.iter().map(|s| s.arg.as_ref()).collect();
+                ColumnarPlan::new(&self.group_by, &args, self.filter.as_ref(), &self.types)
+                    .filter(|_| self.windows.specs().iter().all(kernels::infallible))
+            }
         };
+        let result = match &plan {
+            Some(plan) => self.push_columns_with(plan, batch, members, outs),
+            None => self.push_rows(&batch.to_rows(), members, outs),
+        };
+        self.columnar = Some((nstates, plan));
+        result
+    }
+
+    /// [`SharedAgg::push_columns`] along columnar plan `plan`.
+    fn push_columns_with(
+        &mut self,
+        plan: &ColumnarPlan,
+        batch: &ColumnBatch,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) -> Result<()> {
         let views = batch.views();
         let mut i = 0;
         while i < batch.len() {
@@ -868,7 +892,7 @@ impl SharedAgg {
                 _ => 0,
             };
             if run > 0 {
-                self.fold_run(&views, &plan, &batch.times, i..i + run, members, outs)?;
+                self.fold_run(&views, plan, &batch.times, i..i + run, members, outs)?;
                 i += run;
                 continue;
             }

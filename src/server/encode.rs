@@ -332,6 +332,7 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
             let _lower = word(4)?;
             usize::try_from(n).map_err(|_| bad())?
         }
+        n if n < 0 => return Err(bad()),
         _ => {
             return Err(Error::FeatureNotSupported(
                 "multidimensional array parameters are not supported".into(),
@@ -685,6 +686,18 @@ mod tests {
         ] {
             let e = parse_catalog(bad, oids, true).unwrap_err();
             assert!(matches!(e, Error::InvalidBinaryRepresentation(_)), "{e:?}");
+        }
+        // A negative dimension count or element count is malformed; two dimensions are
+        // not supported.
+        let mut neg_len = bytes.clone();
+        neg_len[12..16].copy_from_slice(&(-2i32).to_be_bytes());
+        for (bad, code) in [
+            ([&[0xff, 0xff, 0xff, 0xff], &bytes[4..]].concat(), "22P03"),
+            (neg_len, "22P03"),
+            ([&[0, 0, 0, 2], &bytes[4..]].concat(), "0A000"),
+        ] {
+            let e = parse_catalog(&bad, oids, true).unwrap_err();
+            assert_eq!(crate::server::sqlstate(&e), code, "{e:?}");
         }
         assert!(parse_catalog(&[0, 0, 1], CatalogType::Oid, true).is_err());
         assert!(parse_catalog(b"4294967296", CatalogType::Oid, false).is_err());

@@ -1133,15 +1133,20 @@ impl Ctx<'_> {
                 ("datctype", t("C")),
             ]],
             // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
-            // The verifier is shown to superusers only (PostgreSQL refuses pg_authid to
-            // the others).
-            "pg_authid" => self
+            // pg_authid shows the verifier to superusers only (PostgreSQL refuses
+            // pg_authid to the others); pg_roles masks it, NULL when there is none.
+            "pg_authid" | "pg_roles" => self
                 .role_rows()
                 .into_iter()
-                .map(|(o, name, su, login, password)| {
+                .map(|(o, role, su, login, password)| {
+                    let password = if name == "pg_roles" {
+                        password.map(|_| t("********"))
+                    } else {
+                        password.filter(|_| self.superuser).map(t)
+                    };
                     vec![
                         ("oid", oid(o)),
-                        ("rolname", t(name)),
+                        ("rolname", t(role)),
                         ("rolsuper", b(su)),
                         ("rolinherit", b(true)),
                         ("rolcreaterole", b(su)),
@@ -1150,33 +1155,8 @@ impl Ctx<'_> {
                         ("rolreplication", b(su)),
                         ("rolbypassrls", b(su)),
                         ("rolconnlimit", Value::Int4(-1)),
-                        (
-                            "rolpassword",
-                            password.filter(|_| self.superuser).map_or(Value::Null, t),
-                        ),
+                        ("rolpassword", password.unwrap_or(Value::Null)),
                     ]
-                })
-                .collect(),
-            "pg_roles" => self
-                .role_rows()
-                .into_iter()
-                .map(|(o, name, su, login, password)| {
-                    vec![
-                        ("rolname", t(name)),
-                        ("rolsuper", b(su)),
-                        ("rolinherit", b(true)),
-                        ("rolcreaterole", b(su)),
-                        ("rolcreatedb", b(su)),
-                        ("rolcanlogin", b(login)),
-                        ("rolreplication", b(su)),
-                        ("rolconnlimit", Value::Int4(-1)),
-                        ("rolpassword", t("********")),
-                        ("rolbypassrls", b(su)),
-                        ("oid", oid(o)),
-                    ]
-                    .into_iter()
-                    .filter(|(k, _)| *k != "rolpassword" || password.is_some())
-                    .collect()
                 })
                 .collect(),
             "pg_user" => self

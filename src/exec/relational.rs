@@ -910,7 +910,7 @@ impl Ev<'_> {
                         .map_or(Value::Null, |s| Value::Text(s.into())));
                 }
                 let elems = parse_array(&text)?;
-                Ok(usize::try_from(i - 1)
+                Ok(usize::try_from(i.saturating_sub(1))
                     .ok()
                     .and_then(|i| elems.get(i).cloned())
                     .flatten()
@@ -1892,6 +1892,18 @@ mod tests {
         assert_eq!(
             parse_array(r#"{ a b , "x" ,\ ,c\,d}"#).unwrap(),
             ["a b", "x", " ", "c,d"].map(|e| Some(e.to_string()))
+        );
+    }
+
+    /// A subscript is any bigint a client writes; the extremes find no element.
+    #[test]
+    fn extreme_subscripts_are_null() {
+        assert_eq!(
+            flat(
+                "SELECT (ARRAY['a','b'])[-9223372036854775808], (ARRAY['a','b'])[2], \
+                        (ARRAY['a','b'])[9223372036854775807]"
+            ),
+            ["NULL|b|NULL"]
         );
     }
 

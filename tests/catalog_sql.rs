@@ -93,11 +93,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         )
         .await
         .unwrap();
-    let columns: Vec<String> = row
-        .columns()
-        .iter()
-        .map(|c| c.type_().name().to_string())
-        .collect();
+    let columns = type_names(&row);
     assert_eq!(columns, ["_int2", "int2vector", "oid", "text"]);
     assert_eq!(row.get::<_, Vec<i16>>(0), vec![3, 2]);
     assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
@@ -110,11 +106,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         )
         .await
         .unwrap();
-    let columns: Vec<String> = row
-        .columns()
-        .iter()
-        .map(|c| c.type_().name().to_string())
-        .collect();
+    let columns = type_names(&row);
     assert_eq!(
         columns,
         ["_text", "_int2", "_oid", "_name", "_int4", "_float8", "_bool", "_int8"]
@@ -226,11 +218,22 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         ("SELECT '{1,x}'::int2[]", "22P02"),
         ("SELECT '{1'::text[]", "22P02"),
         ("SELECT 'abc'::text[]", "22P02"),
+        ("SELECT '{\"a\"b}'::text[]", "22P02"),
+        ("SELECT '{a,,b}'::text[]", "22P02"),
+        ("SELECT '{{1,2},{3,4}}'::int4[]", "0A000"),
         ("SELECT set_config('jit', 'on', false)", "0A000"),
     ] {
         let e = c.simple_query(sql).await.unwrap_err();
         assert_eq!(sqlstate(&e), code, "{sql}: {e}");
     }
+}
+
+/// The type names a row's columns were described with (`_int2`, `oid`, ...).
+fn type_names(row: &tokio_postgres::Row) -> Vec<String> {
+    row.columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect()
 }
 
 #[tokio::test]

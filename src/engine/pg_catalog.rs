@@ -300,27 +300,16 @@ fn col_type(t: &str) -> DataType {
     }
 }
 
-/// The PostgreSQL type oid a catalog column reports in `pg_attribute`.
+/// The PostgreSQL type oid a catalog column reports in `pg_attribute`: the type it is sent
+/// as, but for the spec types held and sent as text (`name`, `"char"`, `regproc`, and
+/// `arr`, an array of a type tcq lacks, reported as `text[]`).
 fn col_pg_type(t: &str) -> i64 {
     match t {
-        "oid" => 26,
         "name" => 19,
         "char" => 18,
-        "bool" => 16,
-        "int2" => 21,
-        "int4" => 23,
-        "int8" => 20,
-        "float4" => 700,
-        "tstz" => 1184,
         "regproc" => 24,
-        "arr" | "text[]" => 1009,
-        "name[]" => 1003,
-        "char[]" => 1002,
-        "int2[]" => 1005,
-        "oid[]" => 1028,
-        "int2vector" => 22,
-        "oidvector" => 30,
-        _ => 25,
+        "arr" => 1009,
+        other => i64::from(column_of("", other).type_oid()),
     }
 }
 

@@ -95,6 +95,38 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         .unwrap();
     let columns = type_names(&row);
     assert_eq!(columns, ["_int2", "int2vector", "oid", "text"]);
+    // pg_attribute types the catalogs' own columns as clients receive them; those held
+    // as text keep PostgreSQL's oid (name 19, "char" 18, aclitem[] reported as text[]).
+    let rows = c
+        .query(
+            "SELECT a.attname, a.atttypid FROM pg_attribute a \
+             WHERE a.attrelid IN (1259, 2610) AND a.attname IN ('oid', 'relname', 'relkind', \
+                   'reltuples', 'relacl', 'reloptions', 'indnatts', 'indisunique', 'indkey', \
+                   'indclass', 'indexprs') \
+             ORDER BY a.attrelid, a.attnum",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, u32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let want = [
+        ("oid", 26),
+        ("relname", 19),
+        ("reltuples", 700),
+        ("relkind", 18),
+        ("relacl", 1009),
+        ("reloptions", 1009),
+        ("indnatts", 21),
+        ("indisunique", 16),
+        ("indkey", 22),
+        ("indclass", 30),
+        ("indexprs", 25),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(n, o)| (n.to_string(), o)),
+        "pg_attribute of pg_class and pg_index"
+    );
     assert_eq!(row.get::<_, Vec<i16>>(0), vec![3, 2]);
     assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
     assert_eq!(row.get::<_, u32>(2), 16384);

@@ -131,6 +131,25 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
     assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
     assert_eq!(row.get::<_, u32>(2), 16384);
     assert_eq!(row.get::<_, String>(3), "airports_city_name_key");
+    // relacl names a role as aclitemout does (quoted unless lowercase and plain) and
+    // quotes each item that needs it, so that array functions read it back.
+    c.batch_execute(
+        "CREATE ROLE \"Carol, \"\"C\"\"\"; GRANT SELECT ON TABLE airports TO \"Carol, \"\"C\"\"\"; \
+         GRANT SELECT ON TABLE airports TO PUBLIC",
+    )
+    .await
+    .unwrap();
+    let row = c
+        .query_one(
+            "SELECT relacl::text, array_length(relacl, 1) FROM pg_class \
+             WHERE relname = 'airports'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: (String, i32) = (row.get(0), row.get(1));
+    let want = r#"{tcq=arwdD/tcq,"\"Carol, \"\"C\"\"\"=r/tcq",=r/tcq}"#;
+    assert_eq!(got, (want.to_string(), 3));
     let row = c
         .query_one(
             "SELECT ARRAY['a b', NULL, 'c\"d', ''], array_agg(a.attnum ORDER BY a.attnum),                     ARRAY(SELECT a.atttypid FROM pg_attribute a                           WHERE a.attrelid = 'airports'::regclass ORDER BY a.attnum),                     current_schemas(false), '{}'::int4[], '{1.5,NULL}'::float8[],                     '{t,f}'::bool[], '{10000000000}'::int8[]              FROM pg_attribute a WHERE a.attrelid = 'airports'::regclass",

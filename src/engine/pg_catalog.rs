@@ -527,6 +527,20 @@ struct Ctx<'a> {
     superuser: bool,
 }
 
+/// A role name as `aclitemout` writes it: bare when it is made of lowercase letters,
+/// digits and underscores, else double-quoted with its quotes doubled.
+fn acl_name(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// A row of `pg_authid`: (oid, name, superuser, login, password verifier).
 type RoleRow = (i64, String, bool, bool, Option<String>);
 
@@ -581,16 +595,17 @@ impl Ctx<'_> {
             return Value::Null;
         }
         let all = crate::sql::Privileges::ALL.letters();
-        let mut items = vec![format!("{}={all}/{}", acl.owner, acl.owner)];
+        let owner = acl_name(&acl.owner);
+        let mut items = vec![t(format!("{owner}={all}/{owner}"))];
         for (grantee, p) in &acl.grants {
             let who = if grantee == super::roles::PUBLIC {
-                ""
+                String::new()
             } else {
-                grantee
+                acl_name(grantee)
             };
-            items.push(format!("{who}={}/{}", p.letters(), acl.owner));
+            items.push(t(format!("{who}={}/{owner}", p.letters())));
         }
-        t(format!("{{{}}}", items.join(",")))
+        t(crate::exec::relational::format_array(&items))
     }
 
     /// Every role: those of `engine::roles`, the session's user, and relation owners that

@@ -93,16 +93,63 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         )
         .await
         .unwrap();
-    let columns: Vec<String> = row
-        .columns()
-        .iter()
-        .map(|c| c.type_().name().to_string())
-        .collect();
+    let columns = type_names(&row);
     assert_eq!(columns, ["_int2", "int2vector", "oid", "text"]);
+    // pg_attribute types the catalogs' own columns as clients receive them; those held
+    // as text keep PostgreSQL's oid (name 19, "char" 18, aclitem[] reported as text[]).
+    let rows = c
+        .query(
+            "SELECT a.attname, a.atttypid FROM pg_attribute a \
+             WHERE a.attrelid IN (1259, 2610) AND a.attname IN ('oid', 'relname', 'relkind', \
+                   'reltuples', 'relacl', 'reloptions', 'indnatts', 'indisunique', 'indkey', \
+                   'indclass', 'indexprs') \
+             ORDER BY a.attrelid, a.attnum",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(String, u32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let want = [
+        ("oid", 26),
+        ("relname", 19),
+        ("reltuples", 700),
+        ("relkind", 18),
+        ("relacl", 1009),
+        ("reloptions", 1009),
+        ("indnatts", 21),
+        ("indisunique", 16),
+        ("indkey", 22),
+        ("indclass", 30),
+        ("indexprs", 25),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(n, o)| (n.to_string(), o)),
+        "pg_attribute of pg_class and pg_index"
+    );
     assert_eq!(row.get::<_, Vec<i16>>(0), vec![3, 2]);
     assert_eq!(row.get::<_, Vec<i16>>(1), vec![3, 2]);
     assert_eq!(row.get::<_, u32>(2), 16384);
     assert_eq!(row.get::<_, String>(3), "airports_city_name_key");
+    // relacl names a role as aclitemout does (quoted unless lowercase and plain) and
+    // quotes each item that needs it, so that array functions read it back.
+    c.batch_execute(
+        "CREATE ROLE \"Carol, \"\"C\"\"\"; GRANT SELECT ON TABLE airports TO \"Carol, \"\"C\"\"\"; \
+         GRANT SELECT ON TABLE airports TO PUBLIC",
+    )
+    .await
+    .unwrap();
+    let row = c
+        .query_one(
+            "SELECT relacl::text, array_length(relacl, 1) FROM pg_class \
+             WHERE relname = 'airports'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: (String, i32) = (row.get(0), row.get(1));
+    let want = r#"{tcq=arwdD/tcq,"\"Carol, \"\"C\"\"\"=r/tcq",=r/tcq}"#;
+    assert_eq!(got, (want.to_string(), 3));
     let row = c
         .query_one(
             "SELECT ARRAY['a b', NULL, 'c\"d', ''], array_agg(a.attnum ORDER BY a.attnum),                     ARRAY(SELECT a.atttypid FROM pg_attribute a                           WHERE a.attrelid = 'airports'::regclass ORDER BY a.attnum),                     current_schemas(false), '{}'::int4[], '{1.5,NULL}'::float8[],                     '{t,f}'::bool[], '{10000000000}'::int8[]              FROM pg_attribute a WHERE a.attrelid = 'airports'::regclass",
@@ -110,11 +157,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         )
         .await
         .unwrap();
-    let columns: Vec<String> = row
-        .columns()
-        .iter()
-        .map(|c| c.type_().name().to_string())
-        .collect();
+    let columns = type_names(&row);
     assert_eq!(
         columns,
         ["_text", "_int2", "_oid", "_name", "_int4", "_float8", "_bool", "_int8"]
@@ -226,11 +269,22 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         ("SELECT '{1,x}'::int2[]", "22P02"),
         ("SELECT '{1'::text[]", "22P02"),
         ("SELECT 'abc'::text[]", "22P02"),
+        ("SELECT '{\"a\"b}'::text[]", "22P02"),
+        ("SELECT '{a,,b}'::text[]", "22P02"),
+        ("SELECT '{{1,2},{3,4}}'::int4[]", "0A000"),
         ("SELECT set_config('jit', 'on', false)", "0A000"),
     ] {
         let e = c.simple_query(sql).await.unwrap_err();
         assert_eq!(sqlstate(&e), code, "{sql}: {e}");
     }
+}
+
+/// The type names a row's columns were described with (`_int2`, `oid`, ...).
+fn type_names(row: &tokio_postgres::Row) -> Vec<String> {
+    row.columns()
+        .iter()
+        .map(|c| c.type_().name().to_string())
+        .collect()
 }
 
 #[tokio::test]

@@ -300,27 +300,16 @@ fn col_type(t: &str) -> DataType {
     }
 }
 
-/// The PostgreSQL type oid a catalog column reports in `pg_attribute`.
+/// The PostgreSQL type oid a catalog column reports in `pg_attribute`: the type it is sent
+/// as, but for the spec types held and sent as text (`name`, `"char"`, `regproc`, and
+/// `arr`, an array of a type tcq lacks, reported as `text[]`).
 fn col_pg_type(t: &str) -> i64 {
     match t {
-        "oid" => 26,
         "name" => 19,
         "char" => 18,
-        "bool" => 16,
-        "int2" => 21,
-        "int4" => 23,
-        "int8" => 20,
-        "float4" => 700,
-        "tstz" => 1184,
         "regproc" => 24,
-        "arr" | "text[]" => 1009,
-        "name[]" => 1003,
-        "char[]" => 1002,
-        "int2[]" => 1005,
-        "oid[]" => 1028,
-        "int2vector" => 22,
-        "oidvector" => 30,
-        _ => 25,
+        "arr" => 1009,
+        other => i64::from(column_of("", other).type_oid()),
     }
 }
 
@@ -538,6 +527,20 @@ struct Ctx<'a> {
     superuser: bool,
 }
 
+/// A role name as `aclitemout` writes it: bare when it is made of lowercase letters,
+/// digits and underscores, else double-quoted with its quotes doubled.
+fn acl_name(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// A row of `pg_authid`: (oid, name, superuser, login, password verifier).
 type RoleRow = (i64, String, bool, bool, Option<String>);
 
@@ -592,16 +595,17 @@ impl Ctx<'_> {
             return Value::Null;
         }
         let all = crate::sql::Privileges::ALL.letters();
-        let mut items = vec![format!("{}={all}/{}", acl.owner, acl.owner)];
+        let owner = acl_name(&acl.owner);
+        let mut items = vec![t(format!("{owner}={all}/{owner}"))];
         for (grantee, p) in &acl.grants {
             let who = if grantee == super::roles::PUBLIC {
-                ""
+                String::new()
             } else {
-                grantee
+                acl_name(grantee)
             };
-            items.push(format!("{who}={}/{}", p.letters(), acl.owner));
+            items.push(t(format!("{who}={}/{owner}", p.letters())));
         }
-        t(format!("{{{}}}", items.join(",")))
+        t(crate::exec::relational::format_array(&items))
     }
 
     /// Every role: those of `engine::roles`, the session's user, and relation owners that
@@ -1133,15 +1137,20 @@ impl Ctx<'_> {
                 ("datctype", t("C")),
             ]],
             // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
-            // The verifier is shown to superusers only (PostgreSQL refuses pg_authid to
-            // the others).
-            "pg_authid" => self
+            // pg_authid shows the verifier to superusers only (PostgreSQL refuses
+            // pg_authid to the others); pg_roles masks it, NULL when there is none.
+            "pg_authid" | "pg_roles" => self
                 .role_rows()
                 .into_iter()
-                .map(|(o, name, su, login, password)| {
+                .map(|(o, role, su, login, password)| {
+                    let password = if name == "pg_roles" {
+                        password.map(|_| t("********"))
+                    } else {
+                        password.filter(|_| self.superuser).map(t)
+                    };
                     vec![
                         ("oid", oid(o)),
-                        ("rolname", t(name)),
+                        ("rolname", t(role)),
                         ("rolsuper", b(su)),
                         ("rolinherit", b(true)),
                         ("rolcreaterole", b(su)),
@@ -1150,33 +1159,8 @@ impl Ctx<'_> {
                         ("rolreplication", b(su)),
                         ("rolbypassrls", b(su)),
                         ("rolconnlimit", Value::Int4(-1)),
-                        (
-                            "rolpassword",
-                            password.filter(|_| self.superuser).map_or(Value::Null, t),
-                        ),
+                        ("rolpassword", password.unwrap_or(Value::Null)),
                     ]
-                })
-                .collect(),
-            "pg_roles" => self
-                .role_rows()
-                .into_iter()
-                .map(|(o, name, su, login, password)| {
-                    vec![
-                        ("rolname", t(name)),
-                        ("rolsuper", b(su)),
-                        ("rolinherit", b(true)),
-                        ("rolcreaterole", b(su)),
-                        ("rolcreatedb", b(su)),
-                        ("rolcanlogin", b(login)),
-                        ("rolreplication", b(su)),
-                        ("rolconnlimit", Value::Int4(-1)),
-                        ("rolpassword", t("********")),
-                        ("rolbypassrls", b(su)),
-                        ("oid", oid(o)),
-                    ]
-                    .into_iter()
-                    .filter(|(k, _)| *k != "rolpassword" || password.is_some())
-                    .collect()
                 })
                 .collect(),
             "pg_user" => self

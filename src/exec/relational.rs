@@ -910,7 +910,7 @@ impl Ev<'_> {
                         .map_or(Value::Null, |s| Value::Text(s.into())));
                 }
                 let elems = parse_array(&text)?;
-                Ok(usize::try_from(i - 1)
+                Ok(usize::try_from(i.saturating_sub(1))
                     .ok()
                     .and_then(|i| elems.get(i).cloned())
                     .flatten()
@@ -1483,7 +1483,10 @@ pub(crate) fn format_array(vals: &[Value]) -> String {
     out
 }
 
-/// Parse a one-dimensional array's text form; `None` elements are NULL.
+/// Parse a one-dimensional array's text form (`{a,"b c",NULL}`); `None` elements are NULL.
+/// Errors: 22P02 for a malformed literal (no braces, an empty or unterminated element,
+/// a stray quote or brace, text after a quoted element); 0A000 for a nested
+/// (multidimensional) array.
 pub(crate) fn parse_array(s: &str) -> Result<Vec<Option<String>>> {
     let s = s.trim();
     let bad = || Error::InvalidTextRepresentation(format!("malformed array literal: \"{s}\""));
@@ -1501,9 +1504,8 @@ pub(crate) fn parse_array(s: &str) -> Result<Vec<Option<String>>> {
             chars.next();
         }
         let mut item = String::new();
-        let mut quoted = false;
-        if chars.peek() == Some(&'"') {
-            quoted = true;
+        let quoted = chars.peek() == Some(&'"');
+        if quoted {
             chars.next();
             loop {
                 match chars.next() {
@@ -1513,25 +1515,47 @@ pub(crate) fn parse_array(s: &str) -> Result<Vec<Option<String>>> {
                     None => return Err(bad()),
                 }
             }
-        }
-        while let Some(&c) = chars.peek() {
-            if c == ',' {
-                break;
-            }
-            chars.next();
-            if !quoted {
-                if c == '\\' {
-                    item.push(chars.next().ok_or_else(bad)?);
-                } else {
-                    item.push(c);
+            // Only blanks may follow the closing quote.
+            while let Some(&c) = chars.peek() {
+                match c {
+                    ',' => break,
+                    c if c.is_whitespace() => {
+                        chars.next();
+                    }
+                    _ => return Err(bad()),
                 }
             }
-        }
-        let item = if quoted {
-            item
         } else {
-            item.trim().to_string()
-        };
+            if chars.peek() == Some(&'{') {
+                return Err(Error::FeatureNotSupported(
+                    "multidimensional arrays are not supported".into(),
+                ));
+            }
+            // Escaped characters are kept even when blank; trailing blanks are not.
+            let mut kept = 0;
+            while let Some(&c) = chars.peek() {
+                match c {
+                    ',' => break,
+                    '{' | '}' | '"' => return Err(bad()),
+                    '\\' => {
+                        chars.next();
+                        item.push(chars.next().ok_or_else(bad)?);
+                        kept = item.len();
+                    }
+                    c => {
+                        chars.next();
+                        item.push(c);
+                        if !c.is_whitespace() {
+                            kept = item.len();
+                        }
+                    }
+                }
+            }
+            item.truncate(kept);
+            if item.is_empty() {
+                return Err(bad());
+            }
+        }
         out.push((quoted || !item.eq_ignore_ascii_case("null")).then_some(item));
         if chars.next().is_none() {
             break;
@@ -1865,5 +1889,42 @@ mod tests {
             vec![Some("a b".to_string()), None, Some("c".to_string())]
         );
         assert!(parse_array("{}").unwrap().is_empty());
+        assert_eq!(
+            parse_array(r#"{ a b , "x" ,\ ,c\,d}"#).unwrap(),
+            ["a b", "x", " ", "c,d"].map(|e| Some(e.to_string()))
+        );
+    }
+
+    /// A subscript is any bigint a client writes; the extremes find no element.
+    #[test]
+    fn extreme_subscripts_are_null() {
+        assert_eq!(
+            flat(
+                "SELECT (ARRAY['a','b'])[-9223372036854775808], (ARRAY['a','b'])[2], \
+                        (ARRAY['a','b'])[9223372036854775807]"
+            ),
+            ["NULL|b|NULL"]
+        );
+    }
+
+    #[test]
+    fn malformed_array_literals_are_errors() {
+        for bad in [
+            "{1", "1}", "{1,,2}", "{1,}", "{,1}", "{\"a\"b}", "{a\"b}", "{a{b}", "{a}b}", "{\"a",
+            "{a\\}",
+        ] {
+            let e = parse_array(bad).unwrap_err();
+            assert!(
+                matches!(e, Error::InvalidTextRepresentation(_)),
+                "{bad}: {e:?}"
+            );
+        }
+        for nested in ["{{1,2},{3,4}}", "{{}}", "{ {1}}"] {
+            let e = parse_array(nested).unwrap_err();
+            assert!(
+                matches!(e, Error::FeatureNotSupported(_)),
+                "{nested}: {e:?}"
+            );
+        }
     }
 }

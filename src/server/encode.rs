@@ -296,13 +296,13 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
     })
 }
 
-/// Decode a parameter of catalog type `ty`, held as [`CatalogType::held_as`]: an oid
-/// ([`parse_oid`]), or an array or vector in its text form or as `array_send` bytes (one
-/// dimension at most), held as its canonical text form.
+/// Decode a parameter of catalog type `ty`, held as [`CatalogType::held_as`]: in text
+/// through the catalog types' input ([`crate::exec::relational::conform_catalog`]: an
+/// oid wraps negative 32-bit numbers as `oidin` does); in binary an oid as four
+/// big-endian bytes, an array or vector as `array_send` bytes (one dimension at most),
+/// held as its canonical text form. Errors: 22021 (text not UTF-8), 22P02 / 22003 (text
+/// input), 22P03 (malformed binary), 0A000 (several dimensions).
 pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Result<Value> {
-    let Some(elem) = ty.elem() else {
-        return parse_oid(bytes, binary);
-    };
     if !binary {
         let text = std::str::from_utf8(bytes).map_err(|_| {
             Error::CharacterNotInRepertoire("invalid byte sequence for encoding \"UTF8\"".into())
@@ -314,6 +314,10 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
             "incorrect binary data format in bind parameter of type {}",
             ty.name()
         ))
+    };
+    let Some(elem) = ty.elem() else {
+        let oid: [u8; 4] = bytes.try_into().map_err(|_| bad())?;
+        return Ok(Value::Int8(u32::from_be_bytes(oid) as i64));
     };
     let mut at = 0usize;
     let mut word = |n: usize| -> Result<&[u8]> {
@@ -332,6 +336,7 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
             let _lower = word(4)?;
             usize::try_from(n).map_err(|_| bad())?
         }
+        n if n < 0 => return Err(bad()),
         _ => {
             return Err(Error::FeatureNotSupported(
                 "multidimensional array parameters are not supported".into(),
@@ -358,30 +363,6 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
     }
     let text = crate::exec::relational::format_array(&values);
     crate::exec::relational::conform_catalog(Value::Text(text.into()), ty)
-}
-
-/// Decode an `oid` parameter (held as its `bigint`): four big-endian bytes in binary; in
-/// text an unsigned 32-bit number, or a negative 32-bit one that wraps as `oidin` does.
-pub(crate) fn parse_oid(bytes: &[u8], binary: bool) -> Result<Value> {
-    if binary {
-        let b: [u8; 4] = bytes.try_into().map_err(|_| {
-            Error::InvalidBinaryRepresentation(
-                "incorrect binary data format in bind parameter of type oid".into(),
-            )
-        })?;
-        return Ok(Value::Int8(u32::from_be_bytes(b) as i64));
-    }
-    let text = String::from_utf8_lossy(bytes);
-    let n: i64 = text.trim().parse().map_err(|_| {
-        Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
-    })?;
-    match n {
-        0..=0xFFFF_FFFF => Ok(Value::Int8(n)),
-        -0x8000_0000..=-1 => Ok(Value::Int8(n + 0x1_0000_0000)),
-        _ => Err(Error::NumericValueOutOfRange(format!(
-            "value \"{text}\" is out of range for type oid"
-        ))),
-    }
 }
 
 /// Numeric `recv`: rebuild the decimal text from base-10000 groups and parse it.
@@ -685,6 +666,18 @@ mod tests {
         ] {
             let e = parse_catalog(bad, oids, true).unwrap_err();
             assert!(matches!(e, Error::InvalidBinaryRepresentation(_)), "{e:?}");
+        }
+        // A negative dimension count or element count is malformed; two dimensions are
+        // not supported.
+        let mut neg_len = bytes.clone();
+        neg_len[12..16].copy_from_slice(&(-2i32).to_be_bytes());
+        for (bad, code) in [
+            ([&[0xff, 0xff, 0xff, 0xff], &bytes[4..]].concat(), "22P03"),
+            (neg_len, "22P03"),
+            ([&[0, 0, 0, 2], &bytes[4..]].concat(), "0A000"),
+        ] {
+            let e = parse_catalog(&bad, oids, true).unwrap_err();
+            assert_eq!(crate::server::sqlstate(&e), code, "{e:?}");
         }
         assert!(parse_catalog(&[0, 0, 1], CatalogType::Oid, true).is_err());
         assert!(parse_catalog(b"4294967296", CatalogType::Oid, false).is_err());

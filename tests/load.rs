@@ -506,6 +506,14 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
         queued_max <= 3 * queue,
         "output queues held {queued_max} bytes; a non-reader's bound is {queue}"
     );
+    // Whatever the load: no window reaches a client before it has closed (the closing
+    // tuple is stamped with the wall clock at or past the close, so an earlier arrival
+    // means a window emitted before its end).
+    assert!(
+        latencies_us[0] >= 0,
+        "a window arrived {} ms before it closed",
+        -latencies_us[0] as f64 / 1000.0
+    );
     // The bound, checked where it means something: on a machine whose CPUs are
     // taken by other work (load average above the CPU count) the latency measures that
     // work, and the figure is only printed.

@@ -30,7 +30,6 @@ use crate::engine::Outcome;
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
-/// The tcq type for a parameter type OID given in Parse; `None` lets the server infer it.
 /// The type OID of `oid`.
 const OID: u32 = 26;
 
@@ -64,6 +63,7 @@ fn param_types_of(d: &crate::engine::Description, hint_oids: &[u32]) -> Vec<Para
         .collect()
 }
 
+/// The tcq type for a parameter type OID given in Parse; `None` lets the server infer it.
 fn hint_type(oid: u32) -> Option<DataType> {
     Some(match oid {
         16 => DataType::Bool,

@@ -18,12 +18,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 /// The tests take turns: each measures one server's memory and latency, and two at once
 /// would measure each other.
@@ -37,26 +37,9 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-            .args(["--listen", "127.0.0.1:0", "--memory-only", "--http", "off"])
-            .args(args)
-            .env("RUST_LOG", "warn,tcq=info")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tcqd");
-        let stderr = child.stderr.take().unwrap();
-        let (port_tx, port_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("tcq listening on ").nth(1) {
-                    let port: u16 = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
-                    let _ = port_tx.send(port);
-                }
-            }
-        });
-        let port = port_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("tcqd did not start");
+        let mut all = vec!["--http", "off"];
+        all.extend_from_slice(args);
+        let (child, port) = common::spawn_tcqd(&all);
         Server { child, port }
     }
 
@@ -115,16 +98,6 @@ fn raise_nofile(want: u64) -> bool {
     }
 }
 
-async fn connect(port: u16) -> Client {
-    let (client, conn) = tokio_postgres::connect(&common::conn_string(port), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    client
-}
-
 async fn select_one(c: &Client) {
     assert_eq!(common::rows(c, "SELECT 1").await, common::table(&[&["1"]]));
 }
@@ -174,7 +147,7 @@ async fn five_thousand_idle_connections() {
     let max = (n + 100).to_string();
     let server = Server::start(&["--max-connections", &max]);
     let port = server.port;
-    let admin = connect(port).await;
+    let admin = common::connect(port).await;
     select_one(&admin).await;
     let baseline = settled_rss(&server).await;
 
@@ -182,14 +155,14 @@ async fn five_thousand_idle_connections() {
     let mut idle = Vec::with_capacity(n);
     while idle.len() < n {
         let batch = (n - idle.len()).min(100);
-        let more = futures::future::join_all((0..batch).map(|_| connect(port))).await;
+        let more = futures::future::join_all((0..batch).map(|_| common::connect(port))).await;
         idle.extend(more);
     }
     let open_secs = opened.elapsed().as_secs_f64();
     wait_for_sessions(&admin, n + 1).await;
     // The server answers on an old connection, a new one and the first of the idle ones.
     select_one(&admin).await;
-    select_one(&connect(port).await).await;
+    select_one(&common::connect(port).await).await;
     select_one(&idle[0]).await;
     select_one(&idle[n - 1]).await;
     let during = server.rss();
@@ -222,7 +195,7 @@ async fn a_thousand_connects_and_disconnects_leave_memory_at_its_baseline() {
     let cycles = env_usize("TCQ_LOAD_CYCLES", 1000);
     let server = Server::start(&["--memory-limit", "64MB"]);
     let port = server.port;
-    let admin = connect(port).await;
+    let admin = common::connect(port).await;
     // tcqd's option reaches the budget, units and all.
     assert_eq!(
         common::rows(
@@ -234,13 +207,13 @@ async fn a_thousand_connects_and_disconnects_leave_memory_at_its_baseline() {
     );
     // Warm up: the runtime's and allocator's first growth is not a leak.
     for _ in 0..50 {
-        select_one(&connect(port).await).await;
+        select_one(&common::connect(port).await).await;
     }
     wait_for_sessions(&admin, 1).await;
     let baseline = settled_rss(&server).await;
     let started = Instant::now();
     for _ in 0..cycles {
-        let c = connect(port).await;
+        let c = common::connect(port).await;
         select_one(&c).await;
     }
     let secs = started.elapsed().as_secs_f64();
@@ -363,7 +336,7 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
     let queue = 4 << 20;
     let server = Server::start(&["--output-queue-bytes", &queue.to_string()]);
     let port = server.port;
-    let admin = connect(port).await;
+    let admin = common::connect(port).await;
     common::exec(
         &admin,
         "CREATE STREAM ticks (ts timestamp TIMESTAMPCOLUMN, v integer, pad text)",
@@ -379,7 +352,7 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
     );
     let mut readers = Vec::new();
     for _ in 0..subscribers {
-        let c = connect(port).await;
+        let c = common::connect(port).await;
         let sql = sql.clone();
         readers.push(tokio::spawn(async move {
             let stream = c.simple_query_raw(&sql).await.expect("subscribe");
@@ -415,7 +388,7 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
 
     // Feed 10,000 rows/s stamped with the wall clock until the last window has closed.
     let pad = "x".repeat(100);
-    let feeder = connect(port).await;
+    let feeder = common::connect(port).await;
     let mut counts = vec![0i64; WINDOWS as usize];
     let mut sums = vec![0i64; WINDOWS as usize];
     let end_us = start_us + WINDOWS * 1_000_000;
@@ -532,6 +505,14 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
     assert!(
         queued_max <= 3 * queue,
         "output queues held {queued_max} bytes; a non-reader's bound is {queue}"
+    );
+    // Whatever the load: no window reaches a client before it has closed (the closing
+    // tuple is stamped with the wall clock at or past the close, so an earlier arrival
+    // means a window emitted before its end).
+    assert!(
+        latencies_us[0] >= 0,
+        "a window arrived {} ms before it closed",
+        -latencies_us[0] as f64 / 1000.0
     );
     // The bound, checked where it means something: on a machine whose CPUs are
     // taken by other work (load average above the CPU count) the latency measures that

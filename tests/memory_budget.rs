@@ -59,6 +59,52 @@ const START: &str = "2024-01-01 00:00:00";
 const STATEMENTS: i64 = 200;
 const ROWS_PER_STATEMENT: i64 = 1000;
 
+/// `INSERT INTO {stream} VALUES` statement `i`: `ROWS_PER_STATEMENT` rows one millisecond
+/// apart, row `n` with key `n` and value `v(n)`.
+fn insert_statement(stream: &str, i: i64, v: impl Fn(i64) -> i64) -> String {
+    let values: Vec<String> = (0..ROWS_PER_STATEMENT)
+        .map(|j| {
+            let n = i * ROWS_PER_STATEMENT + j;
+            format!(
+                "(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, {})",
+                v(n)
+            )
+        })
+        .collect();
+    format!("INSERT INTO {stream} VALUES {}", values.join(", "))
+}
+
+/// Feed `stream` (one key per row, value 1) until `query` ends or `STATEMENTS` statements
+/// are in; the query must end within 60 s with 53200 whose message names the limit. The
+/// message is returned.
+async fn feed_until_53200(
+    c: &Client,
+    stream: &str,
+    query: tokio::task::JoinHandle<
+        Result<Vec<tokio_postgres::SimpleQueryMessage>, tokio_postgres::Error>,
+    >,
+    limit: usize,
+) -> String {
+    for i in 0..STATEMENTS {
+        if query.is_finished() {
+            break;
+        }
+        common::exec(c, &insert_statement(stream, i, |_| 1)).await;
+    }
+    let err = tokio::time::timeout(Duration::from_secs(60), query)
+        .await
+        .expect("the query ends")
+        .unwrap()
+        .expect_err("the query ends with an error");
+    assert_eq!(common::sqlstate(&err), "53200");
+    let message = err.as_db_error().unwrap().message().to_string();
+    assert!(
+        message.contains(&format!("past memory_limit ({limit} bytes)")),
+        "{message}"
+    );
+    message
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_query_whose_groups_explode_ends_with_53200_and_the_others_go_on() {
     let limit = 4 << 20;
@@ -105,20 +151,7 @@ async fn a_query_whose_groups_explode_ends_with_53200_and_the_others_go_on() {
 
     let feeder = common::connect(port).await;
     for i in 0..STATEMENTS {
-        let values: Vec<String> = (0..ROWS_PER_STATEMENT)
-            .map(|j| {
-                let n = i * ROWS_PER_STATEMENT + j;
-                format!(
-                    "(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, {})",
-                    n % 7
-                )
-            })
-            .collect();
-        common::exec(
-            &feeder,
-            &format!("INSERT INTO s VALUES {}", values.join(", ")),
-        )
-        .await;
+        common::exec(&feeder, &insert_statement("s", i, |n| n % 7)).await;
     }
     // Closes the last one-second window.
     let end = STATEMENTS * ROWS_PER_STATEMENT;
@@ -264,30 +297,8 @@ async fn a_join_whose_stored_tuples_explode_ends_with_53200() {
     });
     common::wait_for_queries(&c, 1).await;
     // Every tuple of a stays stored for the hour: 200,000 of them pass 4 MiB.
-    for i in 0..STATEMENTS {
-        if join.is_finished() {
-            break;
-        }
-        let values: Vec<String> = (0..ROWS_PER_STATEMENT)
-            .map(|j| {
-                let n = i * ROWS_PER_STATEMENT + j;
-                format!("(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, 1)")
-            })
-            .collect();
-        common::exec(&c, &format!("INSERT INTO a VALUES {}", values.join(", "))).await;
-    }
-    let err = tokio::time::timeout(Duration::from_secs(60), join)
-        .await
-        .expect("the join ends")
-        .unwrap()
-        .expect_err("the join ends with an error");
-    assert_eq!(common::sqlstate(&err), "53200");
-    let message = err.as_db_error().unwrap().message().to_string();
-    assert!(
-        message.starts_with("the state of query ")
-            && message.contains("past memory_limit (4194304 bytes)"),
-        "{message}"
-    );
+    let message = feed_until_53200(&c, "a", join, 4 << 20).await;
+    assert!(message.starts_with("the state of query "), "{message}");
     wait_for_nothing_tracked(&c).await;
 }
 
@@ -310,30 +321,6 @@ async fn a_distinct_set_that_explodes_ends_with_53200() {
     });
     common::wait_for_queries(&c, 1).await;
     // One group whose set of distinct k grows by 1,000 a statement.
-    for i in 0..STATEMENTS {
-        if distinct.is_finished() {
-            break;
-        }
-        let values: Vec<String> = (0..ROWS_PER_STATEMENT)
-            .map(|j| {
-                let n = i * ROWS_PER_STATEMENT + j;
-                format!("(TIMESTAMP '{START}' + interval '{n} milliseconds', {n}, 1)")
-            })
-            .collect();
-        common::exec(&c, &format!("INSERT INTO s VALUES {}", values.join(", "))).await;
-    }
-    let err = tokio::time::timeout(Duration::from_secs(60), distinct)
-        .await
-        .expect("the query ends")
-        .unwrap()
-        .expect_err("the query ends with an error");
-    assert_eq!(common::sqlstate(&err), "53200");
-    assert!(
-        err.as_db_error()
-            .unwrap()
-            .message()
-            .contains("past memory_limit (4194304 bytes)"),
-        "{err}"
-    );
+    feed_until_53200(&c, "s", distinct, 4 << 20).await;
     wait_for_nothing_tracked(&c).await;
 }

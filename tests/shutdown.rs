@@ -3,8 +3,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -40,37 +39,10 @@ async fn raw_copy_in(port: u16) -> TcpStream {
     s
 }
 
-/// Start `tcqd` with `args` on a free port; the child and its port.
-fn spawn_tcqd(args: &[&str]) -> (std::process::Child, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-        .args(["--listen", "127.0.0.1:0", "--memory-only"])
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tcqd");
-    let stderr = child.stderr.take().unwrap();
-    let (port_tx, port_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let (false, Some(addr)) = (sent, line.split("tcq listening on ").nth(1)) {
-                let port: u16 = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
-                port_tx.send(port).unwrap();
-                sent = true;
-            }
-        }
-    });
-    let port = port_rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("tcqd reports its address");
-    (child, port)
-}
-
 /// The limits are options of `tcqd` too.
 #[tokio::test]
 async fn tcqd_takes_its_limits_from_the_command_line() {
-    let (mut child, port) = spawn_tcqd(&["--max-connections", "1"]);
+    let (mut child, port) = common::spawn_tcqd(&["--max-connections", "1"]);
     let (first, conn) = tokio_postgres::connect(&common::conn_string(port), NoTls)
         .await
         .unwrap();
@@ -92,7 +64,7 @@ async fn tcqd_takes_its_limits_from_the_command_line() {
 
 #[tokio::test]
 async fn sigterm_ends_every_client_with_57p01_and_exits_0() {
-    let (mut child, port) = spawn_tcqd(&[]);
+    let (mut child, port) = common::spawn_tcqd(&[]);
     let connect = || async move {
         let (client, connection) = tokio_postgres::connect(&common::conn_string(port), NoTls)
             .await

@@ -300,15 +300,50 @@ async fn a_plan_made_before_data_is_replanned_for_the_rate_of_its_first_batch() 
     replanned_for_the_first_batch(true).await;
 }
 
-/// The same for a query that runs alone (its own plan, not a shared one): its rows are
-/// those of the window computed alone.
+/// The same for a query that runs alone (its own plan, not a shared one, so not in
+/// tcq_plans): the plan the console shows for it gains the pane, and its rows are those of
+/// the window computed alone.
 #[tokio::test]
 async fn a_query_alone_is_replanned_for_the_rate_of_its_first_batch() {
     replanned_for_the_first_batch(false).await;
 }
 
+/// The nodes of query `id`'s plan as the console serves it (`/api/queries/{id}/plan`):
+/// (range in microseconds, factor window).
+async fn console_plan_nodes(http: u16, id: u64) -> Vec<(i64, bool)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", http))
+        .await
+        .unwrap();
+    s.write_all(
+        format!(
+            "GET /api/queries/{id}/plan HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    let plan: serde_json::Value = serde_json::from_str(body).unwrap();
+    plan["plan"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["window"]["range_us"].as_i64().unwrap(),
+                n["factor"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
 async fn replanned_for_the_first_batch(share: bool) {
-    let port = common::start_server();
+    let ports = common::start_with_console(tcq::http::HttpOptions::default());
+    let port = ports.pg;
     let c = common::connect(port).await;
     c.batch_execute("CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)")
         .await
@@ -351,6 +386,13 @@ async fn replanned_for_the_first_batch(share: bool) {
         (Vec::new(), Vec::new())
     };
     assert_eq!(common::rows(&c, nodes).await, before);
+    // A query alone shows its plan on the console: the 1 s window alone, then under a
+    // 1 ms pane.
+    let alone_before = vec![(1_000_000, false)];
+    let alone_after = vec![(1_000, true), (1_000_000, false)];
+    if !share {
+        assert_eq!(console_plan_nodes(ports.http, 1).await, alone_before);
+    }
     // 30,000 rows 50 microseconds apart (20,000 rows/s), in two COPYs: the first one's
     // 20,000 rows close no instance, so the plan is still there to look at.
     let copy = |from: i64, to: i64| {
@@ -376,6 +418,9 @@ async fn replanned_for_the_first_batch(share: bool) {
     };
     copy(0, 20_000).await;
     assert_eq!(common::rows(&c, nodes).await, after);
+    if !share {
+        assert_eq!(console_plan_nodes(ports.http, 1).await, alone_after);
+    }
     copy(20_000, 30_000).await;
     // Each of the first three instances holds 20,000 tuples whose v = k % 10 sums to 90,000.
     assert_eq!(

@@ -57,11 +57,11 @@ enum Entry {
 
 struct Inner {
     entries: VecDeque<Entry>,
-    bytes: usize,
     /// Since when the reader has had entries to take and taken none (`None`: the queue
     /// is empty).
     waiting_since: Option<tokio::time::Instant>,
-    /// `bytes`, as counted by the global memory budget (never refused by it).
+    /// The bytes of the queued events, as counted by the global memory budget (never
+    /// refused by it).
     charged: Reservation,
     /// The sender is gone: the reader drains what is queued, then ends.
     closed: bool,
@@ -96,7 +96,6 @@ pub(crate) fn output_queue(
     let shared = Arc::new(Shared {
         inner: Mutex::new(Inner {
             entries: VecDeque::new(),
-            bytes: 0,
             waiting_since: None,
             charged: Reservation::new(budget, MemoryKind::OutputQueues),
             closed: false,
@@ -148,7 +147,8 @@ impl OutSender {
     fn try_push(&self, ev: Result<Event>) -> std::result::Result<(), (Full, Result<Event>)> {
         let size = event_bytes(&ev);
         let mut inner = self.shared.inner.lock();
-        if inner.bytes > 0 && inner.bytes + size > self.bytes_max {
+        let queued = inner.charged.bytes();
+        if queued > 0 && queued + size > self.bytes_max {
             match (self.overflow, &ev) {
                 (Overflow::Error, _) => {
                     return Err((
@@ -179,8 +179,7 @@ impl OutSender {
                 (Overflow::Skip, _) => {}
             }
         }
-        inner.bytes += size;
-        let bytes = inner.bytes;
+        let bytes = inner.charged.bytes() + size;
         inner.charged.force_resize(bytes);
         inner.entries.push_back(Entry::Event(ev, size));
         inner
@@ -264,8 +263,7 @@ impl OutReceiver {
         }
         match entry {
             Some(Entry::Event(ev, size)) => {
-                inner.bytes -= size;
-                let bytes = inner.bytes;
+                let bytes = inner.charged.bytes() - size;
                 inner.charged.force_resize(bytes);
                 TryRecv::Event(ev)
             }
@@ -294,7 +292,7 @@ impl OutReceiver {
     /// Bytes queued now.
     #[cfg(test)]
     pub fn queued_bytes(&self) -> usize {
-        self.shared.inner.lock().bytes
+        self.shared.inner.lock().charged.bytes()
     }
 }
 

@@ -244,3 +244,37 @@ pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
     });
     rx.recv().expect("server start")
 }
+
+/// Start the `tcqd` binary on 127.0.0.1 with a port of its own choosing, in memory only,
+/// with `args` added; returns the child and the port it reports on stderr (30 s at most).
+/// A thread keeps draining the child's stderr so its logging never blocks it.
+pub fn spawn_tcqd(args: &[&str]) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(["--listen", "127.0.0.1:0", "--memory-only"])
+        .args(args)
+        .env("RUST_LOG", "warn,tcq=info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tcqd");
+    let stderr = child.stderr.take().unwrap();
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let (false, Some(addr)) = (sent, line.split("tcq listening on ").nth(1)) {
+                let port: u16 = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
+                let _ = port_tx.send(port);
+                sent = true;
+            }
+        }
+    });
+    let port = port_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("tcqd reports its address");
+    (child, port)
+}

@@ -353,8 +353,8 @@ fn verifier(password: Option<Option<String>>, notices: &mut Vec<String>) -> Opti
             None
         }
         Some(p) => Some(
-            crate::server::Verifier::parse(&p)
-                .unwrap_or_else(|| crate::server::Verifier::from_password(&p))
+            crate::password::Verifier::parse(&p)
+                .unwrap_or_else(|| crate::password::Verifier::from_password(&p))
                 .to_string(),
         ),
         None => None,

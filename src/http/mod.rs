@@ -55,7 +55,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::engine::Engine;
-use crate::server::Verifier;
+use crate::password::Verifier;
 
 /// How the console treats clients, and its bounds.
 #[derive(Clone, Debug)]

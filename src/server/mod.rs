@@ -72,8 +72,8 @@ use tokio::sync::watch;
 
 use crate::engine::Engine;
 use crate::error::Error;
+pub use crate::password::Verifier;
 use conn::ConnSlot;
-pub use scram::Verifier;
 pub use socket::connection_panics;
 use wire::Client;
 

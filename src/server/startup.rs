@@ -207,7 +207,7 @@ impl Handler {
                     .roles()
                     .get(&user)
                     .and_then(|r| r.password)
-                    .and_then(|p| super::scram::Verifier::parse(&p));
+                    .and_then(|p| crate::password::Verifier::parse(&p));
                 let (exchange, server_first) =
                     Exchange::start(verifier.as_ref(), &data).map_err(|e| match e {
                         ScramError::Malformed(what) => auth_malformed(what),

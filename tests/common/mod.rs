@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod golden;
+pub mod java;
 pub mod psql;
 
 use std::sync::Arc;

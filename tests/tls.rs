@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::start_server_with_options as start;
+use common::{have, start_server_with_options as start};
 use tcq::server::ServerOptions;
 use tokio_postgres::NoTls;
 
@@ -69,13 +69,6 @@ impl Pki {
             .unwrap();
         start(options)
     }
-}
-
-fn have(program: &str, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Run psql on `conninfo` with `password`; (exit code, stdout, stderr).

@@ -16,8 +16,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let java = Command::new("java").arg("-version").output();
-    if !java.is_ok_and(|o| o.status.success()) || !Path::new(JAR).exists() {
+    if !super::have("java", &["-version"]) || !Path::new(JAR).exists() {
         eprintln!(
             "SKIPPED: java or {JAR} is missing \
              (apt-get install openjdk-17-jdk-headless libpostgresql-jdbc-java)"

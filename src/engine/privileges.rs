@@ -26,9 +26,9 @@ impl Session {
             .is_superuser(&self.user, self.implicit_superuser)
     }
 
-    /// Call after [`Session::set_identity`]. Record how the client authenticated: `trusted` (no password asked) makes a user who
-    /// is no role the bootstrap superuser; a password-authenticated user has exactly its
-    /// role's attributes.
+    /// Record how the client authenticated (call after [`Session::set_identity`]): `trusted`
+    /// (no password asked) makes a user who is no role the bootstrap superuser; a
+    /// password-authenticated user has exactly its role's attributes.
     pub fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
         let superuser = if self.is_superuser() { "on" } else { "off" };
@@ -307,9 +307,7 @@ impl Session {
         })?;
         Ok(command(if g.grant { "GRANT" } else { "REVOKE" }, vec![]))
     }
-}
 
-impl Session {
     pub(super) fn alter_owner(&mut self, table: bool, name: &str, owner: &str) -> Result<Outcome> {
         self.change_roles(|| self.engine.catalog.roles.change_owner(name, owner))?;
         Ok(Outcome::Command(

@@ -349,6 +349,18 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
     let (code, msg) = refused(&admin, "DROP ROLE bob").await;
     assert_eq!(code, "2BP01");
     assert!(msg.contains("owner of s, t"), "{msg}");
+    // A DROP ROLE that fails on one of its roles drops none of them.
+    exec(&admin, "CREATE ROLE carol").await;
+    assert_eq!(refused(&admin, "DROP ROLE carol, bob").await.0, "2BP01");
+    assert_eq!(
+        rows(
+            &admin,
+            "SELECT rolname FROM pg_roles WHERE rolname = 'carol'"
+        )
+        .await,
+        common::table(&[&["carol"]])
+    );
+    exec(&admin, "DROP ROLE carol").await;
     // Only a superuser gives a relation to another role; grants stay.
     assert_eq!(
         refused(&bob, "ALTER STREAM s OWNER TO alice").await,

@@ -184,14 +184,14 @@ impl Session {
         }
     }
 
-    /// Persist the roles and access lists after `change`; when the catalog cannot be
-    /// written, the change is undone. Holds the streams' write lock, so that no other
-    /// catalog change interleaves.
+    /// Persist the roles and access lists after `change`; when `change` fails part-way
+    /// (`DROP ROLE a, b` with `b` owning a relation) or the catalog cannot be written, all
+    /// of it is undone. Holds the streams' write lock, so that no other catalog change
+    /// interleaves.
     fn change_roles(&self, change: impl FnOnce() -> Result<()>) -> Result<()> {
         let streams = self.engine.catalog.streams.write();
         let before = self.engine.catalog.roles.snapshot();
-        change()?;
-        if let Err(e) = save_catalog(&self.engine, &streams) {
+        if let Err(e) = change().and_then(|()| save_catalog(&self.engine, &streams)) {
             self.engine.catalog.roles.restore(before);
             return Err(e);
         }

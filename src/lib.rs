@@ -9,7 +9,8 @@
 //! set of windows into a shared plan; [`exec`] runs it over batches of tuples; [`engine`]
 //! ties catalog, sessions and execution together; [`table`] stores tables' rows; `server`
 //! speaks the wire protocol and calls only [`engine`]; [`http`] serves the web console and
-//! `/metrics` over the same public surface.
+//! `/metrics` over the same public surface. [`password`] holds stored password verifiers,
+//! which the engine's roles keep and the server's SCRAM exchange checks.
 
 #![deny(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod http;
+pub mod password;
 pub mod server;
 pub mod sql;
 pub mod table;

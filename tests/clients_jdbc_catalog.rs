@@ -8,29 +8,13 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-const JAR: &str = "/usr/share/java/postgresql.jar";
-
 #[test]
 fn pgjdbc_metadata_describes_streams_tables_and_keys() {
-    let java = Command::new("java").arg("-version").output();
-    if java.is_err() || !Path::new(JAR).exists() {
-        eprintln!("SKIPPED: java or {JAR} is missing (apt-get install libpostgresql-jdbc-java)");
-        return;
-    }
     let port = common::start_server();
-    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/CatalogMetadata.java");
-    let out = Command::new("java")
-        .args(["-cp", JAR])
-        .arg(&program)
-        .arg(port.to_string())
-        .output()
-        .expect("run java");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let Some((stdout, stderr)) = common::java::run("CatalogMetadata.java", [port.to_string()])
+    else {
+        return;
+    };
     assert_eq!(
         stdout,
         concat!(

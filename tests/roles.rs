@@ -8,12 +8,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{connect_as, exec, password_options, rows, sqlstate, start_server_with_options};
+use common::tcqd::Tcqd;
+use common::{connect_as, exec, have, password_options, rows, sqlstate, start_server_with_options};
 use tokio_postgres::Client;
 
 /// The password file of every test: two superusers.
@@ -347,6 +349,18 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
     let (code, msg) = refused(&admin, "DROP ROLE bob").await;
     assert_eq!(code, "2BP01");
     assert!(msg.contains("owner of s, t"), "{msg}");
+    // A DROP ROLE that fails on one of its roles drops none of them.
+    exec(&admin, "CREATE ROLE carol").await;
+    assert_eq!(refused(&admin, "DROP ROLE carol, bob").await.0, "2BP01");
+    assert_eq!(
+        rows(
+            &admin,
+            "SELECT rolname FROM pg_roles WHERE rolname = 'carol'"
+        )
+        .await,
+        common::table(&[&["carol"]])
+    );
+    exec(&admin, "DROP ROLE carol").await;
     // Only a superuser gives a relation to another role; grants stay.
     assert_eq!(
         refused(&bob, "ALTER STREAM s OWNER TO alice").await,
@@ -477,52 +491,22 @@ async fn trust_users_that_are_no_role_are_superusers_and_roles_keep_their_attrib
     exec(&other, "DROP STREAM s").await;
 }
 
-/// tcqd on a data directory with the password file, its port and its process.
-struct Tcqd {
-    child: Child,
-    port: u16,
-}
-
-impl Tcqd {
-    fn start(dir: &std::path::Path, passwords: &std::path::Path) -> Tcqd {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir)
-            .arg("--password-file")
-            .arg(passwords)
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tcqd");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("tcq listening on ").nth(1) {
-                    let port = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
-                    let _ = tx.send(port);
-                }
-            }
-        });
-        let port = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("tcqd did not start");
-        Tcqd { child, port }
-    }
-}
-
-impl Drop for Tcqd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// tcqd on `dir` with the password file `passwords`.
+fn tcqd(dir: &Path, passwords: &Path) -> Tcqd {
+    let args: [&OsStr; 4] = [
+        "--data-dir".as_ref(),
+        dir.as_os_str(),
+        "--password-file".as_ref(),
+        passwords.as_os_str(),
+    ];
+    Tcqd::start(args)
 }
 
 #[tokio::test]
 async fn roles_owners_and_grants_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let passwords = common::password_file(PASSWORDS);
-    let server = Tcqd::start(dir.path(), passwords.path());
+    let server = tcqd(dir.path(), passwords.path());
     let admin = login(server.port, "admin", "adminpw").await;
     exec(
         &admin,
@@ -538,7 +522,7 @@ async fn roles_owners_and_grants_survive_a_restart() {
 
     // The password file may list nobody: the catalog's roles log in.
     let empty = common::password_file("");
-    let server = Tcqd::start(dir.path(), empty.path());
+    let server = tcqd(dir.path(), empty.path());
     assert_eq!(
         sqlstate(
             &connect_as(server.port, "admin", "adminpw")
@@ -579,13 +563,6 @@ async fn roles_owners_and_grants_survive_a_restart() {
     let bob = login(server.port, "bob", "b1").await;
     exec(&bob, "REVOKE SELECT ON s FROM alice").await;
     assert_eq!(refused(&alice, explain).await.0, "42501");
-}
-
-fn have(program: &str, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 #[tokio::test]
@@ -668,11 +645,7 @@ with psycopg.connect(base + " user=alice password=a1", autocommit=True) as c:
     except psycopg.errors.InsufficientPrivilege as e:
         print("refused", e.sqlstate, str(e).strip())
 "#;
-    let have_psycopg = Command::new("python3")
-        .args(["-c", "import psycopg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_psycopg {
+    if !have("python3", &["-c", "import psycopg"]) {
         eprintln!("skipped: python3 with psycopg is not installed");
         return;
     }

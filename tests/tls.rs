@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::start_server_with_options as start;
+use common::{have, start_server_with_options as start};
 use tcq::server::ServerOptions;
 use tokio_postgres::NoTls;
 
@@ -69,13 +69,6 @@ impl Pki {
             .unwrap();
         start(options)
     }
-}
-
-fn have(program: &str, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// Run psql on `conninfo` with `password`; (exit code, stdout, stderr).
@@ -383,25 +376,16 @@ async fn wrong_cancel_keys_are_throttled_per_address() {
 
 #[test]
 fn pgjdbc_uses_tls_with_scram_and_verifies_the_server() {
-    const JAR: &str = "/usr/share/java/postgresql.jar";
-    if !have("java", &["-version"]) || !std::path::Path::new(JAR).exists() {
-        eprintln!("SKIPPED: java or {JAR} is missing (apt-get install openjdk-17-jdk-headless libpostgresql-jdbc-java)");
-        return;
-    }
     let pki = Pki::new();
     let port = pki.start();
-    let program = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/TlsScram.java");
-    let out = Command::new("java")
-        .args(["-cp", JAR])
-        .arg(&program)
-        .arg(port.to_string())
-        .arg(pki.path("ca.pem"))
-        .arg(pki.path("other-ca.pem"))
-        .output()
-        .expect("run java");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let args = [
+        port.to_string().into(),
+        pki.path("ca.pem").into_os_string(),
+        pki.path("other-ca.pem").into_os_string(),
+    ];
+    let Some((stdout, stderr)) = common::java::run("TlsScram.java", args) else {
+        return;
+    };
     assert_eq!(
         stdout,
         concat!(

@@ -26,9 +26,9 @@ impl Session {
             .is_superuser(&self.user, self.implicit_superuser)
     }
 
-    /// Call after [`Session::set_identity`]. Record how the client authenticated: `trusted` (no password asked) makes a user who
-    /// is no role the bootstrap superuser; a password-authenticated user has exactly its
-    /// role's attributes.
+    /// Record how the client authenticated (call after [`Session::set_identity`]): `trusted`
+    /// (no password asked) makes a user who is no role the bootstrap superuser; a
+    /// password-authenticated user has exactly its role's attributes.
     pub fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
         let superuser = if self.is_superuser() { "on" } else { "off" };
@@ -184,14 +184,14 @@ impl Session {
         }
     }
 
-    /// Persist the roles and access lists after `change`; when the catalog cannot be
-    /// written, the change is undone. Holds the streams' write lock, so that no other
-    /// catalog change interleaves.
+    /// Persist the roles and access lists after `change`; when `change` fails part-way
+    /// (`DROP ROLE a, b` with `b` owning a relation) or the catalog cannot be written, all
+    /// of it is undone. Holds the streams' write lock, so that no other catalog change
+    /// interleaves.
     fn change_roles(&self, change: impl FnOnce() -> Result<()>) -> Result<()> {
         let streams = self.engine.catalog.streams.write();
         let before = self.engine.catalog.roles.snapshot();
-        change()?;
-        if let Err(e) = save_catalog(&self.engine, &streams) {
+        if let Err(e) = change().and_then(|()| save_catalog(&self.engine, &streams)) {
             self.engine.catalog.roles.restore(before);
             return Err(e);
         }
@@ -307,9 +307,7 @@ impl Session {
         })?;
         Ok(command(if g.grant { "GRANT" } else { "REVOKE" }, vec![]))
     }
-}
 
-impl Session {
     pub(super) fn alter_owner(&mut self, table: bool, name: &str, owner: &str) -> Result<Outcome> {
         self.change_roles(|| self.engine.catalog.roles.change_owner(name, owner))?;
         Ok(Outcome::Command(
@@ -353,8 +351,8 @@ fn verifier(password: Option<Option<String>>, notices: &mut Vec<String>) -> Opti
             None
         }
         Some(p) => Some(
-            crate::server::Verifier::parse(&p)
-                .unwrap_or_else(|| crate::server::Verifier::from_password(&p))
+            crate::password::Verifier::parse(&p)
+                .unwrap_or_else(|| crate::password::Verifier::from_password(&p))
                 .to_string(),
         ),
         None => None,

@@ -150,7 +150,12 @@ impl Roles {
     /// Whether `user` is a superuser now; `implicit` is what a user who is no role is (a
     /// trust-connected bootstrap user).
     pub fn is_superuser(&self, user: &str, implicit: bool) -> bool {
-        self.get(user).map_or(implicit, |r| r.superuser)
+        // Asked by every statement (each INSERT on the ingest path): no copy of the role.
+        self.state
+            .read()
+            .roles
+            .get(user)
+            .map_or(implicit, |r| r.superuser)
     }
 
     /// `CREATE ROLE`. Errors: 42939 for a reserved name, 42710 when it exists.
@@ -368,7 +373,14 @@ impl Roles {
         kind: &str,
         relation: &str,
     ) -> Result<()> {
-        if superuser || self.owner(relation).as_deref() == Some(user) {
+        let owns = || {
+            self.state
+                .read()
+                .acls
+                .get(relation)
+                .is_some_and(|a| a.owner == user)
+        };
+        if superuser || owns() {
             return Ok(());
         }
         Err(Error::InsufficientPrivilege(format!(

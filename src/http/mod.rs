@@ -55,14 +55,16 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::engine::Engine;
-use crate::server::Verifier;
+use crate::password::Verifier;
 
 /// How the console treats clients, and its bounds.
 #[derive(Clone, Debug)]
 pub struct HttpOptions {
-    /// SCRAM verifiers by user name (the wire server's `--password-file`). `Some`: every
-    /// request needs HTTP Basic authentication as one of these users (401 otherwise);
-    /// `None`: no authentication.
+    /// SCRAM verifiers by user name (the wire server's `--password-file`), installed as
+    /// superuser roles when the console starts. `Some`: every request needs HTTP Basic
+    /// authentication as a superuser role that may log in, these users or roles made with
+    /// `CREATE ROLE ... SUPERUSER LOGIN PASSWORD` (401 otherwise); `None`: no
+    /// authentication.
     pub passwords: Option<HashMap<String, Verifier>>,
     /// Rows one finite result (`POST /api/sql`) returns; the rest are cut and the result
     /// says `"truncated": true`. Default 10,000.
@@ -122,6 +124,15 @@ impl Console {
     /// The console over `engine`; starts the task that samples ingest rates once a second
     /// (needs a tokio runtime; it stops when the console is dropped).
     pub fn new(engine: Arc<Engine>, options: HttpOptions) -> Arc<Console> {
+        // The password file's users are roles, as the wire server installs them: requests
+        // are checked against the roles alone (engine::roles).
+        if let Some(passwords) = &options.passwords {
+            engine.roles().install_file_roles(
+                passwords
+                    .iter()
+                    .map(|(user, verifier)| (user.clone(), verifier.to_string())),
+            );
+        }
         let console = Arc::new(Console {
             streams: Arc::new(tokio::sync::Semaphore::new(options.streams_max)),
             engine,
@@ -146,9 +157,9 @@ impl Console {
     fn authorized(&self, value: Option<&HeaderValue>) -> Option<String> {
         use base64::Engine as _;
         use sha2::Digest;
-        let Some(passwords) = &self.options.passwords else {
+        if self.options.passwords.is_none() {
             return Some(DEFAULT_USER.to_string());
-        };
+        }
         let encoded = value?.to_str().ok()?.strip_prefix("Basic ")?;
         let decoded = base64::engine::general_purpose::STANDARD
             .decode(encoded.trim())
@@ -164,22 +175,16 @@ impl Console {
         if self.verified.lock().contains(&digest) {
             return Some(user.to_string());
         }
-        // The password file's users, and superuser roles made with CREATE ROLE that may
-        // log in: the console shows and cancels every query, so it is for superusers only.
-        let by_file = || {
-            passwords
-                .get(user)
-                .is_some_and(|v| v.check_password(password))
-        };
-        let by_role = || {
-            roles
-                .get(user)
-                .filter(|r| r.login && r.superuser && !r.from_file)
-                .and_then(|r| r.password)
-                .and_then(|p| Verifier::parse(&p))
-                .is_some_and(|v| v.check_password(password))
-        };
-        if !(by_file() || by_role()) {
+        // Superuser roles that may log in: the password file's users and those made with
+        // CREATE ROLE ... SUPERUSER LOGIN. The console shows and cancels every query, so it
+        // is for superusers only.
+        let valid = roles
+            .get(user)
+            .filter(|r| r.login && r.superuser)
+            .and_then(|r| r.password)
+            .and_then(|p| Verifier::parse(&p))
+            .is_some_and(|v| v.check_password(password));
+        if !valid {
             return None;
         }
         let mut verified = self.verified.lock();

@@ -72,8 +72,8 @@ use tokio::sync::watch;
 
 use crate::engine::Engine;
 use crate::error::Error;
+pub use crate::password::Verifier;
 use conn::ConnSlot;
-pub use scram::Verifier;
 pub use socket::connection_panics;
 use wire::Client;
 
@@ -312,9 +312,10 @@ pub(crate) struct Handler {
     connections: AtomicUsize,
     /// Turns `true` when the server shuts down; every connection watches it.
     shutdown: watch::Sender<bool>,
-    /// The password file's SCRAM verifiers by user name (installed as roles in the engine,
-    /// where start-up looks every user up); `None`: trust (no password asked).
-    passwords: Option<HashMap<String, Verifier>>,
+    /// Whether start-up asks for a password (SCRAM-SHA-256): there is a password file. Its
+    /// users are installed as roles in the engine, where start-up looks every user up;
+    /// `false`: trust (no password asked).
+    passwords_required: bool,
     /// TLS offered to clients that ask; `None`: SSLRequest answered `N`.
     tls: Option<Tls>,
     /// Per-address limits on CancelRequests.
@@ -337,7 +338,7 @@ impl Handler {
             manager: Arc::new(ConnectionManager::new()),
             connections: AtomicUsize::new(0),
             shutdown: watch::channel(false).0,
-            passwords: options.passwords,
+            passwords_required: options.passwords.is_some(),
             tls: options.tls,
             cancels: cancel::CancelThrottle::default(),
             watches: parking_lot::Mutex::new(HashMap::new()),

@@ -1,30 +1,18 @@
 //! SCRAM-SHA-256 password authentication, the server's side (RFC 5802, RFC 7677), as
 //! PostgreSQL speaks it: no channel binding, the user name taken from the StartupMessage.
 //!
-//! A password is kept only as PostgreSQL's verifier, `SCRAM-SHA-256$<iterations>:<salt>$
-//! <StoredKey>:<ServerKey>`, never in clear: [`Verifier::from_password`] derives one,
-//! [`Verifier::parse`] reads one a PostgreSQL server would store. [`Exchange`] runs the two
-//! round trips: client-first to server-first, then client-final (the proof) to server-final.
+//! A password is kept only as PostgreSQL's verifier ([`crate::password::Verifier`]).
+//! [`Exchange`] runs the two round trips: client-first to server-first, then client-final
+//! (the proof) to server-final.
 //!
 //! Design decision: an unknown user gets a full exchange against a random verifier and fails
 //! at the proof, like a wrong password, so the answers do not tell which users exist.
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-/// PostgreSQL's default iteration count.
-const ITERATIONS: u32 = 4096;
-
-/// A stored SCRAM-SHA-256 verifier.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verifier {
-    salt: Vec<u8>,
-    iterations: u32,
-    stored_key: [u8; 32],
-    server_key: [u8; 32],
-}
+use crate::password::{hmac, random_bytes, Verifier};
 
 /// Why an exchange failed; every variant ends the connection with 28P01 (or 08P01 for a
 /// malformed message).
@@ -34,102 +22,6 @@ pub enum ScramError {
     Malformed(&'static str),
     /// The proof is wrong: wrong password or unknown user.
     Failed,
-}
-
-fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut buf = [0u8; N];
-    let mut filled = 0;
-    while filled < N {
-        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
-        let n = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), N - filled, 0) };
-        assert!(
-            n > 0 || std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted,
-            "getrandom failed: the kernel's random source must be available"
-        );
-        filled += n.max(0) as usize;
-    }
-    buf
-}
-
-fn hmac(key: &[u8], data: &[u8]) -> [u8; 32] {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
-    mac.update(data);
-    mac.finalize().into_bytes().into()
-}
-
-/// PBKDF2-HMAC-SHA256 with one output block (RFC 5802's `Hi`).
-fn salted_password(password: &str, salt: &[u8], iterations: u32) -> [u8; 32] {
-    let mut block = salt.to_vec();
-    block.extend_from_slice(&1u32.to_be_bytes());
-    let mut u = hmac(password.as_bytes(), &block);
-    let mut out = u;
-    for _ in 1..iterations {
-        u = hmac(password.as_bytes(), &u);
-        out.iter_mut().zip(u).for_each(|(o, x)| *o ^= x);
-    }
-    out
-}
-
-impl Verifier {
-    /// A verifier for `password` with a fresh random salt.
-    pub fn from_password(password: &str) -> Verifier {
-        let salt = random_bytes::<16>().to_vec();
-        let salted = salted_password(password, &salt, ITERATIONS);
-        let client_key = hmac(&salted, b"Client Key");
-        Verifier {
-            salt,
-            iterations: ITERATIONS,
-            stored_key: Sha256::digest(client_key).into(),
-            server_key: hmac(&salted, b"Server Key"),
-        }
-    }
-
-    /// Read PostgreSQL's stored form, `SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>`.
-    pub fn parse(text: &str) -> Option<Verifier> {
-        let rest = text.strip_prefix("SCRAM-SHA-256$")?;
-        let (params, keys) = rest.split_once('$')?;
-        let (iterations, salt) = params.split_once(':')?;
-        let (stored, server) = keys.split_once(':')?;
-        Some(Verifier {
-            iterations: iterations.parse().ok().filter(|&i| i > 0)?,
-            salt: B64.decode(salt).ok()?,
-            stored_key: B64.decode(stored).ok()?.try_into().ok()?,
-            server_key: B64.decode(server).ok()?.try_into().ok()?,
-        })
-    }
-
-    /// Whether `password` is the one this verifier was derived from (for HTTP Basic
-    /// authentication, where the client sends the password itself). The derived StoredKey
-    /// is compared in constant time.
-    pub fn check_password(&self, password: &str) -> bool {
-        use subtle::ConstantTimeEq;
-        let salted = salted_password(password, &self.salt, self.iterations);
-        let stored: [u8; 32] = Sha256::digest(hmac(&salted, b"Client Key")).into();
-        stored.ct_eq(&self.stored_key).into()
-    }
-
-    /// A verifier nobody knows the password of (for unknown users).
-    fn random() -> Verifier {
-        Verifier {
-            salt: random_bytes::<16>().to_vec(),
-            iterations: ITERATIONS,
-            stored_key: random_bytes(),
-            server_key: random_bytes(),
-        }
-    }
-}
-
-impl std::fmt::Display for Verifier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "SCRAM-SHA-256${}:{}${}:{}",
-            self.iterations,
-            B64.encode(&self.salt),
-            B64.encode(self.stored_key),
-            B64.encode(self.server_key)
-        )
-    }
 }
 
 /// One authentication exchange, after the server-first message.
@@ -237,6 +129,7 @@ impl Exchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::password::salted_password;
 
     /// RFC 7677's example exchange, user "user", password "pencil".
     #[test]

@@ -121,7 +121,7 @@ impl StartupHandler for Handler {
         let peer = client.socket_addr().ip();
         if super::tls_required(
             self.tls.is_some(),
-            self.passwords.is_some(),
+            self.passwords_required,
             peer,
             client.is_secure(),
         ) {
@@ -135,7 +135,7 @@ impl StartupHandler for Handler {
         }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
-        if self.passwords.is_some() {
+        if self.passwords_required {
             client
                 .send(PgWireBackendMessage::Authentication(Authentication::SASL(
                     vec!["SCRAM-SHA-256".into()],
@@ -182,8 +182,8 @@ impl Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let (Some(_), Some(state)) = (
-            self.passwords.as_ref(),
+        let (true, Some(state)) = (
+            self.passwords_required,
             client.session_extensions().get::<ScramState>(),
         ) else {
             return Err(auth_malformed("no authentication was requested"));
@@ -207,7 +207,7 @@ impl Handler {
                     .roles()
                     .get(&user)
                     .and_then(|r| r.password)
-                    .and_then(|p| super::scram::Verifier::parse(&p));
+                    .and_then(|p| crate::password::Verifier::parse(&p));
                 let (exchange, server_first) =
                     Exchange::start(verifier.as_ref(), &data).map_err(|e| match e {
                         ScramError::Malformed(what) => auth_malformed(what),
@@ -270,7 +270,7 @@ impl Handler {
             ))));
         }
         session.set_identity(&user, &database, param("application_name").as_deref());
-        session.set_trusted(self.passwords.is_none());
+        session.set_trusted(!self.passwords_required);
         let superuser = if session.is_superuser() { "on" } else { "off" };
         let time_zone = param("TimeZone").or_else(|| param("timezone"));
         if let Some(tz) = &time_zone {

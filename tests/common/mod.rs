@@ -9,12 +9,22 @@
 #![allow(dead_code)]
 
 pub mod golden;
+pub mod java;
 pub mod psql;
+pub mod tcqd;
 
 use std::sync::Arc;
 
 use tcq::engine::{Config, Engine};
 use tokio_postgres::{Client, NoTls};
+
+/// Whether `program` runs and succeeds with `args` (a tool a test needs is installed).
+pub fn have(program: &str, args: &[&str]) -> bool {
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
 
 /// Start a server with the default configuration; returns its port.
 pub fn start_server() -> u16 {

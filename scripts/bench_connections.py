@@ -68,10 +68,15 @@ def main():
     tcq_rows, tcq_sum = int(field("rows emitted")), int(field("sum of count\\(\\*\\)"))
     tcq_secs, rate = float(field("elapsed")), float(field("tuples per second"))
     rss = field(r"peak RSS \(process\)")
+    grown = re.search(r"([0-9.]+) MiB more at the peak", out)
+    data = re.search(r"([0-9.]+) MiB of replay data", out)
     ok = (tcq_rows, tcq_sum) == (duck_rows, duck_sum)
     print(f"rows (hub, window)        tcq {tcq_rows}  duckdb {duck_rows}")
     print(f"sum of count(*)           tcq {tcq_sum}  duckdb {duck_sum}  {'agree' if ok else 'DIFFER'}")
     print(f"tcq end to end            {tcq_secs:.2f} s, {rate:,.0f} tuples/s, peak RSS {rss} MiB")
+    if grown and data:
+        print(f"  of it: replay data held by the client {data.group(1)} MiB; "
+              f"growth during the run {grown.group(1)} MiB")
     print(f"duckdb 1 thread, batch    {min(runs):.2f} s (best of 3: {', '.join(f'{r:.2f}' for r in runs)})")
     print(f"tcq time / duckdb time    {tcq_secs / min(runs):.2f}")
     sys.exit(0 if ok else 1)

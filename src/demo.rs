@@ -199,6 +199,8 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
 
     let progress = progress_bar(replay.rows);
     let printer = Printer::new(&args, progress.clone())?;
+    // The peak is the run's: loading the file (read, then cut) must not set it.
+    let start_rss_kib = reset_peak_rss_kib();
     let started = Instant::now();
     let reading = tokio::spawn(read_results(results, printer));
     let ingested = replay.send(&ingest, &progress).await?;
@@ -215,6 +217,8 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
         elapsed,
         tally,
         peak_rss_kib: peak_rss_kib(),
+        start_rss_kib,
+        replay_bytes: replay.bytes,
     };
     println!("{summary}");
     if args.serve {
@@ -313,28 +317,30 @@ struct Replay {
     /// One entry per COPY statement; each is a list of CopyData payloads.
     statements: Vec<Vec<Bytes>>,
     rows: u64,
+    /// Bytes of data held for the replay (the payloads share these buffers).
+    bytes: usize,
 }
 
 impl Replay {
     fn load(path: &Path, repeat: u32) -> Result<Replay, BoxError> {
-        let text = read_maybe_gzipped(path)?;
+        // One copy of the data in memory: the statements are slices of it, not copies.
+        let text = bytes::Bytes::from(read_maybe_gzipped(path)?);
         let body = match text.iter().position(|&b| b == b'\n') {
-            Some(end) if text.starts_with(b"ts,") => &text[end + 1..],
-            _ => &text[..],
+            Some(end) if text.starts_with(b"ts,") => text.slice(end + 1..),
+            _ => text,
         };
-        let span_days = span_days(body)?;
+        let span_days = span_days(&body)?;
         let mut replay = Replay {
             statements: Vec::new(),
             rows: 0,
+            bytes: 0,
         };
         for copy in 0..repeat {
             let shift = chrono::Duration::days(span_days * i64::from(copy));
-            let shifted;
             let rows = if copy == 0 {
-                body
+                body.clone()
             } else {
-                shifted = shift_times(body, shift)?;
-                &shifted[..]
+                Bytes::from(shift_times(&body, shift)?)
             };
             replay.push_rows(rows);
         }
@@ -342,8 +348,9 @@ impl Replay {
     }
 
     /// Cut rows into statements of [`ROWS_PER_COPY`] rows and messages of about
-    /// [`COPY_DATA_BYTES`] bytes, always at line ends.
-    fn push_rows(&mut self, mut rows: &[u8]) {
+    /// [`COPY_DATA_BYTES`] bytes, always at line ends; the messages share `rows`' buffer.
+    fn push_rows(&mut self, mut rows: Bytes) {
+        self.bytes += rows.len();
         let mut statement = Vec::new();
         let mut in_statement = 0;
         while !rows.is_empty() {
@@ -357,8 +364,7 @@ impl Replay {
                     .map_or(rows.len() - end, |p| p + 1);
                 lines += 1;
             }
-            statement.push(Bytes::copy_from_slice(&rows[..end]));
-            rows = &rows[end..];
+            statement.push(rows.split_to(end));
             in_statement += lines;
             self.rows += lines as u64;
             if in_statement == ROWS_PER_COPY || rows.is_empty() {
@@ -637,6 +643,10 @@ struct Summary {
     elapsed: Duration,
     tally: Tally,
     peak_rss_kib: Option<u64>,
+    /// Resident KiB when the clock started (the loaded replay data included).
+    start_rss_kib: Option<u64>,
+    /// Bytes of replay data the client holds in memory.
+    replay_bytes: usize,
 }
 
 impl fmt::Display for Summary {
@@ -657,11 +667,30 @@ impl fmt::Display for Summary {
         writeln!(f, "slide events with rows {}", self.tally.slide_events)?;
         writeln!(f, "rows emitted           {}", self.tally.rows)?;
         writeln!(f, "sum of count(*)        {}", self.tally.count_sum)?;
-        match self.peak_rss_kib {
-            Some(kib) => write!(f, "peak RSS (process)     {:.1} MiB", kib as f64 / 1024.0),
-            None => write!(f, "peak RSS (process)     unknown (no /proc/self/status)"),
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        match (self.peak_rss_kib, self.start_rss_kib) {
+            (Some(peak), Some(start)) => write!(
+                f,
+                "peak RSS (process)     {:.1} MiB ({:.1} MiB of replay data held by the client; \
+                 {:.1} MiB resident at the start, {:.1} MiB more at the peak)",
+                mib(peak),
+                self.replay_bytes as f64 / 1048576.0,
+                mib(start),
+                mib(peak.saturating_sub(start)),
+            ),
+            (Some(peak), None) => write!(f, "peak RSS (process)     {:.1} MiB", mib(peak)),
+            _ => write!(f, "peak RSS (process)     unknown (no /proc/self/status)"),
         }
     }
+}
+
+/// Reset the process's peak resident set to its current size (Linux's `clear_refs` value
+/// 5) and return that size in KiB (VmRSS); `None` where /proc does not allow it.
+pub fn reset_peak_rss_kib() -> Option<u64> {
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// VmHWM from /proc/self/status: the process's peak resident set, in KiB.
@@ -680,12 +709,14 @@ mod tests {
         let mut replay = Replay {
             statements: Vec::new(),
             rows: 0,
+            bytes: 0,
         };
         let rows: String = (0..ROWS_PER_COPY + 3)
             .map(|i| format!("2001-01-01 00:00:00,{i},1,A,B\n"))
             .collect();
-        replay.push_rows(rows.as_bytes());
+        replay.push_rows(Bytes::from(rows.clone()));
         assert_eq!(replay.rows, (ROWS_PER_COPY + 3) as u64);
+        assert_eq!(replay.bytes, rows.len());
         assert_eq!(replay.statements.len(), 2);
         let joined: Vec<u8> = replay
             .statements

@@ -525,6 +525,9 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
     let win = |r: u32| format!("<range {r}0000000us, slide 10000000us, start 978307200000000us>");
     let mut want = vec![
         "Multi-window join: 2 windows on input 1 (a), one row set per window, each window its own join (no state shared between them)".to_string(),
+        "  Window coverage graph of a's windows (partitioned by, 1 edge):".to_string(),
+        "    Window 2 <- Window 1 (M = 2)".to_string(),
+        "    not followed by the join: a join tuple lives by every input's windows, so a window's live join tuples at its slide event are not the union of another window's".to_string(),
     ];
     for (i, r) in [1, 2].into_iter().enumerate() {
         want.extend([
@@ -538,6 +541,45 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
         ]);
     }
     assert_eq!(plan, want);
+}
+
+/// EXPLAIN names the WCG of a multi-window input under the relation its aggregates allow:
+/// min under "covered by" (an overlapping cover), count under "partitioned by" (where the
+/// same windows have no edge), none without aggregates.
+#[tokio::test]
+async fn explain_shows_the_coverage_graph_of_a_multi_window_input() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAMS).await;
+    let coverage = |select: &str| {
+        format!(
+            "EXPLAIN SELECT {select} FROM \
+             a [RANGE BY '20 seconds' SLIDE BY '10 seconds' START AT '2001-01-01 00:00:00'] \
+               [RANGE BY '30 seconds' SLIDE BY '10 seconds' START AT '2001-01-01 00:00:00'] \
+             JOIN b [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'] USING (k)"
+        )
+    };
+    let lines = |plan: Vec<Vec<String>>| -> Vec<String> {
+        plan.into_iter()
+            .map(|r| r[0].clone())
+            .filter(|l| l.starts_with("  Window coverage") || l.starts_with("    Window "))
+            .collect()
+    };
+    assert_eq!(
+        lines(rows(&c, &coverage("min(w), wtime(*)")).await),
+        [
+            "  Window coverage graph of a's windows (covered by, 1 edge):",
+            "    Window 2 <- Window 1 (M = 2)",
+        ]
+    );
+    assert_eq!(
+        lines(rows(&c, &coverage("count(*), wtime(*)")).await),
+        ["  Window coverage graph of a's windows (partitioned by, 0 edges):"]
+    );
+    assert_eq!(
+        lines(rows(&c, &coverage("a.v, b.w")).await),
+        ["  Window coverage graph of a's windows: none (no aggregate whose partials could be shared)"]
+    );
 }
 
 /// The join of `a` and `b` the client-path tests read, and what it emits for [`FEED`].

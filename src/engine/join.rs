@@ -324,8 +324,13 @@ pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec
     full.sort();
     let full: Vec<String> = full.into_iter().map(|(_, n)| n).collect();
     let multi = inputs.iter().position(|i| !i.more_windows.is_empty());
-    let (exec, _, names) = build(engine, q, params)?;
-    Ok(exec.explain(&names, &columns, &full, multi))
+    let (exec, _, names) = build(engine, q.clone(), params)?;
+    // The relation the aggregates allow over the multi-window input's windows.
+    let windows: Vec<_> = multi
+        .map(|m| exec.input_windows(m))
+        .unwrap_or_default();
+    let sharing = crate::exec::query::sharing_of_query(&q, &windows);
+    Ok(exec.explain(&names, &columns, &full, multi, sharing))
 }
 
 /// Register join `q` and return its subscription.

@@ -151,14 +151,17 @@ impl MultiJoin {
     }
 
     /// The plan as EXPLAIN shows it: for a plain join, [`JoinExec::explain`]; for a
-    /// multi-window join, a header naming the multi-window input `names[input]` and then
-    /// each window's join plan, indented. Arguments as [`JoinExec::explain`].
+    /// multi-window join, a header naming the multi-window input `names[input]`, the window
+    /// coverage graph of its windows under `sharing` (the relation the query's aggregates
+    /// allow, paper Theorems 5 and 6; edges by window number, 1-based), and then each
+    /// window's join plan, indented. Other arguments as [`JoinExec::explain`].
     pub fn explain(
         &self,
         names: &[String],
         columns: &[String],
         table_columns: &[String],
         input: Option<usize>,
+        sharing: crate::wcg::Sharing,
     ) -> Vec<String> {
         let (Some(m), true) = (input, self.joins.len() > 1) else {
             return self.joins[0].explain(names, columns, table_columns);
@@ -169,12 +172,56 @@ impl MultiJoin {
             m + 1,
             names[m]
         )];
+        lines.extend(self.coverage_lines(&names[m], m, sharing));
         for (i, j) in self.joins.iter().enumerate() {
             lines.push(format!("  Window {}: {}", i + 1, j.input_window(m)));
             lines.extend(
                 j.explain(names, columns, table_columns)
                     .into_iter()
                     .map(|l| format!("    {l}")),
+            );
+        }
+        lines
+    }
+
+    /// Input `m`'s windows, one per window's join, in the order written.
+    pub fn input_windows(&self, m: usize) -> Vec<crate::window::Window> {
+        self.joins.iter().map(|j| j.input_window(m)).collect()
+    }
+
+    /// EXPLAIN's lines for the WCG of input `m`'s windows (named `name`), and why the join
+    /// does not compute one window's aggregates from another's along it.
+    fn coverage_lines(&self, name: &str, m: usize, sharing: crate::wcg::Sharing) -> Vec<String> {
+        use crate::wcg::{graph::Wcg, Sharing};
+        let windows = self.input_windows(m);
+        let relation = match sharing {
+            Sharing::None => {
+                return vec![format!(
+                    "  Window coverage graph of {name}'s windows: none (no aggregate whose partials could be shared)"
+                )]
+            }
+            Sharing::PartitionedBy => "partitioned by",
+            Sharing::CoveredBy => "covered by",
+        };
+        let wcg = Wcg::of_query(&windows, sharing);
+        let number = |v: usize| wcg.vertices[v].user_windows.first().map_or(0, |w| w + 1);
+        let n = wcg.edges.len();
+        let mut lines = vec![format!(
+            "  Window coverage graph of {name}'s windows ({relation}, {n} edge{}):",
+            if n == 1 { "" } else { "s" }
+        )];
+        lines.extend(wcg.edges.iter().map(|e| {
+            format!(
+                "    Window {} <- Window {} (M = {})",
+                number(e.downstream),
+                number(e.upstream),
+                e.multiplier
+            )
+        }));
+        if n > 0 {
+            lines.push(
+                "    not followed by the join: a join tuple lives by every input's windows, so a window's live join tuples at its slide event are not the union of another window's"
+                    .into(),
             );
         }
         lines

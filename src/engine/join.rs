@@ -326,9 +326,7 @@ pub(crate) fn explain(engine: &Engine, q: Query, params: &[Value]) -> Result<Vec
     let multi = inputs.iter().position(|i| !i.more_windows.is_empty());
     let (exec, _, names) = build(engine, q.clone(), params)?;
     // The relation the aggregates allow over the multi-window input's windows.
-    let windows: Vec<_> = multi
-        .map(|m| exec.input_windows(m))
-        .unwrap_or_default();
+    let windows: Vec<_> = multi.map(|m| exec.input_windows(m)).unwrap_or_default();
     let sharing = crate::exec::query::sharing_of_query(&q, &windows);
     Ok(exec.explain(&names, &columns, &full, multi, sharing))
 }

@@ -189,7 +189,24 @@ impl Session {
     /// of it is undone. Holds the streams' write lock, so that no other catalog change
     /// interleaves.
     fn change_roles(&self, change: impl FnOnce() -> Result<()>) -> Result<()> {
+        self.change_relation_roles(&[], change)
+    }
+
+    /// [`Self::change_roles`] for a change to the access lists of `relations`, checked to
+    /// still exist under the lock: a `DROP` that ran since the statement was bound would
+    /// otherwise leave an access list, and an owner, for a relation that is gone. Errors:
+    /// 42P01 for a relation dropped meanwhile.
+    fn change_relation_roles(
+        &self,
+        relations: &[String],
+        change: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         let streams = self.engine.catalog.streams.write();
+        if let Some(gone) = relations.iter().find(|r| {
+            !streams.contains_key(*r) && !self.engine.catalog.tables.read().contains_key(*r)
+        }) {
+            return Err(Error::UndefinedTable(gone.clone()));
+        }
         let before = self.engine.catalog.roles.snapshot();
         if let Err(e) = change().and_then(|()| save_catalog(&self.engine, &streams)) {
             self.engine.catalog.roles.restore(before);
@@ -296,7 +313,7 @@ impl Session {
                 )));
             }
         }
-        self.change_roles(|| {
+        self.change_relation_roles(&g.relations, || {
             for r in &g.relations {
                 self.engine
                     .catalog
@@ -309,7 +326,9 @@ impl Session {
     }
 
     pub(super) fn alter_owner(&mut self, table: bool, name: &str, owner: &str) -> Result<Outcome> {
-        self.change_roles(|| self.engine.catalog.roles.change_owner(name, owner))?;
+        self.change_relation_roles(&[name.to_string()], || {
+            self.engine.catalog.roles.change_owner(name, owner)
+        })?;
         Ok(Outcome::Command(
             if table { "ALTER TABLE" } else { "ALTER STREAM" }.into(),
         ))

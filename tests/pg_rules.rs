@@ -306,3 +306,61 @@ async fn limit_and_offset_parameters_of_single_relation_queries() {
         .collect();
     assert_eq!(got, vec![1, 2]);
 }
+
+/// Settings sent at start-up take effect as SET gives them, as PostgreSQL applies them:
+/// `options` (`-c name=value`, libpq's PGOPTIONS, tokio-postgres's `options`) and plain
+/// start-up parameters; an unknown parameter or a bad value refuses the connection with
+/// FATAL 42704 / 22023, and a malformed `options` word with 42601.
+#[tokio::test]
+async fn start_up_settings_take_effect() {
+    let port = start_server();
+    let base = common::conn_string(port);
+    let connect_opts = |options: &str| {
+        let conn = format!("{base} options='{options}'");
+        async move {
+            let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls).await?;
+            tokio::spawn(async move {
+                let _ = connection.await;
+            });
+            Ok::<_, tokio_postgres::Error>(client)
+        }
+    };
+    let c = connect_opts("-c statement_timeout=300 --lock-timeout=5s -c TimeZone=Asia/Tokyo")
+        .await
+        .expect("connect with options");
+    assert_eq!(rows(&c, "SHOW statement_timeout").await, table(&[&["300"]]));
+    assert_eq!(rows(&c, "SHOW lock_timeout").await, table(&[&["5s"]]));
+    assert_eq!(rows(&c, "SHOW TimeZone").await, table(&[&["Asia/Tokyo"]]));
+    assert_eq!(
+        rows(&c, "SELECT '2001-01-01 00:00:00+00'::timestamptz::text").await,
+        table(&[&["2001-01-01 09:00:00+09"]])
+    );
+    // The timeout is in force: a continuous query that never ends is cancelled.
+    exec(&c, "CREATE STREAM st (ts timestamp TIMESTAMPCOLUMN, v int)").await;
+    let e = c
+        .simple_query("SELECT count(*) FROM st [RANGE BY '1 hour']")
+        .await
+        .expect_err("the statement timeout ends it");
+    assert_eq!(sqlstate(&e), "57014");
+    for (options, code) in [
+        ("-c no_such_parameter=1", "42704"),
+        ("-c statement_timeout=soon", "22023"),
+        ("-c TimeZone=Nowhere/Atlantis", "22023"),
+        ("-x", "42601"),
+    ] {
+        let e = match connect_opts(options).await {
+            Ok(_) => panic!("{options} must refuse the connection"),
+            Err(e) => e,
+        };
+        assert_eq!(sqlstate(&e), code, "{options}: {e}");
+    }
+    // psql's PGOPTIONS.
+    if common::psql::psql_missing().is_none() {
+        let out = common::psql::command(port)
+            .env("PGOPTIONS", "-c statement_timeout=250")
+            .args(["-X", "-At", "-c", "SHOW statement_timeout"])
+            .output()
+            .expect("run psql");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "250");
+    }
+}

@@ -434,14 +434,92 @@ impl Session {
         }
     }
 
-    /// Apply a setting the client sent in its start-up message (`TimeZone`, as pgjdbc and
-    /// asyncpg's `server_settings` send it). Errors: 22023 for a value PostgreSQL refuses.
-    pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
-        if name.eq_ignore_ascii_case("timezone") {
-            self.set_zone(crate::tz::Zone::parse(value)?);
-            // Reported in the start-up ParameterStatus set, not again.
-            self.reported.clear();
+    /// `SET name = value` (`value` `None`: `RESET name`), also applied to the settings of
+    /// the start-up message. Errors: 42704 for an unknown parameter, 22023 for a value it
+    /// refuses, 0A000 for `SET ROLE` to another role.
+    pub(crate) fn set_setting(&mut self, name: String, value: Option<String>) -> Result<Outcome> {
+        if name == "all" && value.is_none() {
+            self.reset_settings();
+            return Ok(Outcome::Command("RESET".into()));
         }
+        if !known_setting(&name) {
+            return Err(Error::UndefinedObject(format!(
+                "unrecognized configuration parameter \"{name}\""
+            )));
+        }
+        if name == "transaction_read_only" {
+            // Only inside a block, as PostgreSQL; outside it changes nothing.
+            if self.tx == TxStatus::Idle {
+                return Ok(Outcome::Rows {
+                    columns: vec![],
+                    rows: vec![],
+                    tag: "SET".into(),
+                    notices: vec![
+                        "SET TRANSACTION can only be used in transaction blocks".into()
+                    ],
+                });
+            }
+            self.tx_read_only = value.as_deref().is_some_and(setting_on);
+            return Ok(Outcome::Command("SET".into()));
+        }
+        if name == "timezone" {
+            let zone = match &value {
+                Some(v) => crate::tz::Zone::parse(v)?,
+                None => crate::tz::Zone::utc(),
+            };
+            let tag = if value.is_some() { "SET" } else { "RESET" };
+            self.set_zone(zone);
+            return Ok(Outcome::Command(tag.into()));
+        }
+        if name == "role" || name == "session_authorization" {
+            // Recorded only when it names no other role: a session never acts as
+            // another role (there is no membership, see engine::roles).
+            if let Some(v) = &value {
+                if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
+                    && *v != self.user
+                {
+                    return Err(Error::FeatureNotSupported(format!(
+                        "SET {} to another role is not supported: tcq has no role membership",
+                        name.to_uppercase()
+                    )));
+                }
+            }
+        }
+        if name == OVERFLOW_SETTING {
+            if let Some(v) = &value {
+                parse_overflow(v)?;
+            }
+        }
+        if name == "statement_timeout" {
+            if let Some(v) = &value {
+                parse_timeout_ms(v)?;
+            }
+        }
+        if name == SHARE_SETTING {
+            if let Some(v) = &value {
+                parse_bool_setting(SHARE_SETTING, v)?;
+            }
+        }
+        let tag = if value.is_some() { "SET" } else { "RESET" };
+        let v = value.unwrap_or_else(|| {
+            DEFAULT_SETTINGS
+                .iter()
+                .chain(OTHER_SETTINGS)
+                .find(|(k, _)| *k == name)
+                .map_or(String::new(), |(_, v)| v.to_string())
+        });
+        self.settings.insert(name, v);
+        Ok(Outcome::Command(tag.into()))
+    }
+
+    /// Apply a setting the client sent in its start-up message (a start-up parameter such
+    /// as pgjdbc's `TimeZone` or asyncpg's `server_settings`, or a `-c name=value` of
+    /// `options`), as [`Session::set_setting`] applies it; names are case-insensitive.
+    /// Errors: as [`Session::set_setting`].
+    pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
+        self.set_setting(name.to_ascii_lowercase(), Some(value.to_string()))?;
+        // Reported in the start-up ParameterStatus set, not again.
+        self.reported.clear();
         Ok(())
     }
 
@@ -744,80 +822,7 @@ impl Session {
             Plan::SessionCall {
                 func, args, column, ..
             } => self.session_call(func, &args, column, params).await,
-            Plan::Set { name, value } => {
-                if name == "all" && value.is_none() {
-                    self.reset_settings();
-                    return Ok(Outcome::Command("RESET".into()));
-                }
-                if !known_setting(&name) {
-                    return Err(Error::UndefinedObject(format!(
-                        "unrecognized configuration parameter \"{name}\""
-                    )));
-                }
-                if name == "transaction_read_only" {
-                    // Only inside a block, as PostgreSQL; outside it changes nothing.
-                    if self.tx == TxStatus::Idle {
-                        return Ok(Outcome::Rows {
-                            columns: vec![],
-                            rows: vec![],
-                            tag: "SET".into(),
-                            notices: vec![
-                                "SET TRANSACTION can only be used in transaction blocks".into()
-                            ],
-                        });
-                    }
-                    self.tx_read_only = value.as_deref().is_some_and(setting_on);
-                    return Ok(Outcome::Command("SET".into()));
-                }
-                if name == "timezone" {
-                    let zone = match &value {
-                        Some(v) => crate::tz::Zone::parse(v)?,
-                        None => crate::tz::Zone::utc(),
-                    };
-                    let tag = if value.is_some() { "SET" } else { "RESET" };
-                    self.set_zone(zone);
-                    return Ok(Outcome::Command(tag.into()));
-                }
-                if name == "role" || name == "session_authorization" {
-                    // Recorded only when it names no other role: a session never acts as
-                    // another role (there is no membership, see engine::roles).
-                    if let Some(v) = &value {
-                        if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
-                            && *v != self.user
-                        {
-                            return Err(Error::FeatureNotSupported(format!(
-                                "SET {} to another role is not supported: tcq has no role membership",
-                                name.to_uppercase()
-                            )));
-                        }
-                    }
-                }
-                if name == OVERFLOW_SETTING {
-                    if let Some(v) = &value {
-                        parse_overflow(v)?;
-                    }
-                }
-                if name == "statement_timeout" {
-                    if let Some(v) = &value {
-                        parse_timeout_ms(v)?;
-                    }
-                }
-                if name == SHARE_SETTING {
-                    if let Some(v) = &value {
-                        parse_bool_setting(SHARE_SETTING, v)?;
-                    }
-                }
-                let tag = if value.is_some() { "SET" } else { "RESET" };
-                let v = value.unwrap_or_else(|| {
-                    DEFAULT_SETTINGS
-                        .iter()
-                        .chain(OTHER_SETTINGS)
-                        .find(|(k, _)| *k == name)
-                        .map_or(String::new(), |(_, v)| v.to_string())
-                });
-                self.settings.insert(name, v);
-                Ok(Outcome::Command(tag.into()))
-            }
+            Plan::Set { name, value } => self.set_setting(name, value),
             Plan::Show { name } => self.show(&name),
             Plan::CreateRole {
                 name,

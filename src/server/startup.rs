@@ -151,6 +151,61 @@ impl StartupHandler for Handler {
     }
 }
 
+/// Start-up parameters that are the protocol's, not settings: who connects, to what, the
+/// encoding (always UTF8 here), `options` (read by [`startup_options`]), and the keys
+/// start-up itself leaves in the metadata.
+const PROTOCOL_PARAMETERS: &[&str] = &[
+    "user",
+    "database",
+    "application_name",
+    "client_encoding",
+    "replication",
+    "options",
+    IS_SUPERUSER,
+];
+
+/// The settings of a start-up `options` value, as PostgreSQL reads it: words separated by
+/// blanks (a backslash keeps the next character, blank included), each `-c name=value`,
+/// `-cname=value` or `--name=value`. Errors: 42601 for any other word.
+fn startup_options(options: &str) -> crate::Result<Vec<(String, String)>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_ascii_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let invalid = |w: &str| {
+        crate::Error::Syntax(format!(
+            "invalid command-line argument for server process: {w}"
+        ))
+    };
+    let mut settings = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let pair = if w == "-c" {
+            words.next().ok_or_else(|| invalid(&w))?
+        } else if let Some(rest) = w.strip_prefix("--").or_else(|| w.strip_prefix("-c")) {
+            rest.to_string()
+        } else {
+            return Err(invalid(&w));
+        };
+        let (name, value) = pair.split_once('=').ok_or_else(|| invalid(&pair))?;
+        settings.push((name.replace('-', "_"), value.to_string()));
+    }
+    Ok(settings)
+}
+
 /// The metadata key under which start-up leaves `on`/`off` for the `is_superuser`
 /// ParameterStatus.
 const IS_SUPERUSER: &str = "tcq.is_superuser";
@@ -272,18 +327,36 @@ impl Handler {
         session.set_identity(&user, &database, param("application_name").as_deref());
         session.set_trusted(!self.passwords_required);
         let superuser = if session.is_superuser() { "on" } else { "off" };
-        let time_zone = param("TimeZone").or_else(|| param("timezone"));
-        if let Some(tz) = &time_zone {
-            if let Err(e) = session.apply_startup_setting("TimeZone", tz) {
-                return Err(PgWireError::UserError(Box::new(
-                    pgwire::error::ErrorInfo::new(
-                        "FATAL".into(),
-                        super::sqlstate(&e).into(),
-                        e.to_string(),
-                    ),
-                )));
-            }
+        // Every other start-up parameter, and each `-c name=value` of `options` (libpq's
+        // PGOPTIONS), is a setting applied as SET applies it; PostgreSQL refuses an unknown
+        // one, or a bad value, with FATAL.
+        let fatal = |e: crate::Error| {
+            PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                super::sqlstate(&e).into(),
+                e.to_string(),
+            )))
+        };
+        let mut settings: Vec<(String, String)> = client
+            .metadata()
+            .iter()
+            .filter(|(k, _)| !PROTOCOL_PARAMETERS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        settings.sort();
+        if let Some(options) = param("options") {
+            settings.extend(startup_options(&options).map_err(fatal)?);
         }
+        for (name, value) in &settings {
+            session
+                .apply_startup_setting(name, value)
+                .map_err(fatal)?;
+        }
+        // The start-up ParameterStatus set reports the zone the session took.
+        let zone = settings
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("timezone"))
+            .then(|| session.zone().read().name().to_string());
         let mut conn = Conn::new(session);
         conn.cancel = Some(handle.clone());
         conn.closed = self.watches.lock().remove(&client.socket_addr());
@@ -306,6 +379,9 @@ impl Handler {
         client
             .metadata_mut()
             .insert(IS_SUPERUSER.into(), superuser.into());
+        if let Some(zone) = zone {
+            client.metadata_mut().insert("TimeZone".into(), zone);
+        }
         finish_authentication(client, &ServerParams).await?;
         // ReadyForQuery is out: the client is idle until its first message.
         if let Some(slot) = slot {

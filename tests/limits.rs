@@ -179,6 +179,59 @@ async fn a_copy_line_longer_than_the_limit_rejects_the_copy() {
     );
 }
 
+/// A complete long line inside one CopyData message is refused as one cut across messages
+/// is, in text, CSV (a quoted field) and LIVE COPY, and at the end of the data without a
+/// newline; a LIVE COPY keeps the rows before it.
+#[tokio::test]
+async fn a_long_line_inside_one_message_is_refused_in_every_format() {
+    let port = common::start_server_with(config(|l| l.copy_line_bytes_max = 100));
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE STREAM s (t text)").await.unwrap();
+    let long = "x".repeat(150);
+    for (copy, data, line, kept) in [
+        ("COPY s FROM STDIN", format!("short\n{long}\nafter\n"), 2, 0),
+        (
+            "COPY s FROM STDIN WITH (FORMAT csv)",
+            format!("a\nb\n\"{long}\"\n"),
+            3,
+            0,
+        ),
+        ("COPY s FROM STDIN", format!("short\n{long}"), 2, 0),
+        (
+            "COPY s FROM STDIN WITH (FORMAT csv, LIVE)",
+            format!("a\n{long}\nz\n"),
+            2,
+            1,
+        ),
+    ] {
+        let before: i64 = c
+            .query_one("SELECT tuples FROM tcq_streams", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let sink = c.copy_in(copy).await.unwrap();
+        futures::pin_mut!(sink);
+        let err = match sink.send(Bytes::from(data.clone())).await {
+            Err(e) => e,
+            Ok(()) => sink.finish().await.expect_err(copy),
+        };
+        assert_eq!(common::sqlstate(&err), "54000", "{copy}: {}", message(&err));
+        assert!(
+            message(&err).starts_with(&format!(
+                "COPY s line {line} is longer than copy_line_bytes_max (100 bytes)"
+            )),
+            "{copy}: {}",
+            message(&err)
+        );
+        let after: i64 = c
+            .query_one("SELECT tuples FROM tcq_streams", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(after - before, kept, "{copy}: rows kept");
+    }
+}
+
 #[tokio::test]
 async fn count_distinct_state_is_bounded() {
     let port = common::start_server_with(config(|l| l.distinct_values_max = 3));

@@ -318,7 +318,8 @@ async fn start_up_settings_take_effect() {
     let connect_opts = |options: &str| {
         let conn = format!("{base} options='{options}'");
         async move {
-            let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls).await?;
+            let (client, connection) =
+                tokio_postgres::connect(&conn, tokio_postgres::NoTls).await?;
             tokio::spawn(async move {
                 let _ = connection.await;
             });

@@ -194,11 +194,7 @@ impl CopyIn {
         };
         let result = match result {
             Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
-                Err(Error::ProgramLimitExceeded(format!(
-                    "COPY {} line {} is longer than copy_line_bytes_max ({line_max} bytes)",
-                    self.rel.name,
-                    self.line + 1
-                )))
+                Err(self.line_too_long(self.line + 1))
             }
             other => other,
         };
@@ -379,6 +375,9 @@ impl CopyIn {
             nul: memchr::memchr(0, &carry).is_some(),
         };
         let mut pos = 0;
+        // A record longer than the limit is refused whether or not one message holds it
+        // whole (the check on the unfinished tail in `feed` sees only the ones cut).
+        let line_max = self.engine.config.limits.copy_line_bytes_max;
         while pos < carry.len() && !self.ended {
             if let Some(next) = self.plain_record(&carry, valid, pos)? {
                 pos = next;
@@ -393,6 +392,9 @@ impl CopyIn {
                 break;
             };
             let (from, mut to) = (pos, pos + end);
+            if end > line_max {
+                return Err(self.line_too_long(self.line + 1));
+            }
             pos += end + 1;
             if carry[from..to].last() == Some(&b'\r') {
                 to -= 1;
@@ -408,6 +410,9 @@ impl CopyIn {
             if rest.last() == Some(&b'\r') {
                 rest.pop();
             }
+            if rest.len() > line_max {
+                return Err(self.line_too_long(self.line + 1));
+            }
             self.line += 1;
             let rec = std::mem::take(&mut rest);
             self.record(&rec)?;
@@ -420,6 +425,14 @@ impl CopyIn {
         }
         self.carry = rest;
         self.spill_if_large()
+    }
+
+    /// 54000 for record `line` (1-based) longer than `copy_line_bytes_max`.
+    fn line_too_long(&self, line: u64) -> Error {
+        Error::ProgramLimitExceeded(format!(
+            "COPY {} line {line} is longer than copy_line_bytes_max ({} bytes)",
+            self.rel.name, self.engine.config.limits.copy_line_bytes_max
+        ))
     }
 
     /// The fast path for the common record: complete, valid UTF-8, and free of quotes (CSV),
@@ -467,6 +480,10 @@ impl CopyIn {
             self.fields = fields;
             return Ok(None);
         };
+        if n > self.engine.config.limits.copy_line_bytes_max {
+            self.fields = fields;
+            return Err(self.line_too_long(self.line + 1));
+        }
         // A `\r` right after the last delimiter leaves that field empty.
         fields.push(Span::Record(start.min(text.len()), text.len()));
         let null = self.options.null.as_bytes();

@@ -454,9 +454,7 @@ impl Session {
                     columns: vec![],
                     rows: vec![],
                     tag: "SET".into(),
-                    notices: vec![
-                        "SET TRANSACTION can only be used in transaction blocks".into()
-                    ],
+                    notices: vec!["SET TRANSACTION can only be used in transaction blocks".into()],
                 });
             }
             self.tx_read_only = value.as_deref().is_some_and(setting_on);
@@ -475,8 +473,7 @@ impl Session {
             // Recorded only when it names no other role: a session never acts as
             // another role (there is no membership, see engine::roles).
             if let Some(v) = &value {
-                if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
-                    && *v != self.user
+                if !matches!(v.to_lowercase().as_str(), "none" | "default" | "") && *v != self.user
                 {
                     return Err(Error::FeatureNotSupported(format!(
                         "SET {} to another role is not supported: tcq has no role membership",

@@ -348,9 +348,7 @@ impl Handler {
             settings.extend(startup_options(&options).map_err(fatal)?);
         }
         for (name, value) in &settings {
-            session
-                .apply_startup_setting(name, value)
-                .map_err(fatal)?;
+            session.apply_startup_setting(name, value).map_err(fatal)?;
         }
         // The start-up ParameterStatus set reports the zone the session took.
         let zone = settings

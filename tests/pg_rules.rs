@@ -365,3 +365,31 @@ async fn start_up_settings_take_effect() {
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "250");
     }
 }
+
+/// `SET ROLE` and `SET SESSION AUTHORIZATION` parse as PostgreSQL's grammar has them: to
+/// the session's own role, NONE or DEFAULT they succeed; to another role they are 0A000
+/// (tcq has no role membership), never a syntax error.
+#[tokio::test]
+async fn set_role_follows_postgres_grammar() {
+    let port = start_server();
+    let c = connect(port).await;
+    for ok in [
+        "SET ROLE tcq",
+        "SET ROLE 'tcq'",
+        "SET ROLE NONE",
+        "SET LOCAL ROLE NONE",
+        "RESET ROLE",
+        "SET SESSION AUTHORIZATION tcq",
+        "SET SESSION AUTHORIZATION DEFAULT",
+        "RESET SESSION AUTHORIZATION",
+    ] {
+        exec(&c, ok).await;
+    }
+    for refused in ["SET ROLE alice", "SET SESSION AUTHORIZATION 'alice'"] {
+        let (code, message) = error(&c, refused).await;
+        assert_eq!(code, "0A000", "{refused}: {message}");
+        assert!(message.contains("no role membership"), "{message}");
+    }
+    let (code, _) = error(&c, "SET ROLE").await;
+    assert_eq!(code, "42601");
+}

@@ -1404,6 +1404,24 @@ fn setting_value(t: &mut Toks) -> Result<Option<String>> {
 fn parse_set(t: &mut Toks) -> Result<Stmt> {
     t.expect_word("SET")?;
     let _ = t.eat_word("SESSION") || t.eat_word("LOCAL");
+    // SET ROLE r and SET SESSION AUTHORIZATION r: PostgreSQL's own grammar, not `name TO`.
+    let role = if t.eat_word("ROLE") {
+        Some("role")
+    } else if t.eat_word("AUTHORIZATION") {
+        Some("session_authorization")
+    } else {
+        None
+    };
+    if let Some(name) = role {
+        // `SET role = 'r'` / `SET role TO r` is the generic form of the same setting.
+        if name == "role" {
+            let _ = t.eat_word("TO") || t.eat(&Token::Eq);
+        }
+        return Ok(Stmt::Set {
+            name: name.into(),
+            value: setting_value(t)?,
+        });
+    }
     if t.eat_word("TIME") {
         t.expect_word("ZONE")?;
         if t.eat_word("LOCAL") || t.eat_word("DEFAULT") {
@@ -1460,6 +1478,14 @@ fn parse_reset(t: &mut Toks) -> Result<Stmt> {
     let name = if t.eat_word("TIME") {
         t.expect_word("ZONE")?;
         "timezone".to_string()
+    } else if t.is_word("SESSION")
+        && t.peek_at(1)
+            .to_string()
+            .eq_ignore_ascii_case("AUTHORIZATION")
+    {
+        t.next();
+        t.next();
+        "session_authorization".to_string()
     } else {
         t.object_name()?
     };

@@ -100,7 +100,10 @@ pub struct Limits {
     /// Default 1,000.
     pub prepared_statements_max: usize,
     /// Bytes of SQL text of the prepared statements one connection holds (the statements'
-    /// plans grow with their text); a Parse past it is refused with 53200. Default 8 MiB.
+    /// plans grow with their text); a Parse past it is refused with 53200. Default 1 MiB,
+    /// which the memory budget charges as about 160 MiB of plans
+    /// ([`memory::prepared_statement_bytes`]): one connection within its own limit then
+    /// holds at most a sixth of the default budget.
     pub prepared_statement_bytes_max: usize,
     /// Bytes of one COPY line (record); a longer line rejects the COPY with 54000.
     /// Default 16 MiB.
@@ -134,7 +137,7 @@ impl Default for Limits {
             connections_max: 1000,
             queries_per_connection_max: 64,
             prepared_statements_max: 1000,
-            prepared_statement_bytes_max: 8 << 20,
+            prepared_statement_bytes_max: 1 << 20,
             copy_line_bytes_max: 16 << 20,
             distinct_values_max: 1_000_000,
             table_rows_max: 1_000_000,

@@ -511,8 +511,8 @@ impl Session {
 
     /// Apply a setting the client sent in its start-up message (a start-up parameter such
     /// as pgjdbc's `TimeZone` or asyncpg's `server_settings`, or a `-c name=value` of
-    /// `options`), as [`Session::set_setting`] applies it; names are case-insensitive.
-    /// Errors: as [`Session::set_setting`].
+    /// `options`), as `SET` applies it (`Session::set_setting`); names are case-insensitive.
+    /// Errors: 42704 for an unknown parameter, 22023 for a value it refuses.
     pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
         self.set_setting(name.to_ascii_lowercase(), Some(value.to_string()))?;
         // Reported in the start-up ParameterStatus set, not again.

@@ -329,9 +329,26 @@ async fn start_up_settings_take_effect() {
     let c = connect_opts("-c statement_timeout=300 --lock-timeout=5s -c TimeZone=Asia/Tokyo")
         .await
         .expect("connect with options");
-    assert_eq!(rows(&c, "SHOW statement_timeout").await, table(&[&["300"]]));
+    assert_eq!(
+        rows(&c, "SHOW statement_timeout").await,
+        table(&[&["300ms"]])
+    );
     assert_eq!(rows(&c, "SHOW lock_timeout").await, table(&[&["5s"]]));
     assert_eq!(rows(&c, "SHOW TimeZone").await, table(&[&["Asia/Tokyo"]]));
+    // SHOW gives a timeout in the largest unit that divides it, as PostgreSQL does.
+    let other = common::connect(port).await;
+    for (set, shown) in [
+        ("120000", "2min"),
+        ("'1500ms'", "1500ms"),
+        ("'2h'", "2h"),
+        ("0", "0"),
+    ] {
+        exec(&other, &format!("SET statement_timeout = {set}")).await;
+        assert_eq!(
+            rows(&other, "SHOW statement_timeout").await,
+            table(&[&[shown]])
+        );
+    }
     assert_eq!(
         rows(&c, "SELECT '2001-01-01 00:00:00+00'::timestamptz::text").await,
         table(&[&["2001-01-01 09:00:00+09"]])
@@ -362,7 +379,7 @@ async fn start_up_settings_take_effect() {
             .args(["-X", "-At", "-c", "SHOW statement_timeout"])
             .output()
             .expect("run psql");
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "250");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "250ms");
     }
 }
 

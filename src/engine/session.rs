@@ -297,6 +297,26 @@ pub(crate) fn parse_timeout_ms(v: &str) -> Result<u64> {
     Ok(ms as u64)
 }
 
+/// A time in milliseconds as PostgreSQL shows a setting in that unit: in the largest of
+/// ms, s, min, h and d that divides it, `0` for zero.
+fn show_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    let unit = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "min"),
+        (1_000, "s"),
+    ]
+    .into_iter()
+    .find(|(u, _)| ms % u == 0);
+    match unit {
+        Some((u, name)) => format!("{}{name}", ms / u),
+        None => format!("{ms}ms"),
+    }
+}
+
 fn setting_on(v: &str) -> bool {
     matches!(
         v.trim_matches('\'').to_ascii_lowercase().as_str(),
@@ -487,11 +507,11 @@ impl Session {
                 parse_overflow(v)?;
             }
         }
-        if name == "statement_timeout" {
-            if let Some(v) = &value {
-                parse_timeout_ms(v)?;
-            }
-        }
+        // Kept in PostgreSQL's display form: SHOW gives `400ms`, `5s`, `1min`, `0`.
+        let value = match (name.as_str(), value) {
+            ("statement_timeout", Some(v)) => Some(show_ms(parse_timeout_ms(&v)?)),
+            (_, value) => value,
+        };
         if name == SHARE_SETTING {
             if let Some(v) = &value {
                 parse_bool_setting(SHARE_SETTING, v)?;

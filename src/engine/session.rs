@@ -310,7 +310,7 @@ fn show_ms(ms: u64) -> String {
         (1_000, "s"),
     ]
     .into_iter()
-    .find(|(u, _)| ms % u == 0);
+    .find(|(u, _)| ms.is_multiple_of(*u));
     match unit {
         Some((u, name)) => format!("{}{name}", ms / u),
         None => format!("{ms}ms"),

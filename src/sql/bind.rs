@@ -365,6 +365,13 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
                 "type {base} is not supported; stream columns may be boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), timestamp, timestamptz or interval"
             )))
         }
+        // An array of any type (`int[]`, `text ARRAY`): PostgreSQL has them, a column here not.
+        b if b.ends_with("[ ]") || b.ends_with("[]") || b.ends_with(" array") || b.contains("[ ") => {
+            return Err(unsupported(format!(
+                "array types ({}) are not supported as column types",
+                written.trim()
+            )))
+        }
         _ => return Err(Error::UndefinedObject(format!("type \"{}\" does not exist", written.trim()))),
     };
     Ok(ty)

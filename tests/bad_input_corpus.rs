@@ -29,6 +29,8 @@ const STATEMENTS: &[(&str, &str)] = &[
     ("INSERT INTO nosuch_{i} VALUES (1)", "42"),
     ("CREATE STREAM x_{i} (a nosuchtype_{i})", "42"),
     ("CREATE STREAM x_{i} (a integer[])", "0A"),
+    ("CREATE ROLE \"\"", "42"),
+    ("SELECT {i} AS \"\"", "42"),
     ("CREATE TABLE x_{i} (a text ARRAY)", "0A"),
     ("CREATE STREAM x_{i} (a int[{n}])", "0A"),
     ("SELECT nosuchfunc_{i}(v) FROM s", "42"),

@@ -353,6 +353,12 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
     for tok in tokens {
         match &tok.token {
             Token::Whitespace(_) => {}
+            // PostgreSQL's scanner refuses `""` wherever it stands.
+            Token::Word(w) if w.quote_style == Some('"') && w.value.is_empty() => {
+                return Err(Error::Syntax(
+                    "zero-length delimited identifier at or near \"\"\"\"".into(),
+                ));
+            }
             Token::SemiColon => {
                 let end = lines.offset(tok.span.start);
                 if !current.is_empty() {

@@ -414,8 +414,8 @@ async fn explain_shows_inputs_windows_and_hash_keys() {
         plan,
         vec![
             "Windowed join of 2 inputs (symmetric hash join; slide events at every window end)",
-            "  Input 1: flights AS a  window <range 600000000us, slide 600000000us, start epoch>  instances unbounded (START AT 'epoch')",
-            "  Input 2: flights AS b  window <range 600000000us, slide 600000000us, start 978307200000000us>  instances from 2001-01-01 00:00:00",
+            "  Input 1: flights AS a  window RANGE 10 minutes SLIDE 10 minutes  instances unbounded (START AT 'epoch')",
+            "  Input 2: flights AS b  window RANGE 10 minutes SLIDE 10 minutes START AT '2001-01-01 00:00:00'  instances from 2001-01-01 00:00:00",
             "  Arrival on flights AS a: hash probe flights AS b on b.origin = a.destination",
             "  Arrival on flights AS b: hash probe flights AS a on a.destination = b.origin",
             "  Count the live join tuples at each slide event as the product of each key's live tuples on both sides (no join tuple is formed)",
@@ -522,7 +522,8 @@ async fn a_multi_window_join_gives_one_row_set_per_window() {
         .into_iter()
         .map(|r| r[0].clone())
         .collect();
-    let win = |r: u32| format!("<range {r}0000000us, slide 10000000us, start 978307200000000us>");
+    let win =
+        |r: u32| format!("RANGE {r}0 seconds SLIDE 10 seconds START AT '2001-01-01 00:00:00'");
     let mut want = vec![
         "Multi-window join: 2 windows on input 1 (a), one row set per window, each window its own join (no state shared between them)".to_string(),
         "  Window coverage graph of a's windows (partitioned by, 1 edge):".to_string(),

@@ -1174,7 +1174,7 @@ impl JoinExec {
                 "  Input {}: {}  window {}  instances {}{}",
                 i + 1,
                 names[i],
-                input.window,
+                crate::wcg::explain::window_text(&input.window),
                 if input.first_index == i64::MIN {
                     "unbounded (START AT 'epoch')".to_string()
                 } else {

@@ -174,7 +174,11 @@ impl MultiJoin {
         )];
         lines.extend(self.coverage_lines(&names[m], m, sharing));
         for (i, j) in self.joins.iter().enumerate() {
-            lines.push(format!("  Window {}: {}", i + 1, j.input_window(m)));
+            lines.push(format!(
+                "  Window {}: {}",
+                i + 1,
+                crate::wcg::explain::window_text(&j.input_window(m))
+            ));
             lines.extend(
                 j.explain(names, columns, table_columns)
                     .into_iter()

@@ -35,6 +35,19 @@ pub trait RelationProvider {
     fn check_read(&self, _schema: &str, _name: &str) -> crate::Result<()> {
         Ok(())
     }
+
+    /// What `role` holds on relation `schema.name`, as `has_table_privilege` asks it: the
+    /// privileges, and whether it holds every privilege with grant option (it owns the
+    /// relation or is a superuser). `role` is a role of `pg_authid` or `public`. The
+    /// default holds everything (providers without privileges).
+    fn table_privileges(
+        &self,
+        _role: &str,
+        _schema: &str,
+        _name: &str,
+    ) -> (super::Privileges, bool) {
+        (super::Privileges::ALL, true)
+    }
 }
 
 /// Static types of the relational plan, beyond [`DataType`].

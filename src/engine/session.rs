@@ -134,6 +134,34 @@ pub struct Session {
     reported: Vec<(String, String)>,
 }
 
+/// The catalog as one session's statements name it: `database.schema.name` must name the
+/// session's database.
+struct SessionSchema<'a> {
+    catalog: &'a super::catalog::Catalog,
+    database: &'a str,
+}
+
+impl sql::SchemaProvider for SessionSchema<'_> {
+    fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        sql::SchemaProvider::stream(self.catalog, name)
+    }
+    fn system_view(&self, name: &str) -> Option<Vec<Column>> {
+        sql::SchemaProvider::system_view(self.catalog, name)
+    }
+    fn table(&self, name: &str) -> Option<sql::TableInfo> {
+        sql::SchemaProvider::table(self.catalog, name)
+    }
+    fn stream_names(&self) -> Vec<String> {
+        sql::SchemaProvider::stream_names(self.catalog)
+    }
+    fn relations(&self) -> Option<&dyn sql::RelationProvider> {
+        sql::SchemaProvider::relations(self.catalog)
+    }
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
+}
+
 /// Counts one of a session's live continuous queries while it exists.
 struct LiveQuery(Arc<std::sync::atomic::AtomicUsize>);
 
@@ -629,7 +657,11 @@ impl Session {
     fn bind(&self, stmt: &Statement, hints: &[Option<DataType>]) -> Result<Plan> {
         // The binder refuses expressions deeper than sql::EXPRESSION_DEPTH_MAX (54001) and
         // grows its stack as it recurses, so no statement can overflow a worker's stack.
-        sql::bind(&stmt.parsed, &self.engine.catalog, hints)
+        let schema = SessionSchema {
+            catalog: &self.engine.catalog,
+            database: &self.database,
+        };
+        sql::bind(&stmt.parsed, &schema, hints)
     }
 
     /// Describe a statement for the extended protocol. `param_hints` are the types the

@@ -1500,6 +1500,12 @@ impl Session {
                     super::backends::Signal::Terminate
                 };
                 self.check_signal(pid, func == F::CancelBackend)?;
+                // PostgreSQL's signal reaches the calling statement itself, which ends
+                // with 57014; it is answered here, before any signal is raised, so that
+                // no cancel is left pending for the session's next statement.
+                if func == F::CancelBackend && pid == self.pid {
+                    return Err(Error::QueryCanceled);
+                }
                 match self.engine.catalog.backends.signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {

@@ -474,9 +474,14 @@ async fn has_table_privilege_answers_from_owners_grants_and_public() {
         "has_table_privilege((SELECT oid FROM pg_class WHERE relname = 'rt'), 'SELECT')",
         "has_table_privilege((SELECT oid FROM pg_roles WHERE rolname = 'alice'), 's', 'UPDATE')",
         "has_table_privilege('rt', NULL) IS NULL",
+        // tcq keeps no schema privileges: any schema but the system ones takes CREATE.
+        "has_schema_privilege('public', 'CREATE')",
+        "has_schema_privilege('pg_catalog', 'usage')",
+        "has_schema_privilege('pg_catalog', 'CREATE')",
+        "has_schema_privilege('bob', 'public', 'USAGE, CREATE')",
     ];
     let answers = rows(&alice, &format!("SELECT {}", asked.join(", "))).await;
-    let expected = "t f t f f t f t t t t f t f t t f t";
+    let expected = "t f t f f t f t t t t f t f t t f t t t f t";
     assert_eq!(answers[0].join(" "), expected, "{asked:?}");
     for (sql, code, msg) in [
         (
@@ -493,6 +498,21 @@ async fn has_table_privilege_answers_from_owners_grants_and_public() {
             "SELECT has_table_privilege('rt', 'SELECT, FLY')",
             "22023",
             "unrecognized privilege type: \"FLY\"",
+        ),
+        (
+            "SELECT has_schema_privilege('nosuch', 'USAGE')",
+            "3F000",
+            "schema \"nosuch\" does not exist",
+        ),
+        (
+            "SELECT has_schema_privilege('carol', 'public', 'USAGE')",
+            "42704",
+            "role \"carol\" does not exist",
+        ),
+        (
+            "SELECT has_schema_privilege('public', 'SELECT')",
+            "22023",
+            "unrecognized privilege type: \"SELECT\"",
         ),
         (
             "SELECT has_any_column_privilege('rt', 'DELETE')",

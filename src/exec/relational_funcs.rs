@@ -161,6 +161,48 @@ fn table_privilege(ev: &Ev, args: &[Value], names: &[(&str, Option<Privileges>)]
     })))
 }
 
+/// `has_schema_privilege([role,] schema, privileges)`: whether the role holds any of the
+/// comma-separated privileges (USAGE, CREATE) on the schema, named or given by oid. tcq
+/// keeps no schema privileges: every role may use every schema and create streams and
+/// tables in any but the system schemas (`pg_catalog`, `information_schema`, `pg_toast`),
+/// where nobody may; `WITH GRANT OPTION` asks the same. NULL for a NULL argument or an
+/// oid that is no schema. Errors: 42704 for an unknown role, 3F000 for an unknown schema
+/// name, 22023 for an unknown privilege.
+fn schema_privilege(ev: &Ev, args: &[Value]) -> Result<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let (schema, wanted) = match args {
+        [schema, wanted] => (schema, wanted),
+        [role, schema, wanted] => {
+            role_name(ev, role)?;
+            (schema, wanted)
+        }
+        _ => {
+            return Err(Error::UndefinedFunction(format!(
+                "function has_schema_privilege with {} arguments does not exist",
+                args.len()
+            )))
+        }
+    };
+    let wanted = privilege_list(&text_of(wanted), &[("USAGE", false), ("CREATE", true)])?;
+    let oid = match schema {
+        Value::Text(name) => int_of(&ev.reg_oid(RegKind::Namespace, name, true)?),
+        other => int_of(other),
+    };
+    let spaces = ev.catalog("pg_namespace")?;
+    let Some(space) = spaces.iter().find(|r| int_of(&r[0]) == oid) else {
+        return Ok(Value::Null);
+    };
+    let system = matches!(
+        text_of(&space[1]).as_str(),
+        "pg_catalog" | "information_schema" | "pg_toast"
+    );
+    Ok(Value::Bool(
+        wanted.iter().any(|(create, _)| !create || !system),
+    ))
+}
+
 /// The session's user (`tcq` without a session, as `current_user` answers).
 fn session_user(ev: &Ev) -> String {
     ev.session_user().unwrap_or("tcq").to_string()
@@ -211,10 +253,7 @@ fn relation_name(ev: &Ev, v: &Value) -> Result<Option<(String, String)>> {
 /// The privileges of a comma-separated list (`'SELECT, INSERT WITH GRANT OPTION'`, any
 /// case), each with whether it asks for the grant option. Errors: 22023 for a name that
 /// is not in `names`.
-fn privilege_list(
-    list: &str,
-    names: &[(&str, Option<Privileges>)],
-) -> Result<Vec<(Option<Privileges>, bool)>> {
+fn privilege_list<T: Copy>(list: &str, names: &[(&str, T)]) -> Result<Vec<(T, bool)>> {
     list.split(',')
         .map(|item| {
             let item = item.trim();
@@ -379,8 +418,8 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         "pg_size_pretty" => text(size_pretty(int_of(a0).unwrap_or(0))),
         "has_table_privilege" => table_privilege(ev, args, TABLE_PRIVILEGES)?,
         "has_any_column_privilege" => table_privilege(ev, args, COLUMN_PRIVILEGES)?,
-        "has_schema_privilege"
-        | "has_database_privilege"
+        "has_schema_privilege" => schema_privilege(ev, args)?,
+        "has_database_privilege"
         | "has_function_privilege"
         | "has_column_privilege"
         | "has_type_privilege"

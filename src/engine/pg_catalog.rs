@@ -618,13 +618,13 @@ impl Ctx<'_> {
             .unwrap_or_else(|| self.user.to_string())
     }
 
-    /// `relacl` of relation `ns`.`name`: NULL (the default: owner only) until something is
-    /// granted.
+    /// `relacl` of relation `ns`.`name`: NULL (the default: owner only) until a GRANT or
+    /// REVOKE names it, then the owner's entry and the grants to others.
     fn relacl(&self, ns: &str, name: &str) -> Value {
         let Some(acl) = self.roles.acl(&whole_name(ns, name)) else {
             return Value::Null;
         };
-        if acl.grants.is_empty() {
+        if !acl.explicit && acl.grants.is_empty() {
             return Value::Null;
         }
         let all = crate::sql::Privileges::ALL.letters();

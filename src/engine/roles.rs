@@ -80,6 +80,11 @@ pub struct Acl {
     pub owner: String,
     /// Privileges granted, by grantee (`public` for every role).
     pub grants: BTreeMap<String, Privileges>,
+    /// A GRANT or REVOKE has named the relation: its access list is no longer the
+    /// default, and `relacl` shows it (the owner's entry at least), as PostgreSQL shows an
+    /// access list from the first GRANT or REVOKE on.
+    #[serde(default)]
+    pub explicit: bool,
 }
 
 #[derive(Default)]
@@ -238,6 +243,7 @@ impl Roles {
                 relation: relation.to_string(),
                 owner: owner.to_string(),
                 grants: BTreeMap::new(),
+                explicit: false,
             },
         );
     }
@@ -319,6 +325,7 @@ impl Roles {
             relation: relation.to_string(),
             ..Acl::default()
         });
+        acl.explicit = true;
         for g in grantees.iter().filter(|g| **g != acl.owner) {
             let held = acl.grants.get(g).copied().unwrap_or_default();
             let now = if grant {

@@ -362,6 +362,14 @@ async fn qualified_names_are_read_as_postgresql_reads_them() {
         common::rows(&c, "SELECT k FROM tcq.net.t3").await,
         common::table(&[&["7"]])
     );
+    assert_eq!(
+        common::rows(
+            &c,
+            "SELECT relname FROM tcq.pg_catalog.pg_class WHERE relname = 'pg_class'"
+        )
+        .await,
+        common::table(&[&["pg_class"]])
+    );
     for (sql, code, msg) in [
         (
             "CREATE STREAM db.public.q4 (a integer)",
@@ -392,6 +400,16 @@ async fn qualified_names_are_read_as_postgresql_reads_them() {
             "GRANT SELECT ON other.public.q3 TO PUBLIC",
             "0A000",
             "cross-database references are not implemented: other.public.q3",
+        ),
+        (
+            "SELECT count(*) FROM other.pg_catalog.pg_class",
+            "0A000",
+            "cross-database references are not implemented: other.pg_catalog.pg_class",
+        ),
+        (
+            "SELECT count(*) FROM a.b.pg_catalog.pg_class",
+            "42601",
+            "improper qualified name (too many dotted names): a.b.pg_catalog.pg_class",
         ),
     ] {
         let e = c

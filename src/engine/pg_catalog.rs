@@ -419,6 +419,10 @@ impl RelationProvider for CatalogRelations<'_> {
         )
     }
 
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
+
     fn table_privileges(&self, role: &str, schema: &str, name: &str) -> (Privileges, bool) {
         // Names in pg_authid that are no role are the session's user and relation owners
         // shown as superusers (trust-connected bootstrap users); `public` is nobody's.

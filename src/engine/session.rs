@@ -139,6 +139,23 @@ pub struct Session {
 struct SessionSchema<'a> {
     catalog: &'a super::catalog::Catalog,
     database: &'a str,
+    relations: SessionRelations<'a>,
+}
+
+/// The catalog's relations as a session's catalog queries are bound against them: with the
+/// session's database, for three-part names.
+struct SessionRelations<'a> {
+    catalog: &'a super::catalog::Catalog,
+    database: &'a str,
+}
+
+impl sql::RelationProvider for SessionRelations<'_> {
+    fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+        sql::RelationProvider::relation(self.catalog, schema, name)
+    }
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
 }
 
 impl sql::SchemaProvider for SessionSchema<'_> {
@@ -155,7 +172,7 @@ impl sql::SchemaProvider for SessionSchema<'_> {
         sql::SchemaProvider::stream_names(self.catalog)
     }
     fn relations(&self) -> Option<&dyn sql::RelationProvider> {
-        sql::SchemaProvider::relations(self.catalog)
+        Some(&self.relations)
     }
     fn database(&self) -> Option<&str> {
         Some(self.database)
@@ -660,6 +677,10 @@ impl Session {
         let schema = SessionSchema {
             catalog: &self.engine.catalog,
             database: &self.database,
+            relations: SessionRelations {
+                catalog: &self.engine.catalog,
+                database: &self.database,
+            },
         };
         sql::bind(&stmt.parsed, &schema, hints)
     }

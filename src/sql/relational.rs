@@ -48,6 +48,12 @@ pub trait RelationProvider {
     ) -> (super::Privileges, bool) {
         (super::Privileges::ALL, true)
     }
+
+    /// The session's database, against which `database.schema.name` is checked; `None`
+    /// (the default) accepts any.
+    fn database(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Static types of the relational plan, beyond [`DataType`].
@@ -1612,8 +1618,14 @@ impl RelBinder<'_> {
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
                     [s, r] => (Some(s.clone()), r.clone()),
-                    [_, s, r] => (Some(s.clone()), r.clone()),
-                    _ => return Err(Error::Syntax(format!("improper relation name: {name}"))),
+                    _ => {
+                        // database.schema.name, checked as every statement checks it.
+                        super::bind::relation_name(&parts.join("."), self.provider.database())?;
+                        let [_, s, r] = parts.as_slice() else {
+                            unreachable!("relation_name refuses four parts or more")
+                        };
+                        (Some(s.clone()), r.clone())
+                    }
                 };
                 let alias_name = alias.as_ref().map(|a| norm(&a.name));
                 if schema.is_none() {

@@ -327,3 +327,114 @@ async fn a_cursor_reads_a_catalog_query_and_errors_keep_their_class() {
         .unwrap();
     assert_eq!(n.get::<_, i64>(0), 3);
 }
+
+/// A tester's report: `CREATE STREAM db.public.q3` made a relation `public.q3` in schema
+/// `db`, and `CREATE TABLE x.y.z.w` was accepted. PostgreSQL reads three parts as
+/// database.schema.name (another database is 0A000) and refuses four (42601), in every
+/// statement that names a relation.
+#[tokio::test]
+async fn qualified_names_are_read_as_postgresql_reads_them() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(
+        "CREATE STREAM tcq.public.q3 (a integer); CREATE TABLE tcq.net.t3 (k integer); \
+         INSERT INTO public.q3 VALUES (1); INSERT INTO tcq.net.t3 VALUES (7); \
+         GRANT SELECT ON tcq.public.q3 TO PUBLIC",
+    )
+    .await
+    .unwrap();
+    let got = common::rows(
+        &c,
+        "SELECT n.nspname, c.relname, c.relacl IS NOT NULL FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.relname IN ('q3', 't3') ORDER BY 2",
+    )
+    .await;
+    assert_eq!(
+        got,
+        common::table(&[&["public", "q3", "t"], &["net", "t3", "f"]])
+    );
+    assert_eq!(
+        common::rows(&c, "SELECT name, tuples FROM tcq_streams").await,
+        common::table(&[&["q3", "1"]])
+    );
+    assert_eq!(
+        common::rows(&c, "SELECT k FROM tcq.net.t3").await,
+        common::table(&[&["7"]])
+    );
+    assert_eq!(
+        common::rows(
+            &c,
+            "SELECT relname FROM tcq.pg_catalog.pg_class WHERE relname = 'pg_class'"
+        )
+        .await,
+        common::table(&[&["pg_class"]])
+    );
+    for (sql, code, msg) in [
+        (
+            "CREATE STREAM db.public.q4 (a integer)",
+            "0A000",
+            "cross-database references are not implemented: db.public.q4",
+        ),
+        (
+            "CREATE TABLE x.y.z.w (a integer)",
+            "42601",
+            "improper qualified name (too many dotted names): x.y.z.w",
+        ),
+        (
+            "INSERT INTO other.public.q3 VALUES (2)",
+            "0A000",
+            "cross-database references are not implemented: other.public.q3",
+        ),
+        (
+            "SELECT count(*) FROM a.b.c.d [RANGE BY '1 second']",
+            "42601",
+            "improper qualified name (too many dotted names): a.b.c.d",
+        ),
+        (
+            "DROP STREAM a.b.c.d",
+            "42601",
+            "improper qualified name (too many dotted names): a.b.c.d",
+        ),
+        (
+            "GRANT SELECT ON other.public.q3 TO PUBLIC",
+            "0A000",
+            "cross-database references are not implemented: other.public.q3",
+        ),
+        (
+            "SELECT count(*) FROM other.pg_catalog.pg_class",
+            "0A000",
+            "cross-database references are not implemented: other.pg_catalog.pg_class",
+        ),
+        (
+            "SELECT count(*) FROM a.b.pg_catalog.pg_class",
+            "42601",
+            "improper qualified name (too many dotted names): a.b.pg_catalog.pg_class",
+        ),
+    ] {
+        let e = c
+            .batch_execute(sql)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {sql}"));
+        let msg_got = e
+            .as_db_error()
+            .map_or(e.to_string(), |d| d.message().to_string());
+        assert_eq!(
+            (sqlstate(&e), msg_got),
+            (code.to_string(), msg.to_string()),
+            "{sql}"
+        );
+    }
+    c.batch_execute("DROP STREAM tcq.public.q3; DROP TABLE tcq.net.t3")
+        .await
+        .unwrap();
+    assert_eq!(
+        common::rows(
+            &c,
+            "SELECT count(*) FROM pg_class WHERE relname IN ('q3', 't3')"
+        )
+        .await,
+        common::table(&[&["0"]])
+    );
+}

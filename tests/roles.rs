@@ -387,6 +387,190 @@ async fn owners_grant_and_revoke_and_others_are_refused() {
     exec(&admin, "DROP TABLE t").await;
 }
 
+/// A tester's report: after `ALTER ... OWNER TO` a role that had been granted privileges,
+/// `relacl` listed the new owner twice (`{alice=arwdD/alice,alice=r/alice,...}`).
+/// PostgreSQL keeps one aclitem per grantee: the new owner's grants fold into ownership.
+#[tokio::test]
+async fn alter_owner_folds_the_new_owners_grants_into_one_aclitem() {
+    let (port, admin) = with_roles().await;
+    exec(
+        &admin,
+        &format!(
+            "{STREAM}; CREATE TABLE rt (k integer); \
+             GRANT SELECT ON s TO alice; GRANT INSERT ON STREAM s TO bob; \
+             ALTER STREAM s OWNER TO alice; \
+             GRANT SELECT, UPDATE ON rt TO bob; GRANT SELECT ON rt TO alice; \
+             ALTER TABLE rt OWNER TO bob; \
+             GRANT SELECT ON s TO alice; GRANT DELETE ON rt TO bob"
+        ),
+    )
+    .await;
+    // The later grants to the owners change nothing: they hold every privilege.
+    assert_eq!(
+        rows(
+            &admin,
+            "SELECT relname, pg_get_userbyid(relowner), relacl FROM pg_class \
+             WHERE relname IN ('s', 'rt') ORDER BY 1"
+        )
+        .await,
+        common::table(&[
+            &["rt", "bob", "{bob=arwdD/bob,alice=r/bob}"],
+            &["s", "alice", "{alice=arwdD/alice,bob=a/alice}"],
+        ])
+    );
+    // Checks agree with what relacl shows.
+    let bob = login(port, "bob", "b1").await;
+    exec(
+        &bob,
+        "INSERT INTO s VALUES ('2024-01-01 00:00:00', 1); TRUNCATE rt",
+    )
+    .await;
+    assert_eq!(
+        refused(&bob, "SELECT * FROM s [RANGE BY '1 second'] LIMIT 1").await,
+        pair("42501", "permission denied for stream s")
+    );
+    let alice = login(port, "alice", "a1").await;
+    // Once granted, the access list stays explicit: the owner's entry remains.
+    exec(&alice, "REVOKE ALL ON s FROM bob").await;
+    assert_eq!(
+        rows(&alice, "SELECT relacl FROM pg_class WHERE relname = 's'").await,
+        common::table(&[&["{alice=arwdD/alice}"]])
+    );
+}
+
+/// A tester's report: `has_table_privilege` was true for everyone on everything.
+#[tokio::test]
+async fn has_table_privilege_answers_from_owners_grants_and_public() {
+    let (port, admin) = with_roles().await;
+    let bob = login(port, "bob", "b1").await;
+    exec(
+        &bob,
+        &format!(
+            "{STREAM}; CREATE TABLE rt (k integer); \
+             GRANT SELECT ON rt TO alice; GRANT INSERT ON s TO PUBLIC"
+        ),
+    )
+    .await;
+    let alice = login(port, "alice", "a1").await;
+    let asked = [
+        "has_table_privilege('rt', 'SELECT')",
+        "has_table_privilege('rt', 'INSERT')",
+        "has_table_privilege('rt', ' insert , select')",
+        "has_table_privilege('rt', 'SELECT WITH GRANT OPTION')",
+        "has_table_privilege('public.rt', 'REFERENCES')",
+        "has_table_privilege('s', 'INSERT')",
+        "has_table_privilege('s', 'SELECT')",
+        "has_table_privilege('bob', 'rt', 'TRUNCATE')",
+        "has_table_privilege('bob', 'rt', 'select with grant option')",
+        "has_table_privilege('admin', 's', 'DELETE')",
+        "has_table_privilege('public', 's', 'INSERT')",
+        "has_table_privilege('public', 'rt', 'SELECT')",
+        "has_table_privilege('pg_class', 'SELECT')",
+        "has_table_privilege('pg_authid', 'SELECT')",
+        "has_any_column_privilege('rt', 'SELECT')",
+        "has_table_privilege((SELECT oid FROM pg_class WHERE relname = 'rt'), 'SELECT')",
+        "has_table_privilege((SELECT oid FROM pg_roles WHERE rolname = 'alice'), 's', 'UPDATE')",
+        "has_table_privilege('rt', NULL) IS NULL",
+        // tcq keeps no schema privileges: any schema but the system ones takes CREATE.
+        "has_schema_privilege('public', 'CREATE')",
+        "has_schema_privilege('pg_catalog', 'usage')",
+        "has_schema_privilege('pg_catalog', 'CREATE')",
+        "has_schema_privilege('bob', 'public', 'USAGE, CREATE')",
+    ];
+    let answers = rows(&alice, &format!("SELECT {}", asked.join(", "))).await;
+    let expected = "t f t f f t f t t t t f t f t t f t t t f t";
+    assert_eq!(answers[0].join(" "), expected, "{asked:?}");
+    for (sql, code, msg) in [
+        (
+            "SELECT has_table_privilege('carol', 'rt', 'SELECT')",
+            "42704",
+            "role \"carol\" does not exist",
+        ),
+        (
+            "SELECT has_table_privilege('nosuch', 'SELECT')",
+            "42P01",
+            "relation \"nosuch\" does not exist",
+        ),
+        (
+            "SELECT has_table_privilege('rt', 'SELECT, FLY')",
+            "22023",
+            "unrecognized privilege type: \"FLY\"",
+        ),
+        (
+            "SELECT has_schema_privilege('nosuch', 'USAGE')",
+            "3F000",
+            "schema \"nosuch\" does not exist",
+        ),
+        (
+            "SELECT has_schema_privilege('carol', 'public', 'USAGE')",
+            "42704",
+            "role \"carol\" does not exist",
+        ),
+        (
+            "SELECT has_schema_privilege('public', 'SELECT')",
+            "22023",
+            "unrecognized privilege type: \"SELECT\"",
+        ),
+        (
+            "SELECT has_any_column_privilege('rt', 'DELETE')",
+            "22023",
+            "unrecognized privilege type: \"DELETE\"",
+        ),
+    ] {
+        assert_eq!(refused(&alice, sql).await, pair(code, msg), "{sql}");
+    }
+    exec(&bob, "REVOKE SELECT ON rt FROM alice").await;
+    assert_eq!(
+        rows(&alice, "SELECT has_table_privilege('rt', 'SELECT')").await,
+        common::table(&[&["f"]])
+    );
+    assert_eq!(
+        rows(
+            &admin,
+            "SELECT has_table_privilege('rt', 'SELECT, TRUNCATE')"
+        )
+        .await,
+        common::table(&[&["t"]])
+    );
+}
+
+/// A tester's report: a non-superuser could read `pg_authid` (roles and their password
+/// verifiers); PostgreSQL refuses it with 42501. `pg_roles` stays open, and the functions
+/// that read pg_authid for everyone (`pg_get_userbyid`, `::regrole`) keep working.
+#[tokio::test]
+async fn pg_authid_is_for_superusers_only() {
+    let (port, admin) = with_roles().await;
+    let alice = login(port, "alice", "a1").await;
+    for sql in [
+        "SELECT rolname, rolpassword FROM pg_authid",
+        "SELECT count(*) FROM pg_catalog.pg_authid",
+        "SELECT rolname FROM pg_roles WHERE oid IN (SELECT oid FROM pg_authid)",
+    ] {
+        assert_eq!(
+            refused(&alice, sql).await,
+            pair("42501", "permission denied for table pg_authid"),
+            "{sql}"
+        );
+    }
+    assert_eq!(
+        rows(
+            &alice,
+            "SELECT rolname, pg_get_userbyid(oid), oid = 'bob'::regrole::oid \
+             FROM pg_roles WHERE rolname = 'bob'"
+        )
+        .await,
+        common::table(&[&["bob", "bob", "t"]])
+    );
+    assert_eq!(
+        rows(
+            &admin,
+            "SELECT count(*) FROM pg_authid WHERE rolname IN ('alice', 'bob')"
+        )
+        .await,
+        common::table(&[&["2"]])
+    );
+}
+
 #[tokio::test]
 async fn other_users_query_text_and_backends_are_theirs() {
     let (port, admin) = with_roles().await;

@@ -643,3 +643,29 @@ async fn statement_timeout_cancels_long_statements() {
     .await
     .expect("the test timed out");
 }
+
+/// A tester's report: `SELECT pg_cancel_backend(pg_backend_pid())` answered `t`; in
+/// PostgreSQL the signal cancels the calling statement itself (57014). The session's next
+/// statement is not cancelled by it.
+#[tokio::test]
+async fn cancelling_ones_own_backend_cancels_the_calling_statement() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        for sql in [
+            "SELECT pg_cancel_backend(pg_backend_pid())",
+            "SELECT pg_catalog.pg_cancel_backend(pg_backend_pid())",
+        ] {
+            let e = c.batch_execute(sql).await.unwrap_err();
+            assert_eq!(sqlstate(&e), "57014", "{sql}");
+            assert_eq!(
+                e.as_db_error().unwrap().message(),
+                "canceling statement due to user request"
+            );
+        }
+        let one: i32 = c.query_one("SELECT 1", &[]).await.unwrap().get(0);
+        assert_eq!(one, 1);
+    })
+    .await
+    .expect("timed out");
+}

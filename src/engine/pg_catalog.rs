@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use super::catalog::{Catalog, Stream};
 use crate::exec::relational_funcs::{INFORMATION_SCHEMA_OID, PG_CATALOG_OID, PUBLIC_OID};
-use crate::sql::RelationProvider;
+use crate::sql::{Privileges, RelationProvider};
 use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// The relations of the catalogs: (schema, name, fixed oid or 0, columns as
@@ -399,6 +399,13 @@ impl RelationProvider for CatalogRelations<'_> {
     }
 
     fn check_read(&self, schema: &str, name: &str) -> crate::Result<()> {
+        // PostgreSQL grants pg_authid (it holds the password verifiers) to no one: only
+        // superusers read it; pg_roles and pg_user are the open views of the roles.
+        if schema == "pg_catalog" && name == "pg_authid" && !self.superuser {
+            return Err(crate::Error::InsufficientPrivilege(
+                "permission denied for table pg_authid".into(),
+            ));
+        }
         let whole = whole_name(schema, name);
         if !self.catalog.tables.read().contains_key(&whole) {
             return Ok(());
@@ -410,6 +417,36 @@ impl RelationProvider for CatalogRelations<'_> {
             &whole,
             crate::sql::Privileges::SELECT,
         )
+    }
+
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
+
+    fn table_privileges(&self, role: &str, schema: &str, name: &str) -> (Privileges, bool) {
+        // Names in pg_authid that are no role are the session's user and relation owners
+        // shown as superusers (trust-connected bootstrap users); `public` is nobody's.
+        let superuser = if role == self.user {
+            self.superuser
+        } else {
+            role != super::roles::PUBLIC && self.catalog.roles.is_superuser(role, true)
+        };
+        if superuser {
+            return (Privileges::ALL, true);
+        }
+        if schema == "pg_catalog" || schema == "information_schema" {
+            // As PostgreSQL grants its catalogs: SELECT to PUBLIC, but for pg_authid.
+            let readable = !(schema == "pg_catalog" && name == "pg_authid");
+            let held = if readable {
+                Privileges::SELECT
+            } else {
+                Privileges::default()
+            };
+            return (held, false);
+        }
+        self.catalog
+            .roles
+            .privileges(role, &whole_name(schema, name))
     }
 }
 
@@ -585,13 +622,13 @@ impl Ctx<'_> {
             .unwrap_or_else(|| self.user.to_string())
     }
 
-    /// `relacl` of relation `ns`.`name`: NULL (the default: owner only) until something is
-    /// granted.
+    /// `relacl` of relation `ns`.`name`: NULL (the default: owner only) until a GRANT or
+    /// REVOKE names it, then the owner's entry and the grants to others.
     fn relacl(&self, ns: &str, name: &str) -> Value {
         let Some(acl) = self.roles.acl(&whole_name(ns, name)) else {
             return Value::Null;
         };
-        if acl.grants.is_empty() {
+        if !acl.explicit && acl.grants.is_empty() {
             return Value::Null;
         }
         let all = crate::sql::Privileges::ALL.letters();
@@ -1137,8 +1174,9 @@ impl Ctx<'_> {
                 ("datctype", t("C")),
             ]],
             // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
-            // pg_authid shows the verifier to superusers only (PostgreSQL refuses
-            // pg_authid to the others); pg_roles masks it, NULL when there is none.
+            // Only superusers read pg_authid (`check_read`); functions that read it for
+            // others (pg_get_userbyid, regrole) see no verifier. pg_roles masks it, NULL
+            // when there is none.
             "pg_authid" | "pg_roles" => self
                 .role_rows()
                 .into_iter()

@@ -80,6 +80,11 @@ pub struct Acl {
     pub owner: String,
     /// Privileges granted, by grantee (`public` for every role).
     pub grants: BTreeMap<String, Privileges>,
+    /// A GRANT or REVOKE has named the relation: its access list is no longer the
+    /// default, and `relacl` shows it (the owner's entry at least), as PostgreSQL shows an
+    /// access list from the first GRANT or REVOKE on.
+    #[serde(default)]
+    pub explicit: bool,
 }
 
 #[derive(Default)]
@@ -238,12 +243,15 @@ impl Roles {
                 relation: relation.to_string(),
                 owner: owner.to_string(),
                 grants: BTreeMap::new(),
+                explicit: false,
             },
         );
     }
 
-    /// Give `relation` to `owner`, keeping its grants. Errors: 42704 when `owner` is no
-    /// role.
+    /// Give `relation` to `owner`, keeping the grants to other roles. What was granted
+    /// to the new owner is folded into its ownership (it holds every privilege), so the
+    /// access list has one entry per grantee, as PostgreSQL's `aclnewowner` leaves it.
+    /// Errors: 42704 when `owner` is no role.
     pub fn change_owner(&self, relation: &str, owner: &str) -> Result<()> {
         let mut st = self.state.write();
         if !st.roles.contains_key(owner) {
@@ -256,6 +264,7 @@ impl Roles {
             ..Acl::default()
         });
         acl.owner = owner.to_string();
+        acl.grants.remove(owner);
         Ok(())
     }
 
@@ -293,7 +302,9 @@ impl Roles {
         v
     }
 
-    /// GRANT (`grant`) or REVOKE `privileges` on `relation` to or from `grantees`.
+    /// GRANT (`grant`) or REVOKE `privileges` on `relation` to or from `grantees`. The
+    /// owner holds every privilege already: a grant to it changes nothing (and a revoke
+    /// from it neither: tcq has no owner that gave up its own rights).
     /// Errors: 42704 for a grantee that is neither a role nor `public`.
     pub fn grant(
         &self,
@@ -314,7 +325,8 @@ impl Roles {
             relation: relation.to_string(),
             ..Acl::default()
         });
-        for g in grantees {
+        acl.explicit = true;
+        for g in grantees.iter().filter(|g| **g != acl.owner) {
             let held = acl.grants.get(g).copied().unwrap_or_default();
             let now = if grant {
                 held.union(privileges)
@@ -340,28 +352,28 @@ impl Roles {
         relation: &str,
         privileges: Privileges,
     ) -> Result<()> {
-        if superuser {
-            return Ok(());
-        }
-        let st = self.state.read();
-        let allowed = st.acls.get(relation).is_some_and(|a| {
-            a.owner == user || {
-                let held = a
-                    .grants
-                    .get(user)
-                    .copied()
-                    .unwrap_or_default()
-                    .union(a.grants.get(PUBLIC).copied().unwrap_or_default());
-                held.contains(privileges)
-            }
-        });
-        if allowed {
+        if superuser || self.privileges(user, relation).0.contains(privileges) {
             Ok(())
         } else {
             Err(Error::InsufficientPrivilege(format!(
                 "permission denied for {kind} {relation}"
             )))
         }
+    }
+
+    /// What `user` (not a superuser) holds on `relation`: every privilege when it owns it
+    /// (`true`: with grant option), else what was granted to it or to `public` (`false`).
+    /// A relation with no recorded owner grants nothing.
+    pub fn privileges(&self, user: &str, relation: &str) -> (Privileges, bool) {
+        let st = self.state.read();
+        let Some(a) = st.acls.get(relation) else {
+            return (Privileges::default(), false);
+        };
+        if a.owner == user {
+            return (Privileges::ALL, true);
+        }
+        let granted = |g: &str| a.grants.get(g).copied().unwrap_or_default();
+        (granted(user).union(granted(PUBLIC)), false)
     }
 
     /// Whether `user` owns `relation` (or is a superuser). Errors: 42501 `must be owner of
@@ -416,8 +428,11 @@ impl Roles {
 
     /// Restore an access list from its catalog record. Errors: XX001.
     pub(crate) fn restore_acl(&self, json: &str) -> Result<()> {
-        let acl: Acl = serde_json::from_str(json)
+        let mut acl: Acl = serde_json::from_str(json)
             .map_err(|e| Error::DataCorrupted(format!("catalog access list record: {e}")))?;
+        // Records written before owners' own grants were folded into ownership.
+        let owner = acl.owner.clone();
+        acl.grants.remove(&owner);
         self.state.write().acls.insert(acl.relation.clone(), acl);
         Ok(())
     }

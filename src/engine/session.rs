@@ -134,6 +134,51 @@ pub struct Session {
     reported: Vec<(String, String)>,
 }
 
+/// The catalog as one session's statements name it: `database.schema.name` must name the
+/// session's database.
+struct SessionSchema<'a> {
+    catalog: &'a super::catalog::Catalog,
+    database: &'a str,
+    relations: SessionRelations<'a>,
+}
+
+/// The catalog's relations as a session's catalog queries are bound against them: with the
+/// session's database, for three-part names.
+struct SessionRelations<'a> {
+    catalog: &'a super::catalog::Catalog,
+    database: &'a str,
+}
+
+impl sql::RelationProvider for SessionRelations<'_> {
+    fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+        sql::RelationProvider::relation(self.catalog, schema, name)
+    }
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
+}
+
+impl sql::SchemaProvider for SessionSchema<'_> {
+    fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        sql::SchemaProvider::stream(self.catalog, name)
+    }
+    fn system_view(&self, name: &str) -> Option<Vec<Column>> {
+        sql::SchemaProvider::system_view(self.catalog, name)
+    }
+    fn table(&self, name: &str) -> Option<sql::TableInfo> {
+        sql::SchemaProvider::table(self.catalog, name)
+    }
+    fn stream_names(&self) -> Vec<String> {
+        sql::SchemaProvider::stream_names(self.catalog)
+    }
+    fn relations(&self) -> Option<&dyn sql::RelationProvider> {
+        Some(&self.relations)
+    }
+    fn database(&self) -> Option<&str> {
+        Some(self.database)
+    }
+}
+
 /// Counts one of a session's live continuous queries while it exists.
 struct LiveQuery(Arc<std::sync::atomic::AtomicUsize>);
 
@@ -629,7 +674,15 @@ impl Session {
     fn bind(&self, stmt: &Statement, hints: &[Option<DataType>]) -> Result<Plan> {
         // The binder refuses expressions deeper than sql::EXPRESSION_DEPTH_MAX (54001) and
         // grows its stack as it recurses, so no statement can overflow a worker's stack.
-        sql::bind(&stmt.parsed, &self.engine.catalog, hints)
+        let schema = SessionSchema {
+            catalog: &self.engine.catalog,
+            database: &self.database,
+            relations: SessionRelations {
+                catalog: &self.engine.catalog,
+                database: &self.database,
+            },
+        };
+        sql::bind(&stmt.parsed, &schema, hints)
     }
 
     /// Describe a statement for the extended protocol. `param_hints` are the types the
@@ -1468,6 +1521,12 @@ impl Session {
                     super::backends::Signal::Terminate
                 };
                 self.check_signal(pid, func == F::CancelBackend)?;
+                // PostgreSQL's signal reaches the calling statement itself, which ends
+                // with 57014; it is answered here, before any signal is raised, so that
+                // no cancel is left pending for the session's next statement.
+                if func == F::CancelBackend && pid == self.pid {
+                    return Err(Error::QueryCanceled);
+                }
                 match self.engine.catalog.backends.signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {

@@ -37,8 +37,8 @@ use std::rc::Rc;
 use crate::error::{Error, Result};
 use crate::expr::{cast_value, cmp_values, compare, eval, EvalContext, SessionInfo};
 use crate::sql::{
-    CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery, RelSelect,
-    RelationProvider, SetOp,
+    CmpOp, JoinKind, Privileges, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery,
+    RelSelect, RelationProvider, SetOp,
 };
 use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
@@ -648,13 +648,21 @@ impl Ev<'_> {
         Ok((kinds.len() <= 1).then_some(out))
     }
 
-    /// The rows of a provider's relation, read once per statement.
+    /// The rows of a relation the query names, once the session may read it.
     fn scan(&self, schema: &str, name: &str) -> Result<Rc<Vec<Row>>> {
+        // Checked at every scan, not once per cached relation: the functions read
+        // catalogs the session may not name itself (`pg_get_userbyid` reads pg_authid).
+        self.provider.check_read(schema, name)?;
+        self.scan_unchecked(schema, name)
+    }
+
+    /// The rows of a provider's relation, read once per statement, without the session's
+    /// read check: for the catalog reads of functions and reg* casts.
+    fn scan_unchecked(&self, schema: &str, name: &str) -> Result<Rc<Vec<Row>>> {
         let key = (schema.to_string(), name.to_string());
         if let Some(r) = self.scans.borrow().get(&key) {
             return Ok(r.clone());
         }
-        self.provider.check_read(schema, name)?;
         let (_, rows) = self
             .provider
             .relation(schema, name)
@@ -996,7 +1004,7 @@ impl Ev<'_> {
             return Ok(v.clone());
         };
         let (rel, name_col, ns_col) = reg_relation(k);
-        let rows = self.scan("pg_catalog", rel)?;
+        let rows = self.scan_unchecked("pg_catalog", rel)?;
         for r in rows.iter() {
             if int_of(&r[0]) == Some(oid) {
                 let name = text_of(&r[name_col]);
@@ -1033,7 +1041,7 @@ impl Ev<'_> {
         } else {
             bare.clone()
         };
-        let rows = self.scan("pg_catalog", rel)?;
+        let rows = self.scan_unchecked("pg_catalog", rel)?;
         let ns_oid = match &schema {
             Some(s) => Some(int_of(&self.reg_oid(RegKind::Namespace, s, strict)?).unwrap_or(-1)),
             None => None,
@@ -1071,9 +1079,25 @@ impl Ev<'_> {
         })
     }
 
+    /// What `role` holds on relation `schema.name` (see
+    /// [`RelationProvider::table_privileges`]).
+    pub(crate) fn table_privileges(
+        &self,
+        role: &str,
+        schema: &str,
+        name: &str,
+    ) -> (Privileges, bool) {
+        self.provider.table_privileges(role, schema, name)
+    }
+
+    /// The session's user, when there is a session.
+    pub(crate) fn session_user(&self) -> Option<&str> {
+        self.session.map(|s| s.user())
+    }
+
     /// Rows of a catalog relation, for the functions.
     pub(crate) fn catalog(&self, name: &str) -> Result<Rc<Vec<Row>>> {
-        self.scan("pg_catalog", name)
+        self.scan_unchecked("pg_catalog", name)
     }
 }
 

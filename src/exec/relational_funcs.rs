@@ -10,7 +10,7 @@
 
 use super::relational::{format_array, int_of, parse_array, quote_ident, text_of, Ev};
 use crate::error::{Error, Result};
-use crate::sql::RegKind;
+use crate::sql::{Privileges, RegKind};
 use crate::types::Value;
 
 /// OID of schema `pg_catalog`.
@@ -109,6 +109,168 @@ fn text(s: impl Into<String>) -> Value {
 
 fn arg(args: &[Value], i: usize) -> &Value {
     args.get(i).unwrap_or(&Value::Null)
+}
+
+/// The privilege names `has_table_privilege` accepts, with tcq's privilege (`None`:
+/// REFERENCES and TRIGGER, which tcq never grants, so only owners and superusers hold them).
+const TABLE_PRIVILEGES: &[(&str, Option<Privileges>)] = &[
+    ("SELECT", Some(Privileges::SELECT)),
+    ("INSERT", Some(Privileges::INSERT)),
+    ("UPDATE", Some(Privileges::UPDATE)),
+    ("DELETE", Some(Privileges::DELETE)),
+    ("TRUNCATE", Some(Privileges::TRUNCATE)),
+    ("REFERENCES", None),
+    ("TRIGGER", None),
+];
+
+/// The privilege names `has_any_column_privilege` accepts (those columns can have).
+const COLUMN_PRIVILEGES: &[(&str, Option<Privileges>)] = &[
+    ("SELECT", Some(Privileges::SELECT)),
+    ("INSERT", Some(Privileges::INSERT)),
+    ("UPDATE", Some(Privileges::UPDATE)),
+    ("REFERENCES", None),
+];
+
+/// `has_table_privilege([role,] relation, privileges)`: whether the role (the session's
+/// user with two arguments), named or given by oid, holds any of the comma-separated
+/// `privileges` on the relation, named (`'s'`, `'network.tcpdump'`) or given by oid.
+/// `... WITH GRANT OPTION` is held by owners and superusers only (tcq grants no grant
+/// option). NULL for a NULL argument or a relation oid that is no relation. Errors: 42704
+/// for an unknown role, 42P01 for an unknown relation name, 22023 for an unknown privilege.
+fn table_privilege(ev: &Ev, args: &[Value], names: &[(&str, Option<Privileges>)]) -> Result<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let (role, relation, wanted) = match args {
+        [relation, wanted] => (session_user(ev), relation, wanted),
+        [role, relation, wanted] => (role_name(ev, role)?, relation, wanted),
+        _ => {
+            return Err(Error::UndefinedFunction(format!(
+                "function has_table_privilege with {} arguments does not exist",
+                args.len()
+            )))
+        }
+    };
+    let wanted = privilege_list(&text_of(wanted), names)?;
+    let Some((schema, name)) = relation_name(ev, relation)? else {
+        return Ok(Value::Null);
+    };
+    let (held, everything) = ev.table_privileges(&role, &schema, &name);
+    Ok(Value::Bool(wanted.iter().any(|(p, grant_option)| {
+        everything || (!grant_option && p.is_some_and(|p| held.contains(p)))
+    })))
+}
+
+/// `has_schema_privilege([role,] schema, privileges)`: whether the role holds any of the
+/// comma-separated privileges (USAGE, CREATE) on the schema, named or given by oid. tcq
+/// keeps no schema privileges: every role may use every schema and create streams and
+/// tables in any but the system schemas (`pg_catalog`, `information_schema`, `pg_toast`),
+/// where nobody may; `WITH GRANT OPTION` asks the same. NULL for a NULL argument or an
+/// oid that is no schema. Errors: 42704 for an unknown role, 3F000 for an unknown schema
+/// name, 22023 for an unknown privilege.
+fn schema_privilege(ev: &Ev, args: &[Value]) -> Result<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let (schema, wanted) = match args {
+        [schema, wanted] => (schema, wanted),
+        [role, schema, wanted] => {
+            role_name(ev, role)?;
+            (schema, wanted)
+        }
+        _ => {
+            return Err(Error::UndefinedFunction(format!(
+                "function has_schema_privilege with {} arguments does not exist",
+                args.len()
+            )))
+        }
+    };
+    let wanted = privilege_list(&text_of(wanted), &[("USAGE", false), ("CREATE", true)])?;
+    let oid = match schema {
+        Value::Text(name) => int_of(&ev.reg_oid(RegKind::Namespace, name, true)?),
+        other => int_of(other),
+    };
+    let spaces = ev.catalog("pg_namespace")?;
+    let Some(space) = spaces.iter().find(|r| int_of(&r[0]) == oid) else {
+        return Ok(Value::Null);
+    };
+    let system = matches!(
+        text_of(&space[1]).as_str(),
+        "pg_catalog" | "information_schema" | "pg_toast"
+    );
+    Ok(Value::Bool(
+        wanted.iter().any(|(create, _)| !create || !system),
+    ))
+}
+
+/// The session's user (`tcq` without a session, as `current_user` answers).
+fn session_user(ev: &Ev) -> String {
+    ev.session_user().unwrap_or("tcq").to_string()
+}
+
+/// The role named by `v` (a name, or an oid) as pg_authid lists it, or `public`.
+/// Errors: 42704.
+fn role_name(ev: &Ev, v: &Value) -> Result<String> {
+    let rows = ev.catalog("pg_authid")?;
+    if let Value::Text(name) = v {
+        let name: &str = name;
+        if name == "public" || rows.iter().any(|r| text_of(&r[1]) == name) {
+            return Ok(name.to_string());
+        }
+        return Err(Error::UndefinedObject(format!(
+            "role \"{name}\" does not exist"
+        )));
+    }
+    let oid = int_of(v);
+    rows.iter()
+        .find(|r| int_of(&r[0]) == oid)
+        .map(|r| text_of(&r[1]))
+        .ok_or_else(|| {
+            Error::UndefinedObject(format!("role with OID {} does not exist", oid.unwrap_or(0)))
+        })
+}
+
+/// The (schema, name) of the relation `v` names (text, resolved as a regclass cast is) or
+/// gives by oid; `None` for an oid that is no relation. Errors: 42P01.
+fn relation_name(ev: &Ev, v: &Value) -> Result<Option<(String, String)>> {
+    let oid = match v {
+        Value::Text(name) => int_of(&ev.reg_oid(RegKind::Class, name, true)?),
+        other => int_of(other),
+    };
+    let classes = ev.catalog("pg_class")?;
+    let Some(class) = classes.iter().find(|r| int_of(&r[0]) == oid) else {
+        return Ok(None);
+    };
+    let ns = int_of(&class[2]);
+    let spaces = ev.catalog("pg_namespace")?;
+    let schema = spaces
+        .iter()
+        .find(|r| int_of(&r[0]) == ns)
+        .map_or_else(|| "public".to_string(), |r| text_of(&r[1]));
+    Ok(Some((schema, text_of(&class[1]))))
+}
+
+/// The privileges of a comma-separated list (`'SELECT, INSERT WITH GRANT OPTION'`, any
+/// case), each with whether it asks for the grant option. Errors: 22023 for a name that
+/// is not in `names`.
+fn privilege_list<T: Copy>(list: &str, names: &[(&str, T)]) -> Result<Vec<(T, bool)>> {
+    list.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let upper = item.to_ascii_uppercase();
+            let (name, grant_option) = match upper.strip_suffix(" WITH GRANT OPTION") {
+                Some(name) => (name.trim_end(), true),
+                None => (upper.as_str(), false),
+            };
+            names
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, p)| (*p, grant_option))
+                .ok_or_else(|| {
+                    Error::InvalidParameterValue(format!("unrecognized privilege type: \"{item}\""))
+                })
+        })
+        .collect()
 }
 
 /// Call function `name` of the relational evaluator on evaluated `args`.
@@ -254,12 +416,12 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "pg_indexes_size"
         | "pg_database_size" => Value::Int8(0),
         "pg_size_pretty" => text(size_pretty(int_of(a0).unwrap_or(0))),
-        "has_table_privilege"
-        | "has_schema_privilege"
-        | "has_database_privilege"
+        "has_table_privilege" => table_privilege(ev, args, TABLE_PRIVILEGES)?,
+        "has_any_column_privilege" => table_privilege(ev, args, COLUMN_PRIVILEGES)?,
+        "has_schema_privilege" => schema_privilege(ev, args)?,
+        "has_database_privilege"
         | "has_function_privilege"
         | "has_column_privilege"
-        | "has_any_column_privilege"
         | "has_type_privilege"
         | "pg_has_role" => Value::Bool(true),
         "pg_relation_is_publishable" | "pg_is_in_recovery" => Value::Bool(false),

@@ -299,6 +299,39 @@ fn ident_name(id: &ast::Ident) -> String {
     normalize_word(&id.value, id.quote_style)
 }
 
+/// A relation's name as the catalog knows it, from the name as written (its parts joined
+/// by dots), by PostgreSQL's rules: `name` and `schema.name` as they are (`public.name`
+/// as `name`), and `database.schema.name` as `schema.name` when `database` is the
+/// session's (any, when `database` is `None`: a catalog record replayed at start-up). Every statement that
+/// names a stream or table resolves the name here.
+/// Errors: 0A000 for another database, 42601 for four parts or more.
+pub(crate) fn relation_name(written: &str, database: Option<&str>) -> Result<String> {
+    let parts: Vec<&str> = written.split('.').collect();
+    let (schema, name) = match parts.as_slice() {
+        [name] => return Ok(name.to_string()),
+        [schema, name] => (*schema, *name),
+        [db, schema, name] => {
+            if database.is_some_and(|d| d != *db) {
+                return Err(Error::FeatureNotSupported(format!(
+                    "cross-database references are not implemented: {written}"
+                )));
+            }
+            (*schema, *name)
+        }
+        _ => {
+            return Err(Error::Syntax(format!(
+                "improper qualified name (too many dotted names): {written}"
+            )))
+        }
+    };
+    // The catalog keys public's relations by their bare name (`public.s` is `s`).
+    Ok(if schema == "public" {
+        name.to_string()
+    } else {
+        format!("{schema}.{name}")
+    })
+}
+
 fn object_name(name: &ast::ObjectName) -> Result<String> {
     let mut parts = Vec::new();
     for part in &name.0 {
@@ -810,6 +843,16 @@ fn event_rate(text: &str) -> Result<f64> {
 }
 
 impl<'a> Binder<'a> {
+    /// The catalog name of a stream or table as written (see [`relation_name`]).
+    fn relation(&self, written: &str) -> Result<String> {
+        relation_name(written, self.schema.database())
+    }
+
+    /// [`Binder::relation`] of an AST name.
+    fn ast_relation(&self, name: &ast::ObjectName) -> Result<String> {
+        self.relation(&object_name(name)?)
+    }
+
     fn statement(&mut self, p: &ParsedStmt) -> Result<Plan> {
         match &p.stmt {
             Stmt::Empty => Ok(Plan::Empty),
@@ -831,6 +874,7 @@ impl<'a> Binder<'a> {
                         "retention applies to archived streams only (TYPE ARCHIVED)".into(),
                     ));
                 }
+                let name = &self.relation(name)?;
                 let Plan::CreateStream(mut c) =
                     self.create_stream(name, columns, *archived, *if_not_exists, slack_us)?
                 else {
@@ -840,6 +884,7 @@ impl<'a> Binder<'a> {
                 Ok(Plan::CreateStream(c))
             }
             Stmt::AlterStreamRetention { name, retention } => {
+                let name = &self.relation(name)?;
                 if self.schema.stream(name).is_none() {
                     return Err(Error::UndefinedTable(name.clone()));
                 }
@@ -865,8 +910,15 @@ impl<'a> Binder<'a> {
                 names: names.clone(),
                 if_exists: *if_exists,
             }),
-            Stmt::Grant(g) => Ok(Plan::Grant(g.clone())),
+            Stmt::Grant(g) => {
+                let mut g = g.clone();
+                for r in &mut g.relations {
+                    *r = self.relation(r)?;
+                }
+                Ok(Plan::Grant(g))
+            }
             Stmt::AlterOwner { table, name, owner } => {
+                let name = &self.relation(name)?;
                 let exists = if *table {
                     self.schema.table(name).is_some()
                 } else {
@@ -882,7 +934,10 @@ impl<'a> Binder<'a> {
                 })
             }
             Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
-                names: names.clone(),
+                names: names
+                    .iter()
+                    .map(|n| self.relation(n))
+                    .collect::<Result<_>>()?,
                 if_exists: *if_exists,
             }),
             Stmt::Fetch {
@@ -1027,7 +1082,7 @@ impl<'a> Binder<'a> {
             ast::Statement::Truncate(t) => {
                 let mut names = Vec::new();
                 for n in &t.table_names {
-                    names.push(self.table_info(&object_name(&n.name)?)?.0);
+                    names.push(self.table_info(&self.ast_relation(&n.name)?)?.0);
                 }
                 Ok(Plan::Truncate { names })
             }
@@ -1037,7 +1092,10 @@ impl<'a> Binder<'a> {
                 names,
                 ..
             } => Ok(Plan::DropTable {
-                names: names.iter().map(object_name).collect::<Result<_>>()?,
+                names: names
+                    .iter()
+                    .map(|n| self.ast_relation(n))
+                    .collect::<Result<_>>()?,
                 if_exists: *if_exists,
             }),
             ast::Statement::Deallocate { name, .. } => Ok(Plan::Deallocate {
@@ -1084,7 +1142,7 @@ impl<'a> Binder<'a> {
                 "temporary and external tables are not supported",
             ));
         }
-        let name = object_name(&ct.name)?;
+        let name = self.ast_relation(&ct.name)?;
         let scope = Scope::default();
         let mut columns: Vec<Column> = Vec::with_capacity(ct.columns.len());
         let mut not_null = Vec::with_capacity(ct.columns.len());
@@ -1294,7 +1352,7 @@ impl<'a> Binder<'a> {
         let ast::TableFactor::Table { name, alias, .. } = factor else {
             return Err(unsupported("UPDATE and DELETE take one table by name"));
         };
-        let (table, info) = self.table_info(&object_name(name)?)?;
+        let (table, info) = self.table_info(&self.ast_relation(name)?)?;
         let mut scope = Scope::default();
         scope.rels.push(relation_names(&table, alias.as_ref())?);
         scope.set_single(info.columns);
@@ -1531,7 +1589,7 @@ impl<'a> Binder<'a> {
         let ast::TableObject::TableName(tn) = &ins.table else {
             return Err(unsupported("INSERT INTO a table function is not supported"));
         };
-        let stream = object_name(tn)?;
+        let stream = self.ast_relation(tn)?;
         let table = self.schema.table(&stream);
         let (columns, defaults) = match (self.schema.stream(&stream), &table) {
             (Some((columns, _)), _) => (columns, None),
@@ -1735,7 +1793,7 @@ impl<'a> Binder<'a> {
                         "COPY FROM a file or program is not supported; use COPY ... FROM STDIN",
                     ));
                 }
-                let stream = object_name(table_name)?;
+                let stream = self.ast_relation(table_name)?;
                 let table = self.schema.table(&stream);
                 let columns = match (self.schema.stream(&stream), &table) {
                     (Some((columns, _)), _) => columns,
@@ -1792,7 +1850,7 @@ impl<'a> Binder<'a> {
                 },
                 true,
             ) => {
-                let name = object_name(table_name)?;
+                let name = self.ast_relation(table_name)?;
                 let Some(info) = self.schema.table(&name) else {
                     return Err(unsupported(
                         "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
@@ -2237,7 +2295,7 @@ impl<'a> Binder<'a> {
         if args.is_some() {
             return Err(unsupported("table functions are not supported"));
         }
-        let rel = object_name(name)?;
+        let rel = self.ast_relation(name)?;
         let last_token = match alias {
             Some(a) => a.name.span.start,
             None => name
@@ -2468,7 +2526,7 @@ impl<'a> Binder<'a> {
         if args.is_some() {
             return Err(unsupported("table functions are not supported"));
         }
-        let rel = object_name(name)?;
+        let rel = self.ast_relation(name)?;
         let Some((columns, ts)) = self.lookup_stream(&rel) else {
             if self.lookup_table(&rel).is_some() {
                 self.join_table(&rel, name, alias.as_ref(), scope, rels.tables)?;
@@ -4328,6 +4386,27 @@ fn copy_options(
 mod tests {
     use super::*;
     use crate::sql::parse::parse_all;
+
+    #[test]
+    fn relation_names_follow_postgresql_qualification() {
+        let ok = |w: &str, db: Option<&str>| relation_name(w, db).unwrap();
+        assert_eq!(ok("s", Some("tcq")), "s");
+        assert_eq!(ok("public.s", Some("tcq")), "s");
+        assert_eq!(ok("net.tcp", Some("tcq")), "net.tcp");
+        assert_eq!(ok("tcq.public.s", Some("tcq")), "s");
+        assert_eq!(ok("tcq.net.tcp", Some("tcq")), "net.tcp");
+        assert_eq!(ok("other.net.tcp", None), "net.tcp");
+        assert_eq!(
+            relation_name("other.public.s", Some("tcq")).unwrap_err(),
+            Error::FeatureNotSupported(
+                "cross-database references are not implemented: other.public.s".into()
+            )
+        );
+        assert_eq!(
+            relation_name("x.y.z.w", None).unwrap_err(),
+            Error::Syntax("improper qualified name (too many dotted names): x.y.z.w".into())
+        );
+    }
 
     pub(super) struct Schema;
 

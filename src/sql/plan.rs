@@ -1084,4 +1084,9 @@ pub trait SchemaProvider {
     fn relations(&self) -> Option<&dyn super::RelationProvider> {
         None
     }
+    /// The session's database, against which `database.schema.name` is checked; `None`
+    /// (the default) accepts any.
+    fn database(&self) -> Option<&str> {
+        None
+    }
 }

@@ -35,6 +35,25 @@ pub trait RelationProvider {
     fn check_read(&self, _schema: &str, _name: &str) -> crate::Result<()> {
         Ok(())
     }
+
+    /// What `role` holds on relation `schema.name`, as `has_table_privilege` asks it: the
+    /// privileges, and whether it holds every privilege with grant option (it owns the
+    /// relation or is a superuser). `role` is a role of `pg_authid` or `public`. The
+    /// default holds everything (providers without privileges).
+    fn table_privileges(
+        &self,
+        _role: &str,
+        _schema: &str,
+        _name: &str,
+    ) -> (super::Privileges, bool) {
+        (super::Privileges::ALL, true)
+    }
+
+    /// The session's database, against which `database.schema.name` is checked; `None`
+    /// (the default) accepts any.
+    fn database(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Static types of the relational plan, beyond [`DataType`].
@@ -1599,8 +1618,14 @@ impl RelBinder<'_> {
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
                     [s, r] => (Some(s.clone()), r.clone()),
-                    [_, s, r] => (Some(s.clone()), r.clone()),
-                    _ => return Err(Error::Syntax(format!("improper relation name: {name}"))),
+                    _ => {
+                        // database.schema.name, checked as every statement checks it.
+                        super::bind::relation_name(&parts.join("."), self.provider.database())?;
+                        let [_, s, r] = parts.as_slice() else {
+                            unreachable!("relation_name refuses four parts or more")
+                        };
+                        (Some(s.clone()), r.clone())
+                    }
                 };
                 let alias_name = alias.as_ref().map(|a| norm(&a.name));
                 if schema.is_none() {

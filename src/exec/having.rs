@@ -17,9 +17,10 @@
 //! keeps the generic path.
 //!
 //! ```
+//! use tcq::agg::{Acc, AggSpec};
 //! use tcq::exec::having::HavingFilter;
-//! use tcq::sql::{BinaryOp, Expr};
-//! use tcq::types::Value;
+//! use tcq::sql::{AggFunc, BinaryOp, Expr};
+//! use tcq::types::{DataType, Value};
 //! // HAVING count(*) >= 2 over one group key (column 0) and one call (column 1).
 //! let having = Expr::Binary {
 //!     op: BinaryOp::GtEq,
@@ -27,26 +28,23 @@
 //!     right: Box::new(Expr::Literal(Value::Int8(2))),
 //! };
 //! let filter = HavingFilter::compile(&having, 1, 1, &[]).unwrap();
-//! let kept = |n: i64| {
-//!     filter
-//!         .keeps(|_| Ok(std::borrow::Cow::Owned(Value::Int8(n))))
-//!         .unwrap()
-//! };
+//! let specs = [AggSpec::new(AggFunc::CountStar, DataType::Int8, false)];
+//! let kept = |n: i64| filter.keeps(&[Acc::Count(n)], &specs, |j| j).unwrap();
 //! assert!(!kept(1));
 //! assert!(kept(2));
 //! ```
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use crate::agg::{Acc, AggSpec};
 use crate::error::Result;
-use crate::expr::compare;
+use crate::expr::{cast_value, compare};
 use crate::sql::{BinaryOp, Expr};
 use crate::types::Value;
 
 /// A HAVING of the form `t1 AND t2 AND ...`, each term `call <op> constant` (or
-/// `constant <op> call`) with `<op>` one of `= <> < <= > >=`, compiled from the query's plan.
+/// `constant <op> call`) with `<op>` one of `= <> < <= > >=` and the constant a literal, a
+/// bound parameter or a cast of either, compiled from the query's plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HavingFilter {
     terms: Vec<Term>,
@@ -61,6 +59,8 @@ struct Term {
     /// The constant is the left operand: compared in that order, as the evaluator does,
     /// so that even an error names the operand types in the order the query wrote them.
     swapped: bool,
+    /// The constant when it is an integer: a count is compared with it directly.
+    int_constant: Option<i64>,
     /// Never NULL (a NULL constant makes every group's term NULL; such a HAVING is left to
     /// the generic path, which is as cheap for it).
     constant: Value,
@@ -86,45 +86,67 @@ impl HavingFilter {
         self.terms.iter().map(|t| t.call)
     }
 
-    /// True when a group passes: `value_of(j)` gives the result of call `j` (as
-    /// [`Acc::evaluate`] gives it; see [`acc_value`]). NULL results fail their term, as
-    /// SQL's comparisons and AND make them.
+    /// True when a group passes: `accs[state_of(j)]` is the partial state of call `j`,
+    /// `specs[state_of(j)]` its spec. A term reads its call's result as
+    /// [`Acc::evaluate`] gives it, without building it where it can: a count is compared
+    /// as an integer with an integer constant, a min or max is read in place. NULL results
+    /// fail their term, as SQL's comparisons and AND make them.
     ///
     /// Errors: those of [`compare`] (42883 for a result that cannot be compared with the
-    /// constant), and those of `value_of`, for the groups the generic evaluator raises them.
-    pub fn keeps<'a>(
+    /// constant) and of [`Acc::evaluate`], for the groups the generic evaluator raises them.
+    pub fn keeps(
         &self,
-        mut value_of: impl FnMut(usize) -> Result<Cow<'a, Value>>,
+        accs: &[Acc],
+        specs: &[AggSpec],
+        state_of: impl Fn(usize) -> usize,
     ) -> Result<bool> {
         let mut all_true = true;
         for t in &self.terms {
-            let v = value_of(t.call)?;
-            if v.is_null() {
-                // AND goes on past a NULL: a later false term, or an error, still decides.
-                all_true = false;
-                continue;
-            }
-            let o = if t.swapped {
-                compare_fast(&t.constant, &v)?
-            } else {
-                compare_fast(&v, &t.constant)?
+            let k = state_of(t.call);
+            let verdict = match (&accs[k], t.int_constant) {
+                // What `compare` gives for two integers.
+                (Acc::Count(n), Some(c)) if t.swapped => Some(t.holds(c.cmp(n))),
+                (Acc::Count(n), Some(c)) => Some(t.holds(n.cmp(&c))),
+                (Acc::Extreme(v), _) => t.test(v)?,
+                (acc, _) => t.test(&acc.evaluate(&specs[k])?)?,
             };
-            if !holds(t.op, o) {
-                return Ok(false);
+            match verdict {
+                Some(true) => {}
+                Some(false) => return Ok(false),
+                // AND goes on past a NULL: a later false term, or an error, still decides.
+                None => all_true = false,
             }
         }
         Ok(all_true)
     }
 }
 
-/// The result of a partial state as [`Acc::evaluate`] gives it, borrowed where the state
-/// holds it as is (min and max), so testing it clones nothing.
-///
-/// Errors: those of [`Acc::evaluate`].
-pub fn acc_value<'a>(acc: &'a Acc, spec: &AggSpec) -> Result<Cow<'a, Value>> {
-    match acc {
-        Acc::Extreme(v) => Ok(Cow::Borrowed(v)),
-        other => other.evaluate(spec).map(Cow::Owned),
+impl Term {
+    /// The term over the non-NULL result `v` (`None` for NULL), compared in the order the
+    /// query wrote it.
+    fn test(&self, v: &Value) -> Result<Option<bool>> {
+        if v.is_null() {
+            return Ok(None);
+        }
+        let o = if self.swapped {
+            compare_fast(&self.constant, v)?
+        } else {
+            compare_fast(v, &self.constant)?
+        };
+        Ok(Some(self.holds(o)))
+    }
+
+    /// The term's verdict given how its left operand compares with its right one.
+    fn holds(&self, o: Ordering) -> bool {
+        match self.op {
+            BinaryOp::Eq => o == Ordering::Equal,
+            BinaryOp::NotEq => o != Ordering::Equal,
+            BinaryOp::Lt => o == Ordering::Less,
+            BinaryOp::LtEq => o != Ordering::Greater,
+            BinaryOp::Gt => o == Ordering::Greater,
+            BinaryOp::GtEq => o != Ordering::Less,
+            _ => unreachable!("only comparisons are compiled"),
+        }
     }
 }
 
@@ -159,29 +181,45 @@ fn collect(
         Expr::Column(i) if *i >= nkeys && *i < nkeys + ncalls => Some(*i - nkeys),
         _ => None,
     };
-    let constant = |e: &Expr| match e {
-        Expr::Literal(v) => Some(v.clone()),
-        Expr::Param(i) => params.get(*i).cloned(),
-        _ => None,
-    }
-    .filter(|v| !v.is_null());
+    let constant = |e: &Expr| constant(e, params).filter(|v| !v.is_null());
     let term = match (call(left), call(right)) {
         (Some(call), None) => Term {
             call,
             op: *op,
             swapped: false,
+            int_constant: None,
             constant: constant(right)?,
         },
         (None, Some(call)) => Term {
             call,
             op: *op,
             swapped: true,
+            int_constant: None,
             constant: constant(left)?,
         },
         _ => return None,
     };
-    terms.push(term);
+    terms.push(Term {
+        int_constant: term.constant.as_i64(),
+        ..term
+    });
     Some(())
+}
+
+/// The value of a constant operand: a literal, a bound parameter, or either cast (`7.5::float8`;
+/// the evaluator casts with [`cast_value`] per group, always to the same value). `None` for
+/// other operands, and for a cast that fails: the generic path then raises its error for
+/// each group, as it always did.
+fn constant(e: &Expr, params: &[Value]) -> Option<Value> {
+    match e {
+        Expr::Literal(v) => Some(v.clone()),
+        Expr::Param(i) => params.get(*i).cloned(),
+        Expr::Cast { expr, to } => match &**expr {
+            Expr::Literal(_) | Expr::Param(_) => cast_value(constant(expr, params)?, *to).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// [`compare`], with integers against integers compared at once (what `compare` does for
@@ -190,18 +228,6 @@ fn compare_fast(v: &Value, constant: &Value) -> Result<Ordering> {
     match (v.as_i64(), constant.as_i64()) {
         (Some(a), Some(b)) => Ok(a.cmp(&b)),
         _ => compare(v, constant),
-    }
-}
-
-fn holds(op: BinaryOp, o: Ordering) -> bool {
-    match op {
-        BinaryOp::Eq => o == Ordering::Equal,
-        BinaryOp::NotEq => o != Ordering::Equal,
-        BinaryOp::Lt => o == Ordering::Less,
-        BinaryOp::LtEq => o != Ordering::Greater,
-        BinaryOp::Gt => o == Ordering::Greater,
-        BinaryOp::GtEq => o != Ordering::Less,
-        _ => unreachable!("only comparisons are compiled"),
     }
 }
 
@@ -241,8 +267,39 @@ mod tests {
         Ok(matches!(eval(h, &c)?, Value::Bool(true)))
     }
 
-    fn fast(f: &HavingFilter, row: &[Value], nkeys: usize) -> Result<bool> {
-        f.keeps(|j| Ok(Cow::Borrowed(&row[nkeys + j])))
+    /// Partial states whose results are `values`, reaching every way `keeps` reads a
+    /// result: integers as counts (compared as integers), numerics and floats as sums
+    /// (evaluated), the rest as min/max (read in place); NULL as an empty sum or, with
+    /// `alt`, an empty max.
+    fn states(values: &[Value], alt: bool) -> (Vec<Acc>, Vec<AggSpec>) {
+        let spec = |f, t| AggSpec::new(f, t, false);
+        values
+            .iter()
+            .map(|v| match v {
+                Value::Int8(n) => (Acc::Count(*n), spec(AggFunc::CountStar, DataType::Int8)),
+                Value::Numeric(d) => (
+                    Acc::NumSum { sum: *d, n: 1 },
+                    spec(AggFunc::Sum, DataType::Numeric),
+                ),
+                Value::Float8(f) => (
+                    Acc::FloatSum { sum: *f, n: 1 },
+                    spec(AggFunc::Sum, DataType::Float8),
+                ),
+                Value::Null if !alt => (
+                    Acc::IntSum { sum: 0, n: 0 },
+                    spec(AggFunc::Sum, DataType::Int4),
+                ),
+                other => (
+                    Acc::Extreme(other.clone()),
+                    spec(AggFunc::Max, DataType::Int4),
+                ),
+            })
+            .unzip()
+    }
+
+    fn fast(f: &HavingFilter, row: &[Value], nkeys: usize, alt: bool) -> Result<bool> {
+        let (accs, specs) = states(&row[nkeys..], alt);
+        f.keeps(&accs, &specs, |j| j)
     }
 
     const OPS: [BinaryOp; 6] = [
@@ -306,10 +363,13 @@ mod tests {
                         cmp(op, col(1), lit(c.clone()))
                     };
                     let f = HavingFilter::compile(&h, 1, 1, &[]).expect("compiles");
-                    for v in results() {
+                    for (v, alt) in results()
+                        .into_iter()
+                        .flat_map(|v| [(v.clone(), false), (v, true)])
+                    {
                         let row = [key.clone(), v.clone()];
                         assert_eq!(
-                            fast(&f, &row, 1).unwrap(),
+                            fast(&f, &row, 1, alt).unwrap(),
                             generic(&h, &row, &[]).unwrap(),
                             "{h:?} over {v:?}"
                         );
@@ -341,7 +401,15 @@ mod tests {
                 t(1, BinaryOp::Gt, Value::Int8(0)),
                 and(
                     t(2, BinaryOp::LtEq, Value::Numeric(Decimal::new(25, 1))),
-                    t(3, BinaryOp::Eq, text),
+                    t(3, BinaryOp::Eq, text.clone()),
+                ),
+            ),
+            // Constants on the left, text last: the error names text first, as written.
+            and(
+                cmp(BinaryOp::Lt, lit(Value::Int4(0)), col(1)),
+                and(
+                    cmp(BinaryOp::GtEq, lit(Value::Float8(2.5)), col(2)),
+                    cmp(BinaryOp::Eq, lit(text), col(3)),
                 ),
             ),
         ];
@@ -349,10 +417,14 @@ mod tests {
             let f = HavingFilter::compile(h, 1, 3, &[]).expect("compiles");
             for a in results() {
                 for b in results() {
-                    for c in [Value::Null, Value::Int8(1)] {
+                    for (c, alt) in [
+                        (Value::Null, false),
+                        (Value::Null, true),
+                        (Value::Int8(1), false),
+                    ] {
                         let row = [Value::Int4(7), a.clone(), b.clone(), c];
                         let want = generic(h, &row, &[]).map_err(|e| e.to_string());
-                        let got = fast(&f, &row, 1).map_err(|e| e.to_string());
+                        let got = fast(&f, &row, 1, alt).map_err(|e| e.to_string());
                         assert_eq!(got, want, "{h:?} over {row:?}");
                     }
                 }
@@ -361,12 +433,35 @@ mod tests {
     }
 
     #[test]
-    fn parameters_are_constants() {
+    fn parameters_and_casts_are_constants() {
         let h = cmp(BinaryOp::GtEq, col(1), Box::new(Expr::Param(0)));
         let f = HavingFilter::compile(&h, 1, 1, &[Value::Int8(5)]).expect("compiles");
         let row = |n| [Value::Null, Value::Int8(n)];
-        assert!(!fast(&f, &row(4), 1).unwrap());
-        assert!(fast(&f, &row(5), 1).unwrap());
+        assert!(!fast(&f, &row(4), 1, false).unwrap());
+        assert!(fast(&f, &row(5), 1, false).unwrap());
+        // count(*) < '4.5'::float8: a float constant against an integer result.
+        let cast = Box::new(Expr::Cast {
+            expr: lit(Value::Text("4.5".into())),
+            to: DataType::Float8,
+        });
+        let h = cmp(BinaryOp::Lt, col(1), cast);
+        let f = HavingFilter::compile(&h, 1, 1, &[]).expect("compiles");
+        for n in [4, 5] {
+            assert_eq!(
+                fast(&f, &row(n), 1, false).unwrap(),
+                generic(&h, &row(n), &[]).unwrap()
+            );
+        }
+        assert!(fast(&f, &row(4), 1, false).unwrap());
+        // A cast that fails is left to the evaluator, which raises it per group.
+        let bad = Box::new(Expr::Cast {
+            expr: lit(Value::Text("x".into())),
+            to: DataType::Float8,
+        });
+        assert_eq!(
+            HavingFilter::compile(&cmp(BinaryOp::Lt, col(1), bad), 1, 1, &[]),
+            None
+        );
     }
 
     /// Shapes the filter does not claim stay with the generic evaluator.
@@ -405,26 +500,18 @@ mod tests {
         assert_eq!(HavingFilter::compile(&p, 1, 2, &[]), None);
     }
 
-    /// `acc_value` gives what `evaluate` gives, for the states HAVING reads most.
+    /// The states the tests build give back the results they stand for, so the tests
+    /// above compare the evaluator with `keeps` over exactly those values.
     #[test]
-    fn acc_value_is_evaluate() {
-        let cases = [
-            (AggFunc::CountStar, DataType::Int4, vec![Value::Int4(1)]),
-            (AggFunc::Max, DataType::Int4, vec![Value::Int4(3), Value::Int4(9)]),
-            (AggFunc::Max, DataType::Int4, vec![Value::Null]),
-            (AggFunc::Avg, DataType::Int4, vec![Value::Int4(1), Value::Int4(2)]),
-            (AggFunc::Sum, DataType::Float8, vec![]),
-        ];
-        for (func, t, inputs) in cases {
-            let spec = AggSpec::new(func, t, false);
-            let mut acc = spec.init();
-            for v in &inputs {
-                acc.update(&spec, v).unwrap();
+    fn test_states_evaluate_to_their_values() {
+        let mut values = results();
+        values.push(Value::Text("x".into()));
+        for alt in [false, true] {
+            let (accs, specs) = states(&values, alt);
+            for ((acc, spec), v) in accs.iter().zip(&specs).zip(&values) {
+                let got = acc.evaluate(spec).unwrap();
+                assert!(got == *v || got.as_f64().is_some_and(f64::is_nan), "{v:?}");
             }
-            assert_eq!(
-                acc_value(&acc, &spec).unwrap().into_owned(),
-                acc.evaluate(&spec).unwrap()
-            );
         }
     }
 }

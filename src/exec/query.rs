@@ -990,11 +990,7 @@ impl QueryExec {
             // costs its comparisons only, and no row is built for it.
             for g in 0..groups.len() {
                 let (gid, accs) = groups.group(g, specs.len());
-                let keep = filter.keeps(|j| {
-                    let k = state_of(j);
-                    super::having::acc_value(&accs[k], &specs[k])
-                })?;
-                if keep {
+                if filter.keeps(accs, specs, state_of)? {
                     agg_row.clear();
                     agg_row.extend(dict.key(gid).iter().cloned());
                     for j in 0..ncalls {

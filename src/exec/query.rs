@@ -1076,11 +1076,6 @@ impl QueryExec {
         row: &[Value],
         meta: WindowMetaValues,
     ) -> Result<(Vec<Value>, Vec<Value>)> {
-        if self.query.order_by.is_empty() {
-            if let Some(items) = &self.fast_projection {
-                return Ok((fast_project(items, row, meta), Vec::new()));
-            }
-        }
         let c = ctx(row, &self.params, Some(meta), self.now_us);
         let projected = self
             .query

@@ -587,3 +587,68 @@ async fn an_error_in_one_members_select_list_ends_that_member_alone() {
         "the failed members left the plan: {nodes:?}"
     );
 }
+
+/// HAVING over aggregate results and constants is compiled (`exec::having`); adding
+/// `OR false` keeps the same condition on the generic evaluator. Shared or alone, both keep
+/// the same groups: a group whose max is NULL (only NULL delays) fails, integers meet a
+/// float constant and a numeric average meets an integer on the left.
+#[tokio::test]
+async fn compiled_having_keeps_the_groups_the_evaluator_keeps() {
+    let port = start_server();
+    let admin = connect(port).await;
+    exec(&admin, STREAM).await;
+    let cond = "count(*) >= 2 AND max(delay) < 7.5::float8 AND 4 < avg(delay)";
+    let query = |having: &str| {
+        format!(
+            "SELECT origin, wtime(*), count(*), max(delay), avg(delay) FROM flights \
+             [RANGE BY '10 minutes' START AT '2001-01-01'] GROUP BY origin \
+             HAVING {having} ORDER BY origin"
+        )
+    };
+    let (compiled, generic) = (query(cond), query(&format!("({cond}) OR false")));
+    let mut clients = Vec::new();
+    for (share, sql) in [
+        ("on", &compiled),
+        ("on", &generic),
+        ("off", &compiled),
+        ("off", &generic),
+    ] {
+        let c = connect(port).await;
+        exec(&c, &format!("SET tcq.share_across_queries = {share}")).await;
+        declare(&c, "q", sql).await;
+        clients.push(c);
+    }
+    wait_for_queries(&admin, 4).await;
+    exec(
+        &admin,
+        "INSERT INTO flights VALUES \
+         ('2001-01-01 00:01', 5, 'ATL'), ('2001-01-01 00:02', NULL, 'SFO'), \
+         ('2001-01-01 00:03', 2, 'ORD'), ('2001-01-01 00:04', 8, 'LAX'), \
+         ('2001-01-01 00:05', 4, 'ATL'), ('2001-01-01 00:06', NULL, 'SFO'), \
+         ('2001-01-01 00:07', 9, 'LAX'), ('2001-01-01 00:08', 6, 'DEN'), \
+         ('2001-01-01 00:08', 3, 'BOS'), ('2001-01-01 00:09', 7, 'DEN'), \
+         ('2001-01-01 00:09', 3, 'BOS'), \
+         ('2001-01-01 00:11', 7, 'ORD'), ('2001-01-01 00:12', 1, 'ATL'), \
+         ('2001-01-01 00:13', NULL, 'SFO'), ('2001-01-01 00:14', 3, 'ORD'), \
+         ('2001-01-01 00:25', 1, 'ATL')",
+    )
+    .await;
+    // [00:00, 00:10): ATL {5, 4} and DEN {6, 7} pass; ORD has one tuple, SFO's max is
+    // NULL, LAX's max 9 is too high, BOS's average 3 too low. [00:10, 00:20): ORD {7, 3}.
+    let want = common::table(&[
+        &["ATL", "2001-01-01 00:10:00", "2", "5", "4.5000000000000000"],
+        &["DEN", "2001-01-01 00:10:00", "2", "7", "6.5000000000000000"],
+        &["ORD", "2001-01-01 00:20:00", "2", "7", "5.0000000000000000"],
+    ]);
+    for (i, c) in clients.iter().enumerate() {
+        assert_eq!(rows(c, "FETCH 3 FROM q").await, want, "client {i}");
+    }
+    let ids = query_ids(&admin).await;
+    let plan = plan_of(&admin, &ids[0]).await;
+    assert_ne!(plan, "NULL");
+    assert_eq!(
+        plan_of(&admin, &ids[1]).await,
+        plan,
+        "both shared queries join one plan"
+    );
+}

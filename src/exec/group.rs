@@ -298,6 +298,18 @@ impl GroupTable {
         groups_max: usize,
     ) -> Result<()> {
         let n = specs.len();
+        if self.is_empty() && other.len() <= groups_max {
+            // The first partial an instance receives: a copy, slot for slot, is what
+            // merging it into fresh states gives, without a lookup, an `init` and a
+            // `merge` per state (most instances of a hopping window start this way).
+            debug_assert_eq!(other.accs.len(), other.len() * n, "stride is naggs");
+            self.accs.extend_from_slice(&other.accs);
+            for (slot, &gid) in other.gids.iter().enumerate() {
+                self.index(gid, slot as u32);
+            }
+            self.gids.extend_from_slice(&other.gids);
+            return Ok(());
+        }
         for g in 0..other.len() {
             let (gid, accs) = other.group(g, n);
             let mine = self.slot(gid, specs, groups_max)?;
@@ -411,6 +423,71 @@ mod tests {
         );
         assert_eq!(d.intern(h.hash(&key("c")), &key("c")), 1);
         assert!(GroupTable::new().slot(DENSE_GIDS + 5, &specs, 10).is_ok());
+    }
+
+    /// A partial merged into an empty table (copied, slot for slot) holds exactly the
+    /// states merging it into fresh ones gives, for every kind of state, and a second
+    /// partial merges on top of the copy as it does on top of merged states.
+    #[test]
+    fn first_merge_into_an_empty_table_equals_merging_into_fresh_states() {
+        use rust_decimal::Decimal;
+        let specs = [
+            AggSpec::new(AggFunc::CountStar, DataType::Int8, false),
+            AggSpec::new(AggFunc::Sum, DataType::Int4, false),
+            AggSpec::new(AggFunc::Sum, DataType::Numeric, false),
+            AggSpec::new(AggFunc::Avg, DataType::Float8, false),
+            AggSpec::new(AggFunc::Max, DataType::Text, false),
+            AggSpec::new(AggFunc::Min, DataType::Int4, false),
+            AggSpec::new(AggFunc::VarSamp, DataType::Numeric, false),
+            AggSpec::new(AggFunc::StddevPop, DataType::Float8, false),
+        ];
+        let row = |i: i64| {
+            let null = i % 3 == 0;
+            let or_null = |v: Value| if null { Value::Null } else { v };
+            [
+                Value::Bool(true),
+                or_null(Value::Int4(i as i32 - 4)),
+                or_null(Value::Numeric(Decimal::new(i * 125 - 700, 2))),
+                or_null(Value::Float8(i as f64 * -0.5)),
+                or_null(Value::Text(format!("t{i}").into())),
+                or_null(Value::Int4(7 - i as i32)),
+                or_null(Value::Numeric(Decimal::new(i * 3, 1))),
+                or_null(Value::Float8(i as f64 / 3.0)),
+            ]
+        };
+        let partial = |from: i64| {
+            let mut t = GroupTable::new();
+            // Group 5 sees only NULL arguments (row 0), so its min and max stay NULL.
+            for (i, gid) in [(0, 5), (from + 1, 2), (from + 2, 70_000), (from + 4, 2)] {
+                let g = t.slot(gid, &specs, 10).unwrap();
+                t.update(g, &specs, &row(i)).unwrap();
+            }
+            t
+        };
+        let (a, b) = (partial(1), partial(5));
+        let mut copied = GroupTable::new();
+        copied.merge_from(&a, &specs, 10).unwrap();
+        let mut merged = GroupTable::new();
+        for g in 0..a.len() {
+            let (gid, accs) = a.group(g, specs.len());
+            let slot = merged.slot(gid, &specs, 10).unwrap();
+            for (j, spec) in specs.iter().enumerate() {
+                merged.accs[slot * specs.len() + j]
+                    .merge(spec, &accs[j])
+                    .unwrap();
+            }
+        }
+        for t in [&mut copied, &mut merged] {
+            t.merge_from(&b, &specs, 10).unwrap();
+        }
+        assert_eq!(copied.gids(), merged.gids());
+        assert_eq!(format!("{:?}", copied.accs), format!("{:?}", merged.accs));
+        for &gid in copied.gids() {
+            assert_eq!(copied.lookup(gid), merged.lookup(gid), "group {gid}");
+        }
+        // Past the group limit the copy is not taken: the merge fails as it always did.
+        let err = GroupTable::new().merge_from(&a, &specs, 2).unwrap_err();
+        assert!(err.to_string().contains("groups_max"), "{err}");
     }
 
     /// (origin, dest) groups with count(*) and max(v), `rows` of (origin, dest, v).

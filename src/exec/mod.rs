@@ -1,6 +1,7 @@
 //! The streaming executor: batches of tuples in, rows out. It knows nothing of sockets.
 //!
 //! - [`group`]: per-group partial aggregates of one window instance;
+//! - [`having`]: HAVING compiled for its common shape (aggregate results against constants);
 //! - [`windowed`]: shared window aggregation along the WCG forest, slide events, late tuples;
 //! - [`query`]: one continuous query (time, WHERE, GROUP BY, HAVING, projection, ORDER BY
 //!   within a slide event, LIMIT);
@@ -16,6 +17,7 @@
 pub mod columns;
 pub mod finite;
 pub mod group;
+pub mod having;
 pub mod join;
 mod join_count;
 pub mod join_multi;

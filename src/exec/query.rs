@@ -20,6 +20,7 @@ use std::ops::Range;
 
 use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
+use super::having::HavingFilter;
 use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event};
@@ -176,6 +177,8 @@ pub struct QueryExec {
     notice_sent: bool,
     now_us: i64,
     fast_projection: Option<Vec<FastItem>>,
+    /// HAVING compiled for aggregate results against constants, when it has that shape.
+    having_filter: Option<HavingFilter>,
     /// SLACK: the query's current time is the highest timestamp consumed minus this.
     slack_us: i64,
     /// The event rate (events per second) `plan` was chosen for, when known: the console
@@ -258,6 +261,7 @@ impl QueryExec {
         Ok(QueryExec {
             now_us: crate::time::now_us(),
             fast_projection: fast_items(&query.projection),
+            having_filter: having_filter(&query, &params),
             cutoffs,
             rows_left: query.limit,
             query,
@@ -968,34 +972,58 @@ impl QueryExec {
             }
             return Ok(());
         }
-        // With HAVING, a group's aggregates are finalised in two steps: first those HAVING
-        // reads, then, only for the groups it keeps, the rest. Most groups of a selective
-        // HAVING are then never finalised in full (avg's numeric division is the costly
-        // one), and the rows are the same.
-        let having = self.query.having.as_ref().map(|h| {
-            let mut reads = vec![false; nkeys + ncalls];
-            super::join::walk(h, &mut |e| {
-                if let Expr::Column(i) = e {
-                    if let Some(r) = reads.get_mut(*i) {
-                        *r = true;
-                    }
-                }
-            });
-            (h, reads)
-        });
-        for g in 0..groups.len() {
-            let (gid, accs) = groups.group(g, specs.len());
-            let key = dict.key(gid);
-            agg_row.clear();
-            agg_row.extend(key.iter().cloned());
-            let Some((h, reads)) = &having else {
+        let Some(h) = &self.query.having else {
+            for g in 0..groups.len() {
+                let (gid, accs) = groups.group(g, specs.len());
+                agg_row.clear();
+                agg_row.extend(dict.key(gid).iter().cloned());
                 for j in 0..ncalls {
                     let k = state_of(j);
                     agg_row.push(accs[k].evaluate(&specs[k])?);
                 }
                 emit(&agg_row, rows)?;
-                continue;
-            };
+            }
+            return Ok(());
+        };
+        if let Some(filter) = &self.having_filter {
+            // The compiled HAVING reads the partial states themselves: a rejected group
+            // costs its comparisons only, and no row is built for it.
+            for g in 0..groups.len() {
+                let (gid, accs) = groups.group(g, specs.len());
+                if filter.keeps(accs, specs, state_of)? {
+                    agg_row.clear();
+                    agg_row.extend(dict.key(gid).iter().cloned());
+                    for j in 0..ncalls {
+                        let k = state_of(j);
+                        agg_row.push(accs[k].evaluate(&specs[k])?);
+                    }
+                    rows.push(self.project_row(&agg_row, meta)?);
+                }
+            }
+            return Ok(());
+        }
+        // Otherwise a group's row is built in two steps: first the key columns and the
+        // aggregates HAVING reads (NULL in the others' places), then, only for the groups
+        // it keeps, the rest. Most groups of a selective HAVING are then never finalised
+        // in full (avg's numeric division is the costly one), and the rows are the same.
+        let mut reads = vec![false; nkeys + ncalls];
+        super::join::walk(h, &mut |e| {
+            if let Expr::Column(i) = e {
+                if let Some(r) = reads.get_mut(*i) {
+                    *r = true;
+                }
+            }
+        });
+        let reads_key = reads[..nkeys].iter().any(|r| *r);
+        for g in 0..groups.len() {
+            let (gid, accs) = groups.group(g, specs.len());
+            let key = dict.key(gid);
+            agg_row.clear();
+            if reads_key {
+                agg_row.extend(key.iter().cloned());
+            } else {
+                agg_row.resize(nkeys, Value::Null);
+            }
             for j in 0..ncalls {
                 let k = state_of(j);
                 agg_row.push(if reads[nkeys + j] {
@@ -1007,6 +1035,9 @@ impl QueryExec {
             let c = ctx(&agg_row, &self.params, Some(meta), self.now_us);
             if !truthy(&eval(h, &c)?) {
                 continue;
+            }
+            if !reads_key {
+                agg_row[..nkeys].clone_from_slice(key);
             }
             for j in 0..ncalls {
                 if !reads[nkeys + j] {
@@ -1027,14 +1058,7 @@ impl QueryExec {
     ) -> Result<Option<(Vec<Value>, Vec<Value>)>> {
         if self.query.having.is_none() && self.query.order_by.is_empty() {
             if let Some(items) = &self.fast_projection {
-                let projected = items
-                    .iter()
-                    .map(|item| match item {
-                        FastItem::Column(i) => row[*i].clone(),
-                        FastItem::Meta(m) => meta_value(*m, &meta),
-                    })
-                    .collect();
-                return Ok(Some((projected, Vec::new())));
+                return Ok(Some((fast_project(items, row, meta), Vec::new())));
             }
         }
         if let Some(h) = &self.query.having {
@@ -1067,6 +1091,18 @@ impl QueryExec {
             .collect::<Result<Vec<_>>>()?;
         Ok((projected, keys))
     }
+}
+
+/// The compiled HAVING of an aggregate query whose HAVING compares aggregate results with
+/// constants ([`HavingFilter::compile`]).
+fn having_filter(query: &Query, params: &[Value]) -> Option<HavingFilter> {
+    let agg = query.aggregate.as_ref()?;
+    HavingFilter::compile(
+        query.having.as_ref()?,
+        agg.group_by.len(),
+        agg.calls.len(),
+        params,
+    )
 }
 
 /// Evaluate with a cheap path for plain column references.
@@ -1109,6 +1145,17 @@ fn fast_items(projection: &[Expr]) -> Option<Vec<FastItem>> {
             Expr::Column(i) => Some(FastItem::Column(*i)),
             Expr::WindowMeta(m) => Some(FastItem::Meta(*m)),
             _ => None,
+        })
+        .collect()
+}
+
+/// The select list of `fast_items` over `row`.
+fn fast_project(items: &[FastItem], row: &[Value], meta: WindowMetaValues) -> Vec<Value> {
+    items
+        .iter()
+        .map(|item| match item {
+            FastItem::Column(i) => row[*i].clone(),
+            FastItem::Meta(m) => meta_value(*m, &meta),
         })
         .collect()
 }

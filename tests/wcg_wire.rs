@@ -180,6 +180,37 @@ async fn multi_window_query_streams_one_row_set_per_window() {
     c.batch_execute("COMMIT").await.unwrap();
 }
 
+/// `wrange(*)` and `wslide(*)` of day-long windows read the same whether a query's rows go
+/// through its plain projection or through HAVING and ORDER BY: `2 days`, `1 day 12:00:00`,
+/// as PostgreSQL prints those intervals.
+#[tokio::test]
+async fn window_intervals_print_the_same_on_every_projection_path() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(STREAM).await.unwrap();
+    let q = "SELECT wrange(*), wslide(*), count(*) FROM flights \
+             [RANGE BY '2 days' SLIDE BY '36 hours' START AT '2001-01-01']";
+    c.batch_execute(&format!(
+        "BEGIN; DECLARE plain CURSOR FOR {q}; DECLARE having CURSOR FOR {q} HAVING count(*) > 0; \
+         DECLARE ordered CURSOR FOR {q} ORDER BY 3"
+    ))
+    .await
+    .unwrap();
+    c.batch_execute(
+        "INSERT INTO flights VALUES ('2001-01-01 00:01', 5, 'ATL'), ('2001-01-03 00:00', 1, 'SFO')",
+    )
+    .await
+    .unwrap();
+    for cursor in ["plain", "having", "ordered"] {
+        assert_eq!(
+            lines(&c, &format!("FETCH 1 FROM {cursor}")).await,
+            vec!["2 days|1 day 12:00:00|1"],
+            "{cursor}"
+        );
+    }
+    c.batch_execute("COMMIT").await.unwrap();
+}
+
 #[tokio::test]
 async fn explain_analyze_shows_measured_work() {
     let port = start_server();

@@ -1168,13 +1168,9 @@ fn meta_value(m: WindowMeta, w: &WindowMetaValues) -> Value {
             Value::Timestamp(t)
         }
     };
-    let iv = |us| {
-        Value::Interval(crate::types::Interval {
-            months: 0,
-            days: 0,
-            micros: us,
-        })
-    };
+    // As the evaluator gives them (whole days apart), so a query's rows do not depend on
+    // whether it has a HAVING or ORDER BY.
+    let iv = |us| Value::Interval(crate::expr::interval_from_us(us));
     match m {
         WindowMeta::Wtime => ts(w.upper_us),
         WindowMeta::Wstart => ts(w.lower_us),

@@ -589,20 +589,27 @@ async fn other_users_query_text_and_backends_are_theirs() {
     let text_of = |who: &'static str| {
         format!(
             "SELECT query FROM tcq_queries UNION ALL \
-             SELECT coalesce(state, 'NULL') || ' ' || query FROM pg_stat_activity \
-             WHERE pid = {bob_pid} AND backend_type = 'client backend' -- {who}"
+             (SELECT coalesce(state, 'NULL') || ' ' || usename || ' ' || backend_type || ': ' || query \
+             FROM pg_stat_activity WHERE pid = {bob_pid} ORDER BY backend_type) -- {who}"
         )
     };
+    // Bob's session and the continuous query it runs: who for everyone, the state and
+    // the text for superusers (and bob) only.
     assert_eq!(
         rows(&alice, &text_of("alice")).await,
         common::table(&[
             &["<insufficient privilege>"],
-            &["NULL <insufficient privilege>"]
+            &["NULL bob client backend: <insufficient privilege>"],
+            &["NULL bob tcq continuous query: <insufficient privilege>"]
         ])
     );
     assert_eq!(
         rows(&admin, &text_of("admin")).await,
-        common::table(&[&[secret], &[&format!("active {secret}")]])
+        common::table(&[
+            &[secret],
+            &[&format!("active bob client backend: {secret}")],
+            &[&format!("active bob tcq continuous query: {secret}")]
+        ])
     );
 
     for (f, msg) in [

@@ -1202,13 +1202,19 @@ impl Catalog {
                 qs.sort_by_key(|q| q.id);
                 for q in qs {
                     let mut row = vec![Value::Null; 10];
+                    let session = q.pid.and_then(|p| backends.iter().find(|b| b.pid == p));
+                    let sees = viewer.sees(user_of(q.pid));
+                    if let Some(b) = session {
+                        row[0] = text(&b.database);
+                        row[2] = text(&b.user);
+                    }
                     row[1] = q.pid.map_or(Value::Null, Value::Int4);
-                    row[7] = text("active");
-                    row[8] = text(if viewer.sees(user_of(q.pid)) {
-                        &q.text
-                    } else {
-                        HIDDEN
-                    });
+                    // As a client backend's row: who for everyone, the state and the text
+                    // for its own user and superusers only.
+                    if sees {
+                        row[7] = text("active");
+                    }
+                    row[8] = text(if sees { &q.text } else { HIDDEN });
                     row[9] = text("tcq continuous query");
                     rows.push(row);
                 }

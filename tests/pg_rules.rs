@@ -410,3 +410,27 @@ async fn set_role_follows_postgres_grammar() {
     let (code, _) = error(&c, "SET ROLE").await;
     assert_eq!(code, "42601");
 }
+
+/// `tcq_advance` of a table says the relation is no stream (42809), given as a literal or
+/// as a parameter; of an unknown name, that it does not exist (42P01).
+#[tokio::test]
+async fn tcq_advance_names_a_relation_that_is_not_a_stream() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, "CREATE TABLE t (a int)").await;
+    let (code, message) = error(&c, "SELECT tcq_advance('t', now())").await;
+    assert_eq!(
+        (code.as_str(), message.as_str()),
+        (
+            "42809",
+            "\"t\" is not a stream: tcq_advance moves a stream's time"
+        )
+    );
+    let e = c
+        .query("SELECT tcq_advance($1::text, now())", &[&"t"])
+        .await
+        .expect_err("a table is no stream");
+    assert_eq!(sqlstate(&e), "42809", "{e}");
+    let (code, _) = error(&c, "SELECT tcq_advance('nosuch', now())").await;
+    assert_eq!(code, "42P01");
+}

@@ -927,7 +927,8 @@ impl Session {
         }
     }
 
-    /// The stream and time of `tcq_advance(stream, time)`, evaluated. Errors: 42P01, 23502
+    /// The stream and time of `tcq_advance(stream, time)`, evaluated. Errors: 42P01, 42809
+    /// for a table or system view, 23502
     /// for NULLs, 22007 for text that is no timestamp.
     fn advance_target(
         &self,
@@ -944,7 +945,19 @@ impl Session {
             }
             v => sql::stream_name_of(&v.to_text().unwrap_or_default()),
         };
-        let s = self.engine.catalog.stream(&name)?;
+        let s = self.engine.catalog.stream(&name).map_err(|e| {
+            // PostgreSQL's word for a relation of the wrong kind (42809).
+            let catalog = &self.engine.catalog;
+            if catalog.tables.read().contains_key(&name)
+                || super::catalog::system_view_columns(&name).is_some()
+            {
+                Error::WrongObjectType(format!(
+                    "\"{name}\" is not a stream: tcq_advance moves a stream's time"
+                ))
+            } else {
+                e
+            }
+        })?;
         self.check_relation("stream", &name, sql::Privileges::INSERT)?;
         let time_type = s
             .ts_col

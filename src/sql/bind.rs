@@ -1557,10 +1557,18 @@ impl<'a> Binder<'a> {
         let time_expr = match literal {
             Some(s) => {
                 let name = stream_name_of(&s);
-                let (columns, ts) = self
-                    .schema
-                    .stream(&name)
-                    .ok_or_else(|| Error::UndefinedTable(name.clone()))?;
+                let (columns, ts) = self.schema.stream(&name).ok_or_else(|| {
+                    if self.schema.table(&name).is_some()
+                        || self.schema.system_view(&name).is_some()
+                    {
+                        // PostgreSQL's word for a relation of the wrong kind.
+                        Error::WrongObjectType(format!(
+                            "\"{name}\" is not a stream: tcq_advance moves a stream's time"
+                        ))
+                    } else {
+                        Error::UndefinedTable(name.clone())
+                    }
+                })?;
                 let time_type = ts
                     .map(|i| columns[i].data_type)
                     .unwrap_or(DataType::TimestampTz);

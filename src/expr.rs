@@ -690,14 +690,7 @@ fn binary(op: BinaryOp, left: &Expr, right: &Expr, ctx: &EvalContext) -> Result<
                 return Ok(Value::Null);
             }
             let o = compare(&l, &r)?;
-            Ok(Value::Bool(match op {
-                BinaryOp::Eq => o == Ordering::Equal,
-                BinaryOp::NotEq => o != Ordering::Equal,
-                BinaryOp::Lt => o == Ordering::Less,
-                BinaryOp::LtEq => o != Ordering::Greater,
-                BinaryOp::Gt => o == Ordering::Greater,
-                _ => o != Ordering::Less,
-            }))
+            Ok(Value::Bool(op.holds(o).unwrap_or(false)))
         }
         BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
             arith(op, eval(left, ctx)?, eval(right, ctx)?)

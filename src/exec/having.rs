@@ -138,15 +138,7 @@ impl Term {
 
     /// The term's verdict given how its left operand compares with its right one.
     fn holds(&self, o: Ordering) -> bool {
-        match self.op {
-            BinaryOp::Eq => o == Ordering::Equal,
-            BinaryOp::NotEq => o != Ordering::Equal,
-            BinaryOp::Lt => o == Ordering::Less,
-            BinaryOp::LtEq => o != Ordering::Greater,
-            BinaryOp::Gt => o == Ordering::Greater,
-            BinaryOp::GtEq => o != Ordering::Less,
-            _ => unreachable!("only comparisons are compiled"),
-        }
+        self.op.holds(o).unwrap_or(false)
     }
 }
 

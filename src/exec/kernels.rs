@@ -444,10 +444,10 @@ impl ColumnFilter {
         };
         let (column, constant, op) = match (&**left, &**right) {
             (Expr::Column(c), Expr::Literal(v)) => (*c, v, *op),
-            (Expr::Literal(v), Expr::Column(c)) => (*c, v, flip(*op)?),
+            (Expr::Literal(v), Expr::Column(c)) => (*c, v, op.flipped()?),
             _ => return None,
         };
-        flip(op)?;
+        op.flipped()?;
         let ty = *columns.get(column)?;
         comparable(ty, constant).then(|| ColumnFilter {
             column,
@@ -487,14 +487,7 @@ impl ColumnFilter {
                 }
             }
         };
-        o.is_some_and(|o| match self.op {
-            BinaryOp::Eq => o == Ordering::Equal,
-            BinaryOp::NotEq => o != Ordering::Equal,
-            BinaryOp::Lt => o == Ordering::Less,
-            BinaryOp::LtEq => o != Ordering::Greater,
-            BinaryOp::Gt => o == Ordering::Greater,
-            _ => o != Ordering::Less,
-        })
+        o.is_some_and(|o| self.op.holds(o).unwrap_or(false))
     }
 
     /// The selection vector of rows `rows` of `view` (this filter's column): the indices
@@ -504,31 +497,10 @@ impl ColumnFilter {
     }
 }
 
-/// The comparison with its operands swapped; `None` for an operator that is no comparison.
-fn flip(op: BinaryOp) -> Option<BinaryOp> {
-    Some(match op {
-        BinaryOp::Eq => BinaryOp::Eq,
-        BinaryOp::NotEq => BinaryOp::NotEq,
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::LtEq => BinaryOp::GtEq,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::GtEq => BinaryOp::LtEq,
-        _ => return None,
-    })
-}
-
 /// True when a column of type `ty` and the constant `c` always compare without error.
 fn comparable(ty: DataType, c: &Value) -> bool {
     use DataType as T;
-    let number = matches!(
-        c,
-        Value::Int2(_)
-            | Value::Int4(_)
-            | Value::Int8(_)
-            | Value::Float4(_)
-            | Value::Float8(_)
-            | Value::Numeric(_)
-    );
+    let number = c.data_type().is_some_and(|t| t.is_numeric());
     match ty {
         T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric => number,
         T::Text | T::Varchar(_) => matches!(c, Value::Text(_)),

@@ -465,17 +465,7 @@ pub(crate) fn copy_line(
             out.push_str(&options.null);
             continue;
         }
-        if plain_numbers
-            && matches!(
-                v,
-                Value::Int2(_)
-                    | Value::Int4(_)
-                    | Value::Int8(_)
-                    | Value::Float4(_)
-                    | Value::Float8(_)
-                    | Value::Numeric(_)
-            )
-        {
+        if plain_numbers && v.data_type().is_some_and(|t| t.is_numeric()) {
             format_text(v, out);
             continue;
         }

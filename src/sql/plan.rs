@@ -1008,6 +1008,36 @@ pub enum BinaryOp {
     Concat,
 }
 
+impl BinaryOp {
+    /// For a comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`), whether it holds when its left
+    /// operand compares `o` with its right one; `None` for any other operator.
+    pub fn holds(self, o: std::cmp::Ordering) -> Option<bool> {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        Some(match self {
+            BinaryOp::Eq => o == Equal,
+            BinaryOp::NotEq => o != Equal,
+            BinaryOp::Lt => o == Less,
+            BinaryOp::LtEq => o != Greater,
+            BinaryOp::Gt => o == Greater,
+            BinaryOp::GtEq => o != Less,
+            _ => return None,
+        })
+    }
+
+    /// The comparison with its operands swapped (`a < b` is `b > a`); `None` for an
+    /// operator that is no comparison.
+    pub fn flipped(self) -> Option<BinaryOp> {
+        Some(match self {
+            BinaryOp::Eq | BinaryOp::NotEq => self,
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::LtEq => BinaryOp::GtEq,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::GtEq => BinaryOp::LtEq,
+            _ => return None,
+        })
+    }
+}
+
 /// Scalar functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarFunc {

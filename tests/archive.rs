@@ -5,9 +5,8 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,56 +14,31 @@ use futures::SinkExt;
 use tcq::engine::archive::{read_archive, stream_dir};
 use tcq::types::{Column, DataType};
 
-/// A running tcqd, its port and the lines of its log.
-struct Server {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<Vec<String>>>,
-}
+/// A running tcqd on a data directory: [`common::tcqd::Tcqd`] started with `--data-dir`
+/// (its port, log and kill on drop).
+struct Server(common::tcqd::Tcqd);
 
 impl Server {
     /// Start tcqd on `dir` with `args`; waits until it listens.
     fn start(dir: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir)
-            .args(args)
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tcqd");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (port_tx, port_rx) = std::sync::mpsc::channel();
-        let lines = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("tcq listening on ").nth(1) {
-                    let port: u16 = addr.trim().rsplit(':').next().unwrap().parse().unwrap();
-                    let _ = port_tx.send(port);
-                }
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let port = port_rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("tcqd did not start: {:?}", log.lock().unwrap()));
-        Server { child, port, log }
+        let mut all = vec![std::ffi::OsStr::new("--data-dir"), dir.as_os_str()];
+        all.extend(args.iter().map(std::ffi::OsStr::new));
+        Server(common::tcqd::Tcqd::start(all))
     }
 
-    /// SIGKILL, and wait for the process to be gone (its lock released).
+    /// SIGKILL, and wait for the process to be gone (its lock released): the drop of
+    /// [`common::tcqd::Tcqd`].
     fn kill(self) {}
 
     fn log_text(&self) -> String {
-        self.log.lock().unwrap().join("\n")
+        self.0.log_text()
     }
 }
 
-impl Drop for Server {
-    /// A failing test kills its server too.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Server {
+    type Target = common::tcqd::Tcqd;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 

@@ -946,14 +946,11 @@ impl Session {
             v => sql::stream_name_of(&v.to_text().unwrap_or_default()),
         };
         let s = self.engine.catalog.stream(&name).map_err(|e| {
-            // PostgreSQL's word for a relation of the wrong kind (42809).
             let catalog = &self.engine.catalog;
             if catalog.tables.read().contains_key(&name)
                 || super::catalog::system_view_columns(&name).is_some()
             {
-                Error::WrongObjectType(format!(
-                    "\"{name}\" is not a stream: tcq_advance moves a stream's time"
-                ))
+                sql::advance_of_no_stream(&name)
             } else {
                 e
             }

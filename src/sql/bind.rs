@@ -291,6 +291,14 @@ fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> Expr {
         .unwrap_or(Expr::Literal(Value::Null))
 }
 
+/// 42809 (PostgreSQL's word for a relation of the wrong kind) for `tcq_advance` of the
+/// table or system view `name`.
+pub(crate) fn advance_of_no_stream(name: &str) -> Error {
+    Error::WrongObjectType(format!(
+        "\"{name}\" is not a stream: tcq_advance moves a stream's time"
+    ))
+}
+
 fn unsupported(what: impl Into<String>) -> Error {
     Error::FeatureNotSupported(what.into())
 }
@@ -1561,10 +1569,7 @@ impl<'a> Binder<'a> {
                     if self.schema.table(&name).is_some()
                         || self.schema.system_view(&name).is_some()
                     {
-                        // PostgreSQL's word for a relation of the wrong kind.
-                        Error::WrongObjectType(format!(
-                            "\"{name}\" is not a stream: tcq_advance moves a stream's time"
-                        ))
+                        advance_of_no_stream(&name)
                     } else {
                         Error::UndefinedTable(name.clone())
                     }

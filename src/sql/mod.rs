@@ -39,6 +39,7 @@ mod plan;
 mod relational;
 mod relational_pushdown;
 
+pub(crate) use bind::advance_of_no_stream;
 pub use bind::stream_name_of;
 pub use plan::*;
 pub use relational::{

@@ -147,16 +147,41 @@ impl Window {
     /// The indices `(lo, hi)` of the instances that contain instant `t_us`, inclusive;
     /// empty when `lo > hi` (before the first instance, or in a gap of a jumping window).
     pub fn instances_containing(&self, t_us: i64) -> (i64, i64) {
+        let (lo, hi) = self.unbounded_instances_containing(t_us);
+        let lo = lo.max(self.first_index() as i128);
+        (saturate(lo), saturate(hi))
+    }
+
+    /// The instances `(lo, hi)` holding `t_us` (as [`Window::instances_containing`]) and the
+    /// span `[from, to)` of instants around `t_us` whose set of instances is the same, so
+    /// that a run of in-order tuples inside it folds into one set.
+    pub fn instance_span(&self, t_us: i64) -> (i64, i64, i64, i64) {
+        let (lo, hi) = self.instances_containing(t_us);
+        let (lo_raw, hi_raw) = self.unbounded_instances_containing(t_us);
+        let (s, r, o) = (
+            self.slide_us as i128,
+            self.range_us as i128,
+            self.offset_us() as i128,
+        );
+        let from = (o + hi_raw * s).max(o + r + (lo_raw - 1) * s);
+        let to = (o + (hi_raw + 1) * s).min(o + r + lo_raw * s);
+        debug_assert!(
+            from <= t_us as i128 && (t_us as i128) < to,
+            "the span holds the instant it was computed for"
+        );
+        (lo, hi, saturate(from), saturate(to))
+    }
+
+    /// `(floor((t - o - r) / s) + 1, floor((t - o) / s))`: the instance indices holding
+    /// `t_us` on the unbounded grid (no first instance), in i128.
+    fn unbounded_instances_containing(&self, t_us: i64) -> (i128, i128) {
         let (s, r, o) = (
             self.slide_us as i128,
             self.range_us as i128,
             self.offset_us() as i128,
         );
         let rel = t_us as i128 - o;
-        let hi = floor_div(rel, s);
-        let lo = floor_div(rel - r, s) + 1;
-        let lo = lo.max(self.first_index() as i128);
-        (saturate(lo), saturate(hi))
+        (floor_div(rel - r, s) + 1, floor_div(rel, s))
     }
 
     /// Index of the current instance at current time `now_us`: the instance with the latest

@@ -99,29 +99,6 @@ impl Node {
     }
 }
 
-/// The instances `(lo, hi)` of `w` holding `t_us` (as [`Window::instances_containing`])
-/// and the span `[from, to)` around `t_us` where that set stays the same.
-fn instance_span(w: &Window, t_us: i64) -> (i64, i64, i64, i64) {
-    let (lo, hi) = w.instances_containing(t_us);
-    let (s, r, o) = (
-        w.slide_us as i128,
-        w.range_us as i128,
-        w.offset_us() as i128,
-    );
-    let rel = t_us as i128 - o;
-    // hi is floor(rel / s); the unclamped lo is floor((rel - r) / s) + 1.
-    let hi_raw = floor_div(rel, s);
-    let lo_raw = floor_div(rel - r, s) + 1;
-    let from = (o + hi_raw * s).max(o + r + (lo_raw - 1) * s);
-    let to = (o + (hi_raw + 1) * s).min(o + r + lo_raw * s);
-    let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-    debug_assert!(
-        from <= t_us as i128 && (t_us as i128) < to,
-        "the span holds the instant it was computed for"
-    );
-    (lo, hi, clamp(from), clamp(to))
-}
-
 /// Dictionary size below which group ids are never compacted.
 const COMPACT_MIN: usize = 1 << 16;
 
@@ -536,7 +513,7 @@ impl SharedWindows {
             let end =
                 |failed: &Option<(usize, Error)>| failed.as_ref().map_or(times.len(), |f| f.0);
             while a < end(&failed) {
-                let (lo, hi, from, to) = instance_span(&w, times[a]);
+                let (lo, hi, from, to) = w.instance_span(times[a]);
                 let mut b = a + 1;
                 while b < end(&failed) && times[b] >= from && times[b] < to {
                     b += 1;

@@ -32,6 +32,21 @@ fn weight_and_first_digit((m, scale): Scaled) -> Option<(i64, i128)> {
     if m == 0 {
         return None;
     }
+    if let Ok(m) = u64::try_from(m) {
+        // The common case (an average's sum and count) in 64-bit arithmetic: 128-bit
+        // division is a slow software routine. `shift` lies in -3..=19 here.
+        let digits = m.ilog10() as i64 + 1;
+        let weight = (digits - 1 - scale as i64).div_euclid(4);
+        let shift = scale as i64 + 4 * weight;
+        if shift <= 19 {
+            let first = if shift >= 0 {
+                m / 10u64.pow(shift as u32)
+            } else {
+                m * 10u64.pow((-shift) as u32)
+            };
+            return Some((weight, (first % 10000) as i128));
+        }
+    }
     let digits = (m.ilog10() as i64) + 1; // decimal digits of the mantissa
     let e10 = digits - 1 - scale as i64; // exponent of the leading decimal digit
     let weight = e10.div_euclid(4);
@@ -76,8 +91,12 @@ pub fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i
     } else {
         (m1, m2.checked_mul(pow10((-exp) as u32)?)?)
     };
-    let q = n / d;
-    let r = n % d;
+    // One division: the remainder follows from the quotient.
+    let q = match (u64::try_from(n), u64::try_from(d)) {
+        (Ok(n), Ok(d)) => (n / d) as i128,
+        _ => n / d,
+    };
+    let r = n - q * d;
     // Round half away from zero: |2r| >= |d|.
     let adjust = if r.checked_abs()?.checked_mul(2)? >= d.checked_abs()? {
         if (n < 0) != (d < 0) {
@@ -172,6 +191,56 @@ mod tests {
     fn avg(sum: i128, n: i128) -> String {
         let (m, s) = div_scaled((sum, 0), (n, 0)).unwrap();
         to_decimal(m, s).unwrap().to_string()
+    }
+
+    /// Weight and first base-10000 digit read off the decimal digits, as a reference for
+    /// the arithmetic paths.
+    fn weight_by_digits(m: i128, scale: u32) -> Option<(i64, i128)> {
+        if m == 0 {
+            return None;
+        }
+        let digits = m.unsigned_abs().to_string();
+        let e10 = digits.len() as i64 - 1 - scale as i64;
+        let weight = e10.div_euclid(4);
+        // Digits of the leading base-10000 digit: those above 10^(4*weight).
+        let lead = (e10 - 4 * weight + 1) as usize;
+        let first: i128 = digits[..lead.min(digits.len())].parse().unwrap();
+        let first = first * 10i128.pow((lead.saturating_sub(digits.len())) as u32);
+        Some((weight, first))
+    }
+
+    #[test]
+    fn weights_from_64_and_128_bit_arithmetic_agree_with_the_digits() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let m = match x % 4 {
+                0 => (x % 1000) as i128,
+                1 => (x >> (x % 60)) as i128,
+                2 => x as i128 * 1_000_003,
+                _ => -((x >> 3) as i128),
+            };
+            let scale = (x % 23) as u32;
+            assert_eq!(
+                weight_and_first_digit((m, scale)),
+                weight_by_digits(m, scale),
+                "{m} {scale}"
+            );
+            let d = (x % 100_000) as i128 + 1;
+            let r = (x % 25) as u32;
+            let q = div_at_scale((m, 0), (d, 0), r);
+            let want = m.checked_mul(10i128.pow(r)).map(|n| {
+                let (tq, tr) = (n / d, n % d);
+                if 2 * tr.abs() >= d {
+                    tq + n.signum()
+                } else {
+                    tq
+                }
+            });
+            assert_eq!(q, want, "{m} / {d} at {r}");
+        }
     }
 
     #[test]

@@ -152,7 +152,9 @@ class Server:
     def start_profile(self, path):
         """`perf record` of tcqd (flat profile) until stop(); for TCQ_BENCH_PERF."""
         self.perf = subprocess.Popen(
-            ["perf", "record", "-q", "-F", os.environ.get("TCQ_BENCH_PERF_HZ", "999"), "-o", path, "-p", str(self.proc.pid)],
+            ["perf", "record", "-q", "-F", os.environ.get("TCQ_BENCH_PERF_HZ", "999"),
+             *os.environ.get("TCQ_BENCH_PERF_ARGS", "").split(), "-o", path,
+             "-p", str(self.proc.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 

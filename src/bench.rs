@@ -165,9 +165,7 @@ pub fn measure(windows: &[Window], input: &[RowBatch], eta_per_sec: f64) -> Resu
         for b in input {
             exec.push(b, &mut events)?;
             for e in events.drain(..) {
-                if let crate::exec::Event::Rows(r) = e {
-                    rows += r.len() as u64;
-                }
+                rows += e.row_count() as u64;
             }
         }
         let secs = t0.elapsed().as_secs_f64();

@@ -115,12 +115,7 @@ fn run_cut(
     for b in batches {
         exec.push(b, &mut out).unwrap();
     }
-    out.into_iter()
-        .flat_map(|e| match e {
-            Event::Rows(r) => r,
-            Event::Notice(_) => vec![],
-        })
-        .collect()
+    out.into_iter().flat_map(Event::into_rows).collect()
 }
 
 /// Rows sorted within each slide event instant so that the comparison does not depend on
@@ -394,12 +389,11 @@ fn group_ids_of_departed_keys_are_dropped() {
         exec.push(&b, &mut out).unwrap();
         max_ids = max_ids.max(exec.group_ids());
         for e in out.drain(..) {
-            if let Event::Rows(r) = e {
-                for row in &r {
-                    assert_eq!(&row[1..3], &[Value::Int8(1), Value::Int8(2)], "{row:?}");
-                }
-                rows += r.len();
+            let r = e.into_rows();
+            for row in &r {
+                assert_eq!(&row[1..3], &[Value::Int8(1), Value::Int8(2)], "{row:?}");
             }
+            rows += r.len();
         }
     }
     assert_eq!(rows, 299_000);

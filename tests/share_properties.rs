@@ -124,10 +124,7 @@ fn batch(tuples: &[(i64, i32, i32)]) -> Batch {
 fn rows_of(events: Vec<Event>) -> Vec<String> {
     let mut rows: Vec<String> = events
         .into_iter()
-        .flat_map(|e| match e {
-            Event::Rows(r) => r,
-            Event::Notice(_) => vec![],
-        })
+        .flat_map(Event::into_rows)
         .map(|r| format!("{r:?}"))
         .collect();
     // Within one slide event, groups may come in another order from another plan.

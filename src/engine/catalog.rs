@@ -1004,9 +1004,9 @@ fn tap(q: &RunningQuery, events: &[Event]) {
         return;
     }
     for e in events {
-        if let Event::Rows(rows) = e {
+        if matches!(e, Event::Rows(_) | Event::Block(_)) {
             // The reader subtracts the bytes of the copy it receives: count the copy's.
-            let copy = rows.clone();
+            let copy = e.clone().into_rows();
             let bytes = super::outq::rows_bytes(&copy);
             taps.retain(|t| {
                 // An event larger than the bound still goes to a tail that has taken

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::session::{build_exec, resolve};
 use super::{Engine, Outcome};
 use crate::error::Result;
-use crate::exec::{Event, WorkCounters};
+use crate::exec::WorkCounters;
 use crate::sql::{ExplainFormat, ExplainOptions, Query};
 use crate::types::{Column, DataType, Value};
 
@@ -65,8 +65,7 @@ pub(crate) async fn explain(
                     }
                 }
                 match sub.next().await {
-                    Some(Ok(Event::Rows(r))) => rows += r.len() as u64,
-                    Some(Ok(Event::Notice(_))) => {}
+                    Some(Ok(e)) => rows += e.row_count() as u64,
                     Some(Err(e)) => return Err(e),
                     None => break,
                 }

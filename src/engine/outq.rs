@@ -115,6 +115,7 @@ pub(crate) fn output_queue(
 pub(crate) fn event_bytes(ev: &Result<Event>) -> usize {
     match ev {
         Ok(Event::Rows(rows)) => rows_bytes(rows),
+        Ok(Event::Block(b)) => b.heap_bytes(),
         Ok(Event::Notice(s)) => s.len(),
         Err(_) => 64,
     }
@@ -127,10 +128,7 @@ pub(crate) fn rows_bytes(rows: &[Vec<Value>]) -> usize {
         .map(|r| {
             VEC + r.capacity() * std::mem::size_of::<Value>()
                 + r.iter()
-                    .map(|v| match v {
-                        Value::Text(s) if s.is_heap_allocated() => s.capacity(),
-                        _ => 0,
-                    })
+                    .map(crate::exec::block::value_heap_bytes)
                     .sum::<usize>()
         })
         .sum()
@@ -158,9 +156,9 @@ impl OutSender {
                         ev,
                     ))
                 }
-                (Overflow::Skip, Ok(Event::Rows(rows))) => {
+                (Overflow::Skip, Ok(e @ (Event::Rows(_) | Event::Block(_)))) => {
                     // Skipped events merge into one entry where they would have been.
-                    let n = rows.len() as u64;
+                    let n = e.row_count() as u64;
                     match inner.entries.back_mut() {
                         Some(Entry::Skipped { rows, events }) => {
                             *rows += n;

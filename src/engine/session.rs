@@ -1263,7 +1263,9 @@ impl Session {
             };
             match next {
                 None => cursor.ended = true,
-                Some(Ok(Event::Rows(rows))) => cursor.buffered.extend(rows),
+                Some(Ok(e @ (Event::Rows(_) | Event::Block(_)))) => {
+                    cursor.buffered.extend(e.into_rows())
+                }
                 Some(Ok(Event::Notice(n))) => notices.push(n),
                 Some(Err(e)) => {
                     cursor.ended = true;

@@ -1810,13 +1810,7 @@ mod tests {
             j.push(1, &batch(&[(t, k, 1)]), &mut out).unwrap();
             most = most.max(j.stored_tuples());
         }
-        let rows: usize = out
-            .iter()
-            .map(|e| match e {
-                Event::Rows(r) => r.len(),
-                Event::Notice(_) => 0,
-            })
-            .sum();
+        let rows: usize = out.iter().map(Event::row_count).sum();
         (most, j, rows)
     }
 
@@ -1890,7 +1884,7 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 Event::Rows(r) => Some(r),
-                Event::Notice(_) => None,
+                Event::Block(_) | Event::Notice(_) => None,
             })
             .collect();
         // The limit is 100 empty events per jump: the first event (1 pair), then 100 empty.

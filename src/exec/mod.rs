@@ -9,11 +9,13 @@
 //!   join tuples);
 //! - [`table_join`]: stream-table joins, each table read as it is at every slide event;
 //! - [`finite`]: finite queries over system views and tables;
-//! - [`columns`]: columnar batches (Arrow arrays) as COPY builds them.
+//! - [`columns`]: columnar batches (Arrow arrays) as COPY builds them;
+//! - [`block`]: result rows of one slide event held as columns.
 //!
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
 //! where its output goes; the executor only appends [`Event`]s to a vector it is given.
 
+pub mod block;
 pub mod columns;
 pub mod finite;
 pub mod group;
@@ -35,6 +37,7 @@ pub use query::{plan_windows, QueryExec, QueryStats, RowBatch, StateSummary};
 pub use windowed::{ExecLimits, WorkCounters};
 
 use crate::types::Value;
+pub use block::RowBlock;
 use columns::ColumnBatch;
 
 /// A batch of tuples in arrival order, as a stream's ingest queue carries it: rows (INSERT)
@@ -92,6 +95,29 @@ impl From<ColumnBatch> for Batch {
 pub enum Event {
     /// Rows of one slide event (or of one batch of pass-through tuples), in ORDER BY order.
     Rows(Vec<Vec<Value>>),
+    /// Rows of one slide event as columns (aggregate queries whose select list names only
+    /// group keys, aggregates and window metadata, without ORDER BY).
+    Block(RowBlock),
     /// A NOTICE for the client.
     Notice(String),
+}
+
+impl Event {
+    /// Number of rows the event carries (0 for a NOTICE).
+    pub fn row_count(&self) -> usize {
+        match self {
+            Event::Rows(r) => r.len(),
+            Event::Block(b) => b.len(),
+            Event::Notice(_) => 0,
+        }
+    }
+
+    /// The event's rows, one vector of values each (none for a NOTICE).
+    pub fn into_rows(self) -> Vec<Vec<Value>> {
+        match self {
+            Event::Rows(r) => r,
+            Event::Block(b) => b.into_rows(),
+            Event::Notice(_) => Vec::new(),
+        }
+    }
 }

@@ -23,7 +23,7 @@ use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::having::HavingFilter;
 use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
-use super::{Batch, Event};
+use super::{Batch, Event, RowBlock};
 use crate::agg::{compare_values, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
@@ -588,6 +588,7 @@ impl QueryExec {
         };
         closed.sort_by_key(|(w, _)| *w);
         let mut rows = Vec::new();
+        let mut block = self.block_shape().then(|| RowBlock::new(self.width()));
         for (_, inst) in &closed {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
@@ -604,7 +605,7 @@ impl QueryExec {
                     m.nkeys,
                     &inst.groups,
                     meta,
-                    &mut rows,
+                    &mut EventRows::new(&mut rows, block.as_mut()),
                 )?,
                 Some(key_map) => {
                     // Roll the plan's fine groups up onto this query's keys: one merge per
@@ -631,13 +632,16 @@ impl QueryExec {
                         m.nkeys,
                         &coarse,
                         meta,
-                        &mut rows,
+                        &mut EventRows::new(&mut rows, block.as_mut()),
                     )?;
                 }
             }
         }
         self.stats.slide_events += 1;
-        self.finish_event(rows, out);
+        match block {
+            Some(b) => self.finish_block(b, out),
+            None => self.finish_event(rows, out),
+        }
         Ok(())
     }
 
@@ -850,9 +854,12 @@ impl QueryExec {
             if self.done {
                 break;
             }
-            let rows = self.rows_of_event(closed)?;
+            let (rows, block) = self.rows_of_event(closed)?;
             self.stats.slide_events += 1;
-            self.finish_event(rows, out);
+            match block {
+                Some(b) => self.finish_block(b, out),
+                None => self.finish_event(rows, out),
+            }
         }
         if let Mode::Agg(a) = &mut self.mode {
             a.windows.maybe_compact();
@@ -896,14 +903,46 @@ impl QueryExec {
         }
     }
 
-    /// Finalise the closed instances of one slide event into (row, sort key) pairs, in the
-    /// order the windows were written.
+    /// Sort one slide event's rows, apply LIMIT, and emit them.
+    fn finish_block(&mut self, mut block: RowBlock, out: &mut Vec<Event>) {
+        if let Some(left) = &mut self.rows_left {
+            if block.len() as u64 >= *left {
+                block.truncate(*left as usize);
+                self.done = true;
+            }
+            *left -= block.len() as u64;
+        }
+        self.stats.rows_out += block.len() as u64;
+        if !block.is_empty() {
+            out.push(Event::Block(block));
+        }
+    }
+
+    /// True when this query's aggregate rows are emitted as a [`RowBlock`]: the select list
+    /// names only group keys, aggregates and window metadata, there is no ORDER BY, and
+    /// HAVING is absent or compiled.
+    fn block_shape(&self) -> bool {
+        self.fast_projection.is_some()
+            && self.query.order_by.is_empty()
+            && (self.query.having.is_none() || self.having_filter.is_some())
+    }
+
+    /// Number of output columns.
+    fn width(&self) -> usize {
+        self.query.projection.len()
+    }
+
+    /// Finalise the closed instances of one slide event into (row, sort key) pairs, or a
+    /// block for the block shape, in the order the windows were written.
+    #[allow(clippy::type_complexity)]
     fn rows_of_event(
         &mut self,
         mut closed: Vec<ClosedInstance>,
-    ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
+    ) -> Result<(Vec<(Vec<Value>, Vec<Value>)>, Option<RowBlock>)> {
         closed.sort_by_key(|c| c.user_windows[0]);
         let mut rows = Vec::new();
+        let mut block = (matches!(self.mode, Mode::Agg(_)) && self.block_shape())
+            .then(|| RowBlock::new(self.width()));
         for inst in &closed {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
@@ -921,7 +960,7 @@ impl QueryExec {
                         a.group_by.len(),
                         &inst.groups,
                         meta,
-                        &mut rows,
+                        &mut EventRows::new(&mut rows, block.as_mut()),
                     )?,
                     Mode::Live(l) => {
                         let w = inst.user_windows[0];
@@ -937,7 +976,7 @@ impl QueryExec {
                 }
             }
         }
-        Ok(rows)
+        Ok((rows, block))
     }
 
     /// The aggregate rows of one closed instance: its group keys from `dict`, then each
@@ -951,8 +990,30 @@ impl QueryExec {
         nkeys: usize,
         groups: &GroupTable,
         meta: WindowMetaValues,
-        rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+        out: &mut EventRows<'_>,
     ) -> Result<()> {
+        let rows = &mut *out.rows;
+        if let Some(block) = out.block.as_deref_mut() {
+            if !groups.is_empty() {
+                return self.block_rows(dict, specs, spec_map, nkeys, groups, meta, block);
+            }
+            // An ungrouped query's empty instance: its one row (or none, under HAVING) as
+            // the row path builds it.
+            let mut one = Vec::new();
+            self.agg_rows(
+                dict,
+                specs,
+                spec_map,
+                nkeys,
+                groups,
+                meta,
+                &mut EventRows::new(&mut one, None),
+            )?;
+            for (row, _) in one {
+                block.push_row(row);
+            }
+            return Ok(());
+        }
         let ncalls = spec_map.map_or(specs.len(), <[usize]>::len);
         let state_of = |j: usize| spec_map.map_or(j, |m| m[j]);
         let mut agg_row = Vec::with_capacity(nkeys + ncalls);
@@ -1050,6 +1111,63 @@ impl QueryExec {
         Ok(())
     }
 
+    /// [`QueryExec::agg_rows`] for the block shape ([`QueryExec::block_shape`]): appends
+    /// the rows of the groups HAVING keeps to `block`, column by column. `groups` is not
+    /// empty.
+    #[allow(clippy::too_many_arguments)]
+    fn block_rows(
+        &self,
+        dict: &GroupDict,
+        specs: &[AggSpec],
+        spec_map: Option<&[usize]>,
+        nkeys: usize,
+        groups: &GroupTable,
+        meta: WindowMetaValues,
+        block: &mut RowBlock,
+    ) -> Result<()> {
+        let items = self
+            .fast_projection
+            .as_deref()
+            .expect("the block shape has a plain select list");
+        let state_of = |j: usize| spec_map.map_or(j, |m| m[j]);
+        let nspecs = specs.len();
+        let kept: Vec<usize> = match &self.having_filter {
+            None => (0..groups.len()).collect(),
+            Some(filter) => {
+                let mut kept = Vec::new();
+                for g in 0..groups.len() {
+                    if filter.keeps(groups.group(g, nspecs).1, specs, state_of)? {
+                        kept.push(g);
+                    }
+                }
+                kept
+            }
+        };
+        for (c, item) in items.iter().enumerate() {
+            match *item {
+                FastItem::Meta(m) => block.extend_same(c, meta_value(m, &meta), kept.len()),
+                FastItem::Column(i) if i < nkeys => {
+                    let vs = block.values_mut(c);
+                    vs.reserve(kept.len());
+                    vs.extend(
+                        kept.iter()
+                            .map(|&g| dict.key(groups.group(g, nspecs).0)[i].clone()),
+                    );
+                }
+                FastItem::Column(i) => {
+                    let k = state_of(i - nkeys);
+                    let vs = block.values_mut(c);
+                    vs.reserve(kept.len());
+                    for &g in &kept {
+                        vs.push(groups.group(g, nspecs).1[k].evaluate(&specs[k])?);
+                    }
+                }
+            }
+        }
+        block.rows_appended(kept.len());
+        Ok(())
+    }
+
     /// HAVING, projection and sort keys over one aggregate (or input) row.
     fn output_row(
         &self,
@@ -1132,7 +1250,24 @@ pub(crate) fn stream_types(query: &Query) -> Vec<DataType> {
     }
 }
 
+/// Where one slide event's rows gather: (row, sort key) pairs, or a block for the block
+/// shape.
+struct EventRows<'a> {
+    rows: &'a mut Vec<(Vec<Value>, Vec<Value>)>,
+    block: Option<&'a mut RowBlock>,
+}
+
+impl<'a> EventRows<'a> {
+    fn new(
+        rows: &'a mut Vec<(Vec<Value>, Vec<Value>)>,
+        block: Option<&'a mut RowBlock>,
+    ) -> EventRows<'a> {
+        EventRows { rows, block }
+    }
+}
+
 /// A projection item that needs no evaluator: a column of the row or a window function.
+#[derive(Clone, Copy)]
 enum FastItem {
     Column(usize),
     Meta(WindowMeta),

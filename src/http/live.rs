@@ -336,6 +336,9 @@ async fn deliver(
                 };
                 match next {
                     Some(Ok(Event::Rows(rows))) => send_rows(console, &rows, tx, sent).await?,
+                    Some(Ok(Event::Block(b))) => {
+                        send_rows(console, &b.into_rows(), tx, sent).await?
+                    }
                     Some(Ok(Event::Notice(n))) => send(event("notice", json!(n))).await?,
                     Some(Err(e)) => return Err(Ok(e)),
                     None => break,

@@ -383,6 +383,14 @@ pub(crate) async fn pump(
             None => return Ok(PumpEnd::Ended),
             Some(Err(e)) => return Ok(PumpEnd::Failed(e)),
             Some(Ok(Event::Rows(rows))) => pending.extend(rows),
+            // A block whose rows all go out is encoded straight from its columns; under a
+            // row limit it is held as rows, as a partly sent event must be.
+            Some(Ok(Event::Block(block))) if limit == 0 => {
+                let msgs = block_messages(sink, &block, *sent == 0, &mut buffers);
+                wire.feed_all(msgs).await?;
+                *sent += block.len() as u64;
+            }
+            Some(Ok(e @ Event::Block(_))) => pending.extend(e.into_rows()),
             Some(Ok(Event::Notice(text))) => wire.feed(wire::notice_message(&text)).await?,
         }
     }
@@ -417,6 +425,8 @@ pub(crate) fn shutdown_error() -> PgWireError {
 struct RowBuffers {
     scratch: String,
     line: String,
+    /// Where each line of a block ends in `line`.
+    ends: Vec<usize>,
     copy: super::encode::LineScratch,
     /// COPY lines are cut from this shared buffer, so a line costs no allocation of its own.
     out: bytes::BytesMut,
@@ -434,16 +444,62 @@ async fn write_row(
     first: bool,
     b: &mut RowBuffers,
 ) -> PgWireResult<()> {
+    wire.feed(row_message(sink, row, first, b)).await
+}
+
+/// The messages carrying the rows of `block`, one row each; `first`: the block begins the
+/// result. COPY lines in text or CSV are written for the whole block at once, into one
+/// buffer the messages share.
+fn block_messages(
+    sink: &RowSink<'_>,
+    block: &crate::exec::RowBlock,
+    first: bool,
+    b: &mut RowBuffers,
+) -> Vec<PgWireBackendMessage> {
     match sink {
-        RowSink::Data(binary) => wire.feed(wire::data_row(row, binary, &mut b.scratch)).await,
+        RowSink::Copy(options, _) if options.format != crate::sql::CopyFormat::Binary => {
+            b.line.clear();
+            b.ends.clear();
+            super::encode::copy_block(block, options, &mut b.line, &mut b.ends, &mut b.copy);
+            b.out.reserve(b.line.len());
+            b.out.extend_from_slice(b.line.as_bytes());
+            let data = b.out.split().freeze();
+            let mut start = 0;
+            b.ends
+                .iter()
+                .map(|&end| {
+                    let line = data.slice(start..end);
+                    start = end;
+                    PgWireBackendMessage::CopyData(CopyData::new(line))
+                })
+                .collect()
+        }
+        _ => (0..block.len())
+            .map(|r| row_message(sink, block.row(r), first && r == 0, b))
+            .collect(),
+    }
+}
+
+/// The message carrying one row: a DataRow, or a CopyData with exactly one row.
+fn row_message<'a, R>(
+    sink: &RowSink<'_>,
+    row: R,
+    first: bool,
+    b: &mut RowBuffers,
+) -> PgWireBackendMessage
+where
+    R: IntoIterator<Item = &'a Value>,
+    R::IntoIter: ExactSizeIterator,
+{
+    match sink {
+        RowSink::Data(binary) => wire::data_row(row, binary, &mut b.scratch),
         RowSink::Copy(options, formats) if options.format == crate::sql::CopyFormat::Binary => {
             let mut data = bytes::BytesMut::new();
             if first {
                 super::encode::binary_copy_header(&mut data);
             }
             super::encode::binary_copy_tuple(row, formats, &mut data, &mut b.scratch);
-            wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data.freeze())))
-                .await
+            PgWireBackendMessage::CopyData(CopyData::new(data.freeze()))
         }
         RowSink::Copy(options, _) => {
             b.line.clear();
@@ -452,9 +508,7 @@ async fn write_row(
                 b.out.reserve(LINE_BUFFER_BYTES.max(b.line.len()));
             }
             b.out.extend_from_slice(b.line.as_bytes());
-            let data = b.out.split().freeze();
-            wire.feed(PgWireBackendMessage::CopyData(CopyData::new(data)))
-                .await
+            PgWireBackendMessage::CopyData(CopyData::new(b.out.split().freeze()))
         }
     }
 }

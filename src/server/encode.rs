@@ -15,6 +15,7 @@ use bytes::{BufMut, BytesMut};
 use rust_decimal::Decimal;
 
 use crate::error::{Error, Result};
+use crate::exec::block::{BlockColumn, RowBlock};
 use crate::sql::{CopyFormat, CopyOptions};
 use crate::types::{CatalogType, Column, DataType, ElemType, Interval, Value};
 
@@ -422,14 +423,18 @@ pub(crate) fn binary_copy_header(buf: &mut BytesMut) {
 }
 
 /// Append one binary COPY tuple: the field count, then each field as in a DataRow.
-pub(crate) fn binary_copy_tuple(
-    row: &[Value],
+pub(crate) fn binary_copy_tuple<'a, R>(
+    row: R,
     formats: &[FieldFormat],
     buf: &mut BytesMut,
     scratch: &mut String,
-) {
+) where
+    R: IntoIterator<Item = &'a Value>,
+    R::IntoIter: ExactSizeIterator,
+{
+    let row = row.into_iter();
     buf.put_i16(row.len() as i16);
-    for (i, v) in row.iter().enumerate() {
+    for (i, v) in row.enumerate() {
         let format = formats.get(i).copied().unwrap_or(FieldFormat::Binary);
         put_field(v, format, buf, scratch);
     }
@@ -445,51 +450,107 @@ pub(crate) struct LineScratch {
 }
 
 /// Append one COPY TO STDOUT line for `row` (text or CSV, with its trailing newline).
-pub(crate) fn copy_line(
-    row: &[Value],
+pub(crate) fn copy_line<'a>(
+    row: impl IntoIterator<Item = &'a Value>,
     options: &CopyOptions,
     out: &mut String,
     scratch: &mut LineScratch,
 ) {
-    // Numbers and booleans are written straight into the line when no text of theirs can
-    // need quoting or escaping (the default delimiters, quote and NULL markers).
-    let plain_numbers = !b"0123456789+-.eEaINnfity".contains(&options.delimiter)
-        && (options.format != CopyFormat::Csv
-            || !b"0123456789+-.eEaINnfity".contains(&options.quote))
-        && (options.null.is_empty() || options.null == "\\N");
-    for (i, v) in row.iter().enumerate() {
+    let plain = plain_numbers(options);
+    for (i, v) in row.into_iter().enumerate() {
         if i > 0 {
             out.push(options.delimiter as char);
         }
-        if v.is_null() {
-            out.push_str(&options.null);
-            continue;
-        }
-        if plain_numbers && v.data_type().is_some_and(|t| t.is_numeric()) {
-            format_text(v, out);
-            continue;
-        }
-        let text = match v {
-            Value::Timestamp(_) | Value::TimestampTz(_) => {
-                if scratch.ts.as_ref() != Some(v) {
-                    scratch.ts_text.clear();
-                    format_text(v, &mut scratch.ts_text);
-                    scratch.ts = Some(v.clone());
-                }
-                &scratch.ts_text
-            }
-            _ => {
-                scratch.field.clear();
-                format_text(v, &mut scratch.field);
-                &scratch.field
-            }
-        };
-        match options.format {
-            CopyFormat::Csv => csv_field(text, options, out),
-            _ => text_field(text, options.delimiter, out),
-        }
+        copy_field(v, options, plain, out, scratch);
     }
     out.push('\n');
+}
+
+/// Append the COPY TO STDOUT lines (text or CSV) of every row of `block` to `out`, and
+/// where each line ends in `out` to `ends`. A column with one value for every row (window
+/// metadata) is formatted once for the block.
+pub(crate) fn copy_block(
+    block: &RowBlock,
+    options: &CopyOptions,
+    out: &mut String,
+    ends: &mut Vec<usize>,
+    scratch: &mut LineScratch,
+) {
+    let plain = plain_numbers(options);
+    let same: Vec<Option<String>> = block
+        .columns()
+        .iter()
+        .map(|c| match c {
+            BlockColumn::Same(v) => {
+                let mut text = String::new();
+                copy_field(v, options, plain, &mut text, scratch);
+                Some(text)
+            }
+            BlockColumn::Values(_) => None,
+        })
+        .collect();
+    for r in 0..block.len() {
+        for (c, column) in block.columns().iter().enumerate() {
+            if c > 0 {
+                out.push(options.delimiter as char);
+            }
+            match (column, &same[c]) {
+                (_, Some(text)) => out.push_str(text),
+                (BlockColumn::Values(vs), None) => copy_field(&vs[r], options, plain, out, scratch),
+                (BlockColumn::Same(v), None) => copy_field(v, options, plain, out, scratch),
+            }
+        }
+        out.push('\n');
+        ends.push(out.len());
+    }
+}
+
+/// True when numbers can go into a COPY line as they are: no text of theirs can need
+/// quoting or escaping (the default delimiters, quote and NULL markers).
+fn plain_numbers(options: &CopyOptions) -> bool {
+    !b"0123456789+-.eEaINnfity".contains(&options.delimiter)
+        && (options.format != CopyFormat::Csv
+            || !b"0123456789+-.eEaINnfity".contains(&options.quote))
+        && (options.null.is_empty() || options.null == "\\N")
+}
+
+/// Append one field of a COPY line; `plain` from [`plain_numbers`].
+fn copy_field(
+    v: &Value,
+    options: &CopyOptions,
+    plain: bool,
+    out: &mut String,
+    scratch: &mut LineScratch,
+) {
+    if v.is_null() {
+        out.push_str(&options.null);
+        return;
+    }
+    if plain && v.data_type().is_some_and(|t| t.is_numeric()) {
+        format_text(v, out);
+        return;
+    }
+    let text = match v {
+        Value::Timestamp(_) | Value::TimestampTz(_) => {
+            if scratch.ts.as_ref() != Some(v) {
+                scratch.ts_text.clear();
+                format_text(v, &mut scratch.ts_text);
+                scratch.ts = Some(v.clone());
+            }
+            &scratch.ts_text
+        }
+        // Text needs no formatting: it is checked for quoting or escaping in place.
+        Value::Text(s) => s.as_str(),
+        _ => {
+            scratch.field.clear();
+            format_text(v, &mut scratch.field);
+            &scratch.field
+        }
+    };
+    match options.format {
+        CopyFormat::Csv => csv_field(text, options, out),
+        _ => text_field(text, options.delimiter, out),
+    }
 }
 
 /// COPY text format: backslash-escape backslash, newline, carriage return, tab and the delimiter.
@@ -527,8 +588,8 @@ fn csv_field(s: &str, options: &CopyOptions, out: &mut String) {
     let needs = s.is_empty() && options.null.is_empty()
         || s == options.null
         || s == "\\."
-        || s.chars()
-            .any(|c| c == quote || c == '\n' || c == '\r' || c as u32 == options.delimiter as u32);
+        || s.bytes()
+            .any(|b| b == options.quote || b == b'\n' || b == b'\r' || b == options.delimiter);
     if !needs {
         out.push_str(s);
         return;

@@ -32,6 +32,8 @@ use crate::types::{Column, DataType, Value};
 pub(crate) trait Wire: Send {
     /// Buffer a message.
     async fn feed(&mut self, msg: PgWireBackendMessage) -> PgWireResult<()>;
+    /// Buffer messages in order: one call for a slide event's rows, not one per row.
+    async fn feed_all(&mut self, msgs: Vec<PgWireBackendMessage>) -> PgWireResult<()>;
     /// Write out everything buffered.
     async fn flush(&mut self) -> PgWireResult<()>;
     /// Change pgwire's protocol state (COPY in progress, ready for query).
@@ -53,6 +55,13 @@ where
 {
     async fn feed(&mut self, msg: PgWireBackendMessage) -> PgWireResult<()> {
         Ok(self.0.feed(msg).await?)
+    }
+
+    async fn feed_all(&mut self, msgs: Vec<PgWireBackendMessage>) -> PgWireResult<()> {
+        for msg in msgs {
+            self.0.feed(msg).await?;
+        }
+        Ok(())
     }
 
     async fn flush(&mut self) -> PgWireResult<()> {
@@ -171,17 +180,23 @@ pub(crate) fn row_description(columns: &[Column], formats: &[FieldFormat]) -> Pg
 }
 
 /// A DataRow for `row`, each field in its format.
-pub(crate) fn data_row(
-    row: &[Value],
+pub(crate) fn data_row<'a, R>(
+    row: R,
     formats: &[FieldFormat],
     scratch: &mut String,
-) -> PgWireBackendMessage {
-    let mut buf = BytesMut::with_capacity(16 * row.len());
-    for (i, v) in row.iter().enumerate() {
+) -> PgWireBackendMessage
+where
+    R: IntoIterator<Item = &'a Value>,
+    R::IntoIter: ExactSizeIterator,
+{
+    let row = row.into_iter();
+    let n = row.len();
+    let mut buf = BytesMut::with_capacity(16 * n);
+    for (i, v) in row.enumerate() {
         let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
         super::encode::put_field(v, format, &mut buf, scratch);
     }
-    PgWireBackendMessage::DataRow(DataRow::new(buf, row.len() as i16))
+    PgWireBackendMessage::DataRow(DataRow::new(buf, n as i16))
 }
 
 /// Per-column formats from a Bind's result format codes: none = all text, one = all

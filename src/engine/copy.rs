@@ -374,7 +374,7 @@ impl CopyIn {
             backslash: !self.is_csv() && memchr::memchr(b'\\', &carry).is_some(),
             nul: memchr::memchr(0, &carry).is_some(),
         };
-        let mut pos = 0;
+        let mut pos = self.parse_plain_halves(&carry, valid);
         // A record longer than the limit is refused whether or not one message holds it
         // whole (the check on the unfinished tail in `feed` sees only the ones cut).
         let line_max = self.engine.config.limits.copy_line_bytes_max;
@@ -425,6 +425,61 @@ impl CopyIn {
         }
         self.carry = rest;
         self.spill_if_large()
+    }
+
+    /// Both cores for an all-or-nothing COPY: the complete lines of a chunk free of quotes,
+    /// backslashes and NULs (the common case) are cut in two at a newline and parsed into
+    /// columns on two threads, then staged in order. Returns where the records it parsed
+    /// end (0 when it parsed none: a LIVE COPY, which delivers as it parses; the header;
+    /// a chunk with those bytes or too small to split; or a bad record anywhere, which the
+    /// one-thread path then parses again to report exactly as it does).
+    fn parse_plain_halves(&mut self, carry: &[u8], valid: &str) -> usize {
+        let plain = !self.options.live
+            && !self.header_pending
+            && !self.ended
+            && !self.chunk.quote
+            && !self.chunk.nul
+            && valid.len() == carry.len()
+            && carry.len() >= PARALLEL_PARSE_BYTES
+            && memchr::memchr(b'\\', carry).is_none();
+        if !plain {
+            return 0;
+        }
+        let Some(end) = memchr::memrchr(b'\n', carry).map(|n| n + 1) else {
+            return 0;
+        };
+        let Some(mid) = memchr::memchr(b'\n', &carry[end / 2..end]).map(|n| end / 2 + n + 1) else {
+            return 0;
+        };
+        let types: Vec<DataType> = self.rel.columns.iter().map(|c| c.data_type).collect();
+        let ctx = PlainCtx {
+            rel: &self.rel,
+            targets: &self.targets,
+            untargeted: &self.untargeted,
+            delimiter: self.options.delimiter,
+            null: self.options.null.as_bytes(),
+            line_max: self.engine.config.limits.copy_line_bytes_max,
+        };
+        let (first, second) = std::thread::scope(|s| {
+            let second = s.spawn(|| parse_plain(&valid[mid..end], &ctx, &types));
+            (parse_plain(&valid[..mid], &ctx, &types), second.join())
+        });
+        let (Some(mut first), Ok(Some(second))) = (first, second) else {
+            return 0;
+        };
+        // In order: the rows before this chunk, the first half's, the second half's; the
+        // second half's unfinished batch is the one the next rows go to.
+        self.seal_batch();
+        if !first.builder.is_empty() {
+            first.batches.push(first.builder.finish());
+        }
+        for b in first.batches.into_iter().chain(second.batches) {
+            self.staged_bytes += b.heap_bytes();
+            self.staged.push(b);
+        }
+        self.builder = second.builder;
+        self.line += first.lines + second.lines;
+        end
     }
 
     /// 54000 for record `line` (1-based) longer than `copy_line_bytes_max`.
@@ -768,6 +823,82 @@ fn append_row(
     };
     builder.end_row(t);
     Ok(())
+}
+
+/// Bytes of complete lines an all-or-nothing COPY parses on two threads at once (see
+/// `CopyIn::parse_plain_halves`); a smaller chunk is not worth a thread.
+const PARALLEL_PARSE_BYTES: usize = 48 << 10;
+
+/// What [`parse_plain`] needs of a COPY: where fields go and the text format's markers.
+struct PlainCtx<'a> {
+    rel: &'a CopyRel,
+    targets: &'a [usize],
+    untargeted: &'a [usize],
+    delimiter: u8,
+    null: &'a [u8],
+    line_max: usize,
+}
+
+/// Rows [`parse_plain`] parsed: full batches, the unfinished one, and the line count.
+struct PlainRows {
+    batches: Vec<ColumnBatch>,
+    builder: ColumnBatchBuilder,
+    lines: u64,
+}
+
+/// Parse `text`, complete lines free of quotes, backslashes and NULs, into columns as
+/// `CopyIn::plain_record` and `CopyIn::stage` do. `None` at the first record they would
+/// refuse (the caller parses again on the path that reports it).
+fn parse_plain(text: &str, ctx: &PlainCtx<'_>, types: &[DataType]) -> Option<PlainRows> {
+    let mut out = PlainRows {
+        batches: Vec::new(),
+        builder: ColumnBatchBuilder::new(types, BATCH_ROWS),
+        lines: 0,
+    };
+    let mut fields: Vec<Span> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let n = memchr::memchr(b'\n', &bytes[pos..])?;
+        if n > ctx.line_max {
+            return None;
+        }
+        let to = if n > 0 && bytes[pos + n - 1] == b'\r' {
+            n - 1
+        } else {
+            n
+        };
+        let rec = &text[pos..pos + to];
+        fields.clear();
+        let mut start = 0;
+        for (i, &b) in rec.as_bytes().iter().enumerate() {
+            if b == ctx.delimiter {
+                fields.push(Span::Record(start, i));
+                start = i + 1;
+            }
+        }
+        fields.push(Span::Record(start, rec.len()));
+        if fields.len() != ctx.targets.len() {
+            return None;
+        }
+        for f in fields.iter_mut() {
+            if let Span::Record(a, b) = *f {
+                if &rec.as_bytes()[a..b] == ctx.null {
+                    *f = Span::Null;
+                }
+            }
+        }
+        let b = &mut out.builder;
+        if append_row(b, ctx.rel, ctx.targets, ctx.untargeted, rec, &fields, "").is_err() {
+            return None;
+        }
+        if b.is_full() {
+            out.batches.push(b.finish());
+        }
+        out.lines += 1;
+        pos += n + 1;
+    }
+    Some(out)
 }
 
 /// Which bytes that need the careful paths a chunk of COPY data holds anywhere.

@@ -522,15 +522,22 @@ fn copy_field(
     out: &mut String,
     scratch: &mut LineScratch,
 ) {
-    if v.is_null() {
-        out.push_str(&options.null);
-        return;
-    }
-    if plain && v.data_type().is_some_and(|t| t.is_numeric()) {
-        format_text(v, out);
-        return;
-    }
     let text = match v {
+        Value::Null => {
+            out.push_str(&options.null);
+            return;
+        }
+        Value::Int2(_)
+        | Value::Int4(_)
+        | Value::Int8(_)
+        | Value::Float4(_)
+        | Value::Float8(_)
+        | Value::Numeric(_)
+            if plain =>
+        {
+            format_text(v, out);
+            return;
+        }
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             if scratch.ts.as_ref() != Some(v) {
                 scratch.ts_text.clear();

@@ -1131,8 +1131,9 @@ impl QueryExec {
             .expect("the block shape has a plain select list");
         let state_of = |j: usize| spec_map.map_or(j, |m| m[j]);
         let nspecs = specs.len();
-        let kept: Vec<usize> = match &self.having_filter {
-            None => (0..groups.len()).collect(),
+        // The groups HAVING keeps (every group without one: no list is built).
+        let kept: Option<Vec<usize>> = match &self.having_filter {
+            None => None,
             Some(filter) => {
                 let mut kept = Vec::new();
                 for g in 0..groups.len() {
@@ -1140,31 +1141,32 @@ impl QueryExec {
                         kept.push(g);
                     }
                 }
-                kept
+                Some(kept)
             }
         };
+        let n = kept.as_ref().map_or(groups.len(), Vec::len);
+        let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
         for (c, item) in items.iter().enumerate() {
             match *item {
-                FastItem::Meta(m) => block.extend_same(c, meta_value(m, &meta), kept.len()),
+                FastItem::Meta(m) => block.extend_same(c, meta_value(m, &meta), n),
                 FastItem::Column(i) if i < nkeys => {
                     let vs = block.values_mut(c);
-                    vs.reserve(kept.len());
+                    vs.reserve(n);
                     vs.extend(
-                        kept.iter()
-                            .map(|&g| dict.key(groups.group(g, nspecs).0)[i].clone()),
+                        (0..n).map(|r| dict.key(groups.group(group_at(r), nspecs).0)[i].clone()),
                     );
                 }
                 FastItem::Column(i) => {
                     let k = state_of(i - nkeys);
                     let vs = block.values_mut(c);
-                    vs.reserve(kept.len());
-                    for &g in &kept {
-                        vs.push(groups.group(g, nspecs).1[k].evaluate(&specs[k])?);
+                    vs.reserve(n);
+                    for r in 0..n {
+                        vs.push(groups.group(group_at(r), nspecs).1[k].evaluate(&specs[k])?);
                     }
                 }
             }
         }
-        block.rows_appended(kept.len());
+        block.rows_appended(n);
         Ok(())
     }
 

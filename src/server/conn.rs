@@ -386,8 +386,10 @@ pub(crate) async fn pump(
             // A block whose rows all go out is encoded straight from its columns; under a
             // row limit it is held as rows, as a partly sent event must be.
             Some(Ok(Event::Block(block))) if limit == 0 => {
-                let msgs = block_messages(sink, &block, *sent == 0, &mut buffers);
-                wire.feed_all(msgs).await?;
+                let mut msgs = std::mem::take(&mut buffers.msgs);
+                block_messages(sink, &block, *sent == 0, &mut buffers, &mut msgs);
+                wire.feed_all(&mut msgs).await?;
+                buffers.msgs = msgs;
                 *sent += block.len() as u64;
             }
             Some(Ok(e @ Event::Block(_))) => pending.extend(e.into_rows()),
@@ -427,6 +429,8 @@ struct RowBuffers {
     line: String,
     /// Where each line of a block ends in `line`.
     ends: Vec<usize>,
+    /// A block's messages, between encoding and the socket.
+    msgs: Vec<PgWireBackendMessage>,
     copy: super::encode::LineScratch,
     /// COPY lines are cut from this shared buffer, so a line costs no allocation of its own.
     out: bytes::BytesMut,
@@ -447,15 +451,16 @@ async fn write_row(
     wire.feed(row_message(sink, row, first, b)).await
 }
 
-/// The messages carrying the rows of `block`, one row each; `first`: the block begins the
-/// result. COPY lines in text or CSV are written for the whole block at once, into one
-/// buffer the messages share.
+/// Append the messages carrying the rows of `block` to `msgs`, one row each; `first`: the
+/// block begins the result. COPY lines in text or CSV are written for the whole block at
+/// once, into one buffer the messages share.
 fn block_messages(
     sink: &RowSink<'_>,
     block: &crate::exec::RowBlock,
     first: bool,
     b: &mut RowBuffers,
-) -> Vec<PgWireBackendMessage> {
+    msgs: &mut Vec<PgWireBackendMessage>,
+) {
     match sink {
         RowSink::Copy(options, _) if options.format != crate::sql::CopyFormat::Binary => {
             b.line.clear();
@@ -465,18 +470,17 @@ fn block_messages(
             b.out.extend_from_slice(b.line.as_bytes());
             let data = b.out.split().freeze();
             let mut start = 0;
-            b.ends
-                .iter()
-                .map(|&end| {
-                    let line = data.slice(start..end);
-                    start = end;
-                    PgWireBackendMessage::CopyData(CopyData::new(line))
-                })
-                .collect()
+            msgs.extend(b.ends.iter().map(|&end| {
+                let line = data.slice(start..end);
+                start = end;
+                PgWireBackendMessage::CopyData(CopyData::new(line))
+            }));
         }
-        _ => (0..block.len())
-            .map(|r| row_message(sink, block.row(r), first && r == 0, b))
-            .collect(),
+        _ => {
+            for r in 0..block.len() {
+                msgs.push(row_message(sink, block.row(r), first && r == 0, b));
+            }
+        }
     }
 }
 

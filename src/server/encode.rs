@@ -445,6 +445,8 @@ pub(crate) fn binary_copy_tuple<'a, R>(
 #[derive(Default)]
 pub(crate) struct LineScratch {
     field: String,
+    /// [`copy_block`]'s text of each column that is the same in every row.
+    same: Vec<String>,
     ts: Option<Value>,
     ts_text: String,
 }
@@ -477,32 +479,29 @@ pub(crate) fn copy_block(
     scratch: &mut LineScratch,
 ) {
     let plain = plain_numbers(options);
-    let same: Vec<Option<String>> = block
-        .columns()
-        .iter()
-        .map(|c| match c {
-            BlockColumn::Same(v) => {
-                let mut text = String::new();
-                copy_field(v, options, plain, &mut text, scratch);
-                Some(text)
-            }
-            BlockColumn::Values(_) => None,
-        })
-        .collect();
+    // Each column's text when it is the same in every row, formatted once.
+    let mut same = std::mem::take(&mut scratch.same);
+    same.resize(block.width(), String::new());
+    for (c, column) in block.columns().iter().enumerate() {
+        same[c].clear();
+        if let BlockColumn::Same(v) = column {
+            copy_field(v, options, plain, &mut same[c], scratch);
+        }
+    }
     for r in 0..block.len() {
         for (c, column) in block.columns().iter().enumerate() {
             if c > 0 {
                 out.push(options.delimiter as char);
             }
-            match (column, &same[c]) {
-                (_, Some(text)) => out.push_str(text),
-                (BlockColumn::Values(vs), None) => copy_field(&vs[r], options, plain, out, scratch),
-                (BlockColumn::Same(v), None) => copy_field(v, options, plain, out, scratch),
+            match column {
+                BlockColumn::Same(_) => out.push_str(&same[c]),
+                BlockColumn::Values(vs) => copy_field(&vs[r], options, plain, out, scratch),
             }
         }
         out.push('\n');
         ends.push(out.len());
     }
+    scratch.same = same;
 }
 
 /// True when numbers can go into a COPY line as they are: no text of theirs can need

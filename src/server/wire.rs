@@ -32,8 +32,9 @@ use crate::types::{Column, DataType, Value};
 pub(crate) trait Wire: Send {
     /// Buffer a message.
     async fn feed(&mut self, msg: PgWireBackendMessage) -> PgWireResult<()>;
-    /// Buffer messages in order: one call for a slide event's rows, not one per row.
-    async fn feed_all(&mut self, msgs: Vec<PgWireBackendMessage>) -> PgWireResult<()>;
+    /// Buffer messages in order, leaving `msgs` empty (its capacity is kept for the next
+    /// call): one call for a slide event's rows, not one per row.
+    async fn feed_all(&mut self, msgs: &mut Vec<PgWireBackendMessage>) -> PgWireResult<()>;
     /// Write out everything buffered.
     async fn flush(&mut self) -> PgWireResult<()>;
     /// Change pgwire's protocol state (COPY in progress, ready for query).
@@ -57,8 +58,8 @@ where
         Ok(self.0.feed(msg).await?)
     }
 
-    async fn feed_all(&mut self, msgs: Vec<PgWireBackendMessage>) -> PgWireResult<()> {
-        for msg in msgs {
+    async fn feed_all(&mut self, msgs: &mut Vec<PgWireBackendMessage>) -> PgWireResult<()> {
+        for msg in msgs.drain(..) {
             self.0.feed(msg).await?;
         }
         Ok(())

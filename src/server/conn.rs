@@ -496,7 +496,7 @@ where
     R::IntoIter: ExactSizeIterator,
 {
     match sink {
-        RowSink::Data(binary) => wire::data_row(row, binary, &mut b.scratch),
+        RowSink::Data(binary) => wire::data_row_in(row, binary, &mut b.scratch, &mut b.out),
         RowSink::Copy(options, formats) if options.format == crate::sql::CopyFormat::Binary => {
             let mut data = bytes::BytesMut::new();
             if first {

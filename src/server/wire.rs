@@ -190,15 +190,36 @@ where
     R: IntoIterator<Item = &'a Value>,
     R::IntoIter: ExactSizeIterator,
 {
+    data_row_in(row, formats, scratch, &mut BytesMut::new())
+}
+
+/// [`data_row`], its fields written into `buf` and cut from it: rows encoded one after
+/// the other share `buf`'s allocation instead of one each.
+pub(crate) fn data_row_in<'a, R>(
+    row: R,
+    formats: &[FieldFormat],
+    scratch: &mut String,
+    buf: &mut BytesMut,
+) -> PgWireBackendMessage
+where
+    R: IntoIterator<Item = &'a Value>,
+    R::IntoIter: ExactSizeIterator,
+{
     let row = row.into_iter();
     let n = row.len();
-    let mut buf = BytesMut::with_capacity(16 * n);
+    debug_assert!(buf.is_empty(), "a row's fields start an empty buffer");
+    if buf.capacity() < 16 * n {
+        buf.reserve(ROW_BUFFER_BYTES.max(16 * n));
+    }
     for (i, v) in row.enumerate() {
         let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
-        super::encode::put_field(v, format, &mut buf, scratch);
+        super::encode::put_field(v, format, buf, scratch);
     }
-    PgWireBackendMessage::DataRow(DataRow::new(buf, n as i16))
+    PgWireBackendMessage::DataRow(DataRow::new(buf.split(), n as i16))
 }
+
+/// Bytes a shared row buffer grows by when it runs short.
+const ROW_BUFFER_BYTES: usize = 64 << 10;
 
 /// Per-column formats from a Bind's result format codes: none = all text, one = all
 /// columns, else one per column.

@@ -1,0 +1,997 @@
+//! The columnar result path over a real socket. An aggregate query whose select list names
+//! only group keys, aggregates and window metadata, without ORDER BY and with no HAVING or a
+//! compiled one, leaves the executor as a `RowBlock` (src/exec/block.rs); the server encodes
+//! it column by column (`block_messages` in src/server/conn.rs, `copy_block` in
+//! src/server/encode.rs), and cursors, row-limited portals and LIMIT take rows from it.
+//! Every test here asserts the exact bytes or values that path must produce: a lost,
+//! repeated or misplaced row, a wrong field or a bad escape fails it. Each result is checked
+//! twice: with the query running as a member of a cross-query shared plan (the default) and
+//! alone (`SET tcq.share_across_queries = off`), the two places that build blocks.
+
+mod common;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::{connect, exec, sqlstate, start_server};
+use futures::StreamExt;
+use rust_decimal::Decimal;
+use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+/// Every test gives up after this long instead of hanging.
+const LIMIT: Duration = Duration::from_secs(60);
+
+const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer, \
+                      f double precision, t text)";
+
+/// The dashboard query: a text key whose values need quoting or escaping, wtime(*), and
+/// count, sum and avg over an integer, min/max over text and over a float.
+const SELECT: &str = "SELECT k, wtime(*), count(*), sum(v), avg(v), min(t), max(t), min(f), \
+                      max(f) FROM s [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k";
+
+/// One input tuple: seconds after 2001-01-01 00:00:00, k, v, f, t.
+type Tuple = (
+    u64,
+    Option<&'static str>,
+    Option<i32>,
+    Option<f64>,
+    Option<&'static str>,
+);
+
+/// The input. The instance [:00, :10) holds every key below :10, in this first-seen order;
+/// the tuple at :15 is alone in [:10, :20), and the one at :25 closes that instance (its
+/// own instance never closes).
+const TUPLES: &[Tuple] = &[
+    (1, Some("a,b"), Some(1), Some(2.5), Some("pear")),
+    (1, Some("say \"hi\""), Some(2), Some(-0.125), Some("apple")),
+    (2, Some("back\\slash"), Some(3), None, None),
+    (2, Some("tab\there"), Some(4), Some(0.1), Some("tab\tin t")),
+    (3, Some("new\nline"), Some(5), None, None),
+    (3, Some("cr\rx"), None, None, None),
+    (4, Some(""), Some(6), None, Some("")),
+    (4, None, Some(7), Some(1e20), Some("x")),
+    (5, Some("naïve café ☕"), Some(8), None, Some("ü")),
+    (
+        5,
+        Some("a key longer than twenty-four bytes"),
+        Some(9),
+        None,
+        None,
+    ),
+    (6, Some("\\."), Some(10), None, None),
+    (6, Some("vt\u{b}x"), Some(11), None, None),
+    (6, Some("semi;colon"), Some(12), None, None),
+    (6, Some("it's"), Some(13), None, None),
+    (6, Some("NULL"), Some(14), None, None),
+    (7, Some("a,b"), Some(2), Some(7.75), Some("zebra")),
+    (8, Some("say \"hi\""), None, None, None),
+    (8, None, Some(8), Some(-3.0), Some("x")),
+    (15, Some("a,b"), Some(10), Some(1.0), Some("mid")),
+    (25, Some("end"), Some(0), Some(0.0), Some("end")),
+];
+
+const T10: &str = "2001-01-01 00:00:10";
+const T20: &str = "2001-01-01 00:00:20";
+
+/// The rows of [`SELECT`] over [`TUPLES`] as PostgreSQL's text output gives each value
+/// (`None` is NULL), in emission order: the groups of [:00, :10) in first-seen order, then
+/// the one group of [:10, :20).
+fn expected_values() -> Vec<Vec<Option<&'static str>>> {
+    let n = None;
+    let row = |k: Option<&'static str>, w, c, s, a, t: [Option<&'static str>; 2], f: [_; 2]| {
+        vec![k, Some(w), Some(c), s, a, t[0], t[1], f[0], f[1]]
+    };
+    let one = |k, s: &'static str, a: &'static str| {
+        row(Some(k), T10, "1", Some(s), Some(a), [n, n], [n, n])
+    };
+    vec![
+        row(
+            Some("a,b"),
+            T10,
+            "2",
+            Some("3"),
+            Some("1.5000000000000000"),
+            [Some("pear"), Some("zebra")],
+            [Some("2.5"), Some("7.75")],
+        ),
+        row(
+            Some("say \"hi\""),
+            T10,
+            "2",
+            Some("2"),
+            Some("2.0000000000000000"),
+            [Some("apple"); 2],
+            [Some("-0.125"); 2],
+        ),
+        one("back\\slash", "3", "3.0000000000000000"),
+        row(
+            Some("tab\there"),
+            T10,
+            "1",
+            Some("4"),
+            Some("4.0000000000000000"),
+            [Some("tab\tin t"); 2],
+            [Some("0.1"); 2],
+        ),
+        one("new\nline", "5", "5.0000000000000000"),
+        row(Some("cr\rx"), T10, "1", n, n, [n, n], [n, n]),
+        row(
+            Some(""),
+            T10,
+            "1",
+            Some("6"),
+            Some("6.0000000000000000"),
+            [Some(""); 2],
+            [n, n],
+        ),
+        row(
+            n,
+            T10,
+            "2",
+            Some("15"),
+            Some("7.5000000000000000"),
+            [Some("x"); 2],
+            [Some("-3"), Some("1e+20")],
+        ),
+        row(
+            Some("naïve café ☕"),
+            T10,
+            "1",
+            Some("8"),
+            Some("8.0000000000000000"),
+            [Some("ü"); 2],
+            [n, n],
+        ),
+        one(
+            "a key longer than twenty-four bytes",
+            "9",
+            "9.0000000000000000",
+        ),
+        one("\\.", "10", "10.0000000000000000"),
+        one("vt\u{b}x", "11", "11.0000000000000000"),
+        one("semi;colon", "12", "12.0000000000000000"),
+        one("it's", "13", "13.0000000000000000"),
+        one("NULL", "14", "14.0000000000000000"),
+        row(
+            Some("a,b"),
+            T20,
+            "1",
+            Some("10"),
+            Some("10.0000000000000000"),
+            [Some("mid"); 2],
+            [Some("1"); 2],
+        ),
+    ]
+}
+
+/// 2001-01-01 00:00:00 UTC plus `secs`.
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(978_307_200 + secs)
+}
+
+/// Seconds of `t` after 2001-01-01 00:00:00 UTC.
+fn secs_of(t: SystemTime) -> u64 {
+    t.duration_since(at(0)).unwrap().as_secs()
+}
+
+/// A fresh server with stream `s`; the reader connection, with sharing across queries on
+/// or off, and a feeder connection.
+async fn setup(shared: bool) -> (Client, Client) {
+    let port = start_server();
+    let reader = connect(port).await;
+    let feeder = connect(port).await;
+    exec(&feeder, STREAM).await;
+    let share = if shared { "on" } else { "off" };
+    exec(&reader, &format!("SET tcq.share_across_queries = {share}")).await;
+    (reader, feeder)
+}
+
+/// Once `queries` continuous queries are registered, push `tuples` into `s` with one binary
+/// COPY and drop the stream, which ends every query reading it after its last slide event.
+async fn feed_and_drop(feeder: &Client, queries: usize, tuples: &[Tuple]) {
+    common::wait_for_queries(feeder, queries).await;
+    push(feeder, tuples).await;
+    exec(feeder, "DROP STREAM s").await;
+}
+
+/// Push `tuples` into `s` with one binary COPY.
+async fn push(feeder: &Client, tuples: &[Tuple]) {
+    let sink = feeder
+        .copy_in("COPY s (ts, k, v, f, t) FROM STDIN (FORMAT binary)")
+        .await
+        .unwrap();
+    let writer = BinaryCopyInWriter::new(
+        sink,
+        &[
+            Type::TIMESTAMP,
+            Type::TEXT,
+            Type::INT4,
+            Type::FLOAT8,
+            Type::TEXT,
+        ],
+    );
+    futures::pin_mut!(writer);
+    for (secs, k, v, f, t) in tuples {
+        writer
+            .as_mut()
+            .write(&[&at(*secs), k, v, f, t])
+            .await
+            .unwrap();
+    }
+    assert_eq!(writer.finish().await.unwrap(), tuples.len() as u64);
+}
+
+/// Run `COPY (query) TO STDOUT options` on `reader` while [`TUPLES`] are fed and the stream
+/// dropped; returns every CopyData message, in order.
+async fn copy_messages(
+    reader: Client,
+    feeder: &Client,
+    query: &str,
+    options: &str,
+) -> Vec<Vec<u8>> {
+    let sql = format!("COPY ({query}) TO STDOUT {options}");
+    let reading = tokio::spawn(async move {
+        let out = reader.copy_out(sql.as_str()).await.unwrap();
+        futures::pin_mut!(out);
+        let mut messages = Vec::new();
+        while let Some(m) = out.next().await {
+            messages.push(m.unwrap().to_vec());
+        }
+        messages
+    });
+    feed_and_drop(feeder, 1, TUPLES).await;
+    reading.await.unwrap()
+}
+
+/// Expected COPY lines: each row's fields joined by `delimiter`, with a newline.
+fn lines(delimiter: &str, rows: &[&[&str]]) -> Vec<String> {
+    rows.iter()
+        .map(|fields| fields.join(delimiter) + "\n")
+        .collect()
+}
+
+/// Compare CopyData messages with expected lines, one line per message, showing both.
+fn assert_lines(got: &[Vec<u8>], expected: &[String], what: &str) {
+    let got: Vec<String> = got
+        .iter()
+        .map(|m| String::from_utf8(m.clone()).expect("COPY text is UTF-8"))
+        .collect();
+    assert_eq!(
+        got, expected,
+        "{what}: CopyData messages (left) differ from expected (right)"
+    );
+}
+
+/// COPY text, default options: backslash escapes for backslash, tab, newline, carriage
+/// return and vertical tab, `\N` for NULL, UTF-8 as it is.
+fn text_default() -> Vec<String> {
+    let w = T10;
+    let n = r"\N";
+    lines(
+        "\t",
+        &[
+            &[
+                "a,b",
+                w,
+                "2",
+                "3",
+                "1.5000000000000000",
+                "pear",
+                "zebra",
+                "2.5",
+                "7.75",
+            ],
+            &[
+                "say \"hi\"",
+                w,
+                "2",
+                "2",
+                "2.0000000000000000",
+                "apple",
+                "apple",
+                "-0.125",
+                "-0.125",
+            ],
+            &[
+                r"back\\slash",
+                w,
+                "1",
+                "3",
+                "3.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &[
+                r"tab\there",
+                w,
+                "1",
+                "4",
+                "4.0000000000000000",
+                r"tab\tin t",
+                r"tab\tin t",
+                "0.1",
+                "0.1",
+            ],
+            &[r"new\nline", w, "1", "5", "5.0000000000000000", n, n, n, n],
+            &[r"cr\rx", w, "1", n, n, n, n, n, n],
+            &["", w, "1", "6", "6.0000000000000000", "", "", n, n],
+            &[
+                n,
+                w,
+                "2",
+                "15",
+                "7.5000000000000000",
+                "x",
+                "x",
+                "-3",
+                "1e+20",
+            ],
+            &[
+                "naïve café ☕",
+                w,
+                "1",
+                "8",
+                "8.0000000000000000",
+                "ü",
+                "ü",
+                n,
+                n,
+            ],
+            &[
+                "a key longer than twenty-four bytes",
+                w,
+                "1",
+                "9",
+                "9.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &[r"\\.", w, "1", "10", "10.0000000000000000", n, n, n, n],
+            &[r"vt\vx", w, "1", "11", "11.0000000000000000", n, n, n, n],
+            &[
+                "semi;colon",
+                w,
+                "1",
+                "12",
+                "12.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &["it's", w, "1", "13", "13.0000000000000000", n, n, n, n],
+            &["NULL", w, "1", "14", "14.0000000000000000", n, n, n, n],
+            &[
+                "a,b",
+                T20,
+                "1",
+                "10",
+                "10.0000000000000000",
+                "mid",
+                "mid",
+                "1",
+                "1",
+            ],
+        ],
+    )
+}
+
+/// COPY text with DELIMITER ':' and NULL 'nil': the delimiter is escaped wherever it
+/// occurs, also in wtime, which a block formats once for all its rows.
+fn text_colon() -> Vec<String> {
+    let w = r"2001-01-01 00\:00\:10";
+    let n = "nil";
+    lines(
+        ":",
+        &[
+            &[
+                "a,b",
+                w,
+                "2",
+                "3",
+                "1.5000000000000000",
+                "pear",
+                "zebra",
+                "2.5",
+                "7.75",
+            ],
+            &[
+                "say \"hi\"",
+                w,
+                "2",
+                "2",
+                "2.0000000000000000",
+                "apple",
+                "apple",
+                "-0.125",
+                "-0.125",
+            ],
+            &[
+                r"back\\slash",
+                w,
+                "1",
+                "3",
+                "3.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &[
+                r"tab\there",
+                w,
+                "1",
+                "4",
+                "4.0000000000000000",
+                r"tab\tin t",
+                r"tab\tin t",
+                "0.1",
+                "0.1",
+            ],
+            &[r"new\nline", w, "1", "5", "5.0000000000000000", n, n, n, n],
+            &[r"cr\rx", w, "1", n, n, n, n, n, n],
+            &["", w, "1", "6", "6.0000000000000000", "", "", n, n],
+            &[
+                n,
+                w,
+                "2",
+                "15",
+                "7.5000000000000000",
+                "x",
+                "x",
+                "-3",
+                "1e+20",
+            ],
+            &[
+                "naïve café ☕",
+                w,
+                "1",
+                "8",
+                "8.0000000000000000",
+                "ü",
+                "ü",
+                n,
+                n,
+            ],
+            &[
+                "a key longer than twenty-four bytes",
+                w,
+                "1",
+                "9",
+                "9.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &[r"\\.", w, "1", "10", "10.0000000000000000", n, n, n, n],
+            &[r"vt\vx", w, "1", "11", "11.0000000000000000", n, n, n, n],
+            &[
+                "semi;colon",
+                w,
+                "1",
+                "12",
+                "12.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &["it's", w, "1", "13", "13.0000000000000000", n, n, n, n],
+            &["NULL", w, "1", "14", "14.0000000000000000", n, n, n, n],
+            &[
+                "a,b",
+                r"2001-01-01 00\:00\:20",
+                "1",
+                "10",
+                "10.0000000000000000",
+                "mid",
+                "mid",
+                "1",
+                "1",
+            ],
+        ],
+    )
+}
+
+/// COPY CSV with HEADER: a field is quoted when it holds the delimiter, the quote, a
+/// newline or a carriage return, or is empty (the NULL marker is the empty string); quotes
+/// are doubled. `\.` is quoted only when it is a row's only field, as PostgreSQL does.
+fn csv_default() -> Vec<String> {
+    let w = T10;
+    let mut out = lines(
+        ",",
+        &[&[
+            "k", "wtime", "count", "sum", "avg", "min", "max", "min", "max",
+        ]],
+    );
+    out.extend(lines(
+        ",",
+        &[
+            &[
+                "\"a,b\"",
+                w,
+                "2",
+                "3",
+                "1.5000000000000000",
+                "pear",
+                "zebra",
+                "2.5",
+                "7.75",
+            ],
+            &[
+                "\"say \"\"hi\"\"\"",
+                w,
+                "2",
+                "2",
+                "2.0000000000000000",
+                "apple",
+                "apple",
+                "-0.125",
+                "-0.125",
+            ],
+            &[
+                "back\\slash",
+                w,
+                "1",
+                "3",
+                "3.0000000000000000",
+                "",
+                "",
+                "",
+                "",
+            ],
+            &[
+                "tab\there",
+                w,
+                "1",
+                "4",
+                "4.0000000000000000",
+                "tab\tin t",
+                "tab\tin t",
+                "0.1",
+                "0.1",
+            ],
+            &[
+                "\"new\nline\"",
+                w,
+                "1",
+                "5",
+                "5.0000000000000000",
+                "",
+                "",
+                "",
+                "",
+            ],
+            &["\"cr\rx\"", w, "1", "", "", "", "", "", ""],
+            &[
+                "\"\"",
+                w,
+                "1",
+                "6",
+                "6.0000000000000000",
+                "\"\"",
+                "\"\"",
+                "",
+                "",
+            ],
+            &[
+                "",
+                w,
+                "2",
+                "15",
+                "7.5000000000000000",
+                "x",
+                "x",
+                "-3",
+                "1e+20",
+            ],
+            &[
+                "naïve café ☕",
+                w,
+                "1",
+                "8",
+                "8.0000000000000000",
+                "ü",
+                "ü",
+                "",
+                "",
+            ],
+            &[
+                "a key longer than twenty-four bytes",
+                w,
+                "1",
+                "9",
+                "9.0000000000000000",
+                "",
+                "",
+                "",
+                "",
+            ],
+            &["\\.", w, "1", "10", "10.0000000000000000", "", "", "", ""],
+            &[
+                "vt\u{b}x",
+                w,
+                "1",
+                "11",
+                "11.0000000000000000",
+                "",
+                "",
+                "",
+                "",
+            ],
+            &[
+                "semi;colon",
+                w,
+                "1",
+                "12",
+                "12.0000000000000000",
+                "",
+                "",
+                "",
+                "",
+            ],
+            &["it's", w, "1", "13", "13.0000000000000000", "", "", "", ""],
+            &["NULL", w, "1", "14", "14.0000000000000000", "", "", "", ""],
+            &[
+                "\"a,b\"",
+                T20,
+                "1",
+                "10",
+                "10.0000000000000000",
+                "mid",
+                "mid",
+                "1",
+                "1",
+            ],
+        ],
+    ));
+    out
+}
+
+/// COPY CSV with DELIMITER ';', QUOTE '''', ESCAPE '\' and NULL 'NULL': the text `NULL`
+/// is quoted to tell it from NULL, the empty string is not; a quote inside a quoted field
+/// is preceded by the escape.
+fn csv_custom() -> Vec<String> {
+    let w = T10;
+    let n = "NULL";
+    lines(
+        ";",
+        &[
+            &[
+                "a,b",
+                w,
+                "2",
+                "3",
+                "1.5000000000000000",
+                "pear",
+                "zebra",
+                "2.5",
+                "7.75",
+            ],
+            &[
+                "say \"hi\"",
+                w,
+                "2",
+                "2",
+                "2.0000000000000000",
+                "apple",
+                "apple",
+                "-0.125",
+                "-0.125",
+            ],
+            &["back\\slash", w, "1", "3", "3.0000000000000000", n, n, n, n],
+            &[
+                "tab\there",
+                w,
+                "1",
+                "4",
+                "4.0000000000000000",
+                "tab\tin t",
+                "tab\tin t",
+                "0.1",
+                "0.1",
+            ],
+            &["'new\nline'", w, "1", "5", "5.0000000000000000", n, n, n, n],
+            &["'cr\rx'", w, "1", n, n, n, n, n, n],
+            &["", w, "1", "6", "6.0000000000000000", "", "", n, n],
+            &[
+                n,
+                w,
+                "2",
+                "15",
+                "7.5000000000000000",
+                "x",
+                "x",
+                "-3",
+                "1e+20",
+            ],
+            &[
+                "naïve café ☕",
+                w,
+                "1",
+                "8",
+                "8.0000000000000000",
+                "ü",
+                "ü",
+                n,
+                n,
+            ],
+            &[
+                "a key longer than twenty-four bytes",
+                w,
+                "1",
+                "9",
+                "9.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &["\\.", w, "1", "10", "10.0000000000000000", n, n, n, n],
+            &["vt\u{b}x", w, "1", "11", "11.0000000000000000", n, n, n, n],
+            &[
+                "'semi;colon'",
+                w,
+                "1",
+                "12",
+                "12.0000000000000000",
+                n,
+                n,
+                n,
+                n,
+            ],
+            &["'it\\'s'", w, "1", "13", "13.0000000000000000", n, n, n, n],
+            &["'NULL'", w, "1", "14", "14.0000000000000000", n, n, n, n],
+            &[
+                "a,b",
+                T20,
+                "1",
+                "10",
+                "10.0000000000000000",
+                "mid",
+                "mid",
+                "1",
+                "1",
+            ],
+        ],
+    )
+}
+
+#[tokio::test]
+async fn copy_text_and_csv_lines_are_exact_one_row_per_message() {
+    tokio::time::timeout(LIMIT, async {
+        let cases: [(&str, fn() -> Vec<String>); 4] = [
+            ("", text_default),
+            ("(DELIMITER ':', NULL 'nil')", text_colon),
+            ("(FORMAT csv, HEADER)", csv_default),
+            (
+                "(FORMAT csv, DELIMITER ';', QUOTE '''', ESCAPE '\\', NULL 'NULL')",
+                csv_custom,
+            ),
+        ];
+        for shared in [true, false] {
+            for (options, expected) in cases {
+                let (reader, feeder) = setup(shared).await;
+                let got = copy_messages(reader, &feeder, SELECT, options).await;
+                assert_lines(&got, &expected(), &format!("{options} shared={shared}"));
+            }
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// A row of [`SELECT`] decoded from binary: k, wtime (seconds after 2001-01-01), count,
+/// sum, avg (as its text, scale included), min(t), max(t), min(f), max(f).
+type Typed = (
+    Option<String>,
+    u64,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<f64>,
+    Option<f64>,
+);
+
+/// [`expected_values`] as the binary results decode them.
+fn expected_typed() -> Vec<Typed> {
+    let s = |v: &Option<&str>| v.map(str::to_string);
+    let f = |v: &Option<&str>| v.map(|x| x.parse::<f64>().expect("a float"));
+    expected_values()
+        .iter()
+        .map(|r| {
+            let wtime = r[1].unwrap().strip_prefix("2001-01-01 00:00:").unwrap();
+            (
+                s(&r[0]),
+                wtime.parse().unwrap(),
+                r[2].unwrap().parse().unwrap(),
+                r[3].map(|x| x.parse().unwrap()),
+                s(&r[4]),
+                s(&r[5]),
+                s(&r[6]),
+                f(&r[7]),
+                f(&r[8]),
+            )
+        })
+        .collect()
+}
+
+/// The columns of [`SELECT`] as binary results describe them.
+const TYPES: [Type; 9] = [
+    Type::TEXT,
+    Type::TIMESTAMP,
+    Type::INT8,
+    Type::INT8,
+    Type::NUMERIC,
+    Type::TEXT,
+    Type::TEXT,
+    Type::FLOAT8,
+    Type::FLOAT8,
+];
+
+/// Decode one binary field of type `ty` (`None`: NULL) as `T`, as a driver does.
+fn decode<'a, T: tokio_postgres::types::FromSql<'a>>(ty: &Type, raw: Option<&'a [u8]>) -> T {
+    T::from_sql_nullable(ty, raw).unwrap_or_else(|e| panic!("decode {ty}: {e}"))
+}
+
+/// A [`Typed`] row from its nine binary fields.
+fn typed(raw: &[Option<&[u8]>]) -> Typed {
+    assert_eq!(raw.len(), 9, "fields per row");
+    let avg: Option<Decimal> = decode(&TYPES[4], raw[4]);
+    (
+        decode(&TYPES[0], raw[0]),
+        secs_of(decode(&TYPES[1], raw[1])),
+        decode(&TYPES[2], raw[2]),
+        decode(&TYPES[3], raw[3]),
+        avg.map(|d| d.to_string()),
+        decode(&TYPES[5], raw[5]),
+        decode(&TYPES[6], raw[6]),
+        decode(&TYPES[7], raw[7]),
+        decode(&TYPES[8], raw[8]),
+    )
+}
+
+/// The fields of one binary COPY tuple (field count, then length and bytes of each, -1 for
+/// NULL); panics unless `data` is exactly one tuple.
+fn binary_tuple(data: &[u8]) -> Vec<Option<&[u8]>> {
+    let n = i16::from_be_bytes([data[0], data[1]]);
+    let mut at = 2;
+    let mut fields = Vec::new();
+    for _ in 0..n {
+        let len = i32::from_be_bytes(data[at..at + 4].try_into().unwrap());
+        at += 4;
+        if len < 0 {
+            fields.push(None);
+        } else {
+            fields.push(Some(&data[at..at + len as usize]));
+            at += len as usize;
+        }
+    }
+    assert_eq!(at, data.len(), "a CopyData message holds exactly one tuple");
+    fields
+}
+
+/// The 19-byte binary COPY header: signature, flags, no extension.
+const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+
+#[tokio::test]
+async fn binary_copy_sends_one_exact_tuple_per_message() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages(reader, &feeder, SELECT, "(FORMAT binary)").await;
+            // The header rides with the first tuple; the trailer comes alone at the end.
+            assert!(got[0].starts_with(BINARY_HEADER), "{:?}", &got[0]);
+            assert_eq!(got.last().unwrap(), b"\xff\xff", "the trailer");
+            let tuples: Vec<Typed> = got[..got.len() - 1]
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let body = if i == 0 {
+                        &m[BINARY_HEADER.len()..]
+                    } else {
+                        &m[..]
+                    };
+                    typed(&binary_tuple(body))
+                })
+                .collect();
+            assert_eq!(tuples, expected_typed(), "shared={shared}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// The rows of a simple query's DataRows, as text (`None`: NULL).
+fn simple_rows(msgs: Vec<SimpleQueryMessage>) -> Vec<Vec<Option<String>>> {
+    msgs.into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `expected` with owned strings, to compare with [`simple_rows`].
+fn owned(expected: Vec<Vec<Option<&str>>>) -> Vec<Vec<Option<String>>> {
+    expected
+        .into_iter()
+        .map(|r| r.into_iter().map(|v| v.map(str::to_string)).collect())
+        .collect()
+}
+
+/// Run `sql` through the simple query protocol on `reader` while `tuples` are fed and the
+/// stream dropped; its rows.
+async fn simple_during_feed(
+    reader: Client,
+    feeder: &Client,
+    sql: &str,
+    tuples: &[Tuple],
+) -> Vec<Vec<Option<String>>> {
+    let sql = sql.to_string();
+    let reading = tokio::spawn(async move { reader.simple_query(&sql).await.unwrap() });
+    feed_and_drop(feeder, 1, tuples).await;
+    simple_rows(reading.await.unwrap())
+}
+
+#[tokio::test]
+async fn simple_protocol_text_rows_are_exact() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got = simple_during_feed(reader, &feeder, SELECT, TUPLES).await;
+            assert_eq!(got, owned(expected_values()), "shared={shared}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn extended_protocol_binary_rows_are_exact() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let reading = tokio::spawn(async move {
+                // tokio-postgres asks for every result column in binary.
+                let rows = reader.query(SELECT, &[]).await.unwrap();
+                let types: Vec<Type> = rows[0]
+                    .columns()
+                    .iter()
+                    .map(|c| c.type_().clone())
+                    .collect();
+                assert_eq!(types, TYPES);
+                rows.iter()
+                    .map(|r| {
+                        let avg: Option<Decimal> = r.get(4);
+                        (
+                            r.get(0),
+                            secs_of(r.get(1)),
+                            r.get(2),
+                            r.get(3),
+                            avg.map(|d| d.to_string()),
+                            r.get(5),
+                            r.get(6),
+                            r.get(7),
+                            r.get(8),
+                        )
+                    })
+                    .collect::<Vec<Typed>>()
+            });
+            feed_and_drop(&feeder, 1, TUPLES).await;
+            assert_eq!(reading.await.unwrap(), expected_typed(), "shared={shared}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::{connect, exec, sqlstate, start_server};
 use futures::StreamExt;
 use rust_decimal::Decimal;
-use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
+use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, SimpleQueryMessage};
 
@@ -230,6 +230,17 @@ async fn copy_messages(
     query: &str,
     options: &str,
 ) -> Vec<Vec<u8>> {
+    copy_messages_of(reader, feeder, query, options, TUPLES).await
+}
+
+/// [`copy_messages`] over `tuples`.
+async fn copy_messages_of(
+    reader: Client,
+    feeder: &Client,
+    query: &str,
+    options: &str,
+    tuples: &[Tuple],
+) -> Vec<Vec<u8>> {
     let sql = format!("COPY ({query}) TO STDOUT {options}");
     let reading = tokio::spawn(async move {
         let out = reader.copy_out(sql.as_str()).await.unwrap();
@@ -240,7 +251,7 @@ async fn copy_messages(
         }
         messages
     });
-    feed_and_drop(feeder, 1, TUPLES).await;
+    feed_and_drop(feeder, 1, tuples).await;
     reading.await.unwrap()
 }
 
@@ -994,4 +1005,389 @@ async fn extended_protocol_binary_rows_are_exact() {
     })
     .await
     .expect("test timed out");
+}
+
+/// A tuple of key `k` and value `v` at `secs`, without f and t.
+const fn kv(secs: u64, k: &'static str, v: i32) -> Tuple {
+    (secs, Some(k), Some(v), None, None)
+}
+
+/// Instances [:00, :10) and [:20, :30) of a 10-second window hold one tuple each; [:10,
+/// :20) is empty. The tuple at :35 closes [:20, :30).
+const SPARSE: &[Tuple] = &[
+    (5, Some("a"), Some(1), Some(1.5), Some("t")),
+    (25, Some("b"), Some(2), Some(-2.0), Some("u")),
+    (35, Some("c"), Some(3), None, None),
+];
+
+#[tokio::test]
+async fn an_ungrouped_empty_instance_emits_count_zero_and_null_aggregates() {
+    tokio::time::timeout(LIMIT, async {
+        let sql = "SELECT wtime(*), count(*), sum(v), avg(v), min(t), max(f) FROM s \
+                   [RANGE BY '10 seconds' START AT '2001-01-01']";
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages_of(reader, &feeder, sql, "", SPARSE).await;
+            let expected = lines(
+                "\t",
+                &[
+                    &[T10, "1", "1", "1.00000000000000000000", "t", "1.5"],
+                    &[T20, "0", r"\N", r"\N", r"\N", r"\N"],
+                    &[
+                        "2001-01-01 00:00:30",
+                        "1",
+                        "2",
+                        "2.0000000000000000",
+                        "u",
+                        "-2",
+                    ],
+                ],
+            );
+            assert_lines(&got, &expected, &format!("text shared={shared}"));
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages_of(reader, &feeder, sql, "(FORMAT binary)", SPARSE).await;
+            let empty = binary_tuple(&got[1]);
+            assert_eq!(empty.len(), 6);
+            assert_eq!(secs_of(decode(&Type::TIMESTAMP, empty[0])), 20);
+            assert_eq!(decode::<i64>(&Type::INT8, empty[1]), 0);
+            assert_eq!(&empty[2..], &[None, None, None, None], "NULL aggregates");
+            let (reader, feeder) = setup(shared).await;
+            let got = simple_during_feed(reader, &feeder, sql, SPARSE).await;
+            assert_eq!(
+                got[1],
+                vec![
+                    Some(T20.to_string()),
+                    Some("0".into()),
+                    None,
+                    None,
+                    None,
+                    None
+                ]
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// A 10-second and a 20-second window: at :20 and at :40 both close, and their instances'
+/// rows make one slide event with different window metadata. At :40 the 10-second
+/// instance [:30, :40) is empty.
+const TWO_WINDOWS: &[Tuple] = &[
+    kv(1, "a", 1),
+    kv(3, "b", 2),
+    kv(12, "a", 4),
+    kv(25, "c", 8),
+    kv(41, "d", 16),
+];
+
+#[tokio::test]
+async fn windows_closing_at_one_instant_each_carry_their_own_metadata() {
+    tokio::time::timeout(LIMIT, async {
+        let grouped = "SELECT k, count(*), sum(v), wstart(*), wrange(*), wtime(*) FROM s \
+                       [RANGE BY '10 seconds' START AT '2001-01-01'] \
+                       [RANGE BY '20 seconds' START AT '2001-01-01'] GROUP BY k";
+        let ungrouped = "SELECT wstart(*), wrange(*), wslide(*), count(*), sum(v) FROM s \
+                         [RANGE BY '10 seconds' START AT '2001-01-01'] \
+                         [RANGE BY '20 seconds' START AT '2001-01-01']";
+        let (r10, r20) = ("00:00:10", "00:00:20");
+        let t = |s: &str| format!("2001-01-01 00:00:{s}");
+        let (t00, t10, t20, t30, t40) = (t("00"), t("10"), t("20"), t("30"), t("40"));
+        let grouped_rows: Vec<Vec<&str>> = vec![
+            vec!["a", "1", "1", &t00, r10, &t10],
+            vec!["b", "1", "2", &t00, r10, &t10],
+            vec!["a", "1", "4", &t10, r10, &t20],
+            vec!["a", "2", "5", &t00, r20, &t20],
+            vec!["b", "1", "2", &t00, r20, &t20],
+            vec!["c", "1", "8", &t20, r10, &t30],
+            vec!["c", "1", "8", &t20, r20, &t40],
+        ];
+        let n = r"\N";
+        let ungrouped_rows: Vec<Vec<&str>> = vec![
+            vec![&t00, r10, r10, "2", "3"],
+            vec![&t10, r10, r10, "1", "4"],
+            vec![&t00, r20, r20, "3", "7"],
+            vec![&t20, r10, r10, "1", "8"],
+            vec![&t30, r10, r10, "0", n],
+            vec![&t20, r20, r20, "1", "8"],
+        ];
+        for shared in [true, false] {
+            for (sql, rows) in [(grouped, &grouped_rows), (ungrouped, &ungrouped_rows)] {
+                let (reader, feeder) = setup(shared).await;
+                let got = copy_messages_of(reader, &feeder, sql, "", TWO_WINDOWS).await;
+                let rows: Vec<&[&str]> = rows.iter().map(Vec::as_slice).collect();
+                assert_lines(&got, &lines("\t", &rows), &format!("{sql} shared={shared}"));
+                let (reader, feeder) = setup(shared).await;
+                let got = simple_during_feed(reader, &feeder, sql, TWO_WINDOWS).await;
+                let expected: Vec<Vec<Option<String>>> = rows
+                    .iter()
+                    .map(|r| r.iter().map(|v| (*v != n).then(|| v.to_string())).collect())
+                    .collect();
+                assert_eq!(got, expected, "{sql} shared={shared}");
+            }
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// The rows of [`SELECT`] as text, the first `n` of them.
+fn first_values(n: usize) -> Vec<Vec<Option<String>>> {
+    owned(expected_values().into_iter().take(n).collect())
+}
+
+#[tokio::test]
+async fn limit_cuts_a_slide_events_block_part_way_and_ends_the_query() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            // Five of the fifteen rows of the event at :10; the query ends by itself, with
+            // the stream still there.
+            let (reader, feeder) = setup(shared).await;
+            let sql = format!("{SELECT} LIMIT 5");
+            let reading = tokio::spawn(async move { reader.simple_query(&sql).await.unwrap() });
+            common::wait_for_queries(&feeder, 1).await;
+            push(&feeder, TUPLES).await;
+            assert_eq!(simple_rows(reading.await.unwrap()), first_values(5));
+            // A limit the first event does not reach: its rows and one of the next event's.
+            let (reader, feeder) = setup(shared).await;
+            let sql = format!("COPY ({SELECT} LIMIT 16) TO STDOUT");
+            let reading = tokio::spawn(async move {
+                let out = reader.copy_out(sql.as_str()).await.unwrap();
+                out.map(|m| m.unwrap().to_vec()).collect::<Vec<_>>().await
+            });
+            common::wait_for_queries(&feeder, 1).await;
+            push(&feeder, TUPLES).await;
+            assert_lines(&reading.await.unwrap(), &text_default(), "LIMIT 16");
+            let left = common::rows(&feeder, "SELECT id FROM tcq_queries").await;
+            assert!(left.is_empty(), "LIMIT ends the query: {left:?}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn portal_row_limits_resume_inside_a_block_without_loss_or_repeat() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (mut reader, feeder) = setup(shared).await;
+            let reading = tokio::spawn(async move {
+                let tx = reader.transaction().await.unwrap();
+                let portal = tx.bind(SELECT, &[]).await.unwrap();
+                let mut batches = Vec::new();
+                loop {
+                    let rows = tx.query_portal(&portal, 3).await.unwrap();
+                    let batch: Vec<Vec<Option<String>>> = rows
+                        .iter()
+                        .map(|r| {
+                            let k: Option<String> = r.get(0);
+                            let sum: Option<i64> = r.get(3);
+                            vec![
+                                k,
+                                Some(r.get::<_, i64>(2).to_string()),
+                                sum.map(|s| s.to_string()),
+                            ]
+                        })
+                        .collect();
+                    let last = batch.len() < 3;
+                    batches.push(batch);
+                    if last {
+                        break;
+                    }
+                }
+                tx.rollback().await.unwrap();
+                batches
+            });
+            feed_and_drop(&feeder, 1, TUPLES).await;
+            let batches = reading.await.unwrap();
+            assert_eq!(
+                batches.iter().map(Vec::len).collect::<Vec<_>>(),
+                [3, 3, 3, 3, 3, 1],
+                "shared={shared}"
+            );
+            let expected: Vec<Vec<Option<String>>> = expected_values()
+                .iter()
+                .map(|r| {
+                    vec![r[0], r[2], r[3]]
+                        .into_iter()
+                        .map(|v| v.map(str::to_string))
+                        .collect()
+                })
+                .collect();
+            assert_eq!(batches.concat(), expected, "shared={shared}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn cursor_fetches_resume_inside_a_block_without_loss_or_repeat() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            exec(&reader, &format!("BEGIN; DECLARE c CURSOR FOR {SELECT}")).await;
+            feed_and_drop(&feeder, 1, TUPLES).await;
+            let mut batches = Vec::new();
+            loop {
+                let msgs = reader.simple_query("FETCH 2 FROM c").await.unwrap();
+                let batch = simple_rows(msgs);
+                let last = batch.len() < 2;
+                batches.push(batch);
+                if last {
+                    break;
+                }
+            }
+            exec(&reader, "CLOSE c; COMMIT").await;
+            assert_eq!(
+                batches.iter().map(Vec::len).collect::<Vec<_>>(),
+                [2, 2, 2, 2, 2, 2, 2, 2, 0],
+                "shared={shared}"
+            );
+            assert_eq!(
+                batches.concat(),
+                owned(expected_values()),
+                "shared={shared}"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn compiled_and_evaluated_having_keep_the_exact_groups() {
+    tokio::time::timeout(LIMIT, async {
+        let rows_of = |keys: &[Option<&str>]| -> Vec<Vec<Option<String>>> {
+            owned(
+                expected_values()
+                    .into_iter()
+                    .filter(|r| r[1] == Some(T10) && keys.contains(&r[0]))
+                    .collect(),
+            )
+        };
+        let all_keys: Vec<Option<&str>> = expected_values().iter().map(|r| r[0]).collect();
+        let cases: Vec<(&str, Vec<Vec<Option<String>>>)> = vec![
+            // Compiled: aggregate <cmp> constant terms joined by AND.
+            (
+                "HAVING count(*) > 1",
+                rows_of(&[Some("a,b"), Some("say \"hi\""), None]),
+            ),
+            (
+                "HAVING count(*) > 1 AND max(f) > 0",
+                rows_of(&[Some("a,b"), None]),
+            ),
+            // Evaluated: a term that reads the group key. NULL <> 'NULL' is NULL: dropped.
+            ("HAVING k <> 'NULL'", {
+                let mut keys = all_keys.clone();
+                keys.retain(|k| k.is_some() && *k != Some("NULL"));
+                let mut rows = rows_of(&keys);
+                rows.push(owned(expected_values()).pop().unwrap());
+                rows
+            }),
+        ];
+        for shared in [true, false] {
+            for (having, expected) in &cases {
+                let (reader, feeder) = setup(shared).await;
+                let sql = format!("{SELECT} {having}");
+                let got = simple_during_feed(reader, &feeder, &sql, TUPLES).await;
+                assert_eq!(&got, expected, "{having} shared={shared}");
+            }
+            // A compiled HAVING over an aggregate the select list does not show.
+            let (reader, feeder) = setup(shared).await;
+            let sql = "SELECT k, wtime(*) FROM s [RANGE BY '10 seconds' START AT '2001-01-01'] \
+                       GROUP BY k HAVING sum(v) >= 12";
+            let got = copy_messages(reader, &feeder, sql, "(FORMAT csv)").await;
+            let expected = lines(
+                ",",
+                &[
+                    &["", T10],
+                    &["semi;colon", T10],
+                    &["it's", T10],
+                    &["NULL", T10],
+                ],
+            );
+            assert_lines(
+                &got,
+                &expected,
+                &format!("hidden aggregate shared={shared}"),
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn a_repeated_column_and_keys_after_aggregates() {
+    tokio::time::timeout(LIMIT, async {
+        let sql = "SELECT count(*), k, wtime(*), k, sum(v), wtime(*) FROM s \
+                   [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k";
+        let expected: Vec<Vec<Option<String>>> = owned(
+            expected_values()
+                .into_iter()
+                .map(|r| vec![r[2], r[0], r[1], r[0], r[3], r[1]])
+                .collect(),
+        );
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got = simple_during_feed(reader, &feeder, sql, TUPLES).await;
+            assert_eq!(got, expected, "shared={shared}");
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages(reader, &feeder, sql, "(FORMAT csv)").await;
+            assert_eq!(got.len(), 16);
+            assert_eq!(
+                got[0],
+                b"2,\"a,b\",2001-01-01 00:00:10,\"a,b\",3,2001-01-01 00:00:10\n"
+            );
+            assert_eq!(got[7], b"2,,2001-01-01 00:00:10,,15,2001-01-01 00:00:10\n");
+            assert_eq!(
+                got[15],
+                b"1,\"a,b\",2001-01-01 00:00:20,\"a,b\",10,2001-01-01 00:00:20\n"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// A block of one column: CSV quotes `\.` there, where it would read as the end of the
+/// data, and only there.
+#[tokio::test]
+async fn a_single_column_block_quotes_the_end_of_data_marker() {
+    tokio::time::timeout(LIMIT, async {
+        let sql = "SELECT k FROM s [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k";
+        let tuples: &[Tuple] = &[
+            kv(1, "\\.", 1),
+            kv(2, "x", 1),
+            (3, None, None, None, None),
+            kv(15, "z", 1),
+        ];
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages_of(reader, &feeder, sql, "(FORMAT csv)", tuples).await;
+            assert_lines(&got, &lines(",", &[&["\"\\.\""], &["x"], &[""]]), "csv");
+            let (reader, feeder) = setup(shared).await;
+            let got = copy_messages_of(reader, &feeder, sql, "", tuples).await;
+            assert_lines(&got, &lines("\t", &[&["\\\\."], &["x"], &["\\N"]]), "text");
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// FORCE_QUOTE is not implemented: it is refused with a clear error, not ignored.
+#[tokio::test]
+async fn force_quote_is_refused_clearly() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let err = c
+        .copy_out(&*format!(
+            "COPY ({SELECT}) TO STDOUT (FORMAT csv, FORCE_QUOTE (k))"
+        ))
+        .await
+        .err()
+        .expect("FORCE_QUOTE is refused");
+    assert_eq!(sqlstate(&err), "0A000", "{err}");
 }

@@ -1462,3 +1462,93 @@ fn psycopg_copy_reads_every_block_row_in_order() {
         );
     }
 }
+
+/// A connection whose NOTICEs are forwarded to the returned receiver.
+async fn connect_with_notices(port: u16) -> (Client, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let (client, mut connection) =
+        tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(msg)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notice(n) = msg {
+                let _ = tx.send(n.message().to_string());
+            }
+        }
+    });
+    (client, rx)
+}
+
+/// A subscriber that chose `output_overflow = 'skip'` and falls behind loses whole slide
+/// events, each counted in a NOTICE where it was skipped: what it fetches is complete
+/// blocks, in order, and fetched plus skipped rows are every row the query produced.
+#[tokio::test]
+async fn a_skipping_subscriber_loses_whole_blocks_and_is_told_how_many_rows() {
+    const SECONDS: usize = 200;
+    const GROUPS: usize = 50;
+    tokio::time::timeout(LIMIT, async {
+        let config = tcq::engine::Config {
+            limits: tcq::engine::Limits {
+                output_queue_bytes: 64 << 10,
+                ..tcq::engine::Limits::default()
+            },
+        };
+        let port = common::start_server_with(config);
+        let admin = connect(port).await;
+        exec(&admin, STREAM).await;
+        let (idle, mut notices) = connect_with_notices(port).await;
+        exec(
+            &idle,
+            "SET tcq.output_overflow = 'skip'; BEGIN; DECLARE c CURSOR FOR \
+             SELECT k, count(*), wtime(*) FROM s [RANGE BY '1 second' START AT '2001-01-01'] \
+             GROUP BY k",
+        )
+        .await;
+        common::wait_for_queries(&admin, 1).await;
+        // GROUPS keys in every second; the last second's instance never closes.
+        let mut text = String::new();
+        for sec in 0..SECONDS {
+            for g in 0..GROUPS {
+                let (m, s) = (sec / 60, sec % 60);
+                text += &format!("2001-01-01 00:{m:02}:{s:02}\tk{g:02}\t1\t\\N\t\\N\n");
+            }
+        }
+        let sink = admin.copy_in("COPY s FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        futures::SinkExt::send(&mut sink, bytes::Bytes::from(text))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), (SECONDS * GROUPS) as u64);
+        exec(&admin, "DROP STREAM s").await;
+        let got = simple_rows(idle.simple_query("FETCH ALL FROM c").await.unwrap());
+        let mut skipped = 0;
+        while let Ok(notice) = notices.try_recv() {
+            let words: Vec<&str> = notice.split(' ').collect();
+            assert_eq!(words[0], "skipped", "{notice}");
+            skipped += words[1].parse::<usize>().unwrap();
+        }
+        assert!(skipped > 0, "the idle subscriber skipped nothing");
+        assert_eq!(got.len() + skipped, (SECONDS - 1) * GROUPS);
+        // Whole events only: each fetched wtime has every key once, in first-seen order.
+        assert_eq!(got.len() % GROUPS, 0);
+        let mut last_wtime = String::new();
+        for event in got.chunks(GROUPS) {
+            let wtime = event[0][2].clone().unwrap();
+            assert!(
+                wtime > last_wtime,
+                "events in order: {wtime} after {last_wtime}"
+            );
+            for (g, row) in event.iter().enumerate() {
+                let key = format!("k{g:02}");
+                assert_eq!(row, &[Some(key), Some("1".into()), Some(wtime.clone())]);
+            }
+            last_wtime = wtime;
+        }
+        // The first event fitted in the empty queue.
+        assert_eq!(got[0][2].as_deref(), Some("2001-01-01 00:00:01"));
+    })
+    .await
+    .expect("test timed out");
+}

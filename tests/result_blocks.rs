@@ -1376,90 +1376,22 @@ async fn a_single_column_block_quotes_the_end_of_data_marker() {
     .expect("test timed out");
 }
 
-/// FORCE_QUOTE is not implemented: it is refused with a clear error, not ignored.
+/// FORCE_QUOTE and FORCE_NOT_NULL are not implemented: they are refused with a clear
+/// error, not ignored.
 #[tokio::test]
-async fn force_quote_is_refused_clearly() {
+async fn force_quote_and_force_not_null_are_refused_clearly() {
     let port = start_server();
     let c = connect(port).await;
     exec(&c, STREAM).await;
-    let err = c
-        .copy_out(&*format!(
-            "COPY ({SELECT}) TO STDOUT (FORMAT csv, FORCE_QUOTE (k))"
-        ))
-        .await
-        .err()
-        .expect("FORCE_QUOTE is refused");
-    assert_eq!(sqlstate(&err), "0A000", "{err}");
-}
-
-/// psycopg's `cursor.copy()` iterates CopyData messages as they arrive: one row each, all
-/// of them, in order, byte for byte as tokio-postgres receives them; its `copy.rows()`
-/// decodes binary COPY into the same values. Skipped, with a message, when python3 or
-/// psycopg is missing (.ci/run installs it).
-#[test]
-fn psycopg_copy_reads_every_block_row_in_order() {
-    let have_psycopg = std::process::Command::new("python3")
-        .args(["-c", "import psycopg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_psycopg {
-        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
-        return;
-    }
-    let port = start_server();
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/block_copy.py");
-    let output = std::process::Command::new("python3")
-        .arg(&script)
-        .args(["--port", &port.to_string()])
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut printed: Vec<&str> = stdout.lines().collect();
-    assert_eq!(printed.pop(), Some("done"));
-    let of = |label: &str| -> Vec<serde_json::Value> {
-        printed
-            .iter()
-            .filter_map(|l| l.strip_prefix(label)?.strip_prefix(' '))
-            .map(|json| serde_json::from_str(json).expect("a JSON line"))
-            .collect()
-    };
-    let strings = |values: Vec<serde_json::Value>| -> Vec<String> {
-        values
-            .into_iter()
-            .map(|v| v.as_str().expect("a string").to_string())
-            .collect()
-    };
-    assert_eq!(
-        strings(of("text")),
-        text_default(),
-        "text CopyData messages"
-    );
-    assert_eq!(strings(of("csv")), csv_default(), "CSV CopyData messages");
-    let binary = of("binary");
-    let expected = expected_values();
-    assert_eq!(binary.len(), expected.len(), "binary rows: {binary:?}");
-    for (got, want) in binary.iter().zip(&expected) {
-        let got: Vec<Option<&str>> = got
-            .as_array()
-            .expect("a row")
-            .iter()
-            .map(serde_json::Value::as_str)
-            .collect();
-        // Python's str() of a datetime, int, Decimal and text is PostgreSQL's text; floats
-        // are compared as numbers (str(-3.0) is "-3.0").
-        assert_eq!(got[..7], want[..7], "binary row {got:?}");
-        let float = |v: Option<&str>| v.map(|x| x.parse::<f64>().expect("a float"));
-        assert_eq!(
-            got[7..].iter().map(|v| float(*v)).collect::<Vec<_>>(),
-            want[7..].iter().map(|v| float(*v)).collect::<Vec<_>>(),
-            "binary row {got:?}"
-        );
+    for option in ["FORCE_QUOTE (k)", "FORCE_NOT_NULL (k)"] {
+        let err = c
+            .copy_out(&*format!(
+                "COPY ({SELECT}) TO STDOUT (FORMAT csv, {option})"
+            ))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{option} is refused"));
+        assert_eq!(sqlstate(&err), "0A000", "{option}: {err}");
     }
 }
 

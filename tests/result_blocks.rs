@@ -1484,3 +1484,47 @@ async fn a_skipping_subscriber_loses_whole_blocks_and_is_told_how_many_rows() {
     .await
     .expect("test timed out");
 }
+
+/// With a timestamptz event time, wstart(*) and wtime(*) are timestamptz and a block's
+/// window metadata, formatted once for all its rows, is shown in the session's TimeZone
+/// like any other timestamptz.
+#[tokio::test]
+async fn timestamptz_window_metadata_follows_the_session_time_zone() {
+    tokio::time::timeout(LIMIT, async {
+        let sql = "SELECT k, wstart(*), wtime(*), count(*) FROM z \
+                   [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00+00'] GROUP BY k";
+        let insert = "INSERT INTO z VALUES ('2001-01-01 00:00:01+00', 'a'), \
+                      ('2001-01-01 00:00:02+00', 'b'), ('2001-01-01 00:00:11+00', 'a')";
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            exec(
+                &feeder,
+                "CREATE STREAM z (ts timestamptz TIMESTAMPCOLUMN, k text)",
+            )
+            .await;
+            exec(&reader, "SET TimeZone = 'America/New_York'").await;
+            let reading = tokio::spawn(async move {
+                let out = reader
+                    .copy_out(&*format!("COPY ({sql}) TO STDOUT (FORMAT csv)"))
+                    .await
+                    .unwrap();
+                out.map(|m| String::from_utf8(m.unwrap().to_vec()).unwrap())
+                    .collect::<Vec<_>>()
+                    .await
+            });
+            common::wait_for_queries(&feeder, 1).await;
+            exec(&feeder, insert).await;
+            exec(&feeder, "DROP STREAM z").await;
+            assert_eq!(
+                reading.await.unwrap(),
+                [
+                    "a,2000-12-31 19:00:00-05,2000-12-31 19:00:10-05,1\n",
+                    "b,2000-12-31 19:00:00-05,2000-12-31 19:00:10-05,1\n",
+                ],
+                "shared={shared}"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}

@@ -1528,3 +1528,95 @@ async fn timestamptz_window_metadata_follows_the_session_time_zone() {
     .await
     .expect("test timed out");
 }
+
+/// A block-shaped query on a subset of a running plan's GROUP BY keys rolls up from the
+/// plan's finer groups (the roll-up member path builds its block from merged groups): its
+/// rows, window metadata included, equal the same query's alone, exactly. The set-up is
+/// `a_query_on_a_subset_of_the_keys_rolls_up_from_the_running_plan` in share_wire.rs.
+#[tokio::test]
+async fn a_roll_up_member_emits_the_blocks_the_query_emits_alone() {
+    const FINE: &str = "SELECT origin, dest, count(*), avg(delay) FROM routes \
+         [RANGE BY '10 minutes' START AT 'epoch'] [RANGE BY '20 minutes' START AT 'epoch'] \
+         GROUP BY origin, dest";
+    const COARSE: &str = "SELECT origin, count(*), max(delay), wstart(*), wrange(*), wtime(*) \
+         FROM routes [RANGE BY '10 minutes'] [RANGE BY '20 minutes'] GROUP BY origin";
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let admin = connect(port).await;
+        exec(
+            &admin,
+            "CREATE STREAM routes (ts timestamp TIMESTAMPCOLUMN, delay integer, origin text, \
+             dest text)",
+        )
+        .await;
+        let (fine, coarse, alone) = (
+            connect(port).await,
+            connect(port).await,
+            connect(port).await,
+        );
+        exec(&fine, &format!("BEGIN; DECLARE q CURSOR FOR {FINE}")).await;
+        common::wait_for_queries(&admin, 1).await;
+        // 0.2 events per second against 3 fine groups: rolling up is the cheaper plan.
+        let early: Vec<String> = (0..24)
+            .map(|i| {
+                let (o, d) = [("ATL", "ORD"), ("ATL", "SFO"), ("ORD", "ATL")][i % 3];
+                let (m, s) = (i * 5 / 60, i * 5 % 60);
+                format!("('2001-01-01 00:{m:02}:{s:02}', {i}, '{o}', '{d}')")
+            })
+            .collect();
+        exec(
+            &admin,
+            &format!("INSERT INTO routes VALUES {}", early.join(", ")),
+        )
+        .await;
+        exec(&coarse, &format!("BEGIN; DECLARE q CURSOR FOR {COARSE}")).await;
+        exec(&alone, "SET tcq.share_across_queries = off").await;
+        exec(&alone, &format!("BEGIN; DECLARE q CURSOR FOR {COARSE}")).await;
+        common::wait_for_queries(&admin, 3).await;
+        let ids = common::rows(&admin, "SELECT id FROM tcq_queries ORDER BY id").await;
+        let rollups = common::rows(&admin, "SELECT rollup_queries FROM tcq_plans").await;
+        assert!(
+            !rollups.is_empty() && rollups.iter().all(|r| r[0] == ids[1][0]),
+            "the coarse query rolls up: {rollups:?}"
+        );
+        exec(
+            &admin,
+            "INSERT INTO routes VALUES ('2100-01-01 00:11', 4, 'ATL', 'ORD'), \
+             ('2100-01-01 00:12', 6, 'ATL', 'SFO'), ('2100-01-01 00:14', 1, 'ATL', 'ORD'), \
+             ('2100-01-01 00:15', 3, 'ORD', 'ATL'), ('2100-01-01 00:22', 7, 'ORD', 'SFO'), \
+             ('2100-01-01 00:25', 2, 'ATL', 'SFO'), ('2100-01-01 00:41', 0, 'SFO', 'ATL')",
+        )
+        .await;
+        // tcq_queries passes a barrier through the stream: every row of the INSERT has
+        // reached the cursors, and FETCH ALL with a zero timeout takes exactly those.
+        common::wait_for_queries(&admin, 3).await;
+        let fetch = "FETCH ALL FROM q WITH (timeout = 0)";
+        let got = common::rows(&coarse, fetch).await;
+        assert_eq!(got, common::rows(&alone, fetch).await);
+        let t = |hm: &str| format!("2100-01-01 {hm}:00");
+        let (m10, m20) = ("00:10:00", "00:20:00");
+        let row = |o: &str, c: &str, m: &str, start: &str, range: &str, end: &str| {
+            vec![o, c, m, &t(start), range, &t(end)]
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        // At 00:20 the 10-minute instance's groups, then the 20-minute one's, each in
+        // first-seen order; [00:30, 00:40) is empty and emits nothing.
+        assert_eq!(
+            got,
+            vec![
+                row("ATL", "3", "6", "00:10", m10, "00:20"),
+                row("ORD", "1", "3", "00:10", m10, "00:20"),
+                row("ATL", "3", "6", "00:00", m20, "00:20"),
+                row("ORD", "1", "3", "00:00", m20, "00:20"),
+                row("ORD", "1", "7", "00:20", m10, "00:30"),
+                row("ATL", "1", "2", "00:20", m10, "00:30"),
+                row("ORD", "1", "7", "00:20", m20, "00:40"),
+                row("ATL", "1", "2", "00:20", m20, "00:40"),
+            ]
+        );
+    })
+    .await
+    .expect("test timed out");
+}

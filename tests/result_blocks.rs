@@ -1620,3 +1620,24 @@ async fn a_roll_up_member_emits_the_blocks_the_query_emits_alone() {
     .await
     .expect("test timed out");
 }
+
+/// A binary COPY whose query ends before any row still carries the header, then the
+/// trailer: the header rides with the first row otherwise.
+#[tokio::test]
+async fn an_empty_binary_copy_is_a_header_and_a_trailer() {
+    tokio::time::timeout(LIMIT, async {
+        for shared in [true, false] {
+            let (reader, feeder) = setup(shared).await;
+            let got =
+                copy_messages_of(reader, &feeder, SELECT, "(FORMAT binary)", &[kv(1, "a", 1)])
+                    .await;
+            assert_eq!(
+                got.concat(),
+                [BINARY_HEADER, b"\xff\xff"].concat(),
+                "shared={shared}"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}

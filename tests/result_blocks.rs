@@ -774,10 +774,13 @@ fn csv_custom() -> Vec<String> {
     )
 }
 
+/// A function giving a format's expected COPY lines.
+type Expected = fn() -> Vec<String>;
+
 #[tokio::test]
 async fn copy_text_and_csv_lines_are_exact_one_row_per_message() {
     tokio::time::timeout(LIMIT, async {
-        let cases: [(&str, fn() -> Vec<String>); 4] = [
+        let cases: [(&str, Expected); 4] = [
             ("", text_default),
             ("(DELIMITER ':', NULL 'nil')", text_colon),
             ("(FORMAT csv, HEADER)", csv_default),

@@ -888,14 +888,14 @@ async fn compiled_and_evaluated_having_keep_the_exact_groups() {
 }
 
 #[tokio::test]
-async fn a_repeated_column_and_keys_after_aggregates() {
+async fn repeated_columns_and_keys_after_aggregates() {
     tokio::time::timeout(LIMIT, async {
-        let sql = "SELECT count(*), k, wtime(*), k, sum(v), wtime(*) FROM s \
+        let sql = "SELECT count(*), k, wtime(*), k, sum(v), wtime(*), count(*) FROM s \
                    [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k";
         let expected: Vec<Vec<Option<String>>> = owned(
             expected_values()
                 .into_iter()
-                .map(|r| vec![r[2], r[0], r[1], r[0], r[3], r[1]])
+                .map(|r| vec![r[2], r[0], r[1], r[0], r[3], r[1], r[2]])
                 .collect(),
         );
         for shared in [true, false] {
@@ -907,12 +907,15 @@ async fn a_repeated_column_and_keys_after_aggregates() {
             assert_eq!(got.len(), 16);
             assert_eq!(
                 got[0],
-                b"2,\"a,b\",2001-01-01 00:00:10,\"a,b\",3,2001-01-01 00:00:10\n"
+                b"2,\"a,b\",2001-01-01 00:00:10,\"a,b\",3,2001-01-01 00:00:10,2\n"
             );
-            assert_eq!(got[7], b"2,,2001-01-01 00:00:10,,15,2001-01-01 00:00:10\n");
+            assert_eq!(
+                got[7],
+                b"2,,2001-01-01 00:00:10,,15,2001-01-01 00:00:10,2\n"
+            );
             assert_eq!(
                 got[15],
-                b"1,\"a,b\",2001-01-01 00:00:20,\"a,b\",10,2001-01-01 00:00:20\n"
+                b"1,\"a,b\",2001-01-01 00:00:20,\"a,b\",10,2001-01-01 00:00:20,1\n"
             );
         }
     })

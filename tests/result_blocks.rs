@@ -1213,3 +1213,58 @@ async fn an_empty_binary_copy_is_a_header_and_a_trailer() {
     .await
     .expect("test timed out");
 }
+
+/// Large slide events: each COPY line is cut from one buffer per event, and buffers are
+/// reused from event to event. Three events of 2,000 groups each arrive whole, each line
+/// exact, one per message, in first-seen order.
+#[tokio::test]
+async fn large_events_arrive_whole_line_by_line() {
+    const GROUPS: usize = 2000;
+    tokio::time::timeout(LIMIT, async {
+        let (reader, feeder) = setup(true).await;
+        let sql = "COPY (SELECT k, count(*), sum(v), wtime(*) FROM s \
+                   [RANGE BY '10 seconds' START AT '2001-01-01'] GROUP BY k) TO STDOUT \
+                   (FORMAT csv)";
+        let reading = tokio::spawn(async move {
+            let out = reader.copy_out(sql).await.unwrap();
+            out.map(|m| String::from_utf8(m.unwrap().to_vec()).unwrap())
+                .collect::<Vec<_>>()
+                .await
+        });
+        common::wait_for_queries(&feeder, 1).await;
+        // Event e (ending at 10 * (e + 1) s) holds e + 1 tuples of each key, v = the key's
+        // number; the tuple at :35 closes the third.
+        let mut text = String::new();
+        for e in 0..3 {
+            for copy in 0..=e {
+                for g in 0..GROUPS {
+                    let sec = 10 * e + copy;
+                    text += &format!("2001-01-01 00:00:{sec:02}\tkey {g:04}\t{g}\t\\N\t\\N\n");
+                }
+            }
+        }
+        text += "2001-01-01 00:00:35\tlast\t0\t\\N\t\\N\n";
+        let sink = feeder.copy_in("COPY s FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        futures::SinkExt::send(&mut sink, bytes::Bytes::from(text))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), (6 * GROUPS + 1) as u64);
+        exec(&feeder, "DROP STREAM s").await;
+        let got = reading.await.unwrap();
+        let mut expected = Vec::new();
+        for e in 0..3 {
+            let n = e + 1;
+            let wtime = format!("2001-01-01 00:00:{:02}", 10 * n);
+            for g in 0..GROUPS {
+                expected.push(format!("key {g:04},{n},{},{wtime}\n", g * n));
+            }
+        }
+        assert_eq!(got.len(), expected.len());
+        for (i, (got, expected)) in got.iter().zip(&expected).enumerate() {
+            assert_eq!(got, expected, "message {i}");
+        }
+    })
+    .await
+    .expect("test timed out");
+}

@@ -1268,3 +1268,100 @@ async fn large_events_arrive_whole_line_by_line() {
     .await
     .expect("test timed out");
 }
+
+/// psycopg's `cursor.copy()` iterates CopyData messages as they arrive: one row each, all
+/// of them, in order, byte for byte as tokio-postgres receives them; its `copy.rows()`
+/// decodes binary COPY into the same values, and a server-side cursor's `fetchmany(2)`
+/// gets every row once, two at a time. Skipped, with a message, when python3 or
+/// psycopg is missing (.ci/run installs it).
+#[test]
+fn psycopg_copy_reads_every_block_row_in_order() {
+    let have_psycopg = std::process::Command::new("python3")
+        .args(["-c", "import psycopg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_psycopg {
+        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+        return;
+    }
+    let port = start_server();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/block_copy.py");
+    let output = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut printed: Vec<&str> = stdout.lines().collect();
+    assert_eq!(printed.pop(), Some("done"));
+    let of = |label: &str| -> Vec<serde_json::Value> {
+        printed
+            .iter()
+            .filter_map(|l| l.strip_prefix(label)?.strip_prefix(' '))
+            .map(|json| serde_json::from_str(json).expect("a JSON line"))
+            .collect()
+    };
+    let strings = |values: Vec<serde_json::Value>| -> Vec<String> {
+        values
+            .into_iter()
+            .map(|v| v.as_str().expect("a string").to_string())
+            .collect()
+    };
+    assert_eq!(
+        strings(of("text")),
+        text_default(),
+        "text CopyData messages"
+    );
+    assert_eq!(strings(of("csv")), csv_default(), "CSV CopyData messages");
+    let binary = of("binary");
+    let expected = expected_values();
+    assert_eq!(binary.len(), expected.len(), "binary rows: {binary:?}");
+    for (got, want) in binary.iter().zip(&expected) {
+        let got: Vec<Option<&str>> = got
+            .as_array()
+            .expect("a row")
+            .iter()
+            .map(serde_json::Value::as_str)
+            .collect();
+        // Python's str() of a datetime, int, Decimal and text is PostgreSQL's text; floats
+        // are compared as numbers (str(-3.0) is "-3.0").
+        assert_eq!(got[..7], want[..7], "binary row {got:?}");
+        let float = |v: Option<&str>| v.map(|x| x.parse::<f64>().expect("a float"));
+        assert_eq!(
+            got[7..].iter().map(|v| float(*v)).collect::<Vec<_>>(),
+            want[7..].iter().map(|v| float(*v)).collect::<Vec<_>>(),
+            "binary row {got:?}"
+        );
+    }
+    let batches = of("cursor");
+    let sizes: Vec<usize> = batches
+        .iter()
+        .map(|b| b.as_array().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [2, 2, 2, 2, 2, 2, 2, 2, 0], "cursor batches");
+    let rows: Vec<Vec<Option<String>>> = batches
+        .iter()
+        .flat_map(|b| b.as_array().unwrap().clone())
+        .map(|row| {
+            row.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .collect();
+    let first_four: Vec<Vec<Option<String>>> = owned(expected_values())
+        .into_iter()
+        .map(|mut r| {
+            r.truncate(4);
+            r
+        })
+        .collect();
+    assert_eq!(rows, first_four, "cursor rows");
+}

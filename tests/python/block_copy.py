@@ -1,7 +1,8 @@
 """psycopg's `cursor.copy()` over `COPY (SELECT ...) TO STDOUT` of an aggregate query whose
 slide events leave the executor as column blocks: every CopyData message is printed as it
 arrives (text and CSV, one JSON string per message), and binary COPY is decoded by
-`copy.rows()` with the column types set (each row as a JSON list of str() values)."""
+`copy.rows()` with the column types set (each row as a JSON list of str() values); then a
+server-side cursor reads the same query two rows per fetch."""
 import json
 import sys
 import time
@@ -78,4 +79,16 @@ with psycopg.connect(dsn, autocommit=True) as feeder, psycopg.connect(
         )
         for row in copy.rows():
             print("binary", json.dumps([None if x is None else str(x) for x in row], ensure_ascii=False))
+# A server-side cursor (DECLARE, then FETCH FORWARD 2 per fetchmany) inside a transaction:
+# each batch is printed as it arrives, an empty one when the query has ended.
+with psycopg.connect(dsn, autocommit=True) as feeder, psycopg.connect(dsn) as reader:
+    feeder.execute(CREATE)
+    with reader.cursor(name="blocks") as cur:
+        cur.execute(SELECT)
+        feed_and_drop(feeder)
+        while True:
+            batch = cur.fetchmany(2)
+            print("cursor", json.dumps([[None if x is None else str(x) for x in row[:4]] for row in batch], ensure_ascii=False))
+            if not batch:
+                break
 print("done")

@@ -1165,6 +1165,13 @@ async fn a_roll_up_member_emits_the_blocks_the_query_emits_alone() {
         let fetch = "FETCH ALL FROM q WITH (timeout = 0)";
         let got = common::rows(&coarse, fetch).await;
         assert_eq!(got, common::rows(&alone, fetch).await);
+        // tcq_queries counts a block's rows like any others'.
+        let out = common::rows(&admin, "SELECT id, rows_out FROM tcq_queries ORDER BY id").await;
+        assert_eq!(
+            (&out[1][1], &out[2][1]),
+            (&"8".to_string(), &"8".to_string()),
+            "{out:?}"
+        );
         let t = |hm: &str| format!("2100-01-01 {hm}:00");
         let (m10, m20) = ("00:10:00", "00:20:00");
         let row = |o: &str, c: &str, m: &str, start: &str, range: &str, end: &str| {

@@ -633,6 +633,18 @@ async fn an_ungrouped_empty_instance_emits_count_zero_and_null_aggregates() {
                     None
                 ]
             );
+            // A compiled HAVING drops or keeps the empty instance's row as SQL does.
+            for (having, wtimes) in [
+                ("count(*) > 0", vec![T10, "2001-01-01 00:00:30"]),
+                ("count(*) = 0", vec![T20]),
+                ("sum(v) > 1", vec!["2001-01-01 00:00:30"]),
+            ] {
+                let (reader, feeder) = setup(shared).await;
+                let sql = format!("{sql} HAVING {having}");
+                let got = simple_during_feed(reader, &feeder, &sql, SPARSE).await;
+                let got: Vec<&str> = got.iter().map(|r| r[0].as_deref().unwrap()).collect();
+                assert_eq!(got, wtimes, "HAVING {having} shared={shared}");
+            }
         }
     })
     .await

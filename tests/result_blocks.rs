@@ -1384,3 +1384,53 @@ fn psycopg_copy_reads_every_block_row_in_order() {
         .collect();
     assert_eq!(rows, first_four, "cursor rows");
 }
+
+/// asyncpg: a cursor (portals of three rows per Execute), `fetch` (binary results) and
+/// `copy_from_query` (CSV) each get every row of the block query, exactly and in order.
+/// Skipped, with a message, when python3 or asyncpg is missing (.ci/run installs it).
+#[test]
+fn asyncpg_reads_every_block_row_by_cursor_fetch_and_copy() {
+    let have_asyncpg = std::process::Command::new("python3")
+        .args(["-c", "import asyncpg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_asyncpg {
+        eprintln!("SKIPPED: python3 with the `asyncpg` module is not available (pip install it)");
+        return;
+    }
+    let port = start_server();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/block_asyncpg.py");
+    let output = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Vec<(&str, &str)> = stdout
+        .lines()
+        .map(|l| l.split_once(' ').unwrap_or((l, "")))
+        .collect();
+    assert_eq!(
+        printed.iter().map(|p| p.0).collect::<Vec<_>>(),
+        ["cursor", "fetch", "copy", "done"]
+    );
+    let first_five: Vec<Vec<Option<String>>> = owned(expected_values())
+        .into_iter()
+        .map(|mut r| {
+            r.truncate(5);
+            r
+        })
+        .collect();
+    for (label, json) in &printed[..2] {
+        let rows: Vec<Vec<Option<String>>> = serde_json::from_str(json).expect("JSON rows");
+        assert_eq!(rows, first_five, "{label}");
+    }
+    let copy: String = serde_json::from_str(printed[2].1).expect("a JSON string");
+    assert_eq!(copy, csv_default()[1..].concat(), "copy_from_query");
+}

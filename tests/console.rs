@@ -953,3 +953,62 @@ async fn demo_serve_prints_the_console_address() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A query whose slide events leave the executor as column blocks (group keys, aggregates
+/// and wtime, no ORDER BY): the live SQL stream and a tail both send each event's rows
+/// whole, in first-seen group order, with keys that JSON must escape and a NULL key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_rows_reach_the_live_stream_and_a_tail_exactly() {
+    const BLOCK_QUERY: &str = "SELECT k, count(*), sum(v), wtime(*) FROM s \
+         [RANGE BY '10 seconds' START AT '2024-01-01 00:00:00'] GROUP BY k";
+    let ports = start(HttpOptions::default());
+    let c = connect(ports.pg, "ingest").await;
+    exec(&c, CREATE).await;
+    let encoded: String = BLOCK_QUERY
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let mut live = Events::open(ports.http, &format!("/api/sql/stream?sql={encoded}")).await;
+    live.expect("session").await;
+    live.expect("columns").await;
+    let reader = connect(ports.pg, "reader").await;
+    let reading = tokio::spawn(async move { reader.simple_query(BLOCK_QUERY).await });
+    wait_for_queries(&c, 2).await;
+    let ids = rows(&c, "SELECT id FROM tcq_queries ORDER BY id").await;
+    let mut tail = Events::open(ports.http, &format!("/api/queries/{}/tail", ids[1][0])).await;
+    tail.expect("columns").await;
+    exec(
+        &c,
+        "INSERT INTO s VALUES ('2024-01-01 00:00:01','a\"b',1), ('2024-01-01 00:00:02','x,y',2), \
+         ('2024-01-01 00:00:03','a\"b',3), ('2024-01-01 00:00:04',NULL,5), \
+         ('2024-01-01 00:00:05','ü',6), ('2024-01-01 00:00:12','a\"b',4)",
+    )
+    .await;
+    let first = json!([
+        ["a\"b", 2, 4, "2024-01-01 00:00:10"],
+        ["x,y", 1, 2, "2024-01-01 00:00:10"],
+        [null, 1, 5, "2024-01-01 00:00:10"],
+        ["ü", 1, 6, "2024-01-01 00:00:10"]
+    ]);
+    assert_eq!(live.expect("rows").await, first);
+    assert_eq!(tail.expect("rows").await, first);
+    exec(&c, "INSERT INTO s VALUES ('2024-01-01 00:00:25','b',7)").await;
+    let second = json!([["a\"b", 1, 4, "2024-01-01 00:00:20"]]);
+    assert_eq!(live.expect("rows").await, second);
+    assert_eq!(tail.expect("rows").await, second);
+    exec(&c, "DROP STREAM s").await;
+    assert_eq!(tail.expect("complete").await, json!({"tag": "SELECT 5"}));
+    let messages = reading.await.unwrap().unwrap();
+    let got: Vec<Option<String>> = messages
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_string)),
+            _ => None,
+        })
+        .collect();
+    let key = |k: &str| Some(k.to_string());
+    assert_eq!(got, [key("a\"b"), key("x,y"), None, key("ü"), key("a\"b")]);
+}

@@ -452,18 +452,27 @@ pub(crate) struct LineScratch {
 }
 
 /// Append one COPY TO STDOUT line for `row` (text or CSV, with its trailing newline).
-pub(crate) fn copy_line<'a>(
-    row: impl IntoIterator<Item = &'a Value>,
+pub(crate) fn copy_line<'a, R>(
+    row: R,
     options: &CopyOptions,
     out: &mut String,
     scratch: &mut LineScratch,
-) {
+) where
+    R: IntoIterator<Item = &'a Value>,
+    R::IntoIter: ExactSizeIterator,
+{
     let plain = plain_numbers(options);
-    for (i, v) in row.into_iter().enumerate() {
+    let row = row.into_iter();
+    let field = FieldOptions {
+        options,
+        plain,
+        alone: row.len() == 1,
+    };
+    for (i, v) in row.enumerate() {
         if i > 0 {
             out.push(options.delimiter as char);
         }
-        copy_field(v, options, plain, out, scratch);
+        copy_field(v, &field, out, scratch);
     }
     out.push('\n');
 }
@@ -478,14 +487,18 @@ pub(crate) fn copy_block(
     ends: &mut Vec<usize>,
     scratch: &mut LineScratch,
 ) {
-    let plain = plain_numbers(options);
+    let field = FieldOptions {
+        options,
+        plain: plain_numbers(options),
+        alone: block.width() == 1,
+    };
     // Each column's text when it is the same in every row, formatted once.
     let mut same = std::mem::take(&mut scratch.same);
     same.resize(block.width(), String::new());
     for (c, column) in block.columns().iter().enumerate() {
         same[c].clear();
         if let BlockColumn::Same(v) = column {
-            copy_field(v, options, plain, &mut same[c], scratch);
+            copy_field(v, &field, &mut same[c], scratch);
         }
     }
     for r in 0..block.len() {
@@ -495,7 +508,7 @@ pub(crate) fn copy_block(
             }
             match column {
                 BlockColumn::Same(_) => out.push_str(&same[c]),
-                BlockColumn::Values(vs) => copy_field(&vs[r], options, plain, out, scratch),
+                BlockColumn::Values(vs) => copy_field(&vs[r], &field, out, scratch),
             }
         }
         out.push('\n');
@@ -513,14 +526,18 @@ fn plain_numbers(options: &CopyOptions) -> bool {
         && (options.null.is_empty() || options.null == "\\N")
 }
 
-/// Append one field of a COPY line; `plain` from [`plain_numbers`].
-fn copy_field(
-    v: &Value,
-    options: &CopyOptions,
+/// How the fields of one COPY TO line are written.
+struct FieldOptions<'a> {
+    options: &'a CopyOptions,
+    /// From [`plain_numbers`].
     plain: bool,
-    out: &mut String,
-    scratch: &mut LineScratch,
-) {
+    /// The line has one field: CSV quotes a `\.` that would stand alone on it.
+    alone: bool,
+}
+
+/// Append one field of a COPY line.
+fn copy_field(v: &Value, field: &FieldOptions<'_>, out: &mut String, scratch: &mut LineScratch) {
+    let (options, plain) = (field.options, field.plain);
     let text = match v {
         Value::Null => {
             out.push_str(&options.null);
@@ -554,16 +571,17 @@ fn copy_field(
         }
     };
     match options.format {
-        CopyFormat::Csv => csv_field(text, options, out),
+        CopyFormat::Csv => csv_field(text, options, field.alone, out),
         _ => text_field(text, options.delimiter, out),
     }
 }
 
-/// COPY text format: backslash-escape backslash, newline, carriage return, tab and the delimiter.
+/// COPY text format: backslash-escape backslash, newline, carriage return, tab, backspace,
+/// form feed, vertical tab and the delimiter, as PostgreSQL's COPY TO does.
 fn text_field(s: &str, delimiter: u8, out: &mut String) {
     if !s
         .bytes()
-        .any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t' | 8 | 12) || b == delimiter)
+        .any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t' | 8 | 11 | 12) || b == delimiter)
     {
         out.push_str(s);
         return;
@@ -587,13 +605,15 @@ fn text_field(s: &str, delimiter: u8, out: &mut String) {
 }
 
 /// COPY CSV format: quote a field that contains the delimiter, quote, CR/LF, or that equals
-/// the NULL marker (so an empty string is not read back as NULL).
-fn csv_field(s: &str, options: &CopyOptions, out: &mut String) {
+/// the NULL marker (so an empty string is not read back as NULL); `alone`: the field is
+/// the line's only one, where an unquoted `\.` would read as the end-of-data marker
+/// (PostgreSQL quotes it there and only there).
+fn csv_field(s: &str, options: &CopyOptions, alone: bool, out: &mut String) {
     let quote = options.quote as char;
     let escape = options.escape as char;
     let needs = s.is_empty() && options.null.is_empty()
         || s == options.null
-        || s == "\\."
+        || alone && s == "\\."
         || s.bytes()
             .any(|b| b == options.quote || b == b'\n' || b == b'\r' || b == options.delimiter);
     if !needs {
@@ -751,6 +771,38 @@ mod tests {
         ];
         copy_line(&row, &opts, &mut out, &mut LineScratch::default());
         assert_eq!(out, "a\\tb\\\\c\\nd\t\\N\t3\n");
+    }
+
+    /// Regression: a field whose only special byte was a vertical tab went out raw, while
+    /// the same character beside another special one was escaped; PostgreSQL writes `\v`.
+    #[test]
+    fn copy_text_escapes_a_lone_vertical_tab() {
+        let opts = CopyOptions::defaults(CopyFormat::Text);
+        let mut out = String::new();
+        let row = vec![
+            Value::Text("vt\u{b}x".into()),
+            Value::Text("\u{8}\u{c}".into()),
+        ];
+        copy_line(&row, &opts, &mut out, &mut LineScratch::default());
+        assert_eq!(out, "vt\\vx\t\\b\\f\n");
+    }
+
+    /// CSV quotes `\.` only where it would stand alone on a line and read as the end of
+    /// the data, as PostgreSQL does; beside another field it is plain text. It was quoted
+    /// everywhere, so CSV output differed from PostgreSQL's byte for byte.
+    #[test]
+    fn copy_csv_quotes_end_of_data_marker_only_alone() {
+        let opts = CopyOptions::defaults(CopyFormat::Csv);
+        let mut out = String::new();
+        let dot = Value::Text("\\.".into());
+        copy_line([&dot], &opts, &mut out, &mut LineScratch::default());
+        copy_line(
+            [&dot, &Value::Int4(1)],
+            &opts,
+            &mut out,
+            &mut LineScratch::default(),
+        );
+        assert_eq!(out, "\"\\.\"\n\\.,1\n");
     }
 
     #[test]

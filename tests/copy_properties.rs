@@ -410,7 +410,7 @@ fn big_case() -> impl Strategy<Value = Case> {
     );
     (
         pool,
-        2000usize..5000,
+        3000usize..8000,
         bad,
         prop::bool::ANY,
         prop::bool::weighted(0.2),

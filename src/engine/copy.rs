@@ -26,8 +26,10 @@ use crate::types::{parse_value, DataType, Value};
 /// Rows per staged columnar batch (and per batch a query is fed).
 pub const BATCH_ROWS: usize = 16_384;
 
-/// Bytes of CopyData gathered before their complete lines are parsed.
-pub const PARSE_CHUNK_BYTES: usize = 64 << 10;
+/// Bytes of CopyData gathered before their complete lines are parsed (a LIVE COPY parses
+/// every message). Large enough that each half of a chunk parsed on two threads fills
+/// most of a batch.
+pub const PARSE_CHUNK_BYTES: usize = 1 << 20;
 
 /// The relation a COPY fills: its name and columns, and where its rows go.
 pub(crate) struct CopyRel {
@@ -827,7 +829,7 @@ fn append_row(
 
 /// Bytes of complete lines an all-or-nothing COPY parses on two threads at once (see
 /// `CopyIn::parse_plain_halves`); a smaller chunk is not worth a thread.
-const PARALLEL_PARSE_BYTES: usize = 48 << 10;
+const PARALLEL_PARSE_BYTES: usize = 256 << 10;
 
 /// What [`parse_plain`] needs of a COPY: where fields go and the text format's markers.
 struct PlainCtx<'a> {

@@ -3,7 +3,7 @@
 //! The connection's [`CopyState`](super::conn::CopyState) holds the engine's sink. Each
 //! CopyData payload is fed to it as it arrives; CopyDone finishes it (all rows reach the
 //! stream at once, or none; with `LIVE`, each message's rows have reached it already) and the handler sends `COPY n` itself; CopyFail aborts it with
-//! 57014 as PostgreSQL does. Lines are parsed in chunks of 64 KiB (and at CopyDone); a data
+//! 57014 as PostgreSQL does. Lines are parsed in chunks of 1 MiB (and at CopyDone); a data
 //! error is reported as soon as its chunk is parsed; pgwire
 //! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
 //! protocol) or everything up to Sync (extended protocol), which is PostgreSQL's behaviour.

@@ -881,6 +881,8 @@ impl SharedAgg {
     ) -> Result<()> {
         let views = batch.views();
         let mut i = 0;
+        // The tuple whose time this loop last moved current time to.
+        let mut advanced_for = None;
         while i < batch.len() {
             let run = match self.now_us {
                 Some(now) if self.unstarted == 0 => kernels::in_order_run(
@@ -894,6 +896,19 @@ impl SharedAgg {
             if run > 0 {
                 self.fold_run(&views, plan, &batch.times, i..i + run, members, outs)?;
                 i += run;
+                continue;
+            }
+            // An in-order tuple that closes instances moves current time first, as the row
+            // path does, and then starts the next run: with short windows most runs end at
+            // such a tuple, which no longer takes the row path.
+            let t = batch.times[i];
+            let time = t.saturating_sub(self.slack_us);
+            if self.unstarted == 0
+                && advanced_for != Some(i)
+                && self.now_us.is_some_and(|now| t >= now && time > now)
+            {
+                self.advance(time, members, outs)?;
+                advanced_for = Some(i);
                 continue;
             }
             let mut row = std::mem::take(&mut self.rowbuf);

@@ -9,32 +9,36 @@
 
 use crate::types::Value;
 
-/// The values of one output column of a [`RowBlock`].
+/// How one output column of a [`RowBlock`] holds its values.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockColumn {
     /// The same value in every row: window metadata such as `wtime(*)`, which every group
     /// of a slide event shares.
     Same(Value),
-    /// One value per row.
-    Values(Vec<Value>),
+    /// One value per row, the `k`-th of each row's stored values.
+    Stored(usize),
 }
 
-/// Rows as columns: `len` rows, each column holding one value per row (or one value for
-/// all). Shape: `columns.len()` is the select list's length.
+/// Rows as columns: `len` rows of `columns.len()` values (the select list's length). A
+/// column whose value is the same in every row holds it once; the others' values are
+/// stored row after row in one vector (`stride` per row), so a block costs one allocation
+/// whatever its width.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowBlock {
     len: usize,
     columns: Vec<BlockColumn>,
+    stride: usize,
+    values: Vec<Value>,
 }
 
 impl RowBlock {
-    /// An empty block of `width` columns.
+    /// An empty block of `width` columns, each storing a value per row.
     pub fn new(width: usize) -> RowBlock {
         RowBlock {
             len: 0,
-            columns: (0..width)
-                .map(|_| BlockColumn::Values(Vec::new()))
-                .collect(),
+            columns: (0..width).map(BlockColumn::Stored).collect(),
+            stride: width,
+            values: Vec::new(),
         }
     }
 
@@ -58,7 +62,7 @@ impl RowBlock {
         assert!(row < self.len, "row {row} of a block of {}", self.len);
         match &self.columns[column] {
             BlockColumn::Same(v) => v,
-            BlockColumn::Values(vs) => &vs[row],
+            BlockColumn::Stored(k) => &self.values[row * self.stride + k],
         }
     }
 
@@ -72,53 +76,107 @@ impl RowBlock {
         &self.columns
     }
 
-    /// Append `n` rows whose `column` is `v`, the block holding `self.len()` rows before
-    /// them (the caller appends the same `n` rows to every column, then calls
-    /// [`RowBlock::rows_appended`]).
-    pub fn extend_same(&mut self, column: usize, v: Value, n: usize) {
-        let before = self.len;
-        let col = &mut self.columns[column];
-        match col {
-            _ if before == 0 => *col = BlockColumn::Same(v),
-            BlockColumn::Same(x) if *x == v => {}
-            BlockColumn::Same(x) => {
-                let mut vs = vec![x.clone(); before];
-                vs.extend(std::iter::repeat_n(v, n));
-                *col = BlockColumn::Values(vs);
+    /// Say which columns the rows appended next share one value in (`same[c]`), before
+    /// appending them: a column that held one value in every row so far and gets another
+    /// (or none) starts storing a value per row.
+    pub fn set_same(&mut self, same: &[Option<Value>]) {
+        debug_assert_eq!(same.len(), self.columns.len(), "one entry per column");
+        if self.len == 0 {
+            let mut k = 0;
+            for (col, s) in self.columns.iter_mut().zip(same) {
+                *col = match s {
+                    Some(v) => BlockColumn::Same(v.clone()),
+                    None => {
+                        k += 1;
+                        BlockColumn::Stored(k - 1)
+                    }
+                };
             }
-            BlockColumn::Values(vs) => vs.extend(std::iter::repeat_n(v, n)),
+            self.stride = k;
+            self.values.clear();
+            return;
+        }
+        let spread: Vec<usize> = (0..self.columns.len())
+            .filter(|&c| match (&self.columns[c], &same[c]) {
+                (BlockColumn::Same(x), Some(v)) => x != v,
+                (BlockColumn::Same(_), None) => true,
+                (BlockColumn::Stored(_), _) => false,
+            })
+            .collect();
+        for c in spread {
+            self.store(c);
         }
     }
 
-    /// The per-row vector of `column`, to push values onto (a `Same` column is spread over
-    /// the block's rows first).
-    pub fn values_mut(&mut self, column: usize) -> &mut Vec<Value> {
-        let before = self.len;
-        let col = &mut self.columns[column];
-        if let BlockColumn::Same(x) = col {
-            *col = BlockColumn::Values(vec![x.clone(); before]);
+    /// Make `column` (one value for every row so far) store a value per row.
+    fn store(&mut self, column: usize) {
+        let BlockColumn::Same(x) = self.columns[column].clone() else {
+            return;
+        };
+        // Stored values keep column order: the new one goes after the stored columns
+        // before it.
+        let k = self.columns[..column]
+            .iter()
+            .filter(|c| matches!(c, BlockColumn::Stored(_)))
+            .count();
+        let old = std::mem::take(&mut self.values);
+        let mut values = Vec::with_capacity(old.len() + self.len);
+        let mut it = old.into_iter();
+        for _ in 0..self.len {
+            values.extend(it.by_ref().take(k));
+            values.push(x.clone());
+            values.extend(it.by_ref().take(self.stride - k));
         }
-        match col {
-            BlockColumn::Values(vs) => vs,
-            BlockColumn::Same(_) => unreachable!("spread above"),
+        self.values = values;
+        self.stride += 1;
+        self.columns[column] = BlockColumn::Stored(k);
+        for c in &mut self.columns[column + 1..] {
+            if let BlockColumn::Stored(j) = c {
+                *j += 1;
+            }
         }
+    }
+
+    /// True when `column` stores a value per row: the caller of [`RowBlock::push_value`]
+    /// gives one for it in each row.
+    pub fn is_stored(&self, column: usize) -> bool {
+        matches!(self.columns[column], BlockColumn::Stored(_))
+    }
+
+    /// Reserve room for `rows` more rows.
+    pub fn reserve(&mut self, rows: usize) {
+        self.values.reserve(rows * self.stride);
+    }
+
+    /// Append the next stored value: row by row, and within a row the stored columns in
+    /// order. [`RowBlock::rows_appended`] then counts the rows.
+    pub fn push_value(&mut self, v: Value) {
+        self.values.push(v);
     }
 
     /// Append one row, given as its values in column order.
     pub fn push_row(&mut self, row: impl IntoIterator<Item = Value>) {
+        let row: Vec<Value> = row.into_iter().collect();
+        let same: Vec<Option<Value>> = (0..self.columns.len())
+            .map(|c| match &self.columns[c] {
+                BlockColumn::Same(x) if self.len > 0 && row[c] == *x => Some(x.clone()),
+                _ if self.len == 0 => Some(row[c].clone()),
+                _ => None,
+            })
+            .collect();
+        self.set_same(&same);
         for (c, v) in row.into_iter().enumerate() {
-            self.values_mut(c).push(v);
+            if self.is_stored(c) {
+                self.values.push(v);
+            }
         }
         self.rows_appended(1);
     }
 
-    /// Record that `n` rows were appended to every column.
+    /// Record that `n` rows were appended.
     pub fn rows_appended(&mut self, n: usize) {
         self.len += n;
-        debug_assert!(self.columns.iter().all(|c| match c {
-            BlockColumn::Same(_) => true,
-            BlockColumn::Values(vs) => vs.len() == self.len,
-        }));
+        debug_assert_eq!(self.values.len(), self.len * self.stride, "whole rows");
     }
 
     /// Keep the first `n` rows (LIMIT).
@@ -127,11 +185,7 @@ impl RowBlock {
             return;
         }
         self.len = n;
-        for c in &mut self.columns {
-            if let BlockColumn::Values(vs) = c {
-                vs.truncate(n);
-            }
-        }
+        self.values.truncate(n * self.stride);
     }
 
     /// The rows, one vector of values each.
@@ -144,16 +198,16 @@ impl RowBlock {
     /// Approximate heap bytes held (values inline, text beyond its inline size), for
     /// output queue budgets.
     pub fn heap_bytes(&self) -> usize {
-        self.columns
+        let same: usize = self
+            .columns
             .iter()
             .map(|c| match c {
                 BlockColumn::Same(v) => value_heap_bytes(v),
-                BlockColumn::Values(vs) => {
-                    vs.capacity() * std::mem::size_of::<Value>()
-                        + vs.iter().map(value_heap_bytes).sum::<usize>()
-                }
+                BlockColumn::Stored(_) => 0,
             })
-            .sum()
+            .sum();
+        same + self.values.capacity() * std::mem::size_of::<Value>()
+            + self.values.iter().map(value_heap_bytes).sum::<usize>()
     }
 }
 
@@ -169,48 +223,76 @@ pub fn value_heap_bytes(v: &Value) -> usize {
 mod tests {
     use super::*;
 
-    #[test]
-    fn same_columns_stay_one_value_until_a_row_differs() {
-        let mut b = RowBlock::new(2);
-        b.extend_same(0, Value::Int8(7), 2);
-        b.values_mut(1).extend([Value::Int4(1), Value::Int4(2)]);
-        b.rows_appended(2);
-        assert_eq!(b.columns()[0], BlockColumn::Same(Value::Int8(7)));
-        b.extend_same(0, Value::Int8(7), 1);
-        b.values_mut(1).push(Value::Int4(3));
-        b.rows_appended(1);
-        assert_eq!(b.columns()[0], BlockColumn::Same(Value::Int8(7)));
-        b.extend_same(0, Value::Int8(8), 1);
-        b.values_mut(1).push(Value::Null);
-        b.rows_appended(1);
-        assert_eq!(
-            b.clone().into_rows(),
-            vec![
-                vec![Value::Int8(7), Value::Int4(1)],
-                vec![Value::Int8(7), Value::Int4(2)],
-                vec![Value::Int8(7), Value::Int4(3)],
-                vec![Value::Int8(8), Value::Null],
-            ]
-        );
-        b.truncate(2);
-        assert_eq!(b.len(), 2);
-        assert_eq!(b.value(1, 1), &Value::Int4(2));
-        assert_eq!(b.row(0).count(), 2);
+    fn int(i: i64) -> Value {
+        Value::Int8(i)
     }
 
     #[test]
-    fn a_same_column_spreads_when_values_are_pushed() {
-        let mut b = RowBlock::new(1);
-        b.extend_same(0, Value::Bool(true), 2);
+    fn same_columns_stay_one_value_until_a_row_differs() {
+        let mut b = RowBlock::new(3);
+        b.set_same(&[Some(int(7)), None, None]);
+        for r in 0..2 {
+            b.push_value(int(r));
+            b.push_value(Value::Int4(r as i32 * 10));
+        }
         b.rows_appended(2);
-        b.values_mut(0).push(Value::Bool(false));
+        assert_eq!(b.columns()[0], BlockColumn::Same(int(7)));
+        b.set_same(&[Some(int(7)), None, None]);
+        b.push_value(int(2));
+        b.push_value(Value::Int4(20));
+        b.rows_appended(1);
+        assert_eq!(b.columns()[0], BlockColumn::Same(int(7)));
+        // Another value: column 0 stores a value per row from now on, the older rows'
+        // included, and the stored values keep column order.
+        b.set_same(&[Some(int(8)), None, Some(Value::Null)]);
+        assert!(b.is_stored(0) && b.is_stored(1) && b.is_stored(2));
+        b.push_value(int(8));
+        b.push_value(int(3));
+        b.push_value(Value::Null);
+        b.rows_appended(1);
+        let want: Vec<Vec<Value>> = vec![
+            vec![int(7), int(0), Value::Int4(0)],
+            vec![int(7), int(1), Value::Int4(10)],
+            vec![int(7), int(2), Value::Int4(20)],
+            vec![int(8), int(3), Value::Null],
+        ];
+        assert_eq!(b.clone().into_rows(), want);
+        b.truncate(2);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.value(1, 2), &Value::Int4(10));
+        assert_eq!(b.row(0).count(), 3);
+    }
+
+    #[test]
+    fn a_middle_column_spreads_in_column_order() {
+        let mut b = RowBlock::new(3);
+        b.set_same(&[None, Some(int(5)), None]);
+        b.push_value(int(1));
+        b.push_value(int(2));
+        b.rows_appended(1);
+        b.set_same(&[None, None, None]);
+        b.push_value(int(3));
+        b.push_value(int(4));
+        b.push_value(int(6));
         b.rows_appended(1);
         assert_eq!(
             b.into_rows(),
+            vec![vec![int(1), int(5), int(2)], vec![int(3), int(4), int(6)]]
+        );
+    }
+
+    #[test]
+    fn rows_pushed_whole_read_back() {
+        let mut b = RowBlock::new(2);
+        b.push_row([Value::Bool(true), int(1)]);
+        b.push_row([Value::Bool(true), int(2)]);
+        b.push_row([Value::Bool(false), int(3)]);
+        assert_eq!(
+            b.into_rows(),
             vec![
-                vec![Value::Bool(true)],
-                vec![Value::Bool(true)],
-                vec![Value::Bool(false)]
+                vec![Value::Bool(true), int(1)],
+                vec![Value::Bool(true), int(2)],
+                vec![Value::Bool(false), int(3)]
             ]
         );
     }

@@ -1146,24 +1146,29 @@ impl QueryExec {
         };
         let n = kept.as_ref().map_or(groups.len(), Vec::len);
         let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
-        for (c, item) in items.iter().enumerate() {
-            match *item {
-                FastItem::Meta(m) => block.extend_same(c, meta_value(m, &meta), n),
-                FastItem::Column(i) if i < nkeys => {
-                    let vs = block.values_mut(c);
-                    vs.reserve(n);
-                    vs.extend(
-                        (0..n).map(|r| dict.key(groups.group(group_at(r), nspecs).0)[i].clone()),
-                    );
+        let same: Vec<Option<Value>> = items
+            .iter()
+            .map(|item| match *item {
+                FastItem::Meta(m) => Some(meta_value(m, &meta)),
+                FastItem::Column(_) => None,
+            })
+            .collect();
+        block.set_same(&same);
+        block.reserve(n);
+        for r in 0..n {
+            let (gid, accs) = groups.group(group_at(r), nspecs);
+            for (c, item) in items.iter().enumerate() {
+                if !block.is_stored(c) {
+                    continue;
                 }
-                FastItem::Column(i) => {
-                    let k = state_of(i - nkeys);
-                    let vs = block.values_mut(c);
-                    vs.reserve(n);
-                    for r in 0..n {
-                        vs.push(groups.group(group_at(r), nspecs).1[k].evaluate(&specs[k])?);
+                block.push_value(match *item {
+                    FastItem::Meta(_) => same[c].clone().unwrap_or(Value::Null),
+                    FastItem::Column(i) if i < nkeys => dict.key(gid)[i].clone(),
+                    FastItem::Column(i) => {
+                        let k = state_of(i - nkeys);
+                        accs[k].evaluate(&specs[k])?
                     }
-                }
+                });
             }
         }
         block.rows_appended(n);

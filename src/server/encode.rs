@@ -508,7 +508,7 @@ pub(crate) fn copy_block(
             }
             match column {
                 BlockColumn::Same(_) => out.push_str(&same[c]),
-                BlockColumn::Values(vs) => copy_field(&vs[r], &field, out, scratch),
+                BlockColumn::Stored(_) => copy_field(block.value(r, c), &field, out, scratch),
             }
         }
         out.push('\n');

@@ -903,7 +903,7 @@ impl QueryExec {
         }
     }
 
-    /// Sort one slide event's rows, apply LIMIT, and emit them.
+    /// Apply LIMIT to one slide event's block and emit it (a block has no ORDER BY).
     fn finish_block(&mut self, mut block: RowBlock, out: &mut Vec<Event>) {
         if let Some(left) = &mut self.rows_left {
             if block.len() as u64 >= *left {

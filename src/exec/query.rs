@@ -890,29 +890,30 @@ impl QueryExec {
             rows.sort_by(|a, b| compare_sort_keys(keys, &a.1, &b.1));
         }
         let mut rows: Vec<Vec<Value>> = rows.into_iter().map(|(r, _)| r).collect();
-        if let Some(left) = &mut self.rows_left {
-            if rows.len() as u64 >= *left {
-                rows.truncate(*left as usize);
-                self.done = true;
-            }
-            *left -= rows.len() as u64;
-        }
-        self.stats.rows_out += rows.len() as u64;
+        rows.truncate(self.take_rows(rows.len()));
         if !rows.is_empty() {
             out.push(Event::Rows(rows));
         }
     }
 
-    /// Apply LIMIT to one slide event's block and emit it (a block has no ORDER BY).
-    fn finish_block(&mut self, mut block: RowBlock, out: &mut Vec<Event>) {
+    /// How many of a slide event's `n` rows LIMIT lets out; counts them, and ends the query
+    /// once LIMIT is reached.
+    fn take_rows(&mut self, n: usize) -> usize {
+        let mut keep = n;
         if let Some(left) = &mut self.rows_left {
-            if block.len() as u64 >= *left {
-                block.truncate(*left as usize);
+            if n as u64 >= *left {
+                keep = *left as usize;
                 self.done = true;
             }
-            *left -= block.len() as u64;
+            *left -= keep as u64;
         }
-        self.stats.rows_out += block.len() as u64;
+        self.stats.rows_out += keep as u64;
+        keep
+    }
+
+    /// Apply LIMIT to one slide event's block and emit it (a block has no ORDER BY).
+    fn finish_block(&mut self, mut block: RowBlock, out: &mut Vec<Event>) {
+        block.truncate(self.take_rows(block.len()));
         if !block.is_empty() {
             out.push(Event::Block(block));
         }

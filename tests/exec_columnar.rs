@@ -339,6 +339,35 @@ fn windows() -> impl Strategy<Value = Vec<Window>> {
     )
 }
 
+/// A run of in-order tuples that falls in two open instances of a hopping window, where the
+/// later instance reaches the group limit at an earlier tuple than the first instance does:
+/// the kernels stop at that earlier tuple, as the tuple-at-a-time fold does. RANGE 9 s SLIDE
+/// 8 s with a SLACK of 3 s: the tuple at 10 s opens [8 s, 17 s) with group 1 while [0 s, 9 s)
+/// holds group 0; the tuple at 8 s with group 0 is the one that exceeds one group per
+/// instance (in [8 s, 17 s)), before the tuple at 8 s with group 2 would in [0 s, 9 s).
+#[test]
+fn the_group_limit_stops_at_the_earliest_tuple_across_instances() {
+    let tuple = |t: i64, key: i64| (t, vec![key; TYPES.len()], 0u16);
+    let rows = rows_of(&[tuple(1, 0), tuple(10, 1), tuple(8, 0), tuple(8, 2)]);
+    let q = query(vec![3], vec![call(AggFunc::CountStar, None, 0)], None);
+    let windows = [w(9, 8, Start::At(0))];
+    let limits = ExecLimits {
+        groups_max: 1,
+        ..LIMITS
+    };
+    same_events_limited(&q, &windows, &rows, &[], 3_000_000, limits);
+    let mut exec = exec_limited(&q, &windows, 3_000_000, limits);
+    let mut cb = ColumnBatchBuilder::new(&TYPES, 4);
+    for (row, t) in &rows {
+        cb.push_row(&mut row.clone(), *t);
+    }
+    let err = exec
+        .push_columns(&cb.finish(), &mut Vec::new())
+        .expect_err("the third tuple exceeds the group limit");
+    assert!(err.to_string().contains("group"), "{err}");
+    assert_eq!(exec.stats().tuples_in, 3, "counted up to the failing tuple");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

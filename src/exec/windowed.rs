@@ -523,7 +523,14 @@ impl SharedWindows {
                     lo > hi || lo >= node.base_m,
                     "an in-order tuple's instances end after current time, so none has closed"
                 );
+                // Tuple order: an instance checks the piece only up to the earliest
+                // failure found so far (in an earlier instance of this piece, or an
+                // earlier node), so a later instance can still report an earlier tuple.
                 for m in lo.max(node.base_m)..=hi {
+                    let stop = end(&failed).min(b);
+                    if stop <= a {
+                        break;
+                    }
                     let inst = match node.instance_mut(m, self.specs.len(), open_max) {
                         Ok(inst) => inst,
                         Err(e) => {
@@ -532,17 +539,20 @@ impl SharedWindows {
                         }
                     };
                     slots.clear();
-                    for (k, &gid) in gids[a..b].iter().enumerate() {
+                    let mut slot_failed = false;
+                    for (k, &gid) in gids[a..stop].iter().enumerate() {
                         match inst.slot(gid, &self.specs, groups_max) {
                             Ok(g) => slots.push(g as u32),
                             Err(e) => {
                                 failed = Some((a + k, e));
+                                slot_failed = true;
                                 break;
                             }
                         }
                     }
-                    if failed.is_some() {
-                        break;
+                    if slot_failed || stop < b {
+                        // The query ends at the failure: its states need not be folded.
+                        continue;
                     }
                     kernel(inst.accs_mut(), &self.specs, slots, a..b);
                     self.counters.tuples_folded[i] += (b - a) as u64;

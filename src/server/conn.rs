@@ -293,31 +293,6 @@ impl CancelWatch {
             () = timeout => Stop::Timeout,
         }
     }
-
-    /// A non-blocking check, for producers that never go idle.
-    pub fn check(&mut self) -> Option<Stop> {
-        if let Some(rx) = self.rx.as_mut() {
-            if let Ok(Some(())) = rx.try_recv() {
-                return Some(Stop::Canceled);
-            }
-        }
-        if self.closed.as_ref().is_some_and(|rx| *rx.borrow()) {
-            return Some(Stop::Disconnected);
-        }
-        let flagged_now = |rx: &Option<tokio::sync::watch::Receiver<bool>>| {
-            rx.as_ref().is_some_and(|rx| *rx.borrow())
-        };
-        if flagged_now(&self.shutdown) || flagged_now(&self.terminated) {
-            return Some(Stop::Shutdown);
-        }
-        if self
-            .deadline
-            .is_some_and(|at| tokio::time::Instant::now() >= at)
-        {
-            return Some(Stop::Timeout);
-        }
-        None
-    }
 }
 
 /// How rows are written: as DataRows (per-column binary flags) or as COPY lines.
@@ -353,6 +328,11 @@ pub(crate) async fn pump(
     sent: &mut u64,
 ) -> PgWireResult<PumpEnd> {
     let mut buffers = RowBuffers::default();
+    // One watch for the whole pump: its waiters (on the cancel signal, the socket, the
+    // shutdown flag every session shares, the timeout) are registered once, not again
+    // each time the queue runs dry.
+    let fired = watch.fired();
+    tokio::pin!(fired);
     loop {
         while let Some(row) = pending.pop_front() {
             if limit > 0 && *sent >= limit {
@@ -365,7 +345,7 @@ pub(crate) async fn pump(
         if limit > 0 && *sent >= limit {
             return Ok(PumpEnd::Suspended);
         }
-        if let Some(stop) = watch.check() {
+        if let std::task::Poll::Ready(stop) = futures::poll!(fired.as_mut()) {
             return Ok(PumpEnd::Failed(stop_error(stop)?));
         }
         let event = match sub.try_next() {
@@ -375,7 +355,7 @@ pub(crate) async fn pump(
                 wire.flush().await?;
                 tokio::select! {
                     event = sub.next() => event,
-                    stop = watch.fired() => return Ok(PumpEnd::Failed(stop_error(stop)?)),
+                    stop = &mut fired => return Ok(PumpEnd::Failed(stop_error(stop)?)),
                 }
             }
         };

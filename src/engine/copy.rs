@@ -857,50 +857,131 @@ fn parse_plain(text: &str, ctx: &PlainCtx<'_>, types: &[DataType]) -> Option<Pla
         builder: ColumnBatchBuilder::new(types, BATCH_ROWS),
         lines: 0,
     };
-    let mut fields: Vec<Span> = Vec::new();
+    let ntargets = ctx.targets.len();
+    let mut fields: Vec<Span> = Vec::with_capacity(ntargets);
     let bytes = text.as_bytes();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let n = memchr::memchr(b'\n', &bytes[pos..])?;
-        if n > ctx.line_max {
+    // One scan finds both the delimiters and the newlines; fields are spans of the record
+    // between them, which starts at `rec` (offsets are relative to it).
+    let (mut rec, mut start) = (0, 0);
+    for i in Structural::new(bytes, ctx.delimiter) {
+        if bytes[i] == ctx.delimiter {
+            if fields.len() + 1 >= ntargets {
+                return None; // more fields than columns
+            }
+            fields.push(Span::Record(start - rec, i - rec));
+            start = i + 1;
+            continue;
+        }
+        if i - rec > ctx.line_max {
             return None;
         }
-        let to = if n > 0 && bytes[pos + n - 1] == b'\r' {
-            n - 1
+        let to = if i > rec && bytes[i - 1] == b'\r' {
+            i - 1
         } else {
-            n
+            i
         };
-        let rec = &text[pos..pos + to];
-        fields.clear();
-        let mut start = 0;
-        for (i, &b) in rec.as_bytes().iter().enumerate() {
-            if b == ctx.delimiter {
-                fields.push(Span::Record(start, i));
-                start = i + 1;
-            }
-        }
-        fields.push(Span::Record(start, rec.len()));
-        if fields.len() != ctx.targets.len() {
+        let line = &text[rec..to];
+        fields.push(Span::Record(start - rec, to.max(start) - rec));
+        if fields.len() != ntargets {
             return None;
         }
         for f in fields.iter_mut() {
             if let Span::Record(a, b) = *f {
-                if &rec.as_bytes()[a..b] == ctx.null {
+                if &line.as_bytes()[a..b] == ctx.null {
                     *f = Span::Null;
                 }
             }
         }
         let b = &mut out.builder;
-        if append_row(b, ctx.rel, ctx.targets, ctx.untargeted, rec, &fields, "").is_err() {
+        if append_row(b, ctx.rel, ctx.targets, ctx.untargeted, line, &fields, "").is_err() {
             return None;
         }
         if b.is_full() {
             out.batches.push(b.finish());
         }
         out.lines += 1;
-        pos += n + 1;
+        fields.clear();
+        (rec, start) = (i + 1, i + 1);
+    }
+    // The text ends with a newline (the caller cuts it so); anything after is not a line.
+    if rec != bytes.len() {
+        return None;
     }
     Some(out)
+}
+
+/// The positions of every delimiter and newline in a text, in order. The bytes are read
+/// eight at a time as one word, whose matching bytes are found with a few integer
+/// operations (no branch per byte, and no call per field as a search for the next one
+/// would cost on records of short fields).
+struct Structural<'a> {
+    bytes: &'a [u8],
+    /// The delimiter and the newline, each repeated in every byte of a word.
+    delimiters: u64,
+    newlines: u64,
+    /// Where the word `mask` describes starts.
+    base: usize,
+    /// The matches still to yield in the current word: the high bit of each such byte.
+    mask: u64,
+}
+
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// The high bit of every byte of `x` that is zero, and no other bit (exact: no carry
+/// crosses a byte, as the `LOW7` mask keeps each byte's sum below 0x100).
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+impl<'a> Structural<'a> {
+    fn new(bytes: &'a [u8], delimiter: u8) -> Structural<'a> {
+        let mut s = Structural {
+            bytes,
+            delimiters: u64::from_ne_bytes([delimiter; 8]),
+            newlines: u64::from_ne_bytes([b'\n'; 8]),
+            base: 0,
+            mask: 0,
+        };
+        s.mask = s.word_mask(0);
+        s
+    }
+
+    /// The delimiters and newlines among the (up to) 8 bytes from `at`.
+    #[inline]
+    fn word_mask(&self, at: usize) -> u64 {
+        let mut word = [0u8; 8];
+        match self.bytes.get(at..at + 8) {
+            Some(w) => word.copy_from_slice(w),
+            None => {
+                // The last few bytes, padded with ones that match neither byte.
+                let tail = self.bytes.get(at..).unwrap_or_default();
+                let pad = if self.delimiters as u8 == 1 { 2 } else { 1 };
+                word = [pad; 8];
+                word[..tail.len()].copy_from_slice(tail);
+            }
+        }
+        let w = u64::from_le_bytes(word);
+        zero_bytes(w ^ self.delimiters) | zero_bytes(w ^ self.newlines)
+    }
+}
+
+impl Iterator for Structural<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.base += 8;
+            if self.base >= self.bytes.len() {
+                return None;
+            }
+            self.mask = self.word_mask(self.base);
+        }
+        let j = self.mask.trailing_zeros() as usize / 8;
+        self.mask &= self.mask - 1;
+        Some(self.base + j)
+    }
 }
 
 /// Which bytes that need the careful paths a chunk of COPY data holds anywhere.
@@ -1259,6 +1340,46 @@ fn split_csv(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time scan yields exactly the positions a byte-by-byte one finds, for
+    /// every length (tails of 0 to 7 bytes), delimiters 0x01 and ',', tabs, and bytes at
+    /// and past 0x80 (multi-byte UTF-8) that must match nothing.
+    #[test]
+    fn structural_positions_are_every_delimiter_and_newline() {
+        let alphabet = [
+            b'a',
+            b',',
+            b'\n',
+            b'\t',
+            0x01,
+            0x02,
+            0x80,
+            0xff,
+            0x0a ^ 0x80,
+            b'\r',
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for len in 0..200 {
+            for d in [b',', b'\t', 0x01] {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        alphabet[(x % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                let expected: Vec<usize> = (0..len)
+                    .filter(|&i| bytes[i] == d || bytes[i] == b'\n')
+                    .collect();
+                assert_eq!(
+                    Structural::new(&bytes, d).collect::<Vec<_>>(),
+                    expected,
+                    "{bytes:?} with delimiter {d}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn text_and_csv_fields_split_as_postgresql_reads_them() {

@@ -18,36 +18,17 @@ fn rows(api: &str) -> String {
 }
 
 fn python_has(module: &str) -> bool {
-    Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    common::have("python3", &["-c", &format!("import {module}")])
 }
 
 fn run_client(script: &str, module: &str, expected: &str) {
-    if !python_has(module) {
-        eprintln!("SKIPPED: python3 with the `{module}` module is not available (pip install it)");
-        return;
-    }
-    let port = common::start_server();
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("clients")
         .join(script);
-    let output = Command::new("python3")
-        .arg(&path)
-        .args(["--port", &port.to_string()])
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{script} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    assert_eq!(
-        stdout, expected,
-        "{script} printed other rows\nstderr:\n{stderr}"
-    );
+    let Some(stdout) = common::run_python(&path, module) else {
+        return;
+    };
+    assert_eq!(stdout, expected, "{script} printed other rows");
 }
 
 /// psycopg: COPY in (text and binary) and executemany; `cursor.stream()`, `copy.rows()`

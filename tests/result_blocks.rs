@@ -1295,28 +1295,11 @@ async fn large_events_arrive_whole_line_by_line() {
 /// psycopg is missing (.ci/run installs it).
 #[test]
 fn psycopg_copy_reads_every_block_row_in_order() {
-    let have_psycopg = std::process::Command::new("python3")
-        .args(["-c", "import psycopg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_psycopg {
-        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
-        return;
-    }
-    let port = start_server();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/block_copy.py");
-    let output = std::process::Command::new("python3")
-        .arg(&script)
-        .args(["--port", &port.to_string()])
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let Some(stdout) = common::run_python(&script, "psycopg") else {
+        return;
+    };
     let mut printed: Vec<&str> = stdout.lines().collect();
     assert_eq!(printed.pop(), Some("done"));
     let of = |label: &str| -> Vec<serde_json::Value> {
@@ -1390,28 +1373,11 @@ fn psycopg_copy_reads_every_block_row_in_order() {
 /// Skipped, with a message, when python3 or asyncpg is missing (.ci/run installs it).
 #[test]
 fn asyncpg_reads_every_block_row_by_cursor_fetch_and_copy() {
-    let have_asyncpg = std::process::Command::new("python3")
-        .args(["-c", "import asyncpg"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_asyncpg {
-        eprintln!("SKIPPED: python3 with the `asyncpg` module is not available (pip install it)");
-        return;
-    }
-    let port = start_server();
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/block_asyncpg.py");
-    let output = std::process::Command::new("python3")
-        .arg(&script)
-        .args(["--port", &port.to_string()])
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let Some(stdout) = common::run_python(&script, "asyncpg") else {
+        return;
+    };
     let printed: Vec<(&str, &str)> = stdout
         .lines()
         .map(|l| l.split_once(' ').unwrap_or((l, "")))

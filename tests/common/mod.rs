@@ -26,6 +26,30 @@ pub fn have(program: &str, args: &[&str]) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Run `python3 SCRIPT --port PORT` against a fresh server and return what it printed,
+/// after asserting that it succeeded; `None` (with a SKIPPED message) when python3 or the
+/// driver `module` is missing (.ci/run installs the drivers).
+pub fn run_python(script: &std::path::Path, module: &str) -> Option<String> {
+    if !have("python3", &["-c", &format!("import {module}")]) {
+        eprintln!("SKIPPED: python3 with the `{module}` module is not available (pip install it)");
+        return None;
+    }
+    let port = start_server();
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 output");
+    assert!(
+        output.status.success(),
+        "{} failed\nstdout:\n{stdout}\nstderr:\n{}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(stdout)
+}
+
 /// Start a server with the default configuration; returns its port.
 pub fn start_server() -> u16 {
     start_server_with(Config::default())

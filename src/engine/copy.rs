@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use super::catalog::{StatementLog, Stream};
+use super::copy_plain::{parse_plain, PlainCtx};
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::exec::Batch;
@@ -407,7 +408,13 @@ impl CopyIn {
                 None => self.record(&carry[from..to])?,
             }
         }
-        let mut rest = carry[pos..].to_vec();
+        // The unfinished tail moves to the front of the same buffer, which keeps its room
+        // for the next chunk (unless one long record grew it far past a chunk).
+        let mut rest = carry;
+        rest.drain(..pos);
+        if rest.capacity() > 4 * PARSE_CHUNK_BYTES {
+            rest.shrink_to(2 * PARSE_CHUNK_BYTES);
+        }
         if at_end && !rest.is_empty() && !self.ended {
             if rest.last() == Some(&b'\r') {
                 rest.pop();
@@ -453,7 +460,6 @@ impl CopyIn {
         let Some(mid) = memchr::memchr(b'\n', &carry[end / 2..end]).map(|n| end / 2 + n + 1) else {
             return 0;
         };
-        let types: Vec<DataType> = self.rel.columns.iter().map(|c| c.data_type).collect();
         let ctx = PlainCtx {
             rel: &self.rel,
             targets: &self.targets,
@@ -463,8 +469,8 @@ impl CopyIn {
             line_max: self.engine.config.limits.copy_line_bytes_max,
         };
         let (first, second) = std::thread::scope(|s| {
-            let second = s.spawn(|| parse_plain(&valid[mid..end], &ctx, &types));
-            (parse_plain(&valid[..mid], &ctx, &types), second.join())
+            let second = s.spawn(|| parse_plain(&valid[mid..end], &ctx));
+            (parse_plain(&valid[..mid], &ctx), second.join())
         });
         let (Some(mut first), Ok(Some(second))) = (first, second) else {
             return 0;
@@ -831,159 +837,6 @@ fn append_row(
 /// `CopyIn::parse_plain_halves`); a smaller chunk is not worth a thread.
 const PARALLEL_PARSE_BYTES: usize = 256 << 10;
 
-/// What [`parse_plain`] needs of a COPY: where fields go and the text format's markers.
-struct PlainCtx<'a> {
-    rel: &'a CopyRel,
-    targets: &'a [usize],
-    untargeted: &'a [usize],
-    delimiter: u8,
-    null: &'a [u8],
-    line_max: usize,
-}
-
-/// Rows [`parse_plain`] parsed: full batches, the unfinished one, and the line count.
-struct PlainRows {
-    batches: Vec<ColumnBatch>,
-    builder: ColumnBatchBuilder,
-    lines: u64,
-}
-
-/// Parse `text`, complete lines free of quotes, backslashes and NULs, into columns as
-/// `CopyIn::plain_record` and `CopyIn::stage` do. `None` at the first record they would
-/// refuse (the caller parses again on the path that reports it).
-fn parse_plain(text: &str, ctx: &PlainCtx<'_>, types: &[DataType]) -> Option<PlainRows> {
-    let mut out = PlainRows {
-        batches: Vec::new(),
-        builder: ColumnBatchBuilder::new(types, BATCH_ROWS),
-        lines: 0,
-    };
-    let ntargets = ctx.targets.len();
-    let mut fields: Vec<Span> = Vec::with_capacity(ntargets);
-    let bytes = text.as_bytes();
-    // One scan finds both the delimiters and the newlines; fields are spans of the record
-    // between them, which starts at `rec` (offsets are relative to it).
-    let (mut rec, mut start) = (0, 0);
-    for i in Structural::new(bytes, ctx.delimiter) {
-        if bytes[i] == ctx.delimiter {
-            if fields.len() + 1 >= ntargets {
-                return None; // more fields than columns
-            }
-            fields.push(Span::Record(start - rec, i - rec));
-            start = i + 1;
-            continue;
-        }
-        if i - rec > ctx.line_max {
-            return None;
-        }
-        let to = if i > rec && bytes[i - 1] == b'\r' {
-            i - 1
-        } else {
-            i
-        };
-        let line = &text[rec..to];
-        fields.push(Span::Record(start - rec, to.max(start) - rec));
-        if fields.len() != ntargets {
-            return None;
-        }
-        for f in fields.iter_mut() {
-            if let Span::Record(a, b) = *f {
-                if &line.as_bytes()[a..b] == ctx.null {
-                    *f = Span::Null;
-                }
-            }
-        }
-        let b = &mut out.builder;
-        if append_row(b, ctx.rel, ctx.targets, ctx.untargeted, line, &fields, "").is_err() {
-            return None;
-        }
-        if b.is_full() {
-            out.batches.push(b.finish());
-        }
-        out.lines += 1;
-        fields.clear();
-        (rec, start) = (i + 1, i + 1);
-    }
-    // The text ends with a newline (the caller cuts it so); anything after is not a line.
-    if rec != bytes.len() {
-        return None;
-    }
-    Some(out)
-}
-
-/// The positions of every delimiter and newline in a text, in order. The bytes are read
-/// eight at a time as one word, whose matching bytes are found with a few integer
-/// operations (no branch per byte, and no call per field as a search for the next one
-/// would cost on records of short fields).
-struct Structural<'a> {
-    bytes: &'a [u8],
-    /// The delimiter and the newline, each repeated in every byte of a word.
-    delimiters: u64,
-    newlines: u64,
-    /// Where the word `mask` describes starts.
-    base: usize,
-    /// The matches still to yield in the current word: the high bit of each such byte.
-    mask: u64,
-}
-
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-
-/// The high bit of every byte of `x` that is zero, and no other bit (exact: no carry
-/// crosses a byte, as the `LOW7` mask keeps each byte's sum below 0x100).
-#[inline]
-fn zero_bytes(x: u64) -> u64 {
-    !(((x & LOW7) + LOW7) | x | LOW7)
-}
-
-impl<'a> Structural<'a> {
-    fn new(bytes: &'a [u8], delimiter: u8) -> Structural<'a> {
-        let mut s = Structural {
-            bytes,
-            delimiters: u64::from_ne_bytes([delimiter; 8]),
-            newlines: u64::from_ne_bytes([b'\n'; 8]),
-            base: 0,
-            mask: 0,
-        };
-        s.mask = s.word_mask(0);
-        s
-    }
-
-    /// The delimiters and newlines among the (up to) 8 bytes from `at`.
-    #[inline]
-    fn word_mask(&self, at: usize) -> u64 {
-        let mut word = [0u8; 8];
-        match self.bytes.get(at..at + 8) {
-            Some(w) => word.copy_from_slice(w),
-            None => {
-                // The last few bytes, padded with ones that match neither byte.
-                let tail = self.bytes.get(at..).unwrap_or_default();
-                let pad = if self.delimiters as u8 == 1 { 2 } else { 1 };
-                word = [pad; 8];
-                word[..tail.len()].copy_from_slice(tail);
-            }
-        }
-        let w = u64::from_le_bytes(word);
-        zero_bytes(w ^ self.delimiters) | zero_bytes(w ^ self.newlines)
-    }
-}
-
-impl Iterator for Structural<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        while self.mask == 0 {
-            self.base += 8;
-            if self.base >= self.bytes.len() {
-                return None;
-            }
-            self.mask = self.word_mask(self.base);
-        }
-        let j = self.mask.trailing_zeros() as usize / 8;
-        self.mask &= self.mask - 1;
-        Some(self.base + j)
-    }
-}
-
 /// Which bytes that need the careful paths a chunk of COPY data holds anywhere.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChunkBytes {
@@ -1021,7 +874,7 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
 /// that make no [`Value`]; everything else goes through [`parse_value`], which also reports
 /// every error.
 #[inline]
-fn append_field(
+pub(super) fn append_field(
     b: &mut ColumnBatchBuilder,
     c: usize,
     text: &str,
@@ -1066,7 +919,7 @@ fn append_field(
 /// An optionally negative run of 1 to 18 ASCII digits that fits `ty` (an integer type),
 /// else `None` (the general parser then decides, and reports any error).
 #[inline]
-fn fast_int(b: &[u8], ty: DataType) -> Option<i64> {
+pub(super) fn fast_int(b: &[u8], ty: DataType) -> Option<i64> {
     let (neg, digits) = match b.first() {
         Some(b'-') => (true, &b[1..]),
         _ => (false, b),
@@ -1094,7 +947,7 @@ fn fast_int(b: &[u8], ty: DataType) -> Option<i64> {
 /// A plain decimal float (`-?digits[.digits]`, at most 17 significant characters, so
 /// Rust's parser reads it exactly as the general path does), else `None`.
 #[inline]
-fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
+pub(super) fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
     let body = b.strip_prefix(b"-").unwrap_or(b);
     if body.is_empty() || body.len() > 17 || !body[0].is_ascii_digit() {
         return None;
@@ -1120,12 +973,41 @@ fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
 
 thread_local! {
     /// The date part of the last timestamp [`fast_timestamp`] read on this thread, and its
-    /// day count (all zero bytes, which no date matches, before the first).
-    static LAST_DATE: std::cell::Cell<([u8; 10], i64)> = const { std::cell::Cell::new(([0; 10], 0)) };
+    /// day count.
+    static LAST_DATE: std::cell::Cell<DateCache> = const { std::cell::Cell::new(DateCache::NONE) };
 }
 
-/// `YYYY-MM-DD HH:MM:SS` exactly (what COPY of real data mostly carries), else `None`.
+/// The date part (`YYYY-MM-DD`) of the last timestamp read and its day count since the
+/// epoch: rows mostly come in time order, so a date's day count is worked out once.
+#[derive(Clone, Copy)]
+pub(super) struct DateCache {
+    date: [u8; 10],
+    days: i64,
+}
+
+impl DateCache {
+    /// No date yet (all zero bytes, which no date matches).
+    pub(super) const NONE: DateCache = DateCache {
+        date: [0; 10],
+        days: 0,
+    };
+}
+
+/// [`fast_timestamp_with`] with this thread's [`DateCache`].
 fn fast_timestamp(b: &[u8]) -> Option<i64> {
+    LAST_DATE.with(|c| {
+        let mut cache = c.get();
+        let v = fast_timestamp_with(b, &mut cache);
+        c.set(cache);
+        v
+    })
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.f{1,6}]` (what COPY of real data mostly carries, `T` also taken
+/// for the space), microseconds since the epoch; else `None` (the general parser then
+/// decides, and reports any error). `cache` holds the last date read.
+#[inline]
+pub(super) fn fast_timestamp_with(b: &[u8], cache: &mut DateCache) -> Option<i64> {
     let (b, frac) = match b.len() {
         19 => (b, 0),
         21..=26 if b[19] == b'.' => {
@@ -1157,8 +1039,8 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
     // Rows mostly come in time order: the date of the last timestamp is kept, so its day
     // count is worked out once per day of data.
     let date: [u8; 10] = b[..10].try_into().ok()?;
-    let days = match LAST_DATE.with(|c| c.get()) {
-        (last, days) if last == date => days,
+    let days = match *cache {
+        DateCache { date: last, days } if last == date => days,
         _ => {
             let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
             let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -1181,7 +1063,7 @@ fn fast_timestamp(b: &[u8]) -> Option<i64> {
                 return None; // the general parser reports the error precisely
             }
             let days = crate::time::days_from_civil(y, mo as u32, d as u32);
-            LAST_DATE.with(|c| c.set((date, days)));
+            *cache = DateCache { date, days };
             days
         }
     };
@@ -1340,46 +1222,6 @@ fn split_csv(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The word-at-a-time scan yields exactly the positions a byte-by-byte one finds, for
-    /// every length (tails of 0 to 7 bytes), delimiters 0x01 and ',', tabs, and bytes at
-    /// and past 0x80 (multi-byte UTF-8) that must match nothing.
-    #[test]
-    fn structural_positions_are_every_delimiter_and_newline() {
-        let alphabet = [
-            b'a',
-            b',',
-            b'\n',
-            b'\t',
-            0x01,
-            0x02,
-            0x80,
-            0xff,
-            0x0a ^ 0x80,
-            b'\r',
-        ];
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for len in 0..200 {
-            for d in [b',', b'\t', 0x01] {
-                let bytes: Vec<u8> = (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        alphabet[(x % alphabet.len() as u64) as usize]
-                    })
-                    .collect();
-                let expected: Vec<usize> = (0..len)
-                    .filter(|&i| bytes[i] == d || bytes[i] == b'\n')
-                    .collect();
-                assert_eq!(
-                    Structural::new(&bytes, d).collect::<Vec<_>>(),
-                    expected,
-                    "{bytes:?} with delimiter {d}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn text_and_csv_fields_split_as_postgresql_reads_them() {

@@ -28,6 +28,7 @@ mod catalog;
 pub mod coord;
 mod copy;
 pub mod copy_binary;
+mod copy_plain;
 mod explain;
 mod join;
 pub mod memory;

@@ -449,6 +449,8 @@ pub struct ColumnBatchBuilder {
     builders: Vec<ColumnBuilder>,
     times: Vec<i64>,
     rows_hint: usize,
+    /// A text column of the batch holds `TEXT_BYTES_FULL` bytes or more.
+    text_full: bool,
 }
 
 impl ColumnBatchBuilder {
@@ -461,6 +463,7 @@ impl ColumnBatchBuilder {
                 .collect(),
             times: Vec::with_capacity(rows_hint),
             rows_hint,
+            text_full: false,
         }
     }
 
@@ -477,11 +480,15 @@ impl ColumnBatchBuilder {
     /// True once the batch holds `rows_hint` rows or 1 GiB of text in one column: time to
     /// [`ColumnBatchBuilder::finish`] it.
     pub fn is_full(&self) -> bool {
-        self.times.len() >= self.rows_hint
-            || self.builders.iter().any(|b| match b {
-                ColumnBuilder::Text(t) => t.bytes.len() >= TEXT_BYTES_FULL,
-                _ => false,
-            })
+        self.times.len() >= self.rows_hint || self.text_full
+    }
+
+    /// Note whether text column `c` (if it is one) has reached `TEXT_BYTES_FULL`.
+    #[inline]
+    fn note_text(&mut self, c: usize) {
+        if let ColumnBuilder::Text(t) = &self.builders[c] {
+            self.text_full |= t.bytes.len() >= TEXT_BYTES_FULL;
+        }
     }
 
     /// Append one row (one value per column, of the column's type or NULL; the values are
@@ -490,6 +497,9 @@ impl ColumnBatchBuilder {
         debug_assert_eq!(row.len(), self.builders.len(), "one value per column");
         for (b, v) in self.builders.iter_mut().zip(row.iter_mut()) {
             b.append(v);
+        }
+        for c in 0..self.builders.len() {
+            self.note_text(c);
         }
         self.times.push(t_us);
     }
@@ -538,7 +548,10 @@ impl ColumnBatchBuilder {
     #[inline]
     pub fn append_str(&mut self, c: usize, s: &str) {
         match &mut self.builders[c] {
-            ColumnBuilder::Text(b) => b.push(s),
+            ColumnBuilder::Text(b) => {
+                b.push(s);
+                self.text_full |= b.bytes.len() >= TEXT_BYTES_FULL;
+            }
             _ => unreachable!("append_str on a column that holds no text"),
         }
     }
@@ -549,7 +562,10 @@ impl ColumnBatchBuilder {
     #[inline]
     pub fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
         match &mut self.builders[c] {
-            ColumnBuilder::Text(t) => t.push_within(src, a, b),
+            ColumnBuilder::Text(t) => {
+                t.push_within(src, a, b);
+                self.text_full |= t.bytes.len() >= TEXT_BYTES_FULL;
+            }
             _ => unreachable!("append_str_within on a column that holds no text"),
         }
     }
@@ -559,6 +575,7 @@ impl ColumnBatchBuilder {
     #[inline]
     pub fn append_value(&mut self, c: usize, v: &mut Value) {
         self.builders[c].append(v);
+        self.note_text(c);
     }
 
     /// Close the row being built (every column has had one append) with its timestamp.
@@ -592,6 +609,7 @@ impl ColumnBatchBuilder {
             .collect();
         let times = self.times.as_slice().to_vec();
         self.times.clear();
+        self.text_full = false;
         ColumnBatch { columns, times }
     }
 }

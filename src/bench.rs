@@ -145,6 +145,7 @@ pub fn measure(windows: &[Window], input: &[RowBatch], eta_per_sec: f64) -> Resu
         open_instances_max: 1_000_000,
         empty_slide_events_max: u64::MAX,
         distinct_values_max: usize::MAX,
+        coalesce_bytes: 0,
     };
     let tuples: usize = input.iter().map(RowBatch::len).sum();
     let mut out = Vec::new();

@@ -22,6 +22,7 @@ const LIMITS: ExecLimits = ExecLimits {
     open_instances_max: 100_000,
     empty_slide_events_max: u64::MAX,
     distinct_values_max: usize::MAX,
+    coalesce_bytes: 1 << 20,
 };
 
 /// Column 0 is the timestamp; the others one of each type, and a last bigint column of
@@ -519,4 +520,63 @@ proptest! {
         let q = query(vec![], vec![call(AggFunc::Max, Some(plus), 4)], None);
         same_events(&q, &windows, &rows, &cuts);
     }
+}
+
+/// One batch whose tuples close 200 one-row slide events (ungrouped count over 1 s
+/// tumbling windows): the rows travel in a few blocks, each counting the slide events it
+/// holds, and are exactly the rows of one block per event, as with coalescing off. A LIMIT
+/// cuts the coalesced block at its row, and the query stops there.
+#[test]
+fn the_small_slide_events_of_a_batch_share_blocks() {
+    let rows: Vec<(Vec<Value>, i64)> = (0..=200)
+        .map(|t| {
+            let mut row = vec![Value::Null; TYPES.len()];
+            row[0] = Value::Timestamp(t * 1_000_000);
+            (row, t * 1_000_000)
+        })
+        .collect();
+    let mut batch = RowBatch::new(TYPES.len());
+    for (row, t) in &rows {
+        batch.push(row.clone(), *t);
+    }
+    let q = query(vec![], vec![call(AggFunc::CountStar, None, 0)], None);
+    let windows = [w(1, 1, Start::At(0))];
+    let run = |q: &Query, coalesce_bytes: usize| {
+        let limits = ExecLimits {
+            coalesce_bytes,
+            ..LIMITS
+        };
+        let mut exec = exec_limited(q, &windows, 0, limits);
+        let mut out = Vec::new();
+        exec.push(&batch, &mut out).unwrap();
+        let blocks: Vec<(usize, usize)> = out
+            .iter()
+            .map(|e| match e {
+                Event::Block(b) => (b.len(), b.slide_events()),
+                other => panic!("a block, not {other:?}"),
+            })
+            .collect();
+        let rows: Vec<Vec<Value>> = out.into_iter().flat_map(Event::into_rows).collect();
+        (blocks, rows)
+    };
+    let (apart, want) = run(&q, 0);
+    assert_eq!(apart, vec![(1, 1); 200], "one block per slide event");
+    assert_eq!(want.len(), 200);
+    assert_eq!(want[7][0], Value::Int8(1));
+    assert_eq!(
+        want[7][1],
+        Value::Timestamp(8_000_000),
+        "wtime of [7 s, 8 s)"
+    );
+    let (together, got) = run(&q, 1 << 20);
+    assert!(together.len() < 10, "{} blocks", together.len());
+    assert_eq!(together.iter().map(|b| b.0).sum::<usize>(), 200);
+    assert_eq!(together.iter().map(|b| b.1).sum::<usize>(), 200);
+    assert_eq!(got, want);
+    // LIMIT 5: the first five rows, in one block.
+    let mut limited = q.clone();
+    limited.limit = Some(5);
+    let (blocks, got) = run(&limited, 1 << 20);
+    assert_eq!(blocks.iter().map(|b| b.0).sum::<usize>(), 5);
+    assert_eq!(got, want[..5].to_vec());
 }

@@ -21,6 +21,7 @@ const LIMITS: ExecLimits = ExecLimits {
     open_instances_max: 100_000,
     empty_slide_events_max: u64::MAX,
     distinct_values_max: usize::MAX,
+    coalesce_bytes: 1 << 20,
 };
 
 fn call(func: AggFunc, arg: Option<usize>, result_type: DataType) -> AggCall {

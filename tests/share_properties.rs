@@ -22,6 +22,7 @@ const LIMITS: ExecLimits = ExecLimits {
     open_instances_max: 100_000,
     empty_slide_events_max: u64::MAX,
     distinct_values_max: usize::MAX,
+    coalesce_bytes: 1 << 20,
 };
 
 const SEC: i64 = 1_000_000;

@@ -1008,12 +1008,16 @@ fn tap(q: &RunningQuery, events: &[Event]) {
             // The reader subtracts the bytes of the copy it receives: count the copy's.
             let copy = e.clone().into_rows();
             let bytes = super::outq::rows_bytes(&copy);
+            let k = match e {
+                Event::Block(b) => b.slide_events() as u64,
+                _ => 1,
+            };
             taps.retain(|t| {
                 // An event larger than the bound still goes to a tail that has taken
                 // everything, as the output queue lets one through to an empty queue.
                 let queued = t.queued_bytes.load(Ordering::Acquire);
                 if queued > 0 && queued + bytes > t.bytes_max {
-                    t.missed.fetch_add(1, Ordering::Relaxed);
+                    t.missed.fetch_add(k, Ordering::Relaxed);
                     return !t.tx.is_closed();
                 }
                 match t.tx.try_send(copy.clone()) {
@@ -1022,7 +1026,7 @@ fn tap(q: &RunningQuery, events: &[Event]) {
                         true
                     }
                     Err(mpsc::error::TrySendError::Full(_)) => {
-                        t.missed.fetch_add(1, Ordering::Relaxed);
+                        t.missed.fetch_add(k, Ordering::Relaxed);
                         true
                     }
                     Err(mpsc::error::TrySendError::Closed(_)) => false,

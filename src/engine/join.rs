@@ -283,6 +283,7 @@ fn build_one(
             open_instances_max: limits.open_instances_max,
             empty_slide_events_max: limits.empty_slide_events_max,
             distinct_values_max: limits.distinct_values_max,
+            coalesce_bytes: limits.output_queue_bytes / 64,
         },
         limits.live_tuples_max,
         meta_input,

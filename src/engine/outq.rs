@@ -159,14 +159,18 @@ impl OutSender {
                 (Overflow::Skip, Ok(e @ (Event::Rows(_) | Event::Block(_)))) => {
                     // Skipped events merge into one entry where they would have been.
                     let n = e.row_count() as u64;
+                    let k = match e {
+                        Event::Block(b) => b.slide_events() as u64,
+                        _ => 1,
+                    };
                     match inner.entries.back_mut() {
                         Some(Entry::Skipped { rows, events }) => {
                             *rows += n;
-                            *events += 1;
+                            *events += k;
                         }
                         _ => inner
                             .entries
-                            .push_back(Entry::Skipped { rows: n, events: 1 }),
+                            .push_back(Entry::Skipped { rows: n, events: k }),
                     }
                     inner
                         .waiting_since

@@ -1790,6 +1790,7 @@ pub(crate) fn build_exec(
         open_instances_max: limits.open_instances_max,
         empty_slide_events_max: limits.empty_slide_events_max,
         distinct_values_max: limits.distinct_values_max,
+        coalesce_bytes: limits.output_queue_bytes / 64,
     };
     let mut exec = QueryExec::new(
         q,

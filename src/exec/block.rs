@@ -29,6 +29,8 @@ pub struct RowBlock {
     columns: Vec<BlockColumn>,
     stride: usize,
     values: Vec<Value>,
+    /// Slide events whose rows the block holds (small events of one batch share a block).
+    slide_events: usize,
 }
 
 impl RowBlock {
@@ -39,7 +41,19 @@ impl RowBlock {
             columns: (0..width).map(BlockColumn::Stored).collect(),
             stride: width,
             values: Vec::new(),
+            slide_events: 1,
         }
+    }
+
+    /// Slide events whose rows the block holds: 1, or more when the rows of several small
+    /// events of one batch were appended to it.
+    pub fn slide_events(&self) -> usize {
+        self.slide_events
+    }
+
+    /// Count one more slide event whose rows were appended (after its rows).
+    pub fn add_slide_event(&mut self) {
+        self.slide_events += 1;
     }
 
     /// Number of rows.

@@ -1736,6 +1736,7 @@ mod tests {
             open_instances_max: 100,
             empty_slide_events_max: 100,
             distinct_values_max: 100,
+            coalesce_bytes: 0,
         };
         JoinExec::new(*q, plans, n, vec![], false, limits, 100).unwrap()
     }

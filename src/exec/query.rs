@@ -583,13 +583,42 @@ impl QueryExec {
         if self.done {
             return Ok(());
         }
+        if !matches!(self.mode, Mode::Member(_)) {
+            unreachable!("only members receive a shared plan's instances");
+        }
+        closed.sort_by_key(|(w, _)| *w);
+        let mut rows = Vec::new();
+        let bound = closed
+            .iter()
+            .map(|(_, inst)| inst.groups.len().max(1))
+            .sum();
+        let (mut block, before) = self.open_block(self.block_shape(), bound, out);
+        if let Err(e) = self.member_rows(&closed, dict, specs, &mut rows, block.as_mut()) {
+            restore_block(block, before, out);
+            return Err(e);
+        }
+        self.stats.slide_events += 1;
+        match block {
+            Some(b) => self.finish_block(b, before, out),
+            None => self.finish_event(rows, out),
+        }
+        Ok(())
+    }
+
+    /// The rows of one slide event's closed instances for a member, into `rows` or
+    /// `block`.
+    fn member_rows(
+        &self,
+        closed: &[(usize, &ClosedInstance)],
+        dict: &GroupDict,
+        specs: &[AggSpec],
+        rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
+        mut block: Option<&mut RowBlock>,
+    ) -> Result<()> {
         let Mode::Member(m) = &self.mode else {
             unreachable!("only members receive a shared plan's instances");
         };
-        closed.sort_by_key(|(w, _)| *w);
-        let mut rows = Vec::new();
-        let mut block = self.block_shape().then(|| RowBlock::new(self.width()));
-        for (_, inst) in &closed {
+        for (_, inst) in closed {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
                 upper_us: inst.upper_us,
@@ -605,7 +634,7 @@ impl QueryExec {
                     m.nkeys,
                     &inst.groups,
                     meta,
-                    &mut EventRows::new(&mut rows, block.as_mut()),
+                    &mut EventRows::new(rows, block.as_deref_mut()),
                 )?,
                 Some(key_map) => {
                     // Roll the plan's fine groups up onto this query's keys: one merge per
@@ -632,15 +661,10 @@ impl QueryExec {
                         m.nkeys,
                         &coarse,
                         meta,
-                        &mut EventRows::new(&mut rows, block.as_mut()),
+                        &mut EventRows::new(rows, block.as_deref_mut()),
                     )?;
                 }
             }
-        }
-        self.stats.slide_events += 1;
-        match block {
-            Some(b) => self.finish_block(b, out),
-            None => self.finish_event(rows, out),
         }
         Ok(())
     }
@@ -854,10 +878,22 @@ impl QueryExec {
             if self.done {
                 break;
             }
-            let (rows, block) = self.rows_of_event(closed)?;
+            let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
+            let bound = closed
+                .iter()
+                .map(|c| c.groups.len().max(1) * c.user_windows.len())
+                .sum();
+            let (mut block, before) = self.open_block(shape, bound, out);
+            let rows = match self.rows_of_event(closed, block.as_mut()) {
+                Ok(rows) => rows,
+                Err(e) => {
+                    restore_block(block, before, out);
+                    return Err(e);
+                }
+            };
             self.stats.slide_events += 1;
             match block {
-                Some(b) => self.finish_block(b, out),
+                Some(b) => self.finish_block(b, before, out),
                 None => self.finish_event(rows, out),
             }
         }
@@ -912,8 +948,44 @@ impl QueryExec {
     }
 
     /// Apply LIMIT to one slide event's block and emit it (a block has no ORDER BY).
-    fn finish_block(&mut self, mut block: RowBlock, out: &mut Vec<Event>) {
-        block.truncate(self.take_rows(block.len()));
+    /// The block a slide event's rows go to (`None`: the event is not of the block
+    /// shape), and how many rows of earlier events it holds. A small event (`bound`: at
+    /// most that many rows) joins the block of the events before it in this batch, when
+    /// that is the last thing queued and has room: the rows are the same, and a run of
+    /// one-row slide events costs one block and one queue entry instead of one each.
+    fn open_block(
+        &self,
+        shape: bool,
+        bound: usize,
+        out: &mut Vec<Event>,
+    ) -> (Option<RowBlock>, usize) {
+        if !shape {
+            return (None, 0);
+        }
+        let room = |b: &RowBlock| {
+            let bytes = (b.len() + COALESCE_EVENT_ROWS) * b.width() * std::mem::size_of::<Value>();
+            b.len() < COALESCE_BLOCK_ROWS && bytes <= self.limits.coalesce_bytes
+        };
+        match out.last() {
+            Some(Event::Block(b)) if bound <= COALESCE_EVENT_ROWS && room(b) => {
+                let Some(Event::Block(b)) = out.pop() else {
+                    unreachable!("the last event is a block");
+                };
+                let before = b.len();
+                (Some(b), before)
+            }
+            _ => (Some(RowBlock::new(self.width())), 0),
+        }
+    }
+
+    /// Queue `block`, whose rows from `before` on are this event's (the ones before, of
+    /// earlier events, were counted already), cut to the rows LIMIT leaves.
+    fn finish_block(&mut self, mut block: RowBlock, before: usize, out: &mut Vec<Event>) {
+        if before > 0 {
+            block.add_slide_event();
+        }
+        let keep = self.take_rows(block.len() - before);
+        block.truncate(before + keep);
         if !block.is_empty() {
             out.push(Event::Block(block));
         }
@@ -933,17 +1005,15 @@ impl QueryExec {
         self.query.projection.len()
     }
 
-    /// Finalise the closed instances of one slide event into (row, sort key) pairs, or a
-    /// block for the block shape, in the order the windows were written.
-    #[allow(clippy::type_complexity)]
+    /// Finalise the closed instances of one slide event into (row, sort key) pairs, or
+    /// onto `block` for the block shape, in the order the windows were written.
     fn rows_of_event(
         &mut self,
         mut closed: Vec<ClosedInstance>,
-    ) -> Result<(Vec<(Vec<Value>, Vec<Value>)>, Option<RowBlock>)> {
+        mut block: Option<&mut RowBlock>,
+    ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
         closed.sort_by_key(|c| c.user_windows[0]);
         let mut rows = Vec::new();
-        let mut block = (matches!(self.mode, Mode::Agg(_)) && self.block_shape())
-            .then(|| RowBlock::new(self.width()));
         for inst in &closed {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
@@ -961,7 +1031,7 @@ impl QueryExec {
                         a.group_by.len(),
                         &inst.groups,
                         meta,
-                        &mut EventRows::new(&mut rows, block.as_mut()),
+                        &mut EventRows::new(&mut rows, block.as_deref_mut()),
                     )?,
                     Mode::Live(l) => {
                         let w = inst.user_windows[0];
@@ -977,7 +1047,7 @@ impl QueryExec {
                 }
             }
         }
-        Ok((rows, block))
+        Ok(rows)
     }
 
     /// The aggregate rows of one closed instance: its group keys from `dict`, then each
@@ -1273,6 +1343,22 @@ impl<'a> EventRows<'a> {
         EventRows { rows, block }
     }
 }
+
+/// A slide event failed: the rows of earlier events in its block (`before` of them)
+/// still go out, before the error.
+fn restore_block(block: Option<RowBlock>, before: usize, out: &mut Vec<Event>) {
+    if let Some(mut b) = block.filter(|_| before > 0) {
+        b.truncate(before);
+        out.push(Event::Block(b));
+    }
+}
+
+/// Rows a slide event may have at most to join the previous event's [`RowBlock`] (see
+/// [`QueryExec::member_event`]); a larger event keeps its window metadata once per block.
+const COALESCE_EVENT_ROWS: usize = 64;
+
+/// Rows past which a block takes no further event.
+const COALESCE_BLOCK_ROWS: usize = 1024;
 
 /// A projection item that needs no evaluator: a column of the row or a window function.
 #[derive(Clone, Copy)]

@@ -113,6 +113,11 @@ pub struct ExecLimits {
     pub empty_slide_events_max: u64,
     /// Distinct values per DISTINCT aggregate state (group and instance).
     pub distinct_values_max: usize,
+    /// Bytes (counting each value as `size_of::<Value>()`) that a block of several small
+    /// slide events stays under; 0: every event has a block of its own. The engine sets
+    /// it to 1/64 of `output_queue_bytes`, so such a block is a small part of what the
+    /// reader's queue holds and the queue's bound works as it does event by event.
+    pub coalesce_bytes: usize,
 }
 
 /// The running state of a query's windows.

@@ -86,6 +86,18 @@ pub fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i
     }
     // a/b * 10^r = m1 * 10^(r + s2 - s1) / m2
     let exp = rscale as i64 + s2 as i64 - s1 as i64;
+    if let (Ok(e), Ok(a), Ok(b)) = (
+        u32::try_from(exp),
+        u64::try_from(m1.unsigned_abs()),
+        u32::try_from(m2.unsigned_abs()),
+    ) {
+        // An average's sum and count: long division in 64-bit words. The product must fit
+        // the exact arithmetic, as the 128-bit path below requires.
+        i128::try_from(u128::from(a).checked_mul(10u128.checked_pow(e)?)?).ok()?;
+        let (q, r) = long_div(a, e, b as u64)?;
+        let q = i128::try_from(q + u128::from(2 * r >= b as u64)).ok()?;
+        return Some(if (m1 < 0) != (m2 < 0) { -q } else { q });
+    }
     let (n, d) = if exp >= 0 {
         (m1.checked_mul(pow10(exp as u32)?)?, m2)
     } else {
@@ -108,6 +120,27 @@ pub fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i
         0
     };
     q.checked_add(adjust)
+}
+
+/// `a * 10^exp / d` truncated, and the remainder, for `0 < d < 2^32`: nine decimal digits
+/// at a time (the remainder times 10^9 stays below 2^62), so every step is a 64-bit
+/// division where `a * 10^exp / d` at once would be a 128-bit one, a slow software
+/// routine. `None` when the quotient passes 128 bits.
+fn long_div(a: u64, exp: u32, d: u64) -> Option<(u128, u64)> {
+    debug_assert!(d > 0 && d < 1 << 32);
+    let (mut q, mut r) = (u128::from(a / d), a % d);
+    let mut left = exp;
+    while left > 0 {
+        let k = left.min(9);
+        let p = 10u64.pow(k);
+        let x = r * p;
+        q = q
+            .checked_mul(u128::from(p))?
+            .checked_add(u128::from(x / d))?;
+        r = x % d;
+        left -= k;
+    }
+    Some((q, r))
 }
 
 /// `round(sqrt(x), rscale)` for `x >= 0`, as PostgreSQL's `sqrt_var` at that scale.
@@ -240,6 +273,54 @@ mod tests {
                 }
             });
             assert_eq!(q, want, "{m} / {d} at {r}");
+        }
+    }
+
+    /// The 64-bit long division gives exactly the 128-bit quotient and its rounding, for
+    /// every sign, operands up to 2^64 and 2^32, and scales to 38 digits.
+    #[test]
+    fn long_division_agrees_with_128_bit_division() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..20_000 {
+            let a = match i % 3 {
+                0 => next() % 10_000,
+                1 => next() % 100_000_000_000,
+                _ => next(),
+            };
+            let d = 1 + next()
+                % if i % 2 == 0 {
+                    1_000
+                } else {
+                    u32::MAX as u64 - 1
+                };
+            let exp = (next() % 39) as u32;
+            let wide = (a as u128).checked_mul(10u128.pow(exp));
+            if let Some(n) = wide {
+                let want = (n / d as u128, (n % d as u128) as u64);
+                assert_eq!(long_div(a, exp, d), Some(want), "{a} * 10^{exp} / {d}");
+            }
+            // What the exact arithmetic takes: a product within i128.
+            let n = wide.filter(|&n| n <= i128::MAX as u128);
+            for (m1, m2) in [(1i128, 1i128), (-1, 1), (1, -1), (-1, -1)] {
+                let (m1, m2) = (m1 * a as i128, m2 * d as i128);
+                let slow = n.and_then(|n| i128::try_from(n).ok()).map(|n| {
+                    let n = if m1 < 0 { -n } else { n };
+                    let (q, r) = (n / m2, n % m2);
+                    let away = if (n < 0) != (m2 < 0) { -1 } else { 1 };
+                    q + if 2 * r.abs() >= m2.abs() { away } else { 0 }
+                });
+                assert_eq!(
+                    div_at_scale((m1, 0), (m2, 0), exp),
+                    slow,
+                    "{m1} / {m2} at {exp}"
+                );
+            }
         }
     }
 

@@ -399,8 +399,23 @@ impl Acc {
                 if v.is_null() {
                     return Ok(());
                 }
-                // As `update(v)`, comparing integers directly (panes merge into hopping
-                // windows' instances once per group and slide).
+                // As `update(v)`, comparing integers directly and replacing them in place
+                // (panes merge into hopping windows' instances once per group and slide).
+                let min = spec.func == AggFunc::Min;
+                macro_rules! keep_extreme {
+                    ($c:expr, $x:expr) => {{
+                        if (min && $x < *$c) || (!min && $x > *$c) {
+                            *$c = $x;
+                        }
+                        return Ok(());
+                    }};
+                }
+                match (&mut *cur, v) {
+                    (Value::Int2(c), &Value::Int2(x)) => keep_extreme!(c, x),
+                    (Value::Int4(c), &Value::Int4(x)) => keep_extreme!(c, x),
+                    (Value::Int8(c), &Value::Int8(x)) => keep_extreme!(c, x),
+                    _ => {}
+                }
                 let o = match (&*cur, v) {
                     (Value::Null, _) => None,
                     (Value::Int2(c), Value::Int2(x)) => Some(x.cmp(c)),

@@ -349,10 +349,6 @@ impl SharedWindows {
             node.groups_hint = groups.len();
             node.base_m += 1;
             let (window, lower_us) = (node.window, node.window.lower_us(m));
-            let children = node.children.clone();
-            for c in children {
-                self.deliver(c, lower_us, e, &groups)?;
-            }
             let node = &self.nodes[i];
             let shown: Vec<usize> = node
                 .user_windows
@@ -360,7 +356,15 @@ impl SharedWindows {
                 .copied()
                 .filter(|&u| m >= self.shown_from[u])
                 .collect();
-            if !shown.is_empty() {
+            let mut groups = Some(groups);
+            let nchildren = node.children.len();
+            for k in 0..nchildren {
+                let c = self.nodes[i].children[k];
+                // A table no user window shows is its last child's to take.
+                let last = k + 1 == nchildren && shown.is_empty();
+                self.deliver(c, lower_us, e, &mut groups, last)?;
+            }
+            if let (false, Some(groups)) = (shown.is_empty(), groups) {
                 closed.push(ClosedInstance {
                     user_windows: shown,
                     window,
@@ -374,14 +378,20 @@ impl SharedWindows {
     }
 
     /// Merge a closed parent instance `[lower_us, upper_us)` into every open instance of
-    /// child `c` that contains it.
+    /// child `c` that contains it. `take`: this is the table's last use, and the child's
+    /// last instance to receive it may take it whole (moved, not copied) when it has no
+    /// state yet, which is how a hopping window's newest instance starts.
     fn deliver(
         &mut self,
         c: usize,
         lower_us: i64,
         upper_us: i64,
-        groups: &GroupTable,
+        table: &mut Option<GroupTable>,
+        take: bool,
     ) -> Result<()> {
+        let Some(groups) = table.as_ref() else {
+            return Ok(());
+        };
         if groups.is_empty() {
             return Ok(());
         }
@@ -398,7 +408,19 @@ impl SharedWindows {
         for m in m_lo..=m_hi {
             let node = &mut self.nodes[c];
             let inst = node.instance_mut(m as i64, self.specs.len(), open_max)?;
-            inst.merge_from(groups, &self.specs, groups_max)?;
+            match table.take() {
+                // What merging into fresh states (a copy) would give.
+                Some(whole)
+                    if take && m == m_hi && inst.is_empty() && whole.len() <= groups_max =>
+                {
+                    *inst = whole;
+                }
+                Some(groups) => {
+                    inst.merge_from(&groups, &self.specs, groups_max)?;
+                    *table = Some(groups);
+                }
+                None => unreachable!("the table is taken by the last instance only"),
+            }
             self.counters.partials_merged[c] += 1;
         }
         Ok(())

@@ -491,15 +491,19 @@ fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
                 && t.bytes()
                     .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
                 && t.bytes().any(|c| c.is_ascii_digit());
-            let v: f64 = if ok {
-                t.parse().map_err(|_| invalid_input(&ty.name(), text))?
-            } else {
+            if !ok {
                 return Err(invalid_input(&ty.name(), text));
+            }
+            // A real is read straight to the nearest f32, as PostgreSQL's strtof does:
+            // rounding to f64 first and then to f32 can land on the other neighbour.
+            let v: f64 = match ty {
+                DataType::Float4 => t
+                    .parse::<f32>()
+                    .map(f64::from)
+                    .map_err(|_| invalid_input(&ty.name(), text))?,
+                _ => t.parse().map_err(|_| invalid_input(&ty.name(), text))?,
             };
-            let too_big = match ty {
-                DataType::Float4 => v.is_infinite() || (v as f32).is_infinite(),
-                _ => v.is_infinite(),
-            };
+            let too_big = v.is_infinite();
             if too_big {
                 return Err(crate::Error::NumericValueOutOfRange(format!(
                     "\"{t}\" is out of range for type {}",
@@ -1121,6 +1125,28 @@ mod fast_format_tests {
         // 355803.125, exactly halfway between 355803.12 and 355803.13.
         format_value(&Value::Float4(f32::from_bits(0x48ad_bb64)), &mut s);
         assert_eq!(s, "355803.12");
+    }
+
+    /// A real is read to the nearest f32 in one rounding, as PostgreSQL's strtof reads it:
+    /// 1.0000000596046448 lies just above the midpoint 1 + 2^-24 between 1 and the next
+    /// f32, though its nearest f64 rounds down to 1 as an f32.
+    #[test]
+    fn real_input_rounds_once() {
+        let text = "1.0000000596046448";
+        let next = f32::from_bits(1f32.to_bits() + 1);
+        assert_eq!(
+            parse_value(text, DataType::Float4).unwrap(),
+            Value::Float4(next)
+        );
+        assert_eq!(
+            (text.parse::<f64>().unwrap() as f32),
+            1.0,
+            "the double rounding"
+        );
+        assert!(matches!(
+            parse_value("1e39", DataType::Float4),
+            Err(crate::Error::NumericValueOutOfRange(_))
+        ));
     }
 
     proptest::proptest! {

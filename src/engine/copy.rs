@@ -963,12 +963,13 @@ pub(super) fn fast_float(b: &[u8], ty: DataType) -> Option<f64> {
     if dots > 1 {
         return None;
     }
-    let v: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
-    let finite = match ty {
-        DataType::Float4 => (v as f32).is_finite(),
-        _ => v.is_finite(),
+    let text = std::str::from_utf8(b).ok()?;
+    // A real goes straight to the nearest f32 (see `types::parse_float`).
+    let v: f64 = match ty {
+        DataType::Float4 => f64::from(text.parse::<f32>().ok()?),
+        _ => text.parse().ok()?,
     };
-    finite.then_some(v)
+    v.is_finite().then_some(v)
 }
 
 thread_local! {

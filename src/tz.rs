@@ -212,6 +212,21 @@ pub async fn scope<F: Future>(zone: ZoneCell, f: F) -> F::Output {
     SESSION_ZONE.scope(zone, f).await
 }
 
+/// The current session zone's cell (`None` outside a [`scope`]), to carry it to another
+/// thread with [`sync_scope`].
+pub fn current_cell() -> Option<ZoneCell> {
+    SESSION_ZONE.try_with(Arc::clone).ok()
+}
+
+/// Run `f` on this thread with `zone` (from [`current_cell`]) as the session zone; with
+/// `None`, in UTC as outside any scope.
+pub fn sync_scope<R>(zone: Option<ZoneCell>, f: impl FnOnce() -> R) -> R {
+    match zone {
+        Some(zone) => SESSION_ZONE.sync_scope(zone, f),
+        None => f(),
+    }
+}
+
 /// Call `f` with the current session zone (UTC outside a [`scope`]).
 pub fn with_current<R>(f: impl FnOnce(&Zone) -> R) -> R {
     let mut f = Some(f);

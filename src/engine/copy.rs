@@ -176,6 +176,12 @@ impl CopyIn {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
+        // After the `\.` end marker everything up to CopyDone is ignored, as PostgreSQL
+        // ignores it: it is neither kept nor scanned again.
+        if self.ended {
+            self.carry = Vec::new();
+            return Ok(());
+        }
         self.carry.extend_from_slice(data);
         let line_max = self.engine.config.limits.copy_line_bytes_max;
         // Clients such as psql send one CopyData message per line: text and CSV parsing
@@ -411,7 +417,11 @@ impl CopyIn {
         // The unfinished tail moves to the front of the same buffer, which keeps its room
         // for the next chunk (unless one long record grew it far past a chunk).
         let mut rest = carry;
-        rest.drain(..pos);
+        if self.ended {
+            // What follows the end marker is ignored.
+            rest.clear();
+        }
+        rest.drain(..pos.min(rest.len()));
         if rest.capacity() > 4 * PARSE_CHUNK_BYTES {
             rest.shrink_to(2 * PARSE_CHUNK_BYTES);
         }
@@ -468,8 +478,12 @@ impl CopyIn {
             null: self.options.null.as_bytes(),
             line_max: self.engine.config.limits.copy_line_bytes_max,
         };
+        // The second half is parsed on a thread of its own, in the session's time zone
+        // (which a timestamptz field is read in) as the first half is.
+        let zone = crate::tz::current_cell();
         let (first, second) = std::thread::scope(|s| {
-            let second = s.spawn(|| parse_plain(&valid[mid..end], &ctx));
+            let second =
+                s.spawn(|| crate::tz::sync_scope(zone, || parse_plain(&valid[mid..end], &ctx)));
             (parse_plain(&valid[..mid], &ctx), second.join())
         });
         let (Some(mut first), Ok(Some(second))) = (first, second) else {
@@ -726,8 +740,7 @@ impl CopyIn {
                 self.chunk.backslash,
                 &mut fields,
                 &mut scratch,
-            );
-            Ok(())
+            )
         };
         let result = split.and_then(|()| {
             // A NUL, raw or escaped (`\000`), is not text in PostgreSQL.
@@ -1084,7 +1097,7 @@ fn split_text(
     escapes: bool,
     out: &mut Vec<Span>,
     scratch: &mut String,
-) {
+) -> Result<()> {
     let b = line.as_bytes();
     let null = o.null.as_bytes();
     for (start, end) in fields_of(b, o.delimiter) {
@@ -1095,11 +1108,12 @@ fn split_text(
             Span::Record(start, end)
         } else {
             let from = scratch.len();
-            unescape_text(&line[start..end], scratch);
+            unescape_text(&line[start..end], scratch)?;
             Span::Scratch(from, scratch.len())
         };
         out.push(span);
     }
+    Ok(())
 }
 
 /// The `[start, end)` byte ranges of the fields of `b` split at the ASCII `delimiter`
@@ -1115,35 +1129,80 @@ fn fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, usize)> + 
         })
 }
 
-fn unescape_text(raw: &str, s: &mut String) {
-    let mut chars = raw.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch != '\\' {
-            s.push(ch);
+fn unescape_text(raw: &str, s: &mut String) -> Result<()> {
+    let b = raw.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
             continue;
         }
-        match chars.next() {
-            Some('n') => s.push('\n'),
-            Some('t') => s.push('\t'),
-            Some('r') => s.push('\r'),
-            Some('b') => s.push('\u{8}'),
-            Some('f') => s.push('\u{c}'),
-            Some('v') => s.push('\u{b}'),
-            Some(d @ '0'..='7') => {
-                let mut v = d.to_digit(8).unwrap_or(0);
+        i += 1;
+        let Some(&c) = b.get(i) else {
+            break; // a backslash ending the field stands for nothing
+        };
+        i += 1;
+        match c {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'v' => out.push(11),
+            // One to three octal digits: the byte with that value (its low 8 bits).
+            b'0'..=b'7' => {
+                let mut v = u32::from(c - b'0');
                 for _ in 0..2 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(x) => {
-                            v = v * 8 + x;
-                            chars.next();
+                    match b.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            i += 1;
                         }
-                        None => break,
+                        _ => break,
                     }
                 }
-                s.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+                out.push((v & 0xff) as u8);
             }
-            Some(other) => s.push(other),
-            None => {}
+            // `x` and one or two hex digits: the byte with that value; without a digit,
+            // an `x`.
+            b'x' => {
+                let hex = |d: Option<&u8>| d.and_then(|&d| (d as char).to_digit(16));
+                match hex(b.get(i)) {
+                    Some(h) => {
+                        i += 1;
+                        let mut v = h;
+                        if let Some(l) = hex(b.get(i)) {
+                            v = v * 16 + l;
+                            i += 1;
+                        }
+                        out.push(v as u8);
+                    }
+                    None => out.push(b'x'),
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    // The bytes escapes make must still be UTF-8 (and no NUL), as PostgreSQL checks them.
+    match String::from_utf8(out) {
+        Ok(text) => {
+            s.push_str(&text);
+            Ok(())
+        }
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let bad = &e.as_bytes()[at..];
+            let n = e.utf8_error().error_len().unwrap_or(bad.len()).max(1);
+            let hex: Vec<String> = bad[..n.min(bad.len())]
+                .iter()
+                .map(|x| format!("0x{x:02x}"))
+                .collect();
+            Err(Error::CharacterNotInRepertoire(format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                hex.join(" ")
+            )))
         }
     }
 }
@@ -1237,23 +1296,48 @@ mod tests {
                 .collect()
         };
         let (mut out, mut scratch) = (Vec::new(), String::new());
-        let line = "a\\tb\t\\N\t\\\\x\tplain";
+        let line = "a\\tb\t\\N\t\\\\x\tplain\ta\\x41b\t\\x4a2\t\\xg\t\\303\\251\t\\101\\1012";
         split_text(
             line,
             &CopyOptions::defaults(CopyFormat::Text),
             true,
             &mut out,
             &mut scratch,
-        );
+        )
+        .unwrap();
         assert_eq!(
             resolve(line, &out, &scratch),
             vec![
                 Some("a\tb".into()),
                 None,
                 Some("\\x".into()),
-                Some("plain".into())
+                Some("plain".into()),
+                // Hex escapes: one or two digits; `\x` without one is an `x`.
+                Some("aAb".into()),
+                Some("J2".into()),
+                Some("xg".into()),
+                // Octal escapes are bytes: two of them can make one character.
+                Some("\u{e9}".into()),
+                Some("AA2".into()),
             ]
         );
+        // A byte escape that leaves invalid UTF-8 is refused (22021), as a NUL is.
+        for bad in ["\\351", "a\\xe9b", "\\xff"] {
+            out.clear();
+            scratch.clear();
+            let err = split_text(
+                bad,
+                &CopyOptions::defaults(CopyFormat::Text),
+                true,
+                &mut out,
+                &mut scratch,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(err, Error::CharacterNotInRepertoire(_)),
+                "{bad}: {err}"
+            );
+        }
         out.clear();
         scratch.clear();
         let line = "1,\"a,b\",,\"\",\"x\"\"y\"";

@@ -214,6 +214,11 @@ pub(crate) struct CopyState {
     /// When the COPY passes the session's `statement_timeout`, counted from its start: the
     /// time the client takes to send the data counts, as in PostgreSQL.
     pub deadline: Option<tokio::time::Instant>,
+    /// The COPY's cancel watch, from its start: a cancel request sent while the data
+    /// arrives fails it (57014) at the next chunk or at CopyDone, and keeps no row.
+    pub watch: CancelWatch,
+    /// CopyData bytes since the watch was last looked at.
+    pub unwatched_bytes: usize,
 }
 
 /// Watches, for one statement, the cancel signal and the client's socket.

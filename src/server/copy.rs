@@ -32,10 +32,19 @@ pub(crate) async fn on_copy_data(
     let Some(copy) = conn.copy.as_mut() else {
         return Ok(());
     };
-    let fed = if past(copy.deadline) {
-        Err(Error::StatementTimeout)
+    // The cancel watch is looked at once per chunk of data, not per message (psql sends a
+    // message per line).
+    copy.unwatched_bytes += data.len();
+    let stopped = if copy.unwatched_bytes >= WATCH_BYTES {
+        copy.unwatched_bytes = 0;
+        stopped(&mut copy.watch)?
     } else {
-        copy.sink.feed(data).await
+        None
+    };
+    let fed = match stopped {
+        Some(e) => Err(e),
+        None if past(copy.deadline) => Err(Error::StatementTimeout),
+        None => copy.sink.feed(data).await,
     };
     if let Err(e) = fed {
         if let Some(copy) = conn.copy.take() {
@@ -59,11 +68,14 @@ pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWire
             "unexpected CopyDone outside COPY",
         ));
     };
-    let mut watch = conn.start_query().await;
-    watch.set_deadline(copy.deadline);
+    let mut watch = copy.watch;
     let finished = if past(copy.deadline) {
         copy.sink.abort();
         Err(Error::StatementTimeout)
+    } else if let Some(e) = stopped(&mut watch)? {
+        // Canceled while the data arrived: none of it is kept.
+        copy.sink.abort();
+        Err(e)
     } else {
         tokio::select! {
             n = copy.sink.finish() => n,
@@ -85,6 +97,19 @@ pub(crate) async fn on_copy_done(wire: &mut dyn Wire, slot: &ConnSlot) -> PgWire
     }
     wire.set_tx(wire::session_tx(&conn.session));
     Ok(())
+}
+
+/// CopyData bytes between two looks at a COPY's cancel watch.
+const WATCH_BYTES: usize = 1 << 20;
+
+/// The error a COPY's watch has fired with (a cancel request, the timeout, a shutdown), if
+/// it has; a client gone away is an I/O error that ends the connection.
+fn stopped(watch: &mut super::conn::CancelWatch) -> PgWireResult<Option<Error>> {
+    use futures::FutureExt;
+    match watch.fired().now_or_never() {
+        Some(stop) => super::conn::stop_error(stop).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// True once `deadline` has passed.

@@ -339,14 +339,17 @@ pub(crate) async fn start_copy_in(
         .session
         .statement_timeout()
         .map(|t| tokio::time::Instant::now() + t);
-    if let Some(old) = conn.copy.replace(CopyState {
+    // From here a cancel request is the COPY's (an earlier COPY left open is aborted).
+    let mut watch = conn.start_query().await;
+    watch.set_deadline(deadline);
+    conn.copy = Some(CopyState {
         sink,
         rest,
         extended,
         deadline,
-    }) {
-        old.sink.abort();
-    }
+        watch,
+        unwatched_bytes: 0,
+    });
     wire.set_state(PgWireConnectionState::CopyInProgress(extended));
     wire.feed(PgWireBackendMessage::CopyInResponse(response))
         .await?;

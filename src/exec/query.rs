@@ -593,16 +593,10 @@ impl QueryExec {
             .map(|(_, inst)| inst.groups.len().max(1))
             .sum();
         let (mut block, before) = self.open_block(self.block_shape(), bound, out);
-        if let Err(e) = self.member_rows(&closed, dict, specs, &mut rows, block.as_mut()) {
-            restore_block(block, before, out);
-            return Err(e);
-        }
-        self.stats.slide_events += 1;
-        match block {
-            Some(b) => self.finish_block(b, before, out),
-            None => self.finish_event(rows, out),
-        }
-        Ok(())
+        let built = self
+            .member_rows(&closed, dict, specs, &mut rows, block.as_mut())
+            .map(|()| rows);
+        self.end_event(built, block, before, out)
     }
 
     /// The rows of one slide event's closed instances for a member, into `rows` or
@@ -884,18 +878,8 @@ impl QueryExec {
                 .map(|c| c.groups.len().max(1) * c.user_windows.len())
                 .sum();
             let (mut block, before) = self.open_block(shape, bound, out);
-            let rows = match self.rows_of_event(closed, block.as_mut()) {
-                Ok(rows) => rows,
-                Err(e) => {
-                    restore_block(block, before, out);
-                    return Err(e);
-                }
-            };
-            self.stats.slide_events += 1;
-            match block {
-                Some(b) => self.finish_block(b, before, out),
-                None => self.finish_event(rows, out),
-            }
+            let built = self.rows_of_event(closed, block.as_mut());
+            self.end_event(built, block, before, out)?;
         }
         if let Mode::Agg(a) = &mut self.mode {
             a.windows.maybe_compact();
@@ -976,6 +960,35 @@ impl QueryExec {
             }
             _ => (Some(RowBlock::new(self.width())), 0),
         }
+    }
+
+    /// Queue one slide event's rows (`built`), in `block` (holding `before` rows of earlier
+    /// events) or as rows. A failed event still lets the earlier events' rows out, before
+    /// its error.
+    #[allow(clippy::type_complexity)]
+    fn end_event(
+        &mut self,
+        built: Result<Vec<(Vec<Value>, Vec<Value>)>>,
+        block: Option<RowBlock>,
+        before: usize,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let rows = match built {
+            Ok(rows) => rows,
+            Err(e) => {
+                if let Some(mut b) = block.filter(|_| before > 0) {
+                    b.truncate(before);
+                    out.push(Event::Block(b));
+                }
+                return Err(e);
+            }
+        };
+        self.stats.slide_events += 1;
+        match block {
+            Some(b) => self.finish_block(b, before, out),
+            None => self.finish_event(rows, out),
+        }
+        Ok(())
     }
 
     /// Queue `block`, whose rows from `before` on are this event's (the ones before, of
@@ -1341,15 +1354,6 @@ impl<'a> EventRows<'a> {
         block: Option<&'a mut RowBlock>,
     ) -> EventRows<'a> {
         EventRows { rows, block }
-    }
-}
-
-/// A slide event failed: the rows of earlier events in its block (`before` of them)
-/// still go out, before the error.
-fn restore_block(block: Option<RowBlock>, before: usize, out: &mut Vec<Event>) {
-    if let Some(mut b) = block.filter(|_| before > 0) {
-        b.truncate(before);
-        out.push(Event::Block(b));
     }
 }
 

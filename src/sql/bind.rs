@@ -18,7 +18,7 @@
 
 use sqlparser::ast;
 
-use super::parse::{normalize_word, ParsedStmt, RawExplain, RawWindow, Stmt};
+use super::parse::{normalize_word, CopyItem, CopyValue, ParsedStmt, RawExplain, RawWindow, Stmt};
 use super::plan::*;
 use crate::error::{Error, Result};
 use crate::types::{parse_value, Column, DataType, Value};
@@ -115,6 +115,8 @@ struct Binder<'a> {
     join_conds: Vec<JoinCond>,
     /// Conditions of `LEFT JOIN table`, by the table's index in the join.
     left_conds: Vec<(usize, JoinCond)>,
+    /// The COPY statement's options, as cut out before sqlparser.
+    copy_items: Vec<CopyItem>,
 }
 
 /// The relations of a join being bound.
@@ -155,18 +157,9 @@ pub(crate) fn bind(
         depth: 0,
         join_conds: Vec::new(),
         left_conds: Vec::new(),
+        copy_items: p.copy_options.clone().unwrap_or_default(),
     };
-    let mut plan = b.statement(p)?;
-    if let Some(live) = p.copy_live {
-        match &mut plan {
-            Plan::CopyFrom(c) => c.options.live = live,
-            _ => {
-                return Err(Error::Syntax(
-                    "COPY option \"live\" applies only to COPY ... FROM STDIN".into(),
-                ))
-            }
-        }
-    }
+    let plan = b.statement(p)?;
     if !p.windows.is_empty()
         && !matches!(
             plan,
@@ -1792,7 +1785,11 @@ impl<'a> Binder<'a> {
         legacy: &[ast::CopyLegacyOption],
         text: &str,
     ) -> Result<Plan> {
-        let opts = copy_options(options, legacy)?;
+        // The options were cut out before sqlparser (see `parse::cut_copy_options`).
+        if !options.is_empty() || !legacy.is_empty() {
+            return Err(Error::Syntax("syntax error in COPY options".into()));
+        }
+        let (mut opts, force) = copy_options(&self.copy_items, !to)?;
         match (source, to) {
             (
                 ast::CopySource::Table {
@@ -1813,11 +1810,6 @@ impl<'a> Binder<'a> {
                     (None, Some(t)) => t.columns.clone(),
                     (None, None) => return Err(Error::UndefinedTable(stream.clone())),
                 };
-                if table.is_some() && opts.live {
-                    return Err(unsupported(
-                        "COPY option \"live\" applies to streams, not tables",
-                    ));
-                }
                 let target_columns = if cols.is_empty() {
                     (0..columns.len()).collect()
                 } else {
@@ -1838,6 +1830,30 @@ impl<'a> Binder<'a> {
                     }
                     t
                 };
+                if table.is_some() && opts.live {
+                    return Err(unsupported(
+                        "COPY option \"live\" applies to streams, not tables",
+                    ));
+                }
+                // FORCE_NOT_NULL / FORCE_NULL name columns of the COPY's list.
+                for (names, out, what) in [
+                    (&force.not_null, &mut opts.force_not_null, "FORCE_NOT_NULL"),
+                    (&force.null, &mut opts.force_null, "FORCE_NULL"),
+                ] {
+                    for name in names {
+                        let Some(i) = columns.iter().position(|x| &x.name == name) else {
+                            return Err(Error::UndefinedColumn(format!(
+                                "column \"{name}\" of relation \"{stream}\" does not exist"
+                            )));
+                        };
+                        let Some(field) = target_columns.iter().position(|&t| t == i) else {
+                            return Err(Error::InvalidColumnReference(format!(
+                                "{what} column \"{name}\" not referenced by COPY"
+                            )));
+                        };
+                        out.push(field);
+                    }
+                }
                 Ok(Plan::CopyFrom(CopyFrom {
                     stream,
                     table: table.is_some(),
@@ -4265,134 +4281,315 @@ fn retention_length(text: &str) -> Result<i64> {
     Ok(us)
 }
 
-/// COPY's options, both the parenthesised list and the legacy `WITH CSV HEADER` forms.
-fn copy_options(
-    options: &[ast::CopyOption],
-    legacy: &[ast::CopyLegacyOption],
-) -> Result<CopyOptions> {
-    let mut format = CopyFormat::Text;
-    for o in options {
-        if let ast::CopyOption::Format(f) = o {
-            format = match f.value.to_lowercase().as_str() {
-                "text" => CopyFormat::Text,
-                "csv" => CopyFormat::Csv,
-                "binary" => CopyFormat::Binary,
-                other => {
-                    return Err(Error::InvalidParameterValue(format!(
-                        "COPY format \"{other}\" not recognized"
-                    )))
-                }
-            };
-        }
-    }
-    for o in legacy {
-        match o {
-            ast::CopyLegacyOption::Csv(_) => format = CopyFormat::Csv,
-            ast::CopyLegacyOption::Binary => format = CopyFormat::Binary,
-            _ => {}
-        }
-    }
-    if format == CopyFormat::Binary {
-        // PostgreSQL's wording (42601): the binary format has no text options.
-        let named = |o: &ast::CopyOption| match o {
-            ast::CopyOption::Delimiter(_) => Some("DELIMITER"),
-            ast::CopyOption::Null(_) => Some("NULL"),
-            ast::CopyOption::Header(_) => Some("HEADER"),
-            ast::CopyOption::Quote(_) => Some("QUOTE"),
-            ast::CopyOption::Escape(_) => Some("ESCAPE"),
-            _ => None,
-        };
-        let legacy_named = |o: &ast::CopyLegacyOption| match o {
-            ast::CopyLegacyOption::Delimiter(_) => Some("DELIMITER"),
-            ast::CopyLegacyOption::Null(_) => Some("NULL"),
-            ast::CopyLegacyOption::Header => Some("HEADER"),
-            ast::CopyLegacyOption::Csv(_) => Some("CSV"),
-            _ => None,
-        };
-        if let Some(what) = options
-            .iter()
-            .find_map(named)
-            .or_else(|| legacy.iter().find_map(legacy_named))
-        {
-            return Err(Error::Syntax(format!(
-                "cannot specify {what} in BINARY mode"
-            )));
-        }
-        return Ok(CopyOptions::defaults(format));
-    }
-    let mut out = CopyOptions::defaults(format);
-    let one_byte = |c: char, what: &str| -> Result<u8> {
-        if c.is_ascii() {
-            Ok(c as u8)
-        } else {
-            Err(unsupported(format!(
-                "COPY {what} must be a single one-byte character"
-            )))
+/// COPY's options, checked as PostgreSQL 15's `ProcessCopyOptions` checks them, in its
+/// order, with its SQLSTATEs: 42601 for an unknown or repeated option or a text option in
+/// BINARY mode; 22023 for a bad value (format, Boolean, encoding name, a delimiter that is
+/// a newline or that text escapes would read, a delimiter equal to the quote); 0A000 for a
+/// value that is not one byte, an option of another format or direction, a delimiter or
+/// quote inside the NULL string; 55000 for FREEZE (a stream is never new in the current
+/// transaction). `is_from`: COPY FROM. FORCE_NOT_NULL and FORCE_NULL come back as column
+/// names, which the caller resolves against the COPY's column list.
+fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, ForceLists)> {
+    let mut seen: Vec<&str> = Vec::new();
+    let (mut format, mut freeze, mut live) = (None, false, None);
+    let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
+    let (mut header, mut force_quote) = (None, false);
+    let mut force = ForceLists::default();
+    let redundant = || Error::Syntax("conflicting or redundant options".into());
+    let string = |item: &CopyItem| -> Result<String> {
+        match &item.value {
+            CopyValue::Text(s) => Ok(s.clone()),
+            _ => Err(Error::Syntax(format!("{} requires a parameter", item.name))),
         }
     };
-    let csv_only =
-        |what: &str| Error::FeatureNotSupported(format!("COPY {what} available only in CSV mode"));
-    for o in options {
-        match o {
-            ast::CopyOption::Format(_)
-            | ast::CopyOption::Freeze(_)
-            | ast::CopyOption::Encoding(_) => {}
-            ast::CopyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
-            ast::CopyOption::Null(s) => out.null = s.clone(),
-            ast::CopyOption::Header(h) => out.header = *h,
-            ast::CopyOption::Quote(c) => {
-                if format != CopyFormat::Csv {
-                    return Err(csv_only("quote"));
-                }
-                out.quote = one_byte(*c, "quote")?;
-                out.escape = out.quote;
-            }
-            ast::CopyOption::Escape(c) => {
-                if format != CopyFormat::Csv {
-                    return Err(csv_only("escape"));
-                }
-                out.escape = one_byte(*c, "escape")?
-            }
-            other => return Err(unsupported(format!("COPY option {other} is not supported"))),
+    let boolean = |item: &CopyItem| -> Result<bool> {
+        match &item.value {
+            CopyValue::None => Ok(true),
+            CopyValue::Text(s) => pg_bool(s)
+                .ok_or_else(|| Error::Syntax(format!("{} requires a Boolean value", item.name))),
+            _ => Err(Error::Syntax(format!(
+                "{} requires a Boolean value",
+                item.name
+            ))),
         }
-    }
-    // An explicit ESCAPE given before QUOTE must survive QUOTE's default.
-    for o in options {
-        if let ast::CopyOption::Escape(c) = o {
-            out.escape = one_byte(*c, "escape")?;
+    };
+    for item in items {
+        let name = item.name.as_str();
+        if seen.contains(&name) {
+            return Err(redundant());
         }
-    }
-    for o in legacy {
-        match o {
-            ast::CopyLegacyOption::Csv(csv) => {
-                for c in csv {
-                    match c {
-                        ast::CopyLegacyCsvOption::Header => out.header = true,
-                        ast::CopyLegacyCsvOption::Quote(q) => out.quote = one_byte(*q, "quote")?,
-                        ast::CopyLegacyCsvOption::Escape(e) => out.escape = one_byte(*e, "escape")?,
-                        other => {
-                            return Err(unsupported(format!(
-                                "COPY option {other} is not supported"
-                            )))
-                        }
+        seen.push(match name {
+            // One flag: FORCE_QUOTE (cols) and FORCE_QUOTE * conflict.
+            "force_quote" => "force_quote",
+            other => other,
+        });
+        match name {
+            "format" => {
+                let f = string(item)?;
+                format = Some(match f.as_str() {
+                    "text" => CopyFormat::Text,
+                    "csv" => CopyFormat::Csv,
+                    "binary" => CopyFormat::Binary,
+                    _ => {
+                        return Err(Error::InvalidParameterValue(format!(
+                            "COPY format \"{f}\" not recognized"
+                        )))
                     }
+                });
+            }
+            "freeze" => freeze = boolean(item)?,
+            "delimiter" => delimiter = Some(string(item)?),
+            "null" => null = Some(string(item)?),
+            "header" => {
+                let bad = || Error::Syntax("header requires a Boolean value or \"match\"".into());
+                header = Some(match &item.value {
+                    CopyValue::None => (true, false),
+                    CopyValue::Text(v) if v.eq_ignore_ascii_case("match") => {
+                        if !is_from {
+                            return Err(unsupported(format!(
+                                "cannot use \"{v}\" with HEADER in COPY TO"
+                            )));
+                        }
+                        (true, true)
+                    }
+                    CopyValue::Text(v) => (pg_bool(v).ok_or_else(bad)?, false),
+                    _ => return Err(bad()),
+                })
+            }
+            "quote" => quote = Some(string(item)?),
+            "escape" => escape = Some(string(item)?),
+            "force_quote" => match &item.value {
+                CopyValue::All | CopyValue::List(_) => force_quote = true,
+                _ => {
+                    return Err(Error::Syntax(
+                        "argument to option \"force_quote\" must be a list of column names".into(),
+                    ))
+                }
+            },
+            "force_not_null" | "force_null" => {
+                let CopyValue::List(cols) = &item.value else {
+                    return Err(Error::Syntax(format!(
+                        "argument to option \"{name}\" must be a list of column names"
+                    )));
+                };
+                if name == "force_null" {
+                    force.null = cols.clone();
+                } else {
+                    force.not_null = cols.clone();
                 }
             }
-            ast::CopyLegacyOption::Delimiter(c) => out.delimiter = one_byte(*c, "delimiter")?,
-            ast::CopyLegacyOption::Null(s) => out.null = s.clone(),
-            ast::CopyLegacyOption::Header => out.header = true,
-            other => return Err(unsupported(format!("COPY option {other} is not supported"))),
+            "encoding" => {
+                let e = string(item)?;
+                let key: String = e
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .map(|c| c.to_ascii_lowercase())
+                    .collect();
+                if !matches!(key.as_str(), "utf8" | "unicode" | "sqlascii") {
+                    if is_pg_encoding(&key) {
+                        return Err(unsupported(format!(
+                            "COPY ENCODING \"{e}\" is not supported: tcq reads and writes UTF8"
+                        )));
+                    }
+                    return Err(Error::InvalidParameterValue(
+                        "argument to option \"encoding\" must be a valid encoding name".into(),
+                    ));
+                }
+            }
+            "live" => {
+                live = Some(boolean(item).map_err(|_| {
+                    Error::Syntax("COPY option \"live\" requires a Boolean value".into())
+                })?)
+            }
+            other => return Err(Error::Syntax(format!("option \"{other}\" not recognized"))),
         }
     }
-    if out.delimiter == b'\n'
-        || out.delimiter == b'\r'
-        || (format == CopyFormat::Text && out.delimiter == b'\\')
-    {
-        return Err(Error::InvalidParameterValue(
-            "COPY delimiter cannot be newline, carriage return or backslash".into(),
+    let format = format.unwrap_or(CopyFormat::Text);
+    let (csv, binary) = (format == CopyFormat::Csv, format == CopyFormat::Binary);
+    if binary && delimiter.is_some() {
+        return Err(Error::Syntax(
+            "cannot specify DELIMITER in BINARY mode".into(),
         ));
     }
-    Ok(out)
+    if binary && null.is_some() {
+        return Err(Error::Syntax("cannot specify NULL in BINARY mode".into()));
+    }
+    let mut out = CopyOptions::defaults(format);
+    let delimiter = delimiter.unwrap_or_else(|| (out.delimiter as char).to_string());
+    let null = null.unwrap_or_else(|| out.null.clone());
+    if delimiter.len() != 1 {
+        return Err(unsupported(
+            "COPY delimiter must be a single one-byte character",
+        ));
+    }
+    let d = delimiter.as_bytes()[0];
+    if d == b'\n' || d == b'\r' {
+        return Err(Error::InvalidParameterValue(
+            "COPY delimiter cannot be newline or carriage return".into(),
+        ));
+    }
+    if null.contains(['\n', '\r']) {
+        return Err(Error::InvalidParameterValue(
+            "COPY null representation cannot use newline or carriage return".into(),
+        ));
+    }
+    if !csv && b"\\.abcdefghijklmnopqrstuvwxyz0123456789".contains(&d) {
+        return Err(Error::InvalidParameterValue(format!(
+            "COPY delimiter cannot be \"{delimiter}\""
+        )));
+    }
+    if binary && header.is_some_and(|h| h.0) {
+        return Err(unsupported("cannot specify HEADER in BINARY mode"));
+    }
+    if !csv && quote.is_some() {
+        return Err(unsupported("COPY quote available only in CSV mode"));
+    }
+    let quote = quote.unwrap_or_else(|| "\"".into());
+    if csv && quote.len() != 1 {
+        return Err(unsupported(
+            "COPY quote must be a single one-byte character",
+        ));
+    }
+    if csv && d == quote.as_bytes()[0] {
+        return Err(Error::InvalidParameterValue(
+            "COPY delimiter and quote must be different".into(),
+        ));
+    }
+    if !csv && escape.is_some() {
+        return Err(unsupported("COPY escape available only in CSV mode"));
+    }
+    let escape = escape.unwrap_or_else(|| quote.clone());
+    if csv && escape.len() != 1 {
+        return Err(unsupported(
+            "COPY escape must be a single one-byte character",
+        ));
+    }
+    if !csv && force_quote {
+        return Err(unsupported("COPY force quote available only in CSV mode"));
+    }
+    if force_quote && is_from {
+        return Err(unsupported("COPY force quote only available using COPY TO"));
+    }
+    if !csv && !force.not_null.is_empty() {
+        return Err(unsupported(
+            "COPY force not null available only in CSV mode",
+        ));
+    }
+    if !force.not_null.is_empty() && !is_from {
+        return Err(unsupported(
+            "COPY force not null only available using COPY FROM",
+        ));
+    }
+    if !csv && !force.null.is_empty() {
+        return Err(unsupported("COPY force null available only in CSV mode"));
+    }
+    if !force.null.is_empty() && !is_from {
+        return Err(unsupported(
+            "COPY force null only available using COPY FROM",
+        ));
+    }
+    if null.as_bytes().contains(&d) {
+        return Err(unsupported(
+            "COPY delimiter must not appear in the NULL specification",
+        ));
+    }
+    if csv && null.as_bytes().contains(&quote.as_bytes()[0]) {
+        return Err(unsupported(
+            "CSV quote character must not appear in the NULL specification",
+        ));
+    }
+    if force_quote {
+        return Err(unsupported("COPY option FORCE_QUOTE is not supported"));
+    }
+    if live.is_some() && !is_from {
+        return Err(Error::Syntax(
+            "COPY option \"live\" applies only to COPY ... FROM STDIN".into(),
+        ));
+    }
+    if freeze && is_from {
+        return Err(Error::ObjectNotInPrerequisiteState(
+            "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction".into(),
+        ));
+    }
+    if !binary {
+        out.delimiter = d;
+        out.null = null;
+        (out.header, out.header_match) = header.unwrap_or((false, false));
+        if csv {
+            out.quote = quote.as_bytes()[0];
+            out.escape = escape.as_bytes()[0];
+        }
+    }
+    out.live = live.unwrap_or(false);
+    Ok((out, force))
+}
+
+/// FORCE_NOT_NULL and FORCE_NULL column names, as written.
+#[derive(Default)]
+struct ForceLists {
+    not_null: Vec<String>,
+    null: Vec<String>,
+}
+
+/// A Boolean option's value as PostgreSQL's `defGetBoolean` reads it: true/false, on/off
+/// (any case), 1/0.
+fn pg_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "on" | "1" => Some(true),
+        "false" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// An encoding name PostgreSQL knows (lower case, letters and digits only).
+fn is_pg_encoding(key: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "big5",
+        "eucjis2004",
+        "eucjp",
+        "euccn",
+        "euckr",
+        "euctw",
+        "gb18030",
+        "gbk",
+        "iso88595",
+        "iso88596",
+        "iso88597",
+        "iso88598",
+        "johab",
+        "koi8r",
+        "koi8u",
+        "latin1",
+        "latin2",
+        "latin3",
+        "latin4",
+        "latin5",
+        "latin6",
+        "latin7",
+        "latin8",
+        "latin9",
+        "latin10",
+        "muleinternal",
+        "shiftjis2004",
+        "sjis",
+        "uhc",
+        "win866",
+        "win874",
+        "win1250",
+        "win1251",
+        "win1252",
+        "win1253",
+        "win1254",
+        "win1255",
+        "win1256",
+        "win1257",
+        "win1258",
+        "windows1252",
+        "alt",
+        "iso885915",
+        "iso88591",
+    ];
+    NAMES.contains(&key)
 }
 
 #[cfg(test)]
@@ -5134,7 +5331,93 @@ mod tests {
         assert_eq!(c.options.format, CopyFormat::Binary);
         assert_eq!(
             err("COPY flights FROM STDIN (FORMAT binary, HEADER)"),
-            Error::Syntax("cannot specify HEADER in BINARY mode".into())
+            Error::FeatureNotSupported("cannot specify HEADER in BINARY mode".into())
+        );
+        // PostgreSQL 15's checks, in its order, with its SQLSTATEs and words.
+        for (sql, state, message) in [
+            ("(DELIMITER ';;')", "0A000", "COPY delimiter must be a single one-byte character"),
+            ("(DELIMITER 'é')", "0A000", "COPY delimiter must be a single one-byte character"),
+            ("(DELIMITER '')", "0A000", "COPY delimiter must be a single one-byte character"),
+            ("(DELIMITER E'\\n')", "22023", "COPY delimiter cannot be newline or carriage return"),
+            ("(NULL E'a\\rb')", "22023", "COPY null representation cannot use newline or carriage return"),
+            ("(DELIMITER 'a')", "22023", "COPY delimiter cannot be \"a\""),
+            ("(DELIMITER '1')", "22023", "COPY delimiter cannot be \"1\""),
+            ("(DELIMITER '\\')", "22023", "COPY delimiter cannot be \"\\\""),
+            ("(DELIMITER '.')", "22023", "COPY delimiter cannot be \".\""),
+            ("(DELIMITER 'N')", "0A000", "COPY delimiter must not appear in the NULL specification"),
+            ("(FORMAT csv, DELIMITER '\"')", "22023", "COPY delimiter and quote must be different"),
+            ("(FORMAT csv, QUOTE ',')", "22023", "COPY delimiter and quote must be different"),
+            ("(FORMAT csv, QUOTE 'ab')", "0A000", "COPY quote must be a single one-byte character"),
+            ("(FORMAT csv, ESCAPE '')", "0A000", "COPY escape must be a single one-byte character"),
+            ("(QUOTE '\"')", "0A000", "COPY quote available only in CSV mode"),
+            ("(ESCAPE '\"')", "0A000", "COPY escape available only in CSV mode"),
+            ("(FORMAT binary, QUOTE '\"')", "0A000", "COPY quote available only in CSV mode"),
+            ("(FORMAT binary, DELIMITER ',')", "42601", "cannot specify DELIMITER in BINARY mode"),
+            ("(FORMAT binary, NULL 'x')", "42601", "cannot specify NULL in BINARY mode"),
+            ("(NULL 'a\tb')", "0A000", "COPY delimiter must not appear in the NULL specification"),
+            ("(FORMAT csv, NULL '\"x\"')", "0A000", "CSV quote character must not appear in the NULL specification"),
+            ("(FORMAT csv, FORMAT text)", "42601", "conflicting or redundant options"),
+            ("(NULL 'x', NULL 'y')", "42601", "conflicting or redundant options"),
+            ("(FORMAT xml)", "22023", "COPY format \"xml\" not recognized"),
+            ("(HEADER 'yes')", "42601", "header requires a Boolean value or \"match\""),
+            ("(FREEZE maybe)", "42601", "freeze requires a Boolean value"),
+            ("(BOGUS 1)", "42601", "option \"bogus\" not recognized"),
+            ("(ENCODING 'bogus')", "22023", "argument to option \"encoding\" must be a valid encoding name"),
+            ("(FREEZE)", "55000", "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction"),
+            ("(FORCE_NOT_NULL (delay))", "0A000", "COPY force not null available only in CSV mode"),
+            ("(FORMAT csv, FORCE_QUOTE *)", "0A000", "COPY force quote only available using COPY TO"),
+            ("(FORMAT csv, FORCE_NULL (nope))", "42703", "column \"nope\" of relation \"flights\" does not exist"),
+            ("WITH CSV DELIMITER ';' QUOTE ';'", "22023", "COPY delimiter and quote must be different"),
+            ("WITH OIDS", "42601", "syntax error at or near \"OIDS\""),
+        ] {
+            let e = err(&format!("COPY flights FROM STDIN {sql}"));
+            assert_eq!(
+                (crate::server::sqlstate(&e), e.to_string().as_str()),
+                (state, message),
+                "{sql}"
+            );
+        }
+        // Accepted as PostgreSQL accepts them.
+        for sql in [
+            "(HEADER match, FORMAT csv)",
+            "(HEADER 1)",
+            "(HEADER off)",
+            "(\"format\" 'csv', NULL 1)",
+            "(FORMAT csv, QUOTE 1)",
+            "(ENCODING 'UTF-8', FREEZE false)",
+            "WITH CSV NULL 'x' QUOTE '\"'",
+            "WITH CSV DELIMITER ';' QUOTE '\"'",
+            "WITH CSV HEADER ENCODING 'UTF8'",
+            "DELIMITER AS '|' NULL AS ''",
+            "(FORMAT csv, FORCE_NOT_NULL (delay, origin), FORCE_NULL (ts))",
+            "CSV FORCE NOT NULL delay, origin",
+        ] {
+            assert!(
+                matches!(
+                    plan(&format!("COPY flights FROM STDIN {sql}")),
+                    Ok(Plan::CopyFrom(_))
+                ),
+                "{sql}: {:?}",
+                plan(&format!("COPY flights FROM STDIN {sql}"))
+            );
+        }
+        let Plan::CopyFrom(c) = plan(
+            "COPY flights (origin, delay) FROM STDIN (FORMAT csv, FORCE_NOT_NULL (delay), HEADER MATCH)",
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.options.force_not_null, vec![1]);
+        assert!(c.options.header && c.options.header_match);
+        assert_eq!(
+            err("COPY flights (origin) FROM STDIN (FORMAT csv, FORCE_NULL (delay))"),
+            Error::InvalidColumnReference(
+                "FORCE_NULL column \"delay\" not referenced by COPY".into()
+            )
+        );
+        assert_eq!(
+            err("COPY (SELECT 1) TO STDOUT (HEADER match)"),
+            Error::FeatureNotSupported("cannot use \"match\" with HEADER in COPY TO".into())
         );
         assert!(matches!(
             err("COPY flights FROM '/etc/passwd'"),

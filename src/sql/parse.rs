@@ -210,8 +210,11 @@ pub(crate) struct ParsedStmt {
     /// The whole query string the statement came from: token locations, and so error
     /// positions, count from its start.
     pub source: std::sync::Arc<str>,
-    /// COPY's `LIVE [boolean]` option, cut out before sqlparser (which does not know it).
-    pub copy_live: Option<bool>,
+    /// COPY's options (the parenthesised list or the legacy words after STDIN/STDOUT),
+    /// cut out before sqlparser and read here as PostgreSQL's grammar reads them; the
+    /// binder checks them as PostgreSQL's `ProcessCopyOptions` does. `None` for every
+    /// other statement.
+    pub copy_options: Option<Vec<CopyItem>>,
     /// Identifiers longer than [`NAME_BYTES_MAX`] as written, with what they were cut to.
     pub truncated: Vec<(String, String)>,
 }
@@ -383,7 +386,7 @@ pub(crate) fn parse_all(text: &str) -> Result<Vec<ParsedStmt>> {
             stmt: Stmt::Empty,
             windows: vec![],
             source: text.into(),
-            copy_live: None,
+            copy_options: None,
             truncated: vec![],
         });
     }
@@ -615,8 +618,8 @@ fn parse_one(
 ) -> Result<ParsedStmt> {
     let end = toks.last().map(|t| t.span.end);
     let (toks, windows) = cut_windows(toks)?;
-    let (toks, copy_live) = match toks.first() {
-        Some(t) if word_is(&t.token, "COPY") => cut_copy_live(toks)?,
+    let (toks, copy_options) = match toks.first() {
+        Some(t) if word_is(&t.token, "COPY") => cut_copy_options(toks)?,
         _ => (toks, None),
     };
     let mut t = Toks::new(toks);
@@ -634,7 +637,7 @@ fn parse_one(
         text,
         stmt,
         windows,
-        copy_live,
+        copy_options,
         source: source.clone(),
         truncated: vec![],
     })
@@ -666,84 +669,254 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     })
 }
 
-/// Cut `LIVE [boolean]` out of the last parenthesised option list of a COPY statement
-/// (with the comma that separated it, and the list itself, with its WITH, once empty).
-fn cut_copy_live(mut toks: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Option<bool>)> {
-    let Some(close) = toks.iter().rposition(|t| t.token == Token::RParen) else {
-        return Ok((toks, None));
-    };
-    let mut depth = 0;
-    let mut open = None;
-    for i in (0..close).rev() {
-        match toks[i].token {
-            Token::RParen => depth += 1,
-            Token::LParen if depth == 0 => {
-                open = Some(i);
+/// One COPY option as written: its name (folded to lower case unless quoted) and value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct CopyItem {
+    pub name: String,
+    pub value: CopyValue,
+}
+
+/// The value of a COPY option.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CopyValue {
+    /// No value (`HEADER`, `LIVE`, `FREEZE`).
+    None,
+    /// A string, a number or a word (folded to lower case unless quoted), as text.
+    Text(String),
+    /// A parenthesised column list (`FORCE_NOT_NULL (a, b)`).
+    List(Vec<String>),
+    /// `*` (`FORCE_QUOTE *`).
+    All,
+}
+
+/// Cut a COPY statement's options (everything after `FROM STDIN` / `TO STDOUT`, or after
+/// a file name or PROGRAM, which the binder refuses) out of its tokens, read as
+/// PostgreSQL's grammar reads them: `[WITH] ( name [value] [, ...] )`, or the legacy
+/// words (`BINARY`, `CSV`, `HEADER`, `FREEZE`, `DELIMITER [AS] 's'`, `NULL [AS] 's'`,
+/// `QUOTE [AS] 's'`, `ESCAPE [AS] 's'`, `ENCODING 's'`, `FORCE QUOTE cols|*`,
+/// `FORCE NOT NULL cols`, `FORCE NULL cols`). Errors: 42601 for anything else.
+fn cut_copy_options(
+    mut toks: Vec<TokenWithSpan>,
+) -> Result<(Vec<TokenWithSpan>, Option<Vec<CopyItem>>)> {
+    // The first FROM or TO outside parentheses, then its target.
+    let mut depth = 0i32;
+    let mut dir = None;
+    for (i, t) in toks.iter().enumerate() {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            tok if depth == 0 && (word_is(tok, "FROM") || word_is(tok, "TO")) => {
+                dir = Some(i);
                 break;
             }
-            Token::LParen => depth -= 1,
             _ => {}
         }
     }
-    let Some(open) = open else {
+    let Some(dir) = dir else {
         return Ok((toks, None));
     };
-    // The items of the list, as [start, end) token ranges between top-level commas.
-    let mut items = Vec::new();
-    let (mut start, mut depth) = (open + 1, 0);
-    for (i, tok) in toks.iter().enumerate().take(close + 1).skip(open + 1) {
-        match tok.token {
-            Token::LParen => depth += 1,
-            Token::RParen if i < close => depth -= 1,
-            Token::Comma if depth == 0 => {
-                items.push((start, i));
-                start = i + 1;
+    let mut at = dir + 1;
+    if toks.get(at).is_some_and(|t| word_is(&t.token, "PROGRAM")) {
+        at += 1;
+    }
+    at += 1; // STDIN, STDOUT or the file name
+    if at >= toks.len() {
+        return Ok((toks, Some(Vec::new())));
+    }
+    let rest: Vec<TokenWithSpan> = toks.drain(at..).collect();
+    let mut r = OptToks { toks: &rest, i: 0 };
+    r.eat_word("WITH");
+    let items = if r.peek() == &Token::LParen {
+        r.i += 1;
+        let mut items = Vec::new();
+        loop {
+            items.push(r.modern_item()?);
+            match r.next() {
+                Token::Comma => continue,
+                Token::RParen => break,
+                t => return Err(syntax_near(t)),
             }
-            _ if i == close => items.push((start, i)),
-            _ => {}
+        }
+        items
+    } else {
+        let mut items = Vec::new();
+        while r.peek() != &Token::EOF {
+            items.push(r.legacy_item()?);
+        }
+        items
+    };
+    match r.peek() {
+        Token::EOF => Ok((toks, Some(items))),
+        t => Err(syntax_near(t)),
+    }
+}
+
+/// A cursor over the option tokens of a COPY statement.
+struct OptToks<'a> {
+    toks: &'a [TokenWithSpan],
+    i: usize,
+}
+
+impl OptToks<'_> {
+    fn peek(&self) -> &Token {
+        self.toks.get(self.i).map_or(&Token::EOF, |t| &t.token)
+    }
+
+    fn next(&mut self) -> &Token {
+        let i = self.i;
+        self.i += 1;
+        self.toks.get(i).map_or(&Token::EOF, |t| &t.token)
+    }
+
+    fn eat_word(&mut self, w: &str) -> bool {
+        let hit = word_is(self.peek(), w);
+        if hit {
+            self.i += 1;
+        }
+        hit
+    }
+
+    /// `name [value]` of the parenthesised list.
+    fn modern_item(&mut self) -> Result<CopyItem> {
+        let name = match self.next() {
+            Token::Word(w) => normalize_word(&w.value, w.quote_style),
+            t => return Err(syntax_near(t)),
+        };
+        let value = match self.peek() {
+            Token::Comma | Token::RParen => CopyValue::None,
+            Token::Mul => {
+                self.i += 1;
+                CopyValue::All
+            }
+            Token::LParen => {
+                self.i += 1;
+                CopyValue::List(self.column_list_rest()?)
+            }
+            _ => CopyValue::Text(self.text_value()?),
+        };
+        Ok(CopyItem { name, value })
+    }
+
+    /// A string, number or word value, as text.
+    fn text_value(&mut self) -> Result<String> {
+        let sign = match self.peek() {
+            Token::Minus => {
+                self.i += 1;
+                "-"
+            }
+            Token::Plus => {
+                self.i += 1;
+                "+"
+            }
+            _ => "",
+        };
+        match self.next() {
+            Token::SingleQuotedString(s)
+            | Token::EscapedStringLiteral(s)
+            | Token::NationalStringLiteral(s)
+                if sign.is_empty() =>
+            {
+                Ok(s.clone())
+            }
+            Token::Number(n, _) => Ok(format!("{sign}{n}")),
+            Token::Word(w) if sign.is_empty() => Ok(normalize_word(&w.value, w.quote_style)),
+            t => Err(syntax_near(t)),
         }
     }
-    let Some(k) = items
-        .iter()
-        .position(|&(a, b)| b > a && word_is(&toks[a].token, "LIVE"))
-    else {
-        return Ok((toks, None));
-    };
-    let (a, b) = items[k];
-    let live = match &toks[a + 1..b] {
-        [] => true,
-        [v] => match &v.token {
-            Token::Word(w) if w.quote_style.is_none() => {
-                match w.value.to_ascii_lowercase().as_str() {
-                    "true" | "on" => true,
-                    "false" | "off" => false,
-                    _ => return Err(syntax_near(&v.token)),
+
+    /// The rest of `(col, ...)` after its `(`.
+    fn column_list_rest(&mut self) -> Result<Vec<String>> {
+        let mut cols = Vec::new();
+        loop {
+            match self.next() {
+                Token::Word(w) => cols.push(normalize_word(&w.value, w.quote_style)),
+                t => return Err(syntax_near(t)),
+            }
+            match self.next() {
+                Token::Comma => continue,
+                Token::RParen => return Ok(cols),
+                t => return Err(syntax_near(t)),
+            }
+        }
+    }
+
+    /// A column list without parentheses (legacy `FORCE NOT NULL a, b`).
+    fn bare_column_list(&mut self) -> Result<Vec<String>> {
+        let mut cols = Vec::new();
+        loop {
+            match self.next() {
+                Token::Word(w) => cols.push(normalize_word(&w.value, w.quote_style)),
+                t => return Err(syntax_near(t)),
+            }
+            if self.peek() != &Token::Comma {
+                return Ok(cols);
+            }
+            self.i += 1;
+        }
+    }
+
+    /// A string constant (after an optional AS), for the legacy options.
+    fn sconst(&mut self) -> Result<String> {
+        self.eat_word("AS");
+        match self.next() {
+            Token::SingleQuotedString(s)
+            | Token::EscapedStringLiteral(s)
+            | Token::NationalStringLiteral(s) => Ok(s.clone()),
+            t => Err(syntax_near(t)),
+        }
+    }
+
+    /// One legacy option word (PostgreSQL's `copy_opt_item`), as the list item it means.
+    fn legacy_item(&mut self) -> Result<CopyItem> {
+        let item = |name: &str, value: CopyValue| CopyItem {
+            name: name.into(),
+            value,
+        };
+        let text = |s: &str| CopyValue::Text(s.into());
+        let word = match self.next() {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            t => return Err(syntax_near(t)),
+        };
+        Ok(match word.as_str() {
+            "BINARY" => item("format", text("binary")),
+            "CSV" => item("format", text("csv")),
+            "HEADER" => item("header", CopyValue::None),
+            "FREEZE" => item("freeze", CopyValue::None),
+            "DELIMITER" => item("delimiter", CopyValue::Text(self.sconst()?)),
+            "NULL" => item("null", CopyValue::Text(self.sconst()?)),
+            "QUOTE" => item("quote", CopyValue::Text(self.sconst()?)),
+            "ESCAPE" => item("escape", CopyValue::Text(self.sconst()?)),
+            "ENCODING" => match self.next() {
+                Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => {
+                    item("encoding", CopyValue::Text(s.clone()))
+                }
+                t => return Err(syntax_near(t)),
+            },
+            "FORCE" => {
+                if self.eat_word("QUOTE") {
+                    if self.peek() == &Token::Mul {
+                        self.i += 1;
+                        item("force_quote", CopyValue::All)
+                    } else {
+                        item("force_quote", CopyValue::List(self.bare_column_list()?))
+                    }
+                } else if self.eat_word("NOT") {
+                    if !self.eat_word("NULL") {
+                        return Err(syntax_near(self.peek()));
+                    }
+                    item("force_not_null", CopyValue::List(self.bare_column_list()?))
+                } else if self.eat_word("NULL") {
+                    item("force_null", CopyValue::List(self.bare_column_list()?))
+                } else {
+                    return Err(syntax_near(self.peek()));
                 }
             }
-            Token::Number(n, _) if n == "1" || n == "0" => n == "1",
-            Token::SingleQuotedString(s) => match s.to_ascii_lowercase().as_str() {
-                "true" | "on" | "1" => true,
-                "false" | "off" | "0" => false,
-                _ => return Err(syntax_near(&v.token)),
-            },
-            t => return Err(syntax_near(t)),
-        },
-        [_, extra, ..] => return Err(syntax_near(&extra.token)),
-    };
-    if items.len() == 1 {
-        // `WITH (LIVE)`: drop the whole list and its WITH.
-        let from = if open > 0 && word_is(&toks[open - 1].token, "WITH") {
-            open - 1
-        } else {
-            open
-        };
-        toks.drain(from..=close);
-    } else if k + 1 < items.len() {
-        toks.drain(a..=b); // the item and the comma after it
-    } else {
-        toks.drain(a - 1..b); // the comma before the last item, and the item
+            _ => {
+                let t = &self.toks[self.i - 1].token;
+                return Err(syntax_near(t));
+            }
+        })
     }
-    Ok((toks, Some(live)))
 }
 
 /// Parse tokens as exactly one ordinary statement with sqlparser.

@@ -514,6 +514,14 @@ pub struct CopyOptions {
     pub format: CopyFormat,
     /// `HEADER`: the first line names columns (csv and text).
     pub header: bool,
+    /// `HEADER MATCH` (COPY FROM): the header's names must be the COPY's columns, in order.
+    pub header_match: bool,
+    /// `FORCE_NOT_NULL` (CSV, COPY FROM): the fields (positions in the COPY's column list)
+    /// never read as NULL, even when they equal the NULL string.
+    pub force_not_null: Vec<usize>,
+    /// `FORCE_NULL` (CSV, COPY FROM): the fields read as NULL when they equal the NULL
+    /// string even quoted.
+    pub force_null: Vec<usize>,
     /// Field delimiter: tab for text, comma for csv.
     pub delimiter: u8,
     /// The NULL marker: `\N` for text, empty unquoted string for csv.
@@ -535,6 +543,9 @@ impl CopyOptions {
             CopyFormat::Text | CopyFormat::Binary => CopyOptions {
                 format,
                 header: false,
+                header_match: false,
+                force_not_null: Vec::new(),
+                force_null: Vec::new(),
                 delimiter: b'\t',
                 null: "\\N".into(),
                 quote: b'"',
@@ -544,6 +555,9 @@ impl CopyOptions {
             CopyFormat::Csv => CopyOptions {
                 format,
                 header: false,
+                header_match: false,
+                force_not_null: Vec::new(),
+                force_null: Vec::new(),
                 delimiter: b',',
                 null: String::new(),
                 quote: b'"',

@@ -79,6 +79,8 @@ pub struct CopyIn {
     pub(crate) line: u64,
     pub(crate) header_pending: bool,
     pub(crate) ended: bool,
+    /// The line ending the data uses, fixed by its first line (PostgreSQL's rule).
+    pub(crate) eol: Eol,
     pub(crate) builder: ColumnBatchBuilder,
     pub(crate) staged: Vec<ColumnBatch>,
     pub(crate) staged_bytes: usize,
@@ -138,6 +140,7 @@ impl CopyIn {
             carry: Vec::new(),
             line: 0,
             ended: false,
+            eol: Eol::Unknown,
             builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
             staged: Vec::new(),
             staged_bytes: 0,
@@ -190,7 +193,7 @@ impl CopyIn {
         // A message without a newline ends no record: parsing would only rescan the same
         // unfinished line, which made one long line quadratic in its length.
         if !self.is_binary() {
-            let no_record_end = memchr::memchr(b'\n', data).is_none();
+            let no_record_end = memchr::memchr2(b'\n', b'\r', data).is_none();
             let short = self.carry.len() < PARSE_CHUNK_BYTES.min(line_max.saturating_add(1));
             if self.carry.len() <= line_max && (no_record_end || (short && !self.options.live)) {
                 return Ok(());
@@ -382,7 +385,13 @@ impl CopyIn {
             quote: self.is_csv() && memchr::memchr(self.options.quote, &carry).is_some(),
             backslash: !self.is_csv() && memchr::memchr(b'\\', &carry).is_some(),
             nul: memchr::memchr(0, &carry).is_some(),
+            cr: memchr::memchr(b'\r', &carry).is_some(),
         };
+        if self.eol == Eol::Unknown {
+            self.eol = self
+                .chunk
+                .first_eol(&carry, self.is_csv(), self.options.quote);
+        }
         let mut pos = self.parse_plain_halves(&carry, valid);
         // A record longer than the limit is refused whether or not one message holds it
         // whole (the check on the unfinished tail in `feed` sees only the ones cut).
@@ -392,23 +401,28 @@ impl CopyIn {
                 pos = next;
                 continue;
             }
-            let end = if self.chunk.quote {
-                self.record_end(&carry[pos..])
-            } else {
-                memchr::memchr(b'\n', &carry[pos..])
+            let rec = match self.next_record(&carry[pos..], at_end) {
+                Ok(Some(rec)) => rec,
+                Ok(None) => break,
+                Err(e) => {
+                    // The line the fault is on (PostgreSQL counts the line being read).
+                    self.line += 1;
+                    return Err(self.context(e));
+                }
             };
-            let Some(end) = end else {
-                break;
-            };
-            let (from, mut to) = (pos, pos + end);
-            if end > line_max {
+            if rec.len > line_max {
                 return Err(self.line_too_long(self.line + 1));
             }
-            pos += end + 1;
-            if carry[from..to].last() == Some(&b'\r') {
-                to -= 1;
+            let from = pos;
+            pos += rec.next;
+            self.line += 1 + rec.inner_lines;
+            if rec.end_marker {
+                self.ended = true;
+                if rec.len == 0 {
+                    break;
+                }
             }
-            self.line += 1;
+            let to = from + rec.len;
             match valid.get(from..to) {
                 Some(text) => self.record_text(text)?,
                 None => self.record(&carry[from..to])?,
@@ -426,21 +440,21 @@ impl CopyIn {
             rest.shrink_to(2 * PARSE_CHUNK_BYTES);
         }
         if at_end && !rest.is_empty() && !self.ended {
-            if rest.last() == Some(&b'\r') {
-                rest.pop();
-            }
+            // The last record has no line ending.
             if rest.len() > line_max {
                 return Err(self.line_too_long(self.line + 1));
             }
             self.line += 1;
             let rec = std::mem::take(&mut rest);
-            self.record(&rec)?;
             if self.is_csv() && self.in_quotes(&rec) {
+                let lf = if self.eol == Eol::Nl { b'\n' } else { b'\r' };
+                self.line += memchr::memchr_iter(lf, &rec).count() as u64;
                 return Err(Error::BadCopyFileFormat(format!(
                     "unterminated CSV quoted field (COPY {}, line {})",
                     self.rel.name, self.line
                 )));
             }
+            self.record(&rec)?;
         }
         self.carry = rest;
         self.spill_if_large()
@@ -456,8 +470,10 @@ impl CopyIn {
         let plain = !self.options.live
             && !self.header_pending
             && !self.ended
+            && self.plain_options()
             && !self.chunk.quote
             && !self.chunk.nul
+            && (self.eol == Eol::Nl && !self.chunk.cr || self.eol == Eol::CrNl)
             && valid.len() == carry.len()
             && carry.len() >= PARALLEL_PARSE_BYTES
             && memchr::memchr(b'\\', carry).is_none();
@@ -470,6 +486,14 @@ impl CopyIn {
         let Some(mid) = memchr::memchr(b'\n', &carry[end / 2..end]).map(|n| end / 2 + n + 1) else {
             return 0;
         };
+        // CRLF data: a CR anywhere but before a newline is the one-thread path's to report
+        // (each line's CR is checked by `parse_plain`).
+        if self.eol == Eol::CrNl
+            && memchr::memchr_iter(b'\r', &carry[..end]).count()
+                != memchr::memchr_iter(b'\n', &carry[..end]).count()
+        {
+            return 0;
+        }
         let ctx = PlainCtx {
             rel: &self.rel,
             targets: &self.targets,
@@ -477,6 +501,7 @@ impl CopyIn {
             delimiter: self.options.delimiter,
             null: self.options.null.as_bytes(),
             line_max: self.engine.config.limits.copy_line_bytes_max,
+            crlf: self.eol == Eol::CrNl,
         };
         // The second half is parsed on a thread of its own, in the session's time zone
         // (which a timestamptz field is read in) as the first half is.
@@ -519,7 +544,8 @@ impl CopyIn {
     /// record the general path must read: one with those bytes, the header, or an
     /// incomplete last line.
     fn plain_record(&mut self, carry: &[u8], valid: &str, pos: usize) -> Result<Option<usize>> {
-        if self.header_pending {
+        if self.header_pending || !self.plain_options() || !matches!(self.eol, Eol::Nl | Eol::CrNl)
+        {
             return Ok(None);
         }
         let d = self.options.delimiter;
@@ -540,12 +566,19 @@ impl CopyIn {
             } else if b == b'\n' {
                 newline = Some(i);
                 break;
-            } else if b == special || b == 0 {
+            } else if b == special || b == 0 || b == b'\r' {
+                // A CR ends a CRLF line; anywhere else the general path reports it.
+                if b == b'\r' && self.eol == Eol::CrNl && bytes.get(i + 1) == Some(&b'\n') {
+                    newline = Some(i + 1);
+                }
                 break;
             }
         }
         let text = newline.and_then(|n| {
-            let to = if n > 0 && bytes[n - 1] == b'\r' {
+            let to = if self.eol == Eol::CrNl {
+                if n == 0 || bytes[n - 1] != b'\r' {
+                    return None; // a bare LF in CRLF data: the general path reports it
+                }
                 n - 1
             } else {
                 n
@@ -561,7 +594,7 @@ impl CopyIn {
             self.fields = fields;
             return Err(self.line_too_long(self.line + 1));
         }
-        // A `\r` right after the last delimiter leaves that field empty.
+        // A CR right after the last delimiter leaves that field empty.
         fields.push(Span::Record(start.min(text.len()), text.len()));
         let null = self.options.null.as_bytes();
         for f in fields.iter_mut() {
@@ -645,46 +678,157 @@ impl CopyIn {
         Ok(())
     }
 
-    /// Length of the next complete record in `buf` (excluding its newline), if complete.
-    fn record_end(&self, buf: &[u8]) -> Option<usize> {
-        let newline = memchr::memchr(b'\n', buf);
-        if !self.is_csv() {
-            return newline;
-        }
+    /// True when no option needs the general path for every record (FORCE_NOT_NULL and
+    /// FORCE_NULL are read by the CSV splitter only).
+    fn plain_options(&self) -> bool {
+        self.options.force_not_null.is_empty() && self.options.force_null.is_empty()
+    }
+
+    /// The next record of `buf` as PostgreSQL's `CopyReadLine` finds it: up to the line
+    /// ending fixed by the first line (LF, CRLF or CR), a backslash taking the byte after
+    /// it (text format), line endings inside quotes kept (CSV), and the `\.` end marker.
+    /// `None` when `buf` holds no complete record yet (at the end of the data, the rest is
+    /// the last record, without a line ending). Errors (22P04): a line ending of another
+    /// style ("literal carriage return found in data" and the like), a corrupt end marker.
+    fn next_record(&mut self, buf: &[u8], at_end: bool) -> Result<Option<Rec>> {
+        let csv = self.is_csv();
         let (q, e) = (self.options.quote, self.options.escape);
-        // Most records quote nothing: then the first newline ends the record.
-        match newline {
-            None => return None,
-            Some(n) if memchr::memchr(q, &buf[..n]).is_none() => return Some(n),
-            Some(_) => {}
+        let what = if csv { "unquoted" } else { "literal" };
+        let cr_found = |what: &str| {
+            let hint = if csv {
+                "Use quoted CSV field to represent carriage return."
+            } else {
+                "Use \"\\r\" to represent carriage return."
+            };
+            Error::BadCopyFileFormat(format!("{what} carriage return found in data"))
+                .with_hint(hint)
+        };
+        let nl_found = |what: &str| {
+            let hint = if csv {
+                "Use quoted CSV field to represent newline."
+            } else {
+                "Use \"\\n\" to represent newline."
+            };
+            Error::BadCopyFileFormat(format!("{what} newline found in data")).with_hint(hint)
+        };
+        // `\.` at the start of a record (CSV), or anywhere (text), then the line ending.
+        let marker = |at: usize, eol: Eol| -> Result<Option<Option<Rec>>> {
+            let after = &buf[at + 2..];
+            let ending = match (after.first(), after.get(1)) {
+                (Some(b'\r'), Some(b'\n')) if eol != Eol::Cr => Some(2),
+                (Some(b'\r'), None) if !at_end && eol != Eol::Cr => return Ok(Some(None)),
+                (Some(b'\r'), _) if eol != Eol::CrNl => Some(1),
+                (Some(b'\n'), _) if eol != Eol::CrNl && eol != Eol::Cr => Some(1),
+                (Some(b'\r' | b'\n'), _) if !csv => {
+                    return Err(Error::BadCopyFileFormat(
+                        "end-of-copy marker does not match previous newline style".into(),
+                    ))
+                }
+                (None, _) if !at_end => return Ok(Some(None)),
+                _ => None,
+            };
+            match ending {
+                Some(_) => Ok(Some(Some(Rec {
+                    len: at,
+                    next: buf.len(),
+                    inner_lines: 0,
+                    end_marker: true,
+                }))),
+                None if csv => Ok(None), // data after all
+                None => Err(Error::BadCopyFileFormat(
+                    "end-of-copy marker corrupt".into(),
+                )),
+            }
+        };
+        if csv && buf.starts_with(b"\\.") {
+            if let Some(r) = marker(0, self.eol)? {
+                return Ok(r);
+            }
         }
-        let mut in_q = false;
-        let mut i = 0;
+        let (mut i, mut in_q, mut inner) = (0, false, 0u64);
         while i < buf.len() {
-            let b = buf[i];
-            if in_q {
-                if b == e && e != q && i + 1 < buf.len() && (buf[i + 1] == q || buf[i + 1] == e) {
+            let c = buf[i];
+            if csv && in_q {
+                if c == e && e != q && matches!(buf.get(i + 1), Some(&n) if n == q || n == e) {
                     i += 2;
                     continue;
                 }
-                if b == q {
-                    if e == q && i + 1 < buf.len() && buf[i + 1] == q {
-                        i += 2;
-                        continue;
-                    }
-                    if e == q && i + 1 == buf.len() {
-                        return None; // cannot tell a doubled quote from a closing one yet
+                if c == q {
+                    if e == q {
+                        match buf.get(i + 1) {
+                            Some(&n) if n == q => {
+                                i += 2;
+                                continue;
+                            }
+                            // A doubled quote cannot be told from a closing one yet.
+                            None if !at_end => return Ok(None),
+                            _ => {}
+                        }
                     }
                     in_q = false;
+                } else if c == if self.eol == Eol::Nl { b'\n' } else { b'\r' } {
+                    // PostgreSQL's count: the LFs inside quotes of LF data, else the CRs.
+                    inner += 1;
                 }
-            } else if b == q {
-                in_q = true;
-            } else if b == b'\n' {
-                return Some(i);
+                i += 1;
+                continue;
             }
-            i += 1;
+            match c {
+                b'\\' if !csv => match buf.get(i + 1) {
+                    None if !at_end => return Ok(None),
+                    None => i += 1,
+                    Some(b'.') => {
+                        if let Some(r) = marker(i, self.eol)? {
+                            return Ok(r);
+                        }
+                        i += 2;
+                    }
+                    Some(_) => i += 2,
+                },
+                _ if csv && c == q => {
+                    in_q = true;
+                    i += 1;
+                }
+                b'\r' => {
+                    let next = match self.eol {
+                        Eol::Nl => return Err(cr_found(what)),
+                        Eol::Cr => i + 1,
+                        Eol::Unknown | Eol::CrNl => match buf.get(i + 1) {
+                            Some(b'\n') => {
+                                self.eol = Eol::CrNl;
+                                i + 2
+                            }
+                            None if !at_end => return Ok(None),
+                            _ if self.eol == Eol::CrNl => return Err(cr_found(what)),
+                            _ => {
+                                self.eol = Eol::Cr;
+                                i + 1
+                            }
+                        },
+                    };
+                    return Ok(Some(Rec {
+                        len: i,
+                        next,
+                        inner_lines: inner,
+                        end_marker: false,
+                    }));
+                }
+                b'\n' => {
+                    if matches!(self.eol, Eol::Cr | Eol::CrNl) {
+                        return Err(nl_found(what));
+                    }
+                    self.eol = Eol::Nl;
+                    return Ok(Some(Rec {
+                        len: i,
+                        next: i + 1,
+                        inner_lines: inner,
+                        end_marker: false,
+                    }));
+                }
+                _ => i += 1,
+            }
         }
-        None
+        Ok(None)
     }
 
     fn in_quotes(&self, rec: &[u8]) -> bool {
@@ -694,8 +838,7 @@ impl CopyIn {
     fn record(&mut self, rec: &[u8]) -> Result<()> {
         match std::str::from_utf8(rec) {
             Ok(text) => self.record_text(text),
-            // The header line is skipped without being read.
-            Err(_) if self.header_pending => self.record_text(""),
+            // The header line too must be UTF-8 (PostgreSQL converts it as any line).
             Err(e) => {
                 let bad = &rec[e.valid_up_to()..];
                 let bad = &bad[..e.error_len().unwrap_or(bad.len()).min(bad.len())];
@@ -711,14 +854,12 @@ impl CopyIn {
     }
 
     fn record_text(&mut self, text: &str) -> Result<()> {
-        // `\.` alone on a line ends the data in both formats (psql sends it); in CSV a
-        // field that is `\.` must be quoted, as in PostgreSQL.
-        if text == "\\." {
-            self.ended = true;
-            return Ok(());
-        }
+        // The `\.` end marker was found by `next_record` (or by `plain_record`'s check).
         if self.header_pending {
             self.header_pending = false;
+            if self.options.header_match {
+                return self.match_header(text).map_err(|e| self.context(e));
+            }
             return Ok(());
         }
         let mut fields = std::mem::take(&mut self.fields);
@@ -729,7 +870,7 @@ impl CopyIn {
             split_csv(
                 text,
                 &self.options,
-                self.chunk.quote,
+                self.chunk.quote || !self.plain_options(),
                 &mut fields,
                 &mut scratch,
             )
@@ -769,6 +910,45 @@ impl CopyIn {
         })
     }
 
+    /// `HEADER MATCH`: the header line's fields must be the COPY's column names, in order
+    /// (22P04 otherwise, in PostgreSQL's words).
+    fn match_header(&mut self, text: &str) -> Result<()> {
+        let (mut fields, mut scratch) = (Vec::new(), String::new());
+        if self.is_csv() {
+            split_csv(text, &self.options, true, &mut fields, &mut scratch)?;
+        } else {
+            split_text(text, &self.options, true, &mut fields, &mut scratch)?;
+        }
+        if fields.len() != self.targets.len() {
+            return Err(Error::BadCopyFileFormat(format!(
+                "wrong number of fields in header line: got {}, expected {}",
+                fields.len(),
+                self.targets.len()
+            )));
+        }
+        for (k, (f, &c)) in fields.iter().zip(&self.targets).enumerate() {
+            let expected = &self.rel.columns[c].name;
+            let got = match *f {
+                Span::Null => {
+                    return Err(Error::BadCopyFileFormat(format!(
+                        "column name mismatch in header line field {}: got null value (\"{}\"), expected \"{expected}\"",
+                        k + 1,
+                        self.options.null
+                    )))
+                }
+                Span::Record(a, b) => &text[a..b],
+                Span::Scratch(a, b) => &scratch[a..b],
+            };
+            if got != expected {
+                return Err(Error::BadCopyFileFormat(format!(
+                    "column name mismatch in header line field {}: got \"{got}\", expected \"{expected}\"",
+                    k + 1
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn stage(&mut self, rec: &str, fields: &[Span], scratch: &str) -> Result<()> {
         if fields.len() > self.targets.len() {
             return Err(Error::BadCopyFileFormat(
@@ -776,6 +956,18 @@ impl CopyIn {
             ));
         }
         if fields.len() < self.targets.len() {
+            // PostgreSQL reads the fields there are, column by column, before it finds
+            // the first missing one: a bad value among them is the error.
+            for (f, &c) in fields.iter().zip(&self.targets) {
+                let text = match *f {
+                    Span::Null => continue,
+                    Span::Record(a, b) => &rec[a..b],
+                    Span::Scratch(a, b) => &scratch[a..b],
+                };
+                let col = &self.rel.columns[c];
+                parse_value(text, col.data_type)
+                    .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", col.name)))?;
+            }
             let missing = &self.rel.columns[self.targets[fields.len()]].name;
             return Err(Error::BadCopyFileFormat(format!(
                 "missing data for column \"{missing}\""
@@ -859,6 +1051,56 @@ pub(crate) struct ChunkBytes {
     pub backslash: bool,
     /// A NUL byte (refused as text).
     pub nul: bool,
+    /// A carriage return.
+    pub cr: bool,
+}
+
+impl ChunkBytes {
+    /// The line ending of data whose first bytes are `buf`, when its first line holds
+    /// no byte that could hide or stand for a line ending (a backslash in text, the quote
+    /// in CSV); else [`Eol::Unknown`], and `CopyIn::next_record` finds it.
+    fn first_eol(&self, buf: &[u8], csv: bool, quote: u8) -> Eol {
+        let Some(end) = memchr::memchr2(b'\n', b'\r', buf) else {
+            return Eol::Unknown;
+        };
+        let special = if csv { quote } else { b'\\' };
+        if memchr::memchr(special, &buf[..end]).is_some() {
+            return Eol::Unknown;
+        }
+        match (buf[end], buf.get(end + 1)) {
+            (b'\n', _) => Eol::Nl,
+            (b'\r', Some(b'\n')) => Eol::CrNl,
+            (b'\r', Some(_)) => Eol::Cr,
+            _ => Eol::Unknown,
+        }
+    }
+}
+
+/// The line ending of COPY data, fixed by its first line as PostgreSQL fixes it: every
+/// other line must end the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Eol {
+    /// No line has ended yet.
+    Unknown,
+    /// `\n`
+    Nl,
+    /// `\r\n`
+    CrNl,
+    /// `\r` alone.
+    Cr,
+}
+
+/// A record `CopyIn::next_record` found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rec {
+    /// Bytes of the record before its line ending (or end marker).
+    pub len: usize,
+    /// Bytes consumed: the record, its line ending (all of the rest after an end marker).
+    pub next: usize,
+    /// Line endings inside its quoted CSV fields (PostgreSQL counts each as a line).
+    pub inner_lines: u64,
+    /// The record ended at the `\.` end marker: no data follows.
+    pub end_marker: bool,
 }
 
 /// The same error kind with its message rewritten (to add COPY context).
@@ -877,6 +1119,15 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
         CharacterNotInRepertoire(m) => CharacterNotInRepertoire(f(&m)),
         InvalidParameterValue(m) => InvalidParameterValue(f(&m)),
         DatatypeMismatch(m) => DatatypeMismatch(f(&m)),
+        Detailed {
+            error,
+            position,
+            hint,
+        } => Detailed {
+            error: Box::new(with_message(*error, f)),
+            position,
+            hint,
+        },
         other => other,
     }
 }
@@ -1100,7 +1351,14 @@ fn split_text(
 ) -> Result<()> {
     let b = line.as_bytes();
     let null = o.null.as_bytes();
-    for (start, end) in fields_of(b, o.delimiter) {
+    // A backslash takes the byte after it, also a delimiter (`x\,y` is one field).
+    let fields: Box<dyn Iterator<Item = (usize, usize)>> =
+        if escapes && memchr::memchr(b'\\', b).is_some() {
+            Box::new(escaped_fields_of(b, o.delimiter))
+        } else {
+            Box::new(fields_of(b, o.delimiter))
+        };
+    for (start, end) in fields {
         let raw = &b[start..end];
         let span = if raw == null {
             Span::Null
@@ -1127,6 +1385,32 @@ fn fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, usize)> + 
             start = end + 1;
             field
         })
+}
+
+/// The fields of a text-format line holding backslashes: a delimiter right after a
+/// backslash belongs to its field, as PostgreSQL's `CopyReadAttributesText` reads it.
+fn escaped_fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let mut i = start;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                c if c == delimiter => {
+                    let field = (start, i);
+                    start = i + 1;
+                    return Some(field);
+                }
+                _ => i += 1,
+            }
+        }
+        done = true;
+        Some((start, b.len()))
+    })
 }
 
 fn unescape_text(raw: &str, s: &mut String) -> Result<()> {
@@ -1220,7 +1504,8 @@ fn split_csv(
 ) -> Result<()> {
     let (d, q, e) = (o.delimiter, o.quote, o.escape);
     let b = line.as_bytes();
-    if !quotes || memchr::memchr(q, b).is_none() {
+    let forced = !o.force_not_null.is_empty() || !o.force_null.is_empty();
+    if !forced && (!quotes || memchr::memchr(q, b).is_none()) {
         let null = o.null.as_bytes();
         for (start, end) in fields_of(b, d) {
             out.push(if &b[start..end] == null {
@@ -1266,7 +1551,15 @@ fn split_csv(
             ));
         }
         let text = String::from_utf8(field).unwrap_or_default();
-        if !quoted && text == o.null {
+        // FORCE_NOT_NULL: never NULL; FORCE_NULL: NULL even quoted.
+        let k = out.len();
+        let null = text == o.null
+            && if quoted {
+                o.force_null.contains(&k)
+            } else {
+                !o.force_not_null.contains(&k)
+            };
+        if null {
             out.push(Span::Null);
         } else {
             scratch.push_str(&text);
@@ -1319,6 +1612,26 @@ mod tests {
                 // Octal escapes are bytes: two of them can make one character.
                 Some("\u{e9}".into()),
                 Some("AA2".into()),
+            ]
+        );
+        // A backslash takes the byte after it: an escaped delimiter (here a comma, and a
+        // tab) stays in its field; the NULL marker is compared before unescaping.
+        let comma = CopyOptions {
+            delimiter: b',',
+            ..CopyOptions::defaults(CopyFormat::Text)
+        };
+        out.clear();
+        scratch.clear();
+        let line = "x\\,y,1,\\N,a\\\\,b\\\tc\\";
+        split_text(line, &comma, true, &mut out, &mut scratch).unwrap();
+        assert_eq!(
+            resolve(line, &out, &scratch),
+            vec![
+                Some("x,y".into()),
+                Some("1".into()),
+                None,
+                Some("a\\".into()),
+                Some("b\tc".into()),
             ]
         );
         // A byte escape that leaves invalid UTF-8 is refused (22021), as a NUL is.

@@ -26,6 +26,8 @@ pub(super) struct PlainCtx<'a> {
     pub null: &'a [u8],
     /// Longest record accepted, bytes (`copy_line_bytes_max`).
     pub line_max: usize,
+    /// The data's lines end with CRLF (each must); else with LF, and the text holds no CR.
+    pub crlf: bool,
 }
 
 /// Rows [`parse_plain`] parsed: full batches, the unfinished one, and the line count.
@@ -99,8 +101,11 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
             if i - rec > ctx.line_max {
                 return None;
             }
-            // A `\r` before the newline ends the record (CRLF lines).
-            if i > start && bytes[i - 1] == b'\r' {
+            // CRLF lines: the CR before the newline ends the record.
+            if ctx.crlf {
+                if i == 0 || bytes[i - 1] != b'\r' {
+                    return None; // a bare LF: the general path reports it
+                }
                 i - 1
             } else {
                 i
@@ -286,6 +291,15 @@ mod tests {
     }
 
     fn parse(text: &str, targets: &[usize], untargeted: &[usize]) -> Option<PlainRows> {
+        parse_with(text, targets, untargeted, false)
+    }
+
+    fn parse_with(
+        text: &str,
+        targets: &[usize],
+        untargeted: &[usize],
+        crlf: bool,
+    ) -> Option<PlainRows> {
         let rel = rel();
         let ctx = PlainCtx {
             rel: &rel,
@@ -293,7 +307,8 @@ mod tests {
             untargeted,
             delimiter: b',',
             null: b"",
-            line_max: 64,
+            line_max: 80,
+            crlf,
         };
         parse_plain(text, &ctx)
     }
@@ -304,9 +319,12 @@ mod tests {
     fn plain_rows_carry_their_values_and_timestamps() {
         let long = "x".repeat(40);
         let text = format!(
-            "2001-01-01 00:00:01,+5,LAS,1.50\r\n2001-01-01 00:00:02.5,,{long},\n2001-01-02T10:00:00,-7,,2\n"
+            "2001-01-01 00:00:01,+5,LAS,1.50\r\n2001-01-01 00:00:02.5,,{long},\r\n2001-01-02T10:00:00,-7,,2\r\n"
         );
-        let out = parse(&text, &[0, 1, 2, 3], &[]).expect("every record is plain");
+        // A bare LF in CRLF data, or CRLF read as LF data, is the general path's to report.
+        assert!(parse_with(&text.replacen("\r\n", "\n", 1), &[0, 1, 2, 3], &[], true).is_none());
+        assert!(parse(&text, &[0, 1, 2, 3], &[]).is_none());
+        let out = parse_with(&text, &[0, 1, 2, 3], &[], true).expect("every record is plain");
         assert_eq!(out.lines, 3);
         let batch = {
             let mut b = out.builder;

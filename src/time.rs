@@ -534,27 +534,34 @@ enum Unit {
     Months(f64),
 }
 
-fn unit_of(word: &str) -> Option<Unit> {
+/// The unit a word names, and its field's bit: PostgreSQL refuses a field given twice
+/// (`1 day 1 day`; a bare number and a clock both give seconds).
+fn unit_of(word: &str) -> Option<(Unit, u16)> {
     Some(match word {
         "microsecond" | "microseconds" | "us" | "usec" | "usecs" | "useconds" | "usecond" => {
-            Unit::Micros(1.0)
+            (Unit::Micros(1.0), 1)
         }
         "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" | "mseconds" | "msecond" => {
-            Unit::Micros(1e3)
+            (Unit::Micros(1e3), 1 << 1)
         }
-        "second" | "seconds" | "s" | "sec" | "secs" => Unit::Micros(1e6),
-        "minute" | "minutes" | "m" | "min" | "mins" => Unit::Micros(6e7),
-        "hour" | "hours" | "h" | "hr" | "hrs" => Unit::Micros(3.6e9),
-        "day" | "days" | "d" => Unit::Days(1.0),
-        "week" | "weeks" | "w" => Unit::Days(7.0),
-        "month" | "months" | "mon" | "mons" => Unit::Months(1.0),
-        "year" | "years" | "y" | "yr" | "yrs" => Unit::Months(12.0),
-        "decade" | "decades" | "dec" | "decs" => Unit::Months(120.0),
-        "century" | "centuries" | "c" | "cent" => Unit::Months(1200.0),
-        "millennium" | "millennia" | "mil" | "mils" => Unit::Months(12000.0),
+        "second" | "seconds" | "s" | "sec" | "secs" => (Unit::Micros(1e6), FIELD_SECOND),
+        "minute" | "minutes" | "m" | "min" | "mins" => (Unit::Micros(6e7), FIELD_MINUTE),
+        "hour" | "hours" | "h" | "hr" | "hrs" => (Unit::Micros(3.6e9), FIELD_HOUR),
+        "day" | "days" | "d" => (Unit::Days(1.0), FIELD_DAY),
+        "week" | "weeks" | "w" => (Unit::Days(7.0), 1 << 6),
+        "month" | "months" | "mon" | "mons" => (Unit::Months(1.0), 1 << 7),
+        "year" | "years" | "y" | "yr" | "yrs" => (Unit::Months(12.0), 1 << 8),
+        "decade" | "decades" | "dec" | "decs" => (Unit::Months(120.0), 1 << 9),
+        "century" | "centuries" | "c" | "cent" => (Unit::Months(1200.0), 1 << 10),
+        "millennium" | "millennia" | "mil" | "mils" => (Unit::Months(12000.0), 1 << 11),
         _ => return None,
     })
 }
+
+const FIELD_SECOND: u16 = 1 << 2;
+const FIELD_MINUTE: u16 = 1 << 3;
+const FIELD_HOUR: u16 = 1 << 4;
+const FIELD_DAY: u16 = 1 << 5;
 
 /// Parse PostgreSQL interval input: `'10 seconds'`, `'1 hour 30 minutes'`, `'00:05:00'`,
 /// `'2 days'`, `'1 day 02:00:00'`, `'5 min'`, `'-1 hour'`, `'@ 1 hour ago'`, `'1.5 hours'`,
@@ -590,6 +597,11 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
     })
 }
 
+/// `seen` with the bits of `field`, or `None` when one was already given.
+fn take_field(seen: u16, field: u16) -> Option<u16> {
+    (seen & field == 0).then_some(seen | field)
+}
+
 /// Split `s` into tokens: numbers (with sign, point), words, clock times, `@`.
 fn parse_verbose_interval(s: &str) -> Option<Acc> {
     let mut acc = Acc::default();
@@ -612,6 +624,7 @@ fn parse_verbose_interval(s: &str) -> Option<Acc> {
     let mut ago = false;
     let mut i = 0;
     let mut any = false;
+    let mut seen = 0u16;
     while i < toks.len() {
         let tok = toks[i];
         i += 1;
@@ -627,17 +640,22 @@ fn parse_verbose_interval(s: &str) -> Option<Acc> {
         }
         if tok.contains(':') {
             acc.micros += parse_clock(tok)?;
+            seen = take_field(seen, FIELD_HOUR | FIELD_MINUTE | FIELD_SECOND)?;
             any = true;
             continue;
         }
         let v: f64 = parse_number(tok)?;
-        let unit = match toks.get(i).and_then(|w| unit_of(w)) {
+        let (unit, field) = match toks.get(i).and_then(|w| unit_of(w)) {
             Some(u) => {
                 i += 1;
                 u
             }
-            None => Unit::Micros(1e6),
+            // A bare number before a clock is days (`1 2:03:04`, PostgreSQL's own
+            // output form); else seconds.
+            None if toks.get(i).is_some_and(|t| t.contains(':')) => (Unit::Days(1.0), FIELD_DAY),
+            None => (Unit::Micros(1e6), FIELD_SECOND),
         };
+        seen = take_field(seen, field)?;
         acc.add(unit, v);
         any = true;
     }
@@ -1017,6 +1035,20 @@ mod tests {
                 "invalid input syntax for type interval: \"ten seconds\"".into()
             ))
         );
+        // A bare number before a clock is days: PostgreSQL's sql_standard output form.
+        assert_eq!(
+            parse_interval("1 2:03:04").unwrap(),
+            iv(0, 1, 2 * US_PER_HOUR + 184_000_000)
+        );
+        assert_eq!(
+            parse_interval("1 12:00").unwrap(),
+            iv(0, 1, 12 * US_PER_HOUR)
+        );
+        assert_eq!(parse_interval("1 week 1 day").unwrap(), iv(0, 8, 0));
+        // A field given twice is refused, as PostgreSQL refuses it.
+        for twice in ["1 2", "1 day 1 day", "1 hour 01:00", "5 seconds 7"] {
+            assert!(parse_interval(twice).is_err(), "{twice}");
+        }
         assert!(parse_interval("").is_err());
         assert!(parse_interval("1 fortnight").is_err());
         assert!(parse_interval("00:61:00").is_err());

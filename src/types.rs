@@ -503,8 +503,12 @@ fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
                     .map_err(|_| invalid_input(&ty.name(), text))?,
                 _ => t.parse().map_err(|_| invalid_input(&ty.name(), text))?,
             };
-            let too_big = v.is_infinite();
-            if too_big {
+            // Out of range both ways, as PostgreSQL's strtod check: too large, or so small
+            // that it rounds to zero though its digits are not all zero (a subnormal
+            // result is kept).
+            let mantissa = t.split(['e', 'E']).next().unwrap_or_default();
+            let underflow = v == 0.0 && mantissa.bytes().any(|c| matches!(c, b'1'..=b'9'));
+            if v.is_infinite() || underflow {
                 return Err(crate::Error::NumericValueOutOfRange(format!(
                     "\"{t}\" is out of range for type {}",
                     ty.name()
@@ -1130,6 +1134,33 @@ mod fast_format_tests {
     /// A real is read to the nearest f32 in one rounding, as PostgreSQL's strtof reads it:
     /// 1.0000000596046448 lies just above the midpoint 1 + 2^-24 between 1 and the next
     /// f32, though its nearest f64 rounds down to 1 as an f32.
+    #[test]
+    fn float_input_out_of_range_both_ways() {
+        for (text, ty) in [
+            ("1e-400", DataType::Float8),
+            ("1e309", DataType::Float8),
+            ("1e-46", DataType::Float4),
+            ("1e40", DataType::Float4),
+        ] {
+            assert!(
+                matches!(
+                    parse_value(text, ty),
+                    Err(crate::Error::NumericValueOutOfRange(_))
+                ),
+                "{text}"
+            );
+        }
+        // Zero and subnormal results that strtod gives without a range error.
+        assert_eq!(
+            parse_value("0e-400", DataType::Float8).unwrap(),
+            Value::Float8(0.0)
+        );
+        assert_eq!(
+            parse_value("5e-324", DataType::Float8).unwrap(),
+            Value::Float8(5e-324)
+        );
+    }
+
     #[test]
     fn real_input_rounds_once() {
         let text = "1.0000000596046448";

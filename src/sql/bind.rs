@@ -2784,7 +2784,7 @@ impl<'a> Binder<'a> {
         }
         if let Some(n) = ordinal(g) {
             let item = items.get(n.wrapping_sub(1)).ok_or_else(|| {
-                Error::UndefinedColumn(format!("GROUP BY position {n} is not in select list"))
+                Error::InvalidColumnReference(format!("GROUP BY position {n} is not in select list"))
             })?;
             if let Item::Ast(e, _) = item {
                 if contains_aggregate(e) {
@@ -2830,7 +2830,7 @@ impl<'a> Binder<'a> {
         }
         if let Some(n) = ordinal(e) {
             return projection.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                Error::UndefinedColumn(format!("ORDER BY position {n} is not in select list"))
+                Error::InvalidColumnReference(format!("ORDER BY position {n} is not in select list"))
             });
         }
         let _ = items;
@@ -5031,6 +5031,17 @@ mod tests {
 
     #[test]
     fn grouping_rules() {
+        // 42P10, as PostgreSQL: a position outside the select list.
+        for sql in [
+            "SELECT origin, count(*) FROM flights GROUP BY 3",
+            "SELECT origin, count(*) FROM flights GROUP BY origin ORDER BY 9",
+        ] {
+            assert!(
+                matches!(err(sql), Error::InvalidColumnReference(_)),
+                "{sql}: {:?}",
+                err(sql)
+            );
+        }
         assert_eq!(
             err("SELECT origin, delay, count(*) FROM flights GROUP BY origin"),
             Error::Grouping("column \"flights.delay\" must appear in the GROUP BY clause or be used in an aggregate function".into())

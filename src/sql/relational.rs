@@ -1314,7 +1314,7 @@ impl RelBinder<'_> {
                     Some((Some(e), _, _)) => self.expr(e)?,
                     Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
                     _ => {
-                        return Err(Error::Syntax(format!(
+                        return Err(Error::InvalidColumnReference(format!(
                             "GROUP BY position {n} is not in select list"
                         )))
                     }

@@ -2784,7 +2784,9 @@ impl<'a> Binder<'a> {
         }
         if let Some(n) = ordinal(g) {
             let item = items.get(n.wrapping_sub(1)).ok_or_else(|| {
-                Error::InvalidColumnReference(format!("GROUP BY position {n} is not in select list"))
+                Error::InvalidColumnReference(format!(
+                    "GROUP BY position {n} is not in select list"
+                ))
             })?;
             if let Item::Ast(e, _) = item {
                 if contains_aggregate(e) {
@@ -2830,7 +2832,9 @@ impl<'a> Binder<'a> {
         }
         if let Some(n) = ordinal(e) {
             return projection.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                Error::InvalidColumnReference(format!("ORDER BY position {n} is not in select list"))
+                Error::InvalidColumnReference(format!(
+                    "ORDER BY position {n} is not in select list"
+                ))
             });
         }
         let _ = items;

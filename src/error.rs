@@ -193,6 +193,10 @@ pub enum Error {
     /// 55006: the object is in use (a data directory locked by another server).
     #[error("{0}")]
     ObjectInUse(String),
+    /// 2201F: an argument a power function does not take (the square root of a negative
+    /// number).
+    #[error("{0}")]
+    InvalidArgumentForPowerFunction(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

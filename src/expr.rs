@@ -1173,7 +1173,7 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
 }
 
 fn negative_sqrt() -> Error {
-    Error::InvalidParameterValue("cannot take square root of a negative number".into())
+    Error::InvalidArgumentForPowerFunction("cannot take square root of a negative number".into())
 }
 
 fn arity(func: ScalarFunc) -> Error {

@@ -95,6 +95,15 @@ async fn negative_limit_and_offset_have_their_own_sqlstates() {
     assert_eq!(sqlstate_of(&c, "SELECT v FROM s LIMIT -1").await, "2201W");
     assert_eq!(sqlstate_of(&c, "SELECT 1 LIMIT -5").await, "2201W");
     assert_eq!(sqlstate_of(&c, "SELECT v FROM s OFFSET -1").await, "2201X");
+    // A quoted limit is read as bigint: 22P02 when it is not one, as in PostgreSQL.
+    assert_eq!(sqlstate_of(&c, "SELECT v FROM s LIMIT 'a'").await, "22P02");
+    assert_eq!(sqlstate_of(&c, "SELECT 1 LIMIT 'a'").await, "22P02");
+    assert_eq!(sqlstate_of(&c, "SELECT v FROM s LIMIT '-1'").await, "2201W");
+    let rows = common::rows(&c, "SELECT 7 LIMIT '1'").await;
+    assert_eq!(rows, common::table(&[&["7"]]));
+    // The square root of a negative number: 2201F, numeric or double precision.
+    assert_eq!(sqlstate_of(&c, "SELECT sqrt(-1)").await, "2201F");
+    assert_eq!(sqlstate_of(&c, "SELECT sqrt(-1.5::float8)").await, "2201F");
 }
 
 #[tokio::test]

@@ -140,6 +140,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::DataCorrupted(_) => "XX001",
         Error::ObjectInUse(_) => "55006",
         Error::WrongObjectType(_) => "42809",
+        Error::InvalidArgumentForPowerFunction(_) => "2201F",
         Error::Internal(_) => "XX000",
     }
 }

@@ -789,6 +789,23 @@ fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
                 ))
             }),
             ast::Value::Null => Ok(None),
+            // A quoted literal is read as bigint, as PostgreSQL coerces an unknown literal.
+            ast::Value::SingleQuotedString(t) => match t.trim().parse::<i64>() {
+                Ok(n) if n < 0 => literal_u64(
+                    &ast::Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr: Box::new(ast::Expr::value(ast::Value::Number(
+                            n.unsigned_abs().to_string(),
+                            false,
+                        ))),
+                    },
+                    what,
+                ),
+                Ok(n) => Ok(Some(n as u64)),
+                Err(_) => Err(Error::InvalidTextRepresentation(format!(
+                    "invalid input syntax for type bigint: \"{t}\""
+                ))),
+            },
             _ => Err(Error::DatatypeMismatch(format!(
                 "argument of {what} must be type bigint, not type unknown"
             ))),

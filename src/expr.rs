@@ -1918,7 +1918,7 @@ mod tests {
         );
         assert!(matches!(
             ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(-4.0))])),
-            Err(Error::InvalidParameterValue(_))
+            Err(Error::InvalidArgumentForPowerFunction(_))
         ));
         assert_eq!(
             ev(&func(ScalarFunc::Upper, vec![text("sfo")])).unwrap(),

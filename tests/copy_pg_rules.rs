@@ -371,3 +371,119 @@ async fn short_records_and_line_numbers() {
     assert!(msg.starts_with("unterminated CSV quoted field"), "{msg}");
     assert!(msg.contains("line 4"), "{msg}");
 }
+
+/// Edges a differential run against PostgreSQL 15 found: the column list is checked
+/// before the options, FORCE lists take no `*` and no column twice, the last record
+/// without a line ending is read with its quotes (line numbers, escaped quotes, an
+/// unterminated field), the header line is read but not parsed, HEADER MATCH on no data.
+#[tokio::test]
+async fn edges_found_against_postgresql() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(&c, "CREATE TABLE t (a integer, b text, c text)").await;
+    for (sql, state) in [
+        ("COPY t (a, a, b) FROM STDIN (DELIMITER 'xx')", "42701"),
+        ("COPY t (a, nope) FROM STDIN (DELIMITER 'xx')", "42703"),
+        (
+            "COPY t (a, b) FROM STDIN (FORMAT csv, FORCE_NULL (c), FREEZE)",
+            "42P10",
+        ),
+        ("COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL *)", "22023"),
+        (
+            "COPY t FROM STDIN (FORMAT csv, FORCE_NOT_NULL (b, b))",
+            "42701",
+        ),
+        (
+            "COPY t FROM STDIN (FORMAT csv, NULL '\"', ENCODING 'LATIN1')",
+            "0A000",
+        ),
+    ] {
+        let e = c.copy_in::<_, Bytes>(sql).await.err().expect(sql);
+        assert_eq!(common::sqlstate(&e), state, "{sql}: {e:?}");
+    }
+    let e = c
+        .copy_out("COPY t (a, a) TO STDOUT")
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(common::sqlstate(&e), "42701");
+    let csv = "COPY t FROM STDIN (FORMAT csv)";
+    for (data, state, message, line) in [
+        (
+            &b"1,,\n\"\n\""[..],
+            "22P02",
+            "invalid input syntax for type integer",
+            3,
+        ),
+        (
+            b"1,,\n\"\n\"\r",
+            "22P04",
+            "unquoted carriage return found in data",
+            3,
+        ),
+        (
+            b"1,,\n2,\"x\ny",
+            "22P04",
+            "unterminated CSV quoted field",
+            3,
+        ),
+    ] {
+        let (s, msg) = copy_error(&c, csv, data).await;
+        assert_eq!(s, state, "{data:?}: {msg}");
+        assert!(msg.starts_with(message), "{data:?}: {msg}");
+        assert!(msg.contains(&format!("line {line}")), "{data:?}: {msg}");
+    }
+    let (s, msg) = copy_error(
+        &c,
+        "COPY t FROM STDIN (FORMAT csv, ESCAPE '|')",
+        b",,\n\"|\"\n",
+    )
+    .await;
+    assert_eq!(s, "22P04");
+    assert!(
+        msg.contains("unterminated CSV quoted field") && msg.contains("line 3"),
+        "{msg}"
+    );
+    // The last record, no line ending: an escaped quote inside quotes is not its end.
+    assert_eq!(
+        copy_in(
+            &c,
+            "COPY t FROM STDIN (FORMAT csv, ESCAPE '\\')",
+            b"1,\"\\\"\",c"
+        )
+        .await
+        .unwrap(),
+        1
+    );
+    // A header line is skipped whatever it holds, but it must be text.
+    assert_eq!(
+        copy_in(&c, "COPY t FROM STDIN (FORMAT csv, HEADER)", b"a,\"b\n")
+            .await
+            .unwrap(),
+        0
+    );
+    let (s, _) = copy_error(&c, "COPY t FROM STDIN (HEADER)", b"a\x00\tb\tc\n1\tb\tc\n").await;
+    assert_eq!(s, "22021");
+    // HEADER MATCH: no data reads as an empty header line; the names are raw fields.
+    let (s, msg) = copy_error(&c, "COPY t FROM STDIN (HEADER MATCH)", b"").await;
+    assert_eq!(s, "22P04");
+    assert!(
+        msg.starts_with("wrong number of fields in header line: got 1, expected 3"),
+        "{msg}"
+    );
+    let (s, msg) = copy_error(
+        &c,
+        "COPY t FROM STDIN (FORMAT csv, NULL 'N', HEADER MATCH, FORCE_NOT_NULL (a))",
+        b"N,b,c\n",
+    )
+    .await;
+    assert_eq!(s, "22P04");
+    assert!(
+        msg.starts_with("column name mismatch in header line field 1: got null value (\"N\")"),
+        "{msg}"
+    );
+    assert_eq!(
+        common::rows(&c, "SELECT a, b, c FROM t").await,
+        common::table(&[&["1", "\"", "c"]])
+    );
+}

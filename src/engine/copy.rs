@@ -416,6 +416,12 @@ impl CopyIn {
             let from = pos;
             pos += rec.next;
             self.line += 1 + rec.inner_lines;
+            if rec.open_quote && !self.header_pending {
+                return Err(Error::BadCopyFileFormat(format!(
+                    "unterminated CSV quoted field (COPY {}, line {})",
+                    self.rel.name, self.line
+                )));
+            }
             if rec.end_marker {
                 self.ended = true;
                 if rec.len == 0 {
@@ -439,22 +445,11 @@ impl CopyIn {
         if rest.capacity() > 4 * PARSE_CHUNK_BYTES {
             rest.shrink_to(2 * PARSE_CHUNK_BYTES);
         }
-        if at_end && !rest.is_empty() && !self.ended {
-            // The last record has no line ending.
-            if rest.len() > line_max {
-                return Err(self.line_too_long(self.line + 1));
-            }
-            self.line += 1;
-            let rec = std::mem::take(&mut rest);
-            if self.is_csv() && self.in_quotes(&rec) {
-                let lf = if self.eol == Eol::Nl { b'\n' } else { b'\r' };
-                self.line += memchr::memchr_iter(lf, &rec).count() as u64;
-                return Err(Error::BadCopyFileFormat(format!(
-                    "unterminated CSV quoted field (COPY {}, line {})",
-                    self.rel.name, self.line
-                )));
-            }
-            self.record(&rec)?;
+        // HEADER MATCH on data without a header line: PostgreSQL reads an empty one.
+        if at_end && self.header_pending && self.options.header_match {
+            self.header_pending = false;
+            self.line = self.line.max(1);
+            return self.match_header("").map_err(|e| self.context(e));
         }
         self.carry = rest;
         self.spill_if_large()
@@ -733,6 +728,7 @@ impl CopyIn {
                     next: buf.len(),
                     inner_lines: 0,
                     end_marker: true,
+                    open_quote: false,
                 }))),
                 None if csv => Ok(None), // data after all
                 None => Err(Error::BadCopyFileFormat(
@@ -791,7 +787,10 @@ impl CopyIn {
                 }
                 b'\r' => {
                     let next = match self.eol {
-                        Eol::Nl => return Err(cr_found(what)),
+                        Eol::Nl => {
+                            self.line += inner;
+                            return Err(cr_found(what));
+                        }
                         Eol::Cr => i + 1,
                         Eol::Unknown | Eol::CrNl => match buf.get(i + 1) {
                             Some(b'\n') => {
@@ -799,7 +798,10 @@ impl CopyIn {
                                 i + 2
                             }
                             None if !at_end => return Ok(None),
-                            _ if self.eol == Eol::CrNl => return Err(cr_found(what)),
+                            _ if self.eol == Eol::CrNl => {
+                                self.line += inner;
+                                return Err(cr_found(what));
+                            }
                             _ => {
                                 self.eol = Eol::Cr;
                                 i + 1
@@ -811,10 +813,12 @@ impl CopyIn {
                         next,
                         inner_lines: inner,
                         end_marker: false,
+                        open_quote: false,
                     }));
                 }
                 b'\n' => {
                     if matches!(self.eol, Eol::Cr | Eol::CrNl) {
+                        self.line += inner;
                         return Err(nl_found(what));
                     }
                     self.eol = Eol::Nl;
@@ -823,33 +827,32 @@ impl CopyIn {
                         next: i + 1,
                         inner_lines: inner,
                         end_marker: false,
+                        open_quote: false,
                     }));
                 }
                 _ => i += 1,
             }
         }
-        Ok(None)
-    }
-
-    fn in_quotes(&self, rec: &[u8]) -> bool {
-        rec.iter().filter(|&&b| b == self.options.quote).count() % 2 == 1
+        // At the end of the data the rest is the last record, without a line ending.
+        Ok((at_end && !buf.is_empty()).then_some(Rec {
+            len: buf.len(),
+            next: buf.len(),
+            inner_lines: inner,
+            end_marker: false,
+            open_quote: in_q,
+        }))
     }
 
     fn record(&mut self, rec: &[u8]) -> Result<()> {
         match std::str::from_utf8(rec) {
             Ok(text) => self.record_text(text),
             // The header line too must be UTF-8 (PostgreSQL converts it as any line).
-            Err(e) => {
-                let bad = &rec[e.valid_up_to()..];
-                let bad = &bad[..e.error_len().unwrap_or(bad.len()).min(bad.len())];
-                let bytes: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
-                Err(Error::CharacterNotInRepertoire(format!(
-                    "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
-                    bytes.join(" "),
-                    self.rel.name,
-                    self.line
-                )))
-            }
+            Err(e) => Err(Error::CharacterNotInRepertoire(format!(
+                "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
+                invalid_sequence(&rec[e.valid_up_to()..]),
+                self.rel.name,
+                self.line
+            ))),
         }
     }
 
@@ -857,6 +860,12 @@ impl CopyIn {
         // The `\.` end marker was found by `next_record` (or by `plain_record`'s check).
         if self.header_pending {
             self.header_pending = false;
+            // The header line is text like any line: no NUL.
+            if memchr::memchr(0, text.as_bytes()).is_some() {
+                return Err(self.context(Error::CharacterNotInRepertoire(
+                    "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+                )));
+            }
             if self.options.header_match {
                 return self.match_header(text).map_err(|e| self.context(e));
             }
@@ -914,10 +923,16 @@ impl CopyIn {
     /// (22P04 otherwise, in PostgreSQL's words).
     fn match_header(&mut self, text: &str) -> Result<()> {
         let (mut fields, mut scratch) = (Vec::new(), String::new());
+        // The names are read as raw fields: FORCE_NOT_NULL and FORCE_NULL do not apply.
+        let options = CopyOptions {
+            force_not_null: Vec::new(),
+            force_null: Vec::new(),
+            ..self.options.clone()
+        };
         if self.is_csv() {
-            split_csv(text, &self.options, true, &mut fields, &mut scratch)?;
+            split_csv(text, &options, true, &mut fields, &mut scratch)?;
         } else {
-            split_text(text, &self.options, true, &mut fields, &mut scratch)?;
+            split_text(text, &options, true, &mut fields, &mut scratch)?;
         }
         if fields.len() != self.targets.len() {
             return Err(Error::BadCopyFileFormat(format!(
@@ -1101,6 +1116,8 @@ pub(crate) struct Rec {
     pub inner_lines: u64,
     /// The record ended at the `\.` end marker: no data follows.
     pub end_marker: bool,
+    /// The last record of the data ends inside a quoted CSV field.
+    pub open_quote: bool,
 }
 
 /// The same error kind with its message rewritten (to add COPY context).
@@ -1477,18 +1494,25 @@ fn unescape_text(raw: &str, s: &mut String) -> Result<()> {
         }
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            let bad = &e.as_bytes()[at..];
-            let n = e.utf8_error().error_len().unwrap_or(bad.len()).max(1);
-            let hex: Vec<String> = bad[..n.min(bad.len())]
-                .iter()
-                .map(|x| format!("0x{x:02x}"))
-                .collect();
             Err(Error::CharacterNotInRepertoire(format!(
                 "invalid byte sequence for encoding \"UTF8\": {}",
-                hex.join(" ")
+                invalid_sequence(&e.as_bytes()[at..])
             )))
         }
     }
+}
+
+/// The bytes of an invalid UTF-8 sequence as PostgreSQL's message shows them: as many as
+/// its first byte announces (one for a byte no sequence starts with), up to the end.
+pub(crate) fn invalid_sequence(bad: &[u8]) -> String {
+    let n = match bad.first() {
+        Some(0xc0..=0xdf) => 2,
+        Some(0xe0..=0xef) => 3,
+        Some(0xf0..=0xf7) => 4,
+        _ => 1,
+    };
+    let hex: Vec<String> = bad.iter().take(n).map(|b| format!("0x{b:02x}")).collect();
+    hex.join(" ")
 }
 
 /// Split a CSV record: quoted fields, doubled quotes or the escape character, NULL as the

@@ -1806,7 +1806,8 @@ impl<'a> Binder<'a> {
         if !options.is_empty() || !legacy.is_empty() {
             return Err(Error::Syntax("syntax error in COPY options".into()));
         }
-        let (mut opts, force) = copy_options(&self.copy_items, !to)?;
+        // The column list is checked before the options, as PostgreSQL checks it first.
+        let options_of = |items: &[CopyItem]| copy_options(items, !to);
         match (source, to) {
             (
                 ast::CopySource::Table {
@@ -1847,6 +1848,7 @@ impl<'a> Binder<'a> {
                     }
                     t
                 };
+                let (mut opts, force) = options_of(&self.copy_items)?;
                 if table.is_some() && opts.live {
                     return Err(unsupported(
                         "COPY option \"live\" applies to streams, not tables",
@@ -1857,7 +1859,12 @@ impl<'a> Binder<'a> {
                     (&force.not_null, &mut opts.force_not_null, "FORCE_NOT_NULL"),
                     (&force.null, &mut opts.force_null, "FORCE_NULL"),
                 ] {
-                    for name in names {
+                    for (k, name) in names.iter().enumerate() {
+                        if names[..k].contains(name) {
+                            return Err(Error::DuplicateColumn(format!(
+                                "column \"{name}\" specified more than once"
+                            )));
+                        }
                         let Some(i) = columns.iter().position(|x| &x.name == name) else {
                             return Err(Error::UndefinedColumn(format!(
                                 "column \"{name}\" of relation \"{stream}\" does not exist"
@@ -1870,6 +1877,11 @@ impl<'a> Binder<'a> {
                         };
                         out.push(field);
                     }
+                }
+                if force.freeze {
+                    return Err(Error::ObjectNotInPrerequisiteState(
+                        "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction".into(),
+                    ));
                 }
                 Ok(Plan::CopyFrom(CopyFrom {
                     stream,
@@ -1884,6 +1896,7 @@ impl<'a> Binder<'a> {
                         "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
                     ));
                 }
+                let (opts, _) = options_of(&self.copy_items)?;
                 Ok(Plan::CopyTo {
                     query: Box::new(self.query(q, text)?),
                     options: opts,
@@ -1919,6 +1932,11 @@ impl<'a> Binder<'a> {
                                 "column \"{col}\" of relation \"{name}\" does not exist"
                             ))
                         })?;
+                    if picked.contains(&i) {
+                        return Err(Error::DuplicateColumn(format!(
+                            "column \"{col}\" specified more than once"
+                        )));
+                    }
                     picked.push(i);
                 }
                 if picked.is_empty() {
@@ -1943,6 +1961,7 @@ impl<'a> Binder<'a> {
                     param_types: vec![],
                     text: text.to_string(),
                 };
+                let (opts, _) = options_of(&self.copy_items)?;
                 Ok(Plan::CopyTo {
                     query: Box::new(query),
                     options: opts,
@@ -4315,6 +4334,7 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
     let (mut format, mut freeze, mut live) = (None, false, None);
     let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
     let (mut header, mut force_quote) = (None, false);
+    let mut other_encoding = None;
     let mut force = ForceLists::default();
     let redundant = || Error::Syntax("conflicting or redundant options".into());
     let string = |item: &CopyItem| -> Result<String> {
@@ -4382,14 +4402,14 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
             "force_quote" => match &item.value {
                 CopyValue::All | CopyValue::List(_) => force_quote = true,
                 _ => {
-                    return Err(Error::Syntax(
+                    return Err(Error::InvalidParameterValue(
                         "argument to option \"force_quote\" must be a list of column names".into(),
                     ))
                 }
             },
             "force_not_null" | "force_null" => {
                 let CopyValue::List(cols) = &item.value else {
-                    return Err(Error::Syntax(format!(
+                    return Err(Error::InvalidParameterValue(format!(
                         "argument to option \"{name}\" must be a list of column names"
                     )));
                 };
@@ -4407,14 +4427,13 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
                     .map(|c| c.to_ascii_lowercase())
                     .collect();
                 if !matches!(key.as_str(), "utf8" | "unicode" | "sqlascii") {
-                    if is_pg_encoding(&key) {
-                        return Err(unsupported(format!(
-                            "COPY ENCODING \"{e}\" is not supported: tcq reads and writes UTF8"
-                        )));
+                    if !is_pg_encoding(&key) {
+                        return Err(Error::InvalidParameterValue(
+                            "argument to option \"encoding\" must be a valid encoding name".into(),
+                        ));
                     }
-                    return Err(Error::InvalidParameterValue(
-                        "argument to option \"encoding\" must be a valid encoding name".into(),
-                    ));
+                    // Refused after PostgreSQL's own checks (below).
+                    other_encoding = Some(e);
                 }
             }
             "live" => {
@@ -4519,6 +4538,11 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
             "CSV quote character must not appear in the NULL specification",
         ));
     }
+    if let Some(e) = other_encoding {
+        return Err(unsupported(format!(
+            "COPY ENCODING \"{e}\" is not supported: tcq reads and writes UTF8"
+        )));
+    }
     if force_quote {
         return Err(unsupported("COPY option FORCE_QUOTE is not supported"));
     }
@@ -4527,11 +4551,7 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
             "COPY option \"live\" applies only to COPY ... FROM STDIN".into(),
         ));
     }
-    if freeze && is_from {
-        return Err(Error::ObjectNotInPrerequisiteState(
-            "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction".into(),
-        ));
-    }
+    force.freeze = freeze && is_from;
     if !binary {
         out.delimiter = d;
         out.null = null;
@@ -4545,11 +4565,13 @@ fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, Force
     Ok((out, force))
 }
 
-/// FORCE_NOT_NULL and FORCE_NULL column names, as written.
+/// FORCE_NOT_NULL and FORCE_NULL column names, as written, and FREEZE (COPY FROM): what
+/// the caller checks against the relation, after the options.
 #[derive(Default)]
 struct ForceLists {
     not_null: Vec<String>,
     null: Vec<String>,
+    freeze: bool,
 }
 
 /// A Boolean option's value as PostgreSQL's `defGetBoolean` reads it: true/false, on/off

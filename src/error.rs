@@ -176,6 +176,9 @@ pub enum Error {
         position: Option<u32>,
         /// A hint for the user ("Perhaps you meant to reference the column ...").
         hint: Option<String>,
+        /// PostgreSQL's DETAIL: more about what was wrong ("A field with precision 5,
+        /// scale 2 must round to an absolute value less than 10^3.").
+        detail: Option<String>,
     },
     /// 3F000: a schema name that does not exist.
     #[error("{0}")]
@@ -230,6 +233,14 @@ impl Error {
         }
     }
 
+    /// The detail, if any.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Error::Detailed { detail, .. } => detail.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The same error found at `position` (an earlier position is kept).
     pub fn at(self, position: u32) -> Error {
         match self {
@@ -237,15 +248,18 @@ impl Error {
                 error,
                 position: p,
                 hint,
+                detail,
             } => Error::Detailed {
                 error,
                 position: p.or(Some(position)),
                 hint,
+                detail,
             },
             e => Error::Detailed {
                 error: Box::new(e),
                 position: Some(position),
                 hint: None,
+                detail: None,
             },
         }
     }
@@ -254,16 +268,44 @@ impl Error {
     pub fn with_hint(self, hint: impl Into<String>) -> Error {
         match self {
             Error::Detailed {
-                error, position, ..
+                error,
+                position,
+                detail,
+                ..
             } => Error::Detailed {
                 error,
                 position,
                 hint: Some(hint.into()),
+                detail,
             },
             e => Error::Detailed {
                 error: Box::new(e),
                 position: None,
                 hint: Some(hint.into()),
+                detail: None,
+            },
+        }
+    }
+
+    /// The same error with a detail.
+    pub fn with_detail(self, detail: impl Into<String>) -> Error {
+        match self {
+            Error::Detailed {
+                error,
+                position,
+                hint,
+                ..
+            } => Error::Detailed {
+                error,
+                position,
+                hint,
+                detail: Some(detail.into()),
+            },
+            e => Error::Detailed {
+                error: Box::new(e),
+                position: None,
+                hint: None,
+                detail: Some(detail.into()),
             },
         }
     }

@@ -323,12 +323,13 @@ impl Table {
         let mut guard = self.data.write();
         let mut pending: Vec<HashMap<Key, usize>> = vec![HashMap::new(); self.keys.len()];
         let mut accepted = Vec::with_capacity(rows.len());
-        'rows: for row in rows {
+        'rows: for mut row in rows {
             debug_assert_eq!(
                 row.len(),
                 self.columns.len(),
                 "rows are as wide as the table"
             );
+            self.conform(&mut row)?;
             self.check_not_null(&row)?;
             for (k, def) in self.keys.iter().enumerate() {
                 let Some(key) = key_of(def, &row) else {
@@ -393,7 +394,8 @@ impl Table {
         let mut touched = std::collections::HashSet::new();
         let mut n = 0;
         let mut kept = Vec::new();
-        for row in rows {
+        for mut row in rows {
+            self.conform(&mut row)?;
             self.check_not_null(&row)?;
             let held =
                 key_of(&self.keys[key], &row).and_then(|k| data.indexes[key].get(&k).copied());
@@ -430,9 +432,10 @@ impl Table {
                     "ON CONFLICT DO UPDATE command cannot affect row a second time: two proposed rows have the same key".into(),
                 ));
             }
-            let Some(new) = update(&data.rows[i], &row)? else {
+            let Some(mut new) = update(&data.rows[i], &row)? else {
                 continue;
             };
+            self.conform(&mut new)?;
             self.check_not_null(&new)?;
             for (k, def) in self.keys.iter().enumerate() {
                 if let Some(old) = key_of(def, &data.rows[i]) {
@@ -478,7 +481,8 @@ impl Table {
         let mut rows = Vec::with_capacity(guard.rows.len());
         for row in &guard.rows {
             match change(row)? {
-                Some(new) => {
+                Some(mut new) => {
+                    self.conform(&mut new)?;
                     self.check_not_null(&new)?;
                     changed.push(rows.len());
                     rows.push(new);
@@ -541,6 +545,14 @@ impl Table {
             }
         }
         Ok(TableData { rows, indexes })
+    }
+
+    /// Each value as its column stores it (`numeric(p, s)`: rounded, its size checked).
+    fn conform(&self, row: &mut [Value]) -> Result<()> {
+        for (v, c) in row.iter_mut().zip(self.columns.iter()) {
+            crate::types::conform(v, c.typmod)?;
+        }
+        Ok(())
     }
 
     fn check_not_null(&self, row: &[Value]) -> Result<()> {

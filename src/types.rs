@@ -206,6 +206,62 @@ pub struct Column {
     /// The PostgreSQL type clients see when it is none of [`DataType`]'s (only catalog
     /// queries produce these).
     pub catalog_type: Option<CatalogType>,
+    /// `numeric(precision, scale)` of a stream's or table's numeric column: the values it
+    /// stores are rounded to the scale and must fit the precision.
+    pub typmod: Option<NumericTypmod>,
+}
+
+/// PostgreSQL's type modifier of a `numeric(precision, scale)` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumericTypmod {
+    /// Significant digits, 1 to 1000.
+    pub precision: u16,
+    /// Digits after the point, 0 to 28 (tcq's numeric holds at most 28).
+    pub scale: u16,
+}
+
+impl NumericTypmod {
+    /// `d` as the column stores it, as PostgreSQL's `apply_typmod` makes it: rounded half
+    /// away from zero to the scale, shown with that many digits. Errors: 22003 "numeric
+    /// field overflow" when the rounded value has more than `precision - scale` digits
+    /// before the point.
+    pub fn apply(&self, d: Decimal) -> crate::Result<Decimal> {
+        let (p, s) = (u32::from(self.precision), u32::from(self.scale));
+        let mut r =
+            d.round_dp_with_strategy(s, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+        r.rescale(s);
+        let int_digits = p.saturating_sub(s);
+        let limit =
+            (int_digits <= 28).then(|| Decimal::from_i128_with_scale(10i128.pow(int_digits), 0));
+        if limit.is_some_and(|l| r.abs() >= l) {
+            let bound = if int_digits == 0 {
+                "1".to_string()
+            } else {
+                format!("10^{int_digits}")
+            };
+            return Err(
+                crate::Error::NumericValueOutOfRange("numeric field overflow".into())
+                    .with_detail(format!(
+                        "A field with precision {p}, scale {s} must round to an absolute value less than {bound}."
+                    )),
+            );
+        }
+        Ok(r)
+    }
+
+    /// The type's name as PostgreSQL prints it: `numeric(5,2)`.
+    pub fn type_name(&self) -> String {
+        format!("numeric({},{})", self.precision, self.scale)
+    }
+}
+
+/// A value as a column with type modifier `typmod` stores it (see
+/// [`NumericTypmod::apply`]); other values are unchanged.
+pub fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
+    if let (Some(tm), Value::Numeric(d)) = (typmod, &*v) {
+        *v = Value::Numeric(tm.apply(*d)?);
+    }
+    Ok(())
 }
 
 impl Column {
@@ -215,6 +271,7 @@ impl Column {
             name: name.into(),
             data_type,
             catalog_type: None,
+            typmod: None,
         }
     }
 
@@ -225,6 +282,7 @@ impl Column {
             name: name.into(),
             data_type: ty.held_as(),
             catalog_type: Some(ty),
+            typmod: None,
         }
     }
 

@@ -370,7 +370,10 @@ pub(crate) fn stream_ddl(
             } else {
                 ""
             };
-            format!("{} {}{ts}", quote(&c.name), c.data_type.name())
+            let ty = c
+                .typmod
+                .map_or_else(|| c.data_type.name(), |tm| tm.type_name());
+            format!("{} {ty}{ts}", quote(&c.name))
         })
         .collect();
     let kind = if archived { "ARCHIVED" } else { "UNARCHIVED" };
@@ -1382,6 +1385,17 @@ mod tests {
         data.write_catalog(&[CatalogRecord::Stream(ddl.clone())])
             .unwrap();
         assert_eq!(data.read_catalog().unwrap(), [CatalogRecord::Stream(ddl)]);
+        // A numeric column keeps its precision and scale across a restart.
+        let mut v = Column::new("v", DataType::Numeric);
+        v.typmod = Some(crate::types::NumericTypmod {
+            precision: 5,
+            scale: 2,
+        });
+        let ddl = stream_ddl("n", &[v], None, true, 0, None);
+        assert_eq!(
+            ddl,
+            "CREATE STREAM \"n\" (\"v\" numeric(5,2)) TYPE ARCHIVED"
+        );
         // A second open of a locked directory is refused.
         assert!(matches!(
             DataDir::open(StorageConfig::new(dir.path())),

@@ -1031,8 +1031,16 @@ fn append_row(
             Span::Record(a, b) => &rec[a..b],
             Span::Scratch(a, b) => &scratch[a..b],
         };
-        let ts = append_field(builder, c, text, cols[c].data_type)
-            .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
+        let ts = match cols[c].typmod {
+            // numeric(p, s): the value rounded to the scale, its size checked.
+            Some(tm) => parse_value(text, cols[c].data_type).and_then(|mut v| {
+                crate::types::conform(&mut v, Some(tm))?;
+                builder.append_value(c, &mut v);
+                Ok(None)
+            }),
+            None => append_field(builder, c, text, cols[c].data_type),
+        }
+        .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
         if rel.ts_col == Some(c) {
             t = ts;
         }
@@ -1140,10 +1148,12 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
             error,
             position,
             hint,
+            detail,
         } => Detailed {
             error: Box::new(with_message(*error, f)),
             position,
             hint,
+            detail,
         },
         other => other,
     }

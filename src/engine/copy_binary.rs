@@ -196,6 +196,7 @@ impl CopyIn {
             };
             let value = (state.decode)(bytes, column.data_type)
                 .and_then(|v| assign(v, column.data_type))
+                .and_then(|mut v| crate::types::conform(&mut v, column.typmod).map(|()| v))
                 .map_err(|e| context(binary_error(e, column.data_type), Some(&column.name)))?;
             fields.push(value);
         }

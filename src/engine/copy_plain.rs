@@ -50,6 +50,8 @@ enum Reader {
     Timestamp,
     /// real, double precision: plain decimals.
     Float(DataType),
+    /// numeric(p, s): the general parser, then rounded to the scale and its size checked.
+    Numeric(crate::types::NumericTypmod),
     /// Every other type: the general parser.
     General,
 }
@@ -77,7 +79,10 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     let readers: Vec<(usize, Reader)> = ctx
         .targets
         .iter()
-        .map(|&c| (c, Reader::of(types[c])))
+        .map(|&c| match cols[c].typmod {
+            Some(tm) => (c, Reader::Numeric(tm)),
+            None => (c, Reader::of(types[c])),
+        })
         .collect();
     // The field that is the stream's TIMESTAMPCOLUMN; when no field fills it, every row
     // breaks its NOT NULL.
@@ -152,6 +157,12 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
                     }
                     None => append_field(b, c, text.get(start..end)?, ty).ok()?,
                 },
+                Reader::Numeric(tm) => {
+                    let mut v = crate::types::parse_value(text.get(start..end)?, types[c]).ok()?;
+                    crate::types::conform(&mut v, Some(tm)).ok()?;
+                    b.append_value(c, &mut v);
+                    None
+                }
                 Reader::Varchar(_) | Reader::General => {
                     append_field(b, c, text.get(start..end)?, types[c]).ok()?
                 }

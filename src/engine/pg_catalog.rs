@@ -365,6 +365,21 @@ fn split_name(name: &str) -> (&str, &str) {
 }
 
 /// A PostgreSQL type's (oid, typmod, length, storage) for a tcq column type.
+/// [`pg_type_of`] for a stream's or table's column: `numeric(p, s)` has its typmod,
+/// `((p << 16) | s) + 4` as PostgreSQL stores it.
+fn pg_type_of_column(c: &crate::types::Column) -> (i64, i64, i64, char) {
+    let (o, m, l, st) = pg_type_of(c.data_type);
+    match c.typmod {
+        Some(tm) => (
+            o,
+            ((i64::from(tm.precision) << 16) | i64::from(tm.scale)) + 4,
+            l,
+            st,
+        ),
+        None => (o, m, l, st),
+    }
+}
+
 fn pg_type_of(d: DataType) -> (i64, i64, i64, char) {
     let typmod = match d {
         DataType::Varchar(Some(n)) => n as i64 + 4,
@@ -775,7 +790,7 @@ impl Ctx<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let (o, m, l, st) = pg_type_of(c.data_type);
+                    let (o, m, l, st) = pg_type_of_column(c);
                     let ts = s.ts_col == Some(i);
                     (
                         c.name.clone(),
@@ -797,7 +812,7 @@ impl Ctx<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let (o, m, l, st) = pg_type_of(c.data_type);
+                    let (o, m, l, st) = pg_type_of_column(c);
                     (c.name.clone(), o, m, l, st, t.not_null[i], None)
                 })
                 .collect();
@@ -819,7 +834,7 @@ impl Ctx<'_> {
                     .columns
                     .iter()
                     .map(|&c| {
-                        let (o, m, l, st) = pg_type_of(t.columns[c].data_type);
+                        let (o, m, l, st) = pg_type_of_column(&t.columns[c]);
                         (c as i64 + 1, t.columns[c].name.clone(), o, m, l, st)
                     })
                     .collect();

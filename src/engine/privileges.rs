@@ -301,6 +301,7 @@ impl Session {
                         error: Box::new(Error::UndefinedTable(r.clone())),
                         position: None,
                         hint,
+                        detail: None,
                     });
                 }
                 (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),

@@ -1079,6 +1079,7 @@ impl Session {
             let mut row = vec![Value::Null; ncols];
             for (e, &c) in exprs.iter().zip(&ins.target_columns) {
                 row[c] = eval(e, &EvalContext::new(&[], params, None).with_session(self))?;
+                crate::types::conform(&mut row[c], stream.columns[c].typmod)?;
             }
             let t = match stream.ts_col {
                 None => now,

@@ -92,6 +92,7 @@ pub(crate) fn error_info(e: &Error) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), super::sqlstate(e).into(), e.to_string());
     info.position = e.position().map(|p| p.to_string());
     info.hint = e.hint().map(str::to_string);
+    info.detail = e.detail().map(str::to_string);
     info
 }
 

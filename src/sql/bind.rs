@@ -388,6 +388,7 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
         "text" | "string" => DataType::Text,
         "varchar" | "character varying" | "char varying" => match args.first() {
             Some(0) => return Err(Error::InvalidParameterValue("length for type varchar must be at least 1".into())),
+            Some(&n) if n > 10_485_760 => return Err(Error::InvalidParameterValue("length for type varchar cannot exceed 10485760".into())),
             n => DataType::Varchar(n.copied()),
         },
         "timestamp" | "timestamp without time zone" => DataType::Timestamp,
@@ -409,6 +410,44 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
         _ => return Err(Error::UndefinedObject(format!("type \"{}\" does not exist", written.trim()))),
     };
     Ok(ty)
+}
+
+/// The type modifier of a column declared `numeric(p[, s])` (`decimal`, `dec`), checked as
+/// PostgreSQL checks it: 22023 for a precision outside 1..1000; 0A000 for a scale above
+/// 28, which tcq's numeric cannot hold. `None` for a plain `numeric` or another type.
+fn numeric_typmod(written: &str) -> Result<Option<crate::types::NumericTypmod>> {
+    let lower = written.trim().to_lowercase();
+    let Some((base, args)) = lower.split_once('(') else {
+        return Ok(None);
+    };
+    if !matches!(base.trim(), "numeric" | "decimal" | "dec") {
+        return Ok(None);
+    }
+    let args = args.trim_end().strip_suffix(')').unwrap_or(args);
+    let mut nums = args.split(',').map(|a| a.trim().parse::<u32>());
+    let precision = match nums.next() {
+        Some(Ok(p)) => p,
+        _ => return Ok(None), // type_from_name reports the syntax
+    };
+    let scale = match nums.next() {
+        Some(Ok(s)) => s,
+        Some(Err(_)) => return Ok(None),
+        None => 0,
+    };
+    if !(1..=1000).contains(&precision) {
+        return Err(Error::InvalidParameterValue(format!(
+            "NUMERIC precision {precision} must be between 1 and 1000"
+        )));
+    }
+    if scale > 28 {
+        return Err(unsupported(format!(
+            "NUMERIC scale {scale} is not supported: tcq's numeric holds at most 28 digits after the point"
+        )));
+    }
+    Ok(Some(crate::types::NumericTypmod {
+        precision: precision as u16,
+        scale: scale as u16,
+    }))
 }
 
 /// The scale of a `numeric(p, s)` / `decimal(p, s)` type name, if it has one.
@@ -1064,7 +1103,9 @@ impl<'a> Binder<'a> {
                 }
                 timestamp_column = Some(i);
             }
-            columns.push(Column::new(c.name.clone(), ty));
+            let mut column = Column::new(c.name.clone(), ty);
+            column.typmod = numeric_typmod(&c.type_name)?;
+            columns.push(column);
         }
         Ok(Plan::CreateStream(CreateStream {
             name: name.to_string(),
@@ -1204,7 +1245,9 @@ impl<'a> Binder<'a> {
                     }
                 }
             }
-            columns.push(Column::new(col, ty));
+            let mut column = Column::new(col, ty);
+            column.typmod = numeric_typmod(&c.data_type.to_string())?;
+            columns.push(column);
             not_null.push(nn);
             defaults.push(default);
         }

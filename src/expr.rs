@@ -1015,6 +1015,18 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         return Ok(Value::Null);
     }
     match func {
+        ScalarFunc::NumericTypmod => {
+            let (Some(p), Some(s)) = (vals[1].as_i64(), vals[2].as_i64()) else {
+                return Err(type_error("numeric type modifier", &vals[1]));
+            };
+            let tm = crate::types::NumericTypmod {
+                precision: p as u16,
+                scale: s as u16,
+            };
+            let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
+            crate::types::conform(&mut v, Some(tm))?;
+            Ok(v)
+        }
         ScalarFunc::Abs => Ok(match &vals[0] {
             Value::Int2(i) => Value::Int2(
                 i.checked_abs()

@@ -593,9 +593,10 @@ pub fn parse_numeric(text: &str) -> crate::Result<Decimal> {
     if t.contains(['e', 'E']) {
         Decimal::from_scientific(t).map_err(|_| bad())
     } else {
-        if !t
-            .bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'+' | b'-'))
+        // [+-] digits [. digits]: anything else (`1.2.3`, `1-2`) is not a number.
+        let body = t.strip_prefix(['+', '-']).unwrap_or(t);
+        if !body.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+            || body.bytes().filter(|&c| c == b'.').count() > 1
         {
             return Err(bad());
         }
@@ -1192,6 +1193,22 @@ mod fast_format_tests {
     /// A real is read to the nearest f32 in one rounding, as PostgreSQL's strtof reads it:
     /// 1.0000000596046448 lies just above the midpoint 1 + 2^-24 between 1 and the next
     /// f32, though its nearest f64 rounds down to 1 as an f32.
+    #[test]
+    fn numeric_input_that_is_not_a_number_is_22p02() {
+        for text in ["1.2.3", "1-2", "--1", "+-1", "1+"] {
+            assert!(
+                matches!(
+                    parse_numeric(text),
+                    Err(crate::Error::InvalidTextRepresentation(_))
+                ),
+                "{text}: {:?}",
+                parse_numeric(text)
+            );
+        }
+        assert_eq!(parse_numeric("-1.50").unwrap().to_string(), "-1.50");
+        assert_eq!(parse_numeric("+.5").unwrap().to_string(), "0.5");
+    }
+
     #[test]
     fn float_input_out_of_range_both_ways() {
         for (text, ty) in [

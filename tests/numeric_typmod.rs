@@ -148,3 +148,36 @@ async fn a_stream_aggregates_the_values_its_column_stores() {
         common::table(&[&[&(n + 2).to_string(), &expected_sum, "1.3"]])
     );
 }
+
+/// Explicit casts: to numeric(p, s) they round and check the precision (22003); to
+/// varchar(n) they cut the text to n characters, where an assignment refuses it (22001).
+#[tokio::test]
+async fn explicit_casts_apply_the_modifier() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    assert_eq!(
+        common::rows(
+            &c,
+            "SELECT 2.345::numeric(5,2), (-2.345)::numeric(5,2), 'abcdef'::varchar(3), \
+             CAST('ab' AS varchar(3)), 'héllo'::varchar(2)"
+        )
+        .await,
+        common::table(&[&["2.35", "-2.35", "abc", "ab", "hé"]])
+    );
+    let e = c
+        .batch_execute("SELECT 1234.5::numeric(5,2)")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22003");
+    common::exec(&c, "CREATE TABLE v (s varchar(3))").await;
+    let e = c
+        .batch_execute("INSERT INTO v VALUES ('abcdef')")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "22001");
+    common::exec(&c, "INSERT INTO v VALUES ('abcdef'::varchar(3))").await;
+    assert_eq!(
+        common::rows(&c, "SELECT s FROM v").await,
+        common::table(&[&["abc"]])
+    );
+}

@@ -412,6 +412,15 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
     Ok(ty)
 }
 
+/// A literal, or casts of one: a DEFAULT that can be evaluated when the table is created.
+fn is_constant(e: &Expr) -> bool {
+    match e {
+        Expr::Literal(_) => true,
+        Expr::Cast { expr, .. } => is_constant(expr),
+        _ => false,
+    }
+}
+
 /// The type modifier of a column declared `numeric(p[, s])` (`decimal`, `dec`), checked as
 /// PostgreSQL checks it: 22023 for a precision outside 1..1000; 0A000 for a scale above
 /// 28, which tcq's numeric cannot hold. `None` for a plain `numeric` or another type.
@@ -448,18 +457,6 @@ fn numeric_typmod(written: &str) -> Result<Option<crate::types::NumericTypmod>> 
         precision: precision as u16,
         scale: scale as u16,
     }))
-}
-
-/// The scale of a `numeric(p, s)` / `decimal(p, s)` type name, if it has one.
-fn numeric_scale(written: &str) -> Option<u32> {
-    let lower = written.trim().to_lowercase();
-    let (base, args) = lower.split_once('(')?;
-    if !matches!(base.trim(), "numeric" | "decimal" | "dec") {
-        return None;
-    }
-    let args = args.trim_end().strip_suffix(')')?;
-    let (_, scale) = args.split_once(',')?;
-    scale.trim().parse().ok()
 }
 
 /// PostgreSQL's internal short name of a type, as used for the column name of a cast.
@@ -1227,14 +1224,21 @@ impl<'a> Binder<'a> {
             let ty = type_from_name(&c.data_type.to_string())?;
             let i = columns.len();
             let (mut nn, mut default) = (false, None);
+            let (mut said_null, mut said_not_null) = (false, false);
             for o in &c.options {
                 match &o.option {
-                    ast::ColumnOption::Null => nn = false,
-                    ast::ColumnOption::NotNull => nn = true,
+                    ast::ColumnOption::Null => (nn, said_null) = (false, true),
+                    ast::ColumnOption::NotNull => (nn, said_not_null) = (true, true),
                     ast::ColumnOption::Default(e) => {
                         self.clause = "DEFAULT expressions";
                         let b = self.expr(e, &scope)?;
-                        default = Some(self.assign(b, ty, &col)?);
+                        let assigned = self.assign(b, ty, &col)?;
+                        // A constant default is checked now, as PostgreSQL coerces it at
+                        // CREATE TABLE ('abc' for an integer column is 22P02 here).
+                        if is_constant(&assigned) {
+                            crate::expr::eval(&assigned, &crate::expr::EvalContext::new(&[], &[], None))?;
+                        }
+                        default = Some(assigned);
                     }
                     ast::ColumnOption::PrimaryKey(_) => set_primary(vec![i], &mut primary_key)?,
                     ast::ColumnOption::Unique(_) => unique.push(vec![i]),
@@ -1244,6 +1248,11 @@ impl<'a> Binder<'a> {
                         )))
                     }
                 }
+            }
+            if said_null && said_not_null {
+                return Err(Error::Syntax(format!(
+                    "conflicting NULL/NOT NULL declarations for column \"{col}\" of table \"{name}\""
+                )));
             }
             let mut column = Column::new(col, ty);
             column.typmod = numeric_typmod(&c.data_type.to_string())?;
@@ -1256,7 +1265,7 @@ impl<'a> Binder<'a> {
                 "there is no parameter $1 in CREATE TABLE".into(),
             ));
         }
-        let key_columns = |cols: &[ast::IndexColumn]| -> Result<Vec<usize>> {
+        let key_columns = |cols: &[ast::IndexColumn], what: &str| -> Result<Vec<usize>> {
             let mut out = Vec::new();
             for c in cols {
                 let ast::Expr::Identifier(id) = &c.column.expr else {
@@ -1266,6 +1275,11 @@ impl<'a> Binder<'a> {
                 let i = columns.iter().position(|x| x.name == n).ok_or_else(|| {
                     Error::UndefinedColumn(format!("column \"{n}\" named in key does not exist"))
                 })?;
+                if out.contains(&i) {
+                    return Err(Error::DuplicateColumn(format!(
+                        "column \"{n}\" appears twice in {what} constraint"
+                    )));
+                }
                 out.push(i);
             }
             Ok(out)
@@ -1273,9 +1287,9 @@ impl<'a> Binder<'a> {
         for tc in &ct.constraints {
             match tc {
                 ast::TableConstraint::PrimaryKey(p) => {
-                    set_primary(key_columns(&p.columns)?, &mut primary_key)?
+                    set_primary(key_columns(&p.columns, "primary key")?, &mut primary_key)?
                 }
-                ast::TableConstraint::Unique(u) => unique.push(key_columns(&u.columns)?),
+                ast::TableConstraint::Unique(u) => unique.push(key_columns(&u.columns, "unique")?),
                 other => {
                     return Err(unsupported(format!(
                     "table constraint {other} is not supported; tables take PRIMARY KEY and UNIQUE"
@@ -3176,13 +3190,37 @@ impl<'a> Binder<'a> {
                 let written = data_type.to_string();
                 let to = type_from_name(&written)?;
                 let b = self.expr(expr, scope)?;
+                if let DataType::Varchar(Some(n)) = to {
+                    // An explicit cast to varchar(n) cuts the text to n characters, where
+                    // an assignment refuses it (PostgreSQL's rule).
+                    let text = self.cast(b, DataType::Text)?;
+                    let cut = Expr::Func {
+                        func: ScalarFunc::Substr,
+                        args: vec![
+                            text.expr,
+                            Expr::Literal(Value::Int4(1)),
+                            Expr::Literal(Value::Int4(n as i32)),
+                        ],
+                    };
+                    return Ok(Bound::new(
+                        Expr::Cast {
+                            expr: Box::new(cut),
+                            to,
+                        },
+                        to,
+                    ));
+                }
                 let cast = self.cast(b, to)?;
-                Ok(match numeric_scale(&written) {
-                    // numeric(p, s): the type carries no scale, so the cast rounds to it.
-                    Some(scale) => Bound::new(
+                Ok(match numeric_typmod(&written)? {
+                    // numeric(p, s): the type carries no modifier, so the cast applies it.
+                    Some(tm) => Bound::new(
                         Expr::Func {
-                            func: ScalarFunc::Round,
-                            args: vec![cast.expr, Expr::Literal(Value::Int4(scale as i32))],
+                            func: ScalarFunc::NumericTypmod,
+                            args: vec![
+                                cast.expr,
+                                Expr::Literal(Value::Int4(i32::from(tm.precision))),
+                                Expr::Literal(Value::Int4(i32::from(tm.scale))),
+                            ],
                         },
                         DataType::Numeric,
                     ),
@@ -4055,6 +4093,8 @@ impl<'a> Binder<'a> {
                     },
                 )
             }
+            // Made by casts only; no name calls it.
+            ScalarFunc::NumericTypmod => return Err(arity_err(&args)),
             ScalarFunc::Substr => {
                 if !(2..=3).contains(&n) {
                     return Err(arity_err(&args));
@@ -4939,6 +4979,22 @@ mod tests {
             err("CREATE TABLE t (a int CHECK (a > 0))"),
             Error::FeatureNotSupported(_)
         ));
+        // PostgreSQL's checks at CREATE TABLE: a key names a column once (42701), a
+        // column is not both NULL and NOT NULL (42601), a constant DEFAULT must be a
+        // value of the column's type (22P02).
+        for (sql, state) in [
+            ("CREATE TABLE t (a int, UNIQUE (a, a))", "42701"),
+            (
+                "CREATE TABLE t (a int, b int, PRIMARY KEY (b, a, b))",
+                "42701",
+            ),
+            ("CREATE TABLE t (a int NULL NOT NULL)", "42601"),
+            ("CREATE TABLE t (a int DEFAULT 'abc')", "22P02"),
+            ("CREATE TABLE t (a smallint DEFAULT 70000)", "22003"),
+        ] {
+            assert_eq!(crate::server::sqlstate(&err(sql)), state, "{sql}");
+        }
+        assert!(plan("CREATE TABLE t (a int DEFAULT '7', b text DEFAULT 'x')").is_ok());
         // A stream's tuples are not updated: the statement names the reason.
         assert!(matches!(
             err("UPDATE flights SET delay = 1"),
@@ -5158,8 +5214,12 @@ mod tests {
         assert_eq!(
             q.projection[0],
             Expr::Func {
-                func: ScalarFunc::Round,
-                args: vec![Expr::Column(0), Expr::Literal(Value::Int4(2))]
+                func: ScalarFunc::NumericTypmod,
+                args: vec![
+                    Expr::Column(0),
+                    Expr::Literal(Value::Int4(10)),
+                    Expr::Literal(Value::Int4(2))
+                ]
             }
         );
         assert_eq!(q.columns[0].name, "avg");

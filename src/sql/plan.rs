@@ -1081,6 +1081,9 @@ pub enum ScalarFunc {
     Length,
     /// `substr(s, from [, len])`, `substring`
     Substr,
+    /// `x::numeric(p, s)`, with args `[x, p, s]`: `x` rounded half away from zero to `s`
+    /// digits; 22003 when more than `p - s` digits remain before the point.
+    NumericTypmod,
     /// `concat(...)`
     Concat,
     /// `date_trunc('unit', ts)`

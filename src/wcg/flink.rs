@@ -627,6 +627,12 @@ fn render(
             format!("({a} {sym} {b})")
         }
         Expr::Cast { expr, to } => format!("CAST({} AS {})", r(expr)?, flink_type(to)?),
+        // A cast to numeric(p, s): ROUND to the scale, as tcq rounded such casts before it
+        // checked the precision (an overflow is an error in tcq, not a row).
+        Expr::Func {
+            func: ScalarFunc::NumericTypmod,
+            args,
+        } if args.len() == 3 => format!("ROUND({}, {})", r(&args[0])?, r(&args[2])?),
         Expr::Func { func, args } => {
             let name = match func {
                 ScalarFunc::Abs => "ABS",

@@ -464,6 +464,12 @@ async fn edges_found_against_postgresql() {
     );
     let (s, _) = copy_error(&c, "COPY t FROM STDIN (HEADER)", b"a\x00\tb\tc\n1\tb\tc\n").await;
     assert_eq!(s, "22021");
+    let (s, msg) = copy_error(&c, "COPY t FROM STDIN (HEADER MATCH)", b"a\\0\tb\tc\n").await;
+    assert_eq!(s, "22021", "{msg}");
+    assert_eq!(
+        msg,
+        "invalid byte sequence for encoding \"UTF8\": 0x00 (COPY t, line 1)"
+    );
     // HEADER MATCH: no data reads as an empty header line; the names are raw fields.
     let (s, msg) = copy_error(&c, "COPY t FROM STDIN (HEADER MATCH)", b"").await;
     assert_eq!(s, "22P04");

@@ -934,6 +934,12 @@ impl CopyIn {
         } else {
             split_text(text, &options, true, &mut fields, &mut scratch)?;
         }
+        // An escaped NUL (`\0`) is no more text in a name than in a value.
+        if scratch.contains('\0') {
+            return Err(Error::CharacterNotInRepertoire(
+                "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+            ));
+        }
         if fields.len() != self.targets.len() {
             return Err(Error::BadCopyFileFormat(format!(
                 "wrong number of fields in header line: got {}, expected {}",

@@ -22,6 +22,15 @@ pub enum Error {
     /// 42P01: a stream, table or view name that does not exist.
     #[error("relation \"{0}\" does not exist")]
     UndefinedTable(String),
+    /// 42P01 said of one kind of relation, as PostgreSQL's DROP says it (`table "t" does
+    /// not exist`).
+    #[error("{kind} \"{name}\" does not exist")]
+    UndefinedRelationOfKind {
+        /// "table"
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+    },
     /// 42703: a column name that does not exist.
     #[error("{0}")]
     UndefinedColumn(String),

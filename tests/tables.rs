@@ -497,3 +497,47 @@ async fn returning_on_a_stream_is_refused() {
     let (state, msg) = err(&c, "INSERT INTO s VALUES (now(), 1) RETURNING a").await;
     assert_eq!(state, "0A000", "{msg}");
 }
+
+/// PostgreSQL's words and codes around a table that does not or does exist: DROP TABLE of
+/// a missing table says "table", and the IF NOT EXISTS notice carries 42P07.
+#[tokio::test]
+async fn drop_and_create_if_not_exists_speak_as_postgresql() {
+    use futures::StreamExt;
+    let port = start_server();
+    let (c, mut connection) =
+        tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    let (tx, mut notices) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(msg)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notice(n) = msg {
+                let _ = tx.send((n.code().code().to_string(), n.message().to_string()));
+            }
+        }
+    });
+    let e = c.batch_execute("DROP TABLE nosuch").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "42P01");
+    assert_eq!(
+        e.as_db_error().unwrap().message(),
+        "table \"nosuch\" does not exist"
+    );
+    exec(&c, "CREATE TABLE t (a integer)").await;
+    exec(&c, "CREATE TABLE IF NOT EXISTS t (a integer)").await;
+    exec(&c, "DROP TABLE IF EXISTS nosuch").await;
+    let got = [notices.recv().await.unwrap(), notices.recv().await.unwrap()];
+    assert_eq!(
+        got,
+        [
+            (
+                "42P07".to_string(),
+                "relation \"t\" already exists, skipping".to_string()
+            ),
+            (
+                "00000".to_string(),
+                "table \"nosuch\" does not exist, skipping".to_string()
+            ),
+        ]
+    );
+}

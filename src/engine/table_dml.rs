@@ -134,7 +134,10 @@ impl Session {
         let mut tables = catalog.tables.write();
         for n in &names {
             if !tables.contains_key(n) && !if_exists {
-                return Err(Error::UndefinedTable(n.clone()));
+                return Err(Error::UndefinedRelationOfKind {
+                    kind: "table",
+                    name: n.clone(),
+                });
             }
         }
         let mut notices = Vec::new();

@@ -6,9 +6,8 @@ mod common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use common::{connect, sqlstate, start_server};
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
@@ -23,10 +22,7 @@ fn at(secs: u64) -> SystemTime {
 
 /// Send `data` as one COPY FROM STDIN; the server's answer.
 async fn copy_bytes(client: &Client, sql: &str, data: &[u8]) -> Result<u64, tokio_postgres::Error> {
-    let sink = client.copy_in::<_, Bytes>(sql).await?;
-    futures::pin_mut!(sink);
-    sink.send(Bytes::copy_from_slice(data)).await?;
-    sink.finish().await
+    common::copy_in(client, sql, data, data.len()).await
 }
 
 const HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";

@@ -7,29 +7,14 @@
 mod common;
 
 use bytes::Bytes;
-use futures::{SinkExt, TryStreamExt};
-
-/// Send `data` in CopyData messages of `piece` bytes, then CopyDone.
-async fn copy_in_pieces(
-    c: &tokio_postgres::Client,
-    sql: &str,
-    data: &[u8],
-    piece: usize,
-) -> Result<u64, tokio_postgres::Error> {
-    let sink = c.copy_in::<_, Bytes>(sql).await?;
-    futures::pin_mut!(sink);
-    for p in data.chunks(piece.max(1)) {
-        sink.send(Bytes::copy_from_slice(p)).await?;
-    }
-    sink.finish().await
-}
+use futures::TryStreamExt;
 
 async fn copy_in(
     c: &tokio_postgres::Client,
     sql: &str,
     data: &[u8],
 ) -> Result<u64, tokio_postgres::Error> {
-    copy_in_pieces(c, sql, data, 64 << 10).await
+    common::copy_in(c, sql, data, 64 << 10).await
 }
 
 /// The COPY's error: SQLSTATE and message (the server error's own text).
@@ -139,7 +124,7 @@ async fn a_backslash_keeps_the_delimiter_and_the_line_ending_in_the_field() {
     // Read back, also one byte per message (every escape cut from its byte).
     for piece in [64 << 10, 1] {
         common::exec(&c, "TRUNCATE back").await;
-        let n = copy_in_pieces(
+        let n = common::copy_in(
             &c,
             "COPY back FROM STDIN WITH (DELIMITER ',')",
             &dumped,

@@ -13,12 +13,7 @@ async fn copy(
     sql: &str,
     data: &[u8],
 ) -> Result<u64, tokio_postgres::Error> {
-    let sink = c.copy_in::<_, Bytes>(sql).await?;
-    futures::pin_mut!(sink);
-    for piece in data.chunks(64 << 10) {
-        sink.send(Bytes::copy_from_slice(piece)).await?;
-    }
-    sink.finish().await
+    common::copy_in(c, sql, data, 64 << 10).await
 }
 
 /// Regression: a large COPY parses the plain lines of each 1 MiB chunk on two threads,

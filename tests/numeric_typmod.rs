@@ -6,20 +6,12 @@
 
 mod common;
 
-use bytes::Bytes;
-use futures::SinkExt;
-
 async fn copy_in(
     c: &tokio_postgres::Client,
     sql: &str,
     data: &[u8],
 ) -> Result<u64, tokio_postgres::Error> {
-    let sink = c.copy_in::<_, Bytes>(sql).await?;
-    futures::pin_mut!(sink);
-    for piece in data.chunks(64 << 10) {
-        sink.send(Bytes::copy_from_slice(piece)).await?;
-    }
-    sink.finish().await
+    common::copy_in(c, sql, data, 64 << 10).await
 }
 
 #[tokio::test]

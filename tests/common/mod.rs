@@ -190,6 +190,24 @@ pub async fn wait_for_queries(client: &Client, n: usize) {
     }
 }
 
+/// `COPY ... FROM STDIN` through tokio-postgres's own COPY API: `data` in CopyData
+/// messages of `piece` bytes (at least 1), then CopyDone. The server's answer: the row
+/// count, or its error.
+pub async fn copy_in(
+    c: &Client,
+    sql: &str,
+    data: &[u8],
+    piece: usize,
+) -> Result<u64, tokio_postgres::Error> {
+    use futures::SinkExt;
+    let sink = c.copy_in::<_, bytes::Bytes>(sql).await?;
+    futures::pin_mut!(sink);
+    for p in data.chunks(piece.max(1)) {
+        sink.send(bytes::Bytes::copy_from_slice(p)).await?;
+    }
+    sink.finish().await
+}
+
 /// Rows of a simple query as text (NULL as "NULL"); panics on an error or after 20 s.
 pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
     rows_within(c, sql, 20).await

@@ -388,9 +388,7 @@ impl CopyIn {
             cr: memchr::memchr(b'\r', &carry).is_some(),
         };
         if self.eol == Eol::Unknown {
-            self.eol = self
-                .chunk
-                .first_eol(&carry, self.is_csv(), self.options.quote);
+            self.eol = Eol::of_first_line(&carry, self.is_csv(), self.options.quote);
         }
         let mut pos = self.parse_plain_halves(&carry, valid);
         // A record longer than the limit is refused whether or not one message holds it
@@ -742,7 +740,20 @@ impl CopyIn {
             }
         }
         let (mut i, mut in_q, mut inner) = (0, false, 0u64);
+        // PostgreSQL's count of lines inside quotes: their LFs in LF data, else their CRs.
+        let inner_eol = if self.eol == Eol::Nl { b'\n' } else { b'\r' };
+        let special = if csv { q } else { b'\\' };
         while i < buf.len() {
+            // Skip to the next byte that can matter in the current state.
+            let next = if csv && in_q {
+                memchr::memchr3(q, e, inner_eol, &buf[i..])
+            } else {
+                memchr::memchr3(special, b'\r', b'\n', &buf[i..])
+            };
+            let Some(k) = next else {
+                break;
+            };
+            i += k;
             let c = buf[i];
             if csv && in_q {
                 if c == e && e != q && matches!(buf.get(i + 1), Some(&n) if n == q || n == e) {
@@ -762,8 +773,7 @@ impl CopyIn {
                         }
                     }
                     in_q = false;
-                } else if c == if self.eol == Eol::Nl { b'\n' } else { b'\r' } {
-                    // PostgreSQL's count: the LFs inside quotes of LF data, else the CRs.
+                } else if c == inner_eol {
                     inner += 1;
                 }
                 i += 1;
@@ -1084,11 +1094,25 @@ pub(crate) struct ChunkBytes {
     pub cr: bool,
 }
 
-impl ChunkBytes {
+/// The line ending of COPY data, fixed by its first line as PostgreSQL fixes it: every
+/// other line must end the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Eol {
+    /// No line has ended yet.
+    Unknown,
+    /// `\n`
+    Nl,
+    /// `\r\n`
+    CrNl,
+    /// `\r` alone.
+    Cr,
+}
+
+impl Eol {
     /// The line ending of data whose first bytes are `buf`, when its first line holds
     /// no byte that could hide or stand for a line ending (a backslash in text, the quote
     /// in CSV); else [`Eol::Unknown`], and `CopyIn::next_record` finds it.
-    fn first_eol(&self, buf: &[u8], csv: bool, quote: u8) -> Eol {
+    fn of_first_line(buf: &[u8], csv: bool, quote: u8) -> Eol {
         let Some(end) = memchr::memchr2(b'\n', b'\r', buf) else {
             return Eol::Unknown;
         };
@@ -1103,20 +1127,6 @@ impl ChunkBytes {
             _ => Eol::Unknown,
         }
     }
-}
-
-/// The line ending of COPY data, fixed by its first line as PostgreSQL fixes it: every
-/// other line must end the same way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Eol {
-    /// No line has ended yet.
-    Unknown,
-    /// `\n`
-    Nl,
-    /// `\r\n`
-    CrNl,
-    /// `\r` alone.
-    Cr,
 }
 
 /// A record `CopyIn::next_record` found.
@@ -1383,14 +1393,33 @@ fn split_text(
     scratch: &mut String,
 ) -> Result<()> {
     let b = line.as_bytes();
-    let null = o.null.as_bytes();
     // A backslash takes the byte after it, also a delimiter (`x\,y` is one field).
-    let fields: Box<dyn Iterator<Item = (usize, usize)>> =
-        if escapes && memchr::memchr(b'\\', b).is_some() {
-            Box::new(escaped_fields_of(b, o.delimiter))
-        } else {
-            Box::new(fields_of(b, o.delimiter))
-        };
+    if escapes {
+        text_spans(
+            line,
+            escaped_fields_of(b, o.delimiter),
+            o,
+            true,
+            out,
+            scratch,
+        )
+    } else {
+        text_spans(line, fields_of(b, o.delimiter), o, false, out, scratch)
+    }
+}
+
+/// The spans of a text-format line's fields (`fields`, their byte ranges): the NULL
+/// marker as written, the rest as they stand or unescaped into `scratch`.
+fn text_spans(
+    line: &str,
+    fields: impl Iterator<Item = (usize, usize)>,
+    o: &CopyOptions,
+    escapes: bool,
+    out: &mut Vec<Span>,
+    scratch: &mut String,
+) -> Result<()> {
+    let b = line.as_bytes();
+    let null = o.null.as_bytes();
     for (start, end) in fields {
         let raw = &b[start..end];
         let span = if raw == null {
@@ -1430,16 +1459,18 @@ fn escaped_fields_of(b: &[u8], delimiter: u8) -> impl Iterator<Item = (usize, us
             return None;
         }
         let mut i = start;
-        while i < b.len() {
-            match b[i] {
-                b'\\' => i += 2,
-                c if c == delimiter => {
-                    let field = (start, i);
-                    start = i + 1;
-                    return Some(field);
-                }
-                _ => i += 1,
+        while let Some(k) = b
+            .get(i..)
+            .and_then(|rest| memchr::memchr2(b'\\', delimiter, rest))
+        {
+            let at = i + k;
+            if b[at] == b'\\' {
+                i = at + 2;
+                continue;
             }
+            let field = (start, at);
+            start = at + 1;
+            return Some(field);
         }
         done = true;
         Some((start, b.len()))

@@ -116,15 +116,9 @@ pub(crate) fn error_message(e: &Error) -> PgWireBackendMessage {
     PgWireBackendMessage::ErrorResponse(ErrorResponse::from(error_info(e)))
 }
 
-/// A NOTICE message. Its SQLSTATE is PostgreSQL's for the same notice: 42P07 for
-/// `CREATE ... IF NOT EXISTS` of a relation that exists, 00000 for the others.
+/// A NOTICE message.
 pub(crate) fn notice_message(text: &str) -> PgWireBackendMessage {
-    let code = if text.ends_with("already exists, skipping") {
-        "42P07"
-    } else {
-        "00000"
-    };
-    let info = ErrorInfo::new("NOTICE".into(), code.into(), text.into());
+    let info = ErrorInfo::new("NOTICE".into(), "00000".into(), text.into());
     PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
 }
 

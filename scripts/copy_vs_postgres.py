@@ -80,11 +80,7 @@ class Server:
                     pos += n
             rc = cur.rowcount
         except psycopg.Error as e:
-            if self.conn.broken or self.conn.closed:
-                r = ("broken", type(e).__name__, str(e))
-                self.connect()
-                return r
-            return self.err(e)
+            return self.failed(e)
         rows = self.conn.execute("SELECT a, b, c FROM t").fetchall()
         rows = sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
         return ("ok", rc, rows)
@@ -98,11 +94,15 @@ class Server:
                     out += b
             return ("ok", bytes(out))
         except psycopg.Error as e:
-            if self.conn.broken or self.conn.closed:
-                r = ("broken", type(e).__name__, str(e))
-                self.connect()
-                return r
-            return self.err(e)
+            return self.failed(e)
+
+    def failed(self, e):
+        """The result of a statement that raised `e`; a lost connection is made again."""
+        if self.conn.broken or self.conn.closed:
+            r = ("broken", type(e).__name__, str(e))
+            self.connect()
+            return r
+        return self.err(e)
 
 
 def sqlstr(s):

@@ -942,14 +942,21 @@ impl StreamArchive {
         ReplayPin(self.clone())
     }
 
-    /// The committed batches between log positions `from` and `to` (both from
-    /// [`StreamArchive::committed_at`], `from` not after `to`; the caller holds a
-    /// [`ReplayPin`] taken before `from` was read). Whole files are read as their sealed
-    /// segment when there is one (only the row groups reaching `from_us`), parts of files
-    /// from their log. Blocking file reads: call it off the async workers. A damaged file
-    /// is logged and skipped.
-    pub fn read_range(&self, from: LogPos, to: LogPos, from_us: Option<i64>) -> Vec<ColumnBatch> {
-        let mut out = Vec::new();
+    /// Hand the committed batches between log positions `from` and `to` to `each`, in
+    /// order (both positions from [`StreamArchive::committed_at`], `from` not after `to`;
+    /// the caller holds a [`ReplayPin`] taken before `from` was read). Whole files are read
+    /// as their sealed segment when there is one (only the row groups reaching `from_us`,
+    /// one batch of at most 16 Ki rows at a time), parts of files from their log. `each`
+    /// returns false to stop the reading; the result is false then. Blocking file reads:
+    /// call it off the async workers. A damaged file is logged and skipped (from the
+    /// damage on, for a segment that fails part way).
+    pub fn read_range(
+        &self,
+        from: LogPos,
+        to: LogPos,
+        from_us: Option<i64>,
+        each: &mut dyn FnMut(ColumnBatch) -> bool,
+    ) -> bool {
         let files = self.files_pinned();
         for (seq, has_segment, has_log) in files {
             if seq < from.seq || seq > to.seq {
@@ -958,18 +965,24 @@ impl StreamArchive {
             let start = if seq == from.seq { from.offset } else { 0 };
             let stop = (seq == to.seq).then_some(to.offset);
             let read = if start == 0 && stop.is_none() && has_segment {
-                super::segment::read(&self.dir.join(segment_name(seq)), &self.codec, from_us)
+                super::segment::read(
+                    &self.dir.join(segment_name(seq)),
+                    &self.codec,
+                    from_us,
+                    each,
+                )
             } else if has_log {
-                self.read_log_range(seq, start, stop)
+                self.read_log_range(seq, start, stop, each)
             } else {
                 continue;
             };
             match read {
-                Ok(b) => out.extend(b),
+                Ok(true) => {}
+                Ok(false) => return false,
                 Err(e) => tracing::warn!("back-fill skips a file: {e}"),
             }
         }
-        out
+        true
     }
 
     /// Every file sequence number with (segment exists, log exists), oldest first.
@@ -992,7 +1005,13 @@ impl StreamArchive {
         files
     }
 
-    fn read_log_range(&self, seq: u64, start: u64, stop: Option<u64>) -> Result<Vec<ColumnBatch>> {
+    fn read_log_range(
+        &self,
+        seq: u64,
+        start: u64,
+        stop: Option<u64>,
+        each: &mut dyn FnMut(ColumnBatch) -> bool,
+    ) -> Result<bool> {
         let path = self.dir.join(log_name(seq));
         let bytes = std::fs::read(&path)
             .map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
@@ -1006,10 +1025,12 @@ impl StreamArchive {
                 start as u64 + offset
             );
         }
-        scan.batches
-            .iter()
-            .map(|rb| self.codec.from_record_batch(rb))
-            .collect()
+        for rb in &scan.batches {
+            if !each(self.codec.from_record_batch(rb)?) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Write `bytes` at the end of the log; returns the log position after them. A failed
@@ -1242,7 +1263,12 @@ pub fn read_file(
 ) -> Result<Vec<ColumnBatch>> {
     match file {
         ArchiveFile::Segment(seq) => {
-            super::segment::read(&dir.join(segment_name(seq)), codec, from_us)
+            let mut out = Vec::new();
+            super::segment::read(&dir.join(segment_name(seq)), codec, from_us, &mut |b| {
+                out.push(b);
+                true
+            })?;
+            Ok(out)
         }
         ArchiveFile::Log(seq) => {
             let path = dir.join(log_name(seq));
@@ -1330,6 +1356,33 @@ mod tests {
             .iter()
             .flat_map(|rb| codec().from_record_batch(rb).unwrap().times)
             .collect()
+    }
+
+    #[test]
+    fn a_segment_is_handed_over_a_batch_at_a_time_and_reading_stops_when_asked() {
+        let c = codec();
+        let dir = std::env::temp_dir().join(format!("tcq-seg-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(segment_name(1));
+        // 40,000 rows: three batches of at most 16 Ki rows each come out.
+        let times: Vec<i64> = (0..40_000).collect();
+        let rb = c.to_record_batch(&batch(&times)).unwrap();
+        super::super::segment::write(&path, &c, &[rb]).unwrap();
+        let mut sizes = Vec::new();
+        let whole = super::super::segment::read(&path, &c, None, &mut |b| {
+            sizes.push(b.len());
+            true
+        });
+        assert!(whole.unwrap());
+        assert_eq!(sizes, [16_384, 16_384, 7_232]);
+        let mut first = 0;
+        let stopped = super::super::segment::read(&path, &c, None, &mut |b| {
+            first += b.len();
+            false
+        });
+        assert!(!stopped.unwrap(), "the reader reports that it was stopped");
+        assert_eq!(first, 16_384, "nothing is read past the batch that stopped it");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -95,6 +95,10 @@ const CATCH_UP_BYTES: u64 = 1 << 20;
 /// A back-fill replays at most this many rounds on its own, in case ingest outpaces it.
 const CATCH_UP_ROUNDS: usize = 16;
 
+/// Batches (of at most 16 Ki rows each) a back-fill reads ahead of its query: bounds the
+/// replay's memory while the reading overlaps the execution.
+const REPLAY_READ_AHEAD: usize = 4;
+
 /// The event rate a query is planned for when its stream has no observed rate yet (issue
 /// 11: planned for 1 event/s, a 1 h / 1 s query registered before any data skipped the
 /// pane and later cut ingest from 20 k to 3 k rows/s). A plan that has consumed nothing
@@ -797,28 +801,45 @@ async fn replay(
     to: super::archive::LogPos,
     from_us: Option<i64>,
 ) -> bool {
-    let a = archive.clone();
-    let batches = match tokio::task::spawn_blocking(move || a.read_range(from, to, from_us)).await {
-        Ok(b) => b,
-        Err(e) => {
-            q.fail(Error::Internal(format!("back-fill read: {e}")));
-            return false;
+    // Three stages on their own threads, so that a back-fill uses every core: the archive
+    // is decoded on one blocking thread, the query runs on another, and its rows are
+    // encoded by its client's connection task. The channel bounds what is read ahead.
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<crate::exec::columns::ColumnBatch>(REPLAY_READ_AHEAD);
+    let (a, reading) = (archive.clone(), q.clone());
+    let reader = tokio::task::spawn_blocking(move || {
+        a.read_range(from, to, from_us, &mut |b| {
+            !reading.is_closed() && tx.send(b).is_ok()
+        })
+    });
+    let (s, running) = (stream.clone(), q.clone());
+    let handle = tokio::runtime::Handle::current();
+    let executor = tokio::task::spawn_blocking(move || {
+        for b in rx {
+            if running.is_closed() {
+                return false;
+            }
+            let n = b.len() as u64;
+            let batch = Batch::Columns(b);
+            let step =
+                &mut |exec: &mut QueryExec, out: &mut Vec<Event>| exec.push_batch(&batch, out);
+            if !handle.block_on(run_query(&s, &running, step)) {
+                return false;
+            }
+            if let Some((done, _)) = running.backfill.lock().as_mut() {
+                *done += n;
+            }
         }
-    };
-    for b in batches {
-        if q.is_closed() {
-            return false;
-        }
-        let n = b.len() as u64;
-        let batch = Batch::Columns(b);
-        if !run_query(stream, q, &mut |exec, out| exec.push_batch(&batch, out)).await {
-            return false;
-        }
-        if let Some((done, _)) = q.backfill.lock().as_mut() {
-            *done += n;
+        !running.is_closed()
+    });
+    let ran = executor.await;
+    match (reader.await, ran) {
+        (Ok(_), Ok(ok)) => ok,
+        (Err(e), _) | (_, Err(e)) => {
+            q.fail(Error::Internal(format!("back-fill: {e}")));
+            false
         }
     }
-    !q.is_closed()
 }
 
 /// Run every query of `stream` one step and queue what each emits. Waits on a reader only

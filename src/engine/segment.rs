@@ -176,13 +176,16 @@ fn time_stats_at(rg: &parquet::file::metadata::RowGroupMetaData, col: usize) -> 
     }
 }
 
-/// The batches of segment `path` whose row groups' time statistics reach `from_us` (all of
-/// them when `None`), in time order.
+/// Hand the batches of segment `path` whose row groups' time statistics reach `from_us`
+/// (all of them when `None`) to `each`, in time order, at most 16 Ki rows a batch; `Ok(false)`
+/// when `each` stopped the reading by returning false. Errors: a segment that fails its
+/// checksum or cannot be decoded (batches before a decoding fault have been handed over).
 pub(crate) fn read(
     path: &Path,
     codec: &ArchiveCodec,
     from_us: Option<i64>,
-) -> Result<Vec<ColumnBatch>> {
+    each: &mut dyn FnMut(ColumnBatch) -> bool,
+) -> Result<bool> {
     verify(path)?;
     let file =
         File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
@@ -200,19 +203,20 @@ pub(crate) fn read(
         .map(|(i, _)| i)
         .collect();
     if groups.is_empty() {
-        return Ok(vec![]);
+        return Ok(true);
     }
     let reader = builder
         .with_row_groups(groups)
         .with_batch_size(16 * 1024)
         .build()
         .map_err(|e| pq_err(path, e))?;
-    let mut out = Vec::new();
     for rb in reader {
         let rb = rb.map_err(|e| pq_err(path, e))?;
-        out.push(codec.from_record_batch(&rb)?);
+        if !each(codec.from_record_batch(&rb)?) {
+            return Ok(false);
+        }
     }
-    Ok(out)
+    Ok(true)
 }
 
 /// Rows and time range of a segment whose time column is `col`, from its footer's

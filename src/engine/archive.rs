@@ -1381,7 +1381,10 @@ mod tests {
             false
         });
         assert!(!stopped.unwrap(), "the reader reports that it was stopped");
-        assert_eq!(first, 16_384, "nothing is read past the batch that stopped it");
+        assert_eq!(
+            first, 16_384,
+            "nothing is read past the batch that stopped it"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

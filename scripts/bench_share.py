@@ -169,6 +169,8 @@ def run(tcqd, qs, csv, nrows, share):
             time.sleep(0.05)
         plans = server.psql("SELECT count(DISTINCT plan_id), count(plan_id) FROM tcq_queries")
         result["plans"] = plans.strip()
+        if os.environ.get("TCQ_BENCH_PERF"):
+            server.start_profile(os.path.join(bench.CACHE, f"perf-share-{setting}.data"))
         cpu0 = server.cpu_secs()
         t0 = time.perf_counter()
         server.psql(f"\\copy flights FROM '{csv}' WITH (FORMAT csv, HEADER)")

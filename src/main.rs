@@ -141,9 +141,8 @@ enum Command {
     Paper,
 }
 
-/// Worker threads get 8 MiB stacks: expression evaluation recurses over expressions up to
-/// 1,000 levels deep (the binder refuses deeper ones with 54001).
-const WORKER_STACK_BYTES: usize = 8 << 20;
+/// Worker threads get 8 MiB stacks (see the constant's docs).
+const WORKER_STACK_BYTES: usize = tcq::engine::THREAD_STACK_BYTES;
 
 fn main() -> std::process::ExitCode {
     match tokio::runtime::Builder::new_multi_thread()

@@ -357,6 +357,20 @@ async fn very_deep_expressions_are_refused_not_fatal() {
         assert_eq!(sqlstate(&err), "54001");
     }
     assert_eq!(rows(&c, "SELECT 1").await, table(&[&["1"]]));
+    // A continuous query just under the limit is evaluated per tuple on its stream's own
+    // thread, which has the workers' stack.
+    let near = vec!["1"; 980].join(" + ");
+    let got = cursor_rows(
+        &c,
+        &format!(
+            "SELECT count(*), sum(v + {near}), wtime(*) FROM d [RANGE BY '1 second' START AT '2001-01-01'] WHERE v + {near} > 982"
+        ),
+        &["INSERT INTO d VALUES ('2001-01-01 00:00:00.5', 1), ('2001-01-01 00:00:00.7', 3), \
+           ('2001-01-01 00:00:00.9', 5), ('2001-01-01 00:00:01', 0)"],
+        1,
+    )
+    .await;
+    assert_eq!(got, table(&[&["2", "1968", "2001-01-01 00:00:01"]]));
 }
 
 /// Regression (found by trying to break the server): a reader that fell behind used to see

@@ -148,7 +148,33 @@ impl Stream {
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
         });
-        tokio::spawn(ingest_task(stream.clone(), rx));
+        // The stream's queries run on a thread of their own, not on an async worker: a
+        // worker that wakes a subscriber's connection task runs that task next on the same
+        // core (tokio's LIFO slot), so the executor and the encoding of its rows would take
+        // turns on one core while the other idles.
+        let rx = Arc::new(Mutex::new(Some(rx)));
+        let (handle, task, queue) = (
+            tokio::runtime::Handle::current(),
+            stream.clone(),
+            rx.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("tcq-stream".into())
+            .stack_size(super::THREAD_STACK_BYTES)
+            .spawn(move || {
+                if let Some(rx) = queue.lock().take() {
+                    handle.block_on(ingest_task(task, rx));
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(
+                "no thread for stream {}: {e}; its queries run on the async workers",
+                stream.name
+            );
+            if let Some(rx) = rx.lock().take() {
+                tokio::spawn(ingest_task(stream.clone(), rx));
+            }
+        }
         stream
     }
 

@@ -55,6 +55,11 @@ use std::time::Duration;
 
 use crate::types::{Column, Value};
 
+/// Stack of every thread that runs queries (the async workers, the blocking pool, each
+/// stream's thread): expression evaluation recurses over expressions up to 1,000 levels
+/// deep (the binder refuses deeper ones with 54001). 8 MiB.
+pub const THREAD_STACK_BYTES: usize = 8 << 20;
+
 /// Resource limits, each with a documented default (STYLE.md habit 9).
 #[derive(Clone, Debug)]
 pub struct Limits {

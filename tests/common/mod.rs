@@ -116,7 +116,7 @@ fn start_engine_with_options(
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
-                .thread_stack_size(8 << 20)
+                .thread_stack_size(tcq::engine::THREAD_STACK_BYTES)
                 .enable_all()
                 .build()
                 .expect("server runtime");
@@ -263,7 +263,7 @@ pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
-            .thread_stack_size(8 << 20)
+            .thread_stack_size(tcq::engine::THREAD_STACK_BYTES)
             .enable_all()
             .build()
             .expect("runtime");

@@ -11,7 +11,7 @@ backslashes, `\\.`, CR, LF, multibyte UTF-8, invalid bytes), cut into random Cop
 pieces, and sends it with psycopg's `cursor.copy()` to both servers' table
 `t (a integer, b text, c text)` (dropped and created on each). It compares success or
 failure, the rows stored (NULL apart from ''), the SQLSTATE, the message, and the line and
-column (PostgreSQL's CONTEXT, tcq's message suffix). Some cases are sent again to tcq one
+column (the CONTEXT field). Some cases are sent again to tcq one
 byte per message and whole, which must give the same result; after successful loads, COPY
 TO of the table or of a query is compared byte for byte. tcq must answer `SELECT 1` after
 every case.
@@ -31,7 +31,6 @@ import psycopg
 TCQ = "host=127.0.0.1 port=5433 user=tcq dbname=tcq"
 PG = "host=127.0.0.1 user=postgres dbname=postgres"
 
-SUFFIX = re.compile(r" \(COPY t, line (\d+)(?:, column (\w+))?\)$")
 CTX = re.compile(r"^COPY t, line (\d+)(?:, column (\w+))?")
 
 
@@ -55,18 +54,10 @@ class Server:
         d = e.diag
         msg = d.message_primary or str(e)
         line = col = None
-        if self.name == "tcq":
-            m = SUFFIX.search(msg)
+        if d.context:
+            m = CTX.match(d.context)
             if m:
                 line, col = m.group(1), m.group(2)
-                msg = msg[: m.start()]
-            if d.context:
-                msg += " [ctx:%s]" % d.context
-        else:
-            if d.context:
-                m = CTX.match(d.context)
-                if m:
-                    line, col = m.group(1), m.group(2)
         return ("err", d.sqlstate, msg, line, col)
 
     def run(self, sql, data, pieces):

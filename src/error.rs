@@ -188,6 +188,8 @@ pub enum Error {
         /// PostgreSQL's DETAIL: more about what was wrong ("A field with precision 5,
         /// scale 2 must round to an absolute value less than 10^3.").
         detail: Option<String>,
+        /// PostgreSQL's CONTEXT: where the error arose ("COPY t, line 2, column v: \"x\"").
+        context: Option<String>,
     },
     /// 3F000: a schema name that does not exist.
     #[error("{0}")]
@@ -250,72 +252,86 @@ impl Error {
         }
     }
 
-    /// The same error found at `position` (an earlier position is kept).
-    pub fn at(self, position: u32) -> Error {
+    /// The error's parts: the inner error and its position, hint, detail and context.
+    fn into_parts(self) -> Parts {
         match self {
             Error::Detailed {
                 error,
-                position: p,
+                position,
                 hint,
                 detail,
-            } => Error::Detailed {
+                context,
+            } => Parts {
                 error,
-                position: p.or(Some(position)),
+                position,
                 hint,
                 detail,
+                context,
             },
-            e => Error::Detailed {
+            e => Parts {
                 error: Box::new(e),
-                position: Some(position),
+                position: None,
                 hint: None,
                 detail: None,
+                context: None,
             },
         }
+    }
+
+    /// The same error found at `position` (an earlier position is kept).
+    pub fn at(self, position: u32) -> Error {
+        let mut p = self.into_parts();
+        p.position = p.position.or(Some(position));
+        p.into_error()
     }
 
     /// The same error with a hint.
     pub fn with_hint(self, hint: impl Into<String>) -> Error {
-        match self {
-            Error::Detailed {
-                error,
-                position,
-                detail,
-                ..
-            } => Error::Detailed {
-                error,
-                position,
-                hint: Some(hint.into()),
-                detail,
-            },
-            e => Error::Detailed {
-                error: Box::new(e),
-                position: None,
-                hint: Some(hint.into()),
-                detail: None,
-            },
-        }
+        let mut p = self.into_parts();
+        p.hint = Some(hint.into());
+        p.into_error()
     }
 
     /// The same error with a detail.
     pub fn with_detail(self, detail: impl Into<String>) -> Error {
+        let mut p = self.into_parts();
+        p.detail = Some(detail.into());
+        p.into_error()
+    }
+
+    /// The same error with a context (PostgreSQL's CONTEXT field, e.g. the COPY line).
+    pub fn with_context(self, context: impl Into<String>) -> Error {
+        let mut p = self.into_parts();
+        p.context = Some(context.into());
+        p.into_error()
+    }
+
+    /// The context, if any.
+    pub fn context(&self) -> Option<&str> {
         match self {
-            Error::Detailed {
-                error,
-                position,
-                hint,
-                ..
-            } => Error::Detailed {
-                error,
-                position,
-                hint,
-                detail: Some(detail.into()),
-            },
-            e => Error::Detailed {
-                error: Box::new(e),
-                position: None,
-                hint: None,
-                detail: Some(detail.into()),
-            },
+            Error::Detailed { context, .. } => context.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// [`Error::Detailed`]'s fields, for the builders above.
+struct Parts {
+    error: Box<Error>,
+    position: Option<u32>,
+    hint: Option<String>,
+    detail: Option<String>,
+    context: Option<String>,
+}
+
+impl Parts {
+    fn into_error(self) -> Error {
+        Error::Detailed {
+            error: self.error,
+            position: self.position,
+            hint: self.hint,
+            detail: self.detail,
+            context: self.context,
         }
     }
 }

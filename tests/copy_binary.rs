@@ -132,7 +132,7 @@ async fn binary_copy_format_errors() {
                 ]
                 .concat(),
                 "22P04",
-                "row field count is 2, expected 1 (COPY be, line 1)",
+                "row field count is 2, expected 1\nCONTEXT: COPY be, line 1",
             ),
             (
                 [HEADER, &int_tuple(1), &[0xff, 0xff], &int_tuple(2)].concat(),
@@ -142,23 +142,26 @@ async fn binary_copy_format_errors() {
             (
                 [HEADER, &int_tuple(1), &[0, 1, 0, 0]].concat(),
                 "22P04",
-                "unexpected EOF in COPY data (COPY be, line 2)",
+                "unexpected EOF in COPY data\nCONTEXT: COPY be, line 2",
             ),
             (
                 [HEADER, &[0, 1, 0, 0, 0, 2, 0, 1]].concat(),
                 "22P03",
-                "incorrect binary data format for type integer (COPY be, line 1, column v)",
+                "incorrect binary data format for type integer\nCONTEXT: COPY be, line 1, column v",
             ),
             (
                 [HEADER, &[0, 1, 0x7f, 0xff, 0xff, 0xff]].concat(),
                 "22P04",
-                "invalid field size (COPY be, line 1, column v)",
+                "invalid field size\nCONTEXT: COPY be, line 1, column v",
             ),
         ];
         for (data, code, message) in cases {
             let e = copy_bytes(&c, sql, &data).await.unwrap_err();
             assert_eq!(
-                (sqlstate(&e).as_str(), e.as_db_error().unwrap().message()),
+                (
+                    sqlstate(&e).as_str(),
+                    common::message_and_context(e.as_db_error().unwrap()).as_str()
+                ),
                 (code, message)
             );
         }

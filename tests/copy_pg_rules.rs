@@ -24,7 +24,10 @@ async fn copy_error(c: &tokio_postgres::Client, sql: &str, data: &[u8]) -> (Stri
         String::from_utf8_lossy(data)
     ));
     let db = e.as_db_error().expect("a server error");
-    (db.code().code().to_string(), db.message().to_string())
+    (
+        db.code().code().to_string(),
+        common::message_and_context(db),
+    )
 }
 
 async fn copy_out(c: &tokio_postgres::Client, sql: &str) -> Vec<u8> {
@@ -453,7 +456,7 @@ async fn edges_found_against_postgresql() {
     assert_eq!(s, "22021", "{msg}");
     assert_eq!(
         msg,
-        "invalid byte sequence for encoding \"UTF8\": 0x00 (COPY t, line 1)"
+        "invalid byte sequence for encoding \"UTF8\": 0x00\nCONTEXT: COPY t, line 1"
     );
     // HEADER MATCH: no data reads as an empty header line; the names are raw fields.
     let (s, msg) = copy_error(&c, "COPY t FROM STDIN (HEADER MATCH)", b"").await;

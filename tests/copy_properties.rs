@@ -357,10 +357,11 @@ async fn run_case(port: u16, c: &Case, table: &str) -> Result<(), TestCaseError>
                 })
                 .sum();
             let reported = db
-                .message()
+                .where_()
+                .unwrap_or_default()
                 .split("line ")
                 .nth(1)
-                .and_then(|t| t.split([',', ')']).next())
+                .and_then(|t| t.split([',', ':']).next())
                 .and_then(|n| n.parse::<usize>().ok());
             prop_assert!(
                 db.message().contains(&message)

@@ -59,21 +59,24 @@ async fn copy_rejects_invalid_utf8_and_nul_with_22021() {
         (
             b"ok\nbad \xc3\x28 byte\n",
             // As PostgreSQL shows it: the bytes the first one announces.
-            "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28 (COPY s, line 2)",
+            "invalid byte sequence for encoding \"UTF8\": 0xc3 0x28\nCONTEXT: COPY s, line 2",
         ),
         (
             b"ok\nescaped \\000 nul\n",
-            "invalid byte sequence for encoding \"UTF8\": 0x00 (COPY s, line 2)",
+            "invalid byte sequence for encoding \"UTF8\": 0x00\nCONTEXT: COPY s, line 2",
         ),
         (
             b"raw \x00 nul\n",
-            "invalid byte sequence for encoding \"UTF8\": 0x00 (COPY s, line 1)",
+            "invalid byte sequence for encoding \"UTF8\": 0x00\nCONTEXT: COPY s, line 1",
         ),
     ];
     for (data, message) in cases {
         let err = copy_error(&c, data).await;
         assert_eq!(common::sqlstate(&err), "22021", "{data:?}");
-        assert_eq!(err.as_db_error().unwrap().message(), message);
+        assert_eq!(
+            common::message_and_context(err.as_db_error().unwrap()),
+            message
+        );
     }
     let rows = c
         .query("SELECT tuples FROM tcq_streams", &[])

@@ -27,7 +27,8 @@
 //! Output format (psql's `-a -A` with `VERBOSITY verbose`, roughly): the script is echoed;
 //! rows print as `col|col` lines under a header and end with `(N rows)`; NULL prints as an
 //! empty string; INSERT and COPY print their command tags; errors print as
-//! `ERROR:  SQLSTATE: message`, notices as `NOTICE:  message`. A statement that does not
+//! `ERROR:  SQLSTATE: message` (then `CONTEXT:  ...` when the error has one), notices as
+//! `NOTICE:  message`. A statement that does not
 //! finish within 10 s is cancelled, which the output says.
 
 mod common;
@@ -335,12 +336,18 @@ async fn await_background(session: &mut Session) -> String {
 
 fn format_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => format!(
-            "{}:  {}: {}\n",
-            db.severity(),
-            db.code().code(),
-            db.message()
-        ),
+        Some(db) => {
+            let mut out = format!(
+                "{}:  {}: {}\n",
+                db.severity(),
+                db.code().code(),
+                db.message()
+            );
+            if let Some(w) = db.where_() {
+                out += &format!("CONTEXT:  {w}\n");
+            }
+            out
+        }
         None => format!("ERROR:  (client) {e}\n"),
     }
 }

@@ -415,9 +415,8 @@ impl CopyIn {
             pos += rec.next;
             self.line += 1 + rec.inner_lines;
             if rec.open_quote && !self.header_pending {
-                return Err(Error::BadCopyFileFormat(format!(
-                    "unterminated CSV quoted field (COPY {}, line {})",
-                    self.rel.name, self.line
+                return Err(self.context(Error::BadCopyFileFormat(
+                    "unterminated CSV quoted field".into(),
                 )));
             }
             if rec.end_marker {
@@ -857,12 +856,10 @@ impl CopyIn {
         match std::str::from_utf8(rec) {
             Ok(text) => self.record_text(text),
             // The header line too must be UTF-8 (PostgreSQL converts it as any line).
-            Err(e) => Err(Error::CharacterNotInRepertoire(format!(
-                "invalid byte sequence for encoding \"UTF8\": {} (COPY {}, line {})",
+            Err(e) => Err(self.context(Error::CharacterNotInRepertoire(format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
                 invalid_sequence(&rec[e.valid_up_to()..]),
-                self.rel.name,
-                self.line
-            ))),
+            )))),
         }
     }
 
@@ -918,15 +915,7 @@ impl CopyIn {
     }
 
     fn context(&self, e: Error) -> Error {
-        // A field error carries its column after a NUL; PostgreSQL's CONTEXT order is
-        // stream, line, column.
-        with_message(e, |m| match m.split_once('\u{0}') {
-            Some((msg, col)) => format!(
-                "{msg} (COPY {}, line {}, column {col})",
-                self.rel.name, self.line
-            ),
-            None => format!("{m} (COPY {}, line {})", self.rel.name, self.line),
-        })
+        copy_context(e, &self.rel.name, self.line)
     }
 
     /// `HEADER MATCH`: the header line's fields must be the COPY's column names, in order
@@ -996,8 +985,7 @@ impl CopyIn {
                     Span::Scratch(a, b) => &scratch[a..b],
                 };
                 let col = &self.rel.columns[c];
-                parse_value(text, col.data_type)
-                    .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", col.name)))?;
+                parse_value(text, col.data_type).map_err(|e| in_field(e, &col.name, text))?;
             }
             let missing = &self.rel.columns[self.targets[fields.len()]].name;
             return Err(Error::BadCopyFileFormat(format!(
@@ -1056,7 +1044,7 @@ fn append_row(
             }),
             None => append_field(builder, c, text, cols[c].data_type),
         }
-        .map_err(|e| with_message(e, |m| format!("{m}\u{0}{}", cols[c].name)))?;
+        .map_err(|e| in_field(e, &cols[c].name, text))?;
         if rel.ts_col == Some(c) {
             t = ts;
         }
@@ -1145,6 +1133,45 @@ pub(crate) struct Rec {
 }
 
 /// The same error kind with its message rewritten (to add COPY context).
+/// Mark a field's error with its column and raw text, for [`copy_context`]: they travel
+/// after NULs in the message (a value's error names neither).
+pub(crate) fn in_field(e: Error, column: &str, text: &str) -> Error {
+    with_message(e, |m| format!("{m}\u{0}{column}\u{0}{text}"))
+}
+
+/// Bytes of a field's text a COPY error's context shows, as PostgreSQL's
+/// `limit_printout_length` (MAX_COPY_DATA_DISPLAY).
+const CONTEXT_VALUE_BYTES: usize = 100;
+
+/// PostgreSQL's CONTEXT for an error in record `line` (1-based) of a COPY into `rel`:
+/// `COPY t, line 2, column v: "x"` for a field's error (marked by [`in_field`], or with
+/// the column alone after one NUL, as the binary format marks it), `COPY t, line 2`
+/// otherwise. The message keeps only its own words, as PostgreSQL's does.
+pub(crate) fn copy_context(e: Error, rel: &str, line: u64) -> Error {
+    let mut place = None;
+    let e = with_message(e, |m| {
+        let mut parts = m.splitn(3, '\u{0}');
+        let msg = parts.next().unwrap_or_default();
+        place = match (parts.next(), parts.next()) {
+            (Some(col), Some(text)) => {
+                let mut cut = text.len().min(CONTEXT_VALUE_BYTES);
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let more = if cut < text.len() { "..." } else { "" };
+                Some(format!(
+                    "COPY {rel}, line {line}, column {col}: \"{}{more}\"",
+                    &text[..cut]
+                ))
+            }
+            (Some(col), None) => Some(format!("COPY {rel}, line {line}, column {col}")),
+            _ => None,
+        };
+        msg.to_string()
+    });
+    e.with_context(place.unwrap_or_else(|| format!("COPY {rel}, line {line}")))
+}
+
 pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
     use Error::*;
     match e {
@@ -1165,11 +1192,13 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
             position,
             hint,
             detail,
+            context,
         } => Detailed {
             error: Box::new(with_message(*error, f)),
             position,
             hint,
             detail,
+            context,
         },
         other => other,
     }

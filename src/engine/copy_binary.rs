@@ -115,11 +115,11 @@ impl CopyIn {
     /// At CopyDone: the input must end at a tuple boundary (the trailer is optional).
     pub(crate) fn finish_binary(&self, state: &BinaryState) -> Result<()> {
         if state.phase == BinaryPhase::Header || !self.carry.is_empty() {
-            return Err(bad(format!(
-                "unexpected EOF in COPY data (COPY {}, line {})",
-                self.rel.name,
-                self.line + 1
-            )));
+            return Err(super::copy::copy_context(
+                bad("unexpected EOF in COPY data"),
+                &self.rel.name,
+                self.line + 1,
+            ));
         }
         Ok(())
     }
@@ -162,10 +162,11 @@ impl CopyIn {
         let line = self.line + 1;
         let stream = self.rel.clone();
         let context = |e: Error, column: Option<&str>| {
-            with_message(e, |m| match column {
-                Some(c) => format!("{m} (COPY {}, line {line}, column {c})", stream.name),
-                None => format!("{m} (COPY {}, line {line})", stream.name),
-            })
+            let e = match column {
+                Some(c) => with_message(e, |m| format!("{m}\u{0}{c}")),
+                None => e,
+            };
+            super::copy::copy_context(e, &stream.name, line)
         };
         if count == -1 {
             state.phase = BinaryPhase::Done;

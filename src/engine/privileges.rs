@@ -297,11 +297,10 @@ impl Session {
                         .read()
                         .contains_key(r)
                         .then(|| format!("\"{r}\" is a table: grant ON TABLE {r}"));
-                    return Err(Error::Detailed {
-                        error: Box::new(Error::UndefinedTable(r.clone())),
-                        position: None,
-                        hint,
-                        detail: None,
+                    let e = Error::UndefinedTable(r.clone());
+                    return Err(match hint {
+                        Some(h) => e.with_hint(h),
+                        None => e,
                     });
                 }
                 (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),

@@ -93,6 +93,7 @@ pub(crate) fn error_info(e: &Error) -> ErrorInfo {
     info.position = e.position().map(|p| p.to_string());
     info.hint = e.hint().map(str::to_string);
     info.detail = e.detail().map(str::to_string);
+    info.where_context = e.context().map(str::to_string);
     info
 }
 

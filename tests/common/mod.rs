@@ -157,6 +157,15 @@ pub async fn connect_with_handle(port: u16) -> (Client, tokio::task::JoinHandle<
     (client, handle)
 }
 
+/// A server error's message, then its CONTEXT (PostgreSQL's "where", e.g. the line of a
+/// COPY) on a line of its own when it has one: `message\nCONTEXT: COPY t, line 2`.
+pub fn message_and_context(db: &tokio_postgres::error::DbError) -> String {
+    match db.where_() {
+        Some(w) => format!("{}\nCONTEXT: {w}", db.message()),
+        None => db.message().to_string(),
+    }
+}
+
 /// The SQLSTATE of a tokio-postgres error, or a panic showing the error when it has none.
 pub fn sqlstate(e: &tokio_postgres::Error) -> String {
     match e.code() {

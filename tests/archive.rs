@@ -1035,3 +1035,76 @@ async fn acknowledged_table_changes_survive_sigkill() {
          kill, {in_flight_kept} were stored whole and {in_flight_lost} not at all"
     );
 }
+
+/// Regression (found by trying to break the server): a back-fill keeps a sealed log while
+/// it reads; DROP STREAM, then CREATE of the same name, then the end of that back-fill
+/// removed the kept log by its name, which by then was the new stream's first log, so
+/// the new stream's acknowledged rows were gone after a restart. Now nothing of a dropped
+/// stream's archive touches the directory after the drop, and the drop ends the replay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_created_again_keeps_its_rows_whatever_the_dropped_one_was_doing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--seal-bytes", "20000", "--output-queue-bytes", "2048"],
+    );
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    assert_eq!(copy_ids(&c, 0..100).await, 100);
+    // A back-fill whose reader reads nothing: its replay waits on a full output queue and
+    // keeps the archive's logs, among them log 1, which the next COPY seals.
+    let reader = common::connect(server.port).await;
+    reader
+        .batch_execute(
+            "BEGIN; DECLARE c CURSOR FOR SELECT count(*), wtime(*) FROM s \
+             [RANGE BY '1 millisecond' START AT '2024-01-01 00:00:00']",
+        )
+        .await
+        .unwrap();
+    common::wait_for_queries(&c, 1).await;
+    // A row now and then, so that the output queue's stall rule does not end the query.
+    let fetching = tokio::spawn(async move {
+        loop {
+            if reader.batch_execute("FETCH 1 FROM c").await.is_err() {
+                return reader;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    assert_eq!(copy_ids(&c, 100..2000).await, 1900);
+    wait_until(strings(&["seg-00000001.parquet"]), || {
+        segment_names(dir.path())
+    })
+    .await;
+    assert!(
+        stream_dir(dir.path(), "s")
+            .join("log-00000001.tcqlog")
+            .exists(),
+        "the replay keeps the sealed log"
+    );
+    c.batch_execute("DROP STREAM s").await.unwrap();
+    c.batch_execute(DDL).await.unwrap();
+    assert_eq!(copy_ids(&c, 5000..5002).await, 2);
+    // The dropped stream's back-fill ends (its reader is gone too), a second after at most
+    // (the output queue's stall rule).
+    fetching.abort();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let new_files: Vec<String> = std::fs::read_dir(stream_dir(dir.path(), "s"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        new_files,
+        ["log-00000001.tcqlog"],
+        "only the new stream's log"
+    );
+    server.kill();
+    assert_eq!(archived_ids(dir.path()), [5000, 5001]);
+    let server = Server::start(dir.path(), &["--seal-bytes", "20000"]);
+    let c = common::connect(server.port).await;
+    assert_eq!(
+        scalar_i64(&c, "SELECT tuples FROM tcq_streams WHERE name = 's'").await,
+        2
+    );
+    assert_eq!(backfill_sum(server.port, &c).await, 10001);
+}

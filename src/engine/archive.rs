@@ -546,6 +546,10 @@ pub(crate) struct StreamArchive {
     next_statement: AtomicU64,
     /// Back-fills reading the files, and what they keep from being removed meanwhile.
     pins: Mutex<Pins>,
+    /// True once DROP STREAM removed the directory. Held while a file is renamed into the
+    /// directory or removed from it, so that nothing of this archive touches the
+    /// directory after the drop: a stream created again under the same name has it.
+    removed: Mutex<bool>,
 }
 
 struct OpenLog {
@@ -584,10 +588,15 @@ pub(crate) struct ReplayPin(Arc<StreamArchive>);
 
 impl Drop for ReplayPin {
     fn drop(&mut self) {
+        let removed = self.0.removed.lock();
         let mut pins = self.0.pins.lock();
         pins.count -= 1;
         if pins.count == 0 {
-            for seq in pins.kept_logs.drain(..) {
+            let kept = std::mem::take(&mut pins.kept_logs);
+            if *removed {
+                return;
+            }
+            for seq in kept {
                 let path = self.0.dir.join(log_name(seq));
                 if let Err(e) = std::fs::remove_file(&path) {
                     tracing::warn!("cannot remove sealed log {}: {e}", path.display());
@@ -885,6 +894,7 @@ impl StreamArchive {
             synced: AtomicU64::new(len),
             next_statement: AtomicU64::new(last_statement + 1),
             pins: Mutex::new(Pins::default()),
+            removed: Mutex::new(false),
         };
         // Older logs left unsealed by a crash are sealed now.
         for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
@@ -1110,8 +1120,9 @@ impl StreamArchive {
     /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
     /// Nothing is removed while a back-fill reads (the next sealing applies it).
     pub fn drop_segments_before(&self, before_us: i64) {
+        let removed = self.removed.lock();
         let pins = self.pins.lock();
-        if pins.count > 0 {
+        if pins.count > 0 || *removed {
             return;
         }
         for f in self.files() {
@@ -1142,14 +1153,31 @@ impl StreamArchive {
         let bytes =
             std::fs::read(&log).map_err(|e| io_err(format!("cannot read {}", log.display()), e))?;
         let scan = scan_log(&bytes);
-        if !scan.batches.is_empty() {
-            super::segment::write(
-                &self.dir.join(segment_name(seq)),
+        drop(bytes);
+        let segment = self.dir.join(segment_name(seq));
+        let written = if scan.batches.is_empty() {
+            None
+        } else {
+            Some(super::segment::write_aside(
+                &segment,
                 &self.codec,
                 &scan.batches,
-            )?;
-        }
+            )?)
+        };
+        drop(scan);
         {
+            let removed = self.removed.lock();
+            if *removed {
+                // Dropped while sealing: the directory may be a new stream's by now.
+                if let Some(tmp) = written {
+                    let _ = std::fs::remove_file(tmp);
+                }
+                return Ok(());
+            }
+            if let Some(tmp) = written {
+                std::fs::rename(&tmp, &segment)
+                    .map_err(|e| io_err(format!("cannot rename {}", tmp.display()), e))?;
+            }
             let mut pins = self.pins.lock();
             if pins.count > 0 {
                 pins.kept_logs.push(seq);
@@ -1180,8 +1208,11 @@ impl StreamArchive {
         })
     }
 
-    /// Remove every file of this archive (DROP STREAM).
+    /// Remove every file of this archive (DROP STREAM). A sealing or a back-fill still
+    /// running leaves the directory alone from now on. Blocking file removal.
     pub fn remove(&self) {
+        let mut removed = self.removed.lock();
+        *removed = true;
         if let Err(e) = std::fs::remove_dir_all(&self.dir) {
             tracing::warn!("cannot remove {}: {e}", self.dir.display());
         }

@@ -240,6 +240,9 @@ impl Stream {
                     break;
                 }
                 if !replay(&stream, &q, &archive, at, end, from_us).await {
+                    // A stream dropped during the replay ends the query, as it ends the
+                    // queries attached to it.
+                    q.close();
                     return;
                 }
                 at = end;
@@ -832,17 +835,17 @@ async fn replay(
     // encoded by its client's connection task. The channel bounds what is read ahead.
     let (tx, rx) =
         std::sync::mpsc::sync_channel::<crate::exec::columns::ColumnBatch>(REPLAY_READ_AHEAD);
-    let (a, reading) = (archive.clone(), q.clone());
+    let (a, reading, source) = (archive.clone(), q.clone(), stream.clone());
     let reader = tokio::task::spawn_blocking(move || {
         a.read_range(from, to, from_us, &mut |b| {
-            !reading.is_closed() && tx.send(b).is_ok()
+            !reading.is_closed() && !source.dropped.load(Ordering::Acquire) && tx.send(b).is_ok()
         })
     });
     let (s, running) = (stream.clone(), q.clone());
     let handle = tokio::runtime::Handle::current();
     let executor = tokio::task::spawn_blocking(move || {
         for b in rx {
-            if running.is_closed() {
+            if running.is_closed() || s.dropped.load(Ordering::Acquire) {
                 return false;
             }
             let n = b.len() as u64;
@@ -856,7 +859,7 @@ async fn replay(
                 *done += n;
             }
         }
-        !running.is_closed()
+        !running.is_closed() && !s.dropped.load(Ordering::Acquire)
     });
     let ran = executor.await;
     match (reader.await, ran) {

@@ -172,6 +172,22 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// End every running continuous query (server shutdown): their executors stop at the
+    /// next batch, and an executor waiting on a full output queue returns at once, so
+    /// nothing waits on a timer of a runtime that is shutting down.
+    pub fn end_all_queries(&self) {
+        let queries: Vec<_> = self
+            .catalog
+            .queries
+            .lock()
+            .values()
+            .map(|(q, _)| q.clone())
+            .collect();
+        for q in queries {
+            q.close();
+        }
+    }
+
     /// A new engine with an empty catalog that keeps everything in memory (see
     /// [`Engine::open`] for one on a data directory).
     pub fn new(config: Config) -> Arc<Engine> {

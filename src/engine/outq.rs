@@ -241,6 +241,8 @@ impl Drop for OutSender {
     fn drop(&mut self) {
         self.shared.inner.lock().closed = true;
         self.shared.ready.notify_one();
+        // A `deliver` waiting for room finds the query closed at once.
+        self.shared.drained.notify_waiters();
     }
 }
 

@@ -110,7 +110,19 @@ fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
 
 /// Write `batches` (a sealed log's committed batches, in arrival order) sorted by time to
 /// `path`: written to `path.tmp`, fsynced, then renamed.
+#[cfg(test)]
 pub(crate) fn write(path: &Path, codec: &ArchiveCodec, batches: &[RecordBatch]) -> Result<()> {
+    let tmp = write_aside(path, codec, batches)?;
+    std::fs::rename(&tmp, path).map_err(|e| io_err(format!("cannot rename {}", tmp.display()), e))
+}
+
+/// [`write`] without the rename: the segment is complete and fsynced in the returned
+/// `path.tmp`, for the caller to rename into place (or remove).
+pub(crate) fn write_aside(
+    path: &Path,
+    codec: &ArchiveCodec,
+    batches: &[RecordBatch],
+) -> Result<std::path::PathBuf> {
     let schema = codec.schema.clone();
     let all = arrow_select::concat::concat_batches(&schema, batches)
         .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
@@ -165,7 +177,7 @@ pub(crate) fn write(path: &Path, codec: &ArchiveCodec, batches: &[RecordBatch]) 
     let file = w.into_inner().map_err(werr)?.inner;
     file.sync_all()
         .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io_err(format!("cannot rename {}", tmp.display()), e))
+    Ok(tmp)
 }
 
 /// The min and max of column `col` (INT64) in a row group.

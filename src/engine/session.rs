@@ -1051,6 +1051,22 @@ impl Session {
         // Queries reading a dropped stream end once it has processed what it accepted:
         // their subscriptions drain and finish.
         for s in dropped {
+            // A query still replaying the archive is not attached to the stream yet: it
+            // ends here (an attached one ends once the stream has processed its queue).
+            let replaying: Vec<_> = self
+                .engine
+                .catalog
+                .queries
+                .lock()
+                .values()
+                .filter(|(q, name)| {
+                    *name == s.name && q.backfill.lock().is_some_and(|(_, done)| !done)
+                })
+                .map(|(q, _)| q.clone())
+                .collect();
+            for q in replaying {
+                q.close();
+            }
             s.drop_stream().await;
             if let Some(a) = &s.archive {
                 // Taken so that no statement is still writing into the files removed.

@@ -293,6 +293,9 @@ pub async fn serve_with(
     {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Queries no connection ended (their connection outlived the grace period) stop now,
+    // before the runtime's timers go away under an executor waiting on a full queue.
+    handler.engine.end_all_queries();
     Ok(())
 }
 

@@ -23,7 +23,7 @@ use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampMicrosecondType;
-use arrow_array::{RecordBatch, UInt32Array};
+use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding};
@@ -124,24 +124,25 @@ pub(crate) fn write_aside(
     batches: &[RecordBatch],
 ) -> Result<std::path::PathBuf> {
     let schema = codec.schema.clone();
-    let all = arrow_select::concat::concat_batches(&schema, batches)
-        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
-    let times = all
-        .column(codec.time_column())
-        .as_primitive::<TimestampMicrosecondType>()
-        .values()
-        .to_vec();
-    let mut order: Vec<u32> = (0..times.len() as u32).collect();
-    order.sort_by_key(|&i| times[i as usize]);
-    let indices = UInt32Array::from(order);
-    let columns = all
-        .columns()
+    // Every tuple as (batch, row), in time order (stable: arrival order among equal
+    // times). The sorted segment is built a row group at a time from the batches
+    // themselves, so sealing holds the log's batches and one row group, not a
+    // concatenated copy and a sorted copy of the whole log.
+    let times: Vec<&[i64]> = batches
         .iter()
-        .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
-    let sorted = RecordBatch::try_new(schema.clone(), columns)
-        .map_err(|e| Error::Internal(format!("sealing {}: {e}", path.display())))?;
+        .map(|b| {
+            b.column(codec.time_column())
+                .as_primitive::<TimestampMicrosecondType>()
+                .values()
+                .as_ref()
+        })
+        .collect();
+    let mut order: Vec<(u32, u32)> = times
+        .iter()
+        .enumerate()
+        .flat_map(|(b, t)| (0..t.len() as u32).map(move |r| (b as u32, r)))
+        .collect();
+    order.sort_by_key(|&(b, r)| times[b as usize][r as usize]);
     let time_name = schema.field(codec.time_column()).name().clone();
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
@@ -162,8 +163,26 @@ pub(crate) fn write_aside(
         inner: file,
         crc: crc32fast::Hasher::new(),
     };
-    let mut w = ArrowWriter::try_new(file, schema, Some(props)).map_err(werr)?;
-    w.write(&sorted).map_err(werr)?;
+    let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(werr)?;
+    let internal = |e: arrow_schema::ArrowError| {
+        Error::Internal(format!("sealing {}: {e}", path.display()))
+    };
+    for chunk in order.chunks(ROW_GROUP_ROWS) {
+        let indices: Vec<(usize, usize)> = chunk
+            .iter()
+            .map(|&(b, r)| (b as usize, r as usize))
+            .collect();
+        let columns = (0..schema.fields().len())
+            .map(|c| {
+                let arrays: Vec<&dyn arrow_array::Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, &indices)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(internal)?;
+        let rows = RecordBatch::try_new(schema.clone(), columns).map_err(internal)?;
+        w.write(&rows).map_err(werr)?;
+    }
     w.flush().map_err(werr)?;
     // The row groups leave the writer's buffer: everything but the footer is written now.
     w.sync()

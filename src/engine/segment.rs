@@ -164,9 +164,8 @@ pub(crate) fn write_aside(
         crc: crc32fast::Hasher::new(),
     };
     let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(werr)?;
-    let internal = |e: arrow_schema::ArrowError| {
-        Error::Internal(format!("sealing {}: {e}", path.display()))
-    };
+    let internal =
+        |e: arrow_schema::ArrowError| Error::Internal(format!("sealing {}: {e}", path.display()));
     for chunk in order.chunks(ROW_GROUP_ROWS) {
         let indices: Vec<(usize, usize)> = chunk
             .iter()

@@ -14,7 +14,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tcq::agg::{sharing_of, AggSpec};
 use tcq::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use tcq::exec::{ExecLimits, QueryExec};
-use tcq::sql::{AggCall, AggFunc, Aggregate, Expr, Query, Source, WindowMeta};
+use tcq::sql::{Plan, Query, SchemaProvider};
 use tcq::types::{parse_value, Column, DataType, Value};
 use tcq::window::{Start, Window};
 
@@ -54,62 +54,37 @@ fn january() -> Vec<ColumnBatch> {
     batches
 }
 
+/// The flights stream, for the binder.
+struct Flights;
+
+impl SchemaProvider for Flights {
+    fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        let names = ["ts", "delay", "distance", "origin", "destination"];
+        let columns = names.iter().zip(TYPES).map(|(n, t)| Column::new(*n, t));
+        (name == "flights").then(|| (columns.collect(), Some(0)))
+    }
+
+    fn system_view(&self, _name: &str) -> Option<Vec<Column>> {
+        None
+    }
+}
+
+/// Q1 as the server binds it (the text of scripts/bench.py), and its window.
 fn q1() -> (Query, Vec<Window>) {
-    let call = |func, arg: Option<usize>, t| AggCall {
-        func,
-        arg: arg.map(Expr::Column),
-        arg_type: DataType::Int4,
-        distinct: false,
-        result_type: t,
+    let text = "SELECT origin, wtime(*), count(*), avg(delay), max(delay) FROM flights \
+                [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT '2001-01-01 00:00:00'] \
+                GROUP BY origin";
+    let parsed = tcq::sql::parse(text).expect("Q1 parses");
+    let Plan::Query(query) = tcq::sql::bind(&parsed[0], &Flights, &[]).expect("Q1 binds") else {
+        unreachable!("Q1 is a query")
     };
-    let columns = ["ts", "delay", "distance", "origin", "destination"]
-        .iter()
-        .zip(TYPES)
-        .map(|(n, t)| Column::new(*n, t))
-        .collect();
-    let projection = vec![
-        Expr::Column(0),
-        Expr::WindowMeta(WindowMeta::Wtime),
-        Expr::Column(1),
-        Expr::Column(2),
-        Expr::Column(3),
-    ];
-    let query = Query {
-        source: Source::Stream {
-            name: "flights".into(),
-            columns,
-        },
-        windows: vec![],
-        filter: None,
-        aggregate: Some(Aggregate {
-            group_by: vec![Expr::Column(3)],
-            group_types: vec![DataType::Text],
-            calls: vec![
-                call(AggFunc::CountStar, None, DataType::Int8),
-                call(AggFunc::Avg, Some(1), DataType::Numeric),
-                call(AggFunc::Max, Some(1), DataType::Int4),
-            ],
-        }),
-        having: None,
-        columns: (0..projection.len())
-            .map(|i| Column::new(format!("c{i}"), DataType::Text))
-            .collect(),
-        projection,
-        order_by: vec![],
-        limit: None,
-        offset: None,
-        limit_param: None,
-        offset_param: None,
-        param_types: vec![],
-        text: String::new(),
-    };
-    let start = parse_value("2001-01-01 00:00:00", DataType::Timestamp).unwrap();
-    let Value::Timestamp(start) = start else {
-        unreachable!()
+    let Ok(Value::Timestamp(start)) = parse_value("2001-01-01 00:00:00", DataType::Timestamp)
+    else {
+        unreachable!("a timestamp")
     };
     let minute = 60_000_000;
     let w = Window::new(60 * minute, 10 * minute, Start::At(start)).expect("a window");
-    (query, vec![w])
+    (*query, vec![w])
 }
 
 fn exec(c: &mut Criterion) {

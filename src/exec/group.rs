@@ -255,6 +255,16 @@ impl GroupTable {
         }
     }
 
+    /// Errors: 54000 when one more group would exceed `groups_max`.
+    fn check_room(&self, groups_max: usize) -> Result<()> {
+        if self.gids.len() >= groups_max {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a window instance has more than {groups_max} groups (groups_max)"
+            )));
+        }
+        Ok(())
+    }
+
     /// The slot of group `gid`, with fresh states if new.
     ///
     /// Errors: 54000 when the table would exceed `groups_max` groups.
@@ -263,11 +273,7 @@ impl GroupTable {
         if found != ABSENT {
             return Ok(found as usize);
         }
-        if self.gids.len() >= groups_max {
-            return Err(Error::ProgramLimitExceeded(format!(
-                "a window instance has more than {groups_max} groups (groups_max)"
-            )));
-        }
+        self.check_room(groups_max)?;
         let slot = self.gids.len() as u32;
         self.index(gid, slot);
         self.gids.push(gid);
@@ -312,7 +318,19 @@ impl GroupTable {
         }
         for g in 0..other.len() {
             let (gid, accs) = other.group(g, n);
-            let mine = self.slot(gid, specs, groups_max)?;
+            let found = self.lookup(gid);
+            if found == ABSENT {
+                // A group new to this instance: its states are a copy of the partial's,
+                // as merging them into fresh states would give, without an `init` and a
+                // `merge` per state.
+                self.check_room(groups_max)?;
+                let slot = self.gids.len() as u32;
+                self.index(gid, slot);
+                self.gids.push(gid);
+                self.accs.extend_from_slice(accs);
+                continue;
+            }
+            let mine = found as usize;
             for (j, spec) in specs.iter().enumerate() {
                 self.accs[mine * n + j].merge(spec, &accs[j])?;
             }

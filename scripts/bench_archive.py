@@ -8,7 +8,9 @@ of --runs:
   (Debian's postgresql package, a fresh cluster with fsync on, its defaults otherwise);
 - the archived stream's bytes on disk per tuple (log plus Parquet segments) against the CSV;
 - the back-fill replay rate of Q1 (scripts/bench.py): Q1 registered after the COPY with its
-  START AT at the first flight, from registration to `backfill = 'done'` in tcq_queries.
+  START AT at the first flight, from starting its psql to `backfill = 'done'` in
+  tcq_queries, and as the server counts it (`backfill_secs`: from the query's registration
+  to its joining the live stream).
 The CSV comes from bench.py's cache (bench-data/flights-3m.csv).
 """
 
@@ -64,10 +66,11 @@ def du(path):
 
 
 def wait_backfill_done(port):
-    """Poll tcq_queries until the back-fill is done; return the tuples it replayed. One
-    connection polls (psycopg when installed): a psql process per poll would take a good
-    part of a core from the replay it measures."""
-    sql = ("SELECT backfill, backfill_tuples FROM tcq_queries "
+    """Poll tcq_queries until the back-fill is done; return the tuples it replayed and the
+    seconds the server counted from the query's registration to its joining the live
+    stream (`backfill_secs`). One connection polls (psycopg when installed): a psql
+    process per poll would take a good part of a core from the replay it measures."""
+    sql = ("SELECT backfill, backfill_tuples, backfill_secs FROM tcq_queries "
            "WHERE backfill IS NOT NULL")
     try:
         import psycopg
@@ -77,14 +80,15 @@ def wait_backfill_done(port):
         while True:
             state = psql(port, sql).strip()
             if state.startswith("done"):
-                return int(state.split("|")[1])
+                _, tuples, secs = state.split("|")
+                return int(tuples), float(secs)
             time.sleep(0.01)
     dsn = f"host=127.0.0.1 port={port} user=tcq dbname=tcq"
     with psycopg.connect(dsn, autocommit=True) as c:
         while True:
             row = c.execute(sql).fetchone()
             if row and row[0] == "done":
-                return int(row[1])
+                return int(row[1]), float(row[2])
             time.sleep(0.005)
 
 
@@ -116,8 +120,9 @@ def run_tcq(tcqd, archived, nrows):
                      "tcq", "-c", f"COPY ({q}) TO STDOUT"],
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 )
-                replayed = wait_backfill_done(port)
+                replayed, server_secs = wait_backfill_done(port)
                 result[f"{key}_replay_secs"] = time.perf_counter() - t0
+                result[f"{key}_server_secs"] = server_secs
                 result[f"{key}_replayed"] = replayed
                 reader.kill()
                 reader.wait()
@@ -174,8 +179,15 @@ def main():
             ("PostgreSQL logged table", lambda: run_postgres(nrows)),
         ]:
             r = f()
-            if name not in best or r["secs"] < best[name]["secs"]:
+            old = best.get(name)
+            if old is None or r["secs"] < old["secs"]:
                 best[name] = r
+            # Each back-fill figure is its own best over the runs, not the best COPY's.
+            for key in ("q1", "count"):
+                if old is not None and f"{key}_replay_secs" in r:
+                    keep = min(old, r, key=lambda x: x[f"{key}_server_secs"])
+                    for k in ("replay_secs", "server_secs", "replayed"):
+                        best[name][f"{key}_{k}"] = keep[f"{key}_{k}"]
     print(f"COPY of {nrows:,} flights ({csv_bytes / nrows:.1f} CSV bytes a flight):\n")
     print("| target | seconds | rows/s |")
     print("|---|---|---|")
@@ -187,7 +199,10 @@ def main():
           f"bytes ({a['bytes'] / nrows:.1f} a flight); CSV {csv_bytes / nrows:.1f} a flight")
     for key, what in [("q1", "Q1"), ("count", "count/max over 1-day windows")]:
         n, secs = a[f"{key}_replayed"], a[f"{key}_replay_secs"]
-        print(f"back-fill of {what}: {n:,} tuples in {secs:.2f} s, {n / secs:,.0f} tuples/s")
+        server = a[f"{key}_server_secs"]
+        print(f"back-fill of {what}: {n:,} tuples in {secs:.2f} s from starting psql, "
+              f"{n / secs:,.0f} tuples/s; replay as tcq_queries.backfill_secs counts it "
+              f"(registration to live) {server:.3f} s, {n / server:,.0f} tuples/s")
 
 
 if __name__ == "__main__":

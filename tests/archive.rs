@@ -567,15 +567,27 @@ async fn rows_within(port: u16, sql: String, secs: u64) -> Vec<Vec<String>> {
     common::rows_within(&c, &sql, secs).await
 }
 
-/// The back-fill state of the one query that back-fills: ("replaying" or "done", tuples).
-async fn backfill_state(c: &tokio_postgres::Client) -> (String, i64) {
+/// The back-fill state of the one query that back-fills: ("replaying" or "done", tuples,
+/// seconds).
+async fn backfill_progress(c: &tokio_postgres::Client) -> (String, i64, f64) {
     let r = common::rows(
         c,
-        "SELECT backfill, backfill_tuples FROM tcq_queries WHERE backfill IS NOT NULL",
+        "SELECT backfill, backfill_tuples, backfill_secs FROM tcq_queries \
+         WHERE backfill IS NOT NULL",
     )
     .await;
     assert_eq!(r.len(), 1, "one query back-fills: {r:?}");
-    (r[0][0].clone(), r[0][1].parse().unwrap())
+    (
+        r[0][0].clone(),
+        r[0][1].parse().unwrap(),
+        r[0][2].parse().unwrap(),
+    )
+}
+
+/// [`backfill_progress`] without the seconds.
+async fn backfill_state(c: &tokio_postgres::Client) -> (String, i64) {
+    let (state, tuples, _) = backfill_progress(c).await;
+    (state, tuples)
 }
 
 /// Back-fill: a query registered after the archive holds N tuples, START AT the
@@ -646,6 +658,13 @@ async fn backfill_equals_the_query_registered_before_ingest() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!((n..=n + m).contains(&replayed), "replayed {replayed}");
+    // Once over, the replay's duration stays what it took.
+    let (_, _, secs) = backfill_progress(&c).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (state, _, again) = backfill_progress(&c).await;
+    assert_eq!(state, "done");
+    assert!(secs > 0.0 && secs < 300.0, "backfill_secs {secs}");
+    assert_eq!(secs, again, "backfill_secs moved after the replay was done");
     while !(live.is_finished() && replay.is_finished()) {
         common::exec(&c, &advance).await;
         tokio::time::sleep(Duration::from_millis(50)).await;

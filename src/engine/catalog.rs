@@ -77,6 +77,50 @@ enum IngestMsg {
     Drop,
 }
 
+/// A back-fill's progress, as `tcq_queries` shows it (`backfill`, `backfill_tuples`,
+/// `backfill_secs`).
+#[derive(Clone, Copy, Debug)]
+pub struct BackfillProgress {
+    /// Archived tuples replayed so far.
+    pub tuples: u64,
+    /// When the query was registered and its replay began.
+    started: std::time::Instant,
+    /// Wall time from registration to joining the live tuples, once the replay is over.
+    took: Option<std::time::Duration>,
+}
+
+impl BackfillProgress {
+    /// A replay beginning now.
+    pub fn new() -> BackfillProgress {
+        BackfillProgress {
+            tuples: 0,
+            started: std::time::Instant::now(),
+            took: None,
+        }
+    }
+
+    /// The replay is over: the query reads live tuples from now on.
+    pub fn finish(&mut self) {
+        self.took.get_or_insert_with(|| self.started.elapsed());
+    }
+
+    /// True once the replay is over.
+    pub fn done(&self) -> bool {
+        self.took.is_some()
+    }
+
+    /// Wall time the replay has taken so far, or took in all once over.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.took.unwrap_or_else(|| self.started.elapsed())
+    }
+}
+
+impl Default for BackfillProgress {
+    fn default() -> Self {
+        BackfillProgress::new()
+    }
+}
+
 /// The rest of a back-fill, replayed by the ingest task before it attaches the query.
 struct Backfill {
     /// Where the back-fill's own rounds stopped.
@@ -229,7 +273,7 @@ impl Stream {
         if self.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(self.name.clone()));
         }
-        *q.backfill.lock() = Some((0, false));
+        *q.backfill.lock() = Some(BackfillProgress::new());
         let stream = self.clone();
         tokio::spawn(async move {
             let pin = archive.pin();
@@ -331,9 +375,8 @@ pub(crate) struct RunningQuery {
     /// Why the query ended, when it failed: read by the subscription after the queued
     /// events, so an error is never lost behind a full queue.
     pub failure: Arc<Mutex<Option<Error>>>,
-    /// Archived tuples replayed so far, and whether the replay is over (`None`: the query
-    /// does not back-fill).
-    pub backfill: Mutex<Option<(u64, bool)>>,
+    /// The replay of the archive, for a query that back-fills (`None`: it does not).
+    pub backfill: Mutex<Option<BackfillProgress>>,
     /// The result columns (for a tail's description).
     pub columns: Vec<Column>,
     /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
@@ -782,8 +825,8 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                     .clone()
                     .expect("a back-fill reads an archive");
                 if replay(&stream, &q, &archive, b.from, b.seam, b.from_us).await {
-                    if let Some((_, over)) = q.backfill.lock().as_mut() {
-                        *over = true;
+                    if let Some(b) = q.backfill.lock().as_mut() {
+                        b.finish();
                     }
                     stream.queries.lock().push(q);
                 }
@@ -855,8 +898,8 @@ async fn replay(
             if !handle.block_on(run_query(&s, &running, step)) {
                 return false;
             }
-            if let Some((done, _)) = running.backfill.lock().as_mut() {
-                *done += n;
+            if let Some(b) = running.backfill.lock().as_mut() {
+                b.tuples += n;
             }
         }
         !running.is_closed() && !s.dropped.load(Ordering::Acquire)
@@ -1113,6 +1156,7 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("stream_times", DataType::Text),
             c("backfill", DataType::Text),
             c("backfill_tuples", DataType::Int8),
+            c("backfill_secs", DataType::Float8),
             c("plan_id", DataType::Int8),
         ],
         // One row per node of each cross-query shared plan (`exec::shared`).
@@ -1346,10 +1390,12 @@ impl Catalog {
                             text(&format!("{stream}: {}", time_text(st.now_us))),
                             match backfill {
                                 None => Value::Null,
-                                Some((_, false)) => text("replaying"),
-                                Some((_, true)) => text("done"),
+                                Some(b) if b.done() => text("done"),
+                                Some(_) => text("replaying"),
                             },
-                            backfill.map_or(Value::Null, |(n, _)| Value::Int8(n as i64)),
+                            backfill.map_or(Value::Null, |b| Value::Int8(b.tuples as i64)),
+                            backfill
+                                .map_or(Value::Null, |b| Value::Float8(b.elapsed().as_secs_f64())),
                             match q.plan_id.load(Ordering::Acquire) {
                                 0 => Value::Null,
                                 id => Value::Int8(id as i64),

@@ -1059,9 +1059,7 @@ impl Session {
                 .queries
                 .lock()
                 .values()
-                .filter(|(q, name)| {
-                    *name == s.name && q.backfill.lock().is_some_and(|(_, done)| !done)
-                })
+                .filter(|(q, name)| *name == s.name && q.backfill.lock().is_some_and(|b| !b.done()))
                 .map(|(q, _)| q.clone())
                 .collect();
             for q in replaying {

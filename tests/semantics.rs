@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{connect, exec, rows, sqlstate, start_server, table};
+use common::{connect, exec, rows, sqlstate, start_server, table, wait_for_queries};
 use tokio_postgres::Client;
 
 /// Register `query` as cursor `c`, run `feed`, fetch `n` rows.
@@ -304,6 +304,63 @@ async fn heartbeat_closes_windows_of_an_idle_stream() {
     )
     .await;
     assert_eq!(got, table(&[&["1", "2001-01-01 00:00:10"]]));
+}
+
+/// `tcq_queries.slide_events` counts the instants at which a window of the query closed.
+/// Under windows of 20, 30 and 40 seconds the optimizer adds a 10-second factor window
+/// (paper section 4); its instances closing alone (at 10, 50, 70 and 110 s) are not slide
+/// events of the query, nor are instances before the first one shown.
+#[tokio::test]
+async fn slide_events_count_the_querys_windows_not_factor_windows() {
+    for share in ["on", "off"] {
+        slide_events_of_factor_windows(share).await;
+    }
+}
+
+/// [`slide_events_count_the_querys_windows_not_factor_windows`] with cross-query sharing
+/// `share` (on: the query runs as the one member of a shared plan; off: on its own).
+async fn slide_events_of_factor_windows(share: &str) {
+    let port = start_server();
+    let (c, feeder) = (connect(port).await, connect(port).await);
+    exec(&c, STREAM).await;
+    exec(&c, &format!("SET tcq.share_across_queries = {share}")).await;
+    let o = "START AT '2001-01-01 00:00:00'";
+    let query = format!(
+        "SELECT count(*), wtime(*) FROM s [RANGE BY '20 seconds' {o}] \
+         [RANGE BY '30 seconds' {o}] [RANGE BY '40 seconds' {o}]"
+    );
+    let plan = rows(&c, &format!("EXPLAIN {query}"))
+        .await
+        .concat()
+        .join("\n");
+    assert!(
+        plan.contains("factor"),
+        "no factor window in the plan:\n{plan}"
+    );
+    exec(&c, &format!("BEGIN; DECLARE c CURSOR FOR {query}")).await;
+    wait_for_queries(&feeder, 1).await;
+    // One tuple a second from 0 s to 120 s: current time 120 s.
+    let values: Vec<String> = (0..=120)
+        .map(|i| format!("('2001-01-01 00:{:02}:{:02}','a',1)", i / 60, i % 60))
+        .collect();
+    exec(
+        &feeder,
+        &format!("INSERT INTO s VALUES {}", values.join(", ")),
+    )
+    .await;
+    // 6 + 4 + 3 instances have ended by 120 s, at 8 distinct instants.
+    let got = rows(&c, "FETCH 13 FROM c").await;
+    assert_eq!(got.len(), 13, "{got:?}");
+    let mut ends: Vec<&str> = got.iter().map(|r| r[1].as_str()).collect();
+    ends.dedup();
+    assert_eq!(ends.len(), 8, "{ends:?}");
+    let q = rows(&feeder, "SELECT slide_events, rows_out FROM tcq_queries").await;
+    assert_eq!(
+        q,
+        table(&[&["8", "13"]]),
+        "tcq.share_across_queries = {share}"
+    );
+    exec(&c, "CLOSE c; COMMIT").await;
 }
 
 #[tokio::test]

@@ -872,6 +872,12 @@ impl QueryExec {
             if self.done {
                 break;
             }
+            if closed.is_empty() {
+                // Only factor windows, or instances before the first one shown, closed at
+                // this instant: not a slide event of the query (a shared plan's members
+                // are not called for such instants either).
+                continue;
+            }
             let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
             let bound = closed
                 .iter()

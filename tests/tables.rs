@@ -499,7 +499,8 @@ async fn returning_on_a_stream_is_refused() {
 }
 
 /// PostgreSQL's words around a table that does not or does exist: DROP TABLE of a missing
-/// table says "table", and the IF [NOT] EXISTS notices read as PostgreSQL's.
+/// table says "table", and the IF [NOT] EXISTS notices read as PostgreSQL's, SQLSTATE
+/// included (42P07 for the relation that exists, 00000 for the one that does not).
 #[tokio::test]
 async fn drop_and_create_if_not_exists_speak_as_postgresql() {
     use futures::StreamExt;
@@ -513,7 +514,7 @@ async fn drop_and_create_if_not_exists_speak_as_postgresql() {
         let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(Ok(msg)) = messages.next().await {
             if let tokio_postgres::AsyncMessage::Notice(n) = msg {
-                let _ = tx.send(n.message().to_string());
+                let _ = tx.send(format!("{}: {}", n.code().code(), n.message()));
             }
         }
     });
@@ -530,8 +531,23 @@ async fn drop_and_create_if_not_exists_speak_as_postgresql() {
     assert_eq!(
         got,
         [
-            "relation \"t\" already exists, skipping",
-            "table \"nosuch\" does not exist, skipping"
+            "42P07: relation \"t\" already exists, skipping",
+            "00000: table \"nosuch\" does not exist, skipping"
         ]
+    );
+    // The same for a stream: PostgreSQL's SQLSTATE for the existing relation.
+    exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer)",
+    )
+    .await;
+    exec(
+        &c,
+        "CREATE STREAM IF NOT EXISTS s (ts timestamp TIMESTAMPCOLUMN, v integer)",
+    )
+    .await;
+    assert_eq!(
+        notices.recv().await.unwrap(),
+        "42P07: relation \"s\" already exists, skipping"
     );
 }

@@ -415,9 +415,12 @@ impl CopyIn {
             pos += rec.next;
             self.line += 1 + rec.inner_lines;
             if rec.open_quote && !self.header_pending {
-                return Err(self.context(Error::BadCopyFileFormat(
-                    "unterminated CSV quoted field".into(),
-                )));
+                // PostgreSQL shows what it read of the record, its line endings included.
+                let read = String::from_utf8_lossy(&carry[from..pos]);
+                return Err(self.record_context(
+                    Error::BadCopyFileFormat("unterminated CSV quoted field".into()),
+                    &read,
+                ));
             }
             if rec.end_marker {
                 self.ended = true;
@@ -599,7 +602,7 @@ impl CopyIn {
         self.line += 1;
         let staged = self.stage(text, &fields, "");
         self.fields = fields;
-        staged.map_err(|e| self.context(e))?;
+        staged.map_err(|e| self.record_context(e, text))?;
         Ok(Some(pos + n + 1))
     }
 
@@ -911,11 +914,16 @@ impl CopyIn {
         });
         self.fields = fields;
         self.scratch = scratch;
-        result.map_err(|e| self.context(e))
+        result.map_err(|e| self.record_context(e, text))
     }
 
     fn context(&self, e: Error) -> Error {
         copy_context(e, &self.rel.name, self.line)
+    }
+
+    /// [`copy_context`] showing the text of the record the error is about.
+    fn record_context(&self, e: Error, record: &str) -> Error {
+        copy_context_of_line(e, &self.rel.name, self.line, Some(record))
     }
 
     /// `HEADER MATCH`: the header line's fields must be the COPY's column names, in order
@@ -1148,28 +1156,48 @@ const CONTEXT_VALUE_BYTES: usize = 100;
 /// the column alone after one NUL, as the binary format marks it), `COPY t, line 2`
 /// otherwise. The message keeps only its own words, as PostgreSQL's does.
 pub(crate) fn copy_context(e: Error, rel: &str, line: u64) -> Error {
+    copy_context_of_line(e, rel, line, None)
+}
+
+/// [`copy_context`] for a record whose text is `record`: an error about the record as a
+/// whole (extra or missing data, an unterminated quoted field) shows it, as PostgreSQL's
+/// `COPY t, line 2: "1,2,3"`, cut at 100 bytes. An invalid byte sequence shows no text
+/// (PostgreSQL has no valid line to show then).
+pub(crate) fn copy_context_of_line(e: Error, rel: &str, line: u64, record: Option<&str>) -> Error {
+    let record = record.filter(|_| !matches!(e, Error::CharacterNotInRepertoire(_)));
     let mut place = None;
     let e = with_message(e, |m| {
         let mut parts = m.splitn(3, '\u{0}');
         let msg = parts.next().unwrap_or_default();
         place = match (parts.next(), parts.next()) {
-            (Some(col), Some(text)) => {
-                let mut cut = text.len().min(CONTEXT_VALUE_BYTES);
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                let more = if cut < text.len() { "..." } else { "" };
-                Some(format!(
-                    "COPY {rel}, line {line}, column {col}: \"{}{more}\"",
-                    &text[..cut]
-                ))
-            }
+            (Some(col), Some(text)) => Some(format!(
+                "COPY {rel}, line {line}, column {col}: \"{}\"",
+                printout(text)
+            )),
             (Some(col), None) => Some(format!("COPY {rel}, line {line}, column {col}")),
             _ => None,
         };
         msg.to_string()
     });
-    e.with_context(place.unwrap_or_else(|| format!("COPY {rel}, line {line}")))
+    let place = place.unwrap_or_else(|| match record {
+        Some(text) => format!("COPY {rel}, line {line}: \"{}\"", printout(text)),
+        None => format!("COPY {rel}, line {line}"),
+    });
+    e.with_context(place)
+}
+
+/// `text` as a COPY context shows it: cut to [`CONTEXT_VALUE_BYTES`] at a character
+/// boundary, with `...` when cut (PostgreSQL's `limit_printout_length`).
+fn printout(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut cut = text.len().min(CONTEXT_VALUE_BYTES);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if cut < text.len() {
+        format!("{}...", &text[..cut]).into()
+    } else {
+        text.into()
+    }
 }
 
 pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {

@@ -482,10 +482,19 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
         }
         Kind::Numeric => {
             let (a, b) = (to_decimal(l)?, to_decimal(r)?);
+            // PostgreSQL's display scale: max(s1, s2) for + and -, s1 + s2 for * (a zero
+            // operand keeps it: 0.00 + 1 is 1.00).
+            let (s1, s2) = (a.scale(), b.scale());
             Ok(Value::Numeric(match op {
-                BinaryOp::Add => a.checked_add(b).ok_or_else(numeric_overflow)?,
-                BinaryOp::Sub => a.checked_sub(b).ok_or_else(numeric_overflow)?,
-                BinaryOp::Mul => a.checked_mul(b).ok_or_else(numeric_overflow)?,
+                BinaryOp::Add => {
+                    at_least_scale(a.checked_add(b).ok_or_else(numeric_overflow)?, s1.max(s2))
+                }
+                BinaryOp::Sub => {
+                    at_least_scale(a.checked_sub(b).ok_or_else(numeric_overflow)?, s1.max(s2))
+                }
+                BinaryOp::Mul => {
+                    at_least_scale(a.checked_mul(b).ok_or_else(numeric_overflow)?, s1 + s2)
+                }
                 BinaryOp::Div => numeric_div(a, b)?,
                 BinaryOp::Mod => {
                     if b.is_zero() {
@@ -780,6 +789,22 @@ fn round_half_even_i64(f: f64, to: DataType) -> Result<i64> {
         return Err(int_out_of_range(to));
     }
     Ok(r as i64)
+}
+
+/// `d` shown with at least `scale` decimal places (at most 28, what [`Decimal`] holds),
+/// its value unchanged: the scale PostgreSQL's numeric arithmetic gives a result.
+fn at_least_scale(d: Decimal, scale: u32) -> Decimal {
+    let scale = scale.min(28);
+    if d.scale() >= scale {
+        return d;
+    }
+    let mut wider = d;
+    wider.rescale(scale);
+    if wider == d {
+        wider
+    } else {
+        d
+    }
 }
 
 /// Cast a value to `to` with PostgreSQL's rules: numbers between numeric types (range

@@ -167,14 +167,15 @@ impl Value {
 
     /// The value as an `f64` when it is numeric (integers, floats, numeric).
     pub fn as_f64(&self) -> Option<f64> {
-        use rust_decimal::prelude::ToPrimitive;
         match self {
             Value::Int2(v) => Some(*v as f64),
             Value::Int4(v) => Some(*v as f64),
             Value::Int8(v) => Some(*v as f64),
             Value::Float4(v) => Some(*v as f64),
             Value::Float8(v) => Some(*v),
-            Value::Numeric(d) => d.to_f64(),
+            // Correctly rounded, as PostgreSQL's numeric_float8 (strtod of the digits);
+            // Decimal's own conversion can be an ulp off.
+            Value::Numeric(d) => d.to_string().parse().ok(),
             _ => None,
         }
     }

@@ -434,3 +434,88 @@ async fn tcq_advance_names_a_relation_that_is_not_a_stream() {
     let (code, _) = error(&c, "SELECT tcq_advance('nosuch', now())").await;
     assert_eq!(code, "42P01");
 }
+
+/// Numeric and float results as PostgreSQL 15 gives them: a zero operand keeps the
+/// display scale of numeric arithmetic, numeric to double precision is correctly rounded,
+/// and float aggregates whose finite inputs overflow fail with 22003 (PostgreSQL's
+/// float8_accum) instead of giving Infinity.
+#[tokio::test]
+async fn numeric_scale_float_casts_and_float_overflow() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT 0.00 + 1, 1.50 * 0, 0.000 - 0.0, 1.5 * 2.25, \
+             41152263.66666666666666666667::float8, 0.1::numeric::float8"
+        )
+        .await,
+        table(&[&[
+            "1.00",
+            "0.00",
+            "0.000",
+            "3.375",
+            "41152263.666666664",
+            "0.1"
+        ]])
+    );
+    exec(
+        &c,
+        "CREATE STREAM f (ts timestamp TIMESTAMPCOLUMN, x double precision)",
+    )
+    .await;
+    let window = "FROM f [RANGE BY '1 second' START AT '2020-01-01 00:00:00']";
+    // The sum overflows, or (1e200 and -1e200) the sum of squared deviations does.
+    for (agg, big, other) in [
+        ("sum(x)", "1e308", "1e308"),
+        ("avg(x)", "1e308", "1e308"),
+        ("stddev(x)", "1e200", "-1e200"),
+        ("var_pop(x)", "1e200", "-1e200"),
+    ] {
+        exec(&c, "DROP STREAM IF EXISTS g").await;
+        exec(
+            &c,
+            "CREATE STREAM g (ts timestamp TIMESTAMPCOLUMN, x double precision)",
+        )
+        .await;
+        let feeder = connect(port).await;
+        let sql = format!(
+            "SELECT {agg} {} LIMIT 1",
+            window.replace("FROM f", "FROM g")
+        );
+        let reader = tokio::spawn(async move {
+            let c = connect(port).await;
+            c.simple_query(&sql).await.map(|_| ())
+        });
+        wait_for_queries(&feeder, 1).await;
+        exec(
+            &feeder,
+            &format!(
+                "INSERT INTO g VALUES ('2020-01-01 00:00:00', {big}), \
+                 ('2020-01-01 00:00:00.5', {other}), ('2020-01-01 00:00:01', 0)"
+            ),
+        )
+        .await;
+        let e = reader.await.unwrap().expect_err(agg);
+        assert_eq!(sqlstate(&e), "22003", "{agg}: {e}");
+        assert_eq!(
+            e.as_db_error().unwrap().message(),
+            "value out of range: overflow",
+            "{agg}"
+        );
+    }
+    // An infinite input is no overflow: Infinity, as in PostgreSQL.
+    let sql = format!("SELECT sum(x), avg(x) {window} LIMIT 1");
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, &sql).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO f VALUES ('2020-01-01 00:00:00', 'Infinity'), \
+         ('2020-01-01 00:00:00.5', 1), ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(reader.await.unwrap(), table(&[&["Infinity", "Infinity"]]));
+}

@@ -80,6 +80,8 @@ pub enum Acc {
         sum: f64,
         /// Inputs folded.
         n: i64,
+        /// An input was infinite or NaN: a sum that is not finite is then no overflow.
+        nonfinite: bool,
     },
     /// min/max: the extreme so far, `Null` before any input.
     Extreme(Value),
@@ -102,6 +104,9 @@ pub enum Acc {
         sx: f64,
         /// Sum of squared deviations
         sxx: f64,
+        /// Finite inputs gave an infinite sum or sum of squares (PostgreSQL's
+        /// float8_accum raises 22003 there; the error waits for the result).
+        overflow: bool,
     },
     /// DISTINCT: the set of distinct non-NULL inputs; evaluated by the plain aggregate.
     Distinct(Box<HashSet<GroupValue>>),
@@ -231,6 +236,11 @@ pub fn sharing_of(specs: &[AggSpec]) -> Sharing {
     class
 }
 
+/// PostgreSQL's float_overflow_error: finite inputs gave an infinite float sum.
+fn float_overflow() -> Error {
+    Error::NumericValueOutOfRange("value out of range: overflow".into())
+}
+
 fn out_of_range(ty: &str) -> Error {
     Error::NumericValueOutOfRange(format!("{ty} out of range"))
 }
@@ -285,7 +295,11 @@ impl AggSpec {
                         n: 0,
                     }
                 } else {
-                    Acc::FloatSum { sum: 0.0, n: 0 }
+                    Acc::FloatSum {
+                        sum: 0.0,
+                        n: 0,
+                        nonfinite: false,
+                    }
                 }
             }
             AggFunc::Min | AggFunc::Max => Acc::Extreme(Value::Null),
@@ -302,6 +316,7 @@ impl AggSpec {
                         n: 0.0,
                         sx: 0.0,
                         sxx: 0.0,
+                        overflow: false,
                     }
                 }
             }
@@ -337,9 +352,11 @@ impl Acc {
                 *sum = sum.checked_add(d).ok_or_else(|| out_of_range("numeric"))?;
                 *n += 1;
             }
-            Acc::FloatSum { sum, n } => {
-                *sum += v.as_f64().unwrap_or(0.0);
+            Acc::FloatSum { sum, n, nonfinite } => {
+                let x = v.as_f64().unwrap_or(0.0);
+                *sum += x;
                 *n += 1;
+                *nonfinite |= !x.is_finite();
             }
             Acc::Extreme(cur) => {
                 let better = cur.is_null()
@@ -364,7 +381,12 @@ impl Acc {
                 };
                 self.merge(spec, &one)?;
             }
-            Acc::FloatMoments { n, sx, sxx } => float_accum(n, sx, sxx, v.as_f64().unwrap_or(0.0)),
+            Acc::FloatMoments {
+                n,
+                sx,
+                sxx,
+                overflow,
+            } => float_accum(n, sx, sxx, overflow, v.as_f64().unwrap_or(0.0)),
             Acc::Distinct(set) => {
                 set.insert(GroupValue(v.clone()));
                 check_distinct(spec, set.len())?;
@@ -391,9 +413,17 @@ impl Acc {
                     .ok_or_else(|| out_of_range("numeric"))?;
                 *n += n2;
             }
-            (Acc::FloatSum { sum, n }, Acc::FloatSum { sum: s2, n: n2 }) => {
+            (
+                Acc::FloatSum { sum, n, nonfinite },
+                Acc::FloatSum {
+                    sum: s2,
+                    n: n2,
+                    nonfinite: f2,
+                },
+            ) => {
                 *sum += s2;
                 *n += n2;
+                *nonfinite |= f2;
             }
             (Acc::Extreme(cur), Acc::Extreme(v)) => {
                 if v.is_null() {
@@ -455,22 +485,31 @@ impl Acc {
                 *n += n2;
             }
             (
-                Acc::FloatMoments { n, sx, sxx },
+                Acc::FloatMoments {
+                    n,
+                    sx,
+                    sxx,
+                    overflow,
+                },
                 Acc::FloatMoments {
                     n: n2,
                     sx: sx2,
                     sxx: sxx2,
+                    overflow: o2,
                 },
             ) => {
-                // PostgreSQL's float8_combine.
+                // PostgreSQL's float8_combine, its overflow checks included.
+                *overflow |= o2;
                 if *n == 0.0 {
                     (*n, *sx, *sxx) = (*n2, *sx2, *sxx2);
                 } else if *n2 != 0.0 {
                     let total = *n + n2;
                     let tmp = *sx / *n - sx2 / n2;
-                    *sxx = *sxx + sxx2 + *n * n2 * tmp * tmp / total;
-                    *sx += sx2;
-                    *n = total;
+                    let new_sx = *sx + sx2;
+                    let new_sxx = *sxx + sxx2 + *n * n2 * tmp * tmp / total;
+                    *overflow |= (new_sx.is_infinite() && sx.is_finite() && sx2.is_finite())
+                        || (new_sxx.is_infinite() && sxx.is_finite() && sxx2.is_finite());
+                    (*n, *sx, *sxx) = (total, new_sx, new_sxx);
                 }
             }
             (Acc::Distinct(a), Acc::Distinct(b)) => {
@@ -520,6 +559,15 @@ impl Acc {
                 }
             }
             (AggFunc::Sum, Acc::NumSum { sum, .. }) => Value::Numeric(*sum),
+            (
+                _,
+                Acc::FloatSum {
+                    sum,
+                    nonfinite: false,
+                    ..
+                },
+            ) if !sum.is_finite() => return Err(float_overflow()),
+            (_, Acc::FloatMoments { overflow: true, .. }) => return Err(float_overflow()),
             (AggFunc::Sum, Acc::FloatSum { sum, .. }) => {
                 if t == DataType::Float4 {
                     Value::Float4(*sum as f32)
@@ -529,7 +577,7 @@ impl Acc {
             }
             (_, Acc::IntSum { sum, n }) => numeric_quotient((*sum, 0), (*n as i128, 0))?,
             (_, Acc::NumSum { sum, n }) => numeric_quotient(from_decimal(sum), (*n as i128, 0))?,
-            (_, Acc::FloatSum { sum, n }) => Value::Float8(*sum / *n as f64),
+            (_, Acc::FloatSum { sum, n, .. }) => Value::Float8(*sum / *n as f64),
             (_, Acc::Extreme(v)) => v.clone(),
             (
                 f,
@@ -548,14 +596,20 @@ impl Acc {
 
 /// PostgreSQL's float8_accum (Youngs-Cramer): fold `x` into the state `(n, sx, sxx)`.
 #[inline]
-pub(crate) fn float_accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, x: f64) {
-    let old_n = *n;
+/// PostgreSQL's float8_accum: fold `x` into the Youngs-Cramer state (N, Sx, Sxx). Finite
+/// inputs that make Sx or Sxx infinite set `overflow` (PostgreSQL raises 22003 at once;
+/// [`Acc::evaluate`] raises it for the instance).
+pub(crate) fn float_accum(n: &mut f64, sx: &mut f64, sxx: &mut f64, overflow: &mut bool, x: f64) {
+    let (old_n, old_sx) = (*n, *sx);
     *n += 1.0;
     *sx += x;
     if old_n > 0.0 {
         let tmp = x * *n - *sx;
         *sxx += tmp * tmp / (*n * old_n);
-        if x.is_infinite() || sx.is_infinite() {
+        if sx.is_infinite() || sxx.is_infinite() {
+            if !old_sx.is_infinite() && !x.is_infinite() {
+                *overflow = true;
+            }
             *sxx = f64::NAN;
         }
     } else if x.is_nan() || x.is_infinite() {

@@ -274,7 +274,11 @@ mod tests {
                     spec(AggFunc::Sum, DataType::Numeric),
                 ),
                 Value::Float8(f) => (
-                    Acc::FloatSum { sum: *f, n: 1 },
+                    Acc::FloatSum {
+                        sum: *f,
+                        n: 1,
+                        nonfinite: !f.is_finite(),
+                    },
                     spec(AggFunc::Sum, DataType::Float8),
                 ),
                 Value::Null if !alt => (

@@ -401,9 +401,11 @@ where
 {
     match func {
         AggFunc::Sum | AggFunc::Avg => each_valid(a, rows, slots, |s, x| {
-            if let Acc::FloatSum { sum, n } = st.at(s) {
-                *sum += x.into();
+            if let Acc::FloatSum { sum, n, nonfinite } = st.at(s) {
+                let x: f64 = x.into();
+                *sum += x;
                 *n += 1;
+                *nonfinite |= !x.is_finite();
             }
         }),
         AggFunc::Min | AggFunc::Max => fold_extreme(func, a, rows, slots, st, |x, c| {
@@ -411,8 +413,14 @@ where
         }),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             each_valid(a, rows, slots, |s, x| {
-                if let Acc::FloatMoments { n, sx, sxx } = st.at(s) {
-                    float_accum(n, sx, sxx, x.into());
+                if let Acc::FloatMoments {
+                    n,
+                    sx,
+                    sxx,
+                    overflow,
+                } = st.at(s)
+                {
+                    float_accum(n, sx, sxx, overflow, x.into());
                 }
             })
         }

@@ -149,26 +149,28 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// A fraction's digits (after the point) as microseconds, rounded half up as PostgreSQL
-/// rounds; may return 1_000_000 when rounding carries.
+/// A fraction's digits (after the point) as microseconds, rounded as PostgreSQL's
+/// `ParseFractionalSecond` rounds them: `rint(strtod("0.<digits>") * 1e6)`, half to even
+/// on the double (`.0000025` is 2, `.0000035` is 4); may return 1_000_000 when rounding
+/// carries.
 fn fraction_us(sc: &mut Scan) -> i64 {
+    let start = sc.i;
     let mut us: i64 = 0;
     let mut n = 0;
-    let mut round_up = false;
     while let Some(c @ b'0'..=b'9') = sc.peek() {
         if n < 6 {
             us = us * 10 + (c - b'0') as i64;
-        } else if n == 6 {
-            round_up = c >= b'5';
         }
         n += 1;
         sc.i += 1;
     }
-    while n < 6 {
-        us *= 10;
-        n += 1;
+    if n <= 6 {
+        return us * 10i64.pow(6 - n as u32);
     }
-    us + round_up as i64
+    // More than microseconds: PostgreSQL's arithmetic on a double.
+    let digits = std::str::from_utf8(&sc.s[start..sc.i]).unwrap_or("0");
+    let frac: f64 = format!("0.{digits}").parse().unwrap_or(0.0);
+    (frac * 1e6).round_ties_even() as i64
 }
 
 /// Parsed pieces of a timestamp, before range checks.
@@ -504,26 +506,41 @@ struct Acc {
 }
 
 impl Acc {
-    fn add(&mut self, unit: Unit, v: f64) {
+    /// Add `whole + frac` of `unit` (`frac` read from the digits after the point, as
+    /// PostgreSQL's `DecodeInterval` reads its `fval`), with PostgreSQL 15's Adjust*
+    /// rules: a fraction of a day or week carries down to microseconds, of a month to
+    /// 30-day days, of a year (decade, ...) to whole months, rounded.
+    fn add(&mut self, unit: Unit, whole: f64, frac: f64) {
         match unit {
-            Unit::Micros(f) => self.micros += v * f,
-            Unit::Days(f) => {
-                let total = v * f;
-                let whole = total.trunc();
-                self.days += whole;
-                self.micros += (total - whole) * US_PER_DAY as f64;
+            Unit::Micros(f) => {
+                self.micros += whole * f;
+                self.add_fract_micros(frac * f);
             }
-            Unit::Months(f) => {
-                let total = v * f;
-                let whole = total.trunc();
-                self.months += whole;
-                // PostgreSQL: a fraction of a month is 30 days.
-                let days = (total - whole) * 30.0;
+            Unit::Days(f) => {
+                self.days += whole * f;
+                let days = frac * f;
                 let wd = days.trunc();
                 self.days += wd;
-                self.micros += (days - wd) * US_PER_DAY as f64;
+                self.add_fract_micros((days - wd) * US_PER_DAY as f64);
+            }
+            Unit::Months(f) if f >= 12.0 => {
+                self.months += whole * f + (frac * f).round_ties_even();
+            }
+            Unit::Months(f) => {
+                self.months += whole * f;
+                let days = frac * f * 30.0;
+                let wd = days.trunc();
+                self.days += wd;
+                self.add_fract_micros((days - wd) * US_PER_DAY as f64);
             }
         }
+    }
+
+    /// PostgreSQL's AdjustFractMicroseconds: whole microseconds of `us`, and its
+    /// fraction rounded with rint() (half to even).
+    fn add_fract_micros(&mut self, us: f64) {
+        let whole = us.trunc();
+        self.micros += whole + (us - whole).round_ties_even();
     }
 }
 
@@ -586,7 +603,8 @@ pub fn parse_interval(text: &str) -> Result<Interval> {
     };
     let months = acc.months.round();
     let days = acc.days.round();
-    let micros = acc.micros.round();
+    // PostgreSQL rounds microseconds with rint(): half to even.
+    let micros = acc.micros.round_ties_even();
     if months.abs() > i32::MAX as f64 || days.abs() > i32::MAX as f64 || micros.abs() > 9.2e18 {
         return Err(interval_overflow(text));
     }
@@ -644,7 +662,7 @@ fn parse_verbose_interval(s: &str) -> Option<Acc> {
             any = true;
             continue;
         }
-        let v: f64 = parse_number(tok)?;
+        let (whole, frac) = parse_number(tok)?;
         let (unit, field) = match toks.get(i).and_then(|w| unit_of(w)) {
             Some(u) => {
                 i += 1;
@@ -656,7 +674,7 @@ fn parse_verbose_interval(s: &str) -> Option<Acc> {
             None => (Unit::Micros(1e6), FIELD_SECOND),
         };
         seen = take_field(seen, field)?;
-        acc.add(unit, v);
+        acc.add(unit, whole, frac);
         any = true;
     }
     if !any {
@@ -670,12 +688,27 @@ fn parse_verbose_interval(s: &str) -> Option<Acc> {
     Some(acc)
 }
 
-fn parse_number(tok: &str) -> Option<f64> {
+/// A signed decimal number as its integer part and its fraction, each with the sign
+/// (`-1.5` is `(-1, -0.5)`), the fraction read from its own digits as PostgreSQL's
+/// `strtod` of them.
+fn parse_number(tok: &str) -> Option<(f64, f64)> {
     let body = tok.strip_prefix(['+', '-']).unwrap_or(tok);
     if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit() || c == b'.') || body == "." {
         return None;
     }
-    tok.parse().ok()
+    let sign = if tok.starts_with('-') { -1.0 } else { 1.0 };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let whole: f64 = if int.is_empty() {
+        0.0
+    } else {
+        int.parse().ok()?
+    };
+    let frac: f64 = if frac.is_empty() {
+        0.0
+    } else {
+        format!("0.{frac}").parse().ok()?
+    };
+    Some((sign * whole, sign * frac))
 }
 
 /// `[-]hh:mm[:ss[.frac]]` as microseconds.
@@ -700,7 +733,7 @@ fn parse_clock(tok: &str) -> Option<f64> {
     if parts.next().is_some() || m >= 60.0 || s >= 60.0 {
         return None;
     }
-    let us = h * 3.6e9 + m * 6e7 + (s * 1e6).round();
+    let us = h * 3.6e9 + m * 6e7 + (s * 1e6).round_ties_even();
     Some(if neg { -us } else { us })
 }
 
@@ -725,7 +758,11 @@ fn parse_iso_interval(s: &str) -> Option<Acc> {
         {
             i += 1;
         }
-        let v: f64 = parse_number(&s[start..i])?;
+        // PostgreSQL's ParseISO8601Number: the fraction is the double's, less its
+        // integer part (unlike the verbose form's).
+        parse_number(&s[start..i])?;
+        let v: f64 = s[start..i].parse().ok()?;
+        let (whole, frac) = (v.trunc(), v - v.trunc());
         let unit = match (b.get(i)?, in_time) {
             (b'y', false) => Unit::Months(12.0),
             (b'm', false) => Unit::Months(1.0),
@@ -737,7 +774,7 @@ fn parse_iso_interval(s: &str) -> Option<Acc> {
             _ => return None,
         };
         i += 1;
-        acc.add(unit, v);
+        acc.add(unit, whole, frac);
         any = true;
     }
     any.then_some(acc)
@@ -871,6 +908,47 @@ mod tests {
             months,
             days,
             micros,
+        }
+    }
+
+    /// Sub-microsecond digits and fractional units as PostgreSQL 15 reads them (each
+    /// expected text is what PostgreSQL 15 printed for the same input).
+    #[test]
+    fn fractions_round_as_postgresql() {
+        for (input, pg) in [
+            ("2020-01-01 00:00:00.0000025", "2020-01-01 00:00:00.000002"),
+            ("2020-01-01 00:00:00.0000035", "2020-01-01 00:00:00.000004"),
+            ("2020-01-01 00:00:00.9999995", "2020-01-01 00:00:01"),
+            ("2020-01-01 00:00:00.12345650", "2020-01-01 00:00:00.123456"),
+        ] {
+            assert_eq!(
+                format_timestamp(parse_timestamp(input).unwrap()),
+                pg,
+                "{input}"
+            );
+        }
+        for (input, pg) in [
+            ("0.5 microseconds", "00:00:00"),
+            ("1.5 microseconds", "00:00:00.000001"),
+            ("2.5 us", "00:00:00.000002"),
+            ("-1.5 us", "-00:00:00.000001"),
+            ("00:00:00.0000025", "00:00:00.000002"),
+            ("1.0000005 seconds", "00:00:01"),
+            ("0.3333333 days", "07:59:59.99712"),
+            ("1.7 months", "1 mon 21 days"),
+            ("1.7 years", "1 year 8 mons"),
+            ("1.05 decades", "10 years 6 mons"),
+            ("2.5 weeks", "17 days 12:00:00"),
+            ("-1.25 days", "-1 days -06:00:00"),
+            ("1.23456789 hours", "01:14:04.444404"),
+            ("PT1.0000005S", "00:00:01.000001"),
+            ("P1.7Y", "1 year 8 mons"),
+        ] {
+            assert_eq!(
+                format_interval(&parse_interval(input).unwrap()),
+                pg,
+                "{input}"
+            );
         }
     }
 

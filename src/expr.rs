@@ -1093,11 +1093,12 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                 Ok(Value::Float8(f.sqrt()))
             }
         },
-        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length => {
+        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::OctetLength => {
             let s = text_arg(&vals[0]).ok_or_else(|| type_error("text function", &vals[0]))?;
             Ok(match func {
                 ScalarFunc::Lower => Value::Text(s.to_lowercase().into()),
                 ScalarFunc::Upper => Value::Text(s.to_uppercase().into()),
+                ScalarFunc::OctetLength => Value::Int4(s.len().min(i32::MAX as usize) as i32),
                 _ => Value::Int4(s.chars().count().min(i32::MAX as usize) as i32),
             })
         }

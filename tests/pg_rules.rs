@@ -519,3 +519,38 @@ async fn numeric_scale_float_casts_and_float_overflow() {
     .await;
     assert_eq!(reader.await.unwrap(), table(&[&["Infinity", "Infinity"]]));
 }
+
+/// `octet_length` counts the bytes of the text (UTF-8), `length` its characters; both
+/// are integer, NULL for NULL, in plain SELECTs and in continuous queries.
+#[tokio::test]
+async fn octet_length_counts_bytes() {
+    let port = start_server();
+    let c = connect(port).await;
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT octet_length('héllo'), length('héllo'), octet_length(NULL::text), \
+             pg_typeof(octet_length('a'))"
+        )
+        .await,
+        table(&[&["6", "5", "NULL", "integer"]])
+    );
+    exec(&c, "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text)").await;
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(
+            &c,
+            "SELECT sum(octet_length(k)), sum(length(k)) FROM s \
+             [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] LIMIT 1",
+        )
+        .await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO s VALUES ('2020-01-01 00:00:00', 'é'), ('2020-01-01 00:00:00.5', 'ab'), \
+         ('2020-01-01 00:00:01', 'x')",
+    )
+    .await;
+    assert_eq!(reader.await.unwrap(), table(&[&["4", "3"]]));
+}

@@ -3911,6 +3911,7 @@ impl<'a> Binder<'a> {
             "lower" => ScalarFunc::Lower,
             "upper" => ScalarFunc::Upper,
             "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "octet_length" => ScalarFunc::OctetLength,
             "substr" | "substring" => ScalarFunc::Substr,
             "concat" => ScalarFunc::Concat,
             "date_trunc" => ScalarFunc::DateTrunc,
@@ -4081,12 +4082,15 @@ impl<'a> Binder<'a> {
                     .collect::<Result<_>>()?;
                 (v, ty)
             }
-            ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length => {
+            ScalarFunc::Lower
+            | ScalarFunc::Upper
+            | ScalarFunc::Length
+            | ScalarFunc::OctetLength => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
                 let e = self.text_arg(a, &name)?;
                 (
                     vec![e],
-                    if func == ScalarFunc::Length {
+                    if matches!(func, ScalarFunc::Length | ScalarFunc::OctetLength) {
                         T::Int4
                     } else {
                         T::Text

@@ -1079,6 +1079,8 @@ pub enum ScalarFunc {
     Upper,
     /// `length(s)`, `char_length(s)`
     Length,
+    /// `octet_length(s)`: bytes of the UTF-8 text.
+    OctetLength,
     /// `substr(s, from [, len])`, `substring`
     Substr,
     /// `x::numeric(p, s)`, with args `[x, p, s]`: `x` rounded half away from zero to `s`

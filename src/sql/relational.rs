@@ -2540,6 +2540,7 @@ impl RelBinder<'_> {
             "lower" => Some(ScalarFunc::Lower),
             "upper" => Some(ScalarFunc::Upper),
             "length" | "char_length" | "character_length" => Some(ScalarFunc::Length),
+            "octet_length" => Some(ScalarFunc::OctetLength),
             "substr" | "substring" => Some(ScalarFunc::Substr),
             "concat" => Some(ScalarFunc::Concat),
             "date_trunc" => Some(ScalarFunc::DateTrunc),
@@ -2574,7 +2575,11 @@ impl RelBinder<'_> {
             let n = args.len();
             let args = if matches!(
                 func,
-                ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Concat
+                ScalarFunc::Lower
+                    | ScalarFunc::Upper
+                    | ScalarFunc::Length
+                    | ScalarFunc::OctetLength
+                    | ScalarFunc::Concat
             ) {
                 args.into_iter()
                     .map(|a| RExpr::Cast(Box::new(a), RType::Base(DataType::Text)))
@@ -2716,7 +2721,7 @@ impl RelBinder<'_> {
                     RType::Base(match func {
                         F::Now | F::ToTimestamp => DataType::TimestampTz,
                         F::DatePart => DataType::Float8,
-                        F::BackendPid | F::Length => DataType::Int4,
+                        F::BackendPid | F::Length | F::OctetLength => DataType::Int4,
                         F::Abs
                         | F::Round
                         | F::Floor

@@ -31,6 +31,7 @@ pub mod numeric;
 use std::cmp::Ordering;
 
 use hashbrown::HashSet;
+use num_bigint::BigInt;
 use rust_decimal::Decimal;
 
 use crate::error::{Error, Result};
@@ -96,6 +97,10 @@ pub enum Acc {
         /// Decimal scale of the inputs seen (the largest).
         scale: u32,
     },
+    /// [`Acc::Moments`] whose sum or sum of squares left i128's range (bigint inputs
+    /// from about 4e18, numerics of many digits): the same state with exact big
+    /// integers, boxed so that the common states stay small.
+    WideMoments(Box<WideMoments>),
     /// variance/stddev over floats: PostgreSQL's (N, Sx, Sxx) Youngs-Cramer state.
     FloatMoments {
         /// N
@@ -110,6 +115,67 @@ pub enum Acc {
     },
     /// DISTINCT: the set of distinct non-NULL inputs; evaluated by the plain aggregate.
     Distinct(Box<HashSet<GroupValue>>),
+}
+
+/// The exact moments of [`Acc::WideMoments`]: as [`Acc::Moments`], in big integers.
+#[derive(Clone, Debug)]
+pub struct WideMoments {
+    /// Inputs folded.
+    pub n: i64,
+    /// Sum of x, scaled by 10^scale.
+    pub sum: BigInt,
+    /// Sum of x^2, scaled by 10^(2*scale).
+    pub sumsq: BigInt,
+    /// Decimal scale of the inputs seen (the largest).
+    pub scale: u32,
+}
+
+impl WideMoments {
+    fn of(n: i64, sum: i128, sumsq: i128, scale: u32) -> WideMoments {
+        WideMoments {
+            n,
+            sum: BigInt::from(sum),
+            sumsq: BigInt::from(sumsq),
+            scale,
+        }
+    }
+
+    /// A moments state, narrow or wide, as big integers.
+    fn from_acc(a: &Acc) -> WideMoments {
+        match a {
+            Acc::Moments {
+                n,
+                sum,
+                sumsq,
+                scale,
+            } => WideMoments::of(*n, *sum, *sumsq, *scale),
+            Acc::WideMoments(w) => (**w).clone(),
+            other => unreachable!("widening {other:?}: only moments widen"),
+        }
+    }
+
+    /// The state at scale `to` (>= its own): sums multiplied by 10^(to - scale).
+    fn rescaled(mut self, to: u32) -> WideMoments {
+        if to > self.scale {
+            let k = BigInt::from(10u8).pow(to - self.scale);
+            self.sumsq *= &k * &k;
+            self.sum *= k;
+            self.scale = to;
+        }
+        self
+    }
+
+    /// Fold another state in.
+    fn merge(self, other: WideMoments) -> WideMoments {
+        let to = self.scale.max(other.scale);
+        let (a, b) = (self.rescaled(to), other.rescaled(to));
+        WideMoments {
+            n: a.n + b.n,
+            sum: a.sum + b.sum,
+            sumsq: a.sumsq + b.sumsq,
+            scale: to,
+        }
+    }
 }
 
 /// A value usable as a hash key: floats by bit pattern (NaN equals NaN, as PostgreSQL
@@ -373,12 +439,37 @@ impl Acc {
                     Value::Numeric(d) => from_decimal(d),
                     _ => (v.as_i64().unwrap_or(0) as i128, 0),
                 };
-                let one = Acc::Moments {
-                    n: 1,
-                    sum: m,
-                    sumsq: m.checked_mul(m).ok_or_else(|| out_of_range("numeric"))?,
-                    scale: s,
+                let one = match m.checked_mul(m) {
+                    Some(sq) => Acc::Moments {
+                        n: 1,
+                        sum: m,
+                        sumsq: sq,
+                        scale: s,
+                    },
+                    None => {
+                        let big = BigInt::from(m);
+                        Acc::WideMoments(Box::new(WideMoments {
+                            n: 1,
+                            sumsq: &big * &big,
+                            sum: big,
+                            scale: s,
+                        }))
+                    }
                 };
+                self.merge(spec, &one)?;
+            }
+            Acc::WideMoments(_) => {
+                let (m, s) = match v {
+                    Value::Numeric(d) => from_decimal(d),
+                    _ => (v.as_i64().unwrap_or(0) as i128, 0),
+                };
+                let big = BigInt::from(m);
+                let one = Acc::WideMoments(Box::new(WideMoments {
+                    n: 1,
+                    sumsq: &big * &big,
+                    sum: big,
+                    scale: s,
+                }));
                 self.merge(spec, &one)?;
             }
             Acc::FloatMoments {
@@ -399,7 +490,10 @@ impl Acc {
     ///
     /// Errors: 22003 when an exact sum leaves its range.
     pub fn merge(&mut self, spec: &AggSpec, other: &Acc) -> Result<()> {
-        match (self, other) {
+        // Moments past i128's range continue in big integers (after the match, which
+        // borrows `self`).
+        let mut widen = false;
+        match (&mut *self, other) {
             (Acc::Count(a), Acc::Count(b)) => *a += b,
             (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {
                 *sum = sum
@@ -477,13 +571,22 @@ impl Acc {
                 },
             ) => {
                 let target = (*scale).max(*sc2);
-                let (a, aq) = rescale_moments(*sum, *sumsq, *scale, target)?;
-                let (b, bq) = rescale_moments(*s2, *q2, *sc2, target)?;
-                *sum = a.checked_add(b).ok_or_else(|| out_of_range("numeric"))?;
-                *sumsq = aq.checked_add(bq).ok_or_else(|| out_of_range("numeric"))?;
-                *scale = target;
-                *n += n2;
+                let narrow = (|| {
+                    let (a, aq) = rescale_moments(*sum, *sumsq, *scale, target).ok()?;
+                    let (b, bq) = rescale_moments(*s2, *q2, *sc2, target).ok()?;
+                    Some((a.checked_add(b)?, aq.checked_add(bq)?))
+                })();
+                match narrow {
+                    Some((s, q)) => {
+                        (*sum, *sumsq, *scale) = (s, q, target);
+                        *n += n2;
+                    }
+                    // Past i128: the same sums in big integers from here on.
+                    None => widen = true,
+                }
             }
+            (Acc::WideMoments(_), Acc::Moments { .. } | Acc::WideMoments(_))
+            | (Acc::Moments { .. }, Acc::WideMoments(_)) => widen = true,
             (
                 Acc::FloatMoments {
                     n,
@@ -525,6 +628,10 @@ impl Acc {
                     "merging unlike partial aggregate states".into(),
                 ));
             }
+        }
+        if widen {
+            let wide = WideMoments::from_acc(self).merge(WideMoments::from_acc(other));
+            *self = Acc::WideMoments(Box::new(wide));
         }
         Ok(())
     }
@@ -588,13 +695,13 @@ impl Acc {
                     scale,
                 },
             ) => numeric_variance(f, *n, *sum, *sumsq, *scale)?,
+            (f, Acc::WideMoments(w)) => wide_variance(f, w)?,
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),
         })
     }
 }
 
-/// PostgreSQL's float8_accum (Youngs-Cramer): fold `x` into the state `(n, sx, sxx)`.
 #[inline]
 /// PostgreSQL's float8_accum: fold `x` into the Youngs-Cramer state (N, Sx, Sxx). Finite
 /// inputs that make Sx or Sxx infinite set `overflow` (PostgreSQL raises 22003 at once;
@@ -640,16 +747,30 @@ fn numeric_quotient(num: numeric::Scaled, den: numeric::Scaled) -> Result<Value>
 /// PostgreSQL's numeric_stddev_internal over exact moments.
 fn numeric_variance(func: AggFunc, n: i64, sum: i128, sumsq: i128, scale: u32) -> Result<Value> {
     let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
-    let is_var = matches!(func, AggFunc::VarSamp | AggFunc::VarPop);
     if n == 0 || (sample && n == 1) {
         return Ok(Value::Null);
     }
-    let err = || out_of_range("numeric");
-    // numerator = n * sumsq - sum^2, at scale 2*scale
-    let numerator = (n as i128)
+    // numerator = n * sumsq - sum^2, at scale 2*scale; in big integers past i128.
+    match (n as i128)
         .checked_mul(sumsq)
         .and_then(|a| sum.checked_mul(sum).and_then(|b| a.checked_sub(b)))
-        .ok_or_else(err)?;
+    {
+        Some(numerator) => numeric_variance_of_numerator(func, n, numerator, scale),
+        None => wide_variance(func, &WideMoments::of(n, sum, sumsq, scale)),
+    }
+}
+
+/// The rest of [`numeric_variance`] from its numerator `n * sumsq - sum^2` (at scale
+/// `2 * scale`).
+fn numeric_variance_of_numerator(
+    func: AggFunc,
+    n: i64,
+    numerator: i128,
+    scale: u32,
+) -> Result<Value> {
+    let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
+    let is_var = matches!(func, AggFunc::VarSamp | AggFunc::VarPop);
+    let err = || out_of_range("numeric");
     if numerator <= 0 {
         return Ok(Value::Numeric(Decimal::ZERO));
     }
@@ -668,6 +789,25 @@ fn numeric_variance(func: AggFunc, n: i64, sum: i128, sumsq: i128, scale: u32) -
         sqrt_at_scale((var, rscale), rscale).ok_or_else(err)?
     };
     Ok(Value::Numeric(to_decimal(result, rscale).ok_or_else(err)?))
+}
+
+/// [`numeric_variance`] of big-integer moments: the numerator `n * sumsq - sum^2` is
+/// exact (identical inputs of any size give 0); the division and square root need it
+/// within i128, past which the variance exceeds what numeric holds here anyway unless
+/// `n` is very large (22003 then).
+fn wide_variance(func: AggFunc, w: &WideMoments) -> Result<Value> {
+    let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
+    if w.n == 0 || (sample && w.n == 1) {
+        return Ok(Value::Null);
+    }
+    let numerator = BigInt::from(w.n) * &w.sumsq - &w.sum * &w.sum;
+    if numerator <= BigInt::ZERO {
+        return Ok(Value::Numeric(Decimal::ZERO));
+    }
+    match i128::try_from(&numerator) {
+        Ok(num) => numeric_variance_of_numerator(func, w.n, num, w.scale),
+        Err(_) => Err(out_of_range("numeric")),
+    }
 }
 
 fn float_variance(func: AggFunc, n: f64, sxx: f64) -> Value {
@@ -696,6 +836,67 @@ mod tests {
 
     fn ints(v: &[i32]) -> Vec<Value> {
         v.iter().map(|x| Value::Int4(*x)).collect()
+    }
+
+    /// Variance and stddev of bigints whose squares leave i128's range: exact, as
+    /// PostgreSQL 15 computes them (its output for the same inputs), folded one by one
+    /// and merged from partials.
+    #[test]
+    fn moments_of_huge_bigints_are_exact() {
+        let big = |v: &[i64]| v.iter().map(|x| Value::Int8(*x)).collect::<Vec<_>>();
+        let cases: [(&[i64], AggFunc, &str); 6] = [
+            (&[i64::MAX, i64::MAX], AggFunc::StddevSamp, "0"),
+            (&[1 << 62; 5], AggFunc::VarSamp, "0"),
+            (&[1 << 62; 5], AggFunc::StddevPop, "0"),
+            (
+                &[
+                    1_700_000_000_000_000_000,
+                    1_700_000_000_001_000_000,
+                    1_700_000_000_003_000_000,
+                ],
+                AggFunc::StddevSamp,
+                "1527525.2317",
+            ),
+            (
+                &[
+                    1_700_000_000_000_000_000,
+                    1_700_000_000_001_000_000,
+                    1_700_000_000_003_000_000,
+                ],
+                AggFunc::VarSamp,
+                "2333333333333.3333",
+            ),
+            (
+                &[
+                    1_700_000_000_000_000_000,
+                    1_700_000_000_001_000_000,
+                    1_700_000_000_003_000_000,
+                ],
+                AggFunc::VarPop,
+                "1555555555555.5556",
+            ),
+        ];
+        for (vals, func, pg) in cases {
+            let got = run(func, DataType::Int8, &big(vals));
+            assert_eq!(got.to_text().unwrap(), pg, "{func:?} of {vals:?}");
+            // The same from two partials, each narrow or already wide.
+            let spec = AggSpec::new(func, DataType::Int8, false);
+            for cut in 0..=vals.len() {
+                let (mut a, mut b) = (spec.init(), spec.init());
+                for v in big(&vals[..cut]) {
+                    a.update(&spec, &v).unwrap();
+                }
+                for v in big(&vals[cut..]) {
+                    b.update(&spec, &v).unwrap();
+                }
+                a.merge(&spec, &b).unwrap();
+                assert_eq!(
+                    a.evaluate(&spec).unwrap().to_text().unwrap(),
+                    pg,
+                    "cut {cut}"
+                );
+            }
+        }
     }
 
     /// merge(update(a), update(b)) == update(a ++ b) for splits of size 0, 1, 5, many, with

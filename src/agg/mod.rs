@@ -737,6 +737,15 @@ fn rescale_moments(sum: i128, sumsq: i128, from: u32, to: u32) -> Result<(i128, 
     ))
 }
 
+/// `avg` of integers from its exact sum and count (`n > 0`): the numeric quotient at
+/// PostgreSQL's scale, as [`Acc::evaluate`] gives it.
+///
+/// Errors: 22003 when the quotient leaves numeric's 28 digits.
+#[inline]
+pub fn int_avg(sum: i128, n: i64) -> Result<Value> {
+    numeric_quotient((sum, 0), (n as i128, 0))
+}
+
 fn numeric_quotient(num: numeric::Scaled, den: numeric::Scaled) -> Result<Value> {
     match div_scaled(num, den).and_then(|(m, s)| to_decimal(m, s)) {
         Some(d) => Ok(Value::Numeric(d)),

@@ -24,7 +24,7 @@ use super::having::HavingFilter;
 use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
 use super::{Batch, Event, RowBlock};
-use crate::agg::{compare_values, AggSpec};
+use crate::agg::{compare_values, Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext, WindowMetaValues};
 use crate::sql::{Expr, Query, SortKey, WindowMeta};
@@ -1256,7 +1256,18 @@ impl QueryExec {
                     FastItem::Column(i) if i < nkeys => dict.key(gid)[i].clone(),
                     FastItem::Column(i) => {
                         let k = state_of(i - nkeys);
-                        accs[k].evaluate(&specs[k])?
+                        // count and min/max are their states: built in place, without
+                        // a call and its Result.
+                        match &accs[k] {
+                            Acc::Count(n) => Value::Int8(*n),
+                            Acc::Extreme(v) => v.clone(),
+                            Acc::IntSum { sum, n }
+                                if *n > 0 && specs[k].func == crate::sql::AggFunc::Avg =>
+                            {
+                                crate::agg::int_avg(*sum, *n)?
+                            }
+                            acc => acc.evaluate(&specs[k])?,
+                        }
                     }
                 });
             }

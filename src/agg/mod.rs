@@ -86,17 +86,9 @@ pub enum Acc {
     },
     /// min/max: the extreme so far, `Null` before any input.
     Extreme(Value),
-    /// variance/stddev over integers and numerics: exact moments, as scaled integers.
-    Moments {
-        /// Inputs folded.
-        n: i64,
-        /// Sum of x, exact, scaled by 10^scale.
-        sum: i128,
-        /// Sum of x^2, exact, scaled by 10^(2*scale).
-        sumsq: i128,
-        /// Decimal scale of the inputs seen (the largest).
-        scale: u32,
-    },
+    /// variance/stddev over integers and numerics: exact moments, as scaled integers;
+    /// boxed, so that the common states (count, sum, avg, min, max) take 32 bytes, not 48.
+    Moments(Box<Moments>),
     /// [`Acc::Moments`] whose sum or sum of squares left i128's range (bigint inputs
     /// from about 4e18, numerics of many digits): the same state with exact big
     /// integers, boxed so that the common states stay small.
@@ -115,6 +107,40 @@ pub enum Acc {
     },
     /// DISTINCT: the set of distinct non-NULL inputs; evaluated by the plain aggregate.
     Distinct(Box<HashSet<GroupValue>>),
+}
+
+/// The exact moments of [`Acc::Moments`].
+#[derive(Clone, Debug, Default)]
+pub struct Moments {
+    /// Inputs folded.
+    pub n: i64,
+    /// Sum of x, exact, scaled by 10^scale.
+    pub sum: i128,
+    /// Sum of x^2, exact, scaled by 10^(2*scale).
+    pub sumsq: i128,
+    /// Decimal scale of the inputs seen (the largest).
+    pub scale: u32,
+}
+
+impl Moments {
+    /// Fold in `n2` inputs of sums `s2`, `q2` at scale `sc2`; false (and nothing
+    /// changed) when a sum would leave i128's range.
+    fn add(&mut self, n2: i64, s2: i128, q2: i128, sc2: u32) -> bool {
+        let target = self.scale.max(sc2);
+        let sums = (|| {
+            let (a, aq) = rescale_moments(self.sum, self.sumsq, self.scale, target).ok()?;
+            let (b, bq) = rescale_moments(s2, q2, sc2, target).ok()?;
+            Some((a.checked_add(b)?, aq.checked_add(bq)?))
+        })();
+        match sums {
+            Some((s, q)) => {
+                (self.sum, self.sumsq, self.scale) = (s, q, target);
+                self.n += n2;
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The exact moments of [`Acc::WideMoments`]: as [`Acc::Moments`], in big integers.
@@ -143,12 +169,7 @@ impl WideMoments {
     /// A moments state, narrow or wide, as big integers.
     fn from_acc(a: &Acc) -> WideMoments {
         match a {
-            Acc::Moments {
-                n,
-                sum,
-                sumsq,
-                scale,
-            } => WideMoments::of(*n, *sum, *sumsq, *scale),
+            Acc::Moments(m) => WideMoments::of(m.n, m.sum, m.sumsq, m.scale),
             Acc::WideMoments(w) => (**w).clone(),
             other => unreachable!("widening {other:?}: only moments widen"),
         }
@@ -371,12 +392,7 @@ impl AggSpec {
             AggFunc::Min | AggFunc::Max => Acc::Extreme(Value::Null),
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 if t.is_integer() || t == DataType::Numeric {
-                    Acc::Moments {
-                        n: 0,
-                        sum: 0,
-                        sumsq: 0,
-                        scale: 0,
-                    }
+                    Acc::Moments(Box::default())
                 } else {
                     Acc::FloatMoments {
                         n: 0.0,
@@ -434,28 +450,22 @@ impl Acc {
                     *cur = v.clone();
                 }
             }
-            Acc::Moments { .. } => {
+            Acc::Moments(st) => {
                 let (m, s) = match v {
                     Value::Numeric(d) => from_decimal(d),
                     _ => (v.as_i64().unwrap_or(0) as i128, 0),
                 };
-                let one = match m.checked_mul(m) {
-                    Some(sq) => Acc::Moments {
-                        n: 1,
-                        sum: m,
-                        sumsq: sq,
-                        scale: s,
-                    },
-                    None => {
-                        let big = BigInt::from(m);
-                        Acc::WideMoments(Box::new(WideMoments {
-                            n: 1,
-                            sumsq: &big * &big,
-                            sum: big,
-                            scale: s,
-                        }))
-                    }
-                };
+                if m.checked_mul(m).is_some_and(|sq| st.add(1, m, sq, s)) {
+                    return Ok(());
+                }
+                // Past i128: continue in big integers.
+                let big = BigInt::from(m);
+                let one = Acc::WideMoments(Box::new(WideMoments {
+                    n: 1,
+                    sumsq: &big * &big,
+                    sum: big,
+                    scale: s,
+                }));
                 self.merge(spec, &one)?;
             }
             Acc::WideMoments(_) => {
@@ -556,37 +566,10 @@ impl Acc {
                     *cur = v.clone();
                 }
             }
-            (
-                Acc::Moments {
-                    n,
-                    sum,
-                    sumsq,
-                    scale,
-                },
-                Acc::Moments {
-                    n: n2,
-                    sum: s2,
-                    sumsq: q2,
-                    scale: sc2,
-                },
-            ) => {
-                let target = (*scale).max(*sc2);
-                let narrow = (|| {
-                    let (a, aq) = rescale_moments(*sum, *sumsq, *scale, target).ok()?;
-                    let (b, bq) = rescale_moments(*s2, *q2, *sc2, target).ok()?;
-                    Some((a.checked_add(b)?, aq.checked_add(bq)?))
-                })();
-                match narrow {
-                    Some((s, q)) => {
-                        (*sum, *sumsq, *scale) = (s, q, target);
-                        *n += n2;
-                    }
-                    // Past i128: the same sums in big integers from here on.
-                    None => widen = true,
-                }
-            }
-            (Acc::WideMoments(_), Acc::Moments { .. } | Acc::WideMoments(_))
-            | (Acc::Moments { .. }, Acc::WideMoments(_)) => widen = true,
+            // Past i128: the same sums in big integers from here on.
+            (Acc::Moments(a), Acc::Moments(b)) => widen = !a.add(b.n, b.sum, b.sumsq, b.scale),
+            (Acc::WideMoments(_), Acc::Moments(_) | Acc::WideMoments(_))
+            | (Acc::Moments(_), Acc::WideMoments(_)) => widen = true,
             (
                 Acc::FloatMoments {
                     n,
@@ -686,15 +669,7 @@ impl Acc {
             (_, Acc::NumSum { sum, n }) => numeric_quotient(from_decimal(sum), (*n as i128, 0))?,
             (_, Acc::FloatSum { sum, n, .. }) => Value::Float8(*sum / *n as f64),
             (_, Acc::Extreme(v)) => v.clone(),
-            (
-                f,
-                Acc::Moments {
-                    n,
-                    sum,
-                    sumsq,
-                    scale,
-                },
-            ) => numeric_variance(f, *n, *sum, *sumsq, *scale)?,
+            (f, Acc::Moments(m)) => numeric_variance(f, m.n, m.sum, m.sumsq, m.scale)?,
             (f, Acc::WideMoments(w)) => wide_variance(f, w)?,
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),

@@ -373,13 +373,13 @@ where
         AggFunc::Min | AggFunc::Max => fold_extreme(func, a, rows, slots, st, |x, c| x.cmp(&c)),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             each_valid(a, rows, slots, |s, x| {
-                if let Acc::Moments { n, sum, sumsq, .. } = st.at(s) {
+                if let Acc::Moments(st) = st.at(s) {
                     // Integer moments keep scale 0; squares of smallint and integer inputs
                     // stay far below i128's range (only those reach here).
                     let m = x.into() as i128;
-                    *n += 1;
-                    *sum += m;
-                    *sumsq += m * m;
+                    st.n += 1;
+                    st.sum += m;
+                    st.sumsq += m * m;
                 }
             })
         }

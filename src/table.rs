@@ -561,7 +561,8 @@ impl Table {
                 return Err(Error::NotNullViolation(format!(
                     "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                     self.columns[i].name, self.name
-                )));
+                ))
+                .with_detail(failing_row(row)));
             }
         }
         Ok(())
@@ -583,8 +584,11 @@ impl Table {
             })
             .collect();
         Error::UniqueViolation(format!(
-            "duplicate key value violates unique constraint \"{}\": Key ({})=({}) already exists.",
-            def.name,
+            "duplicate key value violates unique constraint \"{}\"",
+            def.name
+        ))
+        .with_detail(format!(
+            "Key ({})=({}) already exists.",
             names.join(", "),
             values.join(", ")
         ))
@@ -683,4 +687,26 @@ mod tests {
             Some(&row("LAX", "b")[..])
         );
     }
+}
+
+/// PostgreSQL's DETAIL for a row that breaks a constraint: `Failing row contains (1, null,
+/// x).`, each value in its text form cut to 64 bytes with `...` (as
+/// `ExecBuildSlotValueDescription` cuts it), NULL as `null`.
+fn failing_row(row: &[Value]) -> String {
+    const VALUE_BYTES: usize = 64;
+    let values: Vec<String> = row
+        .iter()
+        .map(|v| match v.to_text() {
+            None => "null".to_string(),
+            Some(t) if t.len() > VALUE_BYTES => {
+                let mut cut = VALUE_BYTES;
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!("{}...", &t[..cut])
+            }
+            Some(t) => t,
+        })
+        .collect();
+    format!("Failing row contains ({}).", values.join(", "))
 }

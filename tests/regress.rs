@@ -27,7 +27,8 @@
 //! Output format (psql's `-a -A` with `VERBOSITY verbose`, roughly): the script is echoed;
 //! rows print as `col|col` lines under a header and end with `(N rows)`; NULL prints as an
 //! empty string; INSERT and COPY print their command tags; errors print as
-//! `ERROR:  SQLSTATE: message` (then `CONTEXT:  ...` when the error has one), notices as
+//! `ERROR:  SQLSTATE: message` (then `DETAIL:  ...` and `CONTEXT:  ...` when the error has
+//! them), notices as
 //! `NOTICE:  message`. A statement that does not
 //! finish within 10 s is cancelled, which the output says.
 
@@ -343,6 +344,9 @@ fn format_error(e: &tokio_postgres::Error) -> String {
                 db.code().code(),
                 db.message()
             );
+            if let Some(d) = db.detail() {
+                out += &format!("DETAIL:  {d}\n");
+            }
             if let Some(w) = db.where_() {
                 out += &format!("CONTEXT:  {w}\n");
             }

@@ -602,6 +602,28 @@ fn key_of(def: &KeyDef, row: &[Value]) -> Option<Key> {
     (!key.iter().any(Value::is_null)).then_some(Key(key))
 }
 
+/// PostgreSQL's DETAIL for a row that breaks a constraint: `Failing row contains (1, null,
+/// x).`, each value in its text form cut to 64 bytes with `...` (as
+/// `ExecBuildSlotValueDescription` cuts it), NULL as `null`.
+fn failing_row(row: &[Value]) -> String {
+    const VALUE_BYTES: usize = 64;
+    let values: Vec<String> = row
+        .iter()
+        .map(|v| match v.to_text() {
+            None => "null".to_string(),
+            Some(t) if t.len() > VALUE_BYTES => {
+                let mut cut = VALUE_BYTES;
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!("{}...", &t[..cut])
+            }
+            Some(t) => t,
+        })
+        .collect();
+    format!("Failing row contains ({}).", values.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -687,26 +709,4 @@ mod tests {
             Some(&row("LAX", "b")[..])
         );
     }
-}
-
-/// PostgreSQL's DETAIL for a row that breaks a constraint: `Failing row contains (1, null,
-/// x).`, each value in its text form cut to 64 bytes with `...` (as
-/// `ExecBuildSlotValueDescription` cuts it), NULL as `null`.
-fn failing_row(row: &[Value]) -> String {
-    const VALUE_BYTES: usize = 64;
-    let values: Vec<String> = row
-        .iter()
-        .map(|v| match v.to_text() {
-            None => "null".to_string(),
-            Some(t) if t.len() > VALUE_BYTES => {
-                let mut cut = VALUE_BYTES;
-                while !t.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                format!("{}...", &t[..cut])
-            }
-            Some(t) => t,
-        })
-        .collect();
-    format!("Failing row contains ({}).", values.join(", "))
 }

@@ -763,8 +763,9 @@ async fn sealed_segments_read_back_with_the_parquet_reader() {
     assert_eq!(rows, expected);
 }
 
-/// Retention drops whole sealed segments older than the stream's time minus the retention,
-/// when a segment is sealed and at ALTER STREAM; it is kept in the catalog.
+/// Retention drops whole sealed segments older than the stream's newest tuple minus the
+/// retention (a heartbeat does not count), when a segment is sealed and at ALTER STREAM;
+/// it is kept in the catalog.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_drops_old_segments_and_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -810,9 +811,18 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
         .await
         .unwrap();
     assert_eq!(segments(), ["seg-00000004.parquet"]);
+    // A heartbeat far ahead moves current time, not the newest tuple retention counts
+    // back from: the newest data stays.
+    c.batch_execute(
+        "SELECT tcq_advance('s', '2030-01-01 00:00:00'); \
+         ALTER STREAM s SET (retention = '1 hour')",
+    )
+    .await
+    .unwrap();
+    assert_eq!(segments(), ["seg-00000004.parquet"]);
     let catalog = std::fs::read_to_string(dir.path().join("catalog")).unwrap();
     assert!(
-        catalog.contains("retention = '7200000000 microseconds'"),
+        catalog.contains("retention = '3600000000 microseconds'"),
         "{catalog}"
     );
     server.kill();

@@ -29,8 +29,12 @@ use crate::types::{Column, DataType, Value};
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StreamStats {
     pub tuples: u64,
+    /// Current time: the newest tuple's timestamp or a later heartbeat (tcq_advance, the
+    /// server clock).
     pub now_us: Option<i64>,
     pub first_us: Option<i64>,
+    /// The newest tuple's timestamp, heartbeats aside: what retention counts back from.
+    pub newest_us: Option<i64>,
 }
 
 /// A declared stream.
@@ -310,10 +314,12 @@ impl Stream {
     }
 
     /// Sealed segments whose latest tuple is before this are past the retention: the
-    /// stream's current time minus its retention (`None`: no retention, or no time yet).
+    /// stream's newest tuple's timestamp minus its retention (`None`: no retention, or no
+    /// tuple yet). A heartbeat moves current time but not this: a far-future
+    /// `tcq_advance` must not age out the archive.
     pub fn retain_before_us(&self) -> Option<i64> {
         let keep_us = (*self.retention_us.lock())?;
-        let now = self.stats.lock().now_us?;
+        let now = self.stats.lock().newest_us?;
         Some(now.saturating_sub(keep_us))
     }
 
@@ -678,6 +684,7 @@ impl Catalog {
             st.tuples += batch.len() as u64;
             if let Some(&max) = batch.times().iter().max() {
                 st.now_us = Some(st.now_us.map_or(max, |n| n.max(max)));
+                st.newest_us = Some(st.newest_us.map_or(max, |n| n.max(max)));
             }
             if st.first_us.is_none() {
                 st.first_us = batch.times().first().copied();

@@ -1876,6 +1876,7 @@ fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result
         st.tuples = r.tuples;
         st.first_us = r.first_us;
         st.now_us = r.last_us;
+        st.newest_us = r.last_us;
     }
     stream.apply_retention();
     Ok(stream)

@@ -1137,3 +1137,49 @@ async fn a_stream_created_again_keeps_its_rows_whatever_the_dropped_one_was_doin
     );
     assert_eq!(backfill_sum(server.port, &c).await, 10001);
 }
+
+/// DROP STREAM inside a transaction block takes effect at COMMIT: ROLLBACK (or ROLLBACK
+/// TO a savepoint before it) keeps the stream and its archived tuples, as PostgreSQL keeps
+/// a table whose DROP is rolled back; a missing stream is still 42P01 at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolled_back_drop_stream_keeps_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    copy_ids(&c, 0..1000).await;
+    let count =
+        || async { common::rows(&c, "SELECT tuples FROM tcq_streams WHERE name = 's'").await };
+    c.batch_execute("BEGIN; DROP STREAM s; ROLLBACK")
+        .await
+        .unwrap();
+    assert_eq!(count().await, [["1000"]]);
+    c.batch_execute("BEGIN; SAVEPOINT a; DROP STREAM s; ROLLBACK TO a; COMMIT")
+        .await
+        .unwrap();
+    assert_eq!(count().await, [["1000"]]);
+    let e = c
+        .batch_execute("BEGIN; DROP STREAM nosuch")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&e), "42P01");
+    c.batch_execute("ROLLBACK").await.unwrap();
+    assert!(stream_dir(dir.path(), "s").exists());
+    // After a restart the rolled-back drops left every tuple in place.
+    server.kill();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    assert_eq!(
+        common::rows(&c, "SELECT tuples FROM tcq_streams WHERE name = 's'").await,
+        [["1000"]]
+    );
+    c.batch_execute("BEGIN; DROP STREAM s").await.unwrap();
+    // Not dropped until COMMIT.
+    assert!(stream_dir(dir.path(), "s").exists());
+    c.batch_execute("COMMIT").await.unwrap();
+    assert!(common::rows(&c, "SELECT name FROM tcq_streams")
+        .await
+        .is_empty());
+    assert!(!stream_dir(dir.path(), "s").exists());
+    server.kill();
+}

@@ -90,6 +90,7 @@ struct Savepoint {
     notifications: usize,
     listen_ops: usize,
     xact_locks: usize,
+    stream_drops: usize,
 }
 
 /// A LISTEN or UNLISTEN waiting for its transaction to commit.
@@ -122,6 +123,10 @@ pub struct Session {
     listening: HashSet<String>,
     /// LISTEN / UNLISTEN of the open transaction, applied at COMMIT.
     pending_listen: Vec<ListenOp>,
+    /// DROP STREAM statements of the open transaction block, carried out at COMMIT and
+    /// forgotten at ROLLBACK (a stream and its archive are not destroyed by a statement
+    /// that is rolled back).
+    pending_stream_drops: Vec<Vec<String>>,
     /// NOTIFYs of the open transaction, sent at COMMIT.
     pending_notify: Vec<Notification>,
     /// Session-level advisory lock holds.
@@ -491,6 +496,7 @@ impl Session {
             inbox: Arc::new(Inbox::default()),
             listening: HashSet::new(),
             pending_listen: Vec::new(),
+            pending_stream_drops: Vec::new(),
             pending_notify: Vec::new(),
             session_locks: HashMap::new(),
             xact_locks: Vec::new(),
@@ -821,6 +827,9 @@ impl Session {
                 .into(),
             )),
             Plan::CreateStream(c) => self.create_stream(c),
+            Plan::DropStream { names, if_exists } if self.tx == TxStatus::InBlock => {
+                self.defer_drop_stream(names, if_exists)
+            }
             Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
             Plan::CreateTable(c) => self.create_table(c, stmt.parsed.text()),
             Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
@@ -868,7 +877,24 @@ impl Session {
                 timeout_us,
             } => self.fetch(&cursor, count, is_move, timeout_us).await,
             Plan::Close { cursor } => self.close(cursor),
-            Plan::Transaction(op) => self.transaction(op),
+            Plan::Transaction(op) => {
+                let commits = op == TransactionOp::Commit && self.tx == TxStatus::InBlock;
+                let ends = matches!(op, TransactionOp::Commit | TransactionOp::Rollback);
+                let drops = if ends {
+                    std::mem::take(&mut self.pending_stream_drops)
+                } else {
+                    Vec::new()
+                };
+                let outcome = self.transaction(op)?;
+                if commits {
+                    for names in drops {
+                        // Checked when the DROP ran; one dropped since by another session
+                        // is gone already.
+                        self.drop_stream(names, true).await?;
+                    }
+                }
+                Ok(outcome)
+            }
             Plan::Savepoint(op) => self.savepoint(op),
             Plan::Listen { channel } => {
                 coord::check_notify(&channel, "")?;
@@ -1082,6 +1108,32 @@ impl Session {
                 notices,
             })
         }
+    }
+
+    /// DROP STREAM inside a transaction block: checked now (42P01 for a missing stream
+    /// without IF EXISTS), carried out at COMMIT, forgotten at ROLLBACK.
+    fn defer_drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+        let mut notices = Vec::new();
+        let mut found = Vec::new();
+        {
+            let streams = self.engine.catalog.streams.read();
+            for n in names {
+                if streams.contains_key(&n) {
+                    found.push(n);
+                } else if if_exists {
+                    notices.push(format!("stream \"{n}\" does not exist, skipping"));
+                } else {
+                    return Err(Error::UndefinedTable(n));
+                }
+            }
+        }
+        self.pending_stream_drops.push(found);
+        Ok(Outcome::Rows {
+            columns: vec![],
+            rows: vec![],
+            tag: "DROP STREAM".into(),
+            notices,
+        })
     }
 
     async fn insert(&mut self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
@@ -1391,6 +1443,7 @@ impl Session {
                 cursors: self.cursors.keys().cloned().collect(),
                 notifications: self.pending_notify.len(),
                 listen_ops: self.pending_listen.len(),
+                stream_drops: self.pending_stream_drops.len(),
                 xact_locks: self.xact_locks.len(),
             });
             return Ok(Outcome::Command("SAVEPOINT".into()));
@@ -1410,6 +1463,7 @@ impl Session {
         self.cursors.retain(|n, _| sp.cursors.contains(n));
         self.pending_notify.truncate(sp.notifications);
         self.pending_listen.truncate(sp.listen_ops);
+        self.pending_stream_drops.truncate(sp.stream_drops);
         let undone: Vec<_> = self.xact_locks.drain(sp.xact_locks..).collect();
         for (key, mode) in undone {
             self.engine.locks.unlock(self.pid, key, mode);

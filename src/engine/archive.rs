@@ -829,7 +829,7 @@ impl StreamArchive {
             }
             if scan.committed_len < bytes.len() as u64 {
                 tracing::warn!(
-                    "{}: torn tail at offset {}: {} bytes of an unacknowledged statement removed",
+                    "{}: torn tail at offset {}: {} bytes after the last intact commit record removed (a statement the crash cut short, or one whose commit record is damaged)",
                     path.display(),
                     scan.committed_len,
                     bytes.len() as u64 - scan.committed_len

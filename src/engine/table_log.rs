@@ -208,7 +208,7 @@ fn recover(path: &Path, ncols: usize) -> Result<Vec<Vec<Value>>> {
         );
     } else if end < bytes.len() as u64 {
         tracing::warn!(
-            "{}: torn tail at offset {end}: {} bytes of an unacknowledged statement removed",
+            "{}: torn tail at offset {end}: {} bytes after the last intact commit record removed (a statement the crash cut short, or one whose commit record is damaged)",
             path.display(),
             bytes.len() as u64 - end
         );

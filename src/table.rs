@@ -680,7 +680,7 @@ mod tests {
                 Conflict::Error,
             )
             .unwrap_err();
-        assert!(matches!(e, Error::UniqueViolation(_)), "{e:?}");
+        assert!(matches!(e.kind(), Error::UniqueViolation(_)), "{e:?}");
         assert!(t.is_empty());
         let n = t
             .insert(vec![row("SFO", "a"), row("SFO", "c")], Conflict::Skip)
@@ -695,7 +695,7 @@ mod tests {
         t.insert(vec![row("SFO", "a"), row("LAX", "b")], Conflict::Error)
             .unwrap();
         let e = t.update(|_| Ok(Some(row("SFO", "x")))).unwrap_err();
-        assert!(matches!(e, Error::UniqueViolation(_)), "{e:?}");
+        assert!(matches!(e.kind(), Error::UniqueViolation(_)), "{e:?}");
         assert_eq!(t.snapshot().rows(), &[row("SFO", "a"), row("LAX", "b")]);
         let many: Vec<_> = (0..9).map(|i| row(&format!("X{i}"), "c")).collect();
         let e = t.insert(many, Conflict::Error).unwrap_err();

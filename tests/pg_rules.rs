@@ -554,3 +554,30 @@ async fn octet_length_counts_bytes() {
     .await;
     assert_eq!(reader.await.unwrap(), table(&[&["4", "3"]]));
 }
+
+/// In an aborted transaction block every statement but COMMIT and ROLLBACK is 25P02, also
+/// one whose analysis would fail on its own (a FETCH the cursor refuses, an unknown
+/// stream), as PostgreSQL skips the analysis there.
+#[tokio::test]
+async fn an_aborted_block_answers_25p02_before_analysis() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM fe (ts timestamp TIMESTAMPCOLUMN, v integer)",
+    )
+    .await;
+    exec(&c, "BEGIN; DECLARE c3 CURSOR FOR SELECT v FROM fe").await;
+    let (state, _) = error(&c, "FETCH ABSOLUTE 1 FROM c3").await;
+    assert_eq!(state, "55000");
+    for sql in [
+        "FETCH PRIOR FROM c3",
+        "FETCH ABSOLUTE 1 FROM c3",
+        "SELECT * FROM nosuch",
+        "SELECT 1",
+    ] {
+        assert_eq!(error(&c, sql).await.0, "25P02", "{sql}");
+    }
+    exec(&c, "ROLLBACK").await;
+    assert_eq!(rows(&c, "SELECT 1").await, table(&[&["1"]]));
+}

@@ -671,7 +671,15 @@ impl Session {
 
     /// Split and parse a query string into statements. Errors: 42601.
     pub fn prepare(&mut self, text: &str) -> Result<Vec<Statement>> {
-        Ok(crate::sql::parse(text)?
+        let parsed = crate::sql::parse(text).map_err(|e| match e.kind() {
+            // A FETCH that scrolls backwards is refused by the parser here and by the
+            // executor in PostgreSQL, which an aborted block never reaches: 25P02 there.
+            Error::ObjectNotInPrerequisiteState(_) if self.tx == TxStatus::Failed => {
+                Error::InFailedTransaction
+            }
+            _ => e,
+        })?;
+        Ok(parsed
             .into_iter()
             .map(|parsed| Statement { parsed })
             .collect())
@@ -789,7 +797,13 @@ impl Session {
     /// Execute a statement with bound parameter values.
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
-        let mut plan = self.bind(stmt, &hints)?;
+        let mut plan = match self.bind(stmt, &hints) {
+            Ok(plan) => plan,
+            // An aborted block analyses nothing: PostgreSQL answers 25P02 before looking at
+            // what the statement names (COMMIT and ROLLBACK always bind).
+            Err(_) if self.tx == TxStatus::Failed => return Err(Error::InFailedTransaction),
+            Err(e) => return Err(e),
+        };
         match &mut plan {
             Plan::Query(q)
             | Plan::CopyTo { query: q, .. }

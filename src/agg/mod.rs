@@ -450,29 +450,17 @@ impl Acc {
                     *cur = v.clone();
                 }
             }
-            Acc::Moments(st) => {
+            Acc::Moments(_) | Acc::WideMoments(_) => {
                 let (m, s) = match v {
                     Value::Numeric(d) => from_decimal(d),
                     _ => (v.as_i64().unwrap_or(0) as i128, 0),
                 };
-                if m.checked_mul(m).is_some_and(|sq| st.add(1, m, sq, s)) {
-                    return Ok(());
+                if let Acc::Moments(st) = self {
+                    if m.checked_mul(m).is_some_and(|sq| st.add(1, m, sq, s)) {
+                        return Ok(());
+                    }
                 }
-                // Past i128: continue in big integers.
-                let big = BigInt::from(m);
-                let one = Acc::WideMoments(Box::new(WideMoments {
-                    n: 1,
-                    sumsq: &big * &big,
-                    sum: big,
-                    scale: s,
-                }));
-                self.merge(spec, &one)?;
-            }
-            Acc::WideMoments(_) => {
-                let (m, s) = match v {
-                    Value::Numeric(d) => from_decimal(d),
-                    _ => (v.as_i64().unwrap_or(0) as i128, 0),
-                };
+                // Past i128 (or already wide): in big integers.
                 let big = BigInt::from(m);
                 let one = Acc::WideMoments(Box::new(WideMoments {
                     n: 1,
@@ -665,7 +653,7 @@ impl Acc {
                     Value::Float8(*sum)
                 }
             }
-            (_, Acc::IntSum { sum, n }) => numeric_quotient((*sum, 0), (*n as i128, 0))?,
+            (_, Acc::IntSum { sum, n }) => int_avg(*sum, *n)?,
             (_, Acc::NumSum { sum, n }) => numeric_quotient(from_decimal(sum), (*n as i128, 0))?,
             (_, Acc::FloatSum { sum, n, .. }) => Value::Float8(*sum / *n as f64),
             (_, Acc::Extreme(v)) => v.clone(),
@@ -828,37 +816,19 @@ mod tests {
     #[test]
     fn moments_of_huge_bigints_are_exact() {
         let big = |v: &[i64]| v.iter().map(|x| Value::Int8(*x)).collect::<Vec<_>>();
+        // Epoch nanoseconds a second or two apart: squares past i128, spread small.
+        const NANOS: [i64; 3] = [
+            1_700_000_000_000_000_000,
+            1_700_000_000_001_000_000,
+            1_700_000_000_003_000_000,
+        ];
         let cases: [(&[i64], AggFunc, &str); 6] = [
             (&[i64::MAX, i64::MAX], AggFunc::StddevSamp, "0"),
             (&[1 << 62; 5], AggFunc::VarSamp, "0"),
             (&[1 << 62; 5], AggFunc::StddevPop, "0"),
-            (
-                &[
-                    1_700_000_000_000_000_000,
-                    1_700_000_000_001_000_000,
-                    1_700_000_000_003_000_000,
-                ],
-                AggFunc::StddevSamp,
-                "1527525.2317",
-            ),
-            (
-                &[
-                    1_700_000_000_000_000_000,
-                    1_700_000_000_001_000_000,
-                    1_700_000_000_003_000_000,
-                ],
-                AggFunc::VarSamp,
-                "2333333333333.3333",
-            ),
-            (
-                &[
-                    1_700_000_000_000_000_000,
-                    1_700_000_000_001_000_000,
-                    1_700_000_000_003_000_000,
-                ],
-                AggFunc::VarPop,
-                "1555555555555.5556",
-            ),
+            (&NANOS, AggFunc::StddevSamp, "1527525.2317"),
+            (&NANOS, AggFunc::VarSamp, "2333333333333.3333"),
+            (&NANOS, AggFunc::VarPop, "1555555555555.5556"),
         ];
         for (vals, func, pg) in cases {
             let got = run(func, DataType::Int8, &big(vals));

@@ -257,6 +257,43 @@ impl Engine {
     }
 }
 
+/// A NOTICE for the client: its SQLSTATE (PostgreSQL's for the same notice, 00000 when
+/// PostgreSQL gives none) and its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// Five-character SQLSTATE.
+    pub sqlstate: &'static str,
+    /// The message.
+    pub message: String,
+}
+
+impl Notice {
+    /// `relation "x" already exists, skipping`: CREATE ... IF NOT EXISTS of an existing
+    /// relation, 42P07 (duplicate_table) as PostgreSQL's `transformCreateStmt` gives it.
+    pub fn relation_exists(name: &str) -> Notice {
+        Notice {
+            sqlstate: "42P07",
+            message: format!("relation \"{name}\" already exists, skipping"),
+        }
+    }
+}
+
+impl From<String> for Notice {
+    /// A notice without a code of its own (00000), as PostgreSQL's DROP ... IF EXISTS.
+    fn from(message: String) -> Notice {
+        Notice {
+            sqlstate: "00000",
+            message,
+        }
+    }
+}
+
+impl From<&str> for Notice {
+    fn from(message: &str) -> Notice {
+        Notice::from(message.to_string())
+    }
+}
+
 /// What executing a statement produced.
 // One Outcome exists per statement at a time, so the size of its largest variant (the
 // COPY sink) costs nothing worth a box.
@@ -273,7 +310,7 @@ pub enum Outcome {
         /// Command tag.
         tag: String,
         /// NOTICE messages to send before the rows.
-        notices: Vec<String>,
+        notices: Vec<Notice>,
     },
     /// A continuous query's rows, unbounded.
     Stream(Subscription),

@@ -12,6 +12,7 @@
 
 use super::roles::RoleOptionsSet;
 use super::session::{save_catalog, Session};
+use super::Notice;
 use super::Outcome;
 use crate::error::{Error, Result};
 use crate::sql::{self, Grant, GrantTarget, Plan, Privileges, Query, RoleOptions, Source};
@@ -276,7 +277,7 @@ impl Session {
             }
             for n in &names {
                 if !self.engine.catalog.roles.drop_role(n)? {
-                    notices.push(format!("role \"{n}\" does not exist, skipping"));
+                    notices.push(format!("role \"{n}\" does not exist, skipping").into());
                 }
             }
             Ok(())
@@ -351,7 +352,7 @@ fn kind(table: bool) -> &'static str {
     }
 }
 
-fn command(tag: &str, notices: Vec<String>) -> Outcome {
+fn command(tag: &str, notices: Vec<Notice>) -> Outcome {
     Outcome::Rows {
         columns: vec![],
         rows: vec![],
@@ -363,7 +364,7 @@ fn command(tag: &str, notices: Vec<String>) -> Outcome {
 /// The stored form of a `PASSWORD` option: a SCRAM-SHA-256 verifier (a given verifier is
 /// kept as it is, as PostgreSQL does); `Some(None)` clears the password. An empty password
 /// clears it too, with PostgreSQL's NOTICE.
-fn verifier(password: Option<Option<String>>, notices: &mut Vec<String>) -> Option<Option<String>> {
+fn verifier(password: Option<Option<String>>, notices: &mut Vec<Notice>) -> Option<Option<String>> {
     password.map(|p| match p {
         Some(p) if p.is_empty() => {
             notices.push("empty string is not a valid password, clearing password".into());

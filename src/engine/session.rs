@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::catalog::{QueryGuard, RunningQuery, Stream};
 use super::coord::{self, Inbox, LockKey, LockMode, Notification};
 use super::copy::{CopyIn, CopyRel};
+use super::Notice;
 use super::{Engine, Outcome, Overflow, Subscription};
 use crate::error::{Error, Result};
 use crate::exec::finite::run_finite;
@@ -1018,7 +1019,7 @@ impl Session {
                     columns: vec![],
                     rows: vec![],
                     tag: "CREATE STREAM".into(),
-                    notices: vec![format!("relation \"{}\" already exists, skipping", c.name)],
+                    notices: vec![Notice::relation_exists(&c.name)],
                 });
             }
             return Err(Error::DuplicateTable(c.name));
@@ -1081,7 +1082,7 @@ impl Session {
                         self.engine.catalog.roles.remove_relation(&n);
                         dropped.push(s)
                     }
-                    None => notices.push(format!("stream \"{n}\" does not exist, skipping")),
+                    None => notices.push(format!("stream \"{n}\" does not exist, skipping").into()),
                 }
             }
             if !dropped.is_empty() {
@@ -1135,7 +1136,7 @@ impl Session {
                 if streams.contains_key(&n) {
                     found.push(n);
                 } else if if_exists {
-                    notices.push(format!("stream \"{n}\" does not exist, skipping"));
+                    notices.push(format!("stream \"{n}\" does not exist, skipping").into());
                 } else {
                     return Err(Error::UndefinedTable(n));
                 }
@@ -1347,7 +1348,7 @@ impl Session {
                 Some(Ok(e @ (Event::Rows(_) | Event::Block(_)))) => {
                     cursor.buffered.extend(e.into_rows())
                 }
-                Some(Ok(Event::Notice(n))) => notices.push(n),
+                Some(Ok(Event::Notice(n))) => notices.push(n.into()),
                 Some(Err(e)) => {
                     cursor.ended = true;
                     return Err(e);
@@ -1625,7 +1626,8 @@ impl Session {
                 match self.engine.catalog.backends.signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {
-                        notices.push(format!("PID {pid} is not a PostgreSQL backend process"));
+                        notices
+                            .push(format!("PID {pid} is not a PostgreSQL backend process").into());
                         Value::Bool(false)
                     }
                 }
@@ -1649,7 +1651,7 @@ impl Session {
         &mut self,
         func: SessionFunc,
         key: LockKey,
-        notices: &mut Vec<String>,
+        notices: &mut Vec<Notice>,
     ) -> Result<Value> {
         use SessionFunc as F;
         let mode = match func {
@@ -1684,7 +1686,7 @@ impl Session {
                         LockMode::Exclusive => "ExclusiveLock",
                         LockMode::Shared => "ShareLock",
                     };
-                    notices.push(format!("you don't own a lock of type {kind}"));
+                    notices.push(format!("you don't own a lock of type {kind}").into());
                     return Ok(Value::Bool(false));
                 };
                 *count -= 1;
@@ -1790,7 +1792,7 @@ impl Session {
 }
 
 /// A one-row, one-column result.
-fn one_value(column: Column, value: Value, notices: Vec<String>) -> Outcome {
+fn one_value(column: Column, value: Value, notices: Vec<Notice>) -> Outcome {
     Outcome::Rows {
         columns: vec![column],
         rows: vec![vec![value]],

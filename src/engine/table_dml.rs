@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use super::session::Session;
-use super::Outcome;
+use super::{Notice, Outcome};
 use crate::error::{Error, Result};
 use crate::expr::{eval, EvalContext};
 use crate::sql::{self, Expr, OnConflict};
@@ -99,7 +99,7 @@ impl Session {
                     columns: vec![],
                     rows: vec![],
                     tag: "CREATE TABLE".into(),
-                    notices: vec![format!("relation \"{}\" already exists, skipping", c.name)],
+                    notices: vec![Notice::relation_exists(&c.name)],
                 });
             }
             return Err(Error::DuplicateTable(c.name));
@@ -148,7 +148,7 @@ impl Session {
                     self.engine.catalog.roles.remove_relation(&n);
                     logs.extend(catalog.table_logs.lock().remove(&t.oid))
                 }
-                None => notices.push(format!("table \"{n}\" does not exist, skipping")),
+                None => notices.push(format!("table \"{n}\" does not exist, skipping").into()),
             }
         }
         if !logs.is_empty() {

@@ -225,7 +225,7 @@ pub(super) async fn sql(
                     "columns": columns_json(&columns),
                     "rows": rows,
                     "truncated": truncated,
-                    "notices": notices,
+                    "notices": notices.iter().map(|n| &n.message).collect::<Vec<_>>(),
                 }));
             }
             Outcome::Stream(_) | Outcome::CopyOut { .. } => {

@@ -313,7 +313,7 @@ async fn deliver(
             notices,
         } => {
             for n in notices {
-                send(event("notice", json!(n))).await?;
+                send(event("notice", json!(n.message))).await?;
             }
             send(event("columns", columns_json(&columns))).await?;
             send_rows(console, &rows, tx, sent).await?;

@@ -429,7 +429,7 @@ pub(crate) async fn on_execute(
                 notices,
             } => {
                 for n in &notices {
-                    wire.feed(wire::notice_message(n)).await?;
+                    wire.feed(wire::coded_notice_message(n)).await?;
                 }
                 PortalState::Rows {
                     columns,

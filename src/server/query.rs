@@ -187,7 +187,7 @@ pub(crate) async fn run_statements(
                 notices,
             } => {
                 for n in &notices {
-                    wire.feed(wire::notice_message(n)).await?;
+                    wire.feed(wire::coded_notice_message(n)).await?;
                 }
                 let text = wire::text_formats(&columns);
                 // A command with notices (DROP ... IF EXISTS) has no columns: no

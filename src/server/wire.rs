@@ -117,22 +117,16 @@ pub(crate) fn error_message(e: &Error) -> PgWireBackendMessage {
     PgWireBackendMessage::ErrorResponse(ErrorResponse::from(error_info(e)))
 }
 
-/// A NOTICE message, with the SQLSTATE PostgreSQL gives the same notice.
+/// A NOTICE message without a code of its own (00000): a query's notices about windows
+/// and time.
 pub(crate) fn notice_message(text: &str) -> PgWireBackendMessage {
-    let info = ErrorInfo::new("NOTICE".into(), notice_sqlstate(text).into(), text.into());
-    PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
+    coded_notice_message(&crate::engine::Notice::from(text))
 }
 
-/// The SQLSTATE of an engine notice: 42P07 (duplicate_table) for `CREATE ... IF NOT
-/// EXISTS` of a relation that exists, as PostgreSQL's `transformCreateStmt` reports it;
-/// 00000 for the rest (PostgreSQL's `DROP ... IF EXISTS` notices and tcq's own notices
-/// about windows and time carry no code either).
-fn notice_sqlstate(text: &str) -> &'static str {
-    if text.starts_with("relation \"") && text.ends_with("\" already exists, skipping") {
-        "42P07"
-    } else {
-        "00000"
-    }
+/// A NOTICE message with the notice's SQLSTATE.
+pub(crate) fn coded_notice_message(n: &crate::engine::Notice) -> PgWireBackendMessage {
+    let info = ErrorInfo::new("NOTICE".into(), n.sqlstate.into(), n.message.clone());
+    PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
 }
 
 /// The NOTICE (42622) PostgreSQL's scanner sends for an identifier longer than 63 bytes.

@@ -86,7 +86,7 @@ fn archived_ids(dir: &Path) -> Vec<i64> {
     ids
 }
 
-async fn copy_ids(client: &tokio_postgres::Client, ids: std::ops::Range<i64>) -> u64 {
+async fn copy_ids(client: &tokio_postgres::Client, ids: impl Iterator<Item = i64>) -> u64 {
     let sink = client
         .copy_in("COPY s FROM STDIN WITH (FORMAT csv)")
         .await
@@ -761,6 +761,56 @@ async fn sealed_segments_read_back_with_the_parquet_reader() {
         })
         .collect();
     assert_eq!(rows, expected);
+}
+
+/// The sealed segments read back with DuckDB (`tests/python/read_segments.py`), the reader
+/// the README points users to, equal what was ingested, in time order within each segment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sealed_segments_read_back_in_duckdb() {
+    if !common::have("python3", &["-c", "import duckdb"]) {
+        eprintln!("SKIPPED: python3 with the `duckdb` module is not available (pip install it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    copy_ids(&c, 500..1000).await;
+    // Out of time order within one statement: DuckDB sees the segment sorted.
+    copy_ids(&c, (0..500).rev()).await;
+    wait_until(2, || segment_names(dir.path()).len()).await;
+    server.kill();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/read_segments.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(stream_dir(dir.path(), "s"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let line = |id: i64| {
+        let ms = id % 1000;
+        format!(
+            "2024-01-01 00:{:02}:{:02}.{:06}|{id}|{}|{}.5|t{}",
+            id / 60_000,
+            (id / 1000) % 60,
+            ms * 1000,
+            id % 1000,
+            id % 7,
+            id % 13
+        )
+    };
+    let expected: Vec<String> = (500..1000).chain(0..500).map(line).collect();
+    assert_eq!(got, expected);
 }
 
 /// Retention drops whole sealed segments older than the stream's newest tuple minus the

@@ -58,6 +58,8 @@ use arrow_array::{Array, ArrayRef, RecordBatch, StringArray, TimestampMicrosecon
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef, TimeUnit};
 use parking_lot::Mutex;
 
+use super::log_scan::{self, read_record, FileRange, LogSource, Record};
+
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnArray, ColumnBatch, ColumnBatchBuilder};
 use crate::exec::Batch;
@@ -118,14 +120,14 @@ const CATALOG_FILE: &str = "catalog";
 const CATALOG_HEADER: &str = "tcq-catalog 1";
 const LOCK_FILE: &str = "LOCK";
 const STREAMS_DIR: &str = "streams";
-const RECORD_MAGIC: &[u8; 4] = b"TCQR";
-const HEADER_BYTES: usize = 24;
-const KIND_BATCH: u8 = 1;
-const KIND_COMMIT: u8 = 2;
+pub(super) const RECORD_MAGIC: &[u8; 4] = b"TCQR";
+pub(super) const HEADER_BYTES: usize = 24;
+pub(super) const KIND_BATCH: u8 = 1;
+pub(super) const KIND_COMMIT: u8 = 2;
 /// A stored table's statement: its changes (see `table_log`).
-const KIND_EFFECTS: u8 = 3;
+pub(super) const KIND_EFFECTS: u8 = 3;
 /// A record's payload is at most this long; a longer length field is corruption.
-const PAYLOAD_MAX: usize = 1 << 30;
+pub(super) const PAYLOAD_MAX: usize = 1 << 30;
 /// The column that carries the arrival time of a stream without a TIMESTAMPCOLUMN.
 pub const ARRIVAL_COLUMN: &str = "tcq_arrival_time";
 
@@ -321,7 +323,7 @@ pub(crate) fn scan_effects(bytes: &[u8]) -> EffectsScan<'_> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
-        match read_record(&bytes[pos..]) {
+        match read_record(&bytes[pos..], &[KIND_BATCH, KIND_COMMIT, KIND_EFFECTS]) {
             Record::Ok {
                 kind: KIND_EFFECTS,
                 payload,
@@ -622,7 +624,9 @@ fn seq_of(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
         .ok()
 }
 
-/// What [`scan_log`] found in a log file.
+/// What [`scan_log`] found in a log held in memory (tests; the server reads logs through
+/// [`log_scan`](super::log_scan) in bounded memory).
+#[cfg(test)]
 pub(crate) struct LogScan {
     /// The committed batches, in order.
     pub batches: Vec<RecordBatch>,
@@ -634,109 +638,31 @@ pub(crate) struct LogScan {
     pub last_statement: u64,
 }
 
-/// Read a log file's records. Batches of statements without a commit record are dropped;
-/// a record whose checksum fails is skipped (the scan resumes at the next record header).
+/// Read a log's committed batches (see [`log_scan`](super::log_scan) for the rules).
+#[cfg(test)]
 pub(crate) fn scan_log(bytes: &[u8]) -> LogScan {
+    let mut src = bytes;
+    let survey = log_scan::survey(&mut src).expect("bytes in memory");
     let mut scan = LogScan {
         batches: vec![],
-        committed_len: 0,
-        damage: vec![],
-        last_statement: 0,
+        committed_len: survey.committed_len,
+        damage: survey.damage.clone(),
+        last_statement: survey.last_statement,
     };
-    let mut pending: Vec<(u64, RecordBatch)> = Vec::new();
-    let mut pos = 0usize;
-    while pos < bytes.len() {
-        match read_record(&bytes[pos..]) {
-            Record::Ok {
-                kind,
-                statement,
-                payload,
-                len,
-            } => {
-                scan.last_statement = scan.last_statement.max(statement);
-                if kind == KIND_COMMIT {
-                    for (s, b) in pending.drain(..) {
-                        if s == statement {
-                            scan.batches.push(b);
-                        } else {
-                            scan.damage.push((
-                                pos as u64,
-                                format!("batch of statement {s} without its commit dropped"),
-                            ));
-                        }
-                    }
-                    scan.committed_len = (pos + len) as u64;
-                } else if kind == KIND_BATCH {
-                    match decode_ipc(payload) {
-                        Ok(b) => pending.push((statement, b)),
-                        Err(e) => scan.damage.push((pos as u64, e)),
-                    }
-                }
-                pos += len;
-            }
-            Record::Torn => break,
-            Record::Corrupt(why) => {
-                scan.damage.push((pos as u64, why));
-                // Resume at the next header that checks out.
-                let next = memchr::memmem::find_iter(&bytes[pos + 1..], RECORD_MAGIC)
-                    .map(|i| pos + 1 + i)
-                    .find(|&p| matches!(read_record(&bytes[p..]), Record::Ok { .. }));
-                match next {
-                    Some(p) => pos = p,
-                    None => break,
-                }
-            }
-        }
-    }
+    let mut damage = vec![];
+    log_scan::for_each_committed::<_, std::io::Error>(
+        &mut src,
+        &survey,
+        &|e| e,
+        &mut |at, why| damage.push((at, why)),
+        &mut |rb| {
+            scan.batches.push(rb);
+            Ok(true)
+        },
+    )
+    .expect("bytes in memory");
+    scan.damage.extend(damage);
     scan
-}
-
-enum Record<'a> {
-    Ok {
-        kind: u8,
-        statement: u64,
-        payload: &'a [u8],
-        len: usize,
-    },
-    /// The file ends inside this record.
-    Torn,
-    Corrupt(String),
-}
-
-fn read_record(b: &[u8]) -> Record<'_> {
-    if b.len() < HEADER_BYTES {
-        return if RECORD_MAGIC.starts_with(&b[..b.len().min(4)]) {
-            Record::Torn
-        } else {
-            Record::Corrupt("not a record header".into())
-        };
-    }
-    if &b[..4] != RECORD_MAGIC {
-        return Record::Corrupt("not a record header".into());
-    }
-    let kind = b[4];
-    let plen = u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")) as usize;
-    let statement = u64::from_le_bytes(b[12..20].try_into().expect("8 bytes"));
-    let crc = u32::from_le_bytes(b[20..24].try_into().expect("4 bytes"));
-    if plen > PAYLOAD_MAX || !matches!(kind, KIND_BATCH | KIND_COMMIT | KIND_EFFECTS) {
-        return Record::Corrupt("bad record header".into());
-    }
-    if b.len() < HEADER_BYTES + plen {
-        return Record::Torn;
-    }
-    let payload = &b[HEADER_BYTES..HEADER_BYTES + plen];
-    let mut h = crc32fast::Hasher::new();
-    h.update(&b[4..20]);
-    h.update(payload);
-    if h.finalize() != crc {
-        return Record::Corrupt("checksum mismatch".into());
-    }
-    Record::Ok {
-        kind,
-        statement,
-        payload,
-        len: HEADER_BYTES + plen,
-    }
 }
 
 fn encode_record(kind: u8, statement: u64, payload: &[u8], out: &mut Vec<u8>) {
@@ -763,7 +689,7 @@ fn encode_ipc(rb: &RecordBatch) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn decode_ipc(payload: &[u8]) -> std::result::Result<RecordBatch, String> {
+pub(super) fn decode_ipc(payload: &[u8]) -> std::result::Result<RecordBatch, String> {
     let mut r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(payload), None)
         .map_err(|e| format!("undecodable batch: {e}"))?;
     match r.next() {
@@ -818,34 +744,28 @@ impl StreamArchive {
                 let _ = std::fs::remove_file(&path);
                 continue;
             }
-            let bytes = std::fs::read(&path)
-                .map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
-            let scan = scan_log(&bytes);
-            for (offset, why) in &scan.damage {
-                tracing::warn!(
-                    "{}: offset {offset}: {why}; the record is lost",
-                    path.display()
-                );
-            }
-            if scan.committed_len < bytes.len() as u64 {
+            let (mut src, survey) = survey_log(&path, 0, None, "; the record is lost")?;
+            let size = src.len();
+            if survey.committed_len < size {
                 tracing::warn!(
                     "{}: torn tail at offset {}: {} bytes after the last intact commit record removed (a statement the crash cut short, or one whose commit record is damaged)",
                     path.display(),
-                    scan.committed_len,
-                    bytes.len() as u64 - scan.committed_len
+                    survey.committed_len,
+                    size - survey.committed_len
                 );
                 let f = OpenOptions::new()
                     .write(true)
                     .open(&path)
                     .map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
-                f.set_len(scan.committed_len)
+                f.set_len(survey.committed_len)
                     .and_then(|_| f.sync_all())
                     .map_err(|e| io_err(format!("cannot truncate {}", path.display()), e))?;
             }
-            last_statement = last_statement.max(scan.last_statement);
-            for rb in &scan.batches {
-                note_times(&codec, rb, &mut recovered);
-            }
+            last_statement = last_statement.max(survey.last_statement);
+            decode_log(&path, &mut src, &survey, &mut |rb| {
+                note_times(&codec, &rb, &mut recovered);
+                Ok(true)
+            })?;
             seq = seq.max(s);
         }
         for &s in &segments {
@@ -1023,24 +943,10 @@ impl StreamArchive {
         each: &mut dyn FnMut(ColumnBatch) -> bool,
     ) -> Result<bool> {
         let path = self.dir.join(log_name(seq));
-        let bytes = std::fs::read(&path)
-            .map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
-        let end = stop.map_or(bytes.len(), |s| (s as usize).min(bytes.len()));
-        let start = (start as usize).min(end);
-        let scan = scan_log(&bytes[start..end]);
-        for (offset, why) in &scan.damage {
-            tracing::warn!(
-                "{}: offset {}: {why}",
-                path.display(),
-                start as u64 + offset
-            );
-        }
-        for rb in &scan.batches {
-            if !each(self.codec.from_record_batch(rb)?) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        let (mut src, survey) = survey_log(&path, start, stop, "")?;
+        decode_log(&path, &mut src, &survey, &mut |rb| {
+            Ok(each(self.codec.from_record_batch(&rb)?))
+        })
     }
 
     /// Write `bytes` at the end of the log; returns the log position after them. A failed
@@ -1150,21 +1056,31 @@ impl StreamArchive {
     /// removes a log whose segment exists). Blocking: call it off the async workers.
     pub fn seal(&self, seq: u64) -> Result<()> {
         let log = self.dir.join(log_name(seq));
-        let bytes =
-            std::fs::read(&log).map_err(|e| io_err(format!("cannot read {}", log.display()), e))?;
-        let scan = scan_log(&bytes);
-        drop(bytes);
+        let (mut src, survey) = survey_log(&log, 0, None, "; the record is lost")?;
         let segment = self.dir.join(segment_name(seq));
-        let written = if scan.batches.is_empty() {
+        let written = if survey.batches.is_empty() {
             None
         } else {
-            Some(super::segment::write_aside(
-                &segment,
-                &self.codec,
-                &scan.batches,
-            )?)
+            // A log is one sorted run unless it is much larger than the sealing size (one
+            // large statement): then runs of about `seal_bytes` of log each (counted in
+            // batches), so that sealing holds one run's batches, never the whole log.
+            let runs = (survey.batch_bytes / self.seal_bytes.max(1)).max(1) as usize;
+            let per_run = survey.batches.len().div_ceil(runs);
+            let mut w = super::segment::SegmentWriter::new(&segment, &self.codec)?;
+            let mut run: Vec<RecordBatch> = Vec::new();
+            decode_log(&log, &mut src, &survey, &mut |rb| {
+                run.push(rb);
+                if run.len() == per_run {
+                    w.write_run(&std::mem::take(&mut run))?;
+                }
+                Ok(true)
+            })?;
+            if !run.is_empty() {
+                w.write_run(&run)?;
+            }
+            drop(run);
+            Some(w.finish()?)
         };
-        drop(scan);
         {
             let removed = self.removed.lock();
             if *removed {
@@ -1217,6 +1133,46 @@ impl StreamArchive {
             tracing::warn!("cannot remove {}: {e}", self.dir.display());
         }
     }
+}
+
+/// Survey log `path` between bytes `start` and `stop` (its end when `None`) in bounded
+/// memory (see [`log_scan`]); damage is logged with the file and offset, `lost` appended.
+/// Errors: the file cannot be read.
+fn survey_log(
+    path: &Path,
+    start: u64,
+    stop: Option<u64>,
+    lost: &str,
+) -> Result<(FileRange, log_scan::Survey)> {
+    let read_err = |e| io_err(format!("cannot read {}", path.display()), e);
+    let file = File::open(path).map_err(read_err)?;
+    let mut src = FileRange::new(file, start, stop).map_err(read_err)?;
+    let survey = log_scan::survey(&mut src).map_err(read_err)?;
+    for (offset, why) in &survey.damage {
+        tracing::warn!("{}: offset {}: {why}{lost}", path.display(), start + offset);
+    }
+    Ok((src, survey))
+}
+
+/// Hand the committed batches of a surveyed log to `each`, one at a time (see
+/// [`log_scan::for_each_committed`]); a batch that does not decode is logged and skipped.
+fn decode_log(
+    path: &Path,
+    src: &mut FileRange,
+    survey: &log_scan::Survey,
+    each: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+) -> Result<bool> {
+    let base = src.start();
+    log_scan::for_each_committed(
+        src,
+        survey,
+        &|e| io_err(format!("cannot read {}", path.display()), e),
+        &mut |at, why| {
+            let at = at + base;
+            tracing::warn!("{}: offset {at}: {why}", path.display())
+        },
+        each,
+    )
 }
 
 fn note_times(codec: &ArchiveCodec, rb: &RecordBatch, r: &mut Recovered) {
@@ -1303,19 +1259,16 @@ pub fn read_file(
         }
         ArchiveFile::Log(seq) => {
             let path = dir.join(log_name(seq));
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-                Err(e) => return Err(io_err(format!("cannot read {}", path.display()), e)),
-            };
-            let scan = scan_log(&bytes);
-            for (offset, why) in &scan.damage {
-                tracing::warn!("{}: offset {offset}: {why}", path.display());
+            if !path.exists() {
+                return Ok(vec![]);
             }
-            scan.batches
-                .iter()
-                .map(|rb| codec.from_record_batch(rb))
-                .collect()
+            let (mut src, survey) = survey_log(&path, 0, None, "")?;
+            let mut out = Vec::new();
+            decode_log(&path, &mut src, &survey, &mut |rb| {
+                out.push(codec.from_record_batch(&rb)?);
+                Ok(true)
+            })?;
+            Ok(out)
         }
     }
 }
@@ -1455,6 +1408,106 @@ mod tests {
         assert_eq!(times(&scan), [1, 2, 3]);
         assert_eq!(scan.damage[0].0 as usize, starts[3]);
         assert_eq!(scan.damage[0].1, "checksum mismatch");
+    }
+
+    #[test]
+    fn a_log_read_through_small_windows_gives_what_it_gives_in_memory() {
+        let (bytes, starts) = log();
+        let mut flipped = bytes.clone();
+        flipped[starts[3] + 60] ^= 0x40;
+        let mut bad_header = bytes.clone();
+        bad_header[starts[1] + 1] ^= 0xff;
+        let torn = bytes[..starts[4] - 1].to_vec();
+        let dir = tempfile::tempdir().unwrap();
+        let c = codec();
+        for (name, b) in [
+            ("whole", &bytes),
+            ("flipped", &flipped),
+            ("bad header", &bad_header),
+            ("torn", &torn),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, b).unwrap();
+            let expected = scan_log(b);
+            for window in [1, 5, 23, 24, 25, 64, 100, 1000, 1 << 20] {
+                let file = File::open(&path).unwrap();
+                let mut src = FileRange::new(file, 0, None).unwrap().with_window(window);
+                let survey = log_scan::survey(&mut src).unwrap();
+                let mut got = vec![];
+                decode_log(&path, &mut src, &survey, &mut |rb| {
+                    got.extend(c.from_record_batch(&rb)?.times);
+                    Ok(true)
+                })
+                .unwrap();
+                let what = format!("{name}, window {window}");
+                assert_eq!(got, times(&expected), "{what}");
+                assert_eq!(survey.damage, expected.damage, "{what}");
+                assert_eq!(survey.committed_len, expected.committed_len, "{what}");
+                assert_eq!(survey.last_statement, expected.last_statement, "{what}");
+            }
+        }
+        // A range of the file: statement 2 alone, its offsets relative to the range.
+        let path = dir.path().join("whole");
+        let file = File::open(&path).unwrap();
+        let mut src = FileRange::new(file, starts[3] as u64, Some(starts[5] as u64))
+            .unwrap()
+            .with_window(7);
+        let survey = log_scan::survey(&mut src).unwrap();
+        let mut got = vec![];
+        decode_log(&path, &mut src, &survey, &mut |rb| {
+            got.extend(c.from_record_batch(&rb)?.times);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(got, [4]);
+        assert_eq!(survey.committed_len as usize, starts[5] - starts[3]);
+    }
+
+    /// One statement much larger than the sealing size is sealed in sorted runs of about
+    /// that size (so sealing never holds the whole log), each run its own row groups; every
+    /// tuple is in the segment once.
+    #[test]
+    fn a_log_larger_than_the_sealing_size_is_sealed_in_sorted_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = codec();
+        let one = encode_ipc(&c.to_record_batch(&batch(&[0; 1000])).unwrap()).unwrap();
+        let mut config = StorageConfig::new(dir.path());
+        config.seal_bytes = 3 * one.len() as u64;
+        let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
+        // 20 batches of 1,000 tuples, the whole statement in descending time.
+        let statement = archive.begin();
+        let mut all: Vec<i64> = vec![];
+        for k in 0..20i64 {
+            let times: Vec<i64> = (0..1000).rev().map(|i| (19 - k) * 1000 + i).collect();
+            all.extend(&times);
+            archive.append(statement, &batch(&times)).unwrap();
+        }
+        archive.commit(statement).unwrap();
+        let seq = archive.rotate_if_full().unwrap().expect("the log is full");
+        archive.seal(seq).unwrap();
+        let path = archive.dir.join(segment_name(seq));
+        let mut got: Vec<i64> = vec![];
+        super::super::segment::read(&path, &c, None, &mut |b| {
+            got.extend(b.times);
+            true
+        })
+        .unwrap();
+        let runs = got.windows(2).filter(|w| w[1] < w[0]).count() + 1;
+        assert!(
+            (5..=10).contains(&runs),
+            "20 batches in runs of about 3 batches each, not {runs} runs"
+        );
+        got.sort_unstable();
+        all.sort_unstable();
+        assert_eq!(got, all, "every tuple once");
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        use parquet::file::reader::FileReader;
+        assert!(
+            reader.metadata().num_row_groups() >= runs,
+            "a run ends its row group"
+        );
+        assert!(!archive.dir.join(log_name(seq)).exists(), "the log is gone");
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod copy_binary;
 mod copy_plain;
 mod explain;
 mod join;
+mod log_scan;
 pub mod memory;
 pub mod monitor;
 mod outq;

@@ -13,6 +13,13 @@
 //! and CRC-32 of its row groups (every byte before the page indexes and the footer), in the
 //! footer's key-value metadata as `tcq.data_crc32` = `<bytes>:<crc hex>`. A segment whose checksum fails is reported and not served.
 //!
+//! A log much larger than the sealing size (one large statement: a log ends only between
+//! statements) is sealed in runs of about the sealing size, each sorted by time and
+//! written as its own row groups, so that sealing holds one run's batches and never the
+//! whole log ([`SegmentWriter::write_run`]). Such a segment is a few sorted runs in
+//! arrival order; the row groups' statistics stay tight, since each run covers a stretch
+//! of the stream's time.
+//!
 //! Design decision: sorting by time makes the statistics tight, so a back-fill from a
 //! START AT reads only the segments (and row groups) whose time range reaches it. Arrival
 //! order within a segment is lost: a back-filled query sees each sealed segment's tuples in
@@ -60,21 +67,22 @@ impl std::io::Write for Crc32Writer {
 /// Check a segment's data checksum against its footer. Errors name the file and the byte
 /// range that failed.
 pub(crate) fn verify(path: &Path) -> Result<()> {
-    let bytes =
-        std::fs::read(path).map_err(|e| io_err(format!("cannot read {}", path.display()), e))?;
-    let n = bytes.len();
-    if n < 12 || &bytes[n - 4..] != b"PAR1" {
+    use std::os::unix::fs::FileExt;
+    let read_err = |e| io_err(format!("cannot read {}", path.display()), e);
+    let file = File::open(path).map_err(read_err)?;
+    let n = file.metadata().map_err(read_err)?.len() as usize;
+    let mut tail = [0u8; 8];
+    if n < 12 || file.read_exact_at(&mut tail, (n - 8) as u64).is_err() || &tail[4..] != b"PAR1" {
         return Err(pq_err(
             path,
             format!("no Parquet footer at offset {}", n.saturating_sub(4)),
         ));
     }
-    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().expect("4 bytes")) as usize;
+    let footer = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as usize;
     let data_end = n
         .checked_sub(8 + footer)
         .ok_or_else(|| pq_err(path, format!("footer length {footer} exceeds the file")))?;
-    let bytes = bytes::Bytes::from(bytes);
-    let reader = SerializedFileReader::new(bytes.clone())
+    let reader = SerializedFileReader::new(file.try_clone().map_err(read_err)?)
         .map_err(|e| pq_err(path, format!("footer at offset {data_end}: {e}")))?;
     let expected = reader
         .metadata()
@@ -92,7 +100,18 @@ pub(crate) fn verify(path: &Path) -> Result<()> {
                 format!("bad data checksum \"{expected}\" in the footer"),
             )
         })?;
-    if crc32fast::hash(&bytes[..covered]) != crc {
+    // The data is hashed a megabyte at a time: a segment is never held whole.
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0usize;
+    while at < covered {
+        let got = (covered - at).min(buf.len());
+        file.read_exact_at(&mut buf[..got], at as u64)
+            .map_err(read_err)?;
+        h.update(&buf[..got]);
+        at += got;
+    }
+    if h.finalize() != crc {
         return Err(pq_err(
             path,
             format!("data checksum mismatch in bytes 0..{covered}"),
@@ -118,84 +137,126 @@ pub(crate) fn write(path: &Path, codec: &ArchiveCodec, batches: &[RecordBatch]) 
 
 /// [`write`] without the rename: the segment is complete and fsynced in the returned
 /// `path.tmp`, for the caller to rename into place (or remove).
+#[cfg(test)]
 pub(crate) fn write_aside(
     path: &Path,
     codec: &ArchiveCodec,
     batches: &[RecordBatch],
 ) -> Result<std::path::PathBuf> {
-    let schema = codec.schema.clone();
-    // Every tuple as (batch, row), in time order (stable: arrival order among equal
-    // times). The sorted segment is built a row group at a time from the batches
-    // themselves, so sealing holds the log's batches and one row group, not a
-    // concatenated copy and a sorted copy of the whole log.
-    let times: Vec<&[i64]> = batches
-        .iter()
-        .map(|b| {
-            b.column(codec.time_column())
-                .as_primitive::<TimestampMicrosecondType>()
-                .values()
-                .as_ref()
+    let mut w = SegmentWriter::new(path, codec)?;
+    w.write_run(batches)?;
+    w.finish()
+}
+
+/// A segment being written to `path.tmp`, one sorted run at a time.
+pub(crate) struct SegmentWriter {
+    path: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+    schema: arrow_schema::SchemaRef,
+    time_column: usize,
+    w: ArrowWriter<Crc32Writer>,
+}
+
+impl SegmentWriter {
+    /// Start segment `path` (written to `path.tmp`). Errors: the file cannot be created.
+    pub fn new(path: &Path, codec: &ArchiveCodec) -> Result<SegmentWriter> {
+        let schema = codec.schema.clone();
+        let time_name = schema.field(codec.time_column()).name().clone();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_column_encoding(
+                ColumnPath::from(time_name.as_str()),
+                Encoding::DELTA_BINARY_PACKED,
+            )
+            .set_column_dictionary_enabled(ColumnPath::from(time_name.as_str()), false)
+            .build();
+        let tmp = path.with_extension("parquet.tmp");
+        let file = File::create(&tmp)
+            .map_err(|e| io_err(format!("cannot create {}", tmp.display()), e))?;
+        let file = Crc32Writer {
+            inner: file,
+            crc: crc32fast::Hasher::new(),
+        };
+        let w = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| write_err(&tmp, e))?;
+        Ok(SegmentWriter {
+            path: path.to_path_buf(),
+            tmp,
+            schema,
+            time_column: codec.time_column(),
+            w,
         })
-        .collect();
-    let mut order: Vec<(u32, u32)> = times
-        .iter()
-        .enumerate()
-        .flat_map(|(b, t)| (0..t.len() as u32).map(move |r| (b as u32, r)))
-        .collect();
-    order.sort_by_key(|&(b, r)| times[b as usize][r as usize]);
-    let time_name = schema.field(codec.time_column()).name().clone();
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_column_encoding(
-            ColumnPath::from(time_name.as_str()),
-            Encoding::DELTA_BINARY_PACKED,
-        )
-        .set_column_dictionary_enabled(ColumnPath::from(time_name.as_str()), false)
-        .build();
-    let tmp = path.with_extension("parquet.tmp");
-    let werr = |e: parquet::errors::ParquetError| {
-        Error::Internal(format!("cannot write segment {}: {e}", tmp.display()))
-    };
-    let file =
-        File::create(&tmp).map_err(|e| io_err(format!("cannot create {}", tmp.display()), e))?;
-    let file = Crc32Writer {
-        inner: file,
-        crc: crc32fast::Hasher::new(),
-    };
-    let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(werr)?;
-    let internal =
-        |e: arrow_schema::ArrowError| Error::Internal(format!("sealing {}: {e}", path.display()));
-    for chunk in order.chunks(ROW_GROUP_ROWS) {
-        let indices: Vec<(usize, usize)> = chunk
-            .iter()
-            .map(|&(b, r)| (b as usize, r as usize))
-            .collect();
-        let columns = (0..schema.fields().len())
-            .map(|c| {
-                let arrays: Vec<&dyn arrow_array::Array> =
-                    batches.iter().map(|b| b.column(c).as_ref()).collect();
-                arrow_select::interleave::interleave(&arrays, &indices)
-            })
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(internal)?;
-        let rows = RecordBatch::try_new(schema.clone(), columns).map_err(internal)?;
-        w.write(&rows).map_err(werr)?;
     }
-    w.flush().map_err(werr)?;
-    // The row groups leave the writer's buffer: everything but the footer is written now.
-    w.sync()
-        .map_err(|e| io_err(format!("cannot write {}", tmp.display()), e))?;
-    let covered = w.bytes_written();
-    let crc = w.inner().crc.clone().finalize();
-    w.append_key_value_metadata(KeyValue::new(
-        CRC_KEY.to_string(),
-        format!("{covered}:{crc:08x}"),
-    ));
-    let file = w.into_inner().map_err(werr)?.inner;
-    file.sync_all()
-        .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;
-    Ok(tmp)
+
+    /// Write `batches` (consecutive committed batches of a log, in arrival order) sorted
+    /// by time (stable: arrival order among equal times), in row groups of at most
+    /// [`ROW_GROUP_ROWS`] rows. A run ends its last row group, so each row group holds one
+    /// run's tuples and its time statistics stay tight. Errors: the write failed.
+    pub fn write_run(&mut self, batches: &[RecordBatch]) -> Result<()> {
+        let times: Vec<&[i64]> = batches
+            .iter()
+            .map(|b| {
+                b.column(self.time_column)
+                    .as_primitive::<TimestampMicrosecondType>()
+                    .values()
+                    .as_ref()
+            })
+            .collect();
+        // Every tuple as (batch, row), in time order. The sorted run is built a row group
+        // at a time from the batches themselves, not from a concatenated and a sorted copy.
+        let mut order: Vec<(u32, u32)> = times
+            .iter()
+            .enumerate()
+            .flat_map(|(b, t)| (0..t.len() as u32).map(move |r| (b as u32, r)))
+            .collect();
+        order.sort_by_key(|&(b, r)| times[b as usize][r as usize]);
+        let internal = |e: arrow_schema::ArrowError| {
+            Error::Internal(format!("sealing {}: {e}", self.path.display()))
+        };
+        for chunk in order.chunks(ROW_GROUP_ROWS) {
+            let indices: Vec<(usize, usize)> = chunk
+                .iter()
+                .map(|&(b, r)| (b as usize, r as usize))
+                .collect();
+            let columns = (0..self.schema.fields().len())
+                .map(|c| {
+                    let arrays: Vec<&dyn arrow_array::Array> =
+                        batches.iter().map(|b| b.column(c).as_ref()).collect();
+                    arrow_select::interleave::interleave(&arrays, &indices)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(internal)?;
+            let rows = RecordBatch::try_new(self.schema.clone(), columns).map_err(internal)?;
+            self.w.write(&rows).map_err(|e| write_err(&self.tmp, e))?;
+        }
+        // The next run starts a row group of its own.
+        self.w.flush().map_err(|e| write_err(&self.tmp, e))
+    }
+
+    /// Write the footer (with the data checksum) and fsync; returns `path.tmp`, for the
+    /// caller to rename into place (or remove). Errors: the write or the fsync failed.
+    pub fn finish(mut self) -> Result<std::path::PathBuf> {
+        let tmp = self.tmp;
+        // The row groups leave the writer's buffer: everything but the footer is written now.
+        self.w
+            .sync()
+            .map_err(|e| io_err(format!("cannot write {}", tmp.display()), e))?;
+        let covered = self.w.bytes_written();
+        let crc = self.w.inner().crc.clone().finalize();
+        self.w.append_key_value_metadata(KeyValue::new(
+            CRC_KEY.to_string(),
+            format!("{covered}:{crc:08x}"),
+        ));
+        let file = self.w.into_inner().map_err(|e| write_err(&tmp, e))?.inner;
+        file.sync_all()
+            .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;
+        Ok(tmp)
+    }
+}
+
+fn write_err(tmp: &Path, e: parquet::errors::ParquetError) -> Error {
+    Error::Internal(format!("cannot write segment {}: {e}", tmp.display()))
 }
 
 /// The min and max of column `col` (INT64) in a row group.

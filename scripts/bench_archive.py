@@ -11,6 +11,9 @@ of --runs:
   START AT at the first flight, from starting its psql to `backfill = 'done'` in
   tcq_queries, and as the server counts it (`backfill_secs`: from the query's registration
   to its joining the live stream).
+With `--large N`, also one COPY of the CSV repeated N times (N = 10: 1 GB, 30 M rows) into
+an archived stream: tcqd's peak resident memory (VmRSS sampled every 50 ms) while the COPY
+runs and from its tag until its log is sealed, and the seconds the sealing took.
 The CSV comes from bench.py's cache (bench-data/flights-3m.csv).
 """
 
@@ -134,6 +137,58 @@ def run_tcq(tcqd, archived, nrows):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def run_large(tcqd, times):
+    """One COPY of the CSV repeated `times` times into an archived stream: peak RSS during
+    the COPY and during its sealing, and the sealing's seconds."""
+    import threading
+    d = tempfile.mkdtemp(prefix="tcq-bench-archive-large-")
+    csv = os.path.join(d, "large.csv")
+    with open(bench.CSV, "rb") as src, open(csv, "wb") as out:
+        header = src.readline()
+        body = src.read()
+        out.write(header)
+        for _ in range(times):
+            out.write(body)
+    proc, port = start_tcqd(tcqd, os.path.join(d, "data"), ["--sync", "batch"])
+    peak = {"now": 0}
+    phase = ["copy"]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            try:
+                with open(f"/proc/{proc.pid}/status") as f:
+                    kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+            except (OSError, StopIteration):
+                return
+            peak[phase[0]] = max(peak.get(phase[0], 0), kb * 1024)
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        psql(port, bench.STREAM + " TYPE ARCHIVED")
+        secs = timed(lambda: psql(port, f"\\copy flights FROM '{csv}' WITH (FORMAT csv, HEADER)"))
+        phase[0] = "seal"
+        sdir = os.path.join(d, "data", "streams")
+        t0 = time.perf_counter()
+        while True:
+            names = [f for _, _, fs in os.walk(sdir) for f in fs]
+            if sum(n.endswith(".tcqlog") for n in names) <= 1 and not any(
+                    n.endswith(".tmp") for n in names):
+                break
+            time.sleep(0.05)
+        seal_secs = time.perf_counter() - t0
+    finally:
+        stop.set()
+        t.join()
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return {"bytes": len(body) * times, "secs": secs, "seal_secs": seal_secs,
+            "copy_peak": peak.get("copy", 0), "seal_peak": peak.get("seal", 0)}
+
+
 def run_postgres(nrows):
     """COPY into a logged table of a fresh cluster (fsync on), as the postgres user."""
     bindir = sorted(
@@ -166,6 +221,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tcqd", default=os.path.join(bench.ROOT, "target", "release", "tcqd"))
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--large", type=int, default=0,
+                    help="also COPY the CSV repeated this many times into an archived stream")
     args = ap.parse_args()
     bench.make_csv()
     with open(bench.CSV, "rb") as f:
@@ -203,6 +260,13 @@ def main():
         print(f"back-fill of {what}: {n:,} tuples in {secs:.2f} s from starting psql, "
               f"{n / secs:,.0f} tuples/s; replay as tcq_queries.backfill_secs counts it "
               f"(registration to live) {server:.3f} s, {n / server:,.0f} tuples/s")
+    if args.large:
+        r = run_large(args.tcqd, args.large)
+        mib = 1024 * 1024
+        print(f"\none COPY of {args.large * nrows:,} rows ({r['bytes'] / mib:,.0f} MiB of CSV) into "
+              f"an archived stream: {r['secs']:.1f} s, peak RSS {r['copy_peak'] / mib:,.0f} MiB; "
+              f"sealed in {r['seal_secs']:.1f} s after its tag, peak RSS meanwhile "
+              f"{r['seal_peak'] / mib:,.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -280,3 +280,96 @@ async fn count_distinct_state_is_bounded() {
         1
     );
 }
+
+/// A query whose every tuple is expensive (a 1-hour window sliding by 1 second keeps 3,600
+/// instances open, and each tuple is folded into all of them) takes a large batch in
+/// steps: `tcq_queries` sees its progress part way through the batch (the view reads the
+/// query's counters between steps, where before it waited for the whole batch), a cancel
+/// ends it there, and the stream serves the next query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expensive_query_takes_a_large_batch_in_steps_and_a_cancel_ends_it_there() {
+    let port = common::start_server();
+    let admin = common::connect(port).await;
+    common::exec(
+        &admin,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer, g text)",
+    )
+    .await;
+    let (reader, _handle) = common::connect_with_handle(port).await;
+    let cancel = reader.cancel_token();
+    let run = tokio::spawn(async move {
+        reader
+            .simple_query(
+                "SELECT g, count(*), sum(v) FROM s [RANGE BY '1 hour' SLIDE BY '1 second' \
+                 START AT '2024-01-01 00:00:00'] GROUP BY g",
+            )
+            .await
+    });
+    common::wait_for_queries(&admin, 1).await;
+    // One batch: an INSERT of 16,000 tuples a second apart reaches the query whole.
+    let values: Vec<String> = (0..16_000)
+        .map(|i| {
+            format!(
+                "('2024-01-01 {:02}:{:02}:{:02}',{i},'g{}')",
+                i / 3600,
+                i / 60 % 60,
+                i % 60,
+                i % 10
+            )
+        })
+        .collect();
+    common::exec(
+        &admin,
+        &format!("INSERT INTO s VALUES {}", values.join(",")),
+    )
+    .await;
+    let progress = loop {
+        let r = common::rows(&admin, "SELECT tuples_in FROM tcq_queries").await;
+        let n: u64 = r[0][0].parse().unwrap();
+        if n > 0 {
+            break n;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert!(
+        progress < 16_000,
+        "the view saw the query part way through its batch, not {progress} tuples"
+    );
+    cancel.cancel_query(NoTls).await.unwrap();
+    let err = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("the cancel ends the query within the batch")
+        .unwrap()
+        .expect_err("the query was cancelled");
+    assert_eq!(common::sqlstate(&err), "57014");
+    let left = common::rows(&admin, "SELECT count(*) FROM tcq_queries").await;
+    assert_eq!(left, [["0"]]);
+    // The stream serves the next query: a count over the same tuples, replayed to it
+    // by a heartbeat past them is not needed; new tuples reach it.
+    let (next, _h2) = common::connect_with_handle(port).await;
+    let q = tokio::spawn(async move {
+        next.simple_query(
+            "SELECT count(*) FROM s [RANGE BY '1 hour' START AT '2024-01-02 00:00:00'] LIMIT 1",
+        )
+        .await
+    });
+    common::wait_for_queries(&admin, 1).await;
+    common::exec(
+        &admin,
+        "INSERT INTO s VALUES ('2024-01-02 00:10:00', 1, 'a'), ('2024-01-02 01:00:00', 2, 'b')",
+    )
+    .await;
+    let msgs = tokio::time::timeout(Duration::from_secs(20), q)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let counts: Vec<String> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(counts, ["1"]);
+}

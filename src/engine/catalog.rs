@@ -805,26 +805,46 @@ impl StatementLog {
 
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
 async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
+    let mut step = super::step::StepSize::default();
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
                 // A plan made before the stream had a rate is re-planned for the observed
                 // one if it has not consumed anything yet (exact, once per plan).
                 let rate = stream.observed_rate_per_sec();
-                run_queries(&stream, |exec, out| {
-                    if let Some(r) = rate {
-                        exec.replan_unstarted(r)?;
-                    }
-                    exec.push_batch(&batch, out)
-                })
-                .await;
-                run_plans(&stream, |agg, execs, outs| {
-                    if let Some(r) = rate {
-                        agg.replan_unstarted(r, execs)?;
-                    }
-                    agg.push_batch(&batch, execs, outs)
-                })
-                .await
+                let mut at = 0;
+                while at < batch.len() {
+                    let n = step.rows.min(batch.len() - at);
+                    let piece = if n == batch.len() {
+                        std::borrow::Cow::Borrowed(&batch)
+                    } else {
+                        std::borrow::Cow::Owned(batch.slice(at..at + n))
+                    };
+                    // The time the queries' steps took, without waiting for their readers.
+                    let mut busy = std::time::Duration::ZERO;
+                    run_queries(&stream, |exec, out| {
+                        let started = std::time::Instant::now();
+                        if let Some(r) = rate {
+                            exec.replan_unstarted(r)?;
+                        }
+                        let result = exec.push_batch(&piece, out);
+                        busy += started.elapsed();
+                        result
+                    })
+                    .await;
+                    run_plans(&stream, |agg, execs, outs| {
+                        let started = std::time::Instant::now();
+                        if let Some(r) = rate {
+                            agg.replan_unstarted(r, execs)?;
+                        }
+                        let result = agg.push_batch(&piece, execs, outs);
+                        busy += started.elapsed();
+                        result
+                    })
+                    .await;
+                    step.took(n, busy);
+                    at += n;
+                }
             }
             IngestMsg::Attach(q, Some(b)) => {
                 let archive = stream

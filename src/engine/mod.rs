@@ -41,6 +41,7 @@ pub mod roles;
 mod segment;
 mod session;
 mod spill;
+mod step;
 mod subscription;
 mod table_dml;
 mod table_log;

@@ -132,6 +132,22 @@ impl ColumnBatch {
         self.times.len()
     }
 
+    /// Rows `rows` as a batch of their own: Arrow arrays sliced without copying, numeric
+    /// and interval values copied. Panics when `rows` is out of bounds.
+    pub fn slice(&self, rows: std::ops::Range<usize>) -> ColumnBatch {
+        ColumnBatch {
+            columns: self
+                .columns
+                .iter()
+                .map(|c| match c {
+                    ColumnArray::Arrow(a) => ColumnArray::Arrow(a.slice(rows.start, rows.len())),
+                    ColumnArray::Values(v) => ColumnArray::Values(v[rows.clone()].to_vec()),
+                })
+                .collect(),
+            times: self.times[rows].to_vec(),
+        }
+    }
+
     /// True when the batch holds no row.
     pub fn is_empty(&self) -> bool {
         self.times.is_empty()

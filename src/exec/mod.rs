@@ -76,6 +76,20 @@ impl Batch {
             Batch::Columns(b) => b.heap_bytes(),
         }
     }
+
+    /// The tuples `rows` of this batch, in order, as a batch of their own (Arrow columns
+    /// are sliced without copying; rows and numeric/interval values are copied). Panics
+    /// when `rows` is out of bounds.
+    pub fn slice(&self, rows: std::ops::Range<usize>) -> Batch {
+        match self {
+            Batch::Rows(b) => Batch::Rows(RowBatch {
+                ncols: b.ncols,
+                values: b.values[rows.start * b.ncols..rows.end * b.ncols].to_vec(),
+                times: b.times[rows].to_vec(),
+            }),
+            Batch::Columns(b) => Batch::Columns(b.slice(rows)),
+        }
+    }
 }
 
 impl From<RowBatch> for Batch {

@@ -9,8 +9,9 @@
 //! [`prepared_statement_bytes`]). Each holder owns a [`Reservation`] that it resizes as
 //! it grows and shrinks, and that gives its bytes back when dropped, so memory is returned
 //! when a query, COPY or connection ends. A query's state is re-measured after its steps
-//! (no more often than once a millisecond), so it can pass the limit by what one
-//! batch adds before it is refused.
+//! (no more often than once a millisecond), so it can pass the limit by what one step
+//! adds before it is refused (a stream's queries take a large batch in steps of about
+//! 20 ms of work, see `step`).
 //!
 //! Who gets refused: whoever would take the total past the limit. A query whose state
 //! would cross it ends with 53200 (its reader gets the rows already queued, then the

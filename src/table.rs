@@ -320,17 +320,39 @@ impl Table {
         on_conflict: Conflict,
         keep: bool,
     ) -> Result<(u64, Vec<Vec<Value>>)> {
+        self.insert_rows(rows, on_conflict, keep, &|_, e| e)
+    }
+
+    /// [`Table::insert`] for COPY: an error about row `i` (0-based, in the order given: a
+    /// value that does not fit, a NULL in a NOT NULL column, a duplicate key) goes through
+    /// `at_row(i, error)`, which adds where the row came from.
+    pub fn insert_numbered(
+        &self,
+        rows: Vec<Vec<Value>>,
+        on_conflict: Conflict,
+        at_row: &dyn Fn(usize, Error) -> Error,
+    ) -> Result<u64> {
+        Ok(self.insert_rows(rows, on_conflict, false, at_row)?.0)
+    }
+
+    fn insert_rows(
+        &self,
+        rows: Vec<Vec<Value>>,
+        on_conflict: Conflict,
+        keep: bool,
+        at_row: &dyn Fn(usize, Error) -> Error,
+    ) -> Result<(u64, Vec<Vec<Value>>)> {
         let mut guard = self.data.write();
         let mut pending: Vec<HashMap<Key, usize>> = vec![HashMap::new(); self.keys.len()];
         let mut accepted = Vec::with_capacity(rows.len());
-        'rows: for mut row in rows {
+        'rows: for (i, mut row) in rows.into_iter().enumerate() {
             debug_assert_eq!(
                 row.len(),
                 self.columns.len(),
                 "rows are as wide as the table"
             );
-            self.conform(&mut row)?;
-            self.check_not_null(&row)?;
+            self.conform(&mut row).map_err(|e| at_row(i, e))?;
+            self.check_not_null(&row).map_err(|e| at_row(i, e))?;
             for (k, def) in self.keys.iter().enumerate() {
                 let Some(key) = key_of(def, &row) else {
                     continue;
@@ -338,7 +360,7 @@ impl Table {
                 if guard.indexes[k].contains_key(&key) || pending[k].contains_key(&key) {
                     match on_conflict {
                         Conflict::Skip => continue 'rows,
-                        Conflict::Error => return Err(self.duplicate(def, &key)),
+                        Conflict::Error => return Err(at_row(i, self.duplicate(def, &key))),
                     }
                 }
             }

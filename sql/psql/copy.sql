@@ -34,3 +34,19 @@ FETCH 7 FROM seen;
 FETCH 1 FROM seen WITH (timeout = '200ms');
 CLOSE seen;
 SELECT name, tuples FROM tcq_streams;
+-- A table's constraints are checked when its COPY ends: the error names the line of the
+-- row (after a header line, and after a quoted field holding line breaks).
+CREATE TABLE pairs (k integer PRIMARY KEY, label text NOT NULL);
+COPY pairs FROM STDIN WITH (FORMAT csv, HEADER);
+k,label
+1,a
+2,"two
+lines"
+3,
+\.
+COPY pairs FROM STDIN WITH (FORMAT csv);
+1,a
+2,b
+1,c
+\.
+SELECT count(*) FROM pairs;

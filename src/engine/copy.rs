@@ -103,6 +103,12 @@ pub struct CopyIn {
     pub(crate) spill: Option<super::spill::Spill>,
     /// Set for `FORMAT binary` (see `copy_binary`).
     pub(crate) binary: Option<super::copy_binary::BinaryState>,
+    /// Where each row came from, for a table's errors found when the rows are inserted
+    /// at the end (see [`CopyIn::line_of_row`]): the line of the first row (2 after a
+    /// header line), and for each record whose quoted fields hold line breaks, its row
+    /// index and the lines beyond their first of it and every such record before it.
+    pub(crate) first_data_line: u64,
+    pub(crate) multiline_rows: Vec<(u64, u64)>,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -154,6 +160,8 @@ impl CopyIn {
             chunk: ChunkBytes::default(),
             spill: None,
             binary: None,
+            first_data_line: 1,
+            multiline_rows: Vec::new(),
         }
     }
 
@@ -364,7 +372,18 @@ impl CopyIn {
         for b in std::mem::take(&mut self.staged) {
             take(&b.to_rows())?;
         }
-        table.insert(rows, crate::table::Conflict::Error)
+        let name = &self.rel.name;
+        table.insert_numbered(rows, crate::table::Conflict::Error, &|i, e| {
+            copy_context(e, name, self.line_of_row(i as u64))
+        })
+    }
+
+    /// The line PostgreSQL names for row `i` (0-based) of this COPY: the last line of its
+    /// record.
+    fn line_of_row(&self, i: u64) -> u64 {
+        let n = self.multiline_rows.partition_point(|r| r.0 <= i);
+        let extra = n.checked_sub(1).map_or(0, |k| self.multiline_rows[k].1);
+        self.first_data_line + i + extra
     }
 
     /// CopyFail or disconnect: drop every staged row.
@@ -414,6 +433,14 @@ impl CopyIn {
             let from = pos;
             pos += rec.next;
             self.line += 1 + rec.inner_lines;
+            if rec.inner_lines > 0
+                && !self.header_pending
+                && matches!(self.rel.dest, CopyDest::Table(_))
+            {
+                let before = self.multiline_rows.last().map_or(0, |r| r.1);
+                let row = self.line - rec.inner_lines - self.first_data_line - before;
+                self.multiline_rows.push((row, before + rec.inner_lines));
+            }
             if rec.open_quote && !self.header_pending {
                 // PostgreSQL shows what it read of the record, its line endings included.
                 let read = String::from_utf8_lossy(&carry[from..pos]);
@@ -870,6 +897,7 @@ impl CopyIn {
         // The `\.` end marker was found by `next_record` (or by `plain_record`'s check).
         if self.header_pending {
             self.header_pending = false;
+            self.first_data_line = self.line + 1;
             // The header line is text like any line: no NUL.
             if memchr::memchr(0, text.as_bytes()).is_some() {
                 return Err(self.context(Error::CharacterNotInRepertoire(

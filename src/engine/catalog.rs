@@ -855,6 +855,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                     if let Some(b) = q.backfill.lock().as_mut() {
                         b.finish();
                     }
+                    step = super::step::StepSize::default();
                     stream.queries.lock().push(q);
                 }
             }
@@ -862,8 +863,14 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await;
                 run_plans(&stream, |agg, execs, outs| agg.heartbeat(t_us, execs, outs)).await
             }
-            IngestMsg::Attach(q, None) => stream.queries.lock().push(q),
+            IngestMsg::Attach(q, None) => {
+                // A new query may cost far more a tuple than those the step size was
+                // learnt from: start again from small steps.
+                step = super::step::StepSize::default();
+                stream.queries.lock().push(q)
+            }
             IngestMsg::Share(q, key, done) => {
+                step = super::step::StepSize::default();
                 let r = if q.is_closed() {
                     Ok(())
                 } else {

@@ -15,9 +15,10 @@ pub(crate) struct StepSize {
 }
 
 impl Default for StepSize {
-    /// A stream's first steps take 4,096 tuples, a cheap query's batches whole soon after.
+    /// A stream's first steps (and its first after a query joins) take 1,024 tuples, a
+    /// cheap query's batches whole soon after.
     fn default() -> StepSize {
-        StepSize { rows: 4096 }
+        StepSize { rows: 1024 }
     }
 }
 
@@ -44,9 +45,9 @@ mod tests {
     #[test]
     fn slow_steps_shrink_in_proportion_and_quick_ones_double_back() {
         let mut s = StepSize::default();
-        assert_eq!(s.rows, 4096);
-        // 4,096 tuples in 2 s: 10 ms a tuple, so 2 tuples make 20 ms.
-        s.took(4096, Duration::from_secs(2));
+        assert_eq!(s.rows, 1024);
+        // 1,024 tuples in 0.5 s: about 0.5 ms a tuple, so 40 tuples make 20 ms.
+        s.took(1024, Duration::from_millis(500));
         assert_eq!(s.rows, 40);
         s.took(40, Duration::from_secs(10));
         assert_eq!(s.rows, 1, "never below one tuple");

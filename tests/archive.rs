@@ -492,6 +492,30 @@ async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
         .collect();
     // Records: batch, commit, batch, commit, batch, commit.
     assert_eq!(starts.len(), 6);
+
+    // A length field that points past the end of the log: the record is lost, not the
+    // acknowledged statement after it (a torn tail would have been cut there).
+    let mut damaged = bytes.clone();
+    damaged[starts[2] + 8..starts[2] + 12].copy_from_slice(&(64u32 << 20).to_le_bytes());
+    std::fs::write(&log, &damaged).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let c = common::connect(server.port).await;
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2020);
+    assert!(
+        server.log_text().contains(&format!(
+            "{}: offset {}: record length runs past the end of the log",
+            log.display(),
+            starts[2]
+        )),
+        "{}",
+        server.log_text()
+    );
+    server.kill();
+    assert_eq!(
+        std::fs::metadata(&log).unwrap().len() as usize,
+        intact,
+        "nothing is truncated"
+    );
     let mut damaged = bytes.clone();
     damaged[starts[2] + 100] ^= 0xFF;
     std::fs::write(&log, &damaged).unwrap();
@@ -531,6 +555,47 @@ async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
     let sum = backfill_sum(server.port, &c).await;
     assert_eq!(sum, (2000..2010).chain(2020..2030).sum::<i64>());
     server.kill();
+}
+
+/// A log longer than the 8 MiB read window with a torn tail: recovery cuts the tail and
+/// reads the rest (the reader must not read past the cut).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_torn_tail_after_a_log_longer_than_the_read_window_is_cut_and_the_rest_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000000000"]);
+    let c = common::connect(server.port).await;
+    c.batch_execute(DDL).await.unwrap();
+    assert_eq!(copy_ids(&c, 0..300_000).await, 300_000);
+    assert_eq!(copy_ids(&c, 300_000..300_010).await, 10);
+    server.kill();
+    let log = stream_dir(dir.path(), "s").join("log-00000001.tcqlog");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let intact = bytes.len();
+    assert!(
+        intact > 9 << 20,
+        "the log ({intact} bytes) outgrows one window"
+    );
+    // Half of the first record again, as a crash in the middle of a large COPY leaves it.
+    bytes.extend_from_within(..1 << 20);
+    std::fs::write(&log, &bytes).unwrap();
+    let server = Server::start(dir.path(), &["--seal-bytes", "1000000000"]);
+    let c = common::connect(server.port).await;
+    assert_eq!(
+        scalar_i64(&c, "SELECT tuples FROM tcq_streams").await,
+        300_010
+    );
+    assert!(
+        server
+            .log_text()
+            .contains(&format!("torn tail at offset {intact}")),
+        "{}",
+        server.log_text()
+    );
+    server.kill();
+    assert_eq!(std::fs::metadata(&log).unwrap().len() as usize, intact);
+    let mut ids = archived_ids(dir.path());
+    ids.sort_unstable();
+    assert_eq!(ids, (0..300_010).collect::<Vec<i64>>());
 }
 
 /// Run continuous query `sql` (which ends by its LIMIT) on a new connection while

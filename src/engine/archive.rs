@@ -744,7 +744,7 @@ impl StreamArchive {
                 let _ = std::fs::remove_file(&path);
                 continue;
             }
-            let (mut src, survey) = survey_log(&path, 0, None, "; the record is lost")?;
+            let (mut src, survey) = survey_log(&path, 0, None, Some("; the record is lost"))?;
             let size = src.len();
             if survey.committed_len < size {
                 tracing::warn!(
@@ -760,6 +760,7 @@ impl StreamArchive {
                 f.set_len(survey.committed_len)
                     .and_then(|_| f.sync_all())
                     .map_err(|e| io_err(format!("cannot truncate {}", path.display()), e))?;
+                src.truncate(survey.committed_len);
             }
             last_statement = last_statement.max(survey.last_statement);
             decode_log(&path, &mut src, &survey, &mut |rb| {
@@ -943,7 +944,8 @@ impl StreamArchive {
         each: &mut dyn FnMut(ColumnBatch) -> bool,
     ) -> Result<bool> {
         let path = self.dir.join(log_name(seq));
-        let (mut src, survey) = survey_log(&path, start, stop, "")?;
+        // Damage was logged when the server started; a replay does not log it again.
+        let (mut src, survey) = survey_log(&path, start, stop, None)?;
         decode_log(&path, &mut src, &survey, &mut |rb| {
             Ok(each(self.codec.from_record_batch(&rb)?))
         })
@@ -1056,7 +1058,7 @@ impl StreamArchive {
     /// removes a log whose segment exists). Blocking: call it off the async workers.
     pub fn seal(&self, seq: u64) -> Result<()> {
         let log = self.dir.join(log_name(seq));
-        let (mut src, survey) = survey_log(&log, 0, None, "; the record is lost")?;
+        let (mut src, survey) = survey_log(&log, 0, None, Some("; the record is lost"))?;
         let segment = self.dir.join(segment_name(seq));
         let written = if survey.batches.is_empty() {
             None
@@ -1136,18 +1138,21 @@ impl StreamArchive {
 }
 
 /// Survey log `path` between bytes `start` and `stop` (its end when `None`) in bounded
-/// memory (see [`log_scan`]); damage is logged with the file and offset, `lost` appended.
-/// Errors: the file cannot be read.
+/// memory (see [`log_scan`]); damage is logged with the file and offset, `lost` appended
+/// (not logged when `lost` is `None`). Errors: the file cannot be read.
 fn survey_log(
     path: &Path,
     start: u64,
     stop: Option<u64>,
-    lost: &str,
+    lost: Option<&str>,
 ) -> Result<(FileRange, log_scan::Survey)> {
     let read_err = |e| io_err(format!("cannot read {}", path.display()), e);
     let file = File::open(path).map_err(read_err)?;
     let mut src = FileRange::new(file, start, stop).map_err(read_err)?;
     let survey = log_scan::survey(&mut src).map_err(read_err)?;
+    let Some(lost) = lost else {
+        return Ok((src, survey));
+    };
     for (offset, why) in &survey.damage {
         tracing::warn!("{}: offset {}: {why}{lost}", path.display(), start + offset);
     }
@@ -1262,7 +1267,7 @@ pub fn read_file(
             if !path.exists() {
                 return Ok(vec![]);
             }
-            let (mut src, survey) = survey_log(&path, 0, None, "")?;
+            let (mut src, survey) = survey_log(&path, 0, None, Some(""))?;
             let mut out = Vec::new();
             decode_log(&path, &mut src, &survey, &mut |rb| {
                 out.push(codec.from_record_batch(&rb)?);
@@ -1408,6 +1413,45 @@ mod tests {
         assert_eq!(times(&scan), [1, 2, 3]);
         assert_eq!(scan.damage[0].0 as usize, starts[3]);
         assert_eq!(scan.damage[0].1, "checksum mismatch");
+    }
+
+    #[test]
+    fn a_batch_followed_by_another_statements_commit_is_reported_at_its_own_offset() {
+        let (mut bytes, starts) = log();
+        encode_record(KIND_COMMIT, 4, &[], &mut bytes);
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3, 4]);
+        assert_eq!(
+            scan.damage,
+            [(
+                starts[5] as u64,
+                "batch of statement 3 without its commit dropped".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_damaged_length_field_loses_its_record_not_the_statements_after_it() {
+        let (bytes, starts) = log();
+        // Statement 1's first batch claims 16 MiB (past the end) or more than any record
+        // may hold: it is damage, not a torn tail, and statement 2 after it is kept.
+        for (claim, why) in [
+            (16u32 << 20, "record length runs past the end of the log"),
+            (u32::MAX, "bad record header"),
+        ] {
+            let mut bytes = bytes.clone();
+            bytes[starts[0] + 8..starts[0] + 12].copy_from_slice(&claim.to_le_bytes());
+            let scan = scan_log(&bytes);
+            assert_eq!(times(&scan), [3, 4], "claim {claim}");
+            assert_eq!(scan.damage[0], (starts[0] as u64, why.to_string()));
+            assert_eq!(scan.committed_len as usize, starts[5]);
+        }
+        // The same claim in the unfinished tail is a torn tail: nothing follows it.
+        let mut bytes = bytes.clone();
+        bytes[starts[5] + 8..starts[5] + 12].copy_from_slice(&(16u32 << 20).to_le_bytes());
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [1, 2, 3, 4]);
+        assert!(scan.damage.is_empty());
     }
 
     #[test]

@@ -81,6 +81,13 @@ impl FileRange {
     pub fn start(&self) -> u64 {
         self.start
     }
+
+    /// Forget every byte from range position `len` on (the file was truncated there).
+    pub fn truncate(&mut self, len: u64) {
+        self.len = self.len.min(len);
+        self.buf.clear();
+        self.buf_at = 0;
+    }
 }
 
 impl LogSource for FileRange {
@@ -167,9 +174,19 @@ fn record_at<'s, S: LogSource>(
     pos: u64,
     kinds: &[u8],
 ) -> std::io::Result<Record<'s>> {
+    let left = src.len().saturating_sub(pos);
     let head = src.window(pos, HEADER_BYTES)?;
     let need = if head.len() >= HEADER_BYTES && &head[..4] == RECORD_MAGIC {
-        HEADER_BYTES + payload_len(head).min(super::archive::PAYLOAD_MAX)
+        let plen = payload_len(head);
+        if plen > super::archive::PAYLOAD_MAX {
+            return Ok(Record::Corrupt("bad record header".into()));
+        }
+        if (HEADER_BYTES + plen) as u64 > left {
+            // Never read a window as long as a header claims when the source is shorter:
+            // a damaged length field must not cost a gigabyte of memory.
+            return Ok(Record::Torn);
+        }
+        HEADER_BYTES + plen
     } else {
         HEADER_BYTES
     };
@@ -216,7 +233,7 @@ pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
                             out.batch_bytes += plen as u64;
                         } else {
                             out.damage.push((
-                                pos,
+                                at,
                                 format!("batch of statement {s} without its commit dropped"),
                             ));
                         }
@@ -227,7 +244,19 @@ pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
                 }
                 Some(pos + len as u64)
             }
-            Record::Torn => None,
+            Record::Torn => {
+                // A record that runs past the end is the torn tail only when nothing
+                // intact follows it; otherwise its length field is damaged, and what
+                // follows (acknowledged statements) must not be cut off with it.
+                match next_header(src, pos + 1, KINDS)? {
+                    Some(p) => {
+                        out.damage
+                            .push((pos, "record length runs past the end of the log".into()));
+                        Some(p)
+                    }
+                    None => None,
+                }
+            }
             Record::Corrupt(why) => {
                 out.damage.push((pos, why));
                 next_header(src, pos + 1, KINDS)?

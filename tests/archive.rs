@@ -907,8 +907,11 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
         segments,
     )
     .await;
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2000);
     copy_ids(&c, 18_000_000..18_001_000).await; // 05:00:00: the older two go
     wait_until(strings(&["seg-00000003.parquet"]), segments).await;
+    // The view counts the tuples kept, not those retention removed.
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 1000);
     server.kill();
 
     let server = Server::start(dir.path(), &["--seal-bytes", "1000"]);
@@ -926,6 +929,7 @@ async fn retention_drops_old_segments_and_survives_a_restart() {
         .await
         .unwrap();
     assert_eq!(segments(), ["seg-00000004.parquet"]);
+    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 1000);
     // A heartbeat far ahead moves current time, not the newest tuple retention counts
     // back from: the newest data stays.
     c.batch_execute(

@@ -552,6 +552,8 @@ pub(crate) struct StreamArchive {
     /// directory or removed from it, so that nothing of this archive touches the
     /// directory after the drop: a stream created again under the same name has it.
     removed: Mutex<bool>,
+    /// Tuples of the segments retention removed since the archive was opened.
+    retired_tuples: AtomicU64,
 }
 
 struct OpenLog {
@@ -816,6 +818,7 @@ impl StreamArchive {
             next_statement: AtomicU64::new(last_statement + 1),
             pins: Mutex::new(Pins::default()),
             removed: Mutex::new(false),
+            retired_tuples: AtomicU64::new(0),
         };
         // Older logs left unsealed by a crash are sealed now.
         for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
@@ -1025,6 +1028,11 @@ impl StreamArchive {
         Ok(Some(old_seq))
     }
 
+    /// Tuples of the sealed segments retention removed since the archive was opened.
+    pub fn retired_tuples(&self) -> u64 {
+        self.retired_tuples.load(Ordering::Relaxed)
+    }
+
     /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
     /// Nothing is removed while a back-fill reads (the next sealing applies it).
     pub fn drop_segments_before(&self, before_us: i64) {
@@ -1040,11 +1048,14 @@ impl StreamArchive {
             let path = self.dir.join(segment_name(seq));
             match super::segment::time_range_at(&path, self.codec.time_column()) {
                 Ok(Some((rows, _, hi))) if hi < before_us => match std::fs::remove_file(&path) {
-                    Ok(()) => tracing::info!(
-                        "retention: removed {} ({rows} tuples, the latest at {})",
-                        path.display(),
-                        crate::time::format_timestamp(hi)
-                    ),
+                    Ok(()) => {
+                        self.retired_tuples.fetch_add(rows, Ordering::Relaxed);
+                        tracing::info!(
+                            "retention: removed {} ({rows} tuples, the latest at {})",
+                            path.display(),
+                            crate::time::format_timestamp(hi)
+                        )
+                    }
                     Err(e) => tracing::warn!("retention: cannot remove {}: {e}", path.display()),
                 },
                 _ => {}

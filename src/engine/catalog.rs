@@ -1278,7 +1278,12 @@ impl Catalog {
                         text(&cols.join(", ")),
                         s.ts_col.map_or(Value::Null, |i| text(&s.columns[i].name)),
                         text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
-                        Value::Int8(st.tuples as i64),
+                        // Tuples kept: an archived stream's retention removes some.
+                        Value::Int8(
+                            st.tuples.saturating_sub(
+                                s.archive.as_ref().map_or(0, |a| a.retired_tuples()),
+                            ) as i64,
+                        ),
                         ts(st.now_us),
                         Value::Int8(
                             (s.queries.lock().len()

@@ -1077,9 +1077,16 @@ impl StreamArchive {
             // A log is one sorted run unless it is much larger than the sealing size (one
             // large statement): then runs of about `seal_bytes` of log each (counted in
             // batches), so that sealing holds one run's batches, never the whole log.
+            // Runs whose times overlap (a large statement not in time order) are then
+            // merged into one time-ordered segment, a batch per run at a time.
             let runs = (survey.batch_bytes / self.seal_bytes.max(1)).max(1) as usize;
             let per_run = survey.batches.len().div_ceil(runs);
-            let mut w = super::segment::SegmentWriter::new(&segment, &self.codec)?;
+            let runs_path = if runs > 1 {
+                self.dir.join(format!("seg-{seq:08}.runs.parquet"))
+            } else {
+                segment.clone()
+            };
+            let mut w = super::segment::SegmentWriter::new(&runs_path, &self.codec)?;
             let mut run: Vec<RecordBatch> = Vec::new();
             decode_log(&log, &mut src, &survey, &mut |rb| {
                 run.push(rb);
@@ -1092,7 +1099,17 @@ impl StreamArchive {
                 w.write_run(&run)?;
             }
             drop(run);
-            Some(w.finish()?)
+            if w.runs_overlap() {
+                let runs = w.runs().to_vec();
+                let runs_tmp = w.finish()?;
+                let mut merged = super::segment::SegmentWriter::new(&segment, &self.codec)?;
+                let done = super::segment::merge_runs(&runs_tmp, &runs, &mut merged)
+                    .and_then(|()| merged.finish());
+                let _ = std::fs::remove_file(&runs_tmp);
+                Some(done?)
+            } else {
+                Some(w.finish()?)
+            }
         };
         {
             let removed = self.removed.lock();
@@ -1529,40 +1546,154 @@ mod tests {
         let mut config = StorageConfig::new(dir.path());
         config.seal_bytes = 3 * one.len() as u64;
         let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
-        // 20 batches of 1,000 tuples, the whole statement in descending time.
+        // One statement of 20 batches of 1,000 tuples, in time order: sealed in runs of
+        // about 3 batches, each its own row groups, nothing to merge.
         let statement = archive.begin();
-        let mut all: Vec<i64> = vec![];
         for k in 0..20i64 {
-            let times: Vec<i64> = (0..1000).rev().map(|i| (19 - k) * 1000 + i).collect();
-            all.extend(&times);
+            let times: Vec<i64> = (0..1000).map(|i| k * 1000 + i).collect();
             archive.append(statement, &batch(&times)).unwrap();
         }
         archive.commit(statement).unwrap();
         let seq = archive.rotate_if_full().unwrap().expect("the log is full");
         archive.seal(seq).unwrap();
         let path = archive.dir.join(segment_name(seq));
-        let mut got: Vec<i64> = vec![];
-        super::super::segment::read(&path, &c, None, &mut |b| {
+        assert_eq!(segment_tuples(&path), (0..20_000).collect::<Vec<i64>>());
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        use parquet::file::reader::FileReader;
+        let groups = reader.metadata().num_row_groups();
+        assert!(
+            (5..=10).contains(&groups),
+            "20 batches in runs of about 3 batches each, a row group each, not {groups}"
+        );
+        assert!(!archive.dir.join(log_name(seq)).exists(), "the log is gone");
+        let files: Vec<String> = std::fs::read_dir(&archive.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with("log-"))
+            .collect();
+        assert_eq!(files, [segment_name(seq)], "nothing else is left");
+    }
+
+    /// The times and `x`s of segment `path` in file order (`x` holds each tuple's arrival
+    /// number in [`a_large_statement_out_of_time_order_is_sealed_as_one_time_ordered_segment`]).
+    fn segment_tuples(path: &Path) -> Vec<i64> {
+        let mut got = vec![];
+        super::super::segment::read(path, &codec(), None, &mut |b| {
             got.extend(b.times);
             true
         })
         .unwrap();
-        let runs = got.windows(2).filter(|w| w[1] < w[0]).count() + 1;
-        assert!(
-            (5..=10).contains(&runs),
-            "20 batches in runs of about 3 batches each, not {runs} runs"
-        );
-        got.sort_unstable();
-        all.sort_unstable();
-        assert_eq!(got, all, "every tuple once");
+        got
+    }
+
+    #[test]
+    fn a_large_statement_out_of_time_order_is_sealed_as_one_time_ordered_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = codec();
+        let one = encode_ipc(&c.to_record_batch(&batch(&[0; 1000])).unwrap()).unwrap();
+        let mut config = StorageConfig::new(dir.path());
+        config.seal_bytes = 3 * one.len() as u64;
+        let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
+        // 20 batches of 1,000 tuples in one statement: times scattered over 0..3,000, so
+        // every run overlaps every other and equal times meet across runs. `x` numbers the
+        // tuples in arrival order (times and x as the test's codec stores them).
+        let statement = archive.begin();
+        let mut all: Vec<(i64, i64)> = vec![];
+        let mut arrival = 0i64;
+        for k in 0..20i64 {
+            let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
+            for i in 0..1000i64 {
+                let t = (i * 7919 + k * 104_729) % 3000;
+                let x = parse_value(&arrival.to_string(), DataType::Numeric).unwrap();
+                b.push_row(&mut [Value::Timestamp(t), x], t);
+                all.push((t, arrival));
+                arrival += 1;
+            }
+            archive
+                .append(statement, &Batch::Columns(b.finish()))
+                .unwrap();
+        }
+        archive.commit(statement).unwrap();
+        let seq = archive.rotate_if_full().unwrap().expect("the log is full");
+        archive.seal(seq).unwrap();
+        let path = archive.dir.join(segment_name(seq));
+        let mut got: Vec<(i64, i64)> = vec![];
+        super::super::segment::read(&path, &c, None, &mut |b| {
+            let views = b.views();
+            for r in 0..b.len() {
+                let x = views[1].value(r).to_text().unwrap().parse::<i64>().unwrap();
+                got.push((b.times[r], x));
+            }
+            true
+        })
+        .unwrap();
+        // A stable sort by time: equal times in arrival order.
+        all.sort_by_key(|&(t, _)| t);
+        assert_eq!(got, all);
         let reader =
             parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         use parquet::file::reader::FileReader;
-        assert!(
-            reader.metadata().num_row_groups() >= runs,
-            "a run ends its row group"
+        assert_eq!(
+            reader.metadata().num_row_groups(),
+            1,
+            "20,000 rows, one group"
         );
-        assert!(!archive.dir.join(log_name(seq)).exists(), "the log is gone");
+        let files: Vec<String> = std::fs::read_dir(&archive.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with("log-"))
+            .collect();
+        assert_eq!(files, [segment_name(seq)], "the runs file is gone");
+    }
+
+    /// Runs longer than a merge's read batch and a merge longer than its output buffer:
+    /// every refill and flush path of [`super::super::segment::merge_runs`].
+    #[test]
+    fn a_merge_of_long_runs_is_a_stable_sort_by_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = codec();
+        let runs_path = dir.path().join("seg-00000001.runs.parquet");
+        let mut w = super::super::segment::SegmentWriter::new(&runs_path, &c).unwrap();
+        let mut all: Vec<(i64, i64)> = vec![];
+        let mut arrival = 0i64;
+        let mut seed = 17u64;
+        for run_len in [30_000i64, 9_000, 1, 25_000] {
+            let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
+            for _ in 0..run_len {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let t = (seed >> 33) as i64 % 5_000;
+                let x = parse_value(&arrival.to_string(), DataType::Numeric).unwrap();
+                b.push_row(&mut [Value::Timestamp(t), x], t);
+                all.push((t, arrival));
+                arrival += 1;
+            }
+            let rb = c.to_record_batch(&Batch::Columns(b.finish())).unwrap();
+            w.write_run(&[rb]).unwrap();
+        }
+        assert!(w.runs_overlap());
+        let runs = w.runs().to_vec();
+        assert_eq!(runs.len(), 4);
+        let runs_tmp = w.finish().unwrap();
+        let path = dir.path().join(segment_name(1));
+        let mut merged = super::super::segment::SegmentWriter::new(&path, &c).unwrap();
+        super::super::segment::merge_runs(&runs_tmp, &runs, &mut merged).unwrap();
+        std::fs::rename(merged.finish().unwrap(), &path).unwrap();
+        let mut got: Vec<(i64, i64)> = vec![];
+        super::super::segment::read(&path, &c, None, &mut |b| {
+            let views = b.views();
+            for r in 0..b.len() {
+                let x = views[1].value(r).to_text().unwrap().parse::<i64>().unwrap();
+                got.push((b.times[r], x));
+            }
+            true
+        })
+        .unwrap();
+        all.sort_by_key(|&(t, _)| t);
+        assert_eq!(got.len(), all.len());
+        assert!(got == all, "the merge is a stable sort by time");
     }
 
     #[test]

@@ -14,11 +14,11 @@
 //! footer's key-value metadata as `tcq.data_crc32` = `<bytes>:<crc hex>`. A segment whose checksum fails is reported and not served.
 //!
 //! A log much larger than the sealing size (one large statement: a log ends only between
-//! statements) is sealed in runs of about the sealing size, each sorted by time and
-//! written as its own row groups, so that sealing holds one run's batches and never the
-//! whole log ([`SegmentWriter::write_run`]). Such a segment is a few sorted runs in
-//! arrival order; the row groups' statistics stay tight, since each run covers a stretch
-//! of the stream's time.
+//! statements) is sorted in runs of about the sealing size, each written as its own row
+//! groups, so that sealing holds one run's batches and never the whole log
+//! ([`SegmentWriter::write_run`]). Runs of a statement in time order follow each other
+//! in time and are the segment as they stand; runs that overlap in time are then merged
+//! into one time-ordered segment ([`merge_runs`], a batch per run at a time).
 //!
 //! Design decision: sorting by time makes the statistics tight, so a back-fill from a
 //! START AT reads only the segments (and row groups) whose time range reaches it. Arrival
@@ -148,6 +148,16 @@ pub(crate) fn write_aside(
     w.finish()
 }
 
+/// One sorted run of a segment being written: its row groups and time range.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Run {
+    /// Indices of its row groups in the file.
+    pub groups: std::ops::Range<usize>,
+    /// Its earliest and latest tuple time, microseconds.
+    pub min_us: i64,
+    pub max_us: i64,
+}
+
 /// A segment being written to `path.tmp`, one sorted run at a time.
 pub(crate) struct SegmentWriter {
     path: std::path::PathBuf,
@@ -155,6 +165,7 @@ pub(crate) struct SegmentWriter {
     schema: arrow_schema::SchemaRef,
     time_column: usize,
     w: ArrowWriter<Crc32Writer>,
+    runs: Vec<Run>,
 }
 
 impl SegmentWriter {
@@ -186,7 +197,33 @@ impl SegmentWriter {
             schema,
             time_column: codec.time_column(),
             w,
+            runs: Vec::new(),
         })
+    }
+
+    /// The runs written so far, in order.
+    pub fn runs(&self) -> &[Run] {
+        &self.runs
+    }
+
+    /// True when the runs written so far are not in time order as a whole: a later run
+    /// holds a tuple earlier than the latest of a run before it (equal times are in order:
+    /// the later run arrived later).
+    pub fn runs_overlap(&self) -> bool {
+        let mut latest = i64::MIN;
+        for r in &self.runs {
+            if r.min_us < latest {
+                return true;
+            }
+            latest = latest.max(r.max_us);
+        }
+        false
+    }
+
+    /// Append `batch`, already in time order after everything written before it (a merge
+    /// of runs); row groups are cut every [`ROW_GROUP_ROWS`] rows. Errors: the write failed.
+    fn write_sorted(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.w.write(batch).map_err(|e| write_err(&self.tmp, e))
     }
 
     /// Write `batches` (consecutive committed batches of a log, in arrival order) sorted
@@ -211,6 +248,11 @@ impl SegmentWriter {
             .flat_map(|(b, t)| (0..t.len() as u32).map(move |r| (b as u32, r)))
             .collect();
         order.sort_by_key(|&(b, r)| times[b as usize][r as usize]);
+        let time = |&(b, r): &(u32, u32)| times[b as usize][r as usize];
+        let (Some(first), Some(last)) = (order.first().map(time), order.last().map(time)) else {
+            return Ok(());
+        };
+        let groups_before = self.w.flushed_row_groups().len();
         let internal = |e: arrow_schema::ArrowError| {
             Error::Internal(format!("sealing {}: {e}", self.path.display()))
         };
@@ -231,7 +273,13 @@ impl SegmentWriter {
             self.w.write(&rows).map_err(|e| write_err(&self.tmp, e))?;
         }
         // The next run starts a row group of its own.
-        self.w.flush().map_err(|e| write_err(&self.tmp, e))
+        self.w.flush().map_err(|e| write_err(&self.tmp, e))?;
+        self.runs.push(Run {
+            groups: groups_before..self.w.flushed_row_groups().len(),
+            min_us: first,
+            max_us: last,
+        });
+        Ok(())
     }
 
     /// Write the footer (with the data checksum) and fsync; returns `path.tmp`, for the
@@ -257,6 +305,145 @@ impl SegmentWriter {
 
 fn write_err(tmp: &Path, e: parquet::errors::ParquetError) -> Error {
     Error::Internal(format!("cannot write segment {}: {e}", tmp.display()))
+}
+
+/// Rows a merge reads from each run at a time.
+const MERGE_BATCH_ROWS: usize = 8 * 1024;
+
+/// Rows a merge gathers before it writes them.
+const MERGE_OUT_ROWS: usize = 64 * 1024;
+
+/// One run being read by [`merge_runs`].
+struct RunCursor {
+    reader: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    times: arrow_buffer::ScalarBuffer<i64>,
+    /// Next row of the current batch.
+    pos: usize,
+    /// The current batch's index in the merge's pinned batches.
+    pin: usize,
+}
+
+/// Write the tuples of `runs` (sorted runs of the complete segment file `src`, as
+/// [`SegmentWriter::runs`] gave them) to `out` in time order: a k-way merge that holds one
+/// batch of [`MERGE_BATCH_ROWS`] rows per run and [`MERGE_OUT_ROWS`] rows of output, never
+/// the runs. Stable: among equal times, an earlier run's tuples (which arrived earlier)
+/// come first. Errors: `src` cannot be read or `out` written.
+pub(crate) fn merge_runs(src: &Path, runs: &[Run], out: &mut SegmentWriter) -> Result<()> {
+    let internal =
+        |e: arrow_schema::ArrowError| Error::Internal(format!("merging {}: {e}", src.display()));
+    let time_column = out.time_column;
+    let times_of = |b: &RecordBatch| {
+        b.column(time_column)
+            .as_primitive::<TimestampMicrosecondType>()
+            .values()
+            .clone()
+    };
+    let mut pinned: Vec<RecordBatch> = Vec::new();
+    // Live cursors by run index (`None` once a run is read to its end).
+    let mut cursors: Vec<Option<RunCursor>> = Vec::with_capacity(runs.len());
+    for run in runs {
+        let file =
+            File::open(src).map_err(|e| io_err(format!("cannot open {}", src.display()), e))?;
+        let mut reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| {
+                b.with_row_groups(run.groups.clone().collect())
+                    .with_batch_size(MERGE_BATCH_ROWS)
+                    .build()
+            })
+            .map_err(|e| pq_err(src, e))?;
+        // (Never an empty batch: a cursor always has a next tuple.)
+        let first = reader.find(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0));
+        cursors.push(match first {
+            Some(batch) => {
+                let batch = batch.map_err(|e| pq_err(src, e))?;
+                pinned.push(batch);
+                Some(RunCursor {
+                    reader,
+                    times: times_of(&pinned[pinned.len() - 1]),
+                    pos: 0,
+                    pin: pinned.len() - 1,
+                })
+            }
+            None => None,
+        });
+    }
+    let mut pending: Vec<(usize, usize)> = Vec::with_capacity(MERGE_OUT_ROWS + MERGE_BATCH_ROWS);
+    let flush = |pending: &mut Vec<(usize, usize)>,
+                 pinned: &mut Vec<RecordBatch>,
+                 cursors: &mut [Option<RunCursor>],
+                 out: &mut SegmentWriter|
+     -> Result<()> {
+        if !pending.is_empty() {
+            let columns = (0..out.schema.fields().len())
+                .map(|c| {
+                    let arrays: Vec<&dyn arrow_array::Array> =
+                        pinned.iter().map(|b| b.column(c).as_ref()).collect();
+                    arrow_select::interleave::interleave(&arrays, pending)
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(internal)?;
+            let rows = RecordBatch::try_new(out.schema.clone(), columns).map_err(internal)?;
+            out.write_sorted(&rows)?;
+            pending.clear();
+        }
+        // Keep only the batches the cursors still read.
+        let mut kept = Vec::with_capacity(cursors.len());
+        for c in cursors.iter_mut().flatten() {
+            kept.push(pinned[c.pin].clone());
+            c.pin = kept.len() - 1;
+        }
+        *pinned = kept;
+        Ok(())
+    };
+    // The run whose next tuple is earliest (the earlier run among equal times).
+    let earliest = |cursors: &[Option<RunCursor>]| {
+        (0..cursors.len())
+            .filter_map(|i| cursors[i].as_ref().map(|c| (c.times[c.pos], i)))
+            .min()
+            .map(|(_, i)| i)
+    };
+    while let Some(i) = earliest(&cursors) {
+        // It gives every tuple up to the next tuple of another run: before an earlier
+        // run's equal time, up to and including a later run's.
+        let cur = cursors[i].as_ref().expect("live");
+        let rest = &cur.times[cur.pos..];
+        let mut take = rest.len();
+        for (j, other) in cursors.iter().enumerate() {
+            let Some(o) = other.as_ref().filter(|_| j != i) else {
+                continue;
+            };
+            let t = o.times[o.pos];
+            let n = if j < i {
+                rest.partition_point(|&x| x < t)
+            } else {
+                rest.partition_point(|&x| x <= t)
+            };
+            take = take.min(n);
+        }
+        debug_assert!(take > 0, "the earliest tuple is always taken");
+        let cur = cursors[i].as_mut().expect("live");
+        pending.extend((cur.pos..cur.pos + take).map(|r| (cur.pin, r)));
+        cur.pos += take;
+        if cur.pos == cur.times.len() {
+            match cur
+                .reader
+                .find(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0))
+            {
+                Some(batch) => {
+                    let batch = batch.map_err(|e| pq_err(src, e))?;
+                    cur.times = times_of(&batch);
+                    cur.pos = 0;
+                    pinned.push(batch);
+                    cur.pin = pinned.len() - 1;
+                }
+                None => cursors[i] = None,
+            }
+        }
+        if pending.len() >= MERGE_OUT_ROWS {
+            flush(&mut pending, &mut pinned, &mut cursors, out)?;
+        }
+    }
+    flush(&mut pending, &mut pinned, &mut cursors, out)
 }
 
 /// The min and max of column `col` (INT64) in a row group.

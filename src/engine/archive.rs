@@ -1103,9 +1103,14 @@ impl StreamArchive {
                 let runs = w.runs().to_vec();
                 let runs_tmp = w.finish()?;
                 let mut merged = super::segment::SegmentWriter::new(&segment, &self.codec)?;
+                let merged_tmp = merged.tmp_path().to_path_buf();
                 let done = super::segment::merge_runs(&runs_tmp, &runs, &mut merged)
                     .and_then(|()| merged.finish());
                 let _ = std::fs::remove_file(&runs_tmp);
+                if done.is_err() {
+                    // The log stays; the next sealing or start tries again.
+                    let _ = std::fs::remove_file(&merged_tmp);
+                }
                 Some(done?)
             } else {
                 Some(w.finish()?)

@@ -201,6 +201,11 @@ impl SegmentWriter {
         })
     }
 
+    /// The file being written (`path.tmp`).
+    pub fn tmp_path(&self) -> &Path {
+        &self.tmp
+    }
+
     /// The runs written so far, in order.
     pub fn runs(&self) -> &[Run] {
         &self.runs

@@ -824,6 +824,11 @@ impl StreamArchive {
         for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
             archive.seal(s)?;
         }
+        // So is the newest when it is already full (a crash before its sealing began, or a
+        // smaller --seal-bytes now), rather than at the next write.
+        if let Some(s) = archive.rotate_if_full()? {
+            archive.seal(s)?;
+        }
         Ok((archive, recovered))
     }
 
@@ -1046,8 +1051,22 @@ impl StreamArchive {
                 continue;
             };
             let path = self.dir.join(segment_name(seq));
-            match super::segment::time_range_at(&path, self.codec.time_column()) {
-                Ok(Some((rows, _, hi))) if hi < before_us => match std::fs::remove_file(&path) {
+            let col = self.codec.time_column();
+            let range = match super::segment::time_range_at(&path, col) {
+                Err(damage) => {
+                    // A damaged segment (not served, its tuples not counted) ages out too,
+                    // when its footer still tells its time range.
+                    if let Ok(Some((_, _, hi))) = super::segment::footer_time_range(&path, col) {
+                        if hi < before_us && std::fs::remove_file(&path).is_ok() {
+                            tracing::info!("retention: removed {} ({damage})", path.display());
+                        }
+                    }
+                    continue;
+                }
+                Ok(range) => range,
+            };
+            match range {
+                Some((rows, _, hi)) if hi < before_us => match std::fs::remove_file(&path) {
                     Ok(()) => {
                         self.retired_tuples.fetch_add(rows, Ordering::Relaxed);
                         tracing::info!(
@@ -1445,7 +1464,13 @@ mod tests {
         let scan = scan_log(&bytes);
         assert_eq!(times(&scan), [1, 2, 3]);
         assert_eq!(scan.damage[0].0 as usize, starts[3]);
-        assert_eq!(scan.damage[0].1, "checksum mismatch");
+        assert_eq!(
+            scan.damage[0].1,
+            format!(
+                "checksum mismatch; {} bytes skipped to the next intact record",
+                starts[4] - starts[3]
+            )
+        );
     }
 
     #[test]
@@ -1464,6 +1489,36 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_stretch_over_several_records_says_how_much_it_skipped() {
+        let (mut bytes, starts) = log();
+        // Statement 1's commit and the head of statement 2's batch are zeroes: statement
+        // 1's batches lose their commit, statement 2 its batch; both are named.
+        bytes[starts[2]..starts[3] + 30].fill(0);
+        let scan = scan_log(&bytes);
+        assert_eq!(times(&scan), [] as [i64; 0]);
+        assert_eq!(
+            scan.damage,
+            [
+                (
+                    starts[2] as u64,
+                    format!(
+                        "not a record header; {} bytes skipped to the next intact record",
+                        starts[4] - starts[2]
+                    )
+                ),
+                (
+                    starts[0] as u64,
+                    "batch of statement 1 without its commit dropped".to_string()
+                ),
+                (
+                    starts[1] as u64,
+                    "batch of statement 1 without its commit dropped".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn a_damaged_length_field_loses_its_record_not_the_statements_after_it() {
         let (bytes, starts) = log();
         // Statement 1's first batch claims 16 MiB (past the end) or more than any record
@@ -1476,7 +1531,11 @@ mod tests {
             bytes[starts[0] + 8..starts[0] + 12].copy_from_slice(&claim.to_le_bytes());
             let scan = scan_log(&bytes);
             assert_eq!(times(&scan), [3, 4], "claim {claim}");
-            assert_eq!(scan.damage[0], (starts[0] as u64, why.to_string()));
+            let why = format!(
+                "{why}; {} bytes skipped to the next intact record",
+                starts[1] - starts[0]
+            );
+            assert_eq!(scan.damage[0], (starts[0] as u64, why));
             assert_eq!(scan.committed_len as usize, starts[5]);
         }
         // The same claim in the unfinished tail is a torn tail: nothing follows it.
@@ -1699,6 +1758,67 @@ mod tests {
         all.sort_by_key(|&(t, _)| t);
         assert_eq!(got.len(), all.len());
         assert!(got == all, "the merge is a stable sort by time");
+    }
+
+    #[test]
+    fn a_full_log_found_at_start_is_sealed_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = StorageConfig::new(dir.path());
+        let sdir = dir.path().join("s");
+        {
+            let (archive, _) = StreamArchive::open(sdir.clone(), codec(), &config).unwrap();
+            let statement = archive.begin();
+            archive.append(statement, &batch(&[1, 2, 3])).unwrap();
+            archive.commit(statement).unwrap();
+        }
+        config.seal_bytes = 1;
+        let (archive, recovered) = StreamArchive::open(sdir.clone(), codec(), &config).unwrap();
+        assert_eq!(recovered.tuples, 3);
+        let mut names: Vec<String> = std::fs::read_dir(&sdir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, [log_name(2), segment_name(1)]);
+        drop(archive);
+    }
+
+    #[test]
+    fn retention_ages_out_a_damaged_segment_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = StorageConfig::new(dir.path());
+        config.seal_bytes = 1;
+        let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
+        // Two sealed segments, tuples at 0..100 and 100..200, then one at 1,000.
+        for k in 0..3i64 {
+            let statement = archive.begin();
+            let times: Vec<i64> = if k < 2 {
+                (k * 100..k * 100 + 100).collect()
+            } else {
+                vec![1000]
+            };
+            archive.append(statement, &batch(&times)).unwrap();
+            archive.commit(statement).unwrap();
+            let seq = archive.rotate_if_full().unwrap().expect("the log is full");
+            archive.seal(seq).unwrap();
+        }
+        let first = archive.dir.join(segment_name(1));
+        let mut bytes = std::fs::read(&first).unwrap();
+        bytes[100] ^= 0xFF;
+        std::fs::write(&first, bytes).unwrap();
+        assert!(super::super::segment::time_range_at(&first, 0).is_err());
+        archive.drop_segments_before(500);
+        let left: Vec<String> = std::fs::read_dir(&archive.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        assert_eq!(left, [segment_name(3)], "both old segments are gone");
+        assert_eq!(
+            archive.retired_tuples(),
+            100,
+            "the damaged segment's tuples were never counted"
+        );
     }
 
     #[test]

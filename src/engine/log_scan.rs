@@ -250,16 +250,25 @@ pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
                 // follows (acknowledged statements) must not be cut off with it.
                 match next_header(src, pos + 1, KINDS)? {
                     Some(p) => {
-                        out.damage
-                            .push((pos, "record length runs past the end of the log".into()));
+                        out.damage.push((
+                            pos,
+                            format!(
+                                "record length runs past the end of the log; {}",
+                                skipped(p - pos)
+                            ),
+                        ));
                         Some(p)
                     }
                     None => None,
                 }
             }
             Record::Corrupt(why) => {
-                out.damage.push((pos, why));
-                next_header(src, pos + 1, KINDS)?
+                // Whatever records the damaged stretch held are lost with it: say how
+                // much was skipped, so that a reader can tell one record from many.
+                let next = next_header(src, pos + 1, KINDS)?;
+                let len = next.unwrap_or(end) - pos;
+                out.damage.push((pos, format!("{why}; {}", skipped(len))));
+                next
             }
         };
         match next {
@@ -268,6 +277,10 @@ pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
         }
     }
     Ok(out)
+}
+
+fn skipped(bytes: u64) -> String {
+    format!("{bytes} bytes skipped to the next intact record")
 }
 
 /// The first offset at or after `from` where a record checks out, if any.

@@ -506,6 +506,13 @@ pub(crate) fn read(
 /// row-group statistics; `None` for a segment without rows.
 pub(crate) fn time_range_at(path: &Path, col: usize) -> Result<Option<(u64, i64, i64)>> {
     verify(path)?;
+    footer_time_range(path, col)
+}
+
+/// [`time_range_at`] from the footer alone, without checking the data's checksum: what
+/// retention needs to age out a segment whose data is damaged. Errors: the footer cannot
+/// be read.
+pub(crate) fn footer_time_range(path: &Path, col: usize) -> Result<Option<(u64, i64, i64)>> {
     let file =
         File::open(path).map_err(|e| io_err(format!("cannot open {}", path.display()), e))?;
     let reader = SerializedFileReader::new(file).map_err(|e| pq_err(path, e))?;

@@ -2026,7 +2026,11 @@ pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
     if let Some(a) = &stream.archive {
         tracing::info!(
             "stream {name}: {} archived tuples recovered from {}",
-            stream.stats.lock().tuples,
+            stream
+                .stats
+                .lock()
+                .tuples
+                .saturating_sub(a.retired_tuples()),
             a.dir.display()
         );
     }

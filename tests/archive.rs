@@ -429,6 +429,20 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     );
 }
 
+/// Start tcqd on `dir` with `args`, check that `tcq_streams` shows `tuples` and that the
+/// server log has `line` (what recovery reports), and stop it.
+async fn restart_expecting(dir: &Path, args: &[&str], tuples: i64, line: &str) {
+    let server = Server::start(dir, args);
+    let c = common::connect(server.port).await;
+    assert_eq!(
+        scalar_i64(&c, "SELECT tuples FROM tcq_streams").await,
+        tuples
+    );
+    let log = server.log_text();
+    assert!(log.contains(line), "no \"{line}\" in:\n{log}");
+    server.kill();
+}
+
 /// A torn log tail, a flipped byte in the log and one in a sealed segment: tcqd starts,
 /// logs what it lost with file and offset, and serves the rest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -469,20 +483,15 @@ async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
     let intact = bytes.len();
     bytes.extend_from_within(..40);
     std::fs::write(&log, &bytes).unwrap();
-    let server = Server::start(dir.path(), &[]);
-    let c = common::connect(server.port).await;
-    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2030);
-    assert!(
-        server
-            .log_text()
-            .contains(&format!("torn tail at offset {intact}")),
-        "{}",
-        server.log_text()
-    );
-    server.kill();
+    restart_expecting(
+        dir.path(),
+        &[],
+        2030,
+        &format!("torn tail at offset {intact}"),
+    )
+    .await;
     assert_eq!(std::fs::metadata(&log).unwrap().len() as usize, intact);
 
-    // A flipped byte inside the second statement's batch in the log.
     let bytes = std::fs::read(&log).unwrap();
     let starts: Vec<usize> = bytes
         .windows(4)
@@ -498,40 +507,25 @@ async fn torn_and_corrupt_files_lose_only_what_is_damaged() {
     let mut damaged = bytes.clone();
     damaged[starts[2] + 8..starts[2] + 12].copy_from_slice(&(64u32 << 20).to_le_bytes());
     std::fs::write(&log, &damaged).unwrap();
-    let server = Server::start(dir.path(), &[]);
-    let c = common::connect(server.port).await;
-    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2020);
-    assert!(
-        server.log_text().contains(&format!(
-            "{}: offset {}: record length runs past the end of the log",
-            log.display(),
-            starts[2]
-        )),
-        "{}",
-        server.log_text()
+    let line = format!(
+        "{}: offset {}: record length runs past the end of the log; {} bytes skipped",
+        log.display(),
+        starts[2],
+        starts[3] - starts[2]
     );
-    server.kill();
+    restart_expecting(dir.path(), &[], 2020, &line).await;
     assert_eq!(
         std::fs::metadata(&log).unwrap().len() as usize,
         intact,
         "nothing is truncated"
     );
+
+    // A flipped byte inside the second statement's batch in the log.
     let mut damaged = bytes.clone();
     damaged[starts[2] + 100] ^= 0xFF;
     std::fs::write(&log, &damaged).unwrap();
-    let server = Server::start(dir.path(), &[]);
-    let c = common::connect(server.port).await;
-    assert_eq!(scalar_i64(&c, "SELECT tuples FROM tcq_streams").await, 2020);
-    assert!(
-        server.log_text().contains(&format!(
-            "{}: offset {}: checksum mismatch",
-            log.display(),
-            starts[2]
-        )),
-        "{}",
-        server.log_text()
-    );
-    server.kill();
+    let line = format!("{}: offset {}: checksum mismatch", log.display(), starts[2]);
+    restart_expecting(dir.path(), &[], 2020, &line).await;
     let mut ids = archived_ids(dir.path());
     ids.sort();
     let expected: Vec<i64> = (0..2010).chain(2020..2030).collect();
@@ -578,20 +572,13 @@ async fn a_torn_tail_after_a_log_longer_than_the_read_window_is_cut_and_the_rest
     // Half of the first record again, as a crash in the middle of a large COPY leaves it.
     bytes.extend_from_within(..1 << 20);
     std::fs::write(&log, &bytes).unwrap();
-    let server = Server::start(dir.path(), &["--seal-bytes", "1000000000"]);
-    let c = common::connect(server.port).await;
-    assert_eq!(
-        scalar_i64(&c, "SELECT tuples FROM tcq_streams").await,
-        300_010
-    );
-    assert!(
-        server
-            .log_text()
-            .contains(&format!("torn tail at offset {intact}")),
-        "{}",
-        server.log_text()
-    );
-    server.kill();
+    restart_expecting(
+        dir.path(),
+        &["--seal-bytes", "1000000000"],
+        300_010,
+        &format!("torn tail at offset {intact}"),
+    )
+    .await;
     assert_eq!(std::fs::metadata(&log).unwrap().len() as usize, intact);
     let mut ids = archived_ids(dir.path());
     ids.sort_unstable();

@@ -1046,12 +1046,12 @@ impl StreamArchive {
         if pins.count > 0 || *removed {
             return;
         }
+        let col = self.codec.time_column();
         for f in self.files() {
             let ArchiveFile::Segment(seq) = f else {
                 continue;
             };
             let path = self.dir.join(segment_name(seq));
-            let col = self.codec.time_column();
             let range = match super::segment::time_range_at(&path, col) {
                 Err(damage) => {
                     // A damaged segment (not served, its tuples not counted) ages out too,
@@ -1599,17 +1599,66 @@ mod tests {
         assert_eq!(survey.committed_len as usize, starts[5] - starts[3]);
     }
 
+    /// A batch of tuples at `times` whose `x` numbers them in arrival order from `first`:
+    /// what the merge tests compare a stable sort with.
+    fn numbered_batch(times: &[i64], first: i64) -> Batch {
+        let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
+        for (i, &t) in times.iter().enumerate() {
+            let x = parse_value(&(first + i as i64).to_string(), DataType::Numeric).unwrap();
+            b.push_row(&mut [Value::Timestamp(t), x], t);
+        }
+        Batch::Columns(b.finish())
+    }
+
+    /// Every tuple of segment `path` in file order: its time and `x` (as text).
+    fn segment_tuples(path: &Path) -> Vec<(i64, String)> {
+        let mut got = vec![];
+        super::super::segment::read(path, &codec(), None, &mut |b| {
+            let views = b.views();
+            for r in 0..b.len() {
+                got.push((b.times[r], views[1].value(r).to_text().unwrap()));
+            }
+            true
+        })
+        .unwrap();
+        got
+    }
+
+    /// The names of the files in `dir`, sorted.
+    fn file_names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn row_groups(path: &Path) -> usize {
+        use parquet::file::reader::FileReader;
+        parquet::file::reader::SerializedFileReader::new(File::open(path).unwrap())
+            .unwrap()
+            .metadata()
+            .num_row_groups()
+    }
+
+    /// An archive whose sealing size is about three batches of 1,000 tuples.
+    fn archive_of_three_batch_logs(dir: &Path) -> StreamArchive {
+        let one = encode_ipc(&codec().to_record_batch(&batch(&[0; 1000])).unwrap()).unwrap();
+        let mut config = StorageConfig::new(dir);
+        config.seal_bytes = 3 * one.len() as u64;
+        StreamArchive::open(dir.join("s"), codec(), &config)
+            .unwrap()
+            .0
+    }
+
     /// One statement much larger than the sealing size is sealed in sorted runs of about
     /// that size (so sealing never holds the whole log), each run its own row groups; every
     /// tuple is in the segment once.
     #[test]
     fn a_log_larger_than_the_sealing_size_is_sealed_in_sorted_runs() {
         let dir = tempfile::tempdir().unwrap();
-        let c = codec();
-        let one = encode_ipc(&c.to_record_batch(&batch(&[0; 1000])).unwrap()).unwrap();
-        let mut config = StorageConfig::new(dir.path());
-        config.seal_bytes = 3 * one.len() as u64;
-        let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
+        let archive = archive_of_three_batch_logs(dir.path());
         // One statement of 20 batches of 1,000 tuples, in time order: sealed in runs of
         // about 3 batches, each its own row groups, nothing to merge.
         let statement = archive.begin();
@@ -1621,94 +1670,49 @@ mod tests {
         let seq = archive.rotate_if_full().unwrap().expect("the log is full");
         archive.seal(seq).unwrap();
         let path = archive.dir.join(segment_name(seq));
-        assert_eq!(segment_tuples(&path), (0..20_000).collect::<Vec<i64>>());
-        let reader =
-            parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
-        use parquet::file::reader::FileReader;
-        let groups = reader.metadata().num_row_groups();
+        let times: Vec<i64> = segment_tuples(&path).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(times, (0..20_000).collect::<Vec<i64>>());
+        let groups = row_groups(&path);
         assert!(
             (5..=10).contains(&groups),
             "20 batches in runs of about 3 batches each, a row group each, not {groups}"
         );
-        assert!(!archive.dir.join(log_name(seq)).exists(), "the log is gone");
-        let files: Vec<String> = std::fs::read_dir(&archive.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| !n.starts_with("log-"))
-            .collect();
-        assert_eq!(files, [segment_name(seq)], "nothing else is left");
-    }
-
-    /// The times and `x`s of segment `path` in file order (`x` holds each tuple's arrival
-    /// number in [`a_large_statement_out_of_time_order_is_sealed_as_one_time_ordered_segment`]).
-    fn segment_tuples(path: &Path) -> Vec<i64> {
-        let mut got = vec![];
-        super::super::segment::read(path, &codec(), None, &mut |b| {
-            got.extend(b.times);
-            true
-        })
-        .unwrap();
-        got
+        assert_eq!(
+            file_names(&archive.dir),
+            [log_name(seq + 1), segment_name(seq)],
+            "the log is gone, and nothing else is left"
+        );
     }
 
     #[test]
     fn a_large_statement_out_of_time_order_is_sealed_as_one_time_ordered_segment() {
         let dir = tempfile::tempdir().unwrap();
-        let c = codec();
-        let one = encode_ipc(&c.to_record_batch(&batch(&[0; 1000])).unwrap()).unwrap();
-        let mut config = StorageConfig::new(dir.path());
-        config.seal_bytes = 3 * one.len() as u64;
-        let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
+        let archive = archive_of_three_batch_logs(dir.path());
         // 20 batches of 1,000 tuples in one statement: times scattered over 0..3,000, so
-        // every run overlaps every other and equal times meet across runs. `x` numbers the
-        // tuples in arrival order (times and x as the test's codec stores them).
+        // every run overlaps every other and equal times meet across runs.
         let statement = archive.begin();
-        let mut all: Vec<(i64, i64)> = vec![];
-        let mut arrival = 0i64;
+        let mut all: Vec<(i64, String)> = vec![];
         for k in 0..20i64 {
-            let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
-            for i in 0..1000i64 {
-                let t = (i * 7919 + k * 104_729) % 3000;
-                let x = parse_value(&arrival.to_string(), DataType::Numeric).unwrap();
-                b.push_row(&mut [Value::Timestamp(t), x], t);
-                all.push((t, arrival));
-                arrival += 1;
-            }
+            let times: Vec<i64> = (0..1000).map(|i| (i * 7919 + k * 104_729) % 3000).collect();
+            let first = k * 1000;
+            all.extend((first..).zip(&times).map(|(x, &t)| (t, x.to_string())));
             archive
-                .append(statement, &Batch::Columns(b.finish()))
+                .append(statement, &numbered_batch(&times, first))
                 .unwrap();
         }
         archive.commit(statement).unwrap();
         let seq = archive.rotate_if_full().unwrap().expect("the log is full");
         archive.seal(seq).unwrap();
         let path = archive.dir.join(segment_name(seq));
-        let mut got: Vec<(i64, i64)> = vec![];
-        super::super::segment::read(&path, &c, None, &mut |b| {
-            let views = b.views();
-            for r in 0..b.len() {
-                let x = views[1].value(r).to_text().unwrap().parse::<i64>().unwrap();
-                got.push((b.times[r], x));
-            }
-            true
-        })
-        .unwrap();
         // A stable sort by time: equal times in arrival order.
-        all.sort_by_key(|&(t, _)| t);
-        assert_eq!(got, all);
-        let reader =
-            parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
-        use parquet::file::reader::FileReader;
+        all.sort_by_key(|(t, _)| *t);
+        assert_eq!(segment_tuples(&path), all);
+        assert_eq!(row_groups(&path), 1, "20,000 rows, one group");
         assert_eq!(
-            reader.metadata().num_row_groups(),
-            1,
-            "20,000 rows, one group"
+            file_names(&archive.dir),
+            [log_name(seq + 1), segment_name(seq)],
+            "the runs file is gone"
         );
-        let files: Vec<String> = std::fs::read_dir(&archive.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| !n.starts_with("log-"))
-            .collect();
-        assert_eq!(files, [segment_name(seq)], "the runs file is gone");
     }
 
     /// Runs longer than a merge's read batch and a merge longer than its output buffer:
@@ -1719,22 +1723,20 @@ mod tests {
         let c = codec();
         let runs_path = dir.path().join("seg-00000001.runs.parquet");
         let mut w = super::super::segment::SegmentWriter::new(&runs_path, &c).unwrap();
-        let mut all: Vec<(i64, i64)> = vec![];
-        let mut arrival = 0i64;
+        let mut all: Vec<(i64, String)> = vec![];
         let mut seed = 17u64;
-        for run_len in [30_000i64, 9_000, 1, 25_000] {
-            let mut b = ColumnBatchBuilder::new(&[DataType::Timestamp, DataType::Numeric], 4);
-            for _ in 0..run_len {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let t = (seed >> 33) as i64 % 5_000;
-                let x = parse_value(&arrival.to_string(), DataType::Numeric).unwrap();
-                b.push_row(&mut [Value::Timestamp(t), x], t);
-                all.push((t, arrival));
-                arrival += 1;
-            }
-            let rb = c.to_record_batch(&Batch::Columns(b.finish())).unwrap();
+        for run_len in [30_000usize, 9_000, 1, 25_000] {
+            let times: Vec<i64> = (0..run_len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (seed >> 33) as i64 % 5_000
+                })
+                .collect();
+            let first = all.len() as i64;
+            all.extend((first..).zip(&times).map(|(x, &t)| (t, x.to_string())));
+            let rb = c.to_record_batch(&numbered_batch(&times, first)).unwrap();
             w.write_run(&[rb]).unwrap();
         }
         assert!(w.runs_overlap());
@@ -1745,17 +1747,8 @@ mod tests {
         let mut merged = super::super::segment::SegmentWriter::new(&path, &c).unwrap();
         super::super::segment::merge_runs(&runs_tmp, &runs, &mut merged).unwrap();
         std::fs::rename(merged.finish().unwrap(), &path).unwrap();
-        let mut got: Vec<(i64, i64)> = vec![];
-        super::super::segment::read(&path, &c, None, &mut |b| {
-            let views = b.views();
-            for r in 0..b.len() {
-                let x = views[1].value(r).to_text().unwrap().parse::<i64>().unwrap();
-                got.push((b.times[r], x));
-            }
-            true
-        })
-        .unwrap();
-        all.sort_by_key(|&(t, _)| t);
+        all.sort_by_key(|(t, _)| *t);
+        let got = segment_tuples(&path);
         assert_eq!(got.len(), all.len());
         assert!(got == all, "the merge is a stable sort by time");
     }
@@ -1772,15 +1765,9 @@ mod tests {
             archive.commit(statement).unwrap();
         }
         config.seal_bytes = 1;
-        let (archive, recovered) = StreamArchive::open(sdir.clone(), codec(), &config).unwrap();
+        let (_archive, recovered) = StreamArchive::open(sdir.clone(), codec(), &config).unwrap();
         assert_eq!(recovered.tuples, 3);
-        let mut names: Vec<String> = std::fs::read_dir(&sdir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, [log_name(2), segment_name(1)]);
-        drop(archive);
+        assert_eq!(file_names(&sdir), [log_name(2), segment_name(1)]);
     }
 
     #[test]
@@ -1790,13 +1777,12 @@ mod tests {
         config.seal_bytes = 1;
         let (archive, _) = StreamArchive::open(dir.path().join("s"), codec(), &config).unwrap();
         // Two sealed segments, tuples at 0..100 and 100..200, then one at 1,000.
-        for k in 0..3i64 {
+        for times in [
+            (0..100).collect::<Vec<i64>>(),
+            (100..200).collect(),
+            vec![1000],
+        ] {
             let statement = archive.begin();
-            let times: Vec<i64> = if k < 2 {
-                (k * 100..k * 100 + 100).collect()
-            } else {
-                vec![1000]
-            };
             archive.append(statement, &batch(&times)).unwrap();
             archive.commit(statement).unwrap();
             let seq = archive.rotate_if_full().unwrap().expect("the log is full");
@@ -1808,12 +1794,11 @@ mod tests {
         std::fs::write(&first, bytes).unwrap();
         assert!(super::super::segment::time_range_at(&first, 0).is_err());
         archive.drop_segments_before(500);
-        let left: Vec<String> = std::fs::read_dir(&archive.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".parquet"))
-            .collect();
-        assert_eq!(left, [segment_name(3)], "both old segments are gone");
+        assert_eq!(
+            file_names(&archive.dir),
+            [log_name(4), segment_name(3)],
+            "both old segments are gone"
+        );
         assert_eq!(
             archive.retired_tuples(),
             100,

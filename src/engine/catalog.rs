@@ -323,6 +323,13 @@ impl Stream {
         Some(now.saturating_sub(keep_us))
     }
 
+    /// Tuples the stream holds, from its counters `st`: those accepted (and, archived,
+    /// recovered at start), less those retention removed from its archive since.
+    pub fn tuples_kept(&self, st: &StreamStats) -> u64 {
+        st.tuples
+            .saturating_sub(self.archive.as_ref().map_or(0, |a| a.retired_tuples()))
+    }
+
     /// Remove the sealed segments that retention no longer keeps (see
     /// [`Stream::retain_before_us`]). Blocking file removal; quick.
     pub fn apply_retention(&self) {
@@ -1278,12 +1285,7 @@ impl Catalog {
                         text(&cols.join(", ")),
                         s.ts_col.map_or(Value::Null, |i| text(&s.columns[i].name)),
                         text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
-                        // Tuples kept: an archived stream's retention removes some.
-                        Value::Int8(
-                            st.tuples.saturating_sub(
-                                s.archive.as_ref().map_or(0, |a| a.retired_tuples()),
-                            ) as i64,
-                        ),
+                        Value::Int8(s.tuples_kept(&st) as i64),
                         ts(st.now_us),
                         Value::Int8(
                             (s.queries.lock().len()

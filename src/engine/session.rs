@@ -2026,11 +2026,7 @@ pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
     if let Some(a) = &stream.archive {
         tracing::info!(
             "stream {name}: {} archived tuples recovered from {}",
-            stream
-                .stats
-                .lock()
-                .tuples
-                .saturating_sub(a.retired_tuples()),
+            stream.tuples_kept(&stream.stats.lock()),
             a.dir.display()
         );
     }

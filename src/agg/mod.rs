@@ -328,7 +328,7 @@ fn float_overflow() -> Error {
     Error::NumericValueOutOfRange("value out of range: overflow".into())
 }
 
-fn out_of_range(ty: &str) -> Error {
+pub(crate) fn out_of_range(ty: &str) -> Error {
     Error::NumericValueOutOfRange(format!("{ty} out of range"))
 }
 

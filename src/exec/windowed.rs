@@ -12,6 +12,13 @@
 //! moves the frontier to a new current time, one slide event per distinct instance end, in
 //! time order, parents before children at the same instant.
 //!
+//! Copy on write: a closed instance's table is shared ([`Arc`]) by every reader it goes to,
+//! the user windows that show it and the child instances it is the first partial of. A
+//! child instance copies it only when a second partial (or a late tuple) must be merged in
+//! while another reader still holds it; the last reader takes it whole. So an instance
+//! that is one parent partial costs no copy at all, and a hopping window's newest instance
+//! costs at most one.
+//!
 //! Late tuples: a tuple is folded into every instance that has not yet closed. When the
 //! parent's instance holding the tuple has closed already but the child's has not, the tuple
 //! is folded straight into the child, so the shared plan gives exactly the rows of each
@@ -19,6 +26,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::group::{GroupDict, GroupTable};
 use crate::agg::{Acc, AggSpec};
@@ -51,8 +59,55 @@ pub struct ClosedInstance {
     pub lower_us: i64,
     /// Exclusive upper bound; the slide event's instant (wtime).
     pub upper_us: i64,
-    /// Its groups and partial states.
-    pub groups: GroupTable,
+    /// Its groups and partial states (shared with the child instances it went to).
+    pub groups: Arc<GroupTable>,
+}
+
+/// An open instance's partial states: its own, or the closed parent instance it started
+/// from, shared until something else is merged or folded into it (see the module's
+/// "copy on write").
+#[derive(Debug)]
+enum Instance {
+    Own(GroupTable),
+    Shared(Arc<GroupTable>),
+}
+
+impl Default for Instance {
+    fn default() -> Self {
+        Instance::Own(GroupTable::new())
+    }
+}
+
+impl Instance {
+    fn get(&self) -> &GroupTable {
+        match self {
+            Instance::Own(t) => t,
+            Instance::Shared(t) => t,
+        }
+    }
+
+    /// The instance's own table: a shared one is taken whole when no other reader holds
+    /// it, else copied (with room for `groups_hint` groups, so merges that follow do not
+    /// grow it).
+    fn get_mut(&mut self, naggs: usize, groups_hint: usize) -> &mut GroupTable {
+        if let Instance::Shared(t) = self {
+            let t = std::mem::take(t);
+            *self = Instance::Own(
+                Arc::try_unwrap(t).unwrap_or_else(|t| t.clone_with_room(naggs, groups_hint)),
+            );
+        }
+        match self {
+            Instance::Own(t) => t,
+            Instance::Shared(_) => unreachable!("made own above"),
+        }
+    }
+
+    fn into_shared(self) -> Arc<GroupTable> {
+        match self {
+            Instance::Own(t) => Arc::new(t),
+            Instance::Shared(t) => t,
+        }
+    }
 }
 
 /// What one call of [`SharedWindows::advance`] skipped under the empty-run limit.
@@ -72,7 +127,7 @@ struct Node {
     children: Vec<usize>,
     user_windows: Vec<usize>,
     base_m: i64,
-    open: VecDeque<GroupTable>,
+    open: VecDeque<Instance>,
     /// Groups in the last instance that closed: the capacity of the next one.
     groups_hint: usize,
 }
@@ -82,7 +137,23 @@ impl Node {
         self.window.upper_us(self.base_m)
     }
 
+    /// Open instance `m`, its own table (to fold or merge into), created empty with room
+    /// for as many groups as the last instance that closed had.
     fn instance_mut(&mut self, m: i64, naggs: usize, open_max: usize) -> Result<&mut GroupTable> {
+        let hint = self.groups_hint;
+        let inst = self.instance_entry(m, open_max, |_| {
+            Instance::Own(GroupTable::with_capacity(naggs, hint))
+        })?;
+        Ok(inst.get_mut(naggs, hint))
+    }
+
+    /// Open instance `m` as it is; a missing one (and any before it) is made by `make`.
+    fn instance_entry(
+        &mut self,
+        m: i64,
+        open_max: usize,
+        make: impl Fn(usize) -> Instance,
+    ) -> Result<&mut Instance> {
         debug_assert!(m >= self.base_m, "instances below the frontier have closed");
         let idx = (m - self.base_m) as usize;
         if idx >= open_max {
@@ -92,8 +163,7 @@ impl Node {
             )));
         }
         while self.open.len() <= idx {
-            self.open
-                .push_back(GroupTable::with_capacity(naggs, self.groups_hint));
+            self.open.push_back(make(self.open.len()));
         }
         Ok(&mut self.open[idx])
     }
@@ -260,7 +330,7 @@ impl SharedWindows {
     fn all_empty(&self) -> bool {
         self.nodes
             .iter()
-            .all(|n| n.open.iter().all(GroupTable::is_empty))
+            .all(|n| n.open.iter().all(|t| t.get().is_empty()))
     }
 
     /// The earliest end among the nodes' next instances.
@@ -345,7 +415,7 @@ impl SharedWindows {
             }
             let node = &mut self.nodes[i];
             let m = node.base_m;
-            let groups = node.open.pop_front().unwrap_or_default();
+            let groups = node.open.pop_front().unwrap_or_default().into_shared();
             node.groups_hint = groups.len();
             node.base_m += 1;
             let (window, lower_us) = (node.window, node.window.lower_us(m));
@@ -356,15 +426,11 @@ impl SharedWindows {
                 .copied()
                 .filter(|&u| m >= self.shown_from[u])
                 .collect();
-            let mut groups = Some(groups);
-            let nchildren = node.children.len();
-            for k in 0..nchildren {
+            for k in 0..node.children.len() {
                 let c = self.nodes[i].children[k];
-                // A table no user window shows is its last child's to take.
-                let last = k + 1 == nchildren && shown.is_empty();
-                self.deliver(c, lower_us, e, &mut groups, last)?;
+                self.deliver(c, lower_us, e, &groups)?;
             }
-            if let (false, Some(groups)) = (shown.is_empty(), groups) {
+            if !shown.is_empty() {
                 closed.push(ClosedInstance {
                     user_windows: shown,
                     window,
@@ -378,20 +444,16 @@ impl SharedWindows {
     }
 
     /// Merge a closed parent instance `[lower_us, upper_us)` into every open instance of
-    /// child `c` that contains it. `take`: this is the table's last use, and the child's
-    /// last instance to receive it may take it whole (moved, not copied) when it has no
-    /// state yet, which is how a hopping window's newest instance starts.
+    /// child `c` that contains it. An instance with no state yet shares the table instead
+    /// (what merging it into fresh states gives; see the module's "copy on write"), which
+    /// is how a hopping window's newest instance starts.
     fn deliver(
         &mut self,
         c: usize,
         lower_us: i64,
         upper_us: i64,
-        table: &mut Option<GroupTable>,
-        take: bool,
+        groups: &Arc<GroupTable>,
     ) -> Result<()> {
-        let Some(groups) = table.as_ref() else {
-            return Ok(());
-        };
         if groups.is_empty() {
             return Ok(());
         }
@@ -405,21 +467,16 @@ impl SharedWindows {
         let m_lo = floor_div(upper_us as i128 - r - o + s - 1, s);
         let m_lo = m_lo.max(self.nodes[c].base_m as i128);
         let (open_max, groups_max) = (self.limits.open_instances_max, self.limits.groups_max);
+        let naggs = self.specs.len();
         for m in m_lo..=m_hi {
             let node = &mut self.nodes[c];
-            let inst = node.instance_mut(m as i64, self.specs.len(), open_max)?;
-            match table.take() {
-                // What merging into fresh states (a copy) would give.
-                Some(whole)
-                    if take && m == m_hi && inst.is_empty() && whole.len() <= groups_max =>
-                {
-                    *inst = whole;
-                }
-                Some(groups) => {
-                    inst.merge_from(&groups, &self.specs, groups_max)?;
-                    *table = Some(groups);
-                }
-                None => unreachable!("the table is taken by the last instance only"),
+            let hint = node.groups_hint;
+            let inst = node.instance_entry(m as i64, open_max, |_| Instance::default())?;
+            if inst.get().is_empty() && groups.len() <= groups_max {
+                *inst = Instance::Shared(Arc::clone(groups));
+            } else {
+                inst.get_mut(naggs, hint)
+                    .merge_from(groups, &self.specs, groups_max)?;
             }
             self.counters.partials_merged[c] += 1;
         }
@@ -450,14 +507,15 @@ impl SharedWindows {
         let mut live: Vec<u32> = self
             .nodes
             .iter()
-            .flat_map(|n| n.open.iter().flat_map(|t| t.gids().iter().copied()))
+            .flat_map(|n| n.open.iter().flat_map(|t| t.get().gids().iter().copied()))
             .collect();
         live.sort_unstable();
         live.dedup();
         let map = self.dict.compact(&live);
         for node in &mut self.nodes {
+            let hint = node.groups_hint;
             for t in &mut node.open {
-                t.remap(&map);
+                t.get_mut(self.specs.len(), hint).remap(&map);
             }
         }
         self.compact_at = (2 * self.dict.len()).max(COMPACT_MIN);
@@ -695,8 +753,9 @@ impl SharedWindows {
         spec.distinct_values_max = self.limits.distinct_values_max;
         let naggs = self.specs.len();
         for node in &mut self.nodes {
+            let hint = node.groups_hint;
             for t in &mut node.open {
-                t.add_state(naggs, &spec);
+                t.get_mut(naggs, hint).add_state(naggs, &spec);
             }
         }
         self.specs.push(spec);
@@ -751,7 +810,8 @@ impl SharedWindows {
     }
 
     /// Bytes the open instances' partial states and the group dictionary hold, estimated
-    /// from their vectors' capacity (see [`GroupTable::heap_bytes`]), and, for DISTINCT
+    /// from their vectors' capacity (see [`GroupTable::heap_bytes`]; a table instances
+    /// share counts once), and, for DISTINCT
     /// aggregates, their sets' (which walks every state).
     pub fn state_bytes(&self) -> usize {
         let distinct = self.specs.iter().any(|s| s.distinct);
@@ -759,7 +819,15 @@ impl SharedWindows {
             .nodes
             .iter()
             .flat_map(|n| n.open.iter())
-            .map(|t| t.heap_bytes() + if distinct { t.distinct_bytes() } else { 0 })
+            .map(|inst| {
+                let t = inst.get();
+                let bytes = t.heap_bytes() + if distinct { t.distinct_bytes() } else { 0 };
+                // A shared table is counted once over the instances that share it.
+                match inst {
+                    Instance::Own(_) => bytes,
+                    Instance::Shared(a) => bytes / Arc::strong_count(a),
+                }
+            })
             .sum();
         tables + self.dict.heap_bytes()
     }
@@ -785,5 +853,142 @@ impl SharedWindows {
             .map(|n| n.window.lower_us(n.base_m))
             .min()
             .unwrap_or(i64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::AggFunc;
+    use crate::types::DataType;
+    use crate::wcg::PlanNode;
+    use crate::window::Start;
+
+    const H: i64 = 3_600_000_000;
+
+    /// count(*) and max(v) per key along a 1-hour tumbling window (user window 0) that
+    /// feeds a 2-hour window sliding 1 hour (user window 1) and a 1-hour tumbling twin
+    /// (user window 2, an instance that is one parent partial). Returns the closed
+    /// instances of each slide event, in order.
+    fn run(tuples: &[(i64, u32, i64)], until_us: i64) -> Vec<Vec<ClosedInstance>> {
+        let at = |r, s| Window::new(r, s, Start::At(0)).unwrap();
+        let plan = SharedPlan {
+            nodes: vec![
+                PlanNode {
+                    window: at(H, H),
+                    user_windows: vec![0],
+                    parent: None,
+                },
+                PlanNode {
+                    window: at(2 * H, H),
+                    user_windows: vec![1],
+                    parent: Some(0),
+                },
+                PlanNode {
+                    window: at(H, H),
+                    user_windows: vec![2],
+                    parent: Some(0),
+                },
+            ],
+        };
+        let specs = vec![
+            AggSpec::new(AggFunc::CountStar, DataType::Int8, false),
+            AggSpec::new(AggFunc::Max, DataType::Int8, false),
+        ];
+        let limits = ExecLimits {
+            groups_max: 100,
+            open_instances_max: 100,
+            empty_slide_events_max: 100,
+            distinct_values_max: 100,
+            coalesce_bytes: 0,
+        };
+        let mut w = SharedWindows::new(&plan, specs, 1, false, limits, vec![None; 3]).unwrap();
+        let mut events = Vec::new();
+        for &(t, gid, v) in tuples {
+            w.advance(t, &mut |_, closed| {
+                events.push(closed);
+                Ok(true)
+            })
+            .unwrap();
+            w.fold(t, gid, &[Value::Bool(true), Value::Int8(v)], false)
+                .unwrap();
+        }
+        w.advance(until_us, &mut |_, closed| {
+            events.push(closed);
+            Ok(true)
+        })
+        .unwrap();
+        events
+    }
+
+    /// (user window, lower bound in hours, gid, count, max) of every closed instance.
+    fn rows(events: &[Vec<ClosedInstance>]) -> Vec<(usize, i64, u32, i64, i64)> {
+        let mut out = Vec::new();
+        for inst in events.iter().flatten() {
+            for g in 0..inst.groups.len() {
+                let (gid, accs) = inst.groups.group(g, 2);
+                let int = |a: &Acc, f| match a.evaluate(&AggSpec::new(f, DataType::Int8, false)) {
+                    Ok(Value::Int8(x)) => x,
+                    other => panic!("{other:?}"),
+                };
+                for &u in &inst.user_windows {
+                    out.push((
+                        u,
+                        inst.lower_us / H,
+                        gid,
+                        int(&accs[0], AggFunc::CountStar),
+                        int(&accs[1], AggFunc::Max),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Closed instances share tables instead of copying them, and sharing changes no
+    /// value: an instance that is one parent partial is the parent's table itself, and an
+    /// instance that started from a shared partial and merged a second one later leaves
+    /// the first (still shown to its user window) as it was.
+    #[test]
+    fn child_instances_share_their_first_partial_and_copy_only_on_a_second() {
+        // Hours 0, 1 and 2; key 7 in every hour, key 9 only in hour 1.
+        let tuples = [
+            (10, 7, 5),
+            (H + 10, 7, 1),
+            (H + 20, 9, 8),
+            (H + 30, 7, 6),
+            (2 * H + 5, 7, 2),
+        ];
+        let events = run(&tuples, 3 * H);
+        let got = rows(&events);
+        let mut want = vec![
+            // The 1-hour window and its twin: one row per key and hour.
+            (0, 0, 7, 1, 5),
+            (0, 1, 7, 2, 6),
+            (0, 1, 9, 1, 8),
+            (0, 2, 7, 1, 2),
+            (2, 0, 7, 1, 5),
+            (2, 1, 7, 2, 6),
+            (2, 1, 9, 1, 8),
+            (2, 2, 7, 1, 2),
+            // The 2-hour window from its first instance (START AT 0): hours [0, 2), [1, 3).
+            (1, 0, 7, 3, 6),
+            (1, 0, 9, 1, 8),
+            (1, 1, 7, 3, 6),
+            (1, 1, 9, 1, 8),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+        // Every slide event where the twin closed shows the very table its parent closed.
+        for closed in &events {
+            let of = |u: usize| closed.iter().find(|c| c.user_windows == [u]);
+            if let (Some(parent), Some(twin)) = (of(0), of(2)) {
+                assert!(
+                    Arc::ptr_eq(&parent.groups, &twin.groups),
+                    "copied, not shared"
+                );
+            }
+        }
     }
 }

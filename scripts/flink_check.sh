@@ -6,6 +6,7 @@
 #   scripts/flink_check.sh --install          # once: a venv with apache-flink (about 900 MB)
 #   scripts/flink_check.sh                    # the check, over tests/data/flights-head.csv
 #   scripts/flink_check.sh --bench --data F --queries Q   # tuples/s on both sides
+#       (--tcq-only: tcq's side alone; --no-share: each query in its own plan on tcq)
 #
 # PyFlink lives in its own virtual environment, $TCQ_FLINK_VENV (default
 # ~/.cache/tcq/flink-venv), because it pins numpy, pandas and pyarrow. It needs Java 11 or 17

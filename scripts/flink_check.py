@@ -148,11 +148,14 @@ def run_tcq(tcqd, data, queries, share=True):
         outs = []
         for q in queries:
             f = tempfile.TemporaryFile(mode="w+")
+            # A file, not a pipe: a client with many NOTICEs must not block on a full pipe
+            # while this waits for it.
+            err = tempfile.TemporaryFile(mode="w+")
             setting = [] if share else ["-c", "SET tcq.share_across_queries = off"]
             p = subprocess.Popen(tcq.psql_args() + setting
                                  + ["-c", f"COPY ({q}) TO STDOUT WITH (FORMAT csv)"],
-                                 stdout=f, stderr=subprocess.PIPE, text=True)
-            outs.append((p, f))
+                                 stdout=f, stderr=err, text=True)
+            outs.append((p, f, err))
         for _ in range(300):
             n = int(tcq.run("SELECT count(*) FROM tcq_queries").strip())
             if n >= len(queries):
@@ -166,14 +169,15 @@ def run_tcq(tcqd, data, queries, share=True):
         end = last_ts(data) + dt.timedelta(days=2)
         tcq.run(f"SELECT tcq_advance('flights', '{end}')")
         tcq.run("DROP STREAM flights")
-        for p, _ in outs:
+        for p, _, _ in outs:
             p.wait(timeout=600)
         # The clock stops when every client has its rows on disk; reading them back into
         # Python below is the check's work, not tcq's.
         seconds = time.monotonic() - t0
         rows = []
-        for p, f in outs:
-            err = p.stderr.read()
+        for p, f, e in outs:
+            e.seek(0)
+            err = e.read()
             if p.returncode != 0 and "does not exist" not in err and err.strip():
                 print(f"tcq COPY: {err.strip()}", file=sys.stderr)
             f.seek(0)
@@ -337,6 +341,8 @@ def main():
     ap.add_argument("--run-tcqd", help="the tcqd that runs the queries (e.g. a release "
                     "build); EXPLAIN always asks --tcqd")
     args = ap.parse_args()
+    if args.tcq_only and not args.bench:
+        ap.error("--tcq-only measures tcq's side of --bench; the check needs Flink's rows")
     queries = QUERIES
     if args.queries:
         with open(args.queries) as f:

@@ -13,7 +13,7 @@
 //! Design decision: the fast path keeps exactly what the general join keeps (a base tuple is
 //! counted from its arrival until its death; one that dies at or before the next slide
 //! event is never kept), so its rows equal the general path's on every input, late tuples
-//! included; `tests/join_differential.rs` checks both against one reference. It applies
+//! included; `tests/it/join_differential.rs` checks both against one reference. It applies
 //! only when that equality is evident: count(*) aggregates only, two inputs, no predicate
 //! over both inputs other than the equalities, the equalities between plain columns of one
 //! type whose equal values print alike (integers, booleans, text, timestamps; not floats,

@@ -1,6 +1,6 @@
 """Drive the web console in headless Chromium and check what each page renders.
 
-Run by tests/console_browser.rs against a server fed with the flights sample, which keeps
+Run by tests/it/console_browser.rs against a server fed with the flights sample, which keeps
 ingesting while this runs (so windows close and the live views receive rows). Usage:
 
     python3 console_check.py URL SCREENSHOT_DIR

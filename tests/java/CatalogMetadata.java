@@ -13,7 +13,7 @@ import java.sql.Statement;
  * primary key (getPrimaryKeys), its indexes (getIndexInfo) and its (absent) foreign keys
  * (getImportedKeys, getExportedKeys), and the type list. Each call runs pgjdbc's own
  * catalog query on tcq's relational engine. Prints one line per row;
- * tests/clients_jdbc_catalog.rs asserts the output exactly.
+ * tests/it/clients_jdbc_catalog.rs asserts the output exactly.
  *
  * Run: java -cp /usr/share/java/postgresql.jar tests/java/CatalogMetadata.java PORT
  */

@@ -1,4 +1,4 @@
-// pgjdbc against tcq with SCRAM-SHA-256 and TLS (tests/tls.rs runs it with the test CA it
+// pgjdbc against tcq with SCRAM-SHA-256 and TLS (tests/it/tls.rs runs it with the test CA it
 // generates). Arguments: port, CA file, other CA file. Each case prints one line; a case
 // that should fail prints the SQLSTATE (or the kind of failure) it got.
 import java.sql.Connection;

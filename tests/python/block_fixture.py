@@ -1,5 +1,5 @@
 """The stream, query and tuples block_copy.py and block_asyncpg.py both read: the tuples of
-tests/result_blocks.rs (TUPLES), whose keys need every kind of escaping, so the query's
+tests/it/result_blocks.rs (TUPLES), whose keys need every kind of escaping, so the query's
 slide events leave the executor as column blocks with such texts in them."""
 
 SELECT = (

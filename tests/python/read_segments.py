@@ -3,7 +3,7 @@
 Usage: python3 read_segments.py STREAM_DIR
 
 One line per tuple, `ts|id|v|n|tag`, segment by segment (oldest first) in each segment's
-row order; tests/archive.rs compares the lines with what was ingested. Needs the duckdb
+row order; tests/it/archive.rs compares the lines with what was ingested. Needs the duckdb
 module (.ci/run installs it).
 """
 import sys

@@ -6,7 +6,8 @@
 //! FATAL ErrorResponse naming what was wrong (08P01, or 54000 for a message over
 //! `message_bytes_max`) and the connection closes, instead of panicking inside pgwire's
 //! decoder. Dispatch itself is pgwire's [`process_message`] and [`process_error`], so the
-//! protocol state machine stays the library's.
+//! protocol state machine stays the library's, except after a FATAL error: the connection
+//! then ends with the ErrorResponse alone, without the ReadyForQuery `process_error` adds.
 //!
 //! An SSLRequest is answered `S` when the server has TLS configured (`N` otherwise) and the
 //! same loop then runs again over the TLS stream: [`run`] is generic over the stream. A
@@ -251,11 +252,10 @@ async fn run<S: Stream>(
         )
         .await;
         if let Err(e) = result {
-            let is_fatal = e.is_fatal();
-            process_error(&mut socket, e, is_extended_query).await?;
-            if is_fatal {
-                return Ok(None);
+            if e.is_fatal() {
+                return end_with_fatal(&mut socket, e).await.map(|()| None);
             }
+            process_error(&mut socket, e, is_extended_query).await?;
         }
     }
 }
@@ -304,6 +304,19 @@ async fn deliver_notifications<S: Stream>(
         Ok(flushed) => flushed.map(|()| true),
         Err(_) => Ok(false),
     }
+}
+
+/// End the session on a handler's FATAL error (a failed authentication, too many clients,
+/// a bad start-up setting, a terminated backend): the ErrorResponse with every field, then
+/// close, as PostgreSQL does. No ReadyForQuery follows it: pgwire's `process_error` sends one
+/// after every error, and a client that reads it after a FATAL (asyncpg) reports a protocol
+/// violation.
+async fn end_with_fatal<S: Stream>(socket: &mut Socket<S>, e: PgWireError) -> std::io::Result<()> {
+    let info: ErrorInfo = e.into();
+    socket
+        .send(PgWireBackendMessage::ErrorResponse(info.into()))
+        .await?;
+    socket.close().await
 }
 
 /// Answer a message the guard or pgwire's decoder refused with a FATAL ErrorResponse; the

@@ -819,8 +819,7 @@ async fn sealed_segments_read_back_with_the_parquet_reader() {
 /// the README points users to, equal what was ingested, in time order within each segment.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sealed_segments_read_back_in_duckdb() {
-    if !common::have("python3", &["-c", "import duckdb"]) {
-        eprintln!("SKIPPED: python3 with the `duckdb` module is not available (pip install it)");
+    if !common::python_modules(&["duckdb"], "duckdb") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -50,13 +50,15 @@ fn wait_at_most(mut child: Child, limit: Duration) -> Output {
 #[test]
 fn pgjdbc_ingests_and_streams_by_every_api() {
     if !has("javac") || !has("java") {
-        eprintln!("SKIPPED: no JDK (javac and java) is installed");
+        common::skip(
+            "no JDK (javac and java) is installed (apt-get install openjdk-17-jdk-headless)",
+        );
         return;
     }
     let Some(jar) = pgjdbc_jar() else {
-        eprintln!(
-            "SKIPPED: pgjdbc is not installed ({DEBIAN_JAR}: apt-get install libpostgresql-jdbc-java, or set TCQ_PGJDBC_JAR)"
-        );
+        common::skip(&format!(
+            "pgjdbc is not installed ({DEBIAN_JAR}: apt-get install libpostgresql-jdbc-java, or set TCQ_PGJDBC_JAR)"
+        ));
         return;
     };
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/java/TcqJdbc.java");

@@ -14,11 +14,11 @@ use std::process::Command;
 fn node_postgres_ingests_and_streams_by_every_api() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/node");
     if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: node is not installed");
+        common::skip("node is not installed");
         return;
     }
     if !dir.join("node_modules/pg-copy-streams").exists() {
-        eprintln!("SKIPPED: the npm packages are missing: run `npm ci --prefix clients/node`");
+        common::skip("the npm packages are missing: run `npm ci --prefix clients/node`");
         return;
     }
     let port = common::start_server();

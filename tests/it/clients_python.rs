@@ -17,10 +17,6 @@ fn rows(api: &str) -> String {
     )
 }
 
-fn python_has(module: &str) -> bool {
-    common::have("python3", &["-c", &format!("import {module}")])
-}
-
 fn run_client(script: &str, module: &str, expected: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("clients")
@@ -68,8 +64,7 @@ fn asyncpg_ingests_and_streams_by_every_api() {
 /// both failed before (34000 and 0A000), found by trying tcq as a new user would.
 #[test]
 fn psycopg_named_cursor_and_deallocate() {
-    if !python_has("psycopg") {
-        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
         return;
     }
     let port = common::start_server();
@@ -96,8 +91,7 @@ fn psycopg_named_cursor_and_deallocate() {
 /// message, `b` (and every other second row) vanished without an error.
 #[test]
 fn psycopg_copy_rows_reads_every_row() {
-    if !python_has("psycopg") {
-        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
         return;
     }
     let port = common::start_server();
@@ -130,10 +124,7 @@ fn psycopg_copy_rows_reads_every_row() {
 /// (`pg_advisory_unlock_all()` and `UNLISTEN *` failed with 0A000 before).
 #[test]
 fn session_state_through_driver_apis() {
-    if !python_has("psycopg") || !python_has("asyncpg") {
-        eprintln!(
-            "SKIPPED: python3 with `psycopg` and `asyncpg` is not available (pip install them)"
-        );
+    if !common::python_modules(&["psycopg", "asyncpg"], "'psycopg[binary]' asyncpg") {
         return;
     }
     let port = common::start_server();
@@ -183,13 +174,10 @@ fn session_state_through_driver_apis() {
 /// array of `int2`).
 #[test]
 fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
-    if ["sqlalchemy", "pandas", "asyncpg", "greenlet"]
-        .iter()
-        .any(|m| !python_has(m))
-    {
-        eprintln!(
-            "SKIPPED: python3 with sqlalchemy[asyncio], pandas and asyncpg is not available (pip install them)"
-        );
+    if !common::python_modules(
+        &["sqlalchemy", "pandas", "asyncpg", "greenlet"],
+        "'sqlalchemy[asyncio]' pandas asyncpg",
+    ) {
         return;
     }
     let expected = "typeinfo int8: oid 20 array 1016\n\

@@ -4,9 +4,9 @@
 //! graph, the live tail and the SQL box render. Screenshots go to
 //! target/console-screenshots/.
 //!
-//! Skipped, with a message, only when Chromium is not installed (`apt-get install
-//! chromium`); a missing Playwright is a failure (`pip install playwright`; .ci/run
-//! installs both).
+//! Skipped, with a message (see `common::skip`), when Chromium (`apt-get install chromium`)
+//! or Playwright for Python (`pip install playwright`) is missing; scripts/test.sh installs
+//! both.
 
 use crate::common;
 
@@ -45,7 +45,12 @@ fn flights(n: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_renders_every_page_in_headless_chromium() {
     if !std::path::Path::new(CHROMIUM).exists() {
-        eprintln!("SKIPPED: {CHROMIUM} is not installed (apt-get install chromium); the console was not checked in a browser");
+        common::skip(&format!(
+            "{CHROMIUM} is not installed (apt-get install chromium); the console was not checked in a browser"
+        ));
+        return;
+    }
+    if !common::python_modules(&["playwright"], "playwright") {
         return;
     }
     let ports = start_with_console(HttpOptions::default());
@@ -105,9 +110,6 @@ async fn the_console_renders_every_page_in_headless_chromium() {
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);
     println!("{stdout}");
-    if stderr.contains("No module named 'playwright'") {
-        panic!("Playwright for Python is missing: pip install playwright (.ci/run does)");
-    }
     assert!(
         result.status.success(),
         "the browser check failed:\n{stdout}\n{stderr}"

@@ -648,7 +648,7 @@ async fn psql_copy_to_stdout_prints_a_join_as_windows_close() {
         .stderr(std::process::Stdio::piped())
         .spawn();
     let Ok(child) = child else {
-        eprintln!("psql is not installed: skipping the psql COPY TO STDOUT test");
+        common::skip("psql is not installed (apt-get install postgresql-client)");
         return;
     };
     wait_for_queries(&c, 1).await;

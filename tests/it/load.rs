@@ -138,10 +138,10 @@ async fn five_thousand_idle_connections() {
     let n = env_usize("TCQ_LOAD_CONNECTIONS", 5000);
     // Client and server sockets both live on this machine: two descriptors a connection.
     if !raise_nofile(2 * n as u64 + 1024) {
-        eprintln!(
-            "skipped: the open-files hard limit is below {}; raise it (ulimit -n) to run this test",
+        common::skip(&format!(
+            "the open-files hard limit is below {}; raise it (ulimit -n) to run this test",
             2 * n + 1024
-        );
+        ));
         return;
     }
     let max = (n + 100).to_string();
@@ -330,7 +330,9 @@ async fn two_hundred_subscribers_with_ingest_and_non_readers() {
     const LEAD_SECS: i64 = 8;
     let subscribers = env_usize("TCQ_LOAD_SUBSCRIBERS", 200);
     if !raise_nofile(2 * subscribers as u64 + 1024) {
-        eprintln!("skipped: the open-files hard limit is too low for {subscribers} subscribers");
+        common::skip(&format!(
+            "the open-files hard limit is too low for {subscribers} subscribers; raise it (ulimit -n)"
+        ));
         return;
     }
     let queue = 4 << 20;

@@ -35,7 +35,7 @@ use std::path::Path;
 #[test]
 fn psql_scripts_give_their_expected_output() {
     if let Some(reason) = common::psql::psql_missing() {
-        eprintln!("SKIPPED: {reason}");
+        common::skip(&reason);
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -56,7 +56,7 @@ fn psql_scripts_give_their_expected_output() {
 #[test]
 fn psql_ctrl_c_cancels_a_running_continuous_query() {
     if let Some(reason) = common::psql::psql_missing() {
-        eprintln!("SKIPPED: {reason}");
+        common::skip(&reason);
         return;
     }
     let port = common::start_server();

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::tcqd::Tcqd;
-use common::{connect_as, exec, have, password_options, rows, sqlstate, start_server_with_options};
+use common::{connect_as, exec, password_options, rows, sqlstate, start_server_with_options};
 use tokio_postgres::Client;
 
 /// The password file of every test: two superusers.
@@ -765,8 +765,7 @@ async fn roles_owners_and_grants_survive_a_restart() {
 
 #[tokio::test]
 async fn psql_lists_roles_and_shows_privilege_errors() {
-    if !have("psql", &["--version"]) {
-        eprintln!("skipped: psql is not installed");
+    if !common::psql_installed() {
         return;
     }
     let (port, admin) = with_roles().await;
@@ -843,8 +842,7 @@ with psycopg.connect(base + " user=alice password=a1", autocommit=True) as c:
     except psycopg.errors.InsufficientPrivilege as e:
         print("refused", e.sqlstate, str(e).strip())
 "#;
-    if !have("python3", &["-c", "import psycopg"]) {
-        eprintln!("skipped: python3 with psycopg is not installed");
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
         return;
     }
     let (port, admin) = with_roles().await;

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{have, start_server_with_options as start};
+use common::start_server_with_options as start;
 use tcq::server::ServerOptions;
 use tokio_postgres::NoTls;
 
@@ -93,8 +93,7 @@ fn psql(conninfo: &str, password: &str, commands: &[&str]) -> (i32, String, Stri
 
 #[test]
 fn psql_uses_tls_with_scram_and_verifies_the_server() {
-    if !have("psql", &["--version"]) {
-        eprintln!("SKIPPED: psql is not installed (apt-get install postgresql-client)");
+    if !common::psql_installed() {
         return;
     }
     let pki = Pki::new();
@@ -161,8 +160,7 @@ fn psql_uses_tls_with_scram_and_verifies_the_server() {
 
 #[test]
 fn psql_without_server_tls_is_refused_under_require() {
-    if !have("psql", &["--version"]) {
-        eprintln!("SKIPPED: psql is not installed (apt-get install postgresql-client)");
+    if !common::psql_installed() {
         return;
     }
     let pki = Pki::new();
@@ -181,8 +179,7 @@ fn psql_without_server_tls_is_refused_under_require() {
 
 #[test]
 fn psycopg_uses_tls_with_scram() {
-    if !have("python3", &["-c", "import psycopg"]) {
-        eprintln!("SKIPPED: python3 with the `psycopg` module is not available (pip install it)");
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
         return;
     }
     let pki = Pki::new();

@@ -17,10 +17,10 @@ where
     S: AsRef<OsStr>,
 {
     if !super::have("java", &["-version"]) || !Path::new(JAR).exists() {
-        eprintln!(
-            "SKIPPED: java or {JAR} is missing \
+        super::skip(&format!(
+            "java or {JAR} is missing \
              (apt-get install openjdk-17-jdk-headless libpostgresql-jdbc-java)"
-        );
+        ));
         return None;
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -18,6 +18,70 @@ use std::sync::Arc;
 use tcq::engine::{Config, Engine};
 use tokio_postgres::{Client, NoTls};
 
+/// Report that the running test is skipped, and why; the caller then returns. The line is
+/// written to the process's stderr through `std::io::Write` (libtest captures only the
+/// print macros' output, so it shows without `--nocapture`) and appended to the file named
+/// by `TCQ_SKIP_LOG` (one `test<TAB>reason` line; scripts/test.sh sets it and closes its run
+/// with a summary of the skips). The test's name is its thread's, as libtest names it.
+pub fn skip(reason: &str) {
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(unnamed test)")
+        .to_string();
+    let reason = reason.replace(['\n', '\t'], " ");
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+    if let Some(log) = std::env::var_os("TCQ_SKIP_LOG") {
+        record_skip(std::path::Path::new(&log), &test, &reason);
+    }
+}
+
+/// Append `test<TAB>reason` to the skip log `log` (one write, so lines of tests running
+/// at once do not interleave).
+pub fn record_skip(log: &std::path::Path, test: &str, reason: &str) {
+    use std::io::Write;
+    let line = format!("{test}\t{reason}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        let _ = writeln!(
+            std::io::stderr(),
+            "cannot record the skip in {}: {e}",
+            log.display()
+        );
+    }
+}
+
+/// Whether python3 imports every module of `modules`; when one is missing, the test is
+/// reported skipped (see [`skip`]) with what to install.
+pub fn python_modules(modules: &[&str], install: &str) -> bool {
+    let missing: Vec<&str> = modules
+        .iter()
+        .copied()
+        .filter(|m| !have("python3", &["-c", &format!("import {m}")]))
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    skip(&format!(
+        "python3 lacks the module(s) {} (pip install {install}; scripts/test.sh does)",
+        missing.join(", ")
+    ));
+    false
+}
+
+/// Whether psql runs; when not, the test is reported skipped (see [`skip`]).
+pub fn psql_installed() -> bool {
+    if have("psql", &["--version"]) {
+        return true;
+    }
+    skip("psql is not installed (apt-get install postgresql-client; scripts/test.sh does)");
+    false
+}
+
 /// Whether `program` runs and succeeds with `args` (a tool a test needs is installed).
 pub fn have(program: &str, args: &[&str]) -> bool {
     std::process::Command::new(program)
@@ -30,8 +94,7 @@ pub fn have(program: &str, args: &[&str]) -> bool {
 /// after asserting that it succeeded; `None` (with a SKIPPED message) when python3 or the
 /// driver `module` is missing (.ci/run installs the drivers).
 pub fn run_python(script: &std::path::Path, module: &str) -> Option<String> {
-    if !have("python3", &["-c", &format!("import {module}")]) {
-        eprintln!("SKIPPED: python3 with the `{module}` module is not available (pip install it)");
+    if !python_modules(&[module], module) {
         return None;
     }
     let port = start_server();

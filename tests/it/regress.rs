@@ -6,9 +6,9 @@
 //! `target/tmp/regress/NAME.out`.
 //!
 //! ```text
-//! cargo test --test regress                          # run every script
-//! TCQ_REGRESS_ONLY=windows cargo test --test regress # scripts whose name contains "windows"
-//! TCQ_REGRESS_BLESS=1 cargo test --test regress      # rewrite the expected files
+//! cargo test --test it regress::                          # run every script
+//! TCQ_REGRESS_ONLY=windows cargo test --test it regress:: # scripts whose name contains "windows"
+//! TCQ_REGRESS_BLESS=1 cargo test --test it regress::      # rewrite the expected files
 //! ```
 //!
 //! The expected files were written by hand from DESIGN.md's semantics before the engine
@@ -25,7 +25,8 @@
 //! - `\await`: prints the background statement's output on the current session.
 //!
 //! Output format (psql's `-a -A` with `VERBOSITY verbose`, roughly): the script is echoed;
-//! rows print as `col|col` lines under a header and end with `(N rows)`; NULL prints as an
+//! rows print as `col|col` lines under a header and a line of the columns' types
+//! (`types: int8|numeric`, PostgreSQL's type names) and end with `(N rows)`; NULL prints as an
 //! empty string; INSERT and COPY print their command tags; errors print as
 //! `ERROR:  SQLSTATE: message` (then `DETAIL:  ...` and `CONTEXT:  ...` when the error has
 //! them), notices as
@@ -366,6 +367,8 @@ async fn simple(client: &Client, sql: &str, started: Option<oneshot::Sender<()>>
     };
     futures::pin_mut!(stream);
     let mut described = false;
+    // Where the type line goes: right under the header, once the statement has ended.
+    let mut types_at = None;
     let mut rows = 0u64;
     while let Some(message) = stream.next().await {
         if let Some(tx) = started.take() {
@@ -376,6 +379,7 @@ async fn simple(client: &Client, sql: &str, started: Option<oneshot::Sender<()>>
                 described = true;
                 let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
                 writeln!(out, "{}", names.join("|")).unwrap();
+                types_at = Some((out.len(), columns.len()));
             }
             Ok(SimpleQueryMessage::Row(row)) => {
                 rows += 1;
@@ -397,7 +401,27 @@ async fn simple(client: &Client, sql: &str, started: Option<oneshot::Sender<()>>
             }
         }
     }
+    if let Some((at, n)) = types_at {
+        out.insert_str(at, &column_types(client, sql, n).await);
+    }
     out
+}
+
+/// The type line printed under a result's header (`types: int8|numeric`), as
+/// sqllogictest's type line: the result's column types as the server describes the
+/// statement (its RowDescription through Parse/Describe, which binds without running),
+/// so two plans that type a column differently cannot both match the expected output.
+/// Asked after the statement ended, so a statement that failed to describe in a
+/// transaction block cannot change what the statement itself printed.
+async fn column_types(client: &Client, sql: &str, n: usize) -> String {
+    match client.prepare(sql).await {
+        Ok(stmt) if stmt.columns().len() == n => {
+            let names: Vec<&str> = stmt.columns().iter().map(|c| c.type_().name()).collect();
+            format!("types: {}\n", names.join("|"))
+        }
+        Ok(_) => "types: (described with another number of columns)\n".into(),
+        Err(_) => "types: (not described)\n".into(),
+    }
 }
 
 async fn copy_in(client: &Client, sql: &str, data: Vec<String>) -> String {

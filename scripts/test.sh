@@ -101,6 +101,14 @@ install_java() {
     apt_install openjdk-17-jdk-headless libpostgresql-jdbc-java
 }
 
+# PostgreSQL 15's server: tests/it/pg_differential.rs starts a cluster of its own with it
+# (initdb and pg_ctl, as the postgres user the package creates).
+install_postgresql() {
+    [ -x /usr/lib/postgresql/15/bin/initdb ] && return 0
+    say "installing PostgreSQL 15's server (tests/it/pg_differential.rs)"
+    apt_install postgresql
+}
+
 # PyFlink in a venv of its own: tests/it/flink_export.rs (needs the JDK above).
 install_pyflink() {
     local venv=${TCQ_FLINK_VENV:-$HOME/.cache/tcq/flink-venv}
@@ -109,7 +117,7 @@ install_pyflink() {
     scripts/flink_check.sh --install
 }
 
-DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java pyflink)
+DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java postgresql pyflink)
 
 install_all() {
     local dep

@@ -32,6 +32,7 @@ mod limits;
 mod load;
 mod memory_budget;
 mod numeric_typmod;
+mod pg_differential;
 mod pg_rules;
 mod protocol_attacks;
 mod psql_regress;

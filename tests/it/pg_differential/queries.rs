@@ -1,0 +1,617 @@
+//! The queries of the PostgreSQL differential test: the tables both servers load, the
+//! listed families (every aggregate over every column type, scalar functions and operators
+//! per type, casts between every pair of types, set operations and the statements users
+//! reach for), each over `ta` alone and again with `CROSS JOIN one`, and seeded-random
+//! SELECT-WHERE-GROUP BY queries.
+//!
+//! Every query that returns rows in an order the comparison reads (`ORDER BY`) orders them
+//! totally (by `id`, or by every group key), so two correct servers print the same rows in
+//! the same order.
+
+/// Statements that create and fill the tables on both servers.
+pub const SETUP: &[&str] = &[
+    "CREATE TABLE ta (id integer, k integer, s smallint, big bigint, r real, \
+     d double precision, n numeric, t text, v varchar(8), b boolean, ts timestamp, \
+     tz timestamptz, iv interval)",
+    // Every column has a NULL; bigints near 2^62 (four of them overflow a bigint sum);
+    // -0.0 beside 0.0; text with multi-byte characters.
+    "INSERT INTO ta VALUES \
+     (1, 1, 1, 4611686018427387904, 1.5, 2.5, 1.25, 'abc', 'ab', true, '2001-01-01 10:00:00', '2001-01-01 10:00:00+00', '1 hour'), \
+     (2, 1, 2, 4611686018427387903, 421.36, -0.0, 2.5, 'ÄÖü', 'xyz', false, '2001-01-02 11:30:00', '2001-01-02 11:30:00+00', '2 days'), \
+     (3, 2, NULL, 4611686018427387905, NULL, 0.0, NULL, NULL, NULL, NULL, NULL, NULL, NULL), \
+     (4, 2, -3, -4611686018427387904, -2.25, 1e15, 100.125, 'a~b', 'q', true, '2000-02-29 23:59:59', '2000-02-29 23:59:59+00', '-30 minutes'), \
+     (5, NULL, 5, 7, 0.5, 3, -7.5, '', '', false, '1999-12-31 00:00:00', '1999-12-31 00:00:00+00', '1 mon'), \
+     (6, 3, 32767, NULL, 1e10, -1.5e-7, 0.001, '日本語', '日本', NULL, '2024-06-15 12:34:56.789', '2024-06-15 12:34:56.789+00', '3 days 04:05:06'), \
+     (7, 7, -32768, 4611686018427387904, 3.25, -2.5, 99999.99, 'Zebra b', 'zz', true, '2001-01-01 10:00:00', '2001-01-01 10:00:00+00', '00:00:01'), \
+     (8, 1, 0, 0, -0.0, 1, 0, 'a b', 'a', false, '2001-03-04 05:06:07', '2001-03-04 05:06:07+00', '1 year 2 mons')",
+    "CREATE TABLE one (x integer)",
+    "INSERT INTO one VALUES (1)",
+    "CREATE TABLE tb (id integer, k integer, label text)",
+    "INSERT INTO tb VALUES (1, 1, 'one'), (2, 2, 'two'), (3, NULL, 'none'), (4, 9, 'nine')",
+];
+
+/// The two FROM clauses every family runs over: one table, and a join with a one-row table.
+const FROMS: [&str; 2] = ["ta", "ta CROSS JOIN one"];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Int,
+    Float,
+    Numeric,
+    Text,
+    Bool,
+    Time,
+    Interval,
+}
+
+const COLUMNS: &[(&str, Kind)] = &[
+    ("k", Kind::Int),
+    ("s", Kind::Int),
+    ("big", Kind::Int),
+    ("r", Kind::Float),
+    ("d", Kind::Float),
+    ("n", Kind::Numeric),
+    ("t", Kind::Text),
+    ("v", Kind::Text),
+    ("b", Kind::Bool),
+    ("ts", Kind::Time),
+    ("tz", Kind::Time),
+    ("iv", Kind::Interval),
+];
+
+fn is_number(k: Kind) -> bool {
+    matches!(k, Kind::Int | Kind::Float | Kind::Numeric)
+}
+
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "stddev",
+    "stddev_samp",
+    "stddev_pop",
+    "variance",
+    "var_samp",
+    "var_pop",
+    "bool_and",
+    "bool_or",
+    "every",
+];
+
+/// Every aggregate over every column, alone, grouped, DISTINCT and with FILTER.
+fn aggregates(from: &str, out: &mut Vec<String>) {
+    for agg in AGGREGATES {
+        for (c, _) in COLUMNS {
+            out.push(format!("SELECT {agg}({c}) FROM {from}"));
+            out.push(format!(
+                "SELECT k, {agg}({c}) FROM {from} GROUP BY k ORDER BY 1"
+            ));
+        }
+    }
+    for agg in ["count", "sum", "avg", "min", "max"] {
+        for (c, _) in COLUMNS {
+            out.push(format!("SELECT {agg}(DISTINCT {c}) FROM {from}"));
+        }
+    }
+    for (c, _) in COLUMNS {
+        out.push(format!("SELECT array_agg({c} ORDER BY id) FROM {from}"));
+        out.push(format!(
+            "SELECT string_agg({c}::text, ',' ORDER BY id) FROM {from}"
+        ));
+    }
+    for q in [
+        "SELECT count(*) FROM {F}",
+        "SELECT k, count(*) FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT count(*) FILTER (WHERE b) FROM {F}",
+        "SELECT sum(k) FILTER (WHERE k > 1), avg(d) FILTER (WHERE t IS NOT NULL) FROM {F}",
+        "SELECT k, count(*) FILTER (WHERE b), max(t) FILTER (WHERE id > 2) FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT string_agg(t, ', ' ORDER BY t DESC) FROM {F}",
+        "SELECT string_agg(DISTINCT v, ',' ORDER BY v) FROM {F}",
+        "SELECT array_agg(DISTINCT k ORDER BY k) FROM {F}",
+        "SELECT sum(big), avg(big), sum(big) / count(big) FROM {F}",
+        "SELECT sum(k) + 1, avg(k) * 2, max(k) - min(k), count(*) + count(k) FROM {F}",
+        "SELECT k, sum(d) FROM {F} GROUP BY k HAVING sum(d) > 0 ORDER BY 1",
+        "SELECT b, count(*), min(ts), max(tz) FROM {F} GROUP BY b ORDER BY 1",
+        "SELECT d, count(*) FROM {F} GROUP BY d ORDER BY 1",
+        "SELECT DISTINCT d FROM {F} ORDER BY 1",
+        "SELECT count(DISTINCT d) FROM {F}",
+        "SELECT r, count(*) FROM {F} GROUP BY r ORDER BY 1",
+    ] {
+        out.push(q.replace("{F}", from));
+    }
+}
+
+/// Scalar expressions per kind of operand (`{c}`), each as `SELECT id, expr ... ORDER BY id`.
+const NUMBER_EXPRS: &[&str] = &[
+    "abs({c})",
+    "-{c}",
+    "+{c}",
+    "round({c})",
+    "round({c}, 1)",
+    "ceil({c})",
+    "ceiling({c})",
+    "floor({c})",
+    "trunc({c})",
+    "sign({c})",
+    "sqrt(abs({c}))",
+    "{c} + 1",
+    "{c} - 1.5",
+    "{c} * 2",
+    "{c} / 3",
+    "{c} / 2.0",
+    "{c} % 3",
+    "mod({c}, 3)",
+    "power({c}, 2)",
+    "{c} ^ 2",
+    "greatest({c}, 0)",
+    "least({c}, 1, 2)",
+    "coalesce({c}, 0)",
+    "nullif({c}, 1)",
+    "pg_typeof({c})",
+    "{c}::text",
+    "{c} = 1",
+    "{c} <> 2",
+    "{c} < 2",
+    "{c} >= 0",
+    "{c} BETWEEN 0 AND 5",
+    "{c} NOT BETWEEN 0 AND 5",
+    "{c} IN (1, 2, 3)",
+    "{c} NOT IN (1, 7)",
+    "{c} IS NULL",
+    "{c} IS DISTINCT FROM 1",
+    "{c} & 3",
+    "{c} | 1",
+    "{c} # 5",
+    "~{c}",
+    "{c} << 1",
+    "{c} >> 1",
+    "exp({c} / 1e20)",
+    "ln(abs({c}) + 1)",
+    "log(abs({c}) + 1)",
+    "to_char({c}, '999D99')",
+    "{c} + {c}",
+    "{c} * 1.5",
+    "{c} + 0.5",
+    "{c}::float8 / 7",
+    "CASE WHEN {c} > 1 THEN {c} ELSE 0 END",
+    "width_bucket({c}, 0, 10, 5)",
+];
+
+const TEXT_EXPRS: &[&str] = &[
+    "lower({c})",
+    "upper({c})",
+    "length({c})",
+    "char_length({c})",
+    "octet_length({c})",
+    "substr({c}, 2)",
+    "substr({c}, 2, 1)",
+    "substring({c} from 2 for 2)",
+    "left({c}, 2)",
+    "right({c}, 2)",
+    "lpad({c}, 6, '*')",
+    "rpad({c}, 6, '.')",
+    "reverse({c})",
+    "replace({c}, 'a', 'A')",
+    "split_part({c}, ' ', 1)",
+    "md5({c})",
+    "btrim({c})",
+    "ltrim({c}, 'a')",
+    "rtrim({c})",
+    "trim(both 'a' from {c})",
+    "concat({c}, '!')",
+    "concat_ws('-', {c}, id)",
+    "{c} || '!'",
+    "{c} || id",
+    "position('b' in {c})",
+    "strpos({c}, 'b')",
+    "initcap({c})",
+    "repeat({c}, 2)",
+    "starts_with({c}, 'a')",
+    "{c} LIKE 'a%'",
+    "{c} ILIKE '%B%'",
+    "{c} NOT LIKE '%b'",
+    "{c} ~ 'b'",
+    "{c} ~* 'B'",
+    "{c} !~ 'b'",
+    "{c} SIMILAR TO 'a%'",
+    "quote_ident({c})",
+    "quote_literal({c})",
+    "ascii({c})",
+    "coalesce({c}, 'none')",
+    "nullif({c}, 'abc')",
+    "{c} = 'abc'",
+    "{c} < 'b'",
+    "{c} IN ('abc', 'q')",
+    "pg_typeof({c})",
+    "length({c}::text)",
+    "{c}::varchar(2)",
+    "{c} > {c}",
+    "to_hex(id * 255)",
+    "chr(65 + id)",
+    "upper({c}) || lower({c})",
+    "CASE {c} WHEN 'abc' THEN 1 WHEN 'q' THEN 2 ELSE 0 END",
+    "regexp_replace({c}, 'b', 'B')",
+];
+
+const BOOL_EXPRS: &[&str] = &[
+    "NOT {c}",
+    "{c} AND true",
+    "{c} OR false",
+    "{c} IS TRUE",
+    "{c} IS NOT FALSE",
+    "{c} IS UNKNOWN",
+    "{c}::integer",
+    "{c}::text",
+    "coalesce({c}, false)",
+    "pg_typeof({c})",
+    "{c} = true",
+    "{c} AND k > 1",
+    "CASE WHEN {c} THEN 'y' ELSE 'n' END",
+];
+
+const TIME_EXPRS: &[&str] = &[
+    "date_trunc('day', {c})",
+    "date_trunc('month', {c})",
+    "date_trunc('hour', {c})",
+    "date_trunc('year', {c})",
+    "extract(year from {c})",
+    "extract(epoch from {c})",
+    "extract(dow from {c})",
+    "extract(second from {c})",
+    "date_part('minute', {c})",
+    "date_part('epoch', {c})",
+    "{c} + interval '1 day'",
+    "{c} - interval '1 hour'",
+    "{c} - '2000-01-01 00:00:00'",
+    "{c}::date",
+    "{c}::time",
+    "to_char({c}, 'YYYY-MM-DD HH24:MI')",
+    "age({c}, '2000-01-01')",
+    "date_bin('15 minutes', {c}, '2000-01-01')",
+    "{c} > '2001-01-01'",
+    "{c}::text",
+    "pg_typeof({c})",
+    "{c} AT TIME ZONE 'UTC'",
+    "{c} AT TIME ZONE 'America/New_York'",
+    "{c} + iv",
+    "{c} BETWEEN '2000-01-01' AND '2001-12-31'",
+    "greatest({c}, '2001-01-01')",
+    "{c} = '2001-01-01 10:00:00'",
+];
+
+const INTERVAL_EXPRS: &[&str] = &[
+    "extract(epoch from {c})",
+    "{c} * 2",
+    "{c} / 2",
+    "-{c}",
+    "{c} + interval '1 hour'",
+    "date_part('day', {c})",
+    "{c}::text",
+    "justify_hours({c})",
+    "date_trunc('hour', {c})",
+    "pg_typeof({c})",
+    "{c} > '1 hour'",
+    "{c} = '60 minutes'",
+    "{c} * 1.5",
+];
+
+fn scalars(from: &str, out: &mut Vec<String>) {
+    for (c, kind) in COLUMNS {
+        let exprs = match kind {
+            Kind::Int | Kind::Float | Kind::Numeric => NUMBER_EXPRS,
+            Kind::Text => TEXT_EXPRS,
+            Kind::Bool => BOOL_EXPRS,
+            Kind::Time => TIME_EXPRS,
+            Kind::Interval => INTERVAL_EXPRS,
+        };
+        for e in exprs {
+            let e = e.replace("{c}", c);
+            out.push(format!("SELECT id, {e} FROM {from} ORDER BY id"));
+        }
+    }
+    for q in [
+        "SELECT id, k + s, k * big, s * s, k / s, d / r, n / 3, k + d, k + n, r + d, n * d FROM {F} ORDER BY id",
+        "SELECT id, k::numeric / 3, big::numeric * 3, n / 7 FROM {F} ORDER BY id",
+        "SELECT id, coalesce(k, s, 0), coalesce(n, d), coalesce(t, v), greatest(k, s, 0), least(n, 2) FROM {F} ORDER BY id",
+        "SELECT id, CASE WHEN k = 1 THEN 'one' WHEN k IS NULL THEN NULL ELSE 'many' END FROM {F} ORDER BY id",
+        "SELECT id, CASE k WHEN 2 THEN 2.5 ELSE 0 END, CASE WHEN b THEN k ELSE big END FROM {F} ORDER BY id",
+        "SELECT id, t || v, t || k, k || t, concat(t, k, b, d, n, ts, iv) FROM {F} ORDER BY id",
+        "SELECT id, ts - ts, tz - tz, ts + iv, tz - iv, ts::timestamptz, tz::timestamp FROM {F} ORDER BY id",
+        "SELECT id, 1 + 1, 1 + 1.0, 2 * 3.5, 7 / 2, 7 / 2.0, -7 % 3, 2 ^ 10 FROM {F} ORDER BY id",
+        "SELECT pg_typeof(1 + 1.0), pg_typeof(1::smallint + 1), pg_typeof(1.5::real * 2), pg_typeof('a'::text || 1) FROM {F}",
+        "SELECT id, (k, s) = (1, 1), k IS NOT DISTINCT FROM s FROM {F} ORDER BY id",
+        "SELECT id, 'x' || NULL, NULL::integer + 1, NULLIF(NULL, 1) FROM {F} ORDER BY id",
+        "SELECT id, random() < 2, clock_timestamp() > '2000-01-01', now() > '2000-01-01' FROM {F} ORDER BY id",
+        "SELECT id, current_user IS NOT NULL, current_database() IS NOT NULL, version() LIKE 'PostgreSQL%' FROM {F} ORDER BY id",
+    ] {
+        out.push(q.replace("{F}", from));
+    }
+}
+
+const CAST_TARGETS: &[&str] = &[
+    "smallint",
+    "integer",
+    "bigint",
+    "real",
+    "double precision",
+    "numeric",
+    "numeric(6,2)",
+    "text",
+    "varchar(3)",
+    "boolean",
+    "timestamp",
+    "timestamptz",
+    "interval",
+    "date",
+    "char(2)",
+];
+
+fn casts(from: &str, out: &mut Vec<String>) {
+    for (c, _) in COLUMNS {
+        for t in CAST_TARGETS {
+            out.push(format!("SELECT id, {c}::{t} FROM {from} ORDER BY id"));
+        }
+    }
+}
+
+/// Statements users reach for beyond the families: set operations, DISTINCT, ordering and
+/// paging, the errors PostgreSQL gives for ill-formed ones, and what clients send.
+fn others(out: &mut Vec<String>) {
+    for q in [
+        "SELECT 1 UNION SELECT 2.5 ORDER BY 1",
+        "SELECT 1 UNION ALL SELECT 1 ORDER BY 1",
+        "SELECT k FROM ta UNION SELECT big FROM ta ORDER BY 1",
+        "SELECT k FROM ta UNION ALL SELECT s FROM ta ORDER BY 1",
+        "SELECT k FROM ta INTERSECT SELECT s FROM ta ORDER BY 1",
+        "SELECT k FROM ta INTERSECT ALL SELECT k FROM ta ORDER BY 1",
+        "SELECT k FROM ta EXCEPT SELECT 2 ORDER BY 1",
+        "SELECT k FROM ta EXCEPT ALL SELECT 2 ORDER BY 1",
+        "SELECT k FROM ta EXCEPT ALL SELECT k FROM tb ORDER BY 1",
+        "SELECT d FROM ta UNION SELECT 0 ORDER BY 1",
+        "SELECT t FROM ta UNION SELECT v FROM ta ORDER BY 1",
+        "SELECT n FROM ta UNION SELECT k FROM ta ORDER BY 1",
+        "SELECT 'a' UNION SELECT 'b' ORDER BY 1",
+        "SELECT NULL UNION SELECT 1 ORDER BY 1",
+        "SELECT DISTINCT k FROM ta ORDER BY id",
+        "SELECT DISTINCT k FROM ta ORDER BY 1",
+        "SELECT DISTINCT k, b FROM ta ORDER BY 1, 2",
+        "SELECT DISTINCT ON (k) k, id FROM ta ORDER BY k, id",
+        "SELECT id FROM ta ORDER BY id FETCH FIRST 3 ROWS ONLY",
+        "SELECT id FROM ta ORDER BY id OFFSET 2 ROWS FETCH NEXT 2 ROWS ONLY",
+        "SELECT id FROM ta ORDER BY id LIMIT 3 OFFSET 2",
+        "SELECT id, t FROM ta ORDER BY t NULLS FIRST, id",
+        "SELECT id, d FROM ta ORDER BY d DESC, id",
+        "SELECT id, r FROM ta ORDER BY r DESC NULLS LAST, id",
+        "SELECT id, k FROM ta ORDER BY k, id DESC",
+        "SELECT id FROM ta NATURAL JOIN tb ORDER BY id",
+        "SELECT ta.id, label FROM ta JOIN tb USING (id) ORDER BY 1",
+        "SELECT ta.id, tb.label FROM ta LEFT JOIN tb ON ta.k = tb.k ORDER BY 1, 2",
+        "SELECT id FROM ta JOIN tb ON ta.k = tb.k ORDER BY 1",
+        "SELECT k FROM ta JOIN tb ON ta.id = tb.id ORDER BY 1",
+        "SELECT ta.k, count(*) FROM ta JOIN tb ON ta.k = tb.k GROUP BY ta.k ORDER BY 1",
+        "SELECT id, row_number() OVER (ORDER BY id) FROM ta ORDER BY id",
+        "SELECT id, rank() OVER (ORDER BY k) FROM ta ORDER BY id",
+        "SELECT id, dense_rank() OVER (ORDER BY k) FROM ta ORDER BY id",
+        "SELECT id, sum(k) OVER (PARTITION BY b) FROM ta ORDER BY id",
+        "SELECT id, count(*) OVER () FROM ta ORDER BY id",
+        "SELECT id, lag(k) OVER (ORDER BY id), lead(k) OVER (ORDER BY id) FROM ta ORDER BY id",
+        "SELECT id, first_value(t) OVER (ORDER BY id) FROM ta ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY id) FROM ta ORDER BY id",
+        "SELECT * FROM unnest(current_schemas(true))",
+        "SELECT nspname FROM pg_namespace WHERE nspname = ANY(current_schemas(true)) ORDER BY 1",
+        "SELECT unnest(ARRAY[1, 2, 3])",
+        "SELECT generate_series(1, 3)",
+        "SELECT * FROM generate_series(1, 5) g WHERE g > 2",
+        "SELECT -0.0::float8, 0.0::float8 = -0.0::float8, '-0'::float8",
+        "SELECT 1::float8 / 3, 1e300 * 10, 0.1::real + 0.2::real",
+        "SELECT 9223372036854775807 + 1",
+        "SELECT 2147483647 + 1",
+        "SELECT 32767::smallint + 1::smallint",
+        "SELECT 1 / 0",
+        "SELECT 1.0 / 0",
+        "SELECT 1::float8 / 0",
+        "SELECT 'abc'::integer",
+        "SELECT '2001-02-30'::timestamp",
+        "SELECT sqrt(-1)",
+        "SELECT ln(0)",
+        "SELECT k FROM ta CROSS JOIN tb",
+        "SELECT id FROM ta, tb WHERE ta.k = tb.k",
+        "SELECT nosuch FROM ta",
+        "SELECT k FROM nosuch",
+        "SELECT sum(t) FROM ta",
+        "SELECT avg(b) FROM ta",
+        "SELECT k, count(*) FROM ta GROUP BY 1 HAVING k > 1 ORDER BY 1",
+        "SELECT k, t FROM ta GROUP BY k ORDER BY 1",
+        "SELECT count(*) FROM ta WHERE count(*) > 1",
+        "SELECT id, k FROM ta WHERE k > (SELECT avg(k) FROM ta) ORDER BY id",
+        "SELECT id FROM ta WHERE k IN (SELECT k FROM tb) ORDER BY id",
+        "SELECT id FROM ta WHERE EXISTS (SELECT 1 FROM tb WHERE tb.k = ta.k) ORDER BY id",
+        "SELECT (SELECT count(*) FROM tb), count(*) FROM ta",
+        "WITH w AS (SELECT k, count(*) AS c FROM ta GROUP BY k) SELECT * FROM w ORDER BY 1",
+        "SELECT * FROM (SELECT k, sum(d) FROM ta GROUP BY k) sub ORDER BY 1",
+        "VALUES (1, 'a'), (2, 'b')",
+        "SELECT * FROM (VALUES (1, 2.5), (2, 3)) v(a, b) ORDER BY 1",
+        "SELECT CAST(k AS text) || '-' || CAST(id AS varchar) FROM ta ORDER BY id",
+        "SELECT ARRAY[k, s] FROM ta ORDER BY id",
+        "SELECT id FROM ta WHERE k = ANY(ARRAY[1, 2]) ORDER BY id",
+        "SELECT id, t FROM ta WHERE t ~ '^a' ORDER BY id",
+        "SELECT id, t FROM ta WHERE t COLLATE \"C\" < 'b' ORDER BY id",
+        "SELECT '1 day'::interval + '2001-01-01'::date",
+        "SELECT date '2001-01-01' + 1, time '10:00' + interval '1 hour'",
+        "SELECT timestamp '2001-01-01 10:00' - timestamp '2000-01-01'",
+        "SELECT to_timestamp(0), to_timestamp(1e9)",
+        "SELECT extract(year from timestamp '2001-02-03'), date_part('year', timestamp '2001-02-03')",
+        "SELECT '2001-01-01'::date - '2000-01-01'::date",
+        "SELECT 'infinity'::timestamp, '-infinity'::timestamp",
+        "SELECT 'NaN'::float8, 'Infinity'::float8",
+        "SELECT 1.5::numeric(3,1) * 100",
+        "SELECT 123.456::numeric(5,2)",
+        "SELECT 'abc'::varchar(2), 'abc'::char(2)",
+        "SELECT true AND NULL, false AND NULL, true OR NULL, NOT NULL::boolean",
+        "SELECT 5 BETWEEN SYMMETRIC 7 AND 1",
+        "SELECT ROW(1, 2)",
+        "SELECT count(*) FROM ta t1, ta t2",
+        "SELECT t1.id, t2.id FROM ta t1 JOIN ta t2 ON t1.d = t2.d ORDER BY 1, 2",
+        "SELECT t1.id FROM ta t1 JOIN ta t2 ON t1.r = t2.r ORDER BY 1",
+    ] {
+        out.push(q.to_string());
+    }
+}
+
+/// The listed queries.
+pub fn listed() -> Vec<String> {
+    let mut out = Vec::new();
+    for from in FROMS {
+        aggregates(from, &mut out);
+        scalars(from, &mut out);
+        casts(from, &mut out);
+    }
+    others(&mut out);
+    out
+}
+
+/// A small seeded generator (xorshift64*), so every run draws the same queries.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+fn literal(rng: &mut Rng, kind: Kind) -> String {
+    match kind {
+        Kind::Int => rng
+            .pick(&["0", "1", "2", "-3", "7", "32767", "4611686018427387904"])
+            .to_string(),
+        Kind::Float => rng
+            .pick(&["0", "1.5", "-2.25", "2.5", "1e10", "-0.0"])
+            .to_string(),
+        Kind::Numeric => rng
+            .pick(&["0", "1.25", "2.5", "-7.5", "100.125"])
+            .to_string(),
+        Kind::Text => rng
+            .pick(&["'abc'", "'a'", "'b'", "''", "'日本'", "'Z'"])
+            .to_string(),
+        Kind::Bool => rng.pick(&["true", "false"]).to_string(),
+        Kind::Time => rng
+            .pick(&["'2001-01-01 10:00:00'", "'2000-06-01'", "'2010-01-01'"])
+            .to_string(),
+        Kind::Interval => rng.pick(&["'1 hour'", "'1 day'", "'0'"]).to_string(),
+    }
+}
+
+fn atom(rng: &mut Rng) -> String {
+    let (c, kind) = *rng.pick(COLUMNS);
+    match rng.below(6) {
+        0 => format!("{c} IS {}NULL", if rng.chance(50) { "NOT " } else { "" }),
+        1 if is_number(kind) => {
+            let (a, b) = (literal(rng, kind), literal(rng, kind));
+            format!("{c} BETWEEN {a} AND {b}")
+        }
+        2 if kind == Kind::Text => {
+            format!("{c} LIKE {}", rng.pick(&["'a%'", "'%b%'", "'_'", "'%'"]))
+        }
+        3 if kind == Kind::Bool => format!("{}{c}", if rng.chance(50) { "NOT " } else { "" }),
+        4 => {
+            let (a, b) = (literal(rng, kind), literal(rng, kind));
+            format!("{c} IN ({a}, {b})")
+        }
+        _ => {
+            let op = rng.pick(&["=", "<>", "<", "<=", ">", ">="]);
+            format!("{c} {op} {}", literal(rng, kind))
+        }
+    }
+}
+
+fn predicate(rng: &mut Rng) -> String {
+    let mut p = atom(rng);
+    for _ in 0..rng.below(3) {
+        let op = if rng.chance(60) { "AND" } else { "OR" };
+        p = format!("{p} {op} {}", atom(rng));
+    }
+    if rng.chance(15) {
+        p = format!("NOT ({p})");
+    }
+    p
+}
+
+fn aggregate_call(rng: &mut Rng) -> String {
+    let (c, kind) = *rng.pick(COLUMNS);
+    let funcs: &[&str] = match kind {
+        Kind::Int | Kind::Float | Kind::Numeric => {
+            &["count", "sum", "avg", "min", "max", "stddev", "var_pop"]
+        }
+        Kind::Interval => &["count", "sum", "avg", "min", "max"],
+        Kind::Bool => &["count", "bool_and", "bool_or"],
+        Kind::Text | Kind::Time => &["count", "min", "max"],
+    };
+    let f = rng.pick(funcs);
+    if *f == "count" && rng.chance(30) {
+        "count(*)".into()
+    } else {
+        format!("{f}({c})")
+    }
+}
+
+/// `n` seeded-random SELECT-WHERE-GROUP BY queries, each ordered totally.
+pub fn random(seed: u64, n: usize) -> Vec<String> {
+    let mut rng = Rng(seed | 1);
+    let keys = ["k", "s", "b", "t", "v", "ts", "d", "n"];
+    (0..n)
+        .map(|_| {
+            let from = FROMS[rng.below(2)];
+            let filter = if rng.chance(75) {
+                format!(" WHERE {}", predicate(&mut rng))
+            } else {
+                String::new()
+            };
+            if rng.chance(70) {
+                let mut group: Vec<&str> = Vec::new();
+                for _ in 0..rng.below(3) {
+                    let g = *rng.pick(&keys);
+                    if !group.contains(&g) {
+                        group.push(g);
+                    }
+                }
+                let mut items: Vec<String> = group.iter().map(|g| g.to_string()).collect();
+                for _ in 0..1 + rng.below(3) {
+                    items.push(aggregate_call(&mut rng));
+                }
+                let mut q = format!("SELECT {} FROM {from}{filter}", items.join(", "));
+                if !group.is_empty() {
+                    q += &format!(" GROUP BY {}", group.join(", "));
+                    if rng.chance(25) {
+                        q += " HAVING count(*) > 1";
+                    }
+                    let ordinals: Vec<String> = (1..=group.len()).map(|i| i.to_string()).collect();
+                    q += &format!(" ORDER BY {}", ordinals.join(", "));
+                }
+                q
+            } else {
+                let mut items = vec!["id".to_string()];
+                for _ in 0..1 + rng.below(3) {
+                    items.push(rng.pick(COLUMNS).0.to_string());
+                }
+                format!(
+                    "SELECT {} FROM {from}{filter} ORDER BY id",
+                    items.join(", ")
+                )
+            }
+        })
+        .collect()
+}

@@ -23,9 +23,15 @@ impl Tcqd {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tcqd"));
+        command.args(["--listen", "127.0.0.1:0"]).args(args);
+        Tcqd::start_command(command)
+    }
+
+    /// Start `command`, which runs tcqd with `--listen 127.0.0.1:0` (through `sh -c` or
+    /// `setpriv`, say); waits as [`Tcqd::start`] does.
+    pub fn start_command(mut command: Command) -> Tcqd {
+        let mut child = command
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
             .spawn()

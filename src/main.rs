@@ -184,9 +184,12 @@ async fn run() -> std::process::ExitCode {
             tracing_subscriber::EnvFilter::new(default)
         }),
     };
+    // Colours only on a terminal: a log file or a pipe gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .init();
 
     let result = match cli.command {

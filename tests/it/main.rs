@@ -32,6 +32,7 @@ mod joins;
 mod limits;
 mod load;
 mod memory_budget;
+mod messages;
 mod numeric_typmod;
 mod pg_rules;
 mod protocol_attacks;

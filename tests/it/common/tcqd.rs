@@ -42,12 +42,15 @@ impl Tcqd {
         let lines = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("tcq listening on ").nth(1) {
-                    if let Some(Ok(port)) = addr.trim().rsplit(':').next().map(str::parse::<u16>) {
-                        let _ = port_tx.send(port);
-                    }
-                }
+                // Logged before the port is reported, so the log holds the line by then.
+                let port = line
+                    .split("tcq listening on ")
+                    .nth(1)
+                    .and_then(|addr| addr.trim().rsplit(':').next()?.parse::<u16>().ok());
                 lines.lock().expect("log lock").push(line);
+                if let Some(port) = port {
+                    let _ = port_tx.send(port);
+                }
             }
         });
         let port = port_rx

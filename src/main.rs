@@ -104,6 +104,11 @@ struct ServeArgs {
     /// Bytes after which an archived stream's log is sealed into a Parquet segment.
     #[arg(long, default_value_t = tcq::engine::StorageConfig::new("").seal_bytes)]
     seal_bytes: u64,
+    /// Start although a file of an archived stream cannot be read or is damaged (a log
+    /// record or segment whose checksum fails): the damage is logged and skipped and the
+    /// rest served. Without it such a file stops tcqd at start, naming it.
+    #[arg(long)]
+    ignore_damaged_archive: bool,
 }
 
 impl ServeArgs {
@@ -125,6 +130,7 @@ impl ServeArgs {
         let storage = (!self.memory_only).then(|| tcq::engine::StorageConfig {
             sync: self.sync,
             seal_bytes: self.seal_bytes,
+            ignore_damage: self.ignore_damaged_archive,
             ..tcq::engine::StorageConfig::new(&self.data_dir)
         });
         (tcq::engine::Config { limits }, storage)
@@ -178,9 +184,12 @@ async fn run() -> std::process::ExitCode {
             tracing_subscriber::EnvFilter::new(default)
         }),
     };
+    // Colours only on a terminal: a log file or a pipe gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .init();
 
     let result = match cli.command {

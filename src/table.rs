@@ -227,6 +227,8 @@ pub struct Table {
     pub not_null: Vec<bool>,
     /// Per column: its DEFAULT, a constant expression evaluated at each insert.
     pub defaults: Vec<Option<Expr>>,
+    /// Per column: the DEFAULT's SQL text as written (`pg_attrdef.adbin`, psql's `\d`).
+    pub default_sql: Vec<Option<String>>,
     /// PRIMARY KEY and UNIQUE constraints.
     pub keys: Arc<Vec<KeyDef>>,
     /// Rows the table may hold (`Limits::table_rows_max`).
@@ -257,6 +259,7 @@ impl Table {
             oid,
             columns: Arc::new(columns),
             not_null,
+            default_sql: vec![None; defaults.len()],
             defaults,
             keys: Arc::new(keys),
             rows_max,

@@ -103,6 +103,10 @@ pub struct StorageConfig {
     /// Bytes after which an archived stream's log is sealed into a Parquet segment.
     /// Default 64 MiB.
     pub seal_bytes: u64,
+    /// Start, and back-fill, although a file of an archived stream cannot be read or is
+    /// damaged (`tcqd --ignore-damaged-archive`): the damage is logged and skipped and the
+    /// rest served. Default false: such a file stops the start (see [`damaged`]).
+    pub ignore_damage: bool,
 }
 
 impl StorageConfig {
@@ -112,6 +116,7 @@ impl StorageConfig {
             dir: dir.into(),
             sync: SyncMode::Batch,
             seal_bytes: 64 << 20,
+            ignore_damage: false,
         }
     }
 }
@@ -130,6 +135,21 @@ pub(super) const KIND_EFFECTS: u8 = 3;
 pub(super) const PAYLOAD_MAX: usize = 1 << 30;
 /// The column that carries the arrival time of a stream without a TIMESTAMPCOLUMN.
 pub const ARRIVAL_COLUMN: &str = "tcq_arrival_time";
+
+/// The rule for every file of an archived stream that cannot be read or is damaged (a log
+/// record or a segment whose checksum fails, a batch that does not decode): tcq never
+/// answers from part of a stream's data without being told to. At start the error stops
+/// tcqd, and a back-fill that meets such a file ends its query with it; `error` (which
+/// names the file and offset) gains what to do. `--ignore-damaged-archive`
+/// ([`StorageConfig::ignore_damage`]) skips the damage instead, logging it.
+pub(crate) fn damaged(error: Error) -> Error {
+    let fix = "an archived stream is not served in part: restore the file (or its permissions: tcqd must read it), or move it out of the stream's directory (its tuples are lost), or start tcqd with --ignore-damaged-archive to serve the rest";
+    match error {
+        Error::Io(m) => Error::Io(format!("{m}; {fix}")),
+        Error::DataCorrupted(m) => Error::DataCorrupted(format!("{m}; {fix}")),
+        other => other,
+    }
+}
 
 pub(crate) fn io_err(what: impl std::fmt::Display, e: std::io::Error) -> Error {
     Error::Io(format!("{what}: {e}"))
@@ -183,14 +203,19 @@ pub(crate) struct DataDir {
 }
 
 impl DataDir {
-    /// Create (if needed) and lock `config.dir`. Errors: another server holds the lock, or
-    /// the directory cannot be created or read.
+    /// Create (if needed, mode 0700) and lock `config.dir`, and remove what a crashed
+    /// server left in its staging directory. Errors: the directory is open to group or
+    /// others (see `private_fs`), another server holds the lock, or the directory cannot be
+    /// created or read.
     pub fn open(config: StorageConfig) -> Result<DataDir> {
         let dir = &config.dir;
-        std::fs::create_dir_all(dir.join(STREAMS_DIR))
+        super::private_fs::create_dir_all(dir)
+            .map_err(|e| io_err(format!("cannot create data directory {}", dir.display()), e))?;
+        super::private_fs::check_private(dir)?;
+        super::private_fs::create_dir_all(&dir.join(STREAMS_DIR))
             .map_err(|e| io_err(format!("cannot create data directory {}", dir.display()), e))?;
         let path = dir.join(LOCK_FILE);
-        let mut lock = OpenOptions::new()
+        let mut lock = super::private_fs::options()
             .read(true)
             .write(true)
             .create(true)
@@ -276,7 +301,7 @@ impl DataDir {
         let dir = &self.config.dir;
         let tmp = dir.join("catalog.tmp");
         let err = |e| io_err(format!("cannot write {}", tmp.display()), e);
-        let mut f = File::create(&tmp).map_err(err)?;
+        let mut f = super::private_fs::create(&tmp).map_err(err)?;
         f.write_all(text.as_bytes()).map_err(err)?;
         f.sync_all().map_err(err)?;
         std::fs::rename(&tmp, dir.join(CATALOG_FILE)).map_err(err)?;
@@ -540,6 +565,8 @@ pub(crate) struct StreamArchive {
     pub codec: ArchiveCodec,
     sync: SyncMode,
     seal_bytes: u64,
+    /// Skip (and log) damaged or unreadable files instead of failing ([`damaged`]).
+    ignore_damage: bool,
     log: Mutex<OpenLog>,
     /// Serialises fsyncs; whoever holds it syncs everything written so far.
     sync_lock: tokio::sync::Mutex<()>,
@@ -720,7 +747,7 @@ impl StreamArchive {
         codec: ArchiveCodec,
         config: &StorageConfig,
     ) -> Result<(StreamArchive, Recovered)> {
-        std::fs::create_dir_all(&dir)
+        super::private_fs::create_dir_all(&dir)
             .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
         let files = list_dir(&dir)?;
         let mut logs: Vec<u64> = Vec::new();
@@ -746,7 +773,14 @@ impl StreamArchive {
                 let _ = std::fs::remove_file(&path);
                 continue;
             }
-            let (mut src, survey) = survey_log(&path, 0, None, Some("; the record is lost"))?;
+            let lost = config.ignore_damage.then_some("; the record is lost");
+            let (mut src, survey) = survey_log(&path, 0, None, lost).map_err(damaged)?;
+            if let (false, Some((offset, why))) = (config.ignore_damage, survey.damage.first()) {
+                return Err(damaged(Error::DataCorrupted(format!(
+                    "{}: offset {offset}: {why}",
+                    path.display()
+                ))));
+            }
             let size = src.len();
             if survey.committed_len < size {
                 tracing::warn!(
@@ -765,10 +799,11 @@ impl StreamArchive {
                 src.truncate(survey.committed_len);
             }
             last_statement = last_statement.max(survey.last_statement);
-            decode_log(&path, &mut src, &survey, &mut |rb| {
+            decode_log(&path, &mut src, &survey, config.ignore_damage, &mut |rb| {
                 note_times(&codec, &rb, &mut recovered);
                 Ok(true)
-            })?;
+            })
+            .map_err(damaged)?;
             seq = seq.max(s);
         }
         for &s in &segments {
@@ -780,7 +815,10 @@ impl StreamArchive {
                     recovered.last_us = Some(recovered.last_us.map_or(hi, |l| l.max(hi)));
                 }
                 Ok(None) => {}
-                Err(e) => tracing::warn!("{e}; the segment is kept but its tuples are not served"),
+                Err(e) if config.ignore_damage => {
+                    tracing::warn!("{e}; the segment is kept but its tuples are not served")
+                }
+                Err(e) => return Err(damaged(e)),
             }
         }
         // Appends go to the newest log (a fresh one when every log is sealed).
@@ -790,7 +828,7 @@ impl StreamArchive {
             seq
         };
         let path = dir.join(log_name(seq));
-        let file = OpenOptions::new()
+        let file = super::private_fs::options()
             .create(true)
             .append(true)
             .open(&path)
@@ -805,6 +843,7 @@ impl StreamArchive {
             codec,
             sync: config.sync,
             seal_bytes: config.seal_bytes,
+            ignore_damage: config.ignore_damage,
             log: Mutex::new(OpenLog {
                 seq,
                 file: Arc::new(file),
@@ -881,21 +920,29 @@ impl StreamArchive {
         ReplayPin(self.clone())
     }
 
-    /// Hand the committed batches between log positions `from` and `to` to `each`, in
-    /// order (both positions from [`StreamArchive::committed_at`], `from` not after `to`;
+    /// Hand the committed tuples from `from_us` on between log positions `from` and `to`
+    /// to `each`, in batches, in order (both positions from [`StreamArchive::committed_at`], `from` not after `to`;
     /// the caller holds a [`ReplayPin`] taken before `from` was read). Whole files are read
     /// as their sealed segment when there is one (only the row groups reaching `from_us`,
     /// one batch of at most 16 Ki rows at a time), parts of files from their log. `each`
-    /// returns false to stop the reading; the result is false then. Blocking file reads:
-    /// call it off the async workers. A damaged file is logged and skipped (from the
-    /// damage on, for a segment that fails part way).
+    /// returns false to stop the reading; the result is `Ok(false)` then. Blocking file
+    /// reads: call it off the async workers. Errors: a file that cannot be read or is
+    /// damaged ([`damaged`]; batches before it have been handed over); with
+    /// `ignore_damage` such a file is logged and skipped instead (from the damage on, for
+    /// a segment that fails part way).
     pub fn read_range(
         &self,
         from: LogPos,
         to: LogPos,
         from_us: Option<i64>,
         each: &mut dyn FnMut(ColumnBatch) -> bool,
-    ) -> bool {
+    ) -> Result<bool> {
+        // Only tuples from `from_us` on reach the query: a log is in arrival order, so its
+        // batches are filtered row by row (a segment's row groups before it are not read).
+        let each = &mut |b: ColumnBatch| match from_us {
+            Some(from) => b.from_time(from).is_none_or(&mut *each),
+            None => each(b),
+        };
         let files = self.files_pinned();
         for (seq, has_segment, has_log) in files {
             if seq < from.seq || seq > to.seq {
@@ -917,11 +964,12 @@ impl StreamArchive {
             };
             match read {
                 Ok(true) => {}
-                Ok(false) => return false,
-                Err(e) => tracing::warn!("back-fill skips a file: {e}"),
+                Ok(false) => return Ok(false),
+                Err(e) if self.ignore_damage => tracing::warn!("back-fill skips a file: {e}"),
+                Err(e) => return Err(damaged(e)),
             }
         }
-        true
+        Ok(true)
     }
 
     /// Every file sequence number with (segment exists, log exists), oldest first.
@@ -954,7 +1002,14 @@ impl StreamArchive {
         let path = self.dir.join(log_name(seq));
         // Damage was logged when the server started; a replay does not log it again.
         let (mut src, survey) = survey_log(&path, start, stop, None)?;
-        decode_log(&path, &mut src, &survey, &mut |rb| {
+        if let (false, Some((offset, why))) = (self.ignore_damage, survey.damage.first()) {
+            return Err(Error::DataCorrupted(format!(
+                "{}: offset {}: {why}",
+                path.display(),
+                start + offset
+            )));
+        }
+        decode_log(&path, &mut src, &survey, self.ignore_damage, &mut |rb| {
             Ok(each(self.codec.from_record_batch(&rb)?))
         })
     }
@@ -1015,7 +1070,7 @@ impl StreamArchive {
         }
         let seq = log.seq + 1;
         let path = self.dir.join(log_name(seq));
-        let file = OpenOptions::new()
+        let file = super::private_fs::options()
             .create(true)
             .append(true)
             .open(&path)
@@ -1107,7 +1162,7 @@ impl StreamArchive {
             };
             let mut w = super::segment::SegmentWriter::new(&runs_path, &self.codec)?;
             let mut run: Vec<RecordBatch> = Vec::new();
-            decode_log(&log, &mut src, &survey, &mut |rb| {
+            decode_log(&log, &mut src, &survey, self.ignore_damage, &mut |rb| {
                 run.push(rb);
                 if run.len() == per_run {
                     w.write_run(&std::mem::take(&mut run))?;
@@ -1212,24 +1267,36 @@ fn survey_log(
 }
 
 /// Hand the committed batches of a surveyed log to `each`, one at a time (see
-/// [`log_scan::for_each_committed`]); a batch that does not decode is logged and skipped.
+/// [`log_scan::for_each_committed`]). A batch that does not decode is logged and skipped
+/// when `ignore_damage`, and otherwise an error (XX001, naming the file and offset) once
+/// the batches after it have been handed over.
 fn decode_log(
     path: &Path,
     src: &mut FileRange,
     survey: &log_scan::Survey,
+    ignore_damage: bool,
     each: &mut dyn FnMut(RecordBatch) -> Result<bool>,
 ) -> Result<bool> {
     let base = src.start();
-    log_scan::for_each_committed(
+    let mut first_damage = None;
+    let read = log_scan::for_each_committed(
         src,
         survey,
         &|e| io_err(format!("cannot read {}", path.display()), e),
         &mut |at, why| {
             let at = at + base;
-            tracing::warn!("{}: offset {at}: {why}", path.display())
+            if ignore_damage {
+                tracing::warn!("{}: offset {at}: {why}", path.display())
+            } else if first_damage.is_none() {
+                first_damage = Some(format!("{}: offset {at}: {why}", path.display()));
+            }
         },
         each,
-    )
+    )?;
+    match first_damage {
+        Some(m) => Err(Error::DataCorrupted(m)),
+        None => Ok(read),
+    }
 }
 
 fn note_times(codec: &ArchiveCodec, rb: &RecordBatch, r: &mut Recovered) {
@@ -1321,7 +1388,7 @@ pub fn read_file(
             }
             let (mut src, survey) = survey_log(&path, 0, None, Some(""))?;
             let mut out = Vec::new();
-            decode_log(&path, &mut src, &survey, &mut |rb| {
+            decode_log(&path, &mut src, &survey, true, &mut |rb| {
                 out.push(codec.from_record_batch(&rb)?);
                 Ok(true)
             })?;
@@ -1570,7 +1637,7 @@ mod tests {
                 let mut src = FileRange::new(file, 0, None).unwrap().with_window(window);
                 let survey = log_scan::survey(&mut src).unwrap();
                 let mut got = vec![];
-                decode_log(&path, &mut src, &survey, &mut |rb| {
+                decode_log(&path, &mut src, &survey, true, &mut |rb| {
                     got.extend(c.from_record_batch(&rb)?.times);
                     Ok(true)
                 })
@@ -1590,7 +1657,7 @@ mod tests {
             .with_window(7);
         let survey = log_scan::survey(&mut src).unwrap();
         let mut got = vec![];
-        decode_log(&path, &mut src, &survey, &mut |rb| {
+        decode_log(&path, &mut src, &survey, true, &mut |rb| {
             got.extend(c.from_record_batch(&rb)?.times);
             Ok(true)
         })
@@ -1808,7 +1875,10 @@ mod tests {
 
     #[test]
     fn catalog_records_round_trip_and_damage_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let data = DataDir::open(StorageConfig::new(dir.path())).unwrap();
         let ddl = stream_ddl(
             "a \"b\"",

@@ -947,7 +947,13 @@ async fn replay(
     });
     let ran = executor.await;
     match (reader.await, ran) {
-        (Ok(_), Ok(ok)) => ok,
+        // A file that cannot be read or is damaged ends the query: it must not answer
+        // from part of the stream's data (see `archive::damaged`).
+        (Ok(Err(e)), _) => {
+            q.fail(e);
+            false
+        }
+        (Ok(Ok(_)), Ok(ok)) => ok,
         (Err(e), _) | (_, Err(e)) => {
             q.fail(Error::Internal(format!("back-fill: {e}")));
             false

@@ -681,7 +681,8 @@ impl CopyIn {
     /// Move the batches staged in memory to the temporary file.
     fn spill_staged(&mut self) -> Result<()> {
         if self.spill.is_none() {
-            self.spill = Some(super::spill::Spill::create(self.rel.columns.len())?);
+            let dir = self.engine.staging.dir()?;
+            self.spill = Some(super::spill::Spill::create_in(dir, self.rel.columns.len())?);
         }
         let Some(spill) = &mut self.spill else {
             return Ok(());

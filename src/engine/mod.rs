@@ -36,11 +36,13 @@ pub mod memory;
 pub mod monitor;
 mod outq;
 mod pg_catalog;
+mod private_fs;
 mod privileges;
 pub mod roles;
 mod segment;
 mod session;
 mod spill;
+mod staging;
 mod step;
 mod subscription;
 mod table_dml;
@@ -171,6 +173,9 @@ pub struct Engine {
     pub(crate) notifier: coord::Notifier,
     /// The data directory, when the engine keeps its state on disk.
     pub(crate) data: Option<archive::DataDir>,
+    /// Where large COPYs stage their rows: under the data directory, or a private
+    /// directory of this engine's (see `staging`).
+    pub(crate) staging: staging::Staging,
 }
 
 impl Engine {
@@ -221,7 +226,12 @@ impl Engine {
     }
 
     fn build(config: Config, data: Option<archive::DataDir>) -> Arc<Engine> {
+        let staging = match &data {
+            Some(d) => staging::Staging::in_data_dir(&d.config.dir),
+            None => staging::Staging::private_temp(),
+        };
         let engine = Arc::new(Engine {
+            staging,
             catalog: catalog::Catalog::new(&config.limits),
             locks: coord::Locks::default(),
             notifier: coord::Notifier::default(),

@@ -854,16 +854,22 @@ impl Ctx<'_> {
 
     fn stream_options(s: &Stream) -> String {
         let kind = if s.archived { "archived" } else { "unarchived" };
-        match s.ts_col {
-            Some(c) => crate::exec::relational::format_array(&[
-                t(format!("timestampcolumn={}", s.columns[c].name)),
-                t(format!("type={kind}")),
-            ]),
-            None => crate::exec::relational::format_array(&[
-                t("stamp=arrival"),
-                t(format!("type={kind}")),
-            ]),
+        let mut options = vec![
+            match s.ts_col {
+                Some(c) => t(format!("timestampcolumn={}", s.columns[c].name)),
+                None => t("stamp=arrival"),
+            },
+            t(format!("type={kind}")),
+        ];
+        // An archived stream's retention, as `WITH (retention = ...)` gives it (psql's
+        // `\d` shows it with the other FDW options).
+        if let Some(r) = *s.retention_us.lock() {
+            options.push(t(format!(
+                "retention={}",
+                crate::wcg::explain::human_interval(r)
+            )));
         }
+        crate::exec::relational::format_array(&options)
     }
 
     fn rows(&self, name: &str) -> Vec<Named> {
@@ -991,6 +997,11 @@ impl Ctx<'_> {
                 .collect(),
             "pg_attribute" => {
                 let mut out = Vec::new();
+                let has_default = |rel: i64, col: usize| {
+                    self.tables.iter().any(|tb| {
+                        tb.oid as i64 == rel && tb.default_sql.get(col).is_some_and(Option::is_some)
+                    })
+                };
                 let indexes = self.indexes().into_iter().map(|i| {
                     let cols = i
                         .columns
@@ -1023,6 +1034,7 @@ impl Ctx<'_> {
                             ("attalign", t(if len == 8 { "d" } else { "i" })),
                             ("attstorage", t(storage.to_string())),
                             ("attnotnull", b(notnull)),
+                            ("atthasdef", b(has_default(o, i))),
                             ("attislocal", b(true)),
                             ("attcollation", oid(collation)),
                             ("attfdwoptions", fdw.map_or(Value::Null, t)),
@@ -1304,6 +1316,22 @@ impl Ctx<'_> {
                 ("srvowner", oid(ROLE_OID)),
                 ("srvfdw", oid(FDW_OID)),
             ]],
+            "pg_attrdef" => self
+                .tables
+                .iter()
+                .flat_map(|tb| {
+                    tb.default_sql.iter().enumerate().filter_map(|(i, d)| {
+                        let text = d.as_ref()?;
+                        Some(vec![
+                            // An oid of its own per default, past the table's and its keys'.
+                            ("oid", oid(((tb.oid as i64) << 8) + i as i64 + 1)),
+                            ("adrelid", oid(tb.oid as i64)),
+                            ("adnum", Value::Int2(i as i16 + 1)),
+                            ("adbin", t(text.clone())),
+                        ])
+                    })
+                })
+                .collect(),
             "pg_foreign_table" => self
                 .streams
                 .iter()

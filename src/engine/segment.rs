@@ -183,7 +183,7 @@ impl SegmentWriter {
             .set_column_dictionary_enabled(ColumnPath::from(time_name.as_str()), false)
             .build();
         let tmp = path.with_extension("parquet.tmp");
-        let file = File::create(&tmp)
+        let file = super::private_fs::create(&tmp)
             .map_err(|e| io_err(format!("cannot create {}", tmp.display()), e))?;
         let file = Crc32Writer {
             inner: file,

@@ -6,10 +6,13 @@
 //! batch by batch, when the COPY commits. Memory stays bounded whatever the size of the COPY; the file is bounded by
 //! `statement_staging_bytes_max` and removed when the COPY ends, committed or not.
 //!
-//! Design decision: staged rows are other clients' data, and the temporary directory is
-//! shared with every local user, so each staging file lives in its own freshly created
-//! private directory (random name, mode 0700) and is created there with `O_EXCL` and
-//! `O_NOFOLLOW`, mode 0600. A name planted in advance (a symlink to a file the server may
+//! The files live in the engine's staging directory (see `staging`: under the data
+//! directory, or a private directory under `$TMPDIR`), which a restart empties.
+//!
+//! Design decision: staged rows are other clients' data, and the staging directory may be
+//! under a temporary directory shared with every local user, so each staging file lives in
+//! its own freshly created private directory (random name, mode 0700) and is created there
+//! with `O_EXCL` and `O_NOFOLLOW`, mode 0600. A name planted in advance (a symlink to a file the server may
 //! write) is never followed, and no other user can list, read or replace the file. The file
 //! is written and read back through the one descriptor, never reopened by name; dropping the
 //! [`Spill`] (commit, abort or a vanished client) removes the file and its directory.
@@ -48,11 +51,6 @@ fn io_error(e: std::io::Error) -> Error {
 }
 
 impl Spill {
-    /// A new staging file for rows of `ncols` columns, under the system temporary directory.
-    pub fn create(ncols: usize) -> Result<Spill> {
-        Spill::create_in(&std::env::temp_dir(), ncols)
-    }
-
     /// A new staging file under `parent`: a private directory (mode 0700, random name) holding
     /// one file created with `O_EXCL | O_NOFOLLOW`, mode 0600.
     pub fn create_in(parent: &Path, ncols: usize) -> Result<Spill> {
@@ -291,7 +289,8 @@ mod tests {
         for (i, r) in vals.iter().enumerate() {
             b.push(r.clone(), i as i64 * 10);
         }
-        let mut s = Spill::create(3).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = Spill::create_in(tmp.path(), 3).unwrap();
         s.write(&b).unwrap();
         s.write(&b).unwrap();
         let mut r = s.read_batches().unwrap();
@@ -336,7 +335,8 @@ mod tests {
     /// A name that already exists in the private directory is refused, never reused.
     #[test]
     fn existing_name_is_refused() {
-        let s = Spill::create(1).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Spill::create_in(tmp.path(), 1).unwrap();
         let again = OpenOptions::new()
             .write(true)
             .create_new(true)

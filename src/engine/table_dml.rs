@@ -21,6 +21,30 @@ use crate::sql::{self, Expr, OnConflict};
 use crate::table::{Conflict, KeyDef, Table};
 use crate::types::Value;
 
+/// The DEFAULT of each of the `ncols` columns of CREATE TABLE statement `ddl`, as SQL
+/// text (`None` for a column without one, and for every column of a text that does not
+/// parse, which the binder has already accepted).
+fn default_sql(ddl: &str, ncols: usize) -> Vec<Option<String>> {
+    use sqlparser::ast::{ColumnOption, Statement};
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let parsed = sqlparser::parser::Parser::parse_sql(&dialect, ddl);
+    let Some(Statement::CreateTable(ct)) = parsed.ok().and_then(|mut v| v.pop()) else {
+        return vec![None; ncols];
+    };
+    let mut out: Vec<Option<String>> = ct
+        .columns
+        .iter()
+        .map(|c| {
+            c.options.iter().find_map(|o| match &o.option {
+                ColumnOption::Default(e) => Some(e.to_string()),
+                _ => None,
+            })
+        })
+        .collect();
+    out.resize(ncols, None);
+    out
+}
+
 /// A stored table made by `c` (whose text is `ddl`), with a log on the engine's data
 /// directory when it has one: a new, empty log when `create`, else the rows the log holds
 /// (start-up). The log is registered in the catalog's `table_logs`.
@@ -54,7 +78,7 @@ pub(super) fn new_table(
         std::sync::atomic::Ordering::Relaxed,
     );
     let ncols = c.columns.len();
-    let table = Table::new(
+    let mut table = Table::new(
         c.name.clone(),
         oid,
         c.columns,
@@ -63,6 +87,7 @@ pub(super) fn new_table(
         keys,
         engine.limits().table_rows_max,
     );
+    table.default_sql = default_sql(ddl, ncols);
     let Some(data) = &engine.data else {
         return Ok(Arc::new(table));
     };

@@ -83,7 +83,7 @@ impl TableLog {
     ) -> Result<(TableLog, Vec<Vec<Value>>)> {
         let path = table_path(data_dir, name);
         let dir = data_dir.join(TABLES_DIR);
-        std::fs::create_dir_all(&dir)
+        super::private_fs::create_dir_all(&dir)
             .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
         let rows = if create {
             Vec::new()
@@ -98,7 +98,7 @@ impl TableLog {
         }
         let tmp = path.with_extension("tcqlog.tmp");
         let err = |e| io_err(format!("cannot write {}", tmp.display()), e);
-        let mut f = File::create(&tmp).map_err(err)?;
+        let mut f = super::private_fs::create(&tmp).map_err(err)?;
         f.write_all(&bytes).map_err(err)?;
         f.sync_all().map_err(err)?;
         std::fs::rename(&tmp, &path).map_err(err)?;

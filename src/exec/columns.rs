@@ -148,6 +148,39 @@ impl ColumnBatch {
         }
     }
 
+    /// The rows whose time is at least `from_us`, in their order: the batch itself when
+    /// every row is, `None` when no row is (a back-fill from a START AT skips the rest).
+    pub fn from_time(self, from_us: i64) -> Option<ColumnBatch> {
+        let keep = self.times.iter().filter(|&&t| t >= from_us).count();
+        if keep == self.len() {
+            return Some(self);
+        }
+        if keep == 0 {
+            return None;
+        }
+        let mask: Vec<bool> = self.times.iter().map(|&t| t >= from_us).collect();
+        let predicate = BooleanArray::from(mask.clone());
+        let columns = self
+            .columns
+            .into_iter()
+            .map(|c| match c {
+                ColumnArray::Arrow(a) => ColumnArray::Arrow(
+                    arrow_select::filter::filter(&a, &predicate)
+                        .expect("mask has the batch's length"),
+                ),
+                ColumnArray::Values(v) => ColumnArray::Values(
+                    v.into_iter()
+                        .zip(&mask)
+                        .filter(|(_, &k)| k)
+                        .map(|(v, _)| v)
+                        .collect(),
+                ),
+            })
+            .collect();
+        let times = self.times.into_iter().filter(|&t| t >= from_us).collect();
+        Some(ColumnBatch { columns, times })
+    }
+
     /// True when the batch holds no row.
     pub fn is_empty(&self) -> bool {
         self.times.is_empty()

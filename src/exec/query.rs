@@ -831,13 +831,17 @@ impl QueryExec {
             return;
         }
         let first = firsts.iter().flatten().min().copied().unwrap_or(0);
+        // The hint only where it helps: a query with a START AT has given one already.
         let starts = if self.cutoffs.iter().all(Option::is_some) {
-            "when the query was submitted (no START AT)".to_string()
+            "when the query was submitted (no START AT); to replay older data give an explicit START AT".to_string()
         } else {
-            format!("at {}", crate::time::format_timestamp(first))
+            format!(
+                "at {} (its START AT): the tuple is in no window",
+                crate::time::format_timestamp(first)
+            )
         };
         out.push(Event::Notice(format!(
-            "tuple at {} precedes the first window of this query, which starts {starts}; to replay older data give an explicit START AT",
+            "tuple at {} precedes the first window of this query, which starts {starts}",
             crate::time::format_timestamp(t),
         )));
         self.notice_sent = true;

@@ -398,8 +398,9 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         }
         "pg_get_indexdef" => index_def(ev, int_of(a0), int_of(arg(args, 1)).unwrap_or(0))?,
         "pg_get_constraintdef" => constraint_def(ev, int_of(a0))?,
-        "pg_get_expr"
-        | "pg_get_viewdef"
+        // pg_attrdef.adbin holds the expression's SQL text already.
+        "pg_get_expr" => a0.clone(),
+        "pg_get_viewdef"
         | "pg_get_triggerdef"
         | "pg_get_ruledef"
         | "pg_get_partkeydef"

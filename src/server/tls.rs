@@ -25,13 +25,51 @@ impl std::fmt::Debug for Tls {
     }
 }
 
+/// Refuse a private key file that group or others may access, as PostgreSQL refuses one:
+/// owned by the user running tcqd, its mode must be 0600 or less; owned by root, 0640 or
+/// less (a key shared through a group, e.g. Debian's ssl-cert); owned by anyone else, it
+/// is refused. Errors: `PermissionDenied` naming the file, its mode and the fix.
+pub(crate) fn check_key_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let mode = meta.mode() & 0o7777;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{}: {why}", path.display()),
+        ))
+    };
+    if meta.uid() != me && meta.uid() != 0 {
+        return refuse(format!(
+            "private key file must be owned by the user running tcqd or by root (it is owned by uid {})",
+            meta.uid()
+        ));
+    }
+    let allowed = if meta.uid() == 0 && me != 0 {
+        0o640
+    } else {
+        0o600
+    };
+    if mode & !allowed & 0o777 != 0 {
+        return refuse(format!(
+            "private key file has group or world access (mode {mode:04o}); it must be u=rw (0600) or less if owned by the user running tcqd, or u=rw,g=r (0640) or less if owned by root: chmod 0600 {}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
 impl Tls {
     /// Load a PEM certificate chain (the server's certificate first, then any
     /// intermediates) from `cert` and a PEM private key (PKCS#8, PKCS#1 or SEC1) from `key`.
     ///
-    /// Errors (`InvalidData` or the file's own I/O error), each naming the file: a file
-    /// cannot be read, holds no certificate or no private key, or the key does not match
-    /// the certificate.
+    /// Errors (`InvalidData`, `PermissionDenied` or the file's own I/O error), each naming
+    /// the file: a file cannot be read, holds no certificate or no private key, the key
+    /// does not match the certificate, or the key file is readable by others (see
+    /// [`check_key_file`]).
     pub fn from_pem_files(cert: &Path, key: &Path) -> std::io::Result<Tls> {
         let bad = |path: &Path, what: String| {
             std::io::Error::new(
@@ -53,6 +91,7 @@ impl Tls {
                 "no PEM certificate (BEGIN CERTIFICATE) in the file".into(),
             ));
         }
+        check_key_file(key)?;
         let key_pem = read(key)?;
         let private = PrivateKeyDer::from_pem_slice(&key_pem)
             .map_err(|e| bad(key, format!("no usable PEM private key: {e}")))?;

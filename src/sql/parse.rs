@@ -525,41 +525,87 @@ fn string_literal(t: &Token) -> Option<String> {
     }
 }
 
-/// Cut the window clauses out of `toks`.
-fn cut_windows(toks: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Vec<RawWindow>)> {
+/// The HINT of every syntax error inside a window clause.
+pub(crate) const WINDOW_CLAUSE_HINT: &str = "A window clause is [RANGE BY 'interval' [SLIDE BY 'interval'] [START AT 'timestamp'] [SLACK 'interval']], after a stream in FROM.";
+
+/// A syntax error of a window clause at `loc` (the token it stopped on), with the clause's
+/// shape as its HINT.
+fn window_error(e: Error, loc: Option<Location>, lines: &Lines) -> Error {
+    if !matches!(e.kind(), Error::Syntax(_)) {
+        return e;
+    }
+    let e = match (e.position(), loc) {
+        (None, Some(loc)) => e.at(lines.position(loc)),
+        _ => e,
+    };
+    e.with_hint(WINDOW_CLAUSE_HINT)
+}
+
+/// Cut the window clauses out of `toks`. Errors (42601, at the token where the clause goes
+/// wrong, with [`WINDOW_CLAUSE_HINT`]): a clause that does not follow a stream, lacks its
+/// `]` or is misspelt (`[RANG BY`, `SLIDE '10 minutes'`).
+fn cut_windows(
+    toks: Vec<TokenWithSpan>,
+    lines: &Lines,
+) -> Result<(Vec<TokenWithSpan>, Vec<RawWindow>)> {
     let mut kept: Vec<TokenWithSpan> = Vec::with_capacity(toks.len());
     let mut windows = Vec::new();
     let mut i = 0;
     while i < toks.len() {
         let is_window = toks[i].token == Token::LBracket
             && toks.get(i + 1).is_some_and(|t| word_is(&t.token, "RANGE"));
+        // `[RANG BY ...`: a word that is not RANGE where a window clause's RANGE goes.
+        let misspelt = !is_window
+            && toks[i].token == Token::LBracket
+            && matches!(kept.last().map(|t| &t.token), Some(Token::Word(_)))
+            && toks
+                .get(i + 1)
+                .is_some_and(|t| matches!(t.token, Token::Word(_)))
+            && toks.get(i + 2).is_some_and(|t| word_is(&t.token, "BY"));
+        if misspelt {
+            let word = &toks[i + 1];
+            return Err(window_error(
+                Error::Syntax(format!("syntax error at or near \"{}\"", word.token)),
+                Some(word.span.start),
+                lines,
+            ));
+        }
         if !is_window {
             kept.push(toks[i].clone());
             i += 1;
             continue;
         }
-        let after =
-            match kept.last() {
-                Some(TokenWithSpan {
-                    token: Token::Word(_),
-                    span,
-                }) => span.start,
-                _ => return Err(Error::Syntax(
+        let after = match kept.last() {
+            Some(TokenWithSpan {
+                token: Token::Word(_),
+                span,
+            }) => span.start,
+            _ => return Err(window_error(
+                Error::Syntax(
                     "syntax error at or near \"[\": a window clause must follow a stream in FROM"
                         .into(),
-                )),
-            };
+                ),
+                Some(toks[i].span.start),
+                lines,
+            )),
+        };
         let end = toks[i..]
             .iter()
             .position(|t| t.token == Token::RBracket)
             .map(|p| p + i);
         let Some(end) = end else {
-            return Err(Error::Syntax(
-                "syntax error: window clause \"[RANGE BY ...\" is missing its \"]\"".into(),
+            return Err(window_error(
+                Error::Syntax(
+                    "syntax error: window clause \"[RANGE BY ...\" is missing its \"]\"".into(),
+                ),
+                Some(toks[i].span.start),
+                lines,
             ));
         };
         let mut inner = Toks::new(toks[i + 1..end].to_vec());
-        windows.push(parse_window_clause(&mut inner, after)?);
+        let window = parse_window_clause(&mut inner, after)
+            .map_err(|e| window_error(e, inner.here().or(Some(toks[end].span.start)), lines))?;
+        windows.push(window);
         i = end + 1;
     }
     Ok((kept, windows))
@@ -572,8 +618,9 @@ fn window_value(t: &mut Toks) -> Result<(String, Option<Location>)> {
         t.next();
     }
     let at = t.here();
-    let tok = t.next();
-    let text = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
+    // Not consumed on error, so the error's position is the token's.
+    let text = string_literal(t.peek()).ok_or_else(|| syntax_near(t.peek()))?;
+    t.next();
     Ok((text, at))
 }
 
@@ -617,7 +664,7 @@ fn parse_one(
     source: &std::sync::Arc<str>,
 ) -> Result<ParsedStmt> {
     let end = toks.last().map(|t| t.span.end);
-    let (toks, windows) = cut_windows(toks)?;
+    let (toks, windows) = cut_windows(toks, lines)?;
     let (toks, copy_options) = match toks.first() {
         Some(t) if word_is(&t.token, "COPY") => cut_copy_options(toks)?,
         _ => (toks, None),
@@ -1864,9 +1911,24 @@ mod tests {
             parse_all("SELECT * FROM s [RANGE BY '1 s'"),
             Err(Error::Syntax(_))
         ));
+        // Issue 29: at the token where the clause goes wrong, with the clause's shape.
+        let e = super::parse_all("SELECT * FROM s [RANGE BY '1 s' SLIDE '1 s']").unwrap_err();
         assert_eq!(
-            parse_all("SELECT * FROM s [RANGE BY '1 s' SLIDE '1 s']").unwrap_err(),
-            Error::Syntax("syntax error at or near \"'1 s'\"".into())
+            e.kind(),
+            &Error::Syntax("syntax error at or near \"'1 s'\"".into())
+        );
+        assert_eq!(
+            (e.position(), e.hint()),
+            (Some(39), Some(WINDOW_CLAUSE_HINT))
+        );
+        let e = super::parse_all("SELECT * FROM s [RANG BY '1 s']").unwrap_err();
+        assert_eq!(
+            e.kind(),
+            &Error::Syntax("syntax error at or near \"RANG\"".into())
+        );
+        assert_eq!(
+            (e.position(), e.hint()),
+            (Some(18), Some(WINDOW_CLAUSE_HINT))
         );
     }
 

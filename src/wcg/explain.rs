@@ -244,7 +244,13 @@ pub fn explain_text(report: &PlanReport, measured: Option<&Measured>) -> Vec<Str
         ));
     }
     match report.period_us {
-        Some(r) => out.push(format!("  Period R: {}", human_interval(r))),
+        // "Per R" is the paper's figure: the instances that lie within one period R
+        // (n = 1 + (R - r) / s); "per hour" is the long-run rate, which counts every
+        // instance and is what plans are ranked by. They differ for sliding windows.
+        Some(r) => out.push(format!(
+            "  Period R: {} (events per R: the paper's cost, n = 1 + (R - r) / s instances of a window in one period; per hour: the long-run rate over every instance, which ranks the plans)",
+            human_interval(r)
+        )),
         None => out.push("  Period R: too long to show; costs per hour".to_string()),
     }
     out.push("  Windows:".to_string());

@@ -702,7 +702,7 @@ fn tcqd(dir: &Path, passwords: &Path) -> Tcqd {
 
 #[tokio::test]
 async fn roles_owners_and_grants_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::data_dir();
     let passwords = common::password_file(PASSWORDS);
     let server = tcqd(dir.path(), passwords.path());
     let admin = login(server.port, "admin", "adminpw").await;

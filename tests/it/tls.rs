@@ -11,6 +11,7 @@
 use crate::common;
 
 use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
@@ -47,7 +48,12 @@ impl Pki {
             .distinguished_name
             .push(DnType::CommonName, "localhost");
         let cert = params.signed_by(&key, &ca_cert, &ca_key).unwrap();
-        let write = |name: &str, text: String| std::fs::write(dir.path().join(name), text).unwrap();
+        let write = |name: &str, text: String| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            // A private key must be private (0600), as PostgreSQL requires too.
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        };
         write("ca.pem", ca_cert.pem());
         write("other-ca.pem", other_ca.pem());
         write("server.pem", cert.pem());
@@ -278,11 +284,49 @@ fn bad_certificate_or_key_files_stop_tcqd_naming_the_file() {
     // A key that does not belong to the certificate.
     let other = rcgen::KeyPair::generate().unwrap();
     std::fs::write(pki.path("other.key"), other.serialize_pem()).unwrap();
+    std::fs::set_permissions(
+        pki.path("other.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
     let err = tcqd_fails_with(&["--tls-cert", &p("server.pem"), "--tls-key", &p("other.key")]);
     assert!(err.contains(&p("other.key")), "{err}");
     // One without the other is a usage error.
     let err = tcqd_fails_with(&["--tls-cert", &p("server.pem")]);
     assert!(err.contains("--tls-key"), "{err}");
+}
+
+/// A private key file that group or others may read stops tcqd at start, naming the file
+/// and the fix, as PostgreSQL refuses one (issue 29); mode 0600 starts.
+#[test]
+fn a_private_key_readable_by_others_is_refused() {
+    let pki = Pki::new();
+    let key = pki.path("server.key");
+    let args = |k: &std::path::Path| {
+        vec![
+            "--tls-cert".to_string(),
+            pki.path("server.pem").display().to_string(),
+            "--tls-key".to_string(),
+            k.display().to_string(),
+        ]
+    };
+    for mode in [0o644, 0o640, 0o604, 0o660] {
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(mode)).unwrap();
+        let a = args(&key);
+        let err = tcqd_fails_with(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            err.contains(&format!(
+                "{}: private key file has group or world access (mode {mode:04o})",
+                key.display()
+            )) && err.contains(&format!("chmod 0600 {}", key.display())),
+            "mode {mode:o}: {err}"
+        );
+    }
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut all = vec!["--memory-only".to_string()];
+    all.extend(args(&key));
+    let server = common::tcqd::Tcqd::start(all);
+    assert!(server.log_text().contains("tcq listening on"));
 }
 
 /// Send a CancelRequest for `pid` with `key`; returns what the server answered (always

@@ -124,6 +124,23 @@ pub fn start_server_with(config: Config) -> u16 {
     start_engine(move || Engine::new(config))
 }
 
+/// A fresh temporary directory private to this user (mode 0700), as a data directory
+/// must be: tcqd refuses one that group or others may access.
+pub fn data_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .expect("a temporary data directory")
+}
+
+/// Start a server with `config` on data directory `dir` (default storage settings);
+/// returns its port.
+pub fn start_server_on(config: Config, dir: &std::path::Path) -> u16 {
+    let storage = tcq::engine::StorageConfig::new(dir);
+    start_engine(move || Engine::open(config, Some(storage)).expect("open the data directory"))
+}
+
 /// Start a server around an engine built by `make` inside the server's runtime (an engine
 /// may spawn tasks when it is created); returns its port.
 fn start_engine(make: impl FnOnce() -> Arc<Engine> + Send + 'static) -> u16 {

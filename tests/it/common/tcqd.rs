@@ -23,9 +23,15 @@ impl Tcqd {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tcqd"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tcqd"));
+        command.args(["--listen", "127.0.0.1:0"]).args(args);
+        Tcqd::start_command(command)
+    }
+
+    /// Start `command`, which runs tcqd with `--listen 127.0.0.1:0` (through `sh -c` or
+    /// `setpriv`, say); waits as [`Tcqd::start`] does.
+    pub fn start_command(mut command: Command) -> Tcqd {
+        let mut child = command
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
             .spawn()
@@ -36,12 +42,15 @@ impl Tcqd {
         let lines = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(addr) = line.split("tcq listening on ").nth(1) {
-                    if let Some(Ok(port)) = addr.trim().rsplit(':').next().map(str::parse::<u16>) {
-                        let _ = port_tx.send(port);
-                    }
-                }
+                // Logged before the port is reported, so the log holds the line by then.
+                let port = line
+                    .split("tcq listening on ")
+                    .nth(1)
+                    .and_then(|addr| addr.trim().rsplit(':').next()?.parse::<u16>().ok());
                 lines.lock().expect("log lock").push(line);
+                if let Some(port) = port {
+                    let _ = port_tx.send(port);
+                }
             }
         });
         let port = port_rx

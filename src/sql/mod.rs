@@ -38,15 +38,17 @@ mod parse;
 mod plan;
 mod relational;
 mod relational_pushdown;
+pub(crate) mod types;
 
 pub(crate) use bind::advance_of_no_stream;
 pub use bind::stream_name_of;
 pub use plan::*;
 pub use relational::{
-    CmpOp, JoinKind, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelGroup, RelQuery,
-    RelSelect, RelWindow, RelationProvider, SetOp, FUNCTIONS,
+    CmpOp, JoinKind, RExpr, RelAgg, RelBody, RelFrom, RelGroup, RelQuery, RelSelect, RelWindow,
+    RelationProvider, SetOp, FUNCTIONS,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
+pub use types::{RType, RegKind};
 
 /// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).
 pub fn keywords() -> Vec<(&'static str, bool)> {
@@ -220,7 +222,7 @@ pub fn bind(
 /// A type name as SQL writes it (`double precision`, `varchar(3)`, `timestamptz`) to a
 /// [`DataType`]. Errors: 42704 for an unknown name.
 pub fn parse_type_name(name: &str) -> Result<DataType> {
-    bind::type_from_name(name)
+    types::type_from_name(name)
 }
 
 /// Run a step of a recursion over expressions with enough stack: the stack grows in 4 MiB

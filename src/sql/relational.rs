@@ -19,6 +19,7 @@
 use sqlparser::ast;
 
 use super::plan::Expr;
+use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
@@ -54,109 +55,6 @@ pub trait RelationProvider {
     fn database(&self) -> Option<&str> {
         None
     }
-}
-
-/// Static types of the relational plan, beyond [`DataType`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RType {
-    /// A plain type (oids are `bigint`, names and `"char"` are `text`).
-    Base(DataType),
-    /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
-    /// as the object's name.
-    Reg(RegKind),
-    /// A catalog type: `oid` (held as `bigint`), an array of an element type or a vector
-    /// (held as their PostgreSQL text form); sent to clients as that type.
-    Catalog(CatalogType),
-    /// A literal or parameter whose type the context has not fixed (text at run time).
-    Unknown,
-    /// A composite (record) value with these fields, held as its PostgreSQL text form
-    /// (`(1,2)`) and sent to clients as `text`; `(value).field` reads a field.
-    Record(&'static [(&'static str, DataType)]),
-}
-
-/// The fields of the records `information_schema._pg_expandarray(array)` returns: each
-/// element `x` with its 1-based position `n`.
-pub const EXPANDARRAY_FIELDS: &[(&str, DataType)] = &[("x", DataType::Int4), ("n", DataType::Int4)];
-
-impl RType {
-    /// The type values are held as (and, but for catalog types, the type clients see).
-    pub fn data_type(&self) -> DataType {
-        match self {
-            RType::Base(d) => *d,
-            RType::Catalog(t) => t.held_as(),
-            _ => DataType::Text,
-        }
-    }
-
-    /// A result column of this type named `name`, as RowDescription announces it.
-    pub fn column(&self, name: impl Into<String>) -> Column {
-        match self {
-            RType::Catalog(t) => Column::catalog(name, *t),
-            other => Column::new(name, other.data_type()),
-        }
-    }
-
-    /// The static type of a provider's column.
-    pub fn of_column(c: &Column) -> RType {
-        c.catalog_type
-            .map_or(RType::Base(c.data_type), RType::Catalog)
-    }
-
-    /// True for arrays and vectors.
-    pub fn is_array(&self) -> bool {
-        matches!(self, RType::Catalog(t) if t.elem().is_some())
-    }
-
-    /// The type of an array's or vector's elements.
-    pub fn elem(&self) -> Option<RType> {
-        match self {
-            RType::Catalog(t) => t.elem().map(RType::of_elem),
-            _ => None,
-        }
-    }
-
-    /// The static type of an array element of type `e`.
-    pub fn of_elem(e: ElemType) -> RType {
-        match e {
-            ElemType::Oid => RType::Catalog(CatalogType::Oid),
-            other => RType::Base(other.held_as()),
-        }
-    }
-
-    /// The array type whose elements are of this type (`text[]` when unknown).
-    pub fn array_of(&self) -> RType {
-        RType::Catalog(CatalogType::Array(match self {
-            RType::Base(d) => ElemType::of(*d),
-            RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
-            _ => ElemType::Text,
-        }))
-    }
-
-    /// The type's name in messages and `pg_typeof` (`integer`, `text[]`, `int2vector`).
-    pub fn name(&self) -> String {
-        match self {
-            RType::Base(d) => d.name(),
-            RType::Unknown => "unknown".into(),
-            RType::Catalog(t) => t.name(),
-            RType::Reg(_) => "oid".into(),
-            RType::Record(_) => "record".into(),
-        }
-    }
-}
-
-/// The object kinds of the `reg*` types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RegKind {
-    /// `regclass`: pg_class.
-    Class,
-    /// `regtype`: pg_type.
-    Type,
-    /// `regproc` / `regprocedure`: pg_proc.
-    Proc,
-    /// `regnamespace`: pg_namespace.
-    Namespace,
-    /// `regrole`: pg_authid.
-    Role,
 }
 
 /// A bound finite query: WITH, a body, ORDER BY, LIMIT/OFFSET.
@@ -870,38 +768,6 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
         ast::BinaryOperator::Gt => CmpOp::Gt,
         ast::BinaryOperator::GtEq => CmpOp::Ge,
         _ => return None,
-    })
-}
-
-/// A type name (as sqlparser prints it) to a static type.
-pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
-    let lower = written.trim().to_lowercase().replace('"', "");
-    let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
-    let elem = base
-        .strip_suffix("[]")
-        .or_else(|| base.strip_prefix('_'))
-        .map(|e| e.trim());
-    if let Some(elem) = elem {
-        // An element type tcq does not know (aclitem[]) is held and sent as text[].
-        return Ok(match elem {
-            "name" => RType::Catalog(CatalogType::Array(ElemType::Name)),
-            "char" | "\"char\"" => RType::Catalog(CatalogType::Array(ElemType::Char)),
-            other => rtype_of_name(other).unwrap_or(RType::Unknown).array_of(),
-        });
-    }
-    Ok(match base {
-        "oidvector" => RType::Catalog(CatalogType::OidVector),
-        "int2vector" => RType::Catalog(CatalogType::Int2Vector),
-        "oid" => RType::Catalog(CatalogType::Oid),
-        "regclass" => RType::Reg(RegKind::Class),
-        "regtype" => RType::Reg(RegKind::Type),
-        "regproc" | "regprocedure" => RType::Reg(RegKind::Proc),
-        "regnamespace" => RType::Reg(RegKind::Namespace),
-        "regrole" => RType::Reg(RegKind::Role),
-        "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
-        "name" | "char" | "\"char\"" | "bpchar" | "character" | "pg_node_tree" | "aclitem"
-        | "unknown" | "cstring" => RType::Base(DataType::Text),
-        other => RType::Base(super::bind::type_from_name(other)?),
     })
 }
 

@@ -1,0 +1,703 @@
+//! Function calls: scalar functions, aggregates, and the functions run for their effect
+//! (`tcq_advance`, advisory locks, `pg_notify`).
+
+use sqlparser::ast;
+
+use super::*;
+
+pub(super) fn session_func_of(name: &str) -> Option<SessionFunc> {
+    use SessionFunc as F;
+    Some(match name {
+        "pg_advisory_lock" => F::AdvisoryLock,
+        "pg_advisory_lock_shared" => F::AdvisoryLockShared,
+        "pg_try_advisory_lock" => F::TryAdvisoryLock,
+        "pg_try_advisory_lock_shared" => F::TryAdvisoryLockShared,
+        "pg_advisory_xact_lock" => F::AdvisoryXactLock,
+        "pg_advisory_xact_lock_shared" => F::AdvisoryXactLockShared,
+        "pg_try_advisory_xact_lock" => F::TryAdvisoryXactLock,
+        "pg_try_advisory_xact_lock_shared" => F::TryAdvisoryXactLockShared,
+        "pg_advisory_unlock" => F::AdvisoryUnlock,
+        "pg_advisory_unlock_shared" => F::AdvisoryUnlockShared,
+        "pg_advisory_unlock_all" => F::AdvisoryUnlockAll,
+        "pg_notify" => F::Notify,
+        "pg_cancel_backend" => F::CancelBackend,
+        "pg_terminate_backend" => F::TerminateBackend,
+        _ => return None,
+    })
+}
+
+pub(super) fn agg_func_of(name: &str) -> Option<AggFunc> {
+    Some(match name {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "stddev" | "stddev_samp" => AggFunc::StddevSamp,
+        "stddev_pop" => AggFunc::StddevPop,
+        "variance" | "var_samp" => AggFunc::VarSamp,
+        "var_pop" => AggFunc::VarPop,
+        _ => return None,
+    })
+}
+
+pub(super) fn func_name(f: &ast::Function) -> String {
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(ident_name)
+        .unwrap_or_default()
+}
+
+pub(super) fn func_arg_exprs(f: &ast::Function) -> Vec<&ast::Expr> {
+    match &f.args {
+        ast::FunctionArguments::List(l) => l
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+                ast::FunctionArg::Named {
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => Some(e),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// Function arguments: the expressions, whether the list is `*`, whether DISTINCT.
+pub(super) struct Args<'e> {
+    pub(super) exprs: Vec<&'e ast::Expr>,
+    pub(super) star: bool,
+    pub(super) distinct: bool,
+    pub(super) none: bool,
+}
+
+pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
+    let name = func_name(f);
+    if f.over.is_some() {
+        return Err(unsupported(format!("window function {name}(...) OVER is not supported; use a window clause after the stream")));
+    }
+    if f.filter.is_some() || !f.within_group.is_empty() {
+        return Err(unsupported(format!(
+            "FILTER and WITHIN GROUP are not supported ({name})"
+        )));
+    }
+    let mut a = Args {
+        exprs: vec![],
+        star: false,
+        distinct: false,
+        none: false,
+    };
+    match &f.args {
+        ast::FunctionArguments::None => a.none = true,
+        ast::FunctionArguments::Subquery(_) => {
+            return Err(unsupported("subqueries are not supported"))
+        }
+        ast::FunctionArguments::List(l) => {
+            a.distinct = matches!(
+                l.duplicate_treatment,
+                Some(ast::DuplicateTreatment::Distinct)
+            );
+            if !l.clauses.is_empty() {
+                return Err(unsupported(format!(
+                    "clauses inside {name}(...) are not supported"
+                )));
+            }
+            for arg in &l.args {
+                match arg {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => a.exprs.push(e),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => a.star = true,
+                    _ => return Err(Error::Syntax(format!("syntax error at or near \"{arg}\""))),
+                }
+            }
+            if a.star && !a.exprs.is_empty() {
+                return Err(Error::Syntax("syntax error at or near \"*\"".into()));
+            }
+        }
+    }
+    Ok(a)
+}
+
+/// PostgreSQL's result type of an aggregate over `arg`.
+pub(crate) fn agg_result_type(func: AggFunc, name: &str, arg: DataType) -> Result<DataType> {
+    use DataType as T;
+    let no = || Error::UndefinedFunction(format!("function {name}({}) does not exist", arg.name()));
+    Ok(match func {
+        AggFunc::CountStar | AggFunc::Count => T::Int8,
+        AggFunc::Sum => match arg {
+            T::Int2 | T::Int4 => T::Int8,
+            T::Int8 | T::Numeric => T::Numeric,
+            T::Float4 => T::Float4,
+            T::Float8 => T::Float8,
+            T::Interval => return Err(unsupported("sum(interval) is not supported")),
+            _ => return Err(no()),
+        },
+        AggFunc::Avg => match arg {
+            T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
+            T::Float4 | T::Float8 => T::Float8,
+            T::Interval => return Err(unsupported("avg(interval) is not supported")),
+            _ => return Err(no()),
+        },
+        AggFunc::Min | AggFunc::Max => match arg {
+            T::Bool => return Err(no()),
+            T::Varchar(_) => T::Text,
+            t => t,
+        },
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            match arg {
+                T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
+                T::Float4 | T::Float8 => T::Float8,
+                _ => return Err(no()),
+            }
+        }
+    })
+}
+
+impl Binder<'_> {
+    /// `SELECT f(args) [AS name]` without FROM for a function the engine runs for its
+    /// effect: `tcq_advance(stream, time)`, the advisory lock family, `pg_notify`. Their
+    /// arguments are ordinary expressions, bound parameters included.
+    pub(super) fn try_session_call(&mut self, q: &ast::Query) -> Result<Option<Plan>> {
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            return Ok(None);
+        };
+        let (f, alias) = match &sel.projection[..] {
+            [ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))] => (f, None),
+            [ast::SelectItem::ExprWithAlias {
+                expr: ast::Expr::Function(f),
+                alias,
+            }] => (f, Some(ident_name(alias))),
+            _ => return Ok(None),
+        };
+        let name = func_name(f);
+        let func = match session_func_of(&name) {
+            Some(func) => Some(func),
+            None if name == "tcq_advance" => None,
+            None => return Ok(None),
+        };
+        if !sel.from.is_empty() {
+            return Err(unsupported(format!(
+                "{name}() must be called without FROM: SELECT {name}(...)"
+            )));
+        }
+        let args = func_args(f)?;
+        let scope = Scope::default();
+        self.clause = "a function argument";
+        let Some(func) = func else {
+            return self.advance(&args.exprs, &scope).map(Some);
+        };
+        let bound: Vec<Bound> = args
+            .exprs
+            .iter()
+            .map(|e| self.expr(e, &scope))
+            .collect::<Result<_>>()?;
+        let wanted: &[DataType] = match (func, bound.len()) {
+            (SessionFunc::AdvisoryUnlockAll, 0) => &[],
+            (SessionFunc::Notify, 2) => &[DataType::Text, DataType::Text],
+            (SessionFunc::CancelBackend | SessionFunc::TerminateBackend, 1) => &[DataType::Int4],
+            (
+                SessionFunc::AdvisoryUnlockAll
+                | SessionFunc::Notify
+                | SessionFunc::CancelBackend
+                | SessionFunc::TerminateBackend,
+                _,
+            ) => &[DataType::Bool; 9],
+            (_, 1) => &[DataType::Int8],
+            (_, 2) => &[DataType::Int4, DataType::Int4],
+            _ => &[DataType::Bool; 9],
+        };
+        if wanted.len() != bound.len() {
+            let types: Vec<String> = bound.iter().map(|b| type_label(b.ty)).collect();
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                types.join(", ")
+            )));
+        }
+        let args = bound
+            .into_iter()
+            .zip(wanted)
+            .map(|(b, &ty)| self.coerce(b, ty, &name))
+            .collect::<Result<Vec<_>>>()?;
+        let ty = match func {
+            SessionFunc::TryAdvisoryLock
+            | SessionFunc::TryAdvisoryLockShared
+            | SessionFunc::TryAdvisoryXactLock
+            | SessionFunc::TryAdvisoryXactLockShared
+            | SessionFunc::AdvisoryUnlock
+            | SessionFunc::AdvisoryUnlockShared
+            | SessionFunc::CancelBackend
+            | SessionFunc::TerminateBackend => DataType::Bool,
+            // PostgreSQL's `void` shows as an empty string; tcq has no void type and sends
+            // an empty text value, which every client shows the same way.
+            _ => DataType::Text,
+        };
+        Ok(Some(Plan::SessionCall {
+            func,
+            args,
+            column: Column::new(alias.unwrap_or(name), ty),
+            param_types: self.finish_params(),
+        }))
+    }
+
+    /// `tcq_advance(stream, time)`: a literal stream name is checked now, and the time
+    /// coerced to its time type; a stream given as a parameter is resolved at execution.
+    pub(super) fn advance(&mut self, args: &[&ast::Expr], scope: &Scope) -> Result<Plan> {
+        let [name_arg, time_arg] = args else {
+            return Err(Error::UndefinedFunction("function tcq_advance with these arguments does not exist; call tcq_advance('stream', timestamp)".into()));
+        };
+        let name = self.expr(name_arg, scope)?;
+        let literal = match &name.expr {
+            Expr::Literal(Value::Text(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let stream = self.coerce(name, DataType::Text, "tcq_advance")?;
+        let time = self.expr(time_arg, scope)?;
+        let mut result_type = DataType::Timestamp;
+        let time_expr = match literal {
+            Some(s) => {
+                let name = stream_name_of(&s);
+                let (columns, ts) = self.schema.stream(&name).ok_or_else(|| {
+                    if self.schema.table(&name).is_some()
+                        || self.schema.system_view(&name).is_some()
+                    {
+                        advance_of_no_stream(&name)
+                    } else {
+                        Error::UndefinedTable(name.clone())
+                    }
+                })?;
+                let time_type = ts
+                    .map(|i| columns[i].data_type)
+                    .unwrap_or(DataType::TimestampTz);
+                result_type = time_type;
+                self.coerce(time, time_type, "tcq_advance")?
+            }
+            None if time.ty.is_none() => self.coerce(time, DataType::Text, "tcq_advance")?,
+            None => time.expr,
+        };
+        Ok(Plan::Advance {
+            stream,
+            time_expr,
+            param_types: self.finish_params(),
+            result_type,
+        })
+    }
+
+    /// A function call. An unknown function (or argument types) is reported at the call,
+    /// with PostgreSQL's hint.
+    pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope) -> Result<Bound> {
+        self.function_call(f, scope).map_err(|e| match e.kind() {
+            Error::UndefinedFunction(_) if e.position().is_none() => {
+                let at = f
+                    .name
+                    .0
+                    .first()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| self.position(i.span.start));
+                let no_such = e.to_string().ends_with("does not exist");
+                let e = match at {
+                    Some(p) => e.at(p),
+                    None => e,
+                };
+                if !no_such {
+                    return e;
+                }
+                e.with_hint(
+                    "No function matches the given name and argument types. You might need to add explicit type casts.",
+                )
+            }
+            _ => e,
+        })
+    }
+
+    pub(super) fn function_call(&mut self, f: &ast::Function, scope: &Scope) -> Result<Bound> {
+        let name = func_name(f);
+        if f.name.0.len() > 1 {
+            let schema = f.name.0[0].as_ident().map(ident_name).unwrap_or_default();
+            if schema != "pg_catalog" {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {} does not exist",
+                    f.name
+                )));
+            }
+        }
+        let args = func_args(f)?;
+        if let Some(agg) = agg_func_of(&name) {
+            return self.aggregate(agg, &name, &args, scope);
+        }
+        if args.distinct {
+            return Err(Error::Syntax(format!(
+                "DISTINCT specified, but {name} is not an aggregate function"
+            )));
+        }
+        let meta = match name.as_str() {
+            "wtime" => Some(WindowMeta::Wtime),
+            "wstart" => Some(WindowMeta::Wstart),
+            "wrange" => Some(WindowMeta::Wrange),
+            "wslide" => Some(WindowMeta::Wslide),
+            _ => None,
+        };
+        if let Some(m) = meta {
+            if !args.exprs.is_empty() {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name} takes no arguments; write {name}(*)"
+                )));
+            }
+            let Some(time_type) = scope.window_time else {
+                return Err(unsupported(format!("{name}(*) is only valid in a query with a window clause ([RANGE BY ...] after the stream)")));
+            };
+            let ty = match m {
+                WindowMeta::Wtime | WindowMeta::Wstart => time_type,
+                _ => DataType::Interval,
+            };
+            return Ok(Bound::new(Expr::WindowMeta(m), ty));
+        }
+        if args.star {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}(*) does not exist"
+            )));
+        }
+        if name == "tcq_advance" {
+            return Err(unsupported("tcq_advance(stream, time) must be called alone: SELECT tcq_advance('stream', '<timestamp>')"));
+        }
+        if session_func_of(&name).is_some() {
+            return Err(unsupported(format!(
+                "{name}() must be called alone, without FROM: SELECT {name}(...)"
+            )));
+        }
+        let func = match name.as_str() {
+            "abs" => ScalarFunc::Abs,
+            "round" => ScalarFunc::Round,
+            "floor" => ScalarFunc::Floor,
+            "ceil" | "ceiling" => ScalarFunc::Ceil,
+            "sqrt" => ScalarFunc::Sqrt,
+            "coalesce" => ScalarFunc::Coalesce,
+            "nullif" => ScalarFunc::NullIf,
+            "greatest" => ScalarFunc::Greatest,
+            "least" => ScalarFunc::Least,
+            "lower" => ScalarFunc::Lower,
+            "upper" => ScalarFunc::Upper,
+            "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "octet_length" => ScalarFunc::OctetLength,
+            "substr" | "substring" => ScalarFunc::Substr,
+            "concat" => ScalarFunc::Concat,
+            "date_trunc" => ScalarFunc::DateTrunc,
+            "date_part" => ScalarFunc::DatePart,
+            "to_timestamp" => ScalarFunc::ToTimestamp,
+            "now"
+            | "current_timestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "localtimestamp" => ScalarFunc::Now,
+            "version" => ScalarFunc::Version,
+            "current_database" | "current_catalog" => ScalarFunc::CurrentDatabase,
+            "current_schema" => ScalarFunc::CurrentSchema,
+            "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
+            "current_setting" => ScalarFunc::CurrentSetting,
+            "pg_backend_pid" => ScalarFunc::BackendPid,
+            "timezone" => ScalarFunc::Timezone,
+            _ => {
+                let bound: Vec<Bound> = args
+                    .exprs
+                    .iter()
+                    .map(|e| self.expr(e, scope))
+                    .collect::<Result<_>>()?;
+                let types: Vec<String> = bound.iter().map(|b| type_label(b.ty)).collect();
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name}({}) does not exist",
+                    types.join(", ")
+                )));
+            }
+        };
+        let bound: Vec<Bound> = args
+            .exprs
+            .iter()
+            .map(|e| self.expr(e, scope))
+            .collect::<Result<_>>()?;
+        self.scalar(func, bound)
+    }
+
+    pub(super) fn aggregate(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &Args,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        if self.in_agg_arg {
+            return Err(Error::Grouping(
+                "aggregate function calls cannot be nested".into(),
+            ));
+        }
+        if !self.agg_mode {
+            return Err(Error::Grouping(format!(
+                "aggregate functions are not allowed in {}",
+                if self.clause.is_empty() {
+                    "this context"
+                } else {
+                    self.clause
+                }
+            )));
+        }
+        let (func, arg, arg_type) = if args.star || (func == AggFunc::Count && args.none) {
+            if func != AggFunc::Count || args.distinct {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name}(*) does not exist"
+                )));
+            }
+            (AggFunc::CountStar, None, DataType::Int8)
+        } else {
+            let [arg] = &args.exprs[..] else {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name} takes exactly one argument"
+                )));
+            };
+            self.in_agg_arg = true;
+            self.agg_mode = false;
+            let b = self.expr(arg, scope);
+            self.agg_mode = true;
+            self.in_agg_arg = false;
+            let b = b?;
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, ty, name)?
+            } else {
+                b.expr
+            };
+            (func, Some(e), ty)
+        };
+        let result_type = agg_result_type(func, name, arg_type)?;
+        let call = AggCall {
+            func,
+            arg,
+            arg_type,
+            distinct: args.distinct,
+            result_type,
+        };
+        let st = self
+            .agg
+            .as_mut()
+            .expect("aggregate mode has an aggregate state");
+        let idx = match st.calls.iter().position(|c| *c == call) {
+            Some(i) => i,
+            None => {
+                st.calls.push(call);
+                st.calls.len() - 1
+            }
+        };
+        Ok(Bound::new(Expr::Column(st.keys.len() + idx), result_type))
+    }
+
+    pub(super) fn scalar(&mut self, func: ScalarFunc, mut args: Vec<Bound>) -> Result<Bound> {
+        use DataType as T;
+        let name = format!("{func:?}").to_lowercase();
+        let arity_err = |args: &[Bound]| {
+            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
+            Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                types.join(", ")
+            ))
+        };
+        let n = args.len();
+        let (expr_args, ty): (Vec<Expr>, T) = match func {
+            ScalarFunc::Abs => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = a.ty.unwrap_or(T::Float8);
+                if !t.is_numeric() {
+                    return Err(arity_err(&[a]));
+                }
+                (vec![self.coerce(a, t, "abs")?], t)
+            }
+            ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil | ScalarFunc::Sqrt => {
+                if n == 0 || n > 2 || (n == 2 && func != ScalarFunc::Round) {
+                    return Err(arity_err(&args));
+                }
+                let t0 = args[0].ty.unwrap_or(T::Float8);
+                if !t0.is_numeric() {
+                    return Err(arity_err(&args));
+                }
+                let t = if n == 2
+                    || t0 == T::Numeric
+                    || (t0.is_integer() && func != ScalarFunc::Sqrt)
+                {
+                    T::Numeric
+                } else {
+                    T::Float8
+                };
+                let mut it = args.into_iter();
+                let mut v = vec![self.coerce(it.next().expect("one argument"), t, &name)?];
+                if let Some(s) = it.next() {
+                    v.push(self.coerce(s, T::Int4, &name)?);
+                }
+                (v, t)
+            }
+            ScalarFunc::Coalesce
+            | ScalarFunc::Greatest
+            | ScalarFunc::Least
+            | ScalarFunc::NullIf => {
+                if n == 0 || (func == ScalarFunc::NullIf && n != 2) {
+                    return Err(arity_err(&args));
+                }
+                let mut ty = None;
+                for a in &args {
+                    ty = self.unify(ty, a.ty, &name.to_uppercase())?;
+                }
+                let ty = ty.unwrap_or(T::Text);
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, ty, &name))
+                    .collect::<Result<_>>()?;
+                (v, ty)
+            }
+            ScalarFunc::Lower
+            | ScalarFunc::Upper
+            | ScalarFunc::Length
+            | ScalarFunc::OctetLength => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let e = self.text_arg(a, &name)?;
+                (
+                    vec![e],
+                    if matches!(func, ScalarFunc::Length | ScalarFunc::OctetLength) {
+                        T::Int4
+                    } else {
+                        T::Text
+                    },
+                )
+            }
+            // Made by casts only; no name calls it.
+            ScalarFunc::NumericTypmod => return Err(arity_err(&args)),
+            ScalarFunc::Substr => {
+                if !(2..=3).contains(&n) {
+                    return Err(arity_err(&args));
+                }
+                let mut it = args.into_iter();
+                let mut v = vec![self.text_arg(it.next().expect("2 args"), &name)?];
+                for a in it {
+                    v.push(self.int_arg(a, &name)?);
+                }
+                (v, T::Text)
+            }
+            ScalarFunc::Concat => {
+                let v = args
+                    .into_iter()
+                    .map(|a| self.text_cast(a))
+                    .collect::<Result<_>>()?;
+                (v, T::Text)
+            }
+            ScalarFunc::Timezone => {
+                let [zone, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let zone = self.text_arg(zone, "timezone")?;
+                let (ts_e, out) = match ts.ty {
+                    // An unknown literal reads as timestamptz, as in PostgreSQL.
+                    None | Some(T::TimestampTz) => {
+                        (self.coerce(ts, T::TimestampTz, "timezone")?, T::Timestamp)
+                    }
+                    Some(T::Timestamp) => (ts.expr, T::TimestampTz),
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "function timezone(unknown, {}) does not exist",
+                            t.name()
+                        )))
+                    }
+                };
+                (vec![zone, ts_e], out)
+            }
+            ScalarFunc::DateTrunc | ScalarFunc::DatePart => {
+                let [unit, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let unit = self.text_arg(unit, &name)?;
+                let (ts_e, ts_t) = match ts.ty {
+                    None => (self.coerce(ts, T::TimestampTz, &name)?, T::TimestampTz),
+                    Some(t) if t.is_timestamp() || t == T::Interval => (ts.expr, t),
+                    Some(_) => {
+                        return Err(arity_err(&[
+                            Bound {
+                                expr: unit,
+                                ty: Some(T::Text),
+                            },
+                            ts,
+                        ]))
+                    }
+                };
+                (
+                    vec![unit, ts_e],
+                    if func == ScalarFunc::DatePart {
+                        T::Float8
+                    } else {
+                        ts_t
+                    },
+                )
+            }
+            ScalarFunc::ToTimestamp => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                if a.ty.is_some_and(|t| !t.is_numeric()) {
+                    return Err(arity_err(&[a]));
+                }
+                (vec![self.coerce(a, T::Float8, &name)?], T::TimestampTz)
+            }
+            ScalarFunc::Now => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::TimestampTz)
+            }
+            ScalarFunc::Version
+            | ScalarFunc::CurrentDatabase
+            | ScalarFunc::CurrentSchema
+            | ScalarFunc::CurrentUser => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::Text)
+            }
+            ScalarFunc::BackendPid => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                (vec![], T::Int4)
+            }
+            ScalarFunc::CurrentSetting => {
+                if n == 0 || n > 2 {
+                    return Err(arity_err(&args));
+                }
+                let first = args.remove(0);
+                let mut v = vec![self.text_arg(first, &name)?];
+                if let Some(missing_ok) = args.pop() {
+                    v.push(self.boolean(missing_ok, "current_setting")?);
+                }
+                (v, T::Text)
+            }
+        };
+        Ok(Bound::new(
+            Expr::Func {
+                func,
+                args: expr_args,
+            },
+            ty,
+        ))
+    }
+
+    pub(super) fn text_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
+        match a.ty {
+            None => self.coerce(a, DataType::Text, name),
+            Some(t) if t.is_text() => Ok(a.expr),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+
+    pub(super) fn int_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
+        match a.ty {
+            Some(t) if t.is_integer() => self.coerce(a, DataType::Int4, name),
+            None => self.coerce(a, DataType::Int4, name),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function {name}(text, {}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+}

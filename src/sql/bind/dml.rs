@@ -1,0 +1,424 @@
+//! INSERT, UPDATE, DELETE and their RETURNING and ON CONFLICT clauses.
+
+use sqlparser::ast;
+
+use super::*;
+
+/// The DEFAULT of column `c` of a table (`defaults` is `None` for a stream): its
+/// expression, else NULL.
+pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> Expr {
+    defaults
+        .as_ref()
+        .and_then(|d| d[c].clone())
+        .unwrap_or(Expr::Literal(Value::Null))
+}
+
+impl Binder<'_> {
+    /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the arbiter key and the
+    /// assignments over the held row followed by the proposed one (`EXCLUDED`).
+    pub(super) fn on_conflict_update(
+        &mut self,
+        table: &str,
+        info: &TableInfo,
+        target: Option<&ast::ConflictTarget>,
+        du: &ast::DoUpdate,
+    ) -> Result<OnConflict> {
+        let Some(ast::ConflictTarget::Columns {
+            columns,
+            predicate: None,
+        }) = target
+        else {
+            return Err(Error::Syntax(
+                "ON CONFLICT DO UPDATE requires inference specification or constraint name: name the key's columns, ON CONFLICT (col, ...)".into(),
+            ));
+        };
+        let mut key_columns = Vec::new();
+        for c in columns {
+            let n = ident_name(c);
+            let i = info
+                .columns
+                .iter()
+                .position(|x| x.name == n)
+                .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
+            key_columns.push(i);
+        }
+        let mut sorted = key_columns.clone();
+        sorted.sort_unstable();
+        let Some(key) = info.keys.iter().find(|k| {
+            let mut k = (*k).clone();
+            k.sort_unstable();
+            k == sorted
+        }) else {
+            return Err(Error::InvalidColumnReference(
+                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                    .into(),
+            ));
+        };
+        let n = info.columns.len();
+        let mut scope = Scope::default();
+        let mut mine = relation_names(table, None)?;
+        mine.ncols = n;
+        let mut excluded = relation_names("excluded", None)?;
+        excluded.offset = n;
+        excluded.ncols = n;
+        scope.rels = vec![mine, excluded];
+        scope.columns = info.columns.iter().chain(&info.columns).cloned().collect();
+        scope.star = (0..n).collect();
+        self.clause = "ON CONFLICT DO UPDATE";
+        let assignments = self.bind_assignments(table, &info.columns, &du.assignments, &scope)?;
+        let filter = self.dml_filter(du.selection.as_ref(), &scope)?;
+        Ok(OnConflict::DoUpdate {
+            key_columns: key.clone(),
+            assignments,
+            filter,
+        })
+    }
+
+    /// The `SET col = expr, ...` of UPDATE and of ON CONFLICT DO UPDATE: each target
+    /// column of `table` (`columns`, in order) by index, with its value bound in `scope`
+    /// and assigned to the column's type; `DEFAULT` is the column's default.
+    ///
+    /// Errors: 42703 for a column `table` lacks, 42601 for two assignments to one column,
+    /// 0A000 for `SET (a, b) = (...)`, and the value's own binding and assignment errors.
+    pub(super) fn bind_assignments(
+        &mut self,
+        table: &str,
+        columns: &[Column],
+        set: &[ast::Assignment],
+        scope: &Scope,
+    ) -> Result<Vec<(usize, Expr)>> {
+        let mut assignments: Vec<(usize, Expr)> = Vec::new();
+        for a in set {
+            let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                return Err(unsupported("SET (a, b) = (...) is not supported"));
+            };
+            // `SET t.col = ...` is accepted as PostgreSQL does for the target's own name.
+            let col =
+                n.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(ident_name)
+                    .unwrap_or_default();
+            let i = columns.iter().position(|c| c.name == col).ok_or_else(|| {
+                Error::UndefinedColumn(format!(
+                    "column \"{col}\" of relation \"{table}\" does not exist"
+                ))
+            })?;
+            if assignments.iter().any(|(j, _)| *j == i) {
+                return Err(Error::Syntax(format!(
+                    "multiple assignments to same column \"{col}\""
+                )));
+            }
+            let e = match &a.value {
+                ast::Expr::Identifier(id)
+                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+                {
+                    let (_, info) = self.table_info(table)?;
+                    column_default(&Some(info.defaults), i)
+                }
+                v => {
+                    let b = self.expr(v, scope)?;
+                    self.assign(b, columns[i].data_type, &col)?
+                }
+            };
+            assignments.push((i, e));
+        }
+        Ok(assignments)
+    }
+
+    /// The scope of one table named in UPDATE or DELETE, and its catalog name.
+    pub(super) fn dml_target(&self, factor: &ast::TableFactor) -> Result<(String, Scope)> {
+        let ast::TableFactor::Table { name, alias, .. } = factor else {
+            return Err(unsupported("UPDATE and DELETE take one table by name"));
+        };
+        let (table, info) = self.table_info(&self.ast_relation(name)?)?;
+        let mut scope = Scope::default();
+        scope.rels.push(relation_names(&table, alias.as_ref())?);
+        scope.set_single(info.columns);
+        Ok((table, scope))
+    }
+
+    pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan> {
+        if !u.table.joins.is_empty() || u.from.is_some() {
+            return Err(unsupported("UPDATE ... FROM and joins are not supported"));
+        }
+        let (table, scope) = self.dml_target(&u.table.relation)?;
+        self.clause = "UPDATE";
+        let columns = scope.columns.clone();
+        let assignments = self.bind_assignments(&table, &columns, &u.assignments, &scope)?;
+        let filter = self.dml_filter(u.selection.as_ref(), &scope)?;
+        let returning = self.returning(u.returning.as_deref(), &scope)?;
+        Ok(Plan::Update(Update {
+            table,
+            assignments,
+            filter,
+            returning,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    pub(super) fn delete(&mut self, d: &ast::Delete) -> Result<Plan> {
+        if d.using.is_some() || !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty()
+        {
+            return Err(unsupported("DELETE ... USING / LIMIT is not supported"));
+        }
+        let (ast::FromTable::WithFromKeyword(from) | ast::FromTable::WithoutKeyword(from)) =
+            &d.from;
+        let [one] = &from[..] else {
+            return Err(unsupported("DELETE takes one table"));
+        };
+        if !one.joins.is_empty() {
+            return Err(unsupported("DELETE takes one table"));
+        }
+        let (table, scope) = self.dml_target(&one.relation)?;
+        let filter = self.dml_filter(d.selection.as_ref(), &scope)?;
+        let returning = self.returning(d.returning.as_deref(), &scope)?;
+        Ok(Plan::Delete(Delete {
+            table,
+            filter,
+            returning,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    /// `RETURNING items` over the one table in `scope` (`*` expands to its columns).
+    pub(super) fn returning(
+        &mut self,
+        list: Option<&[ast::SelectItem]>,
+        scope: &Scope,
+    ) -> Result<Option<Returning>> {
+        let Some(list) = list else { return Ok(None) };
+        self.clause = "RETURNING";
+        let (mut projection, mut columns) = (Vec::new(), Vec::new());
+        for item in list {
+            let (e, alias) = match item {
+                ast::SelectItem::UnnamedExpr(e) => (e, None),
+                ast::SelectItem::ExprWithAlias { expr, alias } => (expr, Some(ident_name(alias))),
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    for &i in &scope.star {
+                        projection.push(Expr::Column(i));
+                        columns.push(scope.columns[i].clone());
+                    }
+                    continue;
+                }
+                _ => return Err(unsupported("this RETURNING item is not supported")),
+            };
+            if contains_aggregate(e) {
+                return Err(Error::Grouping(
+                    "aggregate functions are not allowed in RETURNING".into(),
+                ));
+            }
+            let b = self.expr(e, scope)?;
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let expr = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "RETURNING")?
+            } else {
+                b.expr
+            };
+            projection.push(expr);
+            columns.push(Column::new(
+                alias.unwrap_or_else(|| default_column_name(e)),
+                ty,
+            ));
+        }
+        Ok(Some(Returning {
+            projection,
+            columns,
+        }))
+    }
+
+    pub(super) fn dml_filter(
+        &mut self,
+        e: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Option<Expr>> {
+        let Some(e) = e else { return Ok(None) };
+        self.clause = "WHERE";
+        let b = self.expr(e, scope)?;
+        Ok(Some(self.boolean(b, "WHERE")?))
+    }
+
+    pub(super) fn insert(&mut self, ins: &ast::Insert) -> Result<Plan> {
+        let ast::TableObject::TableName(tn) = &ins.table else {
+            return Err(unsupported("INSERT INTO a table function is not supported"));
+        };
+        let stream = self.ast_relation(tn)?;
+        let table = self.schema.table(&stream);
+        let (columns, defaults) = match (self.schema.stream(&stream), &table) {
+            (Some((columns, _)), _) => (columns, None),
+            (None, Some(t)) => (t.columns.clone(), Some(t.defaults.clone())),
+            (None, None) => {
+                if self.schema.system_view(&stream).is_some() {
+                    return Err(unsupported(format!("cannot insert into view \"{stream}\"")));
+                }
+                return Err(Error::UndefinedTable(stream));
+            }
+        };
+        if ins.returning.is_some() && table.is_none() {
+            return Err(unsupported(
+                "INSERT ... RETURNING applies to tables; a stream keeps no rows to return",
+            ));
+        }
+        let on_conflict = match (&ins.on, &table) {
+            (None, _) => OnConflict::Error,
+            (Some(_), None) => {
+                return Err(unsupported(
+                    "INSERT ... ON CONFLICT applies to tables; a stream has no keys",
+                ))
+            }
+            (
+                Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    action: ast::OnConflictAction::DoNothing,
+                    ..
+                })),
+                Some(_),
+            ) => OnConflict::DoNothing,
+            (
+                Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    conflict_target,
+                    action: ast::OnConflictAction::DoUpdate(du),
+                })),
+                Some(info),
+            ) => self.on_conflict_update(&stream, info, conflict_target.as_ref(), du)?,
+            (Some(_), Some(_)) => {
+                return Err(unsupported(
+                    "only INSERT ... ON CONFLICT DO NOTHING / DO UPDATE is supported",
+                ))
+            }
+        };
+        let target_columns: Vec<usize> = if ins.columns.is_empty() {
+            (0..columns.len()).collect()
+        } else {
+            let mut t = Vec::new();
+            for c in &ins.columns {
+                let name = object_name(c)?;
+                let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
+                    Error::UndefinedColumn(format!(
+                        "column \"{name}\" of relation \"{stream}\" does not exist"
+                    ))
+                })?;
+                if t.contains(&i) {
+                    return Err(Error::DuplicateColumn(format!(
+                        "column \"{name}\" specified more than once"
+                    )));
+                }
+                t.push(i);
+            }
+            t
+        };
+        let Some(source) = &ins.source else {
+            return Err(unsupported("INSERT ... DEFAULT VALUES is not supported"));
+        };
+        let ast::SetExpr::Values(values) = &*source.body else {
+            return Err(unsupported(
+                "INSERT ... SELECT is not supported; use INSERT ... VALUES or COPY",
+            ));
+        };
+        let scope = Scope::default();
+        self.clause = "VALUES";
+        let mut rows = Vec::with_capacity(values.rows.len());
+        for row in &values.rows {
+            let row = &row.content;
+            if row.len() > target_columns.len() {
+                return Err(Error::Syntax(
+                    "INSERT has more expressions than target columns".into(),
+                ));
+            }
+            // Without a column list a table's row may be short: the rest take defaults.
+            let short_ok = defaults.is_some() && ins.columns.is_empty();
+            if row.len() < target_columns.len() && !short_ok {
+                return Err(Error::Syntax(
+                    "INSERT has more target columns than expressions".into(),
+                ));
+            }
+            let mut out = Vec::with_capacity(row.len());
+            for (e, &col) in row.iter().zip(&target_columns) {
+                let ty = columns[col].data_type;
+                if let ast::Expr::Identifier(id) = e {
+                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+                        out.push(column_default(&defaults, col));
+                        continue;
+                    }
+                }
+                let b = self.expr(e, &scope)?;
+                out.push(self.assign(b, ty, &columns[col].name)?);
+            }
+            rows.push(out);
+        }
+        // A table's rows name every column: those left out take their DEFAULT.
+        let target_columns = match &defaults {
+            None => target_columns,
+            Some(_) => {
+                for row in &mut rows {
+                    let mut full: Vec<Expr> = (0..columns.len())
+                        .map(|c| column_default(&defaults, c))
+                        .collect();
+                    for (e, &c) in std::mem::take(row).into_iter().zip(&target_columns) {
+                        full[c] = e;
+                    }
+                    *row = full;
+                }
+                (0..columns.len()).collect()
+            }
+        };
+        let returning = match &ins.returning {
+            None => None,
+            Some(list) => {
+                let mut scope = Scope::default();
+                scope.rels.push(relation_names(&stream, None)?);
+                scope.set_single(columns.clone());
+                self.returning(Some(list), &scope)?
+            }
+        };
+        Ok(Plan::Insert(Insert {
+            stream,
+            table: table.is_some(),
+            on_conflict,
+            returning,
+            target_columns,
+            rows,
+            param_types: self.finish_params(),
+        }))
+    }
+
+    /// Cast for storing into a column of type `ty` (PostgreSQL's assignment rules): unknown
+    /// string literals go through the type's input function at execution.
+    pub(super) fn assign(&mut self, b: Bound, ty: DataType, column: &str) -> Result<Expr> {
+        match (&b.ty, &b.expr) {
+            (None, Expr::Literal(Value::Text(_))) => Ok(if ty == DataType::Text {
+                b.expr
+            } else {
+                Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to: ty,
+                }
+            }),
+            (None, _) => {
+                let e = self.coerce(b, ty, "INSERT")?;
+                // A parameter's value arrives unchecked; varchar(n) must still refuse long text.
+                Ok(match (e, ty) {
+                    (e @ Expr::Param(_), DataType::Varchar(Some(_))) => Expr::Cast {
+                        expr: Box::new(e),
+                        to: ty,
+                    },
+                    (e, _) => e,
+                })
+            }
+            (Some(t), _) if *t == ty => Ok(b.expr),
+            // A parameter the client typed as text (JDBC's setString sends varchar) goes
+            // through the column type's input function, as an untyped one would.
+            (Some(t), Expr::Param(_)) if t.is_text() => Ok(Expr::Cast {
+                expr: Box::new(b.expr),
+                to: ty,
+            }),
+            (Some(t), _) if castable(*t, ty, false) => Ok(Expr::Cast {
+                expr: Box::new(b.expr),
+                to: ty,
+            }),
+            (Some(t), _) => Err(Error::DatatypeMismatch(format!(
+                "column \"{column}\" is of type {} but expression is of type {}",
+                ty.name(),
+                t.name()
+            ))),
+        }
+    }
+}

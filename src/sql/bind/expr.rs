@@ -1,0 +1,985 @@
+//! The expression binder: operators, literals, casts, CASE, with PostgreSQL's typing of
+//! unknown literals and parameters by context.
+
+use sqlparser::ast;
+
+use super::*;
+
+pub(super) fn op_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Mod => "%",
+        BinaryOp::Eq => "=",
+        BinaryOp::NotEq => "<>",
+        BinaryOp::Lt => "<",
+        BinaryOp::LtEq => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::GtEq => ">=",
+        BinaryOp::And => "AND",
+        BinaryOp::Or => "OR",
+        BinaryOp::Concat => "||",
+    }
+}
+
+pub(super) fn type_label(t: Option<DataType>) -> String {
+    t.map(|t| t.name()).unwrap_or_else(|| "unknown".into())
+}
+
+pub(super) fn no_operator(l: Option<DataType>, op: &str, r: Option<DataType>) -> Error {
+    Error::UndefinedFunction(format!(
+        "operator does not exist: {} {op} {}",
+        type_label(l),
+        type_label(r)
+    ))
+}
+
+/// True when `e` contains an aggregate call (outside subqueries).
+pub(super) fn contains_aggregate(e: &ast::Expr) -> bool {
+    crate::sql::deep(|| contains_aggregate_in(e))
+}
+
+pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    let any = |v: &[&ast::Expr]| v.iter().any(|x| contains_aggregate(x));
+    match e {
+        E::Function(f) => {
+            if agg_func_of(&func_name(f)).is_some() && f.over.is_none() {
+                return true;
+            }
+            func_arg_exprs(f).iter().any(|x| contains_aggregate(x))
+        }
+        E::BinaryOp { left, right, .. } => any(&[left, right]),
+        E::UnaryOp { expr, .. }
+        | E::Nested(expr)
+        | E::Cast { expr, .. }
+        | E::IsNull(expr)
+        | E::IsNotNull(expr)
+        | E::IsTrue(expr)
+        | E::IsFalse(expr)
+        | E::IsNotTrue(expr)
+        | E::IsNotFalse(expr)
+        | E::IsUnknown(expr)
+        | E::IsNotUnknown(expr)
+        | E::Extract { expr, .. }
+        | E::Ceil { expr, .. }
+        | E::Floor { expr, .. } => contains_aggregate(expr),
+        E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        E::Between {
+            expr, low, high, ..
+        } => any(&[expr, low, high]),
+        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::In {
+            expr,
+            target: ast::InTarget::List(list),
+            ..
+        } => contains_aggregate(expr) || list.iter().any(contains_aggregate),
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(contains_aggregate)
+                || conditions
+                    .iter()
+                    .any(|c| contains_aggregate(&c.condition) || contains_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(contains_aggregate)
+        }
+        E::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            contains_aggregate(expr)
+                || substring_from.as_deref().is_some_and(contains_aggregate)
+                || substring_for.as_deref().is_some_and(contains_aggregate)
+        }
+        _ => false,
+    }
+}
+
+pub(super) fn expr_has_column(e: &Expr) -> bool {
+    crate::sql::deep(|| expr_has_column_in(e))
+}
+
+pub(super) fn expr_has_column_in(e: &Expr) -> bool {
+    match e {
+        Expr::Column(_) => true,
+        Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => false,
+        Expr::Unary { expr, .. } | Expr::Cast { expr, .. } | Expr::IsNull { expr, .. } => {
+            expr_has_column(expr)
+        }
+        Expr::Binary { left, right, .. } => expr_has_column(left) || expr_has_column(right),
+        Expr::Func { args, .. } => args.iter().any(expr_has_column),
+        Expr::Case {
+            operand,
+            branches,
+            otherwise,
+        } => {
+            operand.as_deref().is_some_and(expr_has_column)
+                || branches
+                    .iter()
+                    .any(|(a, b)| expr_has_column(a) || expr_has_column(b))
+                || otherwise.as_deref().is_some_and(expr_has_column)
+        }
+        Expr::InList { expr, list, .. } => {
+            expr_has_column(expr) || list.iter().any(expr_has_column)
+        }
+        Expr::Like { expr, pattern, .. } => expr_has_column(expr) || expr_has_column(pattern),
+    }
+}
+
+pub(super) fn default_column_name(e: &ast::Expr) -> String {
+    use ast::Expr as E;
+    match e {
+        E::Identifier(id) => ident_name(id),
+        E::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
+        E::Function(f) => func_name(f),
+        E::Nested(inner) => default_column_name(inner),
+        E::Cast {
+            expr, data_type, ..
+        } => match default_column_name(expr).as_str() {
+            "?column?" => type_from_name(&data_type.to_string())
+                .map(|t| short_type_name(t).to_string())
+                .unwrap_or_else(|_| "?column?".into()),
+            name => name.to_string(),
+        },
+        E::TypedString(ts) => type_from_name(&ts.data_type.to_string())
+            .map(|t| short_type_name(t).to_string())
+            .unwrap_or_else(|_| "?column?".into()),
+        E::Interval(_) => "interval".into(),
+        E::Extract { .. } => "extract".into(),
+        E::Ceil { .. } => "ceil".into(),
+        E::Floor { .. } => "floor".into(),
+        E::Substring { .. } => "substring".into(),
+        E::Case { .. } => "case".into(),
+        E::AtTimeZone { .. } => "timezone".into(),
+        E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
+        _ => "?column?".into(),
+    }
+}
+
+impl Bound {
+    /// A numeric literal typed as PostgreSQL types it: integer, bigint, else numeric.
+    pub(super) fn new_number(n: &str) -> Result<Bound> {
+        if !n.contains(['.', 'e', 'E']) {
+            if let Ok(v) = n.parse::<i32>() {
+                return Ok(Bound::new(Expr::Literal(Value::Int4(v)), DataType::Int4));
+            }
+            if let Ok(v) = n.parse::<i64>() {
+                return Ok(Bound::new(Expr::Literal(Value::Int8(v)), DataType::Int8));
+            }
+        }
+        match crate::types::parse_numeric(n) {
+            Ok(d) => Ok(Bound::new(
+                Expr::Literal(Value::Numeric(d)),
+                DataType::Numeric,
+            )),
+            // Beyond numeric's 28 digits (1e300, 1.7976931348623157e308) the literal is
+            // kept as a double; casts to the target column's type apply as usual.
+            Err(e) => match n.parse::<f64>() {
+                Ok(f) if f.is_finite() => Ok(Bound::new(
+                    Expr::Literal(Value::Float8(f)),
+                    DataType::Float8,
+                )),
+                _ => Err(e),
+            },
+        }
+    }
+}
+
+impl Binder<'_> {
+    pub(super) fn boolean(&mut self, b: Bound, clause: &str) -> Result<Expr> {
+        match b.ty {
+            Some(DataType::Bool) => Ok(b.expr),
+            None => self.coerce(b, DataType::Bool, clause),
+            Some(t) => Err(Error::DatatypeMismatch(format!(
+                "argument of {clause} must be type boolean, not type {}",
+                t.name()
+            ))),
+        }
+    }
+
+    /// Give an expression type `to` where PostgreSQL would cast implicitly; unknown literals
+    /// are converted now (22P02 etc. for bad text), parameters take the type.
+    pub(super) fn coerce(&mut self, b: Bound, to: DataType, ctx: &str) -> Result<Expr> {
+        match b.ty {
+            Some(t) if t == to => Ok(b.expr),
+            Some(t) if castable(t, to, false) || (t.is_numeric() && to.is_numeric()) => {
+                Ok(Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to,
+                })
+            }
+            Some(t) => Err(Error::DatatypeMismatch(format!(
+                "{ctx}: expression of type {} cannot be used as type {}",
+                t.name(),
+                to.name()
+            ))),
+            None => match b.expr {
+                // Outside assignment, an unknown literal meeting varchar(n) is read as text:
+                // varchar has text's operators, and PostgreSQL checks no length there.
+                Expr::Literal(Value::Text(s)) => Ok(Expr::Literal(parse_value(
+                    &s,
+                    if to.is_text() { DataType::Text } else { to },
+                )?)),
+                Expr::Literal(Value::Null) => Ok(Expr::Literal(Value::Null)),
+                Expr::Param(i) => {
+                    if self.params.len() <= i {
+                        self.params.resize(i + 1, None);
+                    }
+                    match self.params[i] {
+                        None => {
+                            self.params[i] = Some(to);
+                            Ok(Expr::Param(i))
+                        }
+                        Some(t) if t == to => Ok(Expr::Param(i)),
+                        Some(_) => Ok(Expr::Cast {
+                            expr: Box::new(Expr::Param(i)),
+                            to,
+                        }),
+                    }
+                }
+                other => Ok(Expr::Cast {
+                    expr: Box::new(other),
+                    to,
+                }),
+            },
+        }
+    }
+
+    /// Bind an expression in the current mode.
+    pub(super) fn expr(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        if self.depth >= EXPRESSION_DEPTH_MAX {
+            return Err(Error::StatementTooComplex(format!(
+                "stack depth limit exceeded: expressions may nest at most {EXPRESSION_DEPTH_MAX} levels deep"
+            )));
+        }
+        self.depth += 1;
+        let bound = crate::sql::deep(|| self.expr_in_mode(e, scope));
+        self.depth -= 1;
+        bound
+    }
+
+    pub(super) fn expr_in_mode(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        if self.agg_mode
+            && !self.in_agg_arg
+            && !contains_aggregate(e)
+            && !matches!(
+                e,
+                ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+            )
+        {
+            // Try the whole subexpression as a group key first.
+            self.agg_mode = false;
+            let input = self.expr(e, scope);
+            self.agg_mode = true;
+            let input = input?;
+            let st = self
+                .agg
+                .as_ref()
+                .expect("aggregate mode has an aggregate state");
+            if let Some(k) = st.keys.iter().position(|k| *k == input.expr) {
+                return Ok(Bound::new(Expr::Column(k), st.key_types[k]));
+            }
+            if !expr_has_column(&input.expr) {
+                return Ok(input);
+            }
+        }
+        self.expr_inner(e, scope)
+    }
+
+    pub(super) fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Identifier(id) => {
+                if id.quote_style.is_none() {
+                    let lower = id.value.to_lowercase();
+                    if let Some(b) = self.keyword_value(&lower, scope)? {
+                        return Ok(b);
+                    }
+                }
+                let i = self.resolve_column(&[id], scope)?;
+                self.column_ref(i, scope)
+            }
+            E::CompoundIdentifier(ids) => {
+                let parts: Vec<&ast::Ident> = ids.iter().collect();
+                let i = self.resolve_column(&parts, scope)?;
+                self.column_ref(i, scope)
+            }
+            E::Value(v) => self.value(&v.value),
+            E::Nested(inner) => self.expr(inner, scope),
+            E::UnaryOp { op, expr } => self.unary(*op, expr, scope),
+            E::BinaryOp { left, op, right } => {
+                let op = match op {
+                    ast::BinaryOperator::Plus => BinaryOp::Add,
+                    ast::BinaryOperator::Minus => BinaryOp::Sub,
+                    ast::BinaryOperator::Multiply => BinaryOp::Mul,
+                    ast::BinaryOperator::Divide => BinaryOp::Div,
+                    ast::BinaryOperator::Modulo => BinaryOp::Mod,
+                    ast::BinaryOperator::Eq => BinaryOp::Eq,
+                    ast::BinaryOperator::NotEq => BinaryOp::NotEq,
+                    ast::BinaryOperator::Lt => BinaryOp::Lt,
+                    ast::BinaryOperator::LtEq => BinaryOp::LtEq,
+                    ast::BinaryOperator::Gt => BinaryOp::Gt,
+                    ast::BinaryOperator::GtEq => BinaryOp::GtEq,
+                    ast::BinaryOperator::And => BinaryOp::And,
+                    ast::BinaryOperator::Or => BinaryOp::Or,
+                    ast::BinaryOperator::StringConcat => BinaryOp::Concat,
+                    other => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator is not supported: {other}"
+                        )))
+                    }
+                };
+                let l = self.expr(left, scope)?;
+                let r = self.expr(right, scope)?;
+                self.binary(op, l, r)
+            }
+            E::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => {
+                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+                    return Err(unsupported("TRY_CAST is not supported"));
+                }
+                let written = data_type.to_string();
+                let to = type_from_name(&written)?;
+                let b = self.expr(expr, scope)?;
+                if let DataType::Varchar(Some(n)) = to {
+                    // An explicit cast to varchar(n) cuts the text to n characters, where
+                    // an assignment refuses it (PostgreSQL's rule).
+                    let text = self.cast(b, DataType::Text)?;
+                    let cut = Expr::Func {
+                        func: ScalarFunc::Substr,
+                        args: vec![
+                            text.expr,
+                            Expr::Literal(Value::Int4(1)),
+                            Expr::Literal(Value::Int4(n as i32)),
+                        ],
+                    };
+                    return Ok(Bound::new(
+                        Expr::Cast {
+                            expr: Box::new(cut),
+                            to,
+                        },
+                        to,
+                    ));
+                }
+                let cast = self.cast(b, to)?;
+                Ok(match numeric_typmod(&written)? {
+                    // numeric(p, s): the type carries no modifier, so the cast applies it.
+                    Some(tm) => Bound::new(
+                        Expr::Func {
+                            func: ScalarFunc::NumericTypmod,
+                            args: vec![
+                                cast.expr,
+                                Expr::Literal(Value::Int4(i32::from(tm.precision))),
+                                Expr::Literal(Value::Int4(i32::from(tm.scale))),
+                            ],
+                        },
+                        DataType::Numeric,
+                    ),
+                    None => cast,
+                })
+            }
+            E::TypedString(ts) => {
+                let to = type_from_name(&ts.data_type.to_string())?;
+                let b = self.value(&ts.value.value)?;
+                self.cast(b, to)
+            }
+            E::Interval(iv) => {
+                let b = self.expr(&iv.value, scope)?;
+                match (&b.expr, &iv.leading_field, &iv.last_field) {
+                    (Expr::Literal(Value::Text(s)), Some(f), None) if b.ty.is_none() => {
+                        let text = format!("{s} {}", f.to_string().to_lowercase());
+                        Ok(Bound::new(
+                            Expr::Literal(parse_value(&text, DataType::Interval)?),
+                            DataType::Interval,
+                        ))
+                    }
+                    (_, None, None) => self.cast(b, DataType::Interval),
+                    _ => Err(unsupported(
+                        "INTERVAL field qualifiers are not supported; write INTERVAL '1 hour'",
+                    )),
+                }
+            }
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let b = self.expr(x, scope)?;
+                let b = if b.ty.is_none() {
+                    self.coerce(b, DataType::Text, "IS NULL")?
+                } else {
+                    b.expr
+                };
+                Ok(Bound::new(
+                    Expr::IsNull {
+                        expr: Box::new(b),
+                        negated: matches!(e, E::IsNotNull(_)),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::IsTrue(x)
+            | E::IsFalse(x)
+            | E::IsNotTrue(x)
+            | E::IsNotFalse(x)
+            | E::IsUnknown(x)
+            | E::IsNotUnknown(x) => {
+                let b = self.expr(x, scope)?;
+                let c = self.boolean(b, "IS")?;
+                let t = |v: bool| Expr::Literal(Value::Bool(v));
+                let expr = match e {
+                    E::IsTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(true))],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(false))],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(true),
+                        )],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(false),
+                        )],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsUnknown(_) => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: false,
+                    },
+                    _ => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: true,
+                    },
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope)?;
+                let r = self.expr(b, scope)?;
+                let eq = self.binary(BinaryOp::NotEq, l.clone(), r.clone())?.expr;
+                let (le, re) = match eq {
+                    Expr::Binary {
+                        ref left,
+                        ref right,
+                        ..
+                    } => ((**left).clone(), (**right).clone()),
+                    _ => unreachable!("binary() of a comparison returns a comparison"),
+                };
+                let isnull = |x: &Expr, negated| Expr::IsNull {
+                    expr: Box::new(x.clone()),
+                    negated,
+                };
+                let distinct = Expr::Case {
+                    operand: None,
+                    branches: vec![
+                        (isnull(&le, false), isnull(&re, true)),
+                        (isnull(&re, false), Expr::Literal(Value::Bool(true))),
+                    ],
+                    otherwise: Some(Box::new(eq)),
+                };
+                let expr = if matches!(e, E::IsDistinctFrom(..)) {
+                    distinct
+                } else {
+                    Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(distinct),
+                    }
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.expr(expr, scope)?;
+                let lo = self.expr(low, scope)?;
+                let hi = self.expr(high, scope)?;
+                let a = self.binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let b = self.binary(BinaryOp::LtEq, x, hi)?;
+                let both = self.binary(BinaryOp::And, a, b)?;
+                Ok(if *negated {
+                    Bound::new(
+                        Expr::Unary {
+                            op: UnaryOp::Not,
+                            expr: Box::new(both.expr),
+                        },
+                        DataType::Bool,
+                    )
+                } else {
+                    both
+                })
+            }
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            } => {
+                if escape_char.is_some() || *any {
+                    return Err(unsupported("LIKE ... ESCAPE / LIKE ANY are not supported"));
+                }
+                let x = self.expr(expr, scope)?;
+                let p = self.expr(pattern, scope)?;
+                let x = self.text_operand(x, "~~")?;
+                let p = self.text_operand(p, "~~")?;
+                Ok(Bound::new(
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        case_insensitive: matches!(e, E::ILike { .. }),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let ast::InTarget::List(list) = target else {
+                    return Err(unsupported("IN (subquery) is not supported"));
+                };
+                let x = self.expr(expr, scope)?;
+                let items: Vec<Bound> = list
+                    .iter()
+                    .map(|i| self.expr(i, scope))
+                    .collect::<Result<_>>()?;
+                let mut ty = x.ty;
+                for i in &items {
+                    ty = self.unify(ty, i.ty, "IN")?;
+                }
+                let ty = ty.unwrap_or(DataType::Text);
+                let x = self.coerce(x, ty, "IN")?;
+                let list = items
+                    .into_iter()
+                    .map(|i| self.coerce(i, ty, "IN"))
+                    .collect::<Result<_>>()?;
+                Ok(Bound::new(
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list,
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                scope,
+            ),
+            E::Function(f) => self.function(f, scope),
+            E::Extract { field, expr, .. } => {
+                let x = self.expr(expr, scope)?;
+                let x = self.time_operand(x)?;
+                let field = Expr::Literal(Value::Text(field.to_string().to_lowercase().into()));
+                Ok(Bound::new(
+                    Expr::Cast {
+                        expr: Box::new(Expr::Func {
+                            func: ScalarFunc::DatePart,
+                            args: vec![field, x],
+                        }),
+                        to: DataType::Numeric,
+                    },
+                    DataType::Numeric,
+                ))
+            }
+            E::Ceil { expr, field } | E::Floor { expr, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
+                    return Err(unsupported("CEIL/FLOOR with a field are not supported"));
+                }
+                let func = if matches!(e, E::Ceil { .. }) {
+                    ScalarFunc::Ceil
+                } else {
+                    ScalarFunc::Floor
+                };
+                let x = self.expr(expr, scope)?;
+                self.scalar(func, vec![x])
+            }
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(f, scope)?,
+                    None => Bound::new(Expr::Literal(Value::Int4(1)), DataType::Int4),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f, scope)?);
+                }
+                self.scalar(ScalarFunc::Substr, args)
+            }
+            E::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let zone = self.expr(time_zone, scope)?;
+                let ts = self.expr(timestamp, scope)?;
+                self.scalar(ScalarFunc::Timezone, vec![zone, ts])
+            }
+            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// Keywords that parse as identifiers: CURRENT_USER and friends.
+    pub(super) fn keyword_value(&mut self, lower: &str, _scope: &Scope) -> Result<Option<Bound>> {
+        let func = match lower {
+            "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
+            "current_timestamp" | "localtimestamp" => ScalarFunc::Now,
+            "current_schema" => ScalarFunc::CurrentSchema,
+            "current_catalog" => ScalarFunc::CurrentDatabase,
+            _ => return Ok(None),
+        };
+        self.scalar(func, vec![]).map(Some)
+    }
+
+    pub(super) fn value(&mut self, v: &ast::Value) -> Result<Bound> {
+        Ok(match v {
+            ast::Value::Number(n, _) => Bound::new_number(n)?,
+            ast::Value::SingleQuotedString(s)
+            | ast::Value::EscapedStringLiteral(s)
+            | ast::Value::UnicodeStringLiteral(s)
+            | ast::Value::NationalStringLiteral(s)
+            | ast::Value::TripleSingleQuotedString(s) => Bound {
+                expr: Expr::Literal(Value::Text(no_nul(s)?.into())),
+                ty: None,
+            },
+            ast::Value::DollarQuotedString(d) => Bound {
+                expr: Expr::Literal(Value::Text(no_nul(&d.value)?.into())),
+                ty: None,
+            },
+            ast::Value::Boolean(b) => Bound::new(Expr::Literal(Value::Bool(*b)), DataType::Bool),
+            ast::Value::Null => Bound {
+                expr: Expr::Literal(Value::Null),
+                ty: None,
+            },
+            ast::Value::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|d| d.parse().ok())
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
+                let i = n - 1;
+                if self.params.len() <= i {
+                    self.params.resize(i + 1, None);
+                }
+                Bound {
+                    expr: Expr::Param(i),
+                    ty: self.params[i],
+                }
+            }
+            other => return Err(unsupported(format!("literal is not supported: {other}"))),
+        })
+    }
+
+    pub(super) fn unary(
+        &mut self,
+        op: ast::UnaryOperator,
+        expr: &ast::Expr,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        match op {
+            ast::UnaryOperator::Minus => {
+                if let ast::Expr::Value(v) = expr {
+                    if let ast::Value::Number(n, _) = &v.value {
+                        return Bound::new_number(&format!("-{n}"));
+                    }
+                }
+                let b = self.expr(expr, scope)?;
+                let b = match b.ty {
+                    None => Bound::new(self.coerce(b, DataType::Float8, "-")?, DataType::Float8),
+                    Some(t) if t.is_numeric() || t == DataType::Interval => b,
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator does not exist: - {}",
+                            t.name()
+                        )))
+                    }
+                };
+                let ty = b.ty;
+                Ok(Bound {
+                    expr: Expr::Unary {
+                        op: UnaryOp::Neg,
+                        expr: Box::new(b.expr),
+                    },
+                    ty,
+                })
+            }
+            ast::UnaryOperator::Plus => self.expr(expr, scope),
+            ast::UnaryOperator::Not => {
+                let b = self.expr(expr, scope)?;
+                let c = self.boolean(b, "NOT")?;
+                Ok(Bound::new(
+                    Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(c),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            other => Err(Error::UndefinedFunction(format!(
+                "operator is not supported: {other}"
+            ))),
+        }
+    }
+
+    pub(super) fn unify(
+        &mut self,
+        a: Option<DataType>,
+        b: Option<DataType>,
+        ctx: &str,
+    ) -> Result<Option<DataType>> {
+        Ok(match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => Some(common_type(x, y).ok_or_else(|| {
+                Error::DatatypeMismatch(format!(
+                    "{ctx} types {} and {} cannot be matched",
+                    x.name(),
+                    y.name()
+                ))
+            })?),
+        })
+    }
+
+    pub(super) fn text_operand(&mut self, b: Bound, op: &str) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::Text, op),
+            Some(t) if t.is_text() => Ok(b.expr),
+            Some(t) => Err(no_operator(Some(t), op, Some(DataType::Text))),
+        }
+    }
+
+    pub(super) fn time_operand(&mut self, b: Bound) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::TimestampTz, "extract"),
+            Some(t) if t.is_timestamp() || t == DataType::Interval => Ok(b.expr),
+            Some(t) => Err(Error::UndefinedFunction(format!(
+                "function extract(unknown, {}) does not exist",
+                t.name()
+            ))),
+        }
+    }
+
+    pub(super) fn binary(&mut self, op: BinaryOp, l: Bound, r: Bound) -> Result<Bound> {
+        let mk = |l: Expr, r: Expr| Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        };
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let name = if op == BinaryOp::And { "AND" } else { "OR" };
+                let l = self.boolean(l, name)?;
+                let r = self.boolean(r, name)?;
+                Ok(Bound::new(mk(l, r), DataType::Bool))
+            }
+            BinaryOp::Concat => {
+                let l = self.text_cast(l)?;
+                let r = self.text_cast(r)?;
+                Ok(Bound::new(mk(l, r), DataType::Text))
+            }
+            BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq => {
+                let ty = match (l.ty, r.ty) {
+                    (None, None) => DataType::Text,
+                    (Some(t), None) | (None, Some(t)) => t,
+                    (Some(a), Some(b)) => common_type(a, b)
+                        .ok_or_else(|| no_operator(Some(a), op_symbol(op), Some(b)))?,
+                };
+                let l = self.coerce_operand(l, ty)?;
+                let r = self.coerce_operand(r, ty)?;
+                Ok(Bound::new(mk(l, r), DataType::Bool))
+            }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+                self.arithmetic(op, l, r)
+            }
+        }
+    }
+
+    /// Coerce a comparison operand: same-category values keep their own type (eval compares
+    /// across numeric types); unknowns take the other side's.
+    pub(super) fn coerce_operand(&mut self, b: Bound, ty: DataType) -> Result<Expr> {
+        match b.ty {
+            Some(t) if common_type(t, ty).is_some() => Ok(b.expr),
+            _ => self.coerce(b, ty, "operator"),
+        }
+    }
+
+    /// An operand of `||` or `concat()`: PostgreSQL renders non-text operands with their
+    /// output function (`'a' || true` is `at`), which the evaluator does itself, so a typed
+    /// operand stays as it is and only unknowns become text.
+    pub(super) fn text_cast(&mut self, b: Bound) -> Result<Expr> {
+        match b.ty {
+            None => self.coerce(b, DataType::Text, "||"),
+            Some(_) => Ok(b.expr),
+        }
+    }
+
+    pub(super) fn arithmetic(&mut self, op: BinaryOp, l: Bound, r: Bound) -> Result<Bound> {
+        use DataType as T;
+        let sym = op_symbol(op);
+        // Unknown operands take a type from the other side.
+        let guess = |other: Option<T>| match other {
+            Some(t) if t.is_timestamp() => Some(T::Interval),
+            Some(T::Interval) if matches!(op, BinaryOp::Mul | BinaryOp::Div) => Some(T::Float8),
+            Some(t) => Some(t),
+            None => None,
+        };
+        let (lt, rt) = match (l.ty, r.ty) {
+            (None, None) => return Err(no_operator(None, sym, None)),
+            (None, Some(b)) => (
+                if b.is_timestamp() && op == BinaryOp::Sub {
+                    Some(b)
+                } else {
+                    guess(Some(b))
+                },
+                Some(b),
+            ),
+            (Some(a), None) => (Some(a), guess(Some(a))),
+            (a, b) => (a, b),
+        };
+        let (lt, rt) = (lt.expect("typed"), rt.expect("typed"));
+        let l = self.coerce(l, lt, sym)?;
+        let r = self.coerce(r, rt, sym)?;
+        let result = match (lt, rt, op) {
+            (a, b, _) if a.is_numeric() && b.is_numeric() => promote_numeric(a, b),
+            (a, T::Interval, BinaryOp::Add | BinaryOp::Sub) if a.is_timestamp() => a,
+            (T::Interval, b, BinaryOp::Add) if b.is_timestamp() => b,
+            (a, b, BinaryOp::Sub) if a.is_timestamp() && b.is_timestamp() => T::Interval,
+            (T::Interval, T::Interval, BinaryOp::Add | BinaryOp::Sub) => T::Interval,
+            (T::Interval, b, BinaryOp::Mul | BinaryOp::Div) if b.is_numeric() => T::Interval,
+            (a, T::Interval, BinaryOp::Mul) if a.is_numeric() => T::Interval,
+            _ => return Err(no_operator(Some(lt), sym, Some(rt))),
+        };
+        Ok(Bound::new(
+            Expr::Binary {
+                op,
+                left: Box::new(l),
+                right: Box::new(r),
+            },
+            result,
+        ))
+    }
+
+    pub(super) fn cast(&mut self, b: Bound, to: DataType) -> Result<Bound> {
+        match (&b.ty, &b.expr) {
+            (None, Expr::Literal(Value::Text(s))) => {
+                Ok(Bound::new(Expr::Literal(parse_value(s, to)?), to))
+            }
+            (None, _) => Ok(Bound::new(self.coerce(b, to, "CAST")?, to)),
+            (Some(t), _) if *t == to => Ok(b),
+            (Some(t), _) if castable(*t, to, true) => Ok(Bound::new(
+                Expr::Cast {
+                    expr: Box::new(b.expr),
+                    to,
+                },
+                to,
+            )),
+            (Some(t), _) => Err(Error::DatatypeMismatch(format!(
+                "cannot cast type {} to {}",
+                t.name(),
+                to.name()
+            ))),
+        }
+    }
+
+    pub(super) fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        let operand_b = operand.map(|o| self.expr(o, scope)).transpose()?;
+        let mut whens = Vec::new();
+        let mut results = Vec::new();
+        for c in conditions {
+            let w = self.expr(&c.condition, scope)?;
+            let w = match &operand_b {
+                Some(op) => self.binary(BinaryOp::Eq, op.clone(), w)?.expr,
+                None => self.boolean(w, "CASE/WHEN")?,
+            };
+            whens.push(w);
+            results.push(self.expr(&c.result, scope)?);
+        }
+        let otherwise = else_result.map(|e| self.expr(e, scope)).transpose()?;
+        let mut ty = None;
+        for r in results.iter().chain(otherwise.iter()) {
+            ty = self.unify(ty, r.ty, "CASE")?;
+        }
+        let ty = ty.unwrap_or(DataType::Text);
+        let mut branches = Vec::new();
+        for (w, r) in whens.into_iter().zip(results) {
+            branches.push((w, self.coerce(r, ty, "CASE")?));
+        }
+        let otherwise = otherwise
+            .map(|o| self.coerce(o, ty, "CASE"))
+            .transpose()?
+            .map(Box::new);
+        // A simple CASE was rewritten into searched form above, so no operand remains.
+        Ok(Bound::new(
+            Expr::Case {
+                operand: None,
+                branches,
+                otherwise,
+            },
+            ty,
+        ))
+    }
+}

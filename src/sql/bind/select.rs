@@ -1,0 +1,568 @@
+//! SELECT: the select list, GROUP BY, HAVING, ORDER BY, LIMIT and OFFSET of a query, and
+//! the choice between the streaming plan and the relational one.
+
+use sqlparser::ast;
+
+use super::*;
+
+/// A select-list entry after `*` expansion.
+pub(super) enum Item<'q> {
+    Ast(&'q ast::Expr, Option<String>),
+    Column(usize),
+}
+
+pub(super) fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<u64>().map(Some).map_err(|_| {
+                Error::InvalidParameterValue(format!(
+                    "{what} must be a non-negative integer, got {n}"
+                ))
+            }),
+            ast::Value::Null => Ok(None),
+            // A quoted literal is read as bigint, as PostgreSQL coerces an unknown literal.
+            ast::Value::SingleQuotedString(t) => match t.trim().parse::<i64>() {
+                Ok(n) if n < 0 => literal_u64(
+                    &ast::Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr: Box::new(ast::Expr::value(ast::Value::Number(
+                            n.unsigned_abs().to_string(),
+                            false,
+                        ))),
+                    },
+                    what,
+                ),
+                Ok(n) => Ok(Some(n as u64)),
+                Err(_) => Err(Error::InvalidTextRepresentation(format!(
+                    "invalid input syntax for type bigint: \"{t}\""
+                ))),
+            },
+            _ => Err(Error::DatatypeMismatch(format!(
+                "argument of {what} must be type bigint, not type unknown"
+            ))),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } if what == "LIMIT" => Err(Error::InvalidRowCountInLimit(
+            "LIMIT must not be negative".into(),
+        )),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } if what == "OFFSET" => Err(Error::InvalidRowCountInResultOffset(
+            "OFFSET must not be negative".into(),
+        )),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            ..
+        } => Err(Error::InvalidParameterValue(format!(
+            "{what} must not be negative"
+        ))),
+        ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => literal_u64(expr, what),
+        _ => Err(unsupported(format!("{what} must be an integer constant"))),
+    }
+}
+
+/// Parse `EVENT_RATE '<n> per <unit>'` into events per second.
+pub(super) fn event_rate(text: &str) -> Result<f64> {
+    let bad = || {
+        Error::InvalidParameterValue(format!("invalid EVENT_RATE \"{text}\": expected '<number> per <interval>', e.g. '1 per minute'"))
+    };
+    let lower = text.trim().to_lowercase();
+    let (n, unit) = match lower.split_once(" per ") {
+        Some((n, u)) => (n.trim(), u.trim()),
+        None => (lower.as_str(), "second"),
+    };
+    let n: f64 = n.parse().map_err(|_| bad())?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(bad());
+    }
+    let unit_iv = if unit.starts_with(|c: char| c.is_ascii_digit()) {
+        crate::time::parse_interval(unit)
+    } else {
+        crate::time::parse_interval(&format!("1 {unit}"))
+    }
+    .map_err(|_| bad())?;
+    let us = crate::time::fixed_length_us(&unit_iv)?;
+    if us <= 0 {
+        return Err(bad());
+    }
+    Ok(n * 1e6 / us as f64)
+}
+
+pub(super) fn ordinal(e: &ast::Expr) -> Option<usize> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Binder<'_> {
+    pub(super) fn explain(
+        &mut self,
+        raw: &RawExplain,
+        statement: &ast::Statement,
+        text: &str,
+    ) -> Result<Plan> {
+        let ast::Statement::Query(q) = statement else {
+            return Err(unsupported("EXPLAIN is supported for SELECT only"));
+        };
+        let format = match raw.format.as_deref() {
+            None | Some("text") => ExplainFormat::Text,
+            Some("json") => ExplainFormat::Json,
+            Some("dot") => ExplainFormat::Dot,
+            Some("flink") => ExplainFormat::Flink,
+            Some(other) => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "unrecognized value for EXPLAIN option \"format\": \"{other}\""
+                )))
+            }
+        };
+        let event_rate_per_sec = raw.event_rate.as_deref().map(event_rate).transpose()?;
+        let options = ExplainOptions {
+            format,
+            analyze: raw.analyze,
+            verbose: raw.verbose,
+            event_rate_per_sec,
+        };
+        Ok(Plan::Explain {
+            query: Box::new(self.query(q, text)?),
+            options,
+        })
+    }
+
+    /// Bind a SELECT: finite relational queries (catalogs, joins, subqueries, CTEs, set
+    /// operations) go to [`crate::sql::relational`]; the rest is bound here, and a finite query
+    /// this binder refuses is tried there before its error is returned.
+    pub(super) fn query(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
+        let Some(provider) = self.schema.relations() else {
+            return self.query_simple(q, text);
+        };
+        let schema = self.schema;
+        let streams = |n: &str| schema.stream(n).is_some();
+        // A stored table read alone stays with this binder (its finite path); in a join
+        // or subquery the relational engine reads it through the provider.
+        let relations = |s: &str, n: &str| {
+            let whole = if s.is_empty() || s == "public" {
+                n.to_string()
+            } else {
+                format!("{s}.{n}")
+            };
+            if schema.table(&whole).is_some() {
+                return false;
+            }
+            if s.is_empty() {
+                provider.relation("pg_catalog", n).is_some()
+                    || provider.relation("public", n).is_some()
+            } else {
+                provider.relation(s, n).is_some()
+            }
+        };
+        match crate::sql::relational::route(q, &streams, &relations) {
+            crate::sql::relational::Route::Relational => self.relational(q, text, provider),
+            crate::sql::relational::Route::Continuous => self.query_simple(q, text),
+            crate::sql::relational::Route::Finite => {
+                let saved = self.params.clone();
+                match self.query_simple(q, text) {
+                    Ok(plan) => Ok(plan),
+                    // Only what this binder lacks is retried there (subqueries, catalog
+                    // functions); a bad literal or a type error stays an error.
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            Error::FeatureNotSupported(_)
+                                | Error::UndefinedFunction(_)
+                                | Error::UndefinedTable(_)
+                                | Error::UndefinedObject(_)
+                        ) =>
+                    {
+                        self.params = saved;
+                        self.relational(q, text, provider).map_err(|_| e)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    pub(super) fn relational(
+        &mut self,
+        q: &ast::Query,
+        text: &str,
+        provider: &dyn crate::sql::RelationProvider,
+    ) -> Result<Query> {
+        if !self.windows.is_empty() {
+            return Err(Error::Syntax(
+                "a window clause must follow a stream in FROM".into(),
+            ));
+        }
+        let (rq, param_types) =
+            crate::sql::relational::bind_query(q, provider, &self.params, self.source)?;
+        let columns = rq
+            .columns
+            .iter()
+            .map(|(n, t)| t.column(n.clone()))
+            .collect();
+        Ok(Query {
+            source: Source::Relational(Box::new(rq)),
+            windows: vec![],
+            filter: None,
+            aggregate: None,
+            having: None,
+            projection: vec![],
+            columns,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+            limit_param: None,
+            offset_param: None,
+            param_types,
+            text: text.to_string(),
+        })
+    }
+
+    pub(super) fn query_simple(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
+        if q.with.is_some() {
+            return Err(unsupported("WITH is not supported"));
+        }
+        if q.fetch.is_some() || !q.locks.is_empty() {
+            return Err(unsupported(
+                "FETCH FIRST and FOR UPDATE are not supported; use LIMIT",
+            ));
+        }
+        let sel = match &*q.body {
+            ast::SetExpr::Select(s) => s,
+            ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                return self.query_simple(inner, text)
+            }
+            ast::SetExpr::SetOperation { op, .. } => {
+                return Err(unsupported(format!("{op} is not supported")))
+            }
+            ast::SetExpr::Values(_) => {
+                return Err(unsupported("VALUES lists as queries are not supported"))
+            }
+            _ => return Err(unsupported("this kind of query is not supported")),
+        };
+        if sel.distinct.is_some() {
+            return Err(unsupported("SELECT DISTINCT is not supported"));
+        }
+        if sel.into.is_some() {
+            return Err(unsupported("SELECT INTO is not supported"));
+        }
+        self.join_conds.clear();
+        self.left_conds.clear();
+        let (mut source, scope, windows) = self.from(&sel.from)?;
+        self.agg = None;
+        self.agg_mode = false;
+
+        // Join conditions, then WHERE, over the input row, ANDed.
+        let mut conjuncts = Vec::new();
+        for cond in std::mem::take(&mut self.join_conds) {
+            conjuncts.push(self.join_cond(cond, &scope)?);
+        }
+        for (t, cond) in std::mem::take(&mut self.left_conds) {
+            let e = self.join_cond(cond, &scope)?;
+            if let Source::Join { tables, .. } = &mut source {
+                tables[t].on.push(e);
+            }
+        }
+        if let Some(e) = &sel.selection {
+            self.clause = "WHERE";
+            let b = self.expr(e, &scope)?;
+            conjuncts.push(self.boolean(b, "WHERE")?);
+        }
+        let filter = conjuncts.into_iter().reduce(|l, r| Expr::Binary {
+            op: BinaryOp::And,
+            left: Box::new(l),
+            right: Box::new(r),
+        });
+
+        // Select list with `*` expanded.
+        let mut items: Vec<Item> = Vec::new();
+        for item in &sel.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push(Item::Ast(e, None)),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push(Item::Ast(expr, Some(ident_name(alias))))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if matches!(source, Source::Nothing) {
+                        return Err(Error::Syntax(
+                            "SELECT * with no tables specified is not valid".into(),
+                        ));
+                    }
+                    items.extend(scope.star.iter().copied().map(Item::Column));
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                    };
+                    let Some(rel) = scope.rel_by_qualifier(&q) else {
+                        return Err(Error::UndefinedTable(q));
+                    };
+                    items.extend((rel.offset..rel.offset + rel.ncols).map(Item::Column));
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(unsupported("multiple aliases are not supported"))
+                }
+            }
+        }
+
+        let group_exprs: &[ast::Expr] = match &sel.group_by {
+            ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v,
+            _ => {
+                return Err(unsupported(
+                    "GROUP BY ALL / ROLLUP / CUBE are not supported",
+                ))
+            }
+        };
+        let order_exprs: Vec<&ast::OrderByExpr> = match &q.order_by {
+            Some(ob) => match &ob.kind {
+                ast::OrderByKind::Expressions(v) => v.iter().collect(),
+                ast::OrderByKind::All(_) => {
+                    return Err(unsupported("ORDER BY ALL is not supported"))
+                }
+            },
+            None => vec![],
+        };
+        let is_agg = !group_exprs.is_empty()
+            || sel.having.is_some()
+            || items
+                .iter()
+                .any(|i| matches!(i, Item::Ast(e, _) if contains_aggregate(e)))
+            || order_exprs.iter().any(|o| contains_aggregate(&o.expr));
+
+        if is_agg {
+            let mut st = AggState::default();
+            self.clause = "GROUP BY";
+            for g in group_exprs {
+                let b = self.group_key(g, &items, &scope)?;
+                let ty = b.ty.unwrap_or(DataType::Text);
+                let e = if b.ty.is_none() {
+                    self.coerce(b, DataType::Text, "GROUP BY")?
+                } else {
+                    b.expr
+                };
+                st.keys.push(e);
+                st.key_types.push(ty);
+            }
+            self.agg = Some(st);
+            self.agg_mode = true;
+        }
+
+        // Select list.
+        self.clause = "SELECT";
+        let mut projection = Vec::with_capacity(items.len());
+        let mut columns = Vec::with_capacity(items.len());
+        for item in &items {
+            let (b, name) = match item {
+                Item::Ast(e, alias) => (
+                    self.expr(e, &scope)?,
+                    alias.clone().unwrap_or_else(|| default_column_name(e)),
+                ),
+                Item::Column(i) => (self.column_ref(*i, &scope)?, scope.columns[*i].name.clone()),
+            };
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "SELECT")?
+            } else {
+                b.expr
+            };
+            projection.push(e);
+            columns.push(Column::new(name, ty));
+        }
+
+        let having = match &sel.having {
+            Some(h) => {
+                self.clause = "HAVING";
+                let b = self.expr(h, &scope)?;
+                Some(self.boolean(b, "HAVING")?)
+            }
+            None => None,
+        };
+
+        self.clause = "ORDER BY";
+        let mut order_by = Vec::new();
+        for o in order_exprs {
+            let expr = self.order_key(&o.expr, &items, &projection, &columns, &scope)?;
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            if matches!(o.options.sort, Some(ast::OrderBySort::Using(_))) {
+                return Err(unsupported("ORDER BY ... USING is not supported"));
+            }
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            order_by.push(SortKey {
+                expr,
+                descending,
+                nulls_first,
+            });
+        }
+
+        let (mut limit, mut offset) = (None, None);
+        let (mut limit_param, mut offset_param) = (None, None);
+        match &q.limit_clause {
+            Some(ast::LimitClause::LimitOffset {
+                limit: l,
+                offset: o,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(unsupported("LIMIT BY is not supported"));
+                }
+                if let Some(l) = l {
+                    match self.row_count_param(l) {
+                        Some(i) => limit_param = Some(i),
+                        None => limit = literal_u64(l, "LIMIT")?,
+                    }
+                }
+                if let Some(o) = o {
+                    match self.row_count_param(&o.value) {
+                        Some(i) => offset_param = Some(i),
+                        None => offset = literal_u64(&o.value, "OFFSET")?,
+                    }
+                }
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                return Err(Error::Syntax(
+                    "LIMIT #,# syntax is not supported; use separate LIMIT and OFFSET clauses"
+                        .into(),
+                ))
+            }
+            None => {}
+        }
+
+        self.agg_mode = false;
+        let aggregate = self.agg.take().map(|st| Aggregate {
+            group_by: st.keys,
+            group_types: st.key_types,
+            calls: st.calls,
+        });
+        Ok(Query {
+            source,
+            windows,
+            filter,
+            aggregate,
+            having,
+            projection,
+            columns,
+            order_by,
+            limit,
+            offset,
+            limit_param,
+            offset_param,
+            param_types: self.finish_params(),
+            text: text.to_string(),
+        })
+    }
+
+    /// The index of `$n` when a LIMIT or OFFSET is that parameter (maybe cast to an
+    /// integer type), which is then a `bigint`, as PostgreSQL infers it.
+    pub(super) fn row_count_param(&mut self, e: &ast::Expr) -> Option<usize> {
+        let e = match e {
+            ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => expr,
+            e => e,
+        };
+        let ast::Expr::Value(v) = e else {
+            return None;
+        };
+        let ast::Value::Placeholder(p) = &v.value else {
+            return None;
+        };
+        let i = p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?;
+        if self.params.len() <= i {
+            self.params.resize(i + 1, None);
+        }
+        self.params[i].get_or_insert(DataType::Int8);
+        Some(i)
+    }
+
+    pub(super) fn group_key(
+        &mut self,
+        g: &ast::Expr,
+        items: &[Item],
+        scope: &Scope,
+    ) -> Result<Bound> {
+        if contains_aggregate(g) {
+            return Err(Error::Grouping(
+                "aggregate functions are not allowed in GROUP BY".into(),
+            ));
+        }
+        // An input column name wins over an output alias, as in PostgreSQL.
+        if let ast::Expr::Identifier(id) = g {
+            let name = ident_name(id);
+            if !scope.columns.iter().any(|c| c.name == name) {
+                if let Some(item) = items
+                    .iter()
+                    .find(|i| matches!(i, Item::Ast(_, Some(a)) if *a == name))
+                {
+                    return self.item_input(item, scope);
+                }
+            }
+        }
+        if let Some(n) = ordinal(g) {
+            let item = items.get(n.wrapping_sub(1)).ok_or_else(|| {
+                Error::InvalidColumnReference(format!(
+                    "GROUP BY position {n} is not in select list"
+                ))
+            })?;
+            if let Item::Ast(e, _) = item {
+                if contains_aggregate(e) {
+                    return Err(Error::Grouping(
+                        "aggregate functions are not allowed in GROUP BY".into(),
+                    ));
+                }
+            }
+            return self.item_input(item, scope);
+        }
+        self.expr(g, scope)
+    }
+
+    pub(super) fn item_input(&mut self, item: &Item, scope: &Scope) -> Result<Bound> {
+        match item {
+            Item::Ast(e, _) => self.expr(e, scope),
+            Item::Column(i) => Ok(Bound::new(Expr::Column(*i), scope.columns[*i].data_type)),
+        }
+    }
+
+    pub(super) fn order_key(
+        &mut self,
+        e: &ast::Expr,
+        items: &[Item],
+        projection: &[Expr],
+        columns: &[Column],
+        scope: &Scope,
+    ) -> Result<Expr> {
+        if let ast::Expr::Identifier(id) = e {
+            let name = ident_name(id);
+            let hits: Vec<usize> = columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.name == name)
+                .map(|(i, _)| i)
+                .collect();
+            if hits.len() > 1 && !hits.iter().all(|&h| projection[h] == projection[hits[0]]) {
+                return Err(Error::Syntax(format!("ORDER BY \"{name}\" is ambiguous")));
+            }
+            if let Some(&h) = hits.first() {
+                return Ok(projection[h].clone());
+            }
+        }
+        if let Some(n) = ordinal(e) {
+            return projection.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                Error::InvalidColumnReference(format!(
+                    "ORDER BY position {n} is not in select list"
+                ))
+            });
+        }
+        let _ = items;
+        let b = self.expr(e, scope)?;
+        if b.ty.is_none() {
+            return self.coerce(b, DataType::Text, "ORDER BY");
+        }
+        Ok(b.expr)
+    }
+}

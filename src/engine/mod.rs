@@ -40,6 +40,7 @@ mod privileges;
 pub mod roles;
 mod segment;
 mod session;
+mod sources;
 mod spill;
 mod step;
 mod subscription;
@@ -47,6 +48,7 @@ mod table_dml;
 mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
+pub(crate) use catalog::Stream;
 pub use copy::CopyIn;
 pub use outq::Overflow;
 pub use session::{Description, Session, Statement, TxStatus};

@@ -16,6 +16,7 @@
 
 pub mod agg;
 pub mod bench;
+pub mod connect;
 pub mod demo;
 pub mod engine;
 pub mod error;

@@ -301,6 +301,8 @@ impl DataDir {
         let dir = &self.config.dir;
         let tmp = dir.join("catalog.tmp");
         let err = |e| io_err(format!("cannot write {}", tmp.display()), e);
+        // Only the server's user reads it: the roles' verifiers and sources' credentials
+        // are in its records.
         let mut f = super::private_fs::create(&tmp).map_err(err)?;
         f.write_all(text.as_bytes()).map_err(err)?;
         f.sync_all().map_err(err)?;
@@ -386,6 +388,7 @@ pub(crate) fn stream_ddl(
     archived: bool,
     slack_us: i64,
     retention_us: Option<i64>,
+    source: &[(String, String)],
 ) -> String {
     let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let cols: Vec<String> = columns
@@ -415,6 +418,9 @@ pub(crate) fn stream_ddl(
     }
     if let Some(r) = retention_us {
         options.push(format!("retention = '{r} microseconds'"));
+    }
+    for (k, v) in source {
+        options.push(format!("{k} = '{}'", v.replace('\'', "''")));
     }
     if !options.is_empty() {
         ddl.push_str(&format!(" WITH ({})", options.join(", ")));
@@ -581,6 +587,8 @@ pub(crate) struct StreamArchive {
     removed: Mutex<bool>,
     /// Tuples of the segments retention removed since the archive was opened.
     retired_tuples: AtomicU64,
+    /// The source position of the newest commit record that carries one.
+    source_position: Mutex<Option<Vec<u8>>>,
 }
 
 struct OpenLog {
@@ -736,6 +744,9 @@ pub(crate) struct Recovered {
     /// The earliest and latest tuple time.
     pub first_us: Option<i64>,
     pub last_us: Option<i64>,
+    /// The newest source position (file sequence number, position): from the last commit
+    /// record that carries one, or from a sealed segment's footer.
+    pub source_position: Option<(u64, Vec<u8>)>,
 }
 
 impl StreamArchive {
@@ -799,6 +810,9 @@ impl StreamArchive {
                 src.truncate(survey.committed_len);
             }
             last_statement = last_statement.max(survey.last_statement);
+            if let Some(p) = &survey.last_position {
+                note_position(&mut recovered, s, p);
+            }
             decode_log(&path, &mut src, &survey, config.ignore_damage, &mut |rb| {
                 note_times(&codec, &rb, &mut recovered);
                 Ok(true)
@@ -808,6 +822,9 @@ impl StreamArchive {
         }
         for &s in &segments {
             let path = dir.join(segment_name(s));
+            if let Some(p) = super::segment::source_position(&path) {
+                note_position(&mut recovered, s, &p);
+            }
             match super::segment::time_range_at(&path, codec.time_column()) {
                 Ok(Some((rows, lo, hi))) => {
                     recovered.tuples += rows;
@@ -858,6 +875,7 @@ impl StreamArchive {
             pins: Mutex::new(Pins::default()),
             removed: Mutex::new(false),
             retired_tuples: AtomicU64::new(0),
+            source_position: Mutex::new(recovered.source_position.take().map(|(_, p)| p)),
         };
         // Older logs left unsealed by a crash are sealed now.
         for &s in logs.iter().filter(|&&s| s != seq && !segments.contains(&s)) {
@@ -891,13 +909,31 @@ impl StreamArchive {
     /// End `statement`: after this record is on disk, its batches survive a crash. Returns
     /// the log position to wait for with [`StreamArchive::wait_durable`] (under
     /// `--sync always` the caller waits before it releases the stream's enqueue order).
+    #[cfg(test)]
     pub fn commit(&self, statement: u64) -> Result<u64> {
-        let mut rec = Vec::with_capacity(HEADER_BYTES);
-        encode_record(KIND_COMMIT, statement, &[], &mut rec);
+        self.commit_with(statement, &[])
+    }
+
+    /// [`StreamArchive::commit`] with `position` (a source's place after the statement's
+    /// tuples; empty for none) as the commit record's payload: the tuples and the position
+    /// count together or not at all.
+    pub fn commit_with(&self, statement: u64, position: &[u8]) -> Result<u64> {
+        let mut rec = Vec::with_capacity(HEADER_BYTES + position.len());
+        encode_record(KIND_COMMIT, statement, position, &mut rec);
         let end = self.write(&rec)?;
         let mut log = self.log.lock();
         log.committed = log.len;
+        drop(log);
+        if !position.is_empty() {
+            *self.source_position.lock() = Some(position.to_vec());
+        }
         Ok(end)
+    }
+
+    /// The position in the last commit record that carries one (recovered at start, or
+    /// written since): where the stream's source resumes.
+    pub fn source_position(&self) -> Option<Vec<u8>> {
+        self.source_position.lock().clone()
     }
 
     /// The sync mode this archive was opened with.
@@ -1161,6 +1197,7 @@ impl StreamArchive {
                 segment.clone()
             };
             let mut w = super::segment::SegmentWriter::new(&runs_path, &self.codec)?;
+            w.set_source_position(survey.last_position.clone());
             let mut run: Vec<RecordBatch> = Vec::new();
             decode_log(&log, &mut src, &survey, self.ignore_damage, &mut |rb| {
                 run.push(rb);
@@ -1177,6 +1214,7 @@ impl StreamArchive {
                 let runs = w.runs().to_vec();
                 let runs_tmp = w.finish()?;
                 let mut merged = super::segment::SegmentWriter::new(&segment, &self.codec)?;
+                merged.set_source_position(survey.last_position.clone());
                 let merged_tmp = merged.tmp_path().to_path_buf();
                 let done = super::segment::merge_runs(&runs_tmp, &runs, &mut merged)
                     .and_then(|()| merged.finish());
@@ -1296,6 +1334,13 @@ fn decode_log(
     match first_damage {
         Some(m) => Err(Error::DataCorrupted(m)),
         None => Ok(read),
+    }
+}
+
+/// Keep `position` of file `seq` when it is the newest seen.
+fn note_position(r: &mut Recovered, seq: u64, position: &[u8]) {
+    if r.source_position.as_ref().is_none_or(|(s, _)| *s <= seq) {
+        r.source_position = Some((seq, position.to_vec()));
     }
 }
 
@@ -1887,6 +1932,10 @@ mod tests {
             true,
             5,
             Some(7),
+            &[
+                ("connector".into(), "file".into()),
+                ("path".into(), "it's".into()),
+            ],
         );
         data.write_catalog(&[CatalogRecord::Stream(ddl.clone())])
             .unwrap();
@@ -1897,7 +1946,7 @@ mod tests {
             precision: 5,
             scale: 2,
         });
-        let ddl = stream_ddl("n", &[v], None, true, 0, None);
+        let ddl = stream_ddl("n", &[v], None, true, 0, None, &[]);
         assert_eq!(
             ddl,
             "CREATE STREAM \"n\" (\"v\" numeric(5,2)) TYPE ARCHIVED"

@@ -67,6 +67,8 @@ pub(crate) struct Stream {
     /// Held by a statement that queues several batches, so no other statement's batches
     /// fall between them.
     pub enqueue_order: tokio::sync::Mutex<()>,
+    /// The source that feeds the stream (`CREATE STREAM ... WITH (connector = ...)`).
+    pub source: Mutex<Option<Arc<crate::connect::Source>>>,
 }
 
 /// What a stream's ingest task consumes, in order.
@@ -195,6 +197,7 @@ impl Stream {
             tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
+            source: Mutex::new(None),
         });
         // The stream's queries run on a thread of their own, not on an async worker: a
         // worker that wakes a subscriber's connection task runs that task next on the same
@@ -346,9 +349,13 @@ impl Stream {
         }
     }
 
-    /// End the stream: batches already accepted are processed, then its queries end.
+    /// End the stream: its source stops, batches already accepted are processed, then its
+    /// queries end.
     pub async fn drop_stream(&self) {
         self.dropped.store(true, Ordering::Release);
+        if let Some(source) = self.source.lock().take() {
+            source.stop();
+        }
         let _ = self.send(IngestMsg::Drop).await;
         super::join::end_joins(self).await;
     }
@@ -673,6 +680,27 @@ impl Catalog {
         stream.wait_durable(position).await
     }
 
+    /// Accept a batch from `stream`'s source with `position`, the source's place after the
+    /// batch (opaque bytes): as [`Catalog::ingest`], and into an archived stream the
+    /// position is written in the commit record of the batch's statement, so the tuples
+    /// and the position reach the disk together or not at all.
+    pub async fn ingest_from_source(
+        &self,
+        stream: &Arc<Stream>,
+        batch: Batch,
+        position: Vec<u8>,
+    ) -> Result<()> {
+        let position = {
+            let _whole = stream.enqueue_order.lock().await;
+            let mut log = StatementLog::begin(stream);
+            log.position = position;
+            log.append(stream, &batch)?;
+            self.send_batch(stream, batch).await?;
+            log.commit(stream).await?
+        };
+        stream.wait_durable(position).await
+    }
+
     /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
     /// several batches holds it across all of them).
     pub async fn send_batch(&self, stream: &Arc<Stream>, batch: Batch) -> Result<()> {
@@ -757,6 +785,9 @@ impl Catalog {
 /// after releasing the order.
 pub(crate) struct StatementLog {
     archive: Option<(Arc<super::archive::StreamArchive>, u64)>,
+    /// A source's position after the statement's tuples, written in its commit record
+    /// (empty: none).
+    pub position: Vec<u8>,
 }
 
 impl StatementLog {
@@ -764,6 +795,7 @@ impl StatementLog {
     pub fn begin(stream: &Stream) -> StatementLog {
         StatementLog {
             archive: stream.archive.as_ref().map(|a| (a.clone(), a.begin())),
+            position: Vec::new(),
         }
     }
 
@@ -788,7 +820,7 @@ impl StatementLog {
         let Some((archive, statement)) = self.archive else {
             return Ok(None);
         };
-        let position = archive.commit(statement)?;
+        let position = archive.commit_with(statement, &self.position)?;
         if archive.sync_mode() == super::archive::SyncMode::Always {
             archive.wait_durable(position).await?;
         }
@@ -1221,6 +1253,8 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
         ],
         // One row per kind of tracked memory (`memory::MemoryKind`), then `total`; the
         // limit is the same on every row.
+        // One row per stream fed by a source (`connect`).
+        "tcq_sources" => super::sources::view_columns(),
         "tcq_memory" => vec![
             c("kind", DataType::Text),
             c("bytes", DataType::Int8),
@@ -1363,6 +1397,11 @@ impl Catalog {
                     row[9] = text("tcq continuous query");
                     rows.push(row);
                 }
+            }
+            "tcq_sources" => {
+                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+                streams.sort_by(|a, b| a.name.cmp(&b.name));
+                rows = super::sources::view_rows(&streams);
             }
             "tcq_memory" => {
                 let m = &self.memory;

@@ -206,6 +206,8 @@ pub(crate) struct Survey {
     pub damage: Vec<(u64, String)>,
     /// The highest statement number seen.
     pub last_statement: u64,
+    /// The payload of the last commit record that has one: a source's position.
+    pub last_position: Option<Vec<u8>>,
 }
 
 /// Walk the records of `src` (headers and checksums; no batch is decoded). Errors: the
@@ -239,6 +241,9 @@ pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
                         }
                     }
                     out.committed_len = pos + len as u64;
+                    if !payload.is_empty() {
+                        out.last_position = Some(payload.to_vec());
+                    }
                 } else if kind == KIND_BATCH {
                     pending.push((pos, len, statement, payload.len()));
                 }

@@ -41,6 +41,7 @@ mod privileges;
 pub mod roles;
 mod segment;
 mod session;
+mod sources;
 mod spill;
 mod staging;
 mod step;
@@ -49,6 +50,7 @@ mod table_dml;
 mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
+pub(crate) use catalog::Stream;
 pub use copy::CopyIn;
 pub use outq::Overflow;
 pub use session::{Description, Session, Statement, TxStatus};

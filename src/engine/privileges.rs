@@ -117,7 +117,15 @@ impl Session {
                 .iter()
                 .filter(|n| catalog.tables.read().contains_key(*n))
                 .try_for_each(|n| self.check_owner("table", n)),
-            Plan::AlterStreamRetention { name, .. } => self.check_owner("stream", name),
+            Plan::AlterStreamRetention { name, .. } | Plan::AlterStreamSource { name, .. } => {
+                self.check_owner("stream", name)
+            }
+            Plan::CreateStream(c) if c.source.is_some() && !self.is_superuser() => {
+                Err(Error::InsufficientPrivilege(format!(
+                    "permission denied to create stream \"{}\" with a source: only superusers declare connectors",
+                    c.name
+                )))
+            }
             // Without role membership an owner could only give a relation to itself: only
             // superusers change owners.
             Plan::AlterOwner { table, name, .. } => {

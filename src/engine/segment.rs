@@ -46,6 +46,17 @@ use crate::exec::columns::ColumnBatch;
 
 /// The footer key holding the CRC-32 of the bytes before the footer.
 const CRC_KEY: &str = "tcq.data_crc32";
+/// The footer key holding the source position of the sealed log's last commit record.
+const POSITION_KEY: &str = "tcq.source_position";
+
+/// The source position in segment `path`'s footer, if it has one (a damaged footer has
+/// none).
+pub(crate) fn source_position(path: &Path) -> Option<Vec<u8>> {
+    let reader = SerializedFileReader::new(File::open(path).ok()?).ok()?;
+    let kv = reader.metadata().file_metadata().key_value_metadata()?;
+    let value = kv.iter().find(|k| k.key == POSITION_KEY)?.value.clone()?;
+    Some(value.into_bytes())
+}
 
 /// A writer that hashes what it writes.
 struct Crc32Writer {
@@ -166,6 +177,8 @@ pub(crate) struct SegmentWriter {
     time_column: usize,
     w: ArrowWriter<Crc32Writer>,
     runs: Vec<Run>,
+    /// The source position of the log sealed, kept in the footer.
+    source_position: Option<Vec<u8>>,
 }
 
 impl SegmentWriter {
@@ -198,7 +211,15 @@ impl SegmentWriter {
             time_column: codec.time_column(),
             w,
             runs: Vec::new(),
+            source_position: None,
         })
+    }
+
+    /// Keep `position` (a source's, from the sealed log's last commit record that has
+    /// one) in the footer as `tcq.source_position`, so the source resumes from it once the
+    /// log is gone.
+    pub fn set_source_position(&mut self, position: Option<Vec<u8>>) {
+        self.source_position = position;
     }
 
     /// The file being written (`path.tmp`).
@@ -301,6 +322,12 @@ impl SegmentWriter {
             CRC_KEY.to_string(),
             format!("{covered}:{crc:08x}"),
         ));
+        if let Some(p) = &self.source_position {
+            self.w.append_key_value_metadata(KeyValue::new(
+                POSITION_KEY.to_string(),
+                String::from_utf8_lossy(p).into_owned(),
+            ));
+        }
         let file = self.w.into_inner().map_err(|e| write_err(&tmp, e))?.inner;
         file.sync_all()
             .map_err(|e| io_err(format!("cannot fsync {}", tmp.display()), e))?;

@@ -394,7 +394,7 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::Grant(g) if g.grant => "GRANT",
         Plan::Grant(_) => "REVOKE",
         Plan::AlterOwner { table: true, .. } => "ALTER TABLE",
-        Plan::AlterOwner { .. } => "ALTER STREAM",
+        Plan::AlterOwner { .. } | Plan::AlterStreamSource { .. } => "ALTER STREAM",
         _ => return None,
     })
 }
@@ -855,6 +855,7 @@ impl Session {
             Plan::AlterStreamRetention { name, retention_us } => {
                 self.alter_retention(&name, retention_us).await
             }
+            Plan::AlterStreamSource { name, pause } => self.alter_source(&name, pause),
             Plan::Insert(i) => self.insert(i, params).await,
             Plan::CopyFrom(c) => {
                 let rel = if c.table {
@@ -1025,7 +1026,9 @@ impl Session {
             return Err(Error::DuplicateTable(c.name));
         }
         let name = c.name.clone();
+        let source = c.source.clone();
         let stream = new_stream(&self.engine, c, true)?;
+        super::sources::attach(&self.engine, &stream, source, true);
         streams.insert(name.clone(), stream.clone());
         self.engine.catalog.roles.set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
@@ -1036,11 +1039,15 @@ impl Session {
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
+            if let Some(source) = stream.source.lock().take() {
+                source.stop();
+            }
             if let Some(a) = &stream.archive {
                 a.remove();
             }
             return Err(e);
         }
+        super::sources::run(&self.engine, &stream);
         Ok(Outcome::Command("CREATE STREAM".into()))
     }
 
@@ -1107,6 +1114,7 @@ impl Session {
                 q.close();
             }
             s.drop_stream().await;
+            super::sources::forget(&self.engine, &s.name);
             if let Some(a) = &s.archive {
                 // Taken so that no statement is still writing into the files removed.
                 let _order = s.enqueue_order.lock().await;
@@ -1972,6 +1980,11 @@ pub(super) fn save_catalog(
                 s.archived,
                 s.slack_us,
                 *s.retention_us.lock(),
+                &s.source
+                    .lock()
+                    .as_ref()
+                    .map(|src| src.ddl_options())
+                    .unwrap_or_default(),
             );
             (s.oid, CatalogRecord::Stream(ddl))
         })
@@ -2022,7 +2035,10 @@ pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
         )));
     };
     let name = c.name.clone();
+    let source = c.source.clone();
     let stream = new_stream(engine, c, false)?;
+    super::sources::attach(engine, &stream, source, false);
+    super::sources::run(engine, &stream);
     if let Some(a) = &stream.archive {
         tracing::info!(
             "stream {name}: {} archived tuples recovered from {}",

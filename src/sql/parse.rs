@@ -140,7 +140,12 @@ pub(crate) enum Stmt {
         slack: Option<String>,
         /// `WITH (retention = '...')`: how long an archived stream keeps sealed segments.
         retention: Option<String>,
+        /// The other `WITH` options, as written (keys lower-cased): a source's
+        /// `connector = '...'` and its settings (see `connect::options`).
+        options: Vec<(String, String)>,
     },
+    /// `ALTER STREAM name PAUSE` (`pause`) or `RESUME`: stop or restart its source.
+    AlterStreamSource { name: String, pause: bool },
     /// `ALTER STREAM name SET (retention = '...')` or `RESET (retention)`.
     AlterStreamRetention {
         name: String,
@@ -1065,6 +1070,7 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
     let mut archived = false;
     let mut slack = None;
     let mut retention = None;
+    let mut options = Vec::new();
     loop {
         if t.eat_word("TYPE") {
             if t.eat_word("ARCHIVED") {
@@ -1076,7 +1082,8 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
             for (option, value) in parse_stream_options(t)? {
                 match option.as_str() {
                     "slack" => slack = Some(value),
-                    _ => retention = Some(value),
+                    "retention" => retention = Some(value),
+                    _ => options.push((option, value)),
                 }
             }
         } else {
@@ -1091,24 +1098,36 @@ fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
         if_not_exists,
         slack,
         retention,
+        options,
     })
 }
 
-/// `WITH (slack = '<interval>', retention = '<interval>')` of CREATE STREAM (and the list
-/// of ALTER STREAM ... SET): the options and their texts.
+/// `WITH (name = value, ...)` of CREATE STREAM (and the list of ALTER STREAM ... SET): the
+/// options and their values as text. A name may be dotted (`properties.group.id`); a value
+/// is a string, a number, or a word (`true`, `earliest`). Which names mean something is the
+/// binder's to say (`connect::options`); a name given twice is 42601, as PostgreSQL's
+/// "conflicting or redundant options".
 fn parse_stream_options(t: &mut Toks) -> Result<Vec<(String, String)>> {
     t.expect(&Token::LParen)?;
-    let mut options = Vec::new();
+    let mut options: Vec<(String, String)> = Vec::new();
     loop {
-        let option = t.ident()?;
-        if option != "slack" && option != "retention" {
-            return Err(Error::Syntax(format!(
-                "unrecognized stream option \"{option}\": the options are slack and retention"
-            )));
-        }
+        let option = t.object_name()?;
         t.expect(&Token::Eq)?;
         let tok = t.next();
-        let value = string_literal(&tok).ok_or_else(|| syntax_near(&tok))?;
+        let value = match &tok {
+            Token::Number(n, _) => n.clone(),
+            Token::Minus => match t.next() {
+                Token::Number(n, _) => format!("-{n}"),
+                other => return Err(syntax_near(&other)),
+            },
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_lowercase(),
+            _ => string_literal(&tok).ok_or_else(|| syntax_near(&tok))?,
+        };
+        if options.iter().any(|(o, _)| *o == option) {
+            return Err(Error::Syntax(format!(
+                "conflicting or redundant options: \"{option}\" given twice"
+            )));
+        }
         options.push((option, value));
         if !t.eat(&Token::Comma) {
             break;
@@ -1124,6 +1143,12 @@ fn parse_alter_stream(t: &mut Toks) -> Result<Stmt> {
     t.expect_word("ALTER")?;
     t.expect_word("STREAM")?;
     let name = t.object_name()?;
+    for (word, pause) in [("PAUSE", true), ("RESUME", false)] {
+        if t.eat_word(word) {
+            t.expect_end()?;
+            return Ok(Stmt::AlterStreamSource { name, pause });
+        }
+    }
     let retention = if t.eat_word("SET") {
         let options = parse_stream_options(t)?;
         match options.as_slice() {
@@ -1943,9 +1968,11 @@ mod tests {
                 if_not_exists,
                 slack,
                 retention,
+                options,
             } => {
                 assert_eq!(slack, None);
                 assert_eq!(retention, None);
+                assert!(options.is_empty());
                 assert_eq!(name, "network.tcpdump");
                 assert!(archived && !if_not_exists);
                 let got: Vec<_> = columns
@@ -1964,6 +1991,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // A source's options: dotted names, strings, numbers and words; a name given
+        // twice is 42601.
+        let p = one("CREATE STREAM s (a int) WITH (connector = 'kafka', properties.bootstrap.server = 'h:1', qos = 1, start = Earliest, slack = '1 s')");
+        let Stmt::CreateStream { options, slack, .. } = p.stmt else {
+            panic!("{:?}", p.stmt)
+        };
+        assert_eq!(slack.as_deref(), Some("1 s"));
+        let got: Vec<(&str, &str)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("connector", "kafka"),
+                ("properties.bootstrap.server", "h:1"),
+                ("qos", "1"),
+                ("start", "earliest")
+            ]
+        );
+        assert!(matches!(
+            parse_all("CREATE STREAM s (a int) WITH (topic = 'a', topic = 'b')"),
+            Err(Error::Syntax(m)) if m.contains("conflicting or redundant options")
+        ));
+        assert!(matches!(
+            one("ALTER STREAM s PAUSE").stmt,
+            Stmt::AlterStreamSource { pause: true, .. }
+        ));
+        assert!(matches!(
+            one("alter stream s resume").stmt,
+            Stmt::AlterStreamSource { pause: false, .. }
+        ));
         let p = one("create stream if not exists s (a int) type unarchived");
         assert!(matches!(
             p.stmt,

@@ -54,6 +54,13 @@ pub enum Plan {
         /// The new retention, microseconds; `None`: keep every segment.
         retention_us: Option<i64>,
     },
+    /// `ALTER STREAM name PAUSE` (`pause`) or `RESUME`: stop or restart its source.
+    AlterStreamSource {
+        /// Stream name, normalised.
+        name: String,
+        /// PAUSE (true) or RESUME.
+        pause: bool,
+    },
     /// `INSERT INTO s [(cols)] VALUES ...`.
     Insert(Insert),
     /// `COPY s [(cols)] FROM STDIN [WITH (...)]`.
@@ -381,6 +388,8 @@ pub struct CreateStream {
     /// `WITH (retention = '...')` of an archived stream, microseconds: sealed segments whose
     /// latest tuple is older than the stream's current time minus this are removed.
     pub retention_us: Option<i64>,
+    /// `WITH (connector = '...', ...)`: the source that feeds the stream.
+    pub source: Option<crate::connect::SourceSpec>,
 }
 
 /// `CREATE TABLE`.

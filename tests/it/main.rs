@@ -49,6 +49,7 @@ mod share_wire;
 mod shutdown;
 mod slack;
 mod slow_subscribers;
+mod sources_file;
 mod startup_errors;
 mod stream_table_joins;
 mod table_join_differential;

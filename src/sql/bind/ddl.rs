@@ -59,6 +59,7 @@ impl Binder<'_> {
             if_not_exists,
             slack_us,
             retention_us: None,
+            source: None,
         }))
     }
 

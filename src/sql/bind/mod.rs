@@ -243,6 +243,7 @@ impl<'a> Binder<'a> {
                 if_not_exists,
                 slack,
                 retention,
+                options,
             } => {
                 let slack_us = match slack {
                     Some(s) => slack_length(s)?,
@@ -261,7 +262,18 @@ impl<'a> Binder<'a> {
                     unreachable!("create_stream plans a CreateStream")
                 };
                 c.retention_us = retention_us;
+                c.source = crate::connect::spec::source_spec(options, &c.columns)?;
                 Ok(Plan::CreateStream(c))
+            }
+            Stmt::AlterStreamSource { name, pause } => {
+                let name = self.relation(name)?;
+                if self.schema.stream(&name).is_none() {
+                    return Err(Error::UndefinedTable(name));
+                }
+                Ok(Plan::AlterStreamSource {
+                    name,
+                    pause: *pause,
+                })
             }
             Stmt::AlterStreamRetention { name, retention } => {
                 let name = &self.relation(name)?;

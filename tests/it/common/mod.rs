@@ -12,6 +12,7 @@ pub mod golden;
 pub mod java;
 pub mod postgres;
 pub mod psql;
+pub mod sources;
 pub mod tcqd;
 
 use std::sync::Arc;

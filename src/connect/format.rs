@@ -1,0 +1,540 @@
+//! Messages to rows: JSON objects mapped to columns by name, CSV fields in column order.
+//!
+//! A message becomes rows all or nothing: a value that does not fit its column, a
+//! TIMESTAMPCOLUMN that is missing, or text that is no JSON object or CSV record makes the
+//! whole message bad (the caller counts it, keeps the error, and skips or stops, see
+//! `runner`). The rules:
+//! - JSON: each key that names a column fills it; a missing key, or `null`, is NULL; keys
+//!   that name no column are ignored. Strings are read as PostgreSQL reads the column's
+//!   type from text; numbers fill numeric columns (and, with an epoch `timestamp_format`,
+//!   timestamp columns); `true`/`false` fill boolean columns. Anything else (a number for
+//!   a text column, a string that is not an integer for an integer column, an array) is a
+//!   wrong type, and the message is bad.
+//! - CSV: fields fill the columns in order (the topic column, when there is one, is left
+//!   out); an empty field is NULL; a record with more or fewer fields than that is bad.
+//!   Quoting is RFC 4180's (`"a ""b"""`), so a quoted field may hold the delimiter and
+//!   line breaks.
+//! - Timestamp columns are read per `timestamp_format`: ISO 8601 text, or a number of
+//!   seconds, milliseconds or microseconds since 1970-01-01 UTC.
+//! - A stream without a TIMESTAMPCOLUMN stamps each row with its arrival time.
+
+use std::collections::HashMap;
+
+use super::spec::{FormatSpec, TimeFormat};
+use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
+use crate::types::{parse_value, Column, DataType, Value};
+
+/// Rows a batch built by a decoder holds before it is delivered.
+pub const BATCH_ROWS: usize = 16 * 1024;
+
+/// Decodes messages for a stream's columns.
+pub struct Decoder {
+    columns: Vec<Column>,
+    types: Vec<DataType>,
+    ts_col: Option<usize>,
+    spec: FormatSpec,
+    by_name: HashMap<String, usize>,
+    /// Columns CSV fields fill, in order (every column but the topic column).
+    csv_targets: Vec<usize>,
+}
+
+/// One decoded row and its timestamp, before it joins a batch.
+pub type Row = (Vec<Value>, i64);
+
+impl Decoder {
+    /// A decoder for a stream with `columns` and TIMESTAMPCOLUMN `ts_col`.
+    pub fn new(columns: &[Column], ts_col: Option<usize>, spec: FormatSpec) -> Decoder {
+        Decoder {
+            types: columns.iter().map(|c| c.data_type).collect(),
+            by_name: columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect(),
+            csv_targets: (0..columns.len())
+                .filter(|&i| Some(i) != spec.topic_column)
+                .collect(),
+            columns: columns.to_vec(),
+            ts_col,
+            spec,
+        }
+    }
+
+    /// The stream's columns.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The format decoded.
+    pub fn spec(&self) -> &FormatSpec {
+        &self.spec
+    }
+
+    /// An empty batch builder for the stream's columns.
+    pub fn builder(&self) -> ColumnBatchBuilder {
+        ColumnBatchBuilder::new(&self.types, BATCH_ROWS)
+    }
+
+    /// Decode one message (a JSON object, or NDJSON / CSV lines) into `rows`, all or
+    /// nothing. `topic` fills the topic column; `arrival_us` stamps rows of a stream
+    /// without a TIMESTAMPCOLUMN. Errors: why the message is bad (the record's line within
+    /// the message when it has several).
+    pub fn message(
+        &self,
+        payload: &[u8],
+        topic: Option<&str>,
+        arrival_us: i64,
+        rows: &mut Vec<Row>,
+    ) -> Result<(), String> {
+        let before = rows.len();
+        let r = match self.spec.kind {
+            super::spec::FormatKind::Csv => {
+                let mut split = CsvSplitter::new(self.spec.delimiter);
+                let mut err = None;
+                split.records(payload, true, &mut |fields, line, _end| match self
+                    .csv(fields, topic, arrival_us)
+                {
+                    Ok(r) => {
+                        rows.push(r);
+                        true
+                    }
+                    Err(e) => {
+                        err = Some(at_line(e, line, payload));
+                        false
+                    }
+                });
+                err.map_or(Ok(()), Err)
+            }
+            _ => {
+                let mut line = 0;
+                let mut r = Ok(());
+                for text in payload.split(|&b| b == b'\n') {
+                    line += 1;
+                    if text.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match self.json(text, topic, arrival_us) {
+                        Ok(row) => rows.push(row),
+                        Err(e) => {
+                            r = Err(at_line(e, line, payload));
+                            break;
+                        }
+                    }
+                }
+                r
+            }
+        };
+        if r.is_err() {
+            rows.truncate(before);
+        }
+        r
+    }
+
+    /// One JSON object as a row. Errors: not an object, a value of the wrong type, no
+    /// timestamp.
+    pub fn json(&self, text: &[u8], topic: Option<&str>, arrival_us: i64) -> Result<Row, String> {
+        let object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(text).map_err(|e| format!("not a JSON object: {e}"))?;
+        let mut row = vec![Value::Null; self.types.len()];
+        for (k, v) in &object {
+            if let Some(&c) = self.by_name.get(k.as_str()) {
+                row[c] = self.json_value(c, v)?;
+            }
+        }
+        self.finish(row, topic, arrival_us)
+    }
+
+    fn json_value(&self, c: usize, v: &serde_json::Value) -> Result<Value, String> {
+        use serde_json::Value as J;
+        let ty = self.types[c];
+        let wrong = |what: &str| {
+            format!(
+                "column \"{}\": a JSON {what} is not a value of type {}",
+                self.columns[c].name,
+                ty.name()
+            )
+        };
+        match v {
+            J::Null => Ok(Value::Null),
+            J::String(s) => self.text_value(c, s),
+            J::Bool(b) if ty == DataType::Bool => Ok(Value::Bool(*b)),
+            J::Number(n) if ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601 => {
+                self.text_value(c, &n.to_string())
+            }
+            J::Number(n) if ty.is_numeric() => self.text_value(c, &n.to_string()),
+            J::Bool(_) => Err(wrong("boolean")),
+            J::Number(_) => Err(wrong("number")),
+            J::Array(_) => Err(wrong("array")),
+            J::Object(_) => Err(wrong("object")),
+        }
+    }
+
+    /// Column `c`'s value from its text (a JSON string or a CSV field).
+    fn text_value(&self, c: usize, text: &str) -> Result<Value, String> {
+        let ty = self.types[c];
+        let col = &self.columns[c];
+        let in_column = |e: crate::Error| format!("column \"{}\": {e}", col.name);
+        if ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601 {
+            let us = epoch_us(text.trim(), self.spec.time).ok_or_else(|| {
+                format!(
+                    "column \"{}\": \"{text}\" is not a number of {} since 1970-01-01",
+                    col.name,
+                    match self.spec.time {
+                        TimeFormat::EpochSeconds => "seconds",
+                        TimeFormat::EpochMillis => "milliseconds",
+                        _ => "microseconds",
+                    }
+                )
+            })?;
+            return Ok(if ty == DataType::TimestampTz {
+                Value::TimestampTz(us)
+            } else {
+                Value::Timestamp(us)
+            });
+        }
+        let mut v = parse_value(text, ty).map_err(in_column)?;
+        crate::types::conform(&mut v, col.typmod).map_err(in_column)?;
+        Ok(v)
+    }
+
+    /// One CSV record (its fields) as a row. Errors: the wrong number of fields, a field
+    /// that does not fit its column, no timestamp.
+    pub fn csv(
+        &self,
+        fields: &[&str],
+        topic: Option<&str>,
+        arrival_us: i64,
+    ) -> Result<Row, String> {
+        if fields.len() != self.csv_targets.len() {
+            return Err(format!(
+                "{} fields where the stream takes {}",
+                fields.len(),
+                self.csv_targets.len()
+            ));
+        }
+        let mut row = vec![Value::Null; self.types.len()];
+        for (f, &c) in fields.iter().zip(&self.csv_targets) {
+            if !f.is_empty() {
+                row[c] = self.text_value(c, f)?;
+            }
+        }
+        self.finish(row, topic, arrival_us)
+    }
+
+    /// A row built elsewhere (a Parquet file's) with its time taken. Errors: a NULL
+    /// TIMESTAMPCOLUMN.
+    pub fn finish_row(&self, row: Vec<Value>, arrival_us: i64) -> Result<Row, String> {
+        self.finish(row, None, arrival_us)
+    }
+
+    /// Fill the topic column and take the row's time. Errors: a NULL TIMESTAMPCOLUMN.
+    fn finish(
+        &self,
+        mut row: Vec<Value>,
+        topic: Option<&str>,
+        arrival_us: i64,
+    ) -> Result<Row, String> {
+        if let (Some(c), Some(t)) = (self.spec.topic_column, topic) {
+            row[c] = Value::Text(t.into());
+        }
+        let t = match self.ts_col {
+            None => arrival_us,
+            Some(c) => row[c].as_timestamp().ok_or_else(|| {
+                format!(
+                    "no value for the TIMESTAMPCOLUMN \"{}\"",
+                    self.columns[c].name
+                )
+            })?,
+        };
+        Ok((row, t))
+    }
+}
+
+/// Append `rows` to `builder` (taking their values).
+pub fn push_rows(builder: &mut ColumnBatchBuilder, rows: &mut Vec<Row>) {
+    for (mut row, t) in rows.drain(..) {
+        builder.push_row(&mut row, t);
+    }
+}
+
+/// `rows` as one columnar batch for `decoder`'s stream.
+pub fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
+    let mut b = decoder.builder();
+    push_rows(&mut b, rows);
+    b.finish()
+}
+
+/// `e` with the line of a message that has several.
+fn at_line(e: String, line: usize, payload: &[u8]) -> String {
+    if payload.iter().filter(|&&b| b == b'\n').count() > 1 {
+        format!("line {line}: {e}")
+    } else {
+        e
+    }
+}
+
+/// Microseconds since the epoch from a number of `unit`s (`None` when `text` is no
+/// number or is out of range).
+pub fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
+    let scale: i64 = match unit {
+        TimeFormat::EpochSeconds => 1_000_000,
+        TimeFormat::EpochMillis => 1_000,
+        _ => 1,
+    };
+    if let Ok(n) = text.parse::<i64>() {
+        return n.checked_mul(scale);
+    }
+    let f: f64 = text.parse().ok()?;
+    let us = (f * scale as f64).round();
+    (f.is_finite() && us.abs() < 9.2e18).then_some(us as i64)
+}
+
+/// RFC 4180 records split from bytes that may end inside a record (a file being written):
+/// a record is handed over only once its line ends, or at the end of the input when the
+/// caller says no more will come.
+pub struct CsvSplitter {
+    reader: csv_core::Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl CsvSplitter {
+    /// A splitter for fields separated by `delimiter`.
+    pub fn new(delimiter: u8) -> CsvSplitter {
+        CsvSplitter {
+            reader: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
+            out: vec![0; 4096],
+            ends: vec![0; 64],
+        }
+    }
+
+    /// Hand each complete record of `input` to `each` (its fields, its first line's
+    /// number counted from 1 within `input`, and the offset just past it), until `each`
+    /// returns false. `at_end`: the input is complete, so a last record without a line
+    /// end counts. Returns the bytes consumed: the end of the last record handed over
+    /// (what follows is an unfinished record, to be read again with more bytes).
+    /// Bytes that are not UTF-8 make a record of one field that says so.
+    pub fn records(
+        &mut self,
+        input: &[u8],
+        at_end: bool,
+        each: &mut dyn FnMut(&[&str], usize, usize) -> bool,
+    ) -> usize {
+        use csv_core::ReadRecordResult as R;
+        self.reader.reset();
+        let (mut pos, mut done, mut line, mut rec_start) = (0usize, 0usize, 1usize, 0usize);
+        let (mut nout, mut nend) = (0usize, 0usize);
+        loop {
+            let (r, nin, o, e) = self.reader.read_record(
+                &input[pos..],
+                &mut self.out[nout..],
+                &mut self.ends[nend..],
+            );
+            pos += nin;
+            nout += o;
+            nend += e;
+            match r {
+                R::OutputFull => self.out.resize(self.out.len() * 2, 0),
+                R::OutputEndsFull => self.ends.resize(self.ends.len() * 2, 0),
+                R::InputEmpty if pos >= input.len() && !at_end => return done,
+                R::InputEmpty => {
+                    if pos >= input.len() && at_end {
+                        // Flush a last record without a line end.
+                        let (r, _, o, e) = self.reader.read_record(
+                            &[],
+                            &mut self.out[nout..],
+                            &mut self.ends[nend..],
+                        );
+                        nout += o;
+                        nend += e;
+                        if r == R::Record && !self.emit(nout, nend, rec_start, input, pos, each) {
+                            return pos;
+                        }
+                        return input.len();
+                    }
+                }
+                R::Record => {
+                    let first_line = line;
+                    line += input[rec_start..pos]
+                        .iter()
+                        .filter(|&&b| b == b'\n')
+                        .count();
+                    let go = self.emit_at(nout, nend, first_line, pos, each);
+                    done = pos;
+                    rec_start = pos;
+                    nout = 0;
+                    nend = 0;
+                    if !go {
+                        return done;
+                    }
+                }
+                R::End => return input.len().max(done),
+            }
+        }
+    }
+
+    fn emit(
+        &self,
+        nout: usize,
+        nend: usize,
+        rec_start: usize,
+        input: &[u8],
+        end: usize,
+        each: &mut dyn FnMut(&[&str], usize, usize) -> bool,
+    ) -> bool {
+        let line = 1 + input[..rec_start].iter().filter(|&&b| b == b'\n').count();
+        self.emit_at(nout, nend, line, end, each)
+    }
+
+    fn emit_at(
+        &self,
+        nout: usize,
+        nend: usize,
+        line: usize,
+        end: usize,
+        each: &mut dyn FnMut(&[&str], usize, usize) -> bool,
+    ) -> bool {
+        let data = &self.out[..nout];
+        let Ok(text) = std::str::from_utf8(data) else {
+            return each(&["\u{fffd}not UTF-8"], line, end);
+        };
+        let mut fields = Vec::with_capacity(nend);
+        let mut start = 0;
+        for &e in &self.ends[..nend] {
+            fields.push(&text[start..e]);
+            start = e;
+        }
+        each(&fields, line, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connect::spec::FormatKind;
+
+    fn decoder(kind: FormatKind, time: TimeFormat) -> Decoder {
+        let columns = vec![
+            Column::new("ts", DataType::Timestamp),
+            Column::new("delay", DataType::Int4),
+            Column::new("origin", DataType::Text),
+        ];
+        Decoder::new(
+            &columns,
+            Some(0),
+            FormatSpec {
+                kind,
+                time,
+                ..FormatSpec::default()
+            },
+        )
+    }
+
+    #[test]
+    fn json_objects_map_to_columns_by_name() {
+        let d = decoder(FormatKind::Json, TimeFormat::Iso8601);
+        let (row, t) = d
+            .json(
+                br#"{"origin":"SFO","ts":"2001-01-01T10:00:00Z","extra":[1]}"#,
+                None,
+                0,
+            )
+            .unwrap();
+        assert_eq!(t, 978_343_200_000_000);
+        assert_eq!(row[1], Value::Null, "a missing key is NULL");
+        assert_eq!(row[2], Value::Text("SFO".into()));
+        let e = d
+            .json(br#"{"ts":"2001-01-01 10:00:00","delay":"late"}"#, None, 0)
+            .unwrap_err();
+        assert!(
+            e.starts_with("column \"delay\": invalid input syntax for type integer"),
+            "{e}"
+        );
+        let e = d
+            .json(br#"{"ts":"2001-01-01 10:00:00","origin":5}"#, None, 0)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "column \"origin\": a JSON number is not a value of type text"
+        );
+        let e = d.json(br#"{"delay":5}"#, None, 0).unwrap_err();
+        assert_eq!(e, "no value for the TIMESTAMPCOLUMN \"ts\"");
+        assert!(d
+            .json(b"[1,2]", None, 0)
+            .unwrap_err()
+            .starts_with("not a JSON object"));
+    }
+
+    #[test]
+    fn epoch_numbers_in_each_unit() {
+        for (time, text) in [
+            (TimeFormat::EpochSeconds, "978343200"),
+            (TimeFormat::EpochSeconds, "978343200.0"),
+            (TimeFormat::EpochMillis, "978343200000"),
+            (TimeFormat::EpochMicros, "978343200000000"),
+        ] {
+            let d = decoder(FormatKind::Json, time);
+            let json = format!(r#"{{"ts":{text},"delay":3}}"#);
+            assert_eq!(
+                d.json(json.as_bytes(), None, 0).unwrap().1,
+                978_343_200_000_000
+            );
+            let d = decoder(FormatKind::Csv, time);
+            assert_eq!(
+                d.csv(&[text, "3", "LAX"], None, 0).unwrap().1,
+                978_343_200_000_000
+            );
+        }
+    }
+
+    #[test]
+    fn a_message_is_all_or_nothing() {
+        let d = decoder(FormatKind::Csv, TimeFormat::Iso8601);
+        let mut rows = Vec::new();
+        d.message(
+            b"2001-01-01 00:00:00,1,\"a,b\"\n2001-01-01 00:00:01,,c\n",
+            None,
+            0,
+            &mut rows,
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].0[2], Value::Text("a,b".into()));
+        assert_eq!(rows[1].0[1], Value::Null);
+        let e = d
+            .message(
+                b"2001-01-01 00:00:00,1,a\n2001-01-01 00:00:01,x,c\n",
+                None,
+                0,
+                &mut rows,
+            )
+            .unwrap_err();
+        assert!(e.starts_with("line 2: column \"delay\""), "{e}");
+        assert_eq!(rows.len(), 2, "nothing of a bad message is kept");
+    }
+
+    #[test]
+    fn the_splitter_leaves_an_unfinished_record() {
+        let mut s = CsvSplitter::new(b',');
+        let mut got = Vec::new();
+        let input = b"a,\"x\ny\"\nb,2\nc,";
+        let n = s.records(input, false, &mut |f, line, end| {
+            got.push((f.join("|"), line, end));
+            true
+        });
+        assert_eq!(
+            got,
+            vec![("a|x\ny".to_string(), 1, 8), ("b|2".to_string(), 3, 12)]
+        );
+        assert_eq!(n, 12);
+        got.clear();
+        assert_eq!(
+            s.records(&input[12..], true, &mut |f, l, _| {
+                got.push((f.join("|"), l, 0));
+                true
+            }),
+            2
+        );
+        assert_eq!(got, vec![("c|".to_string(), 1, 0)]);
+    }
+}

@@ -1,0 +1,311 @@
+//! A source's task: runs its connector, delivers its batches to the stream, and keeps its
+//! status. Connectors call [`Ctx`] for everything that is not their protocol: waiting
+//! while paused or while the memory budget is spent, delivering rows with their position,
+//! counting bad messages.
+//!
+//! Rules:
+//! - Paused (`ALTER STREAM ... PAUSE`): the connector waits before its next read; its
+//!   position stays where the last delivered batch left it.
+//! - Backpressure: while the engine's tracked memory is at 90% of `memory_limit` or more,
+//!   the connector waits before its next read (state `throttled`) until it is below 80%;
+//!   a stream's full ingest queue makes delivery itself wait. Nothing is dropped.
+//! - A bad message is counted and kept as the last error with where it was; with
+//!   `on_error = 'stop'` the source stops (state `failed`) until `ALTER STREAM ...
+//!   RESUME`, which goes on past that message (counted, not delivered).
+//! - A connection that fails (a broker down, a directory gone) is retried after a pause
+//!   growing from 0.2 s to 5 s, from the position of the last delivered batch.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::format::Decoder;
+use super::spec::{ConnectorSpec, OnError};
+use super::{Control, Source};
+use crate::engine::{Engine, Stream};
+use crate::exec::columns::ColumnBatch;
+
+/// Why a connector returned.
+#[derive(Debug)]
+pub(crate) enum Halt {
+    /// Asked to stop (DROP STREAM, shutdown) or the stream is gone.
+    Stopped,
+    /// A bad message with `on_error = 'stop'`.
+    Failed,
+    /// The connection failed: try again from the last delivered position.
+    Retry(String),
+}
+
+/// A connector's view of its source.
+pub(crate) struct Ctx {
+    engine: Weak<Engine>,
+    pub stream: Arc<Stream>,
+    pub source: Arc<Source>,
+    control: watch::Receiver<Control>,
+    pub decoder: Decoder,
+    /// The position after the last delivered batch (or recovered at start).
+    position: Option<serde_json::Value>,
+    /// An unarchived stream's position file, and when it was last written.
+    position_file: Option<std::path::PathBuf>,
+    saved_at: Instant,
+    unsaved: bool,
+    /// After RESUME of a failed source: the next bad message is skipped, not stopped on.
+    skip_next_bad: bool,
+}
+
+/// Run `source`'s connector for `stream` until it is stopped.
+pub(crate) async fn run(
+    engine: Weak<Engine>,
+    stream: Arc<Stream>,
+    source: Arc<Source>,
+    control: watch::Receiver<Control>,
+) {
+    let Some(e) = engine.upgrade() else { return };
+    let position_file = match (&e.data, &stream.archive) {
+        (Some(d), None) => Some(super::position_path(&d.config.dir, &stream.name)),
+        _ => None,
+    };
+    let recovered = match &stream.archive {
+        Some(a) => a.source_position(),
+        None => position_file.as_ref().and_then(|p| std::fs::read(p).ok()),
+    };
+    drop(e);
+    let decoder = Decoder::new(&stream.columns, stream.ts_col, source.spec.format.clone());
+    let mut ctx = Ctx {
+        engine,
+        stream,
+        source: source.clone(),
+        control,
+        decoder,
+        position: recovered.and_then(|b| serde_json::from_slice(&b).ok()),
+        position_file,
+        saved_at: Instant::now(),
+        unsaved: false,
+        skip_next_bad: false,
+    };
+    ctx.show_position();
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        if ctx.gate().await.is_err() {
+            break;
+        }
+        ctx.set_state("running");
+        let r = match &source.spec.connector {
+            ConnectorSpec::File(f) => super::file::run(f, &mut ctx).await,
+            ConnectorSpec::Kafka(k) => super::kafka::run(k, &mut ctx).await,
+            ConnectorSpec::Mqtt(m) => super::mqtt::run(m, &mut ctx).await,
+        };
+        match r {
+            Ok(()) | Err(Halt::Stopped) => {
+                if ctx.stopping() {
+                    break;
+                }
+            }
+            Err(Halt::Failed) => {
+                ctx.set_state("failed");
+                if !ctx.wait_for_resume().await {
+                    break;
+                }
+                ctx.skip_next_bad = true;
+            }
+            Err(Halt::Retry(why)) => {
+                tracing::warn!("source of stream {}: {why}; retrying", ctx.stream.name);
+                ctx.source.update(|s| {
+                    s.state = "retrying";
+                    s.last_error = Some(why);
+                });
+                if !ctx.sleep(backoff).await {
+                    break;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        }
+        backoff = Duration::from_millis(200);
+    }
+    ctx.save_position(true);
+    ctx.set_state("stopped");
+}
+
+impl Ctx {
+    fn set_state(&self, state: &'static str) {
+        self.source.update(|s| s.state = state);
+    }
+
+    fn show_position(&self) {
+        let p = self.position.as_ref().map(|p| p.to_string());
+        self.source.update(|s| s.position = p);
+    }
+
+    /// True once the source is to end (stopped, stream dropped, engine gone).
+    pub fn stopping(&self) -> bool {
+        *self.control.borrow() == Control::Stop
+            || self
+                .stream
+                .dropped
+                .load(std::sync::atomic::Ordering::Acquire)
+            || self.engine.strong_count() == 0
+    }
+
+    /// Wait while paused or while the memory budget is nearly spent. Errors:
+    /// [`Halt::Stopped`] when the source is to end.
+    pub async fn gate(&mut self) -> Result<(), Halt> {
+        loop {
+            if self.stopping() {
+                return Err(Halt::Stopped);
+            }
+            if *self.control.borrow() == Control::Pause {
+                self.set_state("paused");
+                let _ = self.control.changed().await;
+                continue;
+            }
+            let Some(engine) = self.engine.upgrade() else {
+                return Err(Halt::Stopped);
+            };
+            let m = engine.memory();
+            let (used, limit) = (m.used() as u128, m.limit() as u128);
+            drop(engine);
+            if used * 10 >= limit * 9 {
+                self.set_state("throttled");
+                while let Some(e) = self.engine.upgrade() {
+                    let m = e.memory();
+                    if (m.used() as u128) * 10 < (m.limit() as u128) * 8 || self.stopping() {
+                        break;
+                    }
+                    drop(e);
+                    if !self.sleep(Duration::from_millis(20)).await {
+                        return Err(Halt::Stopped);
+                    }
+                }
+                continue;
+            }
+            let throttled_or_paused = matches!(self.source.status().state, "throttled" | "paused");
+            if throttled_or_paused {
+                self.set_state("running");
+            }
+            return Ok(());
+        }
+    }
+
+    /// Sleep `d`, or less when the source is stopped or paused meanwhile; false when the
+    /// source is to end.
+    pub async fn sleep(&mut self, d: Duration) -> bool {
+        let _ = tokio::time::timeout(d, self.control.changed()).await;
+        !self.stopping()
+    }
+
+    async fn wait_for_resume(&mut self) -> bool {
+        // RESUME sets Run; a failed source's control still says Run, so wait for a change
+        // through Pause (ALTER ... RESUME of a failed source passes through it).
+        loop {
+            if self.stopping() {
+                return false;
+            }
+            if self.control.changed().await.is_err() {
+                return false;
+            }
+            if *self.control.borrow() == Control::Run {
+                return true;
+            }
+        }
+    }
+
+    /// The position after the last delivered batch (or recovered at start), if any.
+    pub fn position(&self) -> Option<&serde_json::Value> {
+        self.position.as_ref()
+    }
+
+    /// Deliver `batch` (the rows of `messages` messages) with `position`, the place after
+    /// them: into an archived stream in one statement with the position in its commit
+    /// record. Waits while the stream's queue is full. Errors: [`Halt::Stopped`] when the
+    /// stream was dropped, [`Halt::Retry`] when the archive could not be written.
+    pub async fn deliver(
+        &mut self,
+        batch: ColumnBatch,
+        messages: u64,
+        position: serde_json::Value,
+    ) -> Result<(), Halt> {
+        let tuples = batch.len() as u64;
+        if tuples > 0 {
+            let Some(engine) = self.engine.upgrade() else {
+                return Err(Halt::Stopped);
+            };
+            let bytes = serde_json::to_vec(&position).expect("JSON of a position");
+            let r = engine
+                .catalog
+                .ingest_from_source(&self.stream, batch.into(), bytes)
+                .await;
+            if let Err(e) = r {
+                return Err(match e {
+                    crate::Error::UndefinedTable(_) => Halt::Stopped,
+                    e => Halt::Retry(format!("delivering to the stream: {e}")),
+                });
+            }
+        }
+        let p = position.to_string();
+        self.position = Some(position);
+        self.unsaved = true;
+        self.source.update(|s| {
+            s.messages += messages;
+            s.tuples += tuples;
+            s.position = Some(p);
+        });
+        self.save_position(false);
+        Ok(())
+    }
+
+    /// Count `messages` consumed without rows (all bad, or empty) and move the position.
+    pub fn advance(&mut self, position: serde_json::Value) {
+        let p = position.to_string();
+        self.position = Some(position);
+        self.unsaved = true;
+        self.source.update(|s| s.position = Some(p));
+        self.save_position(false);
+    }
+
+    /// A bad message at `at` (`partition 1 offset 17`, `file a.csv line 3`): counted and
+    /// kept as the last error. Errors: [`Halt::Failed`] with `on_error = 'stop'`.
+    pub fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
+        let text = format!("{at}: {why}");
+        self.source.update(|s| {
+            s.bad_messages += 1;
+            s.last_error = Some(text);
+        });
+        if self.source.spec.on_error == OnError::Stop && !std::mem::take(&mut self.skip_next_bad) {
+            tracing::warn!(
+                "source of stream {} stopped at a bad message ({at}); ALTER STREAM ... RESUME skips it",
+                self.stream.name
+            );
+            return Err(Halt::Failed);
+        }
+        Ok(())
+    }
+
+    /// Show `lag` (messages or bytes left to read).
+    pub fn set_lag(&self, lag: Option<i64>) {
+        self.source.update(|s| s.lag = lag);
+    }
+
+    /// Keep an unarchived stream's position on disk (at most once a second unless `now`).
+    fn save_position(&mut self, now: bool) {
+        let (Some(path), Some(p)) = (&self.position_file, &self.position) else {
+            return;
+        };
+        if !self.unsaved || (!now && self.saved_at.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        let tmp = path.with_extension("tmp");
+        let r = std::fs::create_dir_all(path.parent().expect("a directory"))
+            .and_then(|()| std::fs::write(&tmp, p.to_string()))
+            .and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = r {
+            tracing::warn!(
+                "cannot save the source position of {}: {e}",
+                self.stream.name
+            );
+        }
+        self.saved_at = Instant::now();
+        self.unsaved = false;
+    }
+}

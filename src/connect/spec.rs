@@ -1,0 +1,399 @@
+//! A stream's source as declared: `CREATE STREAM s (...) WITH (connector = '...', ...)`,
+//! checked against the stream's columns when the statement is bound.
+//!
+//! Options common to every connector: `format` (`json`, `csv`; `parquet` for files),
+//! `on_error` (`skip`, the default, or `stop`), `timestamp_format` (how the
+//! TIMESTAMPCOLUMN is written: `iso8601`, the default, or `epoch_s`, `epoch_ms`,
+//! `epoch_us` for numbers since 1970-01-01 UTC), `header` and `delimiter` (CSV), `paused`
+//! (`true`: created paused, as after `ALTER STREAM ... PAUSE`). The connectors' own
+//! options are on [`KafkaSpec`], [`MqttSpec`] and [`FileSpec`].
+
+use std::path::PathBuf;
+
+use super::options::WithOptions;
+use crate::error::{Error, Result};
+use crate::types::{Column, DataType};
+
+/// A declared source: its connector, how its messages are decoded, what a bad message
+/// does, and the options as written (which the catalog stores to declare it again).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceSpec {
+    /// Where the messages come from.
+    pub connector: ConnectorSpec,
+    /// How a message becomes rows.
+    pub format: FormatSpec,
+    /// What a message that does not decode does.
+    pub on_error: OnError,
+    /// Declared paused (`paused = true`; `ALTER STREAM ... PAUSE` sets it).
+    pub paused: bool,
+    /// Every option as written, `paused` left out (secrets included: only the catalog file
+    /// holds them; see `options::display` for what is shown).
+    pub options: Vec<(String, String)>,
+}
+
+/// A connector and its settings.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConnectorSpec {
+    /// `connector = 'kafka'`.
+    Kafka(KafkaSpec),
+    /// `connector = 'mqtt'`.
+    Mqtt(MqttSpec),
+    /// `connector = 'file'`.
+    File(FileSpec),
+}
+
+impl ConnectorSpec {
+    /// The connector's name as written in `connector = '...'`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConnectorSpec::Kafka(_) => "kafka",
+            ConnectorSpec::Mqtt(_) => "mqtt",
+            ConnectorSpec::File(_) => "file",
+        }
+    }
+}
+
+/// Where a Kafka source starts when it has no position of its own yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartAt {
+    /// Each partition's first record.
+    Earliest,
+    /// Each partition's end (its high watermark) when the source starts.
+    Latest,
+    /// The first record of each partition whose timestamp is at or after this instant,
+    /// microseconds since the Unix epoch.
+    Time(i64),
+}
+
+/// SASL authentication to a Kafka broker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sasl {
+    /// `plain`, `scram-sha-256` or `scram-sha-512`.
+    pub mechanism: &'static str,
+    /// The user.
+    pub username: String,
+    /// The password (never shown).
+    pub password: String,
+}
+
+/// `connector = 'kafka'`: `topic`, `bootstrap_servers` (`host:port[,host:port]`; also
+/// `properties.bootstrap.server`), `start` (`earliest`, the default, `latest`, or a
+/// timestamp), `sasl_mechanism`, `sasl_username`, `sasl_password`, `topic_column`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KafkaSpec {
+    /// Brokers to bootstrap from.
+    pub bootstrap: Vec<String>,
+    /// The topic; every partition of it is read.
+    pub topic: String,
+    /// Where to start without a position.
+    pub start: StartAt,
+    /// SASL, when the broker asks for it.
+    pub sasl: Option<Sasl>,
+}
+
+/// `connector = 'mqtt'`: `url` (`tcp://host:port`), `topic` (a filter: `+` and `#`
+/// wildcards), `qos` (0 or 1, default 1), `client_id` (default `tcq-<stream>`),
+/// `username`, `password`, `topic_column`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MqttSpec {
+    /// Broker host.
+    pub host: String,
+    /// Broker port.
+    pub port: u16,
+    /// The topic filter subscribed to.
+    pub topic: String,
+    /// Quality of service of the subscription: 0 or 1.
+    pub qos: u8,
+    /// The session's client id (the broker keeps a QoS 1 session's messages for it).
+    pub client_id: Option<String>,
+    /// User and password, when the broker asks for them.
+    pub credentials: Option<(String, String)>,
+}
+
+/// `connector = 'file'`: `path` (a directory), `pattern` (a file name glob, `*` and `?`;
+/// default every file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileSpec {
+    /// The directory read.
+    pub dir: PathBuf,
+    /// Only files whose names match (`*.csv`).
+    pub pattern: Option<String>,
+}
+
+/// How messages are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatKind {
+    /// One JSON object a message (a line of NDJSON in a file or an HTTP body).
+    Json,
+    /// CSV records, fields in column order.
+    Csv,
+    /// Parquet files, columns by name (files only).
+    Parquet,
+}
+
+/// How the TIMESTAMPCOLUMN's values are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// ISO 8601 text (`2001-01-01T10:00:00Z`, `2001-01-01 10:00:00`), or any timestamp
+    /// PostgreSQL reads.
+    Iso8601,
+    /// Seconds since 1970-01-01 UTC (fractions allowed).
+    EpochSeconds,
+    /// Milliseconds since 1970-01-01 UTC.
+    EpochMillis,
+    /// Microseconds since 1970-01-01 UTC.
+    EpochMicros,
+}
+
+/// How a message becomes rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormatSpec {
+    /// JSON, CSV or Parquet.
+    pub kind: FormatKind,
+    /// CSV: the first line of each file is a header and skipped.
+    pub header: bool,
+    /// CSV: the field delimiter.
+    pub delimiter: u8,
+    /// How the TIMESTAMPCOLUMN is written.
+    pub time: TimeFormat,
+    /// The text column filled with the message's topic, if any.
+    pub topic_column: Option<usize>,
+}
+
+impl Default for FormatSpec {
+    fn default() -> FormatSpec {
+        FormatSpec {
+            kind: FormatKind::Json,
+            header: false,
+            delimiter: b',',
+            time: TimeFormat::Iso8601,
+            topic_column: None,
+        }
+    }
+}
+
+/// What a message that does not decode does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Count it, keep it as the last error, go on.
+    Skip,
+    /// Stop the source (state `failed`) until `ALTER STREAM ... RESUME`.
+    Stop,
+}
+
+/// The source that `options` (a CREATE STREAM's `WITH` list, slack and retention taken
+/// out) declare on a stream with `columns`; `None` when they name no connector. Errors:
+/// 42704 for an unknown connector, 22023 for an unknown, missing or bad option.
+pub fn source_spec(options: &[(String, String)], columns: &[Column]) -> Result<Option<SourceSpec>> {
+    if options.is_empty() {
+        return Ok(None);
+    }
+    let Some(connector) = options
+        .iter()
+        .find(|(k, _)| k == "connector")
+        .map(|(_, v)| v)
+    else {
+        let names: Vec<&str> = options.iter().map(|(k, _)| k.as_str()).collect();
+        return Err(Error::InvalidParameterValue(format!(
+            "unrecognized stream option \"{}\": a stream's options are slack, retention and, for a source, connector and its own",
+            names[0]
+        )));
+    };
+    let connector = connector.to_ascii_lowercase();
+    let context = format!("connector '{connector}'");
+    let mut o = WithOptions::new(context, options);
+    o.get("connector");
+    let connector = match connector.as_str() {
+        "kafka" => ConnectorSpec::Kafka(kafka(&mut o)?),
+        "mqtt" => ConnectorSpec::Mqtt(mqtt(&mut o)?),
+        "file" => ConnectorSpec::File(file(&mut o)?),
+        other => {
+            return Err(Error::UndefinedObject(format!(
+                "connector \"{other}\" does not exist; the connectors are kafka, mqtt and file"
+            )))
+        }
+    };
+    let format = format(&mut o, &connector, columns)?;
+    let on_error = match o.one_of("on_error", &["skip", "stop"], "skip")? {
+        "stop" => OnError::Stop,
+        _ => OnError::Skip,
+    };
+    let paused = o.bool("paused", false)?;
+    o.finish()?;
+    Ok(Some(SourceSpec {
+        connector,
+        format,
+        on_error,
+        paused,
+        options: options
+            .iter()
+            .filter(|(k, _)| k != "paused")
+            .cloned()
+            .collect(),
+    }))
+}
+
+fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
+    let topic = o.required("topic")?.to_string();
+    let servers = o
+        .get_any(&["bootstrap_servers", "properties.bootstrap.server"])
+        .ok_or_else(|| {
+            Error::InvalidParameterValue(
+                "option \"bootstrap_servers\" is required for connector 'kafka'".into(),
+            )
+        })?;
+    let bootstrap: Vec<String> = servers
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if bootstrap.is_empty() || bootstrap.iter().any(|s| !s.contains(':')) {
+        return Err(o.invalid(
+            "bootstrap_servers",
+            servers,
+            "expected host:port[,host:port]",
+        ));
+    }
+    let start = match o.get("start").map(str::trim) {
+        None => StartAt::Earliest,
+        Some(s) if s.eq_ignore_ascii_case("earliest") => StartAt::Earliest,
+        Some(s) if s.eq_ignore_ascii_case("latest") => StartAt::Latest,
+        Some(s) => StartAt::Time(
+            crate::time::parse_timestamp(s)
+                .map_err(|_| o.invalid("start", s, "expected earliest, latest or a timestamp"))?,
+        ),
+    };
+    let mechanism = o.one_of(
+        "sasl_mechanism",
+        &["plain", "scram-sha-256", "scram-sha-512"],
+        "",
+    )?;
+    let username = o.get("sasl_username");
+    let password = o.get("sasl_password");
+    let sasl = match (mechanism, username, password) {
+        ("", None, None) => None,
+        (m, Some(u), Some(p)) if !m.is_empty() => Some(Sasl {
+            mechanism: m,
+            username: u.to_string(),
+            password: p.to_string(),
+        }),
+        _ => {
+            return Err(Error::InvalidParameterValue(
+                "SASL needs sasl_mechanism, sasl_username and sasl_password together".into(),
+            ))
+        }
+    };
+    Ok(KafkaSpec {
+        bootstrap,
+        topic,
+        start,
+        sasl,
+    })
+}
+
+fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
+    let url = o.required("url")?;
+    let rest = url
+        .strip_prefix("tcp://")
+        .or_else(|| url.strip_prefix("mqtt://"))
+        .unwrap_or(url);
+    let (host, port) = match rest.trim_end_matches('/').rsplit_once(':') {
+        Some((h, p)) => (h, p.parse::<u16>().ok()),
+        None => (rest, Some(1883)),
+    };
+    let (Some(port), false) = (port, host.is_empty()) else {
+        return Err(o.invalid("url", url, "expected tcp://host:port"));
+    };
+    let topic = o.required("topic")?.to_string();
+    if topic.is_empty() {
+        return Err(o.invalid("topic", &topic, "a topic filter is not empty"));
+    }
+    let qos = o.one_of("qos", &["1", "0", "at_least_once", "at_most_once"], "1")?;
+    let client_id = o.get("client_id").map(str::to_string);
+    let credentials = match (o.get("username"), o.get("password")) {
+        (None, None) => None,
+        (Some(u), p) => Some((u.to_string(), p.unwrap_or("").to_string())),
+        (None, Some(_)) => {
+            return Err(Error::InvalidParameterValue(
+                "option \"password\" of connector 'mqtt' needs \"username\"".into(),
+            ))
+        }
+    };
+    Ok(MqttSpec {
+        host: host.to_string(),
+        port,
+        topic,
+        qos: if matches!(qos, "0" | "at_most_once") {
+            0
+        } else {
+            1
+        },
+        client_id,
+        credentials,
+    })
+}
+
+fn file(o: &mut WithOptions) -> Result<FileSpec> {
+    let path = o.required("path")?;
+    let pattern = o.get("pattern").map(str::to_string);
+    Ok(FileSpec {
+        dir: PathBuf::from(path),
+        pattern,
+    })
+}
+
+fn format(o: &mut WithOptions, c: &ConnectorSpec, columns: &[Column]) -> Result<FormatSpec> {
+    let allowed: &[&'static str] = match c {
+        ConnectorSpec::File(_) => &["json", "csv", "parquet"],
+        _ => &["json", "csv"],
+    };
+    let kind = match o.one_of("format", allowed, "json")? {
+        "csv" => FormatKind::Csv,
+        "parquet" => FormatKind::Parquet,
+        _ => FormatKind::Json,
+    };
+    let header = o.bool("header", false)?;
+    let delimiter = match o.get("delimiter") {
+        None => b',',
+        Some(d) if d.len() == 1 && d != "\"" && d != "\n" && d != "\r" => d.as_bytes()[0],
+        Some(d) => return Err(o.invalid("delimiter", d, "expected one ASCII character")),
+    };
+    let time = match o.one_of(
+        "timestamp_format",
+        &["iso8601", "epoch_s", "epoch_ms", "epoch_us"],
+        "iso8601",
+    )? {
+        "epoch_s" => TimeFormat::EpochSeconds,
+        "epoch_ms" => TimeFormat::EpochMillis,
+        "epoch_us" => TimeFormat::EpochMicros,
+        _ => TimeFormat::Iso8601,
+    };
+    let topic_column = match (c, o.get("topic_column")) {
+        (_, None) => None,
+        (ConnectorSpec::File(_), Some(_)) => {
+            return Err(Error::InvalidParameterValue(
+                "option \"topic_column\" applies to connectors kafka and mqtt".into(),
+            ))
+        }
+        (_, Some(name)) => {
+            let i = columns.iter().position(|c| c.name == name).ok_or_else(|| {
+                Error::UndefinedColumn(format!(
+                    "topic_column \"{name}\" is no column of the stream"
+                ))
+            })?;
+            if !matches!(columns[i].data_type, DataType::Text | DataType::Varchar(_)) {
+                return Err(Error::DatatypeMismatch(format!(
+                    "topic_column \"{name}\" must be of type text"
+                )));
+            }
+            Some(i)
+        }
+    };
+    Ok(FormatSpec {
+        kind,
+        header,
+        delimiter,
+        time,
+        topic_column,
+    })
+}

@@ -1,0 +1,73 @@
+//! Helpers for the source tests (`sources_*.rs`): waiting on `tcq_sources`, reading a
+//! stream's archive back.
+
+use std::time::{Duration, Instant};
+
+use tokio_postgres::Client;
+
+/// One stream's row of `tcq_sources`: (state, messages, tuples, bad_messages, last_error,
+/// lag).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceRow {
+    pub state: String,
+    pub messages: i64,
+    pub tuples: i64,
+    pub bad_messages: i64,
+    pub last_error: Option<String>,
+    pub lag: Option<i64>,
+    pub options: String,
+}
+
+/// `stream`'s row of `tcq_sources` now.
+pub async fn source_row(c: &Client, stream: &str) -> Option<SourceRow> {
+    let rows = c
+        .query(
+            "SELECT state, messages, tuples, bad_messages, last_error, lag, options \
+             FROM tcq_sources WHERE stream = $1",
+            &[&stream],
+        )
+        .await
+        .expect("tcq_sources");
+    rows.first().map(|r| SourceRow {
+        state: r.get(0),
+        messages: r.get(1),
+        tuples: r.get(2),
+        bad_messages: r.get(3),
+        last_error: r.get(4),
+        lag: r.get(5),
+        options: r.get(6),
+    })
+}
+
+/// Poll `stream`'s source until `done` holds (at most `secs` seconds); returns the row.
+pub async fn wait_source(
+    c: &Client,
+    stream: &str,
+    secs: u64,
+    done: impl Fn(&SourceRow) -> bool,
+) -> SourceRow {
+    let start = Instant::now();
+    loop {
+        let row = source_row(c, stream).await;
+        if let Some(r) = &row {
+            if done(r) {
+                return r.clone();
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "source of {stream} not there after {secs} s: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `FETCH n FROM cursor` within `secs` seconds: its rows as text.
+pub async fn fetch(c: &Client, cursor: &str, n: usize, secs: u64) -> Vec<Vec<String>> {
+    super::rows_within(
+        c,
+        &format!("FETCH {n} FROM {cursor} WITH (timeout = '{secs}s')"),
+        secs + 5,
+    )
+    .await
+}

@@ -50,6 +50,8 @@ pub struct Backend {
     pub client_addr: String,
     /// When the connection started (Unix microseconds).
     pub backend_start_us: i64,
+    /// The connection's TLS, if it uses TLS (`pg_stat_ssl`).
+    pub ssl: Option<SslInfo>,
     activity: Mutex<Activity>,
     signal: SignalFn,
 }
@@ -102,6 +104,17 @@ impl Drop for BackendGuard {
     }
 }
 
+/// A connection's TLS session, as `pg_stat_ssl` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SslInfo {
+    /// The protocol version: `TLSv1.2`, `TLSv1.3`.
+    pub version: String,
+    /// The cipher suite's name (`TLS_AES_256_GCM_SHA384`).
+    pub cipher: String,
+    /// Bits of the cipher's key.
+    pub bits: i32,
+}
+
 /// Who connected, for [`Backends::register`].
 pub struct BackendInfo {
     /// Backend id.
@@ -114,6 +127,8 @@ pub struct BackendInfo {
     pub application_name: String,
     /// The client's address.
     pub client_addr: String,
+    /// The connection's TLS session (`None`: plaintext, or a console session).
+    pub ssl: Option<SslInfo>,
 }
 
 impl Backends {
@@ -132,6 +147,7 @@ impl Backends {
             application_name: info.application_name,
             client_addr: info.client_addr,
             backend_start_us: crate::time::now_us(),
+            ssl: info.ssl,
             activity: Mutex::new(Activity {
                 state: "idle",
                 query: String::new(),

@@ -1274,6 +1274,17 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("query", DataType::Text),
             c("backend_type", DataType::Text),
         ],
+        // PostgreSQL's view, one row per connected session (no client certificates).
+        "pg_stat_ssl" => vec![
+            c("pid", DataType::Int4),
+            c("ssl", DataType::Bool),
+            c("version", DataType::Text),
+            c("cipher", DataType::Text),
+            c("bits", DataType::Int4),
+            c("client_dn", DataType::Text),
+            c("client_serial", DataType::Numeric),
+            c("issuer_dn", DataType::Text),
+        ],
         _ => return None,
     })
 }
@@ -1341,6 +1352,19 @@ impl Catalog {
                             .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
                         self.roles.owner(&s.name).map_or(Value::Null, |o| text(&o)),
                     ]);
+                }
+            }
+            "pg_stat_ssl" => {
+                for b in &backends {
+                    let mut row = vec![Value::Int4(b.pid), Value::Bool(b.ssl.is_some())];
+                    match &b.ssl {
+                        Some(s) => {
+                            row.extend([text(&s.version), text(&s.cipher), Value::Int4(s.bits)])
+                        }
+                        None => row.extend([Value::Null, Value::Null, Value::Null]),
+                    }
+                    row.extend([Value::Null, Value::Null, Value::Null]);
+                    rows.push(row);
                 }
             }
             "pg_stat_activity" => {

@@ -763,6 +763,7 @@ impl Ctx<'_> {
             "pg_stat_activity",
             "tcq_plans",
             "tcq_memory",
+            "pg_stat_ssl",
         ]
         .iter()
         .enumerate()

@@ -85,6 +85,7 @@ impl ConsoleSession {
             database: "tcq".into(),
             application_name: "tcq console".into(),
             client_addr: peer.ip().to_string(),
+            ssl: None,
         };
         let (_, guard) = engine.backends().register(info, signal);
         ConsoleSession {

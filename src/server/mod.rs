@@ -32,6 +32,7 @@ mod cancel;
 mod conn;
 mod copy;
 mod encode;
+mod end_point;
 mod extended;
 mod guard;
 mod notify;

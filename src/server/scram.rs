@@ -1,5 +1,8 @@
 //! SCRAM-SHA-256 password authentication, the server's side (RFC 5802, RFC 7677), as
-//! PostgreSQL speaks it: no channel binding, the user name taken from the StartupMessage.
+//! PostgreSQL speaks it: the user name taken from the StartupMessage, and over TLS also
+//! SCRAM-SHA-256-PLUS, bound to the channel by `tls-server-end-point` (RFC 5929; see
+//! `end_point`), so that a client with `channel_binding=require` knows no one in the
+//! middle relayed its proof.
 //!
 //! A password is kept only as PostgreSQL's verifier ([`crate::password::Verifier`]).
 //! [`Exchange`] runs the two round trips: client-first to server-first, then client-final
@@ -24,30 +27,69 @@ pub enum ScramError {
     Failed,
 }
 
+/// The mechanism names, as the AuthenticationSASL message lists them.
+pub const SCRAM_SHA_256: &str = "SCRAM-SHA-256";
+/// SCRAM with channel binding (offered over TLS only).
+pub const SCRAM_SHA_256_PLUS: &str = "SCRAM-SHA-256-PLUS";
+
+/// What the connection offers for channel binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// Plain TCP (or TLS without binding data): SCRAM-SHA-256 only.
+    Unavailable,
+    /// TLS, SCRAM-SHA-256-PLUS offered with this `tls-server-end-point` data.
+    EndPoint(Vec<u8>),
+}
+
 /// One authentication exchange, after the server-first message.
 pub struct Exchange {
     verifier: Verifier,
     client_first_bare: String,
     server_first: String,
     nonce: String,
-    gs2_header: String,
+    /// What the client-final message's `c=` must decode to: the gs2 header, followed by
+    /// the channel binding data when the client asked for binding.
+    expected_binding: Vec<u8>,
 }
 
 impl Exchange {
-    /// Answer the client-first message for a user with `verifier` (`None`: unknown user);
-    /// returns the exchange and the server-first message.
+    /// Answer the client-first message of `mechanism` for a user with `verifier` (`None`:
+    /// unknown user) on a connection offering `binding`; returns the exchange and the
+    /// server-first message. Errors (Malformed, 08P01 as in PostgreSQL): a gs2 header that
+    /// does not fit the mechanism, or `y` (the client would bind but believes the server
+    /// cannot) when SCRAM-SHA-256-PLUS was offered, which is a downgrade.
     pub fn start(
         verifier: Option<&Verifier>,
+        mechanism: &str,
+        binding: &Binding,
         client_first: &[u8],
     ) -> Result<(Exchange, String), ScramError> {
         let text = std::str::from_utf8(client_first).map_err(|_| ScramError::Malformed("UTF-8"))?;
-        // gs2-header: "n,," (no channel binding) or "y,,"; "p=" asks for channel binding.
+        // gs2-header: "n,," (no channel binding), "y,," (the client could bind but thinks
+        // the server cannot), "p=tls-server-end-point,," (bound, SCRAM-SHA-256-PLUS).
         let (flag, rest) = text
             .split_once(',')
             .ok_or(ScramError::Malformed("gs2 header"))?;
-        if flag != "n" && flag != "y" {
-            return Err(ScramError::Malformed("channel binding is not supported"));
-        }
+        let plus = mechanism == SCRAM_SHA_256_PLUS;
+        let binding_data: &[u8] = match (flag, plus, binding) {
+            ("p=tls-server-end-point", true, Binding::EndPoint(data)) => data,
+            (_, true, _) => {
+                return Err(ScramError::Malformed(
+                    "SCRAM-SHA-256-PLUS needs channel binding type tls-server-end-point",
+                ))
+            }
+            ("n", false, _) | ("y", false, Binding::Unavailable) => &[],
+            ("y", false, Binding::EndPoint(_)) => {
+                return Err(ScramError::Malformed(
+                    "channel binding negotiation: the client supports channel binding but thinks the server does not, and this server does",
+                ))
+            }
+            _ => {
+                return Err(ScramError::Malformed(
+                    "channel binding requested without SCRAM-SHA-256-PLUS",
+                ))
+            }
+        };
         let (_authzid, bare) = rest
             .split_once(',')
             .ok_or(ScramError::Malformed("gs2 header"))?;
@@ -68,7 +110,7 @@ impl Exchange {
             client_first_bare: bare.to_string(),
             server_first: server_first.clone(),
             nonce,
-            gs2_header: format!("{flag},{_authzid},"),
+            expected_binding: [format!("{flag},{_authzid},").as_bytes(), binding_data].concat(),
         };
         Ok((exchange, server_first))
     }
@@ -91,8 +133,9 @@ impl Exchange {
         let binding = B64
             .decode(binding.ok_or(ScramError::Malformed("channel binding"))?)
             .map_err(|_| ScramError::Malformed("channel binding"))?;
-        if binding != self.gs2_header.as_bytes() {
-            return Err(ScramError::Malformed("channel binding"));
+        if binding != self.expected_binding {
+            // For SCRAM-SHA-256-PLUS: the client bound to another certificate (a relay).
+            return Err(ScramError::Malformed("channel binding check failed"));
         }
         if nonce != Some(self.nonce.as_str()) {
             return Err(ScramError::Malformed("nonce"));
@@ -144,8 +187,13 @@ mod tests {
             server_key: hmac(&salted, b"Server Key"),
         };
         let server_nonce_suffix = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0";
-        let (mut ex, _) =
-            Exchange::start(Some(&verifier), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO").unwrap();
+        let (mut ex, _) = Exchange::start(
+            Some(&verifier),
+            SCRAM_SHA_256,
+            &Binding::Unavailable,
+            b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
+        )
+        .unwrap();
         // Replay the RFC's server nonce.
         ex.nonce = format!("rOprNGfwEbeRWgbNEkqO{server_nonce_suffix}");
         ex.server_first = format!("r={},s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", ex.nonce);
@@ -174,7 +222,9 @@ mod tests {
     fn verifiers_round_trip_and_a_wrong_proof_fails() {
         let v = Verifier::from_password("secret");
         assert_eq!(Verifier::parse(&v.to_string()), Some(v.clone()));
-        let (ex, server_first) = Exchange::start(Some(&v), b"n,,n=,r=abc").unwrap();
+        let none = Binding::Unavailable;
+        let (ex, server_first) =
+            Exchange::start(Some(&v), SCRAM_SHA_256, &none, b"n,,n=,r=abc").unwrap();
         assert!(server_first.starts_with("r=abc"));
         let bad = format!(
             "c=biws,r={},p={}",
@@ -182,6 +232,48 @@ mod tests {
             B64.encode([0u8; 32])
         );
         assert_eq!(ex.finish(bad.as_bytes()), Err(ScramError::Failed));
-        assert!(Exchange::start(Some(&v), b"p=tls-server-end-point,,n=,r=x").is_err());
+        assert!(Exchange::start(
+            Some(&v),
+            SCRAM_SHA_256,
+            &none,
+            b"p=tls-server-end-point,,n=,r=x"
+        )
+        .is_err());
+    }
+
+    /// SCRAM-SHA-256-PLUS: `c=` must carry the gs2 header and this server's binding data;
+    /// a client that says `y` where PLUS was offered is refused (a downgrade).
+    #[test]
+    fn channel_binding_checks_the_end_point_data() {
+        let v = Verifier::from_password("secret");
+        let ours = Binding::EndPoint(vec![7; 32]);
+        let first = b"p=tls-server-end-point,,n=,r=abc";
+        let (ex, server_first) =
+            Exchange::start(Some(&v), SCRAM_SHA_256_PLUS, &ours, first).unwrap();
+        let nonce = &server_first[2..server_first.find(',').unwrap()];
+        let relayed = [b"p=tls-server-end-point,,".as_slice(), &[8; 32]].concat();
+        let wrong = format!(
+            "c={},r={nonce},p={}",
+            B64.encode(relayed),
+            B64.encode([0u8; 32])
+        );
+        assert_eq!(
+            ex.finish(wrong.as_bytes()),
+            Err(ScramError::Malformed("channel binding check failed"))
+        );
+        for (mechanism, first) in [
+            (SCRAM_SHA_256_PLUS, b"n,,n=,r=abc".as_slice()),
+            (SCRAM_SHA_256, b"y,,n=,r=abc".as_slice()),
+            (
+                SCRAM_SHA_256,
+                b"p=tls-server-end-point,,n=,r=abc".as_slice(),
+            ),
+        ] {
+            assert!(matches!(
+                Exchange::start(Some(&v), mechanism, &ours, first),
+                Err(ScramError::Malformed(_))
+            ));
+        }
+        assert!(Exchange::start(Some(&v), SCRAM_SHA_256, &ours, b"n,,n=,r=abc").is_ok());
     }
 }

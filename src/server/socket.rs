@@ -128,9 +128,42 @@ async fn negotiate(
         }
         Err(_) => return Ok(()),
     };
-    run(framed(stream, addr, true, &handler), &handler, deadline)
-        .await
-        .map(drop)
+    let session = stream.get_ref().1;
+    let info = ssl_info(
+        session.protocol_version(),
+        session.negotiated_cipher_suite(),
+    );
+    let socket = framed(stream, addr, true, &handler);
+    if let Some(info) = info {
+        socket.session_extensions().insert(info);
+    }
+    run(socket, &handler, deadline).await.map(drop)
+}
+
+/// What `pg_stat_ssl` shows of a TLS session: OpenSSL's names for the protocol version
+/// (`TLSv1.3`) and, for TLS 1.3, the cipher suite (`TLS_AES_256_GCM_SHA384`; rustls
+/// prefixes it `TLS13_`); TLS 1.2 suites keep rustls's IANA-style names.
+fn ssl_info(
+    version: Option<tokio_rustls::rustls::ProtocolVersion>,
+    suite: Option<tokio_rustls::rustls::SupportedCipherSuite>,
+) -> Option<crate::engine::backends::SslInfo> {
+    use tokio_rustls::rustls::ProtocolVersion;
+    let version = match version? {
+        ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
+        ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
+        other => format!("{other:?}"),
+    };
+    let name = suite?.suite().as_str().unwrap_or("unknown").to_string();
+    let cipher = match name.strip_prefix("TLS13_") {
+        Some(rest) => format!("TLS_{rest}"),
+        None => name,
+    };
+    let bits = if cipher.contains("AES_128") { 128 } else { 256 };
+    Some(crate::engine::backends::SslInfo {
+        version,
+        cipher,
+        bits,
+    })
 }
 
 /// The connection loop over one stream. `Ok(Some(socket))`: the client asked for TLS and

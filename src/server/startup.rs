@@ -26,7 +26,7 @@ use pgwire::messages::startup::SecretKey;
 use pgwire::messages::startup::{Authentication, PasswordMessageFamily};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion};
 
-use super::scram::{Exchange, ScramError};
+use super::scram::{Binding, Exchange, ScramError, SCRAM_SHA_256, SCRAM_SHA_256_PLUS};
 
 use super::conn::{Conn, ConnSlot};
 use super::Handler;
@@ -136,15 +136,28 @@ impl StartupHandler for Handler {
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
         if self.passwords_required {
+            // Over TLS, SCRAM-SHA-256-PLUS first, as PostgreSQL lists them.
+            let binding = match (&self.tls, client.is_secure()) {
+                (Some(tls), true) => tls
+                    .end_point
+                    .clone()
+                    .map_or(Binding::Unavailable, Binding::EndPoint),
+                _ => Binding::Unavailable,
+            };
+            let mut mechanisms = vec![SCRAM_SHA_256.to_string()];
+            if matches!(binding, Binding::EndPoint(_)) {
+                mechanisms.insert(0, SCRAM_SHA_256_PLUS.to_string());
+            }
             client
                 .send(PgWireBackendMessage::Authentication(Authentication::SASL(
-                    vec!["SCRAM-SHA-256".into()],
+                    mechanisms,
                 )))
                 .await?;
             client.set_state(PgWireConnectionState::AuthenticationInProgress);
-            client
-                .session_extensions()
-                .insert(ScramState(parking_lot::Mutex::new(None)));
+            client.session_extensions().insert(ScramState {
+                binding,
+                exchange: parking_lot::Mutex::new(None),
+            });
             return Ok(());
         }
         self.complete_startup(client).await
@@ -210,8 +223,12 @@ fn startup_options(options: &str) -> crate::Result<Vec<(String, String)>> {
 /// ParameterStatus.
 const IS_SUPERUSER: &str = "tcq.is_superuser";
 
-/// A connection's SCRAM exchange between its two round trips.
-struct ScramState(parking_lot::Mutex<Option<Exchange>>);
+/// A connection's SCRAM exchange between its two round trips, and the channel binding
+/// its connection offers.
+struct ScramState {
+    binding: Binding,
+    exchange: parking_lot::Mutex<Option<Exchange>>,
+}
 
 fn auth_failed(user: &str) -> PgWireError {
     PgWireError::UserError(Box::new(ErrorInfo::new(
@@ -248,12 +265,16 @@ impl Handler {
             .get(METADATA_USER)
             .cloned()
             .unwrap_or_default();
-        let pending = state.0.lock().take();
+        let pending = state.exchange.lock().take();
         match pending {
             None => {
                 let initial = msg.into_sasl_initial_response()?;
-                if initial.auth_method != "SCRAM-SHA-256" {
-                    return Err(auth_malformed("mechanism must be SCRAM-SHA-256"));
+                let plus_offered = matches!(state.binding, Binding::EndPoint(_));
+                let method = initial.auth_method.as_str();
+                if method != SCRAM_SHA_256 && !(plus_offered && method == SCRAM_SHA_256_PLUS) {
+                    return Err(auth_malformed(
+                        "mechanism must be one of those offered (SCRAM-SHA-256, and over TLS SCRAM-SHA-256-PLUS)",
+                    ));
                 }
                 let data = initial.data.unwrap_or_default();
                 // The password file's users and CREATE ROLE's roles, one list (engine::roles).
@@ -264,11 +285,13 @@ impl Handler {
                     .and_then(|r| r.password)
                     .and_then(|p| crate::password::Verifier::parse(&p));
                 let (exchange, server_first) =
-                    Exchange::start(verifier.as_ref(), &data).map_err(|e| match e {
-                        ScramError::Malformed(what) => auth_malformed(what),
-                        ScramError::Failed => auth_failed(&user),
-                    })?;
-                *state.0.lock() = Some(exchange);
+                    Exchange::start(verifier.as_ref(), method, &state.binding, &data).map_err(
+                        |e| match e {
+                            ScramError::Malformed(what) => auth_malformed(what),
+                            ScramError::Failed => auth_failed(&user),
+                        },
+                    )?;
+                *state.exchange.lock() = Some(exchange);
                 client
                     .send(PgWireBackendMessage::Authentication(
                         Authentication::SASLContinue(server_first.into_bytes().into()),
@@ -368,6 +391,10 @@ impl Handler {
             database: database.clone(),
             application_name: param("application_name").unwrap_or_default(),
             client_addr: client.socket_addr().ip().to_string(),
+            ssl: client
+                .session_extensions()
+                .get::<crate::engine::backends::SslInfo>()
+                .map(|s| (*s).clone()),
         };
         tracing::info!(pid, %user, %database, addr = %client.socket_addr(), "connection authorized");
         let slot = client.session_extensions().get::<ConnSlot>();

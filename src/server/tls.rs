@@ -17,6 +17,10 @@ use tokio_rustls::TlsAcceptor;
 #[derive(Clone)]
 pub struct Tls {
     pub(crate) acceptor: TlsAcceptor,
+    /// The `tls-server-end-point` channel binding data of the server certificate, for
+    /// SCRAM-SHA-256-PLUS (`None`: its signature algorithm names no single hash, and
+    /// only SCRAM-SHA-256 is offered).
+    pub(crate) end_point: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Tls {
@@ -91,6 +95,7 @@ impl Tls {
                 "no PEM certificate (BEGIN CERTIFICATE) in the file".into(),
             ));
         }
+        let end_point = super::end_point::certificate_hash(&chain[0]);
         check_key_file(key)?;
         let key_pem = read(key)?;
         let private = PrivateKeyDer::from_pem_slice(&key_pem)
@@ -110,6 +115,7 @@ impl Tls {
         config.alpn_protocols = vec![b"postgresql".to_vec()];
         Ok(Tls {
             acceptor: TlsAcceptor::from(Arc::new(config)),
+            end_point,
         })
     }
 }

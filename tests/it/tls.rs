@@ -218,6 +218,86 @@ except psycopg.OperationalError as e:
     assert_eq!(stdout, "True 42\nrefused True\n");
 }
 
+/// SCRAM-SHA-256-PLUS (issue 29): over TLS the server offers channel binding
+/// (`tls-server-end-point`), so psql 15 with `channel_binding=require` logs in (it refused
+/// to before: the server offered no binding); `pg_stat_ssl` shows the session's TLS, and a
+/// plaintext session as `ssl = f`. Without TLS, `require` is refused by libpq itself.
+#[test]
+fn psql_with_channel_binding_require_logs_in_and_pg_stat_ssl_shows_tls() {
+    if !common::psql_installed() {
+        return;
+    }
+    let pki = Pki::new();
+    let port = pki.start();
+    let base = format!("host=127.0.0.1 port={port} user=alice dbname=tcq");
+    let (code, out, err) = psql(
+        &format!("{base} sslmode=require channel_binding=require"),
+        "wonderland",
+        &[
+            "SELECT ssl, version, cipher, bits, client_dn FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        ],
+    );
+    assert_eq!(code, 0, "psql failed: {err}");
+    assert_eq!(out, "t|TLSv1.3|TLS_AES_256_GCM_SHA384|256|\n", "{err}");
+    // A wrong password still fails, with channel binding too.
+    let (code, _, err) = psql(
+        &format!("{base} sslmode=require channel_binding=require"),
+        "wrong",
+        &["SELECT 1"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("password authentication failed for user \"alice\""),
+        "{err}"
+    );
+    // Plaintext from loopback: listed with ssl = f; channel binding cannot be required.
+    let (code, out, err) = psql(
+        &format!("{base} sslmode=disable"),
+        "wonderland",
+        &["SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()"],
+    );
+    assert_eq!((code, out.as_str()), (0, "f|\n"), "{err}");
+    let (code, _, err) = psql(
+        &format!("{base} sslmode=disable channel_binding=require"),
+        "wonderland",
+        &["SELECT 1"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("channel binding"), "{err}");
+}
+
+/// psycopg (libpq) with `channel_binding=require` over TLS: logged in with
+/// SCRAM-SHA-256-PLUS, as `pg_stat_ssl` and libpq's own view of the session show.
+#[test]
+fn psycopg_with_channel_binding_require_logs_in() {
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
+        return;
+    }
+    let pki = Pki::new();
+    let port = pki.start();
+    let script = format!(
+        r#"
+import psycopg
+conninfo = "host=127.0.0.1 port={port} user=alice dbname=tcq sslmode=require channel_binding=require password=wonderland"
+with psycopg.connect(conninfo) as c:
+    row = c.execute("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    print(c.pgconn.ssl_in_use, row[0], row[1])
+"#
+    );
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout, "True True TLSv1.3\n");
+}
+
 /// A raw protocol 3.0 SSLRequest on a TLS-enabled server is answered `S`; a GSSENCRequest
 /// `N`.
 #[test]

@@ -68,6 +68,24 @@ pub struct StreamInfo {
     /// Late tuples counted by the queries that read it now, summed (a tuple late for two
     /// queries counts twice).
     pub late_tuples: u64,
+    /// Bytes of an archived stream's files on disk (`None`: not archived on a data
+    /// directory), as `tcq_streams.disk_bytes`.
+    pub disk_bytes: Option<u64>,
+    /// An archived stream's retention, microseconds (`None`: keeps everything).
+    pub retention_us: Option<i64>,
+}
+
+/// One stored table, now.
+#[derive(Clone, Debug)]
+pub struct TableInfo {
+    /// The table's name.
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<Column>,
+    /// The PRIMARY KEY's columns (empty without one).
+    pub primary_key: Vec<String>,
+    /// Rows it holds.
+    pub rows: usize,
 }
 
 /// One registered continuous query, now.
@@ -122,7 +140,29 @@ impl Engine {
                     now_us: stats.now_us,
                     queries: queries.len() + s.joins.lock().len(),
                     late_tuples,
+                    disk_bytes: s.archive.as_ref().map(|a| a.disk_bytes()),
+                    retention_us: *s.retention_us.lock(),
                 }
+            })
+            .collect()
+    }
+
+    /// Every stored table, by name.
+    pub fn table_infos(&self) -> Vec<TableInfo> {
+        let mut tables: Vec<_> = self.catalog.tables.read().values().cloned().collect();
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        tables
+            .into_iter()
+            .map(|t| TableInfo {
+                name: t.name.clone(),
+                columns: t.columns.to_vec(),
+                primary_key: t
+                    .keys
+                    .iter()
+                    .filter(|k| k.primary)
+                    .flat_map(|k| k.columns.iter().map(|&c| t.columns[c].name.clone()))
+                    .collect(),
+                rows: t.len(),
             })
             .collect()
     }

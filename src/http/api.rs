@@ -18,6 +18,7 @@ use crate::types::{Column, Value};
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const CONSOLE_JS: &str = include_str!("assets/console.js");
 const CONSOLE_CSS: &str = include_str!("assets/console.css");
+const FAVICON_SVG: &str = include_str!("assets/favicon.svg");
 
 /// The page's Content-Security-Policy: its own script and style only (no inline script),
 /// connections to itself only, and no framing by other pages (so no other site can overlay
@@ -42,9 +43,23 @@ pub(super) async fn asset(Path(name): Path<String>) -> Response {
     let (body, kind) = match name.as_str() {
         "console.js" => (CONSOLE_JS, "text/javascript; charset=utf-8"),
         "console.css" => (CONSOLE_CSS, "text/css; charset=utf-8"),
+        "favicon.svg" => (FAVICON_SVG, "image/svg+xml"),
         _ => return (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
     };
     ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+/// `GET /favicon.ico`: the console's icon (an SVG, which browsers take at this address
+/// too), so a browser's request for it is not a failed resource on every page.
+pub(super) async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "max-age=86400"),
+        ],
+        FAVICON_SVG,
+    )
+        .into_response()
 }
 
 /// A timestamp as PostgreSQL prints it, or `null`.
@@ -99,6 +114,26 @@ pub(super) async fn streams(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "queries": s.queries,
                 "rate_per_sec": rate,
                 "rate_history": history,
+                "disk_bytes": s.disk_bytes,
+                "retention": s.retention_us.map(crate::wcg::explain::human_interval),
+            })
+        })
+        .collect();
+    Json(Json_::Array(list))
+}
+
+/// `GET /api/tables`: every stored table with its columns, primary key and row count.
+pub(super) async fn tables(State(console): State<Arc<Console>>) -> Json<Json_> {
+    let list: Vec<Json_> = console
+        .engine
+        .table_infos()
+        .into_iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "columns": columns_json(&t.columns),
+                "primary_key": t.primary_key,
+                "rows": t.rows,
             })
         })
         .collect();

@@ -287,10 +287,7 @@ async fn run_statements(
 }
 
 fn error_event(e: &crate::Error) -> SseEvent {
-    event(
-        "error",
-        json!({ "message": e.to_string(), "sqlstate": crate::server::sqlstate(e) }),
-    )
+    event("error", super::error_json(e))
 }
 
 type Delivered = Result<(), Result<crate::Error, Stop>>;

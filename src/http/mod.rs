@@ -274,7 +274,9 @@ fn console_router(console: Arc<Console>) -> Router {
     Router::new()
         .route("/", get(api::index))
         .route("/assets/{name}", get(api::asset))
+        .route("/favicon.ico", get(api::favicon))
         .route("/api/streams", get(api::streams))
+        .route("/api/tables", get(api::tables))
         .route("/api/queries", get(api::queries))
         .route("/api/queries/{id}/plan", get(api::plan))
         .route("/api/queries/{id}/cancel", post(api::cancel))
@@ -356,12 +358,20 @@ fn error_response(status: StatusCode, message: String, sqlstate: Option<&str>) -
     (status, axum::Json(body)).into_response()
 }
 
-/// An engine error as JSON: 400 with the message and the SQLSTATE the wire server would
-/// send.
+/// An engine error's fields as the wire server sends them: message, SQLSTATE, and the
+/// detail, hint and position (1-based, in characters) psql prints, each `null` when absent.
+pub(crate) fn error_json(e: &crate::Error) -> serde_json::Value {
+    serde_json::json!({
+        "message": e.to_string(),
+        "sqlstate": crate::server::sqlstate(e),
+        "detail": e.detail(),
+        "hint": e.hint(),
+        "position": e.position(),
+    })
+}
+
+/// An engine error as JSON: 400 with the fields of [`error_json`].
 fn engine_error(e: &crate::Error) -> Response {
-    error_response(
-        StatusCode::BAD_REQUEST,
-        e.to_string(),
-        Some(crate::server::sqlstate(e)),
-    )
+    let body = serde_json::json!({ "error": error_json(e) });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }

@@ -42,6 +42,14 @@ def main(url, out):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         page = browser.new_page(viewport={"width": 1280, "height": 820})
         page.on("pageerror", lambda e: errors.append(str(e)))
+        # Every resource loads: no 404 (the favicon was one on every page) and no failure
+        # other than the event streams the console closes itself.
+        failed = []
+        page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.on(
+            "requestfailed",
+            lambda r: None if "/api/" in r.url else failed.append(f"failed {r.url}"),
+        )
 
         # Streams: the flights stream with its TIMESTAMPCOLUMN and counters.
         page.goto(url + "#/streams")
@@ -51,6 +59,10 @@ def main(url, out):
         check("UNARCHIVED" in text, "streams: stream type shown")
         page.wait_for_selector('tr[data-stream="flights"] svg.sparkline polyline', timeout=15000)
         check(True, "streams: ingest-rate sparkline drawn")
+        header = page.eval_on_selector_all("#streams thead th", "ts => ts.map(t => t.textContent)")
+        check(header[-2:] == ["On disk", "Retention"], f"streams: disk size and retention columns {header[-2:]}")
+        table = page.wait_for_selector('#tables tr[data-table="airports"]', timeout=15000).inner_text()
+        check("code text, hubs integer" in table and "2" in table, f"streams: tables listed {table!r}")
         page.screenshot(path=os.path.join(out, "streams.png"))
 
         # Queries: the registered query with its client and a Plan link.
@@ -93,6 +105,8 @@ def main(url, out):
         check(page.locator("#tail-rows tbody tr").count() > 0, "tail: rows rendered")
         legend = page.eval_on_selector_all("#chart .legend span", "ss => ss.map(s => s.textContent)")
         check(len(legend) >= 1 and all(" / " in g for g in legend), f"tail: a line per group and window {legend}")
+        picked = page.eval_on_selector("#chart-column", "s => s.value")
+        check(picked == "count", f"tail: the chart starts on an aggregate, not a key ({picked})")
         page.screenshot(path=os.path.join(out, "tail.png"))
 
         # SQL box: EXPLAIN draws the plan picture, and a continuous SELECT streams rows.
@@ -108,6 +122,45 @@ def main(url, out):
         page.wait_for_selector("#tail-rows tbody tr", timeout=15000)
         header = page.eval_on_selector_all("#tail-rows thead th", "ts => ts.map(t => t.textContent)")
         check(header == ["QUERY PLAN"], f"sql: EXPLAIN's text rows shown, columns {header}")
+        page.wait_for_selector("#sql-state:has-text('done')", timeout=15000)
+        check(page.eval_on_selector("#chart-card", "c => c.hidden"), "sql: no empty chart box above EXPLAIN")
+        lines = page.eval_on_selector_all("#tail-rows tbody td", "ts => ts.map(t => t.innerText)")
+        check(any(l.startswith("    w1") for l in lines), f"sql: EXPLAIN keeps its indentation {lines[:4]}")
+        page.screenshot(path=os.path.join(out, "sql-explain.png"))
+
+        # A finite SELECT: its rows, no chart and no "waiting for windows".
+        page.fill("#sql-text", "SELECT code, hubs FROM airports ORDER BY code")
+        page.click("#sql-run")
+        page.wait_for_selector("#sql-state:has-text('done')", timeout=15000)
+        rows = page.eval_on_selector_all("#tail-rows tbody tr", "rs => rs.map(r => r.innerText)")
+        check(len(rows) == 2, f"sql: finite rows {rows}")
+        check(page.eval_on_selector("#chart-card", "c => c.hidden"), "sql: no chart under a finite SELECT")
+        check("waiting for windows" not in page.inner_text("#sql-out"), "sql: no waiting message under a finite SELECT")
+
+        # An error keeps psql's HINT.
+        page.fill("#sql-text", "SELECT count(*) FROM flights [RANG BY '1 hour']")
+        page.click("#sql-run")
+        error = page.wait_for_selector("#sql-out .error", timeout=15000).inner_text()
+        check("ERROR 42601" in error and "HINT: A window clause is [RANGE BY" in error, f"sql: error with its HINT {error!r}")
+
+        # Hourly windows: an airport with one flight so far has a single point, drawn as a dot.
+        page.fill(
+            "#sql-text",
+            "SELECT origin, count(*), wtime(*) FROM flights [RANGE BY '1 hour' START AT '2001-01-01'] GROUP BY origin",
+        )
+        page.click("#sql-run")
+        page.wait_for_selector("#tail-chart circle.point", timeout=30000)
+        single = page.evaluate(
+            "() => { const n = {}; document.querySelectorAll('#tail-chart circle.point')"
+            ".forEach(c => n[c.dataset.group] = (n[c.dataset.group] || 0) + 1);"
+            " return Object.values(n).filter(v => v === 1).length; }"
+        )
+        check(single >= 1, f"sql: a group with a single point is drawn ({single} such groups)")
+        check(page.eval_on_selector("#chart-column", "s => s.value") == "count", "sql: the chart starts on count")
+        page.click("#sql-stop")
+        state = page.inner_text("#sql-state")
+        check(state == "stopped" and page.query_selector("#sql-out .stopped") is not None, f"sql: Stop shows a stopped state ({state})")
+        page.screenshot(path=os.path.join(out, "sql-stopped.png"))
         page.fill(
             "#sql-text",
             "SELECT origin, count(*), wtime(*) FROM flights [RANGE BY '10 minutes' START AT 'epoch'] GROUP BY origin",
@@ -121,6 +174,7 @@ def main(url, out):
 
         browser.close()
     check(errors == [], f"no script errors {errors}")
+    check(failed == [], f"every resource loaded {failed}")
 
 
 if __name__ == "__main__":

@@ -213,7 +213,9 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             "current_time": "2024-01-01 00:00:12",
             "current_time_us": 1704067212000000i64,
             "late_tuples": 1,
-            "queries": 1
+            "queries": 1,
+            "disk_bytes": null,
+            "retention": null
         })
     );
 
@@ -441,7 +443,13 @@ async fn the_sql_stream_delivers_rows_as_windows_close_and_pg_cancel_backend_sto
     );
     assert_eq!(
         events.expect("error").await,
-        json!({"message": "canceling statement due to user request", "sqlstate": "57014"})
+        json!({
+            "message": "canceling statement due to user request",
+            "sqlstate": "57014",
+            "detail": null,
+            "hint": null,
+            "position": null
+        })
     );
     // Its query is gone with it.
     wait_until_no_queries(&c).await;
@@ -1011,4 +1019,91 @@ async fn block_rows_reach_the_live_stream_and_a_tail_exactly() {
         .collect();
     let key = |k: &str| Some(k.to_string());
     assert_eq!(got, [key("a\"b"), key("x,y"), None, key("ü"), key("a\"b")]);
+}
+
+/// Console polish (issue 29), over HTTP: `/favicon.ico` is served (Chromium asked for it
+/// on every page and logged a 404); the Streams page's JSON has an archived stream's disk
+/// size and retention, and `/api/tables` lists the stored tables; an error in the SQL box
+/// carries the HINT, DETAIL and position psql shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn favicon_tables_disk_size_retention_and_error_hints() {
+    let dir = common::data_dir();
+    let ports = common::start_with_console_on(HttpOptions::default(), Some(dir.path()));
+    let icon = get(ports.http, "/favicon.ico").await;
+    assert_eq!(
+        (icon.status, icon.headers["content-type"].as_str()),
+        (200, "image/svg+xml")
+    );
+    assert!(icon.body.starts_with("<svg"), "{}", icon.body);
+    let page = get(ports.http, "/").await;
+    assert!(page
+        .body
+        .contains(r#"<link rel="icon" href="/assets/favicon.svg""#));
+    assert_eq!(get(ports.http, "/assets/favicon.svg").await.body, icon.body);
+
+    let c = connect(ports.pg, "setup").await;
+    exec(
+        &c,
+        "CREATE STREAM a (ts timestamp TIMESTAMPCOLUMN, v integer) TYPE ARCHIVED WITH (retention = '30 days'); \
+         CREATE STREAM u (ts timestamp TIMESTAMPCOLUMN, v integer); \
+         INSERT INTO a VALUES ('2024-01-01 00:00:01', 1), ('2024-01-01 00:00:02', 2); \
+         CREATE TABLE airports (code text PRIMARY KEY, hubs integer DEFAULT 0); \
+         INSERT INTO airports VALUES ('SFO'), ('OAK', 2)",
+    )
+    .await;
+    let streams = get(ports.http, "/api/streams").await.json();
+    let disk = rows(&c, "SELECT disk_bytes FROM tcq_streams WHERE name = 'a'").await;
+    assert!(disk[0][0].parse::<i64>().unwrap() > 0, "{disk:?}");
+    let of = |name: &str| {
+        streams
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(of("a")["disk_bytes"].to_string(), disk[0][0]);
+    assert_eq!(of("a")["retention"], json!("30 days"));
+    assert_eq!(
+        (of("u")["disk_bytes"].clone(), of("u")["retention"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert_eq!(
+        get(ports.http, "/api/tables").await.json(),
+        json!([{
+            "name": "airports",
+            "columns": [{"name": "code", "type": "text"}, {"name": "hubs", "type": "integer"}],
+            "primary_key": ["code"],
+            "rows": 2
+        }])
+    );
+
+    let sql = "SELECT count(*) FROM a [RANG BY '1 hour']";
+    let path = format!(
+        "/api/sql/stream?sql={}",
+        sql.replace(' ', "%20")
+            .replace('\'', "%27")
+            .replace('[', "%5B")
+            .replace(']', "%5D")
+            .replace('*', "%2A")
+            .replace('(', "%28")
+            .replace(')', "%29")
+    );
+    let mut events = Events::open(ports.http, &path).await;
+    events.expect("session").await;
+    let error = events.expect("error").await;
+    assert_eq!(
+        error,
+        json!({
+            "message": "syntax error at or near \"RANG\"",
+            "sqlstate": "42601",
+            "detail": null,
+            "hint": "A window clause is [RANGE BY 'interval' [SLIDE BY 'interval'] [START AT 'timestamp'] [SLACK 'interval']], after a stream in FROM.",
+            "position": 25
+        })
+    );
+    let finite = post(ports.http, "/api/sql", &json!({ "sql": sql }).to_string()).await;
+    assert_eq!(finite.status, 400);
+    assert_eq!(finite.json()["error"], error);
 }

@@ -56,6 +56,12 @@ async fn the_console_renders_every_page_in_headless_chromium() {
     let ports = start_with_console(HttpOptions::default());
     let c = common::connect(ports.pg).await;
     exec(&c, tcq::demo::CREATE_STREAM).await;
+    exec(
+        &c,
+        "CREATE TABLE airports (code text PRIMARY KEY, hubs integer DEFAULT 0); \
+         INSERT INTO airports VALUES ('OAK', 2), ('SFO')",
+    )
+    .await;
     let conn = format!(
         "host=127.0.0.1 port={} user=tcq dbname=tcq application_name=console-browser-reader",
         ports.pg
@@ -69,7 +75,7 @@ async fn the_console_renders_every_page_in_headless_chromium() {
 
     // A day of flights at once, then the next ones 300 at a time while the browser looks,
     // so windows keep closing.
-    let rows = flights(60_000);
+    let rows = flights(120_000);
     let (first, rest) = rows.split_at(15_000);
     for chunk in first.chunks(3_000) {
         exec(

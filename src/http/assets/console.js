@@ -75,15 +75,20 @@ function sparkline(values, width, height) {
 }
 
 function streamsPage() {
-  const body = el("tbody");
+  const body = el("tbody"), tableBody = el("tbody");
   main.append(el("h2", {}, "Streams"),
     el("table", { id: "streams" },
       el("thead", {}, el("tr", {},
-        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries"]
-          .map((h, i) => el("th", { class: i === 3 || i === 4 || i >= 7 ? "num" : "" }, h)))),
-      body));
+        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries", "On disk", "Retention"]
+          .map((h, i) => el("th", { class: i === 3 || i === 4 || (i >= 7 && i <= 9) ? "num" : "" }, h)))),
+      body),
+    el("h2", { class: "section" }, "Tables"),
+    el("table", { id: "tables" },
+      el("thead", {}, el("tr", {}, ["Table", "Columns", "Primary key", "Rows"]
+        .map((h, i) => el("th", { class: i === 3 ? "num" : "" }, h)))),
+      tableBody));
   every(1000, async () => {
-    const streams = await getJSON("/api/streams");
+    const [streams, tables] = await Promise.all([getJSON("/api/streams"), getJSON("/api/tables")]);
     body.replaceChildren(...streams.map((s) => el("tr", { "data-stream": s.name },
       el("td", {}, el("b", {}, s.name)),
       el("td", { class: "mono" }, s.columns.map((c, i) => [i ? ", " : "",
@@ -95,9 +100,17 @@ function streamsPage() {
       el("td", {}, sparkline(s.rate_history, 140, 28)),
       el("td", {}, s.current_time || "-"),
       el("td", { class: "num" }, fmt(s.late_tuples)),
-      el("td", { class: "num" }, fmt(s.queries)))));
-    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 9, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
-    setStatus(`${streams.length} streams`);
+      el("td", { class: "num" }, fmt(s.queries)),
+      el("td", { class: "num disk" }, s.disk_bytes === null || s.disk_bytes === undefined ? "-" : bytes(s.disk_bytes)),
+      el("td", { class: "retention" }, s.type === "ARCHIVED" ? (s.retention || "keeps all") : "-"))));
+    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 11, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
+    tableBody.replaceChildren(...tables.map((t) => el("tr", { "data-table": t.name },
+      el("td", {}, el("b", {}, t.name)),
+      el("td", { class: "mono" }, t.columns.map((c) => `${c.name} ${c.type}`).join(", ")),
+      el("td", { class: "mono" }, t.primary_key.join(", ") || "-"),
+      el("td", { class: "num" }, fmt(t.rows)))));
+    if (!tables.length) tableBody.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No tables: CREATE TABLE from psql or the SQL page.")));
+    setStatus(`${streams.length} streams, ${tables.length} tables`);
   });
 }
 
@@ -226,10 +239,21 @@ function planPage(id) {
 
 const COLORS = ["#2f6fdf", "#d92d20", "#12b76a", "#f79009", "#7a5af8", "#0ba5ec", "#ee46bc", "#667085"];
 const NUMERIC = ["smallint", "integer", "bigint", "real", "double precision", "numeric"];
+// Column names of aggregates: the chart prefers them to a numeric group key.
+const AGGREGATE = /^(count|sum|avg|min|max|stddev|stddev_pop|stddev_samp|variance|var_pop|var_samp|bool_and|bool_or|every|mode|median|percentile_cont|percentile_disc)$/;
+
+// The column the chart starts with: the first aggregate, else the last numeric column
+// (group keys come first in a select list).
+function defaultChartColumn(numeric) {
+  const agg = numeric.find((c) => AGGREGATE.test(c.name));
+  return agg ? agg.name : numeric.length ? numeric[numeric.length - 1].name : "";
+}
 
 // A table of the latest rows and a chart of one numeric column over wtime for the chosen
-// groups (the values of the text columns).
-function liveView(container) {
+// groups (the values of the text columns). The chart is shown only for rows it can draw
+// (a time column and a numeric one); `continuous` (the live tail) shows it before its
+// first window closes, saying so.
+function liveView(container, continuous) {
   const ROWS_SHOWN = 200, POINTS_MAX = 2000;
   let columns = [], rows = [], received = 0;
   const series = new Map(); // group -> [[t, {col: v}]]
@@ -239,9 +263,9 @@ function liveView(container) {
   const groups = el("div", { class: "groups", id: "chart-groups" });
   const chart = el("div", { id: "chart" });
   const info = el("div", { class: "muted", id: "tail-info" });
-  container.append(
-    el("div", { class: "card" }, el("div", { class: "row-controls" }, el("label", {}, "Chart ", pick), info), chart, groups),
-    el("div", { class: "scroll" }, el("table", { id: "tail-rows" }, head, body)));
+  const card = el("div", { class: "card", id: "chart-card", hidden: "" },
+    el("div", { class: "row-controls" }, el("label", {}, "Chart ", pick), info), chart, groups);
+  container.append(card, el("div", { class: "scroll" }, el("table", { id: "tail-rows" }, head, body)));
   const timeCol = () => columns.findIndex((c) => c.name === "wtime") >= 0
     ? columns.findIndex((c) => c.name === "wtime")
     : columns.findIndex((c) => c.type.startsWith("timestamp"));
@@ -256,8 +280,13 @@ function liveView(container) {
     head.replaceChildren(el("tr", {}, cols.map((c) => el("th", {}, c.name))));
     const numeric = cols.filter((c) => NUMERIC.includes(c.type));
     pick.replaceChildren(...numeric.map((c) => el("option", { value: c.name }, c.name)));
+    pick.value = defaultChartColumn(numeric);
     pick.onchange = draw;
+    if (continuous && chartable()) card.hidden = false;
+    draw();
   }
+
+  const chartable = () => timeCol() >= 0 && columns.some((c) => NUMERIC.includes(c.type));
 
   function addRows(batch) {
     received += batch.length;
@@ -297,10 +326,13 @@ function liveView(container) {
     const lines = [...chosen].map((g) => [g, (series.get(g) || []).map(([t, r]) => [t, r[col] === null ? NaN : Number(r[col])]).filter(([t, v]) => !isNaN(t) && !isNaN(v))]);
     const pts = lines.flatMap(([, p]) => p);
     if (col < 0 || !pts.length) {
-      picture.append(svg("text", { x: L, y: H / 2, class: "axis-label" }, col < 0 ? "no numeric column to chart" : "waiting for windows to close…"));
+      // Nothing to draw yet: the live tail says it waits; other results show no chart.
+      card.hidden = !(continuous && chartable());
+      picture.append(svg("text", { x: L, y: H / 2, class: "axis-label" }, "waiting for windows to close…"));
       chart.replaceChildren(picture);
       return;
     }
+    card.hidden = false;
     const t0 = Math.min(...pts.map((p) => p[0])), t1 = Math.max(...pts.map((p) => p[0]));
     const v0 = Math.min(0, ...pts.map((p) => p[1])), v1 = Math.max(...pts.map((p) => p[1]));
     const x = (t) => L + (t1 === t0 ? 0.5 : (t - t0) / (t1 - t0)) * (W - L - 10);
@@ -316,6 +348,12 @@ function liveView(container) {
       const color = COLORS[i % COLORS.length];
       picture.append(svg("polyline", { class: "series", "data-group": g, fill: "none", stroke: color, "stroke-width": 1.5,
         points: p.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }));
+      // A group's points as dots too while they are few, so a group of one point shows.
+      if (p.length <= 60) {
+        for (const [t, v] of p) {
+          picture.append(svg("circle", { class: "point", "data-group": g, cx: x(t).toFixed(1), cy: y(v).toFixed(1), r: 2.5, fill: color }));
+        }
+      }
       legend.append(el("span", {}, el("i", { style: `background:${color}` }), g));
     });
     chart.replaceChildren(picture, legend);
@@ -338,7 +376,11 @@ function follow(url, view, log) {
   source.addEventListener("end", () => { log("done", "muted"); stop(); });
   // A named "error" event carries the statement's error; a plain one is the connection's.
   source.addEventListener("error", (e) => {
-    if (e.data) { const err = JSON.parse(e.data); log(`ERROR ${err.sqlstate}: ${err.message}`, "error"); }
+    if (e.data) {
+      const err = JSON.parse(e.data);
+      log([`ERROR ${err.sqlstate}: ${err.message}`, err.detail ? `DETAIL: ${err.detail}` : null,
+        err.hint ? `HINT: ${err.hint}` : null].filter(Boolean).join("\n"), "error");
+    }
     else if (source.readyState !== EventSource.OPEN) log("connection closed", "error");
     stop();
   });
@@ -358,7 +400,7 @@ function tailPage(id) {
     const q = qs.find((q) => String(q.id) === String(id));
     if (q) view.before(el("pre", { class: "sql card" }, q.text));
   });
-  const stop = follow(`/api/queries/${id}/tail`, liveView(view), logger(log));
+  const stop = follow(`/api/queries/${id}/tail`, liveView(view, true), logger(log));
   cleanup.push(stop);
 }
 
@@ -366,15 +408,26 @@ function sqlPage() {
   const text = el("textarea", { id: "sql-text", spellcheck: "false" },
     "SELECT origin, count(*), avg(delay), wtime(*)\nFROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT 'epoch']\nGROUP BY origin");
   const out = el("div", { id: "sql-out" });
-  let stop = null;
-  const halt = () => { if (stop) stop(); stop = null; };
-  cleanup.push(halt);
+  const state = el("span", { id: "sql-state", class: "muted" });
+  let stop = null, log = null;
+  // Stop: the statement's event stream is closed (which cancels it) and the page says so.
+  const halt = () => {
+    if (stop) {
+      stop();
+      if (log) log.append(el("div", { class: "notice stopped" }, "stopped"));
+      state.textContent = "stopped";
+    }
+    stop = null;
+  };
+  cleanup.push(() => { if (stop) stop(); stop = null; });
   const run = async () => {
-    halt();
+    if (stop) stop();
+    stop = null;
     out.replaceChildren();
+    state.textContent = "running";
     const sql = text.value;
     const explain = /^\s*explain\b/i.test(sql);
-    const log = el("div");
+    log = el("div");
     out.append(log);
     if (explain) {
       // The plan picture comes from EXPLAIN (FORMAT JSON) of the statement being explained.
@@ -386,11 +439,18 @@ function sqlPage() {
     }
     const view = el("div");
     out.append(view);
-    stop = follow(`/api/sql/stream?sql=${encodeURIComponent(sql)}`, liveView(view), logger(log));
+    const write = logger(log);
+    stop = follow(`/api/sql/stream?sql=${encodeURIComponent(sql)}`, liveView(view, false), (text, cls) => {
+      write(text, cls);
+      if (text === "done" || cls === "error") {
+        state.textContent = text === "done" ? "done" : "failed";
+        stop = null;
+      }
+    });
   };
   main.append(el("h2", {}, "SQL"), text,
     el("div", {}, el("button", { id: "sql-run", onclick: run }, "Run"),
-      el("button", { class: "secondary", id: "sql-stop", onclick: halt }, "Stop")),
+      el("button", { class: "secondary", id: "sql-stop", onclick: halt }, "Stop"), " ", state),
     el("p", { class: "muted" }, "Statements run in a session of their own. A continuous SELECT streams its rows until it ends or you press Stop; EXPLAIN also draws the plan."),
     out);
 }

@@ -350,6 +350,15 @@ pub struct ConsolePorts {
 /// Start an engine with its wire server (authenticating with `options.passwords` when
 /// given), its web console and a separate metrics listener, on a thread of their own.
 pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
+    start_with_console_on(options, None)
+}
+
+/// [`start_with_console`] with the engine on data directory `dir` (memory only: `None`).
+pub fn start_with_console_on(
+    options: tcq::http::HttpOptions,
+    dir: Option<&std::path::Path>,
+) -> ConsolePorts {
+    let storage = dir.map(tcq::engine::StorageConfig::new);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -359,7 +368,7 @@ pub fn start_with_console(options: tcq::http::HttpOptions) -> ConsolePorts {
             .build()
             .expect("runtime");
         runtime.block_on(async move {
-            let engine = Engine::new(Config::default());
+            let engine = Engine::open(Config::default(), storage).expect("open the engine");
             let bind = || tokio::net::TcpListener::bind("127.0.0.1:0");
             let (pg, http, metrics) = (
                 bind().await.unwrap(),

@@ -280,8 +280,27 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         seed % n
     };
     let mut cut_while_sealing = 0;
+    // A small memory limit makes the larger COPYs stage to disk (issue 29): a kill then
+    // leaves a staging file, which the next start must remove.
+    let mut killed_while_staging = 0;
+    let staging = dir.path().join("staging");
     for round in 0..24 {
-        let server = Server::start(dir.path(), &["--seal-bytes", "65536"]);
+        let server = Server::start(
+            dir.path(),
+            &[
+                "--seal-bytes",
+                "65536",
+                "--memory-limit",
+                "192kB",
+                "--http",
+                "off",
+            ],
+        );
+        assert_eq!(
+            std::fs::read_dir(&staging).unwrap().count(),
+            0,
+            "a staging file survived the restart"
+        );
         let port = server.port;
         if round == 0 {
             common::connect(port)
@@ -294,7 +313,12 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         for k in 0..3u64 {
             let statements = statements.clone();
             let next_id = next_id.clone();
-            let size = 50 + rand(1500) as i64;
+            // Client 0 sends a large COPY now and then (about 3 MB), which stages to disk.
+            let size = if k == 0 && rand(3) == 0 {
+                60_000
+            } else {
+                50 + rand(1500) as i64
+            };
             clients.push(tokio::spawn(async move {
                 let Ok((c, conn)) =
                     tokio_postgres::connect(&common::conn_string(port), tokio_postgres::NoTls)
@@ -335,7 +359,8 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
                         mark(true, true);
                         continue;
                     }
-                    // A COPY sent in two halves with a pause between, so kills land mid-COPY.
+                    // A COPY sent in two halves with a pause between, so kills land mid-COPY
+                    // (a large one in pieces of 256 KiB, with pauses between them too).
                     let Ok(sink) = c.copy_in("COPY s FROM STDIN WITH (FORMAT csv)").await else {
                         return;
                     };
@@ -343,12 +368,14 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
                     let half = first + n / 2;
                     let a: String = (first..half).map(csv_line).collect();
                     let b: String = (half..first + n).map(csv_line).collect();
-                    if sink.send(bytes::Bytes::from(a)).await.is_err() {
-                        return;
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                    if sink.send(bytes::Bytes::from(b)).await.is_err() {
-                        return;
+                    for part in [a, b] {
+                        for piece in part.as_bytes().chunks(256 << 10) {
+                            let piece = bytes::Bytes::copy_from_slice(piece);
+                            if sink.send(piece).await.is_err() {
+                                return;
+                            }
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
                     }
                     mark(false, true);
                     match sink.as_mut().finish().await {
@@ -363,6 +390,9 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
         }
         tokio::time::sleep(Duration::from_millis(40 + rand(200))).await;
         server.kill();
+        if std::fs::read_dir(&staging).unwrap().count() > 0 {
+            killed_while_staging += 1;
+        }
         if sealing_was_cut(&stream_dir(dir.path(), "s")) {
             cut_while_sealing += 1;
         }
@@ -374,6 +404,7 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     let server = Server::start(dir.path(), &[]);
     let c = common::connect(server.port).await;
     let shown = scalar_i64(&c, "SELECT tuples FROM tcq_streams WHERE name = 's'").await;
+    assert_eq!(std::fs::read_dir(&staging).unwrap().count(), 0);
     server.kill();
 
     let ids = archived_ids(dir.path());
@@ -424,7 +455,8 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     );
     eprintln!(
         "crash harness: {} statements, {acked} acknowledged, {killed_mid_copy} cut mid-statement, \
-         {torn} sent but unacknowledged, {cut_while_sealing} of 24 kills while sealing, {} tuples stored",
+         {torn} sent but unacknowledged, {cut_while_sealing} of 24 kills while sealing, \
+         {killed_while_staging} while a COPY staged, {} tuples stored",
         statements.len(),
         ids.len()
     );

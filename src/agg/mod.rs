@@ -10,7 +10,8 @@
 //! Which coverage relation each aggregate may share along (paper Theorems 5 and 6):
 //! - count, sum, avg, stddev, variance are distributive or algebraic: a partial may be
 //!   merged only once, so they use "partitioned by" edges ([`Sharing::PartitionedBy`]);
-//! - min and max are idempotent under overlap: "covered by" edges ([`Sharing::CoveredBy`]);
+//! - min and max (and bool_and, bool_or: min and max of booleans) are idempotent under
+//!   overlap: "covered by" edges ([`Sharing::CoveredBy`]);
 //! - `DISTINCT` aggregates are holistic here and are computed without sharing.
 //!
 //! ```
@@ -314,7 +315,9 @@ pub fn sharing_of(specs: &[AggSpec]) -> Sharing {
             Sharing::None
         } else {
             match s.func {
-                AggFunc::Min | AggFunc::Max => Sharing::CoveredBy,
+                AggFunc::Min | AggFunc::Max | AggFunc::BoolAnd | AggFunc::BoolOr => {
+                    Sharing::CoveredBy
+                }
                 _ => Sharing::PartitionedBy,
             }
         };
@@ -389,7 +392,9 @@ impl AggSpec {
                     }
                 }
             }
-            AggFunc::Min | AggFunc::Max => Acc::Extreme(Value::Null),
+            AggFunc::Min | AggFunc::Max | AggFunc::BoolAnd | AggFunc::BoolOr => {
+                Acc::Extreme(Value::Null)
+            }
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 if t.is_integer() || t == DataType::Numeric {
                     Acc::Moments(Box::default())
@@ -442,9 +447,10 @@ impl Acc {
             }
             Acc::Extreme(cur) => {
                 let better = cur.is_null()
-                    || match spec.func {
-                        AggFunc::Min => compare_values(v, cur) == Ordering::Less,
-                        _ => compare_values(v, cur) == Ordering::Greater,
+                    || if spec.func.keeps_least() {
+                        compare_values(v, cur) == Ordering::Less
+                    } else {
+                        compare_values(v, cur) == Ordering::Greater
                     };
                 if better {
                     *cur = v.clone();
@@ -523,7 +529,7 @@ impl Acc {
                 }
                 // As `update(v)`, comparing integers directly and replacing them in place
                 // (panes merge into hopping windows' instances once per group and slide).
-                let min = spec.func == AggFunc::Min;
+                let min = spec.func.keeps_least();
                 macro_rules! keep_extreme {
                     ($c:expr, $x:expr) => {{
                         if (min && $x < *$c) || (!min && $x > *$c) {
@@ -547,7 +553,7 @@ impl Acc {
                 };
                 let better = match (o, spec.func) {
                     (None, _) => true,
-                    (Some(o), AggFunc::Min) => o == Ordering::Less,
+                    (Some(o), f) if f.keeps_least() => o == Ordering::Less,
                     (Some(o), _) => o == Ordering::Greater,
                 };
                 if better {

@@ -158,6 +158,31 @@ type Proc = (
     &'static str,
 );
 
+/// A `pg_proc` row as the catalogs list it: [`Proc`] with owned argument types.
+type ProcRow = (
+    i64,
+    &'static str,
+    char,
+    Vec<i64>,
+    &'static [&'static str],
+    i64,
+    &'static str,
+);
+
+/// Every function `pg_proc` lists: tcq's own and the few built-ins above, then every
+/// aggregate overload of the function table ([`crate::sql::functions`]).
+fn procs() -> Vec<ProcRow> {
+    let mut out: Vec<ProcRow> = PROCS
+        .iter()
+        .map(|&(o, n, k, args, names, ret, d)| (o, n, k, args.to_vec(), names, ret, d))
+        .collect();
+    for (o, n, k, args, ret, d) in crate::sql::functions::pg_proc_rows() {
+        let args = args.into_iter().map(i64::from).collect();
+        out.push((o.into(), n, k, args, &[], ret.into(), d));
+    }
+    out
+}
+
 const PROCS: &[Proc] = &[
     (
         9001,
@@ -203,43 +228,6 @@ const PROCS: &[Proc] = &[
         &[],
         1186,
         "SLIDE BY of the window being emitted",
-    ),
-    (2147, "count", 'a', &[], &[], 20, "number of input rows"),
-    (
-        2108,
-        "sum",
-        'a',
-        &[23],
-        &[],
-        20,
-        "sum as bigint across all integer input values",
-    ),
-    (
-        2101,
-        "avg",
-        'a',
-        &[23],
-        &[],
-        1700,
-        "the average (arithmetic mean) as numeric of all integer values",
-    ),
-    (
-        2132,
-        "min",
-        'a',
-        &[23],
-        &[],
-        23,
-        "minimum value of all integer input values",
-    ),
-    (
-        2116,
-        "max",
-        'a',
-        &[23],
-        &[],
-        23,
-        "maximum value of all integer input values",
     ),
     (
         89,
@@ -1132,9 +1120,9 @@ impl Ctx<'_> {
                 }
                 out
             }
-            "pg_proc" => PROCS
-                .iter()
-                .map(|&(o, n, kind, args, names, ret, _)| {
+            "pg_proc" => procs()
+                .into_iter()
+                .map(|(o, n, kind, args, names, ret, _)| {
                     let args_text: Vec<String> = args.iter().map(|a| a.to_string()).collect();
                     vec![
                         ("oid", oid(o)),
@@ -1164,9 +1152,9 @@ impl Ctx<'_> {
                 })
                 .collect(),
             "pg_description" => {
-                let mut out: Vec<Named> = PROCS
-                    .iter()
-                    .map(|&(o, .., d)| {
+                let mut out: Vec<Named> = procs()
+                    .into_iter()
+                    .map(|(o, .., d)| {
                         vec![
                             ("objoid", oid(o)),
                             ("classoid", oid(1255)),
@@ -1462,9 +1450,9 @@ impl Ctx<'_> {
                 }
                 out
             }
-            "routines" => PROCS
-                .iter()
-                .map(|&(o, n, _, _, _, ret, _)| {
+            "routines" => procs()
+                .into_iter()
+                .map(|(o, n, _, _, _, ret, _)| {
                     let (data_type, udt) = info_type(ret, -1);
                     vec![
                         ("specific_catalog", t(self.database)),

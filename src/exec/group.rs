@@ -170,7 +170,7 @@ impl GroupDict {
 /// its children's open instances, state by state, and that loop is its hottest.
 #[inline(always)]
 fn merge_state(a: &mut Acc, b: &Acc, spec: &AggSpec) -> Result<()> {
-    let min = spec.func == crate::sql::AggFunc::Min;
+    let min = spec.func.keeps_least();
     match (&mut *a, b) {
         (Acc::Count(x), Acc::Count(y)) => *x += y,
         (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {

@@ -61,7 +61,12 @@ pub fn infallible(spec: &AggSpec) -> bool {
     }
     let t = spec.arg_type;
     match spec.func {
-        AggFunc::CountStar | AggFunc::Count | AggFunc::Min | AggFunc::Max => true,
+        AggFunc::CountStar
+        | AggFunc::Count
+        | AggFunc::Min
+        | AggFunc::Max
+        | AggFunc::BoolAnd
+        | AggFunc::BoolOr => true,
         AggFunc::Sum | AggFunc::Avg => t != DataType::Numeric,
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             matches!(
@@ -383,7 +388,7 @@ where
                 }
             })
         }
-        AggFunc::CountStar | AggFunc::Count => return false,
+        AggFunc::CountStar | AggFunc::Count | AggFunc::BoolAnd | AggFunc::BoolOr => return false,
     }
     true
 }
@@ -424,7 +429,7 @@ where
                 }
             })
         }
-        AggFunc::CountStar | AggFunc::Count => return false,
+        AggFunc::CountStar | AggFunc::Count | AggFunc::BoolAnd | AggFunc::BoolOr => return false,
     }
     true
 }

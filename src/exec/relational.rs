@@ -468,21 +468,28 @@ impl Ev<'_> {
                 .collect::<Result<Vec<_>>>()?;
             let mut args = Vec::with_capacity(g.aggs.len());
             for a in &g.aggs {
+                // FILTER (WHERE ...): a row it does not hold for reaches no value.
+                if let Some(f) = &a.filter {
+                    if !truthy(&self.eval(f, &row)?) {
+                        args.push(None);
+                        continue;
+                    }
+                }
                 // The call's ORDER BY keys ride after its arguments until `aggregate`.
-                args.push(
+                args.push(Some(
                     a.args
                         .iter()
                         .chain(a.order_by.iter().map(|o| &o.0))
                         .map(|e| self.eval(e, &row))
                         .collect::<Result<Vec<_>>>()?,
-                );
+                ));
             }
             let entry = groups.entry(key.clone()).or_insert_with(|| {
                 order.push(key);
                 (row, vec![Vec::new(); g.aggs.len()])
             });
             for (acc, a) in entry.1.iter_mut().zip(args) {
-                acc.push(a);
+                acc.extend(a);
             }
         }
         if groups.is_empty() && g.keys.is_empty() {
@@ -1351,7 +1358,11 @@ fn dedupe(rows: &mut Vec<Row>) {
     rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
 }
 
+/// Aggregate `a` over its groups' values (each the call's arguments, then its ORDER BY
+/// keys): a partial state of [`crate::agg`] for the kernels every executor shares, the
+/// values in order for `string_agg` and `array_agg`.
 fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
+    use crate::sql::functions::AggKernel;
     if !a.order_by.is_empty() {
         let n = a.args.len();
         vals.sort_by(|x, y| {
@@ -1367,110 +1378,64 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
             v.truncate(n);
         }
     }
-    if a.distinct {
-        dedupe(&mut vals);
-    }
     let first = |v: &Vec<Value>| v.first().cloned().unwrap_or(Value::Null);
-    let non_null: Vec<Value> = vals.iter().map(first).filter(|v| !v.is_null()).collect();
-    Ok(match a.func.as_str() {
-        "count" if a.args.is_empty() => Value::Int8(vals.len() as i64),
-        "count" => Value::Int8(non_null.len() as i64),
-        "min" | "max" => {
-            let mut best: Option<Value> = None;
-            for v in non_null {
-                best = Some(match best {
-                    None => v,
-                    Some(b) => {
-                        let o = cmp_values(&v, &b);
-                        if (a.func == "min") == (o == Ordering::Less) && o != Ordering::Equal {
-                            v
-                        } else {
-                            b
-                        }
-                    }
-                });
+    let func = match a.kernel {
+        AggKernel::Partial(func) => func,
+        AggKernel::StringAgg => {
+            if a.distinct {
+                dedupe(&mut vals);
             }
-            best.unwrap_or(Value::Null)
+            return Ok(string_agg(&vals));
         }
-        "sum" | "avg" => {
-            if non_null.is_empty() {
-                return Ok(Value::Null);
+        AggKernel::ArrayAgg => {
+            if a.distinct {
+                dedupe(&mut vals);
             }
-            let mut sum = Value::Int8(0);
-            for v in &non_null {
-                sum = eval(
-                    &crate::sql::Expr::Binary {
-                        op: crate::sql::BinaryOp::Add,
-                        left: Box::new(crate::sql::Expr::Literal(sum.clone())),
-                        right: Box::new(crate::sql::Expr::Literal(v.clone())),
-                    },
-                    &EvalContext::new(&[], &[], None),
-                )?;
-            }
-            if a.func == "avg" {
-                let n = Value::Numeric(non_null.len().into());
-                eval(
-                    &crate::sql::Expr::Binary {
-                        op: crate::sql::BinaryOp::Div,
-                        left: Box::new(crate::sql::Expr::Literal(cast_value(
-                            sum,
-                            DataType::Numeric,
-                        )?)),
-                        right: Box::new(crate::sql::Expr::Literal(n)),
-                    },
-                    &EvalContext::new(&[], &[], None),
-                )?
-            } else {
-                sum
-            }
-        }
-        "string_agg" => {
-            let mut out = String::new();
-            let mut any = false;
-            for v in &vals {
-                let x = first(v);
-                if x.is_null() {
-                    continue;
-                }
-                if any {
-                    out.push_str(&text_of(v.get(1).unwrap_or(&Value::Null)));
-                }
-                out.push_str(&text_of(&x));
-                any = true;
-            }
-            if any {
-                Value::Text(out.into())
-            } else {
-                Value::Null
-            }
-        }
-        "array_agg" => {
-            if vals.is_empty() {
+            return Ok(if vals.is_empty() {
                 Value::Null
             } else {
                 Value::Text(format_array(&vals.iter().map(first).collect::<Vec<_>>()).into())
-            }
+            });
         }
-        "bool_and" | "every" => {
-            if non_null.is_empty() {
-                Value::Null
-            } else {
-                Value::Bool(non_null.iter().all(truthy))
-            }
+    };
+    let func = match (func, a.args.is_empty()) {
+        (crate::sql::AggFunc::Count, true) => crate::sql::AggFunc::CountStar,
+        (f, _) => f,
+    };
+    let spec = crate::agg::AggSpec::new(func, a.arg_type, a.distinct);
+    let mut acc = spec.init();
+    for v in &vals {
+        let x = if func == crate::sql::AggFunc::CountStar {
+            Value::Bool(true)
+        } else {
+            cast_value(first(v), a.arg_type)?
+        };
+        acc.update(&spec, &x)?;
+    }
+    acc.evaluate(&spec)
+}
+
+/// `string_agg(value, delimiter)` over `vals` in order: NULL values are skipped, each
+/// delimiter is the one given with the value after it.
+fn string_agg(vals: &[Vec<Value>]) -> Value {
+    let mut out = String::new();
+    let mut any = false;
+    for v in vals {
+        let x = v.first().cloned().unwrap_or(Value::Null);
+        if x.is_null() {
+            continue;
         }
-        "bool_or" => {
-            if non_null.is_empty() {
-                Value::Null
-            } else {
-                Value::Bool(non_null.iter().any(truthy))
-            }
+        if any {
+            out.push_str(&text_of(v.get(1).unwrap_or(&Value::Null)));
         }
-        other => {
-            return Err(Error::UndefinedFunction(format!(
-                "aggregate {other} is not supported in catalog queries"
-            )))
-        }
-    })
+        out.push_str(&text_of(&x));
+        any = true;
+    }
+    if any {
+        Value::Text(out.into())
+    } else {
+        Value::Null
+    }
 }
 
 /// PostgreSQL's array text form of `vals`: `{a,"b c",NULL}`.

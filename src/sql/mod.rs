@@ -34,6 +34,7 @@
 //! ```
 
 mod bind;
+pub mod functions;
 mod parse;
 mod plan;
 mod relational;
@@ -45,7 +46,7 @@ pub use bind::stream_name_of;
 pub use plan::*;
 pub use relational::{
     CmpOp, JoinKind, RExpr, RelAgg, RelBody, RelFrom, RelGroup, RelQuery, RelSelect, RelWindow,
-    RelationProvider, SetOp, FUNCTIONS,
+    RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
 pub use types::{RType, RegKind};

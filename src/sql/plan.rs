@@ -883,6 +883,18 @@ pub enum AggFunc {
     VarSamp,
     /// `var_pop(x)`
     VarPop,
+    /// `bool_and(x)`, `every(x)`: the minimum of booleans (false before true).
+    BoolAnd,
+    /// `bool_or(x)`: the maximum of booleans.
+    BoolOr,
+}
+
+impl AggFunc {
+    /// True for the aggregates that keep the least value seen (`min`, `bool_and`); their
+    /// partial state is [`crate::agg::Acc::Extreme`], as for `max` and `bool_or`.
+    pub fn keeps_least(self) -> bool {
+        matches!(self, AggFunc::Min | AggFunc::BoolAnd)
+    }
 }
 
 /// ORDER BY key.

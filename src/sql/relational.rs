@@ -21,7 +21,7 @@ use sqlparser::ast;
 use super::plan::Expr;
 use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::error::{Error, Result};
-use crate::types::{CatalogType, Column, DataType, ElemType, Value};
+use crate::types::{CatalogType, Column, DataType, Value};
 
 /// Where finite relational queries read named relations from: the system catalogs, and
 /// later stored tables. Implemented by the engine's catalog.
@@ -175,9 +175,14 @@ pub struct RelGroup {
 /// An aggregate call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelAgg {
-    /// Function name, lower-cased (count, sum, min, max, avg, string_agg, array_agg,
-    /// bool_and, bool_or, every).
+    /// Function name, lower-cased, as the call wrote it (its row of the function table).
     pub func: String,
+    /// How it is computed: a partial state of [`crate::agg`], or in order.
+    pub kernel: super::functions::AggKernel,
+    /// The argument's type as the partial state reads it (`bigint` for `count(*)`).
+    pub arg_type: DataType,
+    /// `FILTER (WHERE ...)`, over the FROM row: rows for which it is not true are skipped.
+    pub filter: Option<RExpr>,
     /// Arguments (none for `count(*)`).
     pub args: Vec<RExpr>,
     /// DISTINCT.
@@ -399,115 +404,6 @@ pub const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
     "generate_subscripts",
     "unnest",
     "_pg_expandarray",
-];
-
-/// Functions the relational evaluator computes itself (beyond the continuous binder's).
-pub const FUNCTIONS: &[&str] = &[
-    "format_type",
-    "pg_get_userbyid",
-    "pg_table_is_visible",
-    "pg_type_is_visible",
-    "pg_function_is_visible",
-    "pg_get_expr",
-    "obj_description",
-    "col_description",
-    "shobj_description",
-    "pg_encoding_to_char",
-    "array_to_string",
-    "current_schemas",
-    "pg_get_indexdef",
-    "pg_get_constraintdef",
-    "pg_get_viewdef",
-    "pg_get_triggerdef",
-    "pg_get_ruledef",
-    "pg_get_partkeydef",
-    "pg_get_statisticsobjdef_columns",
-    "pg_get_serial_sequence",
-    "pg_relation_size",
-    "pg_total_relation_size",
-    "pg_table_size",
-    "pg_indexes_size",
-    "pg_database_size",
-    "pg_size_pretty",
-    "has_table_privilege",
-    "has_schema_privilege",
-    "has_database_privilege",
-    "has_function_privilege",
-    "has_column_privilege",
-    "has_any_column_privilege",
-    "has_type_privilege",
-    "pg_has_role",
-    "quote_ident",
-    "quote_literal",
-    "quote_nullable",
-    "pg_get_function_result",
-    "pg_get_function_arguments",
-    "pg_get_function_identity_arguments",
-    "pg_relation_is_publishable",
-    "pg_is_in_recovery",
-    "array_upper",
-    "array_lower",
-    "array_length",
-    "cardinality",
-    "to_regclass",
-    "to_regtype",
-    "to_regproc",
-    "to_regnamespace",
-    "pg_char_to_encoding",
-    "string_to_array",
-    "replace",
-    "split_part",
-    "left",
-    "right",
-    "starts_with",
-    "btrim",
-    "ltrim",
-    "rtrim",
-    "concat_ws",
-    "pg_postmaster_start_time",
-    "pg_conf_load_time",
-    "inet_server_addr",
-    "inet_server_port",
-    "inet_client_addr",
-    "txid_current",
-    "pg_current_xact_id",
-    "pg_tablespace_location",
-    "pg_options_to_table",
-    "pg_get_keywords",
-    "generate_series",
-    "generate_subscripts",
-    "unnest",
-    "pg_typeof",
-    "pg_collation_is_visible",
-    "pg_opclass_is_visible",
-    "json_build_object",
-    "json_build_array",
-    "_pg_expandarray",
-    "pg_get_function_sqlbody",
-    "pg_opfamily_is_visible",
-    "pg_statistics_obj_is_visible",
-    "getdatabaseencoding",
-    "format",
-    "pg_operator_is_visible",
-    "pg_conversion_is_visible",
-    "pg_ts_config_is_visible",
-    "pg_ts_parser_is_visible",
-    "pg_ts_dict_is_visible",
-    "pg_ts_template_is_visible",
-    "set_config",
-];
-
-const AGGREGATES: &[&str] = &[
-    "count",
-    "sum",
-    "min",
-    "max",
-    "avg",
-    "string_agg",
-    "array_agg",
-    "bool_and",
-    "bool_or",
-    "every",
 ];
 
 /// Relations the continuous binder serves on its own when read alone.
@@ -2343,7 +2239,7 @@ impl RelBinder<'_> {
                 }
             }
         }
-        if AGGREGATES.contains(&name.as_str()) {
+        if let Some(def) = super::functions::aggregate(&name) {
             let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
             if !agg_ok {
                 return Err(Error::Grouping(format!(
@@ -2356,18 +2252,22 @@ impl RelBinder<'_> {
                 .iter()
                 .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
                 .collect();
+            let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
             self.levels.last_mut().expect("level").in_agg = false;
-            let (args, order_by) = (args?, order_by?);
-            let arg_type = args.first().map_or(RType::Unknown, |a| self.static_type(a));
-            let ty = agg_result_type(&name, arg_type);
-            let level = self.levels.last_mut().expect("level");
+            let (args, order_by, filter) = (args?, order_by?, filter?);
             if !star && args.is_empty() {
                 return Err(Error::UndefinedFunction(format!(
                     "function {name}() does not exist"
                 )));
             }
+            let arg = (!star).then(|| self.static_type(&args[0]));
+            let (ty, arg_type) = agg_result_type(def, arg)?;
+            let level = self.levels.last_mut().expect("level");
             let agg = RelAgg {
                 func: name,
+                kernel: def.kernel,
+                arg_type,
+                filter,
                 args,
                 distinct,
                 order_by,
@@ -2390,40 +2290,18 @@ impl RelBinder<'_> {
                 "ORDER BY specified, but {name} is not an aggregate function"
             )));
         }
+        if f.filter.is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
         let args: Vec<RExpr> = args_ast
             .iter()
             .map(|a| self.expr(a))
             .collect::<Result<_>>()?;
-        let scalar = match name.as_str() {
-            "abs" => Some(ScalarFunc::Abs),
-            "round" => Some(ScalarFunc::Round),
-            "floor" => Some(ScalarFunc::Floor),
-            "ceil" | "ceiling" => Some(ScalarFunc::Ceil),
-            "sqrt" => Some(ScalarFunc::Sqrt),
-            "nullif" => Some(ScalarFunc::NullIf),
-            "greatest" => Some(ScalarFunc::Greatest),
-            "least" => Some(ScalarFunc::Least),
-            "lower" => Some(ScalarFunc::Lower),
-            "upper" => Some(ScalarFunc::Upper),
-            "length" | "char_length" | "character_length" => Some(ScalarFunc::Length),
-            "octet_length" => Some(ScalarFunc::OctetLength),
-            "substr" | "substring" => Some(ScalarFunc::Substr),
-            "concat" => Some(ScalarFunc::Concat),
-            "date_trunc" => Some(ScalarFunc::DateTrunc),
-            "date_part" => Some(ScalarFunc::DatePart),
-            "to_timestamp" => Some(ScalarFunc::ToTimestamp),
-            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp" => {
-                Some(ScalarFunc::Now)
-            }
-            "version" => Some(ScalarFunc::Version),
-            "current_database" | "current_catalog" => Some(ScalarFunc::CurrentDatabase),
-            "current_schema" => Some(ScalarFunc::CurrentSchema),
-            "current_user" | "session_user" | "user" => Some(ScalarFunc::CurrentUser),
-            "current_setting" => Some(ScalarFunc::CurrentSetting),
-            "pg_backend_pid" => Some(ScalarFunc::BackendPid),
-            "timezone" => Some(ScalarFunc::Timezone),
-            _ => None,
-        };
+        let scalar = super::functions::scalar(&name)
+            .map(|d| d.func)
+            .filter(|f| *f != ScalarFunc::Coalesce);
         if name == "coalesce" {
             // COALESCE evaluates lazily: a CASE of IS NOT NULL tests.
             let n = args.len();
@@ -2476,7 +2354,7 @@ impl RelBinder<'_> {
             };
             return Ok(RExpr::Lit(Value::Text(t.into())));
         }
-        if FUNCTIONS.contains(&name.as_str()) {
+        if super::functions::catalog_function(&name).is_some() {
             return Ok(RExpr::Func(name, args));
         }
         Err(Error::UndefinedFunction(format!(
@@ -2671,76 +2549,48 @@ fn agg_type(a: &RelAgg) -> RType {
     a.ty
 }
 
-/// An aggregate's result type from its argument's: integer sums are `bigint` (the
-/// evaluator adds in `bigint`), min and max keep the argument's type.
-fn agg_result_type(func: &str, arg: RType) -> RType {
-    RType::Base(match func {
-        "count" => DataType::Int8,
-        "string_agg" => DataType::Text,
-        "bool_and" | "bool_or" | "every" => DataType::Bool,
-        "avg" => DataType::Numeric,
-        "array_agg" => return arg.array_of(),
-        "sum" => match arg {
-            RType::Base(DataType::Int2 | DataType::Int4 | DataType::Int8) => DataType::Int8,
-            RType::Base(DataType::Float4 | DataType::Float8) => DataType::Float8,
-            RType::Base(DataType::Numeric) => DataType::Numeric,
-            _ => return RType::Unknown,
+/// An aggregate's result type and the type its partial state reads, from its row of the
+/// function table and its argument's static type (`None`: `count(*)`). Catalog types
+/// are read as the type they are held as (an oid as a bigint) and kept as the result
+/// of `min`/`max`. Errors: 42883 when PostgreSQL has no such overload.
+fn agg_result_type(
+    def: &super::functions::AggDef,
+    arg: Option<RType>,
+) -> Result<(RType, DataType)> {
+    use super::functions::Ret;
+    let held = arg.map(|t| match t {
+        RType::Base(d) => d,
+        RType::Catalog(c) => c.held_as(),
+        RType::Reg(_) => DataType::Int8,
+        RType::Unknown | RType::Record(_) => DataType::Text,
+    });
+    let Some((ret, _)) = def.overload(held) else {
+        return Err(Error::UndefinedFunction(format!(
+            "function {}({}) does not exist",
+            def.name,
+            arg.map_or("*".to_string(), |t| t.name())
+        )));
+    };
+    let arg = arg.unwrap_or(RType::Base(DataType::Int8));
+    let ty = match ret {
+        Ret::Is(t) => RType::Base(t),
+        Ret::SameAsArg => match arg {
+            RType::Base(d) if d.is_text() => RType::Base(DataType::Text),
+            RType::Unknown => RType::Base(DataType::Text),
+            other => other,
         },
-        _ => return arg,
-    })
+        Ret::ArrayOfArg => arg.array_of(),
+    };
+    Ok((ty, held.unwrap_or(DataType::Int8)))
 }
 
-/// Result types of the evaluator's own functions.
+/// Result types of the evaluator's own functions, from the function table (text for
+/// the helpers the binder itself calls, such as `like_escape`).
 fn func_type(name: &str) -> RType {
-    RType::Base(match name {
-        "pg_table_is_visible"
-        | "pg_type_is_visible"
-        | "pg_function_is_visible"
-        | "has_table_privilege"
-        | "has_schema_privilege"
-        | "has_database_privilege"
-        | "has_function_privilege"
-        | "has_column_privilege"
-        | "has_any_column_privilege"
-        | "has_type_privilege"
-        | "pg_has_role"
-        | "pg_relation_is_publishable"
-        | "pg_is_in_recovery"
-        | "pg_collation_is_visible"
-        | "pg_opclass_is_visible"
-        | "pg_opfamily_is_visible"
-        | "pg_statistics_obj_is_visible"
-        | "pg_operator_is_visible"
-        | "pg_conversion_is_visible"
-        | "pg_ts_config_is_visible"
-        | "pg_ts_parser_is_visible"
-        | "pg_ts_dict_is_visible"
-        | "pg_ts_template_is_visible"
-        | "starts_with" => DataType::Bool,
-        "pg_relation_size"
-        | "pg_total_relation_size"
-        | "pg_table_size"
-        | "pg_indexes_size"
-        | "pg_database_size"
-        | "txid_current"
-        | "pg_current_xact_id"
-        | "int_bitand"
-        | "int_bitor" => DataType::Int8,
-        "array_upper"
-        | "array_lower"
-        | "array_length"
-        | "cardinality"
-        | "pg_char_to_encoding"
-        | "inet_server_port" => DataType::Int4,
-        "current_schemas" => return RType::Catalog(CatalogType::Array(ElemType::Name)),
-        "string_to_array" => return RType::Catalog(CatalogType::Array(ElemType::Text)),
-        "to_regclass" => return RType::Reg(RegKind::Class),
-        "to_regtype" => return RType::Reg(RegKind::Type),
-        "to_regproc" => return RType::Reg(RegKind::Proc),
-        "to_regnamespace" => return RType::Reg(RegKind::Namespace),
-        "pg_postmaster_start_time" | "pg_conf_load_time" => DataType::TimestampTz,
-        _ => DataType::Text,
-    })
+    match super::functions::catalog_function(name) {
+        Some(super::functions::Returns::Value(t)) => t,
+        _ => RType::Base(DataType::Text),
+    }
 }
 
 fn push_rel(

@@ -6,39 +6,12 @@ use sqlparser::ast;
 use super::*;
 
 pub(super) fn session_func_of(name: &str) -> Option<SessionFunc> {
-    use SessionFunc as F;
-    Some(match name {
-        "pg_advisory_lock" => F::AdvisoryLock,
-        "pg_advisory_lock_shared" => F::AdvisoryLockShared,
-        "pg_try_advisory_lock" => F::TryAdvisoryLock,
-        "pg_try_advisory_lock_shared" => F::TryAdvisoryLockShared,
-        "pg_advisory_xact_lock" => F::AdvisoryXactLock,
-        "pg_advisory_xact_lock_shared" => F::AdvisoryXactLockShared,
-        "pg_try_advisory_xact_lock" => F::TryAdvisoryXactLock,
-        "pg_try_advisory_xact_lock_shared" => F::TryAdvisoryXactLockShared,
-        "pg_advisory_unlock" => F::AdvisoryUnlock,
-        "pg_advisory_unlock_shared" => F::AdvisoryUnlockShared,
-        "pg_advisory_unlock_all" => F::AdvisoryUnlockAll,
-        "pg_notify" => F::Notify,
-        "pg_cancel_backend" => F::CancelBackend,
-        "pg_terminate_backend" => F::TerminateBackend,
-        _ => return None,
-    })
+    crate::sql::functions::session_function(name)
 }
 
-pub(super) fn agg_func_of(name: &str) -> Option<AggFunc> {
-    Some(match name {
-        "count" => AggFunc::Count,
-        "sum" => AggFunc::Sum,
-        "avg" => AggFunc::Avg,
-        "min" => AggFunc::Min,
-        "max" => AggFunc::Max,
-        "stddev" | "stddev_samp" => AggFunc::StddevSamp,
-        "stddev_pop" => AggFunc::StddevPop,
-        "variance" | "var_samp" => AggFunc::VarSamp,
-        "var_pop" => AggFunc::VarPop,
-        _ => return None,
-    })
+/// The aggregate `name` calls, from the function table.
+pub(super) fn agg_func_of(name: &str) -> Option<&'static functions::AggDef> {
+    functions::aggregate(name)
 }
 
 pub(super) fn func_name(f: &ast::Function) -> String {
@@ -123,38 +96,24 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
 }
 
 /// PostgreSQL's result type of an aggregate over `arg`.
-pub(crate) fn agg_result_type(func: AggFunc, name: &str, arg: DataType) -> Result<DataType> {
-    use DataType as T;
-    let no = || Error::UndefinedFunction(format!("function {name}({}) does not exist", arg.name()));
-    Ok(match func {
-        AggFunc::CountStar | AggFunc::Count => T::Int8,
-        AggFunc::Sum => match arg {
-            T::Int2 | T::Int4 => T::Int8,
-            T::Int8 | T::Numeric => T::Numeric,
-            T::Float4 => T::Float4,
-            T::Float8 => T::Float8,
-            T::Interval => return Err(unsupported("sum(interval) is not supported")),
-            _ => return Err(no()),
-        },
-        AggFunc::Avg => match arg {
-            T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
-            T::Float4 | T::Float8 => T::Float8,
-            T::Interval => return Err(unsupported("avg(interval) is not supported")),
-            _ => return Err(no()),
-        },
-        AggFunc::Min | AggFunc::Max => match arg {
-            T::Bool => return Err(no()),
-            T::Varchar(_) => T::Text,
-            t => t,
-        },
-        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
-            match arg {
-                T::Int2 | T::Int4 | T::Int8 | T::Numeric => T::Numeric,
-                T::Float4 | T::Float8 => T::Float8,
-                _ => return Err(no()),
-            }
-        }
-    })
+/// The result type of aggregate `def` over `arg` (`None`: `count(*)`), from its row of the
+/// function table. Errors: 42883 when PostgreSQL has no such overload; 0A000 for
+/// sum/avg of intervals, which PostgreSQL has and tcq's partial states lack.
+pub(crate) fn agg_result_type(
+    def: &functions::AggDef,
+    name: &str,
+    arg: Option<DataType>,
+) -> Result<DataType> {
+    if let Some(t) = def.result(arg) {
+        return Ok(t);
+    }
+    let shown = arg.map_or("*".to_string(), |t| t.name());
+    if arg == Some(DataType::Interval) && matches!(name, "sum" | "avg") {
+        return Err(unsupported(format!("{name}(interval) is not supported")));
+    }
+    Err(Error::UndefinedFunction(format!(
+        "function {name}({shown}) does not exist"
+    )))
 }
 
 impl Binder<'_> {
@@ -325,8 +284,8 @@ impl Binder<'_> {
             }
         }
         let args = func_args(f)?;
-        if let Some(agg) = agg_func_of(&name) {
-            return self.aggregate(agg, &name, &args, scope);
+        if let Some(def) = agg_func_of(&name) {
+            return self.aggregate(def, &name, &args, scope);
         }
         if args.distinct {
             return Err(Error::Syntax(format!(
@@ -368,38 +327,9 @@ impl Binder<'_> {
                 "{name}() must be called alone, without FROM: SELECT {name}(...)"
             )));
         }
-        let func = match name.as_str() {
-            "abs" => ScalarFunc::Abs,
-            "round" => ScalarFunc::Round,
-            "floor" => ScalarFunc::Floor,
-            "ceil" | "ceiling" => ScalarFunc::Ceil,
-            "sqrt" => ScalarFunc::Sqrt,
-            "coalesce" => ScalarFunc::Coalesce,
-            "nullif" => ScalarFunc::NullIf,
-            "greatest" => ScalarFunc::Greatest,
-            "least" => ScalarFunc::Least,
-            "lower" => ScalarFunc::Lower,
-            "upper" => ScalarFunc::Upper,
-            "length" | "char_length" | "character_length" => ScalarFunc::Length,
-            "octet_length" => ScalarFunc::OctetLength,
-            "substr" | "substring" => ScalarFunc::Substr,
-            "concat" => ScalarFunc::Concat,
-            "date_trunc" => ScalarFunc::DateTrunc,
-            "date_part" => ScalarFunc::DatePart,
-            "to_timestamp" => ScalarFunc::ToTimestamp,
-            "now"
-            | "current_timestamp"
-            | "transaction_timestamp"
-            | "statement_timestamp"
-            | "localtimestamp" => ScalarFunc::Now,
-            "version" => ScalarFunc::Version,
-            "current_database" | "current_catalog" => ScalarFunc::CurrentDatabase,
-            "current_schema" => ScalarFunc::CurrentSchema,
-            "current_user" | "session_user" | "user" | "current_role" => ScalarFunc::CurrentUser,
-            "current_setting" => ScalarFunc::CurrentSetting,
-            "pg_backend_pid" => ScalarFunc::BackendPid,
-            "timezone" => ScalarFunc::Timezone,
-            _ => {
+        let func = match functions::scalar(&name) {
+            Some(def) => def.func,
+            None => {
                 let bound: Vec<Bound> = args
                     .exprs
                     .iter()
@@ -422,7 +352,7 @@ impl Binder<'_> {
 
     pub(super) fn aggregate(
         &mut self,
-        func: AggFunc,
+        def: &functions::AggDef,
         name: &str,
         args: &Args,
         scope: &Scope,
@@ -432,6 +362,12 @@ impl Binder<'_> {
                 "aggregate function calls cannot be nested".into(),
             ));
         }
+        let functions::AggKernel::Partial(func) = def.kernel else {
+            return Err(unsupported(format!(
+                "{name}() keeps its values in order: finite queries over joins compute it, \
+                 continuous queries and queries over one stream or table do not"
+            )));
+        };
         if !self.agg_mode {
             return Err(Error::Grouping(format!(
                 "aggregate functions are not allowed in {}",
@@ -448,7 +384,7 @@ impl Binder<'_> {
                     "function {name}(*) does not exist"
                 )));
             }
-            (AggFunc::CountStar, None, DataType::Int8)
+            (AggFunc::CountStar, None, None)
         } else {
             let [arg] = &args.exprs[..] else {
                 return Err(Error::UndefinedFunction(format!(
@@ -467,13 +403,13 @@ impl Binder<'_> {
             } else {
                 b.expr
             };
-            (func, Some(e), ty)
+            (func, Some(e), Some(ty))
         };
-        let result_type = agg_result_type(func, name, arg_type)?;
+        let result_type = agg_result_type(def, name, arg_type)?;
         let call = AggCall {
             func,
             arg,
-            arg_type,
+            arg_type: arg_type.unwrap_or(DataType::Int8),
             distinct: args.distinct,
             result_type,
         };

@@ -18,6 +18,7 @@
 
 use sqlparser::ast;
 
+use super::functions;
 use super::parse::{normalize_word, CopyItem, CopyValue, ParsedStmt, RawExplain, RawWindow, Stmt};
 use super::plan::*;
 use crate::error::{Error, Result};

@@ -1,0 +1,273 @@
+//! Aggregate functions: one row per name, one overload per argument type, each with the
+//! result type and the `pg_proc` oid PostgreSQL 15 gives it (`sum(bigint) -> numeric`,
+//! 2107). The binders type a call from these rows; `pg_proc` lists them; the executors
+//! dispatch on the row's [`AggKernel`].
+//!
+//! A new aggregate is a row here plus its kernel: a partial state in [`crate::agg`] (then
+//! continuous queries may share it along the window coverage graph) or an ordered one in
+//! the relational evaluator (then continuous queries refuse it with 0A000).
+
+use crate::sql::AggFunc;
+use crate::types::DataType;
+
+/// How an aggregate is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggKernel {
+    /// A partial state of [`crate::agg::Acc`]: update, merge, evaluate. Every executor
+    /// computes these, windows share them.
+    Partial(AggFunc),
+    /// `string_agg(text, delimiter)`: the values in the call's order (ORDER BY inside the
+    /// call); finite queries only.
+    StringAgg,
+    /// `array_agg(x)`: the values as an array, in the call's order; finite queries only.
+    ArrayAgg,
+}
+
+/// An argument type of an overload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// No argument: `count(*)`.
+    Star,
+    /// Exactly this type (`varchar` also matches `text`, as PostgreSQL's binary-coercible
+    /// varchar does).
+    Is(DataType),
+    /// Any type: `count(x)`, `array_agg(x)`.
+    Any,
+}
+
+/// The result type of an overload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ret {
+    /// This type.
+    Is(DataType),
+    /// The argument's type (`min`, `max`); varchar gives text.
+    SameAsArg,
+    /// An array of the argument's type.
+    ArrayOfArg,
+}
+
+/// One aggregate function.
+#[derive(Debug)]
+pub struct AggDef {
+    /// The name calls use.
+    pub name: &'static str,
+    /// How it is computed.
+    pub kernel: AggKernel,
+    /// Its overloads: argument, result, pg_proc oid.
+    pub overloads: &'static [(Arg, Ret, u32)],
+    /// `pg_description`'s text.
+    pub description: &'static str,
+}
+
+use Arg::{Any, Is, Star};
+use DataType as T;
+use Ret::{ArrayOfArg, SameAsArg};
+
+const NUMBERS_TO_NUMERIC: [(Arg, Ret, u32); 6] = [
+    (Is(T::Int8), Ret::Is(T::Numeric), 0),
+    (Is(T::Int4), Ret::Is(T::Numeric), 1),
+    (Is(T::Int2), Ret::Is(T::Numeric), 2),
+    (Is(T::Float4), Ret::Is(T::Float8), 3),
+    (Is(T::Float8), Ret::Is(T::Float8), 4),
+    (Is(T::Numeric), Ret::Is(T::Numeric), 5),
+];
+
+/// The variance and stddev overloads with their oids in PostgreSQL's order (bigint,
+/// integer, smallint, real, double precision, numeric).
+const fn moments(oids: [u32; 6]) -> [(Arg, Ret, u32); 6] {
+    let mut out = NUMBERS_TO_NUMERIC;
+    let mut i = 0;
+    while i < 6 {
+        out[i].2 = oids[i];
+        i += 1;
+    }
+    out
+}
+
+const STDDEV: [(Arg, Ret, u32); 6] = moments([2154, 2155, 2156, 2157, 2158, 2159]);
+const STDDEV_SAMP: [(Arg, Ret, u32); 6] = moments([2712, 2713, 2714, 2715, 2716, 2717]);
+const STDDEV_POP: [(Arg, Ret, u32); 6] = moments([2724, 2725, 2726, 2727, 2728, 2729]);
+const VARIANCE: [(Arg, Ret, u32); 6] = moments([2148, 2149, 2150, 2151, 2152, 2153]);
+const VAR_SAMP: [(Arg, Ret, u32); 6] = moments([2641, 2642, 2643, 2644, 2645, 2646]);
+const VAR_POP: [(Arg, Ret, u32); 6] = moments([2718, 2719, 2720, 2721, 2722, 2723]);
+
+/// The types `min` and `max` take, each with its result (the same type), and the oids of
+/// max and min.
+const fn extremes(max: bool) -> [(Arg, Ret, u32); 10] {
+    let types = [
+        T::Int8,
+        T::Int4,
+        T::Int2,
+        T::Float4,
+        T::Float8,
+        T::Timestamp,
+        T::TimestampTz,
+        T::Interval,
+        T::Text,
+        T::Numeric,
+    ];
+    let max_oids = [2115, 2116, 2117, 2119, 2120, 2126, 2127, 2128, 2129, 2130];
+    let min_oids = [2131, 2132, 2133, 2135, 2136, 2142, 2143, 2144, 2145, 2146];
+    let mut out = [(Star, SameAsArg, 0); 10];
+    let mut i = 0;
+    while i < 10 {
+        out[i] = (
+            Is(types[i]),
+            SameAsArg,
+            if max { max_oids[i] } else { min_oids[i] },
+        );
+        i += 1;
+    }
+    out
+}
+
+const MAX: [(Arg, Ret, u32); 10] = extremes(true);
+const MIN: [(Arg, Ret, u32); 10] = extremes(false);
+
+/// Every aggregate, one row each.
+pub static AGGREGATES: &[AggDef] = &[
+    AggDef {
+        name: "count",
+        kernel: AggKernel::Partial(AggFunc::Count),
+        overloads: &[
+            (Star, Ret::Is(T::Int8), 2803),
+            (Any, Ret::Is(T::Int8), 2147),
+        ],
+        description: "number of input rows (count(*)) or of non-NULL values",
+    },
+    AggDef {
+        name: "sum",
+        kernel: AggKernel::Partial(AggFunc::Sum),
+        overloads: &[
+            (Is(T::Int8), Ret::Is(T::Numeric), 2107),
+            (Is(T::Int4), Ret::Is(T::Int8), 2108),
+            (Is(T::Int2), Ret::Is(T::Int8), 2109),
+            (Is(T::Float4), Ret::Is(T::Float4), 2110),
+            (Is(T::Float8), Ret::Is(T::Float8), 2111),
+            (Is(T::Numeric), Ret::Is(T::Numeric), 2114),
+        ],
+        description: "sum of the non-NULL input values",
+    },
+    AggDef {
+        name: "avg",
+        kernel: AggKernel::Partial(AggFunc::Avg),
+        overloads: &moments([2100, 2101, 2102, 2104, 2105, 2103]),
+        description: "the average (arithmetic mean) of the non-NULL input values",
+    },
+    AggDef {
+        name: "min",
+        kernel: AggKernel::Partial(AggFunc::Min),
+        overloads: &MIN,
+        description: "minimum value of the input values",
+    },
+    AggDef {
+        name: "max",
+        kernel: AggKernel::Partial(AggFunc::Max),
+        overloads: &MAX,
+        description: "maximum value of the input values",
+    },
+    AggDef {
+        name: "stddev",
+        kernel: AggKernel::Partial(AggFunc::StddevSamp),
+        overloads: &STDDEV,
+        description: "historical alias for stddev_samp",
+    },
+    AggDef {
+        name: "stddev_samp",
+        kernel: AggKernel::Partial(AggFunc::StddevSamp),
+        overloads: &STDDEV_SAMP,
+        description: "sample standard deviation of the input values",
+    },
+    AggDef {
+        name: "stddev_pop",
+        kernel: AggKernel::Partial(AggFunc::StddevPop),
+        overloads: &STDDEV_POP,
+        description: "population standard deviation of the input values",
+    },
+    AggDef {
+        name: "variance",
+        kernel: AggKernel::Partial(AggFunc::VarSamp),
+        overloads: &VARIANCE,
+        description: "historical alias for var_samp",
+    },
+    AggDef {
+        name: "var_samp",
+        kernel: AggKernel::Partial(AggFunc::VarSamp),
+        overloads: &VAR_SAMP,
+        description: "sample variance of the input values",
+    },
+    AggDef {
+        name: "var_pop",
+        kernel: AggKernel::Partial(AggFunc::VarPop),
+        overloads: &VAR_POP,
+        description: "population variance of the input values",
+    },
+    AggDef {
+        name: "bool_and",
+        kernel: AggKernel::Partial(AggFunc::BoolAnd),
+        overloads: &[(Is(T::Bool), Ret::Is(T::Bool), 2517)],
+        description: "true if all input values are true",
+    },
+    AggDef {
+        name: "bool_or",
+        kernel: AggKernel::Partial(AggFunc::BoolOr),
+        overloads: &[(Is(T::Bool), Ret::Is(T::Bool), 2518)],
+        description: "true if at least one input value is true",
+    },
+    AggDef {
+        name: "every",
+        kernel: AggKernel::Partial(AggFunc::BoolAnd),
+        overloads: &[(Is(T::Bool), Ret::Is(T::Bool), 2519)],
+        description: "true if all input values are true (SQL's name for bool_and)",
+    },
+    AggDef {
+        name: "string_agg",
+        kernel: AggKernel::StringAgg,
+        overloads: &[(Is(T::Text), Ret::Is(T::Text), 3538)],
+        description: "the input values joined by the delimiter",
+    },
+    AggDef {
+        name: "array_agg",
+        kernel: AggKernel::ArrayAgg,
+        overloads: &[(Any, ArrayOfArg, 2335)],
+        description: "the input values, NULLs included, as an array",
+    },
+];
+
+/// The aggregate called `name` (lower-cased), if any.
+pub fn aggregate(name: &str) -> Option<&'static AggDef> {
+    AGGREGATES.iter().find(|a| a.name == name)
+}
+
+/// True when `name` is an aggregate.
+pub fn is_aggregate(name: &str) -> bool {
+    aggregate(name).is_some()
+}
+
+impl AggDef {
+    /// The overload a call takes (`None`: `count(*)`), as (result, pg_proc oid), where the
+    /// result [`Ret::ArrayOfArg`] is left to the caller; `None` when PostgreSQL has no
+    /// such function (42883).
+    pub fn overload(&self, arg: Option<DataType>) -> Option<(Ret, u32)> {
+        let arg = arg.map(|t| if t.is_text() { T::Text } else { t });
+        self.overloads
+            .iter()
+            .find(|(a, ..)| match (a, arg) {
+                (Star, None) => true,
+                (Any, Some(_)) => true,
+                (Is(t), Some(x)) => *t == x,
+                _ => false,
+            })
+            .map(|&(_, r, oid)| (r, oid))
+    }
+
+    /// The result type of a call over `arg` (`None`: `count(*)`), for a result that is a
+    /// plain type; arrays are typed by the relational binder.
+    pub fn result(&self, arg: Option<DataType>) -> Option<DataType> {
+        match self.overload(arg)?.0 {
+            Ret::Is(t) => Some(t),
+            SameAsArg => arg.map(|t| if t.is_text() { T::Text } else { t }),
+            ArrayOfArg => None,
+        }
+    }
+}

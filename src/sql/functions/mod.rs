@@ -1,0 +1,102 @@
+//! The function table: every function a statement may call, declared once.
+//!
+//! Each function is one row: its name (and aliases), its kind — a scalar function of the
+//! expression evaluator ([`scalar`]), an aggregate with its overloads and result types
+//! ([`aggregate`]), a function of the relational evaluator ([`catalog`]), a function run
+//! for its effect ([`session_function`]) — and its `pg_proc` oid. Both plan builders look
+//! names up here, `pg_proc` lists the rows ([`pg_proc_rows`]), and the executors dispatch
+//! on the enums the rows carry ([`crate::sql::ScalarFunc`], [`AggKernel`],
+//! [`crate::sql::SessionFunc`]), so grepping a function's name finds its row.
+//!
+//! ```
+//! use tcq::sql::functions::aggregate;
+//! use tcq::types::DataType;
+//! let sum = aggregate("sum").unwrap();
+//! assert_eq!(sum.result(Some(DataType::Int8)), Some(DataType::Numeric));
+//! assert_eq!(sum.result(Some(DataType::Int4)), Some(DataType::Int8));
+//! assert_eq!(sum.result(Some(DataType::Text)), None);
+//! ```
+
+mod aggregate;
+mod catalog;
+mod scalar;
+
+pub use aggregate::{aggregate, is_aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
+pub use catalog::{catalog_function, Returns, CATALOG_FUNCTIONS};
+pub use scalar::{scalar, ScalarDef, SCALARS};
+
+use crate::sql::SessionFunc;
+use crate::types::DataType;
+
+/// Functions the engine runs for their effect, called as `SELECT f(args)` without FROM.
+pub static SESSION_FUNCTIONS: &[(&str, SessionFunc)] = &[
+    ("pg_advisory_lock", SessionFunc::AdvisoryLock),
+    ("pg_advisory_lock_shared", SessionFunc::AdvisoryLockShared),
+    ("pg_try_advisory_lock", SessionFunc::TryAdvisoryLock),
+    (
+        "pg_try_advisory_lock_shared",
+        SessionFunc::TryAdvisoryLockShared,
+    ),
+    ("pg_advisory_xact_lock", SessionFunc::AdvisoryXactLock),
+    (
+        "pg_advisory_xact_lock_shared",
+        SessionFunc::AdvisoryXactLockShared,
+    ),
+    (
+        "pg_try_advisory_xact_lock",
+        SessionFunc::TryAdvisoryXactLock,
+    ),
+    (
+        "pg_try_advisory_xact_lock_shared",
+        SessionFunc::TryAdvisoryXactLockShared,
+    ),
+    ("pg_advisory_unlock", SessionFunc::AdvisoryUnlock),
+    (
+        "pg_advisory_unlock_shared",
+        SessionFunc::AdvisoryUnlockShared,
+    ),
+    ("pg_advisory_unlock_all", SessionFunc::AdvisoryUnlockAll),
+    ("pg_notify", SessionFunc::Notify),
+    ("pg_cancel_backend", SessionFunc::CancelBackend),
+    ("pg_terminate_backend", SessionFunc::TerminateBackend),
+];
+
+/// The session function `name` (lower-cased) calls, if any.
+pub fn session_function(name: &str) -> Option<SessionFunc> {
+    SESSION_FUNCTIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+}
+
+/// One `pg_proc` row of a built-in function: oid, name, kind (`'a'` aggregate, `'f'`
+/// function), argument type oids, result type oid, description.
+pub type ProcRow = (u32, &'static str, char, Vec<u32>, u32, &'static str);
+
+/// The `pg_proc` rows of the aggregates' overloads (an `any` argument is `"any"`, 2276;
+/// an array result `anyarray`, 2277).
+pub fn pg_proc_rows() -> Vec<ProcRow> {
+    let mut out = Vec::new();
+    for a in AGGREGATES {
+        for &(arg, ret, oid) in a.overloads {
+            let args = match arg {
+                Arg::Star => vec![],
+                Arg::Is(t) => vec![t.oid()],
+                Arg::Any if a.kernel == AggKernel::ArrayAgg => vec![2776],
+                Arg::Any => vec![2276],
+            };
+            let args = if a.kernel == AggKernel::StringAgg {
+                vec![DataType::Text.oid(), DataType::Text.oid()]
+            } else {
+                args
+            };
+            let result = match ret {
+                Ret::Is(t) => t.oid(),
+                Ret::SameAsArg => args.first().copied().unwrap_or(0),
+                Ret::ArrayOfArg => 2277,
+            };
+            out.push((oid, a.name, 'a', args, result, a.description));
+        }
+    }
+    out
+}

@@ -1,0 +1,96 @@
+//! Scalar functions of the expression binder: one row per function with its aliases and
+//! the `pg_proc` oid of its first PostgreSQL overload. The binder types a call by the
+//! function's enum ([`ScalarFunc`]); [`crate::expr`] evaluates it.
+
+use crate::sql::ScalarFunc;
+
+/// One scalar function: name, aliases, the evaluator's enum, pg_proc oid (0: tcq's own).
+#[derive(Debug)]
+pub struct ScalarDef {
+    /// The name.
+    pub name: &'static str,
+    /// Other names for the same function (`ceiling` for `ceil`).
+    pub aliases: &'static [&'static str],
+    /// What the evaluator runs.
+    pub func: ScalarFunc,
+    /// PostgreSQL's pg_proc oid of its first overload.
+    pub oid: u32,
+}
+
+const fn row(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    func: ScalarFunc,
+    oid: u32,
+) -> ScalarDef {
+    ScalarDef {
+        name,
+        aliases,
+        func,
+        oid,
+    }
+}
+
+use ScalarFunc as F;
+
+/// Every scalar function a name calls (casts make [`ScalarFunc::NumericTypmod`]).
+pub static SCALARS: &[ScalarDef] = &[
+    row("abs", &[], F::Abs, 1394),
+    row("round", &[], F::Round, 1342),
+    row("floor", &[], F::Floor, 1712),
+    row("ceil", &["ceiling"], F::Ceil, 1711),
+    row("sqrt", &[], F::Sqrt, 1344),
+    row("coalesce", &[], F::Coalesce, 0),
+    row("nullif", &[], F::NullIf, 0),
+    row("greatest", &[], F::Greatest, 0),
+    row("least", &[], F::Least, 0),
+    row("lower", &[], F::Lower, 870),
+    row("upper", &[], F::Upper, 871),
+    row(
+        "length",
+        &["char_length", "character_length"],
+        F::Length,
+        1317,
+    ),
+    row("octet_length", &[], F::OctetLength, 720),
+    row("substr", &["substring"], F::Substr, 877),
+    row("concat", &[], F::Concat, 3058),
+    row("date_trunc", &[], F::DateTrunc, 1217),
+    row("date_part", &[], F::DatePart, 1171),
+    row("to_timestamp", &[], F::ToTimestamp, 1158),
+    row(
+        "now",
+        &[
+            "current_timestamp",
+            "transaction_timestamp",
+            "statement_timestamp",
+            "localtimestamp",
+        ],
+        F::Now,
+        1299,
+    ),
+    row("version", &[], F::Version, 89),
+    row(
+        "current_database",
+        &["current_catalog"],
+        F::CurrentDatabase,
+        861,
+    ),
+    row("current_schema", &[], F::CurrentSchema, 1402),
+    row(
+        "current_user",
+        &["session_user", "user", "current_role"],
+        F::CurrentUser,
+        745,
+    ),
+    row("current_setting", &[], F::CurrentSetting, 2077),
+    row("pg_backend_pid", &[], F::BackendPid, 2026),
+    row("timezone", &[], F::Timezone, 1026),
+];
+
+/// The scalar function `name` (lower-cased) calls, if any.
+pub fn scalar(name: &str) -> Option<&'static ScalarDef> {
+    SCALARS
+        .iter()
+        .find(|s| s.name == name || s.aliases.contains(&name))
+}

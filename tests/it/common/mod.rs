@@ -10,6 +10,7 @@
 
 pub mod golden;
 pub mod java;
+pub mod kafka;
 pub mod postgres;
 pub mod psql;
 pub mod sources;

@@ -116,7 +116,7 @@ async fn archived_kafka_source_is_exactly_once_across_sigkill() {
         return;
     };
     broker.create_topic("f", 2).await;
-    let data = tempfile::tempdir().unwrap();
+    let data = common::data_dir();
     let args = ["--data-dir", data.path().to_str().unwrap()];
     let produce = |from: i64, to: i64| {
         let evens: Vec<String> = (from..to).filter(|i| i % 2 == 0).map(flight).collect();

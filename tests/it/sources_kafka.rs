@@ -1,0 +1,237 @@
+//! Issue 31, Kafka: a stream fed from a real broker (Tansu) with two partitions. Exact rows,
+//! bad messages counted with their partition and offset, lag, `start`, exactly once into
+//! an archived stream across a SIGKILL of tcqd, and a broker killed and started again
+//! (its records kept in moto's S3) recovered without loss. Skipped with a message when
+//! Tansu is not installed.
+
+use crate::common::kafka::Broker;
+use crate::common::sources::{fetch, source_row, wait_source};
+use crate::common::{self, connect, exec};
+
+const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
+
+/// Flight `id` as a JSON message: one a second from 2001-01-01.
+fn flight(id: i64) -> String {
+    format!(
+        "{{\"ts\": {}, \"id\": {id}, \"origin\": \"A{}\"}}",
+        978_307_200 + id,
+        id % 7
+    )
+}
+
+fn sorted(mut rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    rows.sort();
+    rows
+}
+
+#[tokio::test]
+async fn two_partitions_exact_rows_bad_messages_lag_and_start() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("flights", 2).await;
+    broker.produce("flights", 0, &[flight(1), flight(3)]).await;
+    broker
+        .produce(
+            "flights",
+            1,
+            &[
+                flight(2),
+                "{\"ts\": 978307204, \"id\": \"four\"}".into(),
+                flight(5),
+            ],
+        )
+        .await;
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM k ({COLUMNS}) WITH (connector = 'kafka', topic = 'flights', \
+             bootstrap_servers = '{}', format = 'json', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "BEGIN; DECLARE q CURSOR FOR SELECT ts, id, origin FROM k; ALTER STREAM k RESUME",
+    )
+    .await;
+    let rows = sorted(fetch(&c, "q", 4, 20).await);
+    assert_eq!(
+        rows,
+        common::table(&[
+            &["2001-01-01 00:00:01", "1", "A1"],
+            &["2001-01-01 00:00:02", "2", "A2"],
+            &["2001-01-01 00:00:03", "3", "A3"],
+            &["2001-01-01 00:00:05", "5", "A5"],
+        ])
+    );
+    let r = wait_source(&c, "k", 20, |r| r.messages == 4 && r.lag == Some(0)).await;
+    assert_eq!(r.state, "running");
+    assert_eq!(r.bad_messages, 1);
+    assert_eq!(
+        r.last_error.as_deref(),
+        Some("partition 1 offset 1: column \"id\": invalid input syntax for type bigint: \"four\"")
+    );
+    // New records are read as they come, from both partitions.
+    broker.produce("flights", 0, &[flight(6)]).await;
+    broker.produce("flights", 1, &[flight(7)]).await;
+    assert_eq!(
+        sorted(fetch(&c, "q", 2, 20).await),
+        common::table(&[
+            &["2001-01-01 00:00:06", "6", "A6"],
+            &["2001-01-01 00:00:07", "7", "A0"],
+        ])
+    );
+    exec(&c, "COMMIT").await;
+
+    // start = 'latest' reads only what comes after it started.
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM l ({COLUMNS}) WITH (connector = 'kafka', topic = 'flights', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', start = 'latest')",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    wait_source(&c, "l", 20, |r| r.lag == Some(0)).await;
+    exec(&c, "BEGIN; DECLARE l CURSOR FOR SELECT id FROM l").await;
+    broker.produce("flights", 1, &[flight(8)]).await;
+    assert_eq!(fetch(&c, "l", 1, 20).await, common::table(&[&["8"]]));
+    exec(&c, "COMMIT").await;
+    // The options are shown without the secrets.
+    let r = source_row(&c, "l").await.unwrap();
+    assert!(r.options.contains("topic = 'flights'"), "{}", r.options);
+}
+
+/// An archived stream fed from Kafka: tcqd is killed (SIGKILL) while it consumes and
+/// started again; every record is in the archive exactly once, since each batch's
+/// offsets are in the commit record of the statement holding its tuples.
+#[tokio::test]
+async fn archived_kafka_source_is_exactly_once_across_sigkill() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("f", 2).await;
+    let data = common::data_dir();
+    let args = ["--data-dir", data.path().to_str().unwrap()];
+    let produce = |from: i64, to: i64| {
+        let evens: Vec<String> = (from..to).filter(|i| i % 2 == 0).map(flight).collect();
+        let odds: Vec<String> = (from..to).filter(|i| i % 2 == 1).map(flight).collect();
+        let b = &broker;
+        async move {
+            b.produce("f", 0, &evens).await;
+            b.produce("f", 1, &odds).await;
+        }
+    };
+    produce(0, 20_000).await;
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM a ({COLUMNS}) TYPE ARCHIVED WITH (connector = 'kafka', topic = 'f', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s')",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    wait_source(&c, "a", 30, |r| r.messages > 0).await;
+    drop(c);
+    drop(server); // SIGKILL
+    produce(20_000, 30_000).await;
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    wait_source(&c, "a", 60, |r| r.lag == Some(0) && r.state == "running").await;
+    let tuples: i64 = c
+        .query_one("SELECT tuples FROM tcq_streams WHERE name = 'a'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tuples, 30_000);
+    drop(c);
+    drop(server);
+    let columns = vec![
+        tcq::types::Column::new("ts", tcq::types::DataType::Timestamp),
+        tcq::types::Column::new("id", tcq::types::DataType::Int8),
+        tcq::types::Column::new("origin", tcq::types::DataType::Text),
+    ];
+    let dir = tcq::engine::archive::stream_dir(data.path(), "a");
+    let batches = tcq::engine::archive::read_archive(&dir, &columns, Some(0)).unwrap();
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let rows = b.to_rows();
+            (0..rows.len())
+                .map(|i| rows.row(i)[1].as_i64().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        (0..30_000).collect::<Vec<_>>(),
+        "nothing lost, nothing twice"
+    );
+}
+
+/// The broker is killed and started again (its records in moto's S3): the source says it
+/// is retrying, then goes on from where it was with nothing lost or read twice.
+#[tokio::test]
+async fn a_broker_killed_and_restarted_is_recovered_without_loss() {
+    let Some((mut broker, _s3)) = Broker::start_on_s3() else {
+        return;
+    };
+    broker.create_topic("r", 2).await;
+    broker
+        .produce("r", 0, &(0..50).map(flight).collect::<Vec<_>>())
+        .await;
+    broker
+        .produce("r", 1, &(50..100).map(flight).collect::<Vec<_>>())
+        .await;
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM r ({COLUMNS}) WITH (connector = 'kafka', topic = 'r', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "BEGIN; DECLARE q CURSOR FOR SELECT id FROM r; ALTER STREAM r RESUME",
+    )
+    .await;
+    let mut ids: Vec<i64> = fetch(&c, "q", 100, 30)
+        .await
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 100);
+    broker.kill();
+    wait_source(&c, "r", 60, |r| r.state == "retrying").await;
+    broker.restart();
+    broker
+        .produce("r", 0, &(100..150).map(flight).collect::<Vec<_>>())
+        .await;
+    broker
+        .produce("r", 1, &(150..200).map(flight).collect::<Vec<_>>())
+        .await;
+    ids.extend(
+        fetch(&c, "q", 100, 60)
+            .await
+            .iter()
+            .map(|r| r[0].parse::<i64>().unwrap()),
+    );
+    ids.sort_unstable();
+    assert_eq!(ids, (0..200).collect::<Vec<_>>());
+    let r = wait_source(&c, "r", 30, |r| r.state == "running" && r.lag == Some(0)).await;
+    assert_eq!(r.messages, 200);
+    exec(&c, "COMMIT").await;
+}

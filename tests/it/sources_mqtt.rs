@@ -1,0 +1,126 @@
+//! Issue 31, MQTT: a stream fed from a real mosquitto at QoS 1: wildcard filters, the
+//! topic as a column, exact rows, bad messages counted with their topic, messages kept
+//! by the broker while the source is paused, and a broker stopped and started again
+//! recovered without loss. Skipped with a message when mosquitto is not installed.
+
+use crate::common::mqtt::Mosquitto;
+use crate::common::sources::{fetch, wait_source};
+use crate::common::{self, connect, exec};
+
+fn reading(t: i64, temp: f64) -> String {
+    format!("{{\"ts\": \"2001-01-01T00:00:{t:02}Z\", \"temp\": {temp}}}")
+}
+
+#[tokio::test]
+async fn wildcards_topic_column_bad_messages_and_pause() {
+    let Some(broker) = Mosquitto::start() else {
+        return;
+    };
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM m (ts timestamptz TIMESTAMPCOLUMN, temp double precision, topic text) \
+             WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:{}', topic = 'sensors/+/temp', \
+             topic_column = 'topic', format = 'json')",
+            broker.port
+        ),
+    )
+    .await;
+    wait_source(&c, "m", 20, |r| r.state == "running").await;
+    exec(
+        &c,
+        "SET TimeZone = 'UTC'; BEGIN; DECLARE q CURSOR FOR SELECT ts, temp, topic FROM m",
+    )
+    .await;
+    // Subscribed once the source is connected: wait for a first message to come through.
+    let start = std::time::Instant::now();
+    loop {
+        broker.publish(&[("sensors/z/temp", reading(0, 0.5))]).await;
+        if !fetch(&c, "q", 1, 1).await.is_empty() {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 20, "no message through");
+    }
+    broker
+        .publish(&[
+            ("sensors/a/temp", reading(1, 20.5)),
+            ("sensors/b/temp", reading(2, 21.0)),
+            ("sensors/b/humidity", reading(3, 50.0)),
+            (
+                "sensors/a/temp",
+                "{\"ts\": \"2001-01-01T00:00:04Z\", \"temp\": \"hot\"}".into(),
+            ),
+            ("sensors/c/temp", reading(5, -1.25)),
+        ])
+        .await;
+    let mut rows = fetch(&c, "q", 3, 20).await;
+    rows.sort();
+    assert_eq!(
+        rows,
+        common::table(&[
+            &["2001-01-01 00:00:01+00", "20.5", "sensors/a/temp"],
+            &["2001-01-01 00:00:02+00", "21", "sensors/b/temp"],
+            &["2001-01-01 00:00:05+00", "-1.25", "sensors/c/temp"],
+        ])
+    );
+    let r = wait_source(&c, "m", 20, |r| r.bad_messages == 1).await;
+    assert_eq!(
+        r.last_error.as_deref(),
+        Some("topic sensors/a/temp: column \"temp\": invalid input syntax for type double precision: \"hot\"")
+    );
+    // Paused: the broker keeps what is published meanwhile; resumed, it all arrives.
+    exec(&c, "ALTER STREAM m PAUSE").await;
+    wait_source(&c, "m", 20, |r| r.state == "paused").await;
+    let later: Vec<(&str, String)> = (10..40)
+        .map(|i| ("sensors/p/temp", reading(i, i as f64)))
+        .collect();
+    broker.publish(&later).await;
+    assert!(fetch(&c, "q", 1, 1).await.is_empty());
+    exec(&c, "ALTER STREAM m RESUME").await;
+    let rows = fetch(&c, "q", 30, 20).await;
+    let temps: Vec<String> = rows.iter().map(|r| r[1].clone()).collect();
+    assert_eq!(temps, (10..40).map(|i| i.to_string()).collect::<Vec<_>>());
+    exec(&c, "COMMIT").await;
+}
+
+#[tokio::test]
+async fn a_broker_stopped_and_restarted_is_recovered_without_loss() {
+    let Some(mut broker) = Mosquitto::start() else {
+        return;
+    };
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM r (ts timestamptz TIMESTAMPCOLUMN, temp double precision) \
+             WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:{}', topic = 'plant/#')",
+            broker.port
+        ),
+    )
+    .await;
+    wait_source(&c, "r", 20, |r| r.state == "running").await;
+    exec(&c, "BEGIN; DECLARE q CURSOR FOR SELECT temp FROM r").await;
+    let start = std::time::Instant::now();
+    loop {
+        broker.publish(&[("plant/probe", reading(0, -99.0))]).await;
+        if !fetch(&c, "q", 1, 1).await.is_empty() {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 20, "no message through");
+    }
+    let first: Vec<(&str, String)> = (0..20).map(|i| ("plant/a", reading(i, i as f64))).collect();
+    broker.publish(&first).await;
+    let mut got = fetch(&c, "q", 20, 20).await;
+    broker.restart_after(|| std::thread::sleep(std::time::Duration::from_millis(500)));
+    let second: Vec<(&str, String)> = (20..40)
+        .map(|i| ("plant/b/c", reading(i, i as f64)))
+        .collect();
+    broker.publish(&second).await;
+    got.extend(fetch(&c, "q", 20, 30).await);
+    let temps: Vec<String> = got.iter().map(|r| r[0].clone()).collect();
+    assert_eq!(temps, (0..40).map(|i| i.to_string()).collect::<Vec<_>>());
+    exec(&c, "COMMIT").await;
+}

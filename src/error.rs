@@ -55,6 +55,10 @@ pub enum Error {
     /// 42804: a value or expression of the wrong type.
     #[error("{0}")]
     DatatypeMismatch(String),
+    /// 42846: no cast exists from one type to the other (`cannot cast type boolean to
+    /// timestamp without time zone`).
+    #[error("{0}")]
+    CannotCoerce(String),
     /// 42803: a grouping error (a column neither grouped nor aggregated).
     #[error("{0}")]
     Grouping(String),

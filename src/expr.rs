@@ -392,20 +392,26 @@ fn to_decimal(v: &Value) -> Result<Decimal> {
         Value::Int4(i) => Decimal::from(*i),
         Value::Int8(i) => Decimal::from(*i),
         Value::Numeric(d) => *d,
-        Value::Float4(f) => float_to_decimal(*f as f64)?,
-        Value::Float8(f) => float_to_decimal(*f)?,
+        Value::Float4(f) => float_to_decimal(*f as f64, 6)?,
+        Value::Float8(f) => float_to_decimal(*f, 15)?,
         other => return Err(type_error("numeric", other)),
     })
 }
 
-fn float_to_decimal(f: f64) -> Result<Decimal> {
+/// A float as numeric the way PostgreSQL 15 converts it: rounded to `digits` significant
+/// digits (FLT_DIG = 6 for real, DBL_DIG = 15 for double precision, as its `%.*g`), so
+/// `421.36::real::numeric` is `421.36` and `(1/3::float8)::numeric` `0.333333333333333`.
+fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
     if !f.is_finite() {
         return Err(Error::FeatureNotSupported(format!(
             "cannot convert {} to numeric (tcq's numeric is finite)",
             Value::Float8(f).to_text().unwrap_or_default()
         )));
     }
-    Decimal::from_f64(f).ok_or_else(numeric_overflow)
+    let text = format!("{:.*e}", digits - 1, f);
+    Decimal::from_scientific(&text)
+        .map(|d| d.normalize())
+        .or_else(|_| Decimal::from_f64(f).ok_or_else(numeric_overflow))
 }
 
 /// PostgreSQL's numeric division: the result scale is chosen to give at least 16
@@ -883,7 +889,7 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
             t.saturating_add(crate::tz::current_offset_at(*t) as i64 * crate::time::US_PER_SEC),
         ),
         _ => {
-            return Err(Error::DatatypeMismatch(format!(
+            return Err(Error::CannotCoerce(format!(
                 "cannot cast type {} to {}",
                 v.data_type().map(|t| t.name()).unwrap_or_default(),
                 to.name()
@@ -1725,6 +1731,11 @@ mod tests {
         assert_eq!(v.to_text().unwrap(), "978307200.123456");
         let v = cast_value(Value::Float8(0.1), DataType::Numeric).unwrap();
         assert_eq!(v.to_text().unwrap(), "0.1");
+        // PostgreSQL keeps 15 significant digits of a double and 6 of a real.
+        let v = cast_value(Value::Float8(1.0 / 3.0), DataType::Numeric).unwrap();
+        assert_eq!(v.to_text().unwrap(), "0.333333333333333");
+        let v = cast_value(Value::Float4(421.36), DataType::Numeric).unwrap();
+        assert_eq!(v.to_text().unwrap(), "421.36");
     }
 
     #[test]
@@ -1773,9 +1784,10 @@ mod tests {
             cast_value(Value::Text("abcd".into()), DataType::Varchar(Some(3))),
             Err(Error::StringDataRightTruncation(_))
         ));
+        // 42846, PostgreSQL's cannot_coerce.
         assert!(matches!(
             cast_value(Value::Bool(true), DataType::Timestamp),
-            Err(Error::DatatypeMismatch(_))
+            Err(Error::CannotCoerce(_))
         ));
         assert_eq!(
             cast_value(Value::Null, DataType::Int4).unwrap(),

@@ -315,10 +315,12 @@ impl Ev<'_> {
                     let k = key(&r);
                     let c = counts.get(&k).copied().unwrap_or(0);
                     let keep = (op == SetOp::Intersect) == (c > 0);
+                    // ALL is a multiset operation: each right row matches one left row, so
+                    // INTERSECT ALL keeps min(m, n) copies and EXCEPT ALL max(m - n, 0).
+                    if all && c > 0 {
+                        counts.insert(k, c - 1);
+                    }
                     if keep {
-                        if op == SetOp::Intersect && all {
-                            counts.insert(k, c - 1);
-                        }
                         out.push(r);
                     }
                 }
@@ -1331,6 +1333,7 @@ fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
 /// A value's kind and hash key for a hash join; `None` for NULL, which equals nothing.
 /// Integers of every width are one kind; any other type is its own.
 fn hash_key(v: &Value) -> Option<(String, String)> {
+    let v: &Value = &canonical(v);
     match v {
         Value::Null => None,
         Value::Text(s) => Some(("text".into(), s.to_string())),
@@ -1343,6 +1346,7 @@ fn hash_key(v: &Value) -> Option<(String, String)> {
 
 /// A hashable key for grouping and DISTINCT: NULLs group together; numbers by value.
 fn group_key(v: &Value) -> String {
+    let v: &Value = &canonical(v);
     match v {
         Value::Null => "\u{0}null".into(),
         Value::Text(s) => format!("t{s}"),
@@ -1350,6 +1354,18 @@ fn group_key(v: &Value) -> String {
             Some(i) => format!("n{i}"),
             None => format!("v{}", text_of(other)),
         },
+    }
+}
+
+/// The representative of `v`'s class of equal values, as PostgreSQL's equality sees
+/// them: -0.0 is 0.0 and a numeric's trailing zeros do not count (`1.50` = `1.5`).
+fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
+    use std::borrow::Cow;
+    match v {
+        Value::Float8(x) if *x == 0.0 => Cow::Owned(Value::Float8(0.0)),
+        Value::Float4(x) if *x == 0.0 => Cow::Owned(Value::Float4(0.0)),
+        Value::Numeric(d) => Cow::Owned(Value::Numeric(d.normalize())),
+        other => Cow::Borrowed(other),
     }
 }
 

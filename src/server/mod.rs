@@ -98,6 +98,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::AmbiguousColumn(_) => "42702",
         Error::DuplicateAlias(_) => "42712",
         Error::DatatypeMismatch(_) => "42804",
+        Error::CannotCoerce(_) => "42846",
         Error::Grouping(_) => "42803",
         Error::UndefinedObject(_) => "42704",
         Error::UndefinedSchema(_) => "3F000",

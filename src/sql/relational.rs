@@ -918,13 +918,18 @@ impl RelBinder<'_> {
                         }
                     )));
                 }
+                let word = match op {
+                    SetOp::Union => "UNION",
+                    SetOp::Intersect => "INTERSECT",
+                    SetOp::Except => "EXCEPT",
+                };
                 let cols: Vec<(String, RType)> = lc
                     .iter()
                     .zip(&rc)
-                    .map(|((n, lt), (_, rt))| {
-                        (n.clone(), if *lt == RType::Unknown { *rt } else { *lt })
-                    })
-                    .collect();
+                    .map(|((n, lt), (_, rt))| Ok((n.clone(), set_op_type(word, *lt, *rt)?)))
+                    .collect::<Result<_>>()?;
+                let lb = conform_branch(lb, &lc, &cols);
+                let rb = conform_branch(rb, &rc, &cols);
                 let wrap = |body, columns: Vec<(String, RType)>| RelQuery {
                     ctes: vec![],
                     body,
@@ -938,8 +943,8 @@ impl RelBinder<'_> {
                     RelBody::SetOp {
                         op,
                         all,
-                        left: Box::new(wrap(lb, lc)),
-                        right: Box::new(wrap(rb, rc)),
+                        left: Box::new(wrap(lb, cols.clone())),
+                        right: Box::new(wrap(rb, cols.clone())),
                     },
                     cols,
                 ))
@@ -1123,6 +1128,10 @@ impl RelBinder<'_> {
                     let e = self.expr(&o.expr)?;
                     match projection.iter().position(|p| *p == e) {
                         Some(i) => i,
+                        None if distinct => return Err(Error::InvalidColumnReference(
+                            "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
+                                .into(),
+                        )),
                         None => {
                             sort_keys.push(e);
                             columns.len() + sort_keys.len() - 1
@@ -1291,6 +1300,79 @@ impl RelBinder<'_> {
         Ok(acc)
     }
 
+    /// A set-returning function in FROM (`generate_series(1, 3)`, `unnest(array)`,
+    /// `UNNEST(current_schemas(true))`): its columns join the level as one relation.
+    fn from_function(
+        &mut self,
+        fname: String,
+        args: &[&ast::Expr],
+        alias: &Option<ast::TableAlias>,
+        level: &mut Level,
+    ) -> Result<RelFrom> {
+        // Set-returning functions see outer levels only: an empty level stands
+        // for the one being built, whose row is empty when they run.
+        self.levels.push(Level::default());
+        let bound: Result<Vec<RExpr>> = args.iter().map(|e| self.expr(e)).collect();
+        // unnest's column has its array's element type (typed while the
+        // arguments' level is still pushed).
+        let elem = bound
+            .as_ref()
+            .ok()
+            .and_then(|b| b.first())
+            .and_then(|a| self.static_type(a).elem());
+        self.levels.pop();
+        let bound = bound?;
+        let cols: Vec<(&str, RType)> = match fname.as_str() {
+            "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
+            "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
+            "generate_subscripts" => {
+                vec![("generate_subscripts", RType::Base(DataType::Int4))]
+            }
+            "_pg_expandarray" => vec![
+                ("x", RType::Base(DataType::Int4)),
+                ("n", RType::Base(DataType::Int4)),
+            ],
+            "pg_options_to_table" => vec![
+                ("option_name", RType::Base(DataType::Text)),
+                ("option_value", RType::Base(DataType::Text)),
+            ],
+            "pg_get_keywords" => vec![
+                ("word", RType::Base(DataType::Text)),
+                ("catcode", RType::Base(DataType::Text)),
+                ("barelabel", RType::Base(DataType::Bool)),
+                ("catdesc", RType::Base(DataType::Text)),
+                ("baredesc", RType::Base(DataType::Text)),
+            ],
+            _ => {
+                return Err(Error::UndefinedFunction(format!(
+                    "function {fname} does not exist"
+                )))
+            }
+        };
+        let mut names: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
+        let mut rel_alias = fname.clone();
+        if let Some(a) = alias {
+            rel_alias = norm(&a.name);
+            if a.columns.is_empty() && names.len() == 1 {
+                names[0] = rel_alias.clone();
+            }
+            for (n, c) in names.iter_mut().zip(&a.columns) {
+                *n = norm(&c.name);
+            }
+        }
+        push_rel(
+            level,
+            rel_alias,
+            None,
+            names,
+            cols.iter().map(|c| c.1).collect(),
+        );
+        Ok(RelFrom::Func {
+            name: fname,
+            args: bound,
+        })
+    }
+
     fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
         match f {
             ast::TableFactor::Table {
@@ -1303,79 +1385,17 @@ impl RelBinder<'_> {
                     .collect();
                 if let Some(args) = args {
                     let fname = parts.last().cloned().unwrap_or_default();
-                    // Set-returning functions see outer levels only: an empty level stands
-                    // for the one being built, whose row is empty when they run.
-                    self.levels.push(Level::default());
-                    let bound: Result<Vec<RExpr>> = args
+                    let exprs = args
                         .args
                         .iter()
                         .map(|a| match a {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                                self.expr(e)
-                            }
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
                             other => Err(Error::Syntax(format!(
                                 "syntax error at or near \"{other}\""
                             ))),
                         })
-                        .collect();
-                    // unnest's column has its array's element type (typed while the
-                    // arguments' level is still pushed).
-                    let elem = bound
-                        .as_ref()
-                        .ok()
-                        .and_then(|b| b.first())
-                        .and_then(|a| self.static_type(a).elem());
-                    self.levels.pop();
-                    let bound = bound?;
-                    let cols: Vec<(&str, RType)> = match fname.as_str() {
-                        "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
-                        "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
-                        "generate_subscripts" => {
-                            vec![("generate_subscripts", RType::Base(DataType::Int4))]
-                        }
-                        "_pg_expandarray" => vec![
-                            ("x", RType::Base(DataType::Int4)),
-                            ("n", RType::Base(DataType::Int4)),
-                        ],
-                        "pg_options_to_table" => vec![
-                            ("option_name", RType::Base(DataType::Text)),
-                            ("option_value", RType::Base(DataType::Text)),
-                        ],
-                        "pg_get_keywords" => vec![
-                            ("word", RType::Base(DataType::Text)),
-                            ("catcode", RType::Base(DataType::Text)),
-                            ("barelabel", RType::Base(DataType::Bool)),
-                            ("catdesc", RType::Base(DataType::Text)),
-                            ("baredesc", RType::Base(DataType::Text)),
-                        ],
-                        _ => {
-                            return Err(Error::UndefinedFunction(format!(
-                                "function {fname} does not exist"
-                            )))
-                        }
-                    };
-                    let mut names: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
-                    let mut rel_alias = fname.clone();
-                    if let Some(a) = alias {
-                        rel_alias = norm(&a.name);
-                        if a.columns.is_empty() && names.len() == 1 {
-                            names[0] = rel_alias.clone();
-                        }
-                        for (n, c) in names.iter_mut().zip(&a.columns) {
-                            *n = norm(&c.name);
-                        }
-                    }
-                    push_rel(
-                        level,
-                        rel_alias,
-                        None,
-                        names,
-                        cols.iter().map(|c| c.1).collect(),
-                    );
-                    return Ok(RelFrom::Func {
-                        name: fname,
-                        args: bound,
-                    });
+                        .collect::<Result<Vec<_>>>()?;
+                    return self.from_function(fname, &exprs, alias, level);
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1453,6 +1473,16 @@ impl RelBinder<'_> {
                 }
                 self.table_with_joins(table_with_joins, level)
             }
+            ast::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality: false,
+                ..
+            } if array_exprs.len() == 1 => {
+                let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
+                self.from_function("unnest".into(), &exprs, alias, level)
+            }
             other => Err(unsupported(format!("FROM item {other} is not supported"))),
         }
     }
@@ -1511,6 +1541,24 @@ impl RelBinder<'_> {
             }
         };
         for (up, level) in self.levels.iter().rev().enumerate() {
+            // An unqualified name two relations of one level have is ambiguous (42702).
+            if qual.is_none() {
+                let owners = level
+                    .rels
+                    .iter()
+                    .filter(|r| {
+                        r.columns
+                            .iter()
+                            .enumerate()
+                            .any(|(i, c)| c == col && !r.hidden[i])
+                    })
+                    .count();
+                if owners > 1 {
+                    return Err(Error::AmbiguousColumn(format!(
+                        "column reference \"{col}\" is ambiguous"
+                    )));
+                }
+            }
             for r in &level.rels {
                 if qual.is_some_and(|q| q != r.alias) {
                     continue;
@@ -1560,6 +1608,43 @@ impl RelBinder<'_> {
     }
 
     fn template(&self, expr: Expr, args: Vec<RExpr>) -> RExpr {
+        RExpr::Template { expr, args }
+    }
+
+    /// `args` as operands of the expression binder ([`super::bind::type_scalar`]): a
+    /// literal or parameter as written (so an unknown literal takes its type from the
+    /// call, as in PostgreSQL), anything else as column `i` of the template's argument
+    /// row, typed by its static type (catalog types as the type they are held as).
+    fn operands(&self, args: &[RExpr]) -> Vec<super::bind::Operand> {
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let ty = match self.static_type(a) {
+                    RType::Base(d) => Some(d),
+                    RType::Catalog(c) => Some(c.held_as()),
+                    RType::Reg(_) => Some(DataType::Int8),
+                    RType::Record(_) => Some(DataType::Text),
+                    RType::Unknown => None,
+                };
+                match a {
+                    RExpr::Lit(v) => (Expr::Literal(v.clone()), ty),
+                    RExpr::Param(p) => (Expr::Param(*p), self.params.get(*p).copied().flatten()),
+                    _ => (Expr::Column(i), ty),
+                }
+            })
+            .collect()
+    }
+
+    /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
+    /// (a no-op at run time) carries the type to [`Self::static_type`].
+    fn typed_template(&self, expr: Expr, ty: DataType, args: Vec<RExpr>) -> RExpr {
+        let expr = match expr {
+            e @ Expr::Cast { .. } => e,
+            e => Expr::Cast {
+                expr: Box::new(e),
+                to: ty,
+            },
+        };
         RExpr::Template { expr, args }
     }
 
@@ -1796,9 +1881,10 @@ impl RelBinder<'_> {
             ast::Expr::Cast {
                 expr, data_type, ..
             } => {
-                let to = rtype_of_name(&data_type.to_string())?;
+                let written = data_type.to_string();
+                let to = rtype_of_name(&written)?;
                 let inner = self.expr(expr)?;
-                self.cast(inner, to)
+                self.explicit_cast(inner, to, &written)?
             }
             ast::Expr::TypedString(ts) => {
                 let to = rtype_of_name(&ts.data_type.to_string())?;
@@ -1895,16 +1981,15 @@ impl RelBinder<'_> {
             ast::Expr::Function(f) => self.function(f)?,
             ast::Expr::Extract { field, expr, .. } => {
                 let a = self.expr(expr)?;
-                self.template(
-                    Expr::Func {
-                        func: ScalarFunc::DatePart,
-                        args: vec![
-                            Expr::Literal(Value::Text(field.to_string().to_lowercase().into())),
-                            Expr::Column(0),
-                        ],
+                let x = match self.static_type(&a) {
+                    RType::Unknown => Expr::Cast {
+                        expr: Box::new(Expr::Column(0)),
+                        to: DataType::TimestampTz,
                     },
-                    vec![a],
-                )
+                    _ => Expr::Column(0),
+                };
+                let e = super::bind::extract_expr(&field.to_string(), x);
+                self.typed_template(e, DataType::Numeric, vec![a])
             }
             ast::Expr::Substring {
                 expr,
@@ -1995,6 +2080,47 @@ impl RelBinder<'_> {
                 }
             }
         }
+    }
+
+    /// An explicit cast as PostgreSQL applies the written type's modifier: `varchar(n)`
+    /// cuts the text to n characters (an assignment would refuse it), `numeric(p, s)`
+    /// rounds to s digits and checks p (22003), as the streaming binder's casts do.
+    fn explicit_cast(&mut self, inner: RExpr, to: RType, written: &str) -> Result<RExpr> {
+        use crate::sql::ScalarFunc;
+        if let RType::Base(d @ DataType::Varchar(Some(n))) = to {
+            let text = self.cast(inner, RType::Base(DataType::Text));
+            let cut = Expr::Func {
+                func: ScalarFunc::Substr,
+                args: vec![
+                    Expr::Column(0),
+                    Expr::Literal(Value::Int4(1)),
+                    Expr::Literal(Value::Int4(n as i32)),
+                ],
+            };
+            return Ok(self.template(
+                Expr::Cast {
+                    expr: Box::new(cut),
+                    to: d,
+                },
+                vec![text],
+            ));
+        }
+        let cast = self.cast(inner, to);
+        Ok(match super::types::numeric_typmod(written)? {
+            Some(tm) => self.typed_template(
+                Expr::Func {
+                    func: ScalarFunc::NumericTypmod,
+                    args: vec![
+                        Expr::Column(0),
+                        Expr::Literal(Value::Int4(i32::from(tm.precision))),
+                        Expr::Literal(Value::Int4(i32::from(tm.scale))),
+                    ],
+                },
+                DataType::Numeric,
+                vec![cast],
+            ),
+            None => cast,
+        })
     }
 
     fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
@@ -2154,22 +2280,27 @@ impl RelBinder<'_> {
             B::BitwiseOr => return Ok(RExpr::Func("int_bitor".into(), vec![l, r])),
             other => return Err(unsupported(format!("operator {other} is not supported"))),
         };
-        let (l, r) = if bop == BinaryOp::Concat {
-            (
-                RExpr::Cast(Box::new(l), RType::Base(DataType::Text)),
-                RExpr::Cast(Box::new(r), RType::Base(DataType::Text)),
-            )
+        let args = vec![l, r];
+        let mut ops = self.operands(&args).into_iter();
+        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
+        // Catalog values (names, arrays held as text) concatenate as their text.
+        let (lo, ro) = if bop == BinaryOp::Concat {
+            let text = |(e, t): super::bind::Operand| match t {
+                Some(t) if !t.is_text() => (
+                    Expr::Cast {
+                        expr: Box::new(e),
+                        to: DataType::Text,
+                    },
+                    Some(DataType::Text),
+                ),
+                t => (e, t),
+            };
+            (text(lo), text(ro))
         } else {
-            (l, r)
+            (lo, ro)
         };
-        Ok(RExpr::Template {
-            expr: Expr::Binary {
-                op: bop,
-                left: Box::new(Expr::Column(0)),
-                right: Box::new(Expr::Column(1)),
-            },
-            args: vec![l, r],
-        })
+        let (expr, ty) = super::bind::type_binary(bop, lo, ro, &mut self.params)?;
+        Ok(self.typed_template(expr, ty, args))
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<RExpr> {
@@ -2316,28 +2447,10 @@ impl RelBinder<'_> {
             });
         }
         if let Some(func) = scalar {
-            let n = args.len();
-            let args = if matches!(
-                func,
-                ScalarFunc::Lower
-                    | ScalarFunc::Upper
-                    | ScalarFunc::Length
-                    | ScalarFunc::OctetLength
-                    | ScalarFunc::Concat
-            ) {
-                args.into_iter()
-                    .map(|a| RExpr::Cast(Box::new(a), RType::Base(DataType::Text)))
-                    .collect()
-            } else {
-                args
-            };
-            return Ok(RExpr::Template {
-                expr: Expr::Func {
-                    func,
-                    args: (0..n).map(Expr::Column).collect(),
-                },
-                args,
-            });
+            // Typed by the expression binder's rules, as the same call over a stream.
+            let ops = self.operands(&args);
+            let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
+            return Ok(self.typed_template(expr, ty, args));
         }
         // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
         if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
@@ -2352,7 +2465,10 @@ impl RelBinder<'_> {
                 .to_string(),
                 other => other.name(),
             };
-            return Ok(RExpr::Lit(Value::Text(t.into())));
+            return Ok(RExpr::Cast(
+                Box::new(RExpr::Lit(Value::Text(t.into()))),
+                RType::Reg(RegKind::Type),
+            ));
         }
         if super::functions::catalog_function(&name).is_some() {
             return Ok(RExpr::Func(name, args));
@@ -2591,6 +2707,75 @@ fn func_type(name: &str) -> RType {
         Some(super::functions::Returns::Value(t)) => t,
         _ => RType::Base(DataType::Text),
     }
+}
+
+/// The type a column of a set operation takes from its two branches' types, by
+/// PostgreSQL's rules (select_common_type): unknown takes the other's, two unknowns are
+/// text, numbers widen (`integer UNION numeric` is numeric). Errors: 42804.
+fn set_op_type(word: &str, l: RType, r: RType) -> Result<RType> {
+    Ok(match (l, r) {
+        (RType::Unknown, RType::Unknown) => RType::Base(DataType::Text),
+        (RType::Unknown, t) | (t, RType::Unknown) => t,
+        (RType::Base(a), RType::Base(b)) => {
+            RType::Base(super::types::select_common_type(a, b).ok_or_else(|| {
+                Error::DatatypeMismatch(format!(
+                    "{word} types {} and {} cannot be matched",
+                    a.name(),
+                    b.name()
+                ))
+            })?)
+        }
+        (l, _) => l,
+    })
+}
+
+/// `body` (a set operation's branch with columns `have`) with each column cast to the
+/// type of `want` where the two differ: a SELECT over the branch as a subquery.
+fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RType)]) -> RelBody {
+    let differs = |(h, w): (&(String, RType), &(String, RType))| {
+        h.1 != w.1 && matches!(w.1, RType::Base(_)) && h.1 != RType::Unknown
+    };
+    if !have.iter().zip(want).any(differs) {
+        return body;
+    }
+    let projection = have
+        .iter()
+        .zip(want)
+        .enumerate()
+        .map(|(idx, (h, w))| {
+            let col = RExpr::Col { up: 0, idx };
+            match w.1 {
+                RType::Base(to) if differs((h, w)) => RExpr::Template {
+                    expr: Expr::Cast {
+                        expr: Box::new(Expr::Column(0)),
+                        to,
+                    },
+                    args: vec![col],
+                },
+                _ => col,
+            }
+        })
+        .collect();
+    let inner = RelQuery {
+        ctes: vec![],
+        body,
+        order_by: vec![],
+        limit: None,
+        offset: None,
+        columns: have.to_vec(),
+        catalog_params: Vec::new(),
+    };
+    RelBody::Select(Box::new(RelSelect {
+        from: Some(RelFrom::Sub(Box::new(inner))),
+        filter: None,
+        group: None,
+        having: None,
+        projection,
+        distinct: false,
+        sort_keys: vec![],
+        windows: vec![],
+        set_funcs: vec![],
+    }))
 }
 
 fn push_rel(

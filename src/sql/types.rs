@@ -318,6 +318,22 @@ pub(crate) fn common_type(a: DataType, b: DataType) -> Option<DataType> {
     None
 }
 
+/// The type CASE, COALESCE, GREATEST, LEAST, VALUES and set operations resolve their
+/// branches to (PostgreSQL's select_common_type): for numbers the one the others cast
+/// to implicitly (`smallint < integer < bigint < numeric < real < double precision`, so
+/// real and integer give real, where `real + integer` is double precision); otherwise as
+/// [`common_type`].
+pub(crate) fn select_common_type(a: DataType, b: DataType) -> Option<DataType> {
+    if a.is_numeric() && b.is_numeric() {
+        return Some(if numeric_rank(a) >= numeric_rank(b) {
+            a
+        } else {
+            b
+        });
+    }
+    common_type(a, b)
+}
+
 /// True when PostgreSQL allows an implicit (or assignment) cast from `from` to `to`.
 pub(crate) fn castable(from: DataType, to: DataType, explicit: bool) -> bool {
     if from == to || (from.is_numeric() && to.is_numeric()) || (from.is_text() && to.is_text()) {

@@ -455,10 +455,13 @@ impl Binder<'_> {
                 if !t0.is_numeric() {
                     return Err(arity_err(&args));
                 }
-                let t = if n == 2
-                    || t0 == T::Numeric
-                    || (t0.is_integer() && func != ScalarFunc::Sqrt)
-                {
+                // PostgreSQL has round/floor/ceil/sqrt of double precision and of numeric,
+                // and round(numeric, integer) only: integers take double precision (the
+                // preferred numeric type) unless a scale is given.
+                if n == 2 && matches!(t0, T::Float4 | T::Float8) {
+                    return Err(arity_err(&args));
+                }
+                let t = if n == 2 || t0 == T::Numeric {
                     T::Numeric
                 } else {
                     T::Float8
@@ -469,6 +472,18 @@ impl Binder<'_> {
                     v.push(self.coerce(s, T::Int4, &name)?);
                 }
                 (v, t)
+            }
+            ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
+                // nullif(a, b) is a's type; b is compared with it as `a = b` would.
+                let ty = args[0].ty.expect("typed");
+                let mut it = args.into_iter();
+                let a = it.next().expect("two arguments").expr;
+                let b = it.next().expect("two arguments");
+                let b = match b.ty {
+                    Some(t) if t != ty && t.is_numeric() && ty.is_numeric() => b.expr,
+                    _ => self.coerce(b, ty, &name)?,
+                };
+                (vec![a, b], ty)
             }
             ScalarFunc::Coalesce
             | ScalarFunc::Greatest

@@ -5,6 +5,33 @@ use sqlparser::ast;
 
 use super::*;
 
+/// `extract(field FROM x)`: numeric, as PostgreSQL 14 and later give it, with its scale:
+/// six digits for epoch and seconds (`978343200.000000`), three for milliseconds, none
+/// for the other fields.
+pub(crate) fn extract_expr(field: &str, x: Expr) -> Expr {
+    let field = field.to_lowercase();
+    let scale = match field.as_str() {
+        "epoch" | "second" | "seconds" => 6,
+        "millisecond" | "milliseconds" => 3,
+        _ => 0,
+    };
+    let value = Expr::Cast {
+        expr: Box::new(Expr::Func {
+            func: ScalarFunc::DatePart,
+            args: vec![Expr::Literal(Value::Text(field.into())), x],
+        }),
+        to: DataType::Numeric,
+    };
+    Expr::Func {
+        func: ScalarFunc::NumericTypmod,
+        args: vec![
+            value,
+            Expr::Literal(Value::Int4(1000)),
+            Expr::Literal(Value::Int4(scale)),
+        ],
+    }
+}
+
 pub(super) fn op_symbol(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Add => "+",
@@ -617,15 +644,8 @@ impl Binder<'_> {
             E::Extract { field, expr, .. } => {
                 let x = self.expr(expr, scope)?;
                 let x = self.time_operand(x)?;
-                let field = Expr::Literal(Value::Text(field.to_string().to_lowercase().into()));
                 Ok(Bound::new(
-                    Expr::Cast {
-                        expr: Box::new(Expr::Func {
-                            func: ScalarFunc::DatePart,
-                            args: vec![field, x],
-                        }),
-                        to: DataType::Numeric,
-                    },
+                    extract_expr(&field.to_string(), x),
                     DataType::Numeric,
                 ))
             }
@@ -783,7 +803,7 @@ impl Binder<'_> {
     ) -> Result<Option<DataType>> {
         Ok(match (a, b) {
             (None, x) | (x, None) => x,
-            (Some(x), Some(y)) => Some(common_type(x, y).ok_or_else(|| {
+            (Some(x), Some(y)) => Some(select_common_type(x, y).ok_or_else(|| {
                 Error::DatatypeMismatch(format!(
                     "{ctx} types {} and {} cannot be matched",
                     x.name(),
@@ -931,7 +951,7 @@ impl Binder<'_> {
                 },
                 to,
             )),
-            (Some(t), _) => Err(Error::DatatypeMismatch(format!(
+            (Some(t), _) => Err(Error::CannotCoerce(format!(
                 "cannot cast type {} to {}",
                 t.name(),
                 to.name()

@@ -42,6 +42,7 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
+pub(crate) use expr::extract_expr;
 pub(crate) use scope::closest;
 
 /// An expression with its type; `None` is PostgreSQL's *unknown* (string literal, NULL,
@@ -451,4 +452,82 @@ impl<'a> Binder<'a> {
             .map(|p| p.unwrap_or(DataType::Text))
             .collect()
     }
+}
+
+/// The catalog of a binder that only types expressions: it names no relation.
+struct NoRelations;
+
+impl SchemaProvider for NoRelations {
+    fn stream(&self, _: &str) -> Option<(Vec<Column>, Option<usize>)> {
+        None
+    }
+    fn system_view(&self, _: &str) -> Option<Vec<Column>> {
+        None
+    }
+}
+
+/// An operand the relational plan builder has bound: its expression over the template's
+/// argument row (`Expr::Column(i)`, or a literal or parameter as written) and its type
+/// (`None`: PostgreSQL's unknown).
+pub(crate) type Operand = (Expr, Option<DataType>);
+
+/// Run `f` on a binder that types expressions only, with the statement's parameter types
+/// `params` (updated by what `f` infers).
+fn typing<R>(
+    params: &mut Vec<Option<DataType>>,
+    f: impl FnOnce(&mut Binder) -> Result<R>,
+) -> Result<R> {
+    let mut b = Binder {
+        schema: &NoRelations,
+        source: "",
+        params: std::mem::take(params),
+        windows: &[],
+        agg: None,
+        agg_mode: false,
+        in_agg_arg: false,
+        clause: "",
+        depth: 0,
+        join_conds: Vec::new(),
+        left_conds: Vec::new(),
+        copy_items: Vec::new(),
+    };
+    let r = f(&mut b);
+    *params = b.params;
+    r
+}
+
+fn bounds(args: Vec<Operand>) -> Vec<Bound> {
+    args.into_iter()
+        .map(|(expr, ty)| Bound { expr, ty })
+        .collect()
+}
+
+/// Type a scalar function call with the expression binder's rules (argument coercions,
+/// result type, parameter inference), for the relational plan builder: one set of rules
+/// for both plans. Errors as the binder gives them (42883 for no such overload).
+pub(crate) fn type_scalar(
+    func: ScalarFunc,
+    args: Vec<Operand>,
+    params: &mut Vec<Option<DataType>>,
+) -> Result<(Expr, DataType)> {
+    typing(params, |b| {
+        let out = b.scalar(func, bounds(args))?;
+        Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
+    })
+}
+
+/// Type an arithmetic or `||` operator with the expression binder's rules, for the
+/// relational plan builder (see [`type_scalar`]).
+pub(crate) fn type_binary(
+    op: BinaryOp,
+    left: Operand,
+    right: Operand,
+    params: &mut Vec<Option<DataType>>,
+) -> Result<(Expr, DataType)> {
+    typing(params, |b| {
+        let mut ops = bounds(vec![left, right]).into_iter();
+        let (l, r) = (ops.next().expect("two"), ops.next().expect("two"));
+        let out = b.binary(op, l, r)?;
+        Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
+    })
 }

@@ -1302,7 +1302,7 @@ impl RelBinder<'_> {
 
     /// A set-returning function in FROM (`generate_series(1, 3)`, `unnest(array)`,
     /// `UNNEST(current_schemas(true))`): its columns join the level as one relation.
-    fn from_function(
+    fn function_in_from(
         &mut self,
         fname: String,
         args: &[&ast::Expr],
@@ -1395,7 +1395,7 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    return self.from_function(fname, &exprs, alias, level);
+                    return self.function_in_from(fname, &exprs, alias, level);
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1481,7 +1481,7 @@ impl RelBinder<'_> {
                 ..
             } if array_exprs.len() == 1 => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
-                self.from_function("unnest".into(), &exprs, alias, level)
+                self.function_in_from("unnest".into(), &exprs, alias, level)
             }
             other => Err(unsupported(format!("FROM item {other} is not supported"))),
         }

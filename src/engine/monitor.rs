@@ -68,6 +68,17 @@ pub struct StreamInfo {
     /// Late tuples counted by the queries that read it now, summed (a tuple late for two
     /// queries counts twice).
     pub late_tuples: u64,
+    /// The source feeding it, if it has one.
+    pub source: Option<SourceInfo>,
+}
+
+/// A stream's source, now: its connector and status (as `tcq_sources` shows them).
+#[derive(Clone, Debug)]
+pub struct SourceInfo {
+    /// `kafka`, `mqtt` or `file`.
+    pub connector: &'static str,
+    /// State and counters.
+    pub status: crate::connect::SourceStatus,
 }
 
 /// One registered continuous query, now.
@@ -122,6 +133,10 @@ impl Engine {
                     now_us: stats.now_us,
                     queries: queries.len() + s.joins.lock().len(),
                     late_tuples,
+                    source: s.source.lock().as_ref().map(|src| SourceInfo {
+                        connector: src.spec.connector.name(),
+                        status: src.status(),
+                    }),
                 }
             })
             .collect()

@@ -99,6 +99,15 @@ pub(super) async fn streams(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "queries": s.queries,
                 "rate_per_sec": rate,
                 "rate_history": history,
+                "source": s.source.map(|src| json!({
+                    "connector": src.connector,
+                    "state": src.status.state,
+                    "messages": src.status.messages,
+                    "tuples": src.status.tuples,
+                    "bad_messages": src.status.bad_messages,
+                    "last_error": src.status.last_error,
+                    "lag": src.status.lag,
+                })),
             })
         })
         .collect();

@@ -164,6 +164,51 @@ pub fn render(console: &Console) -> String {
         "Late tuples counted by the queries reading the stream now.",
         &by_stream(&|s| s.late_tuples as f64),
     );
+    let sources: Vec<_> = streams
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.source.as_ref()?)))
+        .collect();
+    let by_source = |f: &dyn Fn(&crate::connect::SourceStatus) -> Option<f64>| {
+        sources
+            .iter()
+            .filter_map(|(name, src)| {
+                let labels = format!(
+                    "{{stream=\"{}\",connector=\"{}\"}}",
+                    label(name),
+                    src.connector
+                );
+                Some((labels, f(&src.status)?))
+            })
+            .collect::<Vec<_>>()
+    };
+    family(
+        &mut out,
+        "tcq_source_messages_total",
+        "counter",
+        "Messages the stream's source accepted (Kafka records, MQTT publishes, file lines or rows).",
+        &by_source(&|s| Some(s.messages as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_bad_messages_total",
+        "counter",
+        "Messages the stream's source could not decode (skipped, or the one it stopped on).",
+        &by_source(&|s| Some(s.bad_messages as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_lag",
+        "gauge",
+        "What the source has left to read: Kafka messages behind the high watermarks, bytes of files.",
+        &by_source(&|s| s.lag.map(|l| l as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_running",
+        "gauge",
+        "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
+        &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
+    );
     let total = |v: f64| vec![(String::new(), v)];
     family(
         &mut out,

@@ -213,7 +213,8 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             "current_time": "2024-01-01 00:00:12",
             "current_time_us": 1704067212000000i64,
             "late_tuples": 1,
-            "queries": 1
+            "queries": 1,
+            "source": null
         })
     );
 

@@ -50,6 +50,7 @@ mod shutdown;
 mod slack;
 mod slow_subscribers;
 mod sources_file;
+mod sources_http;
 mod sources_kafka;
 mod sources_mqtt;
 mod startup_errors;

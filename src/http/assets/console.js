@@ -74,13 +74,23 @@ function sparkline(values, width, height) {
   return s;
 }
 
+// A stream's source: connector and state, messages, bad messages (the last error on hover)
+// and lag.
+function sourceCell(src) {
+  if (!src) return el("td", { class: "muted" }, "-");
+  const parts = [`${src.connector} ${src.state}`, `${fmt(src.messages)} messages`];
+  if (src.bad_messages) parts.push(`${fmt(src.bad_messages)} bad`);
+  if (src.lag !== null && src.lag !== undefined) parts.push(`lag ${fmt(src.lag)}`);
+  return el("td", { class: "source", title: src.last_error || "" }, parts.join(" · "));
+}
+
 function streamsPage() {
   const body = el("tbody");
   main.append(el("h2", {}, "Streams"),
     el("table", { id: "streams" },
       el("thead", {}, el("tr", {},
-        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries"]
-          .map((h, i) => el("th", { class: i === 3 || i === 4 || i >= 7 ? "num" : "" }, h)))),
+        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries", "Source"]
+          .map((h, i) => el("th", { class: i === 3 || i === 4 || i === 7 || i === 8 ? "num" : "" }, h)))),
       body));
   every(1000, async () => {
     const streams = await getJSON("/api/streams");
@@ -95,8 +105,9 @@ function streamsPage() {
       el("td", {}, sparkline(s.rate_history, 140, 28)),
       el("td", {}, s.current_time || "-"),
       el("td", { class: "num" }, fmt(s.late_tuples)),
-      el("td", { class: "num" }, fmt(s.queries)))));
-    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 9, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
+      el("td", { class: "num" }, fmt(s.queries)),
+      sourceCell(s.source))));
+    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 10, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
     setStatus(`${streams.length} streams`);
   });
 }

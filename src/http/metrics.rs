@@ -4,6 +4,10 @@
 //! Series (labels in braces):
 //! - `tcq_stream_tuples_total{stream}` (counter), `tcq_stream_ingest_rate{stream}` (gauge,
 //!   tuples per second over the last sampling second), `tcq_stream_late_tuples{stream}`;
+//! - per stream fed by a source, `{stream,connector}`: `tcq_source_messages_total`,
+//!   `tcq_source_bad_messages_total` (counters), `tcq_source_lag` (Kafka messages behind the
+//!   high watermarks, bytes of files; absent while unknown) and `tcq_source_running` (1
+//!   while consuming) (gauges);
 //! - `tcq_ingest_tuples_total`, `tcq_ingest_rate`: the same summed over the streams declared
 //!   now (gauges: a dropped stream takes its share with it);
 //! - per query, `tcq_query_rows_out_total`, `tcq_query_tuples_in_total`,

@@ -49,6 +49,7 @@ mod share_wire;
 mod shutdown;
 mod slack;
 mod slow_subscribers;
+mod sources_docs;
 mod sources_file;
 mod sources_http;
 mod sources_kafka;

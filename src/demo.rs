@@ -125,6 +125,15 @@ pub struct DemoArgs {
     /// comparison with scripts/reference.py by scripts/check_demo.py.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Read the flights from this Kafka broker (`host:port`) instead of the data file: the
+    /// stream gets a Kafka source (JSON messages with the columns ts, delay, distance,
+    /// origin, destination, as `examples/kafka_bench.rs produce` writes them), and the demo
+    /// ends once the source has caught up with the topic.
+    #[arg(long, value_name = "BOOTSTRAP", conflicts_with_all = ["data", "repeat", "join"])]
+    pub kafka: Option<String>,
+    /// The topic read with --kafka.
+    #[arg(long, value_name = "TOPIC", default_value = "flights")]
+    pub topic: String,
 }
 
 impl Default for DemoArgs {
@@ -140,6 +149,8 @@ impl Default for DemoArgs {
             repeat: 1,
             join: false,
             output: None,
+            kafka: None,
+            topic: "flights".into(),
         }
     }
 }
@@ -164,16 +175,22 @@ pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
 
 /// Run the demo on the current tokio runtime (which must be multi-threaded).
 pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
-    let path = args.data.clone().unwrap_or_else(default_data_path);
-    let load_started = Instant::now();
-    let replay = Replay::load(&path, args.repeat.max(1))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    eprintln!(
-        "loaded {} rows from {} in {:.1?}",
-        replay.rows,
-        path.display(),
-        load_started.elapsed()
-    );
+    let replay = match &args.kafka {
+        Some(_) => Replay::default(),
+        None => {
+            let path = args.data.clone().unwrap_or_else(default_data_path);
+            let load_started = Instant::now();
+            let replay = Replay::load(&path, args.repeat.max(1))
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            eprintln!(
+                "loaded {} rows from {} in {:.1?}",
+                replay.rows,
+                path.display(),
+                load_started.elapsed()
+            );
+            replay
+        }
+    };
 
     let (addr, engine, server) = start_server(args.listen, args.serve).await?;
     eprintln!("tcq serving on {addr}");
@@ -185,7 +202,19 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
         None
     };
     let ingest = connect(addr, "tcq-demo-ingest").await?;
-    ingest.batch_execute(CREATE_STREAM).await?;
+    match &args.kafka {
+        // Paused until the query is registered, so that it sees every flight.
+        Some(bootstrap) => {
+            let ddl = format!(
+                "{CREATE_STREAM} WITH (connector = 'kafka', topic = '{}', bootstrap_servers = '{}', \
+                 format = 'json', paused = true)",
+                args.topic.replace('\'', "''"),
+                bootstrap.replace('\'', "''")
+            );
+            ingest.batch_execute(&ddl).await?
+        }
+        None => ingest.batch_execute(CREATE_STREAM).await?,
+    }
     let reader = connect(addr, "tcq-demo-query").await?;
     let query = if args.join { CONNECTIONS_QUERY } else { QUERY };
     let mut results = Box::pin(reader.simple_query_raw(query).await?);
@@ -203,7 +232,10 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
     let start_rss_kib = reset_peak_rss_kib();
     let started = Instant::now();
     let reading = tokio::spawn(read_results(results, printer));
-    let ingested = replay.send(&ingest, &progress).await?;
+    let ingested = match &args.kafka {
+        Some(_) => from_kafka(&ingest, &progress).await?,
+        None => replay.send(&ingest, &progress).await?,
+    };
     let ingest_elapsed = started.elapsed();
     // Dropping the stream ends the query after the rows it has produced.
     ingest.batch_execute("DROP STREAM flights").await?;
@@ -235,6 +267,41 @@ pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
         }
     }
     Ok(())
+}
+
+/// Resume the stream's Kafka source and follow it in `tcq_sources` until it has caught up
+/// with the topic (no lag for a second); the messages it delivered.
+async fn from_kafka(client: &Client, progress: &ProgressBar) -> Result<u64, BoxError> {
+    client.batch_execute("ALTER STREAM flights RESUME").await?;
+    let started = Instant::now();
+    let mut caught_up: Option<Instant> = None;
+    loop {
+        let row = client
+            .query_one(
+                "SELECT messages, lag, state, last_error FROM tcq_sources WHERE stream = 'flights'",
+                &[],
+            )
+            .await?;
+        let (messages, lag): (i64, Option<i64>) = (row.get(0), row.get(1));
+        progress.set_length((messages + lag.unwrap_or(0)) as u64);
+        progress.set_position(messages as u64);
+        if lag == Some(0) && messages > 0 {
+            if caught_up.get_or_insert_with(Instant::now).elapsed() >= Duration::from_secs(1) {
+                return Ok(messages as u64);
+            }
+        } else {
+            caught_up = None;
+        }
+        if messages == 0 && started.elapsed() > Duration::from_secs(30) {
+            let (state, error): (String, Option<String>) = (row.get(2), row.get(3));
+            return Err(format!(
+                "no flights from Kafka after 30 s (source {state}: {})",
+                error.unwrap_or_default()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Bind the listener and spawn the server on it.
@@ -313,6 +380,7 @@ fn progress_bar(rows: u64) -> ProgressBar {
 }
 
 /// The data to replay, decompressed and cut into COPY statements.
+#[derive(Default)]
 struct Replay {
     /// One entry per COPY statement; each is a list of CopyData payloads.
     statements: Vec<Vec<Bytes>>,

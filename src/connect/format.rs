@@ -86,6 +86,36 @@ impl Decoder {
         arrival_us: i64,
         rows: &mut Vec<Row>,
     ) -> Result<(), String> {
+        let numbered = payload.iter().filter(|&&b| b == b'\n').count() > 1;
+        self.decode(payload, topic, arrival_us, rows, numbered.then_some(1))
+    }
+
+    /// [`Decoder::message`] of a body of lines (an HTTP request's) whose first line is
+    /// line `first_line`: an error always names its line.
+    pub fn lines(
+        &self,
+        payload: &[u8],
+        first_line: usize,
+        arrival_us: i64,
+        rows: &mut Vec<Row>,
+    ) -> Result<(), String> {
+        self.decode(payload, None, arrival_us, rows, Some(first_line))
+    }
+
+    /// Decode `payload` into `rows`, all or nothing; errors name the record's line when
+    /// `first_line` says where the payload's first line is.
+    fn decode(
+        &self,
+        payload: &[u8],
+        topic: Option<&str>,
+        arrival_us: i64,
+        rows: &mut Vec<Row>,
+        first_line: Option<usize>,
+    ) -> Result<(), String> {
+        let at_line = |e: String, line: usize, _: &[u8]| match first_line {
+            Some(f) => format!("line {}: {e}", line + f - 1),
+            None => e,
+        };
         let before = rows.len();
         let r = match self.spec.kind {
             super::spec::FormatKind::Csv => {
@@ -262,15 +292,6 @@ pub fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
     let mut b = decoder.builder();
     push_rows(&mut b, rows);
     b.finish()
-}
-
-/// `e` with the line of a message that has several.
-fn at_line(e: String, line: usize, payload: &[u8]) -> String {
-    if payload.iter().filter(|&&b| b == b'\n').count() > 1 {
-        format!("line {line}: {e}")
-    } else {
-        e
-    }
 }
 
 /// Microseconds since the epoch from a number of `unit`s (`None` when `text` is no

@@ -27,6 +27,25 @@ pub fn is_secret(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
+/// SQL text with the values of secret options (`sasl_password = '...'`, see
+/// [`is_secret`]) masked: what `pg_stat_activity` and the server log show of a statement.
+pub fn redact_sql(sql: &str) -> std::borrow::Cow<'_, str> {
+    static SECRET: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b([a-z_.]*(?:password|secret|token|credential)[a-z_.]*\s*=\s*)'(?:[^']|'')*'",
+        )
+        .expect("a valid pattern")
+    });
+    let lower = sql.to_ascii_lowercase();
+    if !["password", "secret", "token", "credential"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    SECRET.replace_all(sql, format!("${{1}}'{MASK}'"))
+}
+
 /// `options` as `name = 'value', ...`, secrets masked.
 pub fn display(options: &[(String, String)]) -> String {
     options
@@ -164,6 +183,15 @@ mod tests {
         v.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn secrets_in_sql_text_are_masked() {
+        assert_eq!(
+            redact_sql("CREATE STREAM s (a int) WITH (connector = 'kafka', sasl_password = 'it''s', topic = 't')"),
+            "CREATE STREAM s (a int) WITH (connector = 'kafka', sasl_password = '********', topic = 't')"
+        );
+        assert_eq!(redact_sql("SELECT 'password'"), "SELECT 'password'");
     }
 
     #[test]

@@ -62,7 +62,8 @@ impl Backend {
         let mut a = self.activity.lock();
         a.state = state;
         if let Some(q) = query {
-            a.query = q.to_string();
+            // A source's credentials in a CREATE STREAM are not shown to anyone.
+            a.query = crate::connect::options::redact_sql(q).into_owned();
             a.query_start_us = Some(crate::time::now_us());
         }
     }

@@ -73,6 +73,8 @@ pub struct StreamInfo {
     pub disk_bytes: Option<u64>,
     /// An archived stream's retention, microseconds (`None`: keeps everything).
     pub retention_us: Option<i64>,
+    /// The source feeding it, if it has one.
+    pub source: Option<SourceInfo>,
 }
 
 /// One stored table, now.
@@ -86,6 +88,15 @@ pub struct TableInfo {
     pub primary_key: Vec<String>,
     /// Rows it holds.
     pub rows: usize,
+}
+
+/// A stream's source, now: its connector and status (as `tcq_sources` shows them).
+#[derive(Clone, Debug)]
+pub struct SourceInfo {
+    /// `kafka`, `mqtt` or `file`.
+    pub connector: &'static str,
+    /// State and counters.
+    pub status: crate::connect::SourceStatus,
 }
 
 /// One registered continuous query, now.
@@ -142,6 +153,10 @@ impl Engine {
                     late_tuples,
                     disk_bytes: s.archive.as_ref().map(|a| a.disk_bytes()),
                     retention_us: *s.retention_us.lock(),
+                    source: s.source.lock().as_ref().map(|src| SourceInfo {
+                        connector: src.spec.connector.name(),
+                        status: src.status(),
+                    }),
                 }
             })
             .collect()

@@ -116,6 +116,15 @@ pub(super) async fn streams(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "rate_history": history,
                 "disk_bytes": s.disk_bytes,
                 "retention": s.retention_us.map(crate::wcg::explain::human_interval),
+                "source": s.source.map(|src| json!({
+                    "connector": src.connector,
+                    "state": src.status.state,
+                    "messages": src.status.messages,
+                    "tuples": src.status.tuples,
+                    "bad_messages": src.status.bad_messages,
+                    "last_error": src.status.last_error,
+                    "lag": src.status.lag,
+                })),
             })
         })
         .collect();

@@ -4,6 +4,10 @@
 //! Series (labels in braces):
 //! - `tcq_stream_tuples_total{stream}` (counter), `tcq_stream_ingest_rate{stream}` (gauge,
 //!   tuples per second over the last sampling second), `tcq_stream_late_tuples{stream}`;
+//! - per stream fed by a source, `{stream,connector}`: `tcq_source_messages_total`,
+//!   `tcq_source_bad_messages_total` (counters), `tcq_source_lag` (Kafka messages behind the
+//!   high watermarks, bytes of files; absent while unknown) and `tcq_source_running` (1
+//!   while consuming) (gauges);
 //! - `tcq_ingest_tuples_total`, `tcq_ingest_rate`: the same summed over the streams declared
 //!   now (gauges: a dropped stream takes its share with it);
 //! - per query, `tcq_query_rows_out_total`, `tcq_query_tuples_in_total`,
@@ -163,6 +167,51 @@ pub fn render(console: &Console) -> String {
         "gauge",
         "Late tuples counted by the queries reading the stream now.",
         &by_stream(&|s| s.late_tuples as f64),
+    );
+    let sources: Vec<_> = streams
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.source.as_ref()?)))
+        .collect();
+    let by_source = |f: &dyn Fn(&crate::connect::SourceStatus) -> Option<f64>| {
+        sources
+            .iter()
+            .filter_map(|(name, src)| {
+                let labels = format!(
+                    "{{stream=\"{}\",connector=\"{}\"}}",
+                    label(name),
+                    src.connector
+                );
+                Some((labels, f(&src.status)?))
+            })
+            .collect::<Vec<_>>()
+    };
+    family(
+        &mut out,
+        "tcq_source_messages_total",
+        "counter",
+        "Messages the stream's source accepted (Kafka records, MQTT publishes, file lines or rows).",
+        &by_source(&|s| Some(s.messages as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_bad_messages_total",
+        "counter",
+        "Messages the stream's source could not decode (skipped, or the one it stopped on).",
+        &by_source(&|s| Some(s.bad_messages as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_lag",
+        "gauge",
+        "What the source has left to read: Kafka messages behind the high watermarks, bytes of files.",
+        &by_source(&|s| s.lag.map(|l| l as f64)),
+    );
+    family(
+        &mut out,
+        "tcq_source_running",
+        "gauge",
+        "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
+        &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
     );
     let total = |v: f64| vec![(String::new(), v)];
     family(

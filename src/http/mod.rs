@@ -38,6 +38,7 @@
 //! ```
 
 mod api;
+mod ingest;
 pub mod live;
 pub mod metrics;
 
@@ -76,6 +77,8 @@ pub struct HttpOptions {
     pub sql_bytes_max: usize,
     /// Event streams open at once over the whole console (503 beyond). Default 32.
     pub streams_max: usize,
+    /// Bytes of one `POST /ingest/<stream>` body (413 beyond). Default 64 MiB.
+    pub ingest_bytes_max: usize,
     /// How long one statement of `POST /api/sql` or `/api/explain` may run (a FETCH waits
     /// for its rows, an INSERT for room in its stream's queue); beyond it the request ends
     /// with 57014. Default 30 s.
@@ -90,6 +93,7 @@ impl Default for HttpOptions {
             stream_rows_max: 1_000_000,
             sql_bytes_max: 256 << 10,
             streams_max: 32,
+            ingest_bytes_max: 64 << 20,
             statement_timeout: std::time::Duration::from_secs(30),
         }
     }
@@ -155,6 +159,13 @@ impl Console {
     /// with the right password, or [`DEFAULT_USER`] without a password file; `None` when
     /// the request must be refused.
     fn authorized(&self, value: Option<&HeaderValue>) -> Option<String> {
+        self.authenticated(value, true)
+    }
+
+    /// The user the `Authorization` header `value` authenticates, as
+    /// [`Console::authorized`], but any role that may log in when not `superuser_only`
+    /// (`/ingest`, where the stream's privileges decide).
+    fn authenticated(&self, value: Option<&HeaderValue>, superuser_only: bool) -> Option<String> {
         use base64::Engine as _;
         use sha2::Digest;
         if self.options.passwords.is_none() {
@@ -171,6 +182,8 @@ impl Console {
         let mut hasher = sha2::Sha256::new();
         hasher.update(&decoded);
         hasher.update(roles.generation().to_le_bytes());
+        // A pair good for /ingest only is never taken for a console one.
+        hasher.update([u8::from(superuser_only)]);
         let digest: [u8; 32] = hasher.finalize().into();
         if self.verified.lock().contains(&digest) {
             return Some(user.to_string());
@@ -180,7 +193,7 @@ impl Console {
         // is for superusers only.
         let valid = roles
             .get(user)
-            .filter(|r| r.login && r.superuser)
+            .filter(|r| r.login && (r.superuser || !superuser_only))
             .and_then(|r| r.password)
             .and_then(|p| Verifier::parse(&p))
             .is_some_and(|v| v.check_password(password));
@@ -258,6 +271,11 @@ async fn require_auth(
         request.extensions_mut().insert(User(user));
         return next.run(request).await;
     }
+    unauthorized()
+}
+
+/// 401 with a Basic challenge, so a browser asks for a user name and password.
+fn unauthorized() -> Response {
     (
         StatusCode::UNAUTHORIZED,
         [(
@@ -290,6 +308,13 @@ fn console_router(console: Arc<Console>) -> Router {
             console.clone(),
             require_auth,
         ))
+        // Authenticated by itself: any role may ingest where it has INSERT.
+        .route(
+            "/ingest/{stream}",
+            post(ingest::ingest).layer(axum::extract::DefaultBodyLimit::max(
+                console.options.ingest_bytes_max,
+            )),
+        )
         // Outermost: a cross-site request is refused before anything else.
         .layer(axum::middleware::from_fn_with_state(
             console.clone(),

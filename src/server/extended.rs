@@ -105,7 +105,7 @@ pub(crate) async fn on_parse(wire: &mut dyn Wire, slot: &ConnSlot, msg: Parse) -
             format!("prepared statement \"{name}\" already exists"),
         ));
     }
-    tracing::debug!(pid = conn.session.pid(), statement = %name, query = %msg.query, "parse");
+    tracing::debug!(pid = conn.session.pid(), statement = %name, query = %crate::connect::options::redact_sql(&msg.query), "parse");
     let prepared =
         super::guard::check_text(&msg.query).and_then(|()| conn.session.prepare(&msg.query));
     let mut stmts = match prepared {

@@ -42,7 +42,7 @@ pub(crate) fn is_empty_query(text: &str) -> bool {
 pub(crate) async fn on_query(wire: &mut dyn Wire, slot: &ConnSlot, text: &str) -> PgWireResult<()> {
     let mut guard = slot.conn.lock().await;
     let conn = &mut *guard;
-    tracing::debug!(pid = conn.session.pid(), query = %text, "query");
+    tracing::debug!(pid = conn.session.pid(), query = %crate::connect::options::redact_sql(text), "query");
     conn.report_activity(Some(text));
     let mut watch = conn.start_query().await;
     if is_empty_query(text) {

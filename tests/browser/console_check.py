@@ -60,7 +60,7 @@ def main(url, out):
         page.wait_for_selector('tr[data-stream="flights"] svg.sparkline polyline', timeout=15000)
         check(True, "streams: ingest-rate sparkline drawn")
         header = page.eval_on_selector_all("#streams thead th", "ts => ts.map(t => t.textContent)")
-        check(header[-2:] == ["On disk", "Retention"], f"streams: disk size and retention columns {header[-2:]}")
+        check(header[-3:] == ["On disk", "Retention", "Source"], f"streams: disk size, retention and source columns {header[-3:]}")
         table = page.wait_for_selector('#tables tr[data-table="airports"]', timeout=15000).inner_text()
         check("code text, hubs integer" in table and "2" in table, f"streams: tables listed {table!r}")
         page.screenshot(path=os.path.join(out, "streams.png"))

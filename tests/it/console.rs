@@ -215,7 +215,8 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             "late_tuples": 1,
             "queries": 1,
             "disk_bytes": null,
-            "retention": null
+            "retention": null,
+            "source": null
         })
     );
 

@@ -341,3 +341,52 @@ async fn with_options_errors_have_postgres_sqlstates() {
         .unwrap_err();
     assert_eq!(sqlstate(&e), "42501");
 }
+
+/// Backpressure, not loss: with the memory budget nearly spent (rows queued for a cursor
+/// nobody reads), the source stops reading (`throttled`); once the cursor is read it goes
+/// on, and every line arrives once.
+#[tokio::test]
+async fn a_spent_memory_budget_throttles_the_source_without_loss() {
+    let mut config = tcq::engine::Config::default();
+    config.limits.memory_limit_bytes = 4 << 20;
+    config.limits.output_queue_bytes = 256 << 20;
+    config.limits.output_stall_timeout = std::time::Duration::from_secs(600);
+    let port = common::start_server_with(config);
+    let c = connect(port).await;
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..200_000)
+        .map(|i| format!("{},{i},ORIGIN-{i:08}\n", 978_307_200 + i))
+        .collect();
+    write(dir.path(), "a.csv", &lines);
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM b ({COLUMNS}) WITH (connector = 'file', path = '{}', format = 'csv', \
+             timestamp_format = 'epoch_s', paused = true)",
+            dir.path().display()
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "BEGIN; DECLARE q CURSOR FOR SELECT delay FROM b; ALTER STREAM b RESUME",
+    )
+    .await;
+    let r = wait_source(&c, "b", 30, |r| r.state == "throttled").await;
+    assert!(r.messages < 200_000, "{r:?}");
+    let mut got: Vec<i64> = Vec::new();
+    while got.len() < 200_000 {
+        let rows = fetch(&c, "q", 50_000, 10).await;
+        assert!(
+            !rows.is_empty(),
+            "stuck at {} rows: {:?}",
+            got.len(),
+            source_row(&c, "b").await
+        );
+        got.extend(rows.iter().map(|r| r[0].parse::<i64>().unwrap()));
+    }
+    assert_eq!(got, (0..200_000).collect::<Vec<_>>());
+    let r = wait_source(&c, "b", 10, |r| r.state == "running").await;
+    assert_eq!((r.messages, r.bad_messages), (200_000, 0));
+    exec(&c, "COMMIT").await;
+}

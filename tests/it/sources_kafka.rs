@@ -235,3 +235,69 @@ async fn a_broker_killed_and_restarted_is_recovered_without_loss() {
     assert_eq!(r.messages, 200);
     exec(&c, "COMMIT").await;
 }
+
+/// `tcqd demo --kafka`: the demo's query fed from a topic instead of its data file; it
+/// ends once the source has caught up.
+#[tokio::test]
+async fn the_demo_reads_a_kafka_topic() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("demo", 2).await;
+    let flight = |i: i64| {
+        format!(
+            "{{\"ts\":\"2001-01-01 {:02}:{:02}:00\",\"delay\":{},\"distance\":100,\"origin\":\"A{}\",\"destination\":\"B\"}}",
+            i / 60,
+            i % 60,
+            i % 10,
+            i % 3
+        )
+    };
+    broker
+        .produce(
+            "demo",
+            0,
+            &(0..300)
+                .filter(|i| i % 2 == 0)
+                .map(flight)
+                .collect::<Vec<_>>(),
+        )
+        .await;
+    broker
+        .produce(
+            "demo",
+            1,
+            &(0..300)
+                .filter(|i| i % 2 == 1)
+                .map(flight)
+                .collect::<Vec<_>>(),
+        )
+        .await;
+    let bootstrap = broker.bootstrap();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tcqd"))
+            .args([
+                "demo",
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--kafka",
+                &bootstrap,
+                "--topic",
+                "demo",
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("tuples ingested        300\n"), "{stdout}");
+    // 300 flights over five hours: every one counted by the windows that closed.
+    assert!(stdout.contains("sum of count(*)"), "{stdout}");
+}

@@ -74,12 +74,22 @@ function sparkline(values, width, height) {
   return s;
 }
 
+// A stream's source: connector and state, messages, bad messages (the last error on hover)
+// and lag.
+function sourceCell(src) {
+  if (!src) return el("td", { class: "muted" }, "-");
+  const parts = [`${src.connector} ${src.state}`, `${fmt(src.messages)} messages`];
+  if (src.bad_messages) parts.push(`${fmt(src.bad_messages)} bad`);
+  if (src.lag !== null && src.lag !== undefined) parts.push(`lag ${fmt(src.lag)}`);
+  return el("td", { class: "source", title: src.last_error || "" }, parts.join(" · "));
+}
+
 function streamsPage() {
   const body = el("tbody"), tableBody = el("tbody");
   main.append(el("h2", {}, "Streams"),
     el("table", { id: "streams" },
       el("thead", {}, el("tr", {},
-        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries", "On disk", "Retention"]
+        ["Stream", "Schema", "Type", "Tuples", "Ingest rate /s", "Last minute", "Current time", "Late tuples", "Queries", "On disk", "Retention", "Source"]
           .map((h, i) => el("th", { class: i === 3 || i === 4 || (i >= 7 && i <= 9) ? "num" : "" }, h)))),
       body),
     el("h2", { class: "section" }, "Tables"),
@@ -102,8 +112,9 @@ function streamsPage() {
       el("td", { class: "num" }, fmt(s.late_tuples)),
       el("td", { class: "num" }, fmt(s.queries)),
       el("td", { class: "num disk" }, s.disk_bytes === null || s.disk_bytes === undefined ? "-" : bytes(s.disk_bytes)),
-      el("td", { class: "retention" }, s.type === "ARCHIVED" ? (s.retention || "keeps all") : "-"))));
-    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 11, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
+      el("td", { class: "retention" }, s.type === "ARCHIVED" ? (s.retention || "keeps all") : "-"),
+      sourceCell(s.source))));
+    if (!streams.length) body.append(el("tr", {}, el("td", { colspan: 12, class: "muted" }, "No streams yet: CREATE STREAM from psql or the SQL page.")));
     tableBody.replaceChildren(...tables.map((t) => el("tr", { "data-table": t.name },
       el("td", {}, el("b", {}, t.name)),
       el("td", { class: "mono" }, t.columns.map((c) => `${c.name} ${c.type}`).join(", ")),

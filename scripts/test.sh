@@ -177,8 +177,9 @@ main() {
     export TCQ_SKIP_LOG=${TCQ_SKIP_LOG:-$PWD/target/test-skips.log}
     : >"$TCQ_SKIP_LOG"
     local output=${TCQ_TEST_OUTPUT:-target/test-output.log} status
-    say "cargo test $*"
-    cargo test "$@" 2>&1 | tee "$output"
+    say "cargo test --no-fail-fast $*"
+    # --no-fail-fast: a failing test binary does not hide the results of the others.
+    cargo test --no-fail-fast "$@" 2>&1 | tee "$output"
     status=${PIPESTATUS[0]}
     summarize "$output"
     return "$status"

@@ -115,6 +115,17 @@ impl Staging {
     }
 }
 
+impl Drop for Staging {
+    /// An engine that ends (an embedded one, or a test's) removes its private directory
+    /// under `$TMPDIR`; one under a data directory stays, emptied at the next start.
+    fn drop(&mut self) {
+        if let (Some(_), Ok(dir)) = (&self._lock, &self.dir) {
+            let _ = std::fs::remove_dir_all(dir);
+            let _ = std::fs::remove_file(dir.with_extension("lock"));
+        }
+    }
+}
+
 /// Remove `path` (a directory and everything in it) when it exists.
 fn remove_if_present(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(path) {
@@ -173,6 +184,20 @@ mod tests {
             "the directory of a released lock is removed"
         );
         assert!(!gone.with_extension("lock").exists());
+    }
+
+    #[test]
+    fn a_dropped_engine_removes_its_directory() {
+        let parent = tempfile::tempdir().unwrap();
+        // SAFETY: as above.
+        let uid = unsafe { libc::geteuid() };
+        let (dir, lock) = Staging::private_in(parent.path(), uid).unwrap();
+        std::fs::write(dir.join("stage"), b"rows").unwrap();
+        drop(Staging {
+            dir: Ok(dir.clone()),
+            _lock: Some(lock),
+        });
+        assert!(!dir.exists() && !dir.with_extension("lock").exists());
     }
 
     #[test]

@@ -53,7 +53,7 @@ fn the_test_script_passes_arguments_through_and_sums_up_the_skips() {
         "cargo's status is kept\n{stdout}"
     );
     assert!(
-        stdout.contains("args: test --test it archive::"),
+        stdout.contains("args: test --no-fail-fast --test it archive::"),
         "{stdout}"
     );
     let tail: Vec<&str> = stdout.lines().rev().take(4).collect();

@@ -525,7 +525,8 @@ impl Walk {
                     return;
                 }
                 let (schema, rel) = match parts.as_slice() {
-                    [s, r] => (s.as_str(), r.as_str()),
+                    // database.schema.name: the database is checked when the name binds.
+                    [_, s, r] | [s, r] => (s.as_str(), r.as_str()),
                     [r] => ("", r.as_str()),
                     _ => return,
                 };

@@ -30,6 +30,7 @@ mod ddl;
 mod dml;
 mod expr;
 mod from;
+mod route;
 mod scope;
 mod select;
 #[cfg(test)]

@@ -135,9 +135,10 @@ impl Binder<'_> {
         })
     }
 
-    /// Bind a SELECT: finite relational queries (catalogs, joins, subqueries, CTEs, set
-    /// operations) go to [`crate::sql::relational`]; the rest is bound here, and a finite query
-    /// this binder refuses is tried there before its error is returned.
+    /// Bind a SELECT: continuous queries and the finite ones whose every construct this
+    /// binder has are bound here; finite relational queries (catalogs, joins, subqueries,
+    /// CTEs, set operations, and expressions only the relational plan has) go to
+    /// [`crate::sql::relational`]. The route is decided before binding (`route.rs`).
     pub(super) fn query(&mut self, q: &ast::Query, text: &str) -> Result<Query> {
         let Some(provider) = self.schema.relations() else {
             return self.query_simple(q, text);
@@ -166,24 +167,12 @@ impl Binder<'_> {
             crate::sql::relational::Route::Relational => self.relational(q, text, provider),
             crate::sql::relational::Route::Continuous => self.query_simple(q, text),
             crate::sql::relational::Route::Finite => {
-                let saved = self.params.clone();
-                match self.query_simple(q, text) {
-                    Ok(plan) => Ok(plan),
-                    // Only what this binder lacks is retried there (subqueries, catalog
-                    // functions); a bad literal or a type error stays an error.
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            Error::FeatureNotSupported(_)
-                                | Error::UndefinedFunction(_)
-                                | Error::UndefinedTable(_)
-                                | Error::UndefinedObject(_)
-                        ) =>
-                    {
-                        self.params = saved;
-                        self.relational(q, text, provider).map_err(|_| e)
-                    }
-                    Err(e) => Err(e),
+                // Decided by what the statement is (see route.rs), never by which binder
+                // fails first: one binder binds it, and its error is the answer.
+                if route::expressible(q) {
+                    self.query_simple(q, text)
+                } else {
+                    self.relational(q, text, provider)
                 }
             }
         }

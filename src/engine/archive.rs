@@ -1157,17 +1157,22 @@ impl StreamArchive {
                 Ok(range) => range,
             };
             match range {
-                Some((rows, _, hi)) if hi < before_us => match std::fs::remove_file(&path) {
-                    Ok(()) => {
-                        self.retired_tuples.fetch_add(rows, Ordering::Relaxed);
-                        tracing::info!(
+                Some((rows, _, hi)) if hi < before_us => {
+                    // Counted before the file goes, so that whoever sees the file gone also
+                    // sees its tuples no longer counted.
+                    self.retired_tuples.fetch_add(rows, Ordering::Relaxed);
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => tracing::info!(
                             "retention: removed {} ({rows} tuples, the latest at {})",
                             path.display(),
                             crate::time::format_timestamp(hi)
-                        )
+                        ),
+                        Err(e) => {
+                            self.retired_tuples.fetch_sub(rows, Ordering::Relaxed);
+                            tracing::warn!("retention: cannot remove {}: {e}", path.display())
+                        }
                     }
-                    Err(e) => tracing::warn!("retention: cannot remove {}: {e}", path.display()),
-                },
+                }
                 _ => {}
             }
         }

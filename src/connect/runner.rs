@@ -268,12 +268,16 @@ impl Ctx {
     /// A bad message at `at` (`partition 1 offset 17`, `file a.csv line 3`): counted and
     /// kept as the last error. Errors: [`Halt::Failed`] with `on_error = 'stop'`.
     pub fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
+        if std::mem::take(&mut self.skip_next_bad) {
+            // The message the source stopped on, read again after RESUME: counted then.
+            return Ok(());
+        }
         let text = format!("{at}: {why}");
         self.source.update(|s| {
             s.bad_messages += 1;
             s.last_error = Some(text);
         });
-        if self.source.spec.on_error == OnError::Stop && !std::mem::take(&mut self.skip_next_bad) {
+        if self.source.spec.on_error == OnError::Stop {
             tracing::warn!(
                 "source of stream {} stopped at a bad message ({at}); ALTER STREAM ... RESUME skips it",
                 self.stream.name

@@ -151,6 +151,9 @@ impl Ctx {
     /// Wait while paused or while the memory budget is nearly spent. Errors:
     /// [`Halt::Stopped`] when the source is to end.
     pub async fn gate(&mut self) -> Result<(), Halt> {
+        // Connectors pass here at least once a second, idle or not: a position not saved
+        // yet is saved once it is a second old.
+        self.save_position(false);
         loop {
             if self.stopping() {
                 return Err(Halt::Stopped);

@@ -429,3 +429,43 @@ async fn on_error_stop_waits_for_resume_and_resume_skips_the_bad_line() {
     assert_eq!((r.messages, r.bad_messages), (2, 1));
     exec(&c, "COMMIT").await;
 }
+
+/// An unarchived stream's source keeps its position beside the catalog (at most a second
+/// old): after a SIGKILL and restart it goes on after what it had read, not from the start.
+#[tokio::test]
+async fn an_unarchived_streams_source_resumes_from_its_saved_position() {
+    let data = common::data_dir();
+    let input = tempfile::tempdir().unwrap();
+    let lines = |from: i64, to: i64| {
+        (from..to)
+            .map(|i| format!("{},{i},X\n", 978_307_200 + i))
+            .collect::<String>()
+    };
+    write(input.path(), "1.csv", &lines(0, 1000));
+    let args = ["--data-dir", data.path().to_str().unwrap()];
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM u ({COLUMNS}) WITH (connector = 'file', path = '{}', format = 'csv', \
+             timestamp_format = 'epoch_s')",
+            input.path().display()
+        ),
+    )
+    .await;
+    wait_source(&c, "u", 20, |r| r.messages == 1000).await;
+    // The position is saved at most once a second.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    wait_source(&c, "u", 20, |r| r.messages == 1000).await;
+    drop(c);
+    drop(server);
+    write(input.path(), "2.csv", &lines(1000, 1500));
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    let r = wait_source(&c, "u", 20, |r| r.lag == Some(0) && r.messages > 0).await;
+    assert_eq!(
+        r.messages, 500,
+        "only what came after the saved position: {r:?}"
+    );
+}

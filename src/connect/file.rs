@@ -185,15 +185,27 @@ async fn text_step(
     let lines = buf[..consumed].iter().filter(|&&b| b == b'\n').count() as u64;
     let mut builder = ctx.decoder.builder();
     let mut messages = 0;
-    for (_, line, r) in records {
+    let mut before = 0;
+    for (end, line, r) in records {
         match r {
             Ok((mut row, t)) => {
                 builder.push_row(&mut row, t);
                 messages += 1;
             }
             Err(e) if e.is_empty() => {} // the header
-            Err(e) => ctx.bad(&format!("file {} line {line}", at.file), &e)?,
+            Err(e) => {
+                if let Err(halt) = ctx.bad(&format!("file {} line {line}", at.file), &e) {
+                    // Stopped at this line: what came before it is delivered, and the
+                    // source resumes at the line itself.
+                    at.offset += before as u64;
+                    at.line = line - 1;
+                    ctx.deliver(builder.finish(), messages, Some(at.json()))
+                        .await?;
+                    return Err(halt);
+                }
+            }
         }
+        before = end;
     }
     at.offset += consumed as u64;
     at.line += lines + u64::from(at_end && consumed == buf.len() && !buf.ends_with(b"\n"));

@@ -151,6 +151,9 @@ impl Ctx {
     /// Wait while paused or while the memory budget is nearly spent. Errors:
     /// [`Halt::Stopped`] when the source is to end.
     pub async fn gate(&mut self) -> Result<(), Halt> {
+        // Connectors pass here at least once a second, idle or not: a position not saved
+        // yet is saved once it is a second old.
+        self.save_position(false);
         loop {
             if self.stopping() {
                 return Err(Halt::Stopped);
@@ -268,12 +271,16 @@ impl Ctx {
     /// A bad message at `at` (`partition 1 offset 17`, `file a.csv line 3`): counted and
     /// kept as the last error. Errors: [`Halt::Failed`] with `on_error = 'stop'`.
     pub fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
+        if std::mem::take(&mut self.skip_next_bad) {
+            // The message the source stopped on, read again after RESUME: counted then.
+            return Ok(());
+        }
         let text = format!("{at}: {why}");
         self.source.update(|s| {
             s.bad_messages += 1;
             s.last_error = Some(text);
         });
-        if self.source.spec.on_error == OnError::Stop && !std::mem::take(&mut self.skip_next_bad) {
+        if self.source.spec.on_error == OnError::Stop {
             tracing::warn!(
                 "source of stream {} stopped at a bad message ({at}); ALTER STREAM ... RESUME skips it",
                 self.stream.name

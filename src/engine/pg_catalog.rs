@@ -752,6 +752,7 @@ impl Ctx<'_> {
             "tcq_plans",
             "tcq_memory",
             "pg_stat_ssl",
+            "tcq_sources",
         ]
         .iter()
         .enumerate()

@@ -390,3 +390,82 @@ async fn a_spent_memory_budget_throttles_the_source_without_loss() {
     assert_eq!((r.messages, r.bad_messages), (200_000, 0));
     exec(&c, "COMMIT").await;
 }
+
+/// `on_error = 'stop'`: the source stops at a bad line (state `failed`, the line kept);
+/// RESUME goes on past it.
+#[tokio::test]
+async fn on_error_stop_waits_for_resume_and_resume_skips_the_bad_line() {
+    let c = connect(common::start_server()).await;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.csv",
+        "2001-01-01 00:00:01,1,A\n2001-01-01 00:00:02,two,B\n2001-01-01 00:00:03,3,C\n",
+    );
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM s ({COLUMNS}) WITH (connector = 'file', path = '{}', format = 'csv', \
+             on_error = 'stop', paused = true)",
+            dir.path().display()
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "BEGIN; DECLARE q CURSOR FOR SELECT delay FROM s; ALTER STREAM s RESUME",
+    )
+    .await;
+    let r = wait_source(&c, "s", 20, |r| r.state == "failed").await;
+    assert_eq!((r.messages, r.bad_messages), (1, 1));
+    assert_eq!(
+        r.last_error.as_deref(),
+        Some("file a.csv line 2: column \"delay\": invalid input syntax for type integer: \"two\"")
+    );
+    assert_eq!(fetch(&c, "q", 5, 1).await, common::table(&[&["1"]]));
+    exec(&c, "ALTER STREAM s RESUME").await;
+    assert_eq!(fetch(&c, "q", 1, 10).await, common::table(&[&["3"]]));
+    let r = wait_source(&c, "s", 20, |r| r.state == "running").await;
+    assert_eq!((r.messages, r.bad_messages), (2, 1));
+    exec(&c, "COMMIT").await;
+}
+
+/// An unarchived stream's source keeps its position beside the catalog (at most a second
+/// old): after a SIGKILL and restart it goes on after what it had read, not from the start.
+#[tokio::test]
+async fn an_unarchived_streams_source_resumes_from_its_saved_position() {
+    let data = common::data_dir();
+    let input = tempfile::tempdir().unwrap();
+    let lines = |from: i64, to: i64| {
+        (from..to)
+            .map(|i| format!("{},{i},X\n", 978_307_200 + i))
+            .collect::<String>()
+    };
+    write(input.path(), "1.csv", &lines(0, 1000));
+    let args = ["--data-dir", data.path().to_str().unwrap()];
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM u ({COLUMNS}) WITH (connector = 'file', path = '{}', format = 'csv', \
+             timestamp_format = 'epoch_s')",
+            input.path().display()
+        ),
+    )
+    .await;
+    wait_source(&c, "u", 20, |r| r.messages == 1000).await;
+    // The position is saved at most once a second.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    wait_source(&c, "u", 20, |r| r.messages == 1000).await;
+    drop(c);
+    drop(server);
+    write(input.path(), "2.csv", &lines(1000, 1500));
+    let server = common::tcqd::Tcqd::start(args);
+    let c = connect(server.port).await;
+    let r = wait_source(&c, "u", 20, |r| r.lag == Some(0) && r.messages > 0).await;
+    assert_eq!(
+        r.messages, 500,
+        "only what came after the saved position: {r:?}"
+    );
+}

@@ -215,6 +215,9 @@ pub enum Error {
     /// number).
     #[error("{0}")]
     InvalidArgumentForPowerFunction(String),
+    /// 2201E: the logarithm of zero or of a negative number.
+    #[error("{0}")]
+    InvalidArgumentForLogarithm(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

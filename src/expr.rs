@@ -899,6 +899,19 @@ pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
     Ok(out)
 }
 
+/// A draw in [0, 1) for `random()`: the hash of a per-process counter under a key drawn
+/// once at random, so calls differ without a random-number crate.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+    use std::sync::OnceLock;
+    static KEY: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = KEY.get_or_init(Default::default).build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, AtomicOrdering::Relaxed));
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// SQL LIKE with `%`, `_` and backslash escapes, on characters.
 fn like(s: &str, p: &str) -> Result<bool> {
     let s: Vec<char> = s.chars().collect();
@@ -982,9 +995,14 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::BackendPid => {
             return Ok(Value::Int4(ctx.session.map(|s| s.pid()).unwrap_or(0)))
         }
+        ScalarFunc::Random => return Ok(Value::Float8(random_unit())),
+        ScalarFunc::ClockTimestamp => return Ok(Value::TimestampTz(time::now_us())),
         _ => {}
     }
     let vals: Vec<Value> = args.iter().map(|a| eval(a, ctx)).collect::<Result<_>>()?;
+    if let Some(v) = crate::expr_funcs::strict(func, &vals) {
+        return v;
+    }
     match func {
         ScalarFunc::Greatest | ScalarFunc::Least => {
             let mut best: Option<Value> = None;

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod expr;
+mod expr_funcs;
 pub mod http;
 pub mod password;
 pub mod server;

@@ -143,6 +143,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::ObjectInUse(_) => "55006",
         Error::WrongObjectType(_) => "42809",
         Error::InvalidArgumentForPowerFunction(_) => "2201F",
+        Error::InvalidArgumentForLogarithm(_) => "2201E",
         Error::Internal(_) => "XX000",
     }
 }

@@ -1133,6 +1133,40 @@ pub enum ScalarFunc {
     /// `timezone(zone, ts)`, `ts AT TIME ZONE zone`: a timestamptz as the wall time in
     /// `zone` (a timestamp), or a timestamp read as wall time in `zone` (a timestamptz).
     Timezone,
+    /// `trunc(x [, n])`: toward zero (to n digits for numeric).
+    Trunc,
+    /// `sign(x)`: -1, 0 or 1 of the argument's type.
+    Sign,
+    /// `power(a, b)`, `pow`, `a ^ b`: double precision, or numeric for numeric operands.
+    Power,
+    /// `exp(x)`.
+    Exp,
+    /// `ln(x)`: natural logarithm; 2201E for zero or a negative number.
+    Ln,
+    /// `log(x)`: base-10 logarithm; 2201E for zero or a negative number.
+    Log10,
+    /// `random()`: a double precision in [0, 1), drawn per call.
+    Random,
+    /// `clock_timestamp()`: the wall clock when the call is evaluated, timestamptz.
+    ClockTimestamp,
+    /// `lpad(s, n [, fill])`: s filled on the left (or cut) to n characters.
+    Lpad,
+    /// `rpad(s, n [, fill])`: s filled on the right (or cut) to n characters.
+    Rpad,
+    /// `reverse(s)`.
+    Reverse,
+    /// `repeat(s, n)`.
+    Repeat,
+    /// `strpos(s, sub)`, `position(sub IN s)`: the 1-based character position, 0 if absent.
+    Strpos,
+    /// `initcap(s)`: each word's first letter upper case, the rest lower case.
+    Initcap,
+    /// `ascii(s)`: the code point of the first character (0 for empty text).
+    Ascii,
+    /// `chr(n)`: the character of code point n.
+    Chr,
+    /// `to_hex(n)`: an integer in hexadecimal (two's complement for negatives).
+    ToHex,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

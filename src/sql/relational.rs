@@ -2277,6 +2277,13 @@ impl RelBinder<'_> {
             B::Modulo => BinaryOp::Mod,
             // Integer bit operators (pgjdbc's getIndexInfo reads `indoption[i] & 1`):
             // evaluated by the relational evaluator as `bigint`.
+            B::PGExp => {
+                let args = vec![l, r];
+                let ops = self.operands(&args);
+                let (expr, ty) =
+                    super::bind::type_scalar(crate::sql::ScalarFunc::Power, ops, &mut self.params)?;
+                return Ok(self.typed_template(expr, ty, args));
+            }
             B::BitwiseAnd => return Ok(RExpr::Func("int_bitand".into(), vec![l, r])),
             B::BitwiseOr => return Ok(RExpr::Func("int_bitor".into(), vec![l, r])),
             other => return Err(unsupported(format!("operator {other} is not supported"))),
@@ -2431,6 +2438,14 @@ impl RelBinder<'_> {
             .iter()
             .map(|a| self.expr(a))
             .collect::<Result<_>>()?;
+        if let ("mod", [_, _]) = (name.as_str(), args.as_slice()) {
+            // mod(a, b) is the % operator, with its types.
+            let mut ops = self.operands(&args).into_iter();
+            let (a, b) = (ops.next().expect("two"), ops.next().expect("two"));
+            let (expr, ty) =
+                super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
+            return Ok(self.typed_template(expr, ty, args));
+        }
         let scalar = super::functions::scalar(&name)
             .map(|d| d.func)
             .filter(|f| *f != ScalarFunc::Coalesce);

@@ -327,6 +327,17 @@ impl Binder<'_> {
                 "{name}() must be called alone, without FROM: SELECT {name}(...)"
             )));
         }
+        if name == "mod" {
+            // mod(a, b) is the % operator, with its types.
+            let [a, b] = &args.exprs[..] else {
+                return Err(Error::UndefinedFunction(format!(
+                    "function mod with {} arguments does not exist",
+                    args.exprs.len()
+                )));
+            };
+            let (a, b) = (self.expr(a, scope)?, self.expr(b, scope)?);
+            return self.binary(BinaryOp::Mod, a, b);
+        }
         let func = match functions::scalar(&name) {
             Some(def) => def.func,
             None => {
@@ -447,8 +458,17 @@ impl Binder<'_> {
                 }
                 (vec![self.coerce(a, t, "abs")?], t)
             }
-            ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil | ScalarFunc::Sqrt => {
-                if n == 0 || n > 2 || (n == 2 && func != ScalarFunc::Round) {
+            ScalarFunc::Round
+            | ScalarFunc::Floor
+            | ScalarFunc::Ceil
+            | ScalarFunc::Sqrt
+            | ScalarFunc::Trunc
+            | ScalarFunc::Sign
+            | ScalarFunc::Exp
+            | ScalarFunc::Ln
+            | ScalarFunc::Log10 => {
+                let scaled = matches!(func, ScalarFunc::Round | ScalarFunc::Trunc);
+                if n == 0 || n > 2 || (n == 2 && !scaled) {
                     return Err(arity_err(&args));
                 }
                 let t0 = args[0].ty.unwrap_or(T::Float8);
@@ -608,6 +628,83 @@ impl Binder<'_> {
                     return Err(arity_err(&args));
                 }
                 (vec![], T::Int4)
+            }
+            ScalarFunc::Power => {
+                if n != 2 || args.iter().any(|a| a.ty.is_some_and(|t| !t.is_numeric())) {
+                    return Err(arity_err(&args));
+                }
+                // power(numeric, numeric) when an operand is numeric and none a float;
+                // double precision (the preferred numeric type) otherwise.
+                let numeric = args.iter().any(|a| a.ty == Some(T::Numeric))
+                    && !args
+                        .iter()
+                        .any(|a| matches!(a.ty, Some(T::Float4 | T::Float8)));
+                let t = if numeric { T::Numeric } else { T::Float8 };
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, t, &name))
+                    .collect::<Result<_>>()?;
+                (v, t)
+            }
+            ScalarFunc::Random | ScalarFunc::ClockTimestamp => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                let t = if func == ScalarFunc::Random {
+                    T::Float8
+                } else {
+                    T::TimestampTz
+                };
+                (vec![], t)
+            }
+            ScalarFunc::Lpad | ScalarFunc::Rpad => {
+                if !(2..=3).contains(&n) {
+                    return Err(arity_err(&args));
+                }
+                let mut it = args.into_iter();
+                let mut v = vec![self.text_arg(it.next().expect("2 args"), &name)?];
+                v.push(self.int_arg(it.next().expect("2 args"), &name)?);
+                if let Some(fill) = it.next() {
+                    v.push(self.text_arg(fill, &name)?);
+                }
+                (v, T::Text)
+            }
+            ScalarFunc::Reverse | ScalarFunc::Initcap | ScalarFunc::Ascii => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = if func == ScalarFunc::Ascii {
+                    T::Int4
+                } else {
+                    T::Text
+                };
+                (vec![self.text_arg(a, &name)?], t)
+            }
+            ScalarFunc::Repeat => {
+                let [s, k] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (
+                    vec![self.text_arg(s, &name)?, self.int_arg(k, &name)?],
+                    T::Text,
+                )
+            }
+            ScalarFunc::Strpos => {
+                let [s, sub] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (
+                    vec![self.text_arg(s, &name)?, self.text_arg(sub, &name)?],
+                    T::Int4,
+                )
+            }
+            ScalarFunc::Chr => {
+                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (vec![self.int_arg(k, &name)?], T::Text)
+            }
+            ScalarFunc::ToHex => {
+                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = match k.ty {
+                    Some(T::Int8) => T::Int8,
+                    Some(t) if t.is_integer() => T::Int4,
+                    None => T::Int4,
+                    Some(_) => return Err(arity_err(&[k])),
+                };
+                (vec![self.coerce(k, t, &name)?], T::Text)
             }
             ScalarFunc::CurrentSetting => {
                 if n == 0 || n > 2 {

@@ -357,6 +357,11 @@ impl Binder<'_> {
                     ast::BinaryOperator::And => BinaryOp::And,
                     ast::BinaryOperator::Or => BinaryOp::Or,
                     ast::BinaryOperator::StringConcat => BinaryOp::Concat,
+                    ast::BinaryOperator::PGExp => {
+                        let l = self.expr(left, scope)?;
+                        let r = self.expr(right, scope)?;
+                        return self.scalar(ScalarFunc::Power, vec![l, r]);
+                    }
                     other => {
                         return Err(Error::UndefinedFunction(format!(
                             "operator is not supported: {other}"
@@ -917,7 +922,12 @@ impl Binder<'_> {
         let (lt, rt) = (lt.expect("typed"), rt.expect("typed"));
         let l = self.coerce(l, lt, sym)?;
         let r = self.coerce(r, rt, sym)?;
+        let float = |t: DataType| matches!(t, T::Float4 | T::Float8);
         let result = match (lt, rt, op) {
+            // PostgreSQL has no % for floats (mod() neither).
+            (a, b, BinaryOp::Mod) if float(a) || float(b) => {
+                return Err(no_operator(Some(lt), sym, Some(rt)))
+            }
             (a, b, _) if a.is_numeric() && b.is_numeric() => promote_numeric(a, b),
             (a, T::Interval, BinaryOp::Add | BinaryOp::Sub) if a.is_timestamp() => a,
             (T::Interval, b, BinaryOp::Add) if b.is_timestamp() => b,

@@ -175,6 +175,7 @@ fn binary_op_ok(op: &ast::BinaryOperator) -> bool {
             | B::And
             | B::Or
             | B::StringConcat
+            | B::PGExp
     )
 }
 
@@ -200,7 +201,10 @@ fn function_ok(f: &ast::Function) -> bool {
             functions::aggregate(&name).map(|a| a.kernel),
             Some(functions::AggKernel::Partial(_))
         )
-        || matches!(name.as_str(), "wtime" | "wstart" | "wrange" | "wslide");
+        || matches!(
+            name.as_str(),
+            "wtime" | "wstart" | "wrange" | "wslide" | "mod"
+        );
     if !known {
         return false;
     }

@@ -86,6 +86,23 @@ pub static SCALARS: &[ScalarDef] = &[
     row("current_setting", &[], F::CurrentSetting, 2077),
     row("pg_backend_pid", &[], F::BackendPid, 2026),
     row("timezone", &[], F::Timezone, 1026),
+    row("trunc", &[], F::Trunc, 753),
+    row("sign", &[], F::Sign, 1706),
+    row("power", &["pow"], F::Power, 1368),
+    row("exp", &[], F::Exp, 1347),
+    row("ln", &[], F::Ln, 1341),
+    row("log", &["log10"], F::Log10, 1340),
+    row("random", &[], F::Random, 1598),
+    row("clock_timestamp", &[], F::ClockTimestamp, 2649),
+    row("lpad", &[], F::Lpad, 873),
+    row("rpad", &[], F::Rpad, 874),
+    row("reverse", &[], F::Reverse, 3062),
+    row("repeat", &[], F::Repeat, 1622),
+    row("strpos", &[], F::Strpos, 868),
+    row("initcap", &[], F::Initcap, 872),
+    row("ascii", &[], F::Ascii, 1620),
+    row("chr", &[], F::Chr, 1621),
+    row("to_hex", &[], F::ToHex, 2089),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

@@ -1,0 +1,357 @@
+//! Scalar functions of [`crate::expr`] that are strict (a NULL argument gives NULL) and
+//! read their argument values only: `trunc`, `sign`, `power`, `exp`, `ln`, `log`, `lpad`,
+//! `rpad`, `reverse`, `repeat`, `strpos`, `initcap`, `ascii`, `chr`, `to_hex`, with
+//! PostgreSQL 15's results and errors. The binder has typed and coerced the arguments
+//! (`crate::sql::functions` has their rows), so each sees the types it expects.
+
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
+
+use crate::error::{Error, Result};
+use crate::sql::ScalarFunc;
+use crate::types::Value;
+
+/// Longest text `repeat` and `lpad`/`rpad` build, in bytes (PostgreSQL's 1 GB limit for a
+/// value, kept well below so one call cannot take the server's memory).
+const TEXT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// `func` over `vals` when it is one of this module's functions, else `None`.
+pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
+    use ScalarFunc as F;
+    if !matches!(
+        func,
+        F::Trunc
+            | F::Sign
+            | F::Power
+            | F::Exp
+            | F::Ln
+            | F::Log10
+            | F::Lpad
+            | F::Rpad
+            | F::Reverse
+            | F::Repeat
+            | F::Strpos
+            | F::Initcap
+            | F::Ascii
+            | F::Chr
+            | F::ToHex
+    ) {
+        return None;
+    }
+    if vals.iter().any(Value::is_null) {
+        return Some(Ok(Value::Null));
+    }
+    Some(match func {
+        F::Trunc => trunc(vals),
+        F::Sign => sign(&vals[0]),
+        F::Power => power(&vals[0], &vals[1]),
+        F::Exp | F::Ln | F::Log10 => logarithmic(func, &vals[0]),
+        _ => text_function(func, vals),
+    })
+}
+
+fn bad(what: &str, v: &Value) -> Error {
+    Error::Internal(format!("{what} of a {v:?}: the binder types its arguments"))
+}
+
+fn float(v: &Value) -> Result<f64> {
+    v.as_f64().ok_or_else(|| bad("a number function", v))
+}
+
+fn int(v: &Value) -> Result<i64> {
+    v.as_i64().ok_or_else(|| bad("an integer argument", v))
+}
+
+fn text(v: &Value) -> Result<&str> {
+    v.as_str().ok_or_else(|| bad("a text function", v))
+}
+
+fn overflow() -> Error {
+    Error::NumericValueOutOfRange("value out of range: overflow".into())
+}
+
+fn trunc(vals: &[Value]) -> Result<Value> {
+    match &vals[0] {
+        Value::Numeric(d) => {
+            let places = vals.get(1).map(int).transpose()?.unwrap_or(0);
+            let places = places.clamp(0, 28) as u32;
+            let mut r = d.round_dp_with_strategy(places, RoundingStrategy::ToZero);
+            r.rescale(places);
+            Ok(Value::Numeric(r))
+        }
+        v => Ok(Value::Float8(float(v)?.trunc())),
+    }
+}
+
+fn sign(v: &Value) -> Result<Value> {
+    Ok(match v {
+        Value::Numeric(d) => Value::Numeric(if d.is_zero() {
+            Decimal::ZERO
+        } else if d.is_sign_negative() {
+            Decimal::NEGATIVE_ONE
+        } else {
+            Decimal::ONE
+        }),
+        v => {
+            let f = float(v)?;
+            Value::Float8(if f > 0.0 {
+                1.0
+            } else if f < 0.0 {
+                -1.0
+            } else {
+                0.0
+            })
+        }
+    })
+}
+
+/// PostgreSQL's errors for a power that has no real value.
+fn power_domain(base: f64, exponent: f64) -> Result<()> {
+    if base == 0.0 && exponent < 0.0 {
+        return Err(Error::InvalidArgumentForPowerFunction(
+            "zero raised to a negative power is undefined".into(),
+        ));
+    }
+    if base < 0.0 && exponent.fract() != 0.0 {
+        return Err(Error::InvalidArgumentForPowerFunction(
+            "a negative number raised to a non-integer power yields a complex result".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn power(a: &Value, b: &Value) -> Result<Value> {
+    let (x, y) = (float(a)?, float(b)?);
+    power_domain(x, y)?;
+    if let (Value::Numeric(d), Value::Numeric(e)) = (a, b) {
+        // An integral exponent is exact; PostgreSQL shows at least 16 digits after the
+        // point for a numeric power.
+        let exact = if e.fract().is_zero() {
+            e.to_i64().and_then(|k| d.checked_powi(k))
+        } else {
+            d.checked_powd(*e)
+        };
+        let mut r = exact.ok_or_else(overflow)?.normalize();
+        if r.scale() < 16 {
+            r.rescale(16);
+        }
+        return Ok(Value::Numeric(r));
+    }
+    let r = x.powf(y);
+    if r.is_infinite() {
+        return Err(overflow());
+    }
+    Ok(Value::Float8(r))
+}
+
+fn logarithmic(func: ScalarFunc, v: &Value) -> Result<Value> {
+    let x = float(v)?;
+    if func != ScalarFunc::Exp && x <= 0.0 {
+        return Err(Error::InvalidArgumentForLogarithm(if x == 0.0 {
+            "cannot take logarithm of zero".into()
+        } else {
+            "cannot take logarithm of a negative number".into()
+        }));
+    }
+    let r = match func {
+        ScalarFunc::Exp => x.exp(),
+        ScalarFunc::Ln => x.ln(),
+        _ => x.log10(),
+    };
+    if r.is_infinite() {
+        return Err(overflow());
+    }
+    Ok(match v {
+        Value::Numeric(_) => Value::Numeric(
+            Decimal::from_f64(r)
+                .ok_or_else(overflow)?
+                .round_dp(16)
+                .normalize(),
+        ),
+        _ => Value::Float8(r),
+    })
+}
+
+fn text_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+    use ScalarFunc as F;
+    let out: String = match func {
+        F::Lpad | F::Rpad => {
+            let fill = vals.get(2).map(text).transpose()?.unwrap_or(" ");
+            pad(text(&vals[0])?, int(&vals[1])?, fill, func == F::Lpad)?
+        }
+        F::Reverse => text(&vals[0])?.chars().rev().collect(),
+        F::Repeat => {
+            let s = text(&vals[0])?;
+            let n = int(&vals[1])?.max(0) as usize;
+            if s.len().saturating_mul(n) > TEXT_BYTES_MAX {
+                return Err(too_long());
+            }
+            s.repeat(n)
+        }
+        F::Strpos => return Ok(Value::Int4(strpos(text(&vals[0])?, text(&vals[1])?))),
+        F::Initcap => initcap(text(&vals[0])?),
+        F::Ascii => {
+            let c = text(&vals[0])?.chars().next().map_or(0, |c| c as i32);
+            return Ok(Value::Int4(c));
+        }
+        F::Chr => chr(int(&vals[0])?)?.to_string(),
+        F::ToHex => match &vals[0] {
+            Value::Int8(n) => format!("{:x}", *n as u64),
+            v => format!("{:x}", int(v)? as i32 as u32),
+        },
+        _ => return Err(bad("a text function", &vals[0])),
+    };
+    Ok(Value::Text(out.into()))
+}
+
+fn too_long() -> Error {
+    Error::ProgramLimitExceeded(format!(
+        "requested length too large (at most {TEXT_BYTES_MAX} bytes)"
+    ))
+}
+
+/// `lpad`/`rpad`: `s` cut or filled to `n` characters with `fill` repeated.
+fn pad(s: &str, n: i64, fill: &str, left: bool) -> Result<String> {
+    let n = n.max(0) as usize;
+    let have = s.chars().count();
+    if have >= n || fill.is_empty() {
+        return Ok(s.chars().take(n).collect());
+    }
+    if n.saturating_mul(4) > TEXT_BYTES_MAX {
+        return Err(too_long());
+    }
+    let filler: String = fill.chars().cycle().take(n - have).collect();
+    Ok(if left {
+        filler + s
+    } else {
+        s.to_string() + &filler
+    })
+}
+
+fn strpos(s: &str, sub: &str) -> i32 {
+    match s.find(sub) {
+        Some(byte) => s[..byte].chars().count() as i32 + 1,
+        None => 0,
+    }
+}
+
+/// PostgreSQL's initcap: the first letter of each run of letters and digits upper case,
+/// the others lower case.
+fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_word = false;
+    for c in s.chars() {
+        if in_word {
+            out.extend(c.to_lowercase());
+        } else {
+            out.extend(c.to_uppercase());
+        }
+        in_word = c.is_alphanumeric();
+    }
+    out
+}
+
+fn chr(n: i64) -> Result<char> {
+    if n == 0 {
+        return Err(Error::ProgramLimitExceeded(
+            "null character not permitted".into(),
+        ));
+    }
+    u32::try_from(n)
+        .ok()
+        .and_then(char::from_u32)
+        .ok_or_else(|| {
+            Error::ProgramLimitExceeded("requested character too large for encoding".into())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    fn call(f: ScalarFunc, vals: &[Value]) -> Value {
+        strict(f, vals).expect("one of ours").expect("no error")
+    }
+
+    #[test]
+    fn text_functions_answer_as_postgresql() {
+        assert_eq!(
+            call(ScalarFunc::Lpad, &[t("abc"), Value::Int4(6), t("*")]),
+            t("***abc")
+        );
+        assert_eq!(
+            call(ScalarFunc::Rpad, &[t("日本"), Value::Int4(3)]),
+            t("日本 ")
+        );
+        assert_eq!(
+            call(ScalarFunc::Lpad, &[t("abcdef"), Value::Int4(2)]),
+            t("ab")
+        );
+        assert_eq!(call(ScalarFunc::Reverse, &[t("äbc")]), t("cbä"));
+        assert_eq!(
+            call(ScalarFunc::Strpos, &[t("日本語"), t("語")]),
+            Value::Int4(3)
+        );
+        assert_eq!(
+            call(ScalarFunc::Strpos, &[t("abc"), t("x")]),
+            Value::Int4(0)
+        );
+        assert_eq!(
+            call(ScalarFunc::Initcap, &[t("hello wORLD a1b")]),
+            t("Hello World A1b")
+        );
+        assert_eq!(call(ScalarFunc::Ascii, &[t("A")]), Value::Int4(65));
+        assert_eq!(call(ScalarFunc::ToHex, &[Value::Int4(-1)]), t("ffffffff"));
+        assert_eq!(call(ScalarFunc::ToHex, &[Value::Int8(255)]), t("ff"));
+        assert_eq!(call(ScalarFunc::Repeat, &[t("ab"), Value::Int4(-1)]), t(""));
+        assert_eq!(
+            call(ScalarFunc::Lpad, &[Value::Null, Value::Int4(2)]),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn math_functions_answer_as_postgresql() {
+        assert_eq!(
+            call(ScalarFunc::Trunc, &[Value::Float8(-2.7)]),
+            Value::Float8(-2.0)
+        );
+        let n = |s: &str| Value::Numeric(s.parse().unwrap());
+        assert_eq!(
+            call(ScalarFunc::Trunc, &[n("2.567"), Value::Int4(2)]),
+            n("2.56")
+        );
+        assert_eq!(
+            call(ScalarFunc::Sign, &[Value::Float8(-3.0)]),
+            Value::Float8(-1.0)
+        );
+        assert_eq!(
+            call(
+                ScalarFunc::Power,
+                &[Value::Float8(2.0), Value::Float8(10.0)]
+            ),
+            Value::Float8(1024.0)
+        );
+        assert_eq!(
+            call(ScalarFunc::Power, &[n("1.5"), n("2")])
+                .to_text()
+                .unwrap(),
+            "2.2500000000000000"
+        );
+        assert!(matches!(
+            strict(ScalarFunc::Ln, &[Value::Float8(0.0)]),
+            Some(Err(Error::InvalidArgumentForLogarithm(_)))
+        ));
+        assert!(matches!(
+            strict(
+                ScalarFunc::Power,
+                &[Value::Float8(-8.0), Value::Float8(0.5)]
+            ),
+            Some(Err(Error::InvalidArgumentForPowerFunction(_)))
+        ));
+    }
+}

@@ -629,83 +629,18 @@ impl Binder<'_> {
                 }
                 (vec![], T::Int4)
             }
-            ScalarFunc::Power => {
-                if n != 2 || args.iter().any(|a| a.ty.is_some_and(|t| !t.is_numeric())) {
-                    return Err(arity_err(&args));
-                }
-                // power(numeric, numeric) when an operand is numeric and none a float;
-                // double precision (the preferred numeric type) otherwise.
-                let numeric = args.iter().any(|a| a.ty == Some(T::Numeric))
-                    && !args
-                        .iter()
-                        .any(|a| matches!(a.ty, Some(T::Float4 | T::Float8)));
-                let t = if numeric { T::Numeric } else { T::Float8 };
-                let v = args
-                    .into_iter()
-                    .map(|a| self.coerce(a, t, &name))
-                    .collect::<Result<_>>()?;
-                (v, t)
-            }
-            ScalarFunc::Random | ScalarFunc::ClockTimestamp => {
-                if n != 0 {
-                    return Err(arity_err(&args));
-                }
-                let t = if func == ScalarFunc::Random {
-                    T::Float8
-                } else {
-                    T::TimestampTz
-                };
-                (vec![], t)
-            }
-            ScalarFunc::Lpad | ScalarFunc::Rpad => {
-                if !(2..=3).contains(&n) {
-                    return Err(arity_err(&args));
-                }
-                let mut it = args.into_iter();
-                let mut v = vec![self.text_arg(it.next().expect("2 args"), &name)?];
-                v.push(self.int_arg(it.next().expect("2 args"), &name)?);
-                if let Some(fill) = it.next() {
-                    v.push(self.text_arg(fill, &name)?);
-                }
-                (v, T::Text)
-            }
-            ScalarFunc::Reverse | ScalarFunc::Initcap | ScalarFunc::Ascii => {
-                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
-                let t = if func == ScalarFunc::Ascii {
-                    T::Int4
-                } else {
-                    T::Text
-                };
-                (vec![self.text_arg(a, &name)?], t)
-            }
-            ScalarFunc::Repeat => {
-                let [s, k] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
-                (
-                    vec![self.text_arg(s, &name)?, self.int_arg(k, &name)?],
-                    T::Text,
-                )
-            }
-            ScalarFunc::Strpos => {
-                let [s, sub] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
-                (
-                    vec![self.text_arg(s, &name)?, self.text_arg(sub, &name)?],
-                    T::Int4,
-                )
-            }
-            ScalarFunc::Chr => {
-                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
-                (vec![self.int_arg(k, &name)?], T::Text)
-            }
-            ScalarFunc::ToHex => {
-                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
-                let t = match k.ty {
-                    Some(T::Int8) => T::Int8,
-                    Some(t) if t.is_integer() => T::Int4,
-                    None => T::Int4,
-                    Some(_) => return Err(arity_err(&[k])),
-                };
-                (vec![self.coerce(k, t, &name)?], T::Text)
-            }
+            ScalarFunc::Power
+            | ScalarFunc::Random
+            | ScalarFunc::ClockTimestamp
+            | ScalarFunc::Lpad
+            | ScalarFunc::Rpad
+            | ScalarFunc::Reverse
+            | ScalarFunc::Initcap
+            | ScalarFunc::Ascii
+            | ScalarFunc::Repeat
+            | ScalarFunc::Strpos
+            | ScalarFunc::Chr
+            | ScalarFunc::ToHex => self.added_scalar(func, args, &name)?,
             ScalarFunc::CurrentSetting => {
                 if n == 0 || n > 2 {
                     return Err(arity_err(&args));
@@ -725,6 +660,106 @@ impl Binder<'_> {
             },
             ty,
         ))
+    }
+
+    /// The arguments and result type of the math and text functions of
+    /// [`crate::expr_funcs`] (`power`, `lpad`, `strpos`, `to_hex`, ...), as `scalar` types
+    /// the others. Errors: 42883 for arguments PostgreSQL has no overload for.
+    fn added_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| {
+            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
+            Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                types.join(", ")
+            ))
+        };
+        let n = args.len();
+        Ok(match func {
+            ScalarFunc::Power => {
+                if n != 2 || args.iter().any(|a| a.ty.is_some_and(|t| !t.is_numeric())) {
+                    return Err(arity_err(&args));
+                }
+                // power(numeric, numeric) when an operand is numeric and none a float;
+                // double precision (the preferred numeric type) otherwise.
+                let numeric = args.iter().any(|a| a.ty == Some(T::Numeric))
+                    && !args
+                        .iter()
+                        .any(|a| matches!(a.ty, Some(T::Float4 | T::Float8)));
+                let t = if numeric { T::Numeric } else { T::Float8 };
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, t, name))
+                    .collect::<Result<_>>()?;
+                (v, t)
+            }
+            ScalarFunc::Random | ScalarFunc::ClockTimestamp => {
+                if n != 0 {
+                    return Err(arity_err(&args));
+                }
+                let t = if func == ScalarFunc::Random {
+                    T::Float8
+                } else {
+                    T::TimestampTz
+                };
+                (vec![], t)
+            }
+            ScalarFunc::Lpad | ScalarFunc::Rpad => {
+                if !(2..=3).contains(&n) {
+                    return Err(arity_err(&args));
+                }
+                let mut it = args.into_iter();
+                let mut v = vec![self.text_arg(it.next().expect("2 args"), name)?];
+                v.push(self.int_arg(it.next().expect("2 args"), name)?);
+                if let Some(fill) = it.next() {
+                    v.push(self.text_arg(fill, name)?);
+                }
+                (v, T::Text)
+            }
+            ScalarFunc::Reverse | ScalarFunc::Initcap | ScalarFunc::Ascii => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = if func == ScalarFunc::Ascii {
+                    T::Int4
+                } else {
+                    T::Text
+                };
+                (vec![self.text_arg(a, name)?], t)
+            }
+            ScalarFunc::Repeat => {
+                let [s, k] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (
+                    vec![self.text_arg(s, name)?, self.int_arg(k, name)?],
+                    T::Text,
+                )
+            }
+            ScalarFunc::Strpos => {
+                let [s, sub] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (
+                    vec![self.text_arg(s, name)?, self.text_arg(sub, name)?],
+                    T::Int4,
+                )
+            }
+            ScalarFunc::Chr => {
+                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                (vec![self.int_arg(k, name)?], T::Text)
+            }
+            ScalarFunc::ToHex => {
+                let [k] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let t = match k.ty {
+                    Some(T::Int8) => T::Int8,
+                    Some(t) if t.is_integer() => T::Int4,
+                    None => T::Int4,
+                    Some(_) => return Err(arity_err(&[k])),
+                };
+                (vec![self.coerce(k, t, name)?], T::Text)
+            }
+            _ => return Err(arity_err(&args)),
+        })
     }
 
     pub(super) fn text_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {

@@ -21,6 +21,7 @@ mod copy_pg_rules;
 mod copy_properties;
 mod copy_session;
 mod data_dir;
+mod derived_streams;
 mod differential;
 mod exec_columnar;
 mod exec_shared_vs_alone;

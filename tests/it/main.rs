@@ -48,6 +48,7 @@ mod session_state;
 mod share_properties;
 mod share_wire;
 mod shutdown;
+mod sinks;
 mod slack;
 mod slow_subscribers;
 mod sources_docs;

@@ -205,6 +205,48 @@ fn derived_ddl(stream: Option<&Stream>, name: &str, query: &str) -> String {
     format!("{ddl} AS {query}")
 }
 
+/// A derived stream or sink, now, as the console and `/metrics` show it.
+#[derive(Clone, Debug)]
+pub struct SinkInfo {
+    /// Its name.
+    pub name: String,
+    /// `stream` (a derived stream) or `sink`.
+    pub kind: &'static str,
+    /// A sink's connector (`file`, `http`); `None` for a derived stream.
+    pub connector: Option<&'static str>,
+    /// A sink's options as declared, secrets masked.
+    pub options: Option<String>,
+    /// Its query's text.
+    pub query: String,
+    /// Its query's id in `tcq_queries` (0 while it is not registered).
+    pub query_id: u64,
+    /// State and counters.
+    pub status: BackgroundStatus,
+}
+
+impl Engine {
+    /// Every derived stream and sink, in creation order.
+    pub fn sink_infos(&self) -> Vec<SinkInfo> {
+        self.catalog
+            .background
+            .list()
+            .iter()
+            .map(|b| SinkInfo {
+                name: b.name.clone(),
+                kind: b.kind.word(),
+                connector: b.sink.as_ref().map(|s| s.connector_name()),
+                options: b
+                    .sink
+                    .as_ref()
+                    .map(|s| crate::connect::options::display(&s.options)),
+                query: b.query.text.clone(),
+                query_id: b.query_id.load(Ordering::Acquire),
+                status: b.status(),
+            })
+            .collect()
+    }
+}
+
 /// The derived streams and sinks of an engine.
 #[derive(Default)]
 pub(crate) struct Registry {

@@ -53,7 +53,7 @@ mod table_dml;
 mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
-pub use background::BackgroundStatus;
+pub use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
 pub use copy::CopyIn;
 pub use outq::Overflow;

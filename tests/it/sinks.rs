@@ -354,3 +354,56 @@ async fn bad_sinks_are_refused_with_the_right_sqlstate() {
     assert!(rows(&c, "SELECT name FROM tcq_sinks").await.is_empty());
     assert!(!std::path::Path::new("/tmp/tcq-never-written").exists());
 }
+
+/// Sinks and derived streams in `/metrics`, the console's `/api/sinks` and `/api/queries`
+/// (which says what each background query feeds), with their counters after a known
+/// ingest.
+#[tokio::test]
+async fn sinks_show_in_metrics_and_the_console() {
+    let ports = common::start_with_console(tcq::http::HttpOptions::default());
+    let c = connect(ports.pg).await;
+    let dir = tempfile::tempdir().unwrap();
+    exec(&c, STREAM).await;
+    exec(&c, &format!("CREATE STREAM d AS {QUERY}")).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE SINK k FROM d WITH (connector = 'file', path = '{}')",
+            dir.path().join("k").display()
+        ),
+    )
+    .await;
+    exec(&c, &tuples(0, 25)).await;
+    wait_sink(&c, "k", 20, |r| r.rows == 6).await;
+    let metrics = common::sinks::http_get(ports.metrics, "/metrics").await;
+    for line in [
+        "tcq_sink_rows_total{sink=\"d\",kind=\"stream\",connector=\"\"} 6",
+        "tcq_sink_slide_events_total{sink=\"d\",kind=\"stream\",connector=\"\"} 2",
+        "tcq_sink_rows_total{sink=\"k\",kind=\"sink\",connector=\"file\"} 6",
+        "tcq_sink_errors_total{sink=\"k\",kind=\"sink\",connector=\"file\"} 0",
+        "tcq_sink_running{sink=\"k\",kind=\"sink\",connector=\"file\"} 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line} in\n{metrics}"
+        );
+    }
+    let sinks: serde_json::Value =
+        serde_json::from_str(&common::sinks::http_get(ports.http, "/api/sinks").await).unwrap();
+    assert_eq!(sinks[0]["name"], "d");
+    assert_eq!(sinks[0]["kind"], "stream");
+    assert_eq!(sinks[1]["name"], "k");
+    assert_eq!(sinks[1]["connector"], "file");
+    assert_eq!(sinks[1]["rows"], 6);
+    assert_eq!(sinks[1]["position"], "2001-01-01 00:20:00");
+    assert_eq!(sinks[1]["query"], "SELECT * FROM \"d\"");
+    let queries: serde_json::Value =
+        serde_json::from_str(&common::sinks::http_get(ports.http, "/api/queries").await).unwrap();
+    let feeds: Vec<&str> = queries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["feeds"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(feeds, ["stream d", "sink k"]);
+}

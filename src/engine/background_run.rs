@@ -62,7 +62,7 @@ pub(crate) fn spawn(
 ) {
     let output = match (&b.kind, &b.sink) {
         (Kind::Sink, Some(spec)) => Output::Sink(
-            crate::connect::sink::writer(&b.name, spec),
+            crate::connect::sink::writer(&b.name, spec, b.query.windowed()),
             engine
                 .data
                 .as_ref()

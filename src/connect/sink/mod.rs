@@ -9,8 +9,8 @@
 //! ```
 //!
 //! [`spec`] reads a sink's `WITH` list (through the same [`super::options`] reader as
-//! sources) into a [`SinkSpec`]; [`encode`] turns rows into NDJSON or CSV lines; [`file`]
-//! and [`http`] are the connectors. The engine runs the query and hands a connector one
+//! sources) into a [`SinkSpec`]; [`encode`] turns rows into NDJSON or CSV lines; [`file`],
+//! [`http`] and [`kafka`] are the connectors. The engine runs the query and hands a connector one
 //! [`SinkBatch`] at a time: the rows of whole slide events, in order (see
 //! `engine::background`); a connector's [`Writer::write`] returns once the batch is
 //! delivered (or fails, and the engine retries the same batch after a pause). That is all
@@ -19,6 +19,7 @@
 pub mod encode;
 mod file;
 mod http;
+mod kafka;
 pub mod spec;
 
 pub use spec::{sink_spec, SinkSpec};
@@ -62,13 +63,16 @@ pub trait Writer: Send {
     async fn write(&mut self, batch: &SinkBatch<'_>) -> Result<(), String>;
 }
 
-/// A writer for `spec`, for the sink named `name`. Nothing is opened or connected until
-/// the first batch.
-pub fn writer(name: &str, spec: &SinkSpec) -> Box<dyn Writer> {
+/// A writer for `spec`, for the sink named `name` (whose query has windows: `windowed`).
+/// Nothing is opened or connected until the first batch.
+pub fn writer(name: &str, spec: &SinkSpec, windowed: bool) -> Box<dyn Writer> {
     match &spec.connector {
         spec::SinkConnector::File(f) => Box::new(file::FileWriter::new(f.clone(), spec.format)),
         spec::SinkConnector::Http(h) => {
             Box::new(http::HttpWriter::new(name, h.clone(), spec.format))
+        }
+        spec::SinkConnector::Kafka(k) => {
+            Box::new(kafka::KafkaWriter::new(k.clone(), spec.format, windowed))
         }
     }
 }

@@ -1,15 +1,16 @@
 //! A sink as declared: `CREATE SINK ... WITH (connector = '...', ...)`, checked when the
 //! statement is bound.
 //!
-//! Options of every sink: `connector` (`file`, `http`), `format` (`json`, the default: one
+//! Options of every sink: `connector` (`file`, `http`, `kafka`), `format` (`json`, the default: one
 //! JSON object a row; `csv`), `header` (CSV: a header line first in each file or body) and
-//! `delimiter` (CSV, one character). The connectors' own options are on [`FileSinkSpec`]
-//! and [`HttpSinkSpec`]. Errors are those of [`super::super::options`]: 22023 for an
+//! `delimiter` (CSV, one character). The connectors' own options are on [`FileSinkSpec`],
+//! [`HttpSinkSpec`] and [`KafkaSinkSpec`]. Errors are those of [`super::super::options`]: 22023 for an
 //! unknown, missing or bad option, 42704 for an unknown connector.
 
 use std::path::PathBuf;
 
 use super::super::options::WithOptions;
+use super::super::spec::Sasl;
 use crate::error::{Error, Result};
 
 /// A declared sink: its connector, its format, and the options as written (which the
@@ -31,6 +32,7 @@ impl SinkSpec {
         match self.connector {
             SinkConnector::File(_) => "file",
             SinkConnector::Http(_) => "http",
+            SinkConnector::Kafka(_) => "kafka",
         }
     }
 }
@@ -42,6 +44,23 @@ pub enum SinkConnector {
     File(FileSinkSpec),
     /// `connector = 'http'` (a webhook).
     Http(HttpSinkSpec),
+    /// `connector = 'kafka'`.
+    Kafka(KafkaSinkSpec),
+}
+
+/// `connector = 'kafka'`: `topic`, `bootstrap_servers` (`host:port[,host:port]`; also
+/// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password` (as
+/// a Kafka source's), `partitions` (of the topic when the sink creates it; default 1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KafkaSinkSpec {
+    /// Brokers to bootstrap from.
+    pub bootstrap: Vec<String>,
+    /// The topic written.
+    pub topic: String,
+    /// SASL, when the broker asks for it.
+    pub sasl: Option<Sasl>,
+    /// Partitions of the topic if the sink has to create it.
+    pub partitions: i32,
 }
 
 /// `connector = 'file'`: `path` (the file rows are appended to; created if missing),
@@ -107,7 +126,7 @@ pub fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
         .map(|(_, v)| v.to_ascii_lowercase())
     else {
         return Err(Error::InvalidParameterValue(
-            "option \"connector\" is required for a sink: WITH (connector = 'file' | 'http', ...)"
+            "option \"connector\" is required for a sink: WITH (connector = 'file' | 'http' | 'kafka', ...)"
                 .into(),
         ));
     };
@@ -116,9 +135,10 @@ pub fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
     let connector = match connector.as_str() {
         "file" => SinkConnector::File(file(&mut o)?),
         "http" => SinkConnector::Http(http(&mut o)?),
+        "kafka" => SinkConnector::Kafka(kafka(&mut o)?),
         other => {
             return Err(Error::UndefinedObject(format!(
-                "sink connector \"{other}\" does not exist; the sink connectors are file and http"
+                "sink connector \"{other}\" does not exist; the sink connectors are file, http and kafka"
             )))
         }
     };
@@ -203,6 +223,18 @@ fn parse_url(url: &str) -> std::result::Result<(String, u16, String), &'static s
         return Err("expected http://host[:port]/path");
     }
     Ok((host.to_string(), port, path))
+}
+
+fn kafka(o: &mut WithOptions) -> Result<KafkaSinkSpec> {
+    let topic = o.required("topic")?.to_string();
+    let (bootstrap, sasl) = super::super::spec::kafka_brokers(o)?;
+    let partitions = o.number("partitions", 1, 1, 10_000)? as i32;
+    Ok(KafkaSinkSpec {
+        bootstrap,
+        topic,
+        sasl,
+        partitions,
+    })
 }
 
 fn format(o: &mut WithOptions) -> Result<SinkFormat> {

@@ -49,6 +49,7 @@ mod share_properties;
 mod share_wire;
 mod shutdown;
 mod sinks;
+mod sinks_docs;
 mod sinks_kafka;
 mod slack;
 mod slow_subscribers;

@@ -154,22 +154,30 @@ async fn deliver(
     let last = times.iter().rev().find_map(|t| *t);
     let mut backoff = Duration::from_millis(100);
     loop {
-        let r = match output {
-            Output::Stream(s) => ingest(engine, s, &rows, &times, last).await,
-            Output::Sink(w, _) => {
-                let batch = SinkBatch {
-                    columns: &b.query.query.columns[..b.query.visible],
-                    rows: &rows,
-                    times: times.clone(),
-                    events: events.clone(),
-                    key_columns: &b.query.key_columns,
-                    time_name: b
-                        .query
-                        .time_column
-                        .map_or("", |c| b.query.query.columns[c].name.as_str()),
-                };
-                w.write(&batch).await.map_err(Failure::Retry)
+        let write = async {
+            match &mut *output {
+                Output::Stream(s) => ingest(engine, s, &rows, &times, last).await,
+                Output::Sink(w, _) => {
+                    let batch = SinkBatch {
+                        columns: &b.query.query.columns[..b.query.visible],
+                        rows: &rows,
+                        times: times.clone(),
+                        events: events.clone(),
+                        key_columns: &b.query.key_columns,
+                        time_name: b
+                            .query
+                            .time_column
+                            .map_or("", |c| b.query.query.columns[c].name.as_str()),
+                    };
+                    w.write(&batch).await.map_err(Failure::Retry)
+                }
             }
+        };
+        // A write that hangs (a webhook that never answers within its timeout, a derived
+        // stream whose readers wait) does not hold up DROP.
+        let r = tokio::select! {
+            r = write => r,
+            _ = stop.wait_for(|s| *s) => return None,
         };
         match r {
             Ok(()) => break,

@@ -262,3 +262,96 @@ async fn an_archived_derived_stream_gets_every_slide_event_once_across_sigkill()
     exec(&admin, "SELECT tcq_advance('d', '2001-01-02 00:00')").await;
     assert_eq!(by_event(fetch(&c, "all_rows", 15, 20).await), expected(5));
 }
+
+/// Derived streams of the other query shapes: a filter without a window (its tuples keep
+/// their timestamps), a multi-window query (both windows' rows of one instant in one
+/// batch) and a join (wtime(*) the slide event's instant).
+#[tokio::test]
+async fn filters_multi_window_queries_and_joins_feed_derived_streams() {
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    exec(
+        &c,
+        "CREATE STREAM t (ts timestamp TIMESTAMPCOLUMN, origin text, hub text)",
+    )
+    .await;
+    exec(
+        &c,
+        "CREATE STREAM late AS SELECT origin, delay FROM s WHERE delay % 10 = 7",
+    )
+    .await;
+    exec(
+        &c,
+        "CREATE STREAM multi AS SELECT wrange(*) AS r, count(*) AS n FROM s \
+         [RANGE BY '10 minutes' START AT '2001-01-01'] \
+         [RANGE BY '20 minutes' SLIDE BY '10 minutes' START AT '2001-01-01']",
+    )
+    .await;
+    exec(
+        &c,
+        "CREATE STREAM hubs AS SELECT t.hub, count(*) AS n FROM s [RANGE BY '10 minutes' START AT '2001-01-01'] \
+         JOIN t [RANGE BY '10 minutes' START AT '2001-01-01'] USING (origin) GROUP BY t.hub",
+    )
+    .await;
+    let columns = |name: &'static str| {
+        let c = &c;
+        async move {
+            rows(
+                c,
+                &format!("SELECT columns, timestamp_column FROM tcq_streams WHERE name = '{name}'"),
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        columns("late").await,
+        common::table(&[&[
+            "origin text, delay integer, ts timestamp without time zone",
+            "ts"
+        ]])
+    );
+    assert_eq!(
+        columns("multi").await,
+        common::table(&[&[
+            "r interval, n bigint, wtime timestamp without time zone",
+            "wtime"
+        ]])
+    );
+    let reader = connect(port).await;
+    exec(
+        &reader,
+        "BEGIN; DECLARE l CURSOR FOR SELECT * FROM late; DECLARE m CURSOR FOR SELECT * FROM multi; \
+         DECLARE h CURSOR FOR SELECT * FROM hubs",
+    )
+    .await;
+    common::wait_for_queries(&c, 6).await;
+    exec(
+        &c,
+        "INSERT INTO t VALUES ('2001-01-01 00:01', 'SFO', 'west'), ('2001-01-01 00:02', 'LAX', 'west'), \
+         ('2001-01-01 00:25', 'ORD', 'east')",
+    )
+    .await;
+    exec(&c, &tuples(0, 25)).await;
+    assert_eq!(
+        fetch(&reader, "l", 2, 20).await,
+        common::table(&[
+            &["LAX", "7", "2001-01-01 00:07:00"],
+            &["ORD", "17", "2001-01-01 00:17:00"]
+        ])
+    );
+    assert_eq!(
+        fetch(&reader, "m", 3, 20).await,
+        common::table(&[
+            &["00:10:00", "10", "2001-01-01 00:10:00"],
+            &["00:10:00", "10", "2001-01-01 00:20:00"],
+            &["00:20:00", "20", "2001-01-01 00:20:00"],
+        ]),
+        "the 20-minute window's first instance ends at 00:20"
+    );
+    // The first ten minutes: SFO 4 and LAX 3 tuples, each joined to its hub's one tuple.
+    assert_eq!(
+        fetch(&reader, "h", 1, 20).await,
+        common::table(&[&["west", "7", "2001-01-01 00:10:00"]])
+    );
+}

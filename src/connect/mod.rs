@@ -35,6 +35,7 @@ mod mqtt;
 pub mod options;
 mod parquet_rows;
 mod runner;
+pub mod sink;
 pub mod spec;
 
 pub use spec::SourceSpec;

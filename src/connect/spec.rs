@@ -235,6 +235,28 @@ pub fn source_spec(options: &[(String, String)], columns: &[Column]) -> Result<O
 
 fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
     let topic = o.required("topic")?.to_string();
+    let (bootstrap, sasl) = kafka_brokers(o)?;
+    let start = match o.get("start").map(str::trim) {
+        None => StartAt::Earliest,
+        Some(s) if s.eq_ignore_ascii_case("earliest") => StartAt::Earliest,
+        Some(s) if s.eq_ignore_ascii_case("latest") => StartAt::Latest,
+        Some(s) => StartAt::Time(
+            crate::time::parse_timestamp(s)
+                .map_err(|_| o.invalid("start", s, "expected earliest, latest or a timestamp"))?,
+        ),
+    };
+    Ok(KafkaSpec {
+        bootstrap,
+        topic,
+        start,
+        sasl,
+    })
+}
+
+/// The brokers and SASL settings of a Kafka source or sink: `bootstrap_servers` (or
+/// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password`.
+/// Errors: 22023 for a missing or bad value.
+pub(crate) fn kafka_brokers(o: &mut WithOptions) -> Result<(Vec<String>, Option<Sasl>)> {
     let servers = o
         .get_any(&["bootstrap_servers", "properties.bootstrap.server"])
         .ok_or_else(|| {
@@ -254,15 +276,6 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
             "expected host:port[,host:port]",
         ));
     }
-    let start = match o.get("start").map(str::trim) {
-        None => StartAt::Earliest,
-        Some(s) if s.eq_ignore_ascii_case("earliest") => StartAt::Earliest,
-        Some(s) if s.eq_ignore_ascii_case("latest") => StartAt::Latest,
-        Some(s) => StartAt::Time(
-            crate::time::parse_timestamp(s)
-                .map_err(|_| o.invalid("start", s, "expected earliest, latest or a timestamp"))?,
-        ),
-    };
     let mechanism = o.one_of(
         "sasl_mechanism",
         &["plain", "scram-sha-256", "scram-sha-512"],
@@ -283,12 +296,7 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
             ))
         }
     };
-    Ok(KafkaSpec {
-        bootstrap,
-        topic,
-        start,
-        sasl,
-    })
+    Ok((bootstrap, sasl))
 }
 
 fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {

@@ -167,6 +167,11 @@ pub(crate) enum CatalogRecord {
     Role(String),
     /// A relation's owner and grants, as JSON.
     Acl(String),
+    /// A derived stream, as JSON: `ddl` (its `CREATE STREAM ... AS SELECT`), `created_us`
+    /// and `owner` (see `background`).
+    Derived(String),
+    /// A sink, as JSON: `ddl` (its `CREATE SINK`, secrets included), `created_us`, `owner`.
+    Sink(String),
 }
 
 /// `text` on one line: `\` as `\\`, line feed as `\n`, carriage return as `\r`.
@@ -270,6 +275,8 @@ impl DataDir {
                 "table" => records.push(CatalogRecord::Table(unescape_line(payload))),
                 "role" => records.push(CatalogRecord::Role(payload.to_string())),
                 "acl" => records.push(CatalogRecord::Acl(payload.to_string())),
+                "derived" => records.push(CatalogRecord::Derived(payload.to_string())),
+                "sink" => records.push(CatalogRecord::Sink(payload.to_string())),
                 other => {
                     return Err(bad(
                         n,
@@ -291,6 +298,8 @@ impl DataDir {
                 // JSON escapes line breaks itself.
                 CatalogRecord::Role(json) => format!("role {json}"),
                 CatalogRecord::Acl(json) => format!("acl {json}"),
+                CatalogRecord::Derived(json) => format!("derived {json}"),
+                CatalogRecord::Sink(json) => format!("sink {json}"),
             };
             debug_assert!(!body.contains('\n'), "catalog records are single lines");
             text.push_str(&format!(

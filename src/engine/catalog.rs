@@ -572,6 +572,8 @@ pub(crate) struct Catalog {
     pub backends: super::backends::Backends,
     /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
     pub memory: Arc<super::memory::MemoryBudget>,
+    /// Derived streams and sinks: the queries that run without a client.
+    pub background: super::background::Registry,
 }
 
 impl Catalog {
@@ -587,6 +589,7 @@ impl Catalog {
             backends: super::backends::Backends::default(),
             memory: super::memory::MemoryBudget::new(limits.memory_limit_bytes),
             roles: super::roles::Roles::default(),
+            background: super::background::Registry::new(),
         }
     }
 
@@ -1237,6 +1240,9 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("backfill_tuples", DataType::Int8),
             c("backfill_secs", DataType::Float8),
             c("plan_id", DataType::Int8),
+            // `stream d` or `sink k` for the query of a derived stream or sink; NULL for
+            // a client's.
+            c("feeds", DataType::Text),
         ],
         // One row per node of each cross-query shared plan (`exec::shared`).
         "tcq_plans" => vec![
@@ -1255,6 +1261,8 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
         // limit is the same on every row.
         // One row per stream fed by a source (`connect`).
         "tcq_sources" => super::sources::view_columns(),
+        // One row per sink and derived stream (`background`).
+        "tcq_sinks" => super::sinks::view_columns(),
         "tcq_memory" => vec![
             c("kind", DataType::Text),
             c("bytes", DataType::Int8),
@@ -1427,6 +1435,7 @@ impl Catalog {
                 streams.sort_by(|a, b| a.name.cmp(&b.name));
                 rows = super::sources::view_rows(&streams);
             }
+            "tcq_sinks" => rows = super::sinks::view_rows(&self.background.list(), viewer),
             "tcq_memory" => {
                 let m = &self.memory;
                 let limit = Value::Int8(m.limit().min(i64::MAX as usize) as i64);
@@ -1510,6 +1519,7 @@ impl Catalog {
                                 0 => Value::Null,
                                 id => Value::Int8(id as i64),
                             },
+                            self.feeds(q.id),
                         ],
                     ));
                 }
@@ -1541,6 +1551,8 @@ impl Catalog {
                             Value::Null,
                             Value::Null,
                             Value::Null,
+                            Value::Null,
+                            self.feeds(j.id),
                         ],
                     ));
                 }
@@ -1550,6 +1562,15 @@ impl Catalog {
             _ => {}
         }
         rows
+    }
+}
+
+impl Catalog {
+    /// `tcq_queries.feeds` of query `id`: the derived stream or sink it feeds, if any.
+    fn feeds(&self, id: u64) -> Value {
+        self.background
+            .by_query(id)
+            .map_or(Value::Null, |b| Value::Text(b.label().into()))
     }
 }
 

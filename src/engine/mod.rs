@@ -24,6 +24,8 @@
 
 pub mod archive;
 pub mod backends;
+mod background;
+mod background_run;
 mod catalog;
 pub mod coord;
 mod copy;
@@ -41,6 +43,7 @@ mod privileges;
 pub mod roles;
 mod segment;
 mod session;
+mod sinks;
 mod sources;
 mod spill;
 mod staging;
@@ -50,6 +53,7 @@ mod table_dml;
 mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
+pub use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
 pub use copy::CopyIn;
 pub use outq::Overflow;
@@ -223,8 +227,12 @@ impl Engine {
                 archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
                 archive::CatalogRecord::Role(json) => engine.catalog.roles.restore_role(&json)?,
                 archive::CatalogRecord::Acl(json) => engine.catalog.roles.restore_acl(&json)?,
+                archive::CatalogRecord::Derived(json) | archive::CatalogRecord::Sink(json) => {
+                    background::restore(&engine, &json)?
+                }
             }
         }
+        background::start_restored(&engine);
         Ok(engine)
     }
 

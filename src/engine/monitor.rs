@@ -120,6 +120,9 @@ pub struct QueryInfo {
     /// Whether it runs along a window coverage graph ([`Engine::query_plan_json`] has a
     /// plan for it).
     pub has_plan: bool,
+    /// `stream d` or `sink k` for the query of a derived stream or sink; `None` for a
+    /// client's.
+    pub feeds: Option<String>,
 }
 
 impl Engine {
@@ -200,6 +203,7 @@ impl Engine {
                     state: exec.state(),
                     has_plan: (exec.work().is_some() || exec.is_member())
                         && exec.planned_rate().is_some(),
+                    feeds: None,
                 }
             })
             .collect();
@@ -230,7 +234,11 @@ impl Engine {
             stats: j.exec.lock().stats().clone(),
             state: StateSummary::default(),
             has_plan: false,
+            feeds: None,
         }));
+        for info in &mut all {
+            info.feeds = self.catalog.background.by_query(info.id).map(|b| b.label());
+        }
         all.sort_by_key(|q| q.id);
         all
     }

@@ -41,6 +41,11 @@ pub enum Overflow {
     Error,
     /// Drop the events that do not fit and tell the reader how many rows it missed.
     Skip,
+    /// Wait for room as long as it takes (backpressure: ingest into the stream waits), and
+    /// end each step's events with an empty [`Event::Rows`], which says that every slide
+    /// event up to the query's current time is complete. For the queries of derived
+    /// streams and sinks, whose reader is the server itself; a session cannot choose it.
+    Block,
 }
 
 /// The push did not fit in a queue bounded at `bytes_max` bytes.
@@ -135,6 +140,20 @@ pub(crate) fn rows_bytes(rows: &[Vec<Value>]) -> usize {
 }
 
 impl OutSender {
+    /// Queue the end-of-step marker of an [`Overflow::Block`] queue (an empty
+    /// [`Event::Rows`]), whatever the queue holds: it is a few bytes.
+    fn push_marker(&self) {
+        let mut inner = self.shared.inner.lock();
+        inner
+            .entries
+            .push_back(Entry::Event(Ok(Event::Rows(Vec::new())), 0));
+        inner
+            .waiting_since
+            .get_or_insert_with(tokio::time::Instant::now);
+        drop(inner);
+        self.shared.ready.notify_one();
+    }
+
     /// Queue `ev` without waiting. `Err(Full)` when it does not fit and the subscriber did
     /// not choose to skip; a skipped event is `Ok` (it was dealt with).
     pub fn push(&self, ev: Result<Event>) -> std::result::Result<(), Full> {
@@ -148,7 +167,7 @@ impl OutSender {
         let queued = inner.charged.bytes();
         if queued > 0 && queued + size > self.bytes_max {
             match (self.overflow, &ev) {
-                (Overflow::Error, _) => {
+                (Overflow::Error | Overflow::Block, _) => {
                     return Err((
                         Full {
                             bytes_max: self.bytes_max,
@@ -199,13 +218,20 @@ impl OutSender {
 /// that has taken nothing for `stall` while it had entries to take (counted from before the
 /// queue filled, see the module docs) gets `Some(Full)`, and its query is ended by the
 /// caller.
-/// `None` also when the query was closed meanwhile (its subscription went away).
+/// `None` also when the query was closed meanwhile (its subscription went away). A queue
+/// of [`Overflow::Block`] waits for its reader without limit and ends a non-empty step with
+/// a marker (see there).
 pub(crate) async fn deliver(
     slot: &Mutex<Option<OutSender>>,
     events: Vec<Event>,
     stall: std::time::Duration,
 ) -> Option<Full> {
-    let shared = slot.lock().as_ref()?.shared.clone();
+    let (shared, blocks) = {
+        let tx = slot.lock();
+        let tx = tx.as_ref()?;
+        (tx.shared.clone(), tx.overflow == Overflow::Block)
+    };
+    let marked = blocks && !events.is_empty();
     for ev in events {
         let mut ev = Ok(ev);
         loop {
@@ -219,6 +245,10 @@ pub(crate) async fn deliver(
             };
             match tried {
                 Ok(()) => break,
+                Err((_, back)) if blocks => {
+                    progress.await;
+                    ev = back;
+                }
                 Err((full, back)) => {
                     let waited = shared
                         .inner
@@ -232,6 +262,11 @@ pub(crate) async fn deliver(
                     ev = back;
                 }
             }
+        }
+    }
+    if marked {
+        if let Some(tx) = slot.lock().as_ref() {
+            tx.push_marker();
         }
     }
     None
@@ -385,6 +420,47 @@ mod tests {
             full.is_none(),
             "a reader that reads within the stall keeps its query"
         );
+    }
+
+    /// A blocking queue (derived streams, sinks) waits for its reader as long as it takes,
+    /// and marks the end of each step that emitted something.
+    #[tokio::test(start_paused = true)]
+    async fn a_blocking_queue_waits_for_its_reader_and_marks_each_step() {
+        let budget = MemoryBudget::new(usize::MAX);
+        let one = event_bytes(&rows(10));
+        let (tx, rx) = output_queue(one, Overflow::Block, &budget);
+        let slot = Mutex::new(Some(tx));
+        let ev = || match rows(10) {
+            Ok(e) => e,
+            Err(_) => unreachable!(),
+        };
+        let reader = async {
+            // Far longer than any stall timeout.
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+            let mut taken = Vec::new();
+            while taken.len() < 3 {
+                match rx.try_recv() {
+                    TryRecv::Event(Ok(Event::Rows(r))) => taken.push(r.len()),
+                    _ => tokio::time::sleep(std::time::Duration::from_millis(1)).await,
+                }
+            }
+            taken
+        };
+        let (full, taken) = tokio::join!(
+            deliver(&slot, vec![ev(), ev()], std::time::Duration::ZERO),
+            reader
+        );
+        assert!(
+            full.is_none(),
+            "a blocking queue never gives up on its reader"
+        );
+        assert_eq!(taken, [10, 10, 0], "both events, then the step's marker");
+        assert!(matches!(rx.try_recv(), TryRecv::Empty));
+        // A step without events has no marker.
+        assert!(deliver(&slot, vec![], std::time::Duration::ZERO)
+            .await
+            .is_none());
+        assert!(matches!(rx.try_recv(), TryRecv::Empty));
     }
 
     #[test]

@@ -66,6 +66,16 @@ impl Session {
         )))
     }
 
+    /// 42501 unless a superuser, for the statements of derived streams and sinks.
+    fn require_superuser_for(&self, what: &str) -> Result<()> {
+        if self.is_superuser() {
+            return Ok(());
+        }
+        Err(Error::InsufficientPrivilege(format!(
+            "permission denied to {what}: only superusers create and drop derived streams and sinks"
+        )))
+    }
+
     /// May this session cancel (`cancel`) or terminate backend `pid`? Its own user's
     /// backends, or any as a superuser; a superuser's only as a superuser. Errors: 42501 in
     /// PostgreSQL 15's words. An unknown pid passes (the caller answers it).
@@ -120,6 +130,17 @@ impl Session {
             Plan::AlterStreamRetention { name, .. } | Plan::AlterStreamSource { name, .. } => {
                 self.check_owner("stream", name)
             }
+            // They run without a client, as the server: sinks write files and reach other
+            // hosts (PostgreSQL keeps that to superusers), and both hold a query for good.
+            Plan::CreateDerived(c) => {
+                self.require_superuser_for(&format!("create derived stream \"{}\"", c.stream.name))?;
+                self.check_query(&c.query.query)
+            }
+            Plan::CreateSink(c) => {
+                self.require_superuser_for(&format!("create sink \"{}\"", c.name))?;
+                self.check_query(&c.query.query)
+            }
+            Plan::DropSink { .. } => self.require_superuser_for("drop sinks"),
             Plan::CreateStream(c) if c.source.is_some() && !self.is_superuser() => {
                 Err(Error::InsufficientPrivilege(format!(
                     "permission denied to create stream \"{}\" with a source: only superusers declare connectors",

@@ -127,7 +127,7 @@ pub struct Session {
     /// DROP STREAM statements of the open transaction block, carried out at COMMIT and
     /// forgotten at ROLLBACK (a stream and its archive are not destroyed by a statement
     /// that is rolled back).
-    pending_stream_drops: Vec<Vec<String>>,
+    pending_stream_drops: Vec<(Vec<String>, bool)>,
     /// NOTIFYs of the open transaction, sent at COMMIT.
     pending_notify: Vec<Notification>,
     /// Session-level advisory lock holds.
@@ -386,8 +386,10 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::Truncate { .. } => "TRUNCATE TABLE",
         Plan::CreateTable(_) => "CREATE TABLE",
         Plan::DropTable { .. } => "DROP TABLE",
-        Plan::CreateStream(_) => "CREATE STREAM",
+        Plan::CreateStream(_) | Plan::CreateDerived(_) => "CREATE STREAM",
         Plan::DropStream { .. } => "DROP STREAM",
+        Plan::CreateSink(_) => "CREATE SINK",
+        Plan::DropSink { .. } => "DROP SINK",
         Plan::CreateRole { .. } => "CREATE ROLE",
         Plan::AlterRole { .. } => "ALTER ROLE",
         Plan::DropRole { .. } => "DROP ROLE",
@@ -418,7 +420,7 @@ fn display_name(name: &str) -> &str {
 
 /// Schemas that belong to the system: a stream may not be created in them (42501), as
 /// PostgreSQL refuses user relations in its catalogs.
-fn check_schema_writable(name: &str) -> Result<()> {
+pub(super) fn check_schema_writable(name: &str) -> Result<()> {
     let Some((schema, _)) = name.rsplit_once('.') else {
         return Ok(());
     };
@@ -842,10 +844,19 @@ impl Session {
                 .into(),
             )),
             Plan::CreateStream(c) => self.create_stream(c),
-            Plan::DropStream { names, if_exists } if self.tx == TxStatus::InBlock => {
-                self.defer_drop_stream(names, if_exists)
-            }
-            Plan::DropStream { names, if_exists } => self.drop_stream(names, if_exists).await,
+            Plan::CreateDerived(c) => self.create_derived(c).await,
+            Plan::CreateSink(c) => self.create_sink(c).await,
+            Plan::DropSink { names, if_exists } => self.drop_sink(names, if_exists),
+            Plan::DropStream {
+                names,
+                if_exists,
+                cascade,
+            } if self.tx == TxStatus::InBlock => self.defer_drop_stream(names, if_exists, cascade),
+            Plan::DropStream {
+                names,
+                if_exists,
+                cascade,
+            } => self.drop_stream(names, if_exists, cascade).await,
             Plan::CreateTable(c) => self.create_table(c, stmt.parsed.text()),
             Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
             Plan::Truncate { names } => self.truncate(names).await,
@@ -856,8 +867,14 @@ impl Session {
                 self.alter_retention(&name, retention_us).await
             }
             Plan::AlterStreamSource { name, pause } => self.alter_source(&name, pause),
-            Plan::Insert(i) => self.insert(i, params).await,
+            Plan::Insert(i) => {
+                super::background::refuse_write(&self.engine, &i.stream)?;
+                self.insert(i, params).await
+            }
             Plan::CopyFrom(c) => {
+                if !c.table {
+                    super::background::refuse_write(&self.engine, &c.stream)?;
+                }
                 let rel = if c.table {
                     CopyRel::table(self.engine.catalog.table(&c.stream)?)
                 } else {
@@ -903,10 +920,10 @@ impl Session {
                 };
                 let outcome = self.transaction(op)?;
                 if commits {
-                    for names in drops {
+                    for (names, cascade) in drops {
                         // Checked when the DROP ran; one dropped since by another session
                         // is gone already.
-                        self.drop_stream(names, true).await?;
+                        self.drop_stream(names, true, cascade).await?;
                     }
                 }
                 Ok(outcome)
@@ -1073,9 +1090,15 @@ impl Session {
         Ok(Outcome::Command("ALTER STREAM".into()))
     }
 
-    async fn drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+    async fn drop_stream(
+        &mut self,
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<Outcome> {
         let mut notices = Vec::new();
         let mut dropped = Vec::new();
+        let gone;
         {
             let mut streams = self.engine.catalog.streams.write();
             for n in &names {
@@ -1083,6 +1106,9 @@ impl Session {
                     return Err(Error::UndefinedTable(n.clone()));
                 }
             }
+            let (names, sinks, cascaded) = self.drop_stream_dependents(&names, cascade)?;
+            notices.extend(cascaded);
+            gone = self.unregister_dropped(&names, &sinks);
             for n in names {
                 match streams.remove(&n) {
                     Some(s) => {
@@ -1092,10 +1118,12 @@ impl Session {
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping").into()),
                 }
             }
-            if !dropped.is_empty() {
+            if !dropped.is_empty() || !gone.is_empty() {
                 save_catalog(&self.engine, &streams)?;
             }
         }
+        // A derived stream's or sink's query stops; its consumer then drops it.
+        self.stop_dropped(gone);
         // Queries reading a dropped stream end once it has processed what it accepted:
         // their subscriptions drain and finish.
         for s in dropped {
@@ -1135,7 +1163,12 @@ impl Session {
 
     /// DROP STREAM inside a transaction block: checked now (42P01 for a missing stream
     /// without IF EXISTS), carried out at COMMIT, forgotten at ROLLBACK.
-    fn defer_drop_stream(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+    fn defer_drop_stream(
+        &mut self,
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<Outcome> {
         let mut notices = Vec::new();
         let mut found = Vec::new();
         {
@@ -1150,7 +1183,10 @@ impl Session {
                 }
             }
         }
-        self.pending_stream_drops.push(found);
+        // Dependents are checked now (2BP01 at once), and dropped with them at COMMIT.
+        let (_, _, cascaded) = self.drop_stream_dependents(&found, cascade)?;
+        notices.extend(cascaded);
+        self.pending_stream_drops.push((found, cascade));
         Ok(Outcome::Rows {
             columns: vec![],
             rows: vec![],
@@ -1913,7 +1949,11 @@ pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> 
 /// Register a continuous query on its stream, for session `pid`.
 /// A new stream from its definition: an archived stream in an engine with a data directory
 /// opens (creating, or with `fresh`, first clearing) its archive and recovers its log.
-fn new_stream(engine: &Arc<Engine>, c: sql::CreateStream, fresh: bool) -> Result<Arc<Stream>> {
+pub(crate) fn new_stream(
+    engine: &Arc<Engine>,
+    c: sql::CreateStream,
+    fresh: bool,
+) -> Result<Arc<Stream>> {
     let oid = engine
         .catalog
         .next_oid
@@ -1970,9 +2010,16 @@ pub(super) fn save_catalog(
         return Ok(());
     };
     use super::archive::CatalogRecord;
+    let background = engine.catalog.background.list();
     let mut records: Vec<(u32, CatalogRecord)> = streams
         .values()
         .map(|s| {
+            let derived = background
+                .iter()
+                .find(|b| b.kind == super::background::Kind::Stream && b.name == s.name);
+            if let Some(b) = derived {
+                return (s.oid, b.record(Some(s)));
+            }
             let ddl = super::archive::stream_ddl(
                 &s.name,
                 &s.columns,
@@ -1989,6 +2036,12 @@ pub(super) fn save_catalog(
             (s.oid, CatalogRecord::Stream(ddl))
         })
         .collect();
+    records.extend(
+        background
+            .iter()
+            .filter(|b| b.kind == super::background::Kind::Sink)
+            .map(|b| (b.oid, b.record(None))),
+    );
     records.extend(
         engine
             .catalog
@@ -2037,8 +2090,9 @@ pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
     let name = c.name.clone();
     let source = c.source.clone();
     let stream = new_stream(engine, c, false)?;
+    // Its source starts once the derived streams' and sinks' queries are registered
+    // again (`background::start_restored`), so that none misses a tuple.
     super::sources::attach(engine, &stream, source, false);
-    super::sources::run(engine, &stream);
     if let Some(a) = &stream.archive {
         tracing::info!(
             "stream {name}: {} archived tuples recovered from {}",

@@ -184,6 +184,33 @@ pub(super) async fn queries(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "groups": q.state.groups,
                 "state_bytes": q.state.state_bytes,
                 "has_plan": q.has_plan,
+                "feeds": q.feeds,
+            })
+        })
+        .collect();
+    Json(Json_::Array(list))
+}
+
+/// `GET /api/sinks`: every derived stream and sink with its state and counters.
+pub(super) async fn sinks(State(console): State<Arc<Console>>) -> Json<Json_> {
+    let list: Vec<Json_> = console
+        .engine
+        .sink_infos()
+        .into_iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "kind": s.kind,
+                "connector": s.connector,
+                "options": s.options,
+                "query": s.query,
+                "query_id": (s.query_id != 0).then_some(s.query_id),
+                "state": s.status.state,
+                "rows": s.status.rows,
+                "slide_events": s.status.events,
+                "errors": s.status.errors,
+                "last_error": s.status.last_error,
+                "position": time_json(s.status.position_us),
             })
         })
         .collect();

@@ -8,6 +8,11 @@
 //!   `tcq_source_bad_messages_total` (counters), `tcq_source_lag` (Kafka messages behind the
 //!   high watermarks, bytes of files; absent while unknown) and `tcq_source_running` (1
 //!   while consuming) (gauges);
+//! - per derived stream and sink, `{sink,kind,connector}` (kind `stream` or `sink`;
+//!   connector empty for a derived stream): `tcq_sink_rows_total`,
+//!   `tcq_sink_slide_events_total`, `tcq_sink_errors_total` (counters since the server
+//!   started) and `tcq_sink_running` (1 while it delivers; 0 while it retries a failed
+//!   write, or after its query failed) (gauge);
 //! - `tcq_ingest_tuples_total`, `tcq_ingest_rate`: the same summed over the streams declared
 //!   now (gauges: a dropped stream takes its share with it);
 //! - per query, `tcq_query_rows_out_total`, `tcq_query_tuples_in_total`,
@@ -213,6 +218,7 @@ pub fn render(console: &Console) -> String {
         "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
         &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
     );
+    sink_families(&mut out, &engine.sink_infos());
     let total = |v: f64| vec![(String::new(), v)];
     family(
         &mut out,
@@ -375,6 +381,52 @@ pub fn render(console: &Console) -> String {
         );
     }
     out
+}
+
+/// The families of derived streams and sinks.
+fn sink_families(out: &mut String, sinks: &[crate::engine::SinkInfo]) {
+    let by_sink = |f: &dyn Fn(&crate::engine::BackgroundStatus) -> f64| {
+        sinks
+            .iter()
+            .map(|s| {
+                let labels = format!(
+                    "{{sink=\"{}\",kind=\"{}\",connector=\"{}\"}}",
+                    label(&s.name),
+                    s.kind,
+                    s.connector.unwrap_or_default()
+                );
+                (labels, f(&s.status))
+            })
+            .collect::<Vec<_>>()
+    };
+    family(
+        out,
+        "tcq_sink_rows_total",
+        "counter",
+        "Rows the sink (or derived stream) delivered since the server started.",
+        &by_sink(&|s| s.rows as f64),
+    );
+    family(
+        out,
+        "tcq_sink_slide_events_total",
+        "counter",
+        "Slide events the sink (or derived stream) delivered since the server started.",
+        &by_sink(&|s| s.events as f64),
+    );
+    family(
+        out,
+        "tcq_sink_errors_total",
+        "counter",
+        "Failed writes of the sink (each retried), and its query's error if it failed.",
+        &by_sink(&|s| s.errors as f64),
+    );
+    family(
+        out,
+        "tcq_sink_running",
+        "gauge",
+        "1 while the sink delivers; 0 while it retries a failed write or after its query failed.",
+        &by_sink(&|s| f64::from(u8::from(s.state == "running"))),
+    );
 }
 
 /// `GET /metrics`.

@@ -296,6 +296,7 @@ fn console_router(console: Arc<Console>) -> Router {
         .route("/api/streams", get(api::streams))
         .route("/api/tables", get(api::tables))
         .route("/api/queries", get(api::queries))
+        .route("/api/sinks", get(api::sinks))
         .route("/api/queries/{id}/plan", get(api::plan))
         .route("/api/queries/{id}/cancel", post(api::cancel))
         .route("/api/queries/{id}/tail", get(live::tail))

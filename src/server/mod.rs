@@ -253,6 +253,9 @@ pub async fn serve_with(
     options: ServerOptions,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
+    // Derived streams and sinks restored at start register their queries first, so no
+    // client's tuple reaches a stream before them.
+    engine.wait_ready().await;
     let handler = Arc::new(Handler::new(engine, options));
     tokio::pin!(shutdown);
     loop {

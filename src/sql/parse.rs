@@ -26,6 +26,9 @@ use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 use super::plan::{FetchCount, SavepointOp, TransactionOp};
 use crate::error::{Error, Result};
 
+mod sinks;
+pub(crate) use sinks::QueryPart;
+
 /// PostgreSQL's tokenizer rules, except that `COPY ... FROM STDIN;` is not followed by inline
 /// data: the wire protocol carries COPY data separately, and inline data would swallow the
 /// statements after the COPY.
@@ -144,6 +147,25 @@ pub(crate) enum Stmt {
         /// `connector = '...'` and its settings (see `connect::options`).
         options: Vec<(String, String)>,
     },
+    /// `CREATE STREAM name [TYPE ...] [WITH (...)] AS SELECT ...`: a derived stream.
+    CreateDerived {
+        name: String,
+        if_not_exists: bool,
+        archived: bool,
+        /// The `WITH` options as written (keys lower-cased): slack, retention.
+        options: Vec<(String, String)>,
+        query: QueryPart,
+    },
+    /// `CREATE SINK name AS SELECT ... WITH (...)` or `CREATE SINK name FROM s WITH (...)`.
+    CreateSink {
+        name: String,
+        if_not_exists: bool,
+        query: QueryPart,
+        /// The `WITH` options as written (keys lower-cased).
+        options: Vec<(String, String)>,
+    },
+    /// `DROP SINK [IF EXISTS] a, b`.
+    DropSink { names: Vec<String>, if_exists: bool },
     /// `ALTER STREAM name PAUSE` (`pause`) or `RESUME`: stop or restart its source.
     AlterStreamSource { name: String, pause: bool },
     /// `ALTER STREAM name SET (retention = '...')` or `RESET (retention)`.
@@ -152,8 +174,12 @@ pub(crate) enum Stmt {
         /// The new retention as written; `None` resets it (keep everything).
         retention: Option<String>,
     },
-    /// `DROP STREAM`.
-    DropStream { names: Vec<String>, if_exists: bool },
+    /// `DROP STREAM [CASCADE]`.
+    DropStream {
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    },
     /// `FETCH` / `MOVE`.
     Fetch {
         cursor: String,
@@ -675,7 +701,7 @@ fn parse_one(
         _ => (toks, None),
     };
     let mut t = Toks::new(toks);
-    let stmt = parse_stmt(&mut t, lines).map_err(|e| {
+    let mut stmt = parse_stmt(&mut t, lines).map_err(|e| {
         // An error of tcq's own parsing is at the token it stopped on (or the end).
         if e.position().is_some() || !matches!(e.kind(), Error::Syntax(_)) {
             return e;
@@ -685,6 +711,7 @@ fn parse_one(
             None => e,
         }
     })?;
+    sinks::fill_text(&mut stmt, lines, source, end);
     Ok(ParsedStmt {
         text,
         stmt,
@@ -702,8 +729,10 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     };
     let t = &mut *t;
     Ok(match first.as_str() {
-        "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t)?,
+        "CREATE" if word_is(t.peek_at(1), "STREAM") => parse_create_stream(t, lines)?,
         "DROP" if word_is(t.peek_at(1), "STREAM") => parse_drop_stream(t)?,
+        "CREATE" if word_is(t.peek_at(1), "SINK") => sinks::create_sink(t, lines)?,
+        "DROP" if word_is(t.peek_at(1), "SINK") => sinks::drop_sink(t)?,
         "ALTER" if is_owner_to(t) => parse_alter_owner(t)?,
         "ALTER" if word_is(t.peek_at(1), "STREAM") => parse_alter_stream(t)?,
         "CREATE" | "ALTER" | "DROP" if is_role_word(t.peek_at(1)) => parse_role(t)?,
@@ -1001,17 +1030,14 @@ fn parser_error_location(e: &ParserError) -> Option<Location> {
     Some(Location::new(line.parse().ok()?, column.parse().ok()?))
 }
 
-fn parse_create_stream(t: &mut Toks) -> Result<Stmt> {
+fn parse_create_stream(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     t.expect_word("CREATE")?;
     t.expect_word("STREAM")?;
-    let if_not_exists = if t.eat_word("IF") {
-        t.expect_word("NOT")?;
-        t.expect_word("EXISTS")?;
-        true
-    } else {
-        false
-    };
+    let if_not_exists = sinks::eat_if_not_exists(t)?;
     let name = t.object_name()?;
+    if t.peek() != &Token::LParen {
+        return sinks::create_derived(t, name, if_not_exists, lines);
+    }
     t.expect(&Token::LParen)?;
     let mut columns = Vec::new();
     loop {
@@ -1187,11 +1213,19 @@ fn parse_drop_stream(t: &mut Toks) -> Result<Stmt> {
     while t.eat(&Token::Comma) {
         names.push(t.object_name()?);
     }
-    // CASCADE / RESTRICT are accepted and mean nothing: streams have no dependents that
-    // outlive them (queries reading a dropped stream end).
-    let _ = t.eat_word("CASCADE") || t.eat_word("RESTRICT");
+    // CASCADE also drops the derived streams and sinks that read the streams; RESTRICT
+    // (the default) refuses to drop a stream they read. Queries of clients are no objects:
+    // they end either way.
+    let cascade = t.eat_word("CASCADE");
+    if !cascade {
+        let _ = t.eat_word("RESTRICT");
+    }
     t.expect_end()?;
-    Ok(Stmt::DropStream { names, if_exists })
+    Ok(Stmt::DropStream {
+        names,
+        if_exists,
+        cascade,
+    })
 }
 
 /// `ALTER STREAM|TABLE [IF EXISTS] a[.b] OWNER TO ...`?
@@ -1850,7 +1884,7 @@ fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
         options.analyze = t.eat_word("ANALYZE") || t.eat_word("ANALYSE");
         options.verbose = t.eat_word("VERBOSE");
     }
-    let statement = Box::new(parse_sql(t.take_rest(), lines)?);
+    let statement = Box::new(sinks::explained(t, lines)?);
     Ok(Stmt::Explain { options, statement })
 }
 
@@ -2049,7 +2083,7 @@ mod tests {
     #[test]
     fn utility_statements() {
         assert!(
-            matches!(one("DROP STREAM IF EXISTS a, b.c").stmt, Stmt::DropStream { ref names, if_exists: true } if names == &["a", "b.c"])
+            matches!(one("DROP STREAM IF EXISTS a, b.c").stmt, Stmt::DropStream { ref names, if_exists: true, .. } if names == &["a", "b.c"])
         );
         assert!(
             matches!(one("FETCH c").stmt, Stmt::Fetch { ref cursor, count: FetchCount::Count(1), is_move: false, .. } if cursor == "c")

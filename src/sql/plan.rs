@@ -21,9 +21,23 @@ use crate::types::{Column, DataType, Value};
 pub enum Plan {
     /// `CREATE STREAM name (cols) [TYPE ARCHIVED|UNARCHIVED]`.
     CreateStream(CreateStream),
-    /// `DROP STREAM [IF EXISTS] a, b`.
+    /// `DROP STREAM [IF EXISTS] a, b [CASCADE | RESTRICT]`.
     DropStream {
         /// Stream names, normalised (lower-cased unless quoted; `schema.name` kept whole).
+        names: Vec<String>,
+        /// `IF EXISTS` given.
+        if_exists: bool,
+        /// `CASCADE`: the derived streams and sinks that read them are dropped too
+        /// (without it, their existence refuses the DROP with 2BP01).
+        cascade: bool,
+    },
+    /// `CREATE STREAM name [TYPE ...] [WITH (...)] AS SELECT ...`: a derived stream.
+    CreateDerived(CreateDerived),
+    /// `CREATE SINK name AS SELECT ... WITH (connector = ...)` or `... FROM stream WITH`.
+    CreateSink(CreateSink),
+    /// `DROP SINK [IF EXISTS] a, b`.
+    DropSink {
+        /// Sink names, normalised.
         names: Vec<String>,
         /// `IF EXISTS` given.
         if_exists: bool,
@@ -390,6 +404,59 @@ pub struct CreateStream {
     pub retention_us: Option<i64>,
     /// `WITH (connector = '...', ...)`: the source that feeds the stream.
     pub source: Option<crate::connect::SourceSpec>,
+}
+
+/// The continuous query of a derived stream or a sink, with what the engine needs beyond
+/// the rows: each row's event time and which columns are the query's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackgroundQuery {
+    /// The query. Its result has [`BackgroundQuery::visible`] columns as written, then,
+    /// when the select list has none, the event time column added at the end.
+    pub query: Box<Query>,
+    /// The result column holding each row's event time: `wtime(*)` of a windowed query
+    /// (the slide event's instant), the stream's TIMESTAMPCOLUMN of a query without a
+    /// window; `None` for a query without a window over a stream stamped on arrival.
+    pub time_column: Option<usize>,
+    /// How many result columns the query's select list has (the rest were added).
+    pub visible: usize,
+    /// The result columns that are GROUP BY keys (a sink's message key).
+    pub key_columns: Vec<usize>,
+    /// The streams the query reads, normalised.
+    pub inputs: Vec<String>,
+    /// The query's text as written (the SELECT alone).
+    pub text: String,
+}
+
+impl BackgroundQuery {
+    /// True when the query has windows (its rows come at slide events); false when it
+    /// passes tuples through.
+    pub fn windowed(&self) -> bool {
+        !self.query.windows.is_empty() || matches!(self.query.source, Source::Join { .. })
+    }
+}
+
+/// `CREATE STREAM name [TYPE ARCHIVED | UNARCHIVED] [WITH (slack, retention)] AS SELECT
+/// ...`: a stream fed by a continuous query that runs without a client.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateDerived {
+    /// The stream to create: its columns are the query's result columns, its
+    /// TIMESTAMPCOLUMN the event time column.
+    pub stream: CreateStream,
+    /// The query that feeds it.
+    pub query: BackgroundQuery,
+}
+
+/// `CREATE SINK [IF NOT EXISTS] name AS SELECT ... WITH (connector = ...)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateSink {
+    /// Sink name, normalised.
+    pub name: String,
+    /// `IF NOT EXISTS`.
+    pub if_not_exists: bool,
+    /// The query whose rows are written.
+    pub query: BackgroundQuery,
+    /// Where and how they are written.
+    pub spec: crate::connect::sink::SinkSpec,
 }
 
 /// `CREATE TABLE`.

@@ -128,20 +128,36 @@ function streamsPage() {
 // ---- Queries ------------------------------------------------------------------------
 
 function queriesPage() {
-  const body = el("tbody");
+  const body = el("tbody"), sinkBody = el("tbody");
   const message = el("div", { class: "error" });
   main.append(el("h2", {}, "Queries"), message,
     el("table", { id: "queries" },
       el("thead", {}, el("tr", {},
         ["Id", "Query", "Client", "Current time", "Rows out", "Slide events", "Late tuples", "Open instances", "Groups", "State", ""]
           .map((h, i) => el("th", { class: i >= 4 && i <= 9 ? "num" : "" }, h)))),
-      body));
+      body),
+    el("h2", { class: "section" }, "Derived streams and sinks"),
+    el("table", { id: "sinks" },
+      el("thead", {}, el("tr", {},
+        ["Name", "Kind", "Query", "State", "Rows", "Slide events", "Errors", "Delivered up to"]
+          .map((h, i) => el("th", { class: i >= 4 && i <= 6 ? "num" : "" }, h)))),
+      sinkBody));
   every(1000, async () => {
-    const queries = await getJSON("/api/queries");
+    const [queries, sinks] = await Promise.all([getJSON("/api/queries"), getJSON("/api/sinks")]);
+    sinkBody.replaceChildren(...sinks.map((s) => el("tr", { "data-sink": s.name },
+      el("td", {}, el("b", {}, s.name)),
+      el("td", { title: s.options || "" }, s.kind === "sink" ? `sink (${s.connector})` : "derived stream"),
+      el("td", {}, el("pre", { class: "sql" }, s.query)),
+      el("td", { class: "state", title: s.last_error || "" }, s.state),
+      el("td", { class: "num" }, fmt(s.rows)),
+      el("td", { class: "num" }, fmt(s.slide_events)),
+      el("td", { class: "num", title: s.last_error || "" }, fmt(s.errors)),
+      el("td", {}, s.position || "-"))));
+    if (!sinks.length) sinkBody.append(el("tr", {}, el("td", { colspan: 8, class: "muted" }, "None: CREATE STREAM ... AS SELECT or CREATE SINK.")));
     body.replaceChildren(...queries.map((q) => el("tr", { "data-query": q.id },
       el("td", {}, q.id),
       el("td", {}, el("pre", { class: "sql" }, q.text)),
-      el("td", {}, q.client ? [q.client.application_name || q.client.user, el("div", { class: "muted" }, `pid ${q.client.pid} · ${q.client.client_addr}`)] : "-"),
+      el("td", {}, q.client ? [q.client.application_name || q.client.user, el("div", { class: "muted" }, `pid ${q.client.pid} · ${q.client.client_addr}`)] : (q.feeds || "-")),
       el("td", {}, q.current_time || "-"),
       el("td", { class: "num" }, fmt(q.rows_out)),
       el("td", { class: "num" }, fmt(q.slide_events)),

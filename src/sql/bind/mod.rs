@@ -33,6 +33,7 @@ mod from;
 mod route;
 mod scope;
 mod select;
+mod sinks;
 #[cfg(test)]
 mod tests;
 mod window;
@@ -136,7 +137,12 @@ pub(crate) fn bind(
     if !p.windows.is_empty()
         && !matches!(
             plan,
-            Plan::Query(_) | Plan::CopyTo { .. } | Plan::Declare { .. } | Plan::Explain { .. }
+            Plan::Query(_)
+                | Plan::CopyTo { .. }
+                | Plan::Declare { .. }
+                | Plan::Explain { .. }
+                | Plan::CreateDerived(_)
+                | Plan::CreateSink(_)
         )
     {
         return Err(Error::Syntax(
@@ -328,11 +334,33 @@ impl<'a> Binder<'a> {
                     owner: owner.clone(),
                 })
             }
-            Stmt::DropStream { names, if_exists } => Ok(Plan::DropStream {
+            Stmt::DropStream {
+                names,
+                if_exists,
+                cascade,
+            } => Ok(Plan::DropStream {
                 names: names
                     .iter()
                     .map(|n| self.relation(n))
                     .collect::<Result<_>>()?,
+                if_exists: *if_exists,
+                cascade: *cascade,
+            }),
+            Stmt::CreateDerived {
+                name,
+                if_not_exists,
+                archived,
+                options,
+                query,
+            } => self.create_derived(name, *if_not_exists, *archived, options, query),
+            Stmt::CreateSink {
+                name,
+                if_not_exists,
+                query,
+                options,
+            } => self.create_sink(name, *if_not_exists, query, options),
+            Stmt::DropSink { names, if_exists } => Ok(Plan::DropSink {
+                names: names.clone(),
                 if_exists: *if_exists,
             }),
             Stmt::Fetch {

@@ -192,9 +192,14 @@ fn drop_stream_and_utilities() {
         plan("DROP STREAM IF EXISTS a, b").unwrap(),
         Plan::DropStream {
             names: vec!["a".into(), "b".into()],
-            if_exists: true
+            if_exists: true,
+            cascade: false
         }
     );
+    assert!(matches!(
+        plan("DROP STREAM a CASCADE").unwrap(),
+        Plan::DropStream { cascade: true, .. }
+    ));
     assert_eq!(plan("").unwrap(), Plan::Empty);
     assert_eq!(plan(";").unwrap(), Plan::Empty);
     assert_eq!(
@@ -1206,4 +1211,77 @@ mod edge_tests {
             }
         }
     }
+}
+
+#[test]
+fn derived_streams_and_sinks_get_an_event_time_column() {
+    // A windowed query without wtime(*): `wtime` is added as the TIMESTAMPCOLUMN.
+    let Plan::CreateDerived(c) = plan(
+        "CREATE STREAM d AS SELECT origin, count(*) FROM flights [RANGE BY '1 hour'] GROUP BY origin",
+    )
+    .unwrap() else {
+        panic!()
+    };
+    let names: Vec<&str> = c.stream.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["origin", "count", "wtime"]);
+    assert_eq!(c.stream.timestamp_column, Some(2));
+    assert_eq!(c.stream.columns[2].data_type, DataType::Timestamp);
+    assert_eq!((c.query.visible, c.query.key_columns.clone()), (2, vec![0]));
+    assert_eq!(c.query.inputs, ["flights"]);
+    // Selected, it is used where it is.
+    let Plan::CreateDerived(c) =
+        plan("CREATE STREAM d AS SELECT wtime(*) AS w, count(*) FROM network.tcpdump [RANGE BY '1 hour']")
+            .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(c.stream.timestamp_column, Some(0));
+    assert_eq!(c.stream.columns[0].data_type, DataType::TimestampTz);
+    // Without a window: the stream's TIMESTAMPCOLUMN, added when not selected.
+    let Plan::CreateSink(k) = plan(
+        "CREATE SINK k AS SELECT origin FROM flights WHERE delay > 60 WITH (connector = 'file', path = '/tmp/k')",
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!((k.query.visible, k.query.time_column), (1, Some(1)));
+    assert_eq!(k.query.query.columns[1].name, "ts");
+    // A stream stamped on arrival has none.
+    let Plan::CreateSink(k) =
+        plan("CREATE SINK k FROM clicks WITH (connector = 'file', path = '/tmp/k')").unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(k.query.time_column, None);
+    let state = |sql: &str| crate::server::sqlstate(&plan(sql).unwrap_err());
+    assert_eq!(state("CREATE STREAM d AS SELECT 1"), "0A000");
+    assert_eq!(
+        state("CREATE STREAM d AS SELECT origin FROM flights LIMIT 3"),
+        "0A000"
+    );
+    assert_eq!(
+        state("CREATE STREAM d AS SELECT count(*) AS wtime FROM flights [RANGE BY '1 hour']"),
+        "42701"
+    );
+    assert_eq!(
+        state("CREATE STREAM d WITH (connector = 'kafka') AS SELECT origin FROM flights"),
+        "0A000"
+    );
+    assert_eq!(
+        state("CREATE STREAM d WITH (colour = 'red') AS SELECT origin FROM flights"),
+        "22023"
+    );
+    assert_eq!(
+        state("CREATE STREAM d WITH (retention = '1 day') AS SELECT origin FROM flights"),
+        "22023"
+    );
+    assert_eq!(state("CREATE STREAM d AS SELECT x FROM nowhere"), "42P01");
+    assert_eq!(
+        state("CREATE SINK k AS SELECT origin FROM flights"),
+        "22023"
+    );
+    assert_eq!(
+        state("CREATE SINK k AS SELECT origin FROM flights WITH (connector = 'smtp')"),
+        "42704"
+    );
 }

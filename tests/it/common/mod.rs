@@ -14,6 +14,7 @@ pub mod kafka;
 pub mod mqtt;
 pub mod postgres;
 pub mod psql;
+pub mod sinks;
 pub mod sources;
 pub mod tcqd;
 

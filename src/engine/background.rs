@@ -1,0 +1,559 @@
+//! Queries that run without a client: a derived stream's (`CREATE STREAM d AS SELECT
+//! ...`) and a sink's (`CREATE SINK k AS SELECT ... WITH (connector = ...)`).
+//!
+//! Each is a [`Background`]: its bound query, where its rows go, and its status
+//! (`tcq_sinks`). Its query is registered as any client's is (so it joins the shared
+//! plans of its stream, and shows in `tcq_queries` and EXPLAIN), with an output queue of
+//! [`Overflow::Block`]: when the consumer (`background_run`) falls behind, because a
+//! webhook is down or a derived stream's own readers wait, the query waits for room and so
+//! does ingest into its stream. That is backpressure, never a silent drop.
+//!
+//! Positions. Each delivered batch ends at a slide event's instant `W` (a passed-through
+//! tuple's timestamp for a query without a window): every event up to `W` is delivered. An
+//! archived derived stream writes `W` in the commit record of the statement holding the
+//! batch's rows; a sink keeps it in `DIR/sinks/<name>.position` once the batch is written.
+//! At a restart the query is registered again; over an archived stream it first replays
+//! the archive from the earliest instance that ends after `W` (the back-fill of
+//! `Stream::attach_with_backfill`) with its windows on the grid it was created on, and
+//! every row at or before `W` is skipped. So an archived derived stream over an archived
+//! stream gets each slide event exactly once across crashes, and a sink at least once (a
+//! batch written but not yet recorded is written again). Over an unarchived stream or a
+//! join, the query restarts from the tuples that arrive after the restart.
+//!
+//! Design decision: a derived stream is a stream like any other (its rows are ingested as
+//! a statement each batch), so it can be archived, read, joined and fed to sinks with no
+//! new code in the executor; only writes by clients are refused (42809), since its rows
+//! are its query's.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use super::{Engine, Overflow, Stream, Subscription};
+use crate::connect::sink::SinkSpec;
+use crate::error::{Error, Result};
+use crate::sql::{self, BackgroundQuery, Plan, Source, StartSpec};
+
+/// What a background query feeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A derived stream of this name.
+    Stream,
+    /// A sink.
+    Sink,
+}
+
+impl Kind {
+    /// `stream` or `sink`, as messages and `tcq_sinks.kind` say it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Kind::Stream => "stream",
+            Kind::Sink => "sink",
+        }
+    }
+}
+
+/// A background query's counters and state, as `tcq_sinks`, `/metrics` and the console
+/// show them.
+#[derive(Clone, Debug, Default)]
+pub struct BackgroundStatus {
+    /// `starting`, `running`, `retrying` (its last write failed: it waits, then writes the
+    /// same batch again), `failed` (its query ended with an error) or `stopped`.
+    pub state: &'static str,
+    /// Rows delivered.
+    pub rows: u64,
+    /// Slide events delivered (batches of passed-through tuples, for a query without a
+    /// window).
+    pub events: u64,
+    /// Failed writes (each retried) and the error that ended the query, if any.
+    pub errors: u64,
+    /// The last of those errors.
+    pub last_error: Option<String>,
+    /// The event time up to which everything is delivered, microseconds since the epoch.
+    pub position_us: Option<i64>,
+}
+
+/// A derived stream's or sink's query and its state.
+pub(crate) struct Background {
+    /// The derived stream's or the sink's name.
+    pub name: String,
+    pub kind: Kind,
+    /// Its place in the catalog (a derived stream's is its stream's OID; a sink takes one
+    /// from the same counter, so catalog order is creation order).
+    pub oid: u32,
+    pub query: BackgroundQuery,
+    /// A sink's connector and format.
+    pub sink: Option<SinkSpec>,
+    /// When it was created, microseconds since the epoch: its windows' default START AT
+    /// is resolved at this instant again when its query replays after a restart.
+    pub created_us: i64,
+    /// Who created it.
+    pub owner: String,
+    pub status: Mutex<BackgroundStatus>,
+    /// The registered query's id (0 before it is registered).
+    pub query_id: AtomicU64,
+    stop: watch::Sender<bool>,
+}
+
+impl Background {
+    /// A background query, not registered yet.
+    pub fn new(
+        name: String,
+        kind: Kind,
+        oid: u32,
+        query: BackgroundQuery,
+        sink: Option<SinkSpec>,
+        created_us: i64,
+        owner: String,
+    ) -> Arc<Background> {
+        Arc::new(Background {
+            name,
+            kind,
+            oid,
+            query,
+            sink,
+            created_us,
+            owner,
+            status: Mutex::new(BackgroundStatus {
+                state: "starting",
+                ..BackgroundStatus::default()
+            }),
+            query_id: AtomicU64::new(0),
+            stop: watch::channel(false).0,
+        })
+    }
+
+    /// A snapshot of the status.
+    pub fn status(&self) -> BackgroundStatus {
+        self.status.lock().clone()
+    }
+
+    pub(crate) fn update(&self, f: impl FnOnce(&mut BackgroundStatus)) {
+        f(&mut self.status.lock())
+    }
+
+    /// End the query for good (DROP): its consumer stops and drops the subscription.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// A receiver that turns `true` when the query is to stop.
+    pub fn stopped(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    /// `stream d` or `sink k`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.kind.word(), self.name)
+    }
+
+    /// The catalog record that declares it again (see [`restore`]); `stream` is a derived
+    /// stream's stream (the caller holds the catalog's lock).
+    pub fn record(&self, stream: Option<&Stream>) -> super::archive::CatalogRecord {
+        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let ddl = match (&self.kind, &self.sink) {
+            (Kind::Sink, Some(spec)) => {
+                let options: Vec<String> = spec
+                    .options
+                    .iter()
+                    .map(|(k, v)| format!("{} = '{}'", quote(k), v.replace('\'', "''")))
+                    .collect();
+                format!(
+                    "CREATE SINK {} AS {} WITH ({})",
+                    quote(&self.name),
+                    self.query.text,
+                    options.join(", ")
+                )
+            }
+            _ => derived_ddl(stream, &self.name, &self.query.text),
+        };
+        let json = serde_json::json!({
+            "ddl": ddl,
+            "created_us": self.created_us,
+            "owner": self.owner,
+        });
+        match self.kind {
+            Kind::Stream => super::archive::CatalogRecord::Derived(json.to_string()),
+            Kind::Sink => super::archive::CatalogRecord::Sink(json.to_string()),
+        }
+    }
+}
+
+/// `CREATE STREAM "d" TYPE ... [WITH (...)] AS <query>` for derived stream `name` as it is
+/// now (its retention may have changed since it was created).
+fn derived_ddl(stream: Option<&Stream>, name: &str, query: &str) -> String {
+    let mut ddl = format!("CREATE STREAM \"{}\"", name.replace('"', "\"\""));
+    if let Some(s) = stream {
+        ddl.push_str(if s.archived {
+            " TYPE ARCHIVED"
+        } else {
+            " TYPE UNARCHIVED"
+        });
+        let mut options = Vec::new();
+        if s.slack_us != 0 {
+            options.push(format!("slack = '{} microseconds'", s.slack_us));
+        }
+        if let Some(r) = *s.retention_us.lock() {
+            options.push(format!("retention = '{r} microseconds'"));
+        }
+        if !options.is_empty() {
+            ddl.push_str(&format!(" WITH ({})", options.join(", ")));
+        }
+    }
+    format!("{ddl} AS {query}")
+}
+
+/// A derived stream or sink, now, as the console and `/metrics` show it.
+#[derive(Clone, Debug)]
+pub struct SinkInfo {
+    /// Its name.
+    pub name: String,
+    /// `stream` (a derived stream) or `sink`.
+    pub kind: &'static str,
+    /// A sink's connector (`file`, `http`); `None` for a derived stream.
+    pub connector: Option<&'static str>,
+    /// A sink's options as declared, secrets masked.
+    pub options: Option<String>,
+    /// Its query's text.
+    pub query: String,
+    /// Its query's id in `tcq_queries` (0 while it is not registered).
+    pub query_id: u64,
+    /// State and counters.
+    pub status: BackgroundStatus,
+}
+
+impl Engine {
+    /// Every derived stream and sink, in creation order.
+    pub fn sink_infos(&self) -> Vec<SinkInfo> {
+        self.catalog
+            .background
+            .list()
+            .iter()
+            .map(|b| SinkInfo {
+                name: b.name.clone(),
+                kind: b.kind.word(),
+                connector: b.sink.as_ref().map(|s| s.connector_name()),
+                options: b
+                    .sink
+                    .as_ref()
+                    .map(|s| crate::connect::options::display(&s.options)),
+                query: b.query.text.clone(),
+                query_id: b.query_id.load(Ordering::Acquire),
+                status: b.status(),
+            })
+            .collect()
+    }
+}
+
+/// The derived streams and sinks of an engine.
+#[derive(Default)]
+pub(crate) struct Registry {
+    all: Mutex<Vec<Arc<Background>>>,
+    /// `false` while the queries restored at start are being registered: the server
+    /// accepts connections once it is `true` (see [`Engine::wait_ready`]).
+    ready: Option<watch::Sender<bool>>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry {
+            all: Mutex::new(Vec::new()),
+            ready: Some(watch::channel(true).0),
+        }
+    }
+
+    /// Every background query, in catalog order.
+    pub fn list(&self) -> Vec<Arc<Background>> {
+        let mut all = self.all.lock().clone();
+        all.sort_by_key(|b| b.oid);
+        all
+    }
+
+    /// The one of `kind` named `name`.
+    pub fn get(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
+        self.all
+            .lock()
+            .iter()
+            .find(|b| b.kind == *kind && b.name == name)
+            .cloned()
+    }
+
+    /// The one whose query has id `id`.
+    pub fn by_query(&self, id: u64) -> Option<Arc<Background>> {
+        self.all
+            .lock()
+            .iter()
+            .find(|b| b.query_id.load(Ordering::Acquire) == id)
+            .cloned()
+    }
+
+    pub fn add(&self, b: Arc<Background>) {
+        self.all.lock().push(b);
+    }
+
+    /// Remove the one of `kind` named `name` (its query goes on until it is stopped).
+    pub fn remove(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
+        let mut all = self.all.lock();
+        let i = all.iter().position(|b| b.kind == *kind && b.name == name)?;
+        Some(all.remove(i))
+    }
+
+    fn set_ready(&self, ready: bool) {
+        if let Some(r) = &self.ready {
+            r.send_replace(ready);
+        }
+    }
+}
+
+impl Engine {
+    /// Wait until the derived streams and sinks restored at start have registered their
+    /// queries (at most 30 s), so that no tuple accepted from a client misses them. The
+    /// server calls this before it accepts connections.
+    pub async fn wait_ready(&self) {
+        let Some(ready) = &self.catalog.background.ready else {
+            return;
+        };
+        let mut rx = ready.subscribe();
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_secs(30), rx.wait_for(|r| *r)).await;
+        if waited.is_err() {
+            tracing::warn!("derived streams and sinks still registering after 30 s; serving");
+        }
+    }
+}
+
+/// The background queries that read a stream of `names`, directly or through derived
+/// streams, in dependency order (each before what it reads), without those named.
+pub(crate) fn dependents(engine: &Engine, names: &[String]) -> Vec<Arc<Background>> {
+    let all = engine.catalog.background.list();
+    let mut reached: Vec<String> = names.to_vec();
+    let mut found: Vec<Arc<Background>> = Vec::new();
+    loop {
+        let before = found.len();
+        for b in &all {
+            let taken = found.iter().any(|f| Arc::ptr_eq(f, b))
+                || (b.kind == Kind::Stream && names.contains(&b.name));
+            if !taken && b.query.inputs.iter().any(|i| reached.contains(i)) {
+                if b.kind == Kind::Stream {
+                    reached.push(b.name.clone());
+                }
+                found.push(b.clone());
+            }
+        }
+        if found.len() == before {
+            break;
+        }
+    }
+    found.reverse();
+    found
+}
+
+/// 2BP01 for dropping the streams of `names` that `dependents` read, as PostgreSQL words
+/// it (the DETAIL names each dependent and what it reads).
+pub(crate) fn dependents_error(names: &[String], dependents: &[Arc<Background>]) -> Error {
+    let detail: Vec<String> = dependents
+        .iter()
+        .map(|d| {
+            let read = d
+                .query
+                .inputs
+                .iter()
+                .find(|i| names.contains(i))
+                .or(d.query.inputs.first())
+                .cloned()
+                .unwrap_or_default();
+            format!("{} depends on stream {read}", d.label())
+        })
+        .collect();
+    let what = if names.len() == 1 {
+        format!("stream {}", names[0])
+    } else {
+        format!("streams {}", names.join(", "))
+    };
+    Error::DependentObjectsStillExist(format!(
+        "cannot drop {what} because other objects depend on it"
+    ))
+    .with_detail(detail.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+/// 42809 for INSERT or COPY into derived stream `name` (its rows are its query's).
+pub(crate) fn refuse_write(engine: &Engine, name: &str) -> Result<()> {
+    if engine.catalog.background.get(&Kind::Stream, name).is_some() {
+        return Err(Error::WrongObjectType(format!(
+            "cannot insert into derived stream \"{name}\": its rows come from its query"
+        )));
+    }
+    Ok(())
+}
+
+/// Register `b`'s query now, as created: exactly as a client's (shared plans, a back-fill
+/// for an explicit START AT before the stream's time), with a blocking output queue.
+pub(crate) async fn register_new(engine: &Arc<Engine>, b: &Background) -> Result<Subscription> {
+    let sub = super::session::register(
+        engine,
+        (*b.query.query).clone(),
+        &[],
+        Overflow::Block,
+        None,
+        true,
+    )
+    .await?;
+    b.query_id.store(sub.query_id(), Ordering::Release);
+    Ok(sub)
+}
+
+/// Register `b`'s query again after a restart, resuming after event time `resume` (see
+/// the module's story). Over an archived stream the archive is replayed from where the
+/// first instance not delivered begins; otherwise the query starts as a new one.
+pub(crate) async fn register_again(
+    engine: &Arc<Engine>,
+    b: &Background,
+    resume: Option<i64>,
+) -> Result<Subscription> {
+    let q = (*b.query.query).clone();
+    let stream = match &q.source {
+        Source::Stream { name, .. } => engine.catalog.stream(name)?,
+        _ => return register_new(engine, b).await,
+    };
+    // Without an archive there is nothing to replay; without event times, no place to
+    // resume from.
+    if stream.archive.is_none() || b.query.time_column.is_none() {
+        return register_new(engine, b).await;
+    }
+    let windows = q
+        .windows
+        .iter()
+        .map(|w| super::session::resolve_window(w, b.created_us))
+        .collect::<Result<Vec<_>>>()?;
+    let from_us = replay_from(&q, b.created_us, resume);
+    let (text, columns) = (q.text.clone(), q.columns.clone());
+    let exec = super::session::build_exec(engine, q, &[], &stream, windows, None)?;
+    let sub = super::session::attach(
+        engine,
+        &stream,
+        exec,
+        text,
+        columns,
+        Overflow::Block,
+        None,
+        Some(from_us),
+        false,
+    )
+    .await?;
+    b.query_id.store(sub.query_id(), Ordering::Release);
+    Ok(sub)
+}
+
+/// Where a replay after a restart begins (`None`: the whole archive): the earliest instant
+/// an instance ending after `resume` can hold, or, with nothing delivered yet, where the
+/// query's first instance begins (its creation time for a query without a window).
+fn replay_from(q: &sql::Query, created_us: i64, resume: Option<i64>) -> Option<i64> {
+    if q.windows.is_empty() {
+        return Some(resume.unwrap_or(created_us));
+    }
+    if let Some(w) = resume {
+        let range = q.windows.iter().map(|w| w.range_us).max().unwrap_or(0);
+        return Some(w.saturating_sub(range));
+    }
+    let mut from: Option<i64> = Some(i64::MAX);
+    for w in &q.windows {
+        let start = match w.start {
+            StartSpec::Epoch => None,
+            StartSpec::At(t) => Some(t),
+            StartSpec::Default => Some(created_us.div_euclid(w.slide_us) * w.slide_us),
+        };
+        from = match (from, start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+    }
+    from
+}
+
+/// Recreate a derived stream from its catalog record (at start-up): its stream now (with
+/// its archive recovered), its query once [`start_restored`] runs.
+pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
+    let bad = |why: &str| Error::DataCorrupted(format!("catalog record {json}: {why}"));
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(&e.to_string()))?;
+    let ddl = v["ddl"].as_str().ok_or_else(|| bad("no ddl"))?;
+    let created_us = v["created_us"]
+        .as_i64()
+        .ok_or_else(|| bad("no created_us"))?;
+    let owner = v["owner"].as_str().unwrap_or_default().to_string();
+    let parsed = sql::parse(ddl)?;
+    let plan = match parsed.first() {
+        Some(p) => sql::bind(p, &engine.catalog, &[])?,
+        None => return Err(bad("empty ddl")),
+    };
+    let b = match plan {
+        Plan::CreateDerived(c) => {
+            let name = c.stream.name.clone();
+            let stream = super::session::new_stream(engine, c.stream, false)?;
+            let b = Background::new(
+                name.clone(),
+                Kind::Stream,
+                stream.oid,
+                c.query,
+                None,
+                created_us,
+                owner,
+            );
+            engine.catalog.streams.write().insert(name, stream);
+            b
+        }
+        Plan::CreateSink(c) => {
+            let oid = engine
+                .catalog
+                .next_oid
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Background::new(
+                c.name,
+                Kind::Sink,
+                oid,
+                c.query,
+                Some(c.spec),
+                created_us,
+                owner,
+            )
+        }
+        _ => return Err(bad("not a CREATE STREAM ... AS or CREATE SINK")),
+    };
+    engine.catalog.background.add(b);
+    Ok(())
+}
+
+/// After the catalog is restored: register every derived stream's and sink's query again
+/// (in catalog order, so a derived stream's query is there before what reads it), start
+/// their consumers, then the streams' sources, then let the server accept connections.
+pub(crate) fn start_restored(engine: &Arc<Engine>) {
+    let restored = engine.catalog.background.list();
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    engine.catalog.background.set_ready(false);
+    let engine = engine.clone();
+    handle.spawn(async move {
+        for b in restored {
+            let resume = super::background_run::resume_position(&engine, &b);
+            match register_again(&engine, &b, resume).await {
+                Ok(sub) => super::background_run::spawn(&engine, b, sub, resume),
+                Err(e) => {
+                    tracing::warn!("{}: its query cannot run again: {e}", b.label());
+                    b.update(|s| {
+                        s.state = "failed";
+                        s.errors += 1;
+                        s.last_error = Some(e.to_string());
+                    });
+                }
+            }
+        }
+        let streams: Vec<Arc<Stream>> = engine.catalog.streams.read().values().cloned().collect();
+        for s in streams {
+            super::sources::run(&engine, &s);
+        }
+        engine.catalog.background.set_ready(true);
+    });
+}

@@ -1,0 +1,266 @@
+//! A background query's consumer: reads its subscription, cuts the rows into batches of
+//! whole slide events, and delivers each batch to the derived stream or the sink's
+//! connector, retrying a failed batch until it is delivered or the query is dropped.
+//!
+//! The query's output queue ([`super::Overflow::Block`]) ends every executor step that
+//! emitted something with an empty event: at that mark every slide event up to the
+//! query's current time is complete, so the rows gathered since the last mark are whole
+//! slide events (a multi-window query's rows of one instant are never split). Those rows
+//! are one batch. Rows at or before the resume position (see `background`) are skipped.
+//!
+//! While a batch fails (a webhook down, a full disk), the consumer waits, 0.1 s growing
+//! to 5 s, and writes it again; meanwhile it reads nothing, so its query's queue fills
+//! (`output_queue_bytes`) and then the query, and ingest into the stream it reads, waits.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::background::{Background, Kind};
+use super::{Engine, Event, Stream, Subscription};
+use crate::connect::sink::{SinkBatch, Writer};
+use crate::exec::RowBatch;
+use crate::types::Value;
+
+/// Where a background query's batches go.
+enum Output {
+    /// Ingested into the derived stream, the batch's last event time in its commit record.
+    Stream(Arc<Stream>),
+    /// Written by a sink's connector; the position kept in this file afterwards.
+    Sink(Box<dyn Writer>, Option<std::path::PathBuf>),
+}
+
+/// Where sink `name` keeps its position: `DIR/sinks/<name>.position`.
+pub(crate) fn position_path(data_dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    data_dir
+        .join("sinks")
+        .join(format!("{}.position", super::archive::escape_name(name)))
+}
+
+/// The event time up to which `b` delivered before the server stopped: an archived
+/// derived stream's last commit record's, a sink's position file's; `None` if none.
+pub(crate) fn resume_position(engine: &Engine, b: &Background) -> Option<i64> {
+    let bytes = match b.kind {
+        Kind::Stream => {
+            let s = engine.catalog.streams.read().get(&b.name).cloned()?;
+            s.archive.as_ref()?.source_position()?
+        }
+        Kind::Sink => {
+            let d = engine.data.as_ref()?;
+            std::fs::read(position_path(&d.config.dir, &b.name)).ok()?
+        }
+    };
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    v["time_us"].as_i64()
+}
+
+/// Start `b`'s consumer on `sub`, skipping rows at or before `resume`.
+pub(crate) fn spawn(
+    engine: &Arc<Engine>,
+    b: Arc<Background>,
+    sub: Subscription,
+    resume: Option<i64>,
+) {
+    let output = match (&b.kind, &b.sink) {
+        (Kind::Sink, Some(spec)) => Output::Sink(
+            crate::connect::sink::writer(&b.name, spec, b.query.windowed()),
+            engine
+                .data
+                .as_ref()
+                .map(|d| position_path(&d.config.dir, &b.name)),
+        ),
+        _ => match engine.catalog.streams.read().get(&b.name).cloned() {
+            Some(s) => Output::Stream(s),
+            None => return,
+        },
+    };
+    b.update(|s| {
+        s.state = "running";
+        s.position_us = resume;
+    });
+    tokio::spawn(run(Arc::downgrade(engine), b, sub, output, resume));
+}
+
+/// The consumer's loop, until the query ends or is stopped.
+async fn run(
+    engine: Weak<Engine>,
+    b: Arc<Background>,
+    mut sub: Subscription,
+    mut output: Output,
+    mut resume: Option<i64>,
+) {
+    let mut stop = b.stopped();
+    let mut pending: Vec<Vec<Value>> = Vec::new();
+    let failed = loop {
+        let ev = tokio::select! {
+            _ = stop.wait_for(|s| *s) => break None,
+            ev = sub.next() => ev,
+        };
+        match ev {
+            // The query ended: its stream went away, or the server is shutting down.
+            None => break None,
+            Some(Err(e)) => break Some(e.to_string()),
+            Some(Ok(Event::Notice(n))) => tracing::info!("{}: {n}", b.label()),
+            Some(Ok(ev)) => {
+                let rows = ev.into_rows();
+                if !rows.is_empty() {
+                    pending.extend(rows);
+                    continue;
+                }
+                let batch = std::mem::take(&mut pending);
+                match deliver(&engine, &b, &mut output, batch, resume, &mut stop).await {
+                    Some(at) => resume = at.or(resume),
+                    None => break None,
+                }
+            }
+        }
+    };
+    drop(sub);
+    b.update(|s| match failed {
+        Some(e) => {
+            tracing::warn!("{} stopped: its query failed: {e}", b.label());
+            s.state = "failed";
+            s.errors += 1;
+            s.last_error = Some(e);
+        }
+        None => s.state = "stopped",
+    });
+}
+
+/// Deliver the rows of one batch of whole slide events (those after `resume`), retrying
+/// until delivered. Returns the batch's last event time (`Some(None)`: nothing to deliver,
+/// or no event times), or `None` when the query is to stop.
+async fn deliver(
+    engine: &Weak<Engine>,
+    b: &Background,
+    output: &mut Output,
+    mut rows: Vec<Vec<Value>>,
+    resume: Option<i64>,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> Option<Option<i64>> {
+    let time_of = |r: &Vec<Value>| b.query.time_column.and_then(|c| r[c].as_timestamp());
+    if let Some(w) = resume {
+        rows.retain(|r| time_of(r).is_none_or(|t| t > w));
+    }
+    if rows.is_empty() {
+        return Some(None);
+    }
+    let times: Vec<Option<i64>> = rows.iter().map(time_of).collect();
+    // A windowed query's slide events are told apart by their instants; a query without
+    // a window hands over the tuples of one step as one batch.
+    let mut events = vec![0];
+    if b.query.windowed() {
+        events.extend((1..rows.len()).filter(|&i| times[i] != times[i - 1]));
+    }
+    let last = times.iter().rev().find_map(|t| *t);
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let write = async {
+            match &mut *output {
+                Output::Stream(s) => ingest(engine, s, &rows, &times, last).await,
+                Output::Sink(w, _) => {
+                    let batch = SinkBatch {
+                        columns: &b.query.query.columns[..b.query.visible],
+                        rows: &rows,
+                        times: times.clone(),
+                        events: events.clone(),
+                        key_columns: &b.query.key_columns,
+                        time_name: b
+                            .query
+                            .time_column
+                            .map_or("", |c| b.query.query.columns[c].name.as_str()),
+                    };
+                    w.write(&batch).await.map_err(Failure::Retry)
+                }
+            }
+        };
+        // A write that hangs (a webhook that never answers within its timeout, a derived
+        // stream whose readers wait) does not hold up DROP.
+        let r = tokio::select! {
+            r = write => r,
+            _ = stop.wait_for(|s| *s) => return None,
+        };
+        match r {
+            Ok(()) => break,
+            Err(Failure::Gone) => return None,
+            Err(Failure::Retry(e)) => {
+                tracing::warn!("{}: {e}; retrying", b.label());
+                b.update(|s| {
+                    s.state = "retrying";
+                    s.errors += 1;
+                    s.last_error = Some(e);
+                });
+                let _ = tokio::time::timeout(backoff, stop.wait_for(|s| *s)).await;
+                if *stop.borrow() {
+                    return None;
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+    if let (Output::Sink(_, Some(path)), Some(t)) = (&*output, last) {
+        save_position(path, t);
+    }
+    b.update(|s| {
+        s.state = "running";
+        s.rows += rows.len() as u64;
+        s.events += events.len() as u64;
+        s.position_us = last.or(s.position_us);
+    });
+    Some(last)
+}
+
+/// Why a delivery failed.
+enum Failure {
+    /// Try the same batch again after a pause.
+    Retry(String),
+    /// The derived stream (or the engine) is gone: stop.
+    Gone,
+}
+
+/// Ingest `rows` into derived stream `s` as one statement, `last` in its commit record.
+async fn ingest(
+    engine: &Weak<Engine>,
+    s: &Arc<Stream>,
+    rows: &[Vec<Value>],
+    times: &[Option<i64>],
+    last: Option<i64>,
+) -> Result<(), Failure> {
+    let Some(engine) = engine.upgrade() else {
+        return Err(Failure::Gone);
+    };
+    let mut batch = RowBatch::new(s.columns.len());
+    let now = crate::time::now_us();
+    for (r, t) in rows.iter().zip(times) {
+        batch.push(r.iter().cloned(), t.unwrap_or(now));
+    }
+    let position = last
+        .map(|t| serde_json::json!({ "time_us": t }).to_string().into_bytes())
+        .unwrap_or_default();
+    match engine
+        .catalog
+        .ingest_from_source(s, batch.into(), position)
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(crate::Error::UndefinedTable(_)) => Err(Failure::Gone),
+        Err(e) => Err(Failure::Retry(format!(
+            "writing into stream {}: {e}",
+            s.name
+        ))),
+    }
+}
+
+/// Keep a sink's position on disk (written aside, then renamed over the old one). A
+/// failure is logged: the sink then delivers again from an older position after a
+/// restart (at least once).
+fn save_position(path: &std::path::Path, t: i64) {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let body = serde_json::json!({ "time_us": t }).to_string();
+    let r = super::private_fs::create_dir_all(path.parent().expect("a directory"))
+        .and_then(|()| super::private_fs::create(&tmp)?.write_all(body.as_bytes()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = r {
+        tracing::warn!("cannot save the sink position {}: {e}", path.display());
+    }
+}

@@ -745,6 +745,11 @@ impl Session {
                 catalog_params: vec![],
                 columns: text_col("QUERY PLAN"),
             },
+            Plan::ExplainQueries { .. } => Description {
+                params: vec![],
+                catalog_params: vec![],
+                columns: text_col("QUERY PLAN"),
+            },
             Plan::Show { name } => Description {
                 params: vec![],
                 catalog_params: vec![],
@@ -880,6 +885,9 @@ impl Session {
             }
             Plan::Explain { query, options } => {
                 super::explain::explain(&self.engine, *query, options, params, self.share()).await
+            }
+            Plan::ExplainQueries { ids, options } => {
+                super::explain::explain_queries(&self.engine, ids, options)
             }
             Plan::Declare {
                 cursor,

@@ -81,6 +81,14 @@ pub enum Plan {
         /// FORMAT, ANALYZE, EVENT_RATE.
         options: ExplainOptions,
     },
+    /// `EXPLAIN (FORMAT FLINK, ...) QUERIES ALL | (id, ...)`: the registered continuous
+    /// queries as one Flink job.
+    ExplainQueries {
+        /// The query ids; `None`: every registered query.
+        ids: Option<Vec<u64>>,
+        /// FORMAT (FLINK only), EVENT_RATE and the export's options.
+        options: ExplainOptions,
+    },
     /// `DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...`.
     Declare {
         /// Cursor name, normalised.
@@ -601,6 +609,9 @@ pub struct ExplainOptions {
     /// `EVENT_RATE '<n> per <unit>'`: events per second for the cost model; `None` uses the
     /// stream's observed rate.
     pub event_rate_per_sec: Option<f64>,
+    /// With FORMAT FLINK: the export's options as written (`parallelism`, `sink`, ...;
+    /// [`crate::wcg::flink::ExportOptions::from_pairs`] reads them).
+    pub flink: Vec<(String, String)>,
 }
 
 /// EXPLAIN output formats.

@@ -1,27 +1,30 @@
 #!/usr/bin/env python3
-"""Run tcq's continuous queries as one exported Flink job on a real cluster and compare every
-row with tcq's own.
+"""Run tcq's continuous queries as one exported Flink job on a real cluster, with their rows
+delivered back through tcq, and compare every row with tcq's own.
 
 Usage (scripts/flink_check.sh sets up the Python environment and calls this):
 
     python3 scripts/flink_check.py --tcqd target/debug/tcqd [--data tests/data/flights-head.csv]
         [--queries FILE] [--parallelism 2] [--rest http://127.0.0.1:8081] [--bench]
 
-1. tcqd --memory-only; `CREATE STREAM flights (...) WITH (slack = '3 minutes')`; every query
-   is registered with `psql -c "COPY (SELECT ...) TO STDOUT"` before ingest;
-2. `EXPLAIN (FORMAT FLINK, PARALLELISM n, SINK 'filesystem', ...) QUERIES ALL` exports them
-   as ONE job (one source per stream and SLACK, the shared plans' views, one sink directory
-   and one INSERT per query in a statement set); every query must be in it;
-3. the data goes into tcq with one `\\copy`, `tcq_advance` moves the stream's time two days
-   past its last tuple (Flink's bounded source closes every window at its end), and DROP
-   STREAM ends the COPYs: tcq's rows per query;
-4. a JobManager and two TaskManagers start from PyFlink's distribution on 127.0.0.1
-   (scripts/flink_cluster.sh; or --rest names a running cluster), `tcqd flink submit` sends
-   the job, `tcqd flink status --wait FINISHED` waits for it and reads the records its
-   windows dropped as late (0 here), and the cluster stops;
-5. each query's sink files are compared with tcq's rows as multisets: text, integers and
+1. tcq alone: tcqd --memory-only; `CREATE STREAM flights (...) WITH (slack = '3 minutes')`;
+   every query registered with `psql -c "COPY (SELECT ...) TO STDOUT"`; the data in with one
+   `\\copy`; `tcq_advance` two days past the last tuple (Flink's bounded source closes every
+   window at its end); DROP STREAM ends the COPYs: tcq's rows per query;
+2. a JobManager and two TaskManagers start from PyFlink's distribution on 127.0.0.1
+   (scripts/flink_cluster.sh; or --rest names a running cluster);
+3. a second tcqd registers the same queries the same way, and
+   `EXPLAIN (FORMAT FLINK, PARALLELISM n, SINK 'filesystem', ...) QUERIES ALL` exports them as
+   ONE job (one source per stream and SLACK, the shared plans' views, one sink and one INSERT
+   per query in a statement set; every query must be in it);
+4. `tcqd flink submit --attach ...` sends the job and hands the queries to it: tcq stops
+   computing them and delivers the rows it reads back from the job's sink files to the psql
+   clients, which end when the job has FINISHED; tcq_queries must show every query on the
+   job, and `tcqd flink status` the records the job's windows dropped as late (0 here);
+5. each client's rows are compared with tcq's own as multisets: text, integers and
    timestamps exactly, numeric and floating-point values within a relative 1e-12 (tcq prints
-   PostgreSQL's numeric for avg(integer), Flink a DECIMAL(38, 18));
+   PostgreSQL's numeric for avg(integer), Flink a DECIMAL(38, 18)); the first two queries'
+   rows must have come in window order;
 6. the Kafka path, without a broker: a stream declared with the Kafka connector exports as
    a Flink Kafka source and Kafka sinks, and `tcqd flink validate` plans that job with
    Flink's planner (a stand-in factory checks the Kafka options where the connector jar is
@@ -31,10 +34,10 @@ The data is perturbed first: every seventh pair of neighbouring tuples less than
 apart is swapped, so the input is out of order within the SLACK, the case in which tcq and
 Flink give identical rows (docs/flink.md says why).
 
-With --bench nothing is perturbed or validated and the figures are printed: tcq from the
-start of the \\copy to the end of the last COPY TO STDOUT (rows written to files by psql),
-Flink from the submission to FINISHED (the job writes every row to its sink files); rows are
-compared all the same.
+With --bench nothing is perturbed or validated and the figures are printed: tcq alone from
+the start of the \\copy to the end of the last COPY TO STDOUT (rows written to files by
+psql), Flink from the submission until every client of tcq had its rows; rows are compared
+all the same.
 
 Exit status: 0 when every query's rows agree, 1 otherwise, 2 when PyFlink or Java is missing.
 """
@@ -214,27 +217,6 @@ def tcqd_cmd(tcqd, *args):
     return out.stdout.strip()
 
 
-def run_flink(tcqd, job, rest, parallelism, timeout):
-    """Submit the job, wait until it finishes: (job line, status line, seconds)."""
-    t0 = time.monotonic()
-    submitted = tcqd_cmd(tcqd, "submit", "--rest", rest, "--parallelism", str(parallelism), job)
-    print(submitted, flush=True)
-    job_id = submitted.split()[1]
-    status = tcqd_cmd(tcqd, "status", "--rest", rest, job_id, "--wait", "FINISHED",
-                      "--timeout", str(timeout))
-    return status, time.monotonic() - t0
-
-
-def sink_rows(out_dir, label, width):
-    """A query's rows from its sink's part files, the tcq_ columns in front dropped."""
-    rows = []
-    for path in sorted(glob.glob(os.path.join(out_dir, label, "part-*"))):
-        with open(path, newline="") as f:
-            for r in csv.reader(f):
-                rows.append(r[len(r) - width:])
-    return rows
-
-
 def norm_ts(v):
     # Flink's CSV keeps milliseconds; PostgreSQL drops zero ones.
     m = re.fullmatch(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(\.\d+)?", v)
@@ -317,10 +299,78 @@ def check_kafka(tcqd, queries):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def tcq_alone(tcqd, queries, data, end):
+    """tcq's own rows per query (its reference), and the seconds from ingest to the end."""
+    tcq = Tcq(tcqd)
+    try:
+        tcq.run(STREAM_DDL)
+        outs, _ = register(tcq, queries)
+        return tcq_rows(tcq, outs, data, end)
+    finally:
+        tcq.stop()
+
+
+def through_flink(args, queries, work, in_dir, rest):
+    """Register the queries on a second tcqd, export them as one job, submit it with
+    --attach: the clients' rows, which tcq reads back from the job's sink files, per query;
+    the ids, the job's status line, tcq_queries' Flink columns while the job ran, and the
+    seconds from submission until every client had its rows."""
+    out_dir = os.path.join(work, "out")
+    tcq = Tcq(args.tcqd)
+    try:
+        tcq.run(STREAM_DDL)
+        outs, ids = register(tcq, queries)
+        opts = (f"FORMAT FLINK, PARALLELISM {args.parallelism}, SINK 'filesystem', "
+                f"SINK_PATH '{out_dir}', SOURCE_PATH '{in_dir}', JOB_NAME 'tcq check', "
+                "CHECKPOINT_INTERVAL '3 seconds'")
+        if args.groups:
+            opts += f", GROUPS {args.groups}"
+        job_text = tcq.run(f"EXPLAIN ({opts}) QUERIES ALL")
+        if "left out" in job_text:
+            raise SystemExit("a query was left out of the job:\n" + job_text[:3000])
+        job = os.path.join(work, "job.sql")
+        with open(job, "w") as f:
+            f.write(job_text)
+        print(f"{len(queries)} queries: one job of {job_text.count('-- Shared plan ')} shared "
+              f"plans, {job_text.count('CREATE TEMPORARY VIEW ')} views, parallelism "
+              f"{args.parallelism}", flush=True)
+        t0 = time.monotonic()
+        conn = f"host=127.0.0.1 port={tcq.port} user=tcq"
+        submitted = tcqd_cmd(args.tcqd, "submit", "--rest", rest, "--parallelism",
+                             str(args.parallelism), "--attach", conn, job)
+        lines = submitted.splitlines()
+        print(lines[0], flush=True)
+        print(f"{len(lines) - 1} queries attached to the job", flush=True)
+        job_id = lines[0].split()[1]
+        flink_cols = tcq.run("SELECT count(*) FROM tcq_queries WHERE flink_job = "
+                             f"'{job_id}' AND flink_state IS NOT NULL").strip()
+        for p, _, _ in outs:
+            p.wait(timeout=args.timeout)
+        seconds = time.monotonic() - t0
+        status = tcqd_cmd(args.tcqd, "status", "--rest", rest, job_id)
+        rows = []
+        for p, f, e in outs:
+            e.seek(0)
+            err = e.read().strip()
+            if p.returncode != 0 or err:
+                print(f"client of tcq: exit {p.returncode}: {err}", file=sys.stderr)
+            f.seek(0)
+            rows.append(list(csv.reader(f)))
+        return rows, ids, status, flink_cols, seconds
+    finally:
+        tcq.stop()
+
+
+def in_window_order(rows, column):
+    """Whether the rows' values in `column` (a wtime) never go back."""
+    times = [r[column] for r in rows]
+    return all(a <= b for a, b in zip(times, times[1:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tcqd", default="target/debug/tcqd")
-    ap.add_argument("--run-tcqd", help="the tcqd that runs the queries (e.g. a release build)")
+    ap.add_argument("--run-tcqd", help="the tcqd that computes tcq's own rows (e.g. a release build)")
     ap.add_argument("--data", default="tests/data/flights-head.csv")
     ap.add_argument("--queries", help="a file with one query per line")
     ap.add_argument("--parallelism", type=int, default=2)
@@ -335,7 +385,7 @@ def main():
         with open(args.queries) as f:
             queries = [l.strip() for l in f if l.strip() and not l.startswith("#")]
     work = tempfile.mkdtemp(prefix="tcq-flink-check-")
-    in_dir, out_dir = os.path.join(work, "in"), os.path.join(work, "out")
+    in_dir = os.path.join(work, "in")
     os.makedirs(in_dir)
     data = os.path.join(in_dir, "flights.csv")
     if args.bench:
@@ -346,30 +396,10 @@ def main():
         ntuples = sum(1 for _ in open(data))
     else:
         end, ntuples = perturb(args.data, data)
-    tcq = Tcq(args.run_tcqd or args.tcqd)
-    cluster = None
-    try:
-        tcq.run(STREAM_DDL)
-        outs, ids = register(tcq, queries)
-        opts = (f"FORMAT FLINK, PARALLELISM {args.parallelism}, SINK 'filesystem', "
-                f"SINK_PATH '{out_dir}', SOURCE_PATH '{in_dir}', JOB_NAME 'tcq check'")
-        if args.groups:
-            opts += f", GROUPS {args.groups}"
-        job_text = tcq.run(f"EXPLAIN ({opts}) QUERIES ALL")
-        if "left out" in job_text:
-            raise SystemExit("a query was left out of the job:\n" + job_text[:3000])
-        job = os.path.join(work, "job.sql")
-        with open(job, "w") as f:
-            f.write(job_text)
-        plans = job_text.count("-- Shared plan ")
-        views = job_text.count("CREATE TEMPORARY VIEW ")
-        print(f"{len(queries)} queries, {ntuples} tuples: one job of {plans} shared plans, "
-              f"{views} views, parallelism {args.parallelism}", flush=True)
-        rows, tcq_s = tcq_rows(tcq, outs, data, end)
-        print(f"tcq: {tcq_s:.2f} s end to end, {sum(len(r) for r in rows)} rows", flush=True)
-    finally:
-        tcq.stop()
-    rest = args.rest
+    print(f"{len(queries)} queries, {ntuples} tuples", flush=True)
+    ref, tcq_s = tcq_alone(args.run_tcqd or args.tcqd, queries, data, end)
+    print(f"tcq alone: {tcq_s:.2f} s end to end, {sum(len(r) for r in ref)} rows", flush=True)
+    rest, cluster = args.rest, None
     try:
         if not rest:
             cluster = os.path.join(work, "cluster")
@@ -379,16 +409,21 @@ def main():
                                   check=True).stdout.strip()
             print(f"cluster of 1 JobManager and 2 TaskManagers at {rest} "
                   f"({time.monotonic() - t0:.0f} s to start)", flush=True)
-        status, flink_s = run_flink(args.tcqd, job, rest, args.parallelism, args.timeout)
+        rows, ids, status, flink_cols, flink_s = through_flink(args, queries, work, in_dir, rest)
         print(status)
-        print(f"Flink: {flink_s:.2f} s from submission to FINISHED", flush=True)
+        print(f"tcq_queries showed {flink_cols} queries on the job")
+        print(f"Flink: {flink_s:.2f} s from submission until every client of tcq had its rows",
+              flush=True)
     finally:
         if cluster:
             subprocess.run([os.path.join(HERE, "flink_cluster.sh"), "stop", cluster])
-    ok = "FINISHED, 0 late records dropped" in status
-    for q, i, t in zip(queries, ids, rows):
-        width = len(t[0]) if t else 0
-        ok = compare(f"q{i}", q, t, sink_rows(out_dir, f"q{i}", width)) and ok
+    ok = "FINISHED, 0 late records dropped" in status and flink_cols == str(len(queries))
+    for q, i, t, f in zip(queries, ids, ref, rows):
+        ok = compare(f"q{i}", q, t, f) and ok
+    # The clients got their rows slide event by slide event: wtime never goes back.
+    ordered = in_window_order(rows[0], 1) and in_window_order(rows[1], 1)
+    print(f"rows reached the clients in window order: {'yes' if ordered else 'NO'}")
+    ok = ordered and ok
     if not args.bench:
         ok = check_kafka(args.tcqd, queries) and ok
     shutil.rmtree(work, ignore_errors=True)

@@ -2,7 +2,7 @@
 # A Flink standalone cluster on 127.0.0.1 from PyFlink's distribution: one JobManager and
 # N TaskManagers, each a process of its own, with one task slot each.
 #
-#   scripts/flink_cluster.sh start DIR [TASKMANAGERS [MANAGED_MEMORY]]   # default 2, 256m
+#   scripts/flink_cluster.sh start DIR [TASKMANAGERS [MANAGED_MEMORY]]   # default 2, 256m (MB)
 #   scripts/flink_cluster.sh stop DIR
 #
 # DIR holds the cluster's configuration, logs, process ids and uploaded jars; `start`
@@ -34,6 +34,8 @@ case $cmd in
 start)
     tms=${3:-2}
     managed=${4:-256m}
+    # Managed memory (window state) on top of what a TaskManager needs besides.
+    process=$(( $(echo "$managed" | tr -d 'mM') + 1150 ))m
     mkdir -p "$dir/conf" "$dir/log" "$dir/pid" "$dir/tmp" "$dir/upload"
     cp "$FLINK_HOME"/conf/log4j*.properties "$dir/conf/"
     rest=$(free_port)
@@ -48,7 +50,7 @@ jobmanager.memory.process.size: 1024m
 taskmanager.bind-host: 127.0.0.1
 taskmanager.host: 127.0.0.1
 taskmanager.numberOfTaskSlots: 1
-taskmanager.memory.process.size: 1400m
+taskmanager.memory.process.size: $process
 taskmanager.memory.managed.size: $managed
 rest.address: 127.0.0.1
 rest.bind-address: 127.0.0.1

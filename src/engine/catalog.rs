@@ -407,6 +407,8 @@ pub(crate) struct RunningQuery {
     /// The query's state as charged to the memory budget (a member of a shared plan holds
     /// none of its own: the plan's is charged to the plan).
     pub memory: Mutex<super::memory::StateMeter>,
+    /// The Flink job that computes the query's rows, once attached (`tcq_flink_attach`).
+    pub flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
@@ -1164,6 +1166,24 @@ async fn run_query(
     true
 }
 
+/// Deliver `events` to `q`'s reader and live tails, as a slide event's are; false when
+/// the query ended (its reader fell behind past the output queue's bound).
+pub(crate) async fn deliver_events(
+    q: &RunningQuery,
+    events: Vec<Event>,
+    stall: std::time::Duration,
+) -> bool {
+    tap(q, &events);
+    if let Some(full) = super::outq::deliver(&q.tx, events, stall).await {
+        q.fail(Error::ProgramLimitExceeded(format!(
+            "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+            q.id, full.bytes_max
+        )));
+        return false;
+    }
+    true
+}
+
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
 
@@ -1237,6 +1257,8 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             c("backfill_tuples", DataType::Int8),
             c("backfill_secs", DataType::Float8),
             c("plan_id", DataType::Int8),
+            c("flink_job", DataType::Text),
+            c("flink_state", DataType::Text),
         ],
         // One row per node of each cross-query shared plan (`exec::shared`).
         "tcq_plans" => vec![
@@ -1482,6 +1504,7 @@ impl Catalog {
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
                     let backfill = *q.backfill.lock();
+                    let flink = q.flink.lock().clone();
                     all.push((
                         q.id,
                         vec![
@@ -1510,6 +1533,10 @@ impl Catalog {
                                 0 => Value::Null,
                                 id => Value::Int8(id as i64),
                             },
+                            flink.as_ref().map_or(Value::Null, |f| text(&f.job)),
+                            flink
+                                .as_ref()
+                                .map_or(Value::Null, |f| text(&f.state.lock())),
                         ],
                     ));
                 }
@@ -1538,6 +1565,10 @@ impl Catalog {
                             Value::Int8(st.late_tuples as i64),
                             Value::Int8(st.slide_events as i64),
                             text(&times.join(", ")),
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            // plan_id, flink_job, flink_state: joins run alone, in tcq.
                             Value::Null,
                             Value::Null,
                             Value::Null,

@@ -120,6 +120,8 @@ pub struct QueryInfo {
     /// Whether it runs along a window coverage graph ([`Engine::query_plan_json`] has a
     /// plan for it).
     pub has_plan: bool,
+    /// The Flink job computing its rows and the job's state (`tcq_flink_attach`).
+    pub flink: Option<(String, String)>,
 }
 
 impl Engine {
@@ -200,6 +202,11 @@ impl Engine {
                     state: exec.state(),
                     has_plan: (exec.work().is_some() || exec.is_member())
                         && exec.planned_rate().is_some(),
+                    flink: q
+                        .flink
+                        .lock()
+                        .as_ref()
+                        .map(|f| (f.job.clone(), f.state.lock().clone())),
                 }
             })
             .collect();
@@ -230,6 +237,7 @@ impl Engine {
             stats: j.exec.lock().stats().clone(),
             state: StateSummary::default(),
             has_plan: false,
+            flink: None,
         }));
         all.sort_by_key(|q| q.id);
         all

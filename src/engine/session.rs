@@ -1623,6 +1623,15 @@ impl Session {
                 self.unlock_all_session_locks();
                 void
             }
+            F::FlinkAttach => {
+                let text = |v: &Value| v.to_text().unwrap_or_default();
+                let Value::Int8(id) = values[0] else {
+                    return Ok(one_value(column, Value::Null, notices));
+                };
+                let (rest, job, dir) = (text(&values[1]), text(&values[2]), text(&values[3]));
+                let done = super::flink::attach(&self.engine, id as u64, &rest, &job, &dir)?;
+                Value::Text(done.into())
+            }
             F::CancelBackend | F::TerminateBackend => {
                 let Value::Int4(pid) = values[0] else {
                     return Ok(one_value(column, Value::Null, notices));
@@ -2146,6 +2155,7 @@ pub(crate) async fn attach(
         backfill: parking_lot::Mutex::new(None),
         plan_id: std::sync::atomic::AtomicU64::new(0),
         memory: parking_lot::Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
+        flink: parking_lot::Mutex::new(None),
     });
     if done {
         // LIMIT 0: the query ends before it starts.

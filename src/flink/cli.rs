@@ -37,6 +37,11 @@ pub enum FlinkCommand {
         /// The job's parallelism (default: the script's, else the cluster's).
         #[arg(long)]
         parallelism: Option<u32>,
+        /// Then hand the job's registered queries (`q<id>`) to it on this tcq server (a
+        /// libpq connection string, e.g. 'host=127.0.0.1 port=5433 user=tcq'): their
+        /// clients get their rows from the job's filesystem sinks.
+        #[arg(long)]
+        attach: Option<String>,
     },
     /// Print `job <id> <state>` and the records its windows dropped as late.
     Status {
@@ -215,6 +220,62 @@ async fn export(args: &ExportArgs) -> Result<String, String> {
     Ok(out)
 }
 
+/// The queries of a job script and their sinks' parent directory: `(id, dir)` for each
+/// `tcq_q<id>` table written to `'path' = '<dir>/q<id>'`.
+///
+/// Errors: a query whose sink is not a filesystem sink (only those are read back).
+fn attached_sinks(script: &str) -> Result<Vec<(u64, String)>, String> {
+    let mut out = Vec::new();
+    let mut table: Option<u64> = None;
+    for line in script.lines() {
+        if let Some(rest) = line.strip_prefix("CREATE TEMPORARY TABLE `tcq_q") {
+            table = rest.split('`').next().and_then(|n| n.parse().ok());
+            continue;
+        }
+        let Some(id) = table else { continue };
+        if line.starts_with(") WITH (") {
+            table = None;
+            let suffix = format!("/q{id}', ");
+            let path = line
+                .split("'path' = '")
+                .nth(1)
+                .and_then(|p| p.split_once(&suffix))
+                .map(|(dir, _)| dir.to_string());
+            match path {
+                Some(dir) if line.contains("'connector' = 'filesystem'") => out.push((id, dir)),
+                _ => {
+                    return Err(format!(
+                        "query q{id}'s sink is not a filesystem sink; --attach reads files back"
+                    ))
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("the job names no registered query (tcq_q<id>) to attach".into());
+    }
+    Ok(out)
+}
+
+/// `SELECT tcq_flink_attach(...)` for each of `sinks` on the tcq server at `conn`.
+async fn attach(conn: &str, rest: &str, job: &str, sinks: &[(u64, String)]) -> Result<(), String> {
+    let (client, connection) = tokio_postgres::connect(conn, tokio_postgres::NoTls)
+        .await
+        .map_err(|e| format!("cannot connect to tcq ({conn}): {e}"))?;
+    tokio::spawn(connection);
+    for (id, dir) in sinks {
+        let row = client
+            .query_one(
+                "SELECT tcq_flink_attach($1, $2, $3, $4)",
+                &[&(*id as i64), &rest, &job, dir],
+            )
+            .await
+            .map_err(|e| format!("tcq_flink_attach({id}): {e}"))?;
+        println!("{}", row.get::<_, String>(0));
+    }
+    Ok(())
+}
+
 /// Run a `tcqd flink` subcommand; what it prints goes to stdout, errors to the caller.
 pub async fn run(cmd: FlinkCommand) -> Result<(), String> {
     match cmd {
@@ -236,16 +297,22 @@ pub async fn run(cmd: FlinkCommand) -> Result<(), String> {
         }
         FlinkCommand::Submit {
             job,
-            rest,
+            rest: url,
             flink_home: h,
             parallelism,
+            attach: tcq,
         } => {
             let home = flink_home(h.as_deref())?;
             let script = std::fs::read_to_string(&job).map_err(|e| e.to_string())?;
+            let sinks = if tcq.is_some() {
+                attached_sinks(&script)?
+            } else {
+                Vec::new()
+            };
             let jar = tokio::task::spawn_blocking(move || job_jar(&home, &script))
                 .await
                 .map_err(|e| e.to_string())??;
-            let rest = Rest::new(&rest)?;
+            let rest = Rest::new(&url)?;
             let id = rest.upload_jar("tcq-job.jar", jar).await?;
             let job = rest.run_jar(&id, ENTRY_CLASS, &[], parallelism).await;
             // The cluster keeps the job's classes; the uploaded jar is not needed again.
@@ -253,6 +320,9 @@ pub async fn run(cmd: FlinkCommand) -> Result<(), String> {
             let job = job?;
             let state = rest.job_state(&job).await?;
             println!("job {job} {state}");
+            if let Some(conn) = tcq {
+                attach(&conn, &url, &job, &sinks).await?;
+            }
         }
         FlinkCommand::Status {
             job,
@@ -294,6 +364,20 @@ pub async fn run(cmd: FlinkCommand) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attach_finds_each_querys_filesystem_sink() {
+        let job = "CREATE TEMPORARY TABLE `tcq_q3` (\n  `tcq_window` INT\n) WITH ('connector' = 'filesystem', 'path' = '/data/out/q3', 'format' = 'csv');\n\
+                   CREATE TEMPORARY TABLE `tcq_q12` (\n  `x` INT\n) WITH ('connector' = 'filesystem', 'path' = '/d/q12', 'format' = 'csv');";
+        assert_eq!(
+            attached_sinks(job).unwrap(),
+            vec![(3, "/data/out".to_string()), (12, "/d".to_string())]
+        );
+        let kafka = "CREATE TEMPORARY TABLE `tcq_q3` (\n) WITH ('connector' = 'kafka', 'topic' = 'tcq-q3');";
+        assert!(attached_sinks(kafka)
+            .unwrap_err()
+            .contains("not a filesystem sink"));
+    }
 
     #[test]
     fn a_queries_file_is_split_at_semicolons_or_lines() {

@@ -376,6 +376,9 @@ pub enum SessionFunc {
     CancelBackend,
     /// `pg_terminate_backend(pid)`: end that session's connection; `boolean`.
     TerminateBackend,
+    /// `tcq_flink_attach(query_id, rest, job, sink_dir)`: query `query_id`'s rows now come
+    /// from Flink job `job`'s filesystem sink; `text`.
+    FlinkAttach,
 }
 
 /// `CREATE STREAM`.

@@ -240,7 +240,9 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             "open_instances": 1,
             "groups": q["groups"],
             "state_bytes": q["state_bytes"],
-            "has_plan": true
+            "has_plan": true,
+            "flink_job": null,
+            "flink_state": null
         })
     );
     // Group ids survive until compaction: a and b, at least the open instance's a.

@@ -140,7 +140,8 @@ function queriesPage() {
     const queries = await getJSON("/api/queries");
     body.replaceChildren(...queries.map((q) => el("tr", { "data-query": q.id },
       el("td", {}, q.id),
-      el("td", {}, el("pre", { class: "sql" }, q.text)),
+      el("td", {}, el("pre", { class: "sql" }, q.text),
+        q.flink_job ? el("div", { class: "muted" }, `on Flink job ${q.flink_job}: ${q.flink_state}`) : null),
       el("td", {}, q.client ? [q.client.application_name || q.client.user, el("div", { class: "muted" }, `pid ${q.client.pid} · ${q.client.client_addr}`)] : "-"),
       el("td", {}, q.current_time || "-"),
       el("td", { class: "num" }, fmt(q.rows_out)),

@@ -1,55 +1,79 @@
 #!/usr/bin/env python3
-"""Run tcq's EXPLAIN (FORMAT FLINK) output on PyFlink and compare every row with tcq's.
+"""Run tcq's continuous queries as one exported Flink job on a real cluster, with their rows
+delivered back through tcq, and compare every row with tcq's own.
 
 Usage (scripts/flink_check.sh sets up the Python environment and calls this):
 
-    python3 scripts/flink_check.py --tcqd target/debug/tcqd --data tests/data/flights-head.csv \
-        [--queries FILE] [--bench]
+    python3 scripts/flink_check.py --tcqd target/debug/tcqd [--data tests/data/flights-head.csv]
+        [--queries FILE] [--parallelism 2] [--rest http://127.0.0.1:8081] [--bench]
 
-For each query (by default the set in QUERIES below; --queries reads one per line):
-1. tcqd --memory-only on a free port; CREATE STREAM flights; EXPLAIN (FORMAT FLINK) gives the
-   Flink script;
-2. every query is registered on tcq with `psql -c "COPY (SELECT ...) TO STDOUT"` before
-   ingest, the CSV goes in with one `\\copy`, `tcq_advance` moves the stream's time two days
-   past its last tuple so every window holding a tuple closes (Flink's bounded source closes
-   them all at end of input), and DROP STREAM ends the COPYs;
-3. the scripts run together in one Flink job on the local mini-cluster (streaming mode,
-   filesystem CSV source, parallelism 1): each script's views are renamed apart, its sink
-   SELECT is tagged with the query's number and the results are collected;
-4. the two row multisets are compared per query: text, integers and timestamps exactly,
-   numeric and floating-point columns with a relative tolerance of 1e-12 (tcq prints
-   PostgreSQL's numeric for avg(integer), Flink a DECIMAL(38, 18)).
+1. tcq alone: tcqd --memory-only; `CREATE STREAM flights (...) WITH (slack = '3 minutes')`;
+   every query registered with `psql -c "COPY (SELECT ...) TO STDOUT"`; the data in with one
+   `\\copy`; `tcq_advance` two days past the last tuple (Flink's bounded source closes every
+   window at its end); DROP STREAM ends the COPYs: tcq's rows per query;
+2. a JobManager and two TaskManagers start from PyFlink's distribution on 127.0.0.1
+   (scripts/flink_cluster.sh; or --rest names a running cluster);
+3. a second tcqd registers the same queries the same way, and
+   `EXPLAIN (FORMAT FLINK, PARALLELISM n, SINK 'filesystem', ...) QUERIES ALL` exports them as
+   ONE job (one source per stream and SLACK, the shared plans' views, one sink and one INSERT
+   per query in a statement set; every query must be in it);
+4. `tcqd flink submit --attach ...` sends the job and hands the queries to it: tcq stops
+   computing them and delivers the rows it reads back from the job's sink files to the psql
+   clients, which end when the job has FINISHED; tcq_queries must show every query on the
+   job, and `tcqd flink status` the records the job's windows dropped as late (0 here);
+5. each client's rows are compared with tcq's own as multisets: text, integers and
+   timestamps exactly, numeric and floating-point values within a relative 1e-12 (tcq prints
+   PostgreSQL's numeric for avg(integer), Flink a DECIMAL(38, 18)); the first two queries'
+   rows must have come in window order;
+6. the Kafka path, without a broker: a stream declared with the Kafka connector exports as
+   a Flink Kafka source and Kafka sinks, and `tcqd flink validate` plans that job with
+   Flink's planner (a stand-in factory checks the Kafka options where the connector jar is
+   missing); a job with a bad Kafka option must be rejected.
 
-With --bench the script prints end-to-end tuples/s on both sides and compares nothing: tcq
-from the start of the \\copy to the end of the last COPY TO STDOUT (rows written to files by
-psql), Flink from the job's submission (mini-cluster start-up included) to the end of the job,
-its rows going to a blackhole sink; setting up the table environment is reported apart.
+The data is perturbed first: every seventh pair of neighbouring tuples less than two minutes
+apart is swapped, so the input is out of order within the SLACK, the case in which tcq and
+Flink give identical rows (docs/flink.md says why).
 
-Exit status: 0 when every query's rows agree, 1 otherwise, 2 when PyFlink is missing.
+With --bench nothing is perturbed or validated and the figures are printed: tcq alone from
+the start of the \\copy to the end of the last COPY TO STDOUT (rows written to files by
+psql), Flink from the submission until every client of tcq had its rows; rows are compared
+all the same.
+
+Exit status: 0 when every query's rows agree, 1 otherwise, 2 when PyFlink or Java is missing.
 """
 
 import argparse
 import csv
 import datetime as dt
-import io
+import glob
 import math
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 START = "START AT '2001-01-01 00:00:00'"
-STREAM_DDL = (
-    "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, "
-    "distance integer, origin text, destination text)"
-)
+COLUMNS = "(ts timestamp TIMESTAMPCOLUMN, delay integer, distance integer, origin text, destination text)"
+STREAM_DDL = f"CREATE STREAM flights {COLUMNS} WITH (slack = '3 minutes')"
+
+
+def dashboards(n):
+    """The first n of scripts/dashboard_queries.py's queries."""
+    out = subprocess.run([sys.executable, os.path.join(HERE, "dashboard_queries.py")],
+                         capture_output=True, text=True, check=True).stdout
+    return [l for l in out.splitlines() if l.strip()][:n]
+
 
 # The paper's 10/20/30/40 example (issue 7's Q2), issue 7's Q1, a hopping set with a factor
 # window, windows off their slide's multiple with a START AT off the grid, WHERE and HAVING, a
-# jumping window, and min over hopping windows (a covered-by edge from a hopping parent).
+# jumping window, min over hopping windows (a covered-by edge from a hopping parent),
+# count(DISTINCT), stddev and variance of integers, a SLACK of its own (a second source
+# table), and 14 of the dashboards (per-origin count, avg, max and min over one window each).
 QUERIES = [
     "SELECT origin, wtime(*), min(delay) FROM flights "
     f"[RANGE BY '10 minutes' {START}] [RANGE BY '20 minutes' {START}] "
@@ -69,6 +93,12 @@ QUERIES = [
     "SELECT origin, wstart(*), min(delay) FROM flights "
     f"[RANGE BY '20 minutes' SLIDE BY '10 minutes' {START}] "
     f"[RANGE BY '40 minutes' SLIDE BY '20 minutes' {START}] GROUP BY origin",
+    "SELECT origin, wtime(*), count(DISTINCT destination), count(*) FROM flights "
+    f"[RANGE BY '30 minutes' {START}] [RANGE BY '1 hour' SLIDE BY '30 minutes' {START}] GROUP BY origin",
+    "SELECT origin, wtime(*), stddev(delay), var_pop(delay), variance(distance) FROM flights "
+    f"[RANGE BY '1 hour' {START}] [RANGE BY '2 hours' {START}] GROUP BY origin",
+    "SELECT destination, wtime(*), sum(delay), max(distance) FROM flights "
+    f"[RANGE BY '15 minutes' {START} SLACK '10 minutes'] GROUP BY destination",
 ]
 
 
@@ -85,9 +115,7 @@ class Tcq:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [tcqd, "--memory-only", "--listen", f"127.0.0.1:{self.port}", "--http", "off"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for _ in range(100):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
@@ -101,8 +129,7 @@ class Tcq:
                 "-v", "ON_ERROR_STOP=1"]
 
     def run(self, sql):
-        out = subprocess.run(self.psql_args() + ["-At", "-c", sql], capture_output=True,
-                             text=True)
+        out = subprocess.run(self.psql_args() + ["-At", "-c", sql], capture_output=True, text=True)
         if out.returncode != 0:
             raise SystemExit(f"psql failed on {sql!r}: {out.stderr}")
         return out.stdout
@@ -117,170 +144,81 @@ class Tcq:
             self.proc.wait()
 
 
-def last_ts(path):
-    with open(path, newline="") as f:
-        r = csv.reader(f)
-        next(r)
-        last = None
-        for row in r:
-            last = row[0]
-    return dt.datetime.fromisoformat(last)
+def perturb(src, dst):
+    """Copy the CSV (header dropped), swapping every seventh pair of neighbouring rows less
+    than two minutes apart: out of order within the SLACK of 3 minutes."""
+    with open(src, newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    i, pair = 0, 0
+    while i + 1 < len(rows):
+        a = dt.datetime.fromisoformat(rows[i][0])
+        b = dt.datetime.fromisoformat(rows[i + 1][0])
+        if a != b and (b - a) < dt.timedelta(minutes=2):
+            pair += 1
+            if pair % 7 == 0:
+                rows[i], rows[i + 1] = rows[i + 1], rows[i]
+                i += 2
+                continue
+        i += 1
+    with open(dst, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    return max(dt.datetime.fromisoformat(r[0]) for r in rows), len(rows)
 
 
-def explain(tcqd, queries):
-    """The EXPLAIN (FORMAT FLINK) script of each query."""
-    tcq = Tcq(tcqd)
-    try:
-        tcq.run(STREAM_DDL)
-        return [tcq.run(f"EXPLAIN (FORMAT FLINK) {q}") for q in queries]
-    finally:
-        tcq.stop()
-
-
-def run_tcq(tcqd, data, queries, share=True):
-    """tcq's rows per query (lists of CSV fields) and the ingest-to-end time.
-
-    With share=False each query's session turns tcq.share_across_queries off, so every
-    query runs its own plan."""
-    tcq = Tcq(tcqd)
-    try:
-        tcq.run(STREAM_DDL)
-        outs = []
-        for q in queries:
-            f = tempfile.TemporaryFile(mode="w+")
-            # A file, not a pipe: a client with many NOTICEs must not block on a full pipe
-            # while this waits for it.
-            err = tempfile.TemporaryFile(mode="w+")
-            setting = [] if share else ["-c", "SET tcq.share_across_queries = off"]
-            p = subprocess.Popen(tcq.psql_args() + setting
-                                 + ["-c", f"COPY ({q}) TO STDOUT WITH (FORMAT csv)"],
-                                 stdout=f, stderr=err, text=True)
-            outs.append((p, f, err))
+def register(tcq, queries):
+    """Register every query with a psql COPY TO STDOUT; the processes and their files, and
+    each query's id."""
+    outs = []
+    for q in queries:
+        f = tempfile.TemporaryFile(mode="w+")
+        err = tempfile.TemporaryFile(mode="w+")
+        p = subprocess.Popen(tcq.psql_args() + ["-c", f"COPY ({q}) TO STDOUT WITH (FORMAT csv)"],
+                             stdout=f, stderr=err, text=True)
+        outs.append((p, f, err))
+        # One at a time, so ids follow the list.
         for _ in range(300):
-            n = int(tcq.run("SELECT count(*) FROM tcq_queries").strip())
-            if n >= len(queries):
+            if int(tcq.run("SELECT count(*) FROM tcq_queries").strip()) >= len(outs):
                 break
-            time.sleep(0.1)
+            if p.poll() is not None:
+                err.seek(0)
+                raise SystemExit(f"query failed: {q}\n{err.read()}")
+            time.sleep(0.05)
         else:
-            raise SystemExit("the queries did not register")
-        t0 = time.monotonic()
-        subprocess.run(tcq.psql_args() + ["-c", f"\\copy flights FROM '{data}' WITH (FORMAT csv, HEADER)"],
-                       check=True)
-        end = last_ts(data) + dt.timedelta(days=2)
-        tcq.run(f"SELECT tcq_advance('flights', '{end}')")
-        tcq.run("DROP STREAM flights")
-        for p, _, _ in outs:
-            p.wait(timeout=600)
-        # The clock stops when every client has its rows on disk; reading them back into
-        # Python below is the check's work, not tcq's.
-        seconds = time.monotonic() - t0
-        rows = []
-        for p, f, e in outs:
-            e.seek(0)
-            err = e.read()
-            if p.returncode != 0 and "does not exist" not in err and err.strip():
-                print(f"tcq COPY: {err.strip()}", file=sys.stderr)
-            f.seek(0)
-            rows.append([r for r in csv.reader(f)])
-    finally:
-        tcq.stop()
+            raise SystemExit(f"query did not register: {q}\n{err.read()}")
+    ids = [int(x) for x in tcq.run("SELECT id FROM tcq_queries ORDER BY id").split()]
+    return outs, ids
+
+
+def tcq_rows(tcq, outs, data, end):
+    """Ingest, close every window, end the queries: rows per query, seconds taken."""
+    t0 = time.monotonic()
+    subprocess.run(tcq.psql_args() + ["-c", f"\\copy flights FROM '{data}' WITH (FORMAT csv)"],
+                   check=True)
+    tcq.run(f"SELECT tcq_advance('flights', '{end + dt.timedelta(days=2)}')")
+    tcq.run("DROP STREAM flights")
+    for p, _, _ in outs:
+        p.wait(timeout=3600)
+    seconds = time.monotonic() - t0
+    rows = []
+    for p, f, e in outs:
+        e.seek(0)
+        err = e.read()
+        if p.returncode != 0 and "does not exist" not in err and err.strip():
+            print(f"tcq COPY: {err.strip()}", file=sys.stderr)
+        f.seek(0)
+        rows.append(list(csv.reader(f)))
     return rows, seconds
 
 
-STMT_END = re.compile(r";\s*$")
-
-
-def statements(script):
-    """Split an EXPLAIN (FORMAT FLINK) script into statements, comments dropped."""
-    stmts, cur = [], []
-    for line in script.splitlines():
-        if line.startswith("--") or not line.strip():
-            continue
-        cur.append(line)
-        if STMT_END.search(line):
-            stmts.append("\n".join(cur).rstrip().rstrip(";"))
-            cur = []
-    return stmts
-
-
-def flink_job(scripts, data_no_header):
-    """One SELECT uniting every query's sink rows, tagged with the query's number, all cast to
-    STRING; and the DDL to run first."""
-    ddl, selects, width = [], [], 0
-    source_done = False
-    parsed = []
-    for i, script in enumerate(scripts):
-        sink_cols, body = 0, None
-        for s in statements(script):
-            s = s.replace("tcq_input", f"q{i}_input").replace("tcq_n", f"q{i}_n")
-            if s.startswith("SET "):
-                continue
-            if s.startswith("CREATE TEMPORARY TABLE tcq_sink"):
-                sink_cols = len(re.findall(r"^  `", s, re.M))
-                continue
-            if s.startswith("CREATE TEMPORARY TABLE"):
-                if not source_done:
-                    ddl.append(re.sub(r"'path' = '[^']*'", f"'path' = '{data_no_header}'", s))
-                    source_done = True
-                continue
-            if s.startswith("INSERT INTO tcq_sink"):
-                body = s[len("INSERT INTO tcq_sink"):].strip()
-                continue
-            ddl.append(s)
-        width = max(width, sink_cols)
-        parsed.append((sink_cols, body))
-    for i, (n, body) in enumerate(parsed):
-        cols = [f"CAST(`c{j}` AS STRING)" for j in range(n)] + ["CAST(NULL AS STRING)"] * (width - n)
-        names = ", ".join(f"`c{j}`" for j in range(n))
-        selects.append(f"SELECT {i} AS qid, {', '.join(cols)} FROM ({body}) AS t{i} ({names})")
-    return ddl, "\nUNION ALL\n".join(selects), [n for n, _ in parsed]
-
-
-def run_flink(scripts, data, bench=False):
-    try:
-        from pyflink.table import EnvironmentSettings, TableEnvironment
-    except ImportError:
-        print("SKIP: PyFlink is not installed (pip install apache-flink)", file=sys.stderr)
-        sys.exit(2)
-    plain = tempfile.NamedTemporaryFile(mode="w", suffix=".csv", delete=False)
-    with open(data) as f:
-        next(f)
-        for line in f:
-            plain.write(line)
-    plain.close()
-    t0 = time.monotonic()
-    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    conf = env.get_config()
-    conf.set("parallelism.default", "1")
-    conf.set("table.local-time-zone", "UTC")
-    # Every window aggregation takes a share of the slot's managed memory; a hundred of them
-    # need more than the mini-cluster's default.
-    conf.set("taskmanager.memory.managed.size", "2g")
-    ddl, union, widths = flink_job(scripts, plain.name)
-    for s in ddl:
-        env.execute_sql(s)
-    t1 = time.monotonic()
-    rows = [[] for _ in scripts]
-    if bench:
-        # Rows go to a blackhole sink: the figure is Flink's work, not Python's collection.
-        cols = ", ".join(f"c{j} STRING" for j in range(max(widths)))
-        env.execute_sql(f"CREATE TEMPORARY TABLE bench_sink (qid INT, {cols}) "
-                        "WITH ('connector' = 'blackhole')")
-        env.execute_sql(f"INSERT INTO bench_sink {union}").wait()
-        t2 = time.monotonic()
-        os.unlink(plain.name)
-        return rows, t1 - t0, t2 - t1
-    with env.execute_sql(union).collect() as it:
-        for r in it:
-            vals = list(r)
-            rows[vals[0]].append(vals[1 : 1 + widths[vals[0]]])
-    t2 = time.monotonic()
-    os.unlink(plain.name)
-    return rows, t1 - t0, t2 - t1
+def tcqd_cmd(tcqd, *args):
+    out = subprocess.run([tcqd, "flink", *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"tcqd flink {args[0]} failed:\n{out.stdout}{out.stderr}")
+    return out.stdout.strip()
 
 
 def norm_ts(v):
-    # Flink's CAST(TIMESTAMP(3) AS STRING) keeps milliseconds; PostgreSQL drops zero ones.
+    # Flink's CSV keeps milliseconds; PostgreSQL drops zero ones.
     m = re.fullmatch(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(\.\d+)?", v)
     if not m:
         return v
@@ -290,7 +228,8 @@ def norm_ts(v):
 
 def number(v):
     try:
-        return float(v) if re.fullmatch(r"-?\d+\.\d*(e-?\d+)?|-?\d+e-?\d+", v) else None
+        # Flink's CSV writes a DECIMAL such as 30 as 3E+1.
+        return float(v) if re.fullmatch(r"-?\d+(\.\d*)?([eE][+-]?\d+)?", v) else None
     except ValueError:
         return None
 
@@ -315,12 +254,12 @@ def same(a, b):
     return True
 
 
-def compare(i, query, tcq_rows, flink_rows):
-    t = sorted((["" if v is None else norm_ts(v) for v in r] for r in tcq_rows), key=key)
-    f = sorted((["" if v is None else norm_ts(v) for v in r] for r in flink_rows), key=key)
+def compare(label, query, tcq_rows_, flink_rows):
+    t = sorted(([norm_ts(v) for v in r] for r in tcq_rows_), key=key)
+    f = sorted(([norm_ts(v) for v in r] for r in flink_rows), key=key)
     bad = [(a, b) for a, b in zip(t, f) if not same(a, b)]
     ok = len(t) == len(f) and not bad
-    print(f"query {i}: tcq {len(t)} rows, Flink {len(f)} rows: {'same' if ok else 'DIFFERENT'}")
+    print(f"{label}: tcq {len(t)} rows, Flink {len(f)} rows: {'same' if ok else 'DIFFERENT'}")
     if not ok:
         print(f"  {query}")
         for a, b in bad[:5]:
@@ -328,43 +267,166 @@ def compare(i, query, tcq_rows, flink_rows):
     return ok
 
 
+def check_kafka(tcqd, queries):
+    """Export the queries over a Kafka-fed stream and plan the job with Flink's planner."""
+    tcq = Tcq(tcqd)
+    work = tempfile.mkdtemp(prefix="tcq-flink-kafka-")
+    try:
+        tcq.run(f"CREATE STREAM flights {COLUMNS} WITH (connector = 'kafka', topic = 'flights', "
+                "bootstrap_servers = '127.0.0.1:9', format = 'json', start = 'earliest', "
+                "paused = true)")
+        opts = "FORMAT FLINK, PARALLELISM 2, CHECKPOINT_INTERVAL '10 seconds', STATE_BACKEND 'rocksdb'"
+        job = "\n".join(tcq.run(f"EXPLAIN ({opts}) {q}") for q in queries[:1])
+        path = os.path.join(work, "kafka-job.sql")
+        with open(path, "w") as f:
+            f.write(job)
+        for want in ["'connector' = 'kafka', 'topic' = 'flights'", "'scan.watermark.idle-timeout'",
+                     "'key.fields' = 'tcq_wend;tcq_k0'", "'scan.startup.mode' = 'earliest-offset'"]:
+            if want not in job:
+                raise SystemExit(f"the Kafka export lacks {want}:\n{job}")
+        plans = tcqd_cmd(tcqd, "validate", path)
+        ok = plans.endswith("validated")
+        print(f"Kafka job planned by Flink's planner: {'validated' if ok else 'NOT validated'}")
+        bad = os.path.join(work, "bad-job.sql")
+        with open(bad, "w") as f:
+            f.write(job.replace("'earliest-offset'", "'earliest-record'"))
+        out = subprocess.run([tcqd, "flink", "validate", bad], capture_output=True, text=True)
+        rejected = out.returncode != 0 and "scan.startup.mode" in out.stdout + out.stderr
+        print(f"Kafka job with a bad option: {'rejected' if rejected else 'NOT rejected'}")
+        return ok and rejected
+    finally:
+        tcq.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tcq_alone(tcqd, queries, data, end):
+    """tcq's own rows per query (its reference), and the seconds from ingest to the end."""
+    tcq = Tcq(tcqd)
+    try:
+        tcq.run(STREAM_DDL)
+        outs, _ = register(tcq, queries)
+        return tcq_rows(tcq, outs, data, end)
+    finally:
+        tcq.stop()
+
+
+def through_flink(args, queries, work, in_dir, rest):
+    """Register the queries on a second tcqd, export them as one job, submit it with
+    --attach: the clients' rows, which tcq reads back from the job's sink files, per query;
+    the ids, the job's status line, tcq_queries' Flink columns while the job ran, and the
+    seconds from submission until every client had its rows."""
+    out_dir = os.path.join(work, "out")
+    tcq = Tcq(args.tcqd)
+    try:
+        tcq.run(STREAM_DDL)
+        outs, ids = register(tcq, queries)
+        opts = (f"FORMAT FLINK, PARALLELISM {args.parallelism}, SINK 'filesystem', "
+                f"SINK_PATH '{out_dir}', SOURCE_PATH '{in_dir}', JOB_NAME 'tcq check', "
+                "CHECKPOINT_INTERVAL '3 seconds'")
+        if args.groups:
+            opts += f", GROUPS {args.groups}"
+        job_text = tcq.run(f"EXPLAIN ({opts}) QUERIES ALL")
+        if "left out" in job_text:
+            raise SystemExit("a query was left out of the job:\n" + job_text[:3000])
+        job = os.path.join(work, "job.sql")
+        with open(job, "w") as f:
+            f.write(job_text)
+        print(f"{len(queries)} queries: one job of {job_text.count('-- Shared plan ')} shared "
+              f"plans, {job_text.count('CREATE TEMPORARY VIEW ')} views, parallelism "
+              f"{args.parallelism}", flush=True)
+        t0 = time.monotonic()
+        conn = f"host=127.0.0.1 port={tcq.port} user=tcq"
+        submitted = tcqd_cmd(args.tcqd, "submit", "--rest", rest, "--parallelism",
+                             str(args.parallelism), "--attach", conn, job)
+        lines = submitted.splitlines()
+        print(lines[0], flush=True)
+        print(f"{len(lines) - 1} queries attached to the job", flush=True)
+        job_id = lines[0].split()[1]
+        flink_cols = tcq.run("SELECT count(*) FROM tcq_queries WHERE flink_job = "
+                             f"'{job_id}' AND flink_state IS NOT NULL").strip()
+        for p, _, _ in outs:
+            p.wait(timeout=args.timeout)
+        seconds = time.monotonic() - t0
+        status = tcqd_cmd(args.tcqd, "status", "--rest", rest, job_id)
+        rows = []
+        for p, f, e in outs:
+            e.seek(0)
+            err = e.read().strip()
+            if p.returncode != 0 or err:
+                print(f"client of tcq: exit {p.returncode}: {err}", file=sys.stderr)
+            f.seek(0)
+            rows.append(list(csv.reader(f)))
+        return rows, ids, status, flink_cols, seconds
+    finally:
+        tcq.stop()
+
+
+def in_window_order(rows, column):
+    """Whether the rows' values in `column` (a wtime) never go back."""
+    times = [r[column] for r in rows]
+    return all(a <= b for a, b in zip(times, times[1:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tcqd", default="target/debug/tcqd")
+    ap.add_argument("--run-tcqd", help="the tcqd that computes tcq's own rows (e.g. a release build)")
     ap.add_argument("--data", default="tests/data/flights-head.csv")
     ap.add_argument("--queries", help="a file with one query per line")
+    ap.add_argument("--parallelism", type=int, default=2)
+    ap.add_argument("--rest", help="a running cluster's REST address (default: start one)")
+    ap.add_argument("--managed-memory", default="256m", help="managed memory per TaskManager")
+    ap.add_argument("--groups", help="GROUPS for the Flink cost model")
     ap.add_argument("--bench", action="store_true")
-    ap.add_argument("--no-share", action="store_true",
-                    help="run each query on tcq in its own plan (tcq.share_across_queries = off)")
-    ap.add_argument("--tcq-only", action="store_true",
-                    help="with --bench: measure tcq and skip Flink")
-    ap.add_argument("--run-tcqd", help="the tcqd that runs the queries (e.g. a release "
-                    "build); EXPLAIN always asks --tcqd")
+    ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()
-    if args.tcq_only and not args.bench:
-        ap.error("--tcq-only measures tcq's side of --bench; the check needs Flink's rows")
-    queries = QUERIES
+    queries = QUERIES + dashboards(14)
     if args.queries:
         with open(args.queries) as f:
             queries = [l.strip() for l in f if l.strip() and not l.startswith("#")]
-    data = os.path.abspath(args.data)
-    ntuples = sum(1 for _ in open(data)) - 1
-    scripts = explain(args.tcqd, queries)
-    tcq_rows, tcq_s = run_tcq(args.run_tcqd or args.tcqd, data, queries, not args.no_share)
+    work = tempfile.mkdtemp(prefix="tcq-flink-check-")
+    in_dir = os.path.join(work, "in")
+    os.makedirs(in_dir)
+    data = os.path.join(in_dir, "flights.csv")
     if args.bench:
-        mode = "each query its own plan" if args.no_share else "sharing across queries"
-        print(f"{len(queries)} queries, {ntuples} tuples, "
-              f"{sum(len(r) for r in tcq_rows)} rows from tcq")
-        print(f"tcq ({mode}): {tcq_s:.2f} s, {ntuples / tcq_s:,.0f} tuples/s end to end",
+        with open(args.data) as src, open(data, "w") as dst:
+            next(src)
+            shutil.copyfileobj(src, dst)
+        end = dt.datetime(2002, 1, 1)
+        ntuples = sum(1 for _ in open(data))
+    else:
+        end, ntuples = perturb(args.data, data)
+    print(f"{len(queries)} queries, {ntuples} tuples", flush=True)
+    ref, tcq_s = tcq_alone(args.run_tcqd or args.tcqd, queries, data, end)
+    print(f"tcq alone: {tcq_s:.2f} s end to end, {sum(len(r) for r in ref)} rows", flush=True)
+    rest, cluster = args.rest, None
+    try:
+        if not rest:
+            cluster = os.path.join(work, "cluster")
+            t0 = time.monotonic()
+            rest = subprocess.run([os.path.join(HERE, "flink_cluster.sh"), "start", cluster, "2",
+                                   args.managed_memory], capture_output=True, text=True,
+                                  check=True).stdout.strip()
+            print(f"cluster of 1 JobManager and 2 TaskManagers at {rest} "
+                  f"({time.monotonic() - t0:.0f} s to start)", flush=True)
+        rows, ids, status, flink_cols, flink_s = through_flink(args, queries, work, in_dir, rest)
+        print(status)
+        print(f"tcq_queries showed {flink_cols} queries on the job")
+        print(f"Flink: {flink_s:.2f} s from submission until every client of tcq had its rows",
               flush=True)
-        if args.tcq_only:
-            return
-    flink_rows, start_s, flink_s = run_flink(scripts, data, args.bench)
-    if args.bench:
-        print(f"Flink: {flink_s:.2f} s, {ntuples / flink_s:,.0f} tuples/s end to end "
-              f"(+ {start_s:.1f} s to set up the table environment)")
-        return
-    ok = all([compare(i, q, t, f) for i, (q, t, f) in enumerate(zip(queries, tcq_rows, flink_rows))])
+    finally:
+        if cluster:
+            subprocess.run([os.path.join(HERE, "flink_cluster.sh"), "stop", cluster])
+    ok = "FINISHED, 0 late records dropped" in status and flink_cols == str(len(queries))
+    for q, i, t, f in zip(queries, ids, ref, rows):
+        ok = compare(f"q{i}", q, t, f) and ok
+    # The clients got their rows slide event by slide event: wtime never goes back.
+    ordered = in_window_order(rows[0], 1) and in_window_order(rows[1], 1)
+    print(f"rows reached the clients in window order: {'yes' if ordered else 'NO'}")
+    ok = ordered and ok
+    if not args.bench:
+        ok = check_kafka(args.tcqd, queries) and ok
+    shutil.rmtree(work, ignore_errors=True)
     sys.exit(0 if ok else 1)
 
 

@@ -23,6 +23,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 mod expr_funcs;
+pub mod flink;
 pub mod http;
 pub mod password;
 pub mod server;

@@ -145,6 +145,10 @@ enum Command {
     Demo(tcq::demo::DemoArgs),
     /// Print the paper's evaluation (model costs) and the measured sharing speed-ups.
     Paper,
+    /// Run continuous queries on an Apache Flink cluster: export, validate, submit, status,
+    /// cancel (docs/flink.md).
+    #[command(subcommand)]
+    Flink(tcq::flink::cli::FlinkCommand),
 }
 
 /// Worker threads get 8 MiB stacks (see the constant's docs).
@@ -178,7 +182,7 @@ async fn run() -> std::process::ExitCode {
         // with it, so the demo logs warnings only unless asked.
         None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
             let default = match cli.command {
-                Some(Command::Demo(_)) | Some(Command::Paper) => "warn",
+                Some(Command::Demo(_)) | Some(Command::Paper) | Some(Command::Flink(_)) => "warn",
                 _ => "info",
             };
             tracing_subscriber::EnvFilter::new(default)
@@ -199,6 +203,9 @@ async fn run() -> std::process::ExitCode {
             .await
             .map_err(std::io::Error::other),
         Some(Command::Paper) => tcq::bench::run_paper().map_err(std::io::Error::other),
+        Some(Command::Flink(cmd)) => tcq::flink::cli::run(cmd)
+            .await
+            .map_err(std::io::Error::other),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

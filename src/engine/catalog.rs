@@ -407,6 +407,8 @@ pub(crate) struct RunningQuery {
     /// The query's state as charged to the memory budget (a member of a shared plan holds
     /// none of its own: the plan's is charged to the plan).
     pub memory: Mutex<super::memory::StateMeter>,
+    /// The Flink job that computes the query's rows, once attached (`tcq_flink_attach`).
+    pub flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
@@ -1167,6 +1169,24 @@ async fn run_query(
     true
 }
 
+/// Deliver `events` to `q`'s reader and live tails, as a slide event's are; false when
+/// the query ended (its reader fell behind past the output queue's bound).
+pub(crate) async fn deliver_events(
+    q: &RunningQuery,
+    events: Vec<Event>,
+    stall: std::time::Duration,
+) -> bool {
+    tap(q, &events);
+    if let Some(full) = super::outq::deliver(&q.tx, events, stall).await {
+        q.fail(Error::ProgramLimitExceeded(format!(
+            "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
+            q.id, full.bytes_max
+        )));
+        return false;
+    }
+    true
+}
+
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
 
@@ -1243,6 +1263,8 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
             // `stream d` or `sink k` for the query of a derived stream or sink; NULL for
             // a client's.
             c("feeds", DataType::Text),
+            c("flink_job", DataType::Text),
+            c("flink_state", DataType::Text),
         ],
         // One row per node of each cross-query shared plan (`exec::shared`).
         "tcq_plans" => vec![
@@ -1491,6 +1513,7 @@ impl Catalog {
                 for (q, stream) in qs {
                     let st = q.exec.lock().stats().clone();
                     let backfill = *q.backfill.lock();
+                    let flink = q.flink.lock().clone();
                     all.push((
                         q.id,
                         vec![
@@ -1520,6 +1543,10 @@ impl Catalog {
                                 id => Value::Int8(id as i64),
                             },
                             self.feeds(q.id),
+                            flink.as_ref().map_or(Value::Null, |f| text(&f.job)),
+                            flink
+                                .as_ref()
+                                .map_or(Value::Null, |f| text(&f.state.lock())),
                         ],
                     ));
                 }
@@ -1553,6 +1580,9 @@ impl Catalog {
                             Value::Null,
                             Value::Null,
                             self.feeds(j.id),
+                            // flink_job, flink_state: joins run alone, in tcq.
+                            Value::Null,
+                            Value::Null,
                         ],
                     ));
                 }

@@ -191,12 +191,14 @@ fn across_queries(
     vec![head, why]
 }
 
-/// EXPLAIN (FORMAT FLINK): the plan the executor would run, as Flink SQL.
+/// EXPLAIN (FORMAT FLINK): the plan of one query as a Flink job (see
+/// [`crate::wcg::flink`]).
 ///
 /// Errors: 0A000 with ANALYZE (the export does not run the query), for a query that reads
-/// no stream, and for what [`crate::wcg::flink::flink_sql`] cannot express exactly.
+/// no stream, and for what [`crate::wcg::flink::flink_job`] cannot express exactly; 22023
+/// for a bad export option.
 fn flink(engine: &Arc<Engine>, query: &Query, options: &ExplainOptions) -> Result<Vec<String>> {
-    use crate::wcg::flink::{flink_sql, FlinkSource};
+    use crate::wcg::flink::{flink_job, ExportOptions};
     if options.analyze {
         return Err(crate::Error::FeatureNotSupported(
             "EXPLAIN (FORMAT FLINK) does not run the query; drop ANALYZE".into(),
@@ -208,19 +210,151 @@ fn flink(engine: &Arc<Engine>, query: &Query, options: &ExplainOptions) -> Resul
                 .into(),
         ));
     }
+    let export = ExportOptions::from_pairs(&options.flink)?;
     let (stream, resolved) = resolve(engine, query)?;
-    let eta = options
-        .event_rate_per_sec
-        .unwrap_or_else(|| stream.event_rate_per_sec());
     let (windows, cutoffs): (Vec<_>, Vec<_>) = resolved.into_iter().unzip();
-    let plan = crate::exec::plan_windows(query, &windows, eta);
-    let source = FlinkSource {
-        name: &stream.name,
-        columns: &stream.columns,
-        ts_col: stream.ts_col,
+    let part = FlinkPart {
+        label: "query".into(),
+        query: query.clone(),
         slack_us: super::session::query_slack_us(&query.windows, stream.slack_us),
+        windows,
+        cutoffs,
+        eta: options
+            .event_rate_per_sec
+            .unwrap_or_else(|| stream.event_rate_per_sec()),
+        source: stream.source.lock().as_ref().cloned(),
+        stream: stream.clone(),
     };
-    flink_sql(query, &source, &windows, &cutoffs, &plan)
+    flink_job(&[part.as_flink()], &export)
+}
+
+/// A query of a Flink export with what it borrows from the catalog.
+struct FlinkPart {
+    label: String,
+    query: Query,
+    stream: Arc<super::catalog::Stream>,
+    source: Option<Arc<crate::connect::Source>>,
+    slack_us: i64,
+    windows: Vec<crate::window::Window>,
+    cutoffs: Vec<Option<i64>>,
+    eta: f64,
+}
+
+impl FlinkPart {
+    fn as_flink(&self) -> crate::wcg::flink::FlinkQuery<'_> {
+        crate::wcg::flink::FlinkQuery {
+            label: self.label.clone(),
+            query: &self.query,
+            source: crate::wcg::flink::FlinkSource {
+                name: &self.stream.name,
+                columns: &self.stream.columns,
+                ts_col: self.stream.ts_col,
+                connector: self.source.as_ref().map(|s| &s.spec),
+            },
+            slack_us: self.slack_us,
+            windows: self.windows.clone(),
+            cutoffs: self.cutoffs.clone(),
+            eta_per_sec: self.eta,
+        }
+    }
+}
+
+/// The registered queries `ids` (every one for `None`), ordered by id, as parts of a Flink
+/// export. Errors: 42704 for an id that names no registered query.
+fn registered_parts(
+    engine: &Engine,
+    ids: Option<&[u64]>,
+    eta: Option<f64>,
+) -> Result<Vec<FlinkPart>> {
+    let registry = engine.catalog.queries.lock();
+    let mut chosen: Vec<u64> = match ids {
+        Some(ids) => {
+            for id in ids {
+                if !registry.contains_key(id) {
+                    return Err(crate::Error::UndefinedObject(format!(
+                        "no continuous query with id {id} is registered (see tcq_queries)"
+                    )));
+                }
+            }
+            ids.to_vec()
+        }
+        None => registry.keys().copied().collect(),
+    };
+    chosen.sort_unstable();
+    chosen.dedup();
+    let mut parts = Vec::new();
+    for id in chosen {
+        let (q, stream_name) = &registry[&id];
+        let Ok(stream) = engine.catalog.stream(stream_name) else {
+            continue;
+        };
+        let exec = q.exec.lock();
+        parts.push(FlinkPart {
+            label: format!("q{id}"),
+            query: exec.query().clone(),
+            slack_us: exec.slack_us(),
+            windows: exec.windows().to_vec(),
+            cutoffs: exec.cutoffs().to_vec(),
+            eta: eta.unwrap_or_else(|| stream.event_rate_per_sec()),
+            source: stream.source.lock().as_ref().cloned(),
+            stream: stream.clone(),
+        });
+    }
+    Ok(parts)
+}
+
+/// `EXPLAIN (FORMAT FLINK, ...) QUERIES ALL | (ids)`: the registered queries as one Flink
+/// job. With ALL, the queries the export refuses are left out and listed with the reason;
+/// a query named in the list that it refuses is an error (0A000, naming the query).
+///
+/// Errors: 42704 for an unknown id; 22023 when no query can be exported or for a bad
+/// export option.
+pub(crate) fn explain_queries(
+    engine: &Arc<Engine>,
+    ids: Option<Vec<u64>>,
+    options: ExplainOptions,
+) -> Result<Outcome> {
+    use crate::wcg::flink::{exportable, flink_job, ExportOptions};
+    let export = ExportOptions::from_pairs(&options.flink)?;
+    let parts = registered_parts(engine, ids.as_deref(), options.event_rate_per_sec)?;
+    let mut left_out = Vec::new();
+    let mut queries = Vec::new();
+    for p in &parts {
+        let q = p.as_flink();
+        match exportable(&q) {
+            Ok(()) => queries.push(q),
+            Err(e) if ids.is_none() => left_out.push(format!("--   {}: {e}", p.label)),
+            Err(e) => return Err(e),
+        }
+    }
+    if queries.is_empty() {
+        if let Some(first) = left_out.first() {
+            return Err(crate::Error::FeatureNotSupported(format!(
+                "no registered query can be exported: {}",
+                first.trim_start_matches('-').trim_start()
+            )));
+        }
+    }
+    let mut lines = flink_job(&queries, &export)?;
+    if !left_out.is_empty() {
+        let mut head = vec!["-- Registered queries left out of the job:".to_string()];
+        head.extend(left_out);
+        let at = lines
+            .iter()
+            .position(|l| !l.starts_with("--"))
+            .unwrap_or(lines.len());
+        lines.splice(at..at, head);
+    }
+    let rows = lines
+        .into_iter()
+        .map(|l| vec![Value::Text(l.into())])
+        .collect();
+    Ok(Outcome::Rows {
+        columns: vec![Column::new("QUERY PLAN", DataType::Text)],
+        tag: "EXPLAIN".into(),
+        rows,
+        notices: vec![],
+    })
 }
 
 /// Render the optimizer's report in the requested format; with ANALYZE, the measured work

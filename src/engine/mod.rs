@@ -32,6 +32,7 @@ mod copy;
 pub mod copy_binary;
 mod copy_plain;
 mod explain;
+pub(crate) mod flink;
 mod join;
 mod log_scan;
 pub mod memory;

@@ -123,6 +123,8 @@ pub struct QueryInfo {
     /// `stream d` or `sink k` for the query of a derived stream or sink; `None` for a
     /// client's.
     pub feeds: Option<String>,
+    /// The Flink job computing its rows and the job's state (`tcq_flink_attach`).
+    pub flink: Option<(String, String)>,
 }
 
 impl Engine {
@@ -204,6 +206,11 @@ impl Engine {
                     has_plan: (exec.work().is_some() || exec.is_member())
                         && exec.planned_rate().is_some(),
                     feeds: None,
+                    flink: q
+                        .flink
+                        .lock()
+                        .as_ref()
+                        .map(|f| (f.job.clone(), f.state.lock().clone())),
                 }
             })
             .collect();
@@ -235,6 +242,7 @@ impl Engine {
             state: StateSummary::default(),
             has_plan: false,
             feeds: None,
+            flink: None,
         }));
         for info in &mut all {
             info.feeds = self.catalog.background.by_query(info.id).map(|b| b.label());

@@ -747,6 +747,11 @@ impl Session {
                 catalog_params: vec![],
                 columns: text_col("QUERY PLAN"),
             },
+            Plan::ExplainQueries { .. } => Description {
+                params: vec![],
+                catalog_params: vec![],
+                columns: text_col("QUERY PLAN"),
+            },
             Plan::Show { name } => Description {
                 params: vec![],
                 catalog_params: vec![],
@@ -897,6 +902,9 @@ impl Session {
             }
             Plan::Explain { query, options } => {
                 super::explain::explain(&self.engine, *query, options, params, self.share()).await
+            }
+            Plan::ExplainQueries { ids, options } => {
+                super::explain::explain_queries(&self.engine, ids, options)
             }
             Plan::Declare {
                 cursor,
@@ -1651,6 +1659,15 @@ impl Session {
                 self.unlock_all_session_locks();
                 void
             }
+            F::FlinkAttach => {
+                let text = |v: &Value| v.to_text().unwrap_or_default();
+                let Value::Int8(id) = values[0] else {
+                    return Ok(one_value(column, Value::Null, notices));
+                };
+                let (rest, job, dir) = (text(&values[1]), text(&values[2]), text(&values[3]));
+                let done = super::flink::attach(&self.engine, id as u64, &rest, &job, &dir)?;
+                Value::Text(done.into())
+            }
             F::CancelBackend | F::TerminateBackend => {
                 let Value::Int4(pid) = values[0] else {
                     return Ok(one_value(column, Value::Null, notices));
@@ -2192,6 +2209,7 @@ pub(crate) async fn attach(
         backfill: parking_lot::Mutex::new(None),
         plan_id: std::sync::atomic::AtomicU64::new(0),
         memory: parking_lot::Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
+        flink: parking_lot::Mutex::new(None),
     });
     if done {
         // LIMIT 0: the query ends before it starts.

@@ -185,6 +185,8 @@ pub(super) async fn queries(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "state_bytes": q.state.state_bytes,
                 "has_plan": q.has_plan,
                 "feeds": q.feeds,
+                "flink_job": q.flink.as_ref().map(|f| f.0.clone()),
+                "flink_state": q.flink.as_ref().map(|f| f.1.clone()),
             })
         })
         .collect();

@@ -124,6 +124,9 @@ pub(crate) struct RawExplain {
     pub analyze: bool,
     pub verbose: bool,
     pub event_rate: Option<String>,
+    /// The export's options of `FORMAT FLINK` (`PARALLELISM 2`, `SINK 'kafka'`, ...), as
+    /// written: name (lower case) and value.
+    pub flink: Vec<(String, String)>,
 }
 
 /// One statement, parsed.
@@ -208,6 +211,12 @@ pub(crate) enum Stmt {
     Explain {
         options: RawExplain,
         statement: Box<ast::Statement>,
+    },
+    /// `EXPLAIN [options] QUERIES ALL` or `QUERIES (id, ...)`: registered queries.
+    ExplainQueries {
+        options: RawExplain,
+        /// `None`: every registered query.
+        ids: Option<Vec<u64>>,
     },
     /// `CREATE ROLE` / `CREATE USER` (`user`).
     CreateRole {
@@ -1868,6 +1877,26 @@ fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
                 | "generic_plan" | "memory" => {
                     explain_bool(t)?;
                 }
+                "parallelism"
+                | "checkpoint_interval"
+                | "state_backend"
+                | "sink"
+                | "sink_path"
+                | "sink_format"
+                | "sink_bootstrap_servers"
+                | "sink_topic_prefix"
+                | "source_path"
+                | "idle_timeout"
+                | "groups"
+                | "job_name" => {
+                    let tok = t.next();
+                    let v = match &tok {
+                        Token::Word(w) => w.value.clone(),
+                        Token::Number(n, _) => n.clone(),
+                        other => string_literal(other).ok_or_else(|| syntax_near(other))?,
+                    };
+                    options.flink.push((name.clone(), v));
+                }
                 other => {
                     return Err(Error::Syntax(format!(
                         "unrecognized EXPLAIN option \"{other}\""
@@ -1884,8 +1913,38 @@ fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
         options.analyze = t.eat_word("ANALYZE") || t.eat_word("ANALYSE");
         options.verbose = t.eat_word("VERBOSE");
     }
+    if t.eat_word("QUERIES") {
+        return explain_queries(t, options);
+    }
     let statement = Box::new(sinks::explained(t, lines)?);
     Ok(Stmt::Explain { options, statement })
+}
+
+/// `QUERIES ALL` or `QUERIES (1, 2, ...)` (parentheses optional) after EXPLAIN's options.
+fn explain_queries(t: &mut Toks, options: RawExplain) -> Result<Stmt> {
+    if t.eat_word("ALL") {
+        return Ok(Stmt::ExplainQueries { options, ids: None });
+    }
+    let paren = t.eat(&Token::LParen);
+    let mut ids = Vec::new();
+    loop {
+        match t.next() {
+            Token::Number(n, _) => ids.push(n.parse::<u64>().map_err(|_| {
+                Error::Syntax(format!("a query id is a positive integer, not {n}"))
+            })?),
+            other => return Err(syntax_near(&other)),
+        }
+        if !t.eat(&Token::Comma) {
+            break;
+        }
+    }
+    if paren {
+        t.expect(&Token::RParen)?;
+    }
+    Ok(Stmt::ExplainQueries {
+        options,
+        ids: Some(ids),
+    })
 }
 
 #[cfg(test)]
@@ -2301,6 +2360,25 @@ mod tests {
             parse_all("EXPLAIN (FOO) SELECT 1").unwrap_err(),
             Error::Syntax("unrecognized EXPLAIN option \"foo\"".into())
         );
+        // The Flink export of registered queries, with its options.
+        match one("EXPLAIN (FORMAT FLINK, PARALLELISM 2, SINK 'kafka') QUERIES (3, 5)").stmt {
+            Stmt::ExplainQueries { options, ids } => {
+                assert_eq!(ids, Some(vec![3, 5]));
+                assert_eq!(
+                    options.flink,
+                    vec![
+                        ("parallelism".to_string(), "2".to_string()),
+                        ("sink".to_string(), "kafka".to_string())
+                    ]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            one("EXPLAIN (FORMAT FLINK) QUERIES ALL").stmt,
+            Stmt::ExplainQueries { ids: None, .. }
+        ));
+        assert!(parse_all("EXPLAIN (FORMAT FLINK) QUERIES ('x')").is_err());
     }
 
     #[test]

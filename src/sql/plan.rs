@@ -95,6 +95,14 @@ pub enum Plan {
         /// FORMAT, ANALYZE, EVENT_RATE.
         options: ExplainOptions,
     },
+    /// `EXPLAIN (FORMAT FLINK, ...) QUERIES ALL | (id, ...)`: the registered continuous
+    /// queries as one Flink job.
+    ExplainQueries {
+        /// The query ids; `None`: every registered query.
+        ids: Option<Vec<u64>>,
+        /// FORMAT (FLINK only), EVENT_RATE and the export's options.
+        options: ExplainOptions,
+    },
     /// `DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR SELECT ...`.
     Declare {
         /// Cursor name, normalised.
@@ -382,6 +390,9 @@ pub enum SessionFunc {
     CancelBackend,
     /// `pg_terminate_backend(pid)`: end that session's connection; `boolean`.
     TerminateBackend,
+    /// `tcq_flink_attach(query_id, rest, job, sink_dir)`: query `query_id`'s rows now come
+    /// from Flink job `job`'s filesystem sink; `text`.
+    FlinkAttach,
 }
 
 /// `CREATE STREAM`.
@@ -668,6 +679,9 @@ pub struct ExplainOptions {
     /// `EVENT_RATE '<n> per <unit>'`: events per second for the cost model; `None` uses the
     /// stream's observed rate.
     pub event_rate_per_sec: Option<f64>,
+    /// With FORMAT FLINK: the export's options as written (`parallelism`, `sink`, ...;
+    /// [`crate::wcg::flink::ExportOptions::from_pairs`] reads them).
+    pub flink: Vec<(String, String)>,
 }
 
 /// EXPLAIN output formats.

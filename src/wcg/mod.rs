@@ -14,7 +14,9 @@
 //! - [`factor`]: factor windows, Algorithms 2-4 with Equations 2-3 and Theorems 8-9;
 //! - [`report`]: the named steps and the final choice;
 //! - [`explain`]: EXPLAIN as text, JSON and Graphviz DOT;
-//! - [`flink`]: EXPLAIN (FORMAT FLINK), the plan as Flink SQL cascading window aggregation;
+//! - [`flink`]: EXPLAIN (FORMAT FLINK), the shared plan of a set of queries as one Flink SQL
+//!   job (cascading window aggregation where it pays);
+//! - [`flink_cost`]: the cost of a plan on Flink, which slices windows itself;
 //! - [`eval`]: the paper's evaluation (section 5): generators and the BL/UP/SP/WCG/WCG-FW
 //!   model costs.
 //!
@@ -43,6 +45,7 @@ pub mod eval;
 pub mod explain;
 pub mod factor;
 pub mod flink;
+pub mod flink_cost;
 pub mod graph;
 pub mod report;
 

@@ -241,7 +241,9 @@ async fn streams_queries_and_metrics_show_exact_counters_after_a_known_ingest() 
             "groups": q["groups"],
             "state_bytes": q["state_bytes"],
             "has_plan": true,
-            "feeds": null
+            "feeds": null,
+            "flink_job": null,
+            "flink_state": null
         })
     );
     // Group ids survive until compaction: a and b, at least the open instance's a.

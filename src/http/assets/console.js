@@ -156,7 +156,8 @@ function queriesPage() {
     if (!sinks.length) sinkBody.append(el("tr", {}, el("td", { colspan: 8, class: "muted" }, "None: CREATE STREAM ... AS SELECT or CREATE SINK.")));
     body.replaceChildren(...queries.map((q) => el("tr", { "data-query": q.id },
       el("td", {}, q.id),
-      el("td", {}, el("pre", { class: "sql" }, q.text)),
+      el("td", {}, el("pre", { class: "sql" }, q.text),
+        q.flink_job ? el("div", { class: "muted" }, `on Flink job ${q.flink_job}: ${q.flink_state}`) : null),
       el("td", {}, q.client ? [q.client.application_name || q.client.user, el("div", { class: "muted" }, `pid ${q.client.pid} · ${q.client.client_addr}`)] : (q.feeds || "-")),
       el("td", {}, q.current_time || "-"),
       el("td", { class: "num" }, fmt(q.rows_out)),

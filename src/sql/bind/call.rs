@@ -157,9 +157,16 @@ impl Binder<'_> {
         let wanted: &[DataType] = match (func, bound.len()) {
             (SessionFunc::AdvisoryUnlockAll, 0) => &[],
             (SessionFunc::Notify, 2) => &[DataType::Text, DataType::Text],
+            (SessionFunc::FlinkAttach, 4) => &[
+                DataType::Int8,
+                DataType::Text,
+                DataType::Text,
+                DataType::Text,
+            ],
             (SessionFunc::CancelBackend | SessionFunc::TerminateBackend, 1) => &[DataType::Int4],
             (
                 SessionFunc::AdvisoryUnlockAll
+                | SessionFunc::FlinkAttach
                 | SessionFunc::Notify
                 | SessionFunc::CancelBackend
                 | SessionFunc::TerminateBackend,

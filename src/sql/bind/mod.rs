@@ -399,6 +399,7 @@ impl<'a> Binder<'a> {
                 })
             }
             Stmt::Explain { options, statement } => self.explain(options, statement, &p.text),
+            Stmt::ExplainQueries { options, ids } => select::explain_queries(options, ids),
             Stmt::Ast(s) => self.ast_statement(s, &p.text),
         }
     }

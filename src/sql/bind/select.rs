@@ -101,6 +101,37 @@ pub(super) fn ordinal(e: &ast::Expr) -> Option<usize> {
     }
 }
 
+/// The bound options of an EXPLAIN whose FORMAT is `format`: the export's options only
+/// with FORMAT FLINK (22023 otherwise).
+pub(super) fn explain_options(raw: &RawExplain, format: ExplainFormat) -> Result<ExplainOptions> {
+    if let (Some((name, _)), false) = (raw.flink.first(), format == ExplainFormat::Flink) {
+        return Err(Error::InvalidParameterValue(format!(
+            "EXPLAIN option \"{name}\" needs FORMAT FLINK"
+        )));
+    }
+    Ok(ExplainOptions {
+        format,
+        analyze: raw.analyze,
+        verbose: raw.verbose,
+        event_rate_per_sec: raw.event_rate.as_deref().map(event_rate).transpose()?,
+        flink: raw.flink.clone(),
+    })
+}
+
+/// `EXPLAIN (FORMAT FLINK, ...) QUERIES ...`: only the Flink format exports a set.
+pub(super) fn explain_queries(raw: &RawExplain, ids: &Option<Vec<u64>>) -> Result<Plan> {
+    if raw.format.as_deref() != Some("flink") || raw.analyze {
+        return Err(Error::FeatureNotSupported(
+            "EXPLAIN ... QUERIES exports registered queries with FORMAT FLINK (without ANALYZE)"
+                .into(),
+        ));
+    }
+    Ok(Plan::ExplainQueries {
+        ids: ids.clone(),
+        options: explain_options(raw, ExplainFormat::Flink)?,
+    })
+}
+
 impl Binder<'_> {
     pub(super) fn explain(
         &mut self,
@@ -122,13 +153,7 @@ impl Binder<'_> {
                 )))
             }
         };
-        let event_rate_per_sec = raw.event_rate.as_deref().map(event_rate).transpose()?;
-        let options = ExplainOptions {
-            format,
-            analyze: raw.analyze,
-            verbose: raw.verbose,
-            event_rate_per_sec,
-        };
+        let options = explain_options(raw, format)?;
         Ok(Plan::Explain {
             query: Box::new(self.query(q, text)?),
             options,

@@ -57,6 +57,7 @@ pub static SESSION_FUNCTIONS: &[(&str, SessionFunc)] = &[
     ),
     ("pg_advisory_unlock_all", SessionFunc::AdvisoryUnlockAll),
     ("pg_notify", SessionFunc::Notify),
+    ("tcq_flink_attach", SessionFunc::FlinkAttach),
     ("pg_cancel_backend", SessionFunc::CancelBackend),
     ("pg_terminate_backend", SessionFunc::TerminateBackend),
 ];

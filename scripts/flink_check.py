@@ -325,12 +325,16 @@ def through_flink(args, queries, work, in_dir, rest):
                 "CHECKPOINT_INTERVAL '3 seconds'")
         if args.groups:
             opts += f", GROUPS {args.groups}"
+        if args.plan:
+            opts += f", PLAN '{args.plan}'"
         job_text = tcq.run(f"EXPLAIN ({opts}) QUERIES ALL")
         if "left out" in job_text:
             raise SystemExit("a query was left out of the job:\n" + job_text[:3000])
         job = os.path.join(work, "job.sql")
         with open(job, "w") as f:
             f.write(job_text)
+        if args.keep_job:
+            shutil.copy(job, args.keep_job)
         print(f"{len(queries)} queries: one job of {job_text.count('-- Shared plan ')} shared "
               f"plans, {job_text.count('CREATE TEMPORARY VIEW ')} views, parallelism "
               f"{args.parallelism}", flush=True)
@@ -377,7 +381,9 @@ def main():
     ap.add_argument("--rest", help="a running cluster's REST address (default: start one)")
     ap.add_argument("--managed-memory", default="256m", help="managed memory per TaskManager")
     ap.add_argument("--groups", help="GROUPS for the Flink cost model")
+    ap.add_argument("--plan", help="PLAN of the export: flink (default), wcg or plain")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--keep-job", help="copy the exported job to this file")
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()
     queries = QUERIES + dashboards(14)

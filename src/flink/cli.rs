@@ -116,6 +116,11 @@ pub struct ExportArgs {
     /// The job's name.
     #[arg(long)]
     job_name: Option<String>,
+    /// Which plan the views follow: flink (tcq's WCG where the Flink cost model finds it
+    /// cheaper, the default), wcg (tcq's plan as it is), plain (every window from the
+    /// stream).
+    #[arg(long)]
+    plan: Option<String>,
 }
 
 fn quote(v: &str) -> String {
@@ -147,6 +152,7 @@ impl ExportArgs {
         add("GROUPS", self.groups.map(|g| g.to_string()));
         add("EVENT_RATE", self.event_rate.clone());
         add("JOB_NAME", self.job_name.clone());
+        add("PLAN", self.plan.clone());
         o.join(", ")
     }
 }

@@ -1888,7 +1888,8 @@ fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
                 | "source_path"
                 | "idle_timeout"
                 | "groups"
-                | "job_name" => {
+                | "job_name"
+                | "plan" => {
                     let tok = t.next();
                     let v = match &tok {
                         Token::Word(w) => w.value.clone(),

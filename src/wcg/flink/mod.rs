@@ -187,6 +187,20 @@ pub struct ExportOptions {
     pub groups: Option<f64>,
     /// The job's name (`pipeline.name`).
     pub job_name: Option<String>,
+    /// Which plan the views follow.
+    pub plan: PlanChoice,
+}
+
+/// Which plan the exported views follow (`PLAN 'flink' | 'wcg' | 'plain'`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlanChoice {
+    /// tcq's min-cost WCG where the Flink cost model finds it cheaper ([`choose`]).
+    #[default]
+    Flink,
+    /// tcq's min-cost WCG as tcq runs it, every edge and factor window kept.
+    Wcg,
+    /// Every window computed from the stream: Flink's own slicing.
+    Plain,
 }
 
 impl Default for ExportOptions {
@@ -200,6 +214,7 @@ impl Default for ExportOptions {
             idle_timeout_ms: 10_000,
             groups: None,
             job_name: None,
+            plan: PlanChoice::Flink,
         }
     }
 }
@@ -268,6 +283,14 @@ impl ExportOptions {
                 "sink_topic_prefix" => prefix = Some(v.clone()),
                 "source_path" => o.source_dir = Some(v.clone()),
                 "job_name" => o.job_name = Some(v.clone()),
+                "plan" => {
+                    o.plan = match v.to_ascii_lowercase().as_str() {
+                        "flink" => PlanChoice::Flink,
+                        "wcg" => PlanChoice::Wcg,
+                        "plain" => PlanChoice::Plain,
+                        _ => return Err(bad(k, v, "flink, wcg or plain")),
+                    }
+                }
                 other => {
                     return Err(Error::InvalidParameterValue(format!(
                         "unrecognized Flink export option \"{other}\""
@@ -566,14 +589,46 @@ fn group_queries(queries: &[FlinkQuery<'_>], options: &ExportOptions) -> Result<
             .collect();
         let sharing = crate::agg::sharing_of(&specs);
         let eta = queries[g.members[0]].eta_per_sec;
-        let tcq = crate::wcg::plan(&g.windows, sharing, eta);
         let model = FlinkCostModel {
             eta_per_sec: eta,
             groups: options.groups,
         };
-        g.plan = choose(&tcq, &model);
+        g.plan = match options.plan {
+            PlanChoice::Flink => choose(&crate::wcg::plan(&g.windows, sharing, eta), &model),
+            PlanChoice::Wcg => as_is(&crate::wcg::plan(&g.windows, sharing, eta), &model),
+            PlanChoice::Plain => as_is(&crate::wcg::SharedPlan::unshared(&g.windows), &model),
+        };
     }
     Ok(out)
+}
+
+/// `plan` exported as it is, with the Flink cost model's figures.
+fn as_is(plan: &crate::wcg::SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
+    let nodes: Vec<crate::wcg::flink_cost::FlinkNode> = plan
+        .nodes
+        .iter()
+        .map(|n| {
+            let stream_cost = model.from_stream(&n.window);
+            crate::wcg::flink_cost::FlinkNode {
+                window: n.window,
+                parent: n.parent,
+                user_windows: n.user_windows.clone(),
+                cost: n.parent.map_or(stream_cost, |p| {
+                    model.from_parent(&n.window, &plan.nodes[p].window)
+                }),
+                stream_cost,
+            }
+        })
+        .collect();
+    FlinkPlan {
+        cost: nodes.iter().map(|n| n.cost).sum(),
+        plain_cost: nodes
+            .iter()
+            .filter(|n| !n.user_windows.is_empty())
+            .map(|n| n.stream_cost)
+            .sum(),
+        nodes,
+    }
 }
 
 fn index_of<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {

@@ -126,6 +126,42 @@ async fn run(
     });
 }
 
+/// One batch of whole slide events: the rows, each one's event time, where each slide
+/// event begins, and the last event time.
+struct Batch {
+    rows: Vec<Vec<Value>>,
+    times: Vec<Option<i64>>,
+    events: Vec<usize>,
+    last: Option<i64>,
+}
+
+impl Batch {
+    /// The batch of `rows` (those after `resume`) of `b`'s query; `None` when none is left.
+    fn new(b: &Background, mut rows: Vec<Vec<Value>>, resume: Option<i64>) -> Option<Batch> {
+        let time_of = |r: &Vec<Value>| b.query.time_column.and_then(|c| r[c].as_timestamp());
+        if let Some(w) = resume {
+            rows.retain(|r| time_of(r).is_none_or(|t| t > w));
+        }
+        if rows.is_empty() {
+            return None;
+        }
+        let times: Vec<Option<i64>> = rows.iter().map(time_of).collect();
+        // A windowed query's slide events are told apart by their instants; a query
+        // without a window hands over the tuples of one step as one batch.
+        let mut events = vec![0];
+        if b.query.windowed() {
+            events.extend((1..rows.len()).filter(|&i| times[i] != times[i - 1]));
+        }
+        let last = times.iter().rev().find_map(|t| *t);
+        Some(Batch {
+            rows,
+            times,
+            events,
+            last,
+        })
+    }
+}
+
 /// Deliver the rows of one batch of whole slide events (those after `resume`), retrying
 /// until delivered. Returns the batch's last event time (`Some(None)`: nothing to deliver,
 /// or no event times), or `None` when the query is to stop.
@@ -133,50 +169,19 @@ async fn deliver(
     engine: &Weak<Engine>,
     b: &Background,
     output: &mut Output,
-    mut rows: Vec<Vec<Value>>,
+    rows: Vec<Vec<Value>>,
     resume: Option<i64>,
     stop: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Option<Option<i64>> {
-    let time_of = |r: &Vec<Value>| b.query.time_column.and_then(|c| r[c].as_timestamp());
-    if let Some(w) = resume {
-        rows.retain(|r| time_of(r).is_none_or(|t| t > w));
-    }
-    if rows.is_empty() {
+    let Some(batch) = Batch::new(b, rows, resume) else {
         return Some(None);
-    }
-    let times: Vec<Option<i64>> = rows.iter().map(time_of).collect();
-    // A windowed query's slide events are told apart by their instants; a query without
-    // a window hands over the tuples of one step as one batch.
-    let mut events = vec![0];
-    if b.query.windowed() {
-        events.extend((1..rows.len()).filter(|&i| times[i] != times[i - 1]));
-    }
-    let last = times.iter().rev().find_map(|t| *t);
+    };
     let mut backoff = Duration::from_millis(100);
     loop {
-        let write = async {
-            match &mut *output {
-                Output::Stream(s) => ingest(engine, s, &rows, &times, last).await,
-                Output::Sink(w, _) => {
-                    let batch = SinkBatch {
-                        columns: &b.query.query.columns[..b.query.visible],
-                        rows: &rows,
-                        times: times.clone(),
-                        events: events.clone(),
-                        key_columns: &b.query.key_columns,
-                        time_name: b
-                            .query
-                            .time_column
-                            .map_or("", |c| b.query.query.columns[c].name.as_str()),
-                    };
-                    w.write(&batch).await.map_err(Failure::Retry)
-                }
-            }
-        };
         // A write that hangs (a webhook that never answers within its timeout, a derived
         // stream whose readers wait) does not hold up DROP.
         let r = tokio::select! {
-            r = write => r,
+            r = write(engine, b, output, &batch) => r,
             _ = stop.wait_for(|s| *s) => return None,
         };
         match r {
@@ -197,16 +202,40 @@ async fn deliver(
             }
         }
     }
-    if let (Output::Sink(_, Some(path)), Some(t)) = (&*output, last) {
+    if let (Output::Sink(_, Some(path)), Some(t)) = (&*output, batch.last) {
         save_position(path, t);
     }
     b.update(|s| {
         s.state = "running";
-        s.rows += rows.len() as u64;
-        s.events += events.len() as u64;
-        s.position_us = last.or(s.position_us);
+        s.rows += batch.rows.len() as u64;
+        s.events += batch.events.len() as u64;
+        s.position_us = batch.last.or(s.position_us);
     });
-    Some(last)
+    Some(batch.last)
+}
+
+/// One attempt at writing `batch` to `output`.
+async fn write(
+    engine: &Weak<Engine>,
+    b: &Background,
+    output: &mut Output,
+    batch: &Batch,
+) -> Result<(), Failure> {
+    match output {
+        Output::Stream(s) => ingest(engine, s, &batch.rows, &batch.times, batch.last).await,
+        Output::Sink(w, _) => {
+            let columns = &b.query.query.columns;
+            let sink_batch = SinkBatch {
+                columns: &columns[..b.query.visible],
+                rows: &batch.rows,
+                times: batch.times.clone(),
+                events: batch.events.clone(),
+                key_columns: &b.query.key_columns,
+                time_name: b.query.time_column.map_or("", |c| columns[c].name.as_str()),
+            };
+            w.write(&sink_batch).await.map_err(Failure::Retry)
+        }
+    }
 }
 
 /// Why a delivery failed.

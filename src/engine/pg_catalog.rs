@@ -753,6 +753,7 @@ impl Ctx<'_> {
             "tcq_memory",
             "pg_stat_ssl",
             "tcq_sources",
+            "tcq_sinks",
         ]
         .iter()
         .enumerate()

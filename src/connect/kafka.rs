@@ -9,7 +9,8 @@
 //! half a second for data) into a bounded channel; the source decodes what arrives, at
 //! most [`super::format::BATCH_ROWS`] rows a batch, and delivers each batch with the next
 //! offset of every partition. Lag is the sum over partitions of the high watermark minus
-//! the next offset. A record with no value is a bad message; so is one that does not
+//! the next offset not delivered yet (records fetched but not yet in the stream count as
+//! lag, so a lag of 0 means the stream holds everything up to the watermarks). A record with no value is a bad message; so is one that does not
 //! decode (`partition 1 offset 17: ...`). An offset the broker no longer has (retention)
 //! moves to the partition's earliest offset, with a warning.
 //!
@@ -107,10 +108,19 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                 Err(_) => break,
             }
         }
+        // Lag counts what is not delivered yet: first with the records just fetched
+        // still in it, and only once they are delivered without them, so that a lag of 0
+        // always means every record up to the high watermarks is in the stream.
+        let fetched: Vec<_> = fetched
+            .into_iter()
+            .collect::<Result<_, String>>()
+            .map_err(Halt::Retry)?;
+        for (p, _, hw) in &fetched {
+            watermarks.insert(*p, *hw);
+        }
+        ctx.set_lag(lag(&watermarks, &next, partitions.len()));
         let mut messages = 0;
-        for f in fetched {
-            let (p, records, hw) = f.map_err(Halt::Retry)?;
-            watermarks.insert(p, hw);
+        for (p, records, _) in fetched {
             for r in records {
                 next.insert(p, r.offset + 1);
                 let stamped = r.record.timestamp.timestamp_micros();
@@ -133,22 +143,27 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                 }
             }
         }
-        // Known once every partition has reported its high watermark.
-        let lag: i64 = watermarks
-            .iter()
-            .map(|(p, hw)| (hw - next.get(p).copied().unwrap_or(0)).max(0))
-            .sum();
-        ctx.set_lag((watermarks.len() == partitions.len()).then_some(lag));
         let position = json!({ "partitions": next.iter().map(|(p, o)| (p.to_string(), json!(*o))).collect::<serde_json::Map<_, _>>() });
         if rows.is_empty() && messages == 0 {
             if ctx.position() != Some(&position) {
                 ctx.advance(position);
             }
-            continue;
+        } else {
+            let batch = super::format::batch_of(&ctx.decoder, &mut rows);
+            ctx.deliver(batch, messages, Some(position)).await?;
         }
-        let batch = super::format::batch_of(&ctx.decoder, &mut rows);
-        ctx.deliver(batch, messages, Some(position)).await?;
+        ctx.set_lag(lag(&watermarks, &next, partitions.len()));
     }
+}
+
+/// Messages behind the high watermarks from the offsets `next`; known once each of the
+/// `partitions` has reported its high watermark.
+fn lag(watermarks: &BTreeMap<i32, i64>, next: &BTreeMap<i32, i64>, partitions: usize) -> Option<i64> {
+    let behind = watermarks
+        .iter()
+        .map(|(p, hw)| (hw - next.get(p).copied().unwrap_or(0)).max(0))
+        .sum();
+    (watermarks.len() == partitions).then_some(behind)
 }
 
 /// A client for `spec`'s brokers. rskafka's own retries give up after 5 s, so that a

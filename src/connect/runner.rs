@@ -6,9 +6,12 @@
 //! Rules:
 //! - Paused (`ALTER STREAM ... PAUSE`): the connector waits before its next read; its
 //!   position stays where the last delivered batch left it.
-//! - Backpressure: while the engine's tracked memory is at 90% of `memory_limit` or more,
-//!   the connector waits before its next read (state `throttled`) until it is below 80%;
-//!   a stream's full ingest queue makes delivery itself wait. Nothing is dropped.
+//! - Backpressure: while the engine's tracked memory, with the cost of one more batch
+//!   (the last one's size), is at 90% of `memory_limit` or more, the connector waits
+//!   before its next read (state `throttled`) until it is below 80%; past half the limit,
+//!   the batches already delivered are processed by the stream before the memory is
+//!   looked at, so that what they will cost is counted. A stream's full ingest queue
+//!   makes delivery itself wait. Nothing is dropped.
 //! - A bad message is counted and kept as the last error with where it was; with
 //!   `on_error = 'stop'` the source stops (state `failed`) until `ALTER STREAM ...
 //!   RESUME`, which goes on past that message (counted, not delivered).
@@ -52,6 +55,8 @@ pub(crate) struct Ctx {
     unsaved: bool,
     /// After RESUME of a failed source: the next bad message is skipped, not stopped on.
     skip_next_bad: bool,
+    /// Heap bytes of the last delivered batch: what the next one is expected to cost.
+    last_batch_bytes: usize,
 }
 
 /// Run `source`'s connector for `stream` until it is stopped.
@@ -83,6 +88,7 @@ pub(crate) async fn run(
         saved_at: Instant::now(),
         unsaved: false,
         skip_next_bad: false,
+        last_batch_bytes: 0,
     };
     ctx.show_position();
     let mut backoff = Duration::from_millis(200);
@@ -163,13 +169,23 @@ impl Ctx {
                 let _ = self.control.changed().await;
                 continue;
             }
-            let Some(engine) = self.engine.upgrade() else {
+            let Some((used, limit)) = self.memory() else {
                 return Err(Halt::Stopped);
             };
-            let m = engine.memory();
-            let (used, limit) = (m.used() as u128, m.limit() as u128);
-            drop(engine);
-            if used * 10 >= limit * 9 {
+            if used * 2 >= limit {
+                // Past half the budget: let the stream take in what was delivered before
+                // deciding, since the memory its queries will use for it is not counted
+                // until then.
+                self.settle().await;
+            }
+            let Some((used, limit)) = self.memory() else {
+                return Err(Halt::Stopped);
+            };
+            // The next batch will cost about what the last one did (counted up to a tenth
+            // of the limit, so that reading resumes below 80% whatever the batches):
+            // stop before it would cross 90% rather than after.
+            let next = (self.last_batch_bytes as u128).min(limit / 10);
+            if (used + next) * 10 >= limit * 9 {
                 self.set_state("throttled");
                 while let Some(e) = self.engine.upgrade() {
                     let m = e.memory();
@@ -188,6 +204,24 @@ impl Ctx {
                 self.set_state("running");
             }
             return Ok(());
+        }
+    }
+
+    /// The engine's tracked memory and its limit, in bytes; `None` once the engine is gone.
+    fn memory(&self) -> Option<(u128, u128)> {
+        let engine = self.engine.upgrade()?;
+        let m = engine.memory();
+        Some((m.used() as u128, m.limit() as u128))
+    }
+
+    /// Wait (at most a second, less when stopped) until the stream has processed the
+    /// batches delivered to it.
+    async fn settle(&mut self) {
+        let stream = self.stream.clone();
+        tokio::select! {
+            _ = stream.barrier() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = self.control.changed() => {}
         }
     }
 
@@ -232,6 +266,7 @@ impl Ctx {
     ) -> Result<(), Halt> {
         let tuples = batch.len() as u64;
         if tuples > 0 {
+            self.last_batch_bytes = batch.heap_bytes();
             let Some(engine) = self.engine.upgrade() else {
                 return Err(Halt::Stopped);
             };

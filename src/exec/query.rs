@@ -184,6 +184,11 @@ pub struct QueryExec {
     /// The event rate (events per second) `plan` was chosen for, when known: the console
     /// re-derives the optimizer's report for the plan from it.
     planned_rate_per_sec: Option<f64>,
+    /// The groups per partial `plan` was chosen for: estimated from the first batch of a
+    /// grouped query ([`QueryExec::push_batch`]), unknown before.
+    planned_groups: wcg::Groups,
+    /// The first batch's groups have been counted (or the query is not grouped).
+    groups_sampled: bool,
     limits: ExecLimits,
 }
 
@@ -278,6 +283,8 @@ impl QueryExec {
             notice_sent: false,
             slack_us: 0,
             planned_rate_per_sec: None,
+            planned_groups: wcg::Groups::Unknown,
+            groups_sampled: false,
             limits,
         })
     }
@@ -318,11 +325,61 @@ impl QueryExec {
         let Some(agg) = &self.query.aggregate else {
             return Ok(false);
         };
-        let plan = plan_windows(&self.query, &self.windows, eta_per_sec);
+        let workload = workload_of(&self.query, eta_per_sec, self.planned_groups);
+        let plan = plan_windows_for(&self.query, &self.windows, &workload);
         a.windows = agg_windows(agg, &plan, self.limits, &self.cutoffs)?;
         self.plan = plan;
         self.planned_rate_per_sec = Some(eta_per_sec);
         Ok(true)
+    }
+
+    /// Before a grouped query's first tuple: estimate its groups from `batch` (the first
+    /// one it gets, at least [`GROUP_SAMPLE_MIN`] tuples) and re-plan for them (exact: its
+    /// instances hold nothing yet). Once per query.
+    fn plan_for_groups(&mut self, batch: &Batch) -> Result<()> {
+        if self.groups_sampled {
+            return Ok(());
+        }
+        let Mode::Agg(a) = &mut self.mode else {
+            self.groups_sampled = true;
+            return Ok(());
+        };
+        if a.group_by.is_empty() || a.windows.is_started() || self.stats.tuples_in > 0 {
+            self.groups_sampled = true;
+            return Ok(());
+        }
+        self.groups_sampled = true;
+        let sampled = sample_groups(
+            batch,
+            &a.group_by,
+            a.columnar.as_deref(),
+            &a.hasher,
+            &self.params,
+        );
+        let Some(groups) = sampled else {
+            return Ok(());
+        };
+        self.planned_groups = groups;
+        let eta = self.planned_rate_per_sec.unwrap_or(1.0);
+        let workload = workload_of(&self.query, eta, groups);
+        let plan = plan_windows_for(&self.query, &self.windows, &workload);
+        if plan != self.plan {
+            let agg = self.query.aggregate.as_ref().expect("an aggregate query");
+            a.windows = agg_windows(agg, &plan, self.limits, &self.cutoffs)?;
+            self.plan = plan;
+        }
+        Ok(())
+    }
+
+    /// The groups per partial the plan was chosen for.
+    pub fn planned_groups(&self) -> wcg::Groups {
+        self.planned_groups
+    }
+
+    /// The cost model's view of the query at `eta_per_sec` with the groups its plan was
+    /// chosen for: [`crate::wcg::optimize_for`] of its windows under it gives its plan.
+    pub fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
+        workload_of(&self.query, eta_per_sec, self.planned_groups)
     }
 
     /// The event rate the plan was chosen for, if recorded ([`QueryExec::set_planned_rate`]).
@@ -689,6 +746,7 @@ impl QueryExec {
     /// Consume a batch of either form in arrival order (see [`QueryExec::push`] and
     /// [`QueryExec::push_columns`]).
     pub fn push_batch(&mut self, batch: &Batch, out: &mut Vec<Event>) -> Result<()> {
+        self.plan_for_groups(batch)?;
         match batch {
             Batch::Rows(b) => self.push(b, out),
             Batch::Columns(b) => self.push_columns(b, out),
@@ -1533,7 +1591,92 @@ pub fn sharing_of_query(query: &Query, windows: &[Window]) -> wcg::Sharing {
     }
 }
 
-/// Plan the query's windows along the WCG for its aggregates (unshared for `Sharing::None`).
+/// Plan the query's windows along the WCG for its aggregates (unshared for `Sharing::None`),
+/// before its groups are known ([`workload_of`]).
 pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
-    wcg::plan(windows, sharing_of_query(query, windows), eta_per_sec)
+    let workload = workload_of(query, eta_per_sec, wcg::Groups::Unknown);
+    plan_windows_for(query, windows, &workload)
+}
+
+/// Plan the query's windows under `workload` (see [`workload_of`]).
+pub fn plan_windows_for(query: &Query, windows: &[Window], workload: &wcg::Workload) -> SharedPlan {
+    wcg::plan_for(windows, sharing_of_query(query, windows), workload)
+}
+
+/// What the cost model needs of `query` at `eta_per_sec` events per second: the sliding
+/// aggregators its aggregates allow ([`crate::agg::sliders_of`]) and its groups per
+/// partial: one without GROUP BY, else `groups` (an estimate, or unknown).
+pub fn workload_of(query: &Query, eta_per_sec: f64, groups: wcg::Groups) -> wcg::Workload {
+    let Some(agg) = &query.aggregate else {
+        return wcg::Workload::paper(eta_per_sec);
+    };
+    let specs: Vec<AggSpec> = agg
+        .calls
+        .iter()
+        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+        .collect();
+    wcg::Workload {
+        eta_per_sec,
+        groups: if agg.group_by.is_empty() {
+            wcg::Groups::One
+        } else {
+            groups
+        },
+        sliders: crate::agg::sliders_of(&specs),
+    }
+}
+
+/// A grouped query estimates its groups from a first batch of at least this many tuples.
+pub const GROUP_SAMPLE_MIN: usize = 256;
+
+/// Tuples of a batch whose keys the estimate reads at most.
+const GROUP_SAMPLE_MAX: usize = 1 << 16;
+
+/// The groups a query keyed by `group_by` would see, estimated from the distinct keys among
+/// the first tuples of `batch` ([`wcg::Groups::estimate`]); `None` for a batch of fewer than
+/// [`GROUP_SAMPLE_MIN`] tuples. Keys are hashed, not compared, and the WHERE clause is not
+/// applied: an estimate for the cost model, not a count. A key that fails to evaluate is
+/// skipped (its error comes with the fold).
+pub(crate) fn sample_groups(
+    batch: &Batch,
+    group_by: &[Expr],
+    columnar: Option<&ColumnarPlan>,
+    hasher: &KeyHasher,
+    params: &[Value],
+) -> Option<wcg::Groups> {
+    let n = batch.len().min(GROUP_SAMPLE_MAX);
+    if n < GROUP_SAMPLE_MIN {
+        return None;
+    }
+    let mut seen = hashbrown::HashSet::with_capacity(n.min(4096));
+    let mut key = Vec::with_capacity(group_by.len());
+    match (batch, columnar) {
+        (Batch::Columns(b), Some(plan)) => {
+            let views = b.views();
+            for i in 0..n {
+                key.clear();
+                key.extend(plan.keys.iter().map(|&c| views[c].value(i)));
+                seen.insert(hasher.hash(&key));
+            }
+        }
+        _ => {
+            let rows = match batch {
+                Batch::Rows(r) => std::borrow::Cow::Borrowed(r),
+                Batch::Columns(c) => std::borrow::Cow::Owned(c.slice(0..n).to_rows()),
+            };
+            for i in 0..n {
+                key.clear();
+                for k in group_by {
+                    match eval_ref(k, rows.row(i), params, 0) {
+                        Ok(v) => key.push(v),
+                        Err(_) => break,
+                    }
+                }
+                if key.len() == group_by.len() {
+                    seen.insert(hasher.hash(&key));
+                }
+            }
+        }
+    }
+    Some(wcg::Groups::estimate(seen.len(), n))
 }

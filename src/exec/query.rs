@@ -22,7 +22,7 @@ use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::having::HavingFilter;
 use super::kernels::{self, ColumnarPlan, RunBuffers};
-use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, Step, WorkCounters};
 use super::{Batch, Event, RowBlock};
 use crate::agg::{compare_values, Acc, AggSpec};
 use crate::error::{Error, Result};
@@ -627,12 +627,13 @@ impl QueryExec {
         });
     }
 
-    /// One slide event of a member: `closed` holds (window index in this query, instance)
-    /// of the query's windows that closed at this instant; `dict` and `specs` are the
-    /// plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
+    /// One slide event of a member: `picks` holds (window index in this query, index into
+    /// `closed`) of the query's windows that closed at this instant; `dict` and `specs` are
+    /// the plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
     pub fn member_event(
         &mut self,
-        mut closed: Vec<(usize, &ClosedInstance)>,
+        closed: &[ClosedInstance],
+        picks: &mut [(usize, usize)],
         dict: &GroupDict,
         specs: &[AggSpec],
         out: &mut Vec<Event>,
@@ -643,15 +644,15 @@ impl QueryExec {
         if !matches!(self.mode, Mode::Member(_)) {
             unreachable!("only members receive a shared plan's instances");
         }
-        closed.sort_by_key(|(w, _)| *w);
+        picks.sort_by_key(|(w, _)| *w);
         let mut rows = Vec::new();
-        let bound = closed
+        let bound = picks
             .iter()
-            .map(|(_, inst)| inst.groups.len().max(1))
+            .map(|&(_, i)| closed[i].groups.len().max(1))
             .sum();
         let (mut block, before) = self.open_block(self.block_shape(), bound, out);
         let built = self
-            .member_rows(&closed, dict, specs, &mut rows, block.as_mut())
+            .member_rows(closed, picks, dict, specs, &mut rows, block.as_mut())
             .map(|()| rows);
         self.end_event(built, block, before, out)
     }
@@ -660,7 +661,8 @@ impl QueryExec {
     /// `block`.
     fn member_rows(
         &self,
-        closed: &[(usize, &ClosedInstance)],
+        closed: &[ClosedInstance],
+        picks: &[(usize, usize)],
         dict: &GroupDict,
         specs: &[AggSpec],
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
@@ -669,7 +671,7 @@ impl QueryExec {
         let Mode::Member(m) = &self.mode else {
             unreachable!("only members receive a shared plan's instances");
         };
-        for (_, inst) in closed {
+        for inst in picks.iter().map(|&(_, i)| &closed[i]) {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
                 upper_us: inst.upper_us,
@@ -917,38 +919,49 @@ impl QueryExec {
     fn advance(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
         self.stats.now_us = Some(t_us);
         self.stats.started_us.get_or_insert(t_us);
-        let mut events: Vec<(i64, Vec<ClosedInstance>)> = Vec::new();
-        let skipped = match &mut self.mode {
+        match &mut self.mode {
             // A member's time moves with its shared plan's.
             Mode::Pass | Mode::Member(_) => return Ok(()),
-            Mode::Agg(a) => a.windows.advance(t_us, &mut |e, closed| {
-                events.push((e, closed));
-                Ok(true)
-            })?,
-            Mode::Live(l) => l.windows.advance(t_us, &mut |e, closed| {
-                events.push((e, closed));
-                Ok(true)
-            })?,
-        };
-        for (_, closed) in events {
-            if self.done {
-                break;
-            }
-            if closed.is_empty() {
-                // Only factor windows, or instances before the first one shown, closed at
-                // this instant: not a slide event of the query (a shared plan's members
-                // are not called for such instants either).
-                continue;
-            }
-            let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
-            let bound = closed
-                .iter()
-                .map(|c| c.groups.len().max(1) * c.user_windows.len())
-                .sum();
-            let (mut block, before) = self.open_block(shape, bound, out);
-            let built = self.rows_of_event(closed, block.as_mut());
-            self.end_event(built, block, before, out)?;
+            Mode::Agg(a) => a.windows.advance_to(t_us),
+            Mode::Live(l) => l.windows.advance_to(t_us),
         }
+        // One slide event at a time: it is emitted, and its closed tables dropped, before
+        // the next closes, so a sliding aggregator refills the same table each time.
+        let skipped = loop {
+            if self.done {
+                break None;
+            }
+            let step = match &mut self.mode {
+                Mode::Agg(a) => a.windows.next_event(t_us)?,
+                Mode::Live(l) => l.windows.next_event(t_us)?,
+                Mode::Pass | Mode::Member(_) => unreachable!("returned above"),
+            };
+            let mut closed = match step {
+                Step::Done(skipped) => break skipped,
+                Step::Event(_, closed) => closed,
+            };
+            // No instance shown (only factor windows, or instances before the first one
+            // shown, closed at this instant): not a slide event of the query (a shared
+            // plan's members are not called for such instants either).
+            let emitted = if closed.is_empty() {
+                Ok(())
+            } else {
+                let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
+                let bound = closed
+                    .iter()
+                    .map(|c| c.groups.len().max(1) * c.user_windows.len())
+                    .sum();
+                let (mut block, before) = self.open_block(shape, bound, out);
+                let built = self.rows_of_event(&mut closed, block.as_mut());
+                self.end_event(built, block, before, out)
+            };
+            match &mut self.mode {
+                Mode::Agg(a) => a.windows.recycle(closed),
+                Mode::Live(l) => l.windows.recycle(closed),
+                Mode::Pass | Mode::Member(_) => {}
+            }
+            emitted?;
+        };
         if let Mode::Agg(a) = &mut self.mode {
             a.windows.maybe_compact();
         }
@@ -1090,12 +1103,12 @@ impl QueryExec {
     /// onto `block` for the block shape, in the order the windows were written.
     fn rows_of_event(
         &mut self,
-        mut closed: Vec<ClosedInstance>,
+        closed: &mut [ClosedInstance],
         mut block: Option<&mut RowBlock>,
     ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
         closed.sort_by_key(|c| c.user_windows[0]);
         let mut rows = Vec::new();
-        for inst in &closed {
+        for inst in closed.iter() {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
                 upper_us: inst.upper_us,
@@ -1298,14 +1311,10 @@ impl QueryExec {
         };
         let n = kept.as_ref().map_or(groups.len(), Vec::len);
         let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
-        let same: Vec<Option<Value>> = items
-            .iter()
-            .map(|item| match *item {
-                FastItem::Meta(m) => Some(meta_value(m, &meta)),
-                FastItem::Column(_) => None,
-            })
-            .collect();
-        block.set_same(&same);
+        block.set_same_with(|c| match items[c] {
+            FastItem::Meta(m) => Some(meta_value(m, &meta)),
+            FastItem::Column(_) => None,
+        });
         block.reserve(n);
         for r in 0..n {
             let (gid, accs) = groups.group(group_at(r), nspecs);
@@ -1314,7 +1323,7 @@ impl QueryExec {
                     continue;
                 }
                 block.push_value(match *item {
-                    FastItem::Meta(_) => same[c].clone().unwrap_or(Value::Null),
+                    FastItem::Meta(m) => meta_value(m, &meta),
                     FastItem::Column(i) if i < nkeys => dict.key(gid)[i].clone(),
                     FastItem::Column(i) => {
                         let k = state_of(i - nkeys);

@@ -57,7 +57,7 @@ use std::ops::Range;
 use super::columns::{ColumnBatch, ColumnView};
 use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::query::{sharing_of_query, stream_types, RowBatch};
-use super::windowed::{ClosedInstance, ExecLimits, SharedWindows};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, Step};
 use super::{Batch, Event, QueryExec};
 use crate::agg::AggSpec;
 use crate::error::Result;
@@ -186,6 +186,9 @@ pub struct SharedAgg {
     groups: wcg::Groups,
     /// The first batch's groups have been counted.
     groups_sampled: bool,
+    /// Per member, the (window index, closed instance) pairs of the slide event being
+    /// handed out, kept to reuse the vectors.
+    picks: Vec<Vec<(usize, usize)>>,
     /// The stream's column types (for the columnar path's WHERE).
     types: Vec<DataType>,
     /// The typed kernels' vectors, and one row of a columnar batch for a tuple folded alone.
@@ -234,6 +237,7 @@ impl SharedAgg {
             planned_rate_per_sec: None,
             groups: wcg::Groups::Unknown,
             groups_sampled: false,
+            picks: Vec::new(),
             types: stream_types(q),
             bufs: RunBuffers::default(),
             rowbuf: RowBatch::default(),
@@ -1093,6 +1097,39 @@ impl SharedAgg {
         }
     }
 
+    /// Hand one slide event's closed instances to the members that show them. A member's
+    /// own finalisation error ends that member alone; the plan and the other members run on.
+    fn member_events(
+        &mut self,
+        closed: &[ClosedInstance],
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) {
+        let mut per = std::mem::take(&mut self.picks);
+        per.resize_with(self.members.len(), Vec::new);
+        for list in per.iter_mut() {
+            list.clear();
+        }
+        for (ci, inst) in closed.iter().enumerate() {
+            for &u in &inst.user_windows {
+                if let Some(s) = &self.slots[u] {
+                    per[s.member].push((s.window_idx, ci));
+                }
+            }
+        }
+        let (dict, specs) = (self.windows.dict(), self.windows.specs());
+        for (i, list) in per.iter_mut().enumerate() {
+            if list.is_empty() || self.members[i].failed {
+                continue;
+            }
+            if let Err(e) = members[i].member_event(closed, list, dict, specs, &mut outs[i]) {
+                self.members[i].failed = true;
+                self.member_errors.push((self.members[i].id, e));
+            }
+        }
+        self.picks = per;
+    }
+
     fn advance(
         &mut self,
         t_us: i64,
@@ -1106,42 +1143,19 @@ impl SharedAgg {
             }
             self.unstarted = 0;
         }
-        let mut events: Vec<Vec<ClosedInstance>> = Vec::new();
-        let skipped = self.windows.advance(t_us, &mut |_, closed| {
-            events.push(closed);
-            Ok(true)
-        })?;
-        let mut per: Vec<Vec<(usize, &ClosedInstance)>> = if events.is_empty() {
-            Vec::new()
-        } else {
-            vec![Vec::new(); self.members.len()]
+        self.windows.advance_to(t_us);
+        // One slide event at a time, each emitted before the next closes (see
+        // `QueryExec::advance`).
+        let skipped = loop {
+            let closed = match self.windows.next_event(t_us)? {
+                Step::Done(skipped) => break skipped,
+                Step::Event(_, closed) => closed,
+            };
+            if !closed.is_empty() {
+                self.member_events(&closed, members, outs);
+            }
+            self.windows.recycle(closed);
         };
-        for closed in &events {
-            for list in &mut per {
-                list.clear();
-            }
-            for inst in closed {
-                for &u in &inst.user_windows {
-                    if let Some(s) = &self.slots[u] {
-                        per[s.member].push((s.window_idx, inst));
-                    }
-                }
-            }
-            let (dict, specs) = (self.windows.dict(), self.windows.specs());
-            for (i, list) in per.iter_mut().enumerate() {
-                if list.is_empty() || self.members[i].failed {
-                    continue;
-                }
-                // A member's own finalisation error (its HAVING or select list) ends that
-                // member alone; the plan and the other members run on.
-                if let Err(e) =
-                    members[i].member_event(std::mem::take(list), dict, specs, &mut outs[i])
-                {
-                    self.members[i].failed = true;
-                    self.member_errors.push((self.members[i].id, e));
-                }
-            }
-        }
         self.windows.maybe_compact();
         if let Some(s) = skipped {
             for out in outs.iter_mut() {

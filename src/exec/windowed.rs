@@ -55,10 +55,65 @@ pub struct WorkCounters {
     pub partials_merged: Vec<u64>,
 }
 
+/// The user windows a closed instance is shown to: one or two held inline (a slide event
+/// allocates nothing for them), more on the heap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserWindows {
+    inline: [usize; 2],
+    len: usize,
+    more: Vec<usize>,
+}
+
+impl UserWindows {
+    /// Add user window `u`.
+    pub fn push(&mut self, u: usize) {
+        if self.more.is_empty() && self.len < self.inline.len() {
+            self.inline[self.len] = u;
+            self.len += 1;
+            return;
+        }
+        if self.more.is_empty() {
+            self.more.extend_from_slice(&self.inline[..self.len]);
+        }
+        self.more.push(u);
+    }
+}
+
+impl std::ops::Deref for UserWindows {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        if self.more.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.more
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a UserWindows {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self[..].iter()
+    }
+}
+
+/// One step of [`SharedWindows::next_event`].
+pub enum Step {
+    /// A slide event at this instant: the user instances that closed (possibly none, when
+    /// only factor windows or instances not shown closed). Hand the vector back with
+    /// [`SharedWindows::recycle`] to reuse it.
+    Event(i64, Vec<ClosedInstance>),
+    /// Current time is reached; what the empty-run limit skipped, if anything.
+    Done(Option<Skipped>),
+}
+
 /// An instance of a user-visible window that has closed and is ready to emit.
 pub struct ClosedInstance {
     /// Indices of the user windows (in the query's window list) this instance belongs to.
-    pub user_windows: Vec<usize>,
+    pub user_windows: UserWindows,
     /// The window.
     pub window: Window,
     /// Instance bounds `[lower_us, upper_us)`.
@@ -133,6 +188,8 @@ struct Node {
     children: Vec<usize>,
     user_windows: Vec<usize>,
     base_m: i64,
+    /// The end of instance `base_m` (the next to close), kept with `base_m`.
+    end_us: i64,
     open: VecDeque<Instance>,
     /// Groups in the last instance that closed: the capacity of the next one.
     groups_hint: usize,
@@ -155,7 +212,13 @@ fn check_span(w: &Window, open_max: usize) -> Result<()> {
 
 impl Node {
     fn next_end(&self) -> i64 {
-        self.window.upper_us(self.base_m)
+        self.end_us
+    }
+
+    /// Move the frontier: instance `m` is the next to close.
+    fn set_base(&mut self, m: i64) {
+        self.base_m = m;
+        self.end_us = self.window.upper_us(m);
     }
 
     /// Open instance `m`, its own table (to fold or merge into), created empty with room
@@ -228,6 +291,12 @@ pub struct SharedWindows {
     /// Nodes whose closed instances the last late tuples missed (see
     /// [`SharedWindows::take_late_nodes`]).
     late_nodes: Vec<usize>,
+    /// The table every empty closed instance shares.
+    empty: Arc<GroupTable>,
+    /// The vector of closed instances the next slide event fills ([`Step::Event`]).
+    closed_buf: Vec<ClosedInstance>,
+    /// Consecutive empty slide events in the current advance.
+    empty_run: u64,
 }
 
 impl SharedWindows {
@@ -259,6 +328,7 @@ impl SharedWindows {
                 children: Vec::new(),
                 user_windows: n.user_windows.clone(),
                 base_m: n.window.first_index(),
+                end_us: n.window.upper_us(n.window.first_index()),
                 open: VecDeque::new(),
                 groups_hint: 0,
                 slide: n.parent.and_then(|_| Slide::new(n.slider)),
@@ -297,6 +367,9 @@ impl SharedWindows {
                 partials_merged: vec![0; n],
             },
             late_nodes: Vec::new(),
+            empty: Arc::default(),
+            closed_buf: Vec::new(),
+            empty_run: 0,
         })
     }
 
@@ -334,11 +407,11 @@ impl SharedWindows {
             if !node.window.is_bounded() {
                 let s = node.window.slide_us as i128;
                 let after_now = node.window.next_closing_index(now_us);
-                node.base_m = if need == i64::MAX {
+                node.set_base(if need == i64::MAX {
                     after_now
                 } else {
                     after_now.min(floor_div(need as i128 + s - 1, s) as i64)
-                };
+                });
             }
         }
         self.started = true;
@@ -369,36 +442,61 @@ impl SharedWindows {
         now_us: i64,
         sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>,
     ) -> Result<Option<Skipped>> {
+        self.advance_to(now_us);
+        loop {
+            match self.next_event(now_us)? {
+                Step::Done(skipped) => return Ok(skipped),
+                Step::Event(e, closed) => {
+                    if !sink(e, closed)? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Begin moving current time to `now_us` ([`SharedWindows::next_event`] then gives its
+    /// slide events one at a time, so that each can be emitted, and its tables reused,
+    /// before the next closes).
+    pub fn advance_to(&mut self, now_us: i64) {
         if !self.started {
             self.start(now_us);
         }
-        let mut empty_run = 0u64;
-        loop {
-            let e = self.next_end();
-            if e > now_us || e == i64::MAX {
-                return Ok(None);
+        self.empty_run = 0;
+    }
+
+    /// The next slide event up to `now_us` (after [`SharedWindows::advance_to`]), or
+    /// `Done` once current time is reached.
+    pub fn next_event(&mut self, now_us: i64) -> Result<Step> {
+        let e = self.next_end();
+        if e > now_us || e == i64::MAX {
+            return Ok(Step::Done(None));
+        }
+        if self.all_empty() {
+            if !self.emit_empty {
+                self.skip_to(now_us);
+                return Ok(Step::Done(None));
             }
-            if self.all_empty() {
-                if !self.emit_empty {
-                    self.skip_to(now_us);
-                    return Ok(None);
-                }
-                empty_run += 1;
-                if empty_run > self.limits.empty_slide_events_max {
-                    let skipped = self.count_user_ends(e, now_us);
-                    self.skip_to(now_us);
-                    return Ok(Some(Skipped {
-                        slide_events: skipped,
-                        from_us: e,
-                        to_us: now_us,
-                    }));
-                }
-            }
-            let closed = self.close_at(e)?;
-            if !sink(e, closed)? {
-                return Ok(None);
+            self.empty_run += 1;
+            if self.empty_run > self.limits.empty_slide_events_max {
+                let skipped = self.count_user_ends(e, now_us);
+                self.skip_to(now_us);
+                return Ok(Step::Done(Some(Skipped {
+                    slide_events: skipped,
+                    from_us: e,
+                    to_us: now_us,
+                })));
             }
         }
+        let closed = self.close_at(e)?;
+        Ok(Step::Event(e, closed))
+    }
+
+    /// Give back an event's vector of closed instances (emitted), so that the next event
+    /// reuses it, and the tables it held can be refilled.
+    pub fn recycle(&mut self, mut closed: Vec<ClosedInstance>) {
+        closed.clear();
+        self.closed_buf = closed;
     }
 
     /// Slide events of user windows with ends in `[from_us, to_us]` (for the NOTICE).
@@ -419,7 +517,7 @@ impl SharedWindows {
     /// Every node is empty: jump each frontier to the first instance ending after `now_us`.
     fn skip_to(&mut self, now_us: i64) {
         for node in &mut self.nodes {
-            node.base_m = node.base_m.max(node.window.next_closing_index(now_us));
+            node.set_base(node.base_m.max(node.window.next_closing_index(now_us)));
             node.open.clear();
             if let Some(slide) = &mut node.slide {
                 slide.clear();
@@ -429,7 +527,7 @@ impl SharedWindows {
 
     /// Close every node's instance that ends at `e`, parents first.
     fn close_at(&mut self, e: i64) -> Result<Vec<ClosedInstance>> {
-        let mut closed = Vec::new();
+        let mut closed = std::mem::take(&mut self.closed_buf);
         for i in 0..self.nodes.len() {
             if self.nodes[i].next_end() != e {
                 continue;
@@ -438,15 +536,15 @@ impl SharedWindows {
             let groups = self.take_closing(i)?;
             let node = &mut self.nodes[i];
             node.groups_hint = groups.len();
-            node.base_m += 1;
+            node.set_base(m + 1);
             let (window, lower_us) = (node.window, node.window.lower_us(m));
             let node = &self.nodes[i];
-            let shown: Vec<usize> = node
-                .user_windows
-                .iter()
-                .copied()
-                .filter(|&u| m >= self.shown_from[u])
-                .collect();
+            let mut shown = UserWindows::default();
+            for &u in &node.user_windows {
+                if m >= self.shown_from[u] {
+                    shown.push(u);
+                }
+            }
             for k in 0..node.children.len() {
                 let c = self.nodes[i].children[k];
                 self.deliver(c, m, lower_us, e, &groups)?;
@@ -473,11 +571,11 @@ impl SharedWindows {
             .parent
             .filter(|_| self.nodes[i].slide.is_some())
         else {
-            return Ok(self.nodes[i]
-                .open
-                .pop_front()
-                .unwrap_or_default()
-                .into_shared());
+            return Ok(match self.nodes[i].open.pop_front() {
+                Some(inst) if !inst.get().is_empty() => inst.into_shared(),
+                // An empty instance: the one shared empty table, no allocation.
+                _ => Arc::clone(&self.empty),
+            });
         };
         let j_min = self.nodes[i]
             .window
@@ -839,6 +937,7 @@ impl SharedWindows {
             children: Vec::new(),
             user_windows: Vec::new(),
             base_m: first_m,
+            end_us: window.upper_us(first_m),
             open: VecDeque::new(),
             groups_hint: 0,
             slide,
@@ -1103,7 +1202,7 @@ mod tests {
         assert_eq!(got, want);
         // Every slide event where the twin closed shows the very table its parent closed.
         for closed in &events {
-            let of = |u: usize| closed.iter().find(|c| c.user_windows == [u]);
+            let of = |u: usize| closed.iter().find(|c| *c.user_windows == [u]);
             if let (Some(parent), Some(twin)) = (of(0), of(2)) {
                 assert!(
                     Arc::ptr_eq(&parent.groups, &twin.groups),

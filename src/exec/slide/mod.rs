@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::wcg::Slider;
 
 /// Per-group Two-Stacks queues of one node.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct GroupQueues {
     index: GidIndex,
     gids: Vec<u32>,
@@ -43,7 +43,26 @@ pub(crate) struct GroupQueues {
     /// Queues of groups that left, kept to reuse their allocations.
     spare: Vec<two_stacks::Queue>,
     /// The last aggregate handed out, refilled in place when nobody holds it.
-    result: Arc<GroupTable>,
+    result: Option<Arc<GroupTable>>,
+    /// Something entered or changed since `result` was computed.
+    dirty: bool,
+    /// The oldest parent index held (`i64::MAX` when empty): an instance whose first
+    /// covering partial is no newer leaves nothing to evict.
+    oldest: i64,
+}
+
+impl Default for GroupQueues {
+    fn default() -> Self {
+        GroupQueues {
+            index: GidIndex::default(),
+            gids: Vec::new(),
+            queues: Vec::new(),
+            spare: Vec::new(),
+            result: None,
+            dirty: true,
+            oldest: i64::MAX,
+        }
+    }
 }
 
 impl GroupQueues {
@@ -56,6 +75,8 @@ impl GroupQueues {
     ) -> Result<u64> {
         let naggs = specs.len();
         let mut merges = 0;
+        self.dirty = true;
+        self.oldest = self.oldest.min(j);
         for g in 0..partial.len() {
             let (gid, states) = partial.group(g, naggs);
             let slot = self.slot(gid, groups_max)?;
@@ -97,22 +118,33 @@ impl GroupQueues {
     }
 
     fn close(&mut self, j_min: i64, specs: &[AggSpec]) -> Result<(Arc<GroupTable>, u64)> {
-        let naggs = specs.len();
-        let mut result = std::mem::take(&mut self.result);
-        if Arc::get_mut(&mut result).is_none() {
-            // A reader still holds the last aggregate: start a new one of its size.
-            result = Arc::new(GroupTable::with_capacity(naggs, self.gids.len()));
+        if let Some(r) = self
+            .result
+            .as_ref()
+            .filter(|_| !self.dirty && j_min <= self.oldest)
+        {
+            // Nothing entered, nothing leaves: the window holds what it held (a long window
+            // sliding between sparse partials closes many instances this way).
+            return Ok((Arc::clone(r), 0));
         }
+        let naggs = specs.len();
+        let mut result = match self.result.take() {
+            Some(r) if Arc::strong_count(&r) == 1 && Arc::weak_count(&r) == 0 => r,
+            // A reader still holds the last aggregate: start a new one of its size.
+            _ => Arc::new(GroupTable::with_capacity(naggs, self.gids.len())),
+        };
         let table = Arc::get_mut(&mut result).expect("unique");
         table.clear();
         let mut merges = 0;
         let mut s = 0;
+        self.oldest = i64::MAX;
         while s < self.queues.len() {
             merges += self.queues[s].evict_before(j_min, specs)?;
-            if self.queues[s].is_empty() {
+            let Some(oldest) = self.queues[s].oldest() else {
                 self.remove(s);
                 continue;
-            }
+            };
+            self.oldest = self.oldest.min(oldest);
             let q = &self.queues[s];
             let mut m = 0;
             table.push_group(self.gids[s], usize::MAX, |accs| {
@@ -122,7 +154,8 @@ impl GroupQueues {
             merges += m;
             s += 1;
         }
-        self.result = Arc::clone(&result);
+        self.result = Some(Arc::clone(&result));
+        self.dirty = false;
         Ok((result, merges))
     }
 
@@ -131,6 +164,8 @@ impl GroupQueues {
             self.queues[s].clear();
             self.remove(s);
         }
+        self.dirty = true;
+        self.oldest = i64::MAX;
     }
 }
 
@@ -225,6 +260,8 @@ impl Slide {
         match self {
             Slide::TwoStacks(q) => {
                 let s = q.slot(gid, groups_max)?;
+                q.dirty = true;
+                q.oldest = q.oldest.min(j);
                 q.queues[s].update_at(j, specs, update)
             }
             Slide::Subtract(t) => t.update_at(j, gid, specs, groups_max, update),
@@ -256,7 +293,8 @@ impl Slide {
                     *gid = map[*gid as usize];
                     q.index.set(*gid, s as u32);
                 }
-                q.result = Arc::default();
+                q.result = None;
+                q.dirty = true;
             }
             Slide::Subtract(t) => t.remap(map),
         }
@@ -270,7 +308,8 @@ impl Slide {
                     queue.add_state(naggs, spec);
                 }
                 q.spare.clear();
-                q.result = Arc::default();
+                q.result = None;
+                q.dirty = true;
             }
             Slide::Subtract(t) => t.add_state(naggs, spec),
         }
@@ -287,7 +326,7 @@ impl Slide {
                     .sum::<usize>()
                     + q.gids.capacity() * 4
                     + q.index.heap_bytes()
-                    + q.result.heap_bytes()
+                    + q.result.as_ref().map_or(0, |r| r.heap_bytes())
             }
             Slide::Subtract(t) => t.heap_bytes(),
         }

@@ -57,6 +57,11 @@ impl Queue {
         self.front_j.is_empty() && self.back_j.is_empty()
     }
 
+    /// The parent index of the oldest entry.
+    pub(crate) fn oldest(&self) -> Option<i64> {
+        self.front_j.last().or(self.back_j.first()).copied()
+    }
+
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
         self.front_j.len() + self.back_j.len()

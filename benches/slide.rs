@@ -13,7 +13,9 @@
 //! ```
 //!
 //! `TCQ_FLIGHTS_CSV` names another CSV of the same columns. Under a profiler, one run of one
-//! query: `--runs 1 q2`.
+//! query: `--runs 1 q2`. `--sliders panes` runs the plan the model picks with panes only
+//! (the executor before sliding aggregators); `--sliders two-stacks` or `subtract-on-evict`
+//! puts that aggregator on every edge of that plan the aggregates allow it on.
 
 /// CPU seconds this thread has used: the machine is shared, so wall-clock time says more
 /// about the other programs than about the executor.
@@ -181,14 +183,76 @@ fn exec_for(text: &str, windows: &[(i64, i64)]) -> QueryExec {
     exec
 }
 
+/// `exec` on a plan of its windows with only `slider` (or panes) allowed, the groups
+/// estimated from the first 1,024 flights as the server does, and no re-planning.
+fn force(exec: QueryExec, slider: &str, first: &Batch, rate: f64) -> QueryExec {
+    use tcq::wcg::{Slider, Sliders};
+    let query = exec.query().clone();
+    let windows = exec.windows().to_vec();
+    let agg = query.aggregate.as_ref().expect("an aggregate");
+    let groups = if agg.group_by.is_empty() {
+        tcq::wcg::Groups::One
+    } else {
+        let Batch::Columns(c) = first else {
+            unreachable!("columns")
+        };
+        let views = c.views();
+        let seen: std::collections::HashSet<String> = (0..first.len())
+            .map(|i| format!("{:?}", views[3].value(i)))
+            .collect();
+        tcq::wcg::Groups::estimate(seen.len(), first.len())
+    };
+    let mut workload = tcq::exec::query::workload_of(&query, rate, groups);
+    let allowed = workload.sliders;
+    let want = match slider {
+        "two-stacks" => Slider::TwoStacks,
+        "subtract-on-evict" => Slider::SubtractOnEvict,
+        _ => Slider::Panes,
+    };
+    workload.sliders = Sliders::PANES;
+    let sharing = tcq::exec::query::sharing_of_query(&query, &windows);
+    let mut plan = tcq::wcg::plan_for(&windows, sharing, &workload);
+    let ws: Vec<Window> = plan.nodes.iter().map(|n| n.window).collect();
+    for n in &mut plan.nodes {
+        if let Some(p) = n.parent {
+            let fits = match want {
+                Slider::TwoStacks => allowed.two_stacks,
+                Slider::SubtractOnEvict => allowed.subtract && n.window.is_partitioned_by(&ws[p]),
+                Slider::Panes => true,
+            };
+            if fits {
+                n.slider = want;
+            }
+        }
+    }
+    let limits = exec.limits();
+    let mut exec = QueryExec::new(
+        query,
+        windows.clone(),
+        vec![None; windows.len()],
+        plan,
+        vec![],
+        false,
+        limits,
+        0,
+    )
+    .expect("an executor");
+    exec.fix_plan(rate);
+    exec
+}
+
 fn run(
     text: &str,
     windows: &[(i64, i64)],
     end: &str,
     input: &[Batch],
     rate: f64,
+    sliders: &str,
 ) -> (usize, f64, String) {
     let mut exec = exec_for(text, windows);
+    if sliders != "model" {
+        exec = force(exec, sliders, &input[0], rate);
+    }
     let t0 = thread_cpu_secs();
     exec.replan_unstarted(rate).expect("re-plans");
     let mut events: Vec<Event> = Vec::new();
@@ -224,11 +288,17 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let mut runs = 3;
+    let mut sliders = "model".to_string();
     let mut only: Option<Vec<String>> = None;
     let mut i = 0;
     while i < args.len() {
         if args[i] == "--runs" {
             runs = args[i + 1].parse().expect("--runs N");
+            i += 2;
+            continue;
+        }
+        if args[i] == "--sliders" {
+            sliders = args[i + 1].clone();
             i += 2;
             continue;
         }
@@ -253,7 +323,7 @@ fn main() {
         let mut best = f64::INFINITY;
         let mut out = (0, String::new());
         for _ in 0..runs {
-            let (rows, secs, plan) = run(&text, &windows, end, &input, rate);
+            let (rows, secs, plan) = run(&text, &windows, end, &input, rate, &sliders);
             best = best.min(secs);
             out = (rows, plan);
         }

@@ -306,6 +306,13 @@ impl QueryExec {
         self.planned_rate_per_sec = Some(eta_per_sec);
     }
 
+    /// Keep the plan the executor was built with: no re-planning for the rate or the groups
+    /// of the first batch (benchmarks that compare plans on the same data).
+    pub fn fix_plan(&mut self, eta_per_sec: f64) {
+        self.planned_rate_per_sec = Some(eta_per_sec);
+        self.groups_sampled = true;
+    }
+
     /// Re-plan the windows for `eta_per_sec` events per second if the query has not yet
     /// consumed a tuple or a heartbeat (its instances hold nothing, so the new plan gives
     /// exactly the rows the old one would) and the rate differs from the one planned for.

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end benchmark: tcq against DuckDB on the three million real flights.
 
-    scripts/bench.sh [--runs N] [--only q1,q2,q3,copy] [--skip-duckdb]
+    scripts/bench.sh [--runs N] [--only q1,q2,q3,day_minute,day_hour_origin,week_second,copy]
+                     [--skip-duckdb]
 
 (bench.sh builds tcqd in release mode and calls this script.) What it measures, in one run:
 
@@ -13,6 +14,11 @@
   data (so every tuple is in the results), `SELECT ... FROM tcq_queries` waits for the stream to
   finish its work, and `DROP STREAM` then ends the query's statement.
 - "copy": the same `\\copy` into a stream that no query reads.
+- Long windows that slide often: "day_minute" (ungrouped count and max over the last day,
+  every minute), "day_hour_origin" (the same per origin, every hour) and "week_second"
+  (ungrouped, the last 7 days every second: 15.6 M slide events, whose rows psql writes to
+  /dev/null; the server's `rows_out` counts them and DuckDB is not run). Time advances past
+  the last instance holding a tuple (a day or a week after the data).
 - DuckDB (pip package `duckdb`) on the same queries, written as batch SQL over window
   instances, with 1 and 2 threads: over the CSV file (`read_csv`) and over a table loaded in
   memory beforehand (load time not counted). Its result is reduced to a row count and a
@@ -20,7 +26,8 @@
 
 Every figure is tuples per second (3,000,000 / seconds). Rows and checksums must agree
 between tcq and DuckDB (Q1 sum(max) 81,210,347; Q2 sum(min) -7,021,787; Q3 sum(sum)
-20,003,603). tcqd's peak memory is its VmHWM from /proc when the run ends.
+20,003,603; the sliding queries sum(count) + sum(max), computed by DuckDB from minute or
+hour partials with a window function or an expansion). tcqd's peak memory is its VmHWM from /proc when the run ends.
 
 The CSV is written once from the parquet file (by DuckDB, in file order) and cached under
 `bench-data/` (gitignored).
@@ -63,6 +70,34 @@ QUERIES = {
         1,
         20_003_603,
     ),
+    # Long windows that slide often (issue 33). Checksums: sum(count) + sum(max).
+    "day_minute": (
+        f"SELECT count(*), max(delay), wtime(*) FROM flights "
+        f"[RANGE BY '1 day' SLIDE BY '1 minute' {O}]",
+        (0, 1),
+        None,
+    ),
+    "day_hour_origin": (
+        f"SELECT origin, count(*), max(delay), wtime(*) FROM flights "
+        f"[RANGE BY '1 day' SLIDE BY '1 hour' {O}] GROUP BY origin",
+        (1, 2),
+        None,
+    ),
+    # 15.7 M slide events; the rows go to /dev/null and are counted by the server.
+    "week_second": (
+        f"SELECT count(*), max(delay), wtime(*) FROM flights "
+        f"[RANGE BY '7 days' SLIDE BY '1 second' {O}]",
+        None,
+        None,
+    ),
+}
+
+# Time is advanced to this instant after the data (see END), per query: past the end of
+# every instance holding a tuple.
+ENDS = {
+    "day_minute": "2001-07-02 00:00:00",
+    "day_hour_origin": "2001-07-02 00:00:00",
+    "week_second": "2001-07-08 00:00:00",
 }
 
 # DuckDB: the same results as batch SQL. Instance m of <r, s, o> is [o + m*s, o + m*s + r);
@@ -108,6 +143,30 @@ def duck_sql(q, src):
         WITH t AS (SELECT * FROM {src}),         w AS (SELECT time_bucket(INTERVAL 1 minute, ts) + INTERVAL 1 minute AS wtime,
                      count(*) AS c, sum(delay) AS sm FROM t GROUP BY ALL)
         SELECT epoch(TIMESTAMP '{END}' - {T0}) // 60, sum(sm) FROM w WHERE wtime <= TIMESTAMP '{END}'"""
+    if q == "day_minute":
+        # Minute partials over a dense series of minutes, then a window function over the
+        # 1,440 minutes of each instance (instance m ends m + 1,440 minutes after T0).
+        end = ENDS[q]
+        return f"""
+        WITH t AS (SELECT * FROM {src}),
+        p AS (SELECT CAST(floor(epoch(ts - {T0}) / 60) AS BIGINT) AS m, count(*) AS c,
+                     max(delay) AS mx FROM t GROUP BY ALL),
+        d AS (SELECT g.m, coalesce(p.c, 0) AS c, p.mx FROM
+              range(0, CAST(epoch(TIMESTAMP '{end}' - {T0}) AS BIGINT) // 60) AS g(m) LEFT JOIN p USING (m)),
+        w AS (SELECT m, sum(c) OVER f AS c, max(mx) OVER f AS mx FROM d
+              WINDOW f AS (ORDER BY m RANGE BETWEEN 1439 PRECEDING AND CURRENT ROW))
+        SELECT count(*), sum(c) + sum(mx) FROM w WHERE m >= 1439"""
+    if q == "day_hour_origin":
+        # Hour partials per origin, each expanded to the 24 instances that contain it.
+        end = ENDS[q]
+        return f"""
+        WITH t AS (SELECT * FROM {src}),
+        p AS (SELECT origin, CAST(floor(epoch(ts - {T0}) / 3600) AS BIGINT) AS h,
+                     count(*) AS c, max(delay) AS mx FROM t GROUP BY ALL),
+        w AS (SELECT origin, h + k AS e, sum(c) AS c, max(mx) AS mx
+              FROM p, range(0, 24) AS ks(k) WHERE h + k >= 23 GROUP BY ALL)
+        SELECT count(*), sum(c) + sum(mx) FROM w
+        WHERE e < CAST(epoch(TIMESTAMP '{end}' - {T0}) AS BIGINT) // 3600"""
     raise ValueError(q)
 
 
@@ -204,7 +263,8 @@ def run_tcq(tcqd, q, out_path, nrows):
             secs = time.perf_counter() - t0
             return secs, 0, None, server.vmhwm_mb(), server.cpu_secs()
         text, col, _ = QUERIES[q]
-        with open(out_path, "w") as out:
+        devnull = col is None
+        with open(os.devnull if devnull else out_path, "w") as out:
             reader = subprocess.Popen(
                 ["psql", "-h", "127.0.0.1", "-p", str(server.port), "-U", "tcq", "-d", "tcq",
                  "-X", "-q", "-c", f"COPY ({text}) TO STDOUT WITH (FORMAT csv)"],
@@ -217,12 +277,19 @@ def run_tcq(tcqd, q, out_path, nrows):
             t0 = time.perf_counter()
             copy_in(server)
             # The end of the input: close every instance that holds data.
-            server.psql(f"SELECT tcq_advance('flights', '{END}')")
+            server.psql(f"SELECT tcq_advance('flights', '{ENDS.get(q, END)}')")
             # The view waits up to a second for the stream's task: ask until it has all.
             for _ in range(600):
                 done = server.psql("SELECT tuples_in FROM tcq_queries").strip()
                 if done == str(nrows):
                     break
+            if devnull:
+                # The rows went to /dev/null: the server counts them. Wait until the last
+                # instance before the end has been emitted.
+                want = expected_rows(q)
+                while int(server.psql("SELECT rows_out FROM tcq_queries").strip()) < want:
+                    time.sleep(0.01)
+                devnull_rows = int(server.psql("SELECT rows_out FROM tcq_queries").strip())
             server.psql("DROP STREAM flights")
             reader.wait()
             secs = time.perf_counter() - t0
@@ -230,15 +297,28 @@ def run_tcq(tcqd, q, out_path, nrows):
                 raise RuntimeError(f"{q}: the reader failed: {reader.stderr.read().decode()}")
         if done != str(nrows):
             raise RuntimeError(f"{q}: query consumed {done} tuples, expected {nrows}")
+        if devnull:
+            return secs, devnull_rows, None, server.vmhwm_mb(), server.cpu_secs()
+        cols = col if isinstance(col, tuple) else (col,)
         rows, checksum = 0, 0
         with open(out_path) as f:
             for line in f:
                 rows += 1
-                field = line.rstrip("\n").split(",")[col]
-                checksum += int(field) if field else 0  # NULL: an empty instance
+                fields = line.rstrip("\n").split(",")
+                for c in cols:
+                    checksum += int(fields[c]) if fields[c] else 0  # NULL: an empty instance
         return secs, rows, checksum, server.vmhwm_mb(), server.cpu_secs()
     finally:
         server.stop()
+
+
+def expected_rows(q):
+    """Slide events of an ungrouped query from its first instance (START AT T0) to its end."""
+    from datetime import datetime
+
+    r_s, s_s = {"week_second": (7 * 86400, 1), "day_minute": (86400, 60)}[q]
+    span = (datetime.fromisoformat(ENDS[q]) - datetime(2001, 1, 1)).total_seconds()
+    return int((span - r_s) // s_s) + 1
 
 
 def run_duck(q, threads, source):
@@ -264,7 +344,7 @@ def run_duck(q, threads, source):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tcqd", default=os.path.join(ROOT, "target", "release", "tcqd"))
-    ap.add_argument("--only", default="q1,q2,q3,copy")
+    ap.add_argument("--only", default="q1,q2,q3,day_minute,day_hour_origin,week_second,copy")
     ap.add_argument("--runs", type=int, default=1, help="tcq runs per query; the best counts")
     ap.add_argument("--skip-duckdb", action="store_true")
     args = ap.parse_args()
@@ -273,7 +353,8 @@ def main():
     make_csv()
     with open(CSV) as f:
         nrows = sum(1 for _ in f) - 1
-    print(f"data: {CSV}, {nrows:,} rows; {os.cpu_count()} cores")
+    print(f"data: {CSV}, {nrows:,} rows; {os.cpu_count()} cores; "
+          f"load average {os.getloadavg()[0]:.1f}")
     tmpdir = os.path.join(CACHE, "out")
     os.makedirs(tmpdir, exist_ok=True)
     header = "| query | tcq tuples/s | rows | checksum | tcqd VmHWM | tcqd CPU s |"
@@ -292,11 +373,14 @@ def main():
         secs, rows, checksum, hwm, cpu = best
         tps = nrows / secs
         cells = [q, f"{tps / 1e6:.2f} M", f"{rows:,}", "-" if checksum is None else f"{checksum:,}", f"{hwm:.0f} MB", f"{cpu:.2f}"]
-        if q in QUERIES and checksum != QUERIES[q][2]:
+        if q in QUERIES and QUERIES[q][2] is not None and checksum != QUERIES[q][2]:
             ok = False
             cells[3] += f" (expected {QUERIES[q][2]:,})"
+        if q in QUERIES and QUERIES[q][1] is None and rows != expected_rows(q):
+            ok = False
+            cells[2] += f" (expected {expected_rows(q):,})"
         if not args.skip_duckdb:
-            if q in QUERIES:
+            if q in QUERIES and QUERIES[q][1] is not None:
                 speeds = {}
                 for c in duck_cols:
                     source, threads = ("memory" if c.startswith("mem") else "csv"), int(c[-2])

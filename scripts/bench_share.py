@@ -2,6 +2,7 @@
 """Cross-query sharing benchmark: 100 dashboard queries over the flights stream.
 
     scripts/bench_share.sh [--rows N] [--queries 100] [--seed 9] [--only on|off]
+                           [--mix paper|random|family]
 
 (bench_share.sh builds tcqd in release mode and calls this script; the flights CSV is
 prepared and cached by scripts/bench.py's code under bench-data/.)
@@ -26,6 +27,13 @@ One run per mode, each on a fresh `tcqd --memory-only`:
 
 Throughput is tuples per second of the prefix ingested; the row counts of the two modes must
 agree (they are the same queries).
+
+`--mix` picks the queries: `paper` (the default, above); `random`, the seeded mix of 84
+dashboards of `scripts/dashboard_queries.py --mix random` (grouped and ungrouped, three
+WHERE clauses, co-prime slides of 1 to 60 minutes, HAVING on about half; `--seed` and
+`--queries` pass through, default seed 33); `family`, the four dashboards whose slides
+share only a one-minute pane (40/20, 45/15, 90/30 with 60, 143/13 minutes, one WHERE and
+GROUP BY origin), which sharing must not make slower.
 """
 
 import argparse
@@ -39,6 +47,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (Server, make_csv, CSV, STREAM)
+import dashboard_queries  # noqa: E402
 
 END = "2001-07-01 01:00:00"
 O = "START AT '2001-01-01 00:00:00'"
@@ -210,16 +219,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tcqd", default=os.path.join(bench.ROOT, "target", "release", "tcqd"))
     ap.add_argument("--rows", type=int, default=None, help="a prefix of the 3 M flights")
-    ap.add_argument("--queries", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--queries", type=int, default=None, help="100 (paper) or 84 (random)")
+    ap.add_argument("--seed", type=int, default=None, help="9 (paper) or 33 (random)")
     ap.add_argument("--only", choices=["on", "off"])
+    ap.add_argument("--mix", choices=["paper", "random", "family"], default="paper")
     args = ap.parse_args()
     csv = prefix_csv(args.rows)
     with open(csv) as f:
         nrows = sum(1 for _ in f) - 1
-    qs = queries(args.queries, args.seed)
-    print(f"data: {csv}, {nrows:,} rows; {args.queries} queries (seed {args.seed}); "
-          f"{os.cpu_count()} cores")
+    if args.mix == "random":
+        args.queries, args.seed = args.queries or 84, 33 if args.seed is None else args.seed
+        qs = dashboard_queries.random_dashboards(args.queries, args.seed)
+    elif args.mix == "family":
+        qs = dashboard_queries.family()
+        args.queries, args.seed = len(qs), 0
+    else:
+        args.queries, args.seed = args.queries or 100, 9 if args.seed is None else args.seed
+        qs = queries(args.queries, args.seed)
+    print(f"data: {csv}, {nrows:,} rows; {args.queries} queries ({args.mix}, seed {args.seed}); "
+          f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
     results = {}
     for mode in ["on", "off"]:
         if args.only and args.only != mode:

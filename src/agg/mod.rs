@@ -326,6 +326,53 @@ pub fn sharing_of(specs: &[AggSpec]) -> Sharing {
     class
 }
 
+/// True when merging `spec`'s partial states is exactly associative, so a sliding
+/// aggregator may group the merges as it likes (Two-Stacks, [`crate::wcg::Slider`]) and
+/// still give the window computed by panes: counts, sums and averages of integers, min and
+/// max (and bool_and, bool_or) of any type (a total order), variances of integers and
+/// numerics (exact moments). Not
+/// floats (rounding depends on the order of additions), numeric sums (28 digits round when a
+/// scale grows) or DISTINCT.
+pub fn merges_associatively(spec: &AggSpec) -> bool {
+    if spec.distinct {
+        return false;
+    }
+    let t = spec.arg_type;
+    match spec.func {
+        AggFunc::CountStar
+        | AggFunc::Count
+        | AggFunc::Min
+        | AggFunc::Max
+        | AggFunc::BoolAnd
+        | AggFunc::BoolOr => true,
+        AggFunc::Sum | AggFunc::Avg => t.is_integer(),
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            t.is_integer() || t == DataType::Numeric
+        }
+    }
+}
+
+/// True when a merged partial state of `spec` can be taken out again exactly
+/// ([`Acc::subtract`]): counts, and sums and averages of integers. Never floats.
+pub fn subtracts_exactly(spec: &AggSpec) -> bool {
+    !spec.distinct
+        && match spec.func {
+            AggFunc::CountStar | AggFunc::Count => true,
+            AggFunc::Sum | AggFunc::Avg => spec.arg_type.is_integer(),
+            _ => false,
+        }
+}
+
+/// The sliding aggregators a list of aggregate calls allows ([`crate::wcg::Sliders`]):
+/// Two-Stacks when every state merges associatively, subtract-on-evict when every state
+/// subtracts exactly.
+pub fn sliders_of(specs: &[AggSpec]) -> crate::wcg::Sliders {
+    crate::wcg::Sliders {
+        two_stacks: specs.iter().all(merges_associatively),
+        subtract: specs.iter().all(subtracts_exactly),
+    }
+}
+
 /// PostgreSQL's float_overflow_error: finite inputs gave an infinite float sum.
 fn float_overflow() -> Error {
     Error::NumericValueOutOfRange("value out of range: overflow".into())
@@ -609,6 +656,31 @@ impl Acc {
         if widen {
             let wide = WideMoments::from_acc(self).merge(WideMoments::from_acc(other));
             *self = Acc::WideMoments(Box::new(wide));
+        }
+        Ok(())
+    }
+
+    /// Take out a partial state `other` that was merged into this one earlier
+    /// (subtract-on-evict): `a.merge(b)` then `a.subtract(b)` leaves `a` as it was. Exact
+    /// for counts and integer sums only ([`subtracts_exactly`]).
+    ///
+    /// Errors: 22003 when an exact sum leaves its range; an internal error for any other
+    /// state (a planner bug).
+    pub fn subtract(&mut self, other: &Acc) -> Result<()> {
+        match (&mut *self, other) {
+            (Acc::Count(a), Acc::Count(b)) => *a -= b,
+            (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {
+                *sum = sum
+                    .checked_sub(*s2)
+                    .ok_or_else(|| out_of_range("numeric"))?;
+                *n -= n2;
+            }
+            (a, b) => {
+                debug_assert!(false, "subtracting {b:?} from {a:?} is a planner bug");
+                return Err(Error::Internal(
+                    "subtracting a partial aggregate state that is not invertible".into(),
+                ));
+            }
         }
         Ok(())
     }

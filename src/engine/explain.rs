@@ -36,6 +36,7 @@ pub(crate) async fn explain(
             .unwrap_or_else(|| stream.event_rate_per_sec());
         let exec = build_exec(engine, query, params, &stream, windows.clone(), Some(eta))?;
         let plan_sharing = exec.sharing();
+        let workload = exec.workload(eta);
         let across = if options.format == ExplainFormat::Text {
             across_queries(&stream, &exec, eta, share)
         } else {
@@ -89,7 +90,7 @@ pub(crate) async fn explain(
             &windows.iter().map(|(w, _)| *w).collect::<Vec<_>>(),
             &plan_sharing,
             &options,
-            eta,
+            &workload,
             measured.as_ref(),
         );
         lines.extend(across);
@@ -363,11 +364,11 @@ fn render(
     windows: &[crate::window::Window],
     sharing: &crate::wcg::Sharing,
     options: &ExplainOptions,
-    eta: f64,
+    workload: &crate::wcg::Workload,
     measured: Option<&(u64, WorkCounters, i64)>,
 ) -> Vec<String> {
     use crate::wcg::explain::{explain_dot, explain_json, explain_text, Measured};
-    let report = crate::wcg::optimize(windows, *sharing, eta);
+    let report = crate::wcg::optimize_for(windows, *sharing, workload);
     let m = measured
         .map(|(_, w, span)| Measured::from_counters(*span, &w.tuples_folded, &w.partials_merged));
     let mut lines = match options.format {

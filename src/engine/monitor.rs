@@ -274,7 +274,7 @@ impl Engine {
         }
         let work = exec.work()?;
         let eta = exec.planned_rate()?;
-        let report = crate::wcg::optimize(exec.windows(), exec.sharing(), eta);
+        let report = crate::wcg::optimize_for(exec.windows(), exec.sharing(), &exec.workload(eta));
         debug_assert_eq!(
             &report.plan,
             exec.plan(),
@@ -311,7 +311,7 @@ impl Engine {
         let st = plan.state.lock();
         let windows: Vec<crate::window::Window> =
             st.agg.member_windows().into_iter().flatten().collect();
-        let report = crate::wcg::optimize(&windows, st.agg.sharing(), eta);
+        let report = crate::wcg::optimize_for(&windows, st.agg.sharing(), &st.agg.workload(eta));
         let running = st.agg.plan();
         let same = running.nodes.len() == report.plan.nodes.len()
             && running

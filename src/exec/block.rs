@@ -95,11 +95,18 @@ impl RowBlock {
     /// (or none) starts storing a value per row.
     pub fn set_same(&mut self, same: &[Option<Value>]) {
         debug_assert_eq!(same.len(), self.columns.len(), "one entry per column");
+        self.set_same_with(|c| same[c].clone());
+    }
+
+    /// [`RowBlock::set_same`] with column `c`'s shared value given by `same(c)` (called
+    /// once per column): no vector is built, so a slide event of one row allocates
+    /// nothing here.
+    pub fn set_same_with(&mut self, same: impl Fn(usize) -> Option<Value>) {
         if self.len == 0 {
             let mut k = 0;
-            for (col, s) in self.columns.iter_mut().zip(same) {
-                *col = match s {
-                    Some(v) => BlockColumn::Same(v.clone()),
+            for (c, col) in self.columns.iter_mut().enumerate() {
+                *col = match same(c) {
+                    Some(v) => BlockColumn::Same(v),
                     None => {
                         k += 1;
                         BlockColumn::Stored(k - 1)
@@ -110,15 +117,14 @@ impl RowBlock {
             self.values.clear();
             return;
         }
-        let spread: Vec<usize> = (0..self.columns.len())
-            .filter(|&c| match (&self.columns[c], &same[c]) {
-                (BlockColumn::Same(x), Some(v)) => x != v,
-                (BlockColumn::Same(_), None) => true,
-                (BlockColumn::Stored(_), _) => false,
-            })
-            .collect();
-        for c in spread {
-            self.store(c);
+        for c in 0..self.columns.len() {
+            let spread = match &self.columns[c] {
+                BlockColumn::Same(x) => same(c).is_none_or(|v| *x != v),
+                BlockColumn::Stored(_) => false,
+            };
+            if spread {
+                self.store(c);
+            }
         }
     }
 

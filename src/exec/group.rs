@@ -169,7 +169,7 @@ impl GroupDict {
 /// min or max of bigints) merged inline: a shared plan merges every closed partial into
 /// its children's open instances, state by state, and that loop is its hottest.
 #[inline(always)]
-fn merge_state(a: &mut Acc, b: &Acc, spec: &AggSpec) -> Result<()> {
+pub(crate) fn merge_state(a: &mut Acc, b: &Acc, spec: &AggSpec) -> Result<()> {
     let min = spec.func.keeps_least();
     match (&mut *a, b) {
         (Acc::Count(x), Acc::Count(y)) => *x += y,
@@ -191,11 +191,63 @@ fn merge_state(a: &mut Acc, b: &Acc, spec: &AggSpec) -> Result<()> {
     Ok(())
 }
 
+/// Where each group id sits (a slot): a plain array for the first 65,536 ids, a small map
+/// beyond, so that a look-up costs no hashing for the ids a query hands out first.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GidIndex {
+    dense: Vec<u32>,
+    sparse: hashbrown::HashMap<u32, u32>,
+}
+
+impl GidIndex {
+    /// The slot of `gid`, or `u32::MAX`.
+    #[inline]
+    pub(crate) fn get(&self, gid: u32) -> u32 {
+        if gid < DENSE_GIDS {
+            self.dense.get(gid as usize).copied().unwrap_or(ABSENT)
+        } else {
+            self.sparse.get(&gid).copied().unwrap_or(ABSENT)
+        }
+    }
+
+    /// Record that `gid` lives in `slot`.
+    #[inline]
+    pub(crate) fn set(&mut self, gid: u32, slot: u32) {
+        if gid < DENSE_GIDS {
+            if self.dense.len() <= gid as usize {
+                let len = (gid as usize + 1)
+                    .next_power_of_two()
+                    .min(DENSE_GIDS as usize);
+                self.dense.resize(len, ABSENT);
+            }
+            self.dense[gid as usize] = slot;
+        } else {
+            self.sparse.insert(gid, slot);
+        }
+    }
+
+    /// Forget `gid`.
+    #[inline]
+    pub(crate) fn remove(&mut self, gid: u32) {
+        if gid < DENSE_GIDS {
+            if let Some(s) = self.dense.get_mut(gid as usize) {
+                *s = ABSENT;
+            }
+        } else {
+            self.sparse.remove(&gid);
+        }
+    }
+
+    /// Bytes the index holds (capacity).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.dense.capacity() * 4 + self.sparse.capacity() * 8
+    }
+}
+
 /// The partial states of one instance, by group id.
 #[derive(Clone, Debug, Default)]
 pub struct GroupTable {
-    dense: Vec<u32>,
-    sparse: hashbrown::HashMap<u32, u32>,
+    index: GidIndex,
     gids: Vec<u32>,
     accs: Vec<Acc>,
 }
@@ -220,8 +272,7 @@ impl GroupTable {
         let mut accs = Vec::with_capacity(groups * naggs);
         accs.extend_from_slice(&self.accs);
         GroupTable {
-            dense: self.dense.clone(),
-            sparse: self.sparse.clone(),
+            index: self.index.clone(),
             gids,
             accs,
         }
@@ -235,8 +286,7 @@ impl GroupTable {
     /// Bytes the table's vectors hold (capacity, not the heap behind DISTINCT sets or
     /// numerics): an estimate for the console and `/metrics`.
     pub fn heap_bytes(&self) -> usize {
-        self.dense.capacity() * 4
-            + self.sparse.capacity() * 8
+        self.index.heap_bytes()
             + self.gids.capacity() * 4
             + self.accs.capacity() * std::mem::size_of::<Acc>()
     }
@@ -274,27 +324,72 @@ impl GroupTable {
         &self.gids
     }
 
+    #[inline]
     fn lookup(&self, gid: u32) -> u32 {
-        if gid < DENSE_GIDS {
-            self.dense.get(gid as usize).copied().unwrap_or(ABSENT)
-        } else {
-            self.sparse.get(&gid).copied().unwrap_or(ABSENT)
-        }
+        self.index.get(gid)
+    }
+
+    /// The slot of group `gid`, if present.
+    pub fn slot_of(&self, gid: u32) -> Option<usize> {
+        let s = self.lookup(gid);
+        (s != ABSENT).then_some(s as usize)
     }
 
     /// Record that group `gid` lives in `slot`.
+    #[inline]
     fn index(&mut self, gid: u32, slot: u32) {
-        if gid < DENSE_GIDS {
-            if self.dense.len() <= gid as usize {
-                let len = (gid as usize + 1)
-                    .next_power_of_two()
-                    .min(DENSE_GIDS as usize);
-                self.dense.resize(len, ABSENT);
-            }
-            self.dense[gid as usize] = slot;
-        } else {
-            self.sparse.insert(gid, slot);
+        self.index.set(gid, slot);
+    }
+
+    /// Remove every group, keeping the allocations (a sliding aggregator refills one table
+    /// at each slide event).
+    pub fn clear(&mut self) {
+        for &gid in &self.gids {
+            self.index.remove(gid);
         }
+        self.gids.clear();
+        self.accs.clear();
+    }
+
+    /// Append group `gid` (not present) with the `naggs` states `fill` appends to the
+    /// vector it is given.
+    ///
+    /// Errors: 54000 when the table would exceed `groups_max` groups; `fill`'s own.
+    pub fn push_group(
+        &mut self,
+        gid: u32,
+        groups_max: usize,
+        fill: impl FnOnce(&mut Vec<Acc>) -> Result<()>,
+    ) -> Result<()> {
+        debug_assert_eq!(self.lookup(gid), ABSENT, "a group is pushed once");
+        self.check_room(groups_max)?;
+        let slot = self.gids.len() as u32;
+        fill(&mut self.accs)?;
+        self.index(gid, slot);
+        self.gids.push(gid);
+        Ok(())
+    }
+
+    /// Remove the group in `slot` (`naggs` states per group): the last group moves into its
+    /// place, so removal is O(1) and slot order is not kept.
+    pub fn remove_slot(&mut self, slot: usize, naggs: usize) {
+        let gid = self.gids[slot];
+        self.index.remove(gid);
+        let last = self.gids.len() - 1;
+        if slot != last {
+            let moved = self.gids[last];
+            self.gids[slot] = moved;
+            self.index(moved, slot as u32);
+            let (head, tail) = self.accs.split_at_mut(last * naggs);
+            head[slot * naggs..(slot + 1) * naggs].swap_with_slice(&mut tail[..naggs]);
+        }
+        self.gids.truncate(last);
+        self.accs.truncate(last * naggs);
+    }
+
+    /// The states of the group in `slot` (`naggs` per group), to update in place.
+    pub fn states_mut(&mut self, slot: usize, naggs: usize) -> &mut [Acc] {
+        &mut self.accs[slot * naggs..(slot + 1) * naggs]
     }
 
     /// Errors: 54000 when one more group would exceed `groups_max`.
@@ -433,8 +528,7 @@ impl GroupTable {
 
     /// Renumber group ids after [`GroupDict::compact`]; every id here must be live.
     pub fn remap(&mut self, map: &[u32]) {
-        self.dense.clear();
-        self.sparse.clear();
+        self.index = GidIndex::default();
         let gids = std::mem::take(&mut self.gids);
         for (slot, old) in gids.into_iter().enumerate() {
             let gid = map[old as usize];

@@ -3,6 +3,8 @@
 //! - [`group`]: per-group partial aggregates of one window instance;
 //! - [`having`]: HAVING compiled for its common shape (aggregate results against constants);
 //! - [`windowed`]: shared window aggregation along the WCG forest, slide events, late tuples;
+//! - `slide`: the sliding-window aggregators (Two-Stacks, subtract-on-evict) of plan nodes
+//!   that read their parent's partials as a FIFO;
 //! - [`query`]: one continuous query (time, WHERE, GROUP BY, HAVING, projection, ORDER BY
 //!   within a slide event, LIMIT);
 //! - [`join`]: windowed joins of several streams (global current time, birth and death of
@@ -28,6 +30,7 @@ pub mod query;
 pub mod relational;
 pub mod relational_funcs;
 pub mod shared;
+mod slide;
 pub mod table_join;
 pub mod windowed;
 

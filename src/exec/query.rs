@@ -22,7 +22,7 @@ use super::columns::{ColumnBatch, ColumnView};
 use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::having::HavingFilter;
 use super::kernels::{self, ColumnarPlan, RunBuffers};
-use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, WorkCounters};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, Step, WorkCounters};
 use super::{Batch, Event, RowBlock};
 use crate::agg::{compare_values, Acc, AggSpec};
 use crate::error::{Error, Result};
@@ -184,6 +184,11 @@ pub struct QueryExec {
     /// The event rate (events per second) `plan` was chosen for, when known: the console
     /// re-derives the optimizer's report for the plan from it.
     planned_rate_per_sec: Option<f64>,
+    /// The groups per partial `plan` was chosen for: estimated from the first batch of a
+    /// grouped query ([`QueryExec::push_batch`]), unknown before.
+    planned_groups: wcg::Groups,
+    /// The first batch's groups have been counted (or the query is not grouped).
+    groups_sampled: bool,
     limits: ExecLimits,
 }
 
@@ -278,6 +283,8 @@ impl QueryExec {
             notice_sent: false,
             slack_us: 0,
             planned_rate_per_sec: None,
+            planned_groups: wcg::Groups::Unknown,
+            groups_sampled: false,
             limits,
         })
     }
@@ -299,6 +306,13 @@ impl QueryExec {
         self.planned_rate_per_sec = Some(eta_per_sec);
     }
 
+    /// Keep the plan the executor was built with: no re-planning for the rate or the groups
+    /// of the first batch (benchmarks that compare plans on the same data).
+    pub fn fix_plan(&mut self, eta_per_sec: f64) {
+        self.planned_rate_per_sec = Some(eta_per_sec);
+        self.groups_sampled = true;
+    }
+
     /// Re-plan the windows for `eta_per_sec` events per second if the query has not yet
     /// consumed a tuple or a heartbeat (its instances hold nothing, so the new plan gives
     /// exactly the rows the old one would) and the rate differs from the one planned for.
@@ -318,11 +332,61 @@ impl QueryExec {
         let Some(agg) = &self.query.aggregate else {
             return Ok(false);
         };
-        let plan = plan_windows(&self.query, &self.windows, eta_per_sec);
+        let workload = workload_of(&self.query, eta_per_sec, self.planned_groups);
+        let plan = plan_windows_for(&self.query, &self.windows, &workload);
         a.windows = agg_windows(agg, &plan, self.limits, &self.cutoffs)?;
         self.plan = plan;
         self.planned_rate_per_sec = Some(eta_per_sec);
         Ok(true)
+    }
+
+    /// Before a grouped query's first tuple: estimate its groups from `batch` (the first
+    /// one it gets, at least [`GROUP_SAMPLE_MIN`] tuples) and re-plan for them (exact: its
+    /// instances hold nothing yet). Once per query.
+    fn plan_for_groups(&mut self, batch: &Batch) -> Result<()> {
+        if self.groups_sampled {
+            return Ok(());
+        }
+        let Mode::Agg(a) = &mut self.mode else {
+            self.groups_sampled = true;
+            return Ok(());
+        };
+        if a.group_by.is_empty() || a.windows.is_started() || self.stats.tuples_in > 0 {
+            self.groups_sampled = true;
+            return Ok(());
+        }
+        self.groups_sampled = true;
+        let sampled = sample_groups(
+            batch,
+            &a.group_by,
+            a.columnar.as_deref(),
+            &a.hasher,
+            &self.params,
+        );
+        let Some(groups) = sampled else {
+            return Ok(());
+        };
+        self.planned_groups = groups;
+        let eta = self.planned_rate_per_sec.unwrap_or(1.0);
+        let workload = workload_of(&self.query, eta, groups);
+        let plan = plan_windows_for(&self.query, &self.windows, &workload);
+        if plan != self.plan {
+            let agg = self.query.aggregate.as_ref().expect("an aggregate query");
+            a.windows = agg_windows(agg, &plan, self.limits, &self.cutoffs)?;
+            self.plan = plan;
+        }
+        Ok(())
+    }
+
+    /// The groups per partial the plan was chosen for.
+    pub fn planned_groups(&self) -> wcg::Groups {
+        self.planned_groups
+    }
+
+    /// The cost model's view of the query at `eta_per_sec` with the groups its plan was
+    /// chosen for: [`crate::wcg::optimize_for`] of its windows under it gives its plan.
+    pub fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
+        workload_of(&self.query, eta_per_sec, self.planned_groups)
     }
 
     /// The event rate the plan was chosen for, if recorded ([`QueryExec::set_planned_rate`]).
@@ -570,12 +634,13 @@ impl QueryExec {
         });
     }
 
-    /// One slide event of a member: `closed` holds (window index in this query, instance)
-    /// of the query's windows that closed at this instant; `dict` and `specs` are the
-    /// plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
+    /// One slide event of a member: `picks` holds (window index in this query, index into
+    /// `closed`) of the query's windows that closed at this instant; `dict` and `specs` are
+    /// the plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
     pub fn member_event(
         &mut self,
-        mut closed: Vec<(usize, &ClosedInstance)>,
+        closed: &[ClosedInstance],
+        picks: &mut [(usize, usize)],
         dict: &GroupDict,
         specs: &[AggSpec],
         out: &mut Vec<Event>,
@@ -586,15 +651,15 @@ impl QueryExec {
         if !matches!(self.mode, Mode::Member(_)) {
             unreachable!("only members receive a shared plan's instances");
         }
-        closed.sort_by_key(|(w, _)| *w);
+        picks.sort_by_key(|(w, _)| *w);
         let mut rows = Vec::new();
-        let bound = closed
+        let bound = picks
             .iter()
-            .map(|(_, inst)| inst.groups.len().max(1))
+            .map(|&(_, i)| closed[i].groups.len().max(1))
             .sum();
         let (mut block, before) = self.open_block(self.block_shape(), bound, out);
         let built = self
-            .member_rows(&closed, dict, specs, &mut rows, block.as_mut())
+            .member_rows(closed, picks, dict, specs, &mut rows, block.as_mut())
             .map(|()| rows);
         self.end_event(built, block, before, out)
     }
@@ -603,7 +668,8 @@ impl QueryExec {
     /// `block`.
     fn member_rows(
         &self,
-        closed: &[(usize, &ClosedInstance)],
+        closed: &[ClosedInstance],
+        picks: &[(usize, usize)],
         dict: &GroupDict,
         specs: &[AggSpec],
         rows: &mut Vec<(Vec<Value>, Vec<Value>)>,
@@ -612,7 +678,7 @@ impl QueryExec {
         let Mode::Member(m) = &self.mode else {
             unreachable!("only members receive a shared plan's instances");
         };
-        for (_, inst) in closed {
+        for inst in picks.iter().map(|&(_, i)| &closed[i]) {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
                 upper_us: inst.upper_us,
@@ -689,6 +755,7 @@ impl QueryExec {
     /// Consume a batch of either form in arrival order (see [`QueryExec::push`] and
     /// [`QueryExec::push_columns`]).
     pub fn push_batch(&mut self, batch: &Batch, out: &mut Vec<Event>) -> Result<()> {
+        self.plan_for_groups(batch)?;
         match batch {
             Batch::Rows(b) => self.push(b, out),
             Batch::Columns(b) => self.push_columns(b, out),
@@ -859,38 +926,49 @@ impl QueryExec {
     fn advance(&mut self, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
         self.stats.now_us = Some(t_us);
         self.stats.started_us.get_or_insert(t_us);
-        let mut events: Vec<(i64, Vec<ClosedInstance>)> = Vec::new();
-        let skipped = match &mut self.mode {
+        match &mut self.mode {
             // A member's time moves with its shared plan's.
             Mode::Pass | Mode::Member(_) => return Ok(()),
-            Mode::Agg(a) => a.windows.advance(t_us, &mut |e, closed| {
-                events.push((e, closed));
-                Ok(true)
-            })?,
-            Mode::Live(l) => l.windows.advance(t_us, &mut |e, closed| {
-                events.push((e, closed));
-                Ok(true)
-            })?,
-        };
-        for (_, closed) in events {
-            if self.done {
-                break;
-            }
-            if closed.is_empty() {
-                // Only factor windows, or instances before the first one shown, closed at
-                // this instant: not a slide event of the query (a shared plan's members
-                // are not called for such instants either).
-                continue;
-            }
-            let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
-            let bound = closed
-                .iter()
-                .map(|c| c.groups.len().max(1) * c.user_windows.len())
-                .sum();
-            let (mut block, before) = self.open_block(shape, bound, out);
-            let built = self.rows_of_event(closed, block.as_mut());
-            self.end_event(built, block, before, out)?;
+            Mode::Agg(a) => a.windows.advance_to(t_us),
+            Mode::Live(l) => l.windows.advance_to(t_us),
         }
+        // One slide event at a time: it is emitted, and its closed tables dropped, before
+        // the next closes, so a sliding aggregator refills the same table each time.
+        let skipped = loop {
+            if self.done {
+                break None;
+            }
+            let step = match &mut self.mode {
+                Mode::Agg(a) => a.windows.next_event(t_us)?,
+                Mode::Live(l) => l.windows.next_event(t_us)?,
+                Mode::Pass | Mode::Member(_) => unreachable!("returned above"),
+            };
+            let mut closed = match step {
+                Step::Done(skipped) => break skipped,
+                Step::Event(_, closed) => closed,
+            };
+            // No instance shown (only factor windows, or instances before the first one
+            // shown, closed at this instant): not a slide event of the query (a shared
+            // plan's members are not called for such instants either).
+            let emitted = if closed.is_empty() {
+                Ok(())
+            } else {
+                let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
+                let bound = closed
+                    .iter()
+                    .map(|c| c.groups.len().max(1) * c.user_windows.len())
+                    .sum();
+                let (mut block, before) = self.open_block(shape, bound, out);
+                let built = self.rows_of_event(&mut closed, block.as_mut());
+                self.end_event(built, block, before, out)
+            };
+            match &mut self.mode {
+                Mode::Agg(a) => a.windows.recycle(closed),
+                Mode::Live(l) => l.windows.recycle(closed),
+                Mode::Pass | Mode::Member(_) => {}
+            }
+            emitted?;
+        };
         if let Mode::Agg(a) = &mut self.mode {
             a.windows.maybe_compact();
         }
@@ -1032,12 +1110,12 @@ impl QueryExec {
     /// onto `block` for the block shape, in the order the windows were written.
     fn rows_of_event(
         &mut self,
-        mut closed: Vec<ClosedInstance>,
+        closed: &mut [ClosedInstance],
         mut block: Option<&mut RowBlock>,
     ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
         closed.sort_by_key(|c| c.user_windows[0]);
         let mut rows = Vec::new();
-        for inst in &closed {
+        for inst in closed.iter() {
             let meta = WindowMetaValues {
                 lower_us: inst.lower_us,
                 upper_us: inst.upper_us,
@@ -1240,14 +1318,10 @@ impl QueryExec {
         };
         let n = kept.as_ref().map_or(groups.len(), Vec::len);
         let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
-        let same: Vec<Option<Value>> = items
-            .iter()
-            .map(|item| match *item {
-                FastItem::Meta(m) => Some(meta_value(m, &meta)),
-                FastItem::Column(_) => None,
-            })
-            .collect();
-        block.set_same(&same);
+        block.set_same_with(|c| match items[c] {
+            FastItem::Meta(m) => Some(meta_value(m, &meta)),
+            FastItem::Column(_) => None,
+        });
         block.reserve(n);
         for r in 0..n {
             let (gid, accs) = groups.group(group_at(r), nspecs);
@@ -1256,7 +1330,7 @@ impl QueryExec {
                     continue;
                 }
                 block.push_value(match *item {
-                    FastItem::Meta(_) => same[c].clone().unwrap_or(Value::Null),
+                    FastItem::Meta(m) => meta_value(m, &meta),
                     FastItem::Column(i) if i < nkeys => dict.key(gid)[i].clone(),
                     FastItem::Column(i) => {
                         let k = state_of(i - nkeys);
@@ -1533,7 +1607,92 @@ pub fn sharing_of_query(query: &Query, windows: &[Window]) -> wcg::Sharing {
     }
 }
 
-/// Plan the query's windows along the WCG for its aggregates (unshared for `Sharing::None`).
+/// Plan the query's windows along the WCG for its aggregates (unshared for `Sharing::None`),
+/// before its groups are known ([`workload_of`]).
 pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> SharedPlan {
-    wcg::plan(windows, sharing_of_query(query, windows), eta_per_sec)
+    let workload = workload_of(query, eta_per_sec, wcg::Groups::Unknown);
+    plan_windows_for(query, windows, &workload)
+}
+
+/// Plan the query's windows under `workload` (see [`workload_of`]).
+pub fn plan_windows_for(query: &Query, windows: &[Window], workload: &wcg::Workload) -> SharedPlan {
+    wcg::plan_for(windows, sharing_of_query(query, windows), workload)
+}
+
+/// What the cost model needs of `query` at `eta_per_sec` events per second: the sliding
+/// aggregators its aggregates allow ([`crate::agg::sliders_of`]) and its groups per
+/// partial: one without GROUP BY, else `groups` (an estimate, or unknown).
+pub fn workload_of(query: &Query, eta_per_sec: f64, groups: wcg::Groups) -> wcg::Workload {
+    let Some(agg) = &query.aggregate else {
+        return wcg::Workload::paper(eta_per_sec);
+    };
+    let specs: Vec<AggSpec> = agg
+        .calls
+        .iter()
+        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+        .collect();
+    wcg::Workload {
+        eta_per_sec,
+        groups: if agg.group_by.is_empty() {
+            wcg::Groups::One
+        } else {
+            groups
+        },
+        sliders: crate::agg::sliders_of(&specs),
+    }
+}
+
+/// A grouped query estimates its groups from a first batch of at least this many tuples.
+pub const GROUP_SAMPLE_MIN: usize = 256;
+
+/// Tuples of a batch whose keys the estimate reads at most.
+const GROUP_SAMPLE_MAX: usize = 1 << 16;
+
+/// The groups a query keyed by `group_by` would see, estimated from the distinct keys among
+/// the first tuples of `batch` ([`wcg::Groups::estimate`]); `None` for a batch of fewer than
+/// [`GROUP_SAMPLE_MIN`] tuples. Keys are hashed, not compared, and the WHERE clause is not
+/// applied: an estimate for the cost model, not a count. A key that fails to evaluate is
+/// skipped (its error comes with the fold).
+pub(crate) fn sample_groups(
+    batch: &Batch,
+    group_by: &[Expr],
+    columnar: Option<&ColumnarPlan>,
+    hasher: &KeyHasher,
+    params: &[Value],
+) -> Option<wcg::Groups> {
+    let n = batch.len().min(GROUP_SAMPLE_MAX);
+    if n < GROUP_SAMPLE_MIN {
+        return None;
+    }
+    let mut seen = hashbrown::HashSet::with_capacity(n.min(4096));
+    let mut key = Vec::with_capacity(group_by.len());
+    match (batch, columnar) {
+        (Batch::Columns(b), Some(plan)) => {
+            let views = b.views();
+            for i in 0..n {
+                key.clear();
+                key.extend(plan.keys.iter().map(|&c| views[c].value(i)));
+                seen.insert(hasher.hash(&key));
+            }
+        }
+        _ => {
+            let rows = match batch {
+                Batch::Rows(r) => std::borrow::Cow::Borrowed(r),
+                Batch::Columns(c) => std::borrow::Cow::Owned(c.slice(0..n).to_rows()),
+            };
+            for i in 0..n {
+                key.clear();
+                for k in group_by {
+                    match eval_ref(k, rows.row(i), params, 0) {
+                        Ok(v) => key.push(v),
+                        Err(_) => break,
+                    }
+                }
+                if key.len() == group_by.len() {
+                    seen.insert(hasher.hash(&key));
+                }
+            }
+        }
+    }
+    Some(wcg::Groups::estimate(seen.len(), n))
 }

@@ -57,7 +57,7 @@ use std::ops::Range;
 use super::columns::{ColumnBatch, ColumnView};
 use super::kernels::{self, ColumnarPlan, RunBuffers};
 use super::query::{sharing_of_query, stream_types, RowBatch};
-use super::windowed::{ClosedInstance, ExecLimits, SharedWindows};
+use super::windowed::{ClosedInstance, ExecLimits, SharedWindows, Step};
 use super::{Batch, Event, QueryExec};
 use crate::agg::AggSpec;
 use crate::error::Result;
@@ -181,6 +181,14 @@ pub struct SharedAgg {
     member_errors: Vec<(u64, crate::error::Error)>,
     /// The event rate the plan was last optimised for from scratch.
     planned_rate_per_sec: Option<f64>,
+    /// Groups per partial for the cost model: estimated from the first batch (grouped
+    /// plans), unknown before.
+    groups: wcg::Groups,
+    /// The first batch's groups have been counted.
+    groups_sampled: bool,
+    /// Per member, the (window index, closed instance) pairs of the slide event being
+    /// handed out, kept to reuse the vectors.
+    picks: Vec<Vec<(usize, usize)>>,
     /// The stream's column types (for the columnar path's WHERE).
     types: Vec<DataType>,
     /// The typed kernels' vectors, and one row of a columnar batch for a tuple folded alone.
@@ -227,6 +235,9 @@ impl SharedAgg {
             unstarted: 0,
             member_errors: Vec::new(),
             planned_rate_per_sec: None,
+            groups: wcg::Groups::Unknown,
+            groups_sampled: false,
+            picks: Vec::new(),
             types: stream_types(q),
             bufs: RunBuffers::default(),
             rowbuf: RowBatch::default(),
@@ -365,11 +376,12 @@ impl SharedAgg {
         }
         let sharing = self.class_fit(exec).unwrap_or(self.sharing);
         let (_, mut union) = self.live_windows();
+        let workload = self.workload(eta_per_sec);
         let per_sec = |ws: &[Window], sharing: Sharing| {
             if ws.is_empty() {
                 0.0
             } else {
-                wcg::optimize(ws, sharing, eta_per_sec)
+                wcg::optimize_for(ws, sharing, &workload)
                     .chosen()
                     .total
                     .per_sec
@@ -398,6 +410,24 @@ impl SharedAgg {
         Some((extra + merges, alone))
     }
 
+    /// True when the model says that adding `exec`'s windows to the plan costs more than
+    /// `exec` running alone: sharing never costs more than not sharing.
+    /// Three runs of the optimizer (the plan's windows, with `exec`'s, `exec`'s alone),
+    /// whatever the number of members.
+    fn sharing_costs_more(&self, exec: &QueryExec, eta_per_sec: f64) -> bool {
+        let workload = self.workload_with(exec, eta_per_sec);
+        let cost = |ws: &[Window]| {
+            wcg::optimize_for(ws, self.sharing, &workload)
+                .chosen()
+                .total
+                .per_sec
+        };
+        let (_, mut union) = self.live_windows();
+        let before = cost(&union);
+        union.extend_from_slice(exec.windows());
+        wcg::cost::clearly_less(before + cost(exec.windows()), cost(&union))
+    }
+
     /// True when `exec` would be a roll-up member of this plan (its GROUP BY keys a
     /// non-empty strict subset of the plan's). The engine offers a query the plans with its
     /// own keys first.
@@ -417,9 +447,17 @@ impl SharedAgg {
                     "rolling up from the plan's groups would cost more than running alone (model)",
                 );
             }
+        } else if !self.members.is_empty() && self.sharing_costs_more(exec, eta_per_sec) {
+            return Some("sharing would cost more than running alone (model)");
         }
         if !self.is_running() {
             return None;
+        }
+        let sliders = self.workload_with(exec, eta_per_sec).sliders;
+        if !self.windows.sliders().iter().all(|s| sliders.allows(*s)) {
+            return Some(
+                "an aggregate of it cannot run on the plan's sliding aggregators (Two-Stacks needs exactly associative merges, subtract-on-evict exact subtraction)",
+            );
         }
         let join_point = self.join_point();
         let fits = exec
@@ -544,7 +582,13 @@ impl SharedAgg {
         self.slots = live.into_iter().map(Some).collect();
         let windows: Vec<Window> = self.slots.iter().flatten().map(|s| s.window).collect();
         let cutoffs: Vec<Option<i64>> = self.slots.iter().flatten().map(|s| s.cutoff).collect();
-        let plan = wcg::plan(&windows, self.sharing, eta_per_sec);
+        let members: Vec<Vec<usize>> = self.members.iter().map(|m| m.slots.clone()).collect();
+        let (plan, _) = wcg::members::plan_members(
+            &windows,
+            &members,
+            self.sharing,
+            &self.workload(eta_per_sec),
+        );
         self.planned_rate_per_sec = Some(eta_per_sec);
         self.windows = SharedWindows::new(
             &plan,
@@ -555,6 +599,34 @@ impl SharedAgg {
             cutoffs,
         )?;
         Ok(())
+    }
+
+    /// The cost model's view of the plan at `eta_per_sec`: its states' sliding aggregators
+    /// and its groups per partial (see [`super::query::workload_of`]).
+    pub fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
+        wcg::Workload {
+            eta_per_sec,
+            groups: if self.nkeys == 0 {
+                wcg::Groups::One
+            } else {
+                self.groups
+            },
+            sliders: crate::agg::sliders_of(&self.specs()),
+        }
+    }
+
+    /// [`SharedAgg::workload`] with `exec`'s aggregates added to the plan's.
+    fn workload_with(&self, exec: &QueryExec, eta_per_sec: f64) -> wcg::Workload {
+        let mut specs = self.specs();
+        specs.extend(
+            Self::defs_of(exec)
+                .into_iter()
+                .map(|d| AggSpec::new(d.func, d.arg_type, false)),
+        );
+        wcg::Workload {
+            sliders: crate::agg::sliders_of(&specs),
+            ..self.workload(eta_per_sec)
+        }
     }
 
     fn specs(&self) -> Vec<AggSpec> {
@@ -568,7 +640,7 @@ impl SharedAgg {
     fn extend_running(&mut self, new_slots: &[usize], eta_per_sec: f64) -> Result<()> {
         let join_point = self.join_point();
         let (live, windows) = self.live_windows();
-        let plan = wcg::plan(&windows, self.sharing, eta_per_sec);
+        let plan = wcg::plan_for(&windows, self.sharing, &self.workload(eta_per_sec));
         let mut node_of = vec![usize::MAX; plan.nodes.len()];
         for (k, n) in plan.nodes.iter().enumerate() {
             let idx = match self.windows.node_of(&n.window) {
@@ -576,7 +648,7 @@ impl SharedAgg {
                 None => {
                     let parent = n.parent.map(|p| node_of[p]);
                     let first = Self::first_after(&n.window, join_point);
-                    self.windows.push_node(n.window, parent, first)?
+                    self.windows.push_node(n.window, parent, first, n.slider)?
                 }
             };
             node_of[k] = idx;
@@ -661,15 +733,18 @@ impl SharedAgg {
 
     /// The plan the running nodes form, for the cost model.
     pub fn plan(&self) -> SharedPlan {
+        let sliders = self.windows.sliders();
         SharedPlan {
             nodes: self
                 .windows
                 .node_list()
                 .into_iter()
-                .map(|(window, parent, user_windows)| wcg::PlanNode {
+                .zip(sliders)
+                .map(|((window, parent, user_windows), slider)| wcg::PlanNode {
                     window,
                     user_windows,
                     parent,
+                    slider,
                 })
                 .collect(),
         }
@@ -677,22 +752,29 @@ impl SharedAgg {
 
     /// The model cost (paper section 3.2, events per second of stream time at
     /// `eta_per_sec`) of the members plus `extra` (a query's windows about to join, empty
-    /// for none): `(shared, alone)`, where `shared` is the min-cost plan over the union of
-    /// their windows and `alone` the sum of each query's own min-cost plan.
+    /// for none): `(shared, alone)`, where `shared` is the plan over the union of their
+    /// windows ([`wcg::members::plan_members`]: never above `alone`) and `alone` the sum of
+    /// each query's own min-cost plan.
     pub fn model_costs(&self, extra: &[Window], eta_per_sec: f64) -> (f64, f64) {
         let mut sets = self.member_windows();
         if !extra.is_empty() {
             sets.push(extra.to_vec());
         }
         let union: Vec<Window> = sets.iter().flatten().copied().collect();
-        let shared = wcg::optimize(&union, self.sharing, eta_per_sec)
-            .chosen()
-            .total
-            .per_sec;
+        let mut next = 0;
+        let slots: Vec<Vec<usize>> = sets
+            .iter()
+            .map(|ws| {
+                next += ws.len();
+                (next - ws.len()..next).collect()
+            })
+            .collect();
+        let workload = self.workload(eta_per_sec);
+        let (_, shared) = wcg::members::plan_members(&union, &slots, self.sharing, &workload);
         let alone = sets
             .iter()
             .map(|ws| {
-                wcg::optimize(ws, self.sharing, eta_per_sec)
+                wcg::optimize_for(ws, self.sharing, &workload)
                     .chosen()
                     .total
                     .per_sec
@@ -760,6 +842,7 @@ impl SharedAgg {
         outs: &mut [Vec<Event>],
     ) -> Result<()> {
         debug_assert_eq!(members.len(), self.members.len(), "one executor per member");
+        self.plan_for_groups(batch)?;
         let n = batch.len() as u64;
         let result = match batch {
             Batch::Rows(b) => self.push_rows(b, members, outs),
@@ -770,6 +853,24 @@ impl SharedAgg {
             m.late = 0;
         }
         result
+    }
+
+    /// Before a grouped plan's first tuple: estimate its groups from `batch` (at least
+    /// [`super::query::GROUP_SAMPLE_MIN`] tuples) and re-plan for them (exact: nothing has
+    /// been folded). Once per plan.
+    fn plan_for_groups(&mut self, batch: &Batch) -> Result<()> {
+        if self.groups_sampled || self.nkeys == 0 || self.is_running() {
+            self.groups_sampled = true;
+            return Ok(());
+        }
+        self.groups_sampled = true;
+        let sampled =
+            super::query::sample_groups(batch, &self.group_by, None, &self.hasher, &self.params);
+        if let Some(groups) = sampled {
+            self.groups = groups;
+            self.rebuild(self.planned_rate_per_sec.unwrap_or(1.0))?;
+        }
+        Ok(())
     }
 
     /// Move current time to `t_us` without a tuple (heartbeat, server clock).
@@ -996,6 +1097,39 @@ impl SharedAgg {
         }
     }
 
+    /// Hand one slide event's closed instances to the members that show them. A member's
+    /// own finalisation error ends that member alone; the plan and the other members run on.
+    fn member_events(
+        &mut self,
+        closed: &[ClosedInstance],
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) {
+        let mut per = std::mem::take(&mut self.picks);
+        per.resize_with(self.members.len(), Vec::new);
+        for list in per.iter_mut() {
+            list.clear();
+        }
+        for (ci, inst) in closed.iter().enumerate() {
+            for &u in &inst.user_windows {
+                if let Some(s) = &self.slots[u] {
+                    per[s.member].push((s.window_idx, ci));
+                }
+            }
+        }
+        let (dict, specs) = (self.windows.dict(), self.windows.specs());
+        for (i, list) in per.iter_mut().enumerate() {
+            if list.is_empty() || self.members[i].failed {
+                continue;
+            }
+            if let Err(e) = members[i].member_event(closed, list, dict, specs, &mut outs[i]) {
+                self.members[i].failed = true;
+                self.member_errors.push((self.members[i].id, e));
+            }
+        }
+        self.picks = per;
+    }
+
     fn advance(
         &mut self,
         t_us: i64,
@@ -1009,42 +1143,19 @@ impl SharedAgg {
             }
             self.unstarted = 0;
         }
-        let mut events: Vec<Vec<ClosedInstance>> = Vec::new();
-        let skipped = self.windows.advance(t_us, &mut |_, closed| {
-            events.push(closed);
-            Ok(true)
-        })?;
-        let mut per: Vec<Vec<(usize, &ClosedInstance)>> = if events.is_empty() {
-            Vec::new()
-        } else {
-            vec![Vec::new(); self.members.len()]
+        self.windows.advance_to(t_us);
+        // One slide event at a time, each emitted before the next closes (see
+        // `QueryExec::advance`).
+        let skipped = loop {
+            let closed = match self.windows.next_event(t_us)? {
+                Step::Done(skipped) => break skipped,
+                Step::Event(_, closed) => closed,
+            };
+            if !closed.is_empty() {
+                self.member_events(&closed, members, outs);
+            }
+            self.windows.recycle(closed);
         };
-        for closed in &events {
-            for list in &mut per {
-                list.clear();
-            }
-            for inst in closed {
-                for &u in &inst.user_windows {
-                    if let Some(s) = &self.slots[u] {
-                        per[s.member].push((s.window_idx, inst));
-                    }
-                }
-            }
-            let (dict, specs) = (self.windows.dict(), self.windows.specs());
-            for (i, list) in per.iter_mut().enumerate() {
-                if list.is_empty() || self.members[i].failed {
-                    continue;
-                }
-                // A member's own finalisation error (its HAVING or select list) ends that
-                // member alone; the plan and the other members run on.
-                if let Err(e) =
-                    members[i].member_event(std::mem::take(list), dict, specs, &mut outs[i])
-                {
-                    self.members[i].failed = true;
-                    self.member_errors.push((self.members[i].id, e));
-                }
-            }
-        }
         self.windows.maybe_compact();
         if let Some(s) = skipped {
             for out in outs.iter_mut() {

@@ -19,6 +19,11 @@
 //! that is one parent partial costs no copy at all, and a hopping window's newest instance
 //! costs at most one.
 //!
+//! Sliding aggregators: a node whose edge the plan gave a sliding aggregator
+//! ([`crate::wcg::Slider`]) keeps no open instances; its parent's partials enter the
+//! aggregator as they close and each of its instances is the aggregate of the partials that
+//! cover it when it closes (`exec::slide`).
+//!
 //! Late tuples: a tuple is folded into every instance that has not yet closed. When the
 //! parent's instance holding the tuple has closed already but the child's has not, the tuple
 //! is folded straight into the child, so the shared plan gives exactly the rows of each
@@ -29,10 +34,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::group::{GroupDict, GroupTable};
+use super::slide::Slide;
 use crate::agg::{Acc, AggSpec};
 use crate::error::{Error, Result};
 use crate::types::Value;
-use crate::wcg::SharedPlan;
+use crate::wcg::{SharedPlan, Slider};
 use crate::window::{floor_div, Window};
 
 /// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
@@ -49,10 +55,65 @@ pub struct WorkCounters {
     pub partials_merged: Vec<u64>,
 }
 
+/// The user windows a closed instance is shown to: one or two held inline (a slide event
+/// allocates nothing for them), more on the heap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserWindows {
+    inline: [usize; 2],
+    len: usize,
+    more: Vec<usize>,
+}
+
+impl UserWindows {
+    /// Add user window `u`.
+    pub fn push(&mut self, u: usize) {
+        if self.more.is_empty() && self.len < self.inline.len() {
+            self.inline[self.len] = u;
+            self.len += 1;
+            return;
+        }
+        if self.more.is_empty() {
+            self.more.extend_from_slice(&self.inline[..self.len]);
+        }
+        self.more.push(u);
+    }
+}
+
+impl std::ops::Deref for UserWindows {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        if self.more.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.more
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a UserWindows {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self[..].iter()
+    }
+}
+
+/// One step of [`SharedWindows::next_event`].
+pub enum Step {
+    /// A slide event at this instant: the user instances that closed (possibly none, when
+    /// only factor windows or instances not shown closed). Hand the vector back with
+    /// [`SharedWindows::recycle`] to reuse it.
+    Event(i64, Vec<ClosedInstance>),
+    /// Current time is reached; what the empty-run limit skipped, if anything.
+    Done(Option<Skipped>),
+}
+
 /// An instance of a user-visible window that has closed and is ready to emit.
 pub struct ClosedInstance {
     /// Indices of the user windows (in the query's window list) this instance belongs to.
-    pub user_windows: Vec<usize>,
+    pub user_windows: UserWindows,
     /// The window.
     pub window: Window,
     /// Instance bounds `[lower_us, upper_us)`.
@@ -127,14 +188,37 @@ struct Node {
     children: Vec<usize>,
     user_windows: Vec<usize>,
     base_m: i64,
+    /// The end of instance `base_m` (the next to close), kept with `base_m`.
+    end_us: i64,
     open: VecDeque<Instance>,
     /// Groups in the last instance that closed: the capacity of the next one.
     groups_hint: usize,
+    /// The node's sliding aggregator over its parent's partials; `None` for panes, which
+    /// keep `open` instead.
+    slide: Option<Slide>,
+}
+
+/// 54000 when `w` keeps more instances open than `open_max` allows (panes only: a sliding
+/// aggregator keeps none).
+fn check_span(w: &Window, open_max: usize) -> Result<()> {
+    let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
+    if span > open_max as i128 {
+        return Err(Error::ProgramLimitExceeded(format!(
+            "RANGE BY / SLIDE BY of window {w} keeps {span} instances open; the limit is {open_max} (open_instances_max)"
+        )));
+    }
+    Ok(())
 }
 
 impl Node {
     fn next_end(&self) -> i64 {
-        self.window.upper_us(self.base_m)
+        self.end_us
+    }
+
+    /// Move the frontier: instance `m` is the next to close.
+    fn set_base(&mut self, m: i64) {
+        self.base_m = m;
+        self.end_us = self.window.upper_us(m);
     }
 
     /// Open instance `m`, its own table (to fold or merge into), created empty with room
@@ -207,6 +291,12 @@ pub struct SharedWindows {
     /// Nodes whose closed instances the last late tuples missed (see
     /// [`SharedWindows::take_late_nodes`]).
     late_nodes: Vec<usize>,
+    /// The table every empty closed instance shares.
+    empty: Arc<GroupTable>,
+    /// The vector of closed instances the next slide event fills ([`Step::Event`]).
+    closed_buf: Vec<ClosedInstance>,
+    /// Consecutive empty slide events in the current advance.
+    empty_run: u64,
 }
 
 impl SharedWindows {
@@ -238,8 +328,10 @@ impl SharedWindows {
                 children: Vec::new(),
                 user_windows: n.user_windows.clone(),
                 base_m: n.window.first_index(),
+                end_us: n.window.upper_us(n.window.first_index()),
                 open: VecDeque::new(),
                 groups_hint: 0,
+                slide: n.parent.and_then(|_| Slide::new(n.slider)),
             })
             .collect();
         for i in 0..nodes.len() {
@@ -247,13 +339,8 @@ impl SharedWindows {
                 assert!(p < i, "plan nodes are in topological order");
                 nodes[p].children.push(i);
             }
-            let w = nodes[i].window;
-            let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
-            if span > limits.open_instances_max as i128 {
-                return Err(Error::ProgramLimitExceeded(format!(
-                    "RANGE BY / SLIDE BY of window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
-                    limits.open_instances_max
-                )));
+            if nodes[i].slide.is_none() {
+                check_span(&nodes[i].window, limits.open_instances_max)?;
             }
         }
         let n = nodes.len();
@@ -280,6 +367,9 @@ impl SharedWindows {
                 partials_merged: vec![0; n],
             },
             late_nodes: Vec::new(),
+            empty: Arc::default(),
+            closed_buf: Vec::new(),
+            empty_run: 0,
         })
     }
 
@@ -317,20 +407,21 @@ impl SharedWindows {
             if !node.window.is_bounded() {
                 let s = node.window.slide_us as i128;
                 let after_now = node.window.next_closing_index(now_us);
-                node.base_m = if need == i64::MAX {
+                node.set_base(if need == i64::MAX {
                     after_now
                 } else {
                     after_now.min(floor_div(need as i128 + s - 1, s) as i64)
-                };
+                });
             }
         }
         self.started = true;
     }
 
     fn all_empty(&self) -> bool {
-        self.nodes
-            .iter()
-            .all(|n| n.open.iter().all(|t| t.get().is_empty()))
+        self.nodes.iter().all(|n| {
+            n.open.iter().all(|t| t.get().is_empty())
+                && n.slide.as_ref().is_none_or(Slide::is_empty)
+        })
     }
 
     /// The earliest end among the nodes' next instances.
@@ -351,36 +442,61 @@ impl SharedWindows {
         now_us: i64,
         sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>,
     ) -> Result<Option<Skipped>> {
+        self.advance_to(now_us);
+        loop {
+            match self.next_event(now_us)? {
+                Step::Done(skipped) => return Ok(skipped),
+                Step::Event(e, closed) => {
+                    if !sink(e, closed)? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Begin moving current time to `now_us` ([`SharedWindows::next_event`] then gives its
+    /// slide events one at a time, so that each can be emitted, and its tables reused,
+    /// before the next closes).
+    pub fn advance_to(&mut self, now_us: i64) {
         if !self.started {
             self.start(now_us);
         }
-        let mut empty_run = 0u64;
-        loop {
-            let e = self.next_end();
-            if e > now_us || e == i64::MAX {
-                return Ok(None);
+        self.empty_run = 0;
+    }
+
+    /// The next slide event up to `now_us` (after [`SharedWindows::advance_to`]), or
+    /// `Done` once current time is reached.
+    pub fn next_event(&mut self, now_us: i64) -> Result<Step> {
+        let e = self.next_end();
+        if e > now_us || e == i64::MAX {
+            return Ok(Step::Done(None));
+        }
+        if self.all_empty() {
+            if !self.emit_empty {
+                self.skip_to(now_us);
+                return Ok(Step::Done(None));
             }
-            if self.all_empty() {
-                if !self.emit_empty {
-                    self.skip_to(now_us);
-                    return Ok(None);
-                }
-                empty_run += 1;
-                if empty_run > self.limits.empty_slide_events_max {
-                    let skipped = self.count_user_ends(e, now_us);
-                    self.skip_to(now_us);
-                    return Ok(Some(Skipped {
-                        slide_events: skipped,
-                        from_us: e,
-                        to_us: now_us,
-                    }));
-                }
-            }
-            let closed = self.close_at(e)?;
-            if !sink(e, closed)? {
-                return Ok(None);
+            self.empty_run += 1;
+            if self.empty_run > self.limits.empty_slide_events_max {
+                let skipped = self.count_user_ends(e, now_us);
+                self.skip_to(now_us);
+                return Ok(Step::Done(Some(Skipped {
+                    slide_events: skipped,
+                    from_us: e,
+                    to_us: now_us,
+                })));
             }
         }
+        let closed = self.close_at(e)?;
+        Ok(Step::Event(e, closed))
+    }
+
+    /// Give back an event's vector of closed instances (emitted), so that the next event
+    /// reuses it, and the tables it held can be refilled.
+    pub fn recycle(&mut self, mut closed: Vec<ClosedInstance>) {
+        closed.clear();
+        self.closed_buf = closed;
     }
 
     /// Slide events of user windows with ends in `[from_us, to_us]` (for the NOTICE).
@@ -401,34 +517,37 @@ impl SharedWindows {
     /// Every node is empty: jump each frontier to the first instance ending after `now_us`.
     fn skip_to(&mut self, now_us: i64) {
         for node in &mut self.nodes {
-            node.base_m = node.base_m.max(node.window.next_closing_index(now_us));
+            node.set_base(node.base_m.max(node.window.next_closing_index(now_us)));
             node.open.clear();
+            if let Some(slide) = &mut node.slide {
+                slide.clear();
+            }
         }
     }
 
     /// Close every node's instance that ends at `e`, parents first.
     fn close_at(&mut self, e: i64) -> Result<Vec<ClosedInstance>> {
-        let mut closed = Vec::new();
+        let mut closed = std::mem::take(&mut self.closed_buf);
         for i in 0..self.nodes.len() {
             if self.nodes[i].next_end() != e {
                 continue;
             }
+            let m = self.nodes[i].base_m;
+            let groups = self.take_closing(i)?;
             let node = &mut self.nodes[i];
-            let m = node.base_m;
-            let groups = node.open.pop_front().unwrap_or_default().into_shared();
             node.groups_hint = groups.len();
-            node.base_m += 1;
+            node.set_base(m + 1);
             let (window, lower_us) = (node.window, node.window.lower_us(m));
             let node = &self.nodes[i];
-            let shown: Vec<usize> = node
-                .user_windows
-                .iter()
-                .copied()
-                .filter(|&u| m >= self.shown_from[u])
-                .collect();
+            let mut shown = UserWindows::default();
+            for &u in &node.user_windows {
+                if m >= self.shown_from[u] {
+                    shown.push(u);
+                }
+            }
             for k in 0..node.children.len() {
                 let c = self.nodes[i].children[k];
-                self.deliver(c, lower_us, e, &groups)?;
+                self.deliver(c, m, lower_us, e, &groups)?;
             }
             if !shown.is_empty() {
                 closed.push(ClosedInstance {
@@ -443,18 +562,49 @@ impl SharedWindows {
         Ok(closed)
     }
 
-    /// Merge a closed parent instance `[lower_us, upper_us)` into every open instance of
-    /// child `c` that contains it. An instance with no state yet shares the table instead
+    /// The table of node `i`'s instance `base_m`, which closes now: its open instance
+    /// (panes), or what its sliding aggregator holds once the partials of parent instances
+    /// before the instance's first covering one have left.
+    fn take_closing(&mut self, i: usize) -> Result<Arc<GroupTable>> {
+        let m = self.nodes[i].base_m;
+        let Some(p) = self.nodes[i]
+            .parent
+            .filter(|_| self.nodes[i].slide.is_some())
+        else {
+            return Ok(match self.nodes[i].open.pop_front() {
+                Some(inst) if !inst.get().is_empty() => inst.into_shared(),
+                // An empty instance: the one shared empty table, no allocation.
+                _ => Arc::clone(&self.empty),
+            });
+        };
+        let j_min = self.nodes[i]
+            .window
+            .first_covering_index(m, &self.nodes[p].window);
+        let slide = self.nodes[i].slide.as_mut().expect("checked");
+        let (groups, merges) = slide.close(j_min, &self.specs)?;
+        self.counters.partials_merged[i] += merges;
+        Ok(groups)
+    }
+
+    /// Merge a closed parent instance `j` = `[lower_us, upper_us)` into every open instance
+    /// of child `c` that contains it. An instance with no state yet shares the table instead
     /// (what merging it into fresh states gives; see the module's "copy on write"), which
-    /// is how a hopping window's newest instance starts.
+    /// is how a hopping window's newest instance starts. A child with a sliding aggregator
+    /// queues the partial instead.
     fn deliver(
         &mut self,
         c: usize,
+        j: i64,
         lower_us: i64,
         upper_us: i64,
         groups: &Arc<GroupTable>,
     ) -> Result<()> {
         if groups.is_empty() {
+            return Ok(());
+        }
+        if let Some(slide) = &mut self.nodes[c].slide {
+            let merges = slide.push(j, groups, &self.specs, self.limits.groups_max)?;
+            self.counters.partials_merged[c] += merges;
             return Ok(());
         }
         let w = self.nodes[c].window;
@@ -509,6 +659,9 @@ impl SharedWindows {
             .iter()
             .flat_map(|n| n.open.iter().flat_map(|t| t.get().gids().iter().copied()))
             .collect();
+        for slide in self.nodes.iter().filter_map(|n| n.slide.as_ref()) {
+            slide.live_gids(&mut live);
+        }
         live.sort_unstable();
         live.dedup();
         let map = self.dict.compact(&live);
@@ -516,6 +669,9 @@ impl SharedWindows {
             let hint = node.groups_hint;
             for t in &mut node.open {
                 t.get_mut(self.specs.len(), hint).remap(&map);
+            }
+            if let Some(slide) = &mut node.slide {
+                slide.remap(&map);
             }
         }
         self.compact_at = (2 * self.dict.len()).max(COMPACT_MIN);
@@ -543,6 +699,12 @@ impl SharedWindows {
             if lo < base_m && !self.nodes[i].user_windows.is_empty() {
                 late = true;
                 self.late_nodes.push(i);
+            }
+            if let (Some(p), true) = (parent, self.nodes[i].slide.is_some()) {
+                if hi >= base_m {
+                    self.fold_late_sliding(i, p, t_us, gid, args)?;
+                }
+                continue;
             }
             for m in lo.max(base_m)..=hi {
                 if let Some(p) = parent {
@@ -651,6 +813,39 @@ impl SharedWindows {
         }
     }
 
+    /// A late tuple at `t_us` (group `gid`, arguments `args`) for sliding node `i`, some of
+    /// whose instances holding it are open: it joins each partial of parent `p` that holds
+    /// it, has closed (an open one will bring it along) and is still needed by an open
+    /// instance of `i`.
+    fn fold_late_sliding(
+        &mut self,
+        i: usize,
+        p: usize,
+        t_us: i64,
+        gid: u32,
+        args: &[Value],
+    ) -> Result<()> {
+        let pw = self.nodes[p].window;
+        let (plo, phi) = pw.instances_containing(t_us);
+        let needed = self.nodes[i]
+            .window
+            .first_covering_index(self.nodes[i].base_m, &pw);
+        let last_closed = self.nodes[p].base_m.saturating_sub(1);
+        let specs = &self.specs;
+        let slide = self.nodes[i].slide.as_mut().expect("a sliding node");
+        let mut update = |states: &mut [Acc]| -> Result<()> {
+            for ((a, spec), v) in states.iter_mut().zip(specs).zip(args) {
+                a.update(spec, v)?;
+            }
+            Ok(())
+        };
+        for j in plo.max(needed)..=phi.min(last_closed) {
+            slide.update_at(j, gid, specs, self.limits.groups_max, &mut update)?;
+            self.counters.tuples_folded[i] += 1;
+        }
+        Ok(())
+    }
+
     /// True when every instance of node `p` that holds `t_us` and lies inside
     /// `[lower_us, upper_us)` has closed, so a late tuple must go straight to the child.
     fn parent_closed_within(&self, p: usize, t_us: i64, lower_us: i64, upper_us: i64) -> bool {
@@ -685,6 +880,15 @@ impl SharedWindows {
             .collect()
     }
 
+    /// The sliding aggregator of each running node ([`Slider::Panes`] for roots and nodes
+    /// that keep open instances), parents before children.
+    pub fn sliders(&self) -> Vec<Slider> {
+        self.nodes
+            .iter()
+            .map(|n| n.slide.as_ref().map_or(Slider::Panes, Slide::slider))
+            .collect()
+    }
+
     /// The index of the running node that computes `window`, if any.
     pub fn node_of(&self, window: &Window) -> Option<usize> {
         self.nodes.iter().position(|n| n.window == *window)
@@ -716,14 +920,11 @@ impl SharedWindows {
         window: Window,
         parent: Option<usize>,
         first_m: i64,
+        slider: Slider,
     ) -> Result<usize> {
-        let span =
-            (window.range_us as i128 + window.slide_us as i128 - 1) / window.slide_us as i128 + 1;
-        if span > self.limits.open_instances_max as i128 {
-            return Err(Error::ProgramLimitExceeded(format!(
-                "RANGE BY / SLIDE BY of window {window} keeps {span} instances open; the limit is {} (open_instances_max)",
-                self.limits.open_instances_max
-            )));
+        let slide = parent.and_then(|_| Slide::new(slider));
+        if slide.is_none() {
+            check_span(&window, self.limits.open_instances_max)?;
         }
         let i = self.nodes.len();
         if let Some(p) = parent {
@@ -736,8 +937,10 @@ impl SharedWindows {
             children: Vec::new(),
             user_windows: Vec::new(),
             base_m: first_m,
+            end_us: window.upper_us(first_m),
             open: VecDeque::new(),
             groups_hint: 0,
+            slide,
         });
         self.counters.tuples_folded.push(0);
         self.counters.partials_merged.push(0);
@@ -756,6 +959,9 @@ impl SharedWindows {
             let hint = node.groups_hint;
             for t in &mut node.open {
                 t.get_mut(naggs, hint).add_state(naggs, &spec);
+            }
+            if let Some(slide) = &mut node.slide {
+                slide.add_state(naggs, &spec);
             }
         }
         self.specs.push(spec);
@@ -804,9 +1010,14 @@ impl SharedWindows {
         self.late_nodes.clear();
     }
 
-    /// Instances open now, over every plan node (factor windows included).
+    /// Instances open now, over every plan node (factor windows included); a node with a
+    /// sliding aggregator counts the entries it holds instead (one per group and parent
+    /// partial for Two-Stacks, one per partial for subtract-on-evict).
     pub fn open_instances(&self) -> usize {
-        self.nodes.iter().map(|n| n.open.len()).sum()
+        self.nodes
+            .iter()
+            .map(|n| n.open.len() + n.slide.as_ref().map_or(0, Slide::entries))
+            .sum()
     }
 
     /// Bytes the open instances' partial states and the group dictionary hold, estimated
@@ -829,7 +1040,13 @@ impl SharedWindows {
                 }
             })
             .sum();
-        tables + self.dict.heap_bytes()
+        let slides: usize = self
+            .nodes
+            .iter()
+            .filter_map(|n| n.slide.as_ref())
+            .map(Slide::heap_bytes)
+            .sum();
+        tables + slides + self.dict.heap_bytes()
     }
 
     /// Whether a tuple at `t_us` falls in an instance of some user window that is still
@@ -878,16 +1095,19 @@ mod tests {
                     window: at(H, H),
                     user_windows: vec![0],
                     parent: None,
+                    slider: Slider::Panes,
                 },
                 PlanNode {
                     window: at(2 * H, H),
                     user_windows: vec![1],
                     parent: Some(0),
+                    slider: Slider::Panes,
                 },
                 PlanNode {
                     window: at(H, H),
                     user_windows: vec![2],
                     parent: Some(0),
+                    slider: Slider::Panes,
                 },
             ],
         };
@@ -982,7 +1202,7 @@ mod tests {
         assert_eq!(got, want);
         // Every slide event where the twin closed shows the very table its parent closed.
         for closed in &events {
-            let of = |u: usize| closed.iter().find(|c| c.user_windows == [u]);
+            let of = |u: usize| closed.iter().find(|c| *c.user_windows == [u]);
             if let (Some(parent), Some(twin)) = (of(0), of(2)) {
                 assert!(
                     Arc::ptr_eq(&parent.groups, &twin.groups),

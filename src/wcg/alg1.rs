@@ -9,6 +9,7 @@
 
 use super::cost::{clearly_less, Cost, CostModel, Source};
 use super::graph::{Vertex, Wcg};
+use super::sliding::Slider;
 use super::{PlanNode, SharedPlan};
 
 /// One window of a min-cost forest.
@@ -21,7 +22,9 @@ pub struct ForestNode {
     pub parent: Option<usize>,
     /// `M(W, parent)` when it has a parent.
     pub multiplier: Option<i64>,
-    /// Its cost under the chosen edge.
+    /// How its instances are computed from the parent's partials (panes for a root).
+    pub slider: Slider,
+    /// Its cost under the chosen edge and aggregator.
     pub cost: Cost,
 }
 
@@ -40,19 +43,21 @@ pub fn algorithm1(wcg: &Wcg, model: &CostModel) -> Forest {
     let nodes: Vec<ForestNode> = (0..wcg.vertices.len())
         .map(|v| {
             let window = &wcg.vertices[v].window;
-            let mut best = (None, None, model.window_cost(window, Source::Raw));
+            let (slider, cost) = model.best(window, Source::Raw);
+            let mut best = (None, None, slider, cost);
             for e in wcg.incoming(v) {
                 let up = &wcg.vertices[e.upstream].window;
-                let cost = model.window_cost(window, Source::Window(up));
-                if clearly_less(cost.per_sec, best.2.per_sec) {
-                    best = (Some(e.upstream), Some(e.multiplier), cost);
+                let (slider, cost) = model.best(window, Source::Window(up));
+                if clearly_less(cost.per_sec, best.3.per_sec) {
+                    best = (Some(e.upstream), Some(e.multiplier), slider, cost);
                 }
             }
             ForestNode {
                 vertex: wcg.vertices[v].clone(),
                 parent: best.0,
                 multiplier: best.1,
-                cost: best.2,
+                slider: best.2,
+                cost: best.3,
             }
         })
         .collect();
@@ -77,6 +82,7 @@ impl Forest {
                 vertex: v.clone(),
                 parent: None,
                 multiplier: None,
+                slider: Slider::Panes,
                 cost: model.window_cost(&v.window, Source::Raw),
             })
             .collect();
@@ -146,6 +152,7 @@ impl Forest {
                     window: n.vertex.window,
                     user_windows: n.vertex.user_windows.clone(),
                     parent: n.parent.map(|p| position[p]),
+                    slider: n.slider,
                 }
             })
             .collect();

@@ -13,10 +13,17 @@
 //! paper's R-period figures are still computed, exactly from integers, whenever `R` fits in
 //! an `i64` of microseconds, and EXPLAIN shows them beside the rate.
 //!
+//! Beyond the paper, the model prices how each edge is executed: an instance computed from
+//! an upstream window costs what its sliding aggregator does ([`super::sliding`]): `M`
+//! partials for panes (the paper's `mu`), `2k + 1` for Two-Stacks, `2k` for
+//! subtract-on-evict, each partial counted once per group it holds. With one group per
+//! partial and panes only ([`CostModel::new`]) the figures are the paper's.
+//!
 //! Rates are `f64`: a window's rate is at most `eta * 2^63`, far from `f64::MAX`, and the
 //! relative rounding error of a sum of a few dozen terms is about `1e-15`, so comparisons use
 //! a relative tolerance [`TIE_TOLERANCE`] and ties keep the earlier (simpler) choice.
 
+use super::sliding::{Groups, Slider, Sliders, Workload};
 use crate::window::{lcm_checked, Window};
 
 /// Relative tolerance under which two costs count as equal (see the module docs).
@@ -80,42 +87,122 @@ pub enum Source<'a> {
     Window(&'a Window),
 }
 
-/// The cost model: event rate and period.
+/// The cost model: event rate, period, groups per partial and the sliding aggregators the
+/// aggregates allow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CostModel {
     /// `eta`: events per second of stream time.
     pub eta_per_sec: f64,
     /// `R`, microseconds, when it fits in an `i64`.
     pub period_us: Option<i64>,
+    /// Groups per partial (one for the paper's model).
+    pub groups: Groups,
+    /// The sliding aggregators an edge may run besides panes (none for the paper's model).
+    pub sliders: Sliders,
 }
 
 impl CostModel {
-    /// The model for `windows` (whose ranges define `R`) at `eta_per_sec` events per second.
-    /// A negative or non-finite rate counts as 0.
+    /// The paper's model for `windows` (whose ranges define `R`) at `eta_per_sec` events per
+    /// second: one state per partial, panes only. A negative or non-finite rate counts as 0.
     pub fn new(windows: &[Window], eta_per_sec: f64) -> CostModel {
-        let eta = if eta_per_sec.is_finite() && eta_per_sec > 0.0 {
-            eta_per_sec
+        CostModel::for_workload(windows, &Workload::paper(eta_per_sec))
+    }
+
+    /// The model for `windows` under `workload` (rate, groups, allowed aggregators).
+    pub fn for_workload(windows: &[Window], workload: &Workload) -> CostModel {
+        let eta = workload.eta_per_sec;
+        let eta = if eta.is_finite() && eta > 0.0 {
+            eta
         } else {
             0.0
         };
         CostModel {
             eta_per_sec: eta,
             period_us: period_us(windows),
+            groups: workload.groups,
+            sliders: workload.sliders,
         }
     }
 
-    /// `mu`: the cost of one instance of `w` computed from `source` (paper section 3.2):
-    /// `eta * r` raw events, or `M(w, upstream)` partials (Theorem 3).
+    /// True for the paper's model (one state per partial, panes only), under which the
+    /// paper's theorems about factor windows (Theorem 8, Algorithm 4's domination) hold.
+    pub fn is_paper(&self) -> bool {
+        self.groups == Groups::One && self.sliders == Sliders::PANES
+    }
+
+    /// Expected groups in one partial (instance) of `w`: see [`Groups::among`].
+    pub fn partial_groups(&self, w: &Window) -> f64 {
+        self.groups
+            .among(self.eta_per_sec * w.range_us as f64 / US_PER_SEC)
+    }
+
+    /// `mu` under aggregator `slider`: the cost of one instance of `w` computed from
+    /// `source`, or `None` when `slider` cannot compute it (a sliding aggregator reads an
+    /// upstream window's partials; subtract-on-evict needs them not to overlap). From raw
+    /// events, `eta * r` tuples folded (paper section 3.2); from an upstream window, panes
+    /// merge `M(w, upstream)` partials (Theorem 3), Two-Stacks `2k` plus one query merge,
+    /// subtract-on-evict `2k`, with `k = s / s'` partials entering per slide and every
+    /// partial counted per group it holds ([`CostModel::partial_groups`]).
+    pub fn option_cost(&self, w: &Window, source: Source<'_>, slider: Slider) -> Option<f64> {
+        match (source, slider) {
+            (Source::Raw, Slider::Panes) => Some(self.eta_per_sec * w.range_us as f64 / US_PER_SEC),
+            (Source::Raw, _) => None,
+            (Source::Window(up), Slider::Panes) => {
+                Some(w.covering_multiplier(up) as f64 * self.partial_groups(up))
+            }
+            (Source::Window(up), Slider::TwoStacks) => {
+                let k = (w.slide_us / up.slide_us) as f64;
+                Some(2.0 * k * self.partial_groups(up) + self.partial_groups(w))
+            }
+            (Source::Window(up), Slider::SubtractOnEvict) => {
+                let k = (w.slide_us / up.slide_us) as f64;
+                w.is_partitioned_by(up)
+                    .then(|| 2.0 * k * self.partial_groups(up))
+            }
+        }
+    }
+
+    /// Every aggregator the model allows for `w` from `source`, with its cost, in the order
+    /// of [`Slider::ALL`].
+    pub fn options(&self, w: &Window, source: Source<'_>) -> Vec<(Slider, Cost)> {
+        Slider::ALL
+            .into_iter()
+            .filter(|s| self.sliders.allows(*s))
+            .filter_map(|s| {
+                self.option_cost(w, source, s)
+                    .map(|mu| (s, self.cost_of(w, mu)))
+            })
+            .collect()
+    }
+
+    /// The cheapest aggregator for `w` from `source` and its cost; ties keep the earlier
+    /// option of [`Slider::ALL`] (panes first).
+    pub fn best(&self, w: &Window, source: Source<'_>) -> (Slider, Cost) {
+        let mut best: Option<(Slider, Cost)> = None;
+        for (s, c) in self.options(w, source) {
+            if best.is_none_or(|(_, b)| clearly_less(c.per_sec, b.per_sec)) {
+                best = Some((s, c));
+            }
+        }
+        best.expect("panes are always an option")
+    }
+
+    /// `mu` of the cheapest aggregator for `w` from `source` (the paper's `mu` under
+    /// [`CostModel::new`]).
     pub fn instance_cost(&self, w: &Window, source: Source<'_>) -> f64 {
-        match source {
-            Source::Raw => self.eta_per_sec * w.range_us as f64 / US_PER_SEC,
-            Source::Window(up) => w.covering_multiplier(up) as f64,
-        }
+        let (s, _) = self.best(w, source);
+        self.option_cost(w, source, s)
+            .expect("the best option has a cost")
     }
 
-    /// The cost of computing every instance of `w` from `source`: rate and R-period figure.
+    /// The cost of computing every instance of `w` from `source` with its cheapest
+    /// aggregator: rate and R-period figure.
     pub fn window_cost(&self, w: &Window, source: Source<'_>) -> Cost {
-        let mu = self.instance_cost(w, source);
+        self.best(w, source).1
+    }
+
+    /// The cost of every instance of `w` at `mu` events per instance.
+    fn cost_of(&self, w: &Window, mu: f64) -> Cost {
         Cost {
             per_sec: mu * US_PER_SEC / w.slide_us as f64,
             per_period: self.period_us.map(|r| recurrence_count(w, r) * mu),

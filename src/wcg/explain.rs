@@ -14,10 +14,11 @@
 //! the server decides how the lines reach the client.
 
 use super::alg1::Forest;
-use super::cost::Cost;
+use super::cost::{Cost, Source};
 use super::factor::FactorSearch;
 use super::graph::Vertex;
 use super::report::{percent_saved, Choice, PlanReport};
+use super::sliding::Slider;
 use super::Sharing;
 use crate::window::{Start, Window};
 use std::fmt::Write as _;
@@ -320,14 +321,46 @@ fn plan_lines(out: &mut Vec<String>, report: &PlanReport) {
             ""
         };
         out.push(format!(
-            "    {}{}: {}{factor} <- {}: {}",
+            "    {}{}: {}{factor} <- {}: {}{}",
             "  ".repeat(depth[v]),
             names[v],
             window_text(&n.vertex.window),
             edge_text(forest, &names, v),
-            cost_text(&n.cost)
+            cost_text(&n.cost),
+            slider_text(report, forest, v)
         ));
     }
+}
+
+/// The model cost of every aggregator the node's edge allows (empty for a root), with
+/// the chosen one first: the sliding-window aggregator choice of [`super::sliding`].
+pub fn slider_options(report: &PlanReport, forest: &Forest, v: usize) -> Vec<(Slider, Cost)> {
+    let n = &forest.nodes[v];
+    match n.parent {
+        None => Vec::new(),
+        Some(p) => {
+            let up = &forest.nodes[p].vertex.window;
+            report.model.options(&n.vertex.window, Source::Window(up))
+        }
+    }
+}
+
+/// `; sliding: two-stacks (panes 86400, two-stacks 180 events per hour)` for a node with a
+/// parent; nothing for a root, which folds raw tuples into its instances.
+fn slider_text(report: &PlanReport, forest: &Forest, v: usize) -> String {
+    let options = slider_options(report, forest, v);
+    if options.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = options
+        .iter()
+        .map(|(s, c)| format!("{} {}", s.name(), number(c.per_hour())))
+        .collect();
+    format!(
+        "; sliding: {} ({} events per hour)",
+        forest.nodes[v].slider.name(),
+        each.join(", ")
+    )
 }
 
 /// The model's prediction for `stream_time_us` of stream time, for node `v` of the chosen
@@ -420,12 +453,13 @@ fn json_forest(f: &Forest) -> String {
         .map(|v| {
             let n = &f.nodes[v];
             format!(
-                "{{\"name\":{},\"window\":{},\"factor\":{},\"parent\":{},\"multiplier\":{},\"cost\":{}}}",
+                "{{\"name\":{},\"window\":{},\"factor\":{},\"parent\":{},\"multiplier\":{},\"slider\":{},\"cost\":{}}}",
                 json_str(&names[v]),
                 json_window(&n.vertex.window),
                 n.vertex.is_factor(),
                 n.parent.map_or("null".to_string(), |p| json_str(&names[p])),
                 n.multiplier.map_or("null".to_string(), |m| m.to_string()),
+                json_str(n.slider.name()),
                 json_cost(&n.cost)
             )
         })
@@ -435,6 +469,36 @@ fn json_forest(f: &Forest) -> String {
         json_cost(&f.total),
         nodes.join(",")
     )
+}
+
+/// Per node of the chosen plan with a parent: its aggregator and every option's cost.
+fn json_sliders(report: &PlanReport) -> String {
+    let f = report.chosen();
+    let names = names(f);
+    let nodes: Vec<String> = f
+        .topological_order()
+        .into_iter()
+        .filter(|&v| f.nodes[v].parent.is_some())
+        .map(|v| {
+            let options: Vec<String> = slider_options(report, f, v)
+                .iter()
+                .map(|(s, c)| {
+                    format!(
+                        "{{\"slider\":{},\"cost\":{}}}",
+                        json_str(s.name()),
+                        json_cost(c)
+                    )
+                })
+                .collect();
+            format!(
+                "{{\"name\":{},\"chosen\":{},\"options\":[{}]}}",
+                json_str(&names[v]),
+                json_str(f.nodes[v].slider.name()),
+                options.join(",")
+            )
+        })
+        .collect();
+    format!("[{}]", nodes.join(","))
 }
 
 fn json_search(report: &PlanReport, s: &FactorSearch) -> String {
@@ -522,6 +586,7 @@ pub fn explain_json(report: &PlanReport, measured: Option<&Measured>) -> String 
     }
     let _ = write!(o, "\"choice\":{},", json_str(choice_text(report.choice)));
     let _ = write!(o, "\"plan\":{},", json_forest(report.chosen()));
+    let _ = write!(o, "\"sliders\":{},", json_sliders(report));
     let _ = write!(
         o,
         "\"saving_percent\":{}",
@@ -583,6 +648,9 @@ pub fn explain_dot(report: &PlanReport, measured: Option<&Measured>) -> String {
             window_text(&n.vertex.window),
             cost_text(&n.cost)
         );
+        if n.parent.is_some() {
+            let _ = write!(label, "\nsliding: {}", n.slider.name());
+        }
         if let Some(m) = measured.and_then(|m| m.nodes.get(i)) {
             let _ = write!(
                 label,

@@ -181,10 +181,14 @@ fn general_candidates(target: &Window, downstream: &[Window]) -> (Vec<Window>, b
 
 /// Candidate factor windows for `target` under "partitioned by" (Algorithm 4 lines 1-4):
 /// tumbling windows whose range divides `d = gcd(r_1..r_K)` and is a multiple of `r_W`.
+/// A hopping downstream window is covered only by a factor whose slide divides its own, so
+/// `d` is also taken over the downstream slides: the candidates dropped are the ones that
+/// could not fit, and the bound on the list is not spent on them (RANGE 7 days SLIDE 1
+/// second keeps its one-second pane among the candidates).
 fn partitioned_candidates(target: &Window, downstream: &[Window]) -> (Vec<Window>, bool) {
-    let d = downstream
-        .iter()
-        .fold(0u128, |g, w| gcd(g, w.range_us as u128)) as i64;
+    let d = downstream.iter().fold(0u128, |g, w| {
+        gcd(gcd(g, w.range_us as u128), w.slide_us as u128)
+    }) as i64;
     let (ranges, truncated) = multiples_dividing(target.range_us, d, FACTOR_CANDIDATES_MAX);
     let start = factor_start(downstream);
     let out = ranges
@@ -258,11 +262,20 @@ pub fn algorithm3(wf: &Window, w: &Window, downstream: &[Window]) -> bool {
     lhs >= w.range_us as i128 * w1.range_us as i128
 }
 
-fn algorithm3_applies(sharing: Sharing, target: Target<'_>, wf: &Window, ds: &[Window]) -> bool {
+/// Whether Theorem 8 decides for `wf`: the paper's cost model (its proof counts one merge
+/// per partial, panes only), a real tumbling target and the shapes the theorem covers.
+fn algorithm3_applies(
+    sharing: Sharing,
+    model: &CostModel,
+    target: Target<'_>,
+    wf: &Window,
+    ds: &[Window],
+) -> bool {
     match target {
         Target::Root { .. } => false,
         Target::Window(w) => {
             sharing == Sharing::PartitionedBy
+                && model.is_paper()
                 && w.is_tumbling()
                 && wf.is_tumbling()
                 && wf.range_us as i128 >= 2 * w.range_us as i128
@@ -305,7 +318,7 @@ pub fn find_best_factor_window(
         .map(|wf| {
             let pattern_cost = pattern_cost(model, target, Some(&wf), downstream);
             let eq3 = at_most(pattern_cost.per_sec, without.per_sec);
-            let beneficial = if algorithm3_applies(sharing, target, &wf, downstream) {
+            let beneficial = if algorithm3_applies(sharing, model, target, &wf, downstream) {
                 let alg3 = algorithm3(&wf, &tw, downstream);
                 debug_assert_eq!(alg3, eq3, "Theorem 8: Algorithm 3 agrees with Equation 3");
                 alg3
@@ -320,7 +333,9 @@ pub fn find_best_factor_window(
             }
         })
         .collect();
-    if sharing == Sharing::PartitionedBy {
+    // Algorithm 4's domination rests on the paper's count (a partial is one merge, panes
+    // only); under the priced model every beneficial candidate competes on its cost.
+    if sharing == Sharing::PartitionedBy && model.is_paper() {
         let kept: Vec<Window> = candidates
             .iter()
             .filter(|c| c.beneficial)

@@ -10,9 +10,12 @@
 //! - [`graph`]: the WCG (section 2.2) and the relation of each [`Sharing`] (Theorems 5, 6);
 //! - [`cost`]: the cost model (section 3.2), ranked by long-run cost per second because the
 //!   paper's period `R` overflows for co-prime ranges;
+//! - [`sliding`]: the sliding-window aggregator of each node (panes, Two-Stacks,
+//!   subtract-on-evict), part of the cost model;
 //! - [`alg1`]: Algorithm 1, the min-cost WCG, a forest (Theorem 7);
 //! - [`factor`]: factor windows, Algorithms 2-4 with Equations 2-3 and Theorems 8-9;
 //! - [`report`]: the named steps and the final choice;
+//! - [`members`]: one plan for several queries, never costlier than each alone;
 //! - [`explain`]: EXPLAIN as text, JSON and Graphviz DOT;
 //! - [`flink`]: EXPLAIN (FORMAT FLINK), the shared plan of a set of queries as one Flink SQL
 //!   job (cascading window aggregation where it pays);
@@ -47,9 +50,12 @@ pub mod factor;
 pub mod flink;
 pub mod flink_cost;
 pub mod graph;
+pub mod members;
 pub mod report;
+pub mod sliding;
 
-pub use report::{optimize, Choice, PlanReport};
+pub use report::{optimize, optimize_for, Choice, PlanReport};
+pub use sliding::{Groups, Slider, Sliders, Workload};
 
 use crate::window::Window;
 
@@ -77,6 +83,9 @@ pub struct PlanNode {
     /// The node (index into [`SharedPlan::nodes`]) whose partials this one merges; `None`
     /// for a root, which folds raw tuples.
     pub parent: Option<usize>,
+    /// How the node computes its instances from its parent's partials
+    /// ([`Slider::Panes`] for a root).
+    pub slider: Slider,
 }
 
 /// A min-cost forest over the query's windows and any factor windows.
@@ -98,6 +107,7 @@ impl SharedPlan {
                     window: *w,
                     user_windows: vec![i],
                     parent: None,
+                    slider: Slider::Panes,
                 }),
             }
         }
@@ -110,6 +120,12 @@ impl SharedPlan {
 /// [`Sharing::None`]. Every user window is computed by exactly one node; duplicates share it.
 pub fn plan(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> SharedPlan {
     optimize(windows, sharing, eta_per_sec).plan
+}
+
+/// [`plan`] under `workload`: the cost model also prices groups per partial and chooses
+/// each node's sliding aggregator among those the aggregates allow ([`sliding`]).
+pub fn plan_for(windows: &[Window], sharing: Sharing, workload: &Workload) -> SharedPlan {
+    optimize_for(windows, sharing, workload).plan
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::alg1::{algorithm1, Forest};
 use super::cost::{clearly_less, CostModel};
 use super::factor::{algorithm2, Algorithm2};
 use super::graph::Wcg;
+use super::sliding::Workload;
 use super::{SharedPlan, Sharing};
 use crate::window::{pane_window, Window};
 
@@ -33,6 +34,8 @@ pub struct PlanReport {
     pub sharing: Sharing,
     /// The event rate `eta` used, events per second.
     pub eta_per_sec: f64,
+    /// The cost model every step used (rate, period, groups, allowed aggregators).
+    pub model: CostModel,
     /// The query's windows, in the order it lists them.
     pub windows: Vec<Window>,
     /// The virtual root `S`: the pane `<g, g>` of the window set.
@@ -79,9 +82,16 @@ pub fn percent_saved(cost: f64, baseline: f64) -> f64 {
     }
 }
 
-/// Run the optimizer's steps over `windows` (see the module docs).
+/// Run the optimizer's steps over `windows` (see the module docs) under the paper's cost
+/// model (one state per partial, panes only).
 pub fn optimize(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> PlanReport {
-    let model = CostModel::new(windows, eta_per_sec);
+    optimize_for(windows, sharing, &Workload::paper(eta_per_sec))
+}
+
+/// Run the optimizer's steps over `windows` under `workload`'s cost model: groups per
+/// partial and each node's sliding aggregator priced ([`super::sliding`]).
+pub fn optimize_for(windows: &[Window], sharing: Sharing, workload: &Workload) -> PlanReport {
+    let model = CostModel::for_workload(windows, workload);
     let wcg = Wcg::of_query(windows, sharing);
     let unshared = Forest::unshared(&wcg, &model);
     let pane = pane_window(windows);
@@ -101,6 +111,7 @@ pub fn optimize(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> PlanR
     let mut report = PlanReport {
         sharing,
         eta_per_sec: model.eta_per_sec,
+        model,
         windows: windows.to_vec(),
         pane,
         period_us: model.period_us,

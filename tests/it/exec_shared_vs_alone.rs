@@ -13,7 +13,7 @@ use tcq::exec::{Event, ExecLimits, QueryExec, RowBatch};
 use tcq::expr::WindowMetaValues;
 use tcq::sql::{AggCall, AggFunc, Aggregate, Expr, Query, Source, WindowMeta};
 use tcq::types::{Column, DataType, Value};
-use tcq::wcg::{self, SharedPlan};
+use tcq::wcg::{self, SharedPlan, Slider};
 use tcq::window::{Start, Window};
 
 const LIMITS: ExecLimits = ExecLimits {
@@ -304,6 +304,13 @@ proptest! {
         let sharing = tcq::agg::sharing_of(&funcs.iter().map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect::<Vec<_>>());
         let batches = batches_of(&tuples, split);
         let shared = canonical(run(&q, &windows, wcg::plan(&windows, sharing, 1e6), &batches));
+        // Every sliding aggregator the aggregates allow, on every node with a parent.
+        for slider in [Slider::TwoStacks, Slider::SubtractOnEvict] {
+            if let Some(plan) = with_slider(wcg::plan(&windows, sharing, 1e6), slider, &funcs) {
+                let sliding = canonical(run(&q, &windows, plan, &batches));
+                prop_assert_eq!(&sliding, &shared, "{} plan vs panes", slider);
+            }
+        }
         let alone: Vec<String> = {
             let mut all = Vec::new();
             for w in &windows {
@@ -329,7 +336,178 @@ proptest! {
             None => *w,
         }).collect();
         let with_cutoffs = canonical(run_cut(&q, &cw, &cc, wcg::plan(&cw, sharing, 1e6), &batches));
-        prop_assert_eq!(&with_cutoffs, &naive(&bounded, &tuples, grouped, &funcs), "cut-off epoch grids vs bounded windows");
+        let bounded_rows = naive(&bounded, &tuples, grouped, &funcs);
+        prop_assert_eq!(&with_cutoffs, &bounded_rows, "cut-off epoch grids vs bounded windows");
+        if let Some(plan) = with_slider(wcg::plan(&cw, sharing, 1e6), Slider::TwoStacks, &funcs) {
+            let sliding = canonical(run_cut(&q, &cw, &cc, plan, &batches));
+            prop_assert_eq!(&sliding, &bounded_rows, "two-stacks with cut-offs");
+        }
+    }
+}
+
+/// The naive reference under SLACK: current time is the highest timestamp consumed less
+/// `slack_us`; an instance is emitted once current time reaches its end, with every tuple
+/// that had arrived by then (late ones included).
+fn naive_slack(
+    windows: &[Window],
+    tuples: &[(i64, i32, i32)],
+    grouped: bool,
+    funcs: &[AggFunc],
+    slack_us: i64,
+) -> Vec<String> {
+    let mut rows = Vec::new();
+    for w in windows {
+        let (mut now, mut next_m): (Option<i64>, Option<i64>) = (None, None);
+        let mut seen: Vec<(i64, i32, i32)> = Vec::new();
+        for &(t, k, v) in tuples {
+            let time = t - slack_us;
+            if now.is_none_or(|n| time > n) {
+                let m0 = *next_m.get_or_insert(if w.is_bounded() {
+                    0
+                } else {
+                    w.next_closing_index(time)
+                });
+                now = Some(time);
+                let mut m = m0;
+                while w.upper_us(m) <= time {
+                    emit(w, m, &seen, grouped, funcs, &mut rows);
+                    m += 1;
+                }
+                next_m = Some(m);
+            }
+            seen.push((t, k, v));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// A window with RANGE a random multiple (1 to 5,000) of its SLIDE.
+fn long_window_strategy() -> impl Strategy<Value = Window> {
+    let ratio = prop_oneof![1i64..=8, 8i64..=200, 200i64..=5_000];
+    (
+        1i64..=4,
+        ratio,
+        prop_oneof![Just(None), (0i64..=6).prop_map(Some)],
+    )
+        .prop_map(|(s, k, o)| {
+            let start = o.map_or(Start::Epoch, Start::At);
+            Window::new(k * s, s, start).unwrap()
+        })
+}
+
+/// Tuples mostly in order and close together, with empty stretches (long gaps), late
+/// tuples within and beyond a SLACK of up to 12, and keys drawn from a range that moves
+/// with time, so groups come and go.
+fn moving_stream_strategy() -> impl Strategy<Value = Vec<(i64, i32, i32)>> {
+    prop::collection::vec(
+        (
+            prop_oneof![8 => 0i64..=3, 1 => 50i64..=4_000],
+            prop_oneof![6 => Just(0i64), 1 => 1i64..=20],
+            0i32..4,
+            -9i32..30,
+        ),
+        1..120,
+    )
+    .prop_map(|steps| {
+        let mut t = 0i64;
+        steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, (gap, back, k, v))| {
+                t += gap;
+                ((t - back).max(0), (i / 15) as i32 + k, v)
+            })
+            .collect()
+    })
+}
+
+/// `plan` with `slider` on every node that has a parent and that `slider` can run for
+/// `funcs` (subtract-on-evict: count and sum over partitioning edges); `None` when no node
+/// changed.
+fn with_slider(mut plan: SharedPlan, slider: Slider, funcs: &[AggFunc]) -> Option<SharedPlan> {
+    let allowed = match slider {
+        Slider::SubtractOnEvict => funcs
+            .iter()
+            .all(|f| matches!(f, AggFunc::CountStar | AggFunc::Count | AggFunc::Sum)),
+        _ => true,
+    };
+    if !allowed {
+        return None;
+    }
+    let windows: Vec<Window> = plan.nodes.iter().map(|n| n.window).collect();
+    let mut changed = false;
+    for n in &mut plan.nodes {
+        let Some(p) = n.parent else { continue };
+        if slider == Slider::SubtractOnEvict && !n.window.is_partitioned_by(&windows[p]) {
+            continue;
+        }
+        n.slider = slider;
+        changed = true;
+    }
+    changed.then_some(plan)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    /// Long windows that slide often, along the plans the cost model picks with sliding
+    /// aggregators allowed and with each aggregator forced, under SLACK, against each
+    /// window alone and the naive reference.
+    #[test]
+    fn sliding_aggregators_equal_each_window_alone(
+        windows in prop::collection::vec(long_window_strategy(), 1..3),
+        tuples in moving_stream_strategy(),
+        class in 0usize..3,
+        grouped in any::<bool>(),
+        split in 1usize..40,
+        slack in prop_oneof![Just(0i64), 1i64..=12],
+        eta in prop_oneof![Just(0.05f64), Just(1e5), Just(1e6)],
+    ) {
+        let funcs: Vec<AggFunc> = match class {
+            0 => vec![AggFunc::CountStar, AggFunc::Sum],
+            1 => vec![AggFunc::Min, AggFunc::Max],
+            _ => vec![AggFunc::CountStar, AggFunc::Max],
+        };
+        let calls = funcs.iter().map(|f| match f {
+            AggFunc::CountStar => call(*f, None, DataType::Int8),
+            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
+            _ => call(*f, Some(2), DataType::Int4),
+        }).collect();
+        let q = query(calls, grouped);
+        let batches = batches_of(&tuples, split);
+        let want = naive_slack(&windows, &tuples, grouped, &funcs, slack);
+        let run_slack = |plan: SharedPlan| -> Vec<String> {
+            let mut exec = QueryExec::new(
+                q.clone(), windows.clone(), vec![None; windows.len()], plan, vec![], false,
+                LIMITS, 1_000_000,
+            ).unwrap();
+            exec.set_slack(slack);
+            let mut out = Vec::new();
+            for b in &batches {
+                exec.push(b, &mut out).unwrap();
+            }
+            canonical(out.into_iter().flat_map(Event::into_rows).collect())
+        };
+        let specs: Vec<tcq::agg::AggSpec> = funcs.iter()
+            .map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect();
+        let sharing = tcq::agg::sharing_of(&specs);
+        let workload = wcg::Workload {
+            eta_per_sec: eta,
+            groups: if grouped { wcg::Groups::Estimated(4.0) } else { wcg::Groups::One },
+            sliders: tcq::agg::sliders_of(&specs),
+        };
+        let modelled = wcg::plan_for(&windows, sharing, &workload);
+        prop_assert_eq!(&run_slack(modelled.clone()), &want, "model's plan {:?}", modelled);
+        let paper = wcg::plan(&windows, sharing, 1e6);
+        for slider in [Slider::TwoStacks, Slider::SubtractOnEvict] {
+            if let Some(plan) = with_slider(paper.clone(), slider, &funcs) {
+                prop_assert_eq!(&run_slack(plan.clone()), &want, "{} on {:?}", slider, plan);
+            }
+        }
+        if windows.iter().all(|w| w.range_us / w.slide_us <= 100) {
+            prop_assert_eq!(&run_slack(SharedPlan::unshared(&windows)), &want, "alone");
+        }
     }
 }
 

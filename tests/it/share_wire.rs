@@ -320,12 +320,19 @@ async fn explain_shows_the_plan_a_query_would_join_and_both_costs() {
         "{joined:?}"
     );
     // Per hour at one event per minute. Q1 {10, 20} alone: 10 <- raw (60), 20 <- 10 (3
-    // instances of M = 2: 6) = 66. Q2 {20, 30/10} alone: a 10-minute factor window (60),
-    // 20 <- 10 (6), 30/10 <- 10 (6 instances of M = 3: 18) = 84. Shared: one 10-minute
-    // root, 20 and 30/10 from it = 84 against 66 + 84 = 150.
+    // instances of M = 2 on panes: 6) = 66. Q2 {20, 30/10} alone: a 10-minute factor window
+    // (60), 20 <- 10 (6), 30/10 <- 10 (6 instances, subtract-on-evict: one partial in and
+    // one out each, 12; panes would merge M = 3: 18) = 78. Shared: one 10-minute root, 20
+    // and 30/10 from it = 78 against 66 + 78 = 144.
     assert!(
         joined.iter().any(|l| l
-            == "  Model cost of its 2 queries with this one at 1 per minute: 84 events per hour shared, 150 each alone (1.8x)"),
+            == "  Model cost of its 2 queries with this one at 1 per minute: 78 events per hour shared, 144 each alone (1.8x)"),
+        "{joined:?}"
+    );
+    assert!(
+        joined.iter().any(|l| l.contains(
+            "w2: RANGE 30 minutes SLIDE 10 minutes START AT '2001-01-01 00:00:00' <- f1 (M = 3): 8 events per R, 12 per hour; sliding: subtract-on-evict (panes 18, subtract-on-evict 12, two-stacks 18 events per hour)"
+        )),
         "{joined:?}"
     );
     exec(&admin, "SET tcq.share_across_queries = off").await;

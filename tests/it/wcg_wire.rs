@@ -325,7 +325,8 @@ async fn a_query_gets_the_same_plan_before_and_after_its_stream_has_data() {
 /// Issue 11: a plan made before its stream had a rate is re-planned for the rate its first
 /// batch shows, before it has consumed anything (so exactly). A 1 s / 1 ms window is planned
 /// without the pane at the assumed 1,000 events/s, and with it once 20,000 rows/s arrive;
-/// its rows are those of the window computed alone.
+/// its rows are those of the window computed alone. (A float sum merges on panes only:
+/// with a sliding aggregator the pane would win at any rate, issue 33.)
 #[tokio::test]
 async fn a_plan_made_before_data_is_replanned_for_the_rate_of_its_first_batch() {
     replanned_for_the_first_batch(true).await;
@@ -386,7 +387,7 @@ async fn replanned_for_the_first_batch(share: bool) {
     let rows = tokio::spawn(async move {
         common::rows(
             &reader,
-            "SELECT count(*), sum(v) FROM s [RANGE BY '1 second' SLIDE BY '1 millisecond' \
+            "SELECT count(*), sum(v::float8) FROM s [RANGE BY '1 second' SLIDE BY '1 millisecond' \
              START AT '2030-01-01 00:00:00'] LIMIT 3",
         )
         .await

@@ -18,8 +18,8 @@ use tcq::http::HttpOptions;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// The demo's aggregate over three correlated windows: the plan shares a 10-minute factor
-/// window.
+/// The demo's aggregate over three correlated windows, whose plan (chosen by cost from the
+/// data) the console draws.
 const QUERY: &str =
     "SELECT origin, wrange(*), count(*), avg(delay), max(delay), wtime(*) FROM flights \
     [RANGE BY '20 minutes' START AT '2001-01-01'] [RANGE BY '30 minutes' START AT '2001-01-01'] \
@@ -121,7 +121,7 @@ async fn the_console_renders_every_page_in_headless_chromium() {
         "the browser check failed:\n{stdout}\n{stderr}"
     );
     assert!(
-        stdout.contains("ok: plan: factor windows marked ['f1']"),
+        stdout.contains("ok: plan: edges with multipliers"),
         "{stdout}"
     );
     assert!(stdout.contains("ok: tail: rows rendered"), "{stdout}");

@@ -43,7 +43,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, "bench-data")
-PARQUET = os.environ.get("TCQ_BENCH_PARQUET", "/work/shared/data/flights-3m.parquet")
+PARQUET = os.environ.get(
+    "TCQ_BENCH_PARQUET", os.path.join(ROOT, "..", "shared", "data", "flights-3m.parquet"))
 CSV = os.path.join(CACHE, "flights-3m.csv")
 
 STREAM = (

@@ -31,7 +31,7 @@ GROUP BY ALL
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parquet", nargs="?", default="/work/shared/data/flights-3m.parquet")
+    ap.add_argument("parquet", nargs="?", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "flights-3m.parquet"))
     ap.add_argument("--tcqd", default="target/release/tcqd")
     args = ap.parse_args()
     try:

@@ -2,7 +2,7 @@
 """Ingest into tcq from Kafka against COPY, and against a bare Kafka fetch, in one run.
 
 Run by scripts/bench_kafka.sh (which builds tcqd and examples/kafka_bench.rs in release
-mode). On the 3 M flights (TCQ_BENCH_PARQUET, default /work/shared/data/flights-3m.parquet):
+mode). On the 3 M flights (TCQ_BENCH_PARQUET, default ../shared/data/flights-3m.parquet beside the checkout):
 1. Tansu (memory storage) on a free port; the flights produced into a topic of 2
    partitions as one JSON message each (kafka_bench produce);
 2. bare fetch: kafka_bench fetch reads both partitions at once with rskafka, decoding

@@ -9,7 +9,7 @@ Computes what the demo's continuous query must emit:
     FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT '2001-01-01 00:00:00']
     GROUP BY origin
 
-by the definition of DESIGN.md section 2, not by simulating slide events: instance m is
+by the definition of docs/sql.md, Windows, not by simulating slide events: instance m is
 [o + m*s, o + m*s + r); it is emitted once current time (the largest timestamp ingested)
 reaches its end; a group with no tuples in an instance emits nothing. Writes one CSV row per
 (instance, origin), sorted by wtime then origin: wtime,origin,count,avg,max, with avg

@@ -1,5 +1,5 @@
 -- aggregates: every aggregate over one window, with PostgreSQL's result types and NULL
--- handling (DESIGN.md 1): count(*) counts rows, count(x) and the others skip NULLs;
+-- handling (docs/sql.md): count(*) counts rows, count(x) and the others skip NULLs;
 -- sum(integer) is bigint, sum(bigint) is numeric (no overflow at 1.8e19), avg(integer) and
 -- avg(bigint) are numeric with PostgreSQL's division scale (16 significant digits, so
 -- 1/2 prints as 0.50000000000000000000), float aggregates are double precision. The second

@@ -1,5 +1,5 @@
 -- errors: what a continuous query may not say, each with PostgreSQL's SQLSTATE
--- (DESIGN.md 1): window lengths in months or years have no fixed length and non-positive
+-- (docs/sql.md): window lengths in months or years have no fixed length and non-positive
 -- RANGE/SLIDE are invalid (22023); malformed interval and timestamp literals (22007);
 -- grouping errors (42803), unknown functions (42883), syntax errors (42601); cursors outside
 -- a transaction block (25P01), unknown cursors (34000), and a failed block (25P02).

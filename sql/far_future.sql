@@ -1,5 +1,5 @@
 -- far_future: a far-future timestamp must neither hang the server nor exhaust its memory
--- (DESIGN.md 2). The policy (README, "Limits"): after one jump of current time, at most
+-- (docs/sql.md, Windows). The policy (README, "Limits"): after one jump of current time, at most
 -- 100,000 consecutive empty slide events are emitted; the rest of the run is skipped with a
 -- NOTICE. A 1-second window and a jump of 100 years (3,155,673,600 window ends): the first
 -- instance holds one tuple, 100,000 empty instances follow (HAVING hides them), the other

@@ -1,7 +1,7 @@
 -- groupby: WHERE, GROUP BY, HAVING, expressions over group keys and aggregates, ORDER BY
 -- within one slide event, and LIMIT, which ends the query after that many rows (a FETCH
 -- that asks for more returns what there is, then nothing). The last tuple (00:00:35, k 'z')
--- fails every WHERE below, yet it still advances time and closes [20,30) (DESIGN.md 2).
+-- fails every WHERE below, yet it still advances time and closes [20,30) (docs/sql.md, Windows).
 -- By hand, per 10-second instance (k: values):
 --   [0,10):  a: 1 2 3    b: 10 20   c: 5 5
 --   [10,20): a: 7        b: 1 2     c: 1 2 3

@@ -1,6 +1,6 @@
 -- ingest: INSERT (multi-row, column lists, defaults to NULL) and COPY FROM STDIN in text
 -- and CSV with HEADER, DELIMITER and NULL, read by a query without a window clause, which
--- passes each matching tuple through as it arrives (DESIGN.md 1). Bad values are errors
+-- passes each matching tuple through as it arrives (docs/sql.md). Bad values are errors
 -- with PostgreSQL's codes (22P02, 22007, 42601, 42703, 22P04); a bad row rejects its
 -- whole COPY (the good row before it never reaches the query) and the error names the line.
 CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v integer, k text);

@@ -1,4 +1,4 @@
--- joins: two streams under their own windows (DESIGN.md 2). The query's current time is
+-- joins: two streams under their own windows (docs/sql.md, Windows). The query's current time is
 -- the lowest of its streams' times; a tuple is live from the end of its first instance to
 -- the end of the instance after its last; a join tuple from the latest birth to the
 -- earliest death of its parts; one slide event per distinct window end. Here a is hopping

@@ -1,5 +1,5 @@
 -- late: late tuples and batching. A tuple joins every instance not yet emitted; emitted rows
--- are never revised (DESIGN.md 2). The same four tuples arrive one INSERT each, in one
+-- are never revised (docs/sql.md, Windows). The same four tuples arrive one INSERT each, in one
 -- multi-row INSERT, and in one COPY: all three must give the same rows, because a batch
 -- gives exactly the rows that feeding its tuples one at a time gives. With RANGE 10 s and
 -- SLIDE 5 s, 00:00:11 closes [0,10) = {00:00:02}; 00:00:08 is then late for [0,10) but

@@ -1,5 +1,5 @@
 -- streams: CREATE STREAM and DROP STREAM, the column types a stream may declare,
--- TIMESTAMPCOLUMN and TYPE, schema-qualified names, and the errors of each (DESIGN.md 1).
+-- TIMESTAMPCOLUMN and TYPE, schema-qualified names, and the errors of each (docs/sql.md).
 -- Error codes are PostgreSQL's: 42P07 duplicate, 42P01 unknown relation, 42704 unknown
 -- type, 42P16 invalid stream definition, 42601 syntax.
 CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, distance integer, origin text, destination text);

@@ -1,6 +1,6 @@
 -- windows: tumbling (SLIDE omitted), hopping (slide < range) and jumping (slide > range)
 -- windows over the same eight tuples, read through cursors, with every row computed by hand
--- from DESIGN.md section 2: instance m is [o + m*s, o + m*s + r); it is emitted once current
+-- from docs/sql.md, Windows: instance m is [o + m*s, o + m*s + r); it is emitted once current
 -- time (the largest timestamp seen) reaches its end; a tuple on a boundary belongs to the
 -- later instance; tuples in a jumping window's gap belong to none; an empty instance gives
 -- one row with count 0 and NULL aggregates when ungrouped, nothing when grouped. The last

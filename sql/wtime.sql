@@ -1,5 +1,5 @@
 -- wtime: wtime(*) is the end (exclusive) of the instance a row belongs to, wstart(*) its
--- start, wrange(*) and wslide(*) the window's RANGE and SLIDE as intervals (DESIGN.md 1).
+-- start, wrange(*) and wslide(*) the window's RANGE and SLIDE as intervals (docs/sql.md).
 -- Interval literals may be written '00:01:00'. START AT 'epoch' anchors the grid at
 -- 1970-01-01 with no first-window cut-off. tcq_advance(stream, time) is the heartbeat that
 -- moves an idle stream's time forward and closes its windows. Without START AT the grid

@@ -1,6 +1,6 @@
 //! SQL data types and values.
 //!
-//! [`DataType`] is the closed set of column types a stream may declare (DESIGN.md section 1);
+//! [`DataType`] is the closed set of column types a stream may declare (docs/sql.md);
 //! [`Value`] is one datum of any of them. A value is small and owns its text inline when the
 //! text is short ([`compact_str::CompactString`] keeps up to 24 bytes without allocating), so
 //! a batch of rows can be a flat `Vec<Value>` without one allocation per tuple for typical

@@ -1,13 +1,13 @@
 //! The window algebra: windows, their instances, and how one window covers another.
 //!
 //! A window `W = <r, s, o>` (range, slide, start) has instances
-//! `I_m = [o + m*s, o + m*s + r)`, half-open, for `m = 0, 1, 2, ...` (DESIGN.md section 2).
+//! `I_m = [o + m*s, o + m*s + r)`, half-open, for `m = 0, 1, 2, ...` (docs/sql.md, Windows).
 //! With `START AT 'epoch'` the grid is unbounded: `o = 0` and `m` ranges over all integers,
 //! so instances also cover times before 1970. All arithmetic uses floor division, never
 //! truncation, and is carried out in `i128` so that no window a user can write overflows.
 //!
 //! The relations between windows are the paper's (Wu et al., section 3), generalised to start
-//! offsets as DESIGN.md section 3 states them:
+//! offsets as the paper states them:
 //! - [`Window::is_covered_by`]: Theorem 1 with offsets,
 //! - [`Window::covering_multiplier`]: Theorem 3,
 //! - [`Window::is_partitioned_by`]: Theorem 4.
@@ -185,7 +185,7 @@ impl Window {
     }
 
     /// Index of the current instance at current time `now_us`: the instance with the latest
-    /// end `<= now_us` (DESIGN.md section 2). `None` before the first instance has ended.
+    /// end `<= now_us` (docs/sql.md, Windows). `None` before the first instance has ended.
     pub fn current_index(&self, now_us: i64) -> Option<i64> {
         let (s, r, o) = (
             self.slide_us as i128,
@@ -298,7 +298,7 @@ pub fn lcm_checked(a: u128, b: u128) -> Option<u128> {
 }
 
 /// The pane length `g` of a window set: the gcd of every range, slide and offset difference
-/// (DESIGN.md section 3). The paper's atomic unit window `S<1, 1>` becomes the tumbling window
+/// (docs/sharing.md). The paper's atomic unit window `S<1, 1>` becomes the tumbling window
 /// of length `g`, every window of the set is partitioned by it, and candidate factor windows
 /// are multiples of it. Offsets count through their differences only, unless some window is
 /// on the unbounded epoch grid, whose offset 0 then anchors every other offset too. `0` for an

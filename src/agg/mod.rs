@@ -932,7 +932,7 @@ mod tests {
     }
 
     /// merge(update(a), update(b)) == update(a ++ b) for splits of size 0, 1, 5, many, with
-    /// NULLs (STYLE.md habit 5), for every aggregate over integers, numerics and floats.
+    /// NULLs, for every aggregate over integers, numerics and floats.
     #[test]
     fn merge_of_splits_equals_update_of_all() {
         let funcs = [

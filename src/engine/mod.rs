@@ -71,7 +71,7 @@ use crate::types::{Column, Value};
 /// deep (the binder refuses deeper ones with 54001). 8 MiB.
 pub const THREAD_STACK_BYTES: usize = 8 << 20;
 
-/// Resource limits, each with a documented default (STYLE.md habit 9).
+/// Resource limits, each with a documented default.
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Continuous queries registered at once. Default 1,024.

@@ -3,7 +3,7 @@
 //! Statements are parsed at prepare time and bound against the catalog when they are
 //! described or executed, so a multi-statement string may create a stream and then read it.
 //! Cursors hold a running query's subscription; `FETCH n` waits until it has `n` rows or the
-//! query ends, as DESIGN.md section 1 asks.
+//! query ends, as a PostgreSQL cursor does.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Windowed joins of two or more streams: a global current time, birth and death of base
-//! and join tuples, and the rows of each slide event (DESIGN.md section 2).
+//! and join tuples, and the rows of each slide event (docs/sql.md, Windows).
 //!
 //! [`JoinExec`] is fed batches of each stream it reads, in the order the server accepted
 //! them ([`JoinExec::push`]), and heartbeats ([`JoinExec::heartbeat`]). Each input (a stream

@@ -1,7 +1,7 @@
 //! One continuous query over one stream: time, slide events, and the rows they produce.
 //!
 //! [`QueryExec::push`] takes a [`RowBatch`] in arrival order. For each tuple it first moves
-//! the query's current time (the highest timestamp consumed, DESIGN.md section 2) — also for
+//! the query's current time (the highest timestamp consumed; docs/sql.md, Windows) — also for
 //! tuples the WHERE clause rejects, so a selective query's windows still close on time —
 //! emitting one [`Event::Rows`] per slide event passed, in time order; then it folds the
 //! tuple into every instance that has not closed. Splitting a batch where it crosses a

@@ -145,7 +145,7 @@ pub enum Plan {
         name: String,
     },
     /// `SELECT tcq_advance('stream', timestamp)`: a heartbeat that moves an idle stream's
-    /// time forward (DESIGN.md section 2).
+    /// time forward (docs/sql.md, Windows).
     Advance {
         /// The stream's name, a `text` expression over no input row (a literal or `$n`);
         /// evaluated once, then normalised as an identifier (lower-cased unless quoted).

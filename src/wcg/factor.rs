@@ -4,7 +4,7 @@
 //! A factor window `W_f` is inserted between a target window `W` and its downstream windows
 //! `W_1..W_K` (Figure 9): `W_f <= W` and `W_j <= W_f`. Targets are every window with
 //! downstream windows and the virtual root `S`, whose downstream windows are those no other
-//! window covers. Here `S` is the raw stream on the pane grid (DESIGN.md section 3): an edge
+//! window covers. Here `S` is the raw stream on the pane grid (docs/sharing.md): an edge
 //! from `S` costs `eta * r` per instance, and the pane itself, `<g, g>`, is a candidate
 //! factor window of `S` (with `S<1, 1>` the paper never needs it; with `S = <g, g>` it is the
 //! factor window 10 of Example 7).

@@ -1,7 +1,7 @@
 //! The window coverage graph (WCG): sharing sub-aggregates between correlated windows.
 //!
 //! Paper: Wu, Bernstein, Raizman, Pavlopoulou, "Cost-based Query Rewriting Techniques for
-//! Optimizing Aggregates Over Correlated Windows" (DESIGN.md section 3 restates it).
+//! Optimizing Aggregates Over Correlated Windows".
 //! The executor consumes [`SharedPlan`]: a forest of windows in which every non-root node
 //! is computed from its parent's partial aggregates. [`plan`] returns it; [`optimize`] also
 //! returns every step that led to it, as a [`PlanReport`] that [`explain`] renders.
@@ -130,7 +130,7 @@ pub fn plan_for(windows: &[Window], sharing: Sharing, workload: &Workload) -> Sh
 
 #[cfg(test)]
 mod tests {
-    //! The paper's worked examples (DESIGN.md section 3), exactly: one event per minute,
+    //! The paper's worked examples (docs/sharing.md), exactly: one event per minute,
     //! windows in minutes.
     use super::factor::{find_best_factor_window, Target};
     use super::*;

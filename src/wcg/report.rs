@@ -1,4 +1,4 @@
-//! The optimizer's named steps and their results: what EXPLAIN shows (STYLE.md habit 3).
+//! The optimizer's named steps and their results: what EXPLAIN shows.
 //!
 //! [`optimize`] runs the steps in order, keeping each one's result in the [`PlanReport`]:
 //! 1. the WCG of the query's windows under the aggregates' relation (section 2.2);

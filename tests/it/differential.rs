@@ -1,5 +1,5 @@
 //! Differential test over the wire: seeded random streams through random windows, against a
-//! naive evaluator written here from DESIGN.md section 2.
+//! naive evaluator written here from the documented window semantics.
 //!
 //! Each case declares a stream, registers `SELECT [k,] count(*), sum(v), min(v), max(v),
 //! wstart(*), wtime(*)` over one random window (tumbling, hopping or jumping; explicit or

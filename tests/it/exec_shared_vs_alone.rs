@@ -1,6 +1,6 @@
 //! The shared WCG plan gives exactly the rows of every window computed on its own.
 //!
-//! Protects the heart of the engine (DESIGN.md section 3, STYLE.md habit 14): for seeded
+//! Protects the heart of the engine: for seeded
 //! random window sets (tumbling, hopping, jumping, offset and epoch starts), random streams
 //! (gaps, duplicate timestamps, ties on instance boundaries, late tuples) and each aggregate
 //! class (partitioned-by, covered-by, holistic), the executor running the min-cost plan must

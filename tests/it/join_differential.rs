@@ -2,7 +2,7 @@
 //! streams (and self-joins), random windows (tumbling, hopping, jumping; explicit START AT
 //! offsets or the epoch grid), random predicates (equi-joins, general comparisons, both, a
 //! filter on one side only) and random arrival interleavings with late tuples, fed through
-//! INSERT and COPY in turn, some inputs with a SLACK, against a naive reference written here from DESIGN.md section 2.
+//! INSERT and COPY in turn, some inputs with a SLACK, against a naive reference written here from the documented window semantics.
 //!
 //! The reference knows nothing of birth and death: it walks the arrivals in order, keeps
 //! each stream's time and the global time (their minimum), and at every slide event (every

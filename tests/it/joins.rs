@@ -1,5 +1,5 @@
 //! Windowed joins over the wire, with values worked out by hand from the semantics
-//! (DESIGN.md section 2, TelegraphCQ's window semantics note): the global current time is
+//! (TelegraphCQ's window semantics; docs/sql.md, Windows): the global current time is
 //! the lowest of the streams' times; a base tuple is live from the end of its first
 //! instance to the end of the instance after its last; a join tuple from the max of its
 //! components' births to the min of their deaths; one slide event per distinct window end.

@@ -11,7 +11,7 @@
 //! TCQ_REGRESS_BLESS=1 cargo test --test it regress::      # rewrite the expected files
 //! ```
 //!
-//! The expected files were written by hand from DESIGN.md's semantics before the engine
+//! The expected files were written by hand from the documented window semantics before the engine
 //! existed; blessing is for deliberate changes, after reading the diff.
 //!
 //! Script language: SQL statements end with `;` at the end of a line; each is sent alone with

@@ -1,4 +1,4 @@
-//! Time and window semantics over the wire (DESIGN.md section 2), with exact values.
+//! Time and window semantics over the wire (docs/sql.md, Windows), with exact values.
 //!
 //! Each test registers a continuous query through a cursor (BEGIN; DECLARE; ...; FETCH n),
 //! feeds tuples on the same or another connection, and compares the rows of each slide event

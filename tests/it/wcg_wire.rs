@@ -2,7 +2,7 @@
 //! streams one row set per window, computed along the shared plan.
 //!
 //! Paper: Wu et al., "Cost-based Query Rewriting Techniques for Optimizing Aggregates Over
-//! Correlated Windows", Examples 6-8 (DESIGN.md section 3), with one event per minute.
+//! Correlated Windows", Examples 6-8 (docs/sharing.md), with one event per minute.
 
 use crate::common;
 

@@ -158,7 +158,11 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
 
 /// Messages behind the high watermarks from the offsets `next`; known once each of the
 /// `partitions` has reported its high watermark.
-fn lag(watermarks: &BTreeMap<i32, i64>, next: &BTreeMap<i32, i64>, partitions: usize) -> Option<i64> {
+fn lag(
+    watermarks: &BTreeMap<i32, i64>,
+    next: &BTreeMap<i32, i64>,
+    partitions: usize,
+) -> Option<i64> {
     let behind = watermarks
         .iter()
         .map(|(p, hw)| (hw - next.get(p).copied().unwrap_or(0)).max(0))

@@ -256,7 +256,8 @@ fn q1_runs_as_flinks_own_hop_unless_its_factor_window_pays() {
         ..ExportOptions::default()
     };
     let forced = job_of(&[&q], 0, &wcg, None).unwrap();
-    assert!(view(&forced, &format!("{p}_r1h_s10m{AT}")).contains(&format!("HOP(TABLE {p}_r10m_s10m{AT}, DESCRIPTOR(rt)")));
+    assert!(view(&forced, &format!("{p}_r1h_s10m{AT}"))
+        .contains(&format!("HOP(TABLE {p}_r10m_s10m{AT}, DESCRIPTOR(rt)")));
     let last = plain.iter().rev().nth(1).unwrap();
     assert!(
         last.contains(

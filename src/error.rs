@@ -65,6 +65,10 @@ pub enum Error {
     /// 42704: an unknown type name.
     #[error("{0}")]
     UndefinedObject(String),
+    /// 42P02: a `$n` that names no parameter: one given no value in a simple query, `$0`,
+    /// or a number past the protocol's 65,535 parameters.
+    #[error("{0}")]
+    UndefinedParameter(String),
     /// 42P18 / 42P08: a parameter whose type cannot be determined.
     #[error("{0}")]
     IndeterminateDatatype(String),

@@ -812,6 +812,14 @@ impl Session {
             Err(_) if self.tx == TxStatus::Failed => return Err(Error::InFailedTransaction),
             Err(e) => return Err(e),
         };
+        // A statement that takes parameters given none (a simple query, or a Bind without
+        // values) is refused as PostgreSQL's parser refuses it, before anything runs.
+        let wanted = plan.param_count();
+        if params.is_empty() && wanted > 0 && self.tx != TxStatus::Failed {
+            return Err(Error::UndefinedParameter(format!(
+                "there is no parameter ${wanted}"
+            )));
+        }
         match &mut plan {
             Plan::Query(q)
             | Plan::CopyTo { query: q, .. }

@@ -103,6 +103,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::UndefinedObject(_) => "42704",
         Error::UndefinedSchema(_) => "3F000",
         Error::IndeterminateDatatype(_) => "42P18",
+        Error::UndefinedParameter(_) => "42P02",
         Error::InvalidTextRepresentation(_) => "22P02",
         Error::InvalidDatetimeFormat(_) => "22007",
         Error::DatetimeFieldOverflow(_) => "22008",

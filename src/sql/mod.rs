@@ -226,6 +226,28 @@ pub fn parse_type_name(name: &str) -> Result<DataType> {
     types::type_from_name(name)
 }
 
+/// The most parameters a statement may have: the protocol's Bind message counts them in
+/// 16 bits, so PostgreSQL can be sent no more either.
+pub(crate) const PARAMS_MAX: usize = 65_535;
+
+/// The 0-based index of a placeholder token (`$1` is 0). Errors: 42P02 `there is no
+/// parameter $n` for `$0` and for a number past [`PARAMS_MAX`] (which no Bind could fill,
+/// and whose type slots would otherwise be allocated up to it).
+pub(crate) fn placeholder_index(p: &str) -> Result<usize> {
+    let digits = p.strip_prefix('$').unwrap_or(p);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(crate::Error::Syntax(format!(
+            "syntax error at or near \"{p}\""
+        )));
+    }
+    match digits.parse::<usize>() {
+        Ok(n) if (1..=PARAMS_MAX).contains(&n) => Ok(n - 1),
+        _ => Err(crate::Error::UndefinedParameter(format!(
+            "there is no parameter {p}"
+        ))),
+    }
+}
+
 /// Run a step of a recursion over expressions with enough stack: the stack grows in 4 MiB
 /// segments whenever less than 256 KiB remain, so no expression depth overflows a thread.
 pub fn deep<R>(f: impl FnOnce() -> R) -> R {

@@ -244,6 +244,26 @@ pub enum Plan {
     Empty,
 }
 
+impl Plan {
+    /// How many parameters (`$1..$n`) the statement takes: the length of its
+    /// `param_types`, 0 for a statement that takes none.
+    pub fn param_count(&self) -> usize {
+        match self {
+            Plan::Insert(i) => i.param_types.len(),
+            Plan::Update(u) => u.param_types.len(),
+            Plan::Delete(d) => d.param_types.len(),
+            Plan::Query(q)
+            | Plan::Explain { query: q, .. }
+            | Plan::CopyTo { query: q, .. }
+            | Plan::Declare { query: q, .. } => q.param_types.len(),
+            Plan::Advance { param_types, .. } | Plan::SessionCall { param_types, .. } => {
+                param_types.len()
+            }
+            _ => 0,
+        }
+    }
+}
+
 /// Role attributes of CREATE ROLE / ALTER ROLE; `None` leaves one at its default (CREATE)
 /// or as it is (ALTER).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

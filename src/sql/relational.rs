@@ -2186,15 +2186,11 @@ impl RelBinder<'_> {
             ast::Value::Boolean(b) => RExpr::Lit(Value::Bool(*b)),
             ast::Value::Null => RExpr::Lit(Value::Null),
             ast::Value::Placeholder(p) => {
-                let n: usize = p
-                    .strip_prefix('$')
-                    .and_then(|d| d.parse().ok())
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
-                if self.params.len() < n {
-                    self.params.resize(n, None);
+                let i = super::placeholder_index(p)?;
+                if self.params.len() <= i {
+                    self.params.resize(i + 1, None);
                 }
-                RExpr::Param(n - 1)
+                RExpr::Param(i)
             }
             other => return Err(unsupported(format!("literal {other} is not supported"))),
         })

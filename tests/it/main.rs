@@ -40,6 +40,7 @@ mod pg_differential;
 mod pg_rules;
 mod protocol_attacks;
 mod psql_regress;
+mod qa_bad_sql;
 mod regress;
 mod result_blocks;
 mod roles;

@@ -137,7 +137,7 @@ impl Binder<'_> {
             defaults.push(default);
         }
         if !self.params.is_empty() {
-            return Err(Error::Syntax(
+            return Err(Error::UndefinedParameter(
                 "there is no parameter $1 in CREATE TABLE".into(),
             ));
         }

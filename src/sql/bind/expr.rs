@@ -731,12 +731,7 @@ impl Binder<'_> {
                 ty: None,
             },
             ast::Value::Placeholder(p) => {
-                let n: usize = p
-                    .strip_prefix('$')
-                    .and_then(|d| d.parse().ok())
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
-                let i = n - 1;
+                let i = crate::sql::placeholder_index(p)?;
                 if self.params.len() <= i {
                     self.params.resize(i + 1, None);
                 }

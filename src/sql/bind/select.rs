@@ -486,7 +486,7 @@ impl Binder<'_> {
         let ast::Value::Placeholder(p) = &v.value else {
             return None;
         };
-        let i = p.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)?;
+        let i = crate::sql::placeholder_index(p).ok()?;
         if self.params.len() <= i {
             self.params.resize(i + 1, None);
         }

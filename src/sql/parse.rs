@@ -1009,11 +1009,94 @@ impl OptToks<'_> {
     }
 }
 
-/// Parse tokens as exactly one ordinary statement with sqlparser.
+/// How deep sqlparser may recurse into one statement (parentheses, calls, subqueries,
+/// CASE, NOT): as deep as the binder lets expressions nest
+/// ([`super::bind::EXPRESSION_DEPTH_MAX`]), plus the levels a statement takes around them.
+const PARSE_DEPTH_MAX: usize = super::bind::EXPRESSION_DEPTH_MAX + 50;
+
+/// The stack a parse to [`PARSE_DEPTH_MAX`] runs on (sqlparser's recursion is not
+/// instrumented, so it gets all of it at once; only the pages it touches are used).
+const DEEP_PARSE_STACK_BYTES: usize = 256 << 20;
+
+/// Set operations (UNION, INTERSECT, EXCEPT) one statement may hold: each nests the parsed
+/// statement one level deeper, and PostgreSQL too refuses a chain of about 10,000 (54001).
+pub(crate) const SET_OPERATIONS_MAX: usize = 10_000;
+
+/// Parse tokens as exactly one ordinary statement with sqlparser. Most statements parse
+/// within sqlparser's default depth (50) on the caller's stack. sqlparser reports a
+/// statement that goes past its depth as such in most places, but where it tries
+/// alternatives (CASE, NOT) as a syntax error or as a shorter statement that leaves tokens
+/// over; so a statement that fails in any way is parsed again, to [`PARSE_DEPTH_MAX`], on a
+/// stack of [`DEEP_PARSE_STACK_BYTES`], which finds the same error when it was one.
+/// Errors: 42601 with PostgreSQL's wording; 54001 past [`SET_OPERATIONS_MAX`], or for a
+/// failure of a statement that may nest past [`PARSE_DEPTH_MAX`].
 fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> {
+    let set_operations = toks
+        .iter()
+        .filter(|t| {
+            ["UNION", "INTERSECT", "EXCEPT"]
+                .iter()
+                .any(|k| word_is(&t.token, k))
+        })
+        .count();
+    if set_operations > SET_OPERATIONS_MAX {
+        return Err(Error::StatementTooComplex(format!(
+            "stack depth limit exceeded: a statement may hold at most {SET_OPERATIONS_MAX} \
+             set operations (UNION, INTERSECT, EXCEPT), not {set_operations}"
+        )));
+    }
     let dialect = PostgreSqlDialect {};
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
-    let stmt = parser.parse_statement().map_err(|e| {
+    let first = parser.parse_statement();
+    if first.is_ok() && parser.peek_token().token == Token::EOF {
+        return finish_parse(parser, first, lines);
+    }
+    let toks = parser.into_tokens();
+    let too_deep = nesting_bound(&toks) > PARSE_DEPTH_MAX;
+    let r = stacker::grow(DEEP_PARSE_STACK_BYTES, || {
+        let mut parser = Parser::new(&dialect)
+            .with_recursion_limit(PARSE_DEPTH_MAX)
+            .with_tokens_with_locations(toks);
+        let r = parser.parse_statement();
+        finish_parse(parser, r, lines)
+    });
+    match r {
+        Err(e) if too_deep && !matches!(e.kind(), Error::StatementTooComplex(_)) => {
+            Err(Error::StatementTooComplex(format!(
+                "stack depth limit exceeded: the statement may nest more than \
+                 {PARSE_DEPTH_MAX} levels deep"
+            )))
+        }
+        r => r,
+    }
+}
+
+/// An upper bound of how deep `toks` can nest: the deepest parentheses and brackets, plus
+/// every CASE and NOT (which nest without them).
+fn nesting_bound(toks: &[TokenWithSpan]) -> usize {
+    let (mut depth, mut deepest, mut words) = (0usize, 0usize, 0usize);
+    for t in toks {
+        match &t.token {
+            Token::LParen | Token::LBracket => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            Token::RParen | Token::RBracket => depth = depth.saturating_sub(1),
+            tok if word_is(tok, "CASE") || word_is(tok, "NOT") => words += 1,
+            _ => {}
+        }
+    }
+    deepest + words
+}
+
+/// The statement `r` that `parser` parsed, or its error placed in the text; the statement
+/// must end the tokens.
+fn finish_parse(
+    parser: Parser,
+    r: std::result::Result<ast::Statement, ParserError>,
+    lines: &Lines,
+) -> Result<ast::Statement> {
+    let stmt = r.map_err(|e| {
         let at = parser_error_location(&e).map(|loc| lines.position(loc));
         let e = map_parser_error(e);
         match at {

@@ -473,6 +473,15 @@ impl Walk {
         streams: &dyn Fn(&str) -> bool,
         relations: &dyn Fn(&str, &str) -> bool,
     ) {
+        super::deep(|| self.set_expr_inner(s, streams, relations))
+    }
+
+    fn set_expr_inner(
+        &mut self,
+        s: &ast::SetExpr,
+        streams: &dyn Fn(&str) -> bool,
+        relations: &dyn Fn(&str, &str) -> bool,
+    ) {
         match s {
             ast::SetExpr::Select(sel) => {
                 if sel.distinct.is_some() {
@@ -610,7 +619,11 @@ pub(crate) struct RelBinder<'a> {
     pub(crate) params: Vec<Option<DataType>>,
     /// Parameters of a catalog type (see [`RelQuery::catalog_params`]).
     catalog_params: Vec<(usize, CatalogType)>,
+    /// Expressions open around the one being bound (200 at most, 54001).
     depth: usize,
+    /// Queries open around the one being bound (64 at most, 54001), counted apart from
+    /// `depth` so that a scalar subquery is one level, not two.
+    query_depth: usize,
     /// The whole query string, for error positions (psql's `LINE 1:` caret).
     source: &'a str,
 }
@@ -644,6 +657,7 @@ pub(crate) fn bind_query(
         params: hints.to_vec(),
         catalog_params: Vec::new(),
         depth: 0,
+        query_depth: 0,
         source,
     };
     let mut plan = b.query(q)?;
@@ -670,14 +684,14 @@ fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
 
 impl RelBinder<'_> {
     fn query(&mut self, q: &ast::Query) -> Result<RelQuery> {
-        self.depth += 1;
-        if self.depth > 64 {
+        self.query_depth += 1;
+        if self.query_depth > 64 {
             return Err(Error::StatementTooComplex(
                 "query nesting is deeper than 64 levels".into(),
             ));
         }
         let r = super::deep(|| self.query_inner(q));
-        self.depth -= 1;
+        self.query_depth -= 1;
         r
     }
 
@@ -867,6 +881,11 @@ impl RelBinder<'_> {
     }
 
     fn set_expr(&mut self, s: &ast::SetExpr) -> Result<(RelBody, Vec<(String, RType)>)> {
+        // A chain of set operations nests one level per operation.
+        super::deep(|| self.set_expr_inner(s))
+    }
+
+    fn set_expr_inner(&mut self, s: &ast::SetExpr) -> Result<(RelBody, Vec<(String, RType)>)> {
         match s {
             ast::SetExpr::Select(sel) => {
                 let (s, cols, _) = self.select(sel, &[])?;

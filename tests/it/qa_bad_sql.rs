@@ -84,3 +84,71 @@ async fn parameter_numbers_are_bounded() {
     assert_eq!(r.get::<_, i32>(0), 7);
     alive(&t).await;
 }
+
+/// A chain of set operations nests one level per operation in the parsed statement; the
+/// binder walked it without growing its stack, so 800 `UNION ALL`s overflowed a worker
+/// thread's stack and aborted the process. PostgreSQL answers 5,000 of them.
+#[tokio::test]
+async fn long_chains_of_set_operations() {
+    let (t, c) = server().await;
+    for (op, n, count) in [
+        ("UNION ALL", 5_000, "5000"),
+        ("UNION", 5_000, "1"),
+        ("INTERSECT", 3_000, "1"),
+        ("EXCEPT", 3_000, "0"),
+    ] {
+        let chain = vec!["SELECT 1"; n].join(&format!(" {op} "));
+        let sql = format!("SELECT count(*) FROM ({chain}) AS u");
+        assert_eq!(rows(&c, &sql).await, table(&[&[count]]), "{op} x {n}");
+    }
+    // Far longer chains are refused with PostgreSQL's stack depth error, never a crash.
+    let chain = vec!["SELECT 1"; 60_000].join(" UNION ALL ");
+    let (code, _) = error(&c, &chain).await;
+    assert_eq!(code, "54001");
+    alive(&t).await;
+}
+
+/// Parentheses, calls, CASE and NOT nest as deep as expressions may (1,000 levels, as the
+/// SQL reference says), not the parser's former 50; deeper is 54001, never a crash.
+#[tokio::test]
+async fn nesting_as_deep_as_documented() {
+    let (t, c) = server().await;
+    let nested = |open: &str, inner: &str, close: &str, n: usize| {
+        format!("SELECT {}{inner}{}", open.repeat(n), close.repeat(n))
+    };
+    assert_eq!(
+        rows(&c, &nested("(", "1", ")", 900)).await,
+        table(&[&["1"]])
+    );
+    assert_eq!(
+        rows(&c, &nested("abs(", "-2", ")", 900)).await,
+        table(&[&["2"]])
+    );
+    assert_eq!(
+        rows(&c, &nested("CASE WHEN true THEN ", "4", " END", 400)).await,
+        table(&[&["4"]])
+    );
+    assert_eq!(
+        rows(&c, &nested("NOT ", "true", "", 600)).await,
+        table(&[&["t"]])
+    );
+    assert_eq!(
+        rows(&c, &nested("(SELECT ", "3", ")", 60)).await,
+        table(&[&["3"]])
+    );
+    // Subqueries have a limit of their own (64 levels, 54001).
+    assert_eq!(
+        error(&c, &nested("(SELECT ", "3", ")", 70)).await.0,
+        "54001"
+    );
+    for sql in [
+        nested("(", "1", ")", 1_100),
+        nested("abs(", "1", ")", 5_000),
+        nested("(SELECT ", "1", ")", 100_000),
+        nested("CASE WHEN true THEN ", "1", " END", 5_000),
+        nested("NOT ", "true", "", 5_000),
+    ] {
+        assert_eq!(error(&c, &sql).await.0, "54001");
+    }
+    alive(&t).await;
+}

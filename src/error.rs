@@ -222,6 +222,16 @@ pub enum Error {
     /// 2201E: the logarithm of zero or of a negative number.
     #[error("{0}")]
     InvalidArgumentForLogarithm(String),
+    /// 2201B: a regular expression that does not compile.
+    #[error("{0}")]
+    InvalidRegularExpression(String),
+    /// 22011: a substring that cannot be taken (a negative length).
+    #[error("{0}")]
+    SubstringError(String),
+    /// 22025: a LIKE pattern or ESCAPE string that is not one (a pattern ending in its
+    /// escape character, an ESCAPE of more than one character).
+    #[error("{0}")]
+    InvalidEscapeSequence(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -925,7 +925,7 @@ fn like(s: &str, p: &str) -> Result<bool> {
             '\\' => match it.next() {
                 Some(e) => pat.push(Some(Some(e))),
                 None => {
-                    return Err(Error::InvalidParameterValue(
+                    return Err(Error::InvalidEscapeSequence(
                         "LIKE pattern must not end with escape character".into(),
                     ))
                 }
@@ -1135,7 +1135,7 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                 Some(l) => {
                     let len = l.as_i64().ok_or_else(|| type_error("substr", l))?;
                     if len < 0 {
-                        return Err(Error::InvalidParameterValue(
+                        return Err(Error::SubstringError(
                             "negative substring length not allowed".into(),
                         ));
                     }

@@ -592,23 +592,76 @@ pub fn parse_numeric(text: &str) -> crate::Result<Decimal> {
         )));
     }
     if t.contains(['e', 'E']) {
-        Decimal::from_scientific(t).map_err(|_| bad())
-    } else {
-        // [+-] digits [. digits]: anything else (`1.2.3`, `1-2`) is not a number.
-        let body = t.strip_prefix(['+', '-']).unwrap_or(t);
-        if !body.bytes().all(|c| c.is_ascii_digit() || c == b'.')
-            || body.bytes().filter(|&c| c == b'.').count() > 1
-        {
-            return Err(bad());
-        }
-        Decimal::from_str_exact(t).or_else(|e| match e {
-            rust_decimal::Error::Underflow => std::str::FromStr::from_str(t).map_err(|_| bad()),
-            rust_decimal::Error::ConversionTo(_) => Err(bad()),
-            _ => Err(crate::Error::NumericValueOutOfRange(
-                "value overflows numeric format".into(),
-            )),
-        })
+        // Written out in positional notation, so that a value with more digits than tcq
+        // keeps is rounded (`1e-30`) or refused as out of range (`1e400`: 22003) exactly
+        // as the same value without an exponent is.
+        return match scientific_to_positional(t) {
+            Some(p) => parse_numeric(&p),
+            None => Err(bad()),
+        };
     }
+    // [+-] digits [. digits]: anything else (`1.2.3`, `1-2`) is not a number.
+    let body = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if !body.bytes().all(|c| c.is_ascii_digit() || c == b'.')
+        || body.bytes().filter(|&c| c == b'.').count() > 1
+    {
+        return Err(bad());
+    }
+    Decimal::from_str_exact(t).or_else(|e| match e {
+        rust_decimal::Error::Underflow => std::str::FromStr::from_str(t).map_err(|_| bad()),
+        rust_decimal::Error::ConversionTo(_) => Err(bad()),
+        _ => Err(crate::Error::NumericValueOutOfRange(
+            "value overflows numeric format".into(),
+        )),
+    })
+}
+
+/// `[+-]digits[.digits]e[+-]digits` (or `.digits`) written without the exponent
+/// (`-1.5e3` is `-1500`, `2e-3` is `0.002`); `None` when `t` has not that form. An exponent
+/// beyond any value tcq's numeric holds gives a positional number that is still beyond it
+/// (`1` and 100 zeros for a large one, `0` for a tiny one), so that
+/// [`parse_numeric`] refuses or rounds it.
+fn scientific_to_positional(t: &str) -> Option<String> {
+    let (mantissa, exp) = t.split_once(['e', 'E'])?;
+    let (negative, mantissa) = match mantissa.as_bytes().first()? {
+        b'-' => (true, &mantissa[1..]),
+        b'+' => (false, &mantissa[1..]),
+        _ => (false, mantissa),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.len() + frac.len() == 0 || !all_digits(int) || !all_digits(frac) {
+        return None;
+    }
+    let exp_digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+    if exp_digits.is_empty() || !all_digits(exp_digits) {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let sign = if negative { "-" } else { "" };
+    if digits.bytes().all(|b| b == b'0') {
+        return Some("0".into());
+    }
+    // Where the point goes, counted from the start of `digits`; bounded, since anything
+    // past 100 places is out of numeric's range either way.
+    let shift: i64 = match exp_digits.parse::<i64>() {
+        Ok(e) if exp.starts_with('-') => -e.min(1_000),
+        Ok(e) => e.min(1_000),
+        Err(_) if exp.starts_with('-') => -1_000,
+        Err(_) => 1_000,
+    };
+    let point = int.len() as i64 + shift;
+    Some(if point <= 0 {
+        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!(
+            "{sign}{digits}{}",
+            "0".repeat(point as usize - digits.len())
+        )
+    } else {
+        let (a, b) = digits.split_at(point as usize);
+        format!("{sign}{a}.{b}")
+    })
 }
 
 /// PostgreSQL's `boolin`: `t`/`true`/`yes`/`on`/`1` and `f`/`false`/`no`/`off`/`0`, any

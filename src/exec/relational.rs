@@ -841,7 +841,7 @@ impl Ev<'_> {
                     .size_limit(1 << 20)
                     .build()
                     .map_err(|e| {
-                        Error::InvalidParameterValue(format!("invalid regular expression: {e}"))
+                        Error::InvalidRegularExpression(format!("invalid regular expression: {e}"))
                     })?;
                 Ok(Value::Bool(re.is_match(&text_of(&v)) != *negated))
             }

@@ -441,7 +441,13 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             if a0.is_null() || arg(args, 1).is_null() {
                 return Ok(Value::Null);
             }
-            let esc = text_of(arg(args, 1)).chars().next();
+            let esc_text = text_of(arg(args, 1));
+            let mut esc_chars = esc_text.chars();
+            let esc = esc_chars.next();
+            if esc_chars.next().is_some() {
+                return Err(Error::InvalidEscapeSequence("invalid escape string".into())
+                    .with_hint("Escape string must be empty or one character."));
+            }
             let mut out = String::new();
             let pattern = text_of(a0);
             let mut chars = pattern.chars();

@@ -145,6 +145,9 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::WrongObjectType(_) => "42809",
         Error::InvalidArgumentForPowerFunction(_) => "2201F",
         Error::InvalidArgumentForLogarithm(_) => "2201E",
+        Error::InvalidRegularExpression(_) => "2201B",
+        Error::SubstringError(_) => "22011",
+        Error::InvalidEscapeSequence(_) => "22025",
         Error::Internal(_) => "XX000",
     }
 }

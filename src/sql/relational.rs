@@ -2177,17 +2177,7 @@ impl RelBinder<'_> {
     }
 
     fn number(&self, n: &str) -> Result<RExpr> {
-        Ok(RExpr::Lit(if let Ok(i) = n.parse::<i32>() {
-            Value::Int4(i)
-        } else if let Ok(i) = n.parse::<i64>() {
-            Value::Int8(i)
-        } else {
-            Value::Numeric(
-                n.parse().map_err(|_| {
-                    Error::InvalidTextRepresentation(format!("invalid number: {n}"))
-                })?,
-            )
-        }))
+        Ok(RExpr::Lit(super::bind::number_literal(n)?))
     }
 
     fn value(&mut self, v: &ast::Value) -> Result<RExpr> {

@@ -193,29 +193,38 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
 impl Bound {
     /// A numeric literal typed as PostgreSQL types it: integer, bigint, else numeric.
     pub(super) fn new_number(n: &str) -> Result<Bound> {
-        if !n.contains(['.', 'e', 'E']) {
-            if let Ok(v) = n.parse::<i32>() {
-                return Ok(Bound::new(Expr::Literal(Value::Int4(v)), DataType::Int4));
-            }
-            if let Ok(v) = n.parse::<i64>() {
-                return Ok(Bound::new(Expr::Literal(Value::Int8(v)), DataType::Int8));
-            }
+        let v = number_literal(n)?;
+        let ty = v.data_type().expect("a number literal has a type");
+        Ok(Bound::new(Expr::Literal(v), ty))
+    }
+}
+
+/// The value of a number literal, typed as PostgreSQL types it: `integer`, `bigint`, else
+/// `numeric`. Beyond numeric's 28 digits (1e300, 1.7976931348623157e308, 1e-30) the
+/// literal is kept as a double, so that casts to a target column's type apply as usual;
+/// beyond a double too, numeric's own error (22003 for `1e400`). Both binders read number
+/// literals through it.
+pub(crate) fn number_literal(n: &str) -> Result<Value> {
+    if !n.contains(['.', 'e', 'E']) {
+        if let Ok(v) = n.parse::<i32>() {
+            return Ok(Value::Int4(v));
         }
-        match crate::types::parse_numeric(n) {
-            Ok(d) => Ok(Bound::new(
-                Expr::Literal(Value::Numeric(d)),
-                DataType::Numeric,
-            )),
-            // Beyond numeric's 28 digits (1e300, 1.7976931348623157e308) the literal is
-            // kept as a double; casts to the target column's type apply as usual.
-            Err(e) => match n.parse::<f64>() {
-                Ok(f) if f.is_finite() => Ok(Bound::new(
-                    Expr::Literal(Value::Float8(f)),
-                    DataType::Float8,
-                )),
-                _ => Err(e),
-            },
+        if let Ok(v) = n.parse::<i64>() {
+            return Ok(Value::Int8(v));
         }
+    }
+    let exact = if n.contains(['e', 'E']) {
+        // parse_numeric would round `1e-30` to numeric's 28 places; a literal keeps it.
+        rust_decimal::Decimal::from_scientific(n).ok()
+    } else {
+        crate::types::parse_numeric(n).ok()
+    };
+    if let Some(d) = exact {
+        return Ok(Value::Numeric(d));
+    }
+    match n.parse::<f64>() {
+        Ok(f) if f.is_finite() => Ok(Value::Float8(f)),
+        _ => crate::types::parse_numeric(n).map(Value::Numeric),
     }
 }
 

@@ -1122,6 +1122,23 @@ fn parser_error_location(e: &ParserError) -> Option<Location> {
     Some(Location::new(line.parse().ok()?, column.parse().ok()?))
 }
 
+/// A word that starts a column constraint in PostgreSQL's column definitions.
+fn is_constraint_word(t: &Token) -> bool {
+    [
+        "NOT",
+        "NULL",
+        "DEFAULT",
+        "PRIMARY",
+        "UNIQUE",
+        "CHECK",
+        "REFERENCES",
+        "CONSTRAINT",
+        "GENERATED",
+    ]
+    .iter()
+    .any(|k| word_is(t, k))
+}
+
 fn parse_create_stream(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
     t.expect_word("CREATE")?;
     t.expect_word("STREAM")?;
@@ -1149,6 +1166,14 @@ fn parse_create_stream(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
                     }
                     timestamp_column = true;
                     t.next();
+                }
+                tok if depth == 0 && !type_name.is_empty() && is_constraint_word(&tok) => {
+                    return Err(Error::FeatureNotSupported(format!(
+                        "column constraints are not supported in a stream (\"{col}\" has {}): \
+                         a stream keeps no rows to constrain; stored tables take NOT NULL, \
+                         DEFAULT and keys (CREATE TABLE)",
+                        tok.to_string().to_uppercase()
+                    )));
                 }
                 tok => {
                     if timestamp_column {

@@ -174,6 +174,18 @@ async fn errors_carry_postgres_sqlstates() {
     ] {
         assert_eq!(error(&c, sql).await.0, code, "{sql}");
     }
+    // A stream keeps no rows to constrain: a column constraint is refused as such, not
+    // read as part of the type's name (`type "integer NOT NULL" does not exist`).
+    for sql in [
+        "CREATE STREAM c (ts timestamp TIMESTAMPCOLUMN, v integer NOT NULL)",
+        "CREATE STREAM c (ts timestamp TIMESTAMPCOLUMN, v integer DEFAULT 5)",
+        "CREATE STREAM c (ts timestamp TIMESTAMPCOLUMN, v numeric(5, 2) PRIMARY KEY)",
+        "CREATE STREAM c (ts timestamp TIMESTAMPCOLUMN NOT NULL, v integer)",
+    ] {
+        let (code, message) = error(&c, sql).await;
+        assert_eq!(code, "0A000", "{sql}: {message}");
+        assert!(message.starts_with("column constraints are not supported in a stream"));
+    }
     // A numeric with more digits after the point than numeric keeps is rounded, with an
     // exponent as without one.
     assert_eq!(

@@ -222,6 +222,9 @@ pub enum Error {
     /// 2201E: the logarithm of zero or of a negative number.
     #[error("{0}")]
     InvalidArgumentForLogarithm(String),
+    /// 55P02: a parameter that cannot be changed (`SET server_version = ...`).
+    #[error("{0}")]
+    CantChangeRuntimeParam(String),
     /// 2201B: a regular expression that does not compile.
     #[error("{0}")]
     InvalidRegularExpression(String),

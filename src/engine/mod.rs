@@ -44,6 +44,7 @@ mod privileges;
 pub mod roles;
 mod segment;
 mod session;
+mod setting_values;
 mod sinks;
 mod sources;
 mod spill;

@@ -521,6 +521,10 @@ impl Session {
                 "unrecognized configuration parameter \"{name}\""
             )));
         }
+        let value = match value {
+            Some(v) => Some(super::setting_values::checked(&name, &v)?),
+            None => None,
+        };
         if name == "transaction_read_only" {
             // Only inside a block, as PostgreSQL; outside it changes nothing.
             if self.tx == TxStatus::Idle {

@@ -146,6 +146,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidArgumentForPowerFunction(_) => "2201F",
         Error::InvalidArgumentForLogarithm(_) => "2201E",
         Error::InvalidRegularExpression(_) => "2201B",
+        Error::CantChangeRuntimeParam(_) => "55P02",
         Error::SubstringError(_) => "22011",
         Error::InvalidEscapeSequence(_) => "22025",
         Error::Internal(_) => "XX000",

@@ -118,7 +118,7 @@ async fn set_refuses_unknown_parameters() {
     exec(
         &c,
         "SET extra_float_digits = 3; SET application_name = 'app'; SET DateStyle = 'ISO, MDY'; \
-         SET IntervalStyle = 'iso_8601'; SET client_encoding = 'UTF8'; \
+         SET IntervalStyle = 'postgres'; SET client_encoding = 'UTF8'; \
          SET standard_conforming_strings = on; SET search_path = public; \
          SET statement_timeout = 0; SET lock_timeout = '5s'; \
          SET idle_in_transaction_session_timeout = 0; SET TimeZone = 'UTC'; SET jit = off; \
@@ -131,6 +131,71 @@ async fn set_refuses_unknown_parameters() {
     assert_eq!(
         rows(&c, "SHOW idle_session_timeout").await,
         table(&[&["0"]])
+    );
+}
+
+/// SET takes what PostgreSQL takes and tcq follows, so that SHOW never reports a value
+/// that is not in effect: a boolean that is no boolean is 22023 (it used to be recorded,
+/// `default_transaction_read_only = maybe` leaving the session writable while SHOW said
+/// `maybe`); read-only parameters are 55P02; a text style tcq does not write
+/// (`client_encoding`, `DateStyle`, `IntervalStyle`) or `standard_conforming_strings =
+/// off` (a client would escape quotes with backslashes tcq reads literally) is 0A000.
+#[tokio::test]
+async fn set_refuses_values_not_in_effect() {
+    let port = start_server();
+    let c = connect(port).await;
+    for (sql, code) in [
+        ("SET default_transaction_read_only = maybe", "22023"),
+        ("SET jit = 2", "22023"),
+        ("SET standard_conforming_strings = off", "0A000"),
+        ("SET client_encoding = 'LATIN1'", "0A000"),
+        ("SET DateStyle = 'German'", "0A000"),
+        ("SET DateStyle = 'ISO, DMY'", "0A000"),
+        ("SET DateStyle = 'nonsense'", "22023"),
+        ("SET IntervalStyle = 'sql_standard'", "0A000"),
+        ("SET IntervalStyle = 'nonsense'", "22023"),
+        ("SET extra_float_digits = 9", "22023"),
+        ("SET server_version = '99'", "55P02"),
+        ("SET server_encoding = 'LATIN1'", "55P02"),
+    ] {
+        assert_eq!(error(&c, sql).await.0, code, "{sql}");
+    }
+    assert_eq!(
+        rows(
+            &c,
+            "SHOW default_transaction_read_only; SHOW standard_conforming_strings; \
+             SHOW client_encoding; SHOW DateStyle; SHOW IntervalStyle; SHOW server_version"
+        )
+        .await,
+        table(&[
+            &["off"],
+            &["on"],
+            &["UTF8"],
+            &["ISO, MDY"],
+            &["postgres"],
+            &["15.0"]
+        ])
+    );
+    // PostgreSQL's other spellings of the values tcq follows are taken, as SHOW prints them.
+    exec(
+        &c,
+        "SET client_encoding = 'unicode'; SET DateStyle = ISO; SET jit = 'OFF'; \
+         SET default_transaction_read_only = t",
+    )
+    .await;
+    assert_eq!(
+        rows(
+            &c,
+            "SHOW client_encoding; SHOW DateStyle; SHOW jit; SHOW default_transaction_read_only"
+        )
+        .await,
+        table(&[&["UTF8"], &["ISO, MDY"], &["off"], &["on"]])
+    );
+    assert_eq!(
+        error(&c, "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN)")
+            .await
+            .0,
+        "25006"
     );
 }
 

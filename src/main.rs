@@ -188,6 +188,17 @@ async fn run() -> std::process::ExitCode {
             tracing_subscriber::EnvFilter::new(default)
         }),
     };
+    // rskafka logs every attempt of its reconnection loop, several a second while a broker
+    // is down, at info and warn; a Kafka source logs each failed attempt once, with its
+    // error. So rskafka's own lines show only when a filter names it.
+    let filter = match cli
+        .log_level
+        .clone()
+        .or_else(|| std::env::var("RUST_LOG").ok())
+    {
+        Some(f) if f.contains("rskafka") => filter,
+        _ => filter.add_directive("rskafka=error".parse().expect("a directive")),
+    };
     // Colours only on a terminal: a log file or a pipe gets plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()

@@ -51,6 +51,7 @@ pub(crate) async fn run(spec: &FileSpec, ctx: &mut Ctx) -> Result<(), Halt> {
     loop {
         ctx.gate().await?;
         let files = list(spec).map_err(Halt::Retry)?;
+        ctx.connected();
         let Some(i) = files.iter().position(|(n, _)| *n >= at.file) else {
             ctx.set_lag(Some(0));
             ctx.sleep(POLL).await;

@@ -60,6 +60,7 @@ type Fetched = Result<(i32, Vec<RecordAndOffset>, i64), String>;
 pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
     let client = connect(spec).await?;
     let partitions = partitions(&client, &spec.topic).await?;
+    ctx.connected();
     let mut next: BTreeMap<i32, i64> = ctx
         .position()
         .and_then(|p| p["partitions"].as_object())

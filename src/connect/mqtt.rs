@@ -49,10 +49,14 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
     let (client, mut events) = AsyncClient::new(options, QUEUE);
     let (tx, mut rx) = mpsc::channel::<Result<Publish, String>>(QUEUE);
     let (filter, subscriber) = (spec.topic.clone(), client.clone());
+    // Set by the connection task once the broker accepted the connection.
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let conn_acked = acked.clone();
     let poller = tokio::spawn(async move {
         loop {
             match events.poll().await {
                 Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    conn_acked.store(true, std::sync::atomic::Ordering::Release);
                     // Subscribed again on every connection: a broker that lost the
                     // session (restarted without persistence) has the filter again.
                     if subscriber.subscribe(filter.clone(), qos).await.is_err() {
@@ -72,22 +76,27 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
             }
         }
     });
-    let r = consume(ctx, &client, &mut rx).await;
+    let r = consume(ctx, &client, &mut rx, &acked).await;
     poller.abort();
     let _ = client.try_disconnect();
     r
 }
 
 /// Deliver what the connection task hands over, a batch of what is there at a time, and
-/// acknowledge it once delivered.
+/// acknowledge it once delivered; the source is running once `acked` says the broker
+/// accepted the connection.
 async fn consume(
     ctx: &mut Ctx,
     client: &AsyncClient,
     rx: &mut mpsc::Receiver<Result<Publish, String>>,
+    acked: &std::sync::atomic::AtomicBool,
 ) -> Result<(), Halt> {
     let mut rows = Vec::new();
     loop {
         ctx.gate().await?;
+        if acked.load(std::sync::atomic::Ordering::Acquire) {
+            ctx.connected();
+        }
         let first = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
             Err(_) => continue,
             Ok(None) => return Err(Halt::Retry("mqtt: the connection ended".into())),

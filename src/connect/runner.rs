@@ -96,7 +96,11 @@ pub(crate) async fn run(
         if ctx.gate().await.is_err() {
             break;
         }
-        ctx.set_state("running");
+        // "running" once the connector holds its connection (Ctx::connected); until then
+        // "starting", or still "retrying" after a failed attempt.
+        if ctx.source.status().state != "retrying" {
+            ctx.set_state("starting");
+        }
         let r = match &source.spec.connector {
             ConnectorSpec::File(f) => super::file::run(f, &mut ctx).await,
             ConnectorSpec::Kafka(k) => super::kafka::run(k, &mut ctx).await,
@@ -137,6 +141,14 @@ pub(crate) async fn run(
 impl Ctx {
     fn set_state(&self, state: &'static str) {
         self.source.update(|s| s.state = state);
+    }
+
+    /// The connector reached what it reads (a broker answered, the directory is readable):
+    /// the state is `running` from now on.
+    pub fn connected(&self) {
+        if matches!(self.source.status().state, "starting" | "retrying") {
+            self.set_state("running");
+        }
     }
 
     fn show_position(&self) {

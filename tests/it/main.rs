@@ -41,6 +41,7 @@ mod pg_rules;
 mod protocol_attacks;
 mod psql_regress;
 mod qa_bad_sql;
+mod qa_sources;
 mod regress;
 mod result_blocks;
 mod roles;

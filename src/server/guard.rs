@@ -271,11 +271,17 @@ impl<'a> Body<'a> {
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    /// A non-negative count, as PostgreSQL reads them.
+    /// A count of fields. PostgreSQL reads it as unsigned (up to 65,535); pgwire's decoder
+    /// as signed, so a count past 32,767 is refused here, named as the client sent it
+    /// rather than as a negative number.
     fn count(&mut self, what: &str) -> Result<usize, Reject> {
         let n = self.i16()?;
         if n < 0 {
-            return Err(violation(format!("invalid {what} count {n}")));
+            return Err(violation(format!(
+                "{} {what}s in one message; tcq takes at most {}",
+                n as u16,
+                i16::MAX
+            )));
         }
         Ok(n as usize)
     }

@@ -124,6 +124,21 @@ async fn the_decoder_panics_of_issue_11_are_protocol_errors() {
         .unwrap();
     assert_eq!(errors_until_close(&mut s).await, ["08P01"]);
     assert_select_1(&probe).await;
+
+    // A Bind of 40,000 parameters: PostgreSQL counts them unsigned, tcq's decoder signed;
+    // the refusal names the count the client sent, not the negative number it decodes to.
+    let mut s = started(port).await;
+    s.write_all(&msg(b'B', b"\0\0\x00\x00\x9c\x40"))
+        .await
+        .unwrap();
+    let (kind, body) = read_msg(&mut s).await.expect("an ErrorResponse");
+    assert_eq!((kind, sqlstate_of(&body)), (b'E', "08P01".to_string()));
+    let text = String::from_utf8_lossy(&body);
+    assert!(
+        text.contains("40000 parameters in one message; tcq takes at most 32767"),
+        "{text}"
+    );
+    assert_select_1(&probe).await;
     assert_eq!(tcq::server::connection_panics(), 0);
 }
 

@@ -61,6 +61,8 @@ async def read_copy(conn, sql, out):
 
 async def run(admin, connect, name, read, csv=False):
     stream = f"apg_{name}"
+    # Dropped first, so that the program runs again on the same server.
+    await admin.execute(f"DROP STREAM IF EXISTS {stream}")
     await admin.execute(
         f"CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)")
     before = await admin.fetchval("SELECT count(*) FROM tcq_queries")
@@ -99,6 +101,7 @@ class Connect:
 
 
 async def cancel(admin, dsn):
+    await admin.execute("DROP STREAM IF EXISTS apg_cancel")
     await admin.execute("CREATE STREAM apg_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)")
     conn = await asyncpg.connect(dsn)
     try:

@@ -57,6 +57,8 @@ def ingest(conn, stream, binary):
 def run(conninfo, admin, name, read, binary=False):
     """Start `read` (which prints its rows) on its own connection, then feed the stream."""
     stream = f"psy_{name}"
+    # Dropped first, so that the program runs again on the same server.
+    admin.execute(f"DROP STREAM IF EXISTS {stream}")
     admin.execute(f"CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)")
     before = admin.execute("SELECT count(*) FROM tcq_queries").fetchone()[0]
     lines = []
@@ -106,6 +108,7 @@ def read_named_cursor(conn, sql):
 
 def cancel(conninfo, admin):
     """A query without LIMIT runs until cancelled: psycopg's Connection.cancel()."""
+    admin.execute("DROP STREAM IF EXISTS psy_cancel")
     admin.execute("CREATE STREAM psy_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)")
     before = admin.execute("SELECT count(*) FROM tcq_queries").fetchone()[0]
     with psycopg.connect(conninfo, autocommit=True) as conn:

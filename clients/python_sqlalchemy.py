@@ -2,7 +2,9 @@
 """tcq's catalogs from Python: psycopg's TypeInfo, SQLAlchemy 2's engine and inspector,
 and pandas.read_sql of a LIMITed continuous query.
 
-Run (with tcqd serving on 127.0.0.1:5433, e.g. `cargo run --release`):
+Run against a server with no streams or tables yet (it creates `flights` and `airports`
+and prints every table the inspector lists), e.g. `cargo run --release -- --memory-only`
+serving on 127.0.0.1:5433:
 
     pip install 'psycopg[binary]' asyncpg 'sqlalchemy[asyncio]' pandas
     python3 clients/python_sqlalchemy.py [--port 5433]

@@ -145,8 +145,10 @@ where
 {
     let stream = format!("rs_{name}");
     admin
+        // Dropped first, so that the program runs again on the same server.
         .batch_execute(&format!(
-            "CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)"
+            "DROP STREAM IF EXISTS {stream}; \
+             CREATE STREAM {stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)"
         ))
         .await?;
     let before = queries(admin).await?;
@@ -162,7 +164,10 @@ where
 
 async fn cancel(port: u16, admin: &Client) -> Result<String, Error> {
     admin
-        .batch_execute("CREATE STREAM rs_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)")
+        .batch_execute(
+            "DROP STREAM IF EXISTS rs_cancel; \
+             CREATE STREAM rs_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)",
+        )
         .await?;
     let before = queries(admin).await?;
     let reader = connect(port).await?;

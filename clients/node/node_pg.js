@@ -56,6 +56,8 @@ async function ingest(admin, stream) {
 // Start `read` on its own connection, feed the stream, print what `read` returned.
 async function run(admin, name, read) {
   const stream = `node_${name}`;
+  // Dropped first, so that the program runs again on the same server.
+  await admin.query(`DROP STREAM IF EXISTS ${stream}`);
   await admin.query(`CREATE STREAM ${stream} (ts timestamp TIMESTAMPCOLUMN, k text, v integer)`);
   const before = await queries(admin);
   const reader = new Client(config);
@@ -99,6 +101,7 @@ async function readCopyTo(client, sql) {
 }
 
 async function cancel(admin) {
+  await admin.query('DROP STREAM IF EXISTS node_cancel');
   await admin.query('CREATE STREAM node_cancel (ts timestamp TIMESTAMPCOLUMN, v integer)');
   const before = await queries(admin);
   const reader = new Client(config);

@@ -113,6 +113,10 @@ pub(crate) async fn run(
                 }
             }
             Err(Halt::Failed) => {
+                // What control said so far is spent: a RESUME that let the source start
+                // (seen by `gate` without being marked) must not count as the RESUME of
+                // this failure, which would skip the bad message unasked.
+                ctx.control.borrow_and_update();
                 ctx.set_state("failed");
                 if !ctx.wait_for_resume().await {
                     break;

@@ -177,7 +177,7 @@ async fn ndjson_and_parquet_files_with_epoch_times() {
     exec(&c, "COMMIT").await;
 }
 
-/// A Parquet file of two flights, written with the arrow and parquet crates.
+/// A Parquet file of two flights, written zstd-compressed with the arrow and parquet crates.
 fn write_parquet(path: &Path) {
     use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampMillisecondArray};
     use std::sync::Arc;
@@ -204,7 +204,10 @@ fn write_parquet(path: &Path) {
     ])
     .unwrap();
     let file = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    let zstd = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(zstd)).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
 }

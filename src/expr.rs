@@ -569,7 +569,44 @@ fn interval_mul(iv: Interval, f: f64) -> Result<Interval> {
     })
 }
 
-fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interval> {
+/// PostgreSQL 15's `interval_div(span, factor)`: each field divided, the fractions of
+/// months cascaded into days (30 a month) and of days into time, rounded to the
+/// microsecond as PostgreSQL's TSROUND does. `avg(interval)` is the sum divided by N.
+pub(crate) fn interval_div(span: Interval, factor: f64) -> Result<Interval> {
+    if factor == 0.0 {
+        return Err(Error::DivisionByZero);
+    }
+    let tsround = |x: f64| (x * 1e6).round_ties_even() / 1e6;
+    let months = f64::from(span.months) / factor;
+    let days = f64::from(span.days) / factor;
+    if !months.is_finite() || months.abs() > f64::from(i32::MAX) || days.abs() > f64::from(i32::MAX)
+    {
+        return Err(interval_overflow());
+    }
+    let (month, mut day) = (months as i32, days as i32);
+    let month_remainder_days = tsround((months - f64::from(month)) * 30.0);
+    let mut sec_remainder = tsround(
+        (days - f64::from(day) + month_remainder_days - month_remainder_days.trunc()) * 86_400.0,
+    );
+    if sec_remainder.abs() >= 86_400.0 {
+        let whole = (sec_remainder / 86_400.0).trunc();
+        day += whole as i32;
+        sec_remainder -= whole * 86_400.0;
+    }
+    day += month_remainder_days as i32;
+    let time = (span.micros as f64 / factor + sec_remainder * 1e6).round_ties_even();
+    if !time.is_finite() || time.abs() > 9.2e18 {
+        return Err(interval_overflow());
+    }
+    Ok(Interval {
+        months: month,
+        days: day,
+        micros: time as i64,
+    })
+}
+
+/// `a + sign * b` of two intervals, field by field. Errors: 22008 on overflow.
+pub(crate) fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interval> {
     Ok(Interval {
         months: a
             .months

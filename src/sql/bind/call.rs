@@ -97,8 +97,7 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
 
 /// PostgreSQL's result type of an aggregate over `arg`.
 /// The result type of aggregate `def` over `arg` (`None`: `count(*)`), from its row of the
-/// function table. Errors: 42883 when PostgreSQL has no such overload; 0A000 for
-/// sum/avg of intervals, which PostgreSQL has and tcq's partial states lack.
+/// function table. Errors: 42883 when PostgreSQL has no such overload.
 pub(crate) fn agg_result_type(
     def: &functions::AggDef,
     name: &str,
@@ -108,9 +107,6 @@ pub(crate) fn agg_result_type(
         return Ok(t);
     }
     let shown = arg.map_or("*".to_string(), |t| t.name());
-    if arg == Some(DataType::Interval) && matches!(name, "sum" | "avg") {
-        return Err(unsupported(format!("{name}(interval) is not supported")));
-    }
     Err(Error::UndefinedFunction(format!(
         "function {name}({shown}) does not exist"
     )))

@@ -497,8 +497,12 @@ impl Binder<'_> {
                 (v, t)
             }
             ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
-                // nullif(a, b) is a's type; b is compared with it as `a = b` would.
-                let ty = args[0].ty.expect("typed");
+                // nullif(a, b) is a's type (varchar resolves to text, the polymorphic
+                // argument's category type); b is compared with it as `a = b` would.
+                let ty = match args[0].ty.expect("typed") {
+                    T::Varchar(_) => T::Text,
+                    t => t,
+                };
                 let mut it = args.into_iter();
                 let a = it.next().expect("two arguments").expr;
                 let b = it.next().expect("two arguments");
@@ -644,6 +648,25 @@ impl Binder<'_> {
             | ScalarFunc::Strpos
             | ScalarFunc::Chr
             | ScalarFunc::ToHex => self.added_scalar(func, args, &name)?,
+            ScalarFunc::Md5
+            | ScalarFunc::RegexpReplace
+            | ScalarFunc::ToChar
+            | ScalarFunc::Age
+            | ScalarFunc::DateBin
+            | ScalarFunc::JustifyHours
+            | ScalarFunc::JustifyDays
+            | ScalarFunc::JustifyInterval
+            | ScalarFunc::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            // Made by operators only; no name calls them.
+            ScalarFunc::BitAnd
+            | ScalarFunc::BitOr
+            | ScalarFunc::BitXor
+            | ScalarFunc::BitNot
+            | ScalarFunc::ShiftLeft
+            | ScalarFunc::ShiftRight
+            | ScalarFunc::RegexMatch
+            | ScalarFunc::RegexIMatch
+            | ScalarFunc::SimilarTo => return Err(arity_err(&args)),
             ScalarFunc::CurrentSetting => {
                 if n == 0 || n > 2 {
                     return Err(arity_err(&args));

@@ -685,8 +685,9 @@ impl RelBinder<'_> {
     }
 
     fn query_inner(&mut self, q: &ast::Query) -> Result<RelQuery> {
-        if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(unsupported("FETCH FIRST and FOR UPDATE are not supported"));
+        let q = &*super::parse::fetch_as_limit(q)?;
+        if !q.locks.is_empty() {
+            return Err(unsupported("FOR UPDATE is not supported"));
         }
         let ctes_before = self.ctes.len();
         let mut ctes = Vec::new();

@@ -2299,6 +2299,51 @@ impl RelBinder<'_> {
         })
     }
 
+    /// `(a1, a2, ...) op (b1, b2, ...)` as PostgreSQL compares rows: `=` is the AND of the
+    /// pairs' equalities, `<>` the OR of their inequalities, and `<`, `<=`, `>`, `>=` order
+    /// the rows by their first unequal pair (`a1 < b1 OR (a1 = b1 AND (a2, ...) op (b2,
+    /// ...))`), which gives NULL where a NULL pair decides, as PostgreSQL does. Errors: 42601
+    /// for rows of different lengths.
+    fn row_comparison(
+        &mut self,
+        op: &ast::BinaryOperator,
+        ls: &[ast::Expr],
+        rs: &[ast::Expr],
+    ) -> Result<RExpr> {
+        use ast::BinaryOperator as B;
+        if ls.len() != rs.len() || ls.is_empty() {
+            return Err(Error::Syntax(
+                "unequal number of entries in row expressions".into(),
+            ));
+        }
+        if ls.len() == 1 {
+            return self.binary(&ls[0], op, &rs[0]);
+        }
+        let pairs = || ls.iter().zip(rs);
+        match op {
+            B::Eq | B::NotEq => {
+                let parts = pairs()
+                    .map(|(l, r)| self.binary(l, op, r))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(if *op == B::Eq {
+                    RExpr::And(parts)
+                } else {
+                    RExpr::Or(parts)
+                })
+            }
+            _ => {
+                let strict = match op {
+                    B::Lt | B::LtEq => B::Lt,
+                    _ => B::Gt,
+                };
+                let first = self.binary(&ls[0], &strict, &rs[0])?;
+                let equal = self.binary(&ls[0], &B::Eq, &rs[0])?;
+                let rest = self.row_comparison(op, &ls[1..], &rs[1..])?;
+                Ok(RExpr::Or(vec![first, RExpr::And(vec![equal, rest])]))
+            }
+        }
+    }
+
     fn binary(
         &mut self,
         left: &ast::Expr,
@@ -2308,6 +2353,9 @@ impl RelBinder<'_> {
         use crate::sql::BinaryOp;
         use ast::BinaryOperator as B;
         if let Some(c) = cmp_op(op) {
+            if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
+                return self.row_comparison(op, ls, rs);
+            }
             let (l, r) = (self.expr(left)?, self.expr(right)?);
             self.infer_param(&l, &r);
             self.infer_param(&r, &l);

@@ -659,6 +659,38 @@ pub(crate) fn bind_query(
     Ok((plan, params))
 }
 
+/// The columns a NATURAL join joins on: the left input's visible column names (relations
+/// `rels[..rels_before]` at or after offset `start`) that the right input (`rels[rels_before..]`)
+/// also has, in the left's order. Errors: 42702 for a common name the left input has twice.
+fn natural_columns(rels: &[ScopeRel], start: usize, rels_before: usize) -> Result<Vec<String>> {
+    let visible = |rs: &[ScopeRel]| -> Vec<String> {
+        rs.iter()
+            .filter(|r| r.offset >= start)
+            .flat_map(|r| {
+                r.columns
+                    .iter()
+                    .zip(&r.hidden)
+                    .filter(|(_, h)| !**h)
+                    .map(|(c, _)| c.clone())
+            })
+            .collect()
+    };
+    let (left, right) = (visible(&rels[..rels_before]), visible(&rels[rels_before..]));
+    let mut out: Vec<String> = Vec::new();
+    for name in &left {
+        if !right.contains(name) {
+            continue;
+        }
+        if out.contains(name) {
+            return Err(Error::AmbiguousColumn(format!(
+                "common column name \"{name}\" appears more than once in left table"
+            )));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
+}
+
 fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
     Some(match op {
         ast::BinaryOperator::Eq => CmpOp::Eq,
@@ -1247,14 +1279,21 @@ impl RelBinder<'_> {
                     self.levels.pop();
                     Some(e?)
                 }
-                Some(ast::JoinConstraint::Using(cols)) => {
+                Some(c @ (ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural)) => {
+                    let names: Vec<String> = match c {
+                        ast::JoinConstraint::Using(cols) => cols
+                            .iter()
+                            .map(|c| {
+                                c.0.last()
+                                    .and_then(|p| p.as_ident())
+                                    .map(norm)
+                                    .unwrap_or_default()
+                            })
+                            .collect(),
+                        _ => natural_columns(&level.rels, start, rels_before)?,
+                    };
                     let mut conj = Vec::new();
-                    for c in cols {
-                        let name =
-                            c.0.last()
-                                .and_then(|p| p.as_ident())
-                                .map(norm)
-                                .unwrap_or_default();
+                    for name in names {
                         let find = |rels: &[ScopeRel]| {
                             rels.iter().find_map(|r| {
                                 r.columns
@@ -1289,13 +1328,11 @@ impl RelBinder<'_> {
                             right: Box::new(RExpr::Col { up: 0, idx: r }),
                         });
                     }
-                    Some(RExpr::And(conj))
+                    // A NATURAL join without common columns is a cross join.
+                    (!conj.is_empty()).then_some(RExpr::And(conj))
                 }
                 Some(ast::JoinConstraint::UsingAlias(..)) => {
                     return Err(unsupported("USING ... AS is not supported"))
-                }
-                Some(ast::JoinConstraint::Natural) => {
-                    return Err(unsupported("NATURAL JOIN is not supported"))
                 }
             };
             acc = RelFrom::Join {

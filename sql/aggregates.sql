@@ -15,3 +15,17 @@ INSERT INTO a (ts) VALUES ('2001-01-01 00:00:25');
 FETCH 2 FROM ints;
 FETCH 2 FROM floats;
 COMMIT;
+-- sum and avg of intervals (PostgreSQL's interval_pl and interval_div: the average's month
+-- and day fractions cascade into days and time), then the bit and regular expression
+-- operators and the formatting and date functions over the same stream (issue 30).
+CREATE STREAM spans (ts timestamp TIMESTAMPCOLUMN, k integer, t text, span interval);
+BEGIN;
+DECLARE sums CURSOR FOR SELECT sum(span), avg(span), count(span) FROM spans [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00'];
+DECLARE funcs CURSOR FOR SELECT k & 6, k # 1, k << 2, ~k, t ~ '^a', t !~* 'B$', t SIMILAR TO '%b', md5(t), regexp_replace(t, 'b', 'X', 'g'), to_char(ts, 'FMDay DD Mon YYYY HH24:MI:SS'), to_char(k, 'FM9,999.00'), date_bin('15 minutes', ts, '2000-01-01'), age(ts, '2000-01-01') FROM spans;
+\session feeder
+INSERT INTO spans VALUES ('2001-01-01 00:00:01', 7, 'abcb', '1 mon 1 day'), ('2001-01-01 00:00:02', 1234, 'xb', '1 day 01:00:00'), ('2001-01-01 00:00:03', -3, 'a', NULL);
+INSERT INTO spans (ts) VALUES ('2001-01-01 00:00:25');
+\session main
+FETCH 2 FROM sums;
+FETCH 4 FROM funcs;
+COMMIT;

@@ -235,6 +235,9 @@ pub enum Error {
     /// escape character, an ESCAPE of more than one character).
     #[error("{0}")]
     InvalidEscapeSequence(String),
+    /// 2201G: an argument `width_bucket` does not take (a count of zero, equal bounds).
+    #[error("{0}")]
+    InvalidArgumentForWidthBucket(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

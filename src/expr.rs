@@ -547,6 +547,29 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
     }
 }
 
+/// `sqrt(numeric)` at PostgreSQL 15's result scale (numeric_sqrt): at least 16 significant
+/// digits (`15 - 2 * weight` places, weight the base-10000 exponent of the argument's first
+/// digit group), at least the argument's own scale, rounded half away from zero, trailing
+/// zeros kept. The scale is capped at 28, the most tcq's numeric holds. The argument is not
+/// negative (the caller's 2201F).
+fn numeric_sqrt(d: Decimal) -> Result<Decimal> {
+    use rust_decimal::MathematicalOps;
+    if d.is_zero() {
+        return Ok(Decimal::new(0, d.scale().max(15)));
+    }
+    // Base-10000 weight: floor(log10(d) / 4), log10 from the digits' count and the scale.
+    let digits = d.mantissa().unsigned_abs().to_string().len() as i64;
+    let log10 = digits - 1 - i64::from(d.scale());
+    let weight = log10.div_euclid(4);
+    let rscale = (15 - 2 * weight).max(i64::from(d.scale())).clamp(0, 28) as u32;
+    let mut r = d
+        .sqrt()
+        .ok_or_else(numeric_overflow)?
+        .round_dp_with_strategy(rscale, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(rscale);
+    Ok(r)
+}
+
 fn interval_mul(iv: Interval, f: f64) -> Result<Interval> {
     if !f.is_finite() {
         return Err(interval_overflow());
@@ -569,7 +592,44 @@ fn interval_mul(iv: Interval, f: f64) -> Result<Interval> {
     })
 }
 
-fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interval> {
+/// PostgreSQL 15's `interval_div(span, factor)`: each field divided, the fractions of
+/// months cascaded into days (30 a month) and of days into time, rounded to the
+/// microsecond as PostgreSQL's TSROUND does. `avg(interval)` is the sum divided by N.
+pub(crate) fn interval_div(span: Interval, factor: f64) -> Result<Interval> {
+    if factor == 0.0 {
+        return Err(Error::DivisionByZero);
+    }
+    let tsround = |x: f64| (x * 1e6).round_ties_even() / 1e6;
+    let months = f64::from(span.months) / factor;
+    let days = f64::from(span.days) / factor;
+    if !months.is_finite() || months.abs() > f64::from(i32::MAX) || days.abs() > f64::from(i32::MAX)
+    {
+        return Err(interval_overflow());
+    }
+    let (month, mut day) = (months as i32, days as i32);
+    let month_remainder_days = tsround((months - f64::from(month)) * 30.0);
+    let mut sec_remainder = tsround(
+        (days - f64::from(day) + month_remainder_days - month_remainder_days.trunc()) * 86_400.0,
+    );
+    if sec_remainder.abs() >= 86_400.0 {
+        let whole = (sec_remainder / 86_400.0).trunc();
+        day += whole as i32;
+        sec_remainder -= whole * 86_400.0;
+    }
+    day += month_remainder_days as i32;
+    let time = (span.micros as f64 / factor + sec_remainder * 1e6).round_ties_even();
+    if !time.is_finite() || time.abs() > 9.2e18 {
+        return Err(interval_overflow());
+    }
+    Ok(Interval {
+        months: month,
+        days: day,
+        micros: time as i64,
+    })
+}
+
+/// `a + sign * b` of two intervals, field by field. Errors: 22008 on overflow.
+pub(crate) fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interval> {
     Ok(Interval {
         months: a
             .months
@@ -1100,14 +1160,7 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                 if d.is_sign_negative() && !d.is_zero() {
                     return Err(negative_sqrt());
                 }
-                use rust_decimal::MathematicalOps;
-                Ok(Value::Numeric(
-                    d.sqrt()
-                        .ok_or_else(numeric_overflow)?
-                        .round_dp(16)
-                        .normalize()
-                        .max(Decimal::ZERO),
-                ))
+                Ok(Value::Numeric(numeric_sqrt(*d)?))
             }
             v => {
                 let f = v.as_f64().ok_or_else(|| type_error("sqrt", v))?;
@@ -1988,6 +2041,20 @@ mod tests {
             ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Float8(-4.0))])),
             Err(Error::InvalidArgumentForPowerFunction(_))
         ));
+        // numeric sqrt at PostgreSQL 15's scale (its outputs for the same inputs).
+        for (x, pg) in [
+            ("0", "0.000000000000000"),
+            ("2", "1.414213562373095"),
+            ("1e20", "10000000000.00000"),
+            ("0.0001", "0.01000000000000000"),
+            ("12345678.9", "3513.6418286444622"),
+            ("0.00000000123456", "0.000035136306009596399"),
+            ("10000", "100.0000000000000"),
+        ] {
+            let d = Decimal::from_scientific(x).or_else(|_| x.parse()).unwrap();
+            let r = ev(&func(ScalarFunc::Sqrt, vec![lit(Value::Numeric(d))])).unwrap();
+            assert_eq!(r.to_text().unwrap(), pg, "sqrt({x})");
+        }
         assert_eq!(
             ev(&func(ScalarFunc::Upper, vec![text("sfo")])).unwrap(),
             Value::Text("SFO".into())

@@ -321,6 +321,48 @@ pub enum CatalogType {
     Int2Vector,
     /// `oidvector` (30): oids printed `23 25`, subscripted from 0.
     OidVector,
+    /// `regclass`, `regtype`, ...: an oid that prints as the object's name, held as that
+    /// name.
+    Reg(RegKind),
+}
+
+/// The object kinds of the `reg*` types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// `regclass` (2205): pg_class.
+    Class,
+    /// `regtype` (2206): pg_type.
+    Type,
+    /// `regproc` (24) / `regprocedure`: pg_proc.
+    Proc,
+    /// `regnamespace` (4089): pg_namespace.
+    Namespace,
+    /// `regrole` (4096): pg_authid.
+    Role,
+}
+
+impl RegKind {
+    /// The type's OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            RegKind::Class => 2205,
+            RegKind::Type => 2206,
+            RegKind::Proc => 24,
+            RegKind::Namespace => 4089,
+            RegKind::Role => 4096,
+        }
+    }
+
+    /// The type's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RegKind::Class => "regclass",
+            RegKind::Type => "regtype",
+            RegKind::Proc => "regproc",
+            RegKind::Namespace => "regnamespace",
+            RegKind::Role => "regrole",
+        }
+    }
 }
 
 impl CatalogType {
@@ -331,6 +373,7 @@ impl CatalogType {
             CatalogType::Array(e) => e.array_oid(),
             CatalogType::Int2Vector => 22,
             CatalogType::OidVector => 30,
+            CatalogType::Reg(k) => k.oid(),
         }
     }
 
@@ -349,13 +392,14 @@ impl CatalogType {
             CatalogType::Array(e) => format!("{}[]", e.name()),
             CatalogType::Int2Vector => "int2vector".into(),
             CatalogType::OidVector => "oidvector".into(),
+            CatalogType::Reg(k) => k.name().into(),
         }
     }
 
     /// The element type of an array or vector.
     pub fn elem(&self) -> Option<ElemType> {
         match self {
-            CatalogType::Oid => None,
+            CatalogType::Oid | CatalogType::Reg(_) => None,
             CatalogType::Array(e) => Some(*e),
             CatalogType::Int2Vector => Some(ElemType::Int2),
             CatalogType::OidVector => Some(ElemType::Oid),
@@ -365,7 +409,7 @@ impl CatalogType {
     /// `typlen`: 4 for `oid`, -1 (variable) for arrays and vectors.
     pub fn size(&self) -> i16 {
         match self {
-            CatalogType::Oid => 4,
+            CatalogType::Oid | CatalogType::Reg(_) => 4,
             _ => -1,
         }
     }

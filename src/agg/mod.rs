@@ -85,6 +85,14 @@ pub enum Acc {
         /// An input was infinite or NaN: a sum that is not finite is then no overflow.
         nonfinite: bool,
     },
+    /// sum/avg over intervals: the field-wise sum (PostgreSQL's interval_pl, overflow
+    /// checked) and count of non-NULL inputs.
+    IntervalSum {
+        /// Sum.
+        sum: crate::types::Interval,
+        /// Inputs folded.
+        n: i64,
+    },
     /// min/max: the extreme so far, `Null` before any input.
     Extreme(Value),
     /// variance/stddev over integers and numerics: exact moments, as scaled integers;
@@ -426,6 +434,11 @@ impl AggSpec {
             AggFunc::Sum | AggFunc::Avg => {
                 if t.is_integer() {
                     Acc::IntSum { sum: 0, n: 0 }
+                } else if t == DataType::Interval {
+                    Acc::IntervalSum {
+                        sum: Default::default(),
+                        n: 0,
+                    }
                 } else if t == DataType::Numeric {
                     Acc::NumSum {
                         sum: Decimal::ZERO,
@@ -484,6 +497,12 @@ impl Acc {
             Acc::NumSum { sum, n } => {
                 let d = decimal_of(v).unwrap_or_default();
                 *sum = sum.checked_add(d).ok_or_else(|| out_of_range("numeric"))?;
+                *n += 1;
+            }
+            Acc::IntervalSum { sum, n } => {
+                if let Value::Interval(iv) = v {
+                    *sum = crate::expr::interval_add(*sum, *iv, 1)?;
+                }
                 *n += 1;
             }
             Acc::FloatSum { sum, n, nonfinite } => {
@@ -550,6 +569,10 @@ impl Acc {
                 *sum = sum
                     .checked_add(*s2)
                     .ok_or_else(|| out_of_range("numeric"))?;
+                *n += n2;
+            }
+            (Acc::IntervalSum { sum, n }, Acc::IntervalSum { sum: s2, n: n2 }) => {
+                *sum = crate::expr::interval_add(*sum, *s2, 1)?;
                 *n += n2;
             }
             (Acc::NumSum { sum, n }, Acc::NumSum { sum: s2, n: n2 }) => {
@@ -705,8 +728,15 @@ impl Acc {
             (_, Acc::Count(n)) => Value::Int8(*n),
             (
                 _,
-                Acc::IntSum { n: 0, .. } | Acc::NumSum { n: 0, .. } | Acc::FloatSum { n: 0, .. },
+                Acc::IntSum { n: 0, .. }
+                | Acc::NumSum { n: 0, .. }
+                | Acc::FloatSum { n: 0, .. }
+                | Acc::IntervalSum { n: 0, .. },
             ) => Value::Null,
+            (AggFunc::Sum, Acc::IntervalSum { sum, .. }) => Value::Interval(*sum),
+            (_, Acc::IntervalSum { sum, n }) => {
+                Value::Interval(crate::expr::interval_div(*sum, *n as f64)?)
+            }
             (AggFunc::Sum, Acc::IntSum { sum, .. }) => {
                 if t == DataType::Int8 {
                     Value::Numeric(to_decimal(*sum, 0).ok_or_else(|| out_of_range("numeric"))?)

@@ -825,26 +825,6 @@ impl Ev<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 any(CmpOp::Eq, &v, &vals, false, *negated)
             }
-            RExpr::Regex {
-                expr,
-                pattern,
-                ci,
-                negated,
-            } => {
-                let v = self.eval(expr, row)?;
-                let p = self.eval(pattern, row)?;
-                if v.is_null() || p.is_null() {
-                    return Ok(Value::Null);
-                }
-                let re = regex::RegexBuilder::new(&text_of(&p))
-                    .case_insensitive(*ci)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| {
-                        Error::InvalidRegularExpression(format!("invalid regular expression: {e}"))
-                    })?;
-                Ok(Value::Bool(re.is_match(&text_of(&v)) != *negated))
-            }
             RExpr::AnyArray {
                 left,
                 op,

@@ -624,20 +624,6 @@ pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 .map_or(Value::Null, text)
         }
         "pg_typeof" => text("unknown"),
-        "int_bitand" | "int_bitor" => {
-            let (Some(a), Some(b)) = (int_of(a0), int_of(arg(args, 1))) else {
-                if a0.is_null() || arg(args, 1).is_null() {
-                    return Ok(Value::Null);
-                }
-                return Err(Error::UndefinedFunction(format!(
-                    "operator does not exist: {} {} {}",
-                    text_of(a0),
-                    if name == "int_bitand" { "&" } else { "|" },
-                    text_of(arg(args, 1))
-                )));
-            };
-            Value::Int8(if name == "int_bitand" { a & b } else { a | b })
-        }
         "generate_series"
         | "unnest"
         | "pg_options_to_table"

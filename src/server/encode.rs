@@ -98,6 +98,16 @@ pub(crate) fn put_field(
 fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratch: &mut String) {
     scratch.clear();
     format_text(value, scratch);
+    if let CatalogType::Reg(kind) = ty {
+        // A regtype value leaves the executor as the type's name (or its oid), which gives
+        // the oid back; only regtype columns are announced as reg* (see `RType::column`).
+        let oid = value.as_i64().or_else(|| match kind {
+            crate::types::RegKind::Type => crate::sql::type_oid_of_name(scratch),
+            _ => None,
+        });
+        buf.put_u32(oid.unwrap_or(0) as u32);
+        return;
+    }
     let Some(elem) = ty.elem() else {
         let oid = value.as_i64().or_else(|| scratch.trim().parse().ok());
         debug_assert!(

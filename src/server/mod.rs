@@ -149,6 +149,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
         Error::CantChangeRuntimeParam(_) => "55P02",
         Error::SubstringError(_) => "22011",
         Error::InvalidEscapeSequence(_) => "22025",
+        Error::InvalidArgumentForWidthBucket(_) => "2201G",
         Error::Internal(_) => "XX000",
     }
 }

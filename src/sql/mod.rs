@@ -49,7 +49,7 @@ pub use relational::{
     RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
-pub use types::{RType, RegKind};
+pub use types::{type_oid_of_name, RType, RegKind};
 
 /// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).
 pub fn keywords() -> Vec<(&'static str, bool)> {

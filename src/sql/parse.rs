@@ -2056,6 +2056,42 @@ fn explain_queries(t: &mut Toks, options: RawExplain) -> Result<Stmt> {
     })
 }
 
+/// `q` with the SQL standard's `[OFFSET n ROWS] FETCH {FIRST|NEXT} [m] {ROW|ROWS} ONLY` read
+/// as `LIMIT m [OFFSET n]` (m defaults to 1, as in PostgreSQL); `q` itself when it has no
+/// FETCH. Errors: 0A000 for `WITH TIES` and `PERCENT`; 42601 for FETCH beside LIMIT, as
+/// PostgreSQL's "multiple LIMIT clauses not allowed".
+pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast::Query>> {
+    let Some(fetch) = &q.fetch else {
+        return Ok(std::borrow::Cow::Borrowed(q));
+    };
+    if fetch.with_ties || fetch.percent {
+        return Err(Error::FeatureNotSupported(
+            "FETCH FIRST ... WITH TIES and PERCENT are not supported".into(),
+        ));
+    }
+    let count = fetch
+        .quantity
+        .clone()
+        .unwrap_or_else(|| ast::Expr::value(ast::Value::Number("1".into(), false)));
+    let offset = match &q.limit_clause {
+        None => None,
+        Some(ast::LimitClause::LimitOffset {
+            limit: None,
+            offset,
+            limit_by,
+        }) if limit_by.is_empty() => offset.clone(),
+        Some(_) => return Err(Error::Syntax("multiple LIMIT clauses not allowed".into())),
+    };
+    let mut out = q.clone();
+    out.fetch = None;
+    out.limit_clause = Some(ast::LimitClause::LimitOffset {
+        limit: Some(count),
+        offset,
+        limit_by: Vec::new(),
+    });
+    Ok(std::borrow::Cow::Owned(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

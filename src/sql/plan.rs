@@ -1268,6 +1268,47 @@ pub enum ScalarFunc {
     Chr,
     /// `to_hex(n)`: an integer in hexadecimal (two's complement for negatives).
     ToHex,
+    /// `a & b`: bitwise AND of two integers of one type.
+    BitAnd,
+    /// `a | b`: bitwise OR.
+    BitOr,
+    /// `a # b`: bitwise exclusive OR.
+    BitXor,
+    /// `~a`: bitwise NOT.
+    BitNot,
+    /// `a << n`: shift left by n bits (an integer; PostgreSQL takes n modulo the width).
+    ShiftLeft,
+    /// `a >> n`: arithmetic shift right by n bits.
+    ShiftRight,
+    /// `md5(s)`: the MD5 digest of s's UTF-8 bytes, 32 lower-case hexadecimal digits.
+    Md5,
+    /// `regexp_replace(s, pattern, replacement [, flags])`: the first match (every match
+    /// with flag `g`) replaced; `\1`..`\9` and `\&` in the replacement are groups.
+    RegexpReplace,
+    /// `to_char(x, format)`: a number, timestamp or interval formatted by a PostgreSQL
+    /// format pattern (`YYYY-MM-DD HH24:MI:SS`, `999D99`, `FM9,999.00`, ...).
+    ToChar,
+    /// `age(a [, b])`: `a - b` (b: today's midnight) in years, months and days, as
+    /// PostgreSQL's symbolic difference.
+    Age,
+    /// `date_bin(stride, ts, origin)`: the start of the stride-long bin containing ts,
+    /// bins aligned on origin.
+    DateBin,
+    /// `justify_hours(iv)`: 24-hour periods carried into days.
+    JustifyHours,
+    /// `justify_days(iv)`: 30-day periods carried into months.
+    JustifyDays,
+    /// `justify_interval(iv)`: both, with the signs made to agree.
+    JustifyInterval,
+    /// `s ~ pattern`: POSIX regular expression match (`!~` is its NOT).
+    RegexMatch,
+    /// `s ~* pattern`: the same ignoring case.
+    RegexIMatch,
+    /// `s SIMILAR TO pattern`: SQL regular expression over the whole text.
+    SimilarTo,
+    /// `width_bucket(x, low, high, count)`: the 1-based bucket of x among count equal
+    /// buckets over [low, high); 0 below, count + 1 at or above.
+    WidthBucket,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

@@ -338,17 +338,6 @@ pub enum RExpr {
         /// NOT IN.
         negated: bool,
     },
-    /// POSIX regular expression match (`~`, `~*`, `!~`, `!~*`, `OPERATOR(pg_catalog.~)`).
-    Regex {
-        /// Subject.
-        expr: Box<RExpr>,
-        /// Pattern.
-        pattern: Box<RExpr>,
-        /// Case-insensitive.
-        ci: bool,
-        /// Negated.
-        negated: bool,
-    },
     /// `left op ANY|ALL (array)`.
     AnyArray {
         /// Left operand.
@@ -670,6 +659,38 @@ pub(crate) fn bind_query(
     Ok((plan, params))
 }
 
+/// The columns a NATURAL join joins on: the left input's visible column names (relations
+/// `rels[..rels_before]` at or after offset `start`) that the right input (`rels[rels_before..]`)
+/// also has, in the left's order. Errors: 42702 for a common name the left input has twice.
+fn natural_columns(rels: &[ScopeRel], start: usize, rels_before: usize) -> Result<Vec<String>> {
+    let visible = |rs: &[ScopeRel]| -> Vec<String> {
+        rs.iter()
+            .filter(|r| r.offset >= start)
+            .flat_map(|r| {
+                r.columns
+                    .iter()
+                    .zip(&r.hidden)
+                    .filter(|(_, h)| !**h)
+                    .map(|(c, _)| c.clone())
+            })
+            .collect()
+    };
+    let (left, right) = (visible(&rels[..rels_before]), visible(&rels[rels_before..]));
+    let mut out: Vec<String> = Vec::new();
+    for name in &left {
+        if !right.contains(name) {
+            continue;
+        }
+        if out.contains(name) {
+            return Err(Error::AmbiguousColumn(format!(
+                "common column name \"{name}\" appears more than once in left table"
+            )));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
+}
+
 fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {
     Some(match op {
         ast::BinaryOperator::Eq => CmpOp::Eq,
@@ -696,8 +717,9 @@ impl RelBinder<'_> {
     }
 
     fn query_inner(&mut self, q: &ast::Query) -> Result<RelQuery> {
-        if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(unsupported("FETCH FIRST and FOR UPDATE are not supported"));
+        let q = &*super::parse::fetch_as_limit(q)?;
+        if !q.locks.is_empty() {
+            return Err(unsupported("FOR UPDATE is not supported"));
         }
         let ctes_before = self.ctes.len();
         let mut ctes = Vec::new();
@@ -1257,14 +1279,21 @@ impl RelBinder<'_> {
                     self.levels.pop();
                     Some(e?)
                 }
-                Some(ast::JoinConstraint::Using(cols)) => {
+                Some(c @ (ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural)) => {
+                    let names: Vec<String> = match c {
+                        ast::JoinConstraint::Using(cols) => cols
+                            .iter()
+                            .map(|c| {
+                                c.0.last()
+                                    .and_then(|p| p.as_ident())
+                                    .map(norm)
+                                    .unwrap_or_default()
+                            })
+                            .collect(),
+                        _ => natural_columns(&level.rels, start, rels_before)?,
+                    };
                     let mut conj = Vec::new();
-                    for c in cols {
-                        let name =
-                            c.0.last()
-                                .and_then(|p| p.as_ident())
-                                .map(norm)
-                                .unwrap_or_default();
+                    for name in names {
                         let find = |rels: &[ScopeRel]| {
                             rels.iter().find_map(|r| {
                                 r.columns
@@ -1299,13 +1328,11 @@ impl RelBinder<'_> {
                             right: Box::new(RExpr::Col { up: 0, idx: r }),
                         });
                     }
-                    Some(RExpr::And(conj))
+                    // A NATURAL join without common columns is a cross join.
+                    (!conj.is_empty()).then_some(RExpr::And(conj))
                 }
                 Some(ast::JoinConstraint::UsingAlias(..)) => {
                     return Err(unsupported("USING ... AS is not supported"))
-                }
-                Some(ast::JoinConstraint::Natural) => {
-                    return Err(unsupported("NATURAL JOIN is not supported"))
                 }
             };
             acc = RelFrom::Join {
@@ -1343,7 +1370,7 @@ impl RelBinder<'_> {
         self.levels.pop();
         let bound = bound?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
-            "generate_series" => vec![("generate_series", RType::Base(DataType::Int8))],
+            "generate_series" => vec![("generate_series", self.series_type(&bound))],
             "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
             "generate_subscripts" => {
                 vec![("generate_subscripts", RType::Base(DataType::Int4))]
@@ -1649,10 +1676,72 @@ impl RelBinder<'_> {
                 match a {
                     RExpr::Lit(v) => (Expr::Literal(v.clone()), ty),
                     RExpr::Param(p) => (Expr::Param(*p), self.params.get(*p).copied().flatten()),
+                    // A subscript's element is evaluated as text: read as its static type.
+                    RExpr::Subscript(..) if ty.is_some_and(|t| !t.is_text()) => (
+                        Expr::Cast {
+                            expr: Box::new(Expr::Column(i)),
+                            to: ty.expect("checked"),
+                        },
+                        ty,
+                    ),
                     _ => (Expr::Column(i), ty),
                 }
             })
             .collect()
+    }
+
+    /// The results of a CASE or COALESCE cast to their common type, as PostgreSQL's
+    /// select_common_type resolves it (`smallint` and `integer` give `integer`); results
+    /// of catalog types are left as they are. Errors: 42804 for types with no common one.
+    fn common_branches(&mut self, results: Vec<RExpr>, ctx: &str) -> Result<Vec<RExpr>> {
+        let mut common: Option<DataType> = None;
+        for r in &results {
+            match self.static_type(r) {
+                RType::Unknown => {}
+                RType::Base(d) => {
+                    common = Some(match common {
+                        None => d,
+                        Some(c) => super::types::select_common_type(c, d).ok_or_else(|| {
+                            Error::DatatypeMismatch(format!(
+                                "{ctx} types {} and {} cannot be matched",
+                                c.name(),
+                                d.name()
+                            ))
+                        })?,
+                    })
+                }
+                _ => return Ok(results),
+            }
+        }
+        let Some(to) = common else {
+            return Ok(results);
+        };
+        Ok(results
+            .into_iter()
+            .map(|r| match self.static_type(&r) {
+                RType::Base(d) if d == to => r,
+                _ => self.cast(r, RType::Base(to)),
+            })
+            .collect())
+    }
+
+    /// The type of `generate_series(args)`: integer for integer bounds that fit one (its
+    /// `int4` overload), bigint otherwise.
+    fn series_type(&self, args: &[RExpr]) -> RType {
+        let int4 = args.iter().all(|a| {
+            matches!(
+                self.static_type(a),
+                RType::Base(DataType::Int2 | DataType::Int4)
+            )
+        });
+        RType::Base(if int4 { DataType::Int4 } else { DataType::Int8 })
+    }
+
+    /// A call of scalar function `func` over `args`, typed by the expression binder.
+    fn scalar_call(&mut self, func: crate::sql::ScalarFunc, args: Vec<RExpr>) -> Result<RExpr> {
+        let ops = self.operands(&args);
+        let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
+        Ok(self.typed_template(expr, ty, args))
     }
 
     /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
@@ -1842,7 +1931,39 @@ impl RelBinder<'_> {
                     args,
                 )
             }
-            ast::Expr::SimilarTo { .. } => return Err(unsupported("SIMILAR TO is not supported")),
+            ast::Expr::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let args = vec![self.expr(expr)?, self.expr(pattern)?];
+                let mut ops = self.operands(&args).into_iter();
+                let x = ops.next().expect("two");
+                let p = (ops.next().expect("two"), *negated);
+                let (e, ty) = super::bind::type_bit_not_or_similar(x, Some(p), &mut self.params)?;
+                self.typed_template(e, ty, args)
+            }
+            ast::Expr::IsUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
+            ast::Expr::IsNotUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
+            ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field }
+                if matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) =>
+            {
+                let func = if matches!(e, ast::Expr::Ceil { .. }) {
+                    ScalarFunc::Ceil
+                } else {
+                    ScalarFunc::Floor
+                };
+                let args = vec![self.expr(expr)?];
+                self.scalar_call(func, args)?
+            }
+            ast::Expr::Position { expr, r#in } => {
+                let args = vec![self.expr(r#in)?, self.expr(expr)?];
+                self.scalar_call(ScalarFunc::Strpos, args)?
+            }
             ast::Expr::AnyOp {
                 left,
                 compare_op,
@@ -1896,6 +2017,12 @@ impl RelBinder<'_> {
                     )
                 }
                 ast::UnaryOperator::Plus => self.expr(expr)?,
+                ast::UnaryOperator::BitwiseNot => {
+                    let args = vec![self.expr(expr)?];
+                    let x = self.operands(&args).pop().expect("one");
+                    let (e, ty) = super::bind::type_bit_not_or_similar(x, None, &mut self.params)?;
+                    self.typed_template(e, ty, args)
+                }
                 other => return Err(unsupported(format!("operator {other} is not supported"))),
             },
             ast::Expr::Cast {
@@ -1916,20 +2043,30 @@ impl RelBinder<'_> {
                 conditions,
                 else_result,
                 ..
-            } => RExpr::Case {
-                operand: match operand {
+            } => {
+                let operand = match operand {
                     Some(o) => Some(Box::new(self.expr(o)?)),
                     None => None,
-                },
-                branches: conditions
-                    .iter()
-                    .map(|c| Ok((self.expr(&c.condition)?, self.expr(&c.result)?)))
-                    .collect::<Result<_>>()?,
-                otherwise: match else_result {
-                    Some(x) => Some(Box::new(self.expr(x)?)),
-                    None => None,
-                },
-            },
+                };
+                let mut whens = Vec::new();
+                let mut results = Vec::new();
+                for c in conditions {
+                    whens.push(self.expr(&c.condition)?);
+                    results.push(self.expr(&c.result)?);
+                }
+                if let Some(x) = else_result {
+                    results.push(self.expr(x)?);
+                }
+                let mut results = self.common_branches(results, "CASE")?;
+                let otherwise = else_result
+                    .is_some()
+                    .then(|| Box::new(results.pop().expect("ELSE")));
+                RExpr::Case {
+                    operand,
+                    branches: whens.into_iter().zip(results).collect(),
+                    otherwise,
+                }
+            }
             ast::Expr::Exists { subquery, negated } => {
                 RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
             }
@@ -2056,13 +2193,7 @@ impl RelBinder<'_> {
                 time_zone,
             } => {
                 let args = vec![self.expr(time_zone)?, self.expr(timestamp)?];
-                self.template(
-                    Expr::Func {
-                        func: ScalarFunc::Timezone,
-                        args: vec![Expr::Column(0), Expr::Column(1)],
-                    },
-                    args,
-                )
+                self.scalar_call(ScalarFunc::Timezone, args)?
             }
             ast::Expr::Interval(_) => {
                 let text = e.to_string();
@@ -2205,6 +2336,51 @@ impl RelBinder<'_> {
         })
     }
 
+    /// `(a1, a2, ...) op (b1, b2, ...)` as PostgreSQL compares rows: `=` is the AND of the
+    /// pairs' equalities, `<>` the OR of their inequalities, and `<`, `<=`, `>`, `>=` order
+    /// the rows by their first unequal pair (`a1 < b1 OR (a1 = b1 AND (a2, ...) op (b2,
+    /// ...))`), which gives NULL where a NULL pair decides, as PostgreSQL does. Errors: 42601
+    /// for rows of different lengths.
+    fn row_comparison(
+        &mut self,
+        op: &ast::BinaryOperator,
+        ls: &[ast::Expr],
+        rs: &[ast::Expr],
+    ) -> Result<RExpr> {
+        use ast::BinaryOperator as B;
+        if ls.len() != rs.len() || ls.is_empty() {
+            return Err(Error::Syntax(
+                "unequal number of entries in row expressions".into(),
+            ));
+        }
+        if ls.len() == 1 {
+            return self.binary(&ls[0], op, &rs[0]);
+        }
+        let pairs = || ls.iter().zip(rs);
+        match op {
+            B::Eq | B::NotEq => {
+                let parts = pairs()
+                    .map(|(l, r)| self.binary(l, op, r))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(if *op == B::Eq {
+                    RExpr::And(parts)
+                } else {
+                    RExpr::Or(parts)
+                })
+            }
+            _ => {
+                let strict = match op {
+                    B::Lt | B::LtEq => B::Lt,
+                    _ => B::Gt,
+                };
+                let first = self.binary(&ls[0], &strict, &rs[0])?;
+                let equal = self.binary(&ls[0], &B::Eq, &rs[0])?;
+                let rest = self.row_comparison(op, &ls[1..], &rs[1..])?;
+                Ok(RExpr::Or(vec![first, RExpr::And(vec![equal, rest])]))
+            }
+        }
+    }
+
     fn binary(
         &mut self,
         left: &ast::Expr,
@@ -2214,6 +2390,9 @@ impl RelBinder<'_> {
         use crate::sql::BinaryOp;
         use ast::BinaryOperator as B;
         if let Some(c) = cmp_op(op) {
+            if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
+                return self.row_comparison(op, ls, rs);
+            }
             let (l, r) = (self.expr(left)?, self.expr(right)?);
             self.infer_param(&l, &r);
             self.infer_param(&r, &l);
@@ -2223,49 +2402,37 @@ impl RelBinder<'_> {
                 right: Box::new(r),
             });
         }
-        let regex = |ci: bool, negated: bool| (ci, negated);
-        let re = match op {
-            B::PGRegexMatch => Some(regex(false, false)),
-            B::PGRegexIMatch => Some(regex(true, false)),
-            B::PGRegexNotMatch => Some(regex(false, true)),
-            B::PGRegexNotIMatch => Some(regex(true, true)),
-            B::PGCustomBinaryOperator(parts) => {
-                let sym = parts.last().map(String::as_str).unwrap_or("");
-                match sym {
-                    "~" => Some((false, false)),
-                    "~*" => Some((true, false)),
-                    "!~" => Some((false, true)),
-                    "!~*" => Some((true, true)),
-                    "=" | "<>" | "<" | ">" | "<=" | ">=" => {
-                        let c = match sym {
-                            "=" => CmpOp::Eq,
-                            "<>" => CmpOp::Ne,
-                            "<" => CmpOp::Lt,
-                            ">" => CmpOp::Gt,
-                            "<=" => CmpOp::Le,
-                            _ => CmpOp::Ge,
-                        };
-                        return Ok(RExpr::Cmp {
-                            op: c,
-                            left: Box::new(self.expr(left)?),
-                            right: Box::new(self.expr(right)?),
-                        });
-                    }
-                    _ => return Err(unsupported(format!("operator {op} is not supported"))),
-                }
+        if let B::PGCustomBinaryOperator(parts) = op {
+            let sym = parts.last().map(String::as_str).unwrap_or("");
+            let c = match sym {
+                "=" => CmpOp::Eq,
+                "<>" => CmpOp::Ne,
+                "<" => CmpOp::Lt,
+                ">" => CmpOp::Gt,
+                "<=" => CmpOp::Le,
+                ">=" => CmpOp::Ge,
+                "~" | "~*" | "!~" | "!~*" => CmpOp::Eq,
+                _ => return Err(unsupported(format!("operator {op} is not supported"))),
+            };
+            if !sym.contains('~') {
+                return Ok(RExpr::Cmp {
+                    op: c,
+                    left: Box::new(self.expr(left)?),
+                    right: Box::new(self.expr(right)?),
+                });
             }
-            _ => None,
-        };
-        if let Some((ci, negated)) = re {
-            return Ok(RExpr::Regex {
-                expr: Box::new(self.expr(left)?),
-                pattern: Box::new(self.expr(right)?),
-                ci,
-                negated,
-            });
         }
         let l = self.expr(left)?;
         let r = self.expr(right)?;
+        {
+            let args = vec![l.clone(), r.clone()];
+            let mut ops = self.operands(&args).into_iter();
+            let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
+            if let Some((expr, ty)) = super::bind::type_ast_operator(op, lo, ro, &mut self.params)?
+            {
+                return Ok(self.typed_template(expr, ty, args));
+            }
+        }
         let bop = match op {
             B::And => return Ok(RExpr::And(vec![l, r])),
             B::Or => return Ok(RExpr::Or(vec![l, r])),
@@ -2280,8 +2447,6 @@ impl RelBinder<'_> {
             B::Multiply => BinaryOp::Mul,
             B::Divide => BinaryOp::Div,
             B::Modulo => BinaryOp::Mod,
-            // Integer bit operators (pgjdbc's getIndexInfo reads `indoption[i] & 1`):
-            // evaluated by the relational evaluator as `bigint`.
             B::PGExp => {
                 let args = vec![l, r];
                 let ops = self.operands(&args);
@@ -2289,8 +2454,6 @@ impl RelBinder<'_> {
                     super::bind::type_scalar(crate::sql::ScalarFunc::Power, ops, &mut self.params)?;
                 return Ok(self.typed_template(expr, ty, args));
             }
-            B::BitwiseAnd => return Ok(RExpr::Func("int_bitand".into(), vec![l, r])),
-            B::BitwiseOr => return Ok(RExpr::Func("int_bitor".into(), vec![l, r])),
             other => return Err(unsupported(format!("operator {other} is not supported"))),
         };
         let args = vec![l, r];
@@ -2455,12 +2618,15 @@ impl RelBinder<'_> {
             .map(|d| d.func)
             .filter(|f| *f != ScalarFunc::Coalesce);
         if name == "coalesce" {
-            // COALESCE evaluates lazily: a CASE of IS NOT NULL tests.
+            // COALESCE evaluates lazily: a CASE of IS NOT NULL tests, its values of their
+            // common type.
             let n = args.len();
+            let typed = self.common_branches(args.clone(), "COALESCE")?;
             let mut branches = Vec::new();
-            for a in args.iter().take(n.saturating_sub(1)) {
-                branches.push((RExpr::IsNull(Box::new(a.clone()), true), a.clone()));
+            for (a, t) in args.iter().zip(&typed).take(n.saturating_sub(1)) {
+                branches.push((RExpr::IsNull(Box::new(a.clone()), true), t.clone()));
             }
+            let args = typed;
             return Ok(RExpr::Case {
                 operand: None,
                 branches,
@@ -2626,7 +2792,6 @@ impl RelBinder<'_> {
             | RExpr::Not(_)
             | RExpr::IsNull(..)
             | RExpr::InList { .. }
-            | RExpr::Regex { .. }
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),
@@ -2672,7 +2837,10 @@ impl RelBinder<'_> {
             RExpr::SetFunc(j) => {
                 let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
                 match name.map(|f| f.0.as_str()) {
-                    Some("generate_series") => RType::Base(DataType::Int8),
+                    Some("generate_series") => {
+                        let args = &self.levels.last().expect("level").set_funcs[*j].1;
+                        self.series_type(args)
+                    }
                     Some("generate_subscripts") => RType::Base(DataType::Int4),
                     Some("_pg_expandarray") => RType::Record(EXPANDARRAY_FIELDS),
                     _ => RType::Base(DataType::Text),
@@ -2915,6 +3083,14 @@ fn default_name(e: &ast::Expr) -> String {
         ast::Expr::Nested(inner) | ast::Expr::Collate { expr: inner, .. } => default_name(inner),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::Exists { .. } => "exists".into(),
+        // Special syntax is named after the function it calls.
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::Interval(_) => "interval".into(),
         // `(f(x)).n` and `t.col[1]` are named after their last name.
         ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.last() {
             Some(ast::AccessExpr::Dot(ast::Expr::Identifier(id))) => norm(id),

@@ -175,11 +175,6 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
         | RExpr::Distinct { left, right, .. }
         | RExpr::Subscript(left, right)
         | RExpr::ArrayConcat(left, right)
-        | RExpr::Regex {
-            expr: left,
-            pattern: right,
-            ..
-        }
         | RExpr::AnyArray {
             left, array: right, ..
         } => collect(left, out) && collect(right, out),
@@ -249,17 +244,6 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
         },
         RExpr::Subscript(a, b) => RExpr::Subscript(m(a), m(b)),
         RExpr::ArrayConcat(a, b) => RExpr::ArrayConcat(m(a), m(b)),
-        RExpr::Regex {
-            expr,
-            pattern,
-            ci,
-            negated,
-        } => RExpr::Regex {
-            expr: m(expr),
-            pattern: m(pattern),
-            ci: *ci,
-            negated: *negated,
-        },
         RExpr::AnyArray {
             left,
             op,

@@ -46,6 +46,10 @@ impl RType {
     pub fn column(&self, name: impl Into<String>) -> Column {
         match self {
             RType::Catalog(t) => Column::catalog(name, *t),
+            // A regtype (pg_typeof) is announced as one, its value the type's name, which
+            // gives the oid back in binary. Other reg* results stay text: their oids need
+            // the catalog, which encoding a row has not.
+            RType::Reg(RegKind::Type) => Column::catalog(name, CatalogType::Reg(RegKind::Type)),
             other => Column::new(name, other.data_type()),
         }
     }
@@ -98,19 +102,16 @@ impl RType {
     }
 }
 
-/// The object kinds of the `reg*` types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RegKind {
-    /// `regclass`: pg_class.
-    Class,
-    /// `regtype`: pg_type.
-    Type,
-    /// `regproc` / `regprocedure`: pg_proc.
-    Proc,
-    /// `regnamespace`: pg_namespace.
-    Namespace,
-    /// `regrole`: pg_authid.
-    Role,
+pub use crate::types::RegKind;
+
+/// The oid of the type `name` names (`integer`, `text[]`, `timestamp without time zone`).
+pub fn type_oid_of_name(name: &str) -> Option<i64> {
+    match rtype_of_name(name).ok()? {
+        RType::Base(d) => Some(i64::from(d.oid())),
+        RType::Catalog(c) => Some(i64::from(c.oid())),
+        RType::Reg(k) => Some(i64::from(k.oid())),
+        _ => None,
+    }
 }
 
 /// A type name (as sqlparser prints it) to a static type.

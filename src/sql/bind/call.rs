@@ -97,8 +97,7 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
 
 /// PostgreSQL's result type of an aggregate over `arg`.
 /// The result type of aggregate `def` over `arg` (`None`: `count(*)`), from its row of the
-/// function table. Errors: 42883 when PostgreSQL has no such overload; 0A000 for
-/// sum/avg of intervals, which PostgreSQL has and tcq's partial states lack.
+/// function table. Errors: 42883 when PostgreSQL has no such overload.
 pub(crate) fn agg_result_type(
     def: &functions::AggDef,
     name: &str,
@@ -108,9 +107,6 @@ pub(crate) fn agg_result_type(
         return Ok(t);
     }
     let shown = arg.map_or("*".to_string(), |t| t.name());
-    if arg == Some(DataType::Interval) && matches!(name, "sum" | "avg") {
-        return Err(unsupported(format!("{name}(interval) is not supported")));
-    }
     Err(Error::UndefinedFunction(format!(
         "function {name}({shown}) does not exist"
     )))
@@ -501,8 +497,12 @@ impl Binder<'_> {
                 (v, t)
             }
             ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
-                // nullif(a, b) is a's type; b is compared with it as `a = b` would.
-                let ty = args[0].ty.expect("typed");
+                // nullif(a, b) is a's type (varchar resolves to text, the polymorphic
+                // argument's category type); b is compared with it as `a = b` would.
+                let ty = match args[0].ty.expect("typed") {
+                    T::Varchar(_) => T::Text,
+                    t => t,
+                };
                 let mut it = args.into_iter();
                 let a = it.next().expect("two arguments").expr;
                 let b = it.next().expect("two arguments");
@@ -648,6 +648,25 @@ impl Binder<'_> {
             | ScalarFunc::Strpos
             | ScalarFunc::Chr
             | ScalarFunc::ToHex => self.added_scalar(func, args, &name)?,
+            ScalarFunc::Md5
+            | ScalarFunc::RegexpReplace
+            | ScalarFunc::ToChar
+            | ScalarFunc::Age
+            | ScalarFunc::DateBin
+            | ScalarFunc::JustifyHours
+            | ScalarFunc::JustifyDays
+            | ScalarFunc::JustifyInterval
+            | ScalarFunc::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            // Made by operators only; no name calls them.
+            ScalarFunc::BitAnd
+            | ScalarFunc::BitOr
+            | ScalarFunc::BitXor
+            | ScalarFunc::BitNot
+            | ScalarFunc::ShiftLeft
+            | ScalarFunc::ShiftRight
+            | ScalarFunc::RegexMatch
+            | ScalarFunc::RegexIMatch
+            | ScalarFunc::SimilarTo => return Err(arity_err(&args)),
             ScalarFunc::CurrentSetting => {
                 if n == 0 || n > 2 {
                     return Err(arity_err(&args));

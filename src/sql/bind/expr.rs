@@ -32,6 +32,38 @@ pub(crate) fn extract_expr(field: &str, x: Expr) -> Expr {
     }
 }
 
+/// The bit operator `op` is, with its symbol.
+pub(crate) fn bit_operator(op: &ast::BinaryOperator) -> Option<(ScalarFunc, &'static str)> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::BitwiseAnd => (ScalarFunc::BitAnd, "&"),
+        B::BitwiseOr => (ScalarFunc::BitOr, "|"),
+        B::PGBitwiseXor => (ScalarFunc::BitXor, "#"),
+        B::PGBitwiseShiftLeft => (ScalarFunc::ShiftLeft, "<<"),
+        B::PGBitwiseShiftRight => (ScalarFunc::ShiftRight, ">>"),
+        _ => return None,
+    })
+}
+
+/// The regular expression operator `op` is: its function, symbol and negation.
+pub(crate) fn regex_operator(op: &ast::BinaryOperator) -> Option<(ScalarFunc, &'static str, bool)> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::PGRegexMatch => (ScalarFunc::RegexMatch, "~", false),
+        B::PGRegexIMatch => (ScalarFunc::RegexIMatch, "~*", false),
+        B::PGRegexNotMatch => (ScalarFunc::RegexMatch, "!~", true),
+        B::PGRegexNotIMatch => (ScalarFunc::RegexIMatch, "!~*", true),
+        B::PGCustomBinaryOperator(parts) => match parts.last().map(String::as_str) {
+            Some("~") => (ScalarFunc::RegexMatch, "~", false),
+            Some("~*") => (ScalarFunc::RegexIMatch, "~*", false),
+            Some("!~") => (ScalarFunc::RegexMatch, "!~", true),
+            Some("!~*") => (ScalarFunc::RegexIMatch, "!~*", true),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 pub(super) fn op_symbol(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Add => "+",
@@ -372,9 +404,19 @@ impl Binder<'_> {
                         return self.scalar(ScalarFunc::Power, vec![l, r]);
                     }
                     other => {
+                        if let Some((func, sym)) = bit_operator(other) {
+                            let l = self.expr(left, scope)?;
+                            let r = self.expr(right, scope)?;
+                            return self.bit_operator(func, sym, l, r);
+                        }
+                        if let Some((func, sym, negated)) = regex_operator(other) {
+                            let l = self.expr(left, scope)?;
+                            let r = self.expr(right, scope)?;
+                            return self.pattern_match(func, sym, negated, l, r);
+                        }
                         return Err(Error::UndefinedFunction(format!(
                             "operator is not supported: {other}"
-                        )))
+                        )));
                     }
                 };
                 let l = self.expr(left, scope)?;
@@ -643,6 +685,16 @@ impl Binder<'_> {
                     DataType::Bool,
                 ))
             }
+            E::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let x = self.expr(expr, scope)?;
+                let p = self.expr(pattern, scope)?;
+                self.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", *negated, x, p)
+            }
             E::Case {
                 operand,
                 conditions,
@@ -787,6 +839,10 @@ impl Binder<'_> {
                 })
             }
             ast::UnaryOperator::Plus => self.expr(expr, scope),
+            ast::UnaryOperator::BitwiseNot => {
+                let b = self.expr(expr, scope)?;
+                self.bit_not(b)
+            }
             ast::UnaryOperator::Not => {
                 let b = self.expr(expr, scope)?;
                 let c = self.boolean(b, "NOT")?;
@@ -920,6 +976,9 @@ impl Binder<'_> {
                 },
                 Some(b),
             ),
+            // `ts - 'text'` reads the text as the same timestamp type: PostgreSQL prefers
+            // the operator whose operands match (timestamp - timestamp).
+            (Some(a), None) if a.is_timestamp() && op == BinaryOp::Sub => (Some(a), Some(a)),
             (Some(a), None) => (Some(a), guess(Some(a))),
             (a, b) => (a, b),
         };

@@ -30,6 +30,7 @@ mod ddl;
 mod dml;
 mod expr;
 mod from;
+mod func_types;
 mod route;
 mod scope;
 mod select;
@@ -542,6 +543,49 @@ pub(crate) fn type_scalar(
 ) -> Result<(Expr, DataType)> {
     typing(params, |b| {
         let out = b.scalar(func, bounds(args))?;
+        Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
+    })
+}
+
+/// Type a bit or regular expression operator (`&`, `#`, `<<`, `~`, `!~*`, ...) with the
+/// expression binder's rules, for the relational plan builder (see [`type_scalar`]);
+/// `None` for any other operator.
+pub(crate) fn type_ast_operator(
+    op: &ast::BinaryOperator,
+    left: Operand,
+    right: Operand,
+    params: &mut Vec<Option<DataType>>,
+) -> Result<Option<(Expr, DataType)>> {
+    typing(params, |b| {
+        let mut ops = bounds(vec![left, right]).into_iter();
+        let (l, r) = (ops.next().expect("two"), ops.next().expect("two"));
+        let out = if let Some((func, sym)) = bit_operator(op) {
+            b.bit_operator(func, sym, l, r)?
+        } else if let Some((func, sym, negated)) = regex_operator(op) {
+            b.pattern_match(func, sym, negated, l, r)?
+        } else {
+            return Ok(None);
+        };
+        Ok(Some((out.expr, out.ty.unwrap_or(DataType::Text))))
+    })
+}
+
+/// Type `~x` (bitwise NOT) or `x [NOT] SIMILAR TO p` (`pattern`, with `negated`), for the
+/// relational plan builder (see [`type_scalar`]).
+pub(crate) fn type_bit_not_or_similar(
+    x: Operand,
+    pattern: Option<(Operand, bool)>,
+    params: &mut Vec<Option<DataType>>,
+) -> Result<(Expr, DataType)> {
+    typing(params, |b| {
+        let x = bounds(vec![x]).pop().expect("one");
+        let out = match pattern {
+            None => b.bit_not(x)?,
+            Some((p, negated)) => {
+                let p = bounds(vec![p]).pop().expect("one");
+                b.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", negated, x, p)?
+            }
+        };
         Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
     })
 }

@@ -7,7 +7,7 @@
 //! no FROM — goes to the streaming plan's finite path when every expression is one its
 //! binder has (the operators, casts to column types, the scalar functions and partial
 //! aggregates of the function table, window functions of a window clause), and to the
-//! relational plan otherwise (`~`, `pg_typeof`, `FILTER`, `string_agg`, `OVER`, arrays,
+//! relational plan otherwise (`pg_typeof`, `FILTER`, `string_agg`, `OVER`, arrays,
 //! casts to `regclass`, ...). The decision is made once, before binding: a statement is
 //! bound by one binder and its error is that binder's.
 
@@ -89,7 +89,10 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
         E::UnaryOp { op, expr } => {
             matches!(
                 op,
-                ast::UnaryOperator::Minus | ast::UnaryOperator::Plus | ast::UnaryOperator::Not
+                ast::UnaryOperator::Minus
+                    | ast::UnaryOperator::Plus
+                    | ast::UnaryOperator::Not
+                    | ast::UnaryOperator::BitwiseNot
             ) && expr_ok(expr)
         }
         E::BinaryOp { left, op, right } => binary_op_ok(op) && all(&[left, right]),
@@ -152,6 +155,12 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
             timestamp,
             time_zone,
         } => all(&[timestamp, time_zone]),
+        E::SimilarTo {
+            expr,
+            pattern,
+            escape_char: None,
+            ..
+        } => all(&[expr, pattern]),
         E::Function(f) => function_ok(f),
         _ => false,
     }
@@ -176,7 +185,8 @@ fn binary_op_ok(op: &ast::BinaryOperator) -> bool {
             | B::Or
             | B::StringConcat
             | B::PGExp
-    )
+    ) || super::expr::bit_operator(op).is_some()
+        || super::expr::regex_operator(op).is_some()
 }
 
 /// A cast target the streaming binder knows, or one it refuses as the relational binder

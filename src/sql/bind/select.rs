@@ -243,10 +243,9 @@ impl Binder<'_> {
         if q.with.is_some() {
             return Err(unsupported("WITH is not supported"));
         }
-        if q.fetch.is_some() || !q.locks.is_empty() {
-            return Err(unsupported(
-                "FETCH FIRST and FOR UPDATE are not supported; use LIMIT",
-            ));
+        let q = &*crate::sql::parse::fetch_as_limit(q)?;
+        if !q.locks.is_empty() {
+            return Err(unsupported("FOR UPDATE is not supported"));
         }
         let sel = match &*q.body {
             ast::SetExpr::Select(s) => s,

@@ -428,10 +428,10 @@ fn window_values() {
 
 #[test]
 fn aggregate_result_types() {
-    assert!(matches!(
-        err("SELECT sum(ts - ts) FROM flights"),
-        Error::FeatureNotSupported(_)
-    ));
+    // sum/avg of intervals are PostgreSQL's interval aggregates (issue 30).
+    let q = query("SELECT sum(ts - ts), avg(ts - ts) FROM flights");
+    let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+    assert_eq!(types, [DataType::Interval, DataType::Interval]);
     let q = query("SELECT count(delay), count(DISTINCT origin), sum(delay), sum(distance), sum(speed), avg(distance), avg(speed), min(origin), stddev(delay), var_pop(speed) FROM flights");
     use DataType as T;
     let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();

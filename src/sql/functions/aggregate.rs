@@ -84,6 +84,20 @@ const fn moments(oids: [u32; 6]) -> [(Arg, Ret, u32); 6] {
     out
 }
 
+/// avg's overloads: the numbers' (as the moments') and interval's.
+const AVG: [(Arg, Ret, u32); 7] = {
+    let m = moments([2100, 2101, 2102, 2104, 2105, 2103]);
+    [
+        m[0],
+        m[1],
+        m[2],
+        m[3],
+        m[4],
+        m[5],
+        (Is(T::Interval), Ret::Is(T::Interval), 2106),
+    ]
+};
+
 const STDDEV: [(Arg, Ret, u32); 6] = moments([2154, 2155, 2156, 2157, 2158, 2159]);
 const STDDEV_SAMP: [(Arg, Ret, u32); 6] = moments([2712, 2713, 2714, 2715, 2716, 2717]);
 const STDDEV_POP: [(Arg, Ret, u32); 6] = moments([2724, 2725, 2726, 2727, 2728, 2729]);
@@ -145,13 +159,14 @@ pub static AGGREGATES: &[AggDef] = &[
             (Is(T::Float4), Ret::Is(T::Float4), 2110),
             (Is(T::Float8), Ret::Is(T::Float8), 2111),
             (Is(T::Numeric), Ret::Is(T::Numeric), 2114),
+            (Is(T::Interval), Ret::Is(T::Interval), 2113),
         ],
         description: "sum of the non-NULL input values",
     },
     AggDef {
         name: "avg",
         kernel: AggKernel::Partial(AggFunc::Avg),
-        overloads: &moments([2100, 2101, 2102, 2104, 2105, 2103]),
+        overloads: &AVG,
         description: "the average (arithmetic mean) of the non-NULL input values",
     },
     AggDef {

@@ -124,9 +124,6 @@ pub static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("pg_ts_dict_is_visible", B),
     ("pg_ts_template_is_visible", B),
     ("set_config", TX),
-    // Operators the relational binder rewrites to calls of the evaluator.
-    ("int_bitand", I8),
-    ("int_bitor", I8),
 ];
 
 /// What relational function `name` returns, if the evaluator has it.

@@ -103,6 +103,15 @@ pub static SCALARS: &[ScalarDef] = &[
     row("ascii", &[], F::Ascii, 1620),
     row("chr", &[], F::Chr, 1621),
     row("to_hex", &[], F::ToHex, 2089),
+    row("md5", &[], F::Md5, 2311),
+    row("regexp_replace", &[], F::RegexpReplace, 2284),
+    row("to_char", &[], F::ToChar, 1768),
+    row("age", &[], F::Age, 1181),
+    row("date_bin", &[], F::DateBin, 6177),
+    row("justify_hours", &[], F::JustifyHours, 1175),
+    row("justify_days", &[], F::JustifyDays, 1295),
+    row("justify_interval", &[], F::JustifyInterval, 2711),
+    row("width_bucket", &[], F::WidthBucket, 320),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

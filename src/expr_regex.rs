@@ -1,0 +1,187 @@
+//! Regular expressions of [`crate::expr`]: the POSIX match operators (`~`, `~*`, and
+//! through NOT `!~`, `!~*`), `SIMILAR TO`, and `regexp_replace`.
+//!
+//! Patterns are compiled with the `regex` crate, whose syntax covers the POSIX classes,
+//! quantifiers and groups PostgreSQL users write; what it lacks (back-references,
+//! look-around) is 2201B, as a pattern PostgreSQL cannot compile is. Each thread keeps the
+//! last few compiled patterns, so a pattern given as a constant is compiled once per
+//! statement rather than once per row; the cache is small and bounded.
+
+use std::cell::RefCell;
+
+use crate::error::{Error, Result};
+
+/// Compiled patterns kept per thread.
+const CACHED_MAX: usize = 16;
+
+/// Most bytes a compiled pattern may take (the `regex` crate's size limit).
+const COMPILED_BYTES_MAX: usize = 1 << 20;
+
+thread_local! {
+    static CACHE: RefCell<Vec<((String, bool), regex::Regex)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `pattern` compiled (case-insensitive when `ci`). Errors: 2201B.
+fn compiled(pattern: &str, ci: bool) -> Result<regex::Regex> {
+    CACHE.with(|c| {
+        let mut cache = c.borrow_mut();
+        if let Some((_, re)) = cache.iter().find(|(k, _)| k.0 == pattern && k.1 == ci) {
+            return Ok(re.clone());
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(ci)
+            .size_limit(COMPILED_BYTES_MAX)
+            .build()
+            .map_err(|e| {
+                Error::InvalidRegularExpression(format!("invalid regular expression: {e}"))
+            })?;
+        if cache.len() >= CACHED_MAX {
+            cache.remove(0);
+        }
+        cache.push(((pattern.to_string(), ci), re.clone()));
+        Ok(re)
+    })
+}
+
+/// `s ~ pattern` (`~*` when `ci`).
+pub(crate) fn matches(s: &str, pattern: &str, ci: bool) -> Result<bool> {
+    Ok(compiled(pattern, ci)?.is_match(s))
+}
+
+/// `s SIMILAR TO pattern`: SQL's regular expressions (`%` any text, `_` one character,
+/// `|`, `*`, `+`, `?`, `{m,n}`, `(...)`, `[...]`), matched against the whole text, with
+/// `\` as the escape character.
+pub(crate) fn similar(s: &str, pattern: &str) -> Result<bool> {
+    let mut re = String::from("^(?:");
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) => re.push_str(&regex::escape(&e.to_string())),
+                None => {
+                    return Err(Error::InvalidRegularExpression(
+                        "invalid escape string: the pattern ends with the escape character".into(),
+                    ))
+                }
+            },
+            '[' => {
+                in_class = true;
+                re.push(c);
+            }
+            ']' => {
+                in_class = false;
+                re.push(c);
+            }
+            _ if in_class => re.push(c),
+            '%' => re.push_str(".*"),
+            '_' => re.push('.'),
+            '|' | '*' | '+' | '?' | '{' | '}' | '(' | ')' => re.push(c),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push_str(")$");
+    Ok(compiled(&re, false)?.is_match(s))
+}
+
+/// `regexp_replace(s, pattern, replacement, flags)`: the first match replaced, or every
+/// match with flag `g`; flag `i` ignores case. In `replacement`, `\1`..`\9` are the
+/// groups, `\&` the whole match and `\\` a backslash. Errors: 2201B for a bad pattern,
+/// 22023 for an unknown flag.
+pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) -> Result<String> {
+    let (mut global, mut ci) = (false, false);
+    for f in flags.chars() {
+        match f {
+            'g' => global = true,
+            'i' => ci = true,
+            'c' => ci = false,
+            _ => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "invalid regular expression option: \"{f}\""
+                )))
+            }
+        }
+    }
+    let re = compiled(pattern, ci)?;
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for caps in re.captures_iter(s) {
+        let whole = caps.get(0).expect("group 0 is the match");
+        out.push_str(&s[last..whole.start()]);
+        substitute(&caps, replacement, &mut out);
+        last = whole.end();
+        if !global {
+            break;
+        }
+    }
+    out.push_str(&s[last..]);
+    Ok(out)
+}
+
+/// The replacement text with its group references filled in.
+fn substitute(caps: &regex::Captures<'_>, replacement: &str, out: &mut String) {
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek().copied() {
+            Some(d @ '1'..='9') => {
+                chars.next();
+                let g = d as usize - '0' as usize;
+                out.push_str(caps.get(g).map_or("", |m| m.as_str()));
+            }
+            Some('&') => {
+                chars.next();
+                out.push_str(caps.get(0).map_or("", |m| m.as_str()));
+            }
+            Some('\\') => {
+                chars.next();
+                out.push('\\');
+            }
+            _ => out.push('\\'),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expected texts are PostgreSQL 15's for the same calls.
+    #[test]
+    fn replace_as_postgresql() {
+        assert_eq!(replace("abcb", "b", "B", "").unwrap(), "aBcb");
+        assert_eq!(replace("abcb", "b", "B", "g").unwrap(), "aBcB");
+        assert_eq!(replace("ABC", "b", "x", "i").unwrap(), "AxC");
+        assert_eq!(
+            replace("John Smith", "(\\w+) (\\w+)", "\\2, \\1", "").unwrap(),
+            "Smith, John"
+        );
+        assert_eq!(replace("abc", "b", "[\\&]", "").unwrap(), "a[b]c");
+        assert!(matches!(
+            replace("a", "(", "", ""),
+            Err(Error::InvalidRegularExpression(_))
+        ));
+        assert!(replace("a", "a", "", "z").is_err());
+    }
+
+    #[test]
+    fn similar_to_is_anchored_sql_regex() {
+        assert!(similar("abc", "a%").unwrap());
+        assert!(!similar("xabc", "a%").unwrap());
+        assert!(similar("abc", "a_c").unwrap());
+        assert!(similar("abc", "(abc|xyz)").unwrap());
+        assert!(!similar("a.c", "abc").unwrap());
+        assert!(similar("a.c", "a.c").unwrap());
+        assert!(similar("a%", "a\\%").unwrap());
+    }
+
+    #[test]
+    fn matches_is_unanchored() {
+        assert!(matches("a~b", "b", false).unwrap());
+        assert!(matches("ABC", "^a", true).unwrap());
+        assert!(!matches("ABC", "^a", false).unwrap());
+    }
+}

@@ -163,44 +163,51 @@ impl Decoder {
     /// One JSON object as a row. Errors: not an object, a value of the wrong type, no
     /// timestamp.
     pub fn json(&self, text: &[u8], topic: Option<&str>, arrival_us: i64) -> Result<Row, String> {
-        let object: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(text).map_err(|e| format!("not a JSON object: {e}"))?;
         let mut row = vec![Value::Null; self.types.len()];
-        for (k, v) in &object {
-            if let Some(&c) = self.by_name.get(k.as_str()) {
-                row[c] = self.json_value(c, v)?;
-            }
-        }
+        super::json_row::read_object(self, text, &mut row)?;
         self.finish(row, topic, arrival_us)
     }
 
-    fn json_value(&self, c: usize, v: &serde_json::Value) -> Result<Value, String> {
-        use serde_json::Value as J;
-        let ty = self.types[c];
-        let wrong = |what: &str| {
-            format!(
-                "column \"{}\": a JSON {what} is not a value of type {}",
-                self.columns[c].name,
-                ty.name()
-            )
-        };
-        match v {
-            J::Null => Ok(Value::Null),
-            J::String(s) => self.text_value(c, s),
-            J::Bool(b) if ty == DataType::Bool => Ok(Value::Bool(*b)),
-            J::Number(n) if ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601 => {
-                self.text_value(c, &n.to_string())
-            }
-            J::Number(n) if ty.is_numeric() => self.text_value(c, &n.to_string()),
-            J::Bool(_) => Err(wrong("boolean")),
-            J::Number(_) => Err(wrong("number")),
-            J::Array(_) => Err(wrong("array")),
-            J::Object(_) => Err(wrong("object")),
+    /// The column a JSON key names, if any.
+    pub(crate) fn column_named(&self, key: &str) -> Option<usize> {
+        if self.columns.len() <= 16 {
+            self.columns.iter().position(|c| c.name == key)
+        } else {
+            self.by_name.get(key).copied()
         }
     }
 
+    /// Column `c`'s value from a JSON number written as `text`: numeric columns, and
+    /// timestamp columns under an epoch `timestamp_format`.
+    pub(crate) fn json_number(&self, c: usize, text: &str) -> Result<Value, String> {
+        let ty = self.types[c];
+        if ty.is_numeric() || (ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601) {
+            self.text_value(c, text)
+        } else {
+            Err(self.wrong(c, "number"))
+        }
+    }
+
+    /// Column `c`'s value from a JSON boolean: boolean columns only.
+    pub(crate) fn json_bool(&self, c: usize, b: bool) -> Result<Value, String> {
+        if self.types[c] == DataType::Bool {
+            Ok(Value::Bool(b))
+        } else {
+            Err(self.wrong(c, "boolean"))
+        }
+    }
+
+    /// Why a JSON `what` (number, boolean, array, object) does not fit column `c`.
+    pub(crate) fn wrong(&self, c: usize, what: &str) -> String {
+        format!(
+            "column \"{}\": a JSON {what} is not a value of type {}",
+            self.columns[c].name,
+            self.types[c].name()
+        )
+    }
+
     /// Column `c`'s value from its text (a JSON string or a CSV field).
-    fn text_value(&self, c: usize, text: &str) -> Result<Value, String> {
+    pub(crate) fn text_value(&self, c: usize, text: &str) -> Result<Value, String> {
         let ty = self.types[c];
         let col = &self.columns[c];
         let in_column = |e: crate::Error| format!("column \"{}\": {e}", col.name);

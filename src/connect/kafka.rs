@@ -121,9 +121,12 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         }
         ctx.set_lag(lag(&watermarks, &next, partitions.len()));
         let mut messages = 0;
+        let now = crate::time::now_us();
         for (p, records, _) in fetched {
+            if let Some(last) = records.last() {
+                next.insert(p, last.offset + 1);
+            }
             for r in records {
-                next.insert(p, r.offset + 1);
                 let stamped = r.record.timestamp.timestamp_micros();
                 if skip_before.get(&p).is_some_and(|&t| stamped < t) {
                     continue;
@@ -134,7 +137,6 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                     ctx.bad(&at(), "a record without a value")?;
                     continue;
                 };
-                let now = crate::time::now_us();
                 match ctx
                     .decoder
                     .message(value, Some(&spec.topic), now, &mut rows)

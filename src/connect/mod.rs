@@ -30,6 +30,7 @@
 
 mod file;
 pub mod format;
+mod json_row;
 mod kafka;
 mod mqtt;
 pub mod options;

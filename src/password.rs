@@ -81,7 +81,7 @@ impl Verifier {
     }
 
     /// Read PostgreSQL's stored form, `SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>`.
-    pub fn parse(text: &str) -> Option<Verifier> {
+    pub(crate) fn parse(text: &str) -> Option<Verifier> {
         let rest = text.strip_prefix("SCRAM-SHA-256$")?;
         let (params, keys) = rest.split_once('$')?;
         let (iterations, salt) = params.split_once(':')?;
@@ -97,7 +97,7 @@ impl Verifier {
     /// Whether `password` is the one this verifier was derived from (for HTTP Basic
     /// authentication, where the client sends the password itself). The derived StoredKey
     /// is compared in constant time.
-    pub fn check_password(&self, password: &str) -> bool {
+    pub(crate) fn check_password(&self, password: &str) -> bool {
         use subtle::ConstantTimeEq;
         let salted = salted_password(password, &self.salt, self.iterations);
         let stored: [u8; 32] = Sha256::digest(hmac(&salted, b"Client Key")).into();

@@ -46,7 +46,7 @@ use crate::types::Value;
 /// `constant <op> call`) with `<op>` one of `= <> < <= > >=` and the constant a literal, a
 /// bound parameter or a cast of either, compiled from the query's plan.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HavingFilter {
+pub(crate) struct HavingFilter {
     terms: Vec<Term>,
 }
 
@@ -70,7 +70,7 @@ impl HavingFilter {
     /// The filter for `having` over aggregate rows of `nkeys` group keys then `ncalls`
     /// aggregate results, with the query's bound `params`; `None` when `having` has
     /// another shape.
-    pub fn compile(
+    pub(crate) fn compile(
         having: &Expr,
         nkeys: usize,
         ncalls: usize,
@@ -82,7 +82,7 @@ impl HavingFilter {
     }
 
     /// The aggregate calls the filter reads, in the order it reads them (a call may repeat).
-    pub fn calls(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn calls(&self) -> impl Iterator<Item = usize> + '_ {
         self.terms.iter().map(|t| t.call)
     }
 
@@ -94,7 +94,7 @@ impl HavingFilter {
     ///
     /// Errors: those of [`compare`] (42883 for a result that cannot be compared with the
     /// constant) and of [`Acc::evaluate`], for the groups the generic evaluator raises them.
-    pub fn keeps(
+    pub(crate) fn keeps(
         &self,
         accs: &[Acc],
         specs: &[AggSpec],

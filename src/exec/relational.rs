@@ -44,7 +44,7 @@ use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// Values (row cells) one statement may build in all: scans, join rows, results, subquery
 /// results. A value takes 32 bytes, so this bounds a statement to about 64 MiB.
-pub const VALUES_MAX: usize = 2_000_000;
+pub(crate) const VALUES_MAX: usize = 2_000_000;
 
 type Row = Vec<Value>;
 /// Relations read so far in a statement, by (schema, name).
@@ -53,7 +53,7 @@ type Scans = HashMap<(String, String), Rc<Vec<Row>>>;
 type Groups = HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)>;
 
 /// Evaluate `q`: its result columns and rows.
-pub fn run(
+pub(crate) fn run(
     q: &RelQuery,
     provider: &dyn RelationProvider,
     params: &[Value],
@@ -169,7 +169,7 @@ fn conform(v: Value, ty: DataType) -> Result<Value> {
 }
 
 /// The state of one statement's evaluation.
-pub struct Ev<'a> {
+pub(crate) struct Ev<'a> {
     provider: &'a dyn RelationProvider,
     params: &'a [Value],
     session: Option<&'a dyn SessionInfo>,

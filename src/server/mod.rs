@@ -44,7 +44,7 @@ mod startup;
 mod tls;
 mod wire;
 
-pub use tls::Tls;
+pub(crate) use tls::Tls;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -85,7 +85,7 @@ use wire::Client;
 /// assert_eq!(tcq::server::sqlstate(&Error::QueryCanceled), "57014");
 /// assert_eq!(tcq::server::sqlstate(&Error::UndefinedTable("s".into())), "42P01");
 /// ```
-pub fn sqlstate(e: &Error) -> &'static str {
+pub(crate) fn sqlstate(e: &Error) -> &'static str {
     match e {
         Error::Syntax(_) => "42601",
         Error::UndefinedTable(_) | Error::UndefinedRelationOfKind { .. } => "42P01",
@@ -158,7 +158,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
 ///
 /// Each connection runs on its own task with its own engine session; a connection that
 /// fails or disconnects affects no other.
-pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
+pub(crate) async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
     serve_until(listener, engine, std::future::pending()).await
 }
 
@@ -170,7 +170,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// 57P01 (`terminating connection due to administrator command`), streaming statements
 /// included; an open COPY FROM STDIN is aborted, so none of its rows reach a query. Returns
 /// once every connection has closed, or after 5 s.
-pub async fn serve_until(
+pub(crate) async fn serve_until(
     listener: TcpListener,
     engine: Arc<Engine>,
     shutdown: impl std::future::Future<Output = ()>,
@@ -237,7 +237,7 @@ impl ServerOptions {
 /// must use TLS unless it connects over loopback (127.0.0.0/8, ::1, or ::ffff:127.x.y.z).
 /// True when a client that is not `secure` must be refused (28000). Without TLS configured
 /// or without passwords, nobody is refused for not using TLS.
-pub fn tls_required(
+pub(crate) fn tls_required(
     tls_configured: bool,
     password_required: bool,
     peer: std::net::IpAddr,
@@ -312,7 +312,7 @@ pub async fn serve_with(
 }
 
 /// Bind `addr` and [`serve`] on it.
-pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
+pub(crate) async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;

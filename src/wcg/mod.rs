@@ -42,19 +42,20 @@
 //! assert!(shared.nodes[0].user_windows.is_empty());
 //! ```
 
-pub mod alg1;
-pub mod cost;
+pub(crate) mod alg1;
+pub(crate) mod cost;
 pub mod eval;
 pub mod explain;
-pub mod factor;
-pub mod flink;
-pub mod flink_cost;
+pub(crate) mod factor;
+pub(crate) mod flink;
+pub(crate) mod flink_cost;
 pub mod graph;
-pub mod members;
-pub mod report;
+pub(crate) mod members;
+pub(crate) mod report;
 pub mod sliding;
 
-pub use report::{optimize, optimize_for, Choice, PlanReport};
+pub use report::optimize;
+pub(crate) use report::{optimize_for, Choice, PlanReport};
 pub use sliding::{Groups, Slider, Sliders, Workload};
 
 use crate::window::Window;

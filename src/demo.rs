@@ -37,7 +37,8 @@
 //! ```no_run
 //! use clap::Parser;
 //! let args = tcq::demo::DemoArgs::parse_from(["demo", "--quiet"]);
-//! tcq::demo::run(args).expect("demo failed");
+//! let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+//! runtime.block_on(tcq::demo::run_async(args)).expect("demo failed");
 //! ```
 
 use std::error::Error;
@@ -160,17 +161,6 @@ pub(crate) fn default_data_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("data")
         .join("flights-2001-01.csv.gz")
-}
-
-/// Run the demo on a runtime of its own. Call it from synchronous code (`main` without
-/// `#[tokio::main]`); inside a runtime, await [`run_async`] instead.
-pub(crate) fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime
-        .block_on(run_async(args))
-        .map_err(|e| e as Box<dyn Error>)
 }
 
 /// Run the demo on the current tokio runtime (which must be multi-threaded).

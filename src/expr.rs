@@ -17,7 +17,7 @@
 //! would be faster still, but the executor filters and groups whole batches and calls this
 //! once per tuple per expression, which measured fast enough for now.
 //!
-//! ```
+//! ```ignore
 //! use tcq::expr::{eval, EvalContext};
 //! use tcq::sql::{BinaryOp, Expr};
 //! use tcq::types::Value;
@@ -102,6 +102,7 @@ impl<'a> EvalContext<'a> {
         }
     }
 
+    #[cfg(test)]
     /// The same context with `window` set.
     pub(crate) fn with_window(mut self, window: WindowMetaValues) -> Self {
         self.window = Some(window);
@@ -117,12 +118,6 @@ impl<'a> EvalContext<'a> {
     /// The same context with a session.
     pub(crate) fn with_session(mut self, session: &'a dyn SessionInfo) -> Self {
         self.session = Some(session);
-        self
-    }
-
-    /// The same context over another row.
-    pub(crate) fn with_row(mut self, row: &'a [Value]) -> Self {
-        self.row = row;
         self
     }
 }
@@ -2124,5 +2119,28 @@ mod tests {
             eval(&Expr::Param(1), &ctx),
             Err(Error::ProtocolViolation(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::expr::{eval, EvalContext};
+        use crate::sql::{BinaryOp, Expr};
+        use crate::types::Value;
+        let e = Expr::Binary {
+            op: BinaryOp::Div,
+            left: Box::new(Expr::Column(0)),
+            right: Box::new(Expr::Literal(Value::Int4(2))),
+        };
+        let row = [Value::Int4(7)];
+        assert_eq!(
+            eval(&e, &EvalContext::new(&row, &[], None)).unwrap(),
+            Value::Int4(3)
+        );
     }
 }

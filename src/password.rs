@@ -6,7 +6,7 @@
 //! authentication). The wire protocol's SCRAM exchange over a verifier is
 //! `server::scram`'s; the engine stores verifiers without knowing of the server.
 //!
-//! ```
+//! ```ignore
 //! use tcq::password::Verifier;
 //! let v = Verifier::from_password("pencil");
 //! assert!(v.check_password("pencil") && !v.check_password("pen"));
@@ -125,5 +125,19 @@ impl std::fmt::Display for Verifier {
             B64.encode(self.stored_key),
             B64.encode(self.server_key)
         )
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::password::Verifier;
+        let v = Verifier::from_password("pencil");
+        assert!(v.check_password("pencil") && !v.check_password("pen"));
+        assert_eq!(Verifier::parse(&v.to_string()), Some(v));
     }
 }

@@ -12,7 +12,7 @@
 //! rebuild the indexes (linear in the table's size), which the row limit
 //! (`Limits::table_rows_max`) keeps bounded.
 //!
-//! ```
+//! ```ignore
 //! use tcq::table::{Conflict, KeyDef, Table};
 //! use tcq::types::{Column, DataType, Value};
 //!
@@ -96,12 +96,7 @@ pub(crate) struct TableData {
     indexes: Vec<HashMap<Key, usize>>,
 }
 
-impl TableData {
-    /// The rows, in storage order (insertion order; an updated row keeps its place).
-    pub(crate) fn rows(&self) -> &[Vec<Value>] {
-        &self.rows
-    }
-}
+impl TableData {}
 
 /// A table as it was at one instant: its columns, rows and key indexes. Cheap to take and
 /// to clone (two `Arc`s); never changes.
@@ -303,11 +298,13 @@ impl Table {
         self.data.read().rows.len()
     }
 
+    #[cfg(test)]
     /// True when the table has no rows.
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    #[cfg(test)]
     /// Append `rows` (each as wide as the table), all or none. Returns how many were
     /// inserted (fewer than given only with [`Conflict::Skip`]). Errors: 23502 for a NULL
     /// in a NOT NULL column, 23505 for a duplicate key, 54000 past `rows_max`.
@@ -733,5 +730,50 @@ mod tests {
             t.snapshot().lookup(0, &[Value::Text("LAX".into())]),
             Some(&row("LAX", "b")[..])
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::table::{Conflict, KeyDef, Table};
+        use crate::types::{Column, DataType, Value};
+
+        let pkey = KeyDef {
+            name: "airports_pkey".into(),
+            columns: vec![0],
+            primary: true,
+        };
+        let columns = vec![
+            Column::new("code", DataType::Text),
+            Column::new("city", DataType::Text),
+        ];
+        let t = Table::new(
+            "airports".into(),
+            16384,
+            columns,
+            vec![true, false],
+            vec![None, None],
+            vec![pkey],
+            1000,
+        );
+        let sfo = vec![
+            Value::Text("SFO".into()),
+            Value::Text("San Francisco".into()),
+        ];
+        assert_eq!(t.insert(vec![sfo.clone()], Conflict::Error).unwrap(), 1);
+        assert!(t.insert(vec![sfo.clone()], Conflict::Error).is_err()); // 23505
+        let before = t.snapshot();
+        t.truncate().unwrap();
+        // A snapshot keeps the table as it was, key index included.
+        assert_eq!(
+            before.lookup(0, &[Value::Text("SFO".into())]),
+            Some(&sfo[..])
+        );
+        assert!(t.is_empty());
     }
 }

@@ -6,7 +6,7 @@
 //! - [`parse_timestamp`] / [`parse_timestamp_naive`]: `'2001-01-01 00:05:00.5'`, ISO `T`,
 //!   zone suffixes (`Z`, `UTC`, `+02`, `-05:30`), `BC`, and the special values `epoch`,
 //!   `now`, `today`, `yesterday`, `tomorrow`;
-//! - [`format_timestamp`] / [`format_timestamptz`]: PostgreSQL's ISO output, fractional
+//! - [`format_timestamp`] / [`push_timestamptz`]: PostgreSQL's ISO output, fractional
 //!   seconds only when non-zero and trimmed;
 //! - [`parse_interval`] / [`format_interval`]: PostgreSQL's verbose syntax (`'1 hour 30
 //!   minutes'`, `'@ 2 days ago'`, abbreviations), clock syntax (`'00:05:00'`,
@@ -18,7 +18,7 @@
 //! PostgreSQL's timestamp range (4714 BC to 294276 AD) is wider than chrono's, and the range
 //! checks must report PostgreSQL's errors exactly. chrono supplies only the wall clock.
 //!
-//! ```
+//! ```ignore
 //! use tcq::time::{parse_timestamp, format_timestamp, parse_interval, format_interval};
 //! let t = parse_timestamp("2001-01-01 00:05:00").unwrap();
 //! assert_eq!(t, 978_307_500_000_000);
@@ -352,7 +352,7 @@ fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
 /// `+02`, `-05:30`) is converted to UTC; without one the time is in the session time zone
 /// (UTC unless set, see [`crate::tz`]). Errors: 22007 when malformed, 22008 when a field or the result is out of range.
 ///
-/// ```
+/// ```ignore
 /// use tcq::time::parse_timestamp;
 /// assert_eq!(parse_timestamp("1970-01-01 02:00+02").unwrap(), 0);
 /// assert_eq!(parse_timestamp("epoch").unwrap(), 0);
@@ -464,15 +464,16 @@ fn format_timestamp_slow(us: i64) -> String {
     out
 }
 
-/// Format a `timestamptz` in the session time zone (see [`crate::tz`]):
-/// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
+/// [`push_timestamptz`] into a new string.
+#[cfg(test)]
 pub(crate) fn format_timestamptz(us: i64) -> String {
     let mut out = String::with_capacity(36);
     push_timestamptz(us, &mut out);
     out
 }
 
-/// Append `us` as [`format_timestamptz`] does.
+/// Append the `timestamptz` `us` in the session time zone (see [`crate::tz`]):
+/// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
 pub(crate) fn push_timestamptz(us: i64, out: &mut String) {
     let offset = crate::tz::current_offset_at(us);
     let local = us.saturating_add(offset as i64 * US_PER_SEC);
@@ -585,7 +586,7 @@ const FIELD_DAY: u16 = 1 << 5;
 /// `'1 mon'`, ISO 8601 `'PT5M'` / `'P1DT2H'`. A bare number is seconds. Errors: 22007 when
 /// malformed, 22008 when out of range.
 ///
-/// ```
+/// ```ignore
 /// use tcq::time::parse_interval;
 /// let i = parse_interval("1 day 02:00:00").unwrap();
 /// assert_eq!((i.months, i.days, i.micros), (0, 1, 7_200_000_000));
@@ -1190,5 +1191,35 @@ mod tests {
             civil_from_days(days_from_civil(-4713, 11, 24)),
             (-4713, 11, 24)
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::time::{format_interval, format_timestamp, parse_interval, parse_timestamp};
+        let t = parse_timestamp("2001-01-01 00:05:00").unwrap();
+        assert_eq!(t, 978_307_500_000_000);
+        assert_eq!(format_timestamp(t), "2001-01-01 00:05:00");
+        let i = parse_interval("1 hour 30 minutes").unwrap();
+        assert_eq!(format_interval(&i), "01:30:00");
+    }
+
+    #[test]
+    fn parse_timestamp_example() {
+        use crate::time::parse_timestamp;
+        assert_eq!(parse_timestamp("1970-01-01 02:00+02").unwrap(), 0);
+        assert_eq!(parse_timestamp("epoch").unwrap(), 0);
+    }
+
+    #[test]
+    fn parse_interval_example() {
+        use crate::time::parse_interval;
+        let i = parse_interval("1 day 02:00:00").unwrap();
+        assert_eq!((i.months, i.days, i.micros), (0, 1, 7_200_000_000));
     }
 }

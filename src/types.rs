@@ -8,7 +8,7 @@
 //!
 //! Times are `i64` microseconds since 1970-01-01 00:00:00 UTC, PostgreSQL's resolution.
 //!
-//! ```
+//! ```ignore
 //! use tcq::types::{DataType, Value};
 //! assert_eq!(DataType::Int8.name(), "bigint");
 //! assert!(Value::Null.is_null());
@@ -305,7 +305,7 @@ impl Column {
 /// (`array_send`: ndim, has-null flag, element type, length and lower bound, then each
 /// element as a length word and its binary form).
 ///
-/// ```
+/// ```ignore
 /// use tcq::types::{CatalogType, DataType, ElemType};
 /// assert_eq!(CatalogType::Array(ElemType::Int2).oid(), 1005);
 /// assert_eq!(CatalogType::Oid.held_as(), DataType::Int8);
@@ -1361,5 +1361,26 @@ mod fast_format_tests {
             // Values near the notation thresholds, where most data lives.
             check_f64((bits % 1_000_000_007) as f64 / 1000.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::types::{DataType, Value};
+        assert_eq!(DataType::Int8.name(), "bigint");
+        assert!(Value::Null.is_null());
+    }
+
+    #[test]
+    fn catalog_type_example() {
+        use crate::types::{CatalogType, DataType, ElemType};
+        assert_eq!(CatalogType::Array(ElemType::Int2).oid(), 1005);
+        assert_eq!(CatalogType::Oid.held_as(), DataType::Int8);
+        assert_eq!(CatalogType::Int2Vector.name(), "int2vector");
     }
 }

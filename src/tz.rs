@@ -21,7 +21,7 @@
 //! is 07:30 UTC, shown as 03:30-04); in a fall-back fold the offset after it (01:30 on the
 //! day clocks go back is 06:30 UTC, 01:30-05).
 //!
-//! ```
+//! ```ignore
 //! use tcq::tz::Zone;
 //! let ny = Zone::parse("america/new_york").unwrap();
 //! assert_eq!(ny.name(), "America/New_York");
@@ -301,5 +301,22 @@ mod tests {
             Zone::parse("Asia/Kolkata").unwrap().offset_at(i64::MAX),
             19800
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::tz::Zone;
+        let ny = Zone::parse("america/new_york").unwrap();
+        assert_eq!(ny.name(), "America/New_York");
+        // 2001-01-01 00:00:00 UTC is 2000-12-31 19:00:00 in New York (EST, -05).
+        assert_eq!(ny.offset_at(978_307_200_000_000), -5 * 3600);
+        assert_eq!(Zone::parse("UTC+3").unwrap().offset_at(0), -3 * 3600);
+        assert_eq!(Zone::parse("-7").unwrap().offset_at(0), -7 * 3600);
     }
 }

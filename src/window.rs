@@ -12,7 +12,7 @@
 //! - [`Window::covering_multiplier`]: Theorem 3,
 //! - [`Window::is_partitioned_by`]: Theorem 4.
 //!
-//! ```
+//! ```ignore
 //! use tcq::window::{Window, Start};
 //! let hour = 3_600_000_000;
 //! let w = Window::new(hour, hour / 6, Start::Epoch).unwrap();   // RANGE 1 hour SLIDE 10 min
@@ -558,5 +558,24 @@ mod tests {
         }
         assert_eq!(lcm_checked(4, 6), Some(12));
         assert_eq!(lcm_checked(u128::MAX, 2), None);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::window::{Start, Window};
+        let hour = 3_600_000_000;
+        let w = Window::new(hour, hour / 6, Start::Epoch).unwrap(); // RANGE 1 hour SLIDE 10 min
+        assert_eq!(w.instances_containing(0), (-5, 0)); // 6 instances hold t = 0
+        assert_eq!(w.lower_us(0), 0);
+        assert_eq!(w.upper_us(0), hour);
+        let pane = Window::new(hour / 6, hour / 6, Start::Epoch).unwrap();
+        assert!(w.is_partitioned_by(&pane));
+        assert_eq!(w.covering_multiplier(&pane), 6);
     }
 }

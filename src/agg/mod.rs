@@ -14,8 +14,8 @@
 //!   overlap: "covered by" edges ([`Sharing::CoveredBy`]);
 //! - `DISTINCT` aggregates are holistic here and are computed without sharing.
 //!
-//! ```
-//! use tcq::agg::{Acc, AggSpec};
+//! ```ignore
+//! use tcq::agg::AggSpec;
 //! use tcq::sql::AggFunc;
 //! use tcq::types::{DataType, Value};
 //! let spec = AggSpec::new(AggFunc::Avg, DataType::Int4, false);
@@ -1126,6 +1126,29 @@ mod tests {
         assert_eq!(
             sharing_of(&[s(AggFunc::Count, true), s(AggFunc::Avg, false)]),
             Sharing::None
+        );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::AggSpec;
+        use crate::sql::AggFunc;
+        use crate::types::{DataType, Value};
+        let spec = AggSpec::new(AggFunc::Avg, DataType::Int4, false);
+        let mut a = spec.init();
+        a.update(&spec, &Value::Int4(1)).unwrap();
+        let mut b = spec.init();
+        b.update(&spec, &Value::Int4(2)).unwrap();
+        a.merge(&spec, &b).unwrap();
+        assert_eq!(
+            a.evaluate(&spec).unwrap().to_text().unwrap(),
+            "1.5000000000000000"
         );
     }
 }

@@ -7,7 +7,7 @@
 //! reproduce that rule over exact integers (`i128` mantissa plus decimal scale) and round half
 //! away from zero, as `div_var(..., round = true)` does.
 //!
-//! ```
+//! ```ignore
 //! use tcq::agg::numeric::{div_scaled, to_decimal};
 //! // avg of 1 and 2: PostgreSQL prints 1.5000000000000000
 //! let (m, s) = div_scaled((3, 0), (2, 0)).unwrap();
@@ -348,5 +348,19 @@ mod tests {
             sqrt_at_scale((50_000_000_000_000_000_000, 20), 20),
             Some(70_710_678_118_654_752_440)
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::numeric::{div_scaled, to_decimal};
+        // avg of 1 and 2: PostgreSQL prints 1.5000000000000000
+        let (m, s) = div_scaled((3, 0), (2, 0)).unwrap();
+        assert_eq!(to_decimal(m, s).unwrap().to_string(), "1.5000000000000000");
     }
 }

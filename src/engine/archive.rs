@@ -529,7 +529,7 @@ impl ArchiveCodec {
     }
 
     /// A record batch (from a log or a segment) back as a columnar batch.
-    pub(crate) fn from_record_batch(&self, rb: &RecordBatch) -> Result<ColumnBatch> {
+    pub(crate) fn decode(&self, rb: &RecordBatch) -> Result<ColumnBatch> {
         let bad = |why: String| Error::DataCorrupted(format!("archived batch: {why}"));
         if rb.num_columns() != self.schema.fields().len() {
             return Err(bad(format!(
@@ -985,7 +985,7 @@ impl StreamArchive {
         // Only tuples from `from_us` on reach the query: a log is in arrival order, so its
         // batches are filtered row by row (a segment's row groups before it are not read).
         let each = &mut |b: ColumnBatch| match from_us {
-            Some(from) => b.from_time(from).is_none_or(&mut *each),
+            Some(from) => b.since(from).is_none_or(&mut *each),
             None => each(b),
         };
         let files = self.files_pinned();
@@ -1055,7 +1055,7 @@ impl StreamArchive {
             )));
         }
         decode_log(&path, &mut src, &survey, self.ignore_damage, &mut |rb| {
-            Ok(each(self.codec.from_record_batch(&rb)?))
+            Ok(each(self.codec.decode(&rb)?))
         })
     }
 
@@ -1448,7 +1448,7 @@ pub(crate) fn read_file(
             let (mut src, survey) = survey_log(&path, 0, None, Some(""))?;
             let mut out = Vec::new();
             decode_log(&path, &mut src, &survey, true, &mut |rb| {
-                out.push(codec.from_record_batch(&rb)?);
+                out.push(codec.decode(&rb)?);
                 Ok(true)
             })?;
             Ok(out)
@@ -1521,7 +1521,7 @@ mod tests {
     fn times(scan: &LogScan) -> Vec<i64> {
         scan.batches
             .iter()
-            .flat_map(|rb| codec().from_record_batch(rb).unwrap().times)
+            .flat_map(|rb| codec().decode(rb).unwrap().times)
             .collect()
     }
 
@@ -1567,7 +1567,7 @@ mod tests {
         assert_eq!(scan.last_statement, 3);
         assert!(scan.damage.is_empty());
         // Numeric values come back from their text.
-        let b = codec().from_record_batch(&scan.batches[0]).unwrap();
+        let b = codec().decode(&scan.batches[0]).unwrap();
         assert_eq!(b.views()[1].value(1).to_text().as_deref(), Some("2.25"));
     }
 
@@ -1697,7 +1697,7 @@ mod tests {
                 let survey = log_scan::survey(&mut src).unwrap();
                 let mut got = vec![];
                 decode_log(&path, &mut src, &survey, true, &mut |rb| {
-                    got.extend(c.from_record_batch(&rb)?.times);
+                    got.extend(c.decode(&rb)?.times);
                     Ok(true)
                 })
                 .unwrap();
@@ -1717,7 +1717,7 @@ mod tests {
         let survey = log_scan::survey(&mut src).unwrap();
         let mut got = vec![];
         decode_log(&path, &mut src, &survey, true, &mut |rb| {
-            got.extend(c.from_record_batch(&rb)?.times);
+            got.extend(c.decode(&rb)?.times);
             Ok(true)
         })
         .unwrap();

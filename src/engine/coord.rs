@@ -142,6 +142,7 @@ impl Locks {
         true
     }
 
+    #[cfg(test)]
     /// Number of holds of `key` by `pid` in `mode` (for tests and `pg_locks`-like views).
     pub(crate) fn holds(&self, pid: i32, key: LockKey, mode: LockMode) -> u32 {
         let mut table = self.table.lock();

@@ -30,7 +30,7 @@
 //! below the memory the server may use. Measured against the RSS, a query with up to a
 //! million groups took 0.97 to 1.34 times the bytes it was charged.
 //!
-//! ```
+//! ```ignore
 //! use tcq::engine::memory::{MemoryBudget, MemoryKind, Reservation};
 //! let budget = MemoryBudget::new(1000);
 //! let mut a = Reservation::new(&budget, MemoryKind::QueryState);
@@ -361,5 +361,25 @@ mod tests {
         drop(o);
         drop(q);
         assert_eq!(b.used(), 0);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::engine::memory::{MemoryBudget, MemoryKind, Reservation};
+        let budget = MemoryBudget::new(1000);
+        let mut a = Reservation::new(&budget, MemoryKind::QueryState);
+        a.resize(600).unwrap();
+        let mut b = Reservation::new(&budget, MemoryKind::PreparedStatements);
+        assert!(b.resize(500).is_err()); // 600 + 500 > 1000: refused, nothing charged
+        assert_eq!(budget.used(), 600);
+        drop(a);
+        b.resize(500).unwrap();
+        assert_eq!(budget.used(), 500);
     }
 }

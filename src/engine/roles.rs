@@ -20,7 +20,7 @@
 //! its relations), not per tuple; a continuous query already running keeps its rows after a
 //! REVOKE, as a PostgreSQL cursor opened before a REVOKE does.
 //!
-//! ```
+//! ```ignore
 //! use tcq::engine::roles::{Roles, RoleOptionsSet};
 //! use tcq::sql::Privileges;
 //! let roles = Roles::default();
@@ -583,5 +583,41 @@ mod tests {
         assert!(copy.get("admin").is_none());
         assert_eq!(copy.get("alice"), r.get("alice"));
         assert_eq!(copy.acl("s"), r.acl("s"));
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::engine::roles::{RoleOptionsSet, Roles};
+        use crate::sql::Privileges;
+        let roles = Roles::default();
+        roles
+            .create(
+                "alice",
+                RoleOptionsSet {
+                    login: true,
+                    superuser: false,
+                    password: None,
+                },
+            )
+            .unwrap();
+        roles.set_owner("flights", "bob");
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::SELECT)
+            .is_err());
+        roles
+            .grant("flights", &["alice".to_string()], Privileges::SELECT, true)
+            .unwrap();
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::SELECT)
+            .is_ok());
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::INSERT)
+            .is_err());
     }
 }

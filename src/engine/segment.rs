@@ -522,7 +522,7 @@ pub(crate) fn read(
         .map_err(|e| pq_err(path, e))?;
     for rb in reader {
         let rb = rb.map_err(|e| pq_err(path, e))?;
-        if !each(codec.from_record_batch(&rb)?) {
+        if !each(codec.decode(&rb)?) {
             return Ok(false);
         }
     }

@@ -1851,11 +1851,6 @@ impl Session {
         self.cursors.get(name).map(|c| c.sub.columns().to_vec())
     }
 
-    /// The value of a setting (for `current_setting`).
-    pub(crate) fn setting(&self, name: &str) -> Option<&str> {
-        self.setting_inner(name)
-    }
-
     /// The session's `statement_timeout`: how long one statement may run before it is
     /// cancelled with 57014 ("canceling statement due to statement timeout"); `None` when
     /// it is 0 (the default), which is no limit.

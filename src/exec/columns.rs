@@ -150,7 +150,7 @@ impl ColumnBatch {
 
     /// The rows whose time is at least `from_us`, in their order: the batch itself when
     /// every row is, `None` when no row is (a back-fill from a START AT skips the rest).
-    pub(crate) fn from_time(self, from_us: i64) -> Option<ColumnBatch> {
+    pub(crate) fn since(self, from_us: i64) -> Option<ColumnBatch> {
         let keep = self.times.iter().filter(|&&t| t >= from_us).count();
         if keep == self.len() {
             return Some(self);
@@ -182,7 +182,7 @@ impl ColumnBatch {
     }
 
     /// True when the batch holds no row.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.times.is_empty()
     }
 
@@ -481,7 +481,7 @@ const TEXT_BYTES_FULL: usize = 1 << 30;
 /// `append_*` methods, then [`ColumnBatchBuilder::end_row`]), which is how COPY fills
 /// columns without making a [`Value`] per field.
 ///
-/// ```
+/// ```ignore
 /// use tcq::exec::columns::ColumnBatchBuilder;
 /// use tcq::types::{DataType, Value};
 /// let mut b = ColumnBatchBuilder::new(&[DataType::Int4, DataType::Text], 4);
@@ -740,5 +740,29 @@ mod tests {
         // A second batch from the same builder starts empty.
         b.push_row(&mut nulls.clone(), 9);
         assert_eq!(b.finish().to_rows().row(0), &nulls[..]);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn column_batch_builder_example() {
+        use crate::exec::columns::ColumnBatchBuilder;
+        use crate::types::{DataType, Value};
+        let mut b = ColumnBatchBuilder::new(&[DataType::Int4, DataType::Text], 4);
+        b.append_int(0, 7);
+        b.append_str(1, "LAS");
+        b.end_row(100);
+        b.append_int(0, 8); // a row abandoned half way (a bad field) ...
+        b.truncate(); // ... leaves no trace
+        let batch = b.finish();
+        assert_eq!(
+            batch.to_rows().row(0),
+            &[Value::Int4(7), Value::Text("LAS".into())][..]
+        );
+        assert_eq!(batch.len(), 1);
     }
 }

@@ -94,11 +94,6 @@ impl GroupDict {
         self.hashes.len()
     }
 
-    /// True when no key was interned.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
-    }
-
     /// The id of `key` (hash `hash`), interning a copy of it if new.
     pub fn intern(&mut self, hash: u64, key: &[Value]) -> u32 {
         debug_assert_eq!(key.len(), self.nkeys, "group key width is fixed per query");
@@ -310,7 +305,7 @@ impl GroupTable {
     }
 
     /// True when no tuple or partial has reached this instance.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.gids.is_empty()
     }
 

@@ -16,7 +16,7 @@
 //! reading a group key, OR, arithmetic, functions, window functions) is not compiled and
 //! keeps the generic path.
 //!
-//! ```
+//! ```ignore
 //! use tcq::agg::{Acc, AggSpec};
 //! use tcq::exec::having::HavingFilter;
 //! use tcq::sql::{AggFunc, BinaryOp, Expr};
@@ -79,11 +79,6 @@ impl HavingFilter {
         let mut terms = Vec::new();
         collect(having, nkeys, ncalls, params, &mut terms)?;
         Some(HavingFilter { terms })
-    }
-
-    /// The aggregate calls the filter reads, in the order it reads them (a call may repeat).
-    pub(crate) fn calls(&self) -> impl Iterator<Item = usize> + '_ {
-        self.terms.iter().map(|t| t.call)
     }
 
     /// True when a group passes: `accs[state_of(j)]` is the partial state of call `j`,
@@ -509,5 +504,30 @@ mod tests {
                 assert!(got == *v || got.as_f64().is_some_and(f64::is_nan), "{v:?}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::{Acc, AggSpec};
+        use crate::exec::having::HavingFilter;
+        use crate::sql::{AggFunc, BinaryOp, Expr};
+        use crate::types::{DataType, Value};
+        // HAVING count(*) >= 2 over one group key (column 0) and one call (column 1).
+        let having = Expr::Binary {
+            op: BinaryOp::GtEq,
+            left: Box::new(Expr::Column(1)),
+            right: Box::new(Expr::Literal(Value::Int8(2))),
+        };
+        let filter = HavingFilter::compile(&having, 1, 1, &[]).unwrap();
+        let specs = [AggSpec::new(AggFunc::CountStar, DataType::Int8, false)];
+        let kept = |n: i64| filter.keeps(&[Acc::Count(n)], &specs, |j| j).unwrap();
+        assert!(!kept(1));
+        assert!(kept(2));
     }
 }

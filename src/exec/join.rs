@@ -255,6 +255,7 @@ pub(crate) const INPUTS_MAX: usize = 16;
 const COMPACT_MIN: usize = 1 << 16;
 
 impl JoinExec {
+    #[cfg(test)]
     /// An executor for the join `query` (its source is [`Source::Join`]) whose inputs run
     /// under `inputs` (in the query's input order); `nstreams` distinct streams feed them.
     /// `tz`: wtime(*) is timestamptz.
@@ -531,6 +532,7 @@ impl JoinExec {
         stores + mode
     }
 
+    #[cfg(test)]
     /// Base tuples kept over all inputs (bounded by the windows).
     pub(crate) fn stored_tuples(&self) -> usize {
         let counted = match &self.mode {

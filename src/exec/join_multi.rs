@@ -155,11 +155,6 @@ impl MultiJoin {
         self.joins.iter().map(JoinExec::state_bytes).sum()
     }
 
-    /// Tuples kept, over all windows' joins.
-    pub(crate) fn stored_tuples(&self) -> usize {
-        self.joins.iter().map(JoinExec::stored_tuples).sum()
-    }
-
     /// The plan as EXPLAIN shows it: for a plain join, [`JoinExec::explain`]; for a
     /// multi-window join, a header naming the multi-window input `names[input]`, the window
     /// coverage graph of its windows under `sharing` (the relation the query's aggregates

@@ -18,8 +18,8 @@
 //! row evaluator does. Sums over numeric, variances over bigint or numeric (whose squares can
 //! leave `i128`) and DISTINCT aggregates stay on the tuple-at-a-time fold.
 //!
-//! ```
-//! use tcq::agg::{Acc, AggSpec};
+//! ```ignore
+//! use tcq::agg::AggSpec;
 //! use tcq::exec::columns::ColumnBatchBuilder;
 //! use tcq::exec::kernels::fold_column;
 //! use tcq::sql::AggFunc;
@@ -635,4 +635,39 @@ pub(crate) fn fold_run(
         }
     };
     windows.fold_in_order(sel_times, gids, slots, &mut kernel)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::AggSpec;
+        use crate::exec::columns::ColumnBatchBuilder;
+        use crate::exec::kernels::fold_column;
+        use crate::sql::AggFunc;
+        use crate::types::{DataType, Value};
+        let mut b = ColumnBatchBuilder::new(&[DataType::Int4], 3);
+        for v in [Value::Int4(4), Value::Null, Value::Int4(-9)] {
+            b.push_row(&mut [v], 0);
+        }
+        let batch = b.finish();
+        let views = batch.views();
+        let spec = AggSpec::new(AggFunc::Max, DataType::Int4, false);
+        // Two groups: rows 0 and 1 in slot 0, row 2 in slot 1; one aggregate per slot.
+        let mut accs = vec![spec.init(), spec.init()];
+        fold_column(
+            &spec,
+            0,
+            1,
+            &mut accs,
+            &[0, 0, 1],
+            Some(&views[0]),
+            &[0, 1, 2],
+        );
+        assert_eq!(accs[0].evaluate(&spec).unwrap(), Value::Int4(4));
+        assert_eq!(accs[1].evaluate(&spec).unwrap(), Value::Int4(-9));
+    }
 }

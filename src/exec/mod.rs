@@ -62,7 +62,7 @@ impl Batch {
     }
 
     /// True when the batch holds no tuple.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.times().is_empty()
     }
 

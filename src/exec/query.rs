@@ -59,7 +59,7 @@ impl RowBatch {
     }
 
     /// True when the batch holds no row.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.times.is_empty()
     }
 
@@ -378,11 +378,6 @@ impl QueryExec {
         Ok(())
     }
 
-    /// The groups per partial the plan was chosen for.
-    pub(crate) fn planned_groups(&self) -> wcg::Groups {
-        self.planned_groups
-    }
-
     /// The cost model's view of the query at `eta_per_sec` with the groups its plan was
     /// chosen for: [`crate::wcg::optimize_for`] of its windows under it gives its plan.
     pub(crate) fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
@@ -604,11 +599,6 @@ impl QueryExec {
     /// True when wtime/wstart are timestamptz.
     pub(crate) fn tz(&self) -> bool {
         self.tz
-    }
-
-    /// The instant `now()` reads for this query (its registration).
-    pub(crate) fn registered_us(&self) -> i64 {
-        self.now_us
     }
 
     /// True when this query runs as a member of a cross-query shared plan.
@@ -945,7 +935,7 @@ impl QueryExec {
             };
             let mut closed = match step {
                 Step::Done(skipped) => break skipped,
-                Step::Event(_, closed) => closed,
+                Step::Event(closed) => closed,
             };
             // No instance shown (only factor windows, or instances before the first one
             // shown, closed at this instant): not a slide event of the query (a shared

@@ -1149,7 +1149,7 @@ impl SharedAgg {
         let skipped = loop {
             let closed = match self.windows.next_event(t_us)? {
                 Step::Done(skipped) => break skipped,
-                Step::Event(_, closed) => closed,
+                Step::Event(closed) => closed,
             };
             if !closed.is_empty() {
                 self.member_events(&closed, members, outs);

@@ -105,7 +105,7 @@ pub(crate) enum Step {
     /// A slide event at this instant: the user instances that closed (possibly none, when
     /// only factor windows or instances not shown closed). Hand the vector back with
     /// [`SharedWindows::recycle`] to reuse it.
-    Event(i64, Vec<ClosedInstance>),
+    Event(Vec<ClosedInstance>),
     /// Current time is reached; what the empty-run limit skipped, if anything.
     Done(Option<Skipped>),
 }
@@ -437,17 +437,18 @@ impl SharedWindows {
     /// `<= now_us`. `sink` receives each slide event's closed user instances (possibly none
     /// when `emit_empty` is false and nothing had data). Returns what the empty-run limit
     /// skipped, if anything.
+    #[cfg(test)]
     pub(crate) fn advance(
         &mut self,
         now_us: i64,
-        sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>,
+        sink: &mut dyn FnMut(Vec<ClosedInstance>) -> Result<bool>,
     ) -> Result<Option<Skipped>> {
         self.advance_to(now_us);
         loop {
             match self.next_event(now_us)? {
                 Step::Done(skipped) => return Ok(skipped),
-                Step::Event(e, closed) => {
-                    if !sink(e, closed)? {
+                Step::Event(closed) => {
+                    if !sink(closed)? {
                         return Ok(None);
                     }
                 }
@@ -489,7 +490,7 @@ impl SharedWindows {
             }
         }
         let closed = self.close_at(e)?;
-        Ok(Step::Event(e, closed))
+        Ok(Step::Event(closed))
     }
 
     /// Give back an event's vector of closed instances (emitted), so that the next event
@@ -1131,7 +1132,7 @@ mod tests {
         let mut w = SharedWindows::new(&plan, specs, 1, false, limits, vec![None; 3]).unwrap();
         let mut events = Vec::new();
         for &(t, gid, v) in tuples {
-            w.advance(t, &mut |_, closed| {
+            w.advance(t, &mut |closed| {
                 events.push(closed);
                 Ok(true)
             })
@@ -1139,7 +1140,7 @@ mod tests {
             w.fold(t, gid, &[Value::Bool(true), Value::Int8(v)], false)
                 .unwrap();
         }
-        w.advance(until_us, &mut |_, closed| {
+        w.advance(until_us, &mut |closed| {
             events.push(closed);
             Ok(true)
         })

@@ -23,8 +23,10 @@
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use tcq::engine::{Config, Engine};
+//! use tcq::server::{serve_with, ServerOptions};
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:5433").await?;
-//! tcq::server::serve(listener, Engine::new(Config::default())).await
+//! let engine = Engine::new(Config::default());
+//! serve_with(listener, engine, ServerOptions::default(), std::future::pending()).await
 //! # }
 //! ```
 
@@ -80,7 +82,7 @@ use wire::Client;
 
 /// The SQLSTATE PostgreSQL would send for `e` (the code each variant's doc names).
 ///
-/// ```
+/// ```ignore
 /// use tcq::Error;
 /// assert_eq!(tcq::server::sqlstate(&Error::QueryCanceled), "57014");
 /// assert_eq!(tcq::server::sqlstate(&Error::UndefinedTable("s".into())), "42P01");
@@ -309,15 +311,6 @@ pub async fn serve_with(
     // before the runtime's timers go away under an executor waiting on a full queue.
     handler.engine.end_all_queries();
     Ok(())
-}
-
-/// Bind `addr` and [`serve`] on it.
-pub(crate) async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
-    tracing::info!("tcq listening on {}", listener.local_addr()?);
-    serve(listener, engine).await
 }
 
 /// The one handler object pgwire shares between all connections.
@@ -652,5 +645,21 @@ impl CopyHandler for Handler {
             }
             Err(e) => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn sqlstate_example() {
+        use crate::Error;
+        assert_eq!(crate::server::sqlstate(&Error::QueryCanceled), "57014");
+        assert_eq!(
+            crate::server::sqlstate(&Error::UndefinedTable("s".into())),
+            "42P01"
+        );
     }
 }

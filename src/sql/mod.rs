@@ -10,7 +10,7 @@
 //! and then read it: every statement is parsed up front (a syntax error anywhere rejects the
 //! whole string, as PostgreSQL does), and each is bound just before it runs.
 //!
-//! ```
+//! ```ignore
 //! use tcq::sql::{parse, bind, Plan, SchemaProvider, StartSpec};
 //! use tcq::types::{Column, DataType};
 //!
@@ -138,6 +138,7 @@ pub(crate) fn keywords() -> Vec<(&'static str, bool)> {
         .collect()
 }
 
+#[cfg(test)]
 /// Parse and bind one finite relational query (a SELECT over `provider`'s relations)
 /// without the engine: for tests and examples. Errors as [`bind`] gives them.
 pub(crate) fn bind_relational(text: &str, provider: &dyn RelationProvider) -> Result<RelQuery> {
@@ -182,11 +183,6 @@ impl Parsed {
     pub(crate) fn truncated_identifiers(&self) -> &[(String, String)] {
         &self.inner.truncated
     }
-
-    /// True for an empty statement (only whitespace, comments or `;`).
-    pub(crate) fn is_empty(&self) -> bool {
-        matches!(self.inner.stmt, parse::Stmt::Empty)
-    }
 }
 
 /// The statement a `DEALLOCATE` names (`None`: ALL), as PostgreSQL folds identifiers.
@@ -220,12 +216,6 @@ pub fn bind(
     bind::bind(&parsed.inner, schema, param_hints)
 }
 
-/// A type name as SQL writes it (`double precision`, `varchar(3)`, `timestamptz`) to a
-/// [`DataType`]. Errors: 42704 for an unknown name.
-pub(crate) fn parse_type_name(name: &str) -> Result<DataType> {
-    types::type_from_name(name)
-}
-
 /// The most parameters a statement may have: the protocol's Bind message counts them in
 /// 16 bits, so PostgreSQL can be sent no more either.
 pub(crate) const PARAMS_MAX: usize = 65_535;
@@ -252,4 +242,46 @@ pub(crate) fn placeholder_index(p: &str) -> Result<usize> {
 /// segments whenever less than 256 KiB remain, so no expression depth overflows a thread.
 pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, f)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::sql::{bind, parse, Plan, SchemaProvider, StartSpec};
+        use crate::types::{Column, DataType};
+
+        struct Catalog;
+        impl SchemaProvider for Catalog {
+            fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+                (name == "flights").then(|| {
+                    (
+                        vec![
+                            Column::new("ts", DataType::Timestamp),
+                            Column::new("delay", DataType::Int4),
+                        ],
+                        Some(0),
+                    )
+                })
+            }
+            fn system_view(&self, _: &str) -> Option<Vec<Column>> {
+                None
+            }
+        }
+
+        let stmts = parse(
+            "SELECT avg(delay), wtime(*) FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes']",
+        )
+        .unwrap();
+        let Plan::Query(q) = bind(&stmts[0], &Catalog, &[]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(q.windows[0].range_us, 3_600_000_000);
+        assert_eq!(q.windows[0].slide_us, 600_000_000);
+        assert_eq!(q.windows[0].start, StartSpec::Default);
+        assert_eq!(q.columns[0].data_type, DataType::Numeric);
+    }
 }

@@ -325,14 +325,6 @@ impl Privileges {
         self.0 == 0
     }
 
-    /// The privilege's name in an error message (`SELECT`), for a single privilege.
-    pub(crate) fn name(self) -> &'static str {
-        Privileges::NAMES
-            .iter()
-            .find(|(_, _, p)| *p == self)
-            .map_or("ALL", |(n, _, _)| n)
-    }
-
     /// The `aclitem` letters (`arwdD` for ALL).
     pub(crate) fn letters(self) -> String {
         Privileges::NAMES

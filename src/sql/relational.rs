@@ -617,6 +617,7 @@ pub(crate) struct RelBinder<'a> {
     source: &'a str,
 }
 
+#[cfg(test)]
 /// Bind a parsed SELECT over `provider` (for [`super::bind_relational`]).
 pub(crate) fn bind_parsed(
     p: &super::parse::ParsedStmt,

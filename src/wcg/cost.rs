@@ -102,6 +102,7 @@ pub(crate) struct CostModel {
 }
 
 impl CostModel {
+    #[cfg(test)]
     /// The paper's model for `windows` (whose ranges define `R`) at `eta_per_sec` events per
     /// second: one state per partial, panes only. A negative or non-finite rate counts as 0.
     pub(crate) fn new(windows: &[Window], eta_per_sec: f64) -> CostModel {
@@ -190,14 +191,6 @@ impl CostModel {
             }
         }
         best.expect("panes are always an option")
-    }
-
-    /// `mu` of the cheapest aggregator for `w` from `source` (the paper's `mu` under
-    /// [`CostModel::new`]).
-    pub(crate) fn instance_cost(&self, w: &Window, source: Source<'_>) -> f64 {
-        let (s, _) = self.best(w, source);
-        self.option_cost(w, source, s)
-            .expect("the best option has a cost")
     }
 
     /// The cost of computing every instance of `w` from `source` with its cheapest

@@ -218,30 +218,6 @@ pub(crate) fn pattern_cost(
     }
 }
 
-/// Equation 2: `c - c'`, the change in cost (per second) from inserting `wf`.
-pub(crate) fn equation2(
-    model: &CostModel,
-    target: Target<'_>,
-    wf: &Window,
-    downstream: &[Window],
-) -> f64 {
-    pattern_cost(model, target, Some(wf), downstream).per_sec
-        - pattern_cost(model, target, None, downstream).per_sec
-}
-
-/// Equation 3: inserting `wf` does not raise the cost, `c <= c'`.
-pub(crate) fn equation3(
-    model: &CostModel,
-    target: Target<'_>,
-    wf: &Window,
-    downstream: &[Window],
-) -> bool {
-    at_most(
-        pattern_cost(model, target, Some(wf), downstream).per_sec,
-        pattern_cost(model, target, None, downstream).per_sec,
-    )
-}
-
 /// Algorithm 3 (Theorem 8), in the long-run cost form: does the tumbling factor window `wf`
 /// help between the tumbling window `w` and `downstream` under "partitioned by"? With
 /// `lambda = sum_j k_j` (`k_j = r_j / s_j`, Equation 4 as `R` grows), `c <= c'` iff

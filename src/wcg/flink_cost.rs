@@ -26,7 +26,7 @@
 //! and a factor window only where the children it serves save more than it costs. The
 //! chosen plan is never costlier in the model than the plain one.
 //!
-//! ```
+//! ```ignore
 //! use tcq::wcg::{flink_cost::{choose, FlinkCostModel}, plan, Sharing};
 //! use tcq::window::{Start, Window};
 //! let min = 60_000_000;
@@ -91,7 +91,7 @@ impl FlinkCostModel {
     }
 
     /// Records per second to compute `w` from the stream.
-    pub(crate) fn from_stream(&self, w: &Window) -> f64 {
+    pub(crate) fn cost_from_stream(&self, w: &Window) -> f64 {
         let hop = hop_for(w.range_us, w.slide_us);
         let fires = 1e6 / hop as f64;
         let slices = (w.range_us / hop) as f64;
@@ -99,7 +99,7 @@ impl FlinkCostModel {
     }
 
     /// Records per second to compute `w` from the rows of `parent` (a cascade).
-    pub(crate) fn from_parent(&self, w: &Window, parent: &Window) -> f64 {
+    pub(crate) fn cost_from_parent(&self, w: &Window, parent: &Window) -> f64 {
         let size = w.range_us - parent.range_us + parent.slide_us;
         let hop = hop_for(size, w.slide_us);
         let copies = (size / hop) as f64;
@@ -145,11 +145,11 @@ pub(crate) fn choose(plan: &SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
     let stream: Vec<f64> = plan
         .nodes
         .iter()
-        .map(|p| model.from_stream(&p.window))
+        .map(|p| model.cost_from_stream(&p.window))
         .collect();
     let via = |i: usize| -> Option<f64> {
         let p = plan.nodes[i].parent?;
-        Some(model.from_parent(&plan.nodes[i].window, &plan.nodes[p].window))
+        Some(model.cost_from_parent(&plan.nodes[i].window, &plan.nodes[p].window))
     };
     let user: Vec<bool> = plan
         .nodes
@@ -306,5 +306,42 @@ mod tests {
             },
         );
         assert_eq!(all.nodes.len(), 3, "the factor window is dropped");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::wcg::{
+            flink_cost::{choose, FlinkCostModel},
+            plan, Sharing,
+        };
+        use crate::window::{Start, Window};
+        let min = 60_000_000;
+        let w = |r: i64, s: i64| Window::new(r * min, s * min, Start::Epoch).unwrap();
+        // The paper's 10/20/30/40 tumbling windows at one event a second over 20 keys:
+        // instances hold far fewer groups than tuples, so the cascade pays on Flink too.
+        let set = [w(10, 10), w(20, 20), w(30, 30), w(40, 40)];
+        let shared = plan(&set, Sharing::PartitionedBy, 1.0);
+        let model = FlinkCostModel {
+            eta_per_sec: 1.0,
+            groups: Some(20.0),
+        };
+        let chosen = choose(&shared, &model);
+        assert!(chosen.cost < chosen.plain_cost);
+        assert!(chosen.nodes.iter().any(|n| n.parent.is_some()));
+        // Without knowing the groups, every window is computed from the stream.
+        let plain = choose(
+            &shared,
+            &FlinkCostModel {
+                eta_per_sec: 1.0,
+                groups: None,
+            },
+        );
+        assert!(plain.nodes.iter().all(|n| n.parent.is_none()));
     }
 }

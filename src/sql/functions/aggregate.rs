@@ -254,11 +254,6 @@ pub(crate) fn aggregate(name: &str) -> Option<&'static AggDef> {
     AGGREGATES.iter().find(|a| a.name == name)
 }
 
-/// True when `name` is an aggregate.
-pub(crate) fn is_aggregate(name: &str) -> bool {
-    aggregate(name).is_some()
-}
-
 impl AggDef {
     /// The overload a call takes (`None`: `count(*)`), as (result, pg_proc oid), where the
     /// result [`Ret::ArrayOfArg`] is left to the caller; `None` when PostgreSQL has no

@@ -8,7 +8,7 @@
 //! on the enums the rows carry ([`crate::sql::ScalarFunc`], [`AggKernel`],
 //! [`crate::sql::SessionFunc`]), so grepping a function's name finds its row.
 //!
-//! ```
+//! ```ignore
 //! use tcq::sql::functions::aggregate;
 //! use tcq::types::DataType;
 //! let sum = aggregate("sum").unwrap();
@@ -21,9 +21,9 @@ mod aggregate;
 mod catalog;
 mod scalar;
 
-pub(crate) use aggregate::{aggregate, is_aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
-pub(crate) use catalog::{catalog_function, Returns, CATALOG_FUNCTIONS};
-pub(crate) use scalar::{scalar, ScalarDef, SCALARS};
+pub(crate) use aggregate::{aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
+pub(crate) use catalog::{catalog_function, Returns};
+pub(crate) use scalar::scalar;
 
 use crate::sql::SessionFunc;
 use crate::types::DataType;
@@ -100,4 +100,20 @@ pub(crate) fn pg_proc_rows() -> Vec<ProcRow> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::sql::functions::aggregate;
+        use crate::types::DataType;
+        let sum = aggregate("sum").unwrap();
+        assert_eq!(sum.result(Some(DataType::Int8)), Some(DataType::Numeric));
+        assert_eq!(sum.result(Some(DataType::Int4)), Some(DataType::Int8));
+        assert_eq!(sum.result(Some(DataType::Text)), None);
+    }
 }

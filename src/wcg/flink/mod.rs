@@ -57,7 +57,7 @@
 //! whole seconds (not minutes) overflows after 2038; and lateness (docs/flink.md: under
 //! parallelism Flink's watermark is the least over the source's partitions or files).
 //!
-//! ```
+//! ```ignore
 //! use tcq::wcg::flink::interval;
 //! assert_eq!(interval(600_000_000).unwrap(), "INTERVAL '10' MINUTE");
 //! assert_eq!(interval(5_400_000_000).unwrap(), "INTERVAL '90' MINUTE");
@@ -611,13 +611,13 @@ fn as_is(plan: &crate::wcg::SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
         .nodes
         .iter()
         .map(|n| {
-            let stream_cost = model.from_stream(&n.window);
+            let stream_cost = model.cost_from_stream(&n.window);
             crate::wcg::flink_cost::FlinkNode {
                 window: n.window,
                 parent: n.parent,
                 user_windows: n.user_windows.clone(),
                 cost: n.parent.map_or(stream_cost, |p| {
-                    model.from_parent(&n.window, &plan.nodes[p].window)
+                    model.cost_from_parent(&n.window, &plan.nodes[p].window)
                 }),
                 stream_cost,
             }
@@ -766,3 +766,20 @@ fn insert(g: &Group, m: usize, q: &FlinkQuery<'_>) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::wcg::flink::interval;
+        assert_eq!(interval(600_000_000).unwrap(), "INTERVAL '10' MINUTE");
+        assert_eq!(interval(5_400_000_000).unwrap(), "INTERVAL '90' MINUTE");
+        assert_eq!(
+            interval(86_400_000_000 * 120).unwrap(),
+            "INTERVAL '120 00:00:00.000' DAY(3) TO SECOND(3)"
+        );
+    }
+}

@@ -20,15 +20,15 @@ use crate::window::{Start, Window};
 
 /// One measured run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// Which plan: BL, WCG or WCG-FW.
-    pub technique: &'static str,
+    pub(crate) technique: &'static str,
     /// Model cost of the plan per hour of stream time (events).
-    pub model_cost_per_hour: f64,
+    pub(crate) model_cost_per_hour: f64,
     /// Tuples per second through the executor.
-    pub tuples_per_sec: f64,
+    pub(crate) tuples_per_sec: f64,
     /// Rows emitted (equal across techniques: the plans compute the same results).
-    pub rows: u64,
+    pub(crate) rows: u64,
 }
 
 /// `SELECT k, count(*), sum(v), max(v), wtime(*) FROM s <windows> GROUP BY k`, where the
@@ -86,7 +86,7 @@ fn query() -> Query {
 }
 
 /// A deterministic input: `n` tuples, one every `gap_us`, 50 groups.
-pub fn synthetic_input(n: usize, gap_us: i64) -> Vec<RowBatch> {
+pub(crate) fn synthetic_input(n: usize, gap_us: i64) -> Vec<RowBatch> {
     let mut batches = Vec::new();
     let mut b = RowBatch::new(3);
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -115,7 +115,11 @@ pub fn synthetic_input(n: usize, gap_us: i64) -> Vec<RowBatch> {
 }
 
 /// Run the three plans over `input` for `windows`.
-pub fn measure(windows: &[Window], input: &[RowBatch], eta_per_sec: f64) -> Result<Vec<Measured>> {
+pub(crate) fn measure(
+    windows: &[Window],
+    input: &[RowBatch],
+    eta_per_sec: f64,
+) -> Result<Vec<Measured>> {
     let q = query();
     let specs: Vec<AggSpec> = q
         .aggregate

@@ -37,7 +37,8 @@
 //! ```no_run
 //! use clap::Parser;
 //! let args = tcq::demo::DemoArgs::parse_from(["demo", "--quiet"]);
-//! tcq::demo::run(args).expect("demo failed");
+//! let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+//! runtime.block_on(tcq::demo::run_async(args)).expect("demo failed");
 //! ```
 
 use std::error::Error;
@@ -56,12 +57,12 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 type BoxError = Box<dyn Error + Send + Sync>;
 
 /// Rows per `COPY ... FROM STDIN` statement.
-pub const ROWS_PER_COPY: usize = 65_536;
+pub(crate) const ROWS_PER_COPY: usize = 65_536;
 
 /// Lines the live view prints per second at most: a replay closes thousands of windows a
 /// second, and a line that stays on screen for a tenth of a second can still be read.
 /// Slide events in between are counted but not shown.
-pub const LIVE_LINES_PER_SECOND: u32 = 10;
+pub(crate) const LIVE_LINES_PER_SECOND: u32 = 10;
 
 /// Airports the live view names per slide event.
 const LIVE_BUSIEST: usize = 5;
@@ -74,14 +75,14 @@ pub const CREATE_STREAM: &str = "CREATE STREAM flights (ts timestamp TIMESTAMPCO
      delay integer, distance integer, origin text, destination text)";
 
 /// The demo's continuous query.
-pub const QUERY: &str = "SELECT origin, count(*), avg(delay), max(delay), wtime(*) \
+pub(crate) const QUERY: &str = "SELECT origin, count(*), avg(delay), max(delay), wtime(*) \
      FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes' START AT '2001-01-01 00:00:00'] \
      GROUP BY origin";
 
 /// The "connections" benchmark: a windowed self-join of flights, an arrival into a hub
 /// airport and a departure from it in the same 10-minute tumbling window, counted per hub
 /// and window (`tcqd demo --join`; `scripts/bench_connections.py` runs DuckDB on the same).
-pub const CONNECTIONS_QUERY: &str = "SELECT a.destination AS hub, count(*), wtime(*) \
+pub(crate) const CONNECTIONS_QUERY: &str = "SELECT a.destination AS hub, count(*), wtime(*) \
      FROM flights a [RANGE BY '10 minutes' START AT '2001-01-01 00:00:00'] \
      JOIN flights b [RANGE BY '10 minutes' START AT '2001-01-01 00:00:00'] \
      ON a.destination = b.origin GROUP BY a.destination";
@@ -93,47 +94,47 @@ pub struct DemoArgs {
     /// Keep serving after the demo so that psql and other clients can connect, with the
     /// web console running during the demo and after it.
     #[arg(long)]
-    pub serve: bool,
+    pub(crate) serve: bool,
     /// The web console's address with --serve (if it is taken, a free port is used).
     #[arg(long, default_value = "127.0.0.1:8080")]
-    pub http: SocketAddr,
+    pub(crate) http: SocketAddr,
     /// Address to serve on. If it is taken and --serve is not given, a free port is used.
     #[arg(long, default_value = "127.0.0.1:5433")]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// Show neither the live view nor rows (only the progress bar and the summary).
     #[arg(long)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Print every result row as it arrives instead of the live view's one line per slide
     /// event.
     #[arg(long, conflicts_with = "quiet")]
-    pub all_rows: bool,
+    pub(crate) all_rows: bool,
     /// Print the first N result rows instead of the live view (all rows are still counted).
     #[arg(long, value_name = "N", conflicts_with = "quiet")]
-    pub rows: Option<u64>,
+    pub(crate) rows: Option<u64>,
     /// The data to replay: CSV with header ts,delay,distance,origin,destination, optionally
     /// gzipped (detected by content). Default: the crate's data/flights-2001-01.csv.gz.
     #[arg(long, value_name = "FILE")]
-    pub data: Option<PathBuf>,
+    pub(crate) data: Option<PathBuf>,
     /// Replay the data this many times, each copy shifted forward in time (benchmark).
     #[arg(long, value_name = "N", default_value_t = 1)]
-    pub repeat: u32,
+    pub(crate) repeat: u32,
     /// Run the "connections" self-join ([`CONNECTIONS_QUERY`]) instead of the per-origin
     /// aggregate: the join benchmark.
     #[arg(long)]
-    pub join: bool,
+    pub(crate) join: bool,
     /// Also write every result row to this file as CSV (wtime,origin,count,avg,max), for
     /// comparison with scripts/reference.py by scripts/check_demo.py.
     #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Read the flights from this Kafka broker (`host:port`) instead of the data file: the
     /// stream gets a Kafka source (JSON messages with the columns ts, delay, distance,
     /// origin, destination, as `examples/kafka_bench.rs produce` writes them), and the demo
     /// ends once the source has caught up with the topic.
     #[arg(long, value_name = "BOOTSTRAP", conflicts_with_all = ["data", "repeat", "join"])]
-    pub kafka: Option<String>,
+    pub(crate) kafka: Option<String>,
     /// The topic read with --kafka.
     #[arg(long, value_name = "TOPIC", default_value = "flights")]
-    pub topic: String,
+    pub(crate) topic: String,
 }
 
 impl Default for DemoArgs {
@@ -156,21 +157,10 @@ impl Default for DemoArgs {
 }
 
 /// The default data file, found relative to the crate.
-pub fn default_data_path() -> PathBuf {
+pub(crate) fn default_data_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("data")
         .join("flights-2001-01.csv.gz")
-}
-
-/// Run the demo on a runtime of its own. Call it from synchronous code (`main` without
-/// `#[tokio::main]`); inside a runtime, await [`run_async`] instead.
-pub fn run(args: DemoArgs) -> Result<(), Box<dyn Error>> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    runtime
-        .block_on(run_async(args))
-        .map_err(|e| e as Box<dyn Error>)
 }
 
 /// Run the demo on the current tokio runtime (which must be multi-threaded).
@@ -754,7 +744,7 @@ impl fmt::Display for Summary {
 
 /// Reset the process's peak resident set to its current size (Linux's `clear_refs` value
 /// 5) and return that size in KiB (VmRSS); `None` where /proc does not allow it.
-pub fn reset_peak_rss_kib() -> Option<u64> {
+pub(crate) fn reset_peak_rss_kib() -> Option<u64> {
     std::fs::write("/proc/self/clear_refs", "5").ok()?;
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
@@ -762,7 +752,7 @@ pub fn reset_peak_rss_kib() -> Option<u64> {
 }
 
 /// VmHWM from /proc/self/status: the process's peak resident set, in KiB.
-pub fn peak_rss_kib() -> Option<u64> {
+pub(crate) fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()

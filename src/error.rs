@@ -248,7 +248,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// The error without its position and hint.
-    pub fn kind(&self) -> &Error {
+    pub(crate) fn kind(&self) -> &Error {
         match self {
             Error::Detailed { error, .. } => error.kind(),
             e => e,
@@ -256,7 +256,7 @@ impl Error {
     }
 
     /// 1-based character position in the query string, if known.
-    pub fn position(&self) -> Option<u32> {
+    pub(crate) fn position(&self) -> Option<u32> {
         match self {
             Error::Detailed { position, .. } => *position,
             _ => None,
@@ -264,7 +264,7 @@ impl Error {
     }
 
     /// The hint, if any.
-    pub fn hint(&self) -> Option<&str> {
+    pub(crate) fn hint(&self) -> Option<&str> {
         match self {
             Error::Detailed { hint, .. } => hint.as_deref(),
             _ => None,
@@ -272,7 +272,7 @@ impl Error {
     }
 
     /// The detail, if any.
-    pub fn detail(&self) -> Option<&str> {
+    pub(crate) fn detail(&self) -> Option<&str> {
         match self {
             Error::Detailed { detail, .. } => detail.as_deref(),
             _ => None,
@@ -306,35 +306,35 @@ impl Error {
     }
 
     /// The same error found at `position` (an earlier position is kept).
-    pub fn at(self, position: u32) -> Error {
+    pub(crate) fn at(self, position: u32) -> Error {
         let mut p = self.into_parts();
         p.position = p.position.or(Some(position));
         p.into_error()
     }
 
     /// The same error with a hint.
-    pub fn with_hint(self, hint: impl Into<String>) -> Error {
+    pub(crate) fn with_hint(self, hint: impl Into<String>) -> Error {
         let mut p = self.into_parts();
         p.hint = Some(hint.into());
         p.into_error()
     }
 
     /// The same error with a detail.
-    pub fn with_detail(self, detail: impl Into<String>) -> Error {
+    pub(crate) fn with_detail(self, detail: impl Into<String>) -> Error {
         let mut p = self.into_parts();
         p.detail = Some(detail.into());
         p.into_error()
     }
 
     /// The same error with a context (PostgreSQL's CONTEXT field, e.g. the COPY line).
-    pub fn with_context(self, context: impl Into<String>) -> Error {
+    pub(crate) fn with_context(self, context: impl Into<String>) -> Error {
         let mut p = self.into_parts();
         p.context = Some(context.into());
         p.into_error()
     }
 
     /// The context, if any.
-    pub fn context(&self) -> Option<&str> {
+    pub(crate) fn context(&self) -> Option<&str> {
         match self {
             Error::Detailed { context, .. } => context.as_deref(),
             _ => None,

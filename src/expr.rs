@@ -17,7 +17,7 @@
 //! would be faster still, but the executor filters and groups whole batches and calls this
 //! once per tuple per expression, which measured fast enough for now.
 //!
-//! ```
+//! ```ignore
 //! use tcq::expr::{eval, EvalContext};
 //! use tcq::sql::{BinaryOp, Expr};
 //! use tcq::types::Value;
@@ -59,7 +59,7 @@ pub struct WindowMetaValues {
 
 /// Facts about the client session that some functions read (`current_user`,
 /// `current_setting`, `pg_backend_pid`). Implemented by the engine's session.
-pub trait SessionInfo {
+pub(crate) trait SessionInfo {
     /// The user name of the connection.
     fn user(&self) -> &str;
     /// The database name of the connection.
@@ -72,23 +72,27 @@ pub trait SessionInfo {
 
 /// Everything an expression may read besides its own literals.
 #[derive(Clone, Copy)]
-pub struct EvalContext<'a> {
+pub(crate) struct EvalContext<'a> {
     /// The row in context (input row or aggregate row, see [`crate::sql::Query`]).
-    pub row: &'a [Value],
+    pub(crate) row: &'a [Value],
     /// Values of `$1..$n`.
-    pub params: &'a [Value],
+    pub(crate) params: &'a [Value],
     /// The instance being emitted, for wtime(*) and friends.
-    pub window: Option<WindowMetaValues>,
+    pub(crate) window: Option<WindowMetaValues>,
     /// The statement's start time for `now()`, microseconds since the epoch.
-    pub now_us: i64,
+    pub(crate) now_us: i64,
     /// The session, for `current_user` and friends; defaults are used without one.
-    pub session: Option<&'a dyn SessionInfo>,
+    pub(crate) session: Option<&'a dyn SessionInfo>,
 }
 
 impl<'a> EvalContext<'a> {
     /// A context over `row`, `params` and the instance being emitted (if any), with no
     /// session and `now()` = the wall clock at this call.
-    pub fn new(row: &'a [Value], params: &'a [Value], window: Option<WindowMetaValues>) -> Self {
+    pub(crate) fn new(
+        row: &'a [Value],
+        params: &'a [Value],
+        window: Option<WindowMetaValues>,
+    ) -> Self {
         EvalContext {
             row,
             params,
@@ -98,33 +102,28 @@ impl<'a> EvalContext<'a> {
         }
     }
 
+    #[cfg(test)]
     /// The same context with `window` set.
-    pub fn with_window(mut self, window: WindowMetaValues) -> Self {
+    pub(crate) fn with_window(mut self, window: WindowMetaValues) -> Self {
         self.window = Some(window);
         self
     }
 
     /// The same context with the statement time set.
-    pub fn with_now(mut self, now_us: i64) -> Self {
+    pub(crate) fn with_now(mut self, now_us: i64) -> Self {
         self.now_us = now_us;
         self
     }
 
     /// The same context with a session.
-    pub fn with_session(mut self, session: &'a dyn SessionInfo) -> Self {
+    pub(crate) fn with_session(mut self, session: &'a dyn SessionInfo) -> Self {
         self.session = Some(session);
-        self
-    }
-
-    /// The same context over another row.
-    pub fn with_row(mut self, row: &'a [Value]) -> Self {
-        self.row = row;
         self
     }
 }
 
 /// The text `version()` returns.
-pub fn version_string() -> String {
+pub(crate) fn version_string() -> String {
     format!(
         "PostgreSQL 15.0 (tcq {}) on {}-{}, a TelegraphCQ-style continuous query server",
         env!("CARGO_PKG_VERSION"),
@@ -134,7 +133,7 @@ pub fn version_string() -> String {
 }
 
 /// Evaluate `expr` over `ctx`.
-pub fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
+pub(crate) fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
     match expr {
         // Leaves need no stack check; anything that recurses gets one.
         Expr::Column(_) | Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => {
@@ -280,7 +279,7 @@ fn operand<'x>(expr: &'x Expr, ctx: &EvalContext<'x>) -> Result<Cow<'x, Value>> 
 }
 
 /// Evaluate a WHERE/HAVING condition: true only for boolean true (NULL is false).
-pub fn eval_predicate(expr: &Expr, ctx: &EvalContext) -> Result<bool> {
+pub(crate) fn eval_predicate(expr: &Expr, ctx: &EvalContext) -> Result<bool> {
     match eval(expr, ctx)? {
         Value::Bool(b) => Ok(b),
         Value::Null => Ok(false),
@@ -290,7 +289,7 @@ pub fn eval_predicate(expr: &Expr, ctx: &EvalContext) -> Result<bool> {
 
 /// A fixed length as an interval of whole days and the remaining time (`2 days`,
 /// `1 day 02:00:00`, `00:10:00`).
-pub fn interval_from_us(us: i64) -> Interval {
+pub(crate) fn interval_from_us(us: i64) -> Interval {
     let days = us / US_PER_DAY;
     Interval {
         months: 0,
@@ -416,7 +415,7 @@ fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
 
 /// PostgreSQL's numeric division: the result scale is chosen to give at least 16
 /// significant digits, and never less than either operand's scale (`select_div_scale`).
-pub fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
+pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
     if b.is_zero() {
         return Err(Error::DivisionByZero);
     }
@@ -797,7 +796,7 @@ fn float_cmp(a: f64, b: f64) -> Ordering {
 /// Compare two non-NULL values of comparable types (numbers across types, text with text,
 /// timestamps, intervals by their length with a month as 30 days, booleans).
 /// Errors: 42883 for values that cannot be compared.
-pub fn compare(a: &Value, b: &Value) -> Result<Ordering> {
+pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering> {
     if let (Some(ka), Some(kb)) = (kind(a), kind(b)) {
         return Ok(match common_kind(ka, kb) {
             Kind::Int2 | Kind::Int4 | Kind::Int8 => a
@@ -836,7 +835,7 @@ pub fn compare(a: &Value, b: &Value) -> Result<Ordering> {
 /// A total order for sorting (ORDER BY, min/max): [`compare`] where it applies, NULLs after
 /// every value (PostgreSQL's default for ascending order), and values of incomparable types
 /// ordered by type so that sorting never fails.
-pub fn cmp_values(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn cmp_values(a: &Value, b: &Value) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => return Ordering::Equal,
         (true, false) => return Ordering::Greater,
@@ -878,7 +877,7 @@ fn at_least_scale(d: Decimal, scale: u32) -> Decimal {
 /// target's input function and anything to text through its output function, booleans to
 /// and from integers, timestamp to and from timestamptz (the session zone is UTC).
 /// `varchar(n)` refuses longer text with 22001.
-pub fn cast_value(v: Value, to: DataType) -> Result<Value> {
+pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
     use DataType as T;
     if v.is_null() {
         return Ok(Value::Null);
@@ -1343,7 +1342,7 @@ fn bad_unit(unit: &str, ty: &str) -> Error {
 }
 
 /// `date_trunc(unit, ts)`.
-pub fn date_trunc(unit: &str, ts: i64, ty: &str) -> Result<i64> {
+pub(crate) fn date_trunc(unit: &str, ts: i64, ty: &str) -> Result<i64> {
     let floor = |step: i64| ts.div_euclid(step) * step;
     let days = ts.div_euclid(US_PER_DAY);
     let (y, m, _) = time::civil_from_days(days);
@@ -1409,7 +1408,7 @@ fn interval_trunc(unit: &str, iv: Interval) -> Result<Interval> {
 }
 
 /// `date_part(field, ts)` / `extract(field FROM ts)` as double precision.
-pub fn date_part(field: &str, ts: i64) -> Result<f64> {
+pub(crate) fn date_part(field: &str, ts: i64) -> Result<f64> {
     let days = ts.div_euclid(US_PER_DAY);
     let tod = ts.rem_euclid(US_PER_DAY);
     let (y, m, d) = time::civil_from_days(days);
@@ -2120,5 +2119,28 @@ mod tests {
             eval(&Expr::Param(1), &ctx),
             Err(Error::ProtocolViolation(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::expr::{eval, EvalContext};
+        use crate::sql::{BinaryOp, Expr};
+        use crate::types::Value;
+        let e = Expr::Binary {
+            op: BinaryOp::Div,
+            left: Box::new(Expr::Column(0)),
+            right: Box::new(Expr::Literal(Value::Int4(2))),
+        };
+        let row = [Value::Int4(7)];
+        assert_eq!(
+            eval(&e, &EvalContext::new(&row, &[], None)).unwrap(),
+            Value::Int4(3)
+        );
     }
 }

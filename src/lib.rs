@@ -7,19 +7,19 @@
 //!
 //! The modules follow the pipeline: [`sql`] turns text into a [`sql::Plan`]; [`wcg`] turns a
 //! set of windows into a shared plan; [`exec`] runs it over batches of tuples; [`engine`]
-//! ties catalog, sessions and execution together; [`table`] stores tables' rows; `server`
+//! ties catalog, sessions and execution together; `table` stores tables' rows; `server`
 //! speaks the wire protocol and calls only [`engine`]; [`http`] serves the web console and
-//! `/metrics` over the same public surface. [`password`] holds stored password verifiers,
+//! `/metrics` over the same public surface. `password` holds stored password verifiers,
 //! which the engine's roles keep and the server's SCRAM exchange checks.
 
 #![deny(missing_docs)]
 
 pub mod agg;
 pub mod bench;
-pub mod connect;
+mod connect;
 pub mod demo;
 pub mod engine;
-pub mod error;
+mod error;
 pub mod exec;
 pub mod expr;
 mod expr_datetime;
@@ -28,13 +28,13 @@ mod expr_funcs;
 mod expr_regex;
 pub mod flink;
 pub mod http;
-pub mod password;
+mod password;
 pub mod server;
 pub mod sql;
-pub mod table;
+mod table;
 pub mod time;
 pub mod types;
-pub mod tz;
+mod tz;
 pub mod wcg;
 pub mod window;
 

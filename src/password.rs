@@ -6,7 +6,7 @@
 //! authentication). The wire protocol's SCRAM exchange over a verifier is
 //! `server::scram`'s; the engine stores verifiers without knowing of the server.
 //!
-//! ```
+//! ```ignore
 //! use tcq::password::Verifier;
 //! let v = Verifier::from_password("pencil");
 //! assert!(v.check_password("pencil") && !v.check_password("pen"));
@@ -81,7 +81,7 @@ impl Verifier {
     }
 
     /// Read PostgreSQL's stored form, `SCRAM-SHA-256$<iter>:<salt>$<StoredKey>:<ServerKey>`.
-    pub fn parse(text: &str) -> Option<Verifier> {
+    pub(crate) fn parse(text: &str) -> Option<Verifier> {
         let rest = text.strip_prefix("SCRAM-SHA-256$")?;
         let (params, keys) = rest.split_once('$')?;
         let (iterations, salt) = params.split_once(':')?;
@@ -97,7 +97,7 @@ impl Verifier {
     /// Whether `password` is the one this verifier was derived from (for HTTP Basic
     /// authentication, where the client sends the password itself). The derived StoredKey
     /// is compared in constant time.
-    pub fn check_password(&self, password: &str) -> bool {
+    pub(crate) fn check_password(&self, password: &str) -> bool {
         use subtle::ConstantTimeEq;
         let salted = salted_password(password, &self.salt, self.iterations);
         let stored: [u8; 32] = Sha256::digest(hmac(&salted, b"Client Key")).into();
@@ -125,5 +125,19 @@ impl std::fmt::Display for Verifier {
             B64.encode(self.stored_key),
             B64.encode(self.server_key)
         )
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::password::Verifier;
+        let v = Verifier::from_password("pencil");
+        assert!(v.check_password("pencil") && !v.check_password("pen"));
+        assert_eq!(Verifier::parse(&v.to_string()), Some(v));
     }
 }

@@ -12,7 +12,7 @@
 //! rebuild the indexes (linear in the table's size), which the row limit
 //! (`Limits::table_rows_max`) keeps bounded.
 //!
-//! ```
+//! ```ignore
 //! use tcq::table::{Conflict, KeyDef, Table};
 //! use tcq::types::{Column, DataType, Value};
 //!
@@ -42,7 +42,7 @@ use crate::types::{Column, Value};
 /// A key of a PRIMARY KEY or UNIQUE index: the values of its columns, hashed and compared
 /// as GROUP BY compares them (`1.0 = 1.00`, `-0.0 = 0.0`).
 #[derive(Clone, Debug)]
-pub struct Key(pub Vec<Value>);
+pub(crate) struct Key(pub(crate) Vec<Value>);
 
 impl std::hash::Hash for Key {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
@@ -62,69 +62,64 @@ impl Eq for Key {}
 
 /// A PRIMARY KEY or UNIQUE constraint.
 #[derive(Clone, Debug, PartialEq)]
-pub struct KeyDef {
+pub(crate) struct KeyDef {
     /// PostgreSQL's constraint name (`t_pkey`, `t_col_key`), shown in 23505 errors.
-    pub name: String,
+    pub(crate) name: String,
     /// The key's columns, by index in the table's row.
-    pub columns: Vec<usize>,
+    pub(crate) columns: Vec<usize>,
     /// PRIMARY KEY (its columns are NOT NULL).
-    pub primary: bool,
+    pub(crate) primary: bool,
 }
 
 /// The oids a table with oid `table` and `keys` keys takes: its own, then per key its
 /// index relation's and its constraint's ([`index_oid`], [`constraint_oid`]).
-pub fn oids_taken(keys: usize) -> u32 {
+pub(crate) fn oids_taken(keys: usize) -> u32 {
     1 + 2 * keys as u32
 }
 
 /// The oid of the index relation (`pg_class`, relkind 'i') of key `k` of the table with
 /// oid `table`.
-pub fn index_oid(table: u32, k: usize) -> u32 {
+pub(crate) fn index_oid(table: u32, k: usize) -> u32 {
     table + 1 + 2 * k as u32
 }
 
 /// The oid of the `pg_constraint` row (contype 'p' or 'u') of key `k` of the table with
 /// oid `table`.
-pub fn constraint_oid(table: u32, k: usize) -> u32 {
+pub(crate) fn constraint_oid(table: u32, k: usize) -> u32 {
     table + 2 + 2 * k as u32
 }
 
 /// A table's rows and its key indexes (one per [`KeyDef`], same order).
 #[derive(Clone, Debug, Default)]
-pub struct TableData {
+pub(crate) struct TableData {
     rows: Vec<Vec<Value>>,
     indexes: Vec<HashMap<Key, usize>>,
 }
 
-impl TableData {
-    /// The rows, in storage order (insertion order; an updated row keeps its place).
-    pub fn rows(&self) -> &[Vec<Value>] {
-        &self.rows
-    }
-}
+impl TableData {}
 
 /// A table as it was at one instant: its columns, rows and key indexes. Cheap to take and
 /// to clone (two `Arc`s); never changes.
 #[derive(Clone, Debug)]
-pub struct TableSnapshot {
+pub(crate) struct TableSnapshot {
     /// The table's OID: a table dropped and created again under its name has a new one.
-    pub oid: u32,
+    pub(crate) oid: u32,
     /// The table's columns.
-    pub columns: Arc<Vec<Column>>,
+    pub(crate) columns: Arc<Vec<Column>>,
     /// Its PRIMARY KEY / UNIQUE constraints.
-    pub keys: Arc<Vec<KeyDef>>,
+    pub(crate) keys: Arc<Vec<KeyDef>>,
     data: Arc<TableData>,
 }
 
 impl TableSnapshot {
     /// The rows, each as wide as `columns`.
-    pub fn rows(&self) -> &[Vec<Value>] {
+    pub(crate) fn rows(&self) -> &[Vec<Value>] {
         &self.data.rows
     }
 
     /// The row whose key `k` (an index into `keys`) equals `key`, if any. A key with a
     /// NULL finds nothing (NULL equals nothing).
-    pub fn lookup(&self, k: usize, key: &[Value]) -> Option<&[Value]> {
+    pub(crate) fn lookup(&self, k: usize, key: &[Value]) -> Option<&[Value]> {
         if key.iter().any(Value::is_null) {
             return None;
         }
@@ -135,7 +130,7 @@ impl TableSnapshot {
 
 /// What INSERT does with a row whose key a table already holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Conflict {
+pub(crate) enum Conflict {
     /// 23505 and the whole statement is refused (the default).
     Error,
     /// `ON CONFLICT DO NOTHING`: the row is skipped.
@@ -144,12 +139,12 @@ pub enum Conflict {
 
 /// The update of an upsert: `(held row, proposed row)` to the new row, or `None` to leave
 /// the held row alone.
-pub type UpsertFn<'a> = dyn FnMut(&[Value], &[Value]) -> Result<Option<Vec<Value>>> + 'a;
+pub(crate) type UpsertFn<'a> = dyn FnMut(&[Value], &[Value]) -> Result<Option<Vec<Value>>> + 'a;
 
 /// One change a statement made to a table's rows, as a [`Journal`] records it. Positions
 /// are row indexes in storage order before the change.
 #[derive(Debug, PartialEq)]
-pub enum Effect<'a> {
+pub(crate) enum Effect<'a> {
     /// These rows were appended.
     Append(&'a [Vec<Value>]),
     /// The row at each position was replaced (its place kept).
@@ -163,14 +158,14 @@ pub enum Effect<'a> {
 /// Where a table writes each statement's [`Effect`]s before they take effect (the table
 /// store on disk). Called with the table's write lock held, so the journal's order is the
 /// order in which changes happen.
-pub trait Journal: Send + Sync {
+pub(crate) trait Journal: Send + Sync {
     /// Record one statement's effects (all or nothing). An error leaves the table unchanged.
     fn record(&self, effects: &[Effect<'_>]) -> Result<()>;
 }
 
 /// Apply recorded `effects` to `rows` (recovery replays a table's journal this way).
 /// Errors: a position past the rows (the journal does not match the table).
-pub fn apply_effects(rows: &mut Vec<Vec<Value>>, effects: Vec<OwnedEffect>) -> Result<()> {
+pub(crate) fn apply_effects(rows: &mut Vec<Vec<Value>>, effects: Vec<OwnedEffect>) -> Result<()> {
     let bad = |p: usize, n: usize| {
         Error::DataCorrupted(format!("a change at row {p} of a table of {n} rows"))
     };
@@ -204,7 +199,7 @@ pub fn apply_effects(rows: &mut Vec<Vec<Value>>, effects: Vec<OwnedEffect>) -> R
 
 /// An [`Effect`] read back from a journal.
 #[derive(Debug, PartialEq)]
-pub enum OwnedEffect {
+pub(crate) enum OwnedEffect {
     /// See [`Effect::Append`].
     Append(Vec<Vec<Value>>),
     /// See [`Effect::Replace`].
@@ -216,32 +211,32 @@ pub enum OwnedEffect {
 }
 
 /// A stored table.
-pub struct Table {
+pub(crate) struct Table {
     /// Normalised name.
-    pub name: String,
+    pub(crate) name: String,
     /// The OID psql sees (`pg_class.oid`).
-    pub oid: u32,
+    pub(crate) oid: u32,
     /// Columns in order.
-    pub columns: Arc<Vec<Column>>,
+    pub(crate) columns: Arc<Vec<Column>>,
     /// Per column: NOT NULL (also every PRIMARY KEY column).
-    pub not_null: Vec<bool>,
+    pub(crate) not_null: Vec<bool>,
     /// Per column: its DEFAULT, a constant expression evaluated at each insert.
-    pub defaults: Vec<Option<Expr>>,
+    pub(crate) defaults: Vec<Option<Expr>>,
     /// Per column: the DEFAULT's SQL text as written (`pg_attrdef.adbin`, psql's `\d`).
-    pub default_sql: Vec<Option<String>>,
+    pub(crate) default_sql: Vec<Option<String>>,
     /// PRIMARY KEY and UNIQUE constraints.
-    pub keys: Arc<Vec<KeyDef>>,
+    pub(crate) keys: Arc<Vec<KeyDef>>,
     /// Rows the table may hold (`Limits::table_rows_max`).
-    pub rows_max: usize,
+    pub(crate) rows_max: usize,
     /// Where changes are recorded before they take effect (none: the table lives in memory
     /// only).
-    pub journal: Option<Arc<dyn Journal>>,
+    pub(crate) journal: Option<Arc<dyn Journal>>,
     data: RwLock<Arc<TableData>>,
 }
 
 impl Table {
     /// An empty table.
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         oid: u32,
         columns: Vec<Column>,
@@ -271,7 +266,7 @@ impl Table {
     /// The table with `journal` recording its changes and `rows` as its content (what the
     /// journal held at start-up). Errors: 23505 when two of `rows` share a key (a damaged
     /// journal).
-    pub fn with_journal(
+    pub(crate) fn with_journal(
         mut self,
         journal: Arc<dyn Journal>,
         rows: Vec<Vec<Value>>,
@@ -289,7 +284,7 @@ impl Table {
     }
 
     /// The table now.
-    pub fn snapshot(&self) -> TableSnapshot {
+    pub(crate) fn snapshot(&self) -> TableSnapshot {
         TableSnapshot {
             oid: self.oid,
             columns: self.columns.clone(),
@@ -299,25 +294,27 @@ impl Table {
     }
 
     /// Number of rows now.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.data.read().rows.len()
     }
 
+    #[cfg(test)]
     /// True when the table has no rows.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    #[cfg(test)]
     /// Append `rows` (each as wide as the table), all or none. Returns how many were
     /// inserted (fewer than given only with [`Conflict::Skip`]). Errors: 23502 for a NULL
     /// in a NOT NULL column, 23505 for a duplicate key, 54000 past `rows_max`.
-    pub fn insert(&self, rows: Vec<Vec<Value>>, on_conflict: Conflict) -> Result<u64> {
+    pub(crate) fn insert(&self, rows: Vec<Vec<Value>>, on_conflict: Conflict) -> Result<u64> {
         Ok(self.insert_with(rows, on_conflict, false)?.0)
     }
 
     /// [`Table::insert`], also returning a copy of each inserted row when `keep` (for
     /// RETURNING).
-    pub fn insert_with(
+    pub(crate) fn insert_with(
         &self,
         rows: Vec<Vec<Value>>,
         on_conflict: Conflict,
@@ -329,7 +326,7 @@ impl Table {
     /// [`Table::insert`] for COPY: an error about row `i` (0-based, in the order given: a
     /// value that does not fit, a NULL in a NOT NULL column, a duplicate key) goes through
     /// `at_row(i, error)`, which adds where the row came from.
-    pub fn insert_numbered(
+    pub(crate) fn insert_numbered(
         &self,
         rows: Vec<Vec<Value>>,
         on_conflict: Conflict,
@@ -405,7 +402,7 @@ impl Table {
     /// updated, and with `keep` a copy of each (for RETURNING). Errors: 21000 when one
     /// statement reaches the same row twice, 23502, 23505 (on another key), 54000 past
     /// `rows_max`, and those of `update`.
-    pub fn upsert(
+    pub(crate) fn upsert(
         &self,
         rows: Vec<Vec<Value>>,
         key: usize,
@@ -497,7 +494,7 @@ impl Table {
 
     /// Replace each row for which `change` gives a new row (UPDATE), all or none. Returns
     /// how many rows changed. Errors: those of `change`, 23502, 23505.
-    pub fn update(
+    pub(crate) fn update(
         &self,
         mut change: impl FnMut(&[Value]) -> Result<Option<Vec<Value>>>,
     ) -> Result<u64> {
@@ -525,7 +522,7 @@ impl Table {
     }
 
     /// Remove each row for which `doomed` is true (DELETE). Returns how many were removed.
-    pub fn delete(&self, mut doomed: impl FnMut(&[Value]) -> Result<bool>) -> Result<u64> {
+    pub(crate) fn delete(&self, mut doomed: impl FnMut(&[Value]) -> Result<bool>) -> Result<u64> {
         let mut guard = self.data.write();
         let mut rows = Vec::with_capacity(guard.rows.len());
         let mut removed = Vec::new();
@@ -545,7 +542,7 @@ impl Table {
     }
 
     /// Remove every row (TRUNCATE). Errors: the journal could not record it.
-    pub fn truncate(&self) -> Result<()> {
+    pub(crate) fn truncate(&self) -> Result<()> {
         let mut guard = self.data.write();
         self.record(&[Effect::Clear])?;
         *guard = Arc::new(TableData {
@@ -733,5 +730,50 @@ mod tests {
             t.snapshot().lookup(0, &[Value::Text("LAX".into())]),
             Some(&row("LAX", "b")[..])
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::table::{Conflict, KeyDef, Table};
+        use crate::types::{Column, DataType, Value};
+
+        let pkey = KeyDef {
+            name: "airports_pkey".into(),
+            columns: vec![0],
+            primary: true,
+        };
+        let columns = vec![
+            Column::new("code", DataType::Text),
+            Column::new("city", DataType::Text),
+        ];
+        let t = Table::new(
+            "airports".into(),
+            16384,
+            columns,
+            vec![true, false],
+            vec![None, None],
+            vec![pkey],
+            1000,
+        );
+        let sfo = vec![
+            Value::Text("SFO".into()),
+            Value::Text("San Francisco".into()),
+        ];
+        assert_eq!(t.insert(vec![sfo.clone()], Conflict::Error).unwrap(), 1);
+        assert!(t.insert(vec![sfo.clone()], Conflict::Error).is_err()); // 23505
+        let before = t.snapshot();
+        t.truncate().unwrap();
+        // A snapshot keeps the table as it was, key index included.
+        assert_eq!(
+            before.lookup(0, &[Value::Text("SFO".into())]),
+            Some(&sfo[..])
+        );
+        assert!(t.is_empty());
     }
 }

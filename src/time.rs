@@ -6,7 +6,7 @@
 //! - [`parse_timestamp`] / [`parse_timestamp_naive`]: `'2001-01-01 00:05:00.5'`, ISO `T`,
 //!   zone suffixes (`Z`, `UTC`, `+02`, `-05:30`), `BC`, and the special values `epoch`,
 //!   `now`, `today`, `yesterday`, `tomorrow`;
-//! - [`format_timestamp`] / [`format_timestamptz`]: PostgreSQL's ISO output, fractional
+//! - [`format_timestamp`] / [`push_timestamptz`]: PostgreSQL's ISO output, fractional
 //!   seconds only when non-zero and trimmed;
 //! - [`parse_interval`] / [`format_interval`]: PostgreSQL's verbose syntax (`'1 hour 30
 //!   minutes'`, `'@ 2 days ago'`, abbreviations), clock syntax (`'00:05:00'`,
@@ -18,7 +18,7 @@
 //! PostgreSQL's timestamp range (4714 BC to 294276 AD) is wider than chrono's, and the range
 //! checks must report PostgreSQL's errors exactly. chrono supplies only the wall clock.
 //!
-//! ```
+//! ```ignore
 //! use tcq::time::{parse_timestamp, format_timestamp, parse_interval, format_interval};
 //! let t = parse_timestamp("2001-01-01 00:05:00").unwrap();
 //! assert_eq!(t, 978_307_500_000_000);
@@ -31,25 +31,25 @@ use crate::error::{Error, Result};
 use crate::types::Interval;
 
 /// Microseconds per second.
-pub const US_PER_SEC: i64 = 1_000_000;
+pub(crate) const US_PER_SEC: i64 = 1_000_000;
 /// Microseconds per minute.
-pub const US_PER_MIN: i64 = 60 * US_PER_SEC;
+pub(crate) const US_PER_MIN: i64 = 60 * US_PER_SEC;
 /// Microseconds per hour.
-pub const US_PER_HOUR: i64 = 60 * US_PER_MIN;
+pub(crate) const US_PER_HOUR: i64 = 60 * US_PER_MIN;
 /// Microseconds per day (24 hours: instants are UTC; zones only change text, see `tz`).
-pub const US_PER_DAY: i64 = 24 * US_PER_HOUR;
+pub(crate) const US_PER_DAY: i64 = 24 * US_PER_HOUR;
 
 /// The earliest timestamp PostgreSQL accepts: 4714-11-24 00:00:00 BC, Unix microseconds.
-pub const MIN_TIMESTAMP_US: i64 = -210_866_803_200_000_000;
+pub(crate) const MIN_TIMESTAMP_US: i64 = -210_866_803_200_000_000;
 /// One past the latest timestamp tcq accepts (exclusive): `i64::MAX` Unix microseconds,
 /// 294247-01-10 04:00:54.775807 UTC. PostgreSQL counts from 2000 and so reaches 294276 AD;
 /// counting from 1970 in an `i64` stops 30 years earlier, and such timestamps are refused
 /// with PostgreSQL's out-of-range error.
-pub const END_TIMESTAMP_US: i64 = i64::MAX;
+pub(crate) const END_TIMESTAMP_US: i64 = i64::MAX;
 
 /// Days since 1970-01-01 of the proleptic Gregorian date `y-m-d` (`y` astronomical: 0 is
 /// 1 BC).
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -61,7 +61,7 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 
 /// The proleptic Gregorian date `(year, month, day)` of a day count since 1970-01-01; the
 /// year is astronomical (0 is 1 BC).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -96,7 +96,7 @@ fn overflow(text: &str) -> Error {
 }
 
 /// The wall clock, microseconds since the epoch.
-pub fn now_us() -> i64 {
+pub(crate) fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
@@ -352,18 +352,18 @@ fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
 /// `+02`, `-05:30`) is converted to UTC; without one the time is in the session time zone
 /// (UTC unless set, see [`crate::tz`]). Errors: 22007 when malformed, 22008 when a field or the result is out of range.
 ///
-/// ```
+/// ```ignore
 /// use tcq::time::parse_timestamp;
 /// assert_eq!(parse_timestamp("1970-01-01 02:00+02").unwrap(), 0);
 /// assert_eq!(parse_timestamp("epoch").unwrap(), 0);
 /// ```
-pub fn parse_timestamp(text: &str) -> Result<i64> {
+pub(crate) fn parse_timestamp(text: &str) -> Result<i64> {
     parse_with(text, true, "timestamp with time zone")
 }
 
 /// Parse a `timestamp without time zone` as PostgreSQL does: a zone suffix is accepted and
 /// ignored. Errors as [`parse_timestamp`].
-pub fn parse_timestamp_naive(text: &str) -> Result<i64> {
+pub(crate) fn parse_timestamp_naive(text: &str) -> Result<i64> {
     parse_with(text, false, "timestamp")
 }
 
@@ -414,7 +414,7 @@ pub fn format_timestamp(us: i64) -> String {
 
 /// Append `us` as [`format_timestamp`] does, without allocating; the common case (years
 /// 1000 to 9999, whole seconds) writes digits directly.
-pub fn push_timestamp(us: i64, out: &mut String) {
+pub(crate) fn push_timestamp(us: i64, out: &mut String) {
     let days = us.div_euclid(US_PER_DAY);
     let tod = us.rem_euclid(US_PER_DAY);
     let (y, m, d) = civil_from_days(days);
@@ -464,16 +464,17 @@ fn format_timestamp_slow(us: i64) -> String {
     out
 }
 
-/// Format a `timestamptz` in the session time zone (see [`crate::tz`]):
-/// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
-pub fn format_timestamptz(us: i64) -> String {
+/// [`push_timestamptz`] into a new string.
+#[cfg(test)]
+pub(crate) fn format_timestamptz(us: i64) -> String {
     let mut out = String::with_capacity(36);
     push_timestamptz(us, &mut out);
     out
 }
 
-/// Append `us` as [`format_timestamptz`] does.
-pub fn push_timestamptz(us: i64, out: &mut String) {
+/// Append the `timestamptz` `us` in the session time zone (see [`crate::tz`]):
+/// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
+pub(crate) fn push_timestamptz(us: i64, out: &mut String) {
     let offset = crate::tz::current_offset_at(us);
     let local = us.saturating_add(offset as i64 * US_PER_SEC);
     let start = out.len();
@@ -585,12 +586,12 @@ const FIELD_DAY: u16 = 1 << 5;
 /// `'1 mon'`, ISO 8601 `'PT5M'` / `'P1DT2H'`. A bare number is seconds. Errors: 22007 when
 /// malformed, 22008 when out of range.
 ///
-/// ```
+/// ```ignore
 /// use tcq::time::parse_interval;
 /// let i = parse_interval("1 day 02:00:00").unwrap();
 /// assert_eq!((i.months, i.days, i.micros), (0, 1, 7_200_000_000));
 /// ```
-pub fn parse_interval(text: &str) -> Result<Interval> {
+pub(crate) fn parse_interval(text: &str) -> Result<Interval> {
     let t = text.trim();
     if t.is_empty() {
         return Err(bad_interval(text));
@@ -783,7 +784,7 @@ fn parse_iso_interval(s: &str) -> Option<Acc> {
 /// Format an interval in PostgreSQL's default `postgres` style: `01:00:00`,
 /// `1 day 02:00:00`, `00:00:00.5`, `1 mon 2 days`, `1 year 2 mons`, `-01:00:00`,
 /// `-1 days +02:00:00`.
-pub fn format_interval(iv: &Interval) -> String {
+pub(crate) fn format_interval(iv: &Interval) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let mut is_zero = true;
@@ -837,7 +838,7 @@ pub fn format_interval(iv: &Interval) -> String {
 /// The length of an interval in microseconds when it has a fixed one: days count 24 hours;
 /// months and years have no fixed length and are refused with 22023
 /// ([`Error::InvalidParameterValue`]), as is a length that overflows.
-pub fn fixed_length_us(iv: &Interval) -> Result<i64> {
+pub(crate) fn fixed_length_us(iv: &Interval) -> Result<i64> {
     if iv.months != 0 {
         return Err(Error::InvalidParameterValue(format!(
             "interval \"{}\" has no fixed length: months and years vary in length; use days, hours, minutes or seconds",
@@ -857,13 +858,13 @@ pub fn fixed_length_us(iv: &Interval) -> Result<i64> {
 
 /// An interval's total length in microseconds for arithmetic and comparison, months as 30
 /// days as PostgreSQL's interval comparison does; saturates instead of overflowing.
-pub fn interval_span_us(iv: &Interval) -> i128 {
+pub(crate) fn interval_span_us(iv: &Interval) -> i128 {
     (iv.months as i128 * 30 + iv.days as i128) * US_PER_DAY as i128 + iv.micros as i128
 }
 
 /// `ts + iv` with PostgreSQL's calendar rules: months first (clamping the day to the month's
 /// end), then days, then microseconds. Errors: 22008 when out of range.
-pub fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
+pub(crate) fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
     let out_of_range = || Error::DatetimeFieldOverflow("timestamp out of range".into());
     let mut t = ts as i128;
     if iv.months != 0 {
@@ -885,7 +886,7 @@ pub fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
 
 /// `a - b` of two timestamps as PostgreSQL gives it: whole days and the remaining time
 /// (`interval_justify_hours`), no months.
-pub fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
+pub(crate) fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
     let d = (a as i128) - (b as i128);
     let days = d / US_PER_DAY as i128;
     let micros = d % US_PER_DAY as i128;
@@ -1190,5 +1191,35 @@ mod tests {
             civil_from_days(days_from_civil(-4713, 11, 24)),
             (-4713, 11, 24)
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::time::{format_interval, format_timestamp, parse_interval, parse_timestamp};
+        let t = parse_timestamp("2001-01-01 00:05:00").unwrap();
+        assert_eq!(t, 978_307_500_000_000);
+        assert_eq!(format_timestamp(t), "2001-01-01 00:05:00");
+        let i = parse_interval("1 hour 30 minutes").unwrap();
+        assert_eq!(format_interval(&i), "01:30:00");
+    }
+
+    #[test]
+    fn parse_timestamp_example() {
+        use crate::time::parse_timestamp;
+        assert_eq!(parse_timestamp("1970-01-01 02:00+02").unwrap(), 0);
+        assert_eq!(parse_timestamp("epoch").unwrap(), 0);
+    }
+
+    #[test]
+    fn parse_interval_example() {
+        use crate::time::parse_interval;
+        let i = parse_interval("1 day 02:00:00").unwrap();
+        assert_eq!((i.months, i.days, i.micros), (0, 1, 7_200_000_000));
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! Times are `i64` microseconds since 1970-01-01 00:00:00 UTC, PostgreSQL's resolution.
 //!
-//! ```
+//! ```ignore
 //! use tcq::types::{DataType, Value};
 //! assert_eq!(DataType::Int8.name(), "bigint");
 //! assert!(Value::Null.is_null());
@@ -48,7 +48,7 @@ pub enum DataType {
 
 impl DataType {
     /// The type's name as PostgreSQL prints it (`format_type`).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             DataType::Bool => "boolean".into(),
             DataType::Int2 => "smallint".into(),
@@ -67,7 +67,7 @@ impl DataType {
     }
 
     /// PostgreSQL's type OID, as sent in RowDescription.
-    pub fn oid(&self) -> u32 {
+    pub(crate) fn oid(&self) -> u32 {
         match self {
             DataType::Bool => 16,
             DataType::Int2 => 21,
@@ -85,12 +85,12 @@ impl DataType {
     }
 
     /// True for the integer types.
-    pub fn is_integer(&self) -> bool {
+    pub(crate) fn is_integer(&self) -> bool {
         matches!(self, DataType::Int2 | DataType::Int4 | DataType::Int8)
     }
 
     /// True for every numeric type (integers, floats, numeric).
-    pub fn is_numeric(&self) -> bool {
+    pub(crate) fn is_numeric(&self) -> bool {
         self.is_integer()
             || matches!(
                 self,
@@ -99,12 +99,12 @@ impl DataType {
     }
 
     /// True for `timestamp` and `timestamptz`.
-    pub fn is_timestamp(&self) -> bool {
+    pub(crate) fn is_timestamp(&self) -> bool {
         matches!(self, DataType::Timestamp | DataType::TimestampTz)
     }
 
     /// True for `text` and `varchar`.
-    pub fn is_text(&self) -> bool {
+    pub(crate) fn is_text(&self) -> bool {
         matches!(self, DataType::Text | DataType::Varchar(_))
     }
 }
@@ -151,7 +151,7 @@ pub enum Value {
 
 impl Value {
     /// True for SQL NULL.
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
 
@@ -166,7 +166,7 @@ impl Value {
     }
 
     /// The value as an `f64` when it is numeric (integers, floats, numeric).
-    pub fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Int2(v) => Some(*v as f64),
             Value::Int4(v) => Some(*v as f64),
@@ -181,7 +181,7 @@ impl Value {
     }
 
     /// The text when the value is `text`/`varchar`.
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Value::Text(s) => Some(s.as_str()),
             _ => None,
@@ -189,7 +189,7 @@ impl Value {
     }
 
     /// The instant when the value is a timestamp (microseconds since the epoch).
-    pub fn as_timestamp(&self) -> Option<i64> {
+    pub(crate) fn as_timestamp(&self) -> Option<i64> {
         match self {
             Value::Timestamp(t) | Value::TimestampTz(t) => Some(*t),
             _ => None,
@@ -201,24 +201,24 @@ impl Value {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Column {
     /// The column's name as the user wrote it (lower-cased unless quoted).
-    pub name: String,
+    pub(crate) name: String,
     /// Its type; for a column of a [`CatalogType`], the type its values are held as.
-    pub data_type: DataType,
+    pub(crate) data_type: DataType,
     /// The PostgreSQL type clients see when it is none of [`DataType`]'s (only catalog
     /// queries produce these).
-    pub catalog_type: Option<CatalogType>,
+    pub(crate) catalog_type: Option<CatalogType>,
     /// `numeric(precision, scale)` of a stream's or table's numeric column: the values it
     /// stores are rounded to the scale and must fit the precision.
-    pub typmod: Option<NumericTypmod>,
+    pub(crate) typmod: Option<NumericTypmod>,
 }
 
 /// PostgreSQL's type modifier of a `numeric(precision, scale)` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NumericTypmod {
+pub(crate) struct NumericTypmod {
     /// Significant digits, 1 to 1000.
-    pub precision: u16,
+    pub(crate) precision: u16,
     /// Digits after the point, 0 to 28 (tcq's numeric holds at most 28).
-    pub scale: u16,
+    pub(crate) scale: u16,
 }
 
 impl NumericTypmod {
@@ -226,7 +226,7 @@ impl NumericTypmod {
     /// away from zero to the scale, shown with that many digits. Errors: 22003 "numeric
     /// field overflow" when the rounded value has more than `precision - scale` digits
     /// before the point.
-    pub fn apply(&self, d: Decimal) -> crate::Result<Decimal> {
+    pub(crate) fn apply(&self, d: Decimal) -> crate::Result<Decimal> {
         let (p, s) = (u32::from(self.precision), u32::from(self.scale));
         let mut r =
             d.round_dp_with_strategy(s, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
@@ -251,14 +251,14 @@ impl NumericTypmod {
     }
 
     /// The type's name as PostgreSQL prints it: `numeric(5,2)`.
-    pub fn type_name(&self) -> String {
+    pub(crate) fn type_name(&self) -> String {
         format!("numeric({},{})", self.precision, self.scale)
     }
 }
 
 /// A value as a column with type modifier `typmod` stores it (see
 /// [`NumericTypmod::apply`]); other values are unchanged.
-pub fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
+pub(crate) fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
     if let (Some(tm), Value::Numeric(d)) = (typmod, &*v) {
         *v = Value::Numeric(tm.apply(*d)?);
     }
@@ -278,7 +278,7 @@ impl Column {
 
     /// A column named `name` of catalog type `ty`, its values held as
     /// [`CatalogType::held_as`].
-    pub fn catalog(name: impl Into<String>, ty: CatalogType) -> Column {
+    pub(crate) fn catalog(name: impl Into<String>, ty: CatalogType) -> Column {
         Column {
             name: name.into(),
             data_type: ty.held_as(),
@@ -288,7 +288,7 @@ impl Column {
     }
 
     /// The PostgreSQL type OID clients see in RowDescription.
-    pub fn type_oid(&self) -> u32 {
+    pub(crate) fn type_oid(&self) -> u32 {
         self.catalog_type
             .map_or_else(|| self.data_type.oid(), |t| t.oid())
     }
@@ -305,14 +305,14 @@ impl Column {
 /// (`array_send`: ndim, has-null flag, element type, length and lower bound, then each
 /// element as a length word and its binary form).
 ///
-/// ```
+/// ```ignore
 /// use tcq::types::{CatalogType, DataType, ElemType};
 /// assert_eq!(CatalogType::Array(ElemType::Int2).oid(), 1005);
 /// assert_eq!(CatalogType::Oid.held_as(), DataType::Int8);
 /// assert_eq!(CatalogType::Int2Vector.name(), "int2vector");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CatalogType {
+pub(crate) enum CatalogType {
     /// `oid` (26): an unsigned 32-bit object identifier, held as `bigint`.
     Oid,
     /// A one-dimensional array of `elem` (`text[]` is 1009), held as its text form.
@@ -328,7 +328,7 @@ pub enum CatalogType {
 
 /// The object kinds of the `reg*` types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RegKind {
+pub(crate) enum RegKind {
     /// `regclass` (2205): pg_class.
     Class,
     /// `regtype` (2206): pg_type.
@@ -343,7 +343,7 @@ pub enum RegKind {
 
 impl RegKind {
     /// The type's OID.
-    pub fn oid(&self) -> u32 {
+    pub(crate) fn oid(&self) -> u32 {
         match self {
             RegKind::Class => 2205,
             RegKind::Type => 2206,
@@ -354,7 +354,7 @@ impl RegKind {
     }
 
     /// The type's name.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             RegKind::Class => "regclass",
             RegKind::Type => "regtype",
@@ -367,7 +367,7 @@ impl RegKind {
 
 impl CatalogType {
     /// Its PostgreSQL type OID.
-    pub fn oid(&self) -> u32 {
+    pub(crate) fn oid(&self) -> u32 {
         match self {
             CatalogType::Oid => 26,
             CatalogType::Array(e) => e.array_oid(),
@@ -378,7 +378,7 @@ impl CatalogType {
     }
 
     /// The [`DataType`] its values are held as.
-    pub fn held_as(&self) -> DataType {
+    pub(crate) fn held_as(&self) -> DataType {
         match self {
             CatalogType::Oid => DataType::Int8,
             _ => DataType::Text,
@@ -386,7 +386,7 @@ impl CatalogType {
     }
 
     /// Its name as `format_type` prints it (`text[]`, `oid`, `int2vector`).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             CatalogType::Oid => "oid".into(),
             CatalogType::Array(e) => format!("{}[]", e.name()),
@@ -397,7 +397,7 @@ impl CatalogType {
     }
 
     /// The element type of an array or vector.
-    pub fn elem(&self) -> Option<ElemType> {
+    pub(crate) fn elem(&self) -> Option<ElemType> {
         match self {
             CatalogType::Oid | CatalogType::Reg(_) => None,
             CatalogType::Array(e) => Some(*e),
@@ -407,7 +407,7 @@ impl CatalogType {
     }
 
     /// `typlen`: 4 for `oid`, -1 (variable) for arrays and vectors.
-    pub fn size(&self) -> i16 {
+    pub(crate) fn size(&self) -> i16 {
         match self {
             CatalogType::Oid | CatalogType::Reg(_) => 4,
             _ => -1,
@@ -418,7 +418,7 @@ impl CatalogType {
 /// The element types of [`CatalogType::Array`]: every [`DataType`] (varchar elements are
 /// `character varying[]`) and the catalogs' `name`, `"char"` and `oid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ElemType {
+pub(crate) enum ElemType {
     /// `boolean`
     Bool,
     /// `smallint`
@@ -453,7 +453,7 @@ pub enum ElemType {
 
 impl ElemType {
     /// The element type of a value of `d`.
-    pub fn of(d: DataType) -> ElemType {
+    pub(crate) fn of(d: DataType) -> ElemType {
         match d {
             DataType::Bool => ElemType::Bool,
             DataType::Int2 => ElemType::Int2,
@@ -471,7 +471,7 @@ impl ElemType {
     }
 
     /// The [`DataType`] an element is held as (and parsed as, for the binary encoding).
-    pub fn held_as(&self) -> DataType {
+    pub(crate) fn held_as(&self) -> DataType {
         match self {
             ElemType::Bool => DataType::Bool,
             ElemType::Int2 => DataType::Int2,
@@ -489,7 +489,7 @@ impl ElemType {
     }
 
     /// The element's type OID.
-    pub fn oid(&self) -> u32 {
+    pub(crate) fn oid(&self) -> u32 {
         match self {
             ElemType::Name => 19,
             ElemType::Char => 18,
@@ -499,7 +499,7 @@ impl ElemType {
     }
 
     /// The OID of the array type of this element (`_text` is 1009).
-    pub fn array_oid(&self) -> u32 {
+    pub(crate) fn array_oid(&self) -> u32 {
         match self {
             ElemType::Bool => 1000,
             ElemType::Char => 1002,
@@ -520,7 +520,7 @@ impl ElemType {
     }
 
     /// The element type's name as `format_type` prints it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             ElemType::Name => "name".into(),
             ElemType::Char => "\"char\"".into(),
@@ -624,7 +624,7 @@ fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
 }
 
 /// Parse `numeric` text: digits with an optional point and exponent (`1.5`, `-2e3`).
-pub fn parse_numeric(text: &str) -> crate::Result<Decimal> {
+pub(crate) fn parse_numeric(text: &str) -> crate::Result<Decimal> {
     let t = text.trim();
     let bad = || invalid_input("numeric", text);
     if t.is_empty() || !t.bytes().any(|c| c.is_ascii_digit()) {
@@ -710,7 +710,7 @@ fn scientific_to_positional(t: &str) -> Option<String> {
 
 /// PostgreSQL's `boolin`: `t`/`true`/`yes`/`on`/`1` and `f`/`false`/`no`/`off`/`0`, any
 /// case, unique prefixes, surrounding spaces.
-pub fn parse_bool(text: &str) -> crate::Result<bool> {
+pub(crate) fn parse_bool(text: &str) -> crate::Result<bool> {
     let t = text.trim().to_ascii_lowercase();
     let yes = ["true", "yes", "on", "1"];
     let no = ["false", "no", "off", "0"];
@@ -907,7 +907,7 @@ pub fn format_value(v: &Value, out: &mut String) {
 impl Value {
     /// The value's type; `None` for NULL (and `text` for any string: a value does not know
     /// its varchar bound).
-    pub fn data_type(&self) -> Option<DataType> {
+    pub(crate) fn data_type(&self) -> Option<DataType> {
         Some(match self {
             Value::Null => return None,
             Value::Bool(_) => DataType::Bool,
@@ -925,7 +925,7 @@ impl Value {
     }
 
     /// The value's PostgreSQL text form; `None` for NULL.
-    pub fn to_text(&self) -> Option<String> {
+    pub(crate) fn to_text(&self) -> Option<String> {
         if self.is_null() {
             return None;
         }
@@ -1361,5 +1361,26 @@ mod fast_format_tests {
             // Values near the notation thresholds, where most data lives.
             check_f64((bits % 1_000_000_007) as f64 / 1000.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::types::{DataType, Value};
+        assert_eq!(DataType::Int8.name(), "bigint");
+        assert!(Value::Null.is_null());
+    }
+
+    #[test]
+    fn catalog_type_example() {
+        use crate::types::{CatalogType, DataType, ElemType};
+        assert_eq!(CatalogType::Array(ElemType::Int2).oid(), 1005);
+        assert_eq!(CatalogType::Oid.held_as(), DataType::Int8);
+        assert_eq!(CatalogType::Int2Vector.name(), "int2vector");
     }
 }

@@ -21,7 +21,7 @@
 //! is 07:30 UTC, shown as 03:30-04); in a fall-back fold the offset after it (01:30 on the
 //! day clocks go back is 06:30 UTC, 01:30-05).
 //!
-//! ```
+//! ```ignore
 //! use tcq::tz::Zone;
 //! let ny = Zone::parse("america/new_york").unwrap();
 //! assert_eq!(ny.name(), "America/New_York");
@@ -40,13 +40,13 @@ use crate::error::{Error, Result};
 
 /// A session time zone: the setting's display name and the rules.
 #[derive(Clone, Debug)]
-pub struct Zone {
+pub(crate) struct Zone {
     name: String,
     tz: TimeZone,
 }
 
 /// The zone a session shares with the code that formats its values.
-pub type ZoneCell = Arc<parking_lot::RwLock<Zone>>;
+pub(crate) type ZoneCell = Arc<parking_lot::RwLock<Zone>>;
 
 tokio::task_local! {
     static SESSION_ZONE: ZoneCell;
@@ -58,7 +58,7 @@ const JIFF_MAX_US: i64 = 253_402_207_200_000_000;
 
 impl Zone {
     /// UTC, the default.
-    pub fn utc() -> Zone {
+    pub(crate) fn utc() -> Zone {
         Zone {
             name: "UTC".into(),
             tz: TimeZone::UTC,
@@ -67,7 +67,7 @@ impl Zone {
 
     /// Parse a `TimeZone` setting. Errors: 22023 naming the value, as PostgreSQL's
     /// `invalid value for parameter "TimeZone"`.
-    pub fn parse(setting: &str) -> Result<Zone> {
+    pub(crate) fn parse(setting: &str) -> Result<Zone> {
         let s = setting.trim();
         let invalid = || {
             Error::InvalidParameterValue(format!(
@@ -108,7 +108,7 @@ impl Zone {
 
     /// The zone for a numeric setting: hours east of UTC (ISO sign convention), shown as
     /// PostgreSQL shows it (`SET TIME ZONE -7` is `<-07>+07`).
-    pub fn from_hours_east(hours: f64) -> Result<Zone> {
+    pub(crate) fn from_hours_east(hours: f64) -> Result<Zone> {
         let seconds = (hours * 3600.0).round();
         if !seconds.is_finite() || seconds.abs() > 15.0 * 3600.0 + 59.0 * 60.0 {
             return Err(Error::InvalidParameterValue(format!(
@@ -127,12 +127,12 @@ impl Zone {
     }
 
     /// The setting as SHOW TimeZone and the ParameterStatus message report it.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// Seconds east of UTC in effect at instant `us` (Unix microseconds).
-    pub fn offset_at(&self, us: i64) -> i32 {
+    pub(crate) fn offset_at(&self, us: i64) -> i32 {
         let us = us.clamp(JIFF_MIN_US, JIFF_MAX_US);
         match jiff::Timestamp::from_microsecond(us) {
             Ok(ts) => self.tz.to_offset(ts).seconds(),
@@ -142,7 +142,7 @@ impl Zone {
 
     /// The instant of a local wall-clock time, given as microseconds as if it were UTC,
     /// with PostgreSQL's rule for gaps (offset before) and folds (offset after).
-    pub fn local_to_utc(&self, local_us: i64) -> i64 {
+    pub(crate) fn local_to_utc(&self, local_us: i64) -> i64 {
         let clamped = local_us.clamp(JIFF_MIN_US, JIFF_MAX_US);
         let Ok(ts) = jiff::Timestamp::from_microsecond(clamped) else {
             return local_us;
@@ -187,14 +187,14 @@ fn bare_offset(s: &str) -> Option<i32> {
 
 /// An offset as PostgreSQL prints it after a timestamptz: `+00`, `-05`, `+05:30`,
 /// `-04:56:02`.
-pub fn format_offset(seconds: i32) -> String {
+pub(crate) fn format_offset(seconds: i32) -> String {
     let mut out = String::with_capacity(9);
     push_offset(seconds, &mut out);
     out
 }
 
 /// Append [`format_offset`] without allocating.
-pub fn push_offset(seconds: i32, out: &mut String) {
+pub(crate) fn push_offset(seconds: i32, out: &mut String) {
     use std::fmt::Write;
     let sign = if seconds < 0 { '-' } else { '+' };
     let a = seconds.unsigned_abs();
@@ -208,19 +208,19 @@ pub fn push_offset(seconds: i32, out: &mut String) {
 }
 
 /// Run `f` with `zone` as the session zone of the text formatting and parsing it does.
-pub async fn scope<F: Future>(zone: ZoneCell, f: F) -> F::Output {
+pub(crate) async fn scope<F: Future>(zone: ZoneCell, f: F) -> F::Output {
     SESSION_ZONE.scope(zone, f).await
 }
 
 /// The current session zone's cell (`None` outside a [`scope`]), to carry it to another
 /// thread with [`sync_scope`].
-pub fn current_cell() -> Option<ZoneCell> {
+pub(crate) fn current_cell() -> Option<ZoneCell> {
     SESSION_ZONE.try_with(Arc::clone).ok()
 }
 
 /// Run `f` on this thread with `zone` (from [`current_cell`]) as the session zone; with
 /// `None`, in UTC as outside any scope.
-pub fn sync_scope<R>(zone: Option<ZoneCell>, f: impl FnOnce() -> R) -> R {
+pub(crate) fn sync_scope<R>(zone: Option<ZoneCell>, f: impl FnOnce() -> R) -> R {
     match zone {
         Some(zone) => SESSION_ZONE.sync_scope(zone, f),
         None => f(),
@@ -228,7 +228,7 @@ pub fn sync_scope<R>(zone: Option<ZoneCell>, f: impl FnOnce() -> R) -> R {
 }
 
 /// Call `f` with the current session zone (UTC outside a [`scope`]).
-pub fn with_current<R>(f: impl FnOnce(&Zone) -> R) -> R {
+pub(crate) fn with_current<R>(f: impl FnOnce(&Zone) -> R) -> R {
     let mut f = Some(f);
     let in_scope = SESSION_ZONE.try_with(|cell| f.take().map(|f| f(&cell.read())));
     match (in_scope, f) {
@@ -241,12 +241,12 @@ pub fn with_current<R>(f: impl FnOnce(&Zone) -> R) -> R {
 static UTC_ZONE: std::sync::LazyLock<Zone> = std::sync::LazyLock::new(Zone::utc);
 
 /// Seconds east of UTC at `us` in the current session zone.
-pub fn current_offset_at(us: i64) -> i32 {
+pub(crate) fn current_offset_at(us: i64) -> i32 {
     with_current(|z| z.offset_at(us))
 }
 
 /// [`Zone::local_to_utc`] in the current session zone.
-pub fn current_local_to_utc(local_us: i64) -> i64 {
+pub(crate) fn current_local_to_utc(local_us: i64) -> i64 {
     with_current(|z| z.local_to_utc(local_us))
 }
 
@@ -301,5 +301,22 @@ mod tests {
             Zone::parse("Asia/Kolkata").unwrap().offset_at(i64::MAX),
             19800
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::tz::Zone;
+        let ny = Zone::parse("america/new_york").unwrap();
+        assert_eq!(ny.name(), "America/New_York");
+        // 2001-01-01 00:00:00 UTC is 2000-12-31 19:00:00 in New York (EST, -05).
+        assert_eq!(ny.offset_at(978_307_200_000_000), -5 * 3600);
+        assert_eq!(Zone::parse("UTC+3").unwrap().offset_at(0), -3 * 3600);
+        assert_eq!(Zone::parse("-7").unwrap().offset_at(0), -7 * 3600);
     }
 }

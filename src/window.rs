@@ -12,7 +12,7 @@
 //! - [`Window::covering_multiplier`]: Theorem 3,
 //! - [`Window::is_partitioned_by`]: Theorem 4.
 //!
-//! ```
+//! ```ignore
 //! use tcq::window::{Window, Start};
 //! let hour = 3_600_000_000;
 //! let w = Window::new(hour, hour / 6, Start::Epoch).unwrap();   // RANGE 1 hour SLIDE 10 min
@@ -76,7 +76,7 @@ impl fmt::Display for WindowError {
 }
 
 /// `a` divided by `b`, rounded towards negative infinity. `b > 0`.
-pub fn floor_div(a: i128, b: i128) -> i128 {
+pub(crate) fn floor_div(a: i128, b: i128) -> i128 {
     debug_assert!(b > 0, "window slides are positive");
     a.div_euclid(b)
 }
@@ -104,7 +104,7 @@ impl Window {
     }
 
     /// The grid's offset `o`: the start instant, or 0 for an epoch grid.
-    pub fn offset_us(&self) -> i64 {
+    pub(crate) fn offset_us(&self) -> i64 {
         match self.start {
             Start::At(o) => o,
             Start::Epoch => 0,
@@ -117,7 +117,7 @@ impl Window {
     }
 
     /// True for a tumbling window (range = slide).
-    pub fn is_tumbling(&self) -> bool {
+    pub(crate) fn is_tumbling(&self) -> bool {
         self.range_us == self.slide_us
     }
 
@@ -136,7 +136,7 @@ impl Window {
     }
 
     /// The lowest instance index the grid has: 0 when bounded, `i64::MIN` otherwise.
-    pub fn first_index(&self) -> i64 {
+    pub(crate) fn first_index(&self) -> i64 {
         if self.is_bounded() {
             0
         } else {
@@ -146,7 +146,7 @@ impl Window {
 
     /// The indices `(lo, hi)` of the instances that contain instant `t_us`, inclusive;
     /// empty when `lo > hi` (before the first instance, or in a gap of a jumping window).
-    pub fn instances_containing(&self, t_us: i64) -> (i64, i64) {
+    pub(crate) fn instances_containing(&self, t_us: i64) -> (i64, i64) {
         let (lo, hi) = self.unbounded_instances_containing(t_us);
         let lo = lo.max(self.first_index() as i128);
         (saturate(lo), saturate(hi))
@@ -155,7 +155,7 @@ impl Window {
     /// The instances `(lo, hi)` holding `t_us` (as [`Window::instances_containing`]) and the
     /// span `[from, to)` of instants around `t_us` whose set of instances is the same, so
     /// that a run of in-order tuples inside it folds into one set.
-    pub fn instance_span(&self, t_us: i64) -> (i64, i64, i64, i64) {
+    pub(crate) fn instance_span(&self, t_us: i64) -> (i64, i64, i64, i64) {
         let (lo, hi) = self.instances_containing(t_us);
         let (lo_raw, hi_raw) = self.unbounded_instances_containing(t_us);
         let (s, r, o) = (
@@ -186,7 +186,7 @@ impl Window {
 
     /// Index of the current instance at current time `now_us`: the instance with the latest
     /// end `<= now_us` (docs/sql.md, Windows). `None` before the first instance has ended.
-    pub fn current_index(&self, now_us: i64) -> Option<i64> {
+    pub(crate) fn current_index(&self, now_us: i64) -> Option<i64> {
         let (s, r, o) = (
             self.slide_us as i128,
             self.range_us as i128,
@@ -216,7 +216,7 @@ impl Window {
     /// Holds iff `s1 mod s2 = 0`, `r1 >= r2`, `(r1 - r2) mod s2 = 0`, `(o1 - o2) mod s2 = 0`,
     /// and W1's instances all have covering instances in W2: `o1 >= o2` when W2 has a first
     /// instance; an unbounded W1 needs an unbounded W2. Every window covers itself.
-    pub fn is_covered_by(&self, up: &Window) -> bool {
+    pub(crate) fn is_covered_by(&self, up: &Window) -> bool {
         let (r1, s1, o1) = (
             self.range_us as i128,
             self.slide_us as i128,
@@ -279,7 +279,7 @@ impl Window {
 }
 
 /// Greatest common divisor (Euclid); `gcd(0, x) = x`.
-pub fn gcd(a: u128, b: u128) -> u128 {
+pub(crate) fn gcd(a: u128, b: u128) -> u128 {
     let (mut a, mut b) = (a, b);
     while b != 0 {
         (a, b) = (b, a % b);
@@ -290,7 +290,7 @@ pub fn gcd(a: u128, b: u128) -> u128 {
 /// Least common multiple, `None` when it does not fit in a `u128` (the paper's period
 /// `R = lcm(r_1, ..., r_n)` overflows for co-prime ranges such as 7 s, 11 s, 13 s, 17 min and
 /// 23 h written in microseconds). `lcm(0, x) = 0`.
-pub fn lcm_checked(a: u128, b: u128) -> Option<u128> {
+pub(crate) fn lcm_checked(a: u128, b: u128) -> Option<u128> {
     if a == 0 || b == 0 {
         return Some(0);
     }
@@ -303,7 +303,7 @@ pub fn lcm_checked(a: u128, b: u128) -> Option<u128> {
 /// are multiples of it. Offsets count through their differences only, unless some window is
 /// on the unbounded epoch grid, whose offset 0 then anchors every other offset too. `0` for an
 /// empty set.
-pub fn pane_us(windows: &[Window]) -> i64 {
+pub(crate) fn pane_us(windows: &[Window]) -> i64 {
     let any_epoch = windows.iter().any(|w| !w.is_bounded());
     let anchor = windows
         .first()
@@ -321,7 +321,7 @@ pub fn pane_us(windows: &[Window]) -> i64 {
 /// The virtual root `S` of the augmented WCG (paper section 4) on the pane grid of `windows`:
 /// tumbling, of length [`pane_us`], on the epoch grid when some window is, else starting at the
 /// earliest offset. It covers and partitions every window of the set. `None` for an empty set.
-pub fn pane_window(windows: &[Window]) -> Option<Window> {
+pub(crate) fn pane_window(windows: &[Window]) -> Option<Window> {
     let g = pane_us(windows);
     if g == 0 {
         return None;
@@ -558,5 +558,24 @@ mod tests {
         }
         assert_eq!(lcm_checked(4, 6), Some(12));
         assert_eq!(lcm_checked(u128::MAX, 2), None);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::window::{Start, Window};
+        let hour = 3_600_000_000;
+        let w = Window::new(hour, hour / 6, Start::Epoch).unwrap(); // RANGE 1 hour SLIDE 10 min
+        assert_eq!(w.instances_containing(0), (-5, 0)); // 6 instances hold t = 0
+        assert_eq!(w.lower_us(0), 0);
+        assert_eq!(w.upper_us(0), hour);
+        let pane = Window::new(hour / 6, hour / 6, Start::Epoch).unwrap();
+        assert!(w.is_partitioned_by(&pane));
+        assert_eq!(w.covering_multiplier(&pane), 6);
     }
 }

@@ -14,8 +14,8 @@
 //!   overlap: "covered by" edges ([`Sharing::CoveredBy`]);
 //! - `DISTINCT` aggregates are holistic here and are computed without sharing.
 //!
-//! ```
-//! use tcq::agg::{Acc, AggSpec};
+//! ```ignore
+//! use tcq::agg::AggSpec;
 //! use tcq::sql::AggFunc;
 //! use tcq::types::{DataType, Value};
 //! let spec = AggSpec::new(AggFunc::Avg, DataType::Int4, false);
@@ -27,7 +27,7 @@
 //! assert_eq!(a.evaluate(&spec).unwrap().to_text().unwrap(), "1.5000000000000000");
 //! ```
 
-pub mod numeric;
+pub(crate) mod numeric;
 
 use std::cmp::Ordering;
 
@@ -47,14 +47,14 @@ use numeric::{
 #[derive(Clone, Debug, PartialEq)]
 pub struct AggSpec {
     /// The function.
-    pub func: AggFunc,
+    pub(crate) func: AggFunc,
     /// The argument's type.
-    pub arg_type: DataType,
+    pub(crate) arg_type: DataType,
     /// DISTINCT.
-    pub distinct: bool,
+    pub(crate) distinct: bool,
     /// Distinct values one DISTINCT state keeps; one more is 54000 (`distinct_values_max`).
     /// `usize::MAX` (no bound) unless the executor sets it from its limits.
-    pub distinct_values_max: usize,
+    pub(crate) distinct_values_max: usize,
 }
 
 /// A partial aggregate state.
@@ -122,13 +122,13 @@ pub enum Acc {
 #[derive(Clone, Debug, Default)]
 pub struct Moments {
     /// Inputs folded.
-    pub n: i64,
+    pub(crate) n: i64,
     /// Sum of x, exact, scaled by 10^scale.
-    pub sum: i128,
+    pub(crate) sum: i128,
     /// Sum of x^2, exact, scaled by 10^(2*scale).
-    pub sumsq: i128,
+    pub(crate) sumsq: i128,
     /// Decimal scale of the inputs seen (the largest).
-    pub scale: u32,
+    pub(crate) scale: u32,
 }
 
 impl Moments {
@@ -156,13 +156,13 @@ impl Moments {
 #[derive(Clone, Debug)]
 pub struct WideMoments {
     /// Inputs folded.
-    pub n: i64,
+    pub(crate) n: i64,
     /// Sum of x, scaled by 10^scale.
-    pub sum: BigInt,
+    pub(crate) sum: BigInt,
     /// Sum of x^2, scaled by 10^(2*scale).
-    pub sumsq: BigInt,
+    pub(crate) sumsq: BigInt,
     /// Decimal scale of the inputs seen (the largest).
-    pub scale: u32,
+    pub(crate) scale: u32,
 }
 
 impl WideMoments {
@@ -211,7 +211,7 @@ impl WideMoments {
 /// A value usable as a hash key: floats by bit pattern (NaN equals NaN, as PostgreSQL
 /// groups them), -0.0 folded into 0.0.
 #[derive(Clone, Debug)]
-pub struct GroupValue(pub Value);
+pub struct GroupValue(pub(crate) Value);
 
 impl PartialEq for GroupValue {
     fn eq(&self, other: &Self) -> bool {
@@ -226,7 +226,7 @@ impl std::hash::Hash for GroupValue {
 }
 
 /// Equality for grouping: NULL equals NULL, NaN equals NaN.
-pub fn group_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn group_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float8(x), Value::Float8(y)) => canonical_f64(*x) == canonical_f64(*y),
         (Value::Float4(x), Value::Float4(y)) => {
@@ -249,7 +249,7 @@ pub(crate) fn canonical_f64(x: f64) -> u64 {
 }
 
 /// Hash consistent with [`group_eq`].
-pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
+pub(crate) fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
     use std::hash::Hash;
     std::mem::discriminant(v).hash(state);
     match v {
@@ -269,7 +269,7 @@ pub fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
 
 /// SQL ordering of two non-NULL values of one type (NaN sorts above all floats, as in
 /// PostgreSQL; text compares bytewise, the C collation).
-pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
     use Value::*;
     match (a, b) {
         (Null, Null) => Ordering::Equal,
@@ -341,7 +341,7 @@ pub fn sharing_of(specs: &[AggSpec]) -> Sharing {
 /// numerics (exact moments). Not
 /// floats (rounding depends on the order of additions), numeric sums (28 digits round when a
 /// scale grows) or DISTINCT.
-pub fn merges_associatively(spec: &AggSpec) -> bool {
+pub(crate) fn merges_associatively(spec: &AggSpec) -> bool {
     if spec.distinct {
         return false;
     }
@@ -362,7 +362,7 @@ pub fn merges_associatively(spec: &AggSpec) -> bool {
 
 /// True when a merged partial state of `spec` can be taken out again exactly
 /// ([`Acc::subtract`]): counts, and sums and averages of integers. Never floats.
-pub fn subtracts_exactly(spec: &AggSpec) -> bool {
+pub(crate) fn subtracts_exactly(spec: &AggSpec) -> bool {
     !spec.distinct
         && match spec.func {
             AggFunc::CountStar | AggFunc::Count => true,
@@ -420,7 +420,7 @@ impl AggSpec {
     }
 
     /// A fresh, empty state.
-    pub fn init(&self) -> Acc {
+    pub(crate) fn init(&self) -> Acc {
         if self.distinct {
             return Acc::Distinct(Box::default());
         }
@@ -476,7 +476,7 @@ impl Acc {
     /// aggregates ignore NULL, as SQL does.
     ///
     /// Errors: 22003 when an exact sum leaves its range.
-    pub fn update(&mut self, spec: &AggSpec, v: &Value) -> Result<()> {
+    pub(crate) fn update(&mut self, spec: &AggSpec, v: &Value) -> Result<()> {
         if spec.func == AggFunc::CountStar {
             if let Acc::Count(n) = self {
                 *n += 1;
@@ -559,7 +559,7 @@ impl Acc {
     /// Fold another partial state of the same aggregate call into this one.
     ///
     /// Errors: 22003 when an exact sum leaves its range.
-    pub fn merge(&mut self, spec: &AggSpec, other: &Acc) -> Result<()> {
+    pub(crate) fn merge(&mut self, spec: &AggSpec, other: &Acc) -> Result<()> {
         // Moments past i128's range continue in big integers (after the match, which
         // borrows `self`).
         let mut widen = false;
@@ -689,7 +689,7 @@ impl Acc {
     ///
     /// Errors: 22003 when an exact sum leaves its range; an internal error for any other
     /// state (a planner bug).
-    pub fn subtract(&mut self, other: &Acc) -> Result<()> {
+    pub(crate) fn subtract(&mut self, other: &Acc) -> Result<()> {
         match (&mut *self, other) {
             (Acc::Count(a), Acc::Count(b)) => *a -= b,
             (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {
@@ -711,7 +711,7 @@ impl Acc {
     /// The aggregate's result, typed as PostgreSQL types it; the state is left as it was.
     ///
     /// Errors: 22003 when a bigint sum overflows.
-    pub fn evaluate(&self, spec: &AggSpec) -> Result<Value> {
+    pub(crate) fn evaluate(&self, spec: &AggSpec) -> Result<Value> {
         if let Acc::Distinct(set) = self {
             let plain = AggSpec {
                 distinct: false,
@@ -813,7 +813,7 @@ fn rescale_moments(sum: i128, sumsq: i128, from: u32, to: u32) -> Result<(i128, 
 ///
 /// Errors: 22003 when the quotient leaves numeric's 28 digits.
 #[inline]
-pub fn int_avg(sum: i128, n: i64) -> Result<Value> {
+pub(crate) fn int_avg(sum: i128, n: i64) -> Result<Value> {
     numeric_quotient((sum, 0), (n as i128, 0))
 }
 
@@ -1126,6 +1126,29 @@ mod tests {
         assert_eq!(
             sharing_of(&[s(AggFunc::Count, true), s(AggFunc::Avg, false)]),
             Sharing::None
+        );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::AggSpec;
+        use crate::sql::AggFunc;
+        use crate::types::{DataType, Value};
+        let spec = AggSpec::new(AggFunc::Avg, DataType::Int4, false);
+        let mut a = spec.init();
+        a.update(&spec, &Value::Int4(1)).unwrap();
+        let mut b = spec.init();
+        b.update(&spec, &Value::Int4(2)).unwrap();
+        a.merge(&spec, &b).unwrap();
+        assert_eq!(
+            a.evaluate(&spec).unwrap().to_text().unwrap(),
+            "1.5000000000000000"
         );
     }
 }

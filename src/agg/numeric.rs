@@ -7,7 +7,7 @@
 //! reproduce that rule over exact integers (`i128` mantissa plus decimal scale) and round half
 //! away from zero, as `div_var(..., round = true)` does.
 //!
-//! ```
+//! ```ignore
 //! use tcq::agg::numeric::{div_scaled, to_decimal};
 //! // avg of 1 and 2: PostgreSQL prints 1.5000000000000000
 //! let (m, s) = div_scaled((3, 0), (2, 0)).unwrap();
@@ -17,7 +17,7 @@
 use rust_decimal::Decimal;
 
 /// An exact decimal: `mantissa * 10^-scale`.
-pub type Scaled = (i128, u32);
+pub(crate) type Scaled = (i128, u32);
 
 const MIN_SIG_DIGITS: i64 = 16;
 
@@ -61,7 +61,7 @@ fn weight_and_first_digit((m, scale): Scaled) -> Option<(i64, i128)> {
 }
 
 /// PostgreSQL's `select_div_scale(var1, var2)`.
-pub fn select_div_scale(num: Scaled, den: Scaled) -> u32 {
+pub(crate) fn select_div_scale(num: Scaled, den: Scaled) -> u32 {
     let (w1, f1) = weight_and_first_digit(num).unwrap_or((0, 0));
     let (w2, f2) = weight_and_first_digit(den).unwrap_or((0, 0));
     let mut qweight = w1 - w2;
@@ -74,13 +74,13 @@ pub fn select_div_scale(num: Scaled, den: Scaled) -> u32 {
 
 /// `round(a / b, rscale)` half away from zero, with `rscale` from [`select_div_scale`].
 /// `None` when the quotient does not fit the exact arithmetic (the caller falls back).
-pub fn div_scaled(num: Scaled, den: Scaled) -> Option<Scaled> {
+pub(crate) fn div_scaled(num: Scaled, den: Scaled) -> Option<Scaled> {
     let rscale = select_div_scale(num, den);
     div_at_scale(num, den, rscale).map(|m| (m, rscale))
 }
 
 /// `round(a / b * 10^rscale)` half away from zero, as an integer.
-pub fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i128> {
+pub(crate) fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i128> {
     if m2 == 0 {
         return None;
     }
@@ -144,7 +144,7 @@ fn long_div(a: u64, exp: u32, d: u64) -> Option<(u128, u64)> {
 }
 
 /// `round(sqrt(x), rscale)` for `x >= 0`, as PostgreSQL's `sqrt_var` at that scale.
-pub fn sqrt_at_scale((m, s): Scaled, rscale: u32) -> Option<i128> {
+pub(crate) fn sqrt_at_scale((m, s): Scaled, rscale: u32) -> Option<i128> {
     if m < 0 {
         return None;
     }
@@ -189,7 +189,7 @@ fn isqrt(n: u128) -> u128 {
 
 /// The exact value as a [`Decimal`], dropping low digits (rounding) when the mantissa is
 /// wider than 96 bits. `None` when even the integer part does not fit.
-pub fn to_decimal(mut m: i128, mut scale: u32) -> Option<Decimal> {
+pub(crate) fn to_decimal(mut m: i128, mut scale: u32) -> Option<Decimal> {
     loop {
         if scale <= 28 {
             if let Ok(d) = Decimal::try_from_i128_with_scale(m, scale) {
@@ -213,7 +213,7 @@ pub fn to_decimal(mut m: i128, mut scale: u32) -> Option<Decimal> {
 }
 
 /// A [`Decimal`] as an exact scaled integer.
-pub fn from_decimal(d: &Decimal) -> Scaled {
+pub(crate) fn from_decimal(d: &Decimal) -> Scaled {
     (d.mantissa(), d.scale())
 }
 
@@ -348,5 +348,19 @@ mod tests {
             sqrt_at_scale((50_000_000_000_000_000_000, 20), 20),
             Some(70_710_678_118_654_752_440)
         );
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::numeric::{div_scaled, to_decimal};
+        // avg of 1 and 2: PostgreSQL prints 1.5000000000000000
+        let (m, s) = div_scaled((3, 0), (2, 0)).unwrap();
+        assert_eq!(to_decimal(m, s).unwrap().to_string(), "1.5000000000000000");
     }
 }

@@ -25,10 +25,10 @@ use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::types::{parse_value, Column, DataType, Value};
 
 /// Rows a batch built by a decoder holds before it is delivered.
-pub const BATCH_ROWS: usize = 16 * 1024;
+pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
 /// Decodes messages for a stream's columns.
-pub struct Decoder {
+pub(crate) struct Decoder {
     columns: Vec<Column>,
     types: Vec<DataType>,
     ts_col: Option<usize>,
@@ -39,11 +39,11 @@ pub struct Decoder {
 }
 
 /// One decoded row and its timestamp, before it joins a batch.
-pub type Row = (Vec<Value>, i64);
+pub(crate) type Row = (Vec<Value>, i64);
 
 impl Decoder {
     /// A decoder for a stream with `columns` and TIMESTAMPCOLUMN `ts_col`.
-    pub fn new(columns: &[Column], ts_col: Option<usize>, spec: FormatSpec) -> Decoder {
+    pub(crate) fn new(columns: &[Column], ts_col: Option<usize>, spec: FormatSpec) -> Decoder {
         Decoder {
             types: columns.iter().map(|c| c.data_type).collect(),
             by_name: columns
@@ -61,17 +61,17 @@ impl Decoder {
     }
 
     /// The stream's columns.
-    pub fn columns(&self) -> &[Column] {
+    pub(crate) fn columns(&self) -> &[Column] {
         &self.columns
     }
 
     /// The format decoded.
-    pub fn spec(&self) -> &FormatSpec {
+    pub(crate) fn spec(&self) -> &FormatSpec {
         &self.spec
     }
 
     /// An empty batch builder for the stream's columns.
-    pub fn builder(&self) -> ColumnBatchBuilder {
+    pub(crate) fn builder(&self) -> ColumnBatchBuilder {
         ColumnBatchBuilder::new(&self.types, BATCH_ROWS)
     }
 
@@ -79,7 +79,7 @@ impl Decoder {
     /// nothing. `topic` fills the topic column; `arrival_us` stamps rows of a stream
     /// without a TIMESTAMPCOLUMN. Errors: why the message is bad (the record's line within
     /// the message when it has several).
-    pub fn message(
+    pub(crate) fn message(
         &self,
         payload: &[u8],
         topic: Option<&str>,
@@ -92,7 +92,7 @@ impl Decoder {
 
     /// [`Decoder::message`] of a body of lines (an HTTP request's) whose first line is
     /// line `first_line`: an error always names its line.
-    pub fn lines(
+    pub(crate) fn lines(
         &self,
         payload: &[u8],
         first_line: usize,
@@ -162,7 +162,12 @@ impl Decoder {
 
     /// One JSON object as a row. Errors: not an object, a value of the wrong type, no
     /// timestamp.
-    pub fn json(&self, text: &[u8], topic: Option<&str>, arrival_us: i64) -> Result<Row, String> {
+    pub(crate) fn json(
+        &self,
+        text: &[u8],
+        topic: Option<&str>,
+        arrival_us: i64,
+    ) -> Result<Row, String> {
         let mut row = vec![Value::Null; self.types.len()];
         super::json_row::read_object(self, text, &mut row)?;
         self.finish(row, topic, arrival_us)
@@ -236,7 +241,7 @@ impl Decoder {
 
     /// One CSV record (its fields) as a row. Errors: the wrong number of fields, a field
     /// that does not fit its column, no timestamp.
-    pub fn csv(
+    pub(crate) fn csv(
         &self,
         fields: &[&str],
         topic: Option<&str>,
@@ -260,7 +265,7 @@ impl Decoder {
 
     /// A row built elsewhere (a Parquet file's) with its time taken. Errors: a NULL
     /// TIMESTAMPCOLUMN.
-    pub fn finish_row(&self, row: Vec<Value>, arrival_us: i64) -> Result<Row, String> {
+    pub(crate) fn finish_row(&self, row: Vec<Value>, arrival_us: i64) -> Result<Row, String> {
         self.finish(row, None, arrival_us)
     }
 
@@ -288,14 +293,14 @@ impl Decoder {
 }
 
 /// Append `rows` to `builder` (taking their values).
-pub fn push_rows(builder: &mut ColumnBatchBuilder, rows: &mut Vec<Row>) {
+pub(crate) fn push_rows(builder: &mut ColumnBatchBuilder, rows: &mut Vec<Row>) {
     for (mut row, t) in rows.drain(..) {
         builder.push_row(&mut row, t);
     }
 }
 
 /// `rows` as one columnar batch for `decoder`'s stream.
-pub fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
+pub(crate) fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
     let mut b = decoder.builder();
     push_rows(&mut b, rows);
     b.finish()
@@ -303,7 +308,7 @@ pub fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
 
 /// Microseconds since the epoch from a number of `unit`s (`None` when `text` is no
 /// number or is out of range).
-pub fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
+pub(crate) fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
     let scale: i64 = match unit {
         TimeFormat::EpochSeconds => 1_000_000,
         TimeFormat::EpochMillis => 1_000,
@@ -320,7 +325,7 @@ pub fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
 /// RFC 4180 records split from bytes that may end inside a record (a file being written):
 /// a record is handed over only once its line ends, or at the end of the input when the
 /// caller says no more will come.
-pub struct CsvSplitter {
+pub(crate) struct CsvSplitter {
     reader: csv_core::Reader,
     out: Vec<u8>,
     ends: Vec<usize>,
@@ -328,7 +333,7 @@ pub struct CsvSplitter {
 
 impl CsvSplitter {
     /// A splitter for fields separated by `delimiter`.
-    pub fn new(delimiter: u8) -> CsvSplitter {
+    pub(crate) fn new(delimiter: u8) -> CsvSplitter {
         CsvSplitter {
             reader: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
             out: vec![0; 4096],
@@ -342,7 +347,7 @@ impl CsvSplitter {
     /// end counts. Returns the bytes consumed: the end of the last record handed over
     /// (what follows is an unfinished record, to be read again with more bytes).
     /// Bytes that are not UTF-8 make a record of one field that says so.
-    pub fn records(
+    pub(crate) fn records(
         &mut self,
         input: &[u8],
         at_end: bool,

@@ -29,17 +29,17 @@
 //! values come from, `DROP STREAM` ends both, and the catalog restores both.
 
 mod file;
-pub mod format;
+pub(crate) mod format;
 mod json_row;
 mod kafka;
 mod mqtt;
-pub mod options;
+pub(crate) mod options;
 mod parquet_rows;
 mod runner;
-pub mod sink;
-pub mod spec;
+pub(crate) mod sink;
+pub(crate) mod spec;
 
-pub use spec::SourceSpec;
+pub(crate) use spec::SourceSpec;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -59,31 +59,31 @@ pub(crate) enum Control {
 
 /// A source's counters and state, as `tcq_sources`, `/metrics` and the console show them.
 #[derive(Clone, Debug, Default)]
-pub struct SourceStatus {
+pub(crate) struct SourceStatus {
     /// `starting`, `running`, `paused`, `throttled` (memory budget), `retrying` (the
     /// broker or directory is unreachable), `failed` (a bad message with
     /// `on_error = 'stop'`) or `stopped`.
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// Messages accepted (Kafka records, MQTT publishes, lines or Parquet rows of files).
-    pub messages: u64,
+    pub(crate) messages: u64,
     /// Tuples delivered to the stream.
-    pub tuples: u64,
+    pub(crate) tuples: u64,
     /// Bad messages (skipped, or the one that stopped the source).
-    pub bad_messages: u64,
+    pub(crate) bad_messages: u64,
     /// The last error: a bad message with where it was (partition and offset, file and
     /// line, topic), or why the connection failed.
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// What is left to read: Kafka messages behind each partition's high watermark,
     /// bytes of files not read yet; `None` where the connector cannot tell (MQTT).
-    pub lag: Option<i64>,
+    pub(crate) lag: Option<i64>,
     /// The position after the last delivered batch, as JSON.
-    pub position: Option<String>,
+    pub(crate) position: Option<String>,
 }
 
 /// The source of one stream: its declaration, its task's controls and its status.
-pub struct Source {
+pub(crate) struct Source {
     /// The declaration.
-    pub spec: SourceSpec,
+    pub(crate) spec: SourceSpec,
     status: Mutex<SourceStatus>,
     control: watch::Sender<Control>,
     /// The task's end of `control`, until the task starts.
@@ -93,7 +93,7 @@ pub struct Source {
 
 impl Source {
     /// A snapshot of the status.
-    pub fn status(&self) -> SourceStatus {
+    pub(crate) fn status(&self) -> SourceStatus {
         self.status.lock().clone()
     }
 
@@ -102,13 +102,13 @@ impl Source {
     }
 
     /// True while paused by `ALTER STREAM ... PAUSE` (or declared `paused = true`).
-    pub fn is_paused(&self) -> bool {
+    pub(crate) fn is_paused(&self) -> bool {
         self.paused.load(Ordering::Acquire)
     }
 
     /// Stop (`true`) or restart consuming; the position is kept. Restarting a failed
     /// source goes on past the message it failed on.
-    pub fn set_paused(&self, paused: bool) {
+    pub(crate) fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
         if *self.control.borrow() != Control::Stop {
             self.control
@@ -117,13 +117,13 @@ impl Source {
     }
 
     /// End the source's task for good (DROP STREAM, shutdown).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.control.send_replace(Control::Stop);
     }
 
     /// The options that declare the source again, `paused` included when paused (the
     /// catalog's `CREATE STREAM ... WITH (...)`).
-    pub fn ddl_options(&self) -> Vec<(String, String)> {
+    pub(crate) fn ddl_options(&self) -> Vec<(String, String)> {
         let mut o = self.spec.options.clone();
         if self.is_paused() {
             o.push(("paused".into(), "true".into()));
@@ -134,7 +134,7 @@ impl Source {
 
 impl Source {
     /// The source `spec`, not running yet (paused if declared so): see [`spawn`].
-    pub fn new(spec: SourceSpec) -> Arc<Source> {
+    pub(crate) fn new(spec: SourceSpec) -> Arc<Source> {
         let paused = spec.paused;
         let (control, rx) = watch::channel(if paused { Control::Pause } else { Control::Run });
         Arc::new(Source {

@@ -17,11 +17,11 @@
 use crate::error::{Error, Result};
 
 /// The mask shown in place of a secret value.
-pub const MASK: &str = "********";
+pub(crate) const MASK: &str = "********";
 
 /// Whether option `name` holds a secret (a password, a token, a key): its value is never
 /// shown in a catalog, a log or an error.
-pub fn is_secret(name: &str) -> bool {
+pub(crate) fn is_secret(name: &str) -> bool {
     ["password", "secret", "token", "credential"]
         .iter()
         .any(|w| name.contains(w))
@@ -29,7 +29,7 @@ pub fn is_secret(name: &str) -> bool {
 
 /// SQL text with the values of secret options (`sasl_password = '...'`, see
 /// [`is_secret`]) masked: what `pg_stat_activity` and the server log show of a statement.
-pub fn redact_sql(sql: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn redact_sql(sql: &str) -> std::borrow::Cow<'_, str> {
     static SECRET: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)\b([a-z_.]*(?:password|secret|token|credential)[a-z_.]*\s*=\s*)'(?:[^']|'')*'",
@@ -47,7 +47,7 @@ pub fn redact_sql(sql: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `options` as `name = 'value', ...`, secrets masked.
-pub fn display(options: &[(String, String)]) -> String {
+pub(crate) fn display(options: &[(String, String)]) -> String {
     options
         .iter()
         .map(|(k, v)| {
@@ -60,7 +60,7 @@ pub fn display(options: &[(String, String)]) -> String {
 
 /// The options of one statement, read for one context.
 #[derive(Debug)]
-pub struct WithOptions<'a> {
+pub(crate) struct WithOptions<'a> {
     /// What the options configure, for errors (`connector 'kafka'`).
     context: String,
     items: &'a [(String, String)],
@@ -71,7 +71,10 @@ pub struct WithOptions<'a> {
 
 impl<'a> WithOptions<'a> {
     /// The options `items` (name, value), read for `context` (`connector 'kafka'`).
-    pub fn new(context: impl Into<String>, items: &'a [(String, String)]) -> WithOptions<'a> {
+    pub(crate) fn new(
+        context: impl Into<String>,
+        items: &'a [(String, String)],
+    ) -> WithOptions<'a> {
         WithOptions {
             context: context.into(),
             used: vec![false; items.len()],
@@ -81,7 +84,7 @@ impl<'a> WithOptions<'a> {
     }
 
     /// The value of `name`, if given (marked as used).
-    pub fn get(&mut self, name: &'static str) -> Option<&'a str> {
+    pub(crate) fn get(&mut self, name: &'static str) -> Option<&'a str> {
         self.known.push(name);
         let i = self.items.iter().position(|(k, _)| k == name)?;
         self.used[i] = true;
@@ -90,7 +93,7 @@ impl<'a> WithOptions<'a> {
 
     /// The value of the first of `names` given (aliases: `bootstrap_servers` and
     /// RisingWave's `properties.bootstrap.server`).
-    pub fn get_any(&mut self, names: &[&'static str]) -> Option<&'a str> {
+    pub(crate) fn get_any(&mut self, names: &[&'static str]) -> Option<&'a str> {
         let mut found = None;
         for n in names {
             if let Some(v) = self.get(n) {
@@ -101,7 +104,7 @@ impl<'a> WithOptions<'a> {
     }
 
     /// The value of `name`. Errors: 22023 when it is missing.
-    pub fn required(&mut self, name: &'static str) -> Result<&'a str> {
+    pub(crate) fn required(&mut self, name: &'static str) -> Result<&'a str> {
         let context = self.context.clone();
         self.get(name).ok_or_else(|| {
             Error::InvalidParameterValue(format!("option \"{name}\" is required for {context}"))
@@ -110,7 +113,7 @@ impl<'a> WithOptions<'a> {
 
     /// The value of `name`, one of `allowed` (compared without case), or `default` when it
     /// is not given. Errors: 22023 naming the values allowed.
-    pub fn one_of(
+    pub(crate) fn one_of(
         &mut self,
         name: &'static str,
         allowed: &[&'static str],
@@ -127,7 +130,7 @@ impl<'a> WithOptions<'a> {
     }
 
     /// The boolean `name` (`true`/`false`, `on`/`off`, `1`/`0`), or `default`.
-    pub fn bool(&mut self, name: &'static str, default: bool) -> Result<bool> {
+    pub(crate) fn bool(&mut self, name: &'static str, default: bool) -> Result<bool> {
         match self.get(name).map(str::to_ascii_lowercase).as_deref() {
             None => Ok(default),
             Some("true" | "on" | "1" | "yes") => Ok(true),
@@ -137,7 +140,13 @@ impl<'a> WithOptions<'a> {
     }
 
     /// The whole number `name` within `min..=max`, or `default`.
-    pub fn number(&mut self, name: &'static str, default: u64, min: u64, max: u64) -> Result<u64> {
+    pub(crate) fn number(
+        &mut self,
+        name: &'static str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64> {
         let Some(v) = self.get(name) else {
             return Ok(default);
         };
@@ -149,7 +158,7 @@ impl<'a> WithOptions<'a> {
     }
 
     /// 22023 for a bad value of `name` (a secret's value is not repeated).
-    pub fn invalid(&self, name: &str, value: &str, why: &str) -> Error {
+    pub(crate) fn invalid(&self, name: &str, value: &str, why: &str) -> Error {
         let shown = if is_secret(name) { MASK } else { value };
         Error::InvalidParameterValue(format!(
             "invalid value for option \"{name}\" of {}: \"{shown}\" ({why})",
@@ -159,7 +168,7 @@ impl<'a> WithOptions<'a> {
 
     /// Refuse every option not read. Errors: 22023 naming the first unknown option and
     /// the options this context knows.
-    pub fn finish(self) -> Result<()> {
+    pub(crate) fn finish(self) -> Result<()> {
         let Some(i) = self.used.iter().position(|u| !u) else {
             return Ok(());
         };

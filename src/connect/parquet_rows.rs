@@ -15,11 +15,11 @@ use super::format::{Decoder, Row, BATCH_ROWS};
 use crate::types::Value;
 
 /// Good rows, and bad ones as (row within the batch, why).
-pub type Rows = (Vec<Row>, Vec<(usize, String)>);
+pub(crate) type Rows = (Vec<Row>, Vec<(usize, String)>);
 
 /// Up to [`BATCH_ROWS`] rows of `path` from row `offset`; `None` when none are left.
 /// Errors: the file is not (yet) readable Parquet.
-pub fn read(path: &Path, offset: u64, decoder: &Decoder) -> Result<Option<Rows>, String> {
+pub(crate) fn read(path: &Path, offset: u64, decoder: &Decoder) -> Result<Option<Rows>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| e.to_string())?;
     let total = builder.metadata().file_metadata().num_rows().max(0) as u64;

@@ -43,10 +43,10 @@ pub(crate) enum Halt {
 /// A connector's view of its source.
 pub(crate) struct Ctx {
     engine: Weak<Engine>,
-    pub stream: Arc<Stream>,
-    pub source: Arc<Source>,
+    pub(crate) stream: Arc<Stream>,
+    pub(crate) source: Arc<Source>,
     control: watch::Receiver<Control>,
-    pub decoder: Decoder,
+    pub(crate) decoder: Decoder,
     /// The position after the last delivered batch (or recovered at start).
     position: Option<serde_json::Value>,
     /// An unarchived stream's position file, and when it was last written.
@@ -149,7 +149,7 @@ impl Ctx {
 
     /// The connector reached what it reads (a broker answered, the directory is readable):
     /// the state is `running` from now on.
-    pub fn connected(&self) {
+    pub(crate) fn connected(&self) {
         if matches!(self.source.status().state, "starting" | "retrying") {
             self.set_state("running");
         }
@@ -161,7 +161,7 @@ impl Ctx {
     }
 
     /// True once the source is to end (stopped, stream dropped, engine gone).
-    pub fn stopping(&self) -> bool {
+    pub(crate) fn stopping(&self) -> bool {
         *self.control.borrow() == Control::Stop
             || self
                 .stream
@@ -172,7 +172,7 @@ impl Ctx {
 
     /// Wait while paused or while the memory budget is nearly spent. Errors:
     /// [`Halt::Stopped`] when the source is to end.
-    pub async fn gate(&mut self) -> Result<(), Halt> {
+    pub(crate) async fn gate(&mut self) -> Result<(), Halt> {
         // Connectors pass here at least once a second, idle or not: a position not saved
         // yet is saved once it is a second old.
         self.save_position(false);
@@ -243,7 +243,7 @@ impl Ctx {
 
     /// Sleep `d`, or less when the source is stopped or paused meanwhile; false when the
     /// source is to end.
-    pub async fn sleep(&mut self, d: Duration) -> bool {
+    pub(crate) async fn sleep(&mut self, d: Duration) -> bool {
         let _ = tokio::time::timeout(d, self.control.changed()).await;
         !self.stopping()
     }
@@ -265,7 +265,7 @@ impl Ctx {
     }
 
     /// The position after the last delivered batch (or recovered at start), if any.
-    pub fn position(&self) -> Option<&serde_json::Value> {
+    pub(crate) fn position(&self) -> Option<&serde_json::Value> {
         self.position.as_ref()
     }
 
@@ -274,7 +274,7 @@ impl Ctx {
     /// statement with the position in its commit record. Waits while the stream's queue
     /// is full. Errors: [`Halt::Stopped`] when the stream was dropped, [`Halt::Retry`] when
     /// the archive could not be written.
-    pub async fn deliver(
+    pub(crate) async fn deliver(
         &mut self,
         batch: ColumnBatch,
         messages: u64,
@@ -311,7 +311,7 @@ impl Ctx {
     }
 
     /// Count `messages` consumed without rows (all bad, or empty) and move the position.
-    pub fn advance(&mut self, position: serde_json::Value) {
+    pub(crate) fn advance(&mut self, position: serde_json::Value) {
         let p = position.to_string();
         self.position = Some(position);
         self.unsaved = true;
@@ -321,7 +321,7 @@ impl Ctx {
 
     /// A bad message at `at` (`partition 1 offset 17`, `file a.csv line 3`): counted and
     /// kept as the last error. Errors: [`Halt::Failed`] with `on_error = 'stop'`.
-    pub fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
+    pub(crate) fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
         if std::mem::take(&mut self.skip_next_bad) {
             // The message the source stopped on, read again after RESUME: counted then.
             return Ok(());
@@ -342,7 +342,7 @@ impl Ctx {
     }
 
     /// Show `lag` (messages or bytes left to read).
-    pub fn set_lag(&self, lag: Option<i64>) {
+    pub(crate) fn set_lag(&self, lag: Option<i64>) {
         self.source.update(|s| s.lag = lag);
     }
 

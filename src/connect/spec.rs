@@ -17,23 +17,23 @@ use crate::types::{Column, DataType};
 /// A declared source: its connector, how its messages are decoded, what a bad message
 /// does, and the options as written (which the catalog stores to declare it again).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SourceSpec {
+pub(crate) struct SourceSpec {
     /// Where the messages come from.
-    pub connector: ConnectorSpec,
+    pub(crate) connector: ConnectorSpec,
     /// How a message becomes rows.
-    pub format: FormatSpec,
+    pub(crate) format: FormatSpec,
     /// What a message that does not decode does.
-    pub on_error: OnError,
+    pub(crate) on_error: OnError,
     /// Declared paused (`paused = true`; `ALTER STREAM ... PAUSE` sets it).
-    pub paused: bool,
+    pub(crate) paused: bool,
     /// Every option as written, `paused` left out (secrets included: only the catalog file
     /// holds them; see `options::display` for what is shown).
-    pub options: Vec<(String, String)>,
+    pub(crate) options: Vec<(String, String)>,
 }
 
 /// A connector and its settings.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ConnectorSpec {
+pub(crate) enum ConnectorSpec {
     /// `connector = 'kafka'`.
     Kafka(KafkaSpec),
     /// `connector = 'mqtt'`.
@@ -44,7 +44,7 @@ pub enum ConnectorSpec {
 
 impl ConnectorSpec {
     /// The connector's name as written in `connector = '...'`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             ConnectorSpec::Kafka(_) => "kafka",
             ConnectorSpec::Mqtt(_) => "mqtt",
@@ -55,7 +55,7 @@ impl ConnectorSpec {
 
 /// Where a Kafka source starts when it has no position of its own yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StartAt {
+pub(crate) enum StartAt {
     /// Each partition's first record.
     Earliest,
     /// Each partition's end (its high watermark) when the source starts.
@@ -67,62 +67,62 @@ pub enum StartAt {
 
 /// SASL authentication to a Kafka broker.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Sasl {
+pub(crate) struct Sasl {
     /// `plain`, `scram-sha-256` or `scram-sha-512`.
-    pub mechanism: &'static str,
+    pub(crate) mechanism: &'static str,
     /// The user.
-    pub username: String,
+    pub(crate) username: String,
     /// The password (never shown).
-    pub password: String,
+    pub(crate) password: String,
 }
 
 /// `connector = 'kafka'`: `topic`, `bootstrap_servers` (`host:port[,host:port]`; also
 /// `properties.bootstrap.server`), `start` (`earliest`, the default, `latest`, or a
 /// timestamp), `sasl_mechanism`, `sasl_username`, `sasl_password`, `topic_column`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct KafkaSpec {
+pub(crate) struct KafkaSpec {
     /// Brokers to bootstrap from.
-    pub bootstrap: Vec<String>,
+    pub(crate) bootstrap: Vec<String>,
     /// The topic; every partition of it is read.
-    pub topic: String,
+    pub(crate) topic: String,
     /// Where to start without a position.
-    pub start: StartAt,
+    pub(crate) start: StartAt,
     /// SASL, when the broker asks for it.
-    pub sasl: Option<Sasl>,
+    pub(crate) sasl: Option<Sasl>,
 }
 
 /// `connector = 'mqtt'`: `url` (`tcp://host:port`), `topic` (a filter: `+` and `#`
 /// wildcards), `qos` (0 or 1, default 1), `client_id` (default `tcq-<stream>`),
 /// `username`, `password`, `topic_column`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MqttSpec {
+pub(crate) struct MqttSpec {
     /// Broker host.
-    pub host: String,
+    pub(crate) host: String,
     /// Broker port.
-    pub port: u16,
+    pub(crate) port: u16,
     /// The topic filter subscribed to.
-    pub topic: String,
+    pub(crate) topic: String,
     /// Quality of service of the subscription: 0 or 1.
-    pub qos: u8,
+    pub(crate) qos: u8,
     /// The session's client id (the broker keeps a QoS 1 session's messages for it).
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// User and password, when the broker asks for them.
-    pub credentials: Option<(String, String)>,
+    pub(crate) credentials: Option<(String, String)>,
 }
 
 /// `connector = 'file'`: `path` (a directory), `pattern` (a file name glob, `*` and `?`;
 /// default every file).
 #[derive(Clone, Debug, PartialEq)]
-pub struct FileSpec {
+pub(crate) struct FileSpec {
     /// The directory read.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Only files whose names match (`*.csv`).
-    pub pattern: Option<String>,
+    pub(crate) pattern: Option<String>,
 }
 
 /// How messages are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FormatKind {
+pub(crate) enum FormatKind {
     /// One JSON object a message (a line of NDJSON in a file or an HTTP body).
     Json,
     /// CSV records, fields in column order.
@@ -133,7 +133,7 @@ pub enum FormatKind {
 
 /// How the TIMESTAMPCOLUMN's values are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeFormat {
+pub(crate) enum TimeFormat {
     /// ISO 8601 text (`2001-01-01T10:00:00Z`, `2001-01-01 10:00:00`), or any timestamp
     /// PostgreSQL reads.
     Iso8601,
@@ -147,17 +147,17 @@ pub enum TimeFormat {
 
 /// How a message becomes rows.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FormatSpec {
+pub(crate) struct FormatSpec {
     /// JSON, CSV or Parquet.
-    pub kind: FormatKind,
+    pub(crate) kind: FormatKind,
     /// CSV: the first line of each file is a header and skipped.
-    pub header: bool,
+    pub(crate) header: bool,
     /// CSV: the field delimiter.
-    pub delimiter: u8,
+    pub(crate) delimiter: u8,
     /// How the TIMESTAMPCOLUMN is written.
-    pub time: TimeFormat,
+    pub(crate) time: TimeFormat,
     /// The text column filled with the message's topic, if any.
-    pub topic_column: Option<usize>,
+    pub(crate) topic_column: Option<usize>,
 }
 
 impl Default for FormatSpec {
@@ -174,7 +174,7 @@ impl Default for FormatSpec {
 
 /// What a message that does not decode does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnError {
+pub(crate) enum OnError {
     /// Count it, keep it as the last error, go on.
     Skip,
     /// Stop the source (state `failed`) until `ALTER STREAM ... RESUME`.
@@ -184,7 +184,10 @@ pub enum OnError {
 /// The source that `options` (a CREATE STREAM's `WITH` list, slack and retention taken
 /// out) declare on a stream with `columns`; `None` when they name no connector. Errors:
 /// 42704 for an unknown connector, 22023 for an unknown, missing or bad option.
-pub fn source_spec(options: &[(String, String)], columns: &[Column]) -> Result<Option<SourceSpec>> {
+pub(crate) fn source_spec(
+    options: &[(String, String)],
+    columns: &[Column],
+) -> Result<Option<SourceSpec>> {
     if options.is_empty() {
         return Ok(None);
     }

@@ -134,7 +134,7 @@ pub(super) const KIND_EFFECTS: u8 = 3;
 /// A record's payload is at most this long; a longer length field is corruption.
 pub(super) const PAYLOAD_MAX: usize = 1 << 30;
 /// The column that carries the arrival time of a stream without a TIMESTAMPCOLUMN.
-pub const ARRIVAL_COLUMN: &str = "tcq_arrival_time";
+pub(crate) const ARRIVAL_COLUMN: &str = "tcq_arrival_time";
 
 /// The rule for every file of an archived stream that cannot be read or is damaged (a log
 /// record or a segment whose checksum fails, a batch that does not decode): tcq never
@@ -202,7 +202,7 @@ fn unescape_line(line: &str) -> String {
 
 /// The open data directory: the lock, the catalog file, the streams' directories.
 pub(crate) struct DataDir {
-    pub config: StorageConfig,
+    pub(crate) config: StorageConfig,
     /// Held for the life of the server: the flock on LOCK is what refuses a second server.
     _lock: File,
 }
@@ -212,7 +212,7 @@ impl DataDir {
     /// server left in its staging directory. Errors: the directory is open to group or
     /// others (see `private_fs`), another server holds the lock, or the directory cannot be
     /// created or read.
-    pub fn open(config: StorageConfig) -> Result<DataDir> {
+    pub(crate) fn open(config: StorageConfig) -> Result<DataDir> {
         let dir = &config.dir;
         super::private_fs::create_dir_all(dir)
             .map_err(|e| io_err(format!("cannot create data directory {}", dir.display()), e))?;
@@ -248,7 +248,7 @@ impl DataDir {
 
     /// The catalog's records, in order; empty when the file does not exist yet.
     /// Errors: a bad header, a record whose checksum fails, a kind this version does not know.
-    pub fn read_catalog(&self) -> Result<Vec<CatalogRecord>> {
+    pub(crate) fn read_catalog(&self) -> Result<Vec<CatalogRecord>> {
         let path = self.config.dir.join(CATALOG_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -289,7 +289,7 @@ impl DataDir {
     }
 
     /// Replace the catalog with `records`: written aside, fsynced, renamed over the old one.
-    pub fn write_catalog(&self, records: &[CatalogRecord]) -> Result<()> {
+    pub(crate) fn write_catalog(&self, records: &[CatalogRecord]) -> Result<()> {
         let mut text = format!("{CATALOG_HEADER}\n");
         for r in records {
             let body = match r {
@@ -320,7 +320,7 @@ impl DataDir {
     }
 
     /// The directory of archived stream `name`.
-    pub fn stream_dir(&self, name: &str) -> PathBuf {
+    pub(crate) fn stream_dir(&self, name: &str) -> PathBuf {
         stream_dir(&self.config.dir, name)
     }
 }
@@ -439,7 +439,7 @@ pub(crate) fn stream_ddl(
 
 /// The Arrow schema of a stream's archived batches: its columns (numeric and interval as
 /// text), then [`ARRIVAL_COLUMN`] when the stream has no TIMESTAMPCOLUMN.
-pub fn archive_schema(columns: &[Column], ts_col: Option<usize>) -> SchemaRef {
+pub(crate) fn archive_schema(columns: &[Column], ts_col: Option<usize>) -> SchemaRef {
     let mut fields: Vec<Field> = columns
         .iter()
         .map(|c| Field::new(&c.name, arrow_type(c.data_type), true))
@@ -472,16 +472,16 @@ fn arrow_type(t: DataType) -> ArrowType {
 
 /// How to turn a stream's batches into Arrow record batches and back.
 #[derive(Clone, Debug)]
-pub struct ArchiveCodec {
+pub(crate) struct ArchiveCodec {
     /// The record batches' schema ([`archive_schema`]).
-    pub schema: SchemaRef,
+    pub(crate) schema: SchemaRef,
     types: Vec<DataType>,
     ts_col: Option<usize>,
 }
 
 impl ArchiveCodec {
     /// The codec of a stream with `columns` and TIMESTAMPCOLUMN `ts_col`.
-    pub fn new(columns: &[Column], ts_col: Option<usize>) -> ArchiveCodec {
+    pub(crate) fn new(columns: &[Column], ts_col: Option<usize>) -> ArchiveCodec {
         ArchiveCodec {
             schema: archive_schema(columns, ts_col),
             types: columns.iter().map(|c| c.data_type).collect(),
@@ -490,12 +490,12 @@ impl ArchiveCodec {
     }
 
     /// Index of the column that holds each tuple's time in a record batch.
-    pub fn time_column(&self) -> usize {
+    pub(crate) fn time_column(&self) -> usize {
         self.ts_col.unwrap_or(self.types.len())
     }
 
     /// `batch` as an Arrow record batch.
-    pub fn to_record_batch(&self, batch: &Batch) -> Result<RecordBatch> {
+    pub(crate) fn to_record_batch(&self, batch: &Batch) -> Result<RecordBatch> {
         let owned;
         let b = match batch {
             Batch::Columns(b) => b,
@@ -529,7 +529,7 @@ impl ArchiveCodec {
     }
 
     /// A record batch (from a log or a segment) back as a columnar batch.
-    pub fn from_record_batch(&self, rb: &RecordBatch) -> Result<ColumnBatch> {
+    pub(crate) fn decode(&self, rb: &RecordBatch) -> Result<ColumnBatch> {
         let bad = |why: String| Error::DataCorrupted(format!("archived batch: {why}"));
         if rb.num_columns() != self.schema.fields().len() {
             return Err(bad(format!(
@@ -576,8 +576,8 @@ impl ArchiveCodec {
 
 /// An archived stream's log and segments.
 pub(crate) struct StreamArchive {
-    pub dir: PathBuf,
-    pub codec: ArchiveCodec,
+    pub(crate) dir: PathBuf,
+    pub(crate) codec: ArchiveCodec,
     sync: SyncMode,
     seal_bytes: u64,
     /// Skip (and log) damaged or unreadable files instead of failing ([`damaged`]).
@@ -627,8 +627,8 @@ struct Pins {
 /// it comes from [`StreamArchive::committed_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct LogPos {
-    pub seq: u64,
-    pub offset: u64,
+    pub(crate) seq: u64,
+    pub(crate) offset: u64,
 }
 
 /// Keeps a stream's sealed logs while a back-fill reads them (see [`Pins`]).
@@ -675,13 +675,13 @@ fn seq_of(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
 #[cfg(test)]
 pub(crate) struct LogScan {
     /// The committed batches, in order.
-    pub batches: Vec<RecordBatch>,
+    pub(crate) batches: Vec<RecordBatch>,
     /// Offset after the last commit record: everything beyond is a torn or unfinished tail.
-    pub committed_len: u64,
+    pub(crate) committed_len: u64,
     /// Damage found: (offset, what).
-    pub damage: Vec<(u64, String)>,
+    pub(crate) damage: Vec<(u64, String)>,
     /// The highest statement number seen.
-    pub last_statement: u64,
+    pub(crate) last_statement: u64,
 }
 
 /// Read a log's committed batches (see [`log_scan`](super::log_scan) for the rules).
@@ -749,20 +749,20 @@ pub(super) fn decode_ipc(payload: &[u8]) -> std::result::Result<RecordBatch, Str
 #[derive(Debug, Default)]
 pub(crate) struct Recovered {
     /// Committed tuples on disk.
-    pub tuples: u64,
+    pub(crate) tuples: u64,
     /// The earliest and latest tuple time.
-    pub first_us: Option<i64>,
-    pub last_us: Option<i64>,
+    pub(crate) first_us: Option<i64>,
+    pub(crate) last_us: Option<i64>,
     /// The newest source position (file sequence number, position): from the last commit
     /// record that carries one, or from a sealed segment's footer.
-    pub source_position: Option<(u64, Vec<u8>)>,
+    pub(crate) source_position: Option<(u64, Vec<u8>)>,
 }
 
 impl StreamArchive {
     /// Open (creating if needed) the archive of a stream in `dir`: seal every complete
     /// older log, truncate the newest log's torn tail, and open it for appending. Damage is
     /// logged with the file and offset.
-    pub fn open(
+    pub(crate) fn open(
         dir: PathBuf,
         codec: ArchiveCodec,
         config: &StorageConfig,
@@ -899,12 +899,12 @@ impl StreamArchive {
     }
 
     /// A new statement number; its batches count only once [`StreamArchive::commit`] wrote.
-    pub fn begin(&self) -> u64 {
+    pub(crate) fn begin(&self) -> u64 {
         self.next_statement.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Append one batch of `statement`. The caller holds the stream's enqueue order.
-    pub fn append(&self, statement: u64, batch: &Batch) -> Result<()> {
+    pub(crate) fn append(&self, statement: u64, batch: &Batch) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -919,14 +919,14 @@ impl StreamArchive {
     /// the log position to wait for with [`StreamArchive::wait_durable`] (under
     /// `--sync always` the caller waits before it releases the stream's enqueue order).
     #[cfg(test)]
-    pub fn commit(&self, statement: u64) -> Result<u64> {
+    pub(crate) fn commit(&self, statement: u64) -> Result<u64> {
         self.commit_with(statement, &[])
     }
 
     /// [`StreamArchive::commit`] with `position` (a source's place after the statement's
     /// tuples; empty for none) as the commit record's payload: the tuples and the position
     /// count together or not at all.
-    pub fn commit_with(&self, statement: u64, position: &[u8]) -> Result<u64> {
+    pub(crate) fn commit_with(&self, statement: u64, position: &[u8]) -> Result<u64> {
         let mut rec = Vec::with_capacity(HEADER_BYTES + position.len());
         encode_record(KIND_COMMIT, statement, position, &mut rec);
         let end = self.write(&rec)?;
@@ -941,17 +941,17 @@ impl StreamArchive {
 
     /// The position in the last commit record that carries one (recovered at start, or
     /// written since): where the stream's source resumes.
-    pub fn source_position(&self) -> Option<Vec<u8>> {
+    pub(crate) fn source_position(&self) -> Option<Vec<u8>> {
         self.source_position.lock().clone()
     }
 
     /// The sync mode this archive was opened with.
-    pub fn sync_mode(&self) -> SyncMode {
+    pub(crate) fn sync_mode(&self) -> SyncMode {
         self.sync
     }
 
     /// The end of the last committed statement in the open log.
-    pub fn committed_at(&self) -> LogPos {
+    pub(crate) fn committed_at(&self) -> LogPos {
         let log = self.log.lock();
         LogPos {
             seq: log.seq,
@@ -960,7 +960,7 @@ impl StreamArchive {
     }
 
     /// Keep sealed logs (and every segment) until the returned pin is dropped.
-    pub fn pin(self: &Arc<Self>) -> ReplayPin {
+    pub(crate) fn pin(self: &Arc<Self>) -> ReplayPin {
         self.pins.lock().count += 1;
         ReplayPin(self.clone())
     }
@@ -975,7 +975,7 @@ impl StreamArchive {
     /// damaged ([`damaged`]; batches before it have been handed over); with
     /// `ignore_damage` such a file is logged and skipped instead (from the damage on, for
     /// a segment that fails part way).
-    pub fn read_range(
+    pub(crate) fn read_range(
         &self,
         from: LogPos,
         to: LogPos,
@@ -985,7 +985,7 @@ impl StreamArchive {
         // Only tuples from `from_us` on reach the query: a log is in arrival order, so its
         // batches are filtered row by row (a segment's row groups before it are not read).
         let each = &mut |b: ColumnBatch| match from_us {
-            Some(from) => b.from_time(from).is_none_or(&mut *each),
+            Some(from) => b.since(from).is_none_or(&mut *each),
             None => each(b),
         };
         let files = self.files_pinned();
@@ -1055,7 +1055,7 @@ impl StreamArchive {
             )));
         }
         decode_log(&path, &mut src, &survey, self.ignore_damage, &mut |rb| {
-            Ok(each(self.codec.from_record_batch(&rb)?))
+            Ok(each(self.codec.decode(&rb)?))
         })
     }
 
@@ -1078,7 +1078,7 @@ impl StreamArchive {
     /// Wait until the log is on disk up to `position` (group commit: one fsync covers every
     /// statement written before it began). The fsync runs on a blocking thread, never on an
     /// async worker.
-    pub async fn wait_durable(&self, position: u64) -> Result<()> {
+    pub(crate) async fn wait_durable(&self, position: u64) -> Result<()> {
         if self.sync == SyncMode::Off || self.synced.load(Ordering::Acquire) >= position {
             return Ok(());
         }
@@ -1108,7 +1108,7 @@ impl StreamArchive {
     /// off the async workers. The caller holds the enqueue order, so no statement is
     /// between its records. Nothing here fsyncs: under `--sync batch` the old file is
     /// synced by the next group commit, before the new one.
-    pub fn rotate_if_full(&self) -> Result<Option<u64>> {
+    pub(crate) fn rotate_if_full(&self) -> Result<Option<u64>> {
         let mut log = self.log.lock();
         if log.len < self.seal_bytes {
             return Ok(None);
@@ -1134,13 +1134,13 @@ impl StreamArchive {
     }
 
     /// Tuples of the sealed segments retention removed since the archive was opened.
-    pub fn retired_tuples(&self) -> u64 {
+    pub(crate) fn retired_tuples(&self) -> u64 {
         self.retired_tuples.load(Ordering::Relaxed)
     }
 
     /// Remove every sealed segment whose latest tuple is before `before_us` (retention).
     /// Nothing is removed while a back-fill reads (the next sealing applies it).
-    pub fn drop_segments_before(&self, before_us: i64) {
+    pub(crate) fn drop_segments_before(&self, before_us: i64) {
         let removed = self.removed.lock();
         let pins = self.pins.lock();
         if pins.count > 0 || *removed {
@@ -1191,7 +1191,7 @@ impl StreamArchive {
     /// aside, fsynced, renamed; then the log is removed (or kept until the last back-fill
     /// reading ends). A crash at any point leaves the log, the segment or both (recovery
     /// removes a log whose segment exists). Blocking: call it off the async workers.
-    pub fn seal(&self, seq: u64) -> Result<()> {
+    pub(crate) fn seal(&self, seq: u64) -> Result<()> {
         let log = self.dir.join(log_name(seq));
         let (mut src, survey) = survey_log(&log, 0, None, Some("; the record is lost"))?;
         let segment = self.dir.join(segment_name(seq));
@@ -1267,7 +1267,7 @@ impl StreamArchive {
     }
 
     /// Bytes of this stream's files on disk.
-    pub fn disk_bytes(&self) -> u64 {
+    pub(crate) fn disk_bytes(&self) -> u64 {
         std::fs::read_dir(&self.dir)
             .map(|d| {
                 d.filter_map(|e| e.ok()?.metadata().ok())
@@ -1278,7 +1278,7 @@ impl StreamArchive {
     }
 
     /// The archive's files, oldest first (see [`archive_files`]).
-    pub fn files(&self) -> Vec<ArchiveFile> {
+    pub(crate) fn files(&self) -> Vec<ArchiveFile> {
         archive_files(&self.dir).unwrap_or_else(|e| {
             tracing::warn!("{e}");
             vec![]
@@ -1287,7 +1287,7 @@ impl StreamArchive {
 
     /// Remove every file of this archive (DROP STREAM). A sealing or a back-fill still
     /// running leaves the directory alone from now on. Blocking file removal.
-    pub fn remove(&self) {
+    pub(crate) fn remove(&self) {
         let mut removed = self.removed.lock();
         *removed = true;
         if let Err(e) = std::fs::remove_dir_all(&self.dir) {
@@ -1383,7 +1383,7 @@ fn list_dir(dir: &Path) -> Result<Vec<String>> {
 
 /// One file of an archive: a sealed segment or a log, by sequence number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ArchiveFile {
+pub(crate) enum ArchiveFile {
     /// `seg-<seq>.parquet`.
     Segment(u64),
     /// `log-<seq>.tcqlog`.
@@ -1400,7 +1400,7 @@ impl ArchiveFile {
 
 /// The files of the archive in `dir`, oldest first: segments and logs by sequence number
 /// (a log whose segment exists, left by a crash during sealing, is left out).
-pub fn archive_files(dir: &Path) -> Result<Vec<ArchiveFile>> {
+pub(crate) fn archive_files(dir: &Path) -> Result<Vec<ArchiveFile>> {
     let names = list_dir(dir)?;
     let segments: Vec<u64> = names
         .iter()
@@ -1425,7 +1425,7 @@ pub fn archive_files(dir: &Path) -> Result<Vec<ArchiveFile>> {
 /// The committed batches of one archive file in `dir`. A segment is read only in the row
 /// groups whose time statistics reach `from_us`; a log is read whole (uncommitted and
 /// damaged records left out and logged).
-pub fn read_file(
+pub(crate) fn read_file(
     dir: &Path,
     codec: &ArchiveCodec,
     file: ArchiveFile,
@@ -1448,7 +1448,7 @@ pub fn read_file(
             let (mut src, survey) = survey_log(&path, 0, None, Some(""))?;
             let mut out = Vec::new();
             decode_log(&path, &mut src, &survey, true, &mut |rb| {
-                out.push(codec.from_record_batch(&rb)?);
+                out.push(codec.decode(&rb)?);
                 Ok(true)
             })?;
             Ok(out)
@@ -1521,7 +1521,7 @@ mod tests {
     fn times(scan: &LogScan) -> Vec<i64> {
         scan.batches
             .iter()
-            .flat_map(|rb| codec().from_record_batch(rb).unwrap().times)
+            .flat_map(|rb| codec().decode(rb).unwrap().times)
             .collect()
     }
 
@@ -1567,7 +1567,7 @@ mod tests {
         assert_eq!(scan.last_statement, 3);
         assert!(scan.damage.is_empty());
         // Numeric values come back from their text.
-        let b = codec().from_record_batch(&scan.batches[0]).unwrap();
+        let b = codec().decode(&scan.batches[0]).unwrap();
         assert_eq!(b.views()[1].value(1).to_text().as_deref(), Some("2.25"));
     }
 
@@ -1697,7 +1697,7 @@ mod tests {
                 let survey = log_scan::survey(&mut src).unwrap();
                 let mut got = vec![];
                 decode_log(&path, &mut src, &survey, true, &mut |rb| {
-                    got.extend(c.from_record_batch(&rb)?.times);
+                    got.extend(c.decode(&rb)?.times);
                     Ok(true)
                 })
                 .unwrap();
@@ -1717,7 +1717,7 @@ mod tests {
         let survey = log_scan::survey(&mut src).unwrap();
         let mut got = vec![];
         decode_log(&path, &mut src, &survey, true, &mut |rb| {
-            got.extend(c.from_record_batch(&rb)?.times);
+            got.extend(c.decode(&rb)?.times);
             Ok(true)
         })
         .unwrap();

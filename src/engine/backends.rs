@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 
 /// What a signal to a backend asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
+pub(crate) enum Signal {
     /// Cancel the running statement (57014), as a CancelRequest does.
     Cancel,
     /// End the connection (FATAL 57P01).
@@ -23,42 +23,42 @@ pub enum Signal {
 }
 
 /// What the server does with a [`Signal`]; true if there was something to signal.
-pub type SignalFn = Box<dyn Fn(Signal) -> bool + Send + Sync>;
+pub(crate) type SignalFn = Box<dyn Fn(Signal) -> bool + Send + Sync>;
 
 /// What a session is doing, as `pg_stat_activity` shows it.
 #[derive(Clone, Debug)]
-pub struct Activity {
+pub(crate) struct Activity {
     /// `active`, `idle`, `idle in transaction`, `idle in transaction (aborted)`.
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// The running statement, or the last one.
-    pub query: String,
+    pub(crate) query: String,
     /// When that statement started (Unix microseconds).
-    pub query_start_us: Option<i64>,
+    pub(crate) query_start_us: Option<i64>,
 }
 
 /// One connected session.
-pub struct Backend {
+pub(crate) struct Backend {
     /// Backend id.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// User name from the start-up message.
-    pub user: String,
+    pub(crate) user: String,
     /// Database name from the start-up message.
-    pub database: String,
+    pub(crate) database: String,
     /// `application_name` from the start-up message.
-    pub application_name: String,
+    pub(crate) application_name: String,
     /// The client's address.
-    pub client_addr: String,
+    pub(crate) client_addr: String,
     /// When the connection started (Unix microseconds).
-    pub backend_start_us: i64,
+    pub(crate) backend_start_us: i64,
     /// The connection's TLS, if it uses TLS (`pg_stat_ssl`).
-    pub ssl: Option<SslInfo>,
+    pub(crate) ssl: Option<SslInfo>,
     activity: Mutex<Activity>,
     signal: SignalFn,
 }
 
 impl Backend {
     /// Record what the session is doing.
-    pub fn set_activity(&self, state: &'static str, query: Option<&str>) {
+    pub(crate) fn set_activity(&self, state: &'static str, query: Option<&str>) {
         let mut a = self.activity.lock();
         a.state = state;
         if let Some(q) = query {
@@ -69,13 +69,13 @@ impl Backend {
     }
 
     /// The current activity.
-    pub fn activity(&self) -> Activity {
+    pub(crate) fn activity(&self) -> Activity {
         self.activity.lock().clone()
     }
 }
 
 /// The registry of connected sessions.
-pub struct Backends {
+pub(crate) struct Backends {
     map: Arc<Mutex<HashMap<i32, Arc<Backend>>>>,
     /// The next backend id; wire connections and console sessions draw from the same
     /// counter, so ids never collide.
@@ -92,7 +92,7 @@ impl Default for Backends {
 }
 
 /// Unregisters a backend when dropped.
-pub struct BackendGuard {
+pub(crate) struct BackendGuard {
     map: Weak<Mutex<HashMap<i32, Arc<Backend>>>>,
     pid: i32,
 }
@@ -107,40 +107,44 @@ impl Drop for BackendGuard {
 
 /// A connection's TLS session, as `pg_stat_ssl` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SslInfo {
+pub(crate) struct SslInfo {
     /// The protocol version: `TLSv1.2`, `TLSv1.3`.
-    pub version: String,
+    pub(crate) version: String,
     /// The cipher suite's name (`TLS_AES_256_GCM_SHA384`).
-    pub cipher: String,
+    pub(crate) cipher: String,
     /// Bits of the cipher's key.
-    pub bits: i32,
+    pub(crate) bits: i32,
 }
 
 /// Who connected, for [`Backends::register`].
-pub struct BackendInfo {
+pub(crate) struct BackendInfo {
     /// Backend id.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// User name.
-    pub user: String,
+    pub(crate) user: String,
     /// Database name.
-    pub database: String,
+    pub(crate) database: String,
     /// `application_name`.
-    pub application_name: String,
+    pub(crate) application_name: String,
     /// The client's address.
-    pub client_addr: String,
+    pub(crate) client_addr: String,
     /// The connection's TLS session (`None`: plaintext, or a console session).
-    pub ssl: Option<SslInfo>,
+    pub(crate) ssl: Option<SslInfo>,
 }
 
 impl Backends {
     /// A fresh backend id (from 1000 on) for a new session.
-    pub fn next_pid(&self) -> i32 {
+    pub(crate) fn next_pid(&self) -> i32 {
         self.next_pid
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Register a connected session; it stays listed until the guard drops.
-    pub fn register(&self, info: BackendInfo, signal: SignalFn) -> (Arc<Backend>, BackendGuard) {
+    pub(crate) fn register(
+        &self,
+        info: BackendInfo,
+        signal: SignalFn,
+    ) -> (Arc<Backend>, BackendGuard) {
         let backend = Arc::new(Backend {
             pid: info.pid,
             user: info.user,
@@ -166,13 +170,13 @@ impl Backends {
 
     /// Send `signal` to backend `pid`; false if there is no such backend (PostgreSQL then
     /// warns and returns false) or nothing to signal.
-    pub fn signal(&self, pid: i32, signal: Signal) -> Option<bool> {
+    pub(crate) fn signal(&self, pid: i32, signal: Signal) -> Option<bool> {
         let backend = self.map.lock().get(&pid).cloned()?;
         Some((backend.signal)(signal))
     }
 
     /// Every connected session, by pid.
-    pub fn list(&self) -> Vec<Arc<Backend>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Backend>> {
         let mut v: Vec<Arc<Backend>> = self.map.lock().values().cloned().collect();
         v.sort_by_key(|b| b.pid);
         v

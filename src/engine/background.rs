@@ -47,7 +47,7 @@ pub(crate) enum Kind {
 
 impl Kind {
     /// `stream` or `sink`, as messages and `tcq_sinks.kind` say it.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Kind::Stream => "stream",
             Kind::Sink => "sink",
@@ -58,48 +58,48 @@ impl Kind {
 /// A background query's counters and state, as `tcq_sinks`, `/metrics` and the console
 /// show them.
 #[derive(Clone, Debug, Default)]
-pub struct BackgroundStatus {
+pub(crate) struct BackgroundStatus {
     /// `starting`, `running`, `retrying` (its last write failed: it waits, then writes the
     /// same batch again), `failed` (its query ended with an error) or `stopped`.
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// Rows delivered.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Slide events delivered (batches of passed-through tuples, for a query without a
     /// window).
-    pub events: u64,
+    pub(crate) events: u64,
     /// Failed writes (each retried) and the error that ended the query, if any.
-    pub errors: u64,
+    pub(crate) errors: u64,
     /// The last of those errors.
-    pub last_error: Option<String>,
+    pub(crate) last_error: Option<String>,
     /// The event time up to which everything is delivered, microseconds since the epoch.
-    pub position_us: Option<i64>,
+    pub(crate) position_us: Option<i64>,
 }
 
 /// A derived stream's or sink's query and its state.
 pub(crate) struct Background {
     /// The derived stream's or the sink's name.
-    pub name: String,
-    pub kind: Kind,
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
     /// Its place in the catalog (a derived stream's is its stream's OID; a sink takes one
     /// from the same counter, so catalog order is creation order).
-    pub oid: u32,
-    pub query: BackgroundQuery,
+    pub(crate) oid: u32,
+    pub(crate) query: BackgroundQuery,
     /// A sink's connector and format.
-    pub sink: Option<SinkSpec>,
+    pub(crate) sink: Option<SinkSpec>,
     /// When it was created, microseconds since the epoch: its windows' default START AT
     /// is resolved at this instant again when its query replays after a restart.
-    pub created_us: i64,
+    pub(crate) created_us: i64,
     /// Who created it.
-    pub owner: String,
-    pub status: Mutex<BackgroundStatus>,
+    pub(crate) owner: String,
+    pub(crate) status: Mutex<BackgroundStatus>,
     /// The registered query's id (0 before it is registered).
-    pub query_id: AtomicU64,
+    pub(crate) query_id: AtomicU64,
     stop: watch::Sender<bool>,
 }
 
 impl Background {
     /// A background query, not registered yet.
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         kind: Kind,
         oid: u32,
@@ -126,7 +126,7 @@ impl Background {
     }
 
     /// A snapshot of the status.
-    pub fn status(&self) -> BackgroundStatus {
+    pub(crate) fn status(&self) -> BackgroundStatus {
         self.status.lock().clone()
     }
 
@@ -135,23 +135,23 @@ impl Background {
     }
 
     /// End the query for good (DROP): its consumer stops and drops the subscription.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.send_replace(true);
     }
 
     /// A receiver that turns `true` when the query is to stop.
-    pub fn stopped(&self) -> watch::Receiver<bool> {
+    pub(crate) fn stopped(&self) -> watch::Receiver<bool> {
         self.stop.subscribe()
     }
 
     /// `stream d` or `sink k`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{} {}", self.kind.word(), self.name)
     }
 
     /// The catalog record that declares it again (see [`restore`]); `stream` is a derived
     /// stream's stream (the caller holds the catalog's lock).
-    pub fn record(&self, stream: Option<&Stream>) -> super::archive::CatalogRecord {
+    pub(crate) fn record(&self, stream: Option<&Stream>) -> super::archive::CatalogRecord {
         let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
         let ddl = match (&self.kind, &self.sink) {
             (Kind::Sink, Some(spec)) => {
@@ -207,26 +207,26 @@ fn derived_ddl(stream: Option<&Stream>, name: &str, query: &str) -> String {
 
 /// A derived stream or sink, now, as the console and `/metrics` show it.
 #[derive(Clone, Debug)]
-pub struct SinkInfo {
+pub(crate) struct SinkInfo {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// `stream` (a derived stream) or `sink`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// A sink's connector (`file`, `http`); `None` for a derived stream.
-    pub connector: Option<&'static str>,
+    pub(crate) connector: Option<&'static str>,
     /// A sink's options as declared, secrets masked.
-    pub options: Option<String>,
+    pub(crate) options: Option<String>,
     /// Its query's text.
-    pub query: String,
+    pub(crate) query: String,
     /// Its query's id in `tcq_queries` (0 while it is not registered).
-    pub query_id: u64,
+    pub(crate) query_id: u64,
     /// State and counters.
-    pub status: BackgroundStatus,
+    pub(crate) status: BackgroundStatus,
 }
 
 impl Engine {
     /// Every derived stream and sink, in creation order.
-    pub fn sink_infos(&self) -> Vec<SinkInfo> {
+    pub(crate) fn sink_infos(&self) -> Vec<SinkInfo> {
         self.catalog
             .background
             .list()
@@ -257,7 +257,7 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub fn new() -> Registry {
+    pub(crate) fn new() -> Registry {
         Registry {
             all: Mutex::new(Vec::new()),
             ready: Some(watch::channel(true).0),
@@ -265,14 +265,14 @@ impl Registry {
     }
 
     /// Every background query, in catalog order.
-    pub fn list(&self) -> Vec<Arc<Background>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Background>> {
         let mut all = self.all.lock().clone();
         all.sort_by_key(|b| b.oid);
         all
     }
 
     /// The one of `kind` named `name`.
-    pub fn get(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
+    pub(crate) fn get(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
         self.all
             .lock()
             .iter()
@@ -281,7 +281,7 @@ impl Registry {
     }
 
     /// The one whose query has id `id`.
-    pub fn by_query(&self, id: u64) -> Option<Arc<Background>> {
+    pub(crate) fn by_query(&self, id: u64) -> Option<Arc<Background>> {
         self.all
             .lock()
             .iter()
@@ -289,12 +289,12 @@ impl Registry {
             .cloned()
     }
 
-    pub fn add(&self, b: Arc<Background>) {
+    pub(crate) fn add(&self, b: Arc<Background>) {
         self.all.lock().push(b);
     }
 
     /// Remove the one of `kind` named `name` (its query goes on until it is stopped).
-    pub fn remove(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
+    pub(crate) fn remove(&self, kind: &Kind, name: &str) -> Option<Arc<Background>> {
         let mut all = self.all.lock();
         let i = all.iter().position(|b| b.kind == *kind && b.name == name)?;
         Some(all.remove(i))
@@ -311,7 +311,7 @@ impl Engine {
     /// Wait until the derived streams and sinks restored at start have registered their
     /// queries (at most 30 s), so that no tuple accepted from a client misses them. The
     /// server calls this before it accepts connections.
-    pub async fn wait_ready(&self) {
+    pub(crate) async fn wait_ready(&self) {
         let Some(ready) = &self.catalog.background.ready else {
             return;
         };

@@ -28,47 +28,47 @@ use crate::types::{Column, DataType, Value};
 /// Observed counters of a stream.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct StreamStats {
-    pub tuples: u64,
+    pub(crate) tuples: u64,
     /// Current time: the newest tuple's timestamp or a later heartbeat (tcq_advance, the
     /// server clock).
-    pub now_us: Option<i64>,
-    pub first_us: Option<i64>,
+    pub(crate) now_us: Option<i64>,
+    pub(crate) first_us: Option<i64>,
     /// The newest tuple's timestamp, heartbeats aside: what retention counts back from.
-    pub newest_us: Option<i64>,
+    pub(crate) newest_us: Option<i64>,
 }
 
 /// A declared stream.
 pub(crate) struct Stream {
-    pub name: String,
+    pub(crate) name: String,
     /// The OID psql sees (`pg_class.oid`), from 16384 on.
-    pub oid: u32,
-    pub columns: Vec<Column>,
-    pub ts_col: Option<usize>,
-    pub archived: bool,
+    pub(crate) oid: u32,
+    pub(crate) columns: Vec<Column>,
+    pub(crate) ts_col: Option<usize>,
+    pub(crate) archived: bool,
     /// `WITH (slack = ...)`: the default SLACK of windows over this stream, microseconds.
-    pub slack_us: i64,
+    pub(crate) slack_us: i64,
     /// How long a full output queue waits for its reader to take something before that
     /// reader's query ends (`Limits::output_stall_timeout`).
-    pub output_stall: std::time::Duration,
-    pub stats: Mutex<StreamStats>,
-    pub queries: Mutex<Vec<Arc<RunningQuery>>>,
+    pub(crate) output_stall: std::time::Duration,
+    pub(crate) stats: Mutex<StreamStats>,
+    pub(crate) queries: Mutex<Vec<Arc<RunningQuery>>>,
     /// Cross-query shared plans over this stream (`exec::shared`); their member queries
     /// are not in `queries`.
-    pub plans: Mutex<Vec<Arc<PlanRun>>>,
+    pub(crate) plans: Mutex<Vec<Arc<PlanRun>>>,
     /// The feeds of the join queries reading this stream.
-    pub joins: Mutex<Vec<super::join::JoinFeed>>,
-    pub dropped: AtomicBool,
+    pub(crate) joins: Mutex<Vec<super::join::JoinFeed>>,
+    pub(crate) dropped: AtomicBool,
     /// The log and segments of an archived stream in a data directory.
-    pub archive: Option<Arc<super::archive::StreamArchive>>,
+    pub(crate) archive: Option<Arc<super::archive::StreamArchive>>,
     /// `WITH (retention = ...)` of an archived stream, microseconds (`None`: keep all).
-    pub retention_us: Mutex<Option<i64>>,
+    pub(crate) retention_us: Mutex<Option<i64>>,
     tx: mpsc::Sender<IngestMsg>,
     budget: Arc<Semaphore>,
     /// Held by a statement that queues several batches, so no other statement's batches
     /// fall between them.
-    pub enqueue_order: tokio::sync::Mutex<()>,
+    pub(crate) enqueue_order: tokio::sync::Mutex<()>,
     /// The source that feeds the stream (`CREATE STREAM ... WITH (connector = ...)`).
-    pub source: Mutex<Option<Arc<crate::connect::Source>>>,
+    pub(crate) source: Mutex<Option<Arc<crate::connect::Source>>>,
 }
 
 /// What a stream's ingest task consumes, in order.
@@ -86,9 +86,9 @@ enum IngestMsg {
 /// A back-fill's progress, as `tcq_queries` shows it (`backfill`, `backfill_tuples`,
 /// `backfill_secs`).
 #[derive(Clone, Copy, Debug)]
-pub struct BackfillProgress {
+pub(crate) struct BackfillProgress {
     /// Archived tuples replayed so far.
-    pub tuples: u64,
+    pub(crate) tuples: u64,
     /// When the query was registered and its replay began.
     started: std::time::Instant,
     /// Wall time from registration to joining the live tuples, once the replay is over.
@@ -97,7 +97,7 @@ pub struct BackfillProgress {
 
 impl BackfillProgress {
     /// A replay beginning now.
-    pub fn new() -> BackfillProgress {
+    pub(crate) fn new() -> BackfillProgress {
         BackfillProgress {
             tuples: 0,
             started: std::time::Instant::now(),
@@ -106,17 +106,17 @@ impl BackfillProgress {
     }
 
     /// The replay is over: the query reads live tuples from now on.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.took.get_or_insert_with(|| self.started.elapsed());
     }
 
     /// True once the replay is over.
-    pub fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.took.is_some()
     }
 
     /// Wall time the replay has taken so far, or took in all once over.
-    pub fn elapsed(&self) -> std::time::Duration {
+    pub(crate) fn elapsed(&self) -> std::time::Duration {
         self.took.unwrap_or_else(|| self.started.elapsed())
     }
 }
@@ -168,7 +168,7 @@ impl Stream {
     /// A stream and its ingest task (spawned on the current tokio runtime).
     // One argument per field of the stream's definition, each used once.
     #[allow(clippy::too_many_arguments)]
-    pub fn create(
+    pub(crate) fn create(
         name: String,
         oid: u32,
         columns: Vec<Column>,
@@ -237,7 +237,7 @@ impl Stream {
     }
 
     /// Wait until every message accepted before this call has been processed.
-    pub async fn barrier(&self) {
+    pub(crate) async fn barrier(&self) {
         let (ack, done) = oneshot::channel();
         if self.send(IngestMsg::Barrier(ack)).await.is_ok() {
             let _ = done.await;
@@ -246,7 +246,7 @@ impl Stream {
 
     /// Register a query into the shared plan for `key` (see `exec::shared`): it sees every
     /// batch accepted after this call. Errors: a window of it exceeds a limit in the plan.
-    pub async fn attach_shared(&self, q: Arc<RunningQuery>, key: String) -> Result<()> {
+    pub(crate) async fn attach_shared(&self, q: Arc<RunningQuery>, key: String) -> Result<()> {
         let (tx, rx) = oneshot::channel();
         self.send(IngestMsg::Share(q, key, tx)).await?;
         rx.await
@@ -254,7 +254,7 @@ impl Stream {
     }
 
     /// Register a query: it sees every batch accepted after this call.
-    pub async fn attach(&self, q: Arc<RunningQuery>) -> Result<()> {
+    pub(crate) async fn attach(&self, q: Arc<RunningQuery>) -> Result<()> {
         self.send(IngestMsg::Attach(q, None)).await
     }
 
@@ -269,7 +269,7 @@ impl Stream {
     /// ingest task replays that rest and attaches the query, so every batch logged before
     /// the seam (and queued before the attachment) reaches the query from the files once,
     /// and every batch after it from the queue.
-    pub async fn attach_with_backfill(
+    pub(crate) async fn attach_with_backfill(
         self: &Arc<Self>,
         q: Arc<RunningQuery>,
         from_us: Option<i64>,
@@ -320,7 +320,7 @@ impl Stream {
     /// stream's newest tuple's timestamp minus its retention (`None`: no retention, or no
     /// tuple yet). A heartbeat moves current time but not this: a far-future
     /// `tcq_advance` must not age out the archive.
-    pub fn retain_before_us(&self) -> Option<i64> {
+    pub(crate) fn retain_before_us(&self) -> Option<i64> {
         let keep_us = (*self.retention_us.lock())?;
         let now = self.stats.lock().newest_us?;
         Some(now.saturating_sub(keep_us))
@@ -328,21 +328,21 @@ impl Stream {
 
     /// Tuples the stream holds, from its counters `st`: those accepted (and, archived,
     /// recovered at start), less those retention removed from its archive since.
-    pub fn tuples_kept(&self, st: &StreamStats) -> u64 {
+    pub(crate) fn tuples_kept(&self, st: &StreamStats) -> u64 {
         st.tuples
             .saturating_sub(self.archive.as_ref().map_or(0, |a| a.retired_tuples()))
     }
 
     /// Remove the sealed segments that retention no longer keeps (see
     /// [`Stream::retain_before_us`]). Blocking file removal; quick.
-    pub fn apply_retention(&self) {
+    pub(crate) fn apply_retention(&self) {
         if let (Some(archive), Some(before_us)) = (&self.archive, self.retain_before_us()) {
             archive.drop_segments_before(before_us);
         }
     }
 
     /// Wait until the statement that ended at log `position` is durable (per `--sync`).
-    pub async fn wait_durable(&self, position: Option<u64>) -> Result<()> {
+    pub(crate) async fn wait_durable(&self, position: Option<u64>) -> Result<()> {
         match (&self.archive, position) {
             (Some(a), Some(p)) => a.wait_durable(p).await,
             _ => Ok(()),
@@ -351,7 +351,7 @@ impl Stream {
 
     /// End the stream: its source stops, batches already accepted are processed, then its
     /// queries end.
-    pub async fn drop_stream(&self) {
+    pub(crate) async fn drop_stream(&self) {
         self.dropped.store(true, Ordering::Release);
         if let Some(source) = self.source.lock().take() {
             source.stop();
@@ -362,13 +362,13 @@ impl Stream {
 
     /// Event rate for the cost model: observed events per second of stream time, or
     /// [`UNKNOWN_RATE_PER_SEC`] before the stream has shown one.
-    pub fn event_rate_per_sec(&self) -> f64 {
+    pub(crate) fn event_rate_per_sec(&self) -> f64 {
         self.observed_rate_per_sec().unwrap_or(UNKNOWN_RATE_PER_SEC)
     }
 
     /// Observed events per second of stream time: the tuples accepted over the span of
     /// their timestamps; `None` until two tuples with different timestamps have arrived.
-    pub fn observed_rate_per_sec(&self) -> Option<f64> {
+    pub(crate) fn observed_rate_per_sec(&self) -> Option<f64> {
         let s = self.stats.lock();
         match (s.first_us, s.now_us) {
             (Some(a), Some(b)) if b > a && s.tuples > 1 => {
@@ -379,51 +379,51 @@ impl Stream {
     }
 
     /// True when the stream is stamped with the server clock on arrival.
-    pub fn is_ingest_time(&self) -> bool {
+    pub(crate) fn is_ingest_time(&self) -> bool {
         self.ts_col.is_none()
     }
 }
 
 /// A registered continuous query.
 pub(crate) struct RunningQuery {
-    pub id: u64,
-    pub text: String,
+    pub(crate) id: u64,
+    pub(crate) text: String,
     /// The session that registered it (none for EXPLAIN ANALYZE's own run).
-    pub pid: Option<i32>,
-    pub exec: Mutex<QueryExec>,
-    pub tx: Mutex<Option<super::outq::OutSender>>,
+    pub(crate) pid: Option<i32>,
+    pub(crate) exec: Mutex<QueryExec>,
+    pub(crate) tx: Mutex<Option<super::outq::OutSender>>,
     /// Why the query ended, when it failed: read by the subscription after the queued
     /// events, so an error is never lost behind a full queue.
-    pub failure: Arc<Mutex<Option<Error>>>,
+    pub(crate) failure: Arc<Mutex<Option<Error>>>,
     /// The replay of the archive, for a query that back-fills (`None`: it does not).
-    pub backfill: Mutex<Option<BackfillProgress>>,
+    pub(crate) backfill: Mutex<Option<BackfillProgress>>,
     /// The result columns (for a tail's description).
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
     /// query's rows, sent without waiting; a tail that is full misses the event.
-    pub taps: Mutex<Vec<Tap>>,
+    pub(crate) taps: Mutex<Vec<Tap>>,
     /// The cross-query shared plan the query runs in (0: none).
-    pub plan_id: AtomicU64,
+    pub(crate) plan_id: AtomicU64,
     /// The query's state as charged to the memory budget (a member of a shared plan holds
     /// none of its own: the plan's is charged to the plan).
-    pub memory: Mutex<super::memory::StateMeter>,
+    pub(crate) memory: Mutex<super::memory::StateMeter>,
     /// The Flink job that computes the query's rows, once attached (`tcq_flink_attach`).
-    pub flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
+    pub(crate) flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
 pub(crate) struct PlanRun {
-    pub id: u64,
-    pub key: String,
-    pub state: Mutex<PlanState>,
+    pub(crate) id: u64,
+    pub(crate) key: String,
+    pub(crate) state: Mutex<PlanState>,
     /// The plan's state as charged to the memory budget.
-    pub memory: Mutex<super::memory::StateMeter>,
+    pub(crate) memory: Mutex<super::memory::StateMeter>,
 }
 
 /// A shared plan's state: `queries[i]` is the member `agg.member_ids()[i]`.
 pub(crate) struct PlanState {
-    pub agg: crate::exec::shared::SharedAgg,
-    pub queries: Vec<Arc<RunningQuery>>,
+    pub(crate) agg: crate::exec::shared::SharedAgg,
+    pub(crate) queries: Vec<Arc<RunningQuery>>,
 }
 
 /// Plan ids, server-wide.
@@ -431,7 +431,7 @@ static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(1);
 
 impl PlanRun {
     /// Remove member `id` (its nodes are pruned); true when the plan is left empty.
-    pub fn leave(&self, id: u64, eta_per_sec: f64) -> bool {
+    pub(crate) fn leave(&self, id: u64, eta_per_sec: f64) -> bool {
         let mut st = self.state.lock();
         st.agg.leave(id, eta_per_sec);
         st.queries.retain(|q| q.id != id);
@@ -491,31 +491,31 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
 
 /// One live tail of a query's rows.
 pub(crate) struct Tap {
-    pub tx: mpsc::Sender<Vec<Vec<Value>>>,
+    pub(crate) tx: mpsc::Sender<Vec<Vec<Value>>>,
     /// Slide events this tail missed because its buffer was full.
-    pub missed: Arc<AtomicU64>,
+    pub(crate) missed: Arc<AtomicU64>,
     /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
     /// would take it past `bytes_max` is missed, unless nothing is queued.
-    pub queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
-    pub bytes_max: usize,
+    pub(crate) queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
+    pub(crate) bytes_max: usize,
 }
 
 impl RunningQuery {
     /// End the query with `error`: its reader gets the queued rows, then the error.
-    pub fn fail(&self, error: Error) {
+    pub(crate) fn fail(&self, error: Error) {
         self.failure.lock().get_or_insert(error);
         self.close();
     }
 
     /// Stop sending: the subscription drains what is queued, then ends (and so do the
     /// live tails).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.tx.lock().take();
         self.taps.lock().clear();
         self.memory.lock().release();
     }
 
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.tx.lock().is_none()
     }
 }
@@ -525,9 +525,9 @@ pub(crate) type QueryRegistry = Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>
 
 /// Unregisters a query when its subscription is dropped.
 pub(crate) struct QueryGuard {
-    pub stream: Weak<Stream>,
-    pub catalog_queries: Weak<QueryRegistry>,
-    pub id: u64,
+    pub(crate) stream: Weak<Stream>,
+    pub(crate) catalog_queries: Weak<QueryRegistry>,
+    pub(crate) id: u64,
 }
 
 impl Drop for QueryGuard {
@@ -558,24 +558,24 @@ impl crate::exec::table_join::TableReader for TablesReader {
 
 /// Streams, tables and registered queries. Streams and tables share one namespace.
 pub(crate) struct Catalog {
-    pub streams: RwLock<HashMap<String, Arc<Stream>>>,
+    pub(crate) streams: RwLock<HashMap<String, Arc<Stream>>>,
     /// Stored tables (see `table`). Take this lock after `streams` when holding both.
-    pub tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
+    pub(crate) tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
     /// The logs of the stored tables on a data directory, by table oid (see `table_log`).
-    pub table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
-    pub queries: Arc<QueryRegistry>,
+    pub(crate) table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
+    pub(crate) queries: Arc<QueryRegistry>,
     /// Registered join queries (they read several streams and run in their own tasks).
-    pub joins: Arc<super::join::JoinRegistry>,
-    pub next_query_id: AtomicU64,
-    pub next_oid: std::sync::atomic::AtomicU32,
+    pub(crate) joins: Arc<super::join::JoinRegistry>,
+    pub(crate) next_query_id: AtomicU64,
+    pub(crate) next_oid: std::sync::atomic::AtomicU32,
     /// Roles, relation owners and grants. Take this lock after `streams` and `tables`.
-    pub roles: super::roles::Roles,
+    pub(crate) roles: super::roles::Roles,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
-    pub backends: super::backends::Backends,
+    pub(crate) backends: super::backends::Backends,
     /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
-    pub memory: Arc<super::memory::MemoryBudget>,
+    pub(crate) memory: Arc<super::memory::MemoryBudget>,
     /// Derived streams and sinks: the queries that run without a client.
-    pub background: super::background::Registry,
+    pub(crate) background: super::background::Registry,
 }
 
 impl Catalog {
@@ -597,7 +597,7 @@ impl Catalog {
 
     /// Wait until the changes made so far to the table with oid `oid` are on disk (per
     /// `--sync`); at once for a table kept in memory only.
-    pub async fn table_durable(&self, oid: u32) -> Result<()> {
+    pub(crate) async fn table_durable(&self, oid: u32) -> Result<()> {
         let log = self.table_logs.lock().get(&oid).cloned();
         match log {
             Some(log) => log.wait_durable().await,
@@ -606,7 +606,7 @@ impl Catalog {
     }
 
     /// Stored table `name`; 42P01 when there is none.
-    pub fn table(&self, name: &str) -> Result<Arc<crate::table::Table>> {
+    pub(crate) fn table(&self, name: &str) -> Result<Arc<crate::table::Table>> {
         self.tables
             .read()
             .get(name)
@@ -616,17 +616,17 @@ impl Catalog {
 
     /// Table `name` as it is now (columns, rows, key indexes), or `None` when there is no
     /// such table. Cheap: the snapshot shares the table's rows until the table changes.
-    pub fn table_snapshot(&self, name: &str) -> Option<crate::table::TableSnapshot> {
+    pub(crate) fn table_snapshot(&self, name: &str) -> Option<crate::table::TableSnapshot> {
         self.tables.read().get(name).map(|t| t.snapshot())
     }
 
     /// A reader of this catalog's tables for stream-table joins (it holds the table map,
     /// not the engine).
-    pub fn table_reader(&self) -> Arc<dyn crate::exec::table_join::TableReader> {
+    pub(crate) fn table_reader(&self) -> Arc<dyn crate::exec::table_join::TableReader> {
         Arc::new(TablesReader(self.tables.clone()))
     }
 
-    pub fn stream(&self, name: &str) -> Result<Arc<Stream>> {
+    pub(crate) fn stream(&self, name: &str) -> Result<Arc<Stream>> {
         self.streams
             .read()
             .get(name)
@@ -673,7 +673,7 @@ impl Catalog {
     /// Accept a batch into `stream`: it is queued for the stream's ingest task, which runs
     /// every registered query over it in order. Waits while the queue is full. An archived
     /// stream logs the batch first and returns once it is durable (per `--sync`).
-    pub async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
+    pub(crate) async fn ingest(&self, stream: &Arc<Stream>, batch: RowBatch) -> Result<()> {
         let position = {
             let _whole = stream.enqueue_order.lock().await;
             let log = StatementLog::begin(stream);
@@ -689,7 +689,7 @@ impl Catalog {
     /// batch (opaque bytes): as [`Catalog::ingest`], and into an archived stream the
     /// position is written in the commit record of the batch's statement, so the tuples
     /// and the position reach the disk together or not at all.
-    pub async fn ingest_from_source(
+    pub(crate) async fn ingest_from_source(
         &self,
         stream: &Arc<Stream>,
         batch: Batch,
@@ -708,7 +708,7 @@ impl Catalog {
 
     /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
     /// several batches holds it across all of them).
-    pub async fn send_batch(&self, stream: &Arc<Stream>, batch: Batch) -> Result<()> {
+    pub(crate) async fn send_batch(&self, stream: &Arc<Stream>, batch: Batch) -> Result<()> {
         if stream.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }
@@ -735,7 +735,7 @@ impl Catalog {
     }
 
     /// Move `stream`'s time to `t_us` without tuples (tcq_advance, the server clock).
-    pub async fn heartbeat(&self, stream: &Arc<Stream>, t_us: i64) -> Result<()> {
+    pub(crate) async fn heartbeat(&self, stream: &Arc<Stream>, t_us: i64) -> Result<()> {
         {
             let mut st = stream.stats.lock();
             st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
@@ -748,7 +748,7 @@ impl Catalog {
     /// accepted before this call, so that a change to the table is seen from the next
     /// slide event on and by no event of a statement accepted before it. A join whose
     /// reader stalls it is waited for at most `output_stall_timeout` plus a second.
-    pub async fn barrier_table_readers(&self, name: &str, stall: std::time::Duration) {
+    pub(crate) async fn barrier_table_readers(&self, name: &str, stall: std::time::Duration) {
         let readers: Vec<Arc<super::join::JoinQuery>> = self
             .joins
             .lock()
@@ -769,7 +769,7 @@ impl Catalog {
     ///
     /// A stream whose task is held up (by a reader that stalls its query) is waited for at
     /// most one second: the view then shows counters that lag the last statements a little.
-    pub async fn barrier_all(&self) {
+    pub(crate) async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
         let joins: Vec<Arc<super::join::JoinQuery>> = self.joins.lock().values().cloned().collect();
         let all = async {
@@ -792,12 +792,12 @@ pub(crate) struct StatementLog {
     archive: Option<(Arc<super::archive::StreamArchive>, u64)>,
     /// A source's position after the statement's tuples, written in its commit record
     /// (empty: none).
-    pub position: Vec<u8>,
+    pub(crate) position: Vec<u8>,
 }
 
 impl StatementLog {
     /// A new statement on `stream`.
-    pub fn begin(stream: &Stream) -> StatementLog {
+    pub(crate) fn begin(stream: &Stream) -> StatementLog {
         StatementLog {
             archive: stream.archive.as_ref().map(|a| (a.clone(), a.begin())),
             position: Vec::new(),
@@ -806,7 +806,7 @@ impl StatementLog {
 
     /// Log one batch (before it is queued). Errors: the stream was dropped, or the write
     /// failed.
-    pub fn append(&self, stream: &Stream, batch: &Batch) -> Result<()> {
+    pub(crate) fn append(&self, stream: &Stream, batch: &Batch) -> Result<()> {
         let Some((archive, statement)) = &self.archive else {
             return Ok(());
         };
@@ -821,7 +821,7 @@ impl StatementLog {
     /// order, so no other statement writes before its fsync). A log that has outgrown its
     /// size is rotated here and sealed on a blocking thread (a failure to seal is logged:
     /// the tuples stay in the log, which recovery seals).
-    pub async fn commit(self, stream: &Stream) -> Result<Option<u64>> {
+    pub(crate) async fn commit(self, stream: &Stream) -> Result<Option<u64>> {
         let Some((archive, statement)) = self.archive else {
             return Ok(None);
         };
@@ -1324,9 +1324,9 @@ pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Viewer<'a> {
     /// The session's user.
-    pub user: &'a str,
+    pub(crate) user: &'a str,
     /// Whether it is a superuser now.
-    pub superuser: bool,
+    pub(crate) superuser: bool,
 }
 
 impl Viewer<'_> {

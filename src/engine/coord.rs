@@ -28,23 +28,23 @@ use parking_lot::Mutex;
 use crate::error::{Error, Result};
 
 /// Notifications one session's inbox holds before NOTIFY to it fails with 54000.
-pub const INBOX_NOTIFICATIONS_MAX: usize = 10_000;
+pub(crate) const INBOX_NOTIFICATIONS_MAX: usize = 10_000;
 
 /// Channels one session may listen on, and NOTIFYs one transaction may queue: past
 /// either the statement fails with 54000, so no session grows the registry without bound.
-pub const SESSION_CHANNELS_MAX: usize = 10_000;
+pub(crate) const SESSION_CHANNELS_MAX: usize = 10_000;
 
 /// Advisory locks (distinct session-level keys plus transaction-level holds) one session
 /// may hold; past it taking another fails with 54000.
-pub const SESSION_LOCKS_MAX: usize = 10_000;
+pub(crate) const SESSION_LOCKS_MAX: usize = 10_000;
 
 /// Longest NOTIFY payload in bytes, as PostgreSQL's (8000 bytes, exclusive).
-pub const PAYLOAD_BYTES_MAX: usize = 7999;
+pub(crate) const PAYLOAD_BYTES_MAX: usize = 7999;
 
 /// An advisory lock's name: `pg_advisory_lock(bigint)` and `pg_advisory_lock(int, int)`
 /// are two key spaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LockKey {
+pub(crate) enum LockKey {
     /// One `bigint` key.
     One(i64),
     /// Two `integer` keys.
@@ -53,7 +53,7 @@ pub enum LockKey {
 
 /// Exclusive or shared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LockMode {
+pub(crate) enum LockMode {
     /// Conflicts with every other session's hold.
     Exclusive,
     /// Conflicts only with other sessions' exclusive holds.
@@ -85,14 +85,14 @@ impl Holders {
 
 /// The server's advisory lock table.
 #[derive(Default)]
-pub struct Locks {
+pub(crate) struct Locks {
     table: Mutex<HashMap<LockKey, Holders>>,
     released: tokio::sync::Notify,
 }
 
 impl Locks {
     /// Take the lock for `pid` if no other session's hold conflicts; true if taken.
-    pub fn try_lock(&self, pid: i32, key: LockKey, mode: LockMode) -> bool {
+    pub(crate) fn try_lock(&self, pid: i32, key: LockKey, mode: LockMode) -> bool {
         let mut table = self.table.lock();
         let holders = table.entry(key).or_default();
         if !holders.free_for(pid, mode) {
@@ -107,7 +107,7 @@ impl Locks {
     }
 
     /// Wait until the lock can be taken, then take it. Dropping the future gives up the wait.
-    pub async fn lock(&self, pid: i32, key: LockKey, mode: LockMode) {
+    pub(crate) async fn lock(&self, pid: i32, key: LockKey, mode: LockMode) {
         loop {
             let released = self.released.notified();
             tokio::pin!(released);
@@ -121,7 +121,7 @@ impl Locks {
     }
 
     /// Release one hold of `pid`; false if it held none.
-    pub fn unlock(&self, pid: i32, key: LockKey, mode: LockMode) -> bool {
+    pub(crate) fn unlock(&self, pid: i32, key: LockKey, mode: LockMode) -> bool {
         let mut table = self.table.lock();
         let Some(holders) = table.get_mut(&key) else {
             return false;
@@ -142,8 +142,9 @@ impl Locks {
         true
     }
 
+    #[cfg(test)]
     /// Number of holds of `key` by `pid` in `mode` (for tests and `pg_locks`-like views).
-    pub fn holds(&self, pid: i32, key: LockKey, mode: LockMode) -> u32 {
+    pub(crate) fn holds(&self, pid: i32, key: LockKey, mode: LockMode) -> u32 {
         let mut table = self.table.lock();
         table
             .get_mut(&key)
@@ -154,18 +155,18 @@ impl Locks {
 
 /// One notification: who sent it, on which channel, with what payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Notification {
+pub(crate) struct Notification {
     /// Backend id of the sending session.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// Channel name.
-    pub channel: String,
+    pub(crate) channel: String,
     /// Payload (`""` when none was given).
-    pub payload: String,
+    pub(crate) payload: String,
 }
 
 /// The notifications waiting for one session, bounded by [`INBOX_NOTIFICATIONS_MAX`].
 #[derive(Default)]
-pub struct Inbox {
+pub(crate) struct Inbox {
     queue: Mutex<VecDeque<Notification>>,
     ready: tokio::sync::Notify,
     closed: AtomicBool,
@@ -173,17 +174,17 @@ pub struct Inbox {
 
 impl Inbox {
     /// Take every waiting notification, oldest first.
-    pub fn take_all(&self) -> Vec<Notification> {
+    pub(crate) fn take_all(&self) -> Vec<Notification> {
         self.queue.lock().drain(..).collect()
     }
 
     /// True if notifications are waiting.
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         !self.queue.lock().is_empty()
     }
 
     /// Wait until a notification arrives or the session ends; false once it has ended.
-    pub async fn wait(&self) -> bool {
+    pub(crate) async fn wait(&self) -> bool {
         if self.closed.load(Ordering::Acquire) {
             return false;
         }
@@ -209,7 +210,7 @@ impl Inbox {
 
 /// The channel registry: which sessions listen on which channel.
 #[derive(Default)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     channels: Mutex<HashMap<String, HashMap<i32, Arc<Inbox>>>>,
 }
 
@@ -263,7 +264,7 @@ impl Notifier {
 }
 
 /// Check a channel name and payload as PostgreSQL does. Errors: 22023.
-pub fn check_notify(channel: &str, payload: &str) -> Result<()> {
+pub(crate) fn check_notify(channel: &str, payload: &str) -> Result<()> {
     if channel.is_empty() {
         return Err(Error::InvalidParameterValue(
             "channel name cannot be empty".into(),

@@ -25,20 +25,20 @@ use crate::sql::{CopyFormat, CopyOptions};
 use crate::types::{parse_value, DataType, Value};
 
 /// Rows per staged columnar batch (and per batch a query is fed).
-pub const BATCH_ROWS: usize = 16_384;
+pub(crate) const BATCH_ROWS: usize = 16_384;
 
 /// Bytes of CopyData gathered before their complete lines are parsed (a LIVE COPY parses
 /// every message). Large enough that each half of a chunk parsed on two threads fills
 /// most of a batch.
-pub const PARSE_CHUNK_BYTES: usize = 1 << 20;
+pub(crate) const PARSE_CHUNK_BYTES: usize = 1 << 20;
 
 /// The relation a COPY fills: its name and columns, and where its rows go.
 pub(crate) struct CopyRel {
-    pub name: String,
-    pub columns: Vec<crate::types::Column>,
+    pub(crate) name: String,
+    pub(crate) columns: Vec<crate::types::Column>,
     /// The stream's TIMESTAMPCOLUMN (always `None` for a table).
-    pub ts_col: Option<usize>,
-    pub dest: CopyDest,
+    pub(crate) ts_col: Option<usize>,
+    pub(crate) dest: CopyDest,
 }
 
 /// Where a COPY's rows go.
@@ -166,12 +166,12 @@ impl CopyIn {
     }
 
     /// Number of columns per row (for CopyInResponse).
-    pub fn column_count(&self) -> usize {
+    pub(crate) fn column_count(&self) -> usize {
         self.targets.len()
     }
 
     /// True for CSV, false for text (both are sent as the textual COPY format).
-    pub fn is_csv(&self) -> bool {
+    pub(crate) fn is_csv(&self) -> bool {
         self.options.format == CopyFormat::Csv
     }
 
@@ -387,7 +387,7 @@ impl CopyIn {
     }
 
     /// CopyFail or disconnect: drop every staged row.
-    pub fn abort(self) {}
+    pub(crate) fn abort(self) {}
 
     fn parse_complete_lines(&mut self, at_end: bool) -> Result<()> {
         let carry = std::mem::take(&mut self.carry);
@@ -1110,13 +1110,13 @@ const PARALLEL_PARSE_BYTES: usize = 256 << 10;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChunkBytes {
     /// The CSV quote character.
-    pub quote: bool,
+    pub(crate) quote: bool,
     /// A backslash (text format escapes).
-    pub backslash: bool,
+    pub(crate) backslash: bool,
     /// A NUL byte (refused as text).
-    pub nul: bool,
+    pub(crate) nul: bool,
     /// A carriage return.
-    pub cr: bool,
+    pub(crate) cr: bool,
 }
 
 /// The line ending of COPY data, fixed by its first line as PostgreSQL fixes it: every
@@ -1158,15 +1158,15 @@ impl Eol {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rec {
     /// Bytes of the record before its line ending (or end marker).
-    pub len: usize,
+    pub(crate) len: usize,
     /// Bytes consumed: the record, its line ending (all of the rest after an end marker).
-    pub next: usize,
+    pub(crate) next: usize,
     /// Line endings inside its quoted CSV fields (PostgreSQL counts each as a line).
-    pub inner_lines: u64,
+    pub(crate) inner_lines: u64,
     /// The record ended at the `\.` end marker: no data follows.
-    pub end_marker: bool,
+    pub(crate) end_marker: bool,
     /// The last record of the data ends inside a quoted CSV field.
-    pub open_quote: bool,
+    pub(crate) open_quote: bool,
 }
 
 /// The same error kind with its message rewritten (to add COPY context).

@@ -19,13 +19,13 @@ use crate::error::{Error, Result};
 use crate::types::{parse_value, DataType, Value};
 
 /// Decodes one field's bytes in the binary encoding of a type (the server's decoder).
-pub type FieldDecoder = fn(&[u8], DataType) -> Result<Value>;
+pub(crate) type FieldDecoder = fn(&[u8], DataType) -> Result<Value>;
 
 /// Largest field, as PostgreSQL's (1 GiB); a longer length word is refused at once.
-pub const FIELD_BYTES_MAX: usize = 1 << 30;
+pub(crate) const FIELD_BYTES_MAX: usize = 1 << 30;
 
 /// The signature that opens every binary COPY stream.
-pub const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
+pub(crate) const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
 
 /// Where the reader is in the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +41,8 @@ pub(crate) enum BinaryPhase {
 /// Binary reading state of a [`CopyIn`].
 #[derive(Clone, Copy)]
 pub(crate) struct BinaryState {
-    pub decode: FieldDecoder,
-    pub phase: BinaryPhase,
+    pub(crate) decode: FieldDecoder,
+    pub(crate) phase: BinaryPhase,
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -74,7 +74,7 @@ impl Cursor<'_> {
 impl CopyIn {
     /// Read this COPY's data in PostgreSQL's binary format, decoding each field with
     /// `decode` (the server's binary decoder). Called once, before any data.
-    pub fn set_binary_decoder(&mut self, decode: FieldDecoder) {
+    pub(crate) fn set_binary_decoder(&mut self, decode: FieldDecoder) {
         self.binary = Some(BinaryState {
             decode,
             phase: BinaryPhase::Header,
@@ -82,7 +82,7 @@ impl CopyIn {
     }
 
     /// True for `FORMAT binary`.
-    pub fn is_binary(&self) -> bool {
+    pub(crate) fn is_binary(&self) -> bool {
         self.options.format == crate::sql::CopyFormat::Binary
     }
 

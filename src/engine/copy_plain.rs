@@ -16,25 +16,25 @@ use crate::types::DataType;
 
 /// What [`parse_plain`] needs of a COPY: where fields go and the text format's markers.
 pub(super) struct PlainCtx<'a> {
-    pub rel: &'a CopyRel,
+    pub(crate) rel: &'a CopyRel,
     /// Field `i` of a record goes to column `targets[i]`.
-    pub targets: &'a [usize],
+    pub(crate) targets: &'a [usize],
     /// Columns no field fills (NULL).
-    pub untargeted: &'a [usize],
-    pub delimiter: u8,
+    pub(crate) untargeted: &'a [usize],
+    pub(crate) delimiter: u8,
     /// The NULL marker.
-    pub null: &'a [u8],
+    pub(crate) null: &'a [u8],
     /// Longest record accepted, bytes (`copy_line_bytes_max`).
-    pub line_max: usize,
+    pub(crate) line_max: usize,
     /// The data's lines end with CRLF (each must); else with LF, and the text holds no CR.
-    pub crlf: bool,
+    pub(crate) crlf: bool,
 }
 
 /// Rows [`parse_plain`] parsed: full batches, the unfinished one, and the line count.
 pub(super) struct PlainRows {
-    pub batches: Vec<ColumnBatch>,
-    pub builder: ColumnBatchBuilder,
-    pub lines: u64,
+    pub(crate) batches: Vec<ColumnBatch>,
+    pub(crate) builder: ColumnBatchBuilder,
+    pub(crate) lines: u64,
 }
 
 /// How [`parse_plain`] reads the fields of one column, chosen from its type once.

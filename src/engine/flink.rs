@@ -41,11 +41,11 @@ use crate::types::{Column, DataType, Value};
 
 /// A query's Flink job, as `tcq_queries` shows it.
 #[derive(Debug)]
-pub struct FlinkRun {
+pub(crate) struct FlinkRun {
     /// The job id.
-    pub job: String,
+    pub(crate) job: String,
     /// The job's last known state (`RUNNING`, `FINISHED`, ...), or why it is unknown.
-    pub state: Mutex<String>,
+    pub(crate) state: Mutex<String>,
 }
 
 /// The columns of query `q`'s sink: `tcq_window`, `tcq_wstart`, `tcq_wend`, its group keys

@@ -49,23 +49,23 @@ const FEED_BATCHES: usize = 4;
 #[derive(Clone)]
 pub(crate) struct JoinFeed {
     /// The join query's id.
-    pub id: u64,
+    pub(crate) id: u64,
     /// Which of the join's streams this is.
-    pub stream: usize,
-    pub tx: mpsc::Sender<JoinMsg>,
+    pub(crate) stream: usize,
+    pub(crate) tx: mpsc::Sender<JoinMsg>,
 }
 
 /// A registered join query.
 pub(crate) struct JoinQuery {
-    pub id: u64,
-    pub text: String,
+    pub(crate) id: u64,
+    pub(crate) text: String,
     /// The session that registered it (`pg_cancel_backend` of it cancels the join).
-    pub pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
     /// The join's distinct streams, by name, in the order of [`JoinExec::stream_times`].
-    pub streams: Vec<String>,
+    pub(crate) streams: Vec<String>,
     /// The stored tables a stream-table join reads at each slide event.
-    pub tables: Vec<String>,
-    pub exec: Mutex<MultiJoin>,
+    pub(crate) tables: Vec<String>,
+    pub(crate) exec: Mutex<MultiJoin>,
     tx: Mutex<Option<super::outq::OutSender>>,
     /// `Limits::output_stall_timeout`.
     output_stall: std::time::Duration,
@@ -87,7 +87,7 @@ impl JoinQuery {
     }
 
     /// Wait until the join has processed every message queued before this call.
-    pub async fn barrier(&self) {
+    pub(crate) async fn barrier(&self) {
         let Some(feed) = self.feed.upgrade() else {
             return;
         };

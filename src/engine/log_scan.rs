@@ -56,7 +56,7 @@ pub(crate) struct FileRange {
 
 impl FileRange {
     /// Bytes `start..end` of `file` (`end` clamped to the file's length).
-    pub fn new(file: File, start: u64, end: Option<u64>) -> std::io::Result<FileRange> {
+    pub(crate) fn new(file: File, start: u64, end: Option<u64>) -> std::io::Result<FileRange> {
         let size = file.metadata()?.len();
         let end = end.map_or(size, |e| e.min(size));
         let start = start.min(end);
@@ -72,18 +72,18 @@ impl FileRange {
 
     /// The same range read `bytes` at a time (tests: records straddle windows).
     #[cfg(test)]
-    pub fn with_window(mut self, bytes: usize) -> FileRange {
+    pub(crate) fn with_window(mut self, bytes: usize) -> FileRange {
         self.window = bytes;
         self
     }
 
     /// The file offset of the range's first byte.
-    pub fn start(&self) -> u64 {
+    pub(crate) fn start(&self) -> u64 {
         self.start
     }
 
     /// Forget every byte from range position `len` on (the file was truncated there).
-    pub fn truncate(&mut self, len: u64) {
+    pub(crate) fn truncate(&mut self, len: u64) {
         self.len = self.len.min(len);
         self.buf.clear();
         self.buf_at = 0;
@@ -197,17 +197,17 @@ fn record_at<'s, S: LogSource>(
 #[derive(Debug, Default)]
 pub(crate) struct Survey {
     /// (offset, record length) of each batch record of a committed statement, in order.
-    pub batches: Vec<(u64, usize)>,
+    pub(crate) batches: Vec<(u64, usize)>,
     /// Payload bytes of those batch records.
-    pub batch_bytes: u64,
+    pub(crate) batch_bytes: u64,
     /// Offset after the last commit record: everything beyond is a torn or unfinished tail.
-    pub committed_len: u64,
+    pub(crate) committed_len: u64,
     /// Damage found: (offset, what).
-    pub damage: Vec<(u64, String)>,
+    pub(crate) damage: Vec<(u64, String)>,
     /// The highest statement number seen.
-    pub last_statement: u64,
+    pub(crate) last_statement: u64,
     /// The payload of the last commit record that has one: a source's position.
-    pub last_position: Option<Vec<u8>>,
+    pub(crate) last_position: Option<Vec<u8>>,
 }
 
 /// Walk the records of `src` (headers and checksums; no batch is decoded). Errors: the

@@ -30,7 +30,7 @@
 //! below the memory the server may use. Measured against the RSS, a query with up to a
 //! million groups took 0.97 to 1.34 times the bytes it was charged.
 //!
-//! ```
+//! ```ignore
 //! use tcq::engine::memory::{MemoryBudget, MemoryKind, Reservation};
 //! let budget = MemoryBudget::new(1000);
 //! let mut a = Reservation::new(&budget, MemoryKind::QueryState);
@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 /// What tracked memory is used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemoryKind {
+pub(crate) enum MemoryKind {
     /// Continuous queries' state: partial aggregates of open instances, group
     /// dictionaries, buffered live tuples, shared plans, joins' stored tuples.
     QueryState,
@@ -63,7 +63,7 @@ pub enum MemoryKind {
 
 impl MemoryKind {
     /// Every kind, in the order `tcq_memory` lists them.
-    pub const ALL: [MemoryKind; 4] = [
+    pub(crate) const ALL: [MemoryKind; 4] = [
         MemoryKind::QueryState,
         MemoryKind::OutputQueues,
         MemoryKind::CopyStaging,
@@ -71,7 +71,7 @@ impl MemoryKind {
     ];
 
     /// The kind's name in `tcq_memory` and `/metrics` (`query_state`, ...).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             MemoryKind::QueryState => "query_state",
             MemoryKind::OutputQueues => "output_queues",
@@ -87,7 +87,7 @@ impl MemoryKind {
 
 /// The server-wide budget: the limit in bytes and what is tracked against it now.
 #[derive(Debug)]
-pub struct MemoryBudget {
+pub(crate) struct MemoryBudget {
     limit: usize,
     used: AtomicUsize,
     by_kind: [AtomicUsize; 4],
@@ -97,19 +97,19 @@ pub struct MemoryBudget {
 /// A request the budget refused: the bytes asked for on top of what the holder had, the
 /// total tracked at that moment and the limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Refused {
+pub(crate) struct Refused {
     /// Bytes the holder asked to add.
-    pub asked: usize,
+    pub(crate) asked: usize,
     /// Bytes tracked server-wide when it asked.
-    pub used: usize,
+    pub(crate) used: usize,
     /// `memory_limit_bytes`.
-    pub limit: usize,
+    pub(crate) limit: usize,
 }
 
 impl Refused {
     /// The 53200 error for `what` ("query 7", "a prepared statement") that would have
     /// crossed the limit.
-    pub fn error(&self, what: &str) -> crate::Error {
+    pub(crate) fn error(&self, what: &str) -> crate::Error {
         crate::Error::OutOfMemory(format!(
             "{what} would take the server's tracked memory past memory_limit ({} bytes): {} bytes in use, {} more asked",
             self.limit, self.used, self.asked
@@ -119,7 +119,7 @@ impl Refused {
 
 impl MemoryBudget {
     /// A budget of `limit` bytes with nothing tracked.
-    pub fn new(limit: usize) -> Arc<MemoryBudget> {
+    pub(crate) fn new(limit: usize) -> Arc<MemoryBudget> {
         Arc::new(MemoryBudget {
             limit,
             used: AtomicUsize::new(0),
@@ -129,22 +129,22 @@ impl MemoryBudget {
     }
 
     /// `memory_limit_bytes`.
-    pub fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.limit
     }
 
     /// Bytes tracked now, all kinds.
-    pub fn used(&self) -> usize {
+    pub(crate) fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }
 
     /// Bytes tracked now for `kind`.
-    pub fn used_by(&self, kind: MemoryKind) -> usize {
+    pub(crate) fn used_by(&self, kind: MemoryKind) -> usize {
         self.by_kind[kind.index()].load(Ordering::Relaxed)
     }
 
     /// Requests refused since start.
-    pub fn refusals(&self) -> u64 {
+    pub(crate) fn refusals(&self) -> u64 {
         self.refusals.load(Ordering::Relaxed)
     }
 
@@ -191,7 +191,7 @@ impl MemoryBudget {
 
 /// One holder's share of the budget; gives its bytes back when dropped.
 #[derive(Debug)]
-pub struct Reservation {
+pub(crate) struct Reservation {
     budget: Arc<MemoryBudget>,
     kind: MemoryKind,
     bytes: usize,
@@ -199,7 +199,7 @@ pub struct Reservation {
 
 impl Reservation {
     /// An empty reservation of `kind` against `budget`.
-    pub fn new(budget: &Arc<MemoryBudget>, kind: MemoryKind) -> Reservation {
+    pub(crate) fn new(budget: &Arc<MemoryBudget>, kind: MemoryKind) -> Reservation {
         Reservation {
             budget: budget.clone(),
             kind,
@@ -208,14 +208,14 @@ impl Reservation {
     }
 
     /// Bytes held now.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// Hold `bytes` from now on. Shrinking always succeeds; growing fails with [`Refused`]
     /// when the server-wide total would pass the limit, and then the reservation keeps what
     /// it had.
-    pub fn resize(&mut self, bytes: usize) -> Result<(), Refused> {
+    pub(crate) fn resize(&mut self, bytes: usize) -> Result<(), Refused> {
         if bytes > self.bytes {
             self.budget.try_grow(self.kind, bytes - self.bytes)?;
         } else {
@@ -226,7 +226,7 @@ impl Reservation {
     }
 
     /// Hold `bytes` from now on, past the limit if need be (counted, never refused).
-    pub fn force_resize(&mut self, bytes: usize) {
+    pub(crate) fn force_resize(&mut self, bytes: usize) {
         if bytes > self.bytes {
             self.budget.force_grow(self.kind, bytes - self.bytes);
         } else {
@@ -361,5 +361,25 @@ mod tests {
         drop(o);
         drop(q);
         assert_eq!(b.used(), 0);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::engine::memory::{MemoryBudget, MemoryKind, Reservation};
+        let budget = MemoryBudget::new(1000);
+        let mut a = Reservation::new(&budget, MemoryKind::QueryState);
+        a.resize(600).unwrap();
+        let mut b = Reservation::new(&budget, MemoryKind::PreparedStatements);
+        assert!(b.resize(500).is_err()); // 600 + 500 > 1000: refused, nothing charged
+        assert_eq!(budget.used(), 600);
+        drop(a);
+        b.resize(500).unwrap();
+        assert_eq!(budget.used(), 500);
     }
 }

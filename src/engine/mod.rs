@@ -23,25 +23,25 @@
 //! memory.
 
 pub mod archive;
-pub mod backends;
+pub(crate) mod backends;
 mod background;
 mod background_run;
 mod catalog;
-pub mod coord;
+pub(crate) mod coord;
 mod copy;
-pub mod copy_binary;
+pub(crate) mod copy_binary;
 mod copy_plain;
 mod explain;
 pub(crate) mod flink;
 mod join;
 mod log_scan;
 pub mod memory;
-pub mod monitor;
+pub(crate) mod monitor;
 mod outq;
 mod pg_catalog;
 mod private_fs;
 mod privileges;
-pub mod roles;
+pub(crate) mod roles;
 mod segment;
 mod session;
 mod setting_values;
@@ -55,12 +55,12 @@ mod table_dml;
 mod table_log;
 
 pub use archive::{StorageConfig, SyncMode};
-pub use background::{BackgroundStatus, SinkInfo};
+pub(crate) use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
-pub use copy::CopyIn;
-pub use outq::Overflow;
-pub use session::{Description, Session, Statement, TxStatus};
-pub use subscription::{Event, Subscription};
+pub(crate) use copy::CopyIn;
+pub(crate) use outq::Overflow;
+pub(crate) use session::{Description, Session, Statement, TxStatus};
+pub(crate) use subscription::{Event, Subscription};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -191,7 +191,7 @@ impl Engine {
     /// End every running continuous query (server shutdown): their executors stop at the
     /// next batch, and an executor waiting on a full output queue returns at once, so
     /// nothing waits on a timer of a runtime that is shutting down.
-    pub fn end_all_queries(&self) {
+    pub(crate) fn end_all_queries(&self) {
         let queries: Vec<_> = self
             .catalog
             .queries
@@ -261,23 +261,23 @@ impl Engine {
     }
 
     /// The configured limits.
-    pub fn limits(&self) -> &Limits {
+    pub(crate) fn limits(&self) -> &Limits {
         &self.config.limits
     }
 
     /// The global memory budget: its limit and what is tracked against it now.
-    pub fn memory(&self) -> &Arc<memory::MemoryBudget> {
+    pub(crate) fn memory(&self) -> &Arc<memory::MemoryBudget> {
         &self.catalog.memory
     }
 
     /// Roles, relation owners and grants; the server installs the `--password-file` users
     /// here and looks up who may log in.
-    pub fn roles(&self) -> &roles::Roles {
+    pub(crate) fn roles(&self) -> &roles::Roles {
         &self.catalog.roles
     }
 
     /// The connected sessions; the server registers each connection here.
-    pub fn backends(&self) -> &backends::Backends {
+    pub(crate) fn backends(&self) -> &backends::Backends {
         &self.catalog.backends
     }
 }
@@ -287,15 +287,15 @@ impl Engine {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
     /// Five-character SQLSTATE.
-    pub sqlstate: &'static str,
+    pub(crate) sqlstate: &'static str,
     /// The message.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl Notice {
     /// `relation "x" already exists, skipping`: CREATE ... IF NOT EXISTS of an existing
     /// relation, 42P07 (duplicate_table) as PostgreSQL's `transformCreateStmt` gives it.
-    pub fn relation_exists(name: &str) -> Notice {
+    pub(crate) fn relation_exists(name: &str) -> Notice {
         Notice {
             sqlstate: "42P07",
             message: format!("relation \"{name}\" already exists, skipping"),

@@ -18,15 +18,15 @@ use crate::exec::{QueryStats, StateSummary};
 use crate::types::{Column, Value};
 
 /// Slide events a live tail buffers; a reader further behind misses events (counted).
-pub const TAIL_EVENTS_BUFFERED: usize = 64;
+pub(crate) const TAIL_EVENTS_BUFFERED: usize = 64;
 
 /// A live copy of a registered query's rows ([`Engine::tail_query`]). The query's own
 /// reader is unaffected: a tail never slows the query down, and a tail that falls more than
 /// [`TAIL_EVENTS_BUFFERED`] slide events or `Limits::output_queue_bytes` of rows behind
 /// misses events, counted in [`QueryTail::missed`]. Dropping it ends the tail.
-pub struct QueryTail {
+pub(crate) struct QueryTail {
     /// The query's result columns.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     rx: mpsc::Receiver<Vec<Vec<Value>>>,
     missed: Arc<AtomicU64>,
     queued_bytes: Arc<AtomicUsize>,
@@ -35,7 +35,7 @@ pub struct QueryTail {
 impl QueryTail {
     /// The rows of the query's next slide event (or of a batch of pass-through tuples);
     /// `None` once the query has ended.
-    pub async fn next(&mut self) -> Option<Vec<Vec<Value>>> {
+    pub(crate) async fn next(&mut self) -> Option<Vec<Vec<Value>>> {
         let rows = self.rx.recv().await?;
         self.queued_bytes
             .fetch_sub(super::outq::rows_bytes(&rows), Ordering::AcqRel);
@@ -43,93 +43,93 @@ impl QueryTail {
     }
 
     /// Slide events missed so far because the tail's reader fell behind.
-    pub fn missed(&self) -> u64 {
+    pub(crate) fn missed(&self) -> u64 {
         self.missed.load(Ordering::Relaxed)
     }
 }
 
 /// One declared stream, now.
 #[derive(Clone, Debug)]
-pub struct StreamInfo {
+pub(crate) struct StreamInfo {
     /// The stream's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its columns, in order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// The TIMESTAMPCOLUMN's name; `None` for a stream stamped on arrival.
-    pub timestamp_column: Option<String>,
+    pub(crate) timestamp_column: Option<String>,
     /// `ARCHIVED` or `UNARCHIVED`.
-    pub archived: bool,
+    pub(crate) archived: bool,
     /// Tuples accepted since the stream was created.
-    pub tuples: u64,
+    pub(crate) tuples: u64,
     /// The highest timestamp accepted (microseconds since the Unix epoch), once any.
-    pub now_us: Option<i64>,
+    pub(crate) now_us: Option<i64>,
     /// Continuous queries reading it (joins included).
-    pub queries: usize,
+    pub(crate) queries: usize,
     /// Late tuples counted by the queries that read it now, summed (a tuple late for two
     /// queries counts twice).
-    pub late_tuples: u64,
+    pub(crate) late_tuples: u64,
     /// Bytes of an archived stream's files on disk (`None`: not archived on a data
     /// directory), as `tcq_streams.disk_bytes`.
-    pub disk_bytes: Option<u64>,
+    pub(crate) disk_bytes: Option<u64>,
     /// An archived stream's retention, microseconds (`None`: keeps everything).
-    pub retention_us: Option<i64>,
+    pub(crate) retention_us: Option<i64>,
     /// The source feeding it, if it has one.
-    pub source: Option<SourceInfo>,
+    pub(crate) source: Option<SourceInfo>,
 }
 
 /// One stored table, now.
 #[derive(Clone, Debug)]
-pub struct TableInfo {
+pub(crate) struct TableInfo {
     /// The table's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its columns, in order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// The PRIMARY KEY's columns (empty without one).
-    pub primary_key: Vec<String>,
+    pub(crate) primary_key: Vec<String>,
     /// Rows it holds.
-    pub rows: usize,
+    pub(crate) rows: usize,
 }
 
 /// A stream's source, now: its connector and status (as `tcq_sources` shows them).
 #[derive(Clone, Debug)]
-pub struct SourceInfo {
+pub(crate) struct SourceInfo {
     /// `kafka`, `mqtt` or `file`.
-    pub connector: &'static str,
+    pub(crate) connector: &'static str,
     /// State and counters.
-    pub status: crate::connect::SourceStatus,
+    pub(crate) status: crate::connect::SourceStatus,
 }
 
 /// One registered continuous query, now.
 #[derive(Clone, Debug)]
-pub struct QueryInfo {
+pub(crate) struct QueryInfo {
     /// The id `tcq_queries` shows.
-    pub id: u64,
+    pub(crate) id: u64,
     /// The statement's text.
-    pub text: String,
+    pub(crate) text: String,
     /// The session that registered it (its backend id); `None` for EXPLAIN ANALYZE's own
     /// run.
-    pub pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
     /// The streams it reads.
-    pub streams: Vec<String>,
+    pub(crate) streams: Vec<String>,
     /// Its counters (tuples in, rows out, late tuples, slide events, current time).
-    pub stats: QueryStats,
+    pub(crate) stats: QueryStats,
     /// What it holds between slide events (zero for a join, which does not report it; for
     /// a member of a cross-query shared plan, the whole plan's, shared with its other
     /// members).
-    pub state: StateSummary,
+    pub(crate) state: StateSummary,
     /// Whether it runs along a window coverage graph ([`Engine::query_plan_json`] has a
     /// plan for it).
-    pub has_plan: bool,
+    pub(crate) has_plan: bool,
     /// `stream d` or `sink k` for the query of a derived stream or sink; `None` for a
     /// client's.
-    pub feeds: Option<String>,
+    pub(crate) feeds: Option<String>,
     /// The Flink job computing its rows and the job's state (`tcq_flink_attach`).
-    pub flink: Option<(String, String)>,
+    pub(crate) flink: Option<(String, String)>,
 }
 
 impl Engine {
     /// Every stream, by name.
-    pub fn stream_infos(&self) -> Vec<StreamInfo> {
+    pub(crate) fn stream_infos(&self) -> Vec<StreamInfo> {
         let mut streams: Vec<_> = self.catalog.streams.read().values().cloned().collect();
         streams.sort_by(|a, b| a.name.cmp(&b.name));
         streams
@@ -168,7 +168,7 @@ impl Engine {
     }
 
     /// Every stored table, by name.
-    pub fn table_infos(&self) -> Vec<TableInfo> {
+    pub(crate) fn table_infos(&self) -> Vec<TableInfo> {
         let mut tables: Vec<_> = self.catalog.tables.read().values().cloned().collect();
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         tables
@@ -188,7 +188,7 @@ impl Engine {
     }
 
     /// Every registered continuous query, by id.
-    pub fn query_infos(&self) -> Vec<QueryInfo> {
+    pub(crate) fn query_infos(&self) -> Vec<QueryInfo> {
         let mut all: Vec<QueryInfo> = self
             .catalog
             .queries
@@ -259,7 +259,7 @@ impl Engine {
     ///
     /// `None`: no such query, or it has no window coverage graph (a join, a query without
     /// aggregates or windows).
-    pub fn query_plan_json(&self, id: u64) -> Option<String> {
+    pub(crate) fn query_plan_json(&self, id: u64) -> Option<String> {
         let q = self
             .catalog
             .queries
@@ -343,7 +343,7 @@ impl Engine {
 
     /// Follow registered query `id`'s rows from now on, as its own reader gets them.
     /// `None`: no such query, or a join (a join's rows are not tapped).
-    pub fn tail_query(&self, id: u64) -> Option<QueryTail> {
+    pub(crate) fn tail_query(&self, id: u64) -> Option<QueryTail> {
         let q = self
             .catalog
             .queries
@@ -372,7 +372,7 @@ impl Engine {
     ///
     /// `None`: no such query. `Some(false)`: the query has no session to signal (EXPLAIN
     /// ANALYZE's own run) or the session had nothing running.
-    pub fn cancel_query(&self, id: u64) -> Option<bool> {
+    pub(crate) fn cancel_query(&self, id: u64) -> Option<bool> {
         let pid = match self.catalog.queries.lock().get(&id) {
             Some((q, _)) => q.pid,
             None => self.catalog.joins.lock().get(&id)?.pid,

@@ -35,7 +35,7 @@ use crate::types::Value;
 
 /// What a full queue does to its subscriber.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Overflow {
+pub(crate) enum Overflow {
     /// End the query with 54000 (the default).
     #[default]
     Error,
@@ -51,7 +51,7 @@ pub enum Overflow {
 /// The push did not fit in a queue bounded at `bytes_max` bytes.
 #[derive(Debug)]
 pub(crate) struct Full {
-    pub bytes_max: usize,
+    pub(crate) bytes_max: usize,
 }
 
 /// A queued item: an event with its size, or a run of skipped events at that place.
@@ -156,7 +156,7 @@ impl OutSender {
 
     /// Queue `ev` without waiting. `Err(Full)` when it does not fit and the subscriber did
     /// not choose to skip; a skipped event is `Ok` (it was dealt with).
-    pub fn push(&self, ev: Result<Event>) -> std::result::Result<(), Full> {
+    pub(crate) fn push(&self, ev: Result<Event>) -> std::result::Result<(), Full> {
         self.try_push(ev).map_err(|(full, _)| full)
     }
 
@@ -293,7 +293,7 @@ pub(crate) enum TryRecv {
 
 impl OutReceiver {
     /// The next event without waiting.
-    pub fn try_recv(&self) -> TryRecv {
+    pub(crate) fn try_recv(&self) -> TryRecv {
         let mut inner = self.shared.inner.lock();
         let entry = inner.entries.pop_front();
         if entry.is_some() {
@@ -317,7 +317,7 @@ impl OutReceiver {
 
     /// The next event, waiting for one; `None` once the sender is gone and the queue is
     /// drained. Cancel-safe: an event is only taken by a call that returns it.
-    pub async fn recv(&mut self) -> Option<Result<Event>> {
+    pub(crate) async fn recv(&mut self) -> Option<Result<Event>> {
         loop {
             let ready = self.shared.ready.notified();
             match self.try_recv() {
@@ -330,7 +330,7 @@ impl OutReceiver {
 
     /// Bytes queued now.
     #[cfg(test)]
-    pub fn queued_bytes(&self) -> usize {
+    pub(crate) fn queued_bytes(&self) -> usize {
         self.shared.inner.lock().charged.bytes()
     }
 }

@@ -387,13 +387,13 @@ fn pg_type_of(d: DataType) -> (i64, i64, i64, char) {
 
 /// The catalogs as the session of `user` on `database` sees them.
 pub(crate) struct CatalogRelations<'a> {
-    pub catalog: &'a Catalog,
-    pub user: &'a str,
-    pub database: &'a str,
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) user: &'a str,
+    pub(crate) database: &'a str,
     /// The session's settings (name, value), for `pg_settings`.
-    pub settings: &'a [(String, String)],
+    pub(crate) settings: &'a [(String, String)],
     /// Whether the session's user is a superuser now.
-    pub superuser: bool,
+    pub(crate) superuser: bool,
 }
 
 impl RelationProvider for CatalogRelations<'_> {

@@ -20,7 +20,7 @@ use crate::sql::{self, Grant, GrantTarget, Plan, Privileges, Query, RoleOptions,
 impl Session {
     /// Whether this session's user is a superuser now (a role's SUPERUSER, or a
     /// trust-connected user who is no role).
-    pub fn is_superuser(&self) -> bool {
+    pub(crate) fn is_superuser(&self) -> bool {
         self.engine
             .catalog
             .roles
@@ -30,7 +30,7 @@ impl Session {
     /// Record how the client authenticated (call after [`Session::set_identity`]): `trusted`
     /// (no password asked) makes a user who is no role the bootstrap superuser; a
     /// password-authenticated user has exactly its role's attributes.
-    pub fn set_trusted(&mut self, trusted: bool) {
+    pub(crate) fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
         let superuser = if self.is_superuser() { "on" } else { "off" };
         self.settings

@@ -20,7 +20,7 @@
 //! its relations), not per tuple; a continuous query already running keeps its rows after a
 //! REVOKE, as a PostgreSQL cursor opened before a REVOKE does.
 //!
-//! ```
+//! ```ignore
 //! use tcq::engine::roles::{Roles, RoleOptionsSet};
 //! use tcq::sql::Privileges;
 //! let roles = Roles::default();
@@ -41,50 +41,50 @@ use crate::error::{Error, Result};
 use crate::sql::Privileges;
 
 /// The grantee that stands for every role.
-pub const PUBLIC: &str = "public";
+pub(crate) const PUBLIC: &str = "public";
 
 /// One role.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Role {
+pub(crate) struct Role {
     /// The role's name.
-    pub name: String,
+    pub(crate) name: String,
     /// May connect (LOGIN).
-    pub login: bool,
+    pub(crate) login: bool,
     /// Passes every privilege check and manages roles (SUPERUSER).
-    pub superuser: bool,
+    pub(crate) superuser: bool,
     /// The SCRAM-SHA-256 verifier of its password, PostgreSQL's stored form
     /// (`SCRAM-SHA-256$4096:...`); `None`: no password, it cannot log in with one.
-    pub password: Option<String>,
+    pub(crate) password: Option<String>,
     /// Defined by `--password-file`: not stored in the catalog, not changed by SQL.
     #[serde(skip)]
-    pub from_file: bool,
+    pub(crate) from_file: bool,
 }
 
 /// The attributes of a new role.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RoleOptionsSet {
+pub(crate) struct RoleOptionsSet {
     /// LOGIN.
-    pub login: bool,
+    pub(crate) login: bool,
     /// SUPERUSER.
-    pub superuser: bool,
+    pub(crate) superuser: bool,
     /// The SCRAM-SHA-256 verifier of its password.
-    pub password: Option<String>,
+    pub(crate) password: Option<String>,
 }
 
 /// A relation's owner and the privileges granted on it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Acl {
+pub(crate) struct Acl {
     /// The relation's name.
-    pub relation: String,
+    pub(crate) relation: String,
     /// The role (or trust-connected user) that created it.
-    pub owner: String,
+    pub(crate) owner: String,
     /// Privileges granted, by grantee (`public` for every role).
-    pub grants: BTreeMap<String, Privileges>,
+    pub(crate) grants: BTreeMap<String, Privileges>,
     /// A GRANT or REVOKE has named the relation: its access list is no longer the
     /// default, and `relacl` shows it (the owner's entry at least), as PostgreSQL shows an
     /// access list from the first GRANT or REVOKE on.
     #[serde(default)]
-    pub explicit: bool,
+    pub(crate) explicit: bool,
 }
 
 #[derive(Default)]
@@ -95,7 +95,7 @@ struct State {
 
 /// Roles and access lists, shared by every session.
 #[derive(Default)]
-pub struct Roles {
+pub(crate) struct Roles {
     state: RwLock<State>,
     /// Counts changes to the roles (not to access lists), so that a cache of verified
     /// passwords can tell when it is stale (see [`Roles::generation`]).
@@ -104,7 +104,7 @@ pub struct Roles {
 
 /// A stable oid for a role name (FNV-1a folded into [20000, 1020000)), so that
 /// `pg_class.relowner` and `pg_authid.oid` agree across statements and restarts.
-pub fn role_oid(name: &str) -> i64 {
+pub(crate) fn role_oid(name: &str) -> i64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for b in name.bytes() {
         h ^= b as u64;
@@ -116,7 +116,7 @@ pub fn role_oid(name: &str) -> i64 {
 impl Roles {
     /// Install the `--password-file` users: superusers that can log in, with their
     /// verifiers. A catalog role of the same name keeps its own attributes.
-    pub fn install_file_roles(&self, users: impl IntoIterator<Item = (String, String)>) {
+    pub(crate) fn install_file_roles(&self, users: impl IntoIterator<Item = (String, String)>) {
         let mut st = self.state.write();
         for (name, verifier) in users {
             st.roles.entry(name.clone()).or_insert(Role {
@@ -133,7 +133,7 @@ impl Roles {
 
     /// A number that changes whenever a role is created, altered, dropped or restored:
     /// credentials checked under one generation need checking again under another.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
@@ -143,18 +143,18 @@ impl Roles {
     }
 
     /// The role called `name`, if there is one.
-    pub fn get(&self, name: &str) -> Option<Role> {
+    pub(crate) fn get(&self, name: &str) -> Option<Role> {
         self.state.read().roles.get(name).cloned()
     }
 
     /// Every role, by name.
-    pub fn list(&self) -> Vec<Role> {
+    pub(crate) fn list(&self) -> Vec<Role> {
         self.state.read().roles.values().cloned().collect()
     }
 
     /// Whether `user` is a superuser now; `implicit` is what a user who is no role is (a
     /// trust-connected bootstrap user).
-    pub fn is_superuser(&self, user: &str, implicit: bool) -> bool {
+    pub(crate) fn is_superuser(&self, user: &str, implicit: bool) -> bool {
         // Asked by every statement (each INSERT on the ingest path): no copy of the role.
         self.state
             .read()
@@ -164,7 +164,7 @@ impl Roles {
     }
 
     /// `CREATE ROLE`. Errors: 42939 for a reserved name, 42710 when it exists.
-    pub fn create(&self, name: &str, o: RoleOptionsSet) -> Result<()> {
+    pub(crate) fn create(&self, name: &str, o: RoleOptionsSet) -> Result<()> {
         check_role_name(name)?;
         let mut st = self.state.write();
         if st.roles.contains_key(name) {
@@ -189,7 +189,7 @@ impl Roles {
 
     /// Change a role with `f`. Errors: 42704 for an unknown role, 42501 for a role of the
     /// password file.
-    pub fn alter(&self, name: &str, f: impl FnOnce(&mut Role)) -> Result<()> {
+    pub(crate) fn alter(&self, name: &str, f: impl FnOnce(&mut Role)) -> Result<()> {
         let mut st = self.state.write();
         let role = st
             .roles
@@ -206,7 +206,7 @@ impl Roles {
 
     /// `DROP ROLE`: `Ok(false)` when it does not exist. Errors: 42501 for a role of the
     /// password file, 2BP01 while it owns relations (named in the message).
-    pub fn drop_role(&self, name: &str) -> Result<bool> {
+    pub(crate) fn drop_role(&self, name: &str) -> Result<bool> {
         let mut st = self.state.write();
         let Some(role) = st.roles.get(name) else {
             return Ok(false);
@@ -236,7 +236,7 @@ impl Roles {
     }
 
     /// Record that `owner` created `relation` (no privileges granted yet).
-    pub fn set_owner(&self, relation: &str, owner: &str) {
+    pub(crate) fn set_owner(&self, relation: &str, owner: &str) {
         self.state.write().acls.insert(
             relation.to_string(),
             Acl {
@@ -252,7 +252,7 @@ impl Roles {
     /// to the new owner is folded into its ownership (it holds every privilege), so the
     /// access list has one entry per grantee, as PostgreSQL's `aclnewowner` leaves it.
     /// Errors: 42704 when `owner` is no role.
-    pub fn change_owner(&self, relation: &str, owner: &str) -> Result<()> {
+    pub(crate) fn change_owner(&self, relation: &str, owner: &str) -> Result<()> {
         let mut st = self.state.write();
         if !st.roles.contains_key(owner) {
             return Err(Error::UndefinedObject(format!(
@@ -269,13 +269,13 @@ impl Roles {
     }
 
     /// Forget a dropped relation's owner and grants.
-    pub fn remove_relation(&self, relation: &str) {
+    pub(crate) fn remove_relation(&self, relation: &str) {
         self.state.write().acls.remove(relation);
     }
 
     /// The owner of `relation`; `None` for a relation whose owner was never recorded (one
     /// created before roles existed: only superusers may use it).
-    pub fn owner(&self, relation: &str) -> Option<String> {
+    pub(crate) fn owner(&self, relation: &str) -> Option<String> {
         self.state
             .read()
             .acls
@@ -284,12 +284,12 @@ impl Roles {
     }
 
     /// The access list of `relation`.
-    pub fn acl(&self, relation: &str) -> Option<Acl> {
+    pub(crate) fn acl(&self, relation: &str) -> Option<Acl> {
         self.state.read().acls.get(relation).cloned()
     }
 
     /// Every relation owner (for `pg_authid`: owners that are no role are shown too).
-    pub fn owners(&self) -> Vec<String> {
+    pub(crate) fn owners(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .state
             .read()
@@ -306,7 +306,7 @@ impl Roles {
     /// owner holds every privilege already: a grant to it changes nothing (and a revoke
     /// from it neither: tcq has no owner that gave up its own rights).
     /// Errors: 42704 for a grantee that is neither a role nor `public`.
-    pub fn grant(
+    pub(crate) fn grant(
         &self,
         relation: &str,
         grantees: &[String],
@@ -344,7 +344,7 @@ impl Roles {
 
     /// Whether `user` (a superuser when `superuser`) may use `privileges` on `relation`, a
     /// `kind` (`stream` or `table`). Errors: 42501 `permission denied for stream x`.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         user: &str,
         superuser: bool,
@@ -364,7 +364,7 @@ impl Roles {
     /// What `user` (not a superuser) holds on `relation`: every privilege when it owns it
     /// (`true`: with grant option), else what was granted to it or to `public` (`false`).
     /// A relation with no recorded owner grants nothing.
-    pub fn privileges(&self, user: &str, relation: &str) -> (Privileges, bool) {
+    pub(crate) fn privileges(&self, user: &str, relation: &str) -> (Privileges, bool) {
         let st = self.state.read();
         let Some(a) = st.acls.get(relation) else {
             return (Privileges::default(), false);
@@ -378,7 +378,7 @@ impl Roles {
 
     /// Whether `user` owns `relation` (or is a superuser). Errors: 42501 `must be owner of
     /// <kind> <relation>`.
-    pub fn check_owner(
+    pub(crate) fn check_owner(
         &self,
         user: &str,
         superuser: bool,
@@ -583,5 +583,41 @@ mod tests {
         assert!(copy.get("admin").is_none());
         assert_eq!(copy.get("alice"), r.get("alice"));
         assert_eq!(copy.acl("s"), r.acl("s"));
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::engine::roles::{RoleOptionsSet, Roles};
+        use crate::sql::Privileges;
+        let roles = Roles::default();
+        roles
+            .create(
+                "alice",
+                RoleOptionsSet {
+                    login: true,
+                    superuser: false,
+                    password: None,
+                },
+            )
+            .unwrap();
+        roles.set_owner("flights", "bob");
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::SELECT)
+            .is_err());
+        roles
+            .grant("flights", &["alice".to_string()], Privileges::SELECT, true)
+            .unwrap();
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::SELECT)
+            .is_ok());
+        assert!(roles
+            .check("alice", false, "stream", "flights", Privileges::INSERT)
+            .is_err());
     }
 }

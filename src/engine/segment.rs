@@ -132,7 +132,7 @@ pub(crate) fn verify(path: &Path) -> Result<()> {
 }
 
 /// Rows per Parquet row group.
-pub const ROW_GROUP_ROWS: usize = 128 * 1024;
+pub(crate) const ROW_GROUP_ROWS: usize = 128 * 1024;
 
 fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::DataCorrupted(format!("segment {}: {e}", path.display()))
@@ -163,10 +163,10 @@ pub(crate) fn write_aside(
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Run {
     /// Indices of its row groups in the file.
-    pub groups: std::ops::Range<usize>,
+    pub(crate) groups: std::ops::Range<usize>,
     /// Its earliest and latest tuple time, microseconds.
-    pub min_us: i64,
-    pub max_us: i64,
+    pub(crate) min_us: i64,
+    pub(crate) max_us: i64,
 }
 
 /// A segment being written to `path.tmp`, one sorted run at a time.
@@ -183,7 +183,7 @@ pub(crate) struct SegmentWriter {
 
 impl SegmentWriter {
     /// Start segment `path` (written to `path.tmp`). Errors: the file cannot be created.
-    pub fn new(path: &Path, codec: &ArchiveCodec) -> Result<SegmentWriter> {
+    pub(crate) fn new(path: &Path, codec: &ArchiveCodec) -> Result<SegmentWriter> {
         let schema = codec.schema.clone();
         let time_name = schema.field(codec.time_column()).name().clone();
         let props = WriterProperties::builder()
@@ -218,24 +218,24 @@ impl SegmentWriter {
     /// Keep `position` (a source's, from the sealed log's last commit record that has
     /// one) in the footer as `tcq.source_position`, so the source resumes from it once the
     /// log is gone.
-    pub fn set_source_position(&mut self, position: Option<Vec<u8>>) {
+    pub(crate) fn set_source_position(&mut self, position: Option<Vec<u8>>) {
         self.source_position = position;
     }
 
     /// The file being written (`path.tmp`).
-    pub fn tmp_path(&self) -> &Path {
+    pub(crate) fn tmp_path(&self) -> &Path {
         &self.tmp
     }
 
     /// The runs written so far, in order.
-    pub fn runs(&self) -> &[Run] {
+    pub(crate) fn runs(&self) -> &[Run] {
         &self.runs
     }
 
     /// True when the runs written so far are not in time order as a whole: a later run
     /// holds a tuple earlier than the latest of a run before it (equal times are in order:
     /// the later run arrived later).
-    pub fn runs_overlap(&self) -> bool {
+    pub(crate) fn runs_overlap(&self) -> bool {
         let mut latest = i64::MIN;
         for r in &self.runs {
             if r.min_us < latest {
@@ -256,7 +256,7 @@ impl SegmentWriter {
     /// by time (stable: arrival order among equal times), in row groups of at most
     /// [`ROW_GROUP_ROWS`] rows. A run ends its last row group, so each row group holds one
     /// run's tuples and its time statistics stay tight. Errors: the write failed.
-    pub fn write_run(&mut self, batches: &[RecordBatch]) -> Result<()> {
+    pub(crate) fn write_run(&mut self, batches: &[RecordBatch]) -> Result<()> {
         let times: Vec<&[i64]> = batches
             .iter()
             .map(|b| {
@@ -310,7 +310,7 @@ impl SegmentWriter {
 
     /// Write the footer (with the data checksum) and fsync; returns `path.tmp`, for the
     /// caller to rename into place (or remove). Errors: the write or the fsync failed.
-    pub fn finish(mut self) -> Result<std::path::PathBuf> {
+    pub(crate) fn finish(mut self) -> Result<std::path::PathBuf> {
         let tmp = self.tmp;
         // The row groups leave the writer's buffer: everything but the footer is written now.
         self.w
@@ -522,7 +522,7 @@ pub(crate) fn read(
         .map_err(|e| pq_err(path, e))?;
     for rb in reader {
         let rb = rb.map_err(|e| pq_err(path, e))?;
-        if !each(codec.from_record_batch(&rb)?) {
+        if !each(codec.decode(&rb)?) {
             return Ok(false);
         }
     }

@@ -32,39 +32,39 @@ pub struct Statement {
 
 impl Statement {
     /// The statement's SQL text.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         self.parsed.text()
     }
 
     /// Identifiers the statement wrote longer than 63 bytes, with the names they were cut
     /// to (see [`crate::sql::Parsed::truncated_identifiers`]).
-    pub fn truncated_identifiers(&self) -> &[(String, String)] {
+    pub(crate) fn truncated_identifiers(&self) -> &[(String, String)] {
         self.parsed.truncated_identifiers()
     }
 
     /// What a `DEALLOCATE` forgets: `Some(Some(name))` one prepared statement,
     /// `Some(None)` all of them; `None` for any other statement.
-    pub fn deallocates(&self) -> Option<Option<String>> {
+    pub(crate) fn deallocates(&self) -> Option<Option<String>> {
         self.parsed.deallocates()
     }
 }
 
 /// What the extended protocol's Describe reports.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Description {
+pub(crate) struct Description {
     /// Types of `$1..$n`.
-    pub params: Vec<DataType>,
+    pub(crate) params: Vec<DataType>,
     /// The parameters (0-based) described to clients as a catalog type (`oid`, `oid[]`):
     /// catalog queries' parameters compared with an oid or cast to such a type, whose
     /// values are held as [`crate::types::CatalogType::held_as`].
-    pub catalog_params: Vec<(usize, crate::types::CatalogType)>,
+    pub(crate) catalog_params: Vec<(usize, crate::types::CatalogType)>,
     /// Result columns; `None` for statements without rows (RowDescription vs NoData).
-    pub columns: Option<Vec<Column>>,
+    pub(crate) columns: Option<Vec<Column>>,
 }
 
 /// Transaction status for ReadyForQuery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxStatus {
+pub(crate) enum TxStatus {
     /// 'I'
     Idle,
     /// 'T'
@@ -591,7 +591,7 @@ impl Session {
     /// as pgjdbc's `TimeZone` or asyncpg's `server_settings`, or a `-c name=value` of
     /// `options`), as `SET` applies it (`Session::set_setting`); names are case-insensitive.
     /// Errors: 42704 for an unknown parameter, 22023 for a value it refuses.
-    pub fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
+    pub(crate) fn apply_startup_setting(&mut self, name: &str, value: &str) -> Result<()> {
         self.set_setting(name.to_ascii_lowercase(), Some(value.to_string()))?;
         // Reported in the start-up ParameterStatus set, not again.
         self.reported.clear();
@@ -600,13 +600,13 @@ impl Session {
 
     /// The session's time zone, shared with the code that formats and parses its
     /// timestamptz text (the server runs each message inside [`crate::tz::scope`]).
-    pub fn zone(&self) -> crate::tz::ZoneCell {
+    pub(crate) fn zone(&self) -> crate::tz::ZoneCell {
         self.zone.clone()
     }
 
     /// Settings whose new values the client must be told of (ParameterStatus), since the
     /// last call: `(name as PostgreSQL reports it, value)`.
-    pub fn take_reported_settings(&mut self) -> Vec<(String, String)> {
+    pub(crate) fn take_reported_settings(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.reported)
     }
 
@@ -644,13 +644,18 @@ impl Session {
 
     /// The session's notification inbox: the server sends what it holds to the client
     /// before ReadyForQuery outside a transaction block, and while the client is idle.
-    pub fn inbox(&self) -> Arc<Inbox> {
+    pub(crate) fn inbox(&self) -> Arc<Inbox> {
         self.inbox.clone()
     }
 
     /// Record who connected (from the start-up message), for `current_user`,
     /// `current_database()` and `application_name`.
-    pub fn set_identity(&mut self, user: &str, database: &str, application_name: Option<&str>) {
+    pub(crate) fn set_identity(
+        &mut self,
+        user: &str,
+        database: &str,
+        application_name: Option<&str>,
+    ) {
         self.user = user.to_string();
         self.database = database.to_string();
         if let Some(a) = application_name {
@@ -660,17 +665,17 @@ impl Session {
     }
 
     /// The backend id.
-    pub fn pid(&self) -> i32 {
+    pub(crate) fn pid(&self) -> i32 {
         self.pid
     }
 
     /// Transaction status for ReadyForQuery.
-    pub fn tx_status(&self) -> TxStatus {
+    pub(crate) fn tx_status(&self) -> TxStatus {
         self.tx
     }
 
     /// Mark the open transaction block failed after an error (no-op outside a block).
-    pub fn fail_transaction(&mut self) {
+    pub(crate) fn fail_transaction(&mut self) {
         if self.tx == TxStatus::InBlock {
             self.tx = TxStatus::Failed;
         }
@@ -708,7 +713,7 @@ impl Session {
 
     /// Describe a statement for the extended protocol. `param_hints` are the types the
     /// client gave in Parse (`None` = unspecified).
-    pub fn describe(
+    pub(crate) fn describe(
         &mut self,
         stmt: &Statement,
         param_hints: &[Option<DataType>],
@@ -1842,19 +1847,14 @@ impl Session {
     }
 
     /// The result columns of cursor `name` made by DECLARE, if it exists.
-    pub fn cursor_columns(&self, name: &str) -> Option<Vec<Column>> {
+    pub(crate) fn cursor_columns(&self, name: &str) -> Option<Vec<Column>> {
         self.cursors.get(name).map(|c| c.sub.columns().to_vec())
-    }
-
-    /// The value of a setting (for `current_setting`).
-    pub fn setting(&self, name: &str) -> Option<&str> {
-        self.setting_inner(name)
     }
 
     /// The session's `statement_timeout`: how long one statement may run before it is
     /// cancelled with 57014 ("canceling statement due to statement timeout"); `None` when
     /// it is 0 (the default), which is no limit.
-    pub fn statement_timeout(&self) -> Option<std::time::Duration> {
+    pub(crate) fn statement_timeout(&self) -> Option<std::time::Duration> {
         let ms = parse_timeout_ms(self.setting_inner("statement_timeout")?).ok()?;
         (ms > 0).then(|| std::time::Duration::from_millis(ms))
     }

@@ -41,9 +41,9 @@ pub(crate) struct Spill {
     writer: Option<BufWriter<File>>,
     ncols: usize,
     /// Rows written.
-    pub rows: u64,
+    pub(crate) rows: u64,
     /// Bytes written.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 fn io_error(e: std::io::Error) -> Error {
@@ -53,7 +53,7 @@ fn io_error(e: std::io::Error) -> Error {
 impl Spill {
     /// A new staging file under `parent`: a private directory (mode 0700, random name) holding
     /// one file created with `O_EXCL | O_NOFOLLOW`, mode 0600.
-    pub fn create_in(parent: &Path, ncols: usize) -> Result<Spill> {
+    pub(crate) fn create_in(parent: &Path, ncols: usize) -> Result<Spill> {
         let dir = tempfile::Builder::new()
             .prefix("tcq-copy-")
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -82,7 +82,7 @@ impl Spill {
     }
 
     /// Append every row of `batch`.
-    pub fn write(&mut self, batch: &RowBatch) -> Result<()> {
+    pub(crate) fn write(&mut self, batch: &RowBatch) -> Result<()> {
         let w = self
             .writer
             .as_mut()
@@ -102,7 +102,7 @@ impl Spill {
     }
 
     /// Read the rows back in batches, in order.
-    pub fn read_batches(&mut self) -> Result<SpillReader> {
+    pub(crate) fn read_batches(&mut self) -> Result<SpillReader> {
         let w = self
             .writer
             .take()
@@ -135,7 +135,7 @@ pub(crate) struct SpillReader {
 
 impl SpillReader {
     /// The next batch, `None` at the end.
-    pub fn next_batch(&mut self) -> Result<Option<RowBatch>> {
+    pub(crate) fn next_batch(&mut self) -> Result<Option<RowBatch>> {
         if self.left == 0 {
             return Ok(None);
         }

@@ -11,7 +11,7 @@
 /// split: a query gives the same rows for a batch fed whole or in pieces.
 pub(crate) struct StepSize {
     /// Tuples in the next step.
-    pub rows: usize,
+    pub(crate) rows: usize,
 }
 
 impl Default for StepSize {
@@ -27,7 +27,7 @@ impl StepSize {
     const TARGET: std::time::Duration = std::time::Duration::from_millis(20);
 
     /// A step of `rows` tuples took `elapsed`.
-    pub fn took(&mut self, rows: usize, elapsed: std::time::Duration) {
+    pub(crate) fn took(&mut self, rows: usize, elapsed: std::time::Duration) {
         if elapsed > 2 * Self::TARGET {
             let scaled = rows as f64 * Self::TARGET.as_secs_f64() / elapsed.as_secs_f64();
             self.rows = (scaled as usize).max(1);

@@ -8,7 +8,7 @@
 
 use super::outq::{OutReceiver, TryRecv};
 use crate::error::Result;
-pub use crate::exec::Event;
+pub(crate) use crate::exec::Event;
 use crate::types::Column;
 
 /// The receiving end of a continuous query.
@@ -23,17 +23,17 @@ pub struct Subscription {
 
 impl Subscription {
     /// The result columns.
-    pub fn columns(&self) -> &[Column] {
+    pub(crate) fn columns(&self) -> &[Column] {
         &self.columns
     }
 
     /// The query's id, as `tcq_queries` shows it.
-    pub fn query_id(&self) -> u64 {
+    pub(crate) fn query_id(&self) -> u64 {
         self.query_id
     }
 
     /// The next event; `None` when the query has ended normally. Cancel-safe.
-    pub async fn next(&mut self) -> Option<Result<Event>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<Event>> {
         match self.rx.recv().await {
             Some(ev) => Some(ev),
             None => self.take_failure(),
@@ -46,7 +46,7 @@ impl Subscription {
 
     /// The next event if one is ready now: `Some(Some(..))` an event, `Some(None)` the
     /// query ended, `None` nothing ready (the time to flush).
-    pub fn try_next(&mut self) -> Option<Option<Result<Event>>> {
+    pub(crate) fn try_next(&mut self) -> Option<Option<Result<Event>>> {
         match self.rx.try_recv() {
             TryRecv::Event(ev) => Some(Some(ev)),
             TryRecv::Empty => None,

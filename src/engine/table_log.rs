@@ -50,7 +50,7 @@ pub(crate) fn table_path(data_dir: &Path, name: &str) -> PathBuf {
 /// A table's open log.
 pub(crate) struct TableLog {
     /// The `CREATE TABLE` statement that made the table (the catalog file's record).
-    pub ddl: String,
+    pub(crate) ddl: String,
     path: PathBuf,
     ncols: usize,
     sync: SyncMode,
@@ -73,7 +73,7 @@ impl TableLog {
     /// name that was dropped is replaced when `create`. Damage is logged with the file and
     /// offset. Errors: the file cannot be read or written, or its changes do not fit
     /// together.
-    pub fn open(
+    pub(crate) fn open(
         data_dir: &Path,
         name: &str,
         ddl: String,
@@ -128,7 +128,7 @@ impl TableLog {
 
     /// Wait until every record written so far is on disk (group commit: one fsync, on a
     /// blocking thread, serves every statement that wrote before it began).
-    pub async fn wait_durable(&self) -> Result<()> {
+    pub(crate) async fn wait_durable(&self) -> Result<()> {
         let position = self.file.lock().len;
         if self.sync == SyncMode::Off || self.synced.load(Ordering::Acquire) >= position {
             return Ok(());
@@ -151,7 +151,7 @@ impl TableLog {
     }
 
     /// Remove the log (DROP TABLE).
-    pub fn remove(&self) {
+    pub(crate) fn remove(&self) {
         if let Err(e) = std::fs::remove_file(&self.path) {
             tracing::warn!("cannot remove {}: {e}", self.path.display());
         }

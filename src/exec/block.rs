@@ -11,7 +11,7 @@ use crate::types::Value;
 
 /// How one output column of a [`RowBlock`] holds its values.
 #[derive(Debug, Clone, PartialEq)]
-pub enum BlockColumn {
+pub(crate) enum BlockColumn {
     /// The same value in every row: window metadata such as `wtime(*)`, which every group
     /// of a slide event shares.
     Same(Value),
@@ -35,7 +35,7 @@ pub struct RowBlock {
 
 impl RowBlock {
     /// An empty block of `width` columns, each storing a value per row.
-    pub fn new(width: usize) -> RowBlock {
+    pub(crate) fn new(width: usize) -> RowBlock {
         RowBlock {
             len: 0,
             columns: (0..width).map(BlockColumn::Stored).collect(),
@@ -52,7 +52,7 @@ impl RowBlock {
     }
 
     /// Count one more slide event whose rows were appended (after its rows).
-    pub fn add_slide_event(&mut self) {
+    pub(crate) fn add_slide_event(&mut self) {
         self.slide_events += 1;
     }
 
@@ -62,17 +62,17 @@ impl RowBlock {
     }
 
     /// True when the block has no row.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Number of columns.
-    pub fn width(&self) -> usize {
+    pub(crate) fn width(&self) -> usize {
         self.columns.len()
     }
 
     /// The value of `column` in `row`. Panics when either is out of range.
-    pub fn value(&self, row: usize, column: usize) -> &Value {
+    pub(crate) fn value(&self, row: usize, column: usize) -> &Value {
         assert!(row < self.len, "row {row} of a block of {}", self.len);
         match &self.columns[column] {
             BlockColumn::Same(v) => v,
@@ -81,19 +81,19 @@ impl RowBlock {
     }
 
     /// The values of `row`, in column order.
-    pub fn row(&self, row: usize) -> impl ExactSizeIterator<Item = &Value> + '_ {
+    pub(crate) fn row(&self, row: usize) -> impl ExactSizeIterator<Item = &Value> + '_ {
         (0..self.columns.len()).map(move |c| self.value(row, c))
     }
 
     /// The columns.
-    pub fn columns(&self) -> &[BlockColumn] {
+    pub(crate) fn columns(&self) -> &[BlockColumn] {
         &self.columns
     }
 
     /// Say which columns the rows appended next share one value in (`same[c]`), before
     /// appending them: a column that held one value in every row so far and gets another
     /// (or none) starts storing a value per row.
-    pub fn set_same(&mut self, same: &[Option<Value>]) {
+    pub(crate) fn set_same(&mut self, same: &[Option<Value>]) {
         debug_assert_eq!(same.len(), self.columns.len(), "one entry per column");
         self.set_same_with(|c| same[c].clone());
     }
@@ -101,7 +101,7 @@ impl RowBlock {
     /// [`RowBlock::set_same`] with column `c`'s shared value given by `same(c)` (called
     /// once per column): no vector is built, so a slide event of one row allocates
     /// nothing here.
-    pub fn set_same_with(&mut self, same: impl Fn(usize) -> Option<Value>) {
+    pub(crate) fn set_same_with(&mut self, same: impl Fn(usize) -> Option<Value>) {
         if self.len == 0 {
             let mut k = 0;
             for (c, col) in self.columns.iter_mut().enumerate() {
@@ -159,23 +159,23 @@ impl RowBlock {
 
     /// True when `column` stores a value per row: the caller of [`RowBlock::push_value`]
     /// gives one for it in each row.
-    pub fn is_stored(&self, column: usize) -> bool {
+    pub(crate) fn is_stored(&self, column: usize) -> bool {
         matches!(self.columns[column], BlockColumn::Stored(_))
     }
 
     /// Reserve room for `rows` more rows.
-    pub fn reserve(&mut self, rows: usize) {
+    pub(crate) fn reserve(&mut self, rows: usize) {
         self.values.reserve(rows * self.stride);
     }
 
     /// Append the next stored value: row by row, and within a row the stored columns in
     /// order. [`RowBlock::rows_appended`] then counts the rows.
-    pub fn push_value(&mut self, v: Value) {
+    pub(crate) fn push_value(&mut self, v: Value) {
         self.values.push(v);
     }
 
     /// Append one row, given as its values in column order.
-    pub fn push_row(&mut self, row: impl IntoIterator<Item = Value>) {
+    pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = Value>) {
         let row: Vec<Value> = row.into_iter().collect();
         let same: Vec<Option<Value>> = (0..self.columns.len())
             .map(|c| match &self.columns[c] {
@@ -194,13 +194,13 @@ impl RowBlock {
     }
 
     /// Record that `n` rows were appended.
-    pub fn rows_appended(&mut self, n: usize) {
+    pub(crate) fn rows_appended(&mut self, n: usize) {
         self.len += n;
         debug_assert_eq!(self.values.len(), self.len * self.stride, "whole rows");
     }
 
     /// Keep the first `n` rows (LIMIT).
-    pub fn truncate(&mut self, n: usize) {
+    pub(crate) fn truncate(&mut self, n: usize) {
         if n >= self.len {
             return;
         }
@@ -209,7 +209,7 @@ impl RowBlock {
     }
 
     /// The rows, one vector of values each.
-    pub fn into_rows(self) -> Vec<Vec<Value>> {
+    pub(crate) fn into_rows(self) -> Vec<Vec<Value>> {
         (0..self.len)
             .map(|r| self.row(r).cloned().collect())
             .collect()
@@ -217,7 +217,7 @@ impl RowBlock {
 
     /// Approximate heap bytes held (values inline, text beyond its inline size), for
     /// output queue budgets.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         let same: usize = self
             .columns
             .iter()
@@ -232,7 +232,7 @@ impl RowBlock {
 }
 
 /// Heap bytes of a value beyond its inline size (long text only).
-pub fn value_heap_bytes(v: &Value) -> usize {
+pub(crate) fn value_heap_bytes(v: &Value) -> usize {
     match v {
         Value::Text(s) if s.is_heap_allocated() => s.capacity(),
         _ => 0,

@@ -45,7 +45,7 @@ const UTC: &str = "+00:00";
 
 /// One column of a [`ColumnBatch`].
 #[derive(Clone, Debug)]
-pub enum ColumnArray {
+pub(crate) enum ColumnArray {
     /// boolean, smallint, integer, bigint, real, double precision, text, varchar, timestamp
     /// and timestamptz (microseconds; timestamptz carries the zone "+00:00").
     Arrow(ArrayRef),
@@ -58,9 +58,9 @@ pub enum ColumnArray {
 #[derive(Clone, Debug, Default)]
 pub struct ColumnBatch {
     /// One array per stream column, each of `times.len()` rows.
-    pub columns: Vec<ColumnArray>,
+    pub(crate) columns: Vec<ColumnArray>,
     /// Each row's timestamp, microseconds since the epoch.
-    pub times: Vec<i64>,
+    pub(crate) times: Vec<i64>,
 }
 
 /// A typed view of one column, resolved once per batch so reading a value is a plain index.
@@ -134,7 +134,7 @@ impl ColumnBatch {
 
     /// Rows `rows` as a batch of their own: Arrow arrays sliced without copying, numeric
     /// and interval values copied. Panics when `rows` is out of bounds.
-    pub fn slice(&self, rows: std::ops::Range<usize>) -> ColumnBatch {
+    pub(crate) fn slice(&self, rows: std::ops::Range<usize>) -> ColumnBatch {
         ColumnBatch {
             columns: self
                 .columns
@@ -150,7 +150,7 @@ impl ColumnBatch {
 
     /// The rows whose time is at least `from_us`, in their order: the batch itself when
     /// every row is, `None` when no row is (a back-fill from a START AT skips the rest).
-    pub fn from_time(self, from_us: i64) -> Option<ColumnBatch> {
+    pub(crate) fn since(self, from_us: i64) -> Option<ColumnBatch> {
         let keep = self.times.iter().filter(|&&t| t >= from_us).count();
         if keep == self.len() {
             return Some(self);
@@ -192,7 +192,7 @@ impl ColumnBatch {
     }
 
     /// Heap bytes held (Arrow buffers and values), for staging limits and queue budgets.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         let cols: usize = self
             .columns
             .iter()
@@ -481,7 +481,7 @@ const TEXT_BYTES_FULL: usize = 1 << 30;
 /// `append_*` methods, then [`ColumnBatchBuilder::end_row`]), which is how COPY fills
 /// columns without making a [`Value`] per field.
 ///
-/// ```
+/// ```ignore
 /// use tcq::exec::columns::ColumnBatchBuilder;
 /// use tcq::types::{DataType, Value};
 /// let mut b = ColumnBatchBuilder::new(&[DataType::Int4, DataType::Text], 4);
@@ -517,18 +517,18 @@ impl ColumnBatchBuilder {
     }
 
     /// Rows appended since the last [`ColumnBatchBuilder::finish`].
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.times.len()
     }
 
     /// True when no row was appended since the last finish.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.times.is_empty()
     }
 
     /// True once the batch holds `rows_hint` rows or 1 GiB of text in one column: time to
     /// [`ColumnBatchBuilder::finish`] it.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.times.len() >= self.rows_hint || self.text_full
     }
 
@@ -555,14 +555,14 @@ impl ColumnBatchBuilder {
 
     /// Append NULL to column `c` of the row being built.
     #[inline]
-    pub fn append_null(&mut self, c: usize) {
+    pub(crate) fn append_null(&mut self, c: usize) {
         self.builders[c].append_null();
     }
 
     /// Append an integer to column `c` of the row being built, a smallint, integer or
     /// bigint column; the caller has checked that `v` fits the column's type.
     #[inline]
-    pub fn append_int(&mut self, c: usize, v: i64) {
+    pub(crate) fn append_int(&mut self, c: usize, v: i64) {
         match &mut self.builders[c] {
             ColumnBuilder::Int2(b) => b.push(v as i16),
             ColumnBuilder::Int4(b) => b.push(v as i32),
@@ -574,7 +574,7 @@ impl ColumnBatchBuilder {
     /// Append a float to column `c` of the row being built, a real (rounded to `f32` as
     /// PostgreSQL's float4 input does) or double precision column.
     #[inline]
-    pub fn append_float(&mut self, c: usize, v: f64) {
+    pub(crate) fn append_float(&mut self, c: usize, v: f64) {
         match &mut self.builders[c] {
             ColumnBuilder::Float4(b) => b.push(v as f32),
             ColumnBuilder::Float8(b) => b.push(v),
@@ -585,7 +585,7 @@ impl ColumnBatchBuilder {
     /// Append a timestamp (microseconds since the epoch) to column `c` of the row being
     /// built, a timestamp or timestamptz column.
     #[inline]
-    pub fn append_timestamp(&mut self, c: usize, us: i64) {
+    pub(crate) fn append_timestamp(&mut self, c: usize, us: i64) {
         match &mut self.builders[c] {
             ColumnBuilder::Timestamp(b, _) => b.push(us),
             _ => unreachable!("append_timestamp on a column that holds no timestamps"),
@@ -595,7 +595,7 @@ impl ColumnBatchBuilder {
     /// Append text to column `c` of the row being built, a text or varchar column (the
     /// caller has checked any length limit).
     #[inline]
-    pub fn append_str(&mut self, c: usize, s: &str) {
+    pub(crate) fn append_str(&mut self, c: usize, s: &str) {
         match &mut self.builders[c] {
             ColumnBuilder::Text(b) => {
                 b.push(s);
@@ -609,7 +609,7 @@ impl ColumnBatchBuilder {
     /// the row being built, a text or varchar column (the caller has checked any length
     /// limit). The same as `append_str(c, &src[a..b])`, faster for short values.
     #[inline]
-    pub fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
+    pub(crate) fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
         match &mut self.builders[c] {
             ColumnBuilder::Text(t) => {
                 t.push_within(src, a, b);
@@ -622,14 +622,14 @@ impl ColumnBatchBuilder {
     /// Append `v` (of the column's type, or NULL; taken) to column `c` of the row being
     /// built.
     #[inline]
-    pub fn append_value(&mut self, c: usize, v: &mut Value) {
+    pub(crate) fn append_value(&mut self, c: usize, v: &mut Value) {
         self.builders[c].append(v);
         self.note_text(c);
     }
 
     /// Close the row being built (every column has had one append) with its timestamp.
     #[inline]
-    pub fn end_row(&mut self, t_us: i64) {
+    pub(crate) fn end_row(&mut self, t_us: i64) {
         debug_assert!(
             self.builders
                 .iter()
@@ -641,7 +641,7 @@ impl ColumnBatchBuilder {
 
     /// Drop whatever the row being built has appended so far (a bad field was found in
     /// it), leaving the closed rows as they are.
-    pub fn truncate(&mut self) {
+    pub(crate) fn truncate(&mut self) {
         let len = self.times.len();
         for b in &mut self.builders {
             b.truncate(len);
@@ -740,5 +740,29 @@ mod tests {
         // A second batch from the same builder starts empty.
         b.push_row(&mut nulls.clone(), 9);
         assert_eq!(b.finish().to_rows().row(0), &nulls[..]);
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn column_batch_builder_example() {
+        use crate::exec::columns::ColumnBatchBuilder;
+        use crate::types::{DataType, Value};
+        let mut b = ColumnBatchBuilder::new(&[DataType::Int4, DataType::Text], 4);
+        b.append_int(0, 7);
+        b.append_str(1, "LAS");
+        b.end_row(100);
+        b.append_int(0, 8); // a row abandoned half way (a bad field) ...
+        b.truncate(); // ... leaves no trace
+        let batch = b.finish();
+        assert_eq!(
+            batch.to_rows().row(0),
+            &[Value::Int4(7), Value::Text("LAS".into())][..]
+        );
+        assert_eq!(batch.len(), 1);
     }
 }

@@ -12,7 +12,7 @@ use crate::types::Value;
 /// aggregates over all rows as one instance, HAVING, projection, ORDER BY, OFFSET, LIMIT.
 ///
 /// `session` answers `current_user`, `current_setting(...)` and friends.
-pub fn run_finite(
+pub(crate) fn run_finite(
     query: &Query,
     rows: Vec<Vec<Value>>,
     params: &[Value],

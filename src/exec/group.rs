@@ -43,7 +43,7 @@ impl KeyHasher {
 
     /// A hasher to feed a key's values to, one after the other, as [`KeyHasher::hash`] does
     /// (the columnar path hashes keys straight from their columns with it).
-    pub fn start(&self) -> ahash::AHasher {
+    pub(crate) fn start(&self) -> ahash::AHasher {
         self.0.build_hasher()
     }
 
@@ -83,20 +83,15 @@ impl GroupDict {
 
     /// Bytes the dictionary's vectors and index hold (capacity, not the heap behind text
     /// keys): an estimate for the console and `/metrics`.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.hashes.capacity() * 8
             + self.keys.capacity() * std::mem::size_of::<Value>()
             + self.index.capacity() * 4
     }
 
     /// Number of ids handed out.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.hashes.len()
-    }
-
-    /// True when no key was interned.
-    pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
     }
 
     /// The id of `key` (hash `hash`), interning a copy of it if new.
@@ -121,7 +116,7 @@ impl GroupDict {
     /// the key `make` appends to the vector it is given (exactly `nkeys` values, hashing to
     /// `hash` and satisfying `eq`). The columnar path compares keys with their columns and
     /// builds [`Value`]s only for a new key.
-    pub fn intern_with(
+    pub(crate) fn intern_with(
         &mut self,
         hash: u64,
         eq: impl Fn(&[Value]) -> bool,
@@ -147,13 +142,13 @@ impl GroupDict {
     }
 
     /// The key of group `gid`.
-    pub fn key(&self, gid: u32) -> &[Value] {
+    pub(crate) fn key(&self, gid: u32) -> &[Value] {
         &self.keys[gid as usize * self.nkeys..(gid as usize + 1) * self.nkeys]
     }
 
     /// Keep only the ids in `live` (ascending, distinct), renumbered from 0 in that order.
     /// Returns the map from old id to new id (`u32::MAX` for dropped ids).
-    pub fn compact(&mut self, live: &[u32]) -> Vec<u32> {
+    pub(crate) fn compact(&mut self, live: &[u32]) -> Vec<u32> {
         let mut map = vec![ABSENT; self.len()];
         let mut next = GroupDict::new(self.nkeys);
         for &g in live {
@@ -255,7 +250,7 @@ pub struct GroupTable {
 impl GroupTable {
     /// An empty table sized for `groups` groups of `naggs` states (the previous instance's
     /// count is a good guess and saves growing the vectors).
-    pub fn with_capacity(naggs: usize, groups: usize) -> GroupTable {
+    pub(crate) fn with_capacity(naggs: usize, groups: usize) -> GroupTable {
         GroupTable {
             gids: Vec::with_capacity(groups),
             accs: Vec::with_capacity(groups * naggs),
@@ -265,7 +260,7 @@ impl GroupTable {
 
     /// A copy of this table (of `naggs` states per group) with room for `groups` groups,
     /// so that merges adding groups to the copy do not grow it.
-    pub fn clone_with_room(&self, naggs: usize, groups: usize) -> GroupTable {
+    pub(crate) fn clone_with_room(&self, naggs: usize, groups: usize) -> GroupTable {
         let groups = groups.max(self.len());
         let mut gids = Vec::with_capacity(groups);
         gids.extend_from_slice(&self.gids);
@@ -285,7 +280,7 @@ impl GroupTable {
 
     /// Bytes the table's vectors hold (capacity, not the heap behind DISTINCT sets or
     /// numerics): an estimate for the console and `/metrics`.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
             + self.gids.capacity() * 4
             + self.accs.capacity() * std::mem::size_of::<Acc>()
@@ -293,7 +288,7 @@ impl GroupTable {
 
     /// Bytes the DISTINCT sets of the table's states hold (their hash tables' capacity
     /// times an entry's size, not text behind the values); walks every state.
-    pub fn distinct_bytes(&self) -> usize {
+    pub(crate) fn distinct_bytes(&self) -> usize {
         const ENTRY: usize = std::mem::size_of::<crate::agg::GroupValue>() + 1;
         self.accs
             .iter()
@@ -315,12 +310,12 @@ impl GroupTable {
     }
 
     /// The group at slot `g`: its id and its states.
-    pub fn group(&self, g: usize, naggs: usize) -> (u32, &[Acc]) {
+    pub(crate) fn group(&self, g: usize, naggs: usize) -> (u32, &[Acc]) {
         (self.gids[g], &self.accs[g * naggs..(g + 1) * naggs])
     }
 
     /// Every group id present, in slot order.
-    pub fn gids(&self) -> &[u32] {
+    pub(crate) fn gids(&self) -> &[u32] {
         &self.gids
     }
 
@@ -330,7 +325,7 @@ impl GroupTable {
     }
 
     /// The slot of group `gid`, if present.
-    pub fn slot_of(&self, gid: u32) -> Option<usize> {
+    pub(crate) fn slot_of(&self, gid: u32) -> Option<usize> {
         let s = self.lookup(gid);
         (s != ABSENT).then_some(s as usize)
     }
@@ -343,7 +338,7 @@ impl GroupTable {
 
     /// Remove every group, keeping the allocations (a sliding aggregator refills one table
     /// at each slide event).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         for &gid in &self.gids {
             self.index.remove(gid);
         }
@@ -355,7 +350,7 @@ impl GroupTable {
     /// vector it is given.
     ///
     /// Errors: 54000 when the table would exceed `groups_max` groups; `fill`'s own.
-    pub fn push_group(
+    pub(crate) fn push_group(
         &mut self,
         gid: u32,
         groups_max: usize,
@@ -372,7 +367,7 @@ impl GroupTable {
 
     /// Remove the group in `slot` (`naggs` states per group): the last group moves into its
     /// place, so removal is O(1) and slot order is not kept.
-    pub fn remove_slot(&mut self, slot: usize, naggs: usize) {
+    pub(crate) fn remove_slot(&mut self, slot: usize, naggs: usize) {
         let gid = self.gids[slot];
         self.index.remove(gid);
         let last = self.gids.len() - 1;
@@ -388,7 +383,7 @@ impl GroupTable {
     }
 
     /// The states of the group in `slot` (`naggs` per group), to update in place.
-    pub fn states_mut(&mut self, slot: usize, naggs: usize) -> &mut [Acc] {
+    pub(crate) fn states_mut(&mut self, slot: usize, naggs: usize) -> &mut [Acc] {
         &mut self.accs[slot * naggs..(slot + 1) * naggs]
     }
 
@@ -478,7 +473,7 @@ impl GroupTable {
     /// Append one aggregate state, empty (`spec.init()`), to every group: the table held
     /// `naggs` states per group and holds `naggs + 1` after. A shared plan that gains a
     /// state widens its open instances this way (`exec::shared`).
-    pub fn add_state(&mut self, naggs: usize, spec: &AggSpec) {
+    pub(crate) fn add_state(&mut self, naggs: usize, spec: &AggSpec) {
         debug_assert_eq!(self.accs.len(), self.gids.len() * naggs, "stride is naggs");
         let old = std::mem::take(&mut self.accs);
         self.accs = Vec::with_capacity(old.len() + self.gids.len());
@@ -498,7 +493,7 @@ impl GroupTable {
     /// Errors: 54000 when `out` would exceed `groups_max` groups; merge errors (numeric
     /// overflow) of the states.
     #[allow(clippy::too_many_arguments)]
-    pub fn roll_up(
+    pub(crate) fn roll_up(
         &self,
         dict: &GroupDict,
         specs: &[AggSpec],
@@ -527,7 +522,7 @@ impl GroupTable {
     }
 
     /// Renumber group ids after [`GroupDict::compact`]; every id here must be live.
-    pub fn remap(&mut self, map: &[u32]) {
+    pub(crate) fn remap(&mut self, map: &[u32]) {
         self.index = GidIndex::default();
         let gids = std::mem::take(&mut self.gids);
         for (slot, old) in gids.into_iter().enumerate() {

@@ -16,7 +16,7 @@
 //! reading a group key, OR, arithmetic, functions, window functions) is not compiled and
 //! keeps the generic path.
 //!
-//! ```
+//! ```ignore
 //! use tcq::agg::{Acc, AggSpec};
 //! use tcq::exec::having::HavingFilter;
 //! use tcq::sql::{AggFunc, BinaryOp, Expr};
@@ -46,7 +46,7 @@ use crate::types::Value;
 /// `constant <op> call`) with `<op>` one of `= <> < <= > >=` and the constant a literal, a
 /// bound parameter or a cast of either, compiled from the query's plan.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HavingFilter {
+pub(crate) struct HavingFilter {
     terms: Vec<Term>,
 }
 
@@ -70,7 +70,7 @@ impl HavingFilter {
     /// The filter for `having` over aggregate rows of `nkeys` group keys then `ncalls`
     /// aggregate results, with the query's bound `params`; `None` when `having` has
     /// another shape.
-    pub fn compile(
+    pub(crate) fn compile(
         having: &Expr,
         nkeys: usize,
         ncalls: usize,
@@ -81,11 +81,6 @@ impl HavingFilter {
         Some(HavingFilter { terms })
     }
 
-    /// The aggregate calls the filter reads, in the order it reads them (a call may repeat).
-    pub fn calls(&self) -> impl Iterator<Item = usize> + '_ {
-        self.terms.iter().map(|t| t.call)
-    }
-
     /// True when a group passes: `accs[state_of(j)]` is the partial state of call `j`,
     /// `specs[state_of(j)]` its spec. A term reads its call's result as
     /// [`Acc::evaluate`] gives it, without building it where it can: a count is compared
@@ -94,7 +89,7 @@ impl HavingFilter {
     ///
     /// Errors: those of [`compare`] (42883 for a result that cannot be compared with the
     /// constant) and of [`Acc::evaluate`], for the groups the generic evaluator raises them.
-    pub fn keeps(
+    pub(crate) fn keeps(
         &self,
         accs: &[Acc],
         specs: &[AggSpec],
@@ -509,5 +504,30 @@ mod tests {
                 assert!(got == *v || got.as_f64().is_some_and(f64::is_nan), "{v:?}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::{Acc, AggSpec};
+        use crate::exec::having::HavingFilter;
+        use crate::sql::{AggFunc, BinaryOp, Expr};
+        use crate::types::{DataType, Value};
+        // HAVING count(*) >= 2 over one group key (column 0) and one call (column 1).
+        let having = Expr::Binary {
+            op: BinaryOp::GtEq,
+            left: Box::new(Expr::Column(1)),
+            right: Box::new(Expr::Literal(Value::Int8(2))),
+        };
+        let filter = HavingFilter::compile(&having, 1, 1, &[]).unwrap();
+        let specs = [AggSpec::new(AggFunc::CountStar, DataType::Int8, false)];
+        let kept = |n: i64| filter.keeps(&[Acc::Count(n)], &specs, |j| j).unwrap();
+        assert!(!kept(1));
+        assert!(kept(2));
     }
 }

@@ -50,15 +50,15 @@ use crate::window::Window;
 
 /// One input of a join as the executor runs it.
 #[derive(Clone, Debug)]
-pub struct JoinInputPlan {
+pub(crate) struct JoinInputPlan {
     /// The input's window, START AT resolved.
-    pub window: Window,
+    pub(crate) window: Window,
     /// Index of the first instance tuples may belong to: 0 for `START AT` a timestamp, the
     /// first instance at or after the submission time for a default START AT, `i64::MIN`
     /// for `START AT 'epoch'`.
-    pub first_index: i64,
+    pub(crate) first_index: i64,
     /// Which of the join's streams (see [`JoinExec::new`]) feeds this input.
-    pub stream: usize,
+    pub(crate) stream: usize,
 }
 
 /// A tuple an input keeps while it may still be live: one allocation holding its row, then
@@ -190,7 +190,7 @@ enum Mode {
 }
 
 /// A registered join query's executor. Knows nothing of sockets or channels.
-pub struct JoinExec {
+pub(crate) struct JoinExec {
     query: Query,
     params: Vec<Value>,
     tz: bool,
@@ -249,19 +249,20 @@ struct Found {
 }
 
 /// Most inputs a join may have (its probes keep the joined rows on the stack).
-pub const INPUTS_MAX: usize = 16;
+pub(crate) const INPUTS_MAX: usize = 16;
 
 /// Dictionary size below which group ids are never compacted.
 const COMPACT_MIN: usize = 1 << 16;
 
 impl JoinExec {
+    #[cfg(test)]
     /// An executor for the join `query` (its source is [`Source::Join`]) whose inputs run
     /// under `inputs` (in the query's input order); `nstreams` distinct streams feed them.
     /// `tz`: wtime(*) is timestamptz.
     ///
     /// Errors: 0A000 for wstart(*), wrange(*) or wslide(*) when the windows do not share one
     /// grid; 54000 for a window over the open-instance limit.
-    pub fn new(
+    pub(crate) fn new(
         query: Query,
         inputs: Vec<JoinInputPlan>,
         nstreams: usize,
@@ -287,7 +288,7 @@ impl JoinExec {
     /// SLIDE, and the start of its current instance at the slide event) whatever the
     /// other inputs' windows are. Errors as [`JoinExec::new`].
     #[allow(clippy::too_many_arguments)]
-    pub fn new_for_window(
+    pub(crate) fn new_for_window(
         query: Query,
         inputs: Vec<JoinInputPlan>,
         nstreams: usize,
@@ -459,7 +460,7 @@ impl JoinExec {
     /// [`super::table_join::split`] (no aggregates), it hands the live tuples of each slide
     /// event to `stage`. Errors: 0A000 for wstart(*), wrange(*) or wslide(*) when the
     /// windows do not share one grid.
-    pub fn set_table_stage(&mut self, stage: super::table_join::TableStage) -> Result<()> {
+    pub(crate) fn set_table_stage(&mut self, stage: super::table_join::TableStage) -> Result<()> {
         debug_assert!(
             matches!(self.mode, Mode::Live { .. }),
             "the streams of a stream-table join keep their live tuples"
@@ -476,23 +477,23 @@ impl JoinExec {
 
     /// Tolerate tuples of stream `stream` up to `slack_us` behind its time: the stream's
     /// time becomes its highest timestamp minus the slack (`SLACK`, `WITH (slack = ...)`).
-    pub fn set_slack(&mut self, stream: usize, slack_us: i64) {
+    pub(crate) fn set_slack(&mut self, stream: usize, slack_us: i64) {
         self.slack_us[stream] = slack_us.max(0);
     }
 
     /// Counters for `tcq_queries`; `now_us` is the query's global current time.
-    pub fn stats(&self) -> &QueryStats {
+    pub(crate) fn stats(&self) -> &QueryStats {
         &self.stats
     }
 
     /// Each stream's time (the highest timestamp it has delivered, minus its SLACK), by
     /// stream index.
-    pub fn stream_times(&self) -> &[Option<i64>] {
+    pub(crate) fn stream_times(&self) -> &[Option<i64>] {
         &self.stream_times
     }
 
     /// True once the query has ended (LIMIT reached).
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
@@ -500,7 +501,7 @@ impl JoinExec {
     /// partials, pair counts or buffered join rows, estimated from vectors' capacities and
     /// the values' inline size (text behind values is not counted). For the memory budget;
     /// it walks the partials' buckets, not the tuples.
-    pub fn state_bytes(&self) -> usize {
+    pub(crate) fn state_bytes(&self) -> usize {
         const VALUE: usize = std::mem::size_of::<Value>();
         let stores: usize = self
             .inputs
@@ -531,8 +532,9 @@ impl JoinExec {
         stores + mode
     }
 
+    #[cfg(test)]
     /// Base tuples kept over all inputs (bounded by the windows).
-    pub fn stored_tuples(&self) -> usize {
+    pub(crate) fn stored_tuples(&self) -> usize {
         let counted = match &self.mode {
             Mode::Count(c) => c.tuples_held(),
             _ => 0,
@@ -543,7 +545,7 @@ impl JoinExec {
     /// Consume a batch of stream `stream`, in arrival order, appending output to `out`.
     ///
     /// Errors end the query (a limit exceeded, an expression error such as division by zero).
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         stream: usize,
         batch: &super::RowBatch,
@@ -577,7 +579,7 @@ impl JoinExec {
     /// column by column, only its key columns; any other is read as rows ([`Self::push`]).
     ///
     /// Errors: as [`Self::push`].
-    pub fn push_batch(
+    pub(crate) fn push_batch(
         &mut self,
         stream: usize,
         batch: &super::Batch,
@@ -645,7 +647,12 @@ impl JoinExec {
     }
 
     /// Move stream `stream`'s time to `t_us` without a tuple (`tcq_advance`, server clock).
-    pub fn heartbeat(&mut self, stream: usize, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+    pub(crate) fn heartbeat(
+        &mut self,
+        stream: usize,
+        t_us: i64,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
         self.move_stream(stream, t_us, out)
     }
 
@@ -1100,7 +1107,7 @@ impl JoinExec {
     }
 
     /// Input `i`'s window (`i` < the number of inputs).
-    pub fn input_window(&self, i: usize) -> crate::window::Window {
+    pub(crate) fn input_window(&self, i: usize) -> crate::window::Window {
         self.inputs[i].window
     }
 
@@ -1152,7 +1159,7 @@ impl JoinExec {
     /// row's column names as the plan prints them (`alias.column`).
     /// `table_columns` names the full row's columns of a stream-table join (streams and
     /// tables in the order written); it is not read otherwise.
-    pub fn explain(
+    pub(crate) fn explain(
         &self,
         names: &[String],
         columns: &[String],

@@ -302,6 +302,7 @@ impl PairCounts {
             + self.active.capacity() * 4
     }
 
+    #[cfg(test)]
     pub(super) fn tuples_held(&self) -> usize {
         self.active
             .iter()

@@ -18,7 +18,7 @@ use crate::error::Result;
 
 /// A join query's executor: one [`JoinExec`] per window of its multi-window input (one in
 /// all for a join without one).
-pub struct MultiJoin {
+pub(crate) struct MultiJoin {
     /// One join per window, in the order the windows are written.
     joins: Vec<JoinExec>,
     /// The query's LIMIT, over the rows of all windows (the joins run without one).
@@ -32,7 +32,7 @@ impl MultiJoin {
     /// A join of one window set: `joins[i]` runs the query under the multi-window input's
     /// window `i` (built with [`JoinExec::new_for_window`] when there are several), with no
     /// LIMIT of its own; `limit` is the query's. A single join is passed through unchanged.
-    pub fn new(joins: Vec<JoinExec>, limit: Option<u64>) -> MultiJoin {
+    pub(crate) fn new(joins: Vec<JoinExec>, limit: Option<u64>) -> MultiJoin {
         assert!(!joins.is_empty(), "a join runs at least one window");
         let multi = joins.len() > 1;
         MultiJoin {
@@ -44,12 +44,22 @@ impl MultiJoin {
     }
 
     /// Consume a batch of the query's stream `stream`, appending output to `out`.
-    pub fn push_batch(&mut self, stream: usize, batch: &Batch, out: &mut Vec<Event>) -> Result<()> {
+    pub(crate) fn push_batch(
+        &mut self,
+        stream: usize,
+        batch: &Batch,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
         self.step(out, |j, o| j.push_batch(stream, batch, o))
     }
 
     /// Move stream `stream`'s time to `t_us` (microseconds since the epoch) without tuples.
-    pub fn heartbeat(&mut self, stream: usize, t_us: i64, out: &mut Vec<Event>) -> Result<()> {
+    pub(crate) fn heartbeat(
+        &mut self,
+        stream: usize,
+        t_us: i64,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
         self.step(out, |j, o| j.heartbeat(stream, t_us, o))
     }
 
@@ -107,14 +117,14 @@ impl MultiJoin {
     }
 
     /// True once the query's LIMIT is reached.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done || self.joins.iter().all(JoinExec::is_done)
     }
 
     /// Counters of the query: tuples consumed and current time as any window's join sees
     /// them; rows out as emitted (after the LIMIT); slide events and late tuples summed over
     /// the windows (a slide event or a late tuple counts once per window it concerns).
-    pub fn stats(&self) -> QueryStats {
+    pub(crate) fn stats(&self) -> QueryStats {
         if self.joins.len() == 1 {
             return self.joins[0].stats().clone();
         }
@@ -136,18 +146,13 @@ impl MultiJoin {
 
     /// Each stream's time, in the order of the query's distinct streams (the same in every
     /// window's join).
-    pub fn stream_times(&self) -> &[Option<i64>] {
+    pub(crate) fn stream_times(&self) -> &[Option<i64>] {
         self.joins[0].stream_times()
     }
 
     /// Bytes of state held, over all windows' joins ([`JoinExec::state_bytes`]).
-    pub fn state_bytes(&self) -> usize {
+    pub(crate) fn state_bytes(&self) -> usize {
         self.joins.iter().map(JoinExec::state_bytes).sum()
-    }
-
-    /// Tuples kept, over all windows' joins.
-    pub fn stored_tuples(&self) -> usize {
-        self.joins.iter().map(JoinExec::stored_tuples).sum()
     }
 
     /// The plan as EXPLAIN shows it: for a plain join, [`JoinExec::explain`]; for a
@@ -155,7 +160,7 @@ impl MultiJoin {
     /// coverage graph of its windows under `sharing` (the relation the query's aggregates
     /// allow, paper Theorems 5 and 6; edges by window number, 1-based), and then each
     /// window's join plan, indented. Other arguments as [`JoinExec::explain`].
-    pub fn explain(
+    pub(crate) fn explain(
         &self,
         names: &[String],
         columns: &[String],
@@ -189,7 +194,7 @@ impl MultiJoin {
     }
 
     /// Input `m`'s windows, one per window's join, in the order written.
-    pub fn input_windows(&self, m: usize) -> Vec<crate::window::Window> {
+    pub(crate) fn input_windows(&self, m: usize) -> Vec<crate::window::Window> {
         self.joins.iter().map(|j| j.input_window(m)).collect()
     }
 

@@ -18,8 +18,8 @@
 //! row evaluator does. Sums over numeric, variances over bigint or numeric (whose squares can
 //! leave `i128`) and DISTINCT aggregates stay on the tuple-at-a-time fold.
 //!
-//! ```
-//! use tcq::agg::{Acc, AggSpec};
+//! ```ignore
+//! use tcq::agg::AggSpec;
 //! use tcq::exec::columns::ColumnBatchBuilder;
 //! use tcq::exec::kernels::fold_column;
 //! use tcq::sql::AggFunc;
@@ -55,7 +55,7 @@ use crate::types::{DataType, Value};
 
 /// True when folding `spec` can never fail, so the kernels may fold it a column at a time
 /// (see the module documentation).
-pub fn infallible(spec: &AggSpec) -> bool {
+pub(crate) fn infallible(spec: &AggSpec) -> bool {
     if spec.distinct {
         return false;
     }
@@ -440,18 +440,18 @@ where
 /// (numbers with numbers, text with text, booleans, timestamps, intervals). Its selection
 /// vectors hold exactly the rows the row evaluator's WHERE keeps.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ColumnFilter {
+pub(crate) struct ColumnFilter {
     /// The column compared.
-    pub column: usize,
+    pub(crate) column: usize,
     /// The comparison, with the column on its left.
-    pub op: BinaryOp,
+    pub(crate) op: BinaryOp,
     /// The constant on its right.
-    pub constant: Value,
+    pub(crate) constant: Value,
 }
 
 impl ColumnFilter {
     /// The filter `filter` stands for over a stream of `columns`, if it has that shape.
-    pub fn of(filter: &Expr, columns: &[DataType]) -> Option<ColumnFilter> {
+    pub(crate) fn of(filter: &Expr, columns: &[DataType]) -> Option<ColumnFilter> {
         let Expr::Binary { op, left, right } = filter else {
             return None;
         };
@@ -471,7 +471,7 @@ impl ColumnFilter {
 
     /// True when row `i` of `view` (this filter's column) passes: NULL never does.
     #[inline]
-    pub fn holds(&self, view: &ColumnView, i: usize) -> bool {
+    pub(crate) fn holds(&self, view: &ColumnView, i: usize) -> bool {
         let o = match (view, &self.constant) {
             (ColumnView::Int2(a), c) if c.as_i64().is_some() => a
                 .is_valid(i)
@@ -505,7 +505,7 @@ impl ColumnFilter {
 
     /// The selection vector of rows `rows` of `view` (this filter's column): the indices
     /// of the rows that pass, ascending, appended to `out`.
-    pub fn select(&self, view: &ColumnView, rows: Range<usize>, out: &mut Vec<u32>) {
+    pub(crate) fn select(&self, view: &ColumnView, rows: Range<usize>, out: &mut Vec<u32>) {
         out.extend(rows.filter(|&i| self.holds(view, i)).map(|i| i as u32));
     }
 }
@@ -528,20 +528,20 @@ fn comparable(ty: DataType, c: &Value) -> bool {
 /// How an aggregate reads columnar batches directly: every group key and argument a plain
 /// column, and no WHERE or one a [`ColumnFilter`] evaluates.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ColumnarPlan {
+pub(crate) struct ColumnarPlan {
     /// The group key columns.
-    pub keys: Vec<usize>,
+    pub(crate) keys: Vec<usize>,
     /// Each aggregate state's argument column (`None` for `count(*)`).
-    pub args: Vec<Option<usize>>,
+    pub(crate) args: Vec<Option<usize>>,
     /// The WHERE clause as a column filter, if there is one.
-    pub filter: Option<ColumnFilter>,
+    pub(crate) filter: Option<ColumnFilter>,
 }
 
 impl ColumnarPlan {
     /// The plan for group keys `group_by`, arguments `args` and WHERE `filter` over a stream
     /// of `columns`; `None` when some key or argument is no plain column, or the WHERE is
     /// no column-constant comparison.
-    pub fn new(
+    pub(crate) fn new(
         group_by: &[Expr],
         args: &[Option<&Expr>],
         filter: Option<&Expr>,
@@ -570,7 +570,7 @@ impl ColumnarPlan {
 /// How many tuples at the head of `times` are in order (at or past current time `now_us`
 /// as it moves with them: the highest timestamp less `slack_us`) and keep current time
 /// below `next_end_us`, so that they close no instance.
-pub fn in_order_run(times: &[i64], now_us: i64, slack_us: i64, next_end_us: i64) -> usize {
+pub(crate) fn in_order_run(times: &[i64], now_us: i64, slack_us: i64, next_end_us: i64) -> usize {
     let mut now = now_us;
     let mut k = 0;
     for &t in times {
@@ -586,15 +586,15 @@ pub fn in_order_run(times: &[i64], now_us: i64, slack_us: i64, next_end_us: i64)
 
 /// The vectors one run of the kernels fills, kept between runs to reuse their allocations.
 #[derive(Clone, Debug, Default)]
-pub struct RunBuffers {
+pub(crate) struct RunBuffers {
     /// The rows WHERE keeps (batch indices, ascending).
-    pub sel: Vec<u32>,
+    pub(crate) sel: Vec<u32>,
     /// Their times.
-    pub sel_times: Vec<i64>,
+    pub(crate) sel_times: Vec<i64>,
     /// Their group ids.
-    pub gids: Vec<u32>,
+    pub(crate) gids: Vec<u32>,
     /// Their slots in one instance.
-    pub slots: Vec<u32>,
+    pub(crate) slots: Vec<u32>,
 }
 
 /// Fold the run `rows` of a batch (found by [`in_order_run`]) into `windows` with the
@@ -603,7 +603,7 @@ pub struct RunBuffers {
 /// ([`SharedWindows::fold_in_order`]). Every state of `windows` must be [`infallible`].
 ///
 /// Errors: the first limit hit, with the index into `bufs.sel` of the tuple it came at.
-pub fn fold_run(
+pub(crate) fn fold_run(
     windows: &mut SharedWindows,
     hasher: &KeyHasher,
     plan: &ColumnarPlan,
@@ -635,4 +635,39 @@ pub fn fold_run(
         }
     };
     windows.fold_in_order(sel_times, gids, slots, &mut kernel)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::agg::AggSpec;
+        use crate::exec::columns::ColumnBatchBuilder;
+        use crate::exec::kernels::fold_column;
+        use crate::sql::AggFunc;
+        use crate::types::{DataType, Value};
+        let mut b = ColumnBatchBuilder::new(&[DataType::Int4], 3);
+        for v in [Value::Int4(4), Value::Null, Value::Int4(-9)] {
+            b.push_row(&mut [v], 0);
+        }
+        let batch = b.finish();
+        let views = batch.views();
+        let spec = AggSpec::new(AggFunc::Max, DataType::Int4, false);
+        // Two groups: rows 0 and 1 in slot 0, row 2 in slot 1; one aggregate per slot.
+        let mut accs = vec![spec.init(), spec.init()];
+        fold_column(
+            &spec,
+            0,
+            1,
+            &mut accs,
+            &[0, 0, 1],
+            Some(&views[0]),
+            &[0, 1, 2],
+        );
+        assert_eq!(accs[0].evaluate(&spec).unwrap(), Value::Int4(4));
+        assert_eq!(accs[1].evaluate(&spec).unwrap(), Value::Int4(-9));
+    }
 }

@@ -17,30 +17,32 @@
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
 //! where its output goes; the executor only appends [`Event`]s to a vector it is given.
 
-pub mod block;
+pub(crate) mod block;
 pub mod columns;
-pub mod finite;
+pub(crate) mod finite;
 pub mod group;
-pub mod having;
-pub mod join;
+pub(crate) mod having;
+pub(crate) mod join;
 mod join_count;
-pub mod join_multi;
+pub(crate) mod join_multi;
 pub mod kernels;
 pub mod query;
-pub mod relational;
-pub mod relational_funcs;
+pub(crate) mod relational;
+pub(crate) mod relational_funcs;
 pub mod shared;
 mod slide;
-pub mod table_join;
-pub mod windowed;
+pub(crate) mod table_join;
+pub(crate) mod windowed;
 
-pub use join::{JoinExec, JoinInputPlan};
-pub use join_multi::MultiJoin;
-pub use query::{plan_windows, QueryExec, QueryStats, RowBatch, StateSummary};
-pub use windowed::{ExecLimits, WorkCounters};
+pub(crate) use join::{JoinExec, JoinInputPlan};
+pub(crate) use join_multi::MultiJoin;
+pub use query::{plan_windows, QueryExec, RowBatch};
+pub(crate) use query::{QueryStats, StateSummary};
+pub use windowed::ExecLimits;
+pub(crate) use windowed::WorkCounters;
 
 use crate::types::Value;
-pub use block::RowBlock;
+pub(crate) use block::RowBlock;
 use columns::ColumnBatch;
 
 /// A batch of tuples in arrival order, as a stream's ingest queue carries it: rows (INSERT)
@@ -73,7 +75,7 @@ impl Batch {
     }
 
     /// Approximate heap bytes held, for queue budgets.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         match self {
             Batch::Rows(b) => b.heap_bytes(),
             Batch::Columns(b) => b.heap_bytes(),

@@ -36,11 +36,11 @@ use crate::window::Window;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowBatch {
     /// Values per row.
-    pub ncols: usize,
+    pub(crate) ncols: usize,
     /// Row-major values.
-    pub values: Vec<Value>,
+    pub(crate) values: Vec<Value>,
     /// Each row's timestamp, microseconds since the epoch.
-    pub times: Vec<i64>,
+    pub(crate) times: Vec<i64>,
 }
 
 impl RowBatch {
@@ -80,7 +80,7 @@ impl RowBatch {
     }
 
     /// Approximate heap bytes held, for staging limits.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.values.capacity() * std::mem::size_of::<Value>() + self.times.capacity() * 8
     }
 }
@@ -91,29 +91,29 @@ pub struct QueryStats {
     /// Tuples consumed (before WHERE).
     pub tuples_in: u64,
     /// Rows emitted.
-    pub rows_out: u64,
+    pub(crate) rows_out: u64,
     /// Tuples that missed at least one closed instance.
-    pub late_tuples: u64,
+    pub(crate) late_tuples: u64,
     /// Current time, once defined.
-    pub now_us: Option<i64>,
+    pub(crate) now_us: Option<i64>,
     /// The query's first current time: `now_us - started_us` is the stream time its work
     /// counters cover.
-    pub started_us: Option<i64>,
+    pub(crate) started_us: Option<i64>,
     /// Slide events emitted.
-    pub slide_events: u64,
+    pub(crate) slide_events: u64,
 }
 
 /// What a query holds between slide events ([`QueryExec::state`]), for the console and
 /// `/metrics`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StateSummary {
+pub(crate) struct StateSummary {
     /// Window instances open now, over every plan node (factor windows included).
-    pub open_instances: usize,
+    pub(crate) open_instances: usize,
     /// Group keys the query holds ids for.
-    pub groups: usize,
+    pub(crate) groups: usize,
     /// Bytes of partial states, group keys, DISTINCT sets and buffered tuples, estimated
     /// from vector and hash table capacities (text behind values is not counted).
-    pub state_bytes: usize,
+    pub(crate) state_bytes: usize,
 }
 
 enum Mode {
@@ -378,19 +378,14 @@ impl QueryExec {
         Ok(())
     }
 
-    /// The groups per partial the plan was chosen for.
-    pub fn planned_groups(&self) -> wcg::Groups {
-        self.planned_groups
-    }
-
     /// The cost model's view of the query at `eta_per_sec` with the groups its plan was
     /// chosen for: [`crate::wcg::optimize_for`] of its windows under it gives its plan.
-    pub fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
+    pub(crate) fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
         workload_of(&self.query, eta_per_sec, self.planned_groups)
     }
 
     /// The event rate the plan was chosen for, if recorded ([`QueryExec::set_planned_rate`]).
-    pub fn planned_rate(&self) -> Option<f64> {
+    pub(crate) fn planned_rate(&self) -> Option<f64> {
         self.planned_rate_per_sec
     }
 
@@ -400,7 +395,7 @@ impl QueryExec {
     }
 
     /// The coverage relation the query's aggregates allow (paper Theorems 5 and 6).
-    pub fn sharing(&self) -> wcg::Sharing {
+    pub(crate) fn sharing(&self) -> wcg::Sharing {
         sharing_of_query(&self.query, &self.windows)
     }
 
@@ -410,7 +405,7 @@ impl QueryExec {
     }
 
     /// Measured work along the WCG, for `EXPLAIN ANALYZE`.
-    pub fn work(&self) -> Option<&WorkCounters> {
+    pub(crate) fn work(&self) -> Option<&WorkCounters> {
         match &self.mode {
             Mode::Agg(a) => Some(&a.windows.counters),
             _ => None,
@@ -418,7 +413,7 @@ impl QueryExec {
     }
 
     /// The state the query holds now: open instances, groups and an estimate of its bytes.
-    pub fn state(&self) -> StateSummary {
+    pub(crate) fn state(&self) -> StateSummary {
         match &self.mode {
             Mode::Agg(a) => StateSummary {
                 open_instances: a.windows.open_instances(),
@@ -451,7 +446,7 @@ impl QueryExec {
     }
 
     /// True once the query has ended (LIMIT reached).
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.done
     }
 
@@ -587,32 +582,27 @@ impl QueryExec {
     }
 
     /// Bound parameter values.
-    pub fn params(&self) -> &[Value] {
+    pub(crate) fn params(&self) -> &[Value] {
         &self.params
     }
 
     /// Per window: the display cut-off of a default START AT (see [`QueryExec::new`]).
-    pub fn cutoffs(&self) -> &[Option<i64>] {
+    pub(crate) fn cutoffs(&self) -> &[Option<i64>] {
         &self.cutoffs
     }
 
     /// The query's SLACK, microseconds.
-    pub fn slack_us(&self) -> i64 {
+    pub(crate) fn slack_us(&self) -> i64 {
         self.slack_us
     }
 
     /// True when wtime/wstart are timestamptz.
-    pub fn tz(&self) -> bool {
+    pub(crate) fn tz(&self) -> bool {
         self.tz
     }
 
-    /// The instant `now()` reads for this query (its registration).
-    pub fn registered_us(&self) -> i64 {
-        self.now_us
-    }
-
     /// True when this query runs as a member of a cross-query shared plan.
-    pub fn is_member(&self) -> bool {
+    pub(crate) fn is_member(&self) -> bool {
         matches!(self.mode, Mode::Member(_))
     }
 
@@ -621,7 +611,7 @@ impl QueryExec {
     /// `spec_map[j]` is the plan's aggregate state that computes the query's call `j`;
     /// `rollup` (a roll-up member, see `exec::shared`): its key `k` is the plan's key
     /// `rollup[k]`.
-    pub fn become_member(&mut self, spec_map: Vec<usize>, rollup: Option<Vec<usize>>) {
+    pub(crate) fn become_member(&mut self, spec_map: Vec<usize>, rollup: Option<Vec<usize>>) {
         let nkeys = self
             .query
             .aggregate
@@ -637,7 +627,7 @@ impl QueryExec {
     /// One slide event of a member: `picks` holds (window index in this query, index into
     /// `closed`) of the query's windows that closed at this instant; `dict` and `specs` are
     /// the plan's. Applies HAVING, the select list, ORDER BY and LIMIT as the query alone does.
-    pub fn member_event(
+    pub(crate) fn member_event(
         &mut self,
         closed: &[ClosedInstance],
         picks: &mut [(usize, usize)],
@@ -731,7 +721,7 @@ impl QueryExec {
 
     /// A member consumed `tuples` more tuples (`late` of them late); its plan's current
     /// time is `now_us`, and was `started_us` first after the member joined.
-    pub fn member_progress(
+    pub(crate) fn member_progress(
         &mut self,
         tuples: u64,
         late: u64,
@@ -747,7 +737,7 @@ impl QueryExec {
     /// A member saw a tuple at `t_us`: the NOTICE of a query whose tuples all precede its
     /// first window, as the query alone gives it. False once the NOTICE is settled (sent,
     /// or a tuple fell in a window), so the plan can stop asking.
-    pub fn member_tuple(&mut self, t_us: i64, out: &mut Vec<Event>) -> bool {
+    pub(crate) fn member_tuple(&mut self, t_us: i64, out: &mut Vec<Event>) -> bool {
         self.note_window_membership(t_us, out);
         !(self.any_in_window || self.notice_sent)
     }
@@ -945,7 +935,7 @@ impl QueryExec {
             };
             let mut closed = match step {
                 Step::Done(skipped) => break skipped,
-                Step::Event(_, closed) => closed,
+                Step::Event(closed) => closed,
             };
             // No instance shown (only factor windows, or instances before the first one
             // shown, closed at this instant): not a slide event of the query (a shared
@@ -1533,7 +1523,7 @@ fn project(
 }
 
 /// ORDER BY comparison with PostgreSQL's NULL placement.
-pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
+pub(crate) fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     for (k, (x, y)) in keys.iter().zip(a.iter().zip(b)) {
         let ord = match (x.is_null(), y.is_null()) {
@@ -1615,7 +1605,11 @@ pub fn plan_windows(query: &Query, windows: &[Window], eta_per_sec: f64) -> Shar
 }
 
 /// Plan the query's windows under `workload` (see [`workload_of`]).
-pub fn plan_windows_for(query: &Query, windows: &[Window], workload: &wcg::Workload) -> SharedPlan {
+pub(crate) fn plan_windows_for(
+    query: &Query,
+    windows: &[Window],
+    workload: &wcg::Workload,
+) -> SharedPlan {
     wcg::plan_for(windows, sharing_of_query(query, windows), workload)
 }
 
@@ -1643,7 +1637,7 @@ pub fn workload_of(query: &Query, eta_per_sec: f64, groups: wcg::Groups) -> wcg:
 }
 
 /// A grouped query estimates its groups from a first batch of at least this many tuples.
-pub const GROUP_SAMPLE_MIN: usize = 256;
+pub(crate) const GROUP_SAMPLE_MIN: usize = 256;
 
 /// Tuples of a batch whose keys the estimate reads at most.
 const GROUP_SAMPLE_MAX: usize = 1 << 16;

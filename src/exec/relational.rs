@@ -13,7 +13,7 @@
 //! it builds (scans, join rows, results), so a cross
 //! join of catalogs cannot exhaust memory: beyond it the statement fails with 54000.
 //!
-//! ```
+//! ```ignore
 //! use tcq::exec::relational::run;
 //! use tcq::sql::{bind_relational as parse, RelationProvider};
 //! use tcq::types::{Column, DataType, Value};
@@ -44,7 +44,7 @@ use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 /// Values (row cells) one statement may build in all: scans, join rows, results, subquery
 /// results. A value takes 32 bytes, so this bounds a statement to about 64 MiB.
-pub const VALUES_MAX: usize = 2_000_000;
+pub(crate) const VALUES_MAX: usize = 2_000_000;
 
 type Row = Vec<Value>;
 /// Relations read so far in a statement, by (schema, name).
@@ -53,7 +53,7 @@ type Scans = HashMap<(String, String), Rc<Vec<Row>>>;
 type Groups = HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)>;
 
 /// Evaluate `q`: its result columns and rows.
-pub fn run(
+pub(crate) fn run(
     q: &RelQuery,
     provider: &dyn RelationProvider,
     params: &[Value],
@@ -169,7 +169,7 @@ fn conform(v: Value, ty: DataType) -> Result<Value> {
 }
 
 /// The state of one statement's evaluation.
-pub struct Ev<'a> {
+pub(crate) struct Ev<'a> {
     provider: &'a dyn RelationProvider,
     params: &'a [Value],
     session: Option<&'a dyn SessionInfo>,
@@ -1911,5 +1911,32 @@ mod tests {
                 "{nested}: {e:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::exec::relational::run;
+        use crate::sql::{bind_relational as parse, RelationProvider};
+        use crate::types::{Column, DataType, Value};
+        struct P;
+        impl RelationProvider for P {
+            fn relation(&self, _: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
+                (name == "t").then(|| {
+                    (
+                        vec![Column::new("a", DataType::Int4)],
+                        vec![vec![Value::Int4(1)], vec![Value::Int4(2)]],
+                    )
+                })
+            }
+        }
+        let q = parse("SELECT count(*) FROM t a JOIN t b ON a.a < b.a", &P).unwrap();
+        let (_, rows) = run(&q, &P, &[], None).unwrap();
+        assert_eq!(rows, vec![vec![Value::Int8(1)]]);
     }
 }

@@ -14,11 +14,11 @@ use crate::sql::{Privileges, RegKind};
 use crate::types::Value;
 
 /// OID of schema `pg_catalog`.
-pub const PG_CATALOG_OID: i64 = 11;
+pub(crate) const PG_CATALOG_OID: i64 = 11;
 /// OID of schema `public`.
-pub const PUBLIC_OID: i64 = 2200;
+pub(crate) const PUBLIC_OID: i64 = 2200;
 /// OID of schema `information_schema`.
-pub const INFORMATION_SCHEMA_OID: i64 = 13000;
+pub(crate) const INFORMATION_SCHEMA_OID: i64 = 13000;
 
 // Column positions in the catalog relations (PostgreSQL 15's order).
 const TYP_NAME: usize = 1;
@@ -52,7 +52,7 @@ fn sql_name(typname: &str) -> Option<&'static str> {
 
 /// The `pg_type.typname` for a type name as a user writes it (`integer` -> `int4`,
 /// `text[]` -> `_text`).
-pub fn canonical_type_name(written: &str) -> String {
+pub(crate) fn canonical_type_name(written: &str) -> String {
     let w = written.trim().to_lowercase();
     let w = w.strip_prefix("pg_catalog.").unwrap_or(&w).to_string();
     if let Some(elem) = w.strip_suffix("[]") {
@@ -81,7 +81,7 @@ pub fn canonical_type_name(written: &str) -> String {
 }
 
 /// `format_type(oid, typmod)`.
-pub fn format_type_name(ev: &Ev, oid: i64, typmod: Option<i64>) -> Result<String> {
+pub(crate) fn format_type_name(ev: &Ev, oid: i64, typmod: Option<i64>) -> Result<String> {
     let rows = ev.catalog("pg_type")?;
     let Some(row) = rows.iter().find(|r| int_of(&r[0]) == Some(oid)) else {
         return Ok("???".into());
@@ -274,7 +274,7 @@ fn privilege_list<T: Copy>(list: &str, names: &[(&str, T)]) -> Result<Vec<(T, bo
 }
 
 /// Call function `name` of the relational evaluator on evaluated `args`.
-pub fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
+pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
     let a0 = arg(args, 0);
     let strict = matches!(
         name,
@@ -892,7 +892,7 @@ pub(crate) fn format_record(fields: &[Value]) -> String {
 }
 
 /// Rows of a set-returning function in FROM.
-pub fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
+pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
     let a0 = arg(args, 0);
     Ok(match name {
         "generate_series" => {

@@ -138,21 +138,21 @@ struct Member {
 
 /// One node of a running plan, for `tcq_plans`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct NodeInfo {
+pub(crate) struct NodeInfo {
     /// The node's window.
-    pub window: Window,
+    pub(crate) window: Window,
     /// True for a factor window (its results are shown to nobody).
-    pub factor: bool,
+    pub(crate) factor: bool,
     /// Index of the parent node; `None` for a root, which folds raw tuples.
-    pub parent: Option<usize>,
+    pub(crate) parent: Option<usize>,
     /// Ids of the member queries that read this node's window.
-    pub queries: Vec<u64>,
+    pub(crate) queries: Vec<u64>,
     /// Those of `queries` that roll up from the plan's finer groups.
-    pub rollups: Vec<u64>,
+    pub(crate) rollups: Vec<u64>,
     /// Tuple folds into this node's instances.
-    pub tuples_folded: u64,
+    pub(crate) tuples_folded: u64,
     /// Partials merged into this node's instances.
-    pub partials_merged: u64,
+    pub(crate) partials_merged: u64,
 }
 
 /// A cross-query shared plan and the state it runs (see the module docs for the rules).
@@ -256,7 +256,7 @@ impl SharedAgg {
     }
 
     /// True when no member is left.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
 
@@ -370,7 +370,7 @@ impl SharedAgg {
     /// plan holds; before the plan has seen a tuple that number is unknown and the model
     /// assumes the worst, one group per tuple (`eta * range`), so a plan that has not
     /// started never takes a roll-up member. `None` when `exec` is not a roll-up.
-    pub fn rollup_costs(&self, exec: &QueryExec, eta_per_sec: f64) -> Option<(f64, f64)> {
+    pub(crate) fn rollup_costs(&self, exec: &QueryExec, eta_per_sec: f64) -> Option<(f64, f64)> {
         if !matches!(self.key_fit(exec), Ok(Some(_))) {
             return None;
         }
@@ -554,7 +554,7 @@ impl SharedAgg {
     /// Re-plan for `eta_per_sec` events per second if the plan has not consumed a tuple or
     /// a heartbeat yet (exact: its instances hold nothing) and was made for another rate.
     /// True when it re-planned; the members' executors then record the new rate.
-    pub fn replan_unstarted(
+    pub(crate) fn replan_unstarted(
         &mut self,
         eta_per_sec: f64,
         members: &mut [&mut QueryExec],
@@ -603,7 +603,7 @@ impl SharedAgg {
 
     /// The cost model's view of the plan at `eta_per_sec`: its states' sliding aggregators
     /// and its groups per partial (see [`super::query::workload_of`]).
-    pub fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
+    pub(crate) fn workload(&self, eta_per_sec: f64) -> wcg::Workload {
         wcg::Workload {
             eta_per_sec,
             groups: if self.nkeys == 0 {
@@ -695,7 +695,7 @@ impl SharedAgg {
     }
 
     /// The running plan's nodes, parents before children.
-    pub fn nodes(&self) -> Vec<NodeInfo> {
+    pub(crate) fn nodes(&self) -> Vec<NodeInfo> {
         let counters = &self.windows.counters;
         self.windows
             .node_list()
@@ -732,7 +732,7 @@ impl SharedAgg {
     }
 
     /// The plan the running nodes form, for the cost model.
-    pub fn plan(&self) -> SharedPlan {
+    pub(crate) fn plan(&self) -> SharedPlan {
         let sliders = self.windows.sliders();
         SharedPlan {
             nodes: self
@@ -755,7 +755,7 @@ impl SharedAgg {
     /// for none): `(shared, alone)`, where `shared` is the plan over the union of their
     /// windows ([`wcg::members::plan_members`]: never above `alone`) and `alone` the sum of
     /// each query's own min-cost plan.
-    pub fn model_costs(&self, extra: &[Window], eta_per_sec: f64) -> (f64, f64) {
+    pub(crate) fn model_costs(&self, extra: &[Window], eta_per_sec: f64) -> (f64, f64) {
         let mut sets = self.member_windows();
         if !extra.is_empty() {
             sets.push(extra.to_vec());
@@ -784,7 +784,7 @@ impl SharedAgg {
     }
 
     /// The state the plan holds now (shared by all its members).
-    pub fn state(&self) -> super::StateSummary {
+    pub(crate) fn state(&self) -> super::StateSummary {
         super::StateSummary {
             open_instances: self.windows.open_instances(),
             groups: self.windows.dict().len(),
@@ -795,7 +795,7 @@ impl SharedAgg {
     /// The members whose finalisation failed since the last call, with their errors
     /// (drained). They receive no more instances; the caller ends them and removes them
     /// with [`SharedAgg::leave`].
-    pub fn take_member_errors(&mut self) -> Vec<(u64, crate::error::Error)> {
+    pub(crate) fn take_member_errors(&mut self) -> Vec<(u64, crate::error::Error)> {
         std::mem::take(&mut self.member_errors)
     }
 
@@ -814,13 +814,13 @@ impl SharedAgg {
     }
 
     /// The coverage relation of the plan's edges.
-    pub fn sharing(&self) -> Sharing {
+    pub(crate) fn sharing(&self) -> Sharing {
         self.sharing
     }
 
     /// Every live member window, once per member (the unshared baseline runs each query
     /// alone).
-    pub fn member_windows(&self) -> Vec<Vec<Window>> {
+    pub(crate) fn member_windows(&self) -> Vec<Vec<Window>> {
         self.members
             .iter()
             .map(|m| {
@@ -874,7 +874,7 @@ impl SharedAgg {
     }
 
     /// Move current time to `t_us` without a tuple (heartbeat, server clock).
-    pub fn heartbeat(
+    pub(crate) fn heartbeat(
         &mut self,
         t_us: i64,
         members: &mut [&mut QueryExec],
@@ -1149,7 +1149,7 @@ impl SharedAgg {
         let skipped = loop {
             let closed = match self.windows.next_event(t_us)? {
                 Step::Done(skipped) => break skipped,
-                Step::Event(_, closed) => closed,
+                Step::Event(closed) => closed,
             };
             if !closed.is_empty() {
                 self.member_events(&closed, members, outs);

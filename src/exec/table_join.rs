@@ -35,7 +35,7 @@ use crate::types::Value;
 
 /// Where a stream-table join reads its tables: a snapshot of each, taken at every slide
 /// event. Implemented by the engine over its catalog.
-pub trait TableReader: Send + Sync {
+pub(crate) trait TableReader: Send + Sync {
     /// Table `name` as it is now; `None` once it no longer exists.
     fn snapshot(&self, name: &str) -> Option<TableSnapshot>;
 }
@@ -61,7 +61,7 @@ struct TableStep {
 }
 
 /// The table stage of a stream-table join (see the module docs).
-pub struct TableStage {
+pub(crate) struct TableStage {
     query: Query,
     /// Predicates over the full row not pushed down to the streams' join.
     residual: Vec<Expr>,
@@ -79,7 +79,7 @@ pub struct TableStage {
 /// Split a stream-table join `query` into the join of its streams (a query over the
 /// streams' row, to run on a [`super::JoinExec`]) and the [`TableStage`] that joins the
 /// tables at each slide event. Errors: 42P01 for a table that no longer exists.
-pub fn split(
+pub(crate) fn split(
     query: Query,
     reader: Arc<dyn TableReader>,
     params: Vec<Value>,
@@ -286,7 +286,7 @@ struct Sink {
 impl TableStage {
     /// True when an event with no live tuple still gives a row (an aggregate without
     /// GROUP BY).
-    pub fn emits_empty_events(&self) -> bool {
+    pub(crate) fn emits_empty_events(&self) -> bool {
         self.query
             .aggregate
             .as_ref()
@@ -294,12 +294,12 @@ impl TableStage {
     }
 
     /// Number of tables joined.
-    pub fn table_count(&self) -> usize {
+    pub(crate) fn table_count(&self) -> usize {
         self.tables.len()
     }
 
     /// The full query (its projection, HAVING and ORDER BY read window metadata).
-    pub fn query(&self) -> &Query {
+    pub(crate) fn query(&self) -> &Query {
         &self.query
     }
 
@@ -307,7 +307,7 @@ impl TableStage {
     /// the streams (each the streams' row), `meta` the event's window values. Errors: 42P01
     /// when a table has been dropped, 54000 past `live_tuples_max` rows or `groups_max`
     /// groups, and expression errors.
-    pub fn event(
+    pub(crate) fn event(
         &self,
         meta: WindowMetaValues,
         live: &[&[Value]],
@@ -498,7 +498,7 @@ impl TableStage {
     }
 
     /// EXPLAIN lines: how each table is joined. `columns` names the full row's columns.
-    pub fn explain(&self, columns: &[String]) -> Vec<String> {
+    pub(crate) fn explain(&self, columns: &[String]) -> Vec<String> {
         let show = |e: &Expr| match e {
             Expr::Column(c) => columns.get(*c).cloned().unwrap_or_else(|| "?".into()),
             _ => "<expression>".to_string(),

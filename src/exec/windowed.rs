@@ -43,22 +43,22 @@ use crate::window::{floor_div, Window};
 
 /// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
 /// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states.
-pub type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
+pub(crate) type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
 
 /// Real work done, per plan node, for `EXPLAIN ANALYZE`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct WorkCounters {
+pub(crate) struct WorkCounters {
     /// Tuple folds into instances of each node (a tuple in 6 instances counts 6).
-    pub tuples_folded: Vec<u64>,
+    pub(crate) tuples_folded: Vec<u64>,
     /// Partials merged into instances of each node (one per parent instance per child
     /// instance).
-    pub partials_merged: Vec<u64>,
+    pub(crate) partials_merged: Vec<u64>,
 }
 
 /// The user windows a closed instance is shown to: one or two held inline (a slide event
 /// allocates nothing for them), more on the heap.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UserWindows {
+pub(crate) struct UserWindows {
     inline: [usize; 2],
     len: usize,
     more: Vec<usize>,
@@ -66,7 +66,7 @@ pub struct UserWindows {
 
 impl UserWindows {
     /// Add user window `u`.
-    pub fn push(&mut self, u: usize) {
+    pub(crate) fn push(&mut self, u: usize) {
         if self.more.is_empty() && self.len < self.inline.len() {
             self.inline[self.len] = u;
             self.len += 1;
@@ -101,27 +101,27 @@ impl<'a> IntoIterator for &'a UserWindows {
 }
 
 /// One step of [`SharedWindows::next_event`].
-pub enum Step {
+pub(crate) enum Step {
     /// A slide event at this instant: the user instances that closed (possibly none, when
     /// only factor windows or instances not shown closed). Hand the vector back with
     /// [`SharedWindows::recycle`] to reuse it.
-    Event(i64, Vec<ClosedInstance>),
+    Event(Vec<ClosedInstance>),
     /// Current time is reached; what the empty-run limit skipped, if anything.
     Done(Option<Skipped>),
 }
 
 /// An instance of a user-visible window that has closed and is ready to emit.
-pub struct ClosedInstance {
+pub(crate) struct ClosedInstance {
     /// Indices of the user windows (in the query's window list) this instance belongs to.
-    pub user_windows: UserWindows,
+    pub(crate) user_windows: UserWindows,
     /// The window.
-    pub window: Window,
+    pub(crate) window: Window,
     /// Instance bounds `[lower_us, upper_us)`.
-    pub lower_us: i64,
+    pub(crate) lower_us: i64,
     /// Exclusive upper bound; the slide event's instant (wtime).
-    pub upper_us: i64,
+    pub(crate) upper_us: i64,
     /// Its groups and partial states (shared with the child instances it went to).
-    pub groups: Arc<GroupTable>,
+    pub(crate) groups: Arc<GroupTable>,
 }
 
 /// An open instance's partial states: its own, or the closed parent instance it started
@@ -173,13 +173,13 @@ impl Instance {
 
 /// What one call of [`SharedWindows::advance`] skipped under the empty-run limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Empty slide events not emitted.
-    pub slide_events: u64,
+    pub(crate) slide_events: u64,
     /// First and last instant skipped over.
-    pub from_us: i64,
+    pub(crate) from_us: i64,
     /// Up to this instant.
-    pub to_us: i64,
+    pub(crate) to_us: i64,
 }
 
 struct Node {
@@ -275,7 +275,7 @@ pub struct ExecLimits {
 }
 
 /// The running state of a query's windows.
-pub struct SharedWindows {
+pub(crate) struct SharedWindows {
     nodes: Vec<Node>,
     specs: Vec<AggSpec>,
     dict: GroupDict,
@@ -287,7 +287,7 @@ pub struct SharedWindows {
     /// Per user window: the first instance index it shows (set when time starts).
     shown_from: Vec<i64>,
     /// Measured work.
-    pub counters: WorkCounters,
+    pub(crate) counters: WorkCounters,
     /// Nodes whose closed instances the last late tuples missed (see
     /// [`SharedWindows::take_late_nodes`]).
     late_nodes: Vec<usize>,
@@ -307,7 +307,7 @@ impl SharedWindows {
     ///
     /// `cutoffs[i]`: user window `i` is an epoch grid shown only from this instant on (a
     /// default START AT); instances starting earlier are computed for sharing but never shown.
-    pub fn new(
+    pub(crate) fn new(
         plan: &SharedPlan,
         specs: Vec<AggSpec>,
         nkeys: usize,
@@ -374,7 +374,7 @@ impl SharedWindows {
     }
 
     /// The aggregate specs.
-    pub fn specs(&self) -> &[AggSpec] {
+    pub(crate) fn specs(&self) -> &[AggSpec] {
         &self.specs
     }
 
@@ -437,17 +437,18 @@ impl SharedWindows {
     /// `<= now_us`. `sink` receives each slide event's closed user instances (possibly none
     /// when `emit_empty` is false and nothing had data). Returns what the empty-run limit
     /// skipped, if anything.
-    pub fn advance(
+    #[cfg(test)]
+    pub(crate) fn advance(
         &mut self,
         now_us: i64,
-        sink: &mut dyn FnMut(i64, Vec<ClosedInstance>) -> Result<bool>,
+        sink: &mut dyn FnMut(Vec<ClosedInstance>) -> Result<bool>,
     ) -> Result<Option<Skipped>> {
         self.advance_to(now_us);
         loop {
             match self.next_event(now_us)? {
                 Step::Done(skipped) => return Ok(skipped),
-                Step::Event(e, closed) => {
-                    if !sink(e, closed)? {
+                Step::Event(closed) => {
+                    if !sink(closed)? {
                         return Ok(None);
                     }
                 }
@@ -458,7 +459,7 @@ impl SharedWindows {
     /// Begin moving current time to `now_us` ([`SharedWindows::next_event`] then gives its
     /// slide events one at a time, so that each can be emitted, and its tables reused,
     /// before the next closes).
-    pub fn advance_to(&mut self, now_us: i64) {
+    pub(crate) fn advance_to(&mut self, now_us: i64) {
         if !self.started {
             self.start(now_us);
         }
@@ -467,7 +468,7 @@ impl SharedWindows {
 
     /// The next slide event up to `now_us` (after [`SharedWindows::advance_to`]), or
     /// `Done` once current time is reached.
-    pub fn next_event(&mut self, now_us: i64) -> Result<Step> {
+    pub(crate) fn next_event(&mut self, now_us: i64) -> Result<Step> {
         let e = self.next_end();
         if e > now_us || e == i64::MAX {
             return Ok(Step::Done(None));
@@ -489,12 +490,12 @@ impl SharedWindows {
             }
         }
         let closed = self.close_at(e)?;
-        Ok(Step::Event(e, closed))
+        Ok(Step::Event(closed))
     }
 
     /// Give back an event's vector of closed instances (emitted), so that the next event
     /// reuses it, and the tables it held can be refilled.
-    pub fn recycle(&mut self, mut closed: Vec<ClosedInstance>) {
+    pub(crate) fn recycle(&mut self, mut closed: Vec<ClosedInstance>) {
         closed.clear();
         self.closed_buf = closed;
     }
@@ -634,23 +635,23 @@ impl SharedWindows {
     }
 
     /// The id of group key `key` (hash `hash`), interned in the query's dictionary.
-    pub fn intern(&mut self, hash: u64, key: &[Value]) -> u32 {
+    pub(crate) fn intern(&mut self, hash: u64, key: &[Value]) -> u32 {
         self.dict.intern(hash, key)
     }
 
     /// The query's group dictionary, to intern keys with (see [`SharedWindows::intern`]).
-    pub fn dict_mut(&mut self) -> &mut GroupDict {
+    pub(crate) fn dict_mut(&mut self) -> &mut GroupDict {
         &mut self.dict
     }
 
     /// The query's group dictionary (keys of the group ids in closed instances).
-    pub fn dict(&self) -> &GroupDict {
+    pub(crate) fn dict(&self) -> &GroupDict {
         &self.dict
     }
 
     /// Drop dictionary ids that no open instance uses, once the dictionary has doubled since
     /// the last compaction (call after the closed instances have been emitted).
-    pub fn maybe_compact(&mut self) {
+    pub(crate) fn maybe_compact(&mut self) {
         if self.dict.len() < self.compact_at {
             return;
         }
@@ -681,7 +682,13 @@ impl SharedWindows {
     /// aggregate arguments `args`. `in_order`: `t_us` equals current time, so every instance holding it is open
     /// and only root windows take it. Returns true when the tuple missed an instance of a
     /// user window that had already closed (a late tuple).
-    pub fn fold(&mut self, t_us: i64, gid: u32, args: &[Value], in_order: bool) -> Result<bool> {
+    pub(crate) fn fold(
+        &mut self,
+        t_us: i64,
+        gid: u32,
+        args: &[Value],
+        in_order: bool,
+    ) -> Result<bool> {
         let mut late = false;
         for i in 0..self.nodes.len() {
             let (w, base_m, parent) = (
@@ -725,7 +732,7 @@ impl SharedWindows {
 
     /// The earliest end among the plan's next instances to close (`i64::MAX` when none):
     /// tuples whose time stays below it close nothing.
-    pub fn next_end_us(&self) -> i64 {
+    pub(crate) fn next_end_us(&self) -> i64 {
         self.next_end()
     }
 
@@ -740,7 +747,7 @@ impl SharedWindows {
     /// first failure in tuple order, with the index of the tuple it came at (54000 when an
     /// instance would exceed its group or open-instance limit); the states are then
     /// unspecified and the query must end.
-    pub fn fold_in_order(
+    pub(crate) fn fold_in_order(
         &mut self,
         times: &[i64],
         gids: &[u32],
@@ -862,18 +869,18 @@ impl SharedWindows {
     }
 
     /// True once current time has been defined (the first tuple or heartbeat seen).
-    pub fn is_started(&self) -> bool {
+    pub(crate) fn is_started(&self) -> bool {
         self.started
     }
 
     /// The nodes that late tuples missed a closed instance of since the last call (one
     /// entry per miss), drained.
-    pub fn take_late_nodes(&mut self) -> Vec<usize> {
+    pub(crate) fn take_late_nodes(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.late_nodes)
     }
 
     /// The running nodes as `(window, parent, user windows)`, parents before children.
-    pub fn node_list(&self) -> Vec<(Window, Option<usize>, Vec<usize>)> {
+    pub(crate) fn node_list(&self) -> Vec<(Window, Option<usize>, Vec<usize>)> {
         self.nodes
             .iter()
             .map(|n| (n.window, n.parent, n.user_windows.clone()))
@@ -882,7 +889,7 @@ impl SharedWindows {
 
     /// The sliding aggregator of each running node ([`Slider::Panes`] for roots and nodes
     /// that keep open instances), parents before children.
-    pub fn sliders(&self) -> Vec<Slider> {
+    pub(crate) fn sliders(&self) -> Vec<Slider> {
         self.nodes
             .iter()
             .map(|n| n.slide.as_ref().map_or(Slider::Panes, Slide::slider))
@@ -890,14 +897,14 @@ impl SharedWindows {
     }
 
     /// The index of the running node that computes `window`, if any.
-    pub fn node_of(&self, window: &Window) -> Option<usize> {
+    pub(crate) fn node_of(&self, window: &Window) -> Option<usize> {
         self.nodes.iter().position(|n| n.window == *window)
     }
 
     /// Show user window `slot` from running node `node`, starting with instance `first_m`
     /// (which must not have closed: a query joining a running plan reads only instances
     /// that begin after every tuple it did not see).
-    pub fn show_slot(&mut self, node: usize, slot: usize, first_m: i64) {
+    pub(crate) fn show_slot(&mut self, node: usize, slot: usize, first_m: i64) {
         debug_assert!(
             first_m >= self.nodes[node].base_m,
             "a joining window never shows an instance that has closed"
@@ -915,7 +922,7 @@ impl SharedWindows {
     /// still precede children).
     ///
     /// Errors: 54000 when the window keeps more open instances than the limit allows.
-    pub fn push_node(
+    pub(crate) fn push_node(
         &mut self,
         window: Window,
         parent: Option<usize>,
@@ -951,7 +958,7 @@ impl SharedWindows {
     /// gains it empty. Exact only for readers of instances that begin after every tuple
     /// folded so far (the shared plan's join rule); earlier instances lack those tuples in
     /// the new state and must never be shown with it.
-    pub fn add_spec(&mut self, spec: AggSpec) {
+    pub(crate) fn add_spec(&mut self, spec: AggSpec) {
         let mut spec = spec;
         spec.distinct_values_max = self.limits.distinct_values_max;
         let naggs = self.specs.len();
@@ -970,7 +977,7 @@ impl SharedWindows {
     /// Stop showing the user windows `slots`, then prune every node that shows no user
     /// window and feeds no node (its open instances are dropped). The nodes that stay keep
     /// their state and their parent; indices of the remaining nodes shift down in order.
-    pub fn drop_slots(&mut self, slots: &[usize]) {
+    pub(crate) fn drop_slots(&mut self, slots: &[usize]) {
         for n in &mut self.nodes {
             n.user_windows.retain(|u| !slots.contains(u));
         }
@@ -1013,7 +1020,7 @@ impl SharedWindows {
     /// Instances open now, over every plan node (factor windows included); a node with a
     /// sliding aggregator counts the entries it holds instead (one per group and parent
     /// partial for Two-Stacks, one per partial for subtract-on-evict).
-    pub fn open_instances(&self) -> usize {
+    pub(crate) fn open_instances(&self) -> usize {
         self.nodes
             .iter()
             .map(|n| n.open.len() + n.slide.as_ref().map_or(0, Slide::entries))
@@ -1024,7 +1031,7 @@ impl SharedWindows {
     /// from their vectors' capacity (see [`GroupTable::heap_bytes`]; a table instances
     /// share counts once), and, for DISTINCT
     /// aggregates, their sets' (which walks every state).
-    pub fn state_bytes(&self) -> usize {
+    pub(crate) fn state_bytes(&self) -> usize {
         let distinct = self.specs.iter().any(|s| s.distinct);
         let tables: usize = self
             .nodes
@@ -1051,7 +1058,7 @@ impl SharedWindows {
 
     /// Whether a tuple at `t_us` falls in an instance of some user window that is still
     /// open (used by windowed queries without aggregates to decide what to buffer).
-    pub fn holds_open_instance(&self, t_us: i64) -> bool {
+    pub(crate) fn holds_open_instance(&self, t_us: i64) -> bool {
         self.nodes
             .iter()
             .filter(|n| !n.user_windows.is_empty())
@@ -1063,7 +1070,7 @@ impl SharedWindows {
 
     /// The smallest lower bound among the user windows' next instances: buffered tuples
     /// older than this can never be emitted again.
-    pub fn oldest_open_lower(&self) -> i64 {
+    pub(crate) fn oldest_open_lower(&self) -> i64 {
         self.nodes
             .iter()
             .filter(|n| !n.user_windows.is_empty())
@@ -1125,7 +1132,7 @@ mod tests {
         let mut w = SharedWindows::new(&plan, specs, 1, false, limits, vec![None; 3]).unwrap();
         let mut events = Vec::new();
         for &(t, gid, v) in tuples {
-            w.advance(t, &mut |_, closed| {
+            w.advance(t, &mut |closed| {
                 events.push(closed);
                 Ok(true)
             })
@@ -1133,7 +1140,7 @@ mod tests {
             w.fold(t, gid, &[Value::Bool(true), Value::Int8(v)], false)
                 .unwrap();
         }
-        w.advance(until_us, &mut |_, closed| {
+        w.advance(until_us, &mut |closed| {
             events.push(closed);
             Ok(true)
         })

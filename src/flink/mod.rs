@@ -4,5 +4,5 @@
 //! cluster's REST API. docs/flink.md is the deployment guide.
 
 pub mod cli;
-pub mod package;
-pub mod rest;
+pub(crate) mod package;
+pub(crate) mod rest;

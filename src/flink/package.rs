@@ -16,12 +16,12 @@ const VALIDATION_SERVICE: &str =
     include_str!("../../flink/validate/META-INF/services/org.apache.flink.table.factories.Factory");
 
 /// The runner's main class.
-pub const ENTRY_CLASS: &str = "tcq.flink.Runner";
+pub(crate) const ENTRY_CLASS: &str = "tcq.flink.Runner";
 
 /// The Flink distribution: `explicit`, else `$FLINK_HOME`.
 ///
 /// Errors: a message when neither names a directory with `lib/flink-dist-*.jar`.
-pub fn flink_home(explicit: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn flink_home(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let home = match explicit {
         Some(p) => p.to_path_buf(),
         None => std::env::var_os("FLINK_HOME")
@@ -105,7 +105,7 @@ fn compile(home: &Path, dir: &Path, validate: bool) -> Result<PathBuf, String> {
 /// The job jar: the runner and `script` as `tcq-job.sql`, built in a temporary directory.
 ///
 /// Errors: a message when `javac` or `jar` (a JDK) is missing or fails.
-pub fn job_jar(home: &Path, script: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn job_jar(home: &Path, script: &str) -> Result<Vec<u8>, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let classes = compile(home, dir.path(), false)?;
     std::fs::write(classes.join("tcq-job.sql"), script).map_err(|e| e.to_string())?;
@@ -127,7 +127,7 @@ pub fn job_jar(home: &Path, script: &str) -> Result<Vec<u8>, String> {
 ///
 /// Errors: the planner's message for a job it rejects (an unknown option, a bad type, a
 /// query it cannot plan), or a missing JDK.
-pub fn validate(home: &Path, script: &str) -> Result<String, String> {
+pub(crate) fn validate(home: &Path, script: &str) -> Result<String, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let classes = compile(home, dir.path(), true)?;
     let file = dir.path().join("tcq-job.sql");

@@ -11,14 +11,14 @@ use hyper_util::rt::TokioIo;
 use serde_json::Value as Json;
 
 /// Why a REST call failed.
-pub type RestError = String;
+pub(crate) type RestError = String;
 
 /// Bytes of a response body read at most (Flink's answers are small JSON documents).
 const BODY_MAX: usize = 16 << 20;
 
 /// A Flink cluster's REST endpoint, e.g. `http://127.0.0.1:8081`.
 #[derive(Clone, Debug)]
-pub struct Rest {
+pub(crate) struct Rest {
     host: String,
     port: u16,
     timeout: Duration,
@@ -28,7 +28,7 @@ impl Rest {
     /// The endpoint at `url` (`http://host:port`; `https` is not spoken).
     ///
     /// Errors: a message when `url` is not `http://host:port`.
-    pub fn new(url: &str) -> Result<Rest, RestError> {
+    pub(crate) fn new(url: &str) -> Result<Rest, RestError> {
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| format!("the REST address {url} is not http://host:port"))?
@@ -101,20 +101,20 @@ impl Rest {
     }
 
     /// GET `path`, a JSON answer.
-    pub async fn get(&self, path: &str) -> Result<Json, RestError> {
+    pub(crate) async fn get(&self, path: &str) -> Result<Json, RestError> {
         self.call(Method::GET, path, "application/json", Bytes::new())
             .await
     }
 
     /// POST `body` as JSON to `path`.
-    pub async fn post(&self, path: &str, body: &Json) -> Result<Json, RestError> {
+    pub(crate) async fn post(&self, path: &str, body: &Json) -> Result<Json, RestError> {
         let bytes = Bytes::from(body.to_string());
         self.call(Method::POST, path, "application/json", bytes)
             .await
     }
 
     /// Upload `jar` (its bytes) as `name`; the jar's id for [`Rest::run_jar`].
-    pub async fn upload_jar(&self, name: &str, jar: Vec<u8>) -> Result<String, RestError> {
+    pub(crate) async fn upload_jar(&self, name: &str, jar: Vec<u8>) -> Result<String, RestError> {
         let boundary = "tcq-flink-upload-8f3a2c";
         let mut body = format!(
             "--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{name}\"\r\nContent-Type: application/x-java-archive\r\n\r\n"
@@ -133,7 +133,7 @@ impl Rest {
     }
 
     /// Run the uploaded jar `id`'s `entry_class` with `args` at `parallelism`; the job id.
-    pub async fn run_jar(
+    pub(crate) async fn run_jar(
         &self,
         id: &str,
         entry_class: &str,
@@ -152,7 +152,7 @@ impl Rest {
     }
 
     /// Delete the uploaded jar `id`.
-    pub async fn delete_jar(&self, id: &str) -> Result<(), RestError> {
+    pub(crate) async fn delete_jar(&self, id: &str) -> Result<(), RestError> {
         self.call(
             Method::DELETE,
             &format!("/jars/{id}"),
@@ -164,7 +164,7 @@ impl Rest {
     }
 
     /// The job's state (`CREATED`, `RUNNING`, `FINISHED`, `FAILED`, `CANCELED`, ...).
-    pub async fn job_state(&self, job: &str) -> Result<String, RestError> {
+    pub(crate) async fn job_state(&self, job: &str) -> Result<String, RestError> {
         let j = self.get(&format!("/jobs/{job}")).await?;
         j["state"]
             .as_str()
@@ -173,7 +173,7 @@ impl Rest {
     }
 
     /// Cancel the job.
-    pub async fn cancel(&self, job: &str) -> Result<(), RestError> {
+    pub(crate) async fn cancel(&self, job: &str) -> Result<(), RestError> {
         self.call(
             Method::PATCH,
             &format!("/jobs/{job}?mode=cancel"),
@@ -186,7 +186,7 @@ impl Rest {
 
     /// Records dropped as late by the job's window operators: the sum over its vertices
     /// and subtasks of every `numLateRecordsDropped` metric.
-    pub async fn late_records_dropped(&self, job: &str) -> Result<u64, RestError> {
+    pub(crate) async fn late_records_dropped(&self, job: &str) -> Result<u64, RestError> {
         let j = self.get(&format!("/jobs/{job}")).await?;
         let mut total = 0u64;
         for v in j["vertices"].as_array().cloned().unwrap_or_default() {

@@ -39,7 +39,7 @@ use crate::engine::backends::{BackendGuard, BackendInfo, Signal};
 use crate::engine::{Event, Outcome, Session};
 
 /// Rows carried by one `rows` event; a larger slide event is split over several.
-pub const ROWS_PER_EVENT: usize = 1000;
+pub(crate) const ROWS_PER_EVENT: usize = 1000;
 
 /// SSE events buffered between the statement's task and the response (backpressure
 /// beyond).
@@ -48,7 +48,7 @@ const EVENTS_BUFFERED: usize = 16;
 /// A console session: an engine session registered among the backends, with the flag its
 /// `pg_cancel_backend` raises.
 pub(crate) struct ConsoleSession {
-    pub session: Session,
+    pub(crate) session: Session,
     cancel: Arc<CancelFlag>,
     _guard: BackendGuard,
 }
@@ -63,7 +63,7 @@ struct CancelFlag {
 impl ConsoleSession {
     /// A new session of `user` for a request from `peer`, listed in `pg_stat_activity`
     /// with application_name `tcq console`.
-    pub fn open(console: &Console, user: &User, peer: SocketAddr) -> ConsoleSession {
+    pub(crate) fn open(console: &Console, user: &User, peer: SocketAddr) -> ConsoleSession {
         let engine = &console.engine;
         let pid = engine.backends().next_pid();
         let mut session = engine.session(pid);

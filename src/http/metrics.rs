@@ -39,11 +39,11 @@ use parking_lot::Mutex;
 use super::Console;
 
 /// Samples kept per stream: one a second, a minute of history.
-pub const RATE_SAMPLES: usize = 60;
+pub(crate) const RATE_SAMPLES: usize = 60;
 
 /// Each stream's ingest rate, sampled once a second.
 #[derive(Default)]
-pub struct Rates {
+pub(crate) struct Rates {
     by_stream: Mutex<HashMap<String, StreamRate>>,
 }
 
@@ -77,7 +77,7 @@ impl Rates {
     }
 
     /// Stream `name`'s latest rate (tuples per second) and its history, oldest first.
-    pub fn of(&self, name: &str) -> (f64, Vec<f64>) {
+    pub(crate) fn of(&self, name: &str) -> (f64, Vec<f64>) {
         self.by_stream
             .lock()
             .get(name)
@@ -140,7 +140,7 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str, samples: &[(Stri
 }
 
 /// The exposition text for the engine behind `console`, now.
-pub fn render(console: &Console) -> String {
+pub(crate) fn render(console: &Console) -> String {
     let engine = &console.engine;
     let streams = engine.stream_infos();
     let queries = engine.query_infos();

@@ -39,8 +39,8 @@
 
 mod api;
 mod ingest;
-pub mod live;
-pub mod metrics;
+pub(crate) mod live;
+pub(crate) mod metrics;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -117,12 +117,12 @@ pub struct Console {
 const VERIFIED_MAX: usize = 64;
 
 /// The user name of console sessions when no password file is in force.
-pub const DEFAULT_USER: &str = "tcq";
+pub(crate) const DEFAULT_USER: &str = "tcq";
 
 /// The authenticated user of a request, put in its extensions by the authentication
 /// layer; console sessions run as this user.
 #[derive(Clone, Debug)]
-pub(crate) struct User(pub String);
+pub(crate) struct User(pub(crate) String);
 
 impl Console {
     /// The console over `engine`; starts the task that samples ingest rates once a second
@@ -150,7 +150,7 @@ impl Console {
     }
 
     /// The engine the console shows.
-    pub fn engine(&self) -> &Arc<Engine> {
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
 

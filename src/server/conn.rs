@@ -31,32 +31,32 @@ use crate::types::{Column, DataType, Value};
 /// What a connection keeps between messages.
 pub(crate) struct Conn {
     /// The engine session.
-    pub session: Session,
+    pub(crate) session: Session,
     /// Prepared statements by name (`""` is the unnamed statement).
-    pub statements: HashMap<String, Prepared>,
+    pub(crate) statements: HashMap<String, Prepared>,
     /// Portals by name (`""` is the unnamed portal).
-    pub portals: HashMap<String, Portal>,
+    pub(crate) portals: HashMap<String, Portal>,
     /// An open `COPY FROM STDIN`.
-    pub copy: Option<CopyState>,
+    pub(crate) copy: Option<CopyState>,
     /// The cancel handle pgwire's connection manager fires on a CancelRequest.
-    pub cancel: Option<Arc<ConnectionHandle>>,
+    pub(crate) cancel: Option<Arc<ConnectionHandle>>,
     /// Fires when the peer has closed its end of the socket.
-    pub closed: Option<tokio::sync::watch::Receiver<bool>>,
+    pub(crate) closed: Option<tokio::sync::watch::Receiver<bool>>,
     /// This connection in the engine's list of sessions (`pg_stat_activity`); dropping
     /// the guard with the connection removes it.
-    pub backend: Option<(
+    pub(crate) backend: Option<(
         Arc<crate::engine::backends::Backend>,
         crate::engine::backends::BackendGuard,
     )>,
     /// Turns `true` when the server shuts down.
-    pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    pub(crate) shutdown: Option<tokio::sync::watch::Receiver<bool>>,
     /// Turns `true` when another session runs `pg_terminate_backend` on this one.
-    pub terminated: Option<tokio::sync::watch::Receiver<bool>>,
+    pub(crate) terminated: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Conn {
     /// A fresh connection state around `session`.
-    pub fn new(session: Session) -> Conn {
+    pub(crate) fn new(session: Session) -> Conn {
         Conn {
             session,
             statements: HashMap::new(),
@@ -72,7 +72,7 @@ impl Conn {
 
     /// Report what the session does, for `pg_stat_activity`: `active` with the statement
     /// text while one runs, else the idle state its transaction status implies.
-    pub fn report_activity(&self, query: Option<&str>) {
+    pub(crate) fn report_activity(&self, query: Option<&str>) {
         let Some((backend, _)) = &self.backend else {
             return;
         };
@@ -88,7 +88,7 @@ impl Conn {
     /// Start watching for a cancel request for the statement about to run. A cancel that
     /// arrived while nothing ran is forgotten here, as PostgreSQL forgets it. A COPY FROM
     /// STDIN that a protocol error left open is aborted: a new statement means it is over.
-    pub async fn start_query(&mut self) -> CancelWatch {
+    pub(crate) async fn start_query(&mut self) -> CancelWatch {
         if let Some(copy) = self.copy.take() {
             copy.sink.abort();
         }
@@ -120,17 +120,17 @@ impl Drop for Conn {
 /// The shared slot in pgwire's session extensions that holds a connection's [`Conn`].
 pub(crate) struct ConnSlot {
     /// The connection's state; handlers hold the lock for the whole message they handle.
-    pub conn: tokio::sync::Mutex<Conn>,
+    pub(crate) conn: tokio::sync::Mutex<Conn>,
     /// True between a flushed ReadyForQuery and the next message from the client: the
     /// only time a notification may be written outside a handler (see `notify`).
     idle: std::sync::atomic::AtomicBool,
     /// The session's time zone, for [`crate::tz::scope`] around each message.
-    pub zone: crate::tz::ZoneCell,
+    pub(crate) zone: crate::tz::ZoneCell,
 }
 
 impl ConnSlot {
     /// A slot around `conn`, not idle (start-up is still answering).
-    pub fn new(conn: Conn) -> ConnSlot {
+    pub(crate) fn new(conn: Conn) -> ConnSlot {
         ConnSlot {
             zone: conn.session.zone(),
             conn: tokio::sync::Mutex::new(conn),
@@ -139,12 +139,12 @@ impl ConnSlot {
     }
 
     /// Mark the connection idle (after ReadyForQuery is flushed) or busy (a message came).
-    pub fn set_idle(&self, idle: bool) {
+    pub(crate) fn set_idle(&self, idle: bool) {
         self.idle.store(idle, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// True while the client has been answered and has sent nothing new.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.idle.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
@@ -152,28 +152,28 @@ impl ConnSlot {
 /// A statement prepared with Parse.
 pub(crate) struct Prepared {
     /// `None` for an empty query string.
-    pub stmt: Option<Statement>,
+    pub(crate) stmt: Option<Statement>,
     /// Parameter types the client gave in Parse (`None` = let the server infer).
-    pub hints: Vec<Option<DataType>>,
+    pub(crate) hints: Vec<Option<DataType>>,
     /// The type OIDs the client gave in Parse, as sent (an `oid` hint is held as bigint).
-    pub hint_oids: Vec<u32>,
+    pub(crate) hint_oids: Vec<u32>,
     /// Bytes of the statement's SQL text (counted against `prepared_statement_bytes_max`).
-    pub text_bytes: usize,
+    pub(crate) text_bytes: usize,
     /// The statement as charged to the global memory budget (estimated from its text,
     /// `memory::prepared_statement_bytes`), given back when dropped.
-    pub _memory: Reservation,
+    pub(crate) _memory: Reservation,
 }
 
 /// A portal created with Bind.
 pub(crate) struct Portal {
     /// `None` for an empty query string.
-    pub stmt: Option<Statement>,
+    pub(crate) stmt: Option<Statement>,
     /// Bound parameter values.
-    pub params: Vec<Value>,
+    pub(crate) params: Vec<Value>,
     /// Result format codes from Bind.
-    pub formats: Vec<i16>,
+    pub(crate) formats: Vec<i16>,
     /// How far execution has gone.
-    pub state: PortalState,
+    pub(crate) state: PortalState,
 }
 
 /// A portal's execution state: row-limited Execute suspends it and the next resumes it.
@@ -206,19 +206,19 @@ pub(crate) enum PortalState {
 /// An open `COPY FROM STDIN`.
 pub(crate) struct CopyState {
     /// The engine's sink.
-    pub sink: CopyIn,
+    pub(crate) sink: CopyIn,
     /// Statements of a simple-query string that follow the COPY, run after CopyDone.
-    pub rest: VecDeque<Statement>,
+    pub(crate) rest: VecDeque<Statement>,
     /// Started by the extended protocol (errors then wait for Sync).
-    pub extended: bool,
+    pub(crate) extended: bool,
     /// When the COPY passes the session's `statement_timeout`, counted from its start: the
     /// time the client takes to send the data counts, as in PostgreSQL.
-    pub deadline: Option<tokio::time::Instant>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
     /// The COPY's cancel watch, from its start: a cancel request sent while the data
     /// arrives fails it (57014) at the next chunk or at CopyDone, and keeps no row.
-    pub watch: CancelWatch,
+    pub(crate) watch: CancelWatch,
     /// CopyData bytes since the watch was last looked at.
-    pub unwatched_bytes: usize,
+    pub(crate) unwatched_bytes: usize,
 }
 
 /// Watches, for one statement, the cancel signal and the client's socket.
@@ -261,18 +261,18 @@ pub(crate) enum Stop {
 impl CancelWatch {
     /// Start the clock of a statement that may run for `timeout` (`None`: no limit), as
     /// PostgreSQL's `statement_timeout` does for each statement of a query string.
-    pub fn time_statement(&mut self, timeout: Option<std::time::Duration>) {
+    pub(crate) fn time_statement(&mut self, timeout: Option<std::time::Duration>) {
         self.deadline = timeout.map(|t| tokio::time::Instant::now() + t);
     }
 
     /// Keep the clock of a statement that started earlier (a COPY FROM STDIN, whose data
     /// arrives in later messages): it must stop at `deadline`.
-    pub fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
+    pub(crate) fn set_deadline(&mut self, deadline: Option<tokio::time::Instant>) {
         self.deadline = deadline;
     }
 
     /// Resolves when the statement must stop; pending forever otherwise.
-    pub async fn fired(&mut self) -> Stop {
+    pub(crate) async fn fired(&mut self) -> Stop {
         let deadline = self.deadline;
         let timeout = async move {
             match deadline {

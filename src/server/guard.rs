@@ -35,9 +35,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 #[derive(Debug)]
 pub(crate) struct Reject {
     /// SQLSTATE: 08P01 (protocol violation) or 54000 (message too large).
-    pub code: &'static str,
+    pub(crate) code: &'static str,
     /// Human-readable message naming the offending value.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl std::fmt::Display for Reject {
@@ -85,7 +85,7 @@ pub(crate) struct Guarded<S> {
 
 impl<S> Guarded<S> {
     /// Guard `inner`, refusing message bodies over `message_bytes_max` bytes.
-    pub fn new(inner: S, message_bytes_max: usize) -> Guarded<S> {
+    pub(crate) fn new(inner: S, message_bytes_max: usize) -> Guarded<S> {
         Guarded {
             inner,
             phase: Phase::Startup,
@@ -99,7 +99,7 @@ impl<S> Guarded<S> {
 
     /// The stream back, and whether bytes read from it are still unread (a client that
     /// did not wait for the answer to its SSLRequest).
-    pub fn into_inner(self) -> (S, bool) {
+    pub(crate) fn into_inner(self) -> (S, bool) {
         let unread = !self.raw.is_empty() || !self.ready.is_empty() || self.failed.is_some();
         (self.inner, unread)
     }

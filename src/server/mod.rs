@@ -23,8 +23,10 @@
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
 //! use tcq::engine::{Config, Engine};
+//! use tcq::server::{serve_with, ServerOptions};
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:5433").await?;
-//! tcq::server::serve(listener, Engine::new(Config::default())).await
+//! let engine = Engine::new(Config::default());
+//! serve_with(listener, engine, ServerOptions::default(), std::future::pending()).await
 //! # }
 //! ```
 
@@ -44,7 +46,7 @@ mod startup;
 mod tls;
 mod wire;
 
-pub use tls::Tls;
+pub(crate) use tls::Tls;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -80,12 +82,12 @@ use wire::Client;
 
 /// The SQLSTATE PostgreSQL would send for `e` (the code each variant's doc names).
 ///
-/// ```
+/// ```ignore
 /// use tcq::Error;
 /// assert_eq!(tcq::server::sqlstate(&Error::QueryCanceled), "57014");
 /// assert_eq!(tcq::server::sqlstate(&Error::UndefinedTable("s".into())), "42P01");
 /// ```
-pub fn sqlstate(e: &Error) -> &'static str {
+pub(crate) fn sqlstate(e: &Error) -> &'static str {
     match e {
         Error::Syntax(_) => "42601",
         Error::UndefinedTable(_) | Error::UndefinedRelationOfKind { .. } => "42P01",
@@ -158,7 +160,7 @@ pub fn sqlstate(e: &Error) -> &'static str {
 ///
 /// Each connection runs on its own task with its own engine session; a connection that
 /// fails or disconnects affects no other.
-pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
+pub(crate) async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
     serve_until(listener, engine, std::future::pending()).await
 }
 
@@ -170,7 +172,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// 57P01 (`terminating connection due to administrator command`), streaming statements
 /// included; an open COPY FROM STDIN is aborted, so none of its rows reach a query. Returns
 /// once every connection has closed, or after 5 s.
-pub async fn serve_until(
+pub(crate) async fn serve_until(
     listener: TcpListener,
     engine: Arc<Engine>,
     shutdown: impl std::future::Future<Output = ()>,
@@ -237,7 +239,7 @@ impl ServerOptions {
 /// must use TLS unless it connects over loopback (127.0.0.0/8, ::1, or ::ffff:127.x.y.z).
 /// True when a client that is not `secure` must be refused (28000). Without TLS configured
 /// or without passwords, nobody is refused for not using TLS.
-pub fn tls_required(
+pub(crate) fn tls_required(
     tls_configured: bool,
     password_required: bool,
     peer: std::net::IpAddr,
@@ -309,15 +311,6 @@ pub async fn serve_with(
     // before the runtime's timers go away under an executor waiting on a full queue.
     handler.engine.end_all_queries();
     Ok(())
-}
-
-/// Bind `addr` and [`serve`] on it.
-pub async fn serve_on(addr: &str, engine: Arc<Engine>) -> std::io::Result<()> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
-    tracing::info!("tcq listening on {}", listener.local_addr()?);
-    serve(listener, engine).await
 }
 
 /// The one handler object pgwire shares between all connections.
@@ -652,5 +645,21 @@ impl CopyHandler for Handler {
             }
             Err(e) => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn sqlstate_example() {
+        use crate::Error;
+        assert_eq!(crate::server::sqlstate(&Error::QueryCanceled), "57014");
+        assert_eq!(
+            crate::server::sqlstate(&Error::UndefinedTable("s".into())),
+            "42P01"
+        );
     }
 }

@@ -20,7 +20,7 @@ use crate::password::{hmac, random_bytes, Verifier};
 /// Why an exchange failed; every variant ends the connection with 28P01 (or 08P01 for a
 /// malformed message).
 #[derive(Debug, PartialEq, Eq)]
-pub enum ScramError {
+pub(crate) enum ScramError {
     /// The client's message does not follow RFC 5802.
     Malformed(&'static str),
     /// The proof is wrong: wrong password or unknown user.
@@ -28,13 +28,13 @@ pub enum ScramError {
 }
 
 /// The mechanism names, as the AuthenticationSASL message lists them.
-pub const SCRAM_SHA_256: &str = "SCRAM-SHA-256";
+pub(crate) const SCRAM_SHA_256: &str = "SCRAM-SHA-256";
 /// SCRAM with channel binding (offered over TLS only).
-pub const SCRAM_SHA_256_PLUS: &str = "SCRAM-SHA-256-PLUS";
+pub(crate) const SCRAM_SHA_256_PLUS: &str = "SCRAM-SHA-256-PLUS";
 
 /// What the connection offers for channel binding.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Binding {
+pub(crate) enum Binding {
     /// Plain TCP (or TLS without binding data): SCRAM-SHA-256 only.
     Unavailable,
     /// TLS, SCRAM-SHA-256-PLUS offered with this `tls-server-end-point` data.
@@ -42,7 +42,7 @@ pub enum Binding {
 }
 
 /// One authentication exchange, after the server-first message.
-pub struct Exchange {
+pub(crate) struct Exchange {
     verifier: Verifier,
     client_first_bare: String,
     server_first: String,
@@ -58,7 +58,7 @@ impl Exchange {
     /// server-first message. Errors (Malformed, 08P01 as in PostgreSQL): a gs2 header that
     /// does not fit the mechanism, or `y` (the client would bind but believes the server
     /// cannot) when SCRAM-SHA-256-PLUS was offered, which is a downgrade.
-    pub fn start(
+    pub(crate) fn start(
         verifier: Option<&Verifier>,
         mechanism: &str,
         binding: &Binding,
@@ -116,7 +116,7 @@ impl Exchange {
     }
 
     /// Check the client-final message's proof; returns the server-final message.
-    pub fn finish(self, client_final: &[u8]) -> Result<String, ScramError> {
+    pub(crate) fn finish(self, client_final: &[u8]) -> Result<String, ScramError> {
         let text = std::str::from_utf8(client_final).map_err(|_| ScramError::Malformed("UTF-8"))?;
         let (without_proof, proof) = text
             .rsplit_once(",p=")

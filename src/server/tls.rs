@@ -74,7 +74,7 @@ impl Tls {
     /// the file: a file cannot be read, holds no certificate or no private key, the key
     /// does not match the certificate, or the key file is readable by others (see
     /// [`check_key_file`]).
-    pub fn from_pem_files(cert: &Path, key: &Path) -> std::io::Result<Tls> {
+    pub(crate) fn from_pem_files(cert: &Path, key: &Path) -> std::io::Result<Tls> {
         let bad = |path: &Path, what: String| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,

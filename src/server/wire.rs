@@ -45,7 +45,7 @@ pub(crate) trait Wire: Send {
 }
 
 /// The adapter from pgwire's generic client to [`Wire`].
-pub(crate) struct Client<'a, C>(pub &'a mut C);
+pub(crate) struct Client<'a, C>(pub(crate) &'a mut C);
 
 #[async_trait]
 impl<C> Wire for Client<'_, C>

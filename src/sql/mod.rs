@@ -10,7 +10,7 @@
 //! and then read it: every statement is parsed up front (a syntax error anywhere rejects the
 //! whole string, as PostgreSQL does), and each is bound just before it runs.
 //!
-//! ```
+//! ```ignore
 //! use tcq::sql::{parse, bind, Plan, SchemaProvider, StartSpec};
 //! use tcq::types::{Column, DataType};
 //!
@@ -34,7 +34,7 @@
 //! ```
 
 mod bind;
-pub mod functions;
+pub(crate) mod functions;
 mod parse;
 mod plan;
 mod relational;
@@ -42,17 +42,17 @@ mod relational_pushdown;
 pub(crate) mod types;
 
 pub(crate) use bind::advance_of_no_stream;
-pub use bind::stream_name_of;
+pub(crate) use bind::stream_name_of;
 pub use plan::*;
-pub use relational::{
+pub(crate) use relational::{
     CmpOp, JoinKind, RExpr, RelAgg, RelBody, RelFrom, RelGroup, RelQuery, RelSelect, RelWindow,
     RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
-pub use types::{type_oid_of_name, RType, RegKind};
+pub(crate) use types::{type_oid_of_name, RType, RegKind};
 
 /// SQL key words for `pg_get_keywords()`: (word, reserved in PostgreSQL).
-pub fn keywords() -> Vec<(&'static str, bool)> {
+pub(crate) fn keywords() -> Vec<(&'static str, bool)> {
     const RESERVED: &[&str] = &[
         "ALL",
         "ANALYSE",
@@ -138,9 +138,10 @@ pub fn keywords() -> Vec<(&'static str, bool)> {
         .collect()
 }
 
+#[cfg(test)]
 /// Parse and bind one finite relational query (a SELECT over `provider`'s relations)
 /// without the engine: for tests and examples. Errors as [`bind`] gives them.
-pub fn bind_relational(text: &str, provider: &dyn RelationProvider) -> Result<RelQuery> {
+pub(crate) fn bind_relational(text: &str, provider: &dyn RelationProvider) -> Result<RelQuery> {
     let stmts = parse(text)?;
     let stmt = stmts
         .first()
@@ -159,14 +160,14 @@ pub struct Parsed {
 
 impl Parsed {
     /// The statement's SQL text (without the terminating `;`).
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.inner.text
     }
 
     /// For `DEALLOCATE [PREPARE] name`, `Some(Some(name))` (case kept when quoted, else
     /// lower-cased); for `DEALLOCATE ALL`, `Some(None)`; else `None`. The server forgets
     /// the connection's prepared statements it names.
-    pub fn deallocates(&self) -> Option<Option<String>> {
+    pub(crate) fn deallocates(&self) -> Option<Option<String>> {
         match &self.inner.stmt {
             parse::Stmt::Ast(s) => match &**s {
                 sqlparser::ast::Statement::Deallocate { name, .. } => Some(deallocate_name(name)),
@@ -179,13 +180,8 @@ impl Parsed {
     /// Identifiers the statement wrote longer than 63 bytes (PostgreSQL's NAMEDATALEN - 1),
     /// each with the name it was cut to (on a character boundary) and means: PostgreSQL
     /// sends a NOTICE (42622) for each.
-    pub fn truncated_identifiers(&self) -> &[(String, String)] {
+    pub(crate) fn truncated_identifiers(&self) -> &[(String, String)] {
         &self.inner.truncated
-    }
-
-    /// True for an empty statement (only whitespace, comments or `;`).
-    pub fn is_empty(&self) -> bool {
-        matches!(self.inner.stmt, parse::Stmt::Empty)
     }
 }
 
@@ -220,12 +216,6 @@ pub fn bind(
     bind::bind(&parsed.inner, schema, param_hints)
 }
 
-/// A type name as SQL writes it (`double precision`, `varchar(3)`, `timestamptz`) to a
-/// [`DataType`]. Errors: 42704 for an unknown name.
-pub fn parse_type_name(name: &str) -> Result<DataType> {
-    types::type_from_name(name)
-}
-
 /// The most parameters a statement may have: the protocol's Bind message counts them in
 /// 16 bits, so PostgreSQL can be sent no more either.
 pub(crate) const PARAMS_MAX: usize = 65_535;
@@ -250,6 +240,48 @@ pub(crate) fn placeholder_index(p: &str) -> Result<usize> {
 
 /// Run a step of a recursion over expressions with enough stack: the stack grows in 4 MiB
 /// segments whenever less than 256 KiB remain, so no expression depth overflows a thread.
-pub fn deep<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, f)
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::sql::{bind, parse, Plan, SchemaProvider, StartSpec};
+        use crate::types::{Column, DataType};
+
+        struct Catalog;
+        impl SchemaProvider for Catalog {
+            fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
+                (name == "flights").then(|| {
+                    (
+                        vec![
+                            Column::new("ts", DataType::Timestamp),
+                            Column::new("delay", DataType::Int4),
+                        ],
+                        Some(0),
+                    )
+                })
+            }
+            fn system_view(&self, _: &str) -> Option<Vec<Column>> {
+                None
+            }
+        }
+
+        let stmts = parse(
+            "SELECT avg(delay), wtime(*) FROM flights [RANGE BY '1 hour' SLIDE BY '10 minutes']",
+        )
+        .unwrap();
+        let Plan::Query(q) = bind(&stmts[0], &Catalog, &[]).unwrap() else {
+            panic!()
+        };
+        assert_eq!(q.windows[0].range_us, 3_600_000_000);
+        assert_eq!(q.windows[0].slide_us, 600_000_000);
+        assert_eq!(q.windows[0].start, StartSpec::Default);
+        assert_eq!(q.columns[0].data_type, DataType::Numeric);
+    }
 }

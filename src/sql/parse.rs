@@ -95,38 +95,38 @@ impl Dialect for TokenizeDialect {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RawWindow {
     /// Start of the token the clause follows (the table's name or alias).
-    pub after: Location,
+    pub(crate) after: Location,
     /// RANGE BY text.
-    pub range: String,
+    pub(crate) range: String,
     /// SLIDE BY text.
-    pub slide: Option<String>,
+    pub(crate) slide: Option<String>,
     /// START AT text.
-    pub start: Option<String>,
+    pub(crate) start: Option<String>,
     /// SLACK text: how far behind its stream's time a tuple may arrive and still be on time.
-    pub slack: Option<String>,
+    pub(crate) slack: Option<String>,
     /// Where each value's string starts, in the order RANGE, SLIDE, START, SLACK (`None`
     /// for a value not given): an error in a value is reported there.
-    pub value_at: [Option<Location>; 4],
+    pub(crate) value_at: [Option<Location>; 4],
 }
 
 /// A column of `CREATE STREAM`, with its type still as text.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RawColumn {
-    pub name: String,
-    pub type_name: String,
-    pub timestamp_column: bool,
+    pub(crate) name: String,
+    pub(crate) type_name: String,
+    pub(crate) timestamp_column: bool,
 }
 
 /// EXPLAIN options as written.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RawExplain {
-    pub format: Option<String>,
-    pub analyze: bool,
-    pub verbose: bool,
-    pub event_rate: Option<String>,
+    pub(crate) format: Option<String>,
+    pub(crate) analyze: bool,
+    pub(crate) verbose: bool,
+    pub(crate) event_rate: Option<String>,
     /// The export's options of `FORMAT FLINK` (`PARALLELISM 2`, `SINK 'kafka'`, ...), as
     /// written: name (lower case) and value.
-    pub flink: Vec<(String, String)>,
+    pub(crate) flink: Vec<(String, String)>,
 }
 
 /// One statement, parsed.
@@ -244,19 +244,19 @@ pub(crate) enum Stmt {
 /// A statement with its text and its window clauses.
 #[derive(Clone, Debug)]
 pub(crate) struct ParsedStmt {
-    pub text: String,
-    pub stmt: Stmt,
-    pub windows: Vec<RawWindow>,
+    pub(crate) text: String,
+    pub(crate) stmt: Stmt,
+    pub(crate) windows: Vec<RawWindow>,
     /// The whole query string the statement came from: token locations, and so error
     /// positions, count from its start.
-    pub source: std::sync::Arc<str>,
+    pub(crate) source: std::sync::Arc<str>,
     /// COPY's options (the parenthesised list or the legacy words after STDIN/STDOUT),
     /// cut out before sqlparser and read here as PostgreSQL's grammar reads them; the
     /// binder checks them as PostgreSQL's `ProcessCopyOptions` does. `None` for every
     /// other statement.
-    pub copy_options: Option<Vec<CopyItem>>,
+    pub(crate) copy_options: Option<Vec<CopyItem>>,
     /// Identifiers longer than [`NAME_BYTES_MAX`] as written, with what they were cut to.
-    pub truncated: Vec<(String, String)>,
+    pub(crate) truncated: Vec<(String, String)>,
 }
 
 /// The longest identifier, in bytes: PostgreSQL's NAMEDATALEN - 1.
@@ -762,8 +762,8 @@ fn parse_stmt(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
 /// One COPY option as written: its name (folded to lower case unless quoted) and value.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct CopyItem {
-    pub name: String,
-    pub value: CopyValue,
+    pub(crate) name: String,
+    pub(crate) value: CopyValue,
 }
 
 /// The value of a COPY option.

@@ -247,7 +247,7 @@ pub enum Plan {
 impl Plan {
     /// How many parameters (`$1..$n`) the statement takes: the length of its
     /// `param_types`, 0 for a statement that takes none.
-    pub fn param_count(&self) -> usize {
+    pub(crate) fn param_count(&self) -> usize {
         match self {
             Plan::Insert(i) => i.param_types.len(),
             Plan::Update(u) => u.param_types.len(),
@@ -269,35 +269,35 @@ impl Plan {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RoleOptions {
     /// LOGIN / NOLOGIN.
-    pub login: Option<bool>,
+    pub(crate) login: Option<bool>,
     /// SUPERUSER / NOSUPERUSER.
-    pub superuser: Option<bool>,
+    pub(crate) superuser: Option<bool>,
     /// `PASSWORD 'x'` is `Some(Some(x))` (plain text, or a SCRAM-SHA-256 verifier as
     /// PostgreSQL stores one); `PASSWORD NULL` is `Some(None)`.
-    pub password: Option<Option<String>>,
+    pub(crate) password: Option<Option<String>>,
 }
 
 /// Privileges on a stream or table, as a set (bits).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
-pub struct Privileges(pub u8);
+pub struct Privileges(pub(crate) u8);
 
 impl Privileges {
     /// Read the relation (SELECT, a continuous query, `COPY (SELECT ...) TO`, EXPLAIN).
-    pub const SELECT: Privileges = Privileges(1);
+    pub(crate) const SELECT: Privileges = Privileges(1);
     /// Add rows (INSERT, `COPY ... FROM`, `tcq_advance`).
-    pub const INSERT: Privileges = Privileges(2);
+    pub(crate) const INSERT: Privileges = Privileges(2);
     /// UPDATE a stored table.
-    pub const UPDATE: Privileges = Privileges(4);
+    pub(crate) const UPDATE: Privileges = Privileges(4);
     /// DELETE from a stored table.
-    pub const DELETE: Privileges = Privileges(8);
+    pub(crate) const DELETE: Privileges = Privileges(8);
     /// TRUNCATE a stored table.
-    pub const TRUNCATE: Privileges = Privileges(16);
+    pub(crate) const TRUNCATE: Privileges = Privileges(16);
     /// `ALL [PRIVILEGES]`.
-    pub const ALL: Privileges = Privileges(31);
+    pub(crate) const ALL: Privileges = Privileges(31);
     /// PostgreSQL's names, in its order, with the letter `aclitem` uses for each.
-    pub const NAMES: [(&'static str, char, Privileges); 5] = [
+    pub(crate) const NAMES: [(&'static str, char, Privileges); 5] = [
         ("INSERT", 'a', Privileges::INSERT),
         ("SELECT", 'r', Privileges::SELECT),
         ("UPDATE", 'w', Privileges::UPDATE),
@@ -306,35 +306,27 @@ impl Privileges {
     ];
 
     /// Every privilege of `other` is in `self`.
-    pub fn contains(self, other: Privileges) -> bool {
+    pub(crate) fn contains(self, other: Privileges) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// Both sets.
-    pub fn union(self, other: Privileges) -> Privileges {
+    pub(crate) fn union(self, other: Privileges) -> Privileges {
         Privileges(self.0 | other.0)
     }
 
     /// `self` without `other`.
-    pub fn without(self, other: Privileges) -> Privileges {
+    pub(crate) fn without(self, other: Privileges) -> Privileges {
         Privileges(self.0 & !other.0)
     }
 
     /// No privilege.
-    pub fn is_empty(self) -> bool {
+    pub(crate) fn is_empty(self) -> bool {
         self.0 == 0
     }
 
-    /// The privilege's name in an error message (`SELECT`), for a single privilege.
-    pub fn name(self) -> &'static str {
-        Privileges::NAMES
-            .iter()
-            .find(|(_, _, p)| *p == self)
-            .map_or("ALL", |(n, _, _)| n)
-    }
-
     /// The `aclitem` letters (`arwdD` for ALL).
-    pub fn letters(self) -> String {
+    pub(crate) fn letters(self) -> String {
         Privileges::NAMES
             .iter()
             .filter(|(_, _, p)| self.contains(*p))
@@ -345,7 +337,7 @@ impl Privileges {
 
 /// Which relations a GRANT or REVOKE names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GrantTarget {
+pub(crate) enum GrantTarget {
     /// `ON STREAM x`: streams only.
     Stream,
     /// `ON TABLE x` or `ON x`: a stored table or a stream, as PostgreSQL's TABLE covers
@@ -357,15 +349,15 @@ pub enum GrantTarget {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grant {
     /// GRANT (`true`) or REVOKE (`false`).
-    pub grant: bool,
+    pub(crate) grant: bool,
     /// The privileges given or taken.
-    pub privileges: Privileges,
+    pub(crate) privileges: Privileges,
     /// What kind of relation the names are.
-    pub target: GrantTarget,
+    pub(crate) target: GrantTarget,
     /// Relation names, normalised.
-    pub relations: Vec<String>,
+    pub(crate) relations: Vec<String>,
     /// Role names, normalised; `public` is every role.
-    pub grantees: Vec<String>,
+    pub(crate) grantees: Vec<String>,
 }
 
 /// Savepoint commands.
@@ -419,49 +411,49 @@ pub enum SessionFunc {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CreateStream {
     /// Stream name, normalised.
-    pub name: String,
+    pub(crate) name: String,
     /// Columns in order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Index of the TIMESTAMPCOLUMN, if any; `None` means stamped on arrival.
-    pub timestamp_column: Option<usize>,
+    pub(crate) timestamp_column: Option<usize>,
     /// `TYPE ARCHIVED`.
-    pub archived: bool,
+    pub(crate) archived: bool,
     /// `IF NOT EXISTS`.
-    pub if_not_exists: bool,
+    pub(crate) if_not_exists: bool,
     /// `WITH (slack = '...')`: the default SLACK of windows over this stream, microseconds.
-    pub slack_us: i64,
+    pub(crate) slack_us: i64,
     /// `WITH (retention = '...')` of an archived stream, microseconds: sealed segments whose
     /// latest tuple is older than the stream's current time minus this are removed.
-    pub retention_us: Option<i64>,
+    pub(crate) retention_us: Option<i64>,
     /// `WITH (connector = '...', ...)`: the source that feeds the stream.
-    pub source: Option<crate::connect::SourceSpec>,
+    pub(crate) source: Option<crate::connect::SourceSpec>,
 }
 
 /// The continuous query of a derived stream or a sink, with what the engine needs beyond
 /// the rows: each row's event time and which columns are the query's own.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BackgroundQuery {
+pub(crate) struct BackgroundQuery {
     /// The query. Its result has [`BackgroundQuery::visible`] columns as written, then,
     /// when the select list has none, the event time column added at the end.
-    pub query: Box<Query>,
+    pub(crate) query: Box<Query>,
     /// The result column holding each row's event time: `wtime(*)` of a windowed query
     /// (the slide event's instant), the stream's TIMESTAMPCOLUMN of a query without a
     /// window; `None` for a query without a window over a stream stamped on arrival.
-    pub time_column: Option<usize>,
+    pub(crate) time_column: Option<usize>,
     /// How many result columns the query's select list has (the rest were added).
-    pub visible: usize,
+    pub(crate) visible: usize,
     /// The result columns that are GROUP BY keys (a sink's message key).
-    pub key_columns: Vec<usize>,
+    pub(crate) key_columns: Vec<usize>,
     /// The streams the query reads, normalised.
-    pub inputs: Vec<String>,
+    pub(crate) inputs: Vec<String>,
     /// The query's text as written (the SELECT alone).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 impl BackgroundQuery {
     /// True when the query has windows (its rows come at slide events); false when it
     /// passes tuples through.
-    pub fn windowed(&self) -> bool {
+    pub(crate) fn windowed(&self) -> bool {
         !self.query.windows.is_empty() || matches!(self.query.source, Source::Join { .. })
     }
 }
@@ -472,96 +464,96 @@ impl BackgroundQuery {
 pub struct CreateDerived {
     /// The stream to create: its columns are the query's result columns, its
     /// TIMESTAMPCOLUMN the event time column.
-    pub stream: CreateStream,
+    pub(crate) stream: CreateStream,
     /// The query that feeds it.
-    pub query: BackgroundQuery,
+    pub(crate) query: BackgroundQuery,
 }
 
 /// `CREATE SINK [IF NOT EXISTS] name AS SELECT ... WITH (connector = ...)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CreateSink {
     /// Sink name, normalised.
-    pub name: String,
+    pub(crate) name: String,
     /// `IF NOT EXISTS`.
-    pub if_not_exists: bool,
+    pub(crate) if_not_exists: bool,
     /// The query whose rows are written.
-    pub query: BackgroundQuery,
+    pub(crate) query: BackgroundQuery,
     /// Where and how they are written.
-    pub spec: crate::connect::sink::SinkSpec,
+    pub(crate) spec: crate::connect::sink::SinkSpec,
 }
 
 /// `CREATE TABLE`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CreateTable {
     /// Table name, normalised.
-    pub name: String,
+    pub(crate) name: String,
     /// Columns in order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Per column: `NOT NULL` (or part of the PRIMARY KEY).
-    pub not_null: Vec<bool>,
+    pub(crate) not_null: Vec<bool>,
     /// Per column: `DEFAULT e`, a constant expression of the column's type, evaluated at
     /// each insert that leaves the column out.
-    pub defaults: Vec<Option<Expr>>,
+    pub(crate) defaults: Vec<Option<Expr>>,
     /// `PRIMARY KEY (cols)`, as column indexes.
-    pub primary_key: Option<Vec<usize>>,
+    pub(crate) primary_key: Option<Vec<usize>>,
     /// Each `UNIQUE (cols)`, as column indexes.
-    pub unique: Vec<Vec<usize>>,
+    pub(crate) unique: Vec<Vec<usize>>,
     /// `IF NOT EXISTS`.
-    pub if_not_exists: bool,
+    pub(crate) if_not_exists: bool,
 }
 
 /// A stored table's shape as the binder needs it ([`SchemaProvider::table`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableInfo {
     /// Columns in order.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Per column: its DEFAULT expression, if any.
-    pub defaults: Vec<Option<Expr>>,
+    pub(crate) defaults: Vec<Option<Expr>>,
     /// Its PRIMARY KEY and UNIQUE keys, as column indexes.
-    pub keys: Vec<Vec<usize>>,
+    pub(crate) keys: Vec<Vec<usize>>,
 }
 
 /// `RETURNING ...` of INSERT, UPDATE or DELETE on a table.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Returning {
+pub(crate) struct Returning {
     /// The list, over the affected row (the new row; the removed row for DELETE).
-    pub projection: Vec<Expr>,
+    pub(crate) projection: Vec<Expr>,
     /// Names and types of the result columns.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
 }
 
 /// `UPDATE t SET ... [WHERE ...]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Update {
     /// Table name, normalised.
-    pub table: String,
+    pub(crate) table: String,
     /// `SET column = expr`: the column's index and the new value over the old row, already
     /// cast to the column's type.
-    pub assignments: Vec<(usize, Expr)>,
+    pub(crate) assignments: Vec<(usize, Expr)>,
     /// WHERE over the old row; every row when `None`.
-    pub filter: Option<Expr>,
+    pub(crate) filter: Option<Expr>,
     /// `RETURNING ...`, over each new row.
-    pub returning: Option<Returning>,
+    pub(crate) returning: Option<Returning>,
     /// Types of `$1..$n`.
-    pub param_types: Vec<DataType>,
+    pub(crate) param_types: Vec<DataType>,
 }
 
 /// `DELETE FROM t [WHERE ...]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Delete {
     /// Table name, normalised.
-    pub table: String,
+    pub(crate) table: String,
     /// WHERE over the row; every row when `None`.
-    pub filter: Option<Expr>,
+    pub(crate) filter: Option<Expr>,
     /// `RETURNING ...`, over each removed row.
-    pub returning: Option<Returning>,
+    pub(crate) returning: Option<Returning>,
     /// Types of `$1..$n`.
-    pub param_types: Vec<DataType>,
+    pub(crate) param_types: Vec<DataType>,
 }
 
 /// What INSERT does with a row whose key a table already holds.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub enum OnConflict {
+pub(crate) enum OnConflict {
     /// 23505, and nothing of the statement is inserted.
     #[default]
     Error,
@@ -584,68 +576,68 @@ pub enum OnConflict {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Insert {
     /// Stream or table name, normalised.
-    pub stream: String,
+    pub(crate) stream: String,
     /// True when the target is a stored table (then every row names every column, with
     /// defaults filled in).
-    pub table: bool,
+    pub(crate) table: bool,
     /// `ON CONFLICT DO NOTHING / DO UPDATE` (tables only).
-    pub on_conflict: OnConflict,
+    pub(crate) on_conflict: OnConflict,
     /// `RETURNING ...` (tables only): over each inserted or updated row.
-    pub returning: Option<Returning>,
+    pub(crate) returning: Option<Returning>,
     /// For each value position, the stream column it fills; columns not named get NULL.
-    pub target_columns: Vec<usize>,
+    pub(crate) target_columns: Vec<usize>,
     /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and
     /// already cast to its target column's type.
-    pub rows: Vec<Vec<Expr>>,
+    pub(crate) rows: Vec<Vec<Expr>>,
     /// Types of `$1..$n` as inferred from the target columns.
-    pub param_types: Vec<DataType>,
+    pub(crate) param_types: Vec<DataType>,
 }
 
 /// `COPY s FROM STDIN`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyFrom {
     /// Stream or table name, normalised.
-    pub stream: String,
+    pub(crate) stream: String,
     /// True when the target is a stored table.
-    pub table: bool,
+    pub(crate) table: bool,
     /// For each field of a row, the stream column it fills (all columns when not named).
-    pub target_columns: Vec<usize>,
+    pub(crate) target_columns: Vec<usize>,
     /// Format options.
-    pub options: CopyOptions,
+    pub(crate) options: CopyOptions,
 }
 
 /// COPY's format options, with PostgreSQL's defaults per format.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CopyOptions {
     /// text, csv or binary.
-    pub format: CopyFormat,
+    pub(crate) format: CopyFormat,
     /// `HEADER`: the first line names columns (csv and text).
-    pub header: bool,
+    pub(crate) header: bool,
     /// `HEADER MATCH` (COPY FROM): the header's names must be the COPY's columns, in order.
-    pub header_match: bool,
+    pub(crate) header_match: bool,
     /// `FORCE_NOT_NULL` (CSV, COPY FROM): the fields (positions in the COPY's column list)
     /// never read as NULL, even when they equal the NULL string.
-    pub force_not_null: Vec<usize>,
+    pub(crate) force_not_null: Vec<usize>,
     /// `FORCE_NULL` (CSV, COPY FROM): the fields read as NULL when they equal the NULL
     /// string even quoted.
-    pub force_null: Vec<usize>,
+    pub(crate) force_null: Vec<usize>,
     /// Field delimiter: tab for text, comma for csv.
-    pub delimiter: u8,
+    pub(crate) delimiter: u8,
     /// The NULL marker: `\N` for text, empty unquoted string for csv.
-    pub null: String,
+    pub(crate) null: String,
     /// CSV quote character, `"` by default.
-    pub quote: u8,
+    pub(crate) quote: u8,
     /// CSV escape character, the quote by default.
-    pub escape: u8,
+    pub(crate) escape: u8,
     /// `LIVE` (tcq's own option, COPY FROM only): rows reach queries as each CopyData
     /// message arrives instead of all at once at the end; a bad row ends the COPY and the
     /// rows before it stay.
-    pub live: bool,
+    pub(crate) live: bool,
 }
 
 impl CopyOptions {
     /// PostgreSQL's defaults for `format`.
-    pub fn defaults(format: CopyFormat) -> CopyOptions {
+    pub(crate) fn defaults(format: CopyFormat) -> CopyOptions {
         match format {
             CopyFormat::Text | CopyFormat::Binary => CopyOptions {
                 format,
@@ -677,7 +669,7 @@ impl CopyOptions {
 
 /// COPY formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyFormat {
+pub(crate) enum CopyFormat {
     /// PostgreSQL's text format: tab-separated, backslash escapes, `\N` for NULL.
     Text,
     /// CSV.
@@ -691,22 +683,22 @@ pub enum CopyFormat {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ExplainOptions {
     /// Output format.
-    pub format: ExplainFormat,
+    pub(crate) format: ExplainFormat,
     /// `ANALYZE`: run the query (until its LIMIT or a cancel) and show measured work.
-    pub analyze: bool,
+    pub(crate) analyze: bool,
     /// `VERBOSE`: also show each optimizer step's output.
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// `EVENT_RATE '<n> per <unit>'`: events per second for the cost model; `None` uses the
     /// stream's observed rate.
-    pub event_rate_per_sec: Option<f64>,
+    pub(crate) event_rate_per_sec: Option<f64>,
     /// With FORMAT FLINK: the export's options as written (`parallelism`, `sink`, ...;
     /// [`crate::wcg::flink::ExportOptions::from_pairs`] reads them).
-    pub flink: Vec<(String, String)>,
+    pub(crate) flink: Vec<(String, String)>,
 }
 
 /// EXPLAIN output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ExplainFormat {
+pub(crate) enum ExplainFormat {
     /// Human-readable text, one line per row of a `QUERY PLAN` column.
     #[default]
     Text,
@@ -785,7 +777,7 @@ impl Query {
     ///
     /// Errors: `InvalidRowCountInLimit` (2201W) for a negative LIMIT,
     /// `InvalidRowCountInResultOffset` (2201X) for a negative OFFSET.
-    pub fn resolve_row_counts(&mut self, params: &[Value]) -> crate::error::Result<()> {
+    pub(crate) fn resolve_row_counts(&mut self, params: &[Value]) -> crate::error::Result<()> {
         use crate::error::Error;
         let count = |i: usize, what: &str| -> crate::error::Result<Option<u64>> {
             let v = match params.get(i) {
@@ -824,7 +816,7 @@ impl Query {
     }
 
     /// True when the query reads a stream and so never ends by itself.
-    pub fn is_continuous(&self) -> bool {
+    pub(crate) fn is_continuous(&self) -> bool {
         matches!(self.source, Source::Stream { .. } | Source::Join { .. })
     }
 }
@@ -876,56 +868,56 @@ pub enum Source {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JoinTable {
     /// Table name, normalised.
-    pub table: String,
+    pub(crate) table: String,
     /// The name the query gives it (alias, else the table's name).
-    pub alias: String,
+    pub(crate) alias: String,
     /// The table's columns.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Index of this table's first column in the join's input row.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// `LEFT JOIN`: a join tuple of the relations before it that no table row matches is
     /// kept once, with NULLs for the table's columns.
-    pub left: bool,
+    pub(crate) left: bool,
     /// The `ON` / `USING` predicates of a LEFT JOIN, over the join's input row (an inner
     /// join's predicates are in [`Query::filter`]).
-    pub on: Vec<Expr>,
+    pub(crate) on: Vec<Expr>,
 }
 
 /// One stream of a join, under its own window.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JoinInput {
     /// Stream name, normalised.
-    pub stream: String,
+    pub(crate) stream: String,
     /// The name the query gives it (alias, else the stream's unqualified name).
-    pub alias: String,
+    pub(crate) alias: String,
     /// The stream's columns.
-    pub columns: Vec<Column>,
+    pub(crate) columns: Vec<Column>,
     /// Index of this input's first column in the join's input row.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// Its window clause (the first one, when it has several).
-    pub window: WindowSpec,
+    pub(crate) window: WindowSpec,
     /// Its further window clauses, in the order written: non-empty for the one input of a
     /// multi-window join, which the engine runs as one join per window
     /// ([`crate::exec::MultiJoin`]). At most one input of a join has any.
-    pub more_windows: Vec<WindowSpec>,
+    pub(crate) more_windows: Vec<WindowSpec>,
 }
 
 /// A window clause as written; the engine resolves [`StartSpec::Default`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowSpec {
     /// RANGE BY, microseconds, > 0.
-    pub range_us: i64,
+    pub(crate) range_us: i64,
     /// SLIDE BY, microseconds, > 0 (= range when SLIDE BY is omitted).
-    pub slide_us: i64,
+    pub(crate) slide_us: i64,
     /// START AT.
-    pub start: StartSpec,
+    pub(crate) start: StartSpec,
     /// SLACK, microseconds, >= 0; `None` takes the stream's default (`WITH (slack = ...)`).
-    pub slack_us: Option<i64>,
+    pub(crate) slack_us: Option<i64>,
 }
 
 /// START AT as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StartSpec {
+pub(crate) enum StartSpec {
     /// Omitted: the submission time rounded down to a multiple of the slide since the epoch.
     Default,
     /// `START AT 'epoch'`: an unbounded grid anchored at the epoch.
@@ -993,7 +985,7 @@ pub enum AggFunc {
 impl AggFunc {
     /// True for the aggregates that keep the least value seen (`min`, `bool_and`); their
     /// partial state is [`crate::agg::Acc::Extreme`], as for `max` and `bool_or`.
-    pub fn keeps_least(self) -> bool {
+    pub(crate) fn keeps_least(self) -> bool {
         matches!(self, AggFunc::Min | AggFunc::BoolAnd)
     }
 }
@@ -1002,11 +994,11 @@ impl AggFunc {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
     /// The key.
-    pub expr: Expr,
+    pub(crate) expr: Expr,
     /// DESC.
-    pub descending: bool,
+    pub(crate) descending: bool,
     /// NULLS FIRST (PostgreSQL's default: nulls first when descending).
-    pub nulls_first: bool,
+    pub(crate) nulls_first: bool,
 }
 
 /// A typed scalar expression.
@@ -1147,7 +1139,7 @@ pub enum BinaryOp {
 impl BinaryOp {
     /// For a comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`), whether it holds when its left
     /// operand compares `o` with its right one; `None` for any other operator.
-    pub fn holds(self, o: std::cmp::Ordering) -> Option<bool> {
+    pub(crate) fn holds(self, o: std::cmp::Ordering) -> Option<bool> {
         use std::cmp::Ordering::{Equal, Greater, Less};
         Some(match self {
             BinaryOp::Eq => o == Equal,
@@ -1162,7 +1154,7 @@ impl BinaryOp {
 
     /// The comparison with its operands swapped (`a < b` is `b > a`); `None` for an
     /// operator that is no comparison.
-    pub fn flipped(self) -> Option<BinaryOp> {
+    pub(crate) fn flipped(self) -> Option<BinaryOp> {
         Some(match self {
             BinaryOp::Eq | BinaryOp::NotEq => self,
             BinaryOp::Lt => BinaryOp::Gt,

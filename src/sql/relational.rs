@@ -61,28 +61,28 @@ pub trait RelationProvider {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelQuery {
     /// Common table expressions, each with its plan-wide id, evaluated once in order.
-    pub ctes: Vec<(usize, RelQuery)>,
+    pub(crate) ctes: Vec<(usize, RelQuery)>,
     /// The body.
-    pub body: RelBody,
+    pub(crate) body: RelBody,
     /// Sort keys: index into the body's extended row (output columns, then the select's
     /// hidden sort keys), descending, nulls first.
-    pub order_by: Vec<(usize, bool, bool)>,
+    pub(crate) order_by: Vec<(usize, bool, bool)>,
     /// LIMIT, an expression over no row.
-    pub limit: Option<RExpr>,
+    pub(crate) limit: Option<RExpr>,
     /// OFFSET, an expression over no row.
-    pub offset: Option<RExpr>,
+    pub(crate) offset: Option<RExpr>,
     /// Output column names and static types.
-    pub columns: Vec<(String, RType)>,
+    pub(crate) columns: Vec<(String, RType)>,
     /// The parameters (0-based) of a catalog type, as PostgreSQL infers them: compared
     /// with an `oid` (`WHERE t.oid = $1`) or cast to a catalog type (`$1::oid[]`). Held as
     /// [`CatalogType::held_as`], described to clients as that type. Set on the
     /// statement's outermost query only.
-    pub catalog_params: Vec<(usize, CatalogType)>,
+    pub(crate) catalog_params: Vec<(usize, CatalogType)>,
 }
 
 /// A query body.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RelBody {
+pub(crate) enum RelBody {
     /// One SELECT.
     Select(Box<RelSelect>),
     /// `left UNION|INTERSECT|EXCEPT [ALL] right`.
@@ -114,7 +114,7 @@ pub enum RelBody {
 
 /// Set operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SetOp {
+pub(crate) enum SetOp {
     /// UNION
     Union,
     /// INTERSECT
@@ -125,78 +125,78 @@ pub enum SetOp {
 
 /// One SELECT block.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RelSelect {
+pub(crate) struct RelSelect {
     /// FROM; `None` is one row of no columns.
-    pub from: Option<RelFrom>,
+    pub(crate) from: Option<RelFrom>,
     /// WHERE, over the FROM row.
-    pub filter: Option<RExpr>,
+    pub(crate) filter: Option<RExpr>,
     /// Grouping: set when the block has GROUP BY or aggregates. Then HAVING, the select
     /// list and the sort keys read the group's first FROM row followed by the aggregate
     /// results (`[from row.., agg_0, .., agg_n-1]`; an empty group has a row of NULLs).
-    pub group: Option<RelGroup>,
+    pub(crate) group: Option<RelGroup>,
     /// HAVING.
-    pub having: Option<RExpr>,
+    pub(crate) having: Option<RExpr>,
     /// The select list.
-    pub projection: Vec<RExpr>,
+    pub(crate) projection: Vec<RExpr>,
     /// DISTINCT.
-    pub distinct: bool,
+    pub(crate) distinct: bool,
     /// Hidden ORDER BY keys computed beside the select list (expressions not in it).
-    pub sort_keys: Vec<RExpr>,
+    pub(crate) sort_keys: Vec<RExpr>,
     /// `row_number() OVER (...)` calls, computed after grouping; [`RExpr::Window`] reads
     /// them.
-    pub windows: Vec<RelWindow>,
+    pub(crate) windows: Vec<RelWindow>,
     /// Set-returning calls of the select list (name, arguments over the row after
     /// grouping). As in PostgreSQL 10 and later, each row gives as many output rows as its
     /// longest call returns, the calls advancing in lockstep and the shorter ones giving
     /// NULL; [`RExpr::SetFunc`] reads the current values.
-    pub set_funcs: Vec<(String, Vec<RExpr>)>,
+    pub(crate) set_funcs: Vec<(String, Vec<RExpr>)>,
 }
 
 /// `row_number() OVER (PARTITION BY .. ORDER BY ..)`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RelWindow {
+pub(crate) struct RelWindow {
     /// PARTITION BY, over the row after grouping.
-    pub partition_by: Vec<RExpr>,
+    pub(crate) partition_by: Vec<RExpr>,
     /// ORDER BY: key, descending, nulls first.
-    pub order_by: Vec<(RExpr, bool, bool)>,
+    pub(crate) order_by: Vec<(RExpr, bool, bool)>,
 }
 
 /// GROUP BY keys and aggregate calls of a SELECT block.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RelGroup {
+pub(crate) struct RelGroup {
     /// Group keys, over the FROM row.
-    pub keys: Vec<RExpr>,
+    pub(crate) keys: Vec<RExpr>,
     /// Aggregate calls, arguments over the FROM row.
-    pub aggs: Vec<RelAgg>,
+    pub(crate) aggs: Vec<RelAgg>,
     /// Width of the FROM row.
-    pub width: usize,
+    pub(crate) width: usize,
 }
 
 /// An aggregate call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RelAgg {
+pub(crate) struct RelAgg {
     /// Function name, lower-cased, as the call wrote it (its row of the function table).
-    pub func: String,
+    pub(crate) func: String,
     /// How it is computed: a partial state of [`crate::agg`], or in order.
-    pub kernel: super::functions::AggKernel,
+    pub(crate) kernel: super::functions::AggKernel,
     /// The argument's type as the partial state reads it (`bigint` for `count(*)`).
-    pub arg_type: DataType,
+    pub(crate) arg_type: DataType,
     /// `FILTER (WHERE ...)`, over the FROM row: rows for which it is not true are skipped.
-    pub filter: Option<RExpr>,
+    pub(crate) filter: Option<RExpr>,
     /// Arguments (none for `count(*)`).
-    pub args: Vec<RExpr>,
+    pub(crate) args: Vec<RExpr>,
     /// DISTINCT.
-    pub distinct: bool,
+    pub(crate) distinct: bool,
     /// `ORDER BY` inside the call (`array_agg(x ORDER BY n)`): keys over the FROM row,
     /// descending, nulls first. The order the values reach the aggregate in.
-    pub order_by: Vec<(RExpr, bool, bool)>,
+    pub(crate) order_by: Vec<(RExpr, bool, bool)>,
     /// The result's type.
-    pub ty: RType,
+    pub(crate) ty: RType,
 }
 
 /// Join kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JoinKind {
+pub(crate) enum JoinKind {
     /// INNER / CROSS / comma.
     Inner,
     /// LEFT [OUTER].
@@ -209,7 +209,7 @@ pub enum JoinKind {
 
 /// A FROM item; its row is the concatenation of its relations' columns.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RelFrom {
+pub(crate) enum RelFrom {
     /// A named relation of the provider.
     Scan {
         /// Schema, normalised.
@@ -257,7 +257,7 @@ pub enum RelFrom {
 
 /// Comparison operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
+pub(crate) enum CmpOp {
     /// =
     Eq,
     /// <>
@@ -274,7 +274,7 @@ pub enum CmpOp {
 
 /// A scalar expression of the relational plan.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RExpr {
+pub(crate) enum RExpr {
     /// Column `idx` of the row `up` query levels out (0 = this level's row).
     Col {
         /// Levels out.
@@ -388,7 +388,7 @@ pub enum RExpr {
 
 /// Set-returning functions a select list may call (FROM takes these and
 /// `pg_options_to_table`, `pg_get_keywords`).
-pub const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
+pub(crate) const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
     "generate_series",
     "generate_subscripts",
     "unnest",
@@ -617,6 +617,7 @@ pub(crate) struct RelBinder<'a> {
     source: &'a str,
 }
 
+#[cfg(test)]
 /// Bind a parsed SELECT over `provider` (for [`super::bind_relational`]).
 pub(crate) fn bind_parsed(
     p: &super::parse::ParsedStmt,

@@ -12,7 +12,7 @@ use crate::types::{CatalogType, Column, DataType, ElemType};
 
 /// Static types of the relational plan, beyond [`DataType`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RType {
+pub(crate) enum RType {
     /// A plain type (oids are `bigint`, names and `"char"` are `text`).
     Base(DataType),
     /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
@@ -30,11 +30,12 @@ pub enum RType {
 
 /// The fields of the records `information_schema._pg_expandarray(array)` returns: each
 /// element `x` with its 1-based position `n`.
-pub const EXPANDARRAY_FIELDS: &[(&str, DataType)] = &[("x", DataType::Int4), ("n", DataType::Int4)];
+pub(crate) const EXPANDARRAY_FIELDS: &[(&str, DataType)] =
+    &[("x", DataType::Int4), ("n", DataType::Int4)];
 
 impl RType {
     /// The type values are held as (and, but for catalog types, the type clients see).
-    pub fn data_type(&self) -> DataType {
+    pub(crate) fn data_type(&self) -> DataType {
         match self {
             RType::Base(d) => *d,
             RType::Catalog(t) => t.held_as(),
@@ -43,7 +44,7 @@ impl RType {
     }
 
     /// A result column of this type named `name`, as RowDescription announces it.
-    pub fn column(&self, name: impl Into<String>) -> Column {
+    pub(crate) fn column(&self, name: impl Into<String>) -> Column {
         match self {
             RType::Catalog(t) => Column::catalog(name, *t),
             // A regtype (pg_typeof) is announced as one, its value the type's name, which
@@ -55,18 +56,18 @@ impl RType {
     }
 
     /// The static type of a provider's column.
-    pub fn of_column(c: &Column) -> RType {
+    pub(crate) fn of_column(c: &Column) -> RType {
         c.catalog_type
             .map_or(RType::Base(c.data_type), RType::Catalog)
     }
 
     /// True for arrays and vectors.
-    pub fn is_array(&self) -> bool {
+    pub(crate) fn is_array(&self) -> bool {
         matches!(self, RType::Catalog(t) if t.elem().is_some())
     }
 
     /// The type of an array's or vector's elements.
-    pub fn elem(&self) -> Option<RType> {
+    pub(crate) fn elem(&self) -> Option<RType> {
         match self {
             RType::Catalog(t) => t.elem().map(RType::of_elem),
             _ => None,
@@ -74,7 +75,7 @@ impl RType {
     }
 
     /// The static type of an array element of type `e`.
-    pub fn of_elem(e: ElemType) -> RType {
+    pub(crate) fn of_elem(e: ElemType) -> RType {
         match e {
             ElemType::Oid => RType::Catalog(CatalogType::Oid),
             other => RType::Base(other.held_as()),
@@ -82,7 +83,7 @@ impl RType {
     }
 
     /// The array type whose elements are of this type (`text[]` when unknown).
-    pub fn array_of(&self) -> RType {
+    pub(crate) fn array_of(&self) -> RType {
         RType::Catalog(CatalogType::Array(match self {
             RType::Base(d) => ElemType::of(*d),
             RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
@@ -91,7 +92,7 @@ impl RType {
     }
 
     /// The type's name in messages and `pg_typeof` (`integer`, `text[]`, `int2vector`).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             RType::Base(d) => d.name(),
             RType::Unknown => "unknown".into(),
@@ -102,10 +103,10 @@ impl RType {
     }
 }
 
-pub use crate::types::RegKind;
+pub(crate) use crate::types::RegKind;
 
 /// The oid of the type `name` names (`integer`, `text[]`, `timestamp without time zone`).
-pub fn type_oid_of_name(name: &str) -> Option<i64> {
+pub(crate) fn type_oid_of_name(name: &str) -> Option<i64> {
     match rtype_of_name(name).ok()? {
         RType::Base(d) => Some(i64::from(d.oid())),
         RType::Catalog(c) => Some(i64::from(c.oid())),

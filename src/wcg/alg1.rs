@@ -14,18 +14,18 @@ use super::{PlanNode, SharedPlan};
 
 /// One window of a min-cost forest.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ForestNode {
+pub(crate) struct ForestNode {
     /// The window and the user windows it computes.
-    pub vertex: Vertex,
+    pub(crate) vertex: Vertex,
     /// The upstream vertex whose partials it merges; `None` when it reads raw events (its
     /// edge comes from the virtual root `S`).
-    pub parent: Option<usize>,
+    pub(crate) parent: Option<usize>,
     /// `M(W, parent)` when it has a parent.
-    pub multiplier: Option<i64>,
+    pub(crate) multiplier: Option<i64>,
     /// How its instances are computed from the parent's partials (panes for a root).
-    pub slider: Slider,
+    pub(crate) slider: Slider,
     /// Its cost under the chosen edge and aggregator.
-    pub cost: Cost,
+    pub(crate) cost: Cost,
 }
 
 /// A min-cost WCG: a forest over the vertices of the graph it was computed from (same
@@ -33,13 +33,13 @@ pub struct ForestNode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Forest {
     /// One node per vertex.
-    pub nodes: Vec<ForestNode>,
+    pub(crate) nodes: Vec<ForestNode>,
     /// The sum of the nodes' costs.
     pub total: Cost,
 }
 
 /// Algorithm 1 over `wcg` under `model`.
-pub fn algorithm1(wcg: &Wcg, model: &CostModel) -> Forest {
+pub(crate) fn algorithm1(wcg: &Wcg, model: &CostModel) -> Forest {
     let nodes: Vec<ForestNode> = (0..wcg.vertices.len())
         .map(|v| {
             let window = &wcg.vertices[v].window;
@@ -74,7 +74,7 @@ pub fn algorithm1(wcg: &Wcg, model: &CostModel) -> Forest {
 
 impl Forest {
     /// The forest in which every vertex reads raw events: the unshared baseline.
-    pub fn unshared(wcg: &Wcg, model: &CostModel) -> Forest {
+    pub(crate) fn unshared(wcg: &Wcg, model: &CostModel) -> Forest {
         let nodes: Vec<ForestNode> = wcg
             .vertices
             .iter()
@@ -93,7 +93,7 @@ impl Forest {
     }
 
     /// True when following parents from any node ends at a root (Theorem 7).
-    pub fn is_forest(&self) -> bool {
+    pub(crate) fn is_forest(&self) -> bool {
         (0..self.nodes.len()).all(|start| {
             let mut v = start;
             for _ in 0..=self.nodes.len() {
@@ -107,7 +107,7 @@ impl Forest {
     }
 
     /// The children of node `v`, in index order.
-    pub fn children(&self, v: usize) -> Vec<usize> {
+    pub(crate) fn children(&self, v: usize) -> Vec<usize> {
         (0..self.nodes.len())
             .filter(|&c| self.nodes[c].parent == Some(v))
             .collect()
@@ -115,7 +115,7 @@ impl Forest {
 
     /// The nodes in topological order: each root (in index order) followed by its subtree,
     /// depth first, children in index order.
-    pub fn topological_order(&self) -> Vec<usize> {
+    pub(crate) fn topological_order(&self) -> Vec<usize> {
         let mut order = Vec::with_capacity(self.nodes.len());
         let mut stack: Vec<usize> = (0..self.nodes.len())
             .rev()
@@ -130,7 +130,7 @@ impl Forest {
     }
 
     /// The executor's view: nodes in topological order, parents as plan indices.
-    pub fn to_shared_plan(&self) -> SharedPlan {
+    pub(crate) fn to_shared_plan(&self) -> SharedPlan {
         let order = self.topological_order();
         let mut position = vec![0; self.nodes.len()];
         for (i, &v) in order.iter().enumerate() {

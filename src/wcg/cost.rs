@@ -27,17 +27,17 @@ use super::sliding::{Groups, Slider, Sliders, Workload};
 use crate::window::{lcm_checked, Window};
 
 /// Relative tolerance under which two costs count as equal (see the module docs).
-pub const TIE_TOLERANCE: f64 = 1e-9;
+pub(crate) const TIE_TOLERANCE: f64 = 1e-9;
 
 const US_PER_SEC: f64 = 1_000_000.0;
 
 /// `a < b` beyond rounding noise.
-pub fn clearly_less(a: f64, b: f64) -> bool {
+pub(crate) fn clearly_less(a: f64, b: f64) -> bool {
     a < b - TIE_TOLERANCE * a.abs().max(b.abs()).max(1e-300)
 }
 
 /// `a <= b` up to rounding noise.
-pub fn at_most(a: f64, b: f64) -> bool {
+pub(crate) fn at_most(a: f64, b: f64) -> bool {
     !clearly_less(b, a)
 }
 
@@ -48,12 +48,12 @@ pub struct Cost {
     /// plans are ranked by this.
     pub per_sec: f64,
     /// The paper's figure: events per period `R` (`c_i = n_i * mu_i`), when `R` fits.
-    pub per_period: Option<f64>,
+    pub(crate) per_period: Option<f64>,
 }
 
 impl Cost {
     /// The sum of two costs; the period figure only when both have one.
-    pub fn plus(self, other: Cost) -> Cost {
+    pub(crate) fn plus(self, other: Cost) -> Cost {
         Cost {
             per_sec: self.per_sec + other.per_sec,
             per_period: self.per_period.zip(other.per_period).map(|(a, b)| a + b),
@@ -61,7 +61,7 @@ impl Cost {
     }
 
     /// The sum of many costs (zero for none).
-    pub fn sum(costs: impl IntoIterator<Item = Cost>) -> Cost {
+    pub(crate) fn sum(costs: impl IntoIterator<Item = Cost>) -> Cost {
         costs.into_iter().fold(
             Cost {
                 per_sec: 0.0,
@@ -72,7 +72,7 @@ impl Cost {
     }
 
     /// Events per hour of stream time.
-    pub fn per_hour(&self) -> f64 {
+    pub(crate) fn per_hour(&self) -> f64 {
         self.per_sec * 3600.0
     }
 }
@@ -80,7 +80,7 @@ impl Cost {
 /// Where a window's instances come from: the raw stream (the virtual root `S` of the
 /// augmented WCG) or the partials of an upstream window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source<'a> {
+pub(crate) enum Source<'a> {
     /// Raw tuples: the paper's virtual root `S`.
     Raw,
     /// Partial aggregates of this upstream window (`W <= upstream`).
@@ -90,26 +90,27 @@ pub enum Source<'a> {
 /// The cost model: event rate, period, groups per partial and the sliding aggregators the
 /// aggregates allow.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CostModel {
+pub(crate) struct CostModel {
     /// `eta`: events per second of stream time.
-    pub eta_per_sec: f64,
+    pub(crate) eta_per_sec: f64,
     /// `R`, microseconds, when it fits in an `i64`.
-    pub period_us: Option<i64>,
+    pub(crate) period_us: Option<i64>,
     /// Groups per partial (one for the paper's model).
-    pub groups: Groups,
+    pub(crate) groups: Groups,
     /// The sliding aggregators an edge may run besides panes (none for the paper's model).
-    pub sliders: Sliders,
+    pub(crate) sliders: Sliders,
 }
 
 impl CostModel {
+    #[cfg(test)]
     /// The paper's model for `windows` (whose ranges define `R`) at `eta_per_sec` events per
     /// second: one state per partial, panes only. A negative or non-finite rate counts as 0.
-    pub fn new(windows: &[Window], eta_per_sec: f64) -> CostModel {
+    pub(crate) fn new(windows: &[Window], eta_per_sec: f64) -> CostModel {
         CostModel::for_workload(windows, &Workload::paper(eta_per_sec))
     }
 
     /// The model for `windows` under `workload` (rate, groups, allowed aggregators).
-    pub fn for_workload(windows: &[Window], workload: &Workload) -> CostModel {
+    pub(crate) fn for_workload(windows: &[Window], workload: &Workload) -> CostModel {
         let eta = workload.eta_per_sec;
         let eta = if eta.is_finite() && eta > 0.0 {
             eta
@@ -126,12 +127,12 @@ impl CostModel {
 
     /// True for the paper's model (one state per partial, panes only), under which the
     /// paper's theorems about factor windows (Theorem 8, Algorithm 4's domination) hold.
-    pub fn is_paper(&self) -> bool {
+    pub(crate) fn is_paper(&self) -> bool {
         self.groups == Groups::One && self.sliders == Sliders::PANES
     }
 
     /// Expected groups in one partial (instance) of `w`: see [`Groups::among`].
-    pub fn partial_groups(&self, w: &Window) -> f64 {
+    pub(crate) fn partial_groups(&self, w: &Window) -> f64 {
         self.groups
             .among(self.eta_per_sec * w.range_us as f64 / US_PER_SEC)
     }
@@ -143,7 +144,12 @@ impl CostModel {
     /// merge `M(w, upstream)` partials (Theorem 3), Two-Stacks `2k` plus one query merge,
     /// subtract-on-evict `2k`, with `k = s / s'` partials entering per slide and every
     /// partial counted per group it holds ([`CostModel::partial_groups`]).
-    pub fn option_cost(&self, w: &Window, source: Source<'_>, slider: Slider) -> Option<f64> {
+    pub(crate) fn option_cost(
+        &self,
+        w: &Window,
+        source: Source<'_>,
+        slider: Slider,
+    ) -> Option<f64> {
         match (source, slider) {
             (Source::Raw, Slider::Panes) => Some(self.eta_per_sec * w.range_us as f64 / US_PER_SEC),
             (Source::Raw, _) => None,
@@ -164,7 +170,7 @@ impl CostModel {
 
     /// Every aggregator the model allows for `w` from `source`, with its cost, in the order
     /// of [`Slider::ALL`].
-    pub fn options(&self, w: &Window, source: Source<'_>) -> Vec<(Slider, Cost)> {
+    pub(crate) fn options(&self, w: &Window, source: Source<'_>) -> Vec<(Slider, Cost)> {
         Slider::ALL
             .into_iter()
             .filter(|s| self.sliders.allows(*s))
@@ -177,7 +183,7 @@ impl CostModel {
 
     /// The cheapest aggregator for `w` from `source` and its cost; ties keep the earlier
     /// option of [`Slider::ALL`] (panes first).
-    pub fn best(&self, w: &Window, source: Source<'_>) -> (Slider, Cost) {
+    pub(crate) fn best(&self, w: &Window, source: Source<'_>) -> (Slider, Cost) {
         let mut best: Option<(Slider, Cost)> = None;
         for (s, c) in self.options(w, source) {
             if best.is_none_or(|(_, b)| clearly_less(c.per_sec, b.per_sec)) {
@@ -187,17 +193,9 @@ impl CostModel {
         best.expect("panes are always an option")
     }
 
-    /// `mu` of the cheapest aggregator for `w` from `source` (the paper's `mu` under
-    /// [`CostModel::new`]).
-    pub fn instance_cost(&self, w: &Window, source: Source<'_>) -> f64 {
-        let (s, _) = self.best(w, source);
-        self.option_cost(w, source, s)
-            .expect("the best option has a cost")
-    }
-
     /// The cost of computing every instance of `w` from `source` with its cheapest
     /// aggregator: rate and R-period figure.
-    pub fn window_cost(&self, w: &Window, source: Source<'_>) -> Cost {
+    pub(crate) fn window_cost(&self, w: &Window, source: Source<'_>) -> Cost {
         self.best(w, source).1
     }
 
@@ -212,7 +210,7 @@ impl CostModel {
 
 /// `R = lcm(r_1, ..., r_n)` in microseconds, `None` when it exceeds `i64::MAX` (292 000
 /// years) or the set is empty.
-pub fn period_us(windows: &[Window]) -> Option<i64> {
+pub(crate) fn period_us(windows: &[Window]) -> Option<i64> {
     let mut r: u128 = 1;
     for w in windows {
         r = lcm_checked(r, w.range_us as u128)?;
@@ -225,7 +223,7 @@ pub fn period_us(windows: &[Window]) -> Option<i64> {
 
 /// Equation 1: the recurrence count `n_i = 1 + (R - r_i) / s_i` of `w` in a period of
 /// `period_us`, exact up to one final rounding (an integer when `r_i` is a multiple of `s_i`).
-pub fn recurrence_count(w: &Window, period_us: i64) -> f64 {
+pub(crate) fn recurrence_count(w: &Window, period_us: i64) -> f64 {
     let excess = period_us as i128 - w.range_us as i128;
     let whole = excess.div_euclid(w.slide_us as i128);
     let part = excess.rem_euclid(w.slide_us as i128);

@@ -39,7 +39,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -119,7 +119,7 @@ impl Default for EvalConfig {
 }
 
 /// Generation gives up on a window after this many draws that duplicate or break the shape.
-pub const DRAWS_MAX: usize = 200;
+pub(crate) const DRAWS_MAX: usize = 200;
 
 const UNIT_US: i64 = 1_000_000;
 
@@ -252,17 +252,17 @@ fn random_graph(
 
 /// The model costs of the five techniques on one window set, per time unit.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct ModelCosts {
+pub(crate) struct ModelCosts {
     /// Every window alone.
-    pub bl: f64,
+    pub(crate) bl: f64,
     /// Unshared paired windows.
-    pub up: f64,
+    pub(crate) up: f64,
     /// Shared paired windows.
-    pub sp: f64,
+    pub(crate) sp: f64,
     /// Algorithm 1.
-    pub wcg: f64,
+    pub(crate) wcg: f64,
     /// Algorithm 2 (the cheaper of Algorithms 1 and 2).
-    pub wcg_fw: f64,
+    pub(crate) wcg_fw: f64,
 }
 
 /// Slices per instance of a paired window `<r, s>`: `z1 = r mod s`, `z2 = s - z1`.
@@ -275,7 +275,7 @@ fn paired_slices(r: i64, s: i64) -> f64 {
 }
 
 /// The five techniques' costs for `windows` (time unit = 1 second) at `eta` events per unit.
-pub fn model_costs(windows: &[Window], tumbling: bool, eta: f64) -> ModelCosts {
+pub(crate) fn model_costs(windows: &[Window], tumbling: bool, eta: f64) -> ModelCosts {
     let rs: Vec<(i64, i64)> = windows.iter().map(units).collect();
     let k_sum: f64 = rs.iter().map(|&(r, s)| r as f64 / s as f64).sum();
     let bl = eta * k_sum;
@@ -305,7 +305,7 @@ const MODULUS_MAX: u128 = 1 << 62;
 /// The density (edges per time unit) of the union of residue classes `x = a (mod m)`, by
 /// inclusion-exclusion with the Chinese remainder theorem. Classes contained in another are
 /// dropped first; an empty intersection prunes all its supersets.
-pub fn edge_density(classes: Vec<(u128, u128)>) -> f64 {
+pub(crate) fn edge_density(classes: Vec<(u128, u128)>) -> f64 {
     let mut cs: Vec<(u128, u128)> = Vec::new();
     for (a, m) in classes {
         let c = (a % m, m);
@@ -384,15 +384,15 @@ fn mod_inverse(a: i128, m: i128) -> i128 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvalRow {
     /// The generator.
-    pub generator: Generator,
+    pub(crate) generator: Generator,
     /// Tumbling-only variant.
-    pub tumbling: bool,
+    pub(crate) tumbling: bool,
     /// Windows per set (median, sets may come out smaller).
-    pub windows: usize,
+    pub(crate) windows: usize,
     /// Number of sets.
-    pub sets: usize,
+    pub(crate) sets: usize,
     /// Median model costs per time unit.
-    pub median: ModelCosts,
+    pub(crate) median: ModelCosts,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

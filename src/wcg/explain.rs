@@ -25,25 +25,25 @@ use std::fmt::Write as _;
 
 /// Work the executor measured for one plan node (EXPLAIN ANALYZE).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MeasuredNode {
+pub(crate) struct MeasuredNode {
     /// Raw tuples folded into the node's instances (roots).
-    pub tuples_folded: u64,
+    pub(crate) tuples_folded: u64,
     /// Partial aggregates of the parent merged into the node's instances (non-roots).
-    pub partials_merged: u64,
+    pub(crate) partials_merged: u64,
 }
 
 /// Work the executor measured, per node of [`PlanReport::plan`] (same order).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// The stream time the counters cover, microseconds.
-    pub stream_time_us: i64,
+    pub(crate) stream_time_us: i64,
     /// One entry per plan node.
-    pub nodes: Vec<MeasuredNode>,
+    pub(crate) nodes: Vec<MeasuredNode>,
 }
 
 impl Measured {
     /// Measured work from per-node counter slices in plan order (missing entries count 0).
-    pub fn from_counters(
+    pub(crate) fn from_counters(
         stream_time_us: i64,
         tuples_folded: &[u64],
         partials_merged: &[u64],
@@ -95,7 +95,7 @@ pub fn human_interval(us: i64) -> String {
 
 /// A window as its clause: `RANGE 20 minutes SLIDE 20 minutes`, plus `START AT '...'` for a
 /// grid with a first instance.
-pub fn window_text(w: &Window) -> String {
+pub(crate) fn window_text(w: &Window) -> String {
     let mut s = format!(
         "RANGE {} SLIDE {}",
         human_interval(w.range_us),
@@ -108,7 +108,7 @@ pub fn window_text(w: &Window) -> String {
 }
 
 /// An event rate in the largest unit that shows at least one event: `"1 per minute"`.
-pub fn event_rate_text(eta_per_sec: f64) -> String {
+pub(crate) fn event_rate_text(eta_per_sec: f64) -> String {
     for (secs, unit) in [(1.0, "second"), (60.0, "minute"), (3600.0, "hour")] {
         if eta_per_sec * secs >= 1.0 - 1e-9 {
             return format!("{} per {unit}", number(eta_per_sec * secs));
@@ -118,7 +118,7 @@ pub fn event_rate_text(eta_per_sec: f64) -> String {
 }
 
 /// A figure for humans: whole numbers without decimals, others with up to 3.
-pub fn number(v: f64) -> String {
+pub(crate) fn number(v: f64) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
@@ -232,7 +232,7 @@ fn search_lines(out: &mut Vec<String>, report: &PlanReport, s: &FactorSearch) {
 }
 
 /// The lines of EXPLAIN's `QUERY PLAN` column.
-pub fn explain_text(report: &PlanReport, measured: Option<&Measured>) -> Vec<String> {
+pub(crate) fn explain_text(report: &PlanReport, measured: Option<&Measured>) -> Vec<String> {
     let mut out = vec![format!(
         "Shared window aggregation (sharing: {}, event rate {})",
         sharing_text(report.sharing),
@@ -334,7 +334,11 @@ fn plan_lines(out: &mut Vec<String>, report: &PlanReport) {
 
 /// The model cost of every aggregator the node's edge allows (empty for a root), with
 /// the chosen one first: the sliding-window aggregator choice of [`super::sliding`].
-pub fn slider_options(report: &PlanReport, forest: &Forest, v: usize) -> Vec<(Slider, Cost)> {
+pub(crate) fn slider_options(
+    report: &PlanReport,
+    forest: &Forest,
+    v: usize,
+) -> Vec<(Slider, Cost)> {
     let n = &forest.nodes[v];
     match n.parent {
         None => Vec::new(),
@@ -530,7 +534,7 @@ fn json_search(report: &PlanReport, s: &FactorSearch) -> String {
 }
 
 /// EXPLAIN (FORMAT JSON): one JSON object with the content of [`explain_text`].
-pub fn explain_json(report: &PlanReport, measured: Option<&Measured>) -> String {
+pub(crate) fn explain_json(report: &PlanReport, measured: Option<&Measured>) -> String {
     let user = names(&report.unshared);
     let windows: Vec<String> = report
         .unshared
@@ -626,7 +630,7 @@ fn dot_str(s: &str) -> String {
 /// EXPLAIN (FORMAT DOT): the chosen forest as a Graphviz digraph. User windows are
 /// ellipses, factor windows grey dashed boxes, the virtual root `S` a box; chosen edges are
 /// solid and labelled with `M`, WCG edges the plan does not use are dotted.
-pub fn explain_dot(report: &PlanReport, measured: Option<&Measured>) -> String {
+pub(crate) fn explain_dot(report: &PlanReport, measured: Option<&Measured>) -> String {
     let forest = report.chosen();
     let names = names(forest);
     let order = forest.topological_order();

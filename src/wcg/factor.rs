@@ -24,18 +24,18 @@ use super::Sharing;
 use crate::window::{gcd, Start, Window};
 
 /// At most this many candidate factor windows are kept per target window.
-pub const FACTOR_CANDIDATES_MAX: usize = 64;
+pub(crate) const FACTOR_CANDIDATES_MAX: usize = 64;
 
 /// Divisors are searched by trial division up to this bound (and their co-factors).
 ///
 /// 1024 keeps the worst case (slides co-prime to the microsecond) at about a thousand
 /// divisions per target, so a ten-window query still plans in well under a millisecond;
 /// a divisor is missed only when both it and its co-factor exceed the bound.
-pub const DIVISOR_TRIAL_MAX: u64 = 1024;
+pub(crate) const DIVISOR_TRIAL_MAX: u64 = 1024;
 
 /// The target of a factor window search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target<'a> {
+pub(crate) enum Target<'a> {
     /// The virtual root `S`: the raw stream on the grid of this pane window.
     Root {
         /// The pane `<g, g>` (see [`crate::window::pane_window`]).
@@ -63,49 +63,49 @@ impl Target<'_> {
 
 /// One candidate factor window and what the search found about it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The candidate `W_f`.
-    pub window: Window,
+    pub(crate) window: Window,
     /// The pattern cost `c_f = sum_j cost(W_j from W_f) + cost(W_f from W)`: Figure 9 without
     /// the target's own cost, which inserting `W_f` does not change.
-    pub pattern_cost: Cost,
+    pub(crate) pattern_cost: Cost,
     /// Equation 3 (or Algorithm 3 under "partitioned by"): inserting it does not raise cost.
-    pub beneficial: bool,
+    pub(crate) beneficial: bool,
     /// Algorithm 4 lines 11-13: it covers another beneficial candidate, which is then
     /// at least as good (Example 8: `10 <= 2`, so 2 is dominated).
-    pub dominated: bool,
+    pub(crate) dominated: bool,
 }
 
 /// The outcome of `FindBestFactorWindow` (Algorithm 2 lines 9-12, or Algorithm 4) for one
 /// target.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FactorSearch {
+pub(crate) struct FactorSearch {
     /// The target vertex; `None` for the virtual root `S`.
-    pub target: Option<usize>,
+    pub(crate) target: Option<usize>,
     /// The target window (the pane for `S`).
-    pub target_window: Window,
+    pub(crate) target_window: Window,
     /// The downstream vertices `W_1..W_K`.
-    pub downstream: Vec<usize>,
+    pub(crate) downstream: Vec<usize>,
     /// The pattern cost without a factor window, `c' = sum_j cost(W_j from W)`.
-    pub pattern_cost_without: Cost,
+    pub(crate) pattern_cost_without: Cost,
     /// The candidates considered, by slide then range.
-    pub candidates: Vec<Candidate>,
+    pub(crate) candidates: Vec<Candidate>,
     /// The chosen candidate (index into `candidates`), if any is beneficial.
-    pub chosen: Option<usize>,
+    pub(crate) chosen: Option<usize>,
     /// True when an enumeration bound cut the candidate list.
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl FactorSearch {
     /// The chosen factor window.
-    pub fn chosen_window(&self) -> Option<Window> {
+    pub(crate) fn chosen_window(&self) -> Option<Window> {
         self.chosen.map(|c| self.candidates[c].window)
     }
 }
 
 /// The divisors of `n >= 1`, ascending, by trial division up to [`DIVISOR_TRIAL_MAX`]; the
 /// flag is true when divisors may be missing.
-pub fn divisors_bounded(n: u64) -> (Vec<u64>, bool) {
+pub(crate) fn divisors_bounded(n: u64) -> (Vec<u64>, bool) {
     let mut low = Vec::new();
     let mut high = Vec::new();
     let mut i = 1u64;
@@ -204,7 +204,7 @@ fn partitioned_candidates(target: &Window, downstream: &[Window]) -> (Vec<Window
 
 /// The pattern cost of Figure 9: the downstream windows from `via` (or from the target when
 /// `None`), plus `via` from the target.
-pub fn pattern_cost(
+pub(crate) fn pattern_cost(
     model: &CostModel,
     target: Target<'_>,
     via: Option<&Window>,
@@ -218,25 +218,6 @@ pub fn pattern_cost(
     }
 }
 
-/// Equation 2: `c - c'`, the change in cost (per second) from inserting `wf`.
-pub fn equation2(model: &CostModel, target: Target<'_>, wf: &Window, downstream: &[Window]) -> f64 {
-    pattern_cost(model, target, Some(wf), downstream).per_sec
-        - pattern_cost(model, target, None, downstream).per_sec
-}
-
-/// Equation 3: inserting `wf` does not raise the cost, `c <= c'`.
-pub fn equation3(
-    model: &CostModel,
-    target: Target<'_>,
-    wf: &Window,
-    downstream: &[Window],
-) -> bool {
-    at_most(
-        pattern_cost(model, target, Some(wf), downstream).per_sec,
-        pattern_cost(model, target, None, downstream).per_sec,
-    )
-}
-
 /// Algorithm 3 (Theorem 8), in the long-run cost form: does the tumbling factor window `wf`
 /// help between the tumbling window `w` and `downstream` under "partitioned by"? With
 /// `lambda = sum_j k_j` (`k_j = r_j / s_j`, Equation 4 as `R` grows), `c <= c'` iff
@@ -244,7 +225,7 @@ pub fn equation3(
 /// `r_f >= 2 r_W`), never for one tumbling `W_1`, and for one hopping `W_1` when
 /// `r_f (r_1 - s_1) >= r_W r_1`. Valid for a real target with `r_f >= 2 r_W` and no jumping
 /// downstream window; [`find_best_factor_window`] uses Equation 3 elsewhere.
-pub fn algorithm3(wf: &Window, w: &Window, downstream: &[Window]) -> bool {
+pub(crate) fn algorithm3(wf: &Window, w: &Window, downstream: &[Window]) -> bool {
     debug_assert!(
         wf.is_tumbling() && w.is_tumbling(),
         "Theorem 8 is about tumbling windows"
@@ -289,7 +270,7 @@ fn algorithm3_applies(
 /// drop dominated ones (Algorithm 4, "partitioned by" only) and pick the largest reduction
 /// by Equation 2 (Theorem 9 under "partitioned by"; ties keep the larger window). `existing`
 /// windows are not candidates (Definition 6 asks `W_f` not to be in the window set).
-pub fn find_best_factor_window(
+pub(crate) fn find_best_factor_window(
     target: Target<'_>,
     downstream: &[Window],
     existing: &[Window],
@@ -372,19 +353,19 @@ pub fn find_best_factor_window(
 
 /// What Algorithm 2 produced.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Algorithm2 {
+pub(crate) struct Algorithm2 {
     /// One search per target: the virtual root first, then windows in vertex order.
-    pub searches: Vec<FactorSearch>,
+    pub(crate) searches: Vec<FactorSearch>,
     /// The min-cost forest over the expanded WCG, after dropping factor windows that ended
     /// up with no child (they only add cost).
-    pub forest: Forest,
+    pub(crate) forest: Forest,
     /// The expanded WCG's edges count, for the report.
-    pub expanded_edges: usize,
+    pub(crate) expanded_edges: usize,
 }
 
 /// Algorithm 2: find the best factor window of every target (lines 3-4), expand the WCG
 /// with them and their edges (line 5), run Algorithm 1 on it (line 6).
-pub fn algorithm2(wcg: &Wcg, pane: &Window, model: &CostModel) -> Algorithm2 {
+pub(crate) fn algorithm2(wcg: &Wcg, pane: &Window, model: &CostModel) -> Algorithm2 {
     let windows = wcg.windows();
     let mut searches = Vec::new();
     let mut targets: Vec<Option<usize>> = vec![None];

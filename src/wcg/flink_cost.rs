@@ -26,7 +26,7 @@
 //! and a factor window only where the children it serves save more than it costs. The
 //! chosen plan is never costlier in the model than the plain one.
 //!
-//! ```
+//! ```ignore
 //! use tcq::wcg::{flink_cost::{choose, FlinkCostModel}, plan, Sharing};
 //! use tcq::window::{Start, Window};
 //! let min = 60_000_000;
@@ -49,16 +49,16 @@ use crate::window::Window;
 
 /// Records' worth of work to merge one slice (or emit one row) when an instance fires:
 /// an in-memory merge of accumulators, far cheaper than a record that crosses an exchange.
-pub const MERGE_WEIGHT: f64 = 0.05;
+pub(crate) const MERGE_WEIGHT: f64 = 0.05;
 
 /// The inputs of the Flink cost model.
 #[derive(Clone, Copy, Debug)]
-pub struct FlinkCostModel {
+pub(crate) struct FlinkCostModel {
     /// Events per second of stream time.
-    pub eta_per_sec: f64,
+    pub(crate) eta_per_sec: f64,
     /// Distinct GROUP BY keys over the stream, when known (`EXPLAIN (GROUPS n)`,
     /// `tcqd flink export --groups n`); `None`: each tuple its own group.
-    pub groups: Option<f64>,
+    pub(crate) groups: Option<f64>,
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -82,7 +82,7 @@ pub(crate) fn hop_for(size: i64, slide: i64) -> i64 {
 impl FlinkCostModel {
     /// Expected rows one instance of range `range_us` emits: distinct groups among its
     /// tuples.
-    pub fn rows_per_instance(&self, range_us: i64) -> f64 {
+    pub(crate) fn rows_per_instance(&self, range_us: i64) -> f64 {
         let n = self.eta_per_sec * range_us as f64 / 1e6;
         match self.groups {
             Some(g) if g > 0.0 => g * (1.0 - (-n / g).exp()),
@@ -91,7 +91,7 @@ impl FlinkCostModel {
     }
 
     /// Records per second to compute `w` from the stream.
-    pub fn from_stream(&self, w: &Window) -> f64 {
+    pub(crate) fn cost_from_stream(&self, w: &Window) -> f64 {
         let hop = hop_for(w.range_us, w.slide_us);
         let fires = 1e6 / hop as f64;
         let slices = (w.range_us / hop) as f64;
@@ -99,7 +99,7 @@ impl FlinkCostModel {
     }
 
     /// Records per second to compute `w` from the rows of `parent` (a cascade).
-    pub fn from_parent(&self, w: &Window, parent: &Window) -> f64 {
+    pub(crate) fn cost_from_parent(&self, w: &Window, parent: &Window) -> f64 {
         let size = w.range_us - parent.range_us + parent.slide_us;
         let hop = hop_for(size, w.slide_us);
         let copies = (size / hop) as f64;
@@ -111,45 +111,45 @@ impl FlinkCostModel {
 
 /// One window of the plan exported to Flink.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FlinkNode {
+pub(crate) struct FlinkNode {
     /// The window.
-    pub window: Window,
+    pub(crate) window: Window,
     /// Index into [`FlinkPlan::nodes`] of the node whose rows this one merges; `None`:
     /// computed from the stream.
-    pub parent: Option<usize>,
+    pub(crate) parent: Option<usize>,
     /// Indices of the user windows this node computes (as in [`super::PlanNode`]); empty
     /// for a factor window.
-    pub user_windows: Vec<usize>,
+    pub(crate) user_windows: Vec<usize>,
     /// Model cost of the node as chosen, records per second.
-    pub cost: f64,
+    pub(crate) cost: f64,
     /// Model cost of computing it from the stream instead.
-    pub stream_cost: f64,
+    pub(crate) stream_cost: f64,
 }
 
 /// The plan chosen for Flink and its model costs (records per second).
 #[derive(Clone, Debug, PartialEq)]
-pub struct FlinkPlan {
+pub(crate) struct FlinkPlan {
     /// Nodes in topological order (a parent before its children).
-    pub nodes: Vec<FlinkNode>,
+    pub(crate) nodes: Vec<FlinkNode>,
     /// Total model cost of the chosen plan.
-    pub cost: f64,
+    pub(crate) cost: f64,
     /// Total model cost of computing every user window from the stream.
-    pub plain_cost: f64,
+    pub(crate) plain_cost: f64,
 }
 
 /// Choose, from tcq's min-cost plan `plan`, the edges and factor windows that pay on Flink
 /// under `model` (see the module header). The result is never costlier in the model than
 /// computing every user window from the stream.
-pub fn choose(plan: &SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
+pub(crate) fn choose(plan: &SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
     let n = plan.nodes.len();
     let stream: Vec<f64> = plan
         .nodes
         .iter()
-        .map(|p| model.from_stream(&p.window))
+        .map(|p| model.cost_from_stream(&p.window))
         .collect();
     let via = |i: usize| -> Option<f64> {
         let p = plan.nodes[i].parent?;
-        Some(model.from_parent(&plan.nodes[i].window, &plan.nodes[p].window))
+        Some(model.cost_from_parent(&plan.nodes[i].window, &plan.nodes[p].window))
     };
     let user: Vec<bool> = plan
         .nodes
@@ -306,5 +306,42 @@ mod tests {
             },
         );
         assert_eq!(all.nodes.len(), 3, "the factor window is dropped");
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::wcg::{
+            flink_cost::{choose, FlinkCostModel},
+            plan, Sharing,
+        };
+        use crate::window::{Start, Window};
+        let min = 60_000_000;
+        let w = |r: i64, s: i64| Window::new(r * min, s * min, Start::Epoch).unwrap();
+        // The paper's 10/20/30/40 tumbling windows at one event a second over 20 keys:
+        // instances hold far fewer groups than tuples, so the cascade pays on Flink too.
+        let set = [w(10, 10), w(20, 20), w(30, 30), w(40, 40)];
+        let shared = plan(&set, Sharing::PartitionedBy, 1.0);
+        let model = FlinkCostModel {
+            eta_per_sec: 1.0,
+            groups: Some(20.0),
+        };
+        let chosen = choose(&shared, &model);
+        assert!(chosen.cost < chosen.plain_cost);
+        assert!(chosen.nodes.iter().any(|n| n.parent.is_some()));
+        // Without knowing the groups, every window is computed from the stream.
+        let plain = choose(
+            &shared,
+            &FlinkCostModel {
+                eta_per_sec: 1.0,
+                groups: None,
+            },
+        );
+        assert!(plain.nodes.iter().all(|n| n.parent.is_none()));
     }
 }

@@ -21,46 +21,46 @@ pub fn relation_holds(sharing: Sharing, w1: &Window, w2: &Window) -> bool {
 
 /// A vertex of the WCG: a distinct window, with the user windows it computes.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Vertex {
+pub(crate) struct Vertex {
     /// The window.
-    pub window: Window,
+    pub(crate) window: Window,
     /// Indices into the query's window list; empty for a factor window (paper Definition 6).
-    pub user_windows: Vec<usize>,
+    pub(crate) user_windows: Vec<usize>,
 }
 
 impl Vertex {
     /// True for a factor window, whose results are never shown.
-    pub fn is_factor(&self) -> bool {
+    pub(crate) fn is_factor(&self) -> bool {
         self.user_windows.is_empty()
     }
 }
 
 /// An edge `upstream -> downstream` of the WCG (`downstream <= upstream`), by vertex index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Edge {
+pub(crate) struct Edge {
     /// The covering window.
-    pub upstream: usize,
+    pub(crate) upstream: usize,
     /// The covered window.
-    pub downstream: usize,
+    pub(crate) downstream: usize,
     /// `M(downstream, upstream)` (Theorem 3).
-    pub multiplier: i64,
+    pub(crate) multiplier: i64,
 }
 
 /// The WCG of a window set under one relation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Wcg {
+pub(crate) struct Wcg {
     /// The relation the edges follow.
-    pub sharing: Sharing,
+    pub(crate) sharing: Sharing,
     /// The vertices: the query's distinct windows in order of first mention, then any factor
     /// windows.
-    pub vertices: Vec<Vertex>,
+    pub(crate) vertices: Vec<Vertex>,
     /// Every edge, ordered by downstream then upstream vertex.
-    pub edges: Vec<Edge>,
+    pub(crate) edges: Vec<Edge>,
 }
 
 impl Wcg {
     /// The WCG of the query's `windows` (duplicates share a vertex).
-    pub fn of_query(windows: &[Window], sharing: Sharing) -> Wcg {
+    pub(crate) fn of_query(windows: &[Window], sharing: Sharing) -> Wcg {
         let mut vertices: Vec<Vertex> = Vec::new();
         for (i, w) in windows.iter().enumerate() {
             match vertices.iter_mut().find(|v| v.window == *w) {
@@ -75,7 +75,7 @@ impl Wcg {
     }
 
     /// The WCG over the given vertices: `O(|W|^2)` relation checks (paper section 2.2).
-    pub fn with_vertices(vertices: Vec<Vertex>, sharing: Sharing) -> Wcg {
+    pub(crate) fn with_vertices(vertices: Vec<Vertex>, sharing: Sharing) -> Wcg {
         let mut edges = Vec::new();
         for (d, down) in vertices.iter().enumerate() {
             for (u, up) in vertices.iter().enumerate() {
@@ -97,12 +97,12 @@ impl Wcg {
     }
 
     /// The edges into vertex `v`.
-    pub fn incoming(&self, v: usize) -> impl Iterator<Item = &Edge> {
+    pub(crate) fn incoming(&self, v: usize) -> impl Iterator<Item = &Edge> {
         self.edges.iter().filter(move |e| e.downstream == v)
     }
 
     /// The vertices directly downstream of `v` (every window `v` covers).
-    pub fn downstream_of(&self, v: usize) -> Vec<usize> {
+    pub(crate) fn downstream_of(&self, v: usize) -> Vec<usize> {
         self.edges
             .iter()
             .filter(|e| e.upstream == v)
@@ -112,14 +112,14 @@ impl Wcg {
 
     /// The downstream windows of the virtual root `S` in the augmented WCG: the vertices
     /// with no incoming edge (paper section 4, "Augmented WCG").
-    pub fn roots(&self) -> Vec<usize> {
+    pub(crate) fn roots(&self) -> Vec<usize> {
         (0..self.vertices.len())
             .filter(|&v| self.incoming(v).next().is_none())
             .collect()
     }
 
     /// The windows of the vertices, in vertex order.
-    pub fn windows(&self) -> Vec<Window> {
+    pub(crate) fn windows(&self) -> Vec<Window> {
         self.vertices.iter().map(|v| v.window).collect()
     }
 }

@@ -22,7 +22,7 @@ use crate::window::Window;
 /// slots `members[i]`, and its model cost per second: the cheaper of the union's plan and
 /// the members' plans side by side (see the module docs). `user_windows` of the plan's
 /// nodes index `windows`.
-pub fn plan_members(
+pub(crate) fn plan_members(
     windows: &[Window],
     members: &[Vec<usize>],
     sharing: Sharing,
@@ -43,7 +43,7 @@ pub fn plan_members(
 
 /// Each member's own min-cost plan in one forest, a window computed by several kept once
 /// (the first member's node), with its model cost per second.
-pub fn side_by_side(
+pub(crate) fn side_by_side(
     windows: &[Window],
     members: &[Vec<usize>],
     sharing: Sharing,

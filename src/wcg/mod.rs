@@ -27,7 +27,7 @@
 //! all ranges, slides and offset differences), not a 1-microsecond window; an edge from `S`
 //! costs raw events, and the pane itself is a candidate factor window.
 //!
-//! ```
+//! ```ignore
 //! use tcq::wcg::{plan, optimize, Sharing};
 //! use tcq::window::{Start, Window};
 //! let min = 60_000_000;
@@ -42,19 +42,20 @@
 //! assert!(shared.nodes[0].user_windows.is_empty());
 //! ```
 
-pub mod alg1;
-pub mod cost;
+pub(crate) mod alg1;
+pub(crate) mod cost;
 pub mod eval;
 pub mod explain;
-pub mod factor;
-pub mod flink;
-pub mod flink_cost;
+pub(crate) mod factor;
+pub(crate) mod flink;
+pub(crate) mod flink_cost;
 pub mod graph;
-pub mod members;
-pub mod report;
+pub(crate) mod members;
+pub(crate) mod report;
 pub mod sliding;
 
-pub use report::{optimize, optimize_for, Choice, PlanReport};
+pub use report::optimize;
+pub(crate) use report::optimize_for;
 pub use sliding::{Groups, Slider, Sliders, Workload};
 
 use crate::window::Window;
@@ -133,6 +134,7 @@ mod tests {
     //! The paper's worked examples (docs/sharing.md), exactly: one event per minute,
     //! windows in minutes.
     use super::factor::{find_best_factor_window, Target};
+    use super::report::{Choice, PlanReport};
     use super::*;
     use crate::wcg::cost::CostModel;
     use crate::window::Start;
@@ -270,5 +272,27 @@ mod tests {
         assert_eq!(p.nodes[0].user_windows, vec![0, 2]);
         assert_eq!(p.nodes[1].parent, Some(0));
         assert!(plan(&[], Sharing::CoveredBy, ETA).nodes.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::wcg::{optimize, plan, Sharing};
+        use crate::window::{Start, Window};
+        let min = 60_000_000;
+        let w = |m: i64| Window::new(m * min, m * min, Start::Epoch).unwrap();
+        // Example 7 of the paper: 20, 30 and 40 minutes, one event per minute.
+        let report = optimize(&[w(20), w(30), w(40)], Sharing::PartitionedBy, 1.0 / 60.0);
+        assert_eq!(report.unshared.total.per_period.unwrap().round(), 360.0);
+        assert_eq!(report.algorithm1.total.per_period.unwrap().round(), 246.0);
+        assert_eq!(report.chosen().total.per_period.unwrap().round(), 150.0);
+        let shared = plan(&[w(20), w(30), w(40)], Sharing::PartitionedBy, 1.0 / 60.0);
+        assert_eq!(shared.nodes[0].window, w(10)); // the factor window, a root
+        assert!(shared.nodes[0].user_windows.is_empty());
     }
 }

@@ -18,7 +18,7 @@ use crate::window::{pane_window, Window};
 
 /// Which step's forest the plan follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     /// No sharing allowed ([`Sharing::None`]) or no window set: every window from raw events.
     Unshared,
     /// Algorithm 1's min-cost WCG.
@@ -31,27 +31,27 @@ pub enum Choice {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanReport {
     /// The relation the aggregates allow.
-    pub sharing: Sharing,
+    pub(crate) sharing: Sharing,
     /// The event rate `eta` used, events per second.
-    pub eta_per_sec: f64,
+    pub(crate) eta_per_sec: f64,
     /// The cost model every step used (rate, period, groups, allowed aggregators).
-    pub model: CostModel,
+    pub(crate) model: CostModel,
     /// The query's windows, in the order it lists them.
-    pub windows: Vec<Window>,
+    pub(crate) windows: Vec<Window>,
     /// The virtual root `S`: the pane `<g, g>` of the window set.
     pub pane: Option<Window>,
     /// The period `R` (microseconds) of the R-period figures, when it fits.
     pub period_us: Option<i64>,
     /// Step 1: the WCG over the distinct windows.
-    pub wcg: Wcg,
+    pub(crate) wcg: Wcg,
     /// Step 2: the unshared baseline.
     pub unshared: Forest,
     /// Step 3: Algorithm 1.
     pub algorithm1: Forest,
     /// Step 4: Algorithm 2 (not run for [`Sharing::None`]).
-    pub algorithm2: Option<Algorithm2>,
+    pub(crate) algorithm2: Option<Algorithm2>,
     /// Step 5: the final choice.
-    pub choice: Choice,
+    pub(crate) choice: Choice,
     /// The plan the executor runs, following the chosen forest.
     pub plan: SharedPlan,
 }
@@ -74,7 +74,7 @@ impl PlanReport {
 }
 
 /// `100 * (1 - cost / baseline)`, 0 for an empty baseline.
-pub fn percent_saved(cost: f64, baseline: f64) -> f64 {
+pub(crate) fn percent_saved(cost: f64, baseline: f64) -> f64 {
     if baseline > 0.0 {
         100.0 * (1.0 - cost / baseline)
     } else {
@@ -90,7 +90,11 @@ pub fn optimize(windows: &[Window], sharing: Sharing, eta_per_sec: f64) -> PlanR
 
 /// Run the optimizer's steps over `windows` under `workload`'s cost model: groups per
 /// partial and each node's sliding aggregator priced ([`super::sliding`]).
-pub fn optimize_for(windows: &[Window], sharing: Sharing, workload: &Workload) -> PlanReport {
+pub(crate) fn optimize_for(
+    windows: &[Window],
+    sharing: Sharing,
+    workload: &Workload,
+) -> PlanReport {
     let model = CostModel::for_workload(windows, workload);
     let wcg = Wcg::of_query(windows, sharing);
     let unshared = Forest::unshared(&wcg, &model);

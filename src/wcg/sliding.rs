@@ -49,10 +49,10 @@ pub enum Slider {
 
 impl Slider {
     /// Every option, in the order EXPLAIN lists them (ties keep the earlier one).
-    pub const ALL: [Slider; 3] = [Slider::Panes, Slider::SubtractOnEvict, Slider::TwoStacks];
+    pub(crate) const ALL: [Slider; 3] = [Slider::Panes, Slider::SubtractOnEvict, Slider::TwoStacks];
 
     /// The name EXPLAIN prints: `panes`, `two-stacks`, `subtract-on-evict`.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Slider::Panes => "panes",
             Slider::TwoStacks => "two-stacks",
@@ -84,7 +84,7 @@ impl Sliders {
     };
 
     /// Whether `s` is allowed.
-    pub fn allows(&self, s: Slider) -> bool {
+    pub(crate) fn allows(&self, s: Slider) -> bool {
         match s {
             Slider::Panes => true,
             Slider::TwoStacks => self.two_stacks,
@@ -111,7 +111,7 @@ impl Groups {
     /// Expected distinct groups among `tuples` tuples: 1 for [`Groups::One`] and
     /// [`Groups::Unknown`]; `G (1 - e^(-tuples / G))` (the occupancy of `G` groups drawn
     /// uniformly), at most `tuples`, for an estimate `G`.
-    pub fn among(&self, tuples: f64) -> f64 {
+    pub(crate) fn among(&self, tuples: f64) -> f64 {
         match *self {
             Groups::One | Groups::Unknown => 1.0,
             Groups::Estimated(g) if g.is_infinite() => tuples.max(0.0),
@@ -163,7 +163,7 @@ pub struct Workload {
 
 impl Workload {
     /// The paper's model: one state per partial, panes only, at `eta_per_sec`.
-    pub fn paper(eta_per_sec: f64) -> Workload {
+    pub(crate) fn paper(eta_per_sec: f64) -> Workload {
         Workload {
             eta_per_sec,
             groups: Groups::One,

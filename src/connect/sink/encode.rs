@@ -14,7 +14,7 @@ use super::spec::{SinkFormat, SinkFormatKind};
 use crate::types::{Column, Value};
 
 /// Append `row`'s first `columns.len()` values as one line (with its `\n`) in `format`.
-pub fn line(columns: &[Column], row: &[Value], format: SinkFormat, out: &mut String) {
+pub(crate) fn line(columns: &[Column], row: &[Value], format: SinkFormat, out: &mut String) {
     match format.kind {
         SinkFormatKind::Json => json_line(columns, row, out),
         SinkFormatKind::Csv => csv_line(&row[..columns.len()], format.delimiter, out),
@@ -22,7 +22,7 @@ pub fn line(columns: &[Column], row: &[Value], format: SinkFormat, out: &mut Str
 }
 
 /// Append the CSV header line of `columns` (their names, quoted as fields are).
-pub fn csv_header(columns: &[Column], delimiter: u8, out: &mut String) {
+pub(crate) fn csv_header(columns: &[Column], delimiter: u8, out: &mut String) {
     for (i, c) in columns.iter().enumerate() {
         if i > 0 {
             out.push(delimiter as char);
@@ -33,7 +33,7 @@ pub fn csv_header(columns: &[Column], delimiter: u8, out: &mut String) {
 }
 
 /// Append one JSON object of `row`'s first `columns.len()` values, then `\n`.
-pub fn json_line(columns: &[Column], row: &[Value], out: &mut String) {
+pub(crate) fn json_line(columns: &[Column], row: &[Value], out: &mut String) {
     out.push('{');
     for (i, (c, v)) in columns.iter().zip(row).enumerate() {
         if i > 0 {
@@ -47,7 +47,7 @@ pub fn json_line(columns: &[Column], row: &[Value], out: &mut String) {
 }
 
 /// Append `v` as JSON.
-pub fn json_value(v: &Value, out: &mut String) {
+pub(crate) fn json_value(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -73,7 +73,7 @@ pub fn json_value(v: &Value, out: &mut String) {
 }
 
 /// Append `s` as a JSON string.
-pub fn json_string(s: &str, out: &mut String) {
+pub(crate) fn json_string(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -92,7 +92,7 @@ pub fn json_string(s: &str, out: &mut String) {
 }
 
 /// Append `row` as one CSV record, then `\n`.
-pub fn csv_line(row: &[Value], delimiter: u8, out: &mut String) {
+pub(crate) fn csv_line(row: &[Value], delimiter: u8, out: &mut String) {
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
             out.push(delimiter as char);

@@ -16,38 +16,38 @@
 //! delivered (or fails, and the engine retries the same batch after a pause). That is all
 //! a connector knows of queries.
 
-pub mod encode;
+pub(crate) mod encode;
 mod file;
 mod http;
 mod kafka;
-pub mod spec;
+pub(crate) mod spec;
 
-pub use spec::{sink_spec, SinkSpec};
+pub(crate) use spec::{sink_spec, SinkSpec};
 
 use crate::types::{Column, Value};
 
 /// The rows of one or more whole slide events, in order, as a connector writes them.
-pub struct SinkBatch<'a> {
+pub(crate) struct SinkBatch<'a> {
     /// The sink's result columns, those of its select list only.
-    pub columns: &'a [Column],
+    pub(crate) columns: &'a [Column],
     /// The rows, each with the select list's values first (then the event time column
     /// when the query did not select it: writers use `columns.len()` values).
-    pub rows: &'a [Vec<Value>],
+    pub(crate) rows: &'a [Vec<Value>],
     /// Each row's event time (the slide event's instant, or a passed-through tuple's
     /// timestamp), microseconds since the Unix epoch; `None` for a query over a stream
     /// stamped on arrival without a window.
-    pub times: Vec<Option<i64>>,
+    pub(crate) times: Vec<Option<i64>>,
     /// Where each slide event's rows start in `rows` (ascending; the first is 0).
-    pub events: Vec<usize>,
+    pub(crate) events: Vec<usize>,
     /// The result columns that are the query's GROUP BY keys.
-    pub key_columns: &'a [usize],
+    pub(crate) key_columns: &'a [usize],
     /// The name of the event time column (`wtime`, or the stream's TIMESTAMPCOLUMN).
-    pub time_name: &'a str,
+    pub(crate) time_name: &'a str,
 }
 
 impl SinkBatch<'_> {
     /// The rows of slide event `i` (an index into `events`), as a range of `rows`.
-    pub fn event(&self, i: usize) -> std::ops::Range<usize> {
+    pub(crate) fn event(&self, i: usize) -> std::ops::Range<usize> {
         let end = self.events.get(i + 1).copied().unwrap_or(self.rows.len());
         self.events[i]..end
     }
@@ -55,7 +55,7 @@ impl SinkBatch<'_> {
 
 /// A connector's writer: delivers batches in order.
 #[async_trait::async_trait]
-pub trait Writer: Send {
+pub(crate) trait Writer: Send {
     /// Deliver `batch`; `Ok` once it is written as the connector promises (a file: written
     /// and, with `fsync = 'batch'`, fsynced; a webhook: every POST answered 2xx). Errors:
     /// why it failed, for `tcq_sinks.last_error` (the caller retries the whole batch, so
@@ -65,7 +65,7 @@ pub trait Writer: Send {
 
 /// A writer for `spec`, for the sink named `name` (whose query has windows: `windowed`).
 /// Nothing is opened or connected until the first batch.
-pub fn writer(name: &str, spec: &SinkSpec, windowed: bool) -> Box<dyn Writer> {
+pub(crate) fn writer(name: &str, spec: &SinkSpec, windowed: bool) -> Box<dyn Writer> {
     match &spec.connector {
         spec::SinkConnector::File(f) => Box::new(file::FileWriter::new(f.clone(), spec.format)),
         spec::SinkConnector::Http(h) => {

@@ -17,18 +17,18 @@ use crate::error::{Error, Result};
 /// catalog stores to declare it again; secrets are shown only through
 /// `options::display`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SinkSpec {
+pub(crate) struct SinkSpec {
     /// Where the rows go.
-    pub connector: SinkConnector,
+    pub(crate) connector: SinkConnector,
     /// How a row is written.
-    pub format: SinkFormat,
+    pub(crate) format: SinkFormat,
     /// Every option as written.
-    pub options: Vec<(String, String)>,
+    pub(crate) options: Vec<(String, String)>,
 }
 
 impl SinkSpec {
     /// The connector's name, as written in `connector = '...'`.
-    pub fn connector_name(&self) -> &'static str {
+    pub(crate) fn connector_name(&self) -> &'static str {
         match self.connector {
             SinkConnector::File(_) => "file",
             SinkConnector::Http(_) => "http",
@@ -39,7 +39,7 @@ impl SinkSpec {
 
 /// A sink's connector and its settings.
 #[derive(Clone, Debug, PartialEq)]
-pub enum SinkConnector {
+pub(crate) enum SinkConnector {
     /// `connector = 'file'`.
     File(FileSinkSpec),
     /// `connector = 'http'` (a webhook).
@@ -52,15 +52,15 @@ pub enum SinkConnector {
 /// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password` (as
 /// a Kafka source's), `partitions` (of the topic when the sink creates it; default 1).
 #[derive(Clone, Debug, PartialEq)]
-pub struct KafkaSinkSpec {
+pub(crate) struct KafkaSinkSpec {
     /// Brokers to bootstrap from.
-    pub bootstrap: Vec<String>,
+    pub(crate) bootstrap: Vec<String>,
     /// The topic written.
-    pub topic: String,
+    pub(crate) topic: String,
     /// SASL, when the broker asks for it.
-    pub sasl: Option<Sasl>,
+    pub(crate) sasl: Option<Sasl>,
     /// Partitions of the topic if the sink has to create it.
-    pub partitions: i32,
+    pub(crate) partitions: i32,
 }
 
 /// `connector = 'file'`: `path` (the file rows are appended to; created if missing),
@@ -69,37 +69,37 @@ pub struct KafkaSinkSpec {
 /// past this size, the file is first renamed to `<path>.<n>`, n = 1, 2, ..., and a new
 /// one begun; 0, the default, never rotates).
 #[derive(Clone, Debug, PartialEq)]
-pub struct FileSinkSpec {
+pub(crate) struct FileSinkSpec {
     /// The file written.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// fsync each batch.
-    pub fsync: bool,
+    pub(crate) fsync: bool,
     /// Rotate before a batch would take the file past this many bytes (`None`: never).
-    pub rotate_bytes: Option<u64>,
+    pub(crate) rotate_bytes: Option<u64>,
 }
 
 /// `connector = 'http'`: `url` (`http://host[:port]/path`), `token` (sent as
 /// `Authorization: Bearer <token>`; never shown), `timeout_ms` (per request, default
 /// 10,000).
 #[derive(Clone, Debug, PartialEq)]
-pub struct HttpSinkSpec {
+pub(crate) struct HttpSinkSpec {
     /// The URL as written.
-    pub url: String,
+    pub(crate) url: String,
     /// Host to connect to.
-    pub host: String,
+    pub(crate) host: String,
     /// Port (80 when the URL names none).
-    pub port: u16,
+    pub(crate) port: u16,
     /// Path and query of the requests (`/` at least).
-    pub path: String,
+    pub(crate) path: String,
     /// Bearer token, if any.
-    pub token: Option<String>,
+    pub(crate) token: Option<String>,
     /// How long one request may take, milliseconds.
-    pub timeout_ms: u64,
+    pub(crate) timeout_ms: u64,
 }
 
 /// How rows are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SinkFormatKind {
+pub(crate) enum SinkFormatKind {
     /// One JSON object per row, one per line (NDJSON).
     Json,
     /// CSV records as PostgreSQL's `COPY ... TO` writes them.
@@ -108,18 +108,18 @@ pub enum SinkFormatKind {
 
 /// A sink's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SinkFormat {
+pub(crate) struct SinkFormat {
     /// JSON or CSV.
-    pub kind: SinkFormatKind,
+    pub(crate) kind: SinkFormatKind,
     /// CSV: a header line (the column names) first in each file or request body.
-    pub header: bool,
+    pub(crate) header: bool,
     /// CSV: the field delimiter.
-    pub delimiter: u8,
+    pub(crate) delimiter: u8,
 }
 
 /// The sink that `options` (a CREATE SINK's `WITH` list) declare. Errors: 22023 for a
 /// missing connector or an unknown, missing or bad option, 42704 for an unknown connector.
-pub fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
+pub(crate) fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
     let Some(connector) = options
         .iter()
         .find(|(k, _)| k == "connector")

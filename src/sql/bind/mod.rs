@@ -112,7 +112,7 @@ enum JoinCond {
 
 /// Deepest expression a statement may hold: evaluation recurses over it for every tuple,
 /// so deeper ones are refused with 54001, as PostgreSQL's stack depth limit does.
-pub const EXPRESSION_DEPTH_MAX: usize = 1000;
+pub(crate) const EXPRESSION_DEPTH_MAX: usize = 1000;
 
 /// Bind one parsed statement.
 pub(crate) fn bind(
@@ -154,7 +154,7 @@ pub(crate) fn bind(
 }
 
 /// A stream name given as a string (`'flights'`, `'"Mixed"'`), normalised as an identifier.
-pub fn stream_name_of(s: &str) -> String {
+pub(crate) fn stream_name_of(s: &str) -> String {
     if s.starts_with('"') && s.ends_with('"') && s.len() >= 2 {
         s[1..s.len() - 1].to_string()
     } else {

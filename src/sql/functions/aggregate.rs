@@ -12,7 +12,7 @@ use crate::types::DataType;
 
 /// How an aggregate is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AggKernel {
+pub(crate) enum AggKernel {
     /// A partial state of [`crate::agg::Acc`]: update, merge, evaluate. Every executor
     /// computes these, windows share them.
     Partial(AggFunc),
@@ -25,7 +25,7 @@ pub enum AggKernel {
 
 /// An argument type of an overload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// No argument: `count(*)`.
     Star,
     /// Exactly this type (`varchar` also matches `text`, as PostgreSQL's binary-coercible
@@ -37,7 +37,7 @@ pub enum Arg {
 
 /// The result type of an overload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ret {
+pub(crate) enum Ret {
     /// This type.
     Is(DataType),
     /// The argument's type (`min`, `max`); varchar gives text.
@@ -48,15 +48,15 @@ pub enum Ret {
 
 /// One aggregate function.
 #[derive(Debug)]
-pub struct AggDef {
+pub(crate) struct AggDef {
     /// The name calls use.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// How it is computed.
-    pub kernel: AggKernel,
+    pub(crate) kernel: AggKernel,
     /// Its overloads: argument, result, pg_proc oid.
-    pub overloads: &'static [(Arg, Ret, u32)],
+    pub(crate) overloads: &'static [(Arg, Ret, u32)],
     /// `pg_description`'s text.
-    pub description: &'static str,
+    pub(crate) description: &'static str,
 }
 
 use Arg::{Any, Is, Star};
@@ -139,7 +139,7 @@ const MAX: [(Arg, Ret, u32); 10] = extremes(true);
 const MIN: [(Arg, Ret, u32); 10] = extremes(false);
 
 /// Every aggregate, one row each.
-pub static AGGREGATES: &[AggDef] = &[
+pub(crate) static AGGREGATES: &[AggDef] = &[
     AggDef {
         name: "count",
         kernel: AggKernel::Partial(AggFunc::Count),
@@ -250,20 +250,15 @@ pub static AGGREGATES: &[AggDef] = &[
 ];
 
 /// The aggregate called `name` (lower-cased), if any.
-pub fn aggregate(name: &str) -> Option<&'static AggDef> {
+pub(crate) fn aggregate(name: &str) -> Option<&'static AggDef> {
     AGGREGATES.iter().find(|a| a.name == name)
-}
-
-/// True when `name` is an aggregate.
-pub fn is_aggregate(name: &str) -> bool {
-    aggregate(name).is_some()
 }
 
 impl AggDef {
     /// The overload a call takes (`None`: `count(*)`), as (result, pg_proc oid), where the
     /// result [`Ret::ArrayOfArg`] is left to the caller; `None` when PostgreSQL has no
     /// such function (42883).
-    pub fn overload(&self, arg: Option<DataType>) -> Option<(Ret, u32)> {
+    pub(crate) fn overload(&self, arg: Option<DataType>) -> Option<(Ret, u32)> {
         let arg = arg.map(|t| if t.is_text() { T::Text } else { t });
         self.overloads
             .iter()
@@ -278,7 +273,7 @@ impl AggDef {
 
     /// The result type of a call over `arg` (`None`: `count(*)`), for a result that is a
     /// plain type; arrays are typed by the relational binder.
-    pub fn result(&self, arg: Option<DataType>) -> Option<DataType> {
+    pub(crate) fn result(&self, arg: Option<DataType>) -> Option<DataType> {
         match self.overload(arg)?.0 {
             Ret::Is(t) => Some(t),
             SameAsArg => arg.map(|t| if t.is_text() { T::Text } else { t }),

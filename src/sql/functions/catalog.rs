@@ -7,7 +7,7 @@ use crate::types::{CatalogType, DataType, ElemType};
 
 /// Whether a relational function returns one value or a set of rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Returns {
+pub(crate) enum Returns {
     /// One value of this static type.
     Value(RType),
     /// Rows: a set-returning function (FROM, or a select list for some).
@@ -22,7 +22,7 @@ const TZ: Returns = Returns::Value(RType::Base(DataType::TimestampTz));
 const SET: Returns = Returns::Set;
 
 /// Every function the relational evaluator computes by name, with what it returns.
-pub static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
+pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("format_type", TX),
     ("pg_get_userbyid", TX),
     ("pg_table_is_visible", B),
@@ -127,7 +127,7 @@ pub static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
 ];
 
 /// What relational function `name` returns, if the evaluator has it.
-pub fn catalog_function(name: &str) -> Option<Returns> {
+pub(crate) fn catalog_function(name: &str) -> Option<Returns> {
     CATALOG_FUNCTIONS
         .iter()
         .find(|(n, _)| *n == name)

@@ -8,7 +8,7 @@
 //! on the enums the rows carry ([`crate::sql::ScalarFunc`], [`AggKernel`],
 //! [`crate::sql::SessionFunc`]), so grepping a function's name finds its row.
 //!
-//! ```
+//! ```ignore
 //! use tcq::sql::functions::aggregate;
 //! use tcq::types::DataType;
 //! let sum = aggregate("sum").unwrap();
@@ -21,15 +21,15 @@ mod aggregate;
 mod catalog;
 mod scalar;
 
-pub use aggregate::{aggregate, is_aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
-pub use catalog::{catalog_function, Returns, CATALOG_FUNCTIONS};
-pub use scalar::{scalar, ScalarDef, SCALARS};
+pub(crate) use aggregate::{aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
+pub(crate) use catalog::{catalog_function, Returns};
+pub(crate) use scalar::scalar;
 
 use crate::sql::SessionFunc;
 use crate::types::DataType;
 
 /// Functions the engine runs for their effect, called as `SELECT f(args)` without FROM.
-pub static SESSION_FUNCTIONS: &[(&str, SessionFunc)] = &[
+pub(crate) static SESSION_FUNCTIONS: &[(&str, SessionFunc)] = &[
     ("pg_advisory_lock", SessionFunc::AdvisoryLock),
     ("pg_advisory_lock_shared", SessionFunc::AdvisoryLockShared),
     ("pg_try_advisory_lock", SessionFunc::TryAdvisoryLock),
@@ -63,7 +63,7 @@ pub static SESSION_FUNCTIONS: &[(&str, SessionFunc)] = &[
 ];
 
 /// The session function `name` (lower-cased) calls, if any.
-pub fn session_function(name: &str) -> Option<SessionFunc> {
+pub(crate) fn session_function(name: &str) -> Option<SessionFunc> {
     SESSION_FUNCTIONS
         .iter()
         .find(|(n, _)| *n == name)
@@ -72,11 +72,11 @@ pub fn session_function(name: &str) -> Option<SessionFunc> {
 
 /// One `pg_proc` row of a built-in function: oid, name, kind (`'a'` aggregate, `'f'`
 /// function), argument type oids, result type oid, description.
-pub type ProcRow = (u32, &'static str, char, Vec<u32>, u32, &'static str);
+pub(crate) type ProcRow = (u32, &'static str, char, Vec<u32>, u32, &'static str);
 
 /// The `pg_proc` rows of the aggregates' overloads (an `any` argument is `"any"`, 2276;
 /// an array result `anyarray`, 2277).
-pub fn pg_proc_rows() -> Vec<ProcRow> {
+pub(crate) fn pg_proc_rows() -> Vec<ProcRow> {
     let mut out = Vec::new();
     for a in AGGREGATES {
         for &(arg, ret, oid) in a.overloads {
@@ -100,4 +100,20 @@ pub fn pg_proc_rows() -> Vec<ProcRow> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::sql::functions::aggregate;
+        use crate::types::DataType;
+        let sum = aggregate("sum").unwrap();
+        assert_eq!(sum.result(Some(DataType::Int8)), Some(DataType::Numeric));
+        assert_eq!(sum.result(Some(DataType::Int4)), Some(DataType::Int8));
+        assert_eq!(sum.result(Some(DataType::Text)), None);
+    }
 }

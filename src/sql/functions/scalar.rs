@@ -6,15 +6,17 @@ use crate::sql::ScalarFunc;
 
 /// One scalar function: name, aliases, the evaluator's enum, pg_proc oid (0: tcq's own).
 #[derive(Debug)]
-pub struct ScalarDef {
+pub(crate) struct ScalarDef {
     /// The name.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Other names for the same function (`ceiling` for `ceil`).
-    pub aliases: &'static [&'static str],
+    pub(crate) aliases: &'static [&'static str],
     /// What the evaluator runs.
-    pub func: ScalarFunc,
-    /// PostgreSQL's pg_proc oid of its first overload.
-    pub oid: u32,
+    pub(crate) func: ScalarFunc,
+    /// PostgreSQL's pg_proc oid of its first overload. Kept with each row so that a pg_proc
+    /// listing of scalar functions has it; nothing reads it yet.
+    #[allow(dead_code)]
+    pub(crate) oid: u32,
 }
 
 const fn row(
@@ -34,7 +36,7 @@ const fn row(
 use ScalarFunc as F;
 
 /// Every scalar function a name calls (casts make [`ScalarFunc::NumericTypmod`]).
-pub static SCALARS: &[ScalarDef] = &[
+pub(crate) static SCALARS: &[ScalarDef] = &[
     row("abs", &[], F::Abs, 1394),
     row("round", &[], F::Round, 1342),
     row("floor", &[], F::Floor, 1712),
@@ -115,7 +117,7 @@ pub static SCALARS: &[ScalarDef] = &[
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.
-pub fn scalar(name: &str) -> Option<&'static ScalarDef> {
+pub(crate) fn scalar(name: &str) -> Option<&'static ScalarDef> {
     SCALARS
         .iter()
         .find(|s| s.name == name || s.aliases.contains(&name))

@@ -26,9 +26,9 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug)]
 pub(crate) struct QueryPart {
     /// The SELECT.
-    pub statement: Box<ast::Statement>,
+    pub(crate) statement: Box<ast::Statement>,
     /// Its text as written (filled by [`fill_text`]).
-    pub text: String,
+    pub(crate) text: String,
     /// Where its first token starts.
     from: Option<Location>,
     /// Where the text after it starts (the `WITH` of a sink, a trailing `TYPE`); `None`:

@@ -57,7 +57,7 @@
 //! whole seconds (not minutes) overflows after 2038; and lateness (docs/flink.md: under
 //! parallelism Flink's watermark is the least over the source's partitions or files).
 //!
-//! ```
+//! ```ignore
 //! use tcq::wcg::flink::interval;
 //! assert_eq!(interval(600_000_000).unwrap(), "INTERVAL '10' MINUTE");
 //! assert_eq!(interval(5_400_000_000).unwrap(), "INTERVAL '90' MINUTE");
@@ -69,7 +69,7 @@ mod ddl;
 mod nodes;
 mod render;
 
-pub use render::interval;
+pub(crate) use render::interval;
 
 use crate::connect::spec::{ConnectorSpec, SourceSpec};
 use crate::error::{Error, Result};
@@ -91,48 +91,48 @@ pub(crate) fn refuse<T>(what: impl Into<String>) -> Result<T> {
 
 /// The stream a query reads, as the export needs it.
 #[derive(Clone, Copy, Debug)]
-pub struct FlinkSource<'a> {
+pub(crate) struct FlinkSource<'a> {
     /// Stream name, normalised (the Flink table gets the same name).
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The stream's columns in declaration order.
-    pub columns: &'a [Column],
+    pub(crate) columns: &'a [Column],
     /// Index of the TIMESTAMPCOLUMN; `None` (stamped on arrival) is refused.
-    pub ts_col: Option<usize>,
+    pub(crate) ts_col: Option<usize>,
     /// The stream's source (`CREATE STREAM ... WITH (connector = ...)`), if any.
-    pub connector: Option<&'a SourceSpec>,
+    pub(crate) connector: Option<&'a SourceSpec>,
 }
 
 /// One query of the job.
 #[derive(Clone, Debug)]
-pub struct FlinkQuery<'a> {
+pub(crate) struct FlinkQuery<'a> {
     /// The query's name in the job: `q<id>` for registered query `id`; its sink table is
     /// `tcq_<label>` and its Kafka topic or directory `<label>`.
-    pub label: String,
+    pub(crate) label: String,
     /// The bound query.
-    pub query: &'a Query,
+    pub(crate) query: &'a Query,
     /// The stream it reads.
-    pub source: FlinkSource<'a>,
+    pub(crate) source: FlinkSource<'a>,
     /// The query's SLACK over the stream, microseconds: the watermark's delay.
-    pub slack_us: i64,
+    pub(crate) slack_us: i64,
     /// The query's resolved windows, in the order written.
-    pub windows: Vec<Window>,
+    pub(crate) windows: Vec<Window>,
     /// Their display cut-offs (a default START AT: instances starting before it are not
     /// shown), one per window.
-    pub cutoffs: Vec<Option<i64>>,
+    pub(crate) cutoffs: Vec<Option<i64>>,
     /// The stream's event rate, events per second (tcq's and Flink's cost models).
-    pub eta_per_sec: f64,
+    pub(crate) eta_per_sec: f64,
 }
 
 impl FlinkQuery<'_> {
     /// The name of the query's sink table.
-    pub fn sink_name(&self) -> String {
+    pub(crate) fn sink_name(&self) -> String {
         format!("tcq_{}", self.label)
     }
 }
 
 /// How the query rows are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SinkFormat {
+pub(crate) enum SinkFormat {
     /// CSV, one row a line (Kafka: one row a message).
     Csv,
     /// One JSON object a row.
@@ -141,7 +141,7 @@ pub enum SinkFormat {
 
 /// Where each query's rows go.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SinkSpec {
+pub(crate) enum SinkSpec {
     /// Flink's `print` sink (the TaskManagers' stdout).
     Print,
     /// Flink's `blackhole` sink: rows computed and dropped (benchmarks).
@@ -166,34 +166,34 @@ pub enum SinkSpec {
 
 /// Options of the export.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExportOptions {
+pub(crate) struct ExportOptions {
     /// `parallelism.default` of the job.
-    pub parallelism: Option<u32>,
+    pub(crate) parallelism: Option<u32>,
     /// Checkpoint interval, milliseconds (also when files of a filesystem sink are
     /// committed).
-    pub checkpoint_interval_ms: Option<i64>,
+    pub(crate) checkpoint_interval_ms: Option<i64>,
     /// `state.backend.type`: `hashmap`, `rocksdb` or `forst`.
-    pub state_backend: Option<String>,
+    pub(crate) state_backend: Option<String>,
     /// The queries' sinks; `None`: Kafka on the brokers of the first Kafka-fed stream with
     /// topics `tcq-<label>`, else files under `tcq-flink-results`.
-    pub sink: Option<SinkSpec>,
+    pub(crate) sink: Option<SinkSpec>,
     /// Streams without a connector read `<source_dir>/<stream>.csv` (default
     /// `<stream>.csv`).
-    pub source_dir: Option<String>,
+    pub(crate) source_dir: Option<String>,
     /// `scan.watermark.idle-timeout` of Kafka sources, milliseconds: a partition idle this
     /// long stops holding the watermark back.
-    pub idle_timeout_ms: i64,
+    pub(crate) idle_timeout_ms: i64,
     /// Distinct GROUP BY keys over the streams for the Flink cost model; `None`: unknown.
-    pub groups: Option<f64>,
+    pub(crate) groups: Option<f64>,
     /// The job's name (`pipeline.name`).
-    pub job_name: Option<String>,
+    pub(crate) job_name: Option<String>,
     /// Which plan the views follow.
-    pub plan: PlanChoice,
+    pub(crate) plan: PlanChoice,
 }
 
 /// Which plan the exported views follow (`PLAN 'flink' | 'wcg' | 'plain'`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PlanChoice {
+pub(crate) enum PlanChoice {
     /// tcq's min-cost WCG where the Flink cost model finds it cheaper ([`choose`]).
     #[default]
     Flink,
@@ -228,7 +228,7 @@ impl ExportOptions {
     /// `job_name`.
     ///
     /// Errors: 22023 for an unknown option or a bad value.
-    pub fn from_pairs(pairs: &[(String, String)]) -> Result<ExportOptions> {
+    pub(crate) fn from_pairs(pairs: &[(String, String)]) -> Result<ExportOptions> {
         let bad = |k: &str, v: &str, why: &str| {
             Error::InvalidParameterValue(format!(
                 "invalid value for option \"{k}\": \"{v}\" ({why})"
@@ -320,7 +320,7 @@ impl ExportOptions {
     /// The sink used for `queries` (see [`ExportOptions::sink`]).
     ///
     /// Errors: 22023 for a Kafka sink without brokers when no stream is Kafka-fed.
-    pub fn sink_for(&self, queries: &[FlinkQuery<'_>]) -> Result<SinkSpec> {
+    pub(crate) fn sink_for(&self, queries: &[FlinkQuery<'_>]) -> Result<SinkSpec> {
         let kafka = queries
             .iter()
             .find_map(|q| match q.source.connector.map(|c| &c.connector) {
@@ -362,34 +362,34 @@ impl ExportOptions {
 /// A shared plan of the job: queries over one stream with the same WHERE, keys and SLACK.
 pub(crate) struct Group {
     /// `tcq_<stream>_<hash>`.
-    pub name: String,
-    pub stream: String,
+    pub(crate) name: String,
+    pub(crate) stream: String,
     /// The source table it reads (the stream's, per SLACK).
-    pub table: String,
-    pub ts_column: String,
-    pub nkeys: usize,
-    pub key_exprs: Vec<String>,
-    pub key_types: Vec<DataType>,
-    pub filter: Option<String>,
-    pub states: Vec<State>,
+    pub(crate) table: String,
+    pub(crate) ts_column: String,
+    pub(crate) nkeys: usize,
+    pub(crate) key_exprs: Vec<String>,
+    pub(crate) key_types: Vec<DataType>,
+    pub(crate) filter: Option<String>,
+    pub(crate) states: Vec<State>,
     /// The union of the members' windows.
-    pub windows: Vec<Window>,
+    pub(crate) windows: Vec<Window>,
     /// The plan chosen for Flink over `windows`.
-    pub plan: FlinkPlan,
+    pub(crate) plan: FlinkPlan,
     /// Indices (into the job's queries) of the members.
-    pub members: Vec<usize>,
+    pub(crate) members: Vec<usize>,
     /// Per member: the state index of each of its calls, and the union index of each of
     /// its windows.
-    pub calls: Vec<Vec<usize>>,
-    pub user: Vec<Vec<usize>>,
+    pub(crate) calls: Vec<Vec<usize>>,
+    pub(crate) user: Vec<Vec<usize>>,
 }
 
 impl Group {
-    pub fn input_name(&self) -> String {
+    pub(crate) fn input_name(&self) -> String {
         format!("{}_input", self.name)
     }
 
-    pub fn node_name(&self, i: usize) -> String {
+    pub(crate) fn node_name(&self, i: usize) -> String {
         format!(
             "{}_{}",
             self.name,
@@ -410,7 +410,10 @@ fn stable_hash(s: &str) -> u64 {
 ///
 /// Errors: 0A000 ([`Error::FeatureNotSupported`]) naming the query for what Flink cannot
 /// compute exactly (see the module header); 22023 for an empty set.
-pub fn flink_job(queries: &[FlinkQuery<'_>], options: &ExportOptions) -> Result<Vec<String>> {
+pub(crate) fn flink_job(
+    queries: &[FlinkQuery<'_>],
+    options: &ExportOptions,
+) -> Result<Vec<String>> {
     if queries.is_empty() {
         return Err(Error::InvalidParameterValue(
             "no continuous query to export".into(),
@@ -471,7 +474,7 @@ fn source_table_of(queries: &[FlinkQuery<'_>], q: &FlinkQuery<'_>) -> String {
 }
 
 /// Whether [`flink_job`] can export `q`: `Err` gives the reason (0A000) as it would.
-pub fn exportable(q: &FlinkQuery<'_>) -> Result<()> {
+pub(crate) fn exportable(q: &FlinkQuery<'_>) -> Result<()> {
     shared_parts(q).map(|_| ())
 }
 
@@ -608,13 +611,13 @@ fn as_is(plan: &crate::wcg::SharedPlan, model: &FlinkCostModel) -> FlinkPlan {
         .nodes
         .iter()
         .map(|n| {
-            let stream_cost = model.from_stream(&n.window);
+            let stream_cost = model.cost_from_stream(&n.window);
             crate::wcg::flink_cost::FlinkNode {
                 window: n.window,
                 parent: n.parent,
                 user_windows: n.user_windows.clone(),
                 cost: n.parent.map_or(stream_cost, |p| {
-                    model.from_parent(&n.window, &plan.nodes[p].window)
+                    model.cost_from_parent(&n.window, &plan.nodes[p].window)
                 }),
                 stream_cost,
             }
@@ -763,3 +766,20 @@ fn insert(g: &Group, m: usize, q: &FlinkQuery<'_>) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod doc_examples {
+    //! The examples in this module's documentation, run as unit tests: they use items
+    //! private to the crate, which doctests cannot reach.
+
+    #[test]
+    fn module_example() {
+        use crate::wcg::flink::interval;
+        assert_eq!(interval(600_000_000).unwrap(), "INTERVAL '10' MINUTE");
+        assert_eq!(interval(5_400_000_000).unwrap(), "INTERVAL '90' MINUTE");
+        assert_eq!(
+            interval(86_400_000_000 * 120).unwrap(),
+            "INTERVAL '120 00:00:00.000' DAY(3) TO SECOND(3)"
+        );
+    }
+}

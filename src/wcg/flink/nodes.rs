@@ -13,11 +13,11 @@ use crate::window::{Start, Window};
 /// One aggregate state of a shared plan: several queries' calls may read it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct State {
-    pub func: AggFunc,
+    pub(crate) func: AggFunc,
     /// The argument as Flink SQL over the stream's columns; `None` for count(*).
-    pub arg: Option<String>,
-    pub arg_type: DataType,
-    pub distinct: bool,
+    pub(crate) arg: Option<String>,
+    pub(crate) arg_type: DataType,
+    pub(crate) distinct: bool,
 }
 
 /// A short, stable name for a window: range, slide and START AT (`r10m_s5m_at978307200`).

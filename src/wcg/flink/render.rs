@@ -33,7 +33,7 @@ pub(crate) fn flink_type(t: &DataType) -> Result<&'static str> {
 /// `DAY TO SECOND(3)`.
 ///
 /// Errors: 0A000 when `us` is not a positive whole number of milliseconds.
-pub fn interval(us: i64) -> Result<String> {
+pub(crate) fn interval(us: i64) -> Result<String> {
     if us <= 0 || us % MS != 0 {
         return refuse(format!("the interval of {us} microseconds"));
     }

@@ -41,6 +41,15 @@ async fn main() {
     }
 }
 
+/// Row `i` of a string column of any of Arrow's three string layouts.
+fn text(a: &arrow_array::ArrayRef, i: usize) -> &str {
+    match a.data_type() {
+        arrow_schema::DataType::LargeUtf8 => a.as_string::<i64>().value(i),
+        arrow_schema::DataType::Utf8View => a.as_string_view().value(i),
+        _ => a.as_string::<i32>().value(i),
+    }
+}
+
 /// Every flight of `path` as a JSON message.
 fn messages(path: &str) -> Vec<Vec<u8>> {
     let file = std::fs::File::open(path).expect("open the Parquet file");
@@ -86,7 +95,6 @@ fn messages(path: &str) -> Vec<Vec<u8>> {
             delay.as_primitive::<Int64Type>(),
             distance.as_primitive::<Int64Type>(),
         );
-        let (origin, destination) = (origin.as_string::<i32>(), destination.as_string::<i32>());
         for (i, &t) in date.iter().enumerate() {
             let ts = tcq::time::format_timestamp(t);
             let n = |a: &arrow_array::PrimitiveArray<Int64Type>| {
@@ -101,8 +109,8 @@ fn messages(path: &str) -> Vec<Vec<u8>> {
                     "{{\"ts\":\"{ts}\",\"delay\":{},\"distance\":{},\"origin\":\"{}\",\"destination\":\"{}\"}}",
                     n(delay),
                     n(distance),
-                    origin.value(i),
-                    destination.value(i)
+                    text(&origin, i),
+                    text(&destination, i)
                 )
                 .into_bytes(),
             );

@@ -7,32 +7,6 @@ use crate::error::{Error, Result};
 use crate::time::{self, US_PER_DAY, US_PER_SEC};
 use crate::types::{Interval, Value};
 
-/// Broken-down wall time: year (astronomical), month 1-12, day, and microseconds of the day.
-struct Fields {
-    year: i64,
-    month: i64,
-    day: i64,
-    hour: i64,
-    minute: i64,
-    second: i64,
-    micros: i64,
-}
-
-fn fields(us: i64) -> Fields {
-    let days = us.div_euclid(US_PER_DAY);
-    let (year, month, day) = time::civil_from_days(days);
-    let t = us.rem_euclid(US_PER_DAY);
-    Fields {
-        year,
-        month: i64::from(month),
-        day: i64::from(day),
-        hour: t / time::US_PER_HOUR,
-        minute: t / time::US_PER_MIN % 60,
-        second: t / US_PER_SEC % 60,
-        micros: t % US_PER_SEC,
-    }
-}
-
 /// The wall time of `v` (a timestamp, or a timestamptz in the session's zone).
 fn wall(v: &Value) -> Result<i64> {
     match v {
@@ -54,7 +28,7 @@ fn interval_overflow() -> Error {
 /// from a month being that month's length.
 pub(crate) fn age(a: &Value, b: &Value) -> Result<Value> {
     let (dt1, dt2) = (wall(a)?, wall(b)?);
-    let (t1, t2) = (fields(dt1), fields(dt2));
+    let (t1, t2) = (time::wall_fields(dt1), time::wall_fields(dt2));
     let flip = dt1 < dt2;
     let sign = if flip { -1 } else { 1 };
     let mut usec = sign * (t1.micros - t2.micros);

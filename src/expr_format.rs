@@ -272,32 +272,26 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
 /// or the interval's whole hours), minute, second, microsecond, day of year, day of week
 /// (0 = Sunday), Julian day, zone offset in seconds.
 struct Tm {
-    year: i64,
-    month: i64,
-    day: i64,
-    hour: i64,
-    minute: i64,
-    second: i64,
-    micros: i64,
+    wall: time::WallFields,
     yday: i64,
     wday: i64,
     julian: i64,
     offset: Option<i32>,
 }
 
+impl std::ops::Deref for Tm {
+    type Target = time::WallFields;
+    fn deref(&self) -> &time::WallFields {
+        &self.wall
+    }
+}
+
 fn wall_fields(us: i64, offset: Option<i32>) -> Tm {
     let days = us.div_euclid(US_PER_DAY);
-    let (year, month, day) = time::civil_from_days(days);
-    let t = us.rem_euclid(US_PER_DAY);
-    let yday = days - time::days_from_civil(year, 1, 1) + 1;
+    let wall = time::wall_fields(us);
+    let yday = days - time::days_from_civil(wall.year, 1, 1) + 1;
     Tm {
-        year,
-        month: i64::from(month),
-        day: i64::from(day),
-        hour: t / time::US_PER_HOUR,
-        minute: t / time::US_PER_MIN % 60,
-        second: t / US_PER_SEC % 60,
-        micros: t % US_PER_SEC,
+        wall,
         yday,
         wday: (days + 4).rem_euclid(7),
         julian: days + 2_440_588,
@@ -306,15 +300,13 @@ fn wall_fields(us: i64, offset: Option<i32>) -> Tm {
 }
 
 fn interval_fields(iv: &crate::types::Interval) -> Tm {
-    let t = iv.micros;
     Tm {
-        year: i64::from(iv.months / 12),
-        month: i64::from(iv.months % 12),
-        day: i64::from(iv.days),
-        hour: t / time::US_PER_HOUR,
-        minute: t / time::US_PER_MIN % 60,
-        second: t / US_PER_SEC % 60,
-        micros: t % US_PER_SEC,
+        wall: time::WallFields::of(
+            i64::from(iv.months / 12),
+            i64::from(iv.months % 12),
+            i64::from(iv.days),
+            iv.micros,
+        ),
         yday: 0,
         wday: 0,
         julian: 0,

@@ -59,6 +59,46 @@ pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Broken-down wall time: year (astronomical), month 1-12, day, hour, minute, second and
+/// microsecond of the second.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WallFields {
+    pub(crate) year: i64,
+    pub(crate) month: i64,
+    pub(crate) day: i64,
+    pub(crate) hour: i64,
+    pub(crate) minute: i64,
+    pub(crate) second: i64,
+    pub(crate) micros: i64,
+}
+
+impl WallFields {
+    /// The fields of a date (`year`, `month`, `day`) and `t` microseconds into its day
+    /// (an interval's may pass 24 hours: its hours are then not taken modulo a day).
+    pub(crate) fn of(year: i64, month: i64, day: i64, t: i64) -> WallFields {
+        WallFields {
+            year,
+            month,
+            day,
+            hour: t / US_PER_HOUR,
+            minute: t / US_PER_MIN % 60,
+            second: t / US_PER_SEC % 60,
+            micros: t % US_PER_SEC,
+        }
+    }
+}
+
+/// The wall-clock fields of `us` microseconds since the epoch.
+pub(crate) fn wall_fields(us: i64) -> WallFields {
+    let (year, month, day) = civil_from_days(us.div_euclid(US_PER_DAY));
+    WallFields::of(
+        year,
+        i64::from(month),
+        i64::from(day),
+        us.rem_euclid(US_PER_DAY),
+    )
+}
+
 /// The proleptic Gregorian date `(year, month, day)` of a day count since 1970-01-01; the
 /// year is astronomical (0 is 1 BC).
 pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {

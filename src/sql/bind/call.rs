@@ -444,13 +444,7 @@ impl Binder<'_> {
     pub(super) fn scalar(&mut self, func: ScalarFunc, mut args: Vec<Bound>) -> Result<Bound> {
         use DataType as T;
         let name = format!("{func:?}").to_lowercase();
-        let arity_err = |args: &[Bound]| {
-            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
-            Error::UndefinedFunction(format!(
-                "function {name}({}) does not exist",
-                types.join(", ")
-            ))
-        };
+        let arity_err = |args: &[Bound]| no_function(&name, args);
         let n = args.len();
         let (expr_args, ty): (Vec<Expr>, T) = match func {
             ScalarFunc::Abs => {
@@ -698,13 +692,7 @@ impl Binder<'_> {
         name: &str,
     ) -> Result<(Vec<Expr>, DataType)> {
         use DataType as T;
-        let arity_err = |args: &[Bound]| {
-            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
-            Error::UndefinedFunction(format!(
-                "function {name}({}) does not exist",
-                types.join(", ")
-            ))
-        };
+        let arity_err = |args: &[Bound]| no_function(name, args);
         let n = args.len();
         Ok(match func {
             ScalarFunc::Power => {

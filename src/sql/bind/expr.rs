@@ -87,6 +87,15 @@ pub(super) fn type_label(t: Option<DataType>) -> String {
     t.map(|t| t.name()).unwrap_or_else(|| "unknown".into())
 }
 
+/// 42883 for a call of `name` with arguments of no overload PostgreSQL has.
+pub(super) fn no_function(name: &str, args: &[Bound]) -> Error {
+    let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
+    Error::UndefinedFunction(format!(
+        "function {name}({}) does not exist",
+        types.join(", ")
+    ))
+}
+
 pub(super) fn no_operator(l: Option<DataType>, op: &str, r: Option<DataType>) -> Error {
     Error::UndefinedFunction(format!(
         "operator does not exist: {} {op} {}",

@@ -102,13 +102,7 @@ impl Binder<'_> {
         name: &str,
     ) -> Result<(Vec<Expr>, DataType)> {
         use DataType as T;
-        let no_such = |args: &[Bound]| {
-            let types: Vec<String> = args.iter().map(|b| type_label(b.ty)).collect();
-            Error::UndefinedFunction(format!(
-                "function {name}({}) does not exist",
-                types.join(", ")
-            ))
-        };
+        let no_such = |args: &[Bound]| no_function(name, args);
         let n = args.len();
         Ok(match func {
             ScalarFunc::Md5 if n == 1 => {

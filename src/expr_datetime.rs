@@ -114,13 +114,7 @@ pub(crate) fn justify_hours(iv: Interval) -> Result<Interval> {
     let whole = out.micros / US_PER_DAY;
     out.micros -= whole * US_PER_DAY;
     out.days = i32::try_from(i64::from(out.days) + whole).map_err(|_| interval_overflow())?;
-    if out.days > 0 && out.micros < 0 {
-        out.micros += US_PER_DAY;
-        out.days -= 1;
-    } else if out.days < 0 && out.micros > 0 {
-        out.micros -= US_PER_DAY;
-        out.days += 1;
-    }
+    days_and_time_agree(&mut out);
     Ok(out)
 }
 
@@ -143,6 +137,18 @@ pub(crate) fn justify_days(iv: Interval) -> Result<Interval> {
     Ok(out)
 }
 
+/// Make the time part's sign agree with the days' by moving one day (PostgreSQL's last
+/// step of `justify_hours` and `justify_interval`).
+fn days_and_time_agree(out: &mut Interval) {
+    if out.days > 0 && out.micros < 0 {
+        out.micros += US_PER_DAY;
+        out.days -= 1;
+    } else if out.days < 0 && out.micros > 0 {
+        out.micros -= US_PER_DAY;
+        out.days += 1;
+    }
+}
+
 /// `justify_interval`: days from the time part, months from the days, then every sign
 /// made to agree (PostgreSQL's order of steps).
 pub(crate) fn justify_interval(iv: Interval) -> Result<Interval> {
@@ -160,13 +166,7 @@ pub(crate) fn justify_interval(iv: Interval) -> Result<Interval> {
         out.days -= 30;
         out.months += 1;
     }
-    if out.days > 0 && out.micros < 0 {
-        out.micros += US_PER_DAY;
-        out.days -= 1;
-    } else if out.days < 0 && out.micros > 0 {
-        out.micros -= US_PER_DAY;
-        out.days += 1;
-    }
+    days_and_time_agree(&mut out);
     Ok(out)
 }
 

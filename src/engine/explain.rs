@@ -102,16 +102,7 @@ pub(crate) async fn explain(
     } else {
         vec![format!("Result ({})", text)]
     };
-    let rows: Vec<Vec<Value>> = lines
-        .into_iter()
-        .map(|l| vec![Value::Text(l.into())])
-        .collect();
-    Ok(Outcome::Rows {
-        columns: vec![Column::new("QUERY PLAN", DataType::Text)],
-        tag: "EXPLAIN".into(),
-        rows,
-        notices: vec![],
-    })
+    Ok(plan_rows(lines))
 }
 
 /// The lines on cross-query sharing: the shared plan of `stream` the query would join (or
@@ -346,16 +337,20 @@ pub(crate) fn explain_queries(
             .unwrap_or(lines.len());
         lines.splice(at..at, head);
     }
-    let rows = lines
-        .into_iter()
-        .map(|l| vec![Value::Text(l.into())])
-        .collect();
-    Ok(Outcome::Rows {
+    Ok(plan_rows(lines))
+}
+
+/// EXPLAIN's result: one text row per line, in the column PostgreSQL names "QUERY PLAN".
+fn plan_rows(lines: Vec<String>) -> Outcome {
+    Outcome::Rows {
         columns: vec![Column::new("QUERY PLAN", DataType::Text)],
         tag: "EXPLAIN".into(),
-        rows,
+        rows: lines
+            .into_iter()
+            .map(|l| vec![Value::Text(l.into())])
+            .collect(),
         notices: vec![],
-    })
+    }
 }
 
 /// Render the optimizer's report in the requested format; with ANALYZE, the measured work

@@ -8,28 +8,12 @@
 use std::collections::BTreeMap;
 
 use crate::common::sinks::wait_sink;
+use crate::common::sinks::{tuples, STREAM};
 use crate::common::sources::fetch;
 use crate::common::{self, connect, exec, rows, sqlstate};
 
-const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, origin text, delay integer)";
 const QUERY: &str = "SELECT origin, count(*) AS n, sum(delay) AS total, wtime(*) FROM s \
                      [RANGE BY '10 minutes' START AT '2001-01-01'] GROUP BY origin";
-
-/// One tuple a minute from 2001-01-01 00:00 for minutes `from..to`: origins in turn SFO,
-/// LAX, ORD, the delay the minute.
-fn tuples(from: i64, to: i64) -> String {
-    let rows: Vec<String> = (from..to)
-        .map(|m| {
-            format!(
-                "('2001-01-01 {:02}:{:02}', '{}', {m})",
-                m / 60,
-                m % 60,
-                ["SFO", "LAX", "ORD"][(m % 3) as usize]
-            )
-        })
-        .collect();
-    format!("INSERT INTO s VALUES {}", rows.join(", "))
-}
 
 /// QUERY's rows for the 10-minute windows `0..windows`, computed here: (origin, n, total,
 /// wtime), sorted within each window.

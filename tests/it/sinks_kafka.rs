@@ -11,26 +11,11 @@ use rskafka::client::partition::UnknownTopicHandling;
 
 use crate::common::kafka::Broker;
 use crate::common::sinks::wait_sink;
+use crate::common::sinks::{tuples, STREAM};
 use crate::common::{self, connect, exec};
 
-const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, origin text, delay integer)";
 const QUERY: &str = "SELECT origin, count(*) AS n, wtime(*) FROM s \
                      [RANGE BY '10 minutes' START AT '2001-01-01'] GROUP BY origin";
-
-/// One tuple a minute from 2001-01-01 00:00 for minutes `from..to`, origins in turn.
-fn tuples(from: i64, to: i64) -> String {
-    let rows: Vec<String> = (from..to)
-        .map(|m| {
-            format!(
-                "('2001-01-01 {:02}:{:02}', '{}', {m})",
-                m / 60,
-                m % 60,
-                ["SFO", "LAX", "ORD"][(m % 3) as usize]
-            )
-        })
-        .collect();
-    format!("INSERT INTO s VALUES {}", rows.join(", "))
-}
 
 /// The messages of the windows `0..n` as (key, value), sorted.
 fn expected(n: i64) -> Vec<(String, String)> {

@@ -200,3 +200,23 @@ pub async fn http_get(port: u16, path: &str) -> String {
     assert!(head.starts_with("HTTP/1.1 200"), "GET {path}: {head}");
     body.to_string()
 }
+
+/// The stream the sink and derived-stream tests feed.
+pub const STREAM: &str =
+    "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, origin text, delay integer)";
+
+/// An INSERT into `s` of one tuple a minute from 2001-01-01 00:00 for minutes `from..to`:
+/// origins in turn SFO, LAX, ORD, the delay the minute.
+pub fn tuples(from: i64, to: i64) -> String {
+    let rows: Vec<String> = (from..to)
+        .map(|m| {
+            format!(
+                "('2001-01-01 {:02}:{:02}', '{}', {m})",
+                m / 60,
+                m % 60,
+                ["SFO", "LAX", "ORD"][(m % 3) as usize]
+            )
+        })
+        .collect();
+    format!("INSERT INTO s VALUES {}", rows.join(", "))
+}

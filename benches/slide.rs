@@ -272,8 +272,8 @@ fn run(
             format!(
                 "{}{}/{}{}",
                 if n.user_windows.is_empty() { "f:" } else { "" },
-                tcq::wcg::explain::human_interval(n.window.range_us),
-                tcq::wcg::explain::human_interval(n.window.slide_us),
+                tcq::time::human_interval(n.window.range_us),
+                tcq::time::human_interval(n.window.slide_us),
                 n.parent
                     .map_or(String::new(), |p| format!(" <- {p} {}", n.slider))
             )

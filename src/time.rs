@@ -821,6 +821,38 @@ fn parse_iso_interval(s: &str) -> Option<Acc> {
     any.then_some(acc)
 }
 
+const INTERVAL_UNITS: [(i64, &str); 6] = [
+    (86_400_000_000, "day"),
+    (3_600_000_000, "hour"),
+    (60_000_000, "minute"),
+    (1_000_000, "second"),
+    (1_000, "millisecond"),
+    (1, "microsecond"),
+];
+
+/// A duration in microseconds as words, largest unit first, the form a RANGE BY or SLIDE BY
+/// clause takes: `"20 minutes"`, `"1 hour 30 minutes"`, `"500 milliseconds"`.
+pub fn human_interval(us: i64) -> String {
+    if us == 0 {
+        return "0 seconds".to_string();
+    }
+    let mut rest = us.unsigned_abs();
+    let mut parts = Vec::new();
+    for (unit, name) in INTERVAL_UNITS {
+        let n = rest / unit as u64;
+        if n > 0 {
+            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
+            rest %= unit as u64;
+        }
+    }
+    let text = parts.join(" ");
+    if us < 0 {
+        format!("-{text}")
+    } else {
+        text
+    }
+}
+
 /// Format an interval in PostgreSQL's default `postgres` style: `01:00:00`,
 /// `1 day 02:00:00`, `00:00:00.5`, `1 mon 2 days`, `1 year 2 mons`, `-01:00:00`,
 /// `-1 days +02:00:00`.

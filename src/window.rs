@@ -338,13 +338,22 @@ pub(crate) fn pane_window(windows: &[Window]) -> Option<Window> {
     })
 }
 
+/// The window as its clause is written: `[RANGE BY '1 hour' SLIDE BY '10 minutes']`, with
+/// `START AT '...'` for a grid that has a first instance, so messages name the window as
+/// the user wrote it.
 impl fmt::Display for Window {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<range {}us, slide {}us", self.range_us, self.slide_us)?;
-        match self.start {
-            Start::At(o) => write!(f, ", start {o}us>"),
-            Start::Epoch => write!(f, ", start epoch>"),
+        let words = crate::time::human_interval;
+        write!(
+            f,
+            "[RANGE BY '{}' SLIDE BY '{}'",
+            words(self.range_us),
+            words(self.slide_us)
+        )?;
+        if let Start::At(o) = self.start {
+            write!(f, " START AT '{}'", crate::time::format_timestamp(o))?;
         }
+        f.write_str("]")
     }
 }
 

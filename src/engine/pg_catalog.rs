@@ -855,10 +855,7 @@ impl Ctx<'_> {
         // An archived stream's retention, as `WITH (retention = ...)` gives it (psql's
         // `\d` shows it with the other FDW options).
         if let Some(r) = *s.retention_us.lock() {
-            options.push(t(format!(
-                "retention={}",
-                crate::wcg::explain::human_interval(r)
-            )));
+            options.push(t(format!("retention={}", crate::time::human_interval(r))));
         }
         crate::exec::relational::format_array(&options)
     }

@@ -319,7 +319,7 @@ impl JoinExec {
             let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
             if span > limits.open_instances_max as i128 {
                 return Err(Error::ProgramLimitExceeded(format!(
-                    "RANGE BY / SLIDE BY of window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
+                    "window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
                     limits.open_instances_max
                 )));
             }

@@ -204,7 +204,7 @@ fn check_span(w: &Window, open_max: usize) -> Result<()> {
     let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
     if span > open_max as i128 {
         return Err(Error::ProgramLimitExceeded(format!(
-            "RANGE BY / SLIDE BY of window {w} keeps {span} instances open; the limit is {open_max} (open_instances_max)"
+            "window {w} keeps {span} instances open; the limit is {open_max} (open_instances_max)"
         )));
     }
     Ok(())

@@ -115,7 +115,7 @@ pub(super) async fn streams(State(console): State<Arc<Console>>) -> Json<Json_> 
                 "rate_per_sec": rate,
                 "rate_history": history,
                 "disk_bytes": s.disk_bytes,
-                "retention": s.retention_us.map(crate::wcg::explain::human_interval),
+                "retention": s.retention_us.map(crate::time::human_interval),
                 "source": s.source.map(|src| json!({
                     "connector": src.connector,
                     "state": src.status.state,

@@ -20,6 +20,7 @@ use super::graph::Vertex;
 use super::report::{percent_saved, Choice, PlanReport};
 use super::sliding::Slider;
 use super::Sharing;
+use crate::time::human_interval;
 use crate::window::{Start, Window};
 use std::fmt::Write as _;
 
@@ -59,37 +60,6 @@ impl Measured {
             stream_time_us,
             nodes,
         }
-    }
-}
-
-const UNITS: [(i64, &str); 6] = [
-    (86_400_000_000, "day"),
-    (3_600_000_000, "hour"),
-    (60_000_000, "minute"),
-    (1_000_000, "second"),
-    (1_000, "millisecond"),
-    (1, "microsecond"),
-];
-
-/// A duration as words: `"20 minutes"`, `"1 hour 30 minutes"`, `"500 milliseconds"`.
-pub fn human_interval(us: i64) -> String {
-    if us == 0 {
-        return "0 seconds".to_string();
-    }
-    let mut rest = us.unsigned_abs();
-    let mut parts = Vec::new();
-    for (unit, name) in UNITS {
-        let n = rest / unit as u64;
-        if n > 0 {
-            parts.push(format!("{n} {name}{}", if n == 1 { "" } else { "s" }));
-            rest %= unit as u64;
-        }
-    }
-    let text = parts.join(" ");
-    if us < 0 {
-        format!("-{text}")
-    } else {
-        text
     }
 }
 

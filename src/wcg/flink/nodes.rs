@@ -232,7 +232,7 @@ fn on_grid_filter(w: &Window) -> Result<String> {
 }
 
 fn describe(w: &Window) -> String {
-    let h = crate::wcg::explain::human_interval;
+    let h = crate::time::human_interval;
     let start = match w.start {
         Start::Epoch => String::new(),
         Start::At(o) => format!(" START AT {}", crate::time::format_timestamp(o)),

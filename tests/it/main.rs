@@ -23,6 +23,7 @@ mod copy_session;
 mod data_dir;
 mod derived_streams;
 mod differential;
+mod docs_commands;
 mod docs_links;
 mod exec_columnar;
 mod exec_shared_vs_alone;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 pub const SCRIPT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// PostgreSQL's client variables that would change psql's connection or output.
-const PG_VARIABLES: &[&str] = &[
+pub const PG_VARIABLES: &[&str] = &[
     "PGHOST",
     "PGHOSTADDR",
     "PGPORT",

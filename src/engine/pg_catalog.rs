@@ -860,621 +860,732 @@ impl Ctx<'_> {
         crate::exec::relational::format_array(&options)
     }
 
+    /// The rows of catalog `name` (a pg_catalog table or view, or an information_schema
+    /// view), each a row of (column, value) pairs; an unknown name has none.
     fn rows(&self, name: &str) -> Vec<Named> {
-        let b = Value::Bool;
         match name {
-            "pg_namespace" => self
-                .schemas()
-                .into_iter()
-                .map(|n| {
-                    vec![
-                        ("oid", oid(schema_oid(&n))),
-                        ("nspname", t(n)),
-                        ("nspowner", oid(ROLE_OID)),
-                    ]
-                })
-                .collect(),
-            "schemata" => self
-                .schemas()
-                .into_iter()
-                .map(|n| {
-                    vec![
-                        ("catalog_name", t(self.database)),
-                        ("schema_name", t(n)),
-                        ("schema_owner", t(self.user)),
-                    ]
-                })
-                .collect(),
-            "pg_class" => {
-                let indexes = self.indexes();
-                let mut out: Vec<Named> = self
-                    .relations()
-                    .into_iter()
-                    .map(|(o, ns, n, kind, cols)| {
-                        let (owner, acl) = (self.owner_oid(&ns, &n), self.relacl(&ns, &n));
-                        let has_index = indexes.iter().any(|i| i.table_oid == o);
-                        vec![
-                            ("oid", oid(o)),
-                            ("relname", t(n)),
-                            ("relnamespace", oid(schema_oid(&ns))),
-                            ("relowner", oid(owner)),
-                            ("relacl", acl),
-                            ("relam", oid(if kind == 'r' { 2 } else { 0 })),
-                            ("relhasindex", b(has_index)),
-                            ("relpersistence", t("p")),
-                            ("relkind", t(kind.to_string())),
-                            ("relnatts", Value::Int2(cols.len() as i16)),
-                            ("relispopulated", b(true)),
-                            ("relreplident", t(if kind == 'r' { "d" } else { "n" })),
-                            ("reltuples", Value::Float4(-1.0)),
-                        ]
-                    })
-                    .collect();
-                for i in indexes {
-                    out.push(vec![
-                        ("oid", oid(i.oid)),
-                        ("relname", t(i.name)),
-                        ("relnamespace", oid(schema_oid(&i.schema))),
-                        ("relowner", oid(ROLE_OID)),
-                        ("relam", oid(403)),
-                        ("relpersistence", t("p")),
-                        ("relkind", t("i")),
-                        ("relnatts", Value::Int2(i.columns.len() as i16)),
-                        ("relispopulated", b(true)),
-                        ("relreplident", t("n")),
-                        ("reltuples", Value::Float4(-1.0)),
-                    ]);
-                }
-                out.sort_by_key(|r| int_of_named(r, "oid"));
-                out
-            }
-            "pg_index" => self
-                .indexes()
-                .into_iter()
-                .map(|i| {
-                    let n = i.columns.len() as i16;
-                    let key = |f: &dyn Fn(&IndexColumn) -> String| {
-                        i.columns.iter().map(f).collect::<Vec<_>>().join(" ")
-                    };
-                    vec![
-                        ("indexrelid", oid(i.oid)),
-                        ("indrelid", oid(i.table_oid)),
-                        ("indnatts", Value::Int2(n)),
-                        ("indnkeyatts", Value::Int2(n)),
-                        ("indisunique", b(true)),
-                        ("indisprimary", b(i.primary)),
-                        ("indimmediate", b(true)),
-                        ("indisvalid", b(true)),
-                        ("indisready", b(true)),
-                        ("indislive", b(true)),
-                        ("indkey", t(key(&|c| c.0.to_string()))),
-                        (
-                            "indcollation",
-                            t(key(&|c| {
-                                if matches!(c.2, 25 | 1043 | 1042) {
-                                    "100"
-                                } else {
-                                    "0"
-                                }
-                                .to_string()
-                            })),
-                        ),
-                        ("indclass", t(key(&|_| "0".to_string()))),
-                        ("indoption", t(key(&|_| "0".to_string()))),
-                    ]
-                })
-                .collect(),
-            "pg_constraint" => self
-                .indexes()
-                .into_iter()
-                .map(|i| {
-                    let conkey: Vec<Value> = i.columns.iter().map(|c| t(c.0.to_string())).collect();
-                    vec![
-                        ("oid", oid(i.constraint_oid)),
-                        ("conname", t(i.name)),
-                        ("connamespace", oid(schema_oid(&i.schema))),
-                        ("contype", t(if i.primary { "p" } else { "u" })),
-                        ("convalidated", b(true)),
-                        ("conrelid", oid(i.table_oid)),
-                        ("conindid", oid(i.oid)),
-                        ("conislocal", b(true)),
-                        ("connoinherit", b(true)),
-                        ("conkey", t(crate::exec::relational::format_array(&conkey))),
-                    ]
-                })
-                .collect(),
-            "pg_attribute" => {
-                let mut out = Vec::new();
-                let has_default = |rel: i64, col: usize| {
-                    self.tables.iter().any(|tb| {
-                        tb.oid as i64 == rel && tb.default_sql.get(col).is_some_and(Option::is_some)
-                    })
-                };
-                let indexes = self.indexes().into_iter().map(|i| {
-                    let cols = i
-                        .columns
-                        .into_iter()
-                        .map(|(_, n, ty, m, l, st)| (n, ty, m, l, st, false, None))
-                        .collect::<Vec<_>>();
-                    (i.oid, String::new(), String::new(), 'i', cols)
-                });
-                for (o, _, _, _, cols) in self.relations().into_iter().chain(indexes) {
-                    for (i, (n, ty, typmod, len, storage, notnull, fdw)) in
-                        cols.into_iter().enumerate()
-                    {
-                        let collation = if matches!(ty, 25 | 1043 | 1042) {
-                            100
-                        } else if ty == 19 {
-                            950
-                        } else {
-                            0
-                        };
-                        out.push(vec![
-                            ("attrelid", oid(o)),
-                            ("attname", t(n)),
-                            ("atttypid", oid(ty)),
-                            ("attstattarget", Value::Int4(-1)),
-                            ("attlen", Value::Int2(len as i16)),
-                            ("attnum", Value::Int2(i as i16 + 1)),
-                            ("attcacheoff", Value::Int4(-1)),
-                            ("atttypmod", Value::Int4(typmod as i32)),
-                            ("attbyval", b(len > 0 && len <= 8)),
-                            ("attalign", t(if len == 8 { "d" } else { "i" })),
-                            ("attstorage", t(storage.to_string())),
-                            ("attnotnull", b(notnull)),
-                            ("atthasdef", b(has_default(o, i))),
-                            ("attislocal", b(true)),
-                            ("attcollation", oid(collation)),
-                            ("attfdwoptions", fdw.map_or(Value::Null, t)),
-                        ]);
-                    }
-                }
-                out
-            }
-            "pg_type" => {
-                let mut out = Vec::new();
-                for &(o, n, len, cat, arr) in TYPES {
-                    let collation = match n {
-                        "text" | "varchar" | "bpchar" => 100,
-                        "name" => 950,
-                        _ => 0,
-                    };
-                    let base = |o: i64,
-                                n: String,
-                                len: i64,
-                                cat: char,
-                                elem: i64,
-                                arr: i64,
-                                collation: i64| {
-                        // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
-                        let io = if n.starts_with('_') {
-                            "array_".to_string()
-                        } else if matches!(
-                            n.as_str(),
-                            "timestamp"
-                                | "timestamptz"
-                                | "numeric"
-                                | "date"
-                                | "time"
-                                | "timetz"
-                                | "interval"
-                                | "record"
-                                | "uuid"
-                                | "json"
-                                | "jsonb"
-                                | "xml"
-                                | "inet"
-                                | "cstring"
-                                | "anyarray"
-                                | "any"
-                                | "anyelement"
-                                | "void"
-                        ) {
-                            format!("{n}_")
-                        } else {
-                            n.clone()
-                        };
-                        vec![
-                            ("oid", oid(o)),
-                            ("typname", t(n)),
-                            ("typnamespace", oid(PG_CATALOG_OID)),
-                            ("typowner", oid(ROLE_OID)),
-                            ("typlen", Value::Int2(len as i16)),
-                            ("typbyval", b(len > 0 && len <= 8)),
-                            ("typtype", t(if cat == 'P' { "p" } else { "b" })),
-                            ("typcategory", t(cat.to_string())),
-                            ("typisdefined", b(true)),
-                            ("typdelim", t(",")),
-                            (
-                                "typsubscript",
-                                t(if elem != 0 {
-                                    "array_subscript_handler"
-                                } else {
-                                    "-"
-                                }),
-                            ),
-                            ("typelem", oid(elem)),
-                            ("typarray", oid(arr)),
-                            ("typinput", t(format!("{io}in"))),
-                            ("typoutput", t(format!("{io}out"))),
-                            ("typreceive", t(format!("{io}recv"))),
-                            ("typsend", t(format!("{io}send"))),
-                            ("typalign", t(if len == 8 { "d" } else { "i" })),
-                            ("typstorage", t(if len == -1 { "x" } else { "p" })),
-                            ("typtypmod", Value::Int4(-1)),
-                            ("typcollation", oid(collation)),
-                        ]
-                    };
-                    // int2vector and oidvector are arrays of int2 and oid to clients
-                    // (asyncpg decodes them with their element's codec), as in PostgreSQL.
-                    let elem = match o {
-                        22 => 21,
-                        30 => 26,
-                        _ => 0,
-                    };
-                    out.push(base(o, n.to_string(), len, cat, elem, arr, collation));
-                    if arr != 0 {
-                        out.push(base(arr, format!("_{n}"), -1, 'A', o, 0, collation));
-                    }
-                }
-                out
-            }
-            "pg_proc" => procs()
-                .into_iter()
-                .map(|(o, n, kind, args, names, ret, _)| {
-                    let args_text: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-                    vec![
-                        ("oid", oid(o)),
-                        ("proname", t(n)),
-                        ("pronamespace", oid(PG_CATALOG_OID)),
-                        ("proowner", oid(ROLE_OID)),
-                        ("prolang", oid(12)),
-                        ("procost", Value::Float4(1.0)),
-                        ("prokind", t(kind.to_string())),
-                        ("provolatile", t("v")),
-                        ("proparallel", t("s")),
-                        ("pronargs", Value::Int2(args.len() as i16)),
-                        ("prorettype", oid(ret)),
-                        ("proargtypes", t(args_text.join(" "))),
-                        (
-                            "proargnames",
-                            if names.is_empty() {
-                                Value::Null
-                            } else {
-                                t(crate::exec::relational::format_array(
-                                    &names.iter().map(|n| t(*n)).collect::<Vec<_>>(),
-                                ))
-                            },
-                        ),
-                        ("prosrc", t(n)),
-                    ]
-                })
-                .collect(),
-            "pg_description" => {
-                let mut out: Vec<Named> = procs()
-                    .into_iter()
-                    .map(|(o, .., d)| {
-                        vec![
-                            ("objoid", oid(o)),
-                            ("classoid", oid(1255)),
-                            ("objsubid", Value::Int4(0)),
-                            ("description", t(d)),
-                        ]
-                    })
-                    .collect();
-                for s in self.streams {
-                    let time = s.ts_col.map_or("stamped on arrival".to_string(), |c| {
-                        format!("TIMESTAMPCOLUMN {}", s.columns[c].name)
-                    });
-                    let kind = if s.archived { "ARCHIVED" } else { "UNARCHIVED" };
-                    out.push(vec![
-                        ("objoid", oid(s.oid as i64)),
-                        ("classoid", oid(1259)),
-                        ("objsubid", Value::Int4(0)),
-                        ("description", t(format!("{kind} stream, {time}"))),
-                    ]);
-                }
-                out
-            }
-            "pg_database" => vec![vec![
-                ("oid", oid(DATABASE_OID)),
-                ("datname", t(self.database)),
-                ("datdba", oid(ROLE_OID)),
-                ("encoding", Value::Int4(6)),
-                ("datlocprovider", t("c")),
-                ("datallowconn", b(true)),
-                ("datconnlimit", Value::Int4(-1)),
-                ("dattablespace", oid(1663)),
-                ("datcollate", t("C")),
-                ("datctype", t("C")),
-            ]],
-            // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
-            // Only superusers read pg_authid (`check_read`); functions that read it for
-            // others (pg_get_userbyid, regrole) see no verifier. pg_roles masks it, NULL
-            // when there is none.
-            "pg_authid" | "pg_roles" => self
-                .role_rows()
-                .into_iter()
-                .map(|(o, role, su, login, password)| {
-                    let password = if name == "pg_roles" {
-                        password.map(|_| t("********"))
-                    } else {
-                        password.filter(|_| self.superuser).map(t)
-                    };
-                    vec![
-                        ("oid", oid(o)),
-                        ("rolname", t(role)),
-                        ("rolsuper", b(su)),
-                        ("rolinherit", b(true)),
-                        ("rolcreaterole", b(su)),
-                        ("rolcreatedb", b(su)),
-                        ("rolcanlogin", b(login)),
-                        ("rolreplication", b(su)),
-                        ("rolbypassrls", b(su)),
-                        ("rolconnlimit", Value::Int4(-1)),
-                        ("rolpassword", password.unwrap_or(Value::Null)),
-                    ]
-                })
-                .collect(),
-            "pg_user" => self
-                .role_rows()
-                .into_iter()
-                .filter(|r| r.3)
-                .map(|(o, name, su, _, _)| {
-                    vec![
-                        ("usename", t(name)),
-                        ("usesysid", oid(o)),
-                        ("usecreatedb", b(su)),
-                        ("usesuper", b(su)),
-                        ("userepl", b(su)),
-                        ("usebypassrls", b(su)),
-                        ("passwd", t("********")),
-                    ]
-                })
-                .collect(),
-            "pg_am" => vec![
-                vec![
-                    ("oid", oid(2)),
-                    ("amname", t("heap")),
-                    ("amhandler", t("heap_tableam_handler")),
-                    ("amtype", t("t")),
-                ],
-                vec![
-                    ("oid", oid(403)),
-                    ("amname", t("btree")),
-                    ("amhandler", t("bthandler")),
-                    ("amtype", t("i")),
-                ],
-                vec![
-                    ("oid", oid(405)),
-                    ("amname", t("hash")),
-                    ("amhandler", t("hashhandler")),
-                    ("amtype", t("i")),
-                ],
-            ],
-            "pg_collation" => [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
-                .iter()
-                .map(|&(o, n, p)| {
-                    vec![
-                        ("oid", oid(o)),
-                        ("collname", t(n)),
-                        ("collnamespace", oid(PG_CATALOG_OID)),
-                        ("collowner", oid(ROLE_OID)),
-                        ("collprovider", t(p)),
-                        ("collisdeterministic", b(true)),
-                        ("collencoding", Value::Int4(-1)),
-                        ("collcollate", if o == 100 { Value::Null } else { t(n) }),
-                        ("collctype", if o == 100 { Value::Null } else { t(n) }),
-                    ]
-                })
-                .collect(),
-            "pg_tablespace" => vec![
-                vec![
-                    ("oid", oid(1663)),
-                    ("spcname", t("pg_default")),
-                    ("spcowner", oid(ROLE_OID)),
-                ],
-                vec![
-                    ("oid", oid(1664)),
-                    ("spcname", t("pg_global")),
-                    ("spcowner", oid(ROLE_OID)),
-                ],
-            ],
-            "pg_language" => vec![
-                vec![
-                    ("oid", oid(12)),
-                    ("lanname", t("internal")),
-                    ("lanowner", oid(ROLE_OID)),
-                ],
-                vec![
-                    ("oid", oid(14)),
-                    ("lanname", t("sql")),
-                    ("lanowner", oid(ROLE_OID)),
-                    ("lanpltrusted", b(true)),
-                ],
-            ],
-            "pg_foreign_data_wrapper" => vec![vec![
-                ("oid", oid(FDW_OID)),
-                ("fdwname", t("tcq_stream")),
-                ("fdwowner", oid(ROLE_OID)),
-            ]],
-            "pg_foreign_server" => vec![vec![
-                ("oid", oid(SERVER_OID)),
-                ("srvname", t("tcq")),
-                ("srvowner", oid(ROLE_OID)),
-                ("srvfdw", oid(FDW_OID)),
-            ]],
-            "pg_attrdef" => self
-                .tables
-                .iter()
-                .flat_map(|tb| {
-                    tb.default_sql.iter().enumerate().filter_map(|(i, d)| {
-                        let text = d.as_ref()?;
-                        Some(vec![
-                            // An oid of its own per default, past the table's and its keys'.
-                            ("oid", oid(((tb.oid as i64) << 8) + i as i64 + 1)),
-                            ("adrelid", oid(tb.oid as i64)),
-                            ("adnum", Value::Int2(i as i16 + 1)),
-                            ("adbin", t(text.clone())),
-                        ])
-                    })
-                })
-                .collect(),
-            "pg_foreign_table" => self
-                .streams
-                .iter()
-                .map(|s| {
-                    vec![
-                        ("ftrelid", oid(s.oid as i64)),
-                        ("ftserver", oid(SERVER_OID)),
-                        ("ftoptions", t(Self::stream_options(s))),
-                    ]
-                })
-                .collect(),
-            "pg_settings" => self
-                .settings
-                .iter()
-                .map(|(n, v)| {
-                    let default = super::session::default_settings()
-                        .iter()
-                        .find(|(k, _)| k == n)
-                        .map(|(_, d)| d.to_string());
-                    let source = if default.as_deref() == Some(v.as_str()) {
-                        "default"
-                    } else {
-                        "session"
-                    };
-                    vec![
-                        ("name", t(n.clone())),
-                        ("setting", t(v.clone())),
-                        ("category", t("tcq")),
-                        ("context", t("user")),
-                        ("vartype", t("string")),
-                        ("source", t(source)),
-                        ("boot_val", default.clone().map_or(Value::Null, t)),
-                        ("reset_val", default.map_or(Value::Null, t)),
-                        ("pending_restart", b(false)),
-                    ]
-                })
-                .collect(),
-            list if relation_list(list).is_some() => {
-                let (_, kind, name_column, owner_column) =
-                    relation_list(list).expect("a relation list");
-                self.relations()
-                    .into_iter()
-                    .filter(|r| r.3 == kind)
-                    .map(|(_, ns, n, ..)| {
-                        let owner = self.owner_name(&ns, &n);
-                        vec![
-                            ("schemaname", t(ns)),
-                            (name_column, t(n)),
-                            (owner_column, t(owner)),
-                            ("tablespace", Value::Null),
-                            ("definition", Value::Null),
-                        ]
-                    })
-                    .collect()
-            }
-            "tables" => self
-                .relations()
-                .into_iter()
-                .map(|(_, ns, n, kind, _)| {
-                    let ty = match kind {
-                        'f' => "FOREIGN",
-                        'v' => "VIEW",
-                        _ => "BASE TABLE",
-                    };
-                    vec![
-                        ("table_catalog", t(self.database)),
-                        ("table_schema", t(ns)),
-                        ("table_name", t(n)),
-                        ("table_type", t(ty)),
-                        (
-                            "is_insertable_into",
-                            t(if kind == 'f' { "YES" } else { "NO" }),
-                        ),
-                        ("is_typed", t("NO")),
-                    ]
-                })
-                .collect(),
-            "views" => self
-                .relations()
-                .into_iter()
-                .filter(|r| r.3 == 'v')
-                .map(|(_, ns, n, ..)| {
-                    vec![
-                        ("table_catalog", t(self.database)),
-                        ("table_schema", t(ns)),
-                        ("table_name", t(n)),
-                        ("check_option", t("NONE")),
-                        ("is_updatable", t("NO")),
-                        ("is_insertable_into", t("NO")),
-                        ("is_trigger_updatable", t("NO")),
-                        ("is_trigger_deletable", t("NO")),
-                        ("is_trigger_insertable_into", t("NO")),
-                    ]
-                })
-                .collect(),
-            "columns" => {
-                let mut out = Vec::new();
-                for (_, ns, n, _, cols) in self.relations() {
-                    for (i, (c, ty, typmod, _, _, notnull, _)) in cols.into_iter().enumerate() {
-                        let (data_type, udt) = info_type(ty, typmod);
-                        out.push(vec![
-                            ("table_catalog", t(self.database)),
-                            ("table_schema", t(ns.clone())),
-                            ("table_name", t(n.clone())),
-                            ("column_name", t(c)),
-                            ("ordinal_position", Value::Int4(i as i32 + 1)),
-                            ("is_nullable", t(if notnull { "NO" } else { "YES" })),
-                            ("data_type", t(data_type)),
-                            (
-                                "character_maximum_length",
-                                if ty == 1043 && typmod > 0 {
-                                    Value::Int4(typmod as i32 - 4)
-                                } else {
-                                    Value::Null
-                                },
-                            ),
-                            ("udt_catalog", t(self.database)),
-                            ("udt_schema", t("pg_catalog")),
-                            ("udt_name", t(udt)),
-                            ("dtd_identifier", t((i + 1).to_string())),
-                            ("is_self_referencing", t("NO")),
-                            ("is_identity", t("NO")),
-                            ("is_generated", t("NEVER")),
-                            ("is_updatable", t("NO")),
-                        ]);
-                    }
-                }
-                out
-            }
-            "routines" => procs()
-                .into_iter()
-                .map(|(o, n, _, _, _, ret, _)| {
-                    let (data_type, udt) = info_type(ret, -1);
-                    vec![
-                        ("specific_catalog", t(self.database)),
-                        ("specific_schema", t("pg_catalog")),
-                        ("specific_name", t(format!("{n}_{o}"))),
-                        ("routine_catalog", t(self.database)),
-                        ("routine_schema", t("pg_catalog")),
-                        ("routine_name", t(n)),
-                        ("routine_type", t("FUNCTION")),
-                        ("data_type", t(data_type)),
-                        ("type_udt_catalog", t(self.database)),
-                        ("type_udt_schema", t("pg_catalog")),
-                        ("type_udt_name", t(udt)),
-                        ("routine_body", t("EXTERNAL")),
-                        ("external_language", t("INTERNAL")),
-                        ("is_deterministic", t("NO")),
-                        ("is_null_call", t("NO")),
-                        ("security_type", t("INVOKER")),
-                    ]
-                })
-                .collect(),
+            "pg_namespace" => self.rows_pg_namespace(),
+            "schemata" => self.rows_schemata(),
+            "pg_class" => self.rows_pg_class(),
+            "pg_index" => self.rows_pg_index(),
+            "pg_constraint" => self.rows_pg_constraint(),
+            "pg_attribute" => self.rows_pg_attribute(),
+            "pg_type" => self.rows_pg_type(),
+            "pg_proc" => self.rows_pg_proc(),
+            "pg_description" => self.rows_pg_description(),
+            "pg_database" => self.rows_pg_database(),
+            "pg_authid" | "pg_roles" => self.rows_pg_roles(name),
+            "pg_user" => self.rows_pg_user(),
+            "pg_am" => self.rows_pg_am(),
+            "pg_collation" => self.rows_pg_collation(),
+            "pg_tablespace" => self.rows_pg_tablespace(),
+            "pg_language" => self.rows_pg_language(),
+            "pg_foreign_data_wrapper" => self.rows_pg_foreign_data_wrapper(),
+            "pg_foreign_server" => self.rows_pg_foreign_server(),
+            "pg_attrdef" => self.rows_pg_attrdef(),
+            "pg_foreign_table" => self.rows_pg_foreign_table(),
+            "pg_settings" => self.rows_pg_settings(),
+            list if relation_list(list).is_some() => self.rows_relation_list(list),
+            "tables" => self.rows_tables(),
+            "views" => self.rows_views(),
+            "columns" => self.rows_columns(),
+            "routines" => self.rows_routines(),
             _ => vec![],
         }
+    }
+
+    /// The rows of `pg_namespace`.
+    fn rows_pg_namespace(&self) -> Vec<Named> {
+        self.schemas()
+            .into_iter()
+            .map(|n| {
+                vec![
+                    ("oid", oid(schema_oid(&n))),
+                    ("nspname", t(n)),
+                    ("nspowner", oid(ROLE_OID)),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `schemata`.
+    fn rows_schemata(&self) -> Vec<Named> {
+        self.schemas()
+            .into_iter()
+            .map(|n| {
+                vec![
+                    ("catalog_name", t(self.database)),
+                    ("schema_name", t(n)),
+                    ("schema_owner", t(self.user)),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_class`.
+    fn rows_pg_class(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        let indexes = self.indexes();
+        let mut out: Vec<Named> = self
+            .relations()
+            .into_iter()
+            .map(|(o, ns, n, kind, cols)| {
+                let (owner, acl) = (self.owner_oid(&ns, &n), self.relacl(&ns, &n));
+                let has_index = indexes.iter().any(|i| i.table_oid == o);
+                vec![
+                    ("oid", oid(o)),
+                    ("relname", t(n)),
+                    ("relnamespace", oid(schema_oid(&ns))),
+                    ("relowner", oid(owner)),
+                    ("relacl", acl),
+                    ("relam", oid(if kind == 'r' { 2 } else { 0 })),
+                    ("relhasindex", b(has_index)),
+                    ("relpersistence", t("p")),
+                    ("relkind", t(kind.to_string())),
+                    ("relnatts", Value::Int2(cols.len() as i16)),
+                    ("relispopulated", b(true)),
+                    ("relreplident", t(if kind == 'r' { "d" } else { "n" })),
+                    ("reltuples", Value::Float4(-1.0)),
+                ]
+            })
+            .collect();
+        for i in indexes {
+            out.push(vec![
+                ("oid", oid(i.oid)),
+                ("relname", t(i.name)),
+                ("relnamespace", oid(schema_oid(&i.schema))),
+                ("relowner", oid(ROLE_OID)),
+                ("relam", oid(403)),
+                ("relpersistence", t("p")),
+                ("relkind", t("i")),
+                ("relnatts", Value::Int2(i.columns.len() as i16)),
+                ("relispopulated", b(true)),
+                ("relreplident", t("n")),
+                ("reltuples", Value::Float4(-1.0)),
+            ]);
+        }
+        out.sort_by_key(|r| int_of_named(r, "oid"));
+        out
+    }
+
+    /// The rows of `pg_index`.
+    fn rows_pg_index(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        self.indexes()
+            .into_iter()
+            .map(|i| {
+                let n = i.columns.len() as i16;
+                let key = |f: &dyn Fn(&IndexColumn) -> String| {
+                    i.columns.iter().map(f).collect::<Vec<_>>().join(" ")
+                };
+                vec![
+                    ("indexrelid", oid(i.oid)),
+                    ("indrelid", oid(i.table_oid)),
+                    ("indnatts", Value::Int2(n)),
+                    ("indnkeyatts", Value::Int2(n)),
+                    ("indisunique", b(true)),
+                    ("indisprimary", b(i.primary)),
+                    ("indimmediate", b(true)),
+                    ("indisvalid", b(true)),
+                    ("indisready", b(true)),
+                    ("indislive", b(true)),
+                    ("indkey", t(key(&|c| c.0.to_string()))),
+                    (
+                        "indcollation",
+                        t(key(&|c| {
+                            if matches!(c.2, 25 | 1043 | 1042) {
+                                "100"
+                            } else {
+                                "0"
+                            }
+                            .to_string()
+                        })),
+                    ),
+                    ("indclass", t(key(&|_| "0".to_string()))),
+                    ("indoption", t(key(&|_| "0".to_string()))),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_constraint`.
+    fn rows_pg_constraint(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        self.indexes()
+            .into_iter()
+            .map(|i| {
+                let conkey: Vec<Value> = i.columns.iter().map(|c| t(c.0.to_string())).collect();
+                vec![
+                    ("oid", oid(i.constraint_oid)),
+                    ("conname", t(i.name)),
+                    ("connamespace", oid(schema_oid(&i.schema))),
+                    ("contype", t(if i.primary { "p" } else { "u" })),
+                    ("convalidated", b(true)),
+                    ("conrelid", oid(i.table_oid)),
+                    ("conindid", oid(i.oid)),
+                    ("conislocal", b(true)),
+                    ("connoinherit", b(true)),
+                    ("conkey", t(crate::exec::relational::format_array(&conkey))),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_attribute`.
+    fn rows_pg_attribute(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        let mut out = Vec::new();
+        let has_default = |rel: i64, col: usize| {
+            self.tables.iter().any(|tb| {
+                tb.oid as i64 == rel && tb.default_sql.get(col).is_some_and(Option::is_some)
+            })
+        };
+        let indexes = self.indexes().into_iter().map(|i| {
+            let cols = i
+                .columns
+                .into_iter()
+                .map(|(_, n, ty, m, l, st)| (n, ty, m, l, st, false, None))
+                .collect::<Vec<_>>();
+            (i.oid, String::new(), String::new(), 'i', cols)
+        });
+        for (o, _, _, _, cols) in self.relations().into_iter().chain(indexes) {
+            for (i, (n, ty, typmod, len, storage, notnull, fdw)) in cols.into_iter().enumerate() {
+                let collation = if matches!(ty, 25 | 1043 | 1042) {
+                    100
+                } else if ty == 19 {
+                    950
+                } else {
+                    0
+                };
+                out.push(vec![
+                    ("attrelid", oid(o)),
+                    ("attname", t(n)),
+                    ("atttypid", oid(ty)),
+                    ("attstattarget", Value::Int4(-1)),
+                    ("attlen", Value::Int2(len as i16)),
+                    ("attnum", Value::Int2(i as i16 + 1)),
+                    ("attcacheoff", Value::Int4(-1)),
+                    ("atttypmod", Value::Int4(typmod as i32)),
+                    ("attbyval", b(len > 0 && len <= 8)),
+                    ("attalign", t(if len == 8 { "d" } else { "i" })),
+                    ("attstorage", t(storage.to_string())),
+                    ("attnotnull", b(notnull)),
+                    ("atthasdef", b(has_default(o, i))),
+                    ("attislocal", b(true)),
+                    ("attcollation", oid(collation)),
+                    ("attfdwoptions", fdw.map_or(Value::Null, t)),
+                ]);
+            }
+        }
+        out
+    }
+
+    /// The rows of `pg_type`.
+    fn rows_pg_type(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        let mut out = Vec::new();
+        for &(o, n, len, cat, arr) in TYPES {
+            let collation = match n {
+                "text" | "varchar" | "bpchar" => 100,
+                "name" => 950,
+                _ => 0,
+            };
+            let base =
+                |o: i64, n: String, len: i64, cat: char, elem: i64, arr: i64, collation: i64| {
+                    // PostgreSQL's I/O function names: `int4in`, `timestamp_in`, `array_in`.
+                    let io = if n.starts_with('_') {
+                        "array_".to_string()
+                    } else if matches!(
+                        n.as_str(),
+                        "timestamp"
+                            | "timestamptz"
+                            | "numeric"
+                            | "date"
+                            | "time"
+                            | "timetz"
+                            | "interval"
+                            | "record"
+                            | "uuid"
+                            | "json"
+                            | "jsonb"
+                            | "xml"
+                            | "inet"
+                            | "cstring"
+                            | "anyarray"
+                            | "any"
+                            | "anyelement"
+                            | "void"
+                    ) {
+                        format!("{n}_")
+                    } else {
+                        n.clone()
+                    };
+                    vec![
+                        ("oid", oid(o)),
+                        ("typname", t(n)),
+                        ("typnamespace", oid(PG_CATALOG_OID)),
+                        ("typowner", oid(ROLE_OID)),
+                        ("typlen", Value::Int2(len as i16)),
+                        ("typbyval", b(len > 0 && len <= 8)),
+                        ("typtype", t(if cat == 'P' { "p" } else { "b" })),
+                        ("typcategory", t(cat.to_string())),
+                        ("typisdefined", b(true)),
+                        ("typdelim", t(",")),
+                        (
+                            "typsubscript",
+                            t(if elem != 0 {
+                                "array_subscript_handler"
+                            } else {
+                                "-"
+                            }),
+                        ),
+                        ("typelem", oid(elem)),
+                        ("typarray", oid(arr)),
+                        ("typinput", t(format!("{io}in"))),
+                        ("typoutput", t(format!("{io}out"))),
+                        ("typreceive", t(format!("{io}recv"))),
+                        ("typsend", t(format!("{io}send"))),
+                        ("typalign", t(if len == 8 { "d" } else { "i" })),
+                        ("typstorage", t(if len == -1 { "x" } else { "p" })),
+                        ("typtypmod", Value::Int4(-1)),
+                        ("typcollation", oid(collation)),
+                    ]
+                };
+            // int2vector and oidvector are arrays of int2 and oid to clients
+            // (asyncpg decodes them with their element's codec), as in PostgreSQL.
+            let elem = match o {
+                22 => 21,
+                30 => 26,
+                _ => 0,
+            };
+            out.push(base(o, n.to_string(), len, cat, elem, arr, collation));
+            if arr != 0 {
+                out.push(base(arr, format!("_{n}"), -1, 'A', o, 0, collation));
+            }
+        }
+        out
+    }
+
+    /// The rows of `pg_proc`.
+    fn rows_pg_proc(&self) -> Vec<Named> {
+        procs()
+            .into_iter()
+            .map(|(o, n, kind, args, names, ret, _)| {
+                let args_text: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                vec![
+                    ("oid", oid(o)),
+                    ("proname", t(n)),
+                    ("pronamespace", oid(PG_CATALOG_OID)),
+                    ("proowner", oid(ROLE_OID)),
+                    ("prolang", oid(12)),
+                    ("procost", Value::Float4(1.0)),
+                    ("prokind", t(kind.to_string())),
+                    ("provolatile", t("v")),
+                    ("proparallel", t("s")),
+                    ("pronargs", Value::Int2(args.len() as i16)),
+                    ("prorettype", oid(ret)),
+                    ("proargtypes", t(args_text.join(" "))),
+                    (
+                        "proargnames",
+                        if names.is_empty() {
+                            Value::Null
+                        } else {
+                            t(crate::exec::relational::format_array(
+                                &names.iter().map(|n| t(*n)).collect::<Vec<_>>(),
+                            ))
+                        },
+                    ),
+                    ("prosrc", t(n)),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_description`.
+    fn rows_pg_description(&self) -> Vec<Named> {
+        let mut out: Vec<Named> = procs()
+            .into_iter()
+            .map(|(o, .., d)| {
+                vec![
+                    ("objoid", oid(o)),
+                    ("classoid", oid(1255)),
+                    ("objsubid", Value::Int4(0)),
+                    ("description", t(d)),
+                ]
+            })
+            .collect();
+        for s in self.streams {
+            let time = s.ts_col.map_or("stamped on arrival".to_string(), |c| {
+                format!("TIMESTAMPCOLUMN {}", s.columns[c].name)
+            });
+            let kind = if s.archived { "ARCHIVED" } else { "UNARCHIVED" };
+            out.push(vec![
+                ("objoid", oid(s.oid as i64)),
+                ("classoid", oid(1259)),
+                ("objsubid", Value::Int4(0)),
+                ("description", t(format!("{kind} stream, {time}"))),
+            ]);
+        }
+        out
+    }
+
+    /// The rows of `pg_database`.
+    fn rows_pg_database(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        vec![vec![
+            ("oid", oid(DATABASE_OID)),
+            ("datname", t(self.database)),
+            ("datdba", oid(ROLE_OID)),
+            ("encoding", Value::Int4(6)),
+            ("datlocprovider", t("c")),
+            ("datallowconn", b(true)),
+            ("datconnlimit", Value::Int4(-1)),
+            ("dattablespace", oid(1663)),
+            ("datcollate", t("C")),
+            ("datctype", t("C")),
+        ]]
+    }
+
+    /// The rows of `pg_roles` (and `pg_authid`, the same view).
+    fn rows_pg_roles(&self, name: &str) -> Vec<Named> {
+        // A superuser has every attribute, as PostgreSQL's bootstrap user shows them.
+        // Only superusers read pg_authid (`check_read`); functions that read it for
+        // others (pg_get_userbyid, regrole) see no verifier. pg_roles masks it, NULL
+        // when there is none.
+        let b = Value::Bool;
+        self.role_rows()
+            .into_iter()
+            .map(|(o, role, su, login, password)| {
+                let password = if name == "pg_roles" {
+                    password.map(|_| t("********"))
+                } else {
+                    password.filter(|_| self.superuser).map(t)
+                };
+                vec![
+                    ("oid", oid(o)),
+                    ("rolname", t(role)),
+                    ("rolsuper", b(su)),
+                    ("rolinherit", b(true)),
+                    ("rolcreaterole", b(su)),
+                    ("rolcreatedb", b(su)),
+                    ("rolcanlogin", b(login)),
+                    ("rolreplication", b(su)),
+                    ("rolbypassrls", b(su)),
+                    ("rolconnlimit", Value::Int4(-1)),
+                    ("rolpassword", password.unwrap_or(Value::Null)),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_user`.
+    fn rows_pg_user(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        self.role_rows()
+            .into_iter()
+            .filter(|r| r.3)
+            .map(|(o, name, su, _, _)| {
+                vec![
+                    ("usename", t(name)),
+                    ("usesysid", oid(o)),
+                    ("usecreatedb", b(su)),
+                    ("usesuper", b(su)),
+                    ("userepl", b(su)),
+                    ("usebypassrls", b(su)),
+                    ("passwd", t("********")),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_am`.
+    fn rows_pg_am(&self) -> Vec<Named> {
+        vec![
+            vec![
+                ("oid", oid(2)),
+                ("amname", t("heap")),
+                ("amhandler", t("heap_tableam_handler")),
+                ("amtype", t("t")),
+            ],
+            vec![
+                ("oid", oid(403)),
+                ("amname", t("btree")),
+                ("amhandler", t("bthandler")),
+                ("amtype", t("i")),
+            ],
+            vec![
+                ("oid", oid(405)),
+                ("amname", t("hash")),
+                ("amhandler", t("hashhandler")),
+                ("amtype", t("i")),
+            ],
+        ]
+    }
+
+    /// The rows of `pg_collation`.
+    fn rows_pg_collation(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
+            .iter()
+            .map(|&(o, n, p)| {
+                vec![
+                    ("oid", oid(o)),
+                    ("collname", t(n)),
+                    ("collnamespace", oid(PG_CATALOG_OID)),
+                    ("collowner", oid(ROLE_OID)),
+                    ("collprovider", t(p)),
+                    ("collisdeterministic", b(true)),
+                    ("collencoding", Value::Int4(-1)),
+                    ("collcollate", if o == 100 { Value::Null } else { t(n) }),
+                    ("collctype", if o == 100 { Value::Null } else { t(n) }),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_tablespace`.
+    fn rows_pg_tablespace(&self) -> Vec<Named> {
+        vec![
+            vec![
+                ("oid", oid(1663)),
+                ("spcname", t("pg_default")),
+                ("spcowner", oid(ROLE_OID)),
+            ],
+            vec![
+                ("oid", oid(1664)),
+                ("spcname", t("pg_global")),
+                ("spcowner", oid(ROLE_OID)),
+            ],
+        ]
+    }
+
+    /// The rows of `pg_language`.
+    fn rows_pg_language(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        vec![
+            vec![
+                ("oid", oid(12)),
+                ("lanname", t("internal")),
+                ("lanowner", oid(ROLE_OID)),
+            ],
+            vec![
+                ("oid", oid(14)),
+                ("lanname", t("sql")),
+                ("lanowner", oid(ROLE_OID)),
+                ("lanpltrusted", b(true)),
+            ],
+        ]
+    }
+
+    /// The rows of `pg_foreign_data_wrapper`.
+    fn rows_pg_foreign_data_wrapper(&self) -> Vec<Named> {
+        vec![vec![
+            ("oid", oid(FDW_OID)),
+            ("fdwname", t("tcq_stream")),
+            ("fdwowner", oid(ROLE_OID)),
+        ]]
+    }
+
+    /// The rows of `pg_foreign_server`.
+    fn rows_pg_foreign_server(&self) -> Vec<Named> {
+        vec![vec![
+            ("oid", oid(SERVER_OID)),
+            ("srvname", t("tcq")),
+            ("srvowner", oid(ROLE_OID)),
+            ("srvfdw", oid(FDW_OID)),
+        ]]
+    }
+
+    /// The rows of `pg_attrdef`.
+    fn rows_pg_attrdef(&self) -> Vec<Named> {
+        self.tables
+            .iter()
+            .flat_map(|tb| {
+                tb.default_sql.iter().enumerate().filter_map(|(i, d)| {
+                    let text = d.as_ref()?;
+                    Some(vec![
+                        // An oid of its own per default, past the table's and its keys'.
+                        ("oid", oid(((tb.oid as i64) << 8) + i as i64 + 1)),
+                        ("adrelid", oid(tb.oid as i64)),
+                        ("adnum", Value::Int2(i as i16 + 1)),
+                        ("adbin", t(text.clone())),
+                    ])
+                })
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_foreign_table`.
+    fn rows_pg_foreign_table(&self) -> Vec<Named> {
+        self.streams
+            .iter()
+            .map(|s| {
+                vec![
+                    ("ftrelid", oid(s.oid as i64)),
+                    ("ftserver", oid(SERVER_OID)),
+                    ("ftoptions", t(Self::stream_options(s))),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `pg_settings`.
+    fn rows_pg_settings(&self) -> Vec<Named> {
+        let b = Value::Bool;
+        self.settings
+            .iter()
+            .map(|(n, v)| {
+                let default = super::session::default_settings()
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, d)| d.to_string());
+                let source = if default.as_deref() == Some(v.as_str()) {
+                    "default"
+                } else {
+                    "session"
+                };
+                vec![
+                    ("name", t(n.clone())),
+                    ("setting", t(v.clone())),
+                    ("category", t("tcq")),
+                    ("context", t("user")),
+                    ("vartype", t("string")),
+                    ("source", t(source)),
+                    ("boot_val", default.clone().map_or(Value::Null, t)),
+                    ("reset_val", default.map_or(Value::Null, t)),
+                    ("pending_restart", b(false)),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of pg_tables, pg_views and the other relation lists.
+    fn rows_relation_list(&self, list: &str) -> Vec<Named> {
+        let (_, kind, name_column, owner_column) = relation_list(list).expect("a relation list");
+        self.relations()
+            .into_iter()
+            .filter(|r| r.3 == kind)
+            .map(|(_, ns, n, ..)| {
+                let owner = self.owner_name(&ns, &n);
+                vec![
+                    ("schemaname", t(ns)),
+                    (name_column, t(n)),
+                    (owner_column, t(owner)),
+                    ("tablespace", Value::Null),
+                    ("definition", Value::Null),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `tables`.
+    fn rows_tables(&self) -> Vec<Named> {
+        self.relations()
+            .into_iter()
+            .map(|(_, ns, n, kind, _)| {
+                let ty = match kind {
+                    'f' => "FOREIGN",
+                    'v' => "VIEW",
+                    _ => "BASE TABLE",
+                };
+                vec![
+                    ("table_catalog", t(self.database)),
+                    ("table_schema", t(ns)),
+                    ("table_name", t(n)),
+                    ("table_type", t(ty)),
+                    (
+                        "is_insertable_into",
+                        t(if kind == 'f' { "YES" } else { "NO" }),
+                    ),
+                    ("is_typed", t("NO")),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `views`.
+    fn rows_views(&self) -> Vec<Named> {
+        self.relations()
+            .into_iter()
+            .filter(|r| r.3 == 'v')
+            .map(|(_, ns, n, ..)| {
+                vec![
+                    ("table_catalog", t(self.database)),
+                    ("table_schema", t(ns)),
+                    ("table_name", t(n)),
+                    ("check_option", t("NONE")),
+                    ("is_updatable", t("NO")),
+                    ("is_insertable_into", t("NO")),
+                    ("is_trigger_updatable", t("NO")),
+                    ("is_trigger_deletable", t("NO")),
+                    ("is_trigger_insertable_into", t("NO")),
+                ]
+            })
+            .collect()
+    }
+
+    /// The rows of `columns`.
+    fn rows_columns(&self) -> Vec<Named> {
+        let mut out = Vec::new();
+        for (_, ns, n, _, cols) in self.relations() {
+            for (i, (c, ty, typmod, _, _, notnull, _)) in cols.into_iter().enumerate() {
+                let (data_type, udt) = info_type(ty, typmod);
+                out.push(vec![
+                    ("table_catalog", t(self.database)),
+                    ("table_schema", t(ns.clone())),
+                    ("table_name", t(n.clone())),
+                    ("column_name", t(c)),
+                    ("ordinal_position", Value::Int4(i as i32 + 1)),
+                    ("is_nullable", t(if notnull { "NO" } else { "YES" })),
+                    ("data_type", t(data_type)),
+                    (
+                        "character_maximum_length",
+                        if ty == 1043 && typmod > 0 {
+                            Value::Int4(typmod as i32 - 4)
+                        } else {
+                            Value::Null
+                        },
+                    ),
+                    ("udt_catalog", t(self.database)),
+                    ("udt_schema", t("pg_catalog")),
+                    ("udt_name", t(udt)),
+                    ("dtd_identifier", t((i + 1).to_string())),
+                    ("is_self_referencing", t("NO")),
+                    ("is_identity", t("NO")),
+                    ("is_generated", t("NEVER")),
+                    ("is_updatable", t("NO")),
+                ]);
+            }
+        }
+        out
+    }
+
+    /// The rows of `routines`.
+    fn rows_routines(&self) -> Vec<Named> {
+        procs()
+            .into_iter()
+            .map(|(o, n, _, _, _, ret, _)| {
+                let (data_type, udt) = info_type(ret, -1);
+                vec![
+                    ("specific_catalog", t(self.database)),
+                    ("specific_schema", t("pg_catalog")),
+                    ("specific_name", t(format!("{n}_{o}"))),
+                    ("routine_catalog", t(self.database)),
+                    ("routine_schema", t("pg_catalog")),
+                    ("routine_name", t(n)),
+                    ("routine_type", t("FUNCTION")),
+                    ("data_type", t(data_type)),
+                    ("type_udt_catalog", t(self.database)),
+                    ("type_udt_schema", t("pg_catalog")),
+                    ("type_udt_name", t(udt)),
+                    ("routine_body", t("EXTERNAL")),
+                    ("external_language", t("INTERNAL")),
+                    ("is_deterministic", t("NO")),
+                    ("is_null_call", t("NO")),
+                    ("security_type", t("INVOKER")),
+                ]
+            })
+            .collect()
     }
 }
 

@@ -62,6 +62,10 @@ pub enum Error {
     /// 42803: a grouping error (a column neither grouped nor aggregated).
     #[error("{0}")]
     Grouping(String),
+    /// 42P20: a window function where none is allowed (WHERE, GROUP BY, nested in
+    /// another's arguments).
+    #[error("{0}")]
+    Windowing(String),
     /// 42704: an unknown type name.
     #[error("{0}")]
     UndefinedObject(String),
@@ -238,6 +242,12 @@ pub enum Error {
     /// 2201G: an argument `width_bucket` does not take (a count of zero, equal bounds).
     #[error("{0}")]
     InvalidArgumentForWidthBucket(String),
+    /// 22014: `ntile` with a bucket count below 1.
+    #[error("{0}")]
+    InvalidArgumentForNtile(String),
+    /// 22016: `nth_value` with a row number below 1.
+    #[error("{0}")]
+    InvalidArgumentForNthValue(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -351,9 +351,9 @@ impl Ev<'_> {
             Some(g) => self.group(g, kept)?,
         };
         for w in s.windows.iter().rev() {
-            let values = self.row_numbers(w, &rows)?;
+            let values = self.window_values(w, &rows)?;
             for (r, v) in rows.iter_mut().zip(values) {
-                r.push(Value::Int8(v));
+                r.push(v);
             }
         }
         let mut out = Vec::new();
@@ -419,8 +419,10 @@ impl Ev<'_> {
         Ok(out)
     }
 
-    /// `row_number()` of each row within its partition, in the window's order.
-    fn row_numbers(&self, w: &crate::sql::RelWindow, rows: &[Row]) -> Result<Vec<i64>> {
+    /// The window function `w` at each row of `rows` (in `rows`' order): the rows sorted
+    /// by partition and ORDER BY keys, each partition cut into peer groups, and the
+    /// function computed over each row's frame.
+    fn window_values(&self, w: &crate::sql::RelWindow, rows: &[Row]) -> Result<Vec<Value>> {
         let mut keyed = Vec::with_capacity(rows.len());
         for (i, r) in rows.iter().enumerate() {
             let part = w
@@ -435,28 +437,191 @@ impl Ev<'_> {
                 .collect::<Result<Vec<_>>>()?;
             keyed.push((part, order, i));
         }
-        keyed.sort_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| {
-                for (k, (_, desc, nulls_first)) in w.order_by.iter().enumerate() {
-                    let o = sort_cmp(&a.1[k], &b.1[k], *desc, *nulls_first);
-                    if o != Ordering::Equal {
-                        return o;
-                    }
+        let order_cmp = |a: &[Value], b: &[Value]| {
+            for (k, (_, desc, nulls_first)) in w.order_by.iter().enumerate() {
+                let o = sort_cmp(&a[k], &b[k], *desc, *nulls_first);
+                if o != Ordering::Equal {
+                    return o;
                 }
-                a.2.cmp(&b.2)
-            })
+            }
+            Ordering::Equal
+        };
+        keyed.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| order_cmp(&a.1, &b.1))
+                .then_with(|| a.2.cmp(&b.2))
         });
-        let mut out = vec![0; rows.len()];
-        let mut n = 0;
-        for (j, (part, _, i)) in keyed.iter().enumerate() {
-            n = if j > 0 && keyed[j - 1].0 == *part {
-                n + 1
-            } else {
-                1
-            };
-            out[*i] = n;
+        let mut out = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            let end = start
+                + keyed[start..]
+                    .iter()
+                    .take_while(|k| k.0 == keyed[start].0)
+                    .count();
+            let part: Vec<usize> = keyed[start..end].iter().map(|k| k.2).collect();
+            // Peer groups: [from, to) ranges of rows equal on the ORDER BY keys.
+            let mut peers = Vec::new();
+            let mut from = 0;
+            for j in 1..=part.len() {
+                let o = &keyed[start..end];
+                if j == part.len() || order_cmp(&o[j].1, &o[from].1) != Ordering::Equal {
+                    peers.push((from, j));
+                    from = j;
+                }
+            }
+            let values = self.window_partition(&w.func, w.ty, rows, &part, &peers)?;
+            for (i, v) in part.into_iter().zip(values) {
+                out[i] = v;
+            }
+            start = end;
         }
         Ok(out)
+    }
+
+    /// `func` at each row of one partition (`part`: row indices in window order, `peers`:
+    /// its peer groups as ranges of `part`).
+    fn window_partition(
+        &self,
+        func: &crate::sql::RelWindowFunc,
+        ty: crate::sql::types::RType,
+        rows: &[Row],
+        part: &[usize],
+        peers: &[(usize, usize)],
+    ) -> Result<Vec<Value>> {
+        use crate::sql::RelWindowFunc as F;
+        let mut out = vec![Value::Null; part.len()];
+        let at = |e: &RExpr, j: usize| self.eval(e, &rows[part[j]]);
+        let n = part.len();
+        for (g, &(from, to)) in peers.iter().enumerate() {
+            for j in from..to {
+                out[j] = match func {
+                    F::RowNumber => Value::Int8(j as i64 + 1),
+                    F::Rank => Value::Int8(from as i64 + 1),
+                    F::DenseRank => Value::Int8(g as i64 + 1),
+                    F::PercentRank if n == 1 => Value::Float8(0.0),
+                    F::PercentRank => Value::Float8(from as f64 / (n - 1) as f64),
+                    F::CumeDist => Value::Float8(to as f64 / n as f64),
+                    F::Ntile(b) => ntile(&at(b, j)?, j, n)?,
+                    F::NthValue(e, k) => match nth_of(&at(k, j)?)? {
+                        Some(k) if k <= to => at(e, k - 1)?,
+                        _ => Value::Null,
+                    },
+                    F::FirstValue(e) => at(e, 0)?,
+                    F::LastValue(e) => at(e, to - 1)?,
+                    F::Shift {
+                        lead,
+                        value,
+                        offset,
+                        default,
+                    } => self.shifted(rows, part, j, *lead, value, offset, default, ty)?,
+                    F::Agg(_) => break,
+                };
+            }
+        }
+        if let F::Agg(a) = func {
+            self.window_aggregate(a, rows, part, peers, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// `lag`/`lead` at row `j` of a partition: `value` at `j` -/+ `offset` (1 by default),
+    /// else `default` (NULL by default) cast to the call's type.
+    #[allow(clippy::too_many_arguments)]
+    fn shifted(
+        &self,
+        rows: &[Row],
+        part: &[usize],
+        j: usize,
+        lead: bool,
+        value: &RExpr,
+        offset: &Option<RExpr>,
+        default: &Option<RExpr>,
+        ty: crate::sql::types::RType,
+    ) -> Result<Value> {
+        let row = &rows[part[j]];
+        let k = match offset {
+            None => 1,
+            Some(e) => match self.eval(e, row)? {
+                Value::Null => return Ok(Value::Null),
+                v => int_of(&v).ok_or_else(|| {
+                    Error::DatatypeMismatch("the offset of lag/lead must be an integer".into())
+                })?,
+            },
+        };
+        let target = if lead { j as i64 + k } else { j as i64 - k };
+        if (0..part.len() as i64).contains(&target) {
+            return self.eval(value, &rows[part[target as usize]]);
+        }
+        let Some(d) = default else {
+            return Ok(Value::Null);
+        };
+        let v = self.eval(d, row)?;
+        match ty {
+            crate::sql::types::RType::Base(t) if !v.is_null() => cast_value(v, t),
+            _ => Ok(v),
+        }
+    }
+
+    /// An aggregate OVER a window at each row of a partition: over the rows up to the
+    /// row's last peer. A partial state is updated row by row and evaluated at each peer
+    /// group's end; DISTINCT, ORDER BY inside the call, string_agg and array_agg recompute
+    /// over the frame.
+    fn window_aggregate(
+        &self,
+        a: &crate::sql::RelAgg,
+        rows: &[Row],
+        part: &[usize],
+        peers: &[(usize, usize)],
+        out: &mut [Value],
+    ) -> Result<()> {
+        use crate::sql::functions::AggKernel;
+        let mut running = match a.kernel {
+            AggKernel::Partial(func) if !a.distinct && a.order_by.is_empty() => {
+                let func = match (func, a.args.is_empty()) {
+                    (crate::sql::AggFunc::Count, true) => crate::sql::AggFunc::CountStar,
+                    (f, _) => f,
+                };
+                let spec = crate::agg::AggSpec::new(func, a.arg_type, false);
+                let acc = spec.init();
+                Some((spec, acc))
+            }
+            _ => None,
+        };
+        let mut frame: Vec<Vec<Value>> = Vec::new();
+        for &(from, to) in peers {
+            for &i in &part[from..to] {
+                let row = &rows[i];
+                if let Some(f) = &a.filter {
+                    if !truthy(&self.eval(f, row)?) {
+                        continue;
+                    }
+                }
+                let args = a
+                    .args
+                    .iter()
+                    .chain(a.order_by.iter().map(|o| &o.0))
+                    .map(|e| self.eval(e, row))
+                    .collect::<Result<Vec<_>>>()?;
+                match &mut running {
+                    Some((spec, acc)) => {
+                        let x = match args.into_iter().next() {
+                            None => Value::Bool(true),
+                            Some(v) => cast_value(v, a.arg_type)?,
+                        };
+                        acc.update(spec, &x)?;
+                    }
+                    None => frame.push(args),
+                }
+            }
+            if let Some((spec, acc)) = &running {
+                out[from..to].fill(acc.evaluate(spec)?);
+                continue;
+            }
+            let v = aggregate(a, frame.clone())?;
+            out[from..to].fill(v);
+        }
+        Ok(())
     }
 
     fn group(&self, g: &crate::sql::RelGroup, rows: Vec<Row>) -> Result<Vec<Row>> {
@@ -1352,6 +1517,43 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
 fn dedupe(rows: &mut Vec<Row>) {
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
+}
+
+/// `ntile(buckets)` at row `j` (0-based) of a partition of `n` rows: the rows cut into
+/// `buckets` runs, the first `n % buckets` of them one row longer. Errors: 22014 for a
+/// count below 1.
+fn ntile(buckets: &Value, j: usize, n: usize) -> Result<Value> {
+    let b = match buckets {
+        Value::Null => return Ok(Value::Null),
+        v => int_of(v).unwrap_or(0),
+    };
+    if b < 1 {
+        return Err(Error::InvalidArgumentForNtile(
+            "argument of ntile must be greater than zero".into(),
+        ));
+    }
+    let (n, j, b) = (n as i64, j as i64, b.min(n.max(1) as i64));
+    let (small, big) = (n / b, n % b);
+    // The first `big` buckets hold `small + 1` rows.
+    let bucket = if j < big * (small + 1) {
+        j / (small + 1)
+    } else {
+        big + (j - big * (small + 1)) / small.max(1)
+    };
+    Ok(Value::Int4(bucket as i32 + 1))
+}
+
+/// The row number of `nth_value(x, n)`: `None` for NULL. Errors: 22016 below 1.
+fn nth_of(n: &Value) -> Result<Option<usize>> {
+    match n {
+        Value::Null => Ok(None),
+        v => match int_of(v) {
+            Some(k) if k >= 1 => Ok(Some(k as usize)),
+            _ => Err(Error::InvalidArgumentForNthValue(
+                "argument of nth_value must be greater than zero".into(),
+            )),
+        },
+    }
 }
 
 /// Aggregate `a` over its groups' values (each the call's arguments, then its ORDER BY

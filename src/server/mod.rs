@@ -102,6 +102,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::DatatypeMismatch(_) => "42804",
         Error::CannotCoerce(_) => "42846",
         Error::Grouping(_) => "42803",
+        Error::Windowing(_) => "42P20",
         Error::UndefinedObject(_) => "42704",
         Error::UndefinedSchema(_) => "3F000",
         Error::IndeterminateDatatype(_) => "42P18",
@@ -152,6 +153,8 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::SubstringError(_) => "22011",
         Error::InvalidEscapeSequence(_) => "22025",
         Error::InvalidArgumentForWidthBucket(_) => "2201G",
+        Error::InvalidArgumentForNtile(_) => "22014",
+        Error::InvalidArgumentForNthValue(_) => "22016",
         Error::Internal(_) => "XX000",
     }
 }

@@ -46,7 +46,7 @@ pub(crate) use bind::stream_name_of;
 pub use plan::*;
 pub(crate) use relational::{
     CmpOp, JoinKind, RExpr, RelAgg, RelBody, RelFrom, RelGroup, RelQuery, RelSelect, RelWindow,
-    RelationProvider, SetOp,
+    RelWindowFunc, RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
 pub(crate) use types::{type_oid_of_name, RType, RegKind};

@@ -142,8 +142,8 @@ pub(crate) struct RelSelect {
     pub(crate) distinct: bool,
     /// Hidden ORDER BY keys computed beside the select list (expressions not in it).
     pub(crate) sort_keys: Vec<RExpr>,
-    /// `row_number() OVER (...)` calls, computed after grouping; [`RExpr::Window`] reads
-    /// them.
+    /// Window function calls (`f(...) OVER (...)`), computed after grouping;
+    /// [`RExpr::Window`] reads them.
     pub(crate) windows: Vec<RelWindow>,
     /// Set-returning calls of the select list (name, arguments over the row after
     /// grouping). As in PostgreSQL 10 and later, each row gives as many output rows as its
@@ -152,13 +152,55 @@ pub(crate) struct RelSelect {
     pub(crate) set_funcs: Vec<(String, Vec<RExpr>)>,
 }
 
-/// `row_number() OVER (PARTITION BY .. ORDER BY ..)`.
+/// A window function call, `f(...) OVER (PARTITION BY .. ORDER BY ..)`, computed over the
+/// rows after grouping. The frame is PostgreSQL's default: with ORDER BY, the partition's
+/// rows up to the current row and its peers (rows equal on the ORDER BY keys); without it,
+/// the whole partition.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RelWindow {
+    /// What is computed at each row.
+    pub(crate) func: RelWindowFunc,
     /// PARTITION BY, over the row after grouping.
     pub(crate) partition_by: Vec<RExpr>,
     /// ORDER BY: key, descending, nulls first.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The result's type.
+    pub(crate) ty: RType,
+}
+
+/// The window functions of PostgreSQL's `func-window` table that tcq computes, and any
+/// aggregate used with OVER.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum RelWindowFunc {
+    /// `row_number()`: 1, 2, ... in the partition's order.
+    RowNumber,
+    /// `rank()`: the row number of the row's first peer (gaps after ties).
+    Rank,
+    /// `dense_rank()`: the number of the row's peer group (no gaps).
+    DenseRank,
+    /// `lag(x [, offset [, default]])` (`lead: false`) and `lead(...)`: `x` at the row
+    /// `offset` (default 1) before or after in the partition, `default` (NULL) past its ends.
+    Shift {
+        lead: bool,
+        value: RExpr,
+        offset: Option<RExpr>,
+        default: Option<RExpr>,
+    },
+    /// `ntile(n)`: the bucket, 1 to `n`, of the row when the partition is cut into `n`
+    /// buckets as equal as they can be (the first ones one row larger).
+    Ntile(RExpr),
+    /// `percent_rank()`: (rank - 1) / (rows in the partition - 1), 0 for one row.
+    PercentRank,
+    /// `cume_dist()`: rows up to the row's last peer / rows in the partition.
+    CumeDist,
+    /// `nth_value(x, n)`: `x` at the frame's `n`th row, NULL when the frame is shorter.
+    NthValue(RExpr, RExpr),
+    /// `first_value(x)`: `x` at the frame's first row (the partition's first).
+    FirstValue(RExpr),
+    /// `last_value(x)`: `x` at the frame's last row (the current row's last peer).
+    LastValue(RExpr),
+    /// An aggregate over the frame.
+    Agg(RelAgg),
 }
 
 /// GROUP BY keys and aggregate calls of a SELECT block.
@@ -615,6 +657,11 @@ pub(crate) struct RelBinder<'a> {
     query_depth: usize,
     /// The whole query string, for error positions (psql's `LINE 1:` caret).
     source: &'a str,
+    /// The aggregate call being bound is a window function's (`sum(count(*)) OVER ()`):
+    /// its arguments are over the grouped row and may hold aggregates.
+    window_agg: bool,
+    /// A window function's arguments are being bound (window calls do not nest).
+    in_window: bool,
 }
 
 #[cfg(test)]
@@ -649,6 +696,8 @@ pub(crate) fn bind_query(
         depth: 0,
         query_depth: 0,
         source,
+        window_agg: false,
+        in_window: false,
     };
     let mut plan = b.query(q)?;
     plan.catalog_params = std::mem::take(&mut b.catalog_params);
@@ -2495,8 +2544,8 @@ impl RelBinder<'_> {
                 f.name
             )));
         }
-        if let Some(over) = &f.over {
-            return self.window_function(&name, over);
+        if f.over.is_some() {
+            return self.window_function(f, &name);
         }
         if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str())
             && self.levels.last().is_some_and(|l| l.srf_ok && !l.in_agg)
@@ -2554,7 +2603,8 @@ impl RelBinder<'_> {
                     "aggregate functions are not allowed here ({name})"
                 )));
             }
-            self.levels.last_mut().expect("level").in_agg = true;
+            let window_agg = std::mem::take(&mut self.window_agg);
+            self.levels.last_mut().expect("level").in_agg = !window_agg;
             let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
             let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
                 .iter()
@@ -2695,21 +2745,33 @@ impl RelBinder<'_> {
         Ok(RExpr::SetFunc(level.set_funcs.len() - 1))
     }
 
-    /// `row_number() OVER (PARTITION BY .. ORDER BY ..)`, the one window function.
-    fn window_function(&mut self, name: &str, over: &ast::WindowType) -> Result<RExpr> {
+    /// `f(...) OVER (PARTITION BY .. ORDER BY ..)`: a window function of [`RelWindowFunc`]
+    /// or an aggregate. Errors: 0A000 for a frame clause, a named window or another
+    /// function; 42803 where window functions are not allowed.
+    fn window_function(&mut self, f: &ast::Function, name: &str) -> Result<RExpr> {
+        let over = f.over.as_ref().expect("a window function has OVER");
         let ast::WindowType::WindowSpec(spec) = over else {
             return Err(unsupported("named windows are not supported"));
         };
-        if name != "row_number" || spec.window_frame.is_some() {
-            return Err(unsupported(format!(
-                "window function {name}(...) OVER is not supported (row_number() is)"
-            )));
+        if spec.window_frame.is_some() {
+            return Err(unsupported(
+                "window frame clauses are not supported (the default frame is)",
+            ));
         }
         if !self.levels.last().is_some_and(|l| l.agg_ok) {
-            return Err(Error::Grouping(
+            return Err(Error::Windowing(
                 "window functions are not allowed here".into(),
             ));
         }
+        if self.in_window {
+            return Err(Error::Windowing(
+                "window function calls cannot be nested".into(),
+            ));
+        }
+        self.in_window = true;
+        let call = self.window_call(f, name);
+        self.in_window = false;
+        let (func, ty) = call?;
         let partition_by = spec
             .partition_by
             .iter()
@@ -2722,10 +2784,145 @@ impl RelBinder<'_> {
             .collect::<Result<_>>()?;
         let level = self.levels.last_mut().expect("level");
         level.windows.push(RelWindow {
+            func,
             partition_by,
             order_by,
+            ty,
         });
         Ok(RExpr::Window(level.windows.len() - 1))
+    }
+
+    /// The function of a window call and its result type.
+    fn window_call(&mut self, f: &ast::Function, name: &str) -> Result<(RelWindowFunc, RType)> {
+        if super::functions::aggregate(name).is_some() {
+            // Bound as the same call without OVER, then taken back out of the block's
+            // GROUP BY aggregates (unless the block computes that call too).
+            let mut call = f.clone();
+            call.over = None;
+            let before = self.levels.last().map_or(0, |l| l.aggs.len());
+            self.window_agg = true;
+            let bound = self.function(&call);
+            self.window_agg = false;
+            let RExpr::Col { idx, .. } = bound? else {
+                unreachable!("an aggregate call binds to its column")
+            };
+            let level = self.levels.last_mut().expect("level");
+            let j = idx - level.width;
+            let agg = if j < before {
+                level.aggs[j].clone()
+            } else {
+                level.aggs.remove(j)
+            };
+            let ty = agg.ty;
+            return Ok((RelWindowFunc::Agg(agg), ty));
+        }
+        let args = self.window_args(f)?;
+        let int8 = RType::Base(DataType::Int8);
+        let arity = |lo: usize, hi: usize| {
+            if (lo..=hi).contains(&args.len()) {
+                Ok(())
+            } else {
+                Err(Error::UndefinedFunction(format!(
+                    "function {name} with {} arguments does not exist",
+                    args.len()
+                )))
+            }
+        };
+        match name {
+            "percent_rank" | "cume_dist" | "rank" | "dense_rank" if !args.is_empty() => {
+                Err(Error::WrongObjectType(format!(
+                    "WITHIN GROUP is required for ordered-set aggregate {name}"
+                )))
+            }
+            "row_number" | "rank" | "dense_rank" => {
+                arity(0, 0)?;
+                let func = match name {
+                    "row_number" => RelWindowFunc::RowNumber,
+                    "rank" => RelWindowFunc::Rank,
+                    _ => RelWindowFunc::DenseRank,
+                };
+                Ok((func, int8))
+            }
+            "percent_rank" | "cume_dist" => {
+                arity(0, 0)?;
+                let func = if name == "cume_dist" {
+                    RelWindowFunc::CumeDist
+                } else {
+                    RelWindowFunc::PercentRank
+                };
+                Ok((func, RType::Base(DataType::Float8)))
+            }
+            "ntile" => {
+                arity(1, 1)?;
+                let n = args.into_iter().next().expect("one argument");
+                Ok((RelWindowFunc::Ntile(n), RType::Base(DataType::Int4)))
+            }
+            "nth_value" => {
+                arity(2, 2)?;
+                let mut it = args.into_iter();
+                let value = it.next().expect("two arguments");
+                let ty = self.static_type(&value);
+                let n = it.next().expect("two arguments");
+                Ok((RelWindowFunc::NthValue(value, n), ty))
+            }
+            "lag" | "lead" => {
+                arity(1, 3)?;
+                let mut it = args.into_iter();
+                let value = it.next().expect("one argument");
+                let ty = self.static_type(&value);
+                let (offset, default) = (it.next(), it.next());
+                let lead = name == "lead";
+                Ok((
+                    RelWindowFunc::Shift {
+                        lead,
+                        value,
+                        offset,
+                        default,
+                    },
+                    ty,
+                ))
+            }
+            "first_value" | "last_value" => {
+                arity(1, 1)?;
+                let value = args.into_iter().next().expect("one argument");
+                let ty = self.static_type(&value);
+                let func = if name == "first_value" {
+                    RelWindowFunc::FirstValue(value)
+                } else {
+                    RelWindowFunc::LastValue(value)
+                };
+                Ok((func, ty))
+            }
+            _ if super::functions::scalar(name).is_some() => Err(Error::WrongObjectType(format!(
+                "OVER specified, but {name} is not a window function nor an aggregate function"
+            ))),
+            _ => Err(unsupported(format!(
+                "window function {name}(...) OVER is not supported (row_number, rank, \
+                 dense_rank, percent_rank, cume_dist, ntile, lag, lead, first_value, \
+                 last_value, nth_value and aggregates are)"
+            ))),
+        }
+    }
+
+    /// The plain arguments of a window function call.
+    fn window_args(&mut self, f: &ast::Function) -> Result<Vec<RExpr>> {
+        let ast::FunctionArguments::List(l) = &f.args else {
+            return Ok(Vec::new());
+        };
+        if f.filter.is_some() || !l.clauses.is_empty() || l.duplicate_treatment.is_some() {
+            return Err(unsupported(
+                "FILTER, DISTINCT and ORDER BY in a window function's arguments are not supported",
+            ));
+        }
+        l.args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => self.expr(e),
+                other => Err(Error::Syntax(format!(
+                    "syntax error at or near \"{other}\""
+                ))),
+            })
+            .collect()
     }
 
     /// Best-effort static type of a bound expression.
@@ -2834,7 +3031,11 @@ impl RelBinder<'_> {
                     .and_then(|a| self.static_type(a).elem())
                     .unwrap_or(RType::Base(DataType::Text))
             }
-            RExpr::Window(_) => RType::Base(DataType::Int8),
+            RExpr::Window(j) => self
+                .levels
+                .last()
+                .and_then(|l| l.windows.get(*j))
+                .map_or(RType::Base(DataType::Int8), |w| w.ty),
             RExpr::SetFunc(j) => {
                 let name = self.levels.last().and_then(|l| l.set_funcs.get(*j));
                 match name.map(|f| f.0.as_str()) {

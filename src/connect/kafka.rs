@@ -201,7 +201,16 @@ async fn connect(spec: &KafkaSpec) -> Result<Client, Halt> {
     }
     match tokio::time::timeout(Duration::from_secs(10), b.build()).await {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(retry(&spec.bootstrap.join(","), e)),
+        Ok(Err(e)) => match &spec.sasl {
+            // rskafka buries the broker's refusal in its retry error: say first what it is.
+            Some(s) if e.to_string().contains("Sasl") => Err(Halt::Retry(format!(
+                "kafka {}: SASL {} authentication of user \"{}\" failed: {e}",
+                spec.bootstrap.join(","),
+                s.mechanism.to_ascii_uppercase(),
+                s.username
+            ))),
+            _ => Err(retry(&spec.bootstrap.join(","), e)),
+        },
         Err(_) => Err(Halt::Retry(format!(
             "no answer from {} within 10 s",
             spec.bootstrap.join(",")

@@ -186,3 +186,75 @@ async fn start_group_needs_a_group_id() {
         .unwrap_err();
     assert_eq!(common::sqlstate(&e), "22023");
 }
+
+/// Commit `offsets` (partitions 0, 1, ...) of `topic` to `group` with confluent-kafka, as
+/// another consumer of the group would.
+async fn commit_with_confluent_kafka(bootstrap: &str, group: &str, topic: &str, offsets: &[i64]) {
+    const SCRIPT: &str = r#"
+import json, sys
+from confluent_kafka import Consumer, TopicPartition
+bootstrap, group, topic, offsets = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+c.commit(offsets=[TopicPartition(topic, p, o) for p, o in enumerate(offsets)], asynchronous=False)
+c.close()
+"#;
+    let args = [
+        bootstrap.to_string(),
+        group.to_string(),
+        topic.to_string(),
+        serde_json::to_string(offsets).unwrap(),
+    ];
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .args(["-c", SCRIPT])
+            .args(args)
+            .output()
+            .expect("python3")
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// docs/connectors.md's consumer-group example, run as written (the broker's address put
+/// in): another consumer of the group committed offsets 1 and 2, so the stream reads only
+/// what is after them, and commits its own progress to the group.
+#[tokio::test]
+async fn the_consumer_group_example() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    if !confluent_kafka() {
+        return;
+    }
+    let bootstrap = broker.bootstrap();
+    broker.create_topic("departures", 2).await;
+    let m = |origin: &str, delay: i64| {
+        format!("{{\"ts\": \"2001-01-01 00:00:00\", \"delay\": {delay}, \"origin\": \"{origin}\"}}")
+    };
+    broker
+        .produce("departures", 0, &[m("SFO", 1), m("SFO", 2), m("SFO", 3)])
+        .await;
+    broker
+        .produce("departures", 1, &[m("JFK", 4), m("JFK", 5), m("JFK", 6)])
+        .await;
+    commit_with_confluent_kafka(&bootstrap, "tcq-departures", "departures", &[1, 2]).await;
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/connectors.md"))
+        .unwrap();
+    let sql = page
+        .split("```sql\n")
+        .map(|b| b.split("\n```").next().unwrap())
+        .find(|b| b.contains("start = 'group'"))
+        .expect("the consumer-group example in docs/connectors.md")
+        .replace("127.0.0.1:9092", &bootstrap);
+    let c = connect(common::start_server()).await;
+    exec(&c, &sql).await;
+    // SFO 2 and 3, JFK 6: the messages after the group's offsets, and no more.
+    let r = wait_source(&c, "departures", 30, |r| r.lag == Some(0) && r.messages > 0).await;
+    assert_eq!((r.messages, r.tuples, r.bad_messages), (3, 3, 0));
+    wait_committed(&bootstrap, "tcq-departures", "departures", &[3, 3], 30).await;
+}

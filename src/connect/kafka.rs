@@ -70,6 +70,10 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                 .collect()
         })
         .unwrap_or_default();
+    let committed = group_offsets(spec, &partitions, &next).await?;
+    let _committer = spec.group_id.as_ref().map(|g| {
+        super::kafka_group::spawn_committer(spec, g, ctx.durable_positions(), ctx.source.clone())
+    });
     let (tx, mut rx) = mpsc::channel::<Fetched>(2 * partitions.len());
     let mut fetchers = tokio::task::JoinSet::new();
     let mut skip_before: BTreeMap<i32, i64> = BTreeMap::new();
@@ -82,7 +86,10 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         let offset = match next.get(&p) {
             Some(&o) => o,
             None => {
-                let o = start_offset(&pc, spec.start).await?;
+                let o = match committed.get(&p) {
+                    Some(&o) => o,
+                    None => start_offset(&pc, spec.start).await?,
+                };
                 if let StartAt::Time(t) = spec.start {
                     skip_before.insert(p, t);
                 }
@@ -194,7 +201,16 @@ async fn connect(spec: &KafkaSpec) -> Result<Client, Halt> {
     }
     match tokio::time::timeout(Duration::from_secs(10), b.build()).await {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(retry(&spec.bootstrap.join(","), e)),
+        Ok(Err(e)) => match &spec.sasl {
+            // rskafka buries the broker's refusal in its retry error: say first what it is.
+            Some(s) if e.to_string().contains("Sasl") => Err(Halt::Retry(format!(
+                "kafka {}: SASL {} authentication of user \"{}\" failed: {e}",
+                spec.bootstrap.join(","),
+                s.mechanism.to_ascii_uppercase(),
+                s.username
+            ))),
+            _ => Err(retry(&spec.bootstrap.join(","), e)),
+        },
         Err(_) => Err(Halt::Retry(format!(
             "no answer from {} within 10 s",
             spec.bootstrap.join(",")
@@ -214,7 +230,32 @@ async fn partitions(client: &Client, topic: &str) -> Result<Vec<i32>, Halt> {
     Ok(p)
 }
 
-/// Where a partition without a position starts.
+/// With `start = 'group'`, the offsets committed to the source's consumer group of the
+/// partitions without a position in `next` (empty otherwise).
+async fn group_offsets(
+    spec: &KafkaSpec,
+    partitions: &[i32],
+    next: &BTreeMap<i32, i64>,
+) -> Result<BTreeMap<i32, i64>, Halt> {
+    let (Some(g), StartAt::Group) = (&spec.group_id, spec.start) else {
+        return Ok(BTreeMap::new());
+    };
+    let missing: Vec<i32> = partitions
+        .iter()
+        .copied()
+        .filter(|p| !next.contains_key(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    super::kafka_group::Group::new(spec, g)
+        .committed(&missing)
+        .await
+        .map_err(|e| Halt::Retry(format!("kafka consumer group \"{g}\": {e}")))
+}
+
+/// Where a partition without a position (or, with `start = 'group'`, without a committed
+/// offset: its first record) starts.
 async fn start_offset(pc: &PartitionClient, start: StartAt) -> Result<i64, Halt> {
     let what = format!("partition {}", pc.partition());
     let earliest = within(&what, pc.get_offset(OffsetAt::Earliest)).await?;

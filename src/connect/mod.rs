@@ -32,6 +32,8 @@ mod file;
 pub(crate) mod format;
 mod json_row;
 mod kafka;
+mod kafka_group;
+mod kafka_wire;
 mod mqtt;
 pub(crate) mod options;
 mod parquet_rows;
@@ -78,6 +80,9 @@ pub(crate) struct SourceStatus {
     pub(crate) lag: Option<i64>,
     /// The position after the last delivered batch, as JSON.
     pub(crate) position: Option<String>,
+    /// Failed commits of offsets to a Kafka source's consumer group (`group_id`); the
+    /// last one's error is `last_error`.
+    pub(crate) commit_errors: u64,
 }
 
 /// The source of one stream: its declaration, its task's controls and its status.

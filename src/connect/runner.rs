@@ -57,6 +57,10 @@ pub(crate) struct Ctx {
     skip_next_bad: bool,
     /// Heap bytes of the last delivered batch: what the next one is expected to cost.
     last_batch_bytes: usize,
+    /// The last position that is durable: in an archived stream's log, in the position
+    /// file, or (without a data directory) delivered and a second old. A Kafka source's
+    /// consumer group is committed from it.
+    durable: watch::Sender<Option<serde_json::Value>>,
 }
 
 /// Run `source`'s connector for `stream` until it is stopped.
@@ -77,13 +81,16 @@ pub(crate) async fn run(
     };
     drop(e);
     let decoder = Decoder::new(&stream.columns, stream.ts_col, source.spec.format.clone());
+    let position: Option<serde_json::Value> =
+        recovered.and_then(|b| serde_json::from_slice(&b).ok());
     let mut ctx = Ctx {
         engine,
         stream,
         source: source.clone(),
         control,
         decoder,
-        position: recovered.and_then(|b| serde_json::from_slice(&b).ok()),
+        durable: watch::Sender::new(position.clone()),
+        position,
         position_file,
         saved_at: Instant::now(),
         unsaved: false,
@@ -305,9 +312,18 @@ impl Ctx {
             s.tuples += tuples;
         });
         if let Some(position) = position {
+            if tuples > 0 && self.stream.archive.is_some() {
+                // On disk: ingest_from_source returned once the commit record was durable.
+                self.durable.send_replace(Some(position.clone()));
+            }
             self.advance(position);
         }
         Ok(())
+    }
+
+    /// A receiver of the last durable position (see `durable`).
+    pub(crate) fn durable_positions(&self) -> watch::Receiver<Option<serde_json::Value>> {
+        self.durable.subscribe()
     }
 
     /// Count `messages` consumed without rows (all bad, or empty) and move the position.
@@ -346,23 +362,32 @@ impl Ctx {
         self.source.update(|s| s.lag = lag);
     }
 
-    /// Keep an unarchived stream's position on disk (at most once a second unless `now`).
+    /// Keep an unarchived stream's position on disk (at most once a second unless `now`)
+    /// and publish it as durable; without a data directory, only publish it.
     fn save_position(&mut self, now: bool) {
-        let (Some(path), Some(p)) = (&self.position_file, &self.position) else {
+        if self.stream.archive.is_some() {
+            return; // in the commit records
+        }
+        let Some(p) = &self.position else {
             return;
         };
         if !self.unsaved || (!now && self.saved_at.elapsed() < Duration::from_secs(1)) {
             return;
         }
-        let tmp = path.with_extension("tmp");
-        let r = std::fs::create_dir_all(path.parent().expect("a directory"))
-            .and_then(|()| std::fs::write(&tmp, p.to_string()))
-            .and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = r {
-            tracing::warn!(
+        let r = self.position_file.as_ref().map_or(Ok(()), |path| {
+            let tmp = path.with_extension("tmp");
+            std::fs::create_dir_all(path.parent().expect("a directory"))
+                .and_then(|()| std::fs::write(&tmp, p.to_string()))
+                .and_then(|()| std::fs::rename(&tmp, path))
+        });
+        match r {
+            Ok(()) => {
+                self.durable.send_replace(Some(p.clone()));
+            }
+            Err(e) => tracing::warn!(
                 "cannot save the source position of {}: {e}",
                 self.stream.name
-            );
+            ),
         }
         self.saved_at = Instant::now();
         self.unsaved = false;

@@ -63,6 +63,9 @@ pub(crate) enum StartAt {
     /// The first record of each partition whose timestamp is at or after this instant,
     /// microseconds since the Unix epoch.
     Time(i64),
+    /// The offsets committed to the source's consumer group (`group_id`); a partition
+    /// without one from its first record.
+    Group,
 }
 
 /// SASL authentication to a Kafka broker.
@@ -77,8 +80,9 @@ pub(crate) struct Sasl {
 }
 
 /// `connector = 'kafka'`: `topic`, `bootstrap_servers` (`host:port[,host:port]`; also
-/// `properties.bootstrap.server`), `start` (`earliest`, the default, `latest`, or a
-/// timestamp), `sasl_mechanism`, `sasl_username`, `sasl_password`, `topic_column`.
+/// `properties.bootstrap.server`), `start` (`earliest`, the default, `latest`, `group`, or
+/// a timestamp), `group_id` (also `properties.group.id`), `sasl_mechanism`,
+/// `sasl_username`, `sasl_password`, `topic_column`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct KafkaSpec {
     /// Brokers to bootstrap from.
@@ -89,6 +93,8 @@ pub(crate) struct KafkaSpec {
     pub(crate) start: StartAt,
     /// SASL, when the broker asks for it.
     pub(crate) sasl: Option<Sasl>,
+    /// The consumer group the durable offsets are committed to (`group_id`), if any.
+    pub(crate) group_id: Option<String>,
 }
 
 /// `connector = 'mqtt'`: `url` (`tcp://host:port`), `topic` (a filter: `+` and `#`
@@ -243,16 +249,36 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
         None => StartAt::Earliest,
         Some(s) if s.eq_ignore_ascii_case("earliest") => StartAt::Earliest,
         Some(s) if s.eq_ignore_ascii_case("latest") => StartAt::Latest,
-        Some(s) => StartAt::Time(
-            crate::time::parse_timestamp(s)
-                .map_err(|_| o.invalid("start", s, "expected earliest, latest or a timestamp"))?,
-        ),
+        Some(s) if s.eq_ignore_ascii_case("group") => StartAt::Group,
+        Some(s) => StartAt::Time(crate::time::parse_timestamp(s).map_err(|_| {
+            o.invalid(
+                "start",
+                s,
+                "expected earliest, latest, group or a timestamp",
+            )
+        })?),
     };
+    let group_id = o
+        .get_any(&["group_id", "properties.group.id"])
+        .map(str::to_string);
+    match &group_id {
+        Some(g) if g.is_empty() => {
+            return Err(o.invalid("group_id", g, "a consumer group id is not empty"))
+        }
+        None if start == StartAt::Group => {
+            return Err(Error::InvalidParameterValue(
+                "start = 'group' needs group_id: the consumer group whose offsets to start from"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
     Ok(KafkaSpec {
         bootstrap,
         topic,
         start,
         sasl,
+        group_id,
     })
 }
 

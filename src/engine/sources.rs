@@ -74,6 +74,7 @@ pub(crate) fn view_columns() -> Vec<Column> {
         c("last_error", DataType::Text),
         c("lag", DataType::Int8),
         c("position", DataType::Text),
+        c("commit_errors", DataType::Int8),
     ]
 }
 
@@ -107,6 +108,7 @@ pub(crate) fn view_rows(streams: &[Arc<Stream>]) -> Vec<Vec<Value>> {
             opt(st.last_error),
             st.lag.map_or(Value::Null, Value::Int8),
             opt(st.position),
+            Value::Int8(st.commit_errors as i64),
         ]);
     }
     rows

@@ -7,7 +7,8 @@
 //! - per stream fed by a source, `{stream,connector}`: `tcq_source_messages_total`,
 //!   `tcq_source_bad_messages_total` (counters), `tcq_source_lag` (Kafka messages behind the
 //!   high watermarks, bytes of files; absent while unknown) and `tcq_source_running` (1
-//!   while consuming) (gauges);
+//!   while consuming) (gauges), `tcq_source_commit_errors_total` (failed commits to a Kafka
+//!   source's consumer group; counter);
 //! - per derived stream and sink, `{sink,kind,connector}` (kind `stream` or `sink`;
 //!   connector empty for a derived stream): `tcq_sink_rows_total`,
 //!   `tcq_sink_slide_events_total`, `tcq_sink_errors_total` (counters since the server
@@ -217,6 +218,13 @@ pub(crate) fn render(console: &Console) -> String {
         "gauge",
         "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
         &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
+    );
+    family(
+        &mut out,
+        "tcq_source_commit_errors_total",
+        "counter",
+        "Failed commits of offsets to a Kafka source's consumer group (group_id).",
+        &by_source(&|s| Some(s.commit_errors as f64)),
     );
     sink_families(&mut out, &engine.sink_infos());
     let total = |v: f64| vec![(String::new(), v)];

@@ -125,6 +125,12 @@ const ELSEWHERE: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "docs/connectors.md",
+        "group_id = 'tcq-departures'",
+        "tests/it/sources_kafka_group.rs",
+        "the_consumer_group_example",
+    ),
+    (
+        "docs/connectors.md",
         "connector = 'mqtt'",
         "tests/it/sources_docs.rs",
         "the_mqtt_example",

@@ -61,6 +61,8 @@ mod sources_docs;
 mod sources_file;
 mod sources_http;
 mod sources_kafka;
+mod sources_kafka_group;
+mod sources_kafka_sasl;
 mod sources_mqtt;
 mod startup_errors;
 mod stream_table_joins;

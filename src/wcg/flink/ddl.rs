@@ -201,11 +201,20 @@ fn kafka_source(
         kv("connector", "kafka"),
         kv("topic", &k.topic),
         kv("properties.bootstrap.servers", k.bootstrap.join(",")),
-        kv("properties.group.id", format!("tcq-flink-{stream}")),
+        kv(
+            "properties.group.id",
+            k.group_id
+                .clone()
+                .unwrap_or_else(|| format!("tcq-flink-{stream}")),
+        ),
     ];
     match k.start {
         StartAt::Earliest => o.push(kv("scan.startup.mode", "earliest-offset")),
         StartAt::Latest => o.push(kv("scan.startup.mode", "latest-offset")),
+        StartAt::Group => {
+            o.push(kv("scan.startup.mode", "group-offsets"));
+            o.push(kv("properties.auto.offset.reset", "earliest"));
+        }
         StartAt::Time(us) => {
             o.push(kv("scan.startup.mode", "timestamp"));
             o.push(kv(

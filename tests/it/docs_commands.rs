@@ -393,23 +393,32 @@ async fn the_readme_walk_through() {
         .all(|r| r.split('\t').nth(1).unwrap().parse::<i64>().unwrap() > 40));
 }
 
+/// A fresh server with the README's flights stream declared by its own psql command, and
+/// a working directory; `None` (the test skipped) without psql.
+fn server_with_flights() -> Option<(u16, tempfile::TempDir)> {
+    if !common::psql_installed() {
+        return None;
+    }
+    let port = common::start_server();
+    let dir = tempfile::tempdir().unwrap();
+    let create = block("README.md", "-c \"CREATE STREAM flights");
+    run(shell(&create, port, dir.path()));
+    Some((port, dir))
+}
+
 /// docs/sql.md's stored-table block as written (with an `airports.csv` beside it, as its
 /// `\copy` expects), the command tags its comments give, and its continuous queries
 /// (joins of the flights stream, with a table too) planned.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sql_examples() {
-    if !common::psql_installed() {
+    let Some((port, dir)) = server_with_flights() else {
         return;
-    }
-    let port = common::start_server();
-    let dir = tempfile::tempdir().unwrap();
+    };
     std::fs::write(
         dir.path().join("airports.csv"),
         "JFK,New York,NY,0\nORD,Chicago,IL,0\n",
     )
     .unwrap();
-    let create = block("README.md", "-c \"CREATE STREAM flights");
-    run(shell(&create, port, dir.path()));
     let tables = block("docs/sql.md", "CREATE TABLE airports");
     let out = psql_script(&tables, port, dir.path());
     for tag in ["INSERT 0 0", "UPDATE 2", "DELETE 1", "COPY 2"] {
@@ -440,13 +449,9 @@ async fn the_sql_examples() {
 /// second query joins client A's shared plan with the model costs the page shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sharing_examples() {
-    if !common::psql_installed() {
+    let Some((port, dir)) = server_with_flights() else {
         return;
-    }
-    let port = common::start_server();
-    let dir = tempfile::tempdir().unwrap();
-    let create = block("README.md", "-c \"CREATE STREAM flights");
-    run(shell(&create, port, dir.path()));
+    };
     let out = psql_script(
         &block("docs/sharing.md", "[RANGE BY '20 minutes'] [RANGE BY"),
         port,

@@ -5,7 +5,7 @@
 //! Tansu is not installed.
 
 use crate::common::kafka::Broker;
-use crate::common::sources::{fetch, source_row, wait_source};
+use crate::common::sources::{fetch, resume_and_fetch_ids, source_row, wait_source};
 use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
@@ -203,16 +203,7 @@ async fn a_broker_killed_and_restarted_is_recovered_without_loss() {
         ),
     )
     .await;
-    exec(
-        &c,
-        "BEGIN; DECLARE q CURSOR FOR SELECT id FROM r; ALTER STREAM r RESUME",
-    )
-    .await;
-    let mut ids: Vec<i64> = fetch(&c, "q", 100, 30)
-        .await
-        .iter()
-        .map(|r| r[0].parse().unwrap())
-        .collect();
+    let mut ids = resume_and_fetch_ids(&c, "r", 100, 30).await;
     assert_eq!(ids.len(), 100);
     broker.kill();
     wait_source(&c, "r", 60, |r| r.state == "retrying").await;

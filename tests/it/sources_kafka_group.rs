@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tcq::engine::Config;
 
 use crate::common::kafka::Broker;
-use crate::common::sources::{fetch, wait_source};
+use crate::common::sources::{fetch, resume_and_fetch_ids, wait_source};
 use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
@@ -37,6 +37,25 @@ fn confluent_kafka() -> bool {
     ok
 }
 
+/// Run a Python `script` with `args` (`python3 -c`), asserting it succeeds; its stdout.
+async fn python(script: &'static str, args: Vec<String>) -> Vec<u8> {
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("python3")
+            .args(["-c", script])
+            .args(args)
+            .output()
+            .expect("python3")
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// The offsets `group` has committed for partitions 0 and 1 of `topic`, read with
 /// confluent-kafka's `Consumer.committed` (OffsetFetch through the group's coordinator);
 /// -1001 (librdkafka's OFFSET_INVALID) for a partition without one.
@@ -50,22 +69,8 @@ tps = c.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=
 print(json.dumps([tp.offset for tp in tps]))
 c.close()
 "#;
-    let args = [bootstrap.to_string(), group.to_string(), topic.to_string()];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("python3")
-            .args(["-c", SCRIPT])
-            .args(args)
-            .output()
-            .expect("python3")
-    })
-    .await
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("a JSON list of offsets")
+    let out = python(SCRIPT, vec![bootstrap.into(), group.into(), topic.into()]).await;
+    serde_json::from_slice(&out).expect("a JSON list of offsets")
 }
 
 /// Poll the group's committed offsets until they are `want` (at most `secs` seconds).
@@ -135,16 +140,7 @@ async fn durable_offsets_are_committed_and_start_group_resumes_from_them() {
         ),
     )
     .await;
-    exec(
-        &c,
-        "BEGIN; DECLARE q CURSOR FOR SELECT id FROM b; ALTER STREAM b RESUME",
-    )
-    .await;
-    let mut ids: Vec<i64> = fetch(&c, "q", 5, 30)
-        .await
-        .iter()
-        .map(|r| r[0].parse().unwrap())
-        .collect();
+    let mut ids = resume_and_fetch_ids(&c, "b", 5, 30).await;
     ids.sort_unstable();
     assert_eq!(ids, [30, 31, 32, 33, 34], "only what came after the commit");
     let r = wait_source(&c, "b", 20, |r| r.lag == Some(0)).await;
@@ -199,26 +195,12 @@ c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.co
 c.commit(offsets=[TopicPartition(topic, p, o) for p, o in enumerate(offsets)], asynchronous=False)
 c.close()
 "#;
-    let args = [
-        bootstrap.to_string(),
-        group.to_string(),
-        topic.to_string(),
-        serde_json::to_string(offsets).unwrap(),
-    ];
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("python3")
-            .args(["-c", SCRIPT])
-            .args(args)
-            .output()
-            .expect("python3")
-    })
-    .await
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let offsets = serde_json::to_string(offsets).unwrap();
+    python(
+        SCRIPT,
+        vec![bootstrap.into(), group.into(), topic.into(), offsets],
+    )
+    .await;
 }
 
 /// docs/connectors.md's consumer-group example, run as written (the broker's address put

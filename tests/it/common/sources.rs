@@ -77,3 +77,21 @@ pub async fn fetch(c: &Client, cursor: &str, n: usize, secs: u64) -> Vec<Vec<Str
     )
     .await
 }
+
+/// Open a cursor over the `id` column of a paused `stream`, resume the stream, and return
+/// the first `n` ids it delivers within `secs` seconds (cursor `q`, in a transaction the
+/// caller leaves open).
+pub async fn resume_and_fetch_ids(c: &Client, stream: &str, n: usize, secs: u64) -> Vec<i64> {
+    super::exec(
+        c,
+        &format!(
+            "BEGIN; DECLARE q CURSOR FOR SELECT id FROM {stream}; ALTER STREAM {stream} RESUME"
+        ),
+    )
+    .await;
+    fetch(c, "q", n, secs)
+        .await
+        .iter()
+        .map(|r| r[0].parse().expect("an integer id"))
+        .collect()
+}

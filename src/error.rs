@@ -248,6 +248,9 @@ pub enum Error {
     /// 22016: `nth_value` with a row number below 1.
     #[error("{0}")]
     InvalidArgumentForNthValue(String),
+    /// 22013: a window frame offset below zero.
+    #[error("{0}")]
+    InvalidPrecedingOrFollowingSize(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -470,7 +470,7 @@ impl Ev<'_> {
                     from = j;
                 }
             }
-            let values = self.window_partition(&w.func, w.ty, rows, &part, &peers)?;
+            let values = self.window_partition(w, rows, &part, &peers)?;
             for (i, v) in part.into_iter().zip(values) {
                 out[i] = v;
             }
@@ -479,12 +479,11 @@ impl Ev<'_> {
         Ok(out)
     }
 
-    /// `func` at each row of one partition (`part`: row indices in window order, `peers`:
-    /// its peer groups as ranges of `part`).
+    /// `w`'s function at each row of one partition (`part`: row indices in window order,
+    /// `peers`: its peer groups as ranges of `part`).
     fn window_partition(
         &self,
-        func: &crate::sql::RelWindowFunc,
-        ty: crate::sql::types::RType,
+        w: &crate::sql::RelWindow,
         rows: &[Row],
         part: &[usize],
         peers: &[(usize, usize)],
@@ -494,8 +493,9 @@ impl Ev<'_> {
         let at = |e: &RExpr, j: usize| self.eval(e, &rows[part[j]]);
         let n = part.len();
         for (g, &(from, to)) in peers.iter().enumerate() {
-            for j in from..to {
-                out[j] = match func {
+            for (j, slot) in out.iter_mut().enumerate().take(to).skip(from) {
+                let frame = || frame_rows(&w.frame, j, g, peers, n);
+                *slot = match &w.func {
                     F::RowNumber => Value::Int8(j as i64 + 1),
                     F::Rank => Value::Int8(from as i64 + 1),
                     F::DenseRank => Value::Int8(g as i64 + 1),
@@ -503,26 +503,80 @@ impl Ev<'_> {
                     F::PercentRank => Value::Float8(from as f64 / (n - 1) as f64),
                     F::CumeDist => Value::Float8(to as f64 / n as f64),
                     F::Ntile(b) => ntile(&at(b, j)?, j, n)?,
-                    F::NthValue(e, k) => match nth_of(&at(k, j)?)? {
-                        Some(k) if k <= to => at(e, k - 1)?,
+                    F::NthValue(e, k) => match (nth_of(&at(k, j)?)?, frame()) {
+                        (Some(k), (lo, hi)) if lo + k <= hi => at(e, lo + k - 1)?,
                         _ => Value::Null,
                     },
-                    F::FirstValue(e) => at(e, 0)?,
-                    F::LastValue(e) => at(e, to - 1)?,
+                    F::FirstValue(e) => match frame() {
+                        (lo, hi) if lo < hi => at(e, lo)?,
+                        _ => Value::Null,
+                    },
+                    F::LastValue(e) => match frame() {
+                        (lo, hi) if lo < hi => at(e, hi - 1)?,
+                        _ => Value::Null,
+                    },
                     F::Shift {
                         lead,
                         value,
                         offset,
                         default,
-                    } => self.shifted(rows, part, j, *lead, value, offset, default, ty)?,
+                    } => self.shifted(rows, part, j, *lead, value, offset, default, w.ty)?,
                     F::Agg(_) => break,
                 };
             }
         }
-        if let F::Agg(a) = func {
-            self.window_aggregate(a, rows, part, peers, &mut out)?;
+        match &w.func {
+            F::Agg(a) if w.frame == crate::sql::RelFrame::DEFAULT => {
+                self.window_aggregate(a, rows, part, peers, &mut out)?
+            }
+            F::Agg(a) => self.framed_aggregate(a, w, rows, part, peers, &mut out)?,
+            _ => {}
         }
         Ok(out)
+    }
+
+    /// An aggregate OVER a window with a frame of its own: recomputed over each row's
+    /// frame (the arguments evaluated once per row), the last value reused while the
+    /// frame stays the same.
+    fn framed_aggregate(
+        &self,
+        a: &crate::sql::RelAgg,
+        w: &crate::sql::RelWindow,
+        rows: &[Row],
+        part: &[usize],
+        peers: &[(usize, usize)],
+        out: &mut [Value],
+    ) -> Result<()> {
+        let mut args: Vec<Option<Vec<Value>>> = Vec::with_capacity(part.len());
+        for &i in part {
+            let row = &rows[i];
+            if let Some(f) = &a.filter {
+                if !truthy(&self.eval(f, row)?) {
+                    args.push(None);
+                    continue;
+                }
+            }
+            let exprs = a.args.iter().chain(a.order_by.iter().map(|o| &o.0));
+            args.push(Some(
+                exprs.map(|e| self.eval(e, row)).collect::<Result<_>>()?,
+            ));
+        }
+        let mut last: Option<((usize, usize), Value)> = None;
+        for (g, &(from, to)) in peers.iter().enumerate() {
+            for (j, slot) in out.iter_mut().enumerate().take(to).skip(from) {
+                let range = frame_rows(&w.frame, j, g, peers, part.len());
+                let v = match &last {
+                    Some((r, v)) if *r == range => v.clone(),
+                    _ => {
+                        let vals = args[range.0..range.1].iter().flatten().cloned().collect();
+                        aggregate(a, vals)?
+                    }
+                };
+                *slot = v.clone();
+                last = Some((range, v));
+            }
+        }
+        Ok(())
     }
 
     /// `lag`/`lead` at row `j` of a partition: `value` at `j` -/+ `offset` (1 by default),
@@ -1517,6 +1571,42 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
 fn dedupe(rows: &mut Vec<Row>) {
     let mut seen = std::collections::HashSet::new();
     rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
+}
+
+/// The rows `[lo, hi)` of a partition of `n` rows in frame `f` of row `j` (0-based), whose
+/// peer group is `g` of `peers` (ranges of the partition).
+fn frame_rows(
+    f: &crate::sql::RelFrame,
+    j: usize,
+    g: usize,
+    peers: &[(usize, usize)],
+    n: usize,
+) -> (usize, usize) {
+    use crate::sql::{FrameBound as B, FrameUnits as U};
+    let k = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
+    let last = peers.len() - 1;
+    let lo = match (f.units, f.start) {
+        (_, B::UnboundedPreceding) => 0,
+        (U::Rows, B::Preceding(x)) => j.saturating_sub(k(x)),
+        (U::Rows, B::CurrentRow) => j,
+        (U::Rows, B::Following(x)) => j.saturating_add(k(x)),
+        (_, B::Preceding(x)) => peers[g.saturating_sub(k(x))].0,
+        (_, B::CurrentRow) => peers[g].0,
+        (_, B::Following(x)) => peers.get(g.saturating_add(k(x))).map_or(n, |p| p.0),
+        (_, B::UnboundedFollowing) => n,
+    };
+    let hi = match (f.units, f.end) {
+        (_, B::UnboundedFollowing) => n,
+        (U::Rows, B::Preceding(x)) => (j + 1).saturating_sub(k(x)),
+        (U::Rows, B::CurrentRow) => j + 1,
+        (U::Rows, B::Following(x)) => j.saturating_add(k(x)).saturating_add(1),
+        (_, B::Preceding(x)) => g.checked_sub(k(x)).map_or(0, |h| peers[h].1),
+        (_, B::CurrentRow) => peers[g].1,
+        (_, B::Following(x)) => peers[g.saturating_add(k(x)).min(last)].1,
+        (_, B::UnboundedPreceding) => 0,
+    };
+    let hi = hi.min(n);
+    (lo.min(hi), hi)
 }
 
 /// `ntile(buckets)` at row `j` (0-based) of a partition of `n` rows: the rows cut into

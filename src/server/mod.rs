@@ -155,6 +155,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidArgumentForWidthBucket(_) => "2201G",
         Error::InvalidArgumentForNtile(_) => "22014",
         Error::InvalidArgumentForNthValue(_) => "22016",
+        Error::InvalidPrecedingOrFollowingSize(_) => "22013",
         Error::Internal(_) => "XX000",
     }
 }

@@ -164,8 +164,59 @@ pub(crate) struct RelWindow {
     pub(crate) partition_by: Vec<RExpr>,
     /// ORDER BY: key, descending, nulls first.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The frame that aggregates and first/last/nth_value read.
+    pub(crate) frame: RelFrame,
     /// The result's type.
     pub(crate) ty: RType,
+}
+
+/// A window frame, `{ROWS | RANGE | GROUPS} BETWEEN start AND end`: the rows of the
+/// partition, relative to the current row, that aggregates and first/last/nth_value read.
+/// PostgreSQL's default, [`RelFrame::DEFAULT`], is `RANGE BETWEEN UNBOUNDED PRECEDING AND
+/// CURRENT ROW`: the partition up to the row's last peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RelFrame {
+    /// ROWS counts rows, GROUPS peer groups; RANGE (offsets unsupported) peers.
+    pub(crate) units: FrameUnits,
+    /// The first row of the frame.
+    pub(crate) start: FrameBound,
+    /// The last row of the frame.
+    pub(crate) end: FrameBound,
+}
+
+impl RelFrame {
+    /// `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`.
+    pub(crate) const DEFAULT: RelFrame = RelFrame {
+        units: FrameUnits::Range,
+        start: FrameBound::UnboundedPreceding,
+        end: FrameBound::CurrentRow,
+    };
+}
+
+/// The unit of a frame's offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameUnits {
+    /// Rows.
+    Rows,
+    /// Values of the ORDER BY key; only UNBOUNDED and CURRENT ROW (the row's peers).
+    Range,
+    /// Peer groups.
+    Groups,
+}
+
+/// One end of a frame; offsets count [`FrameUnits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameBound {
+    /// The partition's first row.
+    UnboundedPreceding,
+    /// `n PRECEDING`.
+    Preceding(u64),
+    /// The current row (its first or last peer for RANGE and GROUPS).
+    CurrentRow,
+    /// `n FOLLOWING`.
+    Following(u64),
+    /// The partition's last row.
+    UnboundedFollowing,
 }
 
 /// The window functions of PostgreSQL's `func-window` table that tcq computes, and any
@@ -2753,11 +2804,6 @@ impl RelBinder<'_> {
         let ast::WindowType::WindowSpec(spec) = over else {
             return Err(unsupported("named windows are not supported"));
         };
-        if spec.window_frame.is_some() {
-            return Err(unsupported(
-                "window frame clauses are not supported (the default frame is)",
-            ));
-        }
         if !self.levels.last().is_some_and(|l| l.agg_ok) {
             return Err(Error::Windowing(
                 "window functions are not allowed here".into(),
@@ -2782,14 +2828,79 @@ impl RelBinder<'_> {
             .iter()
             .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
             .collect::<Result<_>>()?;
+        let frame = match &spec.window_frame {
+            None => RelFrame::DEFAULT,
+            Some(f) => self.frame(f)?,
+        };
         let level = self.levels.last_mut().expect("level");
         level.windows.push(RelWindow {
             func,
             partition_by,
             order_by,
+            frame,
             ty,
         });
         Ok(RExpr::Window(level.windows.len() - 1))
+    }
+
+    /// A frame clause. Errors: 42P20 for bounds PostgreSQL refuses (a frame starting at
+    /// UNBOUNDED FOLLOWING or after its end), 22013 for a negative offset, 0A000 for
+    /// RANGE with an offset, EXCLUDE, or an offset that is not an integer constant.
+    fn frame(&mut self, f: &ast::WindowFrame) -> Result<RelFrame> {
+        use ast::WindowFrameBound as B;
+        let units = match f.units {
+            ast::WindowFrameUnits::Rows => FrameUnits::Rows,
+            ast::WindowFrameUnits::Range => FrameUnits::Range,
+            ast::WindowFrameUnits::Groups => FrameUnits::Groups,
+        };
+        let mut bound = |b: &B, what: &str| -> Result<FrameBound> {
+            let offset = |binder: &mut Self, e: &ast::Expr| -> Result<u64> {
+                if units == FrameUnits::Range {
+                    return Err(unsupported(
+                        "RANGE with offset PRECEDING/FOLLOWING is not supported (ROWS and GROUPS are)",
+                    ));
+                }
+                let RExpr::Lit(v) = binder.expr(e)? else {
+                    return Err(unsupported("a frame offset must be an integer constant"));
+                };
+                match crate::exec::relational::int_of(&v) {
+                    Some(n) if n >= 0 => Ok(n as u64),
+                    Some(_) => Err(Error::InvalidPrecedingOrFollowingSize(format!(
+                        "frame {what} offset must not be negative"
+                    ))),
+                    None => Err(unsupported("a frame offset must be an integer constant")),
+                }
+            };
+            Ok(match b {
+                B::CurrentRow => FrameBound::CurrentRow,
+                B::Preceding(None) => FrameBound::UnboundedPreceding,
+                B::Following(None) => FrameBound::UnboundedFollowing,
+                B::Preceding(Some(e)) => FrameBound::Preceding(offset(self, e)?),
+                B::Following(Some(e)) => FrameBound::Following(offset(self, e)?),
+            })
+        };
+        let start = bound(&f.start_bound, "starting")?;
+        let end = match &f.end_bound {
+            None => FrameBound::CurrentRow,
+            Some(b) => bound(b, "ending")?,
+        };
+        let refused = match (start, end) {
+            (FrameBound::UnboundedFollowing, _) => {
+                Some("frame start cannot be UNBOUNDED FOLLOWING")
+            }
+            (_, FrameBound::UnboundedPreceding) => Some("frame end cannot be UNBOUNDED PRECEDING"),
+            (FrameBound::CurrentRow, FrameBound::Preceding(_)) => {
+                Some("frame starting from current row cannot have preceding rows")
+            }
+            (FrameBound::Following(_), FrameBound::Preceding(_) | FrameBound::CurrentRow) => {
+                Some("frame starting from following row cannot have preceding rows")
+            }
+            _ => None,
+        };
+        match refused {
+            Some(m) => Err(Error::Windowing(m.into())),
+            None => Ok(RelFrame { units, start, end }),
+        }
     }
 
     /// The function of a window call and its result type.

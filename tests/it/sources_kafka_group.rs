@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tcq::engine::Config;
 
 use crate::common::kafka::Broker;
-use crate::common::sources::{fetch, resume_and_fetch_ids, wait_source};
+use crate::common::sources::{resume_and_fetch_ids, wait_source};
 use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";

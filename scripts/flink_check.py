@@ -6,6 +6,7 @@ Usage (scripts/flink_check.sh sets up the Python environment and calls this):
 
     python3 scripts/flink_check.py --tcqd target/debug/tcqd [--data tests/data/flights-head.csv]
         [--queries FILE] [--parallelism 2] [--rest http://127.0.0.1:8081] [--bench]
+        [--blackhole --plan flink|wcg|plain --rest URL]
 
 1. tcq alone: tcqd --memory-only; `CREATE STREAM flights (...) WITH (slack = '3 minutes')`;
    every query registered with `psql -c "COPY (SELECT ...) TO STDOUT"`; the data in with one
@@ -33,6 +34,10 @@ Usage (scripts/flink_check.sh sets up the Python environment and calls this):
 The data is perturbed first: every seventh pair of neighbouring tuples less than two minutes
 apart is swapped, so the input is out of order within the SLACK, the case in which tcq and
 Flink give identical rows (docs/flink.md says why).
+
+With --bench --blackhole (and --rest, a running cluster) only the exported job runs, into
+Flink's blackhole sink, and the seconds from submission to FINISHED are printed: what each
+PLAN of the export costs Flink, without tcq reading results back.
 
 With --bench nothing is perturbed or validated and the figures are printed: tcq alone from
 the start of the \\copy to the end of the last COPY TO STDOUT (rows written to files by
@@ -365,6 +370,36 @@ def through_flink(args, queries, work, in_dir, rest):
         tcq.stop()
 
 
+def job_alone(args, queries, work, in_dir, rest):
+    """The exported job into Flink's blackhole sink, without tcq reading results back: the
+    seconds from submission until the job FINISHED (what the job itself costs, to compare
+    the plans of the export), and the job's status line."""
+    tcq = Tcq(args.tcqd)
+    try:
+        tcq.run(STREAM_DDL)
+        outs, _ = register(tcq, queries)
+        opts = (f"FORMAT FLINK, PARALLELISM {args.parallelism}, SINK 'blackhole', "
+                f"SOURCE_PATH '{in_dir}', JOB_NAME 'tcq plan'")
+        if args.groups:
+            opts += f", GROUPS {args.groups}"
+        if args.plan:
+            opts += f", PLAN '{args.plan}'"
+        job = os.path.join(work, "job.sql")
+        with open(job, "w") as f:
+            f.write(tcq.run(f"EXPLAIN ({opts}) QUERIES ALL"))
+        t0 = time.monotonic()
+        job_id = tcqd_cmd(args.tcqd, "submit", "--rest", rest, "--parallelism",
+                          str(args.parallelism), job).split()[1]
+        status = tcqd_cmd(args.tcqd, "status", "--rest", rest, job_id, "--wait", "FINISHED",
+                          "--timeout", str(args.timeout))
+        seconds = time.monotonic() - t0
+        for p, _, _ in outs:
+            p.kill()
+        return seconds, status.strip()
+    finally:
+        tcq.stop()
+
+
 def in_window_order(rows, column):
     """Whether the rows' values in `column` (a wtime) never go back."""
     times = [r[column] for r in rows]
@@ -383,6 +418,8 @@ def main():
     ap.add_argument("--groups", help="GROUPS for the Flink cost model")
     ap.add_argument("--plan", help="PLAN of the export: flink (default), wcg or plain")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--blackhole", action="store_true",
+                    help="with --bench: time the job alone into a blackhole sink (plans compared)")
     ap.add_argument("--keep-job", help="copy the exported job to this file")
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()
@@ -403,6 +440,14 @@ def main():
     else:
         end, ntuples = perturb(args.data, data)
     print(f"{len(queries)} queries, {ntuples} tuples", flush=True)
+    if args.bench and args.blackhole:
+        if not args.rest:
+            raise SystemExit("--blackhole needs --rest (a running cluster)")
+        seconds, status = job_alone(args, queries, work, in_dir, args.rest)
+        print(f"{status}\nFlink, plan {args.plan or 'flink'}, blackhole sink: {seconds:.2f} s "
+              "from submission to FINISHED", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+        sys.exit(0 if "FINISHED" in status else 1)
     ref, tcq_s = tcq_alone(args.run_tcqd or args.tcqd, queries, data, end)
     print(f"tcq alone: {tcq_s:.2f} s end to end, {sum(len(r) for r in ref)} rows", flush=True)
     rest, cluster = args.rest, None

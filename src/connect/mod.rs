@@ -35,6 +35,7 @@ mod kafka;
 mod kafka_group;
 mod kafka_wire;
 mod mqtt;
+mod nats;
 pub(crate) mod options;
 mod parquet_rows;
 mod runner;

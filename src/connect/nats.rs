@@ -6,8 +6,9 @@
 //! a message is lost if tcq stops between reading it and the stream taking it in).
 //! PAUSE closes the connection; RESUME opens a new one and subscribes again.
 //!
-//! The client reconnects by itself (after 0.2 s, then up to 5 s between attempts) and
-//! subscribes again; meanwhile the state is `retrying` with the reason as the last error.
+//! The client reconnects by itself (after 0.2 s, then up to 5 s between attempts, at most
+//! [`RECONNECTS`] times before a new client is made) and subscribes again; meanwhile the
+//! state is `retrying` with the reason as the last error.
 //! Backpressure: while the stream waits (memory budget, a full ingest queue) the source
 //! stops taking messages from the client, whose per-subscription queue ([`QUEUE`]
 //! messages) fills; past it the client drops messages as a slow consumer. Those drops are
@@ -27,6 +28,11 @@ use super::spec::{NatsAuth, NatsSpec};
 /// Messages the client keeps for the source before it drops them (a slow consumer).
 const QUEUE: usize = 4096;
 
+/// Reconnection attempts of one client (about 45 s) before it closes; the source then
+/// starts a new one. Bounded, so that a client left behind by PAUSE or DROP STREAM while
+/// the server is down does not try forever.
+const RECONNECTS: usize = 12;
+
 /// Read `spec`'s subject until stopped or paused (`Ok`), or until the first connection
 /// fails ([`Halt::Retry`]; later disconnections are the client's to recover from).
 pub(crate) async fn run(spec: &NatsSpec, ctx: &mut Ctx) -> Result<(), Halt> {
@@ -36,6 +42,7 @@ pub(crate) async fn run(spec: &NatsSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         .name(format!("tcq-{}", ctx.stream.name))
         .subscription_capacity(QUEUE)
         .ping_interval(Duration::from_secs(10))
+        .max_reconnects(RECONNECTS)
         .reconnect_delay_callback(|n| {
             Duration::from_millis(200u64 << n.min(5)).min(Duration::from_secs(5))
         })
@@ -116,7 +123,12 @@ async fn consume(ctx: &mut Ctx, sub: &mut Subscriber, watch: &Watch<'_>) -> Resu
         watch.show(ctx, &mut reported);
         let first = match tokio::time::timeout(Duration::from_secs(1), sub.next()).await {
             Err(_) => continue,
-            Ok(None) => return Err(Halt::Retry("nats: the subscription ended".into())),
+            Ok(None) => {
+                return Err(Halt::Retry(format!(
+                    "nats {}: no connection after {RECONNECTS} attempts; connecting again",
+                    watch.spec.url
+                )))
+            }
             Ok(Some(m)) => m,
         };
         let mut batch: Vec<Message> = vec![first];

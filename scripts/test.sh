@@ -140,8 +140,15 @@ install_mosquitto() {
     apt_install mosquitto
 }
 
+# NATS: tests/it/sources_nats.rs starts Debian's nats-server (/usr/bin/nats-server).
+install_nats_server() {
+    command -v nats-server >/dev/null 2>&1 && return 0
+    say "installing nats-server (tests/it/sources_nats.rs)"
+    apt_install nats-server
+}
+
 DEPENDENCIES=(python_drivers duckdb playwright chromium node_packages psql java postgresql pyflink
-    kafka_broker confluent_kafka mosquitto)
+    kafka_broker confluent_kafka mosquitto nats_server)
 
 install_all() {
     local dep

@@ -1,4 +1,4 @@
-//! Sources: streams fed from where the data lives (Kafka, MQTT, a directory of files)
+//! Sources: streams fed from where the data lives (Kafka, MQTT, NATS, a directory of files)
 //! without a client, declared on the stream:
 //!
 //! ```sql
@@ -21,7 +21,8 @@
 //! unarchived stream (whose tuples a restart does not keep anyway) the position is saved
 //! beside the catalog at most once a second: a crash re-delivers up to the last second
 //! (at least once). MQTT has no positions: QoS 1 messages are acknowledged once their
-//! rows are accepted (at least once).
+//! rows are accepted (at least once). Core NATS keeps nothing for a subscriber (at most
+//! once).
 //!
 //! Design decision: a source is declared on its stream, RisingWave's `CREATE SOURCE`/
 //! `CREATE TABLE ... WITH (connector = ...)` convention, rather than TelegraphCQ's
@@ -35,6 +36,7 @@ mod kafka;
 mod kafka_group;
 mod kafka_wire;
 mod mqtt;
+mod nats;
 pub(crate) mod options;
 mod parquet_rows;
 mod runner;
@@ -66,7 +68,8 @@ pub(crate) struct SourceStatus {
     /// broker or directory is unreachable), `failed` (a bad message with
     /// `on_error = 'stop'`) or `stopped`.
     pub(crate) state: &'static str,
-    /// Messages accepted (Kafka records, MQTT publishes, lines or Parquet rows of files).
+    /// Messages accepted (Kafka records, MQTT publishes, NATS messages, lines or Parquet
+    /// rows of files).
     pub(crate) messages: u64,
     /// Tuples delivered to the stream.
     pub(crate) tuples: u64,
@@ -76,7 +79,7 @@ pub(crate) struct SourceStatus {
     /// line, topic), or why the connection failed.
     pub(crate) last_error: Option<String>,
     /// What is left to read: Kafka messages behind each partition's high watermark,
-    /// bytes of files not read yet; `None` where the connector cannot tell (MQTT).
+    /// bytes of files not read yet; `None` where the connector cannot tell (MQTT, NATS).
     pub(crate) lag: Option<i64>,
     /// The position after the last delivered batch, as JSON.
     pub(crate) position: Option<String>,

@@ -157,6 +157,12 @@ impl<'a> WithOptions<'a> {
             .ok_or_else(|| self.invalid(name, v, &format!("expected a number from {min} to {max}")))
     }
 
+    /// Whether option `name` is given, without reading it (an option that is refused
+    /// whatever its value, and not listed among the options this context knows).
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.items.iter().any(|(k, _)| k == name)
+    }
+
     /// 22023 for a bad value of `name` (a secret's value is not repeated).
     pub(crate) fn invalid(&self, name: &str, value: &str, why: &str) -> Error {
         let shown = if is_secret(name) { MASK } else { value };

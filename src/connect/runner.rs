@@ -112,6 +112,7 @@ pub(crate) async fn run(
             ConnectorSpec::File(f) => super::file::run(f, &mut ctx).await,
             ConnectorSpec::Kafka(k) => super::kafka::run(k, &mut ctx).await,
             ConnectorSpec::Mqtt(m) => super::mqtt::run(m, &mut ctx).await,
+            ConnectorSpec::Nats(n) => super::nats::run(n, &mut ctx).await,
         };
         match r {
             Ok(()) | Err(Halt::Stopped) => {
@@ -152,6 +153,17 @@ pub(crate) async fn run(
 impl Ctx {
     fn set_state(&self, state: &'static str) {
         self.source.update(|s| s.state = state);
+    }
+
+    /// The connector lost what it reads and its client is reconnecting by itself (NATS):
+    /// the state is `retrying`, with `why` as the last error, until [`Ctx::connected`].
+    pub(crate) fn reconnecting(&self, why: String) {
+        self.source.update(|s| {
+            if s.state != "retrying" {
+                s.state = "retrying";
+                s.last_error = Some(why);
+            }
+        });
     }
 
     /// The connector reached what it reads (a broker answered, the directory is readable):

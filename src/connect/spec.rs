@@ -6,7 +6,7 @@
 //! TIMESTAMPCOLUMN is written: `iso8601`, the default, or `epoch_s`, `epoch_ms`,
 //! `epoch_us` for numbers since 1970-01-01 UTC), `header` and `delimiter` (CSV), `paused`
 //! (`true`: created paused, as after `ALTER STREAM ... PAUSE`). The connectors' own
-//! options are on [`KafkaSpec`], [`MqttSpec`] and [`FileSpec`].
+//! options are on [`KafkaSpec`], [`MqttSpec`], [`NatsSpec`] and [`FileSpec`].
 
 use std::path::PathBuf;
 
@@ -38,6 +38,8 @@ pub(crate) enum ConnectorSpec {
     Kafka(KafkaSpec),
     /// `connector = 'mqtt'`.
     Mqtt(MqttSpec),
+    /// `connector = 'nats'`.
+    Nats(NatsSpec),
     /// `connector = 'file'`.
     File(FileSpec),
 }
@@ -48,6 +50,7 @@ impl ConnectorSpec {
         match self {
             ConnectorSpec::Kafka(_) => "kafka",
             ConnectorSpec::Mqtt(_) => "mqtt",
+            ConnectorSpec::Nats(_) => "nats",
             ConnectorSpec::File(_) => "file",
         }
     }
@@ -114,6 +117,33 @@ pub(crate) struct MqttSpec {
     pub(crate) client_id: Option<String>,
     /// User and password, when the broker asks for them.
     pub(crate) credentials: Option<(String, String)>,
+}
+
+/// How a NATS source authenticates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum NatsAuth {
+    /// No credentials.
+    None,
+    /// `user` and `password` (the password never shown).
+    UserPassword(String, String),
+    /// `token` (never shown).
+    Token(String),
+}
+
+/// `connector = 'nats'`: `url` (`nats://host:port[,nats://host:port]`), `subject` (NATS
+/// wildcards: `*` one token, `>` the rest), `queue_group` (share the subject's messages
+/// with the group's other members), `user` and `password` or `token`, `subject_column`.
+/// A core NATS subscription: at most once (JetStream consumers are not supported).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct NatsSpec {
+    /// The servers, as written (`nats://` optional).
+    pub(crate) url: String,
+    /// The subject subscribed to.
+    pub(crate) subject: String,
+    /// The queue group joined, if any.
+    pub(crate) queue_group: Option<String>,
+    /// Credentials, when the server asks for them.
+    pub(crate) auth: NatsAuth,
 }
 
 /// `connector = 'file'`: `path` (a directory), `pattern` (a file name glob, `*` and `?`;
@@ -215,11 +245,12 @@ pub(crate) fn source_spec(
     let connector = match connector.as_str() {
         "kafka" => ConnectorSpec::Kafka(kafka(&mut o)?),
         "mqtt" => ConnectorSpec::Mqtt(mqtt(&mut o)?),
+        "nats" => ConnectorSpec::Nats(nats(&mut o)?),
         "file" => ConnectorSpec::File(file(&mut o)?),
         other => {
             return Err(Error::UndefinedObject(format!(
-                "connector \"{other}\" does not exist; the connectors are kafka, mqtt and file"
-            )))
+            "connector \"{other}\" does not exist; the connectors are kafka, mqtt, nats and file"
+        )))
         }
     };
     let format = format(&mut o, &connector, columns)?;
@@ -370,6 +401,59 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
     })
 }
 
+fn nats(o: &mut WithOptions) -> Result<NatsSpec> {
+    let url = o.required("url")?;
+    let servers: Vec<&str> = url.split(',').map(str::trim).collect();
+    for server in &servers {
+        let rest = server.strip_prefix("nats://").unwrap_or(server);
+        if rest.contains('@') {
+            return Err(o.invalid(
+                "url",
+                "...",
+                "credentials go in the options user and password, or token, never in the url",
+            ));
+        }
+        if rest.is_empty() || server.parse::<async_nats::ServerAddr>().is_err() {
+            return Err(o.invalid("url", url, "expected nats://host:port[,nats://host:port]"));
+        }
+    }
+    let subject = o.required("subject")?.to_string();
+    let tokens_ok = subject.split('.').enumerate().all(|(i, t)| {
+        !t.is_empty()
+            && !t.chars().any(char::is_whitespace)
+            && (t == "*" || t == ">" || !t.contains(['*', '>']))
+            && (t != ">" || i == subject.split('.').count() - 1)
+    });
+    if !tokens_ok {
+        return Err(o.invalid(
+            "subject",
+            &subject,
+            "expected dot-separated tokens, * for one token, > for the rest at the end",
+        ));
+    }
+    if let Some(k) = ["stream", "durable"].into_iter().find(|k| o.has(k)) {
+        return Err(Error::FeatureNotSupported(format!(
+            "option \"{k}\" of connector 'nats': JetStream consumers are not supported; a nats source is a core NATS subscription (at most once)"
+        )));
+    }
+    let queue_group = o.get("queue_group").map(str::to_string);
+    let auth = match (o.get("user"), o.get("password"), o.get("token")) {
+        (None, None, None) => NatsAuth::None,
+        (Some(u), Some(p), None) => NatsAuth::UserPassword(u.to_string(), p.to_string()),
+        (None, None, Some(t)) => NatsAuth::Token(t.to_string()),
+        _ => return Err(Error::InvalidParameterValue(
+            "connector 'nats' authenticates with user and password together, or with token alone"
+                .into(),
+        )),
+    };
+    Ok(NatsSpec {
+        url: servers.join(","),
+        subject,
+        queue_group,
+        auth,
+    })
+}
+
 fn file(o: &mut WithOptions) -> Result<FileSpec> {
     let path = o.required("path")?;
     let pattern = o.get("pattern").map(str::to_string);
@@ -405,22 +489,24 @@ fn format(o: &mut WithOptions, c: &ConnectorSpec, columns: &[Column]) -> Result<
         "epoch_us" => TimeFormat::EpochMicros,
         _ => TimeFormat::Iso8601,
     };
-    let topic_column = match (c, o.get("topic_column")) {
+    // NATS calls its topics subjects.
+    let option = match c {
+        ConnectorSpec::Nats(_) => "subject_column",
+        _ => "topic_column",
+    };
+    let topic_column = match (c, o.get(option)) {
         (_, None) => None,
-        (ConnectorSpec::File(_), Some(_)) => {
-            return Err(Error::InvalidParameterValue(
-                "option \"topic_column\" applies to connectors kafka and mqtt".into(),
-            ))
-        }
+        (ConnectorSpec::File(_), Some(_)) => return Err(Error::InvalidParameterValue(
+            "option \"topic_column\" applies to connectors kafka and mqtt (nats: subject_column)"
+                .into(),
+        )),
         (_, Some(name)) => {
             let i = columns.iter().position(|c| c.name == name).ok_or_else(|| {
-                Error::UndefinedColumn(format!(
-                    "topic_column \"{name}\" is no column of the stream"
-                ))
+                Error::UndefinedColumn(format!("{option} \"{name}\" is no column of the stream"))
             })?;
             if !matches!(columns[i].data_type, DataType::Text | DataType::Varchar(_)) {
                 return Err(Error::DatatypeMismatch(format!(
-                    "topic_column \"{name}\" must be of type text"
+                    "{option} \"{name}\" must be of type text"
                 )));
             }
             Some(i)

@@ -137,6 +137,12 @@ const ELSEWHERE: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "docs/connectors.md",
+        "connector = 'nats'",
+        "tests/it/sources_docs.rs",
+        "the_nats_example",
+    ),
+    (
+        "docs/connectors.md",
         "connector = 'file', path = '/var/spool",
         "tests/it/sources_docs.rs",
         "the_file_example",
@@ -211,7 +217,7 @@ const SYNOPSES: &[(&str, &str, &str)] = &[
     ),
     (
         "docs/connectors.md",
-        "connector = 'kafka' | 'mqtt' | 'file'",
+        "connector = 'kafka' | 'mqtt' | 'nats' | 'file'",
         "grammar: column list and alternatives",
     ),
     (

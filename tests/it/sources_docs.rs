@@ -64,6 +64,36 @@ async fn the_mqtt_example() {
 }
 
 #[tokio::test]
+async fn the_nats_example() {
+    let Some(server) = common::nats::NatsServer::start(None) else {
+        return;
+    };
+    let c = connect(common::start_server()).await;
+    exec(
+        &c,
+        &block("sql", "connector = 'nats'").replace("nats://127.0.0.1:4222", &server.url()),
+    )
+    .await;
+    wait_source(&c, "temps", 20, |r| r.state == "running").await;
+    let client = server.client(None).await;
+    let m = "{\"ts\": \"2001-01-01T00:00:00Z\", \"temp\": 21.5}".to_string();
+    let start = std::time::Instant::now();
+    // The server takes the subscription asynchronously: publish until one arrives.
+    while crate::common::sources::source_row(&c, "temps")
+        .await
+        .unwrap()
+        .messages
+        == 0
+    {
+        common::nats::publish_with(&client, &[("sensors.kitchen.temp", m.clone())]).await;
+        assert!(start.elapsed().as_secs() < 20, "no message through");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let r = wait_source(&c, "temps", 20, |r| r.tuples >= 1).await;
+    assert_eq!(r.bad_messages, 0);
+}
+
+#[tokio::test]
 async fn the_file_example() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

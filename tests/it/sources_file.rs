@@ -296,7 +296,7 @@ async fn with_options_errors_have_postgres_sqlstates() {
         (
             format!("CREATE STREAM e ({COLUMNS}) WITH (connector = 'ftp', path = '{path}')"),
             "42704",
-            "connector \"ftp\" does not exist; the connectors are kafka, mqtt and file".to_string(),
+            "connector \"ftp\" does not exist; the connectors are kafka, mqtt, nats and file".to_string(),
         ),
         (
             format!("CREATE STREAM e ({COLUMNS}) WITH (connector = 'file', path = '{path}', colour = 'red')"),

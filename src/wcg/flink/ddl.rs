@@ -116,6 +116,9 @@ pub(crate) fn source_table(
         Some((ConnectorSpec::Mqtt(_), _)) => {
             return refuse("an MQTT-fed stream: Flink has no MQTT table source")
         }
+        Some((ConnectorSpec::Nats(_), _)) => {
+            return refuse("a NATS-fed stream: Flink has no NATS table source")
+        }
         None => {
             let path = match &options.source_dir {
                 Some(d) => format!("{}/{}.csv", d.trim_end_matches('/'), source.name),

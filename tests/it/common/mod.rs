@@ -12,6 +12,7 @@ pub mod golden;
 pub mod java;
 pub mod kafka;
 pub mod mqtt;
+pub mod nats;
 pub mod postgres;
 pub mod psql;
 pub mod sinks;

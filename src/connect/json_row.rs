@@ -78,7 +78,7 @@ impl<'de> Visitor<'de> for ObjectSeed<'_> {
 }
 
 /// A key: the column it names, if any.
-pub(super) struct KeySeed<'a>(pub(super) &'a Decoder);
+struct KeySeed<'a>(&'a Decoder);
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = Option<usize>;

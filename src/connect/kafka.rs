@@ -92,7 +92,7 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
             }
         };
         let fetcher = Fetcher {
-            client,
+            client: std::sync::Arc::new(client),
             partition: p,
             offset,
             skip_before,

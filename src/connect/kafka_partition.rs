@@ -45,7 +45,7 @@ pub(super) type Fetched = Result<Chunk, String>;
 
 /// A partition to read from an offset on.
 pub(super) struct Fetcher {
-    pub(super) client: PartitionClient,
+    pub(super) client: std::sync::Arc<PartitionClient>,
     pub(super) partition: i32,
     pub(super) offset: i64,
     /// `start = '<timestamp>'`: records stamped before it (microseconds since the epoch)
@@ -59,49 +59,34 @@ pub(super) struct Fetcher {
     pub(super) timeout: Duration,
 }
 
+/// What the fetching half hands the decoding half: one Fetch's records and the high
+/// watermark, or why it stopped.
+type Records = Result<(Vec<RecordAndOffset>, i64), String>;
+
 impl Fetcher {
     /// Fetch and decode from `offset` on into `tx`, until the receiver is gone or a Fetch
-    /// fails (the failure sent as the last item).
+    /// fails (the failure sent as the last item). The next Fetch is under way while the
+    /// last one's records are decoded (one Fetch's records wait between the two).
     pub(super) async fn run(mut self, tx: mpsc::Sender<Fetched>) {
-        let timeout = self.timeout;
-        let p = self.partition;
+        let (rtx, mut rrx) = mpsc::channel::<Records>(1);
+        let mut fetching = tokio::task::JoinSet::new(); // aborted when this task ends
+        fetching.spawn(fetch(
+            self.client.clone(),
+            self.partition,
+            self.offset,
+            self.timeout,
+            rtx,
+        ));
         let mut appender = Appender::new(self.decoder.clone());
-        let mut last_hw = -1;
-        loop {
-            let fetch = self
-                .client
-                .fetch_records(self.offset, 1..FETCH_BYTES, FETCH_WAIT_MS);
-            let fetched = match tokio::time::timeout(timeout, fetch).await {
-                Ok(r) => r,
-                Err(_) => {
-                    let why = format!(
-                        "partition {p}: no answer to a Fetch within {} s",
-                        timeout.as_secs()
-                    );
-                    let _ = tx.send(Err(why)).await;
-                    return;
-                }
-            };
+        while let Some(fetched) = rrx.recv().await {
             let sent = match fetched {
-                Ok((records, hw)) if records.is_empty() => {
-                    if hw == last_hw {
-                        continue;
-                    }
-                    last_hw = hw;
-                    tx.send(Ok(self.chunk(None, 0, Vec::new(), hw)))
-                        .await
-                        .is_ok()
-                }
-                Ok((records, hw)) => {
-                    last_hw = hw;
-                    self.decode(records, hw, &mut appender, &tx).await
-                }
-                Err(rskafka::client::error::Error::ServerError {
-                    protocol_error: rskafka::client::error::ProtocolError::OffsetOutOfRange,
-                    ..
-                }) => self.restart_at_earliest(&tx).await,
-                Err(e) => {
-                    let _ = tx.send(Err(format!("partition {p}: {e}"))).await;
+                Ok((records, hw)) if records.is_empty() => tx
+                    .send(Ok(self.chunk(None, 0, Vec::new(), hw)))
+                    .await
+                    .is_ok(),
+                Ok((records, hw)) => self.decode(records, hw, &mut appender, &tx).await,
+                Err(why) => {
+                    let _ = tx.send(Err(why)).await;
                     return;
                 }
             };
@@ -168,27 +153,65 @@ impl Fetcher {
             bad,
         }
     }
+}
 
-    /// The offset is no longer on the broker (retention): go on from the partition's
-    /// earliest. False once the receiver is gone or the broker does not say.
-    async fn restart_at_earliest(&mut self, tx: &mpsc::Sender<Fetched>) -> bool {
-        let p = self.partition;
-        let earliest = self.client.get_offset(OffsetAt::Earliest);
-        match tokio::time::timeout(self.timeout, earliest).await {
-            Ok(Ok(earliest)) => {
-                tracing::warn!(
-                    "kafka partition {p}: offset {} is no longer on the broker; going on from {earliest}",
-                    self.offset
+/// Fetch partition `p` of `client` from `offset` on into `tx` (records, or the high
+/// watermark when it moved), until the receiver is gone or a Fetch fails (the failure
+/// sent as the last item). An offset the broker no longer has (retention) moves to the
+/// partition's earliest, with a warning.
+async fn fetch(
+    client: std::sync::Arc<PartitionClient>,
+    p: i32,
+    mut offset: i64,
+    timeout: Duration,
+    tx: mpsc::Sender<Records>,
+) {
+    use rskafka::client::error::{Error, ProtocolError};
+    let mut last_hw = -1;
+    loop {
+        let fetch = client.fetch_records(offset, 1..FETCH_BYTES, FETCH_WAIT_MS);
+        let fetched = match tokio::time::timeout(timeout, fetch).await {
+            Ok(r) => r,
+            Err(_) => {
+                let why = format!(
+                    "partition {p}: no answer to a Fetch within {} s",
+                    timeout.as_secs()
                 );
-                self.offset = earliest;
-                true
+                let _ = tx.send(Err(why)).await;
+                return;
             }
-            _ => {
-                let _ = tx
-                    .send(Err(format!("partition {p}: no earliest offset")))
-                    .await;
-                false
+        };
+        let records = match fetched {
+            Ok((records, hw)) => {
+                if let Some(r) = records.last() {
+                    offset = r.offset + 1;
+                } else if hw == last_hw {
+                    continue;
+                }
+                last_hw = hw;
+                Ok((records, hw))
             }
+            Err(Error::ServerError {
+                protocol_error: ProtocolError::OffsetOutOfRange,
+                ..
+            }) => {
+                let earliest = client.get_offset(OffsetAt::Earliest);
+                match tokio::time::timeout(timeout, earliest).await {
+                    Ok(Ok(earliest)) => {
+                        tracing::warn!(
+                            "kafka partition {p}: offset {offset} is no longer on the broker; going on from {earliest}"
+                        );
+                        offset = earliest;
+                        continue;
+                    }
+                    _ => Err(format!("partition {p}: no earliest offset")),
+                }
+            }
+            Err(e) => Err(format!("partition {p}: {e}")),
+        };
+        let failed = records.is_err();
+        if tx.send(records).await.is_err() || failed {
+            return;
         }
     }
 }

@@ -28,6 +28,7 @@ use crate::types::{parse_value, Column, DataType, Value};
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
 /// Decodes messages for a stream's columns.
+#[derive(Clone)]
 pub(crate) struct Decoder {
     columns: Vec<Column>,
     types: Vec<DataType>,
@@ -68,6 +69,21 @@ impl Decoder {
     /// The format decoded.
     pub(crate) fn spec(&self) -> &FormatSpec {
         &self.spec
+    }
+
+    /// The stream's column types.
+    pub(crate) fn types(&self) -> &[DataType] {
+        &self.types
+    }
+
+    /// The stream's TIMESTAMPCOLUMN, if it has one.
+    pub(crate) fn ts_col(&self) -> Option<usize> {
+        self.ts_col
+    }
+
+    /// The columns CSV fields fill, in field order.
+    pub(crate) fn csv_targets(&self) -> &[usize] {
+        &self.csv_targets
     }
 
     /// An empty batch builder for the stream's columns.
@@ -306,14 +322,19 @@ pub(crate) fn batch_of(decoder: &Decoder, rows: &mut Vec<Row>) -> ColumnBatch {
     b.finish()
 }
 
-/// Microseconds since the epoch from a number of `unit`s (`None` when `text` is no
-/// number or is out of range).
-pub(crate) fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
-    let scale: i64 = match unit {
+/// Microseconds in one `unit` (seconds, milliseconds, microseconds; 1 for ISO 8601).
+pub(crate) fn epoch_scale(unit: TimeFormat) -> i64 {
+    match unit {
         TimeFormat::EpochSeconds => 1_000_000,
         TimeFormat::EpochMillis => 1_000,
         _ => 1,
-    };
+    }
+}
+
+/// Microseconds since the epoch from a number of `unit`s (`None` when `text` is no
+/// number or is out of range).
+pub(crate) fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
+    let scale = epoch_scale(unit);
     if let Ok(n) = text.parse::<i64>() {
         return n.checked_mul(scale);
     }

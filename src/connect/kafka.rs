@@ -5,12 +5,13 @@
 //! partition starts per `start`: its earliest offset, its end (the high watermark a Fetch
 //! reports: some brokers answer ListOffsets(latest) with the last batch's base offset plus
 //! one, which is not the end), or its earliest offset with records stamped before the
-//! instant skipped. One task per partition fetches (up to [`FETCH_BYTES`], waiting up to
-//! half a second for data) into a bounded channel; the source decodes what arrives, at
-//! most [`super::format::BATCH_ROWS`] rows a batch, and delivers each batch with the next
-//! offset of every partition. Lag is the sum over partitions of the high watermark minus
-//! the next offset not delivered yet (records fetched but not yet in the stream count as
-//! lag, so a lag of 0 means the stream holds everything up to the watermarks). A record with no value is a bad message; so is one that does not
+//! instant skipped. One task per partition fetches (see [`super::kafka_partition`]) and
+//! decodes what it fetched into columnar chunks, so that partitions decode in parallel,
+//! and hands them over through a bounded channel; the source delivers each chunk whole
+//! with the next offset of every partition. Lag is the sum over partitions of the high
+//! watermark minus the next offset not delivered yet (records fetched but not yet in the
+//! stream count as lag, so a lag of 0 means the stream holds everything up to the
+//! watermarks). A record with no value is a bad message; so is one that does not
 //! decode (`partition 1 offset 17: ...`). An offset the broker no longer has (retention)
 //! moves to the partition's earliest offset, with a warning.
 //!
@@ -22,18 +23,14 @@ use std::time::Duration;
 
 use rskafka::client::partition::{OffsetAt, PartitionClient, UnknownTopicHandling};
 use rskafka::client::{Client, ClientBuilder, Credentials, SaslConfig};
-use rskafka::record::RecordAndOffset;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::format::Row;
+use super::kafka_partition::{Chunk, Fetched, Fetcher};
 use super::runner::{Ctx, Halt};
-use super::spec::{KafkaSpec, StartAt};
+use super::spec::{KafkaSpec, OnError, StartAt};
+use crate::exec::columns::ColumnBatchBuilder;
 
-/// Bytes one Fetch of one partition asks for at most.
-const FETCH_BYTES: i32 = 4 << 20;
-/// How long a Fetch waits for data.
-const FETCH_WAIT_MS: i32 = 500;
 /// How long any request may take before the connection is given up and made again: a
 /// request in flight when its broker dies is otherwise never answered.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,10 +48,6 @@ async fn within<T>(
         ))),
     }
 }
-
-/// What a partition's fetcher hands over: records and the high watermark, or why it
-/// stopped.
-type Fetched = Result<(i32, Vec<RecordAndOffset>, i64), String>;
 
 /// Read `spec`'s topic until stopped (or the connection fails: [`Halt::Retry`]).
 pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
@@ -74,96 +67,104 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
     let _committer = spec.group_id.as_ref().map(|g| {
         super::kafka_group::spawn_committer(spec, g, ctx.durable_positions(), ctx.source.clone())
     });
+    // Bounded: a fetcher waits while its decoded chunks are not taken.
     let (tx, mut rx) = mpsc::channel::<Fetched>(2 * partitions.len());
     let mut fetchers = tokio::task::JoinSet::new();
-    let mut skip_before: BTreeMap<i32, i64> = BTreeMap::new();
     for &p in &partitions {
-        let pc = within(
+        let client = within(
             &format!("partition {p}"),
             client.partition_client(spec.topic.clone(), p, UnknownTopicHandling::Retry),
         )
         .await?;
-        let offset = match next.get(&p) {
-            Some(&o) => o,
+        let (offset, skip_before) = match next.get(&p) {
+            Some(&o) => (o, None),
             None => {
                 let o = match committed.get(&p) {
                     Some(&o) => o,
-                    None => start_offset(&pc, spec.start).await?,
+                    None => start_offset(&client, spec.start).await?,
                 };
-                if let StartAt::Time(t) = spec.start {
-                    skip_before.insert(p, t);
-                }
                 next.insert(p, o);
-                o
+                let skip = match spec.start {
+                    StartAt::Time(t) => Some(t),
+                    _ => None,
+                };
+                (o, skip)
             }
         };
-        fetchers.spawn(fetch(pc, p, offset, tx.clone()));
+        let fetcher = Fetcher {
+            client: std::sync::Arc::new(client),
+            partition: p,
+            offset,
+            skip_before,
+            topic: spec.topic.clone(),
+            stop_on_bad: ctx.source.spec.on_error == OnError::Stop,
+            decoder: ctx.decoder.clone(),
+            timeout: REQUEST_TIMEOUT,
+        };
+        fetchers.spawn(fetcher.run(tx.clone()));
     }
     drop(tx);
     let mut watermarks: BTreeMap<i32, i64> = BTreeMap::new();
-    let mut rows: Vec<Row> = Vec::new();
     loop {
         ctx.gate().await?;
-        let first = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+        let chunk = match tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
             Err(_) => continue,
             Ok(None) => return Err(Halt::Retry("every partition's fetcher ended".into())),
-            Ok(Some(f)) => f,
+            Ok(Some(f)) => f.map_err(Halt::Retry)?,
         };
-        let mut fetched = vec![first];
-        while fetched.len() < 4 * partitions.len() {
-            match rx.try_recv() {
-                Ok(f) => fetched.push(f),
-                Err(_) => break,
-            }
-        }
-        // Lag counts what is not delivered yet: first with the records just fetched
-        // still in it, and only once they are delivered without them, so that a lag of 0
-        // always means every record up to the high watermarks is in the stream.
-        let fetched: Vec<_> = fetched
-            .into_iter()
-            .collect::<Result<_, String>>()
-            .map_err(Halt::Retry)?;
-        for (p, _, hw) in &fetched {
-            watermarks.insert(*p, *hw);
-        }
+        watermarks.insert(chunk.partition, chunk.high_watermark);
+        // Lag counts what is not delivered yet: first with the chunk's records still in
+        // it, and only once they are delivered without them, so that a lag of 0 always
+        // means every record up to the high watermarks is in the stream.
         ctx.set_lag(lag(&watermarks, &next, partitions.len()));
-        let mut messages = 0;
-        let now = crate::time::now_us();
-        for (p, records, _) in fetched {
-            if let Some(last) = records.last() {
-                next.insert(p, last.offset + 1);
-            }
-            for r in records {
-                let stamped = r.record.timestamp.timestamp_micros();
-                if skip_before.get(&p).is_some_and(|&t| stamped < t) {
-                    continue;
-                }
-                skip_before.remove(&p);
-                let at = || format!("partition {p} offset {}", r.offset);
-                let Some(value) = &r.record.value else {
-                    ctx.bad(&at(), "a record without a value")?;
-                    continue;
-                };
-                match ctx
-                    .decoder
-                    .message(value, Some(&spec.topic), now, &mut rows)
-                {
-                    Ok(()) => messages += 1,
-                    Err(e) => ctx.bad(&at(), &e)?,
-                }
-            }
+        take(ctx, chunk, &mut next).await?;
+        ctx.set_lag(lag(&watermarks, &next, partitions.len()));
+    }
+}
+
+/// Deliver `chunk`'s rows with the offsets `next` moved past them, then count its bad
+/// messages. A bad message that stops the source (`on_error = 'stop'`: the chunk's last
+/// record) is left out of the offsets, so that the source reads it again when resumed.
+async fn take(ctx: &mut Ctx, chunk: Chunk, next: &mut BTreeMap<i32, i64>) -> Result<(), Halt> {
+    let p = chunk.partition;
+    let stops = ctx.source.spec.on_error == OnError::Stop && !chunk.bad.is_empty();
+    next.insert(p, chunk.next - i64::from(stops));
+    match chunk.batch {
+        Some(batch) => {
+            ctx.deliver(batch, chunk.messages, Some(position(next)))
+                .await?
         }
-        let position = json!({ "partitions": next.iter().map(|(p, o)| (p.to_string(), json!(*o))).collect::<serde_json::Map<_, _>>() });
-        if rows.is_empty() && messages == 0 {
+        // Messages that made no rows (white space only).
+        None if chunk.messages > 0 => {
+            let empty = ColumnBatchBuilder::new(ctx.decoder.types(), 0).finish();
+            ctx.deliver(empty, chunk.messages, Some(position(next)))
+                .await?
+        }
+        None => {
+            let position = position(next);
             if ctx.position() != Some(&position) {
                 ctx.advance(position);
             }
-        } else {
-            let batch = super::format::batch_of(&ctx.decoder, &mut rows);
-            ctx.deliver(batch, messages, Some(position)).await?;
         }
-        ctx.set_lag(lag(&watermarks, &next, partitions.len()));
     }
+    for (offset, why) in &chunk.bad {
+        ctx.bad(&format!("partition {p} offset {offset}"), why)?;
+    }
+    if stops {
+        // Resumed past it: the bad message is behind.
+        next.insert(p, chunk.next);
+        ctx.advance(position(next));
+    }
+    Ok(())
+}
+
+/// The position after the offsets `next`: `{"partitions": {"<p>": <next offset>}}`.
+fn position(next: &BTreeMap<i32, i64>) -> serde_json::Value {
+    let p: serde_json::Map<_, _> = next
+        .iter()
+        .map(|(p, o)| (p.to_string(), json!(*o)))
+        .collect();
+    json!({ "partitions": p })
 }
 
 /// Messages behind the high watermarks from the offsets `next`; known once each of the
@@ -266,62 +267,6 @@ async fn start_offset(pc: &PartitionClient, start: StartAt) -> Result<i64, Halt>
     // partition.
     let (_, hw) = within(&what, pc.fetch_records(earliest, 1..1024, 10)).await?;
     Ok(hw)
-}
-
-/// Fetch partition `p` from `offset` on into `tx`, until the receiver is gone or a fetch
-/// fails.
-async fn fetch(pc: PartitionClient, p: i32, mut offset: i64, tx: mpsc::Sender<Fetched>) {
-    let mut last_hw = -1;
-    loop {
-        let fetched = tokio::time::timeout(
-            REQUEST_TIMEOUT,
-            pc.fetch_records(offset, 1..FETCH_BYTES, FETCH_WAIT_MS),
-        )
-        .await;
-        let Ok(fetched) = fetched else {
-            let _ = tx
-                .send(Err(format!(
-                    "partition {p}: no answer to a Fetch within {} s",
-                    REQUEST_TIMEOUT.as_secs()
-                )))
-                .await;
-            return;
-        };
-        match fetched {
-            Ok((records, hw)) => {
-                if let Some(r) = records.last() {
-                    offset = r.offset + 1;
-                } else if hw == last_hw {
-                    continue;
-                }
-                last_hw = hw;
-                if tx.send(Ok((p, records, hw))).await.is_err() {
-                    return;
-                }
-            }
-            Err(rskafka::client::error::Error::ServerError {
-                protocol_error: rskafka::client::error::ProtocolError::OffsetOutOfRange,
-                ..
-            }) => match within("", pc.get_offset(OffsetAt::Earliest)).await {
-                Ok(earliest) => {
-                    tracing::warn!(
-                        "kafka partition {p}: offset {offset} is no longer on the broker; going on from {earliest}"
-                    );
-                    offset = earliest;
-                }
-                Err(_) => {
-                    let _ = tx
-                        .send(Err(format!("partition {p}: no earliest offset")))
-                        .await;
-                    return;
-                }
-            },
-            Err(e) => {
-                let _ = tx.send(Err(format!("partition {p}: {e}"))).await;
-                return;
-            }
-        }
-    }
 }
 
 fn retry(what: &str, e: rskafka::client::error::Error) -> Halt {

@@ -29,11 +29,14 @@
 //! `ALTER STREAM ... ADD WRAPPER`: one statement declares the columns and where their
 //! values come from, `DROP STREAM` ends both, and the catalog restores both.
 
+mod columnar;
 mod file;
 pub(crate) mod format;
+mod json_columns;
 mod json_row;
 mod kafka;
 mod kafka_group;
+mod kafka_partition;
 mod kafka_wire;
 mod mqtt;
 mod nats;

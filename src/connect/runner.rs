@@ -53,8 +53,11 @@ pub(crate) struct Ctx {
     position_file: Option<std::path::PathBuf>,
     saved_at: Instant,
     unsaved: bool,
-    /// After RESUME of a failed source: the next bad message is skipped, not stopped on.
-    skip_next_bad: bool,
+    /// Where the bad message that stopped the source is (`partition 1 offset 17`).
+    failed_at: Option<String>,
+    /// After each RESUME of a failed source: where the message it stopped on is, which is
+    /// skipped (not counted again) when it is read again.
+    skip_bad_at: Vec<String>,
     /// Heap bytes of the last delivered batch: what the next one is expected to cost.
     last_batch_bytes: usize,
     /// The last position that is durable: in an archived stream's log, in the position
@@ -94,7 +97,8 @@ pub(crate) async fn run(
         position_file,
         saved_at: Instant::now(),
         unsaved: false,
-        skip_next_bad: false,
+        failed_at: None,
+        skip_bad_at: Vec::new(),
         last_batch_bytes: 0,
     };
     ctx.show_position();
@@ -129,7 +133,7 @@ pub(crate) async fn run(
                 if !ctx.wait_for_resume().await {
                     break;
                 }
-                ctx.skip_next_bad = true;
+                ctx.skip_bad_at.extend(ctx.failed_at.take());
             }
             Err(Halt::Retry(why)) => {
                 tracing::warn!("source of stream {}: {why}; retrying", ctx.stream.name);
@@ -350,8 +354,9 @@ impl Ctx {
     /// A bad message at `at` (`partition 1 offset 17`, `file a.csv line 3`): counted and
     /// kept as the last error. Errors: [`Halt::Failed`] with `on_error = 'stop'`.
     pub(crate) fn bad(&mut self, at: &str, why: &str) -> Result<(), Halt> {
-        if std::mem::take(&mut self.skip_next_bad) {
-            // The message the source stopped on, read again after RESUME: counted then.
+        if let Some(i) = self.skip_bad_at.iter().position(|s| s == at) {
+            // A message the source stopped on, read again after RESUME: counted then.
+            self.skip_bad_at.swap_remove(i);
             return Ok(());
         }
         let text = format!("{at}: {why}");
@@ -360,6 +365,7 @@ impl Ctx {
             s.last_error = Some(text);
         });
         if self.source.spec.on_error == OnError::Stop {
+            self.failed_at = Some(at.to_string());
             tracing::warn!(
                 "source of stream {} stopped at a bad message ({at}); ALTER STREAM ... RESUME skips it",
                 self.stream.name

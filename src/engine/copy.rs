@@ -1267,7 +1267,7 @@ pub(crate) fn with_message(e: Error, f: impl FnOnce(&str) -> String) -> Error {
 /// that make no [`Value`]; everything else goes through [`parse_value`], which also reports
 /// every error.
 #[inline]
-pub(super) fn append_field(
+pub(crate) fn append_field(
     b: &mut ColumnBatchBuilder,
     c: usize,
     text: &str,

@@ -57,6 +57,8 @@ mod table_log;
 pub use archive::{StorageConfig, SyncMode};
 pub(crate) use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
+/// COPY's field reader, which sources also decode with.
+pub(crate) use copy::append_field;
 pub(crate) use copy::CopyIn;
 pub(crate) use outq::Overflow;
 pub(crate) use session::{Description, Session, Statement, TxStatus};

@@ -292,3 +292,71 @@ async fn the_demo_reads_a_kafka_topic() {
     // 300 flights over five hours: every one counted by the windows that closed.
     assert!(stdout.contains("sum of count(*)"), "{stdout}");
 }
+
+/// Each partition decodes its own records: a bad message in each of two partitions is
+/// counted once, with its own partition and offset, whether skipped or stopped on. With
+/// `on_error = 'stop'` the source stops at each in turn, every good record before it
+/// delivered, and each RESUME goes on past the one it stopped on: every good record
+/// arrives exactly once.
+#[tokio::test]
+async fn a_bad_message_in_each_partition_is_counted_once_and_stopped_on_in_turn() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("b", 2).await;
+    let bad = "{\"ts\": 978307202, \"id\": \"two\"}".to_string();
+    broker.produce("b", 0, &[flight(1), bad, flight(3)]).await;
+    broker
+        .produce("b", 1, &[flight(4), "not json".into(), flight(6)])
+        .await;
+    let errors = [
+        "partition 0 offset 1: column \"id\": invalid input syntax for type bigint: \"two\"",
+        "partition 1 offset 1: not a JSON object: expected ident at line 1 column 2",
+    ];
+    let port = common::start_server();
+    let c = connect(port).await;
+    for (name, on_error) in [("skipping", "skip"), ("stopping", "stop")] {
+        exec(
+            &c,
+            &format!(
+                "CREATE STREAM {name} ({COLUMNS}) WITH (connector = 'kafka', topic = 'b', \
+                 bootstrap_servers = '{}', timestamp_format = 'epoch_s', on_error = '{on_error}', \
+                 paused = true)",
+                broker.bootstrap()
+            ),
+        )
+        .await;
+    }
+    exec(
+        &c,
+        "BEGIN; DECLARE s CURSOR FOR SELECT id FROM skipping; \
+         DECLARE t CURSOR FOR SELECT id FROM stopping; \
+         ALTER STREAM skipping RESUME; ALTER STREAM stopping RESUME",
+    )
+    .await;
+    let ids = |rows: Vec<Vec<String>>| sorted(rows).concat();
+    assert_eq!(ids(fetch(&c, "s", 4, 20).await), ["1", "3", "4", "6"]);
+    let r = wait_source(&c, "skipping", 20, |r| r.messages == 4 && r.lag == Some(0)).await;
+    assert_eq!((r.bad_messages, r.tuples), (2, 4));
+    assert!(errors.contains(&r.last_error.as_deref().unwrap()), "{r:?}");
+
+    // Stopped at one partition's bad message, then at the other's.
+    let mut seen = Vec::new();
+    for n in 1..=2 {
+        let r = wait_source(&c, "stopping", 20, |r| {
+            r.state == "failed" && r.bad_messages == n
+        })
+        .await;
+        let e = r.last_error.unwrap();
+        assert!(errors.contains(&e.as_str()) && !seen.contains(&e), "{e}");
+        seen.push(e);
+        exec(&c, "ALTER STREAM stopping RESUME").await;
+    }
+    let r = wait_source(&c, "stopping", 20, |r| r.messages == 4 && r.lag == Some(0)).await;
+    assert_eq!(
+        (r.state.as_str(), r.bad_messages, r.tuples),
+        ("running", 2, 4)
+    );
+    assert_eq!(ids(fetch(&c, "t", 4, 20).await), ["1", "3", "4", "6"]);
+    exec(&c, "COMMIT").await;
+}

@@ -4,21 +4,13 @@
 //! (its records kept in moto's S3) recovered without loss. Skipped with a message when
 //! Tansu is not installed.
 
-use crate::common::kafka::Broker;
+use crate::common::kafka::{flight, Broker};
 use crate::common::sources::{fetch, resume_and_fetch_ids, source_row, wait_source};
 use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
 
 /// Flight `id` as a JSON message: one a second from 2001-01-01.
-fn flight(id: i64) -> String {
-    format!(
-        "{{\"ts\": {}, \"id\": {id}, \"origin\": \"A{}\"}}",
-        978_307_200 + id,
-        id % 7
-    )
-}
-
 fn sorted(mut rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
     rows.sort();
     rows
@@ -118,16 +110,7 @@ async fn archived_kafka_source_is_exactly_once_across_sigkill() {
     broker.create_topic("f", 2).await;
     let data = common::data_dir();
     let args = ["--data-dir", data.path().to_str().unwrap()];
-    let produce = |from: i64, to: i64| {
-        let evens: Vec<String> = (from..to).filter(|i| i % 2 == 0).map(flight).collect();
-        let odds: Vec<String> = (from..to).filter(|i| i % 2 == 1).map(flight).collect();
-        let b = &broker;
-        async move {
-            b.produce("f", 0, &evens).await;
-            b.produce("f", 1, &odds).await;
-        }
-    };
-    produce(0, 20_000).await;
+    broker.produce_split("f", 0, 20_000).await;
     let server = common::tcqd::Tcqd::start(args);
     let c = connect(server.port).await;
     exec(
@@ -142,7 +125,7 @@ async fn archived_kafka_source_is_exactly_once_across_sigkill() {
     wait_source(&c, "a", 30, |r| r.messages > 0).await;
     drop(c);
     drop(server); // SIGKILL
-    produce(20_000, 30_000).await;
+    broker.produce_split("f", 20_000, 30_000).await;
     let server = common::tcqd::Tcqd::start(args);
     let c = connect(server.port).await;
     wait_source(&c, "a", 60, |r| r.lag == Some(0) && r.state == "running").await;

@@ -8,21 +8,13 @@ use std::time::{Duration, Instant};
 
 use tcq::engine::Config;
 
-use crate::common::kafka::Broker;
+use crate::common::kafka::{flight, Broker};
 use crate::common::sources::{resume_and_fetch_ids, wait_source};
 use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
 
 /// Flight `id` as a JSON message.
-fn flight(id: i64) -> String {
-    format!(
-        "{{\"ts\": {}, \"id\": {id}, \"origin\": \"A{}\"}}",
-        978_307_200 + id,
-        id % 7
-    )
-}
-
 /// Whether confluent-kafka imports; skipped with a message when it does not.
 fn confluent_kafka() -> bool {
     let ok = std::process::Command::new("python3")
@@ -99,16 +91,7 @@ async fn durable_offsets_are_committed_and_start_group_resumes_from_them() {
     }
     let bootstrap = broker.bootstrap();
     broker.create_topic("g", 2).await;
-    let produce = |from: i64, to: i64| {
-        let evens: Vec<String> = (from..to).filter(|i| i % 2 == 0).map(flight).collect();
-        let odds: Vec<String> = (from..to).filter(|i| i % 2 == 1).map(flight).collect();
-        let b = &broker;
-        async move {
-            b.produce("g", 0, &evens).await;
-            b.produce("g", 1, &odds).await;
-        }
-    };
-    produce(0, 30).await;
+    broker.produce_split("g", 0, 30).await;
     assert_eq!(committed(&bootstrap, "tcq-a", "g").await, [-1001, -1001]);
 
     // An archived stream: its offsets are committed once in the log.
@@ -130,7 +113,7 @@ async fn durable_offsets_are_committed_and_start_group_resumes_from_them() {
     // starts from the group's offsets (unarchived: committed once its position is saved).
     exec(&c, "ALTER STREAM a PAUSE").await;
     wait_source(&c, "a", 10, |r| r.state == "paused").await;
-    produce(30, 35).await;
+    broker.produce_split("g", 30, 35).await;
     exec(
         &c,
         &format!(

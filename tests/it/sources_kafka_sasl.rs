@@ -4,26 +4,11 @@
 //! log. Skipped with a message when Tansu is not installed.
 
 use crate::common::kafka::Broker;
-use crate::common::sources::wait_source;
+use crate::common::sources::{text_of, wait_source};
 use crate::common::tcqd::Tcqd;
 use crate::common::{self, connect, exec};
 
 const PASSWORD: &str = "n0t-Th3-pa55word";
-
-/// Every value of every row `sql` returns, as text.
-async fn text_of(c: &tokio_postgres::Client, sql: &str) -> String {
-    let mut out = String::new();
-    for m in c.simple_query(sql).await.unwrap() {
-        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
-            for i in 0..r.len() {
-                out.push_str(r.get(i).unwrap_or("NULL"));
-                out.push('|');
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
 
 #[tokio::test]
 async fn a_refused_sasl_login_is_retrying_and_the_password_is_never_shown() {

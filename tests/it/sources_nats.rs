@@ -6,7 +6,7 @@
 //! when nats-server is not installed.
 
 use crate::common::nats::{publish_with, NatsServer};
-use crate::common::sources::{fetch, wait_source};
+use crate::common::sources::{fetch, text_of, wait_source};
 use crate::common::{self, connect, exec};
 
 fn reading(t: i64, temp: f64) -> String {
@@ -157,20 +157,6 @@ async fn a_server_stopped_and_restarted_is_retrying_then_running() {
 }
 
 const PASSWORD: &str = "n4ts-s3cret-pw";
-
-async fn text_of(c: &tokio_postgres::Client, sql: &str) -> String {
-    let mut out = String::new();
-    for m in c.simple_query(sql).await.unwrap() {
-        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
-            for i in 0..r.len() {
-                out.push_str(r.get(i).unwrap_or("NULL"));
-                out.push('|');
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
 
 #[tokio::test]
 async fn credentials_are_used_and_never_shown() {

@@ -207,6 +207,15 @@ impl Broker {
             .expect("create topic");
     }
 
+    /// Produce the flights `from..to` ([`flight`]) into `topic`: even ids to partition 0,
+    /// odd ones to partition 1.
+    pub async fn produce_split(&self, topic: &str, from: i64, to: i64) {
+        let evens: Vec<String> = (from..to).filter(|i| i % 2 == 0).map(flight).collect();
+        let odds: Vec<String> = (from..to).filter(|i| i % 2 == 1).map(flight).collect();
+        self.produce(topic, 0, &evens).await;
+        self.produce(topic, 1, &odds).await;
+    }
+
     /// Produce `values` to partition `p` of `topic`, in order.
     pub async fn produce(&self, topic: &str, p: i32, values: &[String]) {
         let c = self.client().await;
@@ -236,4 +245,14 @@ impl Drop for Broker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A flight message of the Kafka tests: `{"ts": <epoch seconds>, "id": id, "origin":
+/// "A<id % 7>"}`, the time `id` seconds after 2001-01-01.
+pub fn flight(id: i64) -> String {
+    format!(
+        "{{\"ts\": {}, \"id\": {id}, \"origin\": \"A{}\"}}",
+        978_307_200 + id,
+        id % 7
+    )
 }

@@ -95,3 +95,19 @@ pub async fn resume_and_fetch_ids(c: &Client, stream: &str, n: usize, secs: u64)
         .map(|r| r[0].parse().expect("an integer id"))
         .collect()
 }
+
+/// Every value of every row `sql` returns, as text (`|` after each value, a line per row):
+/// what a test searches for a secret that must not be shown.
+pub async fn text_of(c: &Client, sql: &str) -> String {
+    let mut out = String::new();
+    for m in c.simple_query(sql).await.unwrap() {
+        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+            for i in 0..r.len() {
+                out.push_str(r.get(i).unwrap_or("NULL"));
+                out.push('|');
+            }
+            out.push('\n');
+        }
+    }
+    out
+}

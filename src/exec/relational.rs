@@ -490,6 +490,14 @@ impl Ev<'_> {
     ) -> Result<Vec<Value>> {
         use crate::sql::RelWindowFunc as F;
         let mut out = vec![Value::Null; part.len()];
+        if let F::Agg(a) = &w.func {
+            if w.frame == crate::sql::RelFrame::DEFAULT {
+                self.window_aggregate(a, rows, part, peers, &mut out)?;
+            } else {
+                self.framed_aggregate(a, w, rows, part, peers, &mut out)?;
+            }
+            return Ok(out);
+        }
         let at = |e: &RExpr, j: usize| self.eval(e, &rows[part[j]]);
         let n = part.len();
         for (g, &(from, to)) in peers.iter().enumerate() {
@@ -504,7 +512,7 @@ impl Ev<'_> {
                     F::CumeDist => Value::Float8(to as f64 / n as f64),
                     F::Ntile(b) => ntile(&at(b, j)?, j, n)?,
                     F::NthValue(e, k) => match (nth_of(&at(k, j)?)?, frame()) {
-                        (Some(k), (lo, hi)) if lo + k <= hi => at(e, lo + k - 1)?,
+                        (Some(k), (lo, hi)) if k <= hi - lo => at(e, lo + k - 1)?,
                         _ => Value::Null,
                     },
                     F::FirstValue(e) => match frame() {
@@ -521,16 +529,9 @@ impl Ev<'_> {
                         offset,
                         default,
                     } => self.shifted(rows, part, j, *lead, value, offset, default, w.ty)?,
-                    F::Agg(_) => break,
+                    F::Agg(_) => unreachable!("aggregates are computed above"),
                 };
             }
-        }
-        match &w.func {
-            F::Agg(a) if w.frame == crate::sql::RelFrame::DEFAULT => {
-                self.window_aggregate(a, rows, part, peers, &mut out)?
-            }
-            F::Agg(a) => self.framed_aggregate(a, w, rows, part, peers, &mut out)?,
-            _ => {}
         }
         Ok(out)
     }
@@ -603,9 +604,14 @@ impl Ev<'_> {
                 })?,
             },
         };
-        let target = if lead { j as i64 + k } else { j as i64 - k };
-        if (0..part.len() as i64).contains(&target) {
-            return self.eval(value, &rows[part[target as usize]]);
+        // An offset a client gives may be any bigint: past the partition either way.
+        let target = if lead {
+            (j as i64).checked_add(k)
+        } else {
+            (j as i64).checked_sub(k)
+        };
+        if let Some(t) = target.filter(|t| (0..part.len() as i64).contains(t)) {
+            return self.eval(value, &rows[part[t as usize]]);
         }
         let Some(d) = default else {
             return Ok(Value::Null);

@@ -2963,6 +2963,13 @@ impl RelBinder<'_> {
                 };
                 Ok((func, RType::Base(DataType::Float8)))
             }
+            "ntile" | "nth_value" | "lag" | "lead"
+                if !self.int4_arg(&args, if name == "ntile" { 0 } else { 1 }) =>
+            {
+                Err(Error::UndefinedFunction(format!(
+                    "function {name} does not exist for these argument types (its row count is an integer)"
+                )))
+            }
             "ntile" => {
                 arity(1, 1)?;
                 let n = args.into_iter().next().expect("one argument");
@@ -3013,6 +3020,18 @@ impl RelBinder<'_> {
                  last_value, nth_value and aggregates are)"
             ))),
         }
+    }
+
+    /// Whether argument `i` of a window function, when given, is of a type an `integer`
+    /// parameter takes (smallint, integer, or an untyped literal or parameter), as
+    /// PostgreSQL's `lag(anyelement, integer)` and `ntile(integer)` require.
+    fn int4_arg(&self, args: &[RExpr], i: usize) -> bool {
+        args.get(i).is_none_or(|a| {
+            matches!(
+                self.static_type(a),
+                RType::Base(DataType::Int2 | DataType::Int4) | RType::Unknown
+            )
+        })
     }
 
     /// The plain arguments of a window function call.

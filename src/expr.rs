@@ -677,6 +677,38 @@ fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
             Value::Timestamp(a) | Value::TimestampTz(a),
             Value::Timestamp(b) | Value::TimestampTz(b),
         ) => Value::Interval(time::timestamp_diff(*a, *b)?),
+        (BinaryOp::Add, Value::Date(d), n) | (BinaryOp::Add, n, Value::Date(d))
+            if n.as_i64().is_some() =>
+        {
+            Value::Date(crate::date::date_add_days(*d, n.as_i64().expect("integer"))?)
+        }
+        (BinaryOp::Sub, Value::Date(d), n) if n.as_i64().is_some() => Value::Date(
+            crate::date::date_add_days(*d, -n.as_i64().expect("integer"))?,
+        ),
+        (BinaryOp::Sub, Value::Date(a), Value::Date(b)) => {
+            Value::Int4(crate::date::date_diff(*a, *b)?)
+        }
+        (BinaryOp::Add, Value::Date(d), Value::Time(t))
+        | (BinaryOp::Add, Value::Time(t), Value::Date(d)) => {
+            let midnight = crate::date::date_to_timestamp(*d)?;
+            Value::Timestamp(if time::is_infinite(midnight) {
+                midnight
+            } else {
+                midnight + t
+            })
+        }
+        (BinaryOp::Add, Value::Time(t), Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), Value::Time(t)) => {
+            Value::Time(crate::date::time_add_interval(*t, i, 1))
+        }
+        (BinaryOp::Sub, Value::Time(t), Value::Interval(i)) => {
+            Value::Time(crate::date::time_add_interval(*t, i, -1))
+        }
+        (BinaryOp::Sub, Value::Time(a), Value::Time(b)) => Value::Interval(Interval {
+            months: 0,
+            days: 0,
+            micros: a - b,
+        }),
         (BinaryOp::Add, Value::Interval(a), Value::Interval(b)) => {
             Value::Interval(interval_add(*a, *b, 1)?)
         }
@@ -817,6 +849,17 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering> {
         (Value::Interval(x), Value::Interval(y)) => {
             time::interval_span_us(x).cmp(&time::interval_span_us(y))
         }
+        (Value::Date(x), Value::Date(y)) => x.cmp(y),
+        (Value::Time(x), Value::Time(y)) => x.cmp(y),
+        // A date meets a timestamp as its midnight (PostgreSQL's date_cmp_timestamp).
+        (Value::Date(d), ts @ (Value::Timestamp(_) | Value::TimestampTz(_))) => {
+            let wide = cast_value(Value::Date(*d), ts.data_type().expect("typed"))?;
+            return compare(&wide, ts);
+        }
+        (ts @ (Value::Timestamp(_) | Value::TimestampTz(_)), Value::Date(d)) => {
+            let wide = cast_value(Value::Date(*d), ts.data_type().expect("typed"))?;
+            return compare(ts, &wide);
+        }
         _ => {
             let name = |v: &Value| {
                 v.data_type()
@@ -898,6 +941,9 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
                 return parse_value(&s, to);
             }
         }
+        if let T::Bpchar(n) = to {
+            return Ok(Value::Text(crate::types::bpchar(&s, n, false)?.into()));
+        }
         return Ok(Value::Text(s));
     }
     if let Value::Text(s) = &v {
@@ -941,12 +987,36 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
         (Value::Bool(b), T::Int4) => Value::Int4(*b as i32),
         (Value::Int4(i), T::Bool) => Value::Bool(*i != 0),
         // The session zone's wall time, as PostgreSQL's casts (see `tz`).
+        (Value::Timestamp(t), T::TimestampTz) if time::is_infinite(*t) => Value::TimestampTz(*t),
         (Value::Timestamp(t), T::TimestampTz) => {
             Value::TimestampTz(crate::tz::current_local_to_utc(*t))
         }
-        (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(
-            t.saturating_add(crate::tz::current_offset_at(*t) as i64 * crate::time::US_PER_SEC),
-        ),
+        (Value::TimestampTz(t), T::Timestamp) => Value::Timestamp(local_wall(*t)),
+        (Value::Timestamp(t), T::Date) => Value::Date(crate::date::timestamp_to_date(*t)?),
+        (Value::TimestampTz(t), T::Date) => {
+            Value::Date(crate::date::timestamp_to_date(local_wall(*t))?)
+        }
+        (Value::Date(d), T::Timestamp) => Value::Timestamp(crate::date::date_to_timestamp(*d)?),
+        (Value::Date(d), T::TimestampTz) => {
+            let t = crate::date::date_to_timestamp(*d)?;
+            Value::TimestampTz(if time::is_infinite(t) {
+                t
+            } else {
+                crate::tz::current_local_to_utc(t)
+            })
+        }
+        (Value::Timestamp(t), T::Time) if !time::is_infinite(*t) => {
+            Value::Time(crate::date::timestamp_to_time(*t))
+        }
+        (Value::TimestampTz(t), T::Time) if !time::is_infinite(*t) => {
+            Value::Time(crate::date::timestamp_to_time(local_wall(*t)))
+        }
+        (Value::Interval(iv), T::Time) => Value::Time(crate::date::interval_to_time(iv)),
+        (Value::Time(t), T::Interval) => Value::Interval(Interval {
+            months: 0,
+            days: 0,
+            micros: *t,
+        }),
         _ => {
             return Err(Error::CannotCoerce(format!(
                 "cannot cast type {} to {}",
@@ -956,6 +1026,14 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
         }
     };
     Ok(out)
+}
+
+/// The wall-clock time in the session zone of the `timestamptz` `t` (infinities stay).
+fn local_wall(t: i64) -> i64 {
+    if time::is_infinite(t) {
+        return t;
+    }
+    t.saturating_add(crate::tz::current_offset_at(t) as i64 * crate::time::US_PER_SEC)
 }
 
 /// A draw in [0, 1) for `random()`: the hash of a per-process counter under a key drawn

@@ -17,6 +17,7 @@
 pub mod agg;
 pub mod bench;
 mod connect;
+mod date;
 pub mod demo;
 pub mod engine;
 mod error;

@@ -46,6 +46,25 @@ pub(crate) const MIN_TIMESTAMP_US: i64 = -210_866_803_200_000_000;
 /// counting from 1970 in an `i64` stops 30 years earlier, and such timestamps are refused
 /// with PostgreSQL's out-of-range error.
 pub(crate) const END_TIMESTAMP_US: i64 = i64::MAX;
+/// The timestamp `infinity`, later than every other (PostgreSQL's DT_NOEND, `i64::MAX`).
+pub(crate) const INFINITY_US: i64 = i64::MAX;
+/// The timestamp `-infinity`, earlier than every other (PostgreSQL's DT_NOBEGIN).
+pub(crate) const NEG_INFINITY_US: i64 = i64::MIN;
+
+/// True for `infinity` and `-infinity`, which arithmetic leaves unchanged.
+pub(crate) fn is_infinite(us: i64) -> bool {
+    us == INFINITY_US || us == NEG_INFINITY_US
+}
+
+/// `infinity`/`-infinity` as PostgreSQL prints them; false (nothing written) when finite.
+pub(crate) fn push_infinity(us: i64, out: &mut String) -> bool {
+    match us {
+        INFINITY_US => out.push_str("infinity"),
+        NEG_INFINITY_US => out.push_str("-infinity"),
+        _ => return false,
+    }
+    true
+}
 
 /// Days since 1970-01-01 of the proleptic Gregorian date `y-m-d` (`y` astronomical: 0 is
 /// 1 BC).
@@ -226,7 +245,7 @@ struct Parts {
     offset_s: Option<i64>,
 }
 
-fn special_timestamp(lower: &str, text: &str) -> Option<Result<i64>> {
+fn special_timestamp(lower: &str) -> Option<Result<i64>> {
     let today = || now_us().div_euclid(US_PER_DAY) * US_PER_DAY;
     match lower {
         "epoch" => Some(Ok(0)),
@@ -234,9 +253,8 @@ fn special_timestamp(lower: &str, text: &str) -> Option<Result<i64>> {
         "today" => Some(Ok(today())),
         "yesterday" => Some(Ok(today() - US_PER_DAY)),
         "tomorrow" => Some(Ok(today() + US_PER_DAY)),
-        "infinity" | "+infinity" | "-infinity" => Some(Err(Error::DatetimeFieldOverflow(format!(
-            "timestamp \"{text}\" is not supported: tcq timestamps are finite"
-        )))),
+        "infinity" | "+infinity" => Some(Ok(INFINITY_US)),
+        "-infinity" => Some(Ok(NEG_INFINITY_US)),
         _ => None,
     }
 }
@@ -407,11 +425,17 @@ pub(crate) fn parse_timestamp_naive(text: &str) -> Result<i64> {
     parse_with(text, false, "timestamp")
 }
 
+/// Parse `text` as [`parse_timestamp_naive`] does, naming type `ty` in error messages
+/// (`date` reads its input as a timestamp and keeps the day).
+pub(crate) fn parse_naive_as(text: &str, ty: &str) -> Result<i64> {
+    parse_with(text, false, ty)
+}
+
 fn parse_with(text: &str, use_offset: bool, ty: &str) -> Result<i64> {
     let trimmed = text.trim();
     if trimmed.len() <= 10 {
         let lower = trimmed.to_ascii_lowercase();
-        if let Some(r) = special_timestamp(&lower, text) {
+        if let Some(r) = special_timestamp(&lower) {
             return r;
         }
     }
@@ -455,6 +479,9 @@ pub fn format_timestamp(us: i64) -> String {
 /// Append `us` as [`format_timestamp`] does, without allocating; the common case (years
 /// 1000 to 9999, whole seconds) writes digits directly.
 pub(crate) fn push_timestamp(us: i64, out: &mut String) {
+    if push_infinity(us, out) {
+        return;
+    }
     let days = us.div_euclid(US_PER_DAY);
     let tod = us.rem_euclid(US_PER_DAY);
     let (y, m, d) = civil_from_days(days);
@@ -515,6 +542,9 @@ pub(crate) fn format_timestamptz(us: i64) -> String {
 /// Append the `timestamptz` `us` in the session time zone (see [`crate::tz`]):
 /// `2001-01-01 00:05:00+00`, `2000-12-31 19:05:00-05`, `... +05:30`, and `+00 BC`.
 pub(crate) fn push_timestamptz(us: i64, out: &mut String) {
+    if push_infinity(us, out) {
+        return;
+    }
     let offset = crate::tz::current_offset_at(us);
     let local = us.saturating_add(offset as i64 * US_PER_SEC);
     let start = out.len();
@@ -937,6 +967,9 @@ pub(crate) fn interval_span_us(iv: &Interval) -> i128 {
 /// `ts + iv` with PostgreSQL's calendar rules: months first (clamping the day to the month's
 /// end), then days, then microseconds. Errors: 22008 when out of range.
 pub(crate) fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
+    if is_infinite(ts) {
+        return Ok(ts);
+    }
     let out_of_range = || Error::DatetimeFieldOverflow("timestamp out of range".into());
     let mut t = ts as i128;
     if iv.months != 0 {
@@ -959,6 +992,11 @@ pub(crate) fn timestamp_add_interval(ts: i64, iv: &Interval) -> Result<i64> {
 /// `a - b` of two timestamps as PostgreSQL gives it: whole days and the remaining time
 /// (`interval_justify_hours`), no months.
 pub(crate) fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
+    if is_infinite(a) || is_infinite(b) {
+        return Err(Error::DatetimeFieldOverflow(
+            "cannot subtract infinite timestamps".into(),
+        ));
+    }
     let d = (a as i128) - (b as i128);
     let days = d / US_PER_DAY as i128;
     let micros = d % US_PER_DAY as i128;

@@ -44,6 +44,13 @@ pub enum DataType {
     TimestampTz,
     /// `interval`
     Interval,
+    /// `date`: days since 1970-01-01 (see [`Value::Date`]).
+    Date,
+    /// `time` (without time zone): microseconds since midnight.
+    Time,
+    /// `character(n)` (`bpchar`): text blank-padded to n characters; `None` is `bpchar`,
+    /// unbounded and unpadded. Values are [`Value::Text`] holding the padded text.
+    Bpchar(Option<u32>),
 }
 
 impl DataType {
@@ -63,6 +70,10 @@ impl DataType {
             DataType::Timestamp => "timestamp without time zone".into(),
             DataType::TimestampTz => "timestamp with time zone".into(),
             DataType::Interval => "interval".into(),
+            DataType::Date => "date".into(),
+            DataType::Time => "time without time zone".into(),
+            DataType::Bpchar(None) => "character".into(),
+            DataType::Bpchar(Some(n)) => format!("character({n})"),
         }
     }
 
@@ -81,6 +92,9 @@ impl DataType {
             DataType::Timestamp => 1114,
             DataType::TimestampTz => 1184,
             DataType::Interval => 1186,
+            DataType::Date => 1082,
+            DataType::Time => 1083,
+            DataType::Bpchar(_) => 1042,
         }
     }
 
@@ -103,9 +117,18 @@ impl DataType {
         matches!(self, DataType::Timestamp | DataType::TimestampTz)
     }
 
-    /// True for `text` and `varchar`.
+    /// True for `text`, `varchar` and `character(n)`.
     pub(crate) fn is_text(&self) -> bool {
-        matches!(self, DataType::Text | DataType::Varchar(_))
+        matches!(
+            self,
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_)
+        )
+    }
+
+    /// True for the types that place an instant on the calendar: `timestamp`,
+    /// `timestamptz` and `date`.
+    pub(crate) fn is_datetime(&self) -> bool {
+        self.is_timestamp() || *self == DataType::Date
     }
 }
 
@@ -147,6 +170,11 @@ pub enum Value {
     TimestampTz(i64),
     /// `interval`
     Interval(Interval),
+    /// `date`: days since 1970-01-01; `i32::MIN` and `i32::MAX` are `-infinity` and
+    /// `infinity`, as PostgreSQL's DATEVAL_NOBEGIN and DATEVAL_NOEND.
+    Date(i32),
+    /// `time`: microseconds since midnight, 0 to 24:00:00 inclusive.
+    Time(i64),
 }
 
 impl Value {
@@ -449,6 +477,12 @@ pub(crate) enum ElemType {
     TimestampTz,
     /// `interval`
     Interval,
+    /// `date`
+    Date,
+    /// `time`
+    Time,
+    /// `character` (blank-padded)
+    Bpchar,
 }
 
 impl ElemType {
@@ -467,6 +501,9 @@ impl ElemType {
             DataType::Timestamp => ElemType::Timestamp,
             DataType::TimestampTz => ElemType::TimestampTz,
             DataType::Interval => ElemType::Interval,
+            DataType::Date => ElemType::Date,
+            DataType::Time => ElemType::Time,
+            DataType::Bpchar(_) => ElemType::Bpchar,
         }
     }
 
@@ -485,6 +522,9 @@ impl ElemType {
             ElemType::Timestamp => DataType::Timestamp,
             ElemType::TimestampTz => DataType::TimestampTz,
             ElemType::Interval => DataType::Interval,
+            ElemType::Date => DataType::Date,
+            ElemType::Time => DataType::Time,
+            ElemType::Bpchar => DataType::Bpchar(None),
         }
     }
 
@@ -516,6 +556,9 @@ impl ElemType {
             ElemType::TimestampTz => 1185,
             ElemType::Interval => 1187,
             ElemType::Numeric => 1231,
+            ElemType::Bpchar => 1014,
+            ElemType::Date => 1182,
+            ElemType::Time => 1183,
         }
     }
 
@@ -750,7 +793,7 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
         DataType::Float4 => Value::Float4(parse_float(text, ty)? as f32),
         DataType::Float8 => Value::Float8(parse_float(text, ty)?),
         DataType::Numeric => Value::Numeric(parse_numeric(text)?),
-        _ if matches!(ty, DataType::Text | DataType::Varchar(_)) && text.contains('\0') => {
+        _ if ty.is_text() && text.contains('\0') => {
             return Err(crate::Error::CharacterNotInRepertoire(
                 "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
             ))
@@ -772,7 +815,34 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
         DataType::Timestamp => Value::Timestamp(crate::time::parse_timestamp_naive(text)?),
         DataType::TimestampTz => Value::TimestampTz(crate::time::parse_timestamp(text)?),
         DataType::Interval => Value::Interval(crate::time::parse_interval(text)?),
+        DataType::Date => Value::Date(crate::date::parse_date(text)?),
+        DataType::Time => Value::Time(crate::date::parse_time(text)?),
+        DataType::Bpchar(n) => Value::Text(CompactString::from(bpchar(text, n, false)?)),
     })
+}
+
+/// `text` as `character(n)` holds it: blank-padded to n characters. Longer text is cut to
+/// n characters by an explicit cast (`'abc'::char(2)` is `ab`); otherwise (input, an
+/// assignment) only trailing blanks may be cut and anything else is 22001 "value too long
+/// for type character(n)", as PostgreSQL's bpchar input. `None` (`bpchar`) keeps the text.
+pub(crate) fn bpchar(text: &str, n: Option<u32>, explicit: bool) -> crate::Result<String> {
+    let Some(n) = n.map(|n| n as usize) else {
+        return Ok(text.to_string());
+    };
+    let len = text.chars().count();
+    if len <= n {
+        let mut s = String::with_capacity(text.len() + n - len);
+        s.push_str(text);
+        s.extend(std::iter::repeat_n(' ', n - len));
+        return Ok(s);
+    }
+    let cut: String = text.chars().take(n).collect();
+    if explicit || text[cut.len()..].bytes().all(|c| c == b' ') {
+        return Ok(cut);
+    }
+    Err(crate::Error::StringDataRightTruncation(format!(
+        "value too long for type character({n})"
+    )))
 }
 
 /// Append a float in PostgreSQL's shortest round-trip output (`extra_float_digits` = 1, the
@@ -901,6 +971,8 @@ pub fn format_value(v: &Value, out: &mut String) {
         Value::Timestamp(t) => crate::time::push_timestamp(*t, out),
         Value::TimestampTz(t) => crate::time::push_timestamptz(*t, out),
         Value::Interval(i) => out.push_str(&crate::time::format_interval(i)),
+        Value::Date(d) => crate::date::push_date(*d, out),
+        Value::Time(t) => crate::date::push_time(*t, out),
     }
 }
 
@@ -921,6 +993,8 @@ impl Value {
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Interval(_) => DataType::Interval,
+            Value::Date(_) => DataType::Date,
+            Value::Time(_) => DataType::Time,
         })
     }
 

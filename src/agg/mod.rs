@@ -262,7 +262,8 @@ pub(crate) fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Float8(f) => canonical_f64(*f).hash(state),
         Value::Numeric(d) => d.normalize().hash(state),
         Value::Text(s) => s.as_bytes().hash(state),
-        Value::Timestamp(t) | Value::TimestampTz(t) => t.hash(state),
+        Value::Timestamp(t) | Value::TimestampTz(t) | Value::Time(t) => t.hash(state),
+        Value::Date(d) => d.hash(state),
         Value::Interval(i) => i.hash(state),
     }
 }
@@ -280,6 +281,8 @@ pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
         (Timestamp(x), Timestamp(y)) | (TimestampTz(x), TimestampTz(y)) => x.cmp(y),
         (Interval(x), Interval(y)) => interval_key(x).cmp(&interval_key(y)),
         (Numeric(x), Numeric(y)) => x.cmp(y),
+        (Date(x), Date(y)) => x.cmp(y),
+        (Time(x), Time(y)) => x.cmp(y),
         _ => compare_numbers(a, b),
     }
 }

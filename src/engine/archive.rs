@@ -462,9 +462,13 @@ fn arrow_type(t: DataType) -> ArrowType {
         DataType::Int8 => ArrowType::Int64,
         DataType::Float4 => ArrowType::Float32,
         DataType::Float8 => ArrowType::Float64,
-        DataType::Text | DataType::Varchar(_) | DataType::Numeric | DataType::Interval => {
-            ArrowType::Utf8
-        }
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Bpchar(_)
+        | DataType::Numeric
+        | DataType::Interval
+        | DataType::Date
+        | DataType::Time => ArrowType::Utf8,
         DataType::Timestamp => ArrowType::Timestamp(TimeUnit::Microsecond, None),
         DataType::TimestampTz => ArrowType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
     }
@@ -545,7 +549,7 @@ impl ArchiveCodec {
                 return Err(bad(format!("column {i} has type {}", a.data_type())));
             }
             columns.push(match ty {
-                DataType::Numeric | DataType::Interval => {
+                DataType::Numeric | DataType::Interval | DataType::Date | DataType::Time => {
                     let s = a.as_string::<i32>();
                     let mut v = Vec::with_capacity(s.len());
                     for j in 0..s.len() {

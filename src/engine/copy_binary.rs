@@ -230,10 +230,13 @@ impl CopyIn {
     }
 }
 
-/// The assignment to a column: varchar(n) checks its length, as text COPY does.
+/// The assignment to a column: varchar(n) checks its length and char(n) pads, as text
+/// COPY does.
 fn assign(v: Value, ty: DataType) -> Result<Value> {
     match (&v, ty) {
-        (Value::Text(s), DataType::Varchar(Some(_))) => parse_value(s, ty),
+        (Value::Text(s), DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))) => {
+            parse_value(s, ty)
+        }
         _ => Ok(v),
     }
 }

@@ -370,17 +370,21 @@ fn pg_type_of_column(c: &crate::types::Column) -> (i64, i64, i64, char) {
 
 fn pg_type_of(d: DataType) -> (i64, i64, i64, char) {
     let typmod = match d {
-        DataType::Varchar(Some(n)) => n as i64 + 4,
+        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i64 + 4,
         _ => -1,
     };
     let (len, storage) = match d {
         DataType::Bool => (1, 'p'),
         DataType::Int2 => (2, 'p'),
-        DataType::Int4 | DataType::Float4 => (4, 'p'),
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => (8, 'p'),
+        DataType::Int4 | DataType::Float4 | DataType::Date => (4, 'p'),
+        DataType::Int8
+        | DataType::Float8
+        | DataType::Timestamp
+        | DataType::TimestampTz
+        | DataType::Time => (8, 'p'),
         DataType::Interval => (16, 'p'),
         DataType::Numeric => (-1, 'm'),
-        DataType::Text | DataType::Varchar(_) => (-1, 'x'),
+        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => (-1, 'x'),
     };
     (d.oid() as i64, typmod, len, storage)
 }

@@ -203,6 +203,8 @@ pub(crate) fn decode_value(r: &mut impl Read) -> std::io::Result<Value> {
             days: i32::from_le_bytes(bytes(r)?),
             micros: i64::from_le_bytes(bytes(r)?),
         }),
+        12 => Value::Date(i32::from_le_bytes(bytes(r)?)),
+        13 => Value::Time(i64::from_le_bytes(bytes(r)?)),
         t => return Err(bad(format!("unknown value tag {t}"))),
     })
 }
@@ -254,6 +256,14 @@ pub(crate) fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&i.months.to_le_bytes());
             out.extend_from_slice(&i.days.to_le_bytes());
             out.extend_from_slice(&i.micros.to_le_bytes());
+        }
+        Value::Date(d) => {
+            out.push(12);
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        Value::Time(t) => {
+            out.push(13);
+            out.extend_from_slice(&t.to_le_bytes());
         }
     }
 }

@@ -384,10 +384,14 @@ impl ColumnBuilder {
             DataType::Int8 => B::Int8(Prim::new(rows)),
             DataType::Float4 => B::Float4(Prim::new(rows)),
             DataType::Float8 => B::Float8(Prim::new(rows)),
-            DataType::Text | DataType::Varchar(_) => B::Text(Texts::new(rows)),
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => {
+                B::Text(Texts::new(rows))
+            }
             DataType::Timestamp => B::Timestamp(Prim::new(rows), false),
             DataType::TimestampTz => B::Timestamp(Prim::new(rows), true),
-            DataType::Numeric | DataType::Interval => B::Values(Vec::with_capacity(rows)),
+            DataType::Numeric | DataType::Interval | DataType::Date | DataType::Time => {
+                B::Values(Vec::with_capacity(rows))
+            }
         }
     }
 

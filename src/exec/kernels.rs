@@ -516,7 +516,9 @@ fn comparable(ty: DataType, c: &Value) -> bool {
     let number = c.data_type().is_some_and(|t| t.is_numeric());
     match ty {
         T::Int2 | T::Int4 | T::Int8 | T::Float4 | T::Float8 | T::Numeric => number,
-        T::Text | T::Varchar(_) => matches!(c, Value::Text(_)),
+        T::Text | T::Varchar(_) | T::Bpchar(_) => matches!(c, Value::Text(_)),
+        T::Date => matches!(c, Value::Date(_)),
+        T::Time => matches!(c, Value::Time(_)),
         T::Bool => matches!(c, Value::Bool(_)),
         T::Timestamp | T::TimestampTz => {
             matches!(c, Value::Timestamp(_) | Value::TimestampTz(_))

@@ -17,10 +17,13 @@ use rust_decimal::Decimal;
 use crate::error::{Error, Result};
 use crate::exec::block::{BlockColumn, RowBlock};
 use crate::sql::{CopyFormat, CopyOptions};
+use crate::time;
 use crate::types::{CatalogType, Column, DataType, ElemType, Interval, Value};
 
 /// Microseconds from 1970-01-01 (Unix epoch) to 2000-01-01 (PostgreSQL epoch).
 const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;
+/// Days from 1970-01-01 to 2000-01-01, where PostgreSQL's binary `date` counts from.
+const PG_EPOCH_OFFSET_DAYS: i32 = 10_957;
 
 /// Append the PostgreSQL text output of `value` (NULL is the caller's business).
 pub(crate) fn format_text(value: &Value, out: &mut String) {
@@ -190,9 +193,18 @@ fn put_binary(value: &Value, buf: &mut BytesMut) {
         Value::Float8(v) => buf.put_f64(*v),
         Value::Numeric(d) => put_numeric(d, buf),
         Value::Text(s) => buf.put_slice(s.as_bytes()),
-        Value::Timestamp(us) | Value::TimestampTz(us) => {
-            buf.put_i64(us.saturating_sub(PG_EPOCH_OFFSET_US))
-        }
+        // infinity and -infinity are i64::MAX and i64::MIN on both sides.
+        Value::Timestamp(us) | Value::TimestampTz(us) => buf.put_i64(if time::is_infinite(*us) {
+            *us
+        } else {
+            us.saturating_sub(PG_EPOCH_OFFSET_US)
+        }),
+        Value::Date(d) => buf.put_i32(if crate::date::date_is_infinite(*d) {
+            *d
+        } else {
+            d - PG_EPOCH_OFFSET_DAYS
+        }),
+        Value::Time(t) => buf.put_i64(*t),
         Value::Interval(iv) => {
             buf.put_i64(iv.micros);
             buf.put_i32(iv.days);
@@ -271,7 +283,26 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
         DataType::Float4 => Value::Float4(f32::from_be_bytes(fixed(4)?.try_into().unwrap())),
         DataType::Float8 => Value::Float8(f64::from_be_bytes(fixed(8)?.try_into().unwrap())),
         DataType::Numeric => Value::Numeric(parse_numeric(bytes).ok_or_else(bad)?),
-        DataType::Text | DataType::Varchar(_) => {
+        DataType::Date => {
+            let pg = i32::from_be_bytes(fixed(4)?.try_into().unwrap());
+            Value::Date(if crate::date::date_is_infinite(pg) {
+                pg
+            } else {
+                pg.checked_add(PG_EPOCH_OFFSET_DAYS)
+                    .filter(|d| !crate::date::date_is_infinite(*d))
+                    .ok_or_else(|| Error::DatetimeFieldOverflow("date out of range".into()))?
+            })
+        }
+        DataType::Time => {
+            let t = i64::from_be_bytes(fixed(8)?.try_into().unwrap());
+            if !(0..=crate::time::US_PER_DAY).contains(&t) {
+                return Err(Error::InvalidBinaryRepresentation(
+                    "time out of range".into(),
+                ));
+            }
+            Value::Time(t)
+        }
+        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => {
             let s = std::str::from_utf8(bytes).map_err(|_| {
                 Error::CharacterNotInRepertoire(
                     "invalid byte sequence for encoding \"UTF8\"".into(),
@@ -287,9 +318,13 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
         }
         DataType::Timestamp | DataType::TimestampTz => {
             let pg = i64::from_be_bytes(fixed(8)?.try_into().unwrap());
-            let us = pg
-                .checked_add(PG_EPOCH_OFFSET_US)
-                .ok_or_else(|| Error::DatetimeFieldOverflow("timestamp out of range".into()))?;
+            let us = if time::is_infinite(pg) {
+                pg
+            } else {
+                pg.checked_add(PG_EPOCH_OFFSET_US)
+                    .filter(|us| !time::is_infinite(*us))
+                    .ok_or_else(|| Error::DatetimeFieldOverflow("timestamp out of range".into()))?
+            };
             if ty == DataType::Timestamp {
                 Value::Timestamp(us)
             } else {

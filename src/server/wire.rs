@@ -155,17 +155,22 @@ fn type_size(ty: DataType) -> i16 {
     match ty {
         DataType::Bool => 1,
         DataType::Int2 => 2,
-        DataType::Int4 | DataType::Float4 => 4,
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+        DataType::Int4 | DataType::Float4 | DataType::Date => 4,
+        DataType::Int8
+        | DataType::Float8
+        | DataType::Timestamp
+        | DataType::TimestampTz
+        | DataType::Time => 8,
         DataType::Interval => 16,
-        DataType::Numeric | DataType::Text | DataType::Varchar(_) => -1,
+        DataType::Numeric | DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => -1,
     }
 }
 
-/// The type modifier PostgreSQL reports: `n + 4` for `varchar(n)`, else -1.
+/// The type modifier PostgreSQL reports: `n + 4` for `varchar(n)` and `character(n)`,
+/// else -1.
 fn type_modifier(ty: DataType) -> i32 {
     match ty {
-        DataType::Varchar(Some(n)) => n as i32 + 4,
+        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
         _ => -1,
     }
 }

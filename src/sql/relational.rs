@@ -2335,11 +2335,12 @@ impl RelBinder<'_> {
     }
 
     /// An explicit cast as PostgreSQL applies the written type's modifier: `varchar(n)`
-    /// cuts the text to n characters (an assignment would refuse it), `numeric(p, s)`
+    /// and `char(n)` cut the text to n characters (`char(n)` then pads it) (an assignment would refuse it), `numeric(p, s)`
     /// rounds to s digits and checks p (22003), as the streaming binder's casts do.
     fn explicit_cast(&mut self, inner: RExpr, to: RType, written: &str) -> Result<RExpr> {
         use crate::sql::ScalarFunc;
-        if let RType::Base(d @ DataType::Varchar(Some(n))) = to {
+        check_datetime_cast(self.static_type(&inner), to)?;
+        if let RType::Base(d @ (DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)))) = to {
             let text = self.cast(inner, RType::Base(DataType::Text));
             let cut = Expr::Func {
                 func: ScalarFunc::Substr,
@@ -3180,6 +3181,23 @@ impl RelBinder<'_> {
             }
         }
     }
+}
+
+/// A cast from or to `date` or `time` that PostgreSQL has no cast for (`integer::date`,
+/// `interval::date`) is 42846, before any row is read. Other casts are checked as values
+/// are converted.
+fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
+    if let (RType::Base(f), RType::Base(t)) = (from, to) {
+        let dated = |d: DataType| matches!(d, DataType::Date | DataType::Time);
+        if (dated(f) || dated(t)) && !super::types::castable(f, t, true) {
+            return Err(Error::CannotCoerce(format!(
+                "cannot cast type {} to {}",
+                f.name(),
+                t.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn agg_type(a: &RelAgg) -> RType {

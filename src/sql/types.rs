@@ -117,6 +117,12 @@ pub(crate) fn type_oid_of_name(name: &str) -> Option<i64> {
 
 /// A type name (as sqlparser prints it) to a static type.
 pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
+    let quoted = written.trim().to_lowercase();
+    let quoted = quoted.strip_prefix("pg_catalog.").unwrap_or(&quoted);
+    // `"char"` (quoted) is the catalogs' one-byte type; `char` is `character(1)`.
+    if quoted == "\"char\"" {
+        return Ok(RType::Base(DataType::Text));
+    }
     let lower = written.trim().to_lowercase().replace('"', "");
     let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
     let elem = base
@@ -141,8 +147,7 @@ pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
         "regnamespace" => RType::Reg(RegKind::Namespace),
         "regrole" => RType::Reg(RegKind::Role),
         "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
-        "name" | "char" | "\"char\"" | "bpchar" | "character" | "pg_node_tree" | "aclitem"
-        | "unknown" | "cstring" => RType::Base(DataType::Text),
+        "name" | "pg_node_tree" | "aclitem" | "unknown" | "cstring" => RType::Base(DataType::Text),
         other => RType::Base(type_from_name(other)?),
     })
 }
@@ -194,13 +199,23 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
             Some(&n) if n > 10_485_760 => return Err(Error::InvalidParameterValue("length for type varchar cannot exceed 10485760".into())),
             n => DataType::Varchar(n.copied()),
         },
+        "char" | "character" | "bpchar" => match args.first() {
+            Some(0) => return Err(Error::InvalidParameterValue("length for type char must be at least 1".into())),
+            Some(&n) if n > 10_485_760 => return Err(Error::InvalidParameterValue("length for type char cannot exceed 10485760".into())),
+            Some(&n) => DataType::Bpchar(Some(n)),
+            // `char` alone is `char(1)`; `bpchar` alone has no length.
+            None if base == "bpchar" => DataType::Bpchar(None),
+            None => DataType::Bpchar(Some(1)),
+        },
         "timestamp" | "timestamp without time zone" => DataType::Timestamp,
         "timestamptz" | "timestamp with time zone" => DataType::TimestampTz,
         "interval" => DataType::Interval,
-        "char" | "character" | "bpchar" | "date" | "time" | "timetz" | "time with time zone" | "time without time zone" | "bytea" | "json"
+        "date" => DataType::Date,
+        "time" | "time without time zone" => DataType::Time,
+        "timetz" | "time with time zone" | "bytea" | "json"
         | "jsonb" | "uuid" | "regclass" | "oid" | "name" => {
             return Err(Error::FeatureNotSupported(format!(
-                "type {base} is not supported; stream columns may be boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), timestamp, timestamptz or interval"
+                "type {base} is not supported; columns may be boolean, smallint, integer, bigint, real, double precision, numeric, text, varchar(n), char(n), timestamp, timestamptz, interval, date or time"
             )))
         }
         // An array of any type (`int[]`, `text ARRAY`): PostgreSQL has them, a column here not.
@@ -268,6 +283,9 @@ pub(crate) fn short_type_name(t: DataType) -> &'static str {
         DataType::Timestamp => "timestamp",
         DataType::TimestampTz => "timestamptz",
         DataType::Interval => "interval",
+        DataType::Date => "date",
+        DataType::Time => "time",
+        DataType::Bpchar(_) => "bpchar",
     }
 }
 
@@ -317,6 +335,10 @@ pub(crate) fn common_type(a: DataType, b: DataType) -> Option<DataType> {
     if a.is_timestamp() && b.is_timestamp() {
         return Some(DataType::TimestampTz);
     }
+    // A date meets a timestamp as its midnight (date's implicit casts).
+    if a.is_datetime() && b.is_datetime() {
+        return Some(if a == DataType::Date { b } else { a });
+    }
     None
 }
 
@@ -341,7 +363,17 @@ pub(crate) fn castable(from: DataType, to: DataType, explicit: bool) -> bool {
     if from == to || (from.is_numeric() && to.is_numeric()) || (from.is_text() && to.is_text()) {
         return true;
     }
-    if from.is_timestamp() && to.is_timestamp() {
+    if from.is_datetime() && to.is_datetime() {
+        return true;
+    }
+    // The time of day of a timestamp or an interval; a time as an interval.
+    if matches!(
+        (from, to),
+        (
+            DataType::Timestamp | DataType::TimestampTz | DataType::Interval,
+            DataType::Time
+        ) | (DataType::Time, DataType::Interval)
+    ) {
         return true;
     }
     if explicit {

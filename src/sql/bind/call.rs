@@ -583,6 +583,16 @@ impl Binder<'_> {
                 let (ts_e, ts_t) = match ts.ty {
                     None => (self.coerce(ts, T::TimestampTz, &name)?, T::TimestampTz),
                     Some(t) if t.is_timestamp() || t == T::Interval => (ts.expr, t),
+                    // date_part(text, date) reads the date's midnight; date_trunc takes the
+                    // date as a timestamptz (date's preferred implicit cast) and gives one.
+                    Some(T::Date) => {
+                        let to = if func == ScalarFunc::DatePart {
+                            T::Timestamp
+                        } else {
+                            T::TimestampTz
+                        };
+                        (self.coerce(ts, to, &name)?, to)
+                    }
                     Some(_) => {
                         return Err(arity_err(&[
                             Bound {

@@ -32,6 +32,12 @@ impl Binder<'_> {
                 )));
             }
             let ty = type_from_name(&c.type_name)?;
+            if matches!(ty, DataType::Date | DataType::Time | DataType::Bpchar(_)) {
+                return Err(Error::FeatureNotSupported(format!(
+                    "type {} is not supported for stream columns (tables may have it)",
+                    ty.name()
+                )));
+            }
             if c.timestamp_column {
                 if timestamp_column.is_some() {
                     return Err(Error::InvalidTableDefinition(format!(

@@ -269,6 +269,50 @@ pub(crate) fn number_literal(n: &str) -> Result<Value> {
     }
 }
 
+/// `date` and `time` arithmetic, as PostgreSQL's operators type it: `date ± integer` is a
+/// date, `date - date` an integer, `date ± interval` a timestamp (the date read as its
+/// midnight), `date + time` a timestamp, `time ± interval` a time, `time - time` an
+/// interval; a date meeting a timestamp is read as its midnight. Errors: 42883 for other
+/// operand types.
+fn date_arithmetic(op: BinaryOp, l: (Expr, DataType), r: (Expr, DataType)) -> Result<Bound> {
+    use DataType as T;
+    let ((le, lt), (re, rt)) = (l, r);
+    let small_int = |t: T| matches!(t, T::Int2 | T::Int4);
+    let to = |e: Expr, t: T| Expr::Cast {
+        expr: Box::new(e),
+        to: t,
+    };
+    let (le, re, result) = match (lt, rt, op) {
+        (T::Date, n, BinaryOp::Add | BinaryOp::Sub) | (n, T::Date, BinaryOp::Add)
+            if small_int(n) =>
+        {
+            (le, re, T::Date)
+        }
+        (T::Date, T::Date, BinaryOp::Sub) => (le, re, T::Int4),
+        (T::Date, T::Interval, BinaryOp::Add | BinaryOp::Sub) => {
+            (to(le, T::Timestamp), re, T::Timestamp)
+        }
+        (T::Interval, T::Date, BinaryOp::Add) => (le, to(re, T::Timestamp), T::Timestamp),
+        (T::Date, ts, BinaryOp::Sub) if ts.is_timestamp() => (to(le, ts), re, T::Interval),
+        (ts, T::Date, BinaryOp::Sub) if ts.is_timestamp() => (le, to(re, ts), T::Interval),
+        (T::Date, T::Time, BinaryOp::Add) | (T::Time, T::Date, BinaryOp::Add) => {
+            (le, re, T::Timestamp)
+        }
+        (T::Time, T::Interval, BinaryOp::Add | BinaryOp::Sub)
+        | (T::Interval, T::Time, BinaryOp::Add) => (le, re, T::Time),
+        (T::Time, T::Time, BinaryOp::Sub) => (le, re, T::Interval),
+        _ => return Err(no_operator(Some(lt), op_symbol(op), Some(rt))),
+    };
+    Ok(Bound::new(
+        Expr::Binary {
+            op,
+            left: Box::new(le),
+            right: Box::new(re),
+        },
+        result,
+    ))
+}
+
 impl Binder<'_> {
     pub(super) fn boolean(&mut self, b: Bound, clause: &str) -> Result<Expr> {
         match b.ty {
@@ -444,9 +488,9 @@ impl Binder<'_> {
                 let written = data_type.to_string();
                 let to = type_from_name(&written)?;
                 let b = self.expr(expr, scope)?;
-                if let DataType::Varchar(Some(n)) = to {
-                    // An explicit cast to varchar(n) cuts the text to n characters, where
-                    // an assignment refuses it (PostgreSQL's rule).
+                if let DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) = to {
+                    // An explicit cast to varchar(n) or char(n) cuts the text to n
+                    // characters, where an assignment refuses it (PostgreSQL's rule).
                     let text = self.cast(b, DataType::Text)?;
                     let cut = Expr::Func {
                         func: ScalarFunc::Substr,
@@ -899,6 +943,8 @@ impl Binder<'_> {
         match b.ty {
             None => self.coerce(b, DataType::TimestampTz, "extract"),
             Some(t) if t.is_timestamp() || t == DataType::Interval => Ok(b.expr),
+            // extract(field from date) reads the date's midnight.
+            Some(DataType::Date) => self.coerce(b, DataType::Timestamp, "extract"),
             Some(t) => Err(Error::UndefinedFunction(format!(
                 "function extract(unknown, {}) does not exist",
                 t.name()
@@ -970,7 +1016,7 @@ impl Binder<'_> {
         let sym = op_symbol(op);
         // Unknown operands take a type from the other side.
         let guess = |other: Option<T>| match other {
-            Some(t) if t.is_timestamp() => Some(T::Interval),
+            Some(t) if t.is_datetime() || t == T::Time => Some(T::Interval),
             Some(T::Interval) if matches!(op, BinaryOp::Mul | BinaryOp::Div) => Some(T::Float8),
             Some(t) => Some(t),
             None => None,
@@ -978,7 +1024,7 @@ impl Binder<'_> {
         let (lt, rt) = match (l.ty, r.ty) {
             (None, None) => return Err(no_operator(None, sym, None)),
             (None, Some(b)) => (
-                if b.is_timestamp() && op == BinaryOp::Sub {
+                if (b.is_datetime() || b == T::Time) && op == BinaryOp::Sub {
                     Some(b)
                 } else {
                     guess(Some(b))
@@ -987,13 +1033,18 @@ impl Binder<'_> {
             ),
             // `ts - 'text'` reads the text as the same timestamp type: PostgreSQL prefers
             // the operator whose operands match (timestamp - timestamp).
-            (Some(a), None) if a.is_timestamp() && op == BinaryOp::Sub => (Some(a), Some(a)),
+            (Some(a), None) if (a.is_datetime() || a == T::Time) && op == BinaryOp::Sub => {
+                (Some(a), Some(a))
+            }
             (Some(a), None) => (Some(a), guess(Some(a))),
             (a, b) => (a, b),
         };
         let (lt, rt) = (lt.expect("typed"), rt.expect("typed"));
         let l = self.coerce(l, lt, sym)?;
         let r = self.coerce(r, rt, sym)?;
+        if [lt, rt].iter().any(|t| matches!(t, T::Date | T::Time)) {
+            return date_arithmetic(op, (l, lt), (r, rt));
+        }
         let float = |t: DataType| matches!(t, T::Float4 | T::Float8);
         let result = match (lt, rt, op) {
             // PostgreSQL has no % for floats (mod() neither).

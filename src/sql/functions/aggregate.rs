@@ -107,7 +107,7 @@ const VAR_POP: [(Arg, Ret, u32); 6] = moments([2718, 2719, 2720, 2721, 2722, 272
 
 /// The types `min` and `max` take, each with its result (the same type), and the oids of
 /// max and min.
-const fn extremes(max: bool) -> [(Arg, Ret, u32); 10] {
+const fn extremes(max: bool) -> [(Arg, Ret, u32); 12] {
     let types = [
         T::Int8,
         T::Int4,
@@ -119,12 +119,18 @@ const fn extremes(max: bool) -> [(Arg, Ret, u32); 10] {
         T::Interval,
         T::Text,
         T::Numeric,
+        T::Date,
+        T::Time,
     ];
-    let max_oids = [2115, 2116, 2117, 2119, 2120, 2126, 2127, 2128, 2129, 2130];
-    let min_oids = [2131, 2132, 2133, 2135, 2136, 2142, 2143, 2144, 2145, 2146];
-    let mut out = [(Star, SameAsArg, 0); 10];
+    let max_oids = [
+        2115, 2116, 2117, 2119, 2120, 2126, 2127, 2128, 2129, 2130, 2122, 2123,
+    ];
+    let min_oids = [
+        2131, 2132, 2133, 2135, 2136, 2142, 2143, 2144, 2145, 2146, 2138, 2139,
+    ];
+    let mut out = [(Star, SameAsArg, 0); 12];
     let mut i = 0;
-    while i < 10 {
+    while i < 12 {
         out[i] = (
             Is(types[i]),
             SameAsArg,
@@ -135,8 +141,8 @@ const fn extremes(max: bool) -> [(Arg, Ret, u32); 10] {
     out
 }
 
-const MAX: [(Arg, Ret, u32); 10] = extremes(true);
-const MIN: [(Arg, Ret, u32); 10] = extremes(false);
+const MAX: [(Arg, Ret, u32); 12] = extremes(true);
+const MIN: [(Arg, Ret, u32); 12] = extremes(false);
 
 /// Every aggregate, one row each.
 pub(crate) static AGGREGATES: &[AggDef] = &[

@@ -53,6 +53,7 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             | F::JustifyDays
             | F::JustifyInterval
             | F::WidthBucket
+            | F::BpcharText
     ) {
         return None;
     }
@@ -68,6 +69,10 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             bitwise(func, vals)
         }
         F::WidthBucket => width_bucket(vals),
+        F::BpcharText => Ok(match &vals[0] {
+            Value::Text(s) => Value::Text(s.trim_end_matches(' ').into()),
+            other => other.clone(),
+        }),
         F::Md5 | F::RegexpReplace | F::RegexMatch | F::RegexIMatch | F::SimilarTo => {
             pattern_function(func, vals)
         }

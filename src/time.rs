@@ -253,7 +253,7 @@ fn special_timestamp(lower: &str) -> Option<Result<i64>> {
         "today" => Some(Ok(today())),
         "yesterday" => Some(Ok(today() - US_PER_DAY)),
         "tomorrow" => Some(Ok(today() + US_PER_DAY)),
-        "infinity" | "+infinity" => Some(Ok(INFINITY_US)),
+        "infinity" => Some(Ok(INFINITY_US)),
         "-infinity" => Some(Ok(NEG_INFINITY_US)),
         _ => None,
     }

@@ -1298,6 +1298,10 @@ pub enum ScalarFunc {
     RegexIMatch,
     /// `s SIMILAR TO pattern`: SQL regular expression over the whole text.
     SimilarTo,
+    /// A `character(n)` value read as text: its trailing blanks dropped (PostgreSQL's
+    /// bpchar-to-text cast, which comparisons, `||` and text functions apply). No name
+    /// calls it; the binder inserts it.
+    BpcharText,
     /// `width_bucket(x, low, high, count)`: the 1-based bucket of x among count equal
     /// buckets over [low, high); 0 below, count + 1 at or above.
     WidthBucket,

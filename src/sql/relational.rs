@@ -2244,6 +2244,11 @@ impl RelBinder<'_> {
                         expr: Box::new(Expr::Column(0)),
                         to: DataType::TimestampTz,
                     },
+                    // A date is read as its midnight.
+                    RType::Base(DataType::Date) => Expr::Cast {
+                        expr: Box::new(Expr::Column(0)),
+                        to: DataType::Timestamp,
+                    },
                     _ => Expr::Column(0),
                 };
                 let e = super::bind::extract_expr(&field.to_string(), x);
@@ -2314,6 +2319,21 @@ impl RelBinder<'_> {
                 )))
             }
         })
+    }
+
+    /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown literal
+    /// meeting one, compares without its trailing blanks (PostgreSQL's bpchar operators).
+    fn bpchar_operand(&self, e: RExpr, o: RType) -> RExpr {
+        let bpchar = |t: RType| matches!(t, RType::Base(DataType::Bpchar(_)));
+        let t = self.static_type(&e);
+        if !(bpchar(t) || (t == RType::Unknown && bpchar(o))) {
+            return e;
+        }
+        let trim = Expr::Func {
+            func: crate::sql::ScalarFunc::BpcharText,
+            args: vec![Expr::Column(0)],
+        };
+        self.typed_template(trim, DataType::Text, vec![e])
     }
 
     /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
@@ -2393,9 +2413,13 @@ impl RelBinder<'_> {
             }
         }
         match (to, self.static_type(&inner)) {
-            (RType::Base(d), RType::Base(_) | RType::Unknown) => RExpr::Template {
+            (RType::Base(d), from @ (RType::Base(_) | RType::Unknown)) => RExpr::Template {
                 expr: Expr::Cast {
-                    expr: Box::new(Expr::Column(0)),
+                    expr: Box::new(if d.is_text() && !matches!(d, DataType::Bpchar(_)) {
+                        super::bind::bpchar_as_text(Expr::Column(0), Some(from.data_type()))
+                    } else {
+                        Expr::Column(0)
+                    }),
                     to: d,
                 },
                 args: vec![inner],
@@ -2498,6 +2522,8 @@ impl RelBinder<'_> {
             let (l, r) = (self.expr(left)?, self.expr(right)?);
             self.infer_param(&l, &r);
             self.infer_param(&r, &l);
+            let (lt, rt) = (self.static_type(&l), self.static_type(&r));
+            let (l, r) = (self.bpchar_operand(l, rt), self.bpchar_operand(r, lt));
             return Ok(RExpr::Cmp {
                 op: c,
                 left: Box::new(l),

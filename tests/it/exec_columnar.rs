@@ -68,6 +68,10 @@ fn value_of(ty: DataType, x: i64) -> Value {
             micros: x,
         }),
         DataType::Timestamp => Value::Timestamp(x),
+        // Not in TYPES: streams have no date, time or char(n) columns.
+        DataType::Date => Value::Date((x % 10_000) as i32),
+        DataType::Time => Value::Time(x.rem_euclid(86_400_000_000)),
+        DataType::Bpchar(_) => Value::Text(format!("c{}", x % 3).into()),
     }
 }
 

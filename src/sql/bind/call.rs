@@ -670,7 +670,8 @@ impl Binder<'_> {
             | ScalarFunc::ShiftRight
             | ScalarFunc::RegexMatch
             | ScalarFunc::RegexIMatch
-            | ScalarFunc::SimilarTo => return Err(arity_err(&args)),
+            | ScalarFunc::SimilarTo
+            | ScalarFunc::BpcharText => return Err(arity_err(&args)),
             ScalarFunc::CurrentSetting => {
                 if n == 0 || n > 2 {
                     return Err(arity_err(&args));
@@ -789,7 +790,7 @@ impl Binder<'_> {
     pub(super) fn text_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
         match a.ty {
             None => self.coerce(a, DataType::Text, name),
-            Some(t) if t.is_text() => Ok(a.expr),
+            Some(t) if t.is_text() => Ok(super::expr::bpchar_as_text(a.expr, a.ty)),
             Some(t) => Err(Error::UndefinedFunction(format!(
                 "function {name}({}) does not exist",
                 t.name()

@@ -313,6 +313,17 @@ fn date_arithmetic(op: BinaryOp, l: (Expr, DataType), r: (Expr, DataType)) -> Re
     ))
 }
 
+/// `e` of type `ty` as text: a `character(n)` value loses its trailing blanks.
+pub(crate) fn bpchar_as_text(e: Expr, ty: Option<DataType>) -> Expr {
+    match ty {
+        Some(DataType::Bpchar(_)) => Expr::Func {
+            func: ScalarFunc::BpcharText,
+            args: vec![e],
+        },
+        _ => e,
+    }
+}
+
 impl Binder<'_> {
     pub(super) fn boolean(&mut self, b: Bound, clause: &str) -> Result<Expr> {
         match b.ty {
@@ -982,8 +993,16 @@ impl Binder<'_> {
                     (Some(a), Some(b)) => common_type(a, b)
                         .ok_or_else(|| no_operator(Some(a), op_symbol(op), Some(b)))?,
                 };
-                let l = self.coerce_operand(l, ty)?;
-                let r = self.coerce_operand(r, ty)?;
+                // character(n) compares without its trailing blanks, as does an unknown
+                // literal read as one.
+                let blank_padded = matches!(ty, DataType::Bpchar(_));
+                let trim = |b: &Bound| match b.ty {
+                    None if blank_padded => Some(ty),
+                    t => t,
+                };
+                let (lt, rt) = (trim(&l), trim(&r));
+                let l = bpchar_as_text(self.coerce_operand(l, ty)?, lt);
+                let r = bpchar_as_text(self.coerce_operand(r, ty)?, rt);
                 Ok(Bound::new(mk(l, r), DataType::Bool))
             }
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
@@ -1007,7 +1026,7 @@ impl Binder<'_> {
     pub(super) fn text_cast(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::Text, "||"),
-            Some(_) => Ok(b.expr),
+            t => Ok(bpchar_as_text(b.expr, t)),
         }
     }
 
@@ -1079,7 +1098,11 @@ impl Binder<'_> {
             (Some(t), _) if *t == to => Ok(b),
             (Some(t), _) if castable(*t, to, true) => Ok(Bound::new(
                 Expr::Cast {
-                    expr: Box::new(b.expr),
+                    expr: Box::new(if to.is_text() && !matches!(to, DataType::Bpchar(_)) {
+                        bpchar_as_text(b.expr, b.ty)
+                    } else {
+                        b.expr
+                    }),
                     to,
                 },
                 to,

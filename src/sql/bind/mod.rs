@@ -45,7 +45,7 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
-pub(crate) use expr::{extract_expr, number_literal};
+pub(crate) use expr::{bpchar_as_text, extract_expr, number_literal};
 pub(crate) use scope::closest;
 
 /// An expression with its type; `None` is PostgreSQL's *unknown* (string literal, NULL,

@@ -28,7 +28,143 @@ pub const SETUP: &[&str] = &[
     "INSERT INTO one VALUES (1)",
     "CREATE TABLE tb (id integer, k integer, label text)",
     "INSERT INTO tb VALUES (1, 1, 'one'), (2, 2, 'two'), (3, NULL, 'none'), (4, 9, 'nine')",
+    // Dates, times of day and blank-padded text; a leap day, midnight and 24:00:00.
+    "CREATE TABLE td (id integer, dt date, tm time, c char(3))",
+    "INSERT INTO td VALUES (1, '2001-01-01', '10:00:00', 'a'), (2, '2000-02-29', '23:59:59.5', 'abc'), \
+     (3, NULL, NULL, NULL), (4, '1999-12-31', '00:00:00', ''), (5, '2024-06-15', '24:00:00', 'xy '), \
+     (6, '2001-01-01', '12:34:56.789', 'Z')",
+    // Infinite timestamps and dates beside finite ones.
+    "CREATE TABLE tinf (id integer, ts timestamp, tz timestamptz, dt date)",
+    "INSERT INTO tinf VALUES (1, 'infinity', 'infinity', 'infinity'), \
+     (2, '-infinity', '-infinity', '-infinity'), (3, '2001-01-01 10:00', '2001-01-01 10:00+00', '2001-01-01'), \
+     (4, NULL, NULL, NULL)",
 ];
+
+/// The FROM clauses the date family runs over.
+const DATE_FROMS: [&str; 2] = ["td", "td CROSS JOIN one"];
+
+/// Expressions over `td`'s date (`dt`), time (`tm`) and char(3) (`c`) columns, each as
+/// `SELECT id, expr ... ORDER BY id`.
+const DATE_EXPRS: &[&str] = &[
+    "dt",
+    "dt + 1",
+    "1 + dt",
+    "dt - 1",
+    "dt - '2000-01-01'",
+    "dt - '2000-01-01'::date",
+    "dt + interval '1 day'",
+    "interval '1 hour' + dt",
+    "dt - interval '1 hour'",
+    "dt + tm",
+    "dt < '2001-01-01'",
+    "dt = '2001-01-01'",
+    "dt >= '2000-06-01 12:00'::timestamp",
+    "dt < now()",
+    "dt::timestamp",
+    "dt::timestamptz",
+    "dt::text",
+    "dt::char(2)",
+    "dt::varchar(4)",
+    "pg_typeof(dt)",
+    "coalesce(dt, '2000-01-01')",
+    "dt BETWEEN '2000-01-01' AND '2001-01-01'",
+    "dt IN ('2001-01-01', '1999-12-31')",
+    "extract(year from dt)",
+    "date_part('day', dt)",
+    "date_trunc('month', dt)",
+    "greatest(dt, '2001-01-01')",
+    "CASE WHEN dt > '2000-12-31' THEN dt END",
+    "tm",
+    "tm + interval '1 hour'",
+    "interval '90 minutes' + tm",
+    "tm - interval '30 minutes'",
+    "tm - '10:00'",
+    "tm - '10:00'::time",
+    "tm < '12:00'",
+    "tm = '24:00'",
+    "tm::text",
+    "tm::interval",
+    "tm::char(5)",
+    "pg_typeof(tm)",
+    "c",
+    "c = 'a'",
+    "c::char(2)",
+    "c::char(5)",
+    "c::text",
+    "c::varchar(5)",
+    "c || '|'",
+    "length(c)",
+    "upper(c)",
+    "c = 'a  '",
+    "c < 'b'",
+    "pg_typeof(c)",
+    "dt::integer",
+    "tm::date",
+    "dt::time",
+    "dt::interval",
+];
+
+/// The date family over `td`, alone and with `CROSS JOIN one`: each expression, the
+/// aggregates dates and times have, grouping, DISTINCT and ordering by them.
+fn dates(out: &mut Vec<String>) {
+    for from in DATE_FROMS {
+        for e in DATE_EXPRS {
+            out.push(format!("SELECT id, {e} FROM {from} ORDER BY id"));
+        }
+        for q in [
+            "SELECT min(dt), max(dt), count(dt), min(tm), max(tm), count(tm) FROM {F}",
+            "SELECT dt, count(*) FROM {F} GROUP BY dt ORDER BY 1",
+            "SELECT tm, min(dt) FROM {F} GROUP BY tm ORDER BY 1 DESC",
+            "SELECT DISTINCT dt FROM {F} ORDER BY 1",
+            "SELECT id, dt, tm FROM {F} ORDER BY dt, tm DESC, id",
+            "SELECT id FROM {F} WHERE dt > '2000-01-01' AND tm < '23:00' ORDER BY id",
+            "SELECT array_agg(dt ORDER BY id), array_agg(tm ORDER BY id) FROM {F}",
+            "SELECT string_agg(dt::text, ',' ORDER BY dt) FROM {F}",
+            "SELECT * FROM {F} ORDER BY id",
+        ] {
+            out.push(q.replace("{F}", from));
+        }
+    }
+    for q in [
+        "SELECT id, ts, tz, dt FROM tinf ORDER BY id",
+        "SELECT id FROM tinf ORDER BY ts, id",
+        "SELECT id FROM tinf ORDER BY tz DESC, id",
+        "SELECT id FROM tinf ORDER BY dt NULLS FIRST, id",
+        "SELECT min(ts), max(ts), min(tz), max(tz), min(dt), max(dt) FROM tinf",
+        "SELECT id, ts > '2001-01-01', tz < '2001-01-01', dt = 'infinity' FROM tinf ORDER BY id",
+        "SELECT id, ts + interval '1 day', tz - interval '1 hour' FROM tinf ORDER BY id",
+        "SELECT id, ts::date, dt::timestamp, tz::timestamp, ts::timestamptz FROM tinf ORDER BY id",
+        "SELECT id, ts::text, dt + 1 FROM tinf ORDER BY id",
+        "SELECT id FROM tinf WHERE ts = 'infinity' OR dt = '-infinity' ORDER BY id",
+        "SELECT 'infinity'::date, '-infinity'::date, 'infinity'::timestamptz, '-infinity'::timestamptz",
+        "SELECT 'infinity'::timestamp > '2001-01-01', '-infinity'::timestamp < '1000-01-01', 'infinity'::timestamp + interval '1 day'",
+        "SELECT '+infinity'::timestamp, 'INFINITY'::timestamp, '-Infinity'::date",
+        "SELECT 'infinity'::timestamp - '2001-01-01'::timestamp",
+        "SELECT 'infinity'::date - '2001-01-01'::date",
+        "SELECT date '2001-01-01' + time '10:00', date '2001-01-01' - 1, date '2001-03-01' - date '2001-02-01'",
+        "SELECT timestamp '2001-01-01 10:00' - date '2001-01-01', date '2001-01-02' - timestamp '2001-01-01 10:00'",
+        "SELECT '2001-01-01 10:30'::date, ' 2001-02-03 '::date, '2001-01-01 23:00+05'::timestamptz::date",
+        "SELECT '1 day 02:00'::interval::time, '10:00'::time::interval, '10:00'::time - '09:00'::time",
+        "SELECT time '23:30' + interval '1 hour', time '00:30' - interval '1 hour', time '10:00' + interval '1 day 2 hours'",
+        "SELECT '10:00:05.123456'::time, '24:00'::time, '2001-01-01 04:05:06'::time",
+        "SELECT 1::date",
+        "SELECT 1.5::date",
+        "SELECT true::date",
+        "SELECT '1 day'::interval::date",
+        "SELECT date '2001-01-01' + 1.5",
+        "SELECT date '2001-01-01' + date '2001-01-01'",
+        "SELECT '2001-02-30'::date",
+        "SELECT 'nope'::date",
+        "SELECT 'x'::time",
+        "SELECT '25:00'::time",
+        "SELECT 'a'::char(3), 'abc'::char(3), 'abcd'::char, 'ab'::bpchar, 'abc'::character(2)",
+        "SELECT pg_typeof('a'::char(3)), pg_typeof('a'::bpchar), pg_typeof(date '2001-01-01'), pg_typeof(time '10:00')",
+        "SELECT 'abc'::varchar(2), 'abc'::char(2), 'a'::char(3)",
+        "SELECT extract(year from date '2001-02-03'), date_part('month', date '2001-02-03'), date_trunc('year', date '2001-02-03')",
+    ] {
+        out.push(q.to_string());
+    }
+}
 
 /// The two FROM clauses every family runs over: one table, and a join with a one-row table.
 const FROMS: [&str; 2] = ["ta", "ta CROSS JOIN one"];
@@ -512,6 +648,7 @@ pub fn listed() -> Vec<String> {
         casts(from, &mut out);
     }
     others(&mut out);
+    dates(&mut out);
     out
 }
 

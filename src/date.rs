@@ -106,9 +106,7 @@ pub(crate) fn date_diff(a: i32, b: i32) -> Result<i32> {
 }
 
 fn bad_time(text: &str) -> Error {
-    Error::InvalidDatetimeFormat(format!(
-        "invalid input syntax for type time: \"{text}\""
-    ))
+    Error::InvalidDatetimeFormat(format!("invalid input syntax for type time: \"{text}\""))
 }
 
 /// Parse a time of day as PostgreSQL's `time_in` does for ISO input: `10:00`, `10:00:05`,
@@ -165,7 +163,10 @@ fn seconds(sec: &str, text: &str) -> Result<(i64, i64)> {
     let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
     if whole.is_empty()
         || whole.len() > 2
-        || !whole.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        || !whole
+            .bytes()
+            .chain(frac.bytes())
+            .all(|b| b.is_ascii_digit())
     {
         return Err(bad_time(text));
     }
@@ -249,23 +250,46 @@ mod tests {
         assert_eq!(date_text("-infinity"), "-infinity");
         assert_eq!(parse_date("epoch").unwrap(), 0);
         assert_eq!(
-            parse_date("2001-02-30").map_err(|e| crate::server::sqlstate(e.kind())).unwrap_err(),
+            parse_date("2001-02-30")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
             "22008"
         );
-        assert_eq!(parse_date("nope").map_err(|e| crate::server::sqlstate(e.kind())).unwrap_err(), "22007");
+        assert_eq!(
+            parse_date("nope")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22007"
+        );
         assert_eq!(time_text("10:00"), "10:00:00");
         assert_eq!(time_text("10:00:05.250"), "10:00:05.25");
         assert_eq!(time_text("24:00:00"), "24:00:00");
         assert_eq!(time_text("2001-02-03 04:05:06"), "04:05:06");
-        assert_eq!(parse_time("25:00").map_err(|e| crate::server::sqlstate(e.kind())).unwrap_err(), "22008");
-        assert_eq!(parse_time("ab").map_err(|e| crate::server::sqlstate(e.kind())).unwrap_err(), "22007");
+        assert_eq!(
+            parse_time("25:00")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22008"
+        );
+        assert_eq!(
+            parse_time("ab")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22007"
+        );
     }
 
     #[test]
     fn date_arithmetic_keeps_infinities_and_checks_range() {
         let d = parse_date("2001-01-01").unwrap();
-        assert_eq!(date_add_days(d, 31).unwrap(), parse_date("2001-02-01").unwrap());
-        assert_eq!(date_diff(d, parse_date("2000-01-01").unwrap()).unwrap(), 366);
+        assert_eq!(
+            date_add_days(d, 31).unwrap(),
+            parse_date("2001-02-01").unwrap()
+        );
+        assert_eq!(
+            date_diff(d, parse_date("2000-01-01").unwrap()).unwrap(),
+            366
+        );
         assert_eq!(date_add_days(DATE_INFINITY, -5).unwrap(), DATE_INFINITY);
         assert!(date_diff(DATE_INFINITY, d).is_err());
         assert!(date_add_days(i32::MAX - 1, 5).is_err());

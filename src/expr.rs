@@ -680,7 +680,10 @@ fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
         (BinaryOp::Add, Value::Date(d), n) | (BinaryOp::Add, n, Value::Date(d))
             if n.as_i64().is_some() =>
         {
-            Value::Date(crate::date::date_add_days(*d, n.as_i64().expect("integer"))?)
+            Value::Date(crate::date::date_add_days(
+                *d,
+                n.as_i64().expect("integer"),
+            )?)
         }
         (BinaryOp::Sub, Value::Date(d), n) if n.as_i64().is_some() => Value::Date(
             crate::date::date_add_days(*d, -n.as_i64().expect("integer"))?,

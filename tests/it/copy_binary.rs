@@ -186,3 +186,111 @@ async fn binary_copy_format_errors() {
     .await
     .expect("test timed out");
 }
+
+/// A value's bytes in PostgreSQL's binary format, sent and received as they are.
+#[derive(Debug, PartialEq)]
+struct Raw(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Raw {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(raw.to_vec()))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+impl tokio_postgres::types::ToSql for Raw {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// date, time and char(n) in PostgreSQL's binary format: dates are days since 2000-01-01
+/// (infinity i32::MAX), times microseconds since midnight, char(n) its padded text; binary
+/// COPY in, binary COPY out and binary result columns agree with the text forms.
+#[tokio::test]
+async fn dates_times_and_char_cross_the_wire_in_binary() {
+    tokio::time::timeout(LIMIT, async {
+        let port = start_server();
+        let c = connect(port).await;
+        c.batch_execute("CREATE TABLE bd (id integer, d date, t time, c char(3))")
+            .await
+            .unwrap();
+        let sink = c
+            .copy_in("COPY bd FROM STDIN (FORMAT binary)")
+            .await
+            .unwrap();
+        let writer =
+            BinaryCopyInWriter::new(sink, &[Type::INT4, Type::DATE, Type::TIME, Type::BPCHAR]);
+        futures::pin_mut!(writer);
+        let day = |d: i32| Raw(d.to_be_bytes().to_vec());
+        let time = |us: i64| Raw(us.to_be_bytes().to_vec());
+        // 2001-01-01 is day 366 after 2000-01-01; 10:00 is 36e9 microseconds.
+        let rows = [
+            (1, day(366), time(36_000_000_000), Raw(b"ab ".to_vec())),
+            (2, day(i32::MAX), time(86_400_000_000), Raw(b"xyz".to_vec())),
+            (3, day(-1), time(1), Raw(b"a  ".to_vec())),
+        ];
+        for (id, d, t, s) in &rows {
+            writer.as_mut().write(&[id, d, t, s]).await.unwrap();
+        }
+        assert_eq!(writer.finish().await.unwrap(), 3);
+        let text: Vec<String> = common::rows(&c, "SELECT d, t, c FROM bd ORDER BY id")
+            .await
+            .into_iter()
+            .map(|r| r.join("|"))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "2001-01-01|10:00:00|ab ",
+                "infinity|24:00:00|xyz",
+                "1999-12-31|00:00:00.000001|a  "
+            ]
+        );
+        let out = c
+            .copy_out("COPY bd TO STDOUT (FORMAT binary)")
+            .await
+            .unwrap();
+        let back =
+            BinaryCopyOutStream::new(out, &[Type::INT4, Type::DATE, Type::TIME, Type::BPCHAR]);
+        futures::pin_mut!(back);
+        let mut got = Vec::new();
+        while let Some(row) = back.next().await {
+            let row = row.unwrap();
+            got.push((
+                row.get::<i32>(0),
+                row.get::<Raw>(1),
+                row.get::<Raw>(2),
+                row.get::<Raw>(3),
+            ));
+        }
+        assert_eq!(got, rows);
+        let result = c
+            .query("SELECT d, t, c, d + 1 FROM bd WHERE id = 1", &[])
+            .await
+            .unwrap();
+        let types: Vec<u32> = result[0]
+            .columns()
+            .iter()
+            .map(|c| c.type_().oid())
+            .collect();
+        assert_eq!(types, [1082, 1083, 1042, 1082]);
+        assert_eq!(result[0].get::<_, Raw>(0), day(366));
+        assert_eq!(result[0].get::<_, Raw>(1), time(36_000_000_000));
+        assert_eq!(result[0].get::<_, Raw>(2), Raw(b"ab ".to_vec()));
+        assert_eq!(result[0].get::<_, Raw>(3), day(367));
+    })
+    .await
+    .expect("test timed out");
+}

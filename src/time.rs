@@ -1137,10 +1137,30 @@ mod tests {
             parse_timestamp("294277-01-01"),
             Err(Error::DatetimeFieldOverflow(_))
         ));
+        // infinity is PostgreSQL's i64::MAX; `+infinity` is not a timestamp (22007).
+        assert_eq!(parse_timestamp("infinity").unwrap(), INFINITY_US);
+        assert_eq!(
+            parse_timestamp_naive(" -Infinity ").unwrap(),
+            NEG_INFINITY_US
+        );
         assert!(matches!(
-            parse_timestamp("infinity"),
-            Err(Error::DatetimeFieldOverflow(_))
+            parse_timestamp("+infinity"),
+            Err(Error::InvalidDatetimeFormat(_))
         ));
+        let mut shown = String::new();
+        push_timestamptz(INFINITY_US, &mut shown);
+        push_timestamp(NEG_INFINITY_US, &mut shown);
+        assert_eq!(shown, "infinity-infinity");
+        let day = Interval {
+            months: 1,
+            days: 1,
+            micros: 1,
+        };
+        assert_eq!(
+            timestamp_add_interval(INFINITY_US, &day).unwrap(),
+            INFINITY_US
+        );
+        assert!(timestamp_diff(INFINITY_US, 0).is_err());
         assert!(parse_timestamp("294246-12-31 23:59:59").is_ok());
         assert!(matches!(
             parse_timestamp("294276-12-31 23:59:59"),

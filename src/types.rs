@@ -1122,6 +1122,27 @@ mod io_tests {
         );
     }
 
+    /// character(n) as PostgreSQL 15 stores it: padded, cut by an explicit cast only.
+    #[test]
+    fn bpchar_pads_and_cuts_like_postgres() {
+        assert_eq!(bpchar("a", Some(3), false).unwrap(), "a  ");
+        assert_eq!(bpchar("abc  ", Some(3), false).unwrap(), "abc");
+        assert_eq!(bpchar("abcd", Some(2), true).unwrap(), "ab");
+        assert_eq!(bpchar("ab ", None, false).unwrap(), "ab ");
+        assert!(matches!(
+            bpchar("abcd", Some(3), false),
+            Err(Error::StringDataRightTruncation(_))
+        ));
+        assert_eq!(
+            parse_value("é", DataType::Bpchar(Some(2))).unwrap(),
+            Value::Text("é ".into())
+        );
+        assert_eq!(DataType::Bpchar(Some(2)).name(), "character(2)");
+        assert_eq!(DataType::Date.oid(), 1082);
+        assert_eq!(out(Value::Date(-1)), "1969-12-31");
+        assert_eq!(out(Value::Time(3_723_000_001)), "01:02:03.000001");
+    }
+
     #[test]
     fn values_format_like_postgres() {
         assert_eq!(out(Value::Bool(true)), "t");

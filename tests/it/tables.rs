@@ -197,7 +197,8 @@ async fn constraint_and_name_errors_carry_postgresql_sqlstates() {
             "42P16",
         ),
         ("CREATE TABLE t (a int, a int)", "42701"),
-        ("CREATE TABLE t (a date)", "0A000"),
+        ("CREATE TABLE t (a timetz)", "0A000"),
+        ("CREATE TABLE t (a char(0))", "22023"),
         (
             "SELECT count(*) FROM airports [RANGE BY '1 minute']",
             "0A000",

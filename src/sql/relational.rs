@@ -2625,6 +2625,18 @@ impl RelBinder<'_> {
         if f.over.is_some() {
             return self.window_function(f, &name);
         }
+        // CURRENT_DATE (parsed as a call without parentheses): the transaction's day in
+        // the session's time zone.
+        if name == "current_date" && matches!(f.args, ast::FunctionArguments::None) {
+            let today = Expr::Cast {
+                expr: Box::new(Expr::Func {
+                    func: ScalarFunc::Now,
+                    args: vec![],
+                }),
+                to: DataType::Date,
+            };
+            return Ok(self.typed_template(today, DataType::Date, vec![]));
+        }
         if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str())
             && self.levels.last().is_some_and(|l| l.srf_ok && !l.in_agg)
         {

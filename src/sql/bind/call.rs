@@ -286,6 +286,12 @@ impl Binder<'_> {
                 )));
             }
         }
+        // CURRENT_DATE (parsed as a call without parentheses).
+        if name == "current_date" && matches!(f.args, ast::FunctionArguments::None) {
+            return Ok(self
+                .keyword_value(&name, scope)?
+                .expect("current_date is a keyword value"));
+        }
         let args = func_args(f)?;
         if let Some(def) = agg_func_of(&name) {
             return self.aggregate(def, &name, &args, scope);

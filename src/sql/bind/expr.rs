@@ -830,6 +830,11 @@ impl Binder<'_> {
             "current_timestamp" | "localtimestamp" => ScalarFunc::Now,
             "current_schema" => ScalarFunc::CurrentSchema,
             "current_catalog" => ScalarFunc::CurrentDatabase,
+            // The transaction's day in the session's time zone.
+            "current_date" => {
+                let now = self.scalar(ScalarFunc::Now, vec![])?;
+                return self.cast(now, DataType::Date).map(Some);
+            }
             _ => return Ok(None),
         };
         self.scalar(func, vec![]).map(Some)

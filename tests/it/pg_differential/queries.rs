@@ -161,6 +161,9 @@ fn dates(out: &mut Vec<String>) {
         "SELECT pg_typeof('a'::char(3)), pg_typeof('a'::bpchar), pg_typeof(date '2001-01-01'), pg_typeof(time '10:00')",
         "SELECT 'abc'::varchar(2), 'abc'::char(2), 'a'::char(3)",
         "SELECT extract(year from date '2001-02-03'), date_part('month', date '2001-02-03'), date_trunc('year', date '2001-02-03')",
+        "SELECT current_date = now()::date, pg_typeof(current_date), current_date > '2000-01-01'",
+        "SELECT id, dt < current_date, current_date - dt > 0 FROM td ORDER BY id",
+        "SELECT id, dt < current_date FROM td CROSS JOIN one ORDER BY id",
     ] {
         out.push(q.to_string());
     }

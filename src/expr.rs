@@ -1008,10 +1008,12 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
                 crate::tz::current_local_to_utc(t)
             })
         }
-        (Value::Timestamp(t), T::Time) if !time::is_infinite(*t) => {
-            Value::Time(crate::date::timestamp_to_time(*t))
+        // An infinite timestamp has no time of day: NULL, as PostgreSQL gives it.
+        (Value::Timestamp(t) | Value::TimestampTz(t), T::Time) if time::is_infinite(*t) => {
+            Value::Null
         }
-        (Value::TimestampTz(t), T::Time) if !time::is_infinite(*t) => {
+        (Value::Timestamp(t), T::Time) => Value::Time(crate::date::timestamp_to_time(*t)),
+        (Value::TimestampTz(t), T::Time) => {
             Value::Time(crate::date::timestamp_to_time(local_wall(*t)))
         }
         (Value::Interval(iv), T::Time) => Value::Time(crate::date::interval_to_time(iv)),
@@ -1306,6 +1308,10 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::DateTrunc => {
             let unit = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
             match &vals[1] {
+                // infinity truncates to itself.
+                v @ (Value::Timestamp(t) | Value::TimestampTz(t)) if time::is_infinite(*t) => {
+                    Ok(v.clone())
+                }
                 Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(
                     &unit,
                     *t,
@@ -1327,6 +1333,9 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::DatePart => {
             let field = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
             match &vals[1] {
+                Value::Timestamp(t) | Value::TimestampTz(t) if time::is_infinite(*t) => {
+                    Ok(infinite_part(&field, *t))
+                }
                 Value::Timestamp(t) => Ok(Value::Float8(date_part(&field, *t)?)),
                 // Fields of the session zone's wall clock; the epoch is absolute.
                 Value::TimestampTz(t) => {
@@ -1489,6 +1498,20 @@ fn interval_trunc(unit: &str, iv: Interval) -> Result<Interval> {
 }
 
 /// `date_part(field, ts)` / `extract(field FROM ts)` as double precision.
+/// A field of `infinity` or `-infinity` as PostgreSQL 15 gives it: the signed infinity for
+/// the fields that grow without bound (epoch, years and longer, julian), NULL for the rest.
+fn infinite_part(field: &str, ts: i64) -> Value {
+    match field {
+        "epoch" | "year" | "years" | "decade" | "decades" | "century" | "centuries"
+        | "millennium" | "millennia" | "julian" | "isoyear" => Value::Float8(if ts > 0 {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        }),
+        _ => Value::Null,
+    }
+}
+
 pub(crate) fn date_part(field: &str, ts: i64) -> Result<f64> {
     let days = ts.div_euclid(US_PER_DAY);
     let tod = ts.rem_euclid(US_PER_DAY);

@@ -535,7 +535,12 @@ impl Binder<'_> {
             | ScalarFunc::Length
             | ScalarFunc::OctetLength => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
-                let e = self.text_arg(a, &name)?;
+                // octet_length(character(n)) counts the padding (PostgreSQL's
+                // bpcharoctetlen); the other functions read the text without it.
+                let e = match a.ty {
+                    Some(DataType::Bpchar(_)) if func == ScalarFunc::OctetLength => a.expr,
+                    _ => self.text_arg(a, &name)?,
+                };
                 (
                     vec![e],
                     if matches!(func, ScalarFunc::Length | ScalarFunc::OctetLength) {

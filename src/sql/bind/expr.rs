@@ -208,14 +208,27 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
         E::CompoundIdentifier(ids) => ids.last().map(ident_name).unwrap_or_default(),
         E::Function(f) => func_name(f),
         E::Nested(inner) => default_column_name(inner),
+        // A cast names its column after the operand, unless the operand's own name is
+        // only a type's (another cast's) or none: then after its type, as PostgreSQL's
+        // FigureColname does (`'x'::date::text` is `text`).
         E::Cast {
             expr, data_type, ..
-        } => match default_column_name(expr).as_str() {
-            "?column?" => type_from_name(&data_type.to_string())
-                .map(|t| short_type_name(t).to_string())
-                .unwrap_or_else(|_| "?column?".into()),
-            name => name.to_string(),
-        },
+        } => {
+            let mut inner = expr.as_ref();
+            while let E::Nested(e) = inner {
+                inner = e;
+            }
+            match default_column_name(expr).as_str() {
+                name if name != "?column?"
+                    && !matches!(inner, E::Cast { .. } | E::TypedString(_)) =>
+                {
+                    name.to_string()
+                }
+                _ => type_from_name(&data_type.to_string())
+                    .map(|t| short_type_name(t).to_string())
+                    .unwrap_or_else(|_| "?column?".into()),
+            }
+        }
         E::TypedString(ts) => type_from_name(&ts.data_type.to_string())
             .map(|t| short_type_name(t).to_string())
             .unwrap_or_else(|_| "?column?".into()),

@@ -118,11 +118,13 @@ impl Binder<'_> {
             }
             ScalarFunc::ToChar if n == 2 => {
                 let [x, f] = <[Bound; 2]>::try_from(args).map_err(|a| no_such(&a))?;
-                match x.ty {
-                    Some(t) if t.is_numeric() || t.is_timestamp() || t == T::Interval => {}
+                let x = match x.ty {
+                    Some(t) if t.is_numeric() || t.is_timestamp() || t == T::Interval => x.expr,
+                    // A date is formatted as its midnight (date's preferred cast).
+                    Some(T::Date) => self.coerce(x, T::TimestampTz, name)?,
                     _ => return Err(no_such(&[x, f])),
-                }
-                (vec![x.expr, self.text_arg(f, name)?], T::Text)
+                };
+                (vec![x, self.text_arg(f, name)?], T::Text)
             }
             ScalarFunc::JustifyHours | ScalarFunc::JustifyDays | ScalarFunc::JustifyInterval
                 if n == 1 =>
@@ -186,12 +188,14 @@ impl Binder<'_> {
         no_such: &dyn Fn(&[Bound]) -> Error,
     ) -> Result<(Vec<Expr>, DataType)> {
         use DataType as T;
-        let t = match args.iter().find_map(|a| a.ty) {
+        // Dates are taken as timestamptz (date's preferred implicit cast).
+        let widened = |u: T| if u == T::Date { T::TimestampTz } else { u };
+        let t = match args.iter().find_map(|a| a.ty).map(widened) {
             Some(t) if t.is_timestamp() => t,
             None => T::TimestampTz,
             Some(_) => return Err(no_such(&args)),
         };
-        if args.iter().any(|a| a.ty.is_some_and(|u| u != t)) {
+        if args.iter().any(|a| a.ty.is_some_and(|u| widened(u) != t)) {
             return Err(no_such(&args));
         }
         let mut v = args

@@ -26,6 +26,11 @@ pub(crate) const DATE_INFINITY: i32 = i32::MAX;
 /// The date `-infinity`.
 pub(crate) const DATE_NEG_INFINITY: i32 = i32::MIN;
 
+/// The first date PostgreSQL has, 4714-11-24 BC (Julian day 0), in days since 1970.
+const FIRST_DAY: i64 = -2_440_588;
+/// One past the last, 5874898-01-01 (Julian day 2147483494, PostgreSQL's DATE_END_JULIAN).
+const END_DAY: i64 = 2_147_483_494 - 2_440_588;
+
 fn date_out_of_range() -> Error {
     Error::DatetimeFieldOverflow("date out of range".into())
 }
@@ -90,8 +95,8 @@ pub(crate) fn date_add_days(d: i32, days: i64) -> Result<i32> {
     }
     i64::from(d)
         .checked_add(days)
-        .and_then(|r| i32::try_from(r).ok())
-        .filter(|r| !date_is_infinite(*r))
+        .filter(|r| (FIRST_DAY..END_DAY).contains(r))
+        .map(|r| r as i32)
         .ok_or_else(date_out_of_range)
 }
 
@@ -293,6 +298,13 @@ mod tests {
         assert_eq!(date_add_days(DATE_INFINITY, -5).unwrap(), DATE_INFINITY);
         assert!(date_diff(DATE_INFINITY, d).is_err());
         assert!(date_add_days(i32::MAX - 1, 5).is_err());
+        // PostgreSQL's last date is 5874897-12-31.
+        let last = date_add_days(d, 2_145_031_582).unwrap();
+        let mut shown = String::new();
+        push_date(last, &mut shown);
+        assert_eq!(shown, "5874897-12-31");
+        assert!(date_add_days(last, 1).is_err());
+        assert!(date_add_days(parse_date("4714-11-24 BC").unwrap(), -1).is_err());
         let ten = 10 * US_PER_HOUR;
         let iv = Interval {
             months: 1,

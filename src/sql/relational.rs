@@ -1938,16 +1938,15 @@ impl RelBinder<'_> {
                 right: Box::new(RExpr::Lit(Value::Bool(false))),
                 negated: false,
             },
-            ast::Expr::IsDistinctFrom(l, r) => RExpr::Distinct {
-                left: Box::new(self.expr(l)?),
-                right: Box::new(self.expr(r)?),
-                negated: false,
-            },
-            ast::Expr::IsNotDistinctFrom(l, r) => RExpr::Distinct {
-                left: Box::new(self.expr(l)?),
-                right: Box::new(self.expr(r)?),
-                negated: true,
-            },
+            ast::Expr::IsDistinctFrom(l, r) | ast::Expr::IsNotDistinctFrom(l, r) => {
+                let (l, r) = (self.expr(l)?, self.expr(r)?);
+                let (lt, rt) = (self.static_type(&l), self.static_type(&r));
+                RExpr::Distinct {
+                    left: Box::new(self.bpchar_operand(l, rt)),
+                    right: Box::new(self.bpchar_operand(r, lt)),
+                    negated: matches!(e, ast::Expr::IsNotDistinctFrom(..)),
+                }
+            }
             ast::Expr::In {
                 expr,
                 target,
@@ -1956,11 +1955,24 @@ impl RelBinder<'_> {
             } => {
                 let l = self.expr(expr)?;
                 match target {
-                    ast::InTarget::List(list) => RExpr::InList {
-                        expr: Box::new(l),
-                        list: list.iter().map(|x| self.expr(x)).collect::<Result<_>>()?,
-                        negated: *negated,
-                    },
+                    ast::InTarget::List(list) => {
+                        let items: Vec<RExpr> =
+                            list.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
+                        let lt = self.static_type(&l);
+                        let bpchar = matches!(lt, RType::Base(DataType::Bpchar(_)));
+                        let items = items
+                            .into_iter()
+                            .map(|i| match bpchar {
+                                true => self.bpchar_operand(i, lt),
+                                false => i,
+                            })
+                            .collect();
+                        RExpr::InList {
+                            expr: Box::new(self.bpchar_operand(l, lt)),
+                            list: items,
+                            negated: *negated,
+                        }
+                    }
                     ast::InTarget::Subquery(q) => RExpr::AnySub {
                         left: Box::new(l),
                         op: CmpOp::Eq,
@@ -2146,15 +2158,22 @@ impl RelBinder<'_> {
                 ..
             } => {
                 let operand = match operand {
-                    Some(o) => Some(Box::new(self.expr(o)?)),
+                    Some(o) => Some(self.expr(o)?),
                     None => None,
                 };
+                // A character(n) operand compares without its trailing blanks.
+                let ot = operand.as_ref().map(|o| self.static_type(o));
                 let mut whens = Vec::new();
                 let mut results = Vec::new();
                 for c in conditions {
-                    whens.push(self.expr(&c.condition)?);
+                    let w = self.expr(&c.condition)?;
+                    whens.push(match ot {
+                        Some(t) => self.bpchar_operand(w, t),
+                        None => w,
+                    });
                     results.push(self.expr(&c.result)?);
                 }
+                let operand = operand.map(|o| Box::new(self.bpchar_operand(o, RType::Unknown)));
                 if let Some(x) = else_result {
                     results.push(self.expr(x)?);
                 }
@@ -3268,6 +3287,7 @@ fn agg_result_type(
     let ty = match ret {
         Ret::Is(t) => RType::Base(t),
         Ret::SameAsArg => match arg {
+            RType::Base(DataType::Bpchar(_)) => RType::Base(DataType::Bpchar(None)),
             RType::Base(d) if d.is_text() => RType::Base(DataType::Text),
             RType::Unknown => RType::Base(DataType::Text),
             other => other,

@@ -747,11 +747,16 @@ impl Binder<'_> {
                 for i in &items {
                     ty = self.unify(ty, i.ty, "IN")?;
                 }
-                let ty = ty.unwrap_or(DataType::Text);
-                let x = self.coerce(x, ty, "IN")?;
+                let ty = match ty.unwrap_or(DataType::Text) {
+                    // character(n) compares without its trailing blanks, as do the
+                    // literals read as one.
+                    DataType::Bpchar(_) => DataType::Bpchar(None),
+                    t => t,
+                };
+                let x = bpchar_as_text(self.coerce(x, ty, "IN")?, Some(ty));
                 let list = items
                     .into_iter()
-                    .map(|i| self.coerce(i, ty, "IN"))
+                    .map(|i| Ok(bpchar_as_text(self.coerce(i, ty, "IN")?, Some(ty))))
                     .collect::<Result<_>>()?;
                 Ok(Bound::new(
                     Expr::InList {
@@ -1010,6 +1015,11 @@ impl Binder<'_> {
                     (Some(t), None) | (None, Some(t)) => t,
                     (Some(a), Some(b)) => common_type(a, b)
                         .ok_or_else(|| no_operator(Some(a), op_symbol(op), Some(b)))?,
+                };
+                // A literal compared with a character(n) is a bpchar of any length.
+                let ty = match ty {
+                    DataType::Bpchar(_) => DataType::Bpchar(None),
+                    t => t,
                 };
                 // character(n) compares without its trailing blanks, as does an unknown
                 // literal read as one.

@@ -282,7 +282,12 @@ impl AggDef {
     pub(crate) fn result(&self, arg: Option<DataType>) -> Option<DataType> {
         match self.overload(arg)?.0 {
             Ret::Is(t) => Some(t),
-            SameAsArg => arg.map(|t| if t.is_text() { T::Text } else { t }),
+            // min/max of varchar are text, of character(n) character (bpchar).
+            SameAsArg => arg.map(|t| match t {
+                T::Bpchar(_) => T::Bpchar(None),
+                t if t.is_text() => T::Text,
+                t => t,
+            }),
             ArrayOfArg => None,
         }
     }

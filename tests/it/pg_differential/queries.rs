@@ -95,6 +95,13 @@ const DATE_EXPRS: &[&str] = &[
     "c || '|'",
     "length(c)",
     "octet_length(c)",
+    "c IN ('a', 'x')",
+    "c NOT IN ('b', 'abc')",
+    "c IS DISTINCT FROM 'a'",
+    "CASE c WHEN 'a' THEN 1 ELSE 0 END",
+    "c LIKE 'a%'",
+    "c LIKE 'a'",
+    "coalesce(c, 'zz') || '|'",
     "to_char(dt, 'YYYY-MM-DD HH24:MI')",
     "age(dt, '2000-01-01')",
     "upper(c)",
@@ -124,6 +131,8 @@ fn dates(out: &mut Vec<String>) {
             "SELECT array_agg(dt ORDER BY id), array_agg(tm ORDER BY id) FROM {F}",
             "SELECT string_agg(dt::text, ',' ORDER BY dt) FROM {F}",
             "SELECT * FROM {F} ORDER BY id",
+            "SELECT max(c), min(c) || '|', pg_typeof(min(c)) FROM {F}",
+            "SELECT c, count(*) FROM {F} GROUP BY c ORDER BY 1",
         ] {
             out.push(q.replace("{F}", from));
         }

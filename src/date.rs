@@ -119,17 +119,22 @@ fn bad_time(text: &str) -> Error {
 /// A zone suffix is ignored. Errors: 22007 when malformed, 22008 when a field is out of range.
 pub(crate) fn parse_time(text: &str) -> Result<i64> {
     let t = text.trim();
-    if t.contains('-') && t.find('-') != Some(t.len().saturating_sub(3)) && t.len() > 8 {
+    if t.eq_ignore_ascii_case("allballs") {
+        return Ok(0);
+    }
+    // A date first (`2001-02-03 04:05`): read as a timestamp, keep the time of day.
+    if matches!(t.bytes().find(|b| !b.is_ascii_digit()), Some(b'-' | b'/')) {
         let us = crate::time::parse_naive_as(text, "time")?;
         if is_infinite(us) {
             return Err(bad_time(text));
         }
         return Ok(us.rem_euclid(US_PER_DAY));
     }
-    let body = t
-        .split(|c: char| c == '+' || c == '-' || c.is_whitespace())
-        .next()
-        .unwrap_or("");
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.'))
+        .unwrap_or(t.len());
+    let (body, rest) = t.split_at(end);
+    let half_day = meridiem(rest, text)?;
     let mut fields = body.splitn(3, ':');
     let mut num = |max: i64| -> Result<Option<i64>> {
         match fields.next() {
@@ -148,8 +153,20 @@ pub(crate) fn parse_time(text: &str) -> Result<i64> {
             }
         }
     };
-    let h = num(24)?.ok_or_else(|| bad_time(text))?;
+    let mut h = num(24)?.ok_or_else(|| bad_time(text))?;
     let m = num(59)?.ok_or_else(|| bad_time(text))?;
+    if let Some(pm) = half_day {
+        if h > 12 {
+            return Err(Error::DatetimeFieldOverflow(format!(
+                "date/time field value out of range: \"{text}\""
+            )));
+        }
+        h = match (h, pm) {
+            (12, false) => 0,
+            (h, true) if h < 12 => h + 12,
+            (h, _) => h,
+        };
+    }
     let (s, frac) = match fields.next() {
         None => (0, 0),
         Some(sec) => seconds(sec, text)?,
@@ -161,6 +178,27 @@ pub(crate) fn parse_time(text: &str) -> Result<i64> {
         )));
     }
     Ok(us)
+}
+
+/// What may follow a time of day: `AM`/`PM` (`Some(false)`/`Some(true)`), then a zone
+/// (`+02`, `-05:30`, `Z`, `UTC`), which a time without time zone ignores.
+/// Errors: 22007 for anything else.
+fn meridiem(rest: &str, text: &str) -> Result<Option<bool>> {
+    let rest = rest.trim_start().to_ascii_lowercase();
+    let (half, zone) = match rest.get(..2) {
+        Some("am") => (Some(false), &rest[2..]),
+        Some("pm") => (Some(true), &rest[2..]),
+        _ => (None, rest.as_str()),
+    };
+    let zone = zone.trim();
+    let numeric = zone
+        .strip_prefix(['+', '-'])
+        .is_some_and(|z| !z.is_empty() && z.bytes().all(|b| b.is_ascii_digit() || b == b':'));
+    if zone.is_empty() || numeric || matches!(zone, "z" | "utc" | "gmt") {
+        Ok(half)
+    } else {
+        Err(bad_time(text))
+    }
 }
 
 /// Whole seconds and microseconds of `05`, `05.25` (rounded half to even past 6 digits).
@@ -270,6 +308,23 @@ mod tests {
         assert_eq!(time_text("10:00:05.250"), "10:00:05.25");
         assert_eq!(time_text("24:00:00"), "24:00:00");
         assert_eq!(time_text("2001-02-03 04:05:06"), "04:05:06");
+        assert_eq!(time_text("10:00 PM"), "22:00:00");
+        assert_eq!(time_text("12:30 am"), "00:30:00");
+        assert_eq!(time_text("10:00:00+02"), "10:00:00");
+        assert_eq!(time_text("10:00-05:30"), "10:00:00");
+        assert_eq!(time_text("allballs"), "00:00:00");
+        assert_eq!(
+            parse_time("13:00 PM")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22008"
+        );
+        assert_eq!(
+            parse_time("10:00 tomorrow")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22007"
+        );
         assert_eq!(
             parse_time("25:00")
                 .map_err(|e| crate::server::sqlstate(e.kind()))

@@ -203,8 +203,8 @@ pub(crate) fn decode_value(r: &mut impl Read) -> std::io::Result<Value> {
             days: i32::from_le_bytes(bytes(r)?),
             micros: i64::from_le_bytes(bytes(r)?),
         }),
-        12 => Value::Date(i32::from_le_bytes(bytes(r)?)),
-        13 => Value::Time(i64::from_le_bytes(bytes(r)?)),
+        13 => Value::Date(i32::from_le_bytes(bytes(r)?)),
+        14 => Value::Time(i64::from_le_bytes(bytes(r)?)),
         t => return Err(bad(format!("unknown value tag {t}"))),
     })
 }
@@ -257,12 +257,13 @@ pub(crate) fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&i.days.to_le_bytes());
             out.extend_from_slice(&i.micros.to_le_bytes());
         }
+        // 12 is left to a wide numeric.
         Value::Date(d) => {
-            out.push(12);
+            out.push(13);
             out.extend_from_slice(&d.to_le_bytes());
         }
         Value::Time(t) => {
-            out.push(13);
+            out.push(14);
             out.extend_from_slice(&t.to_le_bytes());
         }
     }
@@ -295,6 +296,11 @@ mod tests {
                 Value::Bool(true),
                 Value::TimestampTz(-5),
             ],
+            vec![
+                Value::Date(-1),
+                Value::Time(86_400_000_000),
+                Value::Date(i32::MAX),
+            ],
         ];
         for (i, r) in vals.iter().enumerate() {
             b.push(r.clone(), i as i64 * 10);
@@ -305,9 +311,10 @@ mod tests {
         s.write(&b).unwrap();
         let mut r = s.read_batches().unwrap();
         let back = r.next_batch().unwrap().unwrap();
-        assert_eq!(back.len(), 6);
-        assert_eq!(back.row(4), b.row(1));
-        assert_eq!(back.times[5], 20);
+        assert_eq!(back.len(), 8);
+        assert_eq!(back.row(5), b.row(1));
+        assert_eq!(back.row(7), b.row(3));
+        assert_eq!(back.times[6], 20);
         assert!(r.next_batch().unwrap().is_none());
     }
 

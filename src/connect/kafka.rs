@@ -5,7 +5,8 @@
 //! partition starts per `start`: its earliest offset, its end (the high watermark a Fetch
 //! reports: some brokers answer ListOffsets(latest) with the last batch's base offset plus
 //! one, which is not the end), or its earliest offset with records stamped before the
-//! instant skipped. One task per partition fetches (see [`super::kafka_partition`]) and
+//! instant skipped. One task per partition fetches from the partition's leader on a
+//! connection of its own (see [`super::kafka_partition`], [`super::kafka_fetch`]) and
 //! decodes what it fetched into columnar chunks, so that partitions decode in parallel,
 //! and hands them over through a bounded channel; the source delivers each chunk whole
 //! with the next offset of every partition. Lag is the sum over partitions of the high
@@ -64,6 +65,9 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         })
         .unwrap_or_default();
     let committed = group_offsets(spec, &partitions, &next).await?;
+    let leaders = super::kafka_fetch::leaders(&spec.bootstrap, spec.sasl.as_ref(), &spec.topic)
+        .await
+        .map_err(|e| Halt::Retry(format!("kafka metadata: {e}")))?;
     let _committer = spec.group_id.as_ref().map(|g| {
         super::kafka_group::spawn_committer(spec, g, ctx.durable_positions(), ctx.source.clone())
     });
@@ -91,8 +95,13 @@ pub(crate) async fn run(spec: &KafkaSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                 (o, skip)
             }
         };
+        let leader = leaders
+            .get(&p)
+            .ok_or_else(|| Halt::Retry(format!("kafka partition {p}: no leader")))?;
         let fetcher = Fetcher {
             client: std::sync::Arc::new(client),
+            leader: leader.clone(),
+            sasl: spec.sasl.clone(),
             partition: p,
             offset,
             skip_before,

@@ -11,11 +11,12 @@
 use std::time::Duration;
 
 use rskafka::client::partition::{OffsetAt, PartitionClient};
-use rskafka::record::RecordAndOffset;
 use tokio::sync::mpsc;
 
 use super::columnar::Appender;
 use super::format::Decoder;
+use super::kafka_fetch::{FetchError, Message, PartitionFetch, OFFSET_OUT_OF_RANGE};
+use super::spec::Sasl;
 use crate::exec::columns::ColumnBatch;
 
 /// Bytes one Fetch of one partition asks for at most.
@@ -45,7 +46,11 @@ pub(super) type Fetched = Result<Chunk, String>;
 
 /// A partition to read from an offset on.
 pub(super) struct Fetcher {
+    /// For the partition's earliest offset when the broker no longer has the next one.
     pub(super) client: std::sync::Arc<PartitionClient>,
+    /// The partition leader's `host:port`, fetched from on a connection of its own.
+    pub(super) leader: String,
+    pub(super) sasl: Option<Sasl>,
     pub(super) partition: i32,
     pub(super) offset: i64,
     /// `start = '<timestamp>'`: records stamped before it (microseconds since the epoch)
@@ -59,9 +64,9 @@ pub(super) struct Fetcher {
     pub(super) timeout: Duration,
 }
 
-/// What the fetching half hands the decoding half: one Fetch's records and the high
-/// watermark, or why it stopped.
-type Records = Result<(Vec<RecordAndOffset>, i64), String>;
+/// What the fetching half hands the decoding half: one Fetch's records, the offset after
+/// them (past control and aborted records too) and the high watermark, or why it stopped.
+type Records = Result<(Vec<Message>, i64, i64), String>;
 
 impl Fetcher {
     /// Fetch and decode from `offset` on into `tx`, until the receiver is gone or a Fetch
@@ -71,8 +76,13 @@ impl Fetcher {
         let (rtx, mut rrx) = mpsc::channel::<Records>(1);
         let mut fetching = tokio::task::JoinSet::new(); // aborted when this task ends
         fetching.spawn(fetch(
-            self.client.clone(),
-            self.partition,
+            Leader {
+                client: self.client.clone(),
+                addr: self.leader.clone(),
+                sasl: self.sasl.clone(),
+                topic: self.topic.clone(),
+                partition: self.partition,
+            },
             self.offset,
             self.timeout,
             rtx,
@@ -80,11 +90,13 @@ impl Fetcher {
         let mut appender = Appender::new(self.decoder.clone());
         while let Some(fetched) = rrx.recv().await {
             let sent = match fetched {
-                Ok((records, hw)) if records.is_empty() => tx
-                    .send(Ok(self.chunk(None, 0, Vec::new(), hw)))
-                    .await
-                    .is_ok(),
-                Ok((records, hw)) => self.decode(records, hw, &mut appender, &tx).await,
+                Ok((records, next, hw)) if records.is_empty() => {
+                    self.offset = next;
+                    tx.send(Ok(self.chunk(None, 0, Vec::new(), hw)))
+                        .await
+                        .is_ok()
+                }
+                Ok((records, next, hw)) => self.decode(records, next, hw, &mut appender, &tx).await,
                 Err(why) => {
                     let _ = tx.send(Err(why)).await;
                     return;
@@ -96,11 +108,12 @@ impl Fetcher {
         }
     }
 
-    /// Decode `records` (one Fetch's, in offset order) into chunks sent to `tx`; false
-    /// once the receiver is gone.
+    /// Decode `records` (one Fetch's, in offset order, `next` the offset after them) into
+    /// chunks sent to `tx`; false once the receiver is gone.
     async fn decode(
         &mut self,
-        records: Vec<RecordAndOffset>,
+        records: Vec<Message>,
+        next: i64,
         hw: i64,
         appender: &mut Appender,
         tx: &mpsc::Sender<Fetched>,
@@ -110,12 +123,12 @@ impl Fetcher {
         let last = records.len() - 1;
         for (i, r) in records.into_iter().enumerate() {
             self.offset = r.offset + 1;
-            let stamped = r.record.timestamp.timestamp_micros();
+            let stamped = r.timestamp_ms.saturating_mul(1000);
             if self.skip_before.is_some_and(|t| stamped >= t) {
                 self.skip_before = None;
             }
             if self.skip_before.is_none() {
-                let decoded = match &r.record.value {
+                let decoded = match &r.value {
                     None => Err("a record without a value".to_string()),
                     Some(v) => appender.message(v, Some(&self.topic), now),
                 };
@@ -125,6 +138,11 @@ impl Fetcher {
                 }
             }
             let cut = appender.is_full() || (self.stop_on_bad && !bad.is_empty());
+            // Past the control and aborted records after the last one, unless the source
+            // stops on it (it is then the chunk's last offset).
+            if i == last && (!self.stop_on_bad || bad.is_empty()) {
+                self.offset = next.max(self.offset);
+            }
             if i == last || cut {
                 let batch = (appender.len() > 0).then(|| appender.finish());
                 let chunk = self.chunk(batch, messages, std::mem::take(&mut bad), hw);
@@ -155,47 +173,48 @@ impl Fetcher {
     }
 }
 
-/// Fetch partition `p` of `client` from `offset` on into `tx` (records, or the high
-/// watermark when it moved), until the receiver is gone or a Fetch fails (the failure
-/// sent as the last item). An offset the broker no longer has (retention) moves to the
-/// partition's earliest, with a warning.
-async fn fetch(
+/// The partition a fetch task reads, and how to reach it.
+struct Leader {
     client: std::sync::Arc<PartitionClient>,
-    p: i32,
-    mut offset: i64,
-    timeout: Duration,
-    tx: mpsc::Sender<Records>,
-) {
-    use rskafka::client::error::{Error, ProtocolError};
+    addr: String,
+    sasl: Option<Sasl>,
+    topic: String,
+    partition: i32,
+}
+
+/// Fetch `leader`'s partition from `offset` on into `tx` (records, or the high watermark
+/// when it moved), until the receiver is gone or a Fetch fails (the failure sent as the
+/// last item). An offset the broker no longer has (retention) moves to the partition's
+/// earliest, with a warning.
+async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sender<Records>) {
+    let p = leader.partition;
+    let opened = PartitionFetch::open(
+        &leader.addr,
+        leader.sasl.as_ref(),
+        &leader.topic,
+        p,
+        FETCH_BYTES,
+        FETCH_WAIT_MS,
+    );
+    let mut conn = match tokio::time::timeout(timeout, opened).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return drop(tx.send(Err(format!("partition {p}: {e}"))).await),
+        Err(_) => return drop(tx.send(Err(format!("partition {p}: no connection"))).await),
+    };
     let mut last_hw = -1;
     loop {
-        let fetch = client.fetch_records(offset, 1..FETCH_BYTES, FETCH_WAIT_MS);
-        let fetched = match tokio::time::timeout(timeout, fetch).await {
-            Ok(r) => r,
-            Err(_) => {
-                let why = format!(
-                    "partition {p}: no answer to a Fetch within {} s",
-                    timeout.as_secs()
-                );
-                let _ = tx.send(Err(why)).await;
-                return;
-            }
-        };
-        let records = match fetched {
-            Ok((records, hw)) => {
-                if let Some(r) = records.last() {
-                    offset = r.offset + 1;
-                } else if hw == last_hw {
+        let records = match conn.fetch(offset).await {
+            Ok(f) => {
+                let moved = f.next != offset;
+                offset = f.next;
+                if !moved && f.high_watermark == last_hw {
                     continue;
                 }
-                last_hw = hw;
-                Ok((records, hw))
+                last_hw = f.high_watermark;
+                Ok((f.records, f.next, f.high_watermark))
             }
-            Err(Error::ServerError {
-                protocol_error: ProtocolError::OffsetOutOfRange,
-                ..
-            }) => {
-                let earliest = client.get_offset(OffsetAt::Earliest);
+            Err(FetchError::Code(OFFSET_OUT_OF_RANGE)) => {
+                let earliest = leader.client.get_offset(OffsetAt::Earliest);
                 match tokio::time::timeout(timeout, earliest).await {
                     Ok(Ok(earliest)) => {
                         tracing::warn!(
@@ -207,7 +226,11 @@ async fn fetch(
                     _ => Err(format!("partition {p}: no earliest offset")),
                 }
             }
-            Err(e) => Err(format!("partition {p}: {e}")),
+            Err(FetchError::Code(c)) => Err(format!(
+                "partition {p}: {}",
+                super::kafka_wire::error_name(c)
+            )),
+            Err(FetchError::Other(e)) => Err(format!("partition {p}: {e}")),
         };
         let failed = records.is_err();
         if tx.send(records).await.is_err() || failed {

@@ -1,22 +1,25 @@
 //! One connection to a Kafka broker for the requests rskafka does not make (its protocol
 //! module is private): the consumer group's FindCoordinator, OffsetCommit and OffsetFetch
-//! ([`super::kafka_group`]). The encodings are the `kafka-protocol` crate's; this module
+//! ([`super::kafka_group`]), and the Metadata and Fetch requests of the source's fetchers
+//! ([`super::kafka_fetch`]), whose answers rskafka would copy record by record. The encodings are the `kafka-protocol` crate's; this module
 //! frames them (a 4-byte big-endian length, a request header, the body), picks each API's
 //! version from the broker's ApiVersions answer, and authenticates with SASL (PLAIN or
 //! SCRAM, through rsasl as rskafka does) when the source is declared with it.
 //!
 //! Plain TCP, as the source's own connection (a source has no TLS option). Every exchange
-//! is bounded by [`TIMEOUT`] and an answer by [`MAX_RESPONSE_BYTES`].
+//! is bounded by [`TIMEOUT`] and an answer by [`MAX_RESPONSE_BYTES`] (or the limit given to
+//! [`Conn::send_sized`]).
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
-    OffsetFetchResponse, RequestHeader, ResponseHeader, SaslAuthenticateRequest,
-    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, FetchRequest, FetchResponse,
+    FindCoordinatorRequest, FindCoordinatorResponse, MetadataRequest, MetadataResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse,
+    RequestHeader, ResponseHeader, SaslAuthenticateRequest, SaslAuthenticateResponse,
+    SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,7 +29,8 @@ use super::spec::Sasl;
 
 /// How long connecting, or one request and its answer, may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest answer read: the group requests' answers are a few hundred bytes.
+/// The largest answer [`Conn::send`] reads: the group and metadata requests' answers are a
+/// few hundred bytes (a metadata answer a few kilobytes per hundred partitions).
 const MAX_RESPONSE_BYTES: usize = 1 << 20;
 
 /// A request this client sends and the answer it reads. (kafka-protocol's own `Request`
@@ -55,6 +59,8 @@ calls! {
     FindCoordinatorRequest => FindCoordinatorResponse, FindCoordinator;
     OffsetCommitRequest => OffsetCommitResponse, OffsetCommit;
     OffsetFetchRequest => OffsetFetchResponse, OffsetFetch;
+    MetadataRequest => MetadataResponse, Metadata;
+    FetchRequest => FetchResponse, Fetch;
 }
 
 /// An open, authenticated connection to one broker.
@@ -83,7 +89,9 @@ impl Conn {
             addr: addr.to_string(),
         };
         // Version 0 is the one every broker answers (a newer client would retry lower).
-        let v = conn.exchange(&ApiVersionsRequest::default(), 0).await?;
+        let v = conn
+            .exchange(&ApiVersionsRequest::default(), 0, MAX_RESPONSE_BYTES)
+            .await?;
         if v.error_code != 0 {
             return Err(format!(
                 "{addr}: ApiVersions failed with error {}",
@@ -104,6 +112,16 @@ impl Conn {
     /// Send `req` at the highest version both the broker and we (`max`) speak; its answer.
     /// Errors: no common version, a broken connection, an answer that does not decode.
     pub(crate) async fn send<R: Call>(&mut self, req: &R, max: i16) -> Result<R::Response, String> {
+        self.send_sized(req, max, MAX_RESPONSE_BYTES).await
+    }
+
+    /// As [`Conn::send`], reading an answer of at most `limit` bytes.
+    pub(crate) async fn send_sized<R: Call>(
+        &mut self,
+        req: &R,
+        max: i16,
+        limit: usize,
+    ) -> Result<R::Response, String> {
         let name = format!("{:?}", R::KEY);
         let &(lo, hi) = self
             .versions
@@ -117,21 +135,31 @@ impl Conn {
                 R::VERSIONS.min
             ));
         }
-        self.exchange(req, v).await
+        self.exchange(req, v, limit).await
     }
 
-    /// One request at version `v` and its answer, within [`TIMEOUT`].
-    async fn exchange<R: Call>(&mut self, req: &R, v: i16) -> Result<R::Response, String> {
+    /// One request at version `v` and its answer (at most `limit` bytes), within [`TIMEOUT`].
+    async fn exchange<R: Call>(
+        &mut self,
+        req: &R,
+        v: i16,
+        limit: usize,
+    ) -> Result<R::Response, String> {
         let addr = self.addr.clone();
         let name = format!("{:?}", R::KEY);
         let fail = |e: String| format!("{addr}: {name}: {e}");
-        tokio::time::timeout(TIMEOUT, self.exchange_now(req, v))
+        tokio::time::timeout(TIMEOUT, self.exchange_now(req, v, limit))
             .await
             .map_err(|_| fail(format!("no answer within {} s", TIMEOUT.as_secs())))?
             .map_err(fail)
     }
 
-    async fn exchange_now<R: Call>(&mut self, req: &R, v: i16) -> Result<R::Response, String> {
+    async fn exchange_now<R: Call>(
+        &mut self,
+        req: &R,
+        v: i16,
+        limit: usize,
+    ) -> Result<R::Response, String> {
         self.correlation = self.correlation.wrapping_add(1);
         let header = RequestHeader::default()
             .with_request_api_key(R::KEY as i16)
@@ -152,15 +180,23 @@ impl Conn {
             .map_err(|e| e.to_string())?;
         let len = self.stream.read_i32().await.map_err(|e| e.to_string())?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
-        if len > MAX_RESPONSE_BYTES {
+        if len > limit {
             return Err(format!("an answer of {len} bytes"));
         }
-        let mut body = vec![0; len];
-        self.stream
-            .read_exact(&mut body)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut body = bytes::Bytes::from(body);
+        // Read into capacity that is never zeroed first: a Fetch's answer is megabytes.
+        let mut body = BytesMut::with_capacity(len);
+        let mut answer = (&mut self.stream).take(len as u64);
+        while body.len() < len {
+            if answer
+                .read_buf(&mut body)
+                .await
+                .map_err(|e| e.to_string())?
+                == 0
+            {
+                return Err("the connection closed within an answer".into());
+            }
+        }
+        let mut body = body.freeze();
         let h = ResponseHeader::decode(&mut body, R::Response::header_version(v))
             .map_err(|e| format!("a bad answer header: {e}"))?;
         if h.correlation_id != self.correlation {

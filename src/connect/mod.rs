@@ -35,6 +35,7 @@ pub(crate) mod format;
 mod json_columns;
 mod json_row;
 mod kafka;
+mod kafka_fetch;
 mod kafka_group;
 mod kafka_partition;
 mod kafka_wire;

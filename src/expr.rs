@@ -649,7 +649,9 @@ pub(crate) fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interv
     })
 }
 
-fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
+/// `l op r` for `+ - * /` over numbers, timestamps and intervals, NULL if either is.
+/// Errors: 22003/22008 out of range, 22012 division by zero, 42883 for other types.
+pub(crate) fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }

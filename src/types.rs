@@ -352,6 +352,11 @@ pub(crate) enum CatalogType {
     /// `regclass`, `regtype`, ...: an oid that prints as the object's name, held as that
     /// name.
     Reg(RegKind),
+    /// `name` (19): an identifier, held as `text` (the elements of `current_schemas`).
+    Name,
+    /// `record` (2249): an anonymous composite value (`ROW(1, 2)`), held as its text form
+    /// `(1,2)`; its binary form (`record_send`) sends each field as `text`.
+    Record,
 }
 
 /// The object kinds of the `reg*` types.
@@ -402,6 +407,8 @@ impl CatalogType {
             CatalogType::Int2Vector => 22,
             CatalogType::OidVector => 30,
             CatalogType::Reg(k) => k.oid(),
+            CatalogType::Name => 19,
+            CatalogType::Record => 2249,
         }
     }
 
@@ -421,13 +428,17 @@ impl CatalogType {
             CatalogType::Int2Vector => "int2vector".into(),
             CatalogType::OidVector => "oidvector".into(),
             CatalogType::Reg(k) => k.name().into(),
+            CatalogType::Name => "name".into(),
+            CatalogType::Record => "record".into(),
         }
     }
 
     /// The element type of an array or vector.
     pub(crate) fn elem(&self) -> Option<ElemType> {
         match self {
-            CatalogType::Oid | CatalogType::Reg(_) => None,
+            CatalogType::Oid | CatalogType::Reg(_) | CatalogType::Name | CatalogType::Record => {
+                None
+            }
             CatalogType::Array(e) => Some(*e),
             CatalogType::Int2Vector => Some(ElemType::Int2),
             CatalogType::OidVector => Some(ElemType::Oid),
@@ -438,6 +449,7 @@ impl CatalogType {
     pub(crate) fn size(&self) -> i16 {
         match self {
             CatalogType::Oid | CatalogType::Reg(_) => 4,
+            CatalogType::Name => 64,
             _ => -1,
         }
     }

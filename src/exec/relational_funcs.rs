@@ -388,6 +388,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             };
             text(format_array(&parts))
         }
+        "row" => text(format_record(args)),
         "current_schemas" => {
             let implicit = matches!(a0, Value::Bool(true));
             text(if implicit {

@@ -111,6 +111,17 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
         buf.put_u32(oid.unwrap_or(0) as u32);
         return;
     }
+    match ty {
+        CatalogType::Name => {
+            buf.put_slice(scratch.as_bytes());
+            return;
+        }
+        CatalogType::Record => {
+            put_record_binary(scratch, buf);
+            return;
+        }
+        _ => {}
+    }
     let Some(elem) = ty.elem() else {
         let oid = value.as_i64().or_else(|| scratch.trim().parse().ok());
         debug_assert!(
@@ -154,6 +165,50 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
         put_elem_binary(text, elem, buf);
         let len = (buf.len() - len_at - 4) as i32;
         buf[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// `record_send` of a record held as its text form `(1,"a b",)`: the field count, then
+/// each field as `text` (oid 25) with its length word (-1 for NULL, an empty field).
+fn put_record_binary(text: &str, buf: &mut BytesMut) {
+    let inner = text
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text);
+    let mut fields: Vec<Option<String>> = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => cur.extend(chars.next()),
+            ',' if !quoted => {
+                fields.push((any || !cur.is_empty()).then(|| std::mem::take(&mut cur)));
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if !inner.is_empty() || any {
+        fields.push((any || !cur.is_empty()).then_some(cur));
+    }
+    buf.put_i32(fields.len() as i32);
+    for f in &fields {
+        buf.put_u32(25);
+        match f {
+            Some(t) => {
+                buf.put_i32(t.len() as i32);
+                buf.put_slice(t.as_bytes());
+            }
+            None => buf.put_i32(-1),
+        }
     }
 }
 
@@ -361,6 +416,15 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
             ty.name()
         ))
     };
+    match ty {
+        CatalogType::Name => return parse_catalog(bytes, ty, false),
+        CatalogType::Record => {
+            return Err(Error::FeatureNotSupported(
+                "input of anonymous composite types is not implemented".into(),
+            ))
+        }
+        _ => {}
+    }
     let Some(elem) = ty.elem() else {
         let oid: [u8; 4] = bytes.try_into().map_err(|_| bad())?;
         return Ok(Value::Int8(u32::from_be_bytes(oid) as i64));

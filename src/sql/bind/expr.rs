@@ -678,6 +678,9 @@ impl Binder<'_> {
                 low,
                 high,
             } => {
+                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
+                    return self.expr(&e, scope);
+                }
                 let x = self.expr(expr, scope)?;
                 let lo = self.expr(low, scope)?;
                 let hi = self.expr(high, scope)?;

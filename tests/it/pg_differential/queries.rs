@@ -664,6 +664,35 @@ fn others(out: &mut Vec<String>) {
     }
 }
 
+/// PostgreSQL syntax beyond the families: BETWEEN SYMMETRIC, ROW constructors, DISTINCT ON,
+/// RANGE frames with offsets (integer, numeric, float and interval keys, NULL keys,
+/// overflowing bounds, and the errors PostgreSQL gives), `name` values.
+fn syntax(from: &str, out: &mut Vec<String>) {
+    for q in [
+        "SELECT id, k BETWEEN SYMMETRIC 3 AND 1, d NOT BETWEEN SYMMETRIC 2 AND -1, k BETWEEN SYMMETRIC NULL AND 2 FROM {F} ORDER BY id",
+        "SELECT id FROM {F} WHERE n BETWEEN SYMMETRIC 100 AND 1 + 0.5 ORDER BY id",
+        "SELECT id, ts BETWEEN SYMMETRIC '2001-01-02' AND '2000-01-01', k NOT BETWEEN ASYMMETRIC 2 AND 1 FROM {F} ORDER BY id",
+        "SELECT id, ROW(k, t), ROW(id, NULL, 'a b', '', 'x\"y') FROM {F} ORDER BY id",
+        "SELECT DISTINCT ON (k) k, id FROM {F} ORDER BY k, id DESC",
+        "SELECT DISTINCT ON (b) b, id, t FROM {F} ORDER BY b DESC, id",
+        "SELECT DISTINCT ON (k, b) id FROM {F} ORDER BY k, b, id",
+        "SELECT DISTINCT ON (k % 2) k % 2, id FROM {F} ORDER BY k % 2, id",
+        "SELECT DISTINCT ON (k) id FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), count(*) OVER (ORDER BY k DESC RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) FROM {F} ORDER BY id",
+        "SELECT id, sum(n) OVER (ORDER BY n RANGE BETWEEN 10 PRECEDING AND 0.5 FOLLOWING), max(id) OVER (ORDER BY n DESC RANGE 100 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, count(*) OVER (ORDER BY ts RANGE BETWEEN interval '1 day' PRECEDING AND CURRENT ROW), count(*) OVER (ORDER BY iv RANGE BETWEEN CURRENT ROW AND '1 day' FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, count(*) OVER (ORDER BY d NULLS FIRST RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), min(id) OVER (ORDER BY s RANGE BETWEEN 100 FOLLOWING AND UNBOUNDED FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY r RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), count(*) OVER (ORDER BY big RANGE BETWEEN 9223372036854775807 PRECEDING AND 1 FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k, id RANGE 1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE -1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE 1.5 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY t RANGE 1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, s FROM {F}, unnest(current_schemas(true)) s ORDER BY 1, 2",
+    ] {
+        out.push(q.replace("{F}", from));
+    }
+}
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -671,6 +700,7 @@ pub fn listed() -> Vec<String> {
         aggregates(from, &mut out);
         scalars(from, &mut out);
         casts(from, &mut out);
+        syntax(from, &mut out);
     }
     others(&mut out);
     dates(&mut out);

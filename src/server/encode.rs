@@ -823,6 +823,19 @@ mod tests {
             catalog_bin("{}", CatalogType::Array(ElemType::Text)),
             vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25]
         );
+        // name_send: the text's bytes.
+        assert_eq!(catalog_bin("public", CatalogType::Name), b"public".to_vec());
+        // record_send of (1,,"a ""b"""): three fields, each text (25), the empty one NULL.
+        let mut want = vec![0, 0, 0, 3];
+        want.extend([0, 0, 0, 25, 0, 0, 0, 1, b'1']);
+        want.extend([0, 0, 0, 25, 0xff, 0xff, 0xff, 0xff]);
+        want.extend([0, 0, 0, 25, 0, 0, 0, 5]);
+        want.extend(b"a \"b\"");
+        assert_eq!(catalog_bin(r#"(1,,"a ""b""")"#, CatalogType::Record), want);
+        // The empty string is quoted, so it is a field and not NULL.
+        let mut want = vec![0, 0, 0, 1];
+        want.extend([0, 0, 0, 25, 0, 0, 0, 0]);
+        assert_eq!(catalog_bin(r#"("")"#, CatalogType::Record), want);
     }
 
     #[test]

@@ -2213,6 +2213,47 @@ mod tests {
         v.remove(0)
     }
 
+    /// `BETWEEN SYMMETRIC` reads as PostgreSQL reads it, whatever the bounds hold (another
+    /// BETWEEN SYMMETRIC in the low bound, operators, parentheses); `ASYMMETRIC` is the
+    /// plain BETWEEN.
+    #[test]
+    fn between_symmetric_reads_as_both_orders() {
+        let projection = |sql: &str| -> String {
+            let Stmt::Ast(s) = one(sql).stmt else {
+                panic!("{sql}")
+            };
+            let ast::Statement::Query(q) = *s else {
+                panic!("{sql}")
+            };
+            let ast::SetExpr::Select(sel) = *q.body else {
+                panic!("{sql}")
+            };
+            let ast::SelectItem::UnnamedExpr(e) = &sel.projection[0] else {
+                panic!("{sql}")
+            };
+            unmark_between_symmetric(e)
+                .unwrap_or_else(|| e.clone())
+                .to_string()
+        };
+        assert_eq!(
+            projection("SELECT x BETWEEN SYMMETRIC 7 + 1 AND (y)"),
+            "(x BETWEEN 7 + 1 AND (y)) OR (x BETWEEN (y) AND 7 + 1)"
+        );
+        assert_eq!(
+            projection("SELECT x NOT BETWEEN symmetric -a AND b * 2"),
+            "(x NOT BETWEEN -a AND b * 2) AND (x NOT BETWEEN b * 2 AND -a)"
+        );
+        assert_eq!(
+            projection("SELECT x BETWEEN ASYMMETRIC 1 AND 2"),
+            "x BETWEEN 1 AND 2"
+        );
+        // The low bound's own BETWEEN SYMMETRIC is marked first, inside the outer mark.
+        let nested = projection("SELECT x BETWEEN SYMMETRIC (y BETWEEN SYMMETRIC 1 AND 2) AND z");
+        assert!(nested.starts_with("(x BETWEEN (y BETWEEN \"BETWEEN SYMMETRIC\"(1) AND 2)"));
+        // A column named symmetric is still a column.
+        assert_eq!(projection("SELECT symmetric FROM t"), "symmetric");
+    }
+
     #[test]
     fn splits_statements_and_keeps_copy_apart() {
         let v = parse_all("COPY t FROM STDIN; SELECT 1").unwrap();

@@ -366,7 +366,7 @@ fn kind(v: &Value) -> Option<Kind> {
         Value::Int2(_) => Kind::Int2,
         Value::Int4(_) => Kind::Int4,
         Value::Int8(_) => Kind::Int8,
-        Value::Numeric(_) => Kind::Numeric,
+        Value::Numeric(_) | Value::WideNumeric(_) => Kind::Numeric,
         Value::Float4(_) => Kind::Float4,
         Value::Float8(_) => Kind::Float8,
         _ => return None,
@@ -391,6 +391,7 @@ fn to_decimal(v: &Value) -> Result<Decimal> {
         Value::Int4(i) => Decimal::from(*i),
         Value::Int8(i) => Decimal::from(*i),
         Value::Numeric(d) => *d,
+        Value::WideNumeric(_) => return Err(crate::types_wide::too_wide()),
         Value::Float4(f) => float_to_decimal(*f as f64, 6)?,
         Value::Float8(f) => float_to_decimal(*f, 15)?,
         other => return Err(type_error("numeric", other)),
@@ -840,7 +841,12 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering> {
                 .as_i64()
                 .expect("integer")
                 .cmp(&b.as_i64().expect("integer")),
-            Kind::Numeric => to_decimal(a)?.cmp(&to_decimal(b)?),
+            Kind::Numeric => match (a, b) {
+                (Value::WideNumeric(_), _) | (_, Value::WideNumeric(_)) => {
+                    crate::agg::compare_values(a, b)
+                }
+                _ => to_decimal(a)?.cmp(&to_decimal(b)?),
+            },
             _ => float_cmp(a.as_f64().expect("numeric"), b.as_f64().expect("numeric")),
         });
     }
@@ -971,6 +977,10 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
         (Value::Float4(_) | Value::Float8(_), T::Int2 | T::Int4 | T::Int8) => {
             let i = round_half_even_i64(v.as_f64().expect("float"), to)?;
             cast_value(Value::Int8(i), to).map_err(|_| int_out_of_range(to))?
+        }
+        (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) => {
+            let i = i64::try_from(w.round_to_integer()).map_err(|_| int_out_of_range(to))?;
+            cast_value(Value::Int8(i), to)?
         }
         (Value::Numeric(d), T::Int2 | T::Int4 | T::Int8) => {
             let r = d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
@@ -1206,6 +1216,25 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
     // Strict functions: NULL in, NULL out.
     if vals.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    let math = matches!(
+        func,
+        ScalarFunc::Abs
+            | ScalarFunc::Round
+            | ScalarFunc::Floor
+            | ScalarFunc::Ceil
+            | ScalarFunc::Sqrt
+            | ScalarFunc::Trunc
+            | ScalarFunc::Sign
+            | ScalarFunc::Power
+            | ScalarFunc::Exp
+            | ScalarFunc::Ln
+            | ScalarFunc::Log10
+            | ScalarFunc::ToChar
+            | ScalarFunc::NumericTypmod
+    );
+    if math && vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
+        return Err(crate::types_wide::too_wide());
     }
     match func {
         ScalarFunc::NumericTypmod => {

@@ -35,6 +35,7 @@ pub mod sql;
 mod table;
 pub mod time;
 pub mod types;
+mod types_wide;
 mod tz;
 pub mod wcg;
 pub mod window;

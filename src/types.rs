@@ -162,6 +162,8 @@ pub enum Value {
     Float8(f64),
     /// `numeric`
     Numeric(Decimal),
+    /// `numeric` wider than [`Decimal`] holds (see [`crate::types_wide`]).
+    WideNumeric(Box<crate::types_wide::WideNumeric>),
     /// `text` and `varchar`
     Text(CompactString),
     /// `timestamp`: microseconds since the epoch.
@@ -204,6 +206,7 @@ impl Value {
             // Correctly rounded, as PostgreSQL's numeric_float8 (strtod of the digits);
             // Decimal's own conversion can be an ulp off.
             Value::Numeric(d) => d.to_string().parse().ok(),
+            Value::WideNumeric(w) => Some(w.to_f64()),
             _ => None,
         }
     }
@@ -979,6 +982,7 @@ pub fn format_value(v: &Value, out: &mut String) {
         Value::Float4(f) => push_shortest(out, f.abs(), *f as f64, 6),
         Value::Float8(f) => push_shortest(out, f.abs(), *f, 15),
         Value::Numeric(d) => push_numeric(d, out),
+        Value::WideNumeric(w) => w.push_text(out),
         Value::Text(s) => out.push_str(s),
         Value::Timestamp(t) => crate::time::push_timestamp(*t, out),
         Value::TimestampTz(t) => crate::time::push_timestamptz(*t, out),
@@ -1000,7 +1004,7 @@ impl Value {
             Value::Int8(_) => DataType::Int8,
             Value::Float4(_) => DataType::Float4,
             Value::Float8(_) => DataType::Float8,
-            Value::Numeric(_) => DataType::Numeric,
+            Value::Numeric(_) | Value::WideNumeric(_) => DataType::Numeric,
             Value::Text(_) => DataType::Text,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,

@@ -1573,6 +1573,10 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
         Value::Float8(x) if *x == 0.0 => Cow::Owned(Value::Float8(0.0)),
         Value::Float4(x) if *x == 0.0 => Cow::Owned(Value::Float4(0.0)),
         Value::Numeric(d) => Cow::Owned(Value::Numeric(d.normalize())),
+        Value::WideNumeric(w) => Cow::Owned(match w.normalized() {
+            Ok(d) => Value::Numeric(d),
+            Err((m, s)) => crate::types_wide::WideNumeric::value(m, s),
+        }),
         other => Cow::Borrowed(other),
     }
 }

@@ -809,7 +809,8 @@ fn json(v: Option<&Value>) -> String {
             | Value::Int8(_)
             | Value::Float4(_)
             | Value::Float8(_)
-            | Value::Numeric(_)),
+            | Value::Numeric(_)
+            | Value::WideNumeric(_)),
         ) => text_of(v),
         Some(v) => format!("\"{}\"", json_escape(&text_of(v))),
     }

@@ -247,6 +247,7 @@ fn put_binary(value: &Value, buf: &mut BytesMut) {
         Value::Float4(v) => buf.put_f32(*v),
         Value::Float8(v) => buf.put_f64(*v),
         Value::Numeric(d) => put_numeric(d, buf),
+        Value::WideNumeric(w) => buf.put_slice(&w.send()),
         Value::Text(s) => buf.put_slice(s.as_bytes()),
         // infinity and -infinity are i64::MAX and i64::MIN on both sides.
         Value::Timestamp(us) | Value::TimestampTz(us) => buf.put_i64(if time::is_infinite(*us) {
@@ -658,6 +659,7 @@ fn copy_field(v: &Value, field: &FieldOptions<'_>, out: &mut String, scratch: &m
         | Value::Float4(_)
         | Value::Float8(_)
         | Value::Numeric(_)
+        | Value::WideNumeric(_)
             if plain =>
         {
             format_text(v, out);

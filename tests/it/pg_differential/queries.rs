@@ -666,7 +666,8 @@ fn others(out: &mut Vec<String>) {
 
 /// PostgreSQL syntax beyond the families: BETWEEN SYMMETRIC, ROW constructors, DISTINCT ON,
 /// RANGE frames with offsets (integer, numeric, float and interval keys, NULL keys,
-/// overflowing bounds, and the errors PostgreSQL gives), `name` values.
+/// overflowing bounds, and the errors PostgreSQL gives), `name` values, and numerics wider
+/// than 28 digits (variances of bigints near 2^62) ordered, compared and cast.
 fn syntax(from: &str, out: &mut Vec<String>) {
     for q in [
         "SELECT id, k BETWEEN SYMMETRIC 3 AND 1, d NOT BETWEEN SYMMETRIC 2 AND -1, k BETWEEN SYMMETRIC NULL AND 2 FROM {F} ORDER BY id",
@@ -688,6 +689,11 @@ fn syntax(from: &str, out: &mut Vec<String>) {
         "SELECT id, sum(k) OVER (ORDER BY k RANGE 1.5 PRECEDING) FROM {F} ORDER BY id",
         "SELECT id, sum(k) OVER (ORDER BY t RANGE 1 PRECEDING) FROM {F} ORDER BY id",
         "SELECT id, s FROM {F}, unnest(current_schemas(true)) s ORDER BY 1, 2",
+        "SELECT k, var_samp(big), stddev_pop(big) FROM {F} GROUP BY k ORDER BY 2 DESC NULLS LAST, 1",
+        "SELECT k, var_pop(big)::float8, var_pop(big)::text, stddev(big)::bigint FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT k FROM {F} GROUP BY k HAVING var_samp(big) > 1e20 ORDER BY 1",
+        "SELECT DISTINCT var_pop(big) FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT var_pop(big) + 1 FROM {F}",
     ] {
         out.push(q.replace("{F}", from));
     }

@@ -337,6 +337,10 @@ fn negate(v: Value) -> Result<Value> {
         Value::Float4(f) => Value::Float4(-f),
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(d) => Value::Numeric(-d),
+        Value::WideNumeric(mut w) => {
+            w.mantissa = -w.mantissa;
+            Value::WideNumeric(w)
+        }
         Value::Interval(i) => Value::Interval(Interval {
             months: i.months.checked_neg().ok_or_else(interval_overflow)?,
             days: i.days.checked_neg().ok_or_else(interval_overflow)?,
@@ -420,6 +424,28 @@ pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
     if b.is_zero() {
         return Err(Error::DivisionByZero);
     }
+    let rscale = div_rscale(a, b).clamp(0, 28) as u32;
+    let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
+    let mut q = q.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero);
+    // PostgreSQL shows the full result scale: 10 / 4 is 2.5000000000000000.
+    q.rescale(rscale);
+    Ok(q)
+}
+
+/// Whether `a / b` at PostgreSQL's scale fits a [`Decimal`] (with a digit to spare).
+fn div_fits(a: Decimal, b: Decimal) -> bool {
+    let rscale = div_rscale(a, b);
+    let q = a.to_f64().unwrap_or(0.0) / b.to_f64().unwrap_or(1.0);
+    let int_digits = if q.abs() >= 1.0 {
+        q.abs().log10().floor() as i32 + 1
+    } else {
+        0
+    };
+    rscale <= 28 && int_digits + rscale <= 27
+}
+
+/// The scale PostgreSQL gives `a / b` (`select_div_scale`), before any cap.
+fn div_rscale(a: Decimal, b: Decimal) -> i32 {
     let weight_and_first = |d: Decimal| -> (i32, f64) {
         let f = d.abs().to_f64().unwrap_or(0.0);
         if f == 0.0 {
@@ -434,15 +460,9 @@ pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
     if f1 <= f2 {
         qweight -= 1;
     }
-    let rscale = (16 - qweight * 4)
+    (16 - qweight * 4)
         .max(a.scale() as i32)
         .max(b.scale() as i32)
-        .clamp(0, 28) as u32;
-    let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
-    let mut q = q.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero);
-    // PostgreSQL shows the full result scale: 10 / 4 is 2.5000000000000000.
-    q.rescale(rscale);
-    Ok(q)
 }
 
 fn int_value(k: Kind, v: i64) -> Result<Value> {
@@ -487,29 +507,23 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
             int_value(k, v)
         }
         Kind::Numeric => {
-            let (a, b) = (to_decimal(l)?, to_decimal(r)?);
-            // PostgreSQL's display scale: max(s1, s2) for + and -, s1 + s2 for * (a zero
-            // operand keeps it: 0.00 + 1 is 1.00).
-            let (s1, s2) = (a.scale(), b.scale());
-            Ok(Value::Numeric(match op {
-                BinaryOp::Add => {
-                    at_least_scale(a.checked_add(b).ok_or_else(numeric_overflow)?, s1.max(s2))
-                }
-                BinaryOp::Sub => {
-                    at_least_scale(a.checked_sub(b).ok_or_else(numeric_overflow)?, s1.max(s2))
-                }
-                BinaryOp::Mul => {
-                    at_least_scale(a.checked_mul(b).ok_or_else(numeric_overflow)?, s1 + s2)
-                }
-                BinaryOp::Div => numeric_div(a, b)?,
-                BinaryOp::Mod => {
-                    if b.is_zero() {
-                        return Err(Error::DivisionByZero);
+            // Past Decimal's 28 digits (an operand, or the result at PostgreSQL's scale),
+            // exactly in big integers.
+            let wide = |v: &Value| matches!(v, Value::WideNumeric(_));
+            let narrow = (!wide(l) && !wide(r))
+                .then(|| decimal_arith(op, l, r))
+                .transpose()?
+                .flatten();
+            match narrow {
+                Some(v) => Ok(v),
+                None => {
+                    use crate::types_wide::WideNumeric;
+                    match (WideNumeric::exact_of(l), WideNumeric::exact_of(r)) {
+                        (Some(a), Some(b)) => crate::types_wide::arith(op, &a, &b),
+                        _ => Err(crate::types_wide::too_wide()),
                     }
-                    a.checked_rem(b).ok_or_else(numeric_overflow)?
                 }
-                _ => unreachable!("arithmetic operator"),
-            }))
+            }
         }
         Kind::Float4 | Kind::Float8 => {
             let (a, b) = (l.as_f64().expect("numeric"), r.as_f64().expect("numeric"));
@@ -545,6 +559,32 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
             }
         }
     }
+}
+
+/// Numeric `l op r` in [`Decimal`] at PostgreSQL's display scale; `None` when the result
+/// leaves Decimal's range or 28 places (the caller computes it in big integers).
+fn decimal_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Option<Value>> {
+    let (a, b) = (to_decimal(l)?, to_decimal(r)?);
+    // PostgreSQL's display scale: max(s1, s2) for + and -, s1 + s2 for * (a zero operand
+    // keeps it: 0.00 + 1 is 1.00).
+    let (s1, s2) = (a.scale(), b.scale());
+    Ok(match op {
+        BinaryOp::Add => a.checked_add(b).map(|v| at_least_scale(v, s1.max(s2))),
+        BinaryOp::Sub => a.checked_sub(b).map(|v| at_least_scale(v, s1.max(s2))),
+        BinaryOp::Mul if s1 + s2 <= 28 => a.checked_mul(b).map(|v| at_least_scale(v, s1 + s2)),
+        BinaryOp::Mul => None,
+        // The quotient's digits at its scale must fit Decimal's 28 as well.
+        BinaryOp::Div if !b.is_zero() && !div_fits(a, b) => None,
+        BinaryOp::Div => Some(numeric_div(a, b)?),
+        BinaryOp::Mod => {
+            if b.is_zero() {
+                return Err(Error::DivisionByZero);
+            }
+            Some(a.checked_rem(b).ok_or_else(numeric_overflow)?)
+        }
+        _ => unreachable!("arithmetic operator"),
+    }
+    .map(Value::Numeric))
 }
 
 /// `sqrt(numeric)` at PostgreSQL 15's result scale (numeric_sqrt): at least 16 significant
@@ -1227,14 +1267,17 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             | ScalarFunc::Trunc
             | ScalarFunc::Sign
             | ScalarFunc::Power
-            | ScalarFunc::Exp
-            | ScalarFunc::Ln
-            | ScalarFunc::Log10
             | ScalarFunc::ToChar
-            | ScalarFunc::NumericTypmod
     );
-    if math && vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
-        return Err(crate::types_wide::too_wide());
+    if math {
+        if let Value::WideNumeric(w) = &vals[0] {
+            let places = vals.get(1).and_then(Value::as_i64);
+            return crate::types_wide::function(func, w, places)
+                .ok_or_else(crate::types_wide::too_wide);
+        }
+        if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
+            return Err(crate::types_wide::too_wide());
+        }
     }
     match func {
         ScalarFunc::NumericTypmod => {

@@ -29,6 +29,7 @@ mod expr_funcs;
 mod expr_regex;
 pub mod flink;
 pub mod http;
+mod numeric_math;
 mod password;
 pub mod server;
 pub mod sql;

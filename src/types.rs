@@ -266,19 +266,52 @@ impl NumericTypmod {
         let limit =
             (int_digits <= 28).then(|| Decimal::from_i128_with_scale(10i128.pow(int_digits), 0));
         if limit.is_some_and(|l| r.abs() >= l) {
-            let bound = if int_digits == 0 {
-                "1".to_string()
-            } else {
-                format!("10^{int_digits}")
-            };
-            return Err(
-                crate::Error::NumericValueOutOfRange("numeric field overflow".into())
-                    .with_detail(format!(
-                        "A field with precision {p}, scale {s} must round to an absolute value less than {bound}."
-                    )),
-            );
+            return Err(self.overflow());
         }
         Ok(r)
+    }
+
+    /// 22003 "numeric field overflow", with PostgreSQL's detail.
+    fn overflow(&self) -> crate::Error {
+        let (p, s) = (u32::from(self.precision), u32::from(self.scale));
+        let int_digits = p.saturating_sub(s);
+        let bound = if int_digits == 0 {
+            "1".to_string()
+        } else {
+            format!("10^{int_digits}")
+        };
+        crate::Error::NumericValueOutOfRange("numeric field overflow".into()).with_detail(format!(
+            "A field with precision {p}, scale {s} must round to an absolute value less than {bound}."
+        ))
+    }
+
+    /// [`NumericTypmod::apply`] to a numeric wider than a [`Decimal`]: rounded to the
+    /// scale, then a Decimal when it fits one, else kept wide within the precision.
+    fn apply_wide(&self, w: &crate::types_wide::WideNumeric) -> crate::Result<Value> {
+        use crate::types_wide::{pow10, WideNumeric};
+        let s = u32::from(self.scale);
+        let m = if w.scale > s {
+            let k = pow10(w.scale - s);
+            let half = &k / 2u8;
+            let q = num_bigint::BigInt::from(
+                (w.mantissa.magnitude() + half.magnitude()) / k.magnitude(),
+            );
+            if w.mantissa.sign() == num_bigint::Sign::Minus {
+                -q
+            } else {
+                q
+            }
+        } else {
+            &w.mantissa * pow10(s - w.scale)
+        };
+        let digits = m.magnitude().to_string().len() as u32;
+        match WideNumeric::value(m, s) {
+            Value::Numeric(d) => Ok(Value::Numeric(self.apply(d)?)),
+            _ if digits.saturating_sub(s) > u32::from(self.precision).saturating_sub(s) => {
+                Err(self.overflow())
+            }
+            wide => Ok(wide),
+        }
     }
 
     /// The type's name as PostgreSQL prints it: `numeric(5,2)`.
@@ -290,8 +323,10 @@ impl NumericTypmod {
 /// A value as a column with type modifier `typmod` stores it (see
 /// [`NumericTypmod::apply`]); other values are unchanged.
 pub(crate) fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
-    if let (Some(tm), Value::Numeric(d)) = (typmod, &*v) {
-        *v = Value::Numeric(tm.apply(*d)?);
+    match (typmod, &*v) {
+        (Some(tm), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
+        (Some(tm), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        _ => {}
     }
     Ok(())
 }

@@ -5,10 +5,12 @@
 //! decimal scale: `mantissa * 10^-scale`.
 //!
 //! Design decision: a wide value is printed, sent (text and binary), compared, ordered,
-//! grouped and cast (to text, floats, integers and numeric) exactly as PostgreSQL does;
-//! arithmetic and functions on it refuse with 0A000 naming the 28-digit limit, since the
-//! arithmetic of tcq's numeric is [`Decimal`]'s. Any value that fits a [`Decimal`] is one
-//! ([`WideNumeric::value`]), so the wide form appears only where a [`Decimal`] cannot.
+//! grouped, cast (to text, floats, integers and numeric) and takes part in `+ - * / %`
+//! ([`arith`], in big integers) exactly as PostgreSQL does; numeric functions other than
+//! exp, ln and log refuse it with 0A000 naming the 28-digit limit, since they compute in
+//! [`Decimal`]. Any value that fits a [`Decimal`] is one ([`WideNumeric::value`]), so the
+//! wide form appears only where a [`Decimal`] cannot: number literals, quotients at
+//! scales past 28, products, exp/ln/log and variances.
 //!
 //! ```ignore
 //! use num_bigint::BigInt;
@@ -23,7 +25,8 @@ use std::cmp::Ordering;
 use num_bigint::{BigInt, Sign};
 use rust_decimal::Decimal;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
+use crate::sql::{BinaryOp, ScalarFunc};
 use crate::types::Value;
 
 /// An exact decimal `mantissa * 10^-scale` too wide for [`Decimal`].
@@ -178,10 +181,138 @@ impl WideNumeric {
     }
 }
 
+/// `a op b` for `+ - * / %` over exact numbers, at PostgreSQL's result scales (max of
+/// the scales for `+ - %`, their sum for `*`, `select_div_scale` for `/`, rounded half
+/// away from zero), as a narrow numeric when it fits one. Errors: 22012 dividing by zero.
+pub(crate) fn arith(op: BinaryOp, a: &(BigInt, u32), b: &(BigInt, u32)) -> Result<Value> {
+    let aligned = || {
+        let s = a.1.max(b.1);
+        (&a.0 * pow10(s - a.1), &b.0 * pow10(s - b.1), s)
+    };
+    let zero = b.0.sign() == Sign::NoSign;
+    Ok(match op {
+        BinaryOp::Add => {
+            let (x, y, s) = aligned();
+            WideNumeric::value(x + y, s)
+        }
+        BinaryOp::Sub => {
+            let (x, y, s) = aligned();
+            WideNumeric::value(x - y, s)
+        }
+        BinaryOp::Mul => WideNumeric::value(&a.0 * &b.0, a.1 + b.1),
+        BinaryOp::Div | BinaryOp::Mod if zero => return Err(Error::DivisionByZero),
+        BinaryOp::Div => {
+            let (num, den) = ((&a.0, a.1), (&b.0, b.1));
+            let rscale = crate::agg::numeric::big_select_div_scale(num, den);
+            let q = crate::agg::numeric::big_div_at_scale(num, den, rscale)
+                .ok_or(Error::DivisionByZero)?;
+            WideNumeric::value(q, rscale)
+        }
+        BinaryOp::Mod => {
+            // Truncated division's remainder: the dividend's sign, as PostgreSQL's.
+            let (x, y, s) = aligned();
+            WideNumeric::value(x % y, s)
+        }
+        _ => return Err(too_wide()),
+    })
+}
+
+/// A number literal (`1e300`, `0.000000000000000000000000000001`, digits with an optional
+/// point and exponent) as an exact numeric, when its digits before and after the point
+/// number at most 1,000 each; `None` otherwise.
+pub(crate) fn parse_wide(text: &str) -> Option<Value> {
+    let t = text.trim();
+    let (body, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().ok()?),
+        None => (t, 0),
+    };
+    let (neg, body) = match body.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, body.strip_prefix('+').unwrap_or(body)),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let digits = format!("{int}{frac}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // value = digits * 10^(exp - len(frac))
+    let shift = exp - frac.len() as i64;
+    let m: BigInt = digits.parse().ok()?;
+    let (m, scale) = if shift >= 0 {
+        (m * pow10(u32::try_from(shift).ok()?), 0)
+    } else {
+        (m, u32::try_from(-shift).ok()?)
+    };
+    let int_digits = m.magnitude().to_string().len() as i64 - i64::from(scale);
+    if scale > 1000 || int_digits > 1000 {
+        return None;
+    }
+    Some(WideNumeric::value(if neg { -m } else { m }, scale))
+}
+
+/// `abs`, `sign`, `round`, `trunc`, `floor` and `ceil` of a wide numeric at PostgreSQL's
+/// scales (`round(x, n)`/`trunc(x, n)` at `max(n, 0)` places, `floor`/`ceil` at none);
+/// `None` for other functions.
+pub(crate) fn function(func: ScalarFunc, w: &WideNumeric, places: Option<i64>) -> Option<Value> {
+    let sign = w.mantissa.sign();
+    // |m| at `to` places (to <= scale): rounded half up, or truncated, or away from zero.
+    let cut = |to: i64, how: Cut| -> Value {
+        let drop = (i64::from(w.scale) - to).max(0) as u32;
+        let k = pow10(drop);
+        let mag = w.mantissa.magnitude();
+        let (q, r) = (mag / k.magnitude(), mag % k.magnitude());
+        let up = match how {
+            Cut::Half => r * 2u8 >= *k.magnitude(),
+            Cut::Zero => false,
+            Cut::Away => r != num_bigint::BigUint::ZERO,
+        };
+        let q = BigInt::from(if up { q + 1u8 } else { q });
+        let q = if sign == Sign::Minus { -q } else { q };
+        // Back to `max(to, 0)` places.
+        let (q, scale) = if to < 0 {
+            (q * pow10(to.unsigned_abs() as u32), 0)
+        } else {
+            (q * pow10((to as u32).saturating_sub(w.scale)), to as u32)
+        };
+        WideNumeric::value(q, scale)
+    };
+    let n = places.unwrap_or(0).clamp(-1000, 1000);
+    Some(match func {
+        ScalarFunc::Abs => {
+            WideNumeric::value(BigInt::from(w.mantissa.magnitude().clone()), w.scale)
+        }
+        ScalarFunc::Sign => WideNumeric::value(
+            BigInt::from(match sign {
+                Sign::Minus => -1,
+                Sign::NoSign => 0,
+                Sign::Plus => 1,
+            }),
+            0,
+        ),
+        ScalarFunc::Round => cut(n, Cut::Half),
+        ScalarFunc::Trunc => cut(n, Cut::Zero),
+        ScalarFunc::Floor if sign == Sign::Minus => cut(0, Cut::Away),
+        ScalarFunc::Ceil if sign != Sign::Minus => cut(0, Cut::Away),
+        ScalarFunc::Floor | ScalarFunc::Ceil => cut(0, Cut::Zero),
+        _ => return None,
+    })
+}
+
+/// How [`function`] drops digits.
+#[derive(Clone, Copy)]
+enum Cut {
+    /// Half away from zero.
+    Half,
+    /// Toward zero.
+    Zero,
+    /// Away from zero, when any dropped digit is not zero.
+    Away,
+}
+
 /// The error of arithmetic on a numeric too wide for it: 0A000 naming the limit.
 pub(crate) fn too_wide() -> Error {
     Error::FeatureNotSupported(
-        "arithmetic on numeric values of more than 28 significant digits is not supported".into(),
+        "numeric functions of values of more than 28 significant digits are not supported".into(),
     )
 }
 

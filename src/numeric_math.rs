@@ -23,6 +23,10 @@ pub(crate) type Exact = (BigInt, u32);
 const MIN_SIG_DIGITS: i64 = 16;
 /// PostgreSQL's NUMERIC_MAX_DISPLAY_SCALE.
 const MAX_DISPLAY_SCALE: i64 = 1000;
+/// log10(e) as PostgreSQL's numeric_exp writes it (its digits decide the result scale
+/// at the boundaries).
+#[allow(clippy::approx_constant)]
+const PG_LOG10_E: f64 = 0.434294481903252;
 /// Guard digits carried beyond the result's scale.
 const GUARD: u32 = 12;
 
@@ -215,8 +219,9 @@ pub(crate) fn numeric_exp(x: &Exact) -> Result<Value> {
         scale: x.1,
     }
     .to_f64();
-    let val = (approx * 0.434294481903252).clamp(-2000.0, 2000.0);
-    if approx * 0.434294481903252 > 131_071.0 || approx > 6000.0 {
+    // The result's decimal weight, about; past e^6000 (2,606 digits) refused.
+    let val = (approx * PG_LOG10_E).clamp(-2000.0, 2000.0);
+    if approx > 6000.0 {
         return Err(Error::NumericValueOutOfRange(
             "value overflows numeric format".into(),
         ));

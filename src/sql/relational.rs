@@ -143,7 +143,7 @@ pub(crate) struct RelSelect {
     /// DISTINCT ON: the projected row's key columns (select list, then hidden sort keys)
     /// and the order (column, descending, nulls first) whose first row of each key is
     /// kept: the query's ORDER BY, which begins with the keys, or the keys ascending.
-    pub(crate) distinct_on: Option<(Vec<usize>, Vec<(usize, bool, bool)>)>,
+    pub(crate) distinct_on: Option<DistinctOn>,
     /// Hidden ORDER BY keys computed beside the select list (expressions not in it).
     pub(crate) sort_keys: Vec<RExpr>,
     /// Window function calls (`f(...) OVER (...)`), computed after grouping;
@@ -155,6 +155,10 @@ pub(crate) struct RelSelect {
     /// NULL; [`RExpr::SetFunc`] reads the current values.
     pub(crate) set_funcs: Vec<(String, Vec<RExpr>)>,
 }
+
+/// DISTINCT ON's key columns and the order (column, descending, nulls first) its first
+/// rows are taken in.
+pub(crate) type DistinctOn = (Vec<usize>, Vec<(usize, bool, bool)>);
 
 /// A window function call, `f(...) OVER (PARTITION BY .. ORDER BY ..)`, computed over the
 /// rows after grouping. The frame is PostgreSQL's default: with ORDER BY, the partition's
@@ -1332,7 +1336,6 @@ impl RelBinder<'_> {
     /// `DISTINCT ON (keys)`: each key as a column of the projected row (an output column,
     /// or a hidden sort key added), and the order its first rows are taken in. As in
     /// PostgreSQL, the ORDER BY must begin with the keys (in any order): 42P10 otherwise.
-    #[allow(clippy::type_complexity)]
     fn distinct_on(
         &mut self,
         on: &[ast::Expr],
@@ -1340,7 +1343,7 @@ impl RelBinder<'_> {
         projection: &[RExpr],
         sort_keys: &mut Vec<RExpr>,
         order_by: &[(usize, bool, bool)],
-    ) -> Result<(Vec<usize>, Vec<(usize, bool, bool)>)> {
+    ) -> Result<DistinctOn> {
         let mut keys = Vec::new();
         for e in on {
             check_ordinal(e, columns.len())?;

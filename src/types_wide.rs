@@ -346,9 +346,9 @@ mod tests {
             want.extend(g.to_be_bytes());
         }
         assert_eq!(wide("123456789", 1).send(), want);
-        // 0.0000000000000000000000000000001 at scale 31: weight -8, one digit 1000.
+        // 1e-31 at scale 31: places 29 to 32 are the digit 0010 of weight -8.
         let mut want = vec![0, 1, 0xff, 0xf8, 0, 0, 0, 31];
-        want.extend(1000u16.to_be_bytes());
+        want.extend(10u16.to_be_bytes());
         assert_eq!(wide("1", 31).send(), want);
     }
 

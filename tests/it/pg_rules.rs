@@ -715,3 +715,39 @@ async fn variance_of_bigints_near_2_62_is_exact_in_both_paths() {
     .await;
     assert_eq!(reader.await.unwrap(), table(&[&want[..]]));
 }
+
+/// `BETWEEN SYMMETRIC` in a continuous query: either order of the bounds, NOT, and a NULL
+/// bound (no row), as PostgreSQL reads it.
+#[tokio::test]
+async fn between_symmetric_filters_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM h (ts timestamp TIMESTAMPCOLUMN, x integer)",
+    )
+    .await;
+    let query = "SELECT x, x NOT BETWEEN SYMMETRIC 3 AND 1, x BETWEEN SYMMETRIC NULL AND 9 \
+                 FROM h [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 WHERE x BETWEEN SYMMETRIC 5 AND 2 ORDER BY x LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO h VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
+         ('2020-01-01 00:00:00.2', 4), ('2020-01-01 00:00:00.3', 5), \
+         ('2020-01-01 00:00:00.4', 6), ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(
+        reader.await.unwrap(),
+        table(&[
+            &["2", "f", "NULL"],
+            &["4", "t", "NULL"],
+            &["5", "t", "NULL"]
+        ])
+    );
+}

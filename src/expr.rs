@@ -418,53 +418,6 @@ fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
         .or_else(|_| Decimal::from_f64(f).ok_or_else(numeric_overflow))
 }
 
-/// PostgreSQL's numeric division: the result scale is chosen to give at least 16
-/// significant digits, and never less than either operand's scale (`select_div_scale`).
-pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
-    if b.is_zero() {
-        return Err(Error::DivisionByZero);
-    }
-    let rscale = div_rscale(a, b).clamp(0, 28) as u32;
-    let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
-    let mut q = q.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero);
-    // PostgreSQL shows the full result scale: 10 / 4 is 2.5000000000000000.
-    q.rescale(rscale);
-    Ok(q)
-}
-
-/// Whether `a / b` at PostgreSQL's scale fits a [`Decimal`] (with a digit to spare).
-fn div_fits(a: Decimal, b: Decimal) -> bool {
-    let rscale = div_rscale(a, b);
-    let q = a.to_f64().unwrap_or(0.0) / b.to_f64().unwrap_or(1.0);
-    let int_digits = if q.abs() >= 1.0 {
-        q.abs().log10().floor() as i32 + 1
-    } else {
-        0
-    };
-    rscale <= 28 && int_digits + rscale <= 27
-}
-
-/// The scale PostgreSQL gives `a / b` (`select_div_scale`), before any cap.
-fn div_rscale(a: Decimal, b: Decimal) -> i32 {
-    let weight_and_first = |d: Decimal| -> (i32, f64) {
-        let f = d.abs().to_f64().unwrap_or(0.0);
-        if f == 0.0 {
-            return (0, 0.0);
-        }
-        let w = (f.log10().floor() as i32).div_euclid(4);
-        (w, (f / 10f64.powi(4 * w)).floor())
-    };
-    let (w1, f1) = weight_and_first(a);
-    let (w2, f2) = weight_and_first(b);
-    let mut qweight = w1 - w2;
-    if f1 <= f2 {
-        qweight -= 1;
-    }
-    (16 - qweight * 4)
-        .max(a.scale() as i32)
-        .max(b.scale() as i32)
-}
-
 fn int_value(k: Kind, v: i64) -> Result<Value> {
     Ok(match k {
         Kind::Int2 => Value::Int2(i16::try_from(v).map_err(|_| int_out_of_range(DataType::Int2))?),
@@ -564,27 +517,39 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
 /// Numeric `l op r` in [`Decimal`] at PostgreSQL's display scale; `None` when the result
 /// leaves Decimal's range or 28 places (the caller computes it in big integers).
 fn decimal_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Option<Value>> {
+    use crate::agg::numeric::{div_at_scale, select_div_scale};
     let (a, b) = (to_decimal(l)?, to_decimal(r)?);
-    // PostgreSQL's display scale: max(s1, s2) for + and -, s1 + s2 for * (a zero operand
-    // keeps it: 0.00 + 1 is 1.00).
-    let (s1, s2) = (a.scale(), b.scale());
-    Ok(match op {
-        BinaryOp::Add => a.checked_add(b).map(|v| at_least_scale(v, s1.max(s2))),
-        BinaryOp::Sub => a.checked_sub(b).map(|v| at_least_scale(v, s1.max(s2))),
-        BinaryOp::Mul if s1 + s2 <= 28 => a.checked_mul(b).map(|v| at_least_scale(v, s1 + s2)),
-        BinaryOp::Mul => None,
-        // The quotient's digits at its scale must fit Decimal's 28 as well.
-        BinaryOp::Div if !b.is_zero() && !div_fits(a, b) => None,
-        BinaryOp::Div => Some(numeric_div(a, b)?),
+    // Exact in 128-bit mantissas at PostgreSQL's display scale: max(s1, s2) for + - %,
+    // s1 + s2 for *, select_div_scale for / (a zero operand keeps it: 0.00 + 1 is 1.00).
+    let (ma, sa, mb, sb) = (a.mantissa(), a.scale(), b.mantissa(), b.scale());
+    let s = sa.max(sb);
+    let aligned = |m: i128, from: u32| 10i128.checked_pow(s - from).and_then(|k| m.checked_mul(k));
+    let exact: Option<(i128, u32)> = match op {
+        BinaryOp::Add => aligned(ma, sa)
+            .zip(aligned(mb, sb))
+            .and_then(|(x, y)| x.checked_add(y))
+            .map(|m| (m, s)),
+        BinaryOp::Sub => aligned(ma, sa)
+            .zip(aligned(mb, sb))
+            .and_then(|(x, y)| x.checked_sub(y))
+            .map(|m| (m, s)),
+        BinaryOp::Mul => ma.checked_mul(mb).map(|m| (m, sa + sb)),
+        BinaryOp::Div | BinaryOp::Mod if b.is_zero() => return Err(Error::DivisionByZero),
+        BinaryOp::Div => {
+            let rscale = select_div_scale((ma, sa), (mb, sb));
+            div_at_scale((ma, sa), (mb, sb), rscale).map(|m| (m, rscale))
+        }
         BinaryOp::Mod => {
-            if b.is_zero() {
-                return Err(Error::DivisionByZero);
-            }
-            Some(a.checked_rem(b).ok_or_else(numeric_overflow)?)
+            return Ok(Some(Value::Numeric(
+                a.checked_rem(b).ok_or_else(numeric_overflow)?,
+            )))
         }
         _ => unreachable!("arithmetic operator"),
-    }
-    .map(Value::Numeric))
+    };
+    Ok(exact
+        .filter(|&(_, scale)| scale <= 28)
+        .and_then(|(m, scale)| Decimal::try_from_i128_with_scale(m, scale).ok())
+        .map(Value::Numeric))
 }
 
 /// `sqrt(numeric)` at PostgreSQL 15's result scale (numeric_sqrt): at least 16 significant
@@ -948,22 +913,6 @@ fn round_half_even_i64(f: f64, to: DataType) -> Result<i64> {
         return Err(int_out_of_range(to));
     }
     Ok(r as i64)
-}
-
-/// `d` shown with at least `scale` decimal places (at most 28, what [`Decimal`] holds),
-/// its value unchanged: the scale PostgreSQL's numeric arithmetic gives a result.
-fn at_least_scale(d: Decimal, scale: u32) -> Decimal {
-    let scale = scale.min(28);
-    if d.scale() >= scale {
-        return d;
-    }
-    let mut wider = d;
-    wider.rescale(scale);
-    if wider == d {
-        wider
-    } else {
-        d
-    }
 }
 
 /// Cast a value to `to` with PostgreSQL's rules: numbers between numeric types (range

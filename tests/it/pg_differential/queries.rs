@@ -656,6 +656,8 @@ fn others(out: &mut Vec<String>) {
         "SELECT true AND NULL, false AND NULL, true OR NULL, NOT NULL::boolean",
         "SELECT 5 BETWEEN SYMMETRIC 7 AND 1",
         "SELECT ROW(1, 2)",
+        "SELECT 79228162514264337593543950335 + 0.5, 1.2345678901234567 * 1.2345678901234567, 1 / 3.0, 2 / 3::numeric, 10 / 4.0, -7.5 % 2",
+        "SELECT 1e20 / 3, 123456789012345678.9 / 7, 0.1 / 3e-20, 1e-20 * 1e-20, exp(1.5), ln(1e300), log(1e-40)",
         "SELECT count(*) FROM ta t1, ta t2",
         "SELECT t1.id, t2.id FROM ta t1 JOIN ta t2 ON t1.d = t2.d ORDER BY 1, 2",
         "SELECT t1.id FROM ta t1 JOIN ta t2 ON t1.r = t2.r ORDER BY 1",

@@ -509,6 +509,16 @@ impl Acc {
         if v.is_null() {
             return Ok(());
         }
+        // Sums and moments are kept in Decimals and 128-bit integers: a wide numeric input
+        // is refused (min, max and count take it).
+        if matches!(v, Value::WideNumeric(_))
+            && matches!(
+                self,
+                Acc::NumSum { .. } | Acc::Moments(_) | Acc::WideMoments(_)
+            )
+        {
+            return Err(crate::types_wide::too_wide());
+        }
         match self {
             Acc::Count(n) => *n += 1,
             Acc::IntSum { sum, n } => {

@@ -1143,6 +1143,28 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         _ => {}
     }
     let vals: Vec<Value> = args.iter().map(|a| eval(a, ctx)).collect::<Result<_>>()?;
+    let math = matches!(
+        func,
+        ScalarFunc::Abs
+            | ScalarFunc::Round
+            | ScalarFunc::Floor
+            | ScalarFunc::Ceil
+            | ScalarFunc::Sqrt
+            | ScalarFunc::Trunc
+            | ScalarFunc::Sign
+            | ScalarFunc::Power
+            | ScalarFunc::ToChar
+    );
+    if math && !vals.iter().any(Value::is_null) {
+        if let Value::WideNumeric(w) = &vals[0] {
+            let places = vals.get(1).and_then(Value::as_i64);
+            return crate::types_wide::function(func, w, places)
+                .unwrap_or_else(|| Err(crate::types_wide::too_wide()));
+        }
+        if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
+            return Err(crate::types_wide::too_wide());
+        }
+    }
     if let Some(v) = crate::expr_funcs::strict(func, &vals) {
         return v;
     }
@@ -1205,28 +1227,6 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
     // Strict functions: NULL in, NULL out.
     if vals.iter().any(Value::is_null) {
         return Ok(Value::Null);
-    }
-    let math = matches!(
-        func,
-        ScalarFunc::Abs
-            | ScalarFunc::Round
-            | ScalarFunc::Floor
-            | ScalarFunc::Ceil
-            | ScalarFunc::Sqrt
-            | ScalarFunc::Trunc
-            | ScalarFunc::Sign
-            | ScalarFunc::Power
-            | ScalarFunc::ToChar
-    );
-    if math {
-        if let Value::WideNumeric(w) = &vals[0] {
-            let places = vals.get(1).and_then(Value::as_i64);
-            return crate::types_wide::function(func, w, places)
-                .ok_or_else(crate::types_wide::too_wide);
-        }
-        if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
-            return Err(crate::types_wide::too_wide());
-        }
     }
     match func {
         ScalarFunc::NumericTypmod => {

@@ -6,9 +6,10 @@
 //!
 //! Design decision: a wide value is printed, sent (text and binary), compared, ordered,
 //! grouped, cast (to text, floats, integers and numeric) and takes part in `+ - * / %`
-//! ([`arith`], in big integers) exactly as PostgreSQL does; numeric functions other than
-//! exp, ln and log refuse it with 0A000 naming the 28-digit limit, since they compute in
-//! [`Decimal`]. Any value that fits a [`Decimal`] is one ([`WideNumeric::value`]), so the
+//! ([`arith`], in big integers) and abs/sign/round/trunc/floor/ceil/sqrt ([`function`])
+//! and exp/ln/log exactly as PostgreSQL does; other numeric functions (power, to_char)
+//! and the sums of aggregates refuse it with 0A000 naming the 28-digit limit, since they
+//! compute in [`Decimal`]. Any value that fits a [`Decimal`] is one ([`WideNumeric::value`]), so the
 //! wide form appears only where a [`Decimal`] cannot: number literals, quotients at
 //! scales past 28, products, exp/ln/log and variances.
 //!
@@ -250,10 +251,14 @@ pub(crate) fn parse_wide(text: &str) -> Option<Value> {
     Some(WideNumeric::value(if neg { -m } else { m }, scale))
 }
 
-/// `abs`, `sign`, `round`, `trunc`, `floor` and `ceil` of a wide numeric at PostgreSQL's
-/// scales (`round(x, n)`/`trunc(x, n)` at `max(n, 0)` places, `floor`/`ceil` at none);
-/// `None` for other functions.
-pub(crate) fn function(func: ScalarFunc, w: &WideNumeric, places: Option<i64>) -> Option<Value> {
+/// `abs`, `sign`, `round`, `trunc`, `floor`, `ceil` and `sqrt` of a wide numeric at
+/// PostgreSQL's scales (`round(x, n)`/`trunc(x, n)` at `max(n, 0)` places, `floor`/`ceil`
+/// at none); `None` for other functions.
+pub(crate) fn function(
+    func: ScalarFunc,
+    w: &WideNumeric,
+    places: Option<i64>,
+) -> Option<Result<Value>> {
     let sign = w.mantissa.sign();
     // |m| at `to` places (to <= scale): rounded half up, or truncated, or away from zero.
     let cut = |to: i64, how: Cut| -> Value {
@@ -277,7 +282,7 @@ pub(crate) fn function(func: ScalarFunc, w: &WideNumeric, places: Option<i64>) -
         WideNumeric::value(q, scale)
     };
     let n = places.unwrap_or(0).clamp(-1000, 1000);
-    Some(match func {
+    Some(Ok(match func {
         ScalarFunc::Abs => {
             WideNumeric::value(BigInt::from(w.mantissa.magnitude().clone()), w.scale)
         }
@@ -294,8 +299,30 @@ pub(crate) fn function(func: ScalarFunc, w: &WideNumeric, places: Option<i64>) -
         ScalarFunc::Floor if sign == Sign::Minus => cut(0, Cut::Away),
         ScalarFunc::Ceil if sign != Sign::Minus => cut(0, Cut::Away),
         ScalarFunc::Floor | ScalarFunc::Ceil => cut(0, Cut::Zero),
+        ScalarFunc::Sqrt => return Some(sqrt(w)),
         _ => return None,
-    })
+    }))
+}
+
+/// PostgreSQL's `sqrt(numeric)` (numeric_sqrt): at least 16 significant digits (`15 - 2w`
+/// places for a first base-10000 digit of weight `w`), at least the argument's scale,
+/// rounded half away from zero. Errors: 2201F for a negative argument.
+fn sqrt(w: &WideNumeric) -> Result<Value> {
+    if w.mantissa.sign() == Sign::Minus {
+        return Err(Error::InvalidArgumentForPowerFunction(
+            "cannot take square root of a negative number".into(),
+        ));
+    }
+    let digits = w.mantissa.magnitude().to_string().len() as i64;
+    let weight = if w.mantissa.sign() == Sign::NoSign {
+        0
+    } else {
+        (digits - 1 - i64::from(w.scale)).div_euclid(4)
+    };
+    let rscale = (15 - 2 * weight).max(i64::from(w.scale)).clamp(0, 1000) as u32;
+    let root = crate::agg::numeric::big_sqrt_at_scale((&w.mantissa, w.scale), rscale)
+        .ok_or_else(too_wide)?;
+    Ok(WideNumeric::value(root, rscale))
 }
 
 /// How [`function`] drops digits.

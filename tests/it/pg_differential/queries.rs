@@ -700,7 +700,9 @@ fn syntax(from: &str, out: &mut Vec<String>) {
         "SELECT DISTINCT var_pop(big) FROM {F} GROUP BY k ORDER BY 1",
         "SELECT var_pop(big) + 1, var_pop(big) * 2.5, var_pop(big) / 7, -var_pop(big) % 1000 FROM {F}",
         "SELECT round(var_pop(big)), round(-var_pop(big) / 7, -3), trunc(var_pop(big) / 1e30, 3), abs(-var_pop(big)), sign(-var_pop(big)) FROM {F}",
-        "SELECT floor(-1e30 / 7), ceil(-1e30 / 7), floor(1e30 / 7), ceil(1e30 / 7), round(1e-30, 31), sqrt(var_pop(big)) FROM {F}",
+        "SELECT floor(-1e30 / 7), ceil(-1e30 / 7), floor(1e30 / 7), ceil(1e30 / 7), round(1e-30, 31), sqrt(var_pop(big)), sqrt(1e-40), sqrt(2e300) FROM {F}",
+        "SELECT sqrt(-var_pop(big)) FROM {F}",
+        "SELECT power(var_pop(big), 2) FROM {F}",
         "SELECT id, big / 1e20, k / 1e20 * 3, n * 1e-30, big::numeric * big * big FROM {F} ORDER BY id",
         "SELECT 1e300 * 10, -1e-40, 1.5e30 / 7, 1e30::float8, 1e-30::numeric(5,2)",
     ] {

@@ -1681,7 +1681,12 @@ fn frame_of(
         } else {
             crate::sql::BinaryOp::Add
         };
-        let edge = crate::expr::arith(op, v.clone(), x.clone()).ok();
+        // A date moves by an interval as a timestamp (PostgreSQL's in_range for date).
+        let base = match v {
+            Value::Date(_) => crate::expr::cast_value(v.clone(), DataType::Timestamp).ok(),
+            v => Some(v.clone()),
+        };
+        let edge = base.and_then(|b| crate::expr::arith(op, b, x.clone()).ok());
         keys.partition_point(|k| {
             let o = match (&edge, k.is_null()) {
                 (_, true) => sort_cmp(k, v, desc, nulls_first),

@@ -3042,7 +3042,7 @@ impl RelBinder<'_> {
 
     /// The offset of a RANGE frame bound, as PostgreSQL's `in_range` support functions
     /// take it: an integer for integer keys, a number for numeric and float keys (as the
-    /// key's kind), an interval for timestamps and intervals. Errors: 42P20 without
+    /// key's kind), an interval for dates, timestamps and intervals. Errors: 42P20 without
     /// exactly one ORDER BY key, 0A000 for another key or offset type or an offset that
     /// is not a constant, 22004 for NULL, 22013 for a negative offset.
     fn range_offset(&mut self, e: &ast::Expr, key: Option<&RType>, what: &str) -> Result<Value> {
@@ -3078,10 +3078,16 @@ impl RelBinder<'_> {
             k if is_int(k) && is_int(off) => Some(off),
             D::Numeric if is_num(off) && !matches!(off, D::Float4 | D::Float8) => Some(D::Numeric),
             D::Float4 | D::Float8 if is_num(off) => Some(D::Float8),
-            D::Timestamp | D::TimestampTz | D::Interval if off == D::Interval || unknown => {
+            D::Date | D::Timestamp | D::TimestampTz | D::Interval
+                if off == D::Interval || unknown =>
+            {
                 Some(D::Interval)
             }
-            k if is_num(k) || matches!(k, D::Timestamp | D::TimestampTz | D::Interval) => None,
+            k if is_num(k)
+                || matches!(k, D::Date | D::Timestamp | D::TimestampTz | D::Interval) =>
+            {
+                None
+            }
             _ => {
                 return Err(unsupported(format!(
                     "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",

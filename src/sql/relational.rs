@@ -188,7 +188,8 @@ pub(crate) struct RelWindow {
 /// CURRENT ROW`: the partition up to the row's last peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RelFrame {
-    /// ROWS counts rows, GROUPS peer groups; RANGE (offsets unsupported) peers.
+    /// ROWS counts rows, GROUPS peer groups, RANGE peers (or, with an offset, key
+    /// distance: see [`RelWindow::range_offsets`]).
     pub(crate) units: FrameUnits,
     /// The first row of the frame.
     pub(crate) start: FrameBound,
@@ -2975,9 +2976,11 @@ impl RelBinder<'_> {
         Ok(RExpr::Window(level.windows.len() - 1))
     }
 
-    /// A frame clause. Errors: 42P20 for bounds PostgreSQL refuses (a frame starting at
+    /// A frame clause, and its RANGE offsets (start, end) given the single ORDER BY key's
+    /// type `key`. Errors: 42P20 for bounds PostgreSQL refuses (a frame starting at
     /// UNBOUNDED FOLLOWING or after its end), 22013 for a negative offset, 0A000 for
-    /// RANGE with an offset, EXCLUDE, or an offset that is not an integer constant.
+    /// EXCLUDE or a ROWS/GROUPS offset that is not an integer constant, and
+    /// [`Self::range_offset`]'s errors.
     fn frame(
         &mut self,
         f: &ast::WindowFrame,

@@ -251,6 +251,9 @@ pub enum Error {
     /// 22013: a window frame offset below zero.
     #[error("{0}")]
     InvalidPrecedingOrFollowingSize(String),
+    /// 22004: a NULL where a value is required (a window frame offset).
+    #[error("{0}")]
+    NullValueNotAllowed(String),
     /// XX000: a bug in tcq; the message says what invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -337,6 +337,10 @@ fn negate(v: Value) -> Result<Value> {
         Value::Float4(f) => Value::Float4(-f),
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(d) => Value::Numeric(-d),
+        Value::WideNumeric(mut w) => {
+            w.mantissa = -w.mantissa;
+            Value::WideNumeric(w)
+        }
         Value::Interval(i) => Value::Interval(Interval {
             months: i.months.checked_neg().ok_or_else(interval_overflow)?,
             days: i.days.checked_neg().ok_or_else(interval_overflow)?,
@@ -366,7 +370,7 @@ fn kind(v: &Value) -> Option<Kind> {
         Value::Int2(_) => Kind::Int2,
         Value::Int4(_) => Kind::Int4,
         Value::Int8(_) => Kind::Int8,
-        Value::Numeric(_) => Kind::Numeric,
+        Value::Numeric(_) | Value::WideNumeric(_) => Kind::Numeric,
         Value::Float4(_) => Kind::Float4,
         Value::Float8(_) => Kind::Float8,
         _ => return None,
@@ -391,6 +395,7 @@ fn to_decimal(v: &Value) -> Result<Decimal> {
         Value::Int4(i) => Decimal::from(*i),
         Value::Int8(i) => Decimal::from(*i),
         Value::Numeric(d) => *d,
+        Value::WideNumeric(_) => return Err(crate::types_wide::too_wide()),
         Value::Float4(f) => float_to_decimal(*f as f64, 6)?,
         Value::Float8(f) => float_to_decimal(*f, 15)?,
         other => return Err(type_error("numeric", other)),
@@ -411,37 +416,6 @@ fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
     Decimal::from_scientific(&text)
         .map(|d| d.normalize())
         .or_else(|_| Decimal::from_f64(f).ok_or_else(numeric_overflow))
-}
-
-/// PostgreSQL's numeric division: the result scale is chosen to give at least 16
-/// significant digits, and never less than either operand's scale (`select_div_scale`).
-pub(crate) fn numeric_div(a: Decimal, b: Decimal) -> Result<Decimal> {
-    if b.is_zero() {
-        return Err(Error::DivisionByZero);
-    }
-    let weight_and_first = |d: Decimal| -> (i32, f64) {
-        let f = d.abs().to_f64().unwrap_or(0.0);
-        if f == 0.0 {
-            return (0, 0.0);
-        }
-        let w = (f.log10().floor() as i32).div_euclid(4);
-        (w, (f / 10f64.powi(4 * w)).floor())
-    };
-    let (w1, f1) = weight_and_first(a);
-    let (w2, f2) = weight_and_first(b);
-    let mut qweight = w1 - w2;
-    if f1 <= f2 {
-        qweight -= 1;
-    }
-    let rscale = (16 - qweight * 4)
-        .max(a.scale() as i32)
-        .max(b.scale() as i32)
-        .clamp(0, 28) as u32;
-    let q = a.checked_div(b).ok_or_else(numeric_overflow)?;
-    let mut q = q.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero);
-    // PostgreSQL shows the full result scale: 10 / 4 is 2.5000000000000000.
-    q.rescale(rscale);
-    Ok(q)
 }
 
 fn int_value(k: Kind, v: i64) -> Result<Value> {
@@ -486,29 +460,23 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
             int_value(k, v)
         }
         Kind::Numeric => {
-            let (a, b) = (to_decimal(l)?, to_decimal(r)?);
-            // PostgreSQL's display scale: max(s1, s2) for + and -, s1 + s2 for * (a zero
-            // operand keeps it: 0.00 + 1 is 1.00).
-            let (s1, s2) = (a.scale(), b.scale());
-            Ok(Value::Numeric(match op {
-                BinaryOp::Add => {
-                    at_least_scale(a.checked_add(b).ok_or_else(numeric_overflow)?, s1.max(s2))
-                }
-                BinaryOp::Sub => {
-                    at_least_scale(a.checked_sub(b).ok_or_else(numeric_overflow)?, s1.max(s2))
-                }
-                BinaryOp::Mul => {
-                    at_least_scale(a.checked_mul(b).ok_or_else(numeric_overflow)?, s1 + s2)
-                }
-                BinaryOp::Div => numeric_div(a, b)?,
-                BinaryOp::Mod => {
-                    if b.is_zero() {
-                        return Err(Error::DivisionByZero);
+            // Past Decimal's 28 digits (an operand, or the result at PostgreSQL's scale),
+            // exactly in big integers.
+            let wide = |v: &Value| matches!(v, Value::WideNumeric(_));
+            let narrow = (!wide(l) && !wide(r))
+                .then(|| decimal_arith(op, l, r))
+                .transpose()?
+                .flatten();
+            match narrow {
+                Some(v) => Ok(v),
+                None => {
+                    use crate::types_wide::WideNumeric;
+                    match (WideNumeric::exact_of(l), WideNumeric::exact_of(r)) {
+                        (Some(a), Some(b)) => crate::types_wide::arith(op, &a, &b),
+                        _ => Err(crate::types_wide::too_wide()),
                     }
-                    a.checked_rem(b).ok_or_else(numeric_overflow)?
                 }
-                _ => unreachable!("arithmetic operator"),
-            }))
+            }
         }
         Kind::Float4 | Kind::Float8 => {
             let (a, b) = (l.as_f64().expect("numeric"), r.as_f64().expect("numeric"));
@@ -544,6 +512,44 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
             }
         }
     }
+}
+
+/// Numeric `l op r` in [`Decimal`] at PostgreSQL's display scale; `None` when the result
+/// leaves Decimal's range or 28 places (the caller computes it in big integers).
+fn decimal_arith(op: BinaryOp, l: &Value, r: &Value) -> Result<Option<Value>> {
+    use crate::agg::numeric::{div_at_scale, select_div_scale};
+    let (a, b) = (to_decimal(l)?, to_decimal(r)?);
+    // Exact in 128-bit mantissas at PostgreSQL's display scale: max(s1, s2) for + - %,
+    // s1 + s2 for *, select_div_scale for / (a zero operand keeps it: 0.00 + 1 is 1.00).
+    let (ma, sa, mb, sb) = (a.mantissa(), a.scale(), b.mantissa(), b.scale());
+    let s = sa.max(sb);
+    let aligned = |m: i128, from: u32| 10i128.checked_pow(s - from).and_then(|k| m.checked_mul(k));
+    let exact: Option<(i128, u32)> = match op {
+        BinaryOp::Add => aligned(ma, sa)
+            .zip(aligned(mb, sb))
+            .and_then(|(x, y)| x.checked_add(y))
+            .map(|m| (m, s)),
+        BinaryOp::Sub => aligned(ma, sa)
+            .zip(aligned(mb, sb))
+            .and_then(|(x, y)| x.checked_sub(y))
+            .map(|m| (m, s)),
+        BinaryOp::Mul => ma.checked_mul(mb).map(|m| (m, sa + sb)),
+        BinaryOp::Div | BinaryOp::Mod if b.is_zero() => return Err(Error::DivisionByZero),
+        BinaryOp::Div => {
+            let rscale = select_div_scale((ma, sa), (mb, sb));
+            div_at_scale((ma, sa), (mb, sb), rscale).map(|m| (m, rscale))
+        }
+        BinaryOp::Mod => {
+            return Ok(Some(Value::Numeric(
+                a.checked_rem(b).ok_or_else(numeric_overflow)?,
+            )))
+        }
+        _ => unreachable!("arithmetic operator"),
+    };
+    Ok(exact
+        .filter(|&(_, scale)| scale <= 28)
+        .and_then(|(m, scale)| Decimal::try_from_i128_with_scale(m, scale).ok())
+        .map(Value::Numeric))
 }
 
 /// `sqrt(numeric)` at PostgreSQL 15's result scale (numeric_sqrt): at least 16 significant
@@ -649,7 +655,9 @@ pub(crate) fn interval_add(a: Interval, b: Interval, sign: i32) -> Result<Interv
     })
 }
 
-fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
+/// `l op r` for `+ - * /` over numbers, timestamps and intervals, NULL if either is.
+/// Errors: 22003/22008 out of range, 22012 division by zero, 42883 for other types.
+pub(crate) fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
@@ -838,7 +846,12 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Result<Ordering> {
                 .as_i64()
                 .expect("integer")
                 .cmp(&b.as_i64().expect("integer")),
-            Kind::Numeric => to_decimal(a)?.cmp(&to_decimal(b)?),
+            Kind::Numeric => match (a, b) {
+                (Value::WideNumeric(_), _) | (_, Value::WideNumeric(_)) => {
+                    crate::agg::compare_values(a, b)
+                }
+                _ => to_decimal(a)?.cmp(&to_decimal(b)?),
+            },
             _ => float_cmp(a.as_f64().expect("numeric"), b.as_f64().expect("numeric")),
         });
     }
@@ -902,22 +915,6 @@ fn round_half_even_i64(f: f64, to: DataType) -> Result<i64> {
     Ok(r as i64)
 }
 
-/// `d` shown with at least `scale` decimal places (at most 28, what [`Decimal`] holds),
-/// its value unchanged: the scale PostgreSQL's numeric arithmetic gives a result.
-fn at_least_scale(d: Decimal, scale: u32) -> Decimal {
-    let scale = scale.min(28);
-    if d.scale() >= scale {
-        return d;
-    }
-    let mut wider = d;
-    wider.rescale(scale);
-    if wider == d {
-        wider
-    } else {
-        d
-    }
-}
-
 /// Cast a value to `to` with PostgreSQL's rules: numbers between numeric types (range
 /// checked, floats rounded half to even, numerics half away from zero), text through the
 /// target's input function and anything to text through its output function, booleans to
@@ -969,6 +966,10 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
         (Value::Float4(_) | Value::Float8(_), T::Int2 | T::Int4 | T::Int8) => {
             let i = round_half_even_i64(v.as_f64().expect("float"), to)?;
             cast_value(Value::Int8(i), to).map_err(|_| int_out_of_range(to))?
+        }
+        (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) => {
+            let i = i64::try_from(w.round_to_integer()).map_err(|_| int_out_of_range(to))?;
+            cast_value(Value::Int8(i), to)?
         }
         (Value::Numeric(d), T::Int2 | T::Int4 | T::Int8) => {
             let r = d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
@@ -1142,6 +1143,28 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         _ => {}
     }
     let vals: Vec<Value> = args.iter().map(|a| eval(a, ctx)).collect::<Result<_>>()?;
+    let math = matches!(
+        func,
+        ScalarFunc::Abs
+            | ScalarFunc::Round
+            | ScalarFunc::Floor
+            | ScalarFunc::Ceil
+            | ScalarFunc::Sqrt
+            | ScalarFunc::Trunc
+            | ScalarFunc::Sign
+            | ScalarFunc::Power
+            | ScalarFunc::ToChar
+    );
+    if math && !vals.iter().any(Value::is_null) {
+        if let Value::WideNumeric(w) = &vals[0] {
+            let places = vals.get(1).and_then(Value::as_i64);
+            return crate::types_wide::function(func, w, places)
+                .unwrap_or_else(|| Err(crate::types_wide::too_wide()));
+        }
+        if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
+            return Err(crate::types_wide::too_wide());
+        }
+    }
     if let Some(v) = crate::expr_funcs::strict(func, &vals) {
         return v;
     }

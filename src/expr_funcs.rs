@@ -4,7 +4,7 @@
 //! PostgreSQL 15's results and errors. The binder has typed and coerced the arguments
 //! (`crate::sql::functions` has their rows), so each sees the types it expects.
 
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
 
 use crate::error::{Error, Result};
@@ -303,6 +303,14 @@ fn power(a: &Value, b: &Value) -> Result<Value> {
 }
 
 fn logarithmic(func: ScalarFunc, v: &Value) -> Result<Value> {
+    // Numerics at PostgreSQL's scale and digits, exactly.
+    if let Some(x) = crate::types_wide::WideNumeric::exact_of(v).filter(|_| v.as_i64().is_none()) {
+        return match func {
+            ScalarFunc::Exp => crate::numeric_math::numeric_exp(&x),
+            ScalarFunc::Ln => crate::numeric_math::numeric_ln(&x),
+            _ => crate::numeric_math::numeric_log10(&x),
+        };
+    }
     let x = float(v)?;
     if func != ScalarFunc::Exp && x <= 0.0 {
         return Err(Error::InvalidArgumentForLogarithm(if x == 0.0 {
@@ -319,15 +327,7 @@ fn logarithmic(func: ScalarFunc, v: &Value) -> Result<Value> {
     if r.is_infinite() {
         return Err(overflow());
     }
-    Ok(match v {
-        Value::Numeric(_) => Value::Numeric(
-            Decimal::from_f64(r)
-                .ok_or_else(overflow)?
-                .round_dp(16)
-                .normalize(),
-        ),
-        _ => Value::Float8(r),
-    })
+    Ok(Value::Float8(r))
 }
 
 fn text_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {

@@ -162,6 +162,8 @@ pub enum Value {
     Float8(f64),
     /// `numeric`
     Numeric(Decimal),
+    /// `numeric` wider than [`Decimal`] holds (see [`crate::types_wide`]).
+    WideNumeric(Box<crate::types_wide::WideNumeric>),
     /// `text` and `varchar`
     Text(CompactString),
     /// `timestamp`: microseconds since the epoch.
@@ -204,6 +206,7 @@ impl Value {
             // Correctly rounded, as PostgreSQL's numeric_float8 (strtod of the digits);
             // Decimal's own conversion can be an ulp off.
             Value::Numeric(d) => d.to_string().parse().ok(),
+            Value::WideNumeric(w) => Some(w.to_f64()),
             _ => None,
         }
     }
@@ -263,19 +266,52 @@ impl NumericTypmod {
         let limit =
             (int_digits <= 28).then(|| Decimal::from_i128_with_scale(10i128.pow(int_digits), 0));
         if limit.is_some_and(|l| r.abs() >= l) {
-            let bound = if int_digits == 0 {
-                "1".to_string()
-            } else {
-                format!("10^{int_digits}")
-            };
-            return Err(
-                crate::Error::NumericValueOutOfRange("numeric field overflow".into())
-                    .with_detail(format!(
-                        "A field with precision {p}, scale {s} must round to an absolute value less than {bound}."
-                    )),
-            );
+            return Err(self.overflow());
         }
         Ok(r)
+    }
+
+    /// 22003 "numeric field overflow", with PostgreSQL's detail.
+    fn overflow(&self) -> crate::Error {
+        let (p, s) = (u32::from(self.precision), u32::from(self.scale));
+        let int_digits = p.saturating_sub(s);
+        let bound = if int_digits == 0 {
+            "1".to_string()
+        } else {
+            format!("10^{int_digits}")
+        };
+        crate::Error::NumericValueOutOfRange("numeric field overflow".into()).with_detail(format!(
+            "A field with precision {p}, scale {s} must round to an absolute value less than {bound}."
+        ))
+    }
+
+    /// [`NumericTypmod::apply`] to a numeric wider than a [`Decimal`]: rounded to the
+    /// scale, then a Decimal when it fits one, else kept wide within the precision.
+    fn apply_wide(&self, w: &crate::types_wide::WideNumeric) -> crate::Result<Value> {
+        use crate::types_wide::{pow10, WideNumeric};
+        let s = u32::from(self.scale);
+        let m = if w.scale > s {
+            let k = pow10(w.scale - s);
+            let half = &k / 2u8;
+            let q = num_bigint::BigInt::from(
+                (w.mantissa.magnitude() + half.magnitude()) / k.magnitude(),
+            );
+            if w.mantissa.sign() == num_bigint::Sign::Minus {
+                -q
+            } else {
+                q
+            }
+        } else {
+            &w.mantissa * pow10(s - w.scale)
+        };
+        let digits = m.magnitude().to_string().len() as u32;
+        match WideNumeric::value(m, s) {
+            Value::Numeric(d) => Ok(Value::Numeric(self.apply(d)?)),
+            _ if digits.saturating_sub(s) > u32::from(self.precision).saturating_sub(s) => {
+                Err(self.overflow())
+            }
+            wide => Ok(wide),
+        }
     }
 
     /// The type's name as PostgreSQL prints it: `numeric(5,2)`.
@@ -287,8 +323,10 @@ impl NumericTypmod {
 /// A value as a column with type modifier `typmod` stores it (see
 /// [`NumericTypmod::apply`]); other values are unchanged.
 pub(crate) fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
-    if let (Some(tm), Value::Numeric(d)) = (typmod, &*v) {
-        *v = Value::Numeric(tm.apply(*d)?);
+    match (typmod, &*v) {
+        (Some(tm), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
+        (Some(tm), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        _ => {}
     }
     Ok(())
 }
@@ -352,6 +390,11 @@ pub(crate) enum CatalogType {
     /// `regclass`, `regtype`, ...: an oid that prints as the object's name, held as that
     /// name.
     Reg(RegKind),
+    /// `name` (19): an identifier, held as `text` (the elements of `current_schemas`).
+    Name,
+    /// `record` (2249): an anonymous composite value (`ROW(1, 2)`), held as its text form
+    /// `(1,2)`; its binary form (`record_send`) sends each field as `text`.
+    Record,
 }
 
 /// The object kinds of the `reg*` types.
@@ -402,6 +445,8 @@ impl CatalogType {
             CatalogType::Int2Vector => 22,
             CatalogType::OidVector => 30,
             CatalogType::Reg(k) => k.oid(),
+            CatalogType::Name => 19,
+            CatalogType::Record => 2249,
         }
     }
 
@@ -421,13 +466,17 @@ impl CatalogType {
             CatalogType::Int2Vector => "int2vector".into(),
             CatalogType::OidVector => "oidvector".into(),
             CatalogType::Reg(k) => k.name().into(),
+            CatalogType::Name => "name".into(),
+            CatalogType::Record => "record".into(),
         }
     }
 
     /// The element type of an array or vector.
     pub(crate) fn elem(&self) -> Option<ElemType> {
         match self {
-            CatalogType::Oid | CatalogType::Reg(_) => None,
+            CatalogType::Oid | CatalogType::Reg(_) | CatalogType::Name | CatalogType::Record => {
+                None
+            }
             CatalogType::Array(e) => Some(*e),
             CatalogType::Int2Vector => Some(ElemType::Int2),
             CatalogType::OidVector => Some(ElemType::Oid),
@@ -438,6 +487,7 @@ impl CatalogType {
     pub(crate) fn size(&self) -> i16 {
         match self {
             CatalogType::Oid | CatalogType::Reg(_) => 4,
+            CatalogType::Name => 64,
             _ => -1,
         }
     }
@@ -967,6 +1017,7 @@ pub fn format_value(v: &Value, out: &mut String) {
         Value::Float4(f) => push_shortest(out, f.abs(), *f as f64, 6),
         Value::Float8(f) => push_shortest(out, f.abs(), *f, 15),
         Value::Numeric(d) => push_numeric(d, out),
+        Value::WideNumeric(w) => w.push_text(out),
         Value::Text(s) => out.push_str(s),
         Value::Timestamp(t) => crate::time::push_timestamp(*t, out),
         Value::TimestampTz(t) => crate::time::push_timestamptz(*t, out),
@@ -988,7 +1039,7 @@ impl Value {
             Value::Int8(_) => DataType::Int8,
             Value::Float4(_) => DataType::Float4,
             Value::Float8(_) => DataType::Float8,
-            Value::Numeric(_) => DataType::Numeric,
+            Value::Numeric(_) | Value::WideNumeric(_) => DataType::Numeric,
             Value::Text(_) => DataType::Text,
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,

@@ -233,6 +233,9 @@ pub(crate) fn group_eq(a: &Value, b: &Value) -> bool {
             canonical_f64(*x as f64) == canonical_f64(*y as f64)
         }
         (Value::Numeric(x), Value::Numeric(y)) => x == y,
+        (Value::WideNumeric(_), _) | (_, Value::WideNumeric(_)) => {
+            compare_values(a, b) == Ordering::Equal
+        }
         _ => a == b,
     }
 }
@@ -251,6 +254,16 @@ pub(crate) fn canonical_f64(x: f64) -> u64 {
 /// Hash consistent with [`group_eq`].
 pub(crate) fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
     use std::hash::Hash;
+    if let Value::WideNumeric(w) = v {
+        // Equal to a narrow numeric when its value is one: hashed as that.
+        match w.normalized() {
+            Ok(d) => return hash_value(&Value::Numeric(d), state),
+            Err((m, s)) => {
+                std::mem::discriminant(v).hash(state);
+                return (m, s).hash(state);
+            }
+        }
+    }
     std::mem::discriminant(v).hash(state);
     match v {
         Value::Null => {}
@@ -261,6 +274,7 @@ pub(crate) fn hash_value<H: std::hash::Hasher>(v: &Value, state: &mut H) {
         Value::Float4(f) => canonical_f64(*f as f64).hash(state),
         Value::Float8(f) => canonical_f64(*f).hash(state),
         Value::Numeric(d) => d.normalize().hash(state),
+        Value::WideNumeric(_) => unreachable!("hashed above"),
         Value::Text(s) => s.as_bytes().hash(state),
         Value::Timestamp(t) | Value::TimestampTz(t) | Value::Time(t) => t.hash(state),
         Value::Date(d) => d.hash(state),
@@ -290,6 +304,12 @@ pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
 fn compare_numbers(a: &Value, b: &Value) -> Ordering {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
         return x.cmp(&y);
+    }
+    use crate::types_wide::WideNumeric;
+    if matches!(a, Value::WideNumeric(_)) || matches!(b, Value::WideNumeric(_)) {
+        if let (Some(x), Some(y)) = (WideNumeric::exact_of(a), WideNumeric::exact_of(b)) {
+            return WideNumeric::cmp_exact(&x, &y);
+        }
     }
     let exact = |v: &Value| matches!(v, Value::Numeric(_)) || v.as_i64().is_some();
     if exact(a) && exact(b) {
@@ -488,6 +508,16 @@ impl Acc {
         }
         if v.is_null() {
             return Ok(());
+        }
+        // Sums and moments are kept in Decimals and 128-bit integers: a wide numeric input
+        // is refused (min, max and count take it).
+        if matches!(v, Value::WideNumeric(_))
+            && matches!(
+                self,
+                Acc::NumSum { .. } | Acc::Moments(_) | Acc::WideMoments(_)
+            )
+        {
+            return Err(crate::types_wide::too_wide());
         }
         match self {
             Acc::Count(n) => *n += 1,
@@ -844,53 +874,75 @@ fn numeric_variance(func: AggFunc, n: i64, sum: i128, sumsq: i128, scale: u32) -
 }
 
 /// The rest of [`numeric_variance`] from its numerator `n * sumsq - sum^2` (at scale
-/// `2 * scale`).
+/// `2 * scale`), in big integers.
 fn numeric_variance_of_numerator(
     func: AggFunc,
     n: i64,
     numerator: i128,
     scale: u32,
 ) -> Result<Value> {
+    // The common case in 128-bit arithmetic; in big integers when a step leaves it or
+    // the result is wider than a Decimal.
+    let narrow = || -> Option<Value> {
+        if numerator <= 0 {
+            return Some(Value::Numeric(Decimal::ZERO));
+        }
+        let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
+        let n = n as i128;
+        let den = (if sample { n * (n - 1) } else { n * n }, 0);
+        let num = (numerator, 2 * scale);
+        let rscale = select_div_scale(num, den);
+        let var = div_at_scale(num, den, rscale)?;
+        let result = match func {
+            AggFunc::VarSamp | AggFunc::VarPop => var,
+            _ => sqrt_at_scale((var, rscale), rscale)?,
+        };
+        (rscale <= 28)
+            .then(|| Decimal::try_from_i128_with_scale(result, rscale).ok())
+            .flatten()
+            .map(Value::Numeric)
+    };
+    match narrow() {
+        Some(v) => Ok(v),
+        None => variance_of_numerator(func, n, &BigInt::from(numerator), scale),
+    }
+}
+
+/// PostgreSQL's numeric_stddev_internal from the numerator `n * sumsq - sum^2` (at scale
+/// `2 * scale`): the quotient by `n * (n - 1)` (sample) or `n * n` at
+/// `select_div_scale`'s scale, and for stddev its square root at that scale. Exact at
+/// any width: a result past [`Decimal`]'s 28 digits is a wide numeric
+/// ([`crate::types_wide`]), as PostgreSQL prints it.
+fn variance_of_numerator(func: AggFunc, n: i64, numerator: &BigInt, scale: u32) -> Result<Value> {
     let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
     let is_var = matches!(func, AggFunc::VarSamp | AggFunc::VarPop);
-    let err = || out_of_range("numeric");
-    if numerator <= 0 {
+    if *numerator <= BigInt::ZERO {
         return Ok(Value::Numeric(Decimal::ZERO));
     }
-    let denominator = if sample {
-        n as i128 * (n as i128 - 1)
-    } else {
-        n as i128 * n as i128
-    };
+    let n = BigInt::from(n);
+    let denominator = if sample { &n * (&n - 1u8) } else { &n * &n };
     let num = (numerator, 2 * scale);
-    let den = (denominator, 0);
-    let rscale = select_div_scale(num, den);
-    let var = div_at_scale(num, den, rscale).ok_or_else(err)?;
+    let den = (&denominator, 0);
+    let rscale = numeric::big_select_div_scale(num, den);
+    let err = || out_of_range("numeric");
+    let var = numeric::big_div_at_scale(num, den, rscale).ok_or_else(err)?;
     let result = if is_var {
         var
     } else {
-        sqrt_at_scale((var, rscale), rscale).ok_or_else(err)?
+        numeric::big_sqrt_at_scale((&var, rscale), rscale).ok_or_else(err)?
     };
-    Ok(Value::Numeric(to_decimal(result, rscale).ok_or_else(err)?))
+    Ok(crate::types_wide::WideNumeric::value(result, rscale))
 }
 
 /// [`numeric_variance`] of big-integer moments: the numerator `n * sumsq - sum^2` is
-/// exact (identical inputs of any size give 0); the division and square root need it
-/// within i128, past which the variance exceeds what numeric holds here anyway unless
-/// `n` is very large (22003 then).
+/// exact (identical inputs of any size give 0).
 fn wide_variance(func: AggFunc, w: &WideMoments) -> Result<Value> {
     let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
     if w.n == 0 || (sample && w.n == 1) {
         return Ok(Value::Null);
     }
     let numerator = BigInt::from(w.n) * &w.sumsq - &w.sum * &w.sum;
-    if numerator <= BigInt::ZERO {
-        return Ok(Value::Numeric(Decimal::ZERO));
-    }
-    match i128::try_from(&numerator) {
-        Ok(num) => numeric_variance_of_numerator(func, w.n, num, w.scale),
-        Err(_) => Err(out_of_range("numeric")),
-    }
+    variance_of_numerator(func, w.n, &numerator, w.scale)
 }
 
 fn float_variance(func: AggFunc, n: f64, sxx: f64) -> Value {

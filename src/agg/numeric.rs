@@ -14,6 +14,7 @@
 //! assert_eq!(to_decimal(m, s).unwrap().to_string(), "1.5000000000000000");
 //! ```
 
+use num_bigint::BigInt;
 use rust_decimal::Decimal;
 
 /// An exact decimal: `mantissa * 10^-scale`.
@@ -185,6 +186,83 @@ fn isqrt_scaled(m: u128, zeros: u32) -> Option<u128> {
 
 fn isqrt(n: u128) -> u128 {
     isqrt_scaled(n, 0).unwrap_or(0)
+}
+
+/// An exact decimal in big integers: `mantissa * 10^-scale`.
+pub(crate) type BigScaled<'a> = (&'a BigInt, u32);
+
+/// Weight and first base-10000 digit of a big scaled value, as
+/// [`weight_and_first_digit`] (read off its decimal digits). `None` for zero.
+fn big_weight_and_first_digit((m, scale): BigScaled) -> Option<(i64, i64)> {
+    if m.sign() == num_bigint::Sign::NoSign {
+        return None;
+    }
+    let digits = m.magnitude().to_string();
+    let e10 = digits.len() as i64 - 1 - scale as i64;
+    let weight = e10.div_euclid(4);
+    // The digits above 10^(4 * weight): those of the leading base-10000 digit.
+    let lead = (e10 - 4 * weight + 1) as usize;
+    let first: i64 = digits[..lead.min(digits.len())].parse().ok()?;
+    Some((
+        weight,
+        first * 10i64.pow(lead.saturating_sub(digits.len()) as u32),
+    ))
+}
+
+/// PostgreSQL's `select_div_scale` over big scaled values.
+pub(crate) fn big_select_div_scale(num: BigScaled, den: BigScaled) -> u32 {
+    let (w1, f1) = big_weight_and_first_digit(num).unwrap_or((0, 0));
+    let (w2, f2) = big_weight_and_first_digit(den).unwrap_or((0, 0));
+    let qweight = w1 - w2 - i64::from(f1 <= f2);
+    let rscale = MIN_SIG_DIGITS - qweight * 4;
+    rscale.max(num.1 as i64).max(den.1 as i64).clamp(0, 1000) as u32
+}
+
+/// `round(a / b * 10^rscale)` half away from zero, in big integers. `None` for `b = 0`.
+pub(crate) fn big_div_at_scale(
+    (m1, s1): BigScaled,
+    (m2, s2): BigScaled,
+    rscale: u32,
+) -> Option<BigInt> {
+    if m2.sign() == num_bigint::Sign::NoSign {
+        return None;
+    }
+    let exp = rscale as i64 + s2 as i64 - s1 as i64;
+    let ten = |e: i64| BigInt::from(10u8).pow(e.unsigned_abs() as u32);
+    let (n, d) = if exp >= 0 {
+        (m1 * ten(exp), m2.clone())
+    } else {
+        (m1.clone(), m2 * ten(exp))
+    };
+    let (q, r) = (n.magnitude() / d.magnitude(), n.magnitude() % d.magnitude());
+    let q = BigInt::from(if r * 2u8 >= *d.magnitude() {
+        q + 1u8
+    } else {
+        q
+    });
+    Some(
+        if (n.sign() == num_bigint::Sign::Minus) != (d.sign() == num_bigint::Sign::Minus) {
+            -q
+        } else {
+            q
+        },
+    )
+}
+
+/// `round(sqrt(m * 10^-s) * 10^rscale)` half away from zero for `m >= 0`, as
+/// [`sqrt_at_scale`] in big integers.
+pub(crate) fn big_sqrt_at_scale((m, s): BigScaled, rscale: u32) -> Option<BigInt> {
+    if m.sign() == num_bigint::Sign::Minus {
+        return None;
+    }
+    // One digit past rscale, truncated, then rounded on it.
+    let exp = 2 * (rscale as i64 + 1) - s as i64;
+    let x = if exp >= 0 {
+        m * BigInt::from(10u8).pow(exp as u32)
+    } else {
+        m / BigInt::from(10u8).pow((-exp) as u32)
+    };
+    Some((x.sqrt() + 5u8) / 10u8)
 }
 
 /// The exact value as a [`Decimal`], dropping low digits (rounding) when the mantissa is

@@ -265,6 +265,7 @@ fn column_of(name: &str, t: &str) -> Column {
     let array = |e| Column::catalog(name, CatalogType::Array(e));
     match t {
         "oid" => Column::catalog(name, CatalogType::Oid),
+        "name" => Column::catalog(name, CatalogType::Name),
         "text[]" => array(ElemType::Text),
         "name[]" => array(ElemType::Name),
         "char[]" => array(ElemType::Char),

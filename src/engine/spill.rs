@@ -183,6 +183,16 @@ pub(crate) fn decode_value(r: &mut impl Read) -> std::io::Result<Value> {
         5 => Value::Float4(f32::from_le_bytes(bytes(r)?)),
         6 => Value::Float8(f64::from_le_bytes(bytes(r)?)),
         7 => Value::Numeric(Decimal::deserialize(bytes(r)?)),
+        12 => {
+            let scale = u32::from_le_bytes(bytes(r)?);
+            let len = u32::from_le_bytes(bytes(r)?) as usize;
+            let mut m = vec![0u8; len];
+            r.read_exact(&mut m)?;
+            Value::WideNumeric(Box::new(crate::types_wide::WideNumeric {
+                mantissa: num_bigint::BigInt::from_signed_bytes_le(&m),
+                scale,
+            }))
+        }
         8 => {
             let len = u32::from_le_bytes(bytes(r)?) as usize;
             let mut s = Vec::new();
@@ -237,6 +247,13 @@ pub(crate) fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Numeric(d) => {
             out.push(7);
             out.extend_from_slice(&d.serialize());
+        }
+        Value::WideNumeric(w) => {
+            out.push(12);
+            let m = w.mantissa.to_signed_bytes_le();
+            out.extend_from_slice(&w.scale.to_le_bytes());
+            out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+            out.extend_from_slice(&m);
         }
         Value::Text(s) => {
             out.push(8);

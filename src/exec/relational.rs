@@ -98,6 +98,9 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     if v.is_null() {
         return Ok(v);
     }
+    if matches!(ty, CatalogType::Name | CatalogType::Record) {
+        return Ok(Value::Text(text_of(&v).into()));
+    }
     let text = text_of(&v);
     let Some(elem) = ty.elem() else {
         return Ok(Value::Int8(oid_of(&v, &text)?));
@@ -231,15 +234,7 @@ impl Ev<'_> {
             } => self.recursive(*id, *all, anchor, step)?,
         };
         if !q.order_by.is_empty() {
-            rows.sort_by(|a, b| {
-                for &(i, desc, nulls_first) in &q.order_by {
-                    let o = sort_cmp(&a[i], &b[i], desc, nulls_first);
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                Ordering::Equal
-            });
+            sort_rows(&mut rows, &q.order_by);
         }
         let width = q.columns.len();
         let offset = match &q.offset {
@@ -383,6 +378,9 @@ impl Ev<'_> {
         if s.distinct {
             dedupe(&mut out);
         }
+        if let Some((keys, order)) = &s.distinct_on {
+            first_of_each_key(&mut out, keys, order);
+        }
         self.spend(out.iter().map(Vec::len).sum())?;
         Ok(out)
     }
@@ -470,7 +468,11 @@ impl Ev<'_> {
                     from = j;
                 }
             }
-            let values = self.window_partition(w, rows, &part, &peers)?;
+            let keys: Vec<Value> = match w.range_offsets {
+                [None, None] => Vec::new(),
+                _ => keyed[start..end].iter().map(|k| k.1[0].clone()).collect(),
+            };
+            let values = self.window_partition(w, rows, &part, &peers, &keys)?;
             for (i, v) in part.into_iter().zip(values) {
                 out[i] = v;
             }
@@ -480,13 +482,15 @@ impl Ev<'_> {
     }
 
     /// `w`'s function at each row of one partition (`part`: row indices in window order,
-    /// `peers`: its peer groups as ranges of `part`).
+    /// `peers`: its peer groups as ranges of `part`, `keys`: the ORDER BY key of each row
+    /// when the frame is RANGE with an offset).
     fn window_partition(
         &self,
         w: &crate::sql::RelWindow,
         rows: &[Row],
         part: &[usize],
         peers: &[(usize, usize)],
+        keys: &[Value],
     ) -> Result<Vec<Value>> {
         use crate::sql::RelWindowFunc as F;
         let mut out = vec![Value::Null; part.len()];
@@ -494,7 +498,7 @@ impl Ev<'_> {
             if w.frame == crate::sql::RelFrame::DEFAULT {
                 self.window_aggregate(a, rows, part, peers, &mut out)?;
             } else {
-                self.framed_aggregate(a, w, rows, part, peers, &mut out)?;
+                self.framed_aggregate(a, w, rows, (part, peers, keys), &mut out)?;
             }
             return Ok(out);
         }
@@ -502,7 +506,7 @@ impl Ev<'_> {
         let n = part.len();
         for (g, &(from, to)) in peers.iter().enumerate() {
             for (j, slot) in out.iter_mut().enumerate().take(to).skip(from) {
-                let frame = || frame_rows(&w.frame, j, g, peers, n);
+                let frame = || frame_of(w, j, g, peers, keys);
                 *slot = match &w.func {
                     F::RowNumber => Value::Int8(j as i64 + 1),
                     F::Rank => Value::Int8(from as i64 + 1),
@@ -544,8 +548,7 @@ impl Ev<'_> {
         a: &crate::sql::RelAgg,
         w: &crate::sql::RelWindow,
         rows: &[Row],
-        part: &[usize],
-        peers: &[(usize, usize)],
+        (part, peers, keys): (&[usize], &[(usize, usize)], &[Value]),
         out: &mut [Value],
     ) -> Result<()> {
         let mut args: Vec<Option<Vec<Value>>> = Vec::with_capacity(part.len());
@@ -565,7 +568,7 @@ impl Ev<'_> {
         let mut last: Option<((usize, usize), Value)> = None;
         for (g, &(from, to)) in peers.iter().enumerate() {
             for (j, slot) in out.iter_mut().enumerate().take(to).skip(from) {
-                let range = frame_rows(&w.frame, j, g, peers, part.len());
+                let range = frame_of(w, j, g, peers, keys);
                 let v = match &last {
                     Some((r, v)) if *r == range => v.clone(),
                     _ => {
@@ -1570,8 +1573,39 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
         Value::Float8(x) if *x == 0.0 => Cow::Owned(Value::Float8(0.0)),
         Value::Float4(x) if *x == 0.0 => Cow::Owned(Value::Float4(0.0)),
         Value::Numeric(d) => Cow::Owned(Value::Numeric(d.normalize())),
+        Value::WideNumeric(w) => Cow::Owned(match w.normalized() {
+            Ok(d) => Value::Numeric(d),
+            Err((m, s)) => crate::types_wide::WideNumeric::value(m, s),
+        }),
         other => Cow::Borrowed(other),
     }
+}
+
+/// DISTINCT ON: the first row of each key in `order` (column, descending, nulls first),
+/// kept in that order; keys compare as GROUP BY compares them (NULLs equal).
+fn first_of_each_key(rows: &mut Vec<Row>, keys: &[usize], order: &[(usize, bool, bool)]) {
+    sort_rows(rows, order);
+    let key = |r: &Row| keys.iter().map(|&k| group_key(&r[k])).collect::<Vec<_>>();
+    let mut last = None;
+    rows.retain(|r| {
+        let k = key(r);
+        let new = last.as_ref() != Some(&k);
+        last = Some(k);
+        new
+    });
+}
+
+/// Sort rows stably by columns (column, descending, nulls first).
+fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
+    rows.sort_by(|a, b| {
+        for &(i, desc, nulls_first) in order {
+            let o = sort_cmp(&a[i], &b[i], desc, nulls_first);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
 }
 
 fn dedupe(rows: &mut Vec<Row>) {
@@ -1612,6 +1646,70 @@ fn frame_rows(
         (_, B::UnboundedPreceding) => 0,
     };
     let hi = hi.min(n);
+    (lo.min(hi), hi)
+}
+
+/// The frame `[lo, hi)` of row `j` (peer group `g`) of a partition: [`frame_rows`], but
+/// for the bounds of a RANGE frame with an offset, which hold the rows whose ORDER BY key
+/// (`keys`, in window order) lies within the offset of row `j`'s key. A NULL key's frame
+/// bound is its peer group's; beside a non-null key NULLs lie infinitely far, as
+/// PostgreSQL's window code places them.
+fn frame_of(
+    w: &crate::sql::RelWindow,
+    j: usize,
+    g: usize,
+    peers: &[(usize, usize)],
+    keys: &[Value],
+) -> (usize, usize) {
+    let (lo, hi) = frame_rows(&w.frame, j, g, peers, peers.last().map_or(0, |p| p.1));
+    let [start, end] = &w.range_offsets;
+    if start.is_none() && end.is_none() {
+        return (lo, hi);
+    }
+    let (desc, nulls_first) = w.order_by.first().map_or((false, false), |o| (o.1, o.2));
+    let preceding = |b: crate::sql::FrameBound| matches!(b, crate::sql::FrameBound::Preceding(_));
+    // The rows before the first whose key is at or past `v ± x` in the window's order
+    // (`past`: after the last at or before it).
+    let cut = |x: &Value, back: bool, past: bool| -> usize {
+        let v = &keys[j];
+        if v.is_null() {
+            return if past { peers[g].1 } else { peers[g].0 };
+        }
+        // Moving back in the window's order subtracts for ASC and adds for DESC.
+        let op = if back != desc {
+            crate::sql::BinaryOp::Sub
+        } else {
+            crate::sql::BinaryOp::Add
+        };
+        // A date moves by an interval as a timestamp (PostgreSQL's in_range for date).
+        let base = match v {
+            Value::Date(_) => crate::expr::cast_value(v.clone(), DataType::Timestamp).ok(),
+            v => Some(v.clone()),
+        };
+        let edge = base.and_then(|b| crate::expr::arith(op, b, x.clone()).ok());
+        keys.partition_point(|k| {
+            let o = match (&edge, k.is_null()) {
+                (_, true) => sort_cmp(k, v, desc, nulls_first),
+                // Past the type's range: beyond every key on that side.
+                (None, false) if back => Ordering::Greater,
+                (None, false) => Ordering::Less,
+                (Some(e), false) => sort_cmp(k, e, desc, nulls_first),
+            };
+            if past {
+                o != Ordering::Greater
+            } else {
+                o == Ordering::Less
+            }
+        })
+    };
+    let lo = match start {
+        Some(x) => cut(x, preceding(w.frame.start), false),
+        None => lo,
+    };
+    let hi = match end {
+        Some(x) => cut(x, preceding(w.frame.end), true),
+        None => hi,
+    };
     (lo.min(hi), hi)
 }
 

@@ -388,6 +388,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             };
             text(format_array(&parts))
         }
+        "row" => text(format_record(args)),
         "current_schemas" => {
             let implicit = matches!(a0, Value::Bool(true));
             text(if implicit {
@@ -808,7 +809,8 @@ fn json(v: Option<&Value>) -> String {
             | Value::Int8(_)
             | Value::Float4(_)
             | Value::Float8(_)
-            | Value::Numeric(_)),
+            | Value::Numeric(_)
+            | Value::WideNumeric(_)),
         ) => text_of(v),
         Some(v) => format!("\"{}\"", json_escape(&text_of(v))),
     }

@@ -111,6 +111,17 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
         buf.put_u32(oid.unwrap_or(0) as u32);
         return;
     }
+    match ty {
+        CatalogType::Name => {
+            buf.put_slice(scratch.as_bytes());
+            return;
+        }
+        CatalogType::Record => {
+            put_record_binary(scratch, buf);
+            return;
+        }
+        _ => {}
+    }
     let Some(elem) = ty.elem() else {
         let oid = value.as_i64().or_else(|| scratch.trim().parse().ok());
         debug_assert!(
@@ -157,6 +168,50 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
     }
 }
 
+/// `record_send` of a record held as its text form `(1,"a b",)`: the field count, then
+/// each field as `text` (oid 25) with its length word (-1 for NULL, an empty field).
+fn put_record_binary(text: &str, buf: &mut BytesMut) {
+    let inner = text
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text);
+    let mut fields: Vec<Option<String>> = Vec::new();
+    let (mut cur, mut quoted, mut any) = (String::new(), false, false);
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            '\\' if quoted => cur.extend(chars.next()),
+            ',' if !quoted => {
+                fields.push((any || !cur.is_empty()).then(|| std::mem::take(&mut cur)));
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if !inner.is_empty() || any {
+        fields.push((any || !cur.is_empty()).then_some(cur));
+    }
+    buf.put_i32(fields.len() as i32);
+    for f in &fields {
+        buf.put_u32(25);
+        match f {
+            Some(t) => {
+                buf.put_i32(t.len() as i32);
+                buf.put_slice(t.as_bytes());
+            }
+            None => buf.put_i32(-1),
+        }
+    }
+}
+
 /// Append the binary form of one array element given by its text.
 fn put_elem_binary(text: &str, elem: ElemType, buf: &mut BytesMut) {
     match elem {
@@ -192,6 +247,7 @@ fn put_binary(value: &Value, buf: &mut BytesMut) {
         Value::Float4(v) => buf.put_f32(*v),
         Value::Float8(v) => buf.put_f64(*v),
         Value::Numeric(d) => put_numeric(d, buf),
+        Value::WideNumeric(w) => buf.put_slice(&w.send()),
         Value::Text(s) => buf.put_slice(s.as_bytes()),
         // infinity and -infinity are i64::MAX and i64::MIN on both sides.
         Value::Timestamp(us) | Value::TimestampTz(us) => buf.put_i64(if time::is_infinite(*us) {
@@ -361,6 +417,15 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
             ty.name()
         ))
     };
+    match ty {
+        CatalogType::Name => return parse_catalog(bytes, ty, false),
+        CatalogType::Record => {
+            return Err(Error::FeatureNotSupported(
+                "input of anonymous composite types is not implemented".into(),
+            ))
+        }
+        _ => {}
+    }
     let Some(elem) = ty.elem() else {
         let oid: [u8; 4] = bytes.try_into().map_err(|_| bad())?;
         return Ok(Value::Int8(u32::from_be_bytes(oid) as i64));
@@ -594,6 +659,7 @@ fn copy_field(v: &Value, field: &FieldOptions<'_>, out: &mut String, scratch: &m
         | Value::Float4(_)
         | Value::Float8(_)
         | Value::Numeric(_)
+        | Value::WideNumeric(_)
             if plain =>
         {
             format_text(v, out);
@@ -759,6 +825,19 @@ mod tests {
             catalog_bin("{}", CatalogType::Array(ElemType::Text)),
             vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25]
         );
+        // name_send: the text's bytes.
+        assert_eq!(catalog_bin("public", CatalogType::Name), b"public".to_vec());
+        // record_send of (1,,"a ""b"""): three fields, each text (25), the empty one NULL.
+        let mut want = vec![0, 0, 0, 3];
+        want.extend([0, 0, 0, 25, 0, 0, 0, 1, b'1']);
+        want.extend([0, 0, 0, 25, 0xff, 0xff, 0xff, 0xff]);
+        want.extend([0, 0, 0, 25, 0, 0, 0, 5]);
+        want.extend(b"a \"b\"");
+        assert_eq!(catalog_bin(r#"(1,,"a ""b""")"#, CatalogType::Record), want);
+        // The empty string is quoted, so it is a field and not NULL.
+        let mut want = vec![0, 0, 0, 1];
+        want.extend([0, 0, 0, 25, 0, 0, 0, 0]);
+        assert_eq!(catalog_bin(r#"("")"#, CatalogType::Record), want);
     }
 
     #[test]

@@ -156,6 +156,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidArgumentForNtile(_) => "22014",
         Error::InvalidArgumentForNthValue(_) => "22016",
         Error::InvalidPrecedingOrFollowingSize(_) => "22013",
+        Error::NullValueNotAllowed(_) => "22004",
         Error::Internal(_) => "XX000",
     }
 }

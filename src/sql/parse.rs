@@ -1046,6 +1046,7 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
         )));
     }
     let dialect = PostgreSqlDialect {};
+    let toks = mark_between_symmetric(toks, &dialect);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
     let first = parser.parse_statement();
     if first.is_ok() && parser.peek_token().token == Token::EOF {
@@ -1109,6 +1110,101 @@ fn finish_parse(
         return Err(syntax_near(&next.token).at(lines.position(next.span.start)));
     }
     Ok(stmt)
+}
+
+/// The function a `BETWEEN SYMMETRIC` low bound is wrapped in before sqlparser (which has
+/// no SYMMETRIC) reads the statement: a quoted name no PostgreSQL function carries, which
+/// [`unmark_between_symmetric`] takes off again.
+const SYMMETRIC_MARK: &str = "BETWEEN SYMMETRIC";
+
+/// `x [NOT] BETWEEN SYMMETRIC a AND b` in tokens sqlparser reads: the SYMMETRIC becomes a
+/// call of [`SYMMETRIC_MARK`] around the low bound `a`, whose extent a parse of the tokens
+/// after it finds; `ASYMMETRIC` (the default) is dropped. The rightmost comes first, so a
+/// low bound holding another BETWEEN SYMMETRIC is already marked when its own extent is
+/// parsed. A low bound that does not parse is left alone, for the parser's own error.
+fn mark_between_symmetric(
+    mut toks: Vec<TokenWithSpan>,
+    dialect: &PostgreSqlDialect,
+) -> Vec<TokenWithSpan> {
+    let solid = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
+    let marks: Vec<usize> = (0..toks.len())
+        .filter(|&i| word_is(&toks[i].token, "SYMMETRIC") || word_is(&toks[i].token, "ASYMMETRIC"))
+        .filter(|&i| {
+            toks[..i]
+                .iter()
+                .rev()
+                .find(|t| solid(t))
+                .is_some_and(|t| word_is(&t.token, "BETWEEN"))
+        })
+        .collect();
+    for &i in marks.iter().rev() {
+        if word_is(&toks[i].token, "ASYMMETRIC") {
+            toks.remove(i);
+            continue;
+        }
+        let mut rest = toks[i + 1..].to_vec();
+        rest.push(TokenWithSpan::wrap(Token::EOF));
+        let mut p = Parser::new(dialect).with_tokens_with_locations(rest);
+        if p.parse_subexpr(dialect.between_low_bound_precedence())
+            .is_err()
+        {
+            continue;
+        }
+        let end = i + 1 + p.index();
+        let span = toks[i].span;
+        let at = |token| TokenWithSpan::new(token, span);
+        toks.insert(end, at(Token::RParen));
+        toks[i] = at(Token::make_word(SYMMETRIC_MARK, Some('"')));
+        toks.insert(i + 1, at(Token::LParen));
+    }
+    toks
+}
+
+/// The expression PostgreSQL reads `x [NOT] BETWEEN SYMMETRIC a AND b` as (marked by
+/// [`mark_between_symmetric`]): `(x BETWEEN a AND b) OR (x BETWEEN b AND a)`, and
+/// `(x NOT BETWEEN a AND b) AND (x NOT BETWEEN b AND a)`; `None` for any other expression.
+pub(crate) fn unmark_between_symmetric(e: &ast::Expr) -> Option<ast::Expr> {
+    let ast::Expr::Between {
+        expr,
+        negated,
+        low,
+        high,
+    } = e
+    else {
+        return None;
+    };
+    let ast::Expr::Function(f) = &**low else {
+        return None;
+    };
+    let [ast::ObjectNamePart::Identifier(name)] = f.name.0.as_slice() else {
+        return None;
+    };
+    if name.value != SYMMETRIC_MARK || name.quote_style != Some('"') {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = list.args.as_slice() else {
+        return None;
+    };
+    let between = |lo: &ast::Expr, hi: &ast::Expr| {
+        ast::Expr::Nested(Box::new(ast::Expr::Between {
+            expr: expr.clone(),
+            negated: *negated,
+            low: Box::new(lo.clone()),
+            high: Box::new(hi.clone()),
+        }))
+    };
+    Some(ast::Expr::BinaryOp {
+        left: Box::new(between(a, high)),
+        op: if *negated {
+            ast::BinaryOperator::And
+        } else {
+            ast::BinaryOperator::Or
+        },
+        right: Box::new(between(high, a)),
+    })
 }
 
 /// The `Line: l, Column: c` sqlparser writes at the end of its messages.
@@ -2115,6 +2211,47 @@ mod tests {
         let mut v = parse_all(sql).unwrap();
         assert_eq!(v.len(), 1, "{sql}");
         v.remove(0)
+    }
+
+    /// `BETWEEN SYMMETRIC` reads as PostgreSQL reads it, whatever the bounds hold (another
+    /// BETWEEN SYMMETRIC in the low bound, operators, parentheses); `ASYMMETRIC` is the
+    /// plain BETWEEN.
+    #[test]
+    fn between_symmetric_reads_as_both_orders() {
+        let projection = |sql: &str| -> String {
+            let Stmt::Ast(s) = one(sql).stmt else {
+                panic!("{sql}")
+            };
+            let ast::Statement::Query(q) = *s else {
+                panic!("{sql}")
+            };
+            let ast::SetExpr::Select(sel) = *q.body else {
+                panic!("{sql}")
+            };
+            let ast::SelectItem::UnnamedExpr(e) = &sel.projection[0] else {
+                panic!("{sql}")
+            };
+            unmark_between_symmetric(e)
+                .unwrap_or_else(|| e.clone())
+                .to_string()
+        };
+        assert_eq!(
+            projection("SELECT x BETWEEN SYMMETRIC 7 + 1 AND (y)"),
+            "(x BETWEEN 7 + 1 AND (y)) OR (x BETWEEN (y) AND 7 + 1)"
+        );
+        assert_eq!(
+            projection("SELECT x NOT BETWEEN symmetric -a AND b * 2"),
+            "(x NOT BETWEEN -a AND b * 2) AND (x NOT BETWEEN b * 2 AND -a)"
+        );
+        assert_eq!(
+            projection("SELECT x BETWEEN ASYMMETRIC 1 AND 2"),
+            "x BETWEEN 1 AND 2"
+        );
+        // The low bound's own BETWEEN SYMMETRIC is marked first, inside the outer mark.
+        let nested = projection("SELECT x BETWEEN SYMMETRIC (y BETWEEN SYMMETRIC 1 AND 2) AND z");
+        assert!(nested.starts_with("(x BETWEEN (y BETWEEN \"BETWEEN SYMMETRIC\"(1) AND 2)"));
+        // A column named symmetric is still a column.
+        assert_eq!(projection("SELECT symmetric FROM t"), "symmetric");
     }
 
     #[test]

@@ -140,6 +140,10 @@ pub(crate) struct RelSelect {
     pub(crate) projection: Vec<RExpr>,
     /// DISTINCT.
     pub(crate) distinct: bool,
+    /// DISTINCT ON: the projected row's key columns (select list, then hidden sort keys)
+    /// and the order (column, descending, nulls first) whose first row of each key is
+    /// kept: the query's ORDER BY, which begins with the keys, or the keys ascending.
+    pub(crate) distinct_on: Option<DistinctOn>,
     /// Hidden ORDER BY keys computed beside the select list (expressions not in it).
     pub(crate) sort_keys: Vec<RExpr>,
     /// Window function calls (`f(...) OVER (...)`), computed after grouping;
@@ -151,6 +155,10 @@ pub(crate) struct RelSelect {
     /// NULL; [`RExpr::SetFunc`] reads the current values.
     pub(crate) set_funcs: Vec<(String, Vec<RExpr>)>,
 }
+
+/// DISTINCT ON's key columns and the order (column, descending, nulls first) its first
+/// rows are taken in.
+pub(crate) type DistinctOn = (Vec<usize>, Vec<(usize, bool, bool)>);
 
 /// A window function call, `f(...) OVER (PARTITION BY .. ORDER BY ..)`, computed over the
 /// rows after grouping. The frame is PostgreSQL's default: with ORDER BY, the partition's
@@ -166,6 +174,10 @@ pub(crate) struct RelWindow {
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
     /// The frame that aggregates and first/last/nth_value read.
     pub(crate) frame: RelFrame,
+    /// For a RANGE frame, the offsets of its `PRECEDING`/`FOLLOWING` start and end, of
+    /// the ORDER BY key's type (an interval for timestamps and intervals); the frame
+    /// holds the rows whose key lies within them of the current row's key.
+    pub(crate) range_offsets: [Option<Value>; 2],
     /// The result's type.
     pub(crate) ty: RType,
 }
@@ -176,7 +188,8 @@ pub(crate) struct RelWindow {
 /// CURRENT ROW`: the partition up to the row's last peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RelFrame {
-    /// ROWS counts rows, GROUPS peer groups; RANGE (offsets unsupported) peers.
+    /// ROWS counts rows, GROUPS peer groups, RANGE peers (or, with an offset, key
+    /// distance: see [`RelWindow::range_offsets`]).
     pub(crate) units: FrameUnits,
     /// The first row of the frame.
     pub(crate) start: FrameBound,
@@ -1030,6 +1043,7 @@ impl RelBinder<'_> {
                             .map(|idx| RExpr::Col { up: 0, idx })
                             .collect(),
                         distinct: false,
+                        distinct_on: None,
                         sort_keys: vec![],
                         windows: vec![],
                         set_funcs: vec![],
@@ -1131,9 +1145,9 @@ impl RelBinder<'_> {
             return Err(unsupported("SELECT INTO is not supported"));
         }
         let distinct = match &sel.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(ast::Distinct::On(_)) => return Err(unsupported("DISTINCT ON is not supported")),
+            None | Some(ast::Distinct::All) => Distinct::No,
+            Some(ast::Distinct::Distinct) => Distinct::Rows,
+            Some(ast::Distinct::On(on)) => Distinct::On(on),
         };
         let mut level = Level::default();
         let from = self.bind_from_list(&sel.from, &mut level)?;
@@ -1149,8 +1163,9 @@ impl RelBinder<'_> {
         sel: &ast::Select,
         order: &[&ast::OrderByExpr],
         from: Option<RelFrom>,
-        distinct: bool,
+        distinct_kind: Distinct,
     ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
+        let distinct = matches!(distinct_kind, Distinct::Rows);
         let filter = match &sel.selection {
             Some(e) => Some(self.expr(e)?),
             None => None,
@@ -1284,6 +1299,12 @@ impl RelBinder<'_> {
             };
             order_by.push((i, desc(o), nulls_first(o)));
         }
+        let distinct_on = match distinct_kind {
+            Distinct::On(on) => {
+                Some(self.distinct_on(on, &columns, &projection, &mut sort_keys, &order_by)?)
+            }
+            _ => None,
+        };
         let level = self.levels.last_mut().expect("level");
         level.agg_ok = false;
         let aggs = std::mem::take(&mut level.aggs);
@@ -1303,6 +1324,7 @@ impl RelBinder<'_> {
                 having,
                 projection,
                 distinct,
+                distinct_on,
                 sort_keys,
                 windows,
                 set_funcs,
@@ -1310,6 +1332,51 @@ impl RelBinder<'_> {
             columns,
             order_by,
         ))
+    }
+
+    /// `DISTINCT ON (keys)`: each key as a column of the projected row (an output column,
+    /// or a hidden sort key added), and the order its first rows are taken in. As in
+    /// PostgreSQL, the ORDER BY must begin with the keys (in any order): 42P10 otherwise.
+    fn distinct_on(
+        &mut self,
+        on: &[ast::Expr],
+        columns: &[(String, RType)],
+        projection: &[RExpr],
+        sort_keys: &mut Vec<RExpr>,
+        order_by: &[(usize, bool, bool)],
+    ) -> Result<DistinctOn> {
+        let mut keys = Vec::new();
+        for e in on {
+            check_ordinal(e, columns.len())?;
+            let i = match output_index(e, columns) {
+                Some(i) => i,
+                None => {
+                    let e = self.expr(e)?;
+                    let hidden = sort_keys.iter().position(|k| *k == e);
+                    match (projection.iter().position(|p| *p == e), hidden) {
+                        (Some(i), _) => i,
+                        (None, Some(h)) => columns.len() + h,
+                        (None, None) => {
+                            sort_keys.push(e);
+                            columns.len() + sort_keys.len() - 1
+                        }
+                    }
+                }
+            };
+            keys.push(i);
+        }
+        let lead = order_by.iter().take(keys.len());
+        if lead.clone().any(|(i, _, _)| !keys.contains(i)) {
+            return Err(Error::InvalidColumnReference(
+                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions".into(),
+            ));
+        }
+        let order = if order_by.is_empty() {
+            keys.iter().map(|&i| (i, false, false)).collect()
+        } else {
+            order_by.to_vec()
+        };
+        Ok((keys, order))
     }
 
     fn bind_from_list(
@@ -1989,6 +2056,9 @@ impl RelBinder<'_> {
                 low,
                 high,
             } => {
+                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
+                    return self.expr(&e);
+                }
                 let x = self.expr(expr)?;
                 let both = RExpr::And(vec![
                     RExpr::Cmp {
@@ -2881,14 +2951,18 @@ impl RelBinder<'_> {
             .iter()
             .map(|e| self.expr(e))
             .collect::<Result<_>>()?;
-        let order_by = spec
+        let order_by: Vec<(RExpr, bool, bool)> = spec
             .order_by
             .iter()
             .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
             .collect::<Result<_>>()?;
-        let frame = match &spec.window_frame {
-            None => RelFrame::DEFAULT,
-            Some(f) => self.frame(f)?,
+        let key = match order_by.as_slice() {
+            [(k, ..)] => Some(self.static_type(k)),
+            _ => None,
+        };
+        let (frame, range_offsets) = match &spec.window_frame {
+            None => (RelFrame::DEFAULT, [None, None]),
+            Some(f) => self.frame(f, key)?,
         };
         let level = self.levels.last_mut().expect("level");
         level.windows.push(RelWindow {
@@ -2896,27 +2970,35 @@ impl RelBinder<'_> {
             partition_by,
             order_by,
             frame,
+            range_offsets,
             ty,
         });
         Ok(RExpr::Window(level.windows.len() - 1))
     }
 
-    /// A frame clause. Errors: 42P20 for bounds PostgreSQL refuses (a frame starting at
+    /// A frame clause, and its RANGE offsets (start, end) given the single ORDER BY key's
+    /// type `key`. Errors: 42P20 for bounds PostgreSQL refuses (a frame starting at
     /// UNBOUNDED FOLLOWING or after its end), 22013 for a negative offset, 0A000 for
-    /// RANGE with an offset, EXCLUDE, or an offset that is not an integer constant.
-    fn frame(&mut self, f: &ast::WindowFrame) -> Result<RelFrame> {
+    /// EXCLUDE or a ROWS/GROUPS offset that is not an integer constant, and
+    /// [`Self::range_offset`]'s errors.
+    fn frame(
+        &mut self,
+        f: &ast::WindowFrame,
+        key: Option<RType>,
+    ) -> Result<(RelFrame, [Option<Value>; 2])> {
         use ast::WindowFrameBound as B;
         let units = match f.units {
             ast::WindowFrameUnits::Rows => FrameUnits::Rows,
             ast::WindowFrameUnits::Range => FrameUnits::Range,
             ast::WindowFrameUnits::Groups => FrameUnits::Groups,
         };
+        let mut range_offsets = [None, None];
         let mut bound = |b: &B, what: &str| -> Result<FrameBound> {
-            let offset = |binder: &mut Self, e: &ast::Expr| -> Result<u64> {
+            let mut offset = |binder: &mut Self, e: &ast::Expr| -> Result<u64> {
                 if units == FrameUnits::Range {
-                    return Err(unsupported(
-                        "RANGE with offset PRECEDING/FOLLOWING is not supported (ROWS and GROUPS are)",
-                    ));
+                    let v = binder.range_offset(e, key.as_ref(), what)?;
+                    range_offsets[usize::from(what == "ending")] = Some(v);
+                    return Ok(0);
                 }
                 let RExpr::Lit(v) = binder.expr(e)? else {
                     return Err(unsupported("a frame offset must be an integer constant"));
@@ -2957,8 +3039,89 @@ impl RelBinder<'_> {
         };
         match refused {
             Some(m) => Err(Error::Windowing(m.into())),
-            None => Ok(RelFrame { units, start, end }),
+            None => Ok((RelFrame { units, start, end }, range_offsets)),
         }
+    }
+
+    /// The offset of a RANGE frame bound, as PostgreSQL's `in_range` support functions
+    /// take it: an integer for integer keys, a number for numeric and float keys (as the
+    /// key's kind), an interval for dates, timestamps and intervals. Errors: 42P20 without
+    /// exactly one ORDER BY key, 0A000 for another key or offset type or an offset that
+    /// is not a constant, 22004 for NULL, 22013 for a negative offset.
+    fn range_offset(&mut self, e: &ast::Expr, key: Option<&RType>, what: &str) -> Result<Value> {
+        let Some(key) = key else {
+            return Err(Error::Windowing(
+                "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column".into(),
+            ));
+        };
+        let bound = self.expr(e)?;
+        let offset_type = self.static_type(&bound);
+        // A literal, or a cast of one (`interval '1 day'`).
+        let v = match bound {
+            RExpr::Lit(v) => v,
+            RExpr::Template { expr, args } => {
+                let args: Vec<Value> = args
+                    .into_iter()
+                    .map(|a| match a {
+                        RExpr::Lit(v) => Ok(v),
+                        _ => Err(unsupported("a frame offset must be a constant")),
+                    })
+                    .collect::<Result<_>>()?;
+                crate::expr::eval(&expr, &crate::expr::EvalContext::new(&args, &[], None))?
+            }
+            _ => return Err(unsupported("a frame offset must be a constant")),
+        };
+        use DataType as D;
+        let key_type = key.data_type();
+        let is_int = |t: DataType| matches!(t, D::Int2 | D::Int4 | D::Int8);
+        let is_num = |t: DataType| is_int(t) || matches!(t, D::Numeric | D::Float4 | D::Float8);
+        let off = offset_type.data_type();
+        let unknown = offset_type == RType::Unknown;
+        let to = match key_type {
+            k if is_int(k) && is_int(off) => Some(off),
+            D::Numeric if is_num(off) && !matches!(off, D::Float4 | D::Float8) => Some(D::Numeric),
+            D::Float4 | D::Float8 if is_num(off) => Some(D::Float8),
+            D::Date | D::Timestamp | D::TimestampTz | D::Interval
+                if off == D::Interval || unknown =>
+            {
+                Some(D::Interval)
+            }
+            k if is_num(k)
+                || matches!(k, D::Date | D::Timestamp | D::TimestampTz | D::Interval) =>
+            {
+                None
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
+                    key.name()
+                )))
+            }
+        };
+        let Some(to) = to else {
+            return Err(unsupported(format!(
+                "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} \
+                 and offset type {}",
+                key.name(),
+                offset_type.name()
+            )));
+        };
+        let v = crate::expr::cast_value(v, to)?;
+        let negative = match &v {
+            Value::Null => {
+                return Err(Error::NullValueNotAllowed(format!(
+                    "frame {what} offset must not be null"
+                )))
+            }
+            Value::Interval(iv) => iv.months < 0 || iv.days < 0 || iv.micros < 0,
+            v => crate::expr::cmp_values(v, &Value::Int4(0)) == std::cmp::Ordering::Less,
+        };
+        if negative {
+            return Err(Error::InvalidPrecedingOrFollowingSize(
+                "invalid preceding or following size in window function".into(),
+            ));
+        }
+        Ok(v)
     }
 
     /// The function of a window call and its result type.
@@ -3369,6 +3532,7 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
         having: None,
         projection,
         distinct: false,
+        distinct_on: None,
         sort_keys: vec![],
         windows: vec![],
         set_funcs: vec![],
@@ -3438,6 +3602,16 @@ fn check_ordinal(e: &ast::Expr, ncols: usize) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// A SELECT block's DISTINCT clause.
+enum Distinct<'a> {
+    /// None (or ALL).
+    No,
+    /// DISTINCT: whole rows.
+    Rows,
+    /// DISTINCT ON (these keys).
+    On(&'a [ast::Expr]),
 }
 
 /// An ORDER BY item naming an output column: an ordinal or a bare output name.

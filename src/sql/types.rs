@@ -51,6 +51,7 @@ impl RType {
             // gives the oid back in binary. Other reg* results stay text: their oids need
             // the catalog, which encoding a row has not.
             RType::Reg(RegKind::Type) => Column::catalog(name, CatalogType::Reg(RegKind::Type)),
+            RType::Record(_) => Column::catalog(name, CatalogType::Record),
             other => Column::new(name, other.data_type()),
         }
     }
@@ -78,6 +79,7 @@ impl RType {
     pub(crate) fn of_elem(e: ElemType) -> RType {
         match e {
             ElemType::Oid => RType::Catalog(CatalogType::Oid),
+            ElemType::Name => RType::Catalog(CatalogType::Name),
             other => RType::Base(other.held_as()),
         }
     }
@@ -87,6 +89,7 @@ impl RType {
         RType::Catalog(CatalogType::Array(match self {
             RType::Base(d) => ElemType::of(*d),
             RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
+            RType::Catalog(CatalogType::Name) => ElemType::Name,
             _ => ElemType::Text,
         }))
     }

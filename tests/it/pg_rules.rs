@@ -646,3 +646,108 @@ async fn an_aborted_block_answers_25p02_before_analysis() {
     exec(&c, "ROLLBACK").await;
     assert_eq!(rows(&c, "SELECT 1").await, table(&[&["1"]]));
 }
+
+/// Variance and standard deviation of bigints near 2^62 are exact numerics wider than 28
+/// digits, printed as PostgreSQL 15 prints them (its output for these values), in a
+/// continuous query as over a table; the wide values order and cast, and arithmetic on
+/// them is refused with 0A000 naming the limit.
+#[tokio::test]
+async fn variance_of_bigints_near_2_62_is_exact_in_both_paths() {
+    let port = start_server();
+    let c = connect(port).await;
+    const VALUES: &str = "4611686018427387904, 4611686018427387903, 4611686018427387905, \
+                          -4611686018427387904, 7, 4611686018427387904, 0";
+    let want = [
+        "3628455155488827652",
+        "11284874413194387814985569883728021468",
+        "13165686815393452450816498197682691713",
+    ];
+    exec(&c, "CREATE TABLE big (x bigint)").await;
+    let values: Vec<String> = VALUES.split(", ").map(|v| format!("({v})")).collect();
+    exec(&c, &format!("INSERT INTO big VALUES {}", values.join(", "))).await;
+    let sql = "SELECT stddev(x), var_pop(x), var_samp(x)";
+    assert_eq!(
+        rows(&c, &format!("{sql} FROM big")).await,
+        table(&[&want[..]])
+    );
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT var_pop(x)::float8, var_pop(x) > 1e20, var_pop(x)::text FROM big"
+        )
+        .await,
+        table(&[&["1.1284874413194389e+37", "t", want[1]]])
+    );
+    assert_eq!(
+        rows(&c, "SELECT var_pop(x) + 1, -var_pop(x) / 7 FROM big").await,
+        table(&[&[
+            "11284874413194387814985569883728021469",
+            "-1612124916170626830712224269104003067"
+        ]])
+    );
+    let (code, message) = error(&c, "SELECT power(var_pop(x), 2) FROM big").await;
+    assert_eq!(code, "0A000");
+    assert!(message.contains("28 significant digits"), "{message}");
+    exec(
+        &c,
+        "CREATE STREAM g (ts timestamp TIMESTAMPCOLUMN, x bigint)",
+    )
+    .await;
+    let query =
+        format!("{sql} FROM g [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] LIMIT 1");
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, &query).await
+    });
+    wait_for_queries(&c, 1).await;
+    let rows_in: Vec<String> = VALUES
+        .split(", ")
+        .enumerate()
+        .map(|(i, v)| format!("('2020-01-01 00:00:00.{i}', {v})"))
+        .collect();
+    exec(
+        &c,
+        &format!(
+            "INSERT INTO g VALUES {}, ('2020-01-01 00:00:01', 0)",
+            rows_in.join(", ")
+        ),
+    )
+    .await;
+    assert_eq!(reader.await.unwrap(), table(&[&want[..]]));
+}
+
+/// `BETWEEN SYMMETRIC` in a continuous query: either order of the bounds, NOT, and a NULL
+/// bound (no row), as PostgreSQL reads it.
+#[tokio::test]
+async fn between_symmetric_filters_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM h (ts timestamp TIMESTAMPCOLUMN, x integer)",
+    )
+    .await;
+    let query = "SELECT x, x NOT BETWEEN SYMMETRIC 3 AND 1, x BETWEEN SYMMETRIC NULL AND 9 \
+                 FROM h [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 WHERE x BETWEEN SYMMETRIC 5 AND 2 ORDER BY x LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO h VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
+         ('2020-01-01 00:00:00.2', 4), ('2020-01-01 00:00:00.3', 5), \
+         ('2020-01-01 00:00:00.4', 6), ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(
+        reader.await.unwrap(),
+        table(&[
+            &["2", "f", "NULL"],
+            &["4", "t", "NULL"],
+            &["5", "t", "NULL"]
+        ])
+    );
+}

@@ -51,9 +51,11 @@ pub(crate) fn json_value(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_) => {
-            crate::types::format_value(v, out)
-        }
+        Value::Int2(_)
+        | Value::Int4(_)
+        | Value::Int8(_)
+        | Value::Numeric(_)
+        | Value::WideNumeric(_) => crate::types::format_value(v, out),
         Value::Float4(f) if f.is_finite() => crate::types::format_value(v, out),
         Value::Float8(f) if f.is_finite() => crate::types::format_value(v, out),
         Value::Timestamp(us) => {

@@ -254,10 +254,10 @@ impl Bound {
 }
 
 /// The value of a number literal, typed as PostgreSQL types it: `integer`, `bigint`, else
-/// `numeric`. Beyond numeric's 28 digits (1e300, 1.7976931348623157e308, 1e-30) the
-/// literal is kept as a double, so that casts to a target column's type apply as usual;
-/// beyond a double too, numeric's own error (22003 for `1e400`). Both binders read number
-/// literals through it.
+/// `numeric`. Beyond a Decimal's 28 digits (1e300, 1e-30) the literal is a wide numeric
+/// ([`crate::types_wide`]), exact as in PostgreSQL, up to 1,000 digits on either side of
+/// the point; beyond that a double, and past a double numeric's own error (22003 for
+/// `1e400`). Both binders read number literals through it.
 pub(crate) fn number_literal(n: &str) -> Result<Value> {
     if !n.contains(['.', 'e', 'E']) {
         if let Ok(v) = n.parse::<i32>() {
@@ -275,6 +275,10 @@ pub(crate) fn number_literal(n: &str) -> Result<Value> {
     };
     if let Some(d) = exact {
         return Ok(Value::Numeric(d));
+    }
+    // Wider than a Decimal: exact, as PostgreSQL keeps it, within its range.
+    if let Some(v) = crate::types_wide::parse_wide(n) {
+        return Ok(v);
     }
     match n.parse::<f64>() {
         Ok(f) if f.is_finite() => Ok(Value::Float8(f)),
@@ -678,6 +682,9 @@ impl Binder<'_> {
                 low,
                 high,
             } => {
+                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
+                    return self.expr(&e, scope);
+                }
                 let x = self.expr(expr, scope)?;
                 let lo = self.expr(low, scope)?;
                 let hi = self.expr(high, scope)?;

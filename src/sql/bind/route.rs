@@ -103,7 +103,10 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
         E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => all(&[a, b]),
         E::Between {
             expr, low, high, ..
-        } => all(&[expr, low, high]),
+        } => match crate::sql::parse::unmark_between_symmetric(e) {
+            Some(e) => expr_ok(&e),
+            None => all(&[expr, low, high]),
+        },
         E::Like {
             expr,
             pattern,

@@ -34,6 +34,7 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("shobj_description", TX),
     ("pg_encoding_to_char", TX),
     ("array_to_string", TX),
+    ("row", Returns::Value(RType::Record(&[]))),
     (
         "current_schemas",
         Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Name))),

@@ -656,11 +656,58 @@ fn others(out: &mut Vec<String>) {
         "SELECT true AND NULL, false AND NULL, true OR NULL, NOT NULL::boolean",
         "SELECT 5 BETWEEN SYMMETRIC 7 AND 1",
         "SELECT ROW(1, 2)",
+        "SELECT 79228162514264337593543950335 + 0.5, 1.2345678901234567 * 1.2345678901234567, 1 / 3.0, 2 / 3::numeric, 10 / 4.0, -7.5 % 2",
+        "SELECT min(x), max(x), count(x) FROM (VALUES (1e30), (2e30), (1e-30)) v(x)",
+        "SELECT x FROM (VALUES (1e30), (2e30), (1e30), (1e-30)) v(x) GROUP BY x ORDER BY x",
+        "SELECT sum(x) FROM (VALUES (1e30), (1e-30)) v(x)",
+        "SELECT 1e20 / 3, 123456789012345678.9 / 7, 0.1 / 3e-20, 1e-20 * 1e-20, exp(1.5), ln(1e300), log(1e-40)",
         "SELECT count(*) FROM ta t1, ta t2",
         "SELECT t1.id, t2.id FROM ta t1 JOIN ta t2 ON t1.d = t2.d ORDER BY 1, 2",
         "SELECT t1.id FROM ta t1 JOIN ta t2 ON t1.r = t2.r ORDER BY 1",
     ] {
         out.push(q.to_string());
+    }
+}
+
+/// PostgreSQL syntax beyond the families: BETWEEN SYMMETRIC, ROW constructors, DISTINCT ON,
+/// RANGE frames with offsets (integer, numeric, float and interval keys, NULL keys,
+/// overflowing bounds, and the errors PostgreSQL gives), `name` values, and numerics wider
+/// than 28 digits (variances of bigints near 2^62) ordered, compared and cast.
+fn syntax(from: &str, out: &mut Vec<String>) {
+    for q in [
+        "SELECT id, k BETWEEN SYMMETRIC 3 AND 1, d NOT BETWEEN SYMMETRIC 2 AND -1, k BETWEEN SYMMETRIC NULL AND 2 FROM {F} ORDER BY id",
+        "SELECT id FROM {F} WHERE n BETWEEN SYMMETRIC 100 AND 1 + 0.5 ORDER BY id",
+        "SELECT id, ts BETWEEN SYMMETRIC '2001-01-02' AND '2000-01-01', k NOT BETWEEN ASYMMETRIC 2 AND 1 FROM {F} ORDER BY id",
+        "SELECT id, ROW(k, t), ROW(id, NULL, 'a b', '', 'x\"y') FROM {F} ORDER BY id",
+        "SELECT DISTINCT ON (k) k, id FROM {F} ORDER BY k, id DESC",
+        "SELECT DISTINCT ON (b) b, id, t FROM {F} ORDER BY b DESC, id",
+        "SELECT DISTINCT ON (k, b) id FROM {F} ORDER BY k, b, id",
+        "SELECT DISTINCT ON (k % 2) k % 2, id FROM {F} ORDER BY k % 2, id",
+        "SELECT DISTINCT ON (k) id FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), count(*) OVER (ORDER BY k DESC RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) FROM {F} ORDER BY id",
+        "SELECT id, sum(n) OVER (ORDER BY n RANGE BETWEEN 10 PRECEDING AND 0.5 FOLLOWING), max(id) OVER (ORDER BY n DESC RANGE 100 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, count(*) OVER (ORDER BY ts RANGE BETWEEN interval '1 day' PRECEDING AND CURRENT ROW), count(*) OVER (ORDER BY iv RANGE BETWEEN CURRENT ROW AND '1 day' FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, count(*) OVER (ORDER BY d NULLS FIRST RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), min(id) OVER (ORDER BY s RANGE BETWEEN 100 FOLLOWING AND UNBOUNDED FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY r RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING), count(*) OVER (ORDER BY big RANGE BETWEEN 9223372036854775807 PRECEDING AND 1 FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, count(*) OVER (ORDER BY ts::date RANGE BETWEEN '2 days' PRECEDING AND '1 day' FOLLOWING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k, id RANGE 1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE -1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY k RANGE 1.5 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, sum(k) OVER (ORDER BY t RANGE 1 PRECEDING) FROM {F} ORDER BY id",
+        "SELECT id, s FROM {F}, unnest(current_schemas(true)) s ORDER BY 1, 2",
+        "SELECT k, var_samp(big), stddev_pop(big) FROM {F} GROUP BY k ORDER BY 2 DESC NULLS LAST, 1",
+        "SELECT k, var_pop(big)::float8, var_pop(big)::text, stddev(big)::bigint FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT k FROM {F} GROUP BY k HAVING var_samp(big) > 1e20 ORDER BY 1",
+        "SELECT DISTINCT var_pop(big) FROM {F} GROUP BY k ORDER BY 1",
+        "SELECT var_pop(big) + 1, var_pop(big) * 2.5, var_pop(big) / 7, -var_pop(big) % 1000 FROM {F}",
+        "SELECT round(var_pop(big)), round(-var_pop(big) / 7, -3), trunc(var_pop(big) / 1e30, 3), abs(-var_pop(big)), sign(-var_pop(big)) FROM {F}",
+        "SELECT floor(-1e30 / 7), ceil(-1e30 / 7), floor(1e30 / 7), ceil(1e30 / 7), round(1e-30, 31), sqrt(var_pop(big)), sqrt(1e-40), sqrt(2e300) FROM {F}",
+        "SELECT sqrt(-var_pop(big)) FROM {F}",
+        "SELECT power(var_pop(big), 2) FROM {F}",
+        "SELECT id, big / 1e20, k / 1e20 * 3, n * 1e-30, big::numeric * big * big FROM {F} ORDER BY id",
+        "SELECT 1e300 * 10, -1e-40, 1.5e30 / 7, 1e30::float8, 1e-30::numeric(5,2)",
+    ] {
+        out.push(q.replace("{F}", from));
     }
 }
 
@@ -671,6 +718,7 @@ pub fn listed() -> Vec<String> {
         aggregates(from, &mut out);
         scalars(from, &mut out);
         casts(from, &mut out);
+        syntax(from, &mut out);
     }
     others(&mut out);
     dates(&mut out);

@@ -19,6 +19,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
+use super::fanout::JoinFeeds;
+use super::registry::{BackfillProgress, QueryRegistry, RunningQuery};
 use super::{Engine, Limits};
 use crate::error::{Error, Result};
 use crate::exec::{Batch, Event, QueryExec, RowBatch};
@@ -56,7 +58,7 @@ pub(crate) struct Stream {
     /// are not in `queries`.
     pub(crate) plans: Mutex<Vec<Arc<PlanRun>>>,
     /// The feeds of the join queries reading this stream.
-    pub(crate) joins: Mutex<Vec<super::join::JoinFeed>>,
+    pub(crate) joins: JoinFeeds,
     pub(crate) dropped: AtomicBool,
     /// The log and segments of an archived stream in a data directory.
     pub(crate) archive: Option<Arc<super::archive::StreamArchive>>,
@@ -81,50 +83,6 @@ enum IngestMsg {
     Share(Arc<RunningQuery>, String, oneshot::Sender<Result<()>>),
     Barrier(oneshot::Sender<()>),
     Drop,
-}
-
-/// A back-fill's progress, as `tcq_queries` shows it (`backfill`, `backfill_tuples`,
-/// `backfill_secs`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BackfillProgress {
-    /// Archived tuples replayed so far.
-    pub(crate) tuples: u64,
-    /// When the query was registered and its replay began.
-    started: std::time::Instant,
-    /// Wall time from registration to joining the live tuples, once the replay is over.
-    took: Option<std::time::Duration>,
-}
-
-impl BackfillProgress {
-    /// A replay beginning now.
-    pub(crate) fn new() -> BackfillProgress {
-        BackfillProgress {
-            tuples: 0,
-            started: std::time::Instant::now(),
-            took: None,
-        }
-    }
-
-    /// The replay is over: the query reads live tuples from now on.
-    pub(crate) fn finish(&mut self) {
-        self.took.get_or_insert_with(|| self.started.elapsed());
-    }
-
-    /// True once the replay is over.
-    pub(crate) fn done(&self) -> bool {
-        self.took.is_some()
-    }
-
-    /// Wall time the replay has taken so far, or took in all once over.
-    pub(crate) fn elapsed(&self) -> std::time::Duration {
-        self.took.unwrap_or_else(|| self.started.elapsed())
-    }
-}
-
-impl Default for BackfillProgress {
-    fn default() -> Self {
-        BackfillProgress::new()
-    }
 }
 
 /// The rest of a back-fill, replayed by the ingest task before it attaches the query.
@@ -190,7 +148,7 @@ impl Stream {
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
             plans: Mutex::new(Vec::new()),
-            joins: Mutex::new(Vec::new()),
+            joins: JoinFeeds::default(),
             dropped: AtomicBool::new(false),
             archive,
             retention_us: Mutex::new(None),
@@ -357,7 +315,7 @@ impl Stream {
             source.stop();
         }
         let _ = self.send(IngestMsg::Drop).await;
-        super::join::end_joins(self).await;
+        self.joins.end_all().await;
     }
 
     /// Event rate for the cost model: observed events per second of stream time, or
@@ -382,33 +340,6 @@ impl Stream {
     pub(crate) fn is_ingest_time(&self) -> bool {
         self.ts_col.is_none()
     }
-}
-
-/// A registered continuous query.
-pub(crate) struct RunningQuery {
-    pub(crate) id: u64,
-    pub(crate) text: String,
-    /// The session that registered it (none for EXPLAIN ANALYZE's own run).
-    pub(crate) pid: Option<i32>,
-    pub(crate) exec: Mutex<QueryExec>,
-    pub(crate) tx: Mutex<Option<super::outq::OutSender>>,
-    /// Why the query ended, when it failed: read by the subscription after the queued
-    /// events, so an error is never lost behind a full queue.
-    pub(crate) failure: Arc<Mutex<Option<Error>>>,
-    /// The replay of the archive, for a query that back-fills (`None`: it does not).
-    pub(crate) backfill: Mutex<Option<BackfillProgress>>,
-    /// The result columns (for a tail's description).
-    pub(crate) columns: Vec<Column>,
-    /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
-    /// query's rows, sent without waiting; a tail that is full misses the event.
-    pub(crate) taps: Mutex<Vec<Tap>>,
-    /// The cross-query shared plan the query runs in (0: none).
-    pub(crate) plan_id: AtomicU64,
-    /// The query's state as charged to the memory budget (a member of a shared plan holds
-    /// none of its own: the plan's is charged to the plan).
-    pub(crate) memory: Mutex<super::memory::StateMeter>,
-    /// The Flink job that computes the query's rows, once attached (`tcq_flink_attach`).
-    pub(crate) flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
@@ -489,44 +420,10 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     Ok(())
 }
 
-/// One live tail of a query's rows.
-pub(crate) struct Tap {
-    pub(crate) tx: mpsc::Sender<Vec<Vec<Value>>>,
-    /// Slide events this tail missed because its buffer was full.
-    pub(crate) missed: Arc<AtomicU64>,
-    /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
-    /// would take it past `bytes_max` is missed, unless nothing is queued.
-    pub(crate) queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
-    pub(crate) bytes_max: usize,
-}
-
-impl RunningQuery {
-    /// End the query with `error`: its reader gets the queued rows, then the error.
-    pub(crate) fn fail(&self, error: Error) {
-        self.failure.lock().get_or_insert(error);
-        self.close();
-    }
-
-    /// Stop sending: the subscription drains what is queued, then ends (and so do the
-    /// live tails).
-    pub(crate) fn close(&self) {
-        self.tx.lock().take();
-        self.taps.lock().clear();
-        self.memory.lock().release();
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.tx.lock().is_none()
-    }
-}
-
-/// Registered queries by id, with the name of the stream each reads.
-pub(crate) type QueryRegistry = Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>;
-
 /// Unregisters a query when its subscription is dropped.
 pub(crate) struct QueryGuard {
     pub(crate) stream: Weak<Stream>,
-    pub(crate) catalog_queries: Weak<QueryRegistry>,
+    pub(crate) registry: Weak<QueryRegistry>,
     pub(crate) id: u64,
 }
 
@@ -541,8 +438,8 @@ impl Drop for QueryGuard {
                 q.id != self.id
             });
         }
-        if let Some(q) = self.catalog_queries.upgrade() {
-            q.lock().remove(&self.id);
+        if let Some(r) = self.registry.upgrade() {
+            r.remove(self.id);
         }
     }
 }
@@ -563,10 +460,8 @@ pub(crate) struct Catalog {
     pub(crate) tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
     /// The logs of the stored tables on a data directory, by table oid (see `table_log`).
     pub(crate) table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
+    /// Registered continuous queries, single-stream and joins.
     pub(crate) queries: Arc<QueryRegistry>,
-    /// Registered join queries (they read several streams and run in their own tasks).
-    pub(crate) joins: Arc<super::join::JoinRegistry>,
-    pub(crate) next_query_id: AtomicU64,
     pub(crate) next_oid: std::sync::atomic::AtomicU32,
     /// Roles, relation owners and grants. Take this lock after `streams` and `tables`.
     pub(crate) roles: super::roles::Roles,
@@ -584,9 +479,7 @@ impl Catalog {
             streams: RwLock::new(HashMap::new()),
             tables: Arc::new(RwLock::new(HashMap::new())),
             table_logs: Mutex::new(HashMap::new()),
-            queries: Arc::new(Mutex::new(HashMap::new())),
-            joins: Arc::new(Mutex::new(HashMap::new())),
-            next_query_id: AtomicU64::new(1),
+            queries: Arc::new(QueryRegistry::new()),
             next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
             memory: super::memory::MemoryBudget::new(limits.memory_limit_bytes),
@@ -657,7 +550,7 @@ impl Catalog {
                     .collect();
                 for s in streams {
                     let now = crate::time::now_us();
-                    super::join::try_forward_heartbeat(&s, now);
+                    s.joins.try_forward_heartbeat(now);
                     if !s.queries.lock().is_empty() || !s.plans.lock().is_empty() {
                         let now = crate::time::now_us();
                         if s.tx.try_send(IngestMsg::Heartbeat(now)).is_ok() {
@@ -730,7 +623,7 @@ impl Catalog {
                 st.first_us = batch.times().first().copied();
             }
         }
-        super::join::forward_batch(stream, &batch).await;
+        stream.joins.forward_batch(&batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }
 
@@ -740,7 +633,7 @@ impl Catalog {
             let mut st = stream.stats.lock();
             st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
         }
-        super::join::forward_heartbeat(stream, t_us).await;
+        stream.joins.forward_heartbeat(t_us).await;
         stream.send(IngestMsg::Heartbeat(t_us)).await
     }
 
@@ -749,12 +642,11 @@ impl Catalog {
     /// slide event on and by no event of a statement accepted before it. A join whose
     /// reader stalls it is waited for at most `output_stall_timeout` plus a second.
     pub(crate) async fn barrier_table_readers(&self, name: &str, stall: std::time::Duration) {
-        let readers: Vec<Arc<super::join::JoinQuery>> = self
-            .joins
-            .lock()
-            .values()
+        let readers: Vec<_> = self
+            .queries
+            .joins()
+            .into_iter()
             .filter(|j| j.tables.iter().any(|t| t == name))
-            .cloned()
             .collect();
         let all = async {
             for j in readers {
@@ -771,7 +663,7 @@ impl Catalog {
     /// most one second: the view then shows counters that lag the last statements a little.
     pub(crate) async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-        let joins: Vec<Arc<super::join::JoinQuery>> = self.joins.lock().values().cloned().collect();
+        let joins = self.queries.joins();
         let all = async {
             for s in streams {
                 s.barrier().await;
@@ -1082,16 +974,7 @@ async fn run_plans(
         };
         let mut ended = Vec::new();
         for (((q, out), done), error) in queries.iter().zip(outs).zip(done).zip(errors) {
-            tap(q, &out);
-            let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
-            let mut ok = true;
-            if let Some(full) = full {
-                q.fail(Error::ProgramLimitExceeded(format!(
-                    "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-                    q.id, full.bytes_max
-                )));
-                ok = false;
-            }
+            let mut ok = q.deliver(out, stream.output_stall).await;
             if let Err(e) = &result {
                 q.fail(e.clone());
                 ok = false;
@@ -1142,21 +1025,7 @@ async fn run_query(
             });
             (r, exec.is_done())
         };
-        tap(q, &out);
-        let mut ok = true;
-        let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
-        if let Some(full) = full {
-            tracing::info!(
-                query = q.id,
-                "slow client: its query's output queue reached {} bytes; ending the query",
-                full.bytes_max
-            );
-            q.fail(Error::ProgramLimitExceeded(format!(
-                "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-                q.id, full.bytes_max
-            )));
-            ok = false;
-        }
+        let mut ok = q.deliver(out, stream.output_stall).await;
         if let Err(e) = result {
             q.fail(e);
             ok = false;
@@ -1169,67 +1038,8 @@ async fn run_query(
     true
 }
 
-/// Deliver `events` to `q`'s reader and live tails, as a slide event's are; false when
-/// the query ended (its reader fell behind past the output queue's bound).
-pub(crate) async fn deliver_events(
-    q: &RunningQuery,
-    events: Vec<Event>,
-    stall: std::time::Duration,
-) -> bool {
-    tap(q, &events);
-    if let Some(full) = super::outq::deliver(&q.tx, events, stall).await {
-        q.fail(Error::ProgramLimitExceeded(format!(
-            "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-            q.id, full.bytes_max
-        )));
-        return false;
-    }
-    true
-}
-
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
-
-/// Copy the rows of `events` to `q`'s live tails. Never waits: a tail whose buffer is full
-/// (in events or in bytes) misses these rows (counted for its reader), a closed one is
-/// dropped.
-fn tap(q: &RunningQuery, events: &[Event]) {
-    let mut taps = q.taps.lock();
-    if taps.is_empty() {
-        return;
-    }
-    for e in events {
-        if matches!(e, Event::Rows(_) | Event::Block(_)) {
-            // The reader subtracts the bytes of the copy it receives: count the copy's.
-            let copy = e.clone().into_rows();
-            let bytes = super::outq::rows_bytes(&copy);
-            let k = match e {
-                Event::Block(b) => b.slide_events() as u64,
-                _ => 1,
-            };
-            taps.retain(|t| {
-                // An event larger than the bound still goes to a tail that has taken
-                // everything, as the output queue lets one through to an empty queue.
-                let queued = t.queued_bytes.load(Ordering::Acquire);
-                if queued > 0 && queued + bytes > t.bytes_max {
-                    t.missed.fetch_add(k, Ordering::Relaxed);
-                    return !t.tx.is_closed();
-                }
-                match t.tx.try_send(copy.clone()) {
-                    Ok(()) => {
-                        t.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
-                        true
-                    }
-                    Err(mpsc::error::TrySendError::Full(_)) => {
-                        t.missed.fetch_add(k, Ordering::Relaxed);
-                        true
-                    }
-                    Err(mpsc::error::TrySendError::Closed(_)) => false,
-                }
-            });
-        }
-    }
-}
 
 /// The system views and their columns.
 pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
@@ -1370,7 +1180,7 @@ impl Catalog {
                         ts(st.now_us),
                         Value::Int8(
                             (s.queries.lock().len()
-                                + s.joins.lock().len()
+                                + s.joins.len()
                                 + s.plans
                                     .lock()
                                     .iter()
@@ -1426,12 +1236,8 @@ impl Catalog {
                         text("client backend"),
                     ]);
                 }
-                let mut qs: Vec<Arc<RunningQuery>> = self
-                    .queries
-                    .lock()
-                    .values()
-                    .map(|(q, _)| q.clone())
-                    .collect();
+                let mut qs: Vec<Arc<RunningQuery>> =
+                    self.queries.queries().into_iter().map(|(q, _)| q).collect();
                 qs.sort_by_key(|q| q.id);
                 for q in qs {
                     let mut row = vec![Value::Null; 10];
@@ -1504,8 +1310,7 @@ impl Catalog {
                 rows.extend(all.into_iter().map(|(_, r)| r));
             }
             "tcq_queries" => {
-                let mut qs: Vec<(Arc<RunningQuery>, String)> =
-                    self.queries.lock().values().cloned().collect();
+                let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries.queries();
                 qs.sort_by_key(|(q, _)| q.id);
                 let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
                 let time_text =
@@ -1550,7 +1355,7 @@ impl Catalog {
                         ],
                     ));
                 }
-                for j in self.joins.lock().values() {
+                for j in self.queries.joins() {
                     let exec = j.exec.lock();
                     let st = exec.stats().clone();
                     let times: Vec<String> = j
@@ -1631,4 +1436,19 @@ impl SchemaProvider for Catalog {
     fn relations(&self) -> Option<&dyn crate::sql::RelationProvider> {
         Some(self)
     }
+}
+
+/// Schemas that belong to the system: a stream may not be created in them (42501), as
+/// PostgreSQL refuses user relations in its catalogs.
+pub(crate) fn check_schema_writable(name: &str) -> Result<()> {
+    let Some((schema, _)) = name.rsplit_once('.') else {
+        return Ok(());
+    };
+    let schema = schema.trim_matches('"');
+    if schema.starts_with("pg_") || schema == "information_schema" {
+        return Err(Error::InsufficientPrivilege(format!(
+            "permission denied to create \"{name}\": schema \"{schema}\" is a system schema"
+        )));
+    }
+    Ok(())
 }

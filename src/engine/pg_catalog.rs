@@ -468,7 +468,7 @@ fn whole_name(schema: &str, name: &str) -> String {
 
 impl RelationProvider for Catalog {
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
-        let settings: Vec<(String, String)> = super::session::default_settings()
+        let settings: Vec<(String, String)> = super::settings::default_settings()
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -1439,7 +1439,7 @@ impl Ctx<'_> {
         self.settings
             .iter()
             .map(|(n, v)| {
-                let default = super::session::default_settings()
+                let default = super::settings::default_settings()
                     .iter()
                     .find(|(k, _)| k == n)
                     .map(|(_, d)| d.to_string());

@@ -10,8 +10,9 @@
 //! change its own password). Finite queries over stored tables are
 //! checked as they scan each table (`CatalogRelations::check_read`).
 
+use super::persist::save_catalog;
 use super::roles::RoleOptionsSet;
-use super::session::{save_catalog, Session};
+use super::session::Session;
 use super::Notice;
 use super::Outcome;
 use crate::error::{Error, Result};

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::{self, Background, Kind};
-use super::session::{save_catalog, Session};
+use super::persist::save_catalog;
+use super::session::Session;
 use super::{Notice, Outcome};
 use crate::error::{Error, Result};
 use crate::sql::{CreateDerived, CreateSink};
@@ -17,12 +18,12 @@ impl Session {
     /// before the stream can be seen), then the catalog. Errors: 42P07 for a name taken,
     /// the query's registration errors, the catalog's write error (nothing is kept).
     pub(crate) async fn create_derived(&mut self, c: CreateDerived) -> Result<Outcome> {
-        super::session::check_schema_writable(&c.stream.name)?;
+        super::catalog::check_schema_writable(&c.stream.name)?;
         let name = c.stream.name.clone();
         if let Some(exists) = self.relation_taken(&name, c.stream.if_not_exists, "CREATE STREAM")? {
             return Ok(exists);
         }
-        let stream = super::session::new_stream(&self.engine, c.stream, true)?;
+        let stream = super::persist::new_stream(&self.engine, c.stream, true)?;
         let b = Background::new(
             name.clone(),
             Kind::Stream,
@@ -38,7 +39,7 @@ impl Session {
                 a.remove();
             }
         };
-        let sub = match background::register_new(&self.engine, &b).await {
+        let sub = match super::background_run::register_new(&self.engine, &b).await {
             Ok(sub) => sub,
             Err(e) => {
                 undo(&stream);
@@ -121,7 +122,7 @@ impl Session {
         );
         // A position left by a dropped sink of this name is not this sink's.
         self.forget_position(&c.name);
-        let sub = background::register_new(&self.engine, &b).await?;
+        let sub = super::background_run::register_new(&self.engine, &b).await?;
         {
             let streams = self.engine.catalog.streams.write();
             if registry.get(&Kind::Sink, &c.name).is_some() {
@@ -190,7 +191,7 @@ impl Session {
     /// that read them (NOTICEs say which); without, 2BP01 if there are any. Returns the
     /// stream names to drop (the derived ones first), the sinks and the notices.
     pub(crate) fn drop_stream_dependents(&self, names: &[String], cascade: bool) -> Result<Drops> {
-        let deps = background::dependents(&self.engine, names);
+        let deps = self.engine.catalog.background.dependents(names);
         if deps.is_empty() {
             return Ok((names.to_vec(), Vec::new(), Vec::new()));
         }

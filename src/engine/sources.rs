@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use super::session::{save_catalog, Session};
+use super::persist::save_catalog;
+use super::session::Session;
 use super::{Engine, Outcome, Stream};
 use crate::connect::{Source, SourceSpec};
 use crate::error::{Error, Result};

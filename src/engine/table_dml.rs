@@ -135,7 +135,7 @@ impl Session {
         self.engine.catalog.roles.set_owner(&name, &self.user);
         // The table exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
-        if let Err(e) = super::session::save_catalog(&self.engine, &streams) {
+        if let Err(e) = super::persist::save_catalog(&self.engine, &streams) {
             tables.remove(&name);
             self.engine.catalog.roles.remove_relation(&name);
             if let Some(log) = catalog.table_logs.lock().remove(&table.oid) {
@@ -177,7 +177,7 @@ impl Session {
             }
         }
         if !logs.is_empty() {
-            super::session::save_catalog(&self.engine, &streams)?;
+            super::persist::save_catalog(&self.engine, &streams)?;
             for log in logs {
                 log.remove();
             }

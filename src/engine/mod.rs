@@ -60,6 +60,8 @@ mod step;
 mod subscription;
 mod table_dml;
 mod table_log;
+mod view_rows;
+mod views;
 
 pub use archive::{StorageConfig, SyncMode};
 pub(crate) use background::{BackgroundStatus, SinkInfo};

@@ -490,8 +490,8 @@ fn relation(
 ) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
     let (catalog, user, database) = (view.catalog, view.user, view.database);
     if schema == "pg_catalog" {
-        if let Some(cols) = super::catalog::system_view_columns(name) {
-            let viewer = super::catalog::Viewer {
+        if let Some(cols) = super::views::system_view_columns(name) {
+            let viewer = super::views::Viewer {
                 user,
                 superuser: view.superuser,
             };
@@ -762,7 +762,7 @@ impl Ctx<'_> {
         .iter()
         .enumerate()
         {
-            let cols = super::catalog::system_view_columns(v)
+            let cols = super::views::system_view_columns(v)
                 .unwrap_or_default()
                 .into_iter()
                 .map(|c| {

@@ -244,6 +244,14 @@ fn writes(plan: &Plan) -> Option<&'static str> {
 }
 
 impl Session {
+    /// The table statements of this session (`table_dml`).
+    fn tables(&self) -> super::table_dml::TableDml<'_> {
+        super::table_dml::TableDml {
+            engine: &self.engine,
+            session: self,
+        }
+    }
+
     /// Whether this session's queries join cross-query shared plans
     /// (`tcq.share_across_queries`).
     fn share(&self) -> bool {
@@ -661,16 +669,20 @@ impl Session {
                 if_exists,
                 cascade,
             } => self.drop_stream(names, if_exists, cascade).await,
-            Plan::CreateTable(c) => self.create_table(c, stmt.parsed.text()),
-            Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
-            Plan::Truncate { names } => self.truncate(names).await,
-            Plan::Update(u) => self.update_table(u, params).await,
-            Plan::Delete(d) => self.delete_table(d, params).await,
-            Plan::Insert(i) if i.table => self.insert_table(i, params).await,
+            Plan::CreateTable(c) => self.tables().create_table(c, stmt.parsed.text()),
+            Plan::DropTable { names, if_exists } => {
+                self.tables().drop_table(names, if_exists).await
+            }
+            Plan::Truncate { names } => self.tables().truncate(names).await,
+            Plan::Update(u) => self.tables().update_table(u, params).await,
+            Plan::Delete(d) => self.tables().delete_table(d, params).await,
+            Plan::Insert(i) if i.table => self.tables().insert_table(i, params).await,
             Plan::AlterStreamRetention { name, retention_us } => {
                 self.alter_retention(&name, retention_us).await
             }
-            Plan::AlterStreamSource { name, pause } => self.alter_source(&name, pause),
+            Plan::AlterStreamSource { name, pause } => {
+                super::sources::alter_source(&self.engine, &name, pause)
+            }
             Plan::Insert(i) => {
                 self.engine.catalog.background.refuse_write(&i.stream)?;
                 self.insert(i, params).await
@@ -814,7 +826,7 @@ impl Session {
         let s = self.engine.catalog.stream(&name).map_err(|e| {
             let catalog = &self.engine.catalog;
             if catalog.tables.read().contains_key(&name)
-                || super::catalog::system_view_columns(&name).is_some()
+                || super::views::system_view_columns(&name).is_some()
             {
                 sql::advance_of_no_stream(&name)
             } else {
@@ -837,7 +849,7 @@ impl Session {
         let mut streams = self.engine.catalog.streams.write();
         if streams.contains_key(&c.name)
             || self.engine.catalog.tables.read().contains_key(&c.name)
-            || super::catalog::system_view_columns(&c.name).is_some()
+            || super::views::system_view_columns(&c.name).is_some()
         {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
@@ -1054,7 +1066,7 @@ impl Session {
         let input = match &q.source {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
-                let viewer = super::catalog::Viewer {
+                let viewer = super::views::Viewer {
                     user: &self.user,
                     superuser: self.is_superuser(),
                 };

@@ -11,7 +11,6 @@ use super::session::Session;
 use super::{Notice, Outcome};
 use crate::error::{Error, Result};
 use crate::sql::{CreateDerived, CreateSink};
-use crate::types::{Column, DataType, Value};
 
 impl Session {
     /// `CREATE STREAM name ... AS SELECT ...`: the stream, then its query (registered
@@ -79,7 +78,7 @@ impl Session {
         let catalog = &self.engine.catalog;
         let taken = catalog.streams.read().contains_key(name)
             || catalog.tables.read().contains_key(name)
-            || super::catalog::system_view_columns(name).is_some();
+            || super::views::system_view_columns(name).is_some();
         match (taken, if_not_exists) {
             (false, _) => Ok(None),
             (true, true) => Ok(Some(Outcome::Rows {
@@ -250,77 +249,4 @@ pub(crate) type Drops = (Vec<String>, Vec<Arc<Background>>, Vec<Notice>);
 
 fn sink_exists(name: &str) -> Error {
     Error::DuplicateObject(format!("sink \"{name}\" already exists"))
-}
-
-/// The columns of `tcq_sinks`.
-pub(crate) fn view_columns() -> Vec<Column> {
-    let c = Column::new;
-    vec![
-        c("name", DataType::Text),
-        c("kind", DataType::Text),
-        c("connector", DataType::Text),
-        c("format", DataType::Text),
-        c("state", DataType::Text),
-        c("query_id", DataType::Int8),
-        c("query", DataType::Text),
-        c("options", DataType::Text),
-        c("rows", DataType::Int8),
-        c("slide_events", DataType::Int8),
-        c("errors", DataType::Int8),
-        c("last_error", DataType::Text),
-        c("position", DataType::Timestamp),
-        c("owner", DataType::Text),
-    ]
-}
-
-/// One row of `tcq_sinks` per sink and derived stream, in creation order. The query text
-/// only for superusers and its owner; secret options masked for everyone.
-pub(crate) fn view_rows(
-    all: &[Arc<Background>],
-    viewer: &super::catalog::Viewer,
-) -> Vec<Vec<Value>> {
-    let text = |s: &str| Value::Text(s.into());
-    let opt = |s: Option<String>| s.map_or(Value::Null, |s| Value::Text(s.into()));
-    all.iter()
-        .map(|b| {
-            let st = b.status();
-            let (connector, format, options) = match &b.sink {
-                Some(spec) => (
-                    text(spec.connector_name()),
-                    text(match spec.format.kind {
-                        crate::connect::sink::spec::SinkFormatKind::Json => "json",
-                        crate::connect::sink::spec::SinkFormatKind::Csv => "csv",
-                    }),
-                    text(&crate::connect::options::display(&spec.options)),
-                ),
-                None => (Value::Null, Value::Null, Value::Null),
-            };
-            let sees = viewer.superuser || viewer.user == b.owner;
-            let id = b.query_id.load(Ordering::Acquire);
-            vec![
-                text(&b.name),
-                text(b.kind.word()),
-                connector,
-                format,
-                text(st.state),
-                if id == 0 {
-                    Value::Null
-                } else {
-                    Value::Int8(id as i64)
-                },
-                text(if sees {
-                    &b.query.text
-                } else {
-                    "<insufficient privilege>"
-                }),
-                options,
-                Value::Int8(st.rows as i64),
-                Value::Int8(st.events as i64),
-                Value::Int8(st.errors as i64),
-                opt(st.last_error),
-                st.position_us.map_or(Value::Null, Value::Timestamp),
-                text(&b.owner),
-            ]
-        })
-        .collect()
 }

@@ -46,7 +46,7 @@ pub(crate) fn position_path(data_dir: &std::path::Path, name: &str) -> std::path
 pub(crate) fn resume_position(engine: &Engine, b: &Background) -> Option<i64> {
     let bytes = match b.kind {
         Kind::Stream => {
-            let s = engine.catalog.streams.read().get(&b.name).cloned()?;
+            let s = engine.catalog.streams_read().get(&b.name).cloned()?;
             s.archive.as_ref()?.source_position()?
         }
         Kind::Sink => {
@@ -73,7 +73,7 @@ pub(crate) fn spawn(
                 .as_ref()
                 .map(|d| position_path(&d.config.dir, &b.name)),
         ),
-        _ => match engine.catalog.streams.read().get(&b.name).cloned() {
+        _ => match engine.catalog.streams_read().get(&b.name).cloned() {
             Some(s) => Output::Stream(s),
             None => return,
         },
@@ -411,14 +411,11 @@ pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
                 created_us,
                 owner,
             );
-            engine.catalog.streams.write().insert(name, stream);
+            engine.catalog.streams_write().insert(name, stream);
             b
         }
         Plan::CreateSink(c) => {
-            let oid = engine
-                .catalog
-                .next_oid
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let oid = engine.catalog.next_oid();
             Background::new(
                 c.name,
                 Kind::Sink,
@@ -431,7 +428,7 @@ pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
         }
         _ => return Err(bad("not a CREATE STREAM ... AS or CREATE SINK")),
     };
-    engine.catalog.background.add(b);
+    engine.catalog.background().add(b);
     Ok(())
 }
 
@@ -439,11 +436,11 @@ pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
 /// (in catalog order, so a derived stream's query is there before what reads it), start
 /// their consumers, then the streams' sources, then let the server accept connections.
 pub(crate) fn start_restored(engine: &Arc<Engine>) {
-    let restored = engine.catalog.background.list();
+    let restored = engine.catalog.background().list();
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
         return;
     };
-    engine.catalog.background.set_ready(false);
+    engine.catalog.background().set_ready(false);
     let engine = engine.clone();
     handle.spawn(async move {
         for b in restored {
@@ -460,10 +457,10 @@ pub(crate) fn start_restored(engine: &Arc<Engine>) {
                 }
             }
         }
-        let streams: Vec<Arc<Stream>> = engine.catalog.streams.read().values().cloned().collect();
+        let streams: Vec<Arc<Stream>> = engine.catalog.streams_read().values().cloned().collect();
         for s in streams {
             super::sources::run(&engine, &s);
         }
-        engine.catalog.background.set_ready(true);
+        engine.catalog.background().set_ready(true);
     });
 }

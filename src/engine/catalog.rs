@@ -16,7 +16,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::backends::Backends;
+use super::background::Registry as BackgroundRegistry;
+use super::memory::MemoryBudget;
+use super::roles::Roles;
+use super::table_log::TableLog;
+use crate::table::Table;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::fanout::JoinFeeds;
@@ -455,22 +462,85 @@ impl crate::exec::table_join::TableReader for TablesReader {
 
 /// Streams, tables and registered queries. Streams and tables share one namespace.
 pub(crate) struct Catalog {
-    pub(crate) streams: RwLock<HashMap<String, Arc<Stream>>>,
+    streams: RwLock<HashMap<String, Arc<Stream>>>,
     /// Stored tables (see `table`). Take this lock after `streams` when holding both.
-    pub(crate) tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
+    tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
     /// The logs of the stored tables on a data directory, by table oid (see `table_log`).
-    pub(crate) table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
+    table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
     /// Registered continuous queries, single-stream and joins.
-    pub(crate) queries: Arc<QueryRegistry>,
-    pub(crate) next_oid: std::sync::atomic::AtomicU32,
+    queries: Arc<QueryRegistry>,
+    next_oid: std::sync::atomic::AtomicU32,
     /// Roles, relation owners and grants. Take this lock after `streams` and `tables`.
-    pub(crate) roles: super::roles::Roles,
+    roles: super::roles::Roles,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
-    pub(crate) backends: super::backends::Backends,
+    backends: super::backends::Backends,
     /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
-    pub(crate) memory: Arc<super::memory::MemoryBudget>,
+    memory: Arc<super::memory::MemoryBudget>,
     /// Derived streams and sinks: the queries that run without a client.
-    pub(crate) background: super::background::Registry,
+    background: super::background::Registry,
+}
+
+impl Catalog {
+    /// The streams by name, read-locked (take it before the tables' lock when holding both).
+    pub(crate) fn streams_read(&self) -> RwLockReadGuard<'_, HashMap<String, Arc<Stream>>> {
+        self.streams.read()
+    }
+
+    /// The streams by name, write-locked for a statement that adds or drops one; it holds
+    /// the lock until the catalog on disk says so (`persist::save_catalog`).
+    pub(crate) fn streams_write(&self) -> RwLockWriteGuard<'_, HashMap<String, Arc<Stream>>> {
+        self.streams.write()
+    }
+
+    /// The stored tables by name, read-locked (after the streams' lock when holding both).
+    pub(crate) fn tables_read(&self) -> RwLockReadGuard<'_, HashMap<String, Arc<Table>>> {
+        self.tables.read()
+    }
+
+    /// The stored tables by name, write-locked for CREATE / DROP TABLE and start-up.
+    pub(crate) fn tables_write(&self) -> RwLockWriteGuard<'_, HashMap<String, Arc<Table>>> {
+        self.tables.write()
+    }
+
+    /// The logs of the stored tables on a data directory, by table oid.
+    pub(crate) fn table_logs(&self) -> MutexGuard<'_, HashMap<u32, Arc<TableLog>>> {
+        self.table_logs.lock()
+    }
+
+    /// The registered continuous queries, single-stream and joins.
+    pub(crate) fn queries(&self) -> &Arc<QueryRegistry> {
+        &self.queries
+    }
+
+    /// A new relation OID (streams, tables, sinks share the sequence), from 16384 on.
+    pub(crate) fn next_oid(&self) -> u32 {
+        self.next_oids(1)
+    }
+
+    /// The first of `n` consecutive new relation OIDs (a table takes one per key index too).
+    pub(crate) fn next_oids(&self, n: u32) -> u32 {
+        self.next_oid.fetch_add(n, Ordering::Relaxed)
+    }
+
+    /// Roles, relation owners and grants (take after the streams' and tables' locks).
+    pub(crate) fn roles(&self) -> &Roles {
+        &self.roles
+    }
+
+    /// The connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
+    pub(crate) fn backends(&self) -> &Backends {
+        &self.backends
+    }
+
+    /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
+    pub(crate) fn memory(&self) -> &Arc<MemoryBudget> {
+        &self.memory
+    }
+
+    /// The derived streams and sinks.
+    pub(crate) fn background(&self) -> &BackgroundRegistry {
+        &self.background
+    }
 }
 
 impl Catalog {

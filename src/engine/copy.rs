@@ -131,7 +131,7 @@ impl CopyIn {
         let types: Vec<DataType> = rel.columns.iter().map(|c| c.data_type).collect();
         let rel = Arc::new(rel);
         let memory = super::memory::Reservation::new(
-            &engine.catalog.memory,
+            engine.catalog.memory(),
             super::memory::MemoryKind::CopyStaging,
         );
         let untargeted = (0..ncols).filter(|c| !targets.contains(c)).collect();

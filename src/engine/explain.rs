@@ -60,7 +60,7 @@ pub(crate) async fn explain(
             let mut rows = 0u64;
             let mut work = WorkCounters::default();
             loop {
-                if let Some((q, _)) = engine.catalog.queries.get(id) {
+                if let Some((q, _)) = engine.catalog.queries().get(id) {
                     if let Some(w) = q.exec.lock().work() {
                         work = w.clone();
                     }
@@ -71,7 +71,7 @@ pub(crate) async fn explain(
                     None => break,
                 }
             }
-            if let Some((q, _)) = engine.catalog.queries.get(id) {
+            if let Some((q, _)) = engine.catalog.queries().get(id) {
                 if let Some(w) = q.exec.lock().work() {
                     work = w.clone();
                 }
@@ -260,7 +260,7 @@ fn registered_parts(
 ) -> Result<Vec<FlinkPart>> {
     let registry: std::collections::HashMap<u64, _> = engine
         .catalog
-        .queries
+        .queries()
         .queries()
         .into_iter()
         .map(|(q, s)| (q.id, (q, s)))

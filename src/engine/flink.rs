@@ -73,7 +73,7 @@ pub(crate) fn attach(
     dir: &str,
 ) -> Result<String> {
     let rest = Rest::new(rest).map_err(Error::InvalidParameterValue)?;
-    let Some((q, stream_name)) = engine.catalog.queries.get(id) else {
+    let Some((q, stream_name)) = engine.catalog.queries().get(id) else {
         return Err(Error::UndefinedObject(format!(
             "no continuous query with id {id} is registered (see tcq_queries)"
         )));

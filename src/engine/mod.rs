@@ -203,7 +203,7 @@ impl Engine {
     /// next batch, and an executor waiting on a full output queue returns at once, so
     /// nothing waits on a timer of a runtime that is shutting down.
     pub(crate) fn end_all_queries(&self) {
-        self.catalog.queries.close_all();
+        self.catalog.queries().close_all();
     }
 
     /// A new engine with an empty catalog that keeps everything in memory (see
@@ -229,8 +229,8 @@ impl Engine {
             match r {
                 archive::CatalogRecord::Stream(ddl) => restore::restore_stream(&engine, &ddl)?,
                 archive::CatalogRecord::Table(ddl) => restore::restore_table(&engine, &ddl)?,
-                archive::CatalogRecord::Role(json) => engine.catalog.roles.restore_role(&json)?,
-                archive::CatalogRecord::Acl(json) => engine.catalog.roles.restore_acl(&json)?,
+                archive::CatalogRecord::Role(json) => engine.catalog.roles().restore_role(&json)?,
+                archive::CatalogRecord::Acl(json) => engine.catalog.roles().restore_acl(&json)?,
                 archive::CatalogRecord::Derived(json) | archive::CatalogRecord::Sink(json) => {
                     background_run::restore(&engine, &json)?
                 }
@@ -269,31 +269,31 @@ impl Engine {
 
     /// The global memory budget: its limit and what is tracked against it now.
     pub(crate) fn memory(&self) -> &Arc<memory::MemoryBudget> {
-        &self.catalog.memory
+        self.catalog.memory()
     }
 
     /// Roles, relation owners and grants; the server installs the `--password-file` users
     /// here and looks up who may log in.
     pub(crate) fn roles(&self) -> &roles::Roles {
-        &self.catalog.roles
+        self.catalog.roles()
     }
 
     /// Every derived stream and sink, in creation order, as the console and `/metrics`
     /// show them.
     pub(crate) fn sink_infos(&self) -> Vec<SinkInfo> {
-        self.catalog.background.infos()
+        self.catalog.background().infos()
     }
 
     /// Wait until the derived streams and sinks restored at start have registered their
     /// queries (at most 30 s), so that no tuple accepted from a client misses them. The
     /// server calls this before it accepts connections.
     pub(crate) async fn wait_ready(&self) {
-        self.catalog.background.wait_ready().await
+        self.catalog.background().wait_ready().await
     }
 
     /// The connected sessions; the server registers each connection here.
     pub(crate) fn backends(&self) -> &backends::Backends {
-        &self.catalog.backends
+        self.catalog.backends()
     }
 }
 

@@ -20,10 +20,7 @@ pub(crate) fn new_stream(
     c: sql::CreateStream,
     fresh: bool,
 ) -> Result<Arc<Stream>> {
-    let oid = engine
-        .catalog
-        .next_oid
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let oid = engine.catalog.next_oid();
     let mut recovered = None;
     let archive = match (&engine.data, c.archived) {
         (Some(data), true) => {
@@ -76,7 +73,7 @@ pub(crate) fn save_catalog(
         return Ok(());
     };
     use super::archive::CatalogRecord;
-    let background = engine.catalog.background.list();
+    let background = engine.catalog.background().list();
     let mut records: Vec<(u32, CatalogRecord)> = streams
         .values()
         .map(|s| {
@@ -116,13 +113,12 @@ pub(crate) fn save_catalog(
     records.extend(
         engine
             .catalog
-            .table_logs
-            .lock()
+            .table_logs()
             .iter()
             .map(|(&oid, log)| (oid, CatalogRecord::Table(log.ddl.clone()))),
     );
     records.sort_by_key(|r| r.0);
     let mut records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
-    records.extend(engine.catalog.roles.records());
+    records.extend(engine.catalog.roles().records());
     data.write_catalog(&records)
 }

@@ -414,10 +414,10 @@ impl RelationProvider for CatalogRelations<'_> {
             ));
         }
         let whole = whole_name(schema, name);
-        if !self.catalog.tables.read().contains_key(&whole) {
+        if !self.catalog.tables_read().contains_key(&whole) {
             return Ok(());
         }
-        self.catalog.roles.check(
+        self.catalog.roles().check(
             self.user,
             self.superuser,
             "table",
@@ -436,7 +436,7 @@ impl RelationProvider for CatalogRelations<'_> {
         let superuser = if role == self.user {
             self.superuser
         } else {
-            role != super::roles::PUBLIC && self.catalog.roles.is_superuser(role, true)
+            role != super::roles::PUBLIC && self.catalog.roles().is_superuser(role, true)
         };
         if superuser {
             return (Privileges::ALL, true);
@@ -452,7 +452,7 @@ impl RelationProvider for CatalogRelations<'_> {
             return (held, false);
         }
         self.catalog
-            .roles
+            .roles()
             .privileges(role, &whole_name(schema, name))
     }
 }
@@ -500,7 +500,7 @@ fn relation(
     }
     // A stored table, as it is now.
     let whole = whole_name(schema, name);
-    if let Some(t) = catalog.tables.read().get(&whole) {
+    if let Some(t) = catalog.tables_read().get(&whole) {
         let snap = t.snapshot();
         return Some((snap.columns.to_vec(), snap.rows().to_vec()));
     }
@@ -509,10 +509,10 @@ fn relation(
         .position(|r| r.0 == schema && r.1 == name)?;
     let spec = specs(RELATIONS[i].3);
     let columns: Vec<Column> = spec.iter().map(|(n, ty)| column_of(n, ty)).collect();
-    let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
+    let mut streams: Vec<Arc<Stream>> = catalog.streams_read().values().cloned().collect();
     streams.sort_by_key(|s| s.oid);
     let mut tables: Vec<Arc<crate::table::Table>> =
-        catalog.tables.read().values().cloned().collect();
+        catalog.tables_read().values().cloned().collect();
     tables.sort_by_key(|t| t.oid);
     let ctx = Ctx {
         streams: &streams,
@@ -520,7 +520,7 @@ fn relation(
         user,
         database,
         settings: view.settings,
-        roles: &catalog.roles,
+        roles: catalog.roles(),
         superuser: view.superuser,
     };
     let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);

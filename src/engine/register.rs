@@ -144,9 +144,9 @@ pub(crate) async fn attach(
     share: bool,
 ) -> Result<Subscription> {
     let limits = engine.limits();
-    let id = engine.catalog.queries.admit(limits.queries_max)?;
+    let id = engine.catalog.queries().admit(limits.queries_max)?;
     let (tx, rx) =
-        super::outq::output_queue(limits.output_queue_bytes, overflow, &engine.catalog.memory);
+        super::outq::output_queue(limits.output_queue_bytes, overflow, engine.catalog.memory());
     let done = exec.is_done();
     let failure = Arc::new(parking_lot::Mutex::new(None));
     let running = Arc::new(RunningQuery {
@@ -160,7 +160,7 @@ pub(crate) async fn attach(
         tx: parking_lot::Mutex::new(Some(tx)),
         backfill: parking_lot::Mutex::new(None),
         plan_id: std::sync::atomic::AtomicU64::new(0),
-        memory: parking_lot::Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
+        memory: parking_lot::Mutex::new(super::memory::StateMeter::new(engine.catalog.memory())),
         flink: parking_lot::Mutex::new(None),
     });
     if done {
@@ -169,11 +169,11 @@ pub(crate) async fn attach(
     }
     engine
         .catalog
-        .queries
+        .queries()
         .insert(running.clone(), stream.name.clone());
     let guard = QueryGuard {
         stream: Arc::downgrade(stream),
-        registry: Arc::downgrade(&engine.catalog.queries),
+        registry: Arc::downgrade(engine.catalog.queries()),
         id,
     };
     // A query that back-fills from the archive runs alone: it replays tuples no shared
@@ -213,9 +213,9 @@ pub(crate) async fn register_join(
     };
     let (exec, streams, _) = super::join::build(engine, q, params)?;
     let limits = engine.limits();
-    let id = engine.catalog.queries.admit(limits.queries_max)?;
+    let id = engine.catalog.queries().admit(limits.queries_max)?;
     let (out_tx, out_rx) =
-        super::outq::output_queue(limits.output_queue_bytes, overflow, &engine.catalog.memory);
+        super::outq::output_queue(limits.output_queue_bytes, overflow, engine.catalog.memory());
     let (feed_tx, feed_rx) = mpsc::channel(super::join::FEED_BATCHES);
     let failure = Arc::new(Mutex::new(None));
     let done = exec.is_done();
@@ -230,9 +230,9 @@ pub(crate) async fn register_join(
         output_stall: limits.output_stall_timeout,
         failure: failure.clone(),
         feed: feed_tx.downgrade(),
-        memory: Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
+        memory: Mutex::new(super::memory::StateMeter::new(engine.catalog.memory())),
     });
-    engine.catalog.queries.insert_join(query.clone());
+    engine.catalog.queries().insert_join(query.clone());
     tokio::spawn(super::join::join_task(query.clone(), feed_rx));
     for (i, s) in streams.iter().enumerate() {
         s.joins.add(JoinFeed {
@@ -243,7 +243,7 @@ pub(crate) async fn register_join(
     }
     let guard = JoinGuard {
         streams: streams.iter().map(Arc::downgrade).collect(),
-        registry: Arc::downgrade(&engine.catalog.queries),
+        registry: Arc::downgrade(engine.catalog.queries()),
         query: Arc::downgrade(&query),
         id,
     };

@@ -22,7 +22,7 @@ pub(crate) fn restore_table(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
     let name = c.name.clone();
     let table = super::table_dml::new_table(engine, c, ddl, false)?;
     tracing::info!("table {name}: {} rows recovered", table.len());
-    engine.catalog.tables.write().insert(name, table);
+    engine.catalog.tables_write().insert(name, table);
     Ok(())
 }
 
@@ -51,6 +51,6 @@ pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
             a.dir.display()
         );
     }
-    engine.catalog.streams.write().insert(name, stream);
+    engine.catalog.streams_write().insert(name, stream);
     Ok(())
 }

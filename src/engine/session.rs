@@ -684,12 +684,12 @@ impl Session {
                 super::sources::alter_source(&self.engine, &name, pause)
             }
             Plan::Insert(i) => {
-                self.engine.catalog.background.refuse_write(&i.stream)?;
+                self.engine.catalog.background().refuse_write(&i.stream)?;
                 self.insert(i, params).await
             }
             Plan::CopyFrom(c) => {
                 if !c.table {
-                    self.engine.catalog.background.refuse_write(&c.stream)?;
+                    self.engine.catalog.background().refuse_write(&c.stream)?;
                 }
                 let rel = if c.table {
                     CopyRel::table(self.engine.catalog.table(&c.stream)?)
@@ -825,7 +825,7 @@ impl Session {
         };
         let s = self.engine.catalog.stream(&name).map_err(|e| {
             let catalog = &self.engine.catalog;
-            if catalog.tables.read().contains_key(&name)
+            if catalog.tables_read().contains_key(&name)
                 || super::views::system_view_columns(&name).is_some()
             {
                 sql::advance_of_no_stream(&name)
@@ -846,9 +846,9 @@ impl Session {
 
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
         super::catalog::check_schema_writable(&c.name)?;
-        let mut streams = self.engine.catalog.streams.write();
+        let mut streams = self.engine.catalog.streams_write();
         if streams.contains_key(&c.name)
-            || self.engine.catalog.tables.read().contains_key(&c.name)
+            || self.engine.catalog.tables_read().contains_key(&c.name)
             || super::views::system_view_columns(&c.name).is_some()
         {
             if c.if_not_exists {
@@ -866,12 +866,12 @@ impl Session {
         let stream = new_stream(&self.engine, c, true)?;
         super::sources::attach(&self.engine, &stream, source, true);
         streams.insert(name.clone(), stream.clone());
-        self.engine.catalog.roles.set_owner(&name, &self.user);
+        self.engine.catalog.roles().set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
             streams.remove(&name);
-            self.engine.catalog.roles.remove_relation(&name);
+            self.engine.catalog.roles().remove_relation(&name);
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -898,7 +898,7 @@ impl Session {
         let _order = stream.enqueue_order.lock().await;
         let old = std::mem::replace(&mut *stream.retention_us.lock(), retention_us);
         let saved = {
-            let streams = self.engine.catalog.streams.read();
+            let streams = self.engine.catalog.streams_read();
             save_catalog(&self.engine, &streams)
         };
         if let Err(e) = saved {
@@ -919,7 +919,7 @@ impl Session {
         let mut dropped = Vec::new();
         let gone;
         {
-            let mut streams = self.engine.catalog.streams.write();
+            let mut streams = self.engine.catalog.streams_write();
             for n in &names {
                 if !streams.contains_key(n) && !if_exists {
                     return Err(Error::UndefinedTable(n.clone()));
@@ -931,7 +931,7 @@ impl Session {
             for n in names {
                 match streams.remove(&n) {
                     Some(s) => {
-                        self.engine.catalog.roles.remove_relation(&n);
+                        self.engine.catalog.roles().remove_relation(&n);
                         dropped.push(s)
                     }
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping").into()),
@@ -951,7 +951,7 @@ impl Session {
             let replaying: Vec<_> = self
                 .engine
                 .catalog
-                .queries
+                .queries()
                 .queries()
                 .into_iter()
                 .filter(|(q, name)| *name == s.name && q.backfill.lock().is_some_and(|b| !b.done()))
@@ -991,7 +991,7 @@ impl Session {
         let mut notices = Vec::new();
         let mut found = Vec::new();
         {
-            let streams = self.engine.catalog.streams.read();
+            let streams = self.engine.catalog.streams_read();
             for n in names {
                 if streams.contains_key(&n) {
                     found.push(n);
@@ -1111,8 +1111,11 @@ impl Session {
         if !q.is_continuous() {
             let (columns, rows) = self.finite(&q, params).await?;
             // A finite result is already in memory: the queue's bound does not apply.
-            let (tx, rx) =
-                super::outq::output_queue(usize::MAX, Overflow::Error, &self.engine.catalog.memory);
+            let (tx, rx) = super::outq::output_queue(
+                usize::MAX,
+                Overflow::Error,
+                self.engine.catalog.memory(),
+            );
             if !rows.is_empty() {
                 let _ = tx.push(Ok(Event::Rows(rows)));
             }
@@ -1495,7 +1498,7 @@ impl Session {
                 if func == F::CancelBackend && pid == self.pid {
                     return Err(Error::QueryCanceled);
                 }
-                match self.engine.catalog.backends.signal(pid, signal) {
+                match self.engine.catalog.backends().signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {
                         notices

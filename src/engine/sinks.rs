@@ -46,19 +46,22 @@ impl Session {
             }
         };
         {
-            let mut streams = self.engine.catalog.streams.write();
-            if streams.contains_key(&name) || self.engine.catalog.tables.read().contains_key(&name)
+            let mut streams = self.engine.catalog.streams_write();
+            if streams.contains_key(&name) || self.engine.catalog.tables_read().contains_key(&name)
             {
                 undo(&stream);
                 return Err(Error::DuplicateTable(name));
             }
             streams.insert(name.clone(), stream.clone());
-            self.engine.catalog.roles.set_owner(&name, &self.user);
-            self.engine.catalog.background.add(b.clone());
+            self.engine.catalog.roles().set_owner(&name, &self.user);
+            self.engine.catalog.background().add(b.clone());
             if let Err(e) = save_catalog(&self.engine, &streams) {
                 streams.remove(&name);
-                self.engine.catalog.roles.remove_relation(&name);
-                self.engine.catalog.background.remove(&Kind::Stream, &name);
+                self.engine.catalog.roles().remove_relation(&name);
+                self.engine
+                    .catalog
+                    .background()
+                    .remove(&Kind::Stream, &name);
                 undo(&stream);
                 return Err(e);
             }
@@ -76,8 +79,8 @@ impl Session {
         tag: &str,
     ) -> Result<Option<Outcome>> {
         let catalog = &self.engine.catalog;
-        let taken = catalog.streams.read().contains_key(name)
-            || catalog.tables.read().contains_key(name)
+        let taken = catalog.streams_read().contains_key(name)
+            || catalog.tables_read().contains_key(name)
             || super::views::system_view_columns(name).is_some();
         match (taken, if_not_exists) {
             (false, _) => Ok(None),
@@ -94,7 +97,7 @@ impl Session {
     /// `CREATE SINK`: its query registered, then the catalog. Errors: 42710 for a sink of
     /// that name, the query's registration errors, the catalog's write error.
     pub(crate) async fn create_sink(&mut self, c: CreateSink) -> Result<Outcome> {
-        let registry = &self.engine.catalog.background;
+        let registry = self.engine.catalog.background();
         if registry.get(&Kind::Sink, &c.name).is_some() {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
@@ -109,7 +112,7 @@ impl Session {
             }
             return Err(sink_exists(&c.name));
         }
-        let oid = self.engine.catalog.next_oid.fetch_add(1, Ordering::Relaxed);
+        let oid = self.engine.catalog.next_oid();
         let b = Background::new(
             c.name.clone(),
             Kind::Sink,
@@ -123,7 +126,7 @@ impl Session {
         self.forget_position(&c.name);
         let sub = super::background_run::register_new(&self.engine, &b).await?;
         {
-            let streams = self.engine.catalog.streams.write();
+            let streams = self.engine.catalog.streams_write();
             if registry.get(&Kind::Sink, &c.name).is_some() {
                 return Err(sink_exists(&c.name));
             }
@@ -140,11 +143,11 @@ impl Session {
     /// `DROP SINK`: each named sink stops and leaves the catalog. Errors: 42704 for a sink
     /// that does not exist (a NOTICE with IF EXISTS).
     pub(crate) fn drop_sink(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
-        let registry = &self.engine.catalog.background;
+        let registry = self.engine.catalog.background();
         let mut notices = Vec::new();
         let mut dropped = Vec::new();
         {
-            let streams = self.engine.catalog.streams.write();
+            let streams = self.engine.catalog.streams_write();
             for n in &names {
                 if registry.get(&Kind::Sink, n).is_none() && !if_exists {
                     return Err(Error::UndefinedObject(format!(
@@ -190,7 +193,7 @@ impl Session {
     /// that read them (NOTICEs say which); without, 2BP01 if there are any. Returns the
     /// stream names to drop (the derived ones first), the sinks and the notices.
     pub(crate) fn drop_stream_dependents(&self, names: &[String], cascade: bool) -> Result<Drops> {
-        let deps = self.engine.catalog.background.dependents(names);
+        let deps = self.engine.catalog.background().dependents(names);
         if deps.is_empty() {
             return Ok((names.to_vec(), Vec::new(), Vec::new()));
         }
@@ -219,7 +222,7 @@ impl Session {
         streams: &[String],
         sinks: &[Arc<Background>],
     ) -> Vec<Arc<Background>> {
-        let registry = &self.engine.catalog.background;
+        let registry = self.engine.catalog.background();
         let mut gone: Vec<Arc<Background>> = streams
             .iter()
             .filter_map(|n| registry.remove(&Kind::Stream, n))

@@ -46,7 +46,7 @@ pub(crate) fn alter_source(engine: &Engine, name: &str, pause: bool) -> Result<O
     let was = source.is_paused();
     source.set_paused(pause);
     let saved = {
-        let streams = engine.catalog.streams.read();
+        let streams = engine.catalog.streams_read();
         save_catalog(engine, &streams)
     };
     if let Err(e) = saved {

@@ -75,10 +75,9 @@ pub(super) fn new_table(
             primary: false,
         });
     }
-    let oid = engine.catalog.next_oid.fetch_add(
-        crate::table::oids_taken(keys.len()),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let oid = engine
+        .catalog
+        .next_oids(crate::table::oids_taken(keys.len()));
     let ncols = c.columns.len();
     let mut table = Table::new(
         c.name.clone(),
@@ -108,7 +107,7 @@ pub(super) fn new_table(
             c.name
         ))
     })?;
-    engine.catalog.table_logs.lock().insert(oid, log);
+    engine.catalog.table_logs().insert(oid, log);
     Ok(Arc::new(table))
 }
 
@@ -124,8 +123,8 @@ pub(crate) struct TableDml<'a> {
 impl TableDml<'_> {
     pub(super) fn create_table(&self, c: sql::CreateTable, text: &str) -> Result<Outcome> {
         let catalog = &self.engine.catalog;
-        let streams = catalog.streams.read();
-        let mut tables = catalog.tables.write();
+        let streams = catalog.streams_read();
+        let mut tables = catalog.tables_write();
         if streams.contains_key(&c.name)
             || tables.contains_key(&c.name)
             || super::views::system_view_columns(&c.name).is_some()
@@ -145,14 +144,14 @@ impl TableDml<'_> {
         tables.insert(name.clone(), table.clone());
         self.engine
             .catalog
-            .roles
+            .roles()
             .set_owner(&name, self.session.user());
         // The table exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = super::persist::save_catalog(self.engine, &streams) {
             tables.remove(&name);
-            self.engine.catalog.roles.remove_relation(&name);
-            if let Some(log) = catalog.table_logs.lock().remove(&table.oid) {
+            self.engine.catalog.roles().remove_relation(&name);
+            if let Some(log) = catalog.table_logs().remove(&table.oid) {
                 log.remove();
             }
             return Err(e);
@@ -165,8 +164,8 @@ impl TableDml<'_> {
             self.settle_readers(n).await;
         }
         let catalog = &self.engine.catalog;
-        let streams = catalog.streams.read();
-        let mut tables = catalog.tables.write();
+        let streams = catalog.streams_read();
+        let mut tables = catalog.tables_write();
         for n in &names {
             if !tables.contains_key(n) && !if_exists {
                 return Err(Error::UndefinedRelationOfKind {
@@ -180,8 +179,8 @@ impl TableDml<'_> {
         for n in names {
             match tables.remove(&n) {
                 Some(t) => {
-                    self.engine.catalog.roles.remove_relation(&n);
-                    logs.extend(catalog.table_logs.lock().remove(&t.oid))
+                    self.engine.catalog.roles().remove_relation(&n);
+                    logs.extend(catalog.table_logs().remove(&t.oid))
                 }
                 None => notices.push(format!("table \"{n}\" does not exist, skipping").into()),
             }

@@ -39,7 +39,7 @@ impl Catalog {
     /// The rows of `tcq_streams`.
     fn tcq_streams_rows(&self) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+        let mut streams: Vec<Arc<Stream>> = self.streams_read().values().cloned().collect();
         streams.sort_by(|a, b| a.name.cmp(&b.name));
         for s in streams {
             let cols: Vec<String> = s
@@ -67,7 +67,9 @@ impl Catalog {
                 s.archive
                     .as_ref()
                     .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
-                self.roles.owner(&s.name).map_or(Value::Null, |o| text(&o)),
+                self.roles()
+                    .owner(&s.name)
+                    .map_or(Value::Null, |o| text(&o)),
             ]);
         }
         rows
@@ -76,7 +78,7 @@ impl Catalog {
     /// The rows of `pg_stat_ssl`.
     fn pg_stat_ssl_rows(&self) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        for b in &self.backends.list() {
+        for b in &self.backends().list() {
             let mut row = vec![Value::Int4(b.pid), Value::Bool(b.ssl.is_some())];
             match &b.ssl {
                 Some(s) => row.extend([text(&s.version), text(&s.cipher), Value::Int4(s.bits)]),
@@ -91,7 +93,7 @@ impl Catalog {
     /// The rows of `pg_stat_activity`.
     fn pg_stat_activity_rows(&self, viewer: &Viewer) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        let backends = self.backends.list();
+        let backends = self.backends().list();
         let user_of = |pid: Option<i32>| {
             pid.and_then(|p| backends.iter().find(|b| b.pid == p))
                 .map(|b| b.user.as_str())
@@ -124,8 +126,12 @@ impl Catalog {
                 text("client backend"),
             ]);
         }
-        let mut qs: Vec<Arc<RunningQuery>> =
-            self.queries.queries().into_iter().map(|(q, _)| q).collect();
+        let mut qs: Vec<Arc<RunningQuery>> = self
+            .queries()
+            .queries()
+            .into_iter()
+            .map(|(q, _)| q)
+            .collect();
         qs.sort_by_key(|q| q.id);
         for q in qs {
             let mut row = vec![Value::Null; 10];
@@ -150,20 +156,20 @@ impl Catalog {
 
     /// The rows of `tcq_sources`.
     fn tcq_sources_rows(&self) -> Vec<Vec<Value>> {
-        let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+        let mut streams: Vec<Arc<Stream>> = self.streams_read().values().cloned().collect();
         streams.sort_by(|a, b| a.name.cmp(&b.name));
         sources_rows(&streams)
     }
 
     /// The rows of `tcq_sinks`.
     fn tcq_sinks_rows(&self, viewer: &Viewer) -> Vec<Vec<Value>> {
-        sinks_rows(&self.background.list(), viewer)
+        sinks_rows(&self.background().list(), viewer)
     }
 
     /// The rows of `tcq_memory`.
     fn tcq_memory_rows(&self) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        let m = &self.memory;
+        let m = self.memory();
         let limit = Value::Int8(m.limit().min(i64::MAX as usize) as i64);
         for k in super::memory::MemoryKind::ALL {
             rows.push(vec![
@@ -179,7 +185,7 @@ impl Catalog {
     /// The rows of `tcq_plans`.
     fn tcq_plans_rows(&self) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
+        let mut streams: Vec<Arc<Stream>> = self.streams_read().values().cloned().collect();
         streams.sort_by(|a, b| a.name.cmp(&b.name));
         let mut all = Vec::new();
         for s in streams {
@@ -215,12 +221,12 @@ impl Catalog {
     /// The rows of `tcq_queries`.
     fn tcq_queries_rows(&self, viewer: &Viewer) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
-        let backends = self.backends.list();
+        let backends = self.backends().list();
         let user_of = |pid: Option<i32>| {
             pid.and_then(|p| backends.iter().find(|b| b.pid == p))
                 .map(|b| b.user.as_str())
         };
-        let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries.queries();
+        let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries().queries();
         qs.sort_by_key(|(q, _)| q.id);
         let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
         let time_text = |t: Option<i64>| t.map_or("-".to_string(), crate::time::format_timestamp);
@@ -263,7 +269,7 @@ impl Catalog {
                 ],
             ));
         }
-        for j in self.queries.joins() {
+        for j in self.queries().joins() {
             let exec = j.exec.lock();
             let st = exec.stats().clone();
             let times: Vec<String> = j
@@ -308,7 +314,7 @@ impl Catalog {
 impl Catalog {
     /// `tcq_queries.feeds` of query `id`: the derived stream or sink it feeds, if any.
     fn feeds(&self, id: u64) -> Value {
-        self.background
+        self.background()
             .by_query(id)
             .map_or(Value::Null, |b| Value::Text(b.label().into()))
     }

@@ -30,6 +30,7 @@ mod catalog;
 pub(crate) mod coord;
 mod copy;
 pub(crate) mod copy_binary;
+mod copy_fields;
 mod copy_plain;
 mod explain;
 mod fanout;
@@ -66,9 +67,9 @@ mod views;
 pub use archive::{StorageConfig, SyncMode};
 pub(crate) use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
-/// COPY's field reader, which sources also decode with.
-pub(crate) use copy::append_field;
 pub(crate) use copy::CopyIn;
+/// COPY's field reader, which sources also decode with.
+pub(crate) use copy_fields::append_field;
 pub(crate) use outq::Overflow;
 pub(crate) use session::{Description, Session, Statement, TxStatus};
 pub(crate) use subscription::{Event, Subscription};

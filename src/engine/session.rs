@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use super::catalog::Stream;
 use super::coord::{self, Inbox, LockKey, LockMode, Notification};
-use super::copy::{CopyIn, CopyRel};
+use super::copy::CopyIn;
+use super::copy_fields::CopyRel;
 use super::persist::{new_stream, save_catalog};
 use super::settings::{
     display_name, known_setting, parse_bool_setting, parse_overflow, parse_timeout_ms, setting_on,

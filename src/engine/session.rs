@@ -245,6 +245,14 @@ fn writes(plan: &Plan) -> Option<&'static str> {
 }
 
 impl Session {
+    /// The derived-stream and sink statements of this session (`sinks`).
+    fn sinks(&self) -> super::sinks::Sinks<'_> {
+        super::sinks::Sinks {
+            engine: &self.engine,
+            user: &self.user,
+        }
+    }
+
     /// The table statements of this session (`table_dml`).
     fn tables(&self) -> super::table_dml::TableDml<'_> {
         super::table_dml::TableDml {
@@ -657,9 +665,9 @@ impl Session {
                 .into(),
             )),
             Plan::CreateStream(c) => self.create_stream(c),
-            Plan::CreateDerived(c) => self.create_derived(c).await,
-            Plan::CreateSink(c) => self.create_sink(c).await,
-            Plan::DropSink { names, if_exists } => self.drop_sink(names, if_exists),
+            Plan::CreateDerived(c) => self.sinks().create_derived(c).await,
+            Plan::CreateSink(c) => self.sinks().create_sink(c).await,
+            Plan::DropSink { names, if_exists } => self.sinks().drop_sink(names, if_exists),
             Plan::DropStream {
                 names,
                 if_exists,
@@ -926,9 +934,9 @@ impl Session {
                     return Err(Error::UndefinedTable(n.clone()));
                 }
             }
-            let (names, sinks, cascaded) = self.drop_stream_dependents(&names, cascade)?;
+            let (names, sinks, cascaded) = self.sinks().drop_stream_dependents(&names, cascade)?;
             notices.extend(cascaded);
-            gone = self.unregister_dropped(&names, &sinks);
+            gone = self.sinks().unregister_dropped(&names, &sinks);
             for n in names {
                 match streams.remove(&n) {
                     Some(s) => {
@@ -943,7 +951,7 @@ impl Session {
             }
         }
         // A derived stream's or sink's query stops; its consumer then drops it.
-        self.stop_dropped(gone);
+        self.sinks().stop_dropped(gone);
         // Queries reading a dropped stream end once it has processed what it accepted:
         // their subscriptions drain and finish.
         for s in dropped {
@@ -1004,7 +1012,7 @@ impl Session {
             }
         }
         // Dependents are checked now (2BP01 at once), and dropped with them at COMMIT.
-        let (_, _, cascaded) = self.drop_stream_dependents(&found, cascade)?;
+        let (_, _, cascaded) = self.sinks().drop_stream_dependents(&found, cascade)?;
         notices.extend(cascaded);
         self.pending_stream_drops.push((found, cascade));
         Ok(Outcome::Rows {

@@ -1,28 +1,38 @@
 //! The statements of queries that run without a client (`CREATE STREAM ... AS`, `CREATE
 //! SINK`, `DROP SINK`, and what `DROP STREAM` does to them) and the `tcq_sinks` view. The
 //! queries themselves are in `background` and `background_run`.
+//!
+//! The statements run on a [`Sinks`]: the engine and the session's user, nothing else of
+//! the session.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::{self, Background, Kind};
 use super::persist::save_catalog;
-use super::session::Session;
-use super::{Notice, Outcome};
+use super::{Engine, Notice, Outcome};
 use crate::error::{Error, Result};
 use crate::sql::{CreateDerived, CreateSink};
 
-impl Session {
+/// The derived-stream and sink statements of one session.
+pub(crate) struct Sinks<'a> {
+    /// The engine whose catalog holds them.
+    pub(crate) engine: &'a Arc<Engine>,
+    /// The session's user, who owns what it creates.
+    pub(crate) user: &'a str,
+}
+
+impl Sinks<'_> {
     /// `CREATE STREAM name ... AS SELECT ...`: the stream, then its query (registered
     /// before the stream can be seen), then the catalog. Errors: 42P07 for a name taken,
     /// the query's registration errors, the catalog's write error (nothing is kept).
-    pub(crate) async fn create_derived(&mut self, c: CreateDerived) -> Result<Outcome> {
+    pub(crate) async fn create_derived(&self, c: CreateDerived) -> Result<Outcome> {
         super::catalog::check_schema_writable(&c.stream.name)?;
         let name = c.stream.name.clone();
         if let Some(exists) = self.relation_taken(&name, c.stream.if_not_exists, "CREATE STREAM")? {
             return Ok(exists);
         }
-        let stream = super::persist::new_stream(&self.engine, c.stream, true)?;
+        let stream = super::persist::new_stream(self.engine, c.stream, true)?;
         let b = Background::new(
             name.clone(),
             Kind::Stream,
@@ -30,7 +40,7 @@ impl Session {
             c.query,
             None,
             crate::time::now_us(),
-            self.user.clone(),
+            self.user.to_string(),
         );
         let undo = |stream: &super::Stream| {
             stream.dropped.store(true, Ordering::Release);
@@ -38,7 +48,7 @@ impl Session {
                 a.remove();
             }
         };
-        let sub = match super::background_run::register_new(&self.engine, &b).await {
+        let sub = match super::background_run::register_new(self.engine, &b).await {
             Ok(sub) => sub,
             Err(e) => {
                 undo(&stream);
@@ -53,9 +63,9 @@ impl Session {
                 return Err(Error::DuplicateTable(name));
             }
             streams.insert(name.clone(), stream.clone());
-            self.engine.catalog.roles().set_owner(&name, &self.user);
+            self.engine.catalog.roles().set_owner(&name, self.user);
             self.engine.catalog.background().add(b.clone());
-            if let Err(e) = save_catalog(&self.engine, &streams) {
+            if let Err(e) = save_catalog(self.engine, &streams) {
                 streams.remove(&name);
                 self.engine.catalog.roles().remove_relation(&name);
                 self.engine
@@ -66,7 +76,7 @@ impl Session {
                 return Err(e);
             }
         }
-        super::background_run::spawn(&self.engine, b, sub, None);
+        super::background_run::spawn(self.engine, b, sub, None);
         Ok(Outcome::Command("CREATE STREAM".into()))
     }
 
@@ -96,7 +106,7 @@ impl Session {
 
     /// `CREATE SINK`: its query registered, then the catalog. Errors: 42710 for a sink of
     /// that name, the query's registration errors, the catalog's write error.
-    pub(crate) async fn create_sink(&mut self, c: CreateSink) -> Result<Outcome> {
+    pub(crate) async fn create_sink(&self, c: CreateSink) -> Result<Outcome> {
         let registry = self.engine.catalog.background();
         if registry.get(&Kind::Sink, &c.name).is_some() {
             if c.if_not_exists {
@@ -120,29 +130,29 @@ impl Session {
             c.query,
             Some(c.spec),
             crate::time::now_us(),
-            self.user.clone(),
+            self.user.to_string(),
         );
         // A position left by a dropped sink of this name is not this sink's.
         self.forget_position(&c.name);
-        let sub = super::background_run::register_new(&self.engine, &b).await?;
+        let sub = super::background_run::register_new(self.engine, &b).await?;
         {
             let streams = self.engine.catalog.streams_write();
             if registry.get(&Kind::Sink, &c.name).is_some() {
                 return Err(sink_exists(&c.name));
             }
             registry.add(b.clone());
-            if let Err(e) = save_catalog(&self.engine, &streams) {
+            if let Err(e) = save_catalog(self.engine, &streams) {
                 registry.remove(&Kind::Sink, &c.name);
                 return Err(e);
             }
         }
-        super::background_run::spawn(&self.engine, b, sub, None);
+        super::background_run::spawn(self.engine, b, sub, None);
         Ok(Outcome::Command("CREATE SINK".into()))
     }
 
     /// `DROP SINK`: each named sink stops and leaves the catalog. Errors: 42704 for a sink
     /// that does not exist (a NOTICE with IF EXISTS).
-    pub(crate) fn drop_sink(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+    pub(crate) fn drop_sink(&self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
         let registry = self.engine.catalog.background();
         let mut notices = Vec::new();
         let mut dropped = Vec::new();
@@ -162,7 +172,7 @@ impl Session {
                 }
             }
             if !dropped.is_empty() {
-                if let Err(e) = save_catalog(&self.engine, &streams) {
+                if let Err(e) = save_catalog(self.engine, &streams) {
                     for b in dropped {
                         registry.add(b);
                     }

@@ -23,6 +23,7 @@
 //! memory.
 
 pub mod archive;
+mod archive_codec;
 pub(crate) mod backends;
 mod background;
 mod background_run;

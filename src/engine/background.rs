@@ -4,7 +4,7 @@
 //! Each is a [`Background`]: its bound query, where its rows go, and its status
 //! (`tcq_sinks`). Its query is registered as any client's is (so it joins the shared
 //! plans of its stream, and shows in `tcq_queries` and EXPLAIN), with an output queue of
-//! [`Overflow::Block`]: when the consumer (`background_run`) falls behind, because a
+//! `Overflow::Block`: when the consumer (`background_run`) falls behind, because a
 //! webhook is down or a derived stream's own readers wait, the query waits for room and so
 //! does ingest into its stream. That is backpressure, never a silent drop.
 //!
@@ -31,10 +31,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use super::{Engine, Overflow, Stream, Subscription};
 use crate::connect::sink::SinkSpec;
 use crate::error::{Error, Result};
-use crate::sql::{self, BackgroundQuery, Plan, Source, StartSpec};
+use crate::sql::BackgroundQuery;
 
 /// What a background query feeds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,9 +148,9 @@ impl Background {
         format!("{} {}", self.kind.word(), self.name)
     }
 
-    /// The catalog record that declares it again (see [`restore`]); `stream` is a derived
-    /// stream's stream (the caller holds the catalog's lock).
-    pub(crate) fn record(&self, stream: Option<&Stream>) -> super::archive::CatalogRecord {
+    /// The catalog record that declares it again (see `background_run::restore`); `stream`
+    /// is a derived stream's stream as it is now.
+    pub(crate) fn record(&self, stream: Option<&DerivedShape>) -> super::archive::CatalogRecord {
         let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
         let ddl = match (&self.kind, &self.sink) {
             (Kind::Sink, Some(spec)) => {
@@ -181,9 +180,20 @@ impl Background {
     }
 }
 
+/// What a derived stream's catalog record says of its stream besides its query.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DerivedShape {
+    /// `TYPE ARCHIVED`.
+    pub(crate) archived: bool,
+    /// `WITH (slack = ...)`, microseconds.
+    pub(crate) slack_us: i64,
+    /// `WITH (retention = ...)`, microseconds.
+    pub(crate) retention_us: Option<i64>,
+}
+
 /// `CREATE STREAM "d" TYPE ... [WITH (...)] AS <query>` for derived stream `name` as it is
 /// now (its retention may have changed since it was created).
-fn derived_ddl(stream: Option<&Stream>, name: &str, query: &str) -> String {
+fn derived_ddl(stream: Option<&DerivedShape>, name: &str, query: &str) -> String {
     let mut ddl = format!("CREATE STREAM \"{}\"", name.replace('"', "\"\""));
     if let Some(s) = stream {
         ddl.push_str(if s.archived {
@@ -195,7 +205,7 @@ fn derived_ddl(stream: Option<&Stream>, name: &str, query: &str) -> String {
         if s.slack_us != 0 {
             options.push(format!("slack = '{} microseconds'", s.slack_us));
         }
-        if let Some(r) = *s.retention_us.lock() {
+        if let Some(r) = s.retention_us {
             options.push(format!("retention = '{r} microseconds'"));
         }
         if !options.is_empty() {
@@ -224,35 +234,12 @@ pub(crate) struct SinkInfo {
     pub(crate) status: BackgroundStatus,
 }
 
-impl Engine {
-    /// Every derived stream and sink, in creation order.
-    pub(crate) fn sink_infos(&self) -> Vec<SinkInfo> {
-        self.catalog
-            .background
-            .list()
-            .iter()
-            .map(|b| SinkInfo {
-                name: b.name.clone(),
-                kind: b.kind.word(),
-                connector: b.sink.as_ref().map(|s| s.connector_name()),
-                options: b
-                    .sink
-                    .as_ref()
-                    .map(|s| crate::connect::options::display(&s.options)),
-                query: b.query.text.clone(),
-                query_id: b.query_id.load(Ordering::Acquire),
-                status: b.status(),
-            })
-            .collect()
-    }
-}
-
 /// The derived streams and sinks of an engine.
 #[derive(Default)]
 pub(crate) struct Registry {
     all: Mutex<Vec<Arc<Background>>>,
     /// `false` while the queries restored at start are being registered: the server
-    /// accepts connections once it is `true` (see [`Engine::wait_ready`]).
+    /// accepts connections once it is `true` (see [`Registry::wait_ready`]).
     ready: Option<watch::Sender<bool>>,
 }
 
@@ -300,19 +287,52 @@ impl Registry {
         Some(all.remove(i))
     }
 
-    fn set_ready(&self, ready: bool) {
+    pub(crate) fn set_ready(&self, ready: bool) {
         if let Some(r) = &self.ready {
             r.send_replace(ready);
         }
     }
-}
 
-impl Engine {
+    /// The background queries that read a stream of `names`, directly or through derived
+    /// streams, in dependency order (each before what it reads), without those named.
+    pub(crate) fn dependents(&self, names: &[String]) -> Vec<Arc<Background>> {
+        let all = self.list();
+        let mut reached: Vec<String> = names.to_vec();
+        let mut found: Vec<Arc<Background>> = Vec::new();
+        loop {
+            let before = found.len();
+            for b in &all {
+                let taken = found.iter().any(|f| Arc::ptr_eq(f, b))
+                    || (b.kind == Kind::Stream && names.contains(&b.name));
+                if !taken && b.query.inputs.iter().any(|i| reached.contains(i)) {
+                    if b.kind == Kind::Stream {
+                        reached.push(b.name.clone());
+                    }
+                    found.push(b.clone());
+                }
+            }
+            if found.len() == before {
+                break;
+            }
+        }
+        found.reverse();
+        found
+    }
+
+    /// 42809 for INSERT or COPY into derived stream `name` (its rows are its query's).
+    pub(crate) fn refuse_write(&self, name: &str) -> Result<()> {
+        if self.get(&Kind::Stream, name).is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "cannot insert into derived stream \"{name}\": its rows come from its query"
+            )));
+        }
+        Ok(())
+    }
+
     /// Wait until the derived streams and sinks restored at start have registered their
-    /// queries (at most 30 s), so that no tuple accepted from a client misses them. The
-    /// server calls this before it accepts connections.
+    /// queries (at most 30 s), so that no tuple accepted from a client misses them.
     pub(crate) async fn wait_ready(&self) {
-        let Some(ready) = &self.catalog.background.ready else {
+        let Some(ready) = &self.ready else {
             return;
         };
         let mut rx = ready.subscribe();
@@ -322,32 +342,25 @@ impl Engine {
             tracing::warn!("derived streams and sinks still registering after 30 s; serving");
         }
     }
-}
 
-/// The background queries that read a stream of `names`, directly or through derived
-/// streams, in dependency order (each before what it reads), without those named.
-pub(crate) fn dependents(engine: &Engine, names: &[String]) -> Vec<Arc<Background>> {
-    let all = engine.catalog.background.list();
-    let mut reached: Vec<String> = names.to_vec();
-    let mut found: Vec<Arc<Background>> = Vec::new();
-    loop {
-        let before = found.len();
-        for b in &all {
-            let taken = found.iter().any(|f| Arc::ptr_eq(f, b))
-                || (b.kind == Kind::Stream && names.contains(&b.name));
-            if !taken && b.query.inputs.iter().any(|i| reached.contains(i)) {
-                if b.kind == Kind::Stream {
-                    reached.push(b.name.clone());
-                }
-                found.push(b.clone());
-            }
-        }
-        if found.len() == before {
-            break;
-        }
+    /// Every derived stream and sink, in creation order, as the console shows them.
+    pub(crate) fn infos(&self) -> Vec<SinkInfo> {
+        self.list()
+            .iter()
+            .map(|b| SinkInfo {
+                name: b.name.clone(),
+                kind: b.kind.word(),
+                connector: b.sink.as_ref().map(|s| s.connector_name()),
+                options: b
+                    .sink
+                    .as_ref()
+                    .map(|s| crate::connect::options::display(&s.options)),
+                query: b.query.text.clone(),
+                query_id: b.query_id.load(Ordering::Acquire),
+                status: b.status(),
+            })
+            .collect()
     }
-    found.reverse();
-    found
 }
 
 /// 2BP01 for dropping the streams of `names` that `dependents` read, as PostgreSQL words
@@ -377,183 +390,4 @@ pub(crate) fn dependents_error(names: &[String], dependents: &[Arc<Background>])
     ))
     .with_detail(detail.join("\n"))
     .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
-}
-
-/// 42809 for INSERT or COPY into derived stream `name` (its rows are its query's).
-pub(crate) fn refuse_write(engine: &Engine, name: &str) -> Result<()> {
-    if engine.catalog.background.get(&Kind::Stream, name).is_some() {
-        return Err(Error::WrongObjectType(format!(
-            "cannot insert into derived stream \"{name}\": its rows come from its query"
-        )));
-    }
-    Ok(())
-}
-
-/// Register `b`'s query now, as created: exactly as a client's (shared plans, a back-fill
-/// for an explicit START AT before the stream's time), with a blocking output queue.
-pub(crate) async fn register_new(engine: &Arc<Engine>, b: &Background) -> Result<Subscription> {
-    let sub = super::session::register(
-        engine,
-        (*b.query.query).clone(),
-        &[],
-        Overflow::Block,
-        None,
-        true,
-    )
-    .await?;
-    b.query_id.store(sub.query_id(), Ordering::Release);
-    Ok(sub)
-}
-
-/// Register `b`'s query again after a restart, resuming after event time `resume` (see
-/// the module's story). Over an archived stream the archive is replayed from where the
-/// first instance not delivered begins; otherwise the query starts as a new one.
-pub(crate) async fn register_again(
-    engine: &Arc<Engine>,
-    b: &Background,
-    resume: Option<i64>,
-) -> Result<Subscription> {
-    let q = (*b.query.query).clone();
-    let stream = match &q.source {
-        Source::Stream { name, .. } => engine.catalog.stream(name)?,
-        _ => return register_new(engine, b).await,
-    };
-    // Without an archive there is nothing to replay; without event times, no place to
-    // resume from.
-    if stream.archive.is_none() || b.query.time_column.is_none() {
-        return register_new(engine, b).await;
-    }
-    let windows = q
-        .windows
-        .iter()
-        .map(|w| super::session::resolve_window(w, b.created_us))
-        .collect::<Result<Vec<_>>>()?;
-    let from_us = replay_from(&q, b.created_us, resume);
-    let (text, columns) = (q.text.clone(), q.columns.clone());
-    let exec = super::session::build_exec(engine, q, &[], &stream, windows, None)?;
-    let sub = super::session::attach(
-        engine,
-        &stream,
-        exec,
-        text,
-        columns,
-        Overflow::Block,
-        None,
-        Some(from_us),
-        false,
-    )
-    .await?;
-    b.query_id.store(sub.query_id(), Ordering::Release);
-    Ok(sub)
-}
-
-/// Where a replay after a restart begins (`None`: the whole archive): the earliest instant
-/// an instance ending after `resume` can hold, or, with nothing delivered yet, where the
-/// query's first instance begins (its creation time for a query without a window).
-fn replay_from(q: &sql::Query, created_us: i64, resume: Option<i64>) -> Option<i64> {
-    if q.windows.is_empty() {
-        return Some(resume.unwrap_or(created_us));
-    }
-    if let Some(w) = resume {
-        let range = q.windows.iter().map(|w| w.range_us).max().unwrap_or(0);
-        return Some(w.saturating_sub(range));
-    }
-    let mut from: Option<i64> = Some(i64::MAX);
-    for w in &q.windows {
-        let start = match w.start {
-            StartSpec::Epoch => None,
-            StartSpec::At(t) => Some(t),
-            StartSpec::Default => Some(created_us.div_euclid(w.slide_us) * w.slide_us),
-        };
-        from = match (from, start) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            _ => None,
-        };
-    }
-    from
-}
-
-/// Recreate a derived stream from its catalog record (at start-up): its stream now (with
-/// its archive recovered), its query once [`start_restored`] runs.
-pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
-    let bad = |why: &str| Error::DataCorrupted(format!("catalog record {json}: {why}"));
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(&e.to_string()))?;
-    let ddl = v["ddl"].as_str().ok_or_else(|| bad("no ddl"))?;
-    let created_us = v["created_us"]
-        .as_i64()
-        .ok_or_else(|| bad("no created_us"))?;
-    let owner = v["owner"].as_str().unwrap_or_default().to_string();
-    let parsed = sql::parse(ddl)?;
-    let plan = match parsed.first() {
-        Some(p) => sql::bind(p, &engine.catalog, &[])?,
-        None => return Err(bad("empty ddl")),
-    };
-    let b = match plan {
-        Plan::CreateDerived(c) => {
-            let name = c.stream.name.clone();
-            let stream = super::session::new_stream(engine, c.stream, false)?;
-            let b = Background::new(
-                name.clone(),
-                Kind::Stream,
-                stream.oid,
-                c.query,
-                None,
-                created_us,
-                owner,
-            );
-            engine.catalog.streams.write().insert(name, stream);
-            b
-        }
-        Plan::CreateSink(c) => {
-            let oid = engine
-                .catalog
-                .next_oid
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Background::new(
-                c.name,
-                Kind::Sink,
-                oid,
-                c.query,
-                Some(c.spec),
-                created_us,
-                owner,
-            )
-        }
-        _ => return Err(bad("not a CREATE STREAM ... AS or CREATE SINK")),
-    };
-    engine.catalog.background.add(b);
-    Ok(())
-}
-
-/// After the catalog is restored: register every derived stream's and sink's query again
-/// (in catalog order, so a derived stream's query is there before what reads it), start
-/// their consumers, then the streams' sources, then let the server accept connections.
-pub(crate) fn start_restored(engine: &Arc<Engine>) {
-    let restored = engine.catalog.background.list();
-    let Ok(handle) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    engine.catalog.background.set_ready(false);
-    let engine = engine.clone();
-    handle.spawn(async move {
-        for b in restored {
-            let resume = super::background_run::resume_position(&engine, &b);
-            match register_again(&engine, &b, resume).await {
-                Ok(sub) => super::background_run::spawn(&engine, b, sub, resume),
-                Err(e) => {
-                    tracing::warn!("{}: its query cannot run again: {e}", b.label());
-                    b.update(|s| {
-                        s.state = "failed";
-                        s.errors += 1;
-                        s.last_error = Some(e.to_string());
-                    });
-                }
-            }
-        }
-        let streams: Vec<Arc<Stream>> = engine.catalog.streams.read().values().cloned().collect();
-        for s in streams {
-            super::sources::run(&engine, &s);
-        }
-        engine.catalog.background.set_ready(true);
-    });
 }

@@ -15,10 +15,15 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use std::sync::atomic::Ordering;
+
 use super::background::{Background, Kind};
+use super::outq::Overflow;
 use super::{Engine, Event, Stream, Subscription};
 use crate::connect::sink::{SinkBatch, Writer};
+use crate::error::{Error, Result};
 use crate::exec::RowBatch;
+use crate::sql::{self, Plan, Source, StartSpec};
 use crate::types::Value;
 
 /// Where a background query's batches go.
@@ -41,7 +46,7 @@ pub(crate) fn position_path(data_dir: &std::path::Path, name: &str) -> std::path
 pub(crate) fn resume_position(engine: &Engine, b: &Background) -> Option<i64> {
     let bytes = match b.kind {
         Kind::Stream => {
-            let s = engine.catalog.streams.read().get(&b.name).cloned()?;
+            let s = engine.catalog.streams_read().get(&b.name).cloned()?;
             s.archive.as_ref()?.source_position()?
         }
         Kind::Sink => {
@@ -68,7 +73,7 @@ pub(crate) fn spawn(
                 .as_ref()
                 .map(|d| position_path(&d.config.dir, &b.name)),
         ),
-        _ => match engine.catalog.streams.read().get(&b.name).cloned() {
+        _ => match engine.catalog.streams_read().get(&b.name).cloned() {
             Some(s) => Output::Stream(s),
             None => return,
         },
@@ -292,4 +297,170 @@ fn save_position(path: &std::path::Path, t: i64) {
     if let Err(e) = r {
         tracing::warn!("cannot save the sink position {}: {e}", path.display());
     }
+}
+
+/// Register `b`'s query now, as created: exactly as a client's (shared plans, a back-fill
+/// for an explicit START AT before the stream's time), with a blocking output queue.
+pub(crate) async fn register_new(engine: &Arc<Engine>, b: &Background) -> Result<Subscription> {
+    let sub = super::register::register(
+        engine,
+        (*b.query.query).clone(),
+        &[],
+        Overflow::Block,
+        None,
+        true,
+    )
+    .await?;
+    b.query_id.store(sub.query_id(), Ordering::Release);
+    Ok(sub)
+}
+
+/// Register `b`'s query again after a restart, resuming after event time `resume` (see
+/// the module's story). Over an archived stream the archive is replayed from where the
+/// first instance not delivered begins; otherwise the query starts as a new one.
+pub(crate) async fn register_again(
+    engine: &Arc<Engine>,
+    b: &Background,
+    resume: Option<i64>,
+) -> Result<Subscription> {
+    let q = (*b.query.query).clone();
+    let stream = match &q.source {
+        Source::Stream { name, .. } => engine.catalog.stream(name)?,
+        _ => return register_new(engine, b).await,
+    };
+    // Without an archive there is nothing to replay; without event times, no place to
+    // resume from.
+    if stream.archive.is_none() || b.query.time_column.is_none() {
+        return register_new(engine, b).await;
+    }
+    let windows = q
+        .windows
+        .iter()
+        .map(|w| super::resolve::resolve_window(w, b.created_us))
+        .collect::<Result<Vec<_>>>()?;
+    let from_us = replay_from(&q, b.created_us, resume);
+    let (text, columns) = (q.text.clone(), q.columns.clone());
+    let exec = super::register::build_exec(engine, q, &[], &stream, windows, None)?;
+    let sub = super::register::attach(
+        engine,
+        &stream,
+        exec,
+        text,
+        columns,
+        Overflow::Block,
+        None,
+        Some(from_us),
+        false,
+    )
+    .await?;
+    b.query_id.store(sub.query_id(), Ordering::Release);
+    Ok(sub)
+}
+
+/// Where a replay after a restart begins (`None`: the whole archive): the earliest instant
+/// an instance ending after `resume` can hold, or, with nothing delivered yet, where the
+/// query's first instance begins (its creation time for a query without a window).
+fn replay_from(q: &sql::Query, created_us: i64, resume: Option<i64>) -> Option<i64> {
+    if q.windows.is_empty() {
+        return Some(resume.unwrap_or(created_us));
+    }
+    if let Some(w) = resume {
+        let range = q.windows.iter().map(|w| w.range_us).max().unwrap_or(0);
+        return Some(w.saturating_sub(range));
+    }
+    let mut from: Option<i64> = Some(i64::MAX);
+    for w in &q.windows {
+        let start = match w.start {
+            StartSpec::Epoch => None,
+            StartSpec::At(t) => Some(t),
+            StartSpec::Default => Some(created_us.div_euclid(w.slide_us) * w.slide_us),
+        };
+        from = match (from, start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+    }
+    from
+}
+
+/// Recreate a derived stream from its catalog record (at start-up): its stream now (with
+/// its archive recovered), its query once [`start_restored`] runs.
+pub(crate) fn restore(engine: &Arc<Engine>, json: &str) -> Result<()> {
+    let bad = |why: &str| Error::DataCorrupted(format!("catalog record {json}: {why}"));
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(&e.to_string()))?;
+    let ddl = v["ddl"].as_str().ok_or_else(|| bad("no ddl"))?;
+    let created_us = v["created_us"]
+        .as_i64()
+        .ok_or_else(|| bad("no created_us"))?;
+    let owner = v["owner"].as_str().unwrap_or_default().to_string();
+    let parsed = sql::parse(ddl)?;
+    let plan = match parsed.first() {
+        Some(p) => sql::bind(p, &engine.catalog, &[])?,
+        None => return Err(bad("empty ddl")),
+    };
+    let b = match plan {
+        Plan::CreateDerived(c) => {
+            let name = c.stream.name.clone();
+            let stream = super::persist::new_stream(engine, c.stream, false)?;
+            let b = Background::new(
+                name.clone(),
+                Kind::Stream,
+                stream.oid,
+                c.query,
+                None,
+                created_us,
+                owner,
+            );
+            engine.catalog.streams_write().insert(name, stream);
+            b
+        }
+        Plan::CreateSink(c) => {
+            let oid = engine.catalog.next_oid();
+            Background::new(
+                c.name,
+                Kind::Sink,
+                oid,
+                c.query,
+                Some(c.spec),
+                created_us,
+                owner,
+            )
+        }
+        _ => return Err(bad("not a CREATE STREAM ... AS or CREATE SINK")),
+    };
+    engine.catalog.background().add(b);
+    Ok(())
+}
+
+/// After the catalog is restored: register every derived stream's and sink's query again
+/// (in catalog order, so a derived stream's query is there before what reads it), start
+/// their consumers, then the streams' sources, then let the server accept connections.
+pub(crate) fn start_restored(engine: &Arc<Engine>) {
+    let restored = engine.catalog.background().list();
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    engine.catalog.background().set_ready(false);
+    let engine = engine.clone();
+    handle.spawn(async move {
+        for b in restored {
+            let resume = super::background_run::resume_position(&engine, &b);
+            match register_again(&engine, &b, resume).await {
+                Ok(sub) => super::background_run::spawn(&engine, b, sub, resume),
+                Err(e) => {
+                    tracing::warn!("{}: its query cannot run again: {e}", b.label());
+                    b.update(|s| {
+                        s.state = "failed";
+                        s.errors += 1;
+                        s.last_error = Some(e.to_string());
+                    });
+                }
+            }
+        }
+        let streams: Vec<Arc<Stream>> = engine.catalog.streams_read().values().cloned().collect();
+        for s in streams {
+            super::sources::run(&engine, &s);
+        }
+        engine.catalog.background().set_ready(true);
+    });
 }

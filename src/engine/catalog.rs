@@ -16,14 +16,23 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::backends::Backends;
+use super::background::Registry as BackgroundRegistry;
+use super::memory::MemoryBudget;
+use super::roles::Roles;
+use super::table_log::TableLog;
+use crate::table::Table;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
+use super::fanout::JoinFeeds;
+use super::registry::{BackfillProgress, QueryRegistry, RunningQuery};
 use super::{Engine, Limits};
 use crate::error::{Error, Result};
 use crate::exec::{Batch, Event, QueryExec, RowBatch};
 use crate::sql::SchemaProvider;
-use crate::types::{Column, DataType, Value};
+use crate::types::Column;
 
 /// Observed counters of a stream.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +65,7 @@ pub(crate) struct Stream {
     /// are not in `queries`.
     pub(crate) plans: Mutex<Vec<Arc<PlanRun>>>,
     /// The feeds of the join queries reading this stream.
-    pub(crate) joins: Mutex<Vec<super::join::JoinFeed>>,
+    pub(crate) joins: JoinFeeds,
     pub(crate) dropped: AtomicBool,
     /// The log and segments of an archived stream in a data directory.
     pub(crate) archive: Option<Arc<super::archive::StreamArchive>>,
@@ -81,50 +90,6 @@ enum IngestMsg {
     Share(Arc<RunningQuery>, String, oneshot::Sender<Result<()>>),
     Barrier(oneshot::Sender<()>),
     Drop,
-}
-
-/// A back-fill's progress, as `tcq_queries` shows it (`backfill`, `backfill_tuples`,
-/// `backfill_secs`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BackfillProgress {
-    /// Archived tuples replayed so far.
-    pub(crate) tuples: u64,
-    /// When the query was registered and its replay began.
-    started: std::time::Instant,
-    /// Wall time from registration to joining the live tuples, once the replay is over.
-    took: Option<std::time::Duration>,
-}
-
-impl BackfillProgress {
-    /// A replay beginning now.
-    pub(crate) fn new() -> BackfillProgress {
-        BackfillProgress {
-            tuples: 0,
-            started: std::time::Instant::now(),
-            took: None,
-        }
-    }
-
-    /// The replay is over: the query reads live tuples from now on.
-    pub(crate) fn finish(&mut self) {
-        self.took.get_or_insert_with(|| self.started.elapsed());
-    }
-
-    /// True once the replay is over.
-    pub(crate) fn done(&self) -> bool {
-        self.took.is_some()
-    }
-
-    /// Wall time the replay has taken so far, or took in all once over.
-    pub(crate) fn elapsed(&self) -> std::time::Duration {
-        self.took.unwrap_or_else(|| self.started.elapsed())
-    }
-}
-
-impl Default for BackfillProgress {
-    fn default() -> Self {
-        BackfillProgress::new()
-    }
 }
 
 /// The rest of a back-fill, replayed by the ingest task before it attaches the query.
@@ -190,7 +155,7 @@ impl Stream {
             stats: Mutex::new(StreamStats::default()),
             queries: Mutex::new(Vec::new()),
             plans: Mutex::new(Vec::new()),
-            joins: Mutex::new(Vec::new()),
+            joins: JoinFeeds::default(),
             dropped: AtomicBool::new(false),
             archive,
             retention_us: Mutex::new(None),
@@ -357,7 +322,7 @@ impl Stream {
             source.stop();
         }
         let _ = self.send(IngestMsg::Drop).await;
-        super::join::end_joins(self).await;
+        self.joins.end_all().await;
     }
 
     /// Event rate for the cost model: observed events per second of stream time, or
@@ -382,33 +347,6 @@ impl Stream {
     pub(crate) fn is_ingest_time(&self) -> bool {
         self.ts_col.is_none()
     }
-}
-
-/// A registered continuous query.
-pub(crate) struct RunningQuery {
-    pub(crate) id: u64,
-    pub(crate) text: String,
-    /// The session that registered it (none for EXPLAIN ANALYZE's own run).
-    pub(crate) pid: Option<i32>,
-    pub(crate) exec: Mutex<QueryExec>,
-    pub(crate) tx: Mutex<Option<super::outq::OutSender>>,
-    /// Why the query ended, when it failed: read by the subscription after the queued
-    /// events, so an error is never lost behind a full queue.
-    pub(crate) failure: Arc<Mutex<Option<Error>>>,
-    /// The replay of the archive, for a query that back-fills (`None`: it does not).
-    pub(crate) backfill: Mutex<Option<BackfillProgress>>,
-    /// The result columns (for a tail's description).
-    pub(crate) columns: Vec<Column>,
-    /// Live tails ([`Engine::tail_query`](super::Engine::tail_query)): copies of the
-    /// query's rows, sent without waiting; a tail that is full misses the event.
-    pub(crate) taps: Mutex<Vec<Tap>>,
-    /// The cross-query shared plan the query runs in (0: none).
-    pub(crate) plan_id: AtomicU64,
-    /// The query's state as charged to the memory budget (a member of a shared plan holds
-    /// none of its own: the plan's is charged to the plan).
-    pub(crate) memory: Mutex<super::memory::StateMeter>,
-    /// The Flink job that computes the query's rows, once attached (`tcq_flink_attach`).
-    pub(crate) flink: Mutex<Option<Arc<super::flink::FlinkRun>>>,
 }
 
 /// A cross-query shared plan over one stream and its member queries.
@@ -489,44 +427,10 @@ fn join_plan(stream: &Stream, q: &Arc<RunningQuery>, key: String) -> Result<()> 
     Ok(())
 }
 
-/// One live tail of a query's rows.
-pub(crate) struct Tap {
-    pub(crate) tx: mpsc::Sender<Vec<Vec<Value>>>,
-    /// Slide events this tail missed because its buffer was full.
-    pub(crate) missed: Arc<AtomicU64>,
-    /// Bytes of rows queued for the tail's reader (`outq::rows_bytes`); an event that
-    /// would take it past `bytes_max` is missed, unless nothing is queued.
-    pub(crate) queued_bytes: Arc<std::sync::atomic::AtomicUsize>,
-    pub(crate) bytes_max: usize,
-}
-
-impl RunningQuery {
-    /// End the query with `error`: its reader gets the queued rows, then the error.
-    pub(crate) fn fail(&self, error: Error) {
-        self.failure.lock().get_or_insert(error);
-        self.close();
-    }
-
-    /// Stop sending: the subscription drains what is queued, then ends (and so do the
-    /// live tails).
-    pub(crate) fn close(&self) {
-        self.tx.lock().take();
-        self.taps.lock().clear();
-        self.memory.lock().release();
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.tx.lock().is_none()
-    }
-}
-
-/// Registered queries by id, with the name of the stream each reads.
-pub(crate) type QueryRegistry = Mutex<HashMap<u64, (Arc<RunningQuery>, String)>>;
-
 /// Unregisters a query when its subscription is dropped.
 pub(crate) struct QueryGuard {
     pub(crate) stream: Weak<Stream>,
-    pub(crate) catalog_queries: Weak<QueryRegistry>,
+    pub(crate) registry: Weak<QueryRegistry>,
     pub(crate) id: u64,
 }
 
@@ -541,8 +445,8 @@ impl Drop for QueryGuard {
                 q.id != self.id
             });
         }
-        if let Some(q) = self.catalog_queries.upgrade() {
-            q.lock().remove(&self.id);
+        if let Some(r) = self.registry.upgrade() {
+            r.remove(self.id);
         }
     }
 }
@@ -558,24 +462,85 @@ impl crate::exec::table_join::TableReader for TablesReader {
 
 /// Streams, tables and registered queries. Streams and tables share one namespace.
 pub(crate) struct Catalog {
-    pub(crate) streams: RwLock<HashMap<String, Arc<Stream>>>,
+    streams: RwLock<HashMap<String, Arc<Stream>>>,
     /// Stored tables (see `table`). Take this lock after `streams` when holding both.
-    pub(crate) tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
+    tables: Arc<RwLock<HashMap<String, Arc<crate::table::Table>>>>,
     /// The logs of the stored tables on a data directory, by table oid (see `table_log`).
-    pub(crate) table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
-    pub(crate) queries: Arc<QueryRegistry>,
-    /// Registered join queries (they read several streams and run in their own tasks).
-    pub(crate) joins: Arc<super::join::JoinRegistry>,
-    pub(crate) next_query_id: AtomicU64,
-    pub(crate) next_oid: std::sync::atomic::AtomicU32,
+    table_logs: Mutex<HashMap<u32, Arc<super::table_log::TableLog>>>,
+    /// Registered continuous queries, single-stream and joins.
+    queries: Arc<QueryRegistry>,
+    next_oid: std::sync::atomic::AtomicU32,
     /// Roles, relation owners and grants. Take this lock after `streams` and `tables`.
-    pub(crate) roles: super::roles::Roles,
+    roles: super::roles::Roles,
     /// Connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
-    pub(crate) backends: super::backends::Backends,
+    backends: super::backends::Backends,
     /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
-    pub(crate) memory: Arc<super::memory::MemoryBudget>,
+    memory: Arc<super::memory::MemoryBudget>,
     /// Derived streams and sinks: the queries that run without a client.
-    pub(crate) background: super::background::Registry,
+    background: super::background::Registry,
+}
+
+impl Catalog {
+    /// The streams by name, read-locked (take it before the tables' lock when holding both).
+    pub(crate) fn streams_read(&self) -> RwLockReadGuard<'_, HashMap<String, Arc<Stream>>> {
+        self.streams.read()
+    }
+
+    /// The streams by name, write-locked for a statement that adds or drops one; it holds
+    /// the lock until the catalog on disk says so (`persist::save_catalog`).
+    pub(crate) fn streams_write(&self) -> RwLockWriteGuard<'_, HashMap<String, Arc<Stream>>> {
+        self.streams.write()
+    }
+
+    /// The stored tables by name, read-locked (after the streams' lock when holding both).
+    pub(crate) fn tables_read(&self) -> RwLockReadGuard<'_, HashMap<String, Arc<Table>>> {
+        self.tables.read()
+    }
+
+    /// The stored tables by name, write-locked for CREATE / DROP TABLE and start-up.
+    pub(crate) fn tables_write(&self) -> RwLockWriteGuard<'_, HashMap<String, Arc<Table>>> {
+        self.tables.write()
+    }
+
+    /// The logs of the stored tables on a data directory, by table oid.
+    pub(crate) fn table_logs(&self) -> MutexGuard<'_, HashMap<u32, Arc<TableLog>>> {
+        self.table_logs.lock()
+    }
+
+    /// The registered continuous queries, single-stream and joins.
+    pub(crate) fn queries(&self) -> &Arc<QueryRegistry> {
+        &self.queries
+    }
+
+    /// A new relation OID (streams, tables, sinks share the sequence), from 16384 on.
+    pub(crate) fn next_oid(&self) -> u32 {
+        self.next_oids(1)
+    }
+
+    /// The first of `n` consecutive new relation OIDs (a table takes one per key index too).
+    pub(crate) fn next_oids(&self, n: u32) -> u32 {
+        self.next_oid.fetch_add(n, Ordering::Relaxed)
+    }
+
+    /// Roles, relation owners and grants (take after the streams' and tables' locks).
+    pub(crate) fn roles(&self) -> &Roles {
+        &self.roles
+    }
+
+    /// The connected sessions (`pg_stat_activity`, `pg_cancel_backend`).
+    pub(crate) fn backends(&self) -> &Backends {
+        &self.backends
+    }
+
+    /// The global memory budget (`memory_limit_bytes`; `tcq_memory`).
+    pub(crate) fn memory(&self) -> &Arc<MemoryBudget> {
+        &self.memory
+    }
+
+    /// The derived streams and sinks.
+    pub(crate) fn background(&self) -> &BackgroundRegistry {
+        &self.background
+    }
 }
 
 impl Catalog {
@@ -584,9 +549,7 @@ impl Catalog {
             streams: RwLock::new(HashMap::new()),
             tables: Arc::new(RwLock::new(HashMap::new())),
             table_logs: Mutex::new(HashMap::new()),
-            queries: Arc::new(Mutex::new(HashMap::new())),
-            joins: Arc::new(Mutex::new(HashMap::new())),
-            next_query_id: AtomicU64::new(1),
+            queries: Arc::new(QueryRegistry::new()),
             next_oid: std::sync::atomic::AtomicU32::new(FIRST_OID),
             backends: super::backends::Backends::default(),
             memory: super::memory::MemoryBudget::new(limits.memory_limit_bytes),
@@ -657,7 +620,7 @@ impl Catalog {
                     .collect();
                 for s in streams {
                     let now = crate::time::now_us();
-                    super::join::try_forward_heartbeat(&s, now);
+                    s.joins.try_forward_heartbeat(now);
                     if !s.queries.lock().is_empty() || !s.plans.lock().is_empty() {
                         let now = crate::time::now_us();
                         if s.tx.try_send(IngestMsg::Heartbeat(now)).is_ok() {
@@ -730,7 +693,7 @@ impl Catalog {
                 st.first_us = batch.times().first().copied();
             }
         }
-        super::join::forward_batch(stream, &batch).await;
+        stream.joins.forward_batch(&batch).await;
         stream.send(IngestMsg::Batch(batch, permit)).await
     }
 
@@ -740,7 +703,7 @@ impl Catalog {
             let mut st = stream.stats.lock();
             st.now_us = Some(st.now_us.map_or(t_us, |n| n.max(t_us)));
         }
-        super::join::forward_heartbeat(stream, t_us).await;
+        stream.joins.forward_heartbeat(t_us).await;
         stream.send(IngestMsg::Heartbeat(t_us)).await
     }
 
@@ -749,12 +712,11 @@ impl Catalog {
     /// slide event on and by no event of a statement accepted before it. A join whose
     /// reader stalls it is waited for at most `output_stall_timeout` plus a second.
     pub(crate) async fn barrier_table_readers(&self, name: &str, stall: std::time::Duration) {
-        let readers: Vec<Arc<super::join::JoinQuery>> = self
-            .joins
-            .lock()
-            .values()
+        let readers: Vec<_> = self
+            .queries
+            .joins()
+            .into_iter()
             .filter(|j| j.tables.iter().any(|t| t == name))
-            .cloned()
             .collect();
         let all = async {
             for j in readers {
@@ -771,7 +733,7 @@ impl Catalog {
     /// most one second: the view then shows counters that lag the last statements a little.
     pub(crate) async fn barrier_all(&self) {
         let streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-        let joins: Vec<Arc<super::join::JoinQuery>> = self.joins.lock().values().cloned().collect();
+        let joins = self.queries.joins();
         let all = async {
             for s in streams {
                 s.barrier().await;
@@ -1082,16 +1044,7 @@ async fn run_plans(
         };
         let mut ended = Vec::new();
         for (((q, out), done), error) in queries.iter().zip(outs).zip(done).zip(errors) {
-            tap(q, &out);
-            let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
-            let mut ok = true;
-            if let Some(full) = full {
-                q.fail(Error::ProgramLimitExceeded(format!(
-                    "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-                    q.id, full.bytes_max
-                )));
-                ok = false;
-            }
+            let mut ok = q.deliver(out, stream.output_stall).await;
             if let Err(e) = &result {
                 q.fail(e.clone());
                 ok = false;
@@ -1142,21 +1095,7 @@ async fn run_query(
             });
             (r, exec.is_done())
         };
-        tap(q, &out);
-        let mut ok = true;
-        let full = super::outq::deliver(&q.tx, out, stream.output_stall).await;
-        if let Some(full) = full {
-            tracing::info!(
-                query = q.id,
-                "slow client: its query's output queue reached {} bytes; ending the query",
-                full.bytes_max
-            );
-            q.fail(Error::ProgramLimitExceeded(format!(
-                "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-                q.id, full.bytes_max
-            )));
-            ok = false;
-        }
+        let mut ok = q.deliver(out, stream.output_stall).await;
         if let Err(e) = result {
             q.fail(e);
             ok = false;
@@ -1169,440 +1108,8 @@ async fn run_query(
     true
 }
 
-/// Deliver `events` to `q`'s reader and live tails, as a slide event's are; false when
-/// the query ended (its reader fell behind past the output queue's bound).
-pub(crate) async fn deliver_events(
-    q: &RunningQuery,
-    events: Vec<Event>,
-    stall: std::time::Duration,
-) -> bool {
-    tap(q, &events);
-    if let Some(full) = super::outq::deliver(&q.tx, events, stall).await {
-        q.fail(Error::ProgramLimitExceeded(format!(
-            "query {} ended: its client fell behind and its output queue reached output_queue_bytes ({} bytes)",
-            q.id, full.bytes_max
-        )));
-        return false;
-    }
-    true
-}
-
 /// First OID handed to a stream, as PostgreSQL's first user OID.
 pub(crate) const FIRST_OID: u32 = 16384;
-
-/// Copy the rows of `events` to `q`'s live tails. Never waits: a tail whose buffer is full
-/// (in events or in bytes) misses these rows (counted for its reader), a closed one is
-/// dropped.
-fn tap(q: &RunningQuery, events: &[Event]) {
-    let mut taps = q.taps.lock();
-    if taps.is_empty() {
-        return;
-    }
-    for e in events {
-        if matches!(e, Event::Rows(_) | Event::Block(_)) {
-            // The reader subtracts the bytes of the copy it receives: count the copy's.
-            let copy = e.clone().into_rows();
-            let bytes = super::outq::rows_bytes(&copy);
-            let k = match e {
-                Event::Block(b) => b.slide_events() as u64,
-                _ => 1,
-            };
-            taps.retain(|t| {
-                // An event larger than the bound still goes to a tail that has taken
-                // everything, as the output queue lets one through to an empty queue.
-                let queued = t.queued_bytes.load(Ordering::Acquire);
-                if queued > 0 && queued + bytes > t.bytes_max {
-                    t.missed.fetch_add(k, Ordering::Relaxed);
-                    return !t.tx.is_closed();
-                }
-                match t.tx.try_send(copy.clone()) {
-                    Ok(()) => {
-                        t.queued_bytes.fetch_add(bytes, Ordering::AcqRel);
-                        true
-                    }
-                    Err(mpsc::error::TrySendError::Full(_)) => {
-                        t.missed.fetch_add(k, Ordering::Relaxed);
-                        true
-                    }
-                    Err(mpsc::error::TrySendError::Closed(_)) => false,
-                }
-            });
-        }
-    }
-}
-
-/// The system views and their columns.
-pub(crate) fn system_view_columns(name: &str) -> Option<Vec<Column>> {
-    let c = Column::new;
-    Some(match name {
-        "tcq_streams" => vec![
-            c("name", DataType::Text),
-            c("columns", DataType::Text),
-            c("timestamp_column", DataType::Text),
-            c("type", DataType::Text),
-            c("tuples", DataType::Int8),
-            c("current_time", DataType::Timestamp),
-            c("queries", DataType::Int8),
-            c("disk_bytes", DataType::Int8),
-            c("owner", DataType::Text),
-        ],
-        "tcq_queries" => vec![
-            c("id", DataType::Int8),
-            c("query", DataType::Text),
-            c("stream", DataType::Text),
-            c("current_time", DataType::Timestamp),
-            c("tuples_in", DataType::Int8),
-            c("rows_out", DataType::Int8),
-            c("late_tuples", DataType::Int8),
-            c("slide_events", DataType::Int8),
-            c("stream_times", DataType::Text),
-            c("backfill", DataType::Text),
-            c("backfill_tuples", DataType::Int8),
-            c("backfill_secs", DataType::Float8),
-            c("plan_id", DataType::Int8),
-            // `stream d` or `sink k` for the query of a derived stream or sink; NULL for
-            // a client's.
-            c("feeds", DataType::Text),
-            c("flink_job", DataType::Text),
-            c("flink_state", DataType::Text),
-        ],
-        // One row per node of each cross-query shared plan (`exec::shared`).
-        "tcq_plans" => vec![
-            c("plan_id", DataType::Int8),
-            c("stream", DataType::Text),
-            c("node", DataType::Int4),
-            c("window", DataType::Text),
-            c("factor", DataType::Bool),
-            c("parent", DataType::Int4),
-            c("queries", DataType::Text),
-            c("tuples_folded", DataType::Int8),
-            c("partials_merged", DataType::Int8),
-            c("rollup_queries", DataType::Text),
-        ],
-        // One row per kind of tracked memory (`memory::MemoryKind`), then `total`; the
-        // limit is the same on every row.
-        // One row per stream fed by a source (`connect`).
-        "tcq_sources" => super::sources::view_columns(),
-        // One row per sink and derived stream (`background`).
-        "tcq_sinks" => super::sinks::view_columns(),
-        "tcq_memory" => vec![
-            c("kind", DataType::Text),
-            c("bytes", DataType::Int8),
-            c("limit_bytes", DataType::Int8),
-        ],
-        // PostgreSQL's columns that clients read most; tcq's continuous queries are listed
-        // too, with backend_type 'tcq continuous query' and the pid of their session.
-        "pg_stat_activity" => vec![
-            c("datname", DataType::Text),
-            c("pid", DataType::Int4),
-            c("usename", DataType::Text),
-            c("application_name", DataType::Text),
-            c("client_addr", DataType::Text),
-            c("backend_start", DataType::TimestampTz),
-            c("query_start", DataType::TimestampTz),
-            c("state", DataType::Text),
-            c("query", DataType::Text),
-            c("backend_type", DataType::Text),
-        ],
-        // PostgreSQL's view, one row per connected session (no client certificates).
-        "pg_stat_ssl" => vec![
-            c("pid", DataType::Int4),
-            c("ssl", DataType::Bool),
-            c("version", DataType::Text),
-            c("cipher", DataType::Text),
-            c("bits", DataType::Int4),
-            c("client_dn", DataType::Text),
-            c("client_serial", DataType::Numeric),
-            c("issuer_dn", DataType::Text),
-        ],
-        _ => return None,
-    })
-}
-
-/// Who reads a system view: other users' query text (`tcq_queries`, `pg_stat_activity`)
-/// is shown to superusers only; others see `<insufficient privilege>`, as PostgreSQL shows.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Viewer<'a> {
-    /// The session's user.
-    pub(crate) user: &'a str,
-    /// Whether it is a superuser now.
-    pub(crate) superuser: bool,
-}
-
-impl Viewer<'_> {
-    /// Whether this viewer may see what a session of `owner` runs (`None`: no session).
-    fn sees(&self, owner: Option<&str>) -> bool {
-        self.superuser || owner == Some(self.user)
-    }
-}
-
-/// The text shown in place of a query the viewer may not see.
-const HIDDEN: &str = "<insufficient privilege>";
-
-impl Catalog {
-    /// The rows of a system view, now, as `viewer` may see them.
-    pub(crate) fn system_view_rows(&self, name: &str, viewer: &Viewer) -> Vec<Vec<Value>> {
-        let ts = |t: Option<i64>| t.map_or(Value::Null, Value::Timestamp);
-        let text = |s: &str| Value::Text(s.into());
-        let mut rows = Vec::new();
-        let backends = self.backends.list();
-        let user_of = |pid: Option<i32>| {
-            pid.and_then(|p| backends.iter().find(|b| b.pid == p))
-                .map(|b| b.user.as_str())
-        };
-        match name {
-            "tcq_streams" => {
-                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-                streams.sort_by(|a, b| a.name.cmp(&b.name));
-                for s in streams {
-                    let cols: Vec<String> = s
-                        .columns
-                        .iter()
-                        .map(|c| format!("{} {}", c.name, c.data_type.name()))
-                        .collect();
-                    let st = s.stats.lock().clone();
-                    rows.push(vec![
-                        text(&s.name),
-                        text(&cols.join(", ")),
-                        s.ts_col.map_or(Value::Null, |i| text(&s.columns[i].name)),
-                        text(if s.archived { "ARCHIVED" } else { "UNARCHIVED" }),
-                        Value::Int8(s.tuples_kept(&st) as i64),
-                        ts(st.now_us),
-                        Value::Int8(
-                            (s.queries.lock().len()
-                                + s.joins.lock().len()
-                                + s.plans
-                                    .lock()
-                                    .iter()
-                                    .map(|p| p.state.lock().queries.len())
-                                    .sum::<usize>()) as i64,
-                        ),
-                        s.archive
-                            .as_ref()
-                            .map_or(Value::Null, |a| Value::Int8(a.disk_bytes() as i64)),
-                        self.roles.owner(&s.name).map_or(Value::Null, |o| text(&o)),
-                    ]);
-                }
-            }
-            "pg_stat_ssl" => {
-                for b in &backends {
-                    let mut row = vec![Value::Int4(b.pid), Value::Bool(b.ssl.is_some())];
-                    match &b.ssl {
-                        Some(s) => {
-                            row.extend([text(&s.version), text(&s.cipher), Value::Int4(s.bits)])
-                        }
-                        None => row.extend([Value::Null, Value::Null, Value::Null]),
-                    }
-                    row.extend([Value::Null, Value::Null, Value::Null]);
-                    rows.push(row);
-                }
-            }
-            "pg_stat_activity" => {
-                let tstz = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
-                for b in &backends {
-                    let a = b.activity();
-                    if !viewer.sees(Some(&b.user)) {
-                        // PostgreSQL shows who, not what, when or from where.
-                        let mut row = vec![Value::Null; 10];
-                        row[0] = text(&b.database);
-                        row[1] = Value::Int4(b.pid);
-                        row[2] = text(&b.user);
-                        row[3] = text(&b.application_name);
-                        row[8] = text(HIDDEN);
-                        row[9] = text("client backend");
-                        rows.push(row);
-                        continue;
-                    }
-                    rows.push(vec![
-                        text(&b.database),
-                        Value::Int4(b.pid),
-                        text(&b.user),
-                        text(&b.application_name),
-                        text(&b.client_addr),
-                        tstz(Some(b.backend_start_us)),
-                        tstz(a.query_start_us),
-                        text(a.state),
-                        text(&a.query),
-                        text("client backend"),
-                    ]);
-                }
-                let mut qs: Vec<Arc<RunningQuery>> = self
-                    .queries
-                    .lock()
-                    .values()
-                    .map(|(q, _)| q.clone())
-                    .collect();
-                qs.sort_by_key(|q| q.id);
-                for q in qs {
-                    let mut row = vec![Value::Null; 10];
-                    let session = q.pid.and_then(|p| backends.iter().find(|b| b.pid == p));
-                    let sees = viewer.sees(user_of(q.pid));
-                    if let Some(b) = session {
-                        row[0] = text(&b.database);
-                        row[2] = text(&b.user);
-                    }
-                    row[1] = q.pid.map_or(Value::Null, Value::Int4);
-                    // As a client backend's row: who for everyone, the state and the text
-                    // for its own user and superusers only.
-                    if sees {
-                        row[7] = text("active");
-                    }
-                    row[8] = text(if sees { &q.text } else { HIDDEN });
-                    row[9] = text("tcq continuous query");
-                    rows.push(row);
-                }
-            }
-            "tcq_sources" => {
-                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-                streams.sort_by(|a, b| a.name.cmp(&b.name));
-                rows = super::sources::view_rows(&streams);
-            }
-            "tcq_sinks" => rows = super::sinks::view_rows(&self.background.list(), viewer),
-            "tcq_memory" => {
-                let m = &self.memory;
-                let limit = Value::Int8(m.limit().min(i64::MAX as usize) as i64);
-                for k in super::memory::MemoryKind::ALL {
-                    rows.push(vec![
-                        text(k.name()),
-                        Value::Int8(m.used_by(k) as i64),
-                        limit.clone(),
-                    ]);
-                }
-                rows.push(vec![text("total"), Value::Int8(m.used() as i64), limit]);
-            }
-            "tcq_plans" => {
-                let mut streams: Vec<Arc<Stream>> = self.streams.read().values().cloned().collect();
-                streams.sort_by(|a, b| a.name.cmp(&b.name));
-                let mut all = Vec::new();
-                for s in streams {
-                    let plans: Vec<Arc<PlanRun>> = s.plans.lock().clone();
-                    for p in plans {
-                        let nodes = p.state.lock().agg.nodes();
-                        for (i, n) in nodes.into_iter().enumerate() {
-                            let ids: Vec<String> = n.queries.iter().map(u64::to_string).collect();
-                            let rollups: Vec<String> =
-                                n.rollups.iter().map(u64::to_string).collect();
-                            all.push((
-                                p.id,
-                                vec![
-                                    Value::Int8(p.id as i64),
-                                    text(&s.name),
-                                    Value::Int4(i as i32),
-                                    text(&crate::wcg::explain::window_text(&n.window)),
-                                    Value::Bool(n.factor),
-                                    n.parent.map_or(Value::Null, |x| Value::Int4(x as i32)),
-                                    text(&ids.join(",")),
-                                    Value::Int8(n.tuples_folded as i64),
-                                    Value::Int8(n.partials_merged as i64),
-                                    text(&rollups.join(",")),
-                                ],
-                            ));
-                        }
-                    }
-                }
-                all.sort_by_key(|(id, _)| *id);
-                rows.extend(all.into_iter().map(|(_, r)| r));
-            }
-            "tcq_queries" => {
-                let mut qs: Vec<(Arc<RunningQuery>, String)> =
-                    self.queries.lock().values().cloned().collect();
-                qs.sort_by_key(|(q, _)| q.id);
-                let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
-                let time_text =
-                    |t: Option<i64>| t.map_or("-".to_string(), crate::time::format_timestamp);
-                for (q, stream) in qs {
-                    let st = q.exec.lock().stats().clone();
-                    let backfill = *q.backfill.lock();
-                    let flink = q.flink.lock().clone();
-                    all.push((
-                        q.id,
-                        vec![
-                            Value::Int8(q.id as i64),
-                            text(if viewer.sees(user_of(q.pid)) {
-                                &q.text
-                            } else {
-                                HIDDEN
-                            }),
-                            text(&stream),
-                            ts(st.now_us),
-                            Value::Int8(st.tuples_in as i64),
-                            Value::Int8(st.rows_out as i64),
-                            Value::Int8(st.late_tuples as i64),
-                            Value::Int8(st.slide_events as i64),
-                            text(&format!("{stream}: {}", time_text(st.now_us))),
-                            match backfill {
-                                None => Value::Null,
-                                Some(b) if b.done() => text("done"),
-                                Some(_) => text("replaying"),
-                            },
-                            backfill.map_or(Value::Null, |b| Value::Int8(b.tuples as i64)),
-                            backfill
-                                .map_or(Value::Null, |b| Value::Float8(b.elapsed().as_secs_f64())),
-                            match q.plan_id.load(Ordering::Acquire) {
-                                0 => Value::Null,
-                                id => Value::Int8(id as i64),
-                            },
-                            self.feeds(q.id),
-                            flink.as_ref().map_or(Value::Null, |f| text(&f.job)),
-                            flink
-                                .as_ref()
-                                .map_or(Value::Null, |f| text(&f.state.lock())),
-                        ],
-                    ));
-                }
-                for j in self.joins.lock().values() {
-                    let exec = j.exec.lock();
-                    let st = exec.stats().clone();
-                    let times: Vec<String> = j
-                        .streams
-                        .iter()
-                        .zip(exec.stream_times())
-                        .map(|(n, t)| format!("{n}: {}", time_text(*t)))
-                        .collect();
-                    all.push((
-                        j.id,
-                        vec![
-                            Value::Int8(j.id as i64),
-                            text(if viewer.sees(user_of(j.pid)) {
-                                &j.text
-                            } else {
-                                HIDDEN
-                            }),
-                            text(&j.streams.join(", ")),
-                            ts(st.now_us),
-                            Value::Int8(st.tuples_in as i64),
-                            Value::Int8(st.rows_out as i64),
-                            Value::Int8(st.late_tuples as i64),
-                            Value::Int8(st.slide_events as i64),
-                            text(&times.join(", ")),
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                            self.feeds(j.id),
-                            // flink_job, flink_state: joins run alone, in tcq.
-                            Value::Null,
-                            Value::Null,
-                        ],
-                    ));
-                }
-                all.sort_by_key(|(id, _)| *id);
-                rows.extend(all.into_iter().map(|(_, r)| r));
-            }
-            _ => {}
-        }
-        rows
-    }
-}
-
-impl Catalog {
-    /// `tcq_queries.feeds` of query `id`: the derived stream or sink it feeds, if any.
-    fn feeds(&self, id: u64) -> Value {
-        self.background
-            .by_query(id)
-            .map_or(Value::Null, |b| Value::Text(b.label().into()))
-    }
-}
 
 impl SchemaProvider for Catalog {
     fn stream(&self, name: &str) -> Option<(Vec<Column>, Option<usize>)> {
@@ -1613,7 +1120,7 @@ impl SchemaProvider for Catalog {
     }
 
     fn system_view(&self, name: &str) -> Option<Vec<Column>> {
-        system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
+        super::views::system_view_columns(name.strip_prefix("pg_catalog.").unwrap_or(name))
     }
 
     fn table(&self, name: &str) -> Option<crate::sql::TableInfo> {
@@ -1631,4 +1138,19 @@ impl SchemaProvider for Catalog {
     fn relations(&self) -> Option<&dyn crate::sql::RelationProvider> {
         Some(self)
     }
+}
+
+/// Schemas that belong to the system: a stream may not be created in them (42501), as
+/// PostgreSQL refuses user relations in its catalogs.
+pub(crate) fn check_schema_writable(name: &str) -> Result<()> {
+    let Some((schema, _)) = name.rsplit_once('.') else {
+        return Ok(());
+    };
+    let schema = schema.trim_matches('"');
+    if schema.starts_with("pg_") || schema == "information_schema" {
+        return Err(Error::InsufficientPrivilege(format!(
+            "permission denied to create \"{name}\": schema \"{schema}\" is a system schema"
+        )));
+    }
+    Ok(())
 }

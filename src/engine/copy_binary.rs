@@ -14,7 +14,8 @@
 //! the staging limit is refused as soon as its length word is read, so a client cannot make
 //! the carry buffer grow without bound.
 
-use super::copy::{with_message, CopyIn};
+use super::copy::CopyIn;
+use super::copy_fields::with_message;
 use crate::error::{Error, Result};
 use crate::types::{parse_value, DataType, Value};
 
@@ -223,7 +224,7 @@ impl CopyIn {
             })?,
         };
         self.builder.push_row(&mut row, t);
-        if self.builder.len() >= super::copy::BATCH_ROWS {
+        if self.builder.len() >= super::copy_fields::BATCH_ROWS {
             self.seal_batch();
         }
         Ok(())

@@ -8,7 +8,7 @@
 //! refuse makes [`parse_plain`] give up, and the caller parses again on the path that
 //! reports it.
 
-use super::copy::{
+use super::copy_fields::{
     append_field, fast_float, fast_int, fast_timestamp_with, CopyRel, DateCache, BATCH_ROWS,
 };
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
@@ -272,7 +272,7 @@ impl Iterator for Structural<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::copy::CopyDest;
+    use super::super::copy_fields::CopyDest;
     use super::*;
     use crate::types::{Column, Value};
 

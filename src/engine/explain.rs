@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::session::{build_exec, resolve};
+use super::register::{build_exec, resolve};
 use super::{Engine, Outcome};
 use crate::error::Result;
 use crate::exec::WorkCounters;
@@ -44,7 +44,7 @@ pub(crate) async fn explain(
         };
         let now = stream.stats.lock().now_us;
         let measured = if options.analyze {
-            let mut sub = super::session::attach(
+            let mut sub = super::register::attach(
                 engine,
                 &stream,
                 exec,
@@ -60,7 +60,7 @@ pub(crate) async fn explain(
             let mut rows = 0u64;
             let mut work = WorkCounters::default();
             loop {
-                if let Some((q, _)) = engine.catalog.queries.lock().get(&id) {
+                if let Some((q, _)) = engine.catalog.queries().get(id) {
                     if let Some(w) = q.exec.lock().work() {
                         work = w.clone();
                     }
@@ -71,7 +71,7 @@ pub(crate) async fn explain(
                     None => break,
                 }
             }
-            if let Some((q, _)) = engine.catalog.queries.lock().get(&id) {
+            if let Some((q, _)) = engine.catalog.queries().get(id) {
                 if let Some(w) = q.exec.lock().work() {
                     work = w.clone();
                 }
@@ -208,7 +208,7 @@ fn flink(engine: &Arc<Engine>, query: &Query, options: &ExplainOptions) -> Resul
     let part = FlinkPart {
         label: "query".into(),
         query: query.clone(),
-        slack_us: super::session::query_slack_us(&query.windows, stream.slack_us),
+        slack_us: super::resolve::query_slack_us(&query.windows, stream.slack_us),
         windows,
         cutoffs,
         eta: options
@@ -258,7 +258,13 @@ fn registered_parts(
     ids: Option<&[u64]>,
     eta: Option<f64>,
 ) -> Result<Vec<FlinkPart>> {
-    let registry = engine.catalog.queries.lock();
+    let registry: std::collections::HashMap<u64, _> = engine
+        .catalog
+        .queries()
+        .queries()
+        .into_iter()
+        .map(|(q, s)| (q.id, (q, s)))
+        .collect();
     let mut chosen: Vec<u64> = match ids {
         Some(ids) => {
             for id in ids {

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::catalog::RunningQuery;
+use super::registry::{FlinkRun, RunningQuery};
 use super::Engine;
 use crate::connect::format::Decoder;
 use crate::connect::spec::{FormatKind, FormatSpec};
@@ -38,15 +38,6 @@ use crate::error::{Error, Result};
 use crate::exec::Event;
 use crate::flink::rest::Rest;
 use crate::types::{Column, DataType, Value};
-
-/// A query's Flink job, as `tcq_queries` shows it.
-#[derive(Debug)]
-pub(crate) struct FlinkRun {
-    /// The job id.
-    pub(crate) job: String,
-    /// The job's last known state (`RUNNING`, `FINISHED`, ...), or why it is unknown.
-    pub(crate) state: Mutex<String>,
-}
 
 /// The columns of query `q`'s sink: `tcq_window`, `tcq_wstart`, `tcq_wend`, its group keys
 /// (`tcq_k<i>`), then its own columns (see the export's sink tables).
@@ -82,7 +73,7 @@ pub(crate) fn attach(
     dir: &str,
 ) -> Result<String> {
     let rest = Rest::new(rest).map_err(Error::InvalidParameterValue)?;
-    let Some((q, stream_name)) = engine.catalog.queries.lock().get(&id).cloned() else {
+    let Some((q, stream_name)) = engine.catalog.queries().get(id) else {
         return Err(Error::UndefinedObject(format!(
             "no continuous query with id {id} is registered (see tcq_queries)"
         )));
@@ -302,7 +293,7 @@ async fn follow(
             Some(released.map_or(i64::MIN, |w| w.saturating_add(1).saturating_mul(1000)))
         };
         let events = reader.take(until);
-        if !events.is_empty() && !super::catalog::deliver_events(&q, events, stall).await {
+        if !events.is_empty() && !q.deliver(events, stall).await {
             return;
         }
         match state.as_str() {

@@ -20,7 +20,7 @@ use std::os::unix::fs::FileExt;
 
 use arrow_array::RecordBatch;
 
-use super::archive::{decode_ipc, HEADER_BYTES, KIND_BATCH, KIND_COMMIT, RECORD_MAGIC};
+use super::archive_codec::{decode_ipc, HEADER_BYTES, KIND_BATCH, KIND_COMMIT, RECORD_MAGIC};
 
 /// Bytes a file window reads at once.
 pub(crate) const WINDOW_BYTES: usize = 8 << 20;
@@ -143,7 +143,7 @@ pub(crate) fn read_record<'a>(b: &'a [u8], known_kinds: &[u8]) -> Record<'a> {
     let plen = payload_len(b);
     let statement = u64::from_le_bytes(b[12..20].try_into().expect("8 bytes"));
     let crc = u32::from_le_bytes(b[20..24].try_into().expect("4 bytes"));
-    if plen > super::archive::PAYLOAD_MAX || !known_kinds.contains(&kind) {
+    if plen > super::archive_codec::PAYLOAD_MAX || !known_kinds.contains(&kind) {
         return Record::Corrupt("bad record header".into());
     }
     if b.len() < HEADER_BYTES + plen {
@@ -178,7 +178,7 @@ fn record_at<'s, S: LogSource>(
     let head = src.window(pos, HEADER_BYTES)?;
     let need = if head.len() >= HEADER_BYTES && &head[..4] == RECORD_MAGIC {
         let plen = payload_len(head);
-        if plen > super::archive::PAYLOAD_MAX {
+        if plen > super::archive_codec::PAYLOAD_MAX {
             return Ok(Record::Corrupt("bad record header".into()));
         }
         if (HEADER_BYTES + plen) as u64 > left {
@@ -213,7 +213,7 @@ pub(crate) struct Survey {
 /// Walk the records of `src` (headers and checksums; no batch is decoded). Errors: the
 /// source could not be read.
 pub(crate) fn survey<S: LogSource>(src: &mut S) -> std::io::Result<Survey> {
-    const KINDS: &[u8] = &[KIND_BATCH, KIND_COMMIT, super::archive::KIND_EFFECTS];
+    const KINDS: &[u8] = &[KIND_BATCH, KIND_COMMIT, super::archive_codec::KIND_EFFECTS];
     let mut out = Survey::default();
     // Batch records since the last commit: (offset, length, statement, payload bytes).
     let mut pending: Vec<(u64, usize, u64, usize)> = Vec::new();

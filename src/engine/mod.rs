@@ -23,6 +23,7 @@
 //! memory.
 
 pub mod archive;
+mod archive_codec;
 pub(crate) mod backends;
 mod background;
 mod background_run;
@@ -30,21 +31,29 @@ mod catalog;
 pub(crate) mod coord;
 mod copy;
 pub(crate) mod copy_binary;
+mod copy_fields;
 mod copy_plain;
 mod explain;
+mod fanout;
 pub(crate) mod flink;
 mod join;
 mod log_scan;
 pub mod memory;
 pub(crate) mod monitor;
 mod outq;
+mod persist;
 mod pg_catalog;
 mod private_fs;
 mod privileges;
+mod register;
+mod registry;
+mod resolve;
+mod restore;
 pub(crate) mod roles;
 mod segment;
 mod session;
 mod setting_values;
+mod settings;
 mod sinks;
 mod sources;
 mod spill;
@@ -53,13 +62,15 @@ mod step;
 mod subscription;
 mod table_dml;
 mod table_log;
+mod view_rows;
+mod views;
 
 pub use archive::{StorageConfig, SyncMode};
 pub(crate) use background::{BackgroundStatus, SinkInfo};
 pub(crate) use catalog::Stream;
-/// COPY's field reader, which sources also decode with.
-pub(crate) use copy::append_field;
 pub(crate) use copy::CopyIn;
+/// COPY's field reader, which sources also decode with.
+pub(crate) use copy_fields::append_field;
 pub(crate) use outq::Overflow;
 pub(crate) use session::{Description, Session, Statement, TxStatus};
 pub(crate) use subscription::{Event, Subscription};
@@ -194,16 +205,7 @@ impl Engine {
     /// next batch, and an executor waiting on a full output queue returns at once, so
     /// nothing waits on a timer of a runtime that is shutting down.
     pub(crate) fn end_all_queries(&self) {
-        let queries: Vec<_> = self
-            .catalog
-            .queries
-            .lock()
-            .values()
-            .map(|(q, _)| q.clone())
-            .collect();
-        for q in queries {
-            q.close();
-        }
+        self.catalog.queries().close_all();
     }
 
     /// A new engine with an empty catalog that keeps everything in memory (see
@@ -227,16 +229,16 @@ impl Engine {
         let engine = Engine::build(config, Some(data));
         for r in records {
             match r {
-                archive::CatalogRecord::Stream(ddl) => session::restore_stream(&engine, &ddl)?,
-                archive::CatalogRecord::Table(ddl) => session::restore_table(&engine, &ddl)?,
-                archive::CatalogRecord::Role(json) => engine.catalog.roles.restore_role(&json)?,
-                archive::CatalogRecord::Acl(json) => engine.catalog.roles.restore_acl(&json)?,
+                archive::CatalogRecord::Stream(ddl) => restore::restore_stream(&engine, &ddl)?,
+                archive::CatalogRecord::Table(ddl) => restore::restore_table(&engine, &ddl)?,
+                archive::CatalogRecord::Role(json) => engine.catalog.roles().restore_role(&json)?,
+                archive::CatalogRecord::Acl(json) => engine.catalog.roles().restore_acl(&json)?,
                 archive::CatalogRecord::Derived(json) | archive::CatalogRecord::Sink(json) => {
-                    background::restore(&engine, &json)?
+                    background_run::restore(&engine, &json)?
                 }
             }
         }
-        background::start_restored(&engine);
+        background_run::start_restored(&engine);
         Ok(engine)
     }
 
@@ -269,18 +271,31 @@ impl Engine {
 
     /// The global memory budget: its limit and what is tracked against it now.
     pub(crate) fn memory(&self) -> &Arc<memory::MemoryBudget> {
-        &self.catalog.memory
+        self.catalog.memory()
     }
 
     /// Roles, relation owners and grants; the server installs the `--password-file` users
     /// here and looks up who may log in.
     pub(crate) fn roles(&self) -> &roles::Roles {
-        &self.catalog.roles
+        self.catalog.roles()
+    }
+
+    /// Every derived stream and sink, in creation order, as the console and `/metrics`
+    /// show them.
+    pub(crate) fn sink_infos(&self) -> Vec<SinkInfo> {
+        self.catalog.background().infos()
+    }
+
+    /// Wait until the derived streams and sinks restored at start have registered their
+    /// queries (at most 30 s), so that no tuple accepted from a client misses them. The
+    /// server calls this before it accepts connections.
+    pub(crate) async fn wait_ready(&self) {
+        self.catalog.background().wait_ready().await
     }
 
     /// The connected sessions; the server registers each connection here.
     pub(crate) fn backends(&self) -> &backends::Backends {
-        &self.catalog.backends
+        self.catalog.backends()
     }
 }
 

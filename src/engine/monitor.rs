@@ -130,7 +130,7 @@ pub(crate) struct QueryInfo {
 impl Engine {
     /// Every stream, by name.
     pub(crate) fn stream_infos(&self) -> Vec<StreamInfo> {
-        let mut streams: Vec<_> = self.catalog.streams.read().values().cloned().collect();
+        let mut streams: Vec<_> = self.catalog.streams_read().values().cloned().collect();
         streams.sort_by(|a, b| a.name.cmp(&b.name));
         streams
             .into_iter()
@@ -154,7 +154,7 @@ impl Engine {
                     archived: s.archived,
                     tuples: stats.tuples,
                     now_us: stats.now_us,
-                    queries: queries.len() + s.joins.lock().len(),
+                    queries: queries.len() + s.joins.len(),
                     late_tuples,
                     disk_bytes: s.archive.as_ref().map(|a| a.disk_bytes()),
                     retention_us: *s.retention_us.lock(),
@@ -169,7 +169,7 @@ impl Engine {
 
     /// Every stored table, by name.
     pub(crate) fn table_infos(&self) -> Vec<TableInfo> {
-        let mut tables: Vec<_> = self.catalog.tables.read().values().cloned().collect();
+        let mut tables: Vec<_> = self.catalog.tables_read().values().cloned().collect();
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         tables
             .into_iter()
@@ -191,9 +191,9 @@ impl Engine {
     pub(crate) fn query_infos(&self) -> Vec<QueryInfo> {
         let mut all: Vec<QueryInfo> = self
             .catalog
-            .queries
-            .lock()
-            .values()
+            .queries()
+            .queries()
+            .iter()
             .map(|(q, stream)| {
                 let exec = q.exec.lock();
                 QueryInfo {
@@ -217,7 +217,7 @@ impl Engine {
         // A member of a shared plan holds no state of its own: it shows its plan's (taken
         // after its own lock is released; the plan's lock is taken before its members').
         let mut shared = std::collections::HashMap::new();
-        let streams: Vec<_> = self.catalog.streams.read().values().cloned().collect();
+        let streams: Vec<_> = self.catalog.streams_read().values().cloned().collect();
         for s in streams {
             let plans: Vec<_> = s.plans.lock().clone();
             for p in plans {
@@ -233,7 +233,7 @@ impl Engine {
                 info.state = *state;
             }
         }
-        all.extend(self.catalog.joins.lock().values().map(|j| QueryInfo {
+        all.extend(self.catalog.queries().joins().iter().map(|j| QueryInfo {
             id: j.id,
             text: j.text.clone(),
             pid: j.pid,
@@ -245,7 +245,11 @@ impl Engine {
             flink: None,
         }));
         for info in &mut all {
-            info.feeds = self.catalog.background.by_query(info.id).map(|b| b.label());
+            info.feeds = self
+                .catalog
+                .background()
+                .by_query(info.id)
+                .map(|b| b.label());
         }
         all.sort_by_key(|q| q.id);
         all
@@ -260,12 +264,7 @@ impl Engine {
     /// `None`: no such query, or it has no window coverage graph (a join, a query without
     /// aggregates or windows).
     pub(crate) fn query_plan_json(&self, id: u64) -> Option<String> {
-        let q = self
-            .catalog
-            .queries
-            .lock()
-            .get(&id)
-            .map(|(q, _)| q.clone())?;
+        let (q, _) = self.catalog.queries().get(id)?;
         let exec = q.exec.lock();
         if exec.is_member() {
             let eta = exec.planned_rate()?;
@@ -298,9 +297,9 @@ impl Engine {
     /// `eta`, with the plan's measured work when the running nodes are that report's plan
     /// (they are until a query joins or leaves a running plan, which places or prunes nodes
     /// incrementally; then the work is left out rather than shown against other nodes).
-    fn shared_plan_json(&self, q: &super::catalog::RunningQuery, eta: f64) -> Option<String> {
+    fn shared_plan_json(&self, q: &super::registry::RunningQuery, eta: f64) -> Option<String> {
         let plan_id = q.plan_id.load(Ordering::Acquire);
-        let stream = self.catalog.queries.lock().get(&q.id)?.1.clone();
+        let stream = self.catalog.queries().get(q.id)?.1;
         let stream = self.catalog.stream(&stream).ok()?;
         let plan = stream
             .plans
@@ -344,16 +343,11 @@ impl Engine {
     /// Follow registered query `id`'s rows from now on, as its own reader gets them.
     /// `None`: no such query, or a join (a join's rows are not tapped).
     pub(crate) fn tail_query(&self, id: u64) -> Option<QueryTail> {
-        let q = self
-            .catalog
-            .queries
-            .lock()
-            .get(&id)
-            .map(|(q, _)| q.clone())?;
+        let (q, _) = self.catalog.queries().get(id)?;
         let (tx, rx) = mpsc::channel(TAIL_EVENTS_BUFFERED);
         let missed = Arc::new(AtomicU64::new(0));
         let queued_bytes = Arc::new(AtomicUsize::new(0));
-        q.taps.lock().push(super::catalog::Tap {
+        q.taps.lock().push(super::registry::Tap {
             tx,
             missed: missed.clone(),
             queued_bytes: queued_bytes.clone(),
@@ -373,12 +367,12 @@ impl Engine {
     /// `None`: no such query. `Some(false)`: the query has no session to signal (EXPLAIN
     /// ANALYZE's own run) or the session had nothing running.
     pub(crate) fn cancel_query(&self, id: u64) -> Option<bool> {
-        let pid = match self.catalog.queries.lock().get(&id) {
+        let pid = match self.catalog.queries().get(id) {
             Some((q, _)) => q.pid,
-            None => self.catalog.joins.lock().get(&id)?.pid,
+            None => self.catalog.queries().join(id)?.pid,
         };
         match pid {
-            Some(pid) => Some(self.catalog.backends.signal(pid, Signal::Cancel) == Some(true)),
+            Some(pid) => Some(self.catalog.backends().signal(pid, Signal::Cancel) == Some(true)),
             None => Some(false),
         }
     }

@@ -415,10 +415,10 @@ impl RelationProvider for CatalogRelations<'_> {
             ));
         }
         let whole = whole_name(schema, name);
-        if !self.catalog.tables.read().contains_key(&whole) {
+        if !self.catalog.tables_read().contains_key(&whole) {
             return Ok(());
         }
-        self.catalog.roles.check(
+        self.catalog.roles().check(
             self.user,
             self.superuser,
             "table",
@@ -437,7 +437,7 @@ impl RelationProvider for CatalogRelations<'_> {
         let superuser = if role == self.user {
             self.superuser
         } else {
-            role != super::roles::PUBLIC && self.catalog.roles.is_superuser(role, true)
+            role != super::roles::PUBLIC && self.catalog.roles().is_superuser(role, true)
         };
         if superuser {
             return (Privileges::ALL, true);
@@ -453,7 +453,7 @@ impl RelationProvider for CatalogRelations<'_> {
             return (held, false);
         }
         self.catalog
-            .roles
+            .roles()
             .privileges(role, &whole_name(schema, name))
     }
 }
@@ -469,7 +469,7 @@ fn whole_name(schema: &str, name: &str) -> String {
 
 impl RelationProvider for Catalog {
     fn relation(&self, schema: &str, name: &str) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
-        let settings: Vec<(String, String)> = super::session::default_settings()
+        let settings: Vec<(String, String)> = super::settings::default_settings()
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -491,8 +491,8 @@ fn relation(
 ) -> Option<(Vec<Column>, Vec<Vec<Value>>)> {
     let (catalog, user, database) = (view.catalog, view.user, view.database);
     if schema == "pg_catalog" {
-        if let Some(cols) = super::catalog::system_view_columns(name) {
-            let viewer = super::catalog::Viewer {
+        if let Some(cols) = super::views::system_view_columns(name) {
+            let viewer = super::views::Viewer {
                 user,
                 superuser: view.superuser,
             };
@@ -501,7 +501,7 @@ fn relation(
     }
     // A stored table, as it is now.
     let whole = whole_name(schema, name);
-    if let Some(t) = catalog.tables.read().get(&whole) {
+    if let Some(t) = catalog.tables_read().get(&whole) {
         let snap = t.snapshot();
         return Some((snap.columns.to_vec(), snap.rows().to_vec()));
     }
@@ -510,10 +510,10 @@ fn relation(
         .position(|r| r.0 == schema && r.1 == name)?;
     let spec = specs(RELATIONS[i].3);
     let columns: Vec<Column> = spec.iter().map(|(n, ty)| column_of(n, ty)).collect();
-    let mut streams: Vec<Arc<Stream>> = catalog.streams.read().values().cloned().collect();
+    let mut streams: Vec<Arc<Stream>> = catalog.streams_read().values().cloned().collect();
     streams.sort_by_key(|s| s.oid);
     let mut tables: Vec<Arc<crate::table::Table>> =
-        catalog.tables.read().values().cloned().collect();
+        catalog.tables_read().values().cloned().collect();
     tables.sort_by_key(|t| t.oid);
     let ctx = Ctx {
         streams: &streams,
@@ -521,7 +521,7 @@ fn relation(
         user,
         database,
         settings: view.settings,
-        roles: &catalog.roles,
+        roles: catalog.roles(),
         superuser: view.superuser,
     };
     let rows: Vec<Vec<(&str, Value)>> = ctx.rows(name);
@@ -763,7 +763,7 @@ impl Ctx<'_> {
         .iter()
         .enumerate()
         {
-            let cols = super::catalog::system_view_columns(v)
+            let cols = super::views::system_view_columns(v)
                 .unwrap_or_default()
                 .into_iter()
                 .map(|c| {
@@ -1440,7 +1440,7 @@ impl Ctx<'_> {
         self.settings
             .iter()
             .map(|(n, v)| {
-                let default = super::session::default_settings()
+                let default = super::settings::default_settings()
                     .iter()
                     .find(|(k, _)| k == n)
                     .map(|(_, d)| d.to_string());

@@ -10,8 +10,9 @@
 //! change its own password). Finite queries over stored tables are
 //! checked as they scan each table (`CatalogRelations::check_read`).
 
+use super::persist::save_catalog;
 use super::roles::RoleOptionsSet;
-use super::session::{save_catalog, Session};
+use super::session::Session;
 use super::Notice;
 use super::Outcome;
 use crate::error::{Error, Result};
@@ -23,7 +24,7 @@ impl Session {
     pub(crate) fn is_superuser(&self) -> bool {
         self.engine
             .catalog
-            .roles
+            .roles()
             .is_superuser(&self.user, self.implicit_superuser)
     }
 
@@ -44,16 +45,19 @@ impl Session {
         relation: &str,
         privileges: Privileges,
     ) -> Result<()> {
-        self.engine
-            .catalog
-            .roles
-            .check(&self.user, self.is_superuser(), kind, relation, privileges)
+        self.engine.catalog.roles().check(
+            &self.user,
+            self.is_superuser(),
+            kind,
+            relation,
+            privileges,
+        )
     }
 
     fn check_owner(&self, kind: &str, relation: &str) -> Result<()> {
         self.engine
             .catalog
-            .roles
+            .roles()
             .check_owner(&self.user, self.is_superuser(), kind, relation)
     }
 
@@ -83,7 +87,7 @@ impl Session {
         let Some(target) = self
             .engine
             .catalog
-            .backends
+            .backends()
             .list()
             .into_iter()
             .find(|b| b.pid == pid)
@@ -99,7 +103,7 @@ impl Session {
             ("terminate", "process is being terminated")
         };
         // A trust-connected user who is no role is a superuser (engine::roles).
-        if self.engine.catalog.roles.is_superuser(&target.user, true) {
+        if self.engine.catalog.roles().is_superuser(&target.user, true) {
             return Err(Error::InsufficientPrivilege(format!(
                 "must be a superuser to {verb} superuser {}",
                 if cancel { "query" } else { "process" }
@@ -121,11 +125,11 @@ impl Session {
             Plan::DropRole { .. } => self.require_superuser("drop role"),
             Plan::DropStream { names, .. } => names
                 .iter()
-                .filter(|n| catalog.streams.read().contains_key(*n))
+                .filter(|n| catalog.streams_read().contains_key(*n))
                 .try_for_each(|n| self.check_owner("stream", n)),
             Plan::DropTable { names, .. } => names
                 .iter()
-                .filter(|n| catalog.tables.read().contains_key(*n))
+                .filter(|n| catalog.tables_read().contains_key(*n))
                 .try_for_each(|n| self.check_owner("table", n)),
             Plan::AlterStreamRetention { name, .. } | Plan::AlterStreamSource { name, .. } => {
                 self.check_owner("stream", name)
@@ -231,15 +235,15 @@ impl Session {
         relations: &[String],
         change: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let streams = self.engine.catalog.streams.write();
+        let streams = self.engine.catalog.streams_write();
         if let Some(gone) = relations.iter().find(|r| {
-            !streams.contains_key(*r) && !self.engine.catalog.tables.read().contains_key(*r)
+            !streams.contains_key(*r) && !self.engine.catalog.tables_read().contains_key(*r)
         }) {
             return Err(Error::UndefinedTable(gone.clone()));
         }
-        let before = self.engine.catalog.roles.snapshot();
+        let before = self.engine.catalog.roles().snapshot();
         if let Err(e) = change().and_then(|()| save_catalog(&self.engine, &streams)) {
-            self.engine.catalog.roles.restore(before);
+            self.engine.catalog.roles().restore(before);
             return Err(e);
         }
         Ok(())
@@ -258,7 +262,7 @@ impl Session {
             superuser: options.superuser.unwrap_or(false),
             password: password.flatten(),
         };
-        self.change_roles(|| self.engine.catalog.roles.create(name, set))?;
+        self.change_roles(|| self.engine.catalog.roles().create(name, set))?;
         Ok(command(
             if user { "CREATE USER" } else { "CREATE ROLE" },
             notices,
@@ -276,7 +280,7 @@ impl Session {
         let mut notices = Vec::new();
         let password = verifier(options.password, &mut notices);
         self.change_roles(|| {
-            self.engine.catalog.roles.alter(name, |r| {
+            self.engine.catalog.roles().alter(name, |r| {
                 if let Some(login) = options.login {
                     r.login = login;
                 }
@@ -298,14 +302,14 @@ impl Session {
         let mut notices = Vec::new();
         self.change_roles(|| {
             for n in &names {
-                if self.engine.catalog.roles.get(n).is_none() && !if_exists {
+                if self.engine.catalog.roles().get(n).is_none() && !if_exists {
                     return Err(Error::UndefinedObject(format!(
                         "role \"{n}\" does not exist"
                     )));
                 }
             }
             for n in &names {
-                if !self.engine.catalog.roles.drop_role(n)? {
+                if !self.engine.catalog.roles().drop_role(n)? {
                     notices.push(format!("role \"{n}\" does not exist, skipping").into());
                 }
             }
@@ -317,14 +321,13 @@ impl Session {
     pub(super) fn grant(&mut self, g: Grant) -> Result<Outcome> {
         let catalog = &self.engine.catalog;
         for r in &g.relations {
-            let is_stream = catalog.streams.read().contains_key(r);
+            let is_stream = catalog.streams_read().contains_key(r);
             let kind = match (is_stream, g.target) {
                 (true, _) => "stream",
-                (false, GrantTarget::Relation) if catalog.tables.read().contains_key(r) => "table",
+                (false, GrantTarget::Relation) if catalog.tables_read().contains_key(r) => "table",
                 (false, GrantTarget::Stream) => {
                     let hint = catalog
-                        .tables
-                        .read()
+                        .tables_read()
                         .contains_key(r)
                         .then(|| format!("\"{r}\" is a table: grant ON TABLE {r}"));
                     let e = Error::UndefinedTable(r.clone());
@@ -336,7 +339,7 @@ impl Session {
                 (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),
             };
             if !self.is_superuser()
-                && self.engine.catalog.roles.owner(r).as_deref() != Some(&self.user)
+                && self.engine.catalog.roles().owner(r).as_deref() != Some(&self.user)
             {
                 return Err(Error::InsufficientPrivilege(format!(
                     "permission denied for {kind} {r}: only its owner or a superuser grants"
@@ -347,7 +350,7 @@ impl Session {
             for r in &g.relations {
                 self.engine
                     .catalog
-                    .roles
+                    .roles()
                     .grant(r, &g.grantees, g.privileges, g.grant)?;
             }
             Ok(())
@@ -357,7 +360,7 @@ impl Session {
 
     pub(super) fn alter_owner(&mut self, table: bool, name: &str, owner: &str) -> Result<Outcome> {
         self.change_relation_roles(&[name.to_string()], || {
-            self.engine.catalog.roles.change_owner(name, owner)
+            self.engine.catalog.roles().change_owner(name, owner)
         })?;
         Ok(Outcome::Command(
             if table { "ALTER TABLE" } else { "ALTER STREAM" }.into(),

@@ -40,7 +40,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnPath;
 
-use super::archive::{io_err, ArchiveCodec};
+use super::archive_codec::{io_err, ArchiveCodec};
 use crate::error::{Error, Result};
 use crate::exec::columns::ColumnBatch;
 

@@ -8,21 +8,23 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::catalog::{QueryGuard, RunningQuery, Stream};
+use super::catalog::Stream;
 use super::coord::{self, Inbox, LockKey, LockMode, Notification};
-use super::copy::{CopyIn, CopyRel};
+use super::copy::CopyIn;
+use super::copy_fields::CopyRel;
+use super::persist::{new_stream, save_catalog};
+use super::settings::{
+    display_name, known_setting, parse_bool_setting, parse_overflow, parse_timeout_ms, setting_on,
+    show_ms, DEFAULT_SETTINGS, OTHER_SETTINGS, OVERFLOW_SETTING, SHARE_SETTING,
+};
 use super::Notice;
 use super::{Engine, Outcome, Overflow, Subscription};
 use crate::error::{Error, Result};
 use crate::exec::finite::run_finite;
-use crate::exec::{plan_windows, Event, ExecLimits, QueryExec, RowBatch};
+use crate::exec::{Event, RowBatch};
 use crate::expr::{eval, EvalContext};
-use crate::sql::{
-    self, FetchCount, Plan, Query, SavepointOp, SessionFunc, Source, StartSpec, TransactionOp,
-    WindowSpec,
-};
+use crate::sql::{self, FetchCount, Plan, Query, SavepointOp, SessionFunc, Source, TransactionOp};
 use crate::types::{Column, DataType, Value};
-use crate::window::{Start, Window};
 
 /// A parsed statement, not yet bound.
 #[derive(Clone, Debug)]
@@ -216,165 +218,6 @@ impl crate::expr::SessionInfo for Session {
     }
 }
 
-const DEFAULT_SETTINGS: &[(&str, &str)] = &[
-    ("server_version", "15.0"),
-    ("server_version_num", "150000"),
-    ("server_encoding", "UTF8"),
-    ("client_encoding", "UTF8"),
-    ("datestyle", "ISO, MDY"),
-    ("timezone", "UTC"),
-    ("integer_datetimes", "on"),
-    ("standard_conforming_strings", "on"),
-    ("search_path", "\"$user\", public"),
-    ("transaction_isolation", "read committed"),
-    ("default_transaction_isolation", "read committed"),
-    ("max_identifier_length", "63"),
-    ("max_index_keys", "32"),
-    ("application_name", ""),
-    ("extra_float_digits", "1"),
-    ("is_superuser", "on"),
-    ("lc_collate", "C"),
-    ("intervalstyle", "postgres"),
-    // SQLAlchemy's table reflection compares each table's access method with it.
-    ("default_table_access_method", "heap"),
-    ("tcq.output_overflow", "error"),
-    ("tcq.share_across_queries", "on"),
-];
-
-/// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
-/// reset, or to tune a session), with PostgreSQL's defaults: SET records them and SHOW
-/// shows them, and tcq does not act on them, except `statement_timeout`
-/// ([`Session::statement_timeout`]). Any other name without a dot is 42704, as in
-/// PostgreSQL; a name with a dot (`myapp.x`) is a custom parameter and always accepted.
-const OTHER_SETTINGS: &[(&str, &str)] = &[
-    ("statement_timeout", "0"),
-    ("lock_timeout", "0"),
-    ("idle_in_transaction_session_timeout", "0"),
-    ("idle_session_timeout", "0"),
-    ("jit", "off"),
-    ("client_min_messages", "notice"),
-    ("bytea_output", "hex"),
-    ("default_transaction_read_only", "off"),
-    ("transaction_read_only", "off"),
-    ("default_transaction_deferrable", "off"),
-    ("transaction_deferrable", "off"),
-    ("synchronous_commit", "on"),
-    ("work_mem", "4MB"),
-    ("maintenance_work_mem", "64MB"),
-    ("temp_buffers", "8MB"),
-    ("row_security", "on"),
-    ("role", "none"),
-    ("session_authorization", ""),
-    ("lc_messages", "C"),
-    ("lc_monetary", "C"),
-    ("lc_numeric", "C"),
-    ("lc_time", "C"),
-    ("lc_ctype", "C"),
-    ("xmloption", "content"),
-    ("escape_string_warning", "on"),
-    ("backslash_quote", "safe_encoding"),
-    ("array_nulls", "on"),
-    ("quote_all_identifiers", "off"),
-    ("check_function_bodies", "on"),
-    ("default_tablespace", ""),
-    ("temp_tablespaces", ""),
-    ("plan_cache_mode", "auto"),
-    ("max_parallel_workers_per_gather", "2"),
-    ("geqo", "on"),
-    ("join_collapse_limit", "8"),
-    ("from_collapse_limit", "8"),
-    ("cursor_tuple_fraction", "0.1"),
-    ("random_page_cost", "4"),
-    ("effective_cache_size", "4GB"),
-    ("session_replication_role", "origin"),
-    ("log_statement", "none"),
-    ("log_min_duration_statement", "-1"),
-    ("log_min_messages", "warning"),
-    ("track_activities", "on"),
-    ("enable_seqscan", "on"),
-    ("enable_indexscan", "on"),
-    ("enable_bitmapscan", "on"),
-    ("enable_hashjoin", "on"),
-    ("enable_mergejoin", "on"),
-    ("enable_nestloop", "on"),
-    ("enable_partitionwise_join", "off"),
-    ("default_statistics_target", "100"),
-    ("password_encryption", "scram-sha-256"),
-    ("gin_fuzzy_search_limit", "0"),
-    ("vacuum_cost_delay", "0"),
-];
-
-/// True when SET may take parameter `name` (lower-cased): one tcq keeps, one of
-/// [`OTHER_SETTINGS`], or a custom one (its name has a dot).
-fn known_setting(name: &str) -> bool {
-    name.contains('.')
-        || DEFAULT_SETTINGS.iter().any(|(k, _)| *k == name)
-        || OTHER_SETTINGS.iter().any(|(k, _)| *k == name)
-}
-
-/// A boolean setting's value is true (`on`, `true`, `yes`, `1`, quoted or not).
-/// A `statement_timeout` value in milliseconds, as PostgreSQL reads it: a number of
-/// milliseconds, or a number with a unit (`us`, `ms`, `s`, `min`, `h`, `d`); 0 is none.
-/// Errors: 22023 for anything else or a negative value.
-pub(crate) fn parse_timeout_ms(v: &str) -> Result<u64> {
-    let invalid = || {
-        Error::InvalidParameterValue(format!(
-            "invalid value for parameter \"statement_timeout\": \"{v}\""
-        ))
-    };
-    let t = v.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(t.len());
-    let (number, unit) = (t[..split].trim(), t[split..].trim());
-    let n: f64 = number.parse().map_err(|_| invalid())?;
-    let scale = match unit {
-        "" | "ms" => 1.0,
-        "us" => 0.001,
-        "s" => 1_000.0,
-        "min" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        _ => return Err(invalid()),
-    };
-    let ms = (n * scale).round();
-    if !(0.0..=i32::MAX as f64).contains(&ms) {
-        return Err(Error::InvalidParameterValue(format!(
-            "{} ms is outside the valid range for parameter \"statement_timeout\" (0 .. {})",
-            ms,
-            i32::MAX
-        )));
-    }
-    Ok(ms as u64)
-}
-
-/// A time in milliseconds as PostgreSQL shows a setting in that unit: in the largest of
-/// ms, s, min, h and d that divides it, `0` for zero.
-fn show_ms(ms: u64) -> String {
-    if ms == 0 {
-        return "0".into();
-    }
-    let unit = [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "min"),
-        (1_000, "s"),
-    ]
-    .into_iter()
-    .find(|(u, _)| ms.is_multiple_of(*u));
-    match unit {
-        Some((u, name)) => format!("{}{name}", ms / u),
-        None => format!("{ms}ms"),
-    }
-}
-
-fn setting_on(v: &str) -> bool {
-    matches!(
-        v.trim_matches('\'').to_ascii_lowercase().as_str(),
-        "on" | "true" | "yes" | "1" | "t" | "y"
-    )
-}
-
 /// What a read-only transaction may not execute, as PostgreSQL names it in 25006
 /// (`INSERT`, `COPY FROM`, `CREATE TABLE`); `None` for a statement that writes nothing.
 fn writes(plan: &Plan) -> Option<&'static str> {
@@ -401,67 +244,23 @@ fn writes(plan: &Plan) -> Option<&'static str> {
     })
 }
 
-/// The settings a new session starts with, as (name, value).
-pub(crate) fn default_settings() -> &'static [(&'static str, &'static str)] {
-    DEFAULT_SETTINGS
-}
-
-/// The name PostgreSQL gives a setting in SHOW's column header: settings are looked up
-/// case-insensitively, but a few are spelled in mixed case (`SHOW timezone` prints a column
-/// named `TimeZone`).
-fn display_name(name: &str) -> &str {
-    match name {
-        "datestyle" => "DateStyle",
-        "timezone" => "TimeZone",
-        "intervalstyle" => "IntervalStyle",
-        _ => name,
-    }
-}
-
-/// Schemas that belong to the system: a stream may not be created in them (42501), as
-/// PostgreSQL refuses user relations in its catalogs.
-pub(super) fn check_schema_writable(name: &str) -> Result<()> {
-    let Some((schema, _)) = name.rsplit_once('.') else {
-        return Ok(());
-    };
-    let schema = schema.trim_matches('"');
-    if schema.starts_with("pg_") || schema == "information_schema" {
-        return Err(Error::InsufficientPrivilege(format!(
-            "permission denied to create \"{name}\": schema \"{schema}\" is a system schema"
-        )));
-    }
-    Ok(())
-}
-
-/// The session setting that chooses what a full output queue does to this session's
-/// continuous queries: `error` (end with 54000) or `skip` (drop rows, say how many).
-const OVERFLOW_SETTING: &str = "tcq.output_overflow";
-
-fn parse_overflow(v: &str) -> Result<Overflow> {
-    match v.trim_matches('\'').to_ascii_lowercase().as_str() {
-        "error" => Ok(Overflow::Error),
-        "skip" => Ok(Overflow::Skip),
-        _ => Err(Error::InvalidParameterValue(format!(
-            "invalid value for parameter \"{OVERFLOW_SETTING}\": \"{v}\" (error or skip)"
-        ))),
-    }
-}
-
-/// The session setting that lets this session's continuous aggregate queries join the
-/// cross-query shared plans of their stream (`on`, the default) or run alone (`off`).
-const SHARE_SETTING: &str = "tcq.share_across_queries";
-
-fn parse_bool_setting(name: &str, v: &str) -> Result<bool> {
-    match v.trim_matches('\'').to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" | "1" => Ok(true),
-        "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(Error::InvalidParameterValue(format!(
-            "parameter \"{name}\" requires a Boolean value"
-        ))),
-    }
-}
-
 impl Session {
+    /// The derived-stream and sink statements of this session (`sinks`).
+    fn sinks(&self) -> super::sinks::Sinks<'_> {
+        super::sinks::Sinks {
+            engine: &self.engine,
+            user: &self.user,
+        }
+    }
+
+    /// The table statements of this session (`table_dml`).
+    fn tables(&self) -> super::table_dml::TableDml<'_> {
+        super::table_dml::TableDml {
+            engine: &self.engine,
+            session: self,
+        }
+    }
+
     /// Whether this session's queries join cross-query shared plans
     /// (`tcq.share_across_queries`).
     fn share(&self) -> bool {
@@ -866,9 +665,9 @@ impl Session {
                 .into(),
             )),
             Plan::CreateStream(c) => self.create_stream(c),
-            Plan::CreateDerived(c) => self.create_derived(c).await,
-            Plan::CreateSink(c) => self.create_sink(c).await,
-            Plan::DropSink { names, if_exists } => self.drop_sink(names, if_exists),
+            Plan::CreateDerived(c) => self.sinks().create_derived(c).await,
+            Plan::CreateSink(c) => self.sinks().create_sink(c).await,
+            Plan::DropSink { names, if_exists } => self.sinks().drop_sink(names, if_exists),
             Plan::DropStream {
                 names,
                 if_exists,
@@ -879,23 +678,27 @@ impl Session {
                 if_exists,
                 cascade,
             } => self.drop_stream(names, if_exists, cascade).await,
-            Plan::CreateTable(c) => self.create_table(c, stmt.parsed.text()),
-            Plan::DropTable { names, if_exists } => self.drop_table(names, if_exists).await,
-            Plan::Truncate { names } => self.truncate(names).await,
-            Plan::Update(u) => self.update_table(u, params).await,
-            Plan::Delete(d) => self.delete_table(d, params).await,
-            Plan::Insert(i) if i.table => self.insert_table(i, params).await,
+            Plan::CreateTable(c) => self.tables().create_table(c, stmt.parsed.text()),
+            Plan::DropTable { names, if_exists } => {
+                self.tables().drop_table(names, if_exists).await
+            }
+            Plan::Truncate { names } => self.tables().truncate(names).await,
+            Plan::Update(u) => self.tables().update_table(u, params).await,
+            Plan::Delete(d) => self.tables().delete_table(d, params).await,
+            Plan::Insert(i) if i.table => self.tables().insert_table(i, params).await,
             Plan::AlterStreamRetention { name, retention_us } => {
                 self.alter_retention(&name, retention_us).await
             }
-            Plan::AlterStreamSource { name, pause } => self.alter_source(&name, pause),
+            Plan::AlterStreamSource { name, pause } => {
+                super::sources::alter_source(&self.engine, &name, pause)
+            }
             Plan::Insert(i) => {
-                super::background::refuse_write(&self.engine, &i.stream)?;
+                self.engine.catalog.background().refuse_write(&i.stream)?;
                 self.insert(i, params).await
             }
             Plan::CopyFrom(c) => {
                 if !c.table {
-                    super::background::refuse_write(&self.engine, &c.stream)?;
+                    self.engine.catalog.background().refuse_write(&c.stream)?;
                 }
                 let rel = if c.table {
                     CopyRel::table(self.engine.catalog.table(&c.stream)?)
@@ -1031,8 +834,8 @@ impl Session {
         };
         let s = self.engine.catalog.stream(&name).map_err(|e| {
             let catalog = &self.engine.catalog;
-            if catalog.tables.read().contains_key(&name)
-                || super::catalog::system_view_columns(&name).is_some()
+            if catalog.tables_read().contains_key(&name)
+                || super::views::system_view_columns(&name).is_some()
             {
                 sql::advance_of_no_stream(&name)
             } else {
@@ -1051,11 +854,11 @@ impl Session {
     }
 
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
-        check_schema_writable(&c.name)?;
-        let mut streams = self.engine.catalog.streams.write();
+        super::catalog::check_schema_writable(&c.name)?;
+        let mut streams = self.engine.catalog.streams_write();
         if streams.contains_key(&c.name)
-            || self.engine.catalog.tables.read().contains_key(&c.name)
-            || super::catalog::system_view_columns(&c.name).is_some()
+            || self.engine.catalog.tables_read().contains_key(&c.name)
+            || super::views::system_view_columns(&c.name).is_some()
         {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
@@ -1072,12 +875,12 @@ impl Session {
         let stream = new_stream(&self.engine, c, true)?;
         super::sources::attach(&self.engine, &stream, source, true);
         streams.insert(name.clone(), stream.clone());
-        self.engine.catalog.roles.set_owner(&name, &self.user);
+        self.engine.catalog.roles().set_owner(&name, &self.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
             streams.remove(&name);
-            self.engine.catalog.roles.remove_relation(&name);
+            self.engine.catalog.roles().remove_relation(&name);
             stream
                 .dropped
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -1104,7 +907,7 @@ impl Session {
         let _order = stream.enqueue_order.lock().await;
         let old = std::mem::replace(&mut *stream.retention_us.lock(), retention_us);
         let saved = {
-            let streams = self.engine.catalog.streams.read();
+            let streams = self.engine.catalog.streams_read();
             save_catalog(&self.engine, &streams)
         };
         if let Err(e) = saved {
@@ -1125,19 +928,19 @@ impl Session {
         let mut dropped = Vec::new();
         let gone;
         {
-            let mut streams = self.engine.catalog.streams.write();
+            let mut streams = self.engine.catalog.streams_write();
             for n in &names {
                 if !streams.contains_key(n) && !if_exists {
                     return Err(Error::UndefinedTable(n.clone()));
                 }
             }
-            let (names, sinks, cascaded) = self.drop_stream_dependents(&names, cascade)?;
+            let (names, sinks, cascaded) = self.sinks().drop_stream_dependents(&names, cascade)?;
             notices.extend(cascaded);
-            gone = self.unregister_dropped(&names, &sinks);
+            gone = self.sinks().unregister_dropped(&names, &sinks);
             for n in names {
                 match streams.remove(&n) {
                     Some(s) => {
-                        self.engine.catalog.roles.remove_relation(&n);
+                        self.engine.catalog.roles().remove_relation(&n);
                         dropped.push(s)
                     }
                     None => notices.push(format!("stream \"{n}\" does not exist, skipping").into()),
@@ -1148,7 +951,7 @@ impl Session {
             }
         }
         // A derived stream's or sink's query stops; its consumer then drops it.
-        self.stop_dropped(gone);
+        self.sinks().stop_dropped(gone);
         // Queries reading a dropped stream end once it has processed what it accepted:
         // their subscriptions drain and finish.
         for s in dropped {
@@ -1157,11 +960,11 @@ impl Session {
             let replaying: Vec<_> = self
                 .engine
                 .catalog
-                .queries
-                .lock()
-                .values()
+                .queries()
+                .queries()
+                .into_iter()
                 .filter(|(q, name)| *name == s.name && q.backfill.lock().is_some_and(|b| !b.done()))
-                .map(|(q, _)| q.clone())
+                .map(|(q, _)| q)
                 .collect();
             for q in replaying {
                 q.close();
@@ -1197,7 +1000,7 @@ impl Session {
         let mut notices = Vec::new();
         let mut found = Vec::new();
         {
-            let streams = self.engine.catalog.streams.read();
+            let streams = self.engine.catalog.streams_read();
             for n in names {
                 if streams.contains_key(&n) {
                     found.push(n);
@@ -1209,7 +1012,7 @@ impl Session {
             }
         }
         // Dependents are checked now (2BP01 at once), and dropped with them at COMMIT.
-        let (_, _, cascaded) = self.drop_stream_dependents(&found, cascade)?;
+        let (_, _, cascaded) = self.sinks().drop_stream_dependents(&found, cascade)?;
         notices.extend(cascaded);
         self.pending_stream_drops.push((found, cascade));
         Ok(Outcome::Rows {
@@ -1272,7 +1075,7 @@ impl Session {
         let input = match &q.source {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
-                let viewer = super::catalog::Viewer {
+                let viewer = super::views::Viewer {
                     user: &self.user,
                     superuser: self.is_superuser(),
                 };
@@ -1317,8 +1120,11 @@ impl Session {
         if !q.is_continuous() {
             let (columns, rows) = self.finite(&q, params).await?;
             // A finite result is already in memory: the queue's bound does not apply.
-            let (tx, rx) =
-                super::outq::output_queue(usize::MAX, Overflow::Error, &self.engine.catalog.memory);
+            let (tx, rx) = super::outq::output_queue(
+                usize::MAX,
+                Overflow::Error,
+                self.engine.catalog.memory(),
+            );
             if !rows.is_empty() {
                 let _ = tx.push(Ok(Event::Rows(rows)));
             }
@@ -1337,7 +1143,7 @@ impl Session {
                 "more than {max} continuous queries and cursors on one connection (queries_per_connection_max)"
             )));
         }
-        let mut sub = register(
+        let mut sub = super::register::register(
             &self.engine,
             q,
             params,
@@ -1701,7 +1507,7 @@ impl Session {
                 if func == F::CancelBackend && pid == self.pid {
                     return Err(Error::QueryCanceled);
                 }
-                match self.engine.catalog.backends.signal(pid, signal) {
+                match self.engine.catalog.backends().signal(pid, signal) {
                     Some(done) => Value::Bool(done),
                     None => {
                         notices
@@ -1883,377 +1689,4 @@ impl Drop for Session {
         self.apply_listen(ListenOp::Unlisten(None));
         self.inbox.close();
     }
-}
-
-/// Resolve a window clause: the default START AT is the submission time rounded down to a
-/// multiple of the slide since the epoch (TelegraphCQ 2.1's rule).
-///
-/// A default START AT is run as an epoch grid shown from that instant on (the second
-/// value): the results are the same, and windows with default starts share work with each
-/// other as their grids are all aligned to the epoch.
-pub(crate) fn resolve_window(
-    spec: &WindowSpec,
-    submitted_us: i64,
-) -> Result<(Window, Option<i64>)> {
-    let (start, cutoff) = match spec.start {
-        StartSpec::Epoch => (Start::Epoch, None),
-        StartSpec::At(t) => (Start::At(t), None),
-        StartSpec::Default => (
-            Start::Epoch,
-            Some(submitted_us.div_euclid(spec.slide_us) * spec.slide_us),
-        ),
-    };
-    let w = Window::new(spec.range_us, spec.slide_us, start)
-        .map_err(|e| Error::InvalidParameterValue(e.to_string()))?;
-    Ok((w, cutoff))
-}
-
-/// Windows with their display cut-off (see [`resolve_window`]).
-pub(crate) type ResolvedWindows = Vec<(Window, Option<i64>)>;
-
-/// The stream a continuous query reads and its windows, resolved now.
-pub(crate) fn resolve(engine: &Engine, q: &Query) -> Result<(Arc<Stream>, ResolvedWindows)> {
-    let Source::Stream { name, .. } = &q.source else {
-        return Err(Error::Internal("a continuous query reads a stream".into()));
-    };
-    let stream = engine.catalog.stream(name)?;
-    let now = crate::time::now_us();
-    let windows = q
-        .windows
-        .iter()
-        .map(|w| resolve_window(w, now))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((stream, windows))
-}
-
-/// The executor for `q` with its plan, ready to register.
-pub(crate) fn build_exec(
-    engine: &Engine,
-    q: Query,
-    params: &[Value],
-    stream: &Stream,
-    resolved: Vec<(Window, Option<i64>)>,
-    eta: Option<f64>,
-) -> Result<QueryExec> {
-    let (windows, cutoffs): (Vec<Window>, Vec<Option<i64>>) = resolved.into_iter().unzip();
-    let slack_us = query_slack_us(&q.windows, stream.slack_us);
-    let limits = engine.limits();
-    let eta = eta.unwrap_or_else(|| stream.event_rate_per_sec());
-    let plan = plan_windows(&q, &windows, eta);
-    let tz = stream
-        .ts_col
-        .is_none_or(|c| stream.columns[c].data_type == DataType::TimestampTz);
-    let exec_limits = ExecLimits {
-        groups_max: limits.groups_max,
-        open_instances_max: limits.open_instances_max,
-        empty_slide_events_max: limits.empty_slide_events_max,
-        distinct_values_max: limits.distinct_values_max,
-        coalesce_bytes: limits.output_queue_bytes / 64,
-    };
-    let mut exec = QueryExec::new(
-        q,
-        windows,
-        cutoffs,
-        plan,
-        params.to_vec(),
-        tz,
-        exec_limits,
-        limits.live_tuples_max,
-    )?;
-    exec.set_slack(slack_us);
-    exec.set_planned_rate(eta);
-    Ok(exec)
-}
-
-/// The SLACK a query applies to one stream: the largest its window clauses over that stream
-/// give, each defaulting to the stream's `WITH (slack = ...)`.
-pub(crate) fn query_slack_us(windows: &[WindowSpec], stream_default_us: i64) -> i64 {
-    windows
-        .iter()
-        .map(|w| w.slack_us.unwrap_or(stream_default_us))
-        .max()
-        .unwrap_or(stream_default_us)
-}
-
-/// Register a continuous query on its stream, for session `pid`.
-/// A new stream from its definition: an archived stream in an engine with a data directory
-/// opens (creating, or with `fresh`, first clearing) its archive and recovers its log.
-pub(crate) fn new_stream(
-    engine: &Arc<Engine>,
-    c: sql::CreateStream,
-    fresh: bool,
-) -> Result<Arc<Stream>> {
-    let oid = engine
-        .catalog
-        .next_oid
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut recovered = None;
-    let archive = match (&engine.data, c.archived) {
-        (Some(data), true) => {
-            let dir = data.stream_dir(&c.name);
-            if fresh && dir.exists() {
-                // Left by a stream of this name dropped while a crash interrupted the removal
-                // of its files: the catalog no longer has it, so its tuples are not this
-                // stream's.
-                std::fs::remove_dir_all(&dir).map_err(|e| {
-                    super::archive::io_err(format!("cannot remove {}", dir.display()), e)
-                })?;
-            }
-            let codec = super::archive::ArchiveCodec::new(&c.columns, c.timestamp_column);
-            let (a, r) = super::archive::StreamArchive::open(dir, codec, &data.config)?;
-            recovered = Some(r);
-            Some(Arc::new(a))
-        }
-        _ => None,
-    };
-    let retention_us = c.retention_us;
-    let stream = Stream::create(
-        c.name,
-        oid,
-        c.columns,
-        c.timestamp_column,
-        c.archived,
-        c.slack_us,
-        engine.limits().output_stall_timeout,
-        archive,
-    );
-    *stream.retention_us.lock() = retention_us;
-    if let Some(r) = recovered {
-        let mut st = stream.stats.lock();
-        st.tuples = r.tuples;
-        st.first_us = r.first_us;
-        st.now_us = r.last_us;
-        st.newest_us = r.last_us;
-    }
-    stream.apply_retention();
-    Ok(stream)
-}
-
-/// Write every stream's and table's definition, the roles and the access lists to the data
-/// directory's catalog (nothing without one).
-pub(super) fn save_catalog(
-    engine: &Engine,
-    streams: &std::collections::HashMap<String, Arc<Stream>>,
-) -> Result<()> {
-    let Some(data) = &engine.data else {
-        return Ok(());
-    };
-    use super::archive::CatalogRecord;
-    let background = engine.catalog.background.list();
-    let mut records: Vec<(u32, CatalogRecord)> = streams
-        .values()
-        .map(|s| {
-            let derived = background
-                .iter()
-                .find(|b| b.kind == super::background::Kind::Stream && b.name == s.name);
-            if let Some(b) = derived {
-                return (s.oid, b.record(Some(s)));
-            }
-            let ddl = super::archive::stream_ddl(
-                &s.name,
-                &s.columns,
-                s.ts_col,
-                s.archived,
-                s.slack_us,
-                *s.retention_us.lock(),
-                &s.source
-                    .lock()
-                    .as_ref()
-                    .map(|src| src.ddl_options())
-                    .unwrap_or_default(),
-            );
-            (s.oid, CatalogRecord::Stream(ddl))
-        })
-        .collect();
-    records.extend(
-        background
-            .iter()
-            .filter(|b| b.kind == super::background::Kind::Sink)
-            .map(|b| (b.oid, b.record(None))),
-    );
-    records.extend(
-        engine
-            .catalog
-            .table_logs
-            .lock()
-            .iter()
-            .map(|(&oid, log)| (oid, CatalogRecord::Table(log.ddl.clone()))),
-    );
-    records.sort_by_key(|r| r.0);
-    let mut records: Vec<CatalogRecord> = records.into_iter().map(|r| r.1).collect();
-    records.extend(engine.catalog.roles.records());
-    data.write_catalog(&records)
-}
-
-/// Recreate a stored table and its rows from its catalog record and its log (at start-up).
-pub(crate) fn restore_table(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
-    let parsed = sql::parse(ddl)?;
-    let plan = match parsed.first() {
-        Some(p) => sql::bind(p, &engine.catalog, &[])?,
-        None => return Err(Error::DataCorrupted(format!("catalog record: {ddl}"))),
-    };
-    let Plan::CreateTable(c) = plan else {
-        return Err(Error::DataCorrupted(format!(
-            "catalog record is not a CREATE TABLE: {ddl}"
-        )));
-    };
-    let name = c.name.clone();
-    let table = super::table_dml::new_table(engine, c, ddl, false)?;
-    tracing::info!("table {name}: {} rows recovered", table.len());
-    engine.catalog.tables.write().insert(name, table);
-    Ok(())
-}
-
-/// Recreate a stream from its catalog record (at start-up).
-pub(crate) fn restore_stream(engine: &Arc<Engine>, ddl: &str) -> Result<()> {
-    let parsed = sql::parse(ddl)?;
-    let plan = match parsed.first() {
-        Some(p) => sql::bind(p, &engine.catalog, &[])?,
-        None => return Err(Error::DataCorrupted(format!("catalog record: {ddl}"))),
-    };
-    let Plan::CreateStream(c) = plan else {
-        return Err(Error::DataCorrupted(format!(
-            "catalog record is not a CREATE STREAM: {ddl}"
-        )));
-    };
-    let name = c.name.clone();
-    let source = c.source.clone();
-    let stream = new_stream(engine, c, false)?;
-    // Its source starts once the derived streams' and sinks' queries are registered
-    // again (`background::start_restored`), so that none misses a tuple.
-    super::sources::attach(engine, &stream, source, false);
-    if let Some(a) = &stream.archive {
-        tracing::info!(
-            "stream {name}: {} archived tuples recovered from {}",
-            stream.tuples_kept(&stream.stats.lock()),
-            a.dir.display()
-        );
-    }
-    engine.catalog.streams.write().insert(name, stream);
-    Ok(())
-}
-
-/// Where a query over an archived stream starts its back-fill: `Some(from)` when one of
-/// its windows has an explicit START AT (`from` = the earliest, `None` for 'epoch') that
-/// lies before the stream's current time; `None` when it does not back-fill.
-fn backfill_from(stream: &Stream, windows: &[WindowSpec]) -> Option<Option<i64>> {
-    stream.archive.as_ref()?;
-    let now = stream.stats.lock().now_us?;
-    let mut from: Option<Option<i64>> = None;
-    for w in windows {
-        let start = match w.start {
-            StartSpec::Default => continue,
-            StartSpec::Epoch => None,
-            StartSpec::At(t) if t <= now => Some(t),
-            StartSpec::At(_) => continue,
-        };
-        from = Some(match (from, start) {
-            (None, s) => s,
-            (Some(None), _) | (_, None) => None,
-            (Some(Some(a)), Some(b)) => Some(a.min(b)),
-        });
-    }
-    from
-}
-
-pub(crate) async fn register(
-    engine: &Arc<Engine>,
-    q: Query,
-    params: &[Value],
-    overflow: Overflow,
-    pid: Option<i32>,
-    share: bool,
-) -> Result<Subscription> {
-    if matches!(q.source, Source::Join { .. }) {
-        return super::join::register(engine, q, params, overflow, pid).await;
-    }
-    let (stream, windows) = resolve(engine, &q)?;
-    let columns = q.columns.clone();
-    let text = q.text.clone();
-    let backfill = backfill_from(&stream, &q.windows);
-    let exec = build_exec(engine, q, params, &stream, windows, None)?;
-    attach(
-        engine, &stream, exec, text, columns, overflow, pid, backfill, share,
-    )
-    .await
-}
-
-/// Attach a built executor to its stream and return the subscription. With `backfill`
-/// (`Some(from_us)`) the query first replays the stream's archive
-/// (see `Stream::attach_with_backfill`).
-// The query, where its rows go and how it starts: each argument is used once.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn attach(
-    engine: &Arc<Engine>,
-    stream: &Arc<Stream>,
-    exec: QueryExec,
-    text: String,
-    columns: Vec<Column>,
-    overflow: Overflow,
-    pid: Option<i32>,
-    backfill: Option<Option<i64>>,
-    share: bool,
-) -> Result<Subscription> {
-    let limits = engine.limits();
-    if engine.catalog.queries.lock().len() >= limits.queries_max {
-        return Err(Error::ProgramLimitExceeded(format!(
-            "more than {} continuous queries (queries_max)",
-            limits.queries_max
-        )));
-    }
-    let id = engine
-        .catalog
-        .next_query_id
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (tx, rx) =
-        super::outq::output_queue(limits.output_queue_bytes, overflow, &engine.catalog.memory);
-    let done = exec.is_done();
-    let failure = Arc::new(parking_lot::Mutex::new(None));
-    let running = Arc::new(RunningQuery {
-        columns: columns.clone(),
-        taps: parking_lot::Mutex::new(Vec::new()),
-        failure: failure.clone(),
-        id,
-        text,
-        pid,
-        exec: parking_lot::Mutex::new(exec),
-        tx: parking_lot::Mutex::new(Some(tx)),
-        backfill: parking_lot::Mutex::new(None),
-        plan_id: std::sync::atomic::AtomicU64::new(0),
-        memory: parking_lot::Mutex::new(super::memory::StateMeter::new(&engine.catalog.memory)),
-        flink: parking_lot::Mutex::new(None),
-    });
-    if done {
-        // LIMIT 0: the query ends before it starts.
-        running.close();
-    }
-    engine
-        .catalog
-        .queries
-        .lock()
-        .insert(id, (running.clone(), stream.name.clone()));
-    let guard = QueryGuard {
-        stream: Arc::downgrade(stream),
-        catalog_queries: Arc::downgrade(&engine.catalog.queries),
-        id,
-    };
-    // A query that back-fills from the archive runs alone: it replays tuples no shared
-    // plan sees.
-    let key = if share && backfill.is_none() {
-        crate::exec::shared::share_key(&running.exec.lock())
-    } else {
-        None
-    };
-    match (backfill, key) {
-        (None, Some(key)) => stream.attach_shared(running, key).await?,
-        (None, None) => stream.attach(running).await?,
-        (Some(from_us), _) => stream.attach_with_backfill(running, from_us).await?,
-    }
-    Ok(Subscription {
-        columns,
-        rx,
-        guard: Some(Box::new(guard)),
-        query_id: id,
-        failure: Some(failure),
-    })
 }

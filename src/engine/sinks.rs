@@ -1,28 +1,38 @@
 //! The statements of queries that run without a client (`CREATE STREAM ... AS`, `CREATE
 //! SINK`, `DROP SINK`, and what `DROP STREAM` does to them) and the `tcq_sinks` view. The
 //! queries themselves are in `background` and `background_run`.
+//!
+//! The statements run on a [`Sinks`]: the engine and the session's user, nothing else of
+//! the session.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::background::{self, Background, Kind};
-use super::session::{save_catalog, Session};
-use super::{Notice, Outcome};
+use super::persist::save_catalog;
+use super::{Engine, Notice, Outcome};
 use crate::error::{Error, Result};
 use crate::sql::{CreateDerived, CreateSink};
-use crate::types::{Column, DataType, Value};
 
-impl Session {
+/// The derived-stream and sink statements of one session.
+pub(crate) struct Sinks<'a> {
+    /// The engine whose catalog holds them.
+    pub(crate) engine: &'a Arc<Engine>,
+    /// The session's user, who owns what it creates.
+    pub(crate) user: &'a str,
+}
+
+impl Sinks<'_> {
     /// `CREATE STREAM name ... AS SELECT ...`: the stream, then its query (registered
     /// before the stream can be seen), then the catalog. Errors: 42P07 for a name taken,
     /// the query's registration errors, the catalog's write error (nothing is kept).
-    pub(crate) async fn create_derived(&mut self, c: CreateDerived) -> Result<Outcome> {
-        super::session::check_schema_writable(&c.stream.name)?;
+    pub(crate) async fn create_derived(&self, c: CreateDerived) -> Result<Outcome> {
+        super::catalog::check_schema_writable(&c.stream.name)?;
         let name = c.stream.name.clone();
         if let Some(exists) = self.relation_taken(&name, c.stream.if_not_exists, "CREATE STREAM")? {
             return Ok(exists);
         }
-        let stream = super::session::new_stream(&self.engine, c.stream, true)?;
+        let stream = super::persist::new_stream(self.engine, c.stream, true)?;
         let b = Background::new(
             name.clone(),
             Kind::Stream,
@@ -30,7 +40,7 @@ impl Session {
             c.query,
             None,
             crate::time::now_us(),
-            self.user.clone(),
+            self.user.to_string(),
         );
         let undo = |stream: &super::Stream| {
             stream.dropped.store(true, Ordering::Release);
@@ -38,7 +48,7 @@ impl Session {
                 a.remove();
             }
         };
-        let sub = match background::register_new(&self.engine, &b).await {
+        let sub = match super::background_run::register_new(self.engine, &b).await {
             Ok(sub) => sub,
             Err(e) => {
                 undo(&stream);
@@ -46,24 +56,27 @@ impl Session {
             }
         };
         {
-            let mut streams = self.engine.catalog.streams.write();
-            if streams.contains_key(&name) || self.engine.catalog.tables.read().contains_key(&name)
+            let mut streams = self.engine.catalog.streams_write();
+            if streams.contains_key(&name) || self.engine.catalog.tables_read().contains_key(&name)
             {
                 undo(&stream);
                 return Err(Error::DuplicateTable(name));
             }
             streams.insert(name.clone(), stream.clone());
-            self.engine.catalog.roles.set_owner(&name, &self.user);
-            self.engine.catalog.background.add(b.clone());
-            if let Err(e) = save_catalog(&self.engine, &streams) {
+            self.engine.catalog.roles().set_owner(&name, self.user);
+            self.engine.catalog.background().add(b.clone());
+            if let Err(e) = save_catalog(self.engine, &streams) {
                 streams.remove(&name);
-                self.engine.catalog.roles.remove_relation(&name);
-                self.engine.catalog.background.remove(&Kind::Stream, &name);
+                self.engine.catalog.roles().remove_relation(&name);
+                self.engine
+                    .catalog
+                    .background()
+                    .remove(&Kind::Stream, &name);
                 undo(&stream);
                 return Err(e);
             }
         }
-        super::background_run::spawn(&self.engine, b, sub, None);
+        super::background_run::spawn(self.engine, b, sub, None);
         Ok(Outcome::Command("CREATE STREAM".into()))
     }
 
@@ -76,9 +89,9 @@ impl Session {
         tag: &str,
     ) -> Result<Option<Outcome>> {
         let catalog = &self.engine.catalog;
-        let taken = catalog.streams.read().contains_key(name)
-            || catalog.tables.read().contains_key(name)
-            || super::catalog::system_view_columns(name).is_some();
+        let taken = catalog.streams_read().contains_key(name)
+            || catalog.tables_read().contains_key(name)
+            || super::views::system_view_columns(name).is_some();
         match (taken, if_not_exists) {
             (false, _) => Ok(None),
             (true, true) => Ok(Some(Outcome::Rows {
@@ -93,8 +106,8 @@ impl Session {
 
     /// `CREATE SINK`: its query registered, then the catalog. Errors: 42710 for a sink of
     /// that name, the query's registration errors, the catalog's write error.
-    pub(crate) async fn create_sink(&mut self, c: CreateSink) -> Result<Outcome> {
-        let registry = &self.engine.catalog.background;
+    pub(crate) async fn create_sink(&self, c: CreateSink) -> Result<Outcome> {
+        let registry = self.engine.catalog.background();
         if registry.get(&Kind::Sink, &c.name).is_some() {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
@@ -109,7 +122,7 @@ impl Session {
             }
             return Err(sink_exists(&c.name));
         }
-        let oid = self.engine.catalog.next_oid.fetch_add(1, Ordering::Relaxed);
+        let oid = self.engine.catalog.next_oid();
         let b = Background::new(
             c.name.clone(),
             Kind::Sink,
@@ -117,34 +130,34 @@ impl Session {
             c.query,
             Some(c.spec),
             crate::time::now_us(),
-            self.user.clone(),
+            self.user.to_string(),
         );
         // A position left by a dropped sink of this name is not this sink's.
         self.forget_position(&c.name);
-        let sub = background::register_new(&self.engine, &b).await?;
+        let sub = super::background_run::register_new(self.engine, &b).await?;
         {
-            let streams = self.engine.catalog.streams.write();
+            let streams = self.engine.catalog.streams_write();
             if registry.get(&Kind::Sink, &c.name).is_some() {
                 return Err(sink_exists(&c.name));
             }
             registry.add(b.clone());
-            if let Err(e) = save_catalog(&self.engine, &streams) {
+            if let Err(e) = save_catalog(self.engine, &streams) {
                 registry.remove(&Kind::Sink, &c.name);
                 return Err(e);
             }
         }
-        super::background_run::spawn(&self.engine, b, sub, None);
+        super::background_run::spawn(self.engine, b, sub, None);
         Ok(Outcome::Command("CREATE SINK".into()))
     }
 
     /// `DROP SINK`: each named sink stops and leaves the catalog. Errors: 42704 for a sink
     /// that does not exist (a NOTICE with IF EXISTS).
-    pub(crate) fn drop_sink(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
-        let registry = &self.engine.catalog.background;
+    pub(crate) fn drop_sink(&self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
+        let registry = self.engine.catalog.background();
         let mut notices = Vec::new();
         let mut dropped = Vec::new();
         {
-            let streams = self.engine.catalog.streams.write();
+            let streams = self.engine.catalog.streams_write();
             for n in &names {
                 if registry.get(&Kind::Sink, n).is_none() && !if_exists {
                     return Err(Error::UndefinedObject(format!(
@@ -159,7 +172,7 @@ impl Session {
                 }
             }
             if !dropped.is_empty() {
-                if let Err(e) = save_catalog(&self.engine, &streams) {
+                if let Err(e) = save_catalog(self.engine, &streams) {
                     for b in dropped {
                         registry.add(b);
                     }
@@ -190,7 +203,7 @@ impl Session {
     /// that read them (NOTICEs say which); without, 2BP01 if there are any. Returns the
     /// stream names to drop (the derived ones first), the sinks and the notices.
     pub(crate) fn drop_stream_dependents(&self, names: &[String], cascade: bool) -> Result<Drops> {
-        let deps = background::dependents(&self.engine, names);
+        let deps = self.engine.catalog.background().dependents(names);
         if deps.is_empty() {
             return Ok((names.to_vec(), Vec::new(), Vec::new()));
         }
@@ -219,7 +232,7 @@ impl Session {
         streams: &[String],
         sinks: &[Arc<Background>],
     ) -> Vec<Arc<Background>> {
-        let registry = &self.engine.catalog.background;
+        let registry = self.engine.catalog.background();
         let mut gone: Vec<Arc<Background>> = streams
             .iter()
             .filter_map(|n| registry.remove(&Kind::Stream, n))
@@ -249,77 +262,4 @@ pub(crate) type Drops = (Vec<String>, Vec<Arc<Background>>, Vec<Notice>);
 
 fn sink_exists(name: &str) -> Error {
     Error::DuplicateObject(format!("sink \"{name}\" already exists"))
-}
-
-/// The columns of `tcq_sinks`.
-pub(crate) fn view_columns() -> Vec<Column> {
-    let c = Column::new;
-    vec![
-        c("name", DataType::Text),
-        c("kind", DataType::Text),
-        c("connector", DataType::Text),
-        c("format", DataType::Text),
-        c("state", DataType::Text),
-        c("query_id", DataType::Int8),
-        c("query", DataType::Text),
-        c("options", DataType::Text),
-        c("rows", DataType::Int8),
-        c("slide_events", DataType::Int8),
-        c("errors", DataType::Int8),
-        c("last_error", DataType::Text),
-        c("position", DataType::Timestamp),
-        c("owner", DataType::Text),
-    ]
-}
-
-/// One row of `tcq_sinks` per sink and derived stream, in creation order. The query text
-/// only for superusers and its owner; secret options masked for everyone.
-pub(crate) fn view_rows(
-    all: &[Arc<Background>],
-    viewer: &super::catalog::Viewer,
-) -> Vec<Vec<Value>> {
-    let text = |s: &str| Value::Text(s.into());
-    let opt = |s: Option<String>| s.map_or(Value::Null, |s| Value::Text(s.into()));
-    all.iter()
-        .map(|b| {
-            let st = b.status();
-            let (connector, format, options) = match &b.sink {
-                Some(spec) => (
-                    text(spec.connector_name()),
-                    text(match spec.format.kind {
-                        crate::connect::sink::spec::SinkFormatKind::Json => "json",
-                        crate::connect::sink::spec::SinkFormatKind::Csv => "csv",
-                    }),
-                    text(&crate::connect::options::display(&spec.options)),
-                ),
-                None => (Value::Null, Value::Null, Value::Null),
-            };
-            let sees = viewer.superuser || viewer.user == b.owner;
-            let id = b.query_id.load(Ordering::Acquire);
-            vec![
-                text(&b.name),
-                text(b.kind.word()),
-                connector,
-                format,
-                text(st.state),
-                if id == 0 {
-                    Value::Null
-                } else {
-                    Value::Int8(id as i64)
-                },
-                text(if sees {
-                    &b.query.text
-                } else {
-                    "<insufficient privilege>"
-                }),
-                options,
-                Value::Int8(st.rows as i64),
-                Value::Int8(st.events as i64),
-                Value::Int8(st.errors as i64),
-                opt(st.last_error),
-                st.position_us.map_or(Value::Null, Value::Timestamp),
-                text(&b.owner),
-            ]
-        })
-        .collect()
 }

@@ -10,13 +10,15 @@
 //! reads it changed: a table change sits between stream statements exactly where the
 //! server accepted it.
 //! Expressions (VALUES, SET, WHERE, DEFAULT) are evaluated with the session's settings.
+//!
+//! The statements run on a [`TableDml`]: the engine and what the session tells of itself
+//! ([`SessionInfo`]), nothing else of the session.
 
 use std::sync::Arc;
 
-use super::session::Session;
-use super::{Notice, Outcome};
+use super::{Engine, Notice, Outcome};
 use crate::error::{Error, Result};
-use crate::expr::{eval, EvalContext};
+use crate::expr::{eval, EvalContext, SessionInfo};
 use crate::sql::{self, Expr, OnConflict};
 use crate::table::{Conflict, KeyDef, Table};
 use crate::types::Value;
@@ -49,7 +51,7 @@ fn default_sql(ddl: &str, ncols: usize) -> Vec<Option<String>> {
 /// directory when it has one: a new, empty log when `create`, else the rows the log holds
 /// (start-up). The log is registered in the catalog's `table_logs`.
 pub(super) fn new_table(
-    engine: &super::Engine,
+    engine: &Engine,
     c: sql::CreateTable,
     ddl: &str,
     create: bool,
@@ -73,10 +75,9 @@ pub(super) fn new_table(
             primary: false,
         });
     }
-    let oid = engine.catalog.next_oid.fetch_add(
-        crate::table::oids_taken(keys.len()),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let oid = engine
+        .catalog
+        .next_oids(crate::table::oids_taken(keys.len()));
     let ncols = c.columns.len();
     let mut table = Table::new(
         c.name.clone(),
@@ -106,18 +107,27 @@ pub(super) fn new_table(
             c.name
         ))
     })?;
-    engine.catalog.table_logs.lock().insert(oid, log);
+    engine.catalog.table_logs().insert(oid, log);
     Ok(Arc::new(table))
 }
 
-impl Session {
-    pub(super) fn create_table(&mut self, c: sql::CreateTable, text: &str) -> Result<Outcome> {
+/// Table statements of one session: the engine, and the session as expressions see it
+/// (its user, settings and time zone).
+pub(crate) struct TableDml<'a> {
+    /// The engine whose catalog holds the tables.
+    pub(crate) engine: &'a Engine,
+    /// The session running the statement.
+    pub(crate) session: &'a (dyn SessionInfo + Sync),
+}
+
+impl TableDml<'_> {
+    pub(super) fn create_table(&self, c: sql::CreateTable, text: &str) -> Result<Outcome> {
         let catalog = &self.engine.catalog;
-        let streams = catalog.streams.read();
-        let mut tables = catalog.tables.write();
+        let streams = catalog.streams_read();
+        let mut tables = catalog.tables_write();
         if streams.contains_key(&c.name)
             || tables.contains_key(&c.name)
-            || super::catalog::system_view_columns(&c.name).is_some()
+            || super::views::system_view_columns(&c.name).is_some()
         {
             if c.if_not_exists {
                 return Ok(Outcome::Rows {
@@ -130,15 +140,18 @@ impl Session {
             return Err(Error::DuplicateTable(c.name));
         }
         let name = c.name.clone();
-        let table = new_table(&self.engine, c, text, true)?;
+        let table = new_table(self.engine, c, text, true)?;
         tables.insert(name.clone(), table.clone());
-        self.engine.catalog.roles.set_owner(&name, &self.user);
+        self.engine
+            .catalog
+            .roles()
+            .set_owner(&name, self.session.user());
         // The table exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
-        if let Err(e) = super::session::save_catalog(&self.engine, &streams) {
+        if let Err(e) = super::persist::save_catalog(self.engine, &streams) {
             tables.remove(&name);
-            self.engine.catalog.roles.remove_relation(&name);
-            if let Some(log) = catalog.table_logs.lock().remove(&table.oid) {
+            self.engine.catalog.roles().remove_relation(&name);
+            if let Some(log) = catalog.table_logs().remove(&table.oid) {
                 log.remove();
             }
             return Err(e);
@@ -146,17 +159,13 @@ impl Session {
         Ok(Outcome::Command("CREATE TABLE".into()))
     }
 
-    pub(super) async fn drop_table(
-        &mut self,
-        names: Vec<String>,
-        if_exists: bool,
-    ) -> Result<Outcome> {
+    pub(super) async fn drop_table(&self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
         for n in &names {
             self.settle_readers(n).await;
         }
         let catalog = &self.engine.catalog;
-        let streams = catalog.streams.read();
-        let mut tables = catalog.tables.write();
+        let streams = catalog.streams_read();
+        let mut tables = catalog.tables_write();
         for n in &names {
             if !tables.contains_key(n) && !if_exists {
                 return Err(Error::UndefinedRelationOfKind {
@@ -170,14 +179,14 @@ impl Session {
         for n in names {
             match tables.remove(&n) {
                 Some(t) => {
-                    self.engine.catalog.roles.remove_relation(&n);
-                    logs.extend(catalog.table_logs.lock().remove(&t.oid))
+                    self.engine.catalog.roles().remove_relation(&n);
+                    logs.extend(catalog.table_logs().remove(&t.oid))
                 }
                 None => notices.push(format!("table \"{n}\" does not exist, skipping").into()),
             }
         }
         if !logs.is_empty() {
-            super::session::save_catalog(&self.engine, &streams)?;
+            super::persist::save_catalog(self.engine, &streams)?;
             for log in logs {
                 log.remove();
             }
@@ -190,7 +199,7 @@ impl Session {
         })
     }
 
-    pub(super) async fn truncate(&mut self, names: Vec<String>) -> Result<Outcome> {
+    pub(super) async fn truncate(&self, names: Vec<String>) -> Result<Outcome> {
         let tables: Vec<Arc<Table>> = names
             .iter()
             .map(|n| self.engine.catalog.table(n))
@@ -208,11 +217,7 @@ impl Session {
     }
 
     /// INSERT into a table: every row is evaluated, then inserted at once (all or none).
-    pub(super) async fn insert_table(
-        &mut self,
-        ins: sql::Insert,
-        params: &[Value],
-    ) -> Result<Outcome> {
+    pub(super) async fn insert_table(&self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
         let table = self.engine.catalog.table(&ins.stream)?;
         let ncols = table.columns.len();
         let mut rows = Vec::with_capacity(ins.rows.len());
@@ -265,11 +270,7 @@ impl Session {
         )
     }
 
-    pub(super) async fn update_table(
-        &mut self,
-        u: sql::Update,
-        params: &[Value],
-    ) -> Result<Outcome> {
+    pub(super) async fn update_table(&self, u: sql::Update, params: &[Value]) -> Result<Outcome> {
         let table = self.engine.catalog.table(&u.table)?;
         self.settle_readers(&table.name).await;
         let mut affected = Vec::new();
@@ -295,11 +296,7 @@ impl Session {
         )
     }
 
-    pub(super) async fn delete_table(
-        &mut self,
-        d: sql::Delete,
-        params: &[Value],
-    ) -> Result<Outcome> {
+    pub(super) async fn delete_table(&self, d: sql::Delete, params: &[Value]) -> Result<Outcome> {
         let table = self.engine.catalog.table(&d.table)?;
         self.settle_readers(&table.name).await;
         let mut affected = Vec::new();
@@ -355,7 +352,10 @@ impl Session {
     }
 
     fn eval_over(&self, e: &Expr, row: &[Value], params: &[Value]) -> Result<Value> {
-        eval(e, &EvalContext::new(row, params, None).with_session(self))
+        eval(
+            e,
+            &EvalContext::new(row, params, None).with_session(self.session),
+        )
     }
 
     /// True when `filter` (none: every row) holds for `row`; NULL is false, as in WHERE.

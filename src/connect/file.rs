@@ -169,14 +169,22 @@ async fn text_step(
         FormatKind::Csv => splitter.records(&buf, at_end, &mut |fields, line, end| {
             let line = at.line + line as u64;
             if !(header_pending && line == 1) {
-                records.push((end, line, decoder.csv(fields, None, arrival)));
+                records.push((
+                    end,
+                    line,
+                    decoder.csv(fields, None, arrival).map_err(String::from),
+                ));
             } else {
                 records.push((end, line, Err(String::new())));
             }
             records.len() < super::format::BATCH_ROWS
         }),
         _ => json_lines(&buf, at_end, at.line, |end, line, text| {
-            records.push((end, line, decoder.json(text, None, arrival)));
+            records.push((
+                end,
+                line,
+                decoder.json(text, None, arrival).map_err(String::from),
+            ));
             records.len() < super::format::BATCH_ROWS
         }),
     };

@@ -27,6 +27,36 @@ use crate::types::{parse_value, Column, DataType, Value};
 /// Rows a batch built by a decoder holds before it is delivered.
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
+/// Why a message (or a line of one) is bad: the text, and the SQLSTATE COPY gives the same
+/// fault (22P02 where no value is at fault: text that is no JSON, a wrong field count).
+/// `/ingest` answers with both; sources count and show the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BadMessage {
+    pub(crate) sqlstate: &'static str,
+    pub(crate) text: String,
+}
+
+impl From<String> for BadMessage {
+    fn from(text: String) -> BadMessage {
+        BadMessage {
+            sqlstate: "22P02",
+            text,
+        }
+    }
+}
+
+impl From<BadMessage> for String {
+    fn from(b: BadMessage) -> String {
+        b.text
+    }
+}
+
+impl std::fmt::Display for BadMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// Decodes messages for a stream's columns.
 #[derive(Clone)]
 pub(crate) struct Decoder {
@@ -101,7 +131,7 @@ impl Decoder {
         topic: Option<&str>,
         arrival_us: i64,
         rows: &mut Vec<Row>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BadMessage> {
         let numbered = payload.iter().filter(|&&b| b == b'\n').count() > 1;
         self.decode(payload, topic, arrival_us, rows, numbered.then_some(1))
     }
@@ -114,7 +144,7 @@ impl Decoder {
         first_line: usize,
         arrival_us: i64,
         rows: &mut Vec<Row>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BadMessage> {
         self.decode(payload, None, arrival_us, rows, Some(first_line))
     }
 
@@ -127,9 +157,12 @@ impl Decoder {
         arrival_us: i64,
         rows: &mut Vec<Row>,
         first_line: Option<usize>,
-    ) -> Result<(), String> {
-        let at_line = |e: String, line: usize, _: &[u8]| match first_line {
-            Some(f) => format!("line {}: {e}", line + f - 1),
+    ) -> Result<(), BadMessage> {
+        let at_line = |e: BadMessage, line: usize, _: &[u8]| match first_line {
+            Some(f) => BadMessage {
+                text: format!("line {}: {}", line + f - 1, e.text),
+                ..e
+            },
             None => e,
         };
         let before = rows.len();
@@ -183,7 +216,7 @@ impl Decoder {
         text: &[u8],
         topic: Option<&str>,
         arrival_us: i64,
-    ) -> Result<Row, String> {
+    ) -> Result<Row, BadMessage> {
         let mut row = vec![Value::Null; self.types.len()];
         super::json_row::read_object(self, text, &mut row)?;
         self.finish(row, topic, arrival_us)
@@ -200,21 +233,21 @@ impl Decoder {
 
     /// Column `c`'s value from a JSON number written as `text`: numeric columns, and
     /// timestamp columns under an epoch `timestamp_format`.
-    pub(crate) fn json_number(&self, c: usize, text: &str) -> Result<Value, String> {
+    pub(crate) fn json_number(&self, c: usize, text: &str) -> Result<Value, BadMessage> {
         let ty = self.types[c];
         if ty.is_numeric() || (ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601) {
             self.text_value(c, text)
         } else {
-            Err(self.wrong(c, "number"))
+            Err(self.wrong(c, "number").into())
         }
     }
 
     /// Column `c`'s value from a JSON boolean: boolean columns only.
-    pub(crate) fn json_bool(&self, c: usize, b: bool) -> Result<Value, String> {
+    pub(crate) fn json_bool(&self, c: usize, b: bool) -> Result<Value, BadMessage> {
         if self.types[c] == DataType::Bool {
             Ok(Value::Bool(b))
         } else {
-            Err(self.wrong(c, "boolean"))
+            Err(self.wrong(c, "boolean").into())
         }
     }
 
@@ -228,10 +261,13 @@ impl Decoder {
     }
 
     /// Column `c`'s value from its text (a JSON string or a CSV field).
-    pub(crate) fn text_value(&self, c: usize, text: &str) -> Result<Value, String> {
+    pub(crate) fn text_value(&self, c: usize, text: &str) -> Result<Value, BadMessage> {
         let ty = self.types[c];
         let col = &self.columns[c];
-        let in_column = |e: crate::Error| format!("column \"{}\": {e}", col.name);
+        let in_column = |e: crate::Error| BadMessage {
+            sqlstate: crate::server::sqlstate(&e),
+            text: format!("column \"{}\": {e}", col.name),
+        };
         if ty.is_timestamp() && self.spec.time != TimeFormat::Iso8601 {
             let us = epoch_us(text.trim(), self.spec.time).ok_or_else(|| {
                 format!(
@@ -262,13 +298,14 @@ impl Decoder {
         fields: &[&str],
         topic: Option<&str>,
         arrival_us: i64,
-    ) -> Result<Row, String> {
+    ) -> Result<Row, BadMessage> {
         if fields.len() != self.csv_targets.len() {
             return Err(format!(
                 "{} fields where the stream takes {}",
                 fields.len(),
                 self.csv_targets.len()
-            ));
+            )
+            .into());
         }
         let mut row = vec![Value::Null; self.types.len()];
         for (f, &c) in fields.iter().zip(&self.csv_targets) {
@@ -281,7 +318,7 @@ impl Decoder {
 
     /// A row built elsewhere (a Parquet file's) with its time taken. Errors: a NULL
     /// TIMESTAMPCOLUMN.
-    pub(crate) fn finish_row(&self, row: Vec<Value>, arrival_us: i64) -> Result<Row, String> {
+    pub(crate) fn finish_row(&self, row: Vec<Value>, arrival_us: i64) -> Result<Row, BadMessage> {
         self.finish(row, None, arrival_us)
     }
 
@@ -291,7 +328,7 @@ impl Decoder {
         mut row: Vec<Value>,
         topic: Option<&str>,
         arrival_us: i64,
-    ) -> Result<Row, String> {
+    ) -> Result<Row, BadMessage> {
         if let (Some(c), Some(t)) = (self.spec.topic_column, topic) {
             row[c] = Value::Text(t.into());
         }
@@ -501,21 +538,32 @@ mod tests {
             .json(br#"{"ts":"2001-01-01 10:00:00","delay":"late"}"#, None, 0)
             .unwrap_err();
         assert!(
-            e.starts_with("column \"delay\": invalid input syntax for type integer"),
+            e.text
+                .starts_with("column \"delay\": invalid input syntax for type integer"),
             "{e}"
         );
+        assert_eq!(e.sqlstate, "22P02");
+        let e = d
+            .json(
+                br#"{"ts":"2001-01-01 10:00:00","delay":99999999999}"#,
+                None,
+                0,
+            )
+            .unwrap_err();
+        assert_eq!(e.sqlstate, "22003", "{e}");
         let e = d
             .json(br#"{"ts":"2001-01-01 10:00:00","origin":5}"#, None, 0)
             .unwrap_err();
         assert_eq!(
-            e,
+            e.text,
             "column \"origin\": a JSON number is not a value of type text"
         );
         let e = d.json(br#"{"delay":5}"#, None, 0).unwrap_err();
-        assert_eq!(e, "no value for the TIMESTAMPCOLUMN \"ts\"");
+        assert_eq!(e.text, "no value for the TIMESTAMPCOLUMN \"ts\"");
         assert!(d
             .json(b"[1,2]", None, 0)
             .unwrap_err()
+            .text
             .starts_with("not a JSON object"));
     }
 
@@ -563,7 +611,7 @@ mod tests {
                 &mut rows,
             )
             .unwrap_err();
-        assert!(e.starts_with("line 2: column \"delay\""), "{e}");
+        assert!(e.text.starts_with("line 2: column \"delay\""), "{e}");
         assert_eq!(rows.len(), 2, "nothing of a bad message is kept");
     }
 

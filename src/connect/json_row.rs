@@ -19,9 +19,13 @@ use crate::types::Value;
 /// Read `text`, one JSON object, into `row` (one slot per column, NULL-filled). Errors:
 /// text that is no JSON object ("not a JSON object: ..."), or the first value that does
 /// not fit its column (as [`Decoder::text_value`] and the wrong-type rule word it).
-pub(crate) fn read_object(decoder: &Decoder, text: &[u8], row: &mut [Value]) -> Result<(), String> {
+pub(crate) fn read_object(
+    decoder: &Decoder,
+    text: &[u8],
+    row: &mut [Value],
+) -> Result<(), super::format::BadMessage> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    let mut first_wrong: Option<String> = None;
+    let mut first_wrong: Option<super::format::BadMessage> = None;
     let seed = ObjectSeed {
         decoder,
         row,
@@ -39,7 +43,7 @@ pub(crate) fn read_object(decoder: &Decoder, text: &[u8], row: &mut [Value]) -> 
 struct ObjectSeed<'a> {
     decoder: &'a Decoder,
     row: &'a mut [Value],
-    first_wrong: &'a mut Option<String>,
+    first_wrong: &'a mut Option<super::format::BadMessage>,
 }
 
 impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
@@ -103,7 +107,7 @@ struct ValueSeed<'a> {
     column: usize,
 }
 
-type Read = Result<Value, String>;
+type Read = Result<Value, super::format::BadMessage>;
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Read;
@@ -146,10 +150,10 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Err(self.decoder.wrong(self.column, "array")))
+        Ok(Err(self.decoder.wrong(self.column, "array").into()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Err(self.decoder.wrong(self.column, "object")))
+        Ok(Err(self.decoder.wrong(self.column, "object").into()))
     }
 }

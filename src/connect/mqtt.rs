@@ -117,7 +117,7 @@ async fn consume(
                 .message(&p.payload, Some(&p.topic), now, &mut rows)
             {
                 Ok(()) => messages += 1,
-                Err(e) => ctx.bad(&format!("topic {}", p.topic), &e)?,
+                Err(e) => ctx.bad(&format!("topic {}", p.topic), &e.text)?,
             }
         }
         let rows_batch = super::format::batch_of(&ctx.decoder, &mut rows);

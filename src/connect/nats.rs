@@ -147,7 +147,7 @@ async fn consume(ctx: &mut Ctx, sub: &mut Subscriber, watch: &Watch<'_>) -> Resu
                 .message(&m.payload, Some(subject), now, &mut rows)
             {
                 Ok(()) => messages += 1,
-                Err(e) => ctx.bad(&format!("subject {subject}"), &e)?,
+                Err(e) => ctx.bad(&format!("subject {subject}"), &e.text)?,
             }
         }
         let rows_batch = super::format::batch_of(&ctx.decoder, &mut rows);

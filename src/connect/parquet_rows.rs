@@ -55,7 +55,7 @@ pub(crate) fn read(path: &Path, offset: u64, decoder: &Decoder) -> Result<Option
                 }),
             })
             .collect();
-        let row = row.and_then(|row| decoder.finish_row(row, arrival));
+        let row = row.and_then(|row| decoder.finish_row(row, arrival).map_err(String::from));
         match row {
             Ok(row) => good.push(row),
             Err(e) => bad.push((r, e)),

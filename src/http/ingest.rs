@@ -12,7 +12,8 @@
 //!   header line, `?timestamp_format=epoch_s|epoch_ms|epoch_us` reads the
 //!   TIMESTAMPCOLUMN as numbers. At most `ingest_bytes_max` bytes (413 beyond).
 //! - All or nothing, as a COPY: a bad line refuses the whole body (400 with the line and
-//!   the SQLSTATE 22P02 in the JSON error); an accepted body answers `{"rows": n}` once
+//!   the SQLSTATE COPY gives the same fault in the JSON error: 22003 out of range, 22008
+//!   a bad date, 22021 a NUL, 22P02 text that is no value or no JSON); an accepted body answers `{"rows": n}` once
 //!   its rows are in the stream (on disk per `--sync` for an archived stream).
 //! - Other answers: 401 without valid credentials, 404 for a stream that does not exist,
 //!   415 for a body of another type.
@@ -82,7 +83,7 @@ pub(crate) async fn ingest(
     };
     let mut rows = Vec::new();
     if let Err(e) = decoder.lines(data, first_line, crate::time::now_us(), &mut rows) {
-        return error_response(StatusCode::BAD_REQUEST, e, Some("22P02"));
+        return error_response(StatusCode::BAD_REQUEST, e.text, Some(e.sqlstate));
     }
     let n = rows.len();
     if n > 0 {

@@ -102,7 +102,6 @@ async fn post_ndjson(port: u16, stream: &str, body: &str) -> (u16, String) {
 /// INSERT (22021 for a NUL, 22003 out of range, 22008 a date out of range), not 22P02 for
 /// every kind: the decoder of connectors' formats reports errors as text.
 #[tokio::test]
-#[ignore = "src/connect/format.rs reports decode errors as strings; sources' code"]
 async fn http_ingest_errors_carry_their_sqlstate() {
     let ports = common::start_with_console(tcq::http::HttpOptions::default());
     let c = common::connect(ports.pg).await;

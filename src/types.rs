@@ -1247,6 +1247,23 @@ fn digits_of(mut m: u128, min_digits: usize, buf: &mut [u8; 64]) -> &str {
     std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
+/// Append the unsigned integer `digits` with a decimal point `scale` digits from its right,
+/// zero-padded to one digit before the point (`5`, scale 2: `0.05`).
+pub(crate) fn push_scaled_digits(digits: &str, scale: usize, out: &mut String) {
+    if digits.len() > scale {
+        let point = digits.len() - scale;
+        out.push_str(&digits[..point]);
+        if scale > 0 {
+            out.push('.');
+            out.push_str(&digits[point..]);
+        }
+    } else {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', scale - digits.len()));
+        out.push_str(digits);
+    }
+}
+
 /// Append a numeric as PostgreSQL prints it: every digit of its scale, no exponent.
 fn push_numeric(d: &Decimal, out: &mut String) {
     let (m, scale) = (d.mantissa(), d.scale() as usize);
@@ -1256,20 +1273,7 @@ fn push_numeric(d: &Decimal, out: &mut String) {
     if let Ok(m) = u64::try_from(m.unsigned_abs()) {
         // Most values (an average at 16 digits of scale) fit 64 bits: itoa's digits,
         // zero-padded to one digit before the point.
-        let mut b = itoa::Buffer::new();
-        let digits = b.format(m);
-        if digits.len() > scale {
-            let point = digits.len() - scale;
-            out.push_str(&digits[..point]);
-            if scale > 0 {
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', scale - digits.len()));
-            out.push_str(digits);
-        }
+        push_scaled_digits(itoa::Buffer::new().format(m), scale, out);
         return;
     }
     let mut buf = [0u8; 64];

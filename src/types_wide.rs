@@ -97,19 +97,7 @@ impl WideNumeric {
         if self.mantissa.sign() == Sign::Minus {
             out.push('-');
         }
-        let scale = self.scale as usize;
-        if digits.len() > scale {
-            let point = digits.len() - scale;
-            out.push_str(&digits[..point]);
-            if scale > 0 {
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', scale - digits.len()));
-            out.push_str(&digits);
-        }
+        crate::types::push_scaled_digits(&digits, self.scale as usize, out);
     }
 
     /// The nearest `f64` (correctly rounded, as `strtod` of the digits).

@@ -94,10 +94,7 @@ impl Catalog {
     fn pg_stat_activity_rows(&self, viewer: &Viewer) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
         let backends = self.backends().list();
-        let user_of = |pid: Option<i32>| {
-            pid.and_then(|p| backends.iter().find(|b| b.pid == p))
-                .map(|b| b.user.as_str())
-        };
+        let user_of = |pid: Option<i32>| user_of(&backends, pid);
         let tstz = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
         for b in &backends {
             let a = b.activity();
@@ -222,10 +219,7 @@ impl Catalog {
     fn tcq_queries_rows(&self, viewer: &Viewer) -> Vec<Vec<Value>> {
         let mut rows = Vec::new();
         let backends = self.backends().list();
-        let user_of = |pid: Option<i32>| {
-            pid.and_then(|p| backends.iter().find(|b| b.pid == p))
-                .map(|b| b.user.as_str())
-        };
+        let user_of = |pid: Option<i32>| user_of(&backends, pid);
         let mut qs: Vec<(Arc<RunningQuery>, String)> = self.queries().queries();
         qs.sort_by_key(|(q, _)| q.id);
         let mut all: Vec<(u64, Vec<Value>)> = Vec::new();
@@ -399,4 +393,10 @@ fn sinks_rows(all: &[Arc<Background>], viewer: &Viewer) -> Vec<Vec<Value>> {
             ]
         })
         .collect()
+}
+
+/// The user of connection `pid` among `backends` (`None`: no pid, or no such connection).
+fn user_of(backends: &[Arc<super::backends::Backend>], pid: Option<i32>) -> Option<&str> {
+    pid.and_then(|p| backends.iter().find(|b| b.pid == p))
+        .map(|b| b.user.as_str())
 }

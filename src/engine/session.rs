@@ -612,6 +612,14 @@ impl Session {
 
     /// Execute a statement with bound parameter values.
     pub async fn execute(&mut self, stmt: &Statement, params: &[Value]) -> Result<Outcome> {
+        let plan = self.checked_plan(stmt, params)?;
+        self.run_plan(plan, stmt, params).await
+    }
+
+    /// `stmt` bound, its row counts resolved, and every check that comes before running it:
+    /// an aborted block (25P02), missing parameters (42P02), privileges (42501), a
+    /// read-only transaction (25006).
+    fn checked_plan(&mut self, stmt: &Statement, params: &[Value]) -> Result<Plan> {
         let hints: Vec<Option<DataType>> = params.iter().map(|v| v.data_type()).collect();
         let mut plan = match self.bind(stmt, &hints) {
             Ok(plan) => plan,
@@ -652,6 +660,16 @@ impl Session {
                 )));
             }
         }
+        Ok(plan)
+    }
+
+    /// Run a prepared `plan` of `stmt`.
+    async fn run_plan(
+        &mut self,
+        plan: Plan,
+        stmt: &Statement,
+        params: &[Value],
+    ) -> Result<Outcome> {
         match plan {
             Plan::Empty => Ok(Outcome::Command(String::new())),
             // Prepared statements live in the server's per-connection state: the server
@@ -696,22 +714,7 @@ impl Session {
                 self.engine.catalog.background().refuse_write(&i.stream)?;
                 self.insert(i, params).await
             }
-            Plan::CopyFrom(c) => {
-                if !c.table {
-                    self.engine.catalog.background().refuse_write(&c.stream)?;
-                }
-                let rel = if c.table {
-                    CopyRel::table(self.engine.catalog.table(&c.stream)?)
-                } else {
-                    CopyRel::stream(self.engine.catalog.stream(&c.stream)?)
-                };
-                Ok(Outcome::CopyIn(CopyIn::new(
-                    self.engine.clone(),
-                    rel,
-                    c.target_columns,
-                    c.options,
-                )))
-            }
+            Plan::CopyFrom(c) => self.copy_from(c),
             Plan::Query(q) => self.query(*q, params).await,
             Plan::CopyTo { query, options } => {
                 let subscription = self.subscribe(*query, params).await?;
@@ -738,24 +741,7 @@ impl Session {
                 timeout_us,
             } => self.fetch(&cursor, count, is_move, timeout_us).await,
             Plan::Close { cursor } => self.close(cursor),
-            Plan::Transaction(op) => {
-                let commits = op == TransactionOp::Commit && self.tx == TxStatus::InBlock;
-                let ends = matches!(op, TransactionOp::Commit | TransactionOp::Rollback);
-                let drops = if ends {
-                    std::mem::take(&mut self.pending_stream_drops)
-                } else {
-                    Vec::new()
-                };
-                let outcome = self.transaction(op)?;
-                if commits {
-                    for (names, cascade) in drops {
-                        // Checked when the DROP ran; one dropped since by another session
-                        // is gone already.
-                        self.drop_stream(names, true, cascade).await?;
-                    }
-                }
-                Ok(outcome)
-            }
+            Plan::Transaction(op) => self.transaction_with_drops(op).await,
             Plan::Savepoint(op) => self.savepoint(op),
             Plan::Listen { channel } => {
                 coord::check_notify(&channel, "")?;
@@ -795,23 +781,73 @@ impl Session {
                 time_expr,
                 result_type,
                 ..
-            } => {
-                let (s, t_us) = self.advance_target(&stream, &time_expr, params)?;
-                self.engine.catalog.heartbeat(&s, t_us).await?;
-                // The stream's time never goes back: an earlier instant changes nothing.
-                let t_us = s.stats.lock().now_us.unwrap_or(t_us).max(t_us);
-                Ok(Outcome::Rows {
-                    columns: vec![Column::new("tcq_advance", result_type)],
-                    rows: vec![vec![if result_type == DataType::TimestampTz {
-                        Value::TimestampTz(t_us)
-                    } else {
-                        Value::Timestamp(t_us)
-                    }]],
-                    tag: "SELECT 1".into(),
-                    notices: vec![],
-                })
+            } => self.advance(&stream, &time_expr, result_type, params).await,
+        }
+    }
+
+    /// `COPY ... FROM STDIN`: a COPY-in state for the stream or table (a derived stream's
+    /// output is refused, 42809).
+    fn copy_from(&self, c: sql::CopyFrom) -> Result<Outcome> {
+        if !c.table {
+            self.engine.catalog.background().refuse_write(&c.stream)?;
+        }
+        let rel = if c.table {
+            CopyRel::table(self.engine.catalog.table(&c.stream)?)
+        } else {
+            CopyRel::stream(self.engine.catalog.stream(&c.stream)?)
+        };
+        Ok(Outcome::CopyIn(CopyIn::new(
+            self.engine.clone(),
+            rel,
+            c.target_columns,
+            c.options,
+        )))
+    }
+
+    /// BEGIN, COMMIT or ROLLBACK; a COMMIT of a block also drops the streams its DROP
+    /// STREAMs deferred, and a block's end forgets them either way.
+    async fn transaction_with_drops(&mut self, op: TransactionOp) -> Result<Outcome> {
+        let commits = op == TransactionOp::Commit && self.tx == TxStatus::InBlock;
+        let ends = matches!(op, TransactionOp::Commit | TransactionOp::Rollback);
+        let drops = if ends {
+            std::mem::take(&mut self.pending_stream_drops)
+        } else {
+            Vec::new()
+        };
+        let outcome = self.transaction(op)?;
+        if commits {
+            for (names, cascade) in drops {
+                // Checked when the DROP ran; one dropped since by another session is
+                // gone already.
+                self.drop_stream(names, true, cascade).await?;
             }
         }
+        Ok(outcome)
+    }
+
+    /// `SELECT tcq_advance(stream, time)`: move the stream's time to `time` (never back)
+    /// and answer the stream's time after it.
+    async fn advance(
+        &mut self,
+        stream: &sql::Expr,
+        time_expr: &sql::Expr,
+        result_type: DataType,
+        params: &[Value],
+    ) -> Result<Outcome> {
+        let (s, t_us) = self.advance_target(stream, time_expr, params)?;
+        self.engine.catalog.heartbeat(&s, t_us).await?;
+        // The stream's time never goes back: an earlier instant changes nothing.
+        let t_us = s.stats.lock().now_us.unwrap_or(t_us).max(t_us);
+        Ok(Outcome::Rows {
+            columns: vec![Column::new("tcq_advance", result_type)],
+            rows: vec![vec![if result_type == DataType::TimestampTz {
+                Value::TimestampTz(t_us)
+            } else {
+                Value::Timestamp(t_us)
+            }]],
+            tag: "SELECT 1".into(),
+            notices: vec![],
+        })
     }
 
     /// The stream and time of `tcq_advance(stream, time)`, evaluated. Errors: 42P01, 42809

@@ -151,10 +151,11 @@ def main(url, out):
         error = page.wait_for_selector("#sql-out .error", timeout=15000).inner_text()
         check("ERROR 42601" in error and "HINT: A window clause is [RANGE BY" in error, f"sql: error with its HINT {error!r}")
 
-        # Hourly windows: an airport with one flight so far has a single point, drawn as a dot.
+        # Hourly windows of a stream with one key a window: each group has a single point,
+        # drawn as a dot.
         page.fill(
             "#sql-text",
-            "SELECT origin, count(*), wtime(*) FROM flights [RANGE BY '1 hour' START AT '2001-01-01'] GROUP BY origin",
+            "SELECT k, count(*), wtime(*) FROM solo [RANGE BY '1 hour' START AT '2001-01-01'] GROUP BY k",
         )
         page.click("#sql-run")
         page.wait_for_selector("#tail-chart circle.point", timeout=30000)

@@ -62,6 +62,13 @@ async fn the_console_renders_every_page_in_headless_chromium() {
          INSERT INTO airports VALUES ('OAK', 2), ('SFO')",
     )
     .await;
+    // A key a window, an hour apart: its hourly chart has groups of a single point
+    // however late the browser looks (the flights' groups gain points as windows close).
+    exec(
+        &c,
+        "CREATE STREAM solo (ts timestamp TIMESTAMPCOLUMN, k text)",
+    )
+    .await;
     let conn = format!(
         "host=127.0.0.1 port={} user=tcq dbname=tcq application_name=console-browser-reader",
         ports.pg
@@ -86,10 +93,16 @@ async fn the_console_renders_every_page_in_headless_chromium() {
     }
     let rest = rest.to_vec();
     let feeding = tokio::spawn(async move {
-        for chunk in rest.chunks(300) {
+        for (i, chunk) in rest.chunks(300).enumerate() {
             exec(
                 &c,
                 &format!("INSERT INTO flights VALUES {}", chunk.join(",")),
+            )
+            .await;
+            let (day, hour) = (1 + i / 24, i % 24);
+            exec(
+                &c,
+                &format!("INSERT INTO solo VALUES ('2001-01-{day:02} {hour:02}:30', 'k{i}')"),
             )
             .await;
             tokio::time::sleep(Duration::from_millis(150)).await;

@@ -311,7 +311,33 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
     if strict && a0.is_null() {
         return Ok(Value::Null);
     }
-    Ok(match name {
+    if let Some(v) = catalog_call(ev, name, args)? {
+        return Ok(v);
+    }
+    if let Some(v) = text_call(name, args)? {
+        return Ok(v);
+    }
+    if let Some(v) = collection_call(name, args)? {
+        return Ok(v);
+    }
+    Err(match name {
+        "generate_series"
+        | "unnest"
+        | "pg_options_to_table"
+        | "pg_get_keywords"
+        | "_pg_expandarray"
+        | "generate_subscripts" => {
+            Error::FeatureNotSupported(format!("{name}() returns a set: call it in FROM"))
+        }
+        other => Error::UndefinedFunction(format!("function {other} does not exist")),
+    })
+}
+
+/// The catalog and introspection functions of [`call`] (`format_type`, `pg_get_*`,
+/// `has_*_privilege`, `to_reg*`, ...): `None` for a name that is none of them.
+fn catalog_call(ev: &Ev, name: &str, args: &[Value]) -> Result<Option<Value>> {
+    let a0 = arg(args, 0);
+    Ok(Some(match name {
         // Catalog queries cannot change the session: set_config(name, value, is_local)
         // only answers for a parameter that already has that value (asyncpg's type
         // introspection sends `set_config('jit', 'off', false)`, and tcq's jit is off);
@@ -357,38 +383,6 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         } else {
             -1
         }),
-        "array_to_string" => {
-            if a0.is_null() || arg(args, 1).is_null() {
-                return Ok(Value::Null);
-            }
-            let sep = text_of(arg(args, 1));
-            let null = arg(args, 2);
-            let parts: Vec<String> = parse_array(&text_of(a0))?
-                .into_iter()
-                .filter_map(|e| match e {
-                    Some(s) => Some(s),
-                    None if !null.is_null() => Some(text_of(null)),
-                    None => None,
-                })
-                .collect();
-            text(parts.join(&sep))
-        }
-        "string_to_array" => {
-            if arg(args, 1).is_null() {
-                return Ok(Value::Null);
-            }
-            let s = text_of(a0);
-            let sep = text_of(arg(args, 1));
-            let parts: Vec<Value> = if s.is_empty() {
-                vec![]
-            } else if sep.is_empty() {
-                vec![text(s)]
-            } else {
-                s.split(sep.as_str()).map(text).collect()
-            };
-            text(format_array(&parts))
-        }
-        "row" => text(format_record(args)),
         "current_schemas" => {
             let implicit = matches!(a0, Value::Bool(true));
             text(if implicit {
@@ -437,10 +431,63 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "pg_ts_parser_is_visible"
         | "pg_ts_dict_is_visible"
         | "pg_ts_template_is_visible" => Value::Bool(!a0.is_null()),
+        "pg_get_function_result" => {
+            let Some(p) = proc_row(ev, a0)? else {
+                return Ok(Some(Value::Null));
+            };
+            let ret = format_type_name(ev, int_of(&p[PRO_RETTYPE]).unwrap_or(0), None)?;
+            text(if matches!(p[PRO_RETSET], Value::Bool(true)) {
+                format!("SETOF {ret}")
+            } else {
+                ret
+            })
+        }
+        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
+            let Some(p) = proc_row(ev, a0)? else {
+                return Ok(Some(Value::Null));
+            };
+            let types: Vec<i64> = text_of(&p[PRO_ARGTYPES])
+                .split_whitespace()
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            let names = if p[PRO_ARGNAMES].is_null() {
+                vec![]
+            } else {
+                parse_array(&text_of(&p[PRO_ARGNAMES]))?
+            };
+            let mut out = Vec::new();
+            for (i, t) in types.iter().enumerate() {
+                let ty = format_type_name(ev, *t, None)?;
+                match names.get(i).cloned().flatten().filter(|n| !n.is_empty()) {
+                    Some(n) => out.push(format!("{n} {ty}")),
+                    None => out.push(ty),
+                }
+            }
+            text(out.join(", "))
+        }
+        "to_regclass" => ev.reg_oid(RegKind::Class, &text_of(a0), false)?,
+        "to_regtype" => ev.reg_oid(RegKind::Type, &text_of(a0), false)?,
+        "to_regproc" => ev.reg_oid(RegKind::Proc, &text_of(a0), false)?,
+        "to_regnamespace" => ev.reg_oid(RegKind::Namespace, &text_of(a0), false)?,
+        "pg_postmaster_start_time" | "pg_conf_load_time" => {
+            Value::TimestampTz(crate::time::now_us())
+        }
+        "txid_current" | "pg_current_xact_id" => Value::Int8(1),
+        "getdatabaseencoding" => text("UTF8"),
+        "pg_typeof" => text("unknown"),
+        _ => return Ok(None),
+    }))
+}
+
+/// The text functions of [`call`] (`replace`, `split_part`, `btrim`, `format`,
+/// `quote_*`, ...): `None` for a name that is none of them.
+fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
+    let a0 = arg(args, 0);
+    Ok(Some(match name {
         // `pattern ESCAPE e`, rewritten to backslash escapes.
         "like_escape" => {
             if a0.is_null() || arg(args, 1).is_null() {
-                return Ok(Value::Null);
+                return Ok(Some(Value::Null));
             }
             let esc_text = text_of(arg(args, 1));
             let mut esc_chars = esc_text.chars();
@@ -466,23 +513,6 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             }
             text(out)
         }
-        "json_build_object" => {
-            let fields: Vec<String> = args
-                .chunks(2)
-                .map(|kv| {
-                    format!(
-                        "\"{}\" : {}",
-                        json_escape(&text_of(&kv[0])),
-                        json(kv.get(1))
-                    )
-                })
-                .collect();
-            text(format!("{{{}}}", fields.join(", ")))
-        }
-        "json_build_array" => {
-            let items: Vec<String> = args.iter().map(|v| json(Some(v))).collect();
-            text(format!("[{}]", items.join(", ")))
-        }
         "quote_ident" => text(quote_ident(&text_of(a0))),
         "quote_literal" => text(quote_literal(&text_of(a0))),
         "quote_nullable" => {
@@ -492,59 +522,6 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 text(quote_literal(&text_of(a0)))
             }
         }
-        "pg_get_function_result" => {
-            let Some(p) = proc_row(ev, a0)? else {
-                return Ok(Value::Null);
-            };
-            let ret = format_type_name(ev, int_of(&p[PRO_RETTYPE]).unwrap_or(0), None)?;
-            text(if matches!(p[PRO_RETSET], Value::Bool(true)) {
-                format!("SETOF {ret}")
-            } else {
-                ret
-            })
-        }
-        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
-            let Some(p) = proc_row(ev, a0)? else {
-                return Ok(Value::Null);
-            };
-            let types: Vec<i64> = text_of(&p[PRO_ARGTYPES])
-                .split_whitespace()
-                .filter_map(|t| t.parse().ok())
-                .collect();
-            let names = if p[PRO_ARGNAMES].is_null() {
-                vec![]
-            } else {
-                parse_array(&text_of(&p[PRO_ARGNAMES]))?
-            };
-            let mut out = Vec::new();
-            for (i, t) in types.iter().enumerate() {
-                let ty = format_type_name(ev, *t, None)?;
-                match names.get(i).cloned().flatten().filter(|n| !n.is_empty()) {
-                    Some(n) => out.push(format!("{n} {ty}")),
-                    None => out.push(ty),
-                }
-            }
-            text(out.join(", "))
-        }
-        "array_upper" | "array_length" | "cardinality" => {
-            let n = parse_array(&text_of(a0))?.len() as i32;
-            if n == 0 && name != "cardinality" {
-                Value::Null
-            } else {
-                Value::Int4(n)
-            }
-        }
-        "array_lower" => {
-            if parse_array(&text_of(a0))?.is_empty() {
-                Value::Null
-            } else {
-                Value::Int4(1)
-            }
-        }
-        "to_regclass" => ev.reg_oid(RegKind::Class, &text_of(a0), false)?,
-        "to_regtype" => ev.reg_oid(RegKind::Type, &text_of(a0), false)?,
-        "to_regproc" => ev.reg_oid(RegKind::Proc, &text_of(a0), false)?,
-        "to_regnamespace" => ev.reg_oid(RegKind::Namespace, &text_of(a0), false)?,
         "replace" => text(text_of(a0).replace(&text_of(arg(args, 1)), &text_of(arg(args, 2)))),
         "split_part" => {
             let s = text_of(a0);
@@ -592,7 +569,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         }
         "concat_ws" => {
             if a0.is_null() {
-                return Ok(Value::Null);
+                return Ok(Some(Value::Null));
             }
             let sep = text_of(a0);
             let parts: Vec<String> = args[1..]
@@ -602,20 +579,88 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 .collect();
             text(parts.join(&sep))
         }
-        "pg_postmaster_start_time" | "pg_conf_load_time" => {
-            Value::TimestampTz(crate::time::now_us())
-        }
-        "txid_current" | "pg_current_xact_id" => Value::Int8(1),
-        "getdatabaseencoding" => text("UTF8"),
         "format" => {
             if a0.is_null() {
-                return Ok(Value::Null);
+                return Ok(Some(Value::Null));
             }
             text(format_string(&text_of(a0), &args[1..])?)
         }
+        _ => return Ok(None),
+    }))
+}
+
+/// The array, JSON and record functions of [`call`]: `None` for a name that is none of
+/// them.
+fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
+    let a0 = arg(args, 0);
+    Ok(Some(match name {
+        "array_to_string" => {
+            if a0.is_null() || arg(args, 1).is_null() {
+                return Ok(Some(Value::Null));
+            }
+            let sep = text_of(arg(args, 1));
+            let null = arg(args, 2);
+            let parts: Vec<String> = parse_array(&text_of(a0))?
+                .into_iter()
+                .filter_map(|e| match e {
+                    Some(s) => Some(s),
+                    None if !null.is_null() => Some(text_of(null)),
+                    None => None,
+                })
+                .collect();
+            text(parts.join(&sep))
+        }
+        "string_to_array" => {
+            if arg(args, 1).is_null() {
+                return Ok(Some(Value::Null));
+            }
+            let s = text_of(a0);
+            let sep = text_of(arg(args, 1));
+            let parts: Vec<Value> = if s.is_empty() {
+                vec![]
+            } else if sep.is_empty() {
+                vec![text(s)]
+            } else {
+                s.split(sep.as_str()).map(text).collect()
+            };
+            text(format_array(&parts))
+        }
+        "row" => text(format_record(args)),
+        "json_build_object" => {
+            let fields: Vec<String> = args
+                .chunks(2)
+                .map(|kv| {
+                    format!(
+                        "\"{}\" : {}",
+                        json_escape(&text_of(&kv[0])),
+                        json(kv.get(1))
+                    )
+                })
+                .collect();
+            text(format!("{{{}}}", fields.join(", ")))
+        }
+        "json_build_array" => {
+            let items: Vec<String> = args.iter().map(|v| json(Some(v))).collect();
+            text(format!("[{}]", items.join(", ")))
+        }
+        "array_upper" | "array_length" | "cardinality" => {
+            let n = parse_array(&text_of(a0))?.len() as i32;
+            if n == 0 && name != "cardinality" {
+                Value::Null
+            } else {
+                Value::Int4(n)
+            }
+        }
+        "array_lower" => {
+            if parse_array(&text_of(a0))?.is_empty() {
+                Value::Null
+            } else {
+                Value::Int4(1)
+            }
+        }
         "record_field" => {
             if a0.is_null() {
-                return Ok(Value::Null);
+                return Ok(Some(Value::Null));
             }
             let i = int_of(arg(args, 1)).unwrap_or(0) as usize;
             record_fields(&text_of(a0))
@@ -624,23 +669,8 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
                 .flatten()
                 .map_or(Value::Null, text)
         }
-        "pg_typeof" => text("unknown"),
-        "generate_series"
-        | "unnest"
-        | "pg_options_to_table"
-        | "pg_get_keywords"
-        | "_pg_expandarray"
-        | "generate_subscripts" => {
-            return Err(Error::FeatureNotSupported(format!(
-                "{name}() returns a set: call it in FROM"
-            )))
-        }
-        other => {
-            return Err(Error::UndefinedFunction(format!(
-                "function {other} does not exist"
-            )))
-        }
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// `pg_get_indexdef(index oid, column, pretty)`: with column 0 the index's CREATE

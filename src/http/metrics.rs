@@ -38,6 +38,7 @@ use axum::response::{IntoResponse, Response};
 use parking_lot::Mutex;
 
 use super::Console;
+use crate::engine::monitor::{QueryInfo, StreamInfo};
 
 /// Samples kept per stream: one a second, a minute of history.
 pub(crate) const RATE_SAMPLES: usize = 60;
@@ -146,188 +147,10 @@ pub(crate) fn render(console: &Console) -> String {
     let streams = engine.stream_infos();
     let queries = engine.query_infos();
     let mut out = String::new();
-    let by_stream = |f: &dyn Fn(&crate::engine::monitor::StreamInfo) -> f64| {
-        streams
-            .iter()
-            .map(|s| (format!("{{stream=\"{}\"}}", label(&s.name)), f(s)))
-            .collect::<Vec<_>>()
-    };
-    let rate = |s: &crate::engine::monitor::StreamInfo| console.rates.of(&s.name).0;
-    family(
-        &mut out,
-        "tcq_stream_tuples_total",
-        "counter",
-        "Tuples accepted into the stream.",
-        &by_stream(&|s| s.tuples as f64),
-    );
-    family(
-        &mut out,
-        "tcq_stream_ingest_rate",
-        "gauge",
-        "Tuples per second accepted into the stream over the last sampling second.",
-        &by_stream(&rate),
-    );
-    family(
-        &mut out,
-        "tcq_stream_late_tuples",
-        "gauge",
-        "Late tuples counted by the queries reading the stream now.",
-        &by_stream(&|s| s.late_tuples as f64),
-    );
-    let sources: Vec<_> = streams
-        .iter()
-        .filter_map(|s| Some((s.name.as_str(), s.source.as_ref()?)))
-        .collect();
-    let by_source = |f: &dyn Fn(&crate::connect::SourceStatus) -> Option<f64>| {
-        sources
-            .iter()
-            .filter_map(|(name, src)| {
-                let labels = format!(
-                    "{{stream=\"{}\",connector=\"{}\"}}",
-                    label(name),
-                    src.connector
-                );
-                Some((labels, f(&src.status)?))
-            })
-            .collect::<Vec<_>>()
-    };
-    family(
-        &mut out,
-        "tcq_source_messages_total",
-        "counter",
-        "Messages the stream's source accepted (Kafka records, MQTT publishes, file lines or rows).",
-        &by_source(&|s| Some(s.messages as f64)),
-    );
-    family(
-        &mut out,
-        "tcq_source_bad_messages_total",
-        "counter",
-        "Messages the stream's source could not decode (skipped, or the one it stopped on).",
-        &by_source(&|s| Some(s.bad_messages as f64)),
-    );
-    family(
-        &mut out,
-        "tcq_source_lag",
-        "gauge",
-        "What the source has left to read: Kafka messages behind the high watermarks, bytes of files.",
-        &by_source(&|s| s.lag.map(|l| l as f64)),
-    );
-    family(
-        &mut out,
-        "tcq_source_running",
-        "gauge",
-        "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
-        &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
-    );
-    family(
-        &mut out,
-        "tcq_source_commit_errors_total",
-        "counter",
-        "Failed commits of offsets to a Kafka source's consumer group (group_id).",
-        &by_source(&|s| Some(s.commit_errors as f64)),
-    );
+    stream_families(&mut out, console, &streams);
+    source_families(&mut out, &streams);
     sink_families(&mut out, &engine.sink_infos());
-    let total = |v: f64| vec![(String::new(), v)];
-    family(
-        &mut out,
-        "tcq_ingest_tuples_total",
-        "gauge",
-        "Tuples accepted into the streams declared now (a dropped stream takes its share with it).",
-        &total(streams.iter().map(|s| s.tuples as f64).sum()),
-    );
-    family(
-        &mut out,
-        "tcq_ingest_rate",
-        "gauge",
-        "Tuples per second accepted into every stream over the last sampling second.",
-        &total(streams.iter().map(rate).sum()),
-    );
-    let by_query = |f: &dyn Fn(&crate::engine::monitor::QueryInfo) -> f64| {
-        queries
-            .iter()
-            .map(|q| (format!("{{query=\"{}\"}}", q.id), f(q)))
-            .collect::<Vec<_>>()
-    };
-    family(
-        &mut out,
-        "tcq_query_rows_out_total",
-        "counter",
-        "Rows the query emitted.",
-        &by_query(&|q| q.stats.rows_out as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_tuples_in_total",
-        "counter",
-        "Tuples the query consumed.",
-        &by_query(&|q| q.stats.tuples_in as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_late_tuples_total",
-        "counter",
-        "Tuples that missed at least one closed instance of the query's windows.",
-        &by_query(&|q| q.stats.late_tuples as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_slide_events_total",
-        "counter",
-        "Slide events the query emitted.",
-        &by_query(&|q| q.stats.slide_events as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_open_instances",
-        "gauge",
-        "Window instances the query holds open.",
-        &by_query(&|q| q.state.open_instances as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_groups",
-        "gauge",
-        "Group keys the query holds.",
-        &by_query(&|q| q.state.groups as f64),
-    );
-    family(
-        &mut out,
-        "tcq_query_state_bytes",
-        "gauge",
-        "Bytes of partial states and group keys the query holds (estimate).",
-        &by_query(&|q| q.state.state_bytes as f64),
-    );
-    let sum = |f: &dyn Fn(&crate::engine::monitor::QueryInfo) -> u64| {
-        total(queries.iter().map(f).sum::<u64>() as f64)
-    };
-    family(
-        &mut out,
-        "tcq_rows_out",
-        "gauge",
-        "Rows emitted by the queries registered now.",
-        &sum(&|q| q.stats.rows_out),
-    );
-    family(
-        &mut out,
-        "tcq_late_tuples",
-        "gauge",
-        "Late tuples counted by the queries registered now.",
-        &sum(&|q| q.stats.late_tuples),
-    );
-    family(
-        &mut out,
-        "tcq_open_window_instances",
-        "gauge",
-        "Window instances open over the queries registered now.",
-        &sum(&|q| q.state.open_instances as u64),
-    );
-    family(
-        &mut out,
-        "tcq_groups",
-        "gauge",
-        "Group keys held by the queries registered now.",
-        &sum(&|q| q.state.groups as u64),
-    );
+    query_families(&mut out, &queries);
     family(
         &mut out,
         "tcq_streams",
@@ -349,9 +172,210 @@ pub(crate) fn render(console: &Console) -> String {
         "Sessions open: PostgreSQL connections and console requests.",
         &total(engine.backends().list().len() as f64),
     );
+    memory_families(&mut out, engine);
+    out
+}
+
+/// One unlabelled sample.
+fn total(v: f64) -> Vec<(String, f64)> {
+    vec![(String::new(), v)]
+}
+
+/// The families of each stream, and the ingest totals over every stream.
+fn stream_families(out: &mut String, console: &Console, streams: &[StreamInfo]) {
+    let by_stream = |f: &dyn Fn(&StreamInfo) -> f64| {
+        streams
+            .iter()
+            .map(|s| (format!("{{stream=\"{}\"}}", label(&s.name)), f(s)))
+            .collect::<Vec<_>>()
+    };
+    let rate = |s: &StreamInfo| console.rates.of(&s.name).0;
+    family(
+        out,
+        "tcq_stream_tuples_total",
+        "counter",
+        "Tuples accepted into the stream.",
+        &by_stream(&|s| s.tuples as f64),
+    );
+    family(
+        out,
+        "tcq_stream_ingest_rate",
+        "gauge",
+        "Tuples per second accepted into the stream over the last sampling second.",
+        &by_stream(&rate),
+    );
+    family(
+        out,
+        "tcq_stream_late_tuples",
+        "gauge",
+        "Late tuples counted by the queries reading the stream now.",
+        &by_stream(&|s| s.late_tuples as f64),
+    );
+    family(
+        out,
+        "tcq_ingest_tuples_total",
+        "gauge",
+        "Tuples accepted into the streams declared now (a dropped stream takes its share with it).",
+        &total(streams.iter().map(|s| s.tuples as f64).sum()),
+    );
+    family(
+        out,
+        "tcq_ingest_rate",
+        "gauge",
+        "Tuples per second accepted into every stream over the last sampling second.",
+        &total(streams.iter().map(rate).sum()),
+    );
+}
+
+/// The families of the streams' sources.
+fn source_families(out: &mut String, streams: &[StreamInfo]) {
+    let sources: Vec<_> = streams
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.source.as_ref()?)))
+        .collect();
+    let by_source = |f: &dyn Fn(&crate::connect::SourceStatus) -> Option<f64>| {
+        sources
+            .iter()
+            .filter_map(|(name, src)| {
+                let labels = format!(
+                    "{{stream=\"{}\",connector=\"{}\"}}",
+                    label(name),
+                    src.connector
+                );
+                Some((labels, f(&src.status)?))
+            })
+            .collect::<Vec<_>>()
+    };
+    family(
+        out,
+        "tcq_source_messages_total",
+        "counter",
+        "Messages the stream's source accepted (Kafka records, MQTT publishes, file lines or rows).",
+        &by_source(&|s| Some(s.messages as f64)),
+    );
+    family(
+        out,
+        "tcq_source_bad_messages_total",
+        "counter",
+        "Messages the stream's source could not decode (skipped, or the one it stopped on).",
+        &by_source(&|s| Some(s.bad_messages as f64)),
+    );
+    family(
+        out,
+        "tcq_source_lag",
+        "gauge",
+        "What the source has left to read: Kafka messages behind the high watermarks, bytes of files.",
+        &by_source(&|s| s.lag.map(|l| l as f64)),
+    );
+    family(
+        out,
+        "tcq_source_running",
+        "gauge",
+        "1 while the source consumes; 0 while paused, throttled by the memory budget, retrying or failed.",
+        &by_source(&|s| Some(f64::from(u8::from(s.state == "running")))),
+    );
+    family(
+        out,
+        "tcq_source_commit_errors_total",
+        "counter",
+        "Failed commits of offsets to a Kafka source's consumer group (group_id).",
+        &by_source(&|s| Some(s.commit_errors as f64)),
+    );
+}
+
+/// The families of each continuous query, and their sums over the queries.
+fn query_families(out: &mut String, queries: &[QueryInfo]) {
+    let by_query = |f: &dyn Fn(&QueryInfo) -> f64| {
+        queries
+            .iter()
+            .map(|q| (format!("{{query=\"{}\"}}", q.id), f(q)))
+            .collect::<Vec<_>>()
+    };
+    family(
+        out,
+        "tcq_query_rows_out_total",
+        "counter",
+        "Rows the query emitted.",
+        &by_query(&|q| q.stats.rows_out as f64),
+    );
+    family(
+        out,
+        "tcq_query_tuples_in_total",
+        "counter",
+        "Tuples the query consumed.",
+        &by_query(&|q| q.stats.tuples_in as f64),
+    );
+    family(
+        out,
+        "tcq_query_late_tuples_total",
+        "counter",
+        "Tuples that missed at least one closed instance of the query's windows.",
+        &by_query(&|q| q.stats.late_tuples as f64),
+    );
+    family(
+        out,
+        "tcq_query_slide_events_total",
+        "counter",
+        "Slide events the query emitted.",
+        &by_query(&|q| q.stats.slide_events as f64),
+    );
+    family(
+        out,
+        "tcq_query_open_instances",
+        "gauge",
+        "Window instances the query holds open.",
+        &by_query(&|q| q.state.open_instances as f64),
+    );
+    family(
+        out,
+        "tcq_query_groups",
+        "gauge",
+        "Group keys the query holds.",
+        &by_query(&|q| q.state.groups as f64),
+    );
+    family(
+        out,
+        "tcq_query_state_bytes",
+        "gauge",
+        "Bytes of partial states and group keys the query holds (estimate).",
+        &by_query(&|q| q.state.state_bytes as f64),
+    );
+    let sum = |f: &dyn Fn(&QueryInfo) -> u64| total(queries.iter().map(f).sum::<u64>() as f64);
+    family(
+        out,
+        "tcq_rows_out",
+        "gauge",
+        "Rows emitted by the queries registered now.",
+        &sum(&|q| q.stats.rows_out),
+    );
+    family(
+        out,
+        "tcq_late_tuples",
+        "gauge",
+        "Late tuples counted by the queries registered now.",
+        &sum(&|q| q.stats.late_tuples),
+    );
+    family(
+        out,
+        "tcq_open_window_instances",
+        "gauge",
+        "Window instances open over the queries registered now.",
+        &sum(&|q| q.state.open_instances as u64),
+    );
+    family(
+        out,
+        "tcq_groups",
+        "gauge",
+        "Group keys held by the queries registered now.",
+        &sum(&|q| q.state.groups as u64),
+    );
+}
+
+/// The memory budget's families, and the process's resident memory.
+fn memory_families(out: &mut String, engine: &crate::engine::Engine) {
     let memory = engine.memory();
     family(
-        &mut out,
+        out,
         "tcq_memory_tracked_bytes",
         "gauge",
         "Memory the engine tracks against memory_limit, by kind.",
@@ -366,14 +390,14 @@ pub(crate) fn render(console: &Console) -> String {
             .collect::<Vec<_>>(),
     );
     family(
-        &mut out,
+        out,
         "tcq_memory_limit_bytes",
         "gauge",
         "The global memory budget (memory_limit).",
         &total(memory.limit() as f64),
     );
     family(
-        &mut out,
+        out,
         "tcq_memory_refusals_total",
         "counter",
         "Requests the memory budget refused (each a 53200 or a COPY staged to disk early).",
@@ -381,14 +405,13 @@ pub(crate) fn render(console: &Console) -> String {
     );
     if let Some(rss) = resident_bytes() {
         family(
-            &mut out,
+            out,
             "tcq_memory_resident_bytes",
             "gauge",
             "The server process's resident memory.",
             &total(rss as f64),
         );
     }
-    out
 }
 
 /// The families of derived streams and sinks.

@@ -14,6 +14,29 @@ use super::*;
 /// transaction). `is_from`: COPY FROM. FORCE_NOT_NULL and FORCE_NULL come back as column
 /// names, which the caller resolves against the COPY's column list.
 pub(super) fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOptions, ForceLists)> {
+    checked(written(items, is_from)?, is_from)
+}
+
+/// The options as written, each read on its own, before their combination is checked.
+struct Written {
+    format: Option<CopyFormat>,
+    freeze: bool,
+    live: Option<bool>,
+    delimiter: Option<String>,
+    null: Option<String>,
+    quote: Option<String>,
+    escape: Option<String>,
+    /// HEADER, and HEADER MATCH.
+    header: Option<(bool, bool)>,
+    force_quote: bool,
+    /// An ENCODING PostgreSQL knows other than UTF8 (refused after the other checks).
+    other_encoding: Option<String>,
+    force: ForceLists,
+}
+
+/// Read each option of `items` (42601 for a repeated or unknown one or a value of the
+/// wrong kind, 22023 for an unknown format or encoding).
+fn written(items: &[CopyItem], is_from: bool) -> Result<Written> {
     let mut seen: Vec<&str> = Vec::new();
     let (mut format, mut freeze, mut live) = (None, false, None);
     let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
@@ -128,6 +151,37 @@ pub(super) fn copy_options(items: &[CopyItem], is_from: bool) -> Result<(CopyOpt
             other => return Err(Error::Syntax(format!("option \"{other}\" not recognized"))),
         }
     }
+    Ok(Written {
+        format,
+        freeze,
+        live,
+        delimiter,
+        null,
+        quote,
+        escape,
+        header,
+        force_quote,
+        other_encoding,
+        force,
+    })
+}
+
+/// The options' combination checked in PostgreSQL's order (`ProcessCopyOptions`), and
+/// the COPY options they make.
+fn checked(w: Written, is_from: bool) -> Result<(CopyOptions, ForceLists)> {
+    let Written {
+        format,
+        freeze,
+        live,
+        delimiter,
+        null,
+        quote,
+        escape,
+        header,
+        force_quote,
+        other_encoding,
+        mut force,
+    } = w;
     let format = format.unwrap_or(CopyFormat::Text);
     let (csv, binary) = (format == CopyFormat::Csv, format == CopyFormat::Binary);
     if binary && delimiter.is_some() {

@@ -11,6 +11,14 @@ pub(super) enum Item<'q> {
     Column(usize),
 }
 
+/// LIMIT and OFFSET as written: constants, or the indexes of the parameters giving them.
+struct RowCounts {
+    limit: Option<u64>,
+    offset: Option<u64>,
+    limit_param: Option<usize>,
+    offset_param: Option<usize>,
+}
+
 pub(super) fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
     match e {
         ast::Expr::Value(v) => match &v.value {
@@ -295,36 +303,7 @@ impl Binder<'_> {
         });
 
         // Select list with `*` expanded.
-        let mut items: Vec<Item> = Vec::new();
-        for item in &sel.projection {
-            match item {
-                ast::SelectItem::UnnamedExpr(e) => items.push(Item::Ast(e, None)),
-                ast::SelectItem::ExprWithAlias { expr, alias } => {
-                    items.push(Item::Ast(expr, Some(ident_name(alias))))
-                }
-                ast::SelectItem::Wildcard(_) => {
-                    if matches!(source, Source::Nothing) {
-                        return Err(Error::Syntax(
-                            "SELECT * with no tables specified is not valid".into(),
-                        ));
-                    }
-                    items.extend(scope.star.iter().copied().map(Item::Column));
-                }
-                ast::SelectItem::QualifiedWildcard(kind, _) => {
-                    let q = match kind {
-                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
-                        ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
-                    };
-                    let Some(rel) = scope.rel_by_qualifier(&q) else {
-                        return Err(Error::UndefinedTable(q));
-                    };
-                    items.extend((rel.offset..rel.offset + rel.ncols).map(Item::Column));
-                }
-                ast::SelectItem::ExprWithAliases { .. } => {
-                    return Err(unsupported("multiple aliases are not supported"))
-                }
-            }
-        }
+        let items = select_items(&sel.projection, &source, &scope)?;
 
         let group_exprs: &[ast::Expr] = match &sel.group_by {
             ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v,
@@ -415,9 +394,43 @@ impl Binder<'_> {
             });
         }
 
+        let RowCounts {
+            limit,
+            offset,
+            limit_param,
+            offset_param,
+        } = self.limit_offset(&q.limit_clause)?;
+
+        self.agg_mode = false;
+        let aggregate = self.agg.take().map(|st| Aggregate {
+            group_by: st.keys,
+            group_types: st.key_types,
+            calls: st.calls,
+        });
+        Ok(Query {
+            source,
+            windows,
+            filter,
+            aggregate,
+            having,
+            projection,
+            columns,
+            order_by,
+            limit,
+            offset,
+            limit_param,
+            offset_param,
+            param_types: self.finish_params(),
+            text: text.to_string(),
+        })
+    }
+
+    /// LIMIT and OFFSET: each a constant or a parameter's index. Errors: LIMIT BY and
+    /// `LIMIT #,#` (PostgreSQL's own message), a count that is no non-negative integer.
+    fn limit_offset(&mut self, clause: &Option<ast::LimitClause>) -> Result<RowCounts> {
         let (mut limit, mut offset) = (None, None);
         let (mut limit_param, mut offset_param) = (None, None);
-        match &q.limit_clause {
+        match clause {
             Some(ast::LimitClause::LimitOffset {
                 limit: l,
                 offset: o,
@@ -448,27 +461,11 @@ impl Binder<'_> {
             None => {}
         }
 
-        self.agg_mode = false;
-        let aggregate = self.agg.take().map(|st| Aggregate {
-            group_by: st.keys,
-            group_types: st.key_types,
-            calls: st.calls,
-        });
-        Ok(Query {
-            source,
-            windows,
-            filter,
-            aggregate,
-            having,
-            projection,
-            columns,
-            order_by,
+        Ok(RowCounts {
             limit,
             offset,
             limit_param,
             offset_param,
-            param_types: self.finish_params(),
-            text: text.to_string(),
         })
     }
 
@@ -578,4 +575,44 @@ impl Binder<'_> {
         }
         Ok(b.expr)
     }
+}
+
+/// The select list's items, `*` and `t.*` expanded to the columns of `scope` they name.
+/// Errors: `SELECT *` without a FROM (42601), `t.*` of no relation (42P01).
+fn select_items<'q>(
+    projection: &'q [ast::SelectItem],
+    source: &Source,
+    scope: &Scope,
+) -> Result<Vec<Item<'q>>> {
+    let mut items: Vec<Item> = Vec::new();
+    for item in projection {
+        match item {
+            ast::SelectItem::UnnamedExpr(e) => items.push(Item::Ast(e, None)),
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                items.push(Item::Ast(expr, Some(ident_name(alias))))
+            }
+            ast::SelectItem::Wildcard(_) => {
+                if matches!(source, Source::Nothing) {
+                    return Err(Error::Syntax(
+                        "SELECT * with no tables specified is not valid".into(),
+                    ));
+                }
+                items.extend(scope.star.iter().copied().map(Item::Column));
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_name(n)?,
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                };
+                let Some(rel) = scope.rel_by_qualifier(&q) else {
+                    return Err(Error::UndefinedTable(q));
+                };
+                items.extend((rel.offset..rel.offset + rel.ncols).map(Item::Column));
+            }
+            ast::SelectItem::ExprWithAliases { .. } => {
+                return Err(unsupported("multiple aliases are not supported"))
+            }
+        }
+    }
+    Ok(items)
 }

@@ -15,10 +15,8 @@
 #![deny(missing_docs)]
 
 pub mod agg;
-pub mod bench;
 mod connect;
 mod date;
-pub mod demo;
 pub mod engine;
 mod error;
 pub mod exec;

@@ -11,6 +11,8 @@
 //! of streams and the tuples of archived streams (see `tcq::engine::archive`). A second
 //! tcqd on the same directory is refused. `--memory-only` keeps nothing on disk.
 
+mod cli;
+
 use clap::{Parser, Subcommand};
 
 /// tcq: a continuous query server speaking the PostgreSQL wire protocol.
@@ -142,7 +144,7 @@ enum Command {
     /// Serve PostgreSQL clients (the default).
     Serve(ServeArgs),
     /// Replay a month of US flights through a continuous query, end to end.
-    Demo(tcq::demo::DemoArgs),
+    Demo(cli::demo::DemoArgs),
     /// Print the paper's evaluation (model costs) and the measured sharing speed-ups.
     Paper,
     /// Run continuous queries on an Apache Flink cluster: export, validate, submit, status,
@@ -210,10 +212,10 @@ async fn run() -> std::process::ExitCode {
     let result = match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,
-        Some(Command::Demo(args)) => tcq::demo::run_async(args)
+        Some(Command::Demo(args)) => cli::demo::run_async(args)
             .await
             .map_err(std::io::Error::other),
-        Some(Command::Paper) => tcq::bench::run_paper().map_err(std::io::Error::other),
+        Some(Command::Paper) => cli::paper::run_paper().map_err(std::io::Error::other),
         Some(Command::Flink(cmd)) => tcq::flink::cli::run(cmd)
             .await
             .map_err(std::io::Error::other),

@@ -165,7 +165,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
 ///
 /// Each connection runs on its own task with its own engine session; a connection that
 /// fails or disconnects affects no other.
-pub(crate) async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
+pub async fn serve(listener: TcpListener, engine: Arc<Engine>) -> std::io::Result<()> {
     serve_until(listener, engine, std::future::pending()).await
 }
 

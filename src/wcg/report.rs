@@ -66,6 +66,29 @@ impl PlanReport {
         }
     }
 
+    /// The plans the paper's evaluation compares, each with the executor's plan for it and
+    /// its model cost per hour (paper Section 6): `BL` (every window computed on its own),
+    /// `WCG` (Algorithm 1) and, when Algorithm 2 ran, `WCG-FW` (with factor windows).
+    pub fn candidates(&self) -> Vec<(&'static str, SharedPlan, f64)> {
+        let hour = |f: &Forest| f.total.per_hour();
+        let mut plans = vec![
+            (
+                "BL",
+                SharedPlan::unshared(&self.windows),
+                hour(&self.unshared),
+            ),
+            (
+                "WCG",
+                self.algorithm1.to_shared_plan(),
+                hour(&self.algorithm1),
+            ),
+        ];
+        if let Some(a2) = &self.algorithm2 {
+            plans.push(("WCG-FW", a2.forest.to_shared_plan(), hour(&a2.forest)));
+        }
+        plans
+    }
+
     /// The saving of the chosen plan against the unshared baseline, in percent of the
     /// baseline (long-run rates).
     pub fn saving_percent(&self) -> f64 {

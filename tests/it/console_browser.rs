@@ -55,7 +55,7 @@ async fn the_console_renders_every_page_in_headless_chromium() {
     }
     let ports = start_with_console(HttpOptions::default());
     let c = common::connect(ports.pg).await;
-    exec(&c, tcq::demo::CREATE_STREAM).await;
+    exec(&c, "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, distance integer, origin text, destination text)").await;
     exec(
         &c,
         "CREATE TABLE airports (code text PRIMARY KEY, hubs integer DEFAULT 0); \

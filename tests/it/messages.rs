@@ -125,7 +125,7 @@ async fn a_tuple_before_start_at_is_told_so_without_the_start_at_hint() {
 async fn explain_says_what_per_r_and_per_hour_count() {
     let port = common::start_server();
     let c = common::connect(port).await;
-    common::exec(&c, tcq::demo::CREATE_STREAM).await;
+    common::exec(&c, "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, delay integer, distance integer, origin text, destination text)").await;
     let plan = common::rows(
         &c,
         "EXPLAIN SELECT origin, count(*), avg(delay), max(delay), wtime(*) FROM flights \

@@ -1,7 +1,7 @@
 //! `tcqd paper`: the paper's evaluation (section 5) and measured sharing speed-ups.
 //!
 //! Two parts. First the model costs of BL, UP, SP, WCG and WCG-FW on the paper's window-set
-//! generators ([`crate::wcg::eval`]). Then the executor itself, run three times over the
+//! generators ([`tcq::wcg::eval`]). Then the executor itself, run three times over the
 //! same input with the same windows: every window on its own (BL), along Algorithm 1's
 //! min-cost WCG (WCG), and along Algorithm 2's WCG with factor windows (WCG-FW), so the
 //! measured speed-up can be set beside the predicted one. The measurement calls the
@@ -9,14 +9,14 @@
 
 use std::time::Instant;
 
-use crate::agg::{sharing_of, AggSpec};
-use crate::error::Result;
-use crate::exec::{ExecLimits, QueryExec, RowBatch};
-use crate::sql::{AggCall, AggFunc, Aggregate, Expr, Query, Source, WindowMeta};
-use crate::types::{Column, DataType, Value};
-use crate::wcg::eval::{paper_evaluation, render_table, ten_window_query, EvalConfig};
-use crate::wcg::{self, SharedPlan};
-use crate::window::{Start, Window};
+use tcq::agg::{sharing_of, AggSpec};
+use tcq::exec::{ExecLimits, QueryExec, RowBatch};
+use tcq::sql::{AggCall, AggFunc, Aggregate, Expr, Query, Source, WindowMeta};
+use tcq::types::{Column, DataType, Value};
+use tcq::wcg;
+use tcq::wcg::eval::{paper_evaluation, render_table, ten_window_query, EvalConfig};
+use tcq::window::{Start, Window};
+use tcq::Result;
 
 /// One measured run.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,18 +132,7 @@ pub(crate) fn measure(
         })
         .unwrap_or_default();
     let report = wcg::optimize(windows, sharing_of(&specs), eta_per_sec);
-    let hour = |forest: &wcg::alg1::Forest| forest.total.per_hour();
-    let mut plans: Vec<(&'static str, SharedPlan, f64)> = vec![
-        ("BL", SharedPlan::unshared(windows), hour(&report.unshared)),
-        (
-            "WCG",
-            report.algorithm1.to_shared_plan(),
-            hour(&report.algorithm1),
-        ),
-    ];
-    if let Some(a2) = &report.algorithm2 {
-        plans.push(("WCG-FW", a2.forest.to_shared_plan(), hour(&a2.forest)));
-    }
+    let plans = report.candidates();
     let limits = ExecLimits {
         groups_max: usize::MAX,
         open_instances_max: 1_000_000,
@@ -186,7 +175,7 @@ pub(crate) fn measure(
 
 /// Print the evaluation table and the measured throughput of BL, WCG and WCG-FW on the
 /// paper's four-window example (tumbling 10, 20, 30, 40 minutes) and on a ten-window set.
-pub fn run_paper() -> Result<()> {
+pub(crate) fn run_paper() -> Result<()> {
     let cfg = EvalConfig::default();
     for line in render_table(&cfg, &paper_evaluation(&cfg)) {
         println!("{line}");

@@ -71,7 +71,7 @@ const LIVE_BUSIEST: usize = 5;
 const COPY_DATA_BYTES: usize = 256 << 10;
 
 /// The stream the demo declares.
-pub const CREATE_STREAM: &str = "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, \
+pub(crate) const CREATE_STREAM: &str = "CREATE STREAM flights (ts timestamp TIMESTAMPCOLUMN, \
      delay integer, distance integer, origin text, destination text)";
 
 /// The demo's continuous query.
@@ -90,7 +90,7 @@ pub(crate) const CONNECTIONS_QUERY: &str = "SELECT a.destination AS hub, count(*
 /// Command-line arguments of `tcqd demo`.
 #[derive(clap::Parser, Debug, Clone)]
 #[command(about = "Replay a month of US flights through a continuous query")]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Keep serving after the demo so that psql and other clients can connect, with the
     /// web console running during the demo and after it.
     #[arg(long)]
@@ -164,7 +164,7 @@ pub(crate) fn default_data_path() -> PathBuf {
 }
 
 /// Run the demo on the current tokio runtime (which must be multi-threaded).
-pub async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
+pub(crate) async fn run_async(args: DemoArgs) -> Result<(), BoxError> {
     let replay = match &args.kafka {
         Some(_) => Replay::default(),
         None => {
@@ -298,14 +298,14 @@ async fn from_kafka(client: &Client, progress: &ProgressBar) -> Result<u64, BoxE
 /// The server's address, its engine and its task.
 type Started = (
     SocketAddr,
-    std::sync::Arc<crate::engine::Engine>,
+    std::sync::Arc<tcq::engine::Engine>,
     tokio::task::JoinHandle<std::io::Result<()>>,
 );
 
 /// Start the web console over `engine` on `listen` (a free port if it is taken); its URL.
 async fn start_console(
     listen: SocketAddr,
-    engine: std::sync::Arc<crate::engine::Engine>,
+    engine: std::sync::Arc<tcq::engine::Engine>,
 ) -> Result<String, BoxError> {
     let listener = match tokio::net::TcpListener::bind(listen).await {
         Ok(l) => l,
@@ -315,12 +315,8 @@ async fn start_console(
         }
     };
     let url = format!("http://{}/", listener.local_addr()?);
-    let console = crate::http::Console::new(engine, crate::http::HttpOptions::default());
-    tokio::spawn(crate::http::serve(
-        listener,
-        console,
-        std::future::pending(),
-    ));
+    let console = tcq::http::Console::new(engine, tcq::http::HttpOptions::default());
+    tokio::spawn(tcq::http::serve(listener, console, std::future::pending()));
     Ok(url)
 }
 
@@ -334,8 +330,8 @@ async fn start_server(listen: SocketAddr, must_bind: bool) -> Result<Started, Bo
         Err(e) => return Err(format!("cannot listen on {listen}: {e}").into()),
     };
     let addr = listener.local_addr()?;
-    let engine = crate::engine::Engine::new(crate::engine::Config::default());
-    let server = tokio::spawn(crate::server::serve(listener, engine.clone()));
+    let engine = tcq::engine::Engine::new(tcq::engine::Config::default());
+    let server = tokio::spawn(tcq::server::serve(listener, engine.clone()));
     Ok((addr, engine, server))
 }
 

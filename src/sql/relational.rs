@@ -23,6 +23,8 @@ use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
+mod walk;
+
 /// Where finite relational queries read named relations from: the system catalogs, and
 /// later stored tables. Implemented by the engine's catalog.
 pub trait RelationProvider {
@@ -409,21 +411,10 @@ pub(crate) enum RExpr {
         /// Right.
         right: Box<RExpr>,
     },
-    /// `IS [NOT] DISTINCT FROM`.
-    Distinct {
-        /// Left.
-        left: Box<RExpr>,
-        /// Right.
-        right: Box<RExpr>,
-        /// IS NOT DISTINCT FROM.
-        negated: bool,
-    },
     /// AND of all, three-valued.
     And(Vec<RExpr>),
     /// OR of all, three-valued.
     Or(Vec<RExpr>),
-    /// NOT.
-    Not(Box<RExpr>),
     /// IS [NOT] NULL.
     IsNull(Box<RExpr>, bool),
     /// CASE.
@@ -434,15 +425,6 @@ pub(crate) enum RExpr {
         branches: Vec<(RExpr, RExpr)>,
         /// ELSE.
         otherwise: Option<Box<RExpr>>,
-    },
-    /// `expr [NOT] IN (list)`.
-    InList {
-        /// Operand.
-        expr: Box<RExpr>,
-        /// List.
-        list: Vec<RExpr>,
-        /// NOT IN.
-        negated: bool,
     },
     /// `left op ANY|ALL (array)`.
     AnyArray {
@@ -1833,28 +1815,7 @@ impl RelBinder<'_> {
     fn operands(&self, args: &[RExpr]) -> Vec<super::bind::Operand> {
         args.iter()
             .enumerate()
-            .map(|(i, a)| {
-                let ty = match self.static_type(a) {
-                    RType::Base(d) => Some(d),
-                    RType::Catalog(c) => Some(c.held_as()),
-                    RType::Reg(_) => Some(DataType::Int8),
-                    RType::Record(_) => Some(DataType::Text),
-                    RType::Unknown => None,
-                };
-                match a {
-                    RExpr::Lit(v) => (Expr::Literal(v.clone()), ty),
-                    RExpr::Param(p) => (Expr::Param(*p), self.params.get(*p).copied().flatten()),
-                    // A subscript's element is evaluated as text: read as its static type.
-                    RExpr::Subscript(..) if ty.is_some_and(|t| !t.is_text()) => (
-                        Expr::Cast {
-                            expr: Box::new(Expr::Column(i)),
-                            to: ty.expect("checked"),
-                        },
-                        ty,
-                    ),
-                    _ => (Expr::Column(i), ty),
-                }
-            })
+            .map(|(i, a)| self.operand(a, i))
             .collect()
     }
 
@@ -1926,49 +1887,15 @@ impl RelBinder<'_> {
     }
 
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
-        use crate::sql::{ScalarFunc, UnaryOp};
+        if Self::is_walked(e) {
+            return self.walk(e);
+        }
+        use crate::sql::ScalarFunc;
         let col = |i| Box::new(Expr::Column(i));
         Ok(match e {
             ast::Expr::Identifier(id) => {
-                let n = norm(id);
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
-                match self
-                    .resolve_hinted(std::slice::from_ref(&n))
-                    .map_err(|e| e.at(at))
-                {
-                    Ok(c) => c,
-                    Err(err) => match n.as_str() {
-                        "current_user" | "session_user" | "user" | "current_role" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentUser,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_catalog" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentDatabase,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_schema" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentSchema,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_timestamp" | "localtimestamp" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::Now,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        _ => return Err(err),
-                    },
-                }
+                self.resolve_hinted(&[norm(id)]).map_err(|e| e.at(at))?
             }
             ast::Expr::CompoundIdentifier(ids) => {
                 let parts: Vec<String> = ids.iter().map(norm).collect();
@@ -1980,40 +1907,7 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::Value(v) => self.value(&v.value)?,
-            ast::Expr::Nested(e) => self.expr(e)?,
             ast::Expr::Collate { expr, .. } => self.expr(expr)?,
-            ast::Expr::IsNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
-            ast::Expr::IsNotNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
-            ast::Expr::IsTrue(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(true))),
-                negated: true,
-            },
-            ast::Expr::IsFalse(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(false))),
-                negated: true,
-            },
-            ast::Expr::IsNotTrue(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(true))),
-                negated: false,
-            },
-            ast::Expr::IsNotFalse(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(false))),
-                negated: false,
-            },
-            ast::Expr::IsDistinctFrom(l, r) | ast::Expr::IsNotDistinctFrom(l, r) => {
-                let (l, r) = (self.expr(l)?, self.expr(r)?);
-                let (lt, rt) = (self.static_type(&l), self.static_type(&r));
-                RExpr::Distinct {
-                    left: Box::new(self.bpchar_operand(l, rt)),
-                    right: Box::new(self.bpchar_operand(r, lt)),
-                    negated: matches!(e, ast::Expr::IsNotDistinctFrom(..)),
-                }
-            }
             ast::Expr::In {
                 expr,
                 target,
@@ -2022,24 +1916,6 @@ impl RelBinder<'_> {
             } => {
                 let l = self.expr(expr)?;
                 match target {
-                    ast::InTarget::List(list) => {
-                        let items: Vec<RExpr> =
-                            list.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
-                        let lt = self.static_type(&l);
-                        let bpchar = matches!(lt, RType::Base(DataType::Bpchar(_)));
-                        let items = items
-                            .into_iter()
-                            .map(|i| match bpchar {
-                                true => self.bpchar_operand(i, lt),
-                                false => i,
-                            })
-                            .collect();
-                        RExpr::InList {
-                            expr: Box::new(self.bpchar_operand(l, lt)),
-                            list: items,
-                            negated: *negated,
-                        }
-                    }
                     ast::InTarget::Subquery(q) => RExpr::AnySub {
                         left: Box::new(l),
                         op: CmpOp::Eq,
@@ -2048,34 +1924,6 @@ impl RelBinder<'_> {
                         negated: *negated,
                     },
                     other => return Err(unsupported(format!("IN {other:?}"))),
-                }
-            }
-            ast::Expr::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => {
-                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
-                    return self.expr(&e);
-                }
-                let x = self.expr(expr)?;
-                let both = RExpr::And(vec![
-                    RExpr::Cmp {
-                        op: CmpOp::Ge,
-                        left: Box::new(x.clone()),
-                        right: Box::new(self.expr(low)?),
-                    },
-                    RExpr::Cmp {
-                        op: CmpOp::Le,
-                        left: Box::new(x),
-                        right: Box::new(self.expr(high)?),
-                    },
-                ]);
-                if *negated {
-                    RExpr::Not(Box::new(both))
-                } else {
-                    both
                 }
             }
             ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
@@ -2127,8 +1975,6 @@ impl RelBinder<'_> {
                 let (e, ty) = super::bind::type_bit_not_or_similar(x, Some(p), &mut self.params)?;
                 self.typed_template(e, ty, args)
             }
-            ast::Expr::IsUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
-            ast::Expr::IsNotUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
             ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field }
                 if matches!(
                     field,
@@ -2182,32 +2028,6 @@ impl RelBinder<'_> {
                     },
                 }
             }
-            ast::Expr::UnaryOp { op, expr } => match op {
-                ast::UnaryOperator::Not => RExpr::Not(Box::new(self.expr(expr)?)),
-                ast::UnaryOperator::Minus => {
-                    if let ast::Expr::Value(v) = &**expr {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            return self.number(&format!("-{n}"));
-                        }
-                    }
-                    let a = self.expr(expr)?;
-                    self.template(
-                        Expr::Unary {
-                            op: UnaryOp::Neg,
-                            expr: col(0),
-                        },
-                        vec![a],
-                    )
-                }
-                ast::UnaryOperator::Plus => self.expr(expr)?,
-                ast::UnaryOperator::BitwiseNot => {
-                    let args = vec![self.expr(expr)?];
-                    let x = self.operands(&args).pop().expect("one");
-                    let (e, ty) = super::bind::type_bit_not_or_similar(x, None, &mut self.params)?;
-                    self.typed_template(e, ty, args)
-                }
-                other => return Err(unsupported(format!("operator {other} is not supported"))),
-            },
             ast::Expr::Cast {
                 expr, data_type, ..
             } => {
@@ -2220,42 +2040,6 @@ impl RelBinder<'_> {
                 let to = rtype_of_name(&ts.data_type.to_string())?;
                 let inner = self.value(&ts.value.value)?;
                 self.cast(inner, to)
-            }
-            ast::Expr::Case {
-                operand,
-                conditions,
-                else_result,
-                ..
-            } => {
-                let operand = match operand {
-                    Some(o) => Some(self.expr(o)?),
-                    None => None,
-                };
-                // A character(n) operand compares without its trailing blanks.
-                let ot = operand.as_ref().map(|o| self.static_type(o));
-                let mut whens = Vec::new();
-                let mut results = Vec::new();
-                for c in conditions {
-                    let w = self.expr(&c.condition)?;
-                    whens.push(match ot {
-                        Some(t) => self.bpchar_operand(w, t),
-                        None => w,
-                    });
-                    results.push(self.expr(&c.result)?);
-                }
-                let operand = operand.map(|o| Box::new(self.bpchar_operand(o, RType::Unknown)));
-                if let Some(x) = else_result {
-                    results.push(self.expr(x)?);
-                }
-                let mut results = self.common_branches(results, "CASE")?;
-                let otherwise = else_result
-                    .is_some()
-                    .then(|| Box::new(results.pop().expect("ELSE")));
-                RExpr::Case {
-                    operand,
-                    branches: whens.into_iter().zip(results).collect(),
-                    otherwise,
-                }
             }
             ast::Expr::Exists { subquery, negated } => {
                 RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
@@ -3335,12 +3119,9 @@ impl RelBinder<'_> {
                 _ => RType::Unknown,
             },
             RExpr::Cmp { .. }
-            | RExpr::Distinct { .. }
             | RExpr::And(_)
             | RExpr::Or(_)
-            | RExpr::Not(_)
             | RExpr::IsNull(..)
-            | RExpr::InList { .. }
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),

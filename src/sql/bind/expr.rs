@@ -444,6 +444,9 @@ impl Binder<'_> {
 
     pub(super) fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
+        if let Some(b) = self.claimed_leaf(e)? {
+            return Ok(b);
+        }
         match e {
             E::Identifier(id) => {
                 if id.quote_style.is_none() {

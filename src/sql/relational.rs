@@ -1866,13 +1866,6 @@ impl RelBinder<'_> {
         RType::Base(if int4 { DataType::Int4 } else { DataType::Int8 })
     }
 
-    /// A call of scalar function `func` over `args`, typed by the expression binder.
-    fn scalar_call(&mut self, func: crate::sql::ScalarFunc, args: Vec<RExpr>) -> Result<RExpr> {
-        let ops = self.operands(&args);
-        let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-        Ok(self.typed_template(expr, ty, args))
-    }
-
     /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
     /// (a no-op at run time) carries the type to [`Self::static_type`].
     fn typed_template(&self, expr: Expr, ty: DataType, args: Vec<RExpr>) -> RExpr {
@@ -1890,7 +1883,6 @@ impl RelBinder<'_> {
         if Self::is_walked(e) {
             return self.walk(e);
         }
-        use crate::sql::ScalarFunc;
         let col = |i| Box::new(Expr::Column(i));
         Ok(match e {
             ast::Expr::Identifier(id) => {
@@ -1961,37 +1953,6 @@ impl RelBinder<'_> {
                     },
                     args,
                 )
-            }
-            ast::Expr::SimilarTo {
-                negated,
-                expr,
-                pattern,
-                escape_char: None,
-            } => {
-                let args = vec![self.expr(expr)?, self.expr(pattern)?];
-                let mut ops = self.operands(&args).into_iter();
-                let x = ops.next().expect("two");
-                let p = (ops.next().expect("two"), *negated);
-                let (e, ty) = super::bind::type_bit_not_or_similar(x, Some(p), &mut self.params)?;
-                self.typed_template(e, ty, args)
-            }
-            ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field }
-                if matches!(
-                    field,
-                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
-                ) =>
-            {
-                let func = if matches!(e, ast::Expr::Ceil { .. }) {
-                    ScalarFunc::Ceil
-                } else {
-                    ScalarFunc::Floor
-                };
-                let args = vec![self.expr(expr)?];
-                self.scalar_call(func, args)?
-            }
-            ast::Expr::Position { expr, r#in } => {
-                let args = vec![self.expr(r#in)?, self.expr(expr)?];
-                self.scalar_call(ScalarFunc::Strpos, args)?
             }
             ast::Expr::AnyOp {
                 left,
@@ -2110,46 +2071,6 @@ impl RelBinder<'_> {
                 acc
             }
             ast::Expr::Function(f) => self.function(f)?,
-            ast::Expr::Extract { field, expr, .. } => {
-                let a = self.expr(expr)?;
-                let x = match self.static_type(&a) {
-                    RType::Unknown => Expr::Cast {
-                        expr: Box::new(Expr::Column(0)),
-                        to: DataType::TimestampTz,
-                    },
-                    // A date is read as its midnight.
-                    RType::Base(DataType::Date) => Expr::Cast {
-                        expr: Box::new(Expr::Column(0)),
-                        to: DataType::Timestamp,
-                    },
-                    _ => Expr::Column(0),
-                };
-                let e = super::bind::extract_expr(&field.to_string(), x);
-                self.typed_template(e, DataType::Numeric, vec![a])
-            }
-            ast::Expr::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let mut args = vec![self.expr(expr)?];
-                args.push(match substring_from {
-                    Some(f) => self.expr(f)?,
-                    None => RExpr::Lit(Value::Int4(1)),
-                });
-                if let Some(f) = substring_for {
-                    args.push(self.expr(f)?);
-                }
-                let n = args.len();
-                self.template(
-                    Expr::Func {
-                        func: ScalarFunc::Substr,
-                        args: (0..n).map(Expr::Column).collect(),
-                    },
-                    args,
-                )
-            }
             ast::Expr::Trim {
                 expr,
                 trim_where,
@@ -2166,25 +2087,6 @@ impl RelBinder<'_> {
                     args.push(self.expr(w)?);
                 }
                 RExpr::Func(name.into(), args)
-            }
-            ast::Expr::AtTimeZone {
-                timestamp,
-                time_zone,
-            } => {
-                let args = vec![self.expr(time_zone)?, self.expr(timestamp)?];
-                self.scalar_call(ScalarFunc::Timezone, args)?
-            }
-            ast::Expr::Interval(_) => {
-                let text = e.to_string();
-                let lit = text
-                    .trim_start_matches(|c: char| c.is_alphabetic())
-                    .trim()
-                    .trim_matches('\'')
-                    .to_string();
-                self.cast(
-                    RExpr::Lit(Value::Text(lit.into())),
-                    RType::Base(DataType::Interval),
-                )
             }
             other => {
                 return Err(unsupported(format!(

@@ -8,7 +8,7 @@ use super::*;
 /// `extract(field FROM x)`: numeric, as PostgreSQL 14 and later give it, with its scale:
 /// six digits for epoch and seconds (`978343200.000000`), three for milliseconds, none
 /// for the other fields.
-pub(crate) fn extract_expr(field: &str, x: Expr) -> Expr {
+pub(super) fn extract_expr(field: &str, x: Expr) -> Expr {
     let field = field.to_lowercase();
     let scale = match field.as_str() {
         "epoch" | "second" | "seconds" => 6,
@@ -837,6 +837,11 @@ impl Binder<'_> {
                     args.push(self.expr(f, scope)?);
                 }
                 self.scalar(ScalarFunc::Substr, args)
+            }
+            E::Position { expr, r#in } => {
+                let s = self.expr(r#in, scope)?;
+                let sub = self.expr(expr, scope)?;
+                self.scalar(ScalarFunc::Strpos, vec![s, sub])
             }
             E::AtTimeZone {
                 timestamp,

@@ -46,7 +46,7 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
-pub(crate) use expr::{bpchar_as_text, extract_expr, number_literal};
+pub(crate) use expr::{bpchar_as_text, number_literal};
 pub(crate) use leaves::{bind_walked, ExprScope};
 pub(crate) use scope::closest;
 
@@ -581,26 +581,6 @@ pub(crate) fn type_ast_operator(
             return Ok(None);
         };
         Ok(Some((out.expr, out.ty.unwrap_or(DataType::Text))))
-    })
-}
-
-/// Type `~x` (bitwise NOT) or `x [NOT] SIMILAR TO p` (`pattern`, with `negated`), for the
-/// relational plan builder (see [`type_scalar`]).
-pub(crate) fn type_bit_not_or_similar(
-    x: Operand,
-    pattern: Option<(Operand, bool)>,
-    params: &mut Vec<Option<DataType>>,
-) -> Result<(Expr, DataType)> {
-    typing(params, |b| {
-        let x = bounds(vec![x]).pop().expect("one");
-        let out = match pattern {
-            None => b.bit_not(x)?,
-            Some((p, negated)) => {
-                let p = bounds(vec![p]).pop().expect("one");
-                b.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", negated, x, p)?
-            }
-        };
-        Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
     })
 }
 

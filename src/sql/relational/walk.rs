@@ -1,5 +1,6 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators, literals, keyword values, IS tests, BETWEEN, IN lists and CASE, and asks
+//! the operators, literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
+//! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
 //! [`RExpr::Template`].
 
@@ -30,6 +31,18 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // LIKE ... ESCAPE is the relational builder's (its like_escape()).
+        E::Like {
+            escape_char, any, ..
+        }
+        | E::ILike {
+            escape_char, any, ..
+        } => escape_char.is_none() && !any,
+        E::SimilarTo { escape_char, .. } => escape_char.is_none(),
+        E::Ceil { field, .. } | E::Floor { field, .. } => matches!(
+            field,
+            ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+        ),
         E::Value(_)
         | E::Nested(_)
         | E::UnaryOp { .. }
@@ -44,7 +57,12 @@ fn walked(e: &ast::Expr) -> bool {
         | E::IsDistinctFrom(..)
         | E::IsNotDistinctFrom(..)
         | E::Between { .. }
-        | E::Case { .. } => true,
+        | E::Case { .. }
+        | E::Position { .. }
+        | E::Substring { .. }
+        | E::Extract { .. }
+        | E::AtTimeZone { .. }
+        | E::Interval(_) => true,
         _ => false,
     }
 }

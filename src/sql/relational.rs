@@ -2288,7 +2288,6 @@ impl RelBinder<'_> {
         op: &ast::BinaryOperator,
         right: &ast::Expr,
     ) -> Result<RExpr> {
-        use crate::sql::BinaryOp;
         use ast::BinaryOperator as B;
         if let Some(c) = cmp_op(op) {
             if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
@@ -2314,71 +2313,45 @@ impl RelBinder<'_> {
                 ">" => CmpOp::Gt,
                 "<=" => CmpOp::Le,
                 ">=" => CmpOp::Ge,
-                "~" | "~*" | "!~" | "!~*" => CmpOp::Eq,
                 _ => return Err(unsupported(format!("operator {op} is not supported"))),
             };
-            if !sym.contains('~') {
-                return Ok(RExpr::Cmp {
-                    op: c,
-                    left: Box::new(self.expr(left)?),
-                    right: Box::new(self.expr(right)?),
-                });
-            }
+            return Ok(RExpr::Cmp {
+                op: c,
+                left: Box::new(self.expr(left)?),
+                right: Box::new(self.expr(right)?),
+            });
         }
         let l = self.expr(left)?;
         let r = self.expr(right)?;
-        {
-            let args = vec![l.clone(), r.clone()];
-            let mut ops = self.operands(&args).into_iter();
-            let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-            if let Some((expr, ty)) = super::bind::type_ast_operator(op, lo, ro, &mut self.params)?
-            {
-                return Ok(self.typed_template(expr, ty, args));
-            }
+        match op {
+            B::And => Ok(RExpr::And(vec![l, r])),
+            B::Or => Ok(RExpr::Or(vec![l, r])),
+            B::StringConcat => self.concat(l, r),
+            other => Err(unsupported(format!("operator {other} is not supported"))),
         }
-        let bop = match op {
-            B::And => return Ok(RExpr::And(vec![l, r])),
-            B::Or => return Ok(RExpr::Or(vec![l, r])),
-            B::StringConcat => {
-                if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
-                    return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
-                }
-                BinaryOp::Concat
-            }
-            B::Plus => BinaryOp::Add,
-            B::Minus => BinaryOp::Sub,
-            B::Multiply => BinaryOp::Mul,
-            B::Divide => BinaryOp::Div,
-            B::Modulo => BinaryOp::Mod,
-            B::PGExp => {
-                let args = vec![l, r];
-                let ops = self.operands(&args);
-                let (expr, ty) =
-                    super::bind::type_scalar(crate::sql::ScalarFunc::Power, ops, &mut self.params)?;
-                return Ok(self.typed_template(expr, ty, args));
-            }
-            other => return Err(unsupported(format!("operator {other} is not supported"))),
-        };
+    }
+
+    /// `l || r`: arrays concatenate as arrays, catalog values (names, arrays held as
+    /// text) as their text, anything else as the expression binder types `||`.
+    fn concat(&mut self, l: RExpr, r: RExpr) -> Result<RExpr> {
+        if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
+            return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
+        }
         let args = vec![l, r];
-        let mut ops = self.operands(&args).into_iter();
-        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-        // Catalog values (names, arrays held as text) concatenate as their text.
-        let (lo, ro) = if bop == BinaryOp::Concat {
-            let text = |(e, t): super::bind::Operand| match t {
-                Some(t) if !t.is_text() => (
-                    Expr::Cast {
-                        expr: Box::new(e),
-                        to: DataType::Text,
-                    },
-                    Some(DataType::Text),
-                ),
-                t => (e, t),
-            };
-            (text(lo), text(ro))
-        } else {
-            (lo, ro)
+        let text = |(e, t): super::bind::Operand| match t {
+            Some(t) if !t.is_text() => (
+                Expr::Cast {
+                    expr: Box::new(e),
+                    to: DataType::Text,
+                },
+                Some(DataType::Text),
+            ),
+            t => (e, t),
         };
-        let (expr, ty) = super::bind::type_binary(bop, lo, ro, &mut self.params)?;
+        let mut ops = self.operands(&args).into_iter().map(text);
+        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
+        let concat = crate::sql::BinaryOp::Concat;
+        let (expr, ty) = super::bind::type_binary(concat, lo, ro, &mut self.params)?;
         Ok(self.typed_template(expr, ty, args))
     }
 

@@ -46,7 +46,7 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
-pub(crate) use expr::{bpchar_as_text, number_literal};
+pub(crate) use expr::{bit_operator, bpchar_as_text, number_literal, regex_operator};
 pub(crate) use leaves::{bind_walked, ExprScope};
 pub(crate) use scope::closest;
 
@@ -558,29 +558,6 @@ pub(crate) fn type_scalar(
     typing(params, |b| {
         let out = b.scalar(func, bounds(args))?;
         Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
-    })
-}
-
-/// Type a bit or regular expression operator (`&`, `#`, `<<`, `~`, `!~*`, ...) with the
-/// expression binder's rules, for the relational plan builder (see [`type_scalar`]);
-/// `None` for any other operator.
-pub(crate) fn type_ast_operator(
-    op: &ast::BinaryOperator,
-    left: Operand,
-    right: Operand,
-    params: &mut Vec<Option<DataType>>,
-) -> Result<Option<(Expr, DataType)>> {
-    typing(params, |b| {
-        let mut ops = bounds(vec![left, right]).into_iter();
-        let (l, r) = (ops.next().expect("two"), ops.next().expect("two"));
-        let out = if let Some((func, sym)) = bit_operator(op) {
-            b.bit_operator(func, sym, l, r)?
-        } else if let Some((func, sym, negated)) = regex_operator(op) {
-            b.pattern_match(func, sym, negated, l, r)?
-        } else {
-            return Ok(None);
-        };
-        Ok(Some((out.expr, out.ty.unwrap_or(DataType::Text))))
     })
 }
 

@@ -7,7 +7,7 @@
 use sqlparser::ast;
 
 use super::*;
-use crate::sql::bind::{bind_walked, ExprScope, Operand};
+use crate::sql::bind::{bind_walked, bit_operator, regex_operator, ExprScope, Operand};
 
 /// Keywords that parse as identifiers and name a value (`current_user`): the expression
 /// binder gives them, before any column of the same name, as PostgreSQL does.
@@ -31,6 +31,16 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // Comparisons, AND/OR (read by predicate pushdown and the hash join) and `||`
+        // (arrays) are the relational builder's.
+        E::BinaryOp { op, .. } => {
+            use ast::BinaryOperator as B;
+            matches!(
+                op,
+                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp
+            ) || bit_operator(op).is_some()
+                || regex_operator(op).is_some()
+        }
         // LIKE ... ESCAPE is the relational builder's (its like_escape()).
         E::Like {
             escape_char, any, ..

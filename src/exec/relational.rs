@@ -1033,30 +1033,6 @@ impl Ev<'_> {
                     Value::Bool(false)
                 })
             }
-            RExpr::IsNull(x, negated) => Ok(Value::Bool(self.eval(x, row)?.is_null() != *negated)),
-            RExpr::Case {
-                operand,
-                branches,
-                otherwise,
-            } => {
-                let op = match operand {
-                    Some(o) => Some(self.eval(o, row)?),
-                    None => None,
-                };
-                for (w, t) in branches {
-                    let hit = match &op {
-                        Some(o) => cmp_op(CmpOp::Eq, o, &self.eval(w, row)?)? == Value::Bool(true),
-                        None => truthy(&self.eval(w, row)?),
-                    };
-                    if hit {
-                        return self.eval(t, row);
-                    }
-                }
-                match otherwise {
-                    Some(o) => self.eval(o, row),
-                    None => Ok(Value::Null),
-                }
-            }
             RExpr::AnyArray {
                 left,
                 op,

@@ -415,17 +415,6 @@ pub(crate) enum RExpr {
     And(Vec<RExpr>),
     /// OR of all, three-valued.
     Or(Vec<RExpr>),
-    /// IS [NOT] NULL.
-    IsNull(Box<RExpr>, bool),
-    /// CASE.
-    Case {
-        /// Operand of a simple CASE.
-        operand: Option<Box<RExpr>>,
-        /// WHEN/THEN.
-        branches: Vec<(RExpr, RExpr)>,
-        /// ELSE.
-        otherwise: Option<Box<RExpr>>,
-    },
     /// `left op ANY|ALL (array)`.
     AnyArray {
         /// Left operand.
@@ -1819,41 +1808,6 @@ impl RelBinder<'_> {
             .collect()
     }
 
-    /// The results of a CASE or COALESCE cast to their common type, as PostgreSQL's
-    /// select_common_type resolves it (`smallint` and `integer` give `integer`); results
-    /// of catalog types are left as they are. Errors: 42804 for types with no common one.
-    fn common_branches(&mut self, results: Vec<RExpr>, ctx: &str) -> Result<Vec<RExpr>> {
-        let mut common: Option<DataType> = None;
-        for r in &results {
-            match self.static_type(r) {
-                RType::Unknown => {}
-                RType::Base(d) => {
-                    common = Some(match common {
-                        None => d,
-                        Some(c) => super::types::select_common_type(c, d).ok_or_else(|| {
-                            Error::DatatypeMismatch(format!(
-                                "{ctx} types {} and {} cannot be matched",
-                                c.name(),
-                                d.name()
-                            ))
-                        })?,
-                    })
-                }
-                _ => return Ok(results),
-            }
-        }
-        let Some(to) = common else {
-            return Ok(results);
-        };
-        Ok(results
-            .into_iter()
-            .map(|r| match self.static_type(&r) {
-                RType::Base(d) if d == to => r,
-                _ => self.cast(r, RType::Base(to)),
-            })
-            .collect())
-    }
-
     /// The type of `generate_series(args)`: integer for integer bounds that fit one (its
     /// `int4` overload), bigint otherwise.
     fn series_type(&self, args: &[RExpr]) -> RType {
@@ -2503,30 +2457,12 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
-        let scalar = super::functions::scalar(&name)
-            .map(|d| d.func)
-            .filter(|f| *f != ScalarFunc::Coalesce);
-        if name == "coalesce" {
-            // COALESCE evaluates lazily: a CASE of IS NOT NULL tests, its values of their
-            // common type.
-            let n = args.len();
-            let typed = self.common_branches(args.clone(), "COALESCE")?;
-            let mut branches = Vec::new();
-            for (a, t) in args.iter().zip(&typed).take(n.saturating_sub(1)) {
-                branches.push((RExpr::IsNull(Box::new(a.clone()), true), t.clone()));
-            }
-            let args = typed;
-            return Ok(RExpr::Case {
-                operand: None,
-                branches,
-                otherwise: args.last().cloned().map(Box::new),
-            });
-        }
+        let scalar = super::functions::scalar(&name).map(|d| d.func);
         if let Some(func) = scalar {
             // Typed by the expression binder's rules, as the same call over a stream.
             let ops = self.operands(&args);
             let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-            return Ok(self.typed_template(expr, ty, args));
+            return Ok(self.chosen_template(expr, Some(ty), args));
         }
         // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
         if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
@@ -2996,20 +2932,9 @@ impl RelBinder<'_> {
             RExpr::Cmp { .. }
             | RExpr::And(_)
             | RExpr::Or(_)
-            | RExpr::IsNull(..)
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),
-            RExpr::Case {
-                branches,
-                otherwise,
-                ..
-            } => branches
-                .iter()
-                .map(|(_, t)| self.static_type(t))
-                .chain(otherwise.iter().map(|o| self.static_type(o)))
-                .find(|t| *t != RType::Unknown)
-                .unwrap_or(RType::Unknown),
             RExpr::ScalarSub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1),
             RExpr::ArraySub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1).array_of(),
             RExpr::Array(elems) => elems

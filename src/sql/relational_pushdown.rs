@@ -177,18 +177,7 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
         | RExpr::AnyArray {
             left, array: right, ..
         } => collect(left, out) && collect(right, out),
-        RExpr::IsNull(e, _) | RExpr::Cast(e, _) => collect(e, out),
-        RExpr::Case {
-            operand,
-            branches,
-            otherwise,
-        } => {
-            operand.iter().all(|e| collect(e, out))
-                && branches
-                    .iter()
-                    .all(|(w, t)| collect(w, out) && collect(t, out))
-                && otherwise.iter().all(|e| collect(e, out))
-        }
+        RExpr::Cast(e, _) => collect(e, out),
         RExpr::AnySub { .. }
         | RExpr::Exists(..)
         | RExpr::ScalarSub(_)
@@ -244,20 +233,7 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
             array: m(array),
             all: *all,
         },
-        RExpr::IsNull(e, n) => RExpr::IsNull(m(e), *n),
         RExpr::Cast(e, t) => RExpr::Cast(m(e), *t),
-        RExpr::Case {
-            operand,
-            branches,
-            otherwise,
-        } => RExpr::Case {
-            operand: operand.as_ref().map(|e| m(e)),
-            branches: branches
-                .iter()
-                .map(|(w, t)| (map_cols(w, f), map_cols(t, f)))
-                .collect(),
-            otherwise: otherwise.as_ref().map(|e| m(e)),
-        },
         other => other.clone(),
     }
 }

@@ -106,17 +106,23 @@ impl ExprScope for Slots<'_, '_> {
     }
 }
 
-/// The results a CASE chooses among (none for any other expression).
-fn case_results(e: &Expr) -> impl Iterator<Item = &Expr> {
-    let (branches, otherwise) = match e {
+/// The values an expression chooses among: a CASE's results, the arguments of
+/// COALESCE, NULLIF, GREATEST and LEAST (none for any other expression).
+fn chosen(e: &Expr) -> Box<dyn Iterator<Item = &Expr> + '_> {
+    use crate::sql::ScalarFunc as F;
+    match e {
+        Expr::Cast { expr, .. } => chosen(expr),
         Expr::Case {
             branches,
             otherwise,
             ..
-        } => (&branches[..], otherwise.as_deref()),
-        _ => (&[][..], None),
-    };
-    branches.iter().map(|(_, t)| t).chain(otherwise)
+        } => Box::new(branches.iter().map(|(_, t)| t).chain(otherwise.as_deref())),
+        Expr::Func {
+            func: F::Coalesce | F::NullIf | F::Greatest | F::Least,
+            args,
+        } => Box::new(args.iter()),
+        _ => Box::new(std::iter::empty()),
+    }
 }
 
 impl RelBinder<'_> {
@@ -140,8 +146,7 @@ impl RelBinder<'_> {
     }
 
     /// The relational form of a walked expression: a bare literal, parameter or leaf as
-    /// itself (a leaf keeps its catalog type), anything else a template typed `ty`. A CASE
-    /// choosing a leaf of a catalog type (an oid, a name) keeps that type.
+    /// itself (a leaf keeps its catalog type), anything else a template typed `ty`.
     fn walked_template(&self, expr: Expr, ty: Option<DataType>, mut args: Vec<RExpr>) -> RExpr {
         match expr {
             Expr::Literal(v) if args.is_empty() => return RExpr::Lit(v),
@@ -149,7 +154,18 @@ impl RelBinder<'_> {
             Expr::Column(0) if args.len() == 1 => return args.pop().expect("one"),
             _ => {}
         }
-        let catalog = case_results(&expr)
+        self.chosen_template(expr, ty, args)
+    }
+
+    /// A template typed `ty`; one that chooses one of its arguments (CASE, COALESCE,
+    /// NULLIF, GREATEST) of a catalog type (an oid, a name, an array) keeps that type.
+    pub(super) fn chosen_template(
+        &self,
+        expr: Expr,
+        ty: Option<DataType>,
+        args: Vec<RExpr>,
+    ) -> RExpr {
+        let catalog = chosen(&expr)
             .filter_map(|r| match r {
                 Expr::Column(i) => args.get(*i).map(|a| self.static_type(a)),
                 _ => None,

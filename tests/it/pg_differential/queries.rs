@@ -553,6 +553,7 @@ fn others(out: &mut Vec<String>) {
         "SELECT id, CASE WHEN id < 0 THEN (SELECT 1 / (k - k) FROM tb WHERE id = 1) ELSE id END FROM ta ORDER BY 1",
         "SELECT id, CASE WHEN k > 100 THEN (SELECT ta.id / 0 FROM one) ELSE k END FROM ta ORDER BY id",
         "SELECT id, CASE WHEN k IS NULL THEN (SELECT ta.id / 0 FROM one) ELSE k END FROM ta ORDER BY id",
+        "SELECT id, coalesce(k, (SELECT ta.id / 0 FROM one)) FROM ta WHERE k IS NOT NULL ORDER BY id",
         "SELECT id, (SELECT x FROM one) IS NOT NULL AND b IS NOT FALSE, k IN (1, (SELECT x + 1 FROM one)) FROM ta ORDER BY id",
         "SELECT id FROM ta WHERE (k, s) = (1, 1) ORDER BY id",
         "SELECT id FROM ta ORDER BY id LIMIT 3 OFFSET 2",

@@ -83,7 +83,14 @@ pub(crate) struct EvalContext<'a> {
     pub(crate) now_us: i64,
     /// The session, for `current_user` and friends; defaults are used without one.
     pub(crate) session: Option<&'a dyn SessionInfo>,
+    /// Columns computed on demand: `Some(value)` for column `i` when it is one, read in
+    /// place of `row[i]` (a relational template's subquery or call, evaluated only when
+    /// its CASE branch or operand is reached, as PostgreSQL does).
+    pub(crate) lazy: Option<&'a LazyColumns<'a>>,
 }
+
+/// Column `i` of a row computed when it is read: `None` when the row holds it.
+pub(crate) type LazyColumns<'a> = dyn Fn(usize) -> Option<Result<Value>> + 'a;
 
 impl<'a> EvalContext<'a> {
     /// A context over `row`, `params` and the instance being emitted (if any), with no
@@ -99,6 +106,7 @@ impl<'a> EvalContext<'a> {
             window,
             now_us: time::now_us(),
             session: None,
+            lazy: None,
         }
     }
 
@@ -113,6 +121,25 @@ impl<'a> EvalContext<'a> {
     pub(crate) fn with_now(mut self, now_us: i64) -> Self {
         self.now_us = now_us;
         self
+    }
+
+    /// The same context with columns computed on demand.
+    pub(crate) fn with_lazy(mut self, lazy: &'a LazyColumns<'a>) -> Self {
+        self.lazy = Some(lazy);
+        self
+    }
+
+    /// Column `i` of the row, computed if it is a lazy one.
+    fn column(&self, i: usize) -> Result<Cow<'a, Value>> {
+        if let Some(v) = self.lazy.and_then(|f| f(i)) {
+            return v.map(Cow::Owned);
+        }
+        self.row.get(i).map(Cow::Borrowed).ok_or_else(|| {
+            Error::Internal(format!(
+                "column {i} is outside a row of {} values",
+                self.row.len()
+            ))
+        })
     }
 
     /// The same context with a session.
@@ -145,12 +172,7 @@ pub(crate) fn eval(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
 
 fn eval_node(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
     match expr {
-        Expr::Column(i) => ctx.row.get(*i).cloned().ok_or_else(|| {
-            Error::Internal(format!(
-                "column {i} is outside a row of {} values",
-                ctx.row.len()
-            ))
-        }),
+        Expr::Column(i) => ctx.column(*i).map(Cow::into_owned),
         Expr::Literal(v) => Ok(v.clone()),
         Expr::Param(i) => ctx.params.get(*i).cloned().ok_or_else(|| {
             Error::ProtocolViolation(format!(
@@ -267,12 +289,7 @@ fn eval_node(expr: &Expr, ctx: &EvalContext) -> Result<Value> {
 /// so comparing a long text column clones nothing.
 fn operand<'x>(expr: &'x Expr, ctx: &EvalContext<'x>) -> Result<Cow<'x, Value>> {
     Ok(match expr {
-        Expr::Column(i) => Cow::Borrowed(ctx.row.get(*i).ok_or_else(|| {
-            Error::Internal(format!(
-                "column {i} is outside a row of {} values",
-                ctx.row.len()
-            ))
-        })?),
+        Expr::Column(i) => ctx.column(*i)?,
         Expr::Literal(v) => Cow::Borrowed(v),
         other => Cow::Owned(eval(other, ctx)?),
     })

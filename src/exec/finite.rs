@@ -127,5 +127,6 @@ fn context<'a>(
         window: None,
         now_us,
         session,
+        lazy: None,
     }
 }

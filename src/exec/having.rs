@@ -250,6 +250,7 @@ mod tests {
             window: None,
             now_us: 0,
             session: None,
+            lazy: None,
         };
         Ok(matches!(eval(h, &c)?, Value::Bool(true)))
     }

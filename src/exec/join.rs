@@ -816,6 +816,7 @@ impl JoinExec {
             window: None,
             now_us: clock,
             session: None,
+            lazy: None,
         };
         match &mut self.mode {
             Mode::Agg {
@@ -1124,6 +1125,7 @@ impl JoinExec {
             window,
             now_us: self.clock_us,
             session: None,
+            lazy: None,
         }
     }
 

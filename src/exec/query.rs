@@ -205,6 +205,7 @@ fn ctx<'a>(
         window,
         now_us,
         session: None,
+        lazy: None,
     }
 }
 

@@ -928,6 +928,50 @@ impl Ev<'_> {
         r
     }
 
+    /// A template over its arguments: columns, literals and parameters are read first;
+    /// any other argument (a subquery, a call) only when the expression reaches it, once,
+    /// so a CASE branch not taken runs nothing, as in PostgreSQL.
+    fn template(&self, expr: &crate::sql::Expr, args: &[RExpr], row: &[Value]) -> Result<Value> {
+        let direct = |a: &RExpr| {
+            matches!(
+                a,
+                RExpr::Col { .. }
+                    | RExpr::Lit(_)
+                    | RExpr::Param(_)
+                    | RExpr::SetFunc(_)
+                    | RExpr::Window(_)
+            )
+        };
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(if direct(a) {
+                self.eval(a, row)?
+            } else {
+                Value::Null
+            });
+        }
+        let computed: RefCell<Vec<Option<Value>>> = RefCell::new(vec![None; args.len()]);
+        let lazy = |i: usize| -> Option<Result<Value>> {
+            let a = args.get(i).filter(|a| !direct(a))?;
+            if let Some(v) = computed.borrow().get(i).cloned().flatten() {
+                return Some(Ok(v));
+            }
+            let v = self.eval(a, row);
+            if let Ok(v) = &v {
+                computed.borrow_mut()[i] = Some(v.clone());
+            }
+            Some(v)
+        };
+        let mut ctx = EvalContext::new(&vals, self.params, None).with_now(self.now_us);
+        if !args.iter().all(direct) {
+            ctx = ctx.with_lazy(&lazy);
+        }
+        if let Some(s) = self.session {
+            ctx = ctx.with_session(s);
+        }
+        eval(expr, &ctx)
+    }
+
     fn eval(&self, e: &RExpr, row: &[Value]) -> Result<Value> {
         match e {
             RExpr::Col { up: 0, idx } => Ok(row.get(*idx).cloned().unwrap_or(Value::Null)),
@@ -957,35 +1001,11 @@ impl Ev<'_> {
             RExpr::Param(i) => self.params.get(*i).cloned().ok_or_else(|| {
                 Error::ProtocolViolation(format!("parameter ${} has no value", i + 1))
             }),
-            RExpr::Template { expr, args } => {
-                let vals = args
-                    .iter()
-                    .map(|a| self.eval(a, row))
-                    .collect::<Result<Vec<_>>>()?;
-                let mut ctx = EvalContext::new(&vals, self.params, None).with_now(self.now_us);
-                if let Some(s) = self.session {
-                    ctx = ctx.with_session(s);
-                }
-                eval(expr, &ctx)
-            }
+            RExpr::Template { expr, args } => self.template(expr, args, row),
             RExpr::Cmp { op, left, right } => {
                 let l = self.eval(left, row)?;
                 let r = self.eval(right, row)?;
                 cmp_op(*op, &l, &r)
-            }
-            RExpr::Distinct {
-                left,
-                right,
-                negated,
-            } => {
-                let l = self.eval(left, row)?;
-                let r = self.eval(right, row)?;
-                let same = match (l.is_null(), r.is_null()) {
-                    (true, true) => true,
-                    (false, false) => cmp_op(CmpOp::Eq, &l, &r)? == Value::Bool(true),
-                    _ => false,
-                };
-                Ok(Value::Bool(same == *negated))
             }
             RExpr::And(list) => {
                 let mut null = false;
@@ -1012,46 +1032,6 @@ impl Ev<'_> {
                 } else {
                     Value::Bool(false)
                 })
-            }
-            RExpr::Not(x) => Ok(match self.eval(x, row)? {
-                Value::Bool(b) => Value::Bool(!b),
-                _ => Value::Null,
-            }),
-            RExpr::IsNull(x, negated) => Ok(Value::Bool(self.eval(x, row)?.is_null() != *negated)),
-            RExpr::Case {
-                operand,
-                branches,
-                otherwise,
-            } => {
-                let op = match operand {
-                    Some(o) => Some(self.eval(o, row)?),
-                    None => None,
-                };
-                for (w, t) in branches {
-                    let hit = match &op {
-                        Some(o) => cmp_op(CmpOp::Eq, o, &self.eval(w, row)?)? == Value::Bool(true),
-                        None => truthy(&self.eval(w, row)?),
-                    };
-                    if hit {
-                        return self.eval(t, row);
-                    }
-                }
-                match otherwise {
-                    Some(o) => self.eval(o, row),
-                    None => Ok(Value::Null),
-                }
-            }
-            RExpr::InList {
-                expr,
-                list,
-                negated,
-            } => {
-                let v = self.eval(expr, row)?;
-                let vals = list
-                    .iter()
-                    .map(|x| self.eval(x, row))
-                    .collect::<Result<Vec<_>>>()?;
-                any(CmpOp::Eq, &v, &vals, false, *negated)
             }
             RExpr::AnyArray {
                 left,

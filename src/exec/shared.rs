@@ -911,6 +911,7 @@ impl SharedAgg {
                 window: None,
                 now_us: 0,
                 session: None,
+                lazy: None,
             };
             if let Some(f) = &self.filter {
                 if !matches!(eval(f, &ctx)?, Value::Bool(true)) {

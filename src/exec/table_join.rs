@@ -494,6 +494,7 @@ impl TableStage {
             window,
             now_us: self.clock_us,
             session: None,
+            lazy: None,
         }
     }
 

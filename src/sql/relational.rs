@@ -23,6 +23,8 @@ use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
+mod walk;
+
 /// Where finite relational queries read named relations from: the system catalogs, and
 /// later stored tables. Implemented by the engine's catalog.
 pub trait RelationProvider {
@@ -409,41 +411,10 @@ pub(crate) enum RExpr {
         /// Right.
         right: Box<RExpr>,
     },
-    /// `IS [NOT] DISTINCT FROM`.
-    Distinct {
-        /// Left.
-        left: Box<RExpr>,
-        /// Right.
-        right: Box<RExpr>,
-        /// IS NOT DISTINCT FROM.
-        negated: bool,
-    },
     /// AND of all, three-valued.
     And(Vec<RExpr>),
     /// OR of all, three-valued.
     Or(Vec<RExpr>),
-    /// NOT.
-    Not(Box<RExpr>),
-    /// IS [NOT] NULL.
-    IsNull(Box<RExpr>, bool),
-    /// CASE.
-    Case {
-        /// Operand of a simple CASE.
-        operand: Option<Box<RExpr>>,
-        /// WHEN/THEN.
-        branches: Vec<(RExpr, RExpr)>,
-        /// ELSE.
-        otherwise: Option<Box<RExpr>>,
-    },
-    /// `expr [NOT] IN (list)`.
-    InList {
-        /// Operand.
-        expr: Box<RExpr>,
-        /// List.
-        list: Vec<RExpr>,
-        /// NOT IN.
-        negated: bool,
-    },
     /// `left op ANY|ALL (array)`.
     AnyArray {
         /// Left operand.
@@ -1833,64 +1804,8 @@ impl RelBinder<'_> {
     fn operands(&self, args: &[RExpr]) -> Vec<super::bind::Operand> {
         args.iter()
             .enumerate()
-            .map(|(i, a)| {
-                let ty = match self.static_type(a) {
-                    RType::Base(d) => Some(d),
-                    RType::Catalog(c) => Some(c.held_as()),
-                    RType::Reg(_) => Some(DataType::Int8),
-                    RType::Record(_) => Some(DataType::Text),
-                    RType::Unknown => None,
-                };
-                match a {
-                    RExpr::Lit(v) => (Expr::Literal(v.clone()), ty),
-                    RExpr::Param(p) => (Expr::Param(*p), self.params.get(*p).copied().flatten()),
-                    // A subscript's element is evaluated as text: read as its static type.
-                    RExpr::Subscript(..) if ty.is_some_and(|t| !t.is_text()) => (
-                        Expr::Cast {
-                            expr: Box::new(Expr::Column(i)),
-                            to: ty.expect("checked"),
-                        },
-                        ty,
-                    ),
-                    _ => (Expr::Column(i), ty),
-                }
-            })
+            .map(|(i, a)| self.operand(a, i))
             .collect()
-    }
-
-    /// The results of a CASE or COALESCE cast to their common type, as PostgreSQL's
-    /// select_common_type resolves it (`smallint` and `integer` give `integer`); results
-    /// of catalog types are left as they are. Errors: 42804 for types with no common one.
-    fn common_branches(&mut self, results: Vec<RExpr>, ctx: &str) -> Result<Vec<RExpr>> {
-        let mut common: Option<DataType> = None;
-        for r in &results {
-            match self.static_type(r) {
-                RType::Unknown => {}
-                RType::Base(d) => {
-                    common = Some(match common {
-                        None => d,
-                        Some(c) => super::types::select_common_type(c, d).ok_or_else(|| {
-                            Error::DatatypeMismatch(format!(
-                                "{ctx} types {} and {} cannot be matched",
-                                c.name(),
-                                d.name()
-                            ))
-                        })?,
-                    })
-                }
-                _ => return Ok(results),
-            }
-        }
-        let Some(to) = common else {
-            return Ok(results);
-        };
-        Ok(results
-            .into_iter()
-            .map(|r| match self.static_type(&r) {
-                RType::Base(d) if d == to => r,
-                _ => self.cast(r, RType::Base(to)),
-            })
-            .collect())
     }
 
     /// The type of `generate_series(args)`: integer for integer bounds that fit one (its
@@ -1903,13 +1818,6 @@ impl RelBinder<'_> {
             )
         });
         RType::Base(if int4 { DataType::Int4 } else { DataType::Int8 })
-    }
-
-    /// A call of scalar function `func` over `args`, typed by the expression binder.
-    fn scalar_call(&mut self, func: crate::sql::ScalarFunc, args: Vec<RExpr>) -> Result<RExpr> {
-        let ops = self.operands(&args);
-        let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-        Ok(self.typed_template(expr, ty, args))
     }
 
     /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
@@ -1926,49 +1834,14 @@ impl RelBinder<'_> {
     }
 
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
-        use crate::sql::{ScalarFunc, UnaryOp};
+        if Self::is_walked(e) {
+            return self.walk(e);
+        }
         let col = |i| Box::new(Expr::Column(i));
         Ok(match e {
             ast::Expr::Identifier(id) => {
-                let n = norm(id);
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
-                match self
-                    .resolve_hinted(std::slice::from_ref(&n))
-                    .map_err(|e| e.at(at))
-                {
-                    Ok(c) => c,
-                    Err(err) => match n.as_str() {
-                        "current_user" | "session_user" | "user" | "current_role" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentUser,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_catalog" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentDatabase,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_schema" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::CurrentSchema,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        "current_timestamp" | "localtimestamp" => self.template(
-                            Expr::Func {
-                                func: ScalarFunc::Now,
-                                args: vec![],
-                            },
-                            vec![],
-                        ),
-                        _ => return Err(err),
-                    },
-                }
+                self.resolve_hinted(&[norm(id)]).map_err(|e| e.at(at))?
             }
             ast::Expr::CompoundIdentifier(ids) => {
                 let parts: Vec<String> = ids.iter().map(norm).collect();
@@ -1980,40 +1853,7 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::Value(v) => self.value(&v.value)?,
-            ast::Expr::Nested(e) => self.expr(e)?,
             ast::Expr::Collate { expr, .. } => self.expr(expr)?,
-            ast::Expr::IsNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
-            ast::Expr::IsNotNull(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
-            ast::Expr::IsTrue(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(true))),
-                negated: true,
-            },
-            ast::Expr::IsFalse(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(false))),
-                negated: true,
-            },
-            ast::Expr::IsNotTrue(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(true))),
-                negated: false,
-            },
-            ast::Expr::IsNotFalse(e) => RExpr::Distinct {
-                left: Box::new(self.expr(e)?),
-                right: Box::new(RExpr::Lit(Value::Bool(false))),
-                negated: false,
-            },
-            ast::Expr::IsDistinctFrom(l, r) | ast::Expr::IsNotDistinctFrom(l, r) => {
-                let (l, r) = (self.expr(l)?, self.expr(r)?);
-                let (lt, rt) = (self.static_type(&l), self.static_type(&r));
-                RExpr::Distinct {
-                    left: Box::new(self.bpchar_operand(l, rt)),
-                    right: Box::new(self.bpchar_operand(r, lt)),
-                    negated: matches!(e, ast::Expr::IsNotDistinctFrom(..)),
-                }
-            }
             ast::Expr::In {
                 expr,
                 target,
@@ -2022,24 +1862,6 @@ impl RelBinder<'_> {
             } => {
                 let l = self.expr(expr)?;
                 match target {
-                    ast::InTarget::List(list) => {
-                        let items: Vec<RExpr> =
-                            list.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
-                        let lt = self.static_type(&l);
-                        let bpchar = matches!(lt, RType::Base(DataType::Bpchar(_)));
-                        let items = items
-                            .into_iter()
-                            .map(|i| match bpchar {
-                                true => self.bpchar_operand(i, lt),
-                                false => i,
-                            })
-                            .collect();
-                        RExpr::InList {
-                            expr: Box::new(self.bpchar_operand(l, lt)),
-                            list: items,
-                            negated: *negated,
-                        }
-                    }
                     ast::InTarget::Subquery(q) => RExpr::AnySub {
                         left: Box::new(l),
                         op: CmpOp::Eq,
@@ -2048,34 +1870,6 @@ impl RelBinder<'_> {
                         negated: *negated,
                     },
                     other => return Err(unsupported(format!("IN {other:?}"))),
-                }
-            }
-            ast::Expr::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => {
-                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
-                    return self.expr(&e);
-                }
-                let x = self.expr(expr)?;
-                let both = RExpr::And(vec![
-                    RExpr::Cmp {
-                        op: CmpOp::Ge,
-                        left: Box::new(x.clone()),
-                        right: Box::new(self.expr(low)?),
-                    },
-                    RExpr::Cmp {
-                        op: CmpOp::Le,
-                        left: Box::new(x),
-                        right: Box::new(self.expr(high)?),
-                    },
-                ]);
-                if *negated {
-                    RExpr::Not(Box::new(both))
-                } else {
-                    both
                 }
             }
             ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
@@ -2114,39 +1908,6 @@ impl RelBinder<'_> {
                     args,
                 )
             }
-            ast::Expr::SimilarTo {
-                negated,
-                expr,
-                pattern,
-                escape_char: None,
-            } => {
-                let args = vec![self.expr(expr)?, self.expr(pattern)?];
-                let mut ops = self.operands(&args).into_iter();
-                let x = ops.next().expect("two");
-                let p = (ops.next().expect("two"), *negated);
-                let (e, ty) = super::bind::type_bit_not_or_similar(x, Some(p), &mut self.params)?;
-                self.typed_template(e, ty, args)
-            }
-            ast::Expr::IsUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), false),
-            ast::Expr::IsNotUnknown(e) => RExpr::IsNull(Box::new(self.expr(e)?), true),
-            ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field }
-                if matches!(
-                    field,
-                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
-                ) =>
-            {
-                let func = if matches!(e, ast::Expr::Ceil { .. }) {
-                    ScalarFunc::Ceil
-                } else {
-                    ScalarFunc::Floor
-                };
-                let args = vec![self.expr(expr)?];
-                self.scalar_call(func, args)?
-            }
-            ast::Expr::Position { expr, r#in } => {
-                let args = vec![self.expr(r#in)?, self.expr(expr)?];
-                self.scalar_call(ScalarFunc::Strpos, args)?
-            }
             ast::Expr::AnyOp {
                 left,
                 compare_op,
@@ -2182,32 +1943,6 @@ impl RelBinder<'_> {
                     },
                 }
             }
-            ast::Expr::UnaryOp { op, expr } => match op {
-                ast::UnaryOperator::Not => RExpr::Not(Box::new(self.expr(expr)?)),
-                ast::UnaryOperator::Minus => {
-                    if let ast::Expr::Value(v) = &**expr {
-                        if let ast::Value::Number(n, _) = &v.value {
-                            return self.number(&format!("-{n}"));
-                        }
-                    }
-                    let a = self.expr(expr)?;
-                    self.template(
-                        Expr::Unary {
-                            op: UnaryOp::Neg,
-                            expr: col(0),
-                        },
-                        vec![a],
-                    )
-                }
-                ast::UnaryOperator::Plus => self.expr(expr)?,
-                ast::UnaryOperator::BitwiseNot => {
-                    let args = vec![self.expr(expr)?];
-                    let x = self.operands(&args).pop().expect("one");
-                    let (e, ty) = super::bind::type_bit_not_or_similar(x, None, &mut self.params)?;
-                    self.typed_template(e, ty, args)
-                }
-                other => return Err(unsupported(format!("operator {other} is not supported"))),
-            },
             ast::Expr::Cast {
                 expr, data_type, ..
             } => {
@@ -2220,42 +1955,6 @@ impl RelBinder<'_> {
                 let to = rtype_of_name(&ts.data_type.to_string())?;
                 let inner = self.value(&ts.value.value)?;
                 self.cast(inner, to)
-            }
-            ast::Expr::Case {
-                operand,
-                conditions,
-                else_result,
-                ..
-            } => {
-                let operand = match operand {
-                    Some(o) => Some(self.expr(o)?),
-                    None => None,
-                };
-                // A character(n) operand compares without its trailing blanks.
-                let ot = operand.as_ref().map(|o| self.static_type(o));
-                let mut whens = Vec::new();
-                let mut results = Vec::new();
-                for c in conditions {
-                    let w = self.expr(&c.condition)?;
-                    whens.push(match ot {
-                        Some(t) => self.bpchar_operand(w, t),
-                        None => w,
-                    });
-                    results.push(self.expr(&c.result)?);
-                }
-                let operand = operand.map(|o| Box::new(self.bpchar_operand(o, RType::Unknown)));
-                if let Some(x) = else_result {
-                    results.push(self.expr(x)?);
-                }
-                let mut results = self.common_branches(results, "CASE")?;
-                let otherwise = else_result
-                    .is_some()
-                    .then(|| Box::new(results.pop().expect("ELSE")));
-                RExpr::Case {
-                    operand,
-                    branches: whens.into_iter().zip(results).collect(),
-                    otherwise,
-                }
             }
             ast::Expr::Exists { subquery, negated } => {
                 RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
@@ -2326,46 +2025,6 @@ impl RelBinder<'_> {
                 acc
             }
             ast::Expr::Function(f) => self.function(f)?,
-            ast::Expr::Extract { field, expr, .. } => {
-                let a = self.expr(expr)?;
-                let x = match self.static_type(&a) {
-                    RType::Unknown => Expr::Cast {
-                        expr: Box::new(Expr::Column(0)),
-                        to: DataType::TimestampTz,
-                    },
-                    // A date is read as its midnight.
-                    RType::Base(DataType::Date) => Expr::Cast {
-                        expr: Box::new(Expr::Column(0)),
-                        to: DataType::Timestamp,
-                    },
-                    _ => Expr::Column(0),
-                };
-                let e = super::bind::extract_expr(&field.to_string(), x);
-                self.typed_template(e, DataType::Numeric, vec![a])
-            }
-            ast::Expr::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let mut args = vec![self.expr(expr)?];
-                args.push(match substring_from {
-                    Some(f) => self.expr(f)?,
-                    None => RExpr::Lit(Value::Int4(1)),
-                });
-                if let Some(f) = substring_for {
-                    args.push(self.expr(f)?);
-                }
-                let n = args.len();
-                self.template(
-                    Expr::Func {
-                        func: ScalarFunc::Substr,
-                        args: (0..n).map(Expr::Column).collect(),
-                    },
-                    args,
-                )
-            }
             ast::Expr::Trim {
                 expr,
                 trim_where,
@@ -2382,25 +2041,6 @@ impl RelBinder<'_> {
                     args.push(self.expr(w)?);
                 }
                 RExpr::Func(name.into(), args)
-            }
-            ast::Expr::AtTimeZone {
-                timestamp,
-                time_zone,
-            } => {
-                let args = vec![self.expr(time_zone)?, self.expr(timestamp)?];
-                self.scalar_call(ScalarFunc::Timezone, args)?
-            }
-            ast::Expr::Interval(_) => {
-                let text = e.to_string();
-                let lit = text
-                    .trim_start_matches(|c: char| c.is_alphabetic())
-                    .trim()
-                    .trim_matches('\'')
-                    .to_string();
-                self.cast(
-                    RExpr::Lit(Value::Text(lit.into())),
-                    RType::Base(DataType::Interval),
-                )
             }
             other => {
                 return Err(unsupported(format!(
@@ -2602,7 +2242,6 @@ impl RelBinder<'_> {
         op: &ast::BinaryOperator,
         right: &ast::Expr,
     ) -> Result<RExpr> {
-        use crate::sql::BinaryOp;
         use ast::BinaryOperator as B;
         if let Some(c) = cmp_op(op) {
             if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
@@ -2628,71 +2267,45 @@ impl RelBinder<'_> {
                 ">" => CmpOp::Gt,
                 "<=" => CmpOp::Le,
                 ">=" => CmpOp::Ge,
-                "~" | "~*" | "!~" | "!~*" => CmpOp::Eq,
                 _ => return Err(unsupported(format!("operator {op} is not supported"))),
             };
-            if !sym.contains('~') {
-                return Ok(RExpr::Cmp {
-                    op: c,
-                    left: Box::new(self.expr(left)?),
-                    right: Box::new(self.expr(right)?),
-                });
-            }
+            return Ok(RExpr::Cmp {
+                op: c,
+                left: Box::new(self.expr(left)?),
+                right: Box::new(self.expr(right)?),
+            });
         }
         let l = self.expr(left)?;
         let r = self.expr(right)?;
-        {
-            let args = vec![l.clone(), r.clone()];
-            let mut ops = self.operands(&args).into_iter();
-            let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-            if let Some((expr, ty)) = super::bind::type_ast_operator(op, lo, ro, &mut self.params)?
-            {
-                return Ok(self.typed_template(expr, ty, args));
-            }
+        match op {
+            B::And => Ok(RExpr::And(vec![l, r])),
+            B::Or => Ok(RExpr::Or(vec![l, r])),
+            B::StringConcat => self.concat(l, r),
+            other => Err(unsupported(format!("operator {other} is not supported"))),
         }
-        let bop = match op {
-            B::And => return Ok(RExpr::And(vec![l, r])),
-            B::Or => return Ok(RExpr::Or(vec![l, r])),
-            B::StringConcat => {
-                if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
-                    return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
-                }
-                BinaryOp::Concat
-            }
-            B::Plus => BinaryOp::Add,
-            B::Minus => BinaryOp::Sub,
-            B::Multiply => BinaryOp::Mul,
-            B::Divide => BinaryOp::Div,
-            B::Modulo => BinaryOp::Mod,
-            B::PGExp => {
-                let args = vec![l, r];
-                let ops = self.operands(&args);
-                let (expr, ty) =
-                    super::bind::type_scalar(crate::sql::ScalarFunc::Power, ops, &mut self.params)?;
-                return Ok(self.typed_template(expr, ty, args));
-            }
-            other => return Err(unsupported(format!("operator {other} is not supported"))),
-        };
+    }
+
+    /// `l || r`: arrays concatenate as arrays, catalog values (names, arrays held as
+    /// text) as their text, anything else as the expression binder types `||`.
+    fn concat(&mut self, l: RExpr, r: RExpr) -> Result<RExpr> {
+        if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
+            return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
+        }
         let args = vec![l, r];
-        let mut ops = self.operands(&args).into_iter();
-        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-        // Catalog values (names, arrays held as text) concatenate as their text.
-        let (lo, ro) = if bop == BinaryOp::Concat {
-            let text = |(e, t): super::bind::Operand| match t {
-                Some(t) if !t.is_text() => (
-                    Expr::Cast {
-                        expr: Box::new(e),
-                        to: DataType::Text,
-                    },
-                    Some(DataType::Text),
-                ),
-                t => (e, t),
-            };
-            (text(lo), text(ro))
-        } else {
-            (lo, ro)
+        let text = |(e, t): super::bind::Operand| match t {
+            Some(t) if !t.is_text() => (
+                Expr::Cast {
+                    expr: Box::new(e),
+                    to: DataType::Text,
+                },
+                Some(DataType::Text),
+            ),
+            t => (e, t),
         };
-        let (expr, ty) = super::bind::type_binary(bop, lo, ro, &mut self.params)?;
+        let mut ops = self.operands(&args).into_iter().map(text);
+        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
+        let concat = crate::sql::BinaryOp::Concat;
+        let (expr, ty) = super::bind::type_binary(concat, lo, ro, &mut self.params)?;
         Ok(self.typed_template(expr, ty, args))
     }
 
@@ -2844,30 +2457,12 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
-        let scalar = super::functions::scalar(&name)
-            .map(|d| d.func)
-            .filter(|f| *f != ScalarFunc::Coalesce);
-        if name == "coalesce" {
-            // COALESCE evaluates lazily: a CASE of IS NOT NULL tests, its values of their
-            // common type.
-            let n = args.len();
-            let typed = self.common_branches(args.clone(), "COALESCE")?;
-            let mut branches = Vec::new();
-            for (a, t) in args.iter().zip(&typed).take(n.saturating_sub(1)) {
-                branches.push((RExpr::IsNull(Box::new(a.clone()), true), t.clone()));
-            }
-            let args = typed;
-            return Ok(RExpr::Case {
-                operand: None,
-                branches,
-                otherwise: args.last().cloned().map(Box::new),
-            });
-        }
+        let scalar = super::functions::scalar(&name).map(|d| d.func);
         if let Some(func) = scalar {
             // Typed by the expression binder's rules, as the same call over a stream.
             let ops = self.operands(&args);
             let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-            return Ok(self.typed_template(expr, ty, args));
+            return Ok(self.chosen_template(expr, Some(ty), args));
         }
         // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
         if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
@@ -3335,25 +2930,11 @@ impl RelBinder<'_> {
                 _ => RType::Unknown,
             },
             RExpr::Cmp { .. }
-            | RExpr::Distinct { .. }
             | RExpr::And(_)
             | RExpr::Or(_)
-            | RExpr::Not(_)
-            | RExpr::IsNull(..)
-            | RExpr::InList { .. }
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),
-            RExpr::Case {
-                branches,
-                otherwise,
-                ..
-            } => branches
-                .iter()
-                .map(|(_, t)| self.static_type(t))
-                .chain(otherwise.iter().map(|o| self.static_type(o)))
-                .find(|t| *t != RType::Unknown)
-                .unwrap_or(RType::Unknown),
             RExpr::ScalarSub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1),
             RExpr::ArraySub(q) => q.columns.first().map_or(RType::Unknown, |c| c.1).array_of(),
             RExpr::Array(elems) => elems

@@ -172,25 +172,12 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
         RExpr::Template { args, .. } | RExpr::Func(_, args) => all(args, out),
         RExpr::And(es) | RExpr::Or(es) | RExpr::Array(es) => all(es, out),
         RExpr::Cmp { left, right, .. }
-        | RExpr::Distinct { left, right, .. }
         | RExpr::Subscript(left, right)
         | RExpr::ArrayConcat(left, right)
         | RExpr::AnyArray {
             left, array: right, ..
         } => collect(left, out) && collect(right, out),
-        RExpr::Not(e) | RExpr::IsNull(e, _) | RExpr::Cast(e, _) => collect(e, out),
-        RExpr::Case {
-            operand,
-            branches,
-            otherwise,
-        } => {
-            operand.iter().all(|e| collect(e, out))
-                && branches
-                    .iter()
-                    .all(|(w, t)| collect(w, out) && collect(t, out))
-                && otherwise.iter().all(|e| collect(e, out))
-        }
-        RExpr::InList { expr, list, .. } => collect(expr, out) && all(list, out),
+        RExpr::Cast(e, _) => collect(e, out),
         RExpr::AnySub { .. }
         | RExpr::Exists(..)
         | RExpr::ScalarSub(_)
@@ -233,15 +220,6 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
             left: m(left),
             right: m(right),
         },
-        RExpr::Distinct {
-            left,
-            right,
-            negated,
-        } => RExpr::Distinct {
-            left: m(left),
-            right: m(right),
-            negated: *negated,
-        },
         RExpr::Subscript(a, b) => RExpr::Subscript(m(a), m(b)),
         RExpr::ArrayConcat(a, b) => RExpr::ArrayConcat(m(a), m(b)),
         RExpr::AnyArray {
@@ -255,30 +233,7 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
             array: m(array),
             all: *all,
         },
-        RExpr::Not(e) => RExpr::Not(m(e)),
-        RExpr::IsNull(e, n) => RExpr::IsNull(m(e), *n),
         RExpr::Cast(e, t) => RExpr::Cast(m(e), *t),
-        RExpr::Case {
-            operand,
-            branches,
-            otherwise,
-        } => RExpr::Case {
-            operand: operand.as_ref().map(|e| m(e)),
-            branches: branches
-                .iter()
-                .map(|(w, t)| (map_cols(w, f), map_cols(t, f)))
-                .collect(),
-            otherwise: otherwise.as_ref().map(|e| m(e)),
-        },
-        RExpr::InList {
-            expr,
-            list,
-            negated,
-        } => RExpr::InList {
-            expr: m(expr),
-            list: ms(list),
-            negated: *negated,
-        },
         other => other.clone(),
     }
 }

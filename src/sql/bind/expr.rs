@@ -8,7 +8,7 @@ use super::*;
 /// `extract(field FROM x)`: numeric, as PostgreSQL 14 and later give it, with its scale:
 /// six digits for epoch and seconds (`978343200.000000`), three for milliseconds, none
 /// for the other fields.
-pub(crate) fn extract_expr(field: &str, x: Expr) -> Expr {
+pub(super) fn extract_expr(field: &str, x: Expr) -> Expr {
     let field = field.to_lowercase();
     let scale = match field.as_str() {
         "epoch" | "second" | "seconds" => 6,
@@ -444,6 +444,9 @@ impl Binder<'_> {
 
     pub(super) fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
+        if let Some(b) = self.claimed_leaf(e)? {
+            return Ok(b);
+        }
         match e {
             E::Identifier(id) => {
                 if id.quote_style.is_none() {
@@ -834,6 +837,11 @@ impl Binder<'_> {
                     args.push(self.expr(f, scope)?);
                 }
                 self.scalar(ScalarFunc::Substr, args)
+            }
+            E::Position { expr, r#in } => {
+                let s = self.expr(r#in, scope)?;
+                let sub = self.expr(expr, scope)?;
+                self.scalar(ScalarFunc::Strpos, vec![s, sub])
             }
             E::AtTimeZone {
                 timestamp,

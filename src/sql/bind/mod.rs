@@ -31,6 +31,7 @@ mod dml;
 mod expr;
 mod from;
 mod func_types;
+mod leaves;
 mod route;
 mod scope;
 mod select;
@@ -45,7 +46,8 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
-pub(crate) use expr::{bpchar_as_text, extract_expr, number_literal};
+pub(crate) use expr::{bit_operator, bpchar_as_text, number_literal, regex_operator};
+pub(crate) use leaves::{bind_walked, ExprScope};
 pub(crate) use scope::closest;
 
 /// An expression with its type; `None` is PostgreSQL's *unknown* (string literal, NULL,
@@ -92,6 +94,9 @@ struct Binder<'a> {
     left_conds: Vec<(usize, JoinCond)>,
     /// The COPY statement's options, as cut out before sqlparser.
     copy_items: Vec<CopyItem>,
+    /// The plan builder's leaves, asked for each node before the binder takes it apart
+    /// (see [`ExprScope`]); `None` for the streaming binder.
+    leaves: Option<&'a mut dyn ExprScope>,
 }
 
 /// The relations of a join being bound.
@@ -133,6 +138,7 @@ pub(crate) fn bind(
         join_conds: Vec::new(),
         left_conds: Vec::new(),
         copy_items: p.copy_options.clone().unwrap_or_default(),
+        leaves: None,
     };
     let plan = b.statement(p)?;
     if !p.windows.is_empty()
@@ -508,23 +514,31 @@ fn typing<R>(
     params: &mut Vec<Option<DataType>>,
     f: impl FnOnce(&mut Binder) -> Result<R>,
 ) -> Result<R> {
-    let mut b = Binder {
-        schema: &NoRelations,
-        source: "",
-        params: std::mem::take(params),
-        windows: &[],
-        agg: None,
-        agg_mode: false,
-        in_agg_arg: false,
-        clause: "",
-        depth: 0,
-        join_conds: Vec::new(),
-        left_conds: Vec::new(),
-        copy_items: Vec::new(),
-    };
+    let mut b = Binder::for_typing(std::mem::take(params));
     let r = f(&mut b);
     *params = b.params;
     r
+}
+
+impl Binder<'_> {
+    /// A binder that types expressions only (no relations), with parameter types `params`.
+    fn for_typing(params: Vec<Option<DataType>>) -> Self {
+        Binder {
+            schema: &NoRelations,
+            source: "",
+            params,
+            windows: &[],
+            agg: None,
+            agg_mode: false,
+            in_agg_arg: false,
+            clause: "",
+            depth: 0,
+            join_conds: Vec::new(),
+            left_conds: Vec::new(),
+            copy_items: Vec::new(),
+            leaves: None,
+        }
+    }
 }
 
 fn bounds(args: Vec<Operand>) -> Vec<Bound> {
@@ -543,49 +557,6 @@ pub(crate) fn type_scalar(
 ) -> Result<(Expr, DataType)> {
     typing(params, |b| {
         let out = b.scalar(func, bounds(args))?;
-        Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
-    })
-}
-
-/// Type a bit or regular expression operator (`&`, `#`, `<<`, `~`, `!~*`, ...) with the
-/// expression binder's rules, for the relational plan builder (see [`type_scalar`]);
-/// `None` for any other operator.
-pub(crate) fn type_ast_operator(
-    op: &ast::BinaryOperator,
-    left: Operand,
-    right: Operand,
-    params: &mut Vec<Option<DataType>>,
-) -> Result<Option<(Expr, DataType)>> {
-    typing(params, |b| {
-        let mut ops = bounds(vec![left, right]).into_iter();
-        let (l, r) = (ops.next().expect("two"), ops.next().expect("two"));
-        let out = if let Some((func, sym)) = bit_operator(op) {
-            b.bit_operator(func, sym, l, r)?
-        } else if let Some((func, sym, negated)) = regex_operator(op) {
-            b.pattern_match(func, sym, negated, l, r)?
-        } else {
-            return Ok(None);
-        };
-        Ok(Some((out.expr, out.ty.unwrap_or(DataType::Text))))
-    })
-}
-
-/// Type `~x` (bitwise NOT) or `x [NOT] SIMILAR TO p` (`pattern`, with `negated`), for the
-/// relational plan builder (see [`type_scalar`]).
-pub(crate) fn type_bit_not_or_similar(
-    x: Operand,
-    pattern: Option<(Operand, bool)>,
-    params: &mut Vec<Option<DataType>>,
-) -> Result<(Expr, DataType)> {
-    typing(params, |b| {
-        let x = bounds(vec![x]).pop().expect("one");
-        let out = match pattern {
-            None => b.bit_not(x)?,
-            Some((p, negated)) => {
-                let p = bounds(vec![p]).pop().expect("one");
-                b.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", negated, x, p)?
-            }
-        };
         Ok((out.expr, out.ty.unwrap_or(DataType::Text)))
     })
 }

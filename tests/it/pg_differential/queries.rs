@@ -548,6 +548,13 @@ fn others(out: &mut Vec<String>) {
         "SELECT count(*) FROM (SELECT id FROM ta FETCH FIRST 2 ROWS ONLY) s",
         "SELECT id FROM ta ORDER BY id LIMIT 1 FETCH FIRST 2 ROWS ONLY",
         "SELECT (1, 2) = (1, 2, 3)",
+        // A subquery in a CASE branch not taken runs not (and raises nothing), as
+        // PostgreSQL runs it only when the branch is reached.
+        "SELECT id, CASE WHEN id < 0 THEN (SELECT 1 / (k - k) FROM tb WHERE id = 1) ELSE id END FROM ta ORDER BY 1",
+        "SELECT id, CASE WHEN k > 100 THEN (SELECT ta.id / 0 FROM one) ELSE k END FROM ta ORDER BY id",
+        "SELECT id, CASE WHEN k IS NULL THEN (SELECT ta.id / 0 FROM one) ELSE k END FROM ta ORDER BY id",
+        "SELECT id, coalesce(k, (SELECT ta.id / 0 FROM one)) FROM ta WHERE k IS NOT NULL ORDER BY id",
+        "SELECT id, (SELECT x FROM one) IS NOT NULL AND b IS NOT FALSE, k IN (1, (SELECT x + 1 FROM one)) FROM ta ORDER BY id",
         "SELECT id FROM ta WHERE (k, s) = (1, 1) ORDER BY id",
         "SELECT id FROM ta ORDER BY id LIMIT 3 OFFSET 2",
         "SELECT id, t FROM ta ORDER BY t NULLS FIRST, id",

@@ -1,0 +1,49 @@
+//! The expression binder's leaves: what a plan builder resolves itself while the binder
+//! walks the operators, literals, CASE and the rest of an expression.
+
+use sqlparser::ast;
+
+use super::*;
+
+/// The leaves of an expression that a plan builder resolves itself. The expression binder
+/// asks for every node before it takes the node apart: the streaming binder resolves
+/// names through its own [`Scope`] and claims no node; the relational plan builder claims
+/// column references, subqueries, function calls and the constructs not yet walked here,
+/// binds each as an argument of its template and hands back `Expr::Column(slot)`.
+pub(crate) trait ExprScope {
+    /// `e` as an operand (an expression and its type, `None` for PostgreSQL's unknown), or
+    /// `None` when the expression binder binds `e` itself. `params` holds the statement's
+    /// parameter types; a builder that infers one updates it.
+    fn leaf(
+        &mut self,
+        e: &ast::Expr,
+        params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>>;
+}
+
+/// Bind `e` with the expression binder, asking `leaves` for each node first; `params` holds
+/// the statement's parameter types and gets the ones inferred. Result: the expression and
+/// its type (`None`: unknown). Errors as the binder gives them.
+pub(crate) fn bind_walked(
+    e: &ast::Expr,
+    leaves: &mut dyn ExprScope,
+    params: &mut Vec<Option<DataType>>,
+) -> Result<Operand> {
+    let mut b = Binder::for_typing(std::mem::take(params));
+    b.leaves = Some(leaves);
+    let r = b.expr(e, &Scope::default());
+    *params = std::mem::take(&mut b.params);
+    r.map(|b| (b.expr, b.ty))
+}
+
+impl Binder<'_> {
+    /// The node `e` as a leaf of the plan builder, when it claims it.
+    pub(super) fn claimed_leaf(&mut self, e: &ast::Expr) -> Result<Option<Bound>> {
+        let Some(leaves) = self.leaves.as_deref_mut() else {
+            return Ok(None);
+        };
+        Ok(leaves
+            .leaf(e, &mut self.params)?
+            .map(|(expr, ty)| Bound { expr, ty }))
+    }
+}

@@ -1,0 +1,213 @@
+//! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
+//! the operators, literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
+//! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
+//! this plan builder only for the leaves, which become the arguments of one
+//! [`RExpr::Template`].
+
+use sqlparser::ast;
+
+use super::*;
+use crate::sql::bind::{bind_walked, bit_operator, regex_operator, ExprScope, Operand};
+
+/// Keywords that parse as identifiers and name a value (`current_user`): the expression
+/// binder gives them, before any column of the same name, as PostgreSQL does.
+const KEYWORD_VALUES: &[&str] = &[
+    "current_user",
+    "session_user",
+    "user",
+    "current_role",
+    "current_catalog",
+    "current_schema",
+    "current_timestamp",
+    "localtimestamp",
+];
+
+/// Whether the expression binder takes `e` apart itself; any other node is a leaf this
+/// plan builder binds.
+fn walked(e: &ast::Expr) -> bool {
+    use ast::Expr as E;
+    match e {
+        E::Identifier(id) => {
+            id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
+        }
+        E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // Comparisons, AND/OR (read by predicate pushdown and the hash join) and `||`
+        // (arrays) are the relational builder's.
+        E::BinaryOp { op, .. } => {
+            use ast::BinaryOperator as B;
+            matches!(
+                op,
+                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp
+            ) || bit_operator(op).is_some()
+                || regex_operator(op).is_some()
+        }
+        // LIKE ... ESCAPE is the relational builder's (its like_escape()).
+        E::Like {
+            escape_char, any, ..
+        }
+        | E::ILike {
+            escape_char, any, ..
+        } => escape_char.is_none() && !any,
+        E::SimilarTo { escape_char, .. } => escape_char.is_none(),
+        E::Ceil { field, .. } | E::Floor { field, .. } => matches!(
+            field,
+            ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+        ),
+        E::Value(_)
+        | E::Nested(_)
+        | E::UnaryOp { .. }
+        | E::IsNull(_)
+        | E::IsNotNull(_)
+        | E::IsTrue(_)
+        | E::IsFalse(_)
+        | E::IsNotTrue(_)
+        | E::IsNotFalse(_)
+        | E::IsUnknown(_)
+        | E::IsNotUnknown(_)
+        | E::IsDistinctFrom(..)
+        | E::IsNotDistinctFrom(..)
+        | E::Between { .. }
+        | E::Case { .. }
+        | E::Position { .. }
+        | E::Substring { .. }
+        | E::Extract { .. }
+        | E::AtTimeZone { .. }
+        | E::Interval(_) => true,
+        _ => false,
+    }
+}
+
+/// The leaves of one walked expression: each an argument of its template.
+struct Slots<'r, 'a> {
+    rel: &'r mut RelBinder<'a>,
+    args: Vec<RExpr>,
+}
+
+impl ExprScope for Slots<'_, '_> {
+    fn leaf(
+        &mut self,
+        e: &ast::Expr,
+        params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        if walked(e) {
+            return Ok(None);
+        }
+        std::mem::swap(params, &mut self.rel.params);
+        let bound = self.rel.expr(e).map(|a| {
+            let op = self.rel.operand(&a, self.args.len());
+            if matches!(op.0, Expr::Literal(_) | Expr::Param(_)) {
+                return op;
+            }
+            self.args.push(a);
+            op
+        });
+        std::mem::swap(params, &mut self.rel.params);
+        bound.map(Some)
+    }
+}
+
+/// The values an expression chooses among: a CASE's results, the arguments of
+/// COALESCE, NULLIF, GREATEST and LEAST (none for any other expression).
+fn chosen(e: &Expr) -> Box<dyn Iterator<Item = &Expr> + '_> {
+    use crate::sql::ScalarFunc as F;
+    match e {
+        Expr::Cast { expr, .. } => chosen(expr),
+        Expr::Case {
+            branches,
+            otherwise,
+            ..
+        } => Box::new(branches.iter().map(|(_, t)| t).chain(otherwise.as_deref())),
+        Expr::Func {
+            func: F::Coalesce | F::NullIf | F::Greatest | F::Least,
+            args,
+        } => Box::new(args.iter()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+impl RelBinder<'_> {
+    /// Whether the expression binder binds `e` (see [`walked`]).
+    pub(super) fn is_walked(e: &ast::Expr) -> bool {
+        walked(e)
+    }
+
+    /// `e` bound by the expression binder, its leaves by this builder.
+    pub(super) fn walk(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        let mut params = std::mem::take(&mut self.params);
+        let mut slots = Slots {
+            rel: self,
+            args: Vec::new(),
+        };
+        let bound = bind_walked(e, &mut slots, &mut params);
+        let args = slots.args;
+        self.params = params;
+        let (expr, ty) = bound?;
+        Ok(self.walked_template(expr, ty, args))
+    }
+
+    /// The relational form of a walked expression: a bare literal, parameter or leaf as
+    /// itself (a leaf keeps its catalog type), anything else a template typed `ty`.
+    fn walked_template(&self, expr: Expr, ty: Option<DataType>, mut args: Vec<RExpr>) -> RExpr {
+        match expr {
+            Expr::Literal(v) if args.is_empty() => return RExpr::Lit(v),
+            Expr::Param(i) if args.is_empty() => return RExpr::Param(i),
+            Expr::Column(0) if args.len() == 1 => return args.pop().expect("one"),
+            _ => {}
+        }
+        self.chosen_template(expr, ty, args)
+    }
+
+    /// A template typed `ty`; one that chooses one of its arguments (CASE, COALESCE,
+    /// NULLIF, GREATEST) of a catalog type (an oid, a name, an array) keeps that type.
+    pub(super) fn chosen_template(
+        &self,
+        expr: Expr,
+        ty: Option<DataType>,
+        args: Vec<RExpr>,
+    ) -> RExpr {
+        let catalog = chosen(&expr)
+            .filter_map(|r| match r {
+                Expr::Column(i) => args.get(*i).map(|a| self.static_type(a)),
+                _ => None,
+            })
+            .find(|t| !matches!(t, RType::Base(_) | RType::Unknown) && self.held_type(*t) == ty);
+        match (catalog, ty) {
+            (Some(t), _) => RExpr::Cast(Box::new(RExpr::Template { expr, args }), t),
+            (None, Some(ty)) => self.typed_template(expr, ty, args),
+            (None, None) => RExpr::Template { expr, args },
+        }
+    }
+
+    /// The type a value of relational type `t` is held as, as the expression binder sees
+    /// it (an oid as a bigint, a name or array as text).
+    fn held_type(&self, t: RType) -> Option<DataType> {
+        match t {
+            RType::Base(d) => Some(d),
+            RType::Catalog(c) => Some(c.held_as()),
+            RType::Reg(_) => Some(DataType::Int8),
+            RType::Record(_) => Some(DataType::Text),
+            RType::Unknown => None,
+        }
+    }
+
+    /// `a`, argument `i` of a template, as an operand of the expression binder: a literal
+    /// or parameter as written (so an unknown literal takes its type from the call, as in
+    /// PostgreSQL), anything else as column `i` of the argument row, typed by its static
+    /// type (catalog types as the type they are held as).
+    pub(super) fn operand(&self, a: &RExpr, i: usize) -> Operand {
+        let ty = self.held_type(self.static_type(a));
+        match a {
+            RExpr::Lit(v) => (Expr::Literal(v.clone()), ty),
+            RExpr::Param(p) => (Expr::Param(*p), self.params.get(*p).copied().flatten()),
+            // A subscript's element is evaluated as text: read as its static type.
+            RExpr::Subscript(..) if ty.is_some_and(|t| !t.is_text()) => (
+                Expr::Cast {
+                    expr: Box::new(Expr::Column(i)),
+                    to: ty.expect("checked"),
+                },
+                ty,
+            ),
+            _ => (Expr::Column(i), ty),
+        }
+    }
+}

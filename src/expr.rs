@@ -1128,38 +1128,69 @@ fn text_arg(v: &Value) -> Option<&str> {
 }
 
 fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value> {
-    // Functions that look at their arguments lazily or not at all.
-    match func {
-        ScalarFunc::Coalesce => {
-            for a in args {
-                let v = eval(a, ctx)?;
-                if !v.is_null() {
-                    return Ok(v);
-                }
-            }
-            return Ok(Value::Null);
-        }
-        ScalarFunc::Now => return Ok(Value::TimestampTz(ctx.now_us)),
-        ScalarFunc::Version => return Ok(Value::Text(version_string().into())),
-        ScalarFunc::CurrentDatabase => {
-            return Ok(Value::Text(
-                ctx.session.map(|s| s.database()).unwrap_or("tcq").into(),
-            ))
-        }
-        ScalarFunc::CurrentSchema => return Ok(Value::Text("public".into())),
-        ScalarFunc::CurrentUser => {
-            return Ok(Value::Text(
-                ctx.session.map(|s| s.user()).unwrap_or("tcq").into(),
-            ))
-        }
-        ScalarFunc::BackendPid => {
-            return Ok(Value::Int4(ctx.session.map(|s| s.pid()).unwrap_or(0)))
-        }
-        ScalarFunc::Random => return Ok(Value::Float8(random_unit())),
-        ScalarFunc::ClockTimestamp => return Ok(Value::TimestampTz(time::now_us())),
-        _ => {}
+    if let Some(v) = unevaluated_args(func, args, ctx) {
+        return v;
     }
     let vals: Vec<Value> = args.iter().map(|a| eval(a, ctx)).collect::<Result<_>>()?;
+    if let Some(v) = wide_math(func, &vals) {
+        return v;
+    }
+    if let Some(v) = crate::expr_funcs::strict(func, &vals) {
+        return v;
+    }
+    // Functions that see NULL arguments.
+    match func {
+        ScalarFunc::Greatest | ScalarFunc::Least => return extreme(func, vals),
+        ScalarFunc::NullIf => return null_if(func, &vals),
+        ScalarFunc::Concat => return Ok(concat(&vals)),
+        ScalarFunc::CurrentSetting => return current_setting(&vals, ctx),
+        _ => {}
+    }
+    // Strict functions: NULL in, NULL out.
+    if vals.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    strict_function(func, &vals)
+}
+
+/// Functions that look at their arguments lazily (`coalesce`) or not at all (`now()`,
+/// session facts); `None` for every other function.
+#[inline]
+fn unevaluated_args(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Option<Result<Value>> {
+    let v = match func {
+        ScalarFunc::Coalesce => return Some(coalesce(args, ctx)),
+        ScalarFunc::Now => Value::TimestampTz(ctx.now_us),
+        ScalarFunc::Version => Value::Text(version_string().into()),
+        ScalarFunc::CurrentDatabase => {
+            Value::Text(ctx.session.map(|s| s.database()).unwrap_or("tcq").into())
+        }
+        ScalarFunc::CurrentSchema => Value::Text("public".into()),
+        ScalarFunc::CurrentUser => {
+            Value::Text(ctx.session.map(|s| s.user()).unwrap_or("tcq").into())
+        }
+        ScalarFunc::BackendPid => Value::Int4(ctx.session.map(|s| s.pid()).unwrap_or(0)),
+        ScalarFunc::Random => Value::Float8(random_unit()),
+        ScalarFunc::ClockTimestamp => Value::TimestampTz(time::now_us()),
+        _ => return None,
+    };
+    Some(Ok(v))
+}
+
+/// `coalesce`: the first non-NULL argument, evaluating no further.
+fn coalesce(args: &[Expr], ctx: &EvalContext) -> Result<Value> {
+    for a in args {
+        let v = eval(a, ctx)?;
+        if !v.is_null() {
+            return Ok(v);
+        }
+    }
+    Ok(Value::Null)
+}
+
+/// Math on a numeric too wide for `rust_decimal`: handled by `types_wide`, or refused;
+/// `None` when no argument is wide (or the function is not math, or an argument is NULL).
+#[inline]
+fn wide_math(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
     let math = matches!(
         func,
         ScalarFunc::Abs
@@ -1172,126 +1203,84 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
             | ScalarFunc::Power
             | ScalarFunc::ToChar
     );
-    if math && !vals.iter().any(Value::is_null) {
-        if let Value::WideNumeric(w) = &vals[0] {
-            let places = vals.get(1).and_then(Value::as_i64);
-            return crate::types_wide::function(func, w, places)
-                .unwrap_or_else(|| Err(crate::types_wide::too_wide()));
-        }
-        if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
-            return Err(crate::types_wide::too_wide());
-        }
+    if !math || vals.iter().any(Value::is_null) {
+        return None;
     }
-    if let Some(v) = crate::expr_funcs::strict(func, &vals) {
-        return v;
+    if let Value::WideNumeric(w) = &vals[0] {
+        let places = vals.get(1).and_then(Value::as_i64);
+        return Some(
+            crate::types_wide::function(func, w, places)
+                .unwrap_or_else(|| Err(crate::types_wide::too_wide())),
+        );
     }
-    match func {
-        ScalarFunc::Greatest | ScalarFunc::Least => {
-            let mut best: Option<Value> = None;
-            for v in vals.into_iter().filter(|v| !v.is_null()) {
-                best = Some(match best {
-                    None => v,
-                    Some(b) => {
-                        let o = compare(&v, &b)?;
-                        let take = if func == ScalarFunc::Greatest {
-                            o == Ordering::Greater
-                        } else {
-                            o == Ordering::Less
-                        };
-                        if take {
-                            v
-                        } else {
-                            b
-                        }
-                    }
-                });
-            }
-            return Ok(best.unwrap_or(Value::Null));
-        }
-        ScalarFunc::NullIf => {
-            let [a, b] = &vals[..] else {
-                return Err(arity(func));
-            };
-            if !a.is_null() && !b.is_null() && compare(a, b)? == Ordering::Equal {
-                return Ok(Value::Null);
-            }
-            return Ok(a.clone());
-        }
-        ScalarFunc::Concat => {
-            let mut s = compact_str::CompactString::default();
-            for v in vals.iter().filter(|v| !v.is_null()) {
-                push_text(&mut s, v);
-            }
-            return Ok(Value::Text(s));
-        }
-        ScalarFunc::CurrentSetting => {
-            let name = vals
-                .first()
-                .and_then(text_arg)
-                .unwrap_or_default()
-                .to_lowercase();
-            let missing_ok = matches!(vals.get(1), Some(Value::Bool(true)));
-            return match ctx.session.and_then(|s| s.setting(&name)) {
-                Some(v) => Ok(Value::Text(v.into())),
-                None if missing_ok => Ok(Value::Null),
-                None => Err(Error::UndefinedObject(format!(
-                    "unrecognized configuration parameter \"{name}\""
-                ))),
-            };
-        }
-        _ => {}
+    if vals.iter().any(|v| matches!(v, Value::WideNumeric(_))) {
+        return Some(Err(crate::types_wide::too_wide()));
     }
-    // Strict functions: NULL in, NULL out.
-    if vals.iter().any(Value::is_null) {
+    None
+}
+
+/// `greatest` / `least`: the extreme non-NULL argument, NULL when all are NULL.
+fn extreme(func: ScalarFunc, vals: Vec<Value>) -> Result<Value> {
+    let want = if func == ScalarFunc::Greatest {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    let mut best: Option<Value> = None;
+    for v in vals.into_iter().filter(|v| !v.is_null()) {
+        best = Some(match best {
+            Some(b) if compare(&v, &b)? != want => b,
+            _ => v,
+        });
+    }
+    Ok(best.unwrap_or(Value::Null))
+}
+
+/// `nullif(a, b)`: NULL when `a = b`, else `a`.
+fn null_if(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+    let [a, b] = vals else {
+        return Err(arity(func));
+    };
+    if !a.is_null() && !b.is_null() && compare(a, b)? == Ordering::Equal {
         return Ok(Value::Null);
     }
+    Ok(a.clone())
+}
+
+/// `concat(...)`: the text of every non-NULL argument, in order.
+fn concat(vals: &[Value]) -> Value {
+    let mut s = compact_str::CompactString::default();
+    for v in vals.iter().filter(|v| !v.is_null()) {
+        push_text(&mut s, v);
+    }
+    Value::Text(s)
+}
+
+/// `current_setting(name [, missing_ok])`: the session's setting; 42704 when unknown
+/// unless `missing_ok` is true (then NULL).
+fn current_setting(vals: &[Value], ctx: &EvalContext) -> Result<Value> {
+    let name = vals
+        .first()
+        .and_then(text_arg)
+        .unwrap_or_default()
+        .to_lowercase();
+    let missing_ok = matches!(vals.get(1), Some(Value::Bool(true)));
+    match ctx.session.and_then(|s| s.setting(&name)) {
+        Some(v) => Ok(Value::Text(v.into())),
+        None if missing_ok => Ok(Value::Null),
+        None => Err(Error::UndefinedObject(format!(
+            "unrecognized configuration parameter \"{name}\""
+        ))),
+    }
+}
+
+/// The strict functions not in `expr_funcs::strict`, on arguments known to be non-NULL.
+fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
     match func {
-        ScalarFunc::NumericTypmod => {
-            let (Some(p), Some(s)) = (vals[1].as_i64(), vals[2].as_i64()) else {
-                return Err(type_error("numeric type modifier", &vals[1]));
-            };
-            let tm = crate::types::NumericTypmod {
-                precision: p as u16,
-                scale: s as u16,
-            };
-            let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
-            crate::types::conform(&mut v, Some(tm))?;
-            Ok(v)
-        }
-        ScalarFunc::Abs => Ok(match &vals[0] {
-            Value::Int2(i) => Value::Int2(
-                i.checked_abs()
-                    .ok_or_else(|| int_out_of_range(DataType::Int2))?,
-            ),
-            Value::Int4(i) => Value::Int4(
-                i.checked_abs()
-                    .ok_or_else(|| int_out_of_range(DataType::Int4))?,
-            ),
-            Value::Int8(i) => Value::Int8(
-                i.checked_abs()
-                    .ok_or_else(|| int_out_of_range(DataType::Int8))?,
-            ),
-            Value::Float4(f) => Value::Float4(f.abs()),
-            Value::Float8(f) => Value::Float8(f.abs()),
-            Value::Numeric(d) => Value::Numeric(d.abs()),
-            other => return Err(type_error("abs", other)),
-        }),
-        ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil => rounding(func, &vals),
-        ScalarFunc::Sqrt => match &vals[0] {
-            Value::Numeric(d) => {
-                if d.is_sign_negative() && !d.is_zero() {
-                    return Err(negative_sqrt());
-                }
-                Ok(Value::Numeric(numeric_sqrt(*d)?))
-            }
-            v => {
-                let f = v.as_f64().ok_or_else(|| type_error("sqrt", v))?;
-                if f < 0.0 {
-                    return Err(negative_sqrt());
-                }
-                Ok(Value::Float8(f.sqrt()))
-            }
-        },
+        ScalarFunc::NumericTypmod => numeric_typmod(vals),
+        ScalarFunc::Abs => abs(&vals[0]),
+        ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil => rounding(func, vals),
+        ScalarFunc::Sqrt => sqrt(&vals[0]),
         ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::OctetLength => {
             let s = text_arg(&vals[0]).ok_or_else(|| type_error("text function", &vals[0]))?;
             Ok(match func {
@@ -1301,119 +1290,183 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
                 _ => Value::Int4(s.chars().count().min(i32::MAX as usize) as i32),
             })
         }
-        ScalarFunc::Substr => {
-            let s = text_arg(&vals[0]).ok_or_else(|| type_error("substr", &vals[0]))?;
-            let from = vals[1]
-                .as_i64()
-                .ok_or_else(|| type_error("substr", &vals[1]))?;
-            let end = match vals.get(2) {
-                Some(l) => {
-                    let len = l.as_i64().ok_or_else(|| type_error("substr", l))?;
-                    if len < 0 {
-                        return Err(Error::SubstringError(
-                            "negative substring length not allowed".into(),
-                        ));
-                    }
-                    from.saturating_add(len)
-                }
-                None => i64::MAX,
-            };
-            let start = from.max(1);
-            if end <= start {
-                return Ok(Value::Text("".into()));
-            }
-            let out: String = s
-                .chars()
-                .skip((start - 1) as usize)
-                .take(usize::try_from(end - start).unwrap_or(usize::MAX))
-                .collect();
-            Ok(Value::Text(out.into()))
-        }
-        ScalarFunc::Timezone => {
-            let zone =
-                crate::tz::Zone::parse(text_arg(&vals[0]).unwrap_or_default()).map_err(|_| {
-                    Error::InvalidParameterValue(format!(
-                        "time zone \"{}\" not recognized",
-                        text_arg(&vals[0]).unwrap_or_default()
-                    ))
-                })?;
-            match &vals[1] {
-                Value::TimestampTz(t) => Ok(Value::Timestamp(
-                    t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC),
-                )),
-                Value::Timestamp(t) => Ok(Value::TimestampTz(zone.local_to_utc(*t))),
-                other => Err(type_error("timezone", other)),
-            }
-        }
-        ScalarFunc::DateTrunc => {
-            let unit = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
-            match &vals[1] {
-                // infinity truncates to itself.
-                v @ (Value::Timestamp(t) | Value::TimestampTz(t)) if time::is_infinite(*t) => {
-                    Ok(v.clone())
-                }
-                Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(
-                    &unit,
-                    *t,
-                    "timestamp without time zone",
-                )?)),
-                // Truncated on the session zone's wall clock, as PostgreSQL does.
-                Value::TimestampTz(t) => {
-                    let local = t
-                        .saturating_add(crate::tz::current_offset_at(*t) as i64 * time::US_PER_SEC);
-                    let truncated = date_trunc(&unit, local, "timestamp with time zone")?;
-                    Ok(Value::TimestampTz(crate::tz::current_local_to_utc(
-                        truncated,
-                    )))
-                }
-                Value::Interval(iv) => Ok(Value::Interval(interval_trunc(&unit, *iv)?)),
-                other => Err(type_error("date_trunc", other)),
-            }
-        }
-        ScalarFunc::DatePart => {
-            let field = text_arg(&vals[0]).unwrap_or_default().to_lowercase();
-            match &vals[1] {
-                Value::Timestamp(t) | Value::TimestampTz(t) if time::is_infinite(*t) => {
-                    Ok(infinite_part(&field, *t))
-                }
-                Value::Timestamp(t) => Ok(Value::Float8(date_part(&field, *t)?)),
-                // Fields of the session zone's wall clock; the epoch is absolute.
-                Value::TimestampTz(t) => {
-                    let offset = crate::tz::current_offset_at(*t);
-                    Ok(Value::Float8(match field.as_str() {
-                        "epoch" => date_part(&field, *t)?,
-                        "timezone" => offset as f64,
-                        "timezone_hour" => (offset / 3600) as f64,
-                        "timezone_minute" => ((offset / 60) % 60) as f64,
-                        _ => date_part(&field, t.saturating_add(offset as i64 * time::US_PER_SEC))?,
-                    }))
-                }
-                Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
-                other => Err(type_error("date_part", other)),
-            }
-        }
-        ScalarFunc::ToTimestamp => {
-            let f = vals[0]
-                .as_f64()
-                .ok_or_else(|| type_error("to_timestamp", &vals[0]))?;
-            if f.is_nan() {
-                return Err(Error::DatetimeFieldOverflow(
-                    "timestamp cannot be NaN".into(),
-                ));
-            }
-            let us = (f * 1e6).round();
-            if !(time::MIN_TIMESTAMP_US as f64..time::END_TIMESTAMP_US as f64).contains(&us) {
-                return Err(Error::DatetimeFieldOverflow(format!(
-                    "timestamp out of range: \"{}\"",
-                    Value::Float8(f).to_text().unwrap_or_default()
-                )));
-            }
-            Ok(Value::TimestampTz(us as i64))
-        }
+        ScalarFunc::Substr => substr(vals),
+        ScalarFunc::Timezone => timezone(&vals[0], &vals[1]),
+        ScalarFunc::DateTrunc => date_trunc_value(&vals[0], &vals[1]),
+        ScalarFunc::DatePart => date_part_value(&vals[0], &vals[1]),
+        ScalarFunc::ToTimestamp => to_timestamp(&vals[0]),
         _ => Err(Error::Internal(format!(
             "function {func:?} reached the strict path"
         ))),
     }
+}
+
+/// `numeric_typmod(v, precision, scale)`: `v` cast to `numeric(precision, scale)`.
+fn numeric_typmod(vals: &[Value]) -> Result<Value> {
+    let (Some(p), Some(s)) = (vals[1].as_i64(), vals[2].as_i64()) else {
+        return Err(type_error("numeric type modifier", &vals[1]));
+    };
+    let tm = crate::types::NumericTypmod {
+        precision: p as u16,
+        scale: s as u16,
+    };
+    let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
+    crate::types::conform(&mut v, Some(tm))?;
+    Ok(v)
+}
+
+/// `abs(x)`; 22003 for the most negative integer of its width.
+fn abs(v: &Value) -> Result<Value> {
+    Ok(match v {
+        Value::Int2(i) => Value::Int2(
+            i.checked_abs()
+                .ok_or_else(|| int_out_of_range(DataType::Int2))?,
+        ),
+        Value::Int4(i) => Value::Int4(
+            i.checked_abs()
+                .ok_or_else(|| int_out_of_range(DataType::Int4))?,
+        ),
+        Value::Int8(i) => Value::Int8(
+            i.checked_abs()
+                .ok_or_else(|| int_out_of_range(DataType::Int8))?,
+        ),
+        Value::Float4(f) => Value::Float4(f.abs()),
+        Value::Float8(f) => Value::Float8(f.abs()),
+        Value::Numeric(d) => Value::Numeric(d.abs()),
+        other => return Err(type_error("abs", other)),
+    })
+}
+
+/// `sqrt(x)`: numeric stays numeric, everything else is double; 2201F when negative.
+fn sqrt(v: &Value) -> Result<Value> {
+    match v {
+        Value::Numeric(d) => {
+            if d.is_sign_negative() && !d.is_zero() {
+                return Err(negative_sqrt());
+            }
+            Ok(Value::Numeric(numeric_sqrt(*d)?))
+        }
+        v => {
+            let f = v.as_f64().ok_or_else(|| type_error("sqrt", v))?;
+            if f < 0.0 {
+                return Err(negative_sqrt());
+            }
+            Ok(Value::Float8(f.sqrt()))
+        }
+    }
+}
+
+/// `substr(s, from [, len])` in characters, 1-based; 22011 for a negative length.
+fn substr(vals: &[Value]) -> Result<Value> {
+    let s = text_arg(&vals[0]).ok_or_else(|| type_error("substr", &vals[0]))?;
+    let from = vals[1]
+        .as_i64()
+        .ok_or_else(|| type_error("substr", &vals[1]))?;
+    let end = match vals.get(2) {
+        Some(l) => {
+            let len = l.as_i64().ok_or_else(|| type_error("substr", l))?;
+            if len < 0 {
+                return Err(Error::SubstringError(
+                    "negative substring length not allowed".into(),
+                ));
+            }
+            from.saturating_add(len)
+        }
+        None => i64::MAX,
+    };
+    let start = from.max(1);
+    if end <= start {
+        return Ok(Value::Text("".into()));
+    }
+    let out: String = s
+        .chars()
+        .skip((start - 1) as usize)
+        .take(usize::try_from(end - start).unwrap_or(usize::MAX))
+        .collect();
+    Ok(Value::Text(out.into()))
+}
+
+/// `timezone(zone, t)` (`t AT TIME ZONE zone`): timestamptz to the zone's wall clock, or a
+/// wall clock in the zone to timestamptz; 22023 for an unknown zone.
+fn timezone(zone: &Value, t: &Value) -> Result<Value> {
+    let name = text_arg(zone).unwrap_or_default();
+    let zone = crate::tz::Zone::parse(name).map_err(|_| {
+        Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
+    })?;
+    match t {
+        Value::TimestampTz(t) => Ok(Value::Timestamp(
+            t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC),
+        )),
+        Value::Timestamp(t) => Ok(Value::TimestampTz(zone.local_to_utc(*t))),
+        other => Err(type_error("timezone", other)),
+    }
+}
+
+/// `date_trunc(unit, t)` on a timestamp, timestamptz (on the session zone's wall clock, as
+/// PostgreSQL does) or interval; infinity truncates to itself.
+fn date_trunc_value(unit: &Value, t: &Value) -> Result<Value> {
+    let unit = text_arg(unit).unwrap_or_default().to_lowercase();
+    match t {
+        v @ (Value::Timestamp(t) | Value::TimestampTz(t)) if time::is_infinite(*t) => Ok(v.clone()),
+        Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(
+            &unit,
+            *t,
+            "timestamp without time zone",
+        )?)),
+        Value::TimestampTz(t) => {
+            let local =
+                t.saturating_add(crate::tz::current_offset_at(*t) as i64 * time::US_PER_SEC);
+            let truncated = date_trunc(&unit, local, "timestamp with time zone")?;
+            Ok(Value::TimestampTz(crate::tz::current_local_to_utc(
+                truncated,
+            )))
+        }
+        Value::Interval(iv) => Ok(Value::Interval(interval_trunc(&unit, *iv)?)),
+        other => Err(type_error("date_trunc", other)),
+    }
+}
+
+/// `date_part(field, t)`: fields of a timestamptz are those of the session zone's wall
+/// clock; the epoch is absolute.
+fn date_part_value(field: &Value, t: &Value) -> Result<Value> {
+    let field = text_arg(field).unwrap_or_default().to_lowercase();
+    match t {
+        Value::Timestamp(t) | Value::TimestampTz(t) if time::is_infinite(*t) => {
+            Ok(infinite_part(&field, *t))
+        }
+        Value::Timestamp(t) => Ok(Value::Float8(date_part(&field, *t)?)),
+        Value::TimestampTz(t) => {
+            let offset = crate::tz::current_offset_at(*t);
+            Ok(Value::Float8(match field.as_str() {
+                "epoch" => date_part(&field, *t)?,
+                "timezone" => offset as f64,
+                "timezone_hour" => (offset / 3600) as f64,
+                "timezone_minute" => ((offset / 60) % 60) as f64,
+                _ => date_part(&field, t.saturating_add(offset as i64 * time::US_PER_SEC))?,
+            }))
+        }
+        Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
+        other => Err(type_error("date_part", other)),
+    }
+}
+
+/// `to_timestamp(seconds)`: seconds since the epoch to timestamptz; 22008 for NaN or out
+/// of range.
+fn to_timestamp(v: &Value) -> Result<Value> {
+    let f = v.as_f64().ok_or_else(|| type_error("to_timestamp", v))?;
+    if f.is_nan() {
+        return Err(Error::DatetimeFieldOverflow(
+            "timestamp cannot be NaN".into(),
+        ));
+    }
+    let us = (f * 1e6).round();
+    if !(time::MIN_TIMESTAMP_US as f64..time::END_TIMESTAMP_US as f64).contains(&us) {
+        return Err(Error::DatetimeFieldOverflow(format!(
+            "timestamp out of range: \"{}\"",
+            Value::Float8(f).to_text().unwrap_or_default()
+        )));
+    }
+    Ok(Value::TimestampTz(us as i64))
 }
 
 fn negative_sqrt() -> Error {

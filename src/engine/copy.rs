@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::catalog::StatementLog;
-use super::copy_fields::{append_field, with_message, CopyDest, CopyRel, BATCH_ROWS};
+use super::copy_fields::{append_field, with_message, BinaryState, CopyDest, CopyRel, BATCH_ROWS};
 use super::copy_plain::{parse_plain, PlainCtx};
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
@@ -63,7 +63,7 @@ pub struct CopyIn {
     pub(crate) chunk: ChunkBytes,
     pub(crate) spill: Option<super::spill::Spill>,
     /// Set for `FORMAT binary` (see `copy_binary`).
-    pub(crate) binary: Option<super::copy_binary::BinaryState>,
+    pub(crate) binary: Option<BinaryState>,
     /// Where each row came from, for a table's errors found when the rows are inserted
     /// at the end (see [`CopyIn::line_of_row`]): the line of the first row (2 after a
     /// header line), and for each record whose quoted fields hold line breaks, its row

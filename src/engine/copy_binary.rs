@@ -15,36 +15,15 @@
 //! the carry buffer grow without bound.
 
 use super::copy::CopyIn;
-use super::copy_fields::with_message;
+use super::copy_fields::{with_message, BinaryPhase, BinaryState, FieldDecoder};
 use crate::error::{Error, Result};
 use crate::types::{parse_value, DataType, Value};
-
-/// Decodes one field's bytes in the binary encoding of a type (the server's decoder).
-pub(crate) type FieldDecoder = fn(&[u8], DataType) -> Result<Value>;
 
 /// Largest field, as PostgreSQL's (1 GiB); a longer length word is refused at once.
 pub(crate) const FIELD_BYTES_MAX: usize = 1 << 30;
 
 /// The signature that opens every binary COPY stream.
 pub(crate) const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
-
-/// Where the reader is in the stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BinaryPhase {
-    /// Before the header.
-    Header,
-    /// Reading tuples.
-    Tuples,
-    /// After the trailer: nothing more may come.
-    Done,
-}
-
-/// Binary reading state of a [`CopyIn`].
-#[derive(Clone, Copy)]
-pub(crate) struct BinaryState {
-    pub(crate) decode: FieldDecoder,
-    pub(crate) phase: BinaryPhase,
-}
 
 fn bad(msg: impl Into<String>) -> Error {
     Error::BadCopyFileFormat(msg.into())

@@ -1,5 +1,6 @@
 //! COPY's field readers: a field's text to its column, with fast paths for the common
-//! integer, float and timestamp spellings, and the relation a COPY fills ([`CopyRel`]).
+//! integer, float and timestamp spellings; the binary format's reading state
+//! ([`BinaryState`], read by `copy_binary.rs`); and the relation a COPY fills ([`CopyRel`]).
 //!
 //! A leaf below `copy.rs` (the COPY sink) and `copy_plain.rs` (its one-pass reader), which
 //! both read fields through [`append_field`]; sources decode with it too.
@@ -9,7 +10,28 @@ use std::sync::Arc;
 use super::catalog::Stream;
 use crate::error::{Error, Result};
 use crate::exec::columns::ColumnBatchBuilder;
-use crate::types::{parse_value, DataType};
+use crate::types::{parse_value, DataType, Value};
+
+/// Decodes one field's bytes in the binary encoding of a type (the server's decoder).
+pub(crate) type FieldDecoder = fn(&[u8], DataType) -> Result<Value>;
+
+/// Where the reader is in the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinaryPhase {
+    /// Before the header.
+    Header,
+    /// Reading tuples.
+    Tuples,
+    /// After the trailer: nothing more may come.
+    Done,
+}
+
+/// Binary reading state of a [`super::copy::CopyIn`].
+#[derive(Clone, Copy)]
+pub(crate) struct BinaryState {
+    pub(crate) decode: FieldDecoder,
+    pub(crate) phase: BinaryPhase,
+}
 
 /// Rows per staged columnar batch (and per batch a query is fed).
 pub(crate) const BATCH_ROWS: usize = 16_384;

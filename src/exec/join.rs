@@ -311,33 +311,7 @@ impl JoinExec {
                 inputs.len()
             )));
         }
-        let width: usize = sources.iter().map(|s| s.columns.len()).sum();
-        let mut runs: Vec<Input> = Vec::with_capacity(inputs.len());
-        let mut stream_inputs = vec![Vec::new(); nstreams];
-        for (i, (plan, src)) in inputs.iter().zip(sources).enumerate() {
-            let w = plan.window;
-            let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
-            if span > limits.open_instances_max as i128 {
-                return Err(Error::ProgramLimitExceeded(format!(
-                    "window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
-                    limits.open_instances_max
-                )));
-            }
-            stream_inputs[plan.stream].push(i);
-            runs.push(Input {
-                window: w,
-                first_index: plan.first_index,
-                next_m: plan.first_index,
-                offset: src.offset,
-                ncols: src.columns.len(),
-                filter: Vec::new(),
-                steps: Vec::new(),
-                store: Store {
-                    ncols: src.columns.len(),
-                    ..Store::default()
-                },
-            });
-        }
+        let (mut runs, stream_inputs) = input_runs(&inputs, sources, nstreams, &limits)?;
         let grid = shared_grid(&runs);
         if grid.is_none() && meta_input.is_none() && uses_instance_meta(&query) {
             return Err(Error::FeatureNotSupported(
@@ -345,85 +319,8 @@ impl JoinExec {
             ));
         }
         let mut residual = plan_predicates(&query, &mut runs);
-        // The compact row: with aggregates, only the columns the fold reads; without, the
-        // whole joined row (the projection reads it at emission).
-        let mut group_by: Vec<Expr> = query
-            .aggregate
-            .as_ref()
-            .map_or(Vec::new(), |a| a.group_by.clone());
-        let mut args: Vec<Option<Expr>> = query.aggregate.as_ref().map_or(Vec::new(), |a| {
-            a.calls.iter().map(|c| c.arg.clone()).collect()
-        });
-        let needed_global: Vec<usize> = if query.aggregate.is_some() {
-            let mut cols = Vec::new();
-            for e in residual
-                .iter()
-                .chain(&group_by)
-                .chain(args.iter().flatten())
-            {
-                walk(e, &mut |x| {
-                    if let Expr::Column(c) = x {
-                        cols.push(*c);
-                    }
-                });
-            }
-            cols.sort_unstable();
-            cols.dedup();
-            let compact = |c: usize| cols.binary_search(&c).expect("a column read is kept");
-            for e in residual
-                .iter_mut()
-                .chain(&mut group_by)
-                .chain(args.iter_mut().flatten())
-            {
-                *e = map_columns(e, &compact);
-            }
-            cols
-        } else {
-            (0..width).collect()
-        };
-        let needed = needed_global
-            .iter()
-            .map(|&c| {
-                let i = runs
-                    .iter()
-                    .position(|r| c >= r.offset && c < r.offset + r.ncols)
-                    .expect("every column belongs to an input");
-                (i, c - runs[i].offset)
-            })
-            .collect();
-        let (mode, emit_empty) = match &query.aggregate {
-            Some(agg) => (
-                Mode::Agg {
-                    specs: agg
-                        .calls
-                        .iter()
-                        .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
-                        .collect(),
-                    group_by,
-                    args,
-                    dict: GroupDict::new(agg.group_by.len()),
-                    compact_at: COMPACT_MIN,
-                    buckets: BTreeMap::new(),
-                },
-                agg.group_by.is_empty(),
-            ),
-            None => (
-                Mode::Live {
-                    buckets: BTreeMap::new(),
-                    rows: 0,
-                },
-                false,
-            ),
-        };
-        let mode = match mode {
-            Mode::Agg { .. } if residual.is_empty() => {
-                match count_fast_path(&query, &runs, sources) {
-                    Some(c) => Mode::Count(Box::new(c)),
-                    None => mode,
-                }
-            }
-            m => m,
-        };
+        let (group_by, args, needed) = compact_row(&query, &mut residual, &runs);
+        let (mode, emit_empty) = fold_mode(&query, group_by, args, &residual, &runs, sources);
         Ok(JoinExec {
             rows_left: query.limit,
             done: query.limit == Some(0),
@@ -1354,6 +1251,136 @@ fn birth_and_death(w: &Window, first_index: i64, t: i64) -> Option<(i64, i64)> {
         }
     };
     (lo <= hi).then_some((birth, death))
+}
+
+/// One [`Input`] per join input (empty, its predicates not yet planned), and per stream the
+/// inputs it feeds. Errors: 54000 for a window over the open-instance limit.
+fn input_runs(
+    inputs: &[JoinInputPlan],
+    sources: &[crate::sql::JoinInput],
+    nstreams: usize,
+    limits: &ExecLimits,
+) -> Result<(Vec<Input>, Vec<Vec<usize>>)> {
+    let mut runs: Vec<Input> = Vec::with_capacity(inputs.len());
+    let mut stream_inputs = vec![Vec::new(); nstreams];
+    for (i, (plan, src)) in inputs.iter().zip(sources).enumerate() {
+        let w = plan.window;
+        let span = (w.range_us as i128 + w.slide_us as i128 - 1) / w.slide_us as i128 + 1;
+        if span > limits.open_instances_max as i128 {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "window {w} keeps {span} instances open; the limit is {} (open_instances_max)",
+                limits.open_instances_max
+            )));
+        }
+        stream_inputs[plan.stream].push(i);
+        runs.push(Input {
+            window: w,
+            first_index: plan.first_index,
+            next_m: plan.first_index,
+            offset: src.offset,
+            ncols: src.columns.len(),
+            filter: Vec::new(),
+            steps: Vec::new(),
+            store: Store {
+                ncols: src.columns.len(),
+                ..Store::default()
+            },
+        });
+    }
+    Ok((runs, stream_inputs))
+}
+
+/// The group keys, the aggregate arguments and the kept columns of [`compact_row`].
+type CompactRow = (Vec<Expr>, Vec<Option<Expr>>, Vec<(usize, usize)>);
+
+/// The compact row of a join tuple: with aggregates, only the columns the fold reads
+/// (`residual`, the group keys and the aggregate arguments are rewritten over it);
+/// without, the whole joined row (the projection reads it at emission). Returns the group
+/// keys, the aggregate arguments and the kept columns as (input, column of its row).
+fn compact_row(query: &Query, residual: &mut [Expr], runs: &[Input]) -> CompactRow {
+    let mut group_by: Vec<Expr> = query
+        .aggregate
+        .as_ref()
+        .map_or(Vec::new(), |a| a.group_by.clone());
+    let mut args: Vec<Option<Expr>> = query.aggregate.as_ref().map_or(Vec::new(), |a| {
+        a.calls.iter().map(|c| c.arg.clone()).collect()
+    });
+    let needed_global: Vec<usize> = if query.aggregate.is_some() {
+        let mut cols = Vec::new();
+        for e in residual
+            .iter()
+            .chain(&group_by)
+            .chain(args.iter().flatten())
+        {
+            walk(e, &mut |x| {
+                if let Expr::Column(c) = x {
+                    cols.push(*c);
+                }
+            });
+        }
+        cols.sort_unstable();
+        cols.dedup();
+        let compact = |c: usize| cols.binary_search(&c).expect("a column read is kept");
+        for e in residual
+            .iter_mut()
+            .chain(&mut group_by)
+            .chain(args.iter_mut().flatten())
+        {
+            *e = map_columns(e, &compact);
+        }
+        cols
+    } else {
+        (0..runs.iter().map(|r| r.ncols).sum()).collect()
+    };
+    let needed = needed_global
+        .iter()
+        .map(|&c| {
+            let i = runs
+                .iter()
+                .position(|r| c >= r.offset && c < r.offset + r.ncols)
+                .expect("every column belongs to an input");
+            (i, c - runs[i].offset)
+        })
+        .collect();
+    (group_by, args, needed)
+}
+
+/// How the join folds its tuples, and whether a slide event with no group emits a row
+/// (an aggregate without GROUP BY): an aggregate (a pair count when the query allows
+/// [`count_fast_path`]) or the live join tuples.
+fn fold_mode(
+    query: &Query,
+    group_by: Vec<Expr>,
+    args: Vec<Option<Expr>>,
+    residual: &[Expr],
+    runs: &[Input],
+    sources: &[crate::sql::JoinInput],
+) -> (Mode, bool) {
+    let Some(agg) = &query.aggregate else {
+        let live = Mode::Live {
+            buckets: BTreeMap::new(),
+            rows: 0,
+        };
+        return (live, false);
+    };
+    if residual.is_empty() {
+        if let Some(c) = count_fast_path(query, runs, sources) {
+            return (Mode::Count(Box::new(c)), agg.group_by.is_empty());
+        }
+    }
+    let mode = Mode::Agg {
+        specs: agg
+            .calls
+            .iter()
+            .map(|c| AggSpec::new(c.func, c.arg_type, c.distinct))
+            .collect(),
+        group_by,
+        args,
+        dict: GroupDict::new(agg.group_by.len()),
+        compact_at: COMPACT_MIN,
+        buckets: BTreeMap::new(),
+    };
+    (mode, agg.group_by.is_empty())
 }
 
 /// The count-only fast path ([`super::join_count`]) for `query` when its shape allows it:

@@ -1038,60 +1038,20 @@ impl Ev<'_> {
                 op,
                 array,
                 all,
-            } => {
-                let v = self.eval(left, row)?;
-                let a = self.eval(array, row)?;
-                if a.is_null() {
-                    return Ok(Value::Null);
-                }
-                let elems: Vec<Value> = parse_array(&text_of(&a))?
-                    .into_iter()
-                    .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
-                    .collect();
-                any(*op, &v, &elems, *all, false)
-            }
+            } => self.any_array(left, *op, array, *all, row),
             RExpr::AnySub {
                 left,
                 op,
                 query,
                 all,
                 negated,
-            } => {
-                let v = self.eval(left, row)?;
-                let rows = self.sub_expr(row, || self.query(query))?;
-                let vals: Vec<Value> = rows
-                    .into_iter()
-                    .filter_map(|r| r.into_iter().next())
-                    .collect();
-                any(*op, &v, &vals, *all, *negated)
-            }
+            } => self.any_sub(left, *op, query, *all, *negated, row),
             RExpr::Exists(q, negated) => {
                 let rows = self.sub_expr(row, || self.query(q))?;
                 Ok(Value::Bool(rows.is_empty() == *negated))
             }
-            RExpr::ScalarSub(q) => {
-                let rows = self.sub_expr(row, || self.query(q))?;
-                if rows.len() > 1 {
-                    return Err(Error::CardinalityViolation(
-                        "more than one row returned by a subquery used as an expression".into(),
-                    ));
-                }
-                Ok(rows
-                    .into_iter()
-                    .next()
-                    .and_then(|r| r.into_iter().next())
-                    .unwrap_or(Value::Null))
-            }
-            RExpr::ArraySub(q) => {
-                let rows = self.sub_expr(row, || self.query(q))?;
-                let t = q.columns.first().map_or(RType::Unknown, |c| c.1);
-                let mut elems = Vec::new();
-                for r in rows {
-                    let v = r.into_iter().next().unwrap_or(Value::Null);
-                    elems.push(self.output(v, t)?);
-                }
-                Ok(Value::Text(format_array(&elems).into()))
-            }
+            RExpr::ScalarSub(q) => self.scalar_sub(q, row),
+            RExpr::ArraySub(q) => self.array_sub(q, row),
             RExpr::Array(list) => {
                 let vals = list
                     .iter()
@@ -1099,45 +1059,8 @@ impl Ev<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 Ok(Value::Text(format_array(&vals).into()))
             }
-            RExpr::Subscript(a, i) => {
-                let a = self.eval(a, row)?;
-                let i = self.eval(i, row)?;
-                let (Some(i), false) = (int_of(&i), a.is_null()) else {
-                    return Ok(Value::Null);
-                };
-                let text = text_of(&a);
-                // int2vector and oidvector (pg_index.indkey, indoption) print as `1 2`
-                // and are subscripted from 0.
-                if !text.starts_with('{') {
-                    return Ok(usize::try_from(i)
-                        .ok()
-                        .and_then(|i| text.split_whitespace().nth(i))
-                        .map_or(Value::Null, |s| Value::Text(s.into())));
-                }
-                let elems = parse_array(&text)?;
-                Ok(usize::try_from(i.saturating_sub(1))
-                    .ok()
-                    .and_then(|i| elems.get(i).cloned())
-                    .flatten()
-                    .map_or(Value::Null, |s| Value::Text(s.into())))
-            }
-            RExpr::ArrayConcat(l, r) => {
-                let l = self.eval(l, row)?;
-                let r = self.eval(r, row)?;
-                if l.is_null() {
-                    return Ok(r);
-                }
-                if r.is_null() {
-                    return Ok(l);
-                }
-                let mut a = parse_array(&text_of(&l))?;
-                a.extend(parse_array(&text_of(&r))?);
-                let vals: Vec<Value> = a
-                    .into_iter()
-                    .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
-                    .collect();
-                Ok(Value::Text(format_array(&vals).into()))
-            }
+            RExpr::Subscript(a, i) => self.subscript(a, i, row),
+            RExpr::ArrayConcat(l, r) => self.array_concat(l, r, row),
             RExpr::Cast(x, t) => {
                 let v = self.eval(x, row)?;
                 self.cast(v, *t, x)
@@ -1150,6 +1073,116 @@ impl Ev<'_> {
                 super::relational_funcs::call(self, name, &vals)
             }
         }
+    }
+
+    /// `left op ANY|ALL (array)`.
+    fn any_array(
+        &self,
+        left: &RExpr,
+        op: CmpOp,
+        array: &RExpr,
+        all: bool,
+        row: &[Value],
+    ) -> Result<Value> {
+        let v = self.eval(left, row)?;
+        let a = self.eval(array, row)?;
+        if a.is_null() {
+            return Ok(Value::Null);
+        }
+        let elems: Vec<Value> = parse_array(&text_of(&a))?
+            .into_iter()
+            .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
+            .collect();
+        any(op, &v, &elems, all, false)
+    }
+
+    /// `left op ANY|ALL (subquery)`, and `[NOT] IN (subquery)`.
+    fn any_sub(
+        &self,
+        left: &RExpr,
+        op: CmpOp,
+        query: &RelQuery,
+        all: bool,
+        negated: bool,
+        row: &[Value],
+    ) -> Result<Value> {
+        let v = self.eval(left, row)?;
+        let rows = self.sub_expr(row, || self.query(query))?;
+        let vals: Vec<Value> = rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next())
+            .collect();
+        any(op, &v, &vals, all, negated)
+    }
+
+    /// A scalar subquery: its one value, NULL without rows. Errors: 21000 for more
+    /// than one row.
+    fn scalar_sub(&self, q: &RelQuery, row: &[Value]) -> Result<Value> {
+        let rows = self.sub_expr(row, || self.query(q))?;
+        if rows.len() > 1 {
+            return Err(Error::CardinalityViolation(
+                "more than one row returned by a subquery used as an expression".into(),
+            ));
+        }
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null))
+    }
+
+    /// ARRAY(subquery): its first column's values as an array literal.
+    fn array_sub(&self, q: &RelQuery, row: &[Value]) -> Result<Value> {
+        let rows = self.sub_expr(row, || self.query(q))?;
+        let t = q.columns.first().map_or(RType::Unknown, |c| c.1);
+        let mut elems = Vec::new();
+        for r in rows {
+            let v = r.into_iter().next().unwrap_or(Value::Null);
+            elems.push(self.output(v, t)?);
+        }
+        Ok(Value::Text(format_array(&elems).into()))
+    }
+
+    /// `a[i]`: arrays are subscripted from 1; int2vector and oidvector (pg_index.indkey,
+    /// indoption), which print as `1 2`, from 0. NULL out of range.
+    fn subscript(&self, a: &RExpr, i: &RExpr, row: &[Value]) -> Result<Value> {
+        let a = self.eval(a, row)?;
+        let i = self.eval(i, row)?;
+        let (Some(i), false) = (int_of(&i), a.is_null()) else {
+            return Ok(Value::Null);
+        };
+        let text = text_of(&a);
+        if !text.starts_with('{') {
+            return Ok(usize::try_from(i)
+                .ok()
+                .and_then(|i| text.split_whitespace().nth(i))
+                .map_or(Value::Null, |s| Value::Text(s.into())));
+        }
+        let elems = parse_array(&text)?;
+        Ok(usize::try_from(i.saturating_sub(1))
+            .ok()
+            .and_then(|i| elems.get(i).cloned())
+            .flatten()
+            .map_or(Value::Null, |s| Value::Text(s.into())))
+    }
+
+    /// `l || r` on arrays; a NULL side leaves the other.
+    fn array_concat(&self, l: &RExpr, r: &RExpr, row: &[Value]) -> Result<Value> {
+        let l = self.eval(l, row)?;
+        let r = self.eval(r, row)?;
+        if l.is_null() {
+            return Ok(r);
+        }
+        if r.is_null() {
+            return Ok(l);
+        }
+        let mut a = parse_array(&text_of(&l))?;
+        a.extend(parse_array(&text_of(&r))?);
+        let vals: Vec<Value> = a
+            .into_iter()
+            .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
+            .collect();
+        Ok(Value::Text(format_array(&vals).into()))
     }
 
     /// Cast `v` (of the static type of `from`) to `to`.

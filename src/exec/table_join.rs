@@ -106,13 +106,39 @@ pub(crate) fn split(
         .chain(tables.iter().map(|t| t.offset + t.columns.len()))
         .max()
         .unwrap_or(0);
-    let to_inner = |c: usize| -> Option<usize> {
-        streams_at
-            .iter()
-            .find(|(full, _, n)| c >= *full && c < full + n)
-            .map(|(full, inner, _)| c - full + inner)
+    let (pushed, residual) = split_filter(&query, &streams_at);
+    let mut steps = Vec::with_capacity(tables.len());
+    for j in 0..tables.len() {
+        steps.push(table_step(tables, j, &streams_at, &residual, &*reader)?);
+    }
+    let inner = streams_query(&query, inner_inputs, inner_width, pushed);
+    let stage = TableStage {
+        query,
+        residual,
+        streams_at,
+        width,
+        tables: steps,
+        reader,
+        params,
+        clock_us: crate::time::now_us(),
+        groups_max,
+        rows_max,
     };
-    // Predicates over the streams alone go down to their join; the rest stay here.
+    Ok((inner, stage))
+}
+
+/// Column `c` of the full row in the streams' row, if it is a stream's column.
+/// `streams_at` as in [`TableStage`].
+fn to_inner(streams_at: &[(usize, usize, usize)], c: usize) -> Option<usize> {
+    streams_at
+        .iter()
+        .find(|(full, _, n)| c >= *full && c < full + n)
+        .map(|(full, inner, _)| c - full + inner)
+}
+
+/// WHERE's conjuncts split: those over the streams alone (rewritten over the streams'
+/// row), which go down to the streams' join, and the rest, which stay in the stage.
+fn split_filter(query: &Query, streams_at: &[(usize, usize, usize)]) -> (Vec<Expr>, Vec<Expr>) {
     let mut all = Vec::new();
     if let Some(f) = &query.filter {
         conjuncts(f, &mut all);
@@ -121,91 +147,127 @@ pub(crate) fn split(
     for c in all {
         let mut streams_only = true;
         walk(&c, &mut |x| match x {
-            Expr::Column(i) => streams_only &= to_inner(*i).is_some(),
+            Expr::Column(i) => streams_only &= to_inner(streams_at, *i).is_some(),
             Expr::WindowMeta(_) => streams_only = false,
             _ => {}
         });
         if streams_only {
-            pushed.push(map_columns(&c, &|i| to_inner(i).expect("a stream column")));
+            pushed.push(map_columns(&c, &|i| {
+                to_inner(streams_at, i).expect("a stream column")
+            }));
         } else {
             residual.push(c);
         }
     }
-    let mut steps = Vec::with_capacity(tables.len());
-    for (j, t) in tables.iter().enumerate() {
-        let snapshot = reader
-            .snapshot(&t.table)
-            .ok_or_else(|| Error::UndefinedTable(t.table.clone()))?;
-        // Columns bound before this table: the streams' and the earlier tables'.
-        let bound = |c: usize| {
-            to_inner(c).is_some()
-                || tables[..j]
-                    .iter()
-                    .any(|p| c >= p.offset && c < p.offset + p.columns.len())
-        };
-        // A LEFT JOIN's ON may read only the relations before it and the table itself, as
-        // in PostgreSQL (later ones are not bound when it is checked).
-        for p in &t.on {
-            let mut later = None;
-            walk(p, &mut |x| {
-                if let Expr::Column(c) = x {
-                    let own = *c >= t.offset && *c < t.offset + t.columns.len();
-                    if !own && !bound(*c) {
-                        later = tables
-                            .iter()
-                            .find(|o| *c >= o.offset && *c < o.offset + o.columns.len());
-                    }
-                }
-            });
-            if let Some(o) = later {
-                return Err(Error::UndefinedTable(format!(
-                    "invalid reference to FROM-clause entry for table \"{}\": the ON of a LEFT JOIN reads only the relations before it",
-                    o.alias
-                )));
-            }
-        }
-        let preds = if t.left { &t.on } else { &residual };
-        let mut equi = Vec::new();
-        for p in preds {
-            let mut ps = Vec::new();
-            conjuncts(p, &mut ps);
-            for p in ps {
-                if let Some(e) = equality_on(&p, t.offset, t.columns.len(), &bound) {
-                    equi.push(e);
-                }
-            }
-        }
-        let key = snapshot.keys.iter().enumerate().find_map(|(k, def)| {
-            let probes: Option<Vec<Expr>> = def
-                .columns
+    (pushed, residual)
+}
+
+/// How table `tables[j]` is joined: its equalities with the relations before it (a LEFT
+/// JOIN's from its ON, an inner join's from the stage's `residual`) and the key they
+/// cover. Errors: 42P01 for a table that no longer exists, or a LEFT JOIN's ON reading a
+/// later relation.
+fn table_step(
+    tables: &[crate::sql::JoinTable],
+    j: usize,
+    streams_at: &[(usize, usize, usize)],
+    residual: &[Expr],
+    reader: &dyn TableReader,
+) -> Result<TableStep> {
+    let t = &tables[j];
+    let snapshot = reader
+        .snapshot(&t.table)
+        .ok_or_else(|| Error::UndefinedTable(t.table.clone()))?;
+    // Columns bound before this table: the streams' and the earlier tables'.
+    let bound = |c: usize| {
+        to_inner(streams_at, c).is_some()
+            || tables[..j]
                 .iter()
-                .map(|c| {
-                    equi.iter()
-                        .find(|(col, _)| col == c)
-                        .map(|(_, e)| e.clone())
-                })
-                .collect();
-            probes.map(|p| (k, p))
-        });
-        steps.push(TableStep {
-            name: t.table.clone(),
-            oid: snapshot.oid,
-            alias: t.alias.clone(),
-            offset: t.offset,
-            ncols: t.columns.len(),
-            left: t.left,
-            on: t.on.clone(),
-            equi,
-            key,
-        });
+                .any(|p| c >= p.offset && c < p.offset + p.columns.len())
+    };
+    check_left_on(t, tables, &bound)?;
+    let preds = if t.left { &t.on[..] } else { residual };
+    let mut equi = Vec::new();
+    for p in preds {
+        let mut ps = Vec::new();
+        conjuncts(p, &mut ps);
+        for p in ps {
+            if let Some(e) = equality_on(&p, t.offset, t.columns.len(), &bound) {
+                equi.push(e);
+            }
+        }
     }
+    let key = snapshot.keys.iter().enumerate().find_map(|(k, def)| {
+        let probes: Option<Vec<Expr>> = def
+            .columns
+            .iter()
+            .map(|c| {
+                equi.iter()
+                    .find(|(col, _)| col == c)
+                    .map(|(_, e)| e.clone())
+            })
+            .collect();
+        probes.map(|p| (k, p))
+    });
+    Ok(TableStep {
+        name: t.table.clone(),
+        oid: snapshot.oid,
+        alias: t.alias.clone(),
+        offset: t.offset,
+        ncols: t.columns.len(),
+        left: t.left,
+        on: t.on.clone(),
+        equi,
+        key,
+    })
+}
+
+/// A LEFT JOIN's ON may read only the relations before it and the table itself, as in
+/// PostgreSQL (later ones are not bound when it is checked): 42P01 otherwise.
+fn check_left_on(
+    t: &crate::sql::JoinTable,
+    tables: &[crate::sql::JoinTable],
+    bound: &dyn Fn(usize) -> bool,
+) -> Result<()> {
+    for p in &t.on {
+        let mut later = None;
+        walk(p, &mut |x| {
+            if let Expr::Column(c) = x {
+                let own = *c >= t.offset && *c < t.offset + t.columns.len();
+                if !own && !bound(*c) {
+                    later = tables
+                        .iter()
+                        .find(|o| *c >= o.offset && *c < o.offset + o.columns.len());
+                }
+            }
+        });
+        if let Some(o) = later {
+            return Err(Error::UndefinedTable(format!(
+                "invalid reference to FROM-clause entry for table \"{}\": the ON of a LEFT JOIN reads only the relations before it",
+                o.alias
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The streams' part of a stream-table join: their join alone, over the streams' row,
+/// with the `pushed` predicates, projecting the whole row.
+fn streams_query(
+    query: &Query,
+    inner_inputs: Vec<JoinInput>,
+    inner_width: usize,
+    pushed: Vec<Expr>,
+) -> Query {
     let filter = pushed.into_iter().reduce(|l, r| Expr::Binary {
         op: BinaryOp::And,
         left: Box::new(l),
         right: Box::new(r),
     });
-    let columns = inputs.iter().flat_map(|i| i.columns.clone()).collect();
-    let inner = Query {
+    let columns = inner_inputs
+        .iter()
+        .flat_map(|i| i.columns.clone())
+        .collect();
+    Query {
         source: Source::Join {
             inputs: inner_inputs,
             tables: Vec::new(),
@@ -223,20 +285,7 @@ pub(crate) fn split(
         offset_param: None,
         param_types: query.param_types.clone(),
         text: query.text.clone(),
-    };
-    let stage = TableStage {
-        query,
-        residual,
-        streams_at,
-        width,
-        tables: steps,
-        reader,
-        params,
-        clock_us: crate::time::now_us(),
-        groups_max,
-        rows_max,
-    };
-    Ok((inner, stage))
+    }
 }
 
 /// `table.col = e` (either side) where `col` is one of the table's columns and `e` reads

@@ -244,3 +244,62 @@ async fn explain_shows_how_each_table_is_joined_and_bad_joins_are_refused() {
         ]
     );
 }
+
+/// A stream's text column joined to tables' `character(n)` keys compares as PostgreSQL's
+/// text = bpchar does: the key loses its trailing blanks and compares as text (so `'xy '`
+/// meets no `xy` key, and `' '` meets the empty key only through a char column). A
+/// char(3) key joined to a char(5) PRIMARY KEY compares as bpchar (trailing blanks never
+/// count). Rows checked against PostgreSQL 15 with the window's tuples in a table.
+#[tokio::test]
+async fn character_keys_compare_without_their_padding_as_postgresql_does() {
+    let c = connect(start_server()).await;
+    exec(
+        &c,
+        "CREATE STREAM sa (ts timestamp TIMESTAMPCOLUMN, t text); \
+         CREATE TABLE tk (c char(5) PRIMARY KEY, label text); \
+         INSERT INTO tk VALUES ('a', 'pk-a'), ('xy ', 'pk-xy'), ('', 'pk-empty'); \
+         CREATE TABLE t3 (c char(3), label text); \
+         INSERT INTO t3 VALUES ('a', 'a'), ('xy', 'xy'), ('', ''), ('abc', 'abc')",
+    )
+    .await;
+    let from = format!("sa {WINDOW}");
+    exec(
+        &c,
+        &format!(
+            "BEGIN; \
+             DECLARE by_key CURSOR FOR SELECT sa.t, tk.label FROM {from} \
+             JOIN tk ON sa.t = tk.c ORDER BY 1, 2; \
+             DECLARE left_key CURSOR FOR SELECT sa.t, tk.label FROM {from} \
+             LEFT JOIN tk ON sa.t = tk.c ORDER BY 1, 2; \
+             DECLARE chained CURSOR FOR SELECT sa.t, t3.label, tk.label FROM {from} \
+             JOIN t3 ON sa.t = t3.label JOIN tk ON t3.c = tk.c ORDER BY 1, 2, 3"
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "INSERT INTO sa VALUES ('2001-01-01 00:00:01', 'a'), ('2001-01-01 00:00:02', 'xy '), \
+         ('2001-01-01 00:00:03', ''), ('2001-01-01 00:00:04', 'abc'), ('2001-01-01 00:00:05', ' ')",
+    )
+    .await;
+    exec(&c, "SELECT tcq_advance('sa', '2001-01-01 00:01:00')").await;
+    assert_eq!(
+        rows(&c, "FETCH 2 FROM by_key").await,
+        table(&[&["", "pk-empty"], &["a", "pk-a"]])
+    );
+    assert_eq!(
+        rows(&c, "FETCH 5 FROM left_key").await,
+        table(&[
+            &["", "pk-empty"],
+            &[" ", "NULL"],
+            &["a", "pk-a"],
+            &["abc", "NULL"],
+            &["xy ", "NULL"],
+        ])
+    );
+    assert_eq!(
+        rows(&c, "FETCH 2 FROM chained").await,
+        table(&[&["", "", "pk-empty"], &["a", "a", "pk-a"]])
+    );
+    exec(&c, "CLOSE by_key; CLOSE left_key; CLOSE chained; COMMIT").await;
+}

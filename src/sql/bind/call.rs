@@ -447,12 +447,94 @@ impl Binder<'_> {
         Ok(Bound::new(Expr::Column(st.keys.len() + idx), result_type))
     }
 
-    pub(super) fn scalar(&mut self, func: ScalarFunc, mut args: Vec<Bound>) -> Result<Bound> {
-        use DataType as T;
+    pub(super) fn scalar(&mut self, func: ScalarFunc, args: Vec<Bound>) -> Result<Bound> {
+        use ScalarFunc as F;
         let name = format!("{func:?}").to_lowercase();
-        let arity_err = |args: &[Bound]| no_function(&name, args);
+        let (expr_args, ty) = match func {
+            F::Abs
+            | F::Round
+            | F::Floor
+            | F::Ceil
+            | F::Sqrt
+            | F::Trunc
+            | F::Sign
+            | F::Exp
+            | F::Ln
+            | F::Log10 => self.math_scalar(func, args, &name)?,
+            F::Coalesce | F::Greatest | F::Least | F::NullIf => {
+                self.conditional_scalar(func, args, &name)?
+            }
+            F::Lower
+            | F::Upper
+            | F::Length
+            | F::OctetLength
+            | F::Substr
+            | F::Concat
+            | F::CurrentSetting => self.text_scalar(func, args, &name)?,
+            F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp => {
+                self.time_scalar(func, args, &name)?
+            }
+            F::Now
+            | F::Version
+            | F::CurrentDatabase
+            | F::CurrentSchema
+            | F::CurrentUser
+            | F::BackendPid => self.niladic_scalar(func, args, &name)?,
+            F::Power
+            | F::Random
+            | F::ClockTimestamp
+            | F::Lpad
+            | F::Rpad
+            | F::Reverse
+            | F::Initcap
+            | F::Ascii
+            | F::Repeat
+            | F::Strpos
+            | F::Chr
+            | F::ToHex => self.added_scalar(func, args, &name)?,
+            F::Md5
+            | F::RegexpReplace
+            | F::ToChar
+            | F::Age
+            | F::DateBin
+            | F::JustifyHours
+            | F::JustifyDays
+            | F::JustifyInterval
+            | F::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            // Made by casts (numeric_typmod) or operators only; no name calls them.
+            F::NumericTypmod
+            | F::BitAnd
+            | F::BitOr
+            | F::BitXor
+            | F::BitNot
+            | F::ShiftLeft
+            | F::ShiftRight
+            | F::RegexMatch
+            | F::RegexIMatch
+            | F::SimilarTo
+            | F::BpcharText => return Err(no_function(&name, &args)),
+        };
+        Ok(Bound::new(
+            Expr::Func {
+                func,
+                args: expr_args,
+            },
+            ty,
+        ))
+    }
+
+    /// `abs` and the rounding/transcendental functions: their argument types and result
+    /// type. Errors: 42883 for arguments PostgreSQL has no overload for.
+    fn math_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
         let n = args.len();
-        let (expr_args, ty): (Vec<Expr>, T) = match func {
+        Ok(match func {
             ScalarFunc::Abs => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
                 let t = a.ty.unwrap_or(T::Float8);
@@ -490,12 +572,28 @@ impl Binder<'_> {
                     T::Float8
                 };
                 let mut it = args.into_iter();
-                let mut v = vec![self.coerce(it.next().expect("one argument"), t, &name)?];
+                let mut v = vec![self.coerce(it.next().expect("one argument"), t, name)?];
                 if let Some(s) = it.next() {
-                    v.push(self.coerce(s, T::Int4, &name)?);
+                    v.push(self.coerce(s, T::Int4, name)?);
                 }
                 (v, t)
             }
+            _ => return Err(arity_err(&args)),
+        })
+    }
+
+    /// `coalesce`, `greatest`, `least`, `nullif`: the arguments unified to one type.
+    /// Errors: 42883 for a wrong argument count, 42804 for types that do not unify.
+    fn conditional_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
+        let n = args.len();
+        Ok(match func {
             ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
                 // nullif(a, b) is a's type (varchar resolves to text, the polymorphic
                 // argument's category type); b is compared with it as `a = b` would.
@@ -508,7 +606,7 @@ impl Binder<'_> {
                 let b = it.next().expect("two arguments");
                 let b = match b.ty {
                     Some(t) if t != ty && t.is_numeric() && ty.is_numeric() => b.expr,
-                    _ => self.coerce(b, ty, &name)?,
+                    _ => self.coerce(b, ty, name)?,
                 };
                 (vec![a, b], ty)
             }
@@ -526,10 +624,26 @@ impl Binder<'_> {
                 let ty = ty.unwrap_or(T::Text);
                 let v = args
                     .into_iter()
-                    .map(|a| self.coerce(a, ty, &name))
+                    .map(|a| self.coerce(a, ty, name))
                     .collect::<Result<_>>()?;
                 (v, ty)
             }
+            _ => return Err(arity_err(&args)),
+        })
+    }
+
+    /// The text functions of [`crate::expr`] (`lower`, `substr`, `concat`,
+    /// `current_setting`, ...): text arguments, their result type. Errors: 42883.
+    fn text_scalar(
+        &mut self,
+        func: ScalarFunc,
+        mut args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
+        let n = args.len();
+        Ok(match func {
             ScalarFunc::Lower
             | ScalarFunc::Upper
             | ScalarFunc::Length
@@ -539,7 +653,7 @@ impl Binder<'_> {
                 // bpcharoctetlen); the other functions read the text without it.
                 let e = match a.ty {
                     Some(DataType::Bpchar(_)) if func == ScalarFunc::OctetLength => a.expr,
-                    _ => self.text_arg(a, &name)?,
+                    _ => self.text_arg(a, name)?,
                 };
                 (
                     vec![e],
@@ -550,16 +664,14 @@ impl Binder<'_> {
                     },
                 )
             }
-            // Made by casts only; no name calls it.
-            ScalarFunc::NumericTypmod => return Err(arity_err(&args)),
             ScalarFunc::Substr => {
                 if !(2..=3).contains(&n) {
                     return Err(arity_err(&args));
                 }
                 let mut it = args.into_iter();
-                let mut v = vec![self.text_arg(it.next().expect("2 args"), &name)?];
+                let mut v = vec![self.text_arg(it.next().expect("2 args"), name)?];
                 for a in it {
-                    v.push(self.int_arg(a, &name)?);
+                    v.push(self.int_arg(a, name)?);
                 }
                 (v, T::Text)
             }
@@ -570,6 +682,32 @@ impl Binder<'_> {
                     .collect::<Result<_>>()?;
                 (v, T::Text)
             }
+            ScalarFunc::CurrentSetting => {
+                if n == 0 || n > 2 {
+                    return Err(arity_err(&args));
+                }
+                let first = args.remove(0);
+                let mut v = vec![self.text_arg(first, name)?];
+                if let Some(missing_ok) = args.pop() {
+                    v.push(self.boolean(missing_ok, "current_setting")?);
+                }
+                (v, T::Text)
+            }
+            _ => return Err(arity_err(&args)),
+        })
+    }
+
+    /// `timezone`, `date_trunc`, `date_part`, `to_timestamp`: an unknown literal reads as
+    /// timestamptz, a date as PostgreSQL casts it. Errors: 42883.
+    fn time_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
+        Ok(match func {
             ScalarFunc::Timezone => {
                 let [zone, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
                 let zone = self.text_arg(zone, "timezone")?;
@@ -590,9 +728,9 @@ impl Binder<'_> {
             }
             ScalarFunc::DateTrunc | ScalarFunc::DatePart => {
                 let [unit, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;
-                let unit = self.text_arg(unit, &name)?;
+                let unit = self.text_arg(unit, name)?;
                 let (ts_e, ts_t) = match ts.ty {
-                    None => (self.coerce(ts, T::TimestampTz, &name)?, T::TimestampTz),
+                    None => (self.coerce(ts, T::TimestampTz, name)?, T::TimestampTz),
                     Some(t) if t.is_timestamp() || t == T::Interval => (ts.expr, t),
                     // date_part(text, date) reads the date's midnight; date_trunc takes the
                     // date as a timestamptz (date's preferred implicit cast) and gives one.
@@ -602,7 +740,7 @@ impl Binder<'_> {
                         } else {
                             T::TimestampTz
                         };
-                        (self.coerce(ts, to, &name)?, to)
+                        (self.coerce(ts, to, name)?, to)
                     }
                     Some(_) => {
                         return Err(arity_err(&[
@@ -628,8 +766,24 @@ impl Binder<'_> {
                 if a.ty.is_some_and(|t| !t.is_numeric()) {
                     return Err(arity_err(&[a]));
                 }
-                (vec![self.coerce(a, T::Float8, &name)?], T::TimestampTz)
+                (vec![self.coerce(a, T::Float8, name)?], T::TimestampTz)
             }
+            _ => return Err(arity_err(&args)),
+        })
+    }
+
+    /// The functions of no argument (`now()`, `version()`, `current_user`, ...) and their
+    /// result type. Errors: 42883 when called with arguments.
+    fn niladic_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
+        let n = args.len();
+        Ok(match func {
             ScalarFunc::Now => {
                 if n != 0 {
                     return Err(arity_err(&args));
@@ -651,57 +805,8 @@ impl Binder<'_> {
                 }
                 (vec![], T::Int4)
             }
-            ScalarFunc::Power
-            | ScalarFunc::Random
-            | ScalarFunc::ClockTimestamp
-            | ScalarFunc::Lpad
-            | ScalarFunc::Rpad
-            | ScalarFunc::Reverse
-            | ScalarFunc::Initcap
-            | ScalarFunc::Ascii
-            | ScalarFunc::Repeat
-            | ScalarFunc::Strpos
-            | ScalarFunc::Chr
-            | ScalarFunc::ToHex => self.added_scalar(func, args, &name)?,
-            ScalarFunc::Md5
-            | ScalarFunc::RegexpReplace
-            | ScalarFunc::ToChar
-            | ScalarFunc::Age
-            | ScalarFunc::DateBin
-            | ScalarFunc::JustifyHours
-            | ScalarFunc::JustifyDays
-            | ScalarFunc::JustifyInterval
-            | ScalarFunc::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
-            // Made by operators only; no name calls them.
-            ScalarFunc::BitAnd
-            | ScalarFunc::BitOr
-            | ScalarFunc::BitXor
-            | ScalarFunc::BitNot
-            | ScalarFunc::ShiftLeft
-            | ScalarFunc::ShiftRight
-            | ScalarFunc::RegexMatch
-            | ScalarFunc::RegexIMatch
-            | ScalarFunc::SimilarTo
-            | ScalarFunc::BpcharText => return Err(arity_err(&args)),
-            ScalarFunc::CurrentSetting => {
-                if n == 0 || n > 2 {
-                    return Err(arity_err(&args));
-                }
-                let first = args.remove(0);
-                let mut v = vec![self.text_arg(first, &name)?];
-                if let Some(missing_ok) = args.pop() {
-                    v.push(self.boolean(missing_ok, "current_setting")?);
-                }
-                (v, T::Text)
-            }
-        };
-        Ok(Bound::new(
-            Expr::Func {
-                func,
-                args: expr_args,
-            },
-            ty,
-        ))
+            _ => return Err(arity_err(&args)),
+        })
     }
 
     /// The arguments and result type of the math and text functions of

@@ -387,97 +387,19 @@ impl Binder<'_> {
         if !options.is_empty() || !legacy.is_empty() {
             return Err(Error::Syntax("syntax error in COPY options".into()));
         }
-        // The column list is checked before the options, as PostgreSQL checks it first.
-        let options_of = |items: &[CopyItem]| copy_options(items, !to);
         match (source, to) {
             (
                 ast::CopySource::Table {
                     table_name,
-                    columns: cols,
+                    columns,
                 },
                 false,
-            ) => {
-                if !matches!(target, ast::CopyTarget::Stdin) {
-                    return Err(unsupported(
-                        "COPY FROM a file or program is not supported; use COPY ... FROM STDIN",
-                    ));
-                }
-                let stream = self.ast_relation(table_name)?;
-                let table = self.schema.table(&stream);
-                let columns = match (self.schema.stream(&stream), &table) {
-                    (Some((columns, _)), _) => columns,
-                    (None, Some(t)) => t.columns.clone(),
-                    (None, None) => return Err(Error::UndefinedTable(stream.clone())),
-                };
-                let target_columns = if cols.is_empty() {
-                    (0..columns.len()).collect()
-                } else {
-                    let mut t = Vec::new();
-                    for c in cols {
-                        let name = ident_name(c);
-                        let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
-                            Error::UndefinedColumn(format!(
-                                "column \"{name}\" of relation \"{stream}\" does not exist"
-                            ))
-                        })?;
-                        if t.contains(&i) {
-                            return Err(Error::DuplicateColumn(format!(
-                                "column \"{name}\" specified more than once"
-                            )));
-                        }
-                        t.push(i);
-                    }
-                    t
-                };
-                let (mut opts, force) = options_of(&self.copy_items)?;
-                if table.is_some() && opts.live {
-                    return Err(unsupported(
-                        "COPY option \"live\" applies to streams, not tables",
-                    ));
-                }
-                // FORCE_NOT_NULL / FORCE_NULL name columns of the COPY's list.
-                for (names, out, what) in [
-                    (&force.not_null, &mut opts.force_not_null, "FORCE_NOT_NULL"),
-                    (&force.null, &mut opts.force_null, "FORCE_NULL"),
-                ] {
-                    for (k, name) in names.iter().enumerate() {
-                        if names[..k].contains(name) {
-                            return Err(Error::DuplicateColumn(format!(
-                                "column \"{name}\" specified more than once"
-                            )));
-                        }
-                        let Some(i) = columns.iter().position(|x| &x.name == name) else {
-                            return Err(Error::UndefinedColumn(format!(
-                                "column \"{name}\" of relation \"{stream}\" does not exist"
-                            )));
-                        };
-                        let Some(field) = target_columns.iter().position(|&t| t == i) else {
-                            return Err(Error::InvalidColumnReference(format!(
-                                "{what} column \"{name}\" not referenced by COPY"
-                            )));
-                        };
-                        out.push(field);
-                    }
-                }
-                if force.freeze {
-                    return Err(Error::ObjectNotInPrerequisiteState(
-                        "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction".into(),
-                    ));
-                }
-                Ok(Plan::CopyFrom(CopyFrom {
-                    stream,
-                    table: table.is_some(),
-                    target_columns,
-                    options: opts,
-                }))
-            }
+            ) => self.copy_from(table_name, columns, target),
             (ast::CopySource::Query(q), true) => {
                 if !matches!(target, ast::CopyTarget::Stdout) {
-                    return Err(unsupported(
-                        "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
-                    ));
+                    return Err(copy_to_file());
                 }
-                let (opts, _) = options_of(&self.copy_items)?;
+                let (opts, _) = copy_options(&self.copy_items, false)?;
                 Ok(Plan::CopyTo {
                     query: Box::new(self.query(q, text)?),
                     options: opts,
@@ -486,71 +408,164 @@ impl Binder<'_> {
             (
                 ast::CopySource::Table {
                     table_name,
-                    columns: cols,
+                    columns,
                 },
                 true,
-            ) => {
-                let name = self.ast_relation(table_name)?;
-                let Some(info) = self.schema.table(&name) else {
-                    return Err(unsupported(
-                        "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
-                    ));
-                };
-                if !matches!(target, ast::CopyTarget::Stdout) {
-                    return Err(unsupported(
-                        "COPY TO a file or program is not supported; use COPY ... TO STDOUT",
-                    ));
-                }
-                let mut picked = Vec::new();
-                for c in cols {
-                    let col = ident_name(c);
-                    let i = info
-                        .columns
-                        .iter()
-                        .position(|x| x.name == col)
-                        .ok_or_else(|| {
-                            Error::UndefinedColumn(format!(
-                                "column \"{col}\" of relation \"{name}\" does not exist"
-                            ))
-                        })?;
-                    if picked.contains(&i) {
-                        return Err(Error::DuplicateColumn(format!(
-                            "column \"{col}\" specified more than once"
-                        )));
-                    }
-                    picked.push(i);
-                }
-                if picked.is_empty() {
-                    picked = (0..info.columns.len()).collect();
-                }
-                let query = Query {
-                    projection: picked.iter().map(|&i| Expr::Column(i)).collect(),
-                    columns: picked.iter().map(|&i| info.columns[i].clone()).collect(),
-                    source: Source::Table {
-                        name,
-                        columns: info.columns,
-                    },
-                    windows: vec![],
-                    filter: None,
-                    aggregate: None,
-                    having: None,
-                    order_by: vec![],
-                    limit: None,
-                    offset: None,
-                    limit_param: None,
-                    offset_param: None,
-                    param_types: vec![],
-                    text: text.to_string(),
-                };
-                let (opts, _) = options_of(&self.copy_items)?;
-                Ok(Plan::CopyTo {
-                    query: Box::new(query),
-                    options: opts,
-                })
-            }
+            ) => self.copy_table_to(table_name, columns, target, text),
             (ast::CopySource::Query(_), false) => {
                 Err(Error::Syntax("COPY (query) FROM is not valid".into()))
             }
         }
     }
+
+    /// `COPY stream_or_table [(columns)] FROM STDIN`: the target, the fields' columns and the
+    /// options. The column list is checked before the options, as PostgreSQL checks it first.
+    fn copy_from(
+        &mut self,
+        table_name: &ast::ObjectName,
+        cols: &[ast::Ident],
+        target: &ast::CopyTarget,
+    ) -> Result<Plan> {
+        if !matches!(target, ast::CopyTarget::Stdin) {
+            return Err(unsupported(
+                "COPY FROM a file or program is not supported; use COPY ... FROM STDIN",
+            ));
+        }
+        let stream = self.ast_relation(table_name)?;
+        let table = self.schema.table(&stream);
+        let columns = match (self.schema.stream(&stream), &table) {
+            (Some((columns, _)), _) => columns,
+            (None, Some(t)) => t.columns.clone(),
+            (None, None) => return Err(Error::UndefinedTable(stream.clone())),
+        };
+        let target_columns = copy_columns(&columns, cols, &stream)?;
+        let (mut opts, force) = copy_options(&self.copy_items, true)?;
+        if table.is_some() && opts.live {
+            return Err(unsupported(
+                "COPY option \"live\" applies to streams, not tables",
+            ));
+        }
+        force_columns(&mut opts, &force, &columns, &target_columns, &stream)?;
+        if force.freeze {
+            return Err(Error::ObjectNotInPrerequisiteState(
+                "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction".into(),
+            ));
+        }
+        Ok(Plan::CopyFrom(CopyFrom {
+            stream,
+            table: table.is_some(),
+            target_columns,
+            options: opts,
+        }))
+    }
+
+    /// `COPY table [(columns)] TO STDOUT`: a scan of the table's listed columns (all when
+    /// none are listed). A stream has no stored rows to copy out: 0A000.
+    fn copy_table_to(
+        &mut self,
+        table_name: &ast::ObjectName,
+        cols: &[ast::Ident],
+        target: &ast::CopyTarget,
+        text: &str,
+    ) -> Result<Plan> {
+        let name = self.ast_relation(table_name)?;
+        let Some(info) = self.schema.table(&name) else {
+            return Err(unsupported(
+                "COPY stream TO is not supported; use COPY (SELECT ...) TO STDOUT",
+            ));
+        };
+        if !matches!(target, ast::CopyTarget::Stdout) {
+            return Err(copy_to_file());
+        }
+        let picked = copy_columns(&info.columns, cols, &name)?;
+        let query = Query {
+            projection: picked.iter().map(|&i| Expr::Column(i)).collect(),
+            columns: picked.iter().map(|&i| info.columns[i].clone()).collect(),
+            source: Source::Table {
+                name,
+                columns: info.columns,
+            },
+            windows: vec![],
+            filter: None,
+            aggregate: None,
+            having: None,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+            limit_param: None,
+            offset_param: None,
+            param_types: vec![],
+            text: text.to_string(),
+        };
+        let (opts, _) = copy_options(&self.copy_items, false)?;
+        Ok(Plan::CopyTo {
+            query: Box::new(query),
+            options: opts,
+        })
+    }
+}
+
+fn copy_to_file() -> Error {
+    unsupported("COPY TO a file or program is not supported; use COPY ... TO STDOUT")
+}
+
+/// The positions in `columns` of a COPY's column list `cols`, in its order; every column
+/// when the list is empty. Errors: 42703 for a column `relation` lacks, 42701 for one
+/// listed twice.
+fn copy_columns(columns: &[Column], cols: &[ast::Ident], relation: &str) -> Result<Vec<usize>> {
+    if cols.is_empty() {
+        return Ok((0..columns.len()).collect());
+    }
+    let mut picked = Vec::with_capacity(cols.len());
+    for c in cols {
+        let name = ident_name(c);
+        let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
+            Error::UndefinedColumn(format!(
+                "column \"{name}\" of relation \"{relation}\" does not exist"
+            ))
+        })?;
+        if picked.contains(&i) {
+            return Err(Error::DuplicateColumn(format!(
+                "column \"{name}\" specified more than once"
+            )));
+        }
+        picked.push(i);
+    }
+    Ok(picked)
+}
+
+/// FORCE_NOT_NULL / FORCE_NULL name columns of the COPY's list: resolved to field
+/// positions in `opts`. Errors: 42701 for a name given twice, 42703 for a column the
+/// relation lacks, 42P10 for one the COPY's list does not reference.
+fn force_columns(
+    opts: &mut CopyOptions,
+    force: &ForceLists,
+    columns: &[Column],
+    target_columns: &[usize],
+    relation: &str,
+) -> Result<()> {
+    for (names, out, what) in [
+        (&force.not_null, &mut opts.force_not_null, "FORCE_NOT_NULL"),
+        (&force.null, &mut opts.force_null, "FORCE_NULL"),
+    ] {
+        for (k, name) in names.iter().enumerate() {
+            if names[..k].contains(name) {
+                return Err(Error::DuplicateColumn(format!(
+                    "column \"{name}\" specified more than once"
+                )));
+            }
+            let Some(i) = columns.iter().position(|x| &x.name == name) else {
+                return Err(Error::UndefinedColumn(format!(
+                    "column \"{name}\" of relation \"{relation}\" does not exist"
+                )));
+            };
+            let Some(field) = target_columns.iter().position(|&t| t == i) else {
+                return Err(Error::InvalidColumnReference(format!(
+                    "{what} column \"{name}\" not referenced by COPY"
+                )));
+            };
+            out.push(field);
+        }
+    }
+    Ok(())
 }

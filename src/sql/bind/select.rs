@@ -260,13 +260,7 @@ impl Binder<'_> {
             ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
                 return self.query_simple(inner, text)
             }
-            ast::SetExpr::SetOperation { op, .. } => {
-                return Err(unsupported(format!("{op} is not supported")))
-            }
-            ast::SetExpr::Values(_) => {
-                return Err(unsupported("VALUES lists as queries are not supported"))
-            }
-            _ => return Err(unsupported("this kind of query is not supported")),
+            other => return Err(unsupported_body(other)),
         };
         if sel.distinct.is_some() {
             return Err(unsupported("SELECT DISTINCT is not supported"));
@@ -279,96 +273,21 @@ impl Binder<'_> {
         let (mut source, scope, windows) = self.from(&sel.from)?;
         self.agg = None;
         self.agg_mode = false;
-
-        // Join conditions, then WHERE, over the input row, ANDed.
-        let mut conjuncts = Vec::new();
-        for cond in std::mem::take(&mut self.join_conds) {
-            conjuncts.push(self.join_cond(cond, &scope)?);
-        }
-        for (t, cond) in std::mem::take(&mut self.left_conds) {
-            let e = self.join_cond(cond, &scope)?;
-            if let Source::Join { tables, .. } = &mut source {
-                tables[t].on.push(e);
-            }
-        }
-        if let Some(e) = &sel.selection {
-            self.clause = "WHERE";
-            let b = self.expr(e, &scope)?;
-            conjuncts.push(self.boolean(b, "WHERE")?);
-        }
-        let filter = conjuncts.into_iter().reduce(|l, r| Expr::Binary {
-            op: BinaryOp::And,
-            left: Box::new(l),
-            right: Box::new(r),
-        });
-
+        let filter = self.filter(sel, &mut source, &scope)?;
         // Select list with `*` expanded.
         let items = select_items(&sel.projection, &source, &scope)?;
-
-        let group_exprs: &[ast::Expr] = match &sel.group_by {
-            ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => v,
-            _ => {
-                return Err(unsupported(
-                    "GROUP BY ALL / ROLLUP / CUBE are not supported",
-                ))
-            }
-        };
-        let order_exprs: Vec<&ast::OrderByExpr> = match &q.order_by {
-            Some(ob) => match &ob.kind {
-                ast::OrderByKind::Expressions(v) => v.iter().collect(),
-                ast::OrderByKind::All(_) => {
-                    return Err(unsupported("ORDER BY ALL is not supported"))
-                }
-            },
-            None => vec![],
-        };
+        let group_exprs = group_exprs(sel)?;
+        let order_exprs = order_exprs(q)?;
         let is_agg = !group_exprs.is_empty()
             || sel.having.is_some()
             || items
                 .iter()
                 .any(|i| matches!(i, Item::Ast(e, _) if contains_aggregate(e)))
             || order_exprs.iter().any(|o| contains_aggregate(&o.expr));
-
         if is_agg {
-            let mut st = AggState::default();
-            self.clause = "GROUP BY";
-            for g in group_exprs {
-                let b = self.group_key(g, &items, &scope)?;
-                let ty = b.ty.unwrap_or(DataType::Text);
-                let e = if b.ty.is_none() {
-                    self.coerce(b, DataType::Text, "GROUP BY")?
-                } else {
-                    b.expr
-                };
-                st.keys.push(e);
-                st.key_types.push(ty);
-            }
-            self.agg = Some(st);
-            self.agg_mode = true;
+            self.group_by(group_exprs, &items, &scope)?;
         }
-
-        // Select list.
-        self.clause = "SELECT";
-        let mut projection = Vec::with_capacity(items.len());
-        let mut columns = Vec::with_capacity(items.len());
-        for item in &items {
-            let (b, name) = match item {
-                Item::Ast(e, alias) => (
-                    self.expr(e, &scope)?,
-                    alias.clone().unwrap_or_else(|| default_column_name(e)),
-                ),
-                Item::Column(i) => (self.column_ref(*i, &scope)?, scope.columns[*i].name.clone()),
-            };
-            let ty = b.ty.unwrap_or(DataType::Text);
-            let e = if b.ty.is_none() {
-                self.coerce(b, DataType::Text, "SELECT")?
-            } else {
-                b.expr
-            };
-            projection.push(e);
-            columns.push(Column::new(name, ty));
-        }
-
+        let (projection, columns) = self.select_list(&items, &scope)?;
         let having = match &sel.having {
             Some(h) => {
                 self.clause = "HAVING";
@@ -377,30 +296,13 @@ impl Binder<'_> {
             }
             None => None,
         };
-
-        self.clause = "ORDER BY";
-        let mut order_by = Vec::new();
-        for o in order_exprs {
-            let expr = self.order_key(&o.expr, &items, &projection, &columns, &scope)?;
-            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            if matches!(o.options.sort, Some(ast::OrderBySort::Using(_))) {
-                return Err(unsupported("ORDER BY ... USING is not supported"));
-            }
-            let nulls_first = o.options.nulls_first.unwrap_or(descending);
-            order_by.push(SortKey {
-                expr,
-                descending,
-                nulls_first,
-            });
-        }
-
+        let order_by = self.order_by(&order_exprs, &items, &projection, &columns, &scope)?;
         let RowCounts {
             limit,
             offset,
             limit_param,
             offset_param,
         } = self.limit_offset(&q.limit_clause)?;
-
         self.agg_mode = false;
         let aggregate = self.agg.take().map(|st| Aggregate {
             group_by: st.keys,
@@ -423,6 +325,110 @@ impl Binder<'_> {
             param_types: self.finish_params(),
             text: text.to_string(),
         })
+    }
+
+    /// The join conditions, then WHERE, over the input row, ANDed; a LEFT JOIN's ON
+    /// conditions go to its table in `source` instead.
+    fn filter(
+        &mut self,
+        sel: &ast::Select,
+        source: &mut Source,
+        scope: &Scope,
+    ) -> Result<Option<Expr>> {
+        let mut conjuncts = Vec::new();
+        for cond in std::mem::take(&mut self.join_conds) {
+            conjuncts.push(self.join_cond(cond, scope)?);
+        }
+        for (t, cond) in std::mem::take(&mut self.left_conds) {
+            let e = self.join_cond(cond, scope)?;
+            if let Source::Join { tables, .. } = source {
+                tables[t].on.push(e);
+            }
+        }
+        if let Some(e) = &sel.selection {
+            self.clause = "WHERE";
+            let b = self.expr(e, scope)?;
+            conjuncts.push(self.boolean(b, "WHERE")?);
+        }
+        Ok(conjuncts.into_iter().reduce(|l, r| Expr::Binary {
+            op: BinaryOp::And,
+            left: Box::new(l),
+            right: Box::new(r),
+        }))
+    }
+
+    /// Starts an aggregate query: its GROUP BY keys bound (an untyped key reads as text)
+    /// into a fresh [`AggState`] that the select list, HAVING and ORDER BY add calls to.
+    fn group_by(&mut self, group_exprs: &[ast::Expr], items: &[Item], scope: &Scope) -> Result<()> {
+        let mut st = AggState::default();
+        self.clause = "GROUP BY";
+        for g in group_exprs {
+            let b = self.group_key(g, items, scope)?;
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "GROUP BY")?
+            } else {
+                b.expr
+            };
+            st.keys.push(e);
+            st.key_types.push(ty);
+        }
+        self.agg = Some(st);
+        self.agg_mode = true;
+        Ok(())
+    }
+
+    /// The select list's expressions and output columns; an untyped item reads as text.
+    fn select_list(&mut self, items: &[Item], scope: &Scope) -> Result<(Vec<Expr>, Vec<Column>)> {
+        self.clause = "SELECT";
+        let mut projection = Vec::with_capacity(items.len());
+        let mut columns = Vec::with_capacity(items.len());
+        for item in items {
+            let (b, name) = match item {
+                Item::Ast(e, alias) => (
+                    self.expr(e, scope)?,
+                    alias.clone().unwrap_or_else(|| default_column_name(e)),
+                ),
+                Item::Column(i) => (self.column_ref(*i, scope)?, scope.columns[*i].name.clone()),
+            };
+            let ty = b.ty.unwrap_or(DataType::Text);
+            let e = if b.ty.is_none() {
+                self.coerce(b, DataType::Text, "SELECT")?
+            } else {
+                b.expr
+            };
+            projection.push(e);
+            columns.push(Column::new(name, ty));
+        }
+        Ok((projection, columns))
+    }
+
+    /// ORDER BY's sort keys (output column names and positions, or expressions); NULLS
+    /// FIRST by default when descending, as in PostgreSQL. Errors: 0A000 for USING.
+    fn order_by(
+        &mut self,
+        order_exprs: &[&ast::OrderByExpr],
+        items: &[Item],
+        projection: &[Expr],
+        columns: &[Column],
+        scope: &Scope,
+    ) -> Result<Vec<SortKey>> {
+        self.clause = "ORDER BY";
+        let mut order_by = Vec::with_capacity(order_exprs.len());
+        for o in order_exprs {
+            let expr = self.order_key(&o.expr, items, projection, columns, scope)?;
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            if matches!(o.options.sort, Some(ast::OrderBySort::Using(_))) {
+                return Err(unsupported("ORDER BY ... USING is not supported"));
+            }
+            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            order_by.push(SortKey {
+                expr,
+                descending,
+                nulls_first,
+            });
+        }
+        Ok(order_by)
     }
 
     /// LIMIT and OFFSET: each a constant or a parameter's index. Errors: LIMIT BY and
@@ -574,6 +580,36 @@ impl Binder<'_> {
             return self.coerce(b, DataType::Text, "ORDER BY");
         }
         Ok(b.expr)
+    }
+}
+
+/// The 0A000 for a query body this binder has no plan for (set operations, VALUES, ...).
+fn unsupported_body(body: &ast::SetExpr) -> Error {
+    match body {
+        ast::SetExpr::SetOperation { op, .. } => unsupported(format!("{op} is not supported")),
+        ast::SetExpr::Values(_) => unsupported("VALUES lists as queries are not supported"),
+        _ => unsupported("this kind of query is not supported"),
+    }
+}
+
+/// GROUP BY's expressions. Errors: 0A000 for GROUP BY ALL, ROLLUP, CUBE.
+fn group_exprs(sel: &ast::Select) -> Result<&[ast::Expr]> {
+    match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, mods) if mods.is_empty() => Ok(v),
+        _ => Err(unsupported(
+            "GROUP BY ALL / ROLLUP / CUBE are not supported",
+        )),
+    }
+}
+
+/// ORDER BY's items, none without ORDER BY. Errors: 0A000 for ORDER BY ALL.
+fn order_exprs(q: &ast::Query) -> Result<Vec<&ast::OrderByExpr>> {
+    match &q.order_by {
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => Ok(v.iter().collect()),
+            ast::OrderByKind::All(_) => Err(unsupported("ORDER BY ALL is not supported")),
+        },
+        None => Ok(vec![]),
     }
 }
 

@@ -33,6 +33,12 @@ pub const SETUP: &[&str] = &[
     "INSERT INTO td VALUES (1, '2001-01-01', '10:00:00', 'a'), (2, '2000-02-29', '23:59:59.5', 'abc'), \
      (3, NULL, NULL, NULL), (4, '1999-12-31', '00:00:00', ''), (5, '2024-06-15', '24:00:00', 'xy '), \
      (6, '2001-01-01', '12:34:56.789', 'Z')",
+    // character(n) keys of another width, with varchar and text beside them: values that
+    // differ only in trailing blanks, an empty and an all-blank value, and a NULL.
+    "CREATE TABLE tc (id integer, c char(5), v varchar(5), t text)",
+    "INSERT INTO tc VALUES (1, 'a', 'a', 'a'), (2, 'a  ', 'a  ', 'a  '), (3, 'xy', 'xy', 'xy'), \
+     (4, 'xy ', 'xy ', 'xy '), (5, '', '', ''), (6, ' ', ' ', ' '), (7, NULL, NULL, NULL), \
+     (8, 'abc', 'abc ', 'abc')",
     // Infinite timestamps and dates beside finite ones.
     "CREATE TABLE tinf (id integer, ts timestamp, tz timestamptz, dt date)",
     "INSERT INTO tinf VALUES (1, 'infinity', 'infinity', 'infinity'), \
@@ -190,6 +196,41 @@ fn dates(out: &mut Vec<String>) {
         out.push(q.to_string());
     }
 }
+
+/// Joins, semi-joins and groupings on `character(n)` keys (PostgreSQL's bpchar comparison
+/// ignores trailing blanks; beside text the blank-padded value loses its padding and
+/// compares as text; beside varchar it compares as bpchar), over `td.c` (char(3)) and `tc`.
+const CHAR_KEY_QUERIES: &[&str] = &[
+    "SELECT td.id, tc.id FROM td JOIN tc ON td.c = tc.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc ON tc.c = td.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td, tc WHERE td.c = tc.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td LEFT JOIN tc ON td.c = tc.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td RIGHT JOIN tc ON td.c = tc.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td FULL JOIN tc ON td.c = tc.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc USING (c) ORDER BY 1, 2",
+    "SELECT c, td.id, tc.id FROM td JOIN tc USING (c) ORDER BY 2, 3",
+    "SELECT td.id, tc.id FROM td JOIN tc ON td.c = tc.c AND tc.id > 1 ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc ON td.c = tc.t ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc ON tc.t = td.c ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc ON td.c = tc.v ORDER BY 1, 2",
+    "SELECT td.id, tc.id FROM td JOIN tc ON td.c::text = tc.t ORDER BY 1, 2",
+    "SELECT a.id, b.id FROM tc a JOIN tc b ON a.c = b.c ORDER BY 1, 2",
+    "SELECT a.id, b.id FROM tc a JOIN tc b ON a.c = b.t ORDER BY 1, 2",
+    "SELECT a.id, b.id FROM tc a JOIN tc b ON a.c = b.v ORDER BY 1, 2",
+    "SELECT a.id, b.id FROM tc a JOIN tc b ON a.v = b.t ORDER BY 1, 2",
+    "SELECT td.id FROM td WHERE c IN (SELECT c FROM tc) ORDER BY 1",
+    "SELECT td.id FROM td WHERE c IN (SELECT t FROM tc) ORDER BY 1",
+    "SELECT td.id FROM td WHERE c NOT IN (SELECT c FROM tc WHERE c IS NOT NULL) ORDER BY 1",
+    "SELECT td.id FROM td WHERE EXISTS (SELECT 1 FROM tc WHERE tc.c = td.c) ORDER BY 1",
+    "SELECT td.id FROM td WHERE c = ANY (SELECT c FROM tc) ORDER BY 1",
+    "SELECT td.id, td.c = 'a', td.c = 'a    ' FROM td ORDER BY 1",
+    "SELECT id, c = v, c = t, v = t FROM tc ORDER BY 1",
+    "SELECT c, count(*) FROM tc GROUP BY c ORDER BY 1",
+    "SELECT DISTINCT c FROM tc ORDER BY 1",
+    "SELECT c FROM td UNION SELECT c FROM tc ORDER BY 1",
+    "SELECT c FROM td INTERSECT SELECT c FROM tc ORDER BY 1",
+    "SELECT count(DISTINCT c) FROM tc",
+];
 
 /// The two FROM clauses every family runs over: one table, and a join with a one-row table.
 const FROMS: [&str; 2] = ["ta", "ta CROSS JOIN one"];
@@ -729,6 +770,7 @@ pub fn listed() -> Vec<String> {
     }
     others(&mut out);
     dates(&mut out);
+    out.extend(CHAR_KEY_QUERIES.iter().map(|q| q.to_string()));
     out
 }
 

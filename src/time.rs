@@ -511,6 +511,35 @@ pub(crate) fn push_timestamp(us: i64, out: &mut String) {
     out.push_str(&format_timestamp_slow(us));
 }
 
+/// Rewrite `text`, the [`push_timestamp`] text of `prev_us`, into that of `us` when both
+/// are whole seconds of the same day and `text` has the common 19-byte form
+/// (`2001-01-08 00:00:01`): only the time of day is written, the date is kept. False, and
+/// `text` unchanged, otherwise. A long window sliding by the second emits one wtime a row,
+/// 86,400 of them a day.
+pub(crate) fn retime_same_day(text: &mut String, prev_us: i64, us: i64) -> bool {
+    if text.len() != 19
+        || us.div_euclid(US_PER_DAY) != prev_us.div_euclid(US_PER_DAY)
+        || us.rem_euclid(US_PER_SEC) != 0
+        || prev_us.rem_euclid(US_PER_SEC) != 0
+        || us == i64::MAX
+        || us == i64::MIN
+    {
+        return false;
+    }
+    let secs = us.rem_euclid(US_PER_DAY) / US_PER_SEC;
+    let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    let digit = |v: i64| char::from(b'0' + v as u8);
+    text.truncate(11);
+    for (i, v) in [h, mi, s].into_iter().enumerate() {
+        if i > 0 {
+            text.push(':');
+        }
+        text.push(digit(v / 10));
+        text.push(digit(v % 10));
+    }
+    true
+}
+
 fn format_timestamp_slow(us: i64) -> String {
     use std::fmt::Write;
     let days = us.div_euclid(US_PER_DAY);
@@ -1013,6 +1042,63 @@ pub(crate) fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retiming_a_timestamp_within_its_day_writes_what_formatting_it_does() {
+        let sec = US_PER_SEC;
+        let starts = [
+            978_307_200 * sec,         // 2001-01-01 00:00:00
+            -86_400 * sec,             // 1969-12-31: before the epoch
+            -62_135_596_800 * sec,     // 0001-01-01
+            -62_198_755_200 * sec,     // 0003-12-31 BC (22 bytes: never retimed)
+            253_402_214_400 * sec,     // 10000-01-01 (20 bytes: never retimed)
+            978_307_200 * sec + 1_500, // fractional seconds: never retimed
+            INFINITY_US - 3 * sec,
+            NEG_INFINITY_US,
+        ];
+        let steps = [
+            0,
+            sec,
+            59 * sec,
+            3_599 * sec,
+            86_399 * sec,
+            86_400 * sec,
+            1,
+            -sec,
+        ];
+        for start in starts {
+            for step in steps {
+                let Some(next) = start.checked_add(step) else {
+                    continue;
+                };
+                let mut text = String::new();
+                push_timestamp(start, &mut text);
+                let mut want = String::new();
+                push_timestamp(next, &mut want);
+                if !retime_same_day(&mut text, start, next) {
+                    let mut again = String::new();
+                    push_timestamp(start, &mut again);
+                    assert_eq!(text, again, "unchanged when refused: {start} {step}");
+                    continue;
+                }
+                assert_eq!(text, want, "{start} + {step}");
+                assert_eq!(text.len(), 19);
+            }
+        }
+        let mut text = String::new();
+        push_timestamp(978_307_200 * sec, &mut text);
+        assert!(retime_same_day(
+            &mut text,
+            978_307_200 * sec,
+            978_393_599 * sec
+        ));
+        assert_eq!(text, "2001-01-01 23:59:59");
+        assert!(!retime_same_day(
+            &mut text,
+            978_393_599 * sec,
+            978_393_600 * sec
+        ));
+    }
 
     fn iv(months: i32, days: i32, micros: i64) -> Interval {
         Interval {

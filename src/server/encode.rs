@@ -667,8 +667,16 @@ fn copy_field(v: &Value, field: &FieldOptions<'_>, out: &mut String, scratch: &m
         }
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             if scratch.ts.as_ref() != Some(v) {
-                scratch.ts_text.clear();
-                format_text(v, &mut scratch.ts_text);
+                let same_day = match (v, &scratch.ts) {
+                    (Value::Timestamp(us), Some(Value::Timestamp(prev))) => {
+                        crate::time::retime_same_day(&mut scratch.ts_text, *prev, *us)
+                    }
+                    _ => false,
+                };
+                if !same_day {
+                    scratch.ts_text.clear();
+                    format_text(v, &mut scratch.ts_text);
+                }
                 scratch.ts = Some(v.clone());
             }
             &scratch.ts_text

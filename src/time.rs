@@ -528,15 +528,13 @@ pub(crate) fn retime_same_day(text: &mut String, prev_us: i64, us: i64) -> bool 
     }
     let secs = us.rem_euclid(US_PER_DAY) / US_PER_SEC;
     let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-    let digit = |v: i64| char::from(b'0' + v as u8);
+    let two = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
+    let mut buf = *b"00:00:00";
+    buf[0..2].copy_from_slice(&two(h));
+    buf[3..5].copy_from_slice(&two(mi));
+    buf[6..8].copy_from_slice(&two(s));
     text.truncate(11);
-    for (i, v) in [h, mi, s].into_iter().enumerate() {
-        if i > 0 {
-            text.push(':');
-        }
-        text.push(digit(v / 10));
-        text.push(digit(v % 10));
-    }
+    text.push_str(std::str::from_utf8(&buf).unwrap_or_default());
     true
 }
 

@@ -488,24 +488,22 @@ pub(crate) fn push_timestamp(us: i64, out: &mut String) {
     if (1000..=9999).contains(&y) && tod % US_PER_SEC == 0 {
         let secs = tod / US_PER_SEC;
         let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-        let two = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
-        let mut buf = [0u8; 19];
-        let y = y as u32;
-        buf[0] = b'0' + (y / 1000) as u8;
-        buf[1] = b'0' + (y / 100 % 10) as u8;
-        buf[2] = b'0' + (y / 10 % 10) as u8;
-        buf[3] = b'0' + (y % 10) as u8;
-        buf[4] = b'-';
-        buf[5..7].copy_from_slice(&two(m as i64));
-        buf[7] = b'-';
-        buf[8..10].copy_from_slice(&two(d as i64));
-        buf[10] = b' ';
-        buf[11..13].copy_from_slice(&two(h));
-        buf[13] = b':';
-        buf[14..16].copy_from_slice(&two(mi));
-        buf[16] = b':';
-        buf[17..19].copy_from_slice(&two(s));
-        out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
+        let y = y as usize;
+        for (i, part) in [y / 100, y % 100, m as usize, d as usize]
+            .into_iter()
+            .enumerate()
+        {
+            out.push_str(two_digits(part));
+            if i > 0 && i < 3 {
+                out.push('-');
+            }
+        }
+        out.push(' ');
+        out.push_str(two_digits(h as usize));
+        out.push(':');
+        out.push_str(two_digits(mi as usize));
+        out.push(':');
+        out.push_str(two_digits(s as usize));
         return;
     }
     out.push_str(&format_timestamp_slow(us));
@@ -526,16 +524,24 @@ pub(crate) fn retime_same_day(text: &mut String, prev_us: i64, us: i64) -> bool 
     {
         return false;
     }
-    let secs = us.rem_euclid(US_PER_DAY) / US_PER_SEC;
-    let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-    let two = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
-    let mut buf = *b"00:00:00";
-    buf[0..2].copy_from_slice(&two(h));
-    buf[3..5].copy_from_slice(&two(mi));
-    buf[6..8].copy_from_slice(&two(s));
+    let secs = (us.rem_euclid(US_PER_DAY) / US_PER_SEC) as usize;
     text.truncate(11);
-    text.push_str(std::str::from_utf8(&buf).unwrap_or_default());
+    text.push_str(two_digits(secs / 3600));
+    text.push(':');
+    text.push_str(two_digits(secs / 60 % 60));
+    text.push(':');
+    text.push_str(two_digits(secs % 60));
     true
+}
+
+/// The two-digit text of `v` (`v < 100`), from a table: no division, no UTF-8 check.
+fn two_digits(v: usize) -> &'static str {
+    const DIGITS: &str = "0001020304050607080910111213141516171819\
+                          2021222324252627282930313233343536373839\
+                          4041424344454647484950515253545556575859\
+                          6061626364656667686970717273747576777879\
+                          8081828384858687888990919293949596979899";
+    &DIGITS[2 * v..2 * v + 2]
 }
 
 fn format_timestamp_slow(us: i64) -> String {

@@ -488,27 +488,60 @@ pub(crate) fn push_timestamp(us: i64, out: &mut String) {
     if (1000..=9999).contains(&y) && tod % US_PER_SEC == 0 {
         let secs = tod / US_PER_SEC;
         let (h, mi, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-        let two = |v: i64| [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8];
-        let mut buf = [0u8; 19];
-        let y = y as u32;
-        buf[0] = b'0' + (y / 1000) as u8;
-        buf[1] = b'0' + (y / 100 % 10) as u8;
-        buf[2] = b'0' + (y / 10 % 10) as u8;
-        buf[3] = b'0' + (y % 10) as u8;
-        buf[4] = b'-';
-        buf[5..7].copy_from_slice(&two(m as i64));
-        buf[7] = b'-';
-        buf[8..10].copy_from_slice(&two(d as i64));
-        buf[10] = b' ';
-        buf[11..13].copy_from_slice(&two(h));
-        buf[13] = b':';
-        buf[14..16].copy_from_slice(&two(mi));
-        buf[16] = b':';
-        buf[17..19].copy_from_slice(&two(s));
-        out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
+        let y = y as usize;
+        for (i, part) in [y / 100, y % 100, m as usize, d as usize]
+            .into_iter()
+            .enumerate()
+        {
+            out.push_str(two_digits(part));
+            if i > 0 && i < 3 {
+                out.push('-');
+            }
+        }
+        out.push(' ');
+        out.push_str(two_digits(h as usize));
+        out.push(':');
+        out.push_str(two_digits(mi as usize));
+        out.push(':');
+        out.push_str(two_digits(s as usize));
         return;
     }
     out.push_str(&format_timestamp_slow(us));
+}
+
+/// Rewrite `text`, the [`push_timestamp`] text of `prev_us`, into that of `us` when both
+/// are whole seconds of the same day and `text` has the common 19-byte form
+/// (`2001-01-08 00:00:01`): only the time of day is written, the date is kept. False, and
+/// `text` unchanged, otherwise. A long window sliding by the second emits one wtime a row,
+/// 86,400 of them a day.
+pub(crate) fn retime_same_day(text: &mut String, prev_us: i64, us: i64) -> bool {
+    if text.len() != 19
+        || us.div_euclid(US_PER_DAY) != prev_us.div_euclid(US_PER_DAY)
+        || us.rem_euclid(US_PER_SEC) != 0
+        || prev_us.rem_euclid(US_PER_SEC) != 0
+        || us == i64::MAX
+        || us == i64::MIN
+    {
+        return false;
+    }
+    let secs = (us.rem_euclid(US_PER_DAY) / US_PER_SEC) as usize;
+    text.truncate(11);
+    text.push_str(two_digits(secs / 3600));
+    text.push(':');
+    text.push_str(two_digits(secs / 60 % 60));
+    text.push(':');
+    text.push_str(two_digits(secs % 60));
+    true
+}
+
+/// The two-digit text of `v` (`v < 100`), from a table: no division, no UTF-8 check.
+fn two_digits(v: usize) -> &'static str {
+    const DIGITS: &str = "0001020304050607080910111213141516171819\
+                          2021222324252627282930313233343536373839\
+                          4041424344454647484950515253545556575859\
+                          6061626364656667686970717273747576777879\
+                          8081828384858687888990919293949596979899";
+    &DIGITS[2 * v..2 * v + 2]
 }
 
 fn format_timestamp_slow(us: i64) -> String {
@@ -1013,6 +1046,63 @@ pub(crate) fn timestamp_diff(a: i64, b: i64) -> Result<Interval> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retiming_a_timestamp_within_its_day_writes_what_formatting_it_does() {
+        let sec = US_PER_SEC;
+        let starts = [
+            978_307_200 * sec,         // 2001-01-01 00:00:00
+            -86_400 * sec,             // 1969-12-31: before the epoch
+            -62_135_596_800 * sec,     // 0001-01-01
+            -62_198_755_200 * sec,     // 0003-12-31 BC (22 bytes: never retimed)
+            253_402_214_400 * sec,     // 10000-01-01 (20 bytes: never retimed)
+            978_307_200 * sec + 1_500, // fractional seconds: never retimed
+            INFINITY_US - 3 * sec,
+            NEG_INFINITY_US,
+        ];
+        let steps = [
+            0,
+            sec,
+            59 * sec,
+            3_599 * sec,
+            86_399 * sec,
+            86_400 * sec,
+            1,
+            -sec,
+        ];
+        for start in starts {
+            for step in steps {
+                let Some(next) = start.checked_add(step) else {
+                    continue;
+                };
+                let mut text = String::new();
+                push_timestamp(start, &mut text);
+                let mut want = String::new();
+                push_timestamp(next, &mut want);
+                if !retime_same_day(&mut text, start, next) {
+                    let mut again = String::new();
+                    push_timestamp(start, &mut again);
+                    assert_eq!(text, again, "unchanged when refused: {start} {step}");
+                    continue;
+                }
+                assert_eq!(text, want, "{start} + {step}");
+                assert_eq!(text.len(), 19);
+            }
+        }
+        let mut text = String::new();
+        push_timestamp(978_307_200 * sec, &mut text);
+        assert!(retime_same_day(
+            &mut text,
+            978_307_200 * sec,
+            978_393_599 * sec
+        ));
+        assert_eq!(text, "2001-01-01 23:59:59");
+        assert!(!retime_same_day(
+            &mut text,
+            978_393_599 * sec,
+            978_393_600 * sec
+        ));
+    }
 
     fn iv(months: i32, days: i32, micros: i64) -> Interval {
         Interval {

@@ -78,7 +78,12 @@ impl fmt::Display for WindowError {
 /// `a` divided by `b`, rounded towards negative infinity. `b > 0`.
 pub(crate) fn floor_div(a: i128, b: i128) -> i128 {
     debug_assert!(b > 0, "window slides are positive");
-    a.div_euclid(b)
+    // Both nearly always fit in 64 bits (instants and slides are i64): one hardware
+    // division then, where a 128-bit one is a software routine run at every slide event.
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a), Ok(b)) => i128::from(a.div_euclid(b)),
+        _ => a.div_euclid(b),
+    }
 }
 
 fn saturate(v: i128) -> i64 {
@@ -381,6 +386,31 @@ mod tests {
         let e = Window::new(10, 10, Start::Epoch).unwrap();
         assert_eq!(e.instances_containing(-1), (-1, -1));
         assert_eq!(e.lower_us(-1), -10);
+    }
+
+    #[test]
+    fn floor_div_in_64_bits_agrees_with_the_128_bit_division() {
+        let big = i64::MAX as i128;
+        let numerators = [
+            0,
+            1,
+            -1,
+            59,
+            -59,
+            60,
+            -61,
+            big,
+            -big - 1,
+            big + 1,
+            -big - 2,
+            3 * big,
+            -3 * big,
+        ];
+        for a in numerators {
+            for b in [1, 7, 60, 1_000_000, big, big + 1, 2 * big] {
+                assert_eq!(floor_div(a, b), a.div_euclid(b), "{a} / {b}");
+            }
+        }
     }
 
     #[test]

@@ -576,6 +576,7 @@ pub(crate) fn copy_line<'a, R>(
     let field = FieldOptions {
         options,
         plain,
+        plain_times: plain_times(options),
         alone: row.len() == 1,
     };
     for (i, v) in row.enumerate() {
@@ -600,6 +601,7 @@ pub(crate) fn copy_block(
     let field = FieldOptions {
         options,
         plain: plain_numbers(options),
+        plain_times: plain_times(options),
         alone: block.width() == 1,
     };
     // Each column's text when it is the same in every row, formatted once.
@@ -636,11 +638,23 @@ fn plain_numbers(options: &CopyOptions) -> bool {
         && (options.null.is_empty() || options.null == "\\N")
 }
 
+/// True when timestamps can go into a COPY line as they are: none of the characters
+/// their text can hold (`2001-01-01 00:10:00.5+05:30`, ` BC`, `-infinity`) is the
+/// delimiter or the CSV quote, and the NULL marker is one no timestamp reads as.
+fn plain_times(options: &CopyOptions) -> bool {
+    const CHARS: &[u8] = b"0123456789-:.+ BCinfty";
+    !CHARS.contains(&options.delimiter)
+        && (options.format != CopyFormat::Csv || !CHARS.contains(&options.quote))
+        && (options.null.is_empty() || options.null == "\\N")
+}
+
 /// How the fields of one COPY TO line are written.
 struct FieldOptions<'a> {
     options: &'a CopyOptions,
     /// From [`plain_numbers`].
     plain: bool,
+    /// From [`plain_times`].
+    plain_times: bool,
     /// The line has one field: CSV quotes a `\.` that would stand alone on it.
     alone: bool,
 }
@@ -667,9 +681,21 @@ fn copy_field(v: &Value, field: &FieldOptions<'_>, out: &mut String, scratch: &m
         }
         Value::Timestamp(_) | Value::TimestampTz(_) => {
             if scratch.ts.as_ref() != Some(v) {
-                scratch.ts_text.clear();
-                format_text(v, &mut scratch.ts_text);
+                let same_day = match (v, &scratch.ts) {
+                    (Value::Timestamp(us), Some(Value::Timestamp(prev))) => {
+                        crate::time::retime_same_day(&mut scratch.ts_text, *prev, *us)
+                    }
+                    _ => false,
+                };
+                if !same_day {
+                    scratch.ts_text.clear();
+                    format_text(v, &mut scratch.ts_text);
+                }
                 scratch.ts = Some(v.clone());
+            }
+            if field.plain_times {
+                out.push_str(&scratch.ts_text);
+                return;
             }
             &scratch.ts_text
         }
@@ -976,6 +1002,34 @@ mod tests {
             ..CopyOptions::defaults(CopyFormat::Csv)
         };
         assert_eq!(line(&null_7), "\"-7\",1.5e+20,12.50,NaN\n");
+    }
+
+    #[test]
+    fn timestamps_are_quoted_or_escaped_only_when_their_characters_ask_for_it() {
+        let t = Value::Timestamp(978_307_800_000_000);
+        let line = |opts: &CopyOptions| {
+            let mut out = String::new();
+            copy_line(
+                &[t.clone(), Value::Int8(1)],
+                opts,
+                &mut out,
+                &mut Default::default(),
+            );
+            out
+        };
+        let mut csv = CopyOptions::defaults(CopyFormat::Csv);
+        assert_eq!(line(&csv), "2001-01-01 00:10:00,1\n");
+        csv.delimiter = b':';
+        assert_eq!(line(&csv), "\"2001-01-01 00:10:00\":1\n");
+        csv.delimiter = b' ';
+        assert_eq!(line(&csv), "\"2001-01-01 00:10:00\" 1\n");
+        let mut csv = CopyOptions::defaults(CopyFormat::Csv);
+        csv.null = "2001-01-01 00:10:00".into();
+        assert_eq!(line(&csv), "\"2001-01-01 00:10:00\",1\n");
+        let mut text = CopyOptions::defaults(CopyFormat::Text);
+        assert_eq!(line(&text), "2001-01-01 00:10:00\t1\n");
+        text.delimiter = b'-';
+        assert_eq!(line(&text), "2001\\-01\\-01 00:10:00-1\n");
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub(crate) struct Guarded<S> {
     raw: BytesMut,
     /// Checked bytes, ready for pgwire's codec.
     ready: BytesMut,
-    /// Bytes of a CopyData body still to pass through unchecked.
+    /// Bytes of a CopyData body still to pass through unchecked (they wait in `raw`).
     passthrough: usize,
     /// Set once a message was refused: returned after the bytes before it are delivered.
     failed: Option<Reject>,
@@ -109,13 +109,8 @@ impl<S> Guarded<S> {
     fn frame(&mut self) {
         while self.failed.is_none() {
             if self.passthrough > 0 {
-                let n = self.raw.len().min(self.passthrough);
-                if n == 0 {
-                    return;
-                }
-                self.ready.extend_from_slice(&self.raw.split_to(n));
-                self.passthrough -= n;
-                continue;
+                // A CopyData body: `poll_read` hands it on straight from `raw`.
+                return;
             }
             let step = match self.phase {
                 Phase::Startup => self.frame_startup(),
@@ -127,6 +122,30 @@ impl<S> Guarded<S> {
                 Err(reject) => self.failed = Some(reject),
             }
         }
+    }
+
+    /// Copy checked bytes into `buf`: those of `ready`, then the CopyData body being
+    /// passed through, straight from `raw` (COPY's data is copied once here, not twice).
+    /// False when there was nothing to copy.
+    fn serve(&mut self, buf: &mut ReadBuf<'_>) -> bool {
+        let mut served = false;
+        if !self.ready.is_empty() {
+            let n = self.ready.len().min(buf.remaining());
+            buf.put_slice(&self.ready[..n]);
+            self.ready.advance(n);
+            served = true;
+        }
+        if self.ready.is_empty() && self.passthrough > 0 && !self.raw.is_empty() {
+            let n = self.raw.len().min(self.passthrough).min(buf.remaining());
+            buf.put_slice(&self.raw[..n]);
+            self.raw.advance(n);
+            self.passthrough -= n;
+            if self.passthrough == 0 {
+                self.frame();
+            }
+            served |= n > 0;
+        }
+        served
     }
 
     /// One untyped start-up-phase message; `Ok(false)` if it is not complete yet.
@@ -432,10 +451,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
-            if !this.ready.is_empty() {
-                let n = this.ready.len().min(buf.remaining());
-                buf.put_slice(&this.ready[..n]);
-                this.ready.advance(n);
+            if this.serve(buf) {
                 return Poll::Ready(Ok(()));
             }
             if let Some(reject) = this.failed.take() {
@@ -513,6 +529,23 @@ mod tests {
         g
     }
 
+    /// What the guard lets through, read as pgwire's codec reads it, at most `chunk` bytes
+    /// a call, and the error that ends it (`None`: the end of the stream).
+    fn read_all(g: &mut Guarded<&'static [u8]>, chunk: usize) -> (Vec<u8>, Option<io::Error>) {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut out = Vec::new();
+        loop {
+            let mut space = vec![0u8; chunk];
+            let mut rb = ReadBuf::new(&mut space);
+            match Pin::new(&mut *g).poll_read(&mut cx, &mut rb) {
+                Poll::Ready(Ok(())) if rb.filled().is_empty() => return (out, None),
+                Poll::Ready(Ok(())) => out.extend_from_slice(rb.filled()),
+                Poll::Ready(Err(e)) => return (out, Some(e)),
+                Poll::Pending => unreachable!("a slice never blocks"),
+            }
+        }
+    }
+
     #[test]
     fn well_formed_messages_pass_whole() {
         let mut bytes = typed(b'Q', b"SELECT 1\0");
@@ -524,9 +557,35 @@ mod tests {
         bytes.extend(typed(b'E', b"\0\0\0\0\0"));
         bytes.extend(typed(b'S', b""));
         bytes.extend(typed(b'd', b"any\0bytes"));
-        let g = guard_of(&bytes);
+        let mut g = guard_of(&bytes);
         assert!(g.failed.is_none(), "{:?}", g.failed);
-        assert_eq!(&g.ready[..], &bytes[..]);
+        let (read, end) = read_all(&mut g, 4096);
+        assert!(end.is_none(), "{end:?}");
+        assert_eq!(read, bytes);
+    }
+
+    #[test]
+    fn copy_data_passes_through_in_pieces_and_a_bad_message_after_it_is_refused() {
+        // The body is handed on from the socket's buffer in reads smaller than it; the
+        // messages after it are framed and checked as before.
+        let body: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        let mut bytes = typed(b'd', &body);
+        bytes.extend(typed(b'd', b"2001-01-01 00:00:00,1\n"));
+        bytes.extend(typed(b'c', b""));
+        let mut g = guard_of(&bytes);
+        let (read, end) = read_all(&mut g, 7);
+        assert!(end.is_none(), "{end:?}");
+        assert_eq!(read, bytes);
+
+        let mut good = typed(b'd', &body);
+        good.extend(typed(b'S', b""));
+        let mut bytes = good.clone();
+        bytes.extend(typed(b'S', b"x"));
+        let mut g = guard_of(&bytes);
+        let (read, end) = read_all(&mut g, 64);
+        assert_eq!(read, good);
+        let end = end.expect("refused");
+        assert_eq!(reject_of(&end).expect("a reject").code, "08P01");
     }
 
     #[test]

@@ -646,8 +646,9 @@ impl Session {
         if self.tx == TxStatus::Failed
             && !matches!(
                 plan,
-                Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
-                    | Plan::Savepoint(SavepointOp::RollbackTo(_))
+                Plan::Transaction(
+                    TransactionOp::Commit | TransactionOp::Rollback | TransactionOp::Chain { .. }
+                ) | Plan::Savepoint(SavepointOp::RollbackTo(_))
             )
         {
             return Err(Error::InFailedTransaction);
@@ -807,8 +808,11 @@ impl Session {
     /// BEGIN, COMMIT or ROLLBACK; a COMMIT of a block also drops the streams its DROP
     /// STREAMs deferred, and a block's end forgets them either way.
     async fn transaction_with_drops(&mut self, op: TransactionOp) -> Result<Outcome> {
-        let commits = op == TransactionOp::Commit && self.tx == TxStatus::InBlock;
-        let ends = matches!(op, TransactionOp::Commit | TransactionOp::Rollback);
+        let commits = matches!(
+            op,
+            TransactionOp::Commit | TransactionOp::Chain { commit: true }
+        ) && self.tx == TxStatus::InBlock;
+        let ends = !matches!(op, TransactionOp::Begin { .. });
         let drops = if ends {
             std::mem::take(&mut self.pending_stream_drops)
         } else {
@@ -1311,43 +1315,67 @@ impl Session {
     }
 
     fn transaction(&mut self, op: TransactionOp) -> Result<Outcome> {
-        let notice = |tag: &str, text: &str| Outcome::Rows {
+        let warning = |tag: &str, sqlstate: &'static str, text: &str| Outcome::Rows {
             columns: vec![],
             rows: vec![],
             tag: tag.into(),
-            notices: vec![text.into()],
+            notices: vec![Notice::warning(sqlstate, text)],
         };
         match op {
-            TransactionOp::Begin { read_only } => Ok(if self.tx == TxStatus::Idle {
-                self.tx = TxStatus::InBlock;
-                self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
-                Outcome::Command("BEGIN".into())
-            } else {
-                notice("BEGIN", "there is already a transaction in progress")
-            }),
+            TransactionOp::Begin { read_only, start } => {
+                let tag = if start { "START TRANSACTION" } else { "BEGIN" };
+                Ok(if self.tx == TxStatus::Idle {
+                    self.tx = TxStatus::InBlock;
+                    self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
+                    Outcome::Command(tag.into())
+                } else {
+                    warning(tag, "25001", "there is already a transaction in progress")
+                })
+            }
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
-                self.tx = TxStatus::Idle;
-                self.tx_read_only = false;
-                let committed = op == TransactionOp::Commit && was != TxStatus::Failed;
-                // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
-                self.cursors.retain(|_, c| committed && c.hold);
-                self.savepoints.clear();
-                self.release_xact_locks();
-                let ops = std::mem::take(&mut self.pending_listen);
-                let notifications = std::mem::take(&mut self.pending_notify);
-                if committed {
-                    ops.into_iter().for_each(|op| self.apply_listen(op));
-                    self.engine.notifier.deliver(&coord::fold(notifications))?;
-                }
-                let tag = if committed { "COMMIT" } else { "ROLLBACK" };
+                let tag = self.end_block(op == TransactionOp::Commit)?;
                 Ok(if was == TxStatus::Idle {
-                    notice(tag, "there is no transaction in progress")
+                    warning(tag, "25P01", "there is no transaction in progress")
                 } else {
                     Outcome::Command(tag.into())
                 })
             }
+            TransactionOp::Chain { commit } => {
+                if self.tx == TxStatus::Idle {
+                    let word = if commit { "COMMIT" } else { "ROLLBACK" };
+                    return Err(Error::NoActiveTransaction(format!(
+                        "{word} AND CHAIN can only be used in transaction blocks"
+                    )));
+                }
+                let read_only = self.tx_read_only;
+                let tag = self.end_block(commit)?;
+                // The new block keeps the ended one's characteristics, as in PostgreSQL.
+                self.tx = TxStatus::InBlock;
+                self.tx_read_only = read_only;
+                Ok(Outcome::Command(tag.into()))
+            }
         }
+    }
+
+    /// End the transaction block (or nothing, outside one): COMMIT when `commit` and the
+    /// block has not failed, else ROLLBACK; answers the command tag that says which.
+    fn end_block(&mut self, commit: bool) -> Result<&'static str> {
+        let was = self.tx;
+        self.tx = TxStatus::Idle;
+        self.tx_read_only = false;
+        let committed = commit && was != TxStatus::Failed;
+        // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
+        self.cursors.retain(|_, c| committed && c.hold);
+        self.savepoints.clear();
+        self.release_xact_locks();
+        let ops = std::mem::take(&mut self.pending_listen);
+        let notifications = std::mem::take(&mut self.pending_notify);
+        if committed {
+            ops.into_iter().for_each(|op| self.apply_listen(op));
+            self.engine.notifier.deliver(&coord::fold(notifications))?;
+        }
+        Ok(if committed { "COMMIT" } else { "ROLLBACK" })
     }
 
     /// SAVEPOINT, RELEASE and ROLLBACK TO. Errors: 25P01 outside a transaction block, 3B001

@@ -1826,12 +1826,14 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
             // and it satisfies all of them for streams. READ ONLY is kept.
             return Ok(Stmt::Transaction(TransactionOp::Begin {
                 read_only: access_mode(t),
+                start: false,
             }));
         }
         "START" => {
             t.expect_word("TRANSACTION")?;
             return Ok(Stmt::Transaction(TransactionOp::Begin {
                 read_only: access_mode(t),
+                start: true,
             }));
         }
         "COMMIT" | "END" => TransactionOp::Commit,
@@ -1844,11 +1846,16 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         t.expect_end()?;
         return Ok(Stmt::Savepoint(SavepointOp::RollbackTo(name)));
     }
+    let mut chain = false;
     if t.eat_word("AND") {
-        let _ = t.eat_word("NO");
+        chain = !t.eat_word("NO");
         t.expect_word("CHAIN")?;
     }
     t.expect_end()?;
+    if chain {
+        let commit = op == TransactionOp::Commit;
+        return Ok(Stmt::Transaction(TransactionOp::Chain { commit }));
+    }
     Ok(Stmt::Transaction(op))
 }
 
@@ -2479,31 +2486,51 @@ mod tests {
         assert!(matches!(one("CLOSE ALL").stmt, Stmt::Close(None)));
         assert!(matches!(one("close \"C\"").stmt, Stmt::Close(Some(ref c)) if c == "C"));
         for (sql, op) in [
-            ("BEGIN", TransactionOp::Begin { read_only: None }),
+            (
+                "BEGIN",
+                TransactionOp::Begin {
+                    read_only: None,
+                    start: false,
+                },
+            ),
             (
                 "begin transaction isolation level read committed",
-                TransactionOp::Begin { read_only: None },
+                TransactionOp::Begin {
+                    read_only: None,
+                    start: false,
+                },
             ),
             (
                 "BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY",
                 TransactionOp::Begin {
                     read_only: Some(true),
+                    start: false,
                 },
             ),
             (
                 "START TRANSACTION READ WRITE",
                 TransactionOp::Begin {
                     read_only: Some(false),
+                    start: true,
                 },
             ),
             (
                 "START TRANSACTION",
-                TransactionOp::Begin { read_only: None },
+                TransactionOp::Begin {
+                    read_only: None,
+                    start: true,
+                },
             ),
             ("COMMIT", TransactionOp::Commit),
             ("END", TransactionOp::Commit),
             ("ROLLBACK", TransactionOp::Rollback),
             ("ABORT", TransactionOp::Rollback),
+            ("COMMIT AND NO CHAIN", TransactionOp::Commit),
+            ("COMMIT AND CHAIN", TransactionOp::Chain { commit: true }),
+            (
+                "ABORT WORK AND CHAIN",
+                TransactionOp::Chain { commit: false },
+            ),
         ] {
             assert!(
                 matches!(one(sql).stmt, Stmt::Transaction(o) if o == op),

@@ -728,11 +728,19 @@ pub enum TransactionOp {
     Begin {
         /// The access mode written, if any.
         read_only: Option<bool>,
+        /// Written `START TRANSACTION`, whose command tag is `START TRANSACTION`, not `BEGIN`.
+        start: bool,
     },
     /// COMMIT / END.
     Commit,
     /// ROLLBACK / ABORT.
     Rollback,
+    /// `COMMIT AND CHAIN` (`commit`) or `ROLLBACK AND CHAIN`: end the block and begin a
+    /// new one with the same access mode; 25P01 outside a transaction block.
+    Chain {
+        /// COMMIT (a failed block is rolled back all the same), else ROLLBACK.
+        commit: bool,
+    },
 }
 
 /// A SELECT.

@@ -239,7 +239,10 @@ fn drop_stream_and_utilities() {
     ));
     assert_eq!(
         plan("BEGIN").unwrap(),
-        Plan::Transaction(TransactionOp::Begin { read_only: None })
+        Plan::Transaction(TransactionOp::Begin {
+            read_only: None,
+            start: false
+        })
     );
     assert_eq!(
         plan("SHOW server_version").unwrap(),

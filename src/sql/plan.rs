@@ -557,8 +557,13 @@ pub(crate) enum OnConflict {
     /// 23505, and nothing of the statement is inserted.
     #[default]
     Error,
-    /// `ON CONFLICT DO NOTHING`: the row is skipped.
-    DoNothing,
+    /// `ON CONFLICT [(cols)] DO NOTHING`: the row is skipped when it clashes on the arbiter
+    /// key (`key_columns`, as the table's key definition gives them), or on any key without
+    /// a target; a clash on another key is still 23505.
+    DoNothing {
+        /// The arbiter key's columns, `None` for every key.
+        key_columns: Option<Vec<usize>>,
+    },
     /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the held row whose key on
     /// `key_columns` equals the new row's is updated instead.
     DoUpdate {

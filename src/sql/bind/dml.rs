@@ -13,6 +13,50 @@ pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> 
         .unwrap_or(Expr::Literal(Value::Null))
 }
 
+/// The arbiter key an ON CONFLICT target names (`ON CONFLICT (cols)`), as the table's key
+/// definition gives its columns; `None` without a target. A target's `WHERE` (which picks
+/// among partial unique indexes in PostgreSQL) is satisfied by any key, tables having no
+/// partial ones. Errors: 42703 for a column the table lacks, 42P10 when no PRIMARY KEY or
+/// UNIQUE key has exactly those columns, 0A000 for `ON CONSTRAINT name`.
+fn conflict_key(
+    info: &TableInfo,
+    target: Option<&ast::ConflictTarget>,
+) -> Result<Option<Vec<usize>>> {
+    let columns = match target {
+        None => return Ok(None),
+        Some(ast::ConflictTarget::Columns { columns, .. }) => columns,
+        Some(_) => {
+            return Err(unsupported(
+                "ON CONFLICT takes a target of key columns only: ON CONFLICT (col, ...)",
+            ))
+        }
+    };
+    let mut sorted = Vec::new();
+    for c in columns {
+        let n = ident_name(c);
+        let i = info
+            .columns
+            .iter()
+            .position(|x| x.name == n)
+            .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
+        sorted.push(i);
+    }
+    sorted.sort_unstable();
+    sorted.dedup();
+    let key = info.keys.iter().find(|k| {
+        let mut k = (*k).clone();
+        k.sort_unstable();
+        k == sorted
+    });
+    match key {
+        Some(k) => Ok(Some(k.clone())),
+        None => Err(Error::InvalidColumnReference(
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                .into(),
+        )),
+    }
+}
+
 impl Binder<'_> {
     /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the arbiter key and the
     /// assignments over the held row followed by the proposed one (`EXCLUDED`).
@@ -23,35 +67,9 @@ impl Binder<'_> {
         target: Option<&ast::ConflictTarget>,
         du: &ast::DoUpdate,
     ) -> Result<OnConflict> {
-        let Some(ast::ConflictTarget::Columns {
-            columns,
-            predicate: None,
-        }) = target
-        else {
+        let Some(key) = conflict_key(info, target)? else {
             return Err(Error::Syntax(
                 "ON CONFLICT DO UPDATE requires inference specification or constraint name: name the key's columns, ON CONFLICT (col, ...)".into(),
-            ));
-        };
-        let mut key_columns = Vec::new();
-        for c in columns {
-            let n = ident_name(c);
-            let i = info
-                .columns
-                .iter()
-                .position(|x| x.name == n)
-                .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
-            key_columns.push(i);
-        }
-        let mut sorted = key_columns.clone();
-        sorted.sort_unstable();
-        let Some(key) = info.keys.iter().find(|k| {
-            let mut k = (*k).clone();
-            k.sort_unstable();
-            k == sorted
-        }) else {
-            return Err(Error::InvalidColumnReference(
-                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
-                    .into(),
             ));
         };
         let n = info.columns.len();
@@ -68,7 +86,7 @@ impl Binder<'_> {
         let assignments = self.bind_assignments(table, &info.columns, &du.assignments, &scope)?;
         let filter = self.dml_filter(du.selection.as_ref(), &scope)?;
         Ok(OnConflict::DoUpdate {
-            key_columns: key.clone(),
+            key_columns: key,
             assignments,
             filter,
         })
@@ -267,11 +285,13 @@ impl Binder<'_> {
             }
             (
                 Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    conflict_target,
                     action: ast::OnConflictAction::DoNothing,
-                    ..
                 })),
-                Some(_),
-            ) => OnConflict::DoNothing,
+                Some(info),
+            ) => OnConflict::DoNothing {
+                key_columns: conflict_key(info, conflict_target.as_ref())?,
+            },
             (
                 Some(ast::OnInsert::OnConflict(ast::OnConflict {
                     conflict_target,

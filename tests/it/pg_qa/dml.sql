@@ -1,0 +1,35 @@
+-- INSERT, UPDATE and DELETE with RETURNING, defaults, ON CONFLICT and the tags.
+CREATE TABLE qa_dml (id integer PRIMARY KEY, name text NOT NULL, v varchar(3),
+                     n numeric(5,2) DEFAULT 1.5, ts timestamptz DEFAULT '2001-01-01 00:00+00');
+INSERT INTO qa_dml VALUES (1, 'a', 'xy', 2.345) RETURNING *;
+INSERT INTO qa_dml (id, name) VALUES (2, 'b') RETURNING id, n, ts, n * 2;
+INSERT INTO qa_dml (name, id) VALUES ('c', 3), ('d', 4);
+INSERT INTO qa_dml VALUES (5, 'e', DEFAULT, DEFAULT, NULL) RETURNING n, ts IS NULL AS ts_null;
+INSERT INTO qa_dml VALUES ('6', 'f') RETURNING id;
+INSERT INTO qa_dml VALUES (7.5, 'g') RETURNING id;
+INSERT INTO qa_dml VALUES (9, 'x', 'abc   ') RETURNING v, length(v);
+INSERT INTO qa_dml VALUES (1, 'dup') ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO qa_dml VALUES (1, 'dup') ON CONFLICT (id) DO NOTHING;
+INSERT INTO qa_dml VALUES (1, 'new') ON CONFLICT (id) DO UPDATE SET name = excluded.name || qa_dml.name RETURNING id, name;
+INSERT INTO qa_dml VALUES (1, 'newer') ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE qa_dml.name = 'zzz' RETURNING *;
+INSERT INTO qa_dml VALUES (1, 'w') ON CONFLICT (id) WHERE id > 0 DO UPDATE SET n = 7.777 RETURNING n;
+INSERT INTO qa_dml VALUES (12, 'a'), (12, 'b') ON CONFLICT (id) DO UPDATE SET name = 'c';
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (name) DO NOTHING;
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (name) DO UPDATE SET v = 'q';
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (nosuch) DO NOTHING;
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT DO UPDATE SET v = 'q';
+UPDATE qa_dml SET n = n * 10 WHERE id = 1 RETURNING id, n;
+UPDATE qa_dml SET n = 2.345 WHERE id = 2 RETURNING n;
+UPDATE qa_dml SET n = DEFAULT WHERE id = 1 RETURNING n;
+UPDATE qa_dml SET v = v || '!' WHERE id = 1 RETURNING v;
+UPDATE qa_dml SET name = upper(name) WHERE id > 100;
+UPDATE qa_dml SET id = id + 100 WHERE id >= 3 RETURNING id;
+SELECT id, name, v, n, ts FROM qa_dml ORDER BY id;
+DELETE FROM qa_dml WHERE id > 103 RETURNING id, name;
+DELETE FROM qa_dml WHERE false;
+SELECT count(*) FROM qa_dml;
+TRUNCATE qa_dml;
+SELECT count(*) FROM qa_dml;
+DROP TABLE qa_dml;
+DROP TABLE qa_dml;
+DROP TABLE IF EXISTS qa_dml;

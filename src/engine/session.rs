@@ -704,7 +704,14 @@ impl Session {
             Plan::Truncate { names } => self.tables().truncate(names).await,
             Plan::Update(u) => self.tables().update_table(u, params).await,
             Plan::Delete(d) => self.tables().delete_table(d, params).await,
-            Plan::Insert(i) if i.table => self.tables().insert_table(i, params).await,
+            Plan::Insert(mut i) if i.table => {
+                // INSERT ... SELECT: the query's rows first, then the all-or-nothing insert.
+                let selected = match i.select.take() {
+                    Some(q) => Some(self.finite(&q, params).await?.1),
+                    None => None,
+                };
+                self.tables().insert_table(i, params, selected).await
+            }
             Plan::AlterStreamRetention { name, retention_us } => {
                 self.alter_retention(&name, retention_us).await
             }

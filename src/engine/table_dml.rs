@@ -217,16 +217,30 @@ impl TableDml<'_> {
     }
 
     /// INSERT into a table: every row is evaluated, then inserted at once (all or none).
-    pub(super) async fn insert_table(&self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
+    /// `selected` holds the rows of INSERT ... SELECT, each filling the plan's one row of
+    /// expressions over it.
+    pub(super) async fn insert_table(
+        &self,
+        ins: sql::Insert,
+        params: &[Value],
+        selected: Option<Vec<Vec<Value>>>,
+    ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&ins.stream)?;
         let ncols = table.columns.len();
-        let mut rows = Vec::with_capacity(ins.rows.len());
-        for exprs in &ins.rows {
-            let mut row = vec![Value::Null; ncols];
-            for (e, &c) in exprs.iter().zip(&ins.target_columns) {
-                row[c] = self.eval_over(e, &[], params)?;
+        let no_input: [Vec<Value>; 1] = [Vec::new()];
+        let (templates, inputs): (&[Vec<Expr>], &[Vec<Value>]) = match &selected {
+            Some(src) => (&ins.rows[..1], src),
+            None => (&ins.rows, &no_input),
+        };
+        let mut rows = Vec::with_capacity(templates.len() * inputs.len());
+        for input in inputs {
+            for exprs in templates {
+                let mut row = vec![Value::Null; ncols];
+                for (e, &c) in exprs.iter().zip(&ins.target_columns) {
+                    row[c] = self.eval_over(e, input, params)?;
+                }
+                rows.push(row);
             }
-            rows.push(row);
         }
         self.settle_readers(&table.name).await;
         let keep = ins.returning.is_some();

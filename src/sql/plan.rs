@@ -592,8 +592,11 @@ pub struct Insert {
     /// For each value position, the stream column it fills; columns not named get NULL.
     pub(crate) target_columns: Vec<usize>,
     /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and
-    /// already cast to its target column's type.
+    /// already cast to its target column's type. With [`Insert::select`], one row over the
+    /// SELECT's result row, evaluated for each of its rows.
     pub(crate) rows: Vec<Vec<Expr>>,
+    /// `INSERT ... SELECT` (tables only): the finite query whose rows are inserted.
+    pub(crate) select: Option<Box<Query>>,
     /// Types of `$1..$n` as inferred from the target columns.
     pub(crate) param_types: Vec<DataType>,
 }

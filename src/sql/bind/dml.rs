@@ -328,23 +328,31 @@ impl Binder<'_> {
         let Some(source) = &ins.source else {
             return Err(unsupported("INSERT ... DEFAULT VALUES is not supported"));
         };
-        let ast::SetExpr::Values(values) = &*source.body else {
-            return Err(unsupported(
-                "INSERT ... SELECT is not supported; use INSERT ... VALUES or COPY",
-            ));
+        // Without a column list a table's row may be short: the rest take defaults.
+        let short_ok = defaults.is_some() && ins.columns.is_empty();
+        let (values, select) = match &*source.body {
+            ast::SetExpr::Values(values) => (&values.rows[..], None),
+            _ if table.is_none() => return Err(unsupported(
+                "INSERT ... SELECT into a stream is not supported; use INSERT ... VALUES or COPY",
+            )),
+            _ => {
+                let (row, q) = self.insert_select(source, &columns, &target_columns, short_ok)?;
+                (&[][..], Some((row, q)))
+            }
         };
         let scope = Scope::default();
         self.clause = "VALUES";
-        let mut rows = Vec::with_capacity(values.rows.len());
-        for row in &values.rows {
+        let mut rows = Vec::with_capacity(values.len());
+        if let Some((row, _)) = &select {
+            rows.push(row.clone());
+        }
+        for row in values {
             let row = &row.content;
             if row.len() > target_columns.len() {
                 return Err(Error::Syntax(
                     "INSERT has more expressions than target columns".into(),
                 ));
             }
-            // Without a column list a table's row may be short: the rest take defaults.
-            let short_ok = defaults.is_some() && ins.columns.is_empty();
             if row.len() < target_columns.len() && !short_ok {
                 return Err(Error::Syntax(
                     "INSERT has more target columns than expressions".into(),
@@ -389,6 +397,18 @@ impl Binder<'_> {
                 self.returning(Some(list), &scope)?
             }
         };
+        let mut param_types = self.finish_params();
+        let select = select.map(|(_, q)| {
+            // The SELECT's parameters are typed by its own binding where INSERT left them open.
+            for (i, t) in q.param_types.iter().enumerate() {
+                match param_types.get_mut(i) {
+                    Some(p) if self.params[i].is_none() => *p = *t,
+                    Some(_) => {}
+                    None => param_types.push(*t),
+                }
+            }
+            q
+        });
         Ok(Plan::Insert(Insert {
             stream,
             table: table.is_some(),
@@ -396,8 +416,79 @@ impl Binder<'_> {
             returning,
             target_columns,
             rows,
-            param_types: self.finish_params(),
+            select,
+            param_types,
         }))
+    }
+
+    /// A select-list item that is a bare parameter of no declared type (`SELECT $1, $2`)
+    /// takes its target column's type, as PostgreSQL infers it for INSERT ... SELECT.
+    fn type_bare_params(
+        &mut self,
+        source: &ast::Query,
+        columns: &[Column],
+        target_columns: &[usize],
+    ) -> Result<()> {
+        let ast::SetExpr::Select(select) = &*source.body else {
+            return Ok(());
+        };
+        for (item, &col) in select.projection.iter().zip(target_columns) {
+            let (ast::SelectItem::UnnamedExpr(ast::Expr::Value(v))
+            | ast::SelectItem::ExprWithAlias {
+                expr: ast::Expr::Value(v),
+                ..
+            }) = item
+            else {
+                continue;
+            };
+            let ast::Value::Placeholder(p) = &v.value else {
+                continue;
+            };
+            let i = crate::sql::placeholder_index(p)?;
+            if self.params.len() <= i {
+                self.params.resize(i + 1, None);
+            }
+            self.params[i].get_or_insert(columns[col].data_type);
+        }
+        Ok(())
+    }
+
+    /// `INSERT INTO table [(cols)] SELECT ...`: the SELECT, bound as a finite query, and one
+    /// row of expressions over its result row (`Expr::Column(i)` assigned to the target
+    /// column's type), which each result row fills. Errors: 0A000 for a SELECT that reads a
+    /// stream, 42601 for more (or, with a column list, fewer) result columns than targets,
+    /// 42804 for a result column that does not assign to its target's type.
+    fn insert_select(
+        &mut self,
+        source: &ast::Query,
+        columns: &[Column],
+        target_columns: &[usize],
+        short_ok: bool,
+    ) -> Result<(Vec<Expr>, Box<Query>)> {
+        self.type_bare_params(source, columns, target_columns)?;
+        let q = self.query(source, &source.to_string())?;
+        if q.is_continuous() {
+            return Err(unsupported(
+                "INSERT ... SELECT from a stream is not supported: a continuous query has no end",
+            ));
+        }
+        if q.columns.len() > target_columns.len() {
+            return Err(Error::Syntax(
+                "INSERT has more expressions than target columns".into(),
+            ));
+        }
+        if q.columns.len() < target_columns.len() && !short_ok {
+            return Err(Error::Syntax(
+                "INSERT has more target columns than expressions".into(),
+            ));
+        }
+        self.clause = "INSERT";
+        let mut row = Vec::with_capacity(q.columns.len());
+        for (i, (c, &col)) in q.columns.iter().zip(target_columns).enumerate() {
+            let b = Bound::new(Expr::Column(i), c.data_type);
+            row.push(self.assign(b, columns[col].data_type, &columns[col].name)?);
+        }
+        Ok((row, Box::new(q)))
     }
 
     /// Cast for storing into a column of type `ty` (PostgreSQL's assignment rules): unknown

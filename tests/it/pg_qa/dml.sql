@@ -33,3 +33,29 @@ SELECT count(*) FROM qa_dml;
 DROP TABLE qa_dml;
 DROP TABLE qa_dml;
 DROP TABLE IF EXISTS qa_dml;
+-- INSERT ... SELECT: from a table, a join, an aggregate, a set-returning function, the
+-- target itself; with defaults, ON CONFLICT, RETURNING and the errors of its columns.
+CREATE TABLE qa_src (id integer, t text, n numeric);
+INSERT INTO qa_src VALUES (1, 'a', 1.25), (2, NULL, 2.5), (3, 'c', NULL);
+CREATE TABLE qa_ins (id integer PRIMARY KEY, name text NOT NULL DEFAULT 'dflt',
+                     n numeric(5,1), ts timestamptz DEFAULT '2001-01-01 00:00+00');
+INSERT INTO qa_ins SELECT id, t FROM qa_src WHERE t IS NOT NULL ORDER BY id RETURNING id, name, n;
+INSERT INTO qa_ins (id, n) SELECT id + 100, n FROM qa_src ORDER BY id RETURNING *;
+INSERT INTO qa_ins (id) SELECT g FROM generate_series(1000, 1002) AS g;
+INSERT INTO qa_ins SELECT 2000;
+INSERT INTO qa_ins (id, name) SELECT 3000;
+INSERT INTO qa_ins SELECT 1, 'x', 1, now(), 5;
+INSERT INTO qa_ins SELECT id FROM qa_src;
+INSERT INTO qa_ins (id, name) SELECT id + 200, NULL FROM qa_src;
+INSERT INTO qa_ins (id, name) SELECT id, 'again' FROM qa_src ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO qa_ins (id, name) SELECT id, 'up' FROM qa_src ON CONFLICT (id) DO UPDATE SET name = qa_ins.name || excluded.name RETURNING id, name;
+INSERT INTO qa_ins (id, name) SELECT a.id + 600, b.t FROM qa_src AS a JOIN qa_src AS b ON a.id = b.id WHERE b.t IS NOT NULL ORDER BY 1 RETURNING id, name;
+INSERT INTO qa_ins (id, name) SELECT count(*) + 10000, string_agg(t, ',' ORDER BY id) FROM qa_src RETURNING id, name;
+INSERT INTO qa_ins (id) SELECT max(id) + 1 FROM qa_ins RETURNING id;
+INSERT INTO qa_ins (id, n) SELECT 700, 12345.6;
+INSERT INTO qa_ins (id, name) SELECT 800, 1.5;
+INSERT INTO qa_ins SELECT * FROM qa_ins WHERE id = 1;
+INSERT INTO qa_ins (id, nosuch) SELECT 1, 2;
+INSERT INTO qa_ins SELECT nosuch FROM qa_src;
+SELECT id, name, n, ts FROM qa_ins ORDER BY id;
+DROP TABLE qa_ins, qa_src;

@@ -862,6 +862,13 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d), mode() WITHIN GROUP (ORDER BY k) FROM ta",
         "SELECT corr(d, k), bit_and(k), bit_or(k) FROM ta",
         "SELECT '2001-01-01 10:00 PST'::timestamptz, '2001-01-01 10:00 Europe/Paris'::timestamptz",
+        "SELECT '2001-07-01 10:00 PDT'::timestamptz, '2001-01-01 10:00 EST'::timestamptz, '2001-01-01 10:00 CET'::timestamptz, '2001-07-01 10:00 CEST'::timestamptz, '2001-01-01 10:00 JST'::timestamptz, '2001-01-01 10:00 MSK'::timestamptz",
+        "SELECT '2001-07-01 10:00 europe/paris'::timestamptz, '2001-07-01 10:00 America/New_York'::timestamptz, '2001-03-11 02:30 America/New_York'::timestamptz, '2001-01-01 10:00 America/Port-au-Prince'::timestamptz, '2001-01-01 10:00 EST5EDT'::timestamptz",
+        "SELECT '2001-01-01T10:00:00Z'::timestamptz, '2001-01-01 10:00 zulu'::timestamptz, '2001-01-01 10:00 UTC+3'::timestamptz, '2001-01-01 10:00 GMT-3'::timestamptz, '2001-01-01 10:00-0530'::timestamptz",
+        "SELECT '2001-01-01 10:00 PST'::timestamp, '2001-01-01 10:00 Europe/Paris'::timestamp, '2001-01-01 Europe/Paris'::date, '2001-01-01 10:00 AD PST'::timestamptz, '2001-01-01 Asia/Kolkata'::timestamptz",
+        "SELECT '2001-01-01 10:00 Nowhere/Land'::timestamptz",
+        "SELECT '2001-01-01 10:00 XYZ'::timestamptz",
+        "SELECT id, ts::text || ' Europe/Paris', (ts::text || ' Europe/Paris')::timestamptz, (ts::text || ' PST')::timestamptz FROM ta ORDER BY id",
         "SELECT 'abc' COLLATE \"C\" < 'abd', 'a' < 'B', 'Z' < 'a', 'é' > 'f', '' < ' '",
     ] {
         out.push(q.to_string());

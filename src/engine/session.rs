@@ -102,6 +102,12 @@ enum ListenOp {
     Unlisten(Option<String>),
 }
 
+/// The session's settings at one moment, to put back at a transaction block's end.
+struct SettingsSnapshot {
+    settings: HashMap<String, String>,
+    zone: crate::tz::Zone,
+}
+
 /// A client's session.
 pub struct Session {
     pub(crate) engine: Arc<Engine>,
@@ -112,6 +118,12 @@ pub struct Session {
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
     pub(crate) settings: HashMap<String, String>,
+    /// The settings as the open transaction block found them, which ROLLBACK restores
+    /// (a SET in a block that does not commit is undone, as in PostgreSQL).
+    block_settings: Option<SettingsSnapshot>,
+    /// The settings before the block's first SET LOCAL, and the names SET LOCAL set since
+    /// (a later plain SET of a name keeps it): COMMIT restores those names from it.
+    local_settings: Option<(SettingsSnapshot, HashSet<String>)>,
     pub(crate) user: String,
     database: String,
     /// What this session's user is when it is no role: a superuser when it connected by
@@ -290,6 +302,8 @@ impl Session {
             tx_read_only: false,
             cursors: HashMap::new(),
             settings,
+            block_settings: None,
+            local_settings: None,
             user: "tcq".into(),
             database: "tcq".into(),
             implicit_superuser: true,
@@ -407,6 +421,66 @@ impl Session {
     /// last call: `(name as PostgreSQL reports it, value)`.
     pub(crate) fn take_reported_settings(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.reported)
+    }
+
+    /// `SET [LOCAL] name = value` as a statement: [`Session::set_setting`], remembered so
+    /// that the block's end undoes it as PostgreSQL does (ROLLBACK every SET of the block,
+    /// COMMIT the SET LOCALs). SET LOCAL outside a block is a WARNING (25P01) and changes
+    /// nothing.
+    fn set_in_block(
+        &mut self,
+        name: String,
+        value: Option<String>,
+        local: bool,
+    ) -> Result<Outcome> {
+        if local && self.tx == TxStatus::Idle {
+            return Ok(Outcome::Rows {
+                columns: vec![],
+                rows: vec![],
+                tag: "SET".into(),
+                notices: vec![Notice::warning(
+                    "25P01",
+                    "SET LOCAL can only be used in transaction blocks",
+                )],
+            });
+        }
+        if local && self.local_settings.is_none() {
+            self.local_settings = Some((self.settings_snapshot(), HashSet::new()));
+        }
+        let outcome = self.set_setting(name.clone(), value)?;
+        if let Some((_, names)) = &mut self.local_settings {
+            if local {
+                names.insert(name);
+            } else {
+                names.remove(&name);
+            }
+        }
+        Ok(outcome)
+    }
+
+    fn settings_snapshot(&self) -> SettingsSnapshot {
+        SettingsSnapshot {
+            settings: self.settings.clone(),
+            zone: self.zone.read().clone(),
+        }
+    }
+
+    /// Put the settings back as `snap` has them: all of them, or only `names`.
+    fn restore_settings(&mut self, snap: SettingsSnapshot, names: Option<&HashSet<String>>) {
+        if names.is_none_or(|n| n.contains("timezone")) {
+            self.set_zone(snap.zone);
+        }
+        match names {
+            None => self.settings = snap.settings,
+            Some(names) => {
+                for n in names {
+                    match snap.settings.get(n) {
+                        Some(v) => self.settings.insert(n.clone(), v.clone()),
+                        None => self.settings.remove(n),
+                    };
+                }
+            }
+        }
     }
 
     fn set_zone(&mut self, zone: crate::tz::Zone) {
@@ -773,7 +847,7 @@ impl Session {
             Plan::SessionCall {
                 func, args, column, ..
             } => self.session_call(func, &args, column, params).await,
-            Plan::Set { name, value } => self.set_setting(name, value),
+            Plan::Set { name, value, local } => self.set_in_block(name, value, local),
             Plan::Show { name } => self.show(&name),
             Plan::CreateRole {
                 name,
@@ -1334,6 +1408,7 @@ impl Session {
                 Ok(if self.tx == TxStatus::Idle {
                     self.tx = TxStatus::InBlock;
                     self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
+                    self.block_settings = Some(self.settings_snapshot());
                     Outcome::Command(tag.into())
                 } else {
                     warning(tag, "25001", "there is already a transaction in progress")
@@ -1360,6 +1435,7 @@ impl Session {
                 // The new block keeps the ended one's characteristics, as in PostgreSQL.
                 self.tx = TxStatus::InBlock;
                 self.tx_read_only = read_only;
+                self.block_settings = Some(self.settings_snapshot());
                 Ok(Outcome::Command(tag.into()))
             }
         }
@@ -1372,6 +1448,12 @@ impl Session {
         self.tx = TxStatus::Idle;
         self.tx_read_only = false;
         let committed = commit && was != TxStatus::Failed;
+        let (block, local) = (self.block_settings.take(), self.local_settings.take());
+        match (committed, block, local) {
+            (false, Some(snap), _) => self.restore_settings(snap, None),
+            (true, _, Some((snap, names))) => self.restore_settings(snap, Some(&names)),
+            _ => {}
+        }
         // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
         self.cursors.retain(|_, c| committed && c.hold);
         self.savepoints.clear();

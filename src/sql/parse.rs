@@ -199,6 +199,8 @@ pub(crate) enum Stmt {
     Savepoint(SavepointOp),
     /// `SET` (`value` = `None` for RESET / DEFAULT).
     Set { name: String, value: Option<String> },
+    /// `SET LOCAL`: as [`Stmt::Set`], until the transaction block ends.
+    SetLocal { name: String, value: Option<String> },
     /// `SHOW`.
     Show(String),
     /// `DECLARE name CURSOR FOR <statement>`.
@@ -1908,7 +1910,15 @@ fn setting_value(t: &mut Toks) -> Result<Option<String>> {
 
 fn parse_set(t: &mut Toks) -> Result<Stmt> {
     t.expect_word("SET")?;
-    let _ = t.eat_word("SESSION") || t.eat_word("LOCAL");
+    let local = !t.eat_word("SESSION") && t.eat_word("LOCAL");
+    match parse_set_body(t)? {
+        Stmt::Set { name, value } if local => Ok(Stmt::SetLocal { name, value }),
+        stmt => Ok(stmt),
+    }
+}
+
+/// What follows `SET [SESSION | LOCAL]`.
+fn parse_set_body(t: &mut Toks) -> Result<Stmt> {
     // SET ROLE r and SET SESSION AUTHORIZATION r: PostgreSQL's own grammar, not `name TO`.
     let role = if t.eat_word("ROLE") {
         Some("role")

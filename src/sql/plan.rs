@@ -138,6 +138,8 @@ pub enum Plan {
         name: String,
         /// New value as text, `None` for RESET/DEFAULT.
         value: Option<String>,
+        /// `SET LOCAL`: the value lasts until the transaction block ends.
+        local: bool,
     },
     /// `SHOW name` / `SHOW ALL`.
     Show {

@@ -254,7 +254,16 @@ fn drop_stream_and_utilities() {
         plan("SET datestyle TO 'ISO, MDY'").unwrap(),
         Plan::Set {
             name: "datestyle".into(),
-            value: Some("ISO, MDY".into())
+            value: Some("ISO, MDY".into()),
+            local: false,
+        }
+    );
+    assert_eq!(
+        plan("SET LOCAL TIME ZONE 'Asia/Tokyo'").unwrap(),
+        Plan::Set {
+            name: "timezone".into(),
+            value: Some("Asia/Tokyo".into()),
+            local: true,
         }
     );
     assert_eq!(plan("CLOSE ALL").unwrap(), Plan::Close { cursor: None });

@@ -94,6 +94,8 @@ struct Savepoint {
     listen_ops: usize,
     xact_locks: usize,
     stream_drops: usize,
+    /// The settings when it was defined: ROLLBACK TO puts them back.
+    settings: SettingsSnapshot,
 }
 
 /// A LISTEN or UNLISTEN waiting for its transaction to commit.
@@ -103,6 +105,7 @@ enum ListenOp {
 }
 
 /// The session's settings at one moment, to put back at a transaction block's end.
+#[derive(Clone)]
 struct SettingsSnapshot {
     settings: HashMap<String, String>,
     zone: crate::tz::Zone,
@@ -1488,6 +1491,7 @@ impl Session {
                 listen_ops: self.pending_listen.len(),
                 stream_drops: self.pending_stream_drops.len(),
                 xact_locks: self.xact_locks.len(),
+                settings: self.settings_snapshot(),
             });
             return Ok(Outcome::Command("SAVEPOINT".into()));
         }
@@ -1502,6 +1506,9 @@ impl Session {
             return Ok(Outcome::Command("RELEASE".into()));
         }
         self.savepoints.truncate(i + 1);
+        // The SETs since the savepoint are undone, as PostgreSQL undoes them.
+        let snap = self.savepoints[i].settings.clone();
+        self.restore_settings(snap, None);
         let sp = &self.savepoints[i];
         self.cursors.retain(|n, _| sp.cursors.contains(n));
         self.pending_notify.truncate(sp.notifications);

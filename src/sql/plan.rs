@@ -513,6 +513,8 @@ pub struct TableInfo {
     pub(crate) defaults: Vec<Option<Expr>>,
     /// Its PRIMARY KEY and UNIQUE keys, as column indexes.
     pub(crate) keys: Vec<Vec<usize>>,
+    /// The constraint name of each key, in the order of `keys` (`t_pkey`, `t_a_key`).
+    pub(crate) key_names: Vec<String>,
 }
 
 /// `RETURNING ...` of INSERT, UPDATE or DELETE on a table.

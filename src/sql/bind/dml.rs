@@ -16,19 +16,25 @@ pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> 
 /// The arbiter key an ON CONFLICT target names (`ON CONFLICT (cols)`), as the table's key
 /// definition gives its columns; `None` without a target. A target's `WHERE` (which picks
 /// among partial unique indexes in PostgreSQL) is satisfied by any key, tables having no
-/// partial ones. Errors: 42703 for a column the table lacks, 42P10 when no PRIMARY KEY or
-/// UNIQUE key has exactly those columns, 0A000 for `ON CONSTRAINT name`.
+/// partial ones; `ON CONSTRAINT name` names the key by its constraint name. Errors: 42703
+/// for a column the table lacks, 42P10 when no PRIMARY KEY or UNIQUE key has exactly those
+/// columns, 42704 for a constraint the table does not have.
 fn conflict_key(
+    table: &str,
     info: &TableInfo,
     target: Option<&ast::ConflictTarget>,
 ) -> Result<Option<Vec<usize>>> {
     let columns = match target {
         None => return Ok(None),
         Some(ast::ConflictTarget::Columns { columns, .. }) => columns,
-        Some(_) => {
-            return Err(unsupported(
-                "ON CONFLICT takes a target of key columns only: ON CONFLICT (col, ...)",
-            ))
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let name = object_name(name)?;
+            return match info.key_names.iter().position(|k| *k == name) {
+                Some(i) => Ok(Some(info.keys[i].clone())),
+                None => Err(Error::UndefinedObject(format!(
+                    "constraint \"{name}\" for table \"{table}\" does not exist"
+                ))),
+            };
         }
     };
     let mut sorted = Vec::new();
@@ -67,7 +73,7 @@ impl Binder<'_> {
         target: Option<&ast::ConflictTarget>,
         du: &ast::DoUpdate,
     ) -> Result<OnConflict> {
-        let Some(key) = conflict_key(info, target)? else {
+        let Some(key) = conflict_key(table, info, target)? else {
             return Err(Error::Syntax(
                 "ON CONFLICT DO UPDATE requires inference specification or constraint name: name the key's columns, ON CONFLICT (col, ...)".into(),
             ));
@@ -290,7 +296,7 @@ impl Binder<'_> {
                 })),
                 Some(info),
             ) => OnConflict::DoNothing {
-                key_columns: conflict_key(info, conflict_target.as_ref())?,
+                key_columns: conflict_key(&stream, info, conflict_target.as_ref())?,
             },
             (
                 Some(ast::OnInsert::OnConflict(ast::OnConflict {

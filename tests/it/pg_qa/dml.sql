@@ -59,3 +59,14 @@ INSERT INTO qa_ins (id, nosuch) SELECT 1, 2;
 INSERT INTO qa_ins SELECT nosuch FROM qa_src;
 SELECT id, name, n, ts FROM qa_ins ORDER BY id;
 DROP TABLE qa_ins, qa_src;
+-- ON CONFLICT ON CONSTRAINT names the arbiter key by its constraint name.
+CREATE TABLE qa_oc (a integer PRIMARY KEY, b integer UNIQUE, c integer, d integer, UNIQUE (c, d));
+INSERT INTO qa_oc VALUES (1, 1, 1, 1);
+INSERT INTO qa_oc VALUES (1, 2, 2, 2) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO NOTHING;
+INSERT INTO qa_oc VALUES (1, 2, 2, 2) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO UPDATE SET c = 9 RETURNING *;
+INSERT INTO qa_oc VALUES (5, 1, 3, 3) ON CONFLICT ON CONSTRAINT qa_oc_b_key DO UPDATE SET d = excluded.d RETURNING *;
+INSERT INTO qa_oc VALUES (6, 6, 9, 3) ON CONFLICT ON CONSTRAINT qa_oc_c_d_key DO NOTHING;
+INSERT INTO qa_oc VALUES (6, 6, 6, 6) ON CONFLICT ON CONSTRAINT nosuch DO NOTHING;
+INSERT INTO qa_oc VALUES (7, 1, 7, 7) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO NOTHING;
+SELECT * FROM qa_oc ORDER BY a;
+DROP TABLE qa_oc;

@@ -437,15 +437,26 @@ impl Session {
         local: bool,
     ) -> Result<Outcome> {
         if local && self.tx == TxStatus::Idle {
+            let what = if name == "transaction_isolation" {
+                "SET TRANSACTION"
+            } else {
+                "SET LOCAL"
+            };
             return Ok(Outcome::Rows {
                 columns: vec![],
                 rows: vec![],
                 tag: "SET".into(),
                 notices: vec![Notice::warning(
                     "25P01",
-                    "SET LOCAL can only be used in transaction blocks",
+                    &format!("{what} can only be used in transaction blocks"),
                 )],
             });
+        }
+        if name == "default_transaction_isolation" && self.tx == TxStatus::Idle {
+            // Outside a block every statement is a transaction of the default level.
+            let outcome = self.set_setting(name, value)?;
+            self.isolation_from_default();
+            return Ok(outcome);
         }
         if local && self.local_settings.is_none() {
             self.local_settings = Some((self.settings_snapshot(), HashSet::new()));
@@ -459,6 +470,16 @@ impl Session {
             }
         }
         Ok(outcome)
+    }
+
+    /// `transaction_isolation` as a transaction starts: `default_transaction_isolation`.
+    fn isolation_from_default(&mut self) {
+        let level = self
+            .settings
+            .get("default_transaction_isolation")
+            .cloned()
+            .unwrap_or_else(|| "read committed".into());
+        self.settings.insert("transaction_isolation".into(), level);
     }
 
     fn settings_snapshot(&self) -> SettingsSnapshot {
@@ -1406,12 +1427,20 @@ impl Session {
             notices: vec![Notice::warning(sqlstate, text)],
         };
         match op {
-            TransactionOp::Begin { read_only, start } => {
+            TransactionOp::Begin {
+                read_only,
+                isolation,
+                start,
+            } => {
                 let tag = if start { "START TRANSACTION" } else { "BEGIN" };
                 Ok(if self.tx == TxStatus::Idle {
                     self.tx = TxStatus::InBlock;
                     self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
                     self.block_settings = Some(self.settings_snapshot());
+                    if let Some(level) = isolation {
+                        self.settings
+                            .insert("transaction_isolation".into(), level.into());
+                    }
                     Outcome::Command(tag.into())
                 } else {
                     warning(tag, "25001", "there is already a transaction in progress")
@@ -1457,6 +1486,7 @@ impl Session {
             (true, _, Some((snap, names))) => self.restore_settings(snap, Some(&names)),
             _ => {}
         }
+        self.isolation_from_default();
         // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
         self.cursors.retain(|_, c| committed && c.hold);
         self.savepoints.clear();

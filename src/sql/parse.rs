@@ -1793,15 +1793,36 @@ fn parse_close(t: &mut Toks) -> Result<Stmt> {
     Ok(Stmt::Close(cursor))
 }
 
-/// The access mode among the rest of a statement's transaction modes: `Some(true)` for
-/// READ ONLY, `Some(false)` for READ WRITE (the last written wins), `None` for neither.
-fn access_mode(t: &mut Toks) -> Option<bool> {
+/// The access mode and isolation level among the rest of a statement's transaction modes:
+/// `Some(true)` for READ ONLY, `Some(false)` for READ WRITE (the last written wins), `None`
+/// for neither; the level as SHOW prints it.
+fn transaction_modes(t: &mut Toks) -> (Option<bool>, Option<&'static str>) {
     let words: Vec<String> = std::iter::from_fn(|| match t.next() {
         Token::EOF => None,
         tok => Some(tok.to_string().to_ascii_lowercase()),
     })
     .collect();
-    mode_of(&words)
+    (mode_of(&words), isolation_level(&words))
+}
+
+/// The level of `ISOLATION LEVEL ...` among a transaction mode's words, as SHOW prints it.
+fn isolation_level(words: &[String]) -> Option<&'static str> {
+    let at = words
+        .windows(2)
+        .position(|w| w[0] == "isolation" && w[1] == "level")?;
+    let level: Vec<&str> = words[at + 2..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|w| *w != ",")
+        .take(2)
+        .collect();
+    match level.as_slice() {
+        ["serializable", ..] => Some("serializable"),
+        ["repeatable", "read"] => Some("repeatable read"),
+        ["read", "committed"] => Some("read committed"),
+        ["read", "uncommitted"] => Some("read uncommitted"),
+        _ => None,
+    }
 }
 
 fn mode_of(words: &[String]) -> Option<bool> {
@@ -1825,16 +1846,21 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         "BEGIN" => {
             let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
             // Isolation levels and DEFERRABLE are accepted: tcq has one isolation level,
-            // and it satisfies all of them for streams. READ ONLY is kept.
+            // and it satisfies all of them for streams. READ ONLY is kept, and the level is
+            // what SHOW transaction_isolation answers in the block.
+            let (read_only, isolation) = transaction_modes(t);
             return Ok(Stmt::Transaction(TransactionOp::Begin {
-                read_only: access_mode(t),
+                read_only,
+                isolation,
                 start: false,
             }));
         }
         "START" => {
             t.expect_word("TRANSACTION")?;
+            let (read_only, isolation) = transaction_modes(t);
             return Ok(Stmt::Transaction(TransactionOp::Begin {
-                read_only: access_mode(t),
+                read_only,
+                isolation,
                 start: true,
             }));
         }
@@ -1973,9 +1999,18 @@ fn parse_set_body(t: &mut Toks) -> Result<Stmt> {
                 value: Some(if read_only { "on" } else { "off" }.into()),
             });
         }
-        return Ok(Stmt::Set {
-            name: "transaction_isolation".into(),
-            value: Some(rest.join(" ")),
+        let level = isolation_level(&rest).ok_or_else(|| syntax_near(&Token::EOF))?;
+        // SET TRANSACTION lasts for the block, as SET LOCAL does.
+        return Ok(if session {
+            Stmt::Set {
+                name: "default_transaction_isolation".into(),
+                value: Some(level.into()),
+            }
+        } else {
+            Stmt::SetLocal {
+                name: "transaction_isolation".into(),
+                value: Some(level.into()),
+            }
         });
     }
     let name = t.object_name()?;
@@ -2500,6 +2535,7 @@ mod tests {
                 "BEGIN",
                 TransactionOp::Begin {
                     read_only: None,
+                    isolation: None,
                     start: false,
                 },
             ),
@@ -2507,6 +2543,7 @@ mod tests {
                 "begin transaction isolation level read committed",
                 TransactionOp::Begin {
                     read_only: None,
+                    isolation: Some("read committed"),
                     start: false,
                 },
             ),
@@ -2514,6 +2551,7 @@ mod tests {
                 "BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY",
                 TransactionOp::Begin {
                     read_only: Some(true),
+                    isolation: Some("serializable"),
                     start: false,
                 },
             ),
@@ -2521,6 +2559,7 @@ mod tests {
                 "START TRANSACTION READ WRITE",
                 TransactionOp::Begin {
                     read_only: Some(false),
+                    isolation: None,
                     start: true,
                 },
             ),
@@ -2528,6 +2567,7 @@ mod tests {
                 "START TRANSACTION",
                 TransactionOp::Begin {
                     read_only: None,
+                    isolation: None,
                     start: true,
                 },
             ),

@@ -740,6 +740,9 @@ pub enum TransactionOp {
     Begin {
         /// The access mode written, if any.
         read_only: Option<bool>,
+        /// The isolation level written (`serializable`, `repeatable read`, ...), if any:
+        /// what `SHOW transaction_isolation` answers in the block.
+        isolation: Option<&'static str>,
         /// Written `START TRANSACTION`, whose command tag is `START TRANSACTION`, not `BEGIN`.
         start: bool,
     },

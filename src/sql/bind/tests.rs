@@ -241,6 +241,7 @@ fn drop_stream_and_utilities() {
         plan("BEGIN").unwrap(),
         Plan::Transaction(TransactionOp::Begin {
             read_only: None,
+            isolation: None,
             start: false
         })
     );

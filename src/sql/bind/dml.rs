@@ -331,26 +331,38 @@ impl Binder<'_> {
             }
             t
         };
-        let Some(source) = &ins.source else {
-            return Err(unsupported("INSERT ... DEFAULT VALUES is not supported"));
-        };
         // Without a column list a table's row may be short: the rest take defaults.
         let short_ok = defaults.is_some() && ins.columns.is_empty();
-        let (values, select) = match &*source.body {
-            ast::SetExpr::Values(values) => (&values.rows[..], None),
-            _ if table.is_none() => return Err(unsupported(
-                "INSERT ... SELECT into a stream is not supported; use INSERT ... VALUES or COPY",
-            )),
-            _ => {
-                let (row, q) = self.insert_select(source, &columns, &target_columns, short_ok)?;
-                (&[][..], Some((row, q)))
+        let (values, select) = match ins.source.as_deref() {
+            // INSERT ... DEFAULT VALUES (sqlparser leaves no source): one row of defaults.
+            None if short_ok => (&[][..], None),
+            None => {
+                return Err(unsupported(
+                    "INSERT ... DEFAULT VALUES applies to tables; a stream's tuples need values",
+                ))
             }
+            Some(source) => match &*source.body {
+                ast::SetExpr::Values(values) => (&values.rows[..], None),
+                _ if table.is_none() => {
+                    return Err(unsupported(
+                        "INSERT ... SELECT into a stream is not supported; use INSERT ... VALUES or COPY",
+                    ))
+                }
+                _ => {
+                    let (row, q) =
+                        self.insert_select(source, &columns, &target_columns, short_ok)?;
+                    (&[][..], Some((row, q)))
+                }
+            },
         };
         let scope = Scope::default();
         self.clause = "VALUES";
         let mut rows = Vec::with_capacity(values.len());
         if let Some((row, _)) = &select {
             rows.push(row.clone());
+        }
+        if ins.source.is_none() {
+            rows.push(Vec::new());
         }
         for row in values {
             let row = &row.content;

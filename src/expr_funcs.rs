@@ -232,7 +232,20 @@ fn trunc(vals: &[Value]) -> Result<Value> {
     match &vals[0] {
         Value::Numeric(d) => {
             let places = vals.get(1).map(int).transpose()?.unwrap_or(0);
-            let places = places.clamp(0, 28) as u32;
+            if places < 0 {
+                // trunc(1234.5, -2) is 1200: toward zero to a multiple of 10^-places, scale 0.
+                let Some(factor) = 10i128
+                    .checked_pow(places.unsigned_abs().min(29) as u32)
+                    .filter(|f| *f <= Decimal::MAX.mantissa())
+                else {
+                    return Ok(Value::Numeric(Decimal::ZERO));
+                };
+                let factor = Decimal::from_i128_with_scale(factor, 0);
+                let mut r = d - d % factor;
+                r.rescale(0);
+                return Ok(Value::Numeric(r));
+            }
+            let places = places.min(28) as u32;
             let mut r = d.round_dp_with_strategy(places, RoundingStrategy::ToZero);
             r.rescale(places);
             Ok(Value::Numeric(r))
@@ -399,14 +412,24 @@ fn initcap(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut in_word = false;
     for c in s.chars() {
-        if in_word {
-            out.extend(c.to_lowercase());
+        out.push(if in_word {
+            one_char(c, c.to_lowercase())
         } else {
-            out.extend(c.to_uppercase());
-        }
+            one_char(c, c.to_uppercase())
+        });
         in_word = c.is_alphanumeric();
     }
     out
+}
+
+/// A character's case mapping where it is one character, else the character itself:
+/// PostgreSQL maps case character by character (`towupper`), so `ß` stays `ß` where
+/// Unicode's full mapping gives `SS`.
+fn one_char(c: char, mut mapped: impl Iterator<Item = char> + Clone) -> char {
+    match (mapped.next(), mapped.next()) {
+        (Some(m), None) => m,
+        _ => c,
+    }
 }
 
 fn chr(n: i64) -> Result<char> {
@@ -462,6 +485,7 @@ mod tests {
             call(ScalarFunc::Initcap, &[t("hello wORLD a1b")]),
             t("Hello World A1b")
         );
+        assert_eq!(call(ScalarFunc::Initcap, &[t("ßtraße ǆa")]), t("ßtraße Ǆa"));
         assert_eq!(call(ScalarFunc::Ascii, &[t("A")]), Value::Int4(65));
         assert_eq!(call(ScalarFunc::ToHex, &[Value::Int4(-1)]), t("ffffffff"));
         assert_eq!(call(ScalarFunc::ToHex, &[Value::Int8(255)]), t("ff"));
@@ -483,6 +507,19 @@ mod tests {
             call(ScalarFunc::Trunc, &[n("2.567"), Value::Int4(2)]),
             n("2.56")
         );
+        // Negative places truncate toward zero left of the point, as PostgreSQL does.
+        for (x, places, want) in [
+            ("1234.5678", -2, "1200"),
+            ("-1299.9", -2, "-1200"),
+            ("99", -2, "0"),
+            ("5", -40, "0"),
+        ] {
+            let got = call(ScalarFunc::Trunc, &[n(x), Value::Int4(places)]);
+            assert!(
+                matches!(&got, Value::Numeric(d) if d.to_string() == want),
+                "trunc({x}, {places}) = {got:?}"
+            );
+        }
         assert_eq!(
             call(ScalarFunc::Sign, &[Value::Float8(-3.0)]),
             Value::Float8(-1.0)

@@ -133,8 +133,10 @@ impl TableSnapshot {
 pub(crate) enum Conflict {
     /// 23505 and the whole statement is refused (the default).
     Error,
-    /// `ON CONFLICT DO NOTHING`: the row is skipped.
-    Skip,
+    /// `ON CONFLICT DO NOTHING`: the row is skipped when it clashes on key `k` of the
+    /// table's keys (`Some(k)`: the arbiter of `ON CONFLICT (cols)`) or on any key (`None`);
+    /// a clash on another key is 23505 all the same.
+    Skip(Option<usize>),
 }
 
 /// The update of an upsert: `(held row, proposed row)` to the new row, or `None` to leave
@@ -353,14 +355,22 @@ impl Table {
             );
             self.conform(&mut row).map_err(|e| at_row(i, e))?;
             self.check_not_null(&row).map_err(|e| at_row(i, e))?;
+            let clash = |k: usize| {
+                key_of(&self.keys[k], &row).filter(|key| {
+                    guard.indexes[k].contains_key(key) || pending[k].contains_key(key)
+                })
+            };
+            // The arbiter first, as PostgreSQL checks it before inserting.
+            if let Conflict::Skip(Some(k)) = on_conflict {
+                if clash(k).is_some() {
+                    continue 'rows;
+                }
+            }
             for (k, def) in self.keys.iter().enumerate() {
-                let Some(key) = key_of(def, &row) else {
-                    continue;
-                };
-                if guard.indexes[k].contains_key(&key) || pending[k].contains_key(&key) {
+                if let Some(key) = clash(k) {
                     match on_conflict {
-                        Conflict::Skip => continue 'rows,
-                        Conflict::Error => return Err(at_row(i, self.duplicate(def, &key))),
+                        Conflict::Skip(None) => continue 'rows,
+                        _ => return Err(at_row(i, self.duplicate(def, &key))),
                     }
                 }
             }
@@ -570,7 +580,9 @@ impl Table {
     }
 
     /// Each value as its column stores it (`numeric(p, s)`: rounded, its size checked).
-    fn conform(&self, row: &mut [Value]) -> Result<()> {
+    /// Fit a row's values to their columns' type modifiers (`numeric(p, s)` rounds to its
+    /// scale), as storing it does. Errors: 22003 for a value too wide for its column.
+    pub(crate) fn conform(&self, row: &mut [Value]) -> Result<()> {
         for (v, c) in row.iter_mut().zip(self.columns.iter()) {
             crate::types::conform(v, c.typmod)?;
         }
@@ -705,7 +717,7 @@ mod tests {
         assert!(matches!(e.kind(), Error::UniqueViolation(_)), "{e:?}");
         assert!(t.is_empty());
         let n = t
-            .insert(vec![row("SFO", "a"), row("SFO", "c")], Conflict::Skip)
+            .insert(vec![row("SFO", "a"), row("SFO", "c")], Conflict::Skip(None))
             .unwrap();
         assert_eq!(n, 1);
         assert_eq!(t.snapshot().rows(), &[row("SFO", "a")]);

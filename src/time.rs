@@ -243,7 +243,61 @@ struct Parts {
     micros: i64,
     /// Zone offset east of UTC, seconds.
     offset_s: Option<i64>,
+    /// A zone written by name (`Europe/Paris`), whose offset depends on the local time.
+    zone: Option<crate::tz::Zone>,
 }
+
+/// Time zone abbreviations a timestamp may end with, and their offsets east of UTC in
+/// seconds: the common ones of PostgreSQL's default abbreviation set (`timezone_abbreviations
+/// = 'Default'`), where a daylight-saving abbreviation (`PDT`) names its own fixed offset.
+const ZONE_ABBREVIATIONS: &[(&str, i64)] = &[
+    ("utc", 0),
+    ("ut", 0),
+    ("uct", 0),
+    ("gmt", 0),
+    ("z", 0),
+    ("zulu", 0),
+    ("wet", 0),
+    ("west", 3600),
+    ("bst", 3600),
+    ("cet", 3600),
+    ("met", 3600),
+    ("cest", 7200),
+    ("mest", 7200),
+    ("eet", 7200),
+    ("eest", 10800),
+    ("sast", 7200),
+    ("ist", 7200),
+    ("eat", 10800),
+    ("pkt", 18000),
+    ("ict", 25200),
+    ("hkt", 28800),
+    ("sgt", 28800),
+    ("awst", 28800),
+    ("jst", 32400),
+    ("kst", 32400),
+    ("acst", 34200),
+    ("aest", 36000),
+    ("aedt", 39600),
+    ("nzst", 43200),
+    ("nzdt", 46800),
+    ("ast", -14400),
+    ("adt", -10800),
+    ("est", -18000),
+    ("edt", -14400),
+    ("cst", -21600),
+    ("cdt", -18000),
+    ("mst", -25200),
+    ("mdt", -21600),
+    ("pst", -28800),
+    ("pdt", -25200),
+    ("akst", -32400),
+    ("akdt", -28800),
+    ("hst", -36000),
+    ("nst", -12600),
+    ("ndt", -9000),
+    ("brt", -10800),
+];
 
 fn special_timestamp(lower: &str) -> Option<Result<i64>> {
     let today = || now_us().div_euclid(US_PER_DAY) * US_PER_DAY;
@@ -305,6 +359,7 @@ fn parse_rest(
         second: 0,
         micros: 0,
         offset_s: None,
+        zone: None,
     };
     let had_space = sc.skip_spaces();
     let had_t = !had_space && (sc.eat(b'T') || sc.eat(b't'));
@@ -335,6 +390,7 @@ fn parse_rest(
 
 fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Result<()> {
     let bad = || bad_timestamp(text, ty);
+    let mut after_utc = false;
     loop {
         let rest = sc.rest();
         let lower: Vec<u8> = rest.iter().map(|c| c.to_ascii_lowercase()).collect();
@@ -357,26 +413,68 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
                     "time zone displacement out of range: \"{text}\""
                 )));
             }
-            p.offset_s = Some(sign * (h * 3600 + m * 60));
-        } else if lower.starts_with(b"utc") || lower.starts_with(b"gmt") {
-            sc.i += 3;
-            p.offset_s = Some(0);
-        } else if lower.starts_with(b"z") {
-            sc.i += 1;
-            p.offset_s = Some(0);
-        } else if lower.starts_with(b"bc") {
-            sc.i += 2;
-            if p.year <= 0 {
-                return Err(bad());
+            // Right after `UTC` or `GMT` the sign is POSIX's (`UTC+3` is three hours west).
+            let posix = std::mem::take(&mut after_utc);
+            p.offset_s = Some(if posix { -sign } else { sign } * (h * 3600 + m * 60));
+        } else if rest[0].is_ascii_alphabetic() {
+            // A word: letters, digits, `_` and `/`, and `-` within a zone name after its `/`
+            // (`America/Port-au-Prince`); a `-` before is a displacement (`UTC-3`).
+            let mut len = 0;
+            while let Some(&c) = rest.get(len) {
+                let named = rest[..len].contains(&b'/');
+                if !(c.is_ascii_alphanumeric() || c == b'_' || c == b'/' || (c == b'-' && named)) {
+                    break;
+                }
+                len += 1;
             }
-            p.year = 1 - p.year;
-        } else if lower.starts_with(b"ad") {
-            sc.i += 2;
+            let word = std::str::from_utf8(&lower[..len]).map_err(|_| bad())?;
+            sc.i += len;
+            zone_word(word, &rest[..len], p).ok_or_else(bad)??;
+            after_utc = matches!(word, "utc" | "gmt") && matches!(sc.peek(), Some(b'+' | b'-'));
+            sc.skip_spaces();
+            continue;
         } else {
             return Err(bad());
         }
+        after_utc = false;
         sc.skip_spaces();
     }
+}
+
+/// Apply one word after a timestamp's time: `BC`, `AD`, a zone abbreviation (`PST`, `UTC`,
+/// `Z`) or a zone name (`Europe/Paris`, any case). `None` for a word that is none of them.
+fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
+    match lower {
+        "bc" if p.year > 0 => p.year = 1 - p.year,
+        "bc" => return None,
+        "ad" => {}
+        _ => {
+            if let Some((_, off)) = ZONE_ABBREVIATIONS.iter().find(|(a, _)| *a == lower) {
+                p.offset_s = Some(*off);
+                p.zone = None;
+            } else {
+                let name = std::str::from_utf8(written).ok()?;
+                let name = match lower {
+                    "msk" => "Europe/Moscow",
+                    _ => name,
+                };
+                // Names of the zone database only (`EST5EDT` is one): not any POSIX string.
+                let known = !name.bytes().any(|c| c.is_ascii_digit())
+                    || jiff::tz::TimeZone::get(name).is_ok();
+                match crate::tz::Zone::parse(name) {
+                    Ok(zone) if known => p.zone = Some(zone),
+                    _ if name.contains('/') => {
+                        return Some(Err(Error::InvalidParameterValue(format!(
+                            "time zone \"{lower}\" not recognized"
+                        ))))
+                    }
+                    _ => return None,
+                }
+                p.offset_s = None;
+            }
+        }
+    }
+    Some(Ok(()))
 }
 
 fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
@@ -442,8 +540,11 @@ fn parse_with(text: &str, use_offset: bool, ty: &str) -> Result<i64> {
     let p = parse_parts(text, ty)?;
     let us = parts_to_us(text, &p, use_offset)?;
     if use_offset && p.offset_s.is_none() {
-        // No zone written: the wall time is in the session's zone.
-        let utc = crate::tz::current_local_to_utc(us);
+        // A zone by name, or none written: the wall time is in that zone, or the session's.
+        let utc = match &p.zone {
+            Some(zone) => zone.local_to_utc(us),
+            None => crate::tz::current_local_to_utc(us),
+        };
         if !(MIN_TIMESTAMP_US..END_TIMESTAMP_US).contains(&utc) {
             return Err(Error::DatetimeFieldOverflow(format!(
                 "timestamp out of range: \"{text}\""

@@ -1128,6 +1128,7 @@ impl SchemaProvider for Catalog {
             columns: t.columns.to_vec(),
             defaults: t.defaults.clone(),
             keys: t.keys.iter().map(|k| k.columns.clone()).collect(),
+            key_names: t.keys.iter().map(|k| k.name.clone()).collect(),
         })
     }
 

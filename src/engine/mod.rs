@@ -299,10 +299,12 @@ impl Engine {
     }
 }
 
-/// A NOTICE for the client: its SQLSTATE (PostgreSQL's for the same notice, 00000 when
-/// PostgreSQL gives none) and its text.
+/// A NOTICE (or WARNING) for the client: its severity, its SQLSTATE (PostgreSQL's for the
+/// same notice, 00000 when PostgreSQL gives none) and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
+    /// `NOTICE`, or `WARNING` where PostgreSQL warns (a COMMIT outside a transaction block).
+    pub(crate) severity: &'static str,
     /// Five-character SQLSTATE.
     pub(crate) sqlstate: &'static str,
     /// The message.
@@ -314,8 +316,19 @@ impl Notice {
     /// relation, 42P07 (duplicate_table) as PostgreSQL's `transformCreateStmt` gives it.
     pub(crate) fn relation_exists(name: &str) -> Notice {
         Notice {
+            severity: "NOTICE",
             sqlstate: "42P07",
             message: format!("relation \"{name}\" already exists, skipping"),
+        }
+    }
+
+    /// A WARNING with its SQLSTATE, as PostgreSQL's `there is no transaction in progress`
+    /// (25P01) and `there is already a transaction in progress` (25001).
+    pub(crate) fn warning(sqlstate: &'static str, message: &str) -> Notice {
+        Notice {
+            severity: "WARNING",
+            sqlstate,
+            message: message.into(),
         }
     }
 }
@@ -324,6 +337,7 @@ impl From<String> for Notice {
     /// A notice without a code of its own (00000), as PostgreSQL's DROP ... IF EXISTS.
     fn from(message: String) -> Notice {
         Notice {
+            severity: "NOTICE",
             sqlstate: "00000",
             message,
         }

@@ -188,7 +188,8 @@ impl Session {
                     } else {
                         Privileges::default()
                     });
-                self.check_relation(kind(i.table), &i.stream, needs)
+                self.check_relation(kind(i.table), &i.stream, needs)?;
+                i.select.as_deref().map_or(Ok(()), |q| self.check_query(q))
             }
             Plan::CopyFrom(c) => self.check_relation(kind(c.table), &c.stream, Privileges::INSERT),
             Plan::Query(q)

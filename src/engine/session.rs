@@ -94,12 +94,21 @@ struct Savepoint {
     listen_ops: usize,
     xact_locks: usize,
     stream_drops: usize,
+    /// The settings when it was defined: ROLLBACK TO puts them back.
+    settings: SettingsSnapshot,
 }
 
 /// A LISTEN or UNLISTEN waiting for its transaction to commit.
 enum ListenOp {
     Listen(String),
     Unlisten(Option<String>),
+}
+
+/// The session's settings at one moment, to put back at a transaction block's end.
+#[derive(Clone)]
+struct SettingsSnapshot {
+    settings: HashMap<String, String>,
+    zone: crate::tz::Zone,
 }
 
 /// A client's session.
@@ -112,6 +121,12 @@ pub struct Session {
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
     pub(crate) settings: HashMap<String, String>,
+    /// The settings as the open transaction block found them, which ROLLBACK restores
+    /// (a SET in a block that does not commit is undone, as in PostgreSQL).
+    block_settings: Option<SettingsSnapshot>,
+    /// The settings before the block's first SET LOCAL, and the names SET LOCAL set since
+    /// (a later plain SET of a name keeps it): COMMIT restores those names from it.
+    local_settings: Option<(SettingsSnapshot, HashSet<String>)>,
     pub(crate) user: String,
     database: String,
     /// What this session's user is when it is no role: a superuser when it connected by
@@ -290,6 +305,8 @@ impl Session {
             tx_read_only: false,
             cursors: HashMap::new(),
             settings,
+            block_settings: None,
+            local_settings: None,
             user: "tcq".into(),
             database: "tcq".into(),
             implicit_superuser: true,
@@ -407,6 +424,87 @@ impl Session {
     /// last call: `(name as PostgreSQL reports it, value)`.
     pub(crate) fn take_reported_settings(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.reported)
+    }
+
+    /// `SET [LOCAL] name = value` as a statement: [`Session::set_setting`], remembered so
+    /// that the block's end undoes it as PostgreSQL does (ROLLBACK every SET of the block,
+    /// COMMIT the SET LOCALs). SET LOCAL outside a block is a WARNING (25P01) and changes
+    /// nothing.
+    fn set_in_block(
+        &mut self,
+        name: String,
+        value: Option<String>,
+        local: bool,
+    ) -> Result<Outcome> {
+        if local && self.tx == TxStatus::Idle {
+            let what = if name == "transaction_isolation" {
+                "SET TRANSACTION"
+            } else {
+                "SET LOCAL"
+            };
+            return Ok(Outcome::Rows {
+                columns: vec![],
+                rows: vec![],
+                tag: "SET".into(),
+                notices: vec![Notice::warning(
+                    "25P01",
+                    &format!("{what} can only be used in transaction blocks"),
+                )],
+            });
+        }
+        if name == "default_transaction_isolation" && self.tx == TxStatus::Idle {
+            // Outside a block every statement is a transaction of the default level.
+            let outcome = self.set_setting(name, value)?;
+            self.isolation_from_default();
+            return Ok(outcome);
+        }
+        if local && self.local_settings.is_none() {
+            self.local_settings = Some((self.settings_snapshot(), HashSet::new()));
+        }
+        let outcome = self.set_setting(name.clone(), value)?;
+        if let Some((_, names)) = &mut self.local_settings {
+            if local {
+                names.insert(name);
+            } else {
+                names.remove(&name);
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// `transaction_isolation` as a transaction starts: `default_transaction_isolation`.
+    fn isolation_from_default(&mut self) {
+        let level = self
+            .settings
+            .get("default_transaction_isolation")
+            .cloned()
+            .unwrap_or_else(|| "read committed".into());
+        self.settings.insert("transaction_isolation".into(), level);
+    }
+
+    fn settings_snapshot(&self) -> SettingsSnapshot {
+        SettingsSnapshot {
+            settings: self.settings.clone(),
+            zone: self.zone.read().clone(),
+        }
+    }
+
+    /// Put the settings back as `snap` has them: all of them, or only `names`.
+    fn restore_settings(&mut self, snap: SettingsSnapshot, names: Option<&HashSet<String>>) {
+        if names.is_none_or(|n| n.contains("timezone")) {
+            self.set_zone(snap.zone);
+        }
+        match names {
+            None => self.settings = snap.settings,
+            Some(names) => {
+                for n in names {
+                    match snap.settings.get(n) {
+                        Some(v) => self.settings.insert(n.clone(), v.clone()),
+                        None => self.settings.remove(n),
+                    };
+                }
+            }
+        }
     }
 
     fn set_zone(&mut self, zone: crate::tz::Zone) {
@@ -646,8 +744,9 @@ impl Session {
         if self.tx == TxStatus::Failed
             && !matches!(
                 plan,
-                Plan::Transaction(TransactionOp::Commit | TransactionOp::Rollback)
-                    | Plan::Savepoint(SavepointOp::RollbackTo(_))
+                Plan::Transaction(
+                    TransactionOp::Commit | TransactionOp::Rollback | TransactionOp::Chain { .. }
+                ) | Plan::Savepoint(SavepointOp::RollbackTo(_))
             )
         {
             return Err(Error::InFailedTransaction);
@@ -703,7 +802,14 @@ impl Session {
             Plan::Truncate { names } => self.tables().truncate(names).await,
             Plan::Update(u) => self.tables().update_table(u, params).await,
             Plan::Delete(d) => self.tables().delete_table(d, params).await,
-            Plan::Insert(i) if i.table => self.tables().insert_table(i, params).await,
+            Plan::Insert(mut i) if i.table => {
+                // INSERT ... SELECT: the query's rows first, then the all-or-nothing insert.
+                let selected = match i.select.take() {
+                    Some(q) => Some(self.finite(&q, params).await?.1),
+                    None => None,
+                };
+                self.tables().insert_table(i, params, selected).await
+            }
             Plan::AlterStreamRetention { name, retention_us } => {
                 self.alter_retention(&name, retention_us).await
             }
@@ -765,7 +871,7 @@ impl Session {
             Plan::SessionCall {
                 func, args, column, ..
             } => self.session_call(func, &args, column, params).await,
-            Plan::Set { name, value } => self.set_setting(name, value),
+            Plan::Set { name, value, local } => self.set_in_block(name, value, local),
             Plan::Show { name } => self.show(&name),
             Plan::CreateRole {
                 name,
@@ -807,8 +913,11 @@ impl Session {
     /// BEGIN, COMMIT or ROLLBACK; a COMMIT of a block also drops the streams its DROP
     /// STREAMs deferred, and a block's end forgets them either way.
     async fn transaction_with_drops(&mut self, op: TransactionOp) -> Result<Outcome> {
-        let commits = op == TransactionOp::Commit && self.tx == TxStatus::InBlock;
-        let ends = matches!(op, TransactionOp::Commit | TransactionOp::Rollback);
+        let commits = matches!(
+            op,
+            TransactionOp::Commit | TransactionOp::Chain { commit: true }
+        ) && self.tx == TxStatus::InBlock;
+        let ends = !matches!(op, TransactionOp::Begin { .. });
         let drops = if ends {
             std::mem::take(&mut self.pending_stream_drops)
         } else {
@@ -1311,43 +1420,84 @@ impl Session {
     }
 
     fn transaction(&mut self, op: TransactionOp) -> Result<Outcome> {
-        let notice = |tag: &str, text: &str| Outcome::Rows {
+        let warning = |tag: &str, sqlstate: &'static str, text: &str| Outcome::Rows {
             columns: vec![],
             rows: vec![],
             tag: tag.into(),
-            notices: vec![text.into()],
+            notices: vec![Notice::warning(sqlstate, text)],
         };
         match op {
-            TransactionOp::Begin { read_only } => Ok(if self.tx == TxStatus::Idle {
-                self.tx = TxStatus::InBlock;
-                self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
-                Outcome::Command("BEGIN".into())
-            } else {
-                notice("BEGIN", "there is already a transaction in progress")
-            }),
+            TransactionOp::Begin {
+                read_only,
+                isolation,
+                start,
+            } => {
+                let tag = if start { "START TRANSACTION" } else { "BEGIN" };
+                Ok(if self.tx == TxStatus::Idle {
+                    self.tx = TxStatus::InBlock;
+                    self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
+                    self.block_settings = Some(self.settings_snapshot());
+                    if let Some(level) = isolation {
+                        self.settings
+                            .insert("transaction_isolation".into(), level.into());
+                    }
+                    Outcome::Command(tag.into())
+                } else {
+                    warning(tag, "25001", "there is already a transaction in progress")
+                })
+            }
             TransactionOp::Commit | TransactionOp::Rollback => {
                 let was = self.tx;
-                self.tx = TxStatus::Idle;
-                self.tx_read_only = false;
-                let committed = op == TransactionOp::Commit && was != TxStatus::Failed;
-                // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
-                self.cursors.retain(|_, c| committed && c.hold);
-                self.savepoints.clear();
-                self.release_xact_locks();
-                let ops = std::mem::take(&mut self.pending_listen);
-                let notifications = std::mem::take(&mut self.pending_notify);
-                if committed {
-                    ops.into_iter().for_each(|op| self.apply_listen(op));
-                    self.engine.notifier.deliver(&coord::fold(notifications))?;
-                }
-                let tag = if committed { "COMMIT" } else { "ROLLBACK" };
+                let tag = self.end_block(op == TransactionOp::Commit)?;
                 Ok(if was == TxStatus::Idle {
-                    notice(tag, "there is no transaction in progress")
+                    warning(tag, "25P01", "there is no transaction in progress")
                 } else {
                     Outcome::Command(tag.into())
                 })
             }
+            TransactionOp::Chain { commit } => {
+                if self.tx == TxStatus::Idle {
+                    let word = if commit { "COMMIT" } else { "ROLLBACK" };
+                    return Err(Error::NoActiveTransaction(format!(
+                        "{word} AND CHAIN can only be used in transaction blocks"
+                    )));
+                }
+                let read_only = self.tx_read_only;
+                let tag = self.end_block(commit)?;
+                // The new block keeps the ended one's characteristics, as in PostgreSQL.
+                self.tx = TxStatus::InBlock;
+                self.tx_read_only = read_only;
+                self.block_settings = Some(self.settings_snapshot());
+                Ok(Outcome::Command(tag.into()))
+            }
         }
+    }
+
+    /// End the transaction block (or nothing, outside one): COMMIT when `commit` and the
+    /// block has not failed, else ROLLBACK; answers the command tag that says which.
+    fn end_block(&mut self, commit: bool) -> Result<&'static str> {
+        let was = self.tx;
+        self.tx = TxStatus::Idle;
+        self.tx_read_only = false;
+        let committed = commit && was != TxStatus::Failed;
+        let (block, local) = (self.block_settings.take(), self.local_settings.take());
+        match (committed, block, local) {
+            (false, Some(snap), _) => self.restore_settings(snap, None),
+            (true, _, Some((snap, names))) => self.restore_settings(snap, Some(&names)),
+            _ => {}
+        }
+        self.isolation_from_default();
+        // Cursors end with their transaction, except WITH HOLD ones after a COMMIT.
+        self.cursors.retain(|_, c| committed && c.hold);
+        self.savepoints.clear();
+        self.release_xact_locks();
+        let ops = std::mem::take(&mut self.pending_listen);
+        let notifications = std::mem::take(&mut self.pending_notify);
+        if committed {
+            ops.into_iter().for_each(|op| self.apply_listen(op));
+            self.engine.notifier.deliver(&coord::fold(notifications))?;
+        }
+        Ok(if committed { "COMMIT" } else { "ROLLBACK" })
     }
 
     /// SAVEPOINT, RELEASE and ROLLBACK TO. Errors: 25P01 outside a transaction block, 3B001
@@ -1371,6 +1521,7 @@ impl Session {
                 listen_ops: self.pending_listen.len(),
                 stream_drops: self.pending_stream_drops.len(),
                 xact_locks: self.xact_locks.len(),
+                settings: self.settings_snapshot(),
             });
             return Ok(Outcome::Command("SAVEPOINT".into()));
         }
@@ -1385,6 +1536,9 @@ impl Session {
             return Ok(Outcome::Command("RELEASE".into()));
         }
         self.savepoints.truncate(i + 1);
+        // The SETs since the savepoint are undone, as PostgreSQL undoes them.
+        let snap = self.savepoints[i].settings.clone();
+        self.restore_settings(snap, None);
         let sp = &self.savepoints[i];
         self.cursors.retain(|n, _| sp.cursors.contains(n));
         self.pending_notify.truncate(sp.notifications);

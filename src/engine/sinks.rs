@@ -115,6 +115,7 @@ impl Sinks<'_> {
                     rows: vec![],
                     tag: "CREATE SINK".into(),
                     notices: vec![Notice {
+                        severity: "NOTICE",
                         sqlstate: "42710",
                         message: format!("sink \"{}\" already exists, skipping", c.name),
                     }],

@@ -217,36 +217,48 @@ impl TableDml<'_> {
     }
 
     /// INSERT into a table: every row is evaluated, then inserted at once (all or none).
-    pub(super) async fn insert_table(&self, ins: sql::Insert, params: &[Value]) -> Result<Outcome> {
+    /// `selected` holds the rows of INSERT ... SELECT, each filling the plan's one row of
+    /// expressions over it.
+    pub(super) async fn insert_table(
+        &self,
+        ins: sql::Insert,
+        params: &[Value],
+        selected: Option<Vec<Vec<Value>>>,
+    ) -> Result<Outcome> {
         let table = self.engine.catalog.table(&ins.stream)?;
         let ncols = table.columns.len();
-        let mut rows = Vec::with_capacity(ins.rows.len());
-        for exprs in &ins.rows {
-            let mut row = vec![Value::Null; ncols];
-            for (e, &c) in exprs.iter().zip(&ins.target_columns) {
-                row[c] = self.eval_over(e, &[], params)?;
+        let no_input: [Vec<Value>; 1] = [Vec::new()];
+        let (templates, inputs): (&[Vec<Expr>], &[Vec<Value>]) = match &selected {
+            Some(src) => (&ins.rows[..1], src),
+            None => (&ins.rows, &no_input),
+        };
+        let mut rows = Vec::with_capacity(templates.len() * inputs.len());
+        for input in inputs {
+            for exprs in templates {
+                let mut row = vec![Value::Null; ncols];
+                for (e, &c) in exprs.iter().zip(&ins.target_columns) {
+                    row[c] = self.eval_over(e, input, params)?;
+                }
+                rows.push(row);
             }
-            rows.push(row);
         }
         self.settle_readers(&table.name).await;
         let keep = ins.returning.is_some();
         let (n, affected) = match &ins.on_conflict {
             OnConflict::Error => table.insert_with(rows, Conflict::Error, keep)?,
-            OnConflict::DoNothing => table.insert_with(rows, Conflict::Skip, keep)?,
+            OnConflict::DoNothing { key_columns } => {
+                let arbiter = match key_columns {
+                    None => None,
+                    Some(cols) => Some(arbiter(&table, cols)?),
+                };
+                table.insert_with(rows, Conflict::Skip(arbiter), keep)?
+            }
             OnConflict::DoUpdate {
                 key_columns,
                 assignments,
                 filter,
             } => {
-                let key = table
-                    .keys
-                    .iter()
-                    .position(|k| &k.columns == key_columns)
-                    .ok_or_else(|| {
-                        Error::InvalidColumnReference(
-                            "there is no unique or exclusion constraint matching the ON CONFLICT specification".into(),
-                        )
-                    })?;
+                let key = arbiter(&table, key_columns)?;
                 let mut update = |held: &[Value], proposed: &[Value]| {
                     let both: Vec<Value> = held.iter().chain(proposed).cloned().collect();
                     if !self.matches(filter.as_ref(), &both, params)? {
@@ -282,6 +294,8 @@ impl TableDml<'_> {
             for (c, e) in &u.assignments {
                 new[*c] = self.eval_over(e, row, params)?;
             }
+            // RETURNING shows the row as stored: `SET n = DEFAULT` in numeric(5,2) is 1.50.
+            table.conform(&mut new)?;
             if u.returning.is_some() {
                 affected.push(new.clone());
             }
@@ -365,4 +379,19 @@ impl TableDml<'_> {
             Some(f) => Ok(matches!(self.eval_over(f, row, params)?, Value::Bool(true))),
         }
     }
+}
+
+/// The index among `table`'s keys of the one on `columns` (an ON CONFLICT arbiter, bound
+/// against the catalog). Errors: 42P10 when the table has no such key (any more).
+fn arbiter(table: &crate::table::Table, columns: &[usize]) -> Result<usize> {
+    table
+        .keys
+        .iter()
+        .position(|k| k.columns == columns)
+        .ok_or_else(|| {
+            Error::InvalidColumnReference(
+                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                    .into(),
+            )
+        })
 }

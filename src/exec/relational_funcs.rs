@@ -780,38 +780,156 @@ fn proc_row(ev: &Ev, oid: &Value) -> Result<Option<Row>> {
         .cloned())
 }
 
-/// `format(fmt, args...)` with `%s`, `%I`, `%L` and `%%` (no positions or widths).
+/// `format(fmt, args...)` as PostgreSQL's `text_format`: `%[n$][-][width]type` with type
+/// `s` (text, NULL as empty), `I` (an identifier, quoted where needed; NULL is 22004), `L`
+/// (a literal, NULL as `NULL`) and `%%`; `width` is digits, `*` (the next argument) or
+/// `*n$`, padding with blanks on the left (on the right with `-` or a negative width), in
+/// characters. An argument position moves the next unpositioned argument after it.
+/// Errors (22023): too few arguments, argument 0, an unterminated or unknown specifier.
 fn format_string(fmt: &str, args: &[Value]) -> Result<String> {
+    let bad = |m: &str| Error::InvalidParameterValue(m.into());
+    let chars: Vec<char> = fmt.chars().collect();
     let mut out = String::new();
-    let mut next = args.iter();
-    let mut chars = fmt.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
+    let (mut i, mut next) = (0, 0usize);
+    while i < chars.len() {
+        if chars[i] != '%' {
+            out.push(chars[i]);
+            i += 1;
             continue;
         }
-        let spec = chars.next();
-        if spec == Some('%') {
+        i += 1;
+        if chars.get(i) == Some(&'%') {
             out.push('%');
+            i += 1;
             continue;
         }
-        let v = next
-            .next()
-            .ok_or_else(|| Error::InvalidParameterValue("too few arguments for format()".into()))?;
-        match spec {
-            Some('s') => out.push_str(&text_of(v)),
-            Some('I') => out.push_str(&quote_ident(&text_of(v))),
-            Some('L') if v.is_null() => out.push_str("NULL"),
-            Some('L') => out.push_str(&quote_literal(&text_of(v))),
-            other => {
-                return Err(Error::InvalidParameterValue(format!(
-                    "unrecognized format() type specifier \"{}\"",
-                    other.unwrap_or(' ')
-                )))
+        let spec = format_spec(&chars, &mut i)?;
+        let mut take = |pos: Option<usize>| -> Result<&Value> {
+            let at = pos.unwrap_or(next);
+            next = at + 1;
+            args.get(at)
+                .ok_or_else(|| bad("too few arguments for format()"))
+        };
+        let mut width = spec.width;
+        if let Some(star) = spec.star {
+            let w = take(star)?;
+            width = match w {
+                Value::Null => 0,
+                v => v
+                    .as_i64()
+                    .ok_or_else(|| bad("width argument must be an integer"))?,
+            };
+        }
+        let v = take(spec.position)?;
+        let piece = match spec.kind {
+            's' => text_of(v),
+            'I' if v.is_null() => {
+                return Err(Error::NullValueNotAllowed(
+                    "null values cannot be formatted as an SQL identifier".into(),
+                ))
             }
+            'I' => quote_ident(&text_of(v)),
+            'L' if v.is_null() => "NULL".into(),
+            _ => quote_literal(&text_of(v)),
+        };
+        let pad = (width.unsigned_abs() as usize).saturating_sub(piece.chars().count());
+        if spec.left || width < 0 {
+            out.push_str(&piece);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(&piece);
         }
     }
     Ok(out)
+}
+
+/// One `format()` conversion after its `%`.
+struct FormatSpec {
+    /// `n$`: the argument (0-based), else the next one.
+    position: Option<usize>,
+    /// The `-` flag.
+    left: bool,
+    /// A written width (0: none).
+    width: i64,
+    /// `*` (`Some(None)`) or `*n$` (`Some(Some(n - 1))`): the width is an argument.
+    star: Option<Option<usize>>,
+    /// `s`, `I` or `L`.
+    kind: char,
+}
+
+/// Parse `[n$][-][width | * | *n$]type` from `chars[*i..]`, leaving `*i` after it.
+fn format_spec(chars: &[char], i: &mut usize) -> Result<FormatSpec> {
+    let unterminated =
+        || Error::InvalidParameterValue("unterminated format() type specifier".into());
+    let number = |i: &mut usize| -> Result<Option<i64>> {
+        let start = *i;
+        while chars.get(*i).is_some_and(char::is_ascii_digit) {
+            *i += 1;
+        }
+        if *i == start {
+            return Ok(None);
+        }
+        let digits: String = chars[start..*i].iter().collect();
+        digits
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n <= i32::MAX as i64)
+            .map(Some)
+            .ok_or_else(|| Error::InvalidParameterValue("number is out of range".into()))
+    };
+    let position = |n: i64| -> Result<usize> {
+        if n == 0 {
+            return Err(Error::InvalidParameterValue(
+                "format specifies argument 0, but arguments are numbered from 1".into(),
+            ));
+        }
+        Ok(n as usize - 1)
+    };
+    let mut spec = FormatSpec {
+        position: None,
+        left: false,
+        width: 0,
+        star: None,
+        kind: ' ',
+    };
+    let save = *i;
+    if let Some(n) = number(i)? {
+        if chars.get(*i) == Some(&'$') {
+            *i += 1;
+            spec.position = Some(position(n)?);
+        } else {
+            *i = save;
+        }
+    }
+    while chars.get(*i) == Some(&'-') {
+        spec.left = true;
+        *i += 1;
+    }
+    if chars.get(*i) == Some(&'*') {
+        *i += 1;
+        let save = *i;
+        spec.star = Some(None);
+        if let Some(n) = number(i)? {
+            if chars.get(*i) == Some(&'$') {
+                *i += 1;
+                spec.star = Some(Some(position(n)?));
+            } else {
+                *i = save;
+            }
+        }
+    } else if let Some(n) = number(i)? {
+        spec.width = n;
+    }
+    let kind = *chars.get(*i).ok_or_else(unterminated)?;
+    *i += 1;
+    if !matches!(kind, 's' | 'I' | 'L') {
+        return Err(Error::InvalidParameterValue(format!(
+            "unrecognized format() type specifier \"{kind}\""
+        )));
+    }
+    spec.kind = kind;
+    Ok(spec)
 }
 
 fn json_escape(s: &str) -> String {

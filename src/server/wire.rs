@@ -123,9 +123,9 @@ pub(crate) fn notice_message(text: &str) -> PgWireBackendMessage {
     coded_notice_message(&crate::engine::Notice::from(text))
 }
 
-/// A NOTICE message with the notice's SQLSTATE.
+/// A NOTICE (or WARNING) message with the notice's severity and SQLSTATE.
 pub(crate) fn coded_notice_message(n: &crate::engine::Notice) -> PgWireBackendMessage {
-    let info = ErrorInfo::new("NOTICE".into(), n.sqlstate.into(), n.message.clone());
+    let info = ErrorInfo::new(n.severity.into(), n.sqlstate.into(), n.message.clone());
     PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info))
 }
 

@@ -199,6 +199,8 @@ pub(crate) enum Stmt {
     Savepoint(SavepointOp),
     /// `SET` (`value` = `None` for RESET / DEFAULT).
     Set { name: String, value: Option<String> },
+    /// `SET LOCAL`: as [`Stmt::Set`], until the transaction block ends.
+    SetLocal { name: String, value: Option<String> },
     /// `SHOW`.
     Show(String),
     /// `DECLARE name CURSOR FOR <statement>`.
@@ -1791,15 +1793,36 @@ fn parse_close(t: &mut Toks) -> Result<Stmt> {
     Ok(Stmt::Close(cursor))
 }
 
-/// The access mode among the rest of a statement's transaction modes: `Some(true)` for
-/// READ ONLY, `Some(false)` for READ WRITE (the last written wins), `None` for neither.
-fn access_mode(t: &mut Toks) -> Option<bool> {
+/// The access mode and isolation level among the rest of a statement's transaction modes:
+/// `Some(true)` for READ ONLY, `Some(false)` for READ WRITE (the last written wins), `None`
+/// for neither; the level as SHOW prints it.
+fn transaction_modes(t: &mut Toks) -> (Option<bool>, Option<&'static str>) {
     let words: Vec<String> = std::iter::from_fn(|| match t.next() {
         Token::EOF => None,
         tok => Some(tok.to_string().to_ascii_lowercase()),
     })
     .collect();
-    mode_of(&words)
+    (mode_of(&words), isolation_level(&words))
+}
+
+/// The level of `ISOLATION LEVEL ...` among a transaction mode's words, as SHOW prints it.
+fn isolation_level(words: &[String]) -> Option<&'static str> {
+    let at = words
+        .windows(2)
+        .position(|w| w[0] == "isolation" && w[1] == "level")?;
+    let level: Vec<&str> = words[at + 2..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|w| *w != ",")
+        .take(2)
+        .collect();
+    match level.as_slice() {
+        ["serializable", ..] => Some("serializable"),
+        ["repeatable", "read"] => Some("repeatable read"),
+        ["read", "committed"] => Some("read committed"),
+        ["read", "uncommitted"] => Some("read uncommitted"),
+        _ => None,
+    }
 }
 
 fn mode_of(words: &[String]) -> Option<bool> {
@@ -1823,15 +1846,22 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         "BEGIN" => {
             let _ = t.eat_word("WORK") || t.eat_word("TRANSACTION");
             // Isolation levels and DEFERRABLE are accepted: tcq has one isolation level,
-            // and it satisfies all of them for streams. READ ONLY is kept.
+            // and it satisfies all of them for streams. READ ONLY is kept, and the level is
+            // what SHOW transaction_isolation answers in the block.
+            let (read_only, isolation) = transaction_modes(t);
             return Ok(Stmt::Transaction(TransactionOp::Begin {
-                read_only: access_mode(t),
+                read_only,
+                isolation,
+                start: false,
             }));
         }
         "START" => {
             t.expect_word("TRANSACTION")?;
+            let (read_only, isolation) = transaction_modes(t);
             return Ok(Stmt::Transaction(TransactionOp::Begin {
-                read_only: access_mode(t),
+                read_only,
+                isolation,
+                start: true,
             }));
         }
         "COMMIT" | "END" => TransactionOp::Commit,
@@ -1844,11 +1874,16 @@ fn parse_transaction(t: &mut Toks) -> Result<Stmt> {
         t.expect_end()?;
         return Ok(Stmt::Savepoint(SavepointOp::RollbackTo(name)));
     }
+    let mut chain = false;
     if t.eat_word("AND") {
-        let _ = t.eat_word("NO");
+        chain = !t.eat_word("NO");
         t.expect_word("CHAIN")?;
     }
     t.expect_end()?;
+    if chain {
+        let commit = op == TransactionOp::Commit;
+        return Ok(Stmt::Transaction(TransactionOp::Chain { commit }));
+    }
     Ok(Stmt::Transaction(op))
 }
 
@@ -1901,7 +1936,15 @@ fn setting_value(t: &mut Toks) -> Result<Option<String>> {
 
 fn parse_set(t: &mut Toks) -> Result<Stmt> {
     t.expect_word("SET")?;
-    let _ = t.eat_word("SESSION") || t.eat_word("LOCAL");
+    let local = !t.eat_word("SESSION") && t.eat_word("LOCAL");
+    match parse_set_body(t)? {
+        Stmt::Set { name, value } if local => Ok(Stmt::SetLocal { name, value }),
+        stmt => Ok(stmt),
+    }
+}
+
+/// What follows `SET [SESSION | LOCAL]`.
+fn parse_set_body(t: &mut Toks) -> Result<Stmt> {
     // SET ROLE r and SET SESSION AUTHORIZATION r: PostgreSQL's own grammar, not `name TO`.
     let role = if t.eat_word("ROLE") {
         Some("role")
@@ -1956,9 +1999,18 @@ fn parse_set(t: &mut Toks) -> Result<Stmt> {
                 value: Some(if read_only { "on" } else { "off" }.into()),
             });
         }
-        return Ok(Stmt::Set {
-            name: "transaction_isolation".into(),
-            value: Some(rest.join(" ")),
+        let level = isolation_level(&rest).ok_or_else(|| syntax_near(&Token::EOF))?;
+        // SET TRANSACTION lasts for the block, as SET LOCAL does.
+        return Ok(if session {
+            Stmt::Set {
+                name: "default_transaction_isolation".into(),
+                value: Some(level.into()),
+            }
+        } else {
+            Stmt::SetLocal {
+                name: "transaction_isolation".into(),
+                value: Some(level.into()),
+            }
         });
     }
     let name = t.object_name()?;
@@ -2479,31 +2531,56 @@ mod tests {
         assert!(matches!(one("CLOSE ALL").stmt, Stmt::Close(None)));
         assert!(matches!(one("close \"C\"").stmt, Stmt::Close(Some(ref c)) if c == "C"));
         for (sql, op) in [
-            ("BEGIN", TransactionOp::Begin { read_only: None }),
+            (
+                "BEGIN",
+                TransactionOp::Begin {
+                    read_only: None,
+                    isolation: None,
+                    start: false,
+                },
+            ),
             (
                 "begin transaction isolation level read committed",
-                TransactionOp::Begin { read_only: None },
+                TransactionOp::Begin {
+                    read_only: None,
+                    isolation: Some("read committed"),
+                    start: false,
+                },
             ),
             (
                 "BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY",
                 TransactionOp::Begin {
                     read_only: Some(true),
+                    isolation: Some("serializable"),
+                    start: false,
                 },
             ),
             (
                 "START TRANSACTION READ WRITE",
                 TransactionOp::Begin {
                     read_only: Some(false),
+                    isolation: None,
+                    start: true,
                 },
             ),
             (
                 "START TRANSACTION",
-                TransactionOp::Begin { read_only: None },
+                TransactionOp::Begin {
+                    read_only: None,
+                    isolation: None,
+                    start: true,
+                },
             ),
             ("COMMIT", TransactionOp::Commit),
             ("END", TransactionOp::Commit),
             ("ROLLBACK", TransactionOp::Rollback),
             ("ABORT", TransactionOp::Rollback),
+            ("COMMIT AND NO CHAIN", TransactionOp::Commit),
+            ("COMMIT AND CHAIN", TransactionOp::Chain { commit: true }),
+            (
+                "ABORT WORK AND CHAIN",
+                TransactionOp::Chain { commit: false },
+            ),
         ] {
             assert!(
                 matches!(one(sql).stmt, Stmt::Transaction(o) if o == op),

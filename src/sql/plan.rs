@@ -138,6 +138,8 @@ pub enum Plan {
         name: String,
         /// New value as text, `None` for RESET/DEFAULT.
         value: Option<String>,
+        /// `SET LOCAL`: the value lasts until the transaction block ends.
+        local: bool,
     },
     /// `SHOW name` / `SHOW ALL`.
     Show {
@@ -511,6 +513,8 @@ pub struct TableInfo {
     pub(crate) defaults: Vec<Option<Expr>>,
     /// Its PRIMARY KEY and UNIQUE keys, as column indexes.
     pub(crate) keys: Vec<Vec<usize>>,
+    /// The constraint name of each key, in the order of `keys` (`t_pkey`, `t_a_key`).
+    pub(crate) key_names: Vec<String>,
 }
 
 /// `RETURNING ...` of INSERT, UPDATE or DELETE on a table.
@@ -557,8 +561,13 @@ pub(crate) enum OnConflict {
     /// 23505, and nothing of the statement is inserted.
     #[default]
     Error,
-    /// `ON CONFLICT DO NOTHING`: the row is skipped.
-    DoNothing,
+    /// `ON CONFLICT [(cols)] DO NOTHING`: the row is skipped when it clashes on the arbiter
+    /// key (`key_columns`, as the table's key definition gives them), or on any key without
+    /// a target; a clash on another key is still 23505.
+    DoNothing {
+        /// The arbiter key's columns, `None` for every key.
+        key_columns: Option<Vec<usize>>,
+    },
     /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the held row whose key on
     /// `key_columns` equals the new row's is updated instead.
     DoUpdate {
@@ -587,8 +596,11 @@ pub struct Insert {
     /// For each value position, the stream column it fills; columns not named get NULL.
     pub(crate) target_columns: Vec<usize>,
     /// The rows; each expression is constant (literals, parameters, casts, arithmetic) and
-    /// already cast to its target column's type.
+    /// already cast to its target column's type. With [`Insert::select`], one row over the
+    /// SELECT's result row, evaluated for each of its rows.
     pub(crate) rows: Vec<Vec<Expr>>,
+    /// `INSERT ... SELECT` (tables only): the finite query whose rows are inserted.
+    pub(crate) select: Option<Box<Query>>,
     /// Types of `$1..$n` as inferred from the target columns.
     pub(crate) param_types: Vec<DataType>,
 }
@@ -728,11 +740,22 @@ pub enum TransactionOp {
     Begin {
         /// The access mode written, if any.
         read_only: Option<bool>,
+        /// The isolation level written (`serializable`, `repeatable read`, ...), if any:
+        /// what `SHOW transaction_isolation` answers in the block.
+        isolation: Option<&'static str>,
+        /// Written `START TRANSACTION`, whose command tag is `START TRANSACTION`, not `BEGIN`.
+        start: bool,
     },
     /// COMMIT / END.
     Commit,
     /// ROLLBACK / ABORT.
     Rollback,
+    /// `COMMIT AND CHAIN` (`commit`) or `ROLLBACK AND CHAIN`: end the block and begin a
+    /// new one with the same access mode; 25P01 outside a transaction block.
+    Chain {
+        /// COMMIT (a failed block is rolled back all the same), else ROLLBACK.
+        commit: bool,
+    },
 }
 
 /// A SELECT.

@@ -38,6 +38,7 @@ mod memory_budget;
 mod messages;
 mod numeric_typmod;
 mod pg_differential;
+mod pg_qa;
 mod pg_rules;
 mod protocol_attacks;
 mod psql_regress;

@@ -13,6 +13,56 @@ pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> 
         .unwrap_or(Expr::Literal(Value::Null))
 }
 
+/// The arbiter key an ON CONFLICT target names (`ON CONFLICT (cols)`), as the table's key
+/// definition gives its columns; `None` without a target. A target's `WHERE` (which picks
+/// among partial unique indexes in PostgreSQL) is satisfied by any key, tables having no
+/// partial ones; `ON CONSTRAINT name` names the key by its constraint name. Errors: 42703
+/// for a column the table lacks, 42P10 when no PRIMARY KEY or UNIQUE key has exactly those
+/// columns, 42704 for a constraint the table does not have.
+fn conflict_key(
+    table: &str,
+    info: &TableInfo,
+    target: Option<&ast::ConflictTarget>,
+) -> Result<Option<Vec<usize>>> {
+    let columns = match target {
+        None => return Ok(None),
+        Some(ast::ConflictTarget::Columns { columns, .. }) => columns,
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let name = object_name(name)?;
+            return match info.key_names.iter().position(|k| *k == name) {
+                Some(i) => Ok(Some(info.keys[i].clone())),
+                None => Err(Error::UndefinedObject(format!(
+                    "constraint \"{name}\" for table \"{table}\" does not exist"
+                ))),
+            };
+        }
+    };
+    let mut sorted = Vec::new();
+    for c in columns {
+        let n = ident_name(c);
+        let i = info
+            .columns
+            .iter()
+            .position(|x| x.name == n)
+            .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
+        sorted.push(i);
+    }
+    sorted.sort_unstable();
+    sorted.dedup();
+    let key = info.keys.iter().find(|k| {
+        let mut k = (*k).clone();
+        k.sort_unstable();
+        k == sorted
+    });
+    match key {
+        Some(k) => Ok(Some(k.clone())),
+        None => Err(Error::InvalidColumnReference(
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification"
+                .into(),
+        )),
+    }
+}
+
 impl Binder<'_> {
     /// `ON CONFLICT (cols) DO UPDATE SET ... [WHERE ...]`: the arbiter key and the
     /// assignments over the held row followed by the proposed one (`EXCLUDED`).
@@ -23,35 +73,9 @@ impl Binder<'_> {
         target: Option<&ast::ConflictTarget>,
         du: &ast::DoUpdate,
     ) -> Result<OnConflict> {
-        let Some(ast::ConflictTarget::Columns {
-            columns,
-            predicate: None,
-        }) = target
-        else {
+        let Some(key) = conflict_key(table, info, target)? else {
             return Err(Error::Syntax(
                 "ON CONFLICT DO UPDATE requires inference specification or constraint name: name the key's columns, ON CONFLICT (col, ...)".into(),
-            ));
-        };
-        let mut key_columns = Vec::new();
-        for c in columns {
-            let n = ident_name(c);
-            let i = info
-                .columns
-                .iter()
-                .position(|x| x.name == n)
-                .ok_or_else(|| Error::UndefinedColumn(format!("column \"{n}\" does not exist")))?;
-            key_columns.push(i);
-        }
-        let mut sorted = key_columns.clone();
-        sorted.sort_unstable();
-        let Some(key) = info.keys.iter().find(|k| {
-            let mut k = (*k).clone();
-            k.sort_unstable();
-            k == sorted
-        }) else {
-            return Err(Error::InvalidColumnReference(
-                "there is no unique or exclusion constraint matching the ON CONFLICT specification"
-                    .into(),
             ));
         };
         let n = info.columns.len();
@@ -68,7 +92,7 @@ impl Binder<'_> {
         let assignments = self.bind_assignments(table, &info.columns, &du.assignments, &scope)?;
         let filter = self.dml_filter(du.selection.as_ref(), &scope)?;
         Ok(OnConflict::DoUpdate {
-            key_columns: key.clone(),
+            key_columns: key,
             assignments,
             filter,
         })
@@ -267,11 +291,13 @@ impl Binder<'_> {
             }
             (
                 Some(ast::OnInsert::OnConflict(ast::OnConflict {
+                    conflict_target,
                     action: ast::OnConflictAction::DoNothing,
-                    ..
                 })),
-                Some(_),
-            ) => OnConflict::DoNothing,
+                Some(info),
+            ) => OnConflict::DoNothing {
+                key_columns: conflict_key(&stream, info, conflict_target.as_ref())?,
+            },
             (
                 Some(ast::OnInsert::OnConflict(ast::OnConflict {
                     conflict_target,
@@ -305,26 +331,46 @@ impl Binder<'_> {
             }
             t
         };
-        let Some(source) = &ins.source else {
-            return Err(unsupported("INSERT ... DEFAULT VALUES is not supported"));
-        };
-        let ast::SetExpr::Values(values) = &*source.body else {
-            return Err(unsupported(
-                "INSERT ... SELECT is not supported; use INSERT ... VALUES or COPY",
-            ));
+        // Without a column list a table's row may be short: the rest take defaults.
+        let short_ok = defaults.is_some() && ins.columns.is_empty();
+        let (values, select) = match ins.source.as_deref() {
+            // INSERT ... DEFAULT VALUES (sqlparser leaves no source): one row of defaults.
+            None if short_ok => (&[][..], None),
+            None => {
+                return Err(unsupported(
+                    "INSERT ... DEFAULT VALUES applies to tables; a stream's tuples need values",
+                ))
+            }
+            Some(source) => match &*source.body {
+                ast::SetExpr::Values(values) => (&values.rows[..], None),
+                _ if table.is_none() => {
+                    return Err(unsupported(
+                        "INSERT ... SELECT into a stream is not supported; use INSERT ... VALUES or COPY",
+                    ))
+                }
+                _ => {
+                    let (row, q) =
+                        self.insert_select(source, &columns, &target_columns, short_ok)?;
+                    (&[][..], Some((row, q)))
+                }
+            },
         };
         let scope = Scope::default();
         self.clause = "VALUES";
-        let mut rows = Vec::with_capacity(values.rows.len());
-        for row in &values.rows {
+        let mut rows = Vec::with_capacity(values.len());
+        if let Some((row, _)) = &select {
+            rows.push(row.clone());
+        }
+        if ins.source.is_none() {
+            rows.push(Vec::new());
+        }
+        for row in values {
             let row = &row.content;
             if row.len() > target_columns.len() {
                 return Err(Error::Syntax(
                     "INSERT has more expressions than target columns".into(),
                 ));
             }
-            // Without a column list a table's row may be short: the rest take defaults.
-            let short_ok = defaults.is_some() && ins.columns.is_empty();
             if row.len() < target_columns.len() && !short_ok {
                 return Err(Error::Syntax(
                     "INSERT has more target columns than expressions".into(),
@@ -369,6 +415,18 @@ impl Binder<'_> {
                 self.returning(Some(list), &scope)?
             }
         };
+        let mut param_types = self.finish_params();
+        let select = select.map(|(_, q)| {
+            // The SELECT's parameters are typed by its own binding where INSERT left them open.
+            for (i, t) in q.param_types.iter().enumerate() {
+                match param_types.get_mut(i) {
+                    Some(p) if self.params[i].is_none() => *p = *t,
+                    Some(_) => {}
+                    None => param_types.push(*t),
+                }
+            }
+            q
+        });
         Ok(Plan::Insert(Insert {
             stream,
             table: table.is_some(),
@@ -376,8 +434,79 @@ impl Binder<'_> {
             returning,
             target_columns,
             rows,
-            param_types: self.finish_params(),
+            select,
+            param_types,
         }))
+    }
+
+    /// A select-list item that is a bare parameter of no declared type (`SELECT $1, $2`)
+    /// takes its target column's type, as PostgreSQL infers it for INSERT ... SELECT.
+    fn type_bare_params(
+        &mut self,
+        source: &ast::Query,
+        columns: &[Column],
+        target_columns: &[usize],
+    ) -> Result<()> {
+        let ast::SetExpr::Select(select) = &*source.body else {
+            return Ok(());
+        };
+        for (item, &col) in select.projection.iter().zip(target_columns) {
+            let (ast::SelectItem::UnnamedExpr(ast::Expr::Value(v))
+            | ast::SelectItem::ExprWithAlias {
+                expr: ast::Expr::Value(v),
+                ..
+            }) = item
+            else {
+                continue;
+            };
+            let ast::Value::Placeholder(p) = &v.value else {
+                continue;
+            };
+            let i = crate::sql::placeholder_index(p)?;
+            if self.params.len() <= i {
+                self.params.resize(i + 1, None);
+            }
+            self.params[i].get_or_insert(columns[col].data_type);
+        }
+        Ok(())
+    }
+
+    /// `INSERT INTO table [(cols)] SELECT ...`: the SELECT, bound as a finite query, and one
+    /// row of expressions over its result row (`Expr::Column(i)` assigned to the target
+    /// column's type), which each result row fills. Errors: 0A000 for a SELECT that reads a
+    /// stream, 42601 for more (or, with a column list, fewer) result columns than targets,
+    /// 42804 for a result column that does not assign to its target's type.
+    fn insert_select(
+        &mut self,
+        source: &ast::Query,
+        columns: &[Column],
+        target_columns: &[usize],
+        short_ok: bool,
+    ) -> Result<(Vec<Expr>, Box<Query>)> {
+        self.type_bare_params(source, columns, target_columns)?;
+        let q = self.query(source, &source.to_string())?;
+        if q.is_continuous() {
+            return Err(unsupported(
+                "INSERT ... SELECT from a stream is not supported: a continuous query has no end",
+            ));
+        }
+        if q.columns.len() > target_columns.len() {
+            return Err(Error::Syntax(
+                "INSERT has more expressions than target columns".into(),
+            ));
+        }
+        if q.columns.len() < target_columns.len() && !short_ok {
+            return Err(Error::Syntax(
+                "INSERT has more target columns than expressions".into(),
+            ));
+        }
+        self.clause = "INSERT";
+        let mut row = Vec::with_capacity(q.columns.len());
+        for (i, (c, &col)) in q.columns.iter().zip(target_columns).enumerate() {
+            let b = Bound::new(Expr::Column(i), c.data_type);
+            row.push(self.assign(b, columns[col].data_type, &columns[col].name)?);
+        }
+        Ok((row, Box::new(q)))
     }
 
     /// Cast for storing into a column of type `ty` (PostgreSQL's assignment rules): unknown

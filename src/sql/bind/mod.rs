@@ -387,6 +387,12 @@ impl<'a> Binder<'a> {
             Stmt::Set { name, value } => Ok(Plan::Set {
                 name: name.clone(),
                 value: value.clone(),
+                local: false,
+            }),
+            Stmt::SetLocal { name, value } => Ok(Plan::Set {
+                name: name.clone(),
+                value: value.clone(),
+                local: true,
             }),
             Stmt::Show(name) => Ok(Plan::Show { name: name.clone() }),
             Stmt::Declare {

@@ -239,7 +239,11 @@ fn drop_stream_and_utilities() {
     ));
     assert_eq!(
         plan("BEGIN").unwrap(),
-        Plan::Transaction(TransactionOp::Begin { read_only: None })
+        Plan::Transaction(TransactionOp::Begin {
+            read_only: None,
+            isolation: None,
+            start: false
+        })
     );
     assert_eq!(
         plan("SHOW server_version").unwrap(),
@@ -251,7 +255,16 @@ fn drop_stream_and_utilities() {
         plan("SET datestyle TO 'ISO, MDY'").unwrap(),
         Plan::Set {
             name: "datestyle".into(),
-            value: Some("ISO, MDY".into())
+            value: Some("ISO, MDY".into()),
+            local: false,
+        }
+    );
+    assert_eq!(
+        plan("SET LOCAL TIME ZONE 'Asia/Tokyo'").unwrap(),
+        Plan::Set {
+            name: "timezone".into(),
+            value: Some("Asia/Tokyo".into()),
+            local: true,
         }
     );
     assert_eq!(plan("CLOSE ALL").unwrap(), Plan::Close { cursor: None });

@@ -1,0 +1,85 @@
+-- INSERT, UPDATE and DELETE with RETURNING, defaults, ON CONFLICT and the tags.
+CREATE TABLE qa_dml (id integer PRIMARY KEY, name text NOT NULL, v varchar(3),
+                     n numeric(5,2) DEFAULT 1.5, ts timestamptz DEFAULT '2001-01-01 00:00+00');
+INSERT INTO qa_dml VALUES (1, 'a', 'xy', 2.345) RETURNING *;
+INSERT INTO qa_dml (id, name) VALUES (2, 'b') RETURNING id, n, ts, n * 2;
+INSERT INTO qa_dml (name, id) VALUES ('c', 3), ('d', 4);
+INSERT INTO qa_dml VALUES (5, 'e', DEFAULT, DEFAULT, NULL) RETURNING n, ts IS NULL AS ts_null;
+INSERT INTO qa_dml VALUES ('6', 'f') RETURNING id;
+INSERT INTO qa_dml VALUES (7.5, 'g') RETURNING id;
+INSERT INTO qa_dml VALUES (9, 'x', 'abc   ') RETURNING v, length(v);
+INSERT INTO qa_dml VALUES (1, 'dup') ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO qa_dml VALUES (1, 'dup') ON CONFLICT (id) DO NOTHING;
+INSERT INTO qa_dml VALUES (1, 'new') ON CONFLICT (id) DO UPDATE SET name = excluded.name || qa_dml.name RETURNING id, name;
+INSERT INTO qa_dml VALUES (1, 'newer') ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE qa_dml.name = 'zzz' RETURNING *;
+INSERT INTO qa_dml VALUES (1, 'w') ON CONFLICT (id) WHERE id > 0 DO UPDATE SET n = 7.777 RETURNING n;
+INSERT INTO qa_dml VALUES (12, 'a'), (12, 'b') ON CONFLICT (id) DO UPDATE SET name = 'c';
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (name) DO NOTHING;
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (name) DO UPDATE SET v = 'q';
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT (nosuch) DO NOTHING;
+INSERT INTO qa_dml VALUES (13, 'a') ON CONFLICT DO UPDATE SET v = 'q';
+UPDATE qa_dml SET n = n * 10 WHERE id = 1 RETURNING id, n;
+UPDATE qa_dml SET n = 2.345 WHERE id = 2 RETURNING n;
+UPDATE qa_dml SET n = DEFAULT WHERE id = 1 RETURNING n;
+UPDATE qa_dml SET v = v || '!' WHERE id = 1 RETURNING v;
+UPDATE qa_dml SET name = upper(name) WHERE id > 100;
+UPDATE qa_dml SET id = id + 100 WHERE id >= 3 RETURNING id;
+SELECT id, name, v, n, ts FROM qa_dml ORDER BY id;
+DELETE FROM qa_dml WHERE id > 103 RETURNING id, name;
+DELETE FROM qa_dml WHERE false;
+SELECT count(*) FROM qa_dml;
+TRUNCATE qa_dml;
+SELECT count(*) FROM qa_dml;
+DROP TABLE qa_dml;
+DROP TABLE qa_dml;
+DROP TABLE IF EXISTS qa_dml;
+-- INSERT ... SELECT: from a table, a join, an aggregate, a set-returning function, the
+-- target itself; with defaults, ON CONFLICT, RETURNING and the errors of its columns.
+CREATE TABLE qa_src (id integer, t text, n numeric);
+INSERT INTO qa_src VALUES (1, 'a', 1.25), (2, NULL, 2.5), (3, 'c', NULL);
+CREATE TABLE qa_ins (id integer PRIMARY KEY, name text NOT NULL DEFAULT 'dflt',
+                     n numeric(5,1), ts timestamptz DEFAULT '2001-01-01 00:00+00');
+INSERT INTO qa_ins SELECT id, t FROM qa_src WHERE t IS NOT NULL ORDER BY id RETURNING id, name, n;
+INSERT INTO qa_ins (id, n) SELECT id + 100, n FROM qa_src ORDER BY id RETURNING *;
+INSERT INTO qa_ins (id) SELECT g FROM generate_series(1000, 1002) AS g;
+INSERT INTO qa_ins SELECT 2000;
+INSERT INTO qa_ins (id, name) SELECT 3000;
+INSERT INTO qa_ins SELECT 1, 'x', 1, now(), 5;
+INSERT INTO qa_ins SELECT id FROM qa_src;
+INSERT INTO qa_ins (id, name) SELECT id + 200, NULL FROM qa_src;
+INSERT INTO qa_ins (id, name) SELECT id, 'again' FROM qa_src ON CONFLICT DO NOTHING RETURNING id;
+INSERT INTO qa_ins (id, name) SELECT id, 'up' FROM qa_src ON CONFLICT (id) DO UPDATE SET name = qa_ins.name || excluded.name RETURNING id, name;
+INSERT INTO qa_ins (id, name) SELECT a.id + 600, b.t FROM qa_src AS a JOIN qa_src AS b ON a.id = b.id WHERE b.t IS NOT NULL ORDER BY 1 RETURNING id, name;
+INSERT INTO qa_ins (id, name) SELECT count(*) + 10000, string_agg(t, ',' ORDER BY id) FROM qa_src RETURNING id, name;
+INSERT INTO qa_ins (id) SELECT max(id) + 1 FROM qa_ins RETURNING id;
+INSERT INTO qa_ins (id, n) SELECT 700, 12345.6;
+INSERT INTO qa_ins (id, name) SELECT 800, 1.5;
+INSERT INTO qa_ins SELECT * FROM qa_ins WHERE id = 1;
+INSERT INTO qa_ins (id, nosuch) SELECT 1, 2;
+INSERT INTO qa_ins SELECT nosuch FROM qa_src;
+SELECT id, name, n, ts FROM qa_ins ORDER BY id;
+DROP TABLE qa_ins, qa_src;
+-- ON CONFLICT ON CONSTRAINT names the arbiter key by its constraint name.
+CREATE TABLE qa_oc (a integer PRIMARY KEY, b integer UNIQUE, c integer, d integer, UNIQUE (c, d));
+INSERT INTO qa_oc VALUES (1, 1, 1, 1);
+INSERT INTO qa_oc VALUES (1, 2, 2, 2) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO NOTHING;
+INSERT INTO qa_oc VALUES (1, 2, 2, 2) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO UPDATE SET c = 9 RETURNING *;
+INSERT INTO qa_oc VALUES (5, 1, 3, 3) ON CONFLICT ON CONSTRAINT qa_oc_b_key DO UPDATE SET d = excluded.d RETURNING *;
+INSERT INTO qa_oc VALUES (6, 6, 9, 3) ON CONFLICT ON CONSTRAINT qa_oc_c_d_key DO NOTHING;
+INSERT INTO qa_oc VALUES (6, 6, 6, 6) ON CONFLICT ON CONSTRAINT nosuch DO NOTHING;
+INSERT INTO qa_oc VALUES (7, 1, 7, 7) ON CONFLICT ON CONSTRAINT qa_oc_pkey DO NOTHING;
+SELECT * FROM qa_oc ORDER BY a;
+DROP TABLE qa_oc;
+-- INSERT ... DEFAULT VALUES.
+CREATE TABLE qa_dv (id integer, v integer DEFAULT 7, t text DEFAULT 'd', ts timestamptz DEFAULT '2001-01-01 00:00+00');
+INSERT INTO qa_dv DEFAULT VALUES;
+INSERT INTO qa_dv DEFAULT VALUES RETURNING *;
+INSERT INTO qa_dv DEFAULT VALUES RETURNING v + 1 AS next;
+SELECT * FROM qa_dv;
+CREATE TABLE qa_dv2 (id integer PRIMARY KEY);
+INSERT INTO qa_dv2 DEFAULT VALUES;
+CREATE TABLE qa_dv3 (id integer NOT NULL DEFAULT 1 UNIQUE);
+INSERT INTO qa_dv3 DEFAULT VALUES;
+INSERT INTO qa_dv3 DEFAULT VALUES;
+INSERT INTO qa_dv3 DEFAULT VALUES ON CONFLICT DO NOTHING;
+DROP TABLE qa_dv, qa_dv2, qa_dv3;

@@ -13,6 +13,49 @@ pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> 
         .unwrap_or(Expr::Literal(Value::Null))
 }
 
+/// The columns an INSERT names, as indexes into `columns` (all of them, in order, without
+/// a list). Errors: 42703 for a column the relation lacks, 42701 for one named twice.
+fn insert_target_columns(
+    relation: &str,
+    columns: &[Column],
+    named: &[ast::ObjectName],
+) -> Result<Vec<usize>> {
+    if named.is_empty() {
+        return Ok((0..columns.len()).collect());
+    }
+    let mut t = Vec::with_capacity(named.len());
+    for c in named {
+        let name = object_name(c)?;
+        let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
+            Error::UndefinedColumn(format!(
+                "column \"{name}\" of relation \"{relation}\" does not exist"
+            ))
+        })?;
+        if t.contains(&i) {
+            return Err(Error::DuplicateColumn(format!(
+                "column \"{name}\" specified more than once"
+            )));
+        }
+        t.push(i);
+    }
+    Ok(t)
+}
+
+/// A table row of `width` columns from the values of `target_columns`; the columns left
+/// out take their DEFAULT (NULL without one).
+fn full_row(
+    row: Vec<Expr>,
+    width: usize,
+    target_columns: &[usize],
+    defaults: &Option<Vec<Option<Expr>>>,
+) -> Vec<Expr> {
+    let mut full: Vec<Expr> = (0..width).map(|c| column_default(defaults, c)).collect();
+    for (e, &c) in row.into_iter().zip(target_columns) {
+        full[c] = e;
+    }
+    full
+}
+
 /// The arbiter key an ON CONFLICT target names (`ON CONFLICT (cols)`), as the table's key
 /// definition gives its columns; `None` without a target. A target's `WHERE` (which picks
 /// among partial unique indexes in PostgreSQL) is satisfied by any key, tables having no
@@ -282,55 +325,8 @@ impl Binder<'_> {
                 "INSERT ... RETURNING applies to tables; a stream keeps no rows to return",
             ));
         }
-        let on_conflict = match (&ins.on, &table) {
-            (None, _) => OnConflict::Error,
-            (Some(_), None) => {
-                return Err(unsupported(
-                    "INSERT ... ON CONFLICT applies to tables; a stream has no keys",
-                ))
-            }
-            (
-                Some(ast::OnInsert::OnConflict(ast::OnConflict {
-                    conflict_target,
-                    action: ast::OnConflictAction::DoNothing,
-                })),
-                Some(info),
-            ) => OnConflict::DoNothing {
-                key_columns: conflict_key(&stream, info, conflict_target.as_ref())?,
-            },
-            (
-                Some(ast::OnInsert::OnConflict(ast::OnConflict {
-                    conflict_target,
-                    action: ast::OnConflictAction::DoUpdate(du),
-                })),
-                Some(info),
-            ) => self.on_conflict_update(&stream, info, conflict_target.as_ref(), du)?,
-            (Some(_), Some(_)) => {
-                return Err(unsupported(
-                    "only INSERT ... ON CONFLICT DO NOTHING / DO UPDATE is supported",
-                ))
-            }
-        };
-        let target_columns: Vec<usize> = if ins.columns.is_empty() {
-            (0..columns.len()).collect()
-        } else {
-            let mut t = Vec::new();
-            for c in &ins.columns {
-                let name = object_name(c)?;
-                let i = columns.iter().position(|x| x.name == name).ok_or_else(|| {
-                    Error::UndefinedColumn(format!(
-                        "column \"{name}\" of relation \"{stream}\" does not exist"
-                    ))
-                })?;
-                if t.contains(&i) {
-                    return Err(Error::DuplicateColumn(format!(
-                        "column \"{name}\" specified more than once"
-                    )));
-                }
-                t.push(i);
-            }
-            t
-        };
+        let on_conflict = self.insert_on_conflict(&stream, table.as_ref(), ins.on.as_ref())?;
+        let target_columns = insert_target_columns(&stream, &columns, &ins.columns)?;
         // Without a column list a table's row may be short: the rest take defaults.
         let short_ok = defaults.is_some() && ins.columns.is_empty();
         let (values, select) = match ins.source.as_deref() {
@@ -355,53 +351,28 @@ impl Binder<'_> {
                 }
             },
         };
-        let scope = Scope::default();
-        self.clause = "VALUES";
-        let mut rows = Vec::with_capacity(values.len());
+        let mut rows = Vec::with_capacity(values.len() + 1);
         if let Some((row, _)) = &select {
             rows.push(row.clone());
         }
         if ins.source.is_none() {
             rows.push(Vec::new());
         }
+        let target = (&columns[..], &target_columns[..], &defaults);
         for row in values {
-            let row = &row.content;
-            if row.len() > target_columns.len() {
-                return Err(Error::Syntax(
-                    "INSERT has more expressions than target columns".into(),
-                ));
-            }
-            if row.len() < target_columns.len() && !short_ok {
-                return Err(Error::Syntax(
-                    "INSERT has more target columns than expressions".into(),
-                ));
-            }
-            let mut out = Vec::with_capacity(row.len());
-            for (e, &col) in row.iter().zip(&target_columns) {
-                let ty = columns[col].data_type;
-                if let ast::Expr::Identifier(id) = e {
-                    if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
-                        out.push(column_default(&defaults, col));
-                        continue;
-                    }
-                }
-                let b = self.expr(e, &scope)?;
-                out.push(self.assign(b, ty, &columns[col].name)?);
-            }
-            rows.push(out);
+            rows.push(self.insert_values_row(&row.content, target, short_ok)?);
         }
         // A table's rows name every column: those left out take their DEFAULT.
         let target_columns = match &defaults {
             None => target_columns,
             Some(_) => {
                 for row in &mut rows {
-                    let mut full: Vec<Expr> = (0..columns.len())
-                        .map(|c| column_default(&defaults, c))
-                        .collect();
-                    for (e, &c) in std::mem::take(row).into_iter().zip(&target_columns) {
-                        full[c] = e;
-                    }
-                    *row = full;
+                    *row = full_row(
+                        std::mem::take(row),
+                        columns.len(),
+                        &target_columns,
+                        &defaults,
+                    );
                 }
                 (0..columns.len()).collect()
             }
@@ -416,17 +387,7 @@ impl Binder<'_> {
             }
         };
         let mut param_types = self.finish_params();
-        let select = select.map(|(_, q)| {
-            // The SELECT's parameters are typed by its own binding where INSERT left them open.
-            for (i, t) in q.param_types.iter().enumerate() {
-                match param_types.get_mut(i) {
-                    Some(p) if self.params[i].is_none() => *p = *t,
-                    Some(_) => {}
-                    None => param_types.push(*t),
-                }
-            }
-            q
-        });
+        let select = select.map(|(_, q)| self.select_param_types(q, &mut param_types));
         Ok(Plan::Insert(Insert {
             stream,
             table: table.is_some(),
@@ -437,6 +398,86 @@ impl Binder<'_> {
             select,
             param_types,
         }))
+    }
+
+    /// INSERT's ON CONFLICT clause: streams have no keys (0A000); a table's target must
+    /// name one of its keys (42P10).
+    fn insert_on_conflict(
+        &mut self,
+        stream: &str,
+        table: Option<&TableInfo>,
+        on: Option<&ast::OnInsert>,
+    ) -> Result<OnConflict> {
+        let (on, info) = match (on, table) {
+            (None, _) => return Ok(OnConflict::Error),
+            (Some(_), None) => {
+                return Err(unsupported(
+                    "INSERT ... ON CONFLICT applies to tables; a stream has no keys",
+                ))
+            }
+            (Some(on), Some(info)) => (on, info),
+        };
+        match on {
+            ast::OnInsert::OnConflict(ast::OnConflict {
+                conflict_target,
+                action: ast::OnConflictAction::DoNothing,
+            }) => Ok(OnConflict::DoNothing {
+                key_columns: conflict_key(stream, info, conflict_target.as_ref())?,
+            }),
+            ast::OnInsert::OnConflict(ast::OnConflict {
+                conflict_target,
+                action: ast::OnConflictAction::DoUpdate(du),
+            }) => self.on_conflict_update(stream, info, conflict_target.as_ref(), du),
+            _ => Err(unsupported(
+                "only INSERT ... ON CONFLICT DO NOTHING / DO UPDATE is supported",
+            )),
+        }
+    }
+
+    /// One row of INSERT ... VALUES bound to its target columns' types: `DEFAULT` takes the
+    /// column's default; more values than columns is 42601, fewer too unless `short_ok`.
+    fn insert_values_row(
+        &mut self,
+        row: &[ast::Expr],
+        (columns, target_columns, defaults): (&[Column], &[usize], &Option<Vec<Option<Expr>>>),
+        short_ok: bool,
+    ) -> Result<Vec<Expr>> {
+        if row.len() > target_columns.len() {
+            return Err(Error::Syntax(
+                "INSERT has more expressions than target columns".into(),
+            ));
+        }
+        if row.len() < target_columns.len() && !short_ok {
+            return Err(Error::Syntax(
+                "INSERT has more target columns than expressions".into(),
+            ));
+        }
+        let scope = Scope::default();
+        self.clause = "VALUES";
+        let mut out = Vec::with_capacity(row.len());
+        for (e, &col) in row.iter().zip(target_columns) {
+            if let ast::Expr::Identifier(id) = e {
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+                    out.push(column_default(defaults, col));
+                    continue;
+                }
+            }
+            let b = self.expr(e, &scope)?;
+            out.push(self.assign(b, columns[col].data_type, &columns[col].name)?);
+        }
+        Ok(out)
+    }
+
+    /// The SELECT's parameters are typed by its own binding where INSERT left them open.
+    fn select_param_types(&self, q: Box<Query>, param_types: &mut Vec<DataType>) -> Box<Query> {
+        for (i, t) in q.param_types.iter().enumerate() {
+            match param_types.get_mut(i) {
+                Some(p) if self.params[i].is_none() => *p = *t,
+                Some(_) => {}
+                None => param_types.push(*t),
+            }
+        }
+        q
     }
 
     /// A select-list item that is a bare parameter of no declared type (`SELECT $1, $2`)

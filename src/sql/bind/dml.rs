@@ -6,7 +6,10 @@ use super::*;
 
 /// The DEFAULT of column `c` of a table (`defaults` is `None` for a stream): its
 /// expression, else NULL.
-pub(super) fn column_default(defaults: &Option<Vec<Option<Expr>>>, c: usize) -> Expr {
+/// A table's column defaults, one per column (`None`: NULL); `None` for a stream.
+type ColumnDefaults = Option<Vec<Option<Expr>>>;
+
+pub(super) fn column_default(defaults: &ColumnDefaults, c: usize) -> Expr {
     defaults
         .as_ref()
         .and_then(|d| d[c].clone())
@@ -47,7 +50,7 @@ fn full_row(
     row: Vec<Expr>,
     width: usize,
     target_columns: &[usize],
-    defaults: &Option<Vec<Option<Expr>>>,
+    defaults: &ColumnDefaults,
 ) -> Vec<Expr> {
     let mut full: Vec<Expr> = (0..width).map(|c| column_default(defaults, c)).collect();
     for (e, &c) in row.into_iter().zip(target_columns) {
@@ -439,7 +442,7 @@ impl Binder<'_> {
     fn insert_values_row(
         &mut self,
         row: &[ast::Expr],
-        (columns, target_columns, defaults): (&[Column], &[usize], &Option<Vec<Option<Expr>>>),
+        (columns, target_columns, defaults): (&[Column], &[usize], &ColumnDefaults),
         short_ok: bool,
     ) -> Result<Vec<Expr>> {
         if row.len() > target_columns.len() {

@@ -225,7 +225,13 @@ impl Ev<'_> {
                 all,
                 left,
                 right,
-            } => self.set_op(*op, *all, self.query(left)?, self.query(right)?),
+            } => {
+                let blank: Vec<bool> = (left.columns.iter())
+                    .map(|c| matches!(c.1, crate::sql::RType::Base(DataType::Bpchar(_))))
+                    .collect();
+                let rows = (self.query(left)?, self.query(right)?);
+                set_op(*op, *all, rows.0, rows.1, &blank)
+            }
             RelBody::Recursive {
                 id,
                 all,
@@ -287,44 +293,6 @@ impl Ev<'_> {
             working = new;
         }
         Ok(result)
-    }
-
-    fn set_op(&self, op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
-        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
-        match op {
-            SetOp::Union => {
-                let mut out = left;
-                out.extend(right);
-                if !all {
-                    dedupe(&mut out);
-                }
-                out
-            }
-            SetOp::Intersect | SetOp::Except => {
-                let mut counts: HashMap<Vec<String>, usize> = HashMap::new();
-                for r in &right {
-                    *counts.entry(key(r)).or_default() += 1;
-                }
-                let mut out = Vec::new();
-                for r in left {
-                    let k = key(&r);
-                    let c = counts.get(&k).copied().unwrap_or(0);
-                    let keep = (op == SetOp::Intersect) == (c > 0);
-                    // ALL is a multiset operation: each right row matches one left row, so
-                    // INTERSECT ALL keeps min(m, n) copies and EXCEPT ALL max(m - n, 0).
-                    if all && c > 0 {
-                        counts.insert(k, c - 1);
-                    }
-                    if keep {
-                        out.push(r);
-                    }
-                }
-                if !all {
-                    dedupe(&mut out);
-                }
-                out
-            }
-        }
     }
 
     fn select(&self, s: &RelSelect) -> Result<Vec<Row>> {
@@ -1621,9 +1589,64 @@ fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
     });
 }
 
-fn dedupe(rows: &mut Vec<Row>) {
+/// `left op right` ([ALL]); rows are equal as GROUP BY compares them, the `blank` columns
+/// (character(n)) without their trailing blanks; a duplicate keeps the first row met.
+fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool]) -> Vec<Row> {
+    let key = |r: &Row| {
+        r.iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::Text(s) if blank.get(i) == Some(&true) => {
+                    group_key(&Value::Text(s.trim_end_matches(' ').into()))
+                }
+                v => group_key(v),
+            })
+            .collect::<Vec<_>>()
+    };
+    match op {
+        SetOp::Union => {
+            let mut out = left;
+            out.extend(right);
+            if !all {
+                dedupe_by(&mut out, key);
+            }
+            out
+        }
+        SetOp::Intersect | SetOp::Except => {
+            let mut counts: HashMap<Vec<String>, usize> = HashMap::new();
+            for r in &right {
+                *counts.entry(key(r)).or_default() += 1;
+            }
+            let mut out = Vec::new();
+            for r in left {
+                let k = key(&r);
+                let c = counts.get(&k).copied().unwrap_or(0);
+                let keep = (op == SetOp::Intersect) == (c > 0);
+                // ALL is a multiset operation: each right row matches one left row, so
+                // INTERSECT ALL keeps min(m, n) copies and EXCEPT ALL max(m - n, 0).
+                if all && c > 0 {
+                    counts.insert(k, c - 1);
+                }
+                if keep {
+                    out.push(r);
+                }
+            }
+            if !all {
+                dedupe_by(&mut out, key);
+            }
+            out
+        }
+    }
+}
+
+/// Keep the first row of each `key`.
+fn dedupe_by(rows: &mut Vec<Row>, key: impl Fn(&Row) -> Vec<String>) {
     let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
+    rows.retain(|r| seen.insert(key(r)));
+}
+
+fn dedupe(rows: &mut Vec<Row>) {
+    dedupe_by(rows, |r| r.iter().map(group_key).collect());
 }
 
 /// The rows `[lo, hi)` of a partition of `n` rows in frame `f` of row `j` (0-based), whose

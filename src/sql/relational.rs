@@ -1461,10 +1461,14 @@ impl RelBinder<'_> {
                                 rel.hidden[abs - rel.offset] = true;
                             }
                         }
+                        // The level is not pushed yet: the operands' types are its own.
+                        let (lt, rt) = (level.types[start + l], level.types[start + r]);
+                        let l = self.bpchar_operand(RExpr::Col { up: 0, idx: l }, lt, rt);
+                        let r = self.bpchar_operand(RExpr::Col { up: 0, idx: r }, rt, lt);
                         conj.push(RExpr::Cmp {
                             op: CmpOp::Eq,
-                            left: Box::new(RExpr::Col { up: 0, idx: l }),
-                            right: Box::new(RExpr::Col { up: 0, idx: r }),
+                            left: Box::new(l),
+                            right: Box::new(r),
                         });
                     }
                     // A NATURAL join without common columns is a cross join.
@@ -1862,13 +1866,7 @@ impl RelBinder<'_> {
             } => {
                 let l = self.expr(expr)?;
                 match target {
-                    ast::InTarget::Subquery(q) => RExpr::AnySub {
-                        left: Box::new(l),
-                        op: CmpOp::Eq,
-                        query: Box::new(self.subquery(q)?),
-                        all: false,
-                        negated: *negated,
-                    },
+                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
                     other => return Err(unsupported(format!("IN {other:?}"))),
                 }
             }
@@ -1928,13 +1926,7 @@ impl RelBinder<'_> {
                     x => x,
                 };
                 match inner {
-                    ast::Expr::Subquery(q) => RExpr::AnySub {
-                        left: Box::new(l),
-                        op,
-                        query: Box::new(self.subquery(q)?),
-                        all,
-                        negated: false,
-                    },
+                    ast::Expr::Subquery(q) => self.any_sub(l, op, q, all, false)?,
                     other => RExpr::AnyArray {
                         left: Box::new(l),
                         op,
@@ -2050,12 +2042,53 @@ impl RelBinder<'_> {
         })
     }
 
-    /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown literal
-    /// meeting one, compares without its trailing blanks (PostgreSQL's bpchar operators).
-    fn bpchar_operand(&self, e: RExpr, o: RType) -> RExpr {
+    /// `l op ANY|ALL (q)`, `l [NOT] IN (q)`: the operand and the subquery's column compare
+    /// by PostgreSQL's bpchar rules ([`Self::bpchar_operand`]); a subquery column to trim
+    /// is trimmed in its SELECT list (a set operation's column is compared as it is).
+    fn any_sub(
+        &mut self,
+        l: RExpr,
+        op: CmpOp,
+        q: &ast::Query,
+        all: bool,
+        negated: bool,
+    ) -> Result<RExpr> {
+        let mut query = self.subquery(q)?;
+        let lt = self.static_type(&l);
+        let rt = query.columns.first().map_or(RType::Unknown, |c| c.1);
+        let left = self.bpchar_operand(l, lt, rt);
+        if let RelBody::Select(sel) = &mut query.body {
+            if let [only] = &mut sel.projection[..] {
+                let e = std::mem::replace(only, RExpr::Lit(Value::Null));
+                *only = self.bpchar_operand(e, rt, lt);
+            }
+        }
+        Ok(RExpr::AnySub {
+            left: Box::new(left),
+            op,
+            query: Box::new(query),
+            all,
+            negated,
+        })
+    }
+
+    /// Both operands of a comparison, each trimmed as [`Self::bpchar_operand`] says.
+    fn bpchar_operands(&self, l: RExpr, r: RExpr) -> (RExpr, RExpr) {
+        let (lt, rt) = (self.static_type(&l), self.static_type(&r));
+        (
+            self.bpchar_operand(l, lt, rt),
+            self.bpchar_operand(r, rt, lt),
+        )
+    }
+
+    /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown
+    /// literal or a varchar meeting one, compares without its trailing blanks (PostgreSQL
+    /// picks bpchar's operators for bpchar against bpchar, varchar or unknown, and text's,
+    /// with the bpchar side converted to text, against text).
+    fn bpchar_operand(&self, e: RExpr, t: RType, o: RType) -> RExpr {
         let bpchar = |t: RType| matches!(t, RType::Base(DataType::Bpchar(_)));
-        let t = self.static_type(&e);
-        if !(bpchar(t) || (t == RType::Unknown && bpchar(o))) {
+        let beside_bpchar = matches!(t, RType::Unknown | RType::Base(DataType::Varchar(_)));
+        if !(bpchar(t) || (beside_bpchar && bpchar(o))) {
             return e;
         }
         let trim = Expr::Func {
@@ -2250,8 +2283,7 @@ impl RelBinder<'_> {
             let (l, r) = (self.expr(left)?, self.expr(right)?);
             self.infer_param(&l, &r);
             self.infer_param(&r, &l);
-            let (lt, rt) = (self.static_type(&l), self.static_type(&r));
-            let (l, r) = (self.bpchar_operand(l, rt), self.bpchar_operand(r, lt));
+            let (l, r) = self.bpchar_operands(l, r);
             return Ok(RExpr::Cmp {
                 op: c,
                 left: Box::new(l),

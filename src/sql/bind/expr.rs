@@ -1037,10 +1037,15 @@ impl Binder<'_> {
                     t => t,
                 };
                 // character(n) compares without its trailing blanks, as does an unknown
-                // literal read as one.
+                // literal or a varchar beside one (PostgreSQL picks bpchar's operators for
+                // them, and text's, the bpchar converted to text, against text).
+                let bp = |t: Option<DataType>| matches!(t, Some(DataType::Bpchar(_)));
+                let beside = |t: Option<DataType>| matches!(t, None | Some(DataType::Varchar(_)));
+                let as_bpchar = (bp(l.ty) && beside(r.ty)) || (bp(r.ty) && beside(l.ty));
                 let blank_padded = matches!(ty, DataType::Bpchar(_));
                 let trim = |b: &Bound| match b.ty {
                     None if blank_padded => Some(ty),
+                    Some(DataType::Varchar(_)) if as_bpchar => Some(DataType::Bpchar(None)),
                     t => t,
                 };
                 let (lt, rt) = (trim(&l), trim(&r));

@@ -94,6 +94,17 @@ pub(crate) fn run(
 /// `bigint` in `0..2^32` (PostgreSQL's input wraps negative 32-bit numbers), an array or
 /// vector as its canonical text form, each element parsed as its type (an array converts
 /// to a vector and back). Fails with 22P02 or 22003 as PostgreSQL's input functions do.
+/// A value a set-returning function gave, as the type it is declared to return: its
+/// elements come as text (`unnest('{1,2}'::int2vector)`), series as bigints.
+fn declared(v: Value, ty: crate::sql::RType) -> Result<Value> {
+    use crate::sql::RType;
+    match ty {
+        RType::Base(d) if !d.is_text() => cast_value(v, d),
+        RType::Catalog(c) => conform_catalog(v, c),
+        _ => Ok(v),
+    }
+}
+
 pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     if v.is_null() {
         return Ok(v);
@@ -719,14 +730,23 @@ impl Ev<'_> {
                 .map(|r| r.as_ref().clone())
                 .unwrap_or_default()),
             RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
-            RelFrom::Func { name, args } => {
+            RelFrom::Func { name, args, types } => {
                 let args = args
                     .iter()
                     .map(|a| self.eval(a, &[]))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
                 self.spend(rows.iter().map(Vec::len).sum())?;
-                Ok(rows)
+                rows.into_iter()
+                    .map(|r| {
+                        (r.into_iter().enumerate())
+                            .map(|(i, v)| match types.get(i) {
+                                Some(t) => declared(v, *t),
+                                None => Ok(v),
+                            })
+                            .collect()
+                    })
+                    .collect()
             }
             RelFrom::Filter { input, cond } => {
                 let mut rows = self.from(input)?;
@@ -2144,6 +2164,40 @@ mod tests {
             e.to_string(),
             Error::UndefinedColumn("could not identify column \"y\" in record data type".into())
                 .to_string()
+        );
+    }
+
+    /// Set-returning functions give values of the types they are declared to return, in
+    /// the select list and in FROM: an int2vector's elements are smallints (SQLAlchemy's
+    /// key reflection compares them with `pg_attribute.attnum`), an oidvector's oids, a
+    /// series over integers integers.
+    #[test]
+    fn set_functions_return_their_declared_types() {
+        let values = |sql: &str| {
+            let q = parse(sql, &P).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            run(&q, &P, &[], None)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .1
+        };
+        let col = |vs: &[Value]| vs.iter().map(|v| vec![v.clone()]).collect::<Vec<_>>();
+        let two = col(&[Value::Int2(3), Value::Int2(1)]);
+        assert_eq!(values("SELECT unnest('3 1'::int2vector)"), two);
+        assert_eq!(values("SELECT k FROM unnest('3 1'::int2vector) AS k"), two);
+        assert_eq!(
+            values("SELECT unnest('{7,8}'::int4[])"),
+            col(&[Value::Int4(7), Value::Int4(8)])
+        );
+        assert_eq!(
+            values("SELECT g FROM generate_series(1, 2) AS g"),
+            col(&[Value::Int4(1), Value::Int4(2)])
+        );
+        assert_eq!(
+            values("SELECT generate_series(1, 2)"),
+            col(&[Value::Int4(1), Value::Int4(2)])
+        );
+        assert_eq!(
+            flat("SELECT k FROM unnest('3 1'::int2vector) AS k WHERE k = 1::smallint"),
+            vec!["1"]
         );
     }
 

@@ -336,6 +336,8 @@ pub(crate) enum RelFrom {
         name: String,
         /// Arguments.
         args: Vec<RExpr>,
+        /// The declared type of each column, which its values are converted to.
+        types: Vec<RType>,
     },
     /// The rows of `input` for which `cond` (over its row) is true: a WHERE or ON
     /// conjunct that predicate pushdown ([`super::relational_pushdown`]) moved here.
@@ -1550,16 +1552,12 @@ impl RelBinder<'_> {
                 *n = norm(&c.name);
             }
         }
-        push_rel(
-            level,
-            rel_alias,
-            None,
-            names,
-            cols.iter().map(|c| c.1).collect(),
-        );
+        let types: Vec<RType> = cols.iter().map(|c| c.1).collect();
+        push_rel(level, rel_alias, None, names, types.clone());
         Ok(RelFrom::Func {
             name: fname,
             args: bound,
+            types,
         })
     }
 
@@ -2548,7 +2546,14 @@ impl RelBinder<'_> {
         let level = self.levels.last_mut().expect("level");
         level.srf_ok = true;
         level.set_funcs.push((name.to_string(), args?));
-        Ok(RExpr::SetFunc(level.set_funcs.len() - 1))
+        let call = RExpr::SetFunc(level.set_funcs.len() - 1);
+        // Its values are converted to the type it is declared to return (`unnest(indkey)`
+        // gives smallints, not the text of the vector's elements).
+        Ok(match self.static_type(&call) {
+            t @ RType::Catalog(_) => RExpr::Cast(Box::new(call), t),
+            RType::Base(d) if !d.is_text() => RExpr::Cast(Box::new(call), RType::Base(d)),
+            _ => call,
+        })
     }
 
     /// `f(...) OVER (PARTITION BY .. ORDER BY ..)`: a window function of [`RelWindowFunc`]

@@ -1006,21 +1006,6 @@ impl Ev<'_> {
                 }
                 Ok(if null { Value::Null } else { Value::Bool(true) })
             }
-            RExpr::Or(list) => {
-                let mut null = false;
-                for x in list {
-                    match self.eval(x, row)? {
-                        Value::Bool(true) => return Ok(Value::Bool(true)),
-                        Value::Null => null = true,
-                        _ => {}
-                    }
-                }
-                Ok(if null {
-                    Value::Null
-                } else {
-                    Value::Bool(false)
-                })
-            }
             RExpr::AnyArray {
                 left,
                 op,
@@ -2198,6 +2183,25 @@ mod tests {
         assert_eq!(
             flat("SELECT k FROM unnest('3 1'::int2vector) AS k WHERE k = 1::smallint"),
             vec!["1"]
+        );
+    }
+
+    /// OR is the expression binder's: three-valued, its operands boolean (42804
+    /// otherwise); a row comparison's OR of the parts evaluates the same way.
+    #[test]
+    fn or_is_three_valued_and_typed() {
+        assert_eq!(
+            flat("SELECT NULL::boolean OR true, NULL::boolean OR false, false OR false"),
+            vec!["t|NULL|f"]
+        );
+        assert_eq!(
+            flat("SELECT (1, 2) <> (1, 3), (1, 2) < (1, NULL), (1, 2) > (0, NULL)"),
+            vec!["t|NULL|t"]
+        );
+        let e = parse("SELECT 1 OR true", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("argument of OR")),
+            "{e}"
         );
     }
 

@@ -415,8 +415,6 @@ pub(crate) enum RExpr {
     },
     /// AND of all, three-valued.
     And(Vec<RExpr>),
-    /// OR of all, three-valued.
-    Or(Vec<RExpr>),
     /// `left op ANY|ALL (array)`.
     AnyArray {
         /// Left operand.
@@ -2251,7 +2249,7 @@ impl RelBinder<'_> {
                 Ok(if *op == B::Eq {
                     RExpr::And(parts)
                 } else {
-                    RExpr::Or(parts)
+                    or(parts)
                 })
             }
             _ => {
@@ -2262,7 +2260,7 @@ impl RelBinder<'_> {
                 let first = self.binary(&ls[0], &strict, &rs[0])?;
                 let equal = self.binary(&ls[0], &B::Eq, &rs[0])?;
                 let rest = self.row_comparison(op, &ls[1..], &rs[1..])?;
-                Ok(RExpr::Or(vec![first, RExpr::And(vec![equal, rest])]))
+                Ok(or(vec![first, RExpr::And(vec![equal, rest])]))
             }
         }
     }
@@ -2309,7 +2307,6 @@ impl RelBinder<'_> {
         let r = self.expr(right)?;
         match op {
             B::And => Ok(RExpr::And(vec![l, r])),
-            B::Or => Ok(RExpr::Or(vec![l, r])),
             B::StringConcat => self.concat(l, r),
             other => Err(unsupported(format!("operator {other} is not supported"))),
         }
@@ -2968,7 +2965,6 @@ impl RelBinder<'_> {
             },
             RExpr::Cmp { .. }
             | RExpr::And(_)
-            | RExpr::Or(_)
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),
@@ -3085,6 +3081,22 @@ fn func_type(name: &str) -> RType {
         Some(super::functions::Returns::Value(t)) => t,
         _ => RType::Base(DataType::Text),
     }
+}
+
+/// The disjunction of `parts` (at least one), three-valued, as the expression binder's
+/// OR evaluates it: each part an argument evaluated only when the ones before it are not
+/// true.
+fn or(parts: Vec<RExpr>) -> RExpr {
+    let expr = (1..parts.len()).fold(Expr::Column(0), |acc, i| Expr::Binary {
+        op: super::plan::BinaryOp::Or,
+        left: Box::new(acc),
+        right: Box::new(Expr::Column(i)),
+    });
+    let expr = Expr::Cast {
+        expr: Box::new(expr),
+        to: DataType::Bool,
+    };
+    RExpr::Template { expr, args: parts }
 }
 
 /// The type a column of a set operation takes from its two branches' types, by

@@ -1,5 +1,5 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators, literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
+//! the operators (OR among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
 //! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
 //! [`RExpr::Template`].
@@ -31,13 +31,13 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
-        // Comparisons, AND/OR (read by predicate pushdown and the hash join) and `||`
+        // Comparisons, AND (read by predicate pushdown and the hash join) and `||`
         // (arrays) are the relational builder's.
         E::BinaryOp { op, .. } => {
             use ast::BinaryOperator as B;
             matches!(
                 op,
-                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp
+                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp | B::Or
             ) || bit_operator(op).is_some()
                 || regex_operator(op).is_some()
         }

@@ -2202,6 +2202,17 @@ mod tests {
             flat("SELECT (1, 2) <> (1, 3), (1, 2) < (1, NULL), (1, 2) > (0, NULL)"),
             vec!["t|NULL|t"]
         );
+        // Each part of a row comparison, and OPERATOR(pg_catalog.=), is typed as a
+        // comparison of two values is.
+        assert_eq!(
+            flat("SELECT 1 OPERATOR(pg_catalog.=) 1, (1, 'x') = (1, 'x'), (2, 'b') > (2, 'a')"),
+            vec!["t|t|t"]
+        );
+        let e = parse("SELECT (1, 'a'::text) = (1, 2)", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::UndefinedFunction(m) if m.contains("text = integer")),
+            "{e}"
+        );
         let e = parse("SELECT 1 OR true", &P).unwrap_err();
         assert!(
             matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("argument of OR")),

@@ -2068,15 +2068,6 @@ impl RelBinder<'_> {
         })
     }
 
-    /// Both operands of a comparison, each trimmed as [`Self::bpchar_operand`] says.
-    fn bpchar_operands(&self, l: RExpr, r: RExpr) -> (RExpr, RExpr) {
-        let (lt, rt) = (self.static_type(&l), self.static_type(&r));
-        (
-            self.bpchar_operand(l, lt, rt),
-            self.bpchar_operand(r, rt, lt),
-        )
-    }
-
     /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown
     /// literal or a varchar meeting one, compares without its trailing blanks (PostgreSQL
     /// picks bpchar's operators for bpchar against bpchar, varchar or unknown, and text's,
@@ -2092,24 +2083,6 @@ impl RelBinder<'_> {
             args: vec![Expr::Column(0)],
         };
         self.typed_template(trim, DataType::Text, vec![e])
-    }
-
-    /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
-    /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
-    fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
-        // A parameter compared with an oid is held as a bigint and described as an oid.
-        let (ty, oid) = match self.static_type(other) {
-            RType::Catalog(CatalogType::Oid) => (RType::Base(DataType::Int8), true),
-            t => (t, false),
-        };
-        if let (RExpr::Param(i), RType::Base(d)) = (p, ty) {
-            if let Some(slot @ None) = self.params.get_mut(*i) {
-                *slot = Some(d);
-                if oid {
-                    self.catalog_params.push((*i, CatalogType::Oid));
-                }
-            }
-        }
     }
 
     /// An explicit cast as PostgreSQL applies the written type's modifier: `varchar(n)`
@@ -2272,35 +2245,36 @@ impl RelBinder<'_> {
         right: &ast::Expr,
     ) -> Result<RExpr> {
         use ast::BinaryOperator as B;
-        if let Some(c) = cmp_op(op) {
-            if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
-                return self.row_comparison(op, ls, rs);
-            }
-            let (l, r) = (self.expr(left)?, self.expr(right)?);
-            self.infer_param(&l, &r);
-            self.infer_param(&r, &l);
-            let (l, r) = self.bpchar_operands(l, r);
-            return Ok(RExpr::Cmp {
-                op: c,
-                left: Box::new(l),
-                right: Box::new(r),
-            });
-        }
-        if let B::PGCustomBinaryOperator(parts) = op {
-            let sym = parts.last().map(String::as_str).unwrap_or("");
-            let c = match sym {
-                "=" => CmpOp::Eq,
-                "<>" => CmpOp::Ne,
-                "<" => CmpOp::Lt,
-                ">" => CmpOp::Gt,
-                "<=" => CmpOp::Le,
-                ">=" => CmpOp::Ge,
+        // A comparison of two values (one part of a row comparison, or spelled
+        // OPERATOR(pg_catalog.=)) is the expression binder's (see `walk`).
+        let plain = match op {
+            B::PGCustomBinaryOperator(parts) => match parts.last().map(String::as_str) {
+                Some("=") => Some(B::Eq),
+                Some("<>") => Some(B::NotEq),
+                Some("<") => Some(B::Lt),
+                Some(">") => Some(B::Gt),
+                Some("<=") => Some(B::LtEq),
+                Some(">=") => Some(B::GtEq),
                 _ => return Err(unsupported(format!("operator {op} is not supported"))),
-            };
-            return Ok(RExpr::Cmp {
-                op: c,
-                left: Box::new(self.expr(left)?),
-                right: Box::new(self.expr(right)?),
+            },
+            op => cmp_op(op).map(|_| op.clone()),
+        };
+        if let Some(op) = plain {
+            match (left, right) {
+                (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) => {
+                    return self.row_comparison(&op, ls, rs)
+                }
+                (ast::Expr::Tuple(_), _) | (_, ast::Expr::Tuple(_)) => {
+                    return Err(unsupported(format!(
+                        "comparing a row with a value ({left} {op} {right}) is not supported"
+                    )))
+                }
+                _ => {}
+            }
+            return self.walk(&ast::Expr::BinaryOp {
+                left: Box::new(left.clone()),
+                op,
+                right: Box::new(right.clone()),
             });
         }
         let l = self.expr(left)?;

@@ -94,6 +94,17 @@ pub(crate) fn run(
 /// `bigint` in `0..2^32` (PostgreSQL's input wraps negative 32-bit numbers), an array or
 /// vector as its canonical text form, each element parsed as its type (an array converts
 /// to a vector and back). Fails with 22P02 or 22003 as PostgreSQL's input functions do.
+/// A value a set-returning function gave, as the type it is declared to return: its
+/// elements come as text (`unnest('{1,2}'::int2vector)`), series as bigints.
+fn declared(v: Value, ty: crate::sql::RType) -> Result<Value> {
+    use crate::sql::RType;
+    match ty {
+        RType::Base(d) if !d.is_text() => cast_value(v, d),
+        RType::Catalog(c) => conform_catalog(v, c),
+        _ => Ok(v),
+    }
+}
+
 pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     if v.is_null() {
         return Ok(v);
@@ -225,7 +236,13 @@ impl Ev<'_> {
                 all,
                 left,
                 right,
-            } => self.set_op(*op, *all, self.query(left)?, self.query(right)?),
+            } => {
+                let blank: Vec<bool> = (left.columns.iter())
+                    .map(|c| matches!(c.1, crate::sql::RType::Base(DataType::Bpchar(_))))
+                    .collect();
+                let rows = (self.query(left)?, self.query(right)?);
+                set_op(*op, *all, rows.0, rows.1, &blank)
+            }
             RelBody::Recursive {
                 id,
                 all,
@@ -287,44 +304,6 @@ impl Ev<'_> {
             working = new;
         }
         Ok(result)
-    }
-
-    fn set_op(&self, op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
-        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
-        match op {
-            SetOp::Union => {
-                let mut out = left;
-                out.extend(right);
-                if !all {
-                    dedupe(&mut out);
-                }
-                out
-            }
-            SetOp::Intersect | SetOp::Except => {
-                let mut counts: HashMap<Vec<String>, usize> = HashMap::new();
-                for r in &right {
-                    *counts.entry(key(r)).or_default() += 1;
-                }
-                let mut out = Vec::new();
-                for r in left {
-                    let k = key(&r);
-                    let c = counts.get(&k).copied().unwrap_or(0);
-                    let keep = (op == SetOp::Intersect) == (c > 0);
-                    // ALL is a multiset operation: each right row matches one left row, so
-                    // INTERSECT ALL keeps min(m, n) copies and EXCEPT ALL max(m - n, 0).
-                    if all && c > 0 {
-                        counts.insert(k, c - 1);
-                    }
-                    if keep {
-                        out.push(r);
-                    }
-                }
-                if !all {
-                    dedupe(&mut out);
-                }
-                out
-            }
-        }
     }
 
     fn select(&self, s: &RelSelect) -> Result<Vec<Row>> {
@@ -751,14 +730,23 @@ impl Ev<'_> {
                 .map(|r| r.as_ref().clone())
                 .unwrap_or_default()),
             RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
-            RelFrom::Func { name, args } => {
+            RelFrom::Func { name, args, types } => {
                 let args = args
                     .iter()
                     .map(|a| self.eval(a, &[]))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
                 self.spend(rows.iter().map(Vec::len).sum())?;
-                Ok(rows)
+                rows.into_iter()
+                    .map(|r| {
+                        (r.into_iter().enumerate())
+                            .map(|(i, v)| match types.get(i) {
+                                Some(t) => declared(v, *t),
+                                None => Ok(v),
+                            })
+                            .collect()
+                    })
+                    .collect()
             }
             RelFrom::Filter { input, cond } => {
                 let mut rows = self.from(input)?;
@@ -1017,21 +1005,6 @@ impl Ev<'_> {
                     }
                 }
                 Ok(if null { Value::Null } else { Value::Bool(true) })
-            }
-            RExpr::Or(list) => {
-                let mut null = false;
-                for x in list {
-                    match self.eval(x, row)? {
-                        Value::Bool(true) => return Ok(Value::Bool(true)),
-                        Value::Null => null = true,
-                        _ => {}
-                    }
-                }
-                Ok(if null {
-                    Value::Null
-                } else {
-                    Value::Bool(false)
-                })
             }
             RExpr::AnyArray {
                 left,
@@ -1621,9 +1594,64 @@ fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
     });
 }
 
-fn dedupe(rows: &mut Vec<Row>) {
+/// `left op right` ([ALL]); rows are equal as GROUP BY compares them, the `blank` columns
+/// (character(n)) without their trailing blanks; a duplicate keeps the first row met.
+fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool]) -> Vec<Row> {
+    let key = |r: &Row| {
+        r.iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::Text(s) if blank.get(i) == Some(&true) => {
+                    group_key(&Value::Text(s.trim_end_matches(' ').into()))
+                }
+                v => group_key(v),
+            })
+            .collect::<Vec<_>>()
+    };
+    match op {
+        SetOp::Union => {
+            let mut out = left;
+            out.extend(right);
+            if !all {
+                dedupe_by(&mut out, key);
+            }
+            out
+        }
+        SetOp::Intersect | SetOp::Except => {
+            let mut counts: HashMap<Vec<String>, usize> = HashMap::new();
+            for r in &right {
+                *counts.entry(key(r)).or_default() += 1;
+            }
+            let mut out = Vec::new();
+            for r in left {
+                let k = key(&r);
+                let c = counts.get(&k).copied().unwrap_or(0);
+                let keep = (op == SetOp::Intersect) == (c > 0);
+                // ALL is a multiset operation: each right row matches one left row, so
+                // INTERSECT ALL keeps min(m, n) copies and EXCEPT ALL max(m - n, 0).
+                if all && c > 0 {
+                    counts.insert(k, c - 1);
+                }
+                if keep {
+                    out.push(r);
+                }
+            }
+            if !all {
+                dedupe_by(&mut out, key);
+            }
+            out
+        }
+    }
+}
+
+/// Keep the first row of each `key`.
+fn dedupe_by(rows: &mut Vec<Row>, key: impl Fn(&Row) -> Vec<String>) {
     let mut seen = std::collections::HashSet::new();
-    rows.retain(|r| seen.insert(r.iter().map(group_key).collect::<Vec<_>>()));
+    rows.retain(|r| seen.insert(key(r)));
+}
+
+fn dedupe(rows: &mut Vec<Row>) {
+    dedupe_by(rows, |r| r.iter().map(group_key).collect());
 }
 
 /// The rows `[lo, hi)` of a partition of `n` rows in frame `f` of row `j` (0-based), whose
@@ -2065,11 +2093,15 @@ mod tests {
             ),
             vec!["3|3|3"]
         );
-        // Mixed kinds of keys (text against integers) fall back to trying every pair,
-        // which still compares text with a number as PostgreSQL coerces it.
-        assert_eq!(
-            flat("SELECT a.n FROM big a JOIN big b ON a.s = b.n WHERE b.m = 4 AND b.n < 12"),
-            vec!["4", "11"]
+        // Text against a number has no operator, as in PostgreSQL (42883).
+        let e = parse(
+            "SELECT a.n FROM big a JOIN big b ON a.s = b.n WHERE b.m = 4 AND b.n < 12",
+            &P,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::UndefinedFunction(m) if m.contains("text = bigint")),
+            "{e}"
         );
         // A WHERE conjunct over the nullable side of a LEFT JOIN stays above the join
         // (it removes the padded rows); one of its ON clause filters that side first.
@@ -2121,6 +2153,70 @@ mod tests {
             e.to_string(),
             Error::UndefinedColumn("could not identify column \"y\" in record data type".into())
                 .to_string()
+        );
+    }
+
+    /// Set-returning functions give values of the types they are declared to return, in
+    /// the select list and in FROM: an int2vector's elements are smallints (SQLAlchemy's
+    /// key reflection compares them with `pg_attribute.attnum`), an oidvector's oids, a
+    /// series over integers integers.
+    #[test]
+    fn set_functions_return_their_declared_types() {
+        let values = |sql: &str| {
+            let q = parse(sql, &P).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            run(&q, &P, &[], None)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                .1
+        };
+        let col = |vs: &[Value]| vs.iter().map(|v| vec![v.clone()]).collect::<Vec<_>>();
+        let two = col(&[Value::Int2(3), Value::Int2(1)]);
+        assert_eq!(values("SELECT unnest('3 1'::int2vector)"), two);
+        assert_eq!(values("SELECT k FROM unnest('3 1'::int2vector) AS k"), two);
+        assert_eq!(
+            values("SELECT unnest('{7,8}'::int4[])"),
+            col(&[Value::Int4(7), Value::Int4(8)])
+        );
+        assert_eq!(
+            values("SELECT g FROM generate_series(1, 2) AS g"),
+            col(&[Value::Int4(1), Value::Int4(2)])
+        );
+        assert_eq!(
+            values("SELECT generate_series(1, 2)"),
+            col(&[Value::Int4(1), Value::Int4(2)])
+        );
+        assert_eq!(
+            flat("SELECT k FROM unnest('3 1'::int2vector) AS k WHERE k = 1::smallint"),
+            vec!["1"]
+        );
+    }
+
+    /// OR is the expression binder's: three-valued, its operands boolean (42804
+    /// otherwise); a row comparison's OR of the parts evaluates the same way.
+    #[test]
+    fn or_is_three_valued_and_typed() {
+        assert_eq!(
+            flat("SELECT NULL::boolean OR true, NULL::boolean OR false, false OR false"),
+            vec!["t|NULL|f"]
+        );
+        assert_eq!(
+            flat("SELECT (1, 2) <> (1, 3), (1, 2) < (1, NULL), (1, 2) > (0, NULL)"),
+            vec!["t|NULL|t"]
+        );
+        // Each part of a row comparison, and OPERATOR(pg_catalog.=), is typed as a
+        // comparison of two values is.
+        assert_eq!(
+            flat("SELECT 1 OPERATOR(pg_catalog.=) 1, (1, 'x') = (1, 'x'), (2, 'b') > (2, 'a')"),
+            vec!["t|t|t"]
+        );
+        let e = parse("SELECT (1, 'a'::text) = (1, 2)", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::UndefinedFunction(m) if m.contains("text = integer")),
+            "{e}"
+        );
+        let e = parse("SELECT 1 OR true", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("argument of OR")),
+            "{e}"
         );
     }
 

@@ -336,6 +336,8 @@ pub(crate) enum RelFrom {
         name: String,
         /// Arguments.
         args: Vec<RExpr>,
+        /// The declared type of each column, which its values are converted to.
+        types: Vec<RType>,
     },
     /// The rows of `input` for which `cond` (over its row) is true: a WHERE or ON
     /// conjunct that predicate pushdown ([`super::relational_pushdown`]) moved here.
@@ -413,8 +415,6 @@ pub(crate) enum RExpr {
     },
     /// AND of all, three-valued.
     And(Vec<RExpr>),
-    /// OR of all, three-valued.
-    Or(Vec<RExpr>),
     /// `left op ANY|ALL (array)`.
     AnyArray {
         /// Left operand.
@@ -1461,10 +1461,14 @@ impl RelBinder<'_> {
                                 rel.hidden[abs - rel.offset] = true;
                             }
                         }
+                        // The level is not pushed yet: the operands' types are its own.
+                        let (lt, rt) = (level.types[start + l], level.types[start + r]);
+                        let l = self.bpchar_operand(RExpr::Col { up: 0, idx: l }, lt, rt);
+                        let r = self.bpchar_operand(RExpr::Col { up: 0, idx: r }, rt, lt);
                         conj.push(RExpr::Cmp {
                             op: CmpOp::Eq,
-                            left: Box::new(RExpr::Col { up: 0, idx: l }),
-                            right: Box::new(RExpr::Col { up: 0, idx: r }),
+                            left: Box::new(l),
+                            right: Box::new(r),
                         });
                     }
                     // A NATURAL join without common columns is a cross join.
@@ -1546,16 +1550,12 @@ impl RelBinder<'_> {
                 *n = norm(&c.name);
             }
         }
-        push_rel(
-            level,
-            rel_alias,
-            None,
-            names,
-            cols.iter().map(|c| c.1).collect(),
-        );
+        let types: Vec<RType> = cols.iter().map(|c| c.1).collect();
+        push_rel(level, rel_alias, None, names, types.clone());
         Ok(RelFrom::Func {
             name: fname,
             args: bound,
+            types,
         })
     }
 
@@ -1862,13 +1862,7 @@ impl RelBinder<'_> {
             } => {
                 let l = self.expr(expr)?;
                 match target {
-                    ast::InTarget::Subquery(q) => RExpr::AnySub {
-                        left: Box::new(l),
-                        op: CmpOp::Eq,
-                        query: Box::new(self.subquery(q)?),
-                        all: false,
-                        negated: *negated,
-                    },
+                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
                     other => return Err(unsupported(format!("IN {other:?}"))),
                 }
             }
@@ -1928,13 +1922,7 @@ impl RelBinder<'_> {
                     x => x,
                 };
                 match inner {
-                    ast::Expr::Subquery(q) => RExpr::AnySub {
-                        left: Box::new(l),
-                        op,
-                        query: Box::new(self.subquery(q)?),
-                        all,
-                        negated: false,
-                    },
+                    ast::Expr::Subquery(q) => self.any_sub(l, op, q, all, false)?,
                     other => RExpr::AnyArray {
                         left: Box::new(l),
                         op,
@@ -2050,12 +2038,44 @@ impl RelBinder<'_> {
         })
     }
 
-    /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown literal
-    /// meeting one, compares without its trailing blanks (PostgreSQL's bpchar operators).
-    fn bpchar_operand(&self, e: RExpr, o: RType) -> RExpr {
+    /// `l op ANY|ALL (q)`, `l [NOT] IN (q)`: the operand and the subquery's column compare
+    /// by PostgreSQL's bpchar rules ([`Self::bpchar_operand`]); a subquery column to trim
+    /// is trimmed in its SELECT list (a set operation's column is compared as it is).
+    fn any_sub(
+        &mut self,
+        l: RExpr,
+        op: CmpOp,
+        q: &ast::Query,
+        all: bool,
+        negated: bool,
+    ) -> Result<RExpr> {
+        let mut query = self.subquery(q)?;
+        let lt = self.static_type(&l);
+        let rt = query.columns.first().map_or(RType::Unknown, |c| c.1);
+        let left = self.bpchar_operand(l, lt, rt);
+        if let RelBody::Select(sel) = &mut query.body {
+            if let [only] = &mut sel.projection[..] {
+                let e = std::mem::replace(only, RExpr::Lit(Value::Null));
+                *only = self.bpchar_operand(e, rt, lt);
+            }
+        }
+        Ok(RExpr::AnySub {
+            left: Box::new(left),
+            op,
+            query: Box::new(query),
+            all,
+            negated,
+        })
+    }
+
+    /// A comparison operand beside one of type `o`: a `character(n)` value, or an unknown
+    /// literal or a varchar meeting one, compares without its trailing blanks (PostgreSQL
+    /// picks bpchar's operators for bpchar against bpchar, varchar or unknown, and text's,
+    /// with the bpchar side converted to text, against text).
+    fn bpchar_operand(&self, e: RExpr, t: RType, o: RType) -> RExpr {
         let bpchar = |t: RType| matches!(t, RType::Base(DataType::Bpchar(_)));
-        let t = self.static_type(&e);
-        if !(bpchar(t) || (t == RType::Unknown && bpchar(o))) {
+        let beside_bpchar = matches!(t, RType::Unknown | RType::Base(DataType::Varchar(_)));
+        if !(bpchar(t) || (beside_bpchar && bpchar(o))) {
             return e;
         }
         let trim = Expr::Func {
@@ -2063,24 +2083,6 @@ impl RelBinder<'_> {
             args: vec![Expr::Column(0)],
         };
         self.typed_template(trim, DataType::Text, vec![e])
-    }
-
-    /// A parameter compared with a typed expression takes its type (`attnum > $1` makes
-    /// `$1` a smallint), as PostgreSQL infers it; other parameters are text.
-    fn infer_param(&mut self, p: &RExpr, other: &RExpr) {
-        // A parameter compared with an oid is held as a bigint and described as an oid.
-        let (ty, oid) = match self.static_type(other) {
-            RType::Catalog(CatalogType::Oid) => (RType::Base(DataType::Int8), true),
-            t => (t, false),
-        };
-        if let (RExpr::Param(i), RType::Base(d)) = (p, ty) {
-            if let Some(slot @ None) = self.params.get_mut(*i) {
-                *slot = Some(d);
-                if oid {
-                    self.catalog_params.push((*i, CatalogType::Oid));
-                }
-            }
-        }
     }
 
     /// An explicit cast as PostgreSQL applies the written type's modifier: `varchar(n)`
@@ -2220,7 +2222,7 @@ impl RelBinder<'_> {
                 Ok(if *op == B::Eq {
                     RExpr::And(parts)
                 } else {
-                    RExpr::Or(parts)
+                    or(parts)
                 })
             }
             _ => {
@@ -2231,7 +2233,7 @@ impl RelBinder<'_> {
                 let first = self.binary(&ls[0], &strict, &rs[0])?;
                 let equal = self.binary(&ls[0], &B::Eq, &rs[0])?;
                 let rest = self.row_comparison(op, &ls[1..], &rs[1..])?;
-                Ok(RExpr::Or(vec![first, RExpr::And(vec![equal, rest])]))
+                Ok(or(vec![first, RExpr::And(vec![equal, rest])]))
             }
         }
     }
@@ -2243,43 +2245,42 @@ impl RelBinder<'_> {
         right: &ast::Expr,
     ) -> Result<RExpr> {
         use ast::BinaryOperator as B;
-        if let Some(c) = cmp_op(op) {
-            if let (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) = (left, right) {
-                return self.row_comparison(op, ls, rs);
-            }
-            let (l, r) = (self.expr(left)?, self.expr(right)?);
-            self.infer_param(&l, &r);
-            self.infer_param(&r, &l);
-            let (lt, rt) = (self.static_type(&l), self.static_type(&r));
-            let (l, r) = (self.bpchar_operand(l, rt), self.bpchar_operand(r, lt));
-            return Ok(RExpr::Cmp {
-                op: c,
-                left: Box::new(l),
-                right: Box::new(r),
-            });
-        }
-        if let B::PGCustomBinaryOperator(parts) = op {
-            let sym = parts.last().map(String::as_str).unwrap_or("");
-            let c = match sym {
-                "=" => CmpOp::Eq,
-                "<>" => CmpOp::Ne,
-                "<" => CmpOp::Lt,
-                ">" => CmpOp::Gt,
-                "<=" => CmpOp::Le,
-                ">=" => CmpOp::Ge,
+        // A comparison of two values (one part of a row comparison, or spelled
+        // OPERATOR(pg_catalog.=)) is the expression binder's (see `walk`).
+        let plain = match op {
+            B::PGCustomBinaryOperator(parts) => match parts.last().map(String::as_str) {
+                Some("=") => Some(B::Eq),
+                Some("<>") => Some(B::NotEq),
+                Some("<") => Some(B::Lt),
+                Some(">") => Some(B::Gt),
+                Some("<=") => Some(B::LtEq),
+                Some(">=") => Some(B::GtEq),
                 _ => return Err(unsupported(format!("operator {op} is not supported"))),
-            };
-            return Ok(RExpr::Cmp {
-                op: c,
-                left: Box::new(self.expr(left)?),
-                right: Box::new(self.expr(right)?),
+            },
+            op => cmp_op(op).map(|_| op.clone()),
+        };
+        if let Some(op) = plain {
+            match (left, right) {
+                (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) => {
+                    return self.row_comparison(&op, ls, rs)
+                }
+                (ast::Expr::Tuple(_), _) | (_, ast::Expr::Tuple(_)) => {
+                    return Err(unsupported(format!(
+                        "comparing a row with a value ({left} {op} {right}) is not supported"
+                    )))
+                }
+                _ => {}
+            }
+            return self.walk(&ast::Expr::BinaryOp {
+                left: Box::new(left.clone()),
+                op,
+                right: Box::new(right.clone()),
             });
         }
         let l = self.expr(left)?;
         let r = self.expr(right)?;
         match op {
             B::And => Ok(RExpr::And(vec![l, r])),
-            B::Or => Ok(RExpr::Or(vec![l, r])),
             B::StringConcat => self.concat(l, r),
             other => Err(unsupported(format!("operator {other} is not supported"))),
         }
@@ -2516,7 +2517,14 @@ impl RelBinder<'_> {
         let level = self.levels.last_mut().expect("level");
         level.srf_ok = true;
         level.set_funcs.push((name.to_string(), args?));
-        Ok(RExpr::SetFunc(level.set_funcs.len() - 1))
+        let call = RExpr::SetFunc(level.set_funcs.len() - 1);
+        // Its values are converted to the type it is declared to return (`unnest(indkey)`
+        // gives smallints, not the text of the vector's elements).
+        Ok(match self.static_type(&call) {
+            t @ RType::Catalog(_) => RExpr::Cast(Box::new(call), t),
+            RType::Base(d) if !d.is_text() => RExpr::Cast(Box::new(call), RType::Base(d)),
+            _ => call,
+        })
     }
 
     /// `f(...) OVER (PARTITION BY .. ORDER BY ..)`: a window function of [`RelWindowFunc`]
@@ -2931,7 +2939,6 @@ impl RelBinder<'_> {
             },
             RExpr::Cmp { .. }
             | RExpr::And(_)
-            | RExpr::Or(_)
             | RExpr::AnyArray { .. }
             | RExpr::AnySub { .. }
             | RExpr::Exists(..) => RType::Base(DataType::Bool),
@@ -3048,6 +3055,22 @@ fn func_type(name: &str) -> RType {
         Some(super::functions::Returns::Value(t)) => t,
         _ => RType::Base(DataType::Text),
     }
+}
+
+/// The disjunction of `parts` (at least one), three-valued, as the expression binder's
+/// OR evaluates it: each part an argument evaluated only when the ones before it are not
+/// true.
+fn or(parts: Vec<RExpr>) -> RExpr {
+    let expr = (1..parts.len()).fold(Expr::Column(0), |acc, i| Expr::Binary {
+        op: super::plan::BinaryOp::Or,
+        left: Box::new(acc),
+        right: Box::new(Expr::Column(i)),
+    });
+    let expr = Expr::Cast {
+        expr: Box::new(expr),
+        to: DataType::Bool,
+    };
+    RExpr::Template { expr, args: parts }
 }
 
 /// The type a column of a set operation takes from its two branches' types, by

@@ -170,7 +170,7 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
         }
         RExpr::Col { .. } | RExpr::Lit(_) | RExpr::Param(_) => true,
         RExpr::Template { args, .. } | RExpr::Func(_, args) => all(args, out),
-        RExpr::And(es) | RExpr::Or(es) | RExpr::Array(es) => all(es, out),
+        RExpr::And(es) | RExpr::Array(es) => all(es, out),
         RExpr::Cmp { left, right, .. }
         | RExpr::Subscript(left, right)
         | RExpr::ArrayConcat(left, right)
@@ -213,7 +213,6 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
         },
         RExpr::Func(n, args) => RExpr::Func(n.clone(), ms(args)),
         RExpr::And(es) => RExpr::And(ms(es)),
-        RExpr::Or(es) => RExpr::Or(ms(es)),
         RExpr::Array(es) => RExpr::Array(ms(es)),
         RExpr::Cmp { op, left, right } => RExpr::Cmp {
             op: *op,

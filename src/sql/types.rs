@@ -351,6 +351,17 @@ pub(crate) fn common_type(a: DataType, b: DataType) -> Option<DataType> {
 /// real and integer give real, where `real + integer` is double precision); otherwise as
 /// [`common_type`].
 pub(crate) fn select_common_type(a: DataType, b: DataType) -> Option<DataType> {
+    // Lengths of one string type differ: the type without a length (`character(3) UNION
+    // character(5)` is bpchar).
+    match (a, b) {
+        (DataType::Bpchar(_), DataType::Bpchar(_)) if a != b => {
+            return Some(DataType::Bpchar(None))
+        }
+        (DataType::Varchar(_), DataType::Varchar(_)) if a != b => {
+            return Some(DataType::Varchar(None))
+        }
+        _ => {}
+    }
     if a.is_numeric() && b.is_numeric() {
         return Some(if numeric_rank(a) >= numeric_rank(b) {
             a

@@ -171,31 +171,37 @@ pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
 }
 
 pub(super) fn expr_has_column(e: &Expr) -> bool {
-    crate::sql::deep(|| expr_has_column_in(e))
+    expr_uses_column(e, &|_| true)
 }
 
-pub(super) fn expr_has_column_in(e: &Expr) -> bool {
+/// Whether `e` reads a column `c` for which `which(c)` holds.
+pub(crate) fn expr_uses_column(e: &Expr, which: &dyn Fn(usize) -> bool) -> bool {
+    crate::sql::deep(|| uses_column_in(e, which))
+}
+
+fn uses_column_in(e: &Expr, which: &dyn Fn(usize) -> bool) -> bool {
+    let expr_has_column = |e: &Expr| expr_uses_column(e, which);
     match e {
-        Expr::Column(_) => true,
+        Expr::Column(c) => which(*c),
         Expr::Literal(_) | Expr::Param(_) | Expr::WindowMeta(_) => false,
         Expr::Unary { expr, .. } | Expr::Cast { expr, .. } | Expr::IsNull { expr, .. } => {
             expr_has_column(expr)
         }
         Expr::Binary { left, right, .. } => expr_has_column(left) || expr_has_column(right),
-        Expr::Func { args, .. } => args.iter().any(expr_has_column),
+        Expr::Func { args, .. } => args.iter().any(&expr_has_column),
         Expr::Case {
             operand,
             branches,
             otherwise,
         } => {
-            operand.as_deref().is_some_and(expr_has_column)
+            operand.as_deref().is_some_and(&expr_has_column)
                 || branches
                     .iter()
                     .any(|(a, b)| expr_has_column(a) || expr_has_column(b))
-                || otherwise.as_deref().is_some_and(expr_has_column)
+                || otherwise.as_deref().is_some_and(&expr_has_column)
         }
         Expr::InList { expr, list, .. } => {
-            expr_has_column(expr) || list.iter().any(expr_has_column)
+            expr_has_column(expr) || list.iter().any(&expr_has_column)
         }
         Expr::Like { expr, pattern, .. } => expr_has_column(expr) || expr_has_column(pattern),
     }
@@ -1037,10 +1043,15 @@ impl Binder<'_> {
                     t => t,
                 };
                 // character(n) compares without its trailing blanks, as does an unknown
-                // literal read as one.
+                // literal or a varchar beside one (PostgreSQL picks bpchar's operators for
+                // them, and text's, the bpchar converted to text, against text).
+                let bp = |t: Option<DataType>| matches!(t, Some(DataType::Bpchar(_)));
+                let beside = |t: Option<DataType>| matches!(t, None | Some(DataType::Varchar(_)));
+                let as_bpchar = (bp(l.ty) && beside(r.ty)) || (bp(r.ty) && beside(l.ty));
                 let blank_padded = matches!(ty, DataType::Bpchar(_));
                 let trim = |b: &Bound| match b.ty {
                     None if blank_padded => Some(ty),
+                    Some(DataType::Varchar(_)) if as_bpchar => Some(DataType::Bpchar(None)),
                     t => t,
                 };
                 let (lt, rt) = (trim(&l), trim(&r));

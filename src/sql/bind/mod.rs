@@ -46,7 +46,9 @@ use scope::*;
 use window::*;
 
 pub(crate) use crate::sql::types::*;
-pub(crate) use expr::{bit_operator, bpchar_as_text, number_literal, regex_operator};
+pub(crate) use expr::{
+    bit_operator, bpchar_as_text, expr_uses_column, number_literal, regex_operator,
+};
 pub(crate) use leaves::{bind_walked, ExprScope};
 pub(crate) use scope::closest;
 

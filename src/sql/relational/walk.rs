@@ -1,5 +1,5 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators, literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
+//! the operators (OR among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
 //! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
 //! [`RExpr::Template`].
@@ -7,7 +7,9 @@
 use sqlparser::ast;
 
 use super::*;
-use crate::sql::bind::{bind_walked, bit_operator, regex_operator, ExprScope, Operand};
+use crate::sql::bind::{
+    bind_walked, bit_operator, expr_uses_column, regex_operator, ExprScope, Operand,
+};
 
 /// Keywords that parse as identifiers and name a value (`current_user`): the expression
 /// binder gives them, before any column of the same name, as PostgreSQL does.
@@ -31,15 +33,18 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
-        // Comparisons, AND/OR (read by predicate pushdown and the hash join) and `||`
-        // (arrays) are the relational builder's.
-        E::BinaryOp { op, .. } => {
+        // Comparisons are walked and kept as `RExpr::Cmp` (see `RelBinder::walk`); row
+        // comparisons, AND (split by predicate pushdown) and `||` (arrays) are the
+        // relational builder's.
+        E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
+            let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
             matches!(
                 op,
-                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp
+                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp | B::Or
             ) || bit_operator(op).is_some()
                 || regex_operator(op).is_some()
+                || (cmp_op(op).is_some() && !row(left) && !row(right))
         }
         // LIKE ... ESCAPE is the relational builder's (its like_escape()).
         E::Like {
@@ -106,6 +111,20 @@ impl ExprScope for Slots<'_, '_> {
     }
 }
 
+/// The relational comparison operator of a binder's binary operator, if it is one.
+fn comparison(op: crate::sql::plan::BinaryOp) -> Option<CmpOp> {
+    use crate::sql::plan::BinaryOp as B;
+    Some(match op {
+        B::Eq => CmpOp::Eq,
+        B::NotEq => CmpOp::Ne,
+        B::Lt => CmpOp::Lt,
+        B::LtEq => CmpOp::Le,
+        B::Gt => CmpOp::Gt,
+        B::GtEq => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
 /// The values an expression chooses among: a CASE's results, the arguments of
 /// COALESCE, NULLIF, GREATEST and LEAST (none for any other expression).
 fn chosen(e: &Expr) -> Box<dyn Iterator<Item = &Expr> + '_> {
@@ -142,7 +161,48 @@ impl RelBinder<'_> {
         let args = slots.args;
         self.params = params;
         let (expr, ty) = bound?;
+        if let Expr::Binary { op, left, right } = &expr {
+            if let Some(op) = comparison(*op) {
+                return Ok(self.comparison(op, left, right, &args));
+            }
+        }
         Ok(self.walked_template(expr, ty, args))
+    }
+
+    /// A walked comparison as the structural [`RExpr::Cmp`] the hash join reads its keys
+    /// from and predicate pushdown moves by its columns: each operand a template of only
+    /// the arguments it reads (the others NULL, never evaluated).
+    fn comparison(&mut self, op: CmpOp, left: &Expr, right: &Expr, args: &[RExpr]) -> RExpr {
+        let side = |e: &Expr| {
+            match e {
+                Expr::Column(i) => return args[*i].clone(),
+                Expr::Literal(v) => return RExpr::Lit(v.clone()),
+                Expr::Param(p) => return RExpr::Param(*p),
+                _ => {}
+            }
+            let args = (args.iter().enumerate())
+                .map(|(i, a)| match expr_uses_column(e, &|c| c == i) {
+                    true => a.clone(),
+                    false => RExpr::Lit(Value::Null),
+                })
+                .collect();
+            self.walked_template(e.clone(), None, args)
+        };
+        let (l, r) = (side(left), side(right));
+        // A parameter compared with an oid is described as one (held as a bigint).
+        for (p, o) in [(&l, &r), (&r, &l)] {
+            if let RExpr::Param(i) = p {
+                let oid = self.static_type(o) == RType::Catalog(CatalogType::Oid);
+                if oid && !self.catalog_params.iter().any(|c| c.0 == *i) {
+                    self.catalog_params.push((*i, CatalogType::Oid));
+                }
+            }
+        }
+        RExpr::Cmp {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        }
     }
 
     /// The relational form of a walked expression: a bare literal, parameter or leaf as
@@ -184,6 +244,8 @@ impl RelBinder<'_> {
         match t {
             RType::Base(d) => Some(d),
             RType::Catalog(c) => Some(c.held_as()),
+            // A regproc is held as the function's name (see the executor's casts).
+            RType::Reg(RegKind::Proc) => Some(DataType::Text),
             RType::Reg(_) => Some(DataType::Int8),
             RType::Record(_) => Some(DataType::Text),
             RType::Unknown => None,

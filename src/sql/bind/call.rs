@@ -449,7 +449,13 @@ impl Binder<'_> {
 
     pub(super) fn scalar(&mut self, func: ScalarFunc, args: Vec<Bound>) -> Result<Bound> {
         use ScalarFunc as F;
-        let name = format!("{func:?}").to_lowercase();
+        let name = functions::SCALARS
+            .iter()
+            .find(|s| s.func == func)
+            .map_or_else(
+                || format!("{func:?}").to_lowercase(),
+                |s| s.name.to_string(),
+            );
         let (expr_args, ty) = match func {
             F::Abs
             | F::Round
@@ -501,6 +507,20 @@ impl Binder<'_> {
             | F::JustifyDays
             | F::JustifyInterval
             | F::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            F::Translate
+            | F::IsFinite
+            | F::Cbrt
+            | F::Degrees
+            | F::Radians
+            | F::Pi
+            | F::Gcd
+            | F::Lcm
+            | F::Div
+            | F::Scale
+            | F::NumNulls
+            | F::NumNonNulls
+            | F::MakeDate
+            | F::MakeTime => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::BitAnd

@@ -235,3 +235,84 @@ fn libm_cbrt(x: f64) -> f64 {
 fn libm_cbrt(x: f64) -> f64 {
     x.cbrt()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+        function(func, vals).expect("a function of this module")
+    }
+
+    fn num(s: &str) -> Value {
+        Value::Numeric(s.parse().expect("decimal"))
+    }
+
+    #[test]
+    fn gcd_and_lcm_as_postgresql() {
+        use ScalarFunc as F;
+        assert_eq!(
+            call(F::Gcd, &[Value::Int4(12), Value::Int4(-18)]).unwrap(),
+            Value::Int4(6)
+        );
+        assert_eq!(
+            call(F::Lcm, &[Value::Int8(-4), Value::Int8(6)]).unwrap(),
+            Value::Int8(12)
+        );
+        assert_eq!(
+            call(F::Gcd, &[num("12.5"), num("7.5")]).unwrap(),
+            num("2.5")
+        );
+        assert_eq!(
+            call(F::Lcm, &[num("12.0"), num("8.00")]).unwrap(),
+            num("24.00")
+        );
+        assert!(matches!(
+            call(F::Gcd, &[Value::Int4(i32::MIN), Value::Int4(0)]),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+        assert!(matches!(
+            call(F::Lcm, &[Value::Int4(i32::MAX), Value::Int4(i32::MAX - 1)]),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+    }
+
+    #[test]
+    fn div_truncates_and_refuses_zero() {
+        use ScalarFunc as F;
+        assert_eq!(call(F::Div, &[num("-7.5"), num("2")]).unwrap(), num("-3"));
+        assert_eq!(call(F::Div, &[num("-1"), num("2")]).unwrap(), num("0"));
+        assert!(matches!(
+            call(F::Div, &[num("1"), num("0")]),
+            Err(Error::DivisionByZero)
+        ));
+    }
+
+    #[test]
+    fn translate_make_date_and_null_counts() {
+        use ScalarFunc as F;
+        let t = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            call(F::Translate, &[t("abcb"), t("ab"), t("x")]).unwrap(),
+            t("xc")
+        );
+        assert_eq!(
+            call(
+                F::MakeDate,
+                &[Value::Int4(1970), Value::Int4(1), Value::Int4(2)]
+            )
+            .unwrap(),
+            Value::Date(1)
+        );
+        assert!(matches!(
+            call(F::MakeDate, &[Value::Int4(2001), Value::Int4(2), Value::Int4(29)]),
+            Err(Error::DatetimeFieldOverflow(m)) if m == "date field value out of range: 2001-02-29"
+        ));
+        assert_eq!(
+            call(F::NumNulls, &[Value::Null, Value::Int4(1), Value::Null]).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(call(F::Cbrt, &[Value::Null]).unwrap(), Value::Null);
+    }
+}

@@ -1003,6 +1003,12 @@ pub enum AggFunc {
     BoolAnd,
     /// `bool_or(x)`: the maximum of booleans.
     BoolOr,
+    /// `bit_and(x)`: the bitwise AND of integers, of the argument's type.
+    BitAnd,
+    /// `bit_or(x)`: the bitwise OR of integers, of the argument's type.
+    BitOr,
+    /// `bit_xor(x)`: the bitwise XOR of integers, of the argument's type.
+    BitXor,
 }
 
 impl AggFunc {

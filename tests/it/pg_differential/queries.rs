@@ -280,6 +280,9 @@ const AGGREGATES: &[&str] = &[
     "bool_and",
     "bool_or",
     "every",
+    "bit_and",
+    "bit_or",
+    "bit_xor",
 ];
 
 /// Every aggregate over every column, alone, grouped, DISTINCT and with FILTER.

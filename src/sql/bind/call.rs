@@ -617,12 +617,23 @@ impl Binder<'_> {
             ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
                 // nullif(a, b) is a's type (varchar resolves to text, the polymorphic
                 // argument's category type); b is compared with it as `a = b` would.
-                let ty = match args[0].ty.expect("typed") {
-                    T::Varchar(_) => T::Text,
-                    t => t,
+                let ty = match (args[0].ty.expect("typed"), args[1].ty) {
+                    (T::Varchar(_), _) => T::Text,
+                    // The `=` PostgreSQL resolves promotes the first argument where no
+                    // cross-type operator takes it: integer = numeric is numeric's.
+                    (a, Some(T::Numeric)) if a.is_integer() => T::Numeric,
+                    (a, Some(T::Float4 | T::Float8)) if a.is_integer() || a == T::Numeric => {
+                        T::Float8
+                    }
+                    (t, _) => t,
                 };
                 let mut it = args.into_iter();
-                let a = it.next().expect("two arguments").expr;
+                let a = it.next().expect("two arguments");
+                let a = if a.ty == Some(ty) || ty == T::Text {
+                    a.expr
+                } else {
+                    self.coerce(a, ty, name)?
+                };
                 let b = it.next().expect("two arguments");
                 let b = match b.ty {
                     Some(t) if t != ty && t.is_numeric() && ty.is_numeric() => b.expr,

@@ -864,6 +864,7 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT id, cbrt(abs(d)), degrees(1), pi(), gcd(12, 18), div(7, 2), scale(n) FROM ta ORDER BY id",
         "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY d), mode() WITHIN GROUP (ORDER BY k) FROM ta",
         "SELECT gcd(12::int8, -18), lcm(4, 6), lcm(-4::int8, 6), gcd(12.5, 7.5), lcm(12.0, 8.00), gcd(0, 0), pg_typeof(gcd(1, 2::int8))",
+        "SELECT pg_typeof(nullif(1, 1.0)), pg_typeof(nullif(1.0, 1)), pg_typeof(nullif(1, 1::float4)), pg_typeof(nullif(1::float4, 1::float8)), pg_typeof(nullif(1::float8, 1::float4)), pg_typeof(nullif(1.0, 1::float8)), pg_typeof(nullif(1::int2, 1::int8)), nullif(2, 2.0), nullif(2.5, 2::float8), nullif('a'::varchar, 'b')",
         "SELECT gcd(-2147483648, 0)",
         "SELECT lcm(2147483647, 2147483646)",
         "SELECT id, gcd(k, 6), lcm(k, 4), div(n, 0.7), div(-7.5, 2), scale(n * 10), radians(d), degrees(d) FROM ta ORDER BY id",

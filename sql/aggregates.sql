@@ -29,3 +29,17 @@ INSERT INTO spans (ts) VALUES ('2001-01-01 00:00:25');
 FETCH 2 FROM sums;
 FETCH 4 FROM funcs;
 COMMIT;
+-- bit_and, bit_or, bit_xor over a hopping window (partial states merged across panes), and
+-- gcd, div, translate, make_date over the same stream: 6 & 3 & 7 = 2, 6 | 3 | 7 = 7,
+-- 6 # 3 # 7 = 2 in the first instance; the second holds 3 and 7 only (3, 7, 4).
+CREATE STREAM bits (ts timestamp TIMESTAMPCOLUMN, k integer, s smallint);
+BEGIN;
+DECLARE folds CURSOR FOR SELECT bit_and(k), bit_or(k), bit_xor(k), bit_and(s), bit_xor(s) FROM bits [RANGE BY '10 seconds' SLIDE BY '5 seconds' START AT '2001-01-01 00:00:00'];
+DECLARE calls CURSOR FOR SELECT gcd(k, 4), lcm(k, 4), div(k, 2), translate('abc', 'b', k::text), make_date(2001, k, 1), num_nulls(s) FROM bits;
+\session feeder
+INSERT INTO bits VALUES ('2001-01-01 00:00:01', 6, 6::smallint), ('2001-01-01 00:00:06', 3, NULL), ('2001-01-01 00:00:07', 7, 7::smallint);
+INSERT INTO bits (ts) VALUES ('2001-01-01 00:00:31');
+\session main
+FETCH 3 FROM folds;
+FETCH 3 FROM calls;
+COMMIT;

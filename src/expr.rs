@@ -332,6 +332,10 @@ fn float_overflow() -> Error {
     Error::NumericValueOutOfRange("value out of range: overflow".into())
 }
 
+fn float_underflow() -> Error {
+    Error::NumericValueOutOfRange("value out of range: underflow".into())
+}
+
 fn numeric_overflow() -> Error {
     Error::NumericValueOutOfRange("value overflows numeric format".into())
 }
@@ -515,15 +519,31 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
                 }
                 _ => unreachable!("arithmetic operator"),
             };
+            // PostgreSQL's float8_mul/float8_div (and float4's): a zero from nonzero
+            // operands (a finite divisor) is an underflow.
+            let underflow = |zero: bool| {
+                zero && a != 0.0
+                    && match op {
+                        BinaryOp::Mul => b != 0.0,
+                        BinaryOp::Div => b.is_finite(),
+                        _ => false,
+                    }
+            };
             if k == Kind::Float4 {
                 let f = v as f32;
                 if f.is_infinite() && a.is_finite() && b.is_finite() {
                     return Err(float_overflow());
                 }
+                if underflow(f == 0.0) {
+                    return Err(float_underflow());
+                }
                 Ok(Value::Float4(f))
             } else {
                 if v.is_infinite() && a.is_finite() && b.is_finite() {
                     return Err(float_overflow());
+                }
+                if underflow(v == 0.0) {
+                    return Err(float_underflow());
                 }
                 Ok(Value::Float8(v))
             }
@@ -592,26 +612,12 @@ fn numeric_sqrt(d: Decimal) -> Result<Decimal> {
     Ok(r)
 }
 
-fn interval_mul(iv: Interval, f: f64) -> Result<Interval> {
-    if !f.is_finite() {
+/// PostgreSQL 15's `interval_mul(span, factor)`: as [`interval_div`], each field multiplied.
+fn interval_mul(span: Interval, factor: f64) -> Result<Interval> {
+    if !factor.is_finite() {
         return Err(interval_overflow());
     }
-    let months = iv.months as f64 * f;
-    let whole_months = months.trunc();
-    let days = iv.days as f64 * f + (months - whole_months) * 30.0;
-    let whole_days = days.trunc();
-    let micros = iv.micros as f64 * f + (days - whole_days) * US_PER_DAY as f64;
-    if whole_months.abs() > i32::MAX as f64
-        || whole_days.abs() > i32::MAX as f64
-        || micros.abs() > 9.2e18
-    {
-        return Err(interval_overflow());
-    }
-    Ok(Interval {
-        months: whole_months as i32,
-        days: whole_days as i32,
-        micros: micros.round() as i64,
-    })
+    interval_scaled(span, |x| x * factor)
 }
 
 /// PostgreSQL 15's `interval_div(span, factor)`: each field divided, the fractions of
@@ -621,10 +627,21 @@ pub(crate) fn interval_div(span: Interval, factor: f64) -> Result<Interval> {
     if factor == 0.0 {
         return Err(Error::DivisionByZero);
     }
+    interval_scaled(span, |x| x / factor)
+}
+
+/// Each field of `span` through `op` (a multiplication or division), the fractions of
+/// months cascaded into days (30 a month) and of days into time, the remainders rounded to
+/// the microsecond (TSROUND), as PostgreSQL 15's `interval_mul` and `interval_div`.
+/// Errors: 22008 when a field leaves its range.
+fn interval_scaled(span: Interval, op: impl Fn(f64) -> f64) -> Result<Interval> {
     let tsround = |x: f64| (x * 1e6).round_ties_even() / 1e6;
-    let months = f64::from(span.months) / factor;
-    let days = f64::from(span.days) / factor;
-    if !months.is_finite() || months.abs() > f64::from(i32::MAX) || days.abs() > f64::from(i32::MAX)
+    let months = op(f64::from(span.months));
+    let days = op(f64::from(span.days));
+    if !months.is_finite()
+        || !days.is_finite()
+        || months.abs() > f64::from(i32::MAX)
+        || days.abs() > f64::from(i32::MAX)
     {
         return Err(interval_overflow());
     }
@@ -635,11 +652,11 @@ pub(crate) fn interval_div(span: Interval, factor: f64) -> Result<Interval> {
     );
     if sec_remainder.abs() >= 86_400.0 {
         let whole = (sec_remainder / 86_400.0).trunc();
-        day += whole as i32;
+        day = day.saturating_add(whole as i32);
         sec_remainder -= whole * 86_400.0;
     }
-    day += month_remainder_days as i32;
-    let time = (span.micros as f64 / factor + sec_remainder * 1e6).round_ties_even();
+    day = day.saturating_add(month_remainder_days as i32);
+    let time = (op(span.micros as f64) + sec_remainder * 1e6).round_ties_even();
     if !time.is_finite() || time.abs() > 9.2e18 {
         return Err(interval_overflow());
     }
@@ -749,11 +766,7 @@ pub(crate) fn arith(op: BinaryOp, l: Value, r: Value) -> Result<Value> {
             Value::Interval(interval_mul(*i, n.as_f64().expect("numeric"))?)
         }
         (BinaryOp::Div, Value::Interval(i), n) if n.as_f64().is_some() => {
-            let f = n.as_f64().expect("numeric");
-            if f == 0.0 {
-                return Err(Error::DivisionByZero);
-            }
-            Value::Interval(interval_mul(*i, 1.0 / f)?)
+            Value::Interval(interval_div(*i, n.as_f64().expect("numeric"))?)
         }
         _ => {
             let name = |v: &Value| v.data_type().map(|t| t.name()).unwrap_or_default();
@@ -1138,6 +1151,9 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
     if let Some(v) = crate::expr_funcs::strict(func, &vals) {
         return v;
     }
+    if let Some(v) = crate::expr_funcs_misc::function(func, &vals) {
+        return v;
+    }
     // Functions that see NULL arguments.
     match func {
         ScalarFunc::Greatest | ScalarFunc::Least => return extreme(func, vals),
@@ -1284,8 +1300,8 @@ fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::OctetLength => {
             let s = text_arg(&vals[0]).ok_or_else(|| type_error("text function", &vals[0]))?;
             Ok(match func {
-                ScalarFunc::Lower => Value::Text(s.to_lowercase().into()),
-                ScalarFunc::Upper => Value::Text(s.to_uppercase().into()),
+                ScalarFunc::Lower => Value::Text(crate::expr_funcs::case_mapped(s, false).into()),
+                ScalarFunc::Upper => Value::Text(crate::expr_funcs::case_mapped(s, true).into()),
                 ScalarFunc::OctetLength => Value::Int4(s.len().min(i32::MAX as usize) as i32),
                 _ => Value::Int4(s.chars().count().min(i32::MAX as usize) as i32),
             })

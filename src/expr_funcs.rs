@@ -413,13 +413,33 @@ fn initcap(s: &str) -> String {
     let mut in_word = false;
     for c in s.chars() {
         out.push(if in_word {
-            one_char(c, c.to_lowercase())
+            lower_char(c)
         } else {
-            one_char(c, c.to_uppercase())
+            upper_char(c)
         });
         in_word = c.is_alphanumeric();
     }
     out
+}
+
+/// `upper(s)` / `lower(s)` as PostgreSQL under a libc UTF-8 locale: character by
+/// character (`towupper`/`towlower`), so `upper('ß')` is `ß` and `lower('İ')` is `i`.
+pub(crate) fn case_mapped(s: &str, upper: bool) -> String {
+    s.chars()
+        .map(if upper { upper_char } else { lower_char })
+        .collect()
+}
+
+/// The simple uppercase of `c`: itself where Unicode's full mapping has more than one
+/// character (`ß`, `ﬀ`).
+fn upper_char(c: char) -> char {
+    one_char(c, c.to_uppercase())
+}
+
+/// The simple lowercase of `c`: the first character of the full mapping, which has more
+/// than one only for `İ` (`i` and a combining dot; its simple mapping is `i`).
+fn lower_char(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// A character's case mapping where it is one character, else the character itself:

@@ -24,6 +24,7 @@ pub mod expr;
 mod expr_datetime;
 mod expr_format;
 mod expr_funcs;
+mod expr_funcs_misc;
 mod expr_regex;
 pub mod flink;
 pub mod http;

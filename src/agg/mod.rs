@@ -95,6 +95,8 @@ pub enum Acc {
     },
     /// min/max: the extreme so far, `Null` before any input.
     Extreme(Value),
+    /// bit_and/bit_or/bit_xor: the bits so far (as a bigint), `None` before any input.
+    Bits(Option<i64>),
     /// variance/stddev over integers and numerics: exact moments, as scaled integers;
     /// boxed, so that the common states (count, sum, avg, min, max) take 32 bytes, not 48.
     Moments(Box<Moments>),
@@ -375,7 +377,10 @@ pub(crate) fn merges_associatively(spec: &AggSpec) -> bool {
         | AggFunc::Min
         | AggFunc::Max
         | AggFunc::BoolAnd
-        | AggFunc::BoolOr => true,
+        | AggFunc::BoolOr
+        | AggFunc::BitAnd
+        | AggFunc::BitOr
+        | AggFunc::BitXor => true,
         AggFunc::Sum | AggFunc::Avg => t.is_integer(),
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             t.is_integer() || t == DataType::Numeric
@@ -478,6 +483,7 @@ impl AggSpec {
             AggFunc::Min | AggFunc::Max | AggFunc::BoolAnd | AggFunc::BoolOr => {
                 Acc::Extreme(Value::Null)
             }
+            AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => Acc::Bits(None),
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 if t.is_integer() || t == DataType::Numeric {
                     Acc::Moments(Box::default())
@@ -555,6 +561,10 @@ impl Acc {
                     *cur = v.clone();
                 }
             }
+            Acc::Bits(cur) => {
+                let x = v.as_i64().unwrap_or(0);
+                *cur = Some(cur.map_or(x, |c| combine_bits(spec.func, c, x)));
+            }
             Acc::Moments(_) | Acc::WideMoments(_) => {
                 let (m, s) = match v {
                     Value::Numeric(d) => from_decimal(d),
@@ -598,6 +608,10 @@ impl Acc {
         let mut widen = false;
         match (&mut *self, other) {
             (Acc::Count(a), Acc::Count(b)) => *a += b,
+            (Acc::Bits(a), Acc::Bits(Some(b))) => {
+                *a = Some(a.map_or(*b, |c| combine_bits(spec.func, c, *b)));
+            }
+            (Acc::Bits(_), Acc::Bits(None)) => {}
             (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => {
                 *sum = sum
                     .checked_add(*s2)
@@ -798,11 +812,26 @@ impl Acc {
             (_, Acc::NumSum { sum, n }) => numeric_quotient(from_decimal(sum), (*n as i128, 0))?,
             (_, Acc::FloatSum { sum, n, .. }) => Value::Float8(*sum / *n as f64),
             (_, Acc::Extreme(v)) => v.clone(),
+            (_, Acc::Bits(None)) => Value::Null,
+            (_, Acc::Bits(Some(b))) => match t {
+                DataType::Int2 => Value::Int2(*b as i16),
+                DataType::Int4 => Value::Int4(*b as i32),
+                _ => Value::Int8(*b),
+            },
             (f, Acc::Moments(m)) => numeric_variance(f, m.n, m.sum, m.sumsq, m.scale)?,
             (f, Acc::WideMoments(w)) => wide_variance(f, w)?,
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),
         })
+    }
+}
+
+/// Two partial results of bit_and, bit_or or bit_xor combined.
+fn combine_bits(func: AggFunc, a: i64, b: i64) -> i64 {
+    match func {
+        AggFunc::BitAnd => a & b,
+        AggFunc::BitOr => a | b,
+        _ => a ^ b,
     }
 }
 

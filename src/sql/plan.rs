@@ -1003,6 +1003,12 @@ pub enum AggFunc {
     BoolAnd,
     /// `bool_or(x)`: the maximum of booleans.
     BoolOr,
+    /// `bit_and(x)`: the bitwise AND of integers, of the argument's type.
+    BitAnd,
+    /// `bit_or(x)`: the bitwise OR of integers, of the argument's type.
+    BitOr,
+    /// `bit_xor(x)`: the bitwise XOR of integers, of the argument's type.
+    BitXor,
 }
 
 impl AggFunc {
@@ -1328,6 +1334,35 @@ pub enum ScalarFunc {
     /// `width_bucket(x, low, high, count)`: the 1-based bucket of x among count equal
     /// buckets over [low, high); 0 below, count + 1 at or above.
     WidthBucket,
+    /// `translate(s, from, to)`: each character of `from` in `s` replaced by the one at its
+    /// position in `to`, or removed when `to` is shorter.
+    Translate,
+    /// `isfinite(date | timestamp | timestamptz | interval)`: false for the infinities.
+    IsFinite,
+    /// `cbrt(x)`: cube root, double precision.
+    Cbrt,
+    /// `degrees(x)`: radians to degrees, double precision.
+    Degrees,
+    /// `radians(x)`: degrees to radians, double precision.
+    Radians,
+    /// `pi()`: double precision.
+    Pi,
+    /// `gcd(a, b)`: greatest common divisor (int4, int8 or numeric); 22003 on overflow.
+    Gcd,
+    /// `lcm(a, b)`: least common multiple (int4, int8 or numeric); 22003 on overflow.
+    Lcm,
+    /// `div(a, b)`: numeric quotient truncated toward zero; 22012 for a zero divisor.
+    Div,
+    /// `scale(x)`: the digits after a numeric's decimal point, int4.
+    Scale,
+    /// `num_nulls(...)`: how many arguments are NULL, int4 (not strict).
+    NumNulls,
+    /// `num_nonnulls(...)`: how many arguments are not NULL, int4 (not strict).
+    NumNonNulls,
+    /// `make_date(year, month, day)`: a date (a negative year is BC); 22008 when invalid.
+    MakeDate,
+    /// `make_time(hour, min, sec)`: a time of day (sec double precision); 22008 when invalid.
+    MakeTime,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

@@ -449,7 +449,13 @@ impl Binder<'_> {
 
     pub(super) fn scalar(&mut self, func: ScalarFunc, args: Vec<Bound>) -> Result<Bound> {
         use ScalarFunc as F;
-        let name = format!("{func:?}").to_lowercase();
+        let name = functions::SCALARS
+            .iter()
+            .find(|s| s.func == func)
+            .map_or_else(
+                || format!("{func:?}").to_lowercase(),
+                |s| s.name.to_string(),
+            );
         let (expr_args, ty) = match func {
             F::Abs
             | F::Round
@@ -501,6 +507,20 @@ impl Binder<'_> {
             | F::JustifyDays
             | F::JustifyInterval
             | F::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            F::Translate
+            | F::IsFinite
+            | F::Cbrt
+            | F::Degrees
+            | F::Radians
+            | F::Pi
+            | F::Gcd
+            | F::Lcm
+            | F::Div
+            | F::Scale
+            | F::NumNulls
+            | F::NumNonNulls
+            | F::MakeDate
+            | F::MakeTime => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::BitAnd
@@ -597,12 +617,23 @@ impl Binder<'_> {
             ScalarFunc::NullIf if n == 2 && args[0].ty.is_some() => {
                 // nullif(a, b) is a's type (varchar resolves to text, the polymorphic
                 // argument's category type); b is compared with it as `a = b` would.
-                let ty = match args[0].ty.expect("typed") {
-                    T::Varchar(_) => T::Text,
-                    t => t,
+                let ty = match (args[0].ty.expect("typed"), args[1].ty) {
+                    (T::Varchar(_), _) => T::Text,
+                    // The `=` PostgreSQL resolves promotes the first argument where no
+                    // cross-type operator takes it: integer = numeric is numeric's.
+                    (a, Some(T::Numeric)) if a.is_integer() => T::Numeric,
+                    (a, Some(T::Float4 | T::Float8)) if a.is_integer() || a == T::Numeric => {
+                        T::Float8
+                    }
+                    (t, _) => t,
                 };
                 let mut it = args.into_iter();
-                let a = it.next().expect("two arguments").expr;
+                let a = it.next().expect("two arguments");
+                let a = if a.ty == Some(ty) || ty == T::Text {
+                    a.expr
+                } else {
+                    self.coerce(a, ty, name)?
+                };
                 let b = it.next().expect("two arguments");
                 let b = match b.ty {
                     Some(t) if t != ty && t.is_numeric() && ty.is_numeric() => b.expr,

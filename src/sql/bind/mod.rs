@@ -30,6 +30,7 @@ mod ddl;
 mod dml;
 mod expr;
 mod from;
+mod func_math;
 mod func_types;
 mod leaves;
 mod route;

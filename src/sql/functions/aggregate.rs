@@ -72,6 +72,16 @@ const NUMBERS_TO_NUMERIC: [(Arg, Ret, u32); 6] = [
     (Is(T::Numeric), Ret::Is(T::Numeric), 5),
 ];
 
+/// The bit_and/bit_or/bit_xor overloads (smallint, integer, bigint, with their oids in
+/// that order), each giving its argument's type.
+const fn bits(oids: [u32; 3]) -> [(Arg, Ret, u32); 3] {
+    [
+        (Is(T::Int2), SameAsArg, oids[0]),
+        (Is(T::Int4), SameAsArg, oids[1]),
+        (Is(T::Int8), SameAsArg, oids[2]),
+    ]
+}
+
 /// The variance and stddev overloads with their oids in PostgreSQL's order (bigint,
 /// integer, smallint, real, double precision, numeric).
 const fn moments(oids: [u32; 6]) -> [(Arg, Ret, u32); 6] {
@@ -234,6 +244,24 @@ pub(crate) static AGGREGATES: &[AggDef] = &[
         kernel: AggKernel::Partial(AggFunc::BoolOr),
         overloads: &[(Is(T::Bool), Ret::Is(T::Bool), 2518)],
         description: "true if at least one input value is true",
+    },
+    AggDef {
+        name: "bit_and",
+        kernel: AggKernel::Partial(AggFunc::BitAnd),
+        overloads: &bits([2236, 2238, 2240]),
+        description: "bitwise-and integer aggregate",
+    },
+    AggDef {
+        name: "bit_or",
+        kernel: AggKernel::Partial(AggFunc::BitOr),
+        overloads: &bits([2237, 2239, 2241]),
+        description: "bitwise-or integer aggregate",
+    },
+    AggDef {
+        name: "bit_xor",
+        kernel: AggKernel::Partial(AggFunc::BitXor),
+        overloads: &bits([6164, 6165, 6166]),
+        description: "bitwise-xor integer aggregate",
     },
     AggDef {
         name: "every",

@@ -114,6 +114,20 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("justify_days", &[], F::JustifyDays, 1295),
     row("justify_interval", &[], F::JustifyInterval, 2711),
     row("width_bucket", &[], F::WidthBucket, 320),
+    row("translate", &[], F::Translate, 878),
+    row("isfinite", &[], F::IsFinite, 1373),
+    row("cbrt", &[], F::Cbrt, 1345),
+    row("degrees", &[], F::Degrees, 1608),
+    row("radians", &[], F::Radians, 1609),
+    row("pi", &[], F::Pi, 1610),
+    row("gcd", &[], F::Gcd, 5044),
+    row("lcm", &[], F::Lcm, 5046),
+    row("div", &[], F::Div, 1973),
+    row("scale", &[], F::Scale, 3281),
+    row("num_nulls", &[], F::NumNulls, 438),
+    row("num_nonnulls", &[], F::NumNonNulls, 440),
+    row("make_date", &[], F::MakeDate, 3846),
+    row("make_time", &[], F::MakeTime, 3847),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

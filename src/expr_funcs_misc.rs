@@ -1,0 +1,318 @@
+//! Scalar functions of [`crate::expr`] with PostgreSQL 15's results and errors:
+//! `translate`, `isfinite`, `cbrt`, `degrees`, `radians`, `pi`, `gcd`, `lcm`, `div`,
+//! `scale`, `make_date`, `make_time` (strict: a NULL argument gives NULL) and
+//! `num_nulls`, `num_nonnulls` (which count NULL arguments). The binder
+//! (`sql/bind/func_math.rs`) has typed and coerced the arguments.
+
+use rust_decimal::Decimal;
+
+use crate::error::{Error, Result};
+use crate::sql::ScalarFunc;
+use crate::types::Value;
+
+/// PostgreSQL's `RADIANS_PER_DEGREE`: `degrees` divides by it, `radians` multiplies.
+const RADIANS_PER_DEGREE: f64 = 0.017_453_292_519_943_295;
+
+/// `func` over `vals` when it is one of this module's functions, else `None`.
+pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
+    use ScalarFunc as F;
+    let counted = |null: bool| {
+        let n = vals.iter().filter(|v| v.is_null() == null).count();
+        Some(Ok(Value::Int4(n.min(i32::MAX as usize) as i32)))
+    };
+    match func {
+        F::NumNulls => return counted(true),
+        F::NumNonNulls => return counted(false),
+        F::Translate
+        | F::IsFinite
+        | F::Cbrt
+        | F::Degrees
+        | F::Radians
+        | F::Pi
+        | F::Gcd
+        | F::Lcm
+        | F::Div
+        | F::Scale
+        | F::MakeDate
+        | F::MakeTime => {}
+        _ => return None,
+    }
+    if vals.iter().any(Value::is_null) {
+        return Some(Ok(Value::Null));
+    }
+    Some(strict(func, vals))
+}
+
+/// One of the strict functions, on arguments known to be non-NULL.
+fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+    use ScalarFunc as F;
+    match func {
+        F::Translate => translate(vals),
+        F::IsFinite => Ok(Value::Bool(match vals[0] {
+            Value::Date(d) => !crate::date::date_is_infinite(d),
+            Value::Timestamp(us) | Value::TimestampTz(us) => !crate::time::is_infinite(us),
+            _ => true,
+        })),
+        F::Cbrt | F::Degrees | F::Radians => float(&vals[0]).map(|x| {
+            Value::Float8(match func {
+                F::Cbrt => libm_cbrt(x),
+                F::Degrees => x / RADIANS_PER_DEGREE,
+                _ => x * RADIANS_PER_DEGREE,
+            })
+        }),
+        F::Pi => Ok(Value::Float8(std::f64::consts::PI)),
+        F::Gcd | F::Lcm => gcd_lcm(func == F::Gcd, &vals[0], &vals[1]),
+        F::Div => div(&vals[0], &vals[1]),
+        F::Scale => match &vals[0] {
+            Value::Numeric(d) => Ok(Value::Int4(d.scale() as i32)),
+            v => Err(type_error("scale", v)),
+        },
+        F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
+        _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
+    }
+}
+
+fn type_error(name: &str, v: &Value) -> Error {
+    Error::Internal(format!("{name}: unexpected argument {v:?}"))
+}
+
+fn float(v: &Value) -> Result<f64> {
+    v.as_f64().ok_or_else(|| type_error("float argument", v))
+}
+
+fn int(v: &Value) -> Result<i64> {
+    v.as_i64().ok_or_else(|| type_error("integer argument", v))
+}
+
+/// `translate(s, from, to)` as PostgreSQL: a character's first position in `from` picks
+/// its replacement in `to`; past `to`'s end the character is dropped.
+fn translate(vals: &[Value]) -> Result<Value> {
+    let text = |v: &Value| {
+        v.as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| type_error("translate", v))
+    };
+    let (s, from, to) = (text(&vals[0])?, text(&vals[1])?, text(&vals[2])?);
+    let to: Vec<char> = to.chars().collect();
+    let out: String = s
+        .chars()
+        .filter_map(|c| match from.chars().position(|f| f == c) {
+            Some(i) => to.get(i).copied(),
+            None => Some(c),
+        })
+        .collect();
+    Ok(Value::Text(out.into()))
+}
+
+/// `gcd`/`lcm` of two values of one type (int4, int8, numeric), non-negative as
+/// PostgreSQL's. Errors: 22003 when the result does not fit the type
+/// (`gcd(-2147483648, 0)`).
+fn gcd_lcm(gcd: bool, a: &Value, b: &Value) -> Result<Value> {
+    if let (Value::Numeric(x), Value::Numeric(y)) = (a, b) {
+        return numeric_gcd_lcm(gcd, *x, *y).map(Value::Numeric);
+    }
+    let (x, y) = (i128::from(int(a)?), i128::from(int(b)?));
+    let g = euclid(x.unsigned_abs(), y.unsigned_abs());
+    let r = if gcd {
+        g
+    } else if x == 0 || y == 0 {
+        0
+    } else {
+        (x.unsigned_abs() / g) * y.unsigned_abs()
+    };
+    match a {
+        Value::Int8(_) => i64::try_from(r)
+            .map(Value::Int8)
+            .map_err(|_| Error::NumericValueOutOfRange("bigint out of range".into())),
+        _ => i32::try_from(r)
+            .map(Value::Int4)
+            .map_err(|_| Error::NumericValueOutOfRange("integer out of range".into())),
+    }
+}
+
+fn euclid(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Numeric `gcd`/`lcm`: the result carries the larger of the two scales, as PostgreSQL's.
+fn numeric_gcd_lcm(gcd: bool, x: Decimal, y: Decimal) -> Result<Decimal> {
+    let overflow = || Error::NumericValueOutOfRange("value overflows numeric format".into());
+    let scale = x.scale().max(y.scale());
+    let (mut a, mut b) = (x.abs(), y.abs());
+    while !b.is_zero() {
+        let r = a.checked_rem(b).ok_or_else(overflow)?;
+        (a, b) = (b, r);
+    }
+    let mut r = if gcd {
+        a
+    } else if x.is_zero() || y.is_zero() {
+        Decimal::ZERO
+    } else {
+        (x.abs().checked_div(a).ok_or_else(overflow)?)
+            .checked_mul(y.abs())
+            .ok_or_else(overflow)?
+    };
+    r.rescale(scale);
+    Ok(r)
+}
+
+/// `div(a, b)`: the numeric quotient truncated toward zero, scale 0. Errors: 22012 for a
+/// zero divisor.
+fn div(a: &Value, b: &Value) -> Result<Value> {
+    let (Value::Numeric(a), Value::Numeric(b)) = (a, b) else {
+        return Err(type_error("div", a));
+    };
+    if b.is_zero() {
+        return Err(Error::DivisionByZero);
+    }
+    let overflow = || Error::NumericValueOutOfRange("value overflows numeric format".into());
+    // a - (a % b) is an exact multiple of b, so the division is exact.
+    let rem = a.checked_rem(*b).ok_or_else(overflow)?;
+    let q = (*a - rem).checked_div(*b).ok_or_else(overflow)?.trunc();
+    Ok(Value::Numeric(if q.is_zero() { Decimal::ZERO } else { q }))
+}
+
+/// `make_date(year, month, day)`: a negative year counts BC. Errors: 22008 "date field
+/// value out of range" for year 0 or a day the month does not have.
+fn make_date(y: i64, m: i64, d: i64) -> Result<Value> {
+    let bad = || {
+        Error::DatetimeFieldOverflow(format!("date field value out of range: {y}-{m:02}-{d:02}"))
+    };
+    let astronomical = if y < 0 { y + 1 } else { y };
+    if y == 0 || !(1..=12).contains(&m) || d < 1 {
+        return Err(bad());
+    }
+    if d > i64::from(crate::time::days_in_month(astronomical, m as u32)) {
+        return Err(bad());
+    }
+    let days = crate::time::days_from_civil(astronomical, m as u32, d as u32);
+    i32::try_from(days)
+        .ok()
+        .filter(|d| !crate::date::date_is_infinite(*d))
+        .map(Value::Date)
+        .ok_or_else(|| {
+            Error::DatetimeFieldOverflow(format!("date out of range: {y}-{m:02}-{d:02}"))
+        })
+}
+
+/// `make_time(hour, min, sec)`, microseconds since midnight (24:00:00 is allowed).
+/// Errors: 22008 "time field value out of range".
+fn make_time(h: i64, m: i64, sec: f64) -> Result<Value> {
+    const US_PER_DAY: i64 = 86_400_000_000;
+    let us = (h * 60 + m) * 60_000_000 + (sec * 1e6).round_ties_even() as i64;
+    if h < 0 || !(0..=59).contains(&m) || !(0.0..=60.0).contains(&sec) || us > US_PER_DAY {
+        let s = if sec.fract() == 0.0 && (0.0..10.0).contains(&sec) {
+            format!("0{sec}")
+        } else {
+            format!("{sec}")
+        };
+        return Err(Error::DatetimeFieldOverflow(format!(
+            "time field value out of range: {h}:{m:02}:{s}"
+        )));
+    }
+    Ok(Value::Time(us))
+}
+
+/// glibc's `cbrt`, which PostgreSQL's `cbrt` calls: Rust's `f64::cbrt` is correctly
+/// rounded and so differs from glibc's in the last digit for some arguments (`cbrt(2.5)`).
+/// Linked by glibc's alias `cbrtf64`, as the plain name may bind to the Rust runtime's own
+/// `cbrt`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn libm_cbrt(x: f64) -> f64 {
+    #[link(name = "m")]
+    extern "C" {
+        fn cbrtf64(x: f64) -> f64;
+    }
+    // SAFETY: cbrtf64 is a pure function of one double in the C math library.
+    unsafe { cbrtf64(x) }
+}
+
+/// Other C libraries: Rust's cube root.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn libm_cbrt(x: f64) -> f64 {
+    x.cbrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+        function(func, vals).expect("a function of this module")
+    }
+
+    fn num(s: &str) -> Value {
+        Value::Numeric(s.parse().expect("decimal"))
+    }
+
+    #[test]
+    fn gcd_and_lcm_as_postgresql() {
+        use ScalarFunc as F;
+        assert_eq!(
+            call(F::Gcd, &[Value::Int4(12), Value::Int4(-18)]).unwrap(),
+            Value::Int4(6)
+        );
+        assert_eq!(
+            call(F::Lcm, &[Value::Int8(-4), Value::Int8(6)]).unwrap(),
+            Value::Int8(12)
+        );
+        assert_eq!(
+            call(F::Gcd, &[num("12.5"), num("7.5")]).unwrap(),
+            num("2.5")
+        );
+        assert_eq!(
+            call(F::Lcm, &[num("12.0"), num("8.00")]).unwrap(),
+            num("24.00")
+        );
+        assert!(matches!(
+            call(F::Gcd, &[Value::Int4(i32::MIN), Value::Int4(0)]),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+        assert!(matches!(
+            call(F::Lcm, &[Value::Int4(i32::MAX), Value::Int4(i32::MAX - 1)]),
+            Err(Error::NumericValueOutOfRange(_))
+        ));
+    }
+
+    #[test]
+    fn div_truncates_and_refuses_zero() {
+        use ScalarFunc as F;
+        assert_eq!(call(F::Div, &[num("-7.5"), num("2")]).unwrap(), num("-3"));
+        assert_eq!(call(F::Div, &[num("-1"), num("2")]).unwrap(), num("0"));
+        assert!(matches!(
+            call(F::Div, &[num("1"), num("0")]),
+            Err(Error::DivisionByZero)
+        ));
+    }
+
+    #[test]
+    fn translate_make_date_and_null_counts() {
+        use ScalarFunc as F;
+        let t = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            call(F::Translate, &[t("abcb"), t("ab"), t("x")]).unwrap(),
+            t("xc")
+        );
+        assert_eq!(
+            call(
+                F::MakeDate,
+                &[Value::Int4(1970), Value::Int4(1), Value::Int4(2)]
+            )
+            .unwrap(),
+            Value::Date(1)
+        );
+        assert!(matches!(
+            call(F::MakeDate, &[Value::Int4(2001), Value::Int4(2), Value::Int4(29)]),
+            Err(Error::DatetimeFieldOverflow(m)) if m == "date field value out of range: 2001-02-29"
+        ));
+        assert_eq!(
+            call(F::NumNulls, &[Value::Null, Value::Int4(1), Value::Null]).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(call(F::Cbrt, &[Value::Null]).unwrap(), Value::Null);
+    }
+}

@@ -2280,7 +2280,6 @@ impl RelBinder<'_> {
         let l = self.expr(left)?;
         let r = self.expr(right)?;
         match op {
-            B::And => Ok(RExpr::And(vec![l, r])),
             B::StringConcat => self.concat(l, r),
             other => Err(unsupported(format!("operator {other} is not supported"))),
         }

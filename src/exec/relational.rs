@@ -2245,6 +2245,21 @@ mod tests {
         }
     }
 
+    /// COLLATE is the expression binder's: the operand as it is (a catalog name stays a
+    /// name), 42804 for a non-collatable type.
+    #[test]
+    fn collate_is_typed_by_the_expression_binder() {
+        assert_eq!(
+            flat("SELECT a FROM l WHERE a COLLATE \"C\" = 'two' COLLATE pg_catalog.default"),
+            vec!["two"]
+        );
+        let e = parse("SELECT k COLLATE \"C\" FROM l", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("not supported by type integer")),
+            "{e}"
+        );
+    }
+
     #[test]
     fn joins_pad_and_never_match_nulls() {
         assert_eq!(

@@ -1853,7 +1853,6 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::Collate { expr, .. } => self.expr(expr)?,
             ast::Expr::In {
                 expr,
                 target,

@@ -84,6 +84,7 @@ fn walked(e: &ast::Expr) -> bool {
         | E::Substring { .. }
         | E::Extract { .. }
         | E::AtTimeZone { .. }
+        | E::Collate { .. }
         | E::Interval(_) => true,
         _ => false,
     }

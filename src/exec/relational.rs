@@ -2220,6 +2220,46 @@ mod tests {
         );
     }
 
+    /// AND is typed by the expression binder (42804 for a non-boolean operand) and kept
+    /// as a conjunction: three-valued, and a join's key equality under it still matches.
+    #[test]
+    fn and_is_three_valued_and_typed() {
+        assert_eq!(
+            flat("SELECT NULL::boolean AND true, NULL::boolean AND false, true AND 't'"),
+            vec!["NULL|f|t"]
+        );
+        assert_eq!(
+            flat("SELECT l.a, r.b FROM l JOIN r ON l.k = r.k AND r.b <> 'x' AND (l.a = 'two')"),
+            vec!["two|deux"]
+        );
+        assert_eq!(
+            flat("SELECT a FROM l WHERE k > 0 AND (a = 'one' OR a = 'two') ORDER BY a"),
+            vec!["one", "two"]
+        );
+        for sql in ["SELECT 1 AND true", "SELECT a FROM l WHERE k > 0 AND a"] {
+            let e = parse(sql, &P).unwrap_err();
+            assert!(
+                matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("argument of AND")),
+                "{sql}: {e}"
+            );
+        }
+    }
+
+    /// COLLATE is the expression binder's: the operand as it is (a catalog name stays a
+    /// name), 42804 for a non-collatable type.
+    #[test]
+    fn collate_is_typed_by_the_expression_binder() {
+        assert_eq!(
+            flat("SELECT a FROM l WHERE a COLLATE \"C\" = 'two' COLLATE pg_catalog.default"),
+            vec!["two"]
+        );
+        let e = parse("SELECT k COLLATE \"C\" FROM l", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::DatatypeMismatch(m) if m.contains("not supported by type integer")),
+            "{e}"
+        );
+    }
+
     #[test]
     fn joins_pad_and_never_match_nulls() {
         assert_eq!(

@@ -1853,7 +1853,6 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::Collate { expr, .. } => self.expr(expr)?,
             ast::Expr::In {
                 expr,
                 target,
@@ -2280,7 +2279,6 @@ impl RelBinder<'_> {
         let l = self.expr(left)?;
         let r = self.expr(right)?;
         match op {
-            B::And => Ok(RExpr::And(vec![l, r])),
             B::StringConcat => self.concat(l, r),
             other => Err(unsupported(format!("operator {other} is not supported"))),
         }

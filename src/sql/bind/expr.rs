@@ -133,7 +133,8 @@ pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
         | E::IsNotUnknown(expr)
         | E::Extract { expr, .. }
         | E::Ceil { expr, .. }
-        | E::Floor { expr, .. } => contains_aggregate(expr),
+        | E::Floor { expr, .. }
+        | E::Collate { expr, .. } => contains_aggregate(expr),
         E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => any(&[a, b]),
         E::Between {
             expr, low, high, ..
@@ -782,6 +783,22 @@ impl Binder<'_> {
                     },
                     DataType::Bool,
                 ))
+            }
+            // The collation changes no comparison here (text compares by code point, as
+            // under "C"); the operand must be of a collatable type, as in PostgreSQL.
+            E::Collate { expr, .. } => {
+                let x = self.expr(expr, scope)?;
+                match x.ty {
+                    None => Ok(Bound::new(
+                        self.coerce(x, DataType::Text, "COLLATE")?,
+                        DataType::Text,
+                    )),
+                    Some(t) if t.is_text() => Ok(x),
+                    Some(t) => Err(Error::DatatypeMismatch(format!(
+                        "collations are not supported by type {}",
+                        t.name()
+                    ))),
+                }
             }
             E::SimilarTo {
                 negated,

@@ -1298,3 +1298,18 @@ fn derived_streams_and_sinks_get_an_event_time_column() {
         "42704"
     );
 }
+
+/// `x COLLATE c` is its operand (text compares by code point); a non-collatable operand
+/// is 42804, as in PostgreSQL.
+#[test]
+fn collate_keeps_text_and_rejects_other_types() {
+    let q = query("SELECT origin COLLATE \"C\", 'a' COLLATE \"C\" FROM flights");
+    assert_eq!(q.columns[0].data_type, DataType::Text);
+    assert_eq!(q.columns[1].data_type, DataType::Text);
+    assert!(matches!(
+        err("SELECT delay COLLATE \"C\" FROM flights"),
+        Error::DatatypeMismatch(m) if m == "collations are not supported by type integer"
+    ));
+    let q = query("SELECT max(origin COLLATE \"C\") FROM flights");
+    assert_eq!(q.columns[0].data_type, DataType::Text);
+}

@@ -1,5 +1,5 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators (OR among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
+//! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
 //! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
 //! [`RExpr::Template`].
@@ -33,15 +33,22 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
-        // Comparisons are walked and kept as `RExpr::Cmp` (see `RelBinder::walk`); row
-        // comparisons, AND (split by predicate pushdown) and `||` (arrays) are the
-        // relational builder's.
+        // Comparisons and AND are walked and kept as `RExpr::Cmp` and `RExpr::And` (see
+        // `RelBinder::walk`); row comparisons and `||` (arrays) are the relational
+        // builder's.
         E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
             let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
             matches!(
                 op,
-                B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp | B::Or
+                B::Plus
+                    | B::Minus
+                    | B::Multiply
+                    | B::Divide
+                    | B::Modulo
+                    | B::PGExp
+                    | B::Or
+                    | B::And
             ) || bit_operator(op).is_some()
                 || regex_operator(op).is_some()
                 || (cmp_op(op).is_some() && !row(left) && !row(right))
@@ -77,6 +84,7 @@ fn walked(e: &ast::Expr) -> bool {
         | E::Substring { .. }
         | E::Extract { .. }
         | E::AtTimeZone { .. }
+        | E::Collate { .. }
         | E::Interval(_) => true,
         _ => false,
     }
@@ -161,34 +169,59 @@ impl RelBinder<'_> {
         let args = slots.args;
         self.params = params;
         let (expr, ty) = bound?;
-        if let Expr::Binary { op, left, right } = &expr {
-            if let Some(op) = comparison(*op) {
-                return Ok(self.comparison(op, left, right, &args));
+        Ok(match Self::structural(&expr) {
+            true => self.part(&expr, &args),
+            false => self.walked_template(expr, ty, args),
+        })
+    }
+
+    /// Whether a walked expression keeps a relational node: a comparison (the hash join
+    /// reads its keys) or an AND (predicate pushdown splits it into its conjuncts).
+    fn structural(e: &Expr) -> bool {
+        use crate::sql::plan::BinaryOp as B;
+        matches!(e, Expr::Binary { op, .. } if *op == B::And || comparison(*op).is_some())
+    }
+
+    /// Part `e` of a walked expression whose leaves are `args`: an AND as [`RExpr::And`]
+    /// of its parts (nested ANDs flattened), a comparison as [`RExpr::Cmp`], anything
+    /// else as a template of only the arguments it reads (the others NULL, never
+    /// evaluated).
+    fn part(&mut self, e: &Expr, args: &[RExpr]) -> RExpr {
+        use crate::sql::plan::BinaryOp as B;
+        match e {
+            Expr::Binary { op, left, right } if *op == B::And => {
+                let mut parts = Vec::new();
+                for side in [left, right] {
+                    match self.part(side, args) {
+                        RExpr::And(ps) => parts.extend(ps),
+                        p => parts.push(p),
+                    }
+                }
+                return RExpr::And(parts);
             }
+            Expr::Binary { op, left, right } => {
+                if let Some(op) = comparison(*op) {
+                    return self.comparison(op, left, right, args);
+                }
+            }
+            Expr::Column(i) => return args[*i].clone(),
+            Expr::Literal(v) => return RExpr::Lit(v.clone()),
+            Expr::Param(p) => return RExpr::Param(*p),
+            _ => {}
         }
-        Ok(self.walked_template(expr, ty, args))
+        let args = (args.iter().enumerate())
+            .map(|(i, a)| match expr_uses_column(e, &|c| c == i) {
+                true => a.clone(),
+                false => RExpr::Lit(Value::Null),
+            })
+            .collect();
+        self.walked_template(e.clone(), None, args)
     }
 
     /// A walked comparison as the structural [`RExpr::Cmp`] the hash join reads its keys
-    /// from and predicate pushdown moves by its columns: each operand a template of only
-    /// the arguments it reads (the others NULL, never evaluated).
+    /// from and predicate pushdown moves by its columns: each operand a [`Self::part`].
     fn comparison(&mut self, op: CmpOp, left: &Expr, right: &Expr, args: &[RExpr]) -> RExpr {
-        let side = |e: &Expr| {
-            match e {
-                Expr::Column(i) => return args[*i].clone(),
-                Expr::Literal(v) => return RExpr::Lit(v.clone()),
-                Expr::Param(p) => return RExpr::Param(*p),
-                _ => {}
-            }
-            let args = (args.iter().enumerate())
-                .map(|(i, a)| match expr_uses_column(e, &|c| c == i) {
-                    true => a.clone(),
-                    false => RExpr::Lit(Value::Null),
-                })
-                .collect();
-            self.walked_template(e.clone(), None, args)
-        };
-        let (l, r) = (side(left), side(right));
+        let (l, r) = (self.part(left, args), self.part(right, args));
         // A parameter compared with an oid is described as one (held as a bigint).
         for (p, o) in [(&l, &r), (&r, &l)] {
             if let RExpr::Param(i) = p {

@@ -648,11 +648,12 @@ impl QueryExec {
             .iter()
             .map(|&(_, i)| closed[i].groups.len().max(1))
             .sum();
-        let (mut block, before) = self.open_block(self.block_shape(), bound, out);
+        let before = self.open_block(self.block_shape(), bound, out);
+        let block = before.and_then(|_| last_block(out));
         let built = self
-            .member_rows(closed, picks, dict, specs, &mut rows, block.as_mut())
+            .member_rows(closed, picks, dict, specs, &mut rows, block)
             .map(|()| rows);
-        self.end_event(built, block, before, out)
+        self.end_event(built, before, out)
     }
 
     /// The rows of one slide event's closed instances for a member, into `rows` or
@@ -949,9 +950,10 @@ impl QueryExec {
                     .iter()
                     .map(|c| c.groups.len().max(1) * c.user_windows.len())
                     .sum();
-                let (mut block, before) = self.open_block(shape, bound, out);
-                let built = self.rows_of_event(&mut closed, block.as_mut());
-                self.end_event(built, block, before, out)
+                let before = self.open_block(shape, bound, out);
+                let block = before.and_then(|_| last_block(out));
+                let built = self.rows_of_event(&mut closed, block);
+                self.end_event(built, before, out)
             };
             match &mut self.mode {
                 Mode::Agg(a) => a.windows.recycle(closed),
@@ -1010,76 +1012,77 @@ impl QueryExec {
         keep
     }
 
-    /// Apply LIMIT to one slide event's block and emit it (a block has no ORDER BY).
-    /// The block a slide event's rows go to (`None`: the event is not of the block
-    /// shape), and how many rows of earlier events it holds. A small event (`bound`: at
-    /// most that many rows) joins the block of the events before it in this batch, when
-    /// that is the last thing queued and has room: the rows are the same, and a run of
-    /// one-row slide events costs one block and one queue entry instead of one each.
-    fn open_block(
-        &self,
-        shape: bool,
-        bound: usize,
-        out: &mut Vec<Event>,
-    ) -> (Option<RowBlock>, usize) {
+    /// Make the last event of `out` the block a slide event's rows go to, and say how many
+    /// rows of earlier events it holds (`None`: the event is not of the block shape). A
+    /// small event (`bound`: at most that many rows) joins the block of the events before
+    /// it in this batch, in place, when that is the last thing queued and has room: the
+    /// rows are the same, and a run of one-row slide events costs one block and one queue
+    /// entry instead of one each.
+    fn open_block(&self, shape: bool, bound: usize, out: &mut Vec<Event>) -> Option<usize> {
         if !shape {
-            return (None, 0);
+            return None;
         }
         let room = |b: &RowBlock| {
             let bytes = (b.len() + COALESCE_EVENT_ROWS) * b.width() * std::mem::size_of::<Value>();
             b.len() < COALESCE_BLOCK_ROWS && bytes <= self.limits.coalesce_bytes
         };
         match out.last() {
-            Some(Event::Block(b)) if bound <= COALESCE_EVENT_ROWS && room(b) => {
-                let Some(Event::Block(b)) = out.pop() else {
-                    unreachable!("the last event is a block");
-                };
-                let before = b.len();
-                (Some(b), before)
+            Some(Event::Block(b)) if bound <= COALESCE_EVENT_ROWS && room(b) => Some(b.len()),
+            _ => {
+                out.push(Event::Block(RowBlock::new(self.width())));
+                Some(0)
             }
-            _ => (Some(RowBlock::new(self.width())), 0),
         }
     }
 
-    /// Queue one slide event's rows (`built`), in `block` (holding `before` rows of earlier
-    /// events) or as rows. A failed event still lets the earlier events' rows out, before
-    /// its error.
+    /// Queue one slide event's rows (`built`), or, for the block shape (`before`: the rows
+    /// of earlier events in the last block of `out`), count the rows appended there. A
+    /// failed event still lets the earlier events' rows out, before its error.
     #[allow(clippy::type_complexity)]
     fn end_event(
         &mut self,
         built: Result<Vec<(Vec<Value>, Vec<Value>)>>,
-        block: Option<RowBlock>,
-        before: usize,
+        before: Option<usize>,
         out: &mut Vec<Event>,
     ) -> Result<()> {
         let rows = match built {
             Ok(rows) => rows,
             Err(e) => {
-                if let Some(mut b) = block.filter(|_| before > 0) {
-                    b.truncate(before);
-                    out.push(Event::Block(b));
+                if let Some(before) = before {
+                    Self::cut_block(out, before);
                 }
                 return Err(e);
             }
         };
         self.stats.slide_events += 1;
-        match block {
-            Some(b) => self.finish_block(b, before, out),
+        match before {
+            Some(before) => self.finish_block(before, out),
             None => self.finish_event(rows, out),
         }
         Ok(())
     }
 
-    /// Queue `block`, whose rows from `before` on are this event's (the ones before, of
-    /// earlier events, were counted already), cut to the rows LIMIT leaves.
-    fn finish_block(&mut self, mut block: RowBlock, before: usize, out: &mut Vec<Event>) {
+    /// Apply LIMIT to the last block of `out`, whose rows from `before` on are this
+    /// event's (the ones before, of earlier events, were counted already).
+    fn finish_block(&mut self, before: usize, out: &mut Vec<Event>) {
+        let Some(block) = last_block(out) else {
+            unreachable!("open_block queued a block");
+        };
         if before > 0 {
             block.add_slide_event();
         }
-        let keep = self.take_rows(block.len() - before);
-        block.truncate(before + keep);
-        if !block.is_empty() {
-            out.push(Event::Block(block));
+        let n = block.len() - before;
+        let keep = self.take_rows(n);
+        Self::cut_block(out, before + keep);
+    }
+
+    /// Keep the first `n` rows of the last block of `out`; drop the block when none is left.
+    fn cut_block(out: &mut Vec<Event>, n: usize) {
+        if let Some(block) = last_block(out) {
+            block.truncate(n);
+            if block.is_empty() {
+                out.pop();
+            }
         }
     }
 
@@ -1100,7 +1103,7 @@ impl QueryExec {
     /// Finalise the closed instances of one slide event into (row, sort key) pairs, or
     /// onto `block` for the block shape, in the order the windows were written.
     fn rows_of_event(
-        &mut self,
+        &self,
         closed: &mut [ClosedInstance],
         mut block: Option<&mut RowBlock>,
     ) -> Result<Vec<(Vec<Value>, Vec<Value>)>> {
@@ -1690,4 +1693,12 @@ pub(crate) fn sample_groups(
         }
     }
     Some(wcg::Groups::estimate(seen.len(), n))
+}
+
+/// The block queued last in `out`, if the last event is one.
+fn last_block(out: &mut [Event]) -> Option<&mut RowBlock> {
+    match out.last_mut() {
+        Some(Event::Block(b)) => Some(b),
+        _ => None,
+    }
 }

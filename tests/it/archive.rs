@@ -263,8 +263,9 @@ type Ledger = Arc<Mutex<BTreeMap<i64, (i64, i64, bool, bool)>>>;
 
 /// The crash harness: several clients ingest with COPY and INSERT while tcqd is killed
 /// with SIGKILL at random moments (with a small seal size, so segments are sealed all the
-/// time), 24 times; some kills must land while a segment is sealed (left half done on
-/// disk). Every acknowledged statement must be on disk exactly once (also when a segment
+/// time), 24 times, and on (up to 60 kills) until one has landed while a segment was being
+/// sealed (left half done on disk): how often a random kill does depends on the machine's
+/// speed. Every acknowledged statement must be on disk exactly once (also when a segment
 /// and the log it was sealed from are both there); every statement is all there or not at
 /// all; a COPY killed before its CopyDone is absent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,7 +285,12 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     // leaves a staging file, which the next start must remove.
     let mut killed_while_staging = 0;
     let staging = dir.path().join("staging");
-    for round in 0..24 {
+    let mut rounds = 0;
+    for round in 0..60 {
+        if round >= 24 && cut_while_sealing > 0 {
+            break;
+        }
+        rounds += 1;
         let server = Server::start(
             dir.path(),
             &[
@@ -455,7 +461,7 @@ async fn acknowledged_statements_survive_sigkill_and_nothing_else_does() {
     );
     eprintln!(
         "crash harness: {} statements, {acked} acknowledged, {killed_mid_copy} cut mid-statement, \
-         {torn} sent but unacknowledged, {cut_while_sealing} of 24 kills while sealing, \
+         {torn} sent but unacknowledged, {cut_while_sealing} of {rounds} kills while sealing, \
          {killed_while_staging} while a COPY staged, {} tuples stored",
         statements.len(),
         ids.len()

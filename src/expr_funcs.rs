@@ -11,9 +11,9 @@ use crate::error::{Error, Result};
 use crate::sql::ScalarFunc;
 use crate::types::Value;
 
-/// Longest text `repeat` and `lpad`/`rpad` build, in bytes (PostgreSQL's 1 GB limit for a
+/// Longest text `repeat`, `lpad`/`rpad` and `format` build, in bytes (PostgreSQL's 1 GB limit for a
 /// value, kept well below so one call cannot take the server's memory).
-const TEXT_BYTES_MAX: usize = 64 * 1024 * 1024;
+pub(crate) const TEXT_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// `func` over `vals` when it is one of this module's functions, else `None`.
 pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
@@ -375,7 +375,7 @@ fn text_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
     Ok(Value::Text(out.into()))
 }
 
-fn too_long() -> Error {
+pub(crate) fn too_long() -> Error {
     Error::ProgramLimitExceeded(format!(
         "requested length too large (at most {TEXT_BYTES_MAX} bytes)"
     ))

@@ -833,6 +833,9 @@ fn format_string(fmt: &str, args: &[Value]) -> Result<String> {
             _ => quote_literal(&text_of(v)),
         };
         let pad = (width.unsigned_abs() as usize).saturating_sub(piece.chars().count());
+        if out.len() + piece.len() + pad > crate::expr_funcs::TEXT_BYTES_MAX {
+            return Err(crate::expr_funcs::too_long());
+        }
         if spec.left || width < 0 {
             out.push_str(&piece);
             out.extend(std::iter::repeat_n(' ', pad));

@@ -374,3 +374,31 @@ async fn an_expensive_query_takes_a_large_batch_in_steps_and_a_cancel_ends_it_th
         .collect();
     assert_eq!(counts, ["1"]);
 }
+
+/// Functions that build text from a client's numbers (`repeat`, `lpad`, `format`'s field
+/// width) refuse a result past the text limit with 54000 instead of allocating gigabytes,
+/// in a query over a table (the relational path) as in a plain SELECT; the server serves
+/// on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_built_from_a_client_number_is_bounded() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    c.batch_execute("CREATE TABLE one (k integer); INSERT INTO one VALUES (1)")
+        .await
+        .unwrap();
+    for q in [
+        "SELECT repeat('x', 2000000000)",
+        "SELECT lpad('x', 2000000000)",
+        "SELECT format('%2000000000s', 'x')",
+        "SELECT format('%-*s', 2000000000, 'x') FROM one",
+        "SELECT format('%2000000000s', k) FROM one",
+    ] {
+        let err = c.simple_query(q).await.unwrap_err();
+        assert_eq!(common::sqlstate(&err), "54000", "{q}: {err}");
+    }
+    let rows = c.simple_query("SELECT format('%5s|', 'ab')").await.unwrap();
+    let tokio_postgres::SimpleQueryMessage::Row(r) = &rows[1] else {
+        panic!("a row: {rows:?}");
+    };
+    assert_eq!(r.get(0), Some("   ab|"));
+}

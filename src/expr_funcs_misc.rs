@@ -202,8 +202,12 @@ fn make_date(y: i64, m: i64, d: i64) -> Result<Value> {
 /// Errors: 22008 "time field value out of range".
 fn make_time(h: i64, m: i64, sec: f64) -> Result<Value> {
     const US_PER_DAY: i64 = 86_400_000_000;
-    let us = (h * 60 + m) * 60_000_000 + (sec * 1e6).round_ties_even() as i64;
-    if h < 0 || !(0..=59).contains(&m) || !(0.0..=60.0).contains(&sec) || us > US_PER_DAY {
+    let fields_ok = (0..=24).contains(&h) && (0..=59).contains(&m) && (0.0..=60.0).contains(&sec);
+    // Only fields in range are multiplied out, so the product cannot overflow.
+    let us = fields_ok
+        .then(|| (h * 60 + m) * 60_000_000 + (sec * 1e6).round_ties_even() as i64)
+        .filter(|&us| us <= US_PER_DAY);
+    let Some(us) = us else {
         let s = if sec.fract() == 0.0 && (0.0..10.0).contains(&sec) {
             format!("0{sec}")
         } else {
@@ -212,7 +216,7 @@ fn make_time(h: i64, m: i64, sec: f64) -> Result<Value> {
         return Err(Error::DatetimeFieldOverflow(format!(
             "time field value out of range: {h}:{m:02}:{s}"
         )));
-    }
+    };
     Ok(Value::Time(us))
 }
 

@@ -873,6 +873,8 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT make_date(2001, 2, 29)",
         "SELECT make_date(0, 1, 1)",
         "SELECT make_time(25, 0, 0)",
+        "SELECT make_time(2147483647, 59, 59)",
+        "SELECT make_time(-2147483648, 0, 0)",
         "SELECT translate('abcb', 'ab', 'x'), translate('straße', 'ß', 'S'), num_nulls(NULL, 1, NULL), num_nonnulls(NULL)",
         "SELECT isfinite('infinity'::date), isfinite('-infinity'::timestamp), isfinite(now()), isfinite(interval '1 day')",
         "SELECT interval '1 mon 1 day 1 sec' * 0.7, interval '1 mon' * 0.3333333, interval '1 day 10:00' / 3.3, interval '-1 mon -1 day' / 7, interval '1 year' / 7, interval '1 mon' * -0.5",

@@ -1837,7 +1837,6 @@ impl RelBinder<'_> {
         if Self::is_walked(e) {
             return self.walk(e);
         }
-        let col = |i| Box::new(Expr::Column(i));
         Ok(match e {
             ast::Expr::Identifier(id) => {
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
@@ -1866,41 +1865,6 @@ impl RelBinder<'_> {
                 }
             }
             ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
-            ast::Expr::Like {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            }
-            | ast::Expr::ILike {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            } => {
-                let ci = matches!(e, ast::Expr::ILike { .. });
-                let mut pat =
-                    RExpr::Cast(Box::new(self.expr(pattern)?), RType::Base(DataType::Text));
-                if let Some(esc) = escape_char {
-                    // The evaluator's LIKE escapes with a backslash, PostgreSQL's default.
-                    pat = RExpr::Func("like_escape".into(), vec![pat, self.expr(esc)?]);
-                }
-                let args = vec![
-                    RExpr::Cast(Box::new(self.expr(expr)?), RType::Base(DataType::Text)),
-                    pat,
-                ];
-                self.template(
-                    Expr::Like {
-                        expr: col(0),
-                        pattern: col(1),
-                        negated: *negated,
-                        case_insensitive: ci,
-                    },
-                    args,
-                )
-            }
             ast::Expr::AnyOp {
                 left,
                 compare_op,
@@ -2012,23 +1976,6 @@ impl RelBinder<'_> {
                 acc
             }
             ast::Expr::Function(f) => self.function(f)?,
-            ast::Expr::Trim {
-                expr,
-                trim_where,
-                trim_what,
-                ..
-            } => {
-                let name = match trim_where {
-                    Some(ast::TrimWhereField::Leading) => "ltrim",
-                    Some(ast::TrimWhereField::Trailing) => "rtrim",
-                    _ => "btrim",
-                };
-                let mut args = vec![self.expr(expr)?];
-                if let Some(w) = trim_what {
-                    args.push(self.expr(w)?);
-                }
-                RExpr::Func(name.into(), args)
-            }
             other => {
                 return Err(unsupported(format!(
                     "expression {other} is not supported in catalog queries"
@@ -3047,7 +2994,7 @@ fn agg_result_type(
 }
 
 /// Result types of the evaluator's own functions, from the function table (text for
-/// the helpers the binder itself calls, such as `like_escape`).
+/// any other).
 fn func_type(name: &str) -> RType {
     match super::functions::catalog_function(name) {
         Some(super::functions::Returns::Value(t)) => t,
@@ -3273,6 +3220,12 @@ fn default_name(e: &ast::Expr) -> String {
         ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         ast::Expr::AtTimeZone { .. } => "timezone".into(),
         ast::Expr::Interval(_) => "interval".into(),
         // `(f(x)).n` and `t.col[1]` are named after their last name.

@@ -139,7 +139,28 @@ pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
         E::Between {
             expr, low, high, ..
         } => any(&[expr, low, high]),
-        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::Like {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        }
+        | E::ILike {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        } => any(&[expr, pattern]) || escape_char.as_deref().is_some_and(contains_aggregate),
+        E::Trim {
+            expr,
+            trim_what,
+            trim_characters,
+            ..
+        } => {
+            contains_aggregate(expr)
+                || trim_what.as_deref().is_some_and(contains_aggregate)
+                || trim_characters.iter().flatten().any(contains_aggregate)
+        }
         E::In {
             expr,
             target: ast::InTarget::List(list),
@@ -244,6 +265,13 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
         E::Ceil { .. } => "ceil".into(),
         E::Floor { .. } => "floor".into(),
         E::Substring { .. } => "substring".into(),
+        // TRIM is a call of the function it names (PostgreSQL's FigureColname).
+        E::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         E::Case { .. } => "case".into(),
         E::AtTimeZone { .. } => "timezone".into(),
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
@@ -729,11 +757,16 @@ impl Binder<'_> {
                 any,
                 ..
             } => {
-                if escape_char.is_some() || *any {
-                    return Err(unsupported("LIKE ... ESCAPE / LIKE ANY are not supported"));
+                if *any {
+                    return Err(unsupported("LIKE ANY is not supported"));
                 }
                 let x = self.expr(expr, scope)?;
-                let p = self.expr(pattern, scope)?;
+                let mut p = self.expr(pattern, scope)?;
+                if let Some(esc) = escape_char {
+                    // The evaluator's LIKE escapes with a backslash, PostgreSQL's default.
+                    let esc = self.expr(esc, scope)?;
+                    p = self.scalar(ScalarFunc::LikeEscape, vec![p, esc])?;
+                }
                 let x = self.text_operand(x, "~~")?;
                 let p = self.text_operand(p, "~~")?;
                 Ok(Bound::new(
@@ -860,6 +893,29 @@ impl Binder<'_> {
                     args.push(self.expr(f, scope)?);
                 }
                 self.scalar(ScalarFunc::Substr, args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                let func = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => ScalarFunc::Ltrim,
+                    Some(ast::TrimWhereField::Trailing) => ScalarFunc::Rtrim,
+                    _ => ScalarFunc::Btrim,
+                };
+                // TRIM([where] [what FROM] s) and TRIM([where] [FROM] s, what): PostgreSQL
+                // calls btrim/ltrim/rtrim(s, what).
+                let mut args = vec![self.expr(expr, scope)?];
+                for w in trim_what
+                    .iter()
+                    .map(|w| &**w)
+                    .chain(trim_characters.iter().flatten())
+                {
+                    args.push(self.expr(w, scope)?);
+                }
+                self.scalar(func, args)
             }
             E::Position { expr, r#in } => {
                 let s = self.expr(r#in, scope)?;

@@ -1,6 +1,7 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
-//! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
+//! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN
+//! lists, CASE, LIKE (with ESCAPE) and the SQL-syntax functions (EXTRACT, SUBSTRING,
+//! POSITION, TRIM, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
 //! [`RExpr::Template`].
 
@@ -53,13 +54,7 @@ fn walked(e: &ast::Expr) -> bool {
                 || regex_operator(op).is_some()
                 || (cmp_op(op).is_some() && !row(left) && !row(right))
         }
-        // LIKE ... ESCAPE is the relational builder's (its like_escape()).
-        E::Like {
-            escape_char, any, ..
-        }
-        | E::ILike {
-            escape_char, any, ..
-        } => escape_char.is_none() && !any,
+        E::Like { any, .. } | E::ILike { any, .. } => !any,
         E::SimilarTo { escape_char, .. } => escape_char.is_none(),
         E::Ceil { field, .. } | E::Floor { field, .. } => matches!(
             field,
@@ -85,6 +80,7 @@ fn walked(e: &ast::Expr) -> bool {
         | E::Extract { .. }
         | E::AtTimeZone { .. }
         | E::Collate { .. }
+        | E::Trim { .. }
         | E::Interval(_) => true,
         _ => false,
     }

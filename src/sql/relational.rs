@@ -1894,6 +1894,8 @@ impl RelBinder<'_> {
                     },
                 }
             }
+            // Casts to a catalog type (reg*, oid, arrays, name): the expression binder
+            // casts to the plain types (see `walk::plain_type`).
             ast::Expr::Cast {
                 expr, data_type, ..
             } => {

@@ -547,50 +547,7 @@ impl Binder<'_> {
                 data_type,
                 kind,
                 ..
-            } => {
-                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
-                    return Err(unsupported("TRY_CAST is not supported"));
-                }
-                let written = data_type.to_string();
-                let to = type_from_name(&written)?;
-                let b = self.expr(expr, scope)?;
-                if let DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) = to {
-                    // An explicit cast to varchar(n) or char(n) cuts the text to n
-                    // characters, where an assignment refuses it (PostgreSQL's rule).
-                    let text = self.cast(b, DataType::Text)?;
-                    let cut = Expr::Func {
-                        func: ScalarFunc::Substr,
-                        args: vec![
-                            text.expr,
-                            Expr::Literal(Value::Int4(1)),
-                            Expr::Literal(Value::Int4(n as i32)),
-                        ],
-                    };
-                    return Ok(Bound::new(
-                        Expr::Cast {
-                            expr: Box::new(cut),
-                            to,
-                        },
-                        to,
-                    ));
-                }
-                let cast = self.cast(b, to)?;
-                Ok(match numeric_typmod(&written)? {
-                    // numeric(p, s): the type carries no modifier, so the cast applies it.
-                    Some(tm) => Bound::new(
-                        Expr::Func {
-                            func: ScalarFunc::NumericTypmod,
-                            args: vec![
-                                cast.expr,
-                                Expr::Literal(Value::Int4(i32::from(tm.precision))),
-                                Expr::Literal(Value::Int4(i32::from(tm.scale))),
-                            ],
-                        },
-                        DataType::Numeric,
-                    ),
-                    None => cast,
-                })
-            }
+            } => self.explicit_cast(expr, data_type, kind, scope),
             E::TypedString(ts) => {
                 let to = type_from_name(&ts.data_type.to_string())?;
                 let b = self.value(&ts.value.value)?;
@@ -933,6 +890,64 @@ impl Binder<'_> {
             E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
             other => Err(unsupported(format!("expression is not supported: {other}"))),
         }
+    }
+
+    /// `expr::data_type`, `CAST(expr AS data_type)`: the written type's modifier applied
+    /// as PostgreSQL applies it in an explicit cast: `varchar(n)` and `char(n)` cut the
+    /// text to n characters (where an assignment refuses it), `numeric(p, s)` rounds to s
+    /// digits and checks p (22003). A plan builder's leaf of a type this binder does not
+    /// know (a reg* value) is cast by the builder ([`ExprScope::cast_leaf`]). Errors:
+    /// 42846 for a cast PostgreSQL has not, 42704 for an unknown type name.
+    fn explicit_cast(
+        &mut self,
+        expr: &ast::Expr,
+        data_type: &ast::DataType,
+        kind: &ast::CastKind,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+            return Err(unsupported("TRY_CAST is not supported"));
+        }
+        let written = data_type.to_string();
+        let to = type_from_name(&written)?;
+        let b = self.expr(expr, scope)?;
+        if let Some(cast) = self.cast_leaf(&b, &written)? {
+            return Ok(cast);
+        }
+        if let DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) = to {
+            let text = self.cast(b, DataType::Text)?;
+            let cut = Expr::Func {
+                func: ScalarFunc::Substr,
+                args: vec![
+                    text.expr,
+                    Expr::Literal(Value::Int4(1)),
+                    Expr::Literal(Value::Int4(n as i32)),
+                ],
+            };
+            return Ok(Bound::new(
+                Expr::Cast {
+                    expr: Box::new(cut),
+                    to,
+                },
+                to,
+            ));
+        }
+        let cast = self.cast(b, to)?;
+        Ok(match numeric_typmod(&written)? {
+            // numeric(p, s): the type carries no modifier, so the cast applies it.
+            Some(tm) => Bound::new(
+                Expr::Func {
+                    func: ScalarFunc::NumericTypmod,
+                    args: vec![
+                        cast.expr,
+                        Expr::Literal(Value::Int4(i32::from(tm.precision))),
+                        Expr::Literal(Value::Int4(i32::from(tm.scale))),
+                    ],
+                },
+                DataType::Numeric,
+            ),
+            None => cast,
+        })
     }
 
     /// Keywords that parse as identifiers: CURRENT_USER and friends.

@@ -19,6 +19,19 @@ pub(crate) trait ExprScope {
         e: &ast::Expr,
         params: &mut Vec<Option<DataType>>,
     ) -> Result<Option<Operand>>;
+
+    /// Leaf `i` (an operand this scope gave as `Expr::Column(i)`) cast to the type written
+    /// `to`, when the builder casts it itself: a leaf of a type the expression binder does
+    /// not know (a reg* value, whose text is the object's name; an array). `None` (the
+    /// default) leaves the cast to the expression binder.
+    fn cast_leaf(
+        &mut self,
+        _i: usize,
+        _to: &str,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        Ok(None)
+    }
 }
 
 /// Bind `e` with the expression binder, asking `leaves` for each node first; `params` holds
@@ -44,6 +57,17 @@ impl Binder<'_> {
         };
         Ok(leaves
             .leaf(e, &mut self.params)?
+            .map(|(expr, ty)| Bound { expr, ty }))
+    }
+
+    /// `b` cast to the type written `to` by the plan builder, when `b` is one of its
+    /// leaves and it casts it itself ([`ExprScope::cast_leaf`]).
+    pub(super) fn cast_leaf(&mut self, b: &Bound, to: &str) -> Result<Option<Bound>> {
+        let (Some(leaves), Expr::Column(i)) = (self.leaves.as_deref_mut(), &b.expr) else {
+            return Ok(None);
+        };
+        Ok(leaves
+            .cast_leaf(*i, to, &mut self.params)?
             .map(|(expr, ty)| Bound { expr, ty }))
     }
 }

@@ -1,9 +1,9 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
 //! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN
-//! lists, CASE, LIKE (with ESCAPE) and the SQL-syntax functions (EXTRACT, SUBSTRING,
-//! POSITION, TRIM, AT TIME ZONE, ...), and asks
-//! this plan builder only for the leaves, which become the arguments of one
-//! [`RExpr::Template`].
+//! lists, CASE, LIKE (with ESCAPE), casts to plain types and the SQL-syntax functions
+//! (EXTRACT, SUBSTRING, POSITION, TRIM, AT TIME ZONE, ...), and asks this plan builder
+//! only for the leaves, which become the arguments of one [`RExpr::Template`], and for
+//! the casts of leaves of a catalog type.
 
 use sqlparser::ast;
 
@@ -56,6 +56,10 @@ fn walked(e: &ast::Expr) -> bool {
         }
         E::Like { any, .. } | E::ILike { any, .. } => !any,
         E::SimilarTo { escape_char, .. } => escape_char.is_none(),
+        E::Cast {
+            expr, data_type, ..
+        } => plain_type(&data_type.to_string()) && !chooser(expr),
+        E::TypedString(ts) => plain_type(&ts.data_type.to_string()),
         E::Ceil { field, .. } | E::Floor { field, .. } => matches!(
             field,
             ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
@@ -86,6 +90,38 @@ fn walked(e: &ast::Expr) -> bool {
     }
 }
 
+/// Whether the type written `name` is one the expression binder casts to: a plain type
+/// it knows by that name (not a reg* type, an oid, an array, nor a catalog name the
+/// relational builder holds as another type, such as `name` or `xid`).
+fn plain_type(name: &str) -> bool {
+    matches!(
+        (rtype_of_name(name), crate::sql::types::type_from_name(name)),
+        (Ok(RType::Base(a)), Ok(b)) if a == b
+    )
+}
+
+/// Whether `e` chooses among values that may be of a catalog type (CASE, COALESCE,
+/// NULLIF, GREATEST, LEAST): the relational builder casts those itself, as its template
+/// keeps the chosen type (see [`RelBinder::chosen_template`]).
+fn chooser(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(x) => chooser(x),
+        ast::Expr::Case { .. } => true,
+        ast::Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .is_some_and(|id| {
+                matches!(
+                    norm(id).as_str(),
+                    "coalesce" | "nullif" | "greatest" | "least"
+                )
+            }),
+        _ => false,
+    }
+}
+
 /// The leaves of one walked expression: each an argument of its template.
 struct Slots<'r, 'a> {
     rel: &'r mut RelBinder<'a>,
@@ -112,6 +148,30 @@ impl ExprScope for Slots<'_, '_> {
         });
         std::mem::swap(params, &mut self.rel.params);
         bound.map(Some)
+    }
+
+    /// A leaf of a catalog type (a reg* value, an oid, an array, a record) is cast by
+    /// this builder: `'pg_class'::regclass::text` is the relation's name.
+    fn cast_leaf(
+        &mut self,
+        i: usize,
+        to: &str,
+        params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        let Some(arg) = self.args.get(i) else {
+            return Ok(None);
+        };
+        if matches!(self.rel.static_type(arg), RType::Base(_) | RType::Unknown) {
+            return Ok(None);
+        }
+        std::mem::swap(params, &mut self.rel.params);
+        let arg = std::mem::replace(&mut self.args[i], RExpr::Lit(Value::Null));
+        let cast = rtype_of_name(to).and_then(|t| self.rel.explicit_cast(arg, t, to));
+        std::mem::swap(params, &mut self.rel.params);
+        let cast = cast?;
+        let op = self.rel.operand(&cast, i);
+        self.args[i] = cast;
+        Ok(Some(op))
     }
 }
 
@@ -238,7 +298,16 @@ impl RelBinder<'_> {
     /// itself (a leaf keeps its catalog type), anything else a template typed `ty`.
     fn walked_template(&self, expr: Expr, ty: Option<DataType>, mut args: Vec<RExpr>) -> RExpr {
         match expr {
-            Expr::Literal(v) if args.is_empty() => return RExpr::Lit(v),
+            // A literal the binder typed otherwise (`NULL::integer`, `'a'::text`) keeps
+            // its type in a template.
+            Expr::Literal(v)
+                if args.is_empty()
+                    && ty.is_none_or(|t| {
+                        self.static_type(&RExpr::Lit(v.clone())) == RType::Base(t)
+                    }) =>
+            {
+                return RExpr::Lit(v)
+            }
             Expr::Param(i) if args.is_empty() => return RExpr::Param(i),
             Expr::Column(0) if args.len() == 1 => return args.pop().expect("one"),
             _ => {}

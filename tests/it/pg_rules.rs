@@ -806,3 +806,34 @@ async fn trim_and_like_escape_in_both_paths() {
     let (code, _) = error(&c, "SELECT trim(ts) FROM tr [RANGE BY '1 second']").await;
     assert_eq!(code, "42883");
 }
+
+/// `x op ANY|ALL (ARRAY[...])` filters and computes in a continuous query as PostgreSQL
+/// reads it: NULL elements give NULL where no element decides.
+#[tokio::test]
+async fn any_and_all_over_arrays_in_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM aa (ts timestamp TIMESTAMPCOLUMN, x integer)",
+    )
+    .await;
+    let query = "SELECT x, x <> ALL(ARRAY[2, NULL]), x < ALL(ARRAY[3, 4.5]) \
+                 FROM aa [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 WHERE x = ANY(ARRAY[1, 2, 4]) ORDER BY x LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO aa VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
+         ('2020-01-01 00:00:00.2', 3), ('2020-01-01 00:00:00.3', 4), ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(
+        reader.await.unwrap(),
+        table(&[&["1", "NULL", "t"], &["2", "f", "t"], &["4", "NULL", "f"]])
+    );
+}

@@ -137,7 +137,15 @@ pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
         | E::Ceil { expr, .. }
         | E::Floor { expr, .. }
         | E::Collate { expr, .. } => contains_aggregate(expr),
-        E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        E::IsDistinctFrom(a, b)
+        | E::IsNotDistinctFrom(a, b)
+        | E::AnyOp {
+            left: a, right: b, ..
+        }
+        | E::AllOp {
+            left: a, right: b, ..
+        } => any(&[a, b]),
+        E::Array(a) => a.elem.iter().any(contains_aggregate),
         E::Between {
             expr, low, high, ..
         } => any(&[expr, low, high]),
@@ -507,6 +515,7 @@ impl Binder<'_> {
             E::Between { .. } | E::SimilarTo { .. } => self.between_or_similar(e, scope),
             E::Like { .. } | E::ILike { .. } => self.like(e, scope),
             E::In { .. } => self.in_list(e, scope),
+            E::AnyOp { .. } | E::AllOp { .. } => self.any_all(e, scope),
             E::Case { .. }
             | E::Function(_)
             | E::Extract { .. }

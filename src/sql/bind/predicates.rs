@@ -1,6 +1,7 @@
 //! Predicates of the expression binder: IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN,
-//! IS [NOT] DISTINCT FROM, BETWEEN, SIMILAR TO, LIKE/ILIKE (with ESCAPE) and IN lists, typed
-//! as PostgreSQL types them (unknown operands take the other side's type).
+//! IS [NOT] DISTINCT FROM, BETWEEN, SIMILAR TO, LIKE/ILIKE (with ESCAPE), IN lists and
+//! `op ANY|ALL (ARRAY[...])`, typed as PostgreSQL types them (unknown operands take the
+//! other side's type).
 
 use sqlparser::ast;
 
@@ -264,4 +265,84 @@ impl Binder<'_> {
             other => Err(unsupported(format!("expression is not supported: {other}"))),
         }
     }
+
+    /// `x op ANY|ALL (ARRAY[a, b, ...])`: the elements unified to one type (text when all
+    /// are unknown), as PostgreSQL types the array, each compared with `x` by `op`, ANY
+    /// their OR and ALL their AND (SQL's NULL rules are those of ANY and ALL). Errors:
+    /// 42P18 for an empty array, 42804 for elements of no common type, 42883 for `x` and
+    /// elements of no common comparison, 0A000 for an array that is not a constructor
+    /// (a plan builder with arrays claims those as leaves) and for other operators.
+    pub(super) fn any_all(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        let (left, compare_op, right, all) = match e {
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => (left, compare_op, right, false),
+            E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => (left, compare_op, right, true),
+            other => return Err(unsupported(format!("expression is not supported: {other}"))),
+        };
+        let quantifier = if all { "ALL" } else { "ANY" };
+        let mut inner = &**right;
+        while let E::Nested(x) = inner {
+            inner = x;
+        }
+        let array = match inner {
+            E::Array(a) => a,
+            E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
+            _ => {
+                return Err(unsupported(format!(
+                    "{quantifier} over an array value is not supported; write ARRAY[...]"
+                )))
+            }
+        };
+        let op = comparison_operator(compare_op)
+            .ok_or_else(|| unsupported(format!("{compare_op} {quantifier} is not supported")))?;
+        let x = self.expr(left, scope)?;
+        let elems: Vec<Bound> = (array.elem.iter())
+            .map(|i| self.expr(i, scope))
+            .collect::<Result<_>>()?;
+        if elems.is_empty() {
+            return Err(Error::IndeterminateDatatype(
+                "cannot determine type of empty array".into(),
+            )
+            .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
+        }
+        let mut ty = None;
+        for el in &elems {
+            ty = self.unify(ty, el.ty, "ARRAY")?;
+        }
+        let ty = ty.unwrap_or(DataType::Text);
+        let join = if all { BinaryOp::And } else { BinaryOp::Or };
+        let mut out: Option<Bound> = None;
+        for el in elems {
+            let el = Bound::new(self.coerce(el, ty, "ARRAY")?, ty);
+            let cmp = self.binary(op, x.clone(), el)?;
+            out = Some(match out {
+                None => cmp,
+                Some(acc) => self.binary(join, acc, cmp)?,
+            });
+        }
+        Ok(out.expect("a non-empty array"))
+    }
+}
+
+/// The comparison `op` is, if it is one.
+fn comparison_operator(op: &ast::BinaryOperator) -> Option<BinaryOp> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::Eq => BinaryOp::Eq,
+        B::NotEq => BinaryOp::NotEq,
+        B::Lt => BinaryOp::Lt,
+        B::LtEq => BinaryOp::LtEq,
+        B::Gt => BinaryOp::Gt,
+        B::GtEq => BinaryOp::GtEq,
+        _ => return None,
+    })
 }

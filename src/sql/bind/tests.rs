@@ -1337,3 +1337,30 @@ fn trim_and_like_escape_are_typed_as_postgresql() {
         Error::UndefinedFunction(m) if m == "function like_escape(unknown, integer) does not exist"
     ));
 }
+
+/// `x op ANY|ALL (ARRAY[...])` is boolean, its elements typed as PostgreSQL types the
+/// array (unknowns as text, 42P18 for none); an array value is not supported here.
+#[test]
+fn any_all_over_array_constructors() {
+    let q = query(
+        "SELECT delay = ANY(ARRAY[1, 2.5]), origin <> ALL(ARRAY['a', NULL]), \
+         delay > SOME(ARRAY[distance, 2]) FROM flights",
+    );
+    assert!(q.columns.iter().all(|c| c.data_type == DataType::Bool));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY['1']) FROM flights"),
+        Error::UndefinedFunction(m) if m == "operator does not exist: integer = text"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[]) FROM flights"),
+        Error::IndeterminateDatatype(_)
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[1, 'a'::text]) FROM flights"),
+        Error::DatatypeMismatch(m) if m == "ARRAY types integer and text cannot be matched"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(origin) FROM flights"),
+        Error::FeatureNotSupported(_)
+    ));
+}

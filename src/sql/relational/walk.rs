@@ -1,9 +1,9 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
 //! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN
-//! lists, CASE, LIKE (with ESCAPE), casts to plain types and the SQL-syntax functions
-//! (EXTRACT, SUBSTRING, POSITION, TRIM, AT TIME ZONE, ...), and asks this plan builder
-//! only for the leaves, which become the arguments of one [`RExpr::Template`], and for
-//! the casts of leaves of a catalog type.
+//! lists, ANY/ALL over ARRAY[...], CASE, LIKE (with ESCAPE), casts to plain types and the
+//! SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, TRIM, AT TIME ZONE, ...), and asks
+//! this plan builder only for the leaves, which become the arguments of one
+//! [`RExpr::Template`], and for the casts of leaves of a catalog type.
 
 use sqlparser::ast;
 
@@ -34,6 +34,16 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // Over an ARRAY[...] constructor; over an array value (a column, a function, a
+        // parameter) or a subquery ANY/ALL is this builder's (`RExpr::AnyArray`,
+        // `RExpr::AnySub`).
+        E::AnyOp { right, .. } | E::AllOp { right, .. } => {
+            let mut inner = &**right;
+            while let E::Nested(x) = inner {
+                inner = x;
+            }
+            matches!(inner, E::Array(_))
+        }
         // Comparisons and AND are walked and kept as `RExpr::Cmp` and `RExpr::And` (see
         // `RelBinder::walk`); row comparisons and `||` (arrays) are the relational
         // builder's.

@@ -2225,36 +2225,10 @@ impl RelBinder<'_> {
                 right: Box::new(right.clone()),
             });
         }
-        let l = self.expr(left)?;
-        let r = self.expr(right)?;
-        match op {
-            B::StringConcat => self.concat(l, r),
-            other => Err(unsupported(format!("operator {other} is not supported"))),
-        }
-    }
-
-    /// `l || r`: arrays concatenate as arrays, catalog values (names, arrays held as
-    /// text) as their text, anything else as the expression binder types `||`.
-    fn concat(&mut self, l: RExpr, r: RExpr) -> Result<RExpr> {
-        if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
-            return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
-        }
-        let args = vec![l, r];
-        let text = |(e, t): super::bind::Operand| match t {
-            Some(t) if !t.is_text() => (
-                Expr::Cast {
-                    expr: Box::new(e),
-                    to: DataType::Text,
-                },
-                Some(DataType::Text),
-            ),
-            t => (e, t),
-        };
-        let mut ops = self.operands(&args).into_iter().map(text);
-        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-        let concat = crate::sql::BinaryOp::Concat;
-        let (expr, ty) = super::bind::type_binary(concat, lo, ro, &mut self.params)?;
-        Ok(self.typed_template(expr, ty, args))
+        // Operands first: an unknown column is reported before the operator.
+        self.expr(left)?;
+        self.expr(right)?;
+        Err(unsupported(format!("operator {op} is not supported")))
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<RExpr> {

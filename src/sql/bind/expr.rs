@@ -599,6 +599,11 @@ impl Binder<'_> {
                 };
                 let l = self.expr(left, scope)?;
                 let r = self.expr(right, scope)?;
+                if op == BinaryOp::Concat {
+                    if let Some(b) = self.concat_leaves(&l, &r)? {
+                        return Ok(b);
+                    }
+                }
                 self.binary(op, l, r)
             }
             other => Err(unsupported(format!("expression is not supported: {other}"))),
@@ -764,8 +769,20 @@ impl Binder<'_> {
                 Ok(Bound::new(mk(l, r), DataType::Bool))
             }
             BinaryOp::Concat => {
-                let l = self.text_cast(l)?;
-                let r = self.text_cast(r)?;
+                // A boolean is cast to text (`true`), as PostgreSQL's textanycat casts
+                // its non-text operand; concat() renders it with its output function.
+                let bool_text = |b: Bound| match b.ty {
+                    Some(DataType::Bool) => Bound::new(
+                        Expr::Cast {
+                            expr: Box::new(b.expr),
+                            to: DataType::Text,
+                        },
+                        DataType::Text,
+                    ),
+                    _ => b,
+                };
+                let l = self.text_cast(bool_text(l))?;
+                let r = self.text_cast(bool_text(r))?;
                 Ok(Bound::new(mk(l, r), DataType::Text))
             }
             BinaryOp::Eq
@@ -818,8 +835,8 @@ impl Binder<'_> {
     }
 
     /// An operand of `||` or `concat()`: PostgreSQL renders non-text operands with their
-    /// output function (`'a' || true` is `at`), which the evaluator does itself, so a typed
-    /// operand stays as it is and only unknowns become text.
+    /// output function (`concat('a', true)` is `at`), which the evaluator does itself, so
+    /// a typed operand stays as it is and only unknowns become text.
     pub(super) fn text_cast(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::Text, "||"),

@@ -32,6 +32,18 @@ pub(crate) trait ExprScope {
     ) -> Result<Option<Operand>> {
         Ok(None)
     }
+
+    /// `l || r` when the builder concatenates them itself: either side one of its leaves
+    /// of a type the expression binder does not know (an array). `None` (the default)
+    /// leaves `||` to the expression binder.
+    fn concat(
+        &mut self,
+        _l: &Operand,
+        _r: &Operand,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        Ok(None)
+    }
 }
 
 /// Bind `e` with the expression binder, asking `leaves` for each node first; `params` holds
@@ -68,6 +80,18 @@ impl Binder<'_> {
         };
         Ok(leaves
             .cast_leaf(*i, to, &mut self.params)?
+            .map(|(expr, ty)| Bound { expr, ty }))
+    }
+
+    /// `l || r` by the plan builder, when it concatenates them itself
+    /// ([`ExprScope::concat`]).
+    pub(super) fn concat_leaves(&mut self, l: &Bound, r: &Bound) -> Result<Option<Bound>> {
+        let Some(leaves) = self.leaves.as_deref_mut() else {
+            return Ok(None);
+        };
+        let (l, r) = ((l.expr.clone(), l.ty), (r.expr.clone(), r.ty));
+        Ok(leaves
+            .concat(&l, &r, &mut self.params)?
             .map(|(expr, ty)| Bound { expr, ty }))
     }
 }

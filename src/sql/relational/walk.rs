@@ -45,8 +45,8 @@ fn walked(e: &ast::Expr) -> bool {
             matches!(inner, E::Array(_))
         }
         // Comparisons and AND are walked and kept as `RExpr::Cmp` and `RExpr::And` (see
-        // `RelBinder::walk`); row comparisons and `||` (arrays) are the relational
-        // builder's.
+        // `RelBinder::walk`); row comparisons are the relational builder's, and so is
+        // `||` of an array (see `Slots::concat`).
         E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
             let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
@@ -60,6 +60,7 @@ fn walked(e: &ast::Expr) -> bool {
                     | B::PGExp
                     | B::Or
                     | B::And
+                    | B::StringConcat
             ) || bit_operator(op).is_some()
                 || regex_operator(op).is_some()
                 || (cmp_op(op).is_some() && !row(left) && !row(right))
@@ -181,6 +182,38 @@ impl ExprScope for Slots<'_, '_> {
         let cast = cast?;
         let op = self.rel.operand(&cast, i);
         self.args[i] = cast;
+        Ok(Some(op))
+    }
+
+    /// `l || r` where either side is a leaf of an array type: `RExpr::ArrayConcat` of the
+    /// two sides, a new leaf (the leaves the sides read are no longer evaluated apart).
+    fn concat(
+        &mut self,
+        l: &Operand,
+        r: &Operand,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        let array = |e: &Expr| match e {
+            Expr::Column(i) => {
+                (self.args.get(*i)).is_some_and(|a| self.rel.static_type(a).is_array())
+            }
+            _ => false,
+        };
+        if !array(&l.0) && !array(&r.0) {
+            return Ok(None);
+        }
+        let (lr, rr) = (
+            self.rel.part(&l.0, &self.args),
+            self.rel.part(&r.0, &self.args),
+        );
+        for (i, a) in self.args.iter_mut().enumerate() {
+            if expr_uses_column(&l.0, &|c| c == i) || expr_uses_column(&r.0, &|c| c == i) {
+                *a = RExpr::Lit(Value::Null);
+            }
+        }
+        let cat = RExpr::ArrayConcat(Box::new(lr), Box::new(rr));
+        let op = self.rel.operand(&cat, self.args.len());
+        self.args.push(cat);
         Ok(Some(op))
     }
 }
@@ -319,7 +352,8 @@ impl RelBinder<'_> {
                 return RExpr::Lit(v)
             }
             Expr::Param(i) if args.is_empty() => return RExpr::Param(i),
-            Expr::Column(0) if args.len() == 1 => return args.pop().expect("one"),
+            // A leaf alone (the others, if any, read by nothing: see `Slots::concat`).
+            Expr::Column(i) if i < args.len() => return args.swap_remove(i),
             _ => {}
         }
         self.chosen_template(expr, ty, args)

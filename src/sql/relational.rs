@@ -2266,18 +2266,90 @@ impl RelBinder<'_> {
         {
             return self.set_function(&name, f);
         }
+        if let ast::FunctionArguments::Subquery(q) = &f.args {
+            if name == "array" {
+                return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
+            }
+            return Err(unsupported(format!("{name}(subquery) is not supported")));
+        }
+        let call = Self::call_args(f)?;
+        if let Some(def) = super::functions::aggregate(&name) {
+            return self.aggregate_call(def, name, f, &call);
+        }
+        if !call.order.is_empty() {
+            return Err(Error::WrongObjectType(format!(
+                "ORDER BY specified, but {name} is not an aggregate function"
+            )));
+        }
+        if f.filter.is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
+        let args: Vec<RExpr> = (call.args.iter())
+            .map(|a| self.expr(a))
+            .collect::<Result<_>>()?;
+        self.scalar_call(&name, args)
+    }
+
+    /// A call of `name` that is no aggregate: `mod` as the `%` operator, a scalar function
+    /// typed by the expression binder, `pg_typeof`, or a function of the relational
+    /// evaluator. Errors: 42883 for a name or argument types of no function.
+    fn scalar_call(&mut self, name: &str, args: Vec<RExpr>) -> Result<RExpr> {
+        if let ("mod", [_, _]) = (name, args.as_slice()) {
+            // mod(a, b) is the % operator, with its types.
+            let mut ops = self.operands(&args).into_iter();
+            let (a, b) = (ops.next().expect("two"), ops.next().expect("two"));
+            let (expr, ty) =
+                super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
+            return Ok(self.typed_template(expr, ty, args));
+        }
+        let scalar = super::functions::scalar(name).map(|d| d.func);
+        if let Some(func) = scalar {
+            // Typed by the expression binder's rules, as the same call over a stream.
+            let ops = self.operands(&args);
+            let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
+            return Ok(self.chosen_template(expr, Some(ty), args));
+        }
+        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
+        if let ("pg_typeof", [a]) = (name, args.as_slice()) {
+            let t = match self.static_type(a) {
+                RType::Reg(k) => match k {
+                    RegKind::Class => "regclass",
+                    RegKind::Type => "regtype",
+                    RegKind::Proc => "regproc",
+                    RegKind::Namespace => "regnamespace",
+                    RegKind::Role => "regrole",
+                }
+                .to_string(),
+                other => other.name(),
+            };
+            return Ok(RExpr::Cast(
+                Box::new(RExpr::Lit(Value::Text(t.into()))),
+                RType::Reg(RegKind::Type),
+            ));
+        }
+        if super::functions::catalog_function(name).is_some() {
+            return Ok(RExpr::Func(name.to_string(), args));
+        }
+        Err(Error::UndefinedFunction(format!(
+            "function {name}({}) does not exist",
+            args.iter()
+                .map(|a| self.static_type(a).name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+
+    /// The arguments of call `f`: its expressions, `*`, DISTINCT and the ORDER BY of an
+    /// aggregate's arguments. Errors: 0A000 for other clauses, 42601 for other arguments.
+    fn call_args(f: &ast::Function) -> Result<CallArgs<'_>> {
         let mut distinct = false;
         let mut star = false;
         let mut args_ast: Vec<&ast::Expr> = Vec::new();
         let mut order_ast: Vec<&ast::OrderByExpr> = Vec::new();
         match &f.args {
-            ast::FunctionArguments::None => {}
-            ast::FunctionArguments::Subquery(q) => {
-                if name == "array" {
-                    return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
-                }
-                return Err(unsupported(format!("{name}(subquery) is not supported")));
-            }
+            ast::FunctionArguments::None | ast::FunctionArguments::Subquery(_) => {}
             ast::FunctionArguments::List(l) => {
                 distinct = matches!(
                     l.duplicate_treatment,
@@ -2310,110 +2382,72 @@ impl RelBinder<'_> {
                 }
             }
         }
-        if let Some(def) = super::functions::aggregate(&name) {
-            let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
-            if !agg_ok {
-                return Err(Error::Grouping(format!(
-                    "aggregate functions are not allowed here ({name})"
-                )));
-            }
-            let window_agg = std::mem::take(&mut self.window_agg);
-            self.levels.last_mut().expect("level").in_agg = !window_agg;
-            let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
-            let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
-                .iter()
-                .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
-                .collect();
-            let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
-            self.levels.last_mut().expect("level").in_agg = false;
-            let (args, order_by, filter) = (args?, order_by?, filter?);
-            if !star && args.is_empty() {
-                return Err(Error::UndefinedFunction(format!(
-                    "function {name}() does not exist"
-                )));
-            }
-            let arg = (!star).then(|| self.static_type(&args[0]));
-            let (ty, arg_type) = agg_result_type(def, arg)?;
-            let level = self.levels.last_mut().expect("level");
-            let agg = RelAgg {
-                func: name,
-                kernel: def.kernel,
-                arg_type,
-                filter,
-                args,
-                distinct,
-                order_by,
-                ty,
-            };
-            let j = match level.aggs.iter().position(|a| *a == agg) {
-                Some(j) => j,
-                None => {
-                    level.aggs.push(agg);
-                    level.aggs.len() - 1
-                }
-            };
-            return Ok(RExpr::Col {
-                up: 0,
-                idx: level.width + j,
-            });
-        }
-        if !order_ast.is_empty() {
-            return Err(Error::WrongObjectType(format!(
-                "ORDER BY specified, but {name} is not an aggregate function"
+        Ok(CallArgs {
+            distinct,
+            star,
+            args: args_ast,
+            order: order_ast,
+        })
+    }
+
+    /// Aggregate call `f` of `name` (its row `def`): bound in this level's aggregate list
+    /// (one slot per distinct call), read as the column after the level's row. Errors:
+    /// 42803 where aggregates are not allowed, 42883 for argument types PostgreSQL has no
+    /// overload for.
+    fn aggregate_call(
+        &mut self,
+        def: &super::functions::AggDef,
+        name: String,
+        f: &ast::Function,
+        call: &CallArgs<'_>,
+    ) -> Result<RExpr> {
+        let (distinct, star) = (call.distinct, call.star);
+        let (args_ast, order_ast) = (&call.args, &call.order);
+        let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
+        if !agg_ok {
+            return Err(Error::Grouping(format!(
+                "aggregate functions are not allowed here ({name})"
             )));
         }
-        if f.filter.is_some() {
-            return Err(Error::WrongObjectType(format!(
-                "FILTER specified, but {name} is not an aggregate function"
-            )));
-        }
-        let args: Vec<RExpr> = args_ast
+        let window_agg = std::mem::take(&mut self.window_agg);
+        self.levels.last_mut().expect("level").in_agg = !window_agg;
+        let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
+        let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
             .iter()
-            .map(|a| self.expr(a))
-            .collect::<Result<_>>()?;
-        if let ("mod", [_, _]) = (name.as_str(), args.as_slice()) {
-            // mod(a, b) is the % operator, with its types.
-            let mut ops = self.operands(&args).into_iter();
-            let (a, b) = (ops.next().expect("two"), ops.next().expect("two"));
-            let (expr, ty) =
-                super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
-            return Ok(self.typed_template(expr, ty, args));
+            .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+            .collect();
+        let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
+        self.levels.last_mut().expect("level").in_agg = false;
+        let (args, order_by, filter) = (args?, order_by?, filter?);
+        if !star && args.is_empty() {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}() does not exist"
+            )));
         }
-        let scalar = super::functions::scalar(&name).map(|d| d.func);
-        if let Some(func) = scalar {
-            // Typed by the expression binder's rules, as the same call over a stream.
-            let ops = self.operands(&args);
-            let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-            return Ok(self.chosen_template(expr, Some(ty), args));
-        }
-        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
-        if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
-            let t = match self.static_type(a) {
-                RType::Reg(k) => match k {
-                    RegKind::Class => "regclass",
-                    RegKind::Type => "regtype",
-                    RegKind::Proc => "regproc",
-                    RegKind::Namespace => "regnamespace",
-                    RegKind::Role => "regrole",
-                }
-                .to_string(),
-                other => other.name(),
-            };
-            return Ok(RExpr::Cast(
-                Box::new(RExpr::Lit(Value::Text(t.into()))),
-                RType::Reg(RegKind::Type),
-            ));
-        }
-        if super::functions::catalog_function(&name).is_some() {
-            return Ok(RExpr::Func(name, args));
-        }
-        Err(Error::UndefinedFunction(format!(
-            "function {name}({}) does not exist",
-            args.iter()
-                .map(|a| self.static_type(a).name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
+        let arg = (!star).then(|| self.static_type(&args[0]));
+        let (ty, arg_type) = agg_result_type(def, arg)?;
+        let level = self.levels.last_mut().expect("level");
+        let agg = RelAgg {
+            func: name,
+            kernel: def.kernel,
+            arg_type,
+            filter,
+            args,
+            distinct,
+            order_by,
+            ty,
+        };
+        let j = match level.aggs.iter().position(|a| *a == agg) {
+            Some(j) => j,
+            None => {
+                level.aggs.push(agg);
+                level.aggs.len() - 1
+            }
+        };
+        Ok(RExpr::Col {
+            up: 0,
+            idx: level.width + j,
+        })
     }
 
     /// A set-returning call of the select list: its arguments are bound like the select
@@ -2927,6 +2961,18 @@ fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The arguments of one call as written (see `RelBinder::call_args`).
+struct CallArgs<'f> {
+    /// `f(DISTINCT ...)`.
+    distinct: bool,
+    /// `f(*)`.
+    star: bool,
+    /// The argument expressions.
+    args: Vec<&'f ast::Expr>,
+    /// `f(x ORDER BY ...)`: the keys.
+    order: Vec<&'f ast::OrderByExpr>,
 }
 
 fn agg_type(a: &RelAgg) -> RType {

@@ -1149,82 +1149,8 @@ impl RelBinder<'_> {
                 ))
             }
         };
-        // Select list, `*` expanded.
-        let mut items: Vec<(Option<&ast::Expr>, Option<usize>, String)> = Vec::new();
-        {
-            let level = self.levels.last().expect("level");
-            for item in &sel.projection {
-                match item {
-                    ast::SelectItem::UnnamedExpr(e) => items.push((Some(e), None, default_name(e))),
-                    ast::SelectItem::ExprWithAlias { expr, alias } => {
-                        items.push((Some(expr), None, norm(alias)))
-                    }
-                    ast::SelectItem::Wildcard(_) => {
-                        if level.rels.is_empty() {
-                            return Err(Error::Syntax(
-                                "SELECT * with no tables specified is not valid".into(),
-                            ));
-                        }
-                        for r in &level.rels {
-                            for (i, c) in r.columns.iter().enumerate() {
-                                if !r.hidden[i] {
-                                    items.push((None, Some(r.offset + i), c.clone()));
-                                }
-                            }
-                        }
-                    }
-                    ast::SelectItem::QualifiedWildcard(kind, _) => {
-                        let q = match kind {
-                            ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                                n.0.iter()
-                                    .filter_map(|p| p.as_ident().map(norm))
-                                    .collect::<Vec<_>>()
-                                    .join(".")
-                            }
-                            ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
-                        };
-                        let r = level
-                            .rels
-                            .iter()
-                            .find(|r| {
-                                r.alias == q
-                                    || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias))
-                                        == Some(q.clone())
-                            })
-                            .ok_or_else(|| Error::UndefinedTable(q.clone()))?;
-                        for (i, c) in r.columns.iter().enumerate() {
-                            items.push((None, Some(r.offset + i), c.clone()));
-                        }
-                    }
-                    ast::SelectItem::ExprWithAliases { .. } => {
-                        return Err(unsupported("multiple aliases are not supported"))
-                    }
-                }
-            }
-        }
-        // Group keys: an ordinal or an output name means that select item.
-        let mut keys = Vec::new();
-        for g in &group_exprs {
-            let e = match ordinal(g) {
-                Some(n) => match items.get(n.wrapping_sub(1)) {
-                    Some((Some(e), _, _)) => self.expr(e)?,
-                    Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
-                    _ => {
-                        return Err(Error::InvalidColumnReference(format!(
-                            "GROUP BY position {n} is not in select list"
-                        )))
-                    }
-                },
-                None => match self.expr(g) {
-                    Ok(e) => e,
-                    Err(err) => match bare_name(g).and_then(|n| items.iter().find(|i| i.2 == n)) {
-                        Some((Some(e), _, _)) => self.expr(e)?,
-                        _ => return Err(err),
-                    },
-                },
-            };
-            keys.push(e);
-        }
+        let items = self.select_items(sel)?;
+        let keys = self.group_keys(&group_exprs, &items)?;
         // Select list, HAVING and ORDER BY may hold aggregates.
         self.levels.last_mut().expect("level").agg_ok = true;
         let mut projection = Vec::new();
@@ -1247,29 +1173,7 @@ impl RelBinder<'_> {
             Some(h) => Some(self.expr(h)?),
             None => None,
         };
-        let mut sort_keys = Vec::new();
-        let mut order_by = Vec::new();
-        for o in order {
-            check_ordinal(&o.expr, columns.len())?;
-            let i = match output_index(&o.expr, &columns) {
-                Some(i) => i,
-                None => {
-                    let e = self.expr(&o.expr)?;
-                    match projection.iter().position(|p| *p == e) {
-                        Some(i) => i,
-                        None if distinct => return Err(Error::InvalidColumnReference(
-                            "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
-                                .into(),
-                        )),
-                        None => {
-                            sort_keys.push(e);
-                            columns.len() + sort_keys.len() - 1
-                        }
-                    }
-                }
-            };
-            order_by.push((i, desc(o), nulls_first(o)));
-        }
+        let (mut sort_keys, order_by) = self.order_keys(order, distinct, &columns, &projection)?;
         let distinct_on = match distinct_kind {
             Distinct::On(on) => {
                 Some(self.distinct_on(on, &columns, &projection, &mut sort_keys, &order_by)?)
@@ -1303,6 +1207,132 @@ impl RelBinder<'_> {
             columns,
             order_by,
         ))
+    }
+
+    /// The select list of `sel` as items (expression or column index, and output name),
+    /// `*` and `rel.*` expanded to this level's visible columns. Errors: 42601 for `*`
+    /// without FROM, 42P01 for an unknown `rel.*`.
+    fn select_items<'s>(&self, sel: &'s ast::Select) -> Result<Vec<SelectItem<'s>>> {
+        let mut items: Vec<SelectItem<'s>> = Vec::new();
+        let level = self.levels.last().expect("level");
+        for item in &sel.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push((Some(e), None, default_name(e))),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((Some(expr), None, norm(alias)))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if level.rels.is_empty() {
+                        return Err(Error::Syntax(
+                            "SELECT * with no tables specified is not valid".into(),
+                        ));
+                    }
+                    for r in &level.rels {
+                        for (i, c) in r.columns.iter().enumerate() {
+                            if !r.hidden[i] {
+                                items.push((None, Some(r.offset + i), c.clone()));
+                            }
+                        }
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                            n.0.iter()
+                                .filter_map(|p| p.as_ident().map(norm))
+                                .collect::<Vec<_>>()
+                                .join(".")
+                        }
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                    };
+                    let r = level
+                        .rels
+                        .iter()
+                        .find(|r| {
+                            r.alias == q
+                                || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias))
+                                    == Some(q.clone())
+                        })
+                        .ok_or_else(|| Error::UndefinedTable(q.clone()))?;
+                    for (i, c) in r.columns.iter().enumerate() {
+                        items.push((None, Some(r.offset + i), c.clone()));
+                    }
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(unsupported("multiple aliases are not supported"))
+                }
+            }
+        }
+        Ok(items)
+    }
+
+    /// The GROUP BY keys: an ordinal or an output name means that select item. Errors:
+    /// 42P10 for an ordinal past the select list.
+    fn group_keys(
+        &mut self,
+        group_exprs: &[&ast::Expr],
+        items: &[SelectItem<'_>],
+    ) -> Result<Vec<RExpr>> {
+        let mut keys = Vec::new();
+        for g in group_exprs {
+            let e = match ordinal(g) {
+                Some(n) => match items.get(n.wrapping_sub(1)) {
+                    Some((Some(e), _, _)) => self.expr(e)?,
+                    Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
+                    _ => {
+                        return Err(Error::InvalidColumnReference(format!(
+                            "GROUP BY position {n} is not in select list"
+                        )))
+                    }
+                },
+                None => match self.expr(g) {
+                    Ok(e) => e,
+                    Err(err) => match bare_name(g).and_then(|n| items.iter().find(|i| i.2 == n)) {
+                        Some((Some(e), _, _)) => self.expr(e)?,
+                        _ => return Err(err),
+                    },
+                },
+            };
+            keys.push(e);
+        }
+        Ok(keys)
+    }
+
+    /// The ORDER BY keys as output column indexes (with DESC and NULLS FIRST), and the
+    /// hidden sort keys appended after the projected columns. Errors: 42P10 for a key
+    /// outside the select list of a SELECT DISTINCT or an ordinal past it.
+    #[allow(clippy::type_complexity)]
+    fn order_keys(
+        &mut self,
+        order: &[&ast::OrderByExpr],
+        distinct: bool,
+        columns: &[(String, RType)],
+        projection: &[RExpr],
+    ) -> Result<(Vec<RExpr>, Vec<(usize, bool, bool)>)> {
+        let mut sort_keys = Vec::new();
+        let mut order_by = Vec::new();
+        for o in order {
+            check_ordinal(&o.expr, columns.len())?;
+            let i = match output_index(&o.expr, columns) {
+                Some(i) => i,
+                None => {
+                    let e = self.expr(&o.expr)?;
+                    match projection.iter().position(|p| *p == e) {
+                        Some(i) => i,
+                        None if distinct => return Err(Error::InvalidColumnReference(
+                            "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
+                                .into(),
+                        )),
+                        None => {
+                            sort_keys.push(e);
+                            columns.len() + sort_keys.len() - 1
+                        }
+                    }
+                }
+            };
+            order_by.push((i, desc(o), nulls_first(o)));
+        }
+        Ok((sort_keys, order_by))
     }
 
     /// `DISTINCT ON (keys)`: each key as a column of the projected row (an output column,
@@ -2962,6 +2992,10 @@ fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
     }
     Ok(())
 }
+
+/// One select-list item: its expression (none for a column of `*`), the column index
+/// of a `*` column, and the output name.
+type SelectItem<'s> = (Option<&'s ast::Expr>, Option<usize>, String);
 
 /// The arguments of one call as written (see `RelBinder::call_args`).
 struct CallArgs<'f> {

@@ -1863,10 +1863,58 @@ impl RelBinder<'_> {
         RExpr::Template { expr, args }
     }
 
+    /// `e` bound by the expression binder when it walks `e` (see `walk`), else as one of
+    /// this builder's own nodes, a leaf of the walked expressions: column references,
+    /// subqueries (scalar, EXISTS, IN, ANY/ALL, ARRAY(...)), ANY/ALL over an array value,
+    /// casts to catalog types, ARRAY[...], subscripts and field selections, row
+    /// comparisons and function calls.
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
         if Self::is_walked(e) {
             return self.walk(e);
         }
+        Ok(match e {
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) => self.column(e)?,
+            ast::Expr::AnyOp { .. } | ast::Expr::AllOp { .. } => self.any_all(e)?,
+            ast::Expr::Cast { .. } | ast::Expr::TypedString(_) => self.catalog_cast(e)?,
+            ast::Expr::CompoundFieldAccess { .. } => self.field_access(e)?,
+            ast::Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let l = self.expr(expr)?;
+                match target {
+                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
+                    other => return Err(unsupported(format!("IN {other:?}"))),
+                }
+            }
+            ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            ast::Expr::Exists { subquery, negated } => {
+                RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
+            }
+            ast::Expr::Subquery(q) => {
+                let q = self.subquery(q)?;
+                if q.columns.len() != 1 {
+                    return Err(Error::Syntax("subquery must return only one column".into()));
+                }
+                RExpr::ScalarSub(Box::new(q))
+            }
+            ast::Expr::Array(a) => {
+                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
+            }
+            ast::Expr::Function(f) => self.function(f)?,
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
+            }
+        })
+    }
+
+    /// A column reference, resolved through the levels (with a hint for a near miss);
+    /// errors carry the name's position.
+    fn column(&mut self, e: &ast::Expr) -> Result<RExpr> {
         Ok(match e {
             ast::Expr::Identifier(id) => {
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
@@ -1882,19 +1930,18 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::In {
-                expr,
-                target,
-                negated,
-                ..
-            } => {
-                let l = self.expr(expr)?;
-                match target {
-                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
-                    other => return Err(unsupported(format!("IN {other:?}"))),
-                }
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
             }
-            ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+        })
+    }
+
+    /// `x op ANY|ALL (subquery)` (`RExpr::AnySub`), or over an array value
+    /// (`RExpr::AnyArray`; over ARRAY[...] the expression binder binds it).
+    fn any_all(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
             ast::Expr::AnyOp {
                 left,
                 compare_op,
@@ -1924,6 +1971,18 @@ impl RelBinder<'_> {
                     },
                 }
             }
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
+            }
+        })
+    }
+
+    /// A cast or typed literal of a catalog type (reg*, oid, arrays, name): the
+    /// expression binder casts to the plain types.
+    fn catalog_cast(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
             // Casts to a catalog type (reg*, oid, arrays, name): the expression binder
             // casts to the plain types (see `walk::plain_type`).
             ast::Expr::Cast {
@@ -1939,19 +1998,17 @@ impl RelBinder<'_> {
                 let inner = self.value(&ts.value.value)?;
                 self.cast(inner, to)
             }
-            ast::Expr::Exists { subquery, negated } => {
-                RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
             }
-            ast::Expr::Subquery(q) => {
-                let q = self.subquery(q)?;
-                if q.columns.len() != 1 {
-                    return Err(Error::Syntax("subquery must return only one column".into()));
-                }
-                RExpr::ScalarSub(Box::new(q))
-            }
-            ast::Expr::Array(a) => {
-                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
-            }
+        })
+    }
+
+    /// `a[i]` and `(record).field`, after the leading dots of a qualified column name.
+    fn field_access(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
                 // `tmp.col[i]` arrives as root `tmp` with `.col` then `[i]`: the leading
                 // dots of a name are a qualified column, not field selections.
@@ -2007,7 +2064,6 @@ impl RelBinder<'_> {
                 }
                 acc
             }
-            ast::Expr::Function(f) => self.function(f)?,
             other => {
                 return Err(unsupported(format!(
                     "expression {other} is not supported in catalog queries"

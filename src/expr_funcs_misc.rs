@@ -1,6 +1,7 @@
 //! Scalar functions of [`crate::expr`] with PostgreSQL 15's results and errors:
 //! `translate`, `isfinite`, `cbrt`, `degrees`, `radians`, `pi`, `gcd`, `lcm`, `div`,
-//! `scale`, `make_date`, `make_time` (strict: a NULL argument gives NULL) and
+//! `scale`, `make_date`, `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape` (strict: a
+//! NULL argument gives NULL) and
 //! `num_nulls`, `num_nonnulls` (which count NULL arguments). The binder
 //! (`sql/bind/func_math.rs`) has typed and coerced the arguments.
 
@@ -34,7 +35,11 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::Div
         | F::Scale
         | F::MakeDate
-        | F::MakeTime => {}
+        | F::MakeTime
+        | F::Btrim
+        | F::Ltrim
+        | F::Rtrim
+        | F::LikeEscape => {}
         _ => return None,
     }
     if vals.iter().any(Value::is_null) {
@@ -68,6 +73,8 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
             v => Err(type_error("scale", v)),
         },
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
+        F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
+        F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
     }
 }
@@ -101,6 +108,56 @@ fn translate(vals: &[Value]) -> Result<Value> {
             None => Some(c),
         })
         .collect();
+    Ok(Value::Text(out.into()))
+}
+
+fn text(v: &Value) -> Result<&str> {
+    v.as_str().ok_or_else(|| type_error("text argument", v))
+}
+
+/// `btrim`, `ltrim`, `rtrim` of `vals[0]`: the characters of `vals[1]` (a blank when
+/// absent) taken off the ends.
+fn trim(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
+    let s = text(&vals[0])?;
+    let set: Vec<char> = match vals.get(1) {
+        Some(v) => text(v)?.chars().collect(),
+        None => vec![' '],
+    };
+    let f = |c: char| set.contains(&c);
+    Ok(Value::Text(
+        match func {
+            ScalarFunc::Ltrim => s.trim_start_matches(f),
+            ScalarFunc::Rtrim => s.trim_end_matches(f),
+            _ => s.trim_matches(f),
+        }
+        .into(),
+    ))
+}
+
+/// `like_escape(pattern, esc)`: `pattern` with escape character `esc` rewritten to the
+/// backslash escapes LIKE reads (a backslash of its own doubled); an empty `esc`
+/// escapes nothing. Errors: 22025 for an `esc` of more than one character.
+fn like_escape(pattern: &str, esc: &str) -> Result<Value> {
+    let mut esc_chars = esc.chars();
+    let esc = esc_chars.next();
+    if esc_chars.next().is_some() {
+        return Err(Error::InvalidEscapeSequence("invalid escape string".into())
+            .with_hint("Escape string must be empty or one character."));
+    }
+    let mut out = String::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if Some(c) == esc {
+            out.push('\\');
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
     Ok(Value::Text(out.into()))
 }
 

@@ -2260,6 +2260,24 @@ mod tests {
         );
     }
 
+    /// TRIM and LIKE ... ESCAPE are the expression binder's: btrim/ltrim/rtrim of text,
+    /// the escape character rewritten for LIKE, 42883 for a non-text operand.
+    #[test]
+    fn trim_and_like_escape_are_bound_by_the_expression_binder() {
+        assert_eq!(
+            flat(
+                "SELECT trim(both 'o' from a), trim(trailing a, 'e'), a LIKE 'o#%' ESCAPE '#', \
+                 a LIKE 'tw_' ESCAPE '' FROM l ORDER BY k"
+            ),
+            vec!["ne|on|f|f", "tw|two|f|t", "null|null|f|f"]
+        );
+        let e = parse("SELECT trim(k) FROM l", &P).unwrap_err();
+        assert!(
+            matches!(e.kind(), Error::UndefinedFunction(m) if m == "function btrim(integer) does not exist"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn joins_pad_and_never_match_nulls() {
         assert_eq!(

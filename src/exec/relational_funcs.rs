@@ -300,9 +300,6 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "left"
             | "right"
             | "starts_with"
-            | "btrim"
-            | "ltrim"
-            | "rtrim"
             | "pg_size_pretty"
             | "pg_table_is_visible"
             | "pg_type_is_visible"
@@ -479,40 +476,11 @@ fn catalog_call(ev: &Ev, name: &str, args: &[Value]) -> Result<Option<Value>> {
     }))
 }
 
-/// The text functions of [`call`] (`replace`, `split_part`, `btrim`, `format`,
+/// The text functions of [`call`] (`replace`, `split_part`, `format`,
 /// `quote_*`, ...): `None` for a name that is none of them.
 fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
     let a0 = arg(args, 0);
     Ok(Some(match name {
-        // `pattern ESCAPE e`, rewritten to backslash escapes.
-        "like_escape" => {
-            if a0.is_null() || arg(args, 1).is_null() {
-                return Ok(Some(Value::Null));
-            }
-            let esc_text = text_of(arg(args, 1));
-            let mut esc_chars = esc_text.chars();
-            let esc = esc_chars.next();
-            if esc_chars.next().is_some() {
-                return Err(Error::InvalidEscapeSequence("invalid escape string".into())
-                    .with_hint("Escape string must be empty or one character."));
-            }
-            let mut out = String::new();
-            let pattern = text_of(a0);
-            let mut chars = pattern.chars();
-            while let Some(c) = chars.next() {
-                if Some(c) == esc {
-                    out.push('\\');
-                    if let Some(n) = chars.next() {
-                        out.push(n);
-                    }
-                } else if c == '\\' {
-                    out.push_str("\\\\");
-                } else {
-                    out.push(c);
-                }
-            }
-            text(out)
-        }
         "quote_ident" => text(quote_ident(&text_of(a0))),
         "quote_literal" => text(quote_literal(&text_of(a0))),
         "quote_nullable" => {
@@ -553,20 +521,6 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
             })
         }
         "starts_with" => Value::Bool(text_of(a0).starts_with(&text_of(arg(args, 1)))),
-        "btrim" | "ltrim" | "rtrim" => {
-            let s = text_of(a0);
-            let set: Vec<char> = if args.len() > 1 {
-                text_of(arg(args, 1)).chars().collect()
-            } else {
-                vec![' ']
-            };
-            let f = |c: char| set.contains(&c);
-            text(match name {
-                "ltrim" => s.trim_start_matches(f),
-                "rtrim" => s.trim_end_matches(f),
-                _ => s.trim_matches(f),
-            })
-        }
         "concat_ws" => {
             if a0.is_null() {
                 return Ok(Some(Value::Null));

@@ -1363,6 +1363,17 @@ pub enum ScalarFunc {
     MakeDate,
     /// `make_time(hour, min, sec)`: a time of day (sec double precision); 22008 when invalid.
     MakeTime,
+    /// `btrim(s [, chars])`, `TRIM([BOTH] [chars FROM] s)`: s without the characters of
+    /// `chars` (a blank by default) at either end.
+    Btrim,
+    /// `ltrim(s [, chars])`, `TRIM(LEADING ...)`: the same at the start only.
+    Ltrim,
+    /// `rtrim(s [, chars])`, `TRIM(TRAILING ...)`: the same at the end only.
+    Rtrim,
+    /// `like_escape(pattern, esc)`, what `LIKE pattern ESCAPE esc` matches by: the pattern
+    /// rewritten to the backslash escapes LIKE reads (an empty `esc` escapes nothing);
+    /// 22025 for an escape of more than one character.
+    LikeEscape,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

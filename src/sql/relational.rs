@@ -1149,82 +1149,8 @@ impl RelBinder<'_> {
                 ))
             }
         };
-        // Select list, `*` expanded.
-        let mut items: Vec<(Option<&ast::Expr>, Option<usize>, String)> = Vec::new();
-        {
-            let level = self.levels.last().expect("level");
-            for item in &sel.projection {
-                match item {
-                    ast::SelectItem::UnnamedExpr(e) => items.push((Some(e), None, default_name(e))),
-                    ast::SelectItem::ExprWithAlias { expr, alias } => {
-                        items.push((Some(expr), None, norm(alias)))
-                    }
-                    ast::SelectItem::Wildcard(_) => {
-                        if level.rels.is_empty() {
-                            return Err(Error::Syntax(
-                                "SELECT * with no tables specified is not valid".into(),
-                            ));
-                        }
-                        for r in &level.rels {
-                            for (i, c) in r.columns.iter().enumerate() {
-                                if !r.hidden[i] {
-                                    items.push((None, Some(r.offset + i), c.clone()));
-                                }
-                            }
-                        }
-                    }
-                    ast::SelectItem::QualifiedWildcard(kind, _) => {
-                        let q = match kind {
-                            ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                                n.0.iter()
-                                    .filter_map(|p| p.as_ident().map(norm))
-                                    .collect::<Vec<_>>()
-                                    .join(".")
-                            }
-                            ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
-                        };
-                        let r = level
-                            .rels
-                            .iter()
-                            .find(|r| {
-                                r.alias == q
-                                    || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias))
-                                        == Some(q.clone())
-                            })
-                            .ok_or_else(|| Error::UndefinedTable(q.clone()))?;
-                        for (i, c) in r.columns.iter().enumerate() {
-                            items.push((None, Some(r.offset + i), c.clone()));
-                        }
-                    }
-                    ast::SelectItem::ExprWithAliases { .. } => {
-                        return Err(unsupported("multiple aliases are not supported"))
-                    }
-                }
-            }
-        }
-        // Group keys: an ordinal or an output name means that select item.
-        let mut keys = Vec::new();
-        for g in &group_exprs {
-            let e = match ordinal(g) {
-                Some(n) => match items.get(n.wrapping_sub(1)) {
-                    Some((Some(e), _, _)) => self.expr(e)?,
-                    Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
-                    _ => {
-                        return Err(Error::InvalidColumnReference(format!(
-                            "GROUP BY position {n} is not in select list"
-                        )))
-                    }
-                },
-                None => match self.expr(g) {
-                    Ok(e) => e,
-                    Err(err) => match bare_name(g).and_then(|n| items.iter().find(|i| i.2 == n)) {
-                        Some((Some(e), _, _)) => self.expr(e)?,
-                        _ => return Err(err),
-                    },
-                },
-            };
-            keys.push(e);
-        }
+        let items = self.select_items(sel)?;
+        let keys = self.group_keys(&group_exprs, &items)?;
         // Select list, HAVING and ORDER BY may hold aggregates.
         self.levels.last_mut().expect("level").agg_ok = true;
         let mut projection = Vec::new();
@@ -1247,29 +1173,7 @@ impl RelBinder<'_> {
             Some(h) => Some(self.expr(h)?),
             None => None,
         };
-        let mut sort_keys = Vec::new();
-        let mut order_by = Vec::new();
-        for o in order {
-            check_ordinal(&o.expr, columns.len())?;
-            let i = match output_index(&o.expr, &columns) {
-                Some(i) => i,
-                None => {
-                    let e = self.expr(&o.expr)?;
-                    match projection.iter().position(|p| *p == e) {
-                        Some(i) => i,
-                        None if distinct => return Err(Error::InvalidColumnReference(
-                            "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
-                                .into(),
-                        )),
-                        None => {
-                            sort_keys.push(e);
-                            columns.len() + sort_keys.len() - 1
-                        }
-                    }
-                }
-            };
-            order_by.push((i, desc(o), nulls_first(o)));
-        }
+        let (mut sort_keys, order_by) = self.order_keys(order, distinct, &columns, &projection)?;
         let distinct_on = match distinct_kind {
             Distinct::On(on) => {
                 Some(self.distinct_on(on, &columns, &projection, &mut sort_keys, &order_by)?)
@@ -1303,6 +1207,132 @@ impl RelBinder<'_> {
             columns,
             order_by,
         ))
+    }
+
+    /// The select list of `sel` as items (expression or column index, and output name),
+    /// `*` and `rel.*` expanded to this level's visible columns. Errors: 42601 for `*`
+    /// without FROM, 42P01 for an unknown `rel.*`.
+    fn select_items<'s>(&self, sel: &'s ast::Select) -> Result<Vec<SelectItem<'s>>> {
+        let mut items: Vec<SelectItem<'s>> = Vec::new();
+        let level = self.levels.last().expect("level");
+        for item in &sel.projection {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => items.push((Some(e), None, default_name(e))),
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((Some(expr), None, norm(alias)))
+                }
+                ast::SelectItem::Wildcard(_) => {
+                    if level.rels.is_empty() {
+                        return Err(Error::Syntax(
+                            "SELECT * with no tables specified is not valid".into(),
+                        ));
+                    }
+                    for r in &level.rels {
+                        for (i, c) in r.columns.iter().enumerate() {
+                            if !r.hidden[i] {
+                                items.push((None, Some(r.offset + i), c.clone()));
+                            }
+                        }
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let q = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                            n.0.iter()
+                                .filter_map(|p| p.as_ident().map(norm))
+                                .collect::<Vec<_>>()
+                                .join(".")
+                        }
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => e.to_string(),
+                    };
+                    let r = level
+                        .rels
+                        .iter()
+                        .find(|r| {
+                            r.alias == q
+                                || r.schema.as_deref().map(|s| format!("{s}.{}", r.alias))
+                                    == Some(q.clone())
+                        })
+                        .ok_or_else(|| Error::UndefinedTable(q.clone()))?;
+                    for (i, c) in r.columns.iter().enumerate() {
+                        items.push((None, Some(r.offset + i), c.clone()));
+                    }
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(unsupported("multiple aliases are not supported"))
+                }
+            }
+        }
+        Ok(items)
+    }
+
+    /// The GROUP BY keys: an ordinal or an output name means that select item. Errors:
+    /// 42P10 for an ordinal past the select list.
+    fn group_keys(
+        &mut self,
+        group_exprs: &[&ast::Expr],
+        items: &[SelectItem<'_>],
+    ) -> Result<Vec<RExpr>> {
+        let mut keys = Vec::new();
+        for g in group_exprs {
+            let e = match ordinal(g) {
+                Some(n) => match items.get(n.wrapping_sub(1)) {
+                    Some((Some(e), _, _)) => self.expr(e)?,
+                    Some((None, Some(idx), _)) => RExpr::Col { up: 0, idx: *idx },
+                    _ => {
+                        return Err(Error::InvalidColumnReference(format!(
+                            "GROUP BY position {n} is not in select list"
+                        )))
+                    }
+                },
+                None => match self.expr(g) {
+                    Ok(e) => e,
+                    Err(err) => match bare_name(g).and_then(|n| items.iter().find(|i| i.2 == n)) {
+                        Some((Some(e), _, _)) => self.expr(e)?,
+                        _ => return Err(err),
+                    },
+                },
+            };
+            keys.push(e);
+        }
+        Ok(keys)
+    }
+
+    /// The ORDER BY keys as output column indexes (with DESC and NULLS FIRST), and the
+    /// hidden sort keys appended after the projected columns. Errors: 42P10 for a key
+    /// outside the select list of a SELECT DISTINCT or an ordinal past it.
+    #[allow(clippy::type_complexity)]
+    fn order_keys(
+        &mut self,
+        order: &[&ast::OrderByExpr],
+        distinct: bool,
+        columns: &[(String, RType)],
+        projection: &[RExpr],
+    ) -> Result<(Vec<RExpr>, Vec<(usize, bool, bool)>)> {
+        let mut sort_keys = Vec::new();
+        let mut order_by = Vec::new();
+        for o in order {
+            check_ordinal(&o.expr, columns.len())?;
+            let i = match output_index(&o.expr, columns) {
+                Some(i) => i,
+                None => {
+                    let e = self.expr(&o.expr)?;
+                    match projection.iter().position(|p| *p == e) {
+                        Some(i) => i,
+                        None if distinct => return Err(Error::InvalidColumnReference(
+                            "for SELECT DISTINCT, ORDER BY expressions must appear in select list"
+                                .into(),
+                        )),
+                        None => {
+                            sort_keys.push(e);
+                            columns.len() + sort_keys.len() - 1
+                        }
+                    }
+                }
+            };
+            order_by.push((i, desc(o), nulls_first(o)));
+        }
+        Ok((sort_keys, order_by))
     }
 
     /// `DISTINCT ON (keys)`: each key as a column of the projected row (an output column,
@@ -1833,11 +1863,58 @@ impl RelBinder<'_> {
         RExpr::Template { expr, args }
     }
 
+    /// `e` bound by the expression binder when it walks `e` (see `walk`), else as one of
+    /// this builder's own nodes, a leaf of the walked expressions: column references,
+    /// subqueries (scalar, EXISTS, IN, ANY/ALL, ARRAY(...)), ANY/ALL over an array value,
+    /// casts to catalog types, ARRAY[...], subscripts and field selections, row
+    /// comparisons and function calls.
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
         if Self::is_walked(e) {
             return self.walk(e);
         }
-        let col = |i| Box::new(Expr::Column(i));
+        Ok(match e {
+            ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) => self.column(e)?,
+            ast::Expr::AnyOp { .. } | ast::Expr::AllOp { .. } => self.any_all(e)?,
+            ast::Expr::Cast { .. } | ast::Expr::TypedString(_) => self.catalog_cast(e)?,
+            ast::Expr::CompoundFieldAccess { .. } => self.field_access(e)?,
+            ast::Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let l = self.expr(expr)?;
+                match target {
+                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
+                    other => return Err(unsupported(format!("IN {other:?}"))),
+                }
+            }
+            ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            ast::Expr::Exists { subquery, negated } => {
+                RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
+            }
+            ast::Expr::Subquery(q) => {
+                let q = self.subquery(q)?;
+                if q.columns.len() != 1 {
+                    return Err(Error::Syntax("subquery must return only one column".into()));
+                }
+                RExpr::ScalarSub(Box::new(q))
+            }
+            ast::Expr::Array(a) => {
+                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
+            }
+            ast::Expr::Function(f) => self.function(f)?,
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
+            }
+        })
+    }
+
+    /// A column reference, resolved through the levels (with a hint for a near miss);
+    /// errors carry the name's position.
+    fn column(&mut self, e: &ast::Expr) -> Result<RExpr> {
         Ok(match e {
             ast::Expr::Identifier(id) => {
                 let at = super::parse::Lines::new(self.source).position(id.span.start);
@@ -1853,54 +1930,18 @@ impl RelBinder<'_> {
                     None => e,
                 })?
             }
-            ast::Expr::In {
-                expr,
-                target,
-                negated,
-                ..
-            } => {
-                let l = self.expr(expr)?;
-                match target {
-                    ast::InTarget::Subquery(q) => self.any_sub(l, CmpOp::Eq, q, false, *negated)?,
-                    other => return Err(unsupported(format!("IN {other:?}"))),
-                }
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
             }
-            ast::Expr::BinaryOp { left, op, right } => self.binary(left, op, right)?,
-            ast::Expr::Like {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            }
-            | ast::Expr::ILike {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                ..
-            } => {
-                let ci = matches!(e, ast::Expr::ILike { .. });
-                let mut pat =
-                    RExpr::Cast(Box::new(self.expr(pattern)?), RType::Base(DataType::Text));
-                if let Some(esc) = escape_char {
-                    // The evaluator's LIKE escapes with a backslash, PostgreSQL's default.
-                    pat = RExpr::Func("like_escape".into(), vec![pat, self.expr(esc)?]);
-                }
-                let args = vec![
-                    RExpr::Cast(Box::new(self.expr(expr)?), RType::Base(DataType::Text)),
-                    pat,
-                ];
-                self.template(
-                    Expr::Like {
-                        expr: col(0),
-                        pattern: col(1),
-                        negated: *negated,
-                        case_insensitive: ci,
-                    },
-                    args,
-                )
-            }
+        })
+    }
+
+    /// `x op ANY|ALL (subquery)` (`RExpr::AnySub`), or over an array value
+    /// (`RExpr::AnyArray`; over ARRAY[...] the expression binder binds it).
+    fn any_all(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
             ast::Expr::AnyOp {
                 left,
                 compare_op,
@@ -1930,6 +1971,20 @@ impl RelBinder<'_> {
                     },
                 }
             }
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
+            }
+        })
+    }
+
+    /// A cast or typed literal of a catalog type (reg*, oid, arrays, name): the
+    /// expression binder casts to the plain types.
+    fn catalog_cast(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
+            // Casts to a catalog type (reg*, oid, arrays, name): the expression binder
+            // casts to the plain types (see `walk::plain_type`).
             ast::Expr::Cast {
                 expr, data_type, ..
             } => {
@@ -1943,19 +1998,17 @@ impl RelBinder<'_> {
                 let inner = self.value(&ts.value.value)?;
                 self.cast(inner, to)
             }
-            ast::Expr::Exists { subquery, negated } => {
-                RExpr::Exists(Box::new(self.subquery(subquery)?), *negated)
+            other => {
+                return Err(unsupported(format!(
+                    "expression {other} is not supported in catalog queries"
+                )))
             }
-            ast::Expr::Subquery(q) => {
-                let q = self.subquery(q)?;
-                if q.columns.len() != 1 {
-                    return Err(Error::Syntax("subquery must return only one column".into()));
-                }
-                RExpr::ScalarSub(Box::new(q))
-            }
-            ast::Expr::Array(a) => {
-                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
-            }
+        })
+    }
+
+    /// `a[i]` and `(record).field`, after the leading dots of a qualified column name.
+    fn field_access(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        Ok(match e {
             ast::Expr::CompoundFieldAccess { root, access_chain } => {
                 // `tmp.col[i]` arrives as root `tmp` with `.col` then `[i]`: the leading
                 // dots of a name are a qualified column, not field selections.
@@ -2010,24 +2063,6 @@ impl RelBinder<'_> {
                     }
                 }
                 acc
-            }
-            ast::Expr::Function(f) => self.function(f)?,
-            ast::Expr::Trim {
-                expr,
-                trim_where,
-                trim_what,
-                ..
-            } => {
-                let name = match trim_where {
-                    Some(ast::TrimWhereField::Leading) => "ltrim",
-                    Some(ast::TrimWhereField::Trailing) => "rtrim",
-                    _ => "btrim",
-                };
-                let mut args = vec![self.expr(expr)?];
-                if let Some(w) = trim_what {
-                    args.push(self.expr(w)?);
-                }
-                RExpr::Func(name.into(), args)
             }
             other => {
                 return Err(unsupported(format!(
@@ -2276,36 +2311,10 @@ impl RelBinder<'_> {
                 right: Box::new(right.clone()),
             });
         }
-        let l = self.expr(left)?;
-        let r = self.expr(right)?;
-        match op {
-            B::StringConcat => self.concat(l, r),
-            other => Err(unsupported(format!("operator {other} is not supported"))),
-        }
-    }
-
-    /// `l || r`: arrays concatenate as arrays, catalog values (names, arrays held as
-    /// text) as their text, anything else as the expression binder types `||`.
-    fn concat(&mut self, l: RExpr, r: RExpr) -> Result<RExpr> {
-        if self.static_type(&l).is_array() || self.static_type(&r).is_array() {
-            return Ok(RExpr::ArrayConcat(Box::new(l), Box::new(r)));
-        }
-        let args = vec![l, r];
-        let text = |(e, t): super::bind::Operand| match t {
-            Some(t) if !t.is_text() => (
-                Expr::Cast {
-                    expr: Box::new(e),
-                    to: DataType::Text,
-                },
-                Some(DataType::Text),
-            ),
-            t => (e, t),
-        };
-        let mut ops = self.operands(&args).into_iter().map(text);
-        let (lo, ro) = (ops.next().expect("two"), ops.next().expect("two"));
-        let concat = crate::sql::BinaryOp::Concat;
-        let (expr, ty) = super::bind::type_binary(concat, lo, ro, &mut self.params)?;
-        Ok(self.typed_template(expr, ty, args))
+        // Operands first: an unknown column is reported before the operator.
+        self.expr(left)?;
+        self.expr(right)?;
+        Err(unsupported(format!("operator {op} is not supported")))
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<RExpr> {
@@ -2343,18 +2352,90 @@ impl RelBinder<'_> {
         {
             return self.set_function(&name, f);
         }
+        if let ast::FunctionArguments::Subquery(q) = &f.args {
+            if name == "array" {
+                return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
+            }
+            return Err(unsupported(format!("{name}(subquery) is not supported")));
+        }
+        let call = Self::call_args(f)?;
+        if let Some(def) = super::functions::aggregate(&name) {
+            return self.aggregate_call(def, name, f, &call);
+        }
+        if !call.order.is_empty() {
+            return Err(Error::WrongObjectType(format!(
+                "ORDER BY specified, but {name} is not an aggregate function"
+            )));
+        }
+        if f.filter.is_some() {
+            return Err(Error::WrongObjectType(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
+        let args: Vec<RExpr> = (call.args.iter())
+            .map(|a| self.expr(a))
+            .collect::<Result<_>>()?;
+        self.scalar_call(&name, args)
+    }
+
+    /// A call of `name` that is no aggregate: `mod` as the `%` operator, a scalar function
+    /// typed by the expression binder, `pg_typeof`, or a function of the relational
+    /// evaluator. Errors: 42883 for a name or argument types of no function.
+    fn scalar_call(&mut self, name: &str, args: Vec<RExpr>) -> Result<RExpr> {
+        if let ("mod", [_, _]) = (name, args.as_slice()) {
+            // mod(a, b) is the % operator, with its types.
+            let mut ops = self.operands(&args).into_iter();
+            let (a, b) = (ops.next().expect("two"), ops.next().expect("two"));
+            let (expr, ty) =
+                super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
+            return Ok(self.typed_template(expr, ty, args));
+        }
+        let scalar = super::functions::scalar(name).map(|d| d.func);
+        if let Some(func) = scalar {
+            // Typed by the expression binder's rules, as the same call over a stream.
+            let ops = self.operands(&args);
+            let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
+            return Ok(self.chosen_template(expr, Some(ty), args));
+        }
+        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
+        if let ("pg_typeof", [a]) = (name, args.as_slice()) {
+            let t = match self.static_type(a) {
+                RType::Reg(k) => match k {
+                    RegKind::Class => "regclass",
+                    RegKind::Type => "regtype",
+                    RegKind::Proc => "regproc",
+                    RegKind::Namespace => "regnamespace",
+                    RegKind::Role => "regrole",
+                }
+                .to_string(),
+                other => other.name(),
+            };
+            return Ok(RExpr::Cast(
+                Box::new(RExpr::Lit(Value::Text(t.into()))),
+                RType::Reg(RegKind::Type),
+            ));
+        }
+        if super::functions::catalog_function(name).is_some() {
+            return Ok(RExpr::Func(name.to_string(), args));
+        }
+        Err(Error::UndefinedFunction(format!(
+            "function {name}({}) does not exist",
+            args.iter()
+                .map(|a| self.static_type(a).name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+
+    /// The arguments of call `f`: its expressions, `*`, DISTINCT and the ORDER BY of an
+    /// aggregate's arguments. Errors: 0A000 for other clauses, 42601 for other arguments.
+    fn call_args(f: &ast::Function) -> Result<CallArgs<'_>> {
         let mut distinct = false;
         let mut star = false;
         let mut args_ast: Vec<&ast::Expr> = Vec::new();
         let mut order_ast: Vec<&ast::OrderByExpr> = Vec::new();
         match &f.args {
-            ast::FunctionArguments::None => {}
-            ast::FunctionArguments::Subquery(q) => {
-                if name == "array" {
-                    return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
-                }
-                return Err(unsupported(format!("{name}(subquery) is not supported")));
-            }
+            ast::FunctionArguments::None | ast::FunctionArguments::Subquery(_) => {}
             ast::FunctionArguments::List(l) => {
                 distinct = matches!(
                     l.duplicate_treatment,
@@ -2387,110 +2468,72 @@ impl RelBinder<'_> {
                 }
             }
         }
-        if let Some(def) = super::functions::aggregate(&name) {
-            let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
-            if !agg_ok {
-                return Err(Error::Grouping(format!(
-                    "aggregate functions are not allowed here ({name})"
-                )));
-            }
-            let window_agg = std::mem::take(&mut self.window_agg);
-            self.levels.last_mut().expect("level").in_agg = !window_agg;
-            let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
-            let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
-                .iter()
-                .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
-                .collect();
-            let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
-            self.levels.last_mut().expect("level").in_agg = false;
-            let (args, order_by, filter) = (args?, order_by?, filter?);
-            if !star && args.is_empty() {
-                return Err(Error::UndefinedFunction(format!(
-                    "function {name}() does not exist"
-                )));
-            }
-            let arg = (!star).then(|| self.static_type(&args[0]));
-            let (ty, arg_type) = agg_result_type(def, arg)?;
-            let level = self.levels.last_mut().expect("level");
-            let agg = RelAgg {
-                func: name,
-                kernel: def.kernel,
-                arg_type,
-                filter,
-                args,
-                distinct,
-                order_by,
-                ty,
-            };
-            let j = match level.aggs.iter().position(|a| *a == agg) {
-                Some(j) => j,
-                None => {
-                    level.aggs.push(agg);
-                    level.aggs.len() - 1
-                }
-            };
-            return Ok(RExpr::Col {
-                up: 0,
-                idx: level.width + j,
-            });
-        }
-        if !order_ast.is_empty() {
-            return Err(Error::WrongObjectType(format!(
-                "ORDER BY specified, but {name} is not an aggregate function"
+        Ok(CallArgs {
+            distinct,
+            star,
+            args: args_ast,
+            order: order_ast,
+        })
+    }
+
+    /// Aggregate call `f` of `name` (its row `def`): bound in this level's aggregate list
+    /// (one slot per distinct call), read as the column after the level's row. Errors:
+    /// 42803 where aggregates are not allowed, 42883 for argument types PostgreSQL has no
+    /// overload for.
+    fn aggregate_call(
+        &mut self,
+        def: &super::functions::AggDef,
+        name: String,
+        f: &ast::Function,
+        call: &CallArgs<'_>,
+    ) -> Result<RExpr> {
+        let (distinct, star) = (call.distinct, call.star);
+        let (args_ast, order_ast) = (&call.args, &call.order);
+        let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
+        if !agg_ok {
+            return Err(Error::Grouping(format!(
+                "aggregate functions are not allowed here ({name})"
             )));
         }
-        if f.filter.is_some() {
-            return Err(Error::WrongObjectType(format!(
-                "FILTER specified, but {name} is not an aggregate function"
-            )));
-        }
-        let args: Vec<RExpr> = args_ast
+        let window_agg = std::mem::take(&mut self.window_agg);
+        self.levels.last_mut().expect("level").in_agg = !window_agg;
+        let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
+        let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
             .iter()
-            .map(|a| self.expr(a))
-            .collect::<Result<_>>()?;
-        if let ("mod", [_, _]) = (name.as_str(), args.as_slice()) {
-            // mod(a, b) is the % operator, with its types.
-            let mut ops = self.operands(&args).into_iter();
-            let (a, b) = (ops.next().expect("two"), ops.next().expect("two"));
-            let (expr, ty) =
-                super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
-            return Ok(self.typed_template(expr, ty, args));
+            .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+            .collect();
+        let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
+        self.levels.last_mut().expect("level").in_agg = false;
+        let (args, order_by, filter) = (args?, order_by?, filter?);
+        if !star && args.is_empty() {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}() does not exist"
+            )));
         }
-        let scalar = super::functions::scalar(&name).map(|d| d.func);
-        if let Some(func) = scalar {
-            // Typed by the expression binder's rules, as the same call over a stream.
-            let ops = self.operands(&args);
-            let (expr, ty) = super::bind::type_scalar(func, ops, &mut self.params)?;
-            return Ok(self.chosen_template(expr, Some(ty), args));
-        }
-        // The static type, as PostgreSQL's pg_typeof names it (a regtype printed as text).
-        if let ("pg_typeof", [a]) = (name.as_str(), args.as_slice()) {
-            let t = match self.static_type(a) {
-                RType::Reg(k) => match k {
-                    RegKind::Class => "regclass",
-                    RegKind::Type => "regtype",
-                    RegKind::Proc => "regproc",
-                    RegKind::Namespace => "regnamespace",
-                    RegKind::Role => "regrole",
-                }
-                .to_string(),
-                other => other.name(),
-            };
-            return Ok(RExpr::Cast(
-                Box::new(RExpr::Lit(Value::Text(t.into()))),
-                RType::Reg(RegKind::Type),
-            ));
-        }
-        if super::functions::catalog_function(&name).is_some() {
-            return Ok(RExpr::Func(name, args));
-        }
-        Err(Error::UndefinedFunction(format!(
-            "function {name}({}) does not exist",
-            args.iter()
-                .map(|a| self.static_type(a).name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
+        let arg = (!star).then(|| self.static_type(&args[0]));
+        let (ty, arg_type) = agg_result_type(def, arg)?;
+        let level = self.levels.last_mut().expect("level");
+        let agg = RelAgg {
+            func: name,
+            kernel: def.kernel,
+            arg_type,
+            filter,
+            args,
+            distinct,
+            order_by,
+            ty,
+        };
+        let j = match level.aggs.iter().position(|a| *a == agg) {
+            Some(j) => j,
+            None => {
+                level.aggs.push(agg);
+                level.aggs.len() - 1
+            }
+        };
+        Ok(RExpr::Col {
+            up: 0,
+            idx: level.width + j,
+        })
     }
 
     /// A set-returning call of the select list: its arguments are bound like the select
@@ -3006,6 +3049,22 @@ fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
     Ok(())
 }
 
+/// One select-list item: its expression (none for a column of `*`), the column index
+/// of a `*` column, and the output name.
+type SelectItem<'s> = (Option<&'s ast::Expr>, Option<usize>, String);
+
+/// The arguments of one call as written (see `RelBinder::call_args`).
+struct CallArgs<'f> {
+    /// `f(DISTINCT ...)`.
+    distinct: bool,
+    /// `f(*)`.
+    star: bool,
+    /// The argument expressions.
+    args: Vec<&'f ast::Expr>,
+    /// `f(x ORDER BY ...)`: the keys.
+    order: Vec<&'f ast::OrderByExpr>,
+}
+
 fn agg_type(a: &RelAgg) -> RType {
     a.ty
 }
@@ -3047,7 +3106,7 @@ fn agg_result_type(
 }
 
 /// Result types of the evaluator's own functions, from the function table (text for
-/// the helpers the binder itself calls, such as `like_escape`).
+/// any other).
 fn func_type(name: &str) -> RType {
     match super::functions::catalog_function(name) {
         Some(super::functions::Returns::Value(t)) => t,
@@ -3273,6 +3332,12 @@ fn default_name(e: &ast::Expr) -> String {
         ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         ast::Expr::AtTimeZone { .. } => "timezone".into(),
         ast::Expr::Interval(_) => "interval".into(),
         // `(f(x)).n` and `t.col[1]` are named after their last name.

@@ -438,3 +438,28 @@ async fn qualified_names_are_read_as_postgresql_reads_them() {
         common::table(&[&["0"]])
     );
 }
+
+/// Casts of catalog values: a reg* value cast to text (or varchar(n)) is the object's
+/// name, cast to an oid its number, also when a CASE or COALESCE chooses it; a cast
+/// literal keeps the written type (pg_typeof).
+#[tokio::test]
+async fn reg_casts_to_text_are_names() {
+    let port = start_server();
+    let c = connect(port).await;
+    let got = common::rows(
+        &c,
+        "SELECT 'pg_class'::regclass::text, 'pg_class'::regclass::oid::int8 > 0, \
+                atttypid::regtype::text, atttypid::regtype::varchar(3), \
+                CASE WHEN true THEN atttypid::regtype END::text, \
+                coalesce(NULL, atttypid::regtype)::text, \
+                pg_typeof(NULL::integer), pg_typeof('a'::text), pg_typeof(date '2001-01-01') \
+         FROM pg_attribute WHERE attrelid = 'pg_class'::regclass AND attname = 'relname'",
+    )
+    .await;
+    assert_eq!(
+        got,
+        common::table(&[&[
+            "pg_class", "t", "name", "nam", "name", "name", "integer", "text", "date"
+        ]])
+    );
+}

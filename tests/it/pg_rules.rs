@@ -751,3 +751,89 @@ async fn between_symmetric_filters_a_continuous_query() {
         ])
     );
 }
+
+/// TRIM and LIKE ... ESCAPE in a continuous query and in a relational one (a derived
+/// table), with the same answers: TRIM calls btrim/ltrim/rtrim, ESCAPE names the
+/// pattern's escape character ('' none), an escape of two characters is 22025.
+#[tokio::test]
+async fn trim_and_like_escape_in_both_paths() {
+    let port = start_server();
+    let c = connect(port).await;
+    let items = "trim(both 'x' from s), trim(leading from s), trim(s, 'x'), \
+                 s LIKE 'a#%%' ESCAPE '#', s ILIKE 'A!_%' ESCAPE '!'";
+    let want = table(&[
+        &[" xb ", "xb ", " xb ", "f", "f"],
+        &["a%c", "a%c", "a%c", "t", "f"],
+        &["a_", "a_x", "a_", "f", "t"],
+    ]);
+    exec(&c, "CREATE TABLE tt (s text)").await;
+    exec(
+        &c,
+        "INSERT INTO tt VALUES (' xb '), ('a%c'), ('a_x'), ('zz\\z')",
+    )
+    .await;
+    let finite = format!(
+        "SELECT {items} FROM (SELECT * FROM tt) d WHERE s NOT LIKE '%\\z' ESCAPE '' ORDER BY s"
+    );
+    assert_eq!(rows(&c, &finite).await, want);
+    let (code, message) = error(&c, "SELECT 'a' LIKE 'a' ESCAPE 'ab' FROM (SELECT 1) d").await;
+    assert_eq!(
+        (code.as_str(), message.as_str()),
+        ("22025", "invalid escape string")
+    );
+    exec(
+        &c,
+        "CREATE STREAM tr (ts timestamp TIMESTAMPCOLUMN, s text)",
+    )
+    .await;
+    let query = format!(
+        "SELECT {items} FROM tr [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+         WHERE s NOT LIKE '%\\z' ESCAPE '' ORDER BY s LIMIT 3"
+    );
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, &query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO tr VALUES ('2020-01-01 00:00:00', 'zz\\z'), \
+         ('2020-01-01 00:00:00.1', 'a_x'), ('2020-01-01 00:00:00.2', ' xb '), \
+         ('2020-01-01 00:00:00.3', 'a%c'), ('2020-01-01 00:00:01', 'q')",
+    )
+    .await;
+    assert_eq!(reader.await.unwrap(), want);
+    let (code, _) = error(&c, "SELECT trim(ts) FROM tr [RANGE BY '1 second']").await;
+    assert_eq!(code, "42883");
+}
+
+/// `x op ANY|ALL (ARRAY[...])` filters and computes in a continuous query as PostgreSQL
+/// reads it: NULL elements give NULL where no element decides.
+#[tokio::test]
+async fn any_and_all_over_arrays_in_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM aa (ts timestamp TIMESTAMPCOLUMN, x integer)",
+    )
+    .await;
+    let query = "SELECT x, x <> ALL(ARRAY[2, NULL]), x < ALL(ARRAY[3, 4.5]) \
+                 FROM aa [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 WHERE x = ANY(ARRAY[1, 2, 4]) ORDER BY x LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO aa VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
+         ('2020-01-01 00:00:00.2', 3), ('2020-01-01 00:00:00.3', 4), ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(
+        reader.await.unwrap(),
+        table(&[&["1", "NULL", "t"], &["2", "f", "t"], &["4", "NULL", "f"]])
+    );
+}

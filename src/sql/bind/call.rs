@@ -520,7 +520,11 @@ impl Binder<'_> {
             | F::NumNulls
             | F::NumNonNulls
             | F::MakeDate
-            | F::MakeTime => self.math_more_scalar(func, args, &name)?,
+            | F::MakeTime
+            | F::Btrim
+            | F::Ltrim
+            | F::Rtrim
+            | F::LikeEscape => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::BitAnd

@@ -1,5 +1,7 @@
 //! The expression binder: operators, literals, casts, CASE, with PostgreSQL's typing of
-//! unknown literals and parameters by context.
+//! unknown literals and parameters by context. [`Binder::expr`] dispatches a node by its
+//! family: names, literals and operators here, predicates in `predicates.rs`, casts,
+//! CASE and the SQL-syntax functions in `forms.rs`, calls in `call.rs`.
 
 use sqlparser::ast;
 
@@ -135,11 +137,40 @@ pub(super) fn contains_aggregate_in(e: &ast::Expr) -> bool {
         | E::Ceil { expr, .. }
         | E::Floor { expr, .. }
         | E::Collate { expr, .. } => contains_aggregate(expr),
-        E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => any(&[a, b]),
+        E::IsDistinctFrom(a, b)
+        | E::IsNotDistinctFrom(a, b)
+        | E::AnyOp {
+            left: a, right: b, ..
+        }
+        | E::AllOp {
+            left: a, right: b, ..
+        } => any(&[a, b]),
+        E::Array(a) => a.elem.iter().any(contains_aggregate),
         E::Between {
             expr, low, high, ..
         } => any(&[expr, low, high]),
-        E::Like { expr, pattern, .. } | E::ILike { expr, pattern, .. } => any(&[expr, pattern]),
+        E::Like {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        }
+        | E::ILike {
+            expr,
+            pattern,
+            escape_char,
+            ..
+        } => any(&[expr, pattern]) || escape_char.as_deref().is_some_and(contains_aggregate),
+        E::Trim {
+            expr,
+            trim_what,
+            trim_characters,
+            ..
+        } => {
+            contains_aggregate(expr)
+                || trim_what.as_deref().is_some_and(contains_aggregate)
+                || trim_characters.iter().flatten().any(contains_aggregate)
+        }
         E::In {
             expr,
             target: ast::InTarget::List(list),
@@ -244,6 +275,13 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
         E::Ceil { .. } => "ceil".into(),
         E::Floor { .. } => "floor".into(),
         E::Substring { .. } => "substring".into(),
+        // TRIM is a call of the function it names (PostgreSQL's FigureColname).
+        E::Trim { trim_where, .. } => match trim_where {
+            Some(ast::TrimWhereField::Leading) => "ltrim",
+            Some(ast::TrimWhereField::Trailing) => "rtrim",
+            _ => "btrim",
+        }
+        .into(),
         E::Case { .. } => "case".into(),
         E::AtTimeZone { .. } => "timezone".into(),
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
@@ -449,11 +487,51 @@ impl Binder<'_> {
         self.expr_inner(e, scope)
     }
 
+    /// `e` bound: a plan builder's leaf when it claims `e`, else by the node's family.
+    /// Errors: 0A000 for a construct the binder has not (subqueries, LIKE ANY, ...).
     pub(super) fn expr_inner(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
         if let Some(b) = self.claimed_leaf(e)? {
             return Ok(b);
         }
+        match e {
+            E::Identifier(_) | E::CompoundIdentifier(_) | E::Value(_) | E::Nested(_) => {
+                self.name_or_value(e, scope)
+            }
+            E::UnaryOp { op, expr } => self.unary(*op, expr, scope),
+            E::BinaryOp { .. } => self.binary_op(e, scope),
+            E::Cast { .. } | E::TypedString(_) | E::Interval(_) | E::Collate { .. } => {
+                self.cast_form(e, scope)
+            }
+            E::IsNull(_) | E::IsNotNull(_) | E::IsDistinctFrom(..) | E::IsNotDistinctFrom(..) => {
+                self.is_null_or_distinct(e, scope)
+            }
+            E::IsTrue(_)
+            | E::IsFalse(_)
+            | E::IsNotTrue(_)
+            | E::IsNotFalse(_)
+            | E::IsUnknown(_)
+            | E::IsNotUnknown(_) => self.is_truth(e, scope),
+            E::Between { .. } | E::SimilarTo { .. } => self.between_or_similar(e, scope),
+            E::Like { .. } | E::ILike { .. } => self.like(e, scope),
+            E::In { .. } => self.in_list(e, scope),
+            E::AnyOp { .. } | E::AllOp { .. } => self.any_all(e, scope),
+            E::Case { .. }
+            | E::Function(_)
+            | E::Extract { .. }
+            | E::Ceil { .. }
+            | E::Floor { .. }
+            | E::AtTimeZone { .. } => self.special_call(e, scope),
+            E::Substring { .. } | E::Trim { .. } | E::Position { .. } => self.text_syntax(e, scope),
+            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// A column reference (a keyword value such as CURRENT_USER first), a literal or a
+    /// parenthesized expression.
+    pub(super) fn name_or_value(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
         match e {
             E::Identifier(id) => {
                 if id.quote_style.is_none() {
@@ -472,7 +550,16 @@ impl Binder<'_> {
             }
             E::Value(v) => self.value(&v.value),
             E::Nested(inner) => self.expr(inner, scope),
-            E::UnaryOp { op, expr } => self.unary(*op, expr, scope),
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// A binary operator: arithmetic, comparison, AND/OR, `||`, `^`, the bit and regular
+    /// expression operators. Errors: 42883 for an operator PostgreSQL has not for the
+    /// operand types.
+    pub(super) fn binary_op(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
             E::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinaryOp::Add,
@@ -512,369 +599,13 @@ impl Binder<'_> {
                 };
                 let l = self.expr(left, scope)?;
                 let r = self.expr(right, scope)?;
+                if op == BinaryOp::Concat {
+                    if let Some(b) = self.concat_leaves(&l, &r)? {
+                        return Ok(b);
+                    }
+                }
                 self.binary(op, l, r)
             }
-            E::Cast {
-                expr,
-                data_type,
-                kind,
-                ..
-            } => {
-                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
-                    return Err(unsupported("TRY_CAST is not supported"));
-                }
-                let written = data_type.to_string();
-                let to = type_from_name(&written)?;
-                let b = self.expr(expr, scope)?;
-                if let DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) = to {
-                    // An explicit cast to varchar(n) or char(n) cuts the text to n
-                    // characters, where an assignment refuses it (PostgreSQL's rule).
-                    let text = self.cast(b, DataType::Text)?;
-                    let cut = Expr::Func {
-                        func: ScalarFunc::Substr,
-                        args: vec![
-                            text.expr,
-                            Expr::Literal(Value::Int4(1)),
-                            Expr::Literal(Value::Int4(n as i32)),
-                        ],
-                    };
-                    return Ok(Bound::new(
-                        Expr::Cast {
-                            expr: Box::new(cut),
-                            to,
-                        },
-                        to,
-                    ));
-                }
-                let cast = self.cast(b, to)?;
-                Ok(match numeric_typmod(&written)? {
-                    // numeric(p, s): the type carries no modifier, so the cast applies it.
-                    Some(tm) => Bound::new(
-                        Expr::Func {
-                            func: ScalarFunc::NumericTypmod,
-                            args: vec![
-                                cast.expr,
-                                Expr::Literal(Value::Int4(i32::from(tm.precision))),
-                                Expr::Literal(Value::Int4(i32::from(tm.scale))),
-                            ],
-                        },
-                        DataType::Numeric,
-                    ),
-                    None => cast,
-                })
-            }
-            E::TypedString(ts) => {
-                let to = type_from_name(&ts.data_type.to_string())?;
-                let b = self.value(&ts.value.value)?;
-                self.cast(b, to)
-            }
-            E::Interval(iv) => {
-                let b = self.expr(&iv.value, scope)?;
-                match (&b.expr, &iv.leading_field, &iv.last_field) {
-                    (Expr::Literal(Value::Text(s)), Some(f), None) if b.ty.is_none() => {
-                        let text = format!("{s} {}", f.to_string().to_lowercase());
-                        Ok(Bound::new(
-                            Expr::Literal(parse_value(&text, DataType::Interval)?),
-                            DataType::Interval,
-                        ))
-                    }
-                    (_, None, None) => self.cast(b, DataType::Interval),
-                    _ => Err(unsupported(
-                        "INTERVAL field qualifiers are not supported; write INTERVAL '1 hour'",
-                    )),
-                }
-            }
-            E::IsNull(x) | E::IsNotNull(x) => {
-                let b = self.expr(x, scope)?;
-                let b = if b.ty.is_none() {
-                    self.coerce(b, DataType::Text, "IS NULL")?
-                } else {
-                    b.expr
-                };
-                Ok(Bound::new(
-                    Expr::IsNull {
-                        expr: Box::new(b),
-                        negated: matches!(e, E::IsNotNull(_)),
-                    },
-                    DataType::Bool,
-                ))
-            }
-            E::IsTrue(x)
-            | E::IsFalse(x)
-            | E::IsNotTrue(x)
-            | E::IsNotFalse(x)
-            | E::IsUnknown(x)
-            | E::IsNotUnknown(x) => {
-                let b = self.expr(x, scope)?;
-                let c = self.boolean(b, "IS")?;
-                let t = |v: bool| Expr::Literal(Value::Bool(v));
-                let expr = match e {
-                    E::IsTrue(_) => Expr::Case {
-                        operand: None,
-                        branches: vec![(c, t(true))],
-                        otherwise: Some(Box::new(t(false))),
-                    },
-                    E::IsNotTrue(_) => Expr::Case {
-                        operand: None,
-                        branches: vec![(c, t(false))],
-                        otherwise: Some(Box::new(t(true))),
-                    },
-                    E::IsFalse(_) => Expr::Case {
-                        operand: None,
-                        branches: vec![(
-                            Expr::Unary {
-                                op: UnaryOp::Not,
-                                expr: Box::new(c),
-                            },
-                            t(true),
-                        )],
-                        otherwise: Some(Box::new(t(false))),
-                    },
-                    E::IsNotFalse(_) => Expr::Case {
-                        operand: None,
-                        branches: vec![(
-                            Expr::Unary {
-                                op: UnaryOp::Not,
-                                expr: Box::new(c),
-                            },
-                            t(false),
-                        )],
-                        otherwise: Some(Box::new(t(true))),
-                    },
-                    E::IsUnknown(_) => Expr::IsNull {
-                        expr: Box::new(c),
-                        negated: false,
-                    },
-                    _ => Expr::IsNull {
-                        expr: Box::new(c),
-                        negated: true,
-                    },
-                };
-                Ok(Bound::new(expr, DataType::Bool))
-            }
-            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
-                let l = self.expr(a, scope)?;
-                let r = self.expr(b, scope)?;
-                let eq = self.binary(BinaryOp::NotEq, l.clone(), r.clone())?.expr;
-                let (le, re) = match eq {
-                    Expr::Binary {
-                        ref left,
-                        ref right,
-                        ..
-                    } => ((**left).clone(), (**right).clone()),
-                    _ => unreachable!("binary() of a comparison returns a comparison"),
-                };
-                let isnull = |x: &Expr, negated| Expr::IsNull {
-                    expr: Box::new(x.clone()),
-                    negated,
-                };
-                let distinct = Expr::Case {
-                    operand: None,
-                    branches: vec![
-                        (isnull(&le, false), isnull(&re, true)),
-                        (isnull(&re, false), Expr::Literal(Value::Bool(true))),
-                    ],
-                    otherwise: Some(Box::new(eq)),
-                };
-                let expr = if matches!(e, E::IsDistinctFrom(..)) {
-                    distinct
-                } else {
-                    Expr::Unary {
-                        op: UnaryOp::Not,
-                        expr: Box::new(distinct),
-                    }
-                };
-                Ok(Bound::new(expr, DataType::Bool))
-            }
-            E::Between {
-                expr,
-                negated,
-                low,
-                high,
-            } => {
-                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
-                    return self.expr(&e, scope);
-                }
-                let x = self.expr(expr, scope)?;
-                let lo = self.expr(low, scope)?;
-                let hi = self.expr(high, scope)?;
-                let a = self.binary(BinaryOp::GtEq, x.clone(), lo)?;
-                let b = self.binary(BinaryOp::LtEq, x, hi)?;
-                let both = self.binary(BinaryOp::And, a, b)?;
-                Ok(if *negated {
-                    Bound::new(
-                        Expr::Unary {
-                            op: UnaryOp::Not,
-                            expr: Box::new(both.expr),
-                        },
-                        DataType::Bool,
-                    )
-                } else {
-                    both
-                })
-            }
-            E::Like {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                any,
-                ..
-            }
-            | E::ILike {
-                negated,
-                expr,
-                pattern,
-                escape_char,
-                any,
-                ..
-            } => {
-                if escape_char.is_some() || *any {
-                    return Err(unsupported("LIKE ... ESCAPE / LIKE ANY are not supported"));
-                }
-                let x = self.expr(expr, scope)?;
-                let p = self.expr(pattern, scope)?;
-                let x = self.text_operand(x, "~~")?;
-                let p = self.text_operand(p, "~~")?;
-                Ok(Bound::new(
-                    Expr::Like {
-                        expr: Box::new(x),
-                        pattern: Box::new(p),
-                        negated: *negated,
-                        case_insensitive: matches!(e, E::ILike { .. }),
-                    },
-                    DataType::Bool,
-                ))
-            }
-            E::In {
-                expr,
-                target,
-                negated,
-                ..
-            } => {
-                let ast::InTarget::List(list) = target else {
-                    return Err(unsupported("IN (subquery) is not supported"));
-                };
-                let x = self.expr(expr, scope)?;
-                let items: Vec<Bound> = list
-                    .iter()
-                    .map(|i| self.expr(i, scope))
-                    .collect::<Result<_>>()?;
-                let mut ty = x.ty;
-                for i in &items {
-                    ty = self.unify(ty, i.ty, "IN")?;
-                }
-                let ty = match ty.unwrap_or(DataType::Text) {
-                    // character(n) compares without its trailing blanks, as do the
-                    // literals read as one.
-                    DataType::Bpchar(_) => DataType::Bpchar(None),
-                    t => t,
-                };
-                let x = bpchar_as_text(self.coerce(x, ty, "IN")?, Some(ty));
-                let list = items
-                    .into_iter()
-                    .map(|i| Ok(bpchar_as_text(self.coerce(i, ty, "IN")?, Some(ty))))
-                    .collect::<Result<_>>()?;
-                Ok(Bound::new(
-                    Expr::InList {
-                        expr: Box::new(x),
-                        list,
-                        negated: *negated,
-                    },
-                    DataType::Bool,
-                ))
-            }
-            // The collation changes no comparison here (text compares by code point, as
-            // under "C"); the operand must be of a collatable type, as in PostgreSQL.
-            E::Collate { expr, .. } => {
-                let x = self.expr(expr, scope)?;
-                match x.ty {
-                    None => Ok(Bound::new(
-                        self.coerce(x, DataType::Text, "COLLATE")?,
-                        DataType::Text,
-                    )),
-                    Some(t) if t.is_text() => Ok(x),
-                    Some(t) => Err(Error::DatatypeMismatch(format!(
-                        "collations are not supported by type {}",
-                        t.name()
-                    ))),
-                }
-            }
-            E::SimilarTo {
-                negated,
-                expr,
-                pattern,
-                escape_char: None,
-            } => {
-                let x = self.expr(expr, scope)?;
-                let p = self.expr(pattern, scope)?;
-                self.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", *negated, x, p)
-            }
-            E::Case {
-                operand,
-                conditions,
-                else_result,
-                ..
-            } => self.case(
-                operand.as_deref(),
-                conditions,
-                else_result.as_deref(),
-                scope,
-            ),
-            E::Function(f) => self.function(f, scope),
-            E::Extract { field, expr, .. } => {
-                let x = self.expr(expr, scope)?;
-                let x = self.time_operand(x)?;
-                Ok(Bound::new(
-                    extract_expr(&field.to_string(), x),
-                    DataType::Numeric,
-                ))
-            }
-            E::Ceil { expr, field } | E::Floor { expr, field } => {
-                if !matches!(
-                    field,
-                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
-                ) {
-                    return Err(unsupported("CEIL/FLOOR with a field are not supported"));
-                }
-                let func = if matches!(e, E::Ceil { .. }) {
-                    ScalarFunc::Ceil
-                } else {
-                    ScalarFunc::Floor
-                };
-                let x = self.expr(expr, scope)?;
-                self.scalar(func, vec![x])
-            }
-            E::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let mut args = vec![self.expr(expr, scope)?];
-                args.push(match substring_from {
-                    Some(f) => self.expr(f, scope)?,
-                    None => Bound::new(Expr::Literal(Value::Int4(1)), DataType::Int4),
-                });
-                if let Some(f) = substring_for {
-                    args.push(self.expr(f, scope)?);
-                }
-                self.scalar(ScalarFunc::Substr, args)
-            }
-            E::Position { expr, r#in } => {
-                let s = self.expr(r#in, scope)?;
-                let sub = self.expr(expr, scope)?;
-                self.scalar(ScalarFunc::Strpos, vec![s, sub])
-            }
-            E::AtTimeZone {
-                timestamp,
-                time_zone,
-            } => {
-                let zone = self.expr(time_zone, scope)?;
-                let ts = self.expr(timestamp, scope)?;
-                self.scalar(ScalarFunc::Timezone, vec![zone, ts])
-            }
-            E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
             other => Err(unsupported(format!("expression is not supported: {other}"))),
         }
     }
@@ -1038,8 +769,20 @@ impl Binder<'_> {
                 Ok(Bound::new(mk(l, r), DataType::Bool))
             }
             BinaryOp::Concat => {
-                let l = self.text_cast(l)?;
-                let r = self.text_cast(r)?;
+                // A boolean is cast to text (`true`), as PostgreSQL's textanycat casts
+                // its non-text operand; concat() renders it with its output function.
+                let bool_text = |b: Bound| match b.ty {
+                    Some(DataType::Bool) => Bound::new(
+                        Expr::Cast {
+                            expr: Box::new(b.expr),
+                            to: DataType::Text,
+                        },
+                        DataType::Text,
+                    ),
+                    _ => b,
+                };
+                let l = self.text_cast(bool_text(l))?;
+                let r = self.text_cast(bool_text(r))?;
                 Ok(Bound::new(mk(l, r), DataType::Text))
             }
             BinaryOp::Eq
@@ -1092,8 +835,8 @@ impl Binder<'_> {
     }
 
     /// An operand of `||` or `concat()`: PostgreSQL renders non-text operands with their
-    /// output function (`'a' || true` is `at`), which the evaluator does itself, so a typed
-    /// operand stays as it is and only unknowns become text.
+    /// output function (`concat('a', true)` is `at`), which the evaluator does itself, so
+    /// a typed operand stays as it is and only unknowns become text.
     pub(super) fn text_cast(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::Text, "||"),

@@ -1,7 +1,8 @@
 //! Argument and result typing of `translate`, `isfinite`, `cbrt`, `degrees`, `radians`,
-//! `pi`, `gcd`, `lcm`, `div`, `scale`, `num_nulls`, `num_nonnulls`, `make_date` and
-//! `make_time`, by PostgreSQL 15's overloads. Errors: 42883 for argument types PostgreSQL
-//! has no overload for, with its message.
+//! `pi`, `gcd`, `lcm`, `div`, `scale`, `num_nulls`, `num_nonnulls`, `make_date`,
+//! `make_time`, `btrim`, `ltrim`, `rtrim` and `like_escape`, by PostgreSQL 15's
+//! overloads. Errors: 42883 for argument types PostgreSQL has no overload for, with its
+//! message.
 
 use super::*;
 
@@ -93,6 +94,18 @@ impl Binder<'_> {
                     v.push(self.coerce(c, T::Float8, name)?);
                     (v, T::Time)
                 }
+            }
+            F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
+                let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };
+                let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
+                if !arity.contains(&args.len()) || !args.iter().all(text) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.text_arg(a, name))
+                    .collect::<Result<_>>()?;
+                (v, T::Text)
             }
             _ => return Err(arity_err(&args)),
         })

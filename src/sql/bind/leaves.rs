@@ -19,6 +19,31 @@ pub(crate) trait ExprScope {
         e: &ast::Expr,
         params: &mut Vec<Option<DataType>>,
     ) -> Result<Option<Operand>>;
+
+    /// Leaf `i` (an operand this scope gave as `Expr::Column(i)`) cast to the type written
+    /// `to`, when the builder casts it itself: a leaf of a type the expression binder does
+    /// not know (a reg* value, whose text is the object's name; an array). `None` (the
+    /// default) leaves the cast to the expression binder.
+    fn cast_leaf(
+        &mut self,
+        _i: usize,
+        _to: &str,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        Ok(None)
+    }
+
+    /// `l || r` when the builder concatenates them itself: either side one of its leaves
+    /// of a type the expression binder does not know (an array). `None` (the default)
+    /// leaves `||` to the expression binder.
+    fn concat(
+        &mut self,
+        _l: &Operand,
+        _r: &Operand,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        Ok(None)
+    }
 }
 
 /// Bind `e` with the expression binder, asking `leaves` for each node first; `params` holds
@@ -44,6 +69,29 @@ impl Binder<'_> {
         };
         Ok(leaves
             .leaf(e, &mut self.params)?
+            .map(|(expr, ty)| Bound { expr, ty }))
+    }
+
+    /// `b` cast to the type written `to` by the plan builder, when `b` is one of its
+    /// leaves and it casts it itself ([`ExprScope::cast_leaf`]).
+    pub(super) fn cast_leaf(&mut self, b: &Bound, to: &str) -> Result<Option<Bound>> {
+        let (Some(leaves), Expr::Column(i)) = (self.leaves.as_deref_mut(), &b.expr) else {
+            return Ok(None);
+        };
+        Ok(leaves
+            .cast_leaf(*i, to, &mut self.params)?
+            .map(|(expr, ty)| Bound { expr, ty }))
+    }
+
+    /// `l || r` by the plan builder, when it concatenates them itself
+    /// ([`ExprScope::concat`]).
+    pub(super) fn concat_leaves(&mut self, l: &Bound, r: &Bound) -> Result<Option<Bound>> {
+        let Some(leaves) = self.leaves.as_deref_mut() else {
+            return Ok(None);
+        };
+        let (l, r) = ((l.expr.clone(), l.ty), (r.expr.clone(), r.ty));
+        Ok(leaves
+            .concat(&l, &r, &mut self.params)?
             .map(|(expr, ty)| Bound { expr, ty }))
     }
 }

@@ -1313,3 +1313,54 @@ fn collate_keeps_text_and_rejects_other_types() {
     let q = query("SELECT max(origin COLLATE \"C\") FROM flights");
     assert_eq!(q.columns[0].data_type, DataType::Text);
 }
+
+/// TRIM calls btrim/ltrim/rtrim (and is named after it); LIKE ... ESCAPE is boolean;
+/// a non-text operand is 42883 with PostgreSQL's message.
+#[test]
+fn trim_and_like_escape_are_typed_as_postgresql() {
+    let q = query(
+        "SELECT trim(both 'x' from origin), trim(leading from origin), \
+         origin LIKE 'a#%' ESCAPE '#' FROM flights",
+    );
+    let names: Vec<&str> = q.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["btrim", "ltrim", "?column?"]);
+    let types: Vec<DataType> = q.columns.iter().map(|c| c.data_type).collect();
+    assert_eq!(types, [DataType::Text, DataType::Text, DataType::Bool]);
+    let q = query("SELECT max(trim(trailing origin, 'x')) FROM flights");
+    assert_eq!(q.columns[0].data_type, DataType::Text);
+    assert!(matches!(
+        err("SELECT trim(delay) FROM flights"),
+        Error::UndefinedFunction(m) if m == "function btrim(integer) does not exist"
+    ));
+    assert!(matches!(
+        err("SELECT origin LIKE 'a' ESCAPE 1 FROM flights"),
+        Error::UndefinedFunction(m) if m == "function like_escape(unknown, integer) does not exist"
+    ));
+}
+
+/// `x op ANY|ALL (ARRAY[...])` is boolean, its elements typed as PostgreSQL types the
+/// array (unknowns as text, 42P18 for none); an array value is not supported here.
+#[test]
+fn any_all_over_array_constructors() {
+    let q = query(
+        "SELECT delay = ANY(ARRAY[1, 2.5]), origin <> ALL(ARRAY['a', NULL]), \
+         delay > SOME(ARRAY[distance, 2]) FROM flights",
+    );
+    assert!(q.columns.iter().all(|c| c.data_type == DataType::Bool));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY['1']) FROM flights"),
+        Error::UndefinedFunction(m) if m == "operator does not exist: integer = text"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[]) FROM flights"),
+        Error::IndeterminateDatatype(_)
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[1, 'a'::text]) FROM flights"),
+        Error::DatatypeMismatch(m) if m == "ARRAY types integer and text cannot be matched"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(origin) FROM flights"),
+        Error::FeatureNotSupported(_)
+    ));
+}

@@ -128,6 +128,10 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("num_nonnulls", &[], F::NumNonNulls, 440),
     row("make_date", &[], F::MakeDate, 3846),
     row("make_time", &[], F::MakeTime, 3847),
+    row("btrim", &[], F::Btrim, 884),
+    row("ltrim", &[], F::Ltrim, 875),
+    row("rtrim", &[], F::Rtrim, 876),
+    row("like_escape", &[], F::LikeEscape, 1637),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

@@ -1,8 +1,9 @@
 //! Relational expressions bound by the expression binder ([`crate::sql::bind`]): it walks
-//! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN lists, CASE, LIKE and
-//! the SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, AT TIME ZONE, ...), and asks
+//! the operators (OR and AND among them), literals, keyword values, IS tests, BETWEEN, IN
+//! lists, ANY/ALL over ARRAY[...], CASE, LIKE (with ESCAPE), casts to plain types and the
+//! SQL-syntax functions (EXTRACT, SUBSTRING, POSITION, TRIM, AT TIME ZONE, ...), and asks
 //! this plan builder only for the leaves, which become the arguments of one
-//! [`RExpr::Template`].
+//! [`RExpr::Template`], and for the casts of leaves of a catalog type.
 
 use sqlparser::ast;
 
@@ -33,9 +34,19 @@ fn walked(e: &ast::Expr) -> bool {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
         E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // Over an ARRAY[...] constructor; over an array value (a column, a function, a
+        // parameter) or a subquery ANY/ALL is this builder's (`RExpr::AnyArray`,
+        // `RExpr::AnySub`).
+        E::AnyOp { right, .. } | E::AllOp { right, .. } => {
+            let mut inner = &**right;
+            while let E::Nested(x) = inner {
+                inner = x;
+            }
+            matches!(inner, E::Array(_))
+        }
         // Comparisons and AND are walked and kept as `RExpr::Cmp` and `RExpr::And` (see
-        // `RelBinder::walk`); row comparisons and `||` (arrays) are the relational
-        // builder's.
+        // `RelBinder::walk`); row comparisons are the relational builder's, and so is
+        // `||` of an array (see `Slots::concat`).
         E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
             let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
@@ -49,18 +60,17 @@ fn walked(e: &ast::Expr) -> bool {
                     | B::PGExp
                     | B::Or
                     | B::And
+                    | B::StringConcat
             ) || bit_operator(op).is_some()
                 || regex_operator(op).is_some()
                 || (cmp_op(op).is_some() && !row(left) && !row(right))
         }
-        // LIKE ... ESCAPE is the relational builder's (its like_escape()).
-        E::Like {
-            escape_char, any, ..
-        }
-        | E::ILike {
-            escape_char, any, ..
-        } => escape_char.is_none() && !any,
+        E::Like { any, .. } | E::ILike { any, .. } => !any,
         E::SimilarTo { escape_char, .. } => escape_char.is_none(),
+        E::Cast {
+            expr, data_type, ..
+        } => plain_type(&data_type.to_string()) && !chooser(expr),
+        E::TypedString(ts) => plain_type(&ts.data_type.to_string()),
         E::Ceil { field, .. } | E::Floor { field, .. } => matches!(
             field,
             ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
@@ -85,7 +95,40 @@ fn walked(e: &ast::Expr) -> bool {
         | E::Extract { .. }
         | E::AtTimeZone { .. }
         | E::Collate { .. }
+        | E::Trim { .. }
         | E::Interval(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether the type written `name` is one the expression binder casts to: a plain type
+/// it knows by that name (not a reg* type, an oid, an array, nor a catalog name the
+/// relational builder holds as another type, such as `name` or `xid`).
+fn plain_type(name: &str) -> bool {
+    matches!(
+        (rtype_of_name(name), crate::sql::types::type_from_name(name)),
+        (Ok(RType::Base(a)), Ok(b)) if a == b
+    )
+}
+
+/// Whether `e` chooses among values that may be of a catalog type (CASE, COALESCE,
+/// NULLIF, GREATEST, LEAST): the relational builder casts those itself, as its template
+/// keeps the chosen type (see [`RelBinder::chosen_template`]).
+fn chooser(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Nested(x) => chooser(x),
+        ast::Expr::Case { .. } => true,
+        ast::Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .is_some_and(|id| {
+                matches!(
+                    norm(id).as_str(),
+                    "coalesce" | "nullif" | "greatest" | "least"
+                )
+            }),
         _ => false,
     }
 }
@@ -116,6 +159,62 @@ impl ExprScope for Slots<'_, '_> {
         });
         std::mem::swap(params, &mut self.rel.params);
         bound.map(Some)
+    }
+
+    /// A leaf of a catalog type (a reg* value, an oid, an array, a record) is cast by
+    /// this builder: `'pg_class'::regclass::text` is the relation's name.
+    fn cast_leaf(
+        &mut self,
+        i: usize,
+        to: &str,
+        params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        let Some(arg) = self.args.get(i) else {
+            return Ok(None);
+        };
+        if matches!(self.rel.static_type(arg), RType::Base(_) | RType::Unknown) {
+            return Ok(None);
+        }
+        std::mem::swap(params, &mut self.rel.params);
+        let arg = std::mem::replace(&mut self.args[i], RExpr::Lit(Value::Null));
+        let cast = rtype_of_name(to).and_then(|t| self.rel.explicit_cast(arg, t, to));
+        std::mem::swap(params, &mut self.rel.params);
+        let cast = cast?;
+        let op = self.rel.operand(&cast, i);
+        self.args[i] = cast;
+        Ok(Some(op))
+    }
+
+    /// `l || r` where either side is a leaf of an array type: `RExpr::ArrayConcat` of the
+    /// two sides, a new leaf (the leaves the sides read are no longer evaluated apart).
+    fn concat(
+        &mut self,
+        l: &Operand,
+        r: &Operand,
+        _params: &mut Vec<Option<DataType>>,
+    ) -> Result<Option<Operand>> {
+        let array = |e: &Expr| match e {
+            Expr::Column(i) => {
+                (self.args.get(*i)).is_some_and(|a| self.rel.static_type(a).is_array())
+            }
+            _ => false,
+        };
+        if !array(&l.0) && !array(&r.0) {
+            return Ok(None);
+        }
+        let (lr, rr) = (
+            self.rel.part(&l.0, &self.args),
+            self.rel.part(&r.0, &self.args),
+        );
+        for (i, a) in self.args.iter_mut().enumerate() {
+            if expr_uses_column(&l.0, &|c| c == i) || expr_uses_column(&r.0, &|c| c == i) {
+                *a = RExpr::Lit(Value::Null);
+            }
+        }
+        let cat = RExpr::ArrayConcat(Box::new(lr), Box::new(rr));
+        let op = self.rel.operand(&cat, self.args.len());
+        self.args.push(cat);
+        Ok(Some(op))
     }
 }
 
@@ -242,9 +341,19 @@ impl RelBinder<'_> {
     /// itself (a leaf keeps its catalog type), anything else a template typed `ty`.
     fn walked_template(&self, expr: Expr, ty: Option<DataType>, mut args: Vec<RExpr>) -> RExpr {
         match expr {
-            Expr::Literal(v) if args.is_empty() => return RExpr::Lit(v),
+            // A literal the binder typed otherwise (`NULL::integer`, `'a'::text`) keeps
+            // its type in a template.
+            Expr::Literal(v)
+                if args.is_empty()
+                    && ty.is_none_or(|t| {
+                        self.static_type(&RExpr::Lit(v.clone())) == RType::Base(t)
+                    }) =>
+            {
+                return RExpr::Lit(v)
+            }
             Expr::Param(i) if args.is_empty() => return RExpr::Param(i),
-            Expr::Column(0) if args.len() == 1 => return args.pop().expect("one"),
+            // A leaf alone (the others, if any, read by nothing: see `Slots::concat`).
+            Expr::Column(i) if i < args.len() => return args.swap_remove(i),
             _ => {}
         }
         self.chosen_template(expr, ty, args)

@@ -1,0 +1,223 @@
+//! Special forms of the expression binder: casts, typed literals, INTERVAL, COLLATE, CASE,
+//! function calls and the SQL-syntax functions (EXTRACT, CEIL/FLOOR, AT TIME ZONE,
+//! SUBSTRING, TRIM, POSITION).
+
+use sqlparser::ast;
+
+use super::*;
+
+impl Binder<'_> {
+    /// `x::type`, `CAST(x AS type)`, `type 'literal'`, `INTERVAL '...'` and
+    /// `x COLLATE c`.
+    pub(super) fn cast_form(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => self.explicit_cast(expr, data_type, kind, scope),
+            E::TypedString(ts) => {
+                let to = type_from_name(&ts.data_type.to_string())?;
+                let b = self.value(&ts.value.value)?;
+                self.cast(b, to)
+            }
+            E::Interval(iv) => {
+                let b = self.expr(&iv.value, scope)?;
+                match (&b.expr, &iv.leading_field, &iv.last_field) {
+                    (Expr::Literal(Value::Text(s)), Some(f), None) if b.ty.is_none() => {
+                        let text = format!("{s} {}", f.to_string().to_lowercase());
+                        Ok(Bound::new(
+                            Expr::Literal(parse_value(&text, DataType::Interval)?),
+                            DataType::Interval,
+                        ))
+                    }
+                    (_, None, None) => self.cast(b, DataType::Interval),
+                    _ => Err(unsupported(
+                        "INTERVAL field qualifiers are not supported; write INTERVAL '1 hour'",
+                    )),
+                }
+            }
+            // The collation changes no comparison here (text compares by code point, as
+            // under "C"); the operand must be of a collatable type, as in PostgreSQL.
+            E::Collate { expr, .. } => {
+                let x = self.expr(expr, scope)?;
+                match x.ty {
+                    None => Ok(Bound::new(
+                        self.coerce(x, DataType::Text, "COLLATE")?,
+                        DataType::Text,
+                    )),
+                    Some(t) if t.is_text() => Ok(x),
+                    Some(t) => Err(Error::DatatypeMismatch(format!(
+                        "collations are not supported by type {}",
+                        t.name()
+                    ))),
+                }
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `expr::data_type`, `CAST(expr AS data_type)`: the written type's modifier applied
+    /// as PostgreSQL applies it in an explicit cast: `varchar(n)` and `char(n)` cut the
+    /// text to n characters (where an assignment refuses it), `numeric(p, s)` rounds to s
+    /// digits and checks p (22003). A plan builder's leaf of a type this binder does not
+    /// know (a reg* value) is cast by the builder ([`ExprScope::cast_leaf`]). Errors:
+    /// 42846 for a cast PostgreSQL has not, 42704 for an unknown type name.
+    pub(super) fn explicit_cast(
+        &mut self,
+        expr: &ast::Expr,
+        data_type: &ast::DataType,
+        kind: &ast::CastKind,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+            return Err(unsupported("TRY_CAST is not supported"));
+        }
+        let written = data_type.to_string();
+        let to = type_from_name(&written)?;
+        let b = self.expr(expr, scope)?;
+        if let Some(cast) = self.cast_leaf(&b, &written)? {
+            return Ok(cast);
+        }
+        if let DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) = to {
+            let text = self.cast(b, DataType::Text)?;
+            let cut = Expr::Func {
+                func: ScalarFunc::Substr,
+                args: vec![
+                    text.expr,
+                    Expr::Literal(Value::Int4(1)),
+                    Expr::Literal(Value::Int4(n as i32)),
+                ],
+            };
+            return Ok(Bound::new(
+                Expr::Cast {
+                    expr: Box::new(cut),
+                    to,
+                },
+                to,
+            ));
+        }
+        let cast = self.cast(b, to)?;
+        Ok(match numeric_typmod(&written)? {
+            // numeric(p, s): the type carries no modifier, so the cast applies it.
+            Some(tm) => Bound::new(
+                Expr::Func {
+                    func: ScalarFunc::NumericTypmod,
+                    args: vec![
+                        cast.expr,
+                        Expr::Literal(Value::Int4(i32::from(tm.precision))),
+                        Expr::Literal(Value::Int4(i32::from(tm.scale))),
+                    ],
+                },
+                DataType::Numeric,
+            ),
+            None => cast,
+        })
+    }
+
+    /// CASE, a function call, EXTRACT, CEIL/FLOOR and AT TIME ZONE.
+    pub(super) fn special_call(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                scope,
+            ),
+            E::Function(f) => self.function(f, scope),
+            E::Extract { field, expr, .. } => {
+                let x = self.expr(expr, scope)?;
+                let x = self.time_operand(x)?;
+                Ok(Bound::new(
+                    extract_expr(&field.to_string(), x),
+                    DataType::Numeric,
+                ))
+            }
+            E::Ceil { expr, field } | E::Floor { expr, field } => {
+                if !matches!(
+                    field,
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime)
+                ) {
+                    return Err(unsupported("CEIL/FLOOR with a field are not supported"));
+                }
+                let func = if matches!(e, E::Ceil { .. }) {
+                    ScalarFunc::Ceil
+                } else {
+                    ScalarFunc::Floor
+                };
+                let x = self.expr(expr, scope)?;
+                self.scalar(func, vec![x])
+            }
+            E::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let zone = self.expr(time_zone, scope)?;
+                let ts = self.expr(timestamp, scope)?;
+                self.scalar(ScalarFunc::Timezone, vec![zone, ts])
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// SUBSTRING(s FROM a FOR b), TRIM([where] [chars FROM] s) and POSITION(sub IN s): the
+    /// text functions they call (substr, btrim/ltrim/rtrim, strpos).
+    pub(super) fn text_syntax(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.expr(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(f, scope)?,
+                    None => Bound::new(Expr::Literal(Value::Int4(1)), DataType::Int4),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.expr(f, scope)?);
+                }
+                self.scalar(ScalarFunc::Substr, args)
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                let func = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => ScalarFunc::Ltrim,
+                    Some(ast::TrimWhereField::Trailing) => ScalarFunc::Rtrim,
+                    _ => ScalarFunc::Btrim,
+                };
+                // TRIM([where] [what FROM] s) and TRIM([where] [FROM] s, what): PostgreSQL
+                // calls btrim/ltrim/rtrim(s, what).
+                let mut args = vec![self.expr(expr, scope)?];
+                for w in trim_what
+                    .iter()
+                    .map(|w| &**w)
+                    .chain(trim_characters.iter().flatten())
+                {
+                    args.push(self.expr(w, scope)?);
+                }
+                self.scalar(func, args)
+            }
+            E::Position { expr, r#in } => {
+                let s = self.expr(r#in, scope)?;
+                let sub = self.expr(expr, scope)?;
+                self.scalar(ScalarFunc::Strpos, vec![s, sub])
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+}

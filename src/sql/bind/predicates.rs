@@ -1,0 +1,348 @@
+//! Predicates of the expression binder: IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN,
+//! IS [NOT] DISTINCT FROM, BETWEEN, SIMILAR TO, LIKE/ILIKE (with ESCAPE), IN lists and
+//! `op ANY|ALL (ARRAY[...])`, typed as PostgreSQL types them (unknown operands take the
+//! other side's type).
+
+use sqlparser::ast;
+
+use super::*;
+
+impl Binder<'_> {
+    /// `x IS [NOT] NULL`, `a IS [NOT] DISTINCT FROM b`: boolean, never NULL.
+    pub(super) fn is_null_or_distinct(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let b = self.expr(x, scope)?;
+                let b = if b.ty.is_none() {
+                    self.coerce(b, DataType::Text, "IS NULL")?
+                } else {
+                    b.expr
+                };
+                Ok(Bound::new(
+                    Expr::IsNull {
+                        expr: Box::new(b),
+                        negated: matches!(e, E::IsNotNull(_)),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.expr(a, scope)?;
+                let r = self.expr(b, scope)?;
+                let eq = self.binary(BinaryOp::NotEq, l.clone(), r.clone())?.expr;
+                let (le, re) = match eq {
+                    Expr::Binary {
+                        ref left,
+                        ref right,
+                        ..
+                    } => ((**left).clone(), (**right).clone()),
+                    _ => unreachable!("binary() of a comparison returns a comparison"),
+                };
+                let isnull = |x: &Expr, negated| Expr::IsNull {
+                    expr: Box::new(x.clone()),
+                    negated,
+                };
+                let distinct = Expr::Case {
+                    operand: None,
+                    branches: vec![
+                        (isnull(&le, false), isnull(&re, true)),
+                        (isnull(&re, false), Expr::Literal(Value::Bool(true))),
+                    ],
+                    otherwise: Some(Box::new(eq)),
+                };
+                let expr = if matches!(e, E::IsDistinctFrom(..)) {
+                    distinct
+                } else {
+                    Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(distinct),
+                    }
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `x IS [NOT] TRUE|FALSE|UNKNOWN` of a boolean: boolean, never NULL. Errors: 42804
+    /// for a non-boolean operand.
+    pub(super) fn is_truth(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::IsTrue(x)
+            | E::IsFalse(x)
+            | E::IsNotTrue(x)
+            | E::IsNotFalse(x)
+            | E::IsUnknown(x)
+            | E::IsNotUnknown(x) => {
+                let b = self.expr(x, scope)?;
+                let c = self.boolean(b, "IS")?;
+                let t = |v: bool| Expr::Literal(Value::Bool(v));
+                let expr = match e {
+                    E::IsTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(true))],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotTrue(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(c, t(false))],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(true),
+                        )],
+                        otherwise: Some(Box::new(t(false))),
+                    },
+                    E::IsNotFalse(_) => Expr::Case {
+                        operand: None,
+                        branches: vec![(
+                            Expr::Unary {
+                                op: UnaryOp::Not,
+                                expr: Box::new(c),
+                            },
+                            t(false),
+                        )],
+                        otherwise: Some(Box::new(t(true))),
+                    },
+                    E::IsUnknown(_) => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: false,
+                    },
+                    _ => Expr::IsNull {
+                        expr: Box::new(c),
+                        negated: true,
+                    },
+                };
+                Ok(Bound::new(expr, DataType::Bool))
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `x [NOT] BETWEEN [SYMMETRIC] a AND b` (the comparisons' typing) and
+    /// `x [NOT] SIMILAR TO pattern`.
+    pub(super) fn between_or_similar(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                if let Some(e) = crate::sql::parse::unmark_between_symmetric(e) {
+                    return self.expr(&e, scope);
+                }
+                let x = self.expr(expr, scope)?;
+                let lo = self.expr(low, scope)?;
+                let hi = self.expr(high, scope)?;
+                let a = self.binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let b = self.binary(BinaryOp::LtEq, x, hi)?;
+                let both = self.binary(BinaryOp::And, a, b)?;
+                Ok(if *negated {
+                    Bound::new(
+                        Expr::Unary {
+                            op: UnaryOp::Not,
+                            expr: Box::new(both.expr),
+                        },
+                        DataType::Bool,
+                    )
+                } else {
+                    both
+                })
+            }
+            E::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char: None,
+            } => {
+                let x = self.expr(expr, scope)?;
+                let p = self.expr(pattern, scope)?;
+                self.pattern_match(ScalarFunc::SimilarTo, "SIMILAR TO", *negated, x, p)
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `x [NOT] LIKE|ILIKE pattern [ESCAPE esc]` of text operands (42883 otherwise).
+    pub(super) fn like(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            }
+            | E::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+                ..
+            } => {
+                if *any {
+                    return Err(unsupported("LIKE ANY is not supported"));
+                }
+                let x = self.expr(expr, scope)?;
+                let mut p = self.expr(pattern, scope)?;
+                if let Some(esc) = escape_char {
+                    // The evaluator's LIKE escapes with a backslash, PostgreSQL's default.
+                    let esc = self.expr(esc, scope)?;
+                    p = self.scalar(ScalarFunc::LikeEscape, vec![p, esc])?;
+                }
+                let x = self.text_operand(x, "~~")?;
+                let p = self.text_operand(p, "~~")?;
+                Ok(Bound::new(
+                    Expr::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        negated: *negated,
+                        case_insensitive: matches!(e, E::ILike { .. }),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `x [NOT] IN (a, b, ...)`: the operand and the items unified to one type (42804
+    /// when none exists).
+    pub(super) fn in_list(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        match e {
+            E::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => {
+                let ast::InTarget::List(list) = target else {
+                    return Err(unsupported("IN (subquery) is not supported"));
+                };
+                let x = self.expr(expr, scope)?;
+                let items: Vec<Bound> = list
+                    .iter()
+                    .map(|i| self.expr(i, scope))
+                    .collect::<Result<_>>()?;
+                let mut ty = x.ty;
+                for i in &items {
+                    ty = self.unify(ty, i.ty, "IN")?;
+                }
+                let ty = match ty.unwrap_or(DataType::Text) {
+                    // character(n) compares without its trailing blanks, as do the
+                    // literals read as one.
+                    DataType::Bpchar(_) => DataType::Bpchar(None),
+                    t => t,
+                };
+                let x = bpchar_as_text(self.coerce(x, ty, "IN")?, Some(ty));
+                let list = items
+                    .into_iter()
+                    .map(|i| Ok(bpchar_as_text(self.coerce(i, ty, "IN")?, Some(ty))))
+                    .collect::<Result<_>>()?;
+                Ok(Bound::new(
+                    Expr::InList {
+                        expr: Box::new(x),
+                        list,
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                ))
+            }
+            other => Err(unsupported(format!("expression is not supported: {other}"))),
+        }
+    }
+
+    /// `x op ANY|ALL (ARRAY[a, b, ...])`: the elements unified to one type (text when all
+    /// are unknown), as PostgreSQL types the array, each compared with `x` by `op`, ANY
+    /// their OR and ALL their AND (SQL's NULL rules are those of ANY and ALL). Errors:
+    /// 42P18 for an empty array, 42804 for elements of no common type, 42883 for `x` and
+    /// elements of no common comparison, 0A000 for an array that is not a constructor
+    /// (a plan builder with arrays claims those as leaves) and for other operators.
+    pub(super) fn any_all(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
+        use ast::Expr as E;
+        let (left, compare_op, right, all) = match e {
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => (left, compare_op, right, false),
+            E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => (left, compare_op, right, true),
+            other => return Err(unsupported(format!("expression is not supported: {other}"))),
+        };
+        let quantifier = if all { "ALL" } else { "ANY" };
+        let mut inner = &**right;
+        while let E::Nested(x) = inner {
+            inner = x;
+        }
+        let array = match inner {
+            E::Array(a) => a,
+            E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
+            _ => {
+                return Err(unsupported(format!(
+                    "{quantifier} over an array value is not supported; write ARRAY[...]"
+                )))
+            }
+        };
+        let op = comparison_operator(compare_op)
+            .ok_or_else(|| unsupported(format!("{compare_op} {quantifier} is not supported")))?;
+        let x = self.expr(left, scope)?;
+        let elems: Vec<Bound> = (array.elem.iter())
+            .map(|i| self.expr(i, scope))
+            .collect::<Result<_>>()?;
+        if elems.is_empty() {
+            return Err(Error::IndeterminateDatatype(
+                "cannot determine type of empty array".into(),
+            )
+            .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
+        }
+        let mut ty = None;
+        for el in &elems {
+            ty = self.unify(ty, el.ty, "ARRAY")?;
+        }
+        let ty = ty.unwrap_or(DataType::Text);
+        let join = if all { BinaryOp::And } else { BinaryOp::Or };
+        let mut out: Option<Bound> = None;
+        for el in elems {
+            let el = Bound::new(self.coerce(el, ty, "ARRAY")?, ty);
+            let cmp = self.binary(op, x.clone(), el)?;
+            out = Some(match out {
+                None => cmp,
+                Some(acc) => self.binary(join, acc, cmp)?,
+            });
+        }
+        Ok(out.expect("a non-empty array"))
+    }
+}
+
+/// The comparison `op` is, if it is one.
+fn comparison_operator(op: &ast::BinaryOperator) -> Option<BinaryOp> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::Eq => BinaryOp::Eq,
+        B::NotEq => BinaryOp::NotEq,
+        B::Lt => BinaryOp::Lt,
+        B::LtEq => BinaryOp::LtEq,
+        B::Gt => BinaryOp::Gt,
+        B::GtEq => BinaryOp::GtEq,
+        _ => return None,
+    })
+}

@@ -1294,6 +1294,7 @@ fn current_setting(vals: &[Value], ctx: &EvalContext) -> Result<Value> {
 fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
     match func {
         ScalarFunc::NumericTypmod => numeric_typmod(vals),
+        ScalarFunc::TimeTypmod => time_typmod(vals),
         ScalarFunc::Abs => abs(&vals[0]),
         ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil => rounding(func, vals),
         ScalarFunc::Sqrt => sqrt(&vals[0]),
@@ -1329,6 +1330,45 @@ fn numeric_typmod(vals: &[Value]) -> Result<Value> {
     let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
     crate::types::conform(&mut v, Some(tm))?;
     Ok(v)
+}
+
+/// `time_typmod(v, p)`: a timestamp, timestamptz or time rounded half away from zero to
+/// `p` (0 to 5) fractional digits, as PostgreSQL's AdjustTimestampForTypmod and
+/// AdjustTimeForTypmod: timestamps on their microseconds since 2000-01-01 (so negative ones
+/// round away from zero too), infinities unchanged. Errors: 22008 when rounding leaves
+/// the timestamp range.
+fn time_typmod(vals: &[Value]) -> Result<Value> {
+    /// 2000-01-01 in Unix microseconds: PostgreSQL's timestamp epoch.
+    const PG_EPOCH_US: i64 = 946_684_800_000_000;
+    let p = vals[1].as_i64().unwrap_or(6).clamp(0, 6) as u32;
+    let scale = 10i64.pow(6 - p);
+    let round = |t: i64| -> Option<i64> {
+        let half = scale / 2;
+        Some(if t >= 0 {
+            t.checked_add(half)? / scale * scale
+        } else {
+            -(t.checked_neg()?.checked_add(half)? / scale * scale)
+        })
+    };
+    let out_of_range = || Error::DatetimeFieldOverflow("timestamp out of range".into());
+    Ok(match vals[0] {
+        Value::Timestamp(t) | Value::TimestampTz(t) if crate::time::is_infinite(t) => {
+            vals[0].clone()
+        }
+        Value::Timestamp(t) | Value::TimestampTz(t) => {
+            let r = t
+                .checked_sub(PG_EPOCH_US)
+                .and_then(round)
+                .and_then(|r| r.checked_add(PG_EPOCH_US))
+                .ok_or_else(out_of_range)?;
+            match vals[0] {
+                Value::Timestamp(_) => Value::Timestamp(r),
+                _ => Value::TimestampTz(r),
+            }
+        }
+        Value::Time(t) => Value::Time(round(t).ok_or_else(out_of_range)?),
+        ref v => return Err(type_error("time type modifier", v)),
+    })
 }
 
 /// `abs(x)`; 22003 for the most negative integer of its width.

@@ -28,6 +28,8 @@
 //! ```
 
 pub(crate) mod numeric;
+pub(crate) mod ordered;
+pub(crate) mod regr;
 
 use std::cmp::Ordering;
 

@@ -233,6 +233,48 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
     Ok(ty)
 }
 
+/// `value` (an expression already cast to the type written `written`) with the type's
+/// modifier applied, as an explicit cast applies it, and its type: `numeric(p, s)` rounds
+/// to `s` digits and checks `p` ([`numeric_typmod`]); `timestamp(p)`, `timestamptz(p)` and
+/// `time(p)` round to `p` fractional digits of a second (PostgreSQL keeps 6 at most, so
+/// `p` of 6 or more changes nothing). `None` for a type without such a modifier. Errors:
+/// those of [`numeric_typmod`]. Both binders' casts call this.
+pub(crate) fn typmod_applied(
+    written: &str,
+    value: super::plan::Expr,
+) -> Result<Option<(super::plan::Expr, DataType)>> {
+    use super::plan::{Expr, ScalarFunc};
+    use crate::types::Value;
+    if let Some(tm) = numeric_typmod(written)? {
+        let args = vec![
+            value,
+            Expr::Literal(Value::Int4(i32::from(tm.precision))),
+            Expr::Literal(Value::Int4(i32::from(tm.scale))),
+        ];
+        let func = ScalarFunc::NumericTypmod;
+        return Ok(Some((Expr::Func { func, args }, DataType::Numeric)));
+    }
+    let Some(open) = written.find('(') else {
+        return Ok(None);
+    };
+    let ty = type_from_name(written)?;
+    if !matches!(ty, DataType::Timestamp | DataType::TimestampTz | DataType::Time) {
+        return Ok(None);
+    }
+    let digits: String = written[open + 1..]
+        .chars()
+        .take_while(|c| *c != ')')
+        .collect();
+    match digits.trim().parse::<i32>() {
+        Ok(p) if p < 6 => {
+            let args = vec![value, Expr::Literal(Value::Int4(p))];
+            let func = ScalarFunc::TimeTypmod;
+            Ok(Some((Expr::Func { func, args }, ty)))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The type modifier of a column declared `numeric(p[, s])` (`decimal`, `dec`), checked as
 /// PostgreSQL checks it: 22023 for a precision outside 1..1000; 0A000 for a scale above
 /// 28, which tcq's numeric cannot hold. `None` for a plain `numeric` or another type.

@@ -382,11 +382,20 @@ impl Binder<'_> {
                 "aggregate function calls cannot be nested".into(),
             ));
         }
-        let functions::AggKernel::Partial(func) = def.kernel else {
-            return Err(unsupported(format!(
-                "{name}() keeps its values in order: finite queries over joins compute it, \
-                 continuous queries and queries over one stream or table do not"
-            )));
+        let func = match def.kernel {
+            functions::AggKernel::Partial(func) => func,
+            functions::AggKernel::Regr(_) | functions::AggKernel::OrderedSet(_) => {
+                return Err(unsupported(format!(
+                    "{name}() is computed by finite queries only; continuous queries do not \
+                     compute it"
+                )))
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "{name}() keeps its values in order: finite queries over joins compute it, \
+                     continuous queries and queries over one stream or table do not"
+                )))
+            }
         };
         if !self.agg_mode {
             return Err(Error::Grouping(format!(
@@ -527,6 +536,7 @@ impl Binder<'_> {
             | F::LikeEscape => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
+            | F::TimeTypmod
             | F::BitAnd
             | F::BitOr
             | F::BitXor

@@ -54,7 +54,13 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
     if f.over.is_some() {
         return Err(unsupported(format!("window function {name}(...) OVER is not supported; use a window clause after the stream")));
     }
-    if f.filter.is_some() || !f.within_group.is_empty() {
+    if !f.within_group.is_empty() {
+        return Err(unsupported(format!(
+            "{name}(...) WITHIN GROUP is computed by finite queries only; continuous queries \
+             do not compute ordered-set aggregates"
+        )));
+    }
+    if f.filter.is_some() {
         return Err(unsupported(format!(
             "FILTER and WITHIN GROUP are not supported ({name})"
         )));

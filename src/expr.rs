@@ -1216,7 +1216,6 @@ fn wide_math(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
             | ScalarFunc::Sqrt
             | ScalarFunc::Trunc
             | ScalarFunc::Sign
-            | ScalarFunc::Power
             | ScalarFunc::ToChar
     );
     if !math || vals.iter().any(Value::is_null) {

@@ -7,7 +7,7 @@
 //! Design decision: a wide value is printed, sent (text and binary), compared, ordered,
 //! grouped, cast (to text, floats, integers and numeric) and takes part in `+ - * / %`
 //! ([`arith`], in big integers) and abs/sign/round/trunc/floor/ceil/sqrt ([`function`])
-//! and exp/ln/log exactly as PostgreSQL does; other numeric functions (power, to_char)
+//! and exp/ln/log/power exactly as PostgreSQL does; other numeric functions (to_char)
 //! and the sums of aggregates refuse it with 0A000 naming the 28-digit limit, since they
 //! compute in [`Decimal`]. Any value that fits a [`Decimal`] is one ([`WideNumeric::value`]), so the
 //! wide form appears only where a [`Decimal`] cannot: number literals, quotients at

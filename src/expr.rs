@@ -439,6 +439,40 @@ fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
         .or_else(|_| Decimal::from_f64(f).ok_or_else(numeric_overflow))
 }
 
+/// A float cast to numeric as PostgreSQL casts it: its first 15 (real: 6) significant
+/// digits, read back as a numeric, wide when a Decimal cannot hold them (`1e300`,
+/// `1e-30`). Errors: 0A000 for infinities, which tcq's numeric does not hold.
+fn float_to_numeric(v: &Value) -> Result<Value> {
+    let (f, digits) = match v {
+        Value::Float4(f) => (f64::from(*f), 6),
+        _ => (v.as_f64().unwrap_or(f64::NAN), 15),
+    };
+    if !f.is_finite() {
+        return float_to_decimal(f, digits).map(Value::Numeric);
+    }
+    if let Ok(d) = float_to_decimal(f, digits) {
+        // Exact only when it kept every significant digit (no rounding past 28 places).
+        if d.is_zero() == (f == 0.0) && d.scale() < 28 {
+            return Ok(Value::Numeric(d));
+        }
+    }
+    // %.*g's digits without trailing zeros, read as an exact numeric.
+    let text = format!("{:.*e}", digits - 1, f);
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let mantissa = match mantissa.split_once('.') {
+        Some((i, frac)) => {
+            let frac = frac.trim_end_matches('0');
+            if frac.is_empty() {
+                i.to_string()
+            } else {
+                format!("{i}.{frac}")
+            }
+        }
+        None => mantissa.to_string(),
+    };
+    crate::types_wide::parse_wide(&format!("{mantissa}e{exp}")).ok_or_else(numeric_overflow)
+}
+
 fn int_value(k: Kind, v: i64) -> Result<Value> {
     Ok(match k {
         Kind::Int2 => Value::Int2(i16::try_from(v).map_err(|_| int_out_of_range(DataType::Int2))?),
@@ -479,6 +513,10 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
                 _ => unreachable!("arithmetic operator"),
             };
             int_value(k, v)
+        }
+        Kind::Numeric if crate::types_wide::is_nan(l) || crate::types_wide::is_nan(r) => {
+            // NaN absorbs every operation, division by zero included (PostgreSQL).
+            Ok(crate::types_wide::WideNumeric::nan())
         }
         Kind::Numeric => {
             // Past Decimal's 28 digits (an operand, or the result at PostgreSQL's scale),
@@ -997,6 +1035,16 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
             let i = round_half_even_i64(v.as_f64().expect("float"), to)?;
             cast_value(Value::Int8(i), to).map_err(|_| int_out_of_range(to))?
         }
+        (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) if w.is_nan() => {
+            return Err(Error::FeatureNotSupported(format!(
+                "cannot convert NaN to {}",
+                match to {
+                    T::Int2 => "smallint",
+                    T::Int4 => "integer",
+                    _ => "bigint",
+                }
+            )))
+        }
         (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) => {
             let i = i64::try_from(w.round_to_integer()).map_err(|_| int_out_of_range(to))?;
             cast_value(Value::Int8(i), to)?
@@ -1017,6 +1065,12 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
             Value::Float4(g)
         }
         (_, T::Float8) if kind(&v).is_some() => Value::Float8(v.as_f64().expect("numeric")),
+        (Value::Float4(_) | Value::Float8(_), T::Numeric)
+            if v.as_f64().is_some_and(f64::is_nan) =>
+        {
+            crate::types_wide::WideNumeric::nan()
+        }
+        (Value::Float4(_) | Value::Float8(_), T::Numeric) => float_to_numeric(&v)?,
         (_, T::Numeric) if kind(&v).is_some() => Value::Numeric(to_decimal(&v)?),
         (Value::Bool(b), T::Int4) => Value::Int4(*b as i32),
         (Value::Int4(i), T::Bool) => Value::Bool(*i != 0),

@@ -295,6 +295,17 @@ fn power(a: &Value, b: &Value) -> Result<Value> {
     use crate::types_wide::WideNumeric;
     let numeric = |v: &Value| matches!(v, Value::Numeric(_) | Value::WideNumeric(_));
     if numeric(a) || numeric(b) {
+        use crate::types_wide::is_nan;
+        if is_nan(a) || is_nan(b) {
+            // NaN ^ 0 and 1 ^ NaN are 1, as in PostgreSQL; NaN otherwise.
+            let is = |v: &Value, x: i64| {
+                !is_nan(v) && crate::expr::compare(v, &Value::Int8(x)).is_ok_and(|o| o.is_eq())
+            };
+            if is(b, 0) || is(a, 1) {
+                return Ok(Value::Numeric(Decimal::ONE));
+            }
+            return Ok(WideNumeric::nan());
+        }
         if let (Some(x), Some(y)) = (WideNumeric::exact_of(a), WideNumeric::exact_of(b)) {
             return crate::numeric_math::numeric_power(&x, &y);
         }

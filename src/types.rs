@@ -289,6 +289,10 @@ impl NumericTypmod {
     /// scale, then a Decimal when it fits one, else kept wide within the precision.
     fn apply_wide(&self, w: &crate::types_wide::WideNumeric) -> crate::Result<Value> {
         use crate::types_wide::{pow10, WideNumeric};
+        if w.is_nan() {
+            // NaN fits every precision, as in PostgreSQL.
+            return Ok(WideNumeric::nan());
+        }
         let s = u32::from(self.scale);
         let m = if w.scale > s {
             let k = pow10(w.scale - s);
@@ -720,13 +724,17 @@ fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
 pub(crate) fn parse_numeric(text: &str) -> crate::Result<Decimal> {
     let t = text.trim();
     let bad = || invalid_input("numeric", text);
+    let lower = t.to_ascii_lowercase();
+    if matches!(
+        lower.trim_start_matches(['+', '-']),
+        "inf" | "infinity"
+    ) {
+        return Err(crate::Error::FeatureNotSupported(format!(
+            "numeric value \"{t}\" is not supported (tcq's numeric holds NaN but no infinity)"
+        )));
+    }
     if t.is_empty() || !t.bytes().any(|c| c.is_ascii_digit()) {
         return Err(bad());
-    }
-    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
-        return Err(crate::Error::FeatureNotSupported(format!(
-            "numeric value \"{t}\" is not supported (tcq's numeric is finite)"
-        )));
     }
     if t.contains(['e', 'E']) {
         // Written out in positional notation, so that a value with more digits than tcq
@@ -842,6 +850,9 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
         DataType::Int8 => Value::Int8(parse_int(text, ty)?),
         DataType::Float4 => Value::Float4(parse_float(text, ty)? as f32),
         DataType::Float8 => Value::Float8(parse_float(text, ty)?),
+        DataType::Numeric if text.trim().eq_ignore_ascii_case("nan") => {
+            crate::types_wide::WideNumeric::nan()
+        }
         DataType::Numeric => Value::Numeric(parse_numeric(text)?),
         _ if ty.is_text() && text.contains('\0') => {
             return Err(crate::Error::CharacterNotInRepertoire(

@@ -39,6 +39,10 @@ pub const SETUP: &[&str] = &[
     "INSERT INTO tc VALUES (1, 'a', 'a', 'a'), (2, 'a  ', 'a  ', 'a  '), (3, 'xy', 'xy', 'xy'), \
      (4, 'xy ', 'xy ', 'xy '), (5, '', '', ''), (6, ' ', ' ', ' '), (7, NULL, NULL, NULL), \
      (8, 'abc', 'abc ', 'abc')",
+    // Numeric NaN beside numbers, wide ones and NULL.
+    "CREATE TABLE tn (id integer, n numeric, f double precision)",
+    "INSERT INTO tn VALUES (1, 'NaN', 'NaN'), (2, 1.5, 1.5), (3, NULL, NULL), (4, 'nan', -2), \
+     (5, -3, 0), (6, 1e40, 1e300)",
     // Infinite timestamps and dates beside finite ones.
     "CREATE TABLE tinf (id integer, ts timestamp, tz timestamptz, dt date)",
     "INSERT INTO tinf VALUES (1, 'infinity', 'infinity', 'infinity'), \
@@ -883,6 +887,25 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT 10.0 ^ 131072",
         "SELECT 0.5 ^ 1e10",
         "SELECT 'NaN'::numeric + 1",
+        "SELECT 1e300::float8::numeric, 1e-30::float8::numeric, 1.5e-7::float8::numeric, 123456789012345678::float8::numeric, 0.1::float4::numeric, 1e-45::float4::numeric, 3.4e38::float4::numeric, (-0.0)::float8::numeric, 1e-310::float8::numeric, 1e28::float8::numeric",
+        "SELECT 'nan'::numeric, ' NaN '::numeric, 'NAN'::numeric * 0, 'NaN'::numeric / 0, 1 / 'NaN'::numeric, 'NaN'::numeric % 0, -'NaN'::numeric, pg_typeof('NaN'::numeric)",
+        "SELECT 'NaN'::numeric = 'NaN'::numeric, 'NaN'::numeric > 1e300, 'NaN'::numeric < 1, 'NaN'::numeric <> 'NaN'::numeric, 'NaN'::numeric >= 'NaN'::numeric",
+        "SELECT 'NaN'::numeric::float8, 'NaN'::float8::numeric, 'NaN'::numeric::real, 'NaN'::numeric::text, 'NaN'::numeric(5,2), 'NaN'::numeric::float8 = 'NaN'::float8",
+        "SELECT 'NaN'::numeric::int",
+        "SELECT 'NaN'::numeric::bigint",
+        "SELECT abs('NaN'::numeric), round('NaN'::numeric, 2), sqrt('NaN'::numeric), sign('NaN'::numeric), floor('NaN'::numeric), trunc('NaN'::numeric)",
+        "SELECT 'NaN'::numeric ^ 0, 1.0 ^ 'NaN'::numeric, 'NaN'::numeric ^ 2, 2 ^ 'NaN'::numeric",
+        "SELECT 'NaN'::numeric IN (1, 'NaN'), greatest(1, 'NaN'::numeric), least(1, 'NaN'::numeric), coalesce(NULL, 'NaN'::numeric)",
+        "SELECT id, n, n + 1, n * 2, n < 'NaN', n = 'NaN', n::float8, f::numeric, round(n, 1), n / 2 FROM tn ORDER BY id",
+        "SELECT id, n FROM tn ORDER BY n, id",
+        "SELECT id, n FROM tn ORDER BY n DESC NULLS LAST, id",
+        "SELECT n, count(*) FROM tn GROUP BY n ORDER BY n",
+        "SELECT DISTINCT n FROM tn ORDER BY n",
+        "SELECT sum(n), avg(n), max(n), min(n), count(n), var_pop(n), stddev(n), sum(f::numeric) FROM tn",
+        "SELECT sum(n), max(n), var_samp(n), var_pop(n), stddev_samp(n), avg(n) FROM tn WHERE id = 1",
+        "SELECT id % 2 AS odd, sum(n), avg(n), max(n) FROM tn WHERE id < 6 GROUP BY odd ORDER BY odd",
+        "SELECT id, n::int FROM tn ORDER BY id",
+        "SELECT a.id, b.id FROM tn a JOIN tn b ON a.n = b.n ORDER BY a.id, b.id",
         "SELECT 'a' + 'b'",
         "SELECT generate_series(1, 3), generate_series('2001-01-01'::timestamp, '2001-01-03', '1 day')",
         "SELECT * FROM generate_series(5, 1, -2)",

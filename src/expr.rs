@@ -1381,7 +1381,7 @@ fn numeric_typmod(vals: &[Value]) -> Result<Value> {
         scale: s as u16,
     };
     let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
-    crate::types::conform(&mut v, Some(tm))?;
+    crate::types::conform(&mut v, Some(crate::types::Typmod::Numeric(tm)))?;
     Ok(v)
 }
 
@@ -1390,7 +1390,7 @@ fn numeric_typmod(vals: &[Value]) -> Result<Value> {
 /// AdjustTimeForTypmod: timestamps on their microseconds since 2000-01-01 (so negative ones
 /// round away from zero too), infinities unchanged. Errors: 22008 when rounding leaves
 /// the timestamp range.
-fn time_typmod(vals: &[Value]) -> Result<Value> {
+pub(crate) fn time_typmod(vals: &[Value]) -> Result<Value> {
     /// 2000-01-01 in Unix microseconds: PostgreSQL's timestamp epoch.
     const PG_EPOCH_US: i64 = 946_684_800_000_000;
     let p = vals[1].as_i64().unwrap_or(6).clamp(0, 6) as u32;

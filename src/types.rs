@@ -238,9 +238,40 @@ pub struct Column {
     /// The PostgreSQL type clients see when it is none of [`DataType`]'s (only catalog
     /// queries produce these).
     pub(crate) catalog_type: Option<CatalogType>,
-    /// `numeric(precision, scale)` of a stream's or table's numeric column: the values it
-    /// stores are rounded to the scale and must fit the precision.
-    pub(crate) typmod: Option<NumericTypmod>,
+    /// The type modifier of a stream's or table's column: `numeric(precision, scale)`
+    /// (values rounded to the scale, checked against the precision) or `timestamp(p)`,
+    /// `timestamptz(p)`, `time(p)` (values rounded to p fractional digits).
+    pub(crate) typmod: Option<Typmod>,
+}
+
+/// A column's PostgreSQL type modifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Typmod {
+    /// `numeric(precision, scale)`.
+    Numeric(NumericTypmod),
+    /// `timestamp(p)`, `timestamptz(p)`, `time(p)`: p fractional digits, 0 to 6.
+    Time(u8),
+}
+
+impl Typmod {
+    /// The column type's name with its modifier, as PostgreSQL prints it and as tcq's
+    /// DDL reads it back: `numeric(5,2)`, `timestamp(0) without time zone`, `time(3)`.
+    pub(crate) fn type_name(&self, t: DataType) -> String {
+        match (self, t) {
+            (Typmod::Numeric(tm), _) => tm.type_name(),
+            (Typmod::Time(p), DataType::Timestamp) => format!("timestamp({p}) without time zone"),
+            (Typmod::Time(p), DataType::TimestampTz) => format!("timestamp({p}) with time zone"),
+            (Typmod::Time(p), _) => format!("time({p}) without time zone"),
+        }
+    }
+
+    /// `pg_attribute.atttypmod`: `((p << 16) | s) + 4` for numeric, p for times.
+    pub(crate) fn atttypmod(&self) -> i64 {
+        match self {
+            Typmod::Numeric(tm) => ((i64::from(tm.precision) << 16) | i64::from(tm.scale)) + 4,
+            Typmod::Time(p) => i64::from(*p),
+        }
+    }
 }
 
 /// PostgreSQL's type modifier of a `numeric(precision, scale)` column.
@@ -325,11 +356,16 @@ impl NumericTypmod {
 }
 
 /// A value as a column with type modifier `typmod` stores it (see
-/// [`NumericTypmod::apply`]); other values are unchanged.
-pub(crate) fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
+/// [`NumericTypmod::apply`]; times rounded to the column's digits); other values are
+/// unchanged.
+pub(crate) fn conform(v: &mut Value, typmod: Option<Typmod>) -> crate::Result<()> {
     match (typmod, &*v) {
-        (Some(tm), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
-        (Some(tm), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        (Some(Typmod::Numeric(tm)), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
+        (Some(Typmod::Numeric(tm)), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        (
+            Some(Typmod::Time(p)),
+            Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_),
+        ) => *v = crate::expr::time_typmod(&[v.clone(), Value::Int4(i32::from(p))])?,
         _ => {}
     }
     Ok(())

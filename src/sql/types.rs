@@ -254,6 +254,20 @@ pub(crate) fn typmod_applied(
         let func = ScalarFunc::NumericTypmod;
         return Ok(Some((Expr::Func { func, args }, DataType::Numeric)));
     }
+    match time_precision(written)? {
+        Some((p, ty)) => {
+            let args = vec![value, Expr::Literal(Value::Int4(i32::from(p)))];
+            let func = ScalarFunc::TimeTypmod;
+            Ok(Some((Expr::Func { func, args }, ty)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The fractional digits of `timestamp(p)`, `timestamptz(p)` or `time(p)` as written,
+/// with the type; PostgreSQL keeps 6 at most (more is 6, with its warning), where
+/// rounding changes nothing. `None` without digits. Errors: those of [`type_from_name`].
+fn time_precision(written: &str) -> Result<Option<(u8, DataType)>> {
     let Some(open) = written.find('(') else {
         return Ok(None);
     };
@@ -265,14 +279,17 @@ pub(crate) fn typmod_applied(
         .chars()
         .take_while(|c| *c != ')')
         .collect();
-    match digits.trim().parse::<i32>() {
-        Ok(p) if p < 6 => {
-            let args = vec![value, Expr::Literal(Value::Int4(p))];
-            let func = ScalarFunc::TimeTypmod;
-            Ok(Some((Expr::Func { func, args }, ty)))
-        }
-        _ => Ok(None),
+    Ok(digits.trim().parse::<u32>().ok().map(|p| (p.min(6) as u8, ty)))
+}
+
+/// The type modifier of a column declared as `written`: `numeric(p, s)` or a time type's
+/// fractional digits. Errors: those of [`numeric_typmod`] and [`type_from_name`].
+pub(crate) fn column_typmod(written: &str) -> Result<Option<crate::types::Typmod>> {
+    use crate::types::Typmod;
+    if let Some(tm) = numeric_typmod(written)? {
+        return Ok(Some(Typmod::Numeric(tm)));
     }
+    Ok(time_precision(written)?.map(|(p, _)| Typmod::Time(p)))
 }
 
 /// The type modifier of a column declared `numeric(p[, s])` (`decimal`, `dec`), checked as

@@ -2,7 +2,8 @@
 //! zero to the scale, shown with that scale, and 22003 "numeric field overflow" (with
 //! PostgreSQL's DETAIL) for a value with more digits before the point than the precision
 //! leaves; through INSERT, UPDATE and COPY (the per-row and the two-thread paths), into
-//! tables and streams; the catalog shows the modifier.
+//! tables and streams; the catalog shows the modifier. `timestamp(p)`, `timestamptz(p)` and
+//! `time(p)` columns likewise store their values rounded to p fractional digits.
 
 use crate::common;
 
@@ -256,5 +257,49 @@ async fn numeric_nan_is_stored_sent_and_aggregated_as_postgresql() {
     assert_eq!(
         common::rows(&c, "FETCH 2 FROM cur").await,
         common::table(&[&["NaN", "NaN", "2"], &["2", "2", "1"]])
+    );
+}
+
+/// A stream's `timestamp(0)` TIMESTAMPCOLUMN and `timestamptz(1)` column store their
+/// values rounded half away from zero, through INSERT and COPY alike, so the window a
+/// tuple falls in is the rounded time's (PostgreSQL's AdjustTimestampForTypmod).
+#[tokio::test]
+async fn stream_time_columns_round_to_their_digits() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(&c, "SET TimeZone = 'UTC'").await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp(0) TIMESTAMPCOLUMN, v timestamptz(1))",
+    )
+    .await;
+    common::exec(
+        &c,
+        "BEGIN; DECLARE cur CURSOR FOR SELECT ts, v, wtime(*) FROM s \
+         [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
+    )
+    .await;
+    let writer = common::connect(port).await;
+    common::exec(
+        &writer,
+        "INSERT INTO s VALUES ('2001-01-01 00:00:09.5', '2001-01-01 10:00:00.06+00')",
+    )
+    .await;
+    copy_in(
+        &writer,
+        "COPY s FROM STDIN (FORMAT csv)",
+        b"2001-01-01 00:00:19.4,1960-06-01 00:00:00.25+00\n2001-01-01 00:00:40,2001-01-01 00:00:00+00\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        common::rows(&c, "FETCH 2 FROM cur").await,
+        common::table(&[
+            // 9.5 s rounds to 10 s: the tuple belongs to [10, 20).
+            &["2001-01-01 00:00:10", "2001-01-01 10:00:00.1+00", "2001-01-01 00:00:20"],
+            // Before 2000 the rounding is away from zero on the time before 2000-01-01:
+            // .25 s past a second there is .75 s before the next, which rounds to .8.
+            &["2001-01-01 00:00:19", "1960-06-01 00:00:00.2+00", "2001-01-01 00:00:20"],
+        ])
     );
 }

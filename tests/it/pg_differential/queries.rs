@@ -43,6 +43,12 @@ pub const SETUP: &[&str] = &[
     "CREATE TABLE tn (id integer, n numeric, f double precision)",
     "INSERT INTO tn VALUES (1, 'NaN', 'NaN'), (2, 1.5, 1.5), (3, NULL, NULL), (4, 'nan', -2), \
      (5, -3, 0), (6, 1e40, 1e300)",
+    // Columns with fractional-second digits: values are stored rounded (INSERT, COPY, UPDATE).
+    "CREATE TABLE tp (id integer, a timestamp(0), b timestamptz(2), c time(1), d timestamp(6), e timestamp(3) without time zone)",
+    "INSERT INTO tp VALUES (1, '2001-01-01 10:00:00.5', '2001-01-01 10:00:00.555+00', '23:59:59.96', '2001-01-01 10:00:00.123456', '1999-12-31 23:59:59.9995'), \
+     (2, '1960-06-01 00:00:00.5', '1960-06-01 00:00:00.125+00', '12:00:00.05', '2001-01-01 00:00:00.1', '2001-01-01 00:00:00.0005'), \
+     (3, 'infinity', '-infinity', NULL, NULL, '2000-01-01 00:00:00.0015')",
+    "UPDATE tp SET e = '2010-01-01 00:00:00.9999' WHERE id = 2",
     // Infinite timestamps and dates beside finite ones.
     "CREATE TABLE tinf (id integer, ts timestamp, tz timestamptz, dt date)",
     "INSERT INTO tinf VALUES (1, 'infinity', 'infinity', 'infinity'), \
@@ -826,6 +832,9 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT '1999-12-31 23:59:59.5'::timestamp(0), '1960-06-01 10:00:00.45'::timestamp(1), '1960-06-01 10:00:00.55'::timestamptz(1), 'infinity'::timestamp(2), '-infinity'::timestamptz(0), '2001-01-01 10:00:00.5'::timestamp(6), CAST('0001-01-01 00:00:00.5 BC' AS timestamp(0))",
         "SELECT '23:59:59.5'::time(0), '12:00:00.123456'::time(3), '12:00:00.5'::time(0), pg_typeof('1999-01-01'::timestamp(3) with time zone), pg_typeof('1:00'::time(2))",
         "SELECT id, tm::time(0), tm::time(1), tm::time(5) FROM td ORDER BY id",
+        "SELECT id, a, b, c, d, e, pg_typeof(a), pg_typeof(c) FROM tp ORDER BY id",
+        "SELECT attname, atttypmod, format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'tp'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT id, a + interval '0.7 seconds', e - a, a::timestamp(0) = a FROM tp ORDER BY id",
         "SELECT 1e-308::float8 * 1e-100",
         "SELECT id, d * 1e-300 * 1e-300 FROM ta ORDER BY id",
         "SELECT id, t LIKE 'a\\_%', t LIKE 'a#%' ESCAPE '#', t NOT ILIKE 'A%', t LIKE '%' || v || '%' FROM ta ORDER BY id",

@@ -264,7 +264,10 @@ fn at_scale((m, s): &Exact, to: u32) -> Exact {
 
 /// `a * b` at `rscale` places, as PostgreSQL's mul_var rounds it.
 fn mul_at(a: &Exact, b: &Exact, rscale: i64) -> Exact {
-    at_scale(&(&a.0 * &b.0, a.1 + b.1), rscale.clamp(0, 4 * MAX_DISPLAY_SCALE) as u32)
+    at_scale(
+        &(&a.0 * &b.0, a.1 + b.1),
+        rscale.clamp(0, 4 * MAX_DISPLAY_SCALE) as u32,
+    )
 }
 
 /// `1 / x` at `rscale` places, rounded half away from zero (div_var). Errors: 22012.
@@ -310,11 +313,13 @@ pub(crate) fn numeric_power(base: &Exact, exp: &Exact) -> Result<Value> {
     if b_sign == Sign::NoSign {
         return Ok(WideNumeric::value(BigInt::ZERO, MIN_SIG_DIGITS as u32));
     }
-    let ln_val = log10_abs(base) * std::f64::consts::LN_10 * WideNumeric {
-        mantissa: exp.0.clone(),
-        scale: exp.1,
-    }
-    .to_f64();
+    let ln_val = log10_abs(base)
+        * std::f64::consts::LN_10
+        * WideNumeric {
+            mantissa: exp.0.clone(),
+            scale: exp.1,
+        }
+        .to_f64();
     if ln_val.abs() > MAX_RESULT_SCALE * 3.01 {
         if ln_val > 0.0 {
             return Err(numeric_overflow());
@@ -368,7 +373,9 @@ fn power_int(base: &Exact, k: i64, rscale: u32) -> Result<Exact> {
         mask >>= 1;
         mask > 0
     } {
-        let local = (sig - 2 * nweight(&prod) * 4).min(2 * i64::from(prod.1)).max(0);
+        let local = (sig - 2 * nweight(&prod) * 4)
+            .min(2 * i64::from(prod.1))
+            .max(0);
         prod = mul_at(&prod, &prod, local);
         if mask & 1 == 1 {
             let local = (sig - (nweight(&prod) + nweight(&result)) * 4)
@@ -415,15 +422,36 @@ mod tests {
             text(numeric_power(&x("1.5"), &x("100"))),
             "406561177535215237.3972797075670417"
         );
-        assert_eq!(text(numeric_power(&x("1.1"), &(BigInt::from(-300), 0))), "0.0000000000003821");
-        assert_eq!(text(numeric_power(&x("2.0"), &x("0.5"))), "1.4142135623730950");
-        assert_eq!(text(numeric_power(&x("10.0"), &x("30.5"))), "3162277660168379331998893544432.7");
-        assert_eq!(text(numeric_power(&x("1.000001"), &x("1000000"))), "2.7182804693193769");
-        assert_eq!(text(numeric_power(&x("0.5"), &x("100"))), "0.0000000000000000");
+        assert_eq!(
+            text(numeric_power(&x("1.1"), &(BigInt::from(-300), 0))),
+            "0.0000000000003821"
+        );
+        assert_eq!(
+            text(numeric_power(&x("2.0"), &x("0.5"))),
+            "1.4142135623730950"
+        );
+        assert_eq!(
+            text(numeric_power(&x("10.0"), &x("30.5"))),
+            "3162277660168379331998893544432.7"
+        );
+        assert_eq!(
+            text(numeric_power(&x("1.000001"), &x("1000000"))),
+            "2.7182804693193769"
+        );
+        assert_eq!(
+            text(numeric_power(&x("0.5"), &x("100"))),
+            "0.0000000000000000"
+        );
         let e = numeric_power(&x("10.0"), &x("131072")).unwrap_err();
-        assert!(matches!(e.kind(), Error::NumericValueOutOfRange(_)), "{e:?}");
+        assert!(
+            matches!(e.kind(), Error::NumericValueOutOfRange(_)),
+            "{e:?}"
+        );
         let e = numeric_power(&x("0.0"), &(BigInt::from(-1), 0)).unwrap_err();
-        assert!(matches!(e.kind(), Error::InvalidArgumentForPowerFunction(_)), "{e:?}");
+        assert!(
+            matches!(e.kind(), Error::InvalidArgumentForPowerFunction(_)),
+            "{e:?}"
+        );
     }
 
     /// PostgreSQL 15's digits for the same arguments.

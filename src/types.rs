@@ -362,10 +362,9 @@ pub(crate) fn conform(v: &mut Value, typmod: Option<Typmod>) -> crate::Result<()
     match (typmod, &*v) {
         (Some(Typmod::Numeric(tm)), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
         (Some(Typmod::Numeric(tm)), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
-        (
-            Some(Typmod::Time(p)),
-            Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_),
-        ) => *v = crate::expr::time_typmod(&[v.clone(), Value::Int4(i32::from(p))])?,
+        (Some(Typmod::Time(p)), Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_)) => {
+            *v = crate::expr::time_typmod(&[v.clone(), Value::Int4(i32::from(p))])?
+        }
         _ => {}
     }
     Ok(())
@@ -761,10 +760,7 @@ pub(crate) fn parse_numeric(text: &str) -> crate::Result<Decimal> {
     let t = text.trim();
     let bad = || invalid_input("numeric", text);
     let lower = t.to_ascii_lowercase();
-    if matches!(
-        lower.trim_start_matches(['+', '-']),
-        "inf" | "infinity"
-    ) {
+    if matches!(lower.trim_start_matches(['+', '-']), "inf" | "infinity") {
         return Err(crate::Error::FeatureNotSupported(format!(
             "numeric value \"{t}\" is not supported (tcq's numeric holds NaN but no infinity)"
         )));

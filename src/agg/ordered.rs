@@ -89,8 +89,7 @@ fn mode(sorted: &[&Value]) -> Value {
     let mut i = 0;
     while i < sorted.len() {
         let mut j = i + 1;
-        while j < sorted.len() && crate::expr::cmp_values(sorted[i], sorted[j]) == Ordering::Equal
-        {
+        while j < sorted.len() && crate::expr::cmp_values(sorted[i], sorted[j]) == Ordering::Equal {
             j += 1;
         }
         if j - i > best_n {
@@ -121,7 +120,10 @@ mod tests {
         let zero = aggregate(OrderedSetFunc::PercentileDisc, &rows(0.0, &xs)).unwrap();
         assert_eq!(zero, Value::Float8(1.0));
         let e = aggregate(OrderedSetFunc::PercentileCont, &rows(1.5, &xs)).unwrap_err();
-        assert!(matches!(e.kind(), Error::NumericValueOutOfRange(_)), "{e:?}");
+        assert!(
+            matches!(e.kind(), Error::NumericValueOutOfRange(_)),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -189,7 +189,10 @@ mod tests {
         assert_eq!(of(&[], RegrFunc::Count), Value::Int8(0));
         assert_eq!(of(&[(1.0, 1.0)], RegrFunc::CovarSamp), Value::Null);
         assert_eq!(of(&[(1.0, 2.0), (3.0, 2.0)], RegrFunc::Slope), Value::Null);
-        assert_eq!(of(&[(1.0, 1.0), (1.0, 2.0)], RegrFunc::R2), Value::Float8(1.0));
+        assert_eq!(
+            of(&[(1.0, 1.0), (1.0, 2.0)], RegrFunc::R2),
+            Value::Float8(1.0)
+        );
     }
 
     #[test]
@@ -197,6 +200,9 @@ mod tests {
         let mut acc = Regr::default();
         acc.update(1e308, 1.0).unwrap();
         let e = acc.update(1e308, 2.0).unwrap_err();
-        assert!(matches!(e.kind(), Error::NumericValueOutOfRange(_)), "{e:?}");
+        assert!(
+            matches!(e.kind(), Error::NumericValueOutOfRange(_)),
+            "{e:?}"
+        );
     }
 }

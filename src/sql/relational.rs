@@ -2145,10 +2145,12 @@ impl RelBinder<'_> {
             ));
         }
         let cast = self.cast(inner, to);
-        Ok(match super::types::typmod_applied(written, Expr::Column(0))? {
-            Some((expr, ty)) => self.typed_template(expr, ty, vec![cast]),
-            None => cast,
-        })
+        Ok(
+            match super::types::typmod_applied(written, Expr::Column(0))? {
+                Some((expr, ty)) => self.typed_template(expr, ty, vec![cast]),
+                None => cast,
+            },
+        )
     }
 
     fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {

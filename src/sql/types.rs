@@ -272,14 +272,21 @@ fn time_precision(written: &str) -> Result<Option<(u8, DataType)>> {
         return Ok(None);
     };
     let ty = type_from_name(written)?;
-    if !matches!(ty, DataType::Timestamp | DataType::TimestampTz | DataType::Time) {
+    if !matches!(
+        ty,
+        DataType::Timestamp | DataType::TimestampTz | DataType::Time
+    ) {
         return Ok(None);
     }
     let digits: String = written[open + 1..]
         .chars()
         .take_while(|c| *c != ')')
         .collect();
-    Ok(digits.trim().parse::<u32>().ok().map(|p| (p.min(6) as u8, ty)))
+    Ok(digits
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .map(|p| (p.min(6) as u8, ty)))
 }
 
 /// The type modifier of a column declared as `written`: `numeric(p, s)` or a time type's

@@ -219,12 +219,18 @@ async fn numeric_nan_is_stored_sent_and_aggregated_as_postgresql() {
     let c = common::connect(port).await;
     common::exec(&c, "CREATE TABLE t (id int, n numeric, m numeric(4,1))").await;
     common::exec(&c, "INSERT INTO t VALUES (1, 'NaN', 'nan'), (2, 2.5, 2.5)").await;
-    copy_in(&c, "COPY t FROM STDIN", b"3\tNAN\t1\n").await.unwrap();
+    copy_in(&c, "COPY t FROM STDIN", b"3\tNAN\t1\n")
+        .await
+        .unwrap();
     c.execute("INSERT INTO t VALUES (4, $1, $1)", &[&NumericNaN])
         .await
         .unwrap();
     assert_eq!(
-        common::rows(&c, "SELECT id, n, m, n = 'NaN', n > 1e300 FROM t ORDER BY id").await,
+        common::rows(
+            &c,
+            "SELECT id, n, m, n = 'NaN', n > 1e300 FROM t ORDER BY id"
+        )
+        .await,
         common::table(&[
             &["1", "NaN", "NaN", "t", "t"],
             &["2", "2.5", "2.5", "f", "f"],
@@ -241,7 +247,11 @@ async fn numeric_nan_is_stored_sent_and_aggregated_as_postgresql() {
         .await
         .unwrap();
     assert_eq!(row.get::<_, NumericBytes>(0).0, [0, 0, 0, 0, 0xC0, 0, 0, 0]);
-    common::exec(&c, "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v numeric)").await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v numeric)",
+    )
+    .await;
     common::exec(
         &c,
         "BEGIN; DECLARE cur CURSOR FOR SELECT sum(v), max(v), count(*) FROM s \
@@ -296,10 +306,18 @@ async fn stream_time_columns_round_to_their_digits() {
         common::rows(&c, "FETCH 2 FROM cur").await,
         common::table(&[
             // 9.5 s rounds to 10 s: the tuple belongs to [10, 20).
-            &["2001-01-01 00:00:10", "2001-01-01 10:00:00.1+00", "2001-01-01 00:00:20"],
+            &[
+                "2001-01-01 00:00:10",
+                "2001-01-01 10:00:00.1+00",
+                "2001-01-01 00:00:20"
+            ],
             // Before 2000 the rounding is away from zero on the time before 2000-01-01:
             // .25 s past a second there is .75 s before the next, which rounds to .8.
-            &["2001-01-01 00:00:19", "1960-06-01 00:00:00.2+00", "2001-01-01 00:00:20"],
+            &[
+                "2001-01-01 00:00:19",
+                "1960-06-01 00:00:00.2+00",
+                "2001-01-01 00:00:20"
+            ],
         ])
     );
 }

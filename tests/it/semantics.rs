@@ -639,7 +639,10 @@ async fn statistics_and_ordered_set_aggregates_are_finite_only() {
         ("corr(v, v)", "corr()"),
         ("regr_slope(v, v)", "regr_slope()"),
         ("covar_samp(v, v)", "covar_samp()"),
-        ("percentile_cont(0.5) WITHIN GROUP (ORDER BY v)", "percentile_cont(...)"),
+        (
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY v)",
+            "percentile_cont(...)",
+        ),
         ("mode() WITHIN GROUP (ORDER BY k)", "mode(...)"),
     ] {
         let sql = format!("SELECT {call} FROM s [RANGE BY '10 seconds']");
@@ -650,14 +653,19 @@ async fn statistics_and_ordered_set_aggregates_are_finite_only() {
         assert_eq!(sqlstate(&err), "0A000", "{sql}");
         let message = err.as_db_error().map(|d| d.message().to_string());
         assert!(
-            message.as_deref().is_some_and(|m| m.starts_with(name)
-                && m.contains("finite queries only")),
+            message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(name) && m.contains("finite queries only")),
             "{sql}: {message:?}"
         );
         exec(&c, "ROLLBACK").await;
     }
     exec(&c, "CREATE TABLE pairs (x float8, y float8)").await;
-    exec(&c, "INSERT INTO pairs VALUES (1, 3), (2, 5), (3, 7), (NULL, 1)").await;
+    exec(
+        &c,
+        "INSERT INTO pairs VALUES (1, 3), (2, 5), (3, 7), (NULL, 1)",
+    )
+    .await;
     assert_eq!(
         rows(
             &c,

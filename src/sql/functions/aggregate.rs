@@ -313,7 +313,8 @@ pub(crate) static AGGREGATES: &[AggDef] = &[
         name: "regr_sxy",
         kernel: AggKernel::Regr(RegrFunc::Sxy),
         overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2821)],
-        description: "sum of products of independent times dependent variable (sum(X*Y) - sum(X) * sum(Y)/N)",
+        description:
+            "sum of products of independent times dependent variable (sum(X*Y) - sum(X) * sum(Y)/N)",
     },
     AggDef {
         name: "regr_avgx",
@@ -337,13 +338,15 @@ pub(crate) static AGGREGATES: &[AggDef] = &[
         name: "regr_slope",
         kernel: AggKernel::Regr(RegrFunc::Slope),
         overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2825)],
-        description: "slope of the least-squares-fit linear equation determined by the (X, Y) pairs",
+        description:
+            "slope of the least-squares-fit linear equation determined by the (X, Y) pairs",
     },
     AggDef {
         name: "regr_intercept",
         kernel: AggKernel::Regr(RegrFunc::Intercept),
         overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2826)],
-        description: "y-intercept of the least-squares-fit linear equation determined by the (X, Y) pairs",
+        description:
+            "y-intercept of the least-squares-fit linear equation determined by the (X, Y) pairs",
     },
     AggDef {
         name: "covar_pop",

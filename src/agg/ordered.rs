@@ -32,7 +32,8 @@ impl OrderedSetFunc {
 }
 
 /// `f` over `rows`, each `[direct arguments..., value]`, sorted by value in the WITHIN
-/// GROUP order. The fraction is the first row's (PostgreSQL evaluates it once per group).
+/// GROUP order. The fraction is the first row's (PostgreSQL evaluates it once per group);
+/// an array of fractions (its text form) gives the array of percentiles.
 /// Errors: 22003 for a fraction outside [0, 1]; those of interval arithmetic.
 pub(crate) fn aggregate(f: OrderedSetFunc, rows: &[Vec<Value>]) -> Result<Value> {
     let at = f.direct_args();
@@ -49,8 +50,33 @@ pub(crate) fn aggregate(f: OrderedSetFunc, rows: &[Vec<Value>]) -> Result<Value>
     }
     let p = match rows[0].first() {
         Some(Value::Float8(p)) => *p,
+        // `percentile_cont(ARRAY[...])`: one percentile per fraction, NULL for NULL.
+        Some(Value::Text(fractions)) => {
+            let mut out = Vec::new();
+            for e in crate::exec::relational::parse_array(fractions)? {
+                out.push(match e {
+                    None => Value::Null,
+                    Some(s) => {
+                        let p = crate::types::parse_value(&s, crate::types::DataType::Float8)?;
+                        let Value::Float8(p) = p else {
+                            return Ok(Value::Null);
+                        };
+                        percentile(f, &vals, p)?
+                    }
+                });
+            }
+            return Ok(Value::Text(
+                crate::exec::relational::format_array(&out).into(),
+            ));
+        }
         _ => return Ok(Value::Null),
     };
+    percentile(f, &vals, p)
+}
+
+/// The percentile `p` of `vals` (sorted, no NULLs, at least one). Errors: 22003 for `p`
+/// outside [0, 1].
+fn percentile(f: OrderedSetFunc, vals: &[&Value], p: f64) -> Result<Value> {
     if !(0.0..=1.0).contains(&p) {
         return Err(Error::NumericValueOutOfRange(format!(
             "percentile value {} is not between 0 and 1",

@@ -1833,8 +1833,12 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         }
         AggKernel::OrderedSet(f) => {
             let key = f.direct_args();
+            let array = matches!(
+                a.ty,
+                crate::sql::RType::Catalog(crate::types::CatalogType::Array(_))
+            );
             for v in &mut vals {
-                if key == 1 {
+                if key == 1 && !array {
                     v[0] = cast_value(std::mem::replace(&mut v[0], Value::Null), DataType::Float8)?;
                 }
                 v[key] = cast_value(std::mem::replace(&mut v[key], Value::Null), a.arg_type)?;

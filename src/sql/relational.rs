@@ -2571,6 +2571,11 @@ impl RelBinder<'_> {
             ) => RType::Base(DataType::Varchar(None)),
             _ => ty,
         };
+        // An array of fractions gives an array of percentiles.
+        let ty = match ordered_set.map(|_| self.static_type(&args[0])) {
+            Some(RType::Catalog(CatalogType::Array(_))) => ty.array_of(),
+            _ => ty,
+        };
         Ok((ty, arg_type))
     }
 
@@ -2962,8 +2967,8 @@ impl RelBinder<'_> {
     /// The type an aggregate's partial state or kernel reads its key as: double precision
     /// for the two-argument statistics and for `percentile_cont` of numbers (PostgreSQL's
     /// implicit casts), `arg_type` otherwise. Checks the arguments that are no key: the
-    /// second of a statistic, the fraction of a percentile. Errors: 42883 for an argument
-    /// that is no number, 0A000 for an array of fractions.
+    /// second of a statistic, the fraction (or array of fractions) of a percentile.
+    /// Errors: 42883 for an argument that is no number.
     fn float8_args(
         &self,
         def: &super::functions::AggDef,
@@ -2993,12 +2998,14 @@ impl RelBinder<'_> {
                 Ok(DataType::Float8)
             }
             AggKernel::OrderedSet(f) if f != OrderedSetFunc::Mode => {
-                if matches!(types[0], RType::Catalog(CatalogType::Array(_))) {
-                    return Err(unsupported(format!(
-                        "{name} of an array of fractions is not supported"
-                    )));
+                let fractions = match types[0] {
+                    RType::Catalog(CatalogType::Array(e)) => Some(e.held_as()),
+                    _ => None,
+                };
+                if fractions.is_some_and(|e| !e.is_numeric()) {
+                    return Err(undefined(types));
                 }
-                if !number(types[0]) {
+                if fractions.is_none() && !number(types[0]) {
                     return Err(undefined(types));
                 }
                 Ok(match f {

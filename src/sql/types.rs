@@ -467,3 +467,44 @@ pub(crate) fn castable(from: DataType, to: DataType, explicit: bool) -> bool {
     // Assignment casts: anything to text/varchar.
     to.is_text()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{NumericTypmod, Typmod};
+
+    /// A column's modifier as declared, its name as the catalog and the stored DDL print
+    /// it (which reads back to the same modifier), and its atttypmod.
+    #[test]
+    fn column_typmods_round_trip_through_their_names() {
+        let cases = [
+            (
+                "numeric(5,2)",
+                Typmod::Numeric(NumericTypmod {
+                    precision: 5,
+                    scale: 2,
+                }),
+                0x0005_0006,
+            ),
+            ("TIMESTAMP(0)", Typmod::Time(0), 0),
+            ("timestamp(3) with time zone", Typmod::Time(3), 3),
+            ("time(1)", Typmod::Time(1), 1),
+            ("timestamp(9)", Typmod::Time(6), 6),
+        ];
+        for (written, want, atttypmod) in cases {
+            let got = column_typmod(written).unwrap();
+            assert_eq!(got, Some(want), "{written}");
+            assert_eq!(want.atttypmod(), atttypmod, "{written}");
+            let ty = type_from_name(written).unwrap();
+            let name = want.type_name(ty);
+            assert_eq!(column_typmod(&name).unwrap(), Some(want), "{name}");
+            assert_eq!(type_from_name(&name).unwrap(), ty, "{name}");
+        }
+        assert_eq!(column_typmod("timestamp").unwrap(), None);
+        assert_eq!(column_typmod("varchar(3)").unwrap(), None);
+        assert_eq!(
+            Typmod::Time(2).type_name(DataType::TimestampTz),
+            "timestamp(2) with time zone"
+        );
+    }
+}

@@ -439,6 +439,40 @@ fn float_to_decimal(f: f64, digits: usize) -> Result<Decimal> {
         .or_else(|_| Decimal::from_f64(f).ok_or_else(numeric_overflow))
 }
 
+/// A float cast to numeric as PostgreSQL casts it: its first 15 (real: 6) significant
+/// digits, read back as a numeric, wide when a Decimal cannot hold them (`1e300`,
+/// `1e-30`). Errors: 0A000 for infinities, which tcq's numeric does not hold.
+fn float_to_numeric(v: &Value) -> Result<Value> {
+    let (f, digits) = match v {
+        Value::Float4(f) => (f64::from(*f), 6),
+        _ => (v.as_f64().unwrap_or(f64::NAN), 15),
+    };
+    if !f.is_finite() {
+        return float_to_decimal(f, digits).map(Value::Numeric);
+    }
+    if let Ok(d) = float_to_decimal(f, digits) {
+        // Exact only when it kept every significant digit (no rounding past 28 places).
+        if d.is_zero() == (f == 0.0) && d.scale() < 28 {
+            return Ok(Value::Numeric(d));
+        }
+    }
+    // %.*g's digits without trailing zeros, read as an exact numeric.
+    let text = format!("{:.*e}", digits - 1, f);
+    let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let mantissa = match mantissa.split_once('.') {
+        Some((i, frac)) => {
+            let frac = frac.trim_end_matches('0');
+            if frac.is_empty() {
+                i.to_string()
+            } else {
+                format!("{i}.{frac}")
+            }
+        }
+        None => mantissa.to_string(),
+    };
+    crate::types_wide::parse_wide(&format!("{mantissa}e{exp}")).ok_or_else(numeric_overflow)
+}
+
 fn int_value(k: Kind, v: i64) -> Result<Value> {
     Ok(match k {
         Kind::Int2 => Value::Int2(i16::try_from(v).map_err(|_| int_out_of_range(DataType::Int2))?),
@@ -479,6 +513,10 @@ fn numeric_arith(op: BinaryOp, l: &Value, r: &Value, k: Kind) -> Result<Value> {
                 _ => unreachable!("arithmetic operator"),
             };
             int_value(k, v)
+        }
+        Kind::Numeric if crate::types_wide::is_nan(l) || crate::types_wide::is_nan(r) => {
+            // NaN absorbs every operation, division by zero included (PostgreSQL).
+            Ok(crate::types_wide::WideNumeric::nan())
         }
         Kind::Numeric => {
             // Past Decimal's 28 digits (an operand, or the result at PostgreSQL's scale),
@@ -997,6 +1035,16 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
             let i = round_half_even_i64(v.as_f64().expect("float"), to)?;
             cast_value(Value::Int8(i), to).map_err(|_| int_out_of_range(to))?
         }
+        (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) if w.is_nan() => {
+            return Err(Error::FeatureNotSupported(format!(
+                "cannot convert NaN to {}",
+                match to {
+                    T::Int2 => "smallint",
+                    T::Int4 => "integer",
+                    _ => "bigint",
+                }
+            )))
+        }
         (Value::WideNumeric(w), T::Int2 | T::Int4 | T::Int8) => {
             let i = i64::try_from(w.round_to_integer()).map_err(|_| int_out_of_range(to))?;
             cast_value(Value::Int8(i), to)?
@@ -1017,6 +1065,12 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
             Value::Float4(g)
         }
         (_, T::Float8) if kind(&v).is_some() => Value::Float8(v.as_f64().expect("numeric")),
+        (Value::Float4(_) | Value::Float8(_), T::Numeric)
+            if v.as_f64().is_some_and(f64::is_nan) =>
+        {
+            crate::types_wide::WideNumeric::nan()
+        }
+        (Value::Float4(_) | Value::Float8(_), T::Numeric) => float_to_numeric(&v)?,
         (_, T::Numeric) if kind(&v).is_some() => Value::Numeric(to_decimal(&v)?),
         (Value::Bool(b), T::Int4) => Value::Int4(*b as i32),
         (Value::Int4(i), T::Bool) => Value::Bool(*i != 0),
@@ -1216,7 +1270,6 @@ fn wide_math(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> {
             | ScalarFunc::Sqrt
             | ScalarFunc::Trunc
             | ScalarFunc::Sign
-            | ScalarFunc::Power
             | ScalarFunc::ToChar
     );
     if !math || vals.iter().any(Value::is_null) {
@@ -1294,6 +1347,7 @@ fn current_setting(vals: &[Value], ctx: &EvalContext) -> Result<Value> {
 fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
     match func {
         ScalarFunc::NumericTypmod => numeric_typmod(vals),
+        ScalarFunc::TimeTypmod => time_typmod(vals),
         ScalarFunc::Abs => abs(&vals[0]),
         ScalarFunc::Round | ScalarFunc::Floor | ScalarFunc::Ceil => rounding(func, vals),
         ScalarFunc::Sqrt => sqrt(&vals[0]),
@@ -1327,8 +1381,47 @@ fn numeric_typmod(vals: &[Value]) -> Result<Value> {
         scale: s as u16,
     };
     let mut v = cast_value(vals[0].clone(), DataType::Numeric)?;
-    crate::types::conform(&mut v, Some(tm))?;
+    crate::types::conform(&mut v, Some(crate::types::Typmod::Numeric(tm)))?;
     Ok(v)
+}
+
+/// `time_typmod(v, p)`: a timestamp, timestamptz or time rounded half away from zero to
+/// `p` (0 to 5) fractional digits, as PostgreSQL's AdjustTimestampForTypmod and
+/// AdjustTimeForTypmod: timestamps on their microseconds since 2000-01-01 (so negative ones
+/// round away from zero too), infinities unchanged. Errors: 22008 when rounding leaves
+/// the timestamp range.
+pub(crate) fn time_typmod(vals: &[Value]) -> Result<Value> {
+    /// 2000-01-01 in Unix microseconds: PostgreSQL's timestamp epoch.
+    const PG_EPOCH_US: i64 = 946_684_800_000_000;
+    let p = vals[1].as_i64().unwrap_or(6).clamp(0, 6) as u32;
+    let scale = 10i64.pow(6 - p);
+    let round = |t: i64| -> Option<i64> {
+        let half = scale / 2;
+        Some(if t >= 0 {
+            t.checked_add(half)? / scale * scale
+        } else {
+            -(t.checked_neg()?.checked_add(half)? / scale * scale)
+        })
+    };
+    let out_of_range = || Error::DatetimeFieldOverflow("timestamp out of range".into());
+    Ok(match vals[0] {
+        Value::Timestamp(t) | Value::TimestampTz(t) if crate::time::is_infinite(t) => {
+            vals[0].clone()
+        }
+        Value::Timestamp(t) | Value::TimestampTz(t) => {
+            let r = t
+                .checked_sub(PG_EPOCH_US)
+                .and_then(round)
+                .and_then(|r| r.checked_add(PG_EPOCH_US))
+                .ok_or_else(out_of_range)?;
+            match vals[0] {
+                Value::Timestamp(_) => Value::Timestamp(r),
+                _ => Value::TimestampTz(r),
+            }
+        }
+        Value::Time(t) => Value::Time(round(t).ok_or_else(out_of_range)?),
+        ref v => return Err(type_error("time type modifier", v)),
+    })
 }
 
 /// `abs(x)`; 22003 for the most negative integer of its width.

@@ -5,7 +5,7 @@
 //! (`crate::sql::functions` has their rows), so each sees the types it expects.
 
 use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
+use rust_decimal::{Decimal, RoundingStrategy};
 
 use crate::error::{Error, Result};
 use crate::sql::ScalarFunc;
@@ -292,22 +292,26 @@ fn power_domain(base: f64, exponent: f64) -> Result<()> {
 }
 
 fn power(a: &Value, b: &Value) -> Result<Value> {
+    use crate::types_wide::WideNumeric;
+    let numeric = |v: &Value| matches!(v, Value::Numeric(_) | Value::WideNumeric(_));
+    if numeric(a) || numeric(b) {
+        use crate::types_wide::is_nan;
+        if is_nan(a) || is_nan(b) {
+            // NaN ^ 0 and 1 ^ NaN are 1, as in PostgreSQL; NaN otherwise.
+            let is = |v: &Value, x: i64| {
+                !is_nan(v) && crate::expr::compare(v, &Value::Int8(x)).is_ok_and(|o| o.is_eq())
+            };
+            if is(b, 0) || is(a, 1) {
+                return Ok(Value::Numeric(Decimal::ONE));
+            }
+            return Ok(WideNumeric::nan());
+        }
+        if let (Some(x), Some(y)) = (WideNumeric::exact_of(a), WideNumeric::exact_of(b)) {
+            return crate::numeric_math::numeric_power(&x, &y);
+        }
+    }
     let (x, y) = (float(a)?, float(b)?);
     power_domain(x, y)?;
-    if let (Value::Numeric(d), Value::Numeric(e)) = (a, b) {
-        // An integral exponent is exact; PostgreSQL shows at least 16 digits after the
-        // point for a numeric power.
-        let exact = if e.fract().is_zero() {
-            e.to_i64().and_then(|k| d.checked_powi(k))
-        } else {
-            d.checked_powd(*e)
-        };
-        let mut r = exact.ok_or_else(overflow)?.normalize();
-        if r.scale() < 16 {
-            r.rescale(16);
-        }
-        return Ok(Value::Numeric(r));
-    }
     let r = x.powf(y);
     if r.is_infinite() {
         return Err(overflow());

@@ -238,9 +238,40 @@ pub struct Column {
     /// The PostgreSQL type clients see when it is none of [`DataType`]'s (only catalog
     /// queries produce these).
     pub(crate) catalog_type: Option<CatalogType>,
-    /// `numeric(precision, scale)` of a stream's or table's numeric column: the values it
-    /// stores are rounded to the scale and must fit the precision.
-    pub(crate) typmod: Option<NumericTypmod>,
+    /// The type modifier of a stream's or table's column: `numeric(precision, scale)`
+    /// (values rounded to the scale, checked against the precision) or `timestamp(p)`,
+    /// `timestamptz(p)`, `time(p)` (values rounded to p fractional digits).
+    pub(crate) typmod: Option<Typmod>,
+}
+
+/// A column's PostgreSQL type modifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Typmod {
+    /// `numeric(precision, scale)`.
+    Numeric(NumericTypmod),
+    /// `timestamp(p)`, `timestamptz(p)`, `time(p)`: p fractional digits, 0 to 6.
+    Time(u8),
+}
+
+impl Typmod {
+    /// The column type's name with its modifier, as PostgreSQL prints it and as tcq's
+    /// DDL reads it back: `numeric(5,2)`, `timestamp(0) without time zone`, `time(3)`.
+    pub(crate) fn type_name(&self, t: DataType) -> String {
+        match (self, t) {
+            (Typmod::Numeric(tm), _) => tm.type_name(),
+            (Typmod::Time(p), DataType::Timestamp) => format!("timestamp({p}) without time zone"),
+            (Typmod::Time(p), DataType::TimestampTz) => format!("timestamp({p}) with time zone"),
+            (Typmod::Time(p), _) => format!("time({p}) without time zone"),
+        }
+    }
+
+    /// `pg_attribute.atttypmod`: `((p << 16) | s) + 4` for numeric, p for times.
+    pub(crate) fn atttypmod(&self) -> i64 {
+        match self {
+            Typmod::Numeric(tm) => ((i64::from(tm.precision) << 16) | i64::from(tm.scale)) + 4,
+            Typmod::Time(p) => i64::from(*p),
+        }
+    }
 }
 
 /// PostgreSQL's type modifier of a `numeric(precision, scale)` column.
@@ -289,6 +320,10 @@ impl NumericTypmod {
     /// scale, then a Decimal when it fits one, else kept wide within the precision.
     fn apply_wide(&self, w: &crate::types_wide::WideNumeric) -> crate::Result<Value> {
         use crate::types_wide::{pow10, WideNumeric};
+        if w.is_nan() {
+            // NaN fits every precision, as in PostgreSQL.
+            return Ok(WideNumeric::nan());
+        }
         let s = u32::from(self.scale);
         let m = if w.scale > s {
             let k = pow10(w.scale - s);
@@ -321,11 +356,15 @@ impl NumericTypmod {
 }
 
 /// A value as a column with type modifier `typmod` stores it (see
-/// [`NumericTypmod::apply`]); other values are unchanged.
-pub(crate) fn conform(v: &mut Value, typmod: Option<NumericTypmod>) -> crate::Result<()> {
+/// [`NumericTypmod::apply`]; times rounded to the column's digits); other values are
+/// unchanged.
+pub(crate) fn conform(v: &mut Value, typmod: Option<Typmod>) -> crate::Result<()> {
     match (typmod, &*v) {
-        (Some(tm), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
-        (Some(tm), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        (Some(Typmod::Numeric(tm)), Value::Numeric(d)) => *v = Value::Numeric(tm.apply(*d)?),
+        (Some(Typmod::Numeric(tm)), Value::WideNumeric(w)) => *v = tm.apply_wide(w)?,
+        (Some(Typmod::Time(p)), Value::Timestamp(_) | Value::TimestampTz(_) | Value::Time(_)) => {
+            *v = crate::expr::time_typmod(&[v.clone(), Value::Int4(i32::from(p))])?
+        }
         _ => {}
     }
     Ok(())
@@ -720,13 +759,14 @@ fn parse_float(text: &str, ty: DataType) -> crate::Result<f64> {
 pub(crate) fn parse_numeric(text: &str) -> crate::Result<Decimal> {
     let t = text.trim();
     let bad = || invalid_input("numeric", text);
+    let lower = t.to_ascii_lowercase();
+    if matches!(lower.trim_start_matches(['+', '-']), "inf" | "infinity") {
+        return Err(crate::Error::FeatureNotSupported(format!(
+            "numeric value \"{t}\" is not supported (tcq's numeric holds NaN but no infinity)"
+        )));
+    }
     if t.is_empty() || !t.bytes().any(|c| c.is_ascii_digit()) {
         return Err(bad());
-    }
-    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
-        return Err(crate::Error::FeatureNotSupported(format!(
-            "numeric value \"{t}\" is not supported (tcq's numeric is finite)"
-        )));
     }
     if t.contains(['e', 'E']) {
         // Written out in positional notation, so that a value with more digits than tcq
@@ -842,6 +882,9 @@ pub fn parse_value(text: &str, ty: DataType) -> crate::Result<Value> {
         DataType::Int8 => Value::Int8(parse_int(text, ty)?),
         DataType::Float4 => Value::Float4(parse_float(text, ty)? as f32),
         DataType::Float8 => Value::Float8(parse_float(text, ty)?),
+        DataType::Numeric if text.trim().eq_ignore_ascii_case("nan") => {
+            crate::types_wide::WideNumeric::nan()
+        }
         DataType::Numeric => Value::Numeric(parse_numeric(text)?),
         _ if ty.is_text() && text.contains('\0') => {
             return Err(crate::Error::CharacterNotInRepertoire(

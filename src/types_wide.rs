@@ -7,7 +7,7 @@
 //! Design decision: a wide value is printed, sent (text and binary), compared, ordered,
 //! grouped, cast (to text, floats, integers and numeric) and takes part in `+ - * / %`
 //! ([`arith`], in big integers) and abs/sign/round/trunc/floor/ceil/sqrt ([`function`])
-//! and exp/ln/log exactly as PostgreSQL does; other numeric functions (power, to_char)
+//! and exp/ln/log/power exactly as PostgreSQL does; other numeric functions (to_char)
 //! and the sums of aggregates refuse it with 0A000 naming the 28-digit limit, since they
 //! compute in [`Decimal`]. Any value that fits a [`Decimal`] is one ([`WideNumeric::value`]), so the
 //! wide form appears only where a [`Decimal`] cannot: number literals, quotients at
@@ -39,6 +39,15 @@ pub struct WideNumeric {
     pub(crate) scale: u32,
 }
 
+/// The scale that marks numeric `NaN` (with mantissa 0): no finite value has it (scales
+/// stop at a few thousand), so a NaN travels wherever a wide numeric does.
+const NAN_SCALE: u32 = u32::MAX;
+
+/// True for numeric `NaN`.
+pub(crate) fn is_nan(v: &Value) -> bool {
+    matches!(v, Value::WideNumeric(w) if w.is_nan())
+}
+
 /// 10^n as a big integer.
 pub(crate) fn pow10(n: u32) -> BigInt {
     BigInt::from(10u8).pow(n)
@@ -58,12 +67,27 @@ impl WideNumeric {
         Value::WideNumeric(Box::new(WideNumeric { mantissa: m, scale }))
     }
 
+    /// Numeric `NaN`, as PostgreSQL's: equal to itself, above every number, absorbing
+    /// in arithmetic and aggregates.
+    pub(crate) fn nan() -> Value {
+        Value::WideNumeric(Box::new(WideNumeric {
+            mantissa: BigInt::ZERO,
+            scale: NAN_SCALE,
+        }))
+    }
+
+    /// True for numeric `NaN`.
+    pub(crate) fn is_nan(&self) -> bool {
+        self.scale == NAN_SCALE
+    }
+
     /// The exact value of a number as (mantissa, scale): integers, numerics (narrow or
-    /// wide); `None` for floats and other types.
+    /// wide); `None` for floats, numeric `NaN` and other types.
     pub(crate) fn exact_of(v: &Value) -> Option<(BigInt, u32)> {
         Some(match v {
             Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => (BigInt::from(v.as_i64()?), 0),
             Value::Numeric(d) => (BigInt::from(d.mantissa()), d.scale()),
+            Value::WideNumeric(w) if w.is_nan() => return None,
             Value::WideNumeric(w) => (w.mantissa.clone(), w.scale),
             _ => return None,
         })
@@ -78,6 +102,9 @@ impl WideNumeric {
     /// The value without trailing fractional zeros (equal values have equal forms), as a
     /// [`Decimal`] when that holds it.
     pub(crate) fn normalized(&self) -> Result<Decimal, (BigInt, u32)> {
+        if self.is_nan() {
+            return Err((BigInt::ZERO, NAN_SCALE));
+        }
         let (mut m, mut s) = (self.mantissa.clone(), self.scale);
         let ten = BigInt::from(10u8);
         while s > 0 && (&m % &ten) == BigInt::ZERO {
@@ -93,6 +120,10 @@ impl WideNumeric {
     /// The digits PostgreSQL prints: sign, integer part (at least `0`), and `scale`
     /// decimal places.
     pub(crate) fn push_text(&self, out: &mut String) {
+        if self.is_nan() {
+            out.push_str("NaN");
+            return;
+        }
         let digits = self.mantissa.magnitude().to_string();
         if self.mantissa.sign() == Sign::Minus {
             out.push('-');
@@ -123,6 +154,10 @@ impl WideNumeric {
     /// PostgreSQL's numeric binary form (`numeric_send`): digit count, weight, sign and
     /// display scale as 16-bit words, then base-10000 digits.
     pub(crate) fn send(&self) -> Vec<u8> {
+        if self.is_nan() {
+            // No digits, weight 0, sign NUMERIC_NAN (0xC000), display scale 0.
+            return vec![0, 0, 0, 0, 0xC0, 0, 0, 0];
+        }
         let digits = self.mantissa.magnitude().to_string();
         let scale = self.scale as usize;
         // Integer and fraction digits, padded to whole groups of four around the point.
@@ -247,6 +282,9 @@ pub(crate) fn function(
     w: &WideNumeric,
     places: Option<i64>,
 ) -> Option<Result<Value>> {
+    if w.is_nan() {
+        return Some(Ok(WideNumeric::nan()));
+    }
     let sign = w.mantissa.sign();
     // |m| at `to` places (to <= scale): rounded half up, or truncated, or away from zero.
     let cut = |to: i64, how: Cut| -> Value {

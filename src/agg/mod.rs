@@ -28,6 +28,8 @@
 //! ```
 
 pub(crate) mod numeric;
+pub(crate) mod ordered;
+pub(crate) mod regr;
 
 use std::cmp::Ordering;
 
@@ -118,6 +120,12 @@ pub enum Acc {
     },
     /// DISTINCT: the set of distinct non-NULL inputs; evaluated by the plain aggregate.
     Distinct(Box<HashSet<GroupValue>>),
+    /// sum/avg/variance/stddev over numerics that folded a `NaN`: every result is NaN,
+    /// as PostgreSQL's NaNcount makes it.
+    NumNaN {
+        /// Inputs folded.
+        n: i64,
+    },
 }
 
 /// The exact moments of [`Acc::Moments`].
@@ -515,6 +523,13 @@ impl Acc {
         if v.is_null() {
             return Ok(());
         }
+        // A numeric NaN makes a numeric sum or moments NaN for good.
+        if crate::types_wide::is_nan(v) || matches!(self, Acc::NumNaN { .. }) {
+            if let Some(n) = self.numeric_inputs() {
+                *self = Acc::NumNaN { n: n + 1 };
+                return Ok(());
+            }
+        }
         // Sums and moments are kept in Decimals and 128-bit integers: a wide numeric input
         // is refused (min, max and count take it).
         if matches!(v, Value::WideNumeric(_))
@@ -526,7 +541,7 @@ impl Acc {
             return Err(crate::types_wide::too_wide());
         }
         match self {
-            Acc::Count(n) => *n += 1,
+            Acc::Count(n) | Acc::NumNaN { n } => *n += 1,
             Acc::IntSum { sum, n } => {
                 *sum = sum
                     .checked_add(v.as_i64().unwrap_or(0) as i128)
@@ -709,6 +724,12 @@ impl Acc {
                     (*n, *sx, *sxx) = (total, new_sx, new_sxx);
                 }
             }
+            (a @ Acc::NumNaN { .. }, b) | (a, b @ Acc::NumNaN { .. })
+                if a.numeric_inputs().is_some() && b.numeric_inputs().is_some() =>
+            {
+                let n = a.numeric_inputs().unwrap_or(0) + b.numeric_inputs().unwrap_or(0);
+                *a = Acc::NumNaN { n };
+            }
             (Acc::Distinct(a), Acc::Distinct(b)) => {
                 a.extend(b.iter().cloned());
                 check_distinct(spec, a.len())?;
@@ -728,6 +749,16 @@ impl Acc {
             *self = Acc::WideMoments(Box::new(wide));
         }
         Ok(())
+    }
+
+    /// The inputs a numeric sum or moments state has folded; `None` for other states.
+    fn numeric_inputs(&self) -> Option<i64> {
+        match self {
+            Acc::NumSum { n, .. } | Acc::NumNaN { n } => Some(*n),
+            Acc::Moments(m) => Some(m.n),
+            Acc::WideMoments(w) => Some(w.n),
+            _ => None,
+        }
     }
 
     /// Take out a partial state `other` that was merged into this one earlier
@@ -822,6 +853,9 @@ impl Acc {
             (f, Acc::WideMoments(w)) => wide_variance(f, w)?,
             (f, Acc::FloatMoments { n, sxx, .. }) => float_variance(f, *n, *sxx),
             (_, Acc::Distinct(_)) => unreachable!("handled above"),
+            // A sample statistic of one input is NULL before it is NaN (PostgreSQL).
+            (AggFunc::VarSamp | AggFunc::StddevSamp, Acc::NumNaN { n }) if *n <= 1 => Value::Null,
+            (_, Acc::NumNaN { .. }) => crate::types_wide::WideNumeric::nan(),
         })
     }
 }

@@ -400,7 +400,7 @@ pub(crate) fn stream_ddl(
             };
             let ty = c
                 .typmod
-                .map_or_else(|| c.data_type.name(), |tm| tm.type_name());
+                .map_or_else(|| c.data_type.name(), |tm| tm.type_name(c.data_type));
             format!("{} {ty}{ts}", quote(&c.name))
         })
         .collect();
@@ -1789,10 +1789,10 @@ mod tests {
         assert_eq!(data.read_catalog().unwrap(), [CatalogRecord::Stream(ddl)]);
         // A numeric column keeps its precision and scale across a restart.
         let mut v = Column::new("v", DataType::Numeric);
-        v.typmod = Some(crate::types::NumericTypmod {
+        v.typmod = Some(crate::types::Typmod::Numeric(crate::types::NumericTypmod {
             precision: 5,
             scale: 2,
-        });
+        }));
         let ddl = stream_ddl("n", &[v], None, true, 0, None, &[]);
         assert_eq!(
             ddl,

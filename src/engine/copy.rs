@@ -1034,11 +1034,13 @@ fn append_row(
             Span::Scratch(a, b) => &scratch[a..b],
         };
         let ts = match cols[c].typmod {
-            // numeric(p, s): the value rounded to the scale, its size checked.
+            // numeric(p, s): the value rounded to the scale, its size checked; a time
+            // rounded to its digits.
             Some(tm) => parse_value(text, cols[c].data_type).and_then(|mut v| {
                 crate::types::conform(&mut v, Some(tm))?;
+                let ts = v.as_timestamp();
                 builder.append_value(c, &mut v);
-                Ok(None)
+                Ok(ts)
             }),
             None => append_field(builder, c, text, cols[c].data_type),
         }

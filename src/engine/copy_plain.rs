@@ -51,7 +51,7 @@ enum Reader {
     /// real, double precision: plain decimals.
     Float(DataType),
     /// numeric(p, s): the general parser, then rounded to the scale and its size checked.
-    Numeric(crate::types::NumericTypmod),
+    Typmod(crate::types::Typmod),
     /// Every other type: the general parser.
     General,
 }
@@ -80,7 +80,7 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         .targets
         .iter()
         .map(|&c| match cols[c].typmod {
-            Some(tm) => (c, Reader::Numeric(tm)),
+            Some(tm) => (c, Reader::Typmod(tm)),
             None => (c, Reader::of(types[c])),
         })
         .collect();
@@ -157,11 +157,12 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
                     }
                     None => append_field(b, c, text.get(start..end)?, ty).ok()?,
                 },
-                Reader::Numeric(tm) => {
+                Reader::Typmod(tm) => {
                     let mut v = crate::types::parse_value(text.get(start..end)?, types[c]).ok()?;
                     crate::types::conform(&mut v, Some(tm)).ok()?;
+                    let ts = v.as_timestamp();
                     b.append_value(c, &mut v);
-                    None
+                    ts
                 }
                 Reader::Varchar(_) | Reader::General => {
                     append_field(b, c, text.get(start..end)?, types[c]).ok()?

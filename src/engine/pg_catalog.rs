@@ -359,12 +359,7 @@ fn split_name(name: &str) -> (&str, &str) {
 fn pg_type_of_column(c: &crate::types::Column) -> (i64, i64, i64, char) {
     let (o, m, l, st) = pg_type_of(c.data_type);
     match c.typmod {
-        Some(tm) => (
-            o,
-            ((i64::from(tm.precision) << 16) | i64::from(tm.scale)) + 4,
-            l,
-            st,
-        ),
+        Some(tm) => (o, tm.atttypmod(), l, st),
         None => (o, m, l, st),
     }
 }

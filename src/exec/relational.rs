@@ -1820,6 +1820,31 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
             }
             return Ok(string_agg(&vals));
         }
+        AggKernel::Regr(f) => {
+            for v in &mut vals {
+                for x in v.iter_mut().take(2) {
+                    *x = cast_value(std::mem::replace(x, Value::Null), DataType::Float8)?;
+                }
+            }
+            if a.distinct {
+                dedupe(&mut vals);
+            }
+            return crate::agg::regr::aggregate(f, &vals);
+        }
+        AggKernel::OrderedSet(f) => {
+            let key = f.direct_args();
+            let array = matches!(
+                a.ty,
+                crate::sql::RType::Catalog(crate::types::CatalogType::Array(_))
+            );
+            for v in &mut vals {
+                if key == 1 && !array {
+                    v[0] = cast_value(std::mem::replace(&mut v[0], Value::Null), DataType::Float8)?;
+                }
+                v[key] = cast_value(std::mem::replace(&mut v[key], Value::Null), a.arg_type)?;
+            }
+            return crate::agg::ordered::aggregate(f, &vals);
+        }
         AggKernel::ArrayAgg => {
             if a.distinct {
                 dedupe(&mut vals);

@@ -99,6 +99,7 @@ pub(crate) fn format_type_name(ev: &Ev, oid: i64, typmod: Option<i64>) -> Result
         ("numeric", Some(m)) => format!("numeric({},{})", (m - 4) >> 16, (m - 4) & 0xffff),
         ("timestamp", Some(m)) => format!("timestamp({m}) without time zone"),
         ("timestamptz", Some(m)) => format!("timestamp({m}) with time zone"),
+        ("time", Some(m)) => format!("time({m}) without time zone"),
         _ => base,
     })
 }

@@ -338,6 +338,10 @@ pub(crate) fn parse_binary(bytes: &[u8], ty: DataType) -> Result<Value> {
         DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(8)?.try_into().unwrap())),
         DataType::Float4 => Value::Float4(f32::from_be_bytes(fixed(4)?.try_into().unwrap())),
         DataType::Float8 => Value::Float8(f64::from_be_bytes(fixed(8)?.try_into().unwrap())),
+        // NUMERIC_NAN: no digits, sign 0xC000.
+        DataType::Numeric if bytes.len() == 8 && bytes[4..6] == [0xC0, 0] => {
+            crate::types_wide::WideNumeric::nan()
+        }
         DataType::Numeric => Value::Numeric(parse_numeric(bytes).ok_or_else(bad)?),
         DataType::Date => {
             let pg = i32::from_be_bytes(fixed(4)?.try_into().unwrap());

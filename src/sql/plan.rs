@@ -1229,6 +1229,11 @@ pub enum ScalarFunc {
     /// `x::numeric(p, s)`, with args `[x, p, s]`: `x` rounded half away from zero to `s`
     /// digits; 22003 when more than `p - s` digits remain before the point.
     NumericTypmod,
+    /// `x::timestamp(p)` (timestamptz, time), with args `[x, p]`: `x` rounded half away
+    /// from zero to `p` fractional digits of a second, as PostgreSQL's
+    /// AdjustTimestampForTypmod rounds (on microseconds since 2000-01-01 for timestamps);
+    /// infinities are unchanged.
+    TimeTypmod,
     /// `concat(...)`
     Concat,
     /// `date_trunc('unit', ts)`

@@ -20,6 +20,7 @@ use sqlparser::ast;
 
 use super::plan::Expr;
 use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
+use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
@@ -2144,21 +2145,12 @@ impl RelBinder<'_> {
             ));
         }
         let cast = self.cast(inner, to);
-        Ok(match super::types::numeric_typmod(written)? {
-            Some(tm) => self.typed_template(
-                Expr::Func {
-                    func: ScalarFunc::NumericTypmod,
-                    args: vec![
-                        Expr::Column(0),
-                        Expr::Literal(Value::Int4(i32::from(tm.precision))),
-                        Expr::Literal(Value::Int4(i32::from(tm.scale))),
-                    ],
-                },
-                DataType::Numeric,
-                vec![cast],
-            ),
-            None => cast,
-        })
+        Ok(
+            match super::types::typmod_applied(written, Expr::Column(0))? {
+                Some((expr, ty)) => self.typed_template(expr, ty, vec![cast]),
+                None => cast,
+            },
+        )
     }
 
     fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
@@ -2367,6 +2359,11 @@ impl RelBinder<'_> {
                 "ORDER BY specified, but {name} is not an aggregate function"
             )));
         }
+        if !f.within_group.is_empty() {
+            return Err(Error::WrongObjectType(format!(
+                "WITHIN GROUP specified, but {name} is not an aggregate function"
+            )));
+        }
         if f.filter.is_some() {
             return Err(Error::WrongObjectType(format!(
                 "FILTER specified, but {name} is not an aggregate function"
@@ -2488,7 +2485,7 @@ impl RelBinder<'_> {
         call: &CallArgs<'_>,
     ) -> Result<RExpr> {
         let (distinct, star) = (call.distinct, call.star);
-        let (args_ast, order_ast) = (&call.args, &call.order);
+        let args_ast = &call.args;
         let agg_ok = self.levels.last().is_some_and(|l| l.agg_ok && !l.in_agg);
         if !agg_ok {
             return Err(Error::Grouping(format!(
@@ -2496,6 +2493,12 @@ impl RelBinder<'_> {
             )));
         }
         let window_agg = std::mem::take(&mut self.window_agg);
+        let ordered_set = ordered_set_call(def, f, &name, window_agg, args_ast.len())?;
+        // An ordered-set aggregate reads its values in the WITHIN GROUP order.
+        let order_ast: Vec<&ast::OrderByExpr> = match ordered_set {
+            Some(_) => f.within_group.iter().collect(),
+            None => call.order.clone(),
+        };
         self.levels.last_mut().expect("level").in_agg = !window_agg;
         let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
         let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
@@ -2504,14 +2507,17 @@ impl RelBinder<'_> {
             .collect();
         let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
         self.levels.last_mut().expect("level").in_agg = false;
-        let (args, order_by, filter) = (args?, order_by?, filter?);
+        let (mut args, order_by, filter) = (args?, order_by?, filter?);
+        if ordered_set.is_some() {
+            // The WITHIN GROUP key rides after the direct arguments.
+            args.push(order_by[0].0.clone());
+        }
         if !star && args.is_empty() {
             return Err(Error::UndefinedFunction(format!(
                 "function {name}() does not exist"
             )));
         }
-        let arg = (!star).then(|| self.static_type(&args[0]));
-        let (ty, arg_type) = agg_result_type(def, arg)?;
+        let (ty, arg_type) = self.aggregate_types(def, &name, ordered_set, star, &args)?;
         let level = self.levels.last_mut().expect("level");
         let agg = RelAgg {
             func: name,
@@ -2534,6 +2540,43 @@ impl RelBinder<'_> {
             up: 0,
             idx: level.width + j,
         })
+    }
+
+    /// The result type of aggregate call `name` over `args` and the type its kernel reads
+    /// the key as: typed by the first argument, an ordered-set aggregate by its WITHIN
+    /// GROUP key (the last), with [`Self::float8_args`]'s checks. Errors: 42883 for
+    /// argument types PostgreSQL has no overload for.
+    fn aggregate_types(
+        &self,
+        def: &super::functions::AggDef,
+        name: &str,
+        ordered_set: Option<OrderedSetFunc>,
+        star: bool,
+        args: &[RExpr],
+    ) -> Result<(RType, DataType)> {
+        let key = if ordered_set.is_some() {
+            args.last()
+        } else {
+            args.first()
+        };
+        let arg = key.filter(|_| !star).map(|k| self.static_type(k));
+        let (ty, arg_type) = agg_result_type(def, arg)?;
+        let arg_type = self.float8_args(def, name, args, arg_type)?;
+        let ty = match (ordered_set, arg) {
+            // anyelement: the key's own type (varchar stays varchar, where min and max
+            // of varchar are text).
+            (
+                Some(OrderedSetFunc::PercentileDisc | OrderedSetFunc::Mode),
+                Some(RType::Base(DataType::Varchar(_))),
+            ) => RType::Base(DataType::Varchar(None)),
+            _ => ty,
+        };
+        // An array of fractions gives an array of percentiles.
+        let ty = match ordered_set.map(|_| self.static_type(&args[0])) {
+            Some(RType::Catalog(CatalogType::Array(_))) => ty.array_of(),
+            _ => ty,
+        };
+        Ok((ty, arg_type))
     }
 
     /// A set-returning call of the select list: its arguments are bound like the select
@@ -2921,6 +2964,59 @@ impl RelBinder<'_> {
     }
 
     /// Best-effort static type of a bound expression.
+    /// The type an aggregate's partial state or kernel reads its key as: double precision
+    /// for the two-argument statistics and for `percentile_cont` of numbers (PostgreSQL's
+    /// implicit casts), `arg_type` otherwise. Checks the arguments that are no key: the
+    /// second of a statistic, the fraction (or array of fractions) of a percentile.
+    /// Errors: 42883 for an argument that is no number.
+    fn float8_args(
+        &self,
+        def: &super::functions::AggDef,
+        name: &str,
+        args: &[RExpr],
+        arg_type: DataType,
+    ) -> Result<DataType> {
+        use super::functions::AggKernel;
+        let number = |t: RType| match t {
+            RType::Base(d) => d.is_numeric(),
+            RType::Unknown => true,
+            _ => false,
+        };
+        let undefined = |types: Vec<RType>| {
+            let names: Vec<String> = types.iter().map(|t| t.name()).collect();
+            Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                names.join(", ")
+            ))
+        };
+        let types: Vec<RType> = args.iter().map(|a| self.static_type(a)).collect();
+        match def.kernel {
+            AggKernel::Regr(_) => {
+                if types.len() != 2 || !types.iter().all(|t| number(*t)) {
+                    return Err(undefined(types));
+                }
+                Ok(DataType::Float8)
+            }
+            AggKernel::OrderedSet(f) if f != OrderedSetFunc::Mode => {
+                let fractions = match types[0] {
+                    RType::Catalog(CatalogType::Array(e)) => Some(e.held_as()),
+                    _ => None,
+                };
+                if fractions.is_some_and(|e| !e.is_numeric()) {
+                    return Err(undefined(types));
+                }
+                if fractions.is_none() && !number(types[0]) {
+                    return Err(undefined(types));
+                }
+                Ok(match f {
+                    OrderedSetFunc::PercentileCont if arg_type.is_numeric() => DataType::Float8,
+                    _ => arg_type,
+                })
+            }
+            _ => Ok(arg_type),
+        }
+    }
+
     fn static_type(&self, e: &RExpr) -> RType {
         match e {
             RExpr::Col { up, idx } => {
@@ -3073,6 +3169,47 @@ fn agg_type(a: &RelAgg) -> RType {
 /// function table and its argument's static type (`None`: `count(*)`). Catalog types
 /// are read as the type they are held as (an oid as a bigint) and kept as the result
 /// of `min`/`max`. Errors: 42883 when PostgreSQL has no such overload.
+/// For an ordered-set aggregate (`percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`), which
+/// one, after checking the call's shape as PostgreSQL does; `None` for another aggregate.
+/// Errors: 42883 for WITHIN GROUP missing from an ordered-set aggregate or given to
+/// another (no such function) and for a wrong number of arguments, 0A000 for one OVER a
+/// window.
+fn ordered_set_call(
+    def: &super::functions::AggDef,
+    f: &ast::Function,
+    name: &str,
+    window: bool,
+    direct: usize,
+) -> Result<Option<crate::agg::ordered::OrderedSetFunc>> {
+    let super::functions::AggKernel::OrderedSet(func) = def.kernel else {
+        if !f.within_group.is_empty() {
+            return Err(Error::UndefinedFunction(format!(
+                "function {name} with WITHIN GROUP does not exist: {name} is not an \
+                 ordered-set aggregate"
+            )));
+        }
+        return Ok(None);
+    };
+    if window {
+        return Err(unsupported(format!(
+            "OVER is not supported for ordered-set aggregate {name}"
+        )));
+    }
+    if f.within_group.is_empty() {
+        return Err(Error::UndefinedFunction(format!(
+            "function {name} without WITHIN GROUP does not exist: {name} is an ordered-set \
+             aggregate, called as {name}(...) WITHIN GROUP (ORDER BY ...)"
+        )));
+    }
+    if direct != func.direct_args() || f.within_group.len() != 1 {
+        return Err(Error::UndefinedFunction(format!(
+            "function {name} with {direct} direct and {} aggregated arguments does not exist",
+            f.within_group.len()
+        )));
+    }
+    Ok(Some(func))
+}
+
 fn agg_result_type(
     def: &super::functions::AggDef,
     arg: Option<RType>,

@@ -233,6 +233,72 @@ pub(crate) fn type_from_name(written: &str) -> Result<DataType> {
     Ok(ty)
 }
 
+/// `value` (an expression already cast to the type written `written`) with the type's
+/// modifier applied, as an explicit cast applies it, and its type: `numeric(p, s)` rounds
+/// to `s` digits and checks `p` ([`numeric_typmod`]); `timestamp(p)`, `timestamptz(p)` and
+/// `time(p)` round to `p` fractional digits of a second (PostgreSQL keeps 6 at most, so
+/// `p` of 6 or more changes nothing). `None` for a type without such a modifier. Errors:
+/// those of [`numeric_typmod`]. Both binders' casts call this.
+pub(crate) fn typmod_applied(
+    written: &str,
+    value: super::plan::Expr,
+) -> Result<Option<(super::plan::Expr, DataType)>> {
+    use super::plan::{Expr, ScalarFunc};
+    use crate::types::Value;
+    if let Some(tm) = numeric_typmod(written)? {
+        let args = vec![
+            value,
+            Expr::Literal(Value::Int4(i32::from(tm.precision))),
+            Expr::Literal(Value::Int4(i32::from(tm.scale))),
+        ];
+        let func = ScalarFunc::NumericTypmod;
+        return Ok(Some((Expr::Func { func, args }, DataType::Numeric)));
+    }
+    match time_precision(written)? {
+        Some((p, ty)) => {
+            let args = vec![value, Expr::Literal(Value::Int4(i32::from(p)))];
+            let func = ScalarFunc::TimeTypmod;
+            Ok(Some((Expr::Func { func, args }, ty)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The fractional digits of `timestamp(p)`, `timestamptz(p)` or `time(p)` as written,
+/// with the type; PostgreSQL keeps 6 at most (more is 6, with its warning), where
+/// rounding changes nothing. `None` without digits. Errors: those of [`type_from_name`].
+fn time_precision(written: &str) -> Result<Option<(u8, DataType)>> {
+    let Some(open) = written.find('(') else {
+        return Ok(None);
+    };
+    let ty = type_from_name(written)?;
+    if !matches!(
+        ty,
+        DataType::Timestamp | DataType::TimestampTz | DataType::Time
+    ) {
+        return Ok(None);
+    }
+    let digits: String = written[open + 1..]
+        .chars()
+        .take_while(|c| *c != ')')
+        .collect();
+    Ok(digits
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .map(|p| (p.min(6) as u8, ty)))
+}
+
+/// The type modifier of a column declared as `written`: `numeric(p, s)` or a time type's
+/// fractional digits. Errors: those of [`numeric_typmod`] and [`type_from_name`].
+pub(crate) fn column_typmod(written: &str) -> Result<Option<crate::types::Typmod>> {
+    use crate::types::Typmod;
+    if let Some(tm) = numeric_typmod(written)? {
+        return Ok(Some(Typmod::Numeric(tm)));
+    }
+    Ok(time_precision(written)?.map(|(p, _)| Typmod::Time(p)))
+}
+
 /// The type modifier of a column declared `numeric(p[, s])` (`decimal`, `dec`), checked as
 /// PostgreSQL checks it: 22023 for a precision outside 1..1000; 0A000 for a scale above
 /// 28, which tcq's numeric cannot hold. `None` for a plain `numeric` or another type.
@@ -400,4 +466,45 @@ pub(crate) fn castable(from: DataType, to: DataType, explicit: bool) -> bool {
     }
     // Assignment casts: anything to text/varchar.
     to.is_text()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{NumericTypmod, Typmod};
+
+    /// A column's modifier as declared, its name as the catalog and the stored DDL print
+    /// it (which reads back to the same modifier), and its atttypmod.
+    #[test]
+    fn column_typmods_round_trip_through_their_names() {
+        let cases = [
+            (
+                "numeric(5,2)",
+                Typmod::Numeric(NumericTypmod {
+                    precision: 5,
+                    scale: 2,
+                }),
+                0x0005_0006,
+            ),
+            ("TIMESTAMP(0)", Typmod::Time(0), 0),
+            ("timestamp(3) with time zone", Typmod::Time(3), 3),
+            ("time(1)", Typmod::Time(1), 1),
+            ("timestamp(9)", Typmod::Time(6), 6),
+        ];
+        for (written, want, atttypmod) in cases {
+            let got = column_typmod(written).unwrap();
+            assert_eq!(got, Some(want), "{written}");
+            assert_eq!(want.atttypmod(), atttypmod, "{written}");
+            let ty = type_from_name(written).unwrap();
+            let name = want.type_name(ty);
+            assert_eq!(column_typmod(&name).unwrap(), Some(want), "{name}");
+            assert_eq!(type_from_name(&name).unwrap(), ty, "{name}");
+        }
+        assert_eq!(column_typmod("timestamp").unwrap(), None);
+        assert_eq!(column_typmod("varchar(3)").unwrap(), None);
+        assert_eq!(
+            Typmod::Time(2).type_name(DataType::TimestampTz),
+            "timestamp(2) with time zone"
+        );
+    }
 }

@@ -2,7 +2,8 @@
 //! zero to the scale, shown with that scale, and 22003 "numeric field overflow" (with
 //! PostgreSQL's DETAIL) for a value with more digits before the point than the precision
 //! leaves; through INSERT, UPDATE and COPY (the per-row and the two-thread paths), into
-//! tables and streams; the catalog shows the modifier.
+//! tables and streams; the catalog shows the modifier. `timestamp(p)`, `timestamptz(p)` and
+//! `time(p)` columns likewise store their values rounded to p fractional digits.
 
 use crate::common;
 
@@ -171,5 +172,152 @@ async fn explicit_casts_apply_the_modifier() {
     assert_eq!(
         common::rows(&c, "SELECT s FROM v").await,
         common::table(&[&["abc"]])
+    );
+}
+
+/// A numeric's binary form (`numeric_send`), as a client's driver reads it.
+struct NumericBytes(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for NumericBytes {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(NumericBytes(raw.to_vec()))
+    }
+    fn accepts(t: &tokio_postgres::types::Type) -> bool {
+        *t == tokio_postgres::types::Type::NUMERIC
+    }
+}
+
+/// Numeric NaN, as a driver binds it: no digits, sign NUMERIC_NAN (0xC000).
+#[derive(Debug)]
+struct NumericNaN;
+
+impl tokio_postgres::types::ToSql for NumericNaN {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&[0, 0, 0, 0, 0xC0, 0, 0, 0]);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(t: &tokio_postgres::types::Type) -> bool {
+        *t == tokio_postgres::types::Type::NUMERIC
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// Numeric `NaN` as PostgreSQL has it: read in any case from text, COPY and a binary
+/// parameter, stored in a `numeric(p, s)` column (NaN fits every precision), sent in
+/// text and binary, equal to itself, and absorbing in sums and averages, over a table
+/// and over a stream's window.
+#[tokio::test]
+async fn numeric_nan_is_stored_sent_and_aggregated_as_postgresql() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(&c, "CREATE TABLE t (id int, n numeric, m numeric(4,1))").await;
+    common::exec(&c, "INSERT INTO t VALUES (1, 'NaN', 'nan'), (2, 2.5, 2.5)").await;
+    copy_in(&c, "COPY t FROM STDIN", b"3\tNAN\t1\n")
+        .await
+        .unwrap();
+    c.execute("INSERT INTO t VALUES (4, $1, $1)", &[&NumericNaN])
+        .await
+        .unwrap();
+    assert_eq!(
+        common::rows(
+            &c,
+            "SELECT id, n, m, n = 'NaN', n > 1e300 FROM t ORDER BY id"
+        )
+        .await,
+        common::table(&[
+            &["1", "NaN", "NaN", "t", "t"],
+            &["2", "2.5", "2.5", "f", "f"],
+            &["3", "NaN", "1.0", "t", "t"],
+            &["4", "NaN", "NaN", "t", "t"],
+        ])
+    );
+    assert_eq!(
+        common::rows(&c, "SELECT sum(n), avg(n), max(n), min(n), sum(m) FROM t").await,
+        common::table(&[&["NaN", "NaN", "NaN", "2.5", "NaN"]])
+    );
+    let row = c
+        .query_one("SELECT n FROM t WHERE id = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, NumericBytes>(0).0, [0, 0, 0, 0, 0xC0, 0, 0, 0]);
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, v numeric)",
+    )
+    .await;
+    common::exec(
+        &c,
+        "BEGIN; DECLARE cur CURSOR FOR SELECT sum(v), max(v), count(*) FROM s \
+         [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
+    )
+    .await;
+    common::exec(
+        &c,
+        "INSERT INTO s VALUES ('2001-01-01 00:00:01', 1.5), ('2001-01-01 00:00:02', 'NaN'), \
+         ('2001-01-01 00:00:11', 2), ('2001-01-01 00:00:25', 3)",
+    )
+    .await;
+    assert_eq!(
+        common::rows(&c, "FETCH 2 FROM cur").await,
+        common::table(&[&["NaN", "NaN", "2"], &["2", "2", "1"]])
+    );
+}
+
+/// A stream's `timestamp(0)` TIMESTAMPCOLUMN and `timestamptz(1)` column store their
+/// values rounded half away from zero, through INSERT and COPY alike, so the window a
+/// tuple falls in is the rounded time's (PostgreSQL's AdjustTimestampForTypmod).
+#[tokio::test]
+async fn stream_time_columns_round_to_their_digits() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(&c, "SET TimeZone = 'UTC'").await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp(0) TIMESTAMPCOLUMN, v timestamptz(1))",
+    )
+    .await;
+    common::exec(
+        &c,
+        "BEGIN; DECLARE cur CURSOR FOR SELECT ts, v, wtime(*) FROM s \
+         [RANGE BY '10 seconds' START AT '2001-01-01 00:00:00']",
+    )
+    .await;
+    let writer = common::connect(port).await;
+    common::exec(
+        &writer,
+        "INSERT INTO s VALUES ('2001-01-01 00:00:09.5', '2001-01-01 10:00:00.06+00')",
+    )
+    .await;
+    copy_in(
+        &writer,
+        "COPY s FROM STDIN (FORMAT csv)",
+        b"2001-01-01 00:00:19.4,1960-06-01 00:00:00.25+00\n2001-01-01 00:00:40,2001-01-01 00:00:00+00\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        common::rows(&c, "FETCH 2 FROM cur").await,
+        common::table(&[
+            // 9.5 s rounds to 10 s: the tuple belongs to [10, 20).
+            &[
+                "2001-01-01 00:00:10",
+                "2001-01-01 10:00:00.1+00",
+                "2001-01-01 00:00:20"
+            ],
+            // Before 2000 the rounding is away from zero on the time before 2000-01-01:
+            // .25 s past a second there is .75 s before the next, which rounds to .8.
+            &[
+                "2001-01-01 00:00:19",
+                "1960-06-01 00:00:00.2+00",
+                "2001-01-01 00:00:20"
+            ],
+        ])
     );
 }

@@ -625,3 +625,55 @@ async fn live_copy_delivers_each_message_and_keeps_the_rows_before_a_bad_one() {
         .unwrap();
     assert_eq!(sink.finish().await.unwrap(), 2);
 }
+
+/// The two-argument statistics (`corr`, `regr_*`, `covar_*`) and the ordered-set
+/// aggregates (`percentile_cont ... WITHIN GROUP`) are computed by finite queries only: a
+/// continuous query over a window refuses them with 0A000 naming the aggregate, while the
+/// same call over a table answers.
+#[tokio::test]
+async fn statistics_and_ordered_set_aggregates_are_finite_only() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    for (call, name) in [
+        ("corr(v, v)", "corr()"),
+        ("regr_slope(v, v)", "regr_slope()"),
+        ("covar_samp(v, v)", "covar_samp()"),
+        (
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY v)",
+            "percentile_cont(...)",
+        ),
+        ("mode() WITHIN GROUP (ORDER BY k)", "mode(...)"),
+    ] {
+        let sql = format!("SELECT {call} FROM s [RANGE BY '10 seconds']");
+        let err = c
+            .simple_query(&format!("BEGIN; DECLARE c CURSOR FOR {sql}"))
+            .await
+            .expect_err(&sql);
+        assert_eq!(sqlstate(&err), "0A000", "{sql}");
+        let message = err.as_db_error().map(|d| d.message().to_string());
+        assert!(
+            message
+                .as_deref()
+                .is_some_and(|m| m.starts_with(name) && m.contains("finite queries only")),
+            "{sql}: {message:?}"
+        );
+        exec(&c, "ROLLBACK").await;
+    }
+    exec(&c, "CREATE TABLE pairs (x float8, y float8)").await;
+    exec(
+        &c,
+        "INSERT INTO pairs VALUES (1, 3), (2, 5), (3, 7), (NULL, 1)",
+    )
+    .await;
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT corr(y, x), regr_slope(y, x), regr_intercept(y, x), regr_count(y, x), \
+             percentile_cont(0.5) WITHIN GROUP (ORDER BY y), mode() WITHIN GROUP (ORDER BY x) \
+             FROM pairs"
+        )
+        .await,
+        table(&[&["1", "2", "1", "3", "4", "1"]])
+    );
+}

@@ -54,7 +54,13 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
     if f.over.is_some() {
         return Err(unsupported(format!("window function {name}(...) OVER is not supported; use a window clause after the stream")));
     }
-    if f.filter.is_some() || !f.within_group.is_empty() {
+    if !f.within_group.is_empty() {
+        return Err(unsupported(format!(
+            "{name}(...) WITHIN GROUP is computed by finite queries only; continuous queries \
+             do not compute ordered-set aggregates"
+        )));
+    }
+    if f.filter.is_some() {
         return Err(unsupported(format!(
             "FILTER and WITHIN GROUP are not supported ({name})"
         )));
@@ -382,11 +388,20 @@ impl Binder<'_> {
                 "aggregate function calls cannot be nested".into(),
             ));
         }
-        let functions::AggKernel::Partial(func) = def.kernel else {
-            return Err(unsupported(format!(
-                "{name}() keeps its values in order: finite queries over joins compute it, \
-                 continuous queries and queries over one stream or table do not"
-            )));
+        let func = match def.kernel {
+            functions::AggKernel::Partial(func) => func,
+            functions::AggKernel::Regr(_) | functions::AggKernel::OrderedSet(_) => {
+                return Err(unsupported(format!(
+                    "{name}() is computed by finite queries only; continuous queries do not \
+                     compute it"
+                )))
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "{name}() keeps its values in order: finite queries over joins compute it, \
+                     continuous queries and queries over one stream or table do not"
+                )))
+            }
         };
         if !self.agg_mode {
             return Err(Error::Grouping(format!(
@@ -527,6 +542,7 @@ impl Binder<'_> {
             | F::LikeEscape => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
+            | F::TimeTypmod
             | F::BitAnd
             | F::BitOr
             | F::BitXor

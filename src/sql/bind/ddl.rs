@@ -54,7 +54,7 @@ impl Binder<'_> {
                 timestamp_column = Some(i);
             }
             let mut column = Column::new(c.name.clone(), ty);
-            column.typmod = numeric_typmod(&c.type_name)?;
+            column.typmod = column_typmod(&c.type_name)?;
             columns.push(column);
         }
         Ok(Plan::CreateStream(CreateStream {
@@ -137,7 +137,7 @@ impl Binder<'_> {
                 )));
             }
             let mut column = Column::new(col, ty);
-            column.typmod = numeric_typmod(&c.data_type.to_string())?;
+            column.typmod = column_typmod(&c.data_type.to_string())?;
             columns.push(column);
             not_null.push(nn);
             defaults.push(default);

@@ -312,6 +312,11 @@ pub(crate) fn number_literal(n: &str) -> Result<Value> {
             return Ok(Value::Int8(v));
         }
     }
+    // Exact at every digit written, as PostgreSQL keeps it (a Decimal would round past
+    // 28 significant digits), wide when a Decimal cannot hold it, within numeric's range.
+    if let Some(v) = crate::types_wide::parse_wide(n) {
+        return Ok(v);
+    }
     let exact = if n.contains(['e', 'E']) {
         // parse_numeric would round `1e-30` to numeric's 28 places; a literal keeps it.
         rust_decimal::Decimal::from_scientific(n).ok()
@@ -320,10 +325,6 @@ pub(crate) fn number_literal(n: &str) -> Result<Value> {
     };
     if let Some(d) = exact {
         return Ok(Value::Numeric(d));
-    }
-    // Wider than a Decimal: exact, as PostgreSQL keeps it, within its range.
-    if let Some(v) = crate::types_wide::parse_wide(n) {
-        return Ok(v);
     }
     match n.parse::<f64>() {
         Ok(f) if f.is_finite() => Ok(Value::Float8(f)),

@@ -100,19 +100,10 @@ impl Binder<'_> {
             ));
         }
         let cast = self.cast(b, to)?;
-        Ok(match numeric_typmod(&written)? {
-            // numeric(p, s): the type carries no modifier, so the cast applies it.
-            Some(tm) => Bound::new(
-                Expr::Func {
-                    func: ScalarFunc::NumericTypmod,
-                    args: vec![
-                        cast.expr,
-                        Expr::Literal(Value::Int4(i32::from(tm.precision))),
-                        Expr::Literal(Value::Int4(i32::from(tm.scale))),
-                    ],
-                },
-                DataType::Numeric,
-            ),
+        // A type modifier (numeric(p, s), timestamp(p)): the type carries none, so the cast
+        // applies it.
+        Ok(match typmod_applied(&written, cast.expr.clone())? {
+            Some((expr, ty)) => Bound::new(expr, ty),
             None => cast,
         })
     }

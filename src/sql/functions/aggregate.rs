@@ -5,7 +5,9 @@
 //!
 //! A new aggregate is a row here plus its kernel: a partial state in [`crate::agg`] (then
 //! continuous queries may share it along the window coverage graph) or an ordered one in
-//! the relational evaluator (then continuous queries refuse it with 0A000).
+//! the relational evaluator (then continuous queries refuse it with 0A000). The
+//! two-argument statistics ([`AggKernel::Regr`]) take double precision pairs; the
+//! ordered-set aggregates ([`AggKernel::OrderedSet`]) are typed by their WITHIN GROUP key.
 
 use crate::sql::AggFunc;
 use crate::types::DataType;
@@ -21,6 +23,12 @@ pub(crate) enum AggKernel {
     StringAgg,
     /// `array_agg(x)`: the values as an array, in the call's order; finite queries only.
     ArrayAgg,
+    /// `corr(Y, X)` and the other statistics of double precision pairs
+    /// ([`crate::agg::regr`]); finite queries only.
+    Regr(crate::agg::regr::RegrFunc),
+    /// `percentile_cont`, `percentile_disc`, `mode`: ordered-set aggregates, the sort key
+    /// given by `WITHIN GROUP (ORDER BY x)` ([`crate::agg::ordered`]); finite queries only.
+    OrderedSet(crate::agg::ordered::OrderedSetFunc),
 }
 
 /// An argument type of an overload.
@@ -59,6 +67,8 @@ pub(crate) struct AggDef {
     pub(crate) description: &'static str,
 }
 
+use crate::agg::ordered::OrderedSetFunc;
+use crate::agg::regr::RegrFunc;
 use Arg::{Any, Is, Star};
 use DataType as T;
 use Ret::{ArrayOfArg, SameAsArg};
@@ -281,6 +291,102 @@ pub(crate) static AGGREGATES: &[AggDef] = &[
         overloads: &[(Any, ArrayOfArg, 2335)],
         description: "the input values, NULLs included, as an array",
     },
+    AggDef {
+        name: "regr_count",
+        kernel: AggKernel::Regr(RegrFunc::Count),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Int8), 2818)],
+        description: "number of input rows in which both expressions are not null",
+    },
+    AggDef {
+        name: "regr_sxx",
+        kernel: AggKernel::Regr(RegrFunc::Sxx),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2819)],
+        description: "sum of squares of the independent variable (sum(X^2) - sum(X)^2/N)",
+    },
+    AggDef {
+        name: "regr_syy",
+        kernel: AggKernel::Regr(RegrFunc::Syy),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2820)],
+        description: "sum of squares of the dependent variable (sum(Y^2) - sum(Y)^2/N)",
+    },
+    AggDef {
+        name: "regr_sxy",
+        kernel: AggKernel::Regr(RegrFunc::Sxy),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2821)],
+        description:
+            "sum of products of independent times dependent variable (sum(X*Y) - sum(X) * sum(Y)/N)",
+    },
+    AggDef {
+        name: "regr_avgx",
+        kernel: AggKernel::Regr(RegrFunc::AvgX),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2822)],
+        description: "average of the independent variable (sum(X)/N)",
+    },
+    AggDef {
+        name: "regr_avgy",
+        kernel: AggKernel::Regr(RegrFunc::AvgY),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2823)],
+        description: "average of the dependent variable (sum(Y)/N)",
+    },
+    AggDef {
+        name: "regr_r2",
+        kernel: AggKernel::Regr(RegrFunc::R2),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2824)],
+        description: "square of the correlation coefficient",
+    },
+    AggDef {
+        name: "regr_slope",
+        kernel: AggKernel::Regr(RegrFunc::Slope),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2825)],
+        description:
+            "slope of the least-squares-fit linear equation determined by the (X, Y) pairs",
+    },
+    AggDef {
+        name: "regr_intercept",
+        kernel: AggKernel::Regr(RegrFunc::Intercept),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2826)],
+        description:
+            "y-intercept of the least-squares-fit linear equation determined by the (X, Y) pairs",
+    },
+    AggDef {
+        name: "covar_pop",
+        kernel: AggKernel::Regr(RegrFunc::CovarPop),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2827)],
+        description: "population covariance",
+    },
+    AggDef {
+        name: "covar_samp",
+        kernel: AggKernel::Regr(RegrFunc::CovarSamp),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2828)],
+        description: "sample covariance",
+    },
+    AggDef {
+        name: "corr",
+        kernel: AggKernel::Regr(RegrFunc::Corr),
+        overloads: &[(Is(T::Float8), Ret::Is(T::Float8), 2829)],
+        description: "correlation coefficient",
+    },
+    AggDef {
+        name: "percentile_cont",
+        kernel: AggKernel::OrderedSet(OrderedSetFunc::PercentileCont),
+        overloads: &[
+            (Is(T::Float8), Ret::Is(T::Float8), 3974),
+            (Is(T::Interval), Ret::Is(T::Interval), 3976),
+        ],
+        description: "continuous distribution percentile",
+    },
+    AggDef {
+        name: "percentile_disc",
+        kernel: AggKernel::OrderedSet(OrderedSetFunc::PercentileDisc),
+        overloads: &[(Any, SameAsArg, 3972)],
+        description: "discrete percentile",
+    },
+    AggDef {
+        name: "mode",
+        kernel: AggKernel::OrderedSet(OrderedSetFunc::Mode),
+        overloads: &[(Any, SameAsArg, 3984)],
+        description: "most common value",
+    },
 ];
 
 /// The aggregate called `name` (lower-cased), if any.
@@ -294,6 +400,14 @@ impl AggDef {
     /// such function (42883).
     pub(crate) fn overload(&self, arg: Option<DataType>) -> Option<(Ret, u32)> {
         let arg = arg.map(|t| if t.is_text() { T::Text } else { t });
+        // Numbers reach the double precision overloads by PostgreSQL's implicit casts.
+        let arg = match (self.kernel, arg) {
+            (
+                AggKernel::Regr(_) | AggKernel::OrderedSet(OrderedSetFunc::PercentileCont),
+                Some(t),
+            ) if t.is_numeric() => Some(T::Float8),
+            _ => arg,
+        };
         self.overloads
             .iter()
             .find(|(a, ..)| match (a, arg) {

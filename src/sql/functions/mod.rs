@@ -86,14 +86,25 @@ pub(crate) fn pg_proc_rows() -> Vec<ProcRow> {
                 Arg::Any if a.kernel == AggKernel::ArrayAgg => vec![2776],
                 Arg::Any => vec![2276],
             };
-            let args = if a.kernel == AggKernel::StringAgg {
-                vec![DataType::Text.oid(), DataType::Text.oid()]
-            } else {
-                args
+            let float8 = DataType::Float8.oid();
+            let args = match a.kernel {
+                AggKernel::StringAgg => vec![DataType::Text.oid(), DataType::Text.oid()],
+                AggKernel::Regr(_) => vec![float8, float8],
+                AggKernel::OrderedSet(f) => {
+                    // anyelement for a WITHIN GROUP key of any type.
+                    let key = args.first().copied().filter(|_| arg != Arg::Any);
+                    let key = key.unwrap_or(2283);
+                    if f.direct_args() == 0 {
+                        vec![key]
+                    } else {
+                        vec![float8, key]
+                    }
+                }
+                _ => args,
             };
             let result = match ret {
                 Ret::Is(t) => t.oid(),
-                Ret::SameAsArg => args.first().copied().unwrap_or(0),
+                Ret::SameAsArg => args.last().copied().unwrap_or(0),
                 Ret::ArrayOfArg => 2277,
             };
             out.push((oid, a.name, 'a', args, result, a.description));

@@ -1080,29 +1080,78 @@ impl RelBinder<'_> {
             }
             ast::SetExpr::Values(v) => {
                 self.levels.push(Level::default());
-                let mut rows = Vec::new();
-                for r in &v.rows {
-                    rows.push(r.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?);
-                }
+                let bound = self.values(v);
                 self.levels.pop();
-                let n = rows.first().map_or(0, |r| r.len());
-                if rows.iter().any(|r| r.len() != n) {
-                    return Err(Error::Syntax(
-                        "VALUES lists must all be the same length".into(),
-                    ));
-                }
-                let cols = (0..n)
-                    .map(|i| {
-                        (
-                            format!("column{}", i + 1),
-                            rows.first()
-                                .map_or(RType::Unknown, |r| self.static_type(&r[i])),
-                        )
-                    })
+                let (rows, types) = bound?;
+                let cols = types
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (format!("column{}", i + 1), t))
                     .collect();
                 Ok((RelBody::Values(rows), cols))
             }
             _ => Err(unsupported("this kind of query is not supported")),
+        }
+    }
+
+    /// The rows of a VALUES list (bound in a level of their own, so a subquery's list
+    /// reads the outer query's columns), each cell cast to its column's type, resolved
+    /// over all rows (see [`Self::resolved_type`]; a column of unknown literals only is
+    /// text). Errors: 42601 for rows of different lengths, 42804 for types that cannot
+    /// be matched.
+    fn values(&mut self, v: &ast::Values) -> Result<(Vec<Vec<RExpr>>, Vec<RType>)> {
+        let mut rows: Vec<Vec<RExpr>> = Vec::new();
+        for r in &v.rows {
+            rows.push(r.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?);
+        }
+        let n = rows.first().map_or(0, Vec::len);
+        if rows.iter().any(|r| r.len() != n) {
+            return Err(Error::Syntax(
+                "VALUES lists must all be the same length".into(),
+            ));
+        }
+        let types = (0..n)
+            .map(|i| {
+                let t = self.resolved_type("VALUES", rows.iter().map(|r| &r[i]))?;
+                Ok(if t == RType::Unknown {
+                    RType::Base(DataType::Text)
+                } else {
+                    t
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for row in &mut rows {
+            for (cell, to) in row.iter_mut().zip(&types) {
+                let e = std::mem::replace(cell, RExpr::Lit(Value::Null));
+                *cell = self.conformed(e, *to);
+            }
+        }
+        Ok((rows, types))
+    }
+
+    /// The one type a VALUES column or the elements of an `ARRAY[...]` resolve to, as
+    /// PostgreSQL's select_common_type does over all of them (`VALUES (1), (2.5)` and
+    /// `ARRAY[1, 2.5]` are numeric; unknown literals take the others' type; unknown when
+    /// all are). Errors: 42804 (`{word} types integer and text cannot be matched`).
+    fn resolved_type<'e>(&self, word: &str, es: impl Iterator<Item = &'e RExpr>) -> Result<RType> {
+        let mut t = RType::Unknown;
+        for e in es {
+            match self.static_type(e) {
+                RType::Unknown => {}
+                c if t == RType::Unknown => t = c,
+                c => t = set_op_type(word, t, c)?,
+            }
+        }
+        Ok(t)
+    }
+
+    /// `e` cast to the resolved type `to` of its VALUES column or array, when it is a
+    /// plain type `e` is not of already.
+    fn conformed(&mut self, e: RExpr, to: RType) -> RExpr {
+        if self.static_type(&e) != to && matches!(to, RType::Base(_)) {
+            self.cast(e, to)
+        } else {
+            e
         }
     }
 
@@ -1902,7 +1951,10 @@ impl RelBinder<'_> {
                 RExpr::ScalarSub(Box::new(q))
             }
             ast::Expr::Array(a) => {
-                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
+                let elems: Vec<RExpr> =
+                    a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
+                let to = self.resolved_type("ARRAY", elems.iter())?;
+                RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
             }
             ast::Expr::Function(f) => self.function(f)?,
             other => {
@@ -3290,9 +3342,8 @@ fn set_op_type(word: &str, l: RType, r: RType) -> Result<RType> {
 /// `body` (a set operation's branch with columns `have`) with each column cast to the
 /// type of `want` where the two differ: a SELECT over the branch as a subquery.
 fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RType)]) -> RelBody {
-    let differs = |(h, w): (&(String, RType), &(String, RType))| {
-        h.1 != w.1 && matches!(w.1, RType::Base(_)) && h.1 != RType::Unknown
-    };
+    let differs =
+        |(h, w): (&(String, RType), &(String, RType))| h.1 != w.1 && matches!(w.1, RType::Base(_));
     if !have.iter().zip(want).any(differs) {
         return body;
     }

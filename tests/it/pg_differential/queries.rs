@@ -786,6 +786,25 @@ fn syntax(from: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Types PostgreSQL resolves over several expressions at once: the columns of a VALUES
+/// list and the elements of `ARRAY[...]` (select_common_type over all of them, unknown
+/// literals cast to the result), set operations with unknown branches.
+const RESOLVED_TYPES: &[&str] = &[
+    "VALUES (1, 'a'), (2.5, NULL), (NULL, 'b')",
+    "VALUES (NULL), (NULL), (1::smallint), (2)",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('b'), ('a'), (NULL)) v(x) ORDER BY x",
+    "SELECT x FROM (VALUES (1::real), (2::bigint), (0.5)) v(x) ORDER BY x",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('2001-01-01'::date), ('2000-01-01 10:00'::timestamp)) v(x) ORDER BY x",
+    "SELECT * FROM (VALUES (1), ('x')) v(x)",
+    "VALUES (1), ('a'::text)",
+    "SELECT id, (SELECT max(x) FROM (VALUES (k), (d)) v(x)), (SELECT pg_typeof(max(x)) FROM (VALUES (k), (d)) v(x)) FROM ta ORDER BY id",
+    "SELECT 1.5::float8 AS x UNION ALL SELECT 'NaN' UNION ALL SELECT '-Infinity' UNION ALL SELECT '-0' ORDER BY 1",
+    "SELECT id, ARRAY[s, big], ARRAY[r, k], pg_typeof(ARRAY[r, k]), ARRAY[n, k], ARRAY[t, v] FROM ta ORDER BY id",
+    "SELECT ARRAY[NULL, 2], ARRAY['x', 'y'], pg_typeof(ARRAY['x']), ARRAY[1.5::float8, 'NaN'], ARRAY[NULL, NULL]",
+    "SELECT ARRAY[1, 'a'::text]",
+    "SELECT ARRAY[1, 'a']",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -799,6 +818,7 @@ pub fn listed() -> Vec<String> {
     dates(&mut out);
     out.extend(CHAR_KEY_QUERIES.iter().map(|q| q.to_string()));
     client_queries(&mut out);
+    out.extend(RESOLVED_TYPES.iter().map(|q| q.to_string()));
     out
 }
 

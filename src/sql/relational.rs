@@ -1807,23 +1807,24 @@ impl RelBinder<'_> {
             }
         };
         for (up, level) in self.levels.iter().rev().enumerate() {
-            // An unqualified name two relations of one level have is ambiguous (42702).
-            if qual.is_none() {
-                let owners = level
-                    .rels
-                    .iter()
-                    .filter(|r| {
-                        r.columns
-                            .iter()
-                            .enumerate()
-                            .any(|(i, c)| c == col && !r.hidden[i])
-                    })
-                    .count();
-                if owners > 1 {
-                    return Err(Error::AmbiguousColumn(format!(
-                        "column reference \"{col}\" is ambiguous"
-                    )));
-                }
+            // A name two columns of one level answer to is ambiguous (42702): two
+            // relations' columns, or two of one subquery's (`SELECT 1 AS a, 2 AS a`).
+            let owners: usize = level
+                .rels
+                .iter()
+                .filter(|r| qual.is_none_or(|q| q == r.alias))
+                .map(|r| {
+                    r.columns
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, c)| *c == col && (qual.is_some() || !r.hidden[*i]))
+                        .count()
+                })
+                .sum();
+            if owners > 1 {
+                return Err(Error::AmbiguousColumn(format!(
+                    "column reference \"{col}\" is ambiguous"
+                )));
             }
             for r in &level.rels {
                 if qual.is_some_and(|q| q != r.alias) {

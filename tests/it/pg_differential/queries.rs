@@ -805,6 +805,19 @@ const RESOLVED_TYPES: &[&str] = &[
     "SELECT ARRAY[1, 'a']",
 ];
 
+/// Column references into relations with duplicate column names: ambiguous (42702)
+/// when named, fine through `*`.
+const DUPLICATE_NAMES: &[&str] = &[
+    "SELECT s.a FROM (SELECT 1 AS a, 2 AS a) s",
+    "SELECT * FROM (SELECT 1 AS a, 2 AS a) s",
+    "SELECT s.* FROM (SELECT 1 AS a, 2 AS a, 3 AS b) s",
+    "SELECT b FROM (SELECT 1 AS a, 2 AS a, 3 AS b) s WHERE a = 1",
+    "WITH w AS (SELECT 1 AS a, 2 AS a) SELECT a FROM w",
+    "SELECT x FROM (VALUES (1, 2)) v(x, x)",
+    "SELECT k FROM (SELECT * FROM ta JOIN tb USING (id)) s",
+    "SELECT id, label FROM (SELECT * FROM ta JOIN tb USING (id)) s ORDER BY id",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -819,6 +832,7 @@ pub fn listed() -> Vec<String> {
     out.extend(CHAR_KEY_QUERIES.iter().map(|q| q.to_string()));
     client_queries(&mut out);
     out.extend(RESOLVED_TYPES.iter().map(|q| q.to_string()));
+    out.extend(DUPLICATE_NAMES.iter().map(|q| q.to_string()));
     out
 }
 

@@ -999,10 +999,61 @@ pub(crate) fn format_record(fields: &[Value]) -> String {
     format!("({})", parts.join(","))
 }
 
+/// The rows of `generate_series(lo, hi, step)` over numerics (step 1 when NULL: the
+/// two-argument call) or timestamps (an interval step): `lo`, `lo + step`, ... while not
+/// past `hi`, each value the one before plus the step, as PostgreSQL adds them (a month
+/// step from January 31 gives February 28, then March 28). Errors: 22023 for a zero step,
+/// 54000 past the statement's value budget, and the addition's own (22008, 22003).
+fn stepped_series(lo: &Value, hi: &Value, step: &Value) -> Result<Vec<Row>> {
+    use std::cmp::Ordering;
+    if hi.is_null() || (step.is_null() && matches!(lo, Value::Timestamp(_) | Value::TimestampTz(_)))
+    {
+        return Ok(vec![]);
+    }
+    let step = match step {
+        Value::Null => Value::Numeric(1.into()),
+        s => s.clone(),
+    };
+    let direction = match &step {
+        Value::Interval(iv) => crate::time::interval_span_us(iv).cmp(&0),
+        s => crate::expr::compare(s, &Value::Numeric(0.into()))?,
+    };
+    if direction == Ordering::Equal {
+        return Err(Error::InvalidParameterValue(
+            "step size cannot equal zero".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut cur = lo.clone();
+    while crate::expr::compare(&cur, hi)? != direction {
+        if out.len() >= super::relational::VALUES_MAX {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a catalog query may build at most {} values (rows times columns)",
+                super::relational::VALUES_MAX
+            )));
+        }
+        let next = crate::expr::arith(crate::sql::BinaryOp::Add, cur.clone(), step.clone())?;
+        out.push(vec![cur]);
+        cur = next;
+    }
+    Ok(out)
+}
+
 /// Rows of a set-returning function in FROM.
 pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
     let a0 = arg(args, 0);
     Ok(match name {
+        "generate_series"
+            if matches!(
+                a0,
+                Value::Numeric(_)
+                    | Value::WideNumeric(_)
+                    | Value::Timestamp(_)
+                    | Value::TimestampTz(_)
+            ) =>
+        {
+            stepped_series(a0, arg(args, 1), arg(args, 2))?
+        }
         "generate_series" => {
             let (Some(lo), Some(hi)) = (int_of(a0), int_of(arg(args, 1))) else {
                 return Ok(vec![]);

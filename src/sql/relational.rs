@@ -24,6 +24,7 @@ use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
+mod series;
 mod walk;
 
 /// Where finite relational queries read named relations from: the system catalogs, and
@@ -1583,6 +1584,10 @@ impl RelBinder<'_> {
         // for the one being built, whose row is empty when they run.
         self.levels.push(Level::default());
         let bound: Result<Vec<RExpr>> = args.iter().map(|e| self.expr(e)).collect();
+        let bound = match bound {
+            Ok(b) if fname == "generate_series" => self.series_args(b),
+            other => other,
+        };
         // unnest's column has its array's element type (typed while the
         // arguments' level is still pushed).
         let elem = bound
@@ -1590,10 +1595,13 @@ impl RelBinder<'_> {
             .ok()
             .and_then(|b| b.first())
             .and_then(|a| self.static_type(a).elem());
+        let series = bound
+            .as_ref()
+            .map_or(RType::Unknown, |b| self.series_type(b));
         self.levels.pop();
         let bound = bound?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
-            "generate_series" => vec![("generate_series", self.series_type(&bound))],
+            "generate_series" => vec![("generate_series", series)],
             "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
             "generate_subscripts" => {
                 vec![("generate_subscripts", RType::Base(DataType::Int4))]
@@ -1631,7 +1639,7 @@ impl RelBinder<'_> {
             }
         }
         let types: Vec<RType> = cols.iter().map(|c| c.1).collect();
-        push_rel(level, rel_alias, None, names, types.clone());
+        push_rel(level, rel_alias, None, names, types.clone())?;
         Ok(RelFrom::Func {
             name: fname,
             args: bound,
@@ -1681,7 +1689,7 @@ impl RelBinder<'_> {
                         self.ctes.iter().rev().find(|c| c.0 == rel).cloned()
                     {
                         let cols = rename(cols, alias);
-                        push_rel(level, alias_name.unwrap_or(rel), None, cols, types);
+                        push_rel(level, alias_name.unwrap_or(rel), None, cols, types)?;
                         return Ok(RelFrom::Cte(id));
                     }
                 }
@@ -1699,7 +1707,7 @@ impl RelBinder<'_> {
                             schema.clone(),
                             names,
                             types,
-                        );
+                        )?;
                         level.rels.last_mut().expect("pushed").table = Some(format!("{s}.{rel}"));
                         return Ok(RelFrom::Scan {
                             schema: s,
@@ -1727,7 +1735,7 @@ impl RelBinder<'_> {
                 let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
-                push_rel(level, a, None, names, types);
+                push_rel(level, a, None, names, types)?;
                 Ok(RelFrom::Sub(Box::new(q)))
             }
             ast::TableFactor::NestedJoin {
@@ -1889,16 +1897,27 @@ impl RelBinder<'_> {
             .collect()
     }
 
-    /// The type of `generate_series(args)`: integer for integer bounds that fit one (its
-    /// `int4` overload), bigint otherwise.
+    /// The type of `generate_series(args)` over arguments [`Self::series_args`] cast:
+    /// its start's.
     fn series_type(&self, args: &[RExpr]) -> RType {
-        let int4 = args.iter().all(|a| {
-            matches!(
-                self.static_type(a),
-                RType::Base(DataType::Int2 | DataType::Int4)
-            )
-        });
-        RType::Base(if int4 { DataType::Int4 } else { DataType::Int8 })
+        args.first()
+            .map_or(RType::Base(DataType::Int8), |a| self.static_type(a))
+    }
+
+    /// The arguments of `generate_series` cast to the overload they resolve to
+    /// (`generate_series('2001-01-01'::timestamp, '2001-01-03', '1 day')` is the timestamp
+    /// one). Errors: 42883 and 42725 as [`series::series_signature`] gives them.
+    fn series_args(&mut self, args: Vec<RExpr>) -> Result<Vec<RExpr>> {
+        let types: Vec<RType> = args.iter().map(|a| self.static_type(a)).collect();
+        let sig = series::series_signature(&types)?;
+        Ok(args
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let to = if i < 2 { sig.values } else { sig.step };
+                self.conformed(a, RType::Base(to))
+            })
+            .collect())
     }
 
     /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
@@ -2651,9 +2670,13 @@ impl RelBinder<'_> {
                 ))),
             })
             .collect();
+        self.levels.last_mut().expect("level").srf_ok = true;
+        let args = match args {
+            Ok(a) if name == "generate_series" => self.series_args(a)?,
+            other => other?,
+        };
         let level = self.levels.last_mut().expect("level");
-        level.srf_ok = true;
-        level.set_funcs.push((name.to_string(), args?));
+        level.set_funcs.push((name.to_string(), args));
         let call = RExpr::SetFunc(level.set_funcs.len() - 1);
         // Its values are converted to the type it is declared to return (`unnest(indkey)`
         // gives smallints, not the text of the vector's elements).
@@ -3389,13 +3412,18 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
     }))
 }
 
+/// Add a relation to the FROM level being built. Errors: 42712 for an alias the level
+/// has already (`FROM ta, ta`).
 fn push_rel(
     level: &mut Level,
     alias: String,
     schema: Option<String>,
     columns: Vec<String>,
     types: Vec<RType>,
-) {
+) -> Result<()> {
+    if !alias.is_empty() && level.rels.iter().any(|r| r.alias == alias) {
+        return Err(Error::DuplicateAlias(alias));
+    }
     let n = columns.len();
     level.rels.push(ScopeRel {
         alias,
@@ -3407,6 +3435,7 @@ fn push_rel(
     });
     level.width += n;
     level.types.extend(types);
+    Ok(())
 }
 
 fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Vec<String> {

@@ -806,7 +806,7 @@ const RESOLVED_TYPES: &[&str] = &[
 ];
 
 /// Column references into relations with duplicate column names: ambiguous (42702)
-/// when named, fine through `*`.
+/// when named, fine through `*`; one alias given to two relations (42712).
 const DUPLICATE_NAMES: &[&str] = &[
     "SELECT s.a FROM (SELECT 1 AS a, 2 AS a) s",
     "SELECT * FROM (SELECT 1 AS a, 2 AS a) s",
@@ -816,6 +816,34 @@ const DUPLICATE_NAMES: &[&str] = &[
     "SELECT x FROM (VALUES (1, 2)) v(x, x)",
     "SELECT k FROM (SELECT * FROM ta JOIN tb USING (id)) s",
     "SELECT id, label FROM (SELECT * FROM ta JOIN tb USING (id)) s ORDER BY id",
+    "SELECT * FROM ta x, tb x",
+    "SELECT * FROM (SELECT 1) s, (SELECT 2) s",
+    "SELECT * FROM ta JOIN tb ta ON true",
+];
+
+/// Set-returning functions: generate_series' overloads (integer, bigint, numeric,
+/// timestamp, timestamptz) in FROM and in the select list, where several calls advance in
+/// lockstep (PostgreSQL 10 and later), the shorter ones giving NULL.
+const SET_RETURNING: &[&str] = &[
+    "SELECT generate_series(1, 3) AS a, generate_series(1, 5) AS b, unnest(ARRAY['x', 'y'])",
+    "SELECT id, generate_series(1, k), generate_series(k, 1, -1) FROM ta WHERE id < 6 ORDER BY id, 2",
+    "SELECT k, generate_series(0.5, k, 1.25) FROM ta WHERE k IS NOT NULL AND id < 5 ORDER BY 1, 2",
+    "SELECT id, generate_series(ts, ts + interval '2 days', '1 day') FROM ta WHERE id < 3 ORDER BY 1, 2",
+    "SELECT generate_series(1, 2) + 10, generate_series(1, 3) * 2",
+    "SELECT count(*) FROM (SELECT generate_series(1, 3), generate_series(1, 4)) s",
+    "SELECT id, (SELECT count(*) FROM generate_series(1, k)) FROM ta ORDER BY id",
+    "SELECT * FROM generate_series(1.5, 3, 0.5)",
+    "SELECT * FROM generate_series(1, 3, 1.5) a, generate_series(1::bigint, 2) b",
+    "SELECT * FROM generate_series(1, 2), generate_series(1, 2)",
+    "SELECT * FROM generate_series('2001-01-31'::timestamp, '2001-05-01', '1 mon')",
+    "SELECT x, pg_typeof(x) FROM generate_series('2001-01-03 00:00+00'::timestamptz, '2001-01-01', '-12 hours') g(x)",
+    "SELECT pg_typeof(generate_series('2001-01-01'::date, '2001-01-02'::date, '1 day'))",
+    "SELECT generate_series('1', '3')",
+    "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03')",
+    "SELECT generate_series(1, 3.5::float8)",
+    "SELECT generate_series(1::int2, 3::int2)",
+    "SELECT generate_series(1.0, 2, 0)",
+    "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03', '0 days')",
 ];
 
 /// The listed queries.
@@ -833,6 +861,7 @@ pub fn listed() -> Vec<String> {
     client_queries(&mut out);
     out.extend(RESOLVED_TYPES.iter().map(|q| q.to_string()));
     out.extend(DUPLICATE_NAMES.iter().map(|q| q.to_string()));
+    out.extend(SET_RETURNING.iter().map(|q| q.to_string()));
     out
 }
 

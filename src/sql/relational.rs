@@ -1939,6 +1939,11 @@ impl RelBinder<'_> {
     /// casts to catalog types, ARRAY[...], subscripts and field selections, row
     /// comparisons and function calls.
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        if let ast::Expr::BinaryOp { left, op, right } = e {
+            if let Some(like) = super::bind::like_of_operator(left, op, right) {
+                return self.expr(&like);
+            }
+        }
         if Self::is_walked(e) {
             return self.walk(e);
         }

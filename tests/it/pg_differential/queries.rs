@@ -846,6 +846,22 @@ const SET_RETURNING: &[&str] = &[
     "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03', '0 days')",
 ];
 
+/// Operators spelled as PostgreSQL's catalog names them (`~~` is LIKE), and operators
+/// whose operands are all unknown literals (42725 where several candidates fit).
+const OPERATORS: &[&str] = &[
+    "SELECT id, t ~~ '%b%', t !~~* '%B', t OPERATOR(pg_catalog.~~) 'a%', v ~~ t, t !~~ NULL FROM ta ORDER BY id",
+    "SELECT id, c ~~ 'a%', c ~~* 'A%', c !~~ '%' FROM td ORDER BY id",
+    "SELECT count(*) FROM ta WHERE t ~~ '%b%' AND NOT t !~~* '%B'",
+    "SELECT 'a_c' ~~ 'a\\_c', 'abc' ~~ 'a\\_c', 'ÄBC' ~~* 'äbc'",
+    "SELECT 'a' - 'b'",
+    "SELECT NULL + NULL",
+    "SELECT '1' & '2'",
+    "SELECT -'1'",
+    "SELECT ~NULL",
+    "SELECT '1' + 1, 1 + '1', '1' + 1.5, 'a' || 'b', pg_typeof('1' + 1), '1' ^ '2'",
+    "SELECT '1.5' + 1",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -862,6 +878,7 @@ pub fn listed() -> Vec<String> {
     out.extend(RESOLVED_TYPES.iter().map(|q| q.to_string()));
     out.extend(DUPLICATE_NAMES.iter().map(|q| q.to_string()));
     out.extend(SET_RETURNING.iter().map(|q| q.to_string()));
+    out.extend(OPERATORS.iter().map(|q| q.to_string()));
     out
 }
 

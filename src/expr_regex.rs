@@ -1,5 +1,5 @@
 //! Regular expressions of [`crate::expr`]: the POSIX match operators (`~`, `~*`, and
-//! through NOT `!~`, `!~*`), `SIMILAR TO`, and `regexp_replace`.
+//! through NOT `!~`, `!~*`), `SIMILAR TO`, `regexp_replace` and `regexp_match`.
 //!
 //! Patterns are compiled with the `regex` crate, whose syntax covers the POSIX classes,
 //! quantifiers and groups PostgreSQL users write; what it lacks (back-references,
@@ -116,6 +116,45 @@ pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) ->
     }
     out.push_str(&s[last..]);
     Ok(out)
+}
+
+/// `regexp_match(s, pattern, flags)`: the first match's parenthesised groups (the whole
+/// match when the pattern has none), a group that took no part as `None`; `None` when
+/// nothing matches. Flag `i` ignores case, `c` does not. Errors: 2201B for a bad pattern,
+/// 22023 for an unknown flag or `g` (regexp_match returns one match).
+pub(crate) fn first_match(
+    s: &str,
+    pattern: &str,
+    flags: &str,
+) -> Result<Option<Vec<Option<String>>>> {
+    let mut ci = false;
+    for f in flags.chars() {
+        match f {
+            'i' => ci = true,
+            'c' => ci = false,
+            'g' => {
+                return Err(Error::InvalidParameterValue(
+                    "regexp_match() does not support the \"global\" option".into(),
+                )
+                .with_hint("Use the regexp_matches function instead."))
+            }
+            _ => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "invalid regular expression option: \"{f}\""
+                )))
+            }
+        }
+    }
+    let re = compiled(pattern, ci)?;
+    let Some(caps) = re.captures(s) else {
+        return Ok(None);
+    };
+    let groups = if caps.len() == 1 { 0..1 } else { 1..caps.len() };
+    Ok(Some(
+        groups
+            .map(|i| caps.get(i).map(|m| m.as_str().to_string()))
+            .collect(),
+    ))
 }
 
 /// The replacement text with its group references filled in.

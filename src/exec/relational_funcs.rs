@@ -296,6 +296,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "to_regproc"
             | "to_regnamespace"
             | "string_to_array"
+            | "regexp_match"
             | "replace"
             | "split_part"
             | "left"
@@ -565,20 +566,44 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
                 .collect();
             text(parts.join(&sep))
         }
+        // A NULL separator splits into characters; elements equal to the third argument
+        // are NULL.
         "string_to_array" => {
-            if arg(args, 1).is_null() {
+            let s = text_of(a0);
+            let null = arg(args, 2);
+            let null = (!null.is_null()).then(|| text_of(null));
+            let parts: Vec<String> = match arg(args, 1) {
+                _ if s.is_empty() => vec![],
+                Value::Null => s.chars().map(String::from).collect(),
+                sep => match text_of(sep) {
+                    sep if sep.is_empty() => vec![s.clone()],
+                    sep => s.split(sep.as_str()).map(String::from).collect(),
+                },
+            };
+            let parts: Vec<Value> = parts
+                .into_iter()
+                .map(|p| match &null {
+                    Some(n) if *n == p => Value::Null,
+                    _ => text(p),
+                })
+                .collect();
+            text(format_array(&parts))
+        }
+        "regexp_match" => {
+            if args.iter().any(Value::is_null) {
                 return Ok(Some(Value::Null));
             }
-            let s = text_of(a0);
-            let sep = text_of(arg(args, 1));
-            let parts: Vec<Value> = if s.is_empty() {
-                vec![]
-            } else if sep.is_empty() {
-                vec![text(s)]
-            } else {
-                s.split(sep.as_str()).map(text).collect()
-            };
-            text(format_array(&parts))
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            match crate::expr_regex::first_match(&text_of(a0), &text_of(arg(args, 1)), &flags)? {
+                None => Value::Null,
+                Some(groups) => {
+                    let groups: Vec<Value> = groups
+                        .into_iter()
+                        .map(|g| g.map_or(Value::Null, text))
+                        .collect();
+                    text(format_array(&groups))
+                }
+            }
         }
         "row" => text(format_record(args)),
         "json_build_object" => {

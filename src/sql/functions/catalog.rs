@@ -85,6 +85,10 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
         "string_to_array",
         Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Text))),
     ),
+    (
+        "regexp_match",
+        Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Text))),
+    ),
     ("replace", TX),
     ("split_part", TX),
     ("left", TX),

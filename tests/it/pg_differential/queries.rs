@@ -862,6 +862,16 @@ const OPERATORS: &[&str] = &[
     "SELECT '1.5' + 1",
 ];
 
+/// Functions returning text arrays: regexp_match's groups, string_to_array's pieces
+/// (NULL separator, NULL string).
+const TEXT_ARRAYS: &[&str] = &[
+    "SELECT id, regexp_match(t, '(a)(.)?'), regexp_match(t, 'B', 'i'), string_to_array(t, NULL), string_to_array(v, 'b', 'a') FROM ta ORDER BY id",
+    "SELECT string_to_array('a,b,,c', ','), string_to_array('a,b,,c', ',', ''), string_to_array('abc', NULL), string_to_array('abc', ''), string_to_array('', ','), string_to_array(NULL, ',')",
+    "SELECT regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('abc', '(x)?b'), regexp_match('abc', 'z'), pg_typeof(regexp_match('a', 'a')), (regexp_match('k=v', '(\\w)=(\\w)'))[2]",
+    "SELECT regexp_match('abc', 'b', 'g')",
+    "SELECT regexp_match('abc', '(')",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -879,6 +889,7 @@ pub fn listed() -> Vec<String> {
     out.extend(DUPLICATE_NAMES.iter().map(|q| q.to_string()));
     out.extend(SET_RETURNING.iter().map(|q| q.to_string()));
     out.extend(OPERATORS.iter().map(|q| q.to_string()));
+    out.extend(TEXT_ARRAYS.iter().map(|q| q.to_string()));
     out
 }
 

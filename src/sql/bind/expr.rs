@@ -813,7 +813,9 @@ impl Binder<'_> {
     pub(super) fn time_operand(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::TimestampTz, "extract"),
-            Some(t) if t.is_timestamp() || t == DataType::Interval => Ok(b.expr),
+            Some(t) if t.is_timestamp() || t == DataType::Interval || t == DataType::Time => {
+                Ok(b.expr)
+            }
             // extract(field from date) reads the date's midnight.
             Some(DataType::Date) => self.coerce(b, DataType::Timestamp, "extract"),
             Some(t) => Err(Error::UndefinedFunction(format!(

@@ -872,6 +872,17 @@ const TEXT_ARRAYS: &[&str] = &[
     "SELECT regexp_match('abc', '(')",
 ];
 
+/// Fields of a time of day: extract (numeric) and date_part (double precision), 24:00:00
+/// and fractions of a second; date fields are 0A000, unknown names 22023.
+const TIME_FIELDS: &[&str] = &[
+    "SELECT id, extract(epoch from tm), extract(second from tm), extract(millisecond from tm), extract(minute from tm), date_part('epoch', tm), date_part('hour', tm), date_part('microseconds', tm) FROM td ORDER BY id",
+    "SELECT id, extract(hour from tm) FROM td CROSS JOIN one ORDER BY id",
+    "SELECT extract(hour from '10:30'::time), date_part('minute', '10:30:15'::time), extract(seconds from time '23:59:59.999999')",
+    "SELECT extract(day from '10:00'::time)",
+    "SELECT date_part('timezone', '10:00'::time)",
+    "SELECT date_part('foo', '10:00'::time)",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -890,6 +901,7 @@ pub fn listed() -> Vec<String> {
     out.extend(SET_RETURNING.iter().map(|q| q.to_string()));
     out.extend(OPERATORS.iter().map(|q| q.to_string()));
     out.extend(TEXT_ARRAYS.iter().map(|q| q.to_string()));
+    out.extend(TIME_FIELDS.iter().map(|q| q.to_string()));
     out
 }
 

@@ -297,6 +297,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "to_regnamespace"
             | "string_to_array"
             | "regexp_match"
+            | "regexp_split_to_array"
             | "replace"
             | "split_part"
             | "left"
@@ -325,6 +326,8 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "pg_options_to_table"
         | "pg_get_keywords"
         | "_pg_expandarray"
+        | "regexp_matches"
+        | "regexp_split_to_table"
         | "generate_subscripts" => {
             Error::FeatureNotSupported(format!("{name}() returns a set: call it in FROM"))
         }
@@ -588,6 +591,17 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
                 })
                 .collect();
             text(format_array(&parts))
+        }
+        "regexp_split_to_array" => {
+            if args.iter().any(Value::is_null) {
+                return Ok(Some(Value::Null));
+            }
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            let pieces =
+                crate::expr_regex::split(&text_of(a0), &text_of(arg(args, 1)), &flags, name)?;
+            text(format_array(
+                &pieces.into_iter().map(text).collect::<Vec<_>>(),
+            ))
         }
         "regexp_match" => {
             if args.iter().any(Value::is_null) {
@@ -1103,6 +1117,28 @@ pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
             (0..n as i64)
                 .map(|i| vec![Value::Int8(lo + i * step)])
                 .collect()
+        }
+        "regexp_matches" | "regexp_split_to_table" => {
+            if args.iter().any(Value::is_null) {
+                return Ok(vec![]);
+            }
+            let (s, pattern) = (text_of(a0), text_of(arg(args, 1)));
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            if name == "regexp_matches" {
+                crate::expr_regex::all_matches(&s, &pattern, &flags)?
+                    .into_iter()
+                    .map(|g| {
+                        let g: Vec<Value> =
+                            g.into_iter().map(|x| x.map_or(Value::Null, text)).collect();
+                        vec![text(format_array(&g))]
+                    })
+                    .collect()
+            } else {
+                crate::expr_regex::split(&s, &pattern, &flags, name)?
+                    .into_iter()
+                    .map(|p| vec![text(p)])
+                    .collect()
+            }
         }
         "unnest" => {
             if a0.is_null() {

@@ -340,6 +340,8 @@ pub(crate) enum RelFrom {
         args: Vec<RExpr>,
         /// The declared type of each column, which its values are converted to.
         types: Vec<RType>,
+        /// WITH ORDINALITY: a last `bigint` column numbers the rows from 1.
+        ordinality: bool,
     },
     /// The rows of `input` for which `cond` (over its row) is true: a WHERE or ON
     /// conjunct that predicate pushdown ([`super::relational_pushdown`]) moved here.
@@ -472,6 +474,8 @@ pub(crate) const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
     "generate_subscripts",
     "unnest",
     "_pg_expandarray",
+    "regexp_matches",
+    "regexp_split_to_table",
 ];
 
 /// Relations the continuous binder serves on its own when read alone.
@@ -1575,7 +1579,7 @@ impl RelBinder<'_> {
     /// `UNNEST(current_schemas(true))`): its columns join the level as one relation.
     fn function_in_from(
         &mut self,
-        fname: String,
+        (fname, ordinality): (String, bool),
         args: &[&ast::Expr],
         alias: &Option<ast::TableAlias>,
         level: &mut Level,
@@ -1605,6 +1609,10 @@ impl RelBinder<'_> {
             "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
             "generate_subscripts" => {
                 vec![("generate_subscripts", RType::Base(DataType::Int4))]
+            }
+            "regexp_matches" => vec![("regexp_matches", RType::Base(DataType::Text).array_of())],
+            "regexp_split_to_table" => {
+                vec![("regexp_split_to_table", RType::Base(DataType::Text))]
             }
             "_pg_expandarray" => vec![
                 ("x", RType::Base(DataType::Int4)),
@@ -1639,18 +1647,33 @@ impl RelBinder<'_> {
             }
         }
         let types: Vec<RType> = cols.iter().map(|c| c.1).collect();
-        push_rel(level, rel_alias, None, names, types.clone())?;
+        let mut rel_types = types.clone();
+        if ordinality {
+            let alias_columns = alias.as_ref().map_or(&[][..], |a| &a.columns[..]);
+            names.push(
+                alias_columns
+                    .get(cols.len())
+                    .map_or("ordinality".into(), |c| norm(&c.name)),
+            );
+            rel_types.push(RType::Base(DataType::Int8));
+        }
+        push_rel(level, rel_alias, None, names, rel_types)?;
         Ok(RelFrom::Func {
             name: fname,
             args: bound,
             types,
+            ordinality,
         })
     }
 
     fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
         match f {
             ast::TableFactor::Table {
-                name, alias, args, ..
+                name,
+                alias,
+                args,
+                with_ordinality,
+                ..
             } => {
                 let parts: Vec<String> = name
                     .0
@@ -1669,7 +1692,7 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    return self.function_in_from(fname, &exprs, alias, level);
+                    return self.function_in_from((fname, *with_ordinality), &exprs, alias, level);
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1751,11 +1774,11 @@ impl RelBinder<'_> {
                 alias,
                 array_exprs,
                 with_offset: false,
-                with_ordinality: false,
+                with_ordinality,
                 ..
             } if array_exprs.len() == 1 => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
-                self.function_in_from("unnest".into(), &exprs, alias, level)
+                self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
             }
             other => Err(unsupported(format!("FROM item {other} is not supported"))),
         }
@@ -3201,6 +3224,7 @@ impl RelBinder<'_> {
                         self.series_type(args)
                     }
                     Some("generate_subscripts") => RType::Base(DataType::Int4),
+                    Some("regexp_matches") => RType::Base(DataType::Text).array_of(),
                     Some("_pg_expandarray") => RType::Record(EXPANDARRAY_FIELDS),
                     _ => RType::Base(DataType::Text),
                 }

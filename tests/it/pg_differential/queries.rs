@@ -862,14 +862,28 @@ const OPERATORS: &[&str] = &[
     "SELECT '1.5' + 1",
 ];
 
-/// Functions returning text arrays: regexp_match's groups, string_to_array's pieces
-/// (NULL separator, NULL string).
+/// Functions returning text arrays and regular expressions: regexp_match's groups,
+/// regexp_matches' rows, the regexp_split_to_* pieces, string_to_array's pieces (NULL
+/// separator, NULL string), `.` matching a newline.
 const TEXT_ARRAYS: &[&str] = &[
     "SELECT id, regexp_match(t, '(a)(.)?'), regexp_match(t, 'B', 'i'), string_to_array(t, NULL), string_to_array(v, 'b', 'a') FROM ta ORDER BY id",
     "SELECT string_to_array('a,b,,c', ','), string_to_array('a,b,,c', ',', ''), string_to_array('abc', NULL), string_to_array('abc', ''), string_to_array('', ','), string_to_array(NULL, ',')",
     "SELECT regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('abc', '(x)?b'), regexp_match('abc', 'z'), pg_typeof(regexp_match('a', 'a')), (regexp_match('k=v', '(\\w)=(\\w)'))[2]",
     "SELECT regexp_match('abc', 'b', 'g')",
     "SELECT regexp_match('abc', '(')",
+    "SELECT E'a\\nb' ~ 'a.b', E'a\\nb' ~ '^b', regexp_replace(E'a\\nb', '.', 'x', 'g'), regexp_match(E'x\\ny', 'x.y')",
+    "SELECT regexp_split_to_array('a1b22c', '\\d+'), regexp_split_to_array('hello', ''), regexp_split_to_array('', ','), regexp_split_to_array('abca', 'a'), regexp_split_to_array(' a ', '\\s*'), regexp_split_to_array('aXbxc', 'x', 'i')",
+    "SELECT regexp_split_to_array('a,b', ',', 'g')",
+    "SELECT id, regexp_split_to_array(t, ' '), pg_typeof(regexp_split_to_array(t, ' ')) FROM ta ORDER BY id",
+    "SELECT id, regexp_matches(t, '[a-c]', 'g') FROM ta ORDER BY 1, 2",
+    "SELECT regexp_matches('a1b22c', '(\\d)(\\d)?'), regexp_matches('aaa', '', 'g')",
+    "SELECT * FROM regexp_matches('abcabc', '(b)(c)', 'g') m",
+    "SELECT id, regexp_split_to_table(t, '') AS c FROM ta WHERE id < 3 ORDER BY 1, 2",
+    "SELECT * FROM regexp_split_to_table('a b  c', '\\s+') WITH ORDINALITY",
+    "SELECT * FROM regexp_split_to_table('a b  c', '\\s+') x",
+    "SELECT * FROM generate_series(5, 7) WITH ORDINALITY g",
+    "SELECT * FROM generate_series(5, 7) WITH ORDINALITY AS g(v, n)",
+    "SELECT t.*, pg_typeof(ordinality) FROM unnest(ARRAY['x', 'y']) WITH ORDINALITY t",
 ];
 
 /// Fields of a time of day: extract (numeric) and date_part (double precision), 24:00:00

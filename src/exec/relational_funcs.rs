@@ -1140,13 +1140,24 @@ pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
                     .collect()
             }
         }
+        // unnest(a, b, ...) in FROM: the arrays side by side, the shorter ones (and a NULL
+        // array) giving NULL.
         "unnest" => {
-            if a0.is_null() {
-                return Ok(vec![]);
-            }
-            elements(&text_of(a0))?
-                .into_iter()
-                .map(|e| vec![e.map_or(Value::Null, text)])
+            let arrays = args
+                .iter()
+                .map(|a| match a {
+                    Value::Null => Ok(vec![]),
+                    a => elements(&text_of(a)),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+            (0..n)
+                .map(|i| {
+                    arrays
+                        .iter()
+                        .map(|a| a.get(i).cloned().flatten().map_or(Value::Null, text))
+                        .collect()
+                })
                 .collect()
         }
         // The subscripts of dimension 1 (the only one): from 1 for an array, from 0 for an

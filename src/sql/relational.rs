@@ -1592,13 +1592,17 @@ impl RelBinder<'_> {
             Ok(b) if fname == "generate_series" => self.series_args(b),
             other => other,
         };
-        // unnest's column has its array's element type (typed while the
+        // unnest's columns have their arrays' element types (typed while the
         // arguments' level is still pushed).
-        let elem = bound
-            .as_ref()
-            .ok()
-            .and_then(|b| b.first())
-            .and_then(|a| self.static_type(a).elem());
+        let elems: Vec<RType> = bound.as_ref().map_or(vec![], |b| {
+            b.iter()
+                .map(|a| {
+                    self.static_type(a)
+                        .elem()
+                        .unwrap_or(RType::Base(DataType::Text))
+                })
+                .collect()
+        });
         let series = bound
             .as_ref()
             .map_or(RType::Unknown, |b| self.series_type(b));
@@ -1606,7 +1610,8 @@ impl RelBinder<'_> {
         let bound = bound?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
             "generate_series" => vec![("generate_series", series)],
-            "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
+            // Several arrays are read side by side, the shorter ones giving NULL.
+            "unnest" => elems.iter().map(|t| ("unnest", *t)).collect(),
             "generate_subscripts" => {
                 vec![("generate_subscripts", RType::Base(DataType::Int4))]
             }
@@ -1776,7 +1781,7 @@ impl RelBinder<'_> {
                 with_offset: false,
                 with_ordinality,
                 ..
-            } if array_exprs.len() == 1 => {
+            } if !array_exprs.is_empty() => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
                 self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
             }
@@ -2703,6 +2708,17 @@ impl RelBinder<'_> {
             Ok(a) if name == "generate_series" => self.series_args(a)?,
             other => other?,
         };
+        // unnest of several arrays is FROM's alone, as in PostgreSQL.
+        if name == "unnest" && args.len() != 1 {
+            let types: Vec<String> = args.iter().map(|a| self.static_type(a).name()).collect();
+            return Err(Error::UndefinedFunction(format!(
+                "function unnest({}) does not exist",
+                types.join(", ")
+            ))
+            .with_hint(
+                "No function matches the given name and argument types. You might need to add explicit type casts.",
+            ));
+        }
         let level = self.levels.last_mut().expect("level");
         level.set_funcs.push((name.to_string(), args));
         let call = RExpr::SetFunc(level.set_funcs.len() - 1);

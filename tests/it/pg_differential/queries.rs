@@ -844,6 +844,10 @@ const SET_RETURNING: &[&str] = &[
     "SELECT generate_series(1::int2, 3::int2)",
     "SELECT generate_series(1.0, 2, 0)",
     "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03', '0 days')",
+    "SELECT * FROM unnest(ARRAY[1, 2], ARRAY['a', 'b', 'c']) AS u(n, s) ORDER BY s DESC",
+    "SELECT u.*, pg_typeof(u.n) FROM unnest(ARRAY[1.5, 2], NULL::int[], ARRAY[true]) WITH ORDINALITY AS u(n)",
+    "SELECT unnest(ARRAY[1, 2]), unnest(ARRAY[3])",
+    "SELECT unnest(ARRAY[1], ARRAY[2])",
 ];
 
 /// Operators spelled as PostgreSQL's catalog names them (`~~` is LIKE), and operators

@@ -478,6 +478,18 @@ pub(crate) const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
     "regexp_split_to_table",
 ];
 
+/// PostgreSQL's refusals of a set-returning call outside the select list (0A000).
+const SRF_IN_WHERE: &str = "set-returning functions are not allowed in WHERE";
+const SRF_IN_HAVING: &str = "set-returning functions are not allowed in HAVING";
+const SRF_IN_JOIN: &str = "set-returning functions are not allowed in JOIN conditions";
+const SRF_IN_LIMIT: &str = "set-returning functions are not allowed in LIMIT";
+const SRF_IN_OFFSET: &str = "set-returning functions are not allowed in OFFSET";
+const SRF_IN_VALUES: &str = "set-returning functions are not allowed in VALUES";
+const SRF_IN_FROM_ARGS: &str = "set-returning functions must appear at top level of FROM";
+/// tcq's own: PostgreSQL runs a set-returning call nested in another's arguments.
+const SRF_IN_SRF_ARGS: &str =
+    "set-returning functions in the arguments of a set-returning function are not supported";
+
 /// Relations the continuous binder serves on its own when read alone.
 const OLD_VIEWS: &[&str] = &[
     "tcq_streams",
@@ -703,6 +715,9 @@ pub(crate) struct RelBinder<'a> {
     window_agg: bool,
     /// A window function's arguments are being bound (window calls do not nest).
     in_window: bool,
+    /// PostgreSQL's error for a set-returning call in the clause being bound (WHERE,
+    /// HAVING, JOIN conditions, LIMIT, VALUES, ...), `None` where none is refused.
+    srf_refusal: Option<&'static str>,
 }
 
 #[cfg(test)]
@@ -739,6 +754,7 @@ pub(crate) fn bind_query(
         source,
         window_agg: false,
         in_window: false,
+        srf_refusal: None,
     };
     let mut plan = b.query(q)?;
     plan.catalog_params = std::mem::take(&mut b.catalog_params);
@@ -965,11 +981,11 @@ impl RelBinder<'_> {
                         return Err(unsupported("LIMIT BY"));
                     }
                     let l = match limit {
-                        Some(e) => Some(self.expr(e)?),
+                        Some(e) => Some(self.refusing_srf(SRF_IN_LIMIT, |b| b.expr(e))?),
                         None => None,
                     };
                     let o = match offset {
-                        Some(o) => Some(self.expr(&o.value)?),
+                        Some(o) => Some(self.refusing_srf(SRF_IN_OFFSET, |b| b.expr(&o.value))?),
                         None => None,
                     };
                     (l, o)
@@ -1085,7 +1101,7 @@ impl RelBinder<'_> {
             }
             ast::SetExpr::Values(v) => {
                 self.levels.push(Level::default());
-                let bound = self.values(v);
+                let bound = self.refusing_srf(SRF_IN_VALUES, |b| b.values(v));
                 self.levels.pop();
                 let (rows, types) = bound?;
                 let cols = types
@@ -1160,6 +1176,15 @@ impl RelBinder<'_> {
         }
     }
 
+    /// `f` with set-returning calls refused with `refusal` (0A000), as PostgreSQL refuses
+    /// them outside the select list; the refusal in force before is restored after.
+    fn refusing_srf<T>(&mut self, refusal: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.srf_refusal.replace(refusal);
+        let r = f(self);
+        self.srf_refusal = before;
+        r
+    }
+
     /// Bind a SELECT block with the ORDER BY of its query.
     #[allow(clippy::type_complexity)]
     fn select(
@@ -1193,7 +1218,7 @@ impl RelBinder<'_> {
     ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
         let distinct = matches!(distinct_kind, Distinct::Rows);
         let filter = match &sel.selection {
-            Some(e) => Some(self.expr(e)?),
+            Some(e) => Some(self.refusing_srf(SRF_IN_WHERE, |b| b.expr(e))?),
             None => None,
         };
         let group_exprs: Vec<&ast::Expr> = match &sel.group_by {
@@ -1225,7 +1250,7 @@ impl RelBinder<'_> {
             projection.push(bound);
         }
         let having = match &sel.having {
-            Some(h) => Some(self.expr(h)?),
+            Some(h) => Some(self.refusing_srf(SRF_IN_HAVING, |b| b.expr(h))?),
             None => None,
         };
         let (mut sort_keys, order_by) = self.order_keys(order, distinct, &columns, &projection)?;
@@ -1499,7 +1524,7 @@ impl RelBinder<'_> {
                         })
                         .collect();
                     self.levels.push(sub);
-                    let e = self.expr(e);
+                    let e = self.refusing_srf(SRF_IN_JOIN, |b| b.expr(e));
                     self.levels.pop();
                     Some(e?)
                 }
@@ -1587,7 +1612,9 @@ impl RelBinder<'_> {
         // Set-returning functions see outer levels only: an empty level stands
         // for the one being built, whose row is empty when they run.
         self.levels.push(Level::default());
-        let bound: Result<Vec<RExpr>> = args.iter().map(|e| self.expr(e)).collect();
+        let bound: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_FROM_ARGS, |b| {
+            args.iter().map(|e| b.expr(e)).collect()
+        });
         let bound = match bound {
             Ok(b) if fname == "generate_series" => self.series_args(b),
             other => other,
@@ -2444,10 +2471,22 @@ impl RelBinder<'_> {
             };
             return Ok(self.typed_template(today, DataType::Date, vec![]));
         }
-        if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str())
-            && self.levels.last().is_some_and(|l| l.srf_ok && !l.in_agg)
-        {
-            return self.set_function(&name, f);
+        if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str()) {
+            let level = self.levels.last();
+            if level.is_some_and(|l| l.srf_ok && !l.in_agg) {
+                return self.set_function(&name, f);
+            }
+            let hint =
+                "You might be able to move the set-returning function into a LATERAL FROM item.";
+            if level.is_some_and(|l| l.in_agg) {
+                return Err(unsupported(
+                    "aggregate function calls cannot contain set-returning function calls",
+                )
+                .with_hint(hint));
+            }
+            if let Some(refusal) = self.srf_refusal {
+                return Err(unsupported(refusal));
+            }
         }
         if let ast::FunctionArguments::Subquery(q) = &f.args {
             if name == "array" {
@@ -2693,16 +2732,17 @@ impl RelBinder<'_> {
             )));
         };
         self.levels.last_mut().expect("level").srf_ok = false;
-        let args: Result<Vec<RExpr>> = l
-            .args
-            .iter()
-            .map(|a| match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => self.expr(e),
-                other => Err(Error::Syntax(format!(
-                    "syntax error at or near \"{other}\""
-                ))),
-            })
-            .collect();
+        let args: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_SRF_ARGS, |b| {
+            l.args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => b.expr(e),
+                    other => Err(Error::Syntax(format!(
+                        "syntax error at or near \"{other}\""
+                    ))),
+                })
+                .collect()
+        });
         self.levels.last_mut().expect("level").srf_ok = true;
         let args = match args {
             Ok(a) if name == "generate_series" => self.series_args(a)?,

@@ -848,6 +848,16 @@ const SET_RETURNING: &[&str] = &[
     "SELECT u.*, pg_typeof(u.n) FROM unnest(ARRAY[1.5, 2], NULL::int[], ARRAY[true]) WITH ORDINALITY AS u(n)",
     "SELECT unnest(ARRAY[1, 2]), unnest(ARRAY[3])",
     "SELECT unnest(ARRAY[1], ARRAY[2])",
+    "SELECT id FROM ta WHERE generate_series(1, 2) > 1",
+    "SELECT sum(generate_series(1, 3))",
+    "SELECT count(*) FROM ta HAVING generate_series(1, 2) > 0",
+    "SELECT ta.id FROM ta JOIN tb ON generate_series(1, 2) = 1",
+    "SELECT id FROM ta LIMIT generate_series(1, 2)",
+    "VALUES (generate_series(1, 2))",
+    "SELECT * FROM generate_series(1, generate_series(1, 2))",
+    "SELECT id FROM ta WHERE k IN (SELECT generate_series(1, 2)) ORDER BY id",
+    "SELECT id, (SELECT max(g) FROM (SELECT generate_series(1, ta.k) AS g) s) FROM ta ORDER BY id",
+    "SELECT generate_series(1, generate_series(1, 3))",
 ];
 
 /// Operators spelled as PostgreSQL's catalog names them (`~~` is LIKE), and operators

@@ -1082,6 +1082,8 @@ fn stepped_series(lo: &Value, hi: &Value, step: &Value) -> Result<Vec<Row>> {
 pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
     let a0 = arg(args, 0);
     Ok(match name {
+        // Strict: a NULL argument (a NULL step included) gives no rows.
+        "generate_series" if args.iter().any(Value::is_null) => vec![],
         "generate_series"
             if matches!(
                 a0,

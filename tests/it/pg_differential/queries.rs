@@ -848,6 +848,8 @@ const SET_RETURNING: &[&str] = &[
     "SELECT u.*, pg_typeof(u.n) FROM unnest(ARRAY[1.5, 2], NULL::int[], ARRAY[true]) WITH ORDINALITY AS u(n)",
     "SELECT unnest(ARRAY[1, 2]), unnest(ARRAY[3])",
     "SELECT unnest(ARRAY[1], ARRAY[2])",
+    "SELECT * FROM generate_series(1, 3, NULL), generate_series(1.0, 3, NULL) b",
+    "SELECT generate_series(1, 3, NULL), generate_series(NULL::timestamp, '2001-01-01', '1 day')",
     "SELECT id FROM ta WHERE generate_series(1, 2) > 1",
     "SELECT sum(generate_series(1, 3))",
     "SELECT count(*) FROM ta HAVING generate_series(1, 2) > 0",

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
 mod series;
+mod srf;
 mod walk;
 
 /// Where finite relational queries read named relations from: the system catalogs, and
@@ -1238,6 +1239,9 @@ impl RelBinder<'_> {
         for (e, idx, name) in &items {
             let bound = match (e, idx) {
                 (Some(e), _) => {
+                    if let Some(refused) = srf::conditional_srf(e) {
+                        return Err(refused);
+                    }
                     self.levels.last_mut().expect("level").srf_ok = true;
                     let bound = self.expr(e);
                     self.levels.last_mut().expect("level").srf_ok = false;

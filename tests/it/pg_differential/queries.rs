@@ -860,6 +860,12 @@ const SET_RETURNING: &[&str] = &[
     "SELECT id FROM ta WHERE k IN (SELECT generate_series(1, 2)) ORDER BY id",
     "SELECT id, (SELECT max(g) FROM (SELECT generate_series(1, ta.k) AS g) s) FROM ta ORDER BY id",
     "SELECT generate_series(1, generate_series(1, 3))",
+    "SELECT CASE WHEN true THEN generate_series(1, 2) END",
+    "SELECT coalesce(generate_series(1, 2), 1)",
+    "SELECT 1 + CASE WHEN generate_series(1, 2) > 1 THEN 1 END",
+    "SELECT CASE generate_series(1, 2) WHEN 1 THEN 'a' END",
+    "SELECT id, CASE WHEN id > 1 THEN 'x' END, generate_series(1, 2) + coalesce(k, 0) FROM ta WHERE id < 3 ORDER BY 1, 3",
+    "SELECT coalesce((SELECT generate_series(1, 1)), 0)",
 ];
 
 /// Operators spelled as PostgreSQL's catalog names them (`~~` is LIKE), and operators

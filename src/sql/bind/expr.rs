@@ -778,6 +778,43 @@ impl Binder<'_> {
                     DataType::Bool,
                 ))
             }
+            // PostgreSQL's prefix operators `|/` (square root) and `||/` (cube root) of a
+            // double precision, and `@` (absolute value) of any number.
+            ast::UnaryOperator::PGSquareRoot | ast::UnaryOperator::PGCubeRoot => {
+                let b = self.expr(expr, scope)?;
+                let sym = if op == ast::UnaryOperator::PGSquareRoot {
+                    "|/"
+                } else {
+                    "||/"
+                };
+                if b.ty.is_some_and(|t| !t.is_numeric()) {
+                    return Err(Error::UndefinedFunction(format!(
+                        "operator does not exist: {sym} {}",
+                        type_label(b.ty)
+                    )));
+                }
+                let x = Bound::new(self.coerce(b, DataType::Float8, sym)?, DataType::Float8);
+                let func = if op == ast::UnaryOperator::PGSquareRoot {
+                    ScalarFunc::Sqrt
+                } else {
+                    ScalarFunc::Cbrt
+                };
+                self.scalar(func, vec![x])
+            }
+            ast::UnaryOperator::PGAbs => {
+                let b = self.expr(expr, scope)?;
+                let b = match b.ty {
+                    None => Bound::new(self.coerce(b, DataType::Float8, "@")?, DataType::Float8),
+                    Some(t) if t.is_numeric() => b,
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator does not exist: @ {}",
+                            t.name()
+                        )))
+                    }
+                };
+                self.scalar(ScalarFunc::Abs, vec![b])
+            }
             other => Err(Error::UndefinedFunction(format!(
                 "operator is not supported: {other}"
             ))),

@@ -882,6 +882,10 @@ const OPERATORS: &[&str] = &[
     "SELECT ~NULL",
     "SELECT '1' + 1, 1 + '1', '1' + 1.5, 'a' || 'b', pg_typeof('1' + 1), '1' ^ '2'",
     "SELECT '1.5' + 1",
+    "SELECT |/ 4, pg_typeof(|/ 4), ||/ 27.0, pg_typeof(||/ 27), @ -4, pg_typeof(@ -4), @ -4.5, @ '-1'",
+    "SELECT id, |/ abs(d), ||/ k, @ n, @ s, pg_typeof(@ s), @ r FROM ta ORDER BY id",
+    "SELECT |/ -1",
+    "SELECT @ 'a'::text",
 ];
 
 /// Functions returning text arrays and regular expressions: regexp_match's groups,

@@ -266,6 +266,63 @@ pub(crate) fn interval_to_time(iv: &Interval) -> i64 {
     iv.micros.rem_euclid(US_PER_DAY)
 }
 
+/// Units `date_part` and `extract` know for some type, beyond those of a time of day:
+/// asked of a time, PostgreSQL says they are not supported rather than not recognized.
+const DATE_UNITS: &[&str] = &[
+    "year",
+    "years",
+    "month",
+    "months",
+    "mon",
+    "mons",
+    "day",
+    "days",
+    "dow",
+    "isodow",
+    "doy",
+    "week",
+    "weeks",
+    "quarter",
+    "decade",
+    "decades",
+    "century",
+    "centuries",
+    "millennium",
+    "millennia",
+    "isoyear",
+    "julian",
+    "timezone",
+    "timezone_hour",
+    "timezone_minute",
+];
+
+/// `date_part(field, t)` of a time of day `t` (microseconds since midnight), `field`
+/// lower-cased: `hour` (24 for `24:00:00`), `minute`, `second` (with its fraction),
+/// `millisecond` and `microsecond` (of the minute, as PostgreSQL counts them), `epoch`
+/// (seconds since midnight). Errors: 0A000 for a date field (`day`), 22023 for a name
+/// that is no field.
+pub(crate) fn time_part(field: &str, t: i64) -> Result<f64> {
+    let in_minute = t % US_PER_MIN;
+    Ok(match field {
+        "hour" | "hours" | "h" => (t / US_PER_HOUR) as f64,
+        "minute" | "minutes" | "m" | "min" | "mins" => ((t % US_PER_HOUR) / US_PER_MIN) as f64,
+        "second" | "seconds" | "s" | "sec" | "secs" => in_minute as f64 / US_PER_SEC as f64,
+        "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => in_minute as f64 / 1e3,
+        "microsecond" | "microseconds" | "us" | "usec" | "usecs" => in_minute as f64,
+        "epoch" => t as f64 / US_PER_SEC as f64,
+        f if DATE_UNITS.contains(&f) => {
+            return Err(Error::FeatureNotSupported(format!(
+                "unit \"{f}\" not supported for type time without time zone"
+            )))
+        }
+        f => {
+            return Err(Error::InvalidParameterValue(format!(
+                "unit \"{f}\" not recognized for type time without time zone"
+            )))
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

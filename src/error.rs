@@ -46,6 +46,10 @@ pub enum Error {
     /// 42702: an unqualified column name that several relations of a join have.
     #[error("{0}")]
     AmbiguousColumn(String),
+    /// 42725: a function or operator call that several candidates fit equally well
+    /// (`operator is not unique: unknown + unknown`).
+    #[error("{0}")]
+    AmbiguousFunction(String),
     /// 42712: one name given to two relations of a FROM clause.
     #[error("table name \"{0}\" specified more than once")]
     DuplicateAlias(String),

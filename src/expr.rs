@@ -1555,6 +1555,7 @@ fn date_part_value(field: &Value, t: &Value) -> Result<Value> {
             }))
         }
         Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
+        Value::Time(t) => Ok(Value::Float8(crate::date::time_part(&field, *t)?)),
         other => Err(type_error("date_part", other)),
     }
 }

@@ -1,5 +1,6 @@
 //! Regular expressions of [`crate::expr`]: the POSIX match operators (`~`, `~*`, and
-//! through NOT `!~`, `!~*`), `SIMILAR TO`, and `regexp_replace`.
+//! through NOT `!~`, `!~*`), `SIMILAR TO`, `regexp_replace`, `regexp_match`,
+//! `regexp_matches` and the `regexp_split_to_*` functions.
 //!
 //! Patterns are compiled with the `regex` crate, whose syntax covers the POSIX classes,
 //! quantifiers and groups PostgreSQL users write; what it lacks (back-references,
@@ -28,8 +29,11 @@ fn compiled(pattern: &str, ci: bool) -> Result<regex::Regex> {
         if let Some((_, re)) = cache.iter().find(|(k, _)| k.0 == pattern && k.1 == ci) {
             return Ok(re.clone());
         }
+        // PostgreSQL's regular expressions let `.` match a newline (its default is not
+        // newline-sensitive); `^` and `$` anchor at the ends of the text only.
         let re = regex::RegexBuilder::new(pattern)
             .case_insensitive(ci)
+            .dot_matches_new_line(true)
             .size_limit(COMPILED_BYTES_MAX)
             .build()
             .map_err(|e| {
@@ -115,6 +119,89 @@ pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) ->
         }
     }
     out.push_str(&s[last..]);
+    Ok(out)
+}
+
+/// The flags of `regexp_match`, `regexp_matches` and the split functions, as (ignore
+/// case, global): `i` ignores case, `c` does not, `g` (only where `global_ok`) finds every
+/// match. Errors: 22023 for an unknown flag, or `g` where `fname` takes one match.
+fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(bool, bool)> {
+    let (mut ci, mut global) = (false, false);
+    for f in flags.chars() {
+        match f {
+            'i' => ci = true,
+            'c' => ci = false,
+            'g' if global_ok => global = true,
+            'g' => {
+                let e = Error::InvalidParameterValue(format!(
+                    "{fname}() does not support the \"global\" option"
+                ));
+                return Err(if fname == "regexp_match" {
+                    e.with_hint("Use the regexp_matches function instead.")
+                } else {
+                    e
+                });
+            }
+            _ => {
+                return Err(Error::InvalidParameterValue(format!(
+                    "invalid regular expression option: \"{f}\""
+                )))
+            }
+        }
+    }
+    Ok((ci, global))
+}
+
+/// A match's parenthesised groups (the whole match when the pattern has none), a group
+/// that took no part as `None`.
+fn groups(caps: &regex::Captures<'_>) -> Vec<Option<String>> {
+    let range = if caps.len() == 1 { 0..1 } else { 1..caps.len() };
+    range
+        .map(|i| caps.get(i).map(|m| m.as_str().to_string()))
+        .collect()
+}
+
+/// `regexp_match(s, pattern, flags)`: the first match's groups (see [`groups`]); `None`
+/// when nothing matches. Errors: 2201B for a bad pattern, 22023 for an unknown flag or
+/// `g` (regexp_match returns one match).
+pub(crate) fn first_match(
+    s: &str,
+    pattern: &str,
+    flags: &str,
+) -> Result<Option<Vec<Option<String>>>> {
+    let (ci, _) = match_flags(flags, false, "regexp_match")?;
+    Ok(compiled(pattern, ci)?.captures(s).map(|c| groups(&c)))
+}
+
+/// `regexp_matches(s, pattern, flags)`: the groups of the first match, or of every match
+/// with flag `g`, one row each. Errors: as [`first_match`], `g` allowed.
+pub(crate) fn all_matches(s: &str, pattern: &str, flags: &str) -> Result<Vec<Vec<Option<String>>>> {
+    let (ci, global) = match_flags(flags, true, "regexp_matches")?;
+    let re = compiled(pattern, ci)?;
+    let found = re.captures_iter(s).map(|c| groups(&c));
+    Ok(if global {
+        found.collect()
+    } else {
+        found.take(1).collect()
+    })
+}
+
+/// `regexp_split_to_array(s, pattern, flags)` and `regexp_split_to_table`: the pieces of
+/// `s` between matches of `pattern`. As in PostgreSQL, an empty match at the start or the
+/// end of the text, or right after another match, splits nothing (`regexp_split_to_array(
+/// 'hello', '')` is each character). Errors: as [`first_match`], naming `fname`.
+pub(crate) fn split(s: &str, pattern: &str, flags: &str, fname: &str) -> Result<Vec<String>> {
+    let (ci, _) = match_flags(flags, false, fname)?;
+    let re = compiled(pattern, ci)?;
+    let (mut out, mut piece_start, mut prev_end) = (Vec::new(), 0, 0);
+    for m in re.find_iter(s) {
+        if m.start() < s.len() && m.end() > prev_end {
+            out.push(s[piece_start..m.start()].to_string());
+            piece_start = m.end();
+            prev_end = m.end();
+        }
+    }
+    out.push(s[piece_start..].to_string());
     Ok(out)
 }
 

@@ -730,21 +730,30 @@ impl Ev<'_> {
                 .map(|r| r.as_ref().clone())
                 .unwrap_or_default()),
             RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
-            RelFrom::Func { name, args, types } => {
+            RelFrom::Func {
+                name,
+                args,
+                types,
+                ordinality,
+            } => {
                 let args = args
                     .iter()
                     .map(|a| self.eval(a, &[]))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
                 self.spend(rows.iter().map(Vec::len).sum())?;
-                rows.into_iter()
-                    .map(|r| {
-                        (r.into_iter().enumerate())
+                (rows.into_iter().enumerate())
+                    .map(|(n, r)| {
+                        let mut row = (r.into_iter().enumerate())
                             .map(|(i, v)| match types.get(i) {
                                 Some(t) => declared(v, *t),
                                 None => Ok(v),
                             })
-                            .collect()
+                            .collect::<Result<Row>>()?;
+                        if *ordinality {
+                            row.push(Value::Int8(n as i64 + 1));
+                        }
+                        Ok(row)
                     })
                     .collect()
             }

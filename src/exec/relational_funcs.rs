@@ -296,6 +296,8 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "to_regproc"
             | "to_regnamespace"
             | "string_to_array"
+            | "regexp_match"
+            | "regexp_split_to_array"
             | "replace"
             | "split_part"
             | "left"
@@ -324,6 +326,8 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
         | "pg_options_to_table"
         | "pg_get_keywords"
         | "_pg_expandarray"
+        | "regexp_matches"
+        | "regexp_split_to_table"
         | "generate_subscripts" => {
             Error::FeatureNotSupported(format!("{name}() returns a set: call it in FROM"))
         }
@@ -565,20 +569,55 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
                 .collect();
             text(parts.join(&sep))
         }
+        // A NULL separator splits into characters; elements equal to the third argument
+        // are NULL.
         "string_to_array" => {
-            if arg(args, 1).is_null() {
+            let s = text_of(a0);
+            let null = arg(args, 2);
+            let null = (!null.is_null()).then(|| text_of(null));
+            let parts: Vec<String> = match arg(args, 1) {
+                _ if s.is_empty() => vec![],
+                Value::Null => s.chars().map(String::from).collect(),
+                sep => match text_of(sep) {
+                    sep if sep.is_empty() => vec![s.clone()],
+                    sep => s.split(sep.as_str()).map(String::from).collect(),
+                },
+            };
+            let parts: Vec<Value> = parts
+                .into_iter()
+                .map(|p| match &null {
+                    Some(n) if *n == p => Value::Null,
+                    _ => text(p),
+                })
+                .collect();
+            text(format_array(&parts))
+        }
+        "regexp_split_to_array" => {
+            if args.iter().any(Value::is_null) {
                 return Ok(Some(Value::Null));
             }
-            let s = text_of(a0);
-            let sep = text_of(arg(args, 1));
-            let parts: Vec<Value> = if s.is_empty() {
-                vec![]
-            } else if sep.is_empty() {
-                vec![text(s)]
-            } else {
-                s.split(sep.as_str()).map(text).collect()
-            };
-            text(format_array(&parts))
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            let pieces =
+                crate::expr_regex::split(&text_of(a0), &text_of(arg(args, 1)), &flags, name)?;
+            text(format_array(
+                &pieces.into_iter().map(text).collect::<Vec<_>>(),
+            ))
+        }
+        "regexp_match" => {
+            if args.iter().any(Value::is_null) {
+                return Ok(Some(Value::Null));
+            }
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            match crate::expr_regex::first_match(&text_of(a0), &text_of(arg(args, 1)), &flags)? {
+                None => Value::Null,
+                Some(groups) => {
+                    let groups: Vec<Value> = groups
+                        .into_iter()
+                        .map(|g| g.map_or(Value::Null, text))
+                        .collect();
+                    text(format_array(&groups))
+                }
+            }
         }
         "row" => text(format_record(args)),
         "json_build_object" => {
@@ -999,10 +1038,63 @@ pub(crate) fn format_record(fields: &[Value]) -> String {
     format!("({})", parts.join(","))
 }
 
+/// The rows of `generate_series(lo, hi, step)` over numerics (step 1 when NULL: the
+/// two-argument call) or timestamps (an interval step): `lo`, `lo + step`, ... while not
+/// past `hi`, each value the one before plus the step, as PostgreSQL adds them (a month
+/// step from January 31 gives February 28, then March 28). Errors: 22023 for a zero step,
+/// 54000 past the statement's value budget, and the addition's own (22008, 22003).
+fn stepped_series(lo: &Value, hi: &Value, step: &Value) -> Result<Vec<Row>> {
+    use std::cmp::Ordering;
+    if hi.is_null() || (step.is_null() && matches!(lo, Value::Timestamp(_) | Value::TimestampTz(_)))
+    {
+        return Ok(vec![]);
+    }
+    let step = match step {
+        Value::Null => Value::Numeric(1.into()),
+        s => s.clone(),
+    };
+    let direction = match &step {
+        Value::Interval(iv) => crate::time::interval_span_us(iv).cmp(&0),
+        s => crate::expr::compare(s, &Value::Numeric(0.into()))?,
+    };
+    if direction == Ordering::Equal {
+        return Err(Error::InvalidParameterValue(
+            "step size cannot equal zero".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut cur = lo.clone();
+    while crate::expr::compare(&cur, hi)? != direction {
+        if out.len() >= super::relational::VALUES_MAX {
+            return Err(Error::ProgramLimitExceeded(format!(
+                "a catalog query may build at most {} values (rows times columns)",
+                super::relational::VALUES_MAX
+            )));
+        }
+        let next = crate::expr::arith(crate::sql::BinaryOp::Add, cur.clone(), step.clone())?;
+        out.push(vec![cur]);
+        cur = next;
+    }
+    Ok(out)
+}
+
 /// Rows of a set-returning function in FROM.
 pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
     let a0 = arg(args, 0);
     Ok(match name {
+        // Strict: a NULL argument (a NULL step included) gives no rows.
+        "generate_series" if args.iter().any(Value::is_null) => vec![],
+        "generate_series"
+            if matches!(
+                a0,
+                Value::Numeric(_)
+                    | Value::WideNumeric(_)
+                    | Value::Timestamp(_)
+                    | Value::TimestampTz(_)
+            ) =>
+        {
+            stepped_series(a0, arg(args, 1), arg(args, 2))?
+        }
         "generate_series" => {
             let (Some(lo), Some(hi)) = (int_of(a0), int_of(arg(args, 1))) else {
                 return Ok(vec![]);
@@ -1028,13 +1120,46 @@ pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
                 .map(|i| vec![Value::Int8(lo + i * step)])
                 .collect()
         }
-        "unnest" => {
-            if a0.is_null() {
+        "regexp_matches" | "regexp_split_to_table" => {
+            if args.iter().any(Value::is_null) {
                 return Ok(vec![]);
             }
-            elements(&text_of(a0))?
-                .into_iter()
-                .map(|e| vec![e.map_or(Value::Null, text)])
+            let (s, pattern) = (text_of(a0), text_of(arg(args, 1)));
+            let flags = args.get(2).map(text_of).unwrap_or_default();
+            if name == "regexp_matches" {
+                crate::expr_regex::all_matches(&s, &pattern, &flags)?
+                    .into_iter()
+                    .map(|g| {
+                        let g: Vec<Value> =
+                            g.into_iter().map(|x| x.map_or(Value::Null, text)).collect();
+                        vec![text(format_array(&g))]
+                    })
+                    .collect()
+            } else {
+                crate::expr_regex::split(&s, &pattern, &flags, name)?
+                    .into_iter()
+                    .map(|p| vec![text(p)])
+                    .collect()
+            }
+        }
+        // unnest(a, b, ...) in FROM: the arrays side by side, the shorter ones (and a NULL
+        // array) giving NULL.
+        "unnest" => {
+            let arrays = args
+                .iter()
+                .map(|a| match a {
+                    Value::Null => Ok(vec![]),
+                    a => elements(&text_of(a)),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+            (0..n)
+                .map(|i| {
+                    arrays
+                        .iter()
+                        .map(|a| a.get(i).cloned().flatten().map_or(Value::Null, text))
+                        .collect()
+                })
                 .collect()
         }
         // The subscripts of dimension 1 (the only one): from 1 for an array, from 0 for an

@@ -98,6 +98,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::DuplicateTable(_) => "42P07",
         Error::DuplicateColumn(_) => "42701",
         Error::AmbiguousColumn(_) => "42702",
+        Error::AmbiguousFunction(_) => "42725",
         Error::DuplicateAlias(_) => "42712",
         Error::DatatypeMismatch(_) => "42804",
         Error::CannotCoerce(_) => "42846",

@@ -24,6 +24,8 @@ use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
+mod series;
+mod srf;
 mod walk;
 
 /// Where finite relational queries read named relations from: the system catalogs, and
@@ -339,6 +341,8 @@ pub(crate) enum RelFrom {
         args: Vec<RExpr>,
         /// The declared type of each column, which its values are converted to.
         types: Vec<RType>,
+        /// WITH ORDINALITY: a last `bigint` column numbers the rows from 1.
+        ordinality: bool,
     },
     /// The rows of `input` for which `cond` (over its row) is true: a WHERE or ON
     /// conjunct that predicate pushdown ([`super::relational_pushdown`]) moved here.
@@ -471,7 +475,21 @@ pub(crate) const SELECT_LIST_SET_FUNCTIONS: &[&str] = &[
     "generate_subscripts",
     "unnest",
     "_pg_expandarray",
+    "regexp_matches",
+    "regexp_split_to_table",
 ];
+
+/// PostgreSQL's refusals of a set-returning call outside the select list (0A000).
+const SRF_IN_WHERE: &str = "set-returning functions are not allowed in WHERE";
+const SRF_IN_HAVING: &str = "set-returning functions are not allowed in HAVING";
+const SRF_IN_JOIN: &str = "set-returning functions are not allowed in JOIN conditions";
+const SRF_IN_LIMIT: &str = "set-returning functions are not allowed in LIMIT";
+const SRF_IN_OFFSET: &str = "set-returning functions are not allowed in OFFSET";
+const SRF_IN_VALUES: &str = "set-returning functions are not allowed in VALUES";
+const SRF_IN_FROM_ARGS: &str = "set-returning functions must appear at top level of FROM";
+/// tcq's own: PostgreSQL runs a set-returning call nested in another's arguments.
+const SRF_IN_SRF_ARGS: &str =
+    "set-returning functions in the arguments of a set-returning function are not supported";
 
 /// Relations the continuous binder serves on its own when read alone.
 const OLD_VIEWS: &[&str] = &[
@@ -698,6 +716,9 @@ pub(crate) struct RelBinder<'a> {
     window_agg: bool,
     /// A window function's arguments are being bound (window calls do not nest).
     in_window: bool,
+    /// PostgreSQL's error for a set-returning call in the clause being bound (WHERE,
+    /// HAVING, JOIN conditions, LIMIT, VALUES, ...), `None` where none is refused.
+    srf_refusal: Option<&'static str>,
 }
 
 #[cfg(test)]
@@ -734,6 +755,7 @@ pub(crate) fn bind_query(
         source,
         window_agg: false,
         in_window: false,
+        srf_refusal: None,
     };
     let mut plan = b.query(q)?;
     plan.catalog_params = std::mem::take(&mut b.catalog_params);
@@ -960,11 +982,11 @@ impl RelBinder<'_> {
                         return Err(unsupported("LIMIT BY"));
                     }
                     let l = match limit {
-                        Some(e) => Some(self.expr(e)?),
+                        Some(e) => Some(self.refusing_srf(SRF_IN_LIMIT, |b| b.expr(e))?),
                         None => None,
                     };
                     let o = match offset {
-                        Some(o) => Some(self.expr(&o.value)?),
+                        Some(o) => Some(self.refusing_srf(SRF_IN_OFFSET, |b| b.expr(&o.value))?),
                         None => None,
                     };
                     (l, o)
@@ -1080,30 +1102,88 @@ impl RelBinder<'_> {
             }
             ast::SetExpr::Values(v) => {
                 self.levels.push(Level::default());
-                let mut rows = Vec::new();
-                for r in &v.rows {
-                    rows.push(r.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?);
-                }
+                let bound = self.refusing_srf(SRF_IN_VALUES, |b| b.values(v));
                 self.levels.pop();
-                let n = rows.first().map_or(0, |r| r.len());
-                if rows.iter().any(|r| r.len() != n) {
-                    return Err(Error::Syntax(
-                        "VALUES lists must all be the same length".into(),
-                    ));
-                }
-                let cols = (0..n)
-                    .map(|i| {
-                        (
-                            format!("column{}", i + 1),
-                            rows.first()
-                                .map_or(RType::Unknown, |r| self.static_type(&r[i])),
-                        )
-                    })
+                let (rows, types) = bound?;
+                let cols = types
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| (format!("column{}", i + 1), t))
                     .collect();
                 Ok((RelBody::Values(rows), cols))
             }
             _ => Err(unsupported("this kind of query is not supported")),
         }
+    }
+
+    /// The rows of a VALUES list (bound in a level of their own, so a subquery's list
+    /// reads the outer query's columns), each cell cast to its column's type, resolved
+    /// over all rows (see [`Self::resolved_type`]; a column of unknown literals only is
+    /// text). Errors: 42601 for rows of different lengths, 42804 for types that cannot
+    /// be matched.
+    fn values(&mut self, v: &ast::Values) -> Result<(Vec<Vec<RExpr>>, Vec<RType>)> {
+        let mut rows: Vec<Vec<RExpr>> = Vec::new();
+        for r in &v.rows {
+            rows.push(r.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?);
+        }
+        let n = rows.first().map_or(0, Vec::len);
+        if rows.iter().any(|r| r.len() != n) {
+            return Err(Error::Syntax(
+                "VALUES lists must all be the same length".into(),
+            ));
+        }
+        let types = (0..n)
+            .map(|i| {
+                let t = self.resolved_type("VALUES", rows.iter().map(|r| &r[i]))?;
+                Ok(if t == RType::Unknown {
+                    RType::Base(DataType::Text)
+                } else {
+                    t
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for row in &mut rows {
+            for (cell, to) in row.iter_mut().zip(&types) {
+                let e = std::mem::replace(cell, RExpr::Lit(Value::Null));
+                *cell = self.conformed(e, *to);
+            }
+        }
+        Ok((rows, types))
+    }
+
+    /// The one type a VALUES column or the elements of an `ARRAY[...]` resolve to, as
+    /// PostgreSQL's select_common_type does over all of them (`VALUES (1), (2.5)` and
+    /// `ARRAY[1, 2.5]` are numeric; unknown literals take the others' type; unknown when
+    /// all are). Errors: 42804 (`{word} types integer and text cannot be matched`).
+    fn resolved_type<'e>(&self, word: &str, es: impl Iterator<Item = &'e RExpr>) -> Result<RType> {
+        let mut t = RType::Unknown;
+        for e in es {
+            match self.static_type(e) {
+                RType::Unknown => {}
+                c if t == RType::Unknown => t = c,
+                c => t = set_op_type(word, t, c)?,
+            }
+        }
+        Ok(t)
+    }
+
+    /// `e` cast to the resolved type `to` of its VALUES column or array, when it is a
+    /// plain type `e` is not of already.
+    fn conformed(&mut self, e: RExpr, to: RType) -> RExpr {
+        if self.static_type(&e) != to && matches!(to, RType::Base(_)) {
+            self.cast(e, to)
+        } else {
+            e
+        }
+    }
+
+    /// `f` with set-returning calls refused with `refusal` (0A000), as PostgreSQL refuses
+    /// them outside the select list; the refusal in force before is restored after.
+    fn refusing_srf<T>(&mut self, refusal: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.srf_refusal.replace(refusal);
+        let r = f(self);
+        self.srf_refusal = before;
+        r
     }
 
     /// Bind a SELECT block with the ORDER BY of its query.
@@ -1139,7 +1219,7 @@ impl RelBinder<'_> {
     ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
         let distinct = matches!(distinct_kind, Distinct::Rows);
         let filter = match &sel.selection {
-            Some(e) => Some(self.expr(e)?),
+            Some(e) => Some(self.refusing_srf(SRF_IN_WHERE, |b| b.expr(e))?),
             None => None,
         };
         let group_exprs: Vec<&ast::Expr> = match &sel.group_by {
@@ -1159,6 +1239,9 @@ impl RelBinder<'_> {
         for (e, idx, name) in &items {
             let bound = match (e, idx) {
                 (Some(e), _) => {
+                    if let Some(refused) = srf::conditional_srf(e) {
+                        return Err(refused);
+                    }
                     self.levels.last_mut().expect("level").srf_ok = true;
                     let bound = self.expr(e);
                     self.levels.last_mut().expect("level").srf_ok = false;
@@ -1171,7 +1254,7 @@ impl RelBinder<'_> {
             projection.push(bound);
         }
         let having = match &sel.having {
-            Some(h) => Some(self.expr(h)?),
+            Some(h) => Some(self.refusing_srf(SRF_IN_HAVING, |b| b.expr(h))?),
             None => None,
         };
         let (mut sort_keys, order_by) = self.order_keys(order, distinct, &columns, &projection)?;
@@ -1445,7 +1528,7 @@ impl RelBinder<'_> {
                         })
                         .collect();
                     self.levels.push(sub);
-                    let e = self.expr(e);
+                    let e = self.refusing_srf(SRF_IN_JOIN, |b| b.expr(e));
                     self.levels.pop();
                     Some(e?)
                 }
@@ -1525,7 +1608,7 @@ impl RelBinder<'_> {
     /// `UNNEST(current_schemas(true))`): its columns join the level as one relation.
     fn function_in_from(
         &mut self,
-        fname: String,
+        (fname, ordinality): (String, bool),
         args: &[&ast::Expr],
         alias: &Option<ast::TableAlias>,
         level: &mut Level,
@@ -1533,21 +1616,39 @@ impl RelBinder<'_> {
         // Set-returning functions see outer levels only: an empty level stands
         // for the one being built, whose row is empty when they run.
         self.levels.push(Level::default());
-        let bound: Result<Vec<RExpr>> = args.iter().map(|e| self.expr(e)).collect();
-        // unnest's column has its array's element type (typed while the
+        let bound: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_FROM_ARGS, |b| {
+            args.iter().map(|e| b.expr(e)).collect()
+        });
+        let bound = match bound {
+            Ok(b) if fname == "generate_series" => self.series_args(b),
+            other => other,
+        };
+        // unnest's columns have their arrays' element types (typed while the
         // arguments' level is still pushed).
-        let elem = bound
+        let elems: Vec<RType> = bound.as_ref().map_or(vec![], |b| {
+            b.iter()
+                .map(|a| {
+                    self.static_type(a)
+                        .elem()
+                        .unwrap_or(RType::Base(DataType::Text))
+                })
+                .collect()
+        });
+        let series = bound
             .as_ref()
-            .ok()
-            .and_then(|b| b.first())
-            .and_then(|a| self.static_type(a).elem());
+            .map_or(RType::Unknown, |b| self.series_type(b));
         self.levels.pop();
         let bound = bound?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
-            "generate_series" => vec![("generate_series", self.series_type(&bound))],
-            "unnest" => vec![("unnest", elem.unwrap_or(RType::Base(DataType::Text)))],
+            "generate_series" => vec![("generate_series", series)],
+            // Several arrays are read side by side, the shorter ones giving NULL.
+            "unnest" => elems.iter().map(|t| ("unnest", *t)).collect(),
             "generate_subscripts" => {
                 vec![("generate_subscripts", RType::Base(DataType::Int4))]
+            }
+            "regexp_matches" => vec![("regexp_matches", RType::Base(DataType::Text).array_of())],
+            "regexp_split_to_table" => {
+                vec![("regexp_split_to_table", RType::Base(DataType::Text))]
             }
             "_pg_expandarray" => vec![
                 ("x", RType::Base(DataType::Int4)),
@@ -1582,18 +1683,33 @@ impl RelBinder<'_> {
             }
         }
         let types: Vec<RType> = cols.iter().map(|c| c.1).collect();
-        push_rel(level, rel_alias, None, names, types.clone());
+        let mut rel_types = types.clone();
+        if ordinality {
+            let alias_columns = alias.as_ref().map_or(&[][..], |a| &a.columns[..]);
+            names.push(
+                alias_columns
+                    .get(cols.len())
+                    .map_or("ordinality".into(), |c| norm(&c.name)),
+            );
+            rel_types.push(RType::Base(DataType::Int8));
+        }
+        push_rel(level, rel_alias, None, names, rel_types)?;
         Ok(RelFrom::Func {
             name: fname,
             args: bound,
             types,
+            ordinality,
         })
     }
 
     fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
         match f {
             ast::TableFactor::Table {
-                name, alias, args, ..
+                name,
+                alias,
+                args,
+                with_ordinality,
+                ..
             } => {
                 let parts: Vec<String> = name
                     .0
@@ -1612,7 +1728,7 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    return self.function_in_from(fname, &exprs, alias, level);
+                    return self.function_in_from((fname, *with_ordinality), &exprs, alias, level);
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1632,7 +1748,7 @@ impl RelBinder<'_> {
                         self.ctes.iter().rev().find(|c| c.0 == rel).cloned()
                     {
                         let cols = rename(cols, alias);
-                        push_rel(level, alias_name.unwrap_or(rel), None, cols, types);
+                        push_rel(level, alias_name.unwrap_or(rel), None, cols, types)?;
                         return Ok(RelFrom::Cte(id));
                     }
                 }
@@ -1650,7 +1766,7 @@ impl RelBinder<'_> {
                             schema.clone(),
                             names,
                             types,
-                        );
+                        )?;
                         level.rels.last_mut().expect("pushed").table = Some(format!("{s}.{rel}"));
                         return Ok(RelFrom::Scan {
                             schema: s,
@@ -1678,7 +1794,7 @@ impl RelBinder<'_> {
                 let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
-                push_rel(level, a, None, names, types);
+                push_rel(level, a, None, names, types)?;
                 Ok(RelFrom::Sub(Box::new(q)))
             }
             ast::TableFactor::NestedJoin {
@@ -1694,11 +1810,11 @@ impl RelBinder<'_> {
                 alias,
                 array_exprs,
                 with_offset: false,
-                with_ordinality: false,
+                with_ordinality,
                 ..
-            } if array_exprs.len() == 1 => {
+            } if !array_exprs.is_empty() => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
-                self.function_in_from("unnest".into(), &exprs, alias, level)
+                self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
             }
             other => Err(unsupported(format!("FROM item {other} is not supported"))),
         }
@@ -1758,23 +1874,24 @@ impl RelBinder<'_> {
             }
         };
         for (up, level) in self.levels.iter().rev().enumerate() {
-            // An unqualified name two relations of one level have is ambiguous (42702).
-            if qual.is_none() {
-                let owners = level
-                    .rels
-                    .iter()
-                    .filter(|r| {
-                        r.columns
-                            .iter()
-                            .enumerate()
-                            .any(|(i, c)| c == col && !r.hidden[i])
-                    })
-                    .count();
-                if owners > 1 {
-                    return Err(Error::AmbiguousColumn(format!(
-                        "column reference \"{col}\" is ambiguous"
-                    )));
-                }
+            // A name two columns of one level answer to is ambiguous (42702): two
+            // relations' columns, or two of one subquery's (`SELECT 1 AS a, 2 AS a`).
+            let owners: usize = level
+                .rels
+                .iter()
+                .filter(|r| qual.is_none_or(|q| q == r.alias))
+                .map(|r| {
+                    r.columns
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, c)| *c == col && (qual.is_some() || !r.hidden[*i]))
+                        .count()
+                })
+                .sum();
+            if owners > 1 {
+                return Err(Error::AmbiguousColumn(format!(
+                    "column reference \"{col}\" is ambiguous"
+                )));
             }
             for r in &level.rels {
                 if qual.is_some_and(|q| q != r.alias) {
@@ -1839,16 +1956,27 @@ impl RelBinder<'_> {
             .collect()
     }
 
-    /// The type of `generate_series(args)`: integer for integer bounds that fit one (its
-    /// `int4` overload), bigint otherwise.
+    /// The type of `generate_series(args)` over arguments [`Self::series_args`] cast:
+    /// its start's.
     fn series_type(&self, args: &[RExpr]) -> RType {
-        let int4 = args.iter().all(|a| {
-            matches!(
-                self.static_type(a),
-                RType::Base(DataType::Int2 | DataType::Int4)
-            )
-        });
-        RType::Base(if int4 { DataType::Int4 } else { DataType::Int8 })
+        args.first()
+            .map_or(RType::Base(DataType::Int8), |a| self.static_type(a))
+    }
+
+    /// The arguments of `generate_series` cast to the overload they resolve to
+    /// (`generate_series('2001-01-01'::timestamp, '2001-01-03', '1 day')` is the timestamp
+    /// one). Errors: 42883 and 42725 as [`series::series_signature`] gives them.
+    fn series_args(&mut self, args: Vec<RExpr>) -> Result<Vec<RExpr>> {
+        let types: Vec<RType> = args.iter().map(|a| self.static_type(a)).collect();
+        let sig = series::series_signature(&types)?;
+        Ok(args
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let to = if i < 2 { sig.values } else { sig.step };
+                self.conformed(a, RType::Base(to))
+            })
+            .collect())
     }
 
     /// A template whose result the expression binder typed `ty`: a cast to `ty` on top
@@ -1870,6 +1998,11 @@ impl RelBinder<'_> {
     /// casts to catalog types, ARRAY[...], subscripts and field selections, row
     /// comparisons and function calls.
     fn expr_inner(&mut self, e: &ast::Expr) -> Result<RExpr> {
+        if let ast::Expr::BinaryOp { left, op, right } = e {
+            if let Some(like) = super::bind::like_of_operator(left, op, right) {
+                return self.expr(&like);
+            }
+        }
         if Self::is_walked(e) {
             return self.walk(e);
         }
@@ -1902,7 +2035,10 @@ impl RelBinder<'_> {
                 RExpr::ScalarSub(Box::new(q))
             }
             ast::Expr::Array(a) => {
-                RExpr::Array(a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?)
+                let elems: Vec<RExpr> =
+                    a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
+                let to = self.resolved_type("ARRAY", elems.iter())?;
+                RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
             }
             ast::Expr::Function(f) => self.function(f)?,
             other => {
@@ -2339,10 +2475,22 @@ impl RelBinder<'_> {
             };
             return Ok(self.typed_template(today, DataType::Date, vec![]));
         }
-        if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str())
-            && self.levels.last().is_some_and(|l| l.srf_ok && !l.in_agg)
-        {
-            return self.set_function(&name, f);
+        if SELECT_LIST_SET_FUNCTIONS.contains(&name.as_str()) {
+            let level = self.levels.last();
+            if level.is_some_and(|l| l.srf_ok && !l.in_agg) {
+                return self.set_function(&name, f);
+            }
+            let hint =
+                "You might be able to move the set-returning function into a LATERAL FROM item.";
+            if level.is_some_and(|l| l.in_agg) {
+                return Err(unsupported(
+                    "aggregate function calls cannot contain set-returning function calls",
+                )
+                .with_hint(hint));
+            }
+            if let Some(refusal) = self.srf_refusal {
+                return Err(unsupported(refusal));
+            }
         }
         if let ast::FunctionArguments::Subquery(q) = &f.args {
             if name == "array" {
@@ -2588,19 +2736,35 @@ impl RelBinder<'_> {
             )));
         };
         self.levels.last_mut().expect("level").srf_ok = false;
-        let args: Result<Vec<RExpr>> = l
-            .args
-            .iter()
-            .map(|a| match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => self.expr(e),
-                other => Err(Error::Syntax(format!(
-                    "syntax error at or near \"{other}\""
-                ))),
-            })
-            .collect();
+        let args: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_SRF_ARGS, |b| {
+            l.args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => b.expr(e),
+                    other => Err(Error::Syntax(format!(
+                        "syntax error at or near \"{other}\""
+                    ))),
+                })
+                .collect()
+        });
+        self.levels.last_mut().expect("level").srf_ok = true;
+        let args = match args {
+            Ok(a) if name == "generate_series" => self.series_args(a)?,
+            other => other?,
+        };
+        // unnest of several arrays is FROM's alone, as in PostgreSQL.
+        if name == "unnest" && args.len() != 1 {
+            let types: Vec<String> = args.iter().map(|a| self.static_type(a).name()).collect();
+            return Err(Error::UndefinedFunction(format!(
+                "function unnest({}) does not exist",
+                types.join(", ")
+            ))
+            .with_hint(
+                "No function matches the given name and argument types. You might need to add explicit type casts.",
+            ));
+        }
         let level = self.levels.last_mut().expect("level");
-        level.srf_ok = true;
-        level.set_funcs.push((name.to_string(), args?));
+        level.set_funcs.push((name.to_string(), args));
         let call = RExpr::SetFunc(level.set_funcs.len() - 1);
         // Its values are converted to the type it is declared to return (`unnest(indkey)`
         // gives smallints, not the text of the vector's elements).
@@ -3120,6 +3284,7 @@ impl RelBinder<'_> {
                         self.series_type(args)
                     }
                     Some("generate_subscripts") => RType::Base(DataType::Int4),
+                    Some("regexp_matches") => RType::Base(DataType::Text).array_of(),
                     Some("_pg_expandarray") => RType::Record(EXPANDARRAY_FIELDS),
                     _ => RType::Base(DataType::Text),
                 }
@@ -3290,9 +3455,8 @@ fn set_op_type(word: &str, l: RType, r: RType) -> Result<RType> {
 /// `body` (a set operation's branch with columns `have`) with each column cast to the
 /// type of `want` where the two differ: a SELECT over the branch as a subquery.
 fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RType)]) -> RelBody {
-    let differs = |(h, w): (&(String, RType), &(String, RType))| {
-        h.1 != w.1 && matches!(w.1, RType::Base(_)) && h.1 != RType::Unknown
-    };
+    let differs =
+        |(h, w): (&(String, RType), &(String, RType))| h.1 != w.1 && matches!(w.1, RType::Base(_));
     if !have.iter().zip(want).any(differs) {
         return body;
     }
@@ -3337,13 +3501,18 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
     }))
 }
 
+/// Add a relation to the FROM level being built. Errors: 42712 for an alias the level
+/// has already (`FROM ta, ta`).
 fn push_rel(
     level: &mut Level,
     alias: String,
     schema: Option<String>,
     columns: Vec<String>,
     types: Vec<RType>,
-) {
+) -> Result<()> {
+    if !alias.is_empty() && level.rels.iter().any(|r| r.alias == alias) {
+        return Err(Error::DuplicateAlias(alias));
+    }
     let n = columns.len();
     level.rels.push(ScopeRel {
         alias,
@@ -3355,6 +3524,7 @@ fn push_rel(
     });
     level.width += n;
     level.types.extend(types);
+    Ok(())
 }
 
 fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Vec<String> {

@@ -837,3 +837,87 @@ async fn any_and_all_over_arrays_in_a_continuous_query() {
         table(&[&["1", "NULL", "t"], &["2", "f", "t"], &["4", "NULL", "f"]])
     );
 }
+
+/// `~~`, `!~~`, `~~*` and `!~~*` are LIKE, NOT LIKE, ILIKE and NOT ILIKE in a continuous
+/// query (select list and WHERE) as in PostgreSQL, `OPERATOR(pg_catalog.~~)` too.
+#[tokio::test]
+async fn like_operators_filter_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM lk (ts timestamp TIMESTAMPCOLUMN, t text)",
+    )
+    .await;
+    let query = "SELECT t, t ~~* 'A%', t !~~* '%C', t OPERATOR(pg_catalog.~~) '_b%' \
+                 FROM lk [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 WHERE t ~~ '%b%' AND t !~~ 'x%' ORDER BY t LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO lk VALUES ('2020-01-01 00:00:00', 'abc'), ('2020-01-01 00:00:00.1', 'xbz'), \
+         ('2020-01-01 00:00:00.2', 'Bob'), ('2020-01-01 00:00:00.3', 'cab'), \
+         ('2020-01-01 00:00:00.4', 'zzz'), ('2020-01-01 00:00:01', 'end')",
+    )
+    .await;
+    assert_eq!(
+        reader.await.unwrap(),
+        table(&[
+            &["Bob", "f", "t", "f"],
+            &["abc", "t", "f", "t"],
+            &["cab", "f", "t", "f"]
+        ])
+    );
+}
+
+/// An operator whose operands are all unknown literals is 42725 (`operator is not
+/// unique`) where PostgreSQL has several candidates, over a table and over a stream; one
+/// typed operand picks the operator.
+#[tokio::test]
+async fn operators_of_unknown_operands_are_not_unique() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        "CREATE STREAM un (ts timestamp TIMESTAMPCOLUMN, x integer)",
+    )
+    .await;
+    for (sql, message) in [
+        (
+            "SELECT 'a' + 'b'",
+            "operator is not unique: unknown + unknown",
+        ),
+        (
+            "SELECT NULL * NULL",
+            "operator is not unique: unknown * unknown",
+        ),
+        (
+            "SELECT '1' & '2'",
+            "operator is not unique: unknown & unknown",
+        ),
+        ("SELECT -'1'", "operator is not unique: - unknown"),
+        ("SELECT ~NULL", "operator is not unique: ~ unknown"),
+        (
+            "SELECT x, '1' - '2' FROM un [RANGE BY '1 second']",
+            "operator is not unique: unknown - unknown",
+        ),
+    ] {
+        assert_eq!(
+            error(&c, sql).await,
+            ("42725".into(), message.into()),
+            "{sql}"
+        );
+    }
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT '1' + 1, 'a' || 'b', '1' + 1.5, pg_typeof('1' + 1)"
+        )
+        .await,
+        table(&[&["2", "ab", "2.5", "integer"]])
+    );
+}

@@ -783,6 +783,7 @@ impl Binder<'_> {
                 let (ts_e, ts_t) = match ts.ty {
                     None => (self.coerce(ts, T::TimestampTz, name)?, T::TimestampTz),
                     Some(t) if t.is_timestamp() || t == T::Interval => (ts.expr, t),
+                    Some(T::Time) if func == ScalarFunc::DatePart => (ts.expr, T::Time),
                     // date_part(text, date) reads the date's midnight; date_trunc takes the
                     // date as a timestamptz (date's preferred implicit cast) and gives one.
                     Some(T::Date) => {

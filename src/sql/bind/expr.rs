@@ -66,6 +66,55 @@ pub(crate) fn regex_operator(op: &ast::BinaryOperator) -> Option<(ScalarFunc, &'
     })
 }
 
+/// Whether `op` is one of PostgreSQL's LIKE operators, as (negated, case-insensitive):
+/// `~~` is LIKE, `!~~` NOT LIKE, `~~*` ILIKE, `!~~*` NOT ILIKE (also spelled
+/// `OPERATOR(pg_catalog.~~)`).
+pub(crate) fn like_operator(op: &ast::BinaryOperator) -> Option<(bool, bool)> {
+    use ast::BinaryOperator as B;
+    Some(match op {
+        B::PGLikeMatch => (false, false),
+        B::PGNotLikeMatch => (true, false),
+        B::PGILikeMatch => (false, true),
+        B::PGNotILikeMatch => (true, true),
+        B::PGCustomBinaryOperator(parts) => match parts.last().map(String::as_str) {
+            Some("~~") => (false, false),
+            Some("!~~") => (true, false),
+            Some("~~*") => (false, true),
+            Some("!~~*") => (true, true),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// `left op right` written as the LIKE or ILIKE it stands for, when `op` is a LIKE
+/// operator (see [`like_operator`]); both binders bind that instead.
+pub(crate) fn like_of_operator(
+    left: &ast::Expr,
+    op: &ast::BinaryOperator,
+    right: &ast::Expr,
+) -> Option<ast::Expr> {
+    let (negated, ci) = like_operator(op)?;
+    let (expr, pattern) = (Box::new(left.clone()), Box::new(right.clone()));
+    Some(if ci {
+        ast::Expr::ILike {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char: None,
+        }
+    } else {
+        ast::Expr::Like {
+            negated,
+            any: false,
+            expr,
+            pattern,
+            escape_char: None,
+        }
+    })
+}
+
 pub(super) fn op_symbol(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Add => "+",
@@ -104,6 +153,20 @@ pub(super) fn no_operator(l: Option<DataType>, op: &str, r: Option<DataType>) ->
         type_label(l),
         type_label(r)
     ))
+}
+
+/// 42725 for an operator whose operands are all of unknown type where several of its
+/// candidates fit (`'a' + 'b'`, `- NULL`), with PostgreSQL's message and hint; `infix`
+/// is false for a prefix operator.
+pub(super) fn operator_not_unique(op: &str, infix: bool) -> Error {
+    let operands = if infix {
+        format!("unknown {op} unknown")
+    } else {
+        format!("{op} unknown")
+    };
+    Error::AmbiguousFunction(format!("operator is not unique: {operands}")).with_hint(
+        "Could not choose a best candidate operator. You might need to add explicit type casts.",
+    )
 }
 
 /// True when `e` contains an aggregate call (outside subqueries).
@@ -561,6 +624,10 @@ impl Binder<'_> {
     pub(super) fn binary_op(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
         match e {
+            E::BinaryOp { left, op, right } if like_operator(op).is_some() => {
+                let like = like_of_operator(left, op, right).expect("a LIKE operator");
+                self.expr(&like, scope)
+            }
             E::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinaryOp::Add,
@@ -677,7 +744,7 @@ impl Binder<'_> {
                 }
                 let b = self.expr(expr, scope)?;
                 let b = match b.ty {
-                    None => Bound::new(self.coerce(b, DataType::Float8, "-")?, DataType::Float8),
+                    None => return Err(operator_not_unique("-", false)),
                     Some(t) if t.is_numeric() || t == DataType::Interval => b,
                     Some(t) => {
                         return Err(Error::UndefinedFunction(format!(
@@ -710,6 +777,43 @@ impl Binder<'_> {
                     },
                     DataType::Bool,
                 ))
+            }
+            // PostgreSQL's prefix operators `|/` (square root) and `||/` (cube root) of a
+            // double precision, and `@` (absolute value) of any number.
+            ast::UnaryOperator::PGSquareRoot | ast::UnaryOperator::PGCubeRoot => {
+                let b = self.expr(expr, scope)?;
+                let sym = if op == ast::UnaryOperator::PGSquareRoot {
+                    "|/"
+                } else {
+                    "||/"
+                };
+                if b.ty.is_some_and(|t| !t.is_numeric()) {
+                    return Err(Error::UndefinedFunction(format!(
+                        "operator does not exist: {sym} {}",
+                        type_label(b.ty)
+                    )));
+                }
+                let x = Bound::new(self.coerce(b, DataType::Float8, sym)?, DataType::Float8);
+                let func = if op == ast::UnaryOperator::PGSquareRoot {
+                    ScalarFunc::Sqrt
+                } else {
+                    ScalarFunc::Cbrt
+                };
+                self.scalar(func, vec![x])
+            }
+            ast::UnaryOperator::PGAbs => {
+                let b = self.expr(expr, scope)?;
+                let b = match b.ty {
+                    None => Bound::new(self.coerce(b, DataType::Float8, "@")?, DataType::Float8),
+                    Some(t) if t.is_numeric() => b,
+                    Some(t) => {
+                        return Err(Error::UndefinedFunction(format!(
+                            "operator does not exist: @ {}",
+                            t.name()
+                        )))
+                    }
+                };
+                self.scalar(ScalarFunc::Abs, vec![b])
             }
             other => Err(Error::UndefinedFunction(format!(
                 "operator is not supported: {other}"
@@ -746,7 +850,9 @@ impl Binder<'_> {
     pub(super) fn time_operand(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::TimestampTz, "extract"),
-            Some(t) if t.is_timestamp() || t == DataType::Interval => Ok(b.expr),
+            Some(t) if t.is_timestamp() || t == DataType::Interval || t == DataType::Time => {
+                Ok(b.expr)
+            }
             // extract(field from date) reads the date's midnight.
             Some(DataType::Date) => self.coerce(b, DataType::Timestamp, "extract"),
             Some(t) => Err(Error::UndefinedFunction(format!(
@@ -856,7 +962,7 @@ impl Binder<'_> {
             None => None,
         };
         let (lt, rt) = match (l.ty, r.ty) {
-            (None, None) => return Err(no_operator(None, sym, None)),
+            (None, None) => return Err(operator_not_unique(sym, true)),
             (None, Some(b)) => (
                 if (b.is_datetime() || b == T::Time) && op == BinaryOp::Sub {
                     Some(b)

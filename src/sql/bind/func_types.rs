@@ -34,7 +34,7 @@ impl Binder<'_> {
         }
         let shift = matches!(func, ScalarFunc::ShiftLeft | ScalarFunc::ShiftRight);
         let (lt, rt) = match (l.ty, r.ty) {
-            (None, None) => (T::Int4, T::Int4),
+            (None, None) => return Err(operator_not_unique(op, true)),
             (Some(a), None) => (a, if shift { T::Int4 } else { a }),
             (None, Some(b)) => (if shift { T::Int4 } else { b }, b),
             (Some(a), Some(b)) if shift => (a, b),
@@ -51,7 +51,7 @@ impl Binder<'_> {
     /// `~x`: bitwise NOT of an integer.
     pub(super) fn bit_not(&mut self, x: Bound) -> Result<Bound> {
         let t = match x.ty {
-            None => DataType::Int4,
+            None => return Err(operator_not_unique("~", false)),
             Some(t) if t.is_integer() => t,
             Some(t) => {
                 return Err(Error::UndefinedFunction(format!(

@@ -50,7 +50,8 @@ use window::*;
 
 pub(crate) use crate::sql::types::*;
 pub(crate) use expr::{
-    bit_operator, bpchar_as_text, expr_uses_column, number_literal, regex_operator,
+    bit_operator, bpchar_as_text, expr_uses_column, like_of_operator, number_literal,
+    regex_operator,
 };
 pub(crate) use leaves::{bind_walked, ExprScope};
 pub(crate) use scope::closest;

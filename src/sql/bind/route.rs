@@ -190,6 +190,7 @@ fn binary_op_ok(op: &ast::BinaryOperator) -> bool {
             | B::PGExp
     ) || super::expr::bit_operator(op).is_some()
         || super::expr::regex_operator(op).is_some()
+        || super::expr::like_operator(op).is_some()
 }
 
 /// A cast target the streaming binder knows, or one it refuses as the relational binder

@@ -85,6 +85,14 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
         "string_to_array",
         Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Text))),
     ),
+    (
+        "regexp_match",
+        Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Text))),
+    ),
+    (
+        "regexp_split_to_array",
+        Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Text))),
+    ),
     ("replace", TX),
     ("split_part", TX),
     ("left", TX),
@@ -104,6 +112,8 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("generate_series", SET),
     ("generate_subscripts", SET),
     ("unnest", SET),
+    ("regexp_matches", SET),
+    ("regexp_split_to_table", SET),
     ("pg_typeof", Returns::Value(RType::Reg(RegKind::Type))),
     ("pg_collation_is_visible", B),
     ("pg_opclass_is_visible", B),

@@ -786,6 +786,143 @@ fn syntax(from: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Types PostgreSQL resolves over several expressions at once: the columns of a VALUES
+/// list and the elements of `ARRAY[...]` (select_common_type over all of them, unknown
+/// literals cast to the result), set operations with unknown branches.
+const RESOLVED_TYPES: &[&str] = &[
+    "VALUES (1, 'a'), (2.5, NULL), (NULL, 'b')",
+    "VALUES (NULL), (NULL), (1::smallint), (2)",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('b'), ('a'), (NULL)) v(x) ORDER BY x",
+    "SELECT x FROM (VALUES (1::real), (2::bigint), (0.5)) v(x) ORDER BY x",
+    "SELECT x, pg_typeof(x) FROM (VALUES ('2001-01-01'::date), ('2000-01-01 10:00'::timestamp)) v(x) ORDER BY x",
+    "SELECT * FROM (VALUES (1), ('x')) v(x)",
+    "VALUES (1), ('a'::text)",
+    "SELECT id, (SELECT max(x) FROM (VALUES (k), (d)) v(x)), (SELECT pg_typeof(max(x)) FROM (VALUES (k), (d)) v(x)) FROM ta ORDER BY id",
+    "SELECT 1.5::float8 AS x UNION ALL SELECT 'NaN' UNION ALL SELECT '-Infinity' UNION ALL SELECT '-0' ORDER BY 1",
+    "SELECT id, ARRAY[s, big], ARRAY[r, k], pg_typeof(ARRAY[r, k]), ARRAY[n, k], ARRAY[t, v] FROM ta ORDER BY id",
+    "SELECT ARRAY[NULL, 2], ARRAY['x', 'y'], pg_typeof(ARRAY['x']), ARRAY[1.5::float8, 'NaN'], ARRAY[NULL, NULL]",
+    "SELECT ARRAY[1, 'a'::text]",
+    "SELECT ARRAY[1, 'a']",
+];
+
+/// Column references into relations with duplicate column names: ambiguous (42702)
+/// when named, fine through `*`; one alias given to two relations (42712).
+const DUPLICATE_NAMES: &[&str] = &[
+    "SELECT s.a FROM (SELECT 1 AS a, 2 AS a) s",
+    "SELECT * FROM (SELECT 1 AS a, 2 AS a) s",
+    "SELECT s.* FROM (SELECT 1 AS a, 2 AS a, 3 AS b) s",
+    "SELECT b FROM (SELECT 1 AS a, 2 AS a, 3 AS b) s WHERE a = 1",
+    "WITH w AS (SELECT 1 AS a, 2 AS a) SELECT a FROM w",
+    "SELECT x FROM (VALUES (1, 2)) v(x, x)",
+    "SELECT k FROM (SELECT * FROM ta JOIN tb USING (id)) s",
+    "SELECT id, label FROM (SELECT * FROM ta JOIN tb USING (id)) s ORDER BY id",
+    "SELECT * FROM ta x, tb x",
+    "SELECT * FROM (SELECT 1) s, (SELECT 2) s",
+    "SELECT * FROM ta JOIN tb ta ON true",
+];
+
+/// Set-returning functions: generate_series' overloads (integer, bigint, numeric,
+/// timestamp, timestamptz) in FROM and in the select list, where several calls advance in
+/// lockstep (PostgreSQL 10 and later), the shorter ones giving NULL.
+const SET_RETURNING: &[&str] = &[
+    "SELECT generate_series(1, 3) AS a, generate_series(1, 5) AS b, unnest(ARRAY['x', 'y'])",
+    "SELECT id, generate_series(1, k), generate_series(k, 1, -1) FROM ta WHERE id < 6 ORDER BY id, 2",
+    "SELECT k, generate_series(0.5, k, 1.25) FROM ta WHERE k IS NOT NULL AND id < 5 ORDER BY 1, 2",
+    "SELECT id, generate_series(ts, ts + interval '2 days', '1 day') FROM ta WHERE id < 3 ORDER BY 1, 2",
+    "SELECT generate_series(1, 2) + 10, generate_series(1, 3) * 2",
+    "SELECT count(*) FROM (SELECT generate_series(1, 3), generate_series(1, 4)) s",
+    "SELECT id, (SELECT count(*) FROM generate_series(1, k)) FROM ta ORDER BY id",
+    "SELECT * FROM generate_series(1.5, 3, 0.5)",
+    "SELECT * FROM generate_series(1, 3, 1.5) a, generate_series(1::bigint, 2) b",
+    "SELECT * FROM generate_series(1, 2), generate_series(1, 2)",
+    "SELECT * FROM generate_series('2001-01-31'::timestamp, '2001-05-01', '1 mon')",
+    "SELECT x, pg_typeof(x) FROM generate_series('2001-01-03 00:00+00'::timestamptz, '2001-01-01', '-12 hours') g(x)",
+    "SELECT pg_typeof(generate_series('2001-01-01'::date, '2001-01-02'::date, '1 day'))",
+    "SELECT generate_series('1', '3')",
+    "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03')",
+    "SELECT generate_series(1, 3.5::float8)",
+    "SELECT generate_series(1::int2, 3::int2)",
+    "SELECT generate_series(1.0, 2, 0)",
+    "SELECT generate_series('2001-01-01'::timestamp, '2001-01-03', '0 days')",
+    "SELECT * FROM unnest(ARRAY[1, 2], ARRAY['a', 'b', 'c']) AS u(n, s) ORDER BY s DESC",
+    "SELECT u.*, pg_typeof(u.n) FROM unnest(ARRAY[1.5, 2], NULL::int[], ARRAY[true]) WITH ORDINALITY AS u(n)",
+    "SELECT unnest(ARRAY[1, 2]), unnest(ARRAY[3])",
+    "SELECT unnest(ARRAY[1], ARRAY[2])",
+    "SELECT * FROM generate_series(1, 3, NULL), generate_series(1.0, 3, NULL) b",
+    "SELECT generate_series(1, 3, NULL), generate_series(NULL::timestamp, '2001-01-01', '1 day')",
+    "SELECT id FROM ta WHERE generate_series(1, 2) > 1",
+    "SELECT sum(generate_series(1, 3))",
+    "SELECT count(*) FROM ta HAVING generate_series(1, 2) > 0",
+    "SELECT ta.id FROM ta JOIN tb ON generate_series(1, 2) = 1",
+    "SELECT id FROM ta LIMIT generate_series(1, 2)",
+    "VALUES (generate_series(1, 2))",
+    "SELECT * FROM generate_series(1, generate_series(1, 2))",
+    "SELECT id FROM ta WHERE k IN (SELECT generate_series(1, 2)) ORDER BY id",
+    "SELECT id, (SELECT max(g) FROM (SELECT generate_series(1, ta.k) AS g) s) FROM ta ORDER BY id",
+    "SELECT generate_series(1, generate_series(1, 3))",
+    "SELECT CASE WHEN true THEN generate_series(1, 2) END",
+    "SELECT coalesce(generate_series(1, 2), 1)",
+    "SELECT 1 + CASE WHEN generate_series(1, 2) > 1 THEN 1 END",
+    "SELECT CASE generate_series(1, 2) WHEN 1 THEN 'a' END",
+    "SELECT id, CASE WHEN id > 1 THEN 'x' END, generate_series(1, 2) + coalesce(k, 0) FROM ta WHERE id < 3 ORDER BY 1, 3",
+    "SELECT coalesce((SELECT generate_series(1, 1)), 0)",
+];
+
+/// Operators spelled as PostgreSQL's catalog names them (`~~` is LIKE), and operators
+/// whose operands are all unknown literals (42725 where several candidates fit).
+const OPERATORS: &[&str] = &[
+    "SELECT id, t ~~ '%b%', t !~~* '%B', t OPERATOR(pg_catalog.~~) 'a%', v ~~ t, t !~~ NULL FROM ta ORDER BY id",
+    "SELECT id, c ~~ 'a%', c ~~* 'A%', c !~~ '%' FROM td ORDER BY id",
+    "SELECT count(*) FROM ta WHERE t ~~ '%b%' AND NOT t !~~* '%B'",
+    "SELECT 'a_c' ~~ 'a\\_c', 'abc' ~~ 'a\\_c', 'ÄBC' ~~* 'äbc'",
+    "SELECT 'a' - 'b'",
+    "SELECT NULL + NULL",
+    "SELECT '1' & '2'",
+    "SELECT -'1'",
+    "SELECT ~NULL",
+    "SELECT '1' + 1, 1 + '1', '1' + 1.5, 'a' || 'b', pg_typeof('1' + 1), '1' ^ '2'",
+    "SELECT '1.5' + 1",
+    "SELECT |/ 4, pg_typeof(|/ 4), ||/ 27.0, pg_typeof(||/ 27), @ -4, pg_typeof(@ -4), @ -4.5, @ '-1'",
+    "SELECT id, |/ abs(d), ||/ k, @ n, @ s, pg_typeof(@ s), @ r FROM ta ORDER BY id",
+    "SELECT |/ -1",
+    "SELECT @ 'a'::text",
+];
+
+/// Functions returning text arrays and regular expressions: regexp_match's groups,
+/// regexp_matches' rows, the regexp_split_to_* pieces, string_to_array's pieces (NULL
+/// separator, NULL string), `.` matching a newline.
+const TEXT_ARRAYS: &[&str] = &[
+    "SELECT id, regexp_match(t, '(a)(.)?'), regexp_match(t, 'B', 'i'), string_to_array(t, NULL), string_to_array(v, 'b', 'a') FROM ta ORDER BY id",
+    "SELECT string_to_array('a,b,,c', ','), string_to_array('a,b,,c', ',', ''), string_to_array('abc', NULL), string_to_array('abc', ''), string_to_array('', ','), string_to_array(NULL, ',')",
+    "SELECT regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('abc', '(x)?b'), regexp_match('abc', 'z'), pg_typeof(regexp_match('a', 'a')), (regexp_match('k=v', '(\\w)=(\\w)'))[2]",
+    "SELECT regexp_match('abc', 'b', 'g')",
+    "SELECT regexp_match('abc', '(')",
+    "SELECT E'a\\nb' ~ 'a.b', E'a\\nb' ~ '^b', regexp_replace(E'a\\nb', '.', 'x', 'g'), regexp_match(E'x\\ny', 'x.y')",
+    "SELECT regexp_split_to_array('a1b22c', '\\d+'), regexp_split_to_array('hello', ''), regexp_split_to_array('', ','), regexp_split_to_array('abca', 'a'), regexp_split_to_array(' a ', '\\s*'), regexp_split_to_array('aXbxc', 'x', 'i')",
+    "SELECT regexp_split_to_array('a,b', ',', 'g')",
+    "SELECT id, regexp_split_to_array(t, ' '), pg_typeof(regexp_split_to_array(t, ' ')) FROM ta ORDER BY id",
+    "SELECT id, regexp_matches(t, '[a-c]', 'g') FROM ta ORDER BY 1, 2",
+    "SELECT regexp_matches('a1b22c', '(\\d)(\\d)?'), regexp_matches('aaa', '', 'g')",
+    "SELECT * FROM regexp_matches('abcabc', '(b)(c)', 'g') m",
+    "SELECT id, regexp_split_to_table(t, '') AS c FROM ta WHERE id < 3 ORDER BY 1, 2",
+    "SELECT * FROM regexp_split_to_table('a b  c', '\\s+') WITH ORDINALITY",
+    "SELECT * FROM regexp_split_to_table('a b  c', '\\s+') x",
+    "SELECT * FROM generate_series(5, 7) WITH ORDINALITY g",
+    "SELECT * FROM generate_series(5, 7) WITH ORDINALITY AS g(v, n)",
+    "SELECT t.*, pg_typeof(ordinality) FROM unnest(ARRAY['x', 'y']) WITH ORDINALITY t",
+];
+
+/// Fields of a time of day: extract (numeric) and date_part (double precision), 24:00:00
+/// and fractions of a second; date fields are 0A000, unknown names 22023.
+const TIME_FIELDS: &[&str] = &[
+    "SELECT id, extract(epoch from tm), extract(second from tm), extract(millisecond from tm), extract(minute from tm), date_part('epoch', tm), date_part('hour', tm), date_part('microseconds', tm) FROM td ORDER BY id",
+    "SELECT id, extract(hour from tm) FROM td CROSS JOIN one ORDER BY id",
+    "SELECT extract(hour from '10:30'::time), date_part('minute', '10:30:15'::time), extract(seconds from time '23:59:59.999999')",
+    "SELECT extract(day from '10:00'::time)",
+    "SELECT date_part('timezone', '10:00'::time)",
+    "SELECT date_part('foo', '10:00'::time)",
+];
+
 /// The listed queries.
 pub fn listed() -> Vec<String> {
     let mut out = Vec::new();
@@ -799,6 +936,12 @@ pub fn listed() -> Vec<String> {
     dates(&mut out);
     out.extend(CHAR_KEY_QUERIES.iter().map(|q| q.to_string()));
     client_queries(&mut out);
+    out.extend(RESOLVED_TYPES.iter().map(|q| q.to_string()));
+    out.extend(DUPLICATE_NAMES.iter().map(|q| q.to_string()));
+    out.extend(SET_RETURNING.iter().map(|q| q.to_string()));
+    out.extend(OPERATORS.iter().map(|q| q.to_string()));
+    out.extend(TEXT_ARRAYS.iter().map(|q| q.to_string()));
+    out.extend(TIME_FIELDS.iter().map(|q| q.to_string()));
     out
 }
 

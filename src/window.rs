@@ -275,6 +275,15 @@ impl Window {
     /// The index of the first instance of `up` among the `M` that cover instance `m` of
     /// `self` (`self` covered by `up`).
     pub fn first_covering_index(&self, m: i64, up: &Window) -> i64 {
+        // Run at every slide event of a sliding aggregator: in 64 bits when nothing
+        // overflows (always, for instants of the i64 range), else widened.
+        let narrow = m
+            .checked_mul(self.slide_us)
+            .and_then(|x| x.checked_add(self.offset_us()))
+            .and_then(|x| x.checked_sub(up.offset_us()));
+        if let Some(d) = narrow {
+            return d.div_euclid(up.slide_us);
+        }
         let lower = self.lower_wide(m);
         saturate(floor_div(
             lower - up.offset_us() as i128,

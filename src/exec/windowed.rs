@@ -536,9 +536,9 @@ impl SharedWindows {
             let m = self.nodes[i].base_m;
             let groups = self.take_closing(i)?;
             let node = &mut self.nodes[i];
-            node.groups_hint = groups.len();
+            node.groups_hint = groups.as_ref().map_or(0, |g| g.len());
             node.set_base(m + 1);
-            let (window, lower_us) = (node.window, node.window.lower_us(m));
+            let window = node.window;
             let node = &self.nodes[i];
             let mut shown = UserWindows::default();
             for &u in &node.user_windows {
@@ -546,9 +546,18 @@ impl SharedWindows {
                     shown.push(u);
                 }
             }
-            for k in 0..node.children.len() {
-                let c = self.nodes[i].children[k];
-                self.deliver(c, m, lower_us, e, &groups)?;
+            // An empty pane that nobody shows (a factor window's instance with no tuple,
+            // most of the slide events of a long window sliding by short panes) costs no
+            // table, no reference count and no delivery.
+            if shown.is_empty() && groups.is_none() {
+                continue;
+            }
+            let lower_us = window.lower_us(m);
+            if let Some(groups) = &groups {
+                for k in 0..node.children.len() {
+                    let c = self.nodes[i].children[k];
+                    self.deliver(c, m, lower_us, e, groups)?;
+                }
             }
             if !shown.is_empty() {
                 closed.push(ClosedInstance {
@@ -556,7 +565,7 @@ impl SharedWindows {
                     window,
                     lower_us,
                     upper_us: e,
-                    groups,
+                    groups: groups.unwrap_or_else(|| Arc::clone(&self.empty)),
                 });
             }
         }
@@ -565,17 +574,17 @@ impl SharedWindows {
 
     /// The table of node `i`'s instance `base_m`, which closes now: its open instance
     /// (panes), or what its sliding aggregator holds once the partials of parent instances
-    /// before the instance's first covering one have left.
-    fn take_closing(&mut self, i: usize) -> Result<Arc<GroupTable>> {
+    /// before the instance's first covering one have left. `None` for an empty pane (the
+    /// caller shows it as the one shared empty table, and delivers nothing).
+    fn take_closing(&mut self, i: usize) -> Result<Option<Arc<GroupTable>>> {
         let m = self.nodes[i].base_m;
         let Some(p) = self.nodes[i]
             .parent
             .filter(|_| self.nodes[i].slide.is_some())
         else {
             return Ok(match self.nodes[i].open.pop_front() {
-                Some(inst) if !inst.get().is_empty() => inst.into_shared(),
-                // An empty instance: the one shared empty table, no allocation.
-                _ => Arc::clone(&self.empty),
+                Some(inst) if !inst.get().is_empty() => Some(inst.into_shared()),
+                _ => None,
             });
         };
         let j_min = self.nodes[i]
@@ -584,7 +593,7 @@ impl SharedWindows {
         let slide = self.nodes[i].slide.as_mut().expect("checked");
         let (groups, merges) = slide.close(j_min, &self.specs)?;
         self.counters.partials_merged[i] += merges;
-        Ok(groups)
+        Ok(Some(groups))
     }
 
     /// Merge a closed parent instance `j` = `[lower_us, upper_us)` into every open instance

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::catalog::StatementLog;
 use super::copy_fields::{append_field, with_message, BinaryState, CopyDest, CopyRel, BATCH_ROWS};
-use super::copy_plain::{parse_plain, PlainCtx};
+use super::copy_plain::PlainCtx;
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::exec::Batch;
@@ -70,6 +70,10 @@ pub struct CopyIn {
     /// index and the lines beyond their first of it and every such record before it.
     pub(crate) first_data_line: u64,
     pub(crate) multiline_rows: Vec<(u64, u64)>,
+    /// The chunk of plain lines being parsed on a blocking thread (see `copy_pipeline`).
+    pub(crate) pending: Option<super::copy_pipeline::PlainJob>,
+    /// The buffer of the last chunk parsed that way, for the next chunk's data.
+    pub(crate) spare: Vec<u8>,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -123,6 +127,8 @@ impl CopyIn {
             binary: None,
             first_data_line: 1,
             multiline_rows: Vec::new(),
+            pending: None,
+            spare: Vec::new(),
         }
     }
 
@@ -170,8 +176,10 @@ impl CopyIn {
         }
         let result = if self.options.live {
             self.live_step(false).await
-        } else {
+        } else if self.is_binary() {
             self.parse_available(false)
+        } else {
+            self.parse_pipelined().await
         };
         let result = match result {
             Ok(()) if self.binary.is_none() && self.carry.len() > line_max => {
@@ -182,6 +190,7 @@ impl CopyIn {
         if let Err(e) = &result {
             self.error = Some(e.clone());
             self.carry = Vec::new();
+            self.pending = None;
             self.staged = Vec::new();
             self.spill = None;
         }
@@ -242,6 +251,7 @@ impl CopyIn {
             }
             return Ok(self.delivered);
         }
+        self.collect_plain().await?;
         self.parse_available(true)?;
         self.seal_batch();
         let stream = match &self.rel.dest {
@@ -365,7 +375,6 @@ impl CopyIn {
             quote: self.is_csv() && memchr::memchr(self.options.quote, &carry).is_some(),
             backslash: !self.is_csv() && memchr::memchr(b'\\', &carry).is_some(),
             nul: memchr::memchr(0, &carry).is_some(),
-            cr: memchr::memchr(b'\r', &carry).is_some(),
         };
         if self.eol == Eol::Unknown {
             self.eol = Eol::of_first_line(&carry, self.is_csv(), self.options.quote);
@@ -450,34 +459,56 @@ impl CopyIn {
     /// a chunk with those bytes or too small to split; or a bad record anywhere, which the
     /// one-thread path then parses again to report exactly as it does).
     fn parse_plain_halves(&mut self, carry: &[u8], valid: &str) -> usize {
-        let plain = !self.options.live
+        let Some(end) = self.plain_chunk_end(carry) else {
+            return 0;
+        };
+        let Some(text) = valid.get(..end) else {
+            return 0;
+        };
+        let zone = crate::tz::current_cell();
+        match super::copy_plain::parse_plain_halves(text, &self.plain_ctx(), zone) {
+            Some(rows) => {
+                self.stage_plain(rows);
+                end
+            }
+            None => 0,
+        }
+    }
+
+    /// Where the complete lines of `carry` end when the plain parser may read them all:
+    /// an all-or-nothing text or CSV COPY past its header and before any end marker,
+    /// without FORCE options, at least `PARALLEL_PARSE_BYTES` of lines free of quotes
+    /// (CSV), backslashes and NULs whose line ending is the data's (a CR only before each
+    /// newline of CRLF data). UTF-8 is the parser's to check.
+    pub(crate) fn plain_chunk_end(&self, carry: &[u8]) -> Option<usize> {
+        let eligible = !self.options.live
+            && !self.is_binary()
             && !self.header_pending
             && !self.ended
             && self.plain_options()
-            && !self.chunk.quote
-            && !self.chunk.nul
-            && (self.eol == Eol::Nl && !self.chunk.cr || self.eol == Eol::CrNl)
-            && valid.len() == carry.len()
-            && carry.len() >= PARALLEL_PARSE_BYTES
-            && memchr::memchr(b'\\', carry).is_none();
-        if !plain {
-            return 0;
+            && matches!(self.eol, Eol::Nl | Eol::CrNl);
+        if !eligible || carry.len() < PARALLEL_PARSE_BYTES {
+            return None;
         }
-        let Some(end) = memchr::memrchr(b'\n', carry).map(|n| n + 1) else {
-            return 0;
-        };
-        let Some(mid) = memchr::memchr(b'\n', &carry[end / 2..end]).map(|n| end / 2 + n + 1) else {
-            return 0;
-        };
-        // CRLF data: a CR anywhere but before a newline is the one-thread path's to report
-        // (each line's CR is checked by `parse_plain`).
-        if self.eol == Eol::CrNl
-            && memchr::memchr_iter(b'\r', &carry[..end]).count()
-                != memchr::memchr_iter(b'\n', &carry[..end]).count()
-        {
-            return 0;
+        let end = memchr::memrchr(b'\n', carry)? + 1;
+        let lines = &carry[..end];
+        let quote = self.is_csv() && memchr::memchr(self.options.quote, lines).is_some();
+        if quote || memchr::memchr2(b'\\', 0, lines).is_some() {
+            return None;
         }
-        let ctx = PlainCtx {
+        // LF data holds no CR; CRLF data a CR before each newline only (`parse_plain`
+        // checks that each line's CR is there).
+        let crs = memchr::memchr_iter(b'\r', lines).count();
+        let ok = match self.eol {
+            Eol::CrNl => crs == memchr::memchr_iter(b'\n', lines).count(),
+            _ => crs == 0,
+        };
+        ok.then_some(end)
+    }
+
+    /// What `parse_plain` needs of this COPY.
+    pub(super) fn plain_ctx(&self) -> PlainCtx<'_> {
+        PlainCtx {
             rel: &self.rel,
             targets: &self.targets,
             untargeted: &self.untargeted,
@@ -485,31 +516,19 @@ impl CopyIn {
             null: self.options.null.as_bytes(),
             line_max: self.engine.config.limits.copy_line_bytes_max,
             crlf: self.eol == Eol::CrNl,
-        };
-        // The second half is parsed on a thread of its own, in the session's time zone
-        // (which a timestamptz field is read in) as the first half is.
-        let zone = crate::tz::current_cell();
-        let (first, second) = std::thread::scope(|s| {
-            let second =
-                s.spawn(|| crate::tz::sync_scope(zone, || parse_plain(&valid[mid..end], &ctx)));
-            (parse_plain(&valid[..mid], &ctx), second.join())
-        });
-        let (Some(mut first), Ok(Some(second))) = (first, second) else {
-            return 0;
-        };
-        // In order: the rows before this chunk, the first half's, the second half's; the
-        // second half's unfinished batch is the one the next rows go to.
-        self.seal_batch();
-        if !first.builder.is_empty() {
-            first.batches.push(first.builder.finish());
         }
-        for b in first.batches.into_iter().chain(second.batches) {
+    }
+
+    /// Stage rows the plain parser read, after the rows before them; its unfinished batch
+    /// is the one the next rows go to.
+    pub(super) fn stage_plain(&mut self, rows: super::copy_plain::PlainRows) {
+        self.seal_batch();
+        for b in rows.batches {
             self.staged_bytes += b.heap_bytes();
             self.staged.push(b);
         }
-        self.builder = second.builder;
-        self.line += first.lines + second.lines;
-        end
+        self.builder = rows.builder;
+        self.line += rows.lines;
     }
 
     /// 54000 for record `line` (1-based) longer than `copy_line_bytes_max`.
@@ -596,7 +615,7 @@ impl CopyIn {
 
     /// Parse what has arrived: complete lines (all at the end), or binary tuples (checking
     /// at the end that the data stopped on a tuple boundary).
-    fn parse_available(&mut self, at_end: bool) -> Result<()> {
+    pub(crate) fn parse_available(&mut self, at_end: bool) -> Result<()> {
         match self.binary.take() {
             Some(mut state) => {
                 let r = if at_end {
@@ -1078,8 +1097,6 @@ pub(crate) struct ChunkBytes {
     pub(crate) backslash: bool,
     /// A NUL byte (refused as text).
     pub(crate) nul: bool,
-    /// A carriage return.
-    pub(crate) cr: bool,
 }
 
 /// The line ending of COPY data, fixed by its first line as PostgreSQL fixes it: every

@@ -197,6 +197,43 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     Some(out)
 }
 
+/// `text` (complete lines) cut in two at the first newline past its middle, each half
+/// parsed by [`parse_plain`] on a thread of its own (the calling one and a scoped one, both
+/// in the session time zone `zone`, which a timestamptz field is read in), joined in order:
+/// the first half's batches and its unfinished one closed, then the second half's, whose
+/// unfinished batch is where the next rows go. `None` where either half gives up or no
+/// newline ends the text.
+pub(super) fn parse_plain_halves(
+    text: &str,
+    ctx: &PlainCtx<'_>,
+    zone: Option<crate::tz::ZoneCell>,
+) -> Option<PlainRows> {
+    let bytes = text.as_bytes();
+    let mid = memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)?;
+    let (first, second) = std::thread::scope(|s| {
+        let z = zone.clone();
+        let second = s.spawn(|| crate::tz::sync_scope(z, || parse_plain(&text[mid..], ctx)));
+        let first = crate::tz::sync_scope(zone, || parse_plain(&text[..mid], ctx));
+        (first, second.join())
+    });
+    Some(join_halves(first?, second.ok()??))
+}
+
+/// The rows of two consecutive parts of a text in order: the first's batches and its
+/// unfinished one closed, then the second's, whose unfinished batch is where the next rows
+/// go.
+fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
+    if !first.builder.is_empty() {
+        first.batches.push(first.builder.finish());
+    }
+    first.batches.extend(second.batches);
+    PlainRows {
+        batches: first.batches,
+        builder: second.builder,
+        lines: first.lines + second.lines,
+    }
+}
+
 /// The positions of every delimiter and newline in a text, in order. The bytes are read
 /// eight at a time as one word, whose matching bytes are found with a few integer
 /// operations (no branch per byte, and no call per field as a search for the next one

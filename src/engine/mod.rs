@@ -32,6 +32,7 @@ pub(crate) mod coord;
 mod copy;
 pub(crate) mod copy_binary;
 mod copy_fields;
+mod copy_pipeline;
 mod copy_plain;
 mod explain;
 mod fanout;

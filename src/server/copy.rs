@@ -3,8 +3,9 @@
 //! The connection's [`CopyState`](super::conn::CopyState) holds the engine's sink. Each
 //! CopyData payload is fed to it as it arrives; CopyDone finishes it (all rows reach the
 //! stream at once, or none; with `LIVE`, each message's rows have reached it already) and the handler sends `COPY n` itself; CopyFail aborts it with
-//! 57014 as PostgreSQL does. Lines are parsed in chunks of 1 MiB (and at CopyDone); a data
-//! error is reported as soon as its chunk is parsed; pgwire
+//! 57014 as PostgreSQL does. Lines are parsed in chunks of 1 MiB (and at CopyDone), a chunk
+//! of plain lines on other threads while the next one arrives; a data error is reported
+//! with the message after the one that completed its chunk (or at CopyDone); pgwire
 //! then leaves copy mode and ignores the client's remaining CopyData and CopyDone (simple
 //! protocol) or everything up to Sync (extended protocol), which is PostgreSQL's behaviour.
 //! A client that disconnects mid-COPY drops the connection state, which aborts the sink.

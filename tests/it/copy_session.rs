@@ -151,3 +151,88 @@ async fn data_after_the_end_marker_is_ignored() {
         vec![vec!["10".to_string(), "45".to_string()]]
     );
 }
+
+/// A large COPY parses each 1 MiB chunk of plain lines on other threads while the next
+/// chunk arrives. A bad row deep in a later chunk (an integer out of range, invalid UTF-8,
+/// a missing field, a stray CR) is still reported with its SQLSTATE and its exact line,
+/// nothing of the COPY is kept, and the same data without the fault is stored whole, in
+/// order.
+#[tokio::test]
+async fn a_bad_row_in_a_later_chunk_of_a_large_copy_names_its_line() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    c.batch_execute(
+        "CREATE STREAM lc (ts timestamp TIMESTAMPCOLUMN, i integer, o text); \
+         CREATE TABLE lt (ts timestamp, i integer, o text)",
+    )
+    .await
+    .unwrap();
+    let n = 150_000usize;
+    let line = |i: usize| {
+        format!(
+            "2001-01-01 {:02}:{:02}:{:02},{i},o{}\n",
+            i / 3600 % 24,
+            i / 60 % 60,
+            i % 60,
+            i % 97
+        )
+    };
+    let good: String = (0..n).map(line).collect();
+    assert!(good.len() > 4 << 20, "several chunks");
+    let bad_at = 123_457; // 0-based row; PostgreSQL's line number is one more
+    let replace = |with: &[u8]| {
+        let from = good.find(&line(bad_at)).unwrap();
+        let mut data = good.as_bytes()[..from].to_vec();
+        data.extend_from_slice(with);
+        data.extend_from_slice(&good.as_bytes()[from + line(bad_at).len()..]);
+        data
+    };
+    for (what, data, state) in [
+        (
+            "out of range",
+            replace(b"2001-01-01 00:00:01,2147483648,x\n"),
+            "22003",
+        ),
+        (
+            "invalid UTF-8",
+            replace(b"2001-01-01 00:00:01,1,\xff\n"),
+            "22021",
+        ),
+        (
+            "a field missing",
+            replace(b"2001-01-01 00:00:01,1\n"),
+            "22P04",
+        ),
+        (
+            "a stray CR",
+            replace(b"2001-01-01 00:00:01,1,a\rb\n"),
+            "22P04",
+        ),
+    ] {
+        for rel in ["lc", "lt"] {
+            let sql = format!("COPY {rel} FROM STDIN WITH (FORMAT csv)");
+            let err = copy(&c, &sql, &data).await.expect_err(what);
+            let db = err.as_db_error().expect("a server error");
+            let msg = common::message_and_context(db);
+            assert_eq!(common::sqlstate(&err), state, "{what} into {rel}: {msg}");
+            assert!(
+                msg.contains(&format!("COPY {rel}, line {}", bad_at + 1)),
+                "{what} into {rel}: {msg}"
+            );
+        }
+    }
+    let kept = common::rows(&c, "SELECT tuples FROM tcq_streams WHERE name = 'lc'").await;
+    assert_eq!(
+        kept,
+        vec![vec!["0".to_string()]],
+        "nothing of a failed COPY"
+    );
+    for rel in ["lc", "lt"] {
+        let sql = format!("COPY {rel} FROM STDIN WITH (FORMAT csv)");
+        assert_eq!(copy(&c, &sql, good.as_bytes()).await.unwrap(), n as u64);
+    }
+    // Every row of the table, in the order sent.
+    let rows = common::rows(&c, "SELECT i FROM lt").await;
+    let order: Vec<usize> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert_eq!(order, (0..n).collect::<Vec<_>>());
+}

@@ -688,8 +688,10 @@ async fn variance_of_bigints_near_2_62_is_exact_in_both_paths() {
     // PostgreSQL 15's answer, digit for digit, at power()'s scale of 16.
     assert_eq!(
         rows(&c, "SELECT power(var_pop(x), 2) FROM big").await,
-        table(&[&["127348390521569378728097057712826333178151393091130847659606511745868875024\
-                   .0000000000000000"]])
+        table(&[&[
+            "127348390521569378728097057712826333178151393091130847659606511745868875024\
+                   .0000000000000000"
+        ]])
     );
     exec(
         &c,

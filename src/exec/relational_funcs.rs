@@ -46,6 +46,11 @@ fn sql_name(typname: &str) -> Option<&'static str> {
         "time" => "time without time zone",
         "timetz" => "time with time zone",
         "char" => "\"char\"",
+        // Names PostgreSQL's format_type prints as they are, keywords though they are.
+        "numeric" => "numeric",
+        "interval" => "interval",
+        "bit" => "bit",
+        "varbit" => "bit varying",
         _ => return None,
     })
 }
@@ -495,7 +500,15 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
                 text(quote_literal(&text_of(a0)))
             }
         }
-        "replace" => text(text_of(a0).replace(&text_of(arg(args, 1)), &text_of(arg(args, 2)))),
+        "replace" => {
+            // An empty search string matches nothing (PostgreSQL's replace()).
+            let from = text_of(arg(args, 1));
+            if from.is_empty() {
+                text(text_of(a0))
+            } else {
+                text(text_of(a0).replace(&from, &text_of(arg(args, 2))))
+            }
+        }
         "split_part" => {
             let s = text_of(a0);
             let sep = text_of(arg(args, 1));
@@ -639,14 +652,16 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
         }
         "array_upper" | "array_length" | "cardinality" => {
             let n = parse_array(&text_of(a0))?.len() as i32;
-            if n == 0 && name != "cardinality" {
+            // Arrays here have one dimension: any other dimension has no bounds.
+            let other_dim = name != "cardinality" && int_of(arg(args, 1)) != Some(1);
+            if (n == 0 || other_dim) && name != "cardinality" {
                 Value::Null
             } else {
                 Value::Int4(n)
             }
         }
         "array_lower" => {
-            if parse_array(&text_of(a0))?.is_empty() {
+            if parse_array(&text_of(a0))?.is_empty() || int_of(arg(args, 1)) != Some(1) {
                 Value::Null
             } else {
                 Value::Int4(1)

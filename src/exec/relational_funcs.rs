@@ -288,6 +288,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "pg_get_userbyid"
             | "pg_encoding_to_char"
             | "quote_ident"
+            | "bit_length"
             | "quote_literal"
             | "pg_get_function_result"
             | "pg_get_function_arguments"
@@ -492,6 +493,8 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
     let a0 = arg(args, 0);
     Ok(Some(match name {
         "quote_ident" => text(quote_ident(&text_of(a0))),
+        // Bits of the UTF-8 encoding, as PostgreSQL counts them.
+        "bit_length" => Value::Int4((text_of(a0).len() as i32).saturating_mul(8)),
         "quote_literal" => text(quote_literal(&text_of(a0))),
         "quote_nullable" => {
             if a0.is_null() {

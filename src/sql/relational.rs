@@ -832,8 +832,12 @@ impl RelBinder<'_> {
         let ctes_before = self.ctes.len();
         let mut ctes = Vec::new();
         if let Some(with) = &q.with {
+            let mut seen = std::collections::HashSet::new();
             for c in &with.cte_tables {
                 let name = norm(&c.alias.name);
+                if !seen.insert(name.clone()) {
+                    return Err(Error::DuplicateCteName(name));
+                }
                 if with.recursive {
                     if let Some((id, plan)) = self.recursive_cte(c, &name)? {
                         ctes.push((id, plan));

@@ -100,7 +100,8 @@ const QUERY_KINDS: &[&str] = &[
 /// String, date/time, number formatting, overflow and array functions.
 const FUNCTION_KINDS: &[&str] = &[
     // Strings
-    "SELECT concat('a', 1, NULL, true), concat_ws('-', 'a', NULL, 'b', 2), concat(), concat_ws(NULL, 'a')",
+    "SELECT concat('a', 1, NULL, true), concat_ws('-', 'a', NULL, 'b', 2), concat_ws(NULL, 'a')",
+    "SELECT concat()",
     "SELECT id, concat(t, k), concat_ws(',', t, v, k) FROM ta ORDER BY id",
     "SELECT repeat('ab', 3), repeat('x', 0), repeat('x', -1), reverse('abc'), reverse('日本語')",
     "SELECT replace('abcabc', 'b', 'XY'), replace('abc', '', 'x'), replace('aaa', 'a', '')",
@@ -207,8 +208,8 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT id, o FROM ta, unnest(ARRAY[k, s]) WITH ORDINALITY AS x(u, o) ORDER BY 1, 2",
     "SELECT id FROM ta WHERE k = ANY(ARRAY[1, 3, NULL]) ORDER BY id",
     "SELECT id, k = ANY(ARRAY[1, 3, NULL]), k <> ALL(ARRAY[1, 3]) FROM ta ORDER BY id",
-    "SELECT id, ARRAY[k, s, id][2], (ARRAY[t, v])[1], array_length(ARRAY[k, s], 1) FROM ta ORDER BY id",
-    "SELECT ARRAY[1, 2, 3][0], ARRAY[1, 2, 3][4], ARRAY[1, 2, 3][2:3], array_lower(ARRAY[1, 2], 1), array_upper(ARRAY[1, 2], 1), array_ndims(ARRAY[1])",
+    "SELECT id, (ARRAY[k, s, id])[2], (ARRAY[t, v])[1], array_length(ARRAY[k, s], 1) FROM ta ORDER BY id",
+    "SELECT (ARRAY[1, 2, 3])[0], (ARRAY[1, 2, 3])[4], (ARRAY[1, 2, 3])[2:3], array_lower(ARRAY[1, 2], 1), array_upper(ARRAY[1, 2], 1), array_ndims(ARRAY[1])",
     "SELECT array_to_string(ARRAY[1, NULL, 3], ','), array_to_string(ARRAY[1, NULL, 3], ',', '*'), string_to_array('a,b,,c', ','), array_dims(ARRAY[1, 2])",
     "SELECT ARRAY[1, 2] = ARRAY[1, 2], ARRAY[1, 2] < ARRAY[1, 3], ARRAY[1, 2] @> ARRAY[2], ARRAY[1] && ARRAY[2, 1]",
     "SELECT k, array_agg(id ORDER BY id) FROM ta GROUP BY k ORDER BY k",

@@ -53,6 +53,9 @@ pub enum Error {
     /// 42712: one name given to two relations of a FROM clause.
     #[error("table name \"{0}\" specified more than once")]
     DuplicateAlias(String),
+    /// 42712: one name given to two queries of a WITH clause.
+    #[error("WITH query name \"{0}\" specified more than once")]
+    DuplicateCteName(String),
     /// 42701: a column named twice.
     #[error("{0}")]
     DuplicateColumn(String),

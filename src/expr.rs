@@ -1667,6 +1667,12 @@ pub(crate) fn date_trunc(unit: &str, ts: i64, ty: &str) -> Result<i64> {
 
 fn interval_trunc(unit: &str, iv: Interval) -> Result<Interval> {
     let t = |step: i64| iv.micros - iv.micros % step;
+    // Whole multiples of `n` years, truncated toward zero as PostgreSQL's interval_trunc.
+    let years = |n: i32| Interval {
+        months: iv.months - iv.months % (12 * n),
+        days: 0,
+        micros: 0,
+    };
     Ok(match unit {
         "microsecond" | "microseconds" => iv,
         "millisecond" | "milliseconds" => Interval {
@@ -1691,11 +1697,21 @@ fn interval_trunc(unit: &str, iv: Interval) -> Result<Interval> {
             days: 0,
             micros: 0,
         },
-        "year" | "years" => Interval {
-            months: iv.months - iv.months % 12,
+        "year" | "years" => years(1),
+        "decade" | "decades" => years(10),
+        "century" | "centuries" => years(100),
+        "millennium" | "millennia" => years(1000),
+        "quarter" => Interval {
+            months: iv.months - iv.months % 3,
             days: 0,
             micros: 0,
         },
+        // Units PostgreSQL knows but an interval has not: 0A000, as it says.
+        "week" | "weeks" => {
+            return Err(Error::FeatureNotSupported(format!(
+                "unit \"{unit}\" not supported for type interval"
+            )))
+        }
         _ => return Err(bad_unit(unit, "interval")),
     })
 }

@@ -146,7 +146,65 @@ fn float_places(f: f64, places: usize, precision: usize) -> usize {
     }
 }
 
+/// `to_char(v, '9.99EEEE')`: scientific notation, a sign column (blank or `-`), one
+/// integer digit, the template's fraction digits and an exponent of at least two digits
+/// (`' 1.00e+10'`). Numerics round half away from zero, floats as C's `%e` does.
+fn scientific(v: &Value, fmt: &str) -> Result<String> {
+    let frac = fmt.split_once('.').map_or(0, |(_, f)| {
+        f.chars().take_while(|c| matches!(c, '9' | '0')).count()
+    });
+    let (negative, mantissa, exp) = match v {
+        Value::Numeric(d) if !d.is_zero() => {
+            let digits = d.mantissa().unsigned_abs().to_string();
+            let mut exp = digits.len() as i64 - 1 - i64::from(d.scale());
+            let mut m = rust_decimal::Decimal::from_str_exact(&digits)
+                .map_err(|e| Error::Internal(e.to_string()))?;
+            m.set_scale(digits.len() as u32 - 1)
+                .map_err(|e| Error::Internal(e.to_string()))?;
+            let mut m = m.round_dp_with_strategy(
+                frac.min(27) as u32,
+                RoundingStrategy::MidpointAwayFromZero,
+            );
+            if m >= rust_decimal::Decimal::TEN {
+                m /= rust_decimal::Decimal::TEN;
+                exp += 1;
+            }
+            m.rescale(frac.min(27) as u32);
+            (d.is_sign_negative(), m.to_string(), exp)
+        }
+        Value::Numeric(_) => (false, format!("{:.*}", frac, 0.0), 0),
+        other => {
+            let f = match other {
+                Value::Float4(f) => f64::from(*f),
+                Value::Float8(f) => *f,
+                _ => other.as_i64().expect("an integer") as f64,
+            };
+            let text = format!("{:.*e}", frac, f.abs());
+            let (m, e) = text.split_once('e').unwrap_or((&text, "0"));
+            (f < 0.0, m.to_string(), e.parse().unwrap_or(0))
+        }
+    };
+    Ok(format!(
+        "{}{mantissa}e{}{:02}",
+        if negative { '-' } else { ' ' },
+        if exp < 0 { '-' } else { '+' },
+        exp.abs()
+    ))
+}
+
 fn number(v: &Value, fmt: &str) -> Result<String> {
+    let plain = matches!(
+        v,
+        Value::Int2(_)
+            | Value::Int4(_)
+            | Value::Int8(_)
+            | Value::Float4(_)
+            | Value::Float8(_)
+            | Value::Numeric(_)
+    );
+    if plain && fmt.to_ascii_uppercase().contains("EEEE") {
+        return scientific(v, fmt);
+    }
     let (toks, fill, pr) = number_tokens(fmt);
     let is_digit = |t: &NumTok| matches!(t, NumTok::Nine | NumTok::Zero);
     let point = toks.iter().position(|t| *t == NumTok::Point);

@@ -457,6 +457,11 @@ fn one_char(c: char, mut mapped: impl Iterator<Item = char> + Clone) -> char {
 }
 
 fn chr(n: i64) -> Result<char> {
+    if n < 0 {
+        return Err(Error::InvalidParameterValue(
+            "character number must be positive".into(),
+        ));
+    }
     if n == 0 {
         return Err(Error::ProgramLimitExceeded(
             "null character not permitted".into(),

@@ -46,6 +46,11 @@ fn sql_name(typname: &str) -> Option<&'static str> {
         "time" => "time without time zone",
         "timetz" => "time with time zone",
         "char" => "\"char\"",
+        // Names PostgreSQL's format_type prints as they are, keywords though they are.
+        "numeric" => "numeric",
+        "interval" => "interval",
+        "bit" => "bit",
+        "varbit" => "bit varying",
         _ => return None,
     })
 }
@@ -283,6 +288,7 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
             | "pg_get_userbyid"
             | "pg_encoding_to_char"
             | "quote_ident"
+            | "bit_length"
             | "quote_literal"
             | "pg_get_function_result"
             | "pg_get_function_arguments"
@@ -487,6 +493,8 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
     let a0 = arg(args, 0);
     Ok(Some(match name {
         "quote_ident" => text(quote_ident(&text_of(a0))),
+        // Bits of the UTF-8 encoding, as PostgreSQL counts them.
+        "bit_length" => Value::Int4((text_of(a0).len() as i32).saturating_mul(8)),
         "quote_literal" => text(quote_literal(&text_of(a0))),
         "quote_nullable" => {
             if a0.is_null() {
@@ -495,7 +503,15 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
                 text(quote_literal(&text_of(a0)))
             }
         }
-        "replace" => text(text_of(a0).replace(&text_of(arg(args, 1)), &text_of(arg(args, 2)))),
+        "replace" => {
+            // An empty search string matches nothing (PostgreSQL's replace()).
+            let from = text_of(arg(args, 1));
+            if from.is_empty() {
+                text(text_of(a0))
+            } else {
+                text(text_of(a0).replace(&from, &text_of(arg(args, 2))))
+            }
+        }
         "split_part" => {
             let s = text_of(a0);
             let sep = text_of(arg(args, 1));
@@ -639,14 +655,16 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
         }
         "array_upper" | "array_length" | "cardinality" => {
             let n = parse_array(&text_of(a0))?.len() as i32;
-            if n == 0 && name != "cardinality" {
+            // Arrays here have one dimension: any other dimension has no bounds.
+            let other_dim = name != "cardinality" && int_of(arg(args, 1)) != Some(1);
+            if (n == 0 || other_dim) && name != "cardinality" {
                 Value::Null
             } else {
                 Value::Int4(n)
             }
         }
         "array_lower" => {
-            if parse_array(&text_of(a0))?.is_empty() {
+            if parse_array(&text_of(a0))?.is_empty() || int_of(arg(args, 1)) != Some(1) {
                 Value::Null
             } else {
                 Value::Int4(1)

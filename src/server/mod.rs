@@ -99,7 +99,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::DuplicateColumn(_) => "42701",
         Error::AmbiguousColumn(_) => "42702",
         Error::AmbiguousFunction(_) => "42725",
-        Error::DuplicateAlias(_) => "42712",
+        Error::DuplicateAlias(_) | Error::DuplicateCteName(_) => "42712",
         Error::DatatypeMismatch(_) => "42804",
         Error::CannotCoerce(_) => "42846",
         Error::Grouping(_) => "42803",

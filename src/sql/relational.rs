@@ -832,8 +832,12 @@ impl RelBinder<'_> {
         let ctes_before = self.ctes.len();
         let mut ctes = Vec::new();
         if let Some(with) = &q.with {
+            let mut seen = std::collections::HashSet::new();
             for c in &with.cte_tables {
                 let name = norm(&c.alias.name);
+                if !seen.insert(name.clone()) {
+                    return Err(Error::DuplicateCteName(name));
+                }
                 if with.recursive {
                     if let Some((id, plan)) = self.recursive_cte(c, &name)? {
                         ctes.push((id, plan));
@@ -1359,6 +1363,15 @@ impl RelBinder<'_> {
     ) -> Result<Vec<RExpr>> {
         let mut keys = Vec::new();
         for g in group_exprs {
+            if matches!(
+                g,
+                ast::Expr::GroupingSets(_) | ast::Expr::Rollup(_) | ast::Expr::Cube(_)
+            ) || matches!(g, ast::Expr::Tuple(t) if t.is_empty())
+            {
+                return Err(unsupported(
+                    "GROUPING SETS, ROLLUP, CUBE and GROUP BY () are not supported",
+                ));
+            }
             let e = match ordinal(g) {
                 Some(n) => match items.get(n.wrapping_sub(1)) {
                     Some((Some(e), _, _)) => self.expr(e)?,
@@ -1816,6 +1829,13 @@ impl RelBinder<'_> {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
                 self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
             }
+            ast::TableFactor::Function { lateral: true, .. } => {
+                Err(unsupported("LATERAL is not supported"))
+            }
+            ast::TableFactor::UNNEST {
+                with_ordinality: true,
+                ..
+            } => Err(unsupported("WITH ORDINALITY is not supported")),
             other => Err(unsupported(format!("FROM item {other} is not supported"))),
         }
     }

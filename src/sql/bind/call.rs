@@ -727,6 +727,10 @@ impl Binder<'_> {
                 (v, T::Text)
             }
             ScalarFunc::Concat => {
+                // concat(VARIADIC "any") takes at least one argument.
+                if n == 0 {
+                    return Err(arity_err(&args));
+                }
                 let v = args
                     .into_iter()
                     .map(|a| self.text_cast(a))

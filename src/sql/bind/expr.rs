@@ -9,10 +9,12 @@ use super::*;
 
 /// `extract(field FROM x)`: numeric, as PostgreSQL 14 and later give it, with its scale:
 /// six digits for epoch and seconds (`978343200.000000`), three for milliseconds, none
-/// for the other fields.
-pub(super) fn extract_expr(field: &str, x: Expr) -> Expr {
+/// for the other fields. A date (`of_date`) has no fraction of a second: scale 0 for every
+/// field, as PostgreSQL's extract over date gives.
+pub(super) fn extract_expr(field: &str, x: Expr, of_date: bool) -> Expr {
     let field = field.to_lowercase();
     let scale = match field.as_str() {
+        _ if of_date => 0,
         "epoch" | "second" | "seconds" => 6,
         "millisecond" | "milliseconds" => 3,
         _ => 0,

@@ -126,9 +126,10 @@ impl Binder<'_> {
             E::Function(f) => self.function(f, scope),
             E::Extract { field, expr, .. } => {
                 let x = self.expr(expr, scope)?;
+                let of_date = x.ty == Some(DataType::Date);
                 let x = self.time_operand(x)?;
                 Ok(Bound::new(
-                    extract_expr(&field.to_string(), x),
+                    extract_expr(&field.to_string(), x, of_date),
                     DataType::Numeric,
                 ))
             }

@@ -62,6 +62,7 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("has_type_privilege", B),
     ("pg_has_role", B),
     ("quote_ident", TX),
+    ("bit_length", I4),
     ("quote_literal", TX),
     ("quote_nullable", TX),
     ("pg_get_function_result", TX),

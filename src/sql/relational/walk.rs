@@ -199,13 +199,25 @@ impl ExprScope for Slots<'_, '_> {
             }
             _ => false,
         };
-        if !array(&l.0) && !array(&r.0) {
+        let (l_array, r_array) = (array(&l.0), array(&r.0));
+        if !l_array && !r_array {
             return Ok(None);
         }
+        // A typed side that is no array is an element (`ARRAY[1, 2] || 3`, `0 || ARRAY[1]`):
+        // a one-element array of it; an unknown literal is an array literal (`'{5}'`).
         let (lr, rr) = (
             self.rel.part(&l.0, &self.args),
             self.rel.part(&r.0, &self.args),
         );
+        let side = |e: RExpr, leaf_array: bool, bound: Option<DataType>| {
+            let t = self.rel.static_type(&e);
+            if leaf_array || t.is_array() || (t == RType::Unknown && bound.is_none()) {
+                e
+            } else {
+                RExpr::Array(vec![e])
+            }
+        };
+        let (lr, rr) = (side(lr, l_array, l.1), side(rr, r_array, r.1));
         for (i, a) in self.args.iter_mut().enumerate() {
             if expr_uses_column(&l.0, &|c| c == i) || expr_uses_column(&r.0, &|c| c == i) {
                 *a = RExpr::Lit(Value::Null);

@@ -38,7 +38,6 @@ const DOCUMENTED_REFUSALS: &[&str] = &[
     "set-returning functions in the arguments of a set-returning function are not supported",
     "LATERAL is not supported",
     "GROUPING SETS, ROLLUP, CUBE and GROUP BY () are not supported",
-    "WITH ORDINALITY is not supported",
 ];
 
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(20);

@@ -2676,6 +2676,12 @@ impl RelBinder<'_> {
         let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
         self.levels.last_mut().expect("level").in_agg = false;
         let (mut args, order_by, filter) = (args?, order_by?, filter?);
+        if distinct && order_by.iter().any(|(e, _, _)| !args.contains(e)) {
+            return Err(Error::InvalidColumnReference(
+                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list"
+                    .into(),
+            ));
+        }
         if ordered_set.is_some() {
             // The WITHIN GROUP key rides after the direct arguments.
             args.push(order_by[0].0.clone());

@@ -363,6 +363,32 @@ impl Bound {
     }
 }
 
+/// The text of a number literal under minus signs and parentheses, the signs folded in
+/// as PostgreSQL's grammar folds them before typing the constant: `-(-2147483648)` is the
+/// bigint 2147483648, `-(-9223372036854775808)` a numeric. None for anything else.
+fn signed_number(expr: &ast::Expr) -> Option<String> {
+    match expr {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => Some(n.clone()),
+            _ => None,
+        },
+        ast::Expr::Nested(e) => signed_number(e),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => signed_number(expr).map(|n| negate_text(&n)),
+        _ => None,
+    }
+}
+
+/// `n` with its leading minus sign dropped, or one added.
+fn negate_text(n: &str) -> String {
+    match n.strip_prefix('-') {
+        Some(positive) => positive.to_string(),
+        None => format!("-{n}"),
+    }
+}
+
 /// The value of a number literal, typed as PostgreSQL types it: `integer`, `bigint`, else
 /// `numeric`. Beyond a Decimal's 28 digits (1e300, 1e-30) the literal is a wide numeric
 /// ([`crate::types_wide`]), exact as in PostgreSQL, up to 1,000 digits on either side of
@@ -739,10 +765,8 @@ impl Binder<'_> {
     ) -> Result<Bound> {
         match op {
             ast::UnaryOperator::Minus => {
-                if let ast::Expr::Value(v) = expr {
-                    if let ast::Value::Number(n, _) = &v.value {
-                        return Bound::new_number(&format!("-{n}"));
-                    }
+                if let Some(n) = signed_number(expr) {
+                    return Bound::new_number(&negate_text(&n));
                 }
                 let b = self.expr(expr, scope)?;
                 let b = match b.ty {

@@ -69,6 +69,7 @@ const QUERY_KINDS: &[&str] = &[
     "SELECT k, string_agg(v, '' ORDER BY id DESC) FROM ta GROUP BY k ORDER BY k",
     "SELECT array_agg(DISTINCT k ORDER BY k DESC) FROM ta",
     "SELECT array_agg(DISTINCT k ORDER BY id) FROM ta",
+    "SELECT array_agg(DISTINCT k ORDER BY k DESC), string_agg(DISTINCT t, ',' ORDER BY t) FROM ta",
     // HAVING without GROUP BY
     "SELECT count(*) FROM ta HAVING count(*) > 3",
     "SELECT count(*) FROM ta HAVING count(*) > 30",
@@ -163,6 +164,7 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT 2147483647 * 2",
     "SELECT -2147483648 - 1",
     "SELECT -(-2147483648)",
+    "SELECT -(-(5)), pg_typeof(-(-(5))), pg_typeof(-2147483648), pg_typeof(-(-2147483647)), - -7",
     "SELECT abs(-2147483648)",
     "SELECT 9223372036854775807 * 2",
     "SELECT -9223372036854775808 - 1",

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use super::catalog::StatementLog;
 use super::copy_fields::{append_field, with_message, BinaryState, CopyDest, CopyRel, BATCH_ROWS};
+use super::copy_pipeline::Collected;
 use super::copy_plain::PlainCtx;
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
@@ -71,9 +72,7 @@ pub struct CopyIn {
     pub(crate) first_data_line: u64,
     pub(crate) multiline_rows: Vec<(u64, u64)>,
     /// The chunk of plain lines being parsed on a blocking thread (see `copy_pipeline`).
-    pub(crate) pending: Option<super::copy_pipeline::PlainJob>,
-    /// The buffer of the last chunk parsed that way, for the next chunk's data.
-    pub(crate) spare: Vec<u8>,
+    pub(super) pipeline: super::copy_pipeline::PlainPipeline,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -127,8 +126,7 @@ impl CopyIn {
             binary: None,
             first_data_line: 1,
             multiline_rows: Vec::new(),
-            pending: None,
-            spare: Vec::new(),
+            pipeline: Default::default(),
         }
     }
 
@@ -190,7 +188,7 @@ impl CopyIn {
         if let Err(e) = &result {
             self.error = Some(e.clone());
             self.carry = Vec::new();
-            self.pending = None;
+            self.pipeline.abandon();
             self.staged = Vec::new();
             self.spill = None;
         }
@@ -611,6 +609,48 @@ impl CopyIn {
         self.fields = fields;
         staged.map_err(|e| self.record_context(e, text))?;
         Ok(Some(pos + n + 1))
+    }
+
+    /// Parse what has arrived before a chunk boundary (not LIVE, not binary): stage the
+    /// chunk in flight, then hand the complete lines of this one to a blocking thread when
+    /// the plain parser may read them, else parse them here (see `copy_pipeline`).
+    pub(crate) async fn parse_pipelined(&mut self) -> Result<()> {
+        if self.collect_plain().await? && self.dispatch_plain() {
+            return Ok(());
+        }
+        self.parse_available(false)
+    }
+
+    /// Wait for the chunk in flight and stage its rows. False when it has to be parsed
+    /// again (it is back in front of the data), true otherwise.
+    pub(crate) async fn collect_plain(&mut self) -> Result<bool> {
+        Ok(match self.pipeline.collect(&mut self.carry).await? {
+            Collected::Rows(rows) => {
+                self.stage_plain(rows);
+                self.spill_if_large()?;
+                true
+            }
+            Collected::Idle => true,
+            Collected::Again => false,
+        })
+    }
+
+    /// Start the parse of the buffer's complete lines on a blocking thread when the plain
+    /// parser may read them and the unfinished line left is within `copy_line_bytes_max`;
+    /// the buffer keeps that line. False when nothing was started.
+    fn dispatch_plain(&mut self) -> bool {
+        let line_max = self.engine.config.limits.copy_line_bytes_max;
+        let Some(end) = self.plain_chunk_end(&self.carry) else {
+            return false;
+        };
+        if self.carry.len() - end > line_max {
+            return false;
+        }
+        let mut carry = std::mem::take(&mut self.carry);
+        let mut pipeline = std::mem::take(&mut self.pipeline);
+        pipeline.dispatch(&mut carry, end, self.rel.clone(), &self.plain_ctx());
+        (self.carry, self.pipeline) = (carry, pipeline);
+        true
     }
 
     /// Parse what has arrived: complete lines (all at the end), or binary tuples (checking

@@ -8,10 +8,10 @@
 //! one-thread path parses it again to report its error exactly (line, column, SQLSTATE), as
 //! it does without the pipeline; the error reaches the client one message later than the
 //! one that completed its chunk (or at CopyDone), and the COPY keeps nothing either way.
+//! The COPY's own state (`copy::CopyIn`) drives it; this module knows only the bytes.
 
 use std::sync::Arc;
 
-use super::copy::CopyIn;
 use super::copy_fields::CopyRel;
 use super::copy_plain::{parse_plain_halves, PlainCtx, PlainRows};
 use crate::error::{Error, Result};
@@ -19,9 +19,26 @@ use crate::error::{Error, Result};
 /// A chunk being parsed on a blocking thread (in two halves, see `parse_plain_halves`):
 /// its buffer comes back with the rows (or `None`: parse it again on the one-thread path),
 /// and its complete lines are its first `end` bytes.
-pub(crate) struct PlainJob {
+struct PlainJob {
     handle: tokio::task::JoinHandle<(Vec<u8>, Option<PlainRows>)>,
     end: usize,
+}
+
+/// The chunk in flight, if any, and the buffer the next chunk is gathered in.
+#[derive(Default)]
+pub(super) struct PlainPipeline {
+    pending: Option<PlainJob>,
+    spare: Vec<u8>,
+}
+
+/// What [`PlainPipeline::collect`] found.
+pub(super) enum Collected {
+    /// No chunk was in flight.
+    Idle,
+    /// The chunk's rows, to be staged.
+    Rows(PlainRows),
+    /// The chunk is back in front of the data, for the one-thread path.
+    Again,
 }
 
 /// What the parse of one chunk needs, owned by its thread.
@@ -49,62 +66,52 @@ impl JobCtx {
     }
 }
 
-impl CopyIn {
-    /// Parse what has arrived before a chunk boundary (not LIVE, not binary): stage the
-    /// chunk in flight, then hand the complete lines of this one to a blocking thread when
-    /// the plain parser may read them, else parse them here.
-    pub(crate) async fn parse_pipelined(&mut self) -> Result<()> {
-        if self.collect_plain().await? && self.dispatch_plain() {
-            return Ok(());
-        }
-        self.parse_available(false)
+impl PlainPipeline {
+    /// Forget the chunk in flight (the COPY failed); its thread finishes unobserved.
+    pub(super) fn abandon(&mut self) {
+        self.pending = None;
     }
 
-    /// Wait for the chunk in flight and stage its rows. False when it has to be parsed
-    /// again (it is back in front of the data), true otherwise.
-    pub(crate) async fn collect_plain(&mut self) -> Result<bool> {
+    /// Wait for the chunk in flight, if any. A chunk the plain parser could not read is
+    /// put back in front of `carry` (the data received since), to be parsed again.
+    pub(super) async fn collect(&mut self, carry: &mut Vec<u8>) -> Result<Collected> {
         let Some(job) = self.pending.take() else {
-            return Ok(true);
+            return Ok(Collected::Idle);
         };
         let (mut chunk, rows) = job
             .handle
             .await
             .map_err(|e| Error::Internal(format!("COPY parse thread: {e}")))?;
-        match rows {
+        Ok(match rows {
             Some(rows) => {
-                self.stage_plain(rows);
                 self.spare = chunk;
-                self.spill_if_large()?;
-                Ok(true)
+                Collected::Rows(rows)
             }
             None => {
                 chunk.truncate(job.end);
-                chunk.extend_from_slice(&self.carry);
-                self.carry = chunk;
-                Ok(false)
+                chunk.extend_from_slice(carry);
+                *carry = chunk;
+                Collected::Again
             }
-        }
+        })
     }
 
-    /// Start the parse of the buffer's complete lines on a blocking thread when the plain
-    /// parser may read them and the unfinished line left is within `copy_line_bytes_max`;
-    /// the buffer keeps that line. False when nothing was started.
-    fn dispatch_plain(&mut self) -> bool {
-        let line_max = self.engine.config.limits.copy_line_bytes_max;
-        let Some(end) = self.plain_chunk_end(&self.carry) else {
-            return false;
-        };
-        if self.carry.len() - end > line_max {
-            return false;
-        }
+    /// Start the parse of `carry`'s first `end` bytes (complete plain lines) on a blocking
+    /// thread, into `rel` as `p` says; `carry` keeps the rest (an unfinished line).
+    pub(super) fn dispatch(
+        &mut self,
+        carry: &mut Vec<u8>,
+        end: usize,
+        rel: Arc<CopyRel>,
+        p: &PlainCtx<'_>,
+    ) {
         let mut next = std::mem::take(&mut self.spare);
         next.clear();
-        next.reserve(self.carry.capacity());
-        next.extend_from_slice(&self.carry[end..]);
-        let chunk = std::mem::replace(&mut self.carry, next);
-        let p = self.plain_ctx();
+        next.reserve(carry.capacity());
+        next.extend_from_slice(&carry[end..]);
+        let chunk = std::mem::replace(carry, next);
         let job = JobCtx {
-            rel: self.rel.clone(),
+            rel,
             targets: p.targets.to_vec(),
             untargeted: p.untargeted.to_vec(),
             delimiter: p.delimiter,
@@ -120,6 +127,5 @@ impl CopyIn {
             (chunk, rows)
         });
         self.pending = Some(PlainJob { handle, end });
-        true
     }
 }

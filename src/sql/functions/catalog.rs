@@ -70,6 +70,16 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("pg_get_function_identity_arguments", TX),
     ("pg_relation_is_publishable", B),
     ("pg_is_in_recovery", B),
+    ("array_position", I4),
+    (
+        "array_positions",
+        Returns::Value(RType::Catalog(CatalogType::Array(ElemType::Int4))),
+    ),
+    // Typed as their array argument (the relational binder's static_type).
+    ("array_remove", TX),
+    ("array_replace", TX),
+    ("array_dims", TX),
+    ("array_ndims", I4),
     ("array_upper", I4),
     ("array_lower", I4),
     ("array_length", I4),

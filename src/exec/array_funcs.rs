@@ -22,10 +22,16 @@ pub(crate) fn call(name: &str, args: &[Value]) -> Result<Option<Value>> {
             | "array_dims"
             | "array_ndims"
             | "array_slice"
+            | "arraycontains"
+            | "arraycontained"
+            | "arrayoverlap"
     ) {
         return Ok(None);
     }
     let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
+    if let Some(v) = containment(name, arg(0), arg(1))? {
+        return Ok(Some(v));
+    }
     if arg(0).is_null() {
         return Ok(Some(Value::Null));
     }
@@ -101,4 +107,25 @@ pub(crate) fn call(name: &str, args: &[Value]) -> Result<Option<Value>> {
         _ if elems.is_empty() => Value::Null,
         _ => Value::Text(format!("[1:{}]", elems.len()).into()),
     }))
+}
+
+/// `arraycontains(a, b)` (`a @> b`), `arraycontained(a, b)` (`a <@ b`) and
+/// `arrayoverlap(a, b)` (`a && b`): `None` for another name; NULL when either array is
+/// NULL. NULL elements equal nothing, so they are never found.
+fn containment(name: &str, a: &Value, b: &Value) -> Result<Option<Value>> {
+    let (a, b) = match name {
+        "arraycontains" | "arrayoverlap" => (a, b),
+        "arraycontained" => (b, a),
+        _ => return Ok(None),
+    };
+    if a.is_null() || b.is_null() {
+        return Ok(Some(Value::Null));
+    }
+    let (a, b) = (parse_array(&text_of(a))?, parse_array(&text_of(b))?);
+    let found = |e: &Option<String>| e.is_some() && a.contains(e);
+    Ok(Some(Value::Bool(if name == "arrayoverlap" {
+        b.iter().any(found)
+    } else {
+        b.iter().all(found)
+    })))
 }

@@ -2475,9 +2475,15 @@ impl RelBinder<'_> {
             });
         }
         // Operands first: an unknown column is reported before the operator.
-        self.expr(left)?;
-        self.expr(right)?;
-        Err(unsupported(format!("operator {op} is not supported")))
+        let (l, r) = (self.expr(left)?, self.expr(right)?);
+        // The array operators @>, <@ and && are PostgreSQL's functions of that name.
+        let func = match op {
+            B::AtArrow => "arraycontains",
+            B::ArrowAt => "arraycontained",
+            B::PGOverlap => "arrayoverlap",
+            _ => return Err(unsupported(format!("operator {op} is not supported"))),
+        };
+        self.scalar_call(func, vec![l, r])
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<RExpr> {

@@ -220,6 +220,8 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT array_position(NULL::integer[], 1), array_positions(ARRAY[1, 2], 3), array_remove(ARRAY[]::integer[], 1), array_dims(ARRAY[]::integer[]), array_ndims(ARRAY['a', 'b'])",
     "SELECT (ARRAY[1, 2, 3, 4])[:2], (ARRAY[1, 2, 3, 4])[3:], (ARRAY[1, 2, 3])[0:9], (ARRAY[1, 2, 3])[3:2], (ARRAY['a', 'b'])[2:NULL]",
     "SELECT id, (ARRAY[k, s, id])[2:3], (ARRAY[t, v])[k:k] FROM ta ORDER BY id",
+    "SELECT ARRAY[2] < ARRAY[10], ARRAY[1, 2] = ARRAY[1, 2, 3], ARRAY[1, 2] < ARRAY[1, 2, 3], ARRAY['b'] > ARRAY['a', 'z'], ARRAY[1] <> ARRAY[1]",
+    "SELECT id, ARRAY[k, s] @> ARRAY[k], ARRAY[id] <@ ARRAY[k, s], ARRAY[k] && ARRAY[s, id], ARRAY[1, NULL] @> ARRAY[NULL::integer], ARRAY[]::integer[] <@ ARRAY[k] FROM ta ORDER BY id",
     "SELECT k, array_agg(id ORDER BY id) FROM ta GROUP BY k ORDER BY k",
 ];
 

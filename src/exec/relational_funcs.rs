@@ -323,6 +323,9 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
     if let Some(v) = text_call(name, args)? {
         return Ok(v);
     }
+    if let Some(v) = super::array_funcs::call(name, args)? {
+        return Ok(v);
+    }
     if let Some(v) = collection_call(name, args)? {
         return Ok(v);
     }

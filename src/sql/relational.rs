@@ -24,6 +24,7 @@ use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
 use crate::types::{CatalogType, Column, DataType, Value};
 
+mod arrays;
 mod series;
 mod srf;
 mod walk;
@@ -2195,6 +2196,20 @@ impl RelBinder<'_> {
                         ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
                             acc = RExpr::Subscript(Box::new(acc), Box::new(self.expr(index)?));
                         }
+                        // `a[lo:hi]`, either bound left out: the evaluator's array_slice.
+                        ast::AccessExpr::Subscript(ast::Subscript::Slice {
+                            lower_bound,
+                            upper_bound,
+                            stride: None,
+                        }) => {
+                            let mut bound = |b: &Option<ast::Expr>, open: i64| match b {
+                                Some(e) => self.expr(e),
+                                None => Ok(RExpr::Lit(Value::Int8(open))),
+                            };
+                            let lo = bound(lower_bound, i64::MIN)?;
+                            let hi = bound(upper_bound, i64::MAX)?;
+                            acc = RExpr::Func("array_slice".into(), vec![acc, lo, hi]);
+                        }
                         // `(record).field` of a record whose fields are known (pgjdbc's
                         // key queries read `(_pg_expandarray(indkey)).n`).
                         ast::AccessExpr::Dot(ast::Expr::Identifier(field)) => {
@@ -2460,9 +2475,15 @@ impl RelBinder<'_> {
             });
         }
         // Operands first: an unknown column is reported before the operator.
-        self.expr(left)?;
-        self.expr(right)?;
-        Err(unsupported(format!("operator {op} is not supported")))
+        let (l, r) = (self.expr(left)?, self.expr(right)?);
+        // The array operators @>, <@ and && are PostgreSQL's functions of that name.
+        let func = match op {
+            B::AtArrow => "arraycontains",
+            B::ArrowAt => "arraycontained",
+            B::PGOverlap => "arrayoverlap",
+            _ => return Err(unsupported(format!("operator {op} is not supported"))),
+        };
+        self.scalar_call(func, vec![l, r])
     }
 
     fn function(&mut self, f: &ast::Function) -> Result<RExpr> {
@@ -2579,6 +2600,9 @@ impl RelBinder<'_> {
                 Box::new(RExpr::Lit(Value::Text(t.into()))),
                 RType::Reg(RegKind::Type),
             ));
+        }
+        if arrays::ARRAY_CONCAT_FUNCTIONS.contains(&name) {
+            return self.array_concat_call(name, args);
         }
         if super::functions::catalog_function(name).is_some() {
             return Ok(RExpr::Func(name.to_string(), args));
@@ -3284,6 +3308,15 @@ impl RelBinder<'_> {
                 .unwrap_or(RType::Unknown.array_of()),
             RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
             RExpr::Cast(_, t) => *t,
+            // Polymorphic: the type of the array argument.
+            RExpr::Func(name, args)
+                if matches!(
+                    name.as_str(),
+                    "array_remove" | "array_replace" | "array_slice"
+                ) =>
+            {
+                args.first().map_or(RType::Unknown, |a| self.static_type(a))
+            }
             RExpr::Func(name, _) => func_type(name),
             RExpr::SetFunc(j)
                 if self

@@ -214,6 +214,14 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT (ARRAY[1, 2, 3])[0], (ARRAY[1, 2, 3])[4], (ARRAY[1, 2, 3])[2:3], array_lower(ARRAY[1, 2], 1), array_upper(ARRAY[1, 2], 1), array_ndims(ARRAY[1])",
     "SELECT array_to_string(ARRAY[1, NULL, 3], ','), array_to_string(ARRAY[1, NULL, 3], ',', '*'), string_to_array('a,b,,c', ','), array_dims(ARRAY[1, 2])",
     "SELECT ARRAY[1, 2] = ARRAY[1, 2], ARRAY[1, 2] < ARRAY[1, 3], ARRAY[1, 2] @> ARRAY[2], ARRAY[1] && ARRAY[2, 1]",
+    "SELECT id, array_append(ARRAY[k, s], id), array_prepend(t, ARRAY[v]), array_cat(ARRAY[k], ARRAY[s, NULL]), array_append(ARRAY[k], NULL) FROM ta ORDER BY id",
+    "SELECT array_cat(NULL::integer[], NULL), array_append(NULL::text[], 'a'), pg_typeof(array_append(ARRAY[1], 2)), pg_typeof(array_remove(ARRAY['a'], 'a'))",
+    "SELECT id, array_position(ARRAY[k, s, k], k), array_positions(ARRAY[k, s, k], s), array_remove(ARRAY[k, s, id], k), array_replace(ARRAY[t, v], t, 'z') FROM ta ORDER BY id",
+    "SELECT array_position(NULL::integer[], 1), array_positions(ARRAY[1, 2], 3), array_remove(ARRAY[]::integer[], 1), array_dims(ARRAY[]::integer[]), array_ndims(ARRAY['a', 'b'])",
+    "SELECT (ARRAY[1, 2, 3, 4])[:2], (ARRAY[1, 2, 3, 4])[3:], (ARRAY[1, 2, 3])[0:9], (ARRAY[1, 2, 3])[3:2], (ARRAY['a', 'b'])[2:NULL]",
+    "SELECT id, (ARRAY[k, s, id])[2:3], (ARRAY[t, v])[k:k] FROM ta ORDER BY id",
+    "SELECT ARRAY[2] < ARRAY[10], ARRAY[1, 2] = ARRAY[1, 2, 3], ARRAY[1, 2] < ARRAY[1, 2, 3], ARRAY['b'] > ARRAY['a', 'z'], ARRAY[1] <> ARRAY[1]",
+    "SELECT id, ARRAY[k, s] @> ARRAY[k], ARRAY[id] <@ ARRAY[k, s], ARRAY[k] && ARRAY[s, id], ARRAY[1, NULL] @> ARRAY[NULL::integer], ARRAY[]::integer[] <@ ARRAY[k] FROM ta ORDER BY id",
     "SELECT k, array_agg(id ORDER BY id) FROM ta GROUP BY k ORDER BY k",
 ];
 

@@ -1,0 +1,131 @@
+//! The array search and edit functions of the relational evaluator, as PostgreSQL 15
+//! computes them over one-dimensional arrays (held as their text form): elements match
+//! by IS NOT DISTINCT FROM (a NULL finds NULLs), positions count from 1.
+
+use super::relational::{format_array, int_of, parse_array, text_of};
+use crate::error::{Error, Result};
+use crate::types::Value;
+
+/// `array_position(array, elem [, start])`, `array_positions(array, elem)`,
+/// `array_remove(array, elem)`, `array_replace(array, from, to)`, `array_dims(array)`,
+/// `array_ndims(array)` and
+/// `array_slice(array, lo, hi)` (the binder's form of `array[lo:hi]`)
+/// over evaluated `args`: `None` for another name. A NULL array gives NULL (so does a NULL
+/// start). Errors: 22P02 for a malformed array, 22004 for a NULL start.
+pub(crate) fn call(name: &str, args: &[Value]) -> Result<Option<Value>> {
+    if !matches!(
+        name,
+        "array_position"
+            | "array_positions"
+            | "array_remove"
+            | "array_replace"
+            | "array_dims"
+            | "array_ndims"
+            | "array_slice"
+            | "arraycontains"
+            | "arraycontained"
+            | "arrayoverlap"
+    ) {
+        return Ok(None);
+    }
+    let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
+    if let Some(v) = containment(name, arg(0), arg(1))? {
+        return Ok(Some(v));
+    }
+    if arg(0).is_null() {
+        return Ok(Some(Value::Null));
+    }
+    let elems = parse_array(&text_of(arg(0)))?;
+    let wanted = (!arg(1).is_null()).then(|| text_of(arg(1)));
+    let hits = || {
+        (elems.iter().enumerate())
+            .filter(|(_, e)| **e == wanted)
+            .map(|(i, _)| i as i32 + 1)
+    };
+    let as_value = |e: &Option<String>| e.clone().map_or(Value::Null, |s| Value::Text(s.into()));
+    Ok(Some(match name {
+        "array_position" => {
+            let start = match args.get(2) {
+                None => 1,
+                Some(Value::Null) => {
+                    return Err(Error::NullValueNotAllowed(
+                        "initial position must not be null".into(),
+                    ))
+                }
+                Some(v) => int_of(v).unwrap_or(1),
+            };
+            hits()
+                .find(|p| i64::from(*p) >= start)
+                .map_or(Value::Null, Value::Int4)
+        }
+        // `array[lo:hi]` (the binder's name for a slice): bounds clipped to the array's;
+        // a NULL bound gives NULL.
+        "array_slice" => {
+            let (Some(lo), Some(hi)) = (int_of(arg(1)), int_of(arg(2))) else {
+                return Ok(Some(Value::Null));
+            };
+            let lo = lo.max(1);
+            let hi = hi.min(elems.len() as i64);
+            let out: Vec<Value> = if lo > hi {
+                vec![]
+            } else {
+                elems[lo as usize - 1..hi as usize]
+                    .iter()
+                    .map(as_value)
+                    .collect()
+            };
+            Value::Text(format_array(&out).into())
+        }
+        "array_positions" => {
+            let found: Vec<Value> = hits().map(Value::Int4).collect();
+            Value::Text(format_array(&found).into())
+        }
+        "array_remove" => {
+            let kept: Vec<Value> = (elems.iter())
+                .filter(|e| **e != wanted)
+                .map(as_value)
+                .collect();
+            Value::Text(format_array(&kept).into())
+        }
+        "array_replace" => {
+            let to = as_value(&(!arg(2).is_null()).then(|| text_of(arg(2))));
+            let out: Vec<Value> = (elems.iter())
+                .map(|e| {
+                    if *e == wanted {
+                        to.clone()
+                    } else {
+                        as_value(e)
+                    }
+                })
+                .collect();
+            Value::Text(format_array(&out).into())
+        }
+        // Arrays here have one dimension; an empty one has none.
+        "array_ndims" if elems.is_empty() => Value::Null,
+        "array_ndims" => Value::Int4(1),
+        // "array_dims": the bounds of the one dimension; NULL for an empty array.
+        _ if elems.is_empty() => Value::Null,
+        _ => Value::Text(format!("[1:{}]", elems.len()).into()),
+    }))
+}
+
+/// `arraycontains(a, b)` (`a @> b`), `arraycontained(a, b)` (`a <@ b`) and
+/// `arrayoverlap(a, b)` (`a && b`): `None` for another name; NULL when either array is
+/// NULL. NULL elements equal nothing, so they are never found.
+fn containment(name: &str, a: &Value, b: &Value) -> Result<Option<Value>> {
+    let (a, b) = match name {
+        "arraycontains" | "arrayoverlap" => (a, b),
+        "arraycontained" => (b, a),
+        _ => return Ok(None),
+    };
+    if a.is_null() || b.is_null() {
+        return Ok(Some(Value::Null));
+    }
+    let (a, b) = (parse_array(&text_of(a))?, parse_array(&text_of(b))?);
+    let found = |e: &Option<String>| e.is_some() && a.contains(e);
+    Ok(Some(Value::Bool(if name == "arrayoverlap" {
+        b.iter().any(found)
+    } else {
+        b.iter().all(found)
+    })))
+}

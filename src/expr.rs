@@ -1751,6 +1751,8 @@ pub(crate) fn date_part(field: &str, ts: i64) -> Result<f64> {
         "dow" => (days + 4).rem_euclid(7) as f64,
         "isodow" => ((days + 3).rem_euclid(7) + 1) as f64,
         "doy" => doy as f64,
+        // Julian day number (day 0 = 4714-11-24 BC) plus the fraction of the day elapsed.
+        "julian" => (days + 2_440_588) as f64 + tod as f64 / US_PER_DAY as f64,
         "quarter" => ((m - 1) / 3 + 1) as f64,
         "decade" => y.div_euclid(10) as f64,
         "century" => {

@@ -36,6 +36,7 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::Scale
         | F::MakeDate
         | F::MakeTime
+        | F::MakeTimestamp
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
@@ -73,6 +74,7 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
             v => Err(type_error("scale", v)),
         },
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
+        F::MakeTimestamp => make_timestamp(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
@@ -235,6 +237,11 @@ fn div(a: &Value, b: &Value) -> Result<Value> {
 /// `make_date(year, month, day)`: a negative year counts BC. Errors: 22008 "date field
 /// value out of range" for year 0 or a day the month does not have.
 fn make_date(y: i64, m: i64, d: i64) -> Result<Value> {
+    make_date_days(y, m, d).map(Value::Date)
+}
+
+/// The date of [`make_date`] in days since 1970-01-01.
+fn make_date_days(y: i64, m: i64, d: i64) -> Result<i32> {
     let bad = || {
         Error::DatetimeFieldOverflow(format!("date field value out of range: {y}-{m:02}-{d:02}"))
     };
@@ -249,7 +256,6 @@ fn make_date(y: i64, m: i64, d: i64) -> Result<Value> {
     i32::try_from(days)
         .ok()
         .filter(|d| !crate::date::date_is_infinite(*d))
-        .map(Value::Date)
         .ok_or_else(|| {
             Error::DatetimeFieldOverflow(format!("date out of range: {y}-{m:02}-{d:02}"))
         })
@@ -258,6 +264,11 @@ fn make_date(y: i64, m: i64, d: i64) -> Result<Value> {
 /// `make_time(hour, min, sec)`, microseconds since midnight (24:00:00 is allowed).
 /// Errors: 22008 "time field value out of range".
 fn make_time(h: i64, m: i64, sec: f64) -> Result<Value> {
+    make_time_us(h, m, sec).map(Value::Time)
+}
+
+/// The time of [`make_time`] in microseconds since midnight.
+fn make_time_us(h: i64, m: i64, sec: f64) -> Result<i64> {
     const US_PER_DAY: i64 = 86_400_000_000;
     let fields_ok = (0..=24).contains(&h) && (0..=59).contains(&m) && (0.0..=60.0).contains(&sec);
     // Only fields in range are multiplied out, so the product cannot overflow.
@@ -274,7 +285,29 @@ fn make_time(h: i64, m: i64, sec: f64) -> Result<Value> {
             "time field value out of range: {h}:{m:02}:{s}"
         )));
     };
-    Ok(Value::Time(us))
+    Ok(us)
+}
+
+/// `make_timestamp(year, month, mday, hour, min, sec)` in microseconds since the epoch:
+/// the date of [`make_date`] plus the time of day of [`make_time`]. Errors: 22008 for a
+/// field out of range (a year below 1, as PostgreSQL 15) or a timestamp out of range.
+fn make_timestamp(vals: &[Value]) -> Result<Value> {
+    let (y, m, d) = (int(&vals[0])?, int(&vals[1])?, int(&vals[2])?);
+    if y < 1 {
+        return Err(Error::DatetimeFieldOverflow(format!(
+            "date field value out of range: {y}-{m:02}-{d:02}"
+        )));
+    }
+    let days = make_date_days(y, m, d)?;
+    let tod = make_time_us(int(&vals[3])?, int(&vals[4])?, float(&vals[5])?)?;
+    i64::from(days)
+        .checked_mul(86_400_000_000)
+        .and_then(|us| us.checked_add(tod))
+        .filter(|us| !crate::time::is_infinite(*us))
+        .map(Value::Timestamp)
+        .ok_or_else(|| {
+            Error::DatetimeFieldOverflow(format!("timestamp out of range: {y}-{m:02}-{d:02}"))
+        })
 }
 
 /// glibc's `cbrt`, which PostgreSQL's `cbrt` calls: Rust's `f64::cbrt` is correctly

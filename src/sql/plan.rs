@@ -1368,6 +1368,10 @@ pub enum ScalarFunc {
     MakeDate,
     /// `make_time(hour, min, sec)`: a time of day (sec double precision); 22008 when invalid.
     MakeTime,
+    /// `make_timestamp(year, month, mday, hour, min, sec)`: a timestamp without time zone
+    /// (sec double precision); 22008 when a field is out of range (PostgreSQL 15 takes no
+    /// year below 1).
+    MakeTimestamp,
     /// `btrim(s [, chars])`, `TRIM([BOTH] [chars FROM] s)`: s without the characters of
     /// `chars` (a blank by default) at either end.
     Btrim,

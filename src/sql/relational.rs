@@ -3698,6 +3698,7 @@ fn default_name(e: &ast::Expr) -> String {
         ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Overlay { .. } => "overlay".into(),
         ast::Expr::Trim { trim_where, .. } => match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim",
             Some(ast::TrimWhereField::Trailing) => "rtrim",

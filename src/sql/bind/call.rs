@@ -536,6 +536,7 @@ impl Binder<'_> {
             | F::NumNonNulls
             | F::MakeDate
             | F::MakeTime
+            | F::MakeTimestamp
             | F::Btrim
             | F::Ltrim
             | F::Rtrim

@@ -17,6 +17,8 @@ pub(super) fn extract_expr(field: &str, x: Expr, of_date: bool) -> Expr {
         _ if of_date => 0,
         "epoch" | "second" | "seconds" => 6,
         "millisecond" | "milliseconds" => 3,
+        // PostgreSQL divides the day's microseconds by 86 400 000 000 as numeric.
+        "julian" => 20,
         _ => 0,
     };
     let value = Expr::Cast {
@@ -340,6 +342,7 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
         E::Ceil { .. } => "ceil".into(),
         E::Floor { .. } => "floor".into(),
         E::Substring { .. } => "substring".into(),
+        E::Overlay { .. } => "overlay".into(),
         // TRIM is a call of the function it names (PostgreSQL's FigureColname).
         E::Trim { trim_where, .. } => match trim_where {
             Some(ast::TrimWhereField::Leading) => "ltrim",
@@ -614,7 +617,9 @@ impl Binder<'_> {
             | E::Ceil { .. }
             | E::Floor { .. }
             | E::AtTimeZone { .. } => self.special_call(e, scope),
-            E::Substring { .. } | E::Trim { .. } | E::Position { .. } => self.text_syntax(e, scope),
+            E::Substring { .. } | E::Trim { .. } | E::Position { .. } | E::Overlay { .. } => {
+                self.text_syntax(e, scope)
+            }
             E::Subquery(_) | E::Exists { .. } => Err(unsupported("subqueries are not supported")),
             other => Err(unsupported(format!("expression is not supported: {other}"))),
         }

@@ -204,6 +204,15 @@ impl Binder<'_> {
                 }
                 self.scalar(func, args)
             }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let spliced = overlay_as_substr(expr, overlay_what, overlay_from, overlay_for)?;
+                self.expr(&spliced, scope)
+            }
             E::Position { expr, r#in } => {
                 let s = self.expr(r#in, scope)?;
                 let sub = self.expr(expr, scope)?;
@@ -212,4 +221,26 @@ impl Binder<'_> {
             other => Err(unsupported(format!("expression is not supported: {other}"))),
         }
     }
+}
+
+/// `OVERLAY(s PLACING r FROM a [FOR n])` as PostgreSQL's textoverlay computes it:
+/// `substr(s, 1, a - 1) || r || substr(s, a + n)`, `n` defaulting to `char_length(r)`.
+/// A start below 1 gives 22011 (negative substring length) from the first `substr`, as
+/// PostgreSQL does.
+fn overlay_as_substr(
+    s: &ast::Expr,
+    r: &ast::Expr,
+    from: &ast::Expr,
+    count: &Option<Box<ast::Expr>>,
+) -> Result<ast::Expr> {
+    let count = match count {
+        Some(n) => format!("({n})"),
+        None => format!("char_length({r})"),
+    };
+    let sql =
+        format!("substr(({s}), 1, ({from}) - 1) || ({r}) || substr(({s}), ({from}) + {count})");
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| Error::Syntax(e.to_string()))
 }

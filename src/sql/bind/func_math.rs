@@ -95,6 +95,19 @@ impl Binder<'_> {
                     (v, T::Time)
                 }
             }
+            F::MakeTimestamp => {
+                if args.len() != 6 || !numeric_arg(&args[5]) {
+                    return Err(arity_err(&args));
+                }
+                let mut v = Vec::with_capacity(6);
+                for (i, a) in args.into_iter().enumerate() {
+                    v.push(match i {
+                        5 => self.coerce(a, T::Float8, name)?,
+                        _ => self.int_arg(a, name)?,
+                    });
+                }
+                (v, T::Timestamp)
+            }
             F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
                 let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };
                 let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());

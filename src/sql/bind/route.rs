@@ -158,6 +158,12 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
             timestamp,
             time_zone,
         } => all(&[timestamp, time_zone]),
+        E::Overlay {
+            expr,
+            overlay_what,
+            overlay_from,
+            overlay_for,
+        } => all(&[expr, overlay_what, overlay_from]) && overlay_for.as_deref().is_none_or(expr_ok),
         E::SimilarTo {
             expr,
             pattern,

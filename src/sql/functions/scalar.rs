@@ -128,6 +128,7 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("num_nonnulls", &[], F::NumNonNulls, 440),
     row("make_date", &[], F::MakeDate, 3846),
     row("make_time", &[], F::MakeTime, 3847),
+    row("make_timestamp", &[], F::MakeTimestamp, 3461),
     row("btrim", &[], F::Btrim, 884),
     row("ltrim", &[], F::Ltrim, 875),
     row("rtrim", &[], F::Rtrim, 876),

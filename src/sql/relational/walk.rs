@@ -92,6 +92,7 @@ fn walked(e: &ast::Expr) -> bool {
         | E::Case { .. }
         | E::Position { .. }
         | E::Substring { .. }
+        | E::Overlay { .. }
         | E::Extract { .. }
         | E::AtTimeZone { .. }
         | E::Collate { .. }

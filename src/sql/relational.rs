@@ -844,7 +844,9 @@ impl RelBinder<'_> {
                         continue;
                     }
                 }
-                let mut plan = self.query(&c.query)?;
+                let mut plan = self
+                    .query(&c.query)
+                    .map_err(|e| self_reference(e, &name, with.recursive, NO_UNION))?;
                 let names: Vec<String> = if c.alias.columns.is_empty() {
                     plan.columns.iter().map(|(n, _)| n.clone()).collect()
                 } else {
@@ -919,7 +921,9 @@ impl RelBinder<'_> {
             ));
         }
         let all = matches!(set_quantifier, ast::SetQuantifier::All);
-        let (anchor, anchor_cols) = self.set_expr(left)?;
+        let (anchor, anchor_cols) = self
+            .set_expr(left)
+            .map_err(|e| self_reference(e, name, true, IN_ANCHOR))?;
         let names: Vec<String> = if c.alias.columns.is_empty() {
             anchor_cols.iter().map(|(n, _)| n.clone()).collect()
         } else {
@@ -3691,5 +3695,26 @@ fn default_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         _ => "?column?".into(),
+    }
+}
+
+/// 42P19 text of a recursive query that is not `anchor UNION [ALL] step`.
+const NO_UNION: &str = "does not have the form non-recursive-term UNION [ALL] recursive-term";
+/// 42P19 text of a recursive query whose non-recursive term reads the query itself.
+const IN_ANCHOR: &str = "must not appear within its non-recursive term";
+
+/// Turns "relation `name` does not exist", met while binding the WITH RECURSIVE query
+/// `name` where it is not yet visible, into PostgreSQL's 42P19 (`what` says which rule
+/// the self-reference breaks); any other error passes through.
+fn self_reference(e: Error, name: &str, recursive: bool, what: &str) -> Error {
+    match e.kind() {
+        Error::UndefinedTable(t) if recursive && t.as_str() == name => {
+            Error::InvalidRecursion(if what == NO_UNION {
+                format!("recursive query \"{name}\" {what}")
+            } else {
+                format!("recursive reference to query \"{name}\" {what}")
+            })
+        }
+        _ => e,
     }
 }

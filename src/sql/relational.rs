@@ -2350,6 +2350,23 @@ impl RelBinder<'_> {
         }
     }
 
+    /// The arguments of COALESCE, GREATEST or LEAST, where one is a reg* value or
+    /// an oid, with each unknown literal cast to that type, as PostgreSQL resolves them:
+    /// `coalesce(atttypid::regtype, 'text')` reads `'text'` as a regtype. Errors of the
+    /// cast (an unknown name) come at run time, as the cast's own.
+    fn unknowns_as_oid(&mut self, args: Vec<RExpr>) -> Vec<RExpr> {
+        let oid = |t: &RType| matches!(t, RType::Reg(_) | RType::Catalog(CatalogType::Oid));
+        let Some(to) = args.iter().map(|a| self.static_type(a)).find(oid) else {
+            return args;
+        };
+        args.into_iter()
+            .map(|a| match (&a, self.static_type(&a)) {
+                (RExpr::Lit(_), RType::Unknown) => self.cast(a, to),
+                _ => a,
+            })
+            .collect()
+    }
+
     fn number(&self, n: &str) -> Result<RExpr> {
         Ok(RExpr::Lit(super::bind::number_literal(n)?))
     }
@@ -2559,6 +2576,10 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
+        let args = match name {
+            "coalesce" | "greatest" | "least" => self.unknowns_as_oid(args),
+            _ => args,
+        };
         let scalar = super::functions::scalar(name).map(|d| d.func);
         if let Some(func) = scalar {
             // Typed by the expression binder's rules, as the same call over a stream.

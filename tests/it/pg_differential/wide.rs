@@ -228,6 +228,8 @@ const CATALOG_KINDS: &[&str] = &[
     "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' ORDER BY 1",
     "SELECT c.oid::regclass::text, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(ta)$' COLLATE pg_catalog.default AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 2, 3",
     "SELECT attname, coalesce(atttypid::regtype, 'text') FROM pg_attribute WHERE attrelid = 'tb'::regclass AND attnum > 0 ORDER BY attnum",
+    "SELECT coalesce(NULL::regtype, 'int4'), coalesce(NULL::oid, '7'), least(NULL::oid, '8', '9')",
+    "SELECT nullif('text'::regtype, 'text')",
     "SELECT attname, atttypid::regtype, pg_typeof(atttypid::regtype) FROM pg_attribute WHERE attrelid = 'td'::regclass AND attnum > 0 ORDER BY attnum",
     "SELECT typname FROM pg_type WHERE oid = 'int4'::regtype",
     "SELECT 'ta'::regclass::oid = c.oid FROM pg_class c WHERE relname = 'ta'",

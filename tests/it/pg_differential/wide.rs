@@ -224,6 +224,7 @@ const CATALOG_KINDS: &[&str] = &[
     "SELECT column_name, data_type, ordinal_position, is_nullable FROM information_schema.columns WHERE table_name = 'ta' ORDER BY ordinal_position",
     "SELECT column_name, data_type, character_maximum_length, numeric_precision FROM information_schema.columns WHERE table_name = 'tc' ORDER BY ordinal_position",
     "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    "SELECT column_name, character_octet_length, numeric_precision_radix, numeric_scale, datetime_precision, interval_type, is_identity FROM information_schema.columns WHERE table_name IN ('ta', 'tc', 'td') ORDER BY table_name, ordinal_position",
     "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attnum FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid WHERE c.relname = 'ta' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
     "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' ORDER BY 1",
     "SELECT c.oid::regclass::text, n.nspname, c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname OPERATOR(pg_catalog.~) '^(ta)$' COLLATE pg_catalog.default AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 2, 3",

@@ -56,6 +56,10 @@ pub enum Error {
     /// 42712: one name given to two queries of a WITH clause.
     #[error("WITH query name \"{0}\" specified more than once")]
     DuplicateCteName(String),
+    /// 42P19: a WITH RECURSIVE query of a shape PostgreSQL refuses (no non-recursive
+    /// term, or a self-reference inside it).
+    #[error("{0}")]
+    InvalidRecursion(String),
     /// 42701: a column named twice.
     #[error("{0}")]
     DuplicateColumn(String),

@@ -90,11 +90,11 @@ const RELATIONS: &[(&str, &str, i64, &str)] = &[
     ("pg_catalog", "pg_user_mapping", 1418, "oid:oid umuser:oid umserver:oid umoptions:text[]"),
     ("pg_catalog", "pg_subscription", 6100, "oid:oid subdbid:oid subname:name subowner:oid subenabled:bool subconninfo:text subslotname:name subsynccommit:text subpublications:text[]"),
     ("pg_catalog", "pg_user_mappings", 0, "umid:oid srvid:oid srvname:name umuser:oid usename:name umoptions:text[]"),
-    ("information_schema", "schemata", 0, "catalog_name:name schema_name:name schema_owner:name default_character_set_catalog:name default_character_set_schema:name default_character_set_name:name sql_path:text"),
-    ("information_schema", "tables", 0, "table_catalog:name table_schema:name table_name:name table_type:text self_referencing_column_name:name reference_generation:text user_defined_type_catalog:name user_defined_type_schema:name user_defined_type_name:name is_insertable_into:text is_typed:text commit_action:text"),
-    ("information_schema", "columns", 0, "table_catalog:name table_schema:name table_name:name column_name:name ordinal_position:int4 column_default:text is_nullable:text data_type:text character_maximum_length:int4 character_octet_length:int4 numeric_precision:int4 numeric_precision_radix:int4 numeric_scale:int4 datetime_precision:int4 interval_type:text interval_precision:int4 character_set_catalog:name character_set_schema:name character_set_name:name collation_catalog:name collation_schema:name collation_name:name domain_catalog:name domain_schema:name domain_name:name udt_catalog:name udt_schema:name udt_name:name scope_catalog:name scope_schema:name scope_name:name maximum_cardinality:int4 dtd_identifier:name is_self_referencing:text is_identity:text identity_generation:text identity_start:text identity_increment:text identity_maximum:text identity_minimum:text identity_cycle:text is_generated:text generation_expression:text is_updatable:text"),
-    ("information_schema", "views", 0, "table_catalog:name table_schema:name table_name:name view_definition:text check_option:text is_updatable:text is_insertable_into:text is_trigger_updatable:text is_trigger_deletable:text is_trigger_insertable_into:text"),
-    ("information_schema", "routines", 0, "specific_catalog:name specific_schema:name specific_name:name routine_catalog:name routine_schema:name routine_name:name routine_type:text data_type:text type_udt_catalog:name type_udt_schema:name type_udt_name:name routine_body:text routine_definition:text external_name:text external_language:text is_deterministic:text is_null_call:text security_type:text"),
+    ("information_schema", "schemata", 0, "catalog_name:name schema_name:name schema_owner:name default_character_set_catalog:name default_character_set_schema:name default_character_set_name:name sql_path:varchar"),
+    ("information_schema", "tables", 0, "table_catalog:name table_schema:name table_name:name table_type:varchar self_referencing_column_name:name reference_generation:varchar user_defined_type_catalog:name user_defined_type_schema:name user_defined_type_name:name is_insertable_into:varchar is_typed:varchar commit_action:varchar"),
+    ("information_schema", "columns", 0, "table_catalog:name table_schema:name table_name:name column_name:name ordinal_position:int4 column_default:varchar is_nullable:varchar data_type:varchar character_maximum_length:int4 character_octet_length:int4 numeric_precision:int4 numeric_precision_radix:int4 numeric_scale:int4 datetime_precision:int4 interval_type:varchar interval_precision:int4 character_set_catalog:name character_set_schema:name character_set_name:name collation_catalog:name collation_schema:name collation_name:name domain_catalog:name domain_schema:name domain_name:name udt_catalog:name udt_schema:name udt_name:name scope_catalog:name scope_schema:name scope_name:name maximum_cardinality:int4 dtd_identifier:name is_self_referencing:varchar is_identity:varchar identity_generation:varchar identity_start:varchar identity_increment:varchar identity_maximum:varchar identity_minimum:varchar identity_cycle:varchar is_generated:varchar generation_expression:varchar is_updatable:varchar"),
+    ("information_schema", "views", 0, "table_catalog:name table_schema:name table_name:name view_definition:varchar check_option:varchar is_updatable:varchar is_insertable_into:varchar is_trigger_updatable:varchar is_trigger_deletable:varchar is_trigger_insertable_into:varchar"),
+    ("information_schema", "routines", 0, "specific_catalog:name specific_schema:name specific_name:name routine_catalog:name routine_schema:name routine_name:name routine_type:varchar data_type:varchar type_udt_catalog:name type_udt_schema:name type_udt_name:name routine_body:varchar routine_definition:varchar external_name:varchar external_language:varchar is_deterministic:varchar is_null_call:varchar security_type:varchar"),
 ];
 
 /// Built-in types: (oid, name, length, category, array oid). Array types follow from the
@@ -285,6 +285,8 @@ fn col_type(t: &str) -> DataType {
         "int4" => DataType::Int4,
         "float4" => DataType::Float4,
         "tstz" => DataType::TimestampTz,
+        // information_schema's character_data and yes_or_no: varchar domains.
+        "varchar" => DataType::Varchar(None),
         _ => DataType::Text,
     }
 }
@@ -1538,14 +1540,20 @@ impl Ctx<'_> {
                     ("ordinal_position", Value::Int4(i as i32 + 1)),
                     ("is_nullable", t(if notnull { "NO" } else { "YES" })),
                     ("data_type", t(data_type)),
+                    ("character_maximum_length", char_max_length(ty, typmod)),
+                    ("character_octet_length", char_octet_length(ty, typmod)),
                     (
-                        "character_maximum_length",
-                        if ty == 1043 && typmod > 0 {
-                            Value::Int4(typmod as i32 - 4)
-                        } else {
-                            Value::Null
-                        },
+                        "numeric_precision",
+                        numeric_facet(ty, typmod, Facet::Precision),
                     ),
+                    (
+                        "numeric_precision_radix",
+                        numeric_facet(ty, typmod, Facet::Radix),
+                    ),
+                    ("numeric_scale", numeric_facet(ty, typmod, Facet::Scale)),
+                    ("datetime_precision", datetime_precision(ty, typmod)),
+                    ("interval_precision", Value::Null),
+                    ("maximum_cardinality", Value::Null),
                     ("udt_catalog", t(self.database)),
                     ("udt_schema", t("pg_catalog")),
                     ("udt_name", t(udt)),
@@ -1616,4 +1624,72 @@ fn info_type(ty: i64, typmod: i64) -> (String, String) {
         _ => ("USER-DEFINED", "unknown"),
     };
     (dt.to_string(), udt.to_string())
+}
+
+/// `information_schema.columns.character_maximum_length` of a column of type oid `ty`
+/// and typmod `typmod`, as PostgreSQL 15's `_pg_char_max_length`: the declared length of
+/// a `character` or `character varying`, else NULL.
+fn char_max_length(ty: i64, typmod: i64) -> Value {
+    match ty {
+        1042 | 1043 if typmod > 4 => Value::Int4((typmod - 4) as i32),
+        _ => Value::Null,
+    }
+}
+
+/// `character_octet_length`, as `_pg_char_octet_length` in UTF8 (4 bytes a character):
+/// 2^30 for a text or a string of no declared length, NULL for other types.
+fn char_octet_length(ty: i64, typmod: i64) -> Value {
+    match ty {
+        25 | 1042 | 1043 if typmod > 4 => Value::Int4((typmod - 4) as i32 * 4),
+        25 | 1042 | 1043 => Value::Int4(1 << 30),
+        _ => Value::Null,
+    }
+}
+
+/// Which of the numeric facets of `information_schema.columns`.
+#[derive(Clone, Copy)]
+enum Facet {
+    Precision,
+    Radix,
+    Scale,
+}
+
+/// `numeric_precision`, `numeric_precision_radix` or `numeric_scale`, as PostgreSQL 15's
+/// `_pg_numeric_precision` and its siblings: binary precisions of the integer and float
+/// types, the declared precision and scale of a `numeric(p, s)`, NULL for other types.
+fn numeric_facet(ty: i64, typmod: i64, facet: Facet) -> Value {
+    let bits = match ty {
+        21 => 16,
+        23 => 32,
+        20 => 64,
+        700 => 24,
+        701 => 53,
+        1700 => {
+            return match facet {
+                Facet::Radix => Value::Int4(10),
+                _ if typmod < 4 => Value::Null,
+                Facet::Precision => Value::Int4((((typmod - 4) >> 16) & 0xffff) as i32),
+                Facet::Scale => Value::Int4(((typmod - 4) & 0xffff) as i32),
+            }
+        }
+        _ => return Value::Null,
+    };
+    match facet {
+        Facet::Precision => Value::Int4(bits),
+        Facet::Radix => Value::Int4(2),
+        Facet::Scale if matches!(ty, 21 | 23 | 20) => Value::Int4(0),
+        Facet::Scale => Value::Null,
+    }
+}
+
+/// `datetime_precision`, as `_pg_datetime_precision`: 0 for a date, the declared
+/// fractional digits (6 if none) of a time, timestamp or interval, NULL for other types.
+fn datetime_precision(ty: i64, typmod: i64) -> Value {
+    match ty {
+        1082 => Value::Int4(0),
+        1083 | 1266 | 1114 | 1184 if typmod >= 0 => Value::Int4(typmod as i32),
+        1186 if typmod >= 0 => Value::Int4((typmod & 0xffff) as i32),
+        1083 | 1266 | 1114 | 1184 | 1186 => Value::Int4(6),
+        _ => Value::Null,
+    }
 }

@@ -100,6 +100,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::AmbiguousColumn(_) => "42702",
         Error::AmbiguousFunction(_) => "42725",
         Error::DuplicateAlias(_) | Error::DuplicateCteName(_) => "42712",
+        Error::InvalidRecursion(_) => "42P19",
         Error::DatatypeMismatch(_) => "42804",
         Error::CannotCoerce(_) => "42846",
         Error::Grouping(_) => "42803",

@@ -845,7 +845,9 @@ impl RelBinder<'_> {
                         continue;
                     }
                 }
-                let mut plan = self.query(&c.query)?;
+                let mut plan = self
+                    .query(&c.query)
+                    .map_err(|e| self_reference(e, &name, with.recursive, NO_UNION))?;
                 let names: Vec<String> = if c.alias.columns.is_empty() {
                     plan.columns.iter().map(|(n, _)| n.clone()).collect()
                 } else {
@@ -920,7 +922,9 @@ impl RelBinder<'_> {
             ));
         }
         let all = matches!(set_quantifier, ast::SetQuantifier::All);
-        let (anchor, anchor_cols) = self.set_expr(left)?;
+        let (anchor, anchor_cols) = self
+            .set_expr(left)
+            .map_err(|e| self_reference(e, name, true, IN_ANCHOR))?;
         let names: Vec<String> = if c.alias.columns.is_empty() {
             anchor_cols.iter().map(|(n, _)| n.clone()).collect()
         } else {
@@ -2361,6 +2365,23 @@ impl RelBinder<'_> {
         }
     }
 
+    /// The arguments of COALESCE, GREATEST or LEAST, where one is a reg* value or
+    /// an oid, with each unknown literal cast to that type, as PostgreSQL resolves them:
+    /// `coalesce(atttypid::regtype, 'text')` reads `'text'` as a regtype. Errors of the
+    /// cast (an unknown name) come at run time, as the cast's own.
+    fn unknowns_as_oid(&mut self, args: Vec<RExpr>) -> Vec<RExpr> {
+        let oid = |t: &RType| matches!(t, RType::Reg(_) | RType::Catalog(CatalogType::Oid));
+        let Some(to) = args.iter().map(|a| self.static_type(a)).find(oid) else {
+            return args;
+        };
+        args.into_iter()
+            .map(|a| match (&a, self.static_type(&a)) {
+                (RExpr::Lit(_), RType::Unknown) => self.cast(a, to),
+                _ => a,
+            })
+            .collect()
+    }
+
     fn number(&self, n: &str) -> Result<RExpr> {
         Ok(RExpr::Lit(super::bind::number_literal(n)?))
     }
@@ -2576,6 +2597,10 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
+        let args = match name {
+            "coalesce" | "greatest" | "least" => self.unknowns_as_oid(args),
+            _ => args,
+        };
         let scalar = super::functions::scalar(name).map(|d| d.func);
         if let Some(func) = scalar {
             // Typed by the expression binder's rules, as the same call over a stream.
@@ -3725,5 +3750,26 @@ fn default_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         _ => "?column?".into(),
+    }
+}
+
+/// 42P19 text of a recursive query that is not `anchor UNION [ALL] step`.
+const NO_UNION: &str = "does not have the form non-recursive-term UNION [ALL] recursive-term";
+/// 42P19 text of a recursive query whose non-recursive term reads the query itself.
+const IN_ANCHOR: &str = "must not appear within its non-recursive term";
+
+/// Turns "relation `name` does not exist", met while binding the WITH RECURSIVE query
+/// `name` where it is not yet visible, into PostgreSQL's 42P19 (`what` says which rule
+/// the self-reference breaks); any other error passes through.
+fn self_reference(e: Error, name: &str, recursive: bool, what: &str) -> Error {
+    match e.kind() {
+        Error::UndefinedTable(t) if recursive && t.as_str() == name => {
+            Error::InvalidRecursion(if what == NO_UNION {
+                format!("recursive query \"{name}\" {what}")
+            } else {
+                format!("recursive reference to query \"{name}\" {what}")
+            })
+        }
+        _ => e,
     }
 }

@@ -240,8 +240,9 @@ impl Ev<'_> {
                 let blank: Vec<bool> = (left.columns.iter())
                     .map(|c| matches!(c.1, crate::sql::RType::Base(DataType::Bpchar(_))))
                     .collect();
+                let arrays = column_arrays(&left.columns);
                 let rows = (self.query(left)?, self.query(right)?);
-                set_op(*op, *all, rows.0, rows.1, &blank)
+                set_op(*op, *all, rows.0, rows.1, &blank, &arrays)
             }
             RelBody::Recursive {
                 id,
@@ -251,7 +252,15 @@ impl Ev<'_> {
             } => self.recursive(*id, *all, anchor, step)?,
         };
         if !q.order_by.is_empty() {
-            sort_rows(&mut rows, &q.order_by);
+            let columns;
+            let arrays = match &q.body {
+                RelBody::Select(s) => &s.arrays,
+                _ => {
+                    columns = column_arrays(&q.columns);
+                    &columns
+                }
+            };
+            sort_rows(&mut rows, &q.order_by, arrays);
         }
         let width = q.columns.len();
         let offset = match &q.offset {
@@ -282,10 +291,11 @@ impl Ev<'_> {
         anchor: &RelQuery,
         step: &RelQuery,
     ) -> Result<Vec<Row>> {
-        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
+        let arrays = column_arrays(&anchor.columns);
+        let key = |r: &Row| row_key(r, &arrays);
         let mut result = self.query(anchor)?;
         if !all {
-            dedupe(&mut result);
+            dedupe(&mut result, &arrays);
         }
         let mut seen: std::collections::HashSet<Vec<String>> = if all {
             Default::default()
@@ -355,10 +365,10 @@ impl Ev<'_> {
             }
         }
         if s.distinct {
-            dedupe(&mut out);
+            dedupe(&mut out, &s.arrays);
         }
         if let Some((keys, order)) = &s.distinct_on {
-            first_of_each_key(&mut out, keys, order);
+            first_of_each_key(&mut out, keys, order, &s.arrays);
         }
         self.spend(out.iter().map(Vec::len).sum())?;
         Ok(out)
@@ -670,10 +680,11 @@ impl Ev<'_> {
         let mut order: Vec<Vec<String>> = Vec::new();
         let mut groups: Groups = HashMap::new();
         for row in rows {
-            let key = g
-                .keys
-                .iter()
-                .map(|k| self.eval(k, &row).map(|v| group_key(&v)))
+            let key = (g.keys.iter().enumerate())
+                .map(|(i, k)| {
+                    let array = g.arrays.get(i).copied().flatten();
+                    self.eval(k, &row).map(|v| typed_key(&v, array))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let mut args = Vec::with_capacity(g.aggs.len());
             for a in &g.aggs {
@@ -858,20 +869,20 @@ impl Ev<'_> {
         r: &[Row],
         left_width: usize,
     ) -> Result<Option<Vec<Vec<usize>>>> {
-        let Some((lk, rk)) = equi_keys(on, left_width) else {
+        let Some((lk, rk, elem)) = equi_keys(on, left_width) else {
             return Ok(None);
         };
         let mut kinds = std::collections::HashSet::new();
         let mut table: HashMap<String, Vec<usize>> = HashMap::new();
         for (j, rr) in r.iter().enumerate() {
-            if let Some((kind, key)) = hash_key(&self.eval(&rk, rr)?) {
+            if let Some((kind, key)) = hash_key(&self.eval(&rk, rr)?, elem) {
                 kinds.insert(kind);
                 table.entry(key).or_default().push(j);
             }
         }
         let mut out = Vec::with_capacity(l.len());
         for lr in l {
-            match hash_key(&self.eval(&lk, lr)?) {
+            match hash_key(&self.eval(&lk, lr)?, elem) {
                 Some((kind, key)) => {
                     kinds.insert(kind);
                     out.push(table.get(&key).cloned().unwrap_or_default());
@@ -999,10 +1010,18 @@ impl Ev<'_> {
                 Error::ProtocolViolation(format!("parameter ${} has no value", i + 1))
             }),
             RExpr::Template { expr, args } => self.template(expr, args, row),
-            RExpr::Cmp { op, left, right } => {
+            RExpr::Cmp {
+                op,
+                arrays,
+                left,
+                right,
+            } => {
                 let l = self.eval(left, row)?;
                 let r = self.eval(right, row)?;
-                cmp_op(*op, &l, &r)
+                match arrays {
+                    Some((ta, tb)) => array_cmp_op(*op, *ta, &l, *tb, &r),
+                    None => cmp_op(*op, &l, &r),
+                }
             }
             RExpr::And(list) => {
                 let mut null = false;
@@ -1054,6 +1073,13 @@ impl Ev<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 super::relational_funcs::call(self, name, &vals)
             }
+            RExpr::ArrayFunc(name, elems, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(super::array_funcs::call_typed(name, *elems, &vals)?.unwrap_or(Value::Null))
+            }
         }
     }
 
@@ -1075,7 +1101,7 @@ impl Ev<'_> {
             .into_iter()
             .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
             .collect();
-        any(op, &v, &elems, all, false)
+        any(op, &v, &elems, all, false, None)
     }
 
     /// `left op ANY|ALL (subquery)`, and `[NOT] IN (subquery)`.
@@ -1094,7 +1120,11 @@ impl Ev<'_> {
             .into_iter()
             .filter_map(|r| r.into_iter().next())
             .collect();
-        any(op, &v, &vals, all, negated)
+        let array = query
+            .columns
+            .first()
+            .and_then(|c| crate::sql::array_elem(c.1));
+        any(op, &v, &vals, all, negated, array)
     }
 
     /// A scalar subquery: its one value, NULL without rows. Errors: 21000 for more
@@ -1586,23 +1616,57 @@ fn cmp_op(op: CmpOp, l: &Value, r: &Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     let (l, r) = coerce_pair(l, r)?;
-    let o = compare(&l, &r)?;
-    Ok(Value::Bool(match op {
+    Ok(holds(op, compare(&l, &r)?))
+}
+
+/// `l op r` of arrays (elements of `tl` and `tr`) held as their text forms, element by
+/// element as PostgreSQL's `array_cmp`; NULL when either array is NULL.
+fn array_cmp_op(op: CmpOp, tl: ElemType, l: &Value, tr: ElemType, r: &Value) -> Result<Value> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let (l, r) = (array_text(l), array_text(r));
+    Ok(holds(op, super::array_cmp::array_cmp(tl, &l, tr, &r)?))
+}
+
+/// An array value's text form, borrowed when it is held as text (as arrays are).
+pub(crate) fn array_text(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Text(s) => std::borrow::Cow::Borrowed(s.as_str()),
+        other => std::borrow::Cow::Owned(text_of(other)),
+    }
+}
+
+/// Whether `op` holds of two values that compare as `o`.
+fn holds(op: CmpOp, o: Ordering) -> Value {
+    Value::Bool(match op {
         CmpOp::Eq => o == Ordering::Equal,
         CmpOp::Ne => o != Ordering::Equal,
         CmpOp::Lt => o == Ordering::Less,
         CmpOp::Le => o != Ordering::Greater,
         CmpOp::Gt => o == Ordering::Greater,
         CmpOp::Ge => o != Ordering::Less,
-    }))
+    })
 }
 
-/// `v op ANY|ALL (vals)` with SQL's NULL rules; `negated` inverts the result (NOT IN).
-fn any(op: CmpOp, v: &Value, vals: &[Value], all: bool, negated: bool) -> Result<Value> {
+/// `v op ANY|ALL (vals)` with SQL's NULL rules; `negated` inverts the result (NOT IN);
+/// arrays of `array` compare element by element.
+fn any(
+    op: CmpOp,
+    v: &Value,
+    vals: &[Value],
+    all: bool,
+    negated: bool,
+    array: Option<ElemType>,
+) -> Result<Value> {
     let mut null = v.is_null() && !vals.is_empty();
     let mut hit = false;
     for x in vals {
-        match cmp_op(op, v, x)? {
+        let holds = match array {
+            Some(e) => array_cmp_op(op, e, v, e, x)?,
+            None => cmp_op(op, v, x)?,
+        };
+        match holds {
             Value::Bool(b) if b != all => {
                 hit = true;
                 break;
@@ -1625,6 +1689,17 @@ fn any(op: CmpOp, v: &Value, vals: &[Value], all: bool, negated: bool) -> Result
 }
 
 fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    sort_cmp_typed(a, b, desc, nulls_first, None)
+}
+
+/// [`sort_cmp`] of values that are arrays of `array` when given: element by element.
+fn sort_cmp_typed(
+    a: &Value,
+    b: &Value,
+    desc: bool,
+    nulls_first: bool,
+    array: Option<ElemType>,
+) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => {
@@ -1642,7 +1717,10 @@ fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
             }
         }
         _ => {
-            let o = cmp_values(a, b);
+            let o = match array {
+                Some(e) => array_order(e, a, b),
+                None => cmp_values(a, b),
+            };
             if desc {
                 o.reverse()
             } else {
@@ -1655,7 +1733,7 @@ fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
 /// The two sides of the first equality conjunct of `on` that compares an expression of
 /// the left row with one of the right row: the left one over the left row, the right one
 /// over the right row (its columns renumbered from 0).
-fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
+fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr, Option<ElemType>)> {
     let parts: Vec<&RExpr> = match on {
         RExpr::And(ps) => ps.iter().collect(),
         e => vec![e],
@@ -1675,11 +1753,18 @@ fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
     parts.into_iter().find_map(|p| {
         let RExpr::Cmp {
             op: CmpOp::Eq,
+            arrays,
             left,
             right,
         } = p
         else {
             return None;
+        };
+        // Arrays hash by their elements' keys only when both sides have one element
+        // type (equal values of two types may print apart).
+        let elem = match arrays {
+            Some((a, b)) if a != b => return None,
+            a => a.map(|p| p.0),
         };
         let (a, b) = match (side(left)?, side(right)?) {
             (true, false) => (left, right),
@@ -1687,22 +1772,58 @@ fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
             _ => return None,
         };
         let b = crate::sql::relational_map_cols(b, &|i| i - left_width);
-        Some((a.as_ref().clone(), b))
+        Some((a.as_ref().clone(), b, elem))
     })
 }
 
 /// A value's kind and hash key for a hash join; `None` for NULL, which equals nothing.
 /// Integers of every width are one kind; any other type is its own.
-fn hash_key(v: &Value) -> Option<(String, String)> {
+fn hash_key(v: &Value, array: Option<ElemType>) -> Option<(String, String)> {
     let v: &Value = &canonical(v);
     match v {
         Value::Null => None,
+        v if array.is_some() => Some((
+            "array".into(),
+            super::array_cmp::array_key(array.expect("checked"), &array_text(v)),
+        )),
         Value::Text(s) => Some(("text".into(), s.to_string())),
         other => match other.as_i64() {
             Some(i) => Some(("int".into(), i.to_string())),
             None => Some((format!("{:?}", other.data_type()), format!("{other:?}"))),
         },
     }
+}
+
+/// Arrays of `e` in PostgreSQL's `array_cmp` order (a malformed one, which a typed
+/// array never is, after the others by its text).
+fn array_order(e: ElemType, a: &Value, b: &Value) -> Ordering {
+    let (x, y) = (array_text(a), array_text(b));
+    super::array_cmp::array_cmp(e, &x, e, &y).unwrap_or_else(|_| x.cmp(&y))
+}
+
+/// The element type of each array column of `columns` (`None` for other columns).
+fn column_arrays(columns: &[(String, crate::sql::RType)]) -> Vec<Option<ElemType>> {
+    columns
+        .iter()
+        .map(|c| crate::sql::array_elem(c.1))
+        .collect()
+}
+
+/// [`group_key`] of a value that is an array of `array` when given: equal for arrays
+/// whose elements are equal ([`super::array_cmp::array_key`]).
+fn typed_key(v: &Value, array: Option<ElemType>) -> String {
+    match (array, v) {
+        (Some(e), Value::Text(s)) => format!("a{}", super::array_cmp::array_key(e, s)),
+        _ => group_key(v),
+    }
+}
+
+/// The key of a row for DISTINCT and set operations, its array columns (`arrays`) by
+/// their elements.
+fn row_key(r: &Row, arrays: &[Option<ElemType>]) -> Vec<String> {
+    (r.iter().enumerate())
+        .map(|(i, v)| typed_key(v, arrays.get(i).copied().flatten()))
+        .collect()
 }
 
 /// A hashable key for grouping and DISTINCT: NULLs group together; numbers by value.
@@ -1736,9 +1857,18 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
 
 /// DISTINCT ON: the first row of each key in `order` (column, descending, nulls first),
 /// kept in that order; keys compare as GROUP BY compares them (NULLs equal).
-fn first_of_each_key(rows: &mut Vec<Row>, keys: &[usize], order: &[(usize, bool, bool)]) {
-    sort_rows(rows, order);
-    let key = |r: &Row| keys.iter().map(|&k| group_key(&r[k])).collect::<Vec<_>>();
+fn first_of_each_key(
+    rows: &mut Vec<Row>,
+    keys: &[usize],
+    order: &[(usize, bool, bool)],
+    arrays: &[Option<ElemType>],
+) {
+    sort_rows(rows, order, arrays);
+    let key = |r: &Row| {
+        (keys.iter())
+            .map(|&k| typed_key(&r[k], arrays.get(k).copied().flatten()))
+            .collect::<Vec<_>>()
+    };
     let mut last = None;
     rows.retain(|r| {
         let k = key(r);
@@ -1748,11 +1878,13 @@ fn first_of_each_key(rows: &mut Vec<Row>, keys: &[usize], order: &[(usize, bool,
     });
 }
 
-/// Sort rows stably by columns (column, descending, nulls first).
-fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
+/// Sort rows stably by columns (column, descending, nulls first), the array columns
+/// (`arrays`, by column) element by element.
+fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)], arrays: &[Option<ElemType>]) {
     rows.sort_by(|a, b| {
         for &(i, desc, nulls_first) in order {
-            let o = sort_cmp(&a[i], &b[i], desc, nulls_first);
+            let array = arrays.get(i).copied().flatten();
+            let o = sort_cmp_typed(&a[i], &b[i], desc, nulls_first, array);
             if o != Ordering::Equal {
                 return o;
             }
@@ -1763,7 +1895,14 @@ fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
 
 /// `left op right` ([ALL]); rows are equal as GROUP BY compares them, the `blank` columns
 /// (character(n)) without their trailing blanks; a duplicate keeps the first row met.
-fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool]) -> Vec<Row> {
+fn set_op(
+    op: SetOp,
+    all: bool,
+    left: Vec<Row>,
+    right: Vec<Row>,
+    blank: &[bool],
+    arrays: &[Option<ElemType>],
+) -> Vec<Row> {
     let key = |r: &Row| {
         r.iter()
             .enumerate()
@@ -1771,7 +1910,7 @@ fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool])
                 Value::Text(s) if blank.get(i) == Some(&true) => {
                     group_key(&Value::Text(s.trim_end_matches(' ').into()))
                 }
-                v => group_key(v),
+                v => typed_key(v, arrays.get(i).copied().flatten()),
             })
             .collect::<Vec<_>>()
     };
@@ -1817,8 +1956,10 @@ fn dedupe_by(rows: &mut Vec<Row>, key: impl Fn(&Row) -> Vec<String>) {
     rows.retain(|r| seen.insert(key(r)));
 }
 
-fn dedupe(rows: &mut Vec<Row>) {
-    dedupe_by(rows, |r| r.iter().map(group_key).collect());
+/// Keep the first of each set of equal rows, the array columns (`arrays`) compared by
+/// their elements.
+fn dedupe(rows: &mut Vec<Row>, arrays: &[Option<ElemType>]) {
+    dedupe_by(rows, |r| row_key(r, arrays));
 }
 
 /// The rows `[lo, hi)` of a partition of `n` rows in frame `f` of row `j` (0-based), whose
@@ -1993,7 +2134,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         AggKernel::Partial(func) => func,
         AggKernel::StringAgg => {
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return Ok(string_agg(&vals));
         }
@@ -2004,7 +2145,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
                 }
             }
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return crate::agg::regr::aggregate(f, &vals);
         }
@@ -2024,7 +2165,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         }
         AggKernel::ArrayAgg => {
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return Ok(if vals.is_empty() {
                 Value::Null
@@ -2037,6 +2178,11 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         (crate::sql::AggFunc::Count, true) => crate::sql::AggFunc::CountStar,
         (f, _) => f,
     };
+    if let (Some(e), crate::sql::AggFunc::Min | crate::sql::AggFunc::Max) =
+        (crate::sql::array_elem(a.ty), func)
+    {
+        return Ok(array_extreme(e, func == crate::sql::AggFunc::Max, &vals));
+    }
     let spec = crate::agg::AggSpec::new(func, a.arg_type, a.distinct);
     let mut acc = spec.init();
     for v in &vals {
@@ -2048,6 +2194,31 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         acc.update(&spec, &x)?;
     }
     acc.evaluate(&spec)
+}
+
+/// `min` (`max: false`) or `max` of arrays of `e` (the first argument of each of
+/// `vals`), element by element as PostgreSQL's `array_smaller`/`array_larger`; NULL
+/// arrays are skipped, NULL when none is left.
+fn array_extreme(e: ElemType, max: bool, vals: &[Vec<Value>]) -> Value {
+    let mut best: Option<&Value> = None;
+    for v in vals
+        .iter()
+        .filter_map(|v| v.first())
+        .filter(|v| !v.is_null())
+    {
+        let better = best.is_none_or(|b| {
+            let o = array_order(e, v, b);
+            if max {
+                o == Ordering::Greater
+            } else {
+                o == Ordering::Less
+            }
+        });
+        if better {
+            best = Some(v);
+        }
+    }
+    best.cloned().unwrap_or(Value::Null)
 }
 
 /// `string_agg(value, delimiter)` over `vals` in order: NULL values are skipped, each

@@ -22,7 +22,7 @@ use super::plan::Expr;
 use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
-use crate::types::{CatalogType, Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 mod arrays;
 mod series;
@@ -155,6 +155,10 @@ pub(crate) struct RelSelect {
     /// Window function calls (`f(...) OVER (...)`), computed after grouping;
     /// [`RExpr::Window`] reads them.
     pub(crate) windows: Vec<RelWindow>,
+    /// The element type of each array column of the projected row (select list, then
+    /// hidden sort keys), `None` for other columns: DISTINCT, DISTINCT ON and ORDER BY
+    /// compare arrays element by element ([`crate::exec::array_cmp`]).
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// Set-returning calls of the select list (name, arguments over the row after
     /// grouping). As in PostgreSQL 10 and later, each row gives as many output rows as its
     /// longest call returns, the calls advancing in lockstep and the shorter ones giving
@@ -278,6 +282,9 @@ pub(crate) enum RelWindowFunc {
 pub(crate) struct RelGroup {
     /// Group keys, over the FROM row.
     pub(crate) keys: Vec<RExpr>,
+    /// The element type of each array key (`None` for other keys): arrays group by
+    /// their elements' equality.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// Aggregate calls, arguments over the FROM row.
     pub(crate) aggs: Vec<RelAgg>,
     /// Width of the FROM row.
@@ -371,6 +378,20 @@ pub(crate) enum RelFrom {
     },
 }
 
+impl CmpOp {
+    /// The operator as SQL writes it.
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
 /// Comparison operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CmpOp {
@@ -386,6 +407,53 @@ pub(crate) enum CmpOp {
     Gt,
     /// >=
     Ge,
+}
+
+/// The element types of two compared operands of static types `l` and `r` when either
+/// is an array (an operand that is none, such as an unknown literal `'{1,2}'`, takes
+/// the other's); `None` when neither is.
+pub(crate) fn array_elems(l: RType, r: RType) -> Option<(ElemType, ElemType)> {
+    let elem = |t: RType| match t {
+        RType::Catalog(CatalogType::Array(e)) => Some(e),
+        _ => None,
+    };
+    match (elem(l), elem(r)) {
+        (Some(a), Some(b)) => Some((a, b)),
+        (Some(a), None) | (None, Some(a)) => Some((a, a)),
+        (None, None) => None,
+    }
+}
+
+/// The array functions whose elements compare by their type ([`RExpr::ArrayFunc`]).
+pub(crate) const ELEM_COMPARING: &[&str] = &[
+    "array_position",
+    "array_positions",
+    "array_remove",
+    "array_replace",
+    "arraycontains",
+    "arraycontained",
+    "arrayoverlap",
+];
+
+/// [`array_elems`] of the operands of operator `op` (its symbol): PostgreSQL's array
+/// operators take two arrays of one type (or one and an unknown literal). Errors: 42883
+/// for an array and a value of another type (`numeric[] = integer[]`, `integer[] = integer`).
+pub(crate) fn array_operands(l: RType, r: RType, op: &str) -> Result<Option<(ElemType, ElemType)>> {
+    let typed = !matches!(l, RType::Unknown) && !matches!(r, RType::Unknown);
+    match array_elems(l, r) {
+        Some(_) if typed && l != r => Err(Error::UndefinedFunction(format!(
+            "operator does not exist: {} {op} {}",
+            l.name(),
+            r.name()
+        ))),
+        p => Ok(p),
+    }
+}
+
+/// The element type of an array of static type `t`, for sorting and grouping its values
+/// element by element; `None` for any other type.
+pub(crate) fn array_elem(t: RType) -> Option<ElemType> {
+    array_elems(t, t).map(|p| p.0)
 }
 
 /// A scalar expression of the relational plan.
@@ -414,6 +482,9 @@ pub(crate) enum RExpr {
     Cmp {
         /// Operator.
         op: CmpOp,
+        /// The element types of the left and right operands when they are arrays: the
+        /// arrays are compared element by element (see [`crate::exec::array_cmp`]).
+        arrays: Option<(ElemType, ElemType)>,
         /// Left.
         left: Box<RExpr>,
         /// Right.
@@ -461,6 +532,10 @@ pub(crate) enum RExpr {
     Cast(Box<RExpr>, RType),
     /// A function of [`crate::exec::relational`] (catalog functions and friends), by name.
     Func(String, Vec<RExpr>),
+    /// An array function that compares elements (`array_position`, `array_remove`,
+    /// `arraycontains`, ...: [`ELEM_COMPARING`]) with the element types of its first and
+    /// second arguments, as PostgreSQL compares them (`1` finds `1.0` in a numeric array).
+    ArrayFunc(String, (ElemType, ElemType), Vec<RExpr>),
     /// The current value of set-returning call `j` of this level's select list (a record
     /// for `_pg_expandarray`, the single column otherwise).
     SetFunc(usize),
@@ -1049,6 +1124,7 @@ impl RelBinder<'_> {
                         distinct_on: None,
                         sort_keys: vec![],
                         windows: vec![],
+                        arrays: cols.iter().map(|c| array_elem(c.1)).collect(),
                         set_funcs: vec![],
                     })),
                     cols,
@@ -1273,6 +1349,14 @@ impl RelBinder<'_> {
             }
             _ => None,
         };
+        let arrays = (columns.iter().map(|c| c.1))
+            .chain(sort_keys.iter().map(|k| self.static_type(k)))
+            .map(array_elem)
+            .collect();
+        let key_arrays = keys
+            .iter()
+            .map(|k| array_elem(self.static_type(k)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         level.agg_ok = false;
         let aggs = std::mem::take(&mut level.aggs);
@@ -1280,6 +1364,7 @@ impl RelBinder<'_> {
         let set_funcs = std::mem::take(&mut level.set_funcs);
         let group = (!keys.is_empty() || !aggs.is_empty()).then(|| RelGroup {
             keys,
+            arrays: key_arrays,
             aggs,
             width: level.width,
         });
@@ -1295,6 +1380,7 @@ impl RelBinder<'_> {
                 distinct_on,
                 sort_keys,
                 windows,
+                arrays,
                 set_funcs,
             },
             columns,
@@ -1599,6 +1685,7 @@ impl RelBinder<'_> {
                         let r = self.bpchar_operand(RExpr::Col { up: 0, idx: r }, rt, lt);
                         conj.push(RExpr::Cmp {
                             op: CmpOp::Eq,
+                            arrays: array_elems(lt, rt),
                             left: Box::new(l),
                             right: Box::new(r),
                         });
@@ -2629,6 +2716,23 @@ impl RelBinder<'_> {
         if arrays::ARRAY_CONCAT_FUNCTIONS.contains(&name) {
             return self.array_concat_call(name, args);
         }
+        if ELEM_COMPARING.contains(&name) {
+            let ty = |i: usize| args.get(i).map_or(RType::Unknown, |a| self.static_type(a));
+            // The second argument is an array or, for the search functions, an element.
+            let second = match (ty(1), name.starts_with("array_")) {
+                (RType::Base(d), true) => RType::Base(d).array_of(),
+                (t, _) => t,
+            };
+            let elems = match name {
+                "arraycontains" => array_operands(ty(0), second, "@>")?,
+                "arraycontained" => array_operands(ty(0), second, "<@")?,
+                "arrayoverlap" => array_operands(ty(0), second, "&&")?,
+                _ => array_elems(ty(0), second),
+            };
+            if let Some(elems) = elems {
+                return Ok(RExpr::ArrayFunc(name.to_string(), elems, args));
+            }
+        }
         if super::functions::catalog_function(name).is_some() {
             return Ok(RExpr::Func(name.to_string(), args));
         }
@@ -3334,7 +3438,7 @@ impl RelBinder<'_> {
             RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
             RExpr::Cast(_, t) => *t,
             // Polymorphic: the type of the array argument.
-            RExpr::Func(name, args)
+            RExpr::Func(name, args) | RExpr::ArrayFunc(name, _, args)
                 if matches!(
                     name.as_str(),
                     "array_remove" | "array_replace" | "array_slice"
@@ -3342,7 +3446,7 @@ impl RelBinder<'_> {
             {
                 args.first().map_or(RType::Unknown, |a| self.static_type(a))
             }
-            RExpr::Func(name, _) => func_type(name),
+            RExpr::Func(name, _) | RExpr::ArrayFunc(name, ..) => func_type(name),
             RExpr::SetFunc(j)
                 if self
                     .levels
@@ -3581,6 +3685,7 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
         distinct_on: None,
         sort_keys: vec![],
         windows: vec![],
+        arrays: want.iter().map(|c| array_elem(c.1)).collect(),
         set_funcs: vec![],
     }))
 }

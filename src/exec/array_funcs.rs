@@ -14,7 +14,40 @@ pub(crate) fn call_typed(
     elems: (ElemType, ElemType),
     args: &[Value],
 ) -> Result<Option<Value>> {
+    if let Some(v) = choice(name, elems, args)? {
+        return Ok(Some(v));
+    }
     call_with(name, Some(elems), args)
+}
+
+/// `greatest(a, b)`, `least(a, b)` (a NULL argument skipped) and `nullif(a, b)` (NULL
+/// when the arrays are equal) of arrays of `elems`: `None` for another name.
+fn choice(name: &str, elems: (ElemType, ElemType), args: &[Value]) -> Result<Option<Value>> {
+    use std::cmp::Ordering;
+    if !matches!(name, "greatest" | "least" | "nullif") {
+        return Ok(None);
+    }
+    let (a, b) = match args {
+        [a, b] => (a, b),
+        _ => return Ok(Some(Value::Null)),
+    };
+    if a.is_null() || b.is_null() {
+        let kept = if name == "nullif" || b.is_null() {
+            a
+        } else {
+            b
+        };
+        return Ok(Some(kept.clone()));
+    }
+    let (x, y) = (text_of(a), text_of(b));
+    let o = super::array_cmp::array_cmp(elems.0, &x, elems.1, &y)?;
+    Ok(Some(match name {
+        "nullif" if o == Ordering::Equal => Value::Null,
+        "nullif" => a.clone(),
+        "greatest" if o == Ordering::Less => b.clone(),
+        "least" if o == Ordering::Greater => b.clone(),
+        _ => a.clone(),
+    }))
 }
 
 /// `array_position(array, elem [, start])`, `array_positions(array, elem)`,

@@ -411,11 +411,11 @@ impl Ev<'_> {
     /// function computed over each row's frame.
     fn window_values(&self, w: &crate::sql::RelWindow, rows: &[Row]) -> Result<Vec<Value>> {
         let mut keyed = Vec::with_capacity(rows.len());
+        let np = w.partition_by.len();
+        let array = |k: usize| w.arrays.get(k).copied().flatten();
         for (i, r) in rows.iter().enumerate() {
-            let part = w
-                .partition_by
-                .iter()
-                .map(|e| self.eval(e, r).map(|v| group_key(&v)))
+            let part = (w.partition_by.iter().enumerate())
+                .map(|(k, e)| self.eval(e, r).map(|v| typed_key(&v, array(k))))
                 .collect::<Result<Vec<_>>>()?;
             let order = w
                 .order_by
@@ -426,7 +426,7 @@ impl Ev<'_> {
         }
         let order_cmp = |a: &[Value], b: &[Value]| {
             for (k, (_, desc, nulls_first)) in w.order_by.iter().enumerate() {
-                let o = sort_cmp(&a[k], &b[k], *desc, *nulls_first);
+                let o = sort_cmp_typed(&a[k], &b[k], *desc, *nulls_first, array(np + k));
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -2104,21 +2104,25 @@ fn nth_of(n: &Value) -> Result<Option<usize>> {
 /// values in order for `string_agg` and `array_agg`.
 fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
     use crate::sql::functions::AggKernel;
+    let array = |k: usize| a.arrays.get(k).copied().flatten();
     if a.distinct && a.order_by.is_empty() {
         // PostgreSQL sorts a DISTINCT aggregate's input by its arguments (NULLs last).
         vals.sort_by(|x, y| {
-            x.iter()
-                .zip(y)
-                .map(|(p, q)| sort_cmp(p, q, false, false))
+            (x.iter().zip(y).enumerate())
+                .map(|(k, (p, q))| sort_cmp_typed(p, q, false, false, array(k)))
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
         });
+    }
+    if a.distinct && a.arrays.iter().any(Option::is_some) {
+        // Arrays equal element by element are one value (`{1.0}` and `{1.00}`).
+        dedupe(&mut vals, &a.arrays);
     }
     if !a.order_by.is_empty() {
         let n = a.args.len();
         vals.sort_by(|x, y| {
             for (k, (_, desc, nulls_first)) in a.order_by.iter().enumerate() {
-                let o = sort_cmp(&x[n + k], &y[n + k], *desc, *nulls_first);
+                let o = sort_cmp_typed(&x[n + k], &y[n + k], *desc, *nulls_first, array(n + k));
                 if o != Ordering::Equal {
                     return o;
                 }

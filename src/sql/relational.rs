@@ -182,6 +182,9 @@ pub(crate) struct RelWindow {
     pub(crate) partition_by: Vec<RExpr>,
     /// ORDER BY: key, descending, nulls first.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The element types of the array keys of PARTITION BY, then of ORDER BY (`None`
+    /// for other keys): arrays partition and sort element by element.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// The frame that aggregates and first/last/nth_value read.
     pub(crate) frame: RelFrame,
     /// For a RANGE frame, the offsets of its `PRECEDING`/`FOLLOWING` start and end, of
@@ -309,6 +312,9 @@ pub(crate) struct RelAgg {
     /// `ORDER BY` inside the call (`array_agg(x ORDER BY n)`): keys over the FROM row,
     /// descending, nulls first. The order the values reach the aggregate in.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The element types of the array arguments, then of the array ORDER BY keys
+    /// (`None` for others): DISTINCT and ORDER BY compare arrays element by element.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// The result's type.
     pub(crate) ty: RType,
 }
@@ -2684,6 +2690,13 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
+        if matches!(name, "greatest" | "least" | "nullif")
+            && args
+                .iter()
+                .any(|a| array_elem(self.static_type(a)).is_some())
+        {
+            return self.array_choice(name, args);
+        }
         let args = match name {
             "coalesce" | "greatest" | "least" => self.unknowns_as_oid(args),
             _ => args,
@@ -2743,6 +2756,60 @@ impl RelBinder<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
+    }
+
+    /// `greatest`, `least` or `nullif` of arrays: their elements compared by type (see
+    /// [`crate::exec::array_cmp`]); GREATEST and LEAST fold their arguments two at a
+    /// time, of the arrays' common type (`integer[]` and `numeric[]` are `numeric[]`).
+    /// Errors: 42883 for NULLIF of two array types (no `=` between them), 42846 for
+    /// GREATEST or LEAST of arrays whose elements have no common type.
+    fn array_choice(&mut self, name: &str, args: Vec<RExpr>) -> Result<RExpr> {
+        let ty = |s: &Self, a: &RExpr| s.static_type(a);
+        if name == "nullif" {
+            let [a, b] = <[RExpr; 2]>::try_from(args).map_err(|a| {
+                Error::UndefinedFunction(format!(
+                    "function nullif with {} arguments does not exist",
+                    a.len()
+                ))
+            })?;
+            let elems = array_operands(ty(self, &a), ty(self, &b), "=")?.expect("an array");
+            return Ok(RExpr::ArrayFunc(name.into(), elems, vec![a, b]));
+        }
+        let word = name.to_uppercase();
+        let mut acc: Option<RExpr> = None;
+        for a in args {
+            acc = Some(match acc {
+                None => a,
+                Some(prev) => {
+                    let (pt, at) = (ty(self, &prev), ty(self, &a));
+                    let common = match (array_elem(pt), array_elem(at)) {
+                        (Some(x), Some(y)) if x != y => {
+                            let common = super::types::select_common_type(x.held_as(), y.held_as());
+                            common.map(ElemType::of).ok_or_else(|| {
+                                Error::CannotCoerce(format!(
+                                    "{word} could not convert type {} to {}",
+                                    at.name(),
+                                    pt.name()
+                                ))
+                            })?
+                        }
+                        (Some(x), _) | (None, Some(x)) => x,
+                        (None, None) => ElemType::Text,
+                    };
+                    let elems = (
+                        array_elem(pt).unwrap_or(common),
+                        array_elem(at).unwrap_or(common),
+                    );
+                    let out = RType::Catalog(CatalogType::Array(common));
+                    let pair = RExpr::ArrayFunc(name.into(), elems, vec![prev, a]);
+                    match out == ty(self, &pair) {
+                        true => pair,
+                        false => RExpr::Cast(Box::new(pair), out),
+                    }
+                }
+            });
+        }
+        Ok(acc.expect("GREATEST has arguments"))
     }
 
     /// The arguments of call `f`: its expressions, `*`, DISTINCT and the ORDER BY of an
@@ -2845,6 +2912,9 @@ impl RelBinder<'_> {
             )));
         }
         let (ty, arg_type) = self.aggregate_types(def, &name, ordered_set, star, &args)?;
+        let arrays = (args.iter().chain(order_by.iter().map(|o| &o.0)))
+            .map(|e| array_elem(self.static_type(e)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         let agg = RelAgg {
             func: name,
@@ -2854,6 +2924,7 @@ impl RelBinder<'_> {
             args,
             distinct,
             order_by,
+            arrays,
             ty,
         };
         let j = match level.aggs.iter().position(|a| *a == agg) {
@@ -2976,7 +3047,7 @@ impl RelBinder<'_> {
         let call = self.window_call(f, name);
         self.in_window = false;
         let (func, ty) = call?;
-        let partition_by = spec
+        let partition_by: Vec<RExpr> = spec
             .partition_by
             .iter()
             .map(|e| self.expr(e))
@@ -2994,11 +3065,15 @@ impl RelBinder<'_> {
             None => (RelFrame::DEFAULT, [None, None]),
             Some(f) => self.frame(f, key)?,
         };
+        let arrays = (partition_by.iter().chain(order_by.iter().map(|o| &o.0)))
+            .map(|e| array_elem(self.static_type(e)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         level.windows.push(RelWindow {
             func,
             partition_by,
             order_by,
+            arrays,
             frame,
             range_offsets,
             ty,
@@ -3445,6 +3520,14 @@ impl RelBinder<'_> {
                 ) =>
             {
                 args.first().map_or(RType::Unknown, |a| self.static_type(a))
+            }
+            // GREATEST, LEAST, NULLIF of arrays: the type of the first typed argument.
+            RExpr::ArrayFunc(name, _, args)
+                if matches!(name.as_str(), "greatest" | "least" | "nullif") =>
+            {
+                (args.iter().map(|a| self.static_type(a)))
+                    .find(|t| *t != RType::Unknown)
+                    .unwrap_or(RType::Unknown)
             }
             RExpr::Func(name, _) | RExpr::ArrayFunc(name, ..) => func_type(name),
             RExpr::SetFunc(j)

@@ -46,6 +46,18 @@ const ARRAY_COMPARISONS: &[&str] = &[
     "SELECT a FROM (VALUES (ARRAY[2]), (ARRAY[10])) v(a) UNION SELECT ARRAY[9] ORDER BY 1",
     "SELECT ARRAY[2.0] INTERSECT SELECT ARRAY[2]::numeric[]",
     "SELECT ARRAY[k] FROM ta EXCEPT SELECT ARRAY[1] ORDER BY 1",
+    // Window and aggregate keys
+    "SELECT k, rank() OVER (ORDER BY ARRAY[k]), count(*) OVER (PARTITION BY ARRAY[k * 1.0]) FROM (VALUES (2), (10), (2.0)) v(k) ORDER BY 1, 2",
+    "SELECT id, row_number() OVER (PARTITION BY ARRAY[k] ORDER BY ARRAY[d] DESC, id) FROM ta ORDER BY id",
+    "SELECT string_agg(k::text, ',' ORDER BY ARRAY[k]), string_agg(k::text, ',' ORDER BY ARRAY[k] DESC) FROM (VALUES (2), (10), (9)) v(k)",
+    "SELECT count(DISTINCT ARRAY[k]), count(DISTINCT ARRAY[k::text]) FROM (VALUES (2.0), (2.00), (9)) v(k)",
+    // GREATEST, LEAST, NULLIF
+    "SELECT greatest(ARRAY[2], ARRAY[10]), least(ARRAY[2], ARRAY[10]), nullif(ARRAY[1.0], ARRAY[1.00]), nullif(ARRAY[2], ARRAY[10])",
+    "SELECT greatest(ARRAY[1], NULL, '{5}'), least(NULL::int[], NULL), nullif(ARRAY[1], '{1}'), nullif(NULL::int[], ARRAY[1]), pg_typeof(greatest(ARRAY[1], NULL))",
+    "SELECT greatest(ARRAY[1], ARRAY[1.5]), pg_typeof(greatest(ARRAY[1], ARRAY[1.5], ARRAY[2::float8])), least(ARRAY[2::float8], ARRAY[10])",
+    "SELECT id, greatest(ARRAY[k], ARRAY[id]), least(ARRAY[t], ARRAY[v]) FROM ta ORDER BY id",
+    "SELECT nullif(ARRAY[1], ARRAY[1.5])",
+    "SELECT greatest(ARRAY[1], ARRAY['a'::text])",
     // min/max, joins
     "SELECT min(ARRAY[k]), max(ARRAY[k]), min(ARRAY[t]), max(ARRAY[d, r]), min(ARRAY[iv]), max(ARRAY[n]) FROM ta",
     "SELECT k, max(ARRAY[id]), min(ARRAY[d]) FROM ta GROUP BY k ORDER BY k",

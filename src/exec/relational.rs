@@ -714,10 +714,11 @@ impl Ev<'_> {
         }
         if groups.is_empty() && g.keys.is_empty() {
             order.push(vec![]);
-            groups.insert(
-                vec![],
-                (vec![Value::Null; g.width], vec![Vec::new(); g.aggs.len()]),
-            );
+            let empty = vec![Value::Null; g.width];
+            let accs = (g.aggs.iter())
+                .map(|a| self.direct_args_alone(a, &empty))
+                .collect::<Result<_>>()?;
+            groups.insert(vec![], (empty, accs));
         }
         let mut out = Vec::new();
         for k in order {
@@ -729,6 +730,23 @@ impl Ev<'_> {
             out.push(rep);
         }
         Ok(out)
+    }
+
+    /// The values an aggregate over no rows reads: none, but for an ordered-set
+    /// aggregate one row of its direct arguments (evaluated over `empty`, the group's
+    /// row of NULLs) and a NULL value, as PostgreSQL's final functions still read and
+    /// check the fraction (`percentile_cont(-0.1)` over no rows is 22003).
+    fn direct_args_alone(&self, a: &RelAgg, empty: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let crate::sql::functions::AggKernel::OrderedSet(f) = a.kernel else {
+            return Ok(Vec::new());
+        };
+        let n = f.direct_args();
+        let mut row = Vec::with_capacity(a.args.len() + a.order_by.len());
+        for e in a.args.iter().take(n) {
+            row.push(self.eval(e, empty)?);
+        }
+        row.resize(a.args.len() + a.order_by.len(), Value::Null);
+        Ok(vec![row])
     }
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {

@@ -17,6 +17,9 @@ pub(crate) fn call_typed(
     if let Some(v) = choice(name, elems, args)? {
         return Ok(Some(v));
     }
+    if name == "array_nest" {
+        return super::array_nd::nest(args).map(Some);
+    }
     call_with(name, Some(elems), args)
 }
 
@@ -88,7 +91,21 @@ fn call_with(
     if arg(0).is_null() {
         return Ok(Some(Value::Null));
     }
-    let elems = parse_array(&text_of(arg(0)))?;
+    let text = text_of(arg(0));
+    if matches!(name, "array_dims" | "array_ndims") && super::array_nd::is_nd(&text) {
+        let dims = super::array_nd::parse_nd(&text)?.dims;
+        return Ok(Some(match name {
+            _ if dims.is_empty() => Value::Null,
+            "array_ndims" => Value::Int4(dims.len() as i32),
+            _ => Value::Text(
+                dims.iter()
+                    .map(|n| format!("[1:{n}]"))
+                    .collect::<String>()
+                    .into(),
+            ),
+        }));
+    }
+    let elems = parse_array(&text)?;
     let wanted = (!arg(1).is_null()).then(|| text_of(arg(1)));
     let same = matching(elems_ty, &elems, &wanted)?;
     let hits = || {

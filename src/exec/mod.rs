@@ -19,6 +19,7 @@
 
 pub(crate) mod array_cmp;
 mod array_funcs;
+pub(crate) mod array_nd;
 pub(crate) mod block;
 pub mod columns;
 pub(crate) mod finite;

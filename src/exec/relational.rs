@@ -116,6 +116,19 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     let Some(elem) = ty.elem() else {
         return Ok(Value::Int8(oid_of(&v, &text)?));
     };
+    if matches!(ty, CatalogType::Array(_)) && super::array_nd::is_nd(&text) {
+        let nd = super::array_nd::parse_nd(&text)?;
+        let mut out = Vec::with_capacity(nd.elems.len());
+        for e in nd.elems {
+            out.push(match e {
+                None => Value::Null,
+                Some(e) => conform_elem(elem, &e)?,
+            });
+        }
+        return Ok(Value::Text(
+            super::array_nd::format_nd(&nd.dims, &out).into(),
+        ));
+    }
     // A vector may come from an array (`{1,2}`); an array must be one (`'abc'::text[]` is
     // a malformed array literal, 22P02).
     let elems = if matches!(ty, CatalogType::Array(_)) || text.trim_start().starts_with('{') {
@@ -135,11 +148,7 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
                     ty.name()
                 )))
             }
-            Some(e) => match elem {
-                ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.as_str().into()), &e)?),
-                ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
-                other => crate::types::parse_value(&e, other.held_as())?,
-            },
+            Some(e) => conform_elem(elem, &e)?,
         });
     }
     Ok(Value::Text(
@@ -152,6 +161,15 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
 }
 
 /// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.
+/// An element of an array of `elem` read from its text `e`. Errors: its type's input's.
+fn conform_elem(elem: ElemType, e: &str) -> Result<Value> {
+    Ok(match elem {
+        ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.into()), e)?),
+        ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
+        other => crate::types::parse_value(e, other.held_as())?,
+    })
+}
+
 fn oid_of(v: &Value, text: &str) -> Result<i64> {
     let n = int_of(v).ok_or_else(|| {
         Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
@@ -1176,6 +1194,27 @@ impl Ev<'_> {
     /// `a[i]`: arrays are subscripted from 1; int2vector and oidvector (pg_index.indkey,
     /// indoption), which print as `1 2`, from 0. NULL out of range.
     fn subscript(&self, a: &RExpr, i: &RExpr, row: &[Value]) -> Result<Value> {
+        // `a[i][j]...`: one subscript per dimension of an array of several.
+        let mut base = a;
+        let mut index = vec![i];
+        while let RExpr::Subscript(inner, j) = base {
+            index.push(j);
+            base = inner;
+        }
+        if index.len() > 1 {
+            let v = self.eval(base, row)?;
+            let text = text_of(&v);
+            if !v.is_null() && super::array_nd::is_nd(&text) {
+                let mut at = Vec::with_capacity(index.len());
+                for j in index.iter().rev() {
+                    match int_of(&self.eval(j, row)?) {
+                        Some(j) => at.push(j),
+                        None => return Ok(Value::Null),
+                    }
+                }
+                return super::array_nd::element_at(&text, &at);
+            }
+        }
         let a = self.eval(a, row)?;
         let i = self.eval(i, row)?;
         let (Some(i), false) = (int_of(&i), a.is_null()) else {
@@ -1187,6 +1226,10 @@ impl Ev<'_> {
                 .ok()
                 .and_then(|i| text.split_whitespace().nth(i))
                 .map_or(Value::Null, |s| Value::Text(s.into())));
+        }
+        if super::array_nd::is_nd(&text) {
+            // Too few subscripts for its dimensions: NULL, as in PostgreSQL.
+            return super::array_nd::element_at(&text, &[i]);
         }
         let elems = parse_array(&text)?;
         Ok(usize::try_from(i.saturating_sub(1))

@@ -1268,6 +1268,39 @@ impl RelBinder<'_> {
         }
     }
 
+    /// `ARRAY[a, b, ...]` of arrays: an array of one more dimension, of the common type
+    /// of theirs (`integer[]` and `bigint[]` are `bigint[]`), each cast to it. Errors:
+    /// 42804 for arrays of types without one (`integer[]` and `text[]`).
+    fn nested_array(&mut self, elems: Vec<RExpr>) -> Result<RExpr> {
+        let mut common: Option<ElemType> = None;
+        for e in &elems {
+            let t = self.static_type(e);
+            let Some(x) = array_elem(t) else { continue };
+            common = Some(match common {
+                None => x,
+                Some(c) if c == x => c,
+                Some(c) => super::types::select_common_type(c.held_as(), x.held_as())
+                    .map(ElemType::of)
+                    .ok_or_else(|| {
+                        Error::DatatypeMismatch(format!(
+                            "ARRAY types {} and {} cannot be matched",
+                            RType::Catalog(CatalogType::Array(c)).name(),
+                            t.name()
+                        ))
+                    })?,
+            });
+        }
+        let e = common.unwrap_or(ElemType::Text);
+        let to = RType::Catalog(CatalogType::Array(e));
+        let elems = (elems.into_iter())
+            .map(|x| match self.static_type(&x) == to {
+                true => x,
+                false => RExpr::Cast(Box::new(x), to),
+            })
+            .collect();
+        Ok(RExpr::ArrayFunc("array_nest".into(), (e, e), elems))
+    }
+
     /// `f` with set-returning calls refused with `refusal` (0A000), as PostgreSQL refuses
     /// them outside the select list; the refusal in force before is restored after.
     fn refusing_srf<T>(&mut self, refusal: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -2156,7 +2189,13 @@ impl RelBinder<'_> {
                 let elems: Vec<RExpr> =
                     a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
                 let to = self.resolved_type("ARRAY", elems.iter())?;
-                RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
+                match array_elem(to) {
+                    // Arrays of arrays: one more dimension, of their common type.
+                    Some(_) => self.nested_array(elems)?,
+                    None => {
+                        RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
+                    }
+                }
             }
             ast::Expr::Function(f) => self.function(f)?,
             other => {
@@ -3510,7 +3549,14 @@ impl RelBinder<'_> {
                 .map(|x| self.static_type(x))
                 .find(RType::is_array)
                 .unwrap_or(RType::Unknown.array_of()),
-            RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
+            // `a[i][j]...`: the element type of the array at the bottom.
+            RExpr::Subscript(a, _) => {
+                let mut base = &**a;
+                while let RExpr::Subscript(inner, _) = base {
+                    base = inner;
+                }
+                self.static_type(base).elem().unwrap_or(RType::Unknown)
+            }
             RExpr::Cast(_, t) => *t,
             // Polymorphic: the type of the array argument.
             RExpr::Func(name, args) | RExpr::ArrayFunc(name, _, args)
@@ -3523,7 +3569,10 @@ impl RelBinder<'_> {
             }
             // GREATEST, LEAST, NULLIF of arrays: the type of the first typed argument.
             RExpr::ArrayFunc(name, _, args)
-                if matches!(name.as_str(), "greatest" | "least" | "nullif") =>
+                if matches!(
+                    name.as_str(),
+                    "greatest" | "least" | "nullif" | "array_nest"
+                ) =>
             {
                 (args.iter().map(|a| self.static_type(a)))
                     .find(|t| *t != RType::Unknown)

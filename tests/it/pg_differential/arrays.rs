@@ -75,7 +75,23 @@ const ARRAY_COMPARISONS: &[&str] = &[
     "SELECT ARRAY[1] IS DISTINCT FROM ARRAY['a'::text]",
 ];
 
+/// Arrays of several dimensions: built, printed, subscripted, measured and unnested.
+const MULTIDIMENSIONAL: &[&str] = &[
+    "SELECT ARRAY[ARRAY[1, 2], ARRAY[3, 4]], ARRAY[ARRAY['a', NULL], ARRAY['b c', 'd']], pg_typeof(ARRAY[ARRAY[1]]), ARRAY[ARRAY[ARRAY[1], ARRAY[2]]]",
+    "SELECT (ARRAY[ARRAY[1, 2], ARRAY[3, 4]])[2][1], (ARRAY[ARRAY[1, 2], ARRAY[3, 4]])[1], (ARRAY[ARRAY[1, 2], ARRAY[3, 4]])[3][1], (ARRAY[ARRAY[1, 2], ARRAY[3, 4]])[1][NULL]",
+    "SELECT array_dims(ARRAY[ARRAY[1, 2, 3], ARRAY[4, 5, 6]]), array_ndims(ARRAY[ARRAY[1]]), array_length(ARRAY[ARRAY[1, 2, 3], ARRAY[4, 5, 6]], 2), array_length(ARRAY[ARRAY[1, 2, 3]], 3), cardinality(ARRAY[ARRAY[1, 2, 3], ARRAY[4, 5, 6]]), array_upper(ARRAY[ARRAY[1, 2, 3]], 2), array_lower(ARRAY[ARRAY[1, 2]], 2)",
+    "SELECT ARRAY[ARRAY[]::int[], ARRAY[]::int[]], ARRAY[NULL::int[], NULL::int[]], '{{1,2},{3,4}}'::int[], '{{a,\"b c\"}}'::text[], array_dims('{{1},{2}}'::int[])",
+    "SELECT unnest(ARRAY[ARRAY['a', 'b'], ARRAY['c', 'd']])",
+    "SELECT x FROM unnest(ARRAY[ARRAY[1, 2], ARRAY[3, NULL]]) AS u(x)",
+    "SELECT id, ARRAY[ARRAY[k, id], ARRAY[s, big]] FROM ta ORDER BY id",
+    "SELECT ARRAY[ARRAY[1], ARRAY[2, 3]]",
+    "SELECT ARRAY[ARRAY[1, 2], NULL]",
+    "SELECT '{{1},{2,3}}'::int[]",
+    "SELECT '{{1},2}'::int[]",
+];
+
 /// The array comparison queries.
 pub fn listed(out: &mut Vec<String>) {
     out.extend(ARRAY_COMPARISONS.iter().map(|q| q.to_string()));
+    out.extend(MULTIDIMENSIONAL.iter().map(|q| q.to_string()));
 }

@@ -118,9 +118,9 @@ impl<'a> Elems<'a> {
     }
 }
 
-/// The elements of `text` as owned strings (`None` for NULL), by the full parser.
-fn owned(text: &str) -> Result<Vec<Option<String>>> {
-    super::relational::parse_array(text)
+/// `text` (of any number of dimensions) parsed.
+fn parse_nd(text: &str) -> Result<super::array_nd::Nd> {
+    super::array_nd::parse_nd(text)
 }
 
 /// Whether an element type compares as text (bytewise, as the C collation).
@@ -181,13 +181,27 @@ pub(crate) fn array_cmp(ta: ElemType, a: &str, tb: ElemType, b: &str) -> Result<
     }
 }
 
-/// [`array_cmp`] over the full parser's elements, for text the walk leaves to it.
+/// [`array_cmp`] over the full parser's elements, for text the walk leaves to it (escapes
+/// in bare elements, several dimensions: the elements in row-major order, then the
+/// element count, the number of dimensions and their lengths, as `array_cmp` does).
 fn fallback(ta: ElemType, a: &str, tb: ElemType, b: &str, walk: Error) -> Result<Ordering> {
     if !matches!(walk, Error::FeatureNotSupported(_)) {
         return Err(walk);
     }
-    let (x, y) = (owned(a)?, owned(b)?);
-    for (p, q) in x.iter().zip(&y) {
+    let (x, y) = (parse_nd(a)?, parse_nd(b)?);
+    let o = flat_cmp(ta, &x.elems, tb, &y.elems)?;
+    Ok(o.then_with(|| x.dims.len().cmp(&y.dims.len()))
+        .then_with(|| x.dims.cmp(&y.dims)))
+}
+
+/// Elements in order (a NULL above any value), then the shorter first.
+fn flat_cmp(
+    ta: ElemType,
+    x: &[Option<String>],
+    tb: ElemType,
+    y: &[Option<String>],
+) -> Result<Ordering> {
+    for (p, q) in x.iter().zip(y) {
         let o = match (p, q) {
             (None, None) => Ordering::Equal,
             (None, Some(_)) => Ordering::Greater,
@@ -212,10 +226,15 @@ pub(crate) fn elem_eq(ta: ElemType, a: &str, tb: ElemType, b: &str) -> Result<bo
 /// without trailing blanks): for grouping, DISTINCT, set operations and hash joins.
 /// Malformed text is its own key.
 pub(crate) fn array_key(e: ElemType, a: &str) -> String {
-    let Ok(items) = owned(a) else {
+    let Ok(nd) = parse_nd(a) else {
         return a.to_string();
     };
+    let items = nd.elems;
     let mut out = String::with_capacity(a.len() + 2);
+    if nd.dims.len() > 1 {
+        // Equal arrays have equal dimensions.
+        out.push_str(&format!("{:?}", nd.dims));
+    }
     for item in items {
         out.push('\u{1}');
         match item {
@@ -286,8 +305,30 @@ mod tests {
     fn malformed_arrays_are_errors() {
         assert!(array_cmp(E::Int4, "1", E::Int4, "{1}").is_err());
         assert!(array_cmp(E::Int4, "{1,}", E::Int4, "{1}").is_err());
-        assert!(array_cmp(E::Int4, "{{1}}", E::Int4, "{1}").is_err());
+        assert!(array_cmp(E::Int4, "{{1},{2,3}}", E::Int4, "{1}").is_err());
         assert!(array_cmp(E::Int4, "{x}", E::Int4, "{1}").is_err());
+    }
+
+    #[test]
+    fn arrays_of_several_dimensions_compare_flat_then_by_shape() {
+        assert_eq!(
+            cmp(E::Int4, "{{1,2},{3,4}}", "{{1,2},{3,5}}"),
+            Ordering::Less
+        );
+        assert_eq!(
+            cmp(E::Int4, "{{1,2},{3,4}}", "{1,2,3,4}"),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp(E::Int4, "{{1,2},{3,4}}", "{{1,2,3,4}}"),
+            Ordering::Greater
+        );
+        assert_eq!(cmp(E::Numeric, "{{1.0}}", "{{1}}"), Ordering::Equal);
+        assert_eq!(
+            array_key(E::Numeric, "{{1.0}}"),
+            array_key(E::Numeric, "{{1}}")
+        );
+        assert_ne!(array_key(E::Int4, "{{1,2}}"), array_key(E::Int4, "{1,2}"));
     }
 
     #[test]

@@ -84,6 +84,8 @@ const MULTIDIMENSIONAL: &[&str] = &[
     "SELECT unnest(ARRAY[ARRAY['a', 'b'], ARRAY['c', 'd']])",
     "SELECT x FROM unnest(ARRAY[ARRAY[1, 2], ARRAY[3, NULL]]) AS u(x)",
     "SELECT id, ARRAY[ARRAY[k, id], ARRAY[s, big]] FROM ta ORDER BY id",
+    "SELECT ARRAY[ARRAY[1, 2], ARRAY[3, 4]] < ARRAY[ARRAY[1, 2], ARRAY[3, 5]], ARRAY[ARRAY[1, 2], ARRAY[3, 4]] = ARRAY[1, 2, 3, 4], ARRAY[ARRAY[1, 2], ARRAY[3, 4]] > ARRAY[1, 2, 3, 4], ARRAY[ARRAY[1.0]] = ARRAY[ARRAY[1.00]], ARRAY[ARRAY[1, 2]] < ARRAY[ARRAY[1], ARRAY[2]]",
+    "SELECT a, count(*) FROM (VALUES (ARRAY[ARRAY[1.0, 2]]), (ARRAY[ARRAY[1, 2.00]]), (ARRAY[1, 2]), (ARRAY[ARRAY[1], ARRAY[2]])) v(a) GROUP BY a ORDER BY a",
     "SELECT ARRAY[ARRAY[1], ARRAY[2, 3]]",
     "SELECT ARRAY[ARRAY[1, 2], NULL]",
     "SELECT '{{1},{2,3}}'::int[]",

@@ -102,6 +102,9 @@ pub enum Error {
     /// 22003: a number out of its type's range.
     #[error("{0}")]
     NumericValueOutOfRange(String),
+    /// 2202E: an array subscript or dimension error (`ARRAY[ARRAY[1], ARRAY[2, 3]]`).
+    #[error("{0}")]
+    ArraySubscript(String),
     /// 22012: division by zero.
     #[error("division by zero")]
     DivisionByZero,

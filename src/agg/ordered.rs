@@ -42,6 +42,14 @@ pub(crate) fn aggregate(f: OrderedSetFunc, rows: &[Vec<Value>]) -> Result<Value>
         .filter_map(|r| r.get(at))
         .filter(|v| !v.is_null())
         .collect();
+    // A single fraction is checked before the rows are looked at, as PostgreSQL's
+    // percentile_*_final does (22003 even over no rows); an array of them is not.
+    if let (Some(Value::Float8(p)), false) = (
+        rows.first().and_then(|r| r.first()),
+        f == OrderedSetFunc::Mode,
+    ) {
+        check_fraction(*p)?;
+    }
     if vals.is_empty() {
         return Ok(Value::Null);
     }
@@ -74,15 +82,21 @@ pub(crate) fn aggregate(f: OrderedSetFunc, rows: &[Vec<Value>]) -> Result<Value>
     percentile(f, &vals, p)
 }
 
-/// The percentile `p` of `vals` (sorted, no NULLs, at least one). Errors: 22003 for `p`
-/// outside [0, 1].
-fn percentile(f: OrderedSetFunc, vals: &[&Value], p: f64) -> Result<Value> {
+/// Errors: 22003 for a percentile fraction `p` outside [0, 1] (NaN among them).
+fn check_fraction(p: f64) -> Result<()> {
     if !(0.0..=1.0).contains(&p) {
         return Err(Error::NumericValueOutOfRange(format!(
             "percentile value {} is not between 0 and 1",
             crate::types::Value::Float8(p).to_text().unwrap_or_default()
         )));
     }
+    Ok(())
+}
+
+/// The percentile `p` of `vals` (sorted, no NULLs, at least one). Errors: 22003 for `p`
+/// outside [0, 1].
+fn percentile(f: OrderedSetFunc, vals: &[&Value], p: f64) -> Result<Value> {
+    check_fraction(p)?;
     let n = vals.len();
     if f == OrderedSetFunc::PercentileDisc {
         let row = (p * n as f64).ceil() as usize;

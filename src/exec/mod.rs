@@ -17,7 +17,9 @@
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
 //! where its output goes; the executor only appends [`Event`]s to a vector it is given.
 
+pub(crate) mod array_cmp;
 mod array_funcs;
+pub(crate) mod array_nd;
 pub(crate) mod block;
 pub mod columns;
 pub(crate) mod finite;

@@ -116,6 +116,19 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     let Some(elem) = ty.elem() else {
         return Ok(Value::Int8(oid_of(&v, &text)?));
     };
+    if matches!(ty, CatalogType::Array(_)) && super::array_nd::is_nd(&text) {
+        let nd = super::array_nd::parse_nd(&text)?;
+        let mut out = Vec::with_capacity(nd.elems.len());
+        for e in nd.elems {
+            out.push(match e {
+                None => Value::Null,
+                Some(e) => conform_elem(elem, &e)?,
+            });
+        }
+        return Ok(Value::Text(
+            super::array_nd::format_nd(&nd.dims, &out).into(),
+        ));
+    }
     // A vector may come from an array (`{1,2}`); an array must be one (`'abc'::text[]` is
     // a malformed array literal, 22P02).
     let elems = if matches!(ty, CatalogType::Array(_)) || text.trim_start().starts_with('{') {
@@ -135,11 +148,7 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
                     ty.name()
                 )))
             }
-            Some(e) => match elem {
-                ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.as_str().into()), &e)?),
-                ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
-                other => crate::types::parse_value(&e, other.held_as())?,
-            },
+            Some(e) => conform_elem(elem, &e)?,
         });
     }
     Ok(Value::Text(
@@ -152,6 +161,15 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
 }
 
 /// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.
+/// An element of an array of `elem` read from its text `e`. Errors: its type's input's.
+fn conform_elem(elem: ElemType, e: &str) -> Result<Value> {
+    Ok(match elem {
+        ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.into()), e)?),
+        ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
+        other => crate::types::parse_value(e, other.held_as())?,
+    })
+}
+
 fn oid_of(v: &Value, text: &str) -> Result<i64> {
     let n = int_of(v).ok_or_else(|| {
         Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
@@ -240,8 +258,9 @@ impl Ev<'_> {
                 let blank: Vec<bool> = (left.columns.iter())
                     .map(|c| matches!(c.1, crate::sql::RType::Base(DataType::Bpchar(_))))
                     .collect();
+                let arrays = column_arrays(&left.columns);
                 let rows = (self.query(left)?, self.query(right)?);
-                set_op(*op, *all, rows.0, rows.1, &blank)
+                set_op(*op, *all, rows.0, rows.1, &blank, &arrays)
             }
             RelBody::Recursive {
                 id,
@@ -251,7 +270,15 @@ impl Ev<'_> {
             } => self.recursive(*id, *all, anchor, step)?,
         };
         if !q.order_by.is_empty() {
-            sort_rows(&mut rows, &q.order_by);
+            let columns;
+            let arrays = match &q.body {
+                RelBody::Select(s) => &s.arrays,
+                _ => {
+                    columns = column_arrays(&q.columns);
+                    &columns
+                }
+            };
+            sort_rows(&mut rows, &q.order_by, arrays);
         }
         let width = q.columns.len();
         let offset = match &q.offset {
@@ -282,10 +309,11 @@ impl Ev<'_> {
         anchor: &RelQuery,
         step: &RelQuery,
     ) -> Result<Vec<Row>> {
-        let key = |r: &Row| r.iter().map(group_key).collect::<Vec<_>>();
+        let arrays = column_arrays(&anchor.columns);
+        let key = |r: &Row| row_key(r, &arrays);
         let mut result = self.query(anchor)?;
         if !all {
-            dedupe(&mut result);
+            dedupe(&mut result, &arrays);
         }
         let mut seen: std::collections::HashSet<Vec<String>> = if all {
             Default::default()
@@ -355,10 +383,10 @@ impl Ev<'_> {
             }
         }
         if s.distinct {
-            dedupe(&mut out);
+            dedupe(&mut out, &s.arrays);
         }
         if let Some((keys, order)) = &s.distinct_on {
-            first_of_each_key(&mut out, keys, order);
+            first_of_each_key(&mut out, keys, order, &s.arrays);
         }
         self.spend(out.iter().map(Vec::len).sum())?;
         Ok(out)
@@ -401,11 +429,11 @@ impl Ev<'_> {
     /// function computed over each row's frame.
     fn window_values(&self, w: &crate::sql::RelWindow, rows: &[Row]) -> Result<Vec<Value>> {
         let mut keyed = Vec::with_capacity(rows.len());
+        let np = w.partition_by.len();
+        let array = |k: usize| w.arrays.get(k).copied().flatten();
         for (i, r) in rows.iter().enumerate() {
-            let part = w
-                .partition_by
-                .iter()
-                .map(|e| self.eval(e, r).map(|v| group_key(&v)))
+            let part = (w.partition_by.iter().enumerate())
+                .map(|(k, e)| self.eval(e, r).map(|v| typed_key(&v, array(k))))
                 .collect::<Result<Vec<_>>>()?;
             let order = w
                 .order_by
@@ -416,7 +444,7 @@ impl Ev<'_> {
         }
         let order_cmp = |a: &[Value], b: &[Value]| {
             for (k, (_, desc, nulls_first)) in w.order_by.iter().enumerate() {
-                let o = sort_cmp(&a[k], &b[k], *desc, *nulls_first);
+                let o = sort_cmp_typed(&a[k], &b[k], *desc, *nulls_first, array(np + k));
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -670,10 +698,11 @@ impl Ev<'_> {
         let mut order: Vec<Vec<String>> = Vec::new();
         let mut groups: Groups = HashMap::new();
         for row in rows {
-            let key = g
-                .keys
-                .iter()
-                .map(|k| self.eval(k, &row).map(|v| group_key(&v)))
+            let key = (g.keys.iter().enumerate())
+                .map(|(i, k)| {
+                    let array = g.arrays.get(i).copied().flatten();
+                    self.eval(k, &row).map(|v| typed_key(&v, array))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let mut args = Vec::with_capacity(g.aggs.len());
             for a in &g.aggs {
@@ -703,10 +732,11 @@ impl Ev<'_> {
         }
         if groups.is_empty() && g.keys.is_empty() {
             order.push(vec![]);
-            groups.insert(
-                vec![],
-                (vec![Value::Null; g.width], vec![Vec::new(); g.aggs.len()]),
-            );
+            let empty = vec![Value::Null; g.width];
+            let accs = (g.aggs.iter())
+                .map(|a| self.direct_args_alone(a, &empty))
+                .collect::<Result<_>>()?;
+            groups.insert(vec![], (empty, accs));
         }
         let mut out = Vec::new();
         for k in order {
@@ -718,6 +748,23 @@ impl Ev<'_> {
             out.push(rep);
         }
         Ok(out)
+    }
+
+    /// The values an aggregate over no rows reads: none, but for an ordered-set
+    /// aggregate one row of its direct arguments (evaluated over `empty`, the group's
+    /// row of NULLs) and a NULL value, as PostgreSQL's final functions still read and
+    /// check the fraction (`percentile_cont(-0.1)` over no rows is 22003).
+    fn direct_args_alone(&self, a: &RelAgg, empty: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let crate::sql::functions::AggKernel::OrderedSet(f) = a.kernel else {
+            return Ok(Vec::new());
+        };
+        let n = f.direct_args();
+        let mut row = Vec::with_capacity(a.args.len() + a.order_by.len());
+        for e in a.args.iter().take(n) {
+            row.push(self.eval(e, empty)?);
+        }
+        row.resize(a.args.len() + a.order_by.len(), Value::Null);
+        Ok(vec![row])
     }
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
@@ -858,20 +905,20 @@ impl Ev<'_> {
         r: &[Row],
         left_width: usize,
     ) -> Result<Option<Vec<Vec<usize>>>> {
-        let Some((lk, rk)) = equi_keys(on, left_width) else {
+        let Some((lk, rk, elem)) = equi_keys(on, left_width) else {
             return Ok(None);
         };
         let mut kinds = std::collections::HashSet::new();
         let mut table: HashMap<String, Vec<usize>> = HashMap::new();
         for (j, rr) in r.iter().enumerate() {
-            if let Some((kind, key)) = hash_key(&self.eval(&rk, rr)?) {
+            if let Some((kind, key)) = hash_key(&self.eval(&rk, rr)?, elem) {
                 kinds.insert(kind);
                 table.entry(key).or_default().push(j);
             }
         }
         let mut out = Vec::with_capacity(l.len());
         for lr in l {
-            match hash_key(&self.eval(&lk, lr)?) {
+            match hash_key(&self.eval(&lk, lr)?, elem) {
                 Some((kind, key)) => {
                     kinds.insert(kind);
                     out.push(table.get(&key).cloned().unwrap_or_default());
@@ -999,10 +1046,18 @@ impl Ev<'_> {
                 Error::ProtocolViolation(format!("parameter ${} has no value", i + 1))
             }),
             RExpr::Template { expr, args } => self.template(expr, args, row),
-            RExpr::Cmp { op, left, right } => {
+            RExpr::Cmp {
+                op,
+                arrays,
+                left,
+                right,
+            } => {
                 let l = self.eval(left, row)?;
                 let r = self.eval(right, row)?;
-                cmp_op(*op, &l, &r)
+                match arrays {
+                    Some((ta, tb)) => array_cmp_op(*op, *ta, &l, *tb, &r),
+                    None => cmp_op(*op, &l, &r),
+                }
             }
             RExpr::And(list) => {
                 let mut null = false;
@@ -1054,6 +1109,13 @@ impl Ev<'_> {
                     .collect::<Result<Vec<_>>>()?;
                 super::relational_funcs::call(self, name, &vals)
             }
+            RExpr::ArrayFunc(name, elems, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(super::array_funcs::call_typed(name, *elems, &vals)?.unwrap_or(Value::Null))
+            }
         }
     }
 
@@ -1075,7 +1137,7 @@ impl Ev<'_> {
             .into_iter()
             .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
             .collect();
-        any(op, &v, &elems, all, false)
+        any(op, &v, &elems, all, false, None)
     }
 
     /// `left op ANY|ALL (subquery)`, and `[NOT] IN (subquery)`.
@@ -1094,7 +1156,11 @@ impl Ev<'_> {
             .into_iter()
             .filter_map(|r| r.into_iter().next())
             .collect();
-        any(op, &v, &vals, all, negated)
+        let array = query
+            .columns
+            .first()
+            .and_then(|c| crate::sql::array_elem(c.1));
+        any(op, &v, &vals, all, negated, array)
     }
 
     /// A scalar subquery: its one value, NULL without rows. Errors: 21000 for more
@@ -1128,6 +1194,27 @@ impl Ev<'_> {
     /// `a[i]`: arrays are subscripted from 1; int2vector and oidvector (pg_index.indkey,
     /// indoption), which print as `1 2`, from 0. NULL out of range.
     fn subscript(&self, a: &RExpr, i: &RExpr, row: &[Value]) -> Result<Value> {
+        // `a[i][j]...`: one subscript per dimension of an array of several.
+        let mut base = a;
+        let mut index = vec![i];
+        while let RExpr::Subscript(inner, j) = base {
+            index.push(j);
+            base = inner;
+        }
+        if index.len() > 1 {
+            let v = self.eval(base, row)?;
+            let text = text_of(&v);
+            if !v.is_null() && super::array_nd::is_nd(&text) {
+                let mut at = Vec::with_capacity(index.len());
+                for j in index.iter().rev() {
+                    match int_of(&self.eval(j, row)?) {
+                        Some(j) => at.push(j),
+                        None => return Ok(Value::Null),
+                    }
+                }
+                return super::array_nd::element_at(&text, &at);
+            }
+        }
         let a = self.eval(a, row)?;
         let i = self.eval(i, row)?;
         let (Some(i), false) = (int_of(&i), a.is_null()) else {
@@ -1139,6 +1226,10 @@ impl Ev<'_> {
                 .ok()
                 .and_then(|i| text.split_whitespace().nth(i))
                 .map_or(Value::Null, |s| Value::Text(s.into())));
+        }
+        if super::array_nd::is_nd(&text) {
+            // Too few subscripts for its dimensions: NULL, as in PostgreSQL.
+            return super::array_nd::element_at(&text, &[i]);
         }
         let elems = parse_array(&text)?;
         Ok(usize::try_from(i.saturating_sub(1))
@@ -1586,23 +1677,57 @@ fn cmp_op(op: CmpOp, l: &Value, r: &Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     let (l, r) = coerce_pair(l, r)?;
-    let o = compare(&l, &r)?;
-    Ok(Value::Bool(match op {
+    Ok(holds(op, compare(&l, &r)?))
+}
+
+/// `l op r` of arrays (elements of `tl` and `tr`) held as their text forms, element by
+/// element as PostgreSQL's `array_cmp`; NULL when either array is NULL.
+fn array_cmp_op(op: CmpOp, tl: ElemType, l: &Value, tr: ElemType, r: &Value) -> Result<Value> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let (l, r) = (array_text(l), array_text(r));
+    Ok(holds(op, super::array_cmp::array_cmp(tl, &l, tr, &r)?))
+}
+
+/// An array value's text form, borrowed when it is held as text (as arrays are).
+pub(crate) fn array_text(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Text(s) => std::borrow::Cow::Borrowed(s.as_str()),
+        other => std::borrow::Cow::Owned(text_of(other)),
+    }
+}
+
+/// Whether `op` holds of two values that compare as `o`.
+fn holds(op: CmpOp, o: Ordering) -> Value {
+    Value::Bool(match op {
         CmpOp::Eq => o == Ordering::Equal,
         CmpOp::Ne => o != Ordering::Equal,
         CmpOp::Lt => o == Ordering::Less,
         CmpOp::Le => o != Ordering::Greater,
         CmpOp::Gt => o == Ordering::Greater,
         CmpOp::Ge => o != Ordering::Less,
-    }))
+    })
 }
 
-/// `v op ANY|ALL (vals)` with SQL's NULL rules; `negated` inverts the result (NOT IN).
-fn any(op: CmpOp, v: &Value, vals: &[Value], all: bool, negated: bool) -> Result<Value> {
+/// `v op ANY|ALL (vals)` with SQL's NULL rules; `negated` inverts the result (NOT IN);
+/// arrays of `array` compare element by element.
+fn any(
+    op: CmpOp,
+    v: &Value,
+    vals: &[Value],
+    all: bool,
+    negated: bool,
+    array: Option<ElemType>,
+) -> Result<Value> {
     let mut null = v.is_null() && !vals.is_empty();
     let mut hit = false;
     for x in vals {
-        match cmp_op(op, v, x)? {
+        let holds = match array {
+            Some(e) => array_cmp_op(op, e, v, e, x)?,
+            None => cmp_op(op, v, x)?,
+        };
+        match holds {
             Value::Bool(b) if b != all => {
                 hit = true;
                 break;
@@ -1625,6 +1750,17 @@ fn any(op: CmpOp, v: &Value, vals: &[Value], all: bool, negated: bool) -> Result
 }
 
 fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    sort_cmp_typed(a, b, desc, nulls_first, None)
+}
+
+/// [`sort_cmp`] of values that are arrays of `array` when given: element by element.
+fn sort_cmp_typed(
+    a: &Value,
+    b: &Value,
+    desc: bool,
+    nulls_first: bool,
+    array: Option<ElemType>,
+) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => {
@@ -1642,7 +1778,10 @@ fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
             }
         }
         _ => {
-            let o = cmp_values(a, b);
+            let o = match array {
+                Some(e) => array_order(e, a, b),
+                None => cmp_values(a, b),
+            };
             if desc {
                 o.reverse()
             } else {
@@ -1655,7 +1794,7 @@ fn sort_cmp(a: &Value, b: &Value, desc: bool, nulls_first: bool) -> Ordering {
 /// The two sides of the first equality conjunct of `on` that compares an expression of
 /// the left row with one of the right row: the left one over the left row, the right one
 /// over the right row (its columns renumbered from 0).
-fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
+fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr, Option<ElemType>)> {
     let parts: Vec<&RExpr> = match on {
         RExpr::And(ps) => ps.iter().collect(),
         e => vec![e],
@@ -1675,11 +1814,18 @@ fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
     parts.into_iter().find_map(|p| {
         let RExpr::Cmp {
             op: CmpOp::Eq,
+            arrays,
             left,
             right,
         } = p
         else {
             return None;
+        };
+        // Arrays hash by their elements' keys only when both sides have one element
+        // type (equal values of two types may print apart).
+        let elem = match arrays {
+            Some((a, b)) if a != b => return None,
+            a => a.map(|p| p.0),
         };
         let (a, b) = match (side(left)?, side(right)?) {
             (true, false) => (left, right),
@@ -1687,22 +1833,58 @@ fn equi_keys(on: &RExpr, left_width: usize) -> Option<(RExpr, RExpr)> {
             _ => return None,
         };
         let b = crate::sql::relational_map_cols(b, &|i| i - left_width);
-        Some((a.as_ref().clone(), b))
+        Some((a.as_ref().clone(), b, elem))
     })
 }
 
 /// A value's kind and hash key for a hash join; `None` for NULL, which equals nothing.
 /// Integers of every width are one kind; any other type is its own.
-fn hash_key(v: &Value) -> Option<(String, String)> {
+fn hash_key(v: &Value, array: Option<ElemType>) -> Option<(String, String)> {
     let v: &Value = &canonical(v);
     match v {
         Value::Null => None,
+        v if array.is_some() => Some((
+            "array".into(),
+            super::array_cmp::array_key(array.expect("checked"), &array_text(v)),
+        )),
         Value::Text(s) => Some(("text".into(), s.to_string())),
         other => match other.as_i64() {
             Some(i) => Some(("int".into(), i.to_string())),
             None => Some((format!("{:?}", other.data_type()), format!("{other:?}"))),
         },
     }
+}
+
+/// Arrays of `e` in PostgreSQL's `array_cmp` order (a malformed one, which a typed
+/// array never is, after the others by its text).
+fn array_order(e: ElemType, a: &Value, b: &Value) -> Ordering {
+    let (x, y) = (array_text(a), array_text(b));
+    super::array_cmp::array_cmp(e, &x, e, &y).unwrap_or_else(|_| x.cmp(&y))
+}
+
+/// The element type of each array column of `columns` (`None` for other columns).
+fn column_arrays(columns: &[(String, crate::sql::RType)]) -> Vec<Option<ElemType>> {
+    columns
+        .iter()
+        .map(|c| crate::sql::array_elem(c.1))
+        .collect()
+}
+
+/// [`group_key`] of a value that is an array of `array` when given: equal for arrays
+/// whose elements are equal ([`super::array_cmp::array_key`]).
+fn typed_key(v: &Value, array: Option<ElemType>) -> String {
+    match (array, v) {
+        (Some(e), Value::Text(s)) => format!("a{}", super::array_cmp::array_key(e, s)),
+        _ => group_key(v),
+    }
+}
+
+/// The key of a row for DISTINCT and set operations, its array columns (`arrays`) by
+/// their elements.
+fn row_key(r: &Row, arrays: &[Option<ElemType>]) -> Vec<String> {
+    (r.iter().enumerate())
+        .map(|(i, v)| typed_key(v, arrays.get(i).copied().flatten()))
+        .collect()
 }
 
 /// A hashable key for grouping and DISTINCT: NULLs group together; numbers by value.
@@ -1736,9 +1918,18 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
 
 /// DISTINCT ON: the first row of each key in `order` (column, descending, nulls first),
 /// kept in that order; keys compare as GROUP BY compares them (NULLs equal).
-fn first_of_each_key(rows: &mut Vec<Row>, keys: &[usize], order: &[(usize, bool, bool)]) {
-    sort_rows(rows, order);
-    let key = |r: &Row| keys.iter().map(|&k| group_key(&r[k])).collect::<Vec<_>>();
+fn first_of_each_key(
+    rows: &mut Vec<Row>,
+    keys: &[usize],
+    order: &[(usize, bool, bool)],
+    arrays: &[Option<ElemType>],
+) {
+    sort_rows(rows, order, arrays);
+    let key = |r: &Row| {
+        (keys.iter())
+            .map(|&k| typed_key(&r[k], arrays.get(k).copied().flatten()))
+            .collect::<Vec<_>>()
+    };
     let mut last = None;
     rows.retain(|r| {
         let k = key(r);
@@ -1748,11 +1939,13 @@ fn first_of_each_key(rows: &mut Vec<Row>, keys: &[usize], order: &[(usize, bool,
     });
 }
 
-/// Sort rows stably by columns (column, descending, nulls first).
-fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
+/// Sort rows stably by columns (column, descending, nulls first), the array columns
+/// (`arrays`, by column) element by element.
+fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)], arrays: &[Option<ElemType>]) {
     rows.sort_by(|a, b| {
         for &(i, desc, nulls_first) in order {
-            let o = sort_cmp(&a[i], &b[i], desc, nulls_first);
+            let array = arrays.get(i).copied().flatten();
+            let o = sort_cmp_typed(&a[i], &b[i], desc, nulls_first, array);
             if o != Ordering::Equal {
                 return o;
             }
@@ -1763,7 +1956,14 @@ fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)]) {
 
 /// `left op right` ([ALL]); rows are equal as GROUP BY compares them, the `blank` columns
 /// (character(n)) without their trailing blanks; a duplicate keeps the first row met.
-fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool]) -> Vec<Row> {
+fn set_op(
+    op: SetOp,
+    all: bool,
+    left: Vec<Row>,
+    right: Vec<Row>,
+    blank: &[bool],
+    arrays: &[Option<ElemType>],
+) -> Vec<Row> {
     let key = |r: &Row| {
         r.iter()
             .enumerate()
@@ -1771,7 +1971,7 @@ fn set_op(op: SetOp, all: bool, left: Vec<Row>, right: Vec<Row>, blank: &[bool])
                 Value::Text(s) if blank.get(i) == Some(&true) => {
                     group_key(&Value::Text(s.trim_end_matches(' ').into()))
                 }
-                v => group_key(v),
+                v => typed_key(v, arrays.get(i).copied().flatten()),
             })
             .collect::<Vec<_>>()
     };
@@ -1817,8 +2017,10 @@ fn dedupe_by(rows: &mut Vec<Row>, key: impl Fn(&Row) -> Vec<String>) {
     rows.retain(|r| seen.insert(key(r)));
 }
 
-fn dedupe(rows: &mut Vec<Row>) {
-    dedupe_by(rows, |r| r.iter().map(group_key).collect());
+/// Keep the first of each set of equal rows, the array columns (`arrays`) compared by
+/// their elements.
+fn dedupe(rows: &mut Vec<Row>, arrays: &[Option<ElemType>]) {
+    dedupe_by(rows, |r| row_key(r, arrays));
 }
 
 /// The rows `[lo, hi)` of a partition of `n` rows in frame `f` of row `j` (0-based), whose
@@ -1963,21 +2165,25 @@ fn nth_of(n: &Value) -> Result<Option<usize>> {
 /// values in order for `string_agg` and `array_agg`.
 fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
     use crate::sql::functions::AggKernel;
+    let array = |k: usize| a.arrays.get(k).copied().flatten();
     if a.distinct && a.order_by.is_empty() {
         // PostgreSQL sorts a DISTINCT aggregate's input by its arguments (NULLs last).
         vals.sort_by(|x, y| {
-            x.iter()
-                .zip(y)
-                .map(|(p, q)| sort_cmp(p, q, false, false))
+            (x.iter().zip(y).enumerate())
+                .map(|(k, (p, q))| sort_cmp_typed(p, q, false, false, array(k)))
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
         });
+    }
+    if a.distinct && a.arrays.iter().any(Option::is_some) {
+        // Arrays equal element by element are one value (`{1.0}` and `{1.00}`).
+        dedupe(&mut vals, &a.arrays);
     }
     if !a.order_by.is_empty() {
         let n = a.args.len();
         vals.sort_by(|x, y| {
             for (k, (_, desc, nulls_first)) in a.order_by.iter().enumerate() {
-                let o = sort_cmp(&x[n + k], &y[n + k], *desc, *nulls_first);
+                let o = sort_cmp_typed(&x[n + k], &y[n + k], *desc, *nulls_first, array(n + k));
                 if o != Ordering::Equal {
                     return o;
                 }
@@ -1993,7 +2199,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         AggKernel::Partial(func) => func,
         AggKernel::StringAgg => {
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return Ok(string_agg(&vals));
         }
@@ -2004,7 +2210,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
                 }
             }
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return crate::agg::regr::aggregate(f, &vals);
         }
@@ -2024,7 +2230,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         }
         AggKernel::ArrayAgg => {
             if a.distinct {
-                dedupe(&mut vals);
+                dedupe(&mut vals, &[]);
             }
             return Ok(if vals.is_empty() {
                 Value::Null
@@ -2037,6 +2243,11 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         (crate::sql::AggFunc::Count, true) => crate::sql::AggFunc::CountStar,
         (f, _) => f,
     };
+    if let (Some(e), crate::sql::AggFunc::Min | crate::sql::AggFunc::Max) =
+        (crate::sql::array_elem(a.ty), func)
+    {
+        return Ok(array_extreme(e, func == crate::sql::AggFunc::Max, &vals));
+    }
     let spec = crate::agg::AggSpec::new(func, a.arg_type, a.distinct);
     let mut acc = spec.init();
     for v in &vals {
@@ -2048,6 +2259,31 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
         acc.update(&spec, &x)?;
     }
     acc.evaluate(&spec)
+}
+
+/// `min` (`max: false`) or `max` of arrays of `e` (the first argument of each of
+/// `vals`), element by element as PostgreSQL's `array_smaller`/`array_larger`; NULL
+/// arrays are skipped, NULL when none is left.
+fn array_extreme(e: ElemType, max: bool, vals: &[Vec<Value>]) -> Value {
+    let mut best: Option<&Value> = None;
+    for v in vals
+        .iter()
+        .filter_map(|v| v.first())
+        .filter(|v| !v.is_null())
+    {
+        let better = best.is_none_or(|b| {
+            let o = array_order(e, v, b);
+            if max {
+                o == Ordering::Greater
+            } else {
+                o == Ordering::Less
+            }
+        });
+        if better {
+            best = Some(v);
+        }
+    }
+    best.cloned().unwrap_or(Value::Null)
 }
 
 /// `string_agg(value, delimiter)` over `vals` in order: NULL values are skipped, each

@@ -656,6 +656,21 @@ fn collection_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
             let items: Vec<String> = args.iter().map(|v| json(Some(v))).collect();
             text(format!("[{}]", items.join(", ")))
         }
+        "array_upper" | "array_length" | "cardinality" | "array_lower"
+            if super::array_nd::is_nd(&text_of(a0)) =>
+        {
+            let nd = super::array_nd::parse_nd(&text_of(a0))?;
+            let dim = (int_of(arg(args, 1)))
+                .and_then(|d| usize::try_from(d).ok())
+                .and_then(|d| d.checked_sub(1))
+                .and_then(|d| nd.dims.get(d));
+            match (name, dim) {
+                ("cardinality", _) => Value::Int4(nd.elems.len() as i32),
+                ("array_lower", Some(_)) => Value::Int4(1),
+                (_, Some(n)) => Value::Int4(*n as i32),
+                (_, None) => Value::Null,
+            }
+        }
         "array_upper" | "array_length" | "cardinality" => {
             let n = parse_array(&text_of(a0))?.len() as i32;
             // Arrays here have one dimension: any other dimension has no bounds.
@@ -1004,7 +1019,10 @@ fn size_pretty(n: i64) -> String {
 /// The elements of an array's text form (`{a,b}`) or of an int2vector's or oidvector's
 /// (`1 2`).
 fn elements(s: &str) -> Result<Vec<Option<String>>> {
-    if s.starts_with('{') {
+    if super::array_nd::is_nd(s) {
+        // unnest flattens an array of several dimensions.
+        Ok(super::array_nd::parse_nd(s)?.elems)
+    } else if s.starts_with('{') {
         parse_array(s)
     } else {
         Ok(s.split_whitespace().map(|e| Some(e.to_string())).collect())

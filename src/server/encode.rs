@@ -131,8 +131,16 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
         buf.put_u32(oid.unwrap_or(0) as u32);
         return;
     };
+    // An array of several dimensions sends each dimension's length (lower bound 1).
+    let mut dims = None;
     let (elems, lower) = match ty {
-        CatalogType::Array(_) => (crate::exec::relational::parse_array(scratch).ok(), 1),
+        CatalogType::Array(_) => match crate::exec::array_nd::parse_nd(scratch) {
+            Ok(nd) => {
+                dims = Some(nd.dims);
+                (Some(nd.elems), 1)
+            }
+            Err(_) => (None, 1),
+        },
         _ => (
             Some(
                 scratch
@@ -148,11 +156,16 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
         "the catalog engine sends well-formed arrays"
     );
     let elems: Vec<Option<String>> = elems.unwrap_or_default();
-    buf.put_i32(i32::from(!elems.is_empty()));
+    let dims = match dims {
+        Some(d) if !elems.is_empty() => d,
+        _ if elems.is_empty() => vec![],
+        _ => vec![elems.len()],
+    };
+    buf.put_i32(dims.len() as i32);
     buf.put_i32(i32::from(elems.iter().any(Option::is_none)));
     buf.put_u32(elem.oid());
-    if !elems.is_empty() {
-        buf.put_i32(elems.len() as i32);
+    for n in &dims {
+        buf.put_i32(*n as i32);
         buf.put_i32(lower);
     }
     for e in &elems {

@@ -114,6 +114,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::DatetimeFieldOverflow(_) => "22008",
         Error::InvalidParameterValue(_) => "22023",
         Error::NumericValueOutOfRange(_) => "22003",
+        Error::ArraySubscript(_) => "2202E",
         Error::DivisionByZero => "22012",
         Error::StringDataRightTruncation(_) => "22001",
         Error::NotNullViolation(_) => "23502",

@@ -45,8 +45,8 @@ pub(crate) use bind::advance_of_no_stream;
 pub(crate) use bind::stream_name_of;
 pub use plan::*;
 pub(crate) use relational::{
-    CmpOp, FrameBound, FrameUnits, JoinKind, RExpr, RelAgg, RelBody, RelFrame, RelFrom, RelGroup,
-    RelQuery, RelSelect, RelWindow, RelWindowFunc, RelationProvider, SetOp,
+    array_elem, CmpOp, FrameBound, FrameUnits, JoinKind, RExpr, RelAgg, RelBody, RelFrame, RelFrom,
+    RelGroup, RelQuery, RelSelect, RelWindow, RelWindowFunc, RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
 pub(crate) use types::{type_oid_of_name, RType, RegKind};

@@ -22,7 +22,7 @@ use super::plan::Expr;
 use super::types::{rtype_of_name, RType, RegKind, EXPANDARRAY_FIELDS};
 use crate::agg::ordered::OrderedSetFunc;
 use crate::error::{Error, Result};
-use crate::types::{CatalogType, Column, DataType, Value};
+use crate::types::{CatalogType, Column, DataType, ElemType, Value};
 
 mod arrays;
 mod series;
@@ -155,6 +155,10 @@ pub(crate) struct RelSelect {
     /// Window function calls (`f(...) OVER (...)`), computed after grouping;
     /// [`RExpr::Window`] reads them.
     pub(crate) windows: Vec<RelWindow>,
+    /// The element type of each array column of the projected row (select list, then
+    /// hidden sort keys), `None` for other columns: DISTINCT, DISTINCT ON and ORDER BY
+    /// compare arrays element by element ([`crate::exec::array_cmp`]).
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// Set-returning calls of the select list (name, arguments over the row after
     /// grouping). As in PostgreSQL 10 and later, each row gives as many output rows as its
     /// longest call returns, the calls advancing in lockstep and the shorter ones giving
@@ -178,6 +182,9 @@ pub(crate) struct RelWindow {
     pub(crate) partition_by: Vec<RExpr>,
     /// ORDER BY: key, descending, nulls first.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The element types of the array keys of PARTITION BY, then of ORDER BY (`None`
+    /// for other keys): arrays partition and sort element by element.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// The frame that aggregates and first/last/nth_value read.
     pub(crate) frame: RelFrame,
     /// For a RANGE frame, the offsets of its `PRECEDING`/`FOLLOWING` start and end, of
@@ -278,6 +285,9 @@ pub(crate) enum RelWindowFunc {
 pub(crate) struct RelGroup {
     /// Group keys, over the FROM row.
     pub(crate) keys: Vec<RExpr>,
+    /// The element type of each array key (`None` for other keys): arrays group by
+    /// their elements' equality.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// Aggregate calls, arguments over the FROM row.
     pub(crate) aggs: Vec<RelAgg>,
     /// Width of the FROM row.
@@ -302,6 +312,9 @@ pub(crate) struct RelAgg {
     /// `ORDER BY` inside the call (`array_agg(x ORDER BY n)`): keys over the FROM row,
     /// descending, nulls first. The order the values reach the aggregate in.
     pub(crate) order_by: Vec<(RExpr, bool, bool)>,
+    /// The element types of the array arguments, then of the array ORDER BY keys
+    /// (`None` for others): DISTINCT and ORDER BY compare arrays element by element.
+    pub(crate) arrays: Vec<Option<ElemType>>,
     /// The result's type.
     pub(crate) ty: RType,
 }
@@ -371,6 +384,20 @@ pub(crate) enum RelFrom {
     },
 }
 
+impl CmpOp {
+    /// The operator as SQL writes it.
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
 /// Comparison operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CmpOp {
@@ -386,6 +413,53 @@ pub(crate) enum CmpOp {
     Gt,
     /// >=
     Ge,
+}
+
+/// The element types of two compared operands of static types `l` and `r` when either
+/// is an array (an operand that is none, such as an unknown literal `'{1,2}'`, takes
+/// the other's); `None` when neither is.
+pub(crate) fn array_elems(l: RType, r: RType) -> Option<(ElemType, ElemType)> {
+    let elem = |t: RType| match t {
+        RType::Catalog(CatalogType::Array(e)) => Some(e),
+        _ => None,
+    };
+    match (elem(l), elem(r)) {
+        (Some(a), Some(b)) => Some((a, b)),
+        (Some(a), None) | (None, Some(a)) => Some((a, a)),
+        (None, None) => None,
+    }
+}
+
+/// The array functions whose elements compare by their type ([`RExpr::ArrayFunc`]).
+pub(crate) const ELEM_COMPARING: &[&str] = &[
+    "array_position",
+    "array_positions",
+    "array_remove",
+    "array_replace",
+    "arraycontains",
+    "arraycontained",
+    "arrayoverlap",
+];
+
+/// [`array_elems`] of the operands of operator `op` (its symbol): PostgreSQL's array
+/// operators take two arrays of one type (or one and an unknown literal). Errors: 42883
+/// for an array and a value of another type (`numeric[] = integer[]`, `integer[] = integer`).
+pub(crate) fn array_operands(l: RType, r: RType, op: &str) -> Result<Option<(ElemType, ElemType)>> {
+    let typed = !matches!(l, RType::Unknown) && !matches!(r, RType::Unknown);
+    match array_elems(l, r) {
+        Some(_) if typed && l != r => Err(Error::UndefinedFunction(format!(
+            "operator does not exist: {} {op} {}",
+            l.name(),
+            r.name()
+        ))),
+        p => Ok(p),
+    }
+}
+
+/// The element type of an array of static type `t`, for sorting and grouping its values
+/// element by element; `None` for any other type.
+pub(crate) fn array_elem(t: RType) -> Option<ElemType> {
+    array_elems(t, t).map(|p| p.0)
 }
 
 /// A scalar expression of the relational plan.
@@ -414,6 +488,9 @@ pub(crate) enum RExpr {
     Cmp {
         /// Operator.
         op: CmpOp,
+        /// The element types of the left and right operands when they are arrays: the
+        /// arrays are compared element by element (see [`crate::exec::array_cmp`]).
+        arrays: Option<(ElemType, ElemType)>,
         /// Left.
         left: Box<RExpr>,
         /// Right.
@@ -461,6 +538,10 @@ pub(crate) enum RExpr {
     Cast(Box<RExpr>, RType),
     /// A function of [`crate::exec::relational`] (catalog functions and friends), by name.
     Func(String, Vec<RExpr>),
+    /// An array function that compares elements (`array_position`, `array_remove`,
+    /// `arraycontains`, ...: [`ELEM_COMPARING`]) with the element types of its first and
+    /// second arguments, as PostgreSQL compares them (`1` finds `1.0` in a numeric array).
+    ArrayFunc(String, (ElemType, ElemType), Vec<RExpr>),
     /// The current value of set-returning call `j` of this level's select list (a record
     /// for `_pg_expandarray`, the single column otherwise).
     SetFunc(usize),
@@ -1049,6 +1130,7 @@ impl RelBinder<'_> {
                         distinct_on: None,
                         sort_keys: vec![],
                         windows: vec![],
+                        arrays: cols.iter().map(|c| array_elem(c.1)).collect(),
                         set_funcs: vec![],
                     })),
                     cols,
@@ -1186,6 +1268,39 @@ impl RelBinder<'_> {
         }
     }
 
+    /// `ARRAY[a, b, ...]` of arrays: an array of one more dimension, of the common type
+    /// of theirs (`integer[]` and `bigint[]` are `bigint[]`), each cast to it. Errors:
+    /// 42804 for arrays of types without one (`integer[]` and `text[]`).
+    fn nested_array(&mut self, elems: Vec<RExpr>) -> Result<RExpr> {
+        let mut common: Option<ElemType> = None;
+        for e in &elems {
+            let t = self.static_type(e);
+            let Some(x) = array_elem(t) else { continue };
+            common = Some(match common {
+                None => x,
+                Some(c) if c == x => c,
+                Some(c) => super::types::select_common_type(c.held_as(), x.held_as())
+                    .map(ElemType::of)
+                    .ok_or_else(|| {
+                        Error::DatatypeMismatch(format!(
+                            "ARRAY types {} and {} cannot be matched",
+                            RType::Catalog(CatalogType::Array(c)).name(),
+                            t.name()
+                        ))
+                    })?,
+            });
+        }
+        let e = common.unwrap_or(ElemType::Text);
+        let to = RType::Catalog(CatalogType::Array(e));
+        let elems = (elems.into_iter())
+            .map(|x| match self.static_type(&x) == to {
+                true => x,
+                false => RExpr::Cast(Box::new(x), to),
+            })
+            .collect();
+        Ok(RExpr::ArrayFunc("array_nest".into(), (e, e), elems))
+    }
+
     /// `f` with set-returning calls refused with `refusal` (0A000), as PostgreSQL refuses
     /// them outside the select list; the refusal in force before is restored after.
     fn refusing_srf<T>(&mut self, refusal: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -1273,6 +1388,14 @@ impl RelBinder<'_> {
             }
             _ => None,
         };
+        let arrays = (columns.iter().map(|c| c.1))
+            .chain(sort_keys.iter().map(|k| self.static_type(k)))
+            .map(array_elem)
+            .collect();
+        let key_arrays = keys
+            .iter()
+            .map(|k| array_elem(self.static_type(k)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         level.agg_ok = false;
         let aggs = std::mem::take(&mut level.aggs);
@@ -1280,6 +1403,7 @@ impl RelBinder<'_> {
         let set_funcs = std::mem::take(&mut level.set_funcs);
         let group = (!keys.is_empty() || !aggs.is_empty()).then(|| RelGroup {
             keys,
+            arrays: key_arrays,
             aggs,
             width: level.width,
         });
@@ -1295,6 +1419,7 @@ impl RelBinder<'_> {
                 distinct_on,
                 sort_keys,
                 windows,
+                arrays,
                 set_funcs,
             },
             columns,
@@ -1599,6 +1724,7 @@ impl RelBinder<'_> {
                         let r = self.bpchar_operand(RExpr::Col { up: 0, idx: r }, rt, lt);
                         conj.push(RExpr::Cmp {
                             op: CmpOp::Eq,
+                            arrays: array_elems(lt, rt),
                             left: Box::new(l),
                             right: Box::new(r),
                         });
@@ -2063,7 +2189,13 @@ impl RelBinder<'_> {
                 let elems: Vec<RExpr> =
                     a.elem.iter().map(|x| self.expr(x)).collect::<Result<_>>()?;
                 let to = self.resolved_type("ARRAY", elems.iter())?;
-                RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
+                match array_elem(to) {
+                    // Arrays of arrays: one more dimension, of their common type.
+                    Some(_) => self.nested_array(elems)?,
+                    None => {
+                        RExpr::Array(elems.into_iter().map(|e| self.conformed(e, to)).collect())
+                    }
+                }
             }
             ast::Expr::Function(f) => self.function(f)?,
             other => {
@@ -2597,6 +2729,13 @@ impl RelBinder<'_> {
                 super::bind::type_binary(crate::sql::BinaryOp::Mod, a, b, &mut self.params)?;
             return Ok(self.typed_template(expr, ty, args));
         }
+        if matches!(name, "greatest" | "least" | "nullif")
+            && args
+                .iter()
+                .any(|a| array_elem(self.static_type(a)).is_some())
+        {
+            return self.array_choice(name, args);
+        }
         let args = match name {
             "coalesce" | "greatest" | "least" => self.unknowns_as_oid(args),
             _ => args,
@@ -2629,6 +2768,23 @@ impl RelBinder<'_> {
         if arrays::ARRAY_CONCAT_FUNCTIONS.contains(&name) {
             return self.array_concat_call(name, args);
         }
+        if ELEM_COMPARING.contains(&name) {
+            let ty = |i: usize| args.get(i).map_or(RType::Unknown, |a| self.static_type(a));
+            // The second argument is an array or, for the search functions, an element.
+            let second = match (ty(1), name.starts_with("array_")) {
+                (RType::Base(d), true) => RType::Base(d).array_of(),
+                (t, _) => t,
+            };
+            let elems = match name {
+                "arraycontains" => array_operands(ty(0), second, "@>")?,
+                "arraycontained" => array_operands(ty(0), second, "<@")?,
+                "arrayoverlap" => array_operands(ty(0), second, "&&")?,
+                _ => array_elems(ty(0), second),
+            };
+            if let Some(elems) = elems {
+                return Ok(RExpr::ArrayFunc(name.to_string(), elems, args));
+            }
+        }
         if super::functions::catalog_function(name).is_some() {
             return Ok(RExpr::Func(name.to_string(), args));
         }
@@ -2639,6 +2795,60 @@ impl RelBinder<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )))
+    }
+
+    /// `greatest`, `least` or `nullif` of arrays: their elements compared by type (see
+    /// [`crate::exec::array_cmp`]); GREATEST and LEAST fold their arguments two at a
+    /// time, of the arrays' common type (`integer[]` and `numeric[]` are `numeric[]`).
+    /// Errors: 42883 for NULLIF of two array types (no `=` between them), 42846 for
+    /// GREATEST or LEAST of arrays whose elements have no common type.
+    fn array_choice(&mut self, name: &str, args: Vec<RExpr>) -> Result<RExpr> {
+        let ty = |s: &Self, a: &RExpr| s.static_type(a);
+        if name == "nullif" {
+            let [a, b] = <[RExpr; 2]>::try_from(args).map_err(|a| {
+                Error::UndefinedFunction(format!(
+                    "function nullif with {} arguments does not exist",
+                    a.len()
+                ))
+            })?;
+            let elems = array_operands(ty(self, &a), ty(self, &b), "=")?.expect("an array");
+            return Ok(RExpr::ArrayFunc(name.into(), elems, vec![a, b]));
+        }
+        let word = name.to_uppercase();
+        let mut acc: Option<RExpr> = None;
+        for a in args {
+            acc = Some(match acc {
+                None => a,
+                Some(prev) => {
+                    let (pt, at) = (ty(self, &prev), ty(self, &a));
+                    let common = match (array_elem(pt), array_elem(at)) {
+                        (Some(x), Some(y)) if x != y => {
+                            let common = super::types::select_common_type(x.held_as(), y.held_as());
+                            common.map(ElemType::of).ok_or_else(|| {
+                                Error::CannotCoerce(format!(
+                                    "{word} could not convert type {} to {}",
+                                    at.name(),
+                                    pt.name()
+                                ))
+                            })?
+                        }
+                        (Some(x), _) | (None, Some(x)) => x,
+                        (None, None) => ElemType::Text,
+                    };
+                    let elems = (
+                        array_elem(pt).unwrap_or(common),
+                        array_elem(at).unwrap_or(common),
+                    );
+                    let out = RType::Catalog(CatalogType::Array(common));
+                    let pair = RExpr::ArrayFunc(name.into(), elems, vec![prev, a]);
+                    match out == ty(self, &pair) {
+                        true => pair,
+                        false => RExpr::Cast(Box::new(pair), out),
+                    }
+                }
+            });
+        }
+        Ok(acc.expect("GREATEST has arguments"))
     }
 
     /// The arguments of call `f`: its expressions, `*`, DISTINCT and the ORDER BY of an
@@ -2741,6 +2951,9 @@ impl RelBinder<'_> {
             )));
         }
         let (ty, arg_type) = self.aggregate_types(def, &name, ordered_set, star, &args)?;
+        let arrays = (args.iter().chain(order_by.iter().map(|o| &o.0)))
+            .map(|e| array_elem(self.static_type(e)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         let agg = RelAgg {
             func: name,
@@ -2750,6 +2963,7 @@ impl RelBinder<'_> {
             args,
             distinct,
             order_by,
+            arrays,
             ty,
         };
         let j = match level.aggs.iter().position(|a| *a == agg) {
@@ -2872,7 +3086,7 @@ impl RelBinder<'_> {
         let call = self.window_call(f, name);
         self.in_window = false;
         let (func, ty) = call?;
-        let partition_by = spec
+        let partition_by: Vec<RExpr> = spec
             .partition_by
             .iter()
             .map(|e| self.expr(e))
@@ -2890,11 +3104,15 @@ impl RelBinder<'_> {
             None => (RelFrame::DEFAULT, [None, None]),
             Some(f) => self.frame(f, key)?,
         };
+        let arrays = (partition_by.iter().chain(order_by.iter().map(|o| &o.0)))
+            .map(|e| array_elem(self.static_type(e)))
+            .collect();
         let level = self.levels.last_mut().expect("level");
         level.windows.push(RelWindow {
             func,
             partition_by,
             order_by,
+            arrays,
             frame,
             range_offsets,
             ty,
@@ -3331,10 +3549,17 @@ impl RelBinder<'_> {
                 .map(|x| self.static_type(x))
                 .find(RType::is_array)
                 .unwrap_or(RType::Unknown.array_of()),
-            RExpr::Subscript(a, _) => self.static_type(a).elem().unwrap_or(RType::Unknown),
+            // `a[i][j]...`: the element type of the array at the bottom.
+            RExpr::Subscript(a, _) => {
+                let mut base = &**a;
+                while let RExpr::Subscript(inner, _) = base {
+                    base = inner;
+                }
+                self.static_type(base).elem().unwrap_or(RType::Unknown)
+            }
             RExpr::Cast(_, t) => *t,
             // Polymorphic: the type of the array argument.
-            RExpr::Func(name, args)
+            RExpr::Func(name, args) | RExpr::ArrayFunc(name, _, args)
                 if matches!(
                     name.as_str(),
                     "array_remove" | "array_replace" | "array_slice"
@@ -3342,7 +3567,18 @@ impl RelBinder<'_> {
             {
                 args.first().map_or(RType::Unknown, |a| self.static_type(a))
             }
-            RExpr::Func(name, _) => func_type(name),
+            // GREATEST, LEAST, NULLIF of arrays: the type of the first typed argument.
+            RExpr::ArrayFunc(name, _, args)
+                if matches!(
+                    name.as_str(),
+                    "greatest" | "least" | "nullif" | "array_nest"
+                ) =>
+            {
+                (args.iter().map(|a| self.static_type(a)))
+                    .find(|t| *t != RType::Unknown)
+                    .unwrap_or(RType::Unknown)
+            }
+            RExpr::Func(name, _) | RExpr::ArrayFunc(name, ..) => func_type(name),
             RExpr::SetFunc(j)
                 if self
                     .levels
@@ -3581,6 +3817,7 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
         distinct_on: None,
         sort_keys: vec![],
         windows: vec![],
+        arrays: want.iter().map(|c| array_elem(c.1)).collect(),
         set_funcs: vec![],
     }))
 }

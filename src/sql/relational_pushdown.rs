@@ -169,7 +169,9 @@ fn collect(e: &RExpr, out: &mut Vec<usize>) -> bool {
             true
         }
         RExpr::Col { .. } | RExpr::Lit(_) | RExpr::Param(_) => true,
-        RExpr::Template { args, .. } | RExpr::Func(_, args) => all(args, out),
+        RExpr::Template { args, .. } | RExpr::Func(_, args) | RExpr::ArrayFunc(_, _, args) => {
+            all(args, out)
+        }
         RExpr::And(es) | RExpr::Array(es) => all(es, out),
         RExpr::Cmp { left, right, .. }
         | RExpr::Subscript(left, right)
@@ -212,10 +214,17 @@ pub(crate) fn map_cols(e: &RExpr, f: &dyn Fn(usize) -> usize) -> RExpr {
             args: ms(args),
         },
         RExpr::Func(n, args) => RExpr::Func(n.clone(), ms(args)),
+        RExpr::ArrayFunc(n, t, args) => RExpr::ArrayFunc(n.clone(), *t, ms(args)),
         RExpr::And(es) => RExpr::And(ms(es)),
         RExpr::Array(es) => RExpr::Array(ms(es)),
-        RExpr::Cmp { op, left, right } => RExpr::Cmp {
+        RExpr::Cmp {
+            op,
+            arrays,
+            left,
+            right,
+        } => RExpr::Cmp {
             op: *op,
+            arrays: *arrays,
             left: m(left),
             right: m(right),
         },

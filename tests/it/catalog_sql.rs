@@ -263,6 +263,33 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
     tuple.extend([0, 0, 0, 2, 0, 1, 0, 0, 0, 2, 0, 2]);
     tuple.extend([0, 0, 0, 4, 0, 0, 0, 7, 0xff, 0xff]);
     assert_eq!(&out[19..], tuple.as_slice(), "after the 19-byte header");
+    // An array of two dimensions sends both lengths (each with lower bound 1), then its
+    // elements in row-major order, as array_send does.
+    let out = {
+        use futures::StreamExt;
+        let stream = c
+            .copy_out("COPY (SELECT '{{1,2},{3,4}}'::int2[]) TO STDOUT (FORMAT binary)")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.unwrap());
+        }
+        out
+    };
+    let mut tuple = vec![0, 1, 0, 0, 0, 52];
+    tuple.extend([0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 21]);
+    tuple.extend([0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1]);
+    for v in 1..=4 {
+        tuple.extend([0, 0, 0, 2, 0, v]);
+    }
+    tuple.extend([0xff, 0xff]);
+    assert_eq!(
+        &out[19..],
+        tuple.as_slice(),
+        "a 2-D array after the 19-byte header"
+    );
     for (sql, code) in [
         ("SELECT '4294967296'::oid", "22003"),
         ("SELECT 'x'::oid", "22P02"),
@@ -271,7 +298,7 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
         ("SELECT 'abc'::text[]", "22P02"),
         ("SELECT '{\"a\"b}'::text[]", "22P02"),
         ("SELECT '{a,,b}'::text[]", "22P02"),
-        ("SELECT '{{1,2},{3,4}}'::int4[]", "0A000"),
+        ("SELECT '{{1,2},{3}}'::int4[]", "22P02"),
         ("SELECT set_config('jit', 'on', false)", "0A000"),
     ] {
         let e = c.simple_query(sql).await.unwrap_err();

@@ -19,6 +19,7 @@
 //! server programs (Debian's `postgresql` package, which `scripts/test.sh` installs) the test is
 //! skipped with a message.
 
+mod arrays;
 mod queries;
 mod wide;
 
@@ -182,6 +183,7 @@ async fn read_queries_answer_as_postgresql_15_does() {
     }
     let mut all = queries::listed();
     wide::listed(&mut all);
+    arrays::listed(&mut all);
     all.extend(queries::random(30, 400));
     let mut found: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut report = String::new();

@@ -207,8 +207,8 @@ impl ExprScope for Slots<'_, '_> {
         // A typed side that is no array is an element (`ARRAY[1, 2] || 3`, `0 || ARRAY[1]`):
         // a one-element array of it; an unknown literal is an array literal (`'{5}'`).
         let (lr, rr) = (
-            self.rel.part(&l.0, &self.args),
-            self.rel.part(&r.0, &self.args),
+            self.rel.part(&l.0, &self.args)?,
+            self.rel.part(&r.0, &self.args)?,
         );
         let side = |e: RExpr, leaf_array: bool, bound: Option<DataType>| {
             let t = self.rel.static_type(&e);
@@ -278,13 +278,98 @@ impl RelBinder<'_> {
             args: Vec::new(),
         };
         let bound = bind_walked(e, &mut slots, &mut params);
-        let args = slots.args;
+        let mut args = slots.args;
         self.params = params;
-        let (expr, ty) = bound?;
+        let (mut expr, ty) = bound?;
+        if args.iter().any(|a| self.static_type(a).is_array()) {
+            self.array_comparisons(&mut expr, &mut args)?;
+        }
         Ok(match Self::structural(&expr) {
-            true => self.part(&expr, &args),
+            true => self.part(&expr, &args)?,
             false => self.walked_template(expr, ty, args),
         })
+    }
+
+    /// The comparisons of a walked expression `e` (whose leaves are `args`) with an array
+    /// leaf on either side, which the expression binder sees as text: each becomes a new
+    /// leaf, an [`RExpr::Cmp`] comparing the arrays element by element; an IN list of
+    /// arrays becomes the OR of such equalities (IS DISTINCT FROM, CASE, NOT and OR keep
+    /// their comparisons where they are).
+    fn array_comparisons(&mut self, e: &mut Expr, args: &mut Vec<RExpr>) -> Result<()> {
+        use crate::sql::plan::{BinaryOp as B, UnaryOp};
+        let array = |s: &Self, x: &Expr, args: &[RExpr]| matches!(x, Expr::Column(i) if args.get(*i).is_some_and(|a| s.static_type(a).is_array()));
+        let leaf = |s: &mut Self, op: CmpOp, l: &Expr, r: &Expr, args: &mut Vec<RExpr>| {
+            let c = s.comparison(op, l, r, args)?;
+            args.push(c);
+            Ok::<_, Error>(Expr::Column(args.len() - 1))
+        };
+        match e {
+            Expr::Binary { op, left, right }
+                if comparison(*op).is_some()
+                    && (array(self, left, args) || array(self, right, args)) =>
+            {
+                let op = comparison(*op).expect("checked");
+                *e = leaf(self, op, left, right, args)?;
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated,
+            } if array(self, expr, args) => {
+                let mut any = None;
+                for x in list.iter() {
+                    let eq = leaf(self, CmpOp::Eq, expr, x, args)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => Expr::Binary {
+                            op: B::Or,
+                            left: Box::new(a),
+                            right: Box::new(eq),
+                        },
+                    });
+                }
+                let any = any.unwrap_or(Expr::Literal(Value::Bool(false)));
+                *e = match negated {
+                    true => Expr::Unary {
+                        op: UnaryOp::Not,
+                        expr: Box::new(any),
+                    },
+                    false => any,
+                };
+            }
+            Expr::Unary { expr, .. } | Expr::Cast { expr, .. } | Expr::IsNull { expr, .. } => {
+                self.array_comparisons(expr, args)?
+            }
+            Expr::Binary { left, right, .. }
+            | Expr::Like {
+                expr: left,
+                pattern: right,
+                ..
+            } => {
+                self.array_comparisons(left, args)?;
+                self.array_comparisons(right, args)?;
+            }
+            Expr::Func { args: xs, .. } | Expr::InList { list: xs, .. } => {
+                for x in xs {
+                    self.array_comparisons(x, args)?;
+                }
+            }
+            Expr::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                for x in operand.iter_mut().chain(otherwise.iter_mut()) {
+                    self.array_comparisons(x, args)?;
+                }
+                for (w, t) in branches {
+                    self.array_comparisons(w, args)?;
+                    self.array_comparisons(t, args)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Whether a walked expression keeps a relational node: a comparison (the hash join
@@ -298,27 +383,27 @@ impl RelBinder<'_> {
     /// of its parts (nested ANDs flattened), a comparison as [`RExpr::Cmp`], anything
     /// else as a template of only the arguments it reads (the others NULL, never
     /// evaluated).
-    fn part(&mut self, e: &Expr, args: &[RExpr]) -> RExpr {
+    fn part(&mut self, e: &Expr, args: &[RExpr]) -> Result<RExpr> {
         use crate::sql::plan::BinaryOp as B;
         match e {
             Expr::Binary { op, left, right } if *op == B::And => {
                 let mut parts = Vec::new();
                 for side in [left, right] {
-                    match self.part(side, args) {
+                    match self.part(side, args)? {
                         RExpr::And(ps) => parts.extend(ps),
                         p => parts.push(p),
                     }
                 }
-                return RExpr::And(parts);
+                return Ok(RExpr::And(parts));
             }
             Expr::Binary { op, left, right } => {
                 if let Some(op) = comparison(*op) {
                     return self.comparison(op, left, right, args);
                 }
             }
-            Expr::Column(i) => return args[*i].clone(),
-            Expr::Literal(v) => return RExpr::Lit(v.clone()),
-            Expr::Param(p) => return RExpr::Param(*p),
+            Expr::Column(i) => return Ok(args[*i].clone()),
+            Expr::Literal(v) => return Ok(RExpr::Lit(v.clone())),
+            Expr::Param(p) => return Ok(RExpr::Param(*p)),
             _ => {}
         }
         let args = (args.iter().enumerate())
@@ -327,13 +412,21 @@ impl RelBinder<'_> {
                 false => RExpr::Lit(Value::Null),
             })
             .collect();
-        self.walked_template(e.clone(), None, args)
+        Ok(self.walked_template(e.clone(), None, args))
     }
 
     /// A walked comparison as the structural [`RExpr::Cmp`] the hash join reads its keys
     /// from and predicate pushdown moves by its columns: each operand a [`Self::part`].
-    fn comparison(&mut self, op: CmpOp, left: &Expr, right: &Expr, args: &[RExpr]) -> RExpr {
-        let (l, r) = (self.part(left, args), self.part(right, args));
+    /// Errors: 42883 for arrays compared with a value of another type (PostgreSQL's array
+    /// operators take two arrays of one type).
+    fn comparison(
+        &mut self,
+        op: CmpOp,
+        left: &Expr,
+        right: &Expr,
+        args: &[RExpr],
+    ) -> Result<RExpr> {
+        let (l, r) = (self.part(left, args)?, self.part(right, args)?);
         // A parameter compared with an oid is described as one (held as a bigint).
         for (p, o) in [(&l, &r), (&r, &l)] {
             if let RExpr::Param(i) = p {
@@ -343,11 +436,13 @@ impl RelBinder<'_> {
                 }
             }
         }
-        RExpr::Cmp {
+        let arrays = array_operands(self.static_type(&l), self.static_type(&r), op.symbol())?;
+        Ok(RExpr::Cmp {
             op,
+            arrays,
             left: Box::new(l),
             right: Box::new(r),
-        }
+        })
     }
 
     /// The relational form of a walked expression: a bare literal, parameter or leaf as

@@ -1100,6 +1100,14 @@ fn client_queries(out: &mut Vec<String>) {
         "SELECT k, percentile_disc(ARRAY[0, 0.5, 1]) WITHIN GROUP (ORDER BY id) FROM ta GROUP BY k ORDER BY k",
         "SELECT percentile_cont(ARRAY[0.5, 2]) WITHIN GROUP (ORDER BY d) FROM ta",
         "SELECT percentile_cont(ARRAY['a']) WITHIN GROUP (ORDER BY d) FROM ta",
+        // A single fraction is checked even over no rows (or only NULLs); an array of
+        // them is not.
+        "SELECT percentile_cont(-0.1) WITHIN GROUP (ORDER BY d) FROM ta WHERE false",
+        "SELECT percentile_disc(1.5) WITHIN GROUP (ORDER BY t) FROM ta WHERE id > 100",
+        "SELECT percentile_cont('NaN'::float8) WITHIN GROUP (ORDER BY x) FROM (SELECT 1 AS x WHERE false) s",
+        "SELECT percentile_cont(2) WITHIN GROUP (ORDER BY r) FROM ta WHERE r IS NULL",
+        "SELECT percentile_cont(NULL) WITHIN GROUP (ORDER BY d), percentile_disc(ARRAY[0.5, 2]) WITHIN GROUP (ORDER BY d), mode() WITHIN GROUP (ORDER BY d), percentile_cont(0.5) WITHIN GROUP (ORDER BY d) FROM ta WHERE false",
+        "SELECT k, percentile_disc(1.5) WITHIN GROUP (ORDER BY id) FROM ta WHERE false GROUP BY k",
         "SELECT percentile_cont(0.5) FROM ta",
         "SELECT sum(k) WITHIN GROUP (ORDER BY k) FROM ta",
         "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY t) FROM ta",

@@ -38,6 +38,7 @@ mod end_point;
 mod extended;
 mod guard;
 mod notify;
+mod out_bytes;
 mod peer;
 mod query;
 mod scram;
@@ -472,7 +473,7 @@ impl SimpleQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            query::on_query(&mut Client(client), &slot, &query.query),
+            query::on_query(&mut Client::new(client), &slot, &query.query),
         )
         .await
     }
@@ -508,7 +509,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_parse(&mut Client(client), &slot, message),
+            extended::on_parse(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -523,7 +524,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_bind(&mut Client(client), &slot, message),
+            extended::on_bind(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -538,7 +539,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_execute(&mut Client(client), &slot, message),
+            extended::on_execute(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -553,7 +554,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_describe(&mut Client(client), &slot, message),
+            extended::on_describe(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -568,7 +569,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_sync(&mut Client(client), &slot),
+            extended::on_sync(&mut Client::new(client), &slot),
         )
         .await
     }
@@ -583,7 +584,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_close(&mut Client(client), &slot, message),
+            extended::on_close(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -616,7 +617,7 @@ impl CopyHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            copy::on_copy_data(&mut Client(client), &slot, &copy_data.data),
+            copy::on_copy_data(&mut Client::new(client), &slot, &copy_data.data),
         )
         .await
     }
@@ -630,7 +631,7 @@ impl CopyHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            copy::on_copy_done(&mut Client(client), &slot),
+            copy::on_copy_done(&mut Client::new(client), &slot),
         )
         .await
     }
@@ -646,7 +647,7 @@ impl CopyHandler for Handler {
                 let zone = slot.zone.clone();
                 crate::tz::scope(
                     zone,
-                    copy::on_copy_fail(&mut Client(client), &slot, &fail.message),
+                    copy::on_copy_fail(&mut Client::new(client), &slot, &fail.message),
                 )
                 .await
             }

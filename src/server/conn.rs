@@ -371,10 +371,7 @@ pub(crate) async fn pump(
             // A block whose rows all go out is encoded straight from its columns; under a
             // row limit it is held as rows, as a partly sent event must be.
             Some(Ok(Event::Block(block))) if limit == 0 => {
-                let mut msgs = std::mem::take(&mut buffers.msgs);
-                block_messages(sink, &block, *sent == 0, &mut buffers, &mut msgs);
-                wire.feed_all(&mut msgs).await?;
-                buffers.msgs = msgs;
+                write_block(wire, sink, &block, *sent == 0, &mut buffers).await?;
                 *sent += block.len() as u64;
             }
             Some(Ok(e @ Event::Block(_))) => pending.extend(e.into_rows()),
@@ -436,35 +433,39 @@ async fn write_row(
     wire.feed(row_message(sink, row, first, b)).await
 }
 
-/// Append the messages carrying the rows of `block` to `msgs`, one row each; `first`: the
-/// block begins the result. COPY lines in text or CSV are written for the whole block at
-/// once, into one buffer the messages share.
-fn block_messages(
+/// Write the messages carrying the rows of `block`, one row each; `first`: the block
+/// begins the result. COPY lines in text or CSV are written for the whole block at once,
+/// each with its CopyData header, and reach the socket's buffer in one copy.
+async fn write_block(
+    wire: &mut dyn Wire,
     sink: &RowSink<'_>,
     block: &crate::exec::RowBlock,
     first: bool,
     b: &mut RowBuffers,
-    msgs: &mut Vec<PgWireBackendMessage>,
-) {
+) -> PgWireResult<()> {
     match sink {
         RowSink::Copy(options, _) if options.format != crate::sql::CopyFormat::Binary => {
-            b.line.clear();
+            let mut text = std::mem::take(&mut b.line);
+            text.clear();
             b.ends.clear();
-            super::encode::copy_block(block, options, &mut b.line, &mut b.ends, &mut b.copy);
-            b.out.reserve(b.line.len());
-            b.out.extend_from_slice(b.line.as_bytes());
-            let data = b.out.split().freeze();
-            let mut start = 0;
-            msgs.extend(b.ends.iter().map(|&end| {
-                let line = data.slice(start..end);
-                start = end;
-                PgWireBackendMessage::CopyData(CopyData::new(line))
-            }));
+            // The type byte and a length field filled in below.
+            let head = "d\0\0\0\0";
+            super::encode::copy_block(block, options, head, &mut text, &mut b.ends, &mut b.copy);
+            let mut framed = text.into_bytes();
+            super::out_bytes::set_lengths(&mut framed, &b.ends);
+            let written = wire.write_copy_data(&framed).await;
+            framed.clear();
+            b.line = String::from_utf8(framed).unwrap_or_default();
+            written
         }
         _ => {
+            let mut msgs = std::mem::take(&mut b.msgs);
             for r in 0..block.len() {
                 msgs.push(row_message(sink, block.row(r), first && r == 0, b));
             }
+            let fed = wire.feed_all(&mut msgs).await;
+            b.msgs = msgs;
+            fed
         }
     }
 }

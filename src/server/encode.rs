@@ -605,12 +605,14 @@ pub(crate) fn copy_line<'a, R>(
     out.push('\n');
 }
 
-/// Append the COPY TO STDOUT lines (text or CSV) of every row of `block` to `out`, and
-/// where each line ends in `out` to `ends`. A column with one value for every row (window
-/// metadata) is formatted once for the block.
+/// Append the COPY TO STDOUT lines (text or CSV) of every row of `block` to `out`, each
+/// after `head` (the caller's room for a message header), and where each line ends in
+/// `out` to `ends`. A column with one value for every row (window metadata) is formatted
+/// once for the block.
 pub(crate) fn copy_block(
     block: &RowBlock,
     options: &CopyOptions,
+    head: &str,
     out: &mut String,
     ends: &mut Vec<usize>,
     scratch: &mut LineScratch,
@@ -631,6 +633,7 @@ pub(crate) fn copy_block(
         }
     }
     for r in 0..block.len() {
+        out.push_str(head);
         for (c, column) in block.columns().iter().enumerate() {
             if c > 0 {
                 out.push(options.delimiter as char);

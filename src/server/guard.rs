@@ -24,10 +24,13 @@
 
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::out_bytes::OutBytes;
 
 /// A message the guard refused: the SQLSTATE and the message for the ErrorResponse.
 ///
@@ -81,6 +84,8 @@ pub(crate) struct Guarded<S> {
     failed: Option<Reject>,
     /// Largest message body accepted, in bytes.
     message_bytes_max: usize,
+    /// Framed messages written past the codec, drained before any byte of its buffer.
+    out: Option<Arc<OutBytes>>,
 }
 
 impl<S> Guarded<S> {
@@ -94,6 +99,23 @@ impl<S> Guarded<S> {
             passthrough: 0,
             failed: None,
             message_bytes_max,
+            out: None,
+        }
+    }
+
+    /// Write the messages of `out` to the socket before any byte the codec writes.
+    pub(crate) fn set_out(&mut self, out: Arc<OutBytes>) {
+        self.out = Some(out);
+    }
+
+    /// Write out what waits in `out`.
+    fn drain_out(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    where
+        S: AsyncWrite + Unpin,
+    {
+        match &self.out {
+            Some(out) => out.drain(&mut self.inner, cx),
+            None => Poll::Ready(Ok(())),
         }
     }
 
@@ -486,15 +508,21 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        ready!(this.drain_out(cx))?;
+        Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        let this = self.get_mut();
+        ready!(this.drain_out(cx))?;
+        Pin::new(&mut this.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        let this = self.get_mut();
+        ready!(this.drain_out(cx))?;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
     }
 
     fn poll_write_vectored(
@@ -502,7 +530,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        ready!(this.drain_out(cx))?;
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {

@@ -38,6 +38,7 @@ mod end_point;
 mod extended;
 mod guard;
 mod notify;
+mod out_bytes;
 mod peer;
 mod query;
 mod scram;
@@ -473,7 +474,7 @@ impl SimpleQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            query::on_query(&mut Client(client), &slot, &query.query),
+            query::on_query(&mut Client::new(client), &slot, &query.query),
         )
         .await
     }
@@ -509,7 +510,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_parse(&mut Client(client), &slot, message),
+            extended::on_parse(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -524,7 +525,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_bind(&mut Client(client), &slot, message),
+            extended::on_bind(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -539,7 +540,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_execute(&mut Client(client), &slot, message),
+            extended::on_execute(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -554,7 +555,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_describe(&mut Client(client), &slot, message),
+            extended::on_describe(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -569,7 +570,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_sync(&mut Client(client), &slot),
+            extended::on_sync(&mut Client::new(client), &slot),
         )
         .await
     }
@@ -584,7 +585,7 @@ impl ExtendedQueryHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            extended::on_close(&mut Client(client), &slot, message),
+            extended::on_close(&mut Client::new(client), &slot, message),
         )
         .await
     }
@@ -617,7 +618,7 @@ impl CopyHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            copy::on_copy_data(&mut Client(client), &slot, &copy_data.data),
+            copy::on_copy_data(&mut Client::new(client), &slot, &copy_data.data),
         )
         .await
     }
@@ -631,7 +632,7 @@ impl CopyHandler for Handler {
         let slot = slot_of(client)?;
         crate::tz::scope(
             slot.zone.clone(),
-            copy::on_copy_done(&mut Client(client), &slot),
+            copy::on_copy_done(&mut Client::new(client), &slot),
         )
         .await
     }
@@ -647,7 +648,7 @@ impl CopyHandler for Handler {
                 let zone = slot.zone.clone();
                 crate::tz::scope(
                     zone,
-                    copy::on_copy_fail(&mut Client(client), &slot, &fail.message),
+                    copy::on_copy_fail(&mut Client::new(client), &slot, &fail.message),
                 )
                 .await
             }

@@ -91,6 +91,11 @@ fn framed<S: Stream>(stream: S, addr: SocketAddr, secure: bool, handler: &Handle
     // that keeps up gets a quarter of the system calls. Rows are still flushed the
     // moment nothing more is ready (see `conn::pump`), so latency is unchanged.
     framed.set_backpressure_boundary(WRITE_BUFFER_BYTES);
+    // Messages the handlers frame themselves (see `out_bytes`) go out through the guard.
+    let out = framed
+        .session_extensions()
+        .get_or_insert_with(super::out_bytes::OutBytes::default);
+    framed.get_mut().set_out(out);
     framed
 }
 

@@ -8,6 +8,7 @@
 //! results arrive promptly without a syscall per row.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
@@ -15,6 +16,7 @@ use futures::{Sink, SinkExt};
 use pgwire::api::results::Tag;
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{
     CommandComplete, ErrorResponse, NoticeResponse, TransactionStatus,
@@ -22,6 +24,7 @@ use pgwire::messages::response::{
 use pgwire::messages::PgWireBackendMessage;
 
 pub(crate) use super::encode::FieldFormat;
+use super::out_bytes::OutBytes;
 use crate::engine::{Session, TxStatus};
 use crate::error::Error;
 use crate::types::{Column, DataType, Value};
@@ -35,6 +38,10 @@ pub(crate) trait Wire: Send {
     /// Buffer messages in order, leaving `msgs` empty (its capacity is kept for the next
     /// call): one call for a slide event's rows, not one per row.
     async fn feed_all(&mut self, msgs: &mut Vec<PgWireBackendMessage>) -> PgWireResult<()>;
+    /// Buffer CopyData messages the caller framed itself (type byte `d`, length, body),
+    /// after every message fed before, in one copy; they are written out with the next
+    /// flush, or at once when [`FRAMED_BYTES`] wait.
+    async fn write_copy_data(&mut self, framed: &[u8]) -> PgWireResult<()>;
     /// Write out everything buffered.
     async fn flush(&mut self) -> PgWireResult<()>;
     /// Change pgwire's protocol state (COPY in progress, ready for query).
@@ -44,8 +51,52 @@ pub(crate) trait Wire: Send {
     fn set_tx(&mut self, tx: TransactionStatus);
 }
 
+/// Bytes of framed messages ([`Wire::write_framed`]) that wait before they are written.
+pub(crate) const FRAMED_BYTES: usize = 64 << 10;
+
 /// The adapter from pgwire's generic client to [`Wire`].
-pub(crate) struct Client<'a, C>(pub(crate) &'a mut C);
+pub(crate) struct Client<'a, C> {
+    inner: &'a mut C,
+    /// Messages may wait in the codec's buffer (fed since the last flush, or before this
+    /// adapter was made): framed bytes must not pass them.
+    fed: bool,
+    /// The connection's buffer of framed messages, found on first use.
+    out: Option<Arc<OutBytes>>,
+}
+
+impl<'a, C> Client<'a, C>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    /// Feed the framed CopyData messages of `framed` to the codec one by one.
+    async fn feed_copy_data(&mut self, framed: &[u8]) -> PgWireResult<()> {
+        self.fed = true;
+        let data = bytes::Bytes::copy_from_slice(framed);
+        let mut at = 0;
+        while at + 5 <= data.len() {
+            let len = u32::from_be_bytes([data[at + 1], data[at + 2], data[at + 3], data[at + 4]]);
+            let end = (at + 1 + len as usize).min(data.len());
+            let body = data.slice(at + 5..end);
+            self.inner
+                .feed(PgWireBackendMessage::CopyData(CopyData::new(body)))
+                .await?;
+            at = end;
+        }
+        Ok(())
+    }
+}
+
+impl<'a, C> Client<'a, C> {
+    /// The adapter for one handler call.
+    pub(crate) fn new(inner: &'a mut C) -> Client<'a, C> {
+        Client {
+            inner,
+            fed: true,
+            out: None,
+        }
+    }
+}
 
 #[async_trait]
 impl<C> Wire for Client<'_, C>
@@ -55,26 +106,46 @@ where
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
     async fn feed(&mut self, msg: PgWireBackendMessage) -> PgWireResult<()> {
-        Ok(self.0.feed(msg).await?)
+        self.fed = true;
+        Ok(self.inner.feed(msg).await?)
     }
 
     async fn feed_all(&mut self, msgs: &mut Vec<PgWireBackendMessage>) -> PgWireResult<()> {
+        self.fed = true;
         for msg in msgs.drain(..) {
-            self.0.feed(msg).await?;
+            self.inner.feed(msg).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_copy_data(&mut self, framed: &[u8]) -> PgWireResult<()> {
+        if self.out.is_none() {
+            self.out = self.inner.session_extensions().get::<OutBytes>();
+        }
+        let Some(out) = self.out.clone() else {
+            // A socket without the guard's buffer: the messages go through the codec.
+            return self.feed_copy_data(framed).await;
+        };
+        if self.fed {
+            self.flush().await?;
+        }
+        if out.append(framed) >= FRAMED_BYTES {
+            self.flush().await?;
         }
         Ok(())
     }
 
     async fn flush(&mut self) -> PgWireResult<()> {
-        Ok(SinkExt::<PgWireBackendMessage>::flush(self.0).await?)
+        self.fed = false;
+        Ok(SinkExt::<PgWireBackendMessage>::flush(self.inner).await?)
     }
 
     fn set_state(&mut self, state: PgWireConnectionState) {
-        self.0.set_state(state);
+        self.inner.set_state(state);
     }
 
     fn set_tx(&mut self, tx: TransactionStatus) {
-        self.0.set_transaction_status(tx);
+        self.inner.set_transaction_status(tx);
     }
 }
 

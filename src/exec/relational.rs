@@ -109,8 +109,21 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     if v.is_null() {
         return Ok(v);
     }
-    if matches!(ty, CatalogType::Name | CatalogType::Record) {
+    if ty == CatalogType::Name {
+        // `namein` keeps at most 63 bytes (NAMEDATALEN - 1), cut at a character boundary.
+        let mut text = text_of(&v);
+        let mut end = text.len().min(63);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        return Ok(Value::Text(text.into()));
+    }
+    if ty == CatalogType::Record {
         return Ok(Value::Text(text_of(&v).into()));
+    }
+    if ty == CatalogType::Char {
+        return char_value(&v);
     }
     let text = text_of(&v);
     let Some(elem) = ty.elem() else {
@@ -137,7 +150,7 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
             }
             Some(e) => match elem {
                 ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.as_str().into()), &e)?),
-                ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
+                ElemType::Char => char_value(&Value::Text(e.as_str().into()))?,
                 other => crate::types::parse_value(&e, other.held_as())?,
             },
         });
@@ -149,6 +162,23 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
         }
         .into(),
     ))
+}
+
+/// `v` as a `"char"` (held as `charout`'s text): text as `charin` reads it (its first
+/// byte), an integer as the byte of that signed value, as PostgreSQL's `int4` to
+/// `"char"` cast. Errors: 22003 for an integer outside -128..=127.
+fn char_value(v: &Value) -> Result<Value> {
+    use crate::types::{char_byte, char_text};
+    let byte = match v {
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+            let n = int_of(v).unwrap_or(0);
+            i8::try_from(n)
+                .map_err(|_| Error::NumericValueOutOfRange("\"char\" out of range".into()))?
+                as u8
+        }
+        other => char_byte(&text_of(other)),
+    };
+    Ok(Value::Text(char_text(byte).into()))
 }
 
 /// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.

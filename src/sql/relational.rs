@@ -3483,7 +3483,10 @@ fn agg_result_type(
         Ret::SameAsArg => match arg {
             RType::Base(DataType::Bpchar(_)) => RType::Base(DataType::Bpchar(None)),
             RType::Base(d) if d.is_text() => RType::Base(DataType::Text),
-            RType::Unknown => RType::Base(DataType::Text),
+            // PostgreSQL has no min/max of name or "char": they read them as text.
+            RType::Unknown | RType::Catalog(CatalogType::Name | CatalogType::Char) => {
+                RType::Base(DataType::Text)
+            }
             other => other,
         },
         Ret::ArrayOfArg => arg.array_of(),

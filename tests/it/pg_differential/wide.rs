@@ -250,6 +250,31 @@ const CATALOG_KINDS: &[&str] = &[
     "SELECT typname FROM pg_type WHERE oid = 'int4'::regtype",
     "SELECT 'ta'::regclass::oid = c.oid FROM pg_class c WHERE relname = 'ta'",
     "SELECT current_database() IS NOT NULL, current_schema(), current_user = session_user",
+    // "char" columns of the catalogs: typed "char" (18), compared with literals read as
+    // "char" (its first byte), cast to and from text and integers.
+    "SELECT relname, relkind, relpersistence, relreplident, pg_typeof(relkind) FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY 1",
+    "SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 1",
+    "SELECT relname FROM pg_class WHERE relkind = 'rx' AND relnamespace = 'public'::regnamespace ORDER BY 1",
+    "SELECT relname FROM pg_class WHERE relkind IN ('r', 'v') AND relkind <> 'v' AND relnamespace = 'public'::regnamespace ORDER BY 1",
+    "SELECT DISTINCT relkind, relkind::text, pg_typeof(relkind::text), coalesce(relkind, 'x'), pg_typeof(coalesce(relkind, 'x')) FROM pg_class WHERE relnamespace = 'public'::regnamespace",
+    "SELECT typname, typtype, typcategory, typalign, typstorage, typdelim FROM pg_type WHERE typname IN ('int4', 'text', 'bool', 'float8', 'name') ORDER BY 1",
+    "SELECT attname, attalign, attstorage, attidentity, attgenerated FROM pg_attribute WHERE attrelid = 'ta'::regclass AND attnum > 0 ORDER BY attnum",
+    "SELECT proname, prokind, pg_typeof(provolatile), proparallel FROM pg_proc WHERE proname = 'now'",
+    "SELECT contype, count(*) FROM pg_constraint WHERE conrelid = 'ta'::regclass GROUP BY 1",
+    "SELECT 'r'::\"char\", 'rr'::\"char\" = 'r', ''::\"char\", ''::\"char\" IS NULL, 'é'::\"char\", '\\101'::\"char\", 65::\"char\", (-1)::\"char\", pg_typeof('x'::\"char\"), NULL::\"char\"",
+    "SELECT 'a'::\"char\" < 'b', upper('r'::\"char\"), pg_typeof(upper('r'::\"char\")), 'ab'::\"char\"::text, length('x'::\"char\")",
+    "SELECT 128::\"char\"",
+    "SELECT (-129)::\"char\"",
+    // name: the catalogs' names and the session's functions are of type name (19).
+    "SELECT pg_typeof(current_user), pg_typeof(session_user), pg_typeof(user), pg_typeof(current_role), pg_typeof(current_catalog), pg_typeof(current_schema), pg_typeof(current_schema()), pg_typeof(current_database())",
+    "SELECT current_schema, current_schema() = 'public', upper(current_schema()), pg_typeof(upper(current_schema())), pg_typeof(current_schema() || 'x'), current_user = current_role, current_catalog = current_database()",
+    "SELECT relname, pg_typeof(relname), nspname, pg_typeof(nspname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE relname = 'tb'",
+    "SELECT attname, pg_typeof(attname), typname, pg_typeof(typname) FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid WHERE attrelid = 'tb'::regclass AND attnum > 0 ORDER BY attnum",
+    "SELECT 'abc'::name, pg_typeof('abc'::name), length(repeat('x', 70)::name), 'abc'::name = 'abc', NULL::name IS NULL",
+    "SELECT relname FROM pg_class WHERE relname = repeat('t', 70) OR relname = 'tb'",
+    "SELECT pg_get_userbyid(relowner) = current_user, pg_typeof(pg_get_userbyid(relowner)) FROM pg_class WHERE relname = 'ta'",
+    "SELECT pg_encoding_to_char(6), pg_typeof(pg_encoding_to_char(6)), getdatabaseencoding(), pg_typeof(getdatabaseencoding())",
+    "SELECT max(relname), pg_typeof(max(relname)), pg_typeof(min(relkind)) FROM pg_class WHERE relnamespace = 'public'::regnamespace",
 ];
 
 /// The wider kinds, in the order above.

@@ -751,6 +751,12 @@ impl Ev<'_> {
     }
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
+        self.from_with(f, &[])
+    }
+
+    /// The rows of FROM item `f`, whose function arguments and subqueries read `lat` as
+    /// the row of the items before it (a LATERAL item's; empty for any other).
+    fn from_with(&self, f: &RelFrom, lat: &[Value]) -> Result<Vec<Row>> {
         match f {
             RelFrom::Scan { schema, name } => Ok(self.scan(schema, name)?.as_ref().clone()),
             RelFrom::Cte(id) => Ok(self
@@ -759,7 +765,7 @@ impl Ev<'_> {
                 .get(id)
                 .map(|r| r.as_ref().clone())
                 .unwrap_or_default()),
-            RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
+            RelFrom::Sub(q) => self.sub(lat, || self.query(q)),
             RelFrom::Func {
                 name,
                 args,
@@ -768,7 +774,7 @@ impl Ev<'_> {
             } => {
                 let args = args
                     .iter()
-                    .map(|a| self.eval(a, &[]))
+                    .map(|a| self.eval(a, lat))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
                 self.spend(rows.iter().map(Vec::len).sum())?;
@@ -788,7 +794,7 @@ impl Ev<'_> {
                     .collect()
             }
             RelFrom::Filter { input, cond } => {
-                let mut rows = self.from(input)?;
+                let mut rows = self.from_with(input, lat)?;
                 let mut keep = Vec::with_capacity(rows.len());
                 for r in &rows {
                     keep.push(truthy(&self.eval(cond, r)?));
@@ -804,10 +810,29 @@ impl Ev<'_> {
                 on,
                 left_width,
                 right_width,
+                lateral,
             } => {
-                let l = self.from(left)?;
-                let r = self.from(right)?;
-                self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width)
+                let l = self.from_with(left, lat)?;
+                let Some(pad) = *lateral else {
+                    let r = self.from_with(right, lat)?;
+                    return self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width);
+                };
+                // LATERAL: the right item once per left row, with that row where the
+                // level's row has it. Its rows are freed before the next left row, so
+                // their spending is given back; the joined rows are spent.
+                let mut out = Vec::new();
+                let mut row = vec![Value::Null; pad];
+                for lr in l {
+                    row.truncate(pad);
+                    row.extend(lr.iter().cloned());
+                    let before = *self.budget.borrow();
+                    let r = self.from_with(right, &row);
+                    *self.budget.borrow_mut() = before;
+                    let joined =
+                        self.join(*kind, &[lr], &r?, on.as_ref(), *left_width, *right_width)?;
+                    out.extend(joined);
+                }
+                Ok(out)
             }
         }
     }

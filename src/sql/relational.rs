@@ -368,6 +368,10 @@ pub(crate) enum RelFrom {
         left_width: usize,
         /// Width of the right row.
         right_width: usize,
+        /// A LATERAL join: `right` reads the left row, so it is evaluated once per left
+        /// row, with that row, after this many NULLs (where the left row starts in the
+        /// level's row), as its row one level out.
+        lateral: Option<usize>,
     },
 }
 
@@ -692,6 +696,9 @@ struct Level {
     srf_ok: bool,
     agg_ok: bool,
     in_agg: bool,
+    /// The lowest column of this level a column reference has read, if any: a FROM
+    /// item bound with the items before it visible reads them (LATERAL) when set.
+    min_ref: std::cell::Cell<Option<usize>>,
 }
 
 /// The binder of one statement.
@@ -1490,7 +1497,10 @@ impl RelBinder<'_> {
         let mut acc: Option<RelFrom> = None;
         for t in from {
             let left_width = level.width;
-            let item = self.table_with_joins(t, level)?;
+            // An item after the first may read the items before it (LATERAL): their row
+            // starts the level's row.
+            let left_start = acc.is_some().then_some(0);
+            let (item, lateral) = self.table_with_joins(t, level, left_start)?;
             acc = Some(match acc {
                 None => item,
                 Some(left) => RelFrom::Join {
@@ -1500,19 +1510,28 @@ impl RelBinder<'_> {
                     on: None,
                     left_width,
                     right_width: level.width - left_width,
+                    lateral: lateral.then_some(0),
                 },
             });
         }
         Ok(acc)
     }
 
-    fn table_with_joins(&mut self, t: &ast::TableWithJoins, level: &mut Level) -> Result<RelFrom> {
+    /// The items of one FROM entry and its joins, and whether its first item reads the
+    /// row that starts at `left_start` in the level's row (LATERAL; `None`: it has none).
+    fn table_with_joins(
+        &mut self,
+        t: &ast::TableWithJoins,
+        level: &mut Level,
+        left_start: Option<usize>,
+    ) -> Result<(RelFrom, bool)> {
         let start = level.width;
-        let mut acc = self.factor(&t.relation, level)?;
+        let (mut acc, first_lateral) = self.factor(&t.relation, level, left_start)?;
+        let first_lateral = first_lateral.is_some();
         for j in &t.joins {
             let left_width = level.width - start;
             let rels_before = level.rels.len();
-            let right = self.factor(&j.relation, level)?;
+            let (right, read) = self.factor(&j.relation, level, Some(start))?;
             let right_width = level.width - start - left_width;
             let (kind, constraint) = match &j.join_operator {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
@@ -1528,6 +1547,14 @@ impl RelBinder<'_> {
                 ast::JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
                 other => return Err(unsupported(format!("join kind {other:?} is not supported"))),
             };
+            if let (Some(alias), JoinKind::Right | JoinKind::Full) = (&read, kind) {
+                return Err(Error::InvalidColumnReference(format!(
+                    "invalid reference to FROM-clause entry for table \"{alias}\""
+                ))
+                .with_detail(
+                    "The combining JOIN type must be INNER or LEFT for a LATERAL reference.",
+                ));
+            }
             let on = match constraint {
                 None | Some(ast::JoinConstraint::None) => None,
                 Some(ast::JoinConstraint::On(e)) => {
@@ -1617,9 +1644,10 @@ impl RelBinder<'_> {
                 on,
                 left_width,
                 right_width,
+                lateral: read.is_some().then_some(start),
             };
         }
-        Ok(acc)
+        Ok((acc, first_lateral))
     }
 
     /// A set-returning function in FROM (`generate_series(1, 3)`, `unnest(array)`,
@@ -1629,11 +1657,11 @@ impl RelBinder<'_> {
         (fname, ordinality): (String, bool),
         args: &[&ast::Expr],
         alias: &Option<ast::TableAlias>,
-        level: &mut Level,
-    ) -> Result<RelFrom> {
-        // Set-returning functions see outer levels only: an empty level stands
-        // for the one being built, whose row is empty when they run.
-        self.levels.push(Level::default());
+        (level, left_start): (&mut Level, Option<usize>),
+    ) -> Result<(RelFrom, Option<String>)> {
+        // A function in FROM sees the items before it (PostgreSQL's implicit LATERAL)
+        // and the outer levels.
+        self.levels.push(lateral_level(level));
         let bound: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_FROM_ARGS, |b| {
             args.iter().map(|e| b.expr(e)).collect()
         });
@@ -1655,8 +1683,9 @@ impl RelBinder<'_> {
         let series = bound
             .as_ref()
             .map_or(RType::Unknown, |b| self.series_type(b));
-        self.levels.pop();
+        let seen = self.levels.pop().expect("pushed");
         let bound = bound?;
+        let read = lateral_read(&seen, left_start)?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
             "generate_series" => vec![("generate_series", series)],
             // Several arrays are read side by side, the shorter ones giving NULL.
@@ -1712,15 +1741,25 @@ impl RelBinder<'_> {
             rel_types.push(RType::Base(DataType::Int8));
         }
         push_rel(level, rel_alias, None, names, rel_types)?;
-        Ok(RelFrom::Func {
+        let f = RelFrom::Func {
             name: fname,
             args: bound,
             types,
             ordinality,
-        })
+        };
+        Ok((f, read))
     }
 
-    fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
+    /// One FROM item, and the alias of the earliest item before it that it reads
+    /// (LATERAL), whose row starts at `left_start` in the level's row (`None`: no row
+    /// comes before it where it is evaluated). Errors: 0A000 for a reference to an item
+    /// before that row (outside a parenthesised join).
+    fn factor(
+        &mut self,
+        f: &ast::TableFactor,
+        level: &mut Level,
+        left_start: Option<usize>,
+    ) -> Result<(RelFrom, Option<String>)> {
         match f {
             ast::TableFactor::Table {
                 name,
@@ -1746,7 +1785,12 @@ impl RelBinder<'_> {
                             ))),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    return self.function_in_from((fname, *with_ordinality), &exprs, alias, level);
+                    return self.function_in_from(
+                        (fname, *with_ordinality),
+                        &exprs,
+                        alias,
+                        (level, left_start),
+                    );
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1767,7 +1811,7 @@ impl RelBinder<'_> {
                     {
                         let cols = rename(cols, alias);
                         push_rel(level, alias_name.unwrap_or(rel), None, cols, types)?;
-                        return Ok(RelFrom::Cte(id));
+                        return Ok((RelFrom::Cte(id), None));
                     }
                 }
                 let candidates: Vec<String> = match &schema {
@@ -1786,10 +1830,11 @@ impl RelBinder<'_> {
                             types,
                         )?;
                         level.rels.last_mut().expect("pushed").table = Some(format!("{s}.{rel}"));
-                        return Ok(RelFrom::Scan {
+                        let scan = RelFrom::Scan {
                             schema: s,
                             name: rel,
-                        });
+                        };
+                        return Ok((scan, None));
                     }
                 }
                 Err(Error::UndefinedTable(parts.join(".")))
@@ -1800,20 +1845,22 @@ impl RelBinder<'_> {
                 lateral,
                 ..
             } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL is not supported"));
-                }
-                // A subquery in FROM sees outer levels, not its siblings: an empty level
-                // stands for this one (the evaluator pushes an empty row for it).
-                self.levels.push(Level::default());
+                // A subquery in FROM sees outer levels and, when LATERAL, the items
+                // before it; otherwise an empty level stands for this one (the evaluator
+                // pushes an empty row for it).
+                self.levels.push(match lateral {
+                    true => lateral_level(level),
+                    false => Level::default(),
+                });
                 let q = self.query(subquery);
-                self.levels.pop();
+                let seen = self.levels.pop().expect("pushed");
                 let q = q?;
+                let read = lateral_read(&seen, left_start)?;
                 let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
                 push_rel(level, a, None, names, types)?;
-                Ok(RelFrom::Sub(Box::new(q)))
+                Ok((RelFrom::Sub(Box::new(q)), read))
             }
             ast::TableFactor::NestedJoin {
                 table_with_joins,
@@ -1822,7 +1869,8 @@ impl RelBinder<'_> {
                 if alias.is_some() {
                     return Err(unsupported("an alias on a parenthesised join"));
                 }
-                self.table_with_joins(table_with_joins, level)
+                let (joined, _) = self.table_with_joins(table_with_joins, level, None)?;
+                Ok((joined, None))
             }
             ast::TableFactor::UNNEST {
                 alias,
@@ -1832,10 +1880,37 @@ impl RelBinder<'_> {
                 ..
             } if !array_exprs.is_empty() => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
-                self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
+                self.function_in_from(
+                    ("unnest".into(), *with_ordinality),
+                    &exprs,
+                    alias,
+                    (level, left_start),
+                )
             }
-            ast::TableFactor::Function { lateral: true, .. } => {
-                Err(unsupported("LATERAL is not supported"))
+            ast::TableFactor::Function {
+                name,
+                args,
+                with_ordinality,
+                alias,
+                ..
+            } => {
+                let fname =
+                    (name.0.last().and_then(|p| p.as_ident()).map(norm)).unwrap_or_default();
+                let exprs = args
+                    .iter()
+                    .map(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                        other => Err(Error::Syntax(format!(
+                            "syntax error at or near \"{other}\""
+                        ))),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                self.function_in_from(
+                    (fname, *with_ordinality),
+                    &exprs,
+                    alias,
+                    (level, left_start),
+                )
             }
             ast::TableFactor::UNNEST {
                 with_ordinality: true,
@@ -1926,10 +2001,10 @@ impl RelBinder<'_> {
                     if qual.is_none() && r.hidden[i] {
                         continue;
                     }
-                    return Ok(RExpr::Col {
-                        up,
-                        idx: r.offset + i,
-                    });
+                    let idx = r.offset + i;
+                    let first = level.min_ref.get().map_or(idx, |m| m.min(idx));
+                    level.min_ref.set(Some(first));
+                    return Ok(RExpr::Col { up, idx });
                 }
                 if let (Some(t), "tableoid") = (&r.table, col) {
                     return Ok(RExpr::Cast(
@@ -3540,13 +3615,41 @@ fn set_op_type(word: &str, l: RType, r: RType) -> Result<RType> {
 }
 
 /// `body` (a set operation's branch with columns `have`) with each column cast to the
-/// type of `want` where the two differ: a SELECT over the branch as a subquery.
+/// type of `want` where the two differ: the casts wrap a SELECT's output expressions or
+/// a VALUES row's, in place, so that what the branch reads of outer rows (a correlated
+/// or LATERAL subquery) stays where it is; any other branch becomes a SELECT over it as
+/// a subquery.
 fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RType)]) -> RelBody {
     let differs =
         |(h, w): (&(String, RType), &(String, RType))| h.1 != w.1 && matches!(w.1, RType::Base(_));
     if !have.iter().zip(want).any(differs) {
         return body;
     }
+    let cast_all = |exprs: &mut Vec<RExpr>| {
+        for (e, (h, w)) in exprs.iter_mut().zip(have.iter().zip(want)) {
+            if let (RType::Base(to), true) = (w.1, differs((h, w))) {
+                let inner = std::mem::replace(e, RExpr::Lit(Value::Null));
+                *e = RExpr::Template {
+                    expr: Expr::Cast {
+                        expr: Box::new(Expr::Column(0)),
+                        to,
+                    },
+                    args: vec![inner],
+                };
+            }
+        }
+    };
+    let body = match body {
+        RelBody::Select(mut s) => {
+            cast_all(&mut s.projection);
+            return RelBody::Select(s);
+        }
+        RelBody::Values(mut rows) => {
+            rows.iter_mut().for_each(cast_all);
+            return RelBody::Values(rows);
+        }
+        other => other,
+    };
     let projection = have
         .iter()
         .zip(want)
@@ -3590,6 +3693,37 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
 
 /// Add a relation to the FROM level being built. Errors: 42712 for an alias the level
 /// has already (`FROM ta, ta`).
+/// The level a FROM item's function arguments or LATERAL subquery are bound in: the
+/// items before it, at their place in the level's row.
+fn lateral_level(level: &Level) -> Level {
+    Level {
+        rels: level.rels.clone(),
+        width: level.width,
+        types: level.types.clone(),
+        ..Level::default()
+    }
+}
+
+/// The alias of the earliest item of `seen` (see [`lateral_level`]) that the item bound
+/// in it reads, if any. Errors: 0A000 when it reads an item before `left_start`, where
+/// the row it is evaluated with starts (an item outside a parenthesised join it is in).
+fn lateral_read(seen: &Level, left_start: Option<usize>) -> Result<Option<String>> {
+    let Some(first) = seen.min_ref.get() else {
+        return Ok(None);
+    };
+    if left_start.is_none_or(|s| first < s) {
+        return Err(unsupported(
+            "a LATERAL reference to a FROM item outside the parenthesised join it is in is not \
+             supported",
+        ));
+    }
+    let rel = seen
+        .rels
+        .iter()
+        .find(|r| (r.offset..r.offset + r.columns.len()).contains(&first));
+    Ok(Some(rel.map_or_else(String::new, |r| r.alias.clone())))
+}
+
 fn push_rel(
     level: &mut Level,
     alias: String,

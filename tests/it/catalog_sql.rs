@@ -314,6 +314,16 @@ async fn a_cursor_reads_a_catalog_query_and_errors_keep_their_class() {
             "SELECT count(*) FROM pg_attribute a, pg_attribute b, pg_attribute c",
             "54000",
         ),
+        // A LATERAL item runs once per row within the same budget: one call too large,
+        // or the joined rows of many calls.
+        (
+            "SELECT count(*) FROM pg_class c, generate_series(1, c.relnatts * 1000000) g",
+            "54000",
+        ),
+        (
+            "SELECT count(*) FROM pg_attribute a, LATERAL generate_series(1, a.attnum + 1000) g",
+            "54000",
+        ),
         ("SELECT 1 = ANY('{')", "22P02"),
         ("SELECT * FROM pg_class LIMIT -1", "2201W"),
     ] {

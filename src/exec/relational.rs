@@ -818,10 +818,12 @@ impl Ev<'_> {
                     return self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width);
                 };
                 // LATERAL: the right item once per left row, with that row where the
-                // level's row has it. Its rows are freed before the next left row, so
-                // their spending is given back; the joined rows are spent.
+                // level's row has it, after what `lat` has of the columns before it (a
+                // parenthesised join's outer row). Its rows are freed before the next
+                // left row, so their spending is given back; the joined rows are spent.
                 let mut out = Vec::new();
-                let mut row = vec![Value::Null; pad];
+                let mut row: Row = lat.iter().take(pad).cloned().collect();
+                row.resize(pad, Value::Null);
                 for lr in l {
                     row.truncate(pad);
                     row.extend(lr.iter().cloned());

@@ -369,8 +369,8 @@ pub(crate) enum RelFrom {
         /// Width of the right row.
         right_width: usize,
         /// A LATERAL join: `right` reads the left row, so it is evaluated once per left
-        /// row, with that row, after this many NULLs (where the left row starts in the
-        /// level's row), as its row one level out.
+        /// row, with that row after this many columns (where the left row starts in the
+        /// level's row; those of the row the join is evaluated with) as its row.
         lateral: Option<usize>,
     },
 }
@@ -696,9 +696,10 @@ struct Level {
     srf_ok: bool,
     agg_ok: bool,
     in_agg: bool,
-    /// The lowest column of this level a column reference has read, if any: a FROM
-    /// item bound with the items before it visible reads them (LATERAL) when set.
-    min_ref: std::cell::Cell<Option<usize>>,
+    /// The first and last columns of this level that column references have read, if
+    /// any: a FROM item bound with the items before it visible reads them (LATERAL)
+    /// when set.
+    refs: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 /// The binder of one statement.
@@ -1499,8 +1500,8 @@ impl RelBinder<'_> {
             let left_width = level.width;
             // An item after the first may read the items before it (LATERAL): their row
             // starts the level's row.
-            let left_start = acc.is_some().then_some(0);
-            let (item, lateral) = self.table_with_joins(t, level, left_start)?;
+            let avail = acc.is_some().then_some(0);
+            let (item, read) = self.table_with_joins(t, level, avail)?;
             acc = Some(match acc {
                 None => item,
                 Some(left) => RelFrom::Join {
@@ -1510,28 +1511,37 @@ impl RelBinder<'_> {
                     on: None,
                     left_width,
                     right_width: level.width - left_width,
-                    lateral: lateral.then_some(0),
+                    lateral: read.map(|_| 0),
                 },
             });
         }
         Ok(acc)
     }
 
-    /// The items of one FROM entry and its joins, and whether its first item reads the
-    /// row that starts at `left_start` in the level's row (LATERAL; `None`: it has none).
+    /// The items of one FROM entry and its joins, and the first column of the level's
+    /// row before them that they read (LATERAL), of those from `avail` on, which the row
+    /// it is evaluated with has (`None`: none).
     fn table_with_joins(
         &mut self,
         t: &ast::TableWithJoins,
         level: &mut Level,
-        left_start: Option<usize>,
-    ) -> Result<(RelFrom, bool)> {
+        avail: Option<usize>,
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
         let start = level.width;
-        let (mut acc, first_lateral) = self.factor(&t.relation, level, left_start)?;
-        let first_lateral = first_lateral.is_some();
+        let (mut acc, mut outer_read) = self.factor(&t.relation, level, avail)?;
         for j in &t.joins {
             let left_width = level.width - start;
             let rels_before = level.rels.len();
-            let (right, read) = self.factor(&j.relation, level, Some(start))?;
+            // A joined item sees this join's left row and what the entry's own row has.
+            let seen_from = Some(avail.map_or(start, |a| a.min(start)));
+            let (right, read) = self.factor(&j.relation, level, seen_from)?;
+            // What it reads before the entry comes from the row the entry is evaluated
+            // with; what it reads of the join's left row makes the join LATERAL.
+            if let Some((first, _)) = read.filter(|r| r.0 < start) {
+                let (a, b) = outer_read.unwrap_or((first, first));
+                outer_read = Some((a.min(first), b.max(first)));
+            }
+            let local = read.map(|r| r.1).filter(|last| *last >= start);
             let right_width = level.width - start - left_width;
             let (kind, constraint) = match &j.join_operator {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
@@ -1547,7 +1557,10 @@ impl RelBinder<'_> {
                 ast::JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
                 other => return Err(unsupported(format!("join kind {other:?} is not supported"))),
             };
-            if let (Some(alias), JoinKind::Right | JoinKind::Full) = (&read, kind) {
+            if let (Some(last), JoinKind::Right | JoinKind::Full) = (local, kind) {
+                let alias = (level.rels.iter())
+                    .find(|r| (r.offset..r.offset + r.columns.len()).contains(&last))
+                    .map_or("", |r| r.alias.as_str());
                 return Err(Error::InvalidColumnReference(format!(
                     "invalid reference to FROM-clause entry for table \"{alias}\""
                 ))
@@ -1644,10 +1657,10 @@ impl RelBinder<'_> {
                 on,
                 left_width,
                 right_width,
-                lateral: read.is_some().then_some(start),
+                lateral: local.map(|_| start),
             };
         }
-        Ok((acc, first_lateral))
+        Ok((acc, outer_read))
     }
 
     /// A set-returning function in FROM (`generate_series(1, 3)`, `unnest(array)`,
@@ -1657,8 +1670,8 @@ impl RelBinder<'_> {
         (fname, ordinality): (String, bool),
         args: &[&ast::Expr],
         alias: &Option<ast::TableAlias>,
-        (level, left_start): (&mut Level, Option<usize>),
-    ) -> Result<(RelFrom, Option<String>)> {
+        (level, avail): (&mut Level, Option<usize>),
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
         // A function in FROM sees the items before it (PostgreSQL's implicit LATERAL)
         // and the outer levels.
         self.levels.push(lateral_level(level));
@@ -1685,7 +1698,7 @@ impl RelBinder<'_> {
             .map_or(RType::Unknown, |b| self.series_type(b));
         let seen = self.levels.pop().expect("pushed");
         let bound = bound?;
-        let read = lateral_read(&seen, left_start)?;
+        let read = lateral_read(&seen, avail)?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
             "generate_series" => vec![("generate_series", series)],
             // Several arrays are read side by side, the shorter ones giving NULL.
@@ -1750,16 +1763,16 @@ impl RelBinder<'_> {
         Ok((f, read))
     }
 
-    /// One FROM item, and the alias of the earliest item before it that it reads
-    /// (LATERAL), whose row starts at `left_start` in the level's row (`None`: no row
-    /// comes before it where it is evaluated). Errors: 0A000 for a reference to an item
-    /// before that row (outside a parenthesised join).
+    /// One FROM item, and the first column of the level's row before it that it reads
+    /// (LATERAL). The row it is evaluated with has the columns from `avail` on (`None`:
+    /// none, the first item). Errors: 42P01/42703 for an item not yet in FROM, 0A000 for
+    /// one before `avail`.
     fn factor(
         &mut self,
         f: &ast::TableFactor,
         level: &mut Level,
-        left_start: Option<usize>,
-    ) -> Result<(RelFrom, Option<String>)> {
+        avail: Option<usize>,
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
         match f {
             ast::TableFactor::Table {
                 name,
@@ -1789,7 +1802,7 @@ impl RelBinder<'_> {
                         (fname, *with_ordinality),
                         &exprs,
                         alias,
-                        (level, left_start),
+                        (level, avail),
                     );
                 }
                 let (schema, rel) = match parts.as_slice() {
@@ -1855,7 +1868,7 @@ impl RelBinder<'_> {
                 let q = self.query(subquery);
                 let seen = self.levels.pop().expect("pushed");
                 let q = q?;
-                let read = lateral_read(&seen, left_start)?;
+                let read = lateral_read(&seen, avail)?;
                 let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
@@ -1869,8 +1882,7 @@ impl RelBinder<'_> {
                 if alias.is_some() {
                     return Err(unsupported("an alias on a parenthesised join"));
                 }
-                let (joined, _) = self.table_with_joins(table_with_joins, level, None)?;
-                Ok((joined, None))
+                self.table_with_joins(table_with_joins, level, avail)
             }
             ast::TableFactor::UNNEST {
                 alias,
@@ -1884,7 +1896,7 @@ impl RelBinder<'_> {
                     ("unnest".into(), *with_ordinality),
                     &exprs,
                     alias,
-                    (level, left_start),
+                    (level, avail),
                 )
             }
             ast::TableFactor::Function {
@@ -1905,12 +1917,7 @@ impl RelBinder<'_> {
                         ))),
                     })
                     .collect::<Result<Vec<_>>>()?;
-                self.function_in_from(
-                    (fname, *with_ordinality),
-                    &exprs,
-                    alias,
-                    (level, left_start),
-                )
+                self.function_in_from((fname, *with_ordinality), &exprs, alias, (level, avail))
             }
             ast::TableFactor::UNNEST {
                 with_ordinality: true,
@@ -2002,8 +2009,11 @@ impl RelBinder<'_> {
                         continue;
                     }
                     let idx = r.offset + i;
-                    let first = level.min_ref.get().map_or(idx, |m| m.min(idx));
-                    level.min_ref.set(Some(first));
+                    let span = level
+                        .refs
+                        .get()
+                        .map_or((idx, idx), |(a, b)| (a.min(idx), b.max(idx)));
+                    level.refs.set(Some(span));
                     return Ok(RExpr::Col { up, idx });
                 }
                 if let (Some(t), "tableoid") = (&r.table, col) {
@@ -3704,24 +3714,19 @@ fn lateral_level(level: &Level) -> Level {
     }
 }
 
-/// The alias of the earliest item of `seen` (see [`lateral_level`]) that the item bound
-/// in it reads, if any. Errors: 0A000 when it reads an item before `left_start`, where
-/// the row it is evaluated with starts (an item outside a parenthesised join it is in).
-fn lateral_read(seen: &Level, left_start: Option<usize>) -> Result<Option<String>> {
-    let Some(first) = seen.min_ref.get() else {
+/// The first and last columns of `seen` (see [`lateral_level`]) that the item bound in
+/// it reads, if any. Errors: 0A000 when it is before `avail`, where the row the item is evaluated
+/// with starts (no FROM item can be evaluated before the first).
+fn lateral_read(seen: &Level, avail: Option<usize>) -> Result<Option<(usize, usize)>> {
+    let Some((first, last)) = seen.refs.get() else {
         return Ok(None);
     };
-    if left_start.is_none_or(|s| first < s) {
+    if avail.is_none_or(|a| first < a) {
         return Err(unsupported(
-            "a LATERAL reference to a FROM item outside the parenthesised join it is in is not \
-             supported",
+            "a LATERAL reference to a FROM item the join does not give it is not supported",
         ));
     }
-    let rel = seen
-        .rels
-        .iter()
-        .find(|r| (r.offset..r.offset + r.columns.len()).contains(&first));
-    Ok(Some(rel.map_or_else(String::new, |r| r.alias.clone())))
+    Ok(Some((first, last)))
 }
 
 fn push_rel(

@@ -56,7 +56,15 @@ const QUERY_KINDS: &[&str] = &[
     "SELECT id, (SELECT sum(g) FROM generate_series(1, ta.k) g) FROM ta ORDER BY 1",
     "SELECT ta.id, tb.label, g FROM ta JOIN tb ON tb.id = ta.id CROSS JOIN LATERAL generate_series(tb.k, ta.k) g ORDER BY 1, 3",
     "SELECT ta.id, s.x FROM ta RIGHT JOIN LATERAL (SELECT 1 AS x) s ON true ORDER BY 1",
+    "SELECT ta.id, g FROM ta, generate_series(1, ta.k) g WHERE g = ta.k AND ta.id > 1 ORDER BY 1",
+    "SELECT id, (SELECT count(*) FROM tb, LATERAL (SELECT tb.k + ta.k AS z) x WHERE x.z > 2) FROM ta ORDER BY 1",
+    "SELECT id, (SELECT string_agg(g::text, ',' ORDER BY g) FROM tb, generate_series(tb.k, ta.k) g) FROM ta ORDER BY 1",
     "SELECT ta.id, x.z FROM ta JOIN (tb CROSS JOIN LATERAL (SELECT ta.k + tb.k AS z) x) ON true ORDER BY 1, 2",
+    "SELECT ta.id, x.z FROM ta, (tb CROSS JOIN LATERAL (SELECT ta.k + tb.k AS z) x) ORDER BY 1, 2",
+    "SELECT ta.id, x.z FROM ta LEFT JOIN (tb CROSS JOIN LATERAL (SELECT ta.k + tb.k AS z) x) ON tb.id = ta.id ORDER BY 1, 2",
+    "SELECT ta.id, g FROM ta, (SELECT 1) s CROSS JOIN LATERAL generate_series(1, ta.k) g ORDER BY 1, 2",
+    "SELECT ta.id, tb.id, x.z FROM ta, tb RIGHT JOIN LATERAL (SELECT ta.k AS z) x ON true ORDER BY 1, 2",
+    "SELECT ta.id, tb.id, x.z FROM ta, tb LEFT JOIN LATERAL (SELECT tb.k + ta.k AS z WHERE tb.k < ta.k) x ON true ORDER BY 1, 2",
     // Errors: an item read before its place in FROM, a plain subquery reading its
     // siblings, LATERAL under RIGHT or FULL JOIN, a missing column, an error inside.
     "SELECT * FROM unnest(ARRAY[t.k]), ta t",
@@ -65,6 +73,7 @@ const QUERY_KINDS: &[&str] = &[
     "SELECT * FROM ta, (SELECT k) s",
     "SELECT * FROM ta RIGHT JOIN LATERAL (SELECT ta.k) s ON true",
     "SELECT * FROM ta FULL JOIN LATERAL (SELECT ta.k) s ON true",
+    "SELECT * FROM ta RIGHT JOIN (tb CROSS JOIN LATERAL (SELECT ta.k + tb.k AS z) x) ON true",
     "SELECT * FROM LATERAL (SELECT ta.k) s, ta",
     "SELECT * FROM ta, LATERAL (SELECT x.y) s, LATERAL (SELECT 1 AS y) x",
     "SELECT id, g FROM ta, generate_series(1, ta.nope) g",

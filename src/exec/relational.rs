@@ -751,12 +751,12 @@ impl Ev<'_> {
     }
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
-        self.from_with(f, &[])
+        self.item_rows(f, &[])
     }
 
     /// The rows of FROM item `f`, whose function arguments and subqueries read `lat` as
     /// the row of the items before it (a LATERAL item's; empty for any other).
-    fn from_with(&self, f: &RelFrom, lat: &[Value]) -> Result<Vec<Row>> {
+    fn item_rows(&self, f: &RelFrom, lat: &[Value]) -> Result<Vec<Row>> {
         match f {
             RelFrom::Scan { schema, name } => Ok(self.scan(schema, name)?.as_ref().clone()),
             RelFrom::Cte(id) => Ok(self
@@ -794,7 +794,7 @@ impl Ev<'_> {
                     .collect()
             }
             RelFrom::Filter { input, cond } => {
-                let mut rows = self.from_with(input, lat)?;
+                let mut rows = self.item_rows(input, lat)?;
                 let mut keep = Vec::with_capacity(rows.len());
                 for r in &rows {
                     keep.push(truthy(&self.eval(cond, r)?));
@@ -812,31 +812,41 @@ impl Ev<'_> {
                 right_width,
                 lateral,
             } => {
-                let l = self.from_with(left, lat)?;
+                let l = self.item_rows(left, lat)?;
+                let widths = (*left_width, *right_width);
                 let Some(pad) = *lateral else {
-                    let r = self.from_with(right, lat)?;
-                    return self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width);
+                    let r = self.item_rows(right, lat)?;
+                    return self.join(*kind, &l, &r, on.as_ref(), widths.0, widths.1);
                 };
-                // LATERAL: the right item once per left row, with that row where the
-                // level's row has it, after what `lat` has of the columns before it (a
-                // parenthesised join's outer row). Its rows are freed before the next
-                // left row, so their spending is given back; the joined rows are spent.
-                let mut out = Vec::new();
-                let mut row: Row = lat.iter().take(pad).cloned().collect();
-                row.resize(pad, Value::Null);
-                for lr in l {
-                    row.truncate(pad);
-                    row.extend(lr.iter().cloned());
-                    let before = *self.budget.borrow();
-                    let r = self.from_with(right, &row);
-                    *self.budget.borrow_mut() = before;
-                    let joined =
-                        self.join(*kind, &[lr], &r?, on.as_ref(), *left_width, *right_width)?;
-                    out.extend(joined);
-                }
-                Ok(out)
+                let mut prefix: Row = lat.iter().take(pad).cloned().collect();
+                prefix.resize(pad, Value::Null);
+                self.lateral_join((*kind, right, on.as_ref()), l, widths, prefix)
             }
         }
+    }
+
+    /// A LATERAL join: the right item once per left row, with the row `prefix` (what
+    /// the join's own row has of the columns before its left row: a parenthesised
+    /// join's outer row) followed by that left row. The right rows are freed before the
+    /// next left row, so their spending is given back; the joined rows are spent.
+    fn lateral_join(
+        &self,
+        (kind, right, on): (JoinKind, &RelFrom, Option<&RExpr>),
+        l: Vec<Row>,
+        (left_width, right_width): (usize, usize),
+        mut row: Row,
+    ) -> Result<Vec<Row>> {
+        let pad = row.len();
+        let mut out = Vec::new();
+        for lr in l {
+            row.truncate(pad);
+            row.extend(lr.iter().cloned());
+            let before = *self.budget.borrow();
+            let r = self.item_rows(right, &row);
+            *self.budget.borrow_mut() = before;
+            out.extend(self.join(kind, &[lr], &r?, on, left_width, right_width)?);
+        }
+        Ok(out)
     }
 
     /// Join `l` and `r`: the pairs for which `on` holds, padded with NULLs for the outer

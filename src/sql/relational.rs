@@ -1788,16 +1788,7 @@ impl RelBinder<'_> {
                     .collect();
                 if let Some(args) = args {
                     let fname = parts.last().cloned().unwrap_or_default();
-                    let exprs = args
-                        .args
-                        .iter()
-                        .map(|a| match a {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-                            other => Err(Error::Syntax(format!(
-                                "syntax error at or near \"{other}\""
-                            ))),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
+                    let exprs = plain_args(&args.args)?;
                     return self.function_in_from(
                         (fname, *with_ordinality),
                         &exprs,
@@ -1908,15 +1899,7 @@ impl RelBinder<'_> {
             } => {
                 let fname =
                     (name.0.last().and_then(|p| p.as_ident()).map(norm)).unwrap_or_default();
-                let exprs = args
-                    .iter()
-                    .map(|a| match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-                        other => Err(Error::Syntax(format!(
-                            "syntax error at or near \"{other}\""
-                        ))),
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                let exprs = plain_args(args)?;
                 self.function_in_from((fname, *with_ordinality), &exprs, alias, (level, avail))
             }
             ast::TableFactor::UNNEST {
@@ -3703,6 +3686,19 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
 
 /// Add a relation to the FROM level being built. Errors: 42712 for an alias the level
 /// has already (`FROM ta, ta`).
+/// The arguments of a function in FROM, each an expression. Errors: 42601 for a named
+/// argument or `*`.
+fn plain_args(args: &[ast::FunctionArg]) -> Result<Vec<&ast::Expr>> {
+    args.iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+            other => Err(Error::Syntax(format!(
+                "syntax error at or near \"{other}\""
+            ))),
+        })
+        .collect()
+}
+
 /// The level a FROM item's function arguments or LATERAL subquery are bound in: the
 /// items before it, at their place in the level's row.
 fn lateral_level(level: &Level) -> Level {

@@ -1243,6 +1243,10 @@ impl Ev<'_> {
             (RType::Base(d), RExpr::Cast(_, RType::Reg(k))) if d.is_text() => {
                 return self.reg_name(*k, &v)
             }
+            (RType::Base(DataType::Int4), RExpr::Cast(_, RType::Catalog(CatalogType::Char))) => {
+                let byte = crate::types::char_byte(&text_of(&v));
+                return Ok(Value::Int4(i32::from(byte as i8)));
+            }
             _ => {}
         }
         match to {

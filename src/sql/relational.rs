@@ -2429,6 +2429,11 @@ impl RelBinder<'_> {
             (RType::Base(d), RType::Reg(k)) if d.is_text() => {
                 RExpr::Cast(Box::new(RExpr::Cast(Box::new(inner), RType::Reg(k))), to)
             }
+            // A "char" cast to integer is its byte, signed (`'a'::"char"::int` is 97):
+            // the evaluator sees the "char" cast beneath.
+            (RType::Base(DataType::Int4), c @ RType::Catalog(CatalogType::Char)) => {
+                RExpr::Cast(Box::new(RExpr::Cast(Box::new(inner), c)), to)
+            }
             _ => RExpr::Cast(Box::new(inner), to),
         }
     }

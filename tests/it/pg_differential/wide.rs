@@ -308,6 +308,8 @@ const CATALOG_KINDS: &[&str] = &[
     "SELECT contype, count(*) FROM pg_constraint WHERE conrelid = 'ta'::regclass GROUP BY 1",
     "SELECT 'r'::\"char\", 'rr'::\"char\" = 'r', ''::\"char\", ''::\"char\" IS NULL, 'é'::\"char\", '\\101'::\"char\", 65::\"char\", (-1)::\"char\", pg_typeof('x'::\"char\"), NULL::\"char\"",
     "SELECT 'a'::\"char\" < 'b', upper('r'::\"char\"), pg_typeof(upper('r'::\"char\")), 'ab'::\"char\"::text, length('x'::\"char\")",
+    "SELECT 'a'::\"char\"::integer, '\\377'::\"char\"::integer, ''::\"char\"::integer, NULL::\"char\"::integer, (-1)::\"char\"::integer",
+    "SELECT DISTINCT relkind::integer, relkind::integer::\"char\" FROM pg_class WHERE relname = 'ta'",
     "SELECT 128::\"char\"",
     "SELECT (-129)::\"char\"",
     // name: the catalogs' names and the session's functions are of type name (19).

@@ -287,6 +287,18 @@ fn type_storage(oid: i64, len: i64) -> &'static str {
     }
 }
 
+/// `provolatile` of function `oid` of kind `kind`, as PostgreSQL 15 has it: its
+/// aggregates are immutable (`i`), `version`, `now` and `format_type` stable (`s`);
+/// tcq's own functions are volatile (`v`): `tcq_advance` moves a stream's time and the
+/// window functions (`wtime`, ...) change with the window being emitted.
+fn volatility(oid: i64, kind: char) -> &'static str {
+    match (oid, kind) {
+        (_, 'a') => "i",
+        (89 | 1081 | 1299, _) => "s",
+        _ => "v",
+    }
+}
+
 /// A catalog column of spec type `t` (see [`RELATIONS`]).
 fn column_of(name: &str, t: &str) -> Column {
     let array = |e| Column::catalog(name, CatalogType::Array(e));
@@ -1210,7 +1222,7 @@ impl Ctx<'_> {
                     ("prolang", oid(12)),
                     ("procost", Value::Float4(1.0)),
                     ("prokind", t(kind.to_string())),
-                    ("provolatile", t("v")),
+                    ("provolatile", t(volatility(o, kind))),
                     ("proparallel", t("s")),
                     ("pronargs", Value::Int2(args.len() as i16)),
                     ("prorettype", oid(ret)),

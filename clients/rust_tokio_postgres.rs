@@ -196,7 +196,9 @@ async fn introspect(admin: &Client) -> Result<Vec<String>, Error> {
                     WHERE t.oid = $1";
     for oid in [23u32, 1007] {
         let row = admin.query_one(typeinfo, &[&oid]).await?;
-        let (name, kind, elem): (String, String, u32) = (row.get(0), row.get(1), row.get(2));
+        // typtype is a "char": one byte, an i8 to tokio-postgres (as its own lookup reads it).
+        let (name, kind, elem): (String, i8, u32) = (row.get(0), row.get(1), row.get(2));
+        let kind = char::from(kind as u8);
         let (range, schema): (Option<u32>, String) = (row.get(3), row.get(5));
         out.push(format!(
             "typeinfo {oid}: {name} {kind} elem {elem} range {range:?} {schema}"

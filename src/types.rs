@@ -431,6 +431,10 @@ pub(crate) enum CatalogType {
     Reg(RegKind),
     /// `name` (19): an identifier, held as `text` (the elements of `current_schemas`).
     Name,
+    /// `"char"` (18): one byte (`pg_class.relkind`), held as the text `charout` prints:
+    /// the character, `\ooo` for a byte of the high half, empty for 0 (see
+    /// [`char_byte`]).
+    Char,
     /// `record` (2249): an anonymous composite value (`ROW(1, 2)`), held as its text form
     /// `(1,2)`; its binary form (`record_send`) sends each field as `text`.
     Record,
@@ -485,6 +489,7 @@ impl CatalogType {
             CatalogType::OidVector => 30,
             CatalogType::Reg(k) => k.oid(),
             CatalogType::Name => 19,
+            CatalogType::Char => 18,
             CatalogType::Record => 2249,
         }
     }
@@ -506,6 +511,7 @@ impl CatalogType {
             CatalogType::OidVector => "oidvector".into(),
             CatalogType::Reg(k) => k.name().into(),
             CatalogType::Name => "name".into(),
+            CatalogType::Char => "\"char\"".into(),
             CatalogType::Record => "record".into(),
         }
     }
@@ -513,9 +519,11 @@ impl CatalogType {
     /// The element type of an array or vector.
     pub(crate) fn elem(&self) -> Option<ElemType> {
         match self {
-            CatalogType::Oid | CatalogType::Reg(_) | CatalogType::Name | CatalogType::Record => {
-                None
-            }
+            CatalogType::Oid
+            | CatalogType::Reg(_)
+            | CatalogType::Name
+            | CatalogType::Char
+            | CatalogType::Record => None,
             CatalogType::Array(e) => Some(*e),
             CatalogType::Int2Vector => Some(ElemType::Int2),
             CatalogType::OidVector => Some(ElemType::Oid),
@@ -527,8 +535,33 @@ impl CatalogType {
         match self {
             CatalogType::Oid | CatalogType::Reg(_) => 4,
             CatalogType::Name => 64,
+            CatalogType::Char => 1,
             _ => -1,
         }
+    }
+}
+
+/// The byte of a `"char"` written `text`, as PostgreSQL's `charin` reads it: `\ooo`
+/// (three octal digits) is that byte, anything else its first byte (0 when empty).
+pub(crate) fn char_byte(text: &str) -> u8 {
+    let b = text.as_bytes();
+    let octal = |c: u8| (b'0'..=b'7').contains(&c);
+    if b.len() == 4 && b[0] == b'\\' && b[1..].iter().all(|&c| octal(c)) {
+        let v = b[1..]
+            .iter()
+            .fold(0u32, |a, &c| a * 8 + u32::from(c - b'0'));
+        return (v & 0xFF) as u8;
+    }
+    b.first().copied().unwrap_or(0)
+}
+
+/// `"char"` byte `b` as PostgreSQL's `charout` prints it: empty for 0, `\ooo` for a
+/// byte of the high half (no character of UTF-8 on its own), else the character.
+pub(crate) fn char_text(b: u8) -> String {
+    match b {
+        0 => String::new(),
+        0x80.. => format!("\\{b:03o}"),
+        _ => char::from(b).to_string(),
     }
 }
 

@@ -5,8 +5,8 @@
 //! columns are `oid` (held as `bigint`), arrays are typed with their element type
 //! (`pg_constraint.conkey` is `smallint[]`, `pg_index.indkey` an `int2vector`,
 //! `pg_proc.proargtypes` an `oidvector`; held as their text form, `{1,2}` and `1 2`), so
-//! drivers decode them as PostgreSQL's; `name` and `"char"` are `text`, and arrays of a
-//! type tcq lacks (`aclitem[]`) are `text`.
+//! drivers decode them as PostgreSQL's; `name` and `"char"` columns are `name` and
+//! `"char"` (held as text), and arrays of a type tcq lacks (`aclitem[]`) are `text`.
 //!
 //! Streams are foreign tables (relkind `'f'`) of the foreign server `tcq` (wrapper
 //! `tcq_stream`): a stream's tuples live outside any stored table, so psql's `\d flights`
@@ -260,12 +260,52 @@ const DATABASE_OID: i64 = 5;
 /// Oid of the first catalog relation without a PostgreSQL oid.
 const FIRST_VIEW_OID: i64 = 12000;
 
+/// `typalign` of the built-in type `oid` (or of its array type), as PostgreSQL 15's
+/// pg_type has it: `c` for one byte, `name`, `cstring` and `uuid`, `s` for two-byte
+/// types and `tid`, `d` for eight bytes, `interval`, `timetz`, `record` and arrays of
+/// those, `i` otherwise.
+fn type_align(oid: i64) -> &'static str {
+    if let Some(&(elem, ..)) = TYPES.iter().find(|t| t.4 == oid) {
+        return if type_align(elem) == "d" { "d" } else { "i" };
+    }
+    let len = TYPES.iter().find(|t| t.0 == oid).map_or(-1, |t| t.2);
+    match (oid, len) {
+        (2950, _) | (_, 1 | 64 | -2) => "c",
+        (_, 2 | 6) => "s",
+        (1186 | 2249 | 2277, _) | (_, 8 | 12) => "d",
+        _ => "i",
+    }
+}
+
+/// `typstorage` of a built-in type of length `len`: `m` (main) for `inet` and
+/// `numeric`, `x` (extended) for other variable-length types, `p` (plain) otherwise.
+fn type_storage(oid: i64, len: i64) -> &'static str {
+    match oid {
+        869 | 1700 => "m",
+        _ if len == -1 => "x",
+        _ => "p",
+    }
+}
+
+/// `provolatile` of function `oid` of kind `kind`, as PostgreSQL 15 has it: its
+/// aggregates are immutable (`i`), `version`, `now` and `format_type` stable (`s`);
+/// tcq's own functions are volatile (`v`): `tcq_advance` moves a stream's time and the
+/// window functions (`wtime`, ...) change with the window being emitted.
+fn volatility(oid: i64, kind: char) -> &'static str {
+    match (oid, kind) {
+        (_, 'a') => "i",
+        (89 | 1081 | 1299, _) => "s",
+        _ => "v",
+    }
+}
+
 /// A catalog column of spec type `t` (see [`RELATIONS`]).
 fn column_of(name: &str, t: &str) -> Column {
     let array = |e| Column::catalog(name, CatalogType::Array(e));
     match t {
         "oid" => Column::catalog(name, CatalogType::Oid),
         "name" => Column::catalog(name, CatalogType::Name),
+        "char" => Column::catalog(name, CatalogType::Char),
         "text[]" => array(ElemType::Text),
         "name[]" => array(ElemType::Name),
         "char[]" => array(ElemType::Char),
@@ -1069,7 +1109,7 @@ impl Ctx<'_> {
                     ("attcacheoff", Value::Int4(-1)),
                     ("atttypmod", Value::Int4(typmod as i32)),
                     ("attbyval", b(len > 0 && len <= 8)),
-                    ("attalign", t(if len == 8 { "d" } else { "i" })),
+                    ("attalign", t(type_align(ty))),
                     ("attstorage", t(storage.to_string())),
                     ("attnotnull", b(notnull)),
                     ("atthasdef", b(has_default(o, i))),
@@ -1147,8 +1187,8 @@ impl Ctx<'_> {
                         ("typoutput", t(format!("{io}out"))),
                         ("typreceive", t(format!("{io}recv"))),
                         ("typsend", t(format!("{io}send"))),
-                        ("typalign", t(if len == 8 { "d" } else { "i" })),
-                        ("typstorage", t(if len == -1 { "x" } else { "p" })),
+                        ("typalign", t(type_align(o))),
+                        ("typstorage", t(type_storage(o, len))),
                         ("typtypmod", Value::Int4(-1)),
                         ("typcollation", oid(collation)),
                     ]
@@ -1182,7 +1222,7 @@ impl Ctx<'_> {
                     ("prolang", oid(12)),
                     ("procost", Value::Float4(1.0)),
                     ("prokind", t(kind.to_string())),
-                    ("provolatile", t("v")),
+                    ("provolatile", t(volatility(o, kind))),
                     ("proparallel", t("s")),
                     ("pronargs", Value::Int2(args.len() as i16)),
                     ("prorettype", oid(ret)),

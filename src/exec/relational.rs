@@ -109,8 +109,21 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     if v.is_null() {
         return Ok(v);
     }
-    if matches!(ty, CatalogType::Name | CatalogType::Record) {
+    if ty == CatalogType::Name {
+        // `namein` keeps at most 63 bytes (NAMEDATALEN - 1), cut at a character boundary.
+        let mut text = text_of(&v);
+        let mut end = text.len().min(63);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        return Ok(Value::Text(text.into()));
+    }
+    if ty == CatalogType::Record {
         return Ok(Value::Text(text_of(&v).into()));
+    }
+    if ty == CatalogType::Char {
+        return char_value(&v);
     }
     let text = text_of(&v);
     let Some(elem) = ty.elem() else {
@@ -160,16 +173,33 @@ pub(crate) fn conform_catalog(v: Value, ty: CatalogType) -> Result<Value> {
     ))
 }
 
-/// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.
+/// `v` as a `"char"` (held as `charout`'s text): text as `charin` reads it (its first
+/// byte), an integer as the byte of that signed value, as PostgreSQL's `int4` to
+/// `"char"` cast. Errors: 22003 for an integer outside -128..=127.
+fn char_value(v: &Value) -> Result<Value> {
+    use crate::types::{char_byte, char_text};
+    let byte = match v {
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+            let n = int_of(v).unwrap_or(0);
+            i8::try_from(n)
+                .map_err(|_| Error::NumericValueOutOfRange("\"char\" out of range".into()))?
+                as u8
+        }
+        other => char_byte(&text_of(other)),
+    };
+    Ok(Value::Text(char_text(byte).into()))
+}
+
 /// An element of an array of `elem` read from its text `e`. Errors: its type's input's.
 fn conform_elem(elem: ElemType, e: &str) -> Result<Value> {
     Ok(match elem {
         ElemType::Oid => Value::Int8(oid_of(&Value::Text(e.into()), e)?),
-        ElemType::Char => Value::Text(e.chars().take(1).collect::<String>().into()),
+        ElemType::Char => char_value(&Value::Text(e.into()))?,
         other => crate::types::parse_value(e, other.held_as())?,
     })
 }
 
+/// An oid from an integer or its text, as `oidin` reads it: `-1` is 4294967295.
 fn oid_of(v: &Value, text: &str) -> Result<i64> {
     let n = int_of(v).ok_or_else(|| {
         Error::InvalidTextRepresentation(format!("invalid input syntax for type oid: \"{text}\""))
@@ -768,6 +798,12 @@ impl Ev<'_> {
     }
 
     fn from(&self, f: &RelFrom) -> Result<Vec<Row>> {
+        self.item_rows(f, &[])
+    }
+
+    /// The rows of FROM item `f`, whose function arguments and subqueries read `lat` as
+    /// the row of the items before it (a LATERAL item's; empty for any other).
+    fn item_rows(&self, f: &RelFrom, lat: &[Value]) -> Result<Vec<Row>> {
         match f {
             RelFrom::Scan { schema, name } => Ok(self.scan(schema, name)?.as_ref().clone()),
             RelFrom::Cte(id) => Ok(self
@@ -776,7 +812,7 @@ impl Ev<'_> {
                 .get(id)
                 .map(|r| r.as_ref().clone())
                 .unwrap_or_default()),
-            RelFrom::Sub(q) => self.sub(&[], || self.query(q)),
+            RelFrom::Sub(q) => self.sub(lat, || self.query(q)),
             RelFrom::Func {
                 name,
                 args,
@@ -785,7 +821,7 @@ impl Ev<'_> {
             } => {
                 let args = args
                     .iter()
-                    .map(|a| self.eval(a, &[]))
+                    .map(|a| self.eval(a, lat))
                     .collect::<Result<Vec<_>>>()?;
                 let rows = super::relational_funcs::table_function(name, &args)?;
                 self.spend(rows.iter().map(Vec::len).sum())?;
@@ -805,7 +841,7 @@ impl Ev<'_> {
                     .collect()
             }
             RelFrom::Filter { input, cond } => {
-                let mut rows = self.from(input)?;
+                let mut rows = self.item_rows(input, lat)?;
                 let mut keep = Vec::with_capacity(rows.len());
                 for r in &rows {
                     keep.push(truthy(&self.eval(cond, r)?));
@@ -821,12 +857,43 @@ impl Ev<'_> {
                 on,
                 left_width,
                 right_width,
+                lateral,
             } => {
-                let l = self.from(left)?;
-                let r = self.from(right)?;
-                self.join(*kind, &l, &r, on.as_ref(), *left_width, *right_width)
+                let l = self.item_rows(left, lat)?;
+                let widths = (*left_width, *right_width);
+                let Some(pad) = *lateral else {
+                    let r = self.item_rows(right, lat)?;
+                    return self.join(*kind, &l, &r, on.as_ref(), widths.0, widths.1);
+                };
+                let mut prefix: Row = lat.iter().take(pad).cloned().collect();
+                prefix.resize(pad, Value::Null);
+                self.lateral_join((*kind, right, on.as_ref()), l, widths, prefix)
             }
         }
+    }
+
+    /// A LATERAL join: the right item once per left row, with the row `prefix` (what
+    /// the join's own row has of the columns before its left row: a parenthesised
+    /// join's outer row) followed by that left row. The right rows are freed before the
+    /// next left row, so their spending is given back; the joined rows are spent.
+    fn lateral_join(
+        &self,
+        (kind, right, on): (JoinKind, &RelFrom, Option<&RExpr>),
+        l: Vec<Row>,
+        (left_width, right_width): (usize, usize),
+        mut row: Row,
+    ) -> Result<Vec<Row>> {
+        let pad = row.len();
+        let mut out = Vec::new();
+        for lr in l {
+            row.truncate(pad);
+            row.extend(lr.iter().cloned());
+            let before = *self.budget.borrow();
+            let r = self.item_rows(right, &row);
+            *self.budget.borrow_mut() = before;
+            out.extend(self.join(kind, &[lr], &r?, on, left_width, right_width)?);
+        }
+        Ok(out)
     }
 
     /// Join `l` and `r`: the pairs for which `on` holds, padded with NULLs for the outer
@@ -1266,6 +1333,10 @@ impl Ev<'_> {
         match (to, from) {
             (RType::Base(d), RExpr::Cast(_, RType::Reg(k))) if d.is_text() => {
                 return self.reg_name(*k, &v)
+            }
+            (RType::Base(DataType::Int4), RExpr::Cast(_, RType::Catalog(CatalogType::Char))) => {
+                let byte = crate::types::char_byte(&text_of(&v));
+                return Ok(Value::Int4(i32::from(byte as i8)));
             }
             _ => {}
         }

@@ -116,6 +116,10 @@ fn put_catalog_binary(value: &Value, ty: CatalogType, buf: &mut BytesMut, scratc
             buf.put_slice(scratch.as_bytes());
             return;
         }
+        CatalogType::Char => {
+            buf.put_u8(crate::types::char_byte(scratch));
+            return;
+        }
         CatalogType::Record => {
             put_record_binary(scratch, buf);
             return;
@@ -235,7 +239,7 @@ fn put_elem_binary(text: &str, elem: ElemType, buf: &mut BytesMut) {
                 buf.put_slice(text.as_bytes())
             }
         },
-        ElemType::Char => buf.put_slice(&text.as_bytes()[..text.len().min(1)]),
+        ElemType::Char => buf.put_u8(crate::types::char_byte(text)),
         other => match crate::types::parse_value(text, other.held_as()) {
             Ok(v) => put_binary(&v, buf),
             Err(_) => {
@@ -436,6 +440,11 @@ pub(crate) fn parse_catalog(bytes: &[u8], ty: CatalogType, binary: bool) -> Resu
     };
     match ty {
         CatalogType::Name => return parse_catalog(bytes, ty, false),
+        // `charrecv`: one byte (any byte: 0 and the high half print escaped).
+        CatalogType::Char => {
+            let [b] = bytes else { return Err(bad()) };
+            return Ok(Value::Text(crate::types::char_text(*b).into()));
+        }
         CatalogType::Record => {
             return Err(Error::FeatureNotSupported(
                 "input of anonymous composite types is not implemented".into(),

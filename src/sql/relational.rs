@@ -381,6 +381,10 @@ pub(crate) enum RelFrom {
         left_width: usize,
         /// Width of the right row.
         right_width: usize,
+        /// A LATERAL join: `right` reads the left row, so it is evaluated once per left
+        /// row, with that row after this many columns (where the left row starts in the
+        /// level's row; those of the row the join is evaluated with) as its row.
+        lateral: Option<usize>,
     },
 }
 
@@ -773,6 +777,10 @@ struct Level {
     srf_ok: bool,
     agg_ok: bool,
     in_agg: bool,
+    /// The first and last columns of this level that column references have read, if
+    /// any: a FROM item bound with the items before it visible reads them (LATERAL)
+    /// when set.
+    refs: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 /// The binder of one statement.
@@ -1615,7 +1623,10 @@ impl RelBinder<'_> {
         let mut acc: Option<RelFrom> = None;
         for t in from {
             let left_width = level.width;
-            let item = self.table_with_joins(t, level)?;
+            // An item after the first may read the items before it (LATERAL): their row
+            // starts the level's row.
+            let avail = acc.is_some().then_some(0);
+            let (item, read) = self.table_with_joins(t, level, avail)?;
             acc = Some(match acc {
                 None => item,
                 Some(left) => RelFrom::Join {
@@ -1625,19 +1636,37 @@ impl RelBinder<'_> {
                     on: None,
                     left_width,
                     right_width: level.width - left_width,
+                    lateral: read.map(|_| 0),
                 },
             });
         }
         Ok(acc)
     }
 
-    fn table_with_joins(&mut self, t: &ast::TableWithJoins, level: &mut Level) -> Result<RelFrom> {
+    /// The items of one FROM entry and its joins, and the first column of the level's
+    /// row before them that they read (LATERAL), of those from `avail` on, which the row
+    /// it is evaluated with has (`None`: none).
+    fn table_with_joins(
+        &mut self,
+        t: &ast::TableWithJoins,
+        level: &mut Level,
+        avail: Option<usize>,
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
         let start = level.width;
-        let mut acc = self.factor(&t.relation, level)?;
+        let (mut acc, mut outer_read) = self.factor(&t.relation, level, avail)?;
         for j in &t.joins {
             let left_width = level.width - start;
             let rels_before = level.rels.len();
-            let right = self.factor(&j.relation, level)?;
+            // A joined item sees this join's left row and what the entry's own row has.
+            let seen_from = Some(avail.map_or(start, |a| a.min(start)));
+            let (right, read) = self.factor(&j.relation, level, seen_from)?;
+            // What it reads before the entry comes from the row the entry is evaluated
+            // with; what it reads of the join's left row makes the join LATERAL.
+            if let Some((first, _)) = read.filter(|r| r.0 < start) {
+                let (a, b) = outer_read.unwrap_or((first, first));
+                outer_read = Some((a.min(first), b.max(first)));
+            }
+            let local = read.map(|r| r.1).filter(|last| *last >= start);
             let right_width = level.width - start - left_width;
             let (kind, constraint) = match &j.join_operator {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
@@ -1653,6 +1682,17 @@ impl RelBinder<'_> {
                 ast::JoinOperator::CrossJoin(_) => (JoinKind::Inner, None),
                 other => return Err(unsupported(format!("join kind {other:?} is not supported"))),
             };
+            if let (Some(last), JoinKind::Right | JoinKind::Full) = (local, kind) {
+                let alias = (level.rels.iter())
+                    .find(|r| (r.offset..r.offset + r.columns.len()).contains(&last))
+                    .map_or("", |r| r.alias.as_str());
+                return Err(Error::InvalidColumnReference(format!(
+                    "invalid reference to FROM-clause entry for table \"{alias}\""
+                ))
+                .with_detail(
+                    "The combining JOIN type must be INNER or LEFT for a LATERAL reference.",
+                ));
+            }
             let on = match constraint {
                 None | Some(ast::JoinConstraint::None) => None,
                 Some(ast::JoinConstraint::On(e)) => {
@@ -1743,9 +1783,10 @@ impl RelBinder<'_> {
                 on,
                 left_width,
                 right_width,
+                lateral: local.map(|_| start),
             };
         }
-        Ok(acc)
+        Ok((acc, outer_read))
     }
 
     /// A set-returning function in FROM (`generate_series(1, 3)`, `unnest(array)`,
@@ -1755,11 +1796,11 @@ impl RelBinder<'_> {
         (fname, ordinality): (String, bool),
         args: &[&ast::Expr],
         alias: &Option<ast::TableAlias>,
-        level: &mut Level,
-    ) -> Result<RelFrom> {
-        // Set-returning functions see outer levels only: an empty level stands
-        // for the one being built, whose row is empty when they run.
-        self.levels.push(Level::default());
+        (level, avail): (&mut Level, Option<usize>),
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
+        // A function in FROM sees the items before it (PostgreSQL's implicit LATERAL)
+        // and the outer levels.
+        self.levels.push(lateral_level(level));
         let bound: Result<Vec<RExpr>> = self.refusing_srf(SRF_IN_FROM_ARGS, |b| {
             args.iter().map(|e| b.expr(e)).collect()
         });
@@ -1781,8 +1822,9 @@ impl RelBinder<'_> {
         let series = bound
             .as_ref()
             .map_or(RType::Unknown, |b| self.series_type(b));
-        self.levels.pop();
+        let seen = self.levels.pop().expect("pushed");
         let bound = bound?;
+        let read = lateral_read(&seen, avail)?;
         let cols: Vec<(&str, RType)> = match fname.as_str() {
             "generate_series" => vec![("generate_series", series)],
             // Several arrays are read side by side, the shorter ones giving NULL.
@@ -1838,15 +1880,25 @@ impl RelBinder<'_> {
             rel_types.push(RType::Base(DataType::Int8));
         }
         push_rel(level, rel_alias, None, names, rel_types)?;
-        Ok(RelFrom::Func {
+        let f = RelFrom::Func {
             name: fname,
             args: bound,
             types,
             ordinality,
-        })
+        };
+        Ok((f, read))
     }
 
-    fn factor(&mut self, f: &ast::TableFactor, level: &mut Level) -> Result<RelFrom> {
+    /// One FROM item, and the first column of the level's row before it that it reads
+    /// (LATERAL). The row it is evaluated with has the columns from `avail` on (`None`:
+    /// none, the first item). Errors: 42P01/42703 for an item not yet in FROM, 0A000 for
+    /// one before `avail`.
+    fn factor(
+        &mut self,
+        f: &ast::TableFactor,
+        level: &mut Level,
+        avail: Option<usize>,
+    ) -> Result<(RelFrom, Option<(usize, usize)>)> {
         match f {
             ast::TableFactor::Table {
                 name,
@@ -1862,17 +1914,13 @@ impl RelBinder<'_> {
                     .collect();
                 if let Some(args) = args {
                     let fname = parts.last().cloned().unwrap_or_default();
-                    let exprs = args
-                        .args
-                        .iter()
-                        .map(|a| match a {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-                            other => Err(Error::Syntax(format!(
-                                "syntax error at or near \"{other}\""
-                            ))),
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    return self.function_in_from((fname, *with_ordinality), &exprs, alias, level);
+                    let exprs = plain_args(&args.args)?;
+                    return self.function_in_from(
+                        (fname, *with_ordinality),
+                        &exprs,
+                        alias,
+                        (level, avail),
+                    );
                 }
                 let (schema, rel) = match parts.as_slice() {
                     [r] => (None, r.clone()),
@@ -1893,7 +1941,7 @@ impl RelBinder<'_> {
                     {
                         let cols = rename(cols, alias);
                         push_rel(level, alias_name.unwrap_or(rel), None, cols, types)?;
-                        return Ok(RelFrom::Cte(id));
+                        return Ok((RelFrom::Cte(id), None));
                     }
                 }
                 let candidates: Vec<String> = match &schema {
@@ -1912,10 +1960,11 @@ impl RelBinder<'_> {
                             types,
                         )?;
                         level.rels.last_mut().expect("pushed").table = Some(format!("{s}.{rel}"));
-                        return Ok(RelFrom::Scan {
+                        let scan = RelFrom::Scan {
                             schema: s,
                             name: rel,
-                        });
+                        };
+                        return Ok((scan, None));
                     }
                 }
                 Err(Error::UndefinedTable(parts.join(".")))
@@ -1926,20 +1975,22 @@ impl RelBinder<'_> {
                 lateral,
                 ..
             } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL is not supported"));
-                }
-                // A subquery in FROM sees outer levels, not its siblings: an empty level
-                // stands for this one (the evaluator pushes an empty row for it).
-                self.levels.push(Level::default());
+                // A subquery in FROM sees outer levels and, when LATERAL, the items
+                // before it; otherwise an empty level stands for this one (the evaluator
+                // pushes an empty row for it).
+                self.levels.push(match lateral {
+                    true => lateral_level(level),
+                    false => Level::default(),
+                });
                 let q = self.query(subquery);
-                self.levels.pop();
+                let seen = self.levels.pop().expect("pushed");
                 let q = q?;
+                let read = lateral_read(&seen, avail)?;
                 let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
                 push_rel(level, a, None, names, types)?;
-                Ok(RelFrom::Sub(Box::new(q)))
+                Ok((RelFrom::Sub(Box::new(q)), read))
             }
             ast::TableFactor::NestedJoin {
                 table_with_joins,
@@ -1948,7 +1999,7 @@ impl RelBinder<'_> {
                 if alias.is_some() {
                     return Err(unsupported("an alias on a parenthesised join"));
                 }
-                self.table_with_joins(table_with_joins, level)
+                self.table_with_joins(table_with_joins, level, avail)
             }
             ast::TableFactor::UNNEST {
                 alias,
@@ -1958,10 +2009,24 @@ impl RelBinder<'_> {
                 ..
             } if !array_exprs.is_empty() => {
                 let exprs: Vec<&ast::Expr> = array_exprs.iter().collect();
-                self.function_in_from(("unnest".into(), *with_ordinality), &exprs, alias, level)
+                self.function_in_from(
+                    ("unnest".into(), *with_ordinality),
+                    &exprs,
+                    alias,
+                    (level, avail),
+                )
             }
-            ast::TableFactor::Function { lateral: true, .. } => {
-                Err(unsupported("LATERAL is not supported"))
+            ast::TableFactor::Function {
+                name,
+                args,
+                with_ordinality,
+                alias,
+                ..
+            } => {
+                let fname =
+                    (name.0.last().and_then(|p| p.as_ident()).map(norm)).unwrap_or_default();
+                let exprs = plain_args(args)?;
+                self.function_in_from((fname, *with_ordinality), &exprs, alias, (level, avail))
             }
             ast::TableFactor::UNNEST {
                 with_ordinality: true,
@@ -2052,10 +2117,13 @@ impl RelBinder<'_> {
                     if qual.is_none() && r.hidden[i] {
                         continue;
                     }
-                    return Ok(RExpr::Col {
-                        up,
-                        idx: r.offset + i,
-                    });
+                    let idx = r.offset + i;
+                    let span = level
+                        .refs
+                        .get()
+                        .map_or((idx, idx), |(a, b)| (a.min(idx), b.max(idx)));
+                    level.refs.set(Some(span));
+                    return Ok(RExpr::Col { up, idx });
                 }
                 if let (Some(t), "tableoid") = (&r.table, col) {
                     return Ok(RExpr::Cast(
@@ -2492,6 +2560,11 @@ impl RelBinder<'_> {
             // the evaluator sees the reg* cast beneath and prints the name.
             (RType::Base(d), RType::Reg(k)) if d.is_text() => {
                 RExpr::Cast(Box::new(RExpr::Cast(Box::new(inner), RType::Reg(k))), to)
+            }
+            // A "char" cast to integer is its byte, signed (`'a'::"char"::int` is 97):
+            // the evaluator sees the "char" cast beneath.
+            (RType::Base(DataType::Int4), c @ RType::Catalog(CatalogType::Char)) => {
+                RExpr::Cast(Box::new(RExpr::Cast(Box::new(inner), c)), to)
             }
             _ => RExpr::Cast(Box::new(inner), to),
         }
@@ -3719,7 +3792,10 @@ fn agg_result_type(
         Ret::SameAsArg => match arg {
             RType::Base(DataType::Bpchar(_)) => RType::Base(DataType::Bpchar(None)),
             RType::Base(d) if d.is_text() => RType::Base(DataType::Text),
-            RType::Unknown => RType::Base(DataType::Text),
+            // PostgreSQL has no min/max of name or "char": they read them as text.
+            RType::Unknown | RType::Catalog(CatalogType::Name | CatalogType::Char) => {
+                RType::Base(DataType::Text)
+            }
             other => other,
         },
         Ret::ArrayOfArg => arg.array_of(),
@@ -3773,13 +3849,41 @@ fn set_op_type(word: &str, l: RType, r: RType) -> Result<RType> {
 }
 
 /// `body` (a set operation's branch with columns `have`) with each column cast to the
-/// type of `want` where the two differ: a SELECT over the branch as a subquery.
+/// type of `want` where the two differ: the casts wrap a SELECT's output expressions or
+/// a VALUES row's, in place, so that what the branch reads of outer rows (a correlated
+/// or LATERAL subquery) stays where it is; any other branch becomes a SELECT over it as
+/// a subquery.
 fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RType)]) -> RelBody {
     let differs =
         |(h, w): (&(String, RType), &(String, RType))| h.1 != w.1 && matches!(w.1, RType::Base(_));
     if !have.iter().zip(want).any(differs) {
         return body;
     }
+    let cast_all = |exprs: &mut Vec<RExpr>| {
+        for (e, (h, w)) in exprs.iter_mut().zip(have.iter().zip(want)) {
+            if let (RType::Base(to), true) = (w.1, differs((h, w))) {
+                let inner = std::mem::replace(e, RExpr::Lit(Value::Null));
+                *e = RExpr::Template {
+                    expr: Expr::Cast {
+                        expr: Box::new(Expr::Column(0)),
+                        to,
+                    },
+                    args: vec![inner],
+                };
+            }
+        }
+    };
+    let body = match body {
+        RelBody::Select(mut s) => {
+            cast_all(&mut s.projection);
+            return RelBody::Select(s);
+        }
+        RelBody::Values(mut rows) => {
+            rows.iter_mut().for_each(cast_all);
+            return RelBody::Values(rows);
+        }
+        other => other,
+    };
     let projection = have
         .iter()
         .zip(want)
@@ -3824,6 +3928,45 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
 
 /// Add a relation to the FROM level being built. Errors: 42712 for an alias the level
 /// has already (`FROM ta, ta`).
+/// The arguments of a function in FROM, each an expression. Errors: 42601 for a named
+/// argument or `*`.
+fn plain_args(args: &[ast::FunctionArg]) -> Result<Vec<&ast::Expr>> {
+    args.iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+            other => Err(Error::Syntax(format!(
+                "syntax error at or near \"{other}\""
+            ))),
+        })
+        .collect()
+}
+
+/// The level a FROM item's function arguments or LATERAL subquery are bound in: the
+/// items before it, at their place in the level's row.
+fn lateral_level(level: &Level) -> Level {
+    Level {
+        rels: level.rels.clone(),
+        width: level.width,
+        types: level.types.clone(),
+        ..Level::default()
+    }
+}
+
+/// The first and last columns of `seen` (see [`lateral_level`]) that the item bound in
+/// it reads, if any. Errors: 0A000 when it is before `avail`, where the row the item is evaluated
+/// with starts (no FROM item can be evaluated before the first).
+fn lateral_read(seen: &Level, avail: Option<usize>) -> Result<Option<(usize, usize)>> {
+    let Some((first, last)) = seen.refs.get() else {
+        return Ok(None);
+    };
+    if avail.is_none_or(|a| first < a) {
+        return Err(unsupported(
+            "a LATERAL reference to a FROM item the join does not give it is not supported",
+        ));
+    }
+    Ok(Some((first, last)))
+}
+
 fn push_rel(
     level: &mut Level,
     alias: String,

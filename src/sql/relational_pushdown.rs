@@ -53,6 +53,7 @@ fn push_tree(mut f: RelFrom) -> RelFrom {
         on,
         left_width,
         right_width,
+        ..
     } = &mut f
     {
         **left = push_tree(std::mem::replace(left.as_mut(), RelFrom::Cte(0)));

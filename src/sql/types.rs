@@ -13,7 +13,7 @@ use crate::types::{CatalogType, Column, DataType, ElemType};
 /// Static types of the relational plan, beyond [`DataType`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RType {
-    /// A plain type (oids are `bigint`, names and `"char"` are `text`).
+    /// A plain type.
     Base(DataType),
     /// `regclass`, `regtype`, `regproc`, `regnamespace`, `regrole`: an oid that prints
     /// as the object's name.
@@ -80,6 +80,7 @@ impl RType {
         match e {
             ElemType::Oid => RType::Catalog(CatalogType::Oid),
             ElemType::Name => RType::Catalog(CatalogType::Name),
+            ElemType::Char => RType::Catalog(CatalogType::Char),
             other => RType::Base(other.held_as()),
         }
     }
@@ -90,6 +91,7 @@ impl RType {
             RType::Base(d) => ElemType::of(*d),
             RType::Catalog(CatalogType::Oid) | RType::Reg(_) => ElemType::Oid,
             RType::Catalog(CatalogType::Name) => ElemType::Name,
+            RType::Catalog(CatalogType::Char) => ElemType::Char,
             _ => ElemType::Text,
         }))
     }
@@ -124,7 +126,7 @@ pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
     let quoted = quoted.strip_prefix("pg_catalog.").unwrap_or(&quoted);
     // `"char"` (quoted) is the catalogs' one-byte type; `char` is `character(1)`.
     if quoted == "\"char\"" {
-        return Ok(RType::Base(DataType::Text));
+        return Ok(RType::Catalog(CatalogType::Char));
     }
     let lower = written.trim().to_lowercase().replace('"', "");
     let base = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).trim();
@@ -150,7 +152,8 @@ pub(crate) fn rtype_of_name(written: &str) -> Result<RType> {
         "regnamespace" => RType::Reg(RegKind::Namespace),
         "regrole" => RType::Reg(RegKind::Role),
         "xid" | "cid" | "regoper" | "regconfig" => RType::Base(DataType::Int8),
-        "name" | "pg_node_tree" | "aclitem" | "unknown" | "cstring" => RType::Base(DataType::Text),
+        "name" => RType::Catalog(CatalogType::Name),
+        "pg_node_tree" | "aclitem" | "unknown" | "cstring" => RType::Base(DataType::Text),
         other => RType::Base(type_from_name(other)?),
     })
 }

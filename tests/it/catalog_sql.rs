@@ -341,6 +341,16 @@ async fn a_cursor_reads_a_catalog_query_and_errors_keep_their_class() {
             "SELECT count(*) FROM pg_attribute a, pg_attribute b, pg_attribute c",
             "54000",
         ),
+        // A LATERAL item runs once per row within the same budget: one call too large,
+        // or the joined rows of many calls.
+        (
+            "SELECT count(*) FROM pg_class c, generate_series(1, c.relnatts * 1000000) g",
+            "54000",
+        ),
+        (
+            "SELECT count(*) FROM pg_attribute a, LATERAL generate_series(1, a.attnum + 1000) g",
+            "54000",
+        ),
         ("SELECT 1 = ANY('{')", "22P02"),
         ("SELECT * FROM pg_class LIMIT -1", "2201W"),
     ] {
@@ -489,4 +499,63 @@ async fn reg_casts_to_text_are_names() {
             "pg_class", "t", "name", "nam", "name", "name", "integer", "text", "date"
         ]])
     );
+}
+
+/// `"char"` and `name` columns as PostgreSQL types them (issue 30): described as
+/// `"char"` (18) and `name` (19) and sent in binary as `charsend` (one byte, which
+/// tokio-postgres reads as an i8) and `namesend`; the session's names (`current_user`,
+/// `current_schema()`, ...) are names too, and a parameter compared with a "char"
+/// column is described as one.
+#[tokio::test]
+async fn char_and_name_columns_decode_in_binary_as_postgresql_types_them() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute("CREATE TABLE gates (id integer)")
+        .await
+        .unwrap();
+    let row = c
+        .query_one(
+            "SELECT c.relkind, c.relpersistence, c.relname, n.nspname, current_user, \
+                    current_schema(), current_database(), 'é'::\"char\", ''::\"char\" \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = 'gates'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        type_names(&row),
+        ["char", "char", "name", "name", "name", "name", "name", "char", "char"]
+    );
+    assert_eq!(row.get::<_, i8>(0), b'r' as i8);
+    assert_eq!(row.get::<_, i8>(1), b'p' as i8);
+    assert_eq!(row.get::<_, String>(2), "gates");
+    assert_eq!(row.get::<_, String>(3), "public");
+    assert_eq!(row.get::<_, String>(4), "tcq");
+    assert_eq!(row.get::<_, String>(5), "public");
+    // 'é' is two bytes; a "char" keeps the first (0xC3), printed \303 in text.
+    assert_eq!(row.get::<_, i8>(7), 0xC3u8 as i8);
+    assert_eq!(row.get::<_, i8>(8), 0);
+    // In text, as psql reads them.
+    let rows = common::rows(
+        &c,
+        "SELECT relkind, 'é'::\"char\", 65::\"char\" FROM pg_class WHERE relname = 'gates'",
+    )
+    .await;
+    assert_eq!(rows, common::table(&[&["r", "\\303", "A"]]));
+    // `relkind = $1` describes $1 as "char": the client binds an i8.
+    let stmt = c
+        .prepare("SELECT relname FROM pg_class WHERE relkind = $1 AND relname = $2")
+        .await
+        .unwrap();
+    let names: Vec<&str> = stmt.params().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["char", "name"]);
+    let rows = c.query(&stmt, &[&(b'r' as i8), &"gates"]).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get::<_, String>(0), "gates");
+    let rows = c.query(&stmt, &[&(b'v' as i8), &"gates"]).await.unwrap();
+    assert!(rows.is_empty(), "gates is no view");
+    // Out of range for a "char": 22003, as PostgreSQL.
+    let err = c.simple_query("SELECT 128::\"char\"").await.unwrap_err();
+    assert_eq!(sqlstate(&err), "22003");
 }

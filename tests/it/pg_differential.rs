@@ -37,7 +37,6 @@ use crate::common;
 const DOCUMENTED_REFUSALS: &[&str] = &[
     "numeric functions of values of more than 28 significant digits are not supported",
     "set-returning functions in the arguments of a set-returning function are not supported",
-    "LATERAL is not supported",
     "GROUPING SETS, ROLLUP, CUBE and GROUP BY () are not supported",
 ];
 

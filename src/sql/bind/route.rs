@@ -75,7 +75,8 @@ fn expr_ok(e: &ast::Expr) -> bool {
 fn expr_ok_in(e: &ast::Expr) -> bool {
     use ast::Expr as E;
     match e {
-        E::Identifier(_) | E::CompoundIdentifier(_) | E::Value(_) | E::Interval(_) => true,
+        E::Identifier(id) => id.quote_style.is_some() || !session_name(&id.value.to_lowercase()),
+        E::CompoundIdentifier(_) | E::Value(_) | E::Interval(_) => true,
         E::Nested(x)
         | E::IsNull(x)
         | E::IsNotNull(x)
@@ -211,11 +212,29 @@ fn type_ok(written: &str) -> bool {
 /// A call of a scalar function or partial aggregate of the function table, or of a
 /// window function of a window clause (`wtime(*)`), without `OVER`, `FILTER`, `WITHIN
 /// GROUP` or clauses inside the parentheses.
+/// The functions and keywords naming the session's user, schema or database: they are of
+/// type `name`, which only the relational plan types.
+fn session_name(name: &str) -> bool {
+    matches!(
+        name,
+        "current_user"
+            | "session_user"
+            | "user"
+            | "current_role"
+            | "current_schema"
+            | "current_database"
+            | "current_catalog"
+    )
+}
+
 fn function_ok(f: &ast::Function) -> bool {
     if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
         return false;
     }
     let name = func_name(f);
+    if session_name(&name) {
+        return false;
+    }
     let known = functions::scalar(&name).is_some()
         || matches!(
             functions::aggregate(&name).map(|a| a.kernel),

@@ -18,13 +18,14 @@ const B: Returns = Returns::Value(RType::Base(DataType::Bool));
 const I8: Returns = Returns::Value(RType::Base(DataType::Int8));
 const I4: Returns = Returns::Value(RType::Base(DataType::Int4));
 const TX: Returns = Returns::Value(RType::Base(DataType::Text));
+const NM: Returns = Returns::Value(RType::Catalog(CatalogType::Name));
 const TZ: Returns = Returns::Value(RType::Base(DataType::TimestampTz));
 const SET: Returns = Returns::Set;
 
 /// Every function the relational evaluator computes by name, with what it returns.
 pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("format_type", TX),
-    ("pg_get_userbyid", TX),
+    ("pg_get_userbyid", NM),
     ("pg_table_is_visible", B),
     ("pg_type_is_visible", B),
     ("pg_function_is_visible", B),
@@ -32,7 +33,7 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("obj_description", TX),
     ("col_description", TX),
     ("shobj_description", TX),
-    ("pg_encoding_to_char", TX),
+    ("pg_encoding_to_char", NM),
     ("array_to_string", TX),
     ("row", Returns::Value(RType::Record(&[]))),
     (
@@ -137,7 +138,7 @@ pub(crate) static CATALOG_FUNCTIONS: &[(&str, Returns)] = &[
     ("pg_get_function_sqlbody", TX),
     ("pg_opfamily_is_visible", B),
     ("pg_statistics_obj_is_visible", B),
-    ("getdatabaseencoding", TX),
+    ("getdatabaseencoding", NM),
     ("format", TX),
     ("pg_operator_is_visible", B),
     ("pg_conversion_is_visible", B),

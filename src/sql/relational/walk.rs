@@ -426,14 +426,27 @@ impl RelBinder<'_> {
         right: &Expr,
         args: &[RExpr],
     ) -> Result<RExpr> {
-        let (l, r) = (self.part(left, args)?, self.part(right, args)?);
-        // A parameter compared with an oid is described as one (held as a bigint).
-        for (p, o) in [(&l, &r), (&r, &l)] {
-            if let RExpr::Param(i) = p {
-                let oid = self.static_type(o) == RType::Catalog(CatalogType::Oid);
-                if oid && !self.catalog_params.iter().any(|c| c.0 == *i) {
-                    self.catalog_params.push((*i, CatalogType::Oid));
+        let (mut l, mut r) = (self.part(left, args)?, self.part(right, args)?);
+        // A parameter compared with an oid, a name or a "char" is described as one (held
+        // as a bigint or text); an unknown literal is read as that type (`relkind = 'rr'`
+        // compares with 'r', as charin reads it).
+        let types = [self.static_type(&r), self.static_type(&l)];
+        for (p, other) in [&mut l, &mut r].into_iter().zip(types) {
+            let RType::Catalog(t @ (CatalogType::Oid | CatalogType::Name | CatalogType::Char)) =
+                other
+            else {
+                continue;
+            };
+            match p {
+                RExpr::Param(i) if !self.catalog_params.iter().any(|c| c.0 == *i) => {
+                    self.catalog_params.push((*i, t));
                 }
+                RExpr::Lit(v @ Value::Text(_)) if t != CatalogType::Oid => {
+                    if let Ok(read) = crate::exec::relational::conform_catalog(v.clone(), t) {
+                        *v = read;
+                    }
+                }
+                _ => {}
             }
         }
         let arrays = array_operands(self.static_type(&l), self.static_type(&r), op.symbol())?;
@@ -475,6 +488,16 @@ impl RelBinder<'_> {
         ty: Option<DataType>,
         args: Vec<RExpr>,
     ) -> RExpr {
+        use crate::sql::ScalarFunc as F;
+        // The session's names (`current_user`, `current_schema()`, ...) are of type name.
+        if let Expr::Func {
+            func: F::CurrentDatabase | F::CurrentSchema | F::CurrentUser,
+            ..
+        } = expr
+        {
+            let call = RExpr::Template { expr, args };
+            return RExpr::Cast(Box::new(call), RType::Catalog(CatalogType::Name));
+        }
         let catalog = chosen(&expr)
             .filter_map(|r| match r {
                 Expr::Column(i) => args.get(*i).map(|a| self.static_type(a)),

@@ -1241,8 +1241,10 @@ pub enum ScalarFunc {
     /// `extract(field FROM ts)`, `date_part('field', ts)`: double precision (numeric for
     /// extract, as PostgreSQL 14+).
     DatePart,
-    /// `to_timestamp(double)`: timestamptz.
+    /// `to_timestamp(double)` and `to_timestamp(text, template)`: timestamptz.
     ToTimestamp,
+    /// `to_date(text, template)`: date.
+    ToDate,
     /// `now()`, `current_timestamp`: the statement's start, timestamptz.
     Now,
     /// `version()`

@@ -3586,6 +3586,7 @@ impl RelBinder<'_> {
                     use crate::sql::ScalarFunc as F;
                     RType::Base(match func {
                         F::Now | F::ToTimestamp => DataType::TimestampTz,
+                        F::ToDate => DataType::Date,
                         F::DatePart => DataType::Float8,
                         F::BackendPid | F::Length | F::OctetLength => DataType::Int4,
                         F::Abs

@@ -492,7 +492,7 @@ impl Binder<'_> {
             | F::Substr
             | F::Concat
             | F::CurrentSetting => self.text_scalar(func, args, &name)?,
-            F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp => {
+            F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp | F::ToDate => {
                 self.time_scalar(func, args, &name)?
             }
             F::Now
@@ -817,6 +817,22 @@ impl Binder<'_> {
                         ts_t
                     },
                 )
+            }
+            ScalarFunc::ToTimestamp | ScalarFunc::ToDate if args.len() == 2 => {
+                let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
+                if !args.iter().all(text) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.text_arg(a, name))
+                    .collect::<Result<_>>()?;
+                let ty = if func == ScalarFunc::ToDate {
+                    T::Date
+                } else {
+                    T::TimestampTz
+                };
+                (v, ty)
             }
             ScalarFunc::ToTimestamp => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;

@@ -60,6 +60,7 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("date_trunc", &[], F::DateTrunc, 1217),
     row("date_part", &[], F::DatePart, 1171),
     row("to_timestamp", &[], F::ToTimestamp, 1158),
+    row("to_date", &[], F::ToDate, 1780),
     row(
         "now",
         &[

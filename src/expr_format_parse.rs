@@ -852,7 +852,7 @@ mod tests {
 
     #[test]
     fn bad_input_has_postgresql_sqlstates() {
-        let code = |e: Error| match e {
+        let code = |e: Error| match e.kind() {
             Error::InvalidDatetimeFormat(_) => "22007",
             Error::DatetimeFieldOverflow(_) => "22008",
             _ => "other",

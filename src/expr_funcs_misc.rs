@@ -37,6 +37,7 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::MakeDate
         | F::MakeTime
         | F::MakeTimestamp
+        | F::MakeInterval
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
@@ -75,6 +76,7 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         },
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
         F::MakeTimestamp => make_timestamp(vals),
+        F::MakeInterval => make_interval(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
@@ -308,6 +310,35 @@ fn make_timestamp(vals: &[Value]) -> Result<Value> {
         .ok_or_else(|| {
             Error::DatetimeFieldOverflow(format!("timestamp out of range: {y}-{m:02}-{d:02}"))
         })
+}
+
+/// `make_interval(years, months, weeks, days, hours, mins, secs)` as PostgreSQL 15's:
+/// months and days wrap as its C integers do, seconds round half to even to microseconds,
+/// and seconds beyond the 64-bit range become its minimum as x86's conversion makes them.
+/// Errors: 22008 for infinite or NaN seconds.
+fn make_interval(vals: &[Value]) -> Result<Value> {
+    let mut f = [0i32; 6];
+    for (slot, v) in f.iter_mut().zip(vals) {
+        *slot = i32::try_from(int(v)?).unwrap_or_default();
+    }
+    let secs = float(&vals[6])?;
+    if !secs.is_finite() {
+        return Err(Error::DatetimeFieldOverflow("interval out of range".into()));
+    }
+    let us = (secs * 1e6).round_ties_even();
+    let us = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&us) {
+        us as i64
+    } else {
+        i64::MIN
+    };
+    Ok(Value::Interval(crate::types::Interval {
+        months: f[0].wrapping_mul(12).wrapping_add(f[1]),
+        days: f[2].wrapping_mul(7).wrapping_add(f[3]),
+        micros: i64::from(f[4])
+            .wrapping_mul(3_600_000_000)
+            .wrapping_add(i64::from(f[5]).wrapping_mul(60_000_000))
+            .wrapping_add(us),
+    }))
 }
 
 /// glibc's `cbrt`, which PostgreSQL's `cbrt` calls: Rust's `f64::cbrt` is correctly

@@ -1374,6 +1374,8 @@ pub enum ScalarFunc {
     /// (sec double precision); 22008 when a field is out of range (PostgreSQL 15 takes no
     /// year below 1).
     MakeTimestamp,
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`, each defaulting to 0.
+    MakeInterval,
     /// `btrim(s [, chars])`, `TRIM([BOTH] [chars FROM] s)`: s without the characters of
     /// `chars` (a blank by default) at either end.
     Btrim,

@@ -108,6 +108,21 @@ impl Binder<'_> {
                 }
                 (v, T::Timestamp)
             }
+            F::MakeInterval => {
+                // int4 for all but secs (double precision); a bigint finds no overload.
+                let small = |a: &Bound| a.ty.is_none_or(|t| matches!(t, T::Int2 | T::Int4));
+                if args.len() != 7 || !args[..6].iter().all(small) || !numeric_arg(&args[6]) {
+                    return Err(arity_err(&args));
+                }
+                let mut v = Vec::with_capacity(7);
+                for (i, a) in args.into_iter().enumerate() {
+                    v.push(match i {
+                        6 => self.coerce(a, T::Float8, name)?,
+                        _ => self.coerce(a, T::Int4, name)?,
+                    });
+                }
+                (v, T::Interval)
+            }
             F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
                 let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };
                 let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());

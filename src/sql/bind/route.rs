@@ -253,7 +253,15 @@ fn function_ok(f: &ast::Function) -> bool {
         ast::FunctionArguments::List(l) => {
             l.clauses.is_empty()
                 && l.args.iter().all(|a| match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => expr_ok(e),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                    | ast::FunctionArg::Named {
+                        arg: ast::FunctionArgExpr::Expr(e),
+                        ..
+                    }
+                    | ast::FunctionArg::ExprNamed {
+                        arg: ast::FunctionArgExpr::Expr(e),
+                        ..
+                    } => expr_ok(e),
                     ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => true,
                     _ => false,
                 })

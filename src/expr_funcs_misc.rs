@@ -23,6 +23,7 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
     };
     match func {
         F::NumNulls => return counted(true),
+        F::Overlaps => return Some(Ok(overlaps(vals))),
         F::NumNonNulls => return counted(false),
         F::Translate
         | F::IsFinite
@@ -339,6 +340,41 @@ fn make_interval(vals: &[Value]) -> Result<Value> {
             .wrapping_add(i64::from(f[5]).wrapping_mul(60_000_000))
             .wrapping_add(us),
     }))
+}
+
+/// `(s1, e1) OVERLAPS (s2, e2)` over values of one date/time type, as PostgreSQL's
+/// `overlaps_timestamp`: each pair is ordered (a NULL end counts as its start), and the
+/// answer is NULL where a NULL end could decide it.
+fn overlaps(vals: &[Value]) -> Value {
+    let key = |v: &Value| match v {
+        Value::Date(d) => Some(i64::from(*d)),
+        Value::Timestamp(t) | Value::TimestampTz(t) | Value::Time(t) => Some(*t),
+        _ => None,
+    };
+    // One pair as (start, end or None): NULL when both are NULL.
+    let pair = |s: Option<i64>, e: Option<i64>| match (s, e) {
+        (None, None) => None,
+        (None, Some(e)) | (Some(e), None) => Some((e, None)),
+        (Some(s), Some(e)) => Some((s.min(e), Some(s.max(e)))),
+    };
+    let k: Vec<Option<i64>> = vals.iter().map(key).collect();
+    let (Some((s1, e1)), Some((s2, e2))) = (pair(k[0], k[1]), pair(k[2], k[3])) else {
+        return Value::Null;
+    };
+    let answer = match s1.cmp(&s2) {
+        std::cmp::Ordering::Greater => match e2 {
+            None => None,
+            Some(e2) if s1 < e2 => Some(true),
+            Some(_) => e1.map(|_| false),
+        },
+        std::cmp::Ordering::Less => match e1 {
+            None => None,
+            Some(e1) if s2 < e1 => Some(true),
+            Some(_) => e2.map(|_| false),
+        },
+        std::cmp::Ordering::Equal => (e1.is_some() && e2.is_some()).then_some(true),
+    };
+    answer.map_or(Value::Null, Value::Bool)
 }
 
 /// glibc's `cbrt`, which PostgreSQL's `cbrt` calls: Rust's `f64::cbrt` is correctly

@@ -1376,6 +1376,9 @@ pub enum ScalarFunc {
     MakeTimestamp,
     /// `make_interval(years, months, weeks, days, hours, mins, secs)`, each defaulting to 0.
     MakeInterval,
+    /// `(s1, e1) OVERLAPS (s2, e2)` over four values of one date/time type: boolean, with
+    /// PostgreSQL's NULL rules (made by the operator, not called by name).
+    Overlaps,
     /// `btrim(s [, chars])`, `TRIM([BOTH] [chars FROM] s)`: s without the characters of
     /// `chars` (a blank by default) at either end.
     Btrim,

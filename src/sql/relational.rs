@@ -3656,6 +3656,7 @@ impl RelBinder<'_> {
                     RType::Base(match func {
                         F::Now | F::ToTimestamp => DataType::TimestampTz,
                         F::ToDate => DataType::Date,
+                        F::Overlaps => DataType::Bool,
                         F::DatePart => DataType::Float8,
                         F::BackendPid | F::Length | F::OctetLength => DataType::Int4,
                         F::Abs
@@ -4197,6 +4198,10 @@ fn default_name(e: &ast::Expr) -> String {
         }
         .into(),
         ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::BinaryOp {
+            op: ast::BinaryOperator::Overlaps,
+            ..
+        } => "overlaps".into(),
         ast::Expr::Interval(_) => "interval".into(),
         // `(f(x)).n` and `t.col[1]` are named after their last name.
         ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.last() {

@@ -622,6 +622,7 @@ impl Binder<'_> {
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
+            | F::Overlaps
             | F::BpcharText => return Err(no_function(&name, &args)),
         };
         Ok(Bound::new(

@@ -96,6 +96,14 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
                     | ast::UnaryOperator::BitwiseNot
             ) && expr_ok(expr)
         }
+        E::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Overlaps,
+            right,
+        } => [left, right].iter().all(|side| match &***side {
+            E::Tuple(pair) => pair.iter().all(expr_ok),
+            _ => false,
+        }),
         E::BinaryOp { left, op, right } => binary_op_ok(op) && all(&[left, right]),
         E::Cast {
             expr, data_type, ..

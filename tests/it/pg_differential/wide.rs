@@ -240,6 +240,18 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT date '2001-01-31' + 30, date '2001-03-01' - date '2000-03-01', pg_typeof(date '2001-03-01' - date '2000-03-01')",
     "SELECT timestamp '2001-03-01 10:00' - timestamp '2001-02-27 09:30', timestamptz '2001-03-01 10:00+00' - timestamptz '2001-01-01 00:00+00'",
     "SELECT (date '2001-01-01', date '2001-03-01') OVERLAPS (date '2001-02-01', date '2001-04-01'), (timestamp '2001-01-01', interval '1 day') OVERLAPS (timestamp '2001-01-02', interval '1 day'), (date '2001-01-01', date '2001-01-01') OVERLAPS (date '2001-01-01', date '2001-01-01')",
+    // OVERLAPS: times, timestamptz beside dates and timestamps, reversed pairs, touching
+    // ends, NULL ends (NULL where they could decide), columns, WHERE, and the errors.
+    "SELECT (time '10:00', time '11:00') OVERLAPS (time '10:30', interval '1 hour'), (date '2001-01-01', timestamptz '2001-01-02') OVERLAPS (timestamp '2001-01-01', date '2001-01-02'), (date '2001-01-02', date '2001-01-01') OVERLAPS (date '2001-01-01', '2001-01-01'), (timestamp '2001-01-01', timestamp '2001-01-02') OVERLAPS (timestamp '2001-01-02', timestamp '2001-01-03'), (date '2001-01-01', interval '1 day') OVERLAPS (date '2001-01-01', date '2001-01-02')",
+    "SELECT (NULL, NULL) OVERLAPS (date '2001-01-01', date '2001-01-02'), (NULL::date, date '2001-01-01') OVERLAPS (date '2001-01-01', date '2001-01-02'), (date '2001-01-05', NULL::date) OVERLAPS (date '2001-01-01', date '2001-01-02'), (date '2001-01-01', NULL::date) OVERLAPS (date '2001-01-01', date '2001-01-02'), (date '2000-12-01', NULL::date) OVERLAPS (date '2001-01-01', date '2001-01-02')",
+    "SELECT id, (ts, iv) OVERLAPS (timestamp '2001-01-01 10:30', interval '1 hour'), (tz, tz) OVERLAPS (tz, NULL::timestamptz), (ts, NULL::timestamp) OVERLAPS (timestamp '2000-01-01', ts), (tz, iv) OVERLAPS (ts, ts) FROM ta ORDER BY id",
+    "SELECT id FROM td WHERE (dt, tm) OVERLAPS (date '2001-01-01', interval '1 day') ORDER BY id",
+    "SELECT ('2001-01-01', '2001-02-01') OVERLAPS ('2001-01-15', '2001-03-01')",
+    "SELECT (time '10:00', time '11:00') OVERLAPS (timestamp '2001-01-01', timestamp '2001-01-02')",
+    "SELECT (1, 2) OVERLAPS (3, 4)",
+    "SELECT (interval '1 day', date '2001-01-01') OVERLAPS (date '2001-01-01', date '2001-01-02')",
+    "SELECT (date '2001-01-01', date '2001-01-02', date '2001-01-03') OVERLAPS (date '2001-01-01', date '2001-01-02')",
+    "SELECT (date '2001-01-01') OVERLAPS (date '2001-01-01', date '2001-01-02')",
     "SELECT extract(epoch from timestamp '2001-02-16 20:38:40.12'), extract(dow from date '2001-02-18'), extract(isodow from date '2001-02-18'), extract(week from date '2001-01-01'), extract(quarter from date '2001-08-01'), extract(julian from date '2001-01-01')",
     "SELECT id, extract(epoch from ts), extract(dow from ts), extract(isodow from tz), extract(week from ts), extract(quarter from ts), extract(doy from ts) FROM ta ORDER BY id",
     "SELECT extract(julian from timestamp '2001-01-01 12:00'), extract(julian from timestamp '1999-12-31 18:00'), date_part('julian', date '2000-02-29')",

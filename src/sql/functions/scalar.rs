@@ -210,15 +210,18 @@ pub(crate) fn parameter_slots(func: ScalarFunc, names: &[Option<String>]) -> Opt
         .collect()
 }
 
+/// One argument of a call: its name (`None` when positional) and expression.
+pub(crate) type NamedArg<'a> = (Option<String>, &'a sqlparser::ast::Expr);
+
 /// The arguments of a call's list with their names (`days => 10` and `days := 10`; `None`
 /// for a positional one); `None` for an argument of another form (`*`, `name = value`).
 /// Errors: 42601 for a positional argument after a named one and for a name given twice,
 /// as PostgreSQL.
 pub(crate) fn named_args(
     args: &[sqlparser::ast::FunctionArg],
-) -> crate::error::Result<Vec<Option<(Option<String>, &sqlparser::ast::Expr)>>> {
+) -> crate::error::Result<Vec<Option<NamedArg<'_>>>> {
     use sqlparser::ast::{Expr, FunctionArg as A, FunctionArgExpr as X, FunctionArgOperator as O};
-    let mut out: Vec<Option<(Option<String>, &Expr)>> = Vec::with_capacity(args.len());
+    let mut out: Vec<Option<NamedArg<'_>>> = Vec::with_capacity(args.len());
     for a in args {
         let (name, e) = match a {
             A::Unnamed(X::Expr(e)) => (None, e),

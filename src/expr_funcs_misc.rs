@@ -39,6 +39,7 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::MakeTime
         | F::MakeTimestamp
         | F::MakeInterval
+        | F::MakeTimestampTz
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
@@ -78,6 +79,7 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
         F::MakeTimestamp => make_timestamp(vals),
         F::MakeInterval => make_interval(vals),
+        F::MakeTimestampTz => make_timestamptz(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
@@ -311,6 +313,28 @@ fn make_timestamp(vals: &[Value]) -> Result<Value> {
         .ok_or_else(|| {
             Error::DatetimeFieldOverflow(format!("timestamp out of range: {y}-{m:02}-{d:02}"))
         })
+}
+
+/// `make_timestamptz(y, m, d, h, mi, s [, zone])`: the wall-clock time of
+/// `make_timestamp` in the given zone, else the session's (gaps take the offset before,
+/// folds the offset after, as PostgreSQL). Errors: make_timestamp's, and 22023 for a zone
+/// not recognized.
+fn make_timestamptz(vals: &[Value]) -> Result<Value> {
+    let local = match make_timestamp(&vals[..6])? {
+        Value::Timestamp(t) => t,
+        other => return Err(type_error("make_timestamptz", &other)),
+    };
+    let utc = match vals.get(6) {
+        None => crate::tz::current_local_to_utc(local),
+        Some(z) => {
+            let name = text(z)?;
+            let zone = crate::tz::Zone::parse(name).map_err(|_| {
+                Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
+            })?;
+            zone.local_to_utc(local)
+        }
+    };
+    Ok(Value::TimestampTz(utc))
 }
 
 /// `make_interval(years, months, weeks, days, hours, mins, secs)` as PostgreSQL 15's:

@@ -1376,6 +1376,9 @@ pub enum ScalarFunc {
     MakeTimestamp,
     /// `make_interval(years, months, weeks, days, hours, mins, secs)`, each defaulting to 0.
     MakeInterval,
+    /// `make_timestamptz(year, month, mday, hour, min, sec [, timezone])`: the wall-clock
+    /// time in the session's (or the given) time zone.
+    MakeTimestampTz,
     /// `(s1, e1) OVERLAPS (s2, e2)` over four values of one date/time type: boolean, with
     /// PostgreSQL's NULL rules (made by the operator, not called by name).
     Overlaps,

@@ -606,6 +606,7 @@ impl Binder<'_> {
             | F::MakeTime
             | F::MakeTimestamp
             | F::MakeInterval
+            | F::MakeTimestampTz
             | F::Btrim
             | F::Ltrim
             | F::Rtrim

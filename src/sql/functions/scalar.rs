@@ -131,6 +131,7 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("make_time", &[], F::MakeTime, 3847),
     row("make_timestamp", &[], F::MakeTimestamp, 3461),
     row("make_interval", &[], F::MakeInterval, 3455),
+    row("make_timestamptz", &[], F::MakeTimestampTz, 3462),
     row("btrim", &[], F::Btrim, 884),
     row("ltrim", &[], F::Ltrim, 875),
     row("rtrim", &[], F::Rtrim, 876),
@@ -164,6 +165,10 @@ fn parameter_names(func: ScalarFunc) -> Option<(&'static [&'static str], usize)>
         F::MakeDate => (&["year", "month", "day"], 0),
         F::MakeTime => (&["hour", "min", "sec"], 0),
         F::MakeTimestamp => (&["year", "month", "mday", "hour", "min", "sec"], 0),
+        F::MakeTimestampTz => (
+            &["year", "month", "mday", "hour", "min", "sec", "timezone"],
+            0,
+        ),
         _ => return None,
     })
 }
@@ -193,6 +198,10 @@ pub(crate) fn parameter_slots(func: ScalarFunc, names: &[Option<String>]) -> Opt
             return None;
         }
         slots[at] = Some(ArgSlot::Given(i));
+    }
+    // make_timestamptz's zone belongs to its seven-parameter overload only.
+    if func == F::MakeTimestampTz && slots[6].is_none() {
+        slots.pop();
     }
     let first_default = params.len() - defaults;
     slots

@@ -43,3 +43,14 @@ INSERT INTO bits (ts) VALUES ('2001-01-01 00:00:31');
 FETCH 3 FROM folds;
 FETCH 3 FROM calls;
 COMMIT;
+-- Over a stream too: to_date/to_timestamp read by a template, make_interval with named
+-- arguments, and OVERLAPS of (start, end) and (start, interval) rows (NULL where a NULL
+-- end decides it).
+CREATE STREAM visits (ts timestamp TIMESTAMPCOLUMN, k integer, day text, stay interval);
+BEGIN;
+DECLARE reads CURSOR FOR SELECT to_date(day, 'DD Mon YYYY'), to_timestamp(day || ' 10:30 PM', 'DD Mon YYYY HH12:MI AM'), make_interval(days => k, secs => 1.5), (ts, stay) OVERLAPS (timestamp '2001-01-02', interval '1 day'), (ts, ts) OVERLAPS (ts, NULL::timestamp) FROM visits;
+\session feeder
+INSERT INTO visits VALUES ('2001-01-01 12:00:00', 2, '16 Feb 2001', '1 day'), ('2001-01-01 13:00:00', -1, '1 mar 2001', '1 hour'), ('2001-01-01 14:00:00', NULL, NULL, NULL);
+\session main
+FETCH 3 FROM reads;
+COMMIT;

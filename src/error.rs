@@ -96,6 +96,9 @@ pub enum Error {
     /// 22008: a date/time out of range.
     #[error("{0}")]
     DatetimeFieldOverflow(String),
+    /// 22009: a time zone displacement out of range (`to_timestamp` with `TZH` 16).
+    #[error("{0}")]
+    InvalidTimeZoneDisplacement(String),
     /// 22023: a bad parameter value (window RANGE/SLIDE, options).
     #[error("{0}")]
     InvalidParameterValue(String),

@@ -1343,6 +1343,12 @@ fn current_setting(vals: &[Value], ctx: &EvalContext) -> Result<Value> {
     }
 }
 
+/// The two text arguments of `to_date`/`to_timestamp(text, text)`.
+fn two_texts<'v>(name: &str, vals: &'v [Value]) -> Result<(&'v str, &'v str)> {
+    let text = |v: &'v Value| text_arg(v).ok_or_else(|| type_error(name, v));
+    Ok((text(&vals[0])?, text(&vals[1])?))
+}
+
 /// The strict functions not in `expr_funcs::strict`, on arguments known to be non-NULL.
 fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
     match func {
@@ -1364,7 +1370,15 @@ fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         ScalarFunc::Timezone => timezone(&vals[0], &vals[1]),
         ScalarFunc::DateTrunc => date_trunc_value(&vals[0], &vals[1]),
         ScalarFunc::DatePart => date_part_value(&vals[0], &vals[1]),
+        ScalarFunc::ToTimestamp if vals.len() == 2 => {
+            let (s, f) = two_texts("to_timestamp", vals)?;
+            crate::expr_format_parse::to_timestamp(s, f).map(Value::TimestampTz)
+        }
         ScalarFunc::ToTimestamp => to_timestamp(&vals[0]),
+        ScalarFunc::ToDate => {
+            let (s, f) = two_texts("to_date", vals)?;
+            crate::expr_format_parse::to_date(s, f).map(Value::Date)
+        }
         _ => Err(Error::Internal(format!(
             "function {func:?} reached the strict path"
         ))),

@@ -326,6 +326,52 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
 
 // ---------------------------------------------------------------- dates and times
 
+/// The date/time template patterns, as PostgreSQL's formatting.c lists them (`DCH_keywords`):
+/// case matters (`Month`, `MONTH` and `month` are patterns, `MOnth` is text), and at each
+/// position of a template the first name of this list that starts there is the pattern, so
+/// longer names come before their prefixes (`HH24` before `HH`, `DDD` before `DD`).
+/// `to_char` writes them and `to_date`/`to_timestamp` ([`crate::expr_format_parse`]) read them.
+pub(crate) const PATTERNS: &[&str] = &[
+    "A.D.", "A.M.", "AD", "AM", "B.C.", "BC", "CC", "DAY", "DDD", "DD", "DY", "Day", "Dy", "D",
+    "FF1", "FF2", "FF3", "FF4", "FF5", "FF6", "FX", "HH24", "HH12", "HH", "IDDD", "ID", "IW",
+    "IYYY", "IYY", "IY", "I", "J", "MI", "MM", "MONTH", "MON", "MS", "Month", "Mon", "OF", "P.M.",
+    "PM", "Q", "RM", "SSSSS", "SSSS", "SS", "TZH", "TZM", "TZ", "US", "WW", "W", "Y,YYY", "YYYY",
+    "YYY", "YY", "Y", "a.d.", "a.m.", "ad", "am", "b.c.", "bc", "cc", "day", "ddd", "dd", "dy",
+    "d", "ff1", "ff2", "ff3", "ff4", "ff5", "ff6", "fx", "hh24", "hh12", "hh", "iddd", "id", "iw",
+    "iyyy", "iyy", "iy", "i", "j", "mi", "mm", "month", "mon", "ms", "of", "p.m.", "pm", "q", "rm",
+    "sssss", "ssss", "ss", "tzh", "tzm", "tz", "us", "ww", "w", "y,yyy", "yyyy", "yyy", "yy", "y",
+];
+
+/// The pattern of [`PATTERNS`] that `s` starts with, as written (`Mon`), if any.
+pub(crate) fn pattern_at(s: &str) -> Option<&'static str> {
+    PATTERNS.iter().copied().find(|p| s.starts_with(p))
+}
+
+/// True when the pattern (upper-cased) reads digits: a number just before such a pattern
+/// is read at its fixed width, one before any other up to its first non-digit.
+pub(crate) fn pattern_reads_digits(key: &str) -> bool {
+    !matches!(
+        key,
+        "A.D."
+            | "A.M."
+            | "AD"
+            | "AM"
+            | "B.C."
+            | "BC"
+            | "DAY"
+            | "DY"
+            | "FX"
+            | "MONTH"
+            | "MON"
+            | "OF"
+            | "P.M."
+            | "PM"
+            | "RM"
+            | "TZ"
+            | "TZH"
+    )
+}
+
 /// Broken-down time for the template: year (astronomical), month, day, hour (of the day,
 /// or the interval's whole hours), minute, second, microsecond, day of year, day of week
 /// (0 = Sunday), Julian day, zone offset in seconds.
@@ -372,7 +418,7 @@ fn interval_fields(iv: &crate::types::Interval) -> Tm {
     }
 }
 
-const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -386,7 +432,7 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const DAYS: [&str; 7] = [
+pub(crate) const DAYS: [&str; 7] = [
     "Sunday",
     "Monday",
     "Tuesday",
@@ -440,12 +486,14 @@ fn name(word: &str, written: &str, pad: usize, fill: bool) -> String {
     }
 }
 
-/// Numeric keywords, longest first so that `HH24` wins over `HH` and `DDD` over `DD`.
+/// The numeric patterns `to_char` writes (upper-cased names of [`PATTERNS`]).
 const NUMERIC_KEYS: &[&str] = &[
-    "Y,YYY", "HH24", "HH12", "IYYY", "SSSSS", "SSSS", "YYYY", "DDD", "YYY", "HH", "MI", "SS", "MS",
-    "US", "YY", "MM", "DD", "WW", "IW", "CC", "ID", "OF", "Y", "D", "Q", "W", "J",
+    "Y,YYY", "HH24", "HH12", "IYYY", "IYY", "IY", "I", "IDDD", "SSSSS", "SSSS", "YYYY", "DDD",
+    "YYY", "HH", "MI", "SS", "MS", "US", "YY", "MM", "DD", "WW", "IW", "CC", "ID", "OF", "Y", "D",
+    "Q", "W", "J",
 ];
 
+/// The name patterns `to_char` writes, as written in a template.
 const NAME_KEYS: &[&str] = &[
     "MONTH", "Month", "month", "MON", "Mon", "mon", "DAY", "Day", "day", "DY", "Dy", "dy", "A.M.",
     "P.M.", "a.m.", "p.m.", "AM", "PM", "am", "pm", "TZ", "tz",
@@ -463,6 +511,13 @@ fn numeric_key(tm: &Tm, key: &str) -> (i64, usize) {
         "YY" => (year % 100, 2),
         "Y" => (year % 10, 1),
         "IYYY" => (iso_week(tm).0, 4),
+        "IYY" => (iso_week(tm).0 % 1000, 3),
+        "IY" => (iso_week(tm).0 % 100, 2),
+        "I" => (iso_week(tm).0 % 10, 1),
+        "IDDD" => {
+            let iso_dow = if tm.wday == 0 { 7 } else { tm.wday };
+            ((iso_week(tm).1 - 1) * 7 + iso_dow, 3)
+        }
         "CC" => ((year + 99) / 100, 2),
         "Q" => ((tm.month + 2) / 3, 1),
         "MM" => (tm.month, 2),
@@ -521,46 +576,43 @@ fn datetime(tm: &Tm, fmt: &str) -> String {
     let mut i = 0;
     while i < chars.len() {
         let rest: String = chars[i..].iter().collect();
-        let mut fill = false;
         let mut at = rest.as_str();
-        if at.len() >= 2 && at[..2].eq_ignore_ascii_case("FM") {
-            fill = true;
-            at = &at[2..];
-        }
-        let used_fm = if fill { 2 } else { 0 };
-        // Names first: `Day` is the day's name, not `D` followed by `ay`.
-        if let Some(key) = NAME_KEYS.iter().find(|k| at.starts_with(**k)) {
-            out.push_str(&name_key(tm, key, fill));
-            i += used_fm + key.chars().count();
-            continue;
-        }
-        if let Some(key) = NUMERIC_KEYS
+        let fill = ["FM", "fm"].iter().any(|p| rest.starts_with(p));
+        if let Some(prefix) = ["FM", "fm", "TM", "tm"]
             .iter()
-            .find(|k| at.len() >= k.len() && at[..k.len()].eq_ignore_ascii_case(k))
+            .find(|p| rest.starts_with(**p))
         {
-            let (n, width) = if *key == "OF" {
+            at = &at[prefix.len()..];
+        }
+        let prefix = rest.len() - at.len();
+        if let Some(pat) = pattern_at(at) {
+            i += prefix + pat.chars().count();
+            let key = pat.to_ascii_uppercase();
+            if NAME_KEYS.contains(&pat) {
+                // `TM` (translation mode) names are not padded either.
+                out.push_str(&name_key(tm, pat, prefix > 0));
+            } else if key == "OF" {
                 out.push_str(&tm.offset.map(offset_text).unwrap_or_else(|| "+00".into()));
-                i += used_fm + 2;
-                continue;
-            } else if *key == "Y,YYY" {
+            } else if key == "Y,YYY" {
                 let y = numeric_key(tm, "YYYY").0;
                 out.push_str(&format!("{},{:03}", y / 1000, y % 1000));
-                i += used_fm + 5;
-                continue;
-            } else {
-                numeric_key(tm, key)
-            };
-            let neg = if n < 0 { "-" } else { "" };
-            if fill {
-                out.push_str(&format!("{neg}{}", n.abs()));
-            } else {
-                out.push_str(&format!("{neg}{:0width$}", n.abs()));
-            }
-            i += used_fm + key.chars().count();
-            let after: String = chars[i..].iter().take(2).collect();
-            if after == "TH" || after == "th" {
-                out.push_str(ordinal(n, after == "TH"));
-                i += 2;
+            } else if NUMERIC_KEYS.contains(&key.as_str()) {
+                let (n, width) = numeric_key(tm, &key);
+                let neg = if n < 0 { "-" } else { "" };
+                if fill {
+                    out.push_str(&format!("{neg}{}", n.abs()));
+                } else {
+                    out.push_str(&format!("{neg}{:0width$}", n.abs()));
+                }
+                let after: String = chars[i..].iter().take(2).collect();
+                if after == "TH" || after == "th" {
+                    out.push_str(ordinal(n, after == "TH"));
+                    i += 2;
+                }
+            } else if key != "FX" {
+                // Patterns `to_char` does not write yet (AD/BC, RM, TZH, FFn, ...) are
+                // copied as text.
+                out.push_str(pat);
             }
             continue;
         }

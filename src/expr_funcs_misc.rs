@@ -23,6 +23,7 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
     };
     match func {
         F::NumNulls => return counted(true),
+        F::Overlaps => return Some(Ok(overlaps(vals))),
         F::NumNonNulls => return counted(false),
         F::Translate
         | F::IsFinite
@@ -37,6 +38,8 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::MakeDate
         | F::MakeTime
         | F::MakeTimestamp
+        | F::MakeInterval
+        | F::MakeTimestampTz
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
@@ -75,6 +78,8 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         },
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
         F::MakeTimestamp => make_timestamp(vals),
+        F::MakeInterval => make_interval(vals),
+        F::MakeTimestampTz => make_timestamptz(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
@@ -308,6 +313,92 @@ fn make_timestamp(vals: &[Value]) -> Result<Value> {
         .ok_or_else(|| {
             Error::DatetimeFieldOverflow(format!("timestamp out of range: {y}-{m:02}-{d:02}"))
         })
+}
+
+/// `make_timestamptz(y, m, d, h, mi, s [, zone])`: the wall-clock time of
+/// `make_timestamp` in the given zone, else the session's (gaps take the offset before,
+/// folds the offset after, as PostgreSQL). Errors: make_timestamp's, and 22023 for a zone
+/// not recognized.
+fn make_timestamptz(vals: &[Value]) -> Result<Value> {
+    let local = match make_timestamp(&vals[..6])? {
+        Value::Timestamp(t) => t,
+        other => return Err(type_error("make_timestamptz", &other)),
+    };
+    let utc = match vals.get(6) {
+        None => crate::tz::current_local_to_utc(local),
+        Some(z) => {
+            let name = text(z)?;
+            let zone = crate::tz::Zone::parse(name).map_err(|_| {
+                Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
+            })?;
+            zone.local_to_utc(local)
+        }
+    };
+    Ok(Value::TimestampTz(utc))
+}
+
+/// `make_interval(years, months, weeks, days, hours, mins, secs)` as PostgreSQL 15's:
+/// months and days wrap as its C integers do, seconds round half to even to microseconds,
+/// and seconds beyond the 64-bit range become its minimum as x86's conversion makes them.
+/// Errors: 22008 for infinite or NaN seconds.
+fn make_interval(vals: &[Value]) -> Result<Value> {
+    let mut f = [0i32; 6];
+    for (slot, v) in f.iter_mut().zip(vals) {
+        *slot = i32::try_from(int(v)?).unwrap_or_default();
+    }
+    let secs = float(&vals[6])?;
+    if !secs.is_finite() {
+        return Err(Error::DatetimeFieldOverflow("interval out of range".into()));
+    }
+    let us = (secs * 1e6).round_ties_even();
+    let us = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&us) {
+        us as i64
+    } else {
+        i64::MIN
+    };
+    Ok(Value::Interval(crate::types::Interval {
+        months: f[0].wrapping_mul(12).wrapping_add(f[1]),
+        days: f[2].wrapping_mul(7).wrapping_add(f[3]),
+        micros: i64::from(f[4])
+            .wrapping_mul(3_600_000_000)
+            .wrapping_add(i64::from(f[5]).wrapping_mul(60_000_000))
+            .wrapping_add(us),
+    }))
+}
+
+/// `(s1, e1) OVERLAPS (s2, e2)` over values of one date/time type, as PostgreSQL's
+/// `overlaps_timestamp`: each pair is ordered (a NULL end counts as its start), and the
+/// answer is NULL where a NULL end could decide it.
+fn overlaps(vals: &[Value]) -> Value {
+    let key = |v: &Value| match v {
+        Value::Date(d) => Some(i64::from(*d)),
+        Value::Timestamp(t) | Value::TimestampTz(t) | Value::Time(t) => Some(*t),
+        _ => None,
+    };
+    // One pair as (start, end or None): NULL when both are NULL.
+    let pair = |s: Option<i64>, e: Option<i64>| match (s, e) {
+        (None, None) => None,
+        (None, Some(e)) | (Some(e), None) => Some((e, None)),
+        (Some(s), Some(e)) => Some((s.min(e), Some(s.max(e)))),
+    };
+    let k: Vec<Option<i64>> = vals.iter().map(key).collect();
+    let (Some((s1, e1)), Some((s2, e2))) = (pair(k[0], k[1]), pair(k[2], k[3])) else {
+        return Value::Null;
+    };
+    let answer = match s1.cmp(&s2) {
+        std::cmp::Ordering::Greater => match e2 {
+            None => None,
+            Some(e2) if s1 < e2 => Some(true),
+            Some(_) => e1.map(|_| false),
+        },
+        std::cmp::Ordering::Less => match e1 {
+            None => None,
+            Some(e1) if s2 < e1 => Some(true),
+            Some(_) => e2.map(|_| false),
+        },
+        std::cmp::Ordering::Equal => (e1.is_some() && e2.is_some()).then_some(true),
+    };
+    answer.map_or(Value::Null, Value::Bool)
 }
 
 /// glibc's `cbrt`, which PostgreSQL's `cbrt` calls: Rust's `f64::cbrt` is correctly

@@ -23,6 +23,7 @@ pub mod exec;
 pub mod expr;
 mod expr_datetime;
 mod expr_format;
+mod expr_format_parse;
 mod expr_funcs;
 mod expr_funcs_misc;
 mod expr_regex;

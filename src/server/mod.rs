@@ -113,6 +113,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::InvalidTextRepresentation(_) => "22P02",
         Error::InvalidDatetimeFormat(_) => "22007",
         Error::DatetimeFieldOverflow(_) => "22008",
+        Error::InvalidTimeZoneDisplacement(_) => "22009",
         Error::InvalidParameterValue(_) => "22023",
         Error::NumericValueOutOfRange(_) => "22003",
         Error::ArraySubscript(_) => "2202E",

@@ -1241,8 +1241,10 @@ pub enum ScalarFunc {
     /// `extract(field FROM ts)`, `date_part('field', ts)`: double precision (numeric for
     /// extract, as PostgreSQL 14+).
     DatePart,
-    /// `to_timestamp(double)`: timestamptz.
+    /// `to_timestamp(double)` and `to_timestamp(text, template)`: timestamptz.
     ToTimestamp,
+    /// `to_date(text, template)`: date.
+    ToDate,
     /// `now()`, `current_timestamp`: the statement's start, timestamptz.
     Now,
     /// `version()`
@@ -1372,6 +1374,14 @@ pub enum ScalarFunc {
     /// (sec double precision); 22008 when a field is out of range (PostgreSQL 15 takes no
     /// year below 1).
     MakeTimestamp,
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`, each defaulting to 0.
+    MakeInterval,
+    /// `make_timestamptz(year, month, mday, hour, min, sec [, timezone])`: the wall-clock
+    /// time in the session's (or the given) time zone.
+    MakeTimestampTz,
+    /// `(s1, e1) OVERLAPS (s2, e2)` over four values of one date/time type: boolean, with
+    /// PostgreSQL's NULL rules (made by the operator, not called by name).
+    Overlaps,
     /// `btrim(s [, chars])`, `TRIM([BOTH] [chars FROM] s)`: s without the characters of
     /// `chars` (a blank by default) at either end.
     Btrim,

@@ -1914,7 +1914,7 @@ impl RelBinder<'_> {
                     .collect();
                 if let Some(args) = args {
                     let fname = parts.last().cloned().unwrap_or_default();
-                    let exprs = plain_args(&args.args)?;
+                    let exprs = plain_args(&fname, &args.args)?;
                     return self.function_in_from(
                         (fname, *with_ordinality),
                         &exprs,
@@ -2025,7 +2025,7 @@ impl RelBinder<'_> {
             } => {
                 let fname =
                     (name.0.last().and_then(|p| p.as_ident()).map(norm)).unwrap_or_default();
-                let exprs = plain_args(args)?;
+                let exprs = plain_args(&fname, args)?;
                 self.function_in_from((fname, *with_ordinality), &exprs, alias, (level, avail))
             }
             ast::TableFactor::UNNEST {
@@ -2766,6 +2766,18 @@ impl RelBinder<'_> {
             return Err(unsupported(format!("{name}(subquery) is not supported")));
         }
         let call = Self::call_args(f)?;
+        if call.names.iter().any(Option::is_some) {
+            if super::functions::aggregate(&name).is_some() {
+                // No aggregate has parameter names; its arguments are not bound outside
+                // an aggregate's context.
+                return Err(no_named_parameters(&name));
+            }
+            let args: Vec<RExpr> = (call.args.iter())
+                .map(|a| self.expr(a))
+                .collect::<Result<_>>()?;
+            let args = self.ordered_args(&name, args, &call.names)?;
+            return self.scalar_call(&name, args);
+        }
         if let Some(def) = super::functions::aggregate(&name) {
             return self.aggregate_call(def, name, f, &call);
         }
@@ -2787,7 +2799,59 @@ impl RelBinder<'_> {
         let args: Vec<RExpr> = (call.args.iter())
             .map(|a| self.expr(a))
             .collect::<Result<_>>()?;
+        // Omitted parameters with defaults (make_interval's) filled in.
+        let args = self.ordered_args(&name, args, &call.names)?;
         self.scalar_call(&name, args)
+    }
+
+    /// The bound arguments of a call put in parameter order (named ones moved, omitted
+    /// ones with defaults filled in: `make_interval(days => 10)`), for the scalar
+    /// functions that have parameter names. Errors: 42883 for names that match no
+    /// function, as PostgreSQL.
+    fn ordered_args(
+        &mut self,
+        name: &str,
+        args: Vec<RExpr>,
+        names: &[Option<String>],
+    ) -> Result<Vec<RExpr>> {
+        let func = super::functions::scalar(name).map(|d| d.func);
+        let named = names.iter().any(Option::is_some);
+        let slots = match func {
+            Some(f) => super::functions::parameter_slots(f, names),
+            None => (!named).then(|| {
+                (0..args.len())
+                    .map(super::functions::ArgSlot::Given)
+                    .collect()
+            }),
+        };
+        let Some(slots) = slots else {
+            let shown: Vec<String> = args
+                .iter()
+                .zip(names)
+                .map(|(a, n)| {
+                    let t = self.static_type(a).name();
+                    n.as_ref().map_or(t.clone(), |n| format!("{n} => {t}"))
+                })
+                .collect();
+            return Err(Error::UndefinedFunction(format!(
+                "function {name}({}) does not exist",
+                shown.join(", ")
+            ))
+            .with_hint(
+                "No function matches the given name and argument types. You might need to add explicit type casts.",
+            ));
+        };
+        // Moved, not cloned: a clone would copy (recursively) each nested argument again.
+        let mut args: Vec<Option<RExpr>> = args.into_iter().map(Some).collect();
+        Ok(slots
+            .into_iter()
+            .map(|s| match s {
+                super::functions::ArgSlot::Given(i) => {
+                    args[i].take().expect("each argument is used once")
+                }
+                super::functions::ArgSlot::Default(v) => RExpr::Lit(v),
+            })
+            .collect())
     }
 
     /// A call of `name` that is no aggregate: `mod` as the `%` operator, a scalar function
@@ -2931,6 +2995,7 @@ impl RelBinder<'_> {
         let mut star = false;
         let mut args_ast: Vec<&ast::Expr> = Vec::new();
         let mut order_ast: Vec<&ast::OrderByExpr> = Vec::new();
+        let mut names: Vec<Option<String>> = Vec::new();
         match &f.args {
             ast::FunctionArguments::None | ast::FunctionArguments::Subquery(_) => {}
             ast::FunctionArguments::List(l) => {
@@ -2948,13 +3013,13 @@ impl RelBinder<'_> {
                         }
                     }
                 }
-                for a in &l.args {
+                for (a, named) in l.args.iter().zip(super::functions::named_args(&l.args)?) {
+                    if let Some((name, e)) = named {
+                        args_ast.push(e);
+                        names.push(name);
+                        continue;
+                    }
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
-                        | ast::FunctionArg::Named {
-                            arg: ast::FunctionArgExpr::Expr(e),
-                            ..
-                        } => args_ast.push(e),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         other => {
                             return Err(Error::Syntax(format!(
@@ -2970,6 +3035,7 @@ impl RelBinder<'_> {
             star,
             args: args_ast,
             order: order_ast,
+            names,
         })
     }
 
@@ -3103,6 +3169,9 @@ impl RelBinder<'_> {
                 .iter()
                 .map(|a| match a {
                     ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => b.expr(e),
+                    ast::FunctionArg::Named { .. } | ast::FunctionArg::ExprNamed { .. } => {
+                        Err(no_named_parameters(name))
+                    }
                     other => Err(Error::Syntax(format!(
                         "syntax error at or near \"{other}\""
                     ))),
@@ -3586,6 +3655,8 @@ impl RelBinder<'_> {
                     use crate::sql::ScalarFunc as F;
                     RType::Base(match func {
                         F::Now | F::ToTimestamp => DataType::TimestampTz,
+                        F::ToDate => DataType::Date,
+                        F::Overlaps => DataType::Bool,
                         F::DatePart => DataType::Float8,
                         F::BackendPid | F::Length | F::OctetLength => DataType::Int4,
                         F::Abs
@@ -3708,6 +3779,17 @@ fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
 type SelectItem<'s> = (Option<&'s ast::Expr>, Option<usize>, String);
 
 /// The arguments of one call as written (see `RelBinder::call_args`).
+/// 42883 for named arguments to a set-returning function or an aggregate: none of them
+/// has parameter names, so PostgreSQL finds no function.
+fn no_named_parameters(name: &str) -> Error {
+    Error::UndefinedFunction(format!(
+        "function {name} with named arguments does not exist"
+    ))
+    .with_hint(
+        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
 struct CallArgs<'f> {
     /// `f(DISTINCT ...)`.
     distinct: bool,
@@ -3717,6 +3799,8 @@ struct CallArgs<'f> {
     args: Vec<&'f ast::Expr>,
     /// `f(x ORDER BY ...)`: the keys.
     order: Vec<&'f ast::OrderByExpr>,
+    /// Each argument's name (`days => 10`), `None` for a positional one.
+    names: Vec<Option<String>>,
 }
 
 fn agg_type(a: &RelAgg) -> RType {
@@ -3930,10 +4014,13 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
 /// has already (`FROM ta, ta`).
 /// The arguments of a function in FROM, each an expression. Errors: 42601 for a named
 /// argument or `*`.
-fn plain_args(args: &[ast::FunctionArg]) -> Result<Vec<&ast::Expr>> {
+fn plain_args<'a>(name: &str, args: &'a [ast::FunctionArg]) -> Result<Vec<&'a ast::Expr>> {
     args.iter()
         .map(|a| match a {
             ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+            ast::FunctionArg::Named { .. } | ast::FunctionArg::ExprNamed { .. } => {
+                Err(no_named_parameters(name))
+            }
             other => Err(Error::Syntax(format!(
                 "syntax error at or near \"{other}\""
             ))),
@@ -4111,6 +4198,10 @@ fn default_name(e: &ast::Expr) -> String {
         }
         .into(),
         ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::BinaryOp {
+            op: ast::BinaryOperator::Overlaps,
+            ..
+        } => "overlaps".into(),
         ast::Expr::Interval(_) => "interval".into(),
         // `(f(x)).n` and `t.col[1]` are named after their last name.
         ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.last() {

@@ -41,12 +41,59 @@ pub(super) fn func_arg_exprs(f: &ast::Function) -> Vec<&ast::Expr> {
     }
 }
 
+/// 42883 for a call whose named arguments match no function, shown as PostgreSQL shows it
+/// (`make_interval(dayz => integer)`).
+fn no_named_function(name: &str, args: &[Bound], names: &[Option<String>]) -> Error {
+    let shown: Vec<String> = args
+        .iter()
+        .zip(names)
+        .map(|(a, n)| match n {
+            Some(n) => format!("{n} => {}", type_label(a.ty)),
+            None => type_label(a.ty),
+        })
+        .collect();
+    Error::UndefinedFunction(format!(
+        "function {name}({}) does not exist",
+        shown.join(", ")
+    ))
+}
+
+/// The arguments of a call in parameter order ([`functions::parameter_slots`]).
+/// Errors: 42883 when the names match no overload.
+fn positional(
+    func: ScalarFunc,
+    name: &str,
+    args: Vec<Bound>,
+    names: &[Option<String>],
+) -> Result<Vec<Bound>> {
+    let Some(slots) = functions::parameter_slots(func, names) else {
+        return Err(no_named_function(name, &args, names));
+    };
+    // Moved, not cloned: a clone would copy (recursively) each nested argument again.
+    let mut args: Vec<Option<Bound>> = args.into_iter().map(Some).collect();
+    Ok(slots
+        .into_iter()
+        .map(|s| match s {
+            functions::ArgSlot::Given(i) => args[i].take().expect("each argument is used once"),
+            functions::ArgSlot::Default(v) => {
+                let ty = v.data_type();
+                Bound {
+                    expr: Expr::Literal(v),
+                    ty,
+                }
+            }
+        })
+        .collect())
+}
+
 /// Function arguments: the expressions, whether the list is `*`, whether DISTINCT.
 pub(super) struct Args<'e> {
     pub(super) exprs: Vec<&'e ast::Expr>,
     pub(super) star: bool,
     pub(super) distinct: bool,
     pub(super) none: bool,
+    /// The name of each argument given by name (`days => 10`), `None` for positional ones.
+    pub(super) names: Vec<Option<String>>,
 }
 
 pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
@@ -70,6 +117,7 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
         star: false,
         distinct: false,
         none: false,
+        names: vec![],
     };
     match &f.args {
         ast::FunctionArguments::None => a.none = true,
@@ -86,9 +134,13 @@ pub(super) fn func_args(f: &ast::Function) -> Result<Args<'_>> {
                     "clauses inside {name}(...) are not supported"
                 )));
             }
-            for arg in &l.args {
+            for (arg, named) in l.args.iter().zip(functions::named_args(&l.args)?) {
+                if let Some((name, e)) = named {
+                    a.exprs.push(e);
+                    a.names.push(name);
+                    continue;
+                }
                 match arg {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => a.exprs.push(e),
                     ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => a.star = true,
                     _ => return Err(Error::Syntax(format!("syntax error at or near \"{arg}\""))),
                 }
@@ -299,6 +351,21 @@ impl Binder<'_> {
                 .expect("current_date is a keyword value"));
         }
         let args = func_args(f)?;
+        if args.names.iter().any(Option::is_some) && functions::scalar(&name).is_none() {
+            // Only the scalar functions below have parameter names.
+            if agg_func_of(&name).is_some() {
+                // An aggregate's arguments are not bound outside its context.
+                return Err(Error::UndefinedFunction(format!(
+                    "function {name} with named arguments does not exist"
+                )));
+            }
+            let bound: Vec<Bound> = args
+                .exprs
+                .iter()
+                .map(|e| self.expr(e, scope))
+                .collect::<Result<_>>()?;
+            return Err(no_named_function(&name, &bound, &args.names));
+        }
         if let Some(def) = agg_func_of(&name) {
             return self.aggregate(def, &name, &args, scope);
         }
@@ -373,6 +440,7 @@ impl Binder<'_> {
             .iter()
             .map(|e| self.expr(e, scope))
             .collect::<Result<_>>()?;
+        let bound = positional(func, &name, bound, &args.names)?;
         self.scalar(func, bound)
     }
 
@@ -492,7 +560,7 @@ impl Binder<'_> {
             | F::Substr
             | F::Concat
             | F::CurrentSetting => self.text_scalar(func, args, &name)?,
-            F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp => {
+            F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp | F::ToDate => {
                 self.time_scalar(func, args, &name)?
             }
             F::Now
@@ -537,6 +605,8 @@ impl Binder<'_> {
             | F::MakeDate
             | F::MakeTime
             | F::MakeTimestamp
+            | F::MakeInterval
+            | F::MakeTimestampTz
             | F::Btrim
             | F::Ltrim
             | F::Rtrim
@@ -553,6 +623,7 @@ impl Binder<'_> {
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
+            | F::Overlaps
             | F::BpcharText => return Err(no_function(&name, &args)),
         };
         Ok(Bound::new(
@@ -817,6 +888,22 @@ impl Binder<'_> {
                         ts_t
                     },
                 )
+            }
+            ScalarFunc::ToTimestamp | ScalarFunc::ToDate if args.len() == 2 => {
+                let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
+                if !args.iter().all(text) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.text_arg(a, name))
+                    .collect::<Result<_>>()?;
+                let ty = if func == ScalarFunc::ToDate {
+                    T::Date
+                } else {
+                    T::TimestampTz
+                };
+                (v, ty)
             }
             ScalarFunc::ToTimestamp => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;

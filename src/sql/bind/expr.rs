@@ -352,6 +352,10 @@ pub(super) fn default_column_name(e: &ast::Expr) -> String {
         .into(),
         E::Case { .. } => "case".into(),
         E::AtTimeZone { .. } => "timezone".into(),
+        E::BinaryOp {
+            op: ast::BinaryOperator::Overlaps,
+            ..
+        } => "overlaps".into(),
         E::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".into(),
         _ => "?column?".into(),
     }
@@ -677,6 +681,7 @@ impl Binder<'_> {
                     ast::BinaryOperator::And => BinaryOp::And,
                     ast::BinaryOperator::Or => BinaryOp::Or,
                     ast::BinaryOperator::StringConcat => BinaryOp::Concat,
+                    ast::BinaryOperator::Overlaps => return self.overlaps(left, right, scope),
                     ast::BinaryOperator::PGExp => {
                         let l = self.expr(left, scope)?;
                         let r = self.expr(right, scope)?;

@@ -95,18 +95,45 @@ impl Binder<'_> {
                     (v, T::Time)
                 }
             }
-            F::MakeTimestamp => {
-                if args.len() != 6 || !numeric_arg(&args[5]) {
+            F::MakeTimestamp | F::MakeTimestampTz => {
+                let arity = if func == F::MakeTimestamp {
+                    6..=6
+                } else {
+                    6..=7
+                };
+                let zone_ok = args.get(6).is_none_or(|z| z.ty.is_none_or(|t| t.is_text()));
+                if !arity.contains(&args.len()) || !numeric_arg(&args[5]) || !zone_ok {
                     return Err(arity_err(&args));
                 }
-                let mut v = Vec::with_capacity(6);
+                let mut v = Vec::with_capacity(7);
                 for (i, a) in args.into_iter().enumerate() {
                     v.push(match i {
                         5 => self.coerce(a, T::Float8, name)?,
+                        6 => self.text_arg(a, name)?,
                         _ => self.int_arg(a, name)?,
                     });
                 }
-                (v, T::Timestamp)
+                let ty = if func == F::MakeTimestamp {
+                    T::Timestamp
+                } else {
+                    T::TimestampTz
+                };
+                (v, ty)
+            }
+            F::MakeInterval => {
+                // int4 for all but secs (double precision); a bigint finds no overload.
+                let small = |a: &Bound| a.ty.is_none_or(|t| matches!(t, T::Int2 | T::Int4));
+                if args.len() != 7 || !args[..6].iter().all(small) || !numeric_arg(&args[6]) {
+                    return Err(arity_err(&args));
+                }
+                let mut v = Vec::with_capacity(7);
+                for (i, a) in args.into_iter().enumerate() {
+                    v.push(match i {
+                        6 => self.coerce(a, T::Float8, name)?,
+                        _ => self.coerce(a, T::Int4, name)?,
+                    });
+                }
+                (v, T::Interval)
             }
             F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
                 let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };

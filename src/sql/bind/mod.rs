@@ -34,6 +34,7 @@ mod from;
 mod func_math;
 mod func_types;
 mod leaves;
+mod overlaps;
 mod predicates;
 mod route;
 mod scope;

@@ -96,6 +96,14 @@ fn expr_ok_in(e: &ast::Expr) -> bool {
                     | ast::UnaryOperator::BitwiseNot
             ) && expr_ok(expr)
         }
+        E::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Overlaps,
+            right,
+        } => [left, right].iter().all(|side| match &***side {
+            E::Tuple(pair) => pair.iter().all(expr_ok),
+            _ => false,
+        }),
         E::BinaryOp { left, op, right } => binary_op_ok(op) && all(&[left, right]),
         E::Cast {
             expr, data_type, ..
@@ -253,7 +261,15 @@ fn function_ok(f: &ast::Function) -> bool {
         ast::FunctionArguments::List(l) => {
             l.clauses.is_empty()
                 && l.args.iter().all(|a| match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => expr_ok(e),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                    | ast::FunctionArg::Named {
+                        arg: ast::FunctionArgExpr::Expr(e),
+                        ..
+                    }
+                    | ast::FunctionArg::ExprNamed {
+                        arg: ast::FunctionArgExpr::Expr(e),
+                        ..
+                    } => expr_ok(e),
                     ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => true,
                     _ => false,
                 })

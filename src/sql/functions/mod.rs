@@ -23,7 +23,7 @@ mod scalar;
 
 pub(crate) use aggregate::{aggregate, AggDef, AggKernel, Arg, Ret, AGGREGATES};
 pub(crate) use catalog::{catalog_function, Returns};
-pub(crate) use scalar::{scalar, SCALARS};
+pub(crate) use scalar::{named_args, parameter_slots, scalar, ArgSlot, SCALARS};
 
 use crate::sql::SessionFunc;
 use crate::types::DataType;

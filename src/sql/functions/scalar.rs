@@ -60,6 +60,7 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("date_trunc", &[], F::DateTrunc, 1217),
     row("date_part", &[], F::DatePart, 1171),
     row("to_timestamp", &[], F::ToTimestamp, 1158),
+    row("to_date", &[], F::ToDate, 1780),
     row(
         "now",
         &[
@@ -129,6 +130,8 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("make_date", &[], F::MakeDate, 3846),
     row("make_time", &[], F::MakeTime, 3847),
     row("make_timestamp", &[], F::MakeTimestamp, 3461),
+    row("make_interval", &[], F::MakeInterval, 3455),
+    row("make_timestamptz", &[], F::MakeTimestampTz, 3462),
     row("btrim", &[], F::Btrim, 884),
     row("ltrim", &[], F::Ltrim, 875),
     row("rtrim", &[], F::Rtrim, 876),
@@ -140,4 +143,133 @@ pub(crate) fn scalar(name: &str) -> Option<&'static ScalarDef> {
     SCALARS
         .iter()
         .find(|s| s.name == name || s.aliases.contains(&name))
+}
+
+/// Where the argument for one parameter of a call comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ArgSlot {
+    /// The call's argument at this index.
+    Given(usize),
+    /// The parameter's default.
+    Default(crate::types::Value),
+}
+
+/// PostgreSQL's parameter names of the scalar functions that have them, and how many
+/// trailing parameters have a default (each 0, as `make_interval`'s).
+fn parameter_names(func: ScalarFunc) -> Option<(&'static [&'static str], usize)> {
+    Some(match func {
+        F::MakeInterval => (
+            &["years", "months", "weeks", "days", "hours", "mins", "secs"],
+            7,
+        ),
+        F::MakeDate => (&["year", "month", "day"], 0),
+        F::MakeTime => (&["hour", "min", "sec"], 0),
+        F::MakeTimestamp => (&["year", "month", "mday", "hour", "min", "sec"], 0),
+        F::MakeTimestampTz => (
+            &["year", "month", "mday", "hour", "min", "sec", "timezone"],
+            0,
+        ),
+        _ => return None,
+    })
+}
+
+/// The arguments of a call of `func` in parameter order, given each argument's name
+/// (`None` for a positional one): named ones go to their parameter's place, omitted ones
+/// with a default take it (`make_interval(days => 10)`). `None` when the names match no
+/// overload (an unknown name, a parameter given twice, one without a default left out):
+/// 42883 for the caller, as PostgreSQL.
+pub(crate) fn parameter_slots(func: ScalarFunc, names: &[Option<String>]) -> Option<Vec<ArgSlot>> {
+    use crate::types::Value;
+    let named = names.iter().any(Option::is_some);
+    let given = || (0..names.len()).map(ArgSlot::Given).collect();
+    let Some((params, defaults)) = parameter_names(func) else {
+        return (!named).then(given);
+    };
+    if !named && (names.len() >= params.len() || defaults == 0) {
+        return Some(given());
+    }
+    let mut slots: Vec<Option<ArgSlot>> = vec![None; params.len()];
+    for (i, n) in names.iter().enumerate() {
+        let at = match n {
+            Some(n) => params.iter().position(|p| p == n)?,
+            None => i,
+        };
+        if slots.get(at)?.is_some() {
+            return None;
+        }
+        slots[at] = Some(ArgSlot::Given(i));
+    }
+    // make_timestamptz's zone belongs to its seven-parameter overload only.
+    if func == F::MakeTimestampTz && slots[6].is_none() {
+        slots.pop();
+    }
+    let first_default = params.len() - defaults;
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, slot)| match slot {
+            Some(s) => Some(s),
+            // make_interval's last parameter, secs, is double precision.
+            None if i >= first_default && i + 1 == params.len() => {
+                Some(ArgSlot::Default(Value::Float8(0.0)))
+            }
+            None if i >= first_default => Some(ArgSlot::Default(Value::Int4(0))),
+            None => None,
+        })
+        .collect()
+}
+
+/// One argument of a call: its name (`None` when positional) and expression.
+pub(crate) type NamedArg<'a> = (Option<String>, &'a sqlparser::ast::Expr);
+
+/// The arguments of a call's list with their names (`days => 10` and `days := 10`; `None`
+/// for a positional one); `None` for an argument of another form (`*`, `name = value`).
+/// Errors: 42601 for a positional argument after a named one and for a name given twice,
+/// as PostgreSQL.
+pub(crate) fn named_args(
+    args: &[sqlparser::ast::FunctionArg],
+) -> crate::error::Result<Vec<Option<NamedArg<'_>>>> {
+    use sqlparser::ast::{Expr, FunctionArg as A, FunctionArgExpr as X, FunctionArgOperator as O};
+    let mut out: Vec<Option<NamedArg<'_>>> = Vec::with_capacity(args.len());
+    for a in args {
+        let (name, e) = match a {
+            A::Unnamed(X::Expr(e)) => (None, e),
+            A::Named {
+                name,
+                arg: X::Expr(e),
+                operator: O::RightArrow | O::Assignment,
+            }
+            | A::ExprNamed {
+                name: Expr::Identifier(name),
+                arg: X::Expr(e),
+                operator: O::RightArrow | O::Assignment,
+            } => {
+                let n = match name.quote_style {
+                    None => name.value.to_lowercase(),
+                    Some(_) => name.value.clone(),
+                };
+                (Some(n), e)
+            }
+            _ => {
+                out.push(None);
+                continue;
+            }
+        };
+        let named_before = out.iter().flatten().any(|(n, _)| n.is_some());
+        match &name {
+            None if named_before => {
+                return Err(crate::error::Error::Syntax(
+                    "positional argument cannot follow named argument".into(),
+                ))
+            }
+            Some(n) if out.iter().flatten().any(|(m, _)| m.as_ref() == Some(n)) => {
+                return Err(crate::error::Error::Syntax(format!(
+                    "argument name \"{n}\" used more than once"
+                )))
+            }
+            _ => {}
+        }
+        out.push(Some((name, e)));
+    }
+    Ok(out)
 }

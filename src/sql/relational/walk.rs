@@ -50,6 +50,11 @@ fn walked(e: &ast::Expr) -> bool {
         E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
             let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
+            if *op == B::Overlaps {
+                // The expression binder binds both rows' values itself (and refuses
+                // other operands as PostgreSQL's grammar does).
+                return true;
+            }
             matches!(
                 op,
                 B::Plus

@@ -57,11 +57,6 @@ impl Queue {
         self.front_j.is_empty() && self.back_j.is_empty()
     }
 
-    /// The parent index of the oldest entry.
-    pub(crate) fn oldest(&self) -> Option<i64> {
-        self.front_j.last().or(self.back_j.first()).copied()
-    }
-
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
         self.front_j.len() + self.back_j.len()
@@ -148,8 +143,8 @@ impl Queue {
         self.front_agg.reserve(n * naggs);
         for i in (0..n).rev() {
             let start = self.front_agg.len();
-            self.front_agg
-                .extend_from_slice(&self.back_val[i * naggs..(i + 1) * naggs]);
+            // Moved, not cloned: the back list is emptied below.
+            self.front_agg.extend(self.back_val.drain(i * naggs..));
             if start > 0 {
                 // This entry (older) merged with the suffix of the entries newer than it.
                 let (newer, this) = self.front_agg.split_at_mut(start);
@@ -163,23 +158,27 @@ impl Queue {
         Ok(n.saturating_sub(1) as u64)
     }
 
-    /// Append the aggregate of every entry held (`naggs` states) to `out`. Returns the
-    /// merges done (one when both stacks hold entries). The queue must not be empty.
-    pub(crate) fn query(&self, out: &mut Vec<Acc>, specs: &[AggSpec]) -> Result<u64> {
+    /// Overwrite `out` (`naggs` states) with the aggregate of every entry held, reusing
+    /// its allocations. Returns the merges done (one when both stacks hold entries). The
+    /// queue must not be empty.
+    pub(crate) fn query_into(&self, out: &mut [Acc], specs: &[AggSpec]) -> Result<u64> {
         let naggs = specs.len();
         debug_assert!(!self.is_empty(), "an empty queue has no aggregate");
         if self.front_j.is_empty() {
-            out.extend_from_slice(&self.back_agg);
+            out.clone_from_slice(&self.back_agg);
             return Ok(0);
         }
-        let top = &self.front_agg[self.front_agg.len() - naggs..];
-        let start = out.len();
-        out.extend_from_slice(top);
+        out.clone_from_slice(&self.front_agg[self.front_agg.len() - naggs..]);
         if self.back_j.is_empty() {
             return Ok(0);
         }
-        merge_all(&mut out[start..], &self.back_agg, specs)?;
+        merge_all(out, &self.back_agg, specs)?;
         Ok(1)
+    }
+
+    /// True when an entry of parent instance `j` is held.
+    pub(crate) fn contains(&self, j: i64) -> bool {
+        self.back_j.binary_search(&j).is_ok() || self.front_j.binary_search_by(|x| j.cmp(x)).is_ok()
     }
 
     /// Apply `update` to the entry of parent instance `j` (created empty, from `specs`,
@@ -270,8 +269,8 @@ mod tests {
     }
 
     fn eval(specs: &[AggSpec], q: &Queue) -> (Value, Value) {
-        let mut out = Vec::new();
-        q.query(&mut out, specs).unwrap();
+        let mut out: Vec<Acc> = specs.iter().map(AggSpec::init).collect();
+        q.query_into(&mut out, specs).unwrap();
         (
             out[0].evaluate(&specs[0]).unwrap(),
             out[1].evaluate(&specs[1]).unwrap(),
@@ -351,8 +350,8 @@ mod tests {
             }
             // Evicting entry 0 flips the back list onto the front stack.
             q.evict_before(evict, &spec).unwrap();
-            let mut out = Vec::new();
-            q.query(&mut out, &spec).unwrap();
+            let mut out = vec![spec[0].init()];
+            q.query_into(&mut out, &spec).unwrap();
             // 0.0 came first: it stays, as merging the instance's partials in order keeps
             // it, with or without a flip.
             assert_eq!(out[0].evaluate(&spec[0]).unwrap().to_text().unwrap(), "0");

@@ -1649,8 +1649,55 @@ mod tests {
             ("2000-02-29 00:00:00", Some(951_782_400_000_000)),
             ("2000-02-29T00:00:00", Some(951_782_400_000_000)),
             ("0000-01-01 00:00:00", None),
+            ("2001-01-01 0a:00:00", None),
+            ("2001-01-01 00-00:00", None),
+            ("2001-01-01 00:00:0/", None),
         ] {
             assert_eq!(fast_timestamp(text.as_bytes()), want, "{text}");
+        }
+    }
+
+    /// The word-at-a-time `HH:MM:SS` reader agrees with a byte-by-byte one on every
+    /// spelling of each byte position from a set of digits, colons and near misses.
+    #[test]
+    fn time_of_day_reads_exactly_two_digit_pairs_and_colons() {
+        use super::super::copy_fields::time_of_day;
+        let reference = |b: [u8; 8]| -> Option<(i64, i64, i64)> {
+            let digit = |i: usize| b[i].is_ascii_digit().then(|| (b[i] - b'0') as i64);
+            if b[2] != b':' || b[5] != b':' {
+                return None;
+            }
+            let pair = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+            Some((pair(0)?, pair(3)?, pair(6)?))
+        };
+        let near = [
+            b'0',
+            b'5',
+            b'9',
+            b':',
+            b'/',
+            b';',
+            b'\x7f',
+            0x80 | b'0',
+            0,
+            b' ',
+            0xff,
+        ];
+        let base = *b"12:34:56";
+        assert_eq!(time_of_day(base), Some((12, 34, 56)));
+        for i in 0..8 {
+            for &x in &near {
+                let mut b = base;
+                b[i] = x;
+                assert_eq!(time_of_day(b), reference(b), "{b:?}");
+                for j in i + 1..8 {
+                    for &y in &near {
+                        let mut c = b;
+                        c[j] = y;
+                        assert_eq!(time_of_day(c), reference(c), "{c:?}");
+                    }
+                }
+            }
         }
     }
 }

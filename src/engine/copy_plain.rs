@@ -1,9 +1,10 @@
 //! COPY's fast path: complete lines free of quotes, backslashes and NULs (most real data),
 //! parsed into columns in one pass over their bytes.
 //!
-//! [`Structural`] finds every delimiter and newline eight bytes at a time; [`parse_plain`]
-//! reads each field as soon as its end is found, by a reader chosen once per column from
-//! its type, and appends it straight to its column. Anything the fast readers do not
+//! [`parse_plain`] reads each field where it starts, by a reader chosen once per column
+//! from its type, and appends it straight to its column: integers and timestamps are read
+//! and their end checked in the same pass, a text field's end is found eight bytes at a
+//! time ([`next_structural`]). Anything the fast readers do not
 //! accept goes to the general per-type parser; any record the general COPY path would
 //! refuse makes [`parse_plain`] give up, and the caller parses again on the path that
 //! reports it.
@@ -73,113 +74,64 @@ impl Reader {
 /// `CopyIn::plain_record` and `CopyIn::stage` do: the same rows, values and timestamps.
 /// `None` at the first record they would refuse (the caller parses again on the path that
 /// reports it).
+///
+/// Each field is read where it starts: an integer's digits or a timestamp's 19 characters
+/// are read and the byte after them checked to be the field's end, so those fields are
+/// scanned once; a text field's end is found eight bytes at a time ([`field_end`]).
 pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     let cols = &ctx.rel.columns;
     let types: Vec<DataType> = cols.iter().map(|c| c.data_type).collect();
-    let readers: Vec<(usize, Reader)> = ctx
+    let fields: Vec<Field> = ctx
         .targets
         .iter()
-        .map(|&c| match cols[c].typmod {
-            Some(tm) => (c, Reader::Typmod(tm)),
-            None => (c, Reader::of(types[c])),
+        .map(|&c| Field {
+            column: c,
+            reader: match cols[c].typmod {
+                Some(tm) => Reader::Typmod(tm),
+                None => Reader::of(types[c]),
+            },
+            is_ts: ctx.rel.ts_col == Some(c),
         })
         .collect();
-    // The field that is the stream's TIMESTAMPCOLUMN; when no field fills it, every row
-    // breaks its NOT NULL.
-    let ts_field = match ctx.rel.ts_col {
-        None => None,
-        Some(c) => Some(ctx.targets.iter().position(|&t| t == c)?),
-    };
+    // When no field fills the TIMESTAMPCOLUMN, every row breaks its NOT NULL; a record
+    // of no field is refused too.
+    if (ctx.rel.ts_col.is_some() && !fields.iter().any(|f| f.is_ts)) || fields.is_empty() {
+        return None;
+    }
     let mut out = PlainRows {
         batches: Vec::new(),
         builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
         lines: 0,
     };
-    let bytes = text.as_bytes();
-    let mut dates = DateCache::NONE;
-    // One scan finds both the delimiters and the newlines. The record being read starts
-    // at `rec`, its field `f` at `start`; `t` is the row's timestamp.
-    let (mut rec, mut start, mut f, mut t) = (0, 0, 0, 0i64);
-    for i in Structural::new(bytes, ctx.delimiter) {
-        let newline = bytes[i] != ctx.delimiter;
-        let end = if newline {
-            if i - rec > ctx.line_max {
-                return None;
+    let mut scan = Scan {
+        text,
+        delimiters: u64::from_ne_bytes([ctx.delimiter; 8]),
+        delimiter: ctx.delimiter,
+        crlf: ctx.crlf,
+        direct: !b"0123456789-: T".contains(&ctx.delimiter),
+        dates: DateCache::NONE,
+    };
+    let last = fields.len() - 1;
+    let mut p = 0;
+    while p < text.len() {
+        // The record starts at `rec`; `t` is its timestamp.
+        let (rec, mut t) = (p, 0i64);
+        for (f, field) in fields.iter().enumerate() {
+            let b = &mut out.builder;
+            let (ts, next, newline) = scan.field(b, p, field, ctx.null, &types)?;
+            if field.is_ts {
+                t = ts?; // NULL, or a TIMESTAMPCOLUMN of another type: the general path reports it
             }
-            // CRLF lines: the CR before the newline ends the record.
-            if ctx.crlf {
-                if i == 0 || bytes[i - 1] != b'\r' {
-                    return None; // a bare LF: the general path reports it
-                }
-                i - 1
-            } else {
-                i
+            if newline != (f == last) {
+                return None; // missing fields, or a field too many
             }
-        } else {
-            i
-        };
-        let &(c, reader) = readers.get(f)?; // more fields than columns: refused
+            p = next;
+        }
+        // `p` is past the newline.
+        if p - 1 - rec > ctx.line_max {
+            return None;
+        }
         let b = &mut out.builder;
-        let field = &bytes[start..end];
-        if field == ctx.null {
-            if ts_field == Some(f) {
-                return None; // NULL in the TIMESTAMPCOLUMN
-            }
-            b.append_null(c);
-        } else {
-            let ts = match reader {
-                Reader::Text => {
-                    b.append_str_within(c, text, start, end);
-                    None
-                }
-                Reader::Varchar(n) if end - start <= n => {
-                    b.append_str_within(c, text, start, end);
-                    None
-                }
-                Reader::Int(ty) => match fast_int(field, ty) {
-                    Some(v) => {
-                        b.append_int(c, v);
-                        None
-                    }
-                    None => append_field(b, c, text.get(start..end)?, ty).ok()?,
-                },
-                Reader::Timestamp => match fast_timestamp_with(field, &mut dates) {
-                    Some(v) => {
-                        b.append_timestamp(c, v);
-                        Some(v)
-                    }
-                    None => append_field(b, c, text.get(start..end)?, DataType::Timestamp).ok()?,
-                },
-                Reader::Float(ty) => match fast_float(field, ty) {
-                    Some(v) => {
-                        b.append_float(c, v);
-                        None
-                    }
-                    None => append_field(b, c, text.get(start..end)?, ty).ok()?,
-                },
-                Reader::Typmod(tm) => {
-                    let mut v = crate::types::parse_value(text.get(start..end)?, types[c]).ok()?;
-                    crate::types::conform(&mut v, Some(tm)).ok()?;
-                    let ts = v.as_timestamp();
-                    b.append_value(c, &mut v);
-                    ts
-                }
-                Reader::Varchar(_) | Reader::General => {
-                    append_field(b, c, text.get(start..end)?, types[c]).ok()?
-                }
-            };
-            if ts_field == Some(f) {
-                t = ts?; // a TIMESTAMPCOLUMN of another type: the general path reports it
-            }
-        }
-        f += 1;
-        start = i + 1;
-        if !newline {
-            continue;
-        }
-        if f != readers.len() {
-            return None; // missing fields
-        }
         for &c in ctx.untargeted {
             b.append_null(c);
         }
@@ -188,11 +140,6 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
             out.batches.push(b.finish());
         }
         out.lines += 1;
-        (rec, f, t) = (i + 1, 0, 0);
-    }
-    // The text ends with a newline (the caller cuts it so); anything after is not a line.
-    if rec != bytes.len() {
-        return None;
     }
     Some(out)
 }
@@ -234,21 +181,6 @@ fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
     }
 }
 
-/// The positions of every delimiter and newline in a text, in order. The bytes are read
-/// eight at a time as one word, whose matching bytes are found with a few integer
-/// operations (no branch per byte, and no call per field as a search for the next one
-/// would cost on records of short fields).
-pub(super) struct Structural<'a> {
-    bytes: &'a [u8],
-    /// The delimiter and the newline, each repeated in every byte of a word.
-    delimiters: u64,
-    newlines: u64,
-    /// Where the word `mask` describes starts.
-    base: usize,
-    /// The matches still to yield in the current word: the high bit of each such byte.
-    mask: u64,
-}
-
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
 /// The high bit of every byte of `x` that is zero, and no other bit (exact: no carry
@@ -258,54 +190,213 @@ fn zero_bytes(x: u64) -> u64 {
     !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
-impl<'a> Structural<'a> {
-    pub(super) fn new(bytes: &'a [u8], delimiter: u8) -> Structural<'a> {
-        let mut s = Structural {
-            bytes,
-            delimiters: u64::from_ne_bytes([delimiter; 8]),
-            newlines: u64::from_ne_bytes([b'\n'; 8]),
-            base: 0,
-            mask: 0,
-        };
-        s.mask = s.word_mask(0);
-        s
+/// One field of a record: the column it fills, how it is read, and whether it is the
+/// stream's TIMESTAMPCOLUMN.
+struct Field {
+    column: usize,
+    reader: Reader,
+    is_ts: bool,
+}
+
+/// The text [`parse_plain`] reads and its markers.
+struct Scan<'a> {
+    text: &'a str,
+    /// The delimiter in every byte of a word.
+    delimiters: u64,
+    delimiter: u8,
+    crlf: bool,
+    /// The delimiter is no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds,
+    /// so those are read before their end is found.
+    direct: bool,
+    /// The last date a timestamp field had.
+    dates: DateCache,
+}
+
+impl Scan<'_> {
+    /// Read the field that starts at `p` into its column: its timestamp if it has one,
+    /// where the next field or record starts, and whether the record ended with it. `None`
+    /// where the general path must decide (it refuses, or reports, the record).
+    #[inline]
+    fn field(
+        &mut self,
+        b: &mut ColumnBatchBuilder,
+        p: usize,
+        field: &Field,
+        null: &[u8],
+        types: &[DataType],
+    ) -> Option<(Option<i64>, usize, bool)> {
+        let bytes = self.text.as_bytes();
+        let c = field.column;
+        // The NULL marker: its bytes (none for CSV's default, which is the common case and
+        // costs no comparison), then the field's end.
+        if null.is_empty() || bytes[p..].starts_with(null) {
+            if let Some((next, newline)) = self.ended_at(p + null.len()) {
+                b.append_null(c);
+                return Some((None, next, newline));
+            }
+        }
+        match field.reader {
+            Reader::Int(ty) if self.direct => {
+                let (v, q) = digits(bytes, p);
+                if let Some((next, newline)) = q.and_then(|q| self.ended_at(q)) {
+                    if let Some(v) = v.filter(|&v| int_fits(v, ty)) {
+                        b.append_int(c, v);
+                        return Some((None, next, newline));
+                    }
+                }
+            }
+            Reader::Timestamp if self.direct => {
+                if let Some((next, newline)) = self.ended_at(p + 19) {
+                    if let Some(v) = fast_timestamp_with(&bytes[p..p + 19], &mut self.dates) {
+                        b.append_timestamp(c, v);
+                        return Some((Some(v), next, newline));
+                    }
+                }
+            }
+            Reader::Text => {
+                let (end, next, newline) = self.field_end(p)?;
+                b.append_str_within(c, self.text, p, end);
+                return Some((None, next, newline));
+            }
+            _ => {}
+        }
+        let (end, next, newline) = self.field_end(p)?;
+        let ts = self.general(b, c, p, end, field.reader, types)?;
+        Some((ts, next, newline))
     }
 
-    /// The delimiters and newlines among the (up to) 8 bytes from `at`.
-    #[inline]
-    fn word_mask(&self, at: usize) -> u64 {
-        let word: [u8; 8] = match self.bytes.get(at..at + 8) {
-            Some(w) => w.try_into().expect("8 bytes"),
-            None => {
-                // The last few bytes, padded with ones that match neither byte.
-                let tail = self.bytes.get(at..).unwrap_or_default();
-                let pad = if self.delimiters as u8 == 1 { 2 } else { 1 };
-                let mut word = [pad; 8];
-                word[..tail.len()].copy_from_slice(tail);
-                word
+    /// The field `text[p..end]` read by its reader's full rules (the fast readers'
+    /// general fallback included).
+    fn general(
+        &mut self,
+        b: &mut ColumnBatchBuilder,
+        c: usize,
+        p: usize,
+        end: usize,
+        reader: Reader,
+        types: &[DataType],
+    ) -> Option<Option<i64>> {
+        let field = self.text.get(p..end)?;
+        let bytes = field.as_bytes();
+        match reader {
+            Reader::Varchar(n) if bytes.len() <= n => {
+                b.append_str(c, field);
+                Some(None)
             }
-        };
-        let w = u64::from_le_bytes(word);
-        zero_bytes(w ^ self.delimiters) | zero_bytes(w ^ self.newlines)
+            Reader::Int(ty) => match fast_int(bytes, ty) {
+                Some(v) => {
+                    b.append_int(c, v);
+                    Some(None)
+                }
+                None => append_field(b, c, field, ty).ok(),
+            },
+            Reader::Timestamp => match fast_timestamp_with(bytes, &mut self.dates) {
+                Some(v) => {
+                    b.append_timestamp(c, v);
+                    Some(Some(v))
+                }
+                None => append_field(b, c, field, DataType::Timestamp).ok(),
+            },
+            Reader::Float(ty) => match fast_float(bytes, ty) {
+                Some(v) => {
+                    b.append_float(c, v);
+                    Some(None)
+                }
+                None => append_field(b, c, field, ty).ok(),
+            },
+            Reader::Typmod(tm) => {
+                let mut v = crate::types::parse_value(field, types[c]).ok()?;
+                crate::types::conform(&mut v, Some(tm)).ok()?;
+                let ts = v.as_timestamp();
+                b.append_value(c, &mut v);
+                Some(ts)
+            }
+            Reader::Text | Reader::Varchar(_) | Reader::General => {
+                append_field(b, c, field, types[c]).ok()
+            }
+        }
+    }
+
+    /// Whether a field ends at byte `q` (a delimiter, or the record's line ending there):
+    /// where the next field or record starts and whether the record ended. `None` when
+    /// `q` ends no field, or is a bare LF in CRLF data (the general path reports it).
+    #[inline]
+    fn ended_at(&self, q: usize) -> Option<(usize, bool)> {
+        let bytes = self.text.as_bytes();
+        match *bytes.get(q)? {
+            x if x == self.delimiter => Some((q + 1, false)),
+            b'\n' if !self.crlf => Some((q + 1, true)),
+            b'\r' if self.crlf && bytes.get(q + 1) == Some(&b'\n') => Some((q + 2, true)),
+            _ => None,
+        }
+    }
+
+    /// The end of the field that starts at `p` (the first delimiter or newline from
+    /// there, less a CRLF line's CR), where the next field or record starts, and whether
+    /// the record ended. `None` when no newline ends the text, or at a bare LF in CRLF data.
+    #[inline]
+    fn field_end(&self, p: usize) -> Option<(usize, usize, bool)> {
+        let bytes = self.text.as_bytes();
+        let i = next_structural(bytes, p, self.delimiters, self.delimiter)?;
+        if bytes[i] == self.delimiter {
+            return Some((i, i + 1, false));
+        }
+        if !self.crlf {
+            return Some((i, i + 1, true));
+        }
+        // CRLF lines: the CR before the newline ends the record.
+        (i > p && bytes[i - 1] == b'\r').then_some((i - 1, i + 1, true))
     }
 }
 
-impl Iterator for Structural<'_> {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        while self.mask == 0 {
-            self.base += 8;
-            if self.base >= self.bytes.len() {
-                return None;
-            }
-            self.mask = self.word_mask(self.base);
+/// The value of the optionally negative run of ASCII digits at `p` and where it stops:
+/// `(None, Some(q))` when it has no digit or more than 18 (the general reader decides),
+/// `(_, None)` at the end of the bytes.
+#[inline]
+fn digits(bytes: &[u8], p: usize) -> (Option<i64>, Option<usize>) {
+    let neg = bytes.get(p) == Some(&b'-');
+    let start = p + neg as usize;
+    let mut q = start;
+    let mut v = 0i64;
+    while let Some(&d) = bytes.get(q) {
+        let x = d.wrapping_sub(b'0');
+        if x > 9 {
+            let n = q - start;
+            let v = (1..=18).contains(&n).then_some(if neg { -v } else { v });
+            return (v, Some(q));
         }
-        let j = self.mask.trailing_zeros() as usize / 8;
-        self.mask &= self.mask - 1;
-        Some(self.base + j)
+        v = v.wrapping_mul(10).wrapping_add(x as i64);
+        q += 1;
     }
+    (None, None)
+}
+
+/// Whether `v` fits the integer type `ty`.
+#[inline]
+fn int_fits(v: i64, ty: DataType) -> bool {
+    match ty {
+        DataType::Int2 => i16::try_from(v).is_ok(),
+        DataType::Int4 => i32::try_from(v).is_ok(),
+        _ => true,
+    }
+}
+
+/// The position of the first delimiter or newline at or after `p`, if any. The bytes are
+/// read eight at a time as one word, whose matching bytes are found with a few integer
+/// operations (short fields, the common case, take one word).
+#[inline]
+fn next_structural(bytes: &[u8], mut p: usize, delimiters: u64, delimiter: u8) -> Option<usize> {
+    const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    while let Some(w) = bytes.get(p..p + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let m = zero_bytes(w ^ delimiters) | zero_bytes(w ^ NEWLINES);
+        if m != 0 {
+            return Some(p + m.trailing_zeros() as usize / 8);
+        }
+        p += 8;
+    }
+    let tail = bytes.get(p..)?;
+    memchr::memchr2(delimiter, b'\n', tail).map(|k| p + k)
 }
 
 #[cfg(test)]
@@ -349,17 +440,75 @@ mod tests {
         untargeted: &[usize],
         crlf: bool,
     ) -> Option<PlainRows> {
+        parse_delimited(text, targets, untargeted, crlf, b',')
+    }
+
+    fn parse_delimited(
+        text: &str,
+        targets: &[usize],
+        untargeted: &[usize],
+        crlf: bool,
+        delimiter: u8,
+    ) -> Option<PlainRows> {
         let rel = rel();
         let ctx = PlainCtx {
             rel: &rel,
             targets,
             untargeted,
-            delimiter: b',',
+            delimiter,
             null: b"",
             line_max: 80,
             crlf,
         };
         parse_plain(text, &ctx)
+    }
+
+    fn rows_of(out: PlainRows) -> crate::exec::RowBatch {
+        let mut b = out.builder;
+        b.finish().to_rows()
+    }
+
+    /// Integers and timestamps are read before their end is found: fields that only
+    /// start like one (a sign, a fraction, 19 digits, a trailing text) go to the general
+    /// reader, and a delimiter an integer or timestamp may hold splits them as the
+    /// general path does.
+    #[test]
+    fn fields_read_before_their_end_split_as_the_general_path() {
+        let base = 978_307_200_000_000i64; // 2001-01-01 00:00:00
+        let text = "2001-01-01 00:00:01.25,+5,a,\n2001-01-01 00:00:02,-0012,,7\n";
+        let rows = rows_of(parse(text, &[0, 1, 2, 3], &[]).expect("plain"));
+        assert_eq!(rows.row(0)[0], Value::Timestamp(base + 1_250_000));
+        assert_eq!(rows.row(0)[1], Value::Int4(5));
+        assert_eq!(rows.row(1)[1], Value::Int4(-12));
+        assert_eq!(rows.row(1)[2], Value::Null);
+        for bad in [
+            "2001-01-01 00:00:01,5x,a,1\n",
+            "2001-01-01 00:00:01,1234567890123456789,a,1\n",
+            "2001-01-01 00:00:01,2147483648,a,1\n",
+            "2001-01-01 00:00:01x,5,a,1\n",
+            "2001-01-01 00:00:01,5,a,1,\n",
+            "2001-01-01 00:00:01,5\n",
+            "2001-01-01 00:00:01,5,a,1",
+        ] {
+            assert!(parse(bad, &[0, 1, 2, 3], &[]).is_none(), "{bad:?}");
+        }
+        // A space delimits within the timestamp's text; the T form has none.
+        let rows = rows_of(
+            parse_delimited("2001-01-01T00:00:03 7\n", &[0, 1], &[2, 3], false, b' ')
+                .expect("plain"),
+        );
+        assert_eq!(rows.row(0)[0], Value::Timestamp(base + 3_000_000));
+        assert_eq!(rows.row(0)[1], Value::Int4(7));
+        assert!(
+            parse_delimited("2001-01-01 00:00:03 7\n", &[0, 1], &[2, 3], false, b' ').is_none()
+        );
+        // A digit delimiter splits the integers' digits.
+        let rows = rows_of(
+            parse_delimited("2001-01-01T00:00:04512534\n", &[0, 1, 2], &[3], false, b'5')
+                .expect("plain"),
+        );
+        assert_eq!(rows.row(0)[1], Value::Int4(12));
+        assert_eq!(rows.row(0)[2], Value::Text("34".into()));
     }
 
     /// Rows, values and timestamps as the general path gives them: fast and general
@@ -446,8 +595,8 @@ mod tests {
         assert!(parse("1\n", &[1], &[0, 2, 3]).is_none());
     }
 
-    /// The word-at-a-time scan yields exactly the positions a byte-by-byte one finds, for
-    /// every length (tails of 0 to 7 bytes), delimiters 0x01 and ',', tabs, and bytes at
+    /// The word-at-a-time scan finds exactly the position a byte-by-byte one finds, from
+    /// every start, for every length (tails of 0 to 7 bytes), delimiters 0x01 and ',', tabs, and bytes at
     /// and past 0x80 (multi-byte UTF-8) that must match nothing.
     #[test]
     fn structural_positions_are_every_delimiter_and_newline() {
@@ -477,11 +626,14 @@ mod tests {
                 let expected: Vec<usize> = (0..len)
                     .filter(|&i| bytes[i] == d || bytes[i] == b'\n')
                     .collect();
-                assert_eq!(
-                    Structural::new(&bytes, d).collect::<Vec<_>>(),
-                    expected,
-                    "{bytes:?} with delimiter {d}"
-                );
+                let words = u64::from_ne_bytes([d; 8]);
+                for p in 0..=len {
+                    assert_eq!(
+                        next_structural(&bytes, p, words, d),
+                        expected.iter().copied().find(|&i| i >= p),
+                        "{bytes:?} from {p} with delimiter {d}"
+                    );
+                }
             }
         }
     }

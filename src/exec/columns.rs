@@ -558,14 +558,14 @@ impl ColumnBatchBuilder {
     }
 
     /// Append NULL to column `c` of the row being built.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append_null(&mut self, c: usize) {
         self.builders[c].append_null();
     }
 
     /// Append an integer to column `c` of the row being built, a smallint, integer or
     /// bigint column; the caller has checked that `v` fits the column's type.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append_int(&mut self, c: usize, v: i64) {
         match &mut self.builders[c] {
             ColumnBuilder::Int2(b) => b.push(v as i16),
@@ -588,7 +588,7 @@ impl ColumnBatchBuilder {
 
     /// Append a timestamp (microseconds since the epoch) to column `c` of the row being
     /// built, a timestamp or timestamptz column.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append_timestamp(&mut self, c: usize, us: i64) {
         match &mut self.builders[c] {
             ColumnBuilder::Timestamp(b, _) => b.push(us),
@@ -612,7 +612,7 @@ impl ColumnBatchBuilder {
     /// Append `src[a..b]` (`a` and `b` on character boundaries of `src`) to column `c` of
     /// the row being built, a text or varchar column (the caller has checked any length
     /// limit). The same as `append_str(c, &src[a..b])`, faster for short values.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
         match &mut self.builders[c] {
             ColumnBuilder::Text(t) => {

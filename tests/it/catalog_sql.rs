@@ -245,19 +245,11 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
     .await;
     assert_eq!(rows, vec![vec!["off".to_string(), "off".to_string()]]);
     // Binary COPY of a catalog query sends each field in its type's binary form too.
-    let out = {
-        use futures::StreamExt;
-        let stream = c
-            .copy_out("COPY (SELECT '{1,2}'::int2[], '7'::oid) TO STDOUT (FORMAT binary)")
-            .await
-            .unwrap();
-        futures::pin_mut!(stream);
-        let mut out = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            out.extend_from_slice(&chunk.unwrap());
-        }
-        out
-    };
+    let out = common::copy_out_bytes(
+        &c,
+        "COPY (SELECT '{1,2}'::int2[], '7'::oid) TO STDOUT (FORMAT binary)",
+    )
+    .await;
     let mut tuple = vec![0, 2, 0, 0, 0, 32];
     tuple.extend([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 21, 0, 0, 0, 2, 0, 0, 0, 1]);
     tuple.extend([0, 0, 0, 2, 0, 1, 0, 0, 0, 2, 0, 2]);
@@ -265,19 +257,11 @@ async fn arrays_and_oids_decode_in_binary_as_postgresql_types_them() {
     assert_eq!(&out[19..], tuple.as_slice(), "after the 19-byte header");
     // An array of two dimensions sends both lengths (each with lower bound 1), then its
     // elements in row-major order, as array_send does.
-    let out = {
-        use futures::StreamExt;
-        let stream = c
-            .copy_out("COPY (SELECT '{{1,2},{3,4}}'::int2[]) TO STDOUT (FORMAT binary)")
-            .await
-            .unwrap();
-        futures::pin_mut!(stream);
-        let mut out = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            out.extend_from_slice(&chunk.unwrap());
-        }
-        out
-    };
+    let out = common::copy_out_bytes(
+        &c,
+        "COPY (SELECT '{{1,2},{3,4}}'::int2[]) TO STDOUT (FORMAT binary)",
+    )
+    .await;
     let mut tuple = vec![0, 1, 0, 0, 0, 52];
     tuple.extend([0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 21]);
     tuple.extend([0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1]);

@@ -7,7 +7,6 @@
 use crate::common;
 
 use bytes::Bytes;
-use futures::TryStreamExt;
 
 async fn copy_in(
     c: &tokio_postgres::Client,
@@ -28,12 +27,6 @@ async fn copy_error(c: &tokio_postgres::Client, sql: &str, data: &[u8]) -> (Stri
         db.code().code().to_string(),
         common::message_and_context(db),
     )
-}
-
-async fn copy_out(c: &tokio_postgres::Client, sql: &str) -> Vec<u8> {
-    let stream = c.copy_out(sql).await.unwrap();
-    let parts: Vec<Bytes> = stream.try_collect().await.unwrap();
-    parts.concat()
 }
 
 /// Regression: `COPY t FROM STDIN (LIVE)` into a table reached an `unreachable!` and
@@ -118,7 +111,7 @@ async fn a_backslash_keeps_the_delimiter_and_the_line_ending_in_the_field() {
             .await
             .unwrap();
     }
-    let dumped = copy_out(&c, "COPY r TO STDOUT WITH (DELIMITER ',')").await;
+    let dumped = common::copy_out_bytes(&c, "COPY r TO STDOUT WITH (DELIMITER ',')").await;
     assert!(
         String::from_utf8_lossy(&dumped).contains("x\\,y,0"),
         "{}",

@@ -303,6 +303,14 @@ pub async fn copy_in(
     sink.finish().await
 }
 
+/// Every byte `sql` (a `COPY ... TO STDOUT`) sends, its CopyData messages joined.
+pub async fn copy_out_bytes(c: &Client, sql: &str) -> Vec<u8> {
+    use futures::TryStreamExt;
+    let stream = c.copy_out(sql).await.unwrap();
+    let parts: Vec<bytes::Bytes> = stream.try_collect().await.unwrap();
+    parts.concat()
+}
+
 /// Rows of a simple query as text (NULL as "NULL"); panics on an error or after 20 s.
 pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
     rows_within(c, sql, 20).await

@@ -1134,141 +1134,166 @@ pub(crate) fn table_function(name: &str, args: &[Value]) -> Result<Vec<Row>> {
         {
             stepped_series(a0, arg(args, 1), arg(args, 2))?
         }
-        "generate_series" => {
-            let (Some(lo), Some(hi)) = (int_of(a0), int_of(arg(args, 1))) else {
-                return Ok(vec![]);
-            };
-            let step = int_of(arg(args, 2)).unwrap_or(1);
-            if step == 0 {
-                return Err(Error::InvalidParameterValue(
-                    "step size cannot equal zero".into(),
-                ));
-            }
-            let n = if (step > 0 && hi < lo) || (step < 0 && hi > lo) {
-                0
-            } else {
-                ((hi as i128 - lo as i128) / step as i128 + 1) as u128
-            };
-            if n > super::relational::VALUES_MAX as u128 {
-                return Err(Error::ProgramLimitExceeded(format!(
-                    "a catalog query may build at most {} values (rows times columns)",
-                    super::relational::VALUES_MAX
-                )));
-            }
-            (0..n as i64)
-                .map(|i| vec![Value::Int8(lo + i * step)])
-                .collect()
-        }
-        "regexp_matches" | "regexp_split_to_table" => {
-            if args.iter().any(Value::is_null) {
-                return Ok(vec![]);
-            }
-            let (s, pattern) = (text_of(a0), text_of(arg(args, 1)));
-            let flags = args.get(2).map(text_of).unwrap_or_default();
-            if name == "regexp_matches" {
-                crate::expr_regex::all_matches(&s, &pattern, &flags)?
-                    .into_iter()
-                    .map(|g| {
-                        let g: Vec<Value> =
-                            g.into_iter().map(|x| x.map_or(Value::Null, text)).collect();
-                        vec![text(format_array(&g))]
-                    })
-                    .collect()
-            } else {
-                crate::expr_regex::split(&s, &pattern, &flags, name)?
-                    .into_iter()
-                    .map(|p| vec![text(p)])
-                    .collect()
-            }
-        }
-        // unnest(a, b, ...) in FROM: the arrays side by side, the shorter ones (and a NULL
-        // array) giving NULL.
-        "unnest" => {
-            let arrays = args
-                .iter()
-                .map(|a| match a {
-                    Value::Null => Ok(vec![]),
-                    a => elements(&text_of(a)),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
-            (0..n)
-                .map(|i| {
-                    arrays
-                        .iter()
-                        .map(|a| a.get(i).cloned().flatten().map_or(Value::Null, text))
-                        .collect()
-                })
-                .collect()
-        }
-        // The subscripts of dimension 1 (the only one): from 1 for an array, from 0 for an
-        // int2vector or oidvector (`pg_index.indkey`), as PostgreSQL numbers them.
-        "generate_subscripts" => {
-            if a0.is_null() || int_of(arg(args, 1)) != Some(1) {
-                return Ok(vec![]);
-            }
-            let s = text_of(a0);
-            let first = if s.starts_with('{') { 1 } else { 0 };
-            (0..elements(&s)?.len() as i32)
-                .map(|i| vec![Value::Int4(first + i)])
-                .collect()
-        }
-        // An int2vector (`1 2`, as pg_index.indkey) or an array, element by element
-        // with its 1-based position.
-        "_pg_expandarray" => {
-            if a0.is_null() {
-                return Ok(vec![]);
-            }
-            elements(&text_of(a0))?
-                .into_iter()
-                .enumerate()
-                .map(|(i, e)| {
-                    let x = match e {
-                        None => Value::Null,
-                        Some(e) => Value::Int4(e.trim().parse().map_err(|_| {
-                            Error::InvalidTextRepresentation(format!(
-                                "invalid input syntax for type integer: \"{e}\""
-                            ))
-                        })?),
-                    };
-                    Ok(vec![x, Value::Int4(i as i32 + 1)])
-                })
-                .collect::<Result<_>>()?
-        }
-        "pg_options_to_table" => {
-            if a0.is_null() {
-                return Ok(vec![]);
-            }
-            parse_array(&text_of(a0))?
-                .into_iter()
-                .flatten()
-                .map(|o| match o.split_once('=') {
-                    Some((k, v)) => vec![text(k), text(v)],
-                    None => vec![text(o), Value::Null],
-                })
-                .collect()
-        }
-        "pg_get_keywords" => crate::sql::keywords()
-            .iter()
-            .map(|(word, reserved)| {
-                let (code, desc) = if *reserved {
-                    ("R", "reserved")
-                } else {
-                    ("U", "unreserved")
-                };
-                vec![
-                    text(word.to_lowercase()),
-                    text(code),
-                    Value::Bool(true),
-                    text(desc),
-                    text("can be bare label"),
-                ]
-            })
-            .collect(),
+        "generate_series" => integer_series(args)?,
+        "regexp_matches" | "regexp_split_to_table" => regexp_rows(name, args)?,
+        "unnest" => unnest_rows(args)?,
+        "generate_subscripts" => subscript_rows(args)?,
+        "_pg_expandarray" => expanded_array(a0)?,
+        "pg_options_to_table" => option_rows(a0)?,
+        "pg_get_keywords" => keyword_rows(),
         other => {
             return Err(Error::UndefinedFunction(format!(
                 "function {other} does not exist"
             )))
         }
     })
+}
+
+/// `generate_series` of integers (bigint rows), `lo` to `hi` by `step` (default 1).
+/// Errors: 22023 for a zero step; 54000 past the relational value limit.
+fn integer_series(args: &[Value]) -> Result<Vec<Row>> {
+    let a0 = arg(args, 0);
+    let (Some(lo), Some(hi)) = (int_of(a0), int_of(arg(args, 1))) else {
+        return Ok(vec![]);
+    };
+    let step = int_of(arg(args, 2)).unwrap_or(1);
+    if step == 0 {
+        return Err(Error::InvalidParameterValue(
+            "step size cannot equal zero".into(),
+        ));
+    }
+    let n = if (step > 0 && hi < lo) || (step < 0 && hi > lo) {
+        0
+    } else {
+        ((hi as i128 - lo as i128) / step as i128 + 1) as u128
+    };
+    if n > super::relational::VALUES_MAX as u128 {
+        return Err(Error::ProgramLimitExceeded(format!(
+            "a catalog query may build at most {} values (rows times columns)",
+            super::relational::VALUES_MAX
+        )));
+    }
+    Ok((0..n as i64)
+        .map(|i| vec![Value::Int8(lo + i * step)])
+        .collect())
+}
+
+/// `regexp_matches` (one text[] row per match) or `regexp_split_to_table` (one
+/// text row per piece). Errors: the pattern's or flags' (2201B, 22023).
+fn regexp_rows(name: &str, args: &[Value]) -> Result<Vec<Row>> {
+    let a0 = arg(args, 0);
+    if args.iter().any(Value::is_null) {
+        return Ok(vec![]);
+    }
+    let (s, pattern) = (text_of(a0), text_of(arg(args, 1)));
+    let flags = args.get(2).map(text_of).unwrap_or_default();
+    Ok(if name == "regexp_matches" {
+        crate::expr_regex::all_matches(&s, &pattern, &flags)?
+            .into_iter()
+            .map(|g| {
+                let g: Vec<Value> = g.into_iter().map(|x| x.map_or(Value::Null, text)).collect();
+                vec![text(format_array(&g))]
+            })
+            .collect()
+    } else {
+        crate::expr_regex::split(&s, &pattern, &flags, name)?
+            .into_iter()
+            .map(|p| vec![text(p)])
+            .collect()
+    })
+}
+
+/// unnest(a, b, ...) in FROM: the arrays side by side, the shorter ones (and a NULL
+/// array) giving NULL.
+fn unnest_rows(args: &[Value]) -> Result<Vec<Row>> {
+    let arrays = args
+        .iter()
+        .map(|a| match a {
+            Value::Null => Ok(vec![]),
+            a => elements(&text_of(a)),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+    Ok((0..n)
+        .map(|i| {
+            arrays
+                .iter()
+                .map(|a| a.get(i).cloned().flatten().map_or(Value::Null, text))
+                .collect()
+        })
+        .collect())
+}
+
+/// The subscripts of dimension 1 (the only one): from 1 for an array, from 0 for an
+/// int2vector or oidvector (`pg_index.indkey`), as PostgreSQL numbers them.
+fn subscript_rows(args: &[Value]) -> Result<Vec<Row>> {
+    let a0 = arg(args, 0);
+    if a0.is_null() || int_of(arg(args, 1)) != Some(1) {
+        return Ok(vec![]);
+    }
+    let s = text_of(a0);
+    let first = if s.starts_with('{') { 1 } else { 0 };
+    Ok((0..elements(&s)?.len() as i32)
+        .map(|i| vec![Value::Int4(first + i)])
+        .collect())
+}
+
+/// An int2vector (`1 2`, as pg_index.indkey) or an array, element by element
+/// with its 1-based position.
+/// Errors: 22P02 for an element that is no integer.
+fn expanded_array(a0: &Value) -> Result<Vec<Row>> {
+    if a0.is_null() {
+        return Ok(vec![]);
+    }
+    elements(&text_of(a0))?
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let x = match e {
+                None => Value::Null,
+                Some(e) => Value::Int4(e.trim().parse().map_err(|_| {
+                    Error::InvalidTextRepresentation(format!(
+                        "invalid input syntax for type integer: \"{e}\""
+                    ))
+                })?),
+            };
+            Ok(vec![x, Value::Int4(i as i32 + 1)])
+        })
+        .collect()
+}
+
+/// `pg_options_to_table`: each `key=value` option of a text[] as a row.
+fn option_rows(a0: &Value) -> Result<Vec<Row>> {
+    if a0.is_null() {
+        return Ok(vec![]);
+    }
+    Ok(parse_array(&text_of(a0))?
+        .into_iter()
+        .flatten()
+        .map(|o| match o.split_once('=') {
+            Some((k, v)) => vec![text(k), text(v)],
+            None => vec![text(o), Value::Null],
+        })
+        .collect())
+}
+
+/// `pg_get_keywords`: each SQL keyword tcq's parser knows, as PostgreSQL lists them.
+fn keyword_rows() -> Vec<Row> {
+    crate::sql::keywords()
+        .iter()
+        .map(|(word, reserved)| {
+            let (code, desc) = if *reserved {
+                ("R", "reserved")
+            } else {
+                ("U", "unreserved")
+            };
+            vec![
+                text(word.to_lowercase()),
+                text(code),
+                Value::Bool(true),
+                text(desc),
+                text("can be bare label"),
+            ]
+        })
+        .collect()
 }

@@ -736,54 +736,7 @@ impl CopyIn {
     fn next_record(&mut self, buf: &[u8], at_end: bool) -> Result<Option<Rec>> {
         let csv = self.is_csv();
         let (q, e) = (self.options.quote, self.options.escape);
-        let what = if csv { "unquoted" } else { "literal" };
-        let cr_found = |what: &str| {
-            let hint = if csv {
-                "Use quoted CSV field to represent carriage return."
-            } else {
-                "Use \"\\r\" to represent carriage return."
-            };
-            Error::BadCopyFileFormat(format!("{what} carriage return found in data"))
-                .with_hint(hint)
-        };
-        let nl_found = |what: &str| {
-            let hint = if csv {
-                "Use quoted CSV field to represent newline."
-            } else {
-                "Use \"\\n\" to represent newline."
-            };
-            Error::BadCopyFileFormat(format!("{what} newline found in data")).with_hint(hint)
-        };
-        // `\.` at the start of a record (CSV), or anywhere (text), then the line ending.
-        let marker = |at: usize, eol: Eol| -> Result<Option<Option<Rec>>> {
-            let after = &buf[at + 2..];
-            let ending = match (after.first(), after.get(1)) {
-                (Some(b'\r'), Some(b'\n')) if eol != Eol::Cr => Some(2),
-                (Some(b'\r'), None) if !at_end && eol != Eol::Cr => return Ok(Some(None)),
-                (Some(b'\r'), _) if eol != Eol::CrNl => Some(1),
-                (Some(b'\n'), _) if eol != Eol::CrNl && eol != Eol::Cr => Some(1),
-                (Some(b'\r' | b'\n'), _) if !csv => {
-                    return Err(Error::BadCopyFileFormat(
-                        "end-of-copy marker does not match previous newline style".into(),
-                    ))
-                }
-                (None, _) if !at_end => return Ok(Some(None)),
-                _ => None,
-            };
-            match ending {
-                Some(_) => Ok(Some(Some(Rec {
-                    len: at,
-                    next: buf.len(),
-                    inner_lines: 0,
-                    end_marker: true,
-                    open_quote: false,
-                }))),
-                None if csv => Ok(None), // data after all
-                None => Err(Error::BadCopyFileFormat(
-                    "end-of-copy marker corrupt".into(),
-                )),
-            }
-        };
+        let marker = |at: usize, eol: Eol| end_marker(buf, at, eol, at_end, csv);
         if csv && buf.starts_with(b"\\.") {
             if let Some(r) = marker(0, self.eol)? {
                 return Ok(r);
@@ -845,41 +798,11 @@ impl CopyIn {
                     in_q = true;
                     i += 1;
                 }
-                b'\r' => {
-                    let next = match self.eol {
-                        Eol::Nl => {
-                            self.line += inner;
-                            return Err(cr_found(what));
-                        }
-                        Eol::Cr => i + 1,
-                        Eol::Unknown | Eol::CrNl => match buf.get(i + 1) {
-                            Some(b'\n') => {
-                                self.eol = Eol::CrNl;
-                                i + 2
-                            }
-                            None if !at_end => return Ok(None),
-                            _ if self.eol == Eol::CrNl => {
-                                self.line += inner;
-                                return Err(cr_found(what));
-                            }
-                            _ => {
-                                self.eol = Eol::Cr;
-                                i + 1
-                            }
-                        },
-                    };
-                    return Ok(Some(Rec {
-                        len: i,
-                        next,
-                        inner_lines: inner,
-                        end_marker: false,
-                        open_quote: false,
-                    }));
-                }
+                b'\r' => return self.after_cr(buf, i, at_end, inner),
                 b'\n' => {
                     if matches!(self.eol, Eol::Cr | Eol::CrNl) {
                         self.line += inner;
-                        return Err(nl_found(what));
+                        return Err(eol_in_data(csv, "newline"));
                     }
                     self.eol = Eol::Nl;
                     return Ok(Some(Rec {
@@ -900,6 +823,41 @@ impl CopyIn {
             inner_lines: inner,
             end_marker: false,
             open_quote: in_q,
+        }))
+    }
+
+    /// The record of `buf` ending at the carriage return at `i`, the line ending style
+    /// fixed by it when still unknown; `None` when the byte after it has not arrived.
+    /// Errors (22P04): a CR in data whose lines end otherwise.
+    fn after_cr(&mut self, buf: &[u8], i: usize, at_end: bool, inner: u64) -> Result<Option<Rec>> {
+        let next = match self.eol {
+            Eol::Nl => {
+                self.line += inner;
+                return Err(eol_in_data(self.is_csv(), "carriage return"));
+            }
+            Eol::Cr => i + 1,
+            Eol::Unknown | Eol::CrNl => match buf.get(i + 1) {
+                Some(b'\n') => {
+                    self.eol = Eol::CrNl;
+                    i + 2
+                }
+                None if !at_end => return Ok(None),
+                _ if self.eol == Eol::CrNl => {
+                    self.line += inner;
+                    return Err(eol_in_data(self.is_csv(), "carriage return"));
+                }
+                _ => {
+                    self.eol = Eol::Cr;
+                    i + 1
+                }
+            },
+        };
+        Ok(Some(Rec {
+            len: i,
+            next,
+            inner_lines: inner,
+            end_marker: false,
+            open_quote: false,
         }))
     }
 
@@ -1507,6 +1465,61 @@ fn split_csv(
             return Ok(());
         }
         i += 1; // the delimiter
+    }
+}
+
+/// PostgreSQL's error for a line ending (`what`: "carriage return" or "newline") inside
+/// data whose lines end otherwise (22P04), with its hint for the format.
+fn eol_in_data(csv: bool, what: &str) -> Error {
+    let (kind, hint) = match (csv, what) {
+        (true, "newline") => ("unquoted", "Use quoted CSV field to represent newline."),
+        (true, _) => (
+            "unquoted",
+            "Use quoted CSV field to represent carriage return.",
+        ),
+        (false, "newline") => ("literal", "Use \"\\n\" to represent newline."),
+        (false, _) => ("literal", "Use \"\\r\" to represent carriage return."),
+    };
+    Error::BadCopyFileFormat(format!("{kind} {what} found in data")).with_hint(hint)
+}
+
+/// The end-of-copy marker `\.` at `at` of `buf` (at the start of a record in CSV, anywhere
+/// in text), then the line ending of style `eol`: `Some(Some(rec))` for the marker,
+/// `Some(None)` when its ending has not arrived yet, `None` when it is CSV data after all.
+/// Errors (22P04): a marker whose line ending differs from the data's, a corrupt marker.
+fn end_marker(
+    buf: &[u8],
+    at: usize,
+    eol: Eol,
+    at_end: bool,
+    csv: bool,
+) -> Result<Option<Option<Rec>>> {
+    let after = &buf[at + 2..];
+    let ending = match (after.first(), after.get(1)) {
+        (Some(b'\r'), Some(b'\n')) if eol != Eol::Cr => Some(2),
+        (Some(b'\r'), None) if !at_end && eol != Eol::Cr => return Ok(Some(None)),
+        (Some(b'\r'), _) if eol != Eol::CrNl => Some(1),
+        (Some(b'\n'), _) if eol != Eol::CrNl && eol != Eol::Cr => Some(1),
+        (Some(b'\r' | b'\n'), _) if !csv => {
+            return Err(Error::BadCopyFileFormat(
+                "end-of-copy marker does not match previous newline style".into(),
+            ))
+        }
+        (None, _) if !at_end => return Ok(Some(None)),
+        _ => None,
+    };
+    match ending {
+        Some(_) => Ok(Some(Some(Rec {
+            len: at,
+            next: buf.len(),
+            inner_lines: 0,
+            end_marker: true,
+            open_quote: false,
+        }))),
+        None if csv => Ok(None), // data after all
+        None => Err(Error::BadCopyFileFormat(
+            "end-of-copy marker corrupt".into(),
+        )),
     }
 }
 

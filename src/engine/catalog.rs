@@ -812,6 +812,8 @@ impl StatementLog {
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
 async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
     let mut step = super::step::StepSize::default();
+    // The latest heartbeat passed on so far: the archive keeps tuples, not heartbeats.
+    let mut heartbeat_us: Option<i64> = None;
     while let Some(msg) = rx.recv().await {
         match msg {
             IngestMsg::Batch(batch, _permit) => {
@@ -858,6 +860,16 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                     .clone()
                     .expect("a back-fill reads an archive");
                 if replay(&stream, &q, &archive, b.from, b.seam, b.from_us).await {
+                    // A heartbeat queued before the attachment (a tcq_advance during the
+                    // replay) reaches the query after the tuples logged before it.
+                    if let Some(t_us) = heartbeat_us {
+                        let beat = &mut |exec: &mut QueryExec, out: &mut Vec<Event>| {
+                            exec.heartbeat(t_us, out)
+                        };
+                        if !run_query(&stream, &q, beat).await {
+                            continue;
+                        }
+                    }
                     if let Some(b) = q.backfill.lock().as_mut() {
                         b.finish();
                     }
@@ -866,6 +878,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 }
             }
             IngestMsg::Heartbeat(t_us) => {
+                heartbeat_us = Some(heartbeat_us.map_or(t_us, |h| h.max(t_us)));
                 run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await;
                 run_plans(&stream, |agg, execs, outs| agg.heartbeat(t_us, execs, outs)).await
             }

@@ -92,6 +92,21 @@ pub struct RelQuery {
     pub(crate) catalog_params: Vec<(usize, CatalogType)>,
 }
 
+impl RelQuery {
+    /// `body` as a whole query of `columns`: no WITH, ORDER BY, LIMIT or OFFSET.
+    pub(crate) fn of_body(body: RelBody, columns: Vec<(String, RType)>) -> RelQuery {
+        RelQuery {
+            ctes: vec![],
+            body,
+            order_by: vec![],
+            limit: None,
+            offset: None,
+            columns,
+            catalog_params: Vec::new(),
+        }
+    }
+}
+
 /// A query body.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum RelBody {

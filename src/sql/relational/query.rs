@@ -151,21 +151,12 @@ impl RelBinder<'_> {
                 "each UNION query must have the same number of columns".into(),
             ));
         }
-        let wrap = |body, columns: Vec<(String, RType)>| RelQuery {
-            ctes: vec![],
-            body,
-            order_by: vec![],
-            limit: None,
-            offset: None,
-            columns,
-            catalog_params: Vec::new(),
-        };
-        let plan = wrap(
+        let plan = RelQuery::of_body(
             RelBody::Recursive {
                 id,
                 all,
-                anchor: Box::new(wrap(anchor, anchor_cols)),
-                step: Box::new(wrap(step, step_cols)),
+                anchor: Box::new(RelQuery::of_body(anchor, anchor_cols)),
+                step: Box::new(RelQuery::of_body(step, step_cols)),
             },
             columns,
         );
@@ -292,21 +283,12 @@ impl RelBinder<'_> {
                     .collect::<Result<_>>()?;
                 let lb = conform_branch(lb, &lc, &cols);
                 let rb = conform_branch(rb, &rc, &cols);
-                let wrap = |body, columns: Vec<(String, RType)>| RelQuery {
-                    ctes: vec![],
-                    body,
-                    order_by: vec![],
-                    limit: None,
-                    offset: None,
-                    columns,
-                    catalog_params: Vec::new(),
-                };
                 Ok((
                     RelBody::SetOp {
                         op,
                         all,
-                        left: Box::new(wrap(lb, cols.clone())),
-                        right: Box::new(wrap(rb, cols.clone())),
+                        left: Box::new(RelQuery::of_body(lb, cols.clone())),
+                        right: Box::new(RelQuery::of_body(rb, cols.clone())),
                     },
                     cols,
                 ))

@@ -27,13 +27,15 @@ use crate::types::Value;
 /// `to_char(v, fmt)` for a value of any type `to_char` takes.
 pub(crate) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     let out = match v {
-        Value::Timestamp(t) => datetime(&wall_fields(*t, None), fmt),
+        Value::Timestamp(t) => datetime(&wall_fields(*t, None), fmt)?,
         Value::TimestampTz(t) => {
             let offset = crate::tz::current_offset_at(*t);
             let local = t.saturating_add(i64::from(offset) * US_PER_SEC);
-            datetime(&wall_fields(local, Some(offset)), fmt)
+            let mut tm = wall_fields(local, Some(offset));
+            tm.instant = Some(*t);
+            datetime(&tm, fmt)?
         }
-        Value::Interval(iv) => datetime(&interval_fields(iv), fmt),
+        Value::Interval(iv) => datetime(&interval_fields(iv), fmt)?,
         _ => number(v, fmt)?,
     };
     Ok(Value::Text(out.into()))
@@ -381,6 +383,11 @@ struct Tm {
     wday: i64,
     julian: i64,
     offset: Option<i32>,
+    /// An interval's fields (era, zone and offset patterns are refused for it).
+    interval: bool,
+    /// The instant of a `timestamptz` (Unix microseconds), whose zone abbreviation `TZ`
+    /// writes; `None` for other values (`TZ` writes nothing for them).
+    instant: Option<i64>,
 }
 
 impl std::ops::Deref for Tm {
@@ -400,6 +407,8 @@ fn wall_fields(us: i64, offset: Option<i32>) -> Tm {
         wday: (days + 4).rem_euclid(7),
         julian: days + 2_440_588,
         offset,
+        interval: false,
+        instant: None,
     }
 }
 
@@ -415,6 +424,8 @@ fn interval_fields(iv: &crate::types::Interval) -> Tm {
         wday: 0,
         julian: 0,
         offset: None,
+        interval: true,
+        instant: None,
     }
 }
 
@@ -552,9 +563,15 @@ fn name_key(tm: &Tm, key: &str, fill: bool) -> String {
         "am" | "pm" => (if pm { "pm" } else { "am" }).into(),
         "A.M." | "P.M." => (if pm { "P.M." } else { "A.M." }).into(),
         "a.m." | "p.m." => (if pm { "p.m." } else { "a.m." }).into(),
-        _ => match tm.offset {
-            Some(0) => (if key == "TZ" { "UTC" } else { "utc" }).into(),
-            Some(o) => offset_text(o),
+        _ => match tm.instant {
+            Some(us) => {
+                let abbreviation = crate::tz::current_abbreviation_at(us);
+                if key == "TZ" {
+                    abbreviation
+                } else {
+                    abbreviation.to_lowercase()
+                }
+            }
             None => String::new(),
         },
     }
@@ -570,7 +587,90 @@ fn offset_text(o: i32) -> String {
     }
 }
 
-fn datetime(tm: &Tm, fmt: &str) -> String {
+/// Roman numerals of the months, January first (`RM`).
+const ROMAN_MONTHS: [&str; 12] = [
+    "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII",
+];
+
+/// The era (`AD`, `B.C.`, ...), Roman month (`RM`, `rm`), zone displacement (`TZH`, `TZM`)
+/// and second fraction (`FF1`..`FF6`) patterns, as PostgreSQL 15's `DCH_to_char` writes
+/// them; `None` for other patterns. A timestamp without time zone has offset +00:00.
+/// Errors: 22007 for an era or zone pattern of an interval.
+fn era_zone_fraction(tm: &Tm, pat: &str, fill: bool) -> Result<Option<String>> {
+    let key = pat.to_ascii_uppercase();
+    let zoned = matches!(key.as_str(), "TZH" | "TZM" | "TZ" | "OF");
+    let era = matches!(key.as_str(), "AD" | "BC" | "A.D." | "B.C.");
+    if tm.interval && (zoned || era) {
+        return Err(Error::InvalidDatetimeFormat(
+            "invalid format specification for an interval value".into(),
+        )
+        .with_hint("Intervals are not tied to specific calendar dates."));
+    }
+    let offset = tm.offset.unwrap_or(0);
+    let text = match key.as_str() {
+        _ if era => {
+            let bc = tm.year <= 0;
+            let upper = pat.starts_with(|c: char| c.is_ascii_uppercase());
+            let word = match (bc, pat.contains('.')) {
+                (false, false) => "AD",
+                (true, false) => "BC",
+                (false, true) => "A.D.",
+                (true, true) => "B.C.",
+            };
+            if upper {
+                word.to_string()
+            } else {
+                word.to_ascii_lowercase()
+            }
+        }
+        "RM" => {
+            let Some(m) = roman_month(tm) else {
+                return Ok(Some(String::new()));
+            };
+            let m = if pat == "RM" {
+                m.to_string()
+            } else {
+                m.to_ascii_lowercase()
+            };
+            if fill {
+                m
+            } else {
+                format!("{m:<4}")
+            }
+        }
+        "TZH" => format!(
+            "{}{:02}",
+            if offset < 0 { '-' } else { '+' },
+            offset.abs() / 3600
+        ),
+        "TZM" => format!("{:02}", offset.abs() % 3600 / 60),
+        "FF1" | "FF2" | "FF3" | "FF4" | "FF5" | "FF6" => {
+            let digits = usize::from(key.as_bytes()[2] - b'0');
+            let scaled = tm.micros / 10i64.pow(6 - digits as u32);
+            format!("{:0digits$}", scaled)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(text))
+}
+
+/// The Roman numeral `RM` writes: the month of a date; for an interval its months past the
+/// whole years (`XII` for whole positive years, `I` for negative ones, counted back from
+/// December when negative), nothing for an interval of no years and no months.
+fn roman_month(tm: &Tm) -> Option<&'static str> {
+    let m = tm.month;
+    if !tm.interval {
+        return Some(ROMAN_MONTHS[(m.clamp(1, 12) - 1) as usize]);
+    }
+    match m {
+        0 if tm.year == 0 => None,
+        0 => Some(if tm.year >= 0 { "XII" } else { "I" }),
+        m if m < 0 => Some(ROMAN_MONTHS[(12 + m) as usize]),
+        m => Some(ROMAN_MONTHS[(m - 1) as usize]),
+    }
+}
+
+fn datetime(tm: &Tm, fmt: &str) -> Result<String> {
     let chars: Vec<char> = fmt.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -588,7 +688,9 @@ fn datetime(tm: &Tm, fmt: &str) -> String {
         if let Some(pat) = pattern_at(at) {
             i += prefix + pat.chars().count();
             let key = pat.to_ascii_uppercase();
-            if NAME_KEYS.contains(&pat) {
+            if let Some(text) = era_zone_fraction(tm, pat, fill)? {
+                out.push_str(&text);
+            } else if NAME_KEYS.contains(&pat) {
                 // `TM` (translation mode) names are not padded either.
                 out.push_str(&name_key(tm, pat, prefix > 0));
             } else if key == "OF" {
@@ -609,10 +711,6 @@ fn datetime(tm: &Tm, fmt: &str) -> String {
                     out.push_str(ordinal(n, after == "TH"));
                     i += 2;
                 }
-            } else if key != "FX" {
-                // Patterns `to_char` does not write yet (AD/BC, RM, TZH, FFn, ...) are
-                // copied as text.
-                out.push_str(pat);
             }
             continue;
         }
@@ -638,7 +736,7 @@ fn datetime(tm: &Tm, fmt: &str) -> String {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -687,8 +785,42 @@ mod tests {
             ("HH12:MI:SS.MS AM", "12:34:56.789 PM"),
             ("DDD IW Q \"quarter\" DDth", "167 24 2 quarter 15th"),
             ("Mon dy YY", "Jun sat 24"),
+            ("YYYY AD B.C. bc a.d.", "2024 AD A.D. ad a.d."),
+            ("RM|rm|FMRM|", "VI  |vi  |VI|"),
+            (
+                "HH24:MI:SS.FF1 FF2 FF3 FF4 FF5 FF6",
+                "12:34:56.7 78 789 7890 78900 789000",
+            ),
+            ("TZH:TZM TZ OF", "+00:00  +00"),
         ] {
             assert_eq!(num(ts.clone(), f), pg, "to_char(ts, {f})");
         }
+        let bc = Value::Timestamp(time::parse_timestamp_naive("0044-03-15 00:00:00 BC").unwrap());
+        assert_eq!(num(bc, "YYYY BC A.D. RM"), "0044 BC B.C. III ");
+        let iv = |months: i32| {
+            let iv = crate::types::Interval {
+                months,
+                days: 0,
+                micros: 0,
+            };
+            to_char(&Value::Interval(iv), "RM")
+                .unwrap()
+                .to_text()
+                .unwrap()
+        };
+        assert_eq!(
+            [iv(0), iv(14), iv(24), iv(-1), iv(-24)],
+            ["", "II  ", "XII ", "XII ", "I   "]
+        );
+        let hour = crate::types::Interval {
+            months: 0,
+            days: 0,
+            micros: 3_600_000_000,
+        };
+        let err = to_char(&Value::Interval(hour), "HH24 TZH").unwrap_err();
+        assert!(
+            matches!(err.kind(), Error::InvalidDatetimeFormat(_)),
+            "{err:?}"
+        );
     }
 }

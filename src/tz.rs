@@ -140,6 +140,17 @@ impl Zone {
         }
     }
 
+    /// The zone's abbreviation in effect at instant `us` (Unix microseconds), as the time
+    /// zone database names it (`EST`, `IST`, `+04`; `UTC` for UTC): what `to_char`'s `TZ`
+    /// writes.
+    pub(crate) fn abbreviation_at(&self, us: i64) -> String {
+        let us = us.clamp(JIFF_MIN_US, JIFF_MAX_US);
+        match jiff::Timestamp::from_microsecond(us) {
+            Ok(ts) => self.tz.to_offset_info(ts).abbreviation().to_string(),
+            Err(_) => String::new(),
+        }
+    }
+
     /// The instant of a local wall-clock time, given as microseconds as if it were UTC,
     /// with PostgreSQL's rule for gaps (offset before) and folds (offset after).
     pub(crate) fn local_to_utc(&self, local_us: i64) -> i64 {
@@ -245,6 +256,11 @@ pub(crate) fn current_offset_at(us: i64) -> i32 {
     with_current(|z| z.offset_at(us))
 }
 
+/// [`Zone::abbreviation_at`] in the current session zone.
+pub(crate) fn current_abbreviation_at(us: i64) -> String {
+    with_current(|z| z.abbreviation_at(us))
+}
+
 /// [`Zone::local_to_utc`] in the current session zone.
 pub(crate) fn current_local_to_utc(local_us: i64) -> i64 {
     with_current(|z| z.local_to_utc(local_us))
@@ -257,6 +273,18 @@ mod tests {
     /// 2021-03-14 and 2021-11-07 are New York's DST changes.
     fn us(text: &str) -> i64 {
         crate::time::parse_timestamp_naive(text).unwrap()
+    }
+
+    /// What `to_char`'s `TZ` writes, as PostgreSQL 15 (`SET TimeZone`, then
+    /// `to_char(ts, 'TZ')`).
+    #[test]
+    fn abbreviations_follow_the_zone_database() {
+        let ny = Zone::parse("America/New_York").unwrap();
+        assert_eq!(ny.abbreviation_at(us("2021-01-15 12:00")), "EST");
+        assert_eq!(ny.abbreviation_at(us("2021-07-15 12:00")), "EDT");
+        let kolkata = Zone::parse("Asia/Kolkata").unwrap();
+        assert_eq!(kolkata.abbreviation_at(us("2024-06-15 12:00")), "IST");
+        assert_eq!(Zone::utc().abbreviation_at(0), "UTC");
     }
 
     #[test]

@@ -35,6 +35,7 @@
 
 mod bind;
 pub(crate) mod functions;
+mod order;
 mod parse;
 mod plan;
 mod relational;
@@ -43,6 +44,7 @@ pub(crate) mod types;
 
 pub(crate) use bind::advance_of_no_stream;
 pub(crate) use bind::stream_name_of;
+pub(crate) use order::sort_order;
 pub use plan::*;
 pub(crate) use relational::{
     array_elem, CmpOp, FrameBound, FrameUnits, JoinKind, RExpr, RelAgg, RelBody, RelFrame, RelFrom,

@@ -1064,10 +1064,24 @@ impl RelBinder<'_> {
     }
 }
 
-/// A cast from or to `date` or `time` that PostgreSQL has no cast for (`integer::date`,
-/// `interval::date`) is 42846, before any row is read. Other casts are checked as values
-/// are converted.
-fn check_datetime_cast(from: RType, to: RType) -> Result<()> {
+/// A cast PostgreSQL has no cast for is 42846, before any row is read: from or to `date` or
+/// `time` (`integer::date`, `interval::date`), and between `"char"` and any type but integer
+/// and the text types (`"char"::smallint`). Other casts are checked as values are converted.
+fn check_static_cast(from: RType, to: RType) -> Result<()> {
+    // "char" casts only to and from integer and the text types, as PostgreSQL's pg_cast.
+    let char_peer = |d: DataType| d == DataType::Int4 || d.is_text();
+    let char_cast = match (from, to) {
+        (RType::Catalog(CatalogType::Char), RType::Base(t)) if !char_peer(t) => Some(t),
+        (RType::Base(f), RType::Catalog(CatalogType::Char)) if !char_peer(f) => Some(f),
+        _ => None,
+    };
+    if let Some(other) = char_cast {
+        let (f, t) = match from {
+            RType::Base(_) => (other.name(), "\"char\"".to_string()),
+            _ => ("\"char\"".to_string(), other.name()),
+        };
+        return Err(Error::CannotCoerce(format!("cannot cast type {f} to {t}")));
+    }
     if let (RType::Base(f), RType::Base(t)) = (from, to) {
         let dated = |d: DataType| matches!(d, DataType::Date | DataType::Time);
         if (dated(f) || dated(t)) && !super::types::castable(f, t, true) {
@@ -1394,13 +1408,9 @@ fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Vec<String>
     cols
 }
 
-fn desc(o: &ast::OrderByExpr) -> bool {
-    matches!(o.options.sort, Some(ast::OrderBySort::Desc))
-}
-
-fn nulls_first(o: &ast::OrderByExpr) -> bool {
-    // PostgreSQL: NULLs sort as larger than any value unless told otherwise.
-    o.options.nulls_first.unwrap_or(desc(o))
+/// An ORDER BY item's (descending, NULLs first): see `crate::sql::sort_order`.
+fn direction(o: &ast::OrderByExpr) -> Result<(bool, bool)> {
+    crate::sql::sort_order(&o.options)
 }
 
 fn ordinal(e: &ast::Expr) -> Option<usize> {

@@ -926,3 +926,31 @@ async fn operators_of_unknown_operands_are_not_unique() {
         table(&[&["2", "ab", "2.5", "integer"]])
     );
 }
+
+/// `ORDER BY ... USING >` sorts a continuous query's slide event descending (NULLs first
+/// unless told otherwise), as PostgreSQL; an operator that is no ordering operator is
+/// 42809.
+#[tokio::test]
+async fn order_by_using_sorts_a_continuous_query() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, "CREATE STREAM ou (ts timestamp TIMESTAMPCOLUMN, k int)").await;
+    let query = "SELECT k FROM ou [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+                 ORDER BY k USING > NULLS LAST LIMIT 3";
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, query).await
+    });
+    wait_for_queries(&c, 1).await;
+    exec(
+        &c,
+        "INSERT INTO ou VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', NULL), \
+         ('2020-01-01 00:00:00.2', 3), ('2020-01-01 00:00:00.3', 2), \
+         ('2020-01-01 00:00:01', 0)",
+    )
+    .await;
+    assert_eq!(reader.await.unwrap(), table(&[&["3"], &["2"], &["1"]]));
+    let bad = "SELECT k FROM ou [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
+               ORDER BY k USING <=";
+    assert_eq!(error(&c, bad).await.0, "42809");
+}

@@ -404,7 +404,8 @@ impl Binder<'_> {
     }
 
     /// ORDER BY's sort keys (output column names and positions, or expressions); NULLS
-    /// FIRST by default when descending, as in PostgreSQL. Errors: 0A000 for USING.
+    /// FIRST by default when descending, as in PostgreSQL. Errors: those of `sort_order`
+    /// (an operator after USING other than `<` or `>`).
     fn order_by(
         &mut self,
         order_exprs: &[&ast::OrderByExpr],
@@ -417,11 +418,7 @@ impl Binder<'_> {
         let mut order_by = Vec::with_capacity(order_exprs.len());
         for o in order_exprs {
             let expr = self.order_key(&o.expr, items, projection, columns, scope)?;
-            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            if matches!(o.options.sort, Some(ast::OrderBySort::Using(_))) {
-                return Err(unsupported("ORDER BY ... USING is not supported"));
-            }
-            let nulls_first = o.options.nulls_first.unwrap_or(descending);
+            let (descending, nulls_first) = crate::sql::sort_order(&o.options)?;
             order_by.push(SortKey {
                 expr,
                 descending,

@@ -366,7 +366,10 @@ impl RelBinder<'_> {
         let args: Result<Vec<RExpr>> = args_ast.iter().map(|a| self.expr(a)).collect();
         let order_by: Result<Vec<(RExpr, bool, bool)>> = order_ast
             .iter()
-            .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+            .map(|o| {
+                let (descending, nulls_first) = direction(o)?;
+                Ok((self.expr(&o.expr)?, descending, nulls_first))
+            })
             .collect();
         let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
         self.levels.last_mut().expect("level").in_agg = false;

@@ -474,7 +474,7 @@ impl RelBinder<'_> {
         written: &str,
     ) -> Result<RExpr> {
         use crate::sql::ScalarFunc;
-        check_datetime_cast(self.static_type(&inner), to)?;
+        check_static_cast(self.static_type(&inner), to)?;
         if let RType::Base(d @ (DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)))) = to {
             let text = self.cast(inner, RType::Base(DataType::Text));
             let cut = Expr::Func {

@@ -76,7 +76,8 @@ impl RelBinder<'_> {
                             "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
                         )
                     })?;
-                    ob.push((i, desc(o), nulls_first(o)));
+                    let (descending, nulls_first) = direction(o)?;
+                    ob.push((i, descending, nulls_first));
                 }
                 (body, cols, ob)
             }

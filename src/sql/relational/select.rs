@@ -251,7 +251,8 @@ impl RelBinder<'_> {
                     }
                 }
             };
-            order_by.push((i, desc(o), nulls_first(o)));
+            let (descending, nulls_first) = direction(o)?;
+            order_by.push((i, descending, nulls_first));
         }
         Ok((sort_keys, order_by))
     }

@@ -206,6 +206,7 @@ impl ExprScope for Slots<'_, '_> {
             _ => false,
         };
         let (l_array, r_array) = (array(&l.0), array(&r.0));
+        self.char_concat(l, r)?;
         if !l_array && !r_array {
             return Ok(None);
         }
@@ -233,6 +234,36 @@ impl ExprScope for Slots<'_, '_> {
         let op = self.rel.operand(&cat, self.args.len());
         self.args.push(cat);
         Ok(Some(op))
+    }
+}
+
+impl Slots<'_, '_> {
+    /// 42725 for `"char" || text` (either side, unknown literals too): PostgreSQL finds both
+    /// `text || anynonarray` and `anynonarray || text` and picks neither.
+    fn char_concat(&self, l: &Operand, r: &Operand) -> Result<()> {
+        let is_char = |e: &Expr| match e {
+            Expr::Column(i) => (self.args.get(*i))
+                .is_some_and(|a| self.rel.static_type(a) == RType::Catalog(CatalogType::Char)),
+            _ => false,
+        };
+        let name = |o: &Operand| match (is_char(&o.0), o.1) {
+            (true, _) => Some("\"char\"".to_string()),
+            (false, None) => Some("unknown".to_string()),
+            (false, Some(d)) if d.is_text() => Some(d.name()),
+            _ => None,
+        };
+        if !is_char(&l.0) && !is_char(&r.0) {
+            return Ok(());
+        }
+        match (name(l), name(r)) {
+            (Some(a), Some(b)) => Err(Error::AmbiguousFunction(format!(
+                "operator is not unique: {a} || {b}"
+            ))
+            .with_hint(
+                "Could not choose a best candidate operator. You might need to add explicit type casts.",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -34,7 +34,10 @@ impl RelBinder<'_> {
         let order_by: Vec<(RExpr, bool, bool)> = spec
             .order_by
             .iter()
-            .map(|o| Ok((self.expr(&o.expr)?, desc(o), nulls_first(o))))
+            .map(|o| {
+                let (descending, nulls_first) = direction(o)?;
+                Ok((self.expr(&o.expr)?, descending, nulls_first))
+            })
             .collect::<Result<_>>()?;
         let key = match order_by.as_slice() {
             [(k, ..)] => Some(self.static_type(k)),

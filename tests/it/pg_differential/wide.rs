@@ -213,6 +213,23 @@ const FUNCTION_KINDS: &[&str] = &[
     "SELECT to_timestamp('2011-12-18 11:38 20', 'YYYY-MM-DD HH12:MI TZH')",
     "SELECT to_timestamp('1997 +05', 'YYYY TZ')",
     "SELECT to_timestamp(1, 'YYYY')",
+    // Eras, Roman months, second fractions and zone fields (a timestamp without time zone
+    // is at +00:00; intervals refuse eras and zones with 22007).
+    "SELECT to_char(timestamp '2001-02-16 20:38:40.123456', 'YYYY AD B.C. bc a.d. RM rm FMRM| FF1 FF2 FF3 FF4 FF5 FF6 TZH:TZM TZ OF')",
+    "SELECT to_char(timestamp '0044-03-15 00:00:00 BC', 'YYYY BC A.D. RM'), to_char(date '2001-12-01', 'RM FMrm')",
+    "SELECT to_char(timestamptz '2001-02-16 20:38:40.5+02', 'HH24:MI:SS.FF2 TZH TZM TZ tz OF')",
+    "SELECT '[' || to_char(interval '14 months', 'RM') || ']', '[' || to_char(interval '0', 'RM') || ']', to_char(interval '-2 years', 'RM'), to_char(interval '-1 month', 'FMRM'), to_char(interval '1.5 seconds', 'SS.FF3')",
+    "SELECT to_char(interval '1 hour', 'HH24 TZH')",
+    "SELECT to_char(interval '1 hour', 'AD')",
+    // ORDER BY ... USING: < ascending, > descending (NULLs first unless told), in a
+    // query, an aggregate and a window; other operators refused as PostgreSQL.
+    "SELECT id, k FROM ta ORDER BY k USING >, id USING <",
+    "SELECT id, k FROM ta ORDER BY k USING > NULLS LAST, id",
+    "SELECT id FROM ta ORDER BY id USING OPERATOR(pg_catalog.>)",
+    "SELECT array_agg(id ORDER BY id USING >) FROM ta",
+    "SELECT id, row_number() OVER (ORDER BY id USING >) FROM ta ORDER BY id",
+    "SELECT id FROM ta ORDER BY id USING <=",
+    "SELECT id FROM ta ORDER BY id USING @@",
     "SELECT to_char(timestamp '2001-02-16 20:38:40', 'hh24:mi:ss FXYYYY fmdd TMMonth 日本 FMDDth'), to_char(timestamp '2001-02-16 20:38:40', 'Hh24 mI IY IYY IDDD'), to_char(date '2005-01-01', 'IYYY IYY IY I IDDD'), to_char(date '2008-12-29', 'IYYY IYY IY I IDDD')",
     "SELECT justify_days(interval '35 days'), justify_hours(interval '27 hours'), justify_interval(interval '1 mon -1 hour'), justify_days(interval '-35 days')",
     "SELECT make_interval(1, 2, 3, 4, 5, 6, 7.5), make_interval(days => 10), make_interval(hours => -2, mins => 30)",
@@ -380,6 +397,19 @@ const CATALOG_KINDS: &[&str] = &[
     "SELECT 'a'::\"char\"::integer, '\\377'::\"char\"::integer, ''::\"char\"::integer, NULL::\"char\"::integer, (-1)::\"char\"::integer",
     "SELECT DISTINCT relkind::integer, relkind::integer::\"char\" FROM pg_class WHERE relname = 'ta'",
     "SELECT 128::\"char\"",
+    // "char" concatenated with text is ambiguous (42725); it casts only to and from integer
+    // and the text types (42846 otherwise).
+    "SELECT 'a'::\"char\" || 'b'",
+    "SELECT 'a'::\"char\" || 'b'::text",
+    "SELECT 'b'::varchar || 'a'::\"char\"",
+    "SELECT relkind || 'x' FROM pg_class WHERE relname = 'ta'",
+    "SELECT 'a'::\"char\"::text || 'b', 'x'::\"char\"::varchar, 'y'::\"char\"::char(2)",
+    "SELECT 'a'::\"char\"::smallint",
+    "SELECT 'a'::\"char\"::bigint",
+    "SELECT 'a'::\"char\"::numeric",
+    "SELECT 65::smallint::\"char\"",
+    "SELECT 65::bigint::\"char\"",
+    "SELECT true::\"char\"",
     "SELECT (-129)::\"char\"",
     // name: the catalogs' names and the session's functions are of type name (19).
     "SELECT pg_typeof(current_user), pg_typeof(session_user), pg_typeof(user), pg_typeof(current_role), pg_typeof(current_catalog), pg_typeof(current_schema), pg_typeof(current_schema()), pg_typeof(current_database())",

@@ -15,8 +15,9 @@
 //!
 //! Beyond the paper, the model prices how each edge is executed: an instance computed from
 //! an upstream window costs what its sliding aggregator does ([`super::sliding`]): `M`
-//! partials for panes (the paper's `mu`), `2k + 1` for Two-Stacks, `2k` for
-//! subtract-on-evict, each partial counted once per group it holds. With one group per
+//! partials for panes (the paper's `mu`), `3k` plus one merge per group the slide event
+//! touches for Two-Stacks, `2k` for subtract-on-evict, each partial counted once per group
+//! it holds. With one group per
 //! partial and panes only ([`CostModel::new`]) the figures are the paper's.
 //!
 //! Rates are `f64`: a window's rate is at most `eta * 2^63`, far from `f64::MAX`, and the
@@ -137,13 +138,26 @@ impl CostModel {
             .among(self.eta_per_sec * w.range_us as f64 / US_PER_SEC)
     }
 
+    /// Expected groups a slide event of `w` touches when a sliding aggregator computes it:
+    /// those of the partials that enter (one slide of tuples) and leave (another), at most
+    /// the groups of the instance: the occupancy of `eta * min(2s, r)` tuples.
+    pub(crate) fn touched_groups(&self, w: &Window) -> f64 {
+        let span_us = w.range_us.min(w.slide_us.saturating_mul(2));
+        self.groups
+            .among(self.eta_per_sec * span_us as f64 / US_PER_SEC)
+    }
+
     /// `mu` under aggregator `slider`: the cost of one instance of `w` computed from
     /// `source`, or `None` when `slider` cannot compute it (a sliding aggregator reads an
     /// upstream window's partials; subtract-on-evict needs them not to overlap). From raw
     /// events, `eta * r` tuples folded (paper section 3.2); from an upstream window, panes
-    /// merge `M(w, upstream)` partials (Theorem 3), Two-Stacks `2k` plus one query merge,
-    /// subtract-on-evict `2k`, with `k = s / s'` partials entering per slide and every
-    /// partial counted per group it holds ([`CostModel::partial_groups`]).
+    /// merge `M(w, upstream)` partials (Theorem 3); subtract-on-evict `2k` (each partial
+    /// added once and subtracted once), with `k = s / s'` partials entering per slide;
+    /// Two-Stacks `3k` (each partial copied into its group's queue, merged into the back
+    /// aggregate, merged again when the stacks flip) plus one merge per group the slide
+    /// event touches ([`CostModel::touched_groups`], at most `2k`: the kept table of
+    /// `exec::slide::groups` recomputes only those). Every partial counts once per group
+    /// it holds ([`CostModel::partial_groups`]).
     pub(crate) fn option_cost(
         &self,
         w: &Window,
@@ -157,8 +171,8 @@ impl CostModel {
                 Some(w.covering_multiplier(up) as f64 * self.partial_groups(up))
             }
             (Source::Window(up), Slider::TwoStacks) => {
-                let k = (w.slide_us / up.slide_us) as f64;
-                Some(2.0 * k * self.partial_groups(up) + self.partial_groups(w))
+                let entering = (w.slide_us / up.slide_us) as f64 * self.partial_groups(up);
+                Some(3.0 * entering + self.touched_groups(w).min(2.0 * entering))
             }
             (Source::Window(up), Slider::SubtractOnEvict) => {
                 let k = (w.slide_us / up.slide_us) as f64;
@@ -252,6 +266,41 @@ mod tests {
         assert!((raw.per_hour() - 60.0).abs() < 1e-9);
         let shared = model.window_cost(&set[3], Source::Window(&set[1]));
         assert_eq!(shared.per_period, Some(6.0));
+    }
+
+    /// Two-Stacks is priced as the kept table runs it: `3k` per entering partial's group
+    /// (copy, back merge, flip merge) and one merge per group the slide event touches,
+    /// those of one slide in and one out, never more than `2k g(W')`.
+    #[test]
+    fn two_stacks_prices_the_groups_a_slide_event_touches() {
+        let hop = |r: i64, s: i64| Window::new(r * MIN, s * MIN, Start::Epoch).unwrap();
+        let (pane, day) = (tumbling(1), hop(1440, 60));
+        let workload = |groups| Workload {
+            eta_per_sec: 11.4 / 60.0,
+            groups,
+            sliders: Sliders {
+                two_stacks: true,
+                subtract: false,
+            },
+        };
+        // Ungrouped: 3k + 1 per instance.
+        let one = CostModel::for_workload(&[pane, day], &workload(Groups::One));
+        let ts = one.option_cost(&day, Source::Window(&pane), Slider::TwoStacks);
+        assert_eq!(ts, Some(3.0 * 60.0 + 1.0));
+        // 229 origins: 60 one-minute panes of about 11 groups enter per hour; the slide
+        // event touches the groups of two hours of flights (about 218), not 2k g(W') = 1331.
+        let g = CostModel::for_workload(&[pane, day], &workload(Groups::Estimated(229.0)));
+        let entering = 60.0 * g.partial_groups(&pane);
+        let touched = g.touched_groups(&day);
+        assert!((touched - g.groups.among(11.4 * 120.0)).abs() < 1e-9);
+        assert!(touched < g.partial_groups(&day) && touched < 2.0 * entering);
+        let ts = g
+            .option_cost(&day, Source::Window(&pane), Slider::TwoStacks)
+            .unwrap();
+        assert!((ts - (3.0 * entering + touched)).abs() < 1e-9, "{ts}");
+        // A tumbling window's slide event touches at most its own groups.
+        let hour = tumbling(60);
+        assert!((g.touched_groups(&hour) - g.partial_groups(&hour)).abs() < 1e-9);
     }
 
     #[test]

@@ -156,6 +156,61 @@ mod tests {
         }
     }
 
+    fn slides() -> impl proptest::strategy::Strategy<Value = (i64, i64)> {
+        use proptest::prelude::*;
+        // Co-prime and common slides of 1 to 60 minutes, ranges of 1 to 24 slides.
+        (1i64..=60, 1i64..=24).prop_map(|(s, k)| (s * k, s))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// The chosen plan of random dashboard families (grouped or not, with Two-Stacks
+        /// and subtract-on-evict allowed or not, at rates from sparse to dense) never costs
+        /// more in the model than the members alone, and each node's aggregator is the
+        /// cheapest the model allows for its edge.
+        #[test]
+        fn the_chosen_plan_never_costs_more_than_each_query_alone(
+            sets in proptest::collection::vec(proptest::collection::vec(slides(), 1..4), 1..6),
+            groups in proptest::option::of(1.0f64..2000.0),
+            two_stacks in proptest::bool::ANY,
+            subtract in proptest::bool::ANY,
+            eta_per_min in 0.1f64..1000.0,
+        ) {
+            let mut windows = Vec::new();
+            let mut members = Vec::new();
+            for set in &sets {
+                members.push((windows.len()..windows.len() + set.len()).collect::<Vec<_>>());
+                windows.extend(set.iter().map(|&(r, s)| w(r, s)));
+            }
+            let workload = Workload {
+                eta_per_sec: eta_per_min / 60.0,
+                groups: groups.map_or(Groups::One, Groups::Estimated),
+                sliders: Sliders { two_stacks, subtract },
+            };
+            let (plan, cost) =
+                plan_members(&windows, &members, Sharing::PartitionedBy, &workload);
+            let alone: f64 = members
+                .iter()
+                .map(|m| {
+                    let own: Vec<Window> = m.iter().map(|&s| windows[s]).collect();
+                    optimize_for(&own, Sharing::PartitionedBy, &workload)
+                        .chosen()
+                        .total
+                        .per_sec
+                })
+                .sum();
+            proptest::prop_assert!(cost <= alone * (1.0 + 1e-9), "{} > {}: {:?}", cost, alone, plan);
+            let model = super::super::cost::CostModel::for_workload(&windows, &workload);
+            for n in &plan.nodes {
+                let Some(p) = n.parent else { continue };
+                let source = super::super::cost::Source::Window(&plan.nodes[p].window);
+                let (best, _) = model.best(&n.window, source);
+                proptest::prop_assert_eq!(n.slider, best, "{:?}", n);
+            }
+        }
+    }
+
     #[test]
     fn duplicates_are_computed_once_side_by_side() {
         let windows = [w(10, 10), w(20, 20), w(10, 10)];

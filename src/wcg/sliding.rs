@@ -11,9 +11,11 @@
 //!   raw tuples into its open instances.
 //! - [`Slider::TwoStacks`]: per group, a Two-Stacks queue of the group's partials
 //!   (Tangwongsan, Hirzel, Schneider, "Low-Latency Sliding-Window Aggregation in Worst-Case
-//!   Constant Time", DEBS 2017, section 3): each partial is merged into the back aggregate
-//!   once and into a suffix aggregate once when the stacks flip, and an instance costs one
-//!   merge per group: `2k g(W') + g(W)` per instance, `k = s / s'` partials per slide. Only
+//!   Constant Time", DEBS 2017, section 3): each partial is copied into its group's queue,
+//!   merged into the back aggregate once and into a suffix aggregate once when the stacks
+//!   flip, and the window's table, kept across slide events, is recomputed only for the
+//!   groups whose partials entered or left: `3k g(W') + min(2k g(W'), T(W))` per instance,
+//!   `k = s / s'` partials per slide, `T(W)` the groups among `eta min(2s, r)` tuples. Only
 //!   for aggregates whose merge is exactly associative (counts, integer sums and averages,
 //!   min and max, integer variances): floats and numerics would round differently from the
 //!   window computed by panes.

@@ -331,7 +331,7 @@ async fn explain_shows_the_plan_a_query_would_join_and_both_costs() {
     );
     assert!(
         joined.iter().any(|l| l.contains(
-            "w2: RANGE 30 minutes SLIDE 10 minutes START AT '2001-01-01 00:00:00' <- f1 (M = 3): 8 events per R, 12 per hour; sliding: subtract-on-evict (panes 18, subtract-on-evict 12, two-stacks 18 events per hour)"
+            "w2: RANGE 30 minutes SLIDE 10 minutes START AT '2001-01-01 00:00:00' <- f1 (M = 3): 8 events per R, 12 per hour; sliding: subtract-on-evict (panes 18, subtract-on-evict 12, two-stacks 24 events per hour)"
         )),
         "{joined:?}"
     );

@@ -39,7 +39,10 @@ pub(crate) struct Queue {
     back_j: Vec<i64>,
     /// The back entries' own states, `naggs` per entry.
     back_val: Vec<Acc>,
-    /// The back entries merged in order (`naggs` states; empty while the back list is).
+    /// The back entries merged in order (`naggs` states), kept from the second back entry
+    /// on: while the back list holds one entry its aggregate is that entry's states, so a
+    /// group whose partials are sparse (one per window, the common case of a small group
+    /// under short panes) is copied once, not twice.
     back_agg: Vec<Acc>,
 }
 
@@ -91,12 +94,25 @@ impl Queue {
         );
         self.back_j.push(j);
         self.back_val.extend_from_slice(states);
-        if self.back_agg.is_empty() {
-            self.back_agg.extend_from_slice(states);
+        if self.back_j.len() == 1 {
             return Ok(0);
+        }
+        if self.back_agg.is_empty() {
+            // The second entry: the back aggregate starts as the first entry's states.
+            self.back_agg
+                .extend_from_slice(&self.back_val[..specs.len()]);
         }
         merge_all(&mut self.back_agg, states, specs)?;
         Ok(1)
+    }
+
+    /// The back list's aggregate (`naggs` states; the back list must not be empty).
+    fn back_aggregate(&self, naggs: usize) -> &[Acc] {
+        if self.back_j.len() == 1 {
+            &self.back_val[..naggs]
+        } else {
+            &self.back_agg
+        }
     }
 
     /// Drop the entries of parent instances below `j_min`. Returns the merges done (those
@@ -165,14 +181,14 @@ impl Queue {
         let naggs = specs.len();
         debug_assert!(!self.is_empty(), "an empty queue has no aggregate");
         if self.front_j.is_empty() {
-            out.clone_from_slice(&self.back_agg);
+            out.clone_from_slice(self.back_aggregate(naggs));
             return Ok(0);
         }
         out.clone_from_slice(&self.front_agg[self.front_agg.len() - naggs..]);
         if self.back_j.is_empty() {
             return Ok(0);
         }
-        merge_all(out, &self.back_agg, specs)?;
+        merge_all(out, self.back_aggregate(naggs), specs)?;
         Ok(1)
     }
 
@@ -201,10 +217,19 @@ impl Queue {
                     let at = p * naggs;
                     self.back_val.splice(at..at, fresh());
                     update(&mut self.back_val[at..at + naggs])?;
-                    if self.back_agg.is_empty() {
-                        self.back_agg.extend(fresh());
+                    if self.back_j.len() == 2 {
+                        // The back aggregate starts with the second entry: both merged
+                        // in order (the new one is still empty but for the update).
+                        self.back_agg.clear();
+                        self.back_agg.extend_from_slice(&self.back_val[..naggs]);
+                        merge_all(&mut self.back_agg, &self.back_val[naggs..], specs)?;
+                        return Ok(());
                     }
                 }
+            }
+            if self.back_j.len() == 1 {
+                // The one entry is its own aggregate, updated above.
+                return Ok(());
             }
             return update(&mut self.back_agg);
         }

@@ -10,7 +10,7 @@
 //! reports it.
 
 use super::copy_fields::{
-    append_field, fast_float, fast_int, fast_timestamp_with, CopyRel, DateCache, BATCH_ROWS,
+    append_field, fast_float, fast_int, fast_timestamp_with, CopyRel, DateCache,
 };
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::types::DataType;
@@ -100,7 +100,7 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     }
     let mut out = PlainRows {
         batches: Vec::new(),
-        builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
+        builder: super::copy_fields::copy_builder(ctx.rel, &types),
         lines: 0,
     };
     let mut scan = Scan {

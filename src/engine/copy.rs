@@ -476,11 +476,11 @@ impl CopyIn {
         }
     }
 
-    /// Where the complete lines of `carry` end when the plain parser may read them all:
-    /// an all-or-nothing text or CSV COPY past its header and before any end marker,
-    /// without FORCE options, at least `PARALLEL_PARSE_BYTES` of lines free of quotes
-    /// (CSV), backslashes and NULs whose line ending is the data's (a CR only before each
-    /// newline of CRLF data). UTF-8 is the parser's to check.
+    /// Where the complete lines of `carry` end when the plain parser may try them all: an
+    /// all-or-nothing text or CSV COPY past its header and before any end marker, without
+    /// FORCE options, at least `PARALLEL_PARSE_BYTES` of lines whose line ending is the
+    /// data's. Whether the lines are free of quotes (CSV), backslashes, NULs and stray CRs,
+    /// and valid UTF-8, is the parser's to check, on its threads (see `copy_plain`).
     pub(crate) fn plain_chunk_end(&self, carry: &[u8]) -> Option<usize> {
         let eligible = !self.options.live
             && !self.is_binary()
@@ -491,20 +491,7 @@ impl CopyIn {
         if !eligible || carry.len() < PARALLEL_PARSE_BYTES {
             return None;
         }
-        let end = memchr::memrchr(b'\n', carry)? + 1;
-        let lines = &carry[..end];
-        let quote = self.is_csv() && memchr::memchr(self.options.quote, lines).is_some();
-        if quote || memchr::memchr2(b'\\', 0, lines).is_some() {
-            return None;
-        }
-        // LF data holds no CR; CRLF data a CR before each newline only (`parse_plain`
-        // checks that each line's CR is there).
-        let crs = memchr::memchr_iter(b'\r', lines).count();
-        let ok = match self.eol {
-            Eol::CrNl => crs == memchr::memchr_iter(b'\n', lines).count(),
-            _ => crs == 0,
-        };
-        ok.then_some(end)
+        Some(memchr::memrchr(b'\n', carry)? + 1)
     }
 
     /// What `parse_plain` needs of this COPY.
@@ -517,6 +504,7 @@ impl CopyIn {
             null: self.options.null.as_bytes(),
             line_max: self.engine.config.limits.copy_line_bytes_max,
             crlf: self.eol == Eol::CrNl,
+            quote: self.is_csv().then_some(self.options.quote),
         }
     }
 

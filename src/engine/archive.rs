@@ -1354,7 +1354,7 @@ mod tests {
     fn times(scan: &LogScan) -> Vec<i64> {
         scan.batches
             .iter()
-            .flat_map(|rb| codec().decode(rb).unwrap().times)
+            .flat_map(|rb| codec().decode(rb).unwrap().times.to_vec())
             .collect()
     }
 
@@ -1530,7 +1530,7 @@ mod tests {
                 let survey = log_scan::survey(&mut src).unwrap();
                 let mut got = vec![];
                 decode_log(&path, &mut src, &survey, true, &mut |rb| {
-                    got.extend(c.decode(&rb)?.times);
+                    got.extend(c.decode(&rb)?.times.iter().copied());
                     Ok(true)
                 })
                 .unwrap();
@@ -1550,7 +1550,7 @@ mod tests {
         let survey = log_scan::survey(&mut src).unwrap();
         let mut got = vec![];
         decode_log(&path, &mut src, &survey, true, &mut |rb| {
-            got.extend(c.decode(&rb)?.times);
+            got.extend(c.decode(&rb)?.times.iter().copied());
             Ok(true)
         })
         .unwrap();

@@ -119,7 +119,10 @@ impl ArchiveCodec {
             })
             .collect();
         if self.ts_col.is_none() {
-            arrays.push(Arc::new(TimestampMicrosecondArray::from(b.times.clone())));
+            arrays.push(Arc::new(TimestampMicrosecondArray::new(
+                b.times.clone(),
+                None,
+            )));
         }
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::Internal(format!("archive batch: {e}")))
@@ -166,7 +169,7 @@ impl ArchiveCodec {
         }
         Ok(ColumnBatch {
             columns,
-            times: t.values().to_vec(),
+            times: t.values().clone(),
         })
     }
 }

@@ -1,7 +1,7 @@
 //! `COPY ... FROM STDIN`: a sink the server feeds with CopyData bytes.
 //!
 //! Rows are parsed once, as they arrive (PostgreSQL's text format or CSV), straight into
-//! typed columns ([`ColumnBatch`]es of [`BATCH_ROWS`] rows); nothing reaches any query until
+//! typed columns ([`ColumnBatch`]es of [`BATCH_ROWS`](super::copy_fields::BATCH_ROWS) rows); nothing reaches any query until
 //! [`CopyIn::finish`] succeeds, so a bad row rejects the whole COPY (PostgreSQL's
 //! all-or-nothing rule). Errors name the line number and column as PostgreSQL's COPY
 //! context does. Staged batches stay in memory up to `statement_staging_memory_bytes`
@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::catalog::StatementLog;
-use super::copy_fields::{append_field, with_message, BinaryState, CopyDest, CopyRel, BATCH_ROWS};
+use super::copy_fields::{append_field, with_message, BinaryState, CopyDest, CopyRel};
 use super::copy_pipeline::Collected;
 use super::copy_plain::PlainCtx;
 use crate::error::{Error, Result};
@@ -93,6 +93,7 @@ impl CopyIn {
     ) -> CopyIn {
         let ncols = rel.columns.len();
         let types: Vec<DataType> = rel.columns.iter().map(|c| c.data_type).collect();
+        let builder = super::copy_fields::copy_builder(&rel, &types);
         let rel = Arc::new(rel);
         let memory = super::memory::Reservation::new(
             engine.catalog.memory(),
@@ -111,7 +112,7 @@ impl CopyIn {
             line: 0,
             ended: false,
             eol: Eol::Unknown,
-            builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
+            builder,
             staged: Vec::new(),
             staged_bytes: 0,
             memory,
@@ -221,7 +222,7 @@ impl CopyIn {
         let log = StatementLog::begin(&stream);
         for mut b in std::mem::take(&mut self.staged) {
             if let Some(now) = now {
-                b.times.fill(now);
+                b.times = vec![now; b.len()].into();
             }
             let n = b.len() as u64;
             let b = Batch::Columns(b);
@@ -290,7 +291,9 @@ impl CopyIn {
                 }
             }
             for mut b in std::mem::take(&mut self.staged) {
-                stamp(&mut b.times);
+                if let Some(now) = now {
+                    b.times = vec![now; b.len()].into();
+                }
                 n += b.len() as u64;
                 let b = Batch::Columns(b);
                 log.append(&stream, &b)?;
@@ -473,11 +476,11 @@ impl CopyIn {
         }
     }
 
-    /// Where the complete lines of `carry` end when the plain parser may read them all:
-    /// an all-or-nothing text or CSV COPY past its header and before any end marker,
-    /// without FORCE options, at least `PARALLEL_PARSE_BYTES` of lines free of quotes
-    /// (CSV), backslashes and NULs whose line ending is the data's (a CR only before each
-    /// newline of CRLF data). UTF-8 is the parser's to check.
+    /// Where the complete lines of `carry` end when the plain parser may try them all: an
+    /// all-or-nothing text or CSV COPY past its header and before any end marker, without
+    /// FORCE options, at least `PARALLEL_PARSE_BYTES` of lines whose line ending is the
+    /// data's. Whether the lines are free of quotes (CSV), backslashes, NULs and stray CRs,
+    /// and valid UTF-8, is the parser's to check, on its threads (see `copy_plain`).
     pub(crate) fn plain_chunk_end(&self, carry: &[u8]) -> Option<usize> {
         let eligible = !self.options.live
             && !self.is_binary()
@@ -488,20 +491,7 @@ impl CopyIn {
         if !eligible || carry.len() < PARALLEL_PARSE_BYTES {
             return None;
         }
-        let end = memchr::memrchr(b'\n', carry)? + 1;
-        let lines = &carry[..end];
-        let quote = self.is_csv() && memchr::memchr(self.options.quote, lines).is_some();
-        if quote || memchr::memchr2(b'\\', 0, lines).is_some() {
-            return None;
-        }
-        // LF data holds no CR; CRLF data a CR before each newline only (`parse_plain`
-        // checks that each line's CR is there).
-        let crs = memchr::memchr_iter(b'\r', lines).count();
-        let ok = match self.eol {
-            Eol::CrNl => crs == memchr::memchr_iter(b'\n', lines).count(),
-            _ => crs == 0,
-        };
-        ok.then_some(end)
+        Some(memchr::memrchr(b'\n', carry)? + 1)
     }
 
     /// What `parse_plain` needs of this COPY.
@@ -514,6 +504,7 @@ impl CopyIn {
             null: self.options.null.as_bytes(),
             line_max: self.engine.config.limits.copy_line_bytes_max,
             crlf: self.eol == Eol::CrNl,
+            quote: self.is_csv().then_some(self.options.quote),
         }
     }
 

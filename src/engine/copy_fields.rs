@@ -36,6 +36,18 @@ pub(crate) struct BinaryState {
 /// Rows per staged columnar batch (and per batch a query is fed).
 pub(crate) const BATCH_ROWS: usize = 16_384;
 
+/// The column builder a COPY into `rel` (columns of `types`) fills: batches of
+/// [`BATCH_ROWS`] rows whose times are the TIMESTAMPCOLUMN's buffer itself, not a copy.
+pub(crate) fn copy_builder(rel: &CopyRel, types: &[DataType]) -> ColumnBatchBuilder {
+    let mut b = ColumnBatchBuilder::new(types, BATCH_ROWS);
+    if let Some(c) = rel.ts_col {
+        if matches!(types[c], DataType::Timestamp | DataType::TimestampTz) {
+            b.set_time_column(c);
+        }
+    }
+    b
+}
+
 /// The relation a COPY fills: its name and columns, and where its rows go.
 pub(crate) struct CopyRel {
     pub(crate) name: String,

@@ -50,6 +50,7 @@ struct JobCtx {
     null: Vec<u8>,
     line_max: usize,
     crlf: bool,
+    quote: Option<u8>,
 }
 
 impl JobCtx {
@@ -62,6 +63,7 @@ impl JobCtx {
             null: &self.null,
             line_max: self.line_max,
             crlf: self.crlf,
+            quote: self.quote,
         }
     }
 }
@@ -118,6 +120,7 @@ impl PlainPipeline {
             null: p.null.to_vec(),
             line_max: p.line_max,
             crlf: p.crlf,
+            quote: p.quote,
         };
         let zone = crate::tz::current_cell();
         let handle = tokio::task::spawn_blocking(move || {

@@ -10,7 +10,7 @@
 //! reports it.
 
 use super::copy_fields::{
-    append_field, fast_float, fast_int, fast_timestamp_with, CopyRel, DateCache, BATCH_ROWS,
+    append_field, fast_float, fast_int, fast_timestamp_with, CopyRel, DateCache,
 };
 use crate::exec::columns::{ColumnBatch, ColumnBatchBuilder};
 use crate::types::DataType;
@@ -29,6 +29,8 @@ pub(super) struct PlainCtx<'a> {
     pub(crate) line_max: usize,
     /// The data's lines end with CRLF (each must); else with LF, and the text holds no CR.
     pub(crate) crlf: bool,
+    /// CSV's quote character (`None` for the text format), which the plain lines lack.
+    pub(crate) quote: Option<u8>,
 }
 
 /// Rows [`parse_plain`] parsed: full batches, the unfinished one, and the line count.
@@ -100,7 +102,7 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     }
     let mut out = PlainRows {
         batches: Vec::new(),
-        builder: ColumnBatchBuilder::new(&types, BATCH_ROWS),
+        builder: super::copy_fields::copy_builder(ctx.rel, &types),
         lines: 0,
     };
     let mut scan = Scan {
@@ -157,13 +159,37 @@ pub(super) fn parse_plain_halves(
 ) -> Option<PlainRows> {
     let bytes = text.as_bytes();
     let mid = memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)?;
+    let part = |text: &str, zone| {
+        plain_bytes(text.as_bytes(), ctx)
+            .then(|| crate::tz::sync_scope(zone, || parse_plain(text, ctx)))
+            .flatten()
+    };
     let (first, second) = std::thread::scope(|s| {
         let z = zone.clone();
-        let second = s.spawn(|| crate::tz::sync_scope(z, || parse_plain(&text[mid..], ctx)));
-        let first = crate::tz::sync_scope(zone, || parse_plain(&text[..mid], ctx));
+        let second = s.spawn(|| part(&text[mid..], z));
+        let first = part(&text[..mid], zone);
         (first, second.join())
     });
     Some(join_halves(first?, second.ok()??))
+}
+
+/// Whether `lines` (complete lines) are free of the bytes that call for the careful
+/// paths: CSV's quote, backslashes (text escapes, CSV's `\.` end marker), NULs, and a CR
+/// anywhere but before each newline of CRLF data (none at all in LF data).
+fn plain_bytes(lines: &[u8], ctx: &PlainCtx<'_>) -> bool {
+    let special = match ctx.quote {
+        Some(q) => memchr::memchr3(q, b'\\', 0, lines),
+        None => memchr::memchr2(b'\\', 0, lines),
+    };
+    if special.is_some() {
+        return false;
+    }
+    if ctx.crlf {
+        let crs = memchr::memchr_iter(b'\r', lines).count();
+        crs == memchr::memchr_iter(b'\n', lines).count()
+    } else {
+        memchr::memchr(b'\r', lines).is_none()
+    }
 }
 
 /// The rows of two consecutive parts of a text in order: the first's batches and its
@@ -459,6 +485,7 @@ mod tests {
             null: b"",
             line_max: 80,
             crlf,
+            quote: Some(b'"'),
         };
         parse_plain(text, &ctx)
     }
@@ -593,6 +620,51 @@ mod tests {
         assert!(parse(&long, &[0, 1, 2, 3], &[]).is_none());
         // The TIMESTAMPCOLUMN filled by no field.
         assert!(parse("1\n", &[1], &[0, 2, 3]).is_none());
+    }
+
+    /// The halves give up (for the careful path) on a quote, backslash, NUL or stray CR in
+    /// either of them, and parse the same lines otherwise; CRLF data may hold its CRs.
+    #[test]
+    fn halves_give_up_on_bytes_that_need_the_careful_path() {
+        let rel = rel();
+        let ctx = |crlf, quote| PlainCtx {
+            rel: &rel,
+            targets: &[0, 1, 2, 3],
+            untargeted: &[],
+            delimiter: b',',
+            null: b"",
+            line_max: 80,
+            crlf,
+            quote,
+        };
+        let ok = "2001-01-01 00:00:01,1,a,1\n".repeat(8);
+        let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"')), None).expect("plain");
+        assert_eq!(rows.lines, 8);
+        let crlf = ok.replace('\n', "\r\n");
+        assert!(parse_plain_halves(&crlf, &ctx(true, Some(b'"')), None).is_some());
+        for (bad, quote) in [
+            ("\"a\"", Some(b'"')),
+            ("a\\b", Some(b'"')),
+            ("a\\b", None),
+            ("a\0b", None),
+            ("a\rb", None),
+        ] {
+            for half in [1, 7] {
+                let mut lines: Vec<String> = ok.lines().map(|l| format!("{l}\n")).collect();
+                lines[half] = lines[half].replace(",a,", &format!(",{bad},"));
+                let text = lines.concat();
+                assert!(
+                    parse_plain_halves(&text, &ctx(false, quote), None).is_none(),
+                    "{bad:?} in line {half}"
+                );
+            }
+        }
+        // Without a quote character (the text format), a '"' is plain text.
+        let text = ok.replace(",a,", ",\"a,");
+        assert!(parse_plain_halves(&text, &ctx(false, None), None).is_some());
+        // CRLF data with a CR elsewhere than before a newline.
+        let text = crlf.replacen(",a,", ",a\r,", 1);
+        assert!(parse_plain_halves(&text, &ctx(true, Some(b'"')), None).is_none());
     }
 
     /// The word-at-a-time scan finds exactly the position a byte-by-byte one finds, from

@@ -59,8 +59,10 @@ pub(crate) enum ColumnArray {
 pub struct ColumnBatch {
     /// One array per stream column, each of `times.len()` rows.
     pub(crate) columns: Vec<ColumnArray>,
-    /// Each row's timestamp, microseconds since the epoch.
-    pub(crate) times: Vec<i64>,
+    /// Each row's timestamp, microseconds since the epoch. A batch built with a time
+    /// column ([`ColumnBatchBuilder::set_time_column`]) shares that column's buffer here
+    /// instead of holding a second copy of it.
+    pub(crate) times: ScalarBuffer<i64>,
 }
 
 /// A typed view of one column, resolved once per batch so reading a value is a plain index.
@@ -144,7 +146,7 @@ impl ColumnBatch {
                     ColumnArray::Values(v) => ColumnArray::Values(v[rows.clone()].to_vec()),
                 })
                 .collect(),
-            times: self.times[rows].to_vec(),
+            times: self.times.slice(rows.start, rows.len()),
         }
     }
 
@@ -177,8 +179,16 @@ impl ColumnBatch {
                 ),
             })
             .collect();
-        let times = self.times.into_iter().filter(|&t| t >= from_us).collect();
-        Some(ColumnBatch { columns, times })
+        let times: Vec<i64> = self
+            .times
+            .iter()
+            .copied()
+            .filter(|&t| t >= from_us)
+            .collect();
+        Some(ColumnBatch {
+            columns,
+            times: times.into(),
+        })
     }
 
     /// True when the batch holds no row.
@@ -191,7 +201,8 @@ impl ColumnBatch {
         self.columns.iter().map(view_of).collect()
     }
 
-    /// Heap bytes held (Arrow buffers and values), for staging limits and queue budgets.
+    /// Heap bytes held (Arrow buffers and values), for staging limits and queue budgets;
+    /// times shared with a column count once.
     pub(crate) fn heap_bytes(&self) -> usize {
         let cols: usize = self
             .columns
@@ -201,7 +212,14 @@ impl ColumnBatch {
                 ColumnArray::Values(v) => v.capacity() * std::mem::size_of::<Value>(),
             })
             .sum();
-        cols + self.times.capacity() * 8
+        let times = self.times.inner();
+        let shared = self.columns.iter().any(|c| match c {
+            ColumnArray::Arrow(a) => a
+                .as_primitive_opt::<TimestampMicrosecondType>()
+                .is_some_and(|a| a.values().inner().ptr_eq(times)),
+            ColumnArray::Values(_) => false,
+        });
+        cols + if shared { 0 } else { times.capacity() }
     }
 
     /// The same tuples as rows of [`Value`]s, for the tuple-at-a-time evaluator.
@@ -212,7 +230,7 @@ impl ColumnBatch {
         for i in 0..self.len() {
             rows.values.extend(views.iter().map(|v| v.value(i)));
         }
-        rows.times = self.times.clone();
+        rows.times = self.times.to_vec();
         rows
     }
 }
@@ -500,7 +518,12 @@ const TEXT_BYTES_FULL: usize = 1 << 30;
 /// ```
 pub struct ColumnBatchBuilder {
     builders: Vec<ColumnBuilder>,
+    /// Each closed row's timestamp; empty when `time_column` holds them.
     times: Vec<i64>,
+    /// The timestamp column every row's time is the value of, if the builder was told.
+    time_column: Option<usize>,
+    /// Rows closed since the last finish.
+    rows: usize,
     rows_hint: usize,
     /// A text column of the batch holds `TEXT_BYTES_FULL` bytes or more.
     text_full: bool,
@@ -515,25 +538,57 @@ impl ColumnBatchBuilder {
                 .map(|&t| ColumnBuilder::new(t, rows_hint))
                 .collect(),
             times: Vec::with_capacity(rows_hint),
+            time_column: None,
+            rows: 0,
             rows_hint,
             text_full: false,
         }
     }
 
+    /// Every row's time is its value in column `c`, a timestamp or timestamptz column (a
+    /// stream's TIMESTAMPCOLUMN): the batches share that column's buffer as their times
+    /// instead of keeping a second copy. The time each row is closed with must be that
+    /// value, never NULL (COPY refuses such a row before it is closed).
+    pub(crate) fn set_time_column(&mut self, c: usize) {
+        debug_assert!(matches!(self.builders[c], ColumnBuilder::Timestamp(..)));
+        debug_assert!(self.rows == 0, "set before the first row");
+        if matches!(self.builders[c], ColumnBuilder::Timestamp(..)) {
+            self.time_column = Some(c);
+            self.times = Vec::new();
+        }
+    }
+
+    /// Close a row whose time is `t_us`.
+    #[inline(always)]
+    fn close_row(&mut self, t_us: i64) {
+        match self.time_column {
+            Some(c) => debug_assert_eq!(
+                match &self.builders[c] {
+                    ColumnBuilder::Timestamp(b, _) => b.values.last().copied(),
+                    _ => None,
+                },
+                Some(t_us),
+                "a row's time is its time column's value"
+            ),
+            None => self.times.push(t_us),
+        }
+        self.rows += 1;
+    }
+
     /// Rows appended since the last [`ColumnBatchBuilder::finish`].
     pub(crate) fn len(&self) -> usize {
-        self.times.len()
+        self.rows
     }
 
     /// True when no row was appended since the last finish.
     pub(crate) fn is_empty(&self) -> bool {
-        self.times.is_empty()
+        self.rows == 0
     }
 
     /// True once the batch holds `rows_hint` rows or 1 GiB of text in one column: time to
     /// [`ColumnBatchBuilder::finish`] it.
     pub(crate) fn is_full(&self) -> bool {
-        self.times.len() >= self.rows_hint || self.text_full
+        self.rows >= self.rows_hint || self.text_full
     }
 
     /// Note whether text column `c` (if it is one) has reached `TEXT_BYTES_FULL`.
@@ -554,7 +609,7 @@ impl ColumnBatchBuilder {
         for c in 0..self.builders.len() {
             self.note_text(c);
         }
-        self.times.push(t_us);
+        self.close_row(t_us);
     }
 
     /// Append NULL to column `c` of the row being built.
@@ -635,18 +690,16 @@ impl ColumnBatchBuilder {
     #[inline]
     pub(crate) fn end_row(&mut self, t_us: i64) {
         debug_assert!(
-            self.builders
-                .iter()
-                .all(|b| column_len(b) == self.times.len() + 1),
+            self.builders.iter().all(|b| column_len(b) == self.rows + 1),
             "every column has one value more than the closed rows"
         );
-        self.times.push(t_us);
+        self.close_row(t_us);
     }
 
     /// Drop whatever the row being built has appended so far (a bad field was found in
     /// it), leaving the closed rows as they are.
     pub(crate) fn truncate(&mut self) {
-        let len = self.times.len();
+        let len = self.rows;
         for b in &mut self.builders {
             b.truncate(len);
         }
@@ -655,13 +708,28 @@ impl ColumnBatchBuilder {
     /// The rows appended so far as a batch; the builder starts a new one.
     pub fn finish(&mut self) -> ColumnBatch {
         self.truncate();
-        let columns = self
+        let columns: Vec<ColumnArray> = self
             .builders
             .iter_mut()
             .map(ColumnBuilder::finish)
             .collect();
-        let times = self.times.as_slice().to_vec();
-        self.times.clear();
+        let shared = self.time_column.and_then(|c| match &columns[c] {
+            ColumnArray::Arrow(a) => a.as_primitive_opt::<TimestampMicrosecondType>().map(|a| {
+                debug_assert_eq!(a.null_count(), 0, "a closed row has its time");
+                a.values().clone()
+            }),
+            ColumnArray::Values(_) => None,
+        });
+        let times = match shared {
+            Some(times) => times,
+            None => {
+                let times = self.times.as_slice().to_vec();
+                self.times.clear();
+                times.into()
+            }
+        };
+        debug_assert_eq!(times.len(), self.rows);
+        self.rows = 0;
         self.text_full = false;
         ColumnBatch { columns, times }
     }
@@ -744,6 +812,49 @@ mod tests {
         // A second batch from the same builder starts empty.
         b.push_row(&mut nulls.clone(), 9);
         assert_eq!(b.finish().to_rows().row(0), &nulls[..]);
+    }
+
+    #[test]
+    fn times_share_the_time_columns_buffer_and_count_once() {
+        let types = [DataType::Int4, DataType::TimestampTz];
+        let mut b = ColumnBatchBuilder::new(&types, 8);
+        b.set_time_column(1);
+        for (i, t) in [30i64, 10, 20].into_iter().enumerate() {
+            b.append_int(0, i as i64);
+            b.append_timestamp(1, t);
+            b.end_row(t);
+        }
+        // A row abandoned half way leaves no time behind.
+        b.append_int(0, 9);
+        b.truncate();
+        assert_eq!(b.len(), 3);
+        let batch = b.finish();
+        assert!(b.is_empty());
+        assert_eq!(&batch.times[..], &[30, 10, 20]);
+        let ColumnArray::Arrow(ts) = &batch.columns[1] else {
+            panic!("an Arrow column")
+        };
+        let ts = ts.as_primitive::<TimestampMicrosecondType>();
+        assert!(ts.values().inner().ptr_eq(batch.times.inner()));
+        let apart = ColumnBatch {
+            columns: batch.columns.clone(),
+            times: batch.times.to_vec().into(),
+        };
+        assert_eq!(
+            apart.heap_bytes() - batch.heap_bytes(),
+            apart.times.inner().capacity()
+        );
+        assert_eq!(batch.to_rows().times, vec![30, 10, 20]);
+        let sliced = batch.slice(1..3);
+        assert_eq!(&sliced.times[..], &[10, 20]);
+        let later = batch.since(15).expect("two rows");
+        assert_eq!(&later.times[..], &[30, 20]);
+        assert_eq!(later.to_rows().row(1)[0], Value::Int4(2));
+        // The builder goes on with the next batch's rows.
+        b.append_int(0, 5);
+        b.append_timestamp(1, 40);
+        b.end_row(40);
+        assert_eq!(&b.finish().times[..], &[40]);
     }
 }
 

@@ -356,9 +356,11 @@ impl RowBlock {
         }
     }
 
-    /// Keep the first `n` rows (LIMIT).
+    /// Keep the first `n` rows (LIMIT, or the rows before a failed event: values pushed
+    /// for a row that was never counted are dropped too).
     pub(crate) fn truncate(&mut self, n: usize) {
         if n >= self.len {
+            self.values.truncate(self.stored * self.stride);
             return;
         }
         self.len = n;
@@ -537,6 +539,11 @@ mod tests {
         };
         assert_eq!(b.clone().into_rows(), want(5));
         assert_eq!(*b.value(3, 0), ts(4));
+        // A row whose values were pushed but never counted (its event failed) is dropped.
+        let mut failed = b.clone();
+        failed.push_value(int(9));
+        failed.truncate(5);
+        assert_eq!(failed, b);
         assert_eq!(*b.value(3, 1), int(2));
         // LIMIT inside a run.
         let mut cut = b.clone();

@@ -910,6 +910,9 @@ fn rescale_moments(sum: i128, sumsq: i128, from: u32, to: u32) -> Result<(i128, 
 /// Errors: 22003 when the quotient leaves numeric's 28 digits.
 #[inline]
 pub(crate) fn int_avg(sum: i128, n: i64) -> Result<Value> {
+    if let Some(d) = numeric::avg_scaled(sum, n).and_then(|(m, s)| to_decimal(m, s)) {
+        return Ok(Value::Numeric(d));
+    }
     numeric_quotient((sum, 0), (n as i128, 0))
 }
 

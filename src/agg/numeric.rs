@@ -80,6 +80,56 @@ pub(crate) fn div_scaled(num: Scaled, den: Scaled) -> Option<Scaled> {
     div_at_scale(num, den, rscale).map(|m| (m, rscale))
 }
 
+/// `10^k` for the `k` that fit 64 bits.
+const POW10_U64: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        t[k] = t[k - 1] * 10;
+        k += 1;
+    }
+    t
+};
+
+/// [`div_scaled`] of an integer sum by a positive count (`avg` of integers), in 64-bit
+/// words: the scale from [`select_div_scale`]'s rule and the rounded quotient, each
+/// computed once, with no 128-bit division and no power computed by a loop. `None` when
+/// `|sum|` passes 64 bits or `n` 32 bits (the caller takes the general path).
+#[inline]
+pub(crate) fn avg_scaled(sum: i128, n: i64) -> Option<Scaled> {
+    let a = u64::try_from(sum.unsigned_abs()).ok()?;
+    let b = u64::from(u32::try_from(n).ok().filter(|&b| b > 0)?);
+    // Weights in base 10000 (scale 0: never negative), and whether the numerator's first
+    // base-10000 digit is at most the denominator's, as select_div_scale compares them.
+    let w2 = (b.ilog10() / 4) as i64;
+    let f2 = b / POW10_U64[4 * w2 as usize];
+    let (w1, first_le) = if a == 0 {
+        (0, true)
+    } else {
+        let w1 = a.ilog10() / 4;
+        let p1 = u128::from(POW10_U64[4 * w1 as usize]);
+        (w1 as i64, u128::from(a) < u128::from(f2 + 1) * p1)
+    };
+    let qweight = w1 - w2 - i64::from(first_le);
+    let rscale = (MIN_SIG_DIGITS - qweight * 4).clamp(0, 1000) as u32;
+    if rscale > 28 {
+        return None;
+    }
+    // round(a * 10^rscale / b): the whole part, then the fraction nine digits at a time
+    // (the remainder stays below 2^32, so each step is a 64-bit division).
+    let (mut q, mut r) = (u128::from(a / b), a % b);
+    let mut left = rscale;
+    while left > 0 {
+        let k = left.min(9);
+        let x = r * POW10_U64[k as usize];
+        q = q * u128::from(POW10_U64[k as usize]) + u128::from(x / b);
+        r = x % b;
+        left -= k;
+    }
+    let q = i128::try_from(q + u128::from(2 * r >= b)).ok()?;
+    Some((if sum < 0 { -q } else { q }, rscale))
+}
+
 /// `round(a / b * 10^rscale)` half away from zero, as an integer.
 pub(crate) fn div_at_scale((m1, s1): Scaled, (m2, s2): Scaled, rscale: u32) -> Option<i128> {
     if m2 == 0 {
@@ -302,6 +352,40 @@ mod tests {
     fn avg(sum: i128, n: i128) -> String {
         let (m, s) = div_scaled((sum, 0), (n, 0)).unwrap();
         to_decimal(m, s).unwrap().to_string()
+    }
+
+    #[test]
+    fn an_integer_average_in_64_bits_is_the_general_quotient() {
+        // Sums and counts around every power of ten and base-10000 digit boundary, both
+        // signs, against the general select_div_scale and div_at_scale.
+        let mut edges: Vec<i128> = vec![0, 1, 2, 3, 5, 7, 9999, 10001, 123456789];
+        for k in 0..20u32 {
+            let p = 10i128.pow(k);
+            edges.extend([p - 1, p, p + 1, 2 * p, 5 * p - 1, 9 * p + 7]);
+        }
+        edges.extend([u64::MAX as i128, u64::MAX as i128 - 1, (1 << 63) + 5]);
+        for &sum in &edges {
+            for &n in &edges {
+                let Ok(n64) = i64::try_from(n) else { continue };
+                if n64 <= 0 || n64 > u32::MAX as i64 {
+                    assert_eq!(avg_scaled(sum, n64), None);
+                    continue;
+                }
+                for sum in [sum, -sum] {
+                    let fast = avg_scaled(sum, n64);
+                    if sum.unsigned_abs() > u64::MAX as u128 {
+                        assert_eq!(fast, None);
+                        continue;
+                    }
+                    let general = div_scaled((sum, 0), (n, 0));
+                    assert_eq!(fast, general, "avg of sum {sum}, count {n}");
+                }
+            }
+        }
+        assert_eq!(avg_scaled(1 << 64, 3), None);
+        assert_eq!(avg_scaled(3, 0), None);
+        let (m, s) = avg_scaled(3, 2).unwrap();
+        assert_eq!(to_decimal(m, s).unwrap().to_string(), "1.5000000000000000");
     }
 
     /// Weight and first base-10000 digit read off the decimal digits, as a reference for

@@ -6,6 +6,14 @@
 //! instead of one vector per row, and the window metadata once for the whole event. The
 //! server encodes each row straight from the columns (DataRow or COPY lines), so a slide
 //! event of thousands of groups costs no allocation per row on either side.
+//!
+//! A run of one-row slide events (an ungrouped query sliding by the second) shares a block
+//! too: its wtime is held as a first timestamp and a step, and rows whose other values
+//! repeat the row before them (no tuple entered or left the window in between) are stored
+//! once with a count, so such an event stores nothing new and its text is formatted once
+//! for the run.
+
+use std::borrow::Cow;
 
 use crate::types::Value;
 
@@ -15,22 +23,74 @@ pub(crate) enum BlockColumn {
     /// The same value in every row: window metadata such as `wtime(*)`, which every group
     /// of a slide event shares.
     Same(Value),
-    /// One value per row, the `k`-th of each row's stored values.
+    /// A timestamp (`Timestamp` or `TimestampTz`) advancing by `step` microseconds a row:
+    /// row `r` holds `first + r * step` (the wtime of a run of one-row slide events).
+    Step { first: Value, step: i64 },
+    /// One value per stored row, the `k`-th of each stored row's values.
     Stored(usize),
 }
 
 /// Rows as columns: `len` rows of `columns.len()` values (the select list's length). A
-/// column whose value is the same in every row holds it once; the others' values are
-/// stored row after row in one vector (`stride` per row), so a block costs one allocation
-/// whatever its width.
+/// column whose value is the same in every row holds it once, a timestamp advancing by a
+/// fixed step holds its first value and the step; the others' values are stored row after
+/// row in one vector (`stride` per stored row), so a block costs one allocation whatever
+/// its width. A stored row stands for one row, or, once `ends` is kept, for the rows up to
+/// its end: consecutive equal rows are stored once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowBlock {
     len: usize,
     columns: Vec<BlockColumn>,
     stride: usize,
     values: Vec<Value>,
+    /// Stored rows (`values.len() / stride`, also when `stride` is 0).
+    stored: usize,
+    /// For each stored row, the number of rows up to and including its last: empty while
+    /// each stored row is one row.
+    ends: Vec<u32>,
     /// Slide events whose rows the block holds (small events of one batch share a block).
     slide_events: usize,
+}
+
+/// `first + rows * step` for a [`BlockColumn::Step`] column; `None` past the timestamp range.
+fn step_at(first: &Value, step: i64, rows: usize) -> Option<Value> {
+    let add = |t: i64| step.checked_mul(i64::try_from(rows).ok()?)?.checked_add(t);
+    match first {
+        Value::Timestamp(t) => add(*t).map(Value::Timestamp),
+        Value::TimestampTz(t) => add(*t).map(Value::TimestampTz),
+        _ => None,
+    }
+}
+
+/// The step from `a` to `b` when both are timestamps of one kind and differ.
+fn step_between(a: &Value, b: &Value) -> Option<i64> {
+    let step = match (a, b) {
+        (Value::Timestamp(x), Value::Timestamp(y))
+        | (Value::TimestampTz(x), Value::TimestampTz(y)) => y.checked_sub(*x)?,
+        _ => return None,
+    };
+    (step != 0).then_some(step)
+}
+
+/// True when `a` and `b` are the same value with the same text: a numeric's scale and a
+/// float's sign of zero count (`1.5` and `1.50` are equal numbers with different text).
+fn same_text(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int2(x), Value::Int2(y)) => x == y,
+        (Value::Int4(x), Value::Int4(y)) => x == y,
+        (Value::Int8(x), Value::Int8(y)) => x == y,
+        (Value::Float4(x), Value::Float4(y)) => x.to_bits() == y.to_bits(),
+        (Value::Float8(x), Value::Float8(y)) => x.to_bits() == y.to_bits(),
+        (Value::Numeric(x), Value::Numeric(y)) => x.serialize() == y.serialize(),
+        (Value::Text(x), Value::Text(y)) => x == y,
+        (Value::Timestamp(x), Value::Timestamp(y))
+        | (Value::TimestampTz(x), Value::TimestampTz(y))
+        | (Value::Time(x), Value::Time(y)) => x == y,
+        (Value::Date(x), Value::Date(y)) => x == y,
+        (Value::Interval(x), Value::Interval(y)) => x == y,
+        _ => false,
+    }
 }
 
 impl RowBlock {
@@ -41,6 +101,8 @@ impl RowBlock {
             columns: (0..width).map(BlockColumn::Stored).collect(),
             stride: width,
             values: Vec::new(),
+            stored: 0,
+            ends: Vec::new(),
             slide_events: 1,
         }
     }
@@ -71,18 +133,46 @@ impl RowBlock {
         self.columns.len()
     }
 
-    /// The value of `column` in `row`. Panics when either is out of range.
-    pub(crate) fn value(&self, row: usize, column: usize) -> &Value {
+    /// The stored row that holds `row`.
+    fn stored_row(&self, row: usize) -> usize {
+        if self.ends.is_empty() {
+            row
+        } else {
+            self.ends.partition_point(|&e| e as usize <= row)
+        }
+    }
+
+    /// The value of `column` in `row` (computed for a [`BlockColumn::Step`] column).
+    /// Panics when either is out of range.
+    pub(crate) fn value(&self, row: usize, column: usize) -> Cow<'_, Value> {
         assert!(row < self.len, "row {row} of a block of {}", self.len);
         match &self.columns[column] {
-            BlockColumn::Same(v) => v,
-            BlockColumn::Stored(k) => &self.values[row * self.stride + k],
+            BlockColumn::Same(v) => Cow::Borrowed(v),
+            BlockColumn::Step { first, step } => {
+                Cow::Owned(step_at(first, *step, row).expect("checked when the row was added"))
+            }
+            BlockColumn::Stored(k) => {
+                Cow::Borrowed(&self.values[self.stored_row(row) * self.stride + k])
+            }
         }
     }
 
     /// The values of `row`, in column order.
-    pub(crate) fn row(&self, row: usize) -> impl ExactSizeIterator<Item = &Value> + '_ {
+    pub(crate) fn row(&self, row: usize) -> impl ExactSizeIterator<Item = Cow<'_, Value>> + '_ {
         (0..self.columns.len()).map(move |c| self.value(row, c))
+    }
+
+    /// The stored rows in order, each with the number of consecutive rows it stands for
+    /// and its stored values (`BlockColumn::Stored(k)` is the `k`-th).
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, &[Value])> + '_ {
+        (0..self.stored).map(move |k| {
+            let rows = match k {
+                _ if self.ends.is_empty() => 1,
+                0 => self.ends[0] as usize,
+                _ => (self.ends[k] - self.ends[k - 1]) as usize,
+            };
+            (rows, &self.values[k * self.stride..(k + 1) * self.stride])
+        })
     }
 
     /// The columns.
@@ -93,15 +183,19 @@ impl RowBlock {
     /// Say which columns the rows appended next share one value in (`same[c]`), before
     /// appending them: a column that held one value in every row so far and gets another
     /// (or none) starts storing a value per row.
+    #[cfg(test)]
     pub(crate) fn set_same(&mut self, same: &[Option<Value>]) {
         debug_assert_eq!(same.len(), self.columns.len(), "one entry per column");
-        self.set_same_with(|c| same[c].clone());
+        self.set_same_rows(usize::MAX, |c| same[c].clone());
     }
 
-    /// [`RowBlock::set_same`] with column `c`'s shared value given by `same(c)` (called
-    /// once per column): no vector is built, so a slide event of one row allocates
-    /// nothing here.
-    pub(crate) fn set_same_with(&mut self, same: impl Fn(usize) -> Option<Value>) {
+    /// Say which columns the next `rows` rows (`usize::MAX`: not known) share one value
+    /// in, column `c`'s given by `same(c)` (called once per column), before appending
+    /// them; a column that held one value in every row so far and gets another (or none)
+    /// starts storing a value per row. No vector is built, so a slide event of one row
+    /// allocates nothing here. A one-row event whose timestamp follows the block's first
+    /// row by a step, or continues its steps, keeps the column as a [`BlockColumn::Step`].
+    pub(crate) fn set_same_rows(&mut self, rows: usize, same: impl Fn(usize) -> Option<Value>) {
         if self.len == 0 {
             let mut k = 0;
             for (c, col) in self.columns.iter_mut().enumerate() {
@@ -115,23 +209,73 @@ impl RowBlock {
             }
             self.stride = k;
             self.values.clear();
+            self.stored = 0;
+            self.ends.clear();
+            return;
+        }
+        if rows == 0 {
             return;
         }
         for c in 0..self.columns.len() {
-            let spread = match &self.columns[c] {
-                BlockColumn::Same(x) => same(c).is_none_or(|v| *x != v),
-                BlockColumn::Stored(_) => false,
+            let next = match &self.columns[c] {
+                BlockColumn::Stored(_) => continue,
+                BlockColumn::Same(x) => match same(c) {
+                    Some(v) if same_text(x, &v) => continue,
+                    Some(v) if rows == 1 && self.len == 1 => {
+                        step_between(x, &v).map(|step| BlockColumn::Step {
+                            first: x.clone(),
+                            step,
+                        })
+                    }
+                    _ => None,
+                },
+                BlockColumn::Step { first, step } => match same(c) {
+                    Some(v)
+                        if rows == 1 && step_at(first, *step, self.len).as_ref() == Some(&v) =>
+                    {
+                        continue
+                    }
+                    _ => None,
+                },
             };
-            if spread {
-                self.store(c);
+            match next {
+                Some(col) => self.columns[c] = col,
+                None => self.store(c),
             }
         }
     }
 
-    /// Make `column` (one value for every row so far) store a value per row.
-    fn store(&mut self, column: usize) {
-        let BlockColumn::Same(x) = self.columns[column].clone() else {
+    /// Make every stored row one row again (before a column starts storing per row).
+    fn expand_runs(&mut self) {
+        if self.ends.is_empty() {
             return;
+        }
+        let mut values = Vec::with_capacity(self.len * self.stride);
+        let mut start = 0;
+        for (k, &end) in self.ends.iter().enumerate() {
+            for _ in start..end {
+                values.extend_from_slice(&self.values[k * self.stride..(k + 1) * self.stride]);
+            }
+            start = end;
+        }
+        self.values = values;
+        self.stored = self.len;
+        self.ends.clear();
+    }
+
+    /// Make `column` (one value for every row so far, or a step) store a value per row.
+    fn store(&mut self, column: usize) {
+        let shared = match &self.columns[column] {
+            BlockColumn::Stored(_) => return,
+            c => c.clone(),
+        };
+        self.expand_runs();
+        let value_at = |r: usize| match &shared {
+            BlockColumn::Step { first, step } => {
+                step_at(first, *step, r).expect("checked when the row was added")
+            }
+            BlockColumn::Same(x) => x.clone(),
+            BlockColumn::Stored(_) => unreachable!("returned above"),
         };
         // Stored values keep column order: the new one goes after the stored columns
         // before it.
@@ -142,12 +286,13 @@ impl RowBlock {
         let old = std::mem::take(&mut self.values);
         let mut values = Vec::with_capacity(old.len() + self.len);
         let mut it = old.into_iter();
-        for _ in 0..self.len {
+        for r in 0..self.len {
             values.extend(it.by_ref().take(k));
-            values.push(x.clone());
+            values.push(value_at(r));
             values.extend(it.by_ref().take(self.stride - k));
         }
         self.values = values;
+        self.stored = self.len;
         self.stride += 1;
         self.columns[column] = BlockColumn::Stored(k);
         for c in &mut self.columns[column + 1..] {
@@ -177,14 +322,7 @@ impl RowBlock {
     /// Append one row, given as its values in column order.
     pub(crate) fn push_row(&mut self, row: impl IntoIterator<Item = Value>) {
         let row: Vec<Value> = row.into_iter().collect();
-        let same: Vec<Option<Value>> = (0..self.columns.len())
-            .map(|c| match &self.columns[c] {
-                BlockColumn::Same(x) if self.len > 0 && row[c] == *x => Some(x.clone()),
-                _ if self.len == 0 => Some(row[c].clone()),
-                _ => None,
-            })
-            .collect();
-        self.set_same(&same);
+        self.set_same_rows(1, |c| Some(row[c].clone()));
         for (c, v) in row.into_iter().enumerate() {
             if self.is_stored(c) {
                 self.values.push(v);
@@ -193,25 +331,59 @@ impl RowBlock {
         self.rows_appended(1);
     }
 
-    /// Record that `n` rows were appended.
+    /// Record that `n` rows were appended. One row equal to the row before it (every
+    /// stored value with the same text) is kept as one more row of that stored row.
     pub(crate) fn rows_appended(&mut self, n: usize) {
+        let (before, stride) = (self.stored, self.stride);
         self.len += n;
-        debug_assert_eq!(self.values.len(), self.len * self.stride, "whole rows");
+        self.stored += n;
+        debug_assert_eq!(self.values.len(), self.stored * stride, "whole rows");
+        if n == 1 && before > 0 && self.len < u32::MAX as usize {
+            let (old, new) = self.values[(before - 1) * stride..].split_at(stride);
+            if old.iter().zip(new).all(|(a, b)| same_text(a, b)) {
+                self.values.truncate(before * stride);
+                self.stored = before;
+                if self.ends.is_empty() {
+                    self.ends.extend((1..=before).map(|e| e as u32));
+                }
+                *self.ends.last_mut().expect("a stored row") = self.len as u32;
+                return;
+            }
+        }
+        if !self.ends.is_empty() {
+            let first = self.len - n;
+            self.ends.extend((first + 1..=self.len).map(|e| e as u32));
+        }
     }
 
-    /// Keep the first `n` rows (LIMIT).
+    /// Keep the first `n` rows (LIMIT, or the rows before a failed event: values pushed
+    /// for a row that was never counted are dropped too).
     pub(crate) fn truncate(&mut self, n: usize) {
         if n >= self.len {
+            self.values.truncate(self.stored * self.stride);
             return;
         }
         self.len = n;
-        self.values.truncate(n * self.stride);
+        let keep = if self.ends.is_empty() {
+            n
+        } else {
+            // The stored row holding row n - 1 ends at n.
+            let k = self.ends.partition_point(|&e| (e as usize) < n);
+            if n > 0 {
+                self.ends[k] = n as u32;
+            }
+            let keep = if n > 0 { k + 1 } else { 0 };
+            self.ends.truncate(keep);
+            keep
+        };
+        self.stored = keep;
+        self.values.truncate(keep * self.stride);
     }
 
     /// The rows, one vector of values each.
     pub(crate) fn into_rows(self) -> Vec<Vec<Value>> {
         (0..self.len)
-            .map(|r| self.row(r).cloned().collect())
+            .map(|r| self.row(r).map(Cow::into_owned).collect())
             .collect()
     }
 
@@ -223,10 +395,11 @@ impl RowBlock {
             .iter()
             .map(|c| match c {
                 BlockColumn::Same(v) => value_heap_bytes(v),
-                BlockColumn::Stored(_) => 0,
+                BlockColumn::Step { .. } | BlockColumn::Stored(_) => 0,
             })
             .sum();
         same + self.values.capacity() * std::mem::size_of::<Value>()
+            + self.ends.capacity() * std::mem::size_of::<u32>()
             + self.values.iter().map(value_heap_bytes).sum::<usize>()
     }
 }
@@ -279,7 +452,7 @@ mod tests {
         assert_eq!(b.clone().into_rows(), want);
         b.truncate(2);
         assert_eq!(b.len(), 2);
-        assert_eq!(b.value(1, 2), &Value::Int4(10));
+        assert_eq!(*b.value(1, 2), Value::Int4(10));
         assert_eq!(b.row(0).count(), 3);
     }
 
@@ -315,5 +488,120 @@ mod tests {
                 vec![Value::Bool(false), int(3)]
             ]
         );
+    }
+
+    /// One-row slide events as `block_rows` appends them: wtime given as shared, the
+    /// count and max stored.
+    fn event(b: &mut RowBlock, wtime: i64, count: i64, max: Value) {
+        b.set_same_rows(1, |c| (c == 0).then_some(Value::Timestamp(wtime)));
+        if b.is_stored(0) {
+            b.push_value(Value::Timestamp(wtime));
+        }
+        b.push_value(int(count));
+        b.push_value(max);
+        b.rows_appended(1);
+    }
+
+    #[test]
+    fn one_row_events_keep_a_wtime_step_and_runs_of_equal_rows() {
+        let mut b = RowBlock::new(3);
+        let rows = [
+            (1, Value::Int4(5)),
+            (1, Value::Int4(5)),
+            (2, Value::Int4(5)),
+        ];
+        for (i, (n, m)) in rows.iter().enumerate() {
+            event(&mut b, 1_000_000 * (i as i64 + 1), *n, m.clone());
+        }
+        event(&mut b, 4_000_000, 2, Value::Int4(5));
+        event(&mut b, 5_000_000, 2, Value::Int4(5));
+        assert_eq!(
+            b.columns()[0],
+            BlockColumn::Step {
+                first: Value::Timestamp(1_000_000),
+                step: 1_000_000
+            }
+        );
+        // Five rows, two stored rows: the second stands for the last three.
+        let runs: Vec<(usize, Vec<Value>)> = b.runs().map(|(n, v)| (n, v.to_vec())).collect();
+        assert_eq!(
+            runs,
+            vec![
+                (2, vec![int(1), Value::Int4(5)]),
+                (3, vec![int(2), Value::Int4(5)])
+            ]
+        );
+        let ts = |s: i64| Value::Timestamp(s * 1_000_000);
+        let want = |n: usize| -> Vec<Vec<Value>> {
+            (1..=n as i64)
+                .map(|s| vec![ts(s), int(if s <= 2 { 1 } else { 2 }), Value::Int4(5)])
+                .collect()
+        };
+        assert_eq!(b.clone().into_rows(), want(5));
+        assert_eq!(*b.value(3, 0), ts(4));
+        // A row whose values were pushed but never counted (its event failed) is dropped.
+        let mut failed = b.clone();
+        failed.push_value(int(9));
+        failed.truncate(5);
+        assert_eq!(failed, b);
+        assert_eq!(*b.value(3, 1), int(2));
+        // LIMIT inside a run.
+        let mut cut = b.clone();
+        cut.truncate(4);
+        assert_eq!(cut.clone().into_rows(), want(4));
+        cut.truncate(1);
+        assert_eq!(cut.into_rows(), want(1));
+        // A wtime off the step, and equal numbers with different text, are stored.
+        event(
+            &mut b,
+            7_000_000,
+            2,
+            Value::Numeric(rust_decimal::Decimal::new(15, 1)),
+        );
+        event(
+            &mut b,
+            8_000_000,
+            2,
+            Value::Numeric(rust_decimal::Decimal::new(150, 2)),
+        );
+        assert!(b.is_stored(0));
+        let rows = b.into_rows();
+        assert_eq!(rows.len(), 7);
+        assert_eq!(rows[4], vec![ts(5), int(2), Value::Int4(5)]);
+        assert_eq!(rows[5][0], ts(7));
+        let Value::Numeric(d) = &rows[6][2] else {
+            panic!("a numeric");
+        };
+        assert_eq!(d.to_string(), "1.50");
+    }
+
+    #[test]
+    fn an_event_of_several_rows_ends_the_step() {
+        let mut b = RowBlock::new(2);
+        event_of(&mut b, 1, &[7]);
+        event_of(&mut b, 2, &[7]);
+        event_of(&mut b, 3, &[7, 8]);
+        assert_eq!(
+            b.into_rows(),
+            vec![
+                vec![Value::Timestamp(1), int(7)],
+                vec![Value::Timestamp(2), int(7)],
+                vec![Value::Timestamp(3), int(7)],
+                vec![Value::Timestamp(3), int(8)]
+            ]
+        );
+    }
+
+    fn event_of(b: &mut RowBlock, wtime: i64, counts: &[i64]) {
+        b.set_same_rows(counts.len(), |c| {
+            (c == 0).then_some(Value::Timestamp(wtime))
+        });
+        for n in counts {
+            if b.is_stored(0) {
+                b.push_value(Value::Timestamp(wtime));
+            }
+            b.push_value(int(*n));
+        }
+        b.rows_appended(counts.len());
     }
 }

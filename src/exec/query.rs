@@ -1312,7 +1312,7 @@ impl QueryExec {
         };
         let n = kept.as_ref().map_or(groups.len(), Vec::len);
         let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
-        block.set_same_with(|c| match items[c] {
+        block.set_same_rows(n, |c| match items[c] {
             FastItem::Meta(m) => Some(meta_value(m, &meta)),
             FastItem::Column(_) => None,
         });

@@ -471,14 +471,15 @@ async fn write_block(
 }
 
 /// The message carrying one row: a DataRow, or a CopyData with exactly one row.
-fn row_message<'a, R>(
+fn row_message<R>(
     sink: &RowSink<'_>,
     row: R,
     first: bool,
     b: &mut RowBuffers,
 ) -> PgWireBackendMessage
 where
-    R: IntoIterator<Item = &'a Value>,
+    R: IntoIterator,
+    R::Item: std::borrow::Borrow<Value>,
     R::IntoIter: ExactSizeIterator,
 {
     match sink {

@@ -7,6 +7,7 @@
 //! the logic flushes explicitly when the producer goes idle, which is what makes continuous
 //! results arrive promptly without a syscall per row.
 
+use std::borrow::Borrow;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -279,14 +280,15 @@ where
 
 /// [`data_row`], its fields written into `buf` and cut from it: rows encoded one after
 /// the other share `buf`'s allocation instead of one each.
-pub(crate) fn data_row_in<'a, R>(
+pub(crate) fn data_row_in<R>(
     row: R,
     formats: &[FieldFormat],
     scratch: &mut String,
     buf: &mut BytesMut,
 ) -> PgWireBackendMessage
 where
-    R: IntoIterator<Item = &'a Value>,
+    R: IntoIterator,
+    R::Item: std::borrow::Borrow<Value>,
     R::IntoIter: ExactSizeIterator,
 {
     let row = row.into_iter();
@@ -297,7 +299,7 @@ where
     }
     for (i, v) in row.enumerate() {
         let format = formats.get(i).copied().unwrap_or(FieldFormat::Text);
-        super::encode::put_field(v, format, buf, scratch);
+        super::encode::put_field(v.borrow(), format, buf, scratch);
     }
     PgWireBackendMessage::DataRow(DataRow::new(buf.split(), n as i16))
 }

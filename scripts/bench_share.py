@@ -148,6 +148,33 @@ def register_time_ms(port, text, n=21):
     return statistics.median(times), plan
 
 
+def end_of(csv):
+    """Where time is advanced to once the data is in: an hour past the flights for the whole
+    file; for a prefix, two days and an hour past its last flight (every mix's longest RANGE
+    is at most two days), so both modes close the same instances instead of racing DROP
+    STREAM through months of empty slide events."""
+    if csv == bench.CSV:
+        return END
+    from datetime import datetime, timedelta
+
+    with open(csv, "rb") as f:
+        f.seek(max(0, os.path.getsize(csv) - 4096))
+        last = f.read().decode().strip().splitlines()[-1]
+    return str(datetime.fromisoformat(last.split(",")[0]) + timedelta(days=2, hours=1))
+
+
+def settle_rows_out(server):
+    """Wait until the queries' rows_out stops growing (the stream has emitted every slide
+    event up to the advance): DROP STREAM would otherwise cut the last ones short."""
+    last = None
+    while True:
+        now = server.psql("SELECT sum(rows_out) FROM tcq_queries").strip()
+        if now == last:
+            return
+        last = now
+        time.sleep(0.3)
+
+
 def run(tcqd, qs, csv, nrows, share):
     server = bench.Server(tcqd)
     result = {}
@@ -183,7 +210,7 @@ def run(tcqd, qs, csv, nrows, share):
         cpu0 = server.cpu_secs()
         t0 = time.perf_counter()
         server.psql(f"\\copy flights FROM '{csv}' WITH (FORMAT csv, HEADER)")
-        server.psql(f"SELECT tcq_advance('flights', '{END}')")
+        server.psql(f"SELECT tcq_advance('flights', '{end_of(csv)}')")
         while True:
             done = server.psql("SELECT min(tuples_in) FROM tcq_queries").strip()
             if done == str(nrows):
@@ -197,6 +224,7 @@ def run(tcqd, qs, csv, nrows, share):
             paused = 0.0
         nodes = server.psql("SELECT count(*), sum(tuples_folded), sum(partials_merged) FROM tcq_plans")
         result["nodes"] = nodes.strip()
+        settle_rows_out(server)
         server.psql("DROP STREAM flights")
         for p, out in readers:
             p.wait()

@@ -129,16 +129,7 @@ mod tests {
             },
         };
         let (plan, cost) = plan_members(&windows, &members, Sharing::PartitionedBy, &workload);
-        let alone: f64 = members
-            .iter()
-            .map(|m| {
-                let own: Vec<Window> = m.iter().map(|&s| windows[s]).collect();
-                optimize_for(&own, Sharing::PartitionedBy, &workload)
-                    .chosen()
-                    .total
-                    .per_sec
-            })
-            .sum();
+        let alone = cost_alone(&windows, &members, &workload);
         assert!(cost <= alone * (1.0 + 1e-9), "{cost} > {alone}: {plan:?}");
         for slot in 0..windows.len() {
             let n = plan
@@ -154,6 +145,20 @@ mod tests {
                 assert!(n.window.is_covered_by(&plan.nodes[p].window));
             }
         }
+    }
+
+    /// The model cost of planning each member's windows on its own (per second).
+    fn cost_alone(windows: &[Window], members: &[Vec<usize>], workload: &Workload) -> f64 {
+        members
+            .iter()
+            .map(|m| {
+                let own: Vec<Window> = m.iter().map(|&s| windows[s]).collect();
+                optimize_for(&own, Sharing::PartitionedBy, workload)
+                    .chosen()
+                    .total
+                    .per_sec
+            })
+            .sum()
     }
 
     fn slides() -> impl proptest::strategy::Strategy<Value = (i64, i64)> {
@@ -190,16 +195,7 @@ mod tests {
             };
             let (plan, cost) =
                 plan_members(&windows, &members, Sharing::PartitionedBy, &workload);
-            let alone: f64 = members
-                .iter()
-                .map(|m| {
-                    let own: Vec<Window> = m.iter().map(|&s| windows[s]).collect();
-                    optimize_for(&own, Sharing::PartitionedBy, &workload)
-                        .chosen()
-                        .total
-                        .per_sec
-                })
-                .sum();
+            let alone = cost_alone(&windows, &members, &workload);
             proptest::prop_assert!(cost <= alone * (1.0 + 1e-9), "{} > {}: {:?}", cost, alone, plan);
             let model = super::super::cost::CostModel::for_workload(&windows, &workload);
             for n in &plan.nodes {

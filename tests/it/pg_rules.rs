@@ -18,6 +18,23 @@ async fn error(c: &tokio_postgres::Client, sql: &str) -> (String, String) {
     (sqlstate(&e), message)
 }
 
+/// The rows continuous `query` answers (it ends at its LIMIT) once `insert`, run after the
+/// query is registered, has closed the windows it waits for.
+async fn continuous_rows(
+    port: u16,
+    c: &tokio_postgres::Client,
+    query: String,
+    insert: &str,
+) -> Vec<Vec<String>> {
+    let reader = tokio::spawn(async move {
+        let c = connect(port).await;
+        rows(&c, &query).await
+    });
+    wait_for_queries(c, 1).await;
+    exec(c, insert).await;
+    reader.await.unwrap()
+}
+
 /// DEALLOCATE of an unknown statement is 26000; DEALLOCATE ALL forgets the connection's
 /// prepared statements, so executing one afterwards is 26000 too; in a failed transaction
 /// block it is 25P02 and forgets nothing.
@@ -571,18 +588,15 @@ async fn numeric_scale_float_casts_and_float_overflow() {
     }
     // An infinite input is no overflow: Infinity, as in PostgreSQL.
     let sql = format!("SELECT sum(x), avg(x) {window} LIMIT 1");
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, &sql).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        sql,
         "INSERT INTO f VALUES ('2020-01-01 00:00:00', 'Infinity'), \
          ('2020-01-01 00:00:00.5', 1), ('2020-01-01 00:00:01', 0)",
     )
     .await;
-    assert_eq!(reader.await.unwrap(), table(&[&["Infinity", "Infinity"]]));
+    assert_eq!(got, table(&[&["Infinity", "Infinity"]]));
 }
 
 /// `octet_length` counts the bytes of the text (UTF-8), `length` its characters; both
@@ -735,20 +749,17 @@ async fn between_symmetric_filters_a_continuous_query() {
     let query = "SELECT x, x NOT BETWEEN SYMMETRIC 3 AND 1, x BETWEEN SYMMETRIC NULL AND 9 \
                  FROM h [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
                  WHERE x BETWEEN SYMMETRIC 5 AND 2 ORDER BY x LIMIT 3";
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, query).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        query.to_string(),
         "INSERT INTO h VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
          ('2020-01-01 00:00:00.2', 4), ('2020-01-01 00:00:00.3', 5), \
          ('2020-01-01 00:00:00.4', 6), ('2020-01-01 00:00:01', 0)",
     )
     .await;
     assert_eq!(
-        reader.await.unwrap(),
+        got,
         table(&[
             &["2", "f", "NULL"],
             &["4", "t", "NULL"],
@@ -795,19 +806,16 @@ async fn trim_and_like_escape_in_both_paths() {
         "SELECT {items} FROM tr [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
          WHERE s NOT LIKE '%\\z' ESCAPE '' ORDER BY s LIMIT 3"
     );
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, &query).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        query,
         "INSERT INTO tr VALUES ('2020-01-01 00:00:00', 'zz\\z'), \
          ('2020-01-01 00:00:00.1', 'a_x'), ('2020-01-01 00:00:00.2', ' xb '), \
          ('2020-01-01 00:00:00.3', 'a%c'), ('2020-01-01 00:00:01', 'q')",
     )
     .await;
-    assert_eq!(reader.await.unwrap(), want);
+    assert_eq!(got, want);
     let (code, _) = error(&c, "SELECT trim(ts) FROM tr [RANGE BY '1 second']").await;
     assert_eq!(code, "42883");
 }
@@ -826,19 +834,16 @@ async fn any_and_all_over_arrays_in_a_continuous_query() {
     let query = "SELECT x, x <> ALL(ARRAY[2, NULL]), x < ALL(ARRAY[3, 4.5]) \
                  FROM aa [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
                  WHERE x = ANY(ARRAY[1, 2, 4]) ORDER BY x LIMIT 3";
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, query).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        query.to_string(),
         "INSERT INTO aa VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', 2), \
          ('2020-01-01 00:00:00.2', 3), ('2020-01-01 00:00:00.3', 4), ('2020-01-01 00:00:01', 0)",
     )
     .await;
     assert_eq!(
-        reader.await.unwrap(),
+        got,
         table(&[&["1", "NULL", "t"], &["2", "f", "t"], &["4", "NULL", "f"]])
     );
 }
@@ -857,20 +862,17 @@ async fn like_operators_filter_a_continuous_query() {
     let query = "SELECT t, t ~~* 'A%', t !~~* '%C', t OPERATOR(pg_catalog.~~) '_b%' \
                  FROM lk [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
                  WHERE t ~~ '%b%' AND t !~~ 'x%' ORDER BY t LIMIT 3";
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, query).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        query.to_string(),
         "INSERT INTO lk VALUES ('2020-01-01 00:00:00', 'abc'), ('2020-01-01 00:00:00.1', 'xbz'), \
          ('2020-01-01 00:00:00.2', 'Bob'), ('2020-01-01 00:00:00.3', 'cab'), \
          ('2020-01-01 00:00:00.4', 'zzz'), ('2020-01-01 00:00:01', 'end')",
     )
     .await;
     assert_eq!(
-        reader.await.unwrap(),
+        got,
         table(&[
             &["Bob", "f", "t", "f"],
             &["abc", "t", "f", "t"],
@@ -937,19 +939,16 @@ async fn order_by_using_sorts_a_continuous_query() {
     exec(&c, "CREATE STREAM ou (ts timestamp TIMESTAMPCOLUMN, k int)").await;
     let query = "SELECT k FROM ou [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
                  ORDER BY k USING > NULLS LAST LIMIT 3";
-    let reader = tokio::spawn(async move {
-        let c = connect(port).await;
-        rows(&c, query).await
-    });
-    wait_for_queries(&c, 1).await;
-    exec(
+    let got = continuous_rows(
+        port,
         &c,
+        query.to_string(),
         "INSERT INTO ou VALUES ('2020-01-01 00:00:00', 1), ('2020-01-01 00:00:00.1', NULL), \
          ('2020-01-01 00:00:00.2', 3), ('2020-01-01 00:00:00.3', 2), \
          ('2020-01-01 00:00:01', 0)",
     )
     .await;
-    assert_eq!(reader.await.unwrap(), table(&[&["3"], &["2"], &["1"]]));
+    assert_eq!(got, table(&[&["3"], &["2"], &["1"]]));
     let bad = "SELECT k FROM ou [RANGE BY '1 second' START AT '2020-01-01 00:00:00'] \
                ORDER BY k USING <=";
     assert_eq!(error(&c, bad).await.0, "42809");

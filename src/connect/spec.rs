@@ -274,7 +274,7 @@ pub(crate) fn source_spec(
 }
 
 fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
-    let topic = o.required("topic")?.to_string();
+    let topic = kafka_topic(o)?;
     let (bootstrap, sasl) = kafka_brokers(o)?;
     let start = match o.get("start").map(str::trim) {
         None => StartAt::Earliest,
@@ -313,6 +313,27 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
     })
 }
 
+/// The `topic` of a Kafka source or sink, as Kafka names topics: 1 to 249 of `a-z A-Z 0-9
+/// . _ -`, neither `.` nor `..`. Errors: 22023 for a missing or bad name (the broker
+/// would refuse it on every attempt, leaving the source retrying for good).
+pub(crate) fn kafka_topic(o: &mut WithOptions) -> Result<String> {
+    let topic = o.required("topic")?;
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if topic.is_empty()
+        || topic.len() > 249
+        || topic == "."
+        || topic == ".."
+        || !topic.chars().all(legal)
+    {
+        return Err(o.invalid(
+            "topic",
+            topic,
+            "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
+        ));
+    }
+    Ok(topic.to_string())
+}
+
 /// The brokers and SASL settings of a Kafka source or sink: `bootstrap_servers` (or
 /// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password`.
 /// Errors: 22023 for a missing or bad value.
@@ -329,7 +350,11 @@ pub(crate) fn kafka_brokers(o: &mut WithOptions) -> Result<(Vec<String>, Option<
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    if bootstrap.is_empty() || bootstrap.iter().any(|s| !s.contains(':')) {
+    let host_port = |s: &String| match s.rsplit_once(':') {
+        Some((host, port)) => !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p != 0),
+        None => false,
+    };
+    if bootstrap.is_empty() || !bootstrap.iter().all(host_port) {
         return Err(o.invalid(
             "bootstrap_servers",
             servers,
@@ -373,8 +398,12 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
         return Err(o.invalid("url", url, "expected tcp://host:port"));
     };
     let topic = o.required("topic")?.to_string();
-    if topic.is_empty() {
-        return Err(o.invalid("topic", &topic, "a topic filter is not empty"));
+    if !mqtt_filter_ok(&topic) {
+        return Err(o.invalid(
+            "topic",
+            &topic,
+            "expected a topic filter: levels separated by /, + for a whole level, # for the rest at the end",
+        ));
     }
     let qos = o.one_of("qos", &["1", "0", "at_least_once", "at_most_once"], "1")?;
     let client_id = o.get("client_id").map(str::to_string);
@@ -399,6 +428,19 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
         client_id,
         credentials,
     })
+}
+
+/// Whether `filter` is an MQTT topic filter (MQTT 3.1.1, 4.7.1): not empty, no NUL, `+`
+/// only as a whole level, `#` only as the whole last level. A broker refuses any other
+/// subscription, so the source would retry it for good.
+fn mqtt_filter_ok(filter: &str) -> bool {
+    let levels: Vec<&str> = filter.split('/').collect();
+    !filter.is_empty()
+        && !filter.contains('\0')
+        && levels.iter().enumerate().all(|(i, l)| {
+            (*l == "+" || !l.contains('+'))
+                && (*l == "#" && i == levels.len() - 1 || !l.contains('#'))
+        })
 }
 
 fn nats(o: &mut WithOptions) -> Result<NatsSpec> {
@@ -456,6 +498,9 @@ fn nats(o: &mut WithOptions) -> Result<NatsSpec> {
 
 fn file(o: &mut WithOptions) -> Result<FileSpec> {
     let path = o.required("path")?;
+    if path.trim().is_empty() {
+        return Err(o.invalid("path", path, "expected the path of a directory"));
+    }
     let pattern = o.get("pattern").map(str::to_string);
     Ok(FileSpec {
         dir: PathBuf::from(path),

@@ -500,6 +500,49 @@ async fn an_unterminated_quote_at_the_end_of_a_file_is_a_bad_message() {
     exec(&c, "COMMIT").await;
 }
 
+/// A line longer than the source's 1 MiB read chunk: read whole, and neither it nor the
+/// lines after it are skipped when a later file exists (they were, silently).
+#[tokio::test]
+async fn a_line_longer_than_a_read_chunk_is_read_not_skipped() {
+    let c = connect(common::start_server()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(3 << 20);
+    write(
+        dir.path(),
+        "a.json",
+        &format!(
+            "{{\"ts\": \"2001-01-01 00:00:01\", \"delay\": 1, \"origin\": \"{long}\"}}\n\
+             {{\"ts\": \"2001-01-01 00:00:02\", \"delay\": 2, \"origin\": \"B\"}}\n"
+        ),
+    );
+    write(
+        dir.path(),
+        "b.json",
+        "{\"ts\": \"2001-01-01 00:00:03\", \"delay\": 3, \"origin\": \"C\"}\n",
+    );
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM s ({COLUMNS}) WITH (connector = 'file', path = '{}', format = 'json', \
+             paused = true)",
+            dir.path().display()
+        ),
+    )
+    .await;
+    exec(
+        &c,
+        "BEGIN; DECLARE q CURSOR FOR SELECT delay, length(origin) FROM s; ALTER STREAM s RESUME",
+    )
+    .await;
+    let r = wait_source(&c, "s", 20, |r| r.messages == 3).await;
+    assert_eq!(r.bad_messages, 0);
+    assert_eq!(
+        fetch(&c, "q", 5, 2).await,
+        common::table(&[&["1", &(3 << 20).to_string()], &["2", "1"], &["3", "1"]])
+    );
+    exec(&c, "COMMIT").await;
+}
+
 /// An unarchived stream's source keeps its position beside the catalog (at most a second
 /// old): after a SIGKILL and restart it goes on after what it had read, not from the start.
 #[tokio::test]

@@ -274,7 +274,7 @@ pub(crate) fn source_spec(
 }
 
 fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
-    let topic = kafka_topic(o)?;
+    let topic = o.required("topic")?.to_string();
     let (bootstrap, sasl) = kafka_brokers(o)?;
     let start = match o.get("start").map(str::trim) {
         None => StartAt::Earliest,
@@ -313,27 +313,6 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
     })
 }
 
-/// The `topic` of a Kafka source or sink, as Kafka names topics: 1 to 249 of `a-z A-Z 0-9
-/// . _ -`, neither `.` nor `..`. Errors: 22023 for a missing or bad name (the broker
-/// would refuse it on every attempt, leaving the source retrying for good).
-pub(crate) fn kafka_topic(o: &mut WithOptions) -> Result<String> {
-    let topic = o.required("topic")?;
-    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    if topic.is_empty()
-        || topic.len() > 249
-        || topic == "."
-        || topic == ".."
-        || !topic.chars().all(legal)
-    {
-        return Err(o.invalid(
-            "topic",
-            topic,
-            "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
-        ));
-    }
-    Ok(topic.to_string())
-}
-
 /// The brokers and SASL settings of a Kafka source or sink: `bootstrap_servers` (or
 /// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password`.
 /// Errors: 22023 for a missing or bad value.
@@ -350,11 +329,7 @@ pub(crate) fn kafka_brokers(o: &mut WithOptions) -> Result<(Vec<String>, Option<
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let host_port = |s: &String| match s.rsplit_once(':') {
-        Some((host, port)) => !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p != 0),
-        None => false,
-    };
-    if bootstrap.is_empty() || !bootstrap.iter().all(host_port) {
+    if bootstrap.is_empty() || bootstrap.iter().any(|s| !s.contains(':')) {
         return Err(o.invalid(
             "bootstrap_servers",
             servers,
@@ -398,12 +373,8 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
         return Err(o.invalid("url", url, "expected tcp://host:port"));
     };
     let topic = o.required("topic")?.to_string();
-    if !mqtt_filter_ok(&topic) {
-        return Err(o.invalid(
-            "topic",
-            &topic,
-            "expected a topic filter: levels separated by /, + for a whole level, # for the rest at the end",
-        ));
+    if topic.is_empty() {
+        return Err(o.invalid("topic", &topic, "a topic filter is not empty"));
     }
     let qos = o.one_of("qos", &["1", "0", "at_least_once", "at_most_once"], "1")?;
     let client_id = o.get("client_id").map(str::to_string);
@@ -428,6 +399,59 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
         client_id,
         credentials,
     })
+}
+
+/// Refuse a new source whose options no broker or directory would ever take (a Kafka port
+/// over 65535, a topic name Kafka refuses, an MQTT filter with `#` before the last level or
+/// `+` inside one, an empty path): declared, it would only retry for good. Checked when a
+/// stream is created, not when the catalog is read back, so a data directory that holds
+/// such a stream still opens. Errors: 22023.
+pub(crate) fn check_declared(spec: &SourceSpec) -> Result<()> {
+    let bad = |c: &str, name: &str, value: &str, why: &str| {
+        Err(Error::InvalidParameterValue(format!(
+            "invalid value for option \"{name}\" of connector '{c}': \"{value}\" ({why})"
+        )))
+    };
+    match &spec.connector {
+        ConnectorSpec::Kafka(k) => {
+            let host_port = |s: &String| match s.rsplit_once(':') {
+                Some((h, p)) => !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0),
+                None => false,
+            };
+            if !k.bootstrap.iter().all(host_port) {
+                let servers = k.bootstrap.join(",");
+                return bad(
+                    "kafka",
+                    "bootstrap_servers",
+                    &servers,
+                    "expected host:port[,host:port]",
+                );
+            }
+            let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+            let t = &k.topic;
+            if t.is_empty() || t.len() > 249 || t == "." || t == ".." || !t.chars().all(legal) {
+                return bad(
+                    "kafka",
+                    "topic",
+                    t,
+                    "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
+                );
+            }
+        }
+        ConnectorSpec::Mqtt(m) if !mqtt_filter_ok(&m.topic) => {
+            return bad(
+                "mqtt",
+                "topic",
+                &m.topic,
+                "expected a topic filter: levels separated by /, + for a whole level, # for the rest at the end",
+            );
+        }
+        ConnectorSpec::File(f) if f.dir.as_os_str().is_empty() => {
+            return bad("file", "path", "", "expected the path of a directory");
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Whether `filter` is an MQTT topic filter (MQTT 3.1.1, 4.7.1): not empty, no NUL, `+`
@@ -498,9 +522,6 @@ fn nats(o: &mut WithOptions) -> Result<NatsSpec> {
 
 fn file(o: &mut WithOptions) -> Result<FileSpec> {
     let path = o.required("path")?;
-    if path.trim().is_empty() {
-        return Err(o.invalid("path", path, "expected the path of a directory"));
-    }
     let pattern = o.get("pattern").map(str::to_string);
     Ok(FileSpec {
         dir: PathBuf::from(path),

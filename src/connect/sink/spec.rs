@@ -226,7 +226,7 @@ fn parse_url(url: &str) -> std::result::Result<(String, u16, String), &'static s
 }
 
 fn kafka(o: &mut WithOptions) -> Result<KafkaSinkSpec> {
-    let topic = super::super::spec::kafka_topic(o)?;
+    let topic = o.required("topic")?.to_string();
     let (bootstrap, sasl) = super::super::spec::kafka_brokers(o)?;
     let partitions = o.number("partitions", 1, 1, 10_000)? as i32;
     Ok(KafkaSinkSpec {

@@ -88,7 +88,9 @@ impl Appender {
         let mut done = false;
         self.splitter.records(text, true, &mut |fields, _, _| {
             records += 1;
-            done = records == 1 && append_csv(d, fields, topic, arrival_us, b);
+            done = records == 1
+                && super::format::split_error(fields).is_none()
+                && append_csv(d, fields, topic, arrival_us, b);
             done
         });
         if done && records != 1 {

@@ -20,6 +20,9 @@ use super::spec::{FileSpec, FormatKind};
 
 /// Bytes read from a file at once.
 const CHUNK_BYTES: usize = 1 << 20;
+/// The longest record (a line, or a CSV record with quoted line breaks) a file may hold,
+/// as an HTTP ingest body; a longer one leaves the source `retrying` at it.
+const RECORD_BYTES_MAX: usize = 64 << 20;
 /// How often a caught-up source looks for more.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -150,43 +153,34 @@ async fn text_step(
     splitter: &mut CsvSplitter,
 ) -> Result<bool, Halt> {
     let path = spec.dir.join(&at.file);
-    let mut buf = Vec::with_capacity(CHUNK_BYTES);
-    let read = std::fs::File::open(&path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(at.offset))?;
-        f.take(CHUNK_BYTES as u64).read_to_end(&mut buf)
-    });
-    if let Err(e) = read {
-        return Err(Halt::Retry(format!("cannot read {}: {e}", path.display())));
-    }
-    // The input is complete when the file is done (a later one exists) and this chunk
-    // reaches its end.
-    let at_end = later && buf.len() < CHUNK_BYTES;
-    let mut records: Vec<(usize, u64, Result<Row, String>)> = Vec::new();
-    let arrival = crate::time::now_us();
-    let header_pending = spec_header(ctx) && at.offset == 0;
-    let decoder = &ctx.decoder;
-    let consumed = match decoder.spec().kind {
-        FormatKind::Csv => splitter.records(&buf, at_end, &mut |fields, line, end| {
-            let line = at.line + line as u64;
-            if !(header_pending && line == 1) {
-                records.push((
-                    end,
-                    line,
-                    decoder.csv(fields, None, arrival).map_err(String::from),
-                ));
-            } else {
-                records.push((end, line, Err(String::new())));
-            }
-            records.len() < super::format::BATCH_ROWS
-        }),
-        _ => json_lines(&buf, at_end, at.line, |end, line, text| {
-            records.push((
-                end,
-                line,
-                decoder.json(text, None, arrival).map_err(String::from),
-            ));
-            records.len() < super::format::BATCH_ROWS
-        }),
+    let mut chunk = CHUNK_BYTES;
+    let (buf, at_end, consumed, records) = loop {
+        let mut buf = Vec::with_capacity(chunk);
+        let read = std::fs::File::open(&path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(at.offset))?;
+            f.take(chunk as u64).read_to_end(&mut buf)
+        });
+        if let Err(e) = read {
+            return Err(Halt::Retry(format!("cannot read {}: {e}", path.display())));
+        }
+        // The input is complete when the file is done (a later one exists) and this chunk
+        // reaches its end.
+        let at_end = later && buf.len() < chunk;
+        let (consumed, records) = split_records(ctx, at, &buf, at_end, splitter);
+        if consumed > 0 || buf.len() < chunk {
+            break (buf, at_end, consumed, records);
+        }
+        // A full chunk without one whole record: a longer record is read whole (up to
+        // RECORD_BYTES_MAX), never skipped with the rest of its file.
+        if chunk >= RECORD_BYTES_MAX {
+            return Err(Halt::Retry(format!(
+                "file {} line {}: a record longer than {} MiB",
+                at.file,
+                at.line + 1,
+                RECORD_BYTES_MAX >> 20
+            )));
+        }
+        chunk = (chunk * 4).min(RECORD_BYTES_MAX);
     };
     if consumed == 0 {
         return Ok(false);
@@ -221,6 +215,47 @@ async fn text_step(
     ctx.deliver(builder.finish(), messages, Some(at.json()))
         .await?;
     Ok(true)
+}
+
+/// The records of `buf` (read at `at`; `at_end`: nothing follows it), each with the offset
+/// after it, its line and its row (an empty error for a header line), and the bytes they
+/// take.
+#[allow(clippy::type_complexity)]
+fn split_records(
+    ctx: &Ctx,
+    at: &At,
+    buf: &[u8],
+    at_end: bool,
+    splitter: &mut CsvSplitter,
+) -> (usize, Vec<(usize, u64, Result<Row, String>)>) {
+    let mut records: Vec<(usize, u64, Result<Row, String>)> = Vec::new();
+    let arrival = crate::time::now_us();
+    let header_pending = spec_header(ctx) && at.offset == 0;
+    let decoder = &ctx.decoder;
+    let consumed = match decoder.spec().kind {
+        FormatKind::Csv => splitter.records(buf, at_end, &mut |fields, line, end| {
+            let line = at.line + line as u64;
+            if !(header_pending && line == 1) {
+                records.push((
+                    end,
+                    line,
+                    decoder.csv(fields, None, arrival).map_err(String::from),
+                ));
+            } else {
+                records.push((end, line, Err(String::new())));
+            }
+            records.len() < super::format::BATCH_ROWS
+        }),
+        _ => json_lines(buf, at_end, at.line, |end, line, text| {
+            records.push((
+                end,
+                line,
+                decoder.json(text, None, arrival).map_err(String::from),
+            ));
+            records.len() < super::format::BATCH_ROWS
+        }),
+    };
+    (consumed, records)
 }
 
 fn spec_header(ctx: &Ctx) -> bool {

@@ -299,6 +299,9 @@ impl Decoder {
         topic: Option<&str>,
         arrival_us: i64,
     ) -> Result<Row, BadMessage> {
+        if let Some(why) = split_error(fields) {
+            return Err(why.to_string().into());
+        }
         if fields.len() != self.csv_targets.len() {
             return Err(format!(
                 "{} fields where the stream takes {}",
@@ -383,10 +386,32 @@ pub(crate) fn epoch_us(text: &str, unit: TimeFormat) -> Option<i64> {
 /// RFC 4180 records split from bytes that may end inside a record (a file being written):
 /// a record is handed over only once its line ends, or at the end of the input when the
 /// caller says no more will come.
+///
+/// A record that cannot be split is handed over as one field that begins with a NUL (no
+/// text value holds one) and says why: [`NOT_UTF8`], [`UNTERMINATED_QUOTE`].
 pub(crate) struct CsvSplitter {
     reader: csv_core::Reader,
+    delimiter: u8,
     out: Vec<u8>,
     ends: Vec<usize>,
+}
+
+/// The field of a record whose bytes are not UTF-8.
+pub(crate) const NOT_UTF8: &str = "\0not UTF-8";
+/// The field of a last record that ends inside a quoted field (as PostgreSQL's COPY says).
+pub(crate) const UNTERMINATED_QUOTE: &str = "\0unterminated CSV quoted field";
+
+/// The reason a record could not be split (a field from [`CsvSplitter`] that begins with
+/// a NUL), if it is one.
+pub(crate) fn split_error<'a>(fields: &[&'a str]) -> Option<&'a str> {
+    match fields {
+        [f] => f.strip_prefix('\0'),
+        _ => None,
+    }
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
 impl CsvSplitter {
@@ -394,6 +419,7 @@ impl CsvSplitter {
     pub(crate) fn new(delimiter: u8) -> CsvSplitter {
         CsvSplitter {
             reader: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
+            delimiter,
             out: vec![0; 4096],
             ends: vec![0; 64],
         }
@@ -438,8 +464,16 @@ impl CsvSplitter {
                         );
                         nout += o;
                         nend += e;
-                        if r == R::Record && !self.emit(nout, nend, rec_start, input, pos, each) {
-                            return pos;
+                        if r == R::Record {
+                            let go = if self.in_quotes(&input[rec_start..]) {
+                                let line = 1 + count_lines(&input[..rec_start]);
+                                each(&[UNTERMINATED_QUOTE], line, pos)
+                            } else {
+                                self.emit(nout, nend, rec_start, input, pos, each)
+                            };
+                            if !go {
+                                return pos;
+                            }
                         }
                         return input.len();
                     }
@@ -462,6 +496,19 @@ impl CsvSplitter {
                 R::End => return input.len().max(done),
             }
         }
+    }
+
+    /// Whether `record`, the last one of complete input, ends inside a quoted field (its
+    /// closing quote missing): a line end after it would belong to the field.
+    fn in_quotes(&self, record: &[u8]) -> bool {
+        use csv_core::ReadRecordResult as R;
+        let mut reader = csv_core::ReaderBuilder::new()
+            .delimiter(self.delimiter)
+            .build();
+        let (mut out, mut ends) = (vec![0; record.len() + 1], vec![0; record.len() + 1]);
+        let (_, nin, o, e) = reader.read_record(record, &mut out, &mut ends);
+        let (r, _, _, _) = reader.read_record(b"\n", &mut out[o..], &mut ends[e..]);
+        nin == record.len() && r != R::Record
     }
 
     fn emit(
@@ -487,7 +534,7 @@ impl CsvSplitter {
     ) -> bool {
         let data = &self.out[..nout];
         let Ok(text) = std::str::from_utf8(data) else {
-            return each(&["\u{fffd}not UTF-8"], line, end);
+            return each(&[NOT_UTF8], line, end);
         };
         let mut fields = Vec::with_capacity(nend);
         let mut start = 0;

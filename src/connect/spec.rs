@@ -401,6 +401,72 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
     })
 }
 
+/// Refuse a new source whose options no broker or directory would ever take (a Kafka port
+/// over 65535, a topic name Kafka refuses, an MQTT filter with `#` before the last level or
+/// `+` inside one, an empty path): declared, it would only retry for good. Checked when a
+/// stream is created, not when the catalog is read back, so a data directory that holds
+/// such a stream still opens. Errors: 22023.
+pub(crate) fn check_declared(spec: &SourceSpec) -> Result<()> {
+    let bad = |c: &str, name: &str, value: &str, why: &str| {
+        Err(Error::InvalidParameterValue(format!(
+            "invalid value for option \"{name}\" of connector '{c}': \"{value}\" ({why})"
+        )))
+    };
+    match &spec.connector {
+        ConnectorSpec::Kafka(k) => {
+            let host_port = |s: &String| match s.rsplit_once(':') {
+                Some((h, p)) => !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0),
+                None => false,
+            };
+            if !k.bootstrap.iter().all(host_port) {
+                let servers = k.bootstrap.join(",");
+                return bad(
+                    "kafka",
+                    "bootstrap_servers",
+                    &servers,
+                    "expected host:port[,host:port]",
+                );
+            }
+            let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+            let t = &k.topic;
+            if t.is_empty() || t.len() > 249 || t == "." || t == ".." || !t.chars().all(legal) {
+                return bad(
+                    "kafka",
+                    "topic",
+                    t,
+                    "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
+                );
+            }
+        }
+        ConnectorSpec::Mqtt(m) if !mqtt_filter_ok(&m.topic) => {
+            return bad(
+                "mqtt",
+                "topic",
+                &m.topic,
+                "expected a topic filter: levels separated by /, + for a whole level, # for the rest at the end",
+            );
+        }
+        ConnectorSpec::File(f) if f.dir.as_os_str().is_empty() => {
+            return bad("file", "path", "", "expected the path of a directory");
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Whether `filter` is an MQTT topic filter (MQTT 3.1.1, 4.7.1): not empty, no NUL, `+`
+/// only as a whole level, `#` only as the whole last level. A broker refuses any other
+/// subscription, so the source would retry it for good.
+fn mqtt_filter_ok(filter: &str) -> bool {
+    let levels: Vec<&str> = filter.split('/').collect();
+    !filter.is_empty()
+        && !filter.contains('\0')
+        && levels.iter().enumerate().all(|(i, l)| {
+            (*l == "+" || !l.contains('+'))
+                && (*l == "#" && i == levels.len() - 1 || !l.contains('#'))
+        })
+}
+
 fn nats(o: &mut WithOptions) -> Result<NatsSpec> {
     let url = o.required("url")?;
     let servers: Vec<&str> = url.split(',').map(str::trim).collect();

@@ -1000,6 +1000,9 @@ impl Session {
 
     fn create_stream(&mut self, c: sql::CreateStream) -> Result<Outcome> {
         super::catalog::check_schema_writable(&c.name)?;
+        if let Some(source) = &c.source {
+            crate::connect::spec::check_declared(source)?;
+        }
         let mut streams = self.engine.catalog.streams_write();
         if streams.contains_key(&c.name)
             || self.engine.catalog.tables_read().contains_key(&c.name)

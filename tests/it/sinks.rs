@@ -124,6 +124,56 @@ async fn a_file_sink_appends_each_slide_event_and_rotates() {
     assert_eq!((k.kind.as_str(), k.slide_events, k.errors), ("sink", 50, 0));
 }
 
+/// The sink's file removed, then its directory: the next slide event goes to a new file
+/// at the path, not to the removed one; with the directory gone the batch is retried
+/// (state `retrying`) until the directory is back, and no row is lost.
+#[tokio::test]
+async fn a_file_sink_whose_file_or_directory_goes_away_loses_nothing() {
+    let c = connect(common::start_server()).await;
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("out");
+    std::fs::create_dir(&dir).unwrap();
+    let path = dir.join("q.ndjson");
+    exec(&c, STREAM).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE SINK j AS {QUERY} WITH (connector = 'file', path = '{}', fsync = 'off')",
+            path.display()
+        ),
+    )
+    .await;
+    exec(&c, &tuples(0, 11)).await;
+    assert_eq!(sorted(wait_lines(&path, 3, 20).await), json_lines(1));
+    std::fs::remove_file(&path).unwrap();
+    exec(&c, &tuples(11, 21)).await;
+    let mut second: Vec<String> = json_lines(2)
+        .into_iter()
+        .filter(|l| !json_lines(1).contains(l))
+        .collect();
+    second.sort();
+    assert_eq!(sorted(wait_lines(&path, 3, 20).await), second);
+    std::fs::remove_dir_all(&dir).unwrap();
+    exec(&c, &tuples(21, 31)).await;
+    let r = wait_sink(&c, "j", 20, |r| r.state == "retrying").await;
+    assert!(
+        r.last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("No such file or directory"),
+        "{r:?}"
+    );
+    std::fs::create_dir(&dir).unwrap();
+    let mut third: Vec<String> = json_lines(3)
+        .into_iter()
+        .filter(|l| !json_lines(2).contains(l))
+        .collect();
+    third.sort();
+    assert_eq!(sorted(wait_lines(&path, 3, 20).await), third);
+    let r = wait_sink(&c, "j", 20, |r| r.state == "running").await;
+    assert_eq!((r.rows, r.slide_events), (9, 3));
+}
+
 /// A webhook that fails its first three requests, then recovers: each slide event is one
 /// POST of its rows, in order, none lost or sent twice; the failures are counted and the
 /// last one kept; the token is sent and never shown.

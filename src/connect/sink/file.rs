@@ -11,8 +11,8 @@
 //! starts a new file; a CSV header, if asked for, begins each file. The file is created
 //! with mode 0600 (other users may not read what the server writes).
 //!
-//! A write error (a full disk, a directory removed) fails the batch: the engine retries
-//! it, and a file left with part of the batch at its end is cut back to where the batch
+//! A file removed or renamed away is opened (created) again at the next batch. A write
+//! error (a full disk, the directory removed) fails the batch: the engine retries it, and a file left with part of the batch at its end is cut back to where the batch
 //! began first, so a retried batch is never half there twice.
 
 use std::io::Write;
@@ -54,6 +54,20 @@ impl FileWriter {
 impl FileState {
     /// The open file and its length, opening (creating) it if needed.
     fn open(&mut self) -> std::io::Result<&mut (std::fs::File, u64)> {
+        if self
+            .file
+            .as_ref()
+            .is_some_and(|(f, _)| !self.still_at_path(f))
+        {
+            // Removed or renamed away since the last batch: a write to the open file would
+            // reach no reader (or one that went elsewhere), so the path is opened again,
+            // and a batch whose directory is gone fails and is retried.
+            tracing::warn!(
+                "file sink: {} is no longer the file written; opening it again",
+                self.spec.path.display()
+            );
+            self.file = None;
+        }
         if self.file.is_none() {
             let f = std::fs::OpenOptions::new()
                 .create(true)
@@ -64,6 +78,15 @@ impl FileState {
             self.file = Some((f, len));
         }
         Ok(self.file.as_mut().expect("opened above"))
+    }
+
+    /// Whether `path` still names the open file `f` (same device and inode).
+    fn still_at_path(&self, f: &std::fs::File) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(&self.spec.path), f.metadata()) {
+            (Ok(p), Ok(o)) => p.dev() == o.dev() && p.ino() == o.ino(),
+            _ => false,
+        }
     }
 
     /// Rename the full file to `<path>.<n>` (n the first free number) and forget it.

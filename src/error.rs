@@ -223,6 +223,13 @@ pub enum Error {
     /// 3F000: a schema name that does not exist.
     #[error("{0}")]
     UndefinedSchema(String),
+    /// 42602: a name of the wrong form (a file sink's relative path, as PostgreSQL's
+    /// `relative path not allowed for COPY to file`).
+    #[error("{0}")]
+    InvalidName(String),
+    /// 58P01: a file or directory that does not exist.
+    #[error("{0}")]
+    UndefinedFile(String),
     /// 58030: a read, write or fsync of the data directory failed.
     #[error("{0}")]
     Io(String),

@@ -28,7 +28,8 @@ use crate::types::{parse_value, Column, DataType, Value};
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
 /// Why a message (or a line of one) is bad: the text, and the SQLSTATE COPY gives the same
-/// fault (22P02 where no value is at fault: text that is no JSON, a wrong field count).
+/// fault (22P04 for a CSV record of the wrong field count or a quote left open, 23502 for
+/// no TIMESTAMPCOLUMN value, 22P02 for text that is no JSON).
 /// `/ingest` answers with both; sources count and show the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BadMessage {
@@ -300,15 +301,27 @@ impl Decoder {
         arrival_us: i64,
     ) -> Result<Row, BadMessage> {
         if let Some(why) = split_error(fields) {
-            return Err(why.to_string().into());
+            // COPY's: 22021 for bytes that are no UTF-8, 22P04 for a quote left open.
+            let sqlstate = if why == &NOT_UTF8[1..] {
+                "22021"
+            } else {
+                "22P04"
+            };
+            return Err(BadMessage {
+                sqlstate,
+                text: why.to_string(),
+            });
         }
         if fields.len() != self.csv_targets.len() {
-            return Err(format!(
-                "{} fields where the stream takes {}",
-                fields.len(),
-                self.csv_targets.len()
-            )
-            .into());
+            // COPY's "missing data" / "extra data" for the same record.
+            return Err(BadMessage {
+                sqlstate: "22P04",
+                text: format!(
+                    "{} fields where the stream takes {}",
+                    fields.len(),
+                    self.csv_targets.len()
+                ),
+            });
         }
         let mut row = vec![Value::Null; self.types.len()];
         for (f, &c) in fields.iter().zip(&self.csv_targets) {
@@ -337,11 +350,13 @@ impl Decoder {
         }
         let t = match self.ts_col {
             None => arrival_us,
-            Some(c) => row[c].as_timestamp().ok_or_else(|| {
-                format!(
+            // COPY's not-null violation for the same row.
+            Some(c) => row[c].as_timestamp().ok_or_else(|| BadMessage {
+                sqlstate: "23502",
+                text: format!(
                     "no value for the TIMESTAMPCOLUMN \"{}\"",
                     self.columns[c].name
-                )
+                ),
             })?,
         };
         Ok((row, t))

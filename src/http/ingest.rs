@@ -13,7 +13,8 @@
 //!   TIMESTAMPCOLUMN as numbers. At most `ingest_bytes_max` bytes (413 beyond).
 //! - All or nothing, as a COPY: a bad line refuses the whole body (400 with the line and
 //!   the SQLSTATE COPY gives the same fault in the JSON error: 22003 out of range, 22008
-//!   a bad date, 22021 a NUL, 22P02 text that is no value or no JSON); an accepted body answers `{"rows": n}` once
+//!   a bad date, 22021 a NUL, 22P02 text that is no value or no JSON, 22P04 a CSV line of the
+//!   wrong field count or a quote left open, 23502 no TIMESTAMPCOLUMN value); an accepted body answers `{"rows": n}` once
 //!   its rows are in the stream (on disk per `--sync` for an archived stream).
 //! - Other answers: 401 without valid credentials, 404 for a stream that does not exist,
 //!   415 for a body of another type.

@@ -108,6 +108,8 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::Windowing(_) => "42P20",
         Error::UndefinedObject(_) => "42704",
         Error::UndefinedSchema(_) => "3F000",
+        Error::InvalidName(_) => "42602",
+        Error::UndefinedFile(_) => "58P01",
         Error::IndeterminateDatatype(_) => "42P18",
         Error::UndefinedParameter(_) => "42P02",
         Error::InvalidTextRepresentation(_) => "22P02",

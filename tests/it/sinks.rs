@@ -333,6 +333,10 @@ async fn bad_sinks_are_refused_with_the_right_sqlstate() {
         (format!("CREATE SINK k FROM nowhere WITH ({file})"), "42P01"),
         (format!("CREATE SINK k AS SELECT origin, origin FROM s WITH ({file})"), "42701"),
         ("DROP SINK nope".into(), "42704"),
+        // A file sink's path: absolute, in a directory that exists, not a directory.
+        ("CREATE SINK k FROM s WITH (connector = 'file', path = 'relative.json')".into(), "42602"),
+        ("CREATE SINK k FROM s WITH (connector = 'file', path = '/tmp')".into(), "22023"),
+        ("CREATE SINK k FROM s WITH (connector = 'file', path = '/nonexistent-dir/x.json')".into(), "58P01"),
     ];
     for (sql, code) in &cases {
         let e = c.batch_execute(sql).await.expect_err(sql);

@@ -132,6 +132,22 @@ async fn ndjson_and_csv_posts_with_roles_privileges_and_bounds() {
         fetch(&alice, "q", 1, 1).await.is_empty(),
         "nothing of a refused body"
     );
+    // The SQLSTATE is COPY's for the same record: 22P04 for a wrong field count or a
+    // quote left open, 23502 for no TIMESTAMPCOLUMN value.
+    for (csv, sqlstate) in [
+        ("2001-01-01 00:00:04,8\n", "22P04"),
+        ("2001-01-01 00:00:04,8,JFK,extra\n", "22P04"),
+        (
+            "2001-01-01 00:00:04,8,\"JFK\n2001-01-01 00:00:05,9,BOS\n",
+            "22P04",
+        ),
+        (",8,JFK\n", "23502"),
+    ] {
+        let (status, body) = post(ports.http, "/ingest/h?format=csv", None, bob, csv).await;
+        assert_eq!(status, 400, "{csv:?}: {body}");
+        let e: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(e["error"]["sqlstate"], sqlstate, "{csv:?}: {body}");
+    }
     // Unknown stream, unknown media type, a body over ingest_bytes_max.
     assert_eq!(
         post(ports.http, "/ingest/nope", json, bob, ndjson).await.0,

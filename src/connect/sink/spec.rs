@@ -151,6 +151,30 @@ pub(crate) fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
     })
 }
 
+/// What a new file sink's path must be, checked at CREATE SINK only (a sink read back
+/// from the catalog keeps retrying as before): absolute (42602, as PostgreSQL's COPY TO a
+/// file), in a directory that exists (58P01), and not itself a directory (22023).
+pub(crate) fn check_new_file_path(path: &std::path::Path) -> Result<()> {
+    let shown = path.display();
+    if !path.is_absolute() {
+        return Err(Error::InvalidName(format!(
+            "relative path not allowed for a file sink: \"{shown}\""
+        )));
+    }
+    if path.is_dir() {
+        return Err(Error::InvalidParameterValue(format!(
+            "invalid value for option \"path\" of sink connector 'file': \"{shown}\" is a directory"
+        )));
+    }
+    match path.parent() {
+        Some(dir) if !dir.is_dir() => Err(Error::UndefinedFile(format!(
+            "could not open file \"{shown}\" for writing: directory \"{}\" does not exist",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn file(o: &mut WithOptions) -> Result<FileSinkSpec> {
     let path = o.required("path")?;
     if path.is_empty() || path.ends_with('/') {

@@ -317,13 +317,11 @@ fn kafka(o: &mut WithOptions) -> Result<KafkaSpec> {
 /// `properties.bootstrap.server`), `sasl_mechanism`, `sasl_username`, `sasl_password`.
 /// Errors: 22023 for a missing or bad value.
 pub(crate) fn kafka_brokers(o: &mut WithOptions) -> Result<(Vec<String>, Option<Sasl>)> {
-    let servers = o
-        .get_any(&["bootstrap_servers", "properties.bootstrap.server"])
-        .ok_or_else(|| {
-            Error::InvalidParameterValue(
-                "option \"bootstrap_servers\" is required for connector 'kafka'".into(),
-            )
-        })?;
+    // Missing: 22023 in the words of the source's or sink's other option errors.
+    let servers = match o.get_any(&["bootstrap_servers", "properties.bootstrap.server"]) {
+        Some(s) => s,
+        None => o.required("bootstrap_servers")?,
+    };
     let bootstrap: Vec<String> = servers
         .split(',')
         .map(|s| s.trim().to_string())

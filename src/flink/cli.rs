@@ -179,17 +179,19 @@ fn statements(text: &str) -> Vec<String> {
     }
 }
 
-/// Run `sql` in `session`; the rows of its last statement that returns rows.
+/// Run `sql` in `session`; the rows of its last statement that returns rows. Errors name
+/// `shown`, the statement as the user wrote it.
 async fn run_sql(
     session: &mut crate::engine::Session,
     sql: &str,
+    shown: &str,
 ) -> Result<Vec<Vec<Value>>, String> {
     let mut rows = Vec::new();
-    for stmt in session.prepare(sql).map_err(|e| format!("{sql}: {e}"))? {
+    for stmt in session.prepare(sql).map_err(|e| format!("{shown}: {e}"))? {
         let out = session
             .execute(&stmt, &[])
             .await
-            .map_err(|e| format!("{sql}: {e}"))?;
+            .map_err(|e| format!("{shown}: {e}"))?;
         if let Outcome::Rows { rows: r, .. } = out {
             rows = r;
         }
@@ -209,13 +211,13 @@ async fn export(args: &ExportArgs) -> Result<String, String> {
         if stmt.to_ascii_lowercase().starts_with("select") {
             n += 1;
             let declare = format!("DECLARE tcq_export_{n} CURSOR WITH HOLD FOR {stmt}");
-            run_sql(&mut session, &declare).await?;
+            run_sql(&mut session, &declare, &stmt).await?;
         } else {
-            run_sql(&mut session, &stmt).await?;
+            run_sql(&mut session, &stmt, &stmt).await?;
         }
     }
     let explain = format!("EXPLAIN ({}) QUERIES ALL", args.explain_options());
-    let rows = run_sql(&mut session, &explain).await?;
+    let rows = run_sql(&mut session, &explain, &explain).await?;
     let mut out = String::new();
     for r in rows {
         if let Some(Value::Text(t)) = r.first() {
@@ -288,13 +290,15 @@ pub async fn run(cmd: FlinkCommand) -> Result<(), String> {
         FlinkCommand::Export(args) => {
             let job = export(&args).await?;
             match &args.output {
-                Some(p) => std::fs::write(p, job).map_err(|e| e.to_string())?,
+                Some(p) => std::fs::write(p, job)
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?,
                 None => print!("{job}"),
             }
         }
         FlinkCommand::Validate { job, flink_home: h } => {
             let home = flink_home(h.as_deref())?;
-            let script = std::fs::read_to_string(&job).map_err(|e| e.to_string())?;
+            let script = std::fs::read_to_string(&job)
+                .map_err(|e| format!("cannot read {}: {e}", job.display()))?;
             let home2 = home.clone();
             let plans = tokio::task::spawn_blocking(move || validate(&home2, &script))
                 .await

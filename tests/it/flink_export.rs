@@ -269,6 +269,30 @@ fn tcqd_flink_export_reads_a_file_of_streams_and_queries() {
         "{err}"
     );
     assert!(err.contains("ungrouped aggregate"), "{err}");
+    // A bad statement is shown as written; an output path that cannot be written is named.
+    std::fs::write(&file, format!("{STREAM};\nSELECT nonsense FROM;")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(["flink", "export", "--queries"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("SELECT nonsense FROM: "), "{err}");
+    assert!(!err.contains("CURSOR"), "{err}");
+    std::fs::write(&file, format!("{STREAM};\n{Q1};")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tcqd"))
+        .args(["flink", "export", "--queries"])
+        .arg(&file)
+        .args(["-o", "/nonexistent-dir/job.sql"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("cannot write /nonexistent-dir/job.sql: "),
+        "{err}"
+    );
 }
 
 #[test]

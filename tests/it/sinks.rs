@@ -343,6 +343,14 @@ async fn bad_sinks_are_refused_with_the_right_sqlstate() {
         assert_eq!(sqlstate(&e), *code, "{sql}: {e:?}");
     }
     let e = c
+        .batch_execute("CREATE SINK k FROM s WITH (connector = 'kafka', topic = 't')")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.as_db_error().map(|d| d.message()),
+        Some("option \"bootstrap_servers\" is required for sink connector 'kafka'")
+    );
+    let e = c
         .batch_execute(
             "CREATE SINK k FROM s WITH (connector = 'http', url = 'http://me:pa55word@h/')",
         )

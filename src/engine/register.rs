@@ -167,10 +167,7 @@ pub(crate) async fn attach(
         // LIMIT 0: the query ends before it starts.
         running.close();
     }
-    engine
-        .catalog
-        .queries()
-        .insert(running.clone(), stream.name.clone());
+    // Dropped on an error below, it takes the query out of the stream and its plans.
     let guard = QueryGuard {
         stream: Arc::downgrade(stream),
         registry: Arc::downgrade(engine.catalog.queries()),
@@ -183,11 +180,16 @@ pub(crate) async fn attach(
     } else {
         None
     };
+    let listed = running.clone();
     match (backfill, key) {
         (None, Some(key)) => stream.attach_shared(running, key).await?,
         (None, None) => stream.attach(running).await?,
         (Some(from_us), _) => stream.attach_with_backfill(running, from_us).await?,
     }
+    // Listed in tcq_queries only once its attachment is in the stream's queue: a client
+    // that sees the query there and then inserts is sure the query sees those rows (listed
+    // before, an INSERT could overtake the attachment and be missed).
+    engine.catalog.queries().insert(listed, stream.name.clone());
     Ok(Subscription {
         columns,
         rx,

@@ -83,11 +83,11 @@ const SHORT_TEXT_SLOTS: usize = 1024;
 /// index and comparing the stored text. Slots are overwritten on collision; a slot holds
 /// the id of the key it names or nothing (`ABSENT`). Ids never change while the dictionary
 /// lives ([`GroupDict::compact`] builds a new dictionary, with an empty memo). Empty until
-/// the first key is remembered, then `SHORT_TEXT_SLOTS` entries (12 KiB).
+/// the first key is remembered, then `SHORT_TEXT_SLOTS` entries (16 KiB).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ShortTextIds {
-    packed: Vec<u64>,
-    ids: Vec<u32>,
+    /// `(packed key, id)` per slot.
+    slots: Box<[(u64, u32)]>,
 }
 
 impl ShortTextIds {
@@ -115,9 +115,8 @@ impl ShortTextIds {
     /// The id remembered for `packed`, if any.
     #[inline]
     fn get(&self, packed: u64) -> Option<u32> {
-        let s = Self::slot(packed);
-        match (self.packed.get(s), self.ids.get(s)) {
-            (Some(&p), Some(&id)) if p == packed && id != ABSENT => Some(id),
+        match self.slots.get(Self::slot(packed)) {
+            Some(&(p, id)) if p == packed && id != ABSENT => Some(id),
             _ => None,
         }
     }
@@ -125,13 +124,10 @@ impl ShortTextIds {
     /// Remember `id` for `packed`, replacing whatever the slot held.
     #[inline]
     fn set(&mut self, packed: u64, id: u32) {
-        if self.ids.is_empty() {
-            self.packed = vec![0; SHORT_TEXT_SLOTS];
-            self.ids = vec![ABSENT; SHORT_TEXT_SLOTS];
+        if self.slots.is_empty() {
+            self.slots = vec![(0, ABSENT); SHORT_TEXT_SLOTS].into_boxed_slice();
         }
-        let s = Self::slot(packed);
-        self.packed[s] = packed;
-        self.ids[s] = id;
+        self.slots[Self::slot(packed)] = (packed, id);
     }
 }
 
@@ -150,8 +146,7 @@ impl GroupDict {
         self.hashes.capacity() * 8
             + self.keys.capacity() * std::mem::size_of::<Value>()
             + self.index.capacity() * 4
-            + self.short.packed.capacity() * 8
-            + self.short.ids.capacity() * 4
+            + std::mem::size_of_val(&*self.short.slots)
     }
 
     /// The id of the one-column text key whose [`ShortTextIds::pack`]ed bytes are
@@ -648,7 +643,7 @@ mod tests {
             .unwrap();
         m.set(b, 9);
         assert_eq!((m.get(a), m.get(b)), (None, Some(9)));
-        assert_eq!(m.packed.len(), SHORT_TEXT_SLOTS);
+        assert_eq!(m.slots.len(), SHORT_TEXT_SLOTS);
     }
 
     #[test]

@@ -70,6 +70,65 @@ pub struct GroupDict {
     hashes: Vec<u64>,
     keys: Vec<Value>,
     nkeys: usize,
+    /// Ids of short text keys already interned, for a key of one text column.
+    short: ShortTextIds,
+}
+
+/// Slots of a [`ShortTextIds`] memo (a power of two).
+const SHORT_TEXT_SLOTS: usize = 1024;
+
+/// A direct-mapped memo from a short text key (at most 7 bytes, [`ShortTextIds::pack`]ed
+/// into 64 bits) to the id its dictionary gave it, so that a key seen before costs one
+/// multiplication and one load instead of hashing its bytes, probing the dictionary's
+/// index and comparing the stored text. Slots are overwritten on collision; a slot holds
+/// the id of the key it names or nothing (`ABSENT`). Ids never change while the dictionary
+/// lives ([`GroupDict::compact`] builds a new dictionary, with an empty memo). Empty until
+/// the first key is remembered, then `SHORT_TEXT_SLOTS` entries (16 KiB).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ShortTextIds {
+    /// `(packed key, id)` per slot.
+    slots: Box<[(u64, u32)]>,
+}
+
+impl ShortTextIds {
+    /// `s` as 64 bits when it is at most 7 bytes long: its bytes little-endian, its length
+    /// in the top byte (so `"a"` and `"a\0"` differ). `None` for a longer string.
+    #[inline]
+    pub(crate) fn pack(s: &[u8]) -> Option<u64> {
+        if s.len() > 7 {
+            return None;
+        }
+        let mut v = (s.len() as u64) << 56;
+        for (k, &b) in s.iter().enumerate() {
+            v |= u64::from(b) << (8 * k);
+        }
+        Some(v)
+    }
+
+    /// The slot of `packed` (Fibonacci hashing: the top bits of a multiplication).
+    #[inline]
+    fn slot(packed: u64) -> usize {
+        (packed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SHORT_TEXT_SLOTS.trailing_zeros()))
+            as usize
+    }
+
+    /// The id remembered for `packed`, if any.
+    #[inline]
+    fn get(&self, packed: u64) -> Option<u32> {
+        match self.slots.get(Self::slot(packed)) {
+            Some(&(p, id)) if p == packed && id != ABSENT => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Remember `id` for `packed`, replacing whatever the slot held.
+    #[inline]
+    fn set(&mut self, packed: u64, id: u32) {
+        if self.slots.is_empty() {
+            self.slots = vec![(0, ABSENT); SHORT_TEXT_SLOTS].into_boxed_slice();
+        }
+        self.slots[Self::slot(packed)] = (packed, id);
+    }
 }
 
 impl GroupDict {
@@ -87,6 +146,23 @@ impl GroupDict {
         self.hashes.capacity() * 8
             + self.keys.capacity() * std::mem::size_of::<Value>()
             + self.index.capacity() * 4
+            + std::mem::size_of_val(&*self.short.slots)
+    }
+
+    /// The id of the one-column text key whose [`ShortTextIds::pack`]ed bytes are
+    /// `packed`, when [`GroupDict::remember_short_text`] recorded it (and no other key
+    /// took its memo slot since).
+    #[inline]
+    pub(crate) fn short_text_id(&self, packed: u64) -> Option<u32> {
+        self.short.get(packed)
+    }
+
+    /// Record that the one-column text key packed as `packed` has id `id` (an id this
+    /// dictionary gave that key).
+    #[inline]
+    pub(crate) fn remember_short_text(&mut self, packed: u64, id: u32) {
+        debug_assert_eq!(self.nkeys, 1, "a memo of one-column keys");
+        self.short.set(packed, id);
     }
 
     /// Number of ids handed out.
@@ -539,6 +615,36 @@ mod tests {
     use super::*;
     use crate::sql::AggFunc;
     use crate::types::DataType;
+
+    #[test]
+    fn short_text_memo_packs_length_and_bytes_and_forgets_on_collision() {
+        let pack = |s: &str| ShortTextIds::pack(s.as_bytes());
+        assert_eq!(pack(""), Some(0));
+        assert_eq!(pack("AB"), Some((2 << 56) | 0x4241));
+        assert_ne!(pack("A"), pack("A\0"));
+        assert_eq!(pack("1234567").map(|p| p >> 56), Some(7));
+        assert_eq!(pack("12345678"), None);
+        let mut m = ShortTextIds::default();
+        assert_eq!(
+            m.get(0),
+            None,
+            "an empty memo holds nothing, not even the empty key"
+        );
+        m.set(pack("ATL").unwrap(), 7);
+        m.set(pack("").unwrap(), 3);
+        assert_eq!(m.get(pack("ATL").unwrap()), Some(7));
+        assert_eq!(m.get(0), Some(3));
+        assert_eq!(m.get(pack("SFO").unwrap()), None);
+        // Two keys of one slot: the later replaces the earlier, which is then unknown.
+        let a = pack("ATL").unwrap();
+        let b = (1u64..)
+            .map(|x| a ^ x)
+            .find(|&b| ShortTextIds::slot(b) == ShortTextIds::slot(a))
+            .unwrap();
+        m.set(b, 9);
+        assert_eq!((m.get(a), m.get(b)), (None, Some(9)));
+        assert_eq!(m.slots.len(), SHORT_TEXT_SLOTS);
+    }
 
     #[test]
     fn ids_survive_compaction_and_tables_follow() {

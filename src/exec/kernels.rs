@@ -47,7 +47,7 @@ use arrow_array::{Array, PrimitiveArray};
 use compact_str::CompactString;
 
 use super::columns::ColumnView;
-use super::group::{GroupDict, KeyHasher};
+use super::group::{GroupDict, KeyHasher, ShortTextIds};
 use super::windowed::SharedWindows;
 use crate::agg::{canonical_f64, float_accum, group_eq, hash_value, nan_order, Acc, AggSpec};
 use crate::sql::{AggFunc, BinaryOp, Expr};
@@ -156,8 +156,21 @@ pub fn intern_keys(
         }
         return;
     }
+    // A key of one text column: short keys seen before are found in the dictionary's
+    // memo by their bytes, without hashing them or probing its index.
+    let text = match (keys, views.get(keys[0])) {
+        ([_], Some(ColumnView::Text(a))) => Some(*a),
+        _ => None,
+    };
     for &i in rows {
         let i = i as usize;
+        let packed = text
+            .filter(|a| a.is_valid(i))
+            .and_then(|a| ShortTextIds::pack(a.value(i).as_bytes()));
+        if let Some(gid) = packed.and_then(|p| dict.short_text_id(p)) {
+            out.push(gid);
+            continue;
+        }
         let mut h = hasher.start();
         for &c in keys {
             hash_cell(&views[c], i, &mut h);
@@ -172,6 +185,9 @@ pub fn intern_keys(
             },
             |keys_out| keys_out.extend(keys.iter().map(|&c| views[c].value(i))),
         );
+        if let Some(p) = packed {
+            dict.remember_short_text(p, gid);
+        }
         out.push(gid);
     }
 }
@@ -679,5 +695,63 @@ mod doc_examples {
         );
         assert_eq!(accs[0].evaluate(&spec).unwrap(), Value::Int4(4));
         assert_eq!(accs[1].evaluate(&spec).unwrap(), Value::Int4(-9));
+    }
+}
+
+#[cfg(test)]
+mod intern_tests {
+    use super::*;
+    use crate::exec::columns::ColumnBatchBuilder;
+    use crate::types::{DataType, Value};
+
+    /// Ids of one text key column, through the memo of short keys, are those the row
+    /// path gives: short, long (past the memo), empty and NULL keys, seen again in later
+    /// batches and after a compaction renumbered them.
+    #[test]
+    fn short_text_keys_get_the_row_paths_ids() {
+        let hasher = KeyHasher::new();
+        let keys = [
+            Value::Text("ATL".into()),
+            Value::Text("a-very-long-origin".into()),
+            Value::Null,
+            Value::Text("".into()),
+            Value::Text("ATL".into()),
+            Value::Text("ATL\0".into()),
+            Value::Text("SFO".into()),
+            Value::Text("a-very-long-origin".into()),
+            Value::Null,
+        ];
+        let mut b = ColumnBatchBuilder::new(&[DataType::Text], keys.len());
+        for k in &keys {
+            b.push_row(&mut [k.clone()], 0);
+        }
+        let batch = b.finish();
+        let views = batch.views();
+        let rows: Vec<u32> = (0..keys.len() as u32).collect();
+        let mut cols = GroupDict::new(1);
+        let mut gids = Vec::new();
+        // Twice: the second pass finds the short keys in the memo.
+        for _ in 0..2 {
+            intern_keys(&mut cols, &hasher, &views, &[0], &rows, &mut gids);
+            let mut by_row = GroupDict::new(1);
+            let expected: Vec<u32> = keys
+                .iter()
+                .map(|k| {
+                    by_row.intern(
+                        hasher.hash(std::slice::from_ref(k)),
+                        std::slice::from_ref(k),
+                    )
+                })
+                .collect();
+            assert_eq!(gids, expected);
+            assert_eq!(gids, [0, 1, 2, 3, 0, 4, 5, 1, 2]);
+            assert_eq!(cols.len(), 6);
+        }
+        // After a compaction keeping "SFO" and "ATL" (ids 5 and 0 become 1 and 0), the
+        // memo must not hand out the old ids.
+        cols.compact(&[0, 5]);
+        intern_keys(&mut cols, &hasher, &views, &[0], &[6, 0, 3], &mut gids);
+        assert_eq!(gids, [1, 0, 2]);
+        assert_eq!(cols.key(2), &[Value::Text("".into())]);
     }
 }

@@ -362,6 +362,12 @@ fn fold(spec: &mut Spec, batch: &Batch, rate: Option<f64>) -> Result<()> {
     }
     spec.held_bytes += held;
     if spec.held_bytes > HELD_BYTES_MAX || state > STATE_BYTES_MAX {
+        tracing::debug!(
+            batches = spec.next + 1,
+            held_bytes = spec.held_bytes,
+            state_bytes = state,
+            "a COPY's speculative fold stops at its bounds"
+        );
         spec.stopped = true;
     }
     Ok(())
@@ -401,6 +407,14 @@ async fn swap_in(stream: &Arc<Stream>, spec: Spec) -> Covered {
             covered.plans.push(id);
         }
     }
+    tracing::debug!(
+        stream = %stream.name,
+        batches = covered.upto,
+        held_bytes = spec.held_bytes,
+        queries = covered.queries.len(),
+        plans = covered.plans.len(),
+        "a COPY's speculative fold was swapped in"
+    );
     covered
 }
 

@@ -290,3 +290,32 @@ async fn finish_part(feeder: &Client) -> u64 {
     let n = common::rows(feeder, "SELECT tuples FROM tcq_streams WHERE name = 's'").await;
     n[0][0].parse().unwrap()
 }
+
+/// The setting is on by default, takes Booleans only (22023 otherwise), and RESET restores
+/// it.
+#[tokio::test]
+async fn the_setting_is_a_boolean_on_by_default() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    assert_eq!(
+        common::rows(&c, "SHOW tcq.speculative_copy").await,
+        vec![vec!["on".to_string()]]
+    );
+    let err = c
+        .batch_execute("SET tcq.speculative_copy = maybe")
+        .await
+        .unwrap_err();
+    assert_eq!(common::sqlstate(&err), "22023", "{err}");
+    c.batch_execute("SET tcq.speculative_copy = off")
+        .await
+        .unwrap();
+    assert_eq!(
+        common::rows(&c, "SHOW tcq.speculative_copy").await,
+        vec![vec!["off".to_string()]]
+    );
+    c.batch_execute("RESET tcq.speculative_copy").await.unwrap();
+    assert_eq!(
+        common::rows(&c, "SHOW tcq.speculative_copy").await,
+        vec![vec!["on".to_string()]]
+    );
+}

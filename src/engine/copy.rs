@@ -694,7 +694,7 @@ impl CopyIn {
         let refused = self.memory.resize(self.staged_bytes).is_err();
         if refused || self.staged_bytes > self.staging_memory {
             if let Some(spec) = &mut self.spec {
-                spec.stop();
+                spec.abandon();
             }
             self.spill_staged()?;
         }

@@ -12,8 +12,8 @@
 //! every batch runs as it would have. A COPY that fails drops its speculation (an abort
 //! message, or the next real message), so nothing it folded is ever seen.
 //!
-//! The offer never waits: a full queue, a spill to disk, or a batch with columns that are
-//! not Arrow arrays ends the offers of that COPY. The fold stops (keeping what it covered)
+//! The offer never waits: a full queue or a batch with columns that are not Arrow arrays
+//! ends the offers of that COPY; a spill to disk also drops what was folded. The fold stops (keeping what it covered)
 //! once the held events pass [`HELD_BYTES_MAX`] or a copy's state passes
 //! [`STATE_BYTES_MAX`]; a query or plan whose state is over [`CLONE_BYTES_MAX`] when the
 //! speculation starts is not copied and runs every batch at commit.
@@ -107,9 +107,20 @@ impl SpecSender {
         }
     }
 
-    /// Offer nothing more (the staged batches went to a spill file, or the COPY ends).
-    pub(crate) fn stop(&mut self) {
+    /// Offer nothing more (the queue is full, or a batch is not all Arrow arrays).
+    fn stop(&mut self) {
         self.stopped = true;
+    }
+
+    /// Offer nothing more and drop what was folded: the staged batches go to a spill file,
+    /// so the batches still queued must not keep their buffers alive while the stream's
+    /// thread folds them for nothing (it skips them once the speculation is dropped).
+    pub(crate) fn abandon(&mut self) {
+        if self.sent > 0 {
+            let _ = self.stream.spec_tx.try_send(SpecMsg::Abort(self.copy));
+        }
+        self.stopped = true;
+        self.sent = 0;
     }
 
     /// The tag of staged batch `i` at commit.

@@ -85,7 +85,14 @@ async fn copy(c: &Client, data: &str) -> Result<u64, tokio_postgres::Error> {
 /// that returns its lines once the stream is dropped; and the feeder connection, with
 /// `tcq.speculative_copy` set to `speculate`.
 async fn setup(speculate: bool) -> (u16, Client, Vec<tokio::task::JoinHandle<Vec<String>>>) {
-    let port = common::start_server();
+    setup_on(common::start_server(), speculate).await
+}
+
+/// [`setup`] on the server at `port`.
+async fn setup_on(
+    port: u16,
+    speculate: bool,
+) -> (u16, Client, Vec<tokio::task::JoinHandle<Vec<String>>>) {
     let feeder = common::connect(port).await;
     feeder.batch_execute(STREAM).await.unwrap();
     let on = if speculate { "on" } else { "off" };
@@ -318,4 +325,27 @@ async fn the_setting_is_a_boolean_on_by_default() {
         common::rows(&c, "SHOW tcq.speculative_copy").await,
         vec![vec!["on".to_string()]]
     );
+}
+
+/// A COPY that moves its staged batches to a spill file part way (staging threshold
+/// 2 MiB) drops what was folded and gives exactly its rows.
+#[tokio::test]
+async fn a_copy_that_spills_gives_exactly_its_rows() {
+    let dir = common::data_dir();
+    let config = tcq::engine::Config {
+        limits: tcq::engine::Limits {
+            statement_staging_memory_bytes: 2 << 20,
+            ..tcq::engine::Limits::default()
+        },
+    };
+    let port = common::start_server_on(config, dir.path());
+    let (_, feeder, readers) = setup_on(port, true).await;
+    assert_eq!(copy(&feeder, &csv(0, 200_000)).await.unwrap(), 200_000);
+    let run = finish(&feeder, "2001-01-03 08:00:00", readers).await;
+    let rows: Vec<(u64, i64)> = (0..200_000).map(|i| (i, value(i))).collect();
+    let expected = hourly(&rows);
+    assert_eq!(run[0], expected, "alone");
+    assert_eq!(run[1], expected, "shared");
+    assert_eq!(run[4], expected[..5].to_vec(), "LIMIT 5");
+    assert_eq!(run[5].len(), rows.iter().filter(|r| r.1 == 7).count());
 }

@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
 use super::fanout::JoinFeeds;
 use super::registry::{BackfillProgress, QueryRegistry, RunningQuery};
+use super::speculate::{SpecMsg, SpecTag, Speculator, SPEC_QUEUE};
 use super::{Engine, Limits};
 use crate::error::{Error, Result};
 use crate::exec::{Batch, Event, QueryExec, RowBatch};
@@ -72,6 +73,9 @@ pub(crate) struct Stream {
     /// `WITH (retention = ...)` of an archived stream, microseconds (`None`: keep all).
     pub(crate) retention_us: Mutex<Option<i64>>,
     tx: mpsc::Sender<IngestMsg>,
+    /// A COPY's staged batches, sent while it is open for the speculative fold (see
+    /// `speculate`); never waited on.
+    pub(crate) spec_tx: mpsc::Sender<SpecMsg>,
     budget: Arc<Semaphore>,
     /// Held by a statement that queues several batches, so no other statement's batches
     /// fall between them.
@@ -82,7 +86,8 @@ pub(crate) struct Stream {
 
 /// What a stream's ingest task consumes, in order.
 enum IngestMsg {
-    Batch(Batch, OwnedSemaphorePermit),
+    /// A batch; a COPY's batches carry their place in it (see `speculate`).
+    Batch(Batch, OwnedSemaphorePermit, Option<SpecTag>),
     Heartbeat(i64),
     Attach(Arc<RunningQuery>, Option<Backfill>),
     /// Join a shared plan with this key (or start one); the result goes back to the
@@ -144,6 +149,7 @@ impl Stream {
         archive: Option<Arc<super::archive::StreamArchive>>,
     ) -> Arc<Stream> {
         let (tx, rx) = mpsc::channel(64);
+        let (spec_tx, spec_rx) = mpsc::channel(SPEC_QUEUE);
         let stream = Arc::new(Stream {
             name,
             oid,
@@ -160,6 +166,7 @@ impl Stream {
             archive,
             retention_us: Mutex::new(None),
             tx,
+            spec_tx,
             budget: Arc::new(Semaphore::new(INGEST_BUDGET_KIB)),
             enqueue_order: tokio::sync::Mutex::new(()),
             source: Mutex::new(None),
@@ -168,7 +175,7 @@ impl Stream {
         // worker that wakes a subscriber's connection task runs that task next on the same
         // core (tokio's LIFO slot), so the executor and the encoding of its rows would take
         // turns on one core while the other idles.
-        let rx = Arc::new(Mutex::new(Some(rx)));
+        let rx = Arc::new(Mutex::new(Some((rx, spec_rx))));
         let (handle, task, queue) = (
             tokio::runtime::Handle::current(),
             stream.clone(),
@@ -178,8 +185,8 @@ impl Stream {
             .name("tcq-stream".into())
             .stack_size(super::THREAD_STACK_BYTES)
             .spawn(move || {
-                if let Some(rx) = queue.lock().take() {
-                    handle.block_on(ingest_task(task, rx));
+                if let Some((rx, spec_rx)) = queue.lock().take() {
+                    handle.block_on(ingest_task(task, rx, spec_rx));
                 }
             });
         if let Err(e) = spawned {
@@ -187,8 +194,8 @@ impl Stream {
                 "no thread for stream {}: {e}; its queries run on the async workers",
                 stream.name
             );
-            if let Some(rx) = rx.lock().take() {
-                tokio::spawn(ingest_task(stream.clone(), rx));
+            if let Some((rx, spec_rx)) = rx.lock().take() {
+                tokio::spawn(ingest_task(stream.clone(), rx, spec_rx));
             }
         }
         stream
@@ -672,6 +679,17 @@ impl Catalog {
     /// Queue one batch; the caller holds `stream.enqueue_order` (a statement queueing
     /// several batches holds it across all of them).
     pub(crate) async fn send_batch(&self, stream: &Arc<Stream>, batch: Batch) -> Result<()> {
+        self.send_batch_tagged(stream, batch, None).await
+    }
+
+    /// [`Catalog::send_batch`] for batch `tag.seq` of a COPY (`None`: not a COPY's batch,
+    /// or one the COPY did not offer for speculation).
+    pub(crate) async fn send_batch_tagged(
+        &self,
+        stream: &Arc<Stream>,
+        batch: Batch,
+        tag: Option<SpecTag>,
+    ) -> Result<()> {
         if stream.dropped.load(Ordering::Acquire) {
             return Err(Error::UndefinedTable(stream.name.clone()));
         }
@@ -694,7 +712,7 @@ impl Catalog {
             }
         }
         stream.joins.forward_batch(&batch).await;
-        stream.send(IngestMsg::Batch(batch, permit)).await
+        stream.send(IngestMsg::Batch(batch, permit, tag)).await
     }
 
     /// Move `stream`'s time to `t_us` without tuples (tcq_advance, the server clock).
@@ -810,13 +828,37 @@ impl StatementLog {
 }
 
 /// A stream's ingest task: consumes its queue in order until the stream is dropped.
-async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
+/// The queue of statements comes first; a COPY's speculative batches are folded only while
+/// it is empty.
+async fn ingest_task(
+    stream: Arc<Stream>,
+    mut rx: mpsc::Receiver<IngestMsg>,
+    mut spec_rx: mpsc::Receiver<SpecMsg>,
+) {
     let mut step = super::step::StepSize::default();
     // The latest heartbeat passed on so far: the archive keeps tuples, not heartbeats.
     let mut heartbeat_us: Option<i64> = None;
-    while let Some(msg) = rx.recv().await {
+    let mut spec = Speculator::default();
+    loop {
+        let msg = tokio::select! {
+            biased;
+            msg = rx.recv() => match msg {
+                Some(msg) => msg,
+                None => return,
+            },
+            Some(s) = spec_rx.recv() => {
+                spec.offered(&stream, s);
+                continue;
+            }
+        };
+        // Any message that moves a query's state makes a speculation stale.
+        match &msg {
+            IngestMsg::Batch(..) | IngestMsg::Attach(..) | IngestMsg::Barrier(_) => {}
+            _ => spec.invalidate(),
+        }
         match msg {
-            IngestMsg::Batch(batch, _permit) => {
+            IngestMsg::Batch(batch, _permit, tag) => {
+                let skip = spec.committed(&stream, tag).await;
                 // A plan made before the stream had a rate is re-planned for the observed
                 // one if it has not consumed anything yet (exact, once per plan).
                 let rate = stream.observed_rate_per_sec();
@@ -830,7 +872,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                     };
                     // The time the queries' steps took, without waiting for their readers.
                     let mut busy = std::time::Duration::ZERO;
-                    run_queries(&stream, |exec, out| {
+                    run_queries(&stream, &skip.queries, |exec, out| {
                         let started = std::time::Instant::now();
                         if let Some(r) = rate {
                             exec.replan_unstarted(r)?;
@@ -840,7 +882,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                         result
                     })
                     .await;
-                    run_plans(&stream, |agg, execs, outs| {
+                    run_plans(&stream, &skip.plans, |agg, execs, outs| {
                         let started = std::time::Instant::now();
                         if let Some(r) = rate {
                             agg.replan_unstarted(r, execs)?;
@@ -855,6 +897,7 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
                 }
             }
             IngestMsg::Attach(q, Some(b)) => {
+                spec.invalidate();
                 let archive = stream
                     .archive
                     .clone()
@@ -879,8 +922,11 @@ async fn ingest_task(stream: Arc<Stream>, mut rx: mpsc::Receiver<IngestMsg>) {
             }
             IngestMsg::Heartbeat(t_us) => {
                 heartbeat_us = Some(heartbeat_us.map_or(t_us, |h| h.max(t_us)));
-                run_queries(&stream, |exec, out| exec.heartbeat(t_us, out)).await;
-                run_plans(&stream, |agg, execs, outs| agg.heartbeat(t_us, execs, outs)).await
+                run_queries(&stream, &[], |exec, out| exec.heartbeat(t_us, out)).await;
+                run_plans(&stream, &[], |agg, execs, outs| {
+                    agg.heartbeat(t_us, execs, outs)
+                })
+                .await
             }
             IngestMsg::Attach(q, None) => {
                 // A new query may cost far more a tuple than those the step size was
@@ -975,13 +1021,16 @@ async fn replay(
 
 /// Run every query of `stream` one step and queue what each emits. Waits on a reader only
 /// while it keeps reading (see `outq::deliver`).
+///
+/// `skip`: ids of queries not to run (their speculative fold covered this batch).
 async fn run_queries(
     stream: &Arc<Stream>,
+    skip: &[u64],
     mut step: impl FnMut(&mut QueryExec, &mut Vec<Event>) -> Result<()>,
 ) {
     let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
     for q in queries {
-        if q.is_closed() {
+        if q.is_closed() || skip.contains(&q.id) {
             continue;
         }
         if !run_query(stream, &q, &mut step).await {
@@ -999,9 +1048,10 @@ type PlanStep<'a> = dyn FnMut(
     + 'a;
 
 /// Run every shared plan of `stream` one step, queue each member's events, and remove the
-/// members that ended (their nodes are pruned).
+/// members that ended (their nodes are pruned). `skip`: ids of plans not to run.
 async fn run_plans(
     stream: &Arc<Stream>,
+    skip: &[u64],
     mut step: impl FnMut(
         &mut crate::exec::shared::SharedAgg,
         &mut [&mut QueryExec],
@@ -1009,7 +1059,7 @@ async fn run_plans(
     ) -> Result<()>,
 ) {
     let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
-    for p in plans {
+    for p in plans.into_iter().filter(|p| !skip.contains(&p.id)) {
         let step: &mut PlanStep = &mut step;
         let (queries, outs, result, done, errors) = {
             let mut st = p.state.lock();
@@ -1055,26 +1105,40 @@ async fn run_plans(
                 .collect();
             (queries, outs, result, done, errors)
         };
-        let mut ended = Vec::new();
-        for (((q, out), done), error) in queries.iter().zip(outs).zip(done).zip(errors) {
-            let mut ok = q.deliver(out, stream.output_stall).await;
-            if let Err(e) = &result {
-                q.fail(e.clone());
-                ok = false;
-            }
-            if let Some(e) = error {
-                // This member's own finalisation failed: it ends alone (see exec::shared).
-                q.fail(e);
-                ok = false;
-            }
-            if !ok || done || q.is_closed() {
-                q.close();
-                ended.push(q.id);
-            }
+        deliver_plan(stream, &queries, outs, result, done, errors).await;
+    }
+}
+
+/// Queue each member's events of a plan's step (`outs[i]` for `queries[i]`) and end the
+/// members that failed (`result`: the plan's error, which ends all; `errors[i]`: the
+/// member's own) or are done (`done[i]`); ended members leave the plan.
+pub(super) async fn deliver_plan(
+    stream: &Stream,
+    queries: &[Arc<RunningQuery>],
+    outs: Vec<Vec<Event>>,
+    result: Result<()>,
+    done: Vec<bool>,
+    errors: Vec<Option<Error>>,
+) {
+    let mut ended = Vec::new();
+    for (((q, out), done), error) in queries.iter().zip(outs).zip(done).zip(errors) {
+        let mut ok = q.deliver(out, stream.output_stall).await;
+        if let Err(e) = &result {
+            q.fail(e.clone());
+            ok = false;
         }
-        for id in ended {
-            leave_plans(stream, id);
+        if let Some(e) = error {
+            // This member's own finalisation failed: it ends alone (see exec::shared).
+            q.fail(e);
+            ok = false;
         }
+        if !ok || done || q.is_closed() {
+            q.close();
+            ended.push(q.id);
+        }
+    }
+    for id in ended {
+        leave_plans(stream, id);
     }
 }
 
@@ -1108,15 +1172,27 @@ async fn run_query(
             });
             (r, exec.is_done())
         };
-        let mut ok = q.deliver(out, stream.output_stall).await;
-        if let Err(e) = result {
-            q.fail(e);
-            ok = false;
-        }
-        if !ok || done {
-            q.close();
-            return false;
-        }
+        deliver_query(stream, q, out, result, done).await
+    }
+}
+
+/// Queue the events `out` of query `q`'s step and end it when the step failed (`result`),
+/// its reader fell behind, or it is `done`; false when it has ended and is closed.
+pub(super) async fn deliver_query(
+    stream: &Stream,
+    q: &Arc<RunningQuery>,
+    out: Vec<Event>,
+    result: Result<()>,
+    done: bool,
+) -> bool {
+    let mut ok = q.deliver(out, stream.output_stall).await;
+    if let Err(e) = result {
+        q.fail(e);
+        ok = false;
+    }
+    if !ok || done {
+        q.close();
+        return false;
     }
     true
 }

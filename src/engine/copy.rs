@@ -73,6 +73,9 @@ pub struct CopyIn {
     pub(crate) multiline_rows: Vec<(u64, u64)>,
     /// The chunk of plain lines being parsed on a blocking thread (see `copy_pipeline`).
     pub(super) pipeline: super::copy_pipeline::PlainPipeline,
+    /// Offers the staged batches to the stream's queries for a speculative fold (see
+    /// `speculate`); `None`: no speculation (a table, LIVE, off for the session).
+    pub(super) spec: Option<super::speculate::SpecSender>,
 }
 
 /// Where a field's text is: NULL, a slice of the record, or a slice of the scratch buffer
@@ -128,6 +131,15 @@ impl CopyIn {
             first_data_line: 1,
             multiline_rows: Vec::new(),
             pipeline: Default::default(),
+            spec: None,
+        }
+    }
+
+    /// Let the stream's queries fold the staged batches while the COPY is open
+    /// (`tcq.speculative_copy`); a COPY into a table or a LIVE one is not speculated.
+    pub(crate) fn speculate(&mut self) {
+        if let (CopyDest::Stream(s), false) = (&self.rel.dest, self.options.live) {
+            self.spec = super::speculate::SpecSender::new(s);
         }
     }
 
@@ -290,14 +302,21 @@ impl CopyIn {
                     catalog.send_batch(&stream, b).await?;
                 }
             }
-            for mut b in std::mem::take(&mut self.staged) {
+            // Batches staged in memory carry their place for a speculative fold, unless
+            // some went to the spill file (then none was offered past it).
+            let spec = self.spec.as_ref().filter(|_| self.spill.is_none());
+            for (i, mut b) in std::mem::take(&mut self.staged).into_iter().enumerate() {
                 if let Some(now) = now {
                     b.times = vec![now; b.len()].into();
                 }
                 n += b.len() as u64;
                 let b = Batch::Columns(b);
                 log.append(&stream, &b)?;
-                catalog.send_batch(&stream, b).await?;
+                let tag = spec.map(|s| s.tag(i));
+                catalog.send_batch_tagged(&stream, b, tag).await?;
+            }
+            if let Some(spec) = self.spec.take() {
+                spec.commit();
             }
             log.commit(&stream).await?
         };
@@ -674,7 +693,13 @@ impl CopyIn {
         }
         let refused = self.memory.resize(self.staged_bytes).is_err();
         if refused || self.staged_bytes > self.staging_memory {
+            if let Some(spec) = &mut self.spec {
+                spec.abandon();
+            }
             self.spill_staged()?;
+        }
+        if let (Some(spec), None) = (&mut self.spec, &self.spill) {
+            spec.offer(&self.staged);
         }
         Ok(())
     }

@@ -57,6 +57,7 @@ mod setting_values;
 mod settings;
 mod sinks;
 mod sources;
+mod speculate;
 mod spill;
 mod staging;
 mod step;

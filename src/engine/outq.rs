@@ -119,10 +119,17 @@ pub(crate) fn output_queue(
 /// Approximate heap bytes an event holds (values inline, text beyond its inline size).
 pub(crate) fn event_bytes(ev: &Result<Event>) -> usize {
     match ev {
-        Ok(Event::Rows(rows)) => rows_bytes(rows),
-        Ok(Event::Block(b)) => b.heap_bytes(),
-        Ok(Event::Notice(s)) => s.len(),
+        Ok(ev) => event_heap_bytes(ev),
         Err(_) => 64,
+    }
+}
+
+/// Approximate heap bytes of one event (values inline, text beyond its inline size).
+pub(crate) fn event_heap_bytes(ev: &Event) -> usize {
+    match ev {
+        Event::Rows(rows) => rows_bytes(rows),
+        Event::Block(b) => b.heap_bytes(),
+        Event::Notice(s) => s.len(),
     }
 }
 

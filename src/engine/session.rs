@@ -15,7 +15,7 @@ use super::copy_fields::CopyRel;
 use super::persist::{new_stream, save_catalog};
 use super::settings::{
     display_name, known_setting, parse_bool_setting, parse_overflow, parse_timeout_ms, setting_on,
-    show_ms, DEFAULT_SETTINGS, OTHER_SETTINGS, OVERFLOW_SETTING, SHARE_SETTING,
+    show_ms, DEFAULT_SETTINGS, OTHER_SETTINGS, OVERFLOW_SETTING, SHARE_SETTING, SPECULATE_SETTING,
 };
 use super::Notice;
 use super::{Engine, Outcome, Overflow, Subscription};
@@ -279,9 +279,14 @@ impl Session {
     /// Whether this session's queries join cross-query shared plans
     /// (`tcq.share_across_queries`).
     fn share(&self) -> bool {
+        self.bool_setting(SHARE_SETTING)
+    }
+
+    /// A Boolean setting of this session (both tcq's are on by default).
+    fn bool_setting(&self, name: &str) -> bool {
         self.settings
-            .get(SHARE_SETTING)
-            .and_then(|v| parse_bool_setting(SHARE_SETTING, v).ok())
+            .get(name)
+            .and_then(|v| parse_bool_setting(name, v).ok())
             .unwrap_or(true)
     }
 
@@ -386,9 +391,9 @@ impl Session {
             ("statement_timeout", Some(v)) => Some(show_ms(parse_timeout_ms(&v)?)),
             (_, value) => value,
         };
-        if name == SHARE_SETTING {
+        if name == SHARE_SETTING || name == SPECULATE_SETTING {
             if let Some(v) = &value {
-                parse_bool_setting(SHARE_SETTING, v)?;
+                parse_bool_setting(&name, v)?;
             }
         }
         let tag = if value.is_some() { "SET" } else { "RESET" };
@@ -902,12 +907,11 @@ impl Session {
         } else {
             CopyRel::stream(self.engine.catalog.stream(&c.stream)?)
         };
-        Ok(Outcome::CopyIn(CopyIn::new(
-            self.engine.clone(),
-            rel,
-            c.target_columns,
-            c.options,
-        )))
+        let mut copy = CopyIn::new(self.engine.clone(), rel, c.target_columns, c.options);
+        if self.bool_setting(SPECULATE_SETTING) {
+            copy.speculate();
+        }
+        Ok(Outcome::CopyIn(copy))
     }
 
     /// BEGIN, COMMIT or ROLLBACK; a COMMIT of a block also drops the streams its DROP

@@ -31,6 +31,7 @@ pub(crate) const DEFAULT_SETTINGS: &[(&str, &str)] = &[
     ("default_table_access_method", "heap"),
     ("tcq.output_overflow", "error"),
     ("tcq.share_across_queries", "on"),
+    ("tcq.speculative_copy", "on"),
 ];
 
 /// Further PostgreSQL parameters that drivers, ORMs and tools SET (at start-up, on a pool's
@@ -201,6 +202,10 @@ pub(crate) fn parse_overflow(v: &str) -> Result<Overflow> {
 /// The session setting that lets this session's continuous aggregate queries join the
 /// cross-query shared plans of their stream (`on`, the default) or run alone (`off`).
 pub(crate) const SHARE_SETTING: &str = "tcq.share_across_queries";
+
+/// The session setting that lets the stream's queries fold a COPY's rows while it is
+/// still arriving, all or nothing still (`on`, the default), or only at CopyDone (`off`).
+pub(crate) const SPECULATE_SETTING: &str = "tcq.speculative_copy";
 
 pub(crate) fn parse_bool_setting(name: &str, v: &str) -> Result<bool> {
     match v.trim_matches('\'').to_ascii_lowercase().as_str() {

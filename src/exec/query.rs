@@ -116,6 +116,7 @@ pub(crate) struct StateSummary {
     pub(crate) state_bytes: usize,
 }
 
+#[derive(Clone)]
 enum Mode {
     Pass,
     Agg(AggMode),
@@ -126,6 +127,7 @@ enum Mode {
 }
 
 /// What a member of a shared plan keeps: where its aggregates sit among the plan's.
+#[derive(Clone)]
 struct MemberMode {
     /// `spec_map[j]`: the plan's aggregate state that computes this query's call `j`.
     spec_map: Vec<usize>,
@@ -137,6 +139,7 @@ struct MemberMode {
     rollup: Option<Vec<usize>>,
 }
 
+#[derive(Clone)]
 struct AggMode {
     windows: SharedWindows,
     group_by: Vec<Expr>,
@@ -153,6 +156,7 @@ struct AggMode {
     bufs: Box<RunBuffers>,
 }
 
+#[derive(Clone)]
 struct LiveMode {
     windows: SharedWindows,
     buffers: Vec<VecDeque<(i64, Vec<Value>)>>,
@@ -160,6 +164,7 @@ struct LiveMode {
 }
 
 /// A registered continuous query's executor. Knows nothing of sockets or channels.
+#[derive(Clone)]
 pub struct QueryExec {
     query: Query,
     params: Vec<Value>,

@@ -156,6 +156,7 @@ pub(crate) struct NodeInfo {
 }
 
 /// A cross-query shared plan and the state it runs (see the module docs for the rules).
+#[derive(Clone)]
 pub struct SharedAgg {
     windows: SharedWindows,
     sharing: Sharing,

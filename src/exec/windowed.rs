@@ -111,6 +111,7 @@ pub(crate) enum Step {
 }
 
 /// An instance of a user-visible window that has closed and is ready to emit.
+#[derive(Clone)]
 pub(crate) struct ClosedInstance {
     /// Indices of the user windows (in the query's window list) this instance belongs to.
     pub(crate) user_windows: UserWindows,
@@ -127,7 +128,7 @@ pub(crate) struct ClosedInstance {
 /// An open instance's partial states: its own, or the closed parent instance it started
 /// from, shared until something else is merged or folded into it (see the module's
 /// "copy on write").
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Instance {
     Own(GroupTable),
     Shared(Arc<GroupTable>),
@@ -182,6 +183,7 @@ pub(crate) struct Skipped {
     pub(crate) to_us: i64,
 }
 
+#[derive(Clone)]
 struct Node {
     window: Window,
     parent: Option<usize>,
@@ -275,6 +277,7 @@ pub struct ExecLimits {
 }
 
 /// The running state of a query's windows.
+#[derive(Clone)]
 pub(crate) struct SharedWindows {
     nodes: Vec<Node>,
     specs: Vec<AggSpec>,

@@ -66,6 +66,7 @@ mod sources_kafka_group;
 mod sources_kafka_sasl;
 mod sources_mqtt;
 mod sources_nats;
+mod speculative_copy;
 mod startup_errors;
 mod stream_table_joins;
 mod table_join_differential;

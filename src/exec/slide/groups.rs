@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::exec::group::{GidIndex, GroupTable};
 
 /// Per-group Two-Stacks queues of one node (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct GroupQueues {
     index: GidIndex,
     gids: Vec<u32>,

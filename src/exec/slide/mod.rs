@@ -37,7 +37,7 @@ use crate::error::Result;
 use crate::wcg::Slider;
 
 /// The sliding aggregator of one plan node (see the module docs).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Slide {
     /// Per-group Two-Stacks.
     TwoStacks(GroupQueues),

@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::exec::group::{merge_state, GroupTable};
 
 /// Running totals over a FIFO of partial tables (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Totals {
     /// The queued partials, oldest first, with their parent instance index.
     queue: VecDeque<(i64, Arc<GroupTable>)>,

@@ -381,7 +381,8 @@ def main():
         nrows = sum(1 for _ in f) - 1
     print(f"data: {CSV}, {nrows:,} rows; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f}")
-    tmpdir = os.path.join(CACHE, "out")
+    # A directory of this run's own: two runs at once must not write one output file.
+    tmpdir = os.path.join(CACHE, f"out-{os.getpid()}")
     os.makedirs(tmpdir, exist_ok=True)
     header = "| query | tcq tuples/s | rows | checksum | tcqd VmHWM | tcqd CPU s |"
     duck_cols = ["mem 1t", "mem 2t", "csv 1t", "csv 2t"]
@@ -421,6 +422,7 @@ def main():
             else:
                 cells += ["-"] * (len(duck_cols) + 2)
         print("| " + " | ".join(cells) + " |", flush=True)
+    shutil.rmtree(tmpdir, ignore_errors=True)
     if not ok:
         sys.exit("bench: results disagree (see the marked cells)")
 

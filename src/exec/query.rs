@@ -1058,20 +1058,25 @@ impl QueryExec {
         let Mode::Agg(a) = &mut self.mode else {
             return Ok(());
         };
-        let mut left = a.windows.skip_quiet_events(now_us);
+        let events = a.windows.skip_quiet_events(now_us);
         let step_us = closed.first().map_or(0, |c| c.window.slide_us);
-        while left > 0 && !self.done {
-            let n = self.repeat_event(left, step_us, out);
+        // Events emitted so far, and the one whose bounds `closed` holds (0: its own).
+        let (mut at, mut shifted) = (0u64, 0u64);
+        while at < events && !self.done {
+            let n = self.repeat_event(events - at, step_us, out);
             if n > 0 {
-                left -= n;
+                at += n;
                 continue;
             }
+            let by = i64::try_from(at + 1 - shifted).unwrap_or(i64::MAX);
             for c in closed.iter_mut() {
-                c.lower_us = c.lower_us.saturating_add(c.window.slide_us);
-                c.upper_us = c.upper_us.saturating_add(c.window.slide_us);
+                let d = by.saturating_mul(c.window.slide_us);
+                c.lower_us = c.lower_us.saturating_add(d);
+                c.upper_us = c.upper_us.saturating_add(d);
             }
+            shifted = at + 1;
             self.own_event(closed, out)?;
-            left -= 1;
+            at += 1;
         }
         Ok(())
     }

@@ -1162,7 +1162,10 @@ impl SharedAgg {
         let (mut at, mut shifted) = (0u64, 0u64);
         while at < events {
             for i in 0..done.len() {
-                if done[i] != at || self.members[i].failed {
+                if self.members[i].failed {
+                    done[i] = events;
+                }
+                if done[i] != at {
                     continue;
                 }
                 let n = members[i].repeat_event(events - at, step_us, &mut outs[i]);

@@ -672,7 +672,7 @@ impl QueryExec {
     /// wtime and wstart stepping by `step_us`. The block takes as many events as it would
     /// one by one, and LIMIT counts them the same. Returns the events emitted (all of
     /// them once the query is done); 0 when the next must be computed in full.
-    pub(crate) fn repeat_event(&mut self, events: u64, step_us: i64, out: &mut Vec<Event>) -> u64 {
+    pub(crate) fn repeat_event(&mut self, events: u64, step_us: i64, out: &mut [Event]) -> u64 {
         if self.done {
             return events;
         }

@@ -1596,3 +1596,27 @@ async fn quiet_runs_under_slack_and_across_an_advanced_empty_stretch() {
     .await
     .expect("test timed out");
 }
+
+/// psycopg: COPY TO and a plain SELECT read the same quiet-run query at once, each every
+/// slide event's row exactly. Skipped, with a message, when python3 or psycopg is missing.
+#[test]
+fn psycopg_copy_and_select_read_quiet_runs_exactly() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/quiet_runs.py");
+    let Some(stdout) = common::run_python(&script, "psycopg") else {
+        return;
+    };
+    let want = minute_lines(QUIET, 60..=200, |_| true);
+    let printed: Vec<(&str, &str)> = stdout
+        .lines()
+        .map(|l| l.split_once(' ').unwrap_or((l, "")))
+        .collect();
+    assert_eq!(
+        printed.iter().map(|p| p.0).collect::<Vec<_>>(),
+        ["copy", "select", "done"]
+    );
+    for (label, json) in &printed[..2] {
+        let lines: Vec<String> = serde_json::from_str(json).expect("JSON lines");
+        assert_eq!(lines, want, "{label}");
+    }
+}

@@ -290,6 +290,17 @@ impl Window {
             up.slide_us as i128,
         ))
     }
+
+    /// The last instance `m` of `self` whose first covering instance of `up`
+    /// ([`Window::first_covering_index`]) is at most `j`: instances up to it close without
+    /// evicting `up`'s instance `j` from a sliding aggregator. Saturated to the `i64` range.
+    pub(crate) fn last_index_covered_from(&self, j: i64, up: &Window) -> i64 {
+        // floor((m s + o - o') / s') <= j  <=>  m s <= (j + 1) s' + o' - o - 1.
+        let bound = (j as i128 + 1) * up.slide_us as i128 + up.offset_us() as i128
+            - self.offset_us() as i128
+            - 1;
+        saturate(floor_div(bound, self.slide_us as i128))
+    }
 }
 
 /// Greatest common divisor (Euclid); `gcd(0, x) = x`.
@@ -374,6 +385,23 @@ impl fmt::Display for Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_index_covered_from_is_the_last_instance_that_keeps_a_partial() {
+        for (r, s, o) in [(10, 2, 0), (7, 1, 3), (12, 4, 5), (9, 3, 1)] {
+            let w = Window::new(r, s, Start::At(o)).unwrap();
+            for up in [
+                Window::new(s, s, Start::At(o)).unwrap(),
+                Window::new(1, 1, Start::Epoch).unwrap(),
+            ] {
+                for j in -20..20 {
+                    let m = w.last_index_covered_from(j, &up);
+                    assert!(w.first_covering_index(m, &up) <= j, "{w} {up} {j}");
+                    assert!(w.first_covering_index(m + 1, &up) > j, "{w} {up} {j}");
+                }
+            }
+        }
+    }
 
     fn w(r: i64, s: i64, o: i64) -> Window {
         Window::new(r, s, Start::At(o)).unwrap()

@@ -356,6 +356,56 @@ impl RowBlock {
         }
     }
 
+    /// Append `n` copies of the last row, column `c` of the `k`-th copy advanced by
+    /// `k * shift(c)` microseconds (a timestamp column; 0: the same value): the rows of `n`
+    /// slide events that repeat the last one-row event with their window bounds moved.
+    /// O(columns): the copies join the last stored row's run, and a moving column must be
+    /// a step of that shift already (or the block's one row, which becomes its first).
+    /// Returns false, appending nothing, when the block cannot hold them so (no row, a
+    /// stored column that moves, another step, past the timestamp range or `u32` rows).
+    pub(crate) fn repeat_last(&mut self, n: usize, shift: impl Fn(usize) -> i64) -> bool {
+        let Some(len) = self.len.checked_add(n).filter(|&l| l < u32::MAX as usize) else {
+            return false;
+        };
+        if self.len == 0 || self.stored == 0 {
+            return false;
+        }
+        for (c, col) in self.columns.iter().enumerate() {
+            let ok = match (col, shift(c)) {
+                (_, 0) => !matches!(col, BlockColumn::Step { .. }),
+                (BlockColumn::Same(x), s) => self.len == 1 && step_at(x, s, len - 1).is_some(),
+                (BlockColumn::Step { first, step }, s) => {
+                    *step == s && step_at(first, s, len - 1).is_some()
+                }
+                (BlockColumn::Stored(_), _) => false,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        for (c, col) in self.columns.iter_mut().enumerate() {
+            if let (BlockColumn::Same(x), s) = (&*col, shift(c)) {
+                if s != 0 {
+                    *col = BlockColumn::Step {
+                        first: x.clone(),
+                        step: s,
+                    };
+                }
+            }
+        }
+        if self.ends.is_empty() {
+            self.ends.extend((1..=self.stored).map(|e| e as u32));
+        }
+        *self.ends.last_mut().expect("a stored row") = len as u32;
+        self.len = len;
+        true
+    }
+
+    /// Count `n` more slide events whose rows were appended.
+    pub(crate) fn add_slide_events(&mut self, n: usize) {
+        self.slide_events += n;
+    }
+
     /// Keep the first `n` rows (LIMIT, or the rows before a failed event: values pushed
     /// for a row that was never counted are dropped too).
     pub(crate) fn truncate(&mut self, n: usize) {
@@ -573,6 +623,46 @@ mod tests {
             panic!("a numeric");
         };
         assert_eq!(d.to_string(), "1.50");
+    }
+
+    #[test]
+    fn repeats_of_a_one_row_event_join_its_run_with_wtime_stepping() {
+        let mut b = RowBlock::new(3);
+        event(&mut b, 1_000_000, 1, Value::Int4(5));
+        // The block's one row: its shared wtime becomes a step.
+        assert!(b.repeat_last(2, |c| if c == 0 { 1_000_000 } else { 0 }));
+        event(&mut b, 4_000_000, 2, Value::Int4(7));
+        assert!(b.repeat_last(3, |c| if c == 0 { 1_000_000 } else { 0 }));
+        b.add_slide_events(3);
+        let ts = |s: i64| Value::Timestamp(s * 1_000_000);
+        let want: Vec<Vec<Value>> = (1..=7)
+            .map(|s| match s {
+                1..=3 => vec![ts(s), int(1), Value::Int4(5)],
+                _ => vec![ts(s), int(2), Value::Int4(7)],
+            })
+            .collect();
+        assert_eq!(b.clone().into_rows(), want);
+        assert_eq!(b.runs().map(|(n, _)| n).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(b.slide_events(), 4);
+        // Another step, a value column that moves, or no row: nothing appended.
+        let before = b.clone();
+        assert!(!b.repeat_last(1, |c| if c == 0 { 2_000_000 } else { 0 }));
+        assert!(!b.repeat_last(1, |c| if c == 1 { 1 } else { 0 }));
+        assert!(!b.repeat_last(1, |_| 0));
+        assert_eq!(b, before);
+        assert!(!RowBlock::new(2).repeat_last(1, |_| 0));
+        // LIMIT inside a repeated run.
+        b.truncate(5);
+        assert_eq!(b.into_rows(), want[..5].to_vec());
+        // Stored columns that stay, with no step: the last row repeats as it is.
+        let mut plain = RowBlock::new(1);
+        plain.push_row([int(3)]);
+        plain.push_row([int(4)]);
+        assert!(plain.repeat_last(2, |_| 0));
+        assert_eq!(
+            plain.into_rows(),
+            vec![vec![int(3)], vec![int(4)], vec![int(4)], vec![int(4)]]
+        );
     }
 
     #[test]

@@ -195,6 +195,9 @@ pub struct QueryExec {
     /// The first batch's groups have been counted (or the query is not grouped).
     groups_sampled: bool,
     limits: ExecLimits,
+    /// Rows the last slide event left in the last block of the output, when it was of the
+    /// block shape and small enough to join a block ([`QueryExec::repeat_event`]).
+    last_event_rows: Option<usize>,
 }
 
 /// A context with `now()` fixed at the query's registration (no clock read per tuple).
@@ -292,6 +295,7 @@ impl QueryExec {
             planned_groups: wcg::Groups::Unknown,
             groups_sampled: false,
             limits,
+            last_event_rows: None,
         })
     }
 
@@ -658,7 +662,54 @@ impl QueryExec {
         let built = self
             .member_rows(closed, picks, dict, specs, &mut rows, block)
             .map(|()| rows);
-        self.end_event(built, before, out)
+        let ended = self.end_event(built, before, out);
+        if bound > COALESCE_EVENT_ROWS && self.last_event_rows != Some(0) {
+            // Its rows joined no earlier block: a repeat of it would not join its block.
+            self.last_event_rows = None;
+        }
+        ended
+    }
+
+    /// Emit up to `events` slide events that repeat the last one (the same closed tables,
+    /// their bounds moved by `step_us` each) at once, where its rows allow: none (HAVING
+    /// kept no group; the events are only counted), or one row at the end of the last
+    /// block of `out`, which then holds the repeats in O(1) as a run of that row with
+    /// wtime and wstart stepping by `step_us`. The block takes as many events as it would
+    /// one by one, and LIMIT counts them the same. Returns the events emitted (all of
+    /// them once the query is done); 0 when the next must be computed in full.
+    pub(crate) fn repeat_event(&mut self, events: u64, step_us: i64, out: &mut [Event]) -> u64 {
+        if self.done {
+            return events;
+        }
+        match self.last_event_rows {
+            Some(0) => {
+                self.stats.slide_events += events;
+                return events;
+            }
+            Some(1) => {}
+            _ => return 0,
+        }
+        let (Some(len_max), Some(items), Some(block)) = (
+            self.coalesce_len_max(self.width()),
+            self.fast_projection.as_deref(),
+            last_block(out),
+        ) else {
+            return 0;
+        };
+        let room = (len_max + 1).saturating_sub(block.len()) as u64;
+        let n = events.min(room).min(self.rows_left.unwrap_or(u64::MAX));
+        let shift = |c: usize| match items[c] {
+            FastItem::Meta(WindowMeta::Wtime | WindowMeta::Wstart) => step_us,
+            _ => 0,
+        };
+        if n == 0 || !block.repeat_last(n as usize, shift) {
+            return 0;
+        }
+        block.add_slide_events(n as usize);
+        let kept = self.take_rows(n as usize);
+        debug_assert_eq!(kept as u64, n, "LIMIT was counted in");
+        self.stats.slide_events += n;
+        n
     }
 
     /// The rows of one slide event's closed instances for a member, into `rows` or
@@ -950,15 +1001,8 @@ impl QueryExec {
             let emitted = if closed.is_empty() {
                 Ok(())
             } else {
-                let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
-                let bound = closed
-                    .iter()
-                    .map(|c| c.groups.len().max(1) * c.user_windows.len())
-                    .sum();
-                let before = self.open_block(shape, bound, out);
-                let block = before.and_then(|_| last_block(out));
-                let built = self.rows_of_event(&mut closed, block);
-                self.end_event(built, before, out)
+                self.own_event(&mut closed, out)
+                    .and_then(|()| self.own_repeats(&mut closed, t_us, out))
             };
             match &mut self.mode {
                 Mode::Agg(a) => a.windows.recycle(closed),
@@ -985,6 +1029,59 @@ impl QueryExec {
                 s.slide_events,
                 crate::time::format_timestamp(s.from_us)
             )));
+        }
+        Ok(())
+    }
+
+    /// Emit one slide event of the query's own plan: its closed instances `closed`.
+    fn own_event(&mut self, closed: &mut [ClosedInstance], out: &mut Vec<Event>) -> Result<()> {
+        let shape = matches!(self.mode, Mode::Agg(_)) && self.block_shape();
+        let bound = closed
+            .iter()
+            .map(|c| c.groups.len().max(1) * c.user_windows.len())
+            .sum();
+        let before = self.open_block(shape, bound, out);
+        let block = before.and_then(|_| last_block(out));
+        let built = self.rows_of_event(closed, block);
+        let ended = self.end_event(built, before, out);
+        if bound > COALESCE_EVENT_ROWS && self.last_event_rows != Some(0) {
+            self.last_event_rows = None;
+        }
+        ended
+    }
+
+    /// After the own plan's slide event `closed`: the quiet events that follow it up to
+    /// `now_us` ([`SharedWindows::skip_quiet_events`]), repeated at once where the rows
+    /// allow ([`QueryExec::repeat_event`]), else each emitted in full from `closed` with
+    /// its bounds moved (the same tables: nothing entered or left).
+    fn own_repeats(
+        &mut self,
+        closed: &mut [ClosedInstance],
+        now_us: i64,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        let Mode::Agg(a) = &mut self.mode else {
+            return Ok(());
+        };
+        let events = a.windows.skip_quiet_events(now_us);
+        let step_us = closed.first().map_or(0, |c| c.window.slide_us);
+        // Events emitted so far, and the one whose bounds `closed` holds (0: its own).
+        let (mut at, mut shifted) = (0u64, 0u64);
+        while at < events && !self.done {
+            let n = self.repeat_event(events - at, step_us, out);
+            if n > 0 {
+                at += n;
+                continue;
+            }
+            let by = i64::try_from(at + 1 - shifted).unwrap_or(i64::MAX);
+            for c in closed.iter_mut() {
+                let d = by.saturating_mul(c.window.slide_us);
+                c.lower_us = c.lower_us.saturating_add(d);
+                c.upper_us = c.upper_us.saturating_add(d);
+            }
+            shifted = at + 1;
+            self.own_event(closed, out)?;
+            at += 1;
         }
         Ok(())
     }
@@ -1028,8 +1125,8 @@ impl QueryExec {
             return None;
         }
         let room = |b: &RowBlock| {
-            let bytes = (b.len() + COALESCE_EVENT_ROWS) * b.width() * std::mem::size_of::<Value>();
-            b.len() < COALESCE_BLOCK_ROWS && bytes <= self.limits.coalesce_bytes
+            self.coalesce_len_max(b.width())
+                .is_some_and(|max| b.len() <= max)
         };
         match out.last() {
             Some(Event::Block(b)) if bound <= COALESCE_EVENT_ROWS && room(b) => Some(b.len()),
@@ -1038,6 +1135,20 @@ impl QueryExec {
                 Some(0)
             }
         }
+    }
+
+    /// The most rows a block of `width` columns may hold and still take a small event's
+    /// rows (its bytes, `COALESCE_EVENT_ROWS` rows more, within `coalesce_bytes`; fewer
+    /// than `COALESCE_BLOCK_ROWS`); `None` when no block takes a second event.
+    fn coalesce_len_max(&self, width: usize) -> Option<usize> {
+        let row_bytes = width * std::mem::size_of::<Value>();
+        let rows = self
+            .limits
+            .coalesce_bytes
+            .checked_div(row_bytes)
+            .unwrap_or(usize::MAX);
+        let max = rows.checked_sub(COALESCE_EVENT_ROWS)?;
+        Some(max.min(COALESCE_BLOCK_ROWS - 1))
     }
 
     /// Queue one slide event's rows (`built`), or, for the block shape (`before`: the rows
@@ -1050,6 +1161,7 @@ impl QueryExec {
         before: Option<usize>,
         out: &mut Vec<Event>,
     ) -> Result<()> {
+        self.last_event_rows = None;
         let rows = match built {
             Ok(rows) => rows,
             Err(e) => {
@@ -1079,6 +1191,7 @@ impl QueryExec {
         let n = block.len() - before;
         let keep = self.take_rows(n);
         Self::cut_block(out, before + keep);
+        self.last_event_rows = Some(keep);
     }
 
     /// Keep the first `n` rows of the last block of `out`; drop the block when none is left.

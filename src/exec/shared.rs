@@ -190,6 +190,9 @@ pub struct SharedAgg {
     /// Per member, the (window index, closed instance) pairs of the slide event being
     /// handed out, kept to reuse the vectors.
     picks: Vec<Vec<(usize, usize)>>,
+    /// Per member, the quiet slide events it has been given so far (see
+    /// [`SharedAgg::member_repeats`]), kept to reuse the vector.
+    repeats_done: Vec<u64>,
     /// The stream's column types (for the columnar path's WHERE).
     types: Vec<DataType>,
     /// The typed kernels' vectors, and one row of a columnar batch for a tuple folded alone.
@@ -239,6 +242,7 @@ impl SharedAgg {
             groups: wcg::Groups::Unknown,
             groups_sampled: false,
             picks: Vec::new(),
+            repeats_done: Vec::new(),
             types: stream_types(q),
             bufs: RunBuffers::default(),
             rowbuf: RowBatch::default(),
@@ -1132,6 +1136,67 @@ impl SharedAgg {
         self.picks = per;
     }
 
+    /// `events` slide events after the one `closed` holds, each of the same tables with
+    /// its bounds moved by one more slide ([`SharedWindows::skip_quiet_events`]), to the
+    /// members that showed it: a member repeats its last event's rows at once where it
+    /// can ([`QueryExec::repeat_event`]), else it is given the event itself.
+    fn member_repeats(
+        &mut self,
+        closed: &mut [ClosedInstance],
+        events: u64,
+        members: &mut [&mut QueryExec],
+        outs: &mut [Vec<Event>],
+    ) {
+        let step_us = closed[0].window.slide_us;
+        debug_assert!(closed.iter().all(|c| c.window.slide_us == step_us));
+        let mut per = std::mem::take(&mut self.picks);
+        let mut done = std::mem::take(&mut self.repeats_done);
+        done.clear();
+        // Members that did not show the event (or failed) have nothing to repeat.
+        done.extend(per.iter().zip(&self.members).map(|(list, m)| {
+            if list.is_empty() || m.failed {
+                events
+            } else {
+                0
+            }
+        }));
+        let (mut at, mut shifted) = (0u64, 0u64);
+        while at < events {
+            for i in 0..done.len() {
+                if self.members[i].failed {
+                    done[i] = events;
+                }
+                if done[i] != at {
+                    continue;
+                }
+                let n = members[i].repeat_event(events - at, step_us, &mut outs[i]);
+                if n > 0 {
+                    done[i] = at + n;
+                    continue;
+                }
+                // The next event in full: the closed instances moved to its bounds.
+                let by = i64::try_from(at + 1 - shifted).unwrap_or(i64::MAX);
+                for c in closed.iter_mut() {
+                    let d = by.saturating_mul(c.window.slide_us);
+                    c.lower_us = c.lower_us.saturating_add(d);
+                    c.upper_us = c.upper_us.saturating_add(d);
+                }
+                shifted = at + 1;
+                let (dict, specs) = (self.windows.dict(), self.windows.specs());
+                if let Err(e) =
+                    members[i].member_event(closed, &mut per[i], dict, specs, &mut outs[i])
+                {
+                    self.members[i].failed = true;
+                    self.member_errors.push((self.members[i].id, e));
+                }
+                done[i] = at + 1;
+            }
+            at = done.iter().copied().min().unwrap_or(events);
+        }
+        self.picks = per;
+        self.repeats_done = done;
+    }
+
     fn advance(
         &mut self,
         t_us: i64,
@@ -1149,12 +1214,16 @@ impl SharedAgg {
         // One slide event at a time, each emitted before the next closes (see
         // `QueryExec::advance`).
         let skipped = loop {
-            let closed = match self.windows.next_event(t_us)? {
+            let mut closed = match self.windows.next_event(t_us)? {
                 Step::Done(skipped) => break skipped,
                 Step::Event(closed) => closed,
             };
             if !closed.is_empty() {
                 self.member_events(&closed, members, outs);
+                let quiet = self.windows.skip_quiet_events(t_us);
+                if quiet > 0 {
+                    self.member_repeats(&mut closed, quiet, members, outs);
+                }
             }
             self.windows.recycle(closed);
         };

@@ -503,6 +503,89 @@ impl SharedWindows {
         self.closed_buf = closed;
     }
 
+    /// After a slide event that closed an instance of the plan's user-visible node: skip
+    /// that node's next instances ending by `now_us` that close with nothing entering or
+    /// leaving (no parent instance with a tuple closes before them, no partial held
+    /// leaves), each of which is the event just closed again with its bounds moved by the
+    /// window's slide. Moves every frontier past them and returns their count (the caller
+    /// emits them as repeats of the last event); 0 when the next event may differ, or the
+    /// plan is not of the shape this knows (see [`SharedWindows::quiet_node`]), or every
+    /// node is empty (the empty-run limit applies then).
+    ///
+    /// The factor instances skipped are empty (they would deliver nothing and nobody
+    /// shows them), and the sliding aggregator skipped closes would evict nothing and
+    /// find nothing new, so every state is as closing them one by one leaves it.
+    pub(crate) fn skip_quiet_events(&mut self, now_us: i64) -> u64 {
+        let Some(u) = self.quiet_node() else {
+            return 0;
+        };
+        let node = &self.nodes[u];
+        let (w, next_m) = (node.window, node.base_m);
+        let just_closed = next_m.saturating_sub(1);
+        let slide = node
+            .slide
+            .as_ref()
+            .expect("the quiet node has a sliding aggregator");
+        if !slide.is_settled()
+            || node
+                .user_windows
+                .iter()
+                .any(|&s| self.shown_from[s] > just_closed)
+            || self.all_empty()
+        {
+            return 0;
+        }
+        // The first factor instance with a tuple closes at `limit_us`, and at that instant
+        // (parents first) its partial enters the user node's instance ending then.
+        let limit_us = self
+            .nodes
+            .iter()
+            .filter_map(|n| {
+                let k = n.open.iter().position(|t| !t.get().is_empty())?;
+                Some(n.window.upper_us(n.base_m.saturating_add(k as i64)))
+            })
+            .min()
+            .unwrap_or(i64::MAX);
+        let Some(mut last) = w.current_index(now_us.min(limit_us.saturating_sub(1))) else {
+            return 0;
+        };
+        if let (Some(oldest), Some(p)) = (slide.oldest(), node.parent) {
+            last = last.min(w.last_index_covered_from(oldest, &self.nodes[p].window));
+        }
+        if last < next_m {
+            return 0;
+        }
+        let last_end = w.upper_us(last);
+        self.nodes[u].set_base(last + 1);
+        for n in self.nodes.iter_mut().filter(|n| n.slide.is_none()) {
+            let base = n.base_m.max(n.window.next_closing_index(last_end));
+            let gone = usize::try_from(base - n.base_m).unwrap_or(usize::MAX);
+            if gone > 0 {
+                debug_assert!(n.open.iter().take(gone).all(|t| t.get().is_empty()));
+                n.open.drain(..gone.min(n.open.len()));
+                n.groups_hint = 0;
+                n.set_base(base);
+            }
+        }
+        u64::try_from(last - next_m + 1).unwrap_or(u64::MAX)
+    }
+
+    /// The plan's one user-visible node, when the plan is of the shape whose quiet slide
+    /// events [`SharedWindows::skip_quiet_events`] skips: that node has a sliding
+    /// aggregator and no child, and every other node keeps panes (open instances), shows
+    /// nothing and feeds, through others like it, only that node.
+    fn quiet_node(&self) -> Option<usize> {
+        let mut user = None;
+        for (i, n) in self.nodes.iter().enumerate() {
+            match (&n.slide, n.user_windows.is_empty()) {
+                (Some(_), false) if user.is_none() && n.children.is_empty() => user = Some(i),
+                (None, true) => {}
+                _ => return None,
+            }
+        }
+        user
+    }
+
     /// Slide events of user windows with ends in `[from_us, to_us]` (for the NOTICE).
     fn count_user_ends(&self, from_us: i64, to_us: i64) -> u64 {
         let mut ends = 0u64;

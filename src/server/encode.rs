@@ -587,6 +587,18 @@ pub(crate) struct LineScratch {
     same: Vec<String>,
     ts: Option<Value>,
     ts_text: String,
+    /// [`copy_run`]'s line and the wtime-like fields it rewrites.
+    run: RunLine,
+}
+
+/// One line of a run of equal rows (see [`copy_run`]): its text and, for each column
+/// whose timestamp steps from row to row, the byte offset of its text in the line, the
+/// timestamp it holds now and its step (microseconds).
+#[derive(Default)]
+struct RunLine {
+    line: String,
+    steps: Vec<(usize, i64, i64)>,
+    text: String,
 }
 
 /// Append one COPY TO STDOUT line for `row` (text or CSV, with its trailing newline).
@@ -647,6 +659,7 @@ pub(crate) fn copy_block(
     }
     let mut r = 0;
     for (rows, stored) in block.runs() {
+        let mut written = 0;
         if rows > 1 {
             for (c, column) in block.columns().iter().enumerate() {
                 if let BlockColumn::Stored(k) = column {
@@ -654,8 +667,12 @@ pub(crate) fn copy_block(
                     copy_field(&stored[*k], &field, &mut same[c], scratch);
                 }
             }
+            if field.plain_times {
+                written = copy_run(block, r, rows, &same, head, &field, out, ends, scratch);
+                r += written;
+            }
         }
-        for _ in 0..rows {
+        for _ in written..rows {
             out.push_str(head);
             for (c, column) in block.columns().iter().enumerate() {
                 if c > 0 {
@@ -676,6 +693,79 @@ pub(crate) fn copy_block(
         }
     }
     scratch.same = same;
+}
+
+/// Write rows `r0..r0 + rows` of `block`, one run of equal stored rows whose other columns'
+/// texts are in `same`, for as long as each [`BlockColumn::Step`] column is a `timestamp`
+/// whose text changes only its time of day from row to row
+/// ([`crate::time::retime_same_day`]): the line is formatted once, and each row is a copy
+/// of it with those bytes rewritten. Returns the rows written: the caller writes the rest
+/// (all of them when the first line has no such column).
+#[allow(clippy::too_many_arguments)]
+fn copy_run(
+    block: &RowBlock,
+    r0: usize,
+    rows: usize,
+    same: &[String],
+    head: &str,
+    field: &FieldOptions<'_>,
+    out: &mut String,
+    ends: &mut Vec<usize>,
+    scratch: &mut LineScratch,
+) -> usize {
+    let mut run = std::mem::take(&mut scratch.run);
+    run.line.clear();
+    run.steps.clear();
+    run.line.push_str(head);
+    for (c, column) in block.columns().iter().enumerate() {
+        if c > 0 {
+            run.line.push(field.options.delimiter as char);
+        }
+        match column {
+            BlockColumn::Same(_) | BlockColumn::Stored(_) => run.line.push_str(&same[c]),
+            BlockColumn::Step { step, .. } => {
+                let v = block.value(r0, c);
+                let pos = run.line.len();
+                copy_field(&v, field, &mut run.line, scratch);
+                match *v {
+                    Value::Timestamp(us) if run.line.len() - pos == 19 => {
+                        run.steps.push((pos, us, *step))
+                    }
+                    _ => run.steps.clear(),
+                }
+                if run.steps.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+    let mut written = 0;
+    if !run.steps.is_empty() {
+        run.line.push('\n');
+        out.push_str(&run.line);
+        ends.push(out.len());
+        written = 1;
+    }
+    'rows: while written > 0 && written < rows {
+        let RunLine { line, steps, text } = &mut run;
+        for (pos, us, step) in steps.iter_mut() {
+            let Some(next) = us.checked_add(*step) else {
+                break 'rows;
+            };
+            text.clear();
+            text.push_str(&line[*pos..*pos + 19]);
+            if !crate::time::retime_same_day(text, *us, next) {
+                break 'rows;
+            }
+            line.replace_range(*pos..*pos + 19, text);
+            *us = next;
+        }
+        out.push_str(line);
+        ends.push(out.len());
+        written += 1;
+    }
+    scratch.run = run;
+    written
 }
 
 /// True when numbers can go into a COPY line as they are: no text of theirs can need
@@ -1143,6 +1233,45 @@ mod tests {
                     || out.starts_with("2001-01-01 00:10:00\t1\ta\n")
             );
             assert_eq!(ends.len(), 6);
+        }
+    }
+    #[test]
+    fn a_run_line_is_rewritten_per_row_and_rebuilt_across_midnight() {
+        // wtime and wstart stepping by a second across midnight, then by half a second
+        // (no whole-second text to rewrite): every row as copy_line writes it.
+        let day = 978_307_200_000_000i64 + 86_400_000_000;
+        for (first, step) in [(day - 3_000_000, 1_000_000), (day - 1_000_000, 500_000)] {
+            let mut b = RowBlock::new(4);
+            b.push_row([
+                Value::Timestamp(first),
+                Value::Int8(7),
+                Value::Timestamp(first - 60_000_000),
+                Value::Text("a\tb".into()),
+            ]);
+            assert!(b.repeat_last(6, |c| if c == 0 || c == 2 { step } else { 0 }));
+            for opts in [
+                CopyOptions::defaults(CopyFormat::Csv),
+                CopyOptions::defaults(CopyFormat::Text),
+            ] {
+                let (mut out, mut ends) = (String::new(), Vec::new());
+                copy_block(
+                    &b,
+                    &opts,
+                    "h",
+                    &mut out,
+                    &mut ends,
+                    &mut LineScratch::default(),
+                );
+                let mut want = String::new();
+                let mut want_ends = Vec::new();
+                for row in b.clone().into_rows() {
+                    want.push('h');
+                    copy_line(&row, &opts, &mut want, &mut LineScratch::default());
+                    want_ends.push(want.len());
+                }
+                assert_eq!(out, want);
+                assert_eq!(ends, want_ends);
+            }
         }
     }
 }

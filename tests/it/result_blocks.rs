@@ -1404,3 +1404,219 @@ fn asyncpg_reads_every_block_row_by_cursor_fetch_and_copy() {
     let copy: String = serde_json::from_str(printed[2].1).expect("a JSON string");
     assert_eq!(copy, csv_default()[1..].concat(), "copy_from_query");
 }
+
+/// `SELECT wtime(*), count(*), max(v)` over a minute sliding by the second: most of its
+/// slide events see no tuple enter or leave, and are emitted as runs of the event before.
+fn minute_by_second(tail: &str, having: &str, limit: &str) -> String {
+    format!(
+        "SELECT wtime(*), count(*), max(v) FROM s [RANGE BY '1 minute' SLIDE BY '1 second' \
+         START AT '2001-01-01'{tail}]{having}{limit}"
+    )
+}
+
+/// `2001-01-01 hh:mm:ss` for `secs` seconds into that day.
+fn stamp(secs: u64) -> String {
+    format!(
+        "2001-01-01 {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The COPY text lines of every slide event of [`minute_by_second`] ending at `ends` over
+/// `tuples` (each event computed from every tuple in its minute), those `keep` accepts.
+fn minute_lines(
+    tuples: &[Tuple],
+    ends: std::ops::RangeInclusive<u64>,
+    keep: impl Fn(i64) -> bool,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for e in ends {
+        let inside: Vec<i32> = tuples
+            .iter()
+            .filter(|t| t.0 + 60 >= e && t.0 < e)
+            .map(|t| t.2.expect("v"))
+            .collect();
+        let n = inside.len() as i64;
+        if !keep(n) {
+            continue;
+        }
+        let max = inside
+            .iter()
+            .max()
+            .map_or("\\N".to_string(), i32::to_string);
+        lines.push(format!("{}\t{n}\t{max}\n", stamp(e)));
+    }
+    lines
+}
+
+/// Sparse tuples: one exactly on an instance boundary (:60), runs of tens of events
+/// between arrivals and departures.
+const QUIET: &[Tuple] = &[
+    (5, None, Some(1), None, None),
+    (6, None, Some(2), None, None),
+    (30, None, Some(3), None, None),
+    (60, None, Some(4), None, None),
+    (61, None, Some(5), None, None),
+    (100, None, Some(6), None, None),
+    (130, None, Some(2), None, None),
+    (200, None, Some(8), None, None),
+];
+
+/// `query` read by COPY TO on one connection and by a plain SELECT on another (two members
+/// of one shared plan, or two plans) while `tuples` are fed; then `after` (if any) runs on
+/// the feeder before the stream is dropped. Returns the COPY lines and the SELECT's rows as
+/// the same lines.
+async fn copy_and_select(
+    shared: bool,
+    query: &str,
+    tuples: &[Tuple],
+    after: Option<&str>,
+) -> (Vec<String>, Vec<String>) {
+    let port = start_server();
+    let (copier, selector, feeder) = (
+        connect(port).await,
+        connect(port).await,
+        connect(port).await,
+    );
+    exec(&feeder, STREAM).await;
+    let share = if shared { "on" } else { "off" };
+    for c in [&copier, &selector] {
+        exec(c, &format!("SET tcq.share_across_queries = {share}")).await;
+    }
+    let sql = format!("COPY ({query}) TO STDOUT");
+    let copying = tokio::spawn(async move {
+        let out = copier.copy_out(sql.as_str()).await.unwrap();
+        out.map(|m| String::from_utf8(m.unwrap().to_vec()).unwrap())
+            .collect::<Vec<_>>()
+            .await
+    });
+    common::wait_for_queries(&feeder, 1).await;
+    let sql = query.to_string();
+    let selecting = tokio::spawn(async move { selector.simple_query(&sql).await.unwrap() });
+    common::wait_for_queries(&feeder, 2).await;
+    push(&feeder, tuples).await;
+    if let Some(sql) = after {
+        exec(&feeder, sql).await;
+    }
+    exec(&feeder, "DROP STREAM s").await;
+    let selected = simple_rows(selecting.await.unwrap())
+        .into_iter()
+        .map(|r| {
+            let f: Vec<String> = r
+                .into_iter()
+                .map(|v| v.unwrap_or_else(|| "\\N".into()))
+                .collect();
+            format!("{}\n", f.join("\t"))
+        })
+        .collect();
+    (copying.await.unwrap(), selected)
+}
+
+#[tokio::test]
+async fn quiet_slide_events_arrive_as_every_event_computed() {
+    tokio::time::timeout(LIMIT * 3, async {
+        for shared in [true, false] {
+            let all = minute_lines(QUIET, 60..=200, |_| true);
+            let (copied, selected) =
+                copy_and_select(shared, &minute_by_second("", "", ""), QUIET, None).await;
+            assert_eq!(copied, all, "COPY, shared {shared}");
+            assert_eq!(selected, all, "SELECT, shared {shared}");
+            // LIMIT inside a run (the events ending at :67 to :89 hold the same rows).
+            let q = minute_by_second("", "", " LIMIT 20");
+            let (copied, selected) = copy_and_select(shared, &q, QUIET, None).await;
+            assert_eq!(copied, all[..20], "LIMIT, shared {shared}");
+            assert_eq!(selected, all[..20], "LIMIT, shared {shared}");
+            // A compiled HAVING keeps some runs and drops others whole; one that reads
+            // wtime(*) keeps part of a run.
+            let q = minute_by_second("", " HAVING count(*) >= 3", "");
+            let want = minute_lines(QUIET, 60..=200, |n| n >= 3);
+            assert!(want.len() > 10 && want.len() < all.len());
+            let (copied, selected) = copy_and_select(shared, &q, QUIET, None).await;
+            assert_eq!(
+                (&copied, &selected),
+                (&want, &want),
+                "HAVING, shared {shared}"
+            );
+            let q = minute_by_second(
+                "",
+                " HAVING count(*) >= 2 AND wtime(*) < '2001-01-01 00:01:20'",
+                "",
+            );
+            let want: Vec<String> = minute_lines(QUIET, 60..=79, |n| n >= 2);
+            let (copied, selected) = copy_and_select(shared, &q, QUIET, None).await;
+            assert_eq!(
+                (&copied, &selected),
+                (&want, &want),
+                "HAVING on wtime, shared {shared}"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn quiet_runs_under_slack_and_across_an_advanced_empty_stretch() {
+    tokio::time::timeout(LIMIT * 2, async {
+        for shared in [true, false] {
+            // Late tuples within SLACK (:20 after :30, :90 after :100): time is the highest
+            // timestamp less 15 s, so every event up to :185 has all of its tuples.
+            let late: &[Tuple] = &[
+                (5, None, Some(1), None, None),
+                (30, None, Some(3), None, None),
+                (20, None, Some(9), None, None),
+                (100, None, Some(6), None, None),
+                (90, None, Some(2), None, None),
+                (200, None, Some(8), None, None),
+            ];
+            let q = minute_by_second(" SLACK '15 seconds'", "", "");
+            let want = minute_lines(late, 60..=185, |_| true);
+            let (copied, selected) = copy_and_select(shared, &q, late, None).await;
+            assert_eq!(
+                (&copied, &selected),
+                (&want, &want),
+                "SLACK, shared {shared}"
+            );
+            // tcq_advance to :10:00 across a run and a long empty stretch.
+            let two = &QUIET[..3];
+            let want = minute_lines(two, 60..=600, |_| true);
+            let advance = "SELECT tcq_advance('s', '2001-01-01 00:10:00')";
+            let (copied, selected) =
+                copy_and_select(shared, &minute_by_second("", "", ""), two, Some(advance)).await;
+            assert_eq!(copied.len(), 541);
+            assert_eq!(
+                (&copied, &selected),
+                (&want, &want),
+                "tcq_advance, shared {shared}"
+            );
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// psycopg: COPY TO and a plain SELECT read the same quiet-run query at once, each every
+/// slide event's row exactly. Skipped, with a message, when python3 or psycopg is missing.
+#[test]
+fn psycopg_copy_and_select_read_quiet_runs_exactly() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/quiet_runs.py");
+    let Some(stdout) = common::run_python(&script, "psycopg") else {
+        return;
+    };
+    let want = minute_lines(QUIET, 60..=200, |_| true);
+    let printed: Vec<(&str, &str)> = stdout
+        .lines()
+        .map(|l| l.split_once(' ').unwrap_or((l, "")))
+        .collect();
+    assert_eq!(
+        printed.iter().map(|p| p.0).collect::<Vec<_>>(),
+        ["copy", "select", "done"]
+    );
+    for (label, json) in &printed[..2] {
+        let lines: Vec<String> = serde_json::from_str(json).expect("JSON lines");
+        assert_eq!(lines, want, "{label}");
+    }
+}

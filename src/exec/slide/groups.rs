@@ -60,6 +60,18 @@ impl GroupQueues {
         self.queues.iter().map(Queue::len).sum()
     }
 
+    /// The oldest parent instance whose partial is held, if any: a slide event whose first
+    /// covering parent instance is at most this one evicts nothing.
+    pub(crate) fn oldest(&self) -> Option<i64> {
+        self.panes.front().map(|(j, _)| *j)
+    }
+
+    /// True when the aggregate the last slide event returned is current: nothing entered
+    /// since, so a slide event that evicts nothing returns it unchanged.
+    pub(crate) fn is_settled(&self) -> bool {
+        self.result.is_some() && self.touched.is_empty()
+    }
+
     /// Parent instance `j`'s partial enters (newer than every one held). Returns the
     /// merges done.
     ///

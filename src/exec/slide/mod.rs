@@ -71,6 +71,24 @@ impl Slide {
         }
     }
 
+    /// The oldest parent instance whose partial is held (`None` when empty): a slide event
+    /// whose first covering parent instance is at most this one evicts nothing.
+    pub(crate) fn oldest(&self) -> Option<i64> {
+        match self {
+            Slide::TwoStacks(q) => q.oldest(),
+            Slide::Subtract(t) => t.oldest(),
+        }
+    }
+
+    /// True when a slide event that evicts nothing, with nothing pushed since the last
+    /// one, returns the aggregate the last one returned (what it holds is unchanged).
+    pub(crate) fn is_settled(&self) -> bool {
+        match self {
+            Slide::TwoStacks(q) => q.is_settled(),
+            Slide::Subtract(_) => true,
+        }
+    }
+
     /// Entries held: queued (group, partial) pairs for Two-Stacks, partials for
     /// subtract-on-evict.
     pub(crate) fn entries(&self) -> usize {

@@ -49,6 +49,11 @@ impl Totals {
         self.queue.len()
     }
 
+    /// The oldest parent instance whose partial is queued, if any.
+    pub(crate) fn oldest(&self) -> Option<i64> {
+        self.queue.front().map(|(j, _)| *j)
+    }
+
     /// Drop everything.
     pub(crate) fn clear(&mut self) {
         self.queue.clear();

@@ -426,7 +426,7 @@ async fn bad_rows_anywhere_answer_as_postgresql_and_keep_nothing() {
     for (round, (what, data)) in cases.iter().enumerate() {
         let table = outcome(&c, "t", data.as_bytes()).await;
         assert!(!table.starts_with("OK"), "{what}: {table}");
-        if what == &"5th chunk" {
+        if *what == "5th chunk" {
             assert!(
                 table.contains(&format!("COPY t, line {}", n5 + 1)),
                 "{table}"

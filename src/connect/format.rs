@@ -123,7 +123,8 @@ impl Decoder {
     }
 
     /// Decode one message (a JSON object, or NDJSON / CSV lines) into `rows`, all or
-    /// nothing. `topic` fills the topic column; `arrival_us` stamps rows of a stream
+    /// nothing; an empty CSV message, and a blank line in one, is a record of one empty
+    /// field, as COPY reads a blank line. `topic` fills the topic column; `arrival_us` stamps rows of a stream
     /// without a TIMESTAMPCOLUMN. Errors: why the message is bad (the record's line within
     /// the message when it has several).
     pub(crate) fn message(
@@ -133,6 +134,12 @@ impl Decoder {
         arrival_us: i64,
         rows: &mut Vec<Row>,
     ) -> Result<(), BadMessage> {
+        if payload.is_empty() && self.spec.kind == super::spec::FormatKind::Csv {
+            // An empty CSV message is one blank line, as COPY reads it: one empty field
+            // (22P04 "missing data" for a stream of several columns), not "no record".
+            rows.push(self.csv(&[""], topic, arrival_us)?);
+            return Ok(());
+        }
         let numbered = payload.iter().filter(|&&b| b == b'\n').count() > 1;
         self.decode(payload, topic, arrival_us, rows, numbered.then_some(1))
     }
@@ -409,6 +416,8 @@ pub(crate) struct CsvSplitter {
     delimiter: u8,
     out: Vec<u8>,
     ends: Vec<usize>,
+    /// The input handed over last (not at its end) ended with a record's CR.
+    after_cr: bool,
 }
 
 /// The field of a record whose bytes are not UTF-8.
@@ -425,6 +434,38 @@ pub(crate) fn split_error<'a>(fields: &[&'a str]) -> Option<&'a str> {
     }
 }
 
+/// Hands `each` a record of one empty field for each blank line (`\n` or `\r\n` alone)
+/// at offset `at` of `input` (the rest of a CRLF there skipped), on line `line`: COPY reads a
+/// blank line as one empty field (22P04 "missing data" for a stream of several
+/// columns), where the CSV reader skips it. Returns whether to go on, and the offset
+/// past the blank lines handed over.
+fn blank_lines(
+    input: &[u8],
+    at: usize,
+    line: usize,
+    each: &mut dyn FnMut(&[&str], usize, usize) -> bool,
+) -> (bool, usize) {
+    // `at` just past a CR: the reader ended the record there, and the LF is the rest of
+    // its CRLF, not a blank line.
+    let (mut off, mut n) = (at, 0);
+    if at > 0 && input[at - 1] == b'\r' && input.get(at) == Some(&b'\n') {
+        off += 1;
+        n += 1;
+    }
+    loop {
+        let len = match &input[off..] {
+            [b'\n', ..] => 1,
+            [b'\r', b'\n', ..] => 2,
+            _ => return (true, off),
+        };
+        off += len;
+        if !each(&[""], line + n, off) {
+            return (false, off);
+        }
+        n += 1;
+    }
+}
+
 fn count_lines(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| b == b'\n').count()
 }
@@ -437,6 +478,7 @@ impl CsvSplitter {
             delimiter,
             out: vec![0; 4096],
             ends: vec![0; 64],
+            after_cr: false,
         }
     }
 
@@ -447,6 +489,24 @@ impl CsvSplitter {
     /// (what follows is an unfinished record, to be read again with more bytes).
     /// Bytes that are not UTF-8 make a record of one field that says so.
     pub(crate) fn records(
+        &mut self,
+        input: &[u8],
+        at_end: bool,
+        each: &mut dyn FnMut(&[&str], usize, usize) -> bool,
+    ) -> usize {
+        // The LF of a CRLF whose CR ended the input handed over last is no blank line.
+        let lf = std::mem::take(&mut self.after_cr) && input.first() == Some(&b'\n');
+        let skip = usize::from(lf);
+        let n = skip
+            + self.split(&input[skip..], at_end, &mut |f, line, end| {
+                each(f, line + skip, end + skip)
+            });
+        self.after_cr = !at_end && n > 0 && input[n - 1] == b'\r';
+        n
+    }
+
+    /// [`CsvSplitter::records`] of input that does not begin with the rest of a CRLF.
+    fn split(
         &mut self,
         input: &[u8],
         at_end: bool,
@@ -479,6 +539,12 @@ impl CsvSplitter {
                         );
                         nout += o;
                         nend += e;
+                        let first = 1 + count_lines(&input[..rec_start]);
+                        let (go, skipped) = blank_lines(input, rec_start, first, each);
+                        if !go {
+                            return skipped;
+                        }
+                        let rec_start = skipped;
                         if r == R::Record {
                             let go = if self.in_quotes(&input[rec_start..]) {
                                 let line = 1 + count_lines(&input[..rec_start]);
@@ -494,11 +560,18 @@ impl CsvSplitter {
                     }
                 }
                 R::Record => {
-                    let first_line = line;
-                    line += input[rec_start..pos]
+                    // The blank lines the reader skipped before the record are records
+                    // of one empty field, as COPY reads them.
+                    let (go, skipped) = blank_lines(&input[..pos], rec_start, line, each);
+                    if !go {
+                        return skipped;
+                    }
+                    line += input[rec_start..skipped]
                         .iter()
                         .filter(|&&b| b == b'\n')
                         .count();
+                    let first_line = line;
+                    line += input[skipped..pos].iter().filter(|&&b| b == b'\n').count();
                     let go = self.emit_at(nout, nend, first_line, pos, each);
                     done = pos;
                     rec_start = pos;
@@ -675,6 +748,80 @@ mod tests {
             .unwrap_err();
         assert!(e.text.starts_with("line 2: column \"delay\""), "{e}");
         assert_eq!(rows.len(), 2, "nothing of a bad message is kept");
+    }
+
+    /// A blank line is a record of one empty field, as COPY reads it (22P04 "missing
+    /// data" for a CSV of several columns), wherever it stands; an empty message is one
+    /// blank line, not a message of no record; an empty field quoted is a value.
+    #[test]
+    fn a_blank_line_or_an_empty_message_is_a_bad_csv_record() {
+        let d = decoder(FormatKind::Csv, TimeFormat::Iso8601);
+        let good = "2001-01-01 00:00:00,1,a\n";
+        for (payload, line) in [
+            (String::new(), None),
+            ("\n".to_string(), Some(1)),
+            ("\r\n".to_string(), Some(1)),
+            (format!("\n{good}"), Some(1)),
+            (format!("{good}\n{good}"), Some(2)),
+            (format!("{good}\r\n\r\n{good}"), Some(2)),
+            (format!("{good}{good}\n"), Some(3)),
+            (format!("{good}\n2001-01-01 00:00:01,2,b"), Some(2)),
+        ] {
+            let mut rows = Vec::new();
+            let e = d
+                .message(payload.as_bytes(), None, 0, &mut rows)
+                .unwrap_err();
+            assert_eq!(e.sqlstate, "22P04", "{payload:?}: {e}");
+            assert!(
+                e.text.contains("1 fields where the stream takes 3"),
+                "{payload:?}: {e}"
+            );
+            if let Some(line) = line.filter(|_| payload.matches('\n').count() > 1) {
+                assert!(
+                    e.text.starts_with(&format!("line {line}: ")),
+                    "{payload:?}: {e}"
+                );
+            }
+            assert!(
+                rows.is_empty(),
+                "{payload:?}: nothing of a bad message is kept"
+            );
+        }
+        let mut rows = Vec::new();
+        d.message(format!("{good}{good}").as_bytes(), None, 0, &mut rows)
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        // Line numbers after blank lines are the records' own.
+        let mut s = CsvSplitter::new(b',');
+        let mut got = Vec::new();
+        s.records(b"a,1\n\n\nb,2\nc,3", true, &mut |f, line, end| {
+            got.push((f.join("|"), line, end));
+            true
+        });
+        assert_eq!(
+            got,
+            vec![
+                ("a|1".to_string(), 1, 4),
+                (String::new(), 2, 5),
+                (String::new(), 3, 6),
+                ("b|2".to_string(), 4, 10),
+                ("c|3".to_string(), 5, 13),
+            ]
+        );
+        // The LF of a CRLF is no blank line, within one input or when the CR ends one.
+        got.clear();
+        let n = s.records(b"a,1\r\nb,2\r\n\r\nc,3\r", false, &mut |f, line, _| {
+            got.push((f.join("|"), line, 0));
+            true
+        });
+        assert_eq!(n, 16);
+        s.records(b"\nd,4\r\n", true, &mut |f, line, _| {
+            got.push((f.join("|"), line, 0));
+            true
+        });
+        let want = [("a|1", 1), ("b|2", 2), ("", 3), ("c|3", 4), ("d|4", 2)];
+        let want: Vec<_> = want.iter().map(|(f, l)| (f.to_string(), *l, 0)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -1200,7 +1200,14 @@ impl Ev<'_> {
         if a.is_null() {
             return Ok(Value::Null);
         }
-        let elems: Vec<Value> = parse_array(&text_of(&a))?
+        // A multidimensional array's elements in row-major order: ANY and ALL read them
+        // all, whatever the dimensions.
+        let text = text_of(&a);
+        let parsed = match super::array_nd::is_nd(&text) {
+            true => super::array_nd::parse_nd(&text)?.elems,
+            false => parse_array(&text)?,
+        };
+        let elems: Vec<Value> = parsed
             .into_iter()
             .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
             .collect();

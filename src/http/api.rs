@@ -223,7 +223,7 @@ fn no_such_query(id: u64) -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         format!("no continuous query with id {id}"),
-        None,
+        "42704",
     )
 }
 
@@ -234,7 +234,7 @@ pub(super) async fn plan(State(console): State<Arc<Console>>, Path(id): Path<u64
         None if console.engine.query_infos().iter().any(|q| q.id == id) => error_response(
             StatusCode::NOT_FOUND,
             format!("query {id} has no window coverage graph (no windowed aggregate)"),
-            None,
+            "0A000",
         ),
         None => no_such_query(id),
     }
@@ -305,7 +305,7 @@ pub(super) async fn sql(
                 return error_response(
                     StatusCode::BAD_REQUEST,
                     "a continuous query never ends: read it from /api/sql/stream".into(),
-                    Some("0A000"),
+                    "0A000",
                 )
             }
             Outcome::CopyIn(copy) => {
@@ -313,7 +313,7 @@ pub(super) async fn sql(
                 return error_response(
                     StatusCode::BAD_REQUEST,
                     "COPY FROM STDIN needs a PostgreSQL client; the console takes INSERT".into(),
-                    Some("0A000"),
+                    "0A000",
                 );
             }
         }
@@ -337,7 +337,7 @@ async fn run(
                 "canceling statement due to statement timeout ({} s in the console)",
                 timeout.as_secs_f64()
             ),
-            Some("57014"),
+            "57014",
         )),
     }
 }
@@ -349,7 +349,7 @@ fn too_long(console: &Console) -> Response {
             "the SQL text is longer than {} bytes",
             console.options.sql_bytes_max
         ),
-        Some("54000"),
+        "54000",
     )
 }
 
@@ -377,7 +377,7 @@ pub(super) async fn explain(
         return error_response(
             StatusCode::BAD_REQUEST,
             "EXPLAIN takes one statement".into(),
-            Some("42601"),
+            "42601",
         );
     };
     match run(&console, &mut session, stmt).await {
@@ -390,10 +390,14 @@ pub(super) async fn explain(
             _ => error_response(
                 StatusCode::BAD_REQUEST,
                 "this statement has no window coverage graph to draw".into(),
-                Some("0A000"),
+                "0A000",
             ),
         },
-        Ok(_) => error_response(StatusCode::BAD_REQUEST, "EXPLAIN gave no plan".into(), None),
+        Ok(_) => error_response(
+            StatusCode::BAD_REQUEST,
+            "EXPLAIN gave no plan".into(),
+            "0A000",
+        ),
         Err(response) => response,
     }
 }

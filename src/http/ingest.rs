@@ -58,7 +58,7 @@ pub(crate) async fn ingest(
         return error_response(
             StatusCode::NOT_FOUND,
             format!("stream \"{stream}\" does not exist"),
-            Some("42P01"),
+            "42P01",
         );
     };
     if let Err(e) = engine.roles().check(
@@ -68,7 +68,7 @@ pub(crate) async fn ingest(
         &stream,
         crate::sql::Privileges::INSERT,
     ) {
-        return error_response(StatusCode::FORBIDDEN, e.to_string(), Some("42501"));
+        return error_response(StatusCode::FORBIDDEN, e.to_string(), "42501");
     }
     let spec = match format_of(&q, &headers) {
         Ok(s) => s,
@@ -84,7 +84,7 @@ pub(crate) async fn ingest(
     };
     let mut rows = Vec::new();
     if let Err(e) = decoder.lines(data, first_line, crate::time::now_us(), &mut rows) {
-        return error_response(StatusCode::BAD_REQUEST, e.text, Some(e.sqlstate));
+        return error_response(StatusCode::BAD_REQUEST, e.text, e.sqlstate);
     }
     let n = rows.len();
     if n > 0 {
@@ -123,7 +123,7 @@ fn format_of(q: &IngestQuery, headers: &HeaderMap) -> Result<FormatSpec, Box<Res
             return Err(Box::new(error_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "send NDJSON (Content-Type: application/x-ndjson) or CSV (text/csv), or say ?format=json|csv".into(),
-                None,
+                "0A000",
             )))
         }
     };
@@ -136,7 +136,7 @@ fn format_of(q: &IngestQuery, headers: &HeaderMap) -> Result<FormatSpec, Box<Res
             return Err(Box::new(error_response(
                 StatusCode::BAD_REQUEST,
                 format!("timestamp_format \"{other}\": iso8601, epoch_s, epoch_ms or epoch_us"),
-                Some("22023"),
+                "22023",
             )))
         }
     };

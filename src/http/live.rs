@@ -123,7 +123,7 @@ pub(super) async fn tail(State(console): State<Arc<Console>>, Path(id): Path<u64
         return error_response(
             StatusCode::NOT_FOUND,
             format!("no continuous query with id {id} to follow (joins cannot be followed)"),
-            None,
+            "42704",
         );
     };
     let (tx, rx) = mpsc::channel::<SseEvent>(EVENTS_BUFFERED);
@@ -186,7 +186,7 @@ fn streams_exhausted(console: &Console) -> Response {
             "the console has {} live streams open already",
             console.options.streams_max
         ),
-        Some("53300"),
+        "53300",
     )
 }
 
@@ -208,7 +208,7 @@ fn stream_sql(console: Arc<Console>, user: &User, peer: SocketAddr, sql: String)
                 "the SQL text is longer than {} bytes",
                 console.options.sql_bytes_max
             ),
-            Some("54000"),
+            "54000",
         );
     }
     let Some(permit) = stream_permit(&console) else {

@@ -321,6 +321,7 @@ fn console_router(console: Arc<Console>) -> Router {
             console.clone(),
             same_site_only,
         ))
+        .layer(axum::middleware::map_response(json_errors))
         .with_state(console)
 }
 
@@ -378,10 +379,60 @@ async fn serve_router(
     .await
 }
 
-/// A JSON error body, `{"error": {"message": ..., "sqlstate": ...}}`, with `status`.
-fn error_response(status: StatusCode, message: String, sqlstate: Option<&str>) -> Response {
+/// A JSON error body, `{"error": {"message": ..., "sqlstate": ...}}`, with `status`:
+/// every error answer carries a SQLSTATE (see [`json_errors`] for the answers made
+/// outside the handlers).
+fn error_response(status: StatusCode, message: String, sqlstate: &str) -> Response {
     let body = serde_json::json!({ "error": { "message": message, "sqlstate": sqlstate } });
     (status, axum::Json(body)).into_response()
+}
+
+/// The SQLSTATE of an error answer made outside the handlers (a refusal of the
+/// middleware, an extractor's rejection, a body over its limit, an unknown path), by
+/// its status: 28000 for 401, 42501 for 403, 42704 for 404, 54000 for 413, 0A000 for
+/// 405 and 415, 53300 for 503, XX000 for another 5xx and 22023 for another 4xx (a
+/// query string or JSON body that does not parse).
+fn status_sqlstate(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "28000",
+        403 => "42501",
+        404 => "42704",
+        413 => "54000",
+        405 | 415 => "0A000",
+        503 => "53300",
+        500..=599 => "XX000",
+        _ => "22023",
+    }
+}
+
+/// Error answers that are not JSON yet (see [`status_sqlstate`]) as [`error_response`]
+/// makes them: the text as the message (at most 64 KiB read), the headers kept (a 401's
+/// Basic challenge). Other answers pass as they are.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 << 10)
+        .await
+        .unwrap_or_default();
+    let message = String::from_utf8_lossy(&text).trim_end().to_string();
+    let message = match message.is_empty() {
+        true => status.canonical_reason().unwrap_or("error").to_string(),
+        false => message,
+    };
+    let json = error_response(status, message, status_sqlstate(status));
+    let (json_parts, body) = json.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    for (name, value) in &json_parts.headers {
+        parts.headers.insert(name, value.clone());
+    }
+    Response::from_parts(parts, body)
 }
 
 /// An engine error's fields as the wire server sends them: message, SQLSTATE, and the

@@ -60,10 +60,13 @@ async fn send(
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     if let Some(b) = body {
-        req.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            b.len()
-        ));
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req.push_str("Content-Type: application/json\r\n");
+        }
+        req.push_str(&format!("Content-Length: {}\r\n", b.len()));
     }
     req.push_str("\r\n");
     req.push_str(body.unwrap_or(""));
@@ -535,6 +538,38 @@ async fn the_sql_box_runs_finite_statements_and_explains_as_json() {
     let r = post(ports.http, "/api/sql", &json!({"sql": long}).to_string()).await;
     assert_eq!(r.status, 413);
     assert_eq!(r.json()["error"]["sqlstate"], "54000");
+    // Every error answer names a SQLSTATE, those of the request's shape too: another
+    // media type, a body that is no JSON or lacks "sql", an unknown query id or path.
+    let text = [("Content-Type", "text/plain")];
+    let sql = r#"{"sql": "SELECT 1"}"#;
+    for (method, path, headers, body, status, sqlstate) in [
+        ("POST", "/api/sql", &text[..], sql, 415, "0A000"),
+        ("POST", "/api/explain", &text[..], sql, 415, "0A000"),
+        ("POST", "/api/sql", &[][..], "{", 400, "22023"),
+        ("POST", "/api/sql", &[][..], "{}", 422, "22023"),
+        ("GET", "/api/queries/77/plan", &[][..], "", 404, "42704"),
+        ("GET", "/api/queries/77/tail", &[][..], "", 404, "42704"),
+        ("GET", "/api/nothing", &[][..], "", 404, "42704"),
+        ("GET", "/assets/nothing.js", &[][..], "", 404, "42704"),
+        ("GET", "/api/sql", &[][..], "", 405, "0A000"),
+    ] {
+        let body = (!body.is_empty()).then_some(body);
+        let r = request(ports.http, method, path, headers, body).await;
+        assert_eq!(r.status, status, "{method} {path}: {}", r.body);
+        assert_eq!(
+            r.json()["error"]["sqlstate"],
+            sqlstate,
+            "{method} {path}: {}",
+            r.body
+        );
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{method} {path}: {}",
+            r.body
+        );
+    }
 
     let sql = "SELECT count(*) FROM s [RANGE BY '20 minutes'] [RANGE BY '40 minutes']";
     let r = post(ports.http, "/api/explain", &json!({"sql": sql}).to_string()).await;
@@ -803,7 +838,10 @@ async fn cross_site_requests_are_refused() {
     ] {
         let r = request(ports.http, "GET", stream, &headers, None).await;
         assert_eq!(r.status, 403, "{headers:?}");
-        assert_eq!(r.body, format!("the console refuses {why}\n"));
+        assert_eq!(
+            r.json(),
+            json!({"error": {"message": format!("the console refuses {why}"), "sqlstate": "42501"}})
+        );
         let r = request(ports.http, "POST", "/api/queries/1/cancel", &headers, None).await;
         assert_eq!(r.status, 403, "{headers:?}");
     }
@@ -817,9 +855,10 @@ async fn cross_site_requests_are_refused() {
     .await;
     assert_eq!(r.status, 403);
     assert_eq!(
-        r.body,
-        "the console refuses a request for host \"rebound.example:8080\" (without a password file, only addresses and localhost are served)\n"
+        r.json()["error"]["message"],
+        "the console refuses a request for host \"rebound.example:8080\" (without a password file, only addresses and localhost are served)"
     );
+    assert_eq!(r.json()["error"]["sqlstate"], "42501");
     // The console's own page: same origin.
     let host = origin.strip_prefix("http://").unwrap();
     let same = [

@@ -16,6 +16,7 @@ mod clients_python;
 mod clients_rust;
 mod console;
 mod console_browser;
+mod copy_attacks;
 mod copy_binary;
 mod copy_pg_rules;
 mod copy_properties;

@@ -57,6 +57,13 @@ async fn get_response(port: u16, req: String) -> (u16, String) {
         .expect("an answer")
 }
 
+/// The SQLSTATE of a JSON error answer (`{"error": {"sqlstate": ...}}`); empty for an
+/// answer without one.
+fn sqlstate_of(body: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    v["error"]["sqlstate"].as_str().unwrap_or("").to_string()
+}
+
 #[tokio::test]
 async fn ndjson_and_csv_posts_with_roles_privileges_and_bounds() {
     let mut passwords = HashMap::new();
@@ -84,10 +91,9 @@ async fn ndjson_and_csv_posts_with_roles_privileges_and_bounds() {
     let json = Some("application/x-ndjson");
     let bob = Some("bob:pw");
     // Who: no credentials, wrong ones, then a role without INSERT.
-    assert_eq!(
-        post(ports.http, "/ingest/h", json, None, ndjson).await.0,
-        401
-    );
+    let (status, body) = post(ports.http, "/ingest/h", json, None, ndjson).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(sqlstate_of(&body), "28000", "{body}");
     assert_eq!(
         post(ports.http, "/ingest/h", json, Some("bob:guess"), ndjson)
             .await
@@ -148,19 +154,20 @@ async fn ndjson_and_csv_posts_with_roles_privileges_and_bounds() {
         let e: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!(e["error"]["sqlstate"], sqlstate, "{csv:?}: {body}");
     }
-    // Unknown stream, unknown media type, a body over ingest_bytes_max.
-    assert_eq!(
-        post(ports.http, "/ingest/nope", json, bob, ndjson).await.0,
-        404
-    );
-    assert_eq!(
-        post(ports.http, "/ingest/h", Some("text/plain"), bob, ndjson)
-            .await
-            .0,
-        415
-    );
+    // Unknown stream, unknown media type, a bad query string, a body over
+    // ingest_bytes_max: each answer names its SQLSTATE.
     let big = ndjson.repeat(100);
-    assert_eq!(post(ports.http, "/ingest/h", json, bob, &big).await.0, 413);
+    for (path, media, body, status, sqlstate) in [
+        ("/ingest/nope", json, ndjson, 404, "42P01"),
+        ("/ingest/h", Some("text/plain"), ndjson, 415, "0A000"),
+        ("/ingest/h?header=maybe", json, ndjson, 400, "22023"),
+        ("/ingest/h?timestamp_format=x", json, ndjson, 400, "22023"),
+        ("/ingest/h", json, big.as_str(), 413, "54000"),
+    ] {
+        let (got, answer) = post(ports.http, path, media, bob, body).await;
+        assert_eq!(got, status, "{path} {media:?}: {answer}");
+        assert_eq!(sqlstate_of(&answer), sqlstate, "{path} {media:?}: {answer}");
+    }
     // A page elsewhere cannot make a browser post rows.
     let req = format!(
         "POST /ingest/h HTTP/1.0\r\nHost: 127.0.0.1\r\nSec-Fetch-Site: cross-site\r\n\

@@ -144,3 +144,77 @@ async fn a_broker_stopped_and_restarted_is_recovered_without_loss() {
     assert!(before.iter().all(|t| (0..20).contains(t)), "{before:?}");
     exec(&c, "COMMIT").await;
 }
+
+/// An empty CSV message is one blank line, as COPY reads it: for a stream of several
+/// columns a bad message (22P04's "missing data"), counted, never a message of no rows;
+/// so is a blank line within a message. The good messages around them arrive whole.
+#[tokio::test]
+async fn an_empty_csv_message_is_a_bad_message() {
+    let Some(broker) = Mosquitto::start() else {
+        return;
+    };
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM e (ts timestamptz TIMESTAMPCOLUMN, temp double precision) \
+             WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:{}', topic = 'csv/#', \
+             format = 'csv')",
+            broker.port
+        ),
+    )
+    .await;
+    wait_source(&c, "e", 20, |r| r.state == "running").await;
+    exec(
+        &c,
+        "SET TimeZone = 'UTC'; BEGIN; \
+         DECLARE probes CURSOR FOR SELECT temp FROM e WHERE temp < 0; \
+         DECLARE q CURSOR FOR SELECT ts, temp FROM e WHERE temp >= 0",
+    )
+    .await;
+    let start = std::time::Instant::now();
+    loop {
+        broker
+            .publish(&[("csv/probe", "2001-01-01T00:00:00Z,-99".to_string())])
+            .await;
+        if !fetch(&c, "probes", 1, 1).await.is_empty() {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 20, "no message through");
+    }
+    let before = wait_source(&c, "e", 20, |_| true).await.bad_messages;
+    broker
+        .publish(&[
+            ("csv/a", "2001-01-01T00:00:01Z,1.5".to_string()),
+            ("csv/a", String::new()),
+            (
+                "csv/a",
+                "2001-01-01T00:00:02Z,2\n\n2001-01-01T00:00:03Z,3\n".to_string(),
+            ),
+            ("csv/a", "\n".to_string()),
+            ("csv/a", "2001-01-01T00:00:04Z,4\r\n".to_string()),
+        ])
+        .await;
+    let rows = fetch(&c, "q", 2, 20).await;
+    assert_eq!(
+        rows,
+        common::table(&[
+            &["2001-01-01 00:00:01+00", "1.5"],
+            &["2001-01-01 00:00:04+00", "4"],
+        ])
+    );
+    let r = wait_source(&c, "e", 20, |r| r.bad_messages == before + 3).await;
+    assert!(
+        r.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("1 fields where the stream takes 2")),
+        "{:?}",
+        r.last_error
+    );
+    assert!(
+        fetch(&c, "q", 1, 1).await.is_empty(),
+        "nothing of the bad messages"
+    );
+    exec(&c, "COMMIT").await;
+}

@@ -33,6 +33,13 @@ pub(crate) trait ExprScope {
         Ok(None)
     }
 
+    /// The type name (`integer[]`) of `op` when it is one of this scope's leaves of an
+    /// array type, which the expression binder sees as text; `None` (the default) for
+    /// any other operand.
+    fn array_type(&mut self, _op: &Operand) -> Option<String> {
+        None
+    }
+
     /// `l || r` when the builder concatenates them itself: either side one of its leaves
     /// of a type the expression binder does not know (an array). `None` (the default)
     /// leaves `||` to the expression binder.
@@ -81,6 +88,13 @@ impl Binder<'_> {
         Ok(leaves
             .cast_leaf(*i, to, &mut self.params)?
             .map(|(expr, ty)| Bound { expr, ty }))
+    }
+
+    /// The type name (`integer[]`) of `b` when it is a plan builder's leaf of an array
+    /// type ([`ExprScope::array_type`]).
+    pub(super) fn array_leaf_type(&mut self, b: &Bound) -> Option<String> {
+        let leaves = self.leaves.as_deref_mut()?;
+        leaves.array_type(&(b.expr.clone(), b.ty))
     }
 
     /// `l || r` by the plan builder, when it concatenates them itself

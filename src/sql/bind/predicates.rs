@@ -266,12 +266,16 @@ impl Binder<'_> {
         }
     }
 
-    /// `x op ANY|ALL (ARRAY[a, b, ...])`: the elements unified to one type (text when all
-    /// are unknown), as PostgreSQL types the array, each compared with `x` by `op`, ANY
-    /// their OR and ALL their AND (SQL's NULL rules are those of ANY and ALL). Errors:
-    /// 42P18 for an empty array, 42804 for elements of no common type, 42883 for `x` and
-    /// elements of no common comparison, 0A000 for an array that is not a constructor
-    /// (a plan builder with arrays claims those as leaves) and for other operators.
+    /// `x op ANY|ALL (ARRAY[a, b, ...])`: the elements (nested constructors flattened: a
+    /// multidimensional array, whose scalars ANY and ALL read) unified to one type (text
+    /// when all are unknown), as PostgreSQL types the array, each compared with `x` by
+    /// `op`, ANY their OR and ALL their AND (SQL's NULL rules are those of ANY and ALL).
+    /// Errors: 42P18 for an empty array, 42804 for elements of no common type or of mixed
+    /// dimensions, 2202E for sub-arrays of different lengths, 42883 for `x` and elements
+    /// of no common comparison (an array `x`: no operator compares an array with its
+    /// elements), 0A000 for an array that is not a constructor (a plan builder with arrays
+    /// claims those as leaves), for an element that is an array value and for other
+    /// operators.
     pub(super) fn any_all(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
         let (left, compare_op, right, all) = match e {
@@ -289,11 +293,7 @@ impl Binder<'_> {
             other => return Err(unsupported(format!("expression is not supported: {other}"))),
         };
         let quantifier = if all { "ALL" } else { "ANY" };
-        let mut inner = &**right;
-        while let E::Nested(x) = inner {
-            inner = x;
-        }
-        let array = match inner {
+        let array = match unnested(right) {
             E::Array(a) => a,
             E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
             _ => {
@@ -302,23 +302,34 @@ impl Binder<'_> {
                 )))
             }
         };
-        let op = comparison_operator(compare_op)
+        let (op, symbol) = comparison_operator(compare_op)
             .ok_or_else(|| unsupported(format!("{compare_op} {quantifier} is not supported")))?;
-        let x = self.expr(left, scope)?;
-        let elems: Vec<Bound> = (array.elem.iter())
-            .map(|i| self.expr(i, scope))
-            .collect::<Result<_>>()?;
-        if elems.is_empty() {
-            return Err(Error::IndeterminateDatatype(
-                "cannot determine type of empty array".into(),
-            )
-            .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
-        }
-        let mut ty = None;
-        for el in &elems {
-            ty = self.unify(ty, el.ty, "ARRAY")?;
-        }
-        let ty = ty.unwrap_or(DataType::Text);
+        // PostgreSQL transforms both operands before it looks the operator up.
+        let (x, x_array) = match unnested(left) {
+            E::Array(a) => {
+                let (_, t) = self.array_scalars(a, scope)?;
+                (None, Some(format!("{}[]", t.name())))
+            }
+            _ => {
+                let x = self.expr(left, scope)?;
+                let t = self.array_leaf_type(&x);
+                (Some(x), t)
+            }
+        };
+        let (elems, ty) = self.array_scalars(array, scope)?;
+        let x = match (x, x_array) {
+            (Some(x), None) => x,
+            (_, Some(array_type)) => {
+                return Err(Error::UndefinedFunction(format!(
+                    "operator does not exist: {array_type} {symbol} {}",
+                    ty.name()
+                ))
+                .with_hint(
+                    "No operator matches the given name and argument types. You might need to add explicit type casts.",
+                ))
+            }
+            (None, None) => unreachable!("an operand that is no constructor is bound"),
+        };
         let join = if all { BinaryOp::And } else { BinaryOp::Or };
         let mut out: Option<Bound> = None;
         for el in elems {
@@ -331,18 +342,96 @@ impl Binder<'_> {
         }
         Ok(out.expect("a non-empty array"))
     }
+
+    /// The scalars of the constructor `a` in order, nested constructors flattened (the
+    /// elements of a multidimensional array), each bound, and their common type (text
+    /// when all are unknown). Errors: 42P18 for no scalar at all, 42804 for scalars of no
+    /// common type or elements of mixed dimensions (`ARRAY[ARRAY[1], 2]`), 2202E for
+    /// sub-arrays of different shapes, 0A000 for an element that is an array value (a
+    /// multidimensional array tcq does not build).
+    fn array_scalars(&mut self, a: &ast::Array, scope: &Scope) -> Result<(Vec<Bound>, DataType)> {
+        let mut elems = Vec::new();
+        self.flatten_array(a, scope, &mut elems)?;
+        if elems.is_empty() {
+            return Err(Error::IndeterminateDatatype(
+                "cannot determine type of empty array".into(),
+            )
+            .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
+        }
+        let mut ty = None;
+        for el in &elems {
+            ty = self.unify(ty, el.ty, "ARRAY")?;
+        }
+        Ok((elems, ty.unwrap_or(DataType::Text)))
+    }
+
+    /// Appends the scalars of constructor `a` to `out` (see [`Self::array_scalars`]) and
+    /// gives its shape: its length, then the shape of its sub-arrays.
+    fn flatten_array(
+        &mut self,
+        a: &ast::Array,
+        scope: &Scope,
+        out: &mut Vec<Bound>,
+    ) -> Result<Vec<usize>> {
+        // The shape of the elements so far, and the first element's first scalar.
+        let mut inner: Option<(Vec<usize>, usize)> = None;
+        for el in &a.elem {
+            let start = out.len();
+            let shape = match unnested(el) {
+                ast::Expr::Array(sub) => self.flatten_array(sub, scope, out)?,
+                _ => {
+                    let b = self.expr(el, scope)?;
+                    if self.array_leaf_type(&b).is_some() {
+                        return Err(unsupported("multidimensional arrays are not supported"));
+                    }
+                    out.push(b);
+                    Vec::new()
+                }
+            };
+            match &inner {
+                None => inner = Some((shape, start)),
+                Some((first, at)) if first.len() != shape.len() => {
+                    let name = |i: usize, dims: usize| {
+                        let t = out.get(i).and_then(|b| b.ty).unwrap_or(DataType::Text);
+                        format!("{}{}", t.name(), "[]".repeat(dims))
+                    };
+                    return Err(Error::DatatypeMismatch(format!(
+                        "ARRAY types {} and {} cannot be matched",
+                        name(*at, first.len()),
+                        name(start, shape.len())
+                    )));
+                }
+                Some((first, _)) if *first != shape => return Err(Error::ArraySubscript(
+                    "multidimensional arrays must have array expressions with matching dimensions"
+                        .into(),
+                )),
+                Some(_) => {}
+            }
+        }
+        let mut shape = vec![a.elem.len()];
+        shape.extend(inner.map(|(s, _)| s).unwrap_or_default());
+        Ok(shape)
+    }
 }
 
-/// The comparison `op` is, if it is one.
-fn comparison_operator(op: &ast::BinaryOperator) -> Option<BinaryOp> {
+/// `e` without its parentheses.
+fn unnested(e: &ast::Expr) -> &ast::Expr {
+    match e {
+        ast::Expr::Nested(x) => unnested(x),
+        other => other,
+    }
+}
+
+/// The comparison `op` is, if it is one, and its symbol in PostgreSQL's messages.
+fn comparison_operator(op: &ast::BinaryOperator) -> Option<(BinaryOp, &'static str)> {
     use ast::BinaryOperator as B;
     Some(match op {
-        B::Eq => BinaryOp::Eq,
-        B::NotEq => BinaryOp::NotEq,
-        B::Lt => BinaryOp::Lt,
-        B::LtEq => BinaryOp::LtEq,
-        B::Gt => BinaryOp::Gt,
-        B::GtEq => BinaryOp::GtEq,
+        B::Eq => (BinaryOp::Eq, "="),
+        B::NotEq => (BinaryOp::NotEq, "<>"),
+        B::Lt => (BinaryOp::Lt, "<"),
+        B::LtEq => (BinaryOp::LtEq, "<="),
+        B::Gt => (BinaryOp::Gt, ">"),
+        B::GtEq => (BinaryOp::GtEq, ">="),
         _ => return None,
     })
 }

@@ -1364,3 +1364,67 @@ fn any_all_over_array_constructors() {
         Error::FeatureNotSupported(_)
     ));
 }
+
+/// A nested ARRAY[...] is one multidimensional array: ANY and ALL compare `x` with its
+/// scalars, so an array `x` meets no operator (42883, as PostgreSQL 15 answers
+/// `ARRAY[1] = ANY(ARRAY[ARRAY[1]])`), whatever the comparison; sub-arrays of mixed
+/// dimensions are 42804 and of different lengths 2202E.
+#[test]
+fn any_all_over_nested_array_constructors() {
+    let q = query(
+        "SELECT delay = ANY(ARRAY[ARRAY[1, 2], ARRAY[3, delay]]), \
+         delay < ALL((ARRAY[ARRAY[1], ARRAY[2.5]])) FROM flights",
+    );
+    assert!(q.columns.iter().all(|c| c.data_type == DataType::Bool));
+    for (sql, message) in [
+        (
+            "SELECT ARRAY[delay] = ANY(ARRAY[ARRAY[1]]) FROM flights",
+            "integer[] = integer",
+        ),
+        (
+            "SELECT ARRAY[1] = ANY(ARRAY[1]) FROM flights",
+            "integer[] = integer",
+        ),
+        (
+            "SELECT ARRAY[delay] <> ALL(ARRAY[ARRAY[1]]) FROM flights",
+            "integer[] <> integer",
+        ),
+        (
+            "SELECT ARRAY[1.5] < ANY(ARRAY[ARRAY[1]]) FROM flights",
+            "numeric[] < integer",
+        ),
+        (
+            "SELECT ARRAY['a'] >= ALL(ARRAY[ARRAY['b']]) FROM flights",
+            "text[] >= text",
+        ),
+        (
+            "SELECT delay = ANY(ARRAY[ARRAY['a']]) FROM flights",
+            "integer = text",
+        ),
+    ] {
+        assert!(
+            matches!(
+                err(sql),
+                Error::UndefinedFunction(ref m) if *m == format!("operator does not exist: {message}")
+            ),
+            "{sql}: {:?}",
+            err(sql)
+        );
+    }
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[ARRAY[1], 2]) FROM flights"),
+        Error::DatatypeMismatch(m) if m == "ARRAY types integer[] and integer cannot be matched"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[2, ARRAY[1]]) FROM flights"),
+        Error::DatatypeMismatch(m) if m == "ARRAY types integer and integer[] cannot be matched"
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[ARRAY[1], ARRAY[2, 3]]) FROM flights"),
+        Error::ArraySubscript(_)
+    ));
+    assert!(matches!(
+        err("SELECT delay = ANY(ARRAY[ARRAY[]]) FROM flights"),
+        Error::IndeterminateDatatype(_)
+    ));
+}

@@ -294,12 +294,16 @@ impl RelBinder<'_> {
                 };
                 match inner {
                     ast::Expr::Subquery(q) => self.any_sub(l, op, q, all, false)?,
-                    other => RExpr::AnyArray {
-                        left: Box::new(l),
-                        op,
-                        array: Box::new(self.expr(other)?),
-                        all,
-                    },
+                    other => {
+                        let array = self.expr(other)?;
+                        let l = self.any_array_operand(l, op, &array)?;
+                        RExpr::AnyArray {
+                            left: Box::new(l),
+                            op,
+                            array: Box::new(array),
+                            all,
+                        }
+                    }
                 }
             }
             other => {
@@ -308,6 +312,46 @@ impl RelBinder<'_> {
                 )))
             }
         })
+    }
+
+    /// The left operand of `l op ANY|ALL (array)` over an array value, checked as
+    /// PostgreSQL resolves the operator between `l` and the array's element type: an
+    /// unknown literal `l` is read as the element type (22P02 when evaluated, for text that is
+    /// no such value). Errors: 42809 for a right side that is no array, 42883 for an `l`
+    /// no `op` compares with the elements (an array `l` among them: no operator
+    /// compares an array with its elements).
+    fn any_array_operand(&mut self, l: RExpr, op: CmpOp, array: &RExpr) -> Result<RExpr> {
+        let (lt, at) = (self.static_type(&l), self.static_type(array));
+        if at == RType::Unknown {
+            return Ok(l);
+        }
+        let Some(et) = at.elem() else {
+            return Err(Error::WrongObjectType(
+                "op ANY/ALL (array) requires array on right side".into(),
+            ));
+        };
+        if let (RExpr::Lit(_), RType::Unknown, RType::Base(d)) = (&l, lt, et) {
+            return Ok(self.cast(l, RType::Base(d)));
+        }
+        let comparable = match (lt, et) {
+            (RType::Unknown, _) => true,
+            (l, _) if l.is_array() => false,
+            (RType::Base(a), RType::Base(b)) => crate::sql::types::common_type(a, b).is_some(),
+            // Catalog scalars (oid, name, "char", reg*) compare as they are held.
+            _ => true,
+        };
+        if comparable {
+            return Ok(l);
+        }
+        Err(Error::UndefinedFunction(format!(
+            "operator does not exist: {} {} {}",
+            lt.name(),
+            op.symbol(),
+            et.name()
+        ))
+        .with_hint(
+            "No operator matches the given name and argument types. You might need to add explicit type casts.",
+        ))
     }
 
     /// A cast or typed literal of a catalog type (reg*, oid, arrays, name): the

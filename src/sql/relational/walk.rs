@@ -191,6 +191,14 @@ impl ExprScope for Slots<'_, '_> {
         Ok(Some(op))
     }
 
+    fn array_type(&mut self, op: &Operand) -> Option<String> {
+        let Expr::Column(i) = op.0 else {
+            return None;
+        };
+        let t = self.rel.static_type(self.args.get(i)?);
+        t.is_array().then(|| t.name())
+    }
+
     /// `l || r` where either side is a leaf of an array type: `RExpr::ArrayConcat` of the
     /// two sides, a new leaf (the leaves the sides read are no longer evaluated apart).
     fn concat(

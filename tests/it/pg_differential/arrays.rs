@@ -90,6 +90,32 @@ const MULTIDIMENSIONAL: &[&str] = &[
     "SELECT ARRAY[ARRAY[1, 2], NULL]",
     "SELECT '{{1},{2,3}}'::int[]",
     "SELECT '{{1},2}'::int[]",
+    // ANY/ALL over a multidimensional array compare with its scalars: an array operand
+    // meets no operator (42883), whichever comparison and plan builder
+    "SELECT 1 = ANY(ARRAY[ARRAY[1, 2], ARRAY[3, 4]]), 3 = ALL(ARRAY[ARRAY[3], ARRAY[3]]), 1.5 < ANY(ARRAY[ARRAY[1], ARRAY[2]]), 'x' = ANY(ARRAY[ARRAY['x', 'y']]), 5 <> ALL((ARRAY[ARRAY[1, NULL]]))",
+    "SELECT id, k = ANY(ARRAY[ARRAY[1, 3], ARRAY[id, 7]]), k < ALL(ARRAY[ARRAY[id + 5]]) FROM ta ORDER BY id",
+    "SELECT ARRAY[1] = ANY(ARRAY[ARRAY[1]])",
+    "SELECT ARRAY[1] <> ALL(ARRAY[ARRAY[1]])",
+    "SELECT ARRAY[1.5] < ANY(ARRAY[ARRAY[1]])",
+    "SELECT ARRAY['a'] >= ALL(ARRAY[ARRAY['b']])",
+    "SELECT ARRAY[1] = ANY(ARRAY[1])",
+    "SELECT id FROM ta WHERE ARRAY[k] = ANY(ARRAY[ARRAY[k]])",
+    "SELECT 1 = ANY(ARRAY[ARRAY[1], 2])",
+    "SELECT 1 = ANY(ARRAY[2, ARRAY[1]])",
+    "SELECT 1 = ANY(ARRAY[ARRAY[1], ARRAY[2, 3]])",
+    "SELECT 1 = ANY(ARRAY[ARRAY[NULL]])",
+    "SELECT 1 = ANY(ARRAY[ARRAY[]])",
+    // ... and over an array value, the operator between the operand and the elements
+    "SELECT 1 = ANY('{1,2}'::int[]), 1.5 = ANY('{1,2}'::int[]), 10 > ANY('{9}'::int[]), 'b' > ANY('{a}'::text[]), '1' = ANY('{1}'::int[]), 1 <> ALL('{1,2}'::int[]), 1 = ANY(NULL::int[])",
+    "SELECT ARRAY[1] = ANY('{1}'::int[])",
+    "SELECT ARRAY[1] = ANY('{{1}}'::int[])",
+    "SELECT ARRAY[1] = ALL('{}'::int[])",
+    "SELECT 'a' = ANY('{1}'::int[])",
+    "SELECT 10 > ANY('{9}'::text[])",
+    "SELECT 1 = ANY('{1}'::text[])",
+    "SELECT now() = ANY('{1}'::int[])",
+    "SELECT 1 = ANY(1)",
+    "SELECT id FROM ta WHERE ARRAY[k] = ANY(ARRAY[1, 2] || 3)",
 ];
 
 /// The array comparison queries.

@@ -14,14 +14,16 @@
 //!
 //! The offer never waits: a full queue or a batch with columns that are not Arrow arrays
 //! ends the offers of that COPY; a spill to disk also drops what was folded. The fold stops (keeping what it covered)
-//! once the held events pass [`HELD_BYTES_MAX`] or a copy's state passes
-//! [`STATE_BYTES_MAX`]; a query or plan whose state is over [`CLONE_BYTES_MAX`] when the
+//! once the held events pass [`HELD_BYTES_MAX`], the copies' states together pass
+//! [`STATE_BYTES_MAX`], or the global memory budget refuses the two (they are charged to it
+//! as query state while the speculation lives); a query or plan whose state is over [`CLONE_BYTES_MAX`] when the
 //! speculation starts is not copied and runs every batch at commit.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::catalog::{deliver_plan, deliver_query, PlanRun, Stream};
+use super::memory::{MemoryKind, Reservation};
 use super::registry::RunningQuery;
 use crate::error::{Error, Result};
 use crate::exec::columns::{ColumnArray, ColumnBatch};
@@ -34,8 +36,8 @@ pub(crate) const SPEC_QUEUE: usize = 256;
 const HELD_BYTES_MAX: usize = 32 << 20;
 /// A query or plan is copied only while its state is under this many bytes.
 const CLONE_BYTES_MAX: usize = 4 << 20;
-/// A copy stops folding once its state passes this many bytes.
-const STATE_BYTES_MAX: usize = 256 << 20;
+/// The copies stop folding once their states together pass this many bytes.
+const STATE_BYTES_MAX: usize = 64 << 20;
 
 /// COPY ids, server-wide.
 static NEXT_COPY_ID: AtomicU64 = AtomicU64::new(1);
@@ -176,6 +178,8 @@ struct Spec {
     tuples: u64,
     first_us: Option<i64>,
     max_us: Option<i64>,
+    /// The held events and the copies' states, charged to the global memory budget.
+    charged: Option<Reservation>,
 }
 
 /// Queries and plans (ids) whose copies were swapped in and cover a COPY's batches
@@ -278,6 +282,7 @@ fn start(stream: &Arc<Stream>, copy: u64) -> Spec {
         tuples: 0,
         first_us: None,
         max_us: None,
+        charged: None,
     };
     let queries: Vec<Arc<RunningQuery>> = stream.queries.lock().clone();
     for q in queries {
@@ -285,6 +290,9 @@ fn start(stream: &Arc<Stream>, copy: u64) -> Spec {
             continue;
         }
         let exec = q.exec.lock();
+        spec.charged.get_or_insert_with(|| {
+            Reservation::new(q.memory.lock().budget(), MemoryKind::QueryState)
+        });
         if exec.state().state_bytes < CLONE_BYTES_MAX {
             let exec = exec.clone();
             spec.queries.push(QuerySpec {
@@ -297,6 +305,9 @@ fn start(stream: &Arc<Stream>, copy: u64) -> Spec {
     let plans: Vec<Arc<PlanRun>> = stream.plans.lock().clone();
     for p in plans {
         let st = p.state.lock();
+        spec.charged.get_or_insert_with(|| {
+            Reservation::new(p.memory.lock().budget(), MemoryKind::QueryState)
+        });
         if st.agg.state().state_bytes >= CLONE_BYTES_MAX {
             continue;
         }
@@ -351,7 +362,7 @@ fn fold(spec: &mut Spec, batch: &Batch, rate: Option<f64>) -> Result<()> {
             .iter()
             .map(super::outq::event_heap_bytes)
             .sum::<usize>();
-        state = state.max(qs.exec.state().state_bytes);
+        state += qs.exec.state().state_bytes;
     }
     for ps in &mut spec.plans {
         let befores: Vec<usize> = ps.outs.iter().map(Vec::len).collect();
@@ -369,10 +380,14 @@ fn fold(spec: &mut Spec, batch: &Batch, rate: Option<f64>) -> Result<()> {
                 .map(super::outq::event_heap_bytes)
                 .sum::<usize>();
         }
-        state = state.max(ps.agg.state().state_bytes);
+        state += ps.agg.state().state_bytes;
     }
     spec.held_bytes += held;
-    if spec.held_bytes > HELD_BYTES_MAX || state > STATE_BYTES_MAX {
+    let refused = spec
+        .charged
+        .as_mut()
+        .is_some_and(|r| r.resize(spec.held_bytes + state).is_err());
+    if refused || spec.held_bytes > HELD_BYTES_MAX || state > STATE_BYTES_MAX {
         tracing::debug!(
             batches = spec.next + 1,
             held_bytes = spec.held_bytes,

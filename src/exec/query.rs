@@ -1074,11 +1074,7 @@ impl QueryExec {
                 continue;
             }
             let by = i64::try_from(at + 1 - shifted).unwrap_or(i64::MAX);
-            for c in closed.iter_mut() {
-                let d = by.saturating_mul(c.window.slide_us);
-                c.lower_us = c.lower_us.saturating_add(d);
-                c.upper_us = c.upper_us.saturating_add(d);
-            }
+            ClosedInstance::shift_all(closed, by);
             shifted = at + 1;
             self.own_event(closed, out)?;
             at += 1;

@@ -1176,11 +1176,7 @@ impl SharedAgg {
                 }
                 // The next event in full: the closed instances moved to its bounds.
                 let by = i64::try_from(at + 1 - shifted).unwrap_or(i64::MAX);
-                for c in closed.iter_mut() {
-                    let d = by.saturating_mul(c.window.slide_us);
-                    c.lower_us = c.lower_us.saturating_add(d);
-                    c.upper_us = c.upper_us.saturating_add(d);
-                }
+                ClosedInstance::shift_all(closed, by);
                 shifted = at + 1;
                 let (dict, specs) = (self.windows.dict(), self.windows.specs());
                 if let Err(e) =

@@ -125,6 +125,18 @@ pub(crate) struct ClosedInstance {
     pub(crate) groups: Arc<GroupTable>,
 }
 
+impl ClosedInstance {
+    /// Move the bounds of each of `closed` `slides` slides of its window later (saturating):
+    /// the instances of a slide event a quiet run skipped to.
+    pub(crate) fn shift_all(closed: &mut [ClosedInstance], slides: i64) {
+        for c in closed {
+            let d = slides.saturating_mul(c.window.slide_us);
+            c.lower_us = c.lower_us.saturating_add(d);
+            c.upper_us = c.upper_us.saturating_add(d);
+        }
+    }
+}
+
 /// An open instance's partial states: its own, or the closed parent instance it started
 /// from, shared until something else is merged or folded into it (see the module's
 /// "copy on write").

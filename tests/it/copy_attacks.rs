@@ -89,14 +89,9 @@ async fn until_ready(s: &mut TcpStream) -> Vec<(u8, String)> {
 /// A raw connection past start-up, with COPY FROM STDIN into `s` begun (CopyInResponse).
 async fn raw_copy(port: u16, sql: &str) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let mut body = 196_608i32.to_be_bytes().to_vec();
-    for p in ["user", "tcq", "database", "tcq", ""] {
-        body.extend_from_slice(p.as_bytes());
-        body.push(0);
-    }
-    let mut startup = (body.len() as i32 + 4).to_be_bytes().to_vec();
-    startup.extend(body);
-    s.write_all(&startup).await.unwrap();
+    s.write_all(&crate::protocol_attacks::startup())
+        .await
+        .unwrap();
     until_ready(&mut s).await;
     let mut q = sql.as_bytes().to_vec();
     q.push(0);

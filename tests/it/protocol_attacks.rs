@@ -21,8 +21,8 @@ fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
     m
 }
 
-/// A StartupMessage for protocol 3.0.
-fn startup() -> Vec<u8> {
+/// A StartupMessage for protocol 3.0 (user and database `tcq`).
+pub(crate) fn startup() -> Vec<u8> {
     let mut body = 196_608i32.to_be_bytes().to_vec();
     for s in ["user", "tcq", "database", "tcq", ""] {
         body.extend_from_slice(s.as_bytes());

@@ -279,7 +279,7 @@ impl Ev<'_> {
         let n = self.ticks.get().wrapping_add(1);
         self.ticks.set(n);
         match self.cancel {
-            Some(flag) if n % CHECK_EVERY == 0 && flag.load(AtomicOrdering::Relaxed) => {
+            Some(flag) if n.is_multiple_of(CHECK_EVERY) && flag.load(AtomicOrdering::Relaxed) => {
                 Err(Error::QueryCanceled)
             }
             _ => Ok(()),

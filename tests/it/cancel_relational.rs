@@ -206,6 +206,26 @@ async fn slow_table_selects_leave_the_server_responsive_body() {
     }
 }
 
+/// The blocking thread evaluates in the session's time zone and settings, as the async
+/// worker did.
+async fn relational_select_keeps_the_session_zone_body() {
+    let port = server_with_table().await;
+    let c = connect(port).await;
+    c.batch_execute("SET TimeZone = 'Asia/Tokyo'; SET application_name = 'zoned'")
+        .await
+        .unwrap();
+    let row = c
+        .query_one(
+            "SELECT (timestamptz '2001-01-01 00:00:00+00')::text, \
+             current_setting('application_name') FROM t a JOIN t b ON a.i = b.i WHERE a.i = 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "2001-01-01 09:00:00+09");
+    assert_eq!(row.get::<_, String>(1), "zoned");
+}
+
 /// Run a test body, failing instead of hanging if the server stops answering (as it did
 /// when these statements held its async workers).
 async fn bounded(body: impl std::future::Future<Output = ()>) {
@@ -232,4 +252,9 @@ async fn statement_timeout_stops_a_slow_table_select() {
 #[tokio::test]
 async fn slow_table_selects_leave_the_server_responsive() {
     bounded(slow_table_selects_leave_the_server_responsive_body()).await;
+}
+
+#[tokio::test]
+async fn relational_select_keeps_the_session_zone() {
+    bounded(relational_select_keeps_the_session_zone_body()).await;
 }

@@ -48,6 +48,7 @@ mod private_fs;
 mod privileges;
 mod register;
 mod registry;
+mod rel_job;
 mod resolve;
 mod restore;
 pub(crate) mod roles;

@@ -128,7 +128,7 @@ pub struct Session {
     /// (a later plain SET of a name keeps it): COMMIT restores those names from it.
     local_settings: Option<(SettingsSnapshot, HashSet<String>)>,
     pub(crate) user: String,
-    database: String,
+    pub(crate) database: String,
     /// What this session's user is when it is no role: a superuser when it connected by
     /// trust (the bootstrap user), nothing when it authenticated (see `engine::roles`).
     pub(crate) implicit_superuser: bool,
@@ -222,15 +222,20 @@ impl crate::expr::SessionInfo for Session {
         self.pid
     }
     fn setting(&self, name: &str) -> Option<String> {
-        // As SHOW: a parameter never SET has its default (`current_setting('jit')` is off).
-        let name = name.to_ascii_lowercase();
-        self.settings.get(&name).cloned().or_else(|| {
-            OTHER_SETTINGS
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        })
+        setting_of(&self.settings, name)
     }
+}
+
+/// The value of setting `name` (any case) among a session's `settings`; as SHOW, a
+/// parameter never SET has its default (`current_setting('jit')` is off).
+pub(crate) fn setting_of(settings: &HashMap<String, String>, name: &str) -> Option<String> {
+    let name = name.to_ascii_lowercase();
+    settings.get(&name).cloned().or_else(|| {
+        OTHER_SETTINGS
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    })
 }
 
 /// What a read-only transaction may not execute, as PostgreSQL names it in 25006
@@ -1245,20 +1250,8 @@ impl Session {
             Source::Nothing => vec![vec![]],
             Source::Relational(rq) => {
                 self.engine.catalog.barrier_all().await;
-                let mut settings: Vec<(String, String)> = self
-                    .settings
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                settings.sort();
-                let provider = super::pg_catalog::CatalogRelations {
-                    catalog: &self.engine.catalog,
-                    user: &self.user,
-                    database: &self.database,
-                    settings: &settings,
-                    superuser: self.is_superuser(),
-                };
-                return crate::exec::relational::run(rq, &provider, params, Some(self));
+                // Off the async workers, and stopped when this future is dropped.
+                return super::rel_job::run(self, rq, params).await;
             }
             Source::Stream { .. } | Source::Join { .. } => {
                 unreachable!("continuous queries are subscribed")

@@ -13,6 +13,10 @@
 //! it builds (scans, join rows, results), so a cross
 //! join of catalogs cannot exhaust memory: beyond it the statement fails with 54000.
 //!
+//! A statement may take long (a correlated subquery per row of a nested join): with
+//! [`run_cancellable`], its evaluation reads a cancel flag every [`CHECK_EVERY`]
+//! expression evaluations and fails with 57014 once the flag is raised.
+//!
 //! ```ignore
 //! use tcq::exec::relational::run;
 //! use tcq::sql::{bind_relational as parse, RelationProvider};
@@ -29,10 +33,11 @@
 //! assert_eq!(rows, vec![vec![Value::Int8(1)]]);
 //! ```
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use crate::error::{Error, Result};
 use crate::expr::{cast_value, cmp_values, compare, eval, EvalContext, SessionInfo};
@@ -52,17 +57,36 @@ type Scans = HashMap<(String, String), Rc<Vec<Row>>>;
 /// Groups by key: the first row and each aggregate's argument lists.
 type Groups = HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)>;
 
+/// Expression evaluations between two reads of the cancel flag: a read costs an atomic
+/// load, an evaluation far more, so the flag is seen within a few milliseconds.
+const CHECK_EVERY: u32 = 4096;
+
 /// Evaluate `q`: its result columns and rows.
+#[cfg(test)]
 pub(crate) fn run(
     q: &RelQuery,
     provider: &dyn RelationProvider,
     params: &[Value],
     session: Option<&dyn SessionInfo>,
 ) -> Result<(Vec<Column>, Vec<Row>)> {
+    run_cancellable(q, provider, params, session, None)
+}
+
+/// [`run`], stopping with 57014 ([`Error::QueryCanceled`]) soon after `cancel` turns
+/// `true` (`None`: never).
+pub(crate) fn run_cancellable(
+    q: &RelQuery,
+    provider: &dyn RelationProvider,
+    params: &[Value],
+    session: Option<&dyn SessionInfo>,
+    cancel: Option<&AtomicBool>,
+) -> Result<(Vec<Column>, Vec<Row>)> {
     let ev = Ev {
         provider,
         params,
         session,
+        cancel,
+        ticks: Cell::new(0),
         now_us: crate::time::now_us(),
         scans: RefCell::new(HashMap::new()),
         ctes: RefCell::new(HashMap::new()),
@@ -235,6 +259,10 @@ pub(crate) struct Ev<'a> {
     provider: &'a dyn RelationProvider,
     params: &'a [Value],
     session: Option<&'a dyn SessionInfo>,
+    /// Raised to stop the statement (see [`run_cancellable`]).
+    cancel: Option<&'a AtomicBool>,
+    /// Evaluations since the cancel flag was last read.
+    ticks: Cell<u32>,
     now_us: i64,
     scans: RefCell<Scans>,
     ctes: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
@@ -245,6 +273,19 @@ pub(crate) struct Ev<'a> {
 }
 
 impl Ev<'_> {
+    /// Count one step of work; every [`CHECK_EVERY`] steps, fail with 57014 if the
+    /// statement was cancelled. Called by every expression evaluation and join probe.
+    fn check(&self) -> Result<()> {
+        let n = self.ticks.get().wrapping_add(1);
+        self.ticks.set(n);
+        match self.cancel {
+            Some(flag) if n.is_multiple_of(CHECK_EVERY) && flag.load(AtomicOrdering::Relaxed) => {
+                Err(Error::QueryCanceled)
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn spend(&self, n: usize) -> Result<()> {
         let mut b = self.budget.borrow_mut();
         if *b < n {
@@ -928,6 +969,7 @@ impl Ev<'_> {
                 None => &all,
             };
             for &j in tries {
+                self.check()?;
                 let rr = &r[j];
                 let mut row = Vec::with_capacity(left_width + right_width);
                 row.extend(lr.iter().cloned());
@@ -1084,6 +1126,7 @@ impl Ev<'_> {
     }
 
     fn eval(&self, e: &RExpr, row: &[Value]) -> Result<Value> {
+        self.check()?;
         match e {
             RExpr::Col { up: 0, idx } => Ok(row.get(*idx).cloned().unwrap_or(Value::Null)),
             RExpr::Col { up, idx } => {

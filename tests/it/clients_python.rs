@@ -211,3 +211,29 @@ fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
         done\n";
     run_client("python_sqlalchemy.py", "sqlalchemy", expected);
 }
+
+/// psycopg's `conn.cancel()` stops a SELECT over a table that would run for minutes (it
+/// held the server's async workers, out of a cancel's reach); the connection goes on.
+#[test]
+fn psycopg_cancel_stops_a_slow_table_select() {
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
+        return;
+    }
+    let port = common::start_server();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/cancel_select.py");
+    let output = Command::new("python3")
+        .arg(&path)
+        .args(["--port", &port.to_string()])
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout,
+        "error: 57014 canceling statement due to user request\nafter: (1,)\n"
+    );
+}

@@ -8,6 +8,7 @@ mod common;
 mod archive;
 mod auth;
 mod bad_input_corpus;
+mod cancel_relational;
 mod catalog_sql;
 mod clients_java;
 mod clients_jdbc_catalog;

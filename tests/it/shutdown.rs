@@ -135,3 +135,74 @@ fn tcqd_refuses_to_listen_beyond_loopback_without_authentication() {
         "{stderr}"
     );
 }
+
+/// SIGTERM stops SELECTs over tables that would run for minutes (correlated subqueries in
+/// correlated subqueries): their clients get 57P01 and tcqd exits 0, as with any query.
+#[tokio::test]
+async fn sigterm_stops_slow_table_selects_and_exits_0() {
+    let (mut child, port) = common::spawn_tcqd(&[]);
+    let connect = || async move {
+        let (client, connection) = tokio_postgres::connect(&common::conn_string(port), NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+    };
+    let admin = connect().await;
+    let values: Vec<String> = (1..=1500).map(|i| format!("({i})")).collect();
+    admin
+        .batch_execute(&format!(
+            "CREATE TABLE t (i int); INSERT INTO t VALUES {}",
+            values.join(",")
+        ))
+        .await
+        .unwrap();
+    let slow = "SELECT count(*) FROM t a WHERE (SELECT count(*) FROM t b \
+        WHERE b.i < a.i + (SELECT count(*) FROM t c WHERE c.i > b.i)) > 0";
+    let mut running = Vec::new();
+    for _ in 0..2 {
+        let c = connect().await;
+        let pid: i32 = c
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        running.push(tokio::spawn(async move { c.query(slow, &[]).await }));
+        let active = "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'";
+        while admin
+            .query_one(active, &[&pid])
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+            == 0
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    for task in running {
+        let err = tokio::time::timeout(Duration::from_secs(30), task)
+            .await
+            .expect("the slow statement ends")
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.is_closed() || common::sqlstate(&err) == "57P01",
+            "{err:?}"
+        );
+    }
+    let pid = child.id() as i32;
+    let status = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || child.wait()),
+    )
+    .await;
+    let Ok(status) = status else {
+        // SAFETY: as above; the child that ignored SIGTERM must not outlive the test.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("tcqd did not exit after SIGTERM");
+    };
+    assert_eq!(status.unwrap().unwrap().code(), Some(0));
+}

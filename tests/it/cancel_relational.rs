@@ -42,13 +42,16 @@ async fn pid(c: &Client) -> i32 {
         .get(0)
 }
 
-/// Wait until session `pid` runs the slow statement (`pg_stat_activity` says active).
+/// Wait until session `pid` runs the slow statement: `pg_stat_activity` shows it active
+/// with that text. (Its earlier statement can still show as active until the server has
+/// read that statement's Sync, and a cancel sent then is rightly forgotten.)
 async fn wait_active(watcher: &Client, pid: i32) {
     loop {
         let n: i64 = watcher
             .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND state = 'active'",
-                &[&pid],
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE pid = $1 AND state = 'active' AND query = $2",
+                &[&pid, &SLOW],
             )
             .await
             .unwrap()

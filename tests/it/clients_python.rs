@@ -64,22 +64,9 @@ fn asyncpg_ingests_and_streams_by_every_api() {
 /// both failed before (34000 and 0A000), found by trying tcq as a new user would.
 #[test]
 fn psycopg_named_cursor_and_deallocate() {
-    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
+    let Some(stdout) = psycopg_script("named_cursor.py") else {
         return;
-    }
-    let port = common::start_server();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/named_cursor.py");
-    let output = Command::new("python3")
-        .arg(&path)
-        .args(["--port", &port.to_string()])
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "stdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    };
     assert_eq!(
         stdout,
         "columns: ['v', 'wtime']\nrows: [(7, datetime.datetime(2001, 1, 1, 0, 0, 1))]\n"
@@ -216,24 +203,35 @@ fn sqlalchemy_inspector_and_pandas_read_the_catalogs() {
 /// held the server's async workers, out of a cancel's reach); the connection goes on.
 #[test]
 fn psycopg_cancel_stops_a_slow_table_select() {
-    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
+    let Some(stdout) = psycopg_script("cancel_select.py") else {
         return;
+    };
+    assert_eq!(
+        stdout,
+        "error: 57014 canceling statement due to user request\nafter: (1,)\n"
+    );
+}
+
+/// Run `tests/python/NAME` against a fresh server and return what it printed; `None`
+/// (skipped, with a message) when psycopg is missing. Fails when the script fails.
+fn psycopg_script(name: &str) -> Option<String> {
+    if !common::python_modules(&["psycopg"], "'psycopg[binary]'") {
+        return None;
     }
     let port = common::start_server();
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/cancel_select.py");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/python")
+        .join(name);
     let output = Command::new("python3")
         .arg(&path)
         .args(["--port", &port.to_string()])
         .output()
         .expect("run python3");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "stdout:\n{stdout}\nstderr:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(
-        stdout,
-        "error: 57014 canceling statement due to user request\nafter: (1,)\n"
-    );
+    Some(stdout)
 }

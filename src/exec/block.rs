@@ -42,6 +42,10 @@ pub struct RowBlock {
     columns: Vec<BlockColumn>,
     stride: usize,
     values: Vec<Value>,
+    /// Heap bytes of the stored values beyond their inline size (the sum of
+    /// [`value_heap_bytes`] over `values`), kept as they come and go so that
+    /// [`RowBlock::heap_bytes`] costs no pass over the rows.
+    values_heap: usize,
     /// Stored rows (`values.len() / stride`, also when `stride` is 0).
     stored: usize,
     /// For each stored row, the number of rows up to and including its last: empty while
@@ -101,6 +105,7 @@ impl RowBlock {
             columns: (0..width).map(BlockColumn::Stored).collect(),
             stride: width,
             values: Vec::new(),
+            values_heap: 0,
             stored: 0,
             ends: Vec::new(),
             slide_events: 1,
@@ -209,6 +214,7 @@ impl RowBlock {
             }
             self.stride = k;
             self.values.clear();
+            self.values_heap = 0;
             self.stored = 0;
             self.ends.clear();
             return;
@@ -259,8 +265,23 @@ impl RowBlock {
             start = end;
         }
         self.values = values;
+        self.recount_heap();
         self.stored = self.len;
         self.ends.clear();
+    }
+
+    /// Sum [`value_heap_bytes`] over the stored values again (after a rare reshaping).
+    fn recount_heap(&mut self) {
+        self.values_heap = self.values.iter().map(value_heap_bytes).sum();
+    }
+
+    /// Drop the stored values from index `keep` on, with their heap bytes.
+    fn truncate_values(&mut self, keep: usize) {
+        if keep < self.values.len() {
+            let gone: usize = self.values[keep..].iter().map(value_heap_bytes).sum();
+            self.values_heap -= gone;
+            self.values.truncate(keep);
+        }
     }
 
     /// Make `column` (one value for every row so far, or a step) store a value per row.
@@ -292,6 +313,7 @@ impl RowBlock {
             values.extend(it.by_ref().take(self.stride - k));
         }
         self.values = values;
+        self.recount_heap();
         self.stored = self.len;
         self.stride += 1;
         self.columns[column] = BlockColumn::Stored(k);
@@ -316,6 +338,7 @@ impl RowBlock {
     /// Append the next stored value: row by row, and within a row the stored columns in
     /// order. [`RowBlock::rows_appended`] then counts the rows.
     pub(crate) fn push_value(&mut self, v: Value) {
+        self.values_heap += value_heap_bytes(&v);
         self.values.push(v);
     }
 
@@ -325,7 +348,7 @@ impl RowBlock {
         self.set_same_rows(1, |c| Some(row[c].clone()));
         for (c, v) in row.into_iter().enumerate() {
             if self.is_stored(c) {
-                self.values.push(v);
+                self.push_value(v);
             }
         }
         self.rows_appended(1);
@@ -341,7 +364,7 @@ impl RowBlock {
         if n == 1 && before > 0 && self.len < u32::MAX as usize {
             let (old, new) = self.values[(before - 1) * stride..].split_at(stride);
             if old.iter().zip(new).all(|(a, b)| same_text(a, b)) {
-                self.values.truncate(before * stride);
+                self.truncate_values(before * stride);
                 self.stored = before;
                 if self.ends.is_empty() {
                     self.ends.extend((1..=before).map(|e| e as u32));
@@ -410,7 +433,7 @@ impl RowBlock {
     /// for a row that was never counted are dropped too).
     pub(crate) fn truncate(&mut self, n: usize) {
         if n >= self.len {
-            self.values.truncate(self.stored * self.stride);
+            self.truncate_values(self.stored * self.stride);
             return;
         }
         self.len = n;
@@ -427,7 +450,7 @@ impl RowBlock {
             keep
         };
         self.stored = keep;
-        self.values.truncate(keep * self.stride);
+        self.truncate_values(keep * self.stride);
     }
 
     /// The rows, one vector of values each.
@@ -450,7 +473,7 @@ impl RowBlock {
             .sum();
         same + self.values.capacity() * std::mem::size_of::<Value>()
             + self.ends.capacity() * std::mem::size_of::<u32>()
-            + self.values.iter().map(value_heap_bytes).sum::<usize>()
+            + self.values_heap
     }
 }
 
@@ -468,6 +491,40 @@ mod tests {
 
     fn int(i: i64) -> Value {
         Value::Int8(i)
+    }
+
+    /// The heap bytes kept as values come and go are those a pass over them finds.
+    #[test]
+    fn heap_bytes_follow_the_stored_values() {
+        let long = |s: &str| Value::Text(s.repeat(40).into());
+        let scan = |b: &RowBlock| b.values.iter().map(value_heap_bytes).sum::<usize>();
+        let mut b = RowBlock::new(2);
+        b.set_same(&[Some(long("a")), None]);
+        b.push_value(long("b"));
+        b.rows_appended(1);
+        // An equal row joins the run: its value is dropped, and its bytes.
+        b.set_same(&[Some(long("a")), None]);
+        b.push_value(long("b"));
+        b.rows_appended(1);
+        assert_eq!((b.len(), b.values.len()), (2, 1));
+        assert!(b.values_heap > 0);
+        assert_eq!(b.values_heap, scan(&b));
+        // Another first column: it stores a value per row, the runs expanded.
+        b.set_same(&[Some(long("c")), None]);
+        b.push_value(long("c"));
+        b.push_value(long("d"));
+        b.rows_appended(1);
+        assert_eq!(b.values.len(), 6);
+        assert_eq!(b.values_heap, scan(&b));
+        b.push_row([Value::Int8(1), long("e")]);
+        assert_eq!(b.values_heap, scan(&b));
+        b.truncate(2);
+        assert_eq!(b.values_heap, scan(&b));
+        let bytes = b.heap_bytes();
+        assert!(bytes >= scan(&b) + b.values.capacity() * std::mem::size_of::<Value>());
+        b.set_same(&[None, None]);
+        b.truncate(0);
+        assert_eq!((b.values_heap, scan(&b)), (0, 0));
     }
 
     #[test]

@@ -262,6 +262,20 @@ pub(crate) fn merge_state(a: &mut Acc, b: &Acc, spec: &AggSpec) -> Result<()> {
     Ok(())
 }
 
+/// Overwrite state `a` with a copy of `b`. The plain states of the common aggregates
+/// (count, an integer sum or average, an integer min or max) are written in place, with no
+/// drop of the old state and no clone call; any other pair is cloned.
+#[inline]
+pub(crate) fn copy_state(a: &mut Acc, b: &Acc) {
+    match (&mut *a, b) {
+        (Acc::Count(x), Acc::Count(y)) => *x = *y,
+        (Acc::IntSum { sum, n }, Acc::IntSum { sum: s2, n: n2 }) => (*sum, *n) = (*s2, *n2),
+        (Acc::Extreme(Value::Int4(x)), Acc::Extreme(Value::Int4(y))) => *x = *y,
+        (Acc::Extreme(Value::Int8(x)), Acc::Extreme(Value::Int8(y))) => *x = *y,
+        _ => a.clone_from(b),
+    }
+}
+
 /// Where each group id sits (a slot): a plain array for the first 65,536 ids, a small map
 /// beyond, so that a look-up costs no hashing for the ids a query hands out first.
 #[derive(Clone, Debug, Default)]
@@ -615,6 +629,37 @@ mod tests {
     use super::*;
     use crate::sql::AggFunc;
     use crate::types::DataType;
+
+    /// A copied state equals its source, whether written in place or cloned (another
+    /// variant, a text extreme).
+    #[test]
+    fn copy_state_writes_the_source_state() {
+        let pairs = [
+            (Acc::Count(3), Acc::Count(9)),
+            (
+                Acc::IntSum { sum: 1, n: 1 },
+                Acc::IntSum {
+                    sum: -(1 << 70),
+                    n: 4,
+                },
+            ),
+            (Acc::Extreme(Value::Int4(1)), Acc::Extreme(Value::Int4(-5))),
+            (
+                Acc::Extreme(Value::Int8(1)),
+                Acc::Extreme(Value::Int8(1 << 40)),
+            ),
+            (Acc::Extreme(Value::Null), Acc::Extreme(Value::Int8(2))),
+            (Acc::Extreme(Value::Int8(2)), Acc::Extreme(Value::Null)),
+            (
+                Acc::Count(1),
+                Acc::Extreme(Value::Text("x".repeat(50).into())),
+            ),
+        ];
+        for (mut a, b) in pairs {
+            copy_state(&mut a, &b);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }
 
     #[test]
     fn short_text_memo_packs_length_and_bytes_and_forgets_on_collision() {

@@ -47,6 +47,14 @@ pub(crate) struct Queue {
 }
 
 /// `dst[k].merge(src[k])` for every state.
+/// Overwrite `dst` with copies of `src` (as many states), in place where they are plain.
+fn copy_all(dst: &mut [Acc], src: &[Acc]) {
+    debug_assert_eq!(dst.len(), src.len(), "state for state");
+    for (a, b) in dst.iter_mut().zip(src) {
+        crate::exec::group::copy_state(a, b);
+    }
+}
+
 fn merge_all(dst: &mut [Acc], src: &[Acc], specs: &[AggSpec]) -> Result<()> {
     for ((a, b), spec) in dst.iter_mut().zip(src).zip(specs) {
         merge_state(a, b, spec)?;
@@ -181,10 +189,10 @@ impl Queue {
         let naggs = specs.len();
         debug_assert!(!self.is_empty(), "an empty queue has no aggregate");
         if self.front_j.is_empty() {
-            out.clone_from_slice(self.back_aggregate(naggs));
+            copy_all(out, self.back_aggregate(naggs));
             return Ok(0);
         }
-        out.clone_from_slice(&self.front_agg[self.front_agg.len() - naggs..]);
+        copy_all(out, &self.front_agg[self.front_agg.len() - naggs..]);
         if self.back_j.is_empty() {
             return Ok(0);
         }

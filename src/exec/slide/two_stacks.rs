@@ -46,7 +46,6 @@ pub(crate) struct Queue {
     back_agg: Vec<Acc>,
 }
 
-/// `dst[k].merge(src[k])` for every state.
 /// Overwrite `dst` with copies of `src` (as many states), in place where they are plain.
 fn copy_all(dst: &mut [Acc], src: &[Acc]) {
     debug_assert_eq!(dst.len(), src.len(), "state for state");
@@ -55,6 +54,7 @@ fn copy_all(dst: &mut [Acc], src: &[Acc]) {
     }
 }
 
+/// `dst[k].merge(src[k])` for every state.
 fn merge_all(dst: &mut [Acc], src: &[Acc], specs: &[AggSpec]) -> Result<()> {
     for ((a, b), spec) in dst.iter_mut().zip(src).zip(specs) {
         merge_state(a, b, spec)?;

@@ -530,12 +530,18 @@ impl CopyIn {
     /// Stage rows the plain parser read, after the rows before them; its unfinished batch
     /// is the one the next rows go to.
     pub(super) fn stage_plain(&mut self, rows: super::copy_plain::PlainRows) {
-        self.seal_batch();
+        // The batch being built is done: usually the previous chunk's last, whose
+        // vectors are handed over rather than copied.
+        let before = std::mem::replace(&mut self.builder, rows.builder);
+        if !before.is_empty() {
+            let b = before.into_batch();
+            self.staged_bytes += b.heap_bytes();
+            self.staged.push(b);
+        }
         for b in rows.batches {
             self.staged_bytes += b.heap_bytes();
             self.staged.push(b);
         }
-        self.builder = rows.builder;
         self.line += rows.lines;
     }
 

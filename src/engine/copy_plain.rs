@@ -139,7 +139,8 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         }
         b.end_row(t);
         if b.is_full() {
-            out.batches.push(b.finish());
+            let full = std::mem::replace(b, super::copy_fields::copy_builder(ctx.rel, &types));
+            out.batches.push(full.into_batch());
         }
         out.lines += 1;
     }
@@ -197,7 +198,7 @@ fn plain_bytes(lines: &[u8], ctx: &PlainCtx<'_>) -> bool {
 /// go.
 fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
     if !first.builder.is_empty() {
-        first.batches.push(first.builder.finish());
+        first.batches.push(first.builder.into_batch());
     }
     first.batches.extend(second.batches);
     PlainRows {

@@ -286,15 +286,36 @@ impl<T: Copy + Default> Prim<T> {
 
     /// The values so far (copied out at their size) and their validity; the builder
     /// starts again and keeps its room, so a batch of a few rows holds no more than those.
-    fn take(&mut self) -> (Vec<T>, Option<NullBuffer>) {
-        let values = self.values.as_slice().to_vec();
-        self.values.clear();
+    /// With `hand_over`, the vector itself when at least half of it is used (see
+    /// [`ColumnBatchBuilder::into_batch`]).
+    fn take(&mut self, hand_over: bool) -> (Vec<T>, Option<NullBuffer>) {
+        let values = if hand_over && mostly_used(&self.values) {
+            handed_over(&mut self.values)
+        } else {
+            let values = self.values.as_slice().to_vec();
+            self.values.clear();
+            values
+        };
         (values, self.nulls.finish())
     }
 }
 
-fn primitive<P: ArrowPrimitiveType>(p: &mut Prim<P::Native>) -> PrimitiveArray<P> {
-    let (values, nulls) = p.take();
+/// Whether at least half of `v`'s room is used: then it is worth handing over (see
+/// [`handed_over`]) rather than copying out.
+fn mostly_used<T>(v: &Vec<T>) -> bool {
+    v.len() >= v.capacity() / 2
+}
+
+/// `v` itself, `[]` left behind, its unused room given back (the allocator shrinks a
+/// block where it stands, without copying it).
+fn handed_over<T>(v: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.shrink_to_fit();
+    v
+}
+
+fn primitive<P: ArrowPrimitiveType>(p: &mut Prim<P::Native>, hand_over: bool) -> PrimitiveArray<P> {
+    let (values, nulls) = p.take(hand_over);
     PrimitiveArray::new(ScalarBuffer::from(values), nulls)
 }
 
@@ -359,11 +380,25 @@ impl Texts {
     }
 
     /// The texts so far (copied out at their size); the builder starts again with its room.
-    fn take(&mut self) -> StringArray {
-        let offsets = self.offsets.as_slice().to_vec();
-        self.offsets.truncate(1);
-        let bytes = self.bytes.as_slice().to_vec();
-        self.bytes.clear();
+    /// With `hand_over`, each vector itself when at least half of it is used (see
+    /// [`ColumnBatchBuilder::into_batch`]).
+    fn take(&mut self, hand_over: bool) -> StringArray {
+        let offsets = if hand_over && mostly_used(&self.offsets) {
+            let offsets = handed_over(&mut self.offsets);
+            self.offsets.push(0);
+            offsets
+        } else {
+            let offsets = self.offsets.as_slice().to_vec();
+            self.offsets.truncate(1);
+            offsets
+        };
+        let bytes = if hand_over && mostly_used(&self.bytes) {
+            handed_over(&mut self.bytes)
+        } else {
+            let bytes = self.bytes.as_slice().to_vec();
+            self.bytes.clear();
+            bytes
+        };
         if self.bytes.capacity() > TEXT_ROOM_KEPT {
             self.bytes = Vec::new(); // a batch of huge texts: keep no such room for later
         }
@@ -465,24 +500,25 @@ impl ColumnBuilder {
         }
     }
 
-    fn finish(&mut self) -> ColumnArray {
+    fn finish(&mut self, hand_over: bool) -> ColumnArray {
         use ColumnBuilder as B;
+        let h = hand_over;
         let a: ArrayRef = match self {
             B::Bool(b) => {
-                let (values, nulls) = b.take();
+                let (values, nulls) = b.take(false);
                 Arc::new(BooleanArray::new(
                     BooleanBuffer::from_iter(values.iter().copied()),
                     nulls,
                 ))
             }
-            B::Int2(b) => Arc::new(primitive::<Int16Type>(b)),
-            B::Int4(b) => Arc::new(primitive::<Int32Type>(b)),
-            B::Int8(b) => Arc::new(primitive::<Int64Type>(b)),
-            B::Float4(b) => Arc::new(primitive::<Float32Type>(b)),
-            B::Float8(b) => Arc::new(primitive::<Float64Type>(b)),
-            B::Text(b) => Arc::new(b.take()),
+            B::Int2(b) => Arc::new(primitive::<Int16Type>(b, h)),
+            B::Int4(b) => Arc::new(primitive::<Int32Type>(b, h)),
+            B::Int8(b) => Arc::new(primitive::<Int64Type>(b, h)),
+            B::Float4(b) => Arc::new(primitive::<Float32Type>(b, h)),
+            B::Float8(b) => Arc::new(primitive::<Float64Type>(b, h)),
+            B::Text(b) => Arc::new(b.take(h)),
             B::Timestamp(b, tz) => {
-                let a = primitive::<TimestampMicrosecondType>(b);
+                let a = primitive::<TimestampMicrosecondType>(b, h);
                 Arc::new(if *tz { a.with_timezone(UTC) } else { a })
             }
             B::Values(b) => return ColumnArray::Values(std::mem::take(b)),
@@ -707,11 +743,26 @@ impl ColumnBatchBuilder {
 
     /// The rows appended so far as a batch; the builder starts a new one.
     pub fn finish(&mut self) -> ColumnBatch {
+        self.seal(false)
+    }
+
+    /// The rows appended so far as a batch, for a builder that is done: each column's
+    /// vector becomes the batch's buffer instead of being copied out (a vector less than
+    /// half used is still copied, so the batch holds at most twice its bytes). COPY's
+    /// parse of a chunk fills a builder of its own and hands it over this way: the rows
+    /// are written once, into the memory they are staged in.
+    pub(crate) fn into_batch(mut self) -> ColumnBatch {
+        self.seal(true)
+    }
+
+    /// [`ColumnBatchBuilder::finish`], handing vectors over as `into_batch` does when
+    /// `hand_over`.
+    fn seal(&mut self, hand_over: bool) -> ColumnBatch {
         self.truncate();
         let columns: Vec<ColumnArray> = self
             .builders
             .iter_mut()
-            .map(ColumnBuilder::finish)
+            .map(|b| b.finish(hand_over))
             .collect();
         let shared = self.time_column.and_then(|c| match &columns[c] {
             ColumnArray::Arrow(a) => a.as_primitive_opt::<TimestampMicrosecondType>().map(|a| {
@@ -722,6 +773,7 @@ impl ColumnBatchBuilder {
         });
         let times = match shared {
             Some(times) => times,
+            None if hand_over && mostly_used(&self.times) => handed_over(&mut self.times).into(),
             None => {
                 let times = self.times.as_slice().to_vec();
                 self.times.clear();
@@ -855,6 +907,95 @@ mod tests {
         b.append_timestamp(1, 40);
         b.end_row(40);
         assert_eq!(&b.finish().times[..], &[40]);
+    }
+
+    /// A builder of `hint` rows per batch (bigint, text, timestamp as the rows' time)
+    /// holding `n` rows, the second's text NULL, and half a row abandoned.
+    fn filled(hint: usize, n: usize) -> ColumnBatchBuilder {
+        let types = [DataType::Int8, DataType::Text, DataType::Timestamp];
+        let mut b = ColumnBatchBuilder::new(&types, hint);
+        b.set_time_column(2);
+        for i in 0..n as i64 {
+            b.append_int(0, i - 1);
+            match i {
+                1 => b.append_null(1),
+                _ => b.append_str(1, &"ab".repeat(i as usize + 1)),
+            }
+            b.append_timestamp(2, 1000 + i);
+            b.end_row(1000 + i);
+        }
+        b.append_int(0, 99);
+        b.append_str(1, "dropped");
+        b.truncate();
+        b
+    }
+
+    #[test]
+    fn into_batch_hands_over_the_builders_vectors() {
+        // Three rows of room for four: the vectors become the batch's buffers, their
+        // spare room given back.
+        let batch = filled(4, 3).into_batch();
+        let rows = batch.to_rows();
+        assert_eq!(rows.times, vec![1000, 1001, 1002]);
+        assert_eq!(
+            rows.row(0),
+            &[
+                Value::Int8(-1),
+                Value::Text("ab".into()),
+                Value::Timestamp(1000)
+            ][..]
+        );
+        assert_eq!(
+            rows.row(1),
+            &[Value::Int8(0), Value::Null, Value::Timestamp(1001)][..]
+        );
+        assert_eq!(
+            rows.row(2),
+            &[
+                Value::Int8(1),
+                Value::Text("ababab".into()),
+                Value::Timestamp(1002)
+            ][..]
+        );
+        let ColumnArray::Arrow(ints) = &batch.columns[0] else {
+            panic!("an Arrow column")
+        };
+        assert_eq!(
+            ints.as_primitive::<Int64Type>().values().inner().capacity(),
+            24
+        );
+        let ColumnArray::Arrow(texts) = &batch.columns[1] else {
+            panic!("an Arrow column")
+        };
+        let texts = texts.as_string::<i32>();
+        assert_eq!(texts.value_data().len(), 8);
+        assert_eq!(texts.offsets().inner().inner().capacity(), 16);
+        let ColumnArray::Arrow(ts) = &batch.columns[2] else {
+            panic!("an Arrow column")
+        };
+        let ts = ts.as_primitive::<TimestampMicrosecondType>();
+        assert!(ts.values().inner().ptr_eq(batch.times.inner()));
+        assert_eq!(batch.times.inner().capacity(), 24);
+    }
+
+    #[test]
+    fn into_batch_copies_a_mostly_empty_builder_out() {
+        // One row in room for 64: copied out at its size, the same values as `finish`.
+        let handed = filled(64, 1).into_batch();
+        let finished = filled(64, 1).finish();
+        assert_eq!(handed.to_rows().row(0), finished.to_rows().row(0));
+        assert_eq!(handed.to_rows().row(0)[0], Value::Int8(-1));
+        assert_eq!(&handed.times[..], &[1000]);
+        assert_eq!(handed.heap_bytes(), finished.heap_bytes());
+        let ColumnArray::Arrow(ints) = &handed.columns[0] else {
+            panic!("an Arrow column")
+        };
+        assert_eq!(
+            ints.as_primitive::<Int64Type>().values().inner().capacity(),
+            8
+        );
+        // An empty builder makes an empty batch.
+        assert_eq!(filled(4, 0).into_batch().len(), 0);
     }
 }
 

@@ -212,12 +212,21 @@ class Server:
 
     def start_profile(self, path):
         """`perf record` of tcqd (flat profile) until stop(); for TCQ_BENCH_PERF."""
+        if os.path.exists(path):
+            os.replace(path, path + ".old")
         self.perf = subprocess.Popen(
             ["perf", "record", "-q", "-F", os.environ.get("TCQ_BENCH_PERF_HZ", "999"),
              *os.environ.get("TCQ_BENCH_PERF_ARGS", "").split(), "-o", path,
              "-p", str(self.proc.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+        # perf attaches to every thread before it samples, which takes a while: a COPY
+        # started at once was half over (its parse threads unseen) before the first sample.
+        for _ in range(100):
+            if os.path.exists(path) and os.path.getsize(path) > 0:
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
 
     def psql(self, sql, **kw):
         return subprocess.run(

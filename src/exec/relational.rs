@@ -44,7 +44,7 @@ use super::cancel::CancelCheck;
 use crate::error::{Error, Result};
 use crate::expr::{cast_value, cmp_values, compare, eval, EvalContext, SessionInfo};
 use crate::sql::{
-    CmpOp, JoinKind, Privileges, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery,
+    AnyOp, CmpOp, JoinKind, Privileges, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery,
     RelSelect, RelationProvider, SetOp,
 };
 use crate::types::{CatalogType, Column, DataType, ElemType, Value};
@@ -1221,7 +1221,7 @@ impl Ev<'_> {
     fn any_array(
         &self,
         left: &RExpr,
-        op: CmpOp,
+        op: AnyOp,
         array: &RExpr,
         all: bool,
         row: &[Value],
@@ -1242,7 +1242,19 @@ impl Ev<'_> {
             .into_iter()
             .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
             .collect();
-        any(op, &v, &elems, all, false, None)
+        match op {
+            AnyOp::Cmp(op) => any(op, &v, &elems, all, false, None),
+            AnyOp::Like {
+                negated,
+                case_insensitive,
+            } => any_by(&v, &elems, all, false, |v, p| {
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let m = crate::expr::like_match(&text_of(v), &text_of(p), case_insensitive)?;
+                Ok(Value::Bool(m != negated))
+            }),
+        }
     }
 
     /// `left op ANY|ALL (subquery)`, and `[NOT] IN (subquery)`.
@@ -1829,13 +1841,25 @@ fn any(
     negated: bool,
     array: Option<ElemType>,
 ) -> Result<Value> {
+    any_by(v, vals, all, negated, |v, x| match array {
+        Some(e) => array_cmp_op(op, e, v, e, x),
+        None => cmp_op(op, v, x),
+    })
+}
+
+/// `v op ANY|ALL (vals)` with SQL's NULL rules, `holds` answering `v op x` (true, false
+/// or NULL); `negated` inverts the result.
+fn any_by(
+    v: &Value,
+    vals: &[Value],
+    all: bool,
+    negated: bool,
+    holds: impl Fn(&Value, &Value) -> Result<Value>,
+) -> Result<Value> {
     let mut null = v.is_null() && !vals.is_empty();
     let mut hit = false;
     for x in vals {
-        let holds = match array {
-            Some(e) => array_cmp_op(op, e, v, e, x)?,
-            None => cmp_op(op, v, x)?,
-        };
+        let holds = holds(v, x)?;
         match holds {
             Value::Bool(b) if b != all => {
                 hit = true;

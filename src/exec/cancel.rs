@@ -133,7 +133,7 @@ mod tests {
                 .map(|i| (((i as u32).wrapping_mul(2_654_435_761)) % 97, i))
                 .collect();
             let mut expected = v.clone();
-            expected.sort_by(|a, b| a.0.cmp(&b.0));
+            expected.sort_by_key(|a| a.0);
             check.sort_by(&mut v, |a, b| a.0.cmp(&b.0)).unwrap();
             assert_eq!(v, expected, "n = {n}");
         }

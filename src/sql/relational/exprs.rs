@@ -591,6 +591,26 @@ impl RelBinder<'_> {
         )
     }
 
+    /// `e` as the condition of `clause` (`WHERE`, `JOIN/ON`, `HAVING`, `FILTER`), as
+    /// PostgreSQL's coerce_to_boolean takes it: an unknown literal is read as a boolean
+    /// (`'t'`; 22P02 when evaluated for text that is none). Errors: 42804 for a column or
+    /// literal of another type (`WHERE a.i`), which would otherwise hold for no row. Other
+    /// expressions pass as they are: their static type here is not exact enough to refuse.
+    pub(super) fn condition(&mut self, e: RExpr, clause: &str) -> Result<RExpr> {
+        let t = match &e {
+            RExpr::Lit(Value::Text(_)) => return Ok(self.cast(e, RType::Base(DataType::Bool))),
+            RExpr::Col { .. } | RExpr::Lit(_) => self.static_type(&e),
+            _ => return Ok(e),
+        };
+        match t {
+            RType::Base(DataType::Bool) | RType::Unknown => Ok(e),
+            t => Err(Error::DatatypeMismatch(format!(
+                "argument of {clause} must be type boolean, not type {}",
+                t.name()
+            ))),
+        }
+    }
+
     pub(super) fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
         // A parameter takes the type it is cast to, as PostgreSQL infers it: SQLAlchemy
         // writes `$1::INTEGER`, asyncpg's type introspection `$1::oid[]`, and asyncpg

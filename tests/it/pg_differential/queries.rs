@@ -712,6 +712,18 @@ fn others(out: &mut Vec<String>) {
         "SELECT trim('xax', 'x'), trim(leading 'x' from 'xax'), trim(trailing from 'a ')",
         "SELECT trim(1)",
         "SELECT 'a' LIKE 'a' ESCAPE 'ab'",
+        // Conditions of the relational plan: a column or literal of another type is
+        // 42804, an unknown literal reads as a boolean.
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE a.id",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE 't'",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE 'x'",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.id",
+        "SELECT count(*) FROM ta a JOIN tb b ON 'true'",
+        "SELECT a.k FROM ta a JOIN tb b ON a.k = b.k GROUP BY a.k HAVING a.k",
+        "SELECT count(*) FILTER (WHERE k), count(*) FROM ta",
+        "SELECT count(*) FILTER (WHERE 't'), count(*) FILTER (WHERE NULL), count(*) FILTER (WHERE b) FROM ta",
+        "SELECT count(*) FILTER (WHERE t) FROM ta",
+        "SELECT count(*) FROM (SELECT id, k = 1 OR k = 2 AS x FROM ta) s JOIN tb USING (id) WHERE x",
         // LIKE|ILIKE ANY|SOME|ALL: NULL elements and operands, empty arrays, backslash
         // escapes in the elements, ESCAPE (a syntax error there), operand types.
         "SELECT id, t LIKE ANY (ARRAY['a%', '%b']), t NOT LIKE ANY (ARRAY['a%', '%b']), t LIKE ALL (ARRAY['a%', '%c']), t NOT LIKE ALL (ARRAY['a%', 'Z%']) FROM ta ORDER BY id",

@@ -116,7 +116,7 @@ impl RelBinder<'_> {
                     .iter()
                     .any(|l| l.rels.iter().any(|r| r.alias == q)) =>
             {
-                Err(Error::UndefinedTable(q.to_string()))
+                Err(Error::MissingFromEntry(q.to_string()))
             }
             _ => Err(Error::UndefinedColumn(format!(
                 "column \"{}\" does not exist",

@@ -712,6 +712,9 @@ fn others(out: &mut Vec<String>) {
         "SELECT trim('xax', 'x'), trim(leading 'x' from 'xax'), trim(trailing from 'a ')",
         "SELECT trim(1)",
         "SELECT 'a' LIKE 'a' ESCAPE 'ab'",
+        // A qualifier naming no relation of FROM, in both plans.
+        "SELECT x.id FROM ta",
+        "SELECT x.id FROM ta a JOIN tb b ON a.id = b.id",
         // Conditions of the relational plan: a column or literal of another type is
         // 42804, an unknown literal reads as a boolean.
         "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE a.id",

@@ -22,6 +22,9 @@ pub enum Error {
     /// 42P01: a stream, table or view name that does not exist.
     #[error("relation \"{0}\" does not exist")]
     UndefinedTable(String),
+    /// 42P01: a qualifier (`x.col`) that names no relation of the FROM clause.
+    #[error("missing FROM-clause entry for table \"{0}\"")]
+    MissingFromEntry(String),
     /// 42P01 said of one kind of relation, as PostgreSQL's DROP says it (`table "t" does
     /// not exist`).
     #[error("{kind} \"{name}\" does not exist")]

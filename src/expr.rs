@@ -1139,6 +1139,16 @@ fn random_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// `s LIKE p` (`ILIKE` when `case_insensitive`) with `%`, `_` and backslash escapes.
+/// Errors: 22025 for a pattern ending in its escape.
+pub(crate) fn like_match(s: &str, p: &str, case_insensitive: bool) -> Result<bool> {
+    if case_insensitive {
+        like(&s.to_lowercase(), &p.to_lowercase())
+    } else {
+        like(s, p)
+    }
+}
+
 /// SQL LIKE with `%`, `_` and backslash escapes, on characters.
 fn like(s: &str, p: &str) -> Result<bool> {
     let s: Vec<char> = s.chars().collect();

@@ -403,7 +403,7 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
 /// over 65535, a topic name Kafka refuses, an MQTT filter with `#` before the last level or
 /// `+` inside one, an empty path): declared, it would only retry for good. Checked when a
 /// stream is created, not when the catalog is read back, so a data directory that holds
-/// such a stream still opens. Errors: 22023.
+/// such a stream still opens. Errors: 22023; 42602 for a relative file source path.
 pub(crate) fn check_declared(spec: &SourceSpec) -> Result<()> {
     let bad = |c: &str, name: &str, value: &str, why: &str| {
         Err(Error::InvalidParameterValue(format!(
@@ -446,6 +446,14 @@ pub(crate) fn check_declared(spec: &SourceSpec) -> Result<()> {
         }
         ConnectorSpec::File(f) if f.dir.as_os_str().is_empty() => {
             return bad("file", "path", "", "expected the path of a directory");
+        }
+        // Relative to the server's working directory, which a restart may change; a file
+        // sink and PostgreSQL's COPY TO a file refuse it alike.
+        ConnectorSpec::File(f) if !f.dir.is_absolute() => {
+            return Err(Error::InvalidName(format!(
+                "relative path not allowed for a file source: \"{}\"",
+                f.dir.display()
+            )));
         }
         _ => {}
     }

@@ -25,7 +25,7 @@ impl Session {
         self.engine
             .catalog
             .roles()
-            .is_superuser(&self.user, self.implicit_superuser)
+            .is_superuser(&self.vars.user, self.implicit_superuser)
     }
 
     /// Record how the client authenticated (call after [`Session::set_identity`]): `trusted`
@@ -34,7 +34,8 @@ impl Session {
     pub(crate) fn set_trusted(&mut self, trusted: bool) {
         self.implicit_superuser = trusted;
         let superuser = if self.is_superuser() { "on" } else { "off" };
-        self.settings
+        self.vars
+            .settings
             .insert("is_superuser".into(), superuser.into());
     }
 
@@ -46,7 +47,7 @@ impl Session {
         privileges: Privileges,
     ) -> Result<()> {
         self.engine.catalog.roles().check(
-            &self.user,
+            &self.vars.user,
             self.is_superuser(),
             kind,
             relation,
@@ -55,10 +56,12 @@ impl Session {
     }
 
     fn check_owner(&self, kind: &str, relation: &str) -> Result<()> {
-        self.engine
-            .catalog
-            .roles()
-            .check_owner(&self.user, self.is_superuser(), kind, relation)
+        self.engine.catalog.roles().check_owner(
+            &self.vars.user,
+            self.is_superuser(),
+            kind,
+            relation,
+        )
     }
 
     fn require_superuser(&self, what: &str) -> Result<()> {
@@ -109,7 +112,7 @@ impl Session {
                 if cancel { "query" } else { "process" }
             )));
         }
-        if target.user != self.user {
+        if target.user != self.vars.user {
             return Err(Error::InsufficientPrivilege(format!(
                 "must be a member of the role whose {what} or member of pg_signal_backend"
             )));
@@ -271,7 +274,7 @@ impl Session {
     }
 
     pub(super) fn alter_role(&mut self, name: &str, options: RoleOptions) -> Result<Outcome> {
-        let own_password = name == self.user
+        let own_password = name == self.vars.user
             && options.login.is_none()
             && options.superuser.is_none()
             && options.password.is_some();
@@ -297,7 +300,7 @@ impl Session {
     }
 
     pub(super) fn drop_role(&mut self, names: Vec<String>, if_exists: bool) -> Result<Outcome> {
-        if names.contains(&self.user) {
+        if names.contains(&self.vars.user) {
             return Err(Error::ObjectInUse("current user cannot be dropped".into()));
         }
         let mut notices = Vec::new();
@@ -340,7 +343,7 @@ impl Session {
                 (false, GrantTarget::Relation) => return Err(Error::UndefinedTable(r.clone())),
             };
             if !self.is_superuser()
-                && self.engine.catalog.roles().owner(r).as_deref() != Some(&self.user)
+                && self.engine.catalog.roles().owner(r).as_deref() != Some(&self.vars.user)
             {
                 return Err(Error::InsufficientPrivilege(format!(
                     "permission denied for {kind} {r}: only its owner or a superuser grants"

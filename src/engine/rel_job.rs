@@ -1,14 +1,14 @@
-//! A finite relational query (catalogs, stored tables) evaluated on a blocking thread, so
-//! a long one (a correlated subquery per row of a join) neither holds an async worker
-//! (other sessions, new connections, `pg_stat_activity` go on) nor escapes a cancel.
+//! Finite queries (catalogs, stored tables, system views) evaluated on a blocking thread,
+//! so a long one (a correlated subquery per row of a join, a sort of a large table)
+//! neither holds an async worker (other sessions, new connections, `pg_stat_activity` go
+//! on) nor escapes a cancel.
 //!
 //! The statement's future owns a [`CancelOnDrop`]: whatever stops waiting for it (a
 //! CancelRequest, `pg_cancel_backend`, `statement_timeout`, a closed socket, shutdown)
 //! drops the future, which raises the flag the executor reads in its loops
-//! ([`crate::exec::relational::run_cancellable`]); the thread then ends within
-//! milliseconds and its result is discarded.
+//! ([`crate::exec::cancel::CancelCheck`]); the thread then ends within milliseconds and
+//! its result is discarded.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::sql::RelQuery;
 use crate::types::{Column, Value};
 
-use super::session::Session;
+use super::session::{Session, SessionVars};
 
 /// Raises its flag when dropped: the statement is no longer awaited.
 struct CancelOnDrop(Arc<AtomicBool>);
@@ -27,72 +27,50 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// What the executor may ask of the session, copied for the blocking thread.
-struct SessionView {
-    user: String,
-    database: String,
-    pid: i32,
-    settings: HashMap<String, String>,
+/// Run `job` on a blocking thread with a copy of `session`'s variables, in the session's
+/// time zone, and a flag raised once this future is dropped (`job` reads it through
+/// [`crate::exec::cancel::CancelCheck`] and fails with 57014). Errors: `job`'s; XX000 if
+/// the thread panicked.
+pub(crate) async fn off_worker<T: Send + 'static>(
+    session: &Session,
+    job: impl FnOnce(&SessionVars, &AtomicBool) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let _guard = CancelOnDrop(flag.clone());
+    let vars = session.vars.clone();
+    let zone = crate::tz::current_cell();
+    let task =
+        tokio::task::spawn_blocking(move || crate::tz::sync_scope(zone, || job(&vars, &flag)));
+    task.await
+        .map_err(|e| Error::Internal(format!("statement thread failed: {e}")))?
 }
 
-impl crate::expr::SessionInfo for SessionView {
-    fn user(&self) -> &str {
-        &self.user
-    }
-    fn database(&self) -> &str {
-        &self.database
-    }
-    fn pid(&self) -> i32 {
-        self.pid
-    }
-    fn setting(&self, name: &str) -> Option<String> {
-        super::session::setting_of(&self.settings, name)
-    }
-}
-
-/// Evaluate `rq` for `session` with `params` on a blocking thread: its result columns and
-/// rows. Errors: the executor's; 57014 when the flag is raised (never seen by the client:
-/// the dropped future's caller reports why it stopped); XX000 if the thread panicked.
+/// Evaluate `rq` for `session` with `params` on a blocking thread ([`off_worker`]): its
+/// result columns and rows. Errors: the executor's; 57014 when the flag is raised (never
+/// seen by the client: the dropped future's caller reports why it stopped); XX000 if the
+/// thread panicked.
 pub(crate) async fn run(
     session: &Session,
     rq: &RelQuery,
     params: &[Value],
 ) -> Result<(Vec<Column>, Vec<Vec<Value>>)> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let _guard = CancelOnDrop(flag.clone());
     let engine = session.engine.clone();
     let rq = rq.clone();
     let params = params.to_vec();
     let superuser = session.is_superuser();
-    let view = SessionView {
-        user: session.user.clone(),
-        database: session.database.clone(),
-        pid: session.pid,
-        settings: session.settings.clone(),
-    };
-    let zone = crate::tz::current_cell();
-    let job = tokio::task::spawn_blocking(move || {
-        let mut settings: Vec<(String, String)> = (view.settings.iter())
+    off_worker(session, move |vars, flag| {
+        let mut settings: Vec<(String, String)> = (vars.settings.iter())
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         settings.sort();
         let provider = super::pg_catalog::CatalogRelations {
             catalog: &engine.catalog,
-            user: &view.user,
-            database: &view.database,
+            user: &vars.user,
+            database: &vars.database,
             settings: &settings,
             superuser,
         };
-        crate::tz::sync_scope(zone, || {
-            crate::exec::relational::run_cancellable(
-                &rq,
-                &provider,
-                &params,
-                Some(&view),
-                Some(&flag),
-            )
-        })
-    });
-    job.await
-        .map_err(|e| Error::Internal(format!("relational query thread failed: {e}")))?
+        crate::exec::relational::run_cancellable(&rq, &provider, &params, Some(vars), Some(flag))
+    })
+    .await
 }

@@ -111,24 +111,49 @@ struct SettingsSnapshot {
     zone: crate::tz::Zone,
 }
 
+/// What an expression may ask of its session (`current_user`, `current_database()`,
+/// `pg_backend_pid()`, `current_setting(...)`): the session's own fields, and the copy a
+/// statement takes to a blocking thread (`engine::rel_job`).
+#[derive(Clone, Debug)]
+pub(crate) struct SessionVars {
+    pub(crate) user: String,
+    pub(crate) database: String,
+    pub(crate) pid: i32,
+    /// The settings by lower-case name (`SET`, the start-up message).
+    pub(crate) settings: HashMap<String, String>,
+}
+
+impl crate::expr::SessionInfo for SessionVars {
+    fn user(&self) -> &str {
+        &self.user
+    }
+    fn database(&self) -> &str {
+        &self.database
+    }
+    fn pid(&self) -> i32 {
+        self.pid
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        setting_of(&self.settings, name)
+    }
+}
+
 /// A client's session.
 pub struct Session {
     pub(crate) engine: Arc<Engine>,
-    pub(crate) pid: i32,
+    /// User, database, backend pid and settings.
+    pub(crate) vars: SessionVars,
     pub(crate) tx: TxStatus,
     /// The open transaction block is READ ONLY (BEGIN READ ONLY, SET TRANSACTION READ
     /// ONLY, or `default_transaction_read_only` when it began).
     tx_read_only: bool,
     cursors: HashMap<String, Cursor>,
-    pub(crate) settings: HashMap<String, String>,
     /// The settings as the open transaction block found them, which ROLLBACK restores
     /// (a SET in a block that does not commit is undone, as in PostgreSQL).
     block_settings: Option<SettingsSnapshot>,
     /// The settings before the block's first SET LOCAL, and the names SET LOCAL set since
     /// (a later plain SET of a name keeps it): COMMIT restores those names from it.
     local_settings: Option<(SettingsSnapshot, HashSet<String>)>,
-    pub(crate) user: String,
-    pub(crate) database: String,
     /// What this session's user is when it is no role: a superuser when it connected by
     /// trust (the bootstrap user), nothing when it authenticated (see `engine::roles`).
     pub(crate) implicit_superuser: bool,
@@ -213,16 +238,16 @@ impl Drop for LiveQuery {
 
 impl crate::expr::SessionInfo for Session {
     fn user(&self) -> &str {
-        &self.user
+        self.vars.user()
     }
     fn database(&self) -> &str {
-        &self.database
+        self.vars.database()
     }
     fn pid(&self) -> i32 {
-        self.pid
+        self.vars.pid()
     }
     fn setting(&self, name: &str) -> Option<String> {
-        setting_of(&self.settings, name)
+        self.vars.setting(name)
     }
 }
 
@@ -269,7 +294,7 @@ impl Session {
     fn sinks(&self) -> super::sinks::Sinks<'_> {
         super::sinks::Sinks {
             engine: &self.engine,
-            user: &self.user,
+            user: &self.vars.user,
         }
     }
 
@@ -289,7 +314,8 @@ impl Session {
 
     /// A Boolean setting of this session (both tcq's are on by default).
     fn bool_setting(&self, name: &str) -> bool {
-        self.settings
+        self.vars
+            .settings
             .get(name)
             .and_then(|v| parse_bool_setting(name, v).ok())
             .unwrap_or(true)
@@ -297,7 +323,8 @@ impl Session {
 
     /// What a full output queue does to this session's queries (`tcq.output_overflow`).
     fn overflow(&self) -> Overflow {
-        self.settings
+        self.vars
+            .settings
             .get(OVERFLOW_SETTING)
             .and_then(|v| parse_overflow(v).ok())
             .unwrap_or_default()
@@ -310,15 +337,17 @@ impl Session {
             .collect();
         Session {
             engine,
-            pid,
+            vars: SessionVars {
+                user: "tcq".into(),
+                database: "tcq".into(),
+                pid,
+                settings,
+            },
             tx: TxStatus::Idle,
             tx_read_only: false,
             cursors: HashMap::new(),
-            settings,
             block_settings: None,
             local_settings: None,
-            user: "tcq".into(),
-            database: "tcq".into(),
             implicit_superuser: true,
             live_queries: Arc::default(),
             savepoints: Vec::new(),
@@ -377,7 +406,8 @@ impl Session {
             // Recorded only when it names no other role: a session never acts as
             // another role (there is no membership, see engine::roles).
             if let Some(v) = &value {
-                if !matches!(v.to_lowercase().as_str(), "none" | "default" | "") && *v != self.user
+                if !matches!(v.to_lowercase().as_str(), "none" | "default" | "")
+                    && *v != self.vars.user
                 {
                     return Err(Error::FeatureNotSupported(format!(
                         "SET {} to another role is not supported: tcq has no role membership",
@@ -409,7 +439,7 @@ impl Session {
                 .find(|(k, _)| *k == name)
                 .map_or(String::new(), |(_, v)| v.to_string())
         });
-        self.settings.insert(name, v);
+        self.vars.settings.insert(name, v);
         Ok(Outcome::Command(tag.into()))
     }
 
@@ -485,16 +515,19 @@ impl Session {
     /// `transaction_isolation` as a transaction starts: `default_transaction_isolation`.
     fn isolation_from_default(&mut self) {
         let level = self
+            .vars
             .settings
             .get("default_transaction_isolation")
             .cloned()
             .unwrap_or_else(|| "read committed".into());
-        self.settings.insert("transaction_isolation".into(), level);
+        self.vars
+            .settings
+            .insert("transaction_isolation".into(), level);
     }
 
     fn settings_snapshot(&self) -> SettingsSnapshot {
         SettingsSnapshot {
-            settings: self.settings.clone(),
+            settings: self.vars.settings.clone(),
             zone: self.zone.read().clone(),
         }
     }
@@ -505,12 +538,12 @@ impl Session {
             self.set_zone(snap.zone);
         }
         match names {
-            None => self.settings = snap.settings,
+            None => self.vars.settings = snap.settings,
             Some(names) => {
                 for n in names {
                     match snap.settings.get(n) {
-                        Some(v) => self.settings.insert(n.clone(), v.clone()),
-                        None => self.settings.remove(n),
+                        Some(v) => self.vars.settings.insert(n.clone(), v.clone()),
+                        None => self.vars.settings.remove(n),
                     };
                 }
             }
@@ -520,26 +553,27 @@ impl Session {
     fn set_zone(&mut self, zone: crate::tz::Zone) {
         let name = zone.name().to_string();
         *self.zone.write() = zone;
-        if self.settings.get("timezone") != Some(&name) {
+        if self.vars.settings.get("timezone") != Some(&name) {
             self.reported.push(("TimeZone".into(), name.clone()));
         }
-        self.settings.insert("timezone".into(), name);
+        self.vars.settings.insert("timezone".into(), name);
     }
 
     /// RESET ALL: every setting to its default.
     fn reset_settings(&mut self) {
-        let application_name = self.settings.get("application_name").cloned();
-        self.settings = DEFAULT_SETTINGS
+        let application_name = self.vars.settings.get("application_name").cloned();
+        self.vars.settings = DEFAULT_SETTINGS
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         // The start-up packet's application_name is the session default, as in PostgreSQL.
         if let Some(a) = application_name {
-            self.settings.insert("application_name".into(), a);
+            self.vars.settings.insert("application_name".into(), a);
         }
         // Fixed for the session, as PostgreSQL's (set at start-up, see `set_trusted`).
         let superuser = if self.is_superuser() { "on" } else { "off" };
-        self.settings
+        self.vars
+            .settings
             .insert("is_superuser".into(), superuser.into());
         let utc = crate::tz::Zone::utc();
         let name = utc.name().to_string();
@@ -563,17 +597,18 @@ impl Session {
         database: &str,
         application_name: Option<&str>,
     ) {
-        self.user = user.to_string();
-        self.database = database.to_string();
+        self.vars.user = user.to_string();
+        self.vars.database = database.to_string();
         if let Some(a) = application_name {
-            self.settings
+            self.vars
+                .settings
                 .insert("application_name".into(), a.to_string());
         }
     }
 
     /// The backend id.
     pub(crate) fn pid(&self) -> i32 {
-        self.pid
+        self.vars.pid
     }
 
     /// Transaction status for ReadyForQuery.
@@ -609,10 +644,10 @@ impl Session {
         // grows its stack as it recurses, so no statement can overflow a worker's stack.
         let schema = SessionSchema {
             catalog: &self.engine.catalog,
-            database: &self.database,
+            database: &self.vars.database,
             relations: SessionRelations {
                 catalog: &self.engine.catalog,
-                database: &self.database,
+                database: &self.vars.database,
             },
         };
         sql::bind(&stmt.parsed, &schema, hints)
@@ -1032,7 +1067,10 @@ impl Session {
         let stream = new_stream(&self.engine, c, true)?;
         super::sources::attach(&self.engine, &stream, source, true);
         streams.insert(name.clone(), stream.clone());
-        self.engine.catalog.roles().set_owner(&name, &self.user);
+        self.engine
+            .catalog
+            .roles()
+            .set_owner(&name, &self.vars.user);
         // The stream exists once the catalog on disk says so; if that write fails, it does
         // not exist at all.
         if let Err(e) = save_catalog(&self.engine, &streams) {
@@ -1233,7 +1271,7 @@ impl Session {
             Source::System { name, .. } => {
                 self.engine.catalog.barrier_all().await;
                 let viewer = super::views::Viewer {
-                    user: &self.user,
+                    user: &self.vars.user,
                     superuser: self.is_superuser(),
                 };
                 self.engine
@@ -1257,7 +1295,14 @@ impl Session {
                 unreachable!("continuous queries are subscribed")
             }
         };
-        Ok((q.columns.clone(), run_finite(q, input, params, Some(self))?))
+        // Off the async workers too: a filter or sort over a large table takes long.
+        let query = q.clone();
+        let params = params.to_vec();
+        let rows = super::rel_job::off_worker(self, move |vars, flag| {
+            run_finite(&query, input, &params, Some(vars), Some(flag))
+        })
+        .await?;
+        Ok((q.columns.clone(), rows))
     }
 
     /// Register `q` and return its subscription (finite queries yield their rows and end).
@@ -1293,7 +1338,7 @@ impl Session {
             q,
             params,
             self.overflow(),
-            Some(self.pid),
+            Some(self.vars.pid),
             self.share(),
         )
         .await?;
@@ -1405,7 +1450,8 @@ impl Session {
 
     /// `default_transaction_read_only` is on.
     fn default_read_only(&self) -> bool {
-        self.settings
+        self.vars
+            .settings
             .get("default_transaction_read_only")
             .is_some_and(|v| setting_on(v))
     }
@@ -1438,7 +1484,8 @@ impl Session {
                     self.tx_read_only = read_only.unwrap_or_else(|| self.default_read_only());
                     self.block_settings = Some(self.settings_snapshot());
                     if let Some(level) = isolation {
-                        self.settings
+                        self.vars
+                            .settings
                             .insert("transaction_isolation".into(), level.into());
                     }
                     Outcome::Command(tag.into())
@@ -1546,7 +1593,7 @@ impl Session {
         self.pending_stream_drops.truncate(sp.stream_drops);
         let undone: Vec<_> = self.xact_locks.drain(sp.xact_locks..).collect();
         for (key, mode) in undone {
-            self.engine.locks.unlock(self.pid, key, mode);
+            self.engine.locks.unlock(self.vars.pid, key, mode);
         }
         self.tx = TxStatus::InBlock;
         Ok(Outcome::Command("ROLLBACK".into()))
@@ -1575,16 +1622,16 @@ impl Session {
         let notifier = &self.engine.notifier;
         match op {
             ListenOp::Listen(channel) => {
-                notifier.listen(self.pid, &channel, &self.inbox);
+                notifier.listen(self.vars.pid, &channel, &self.inbox);
                 self.listening.insert(channel);
             }
             ListenOp::Unlisten(Some(channel)) => {
-                notifier.unlisten(self.pid, &channel);
+                notifier.unlisten(self.vars.pid, &channel);
                 self.listening.remove(&channel);
             }
             ListenOp::Unlisten(None) => {
                 for channel in self.listening.drain() {
-                    notifier.unlisten(self.pid, &channel);
+                    notifier.unlisten(self.vars.pid, &channel);
                 }
             }
         }
@@ -1596,7 +1643,7 @@ impl Session {
     fn notify(&mut self, channel: String, payload: String) -> Result<()> {
         coord::check_notify(&channel, &payload)?;
         let n = Notification {
-            pid: self.pid,
+            pid: self.vars.pid,
             channel,
             payload,
         };
@@ -1630,14 +1677,14 @@ impl Session {
 
     fn release_xact_locks(&mut self) {
         for (key, mode) in std::mem::take(&mut self.xact_locks) {
-            self.engine.locks.unlock(self.pid, key, mode);
+            self.engine.locks.unlock(self.vars.pid, key, mode);
         }
     }
 
     fn unlock_all_session_locks(&mut self) {
         for ((key, mode), n) in std::mem::take(&mut self.session_locks) {
             for _ in 0..n {
-                self.engine.locks.unlock(self.pid, key, mode);
+                self.engine.locks.unlock(self.vars.pid, key, mode);
             }
         }
     }
@@ -1694,7 +1741,7 @@ impl Session {
                 // PostgreSQL's signal reaches the calling statement itself, which ends
                 // with 57014; it is answered here, before any signal is raised, so that
                 // no cancel is left pending for the session's next statement.
-                if func == F::CancelBackend && pid == self.pid {
+                if func == F::CancelBackend && pid == self.vars.pid {
                     return Err(Error::QueryCanceled);
                 }
                 match self.engine.catalog.backends().signal(pid, signal) {
@@ -1767,17 +1814,17 @@ impl Session {
                 if *count == 0 {
                     self.session_locks.remove(&(key, mode));
                 }
-                locks.unlock(self.pid, key, mode);
+                locks.unlock(self.vars.pid, key, mode);
                 return Ok(Value::Bool(true));
             }
             F::AdvisoryLock
             | F::AdvisoryLockShared
             | F::AdvisoryXactLock
             | F::AdvisoryXactLockShared => {
-                locks.lock(self.pid, key, mode).await;
+                locks.lock(self.vars.pid, key, mode).await;
                 true
             }
-            _ => locks.try_lock(self.pid, key, mode),
+            _ => locks.try_lock(self.vars.pid, key, mode),
         };
         if taken {
             if !xact {
@@ -1785,7 +1832,7 @@ impl Session {
                 *holds = holds.saturating_add(1);
             } else if self.tx == TxStatus::Idle {
                 // Outside a block the statement is its own transaction, which ends now.
-                locks.unlock(self.pid, key, mode);
+                locks.unlock(self.vars.pid, key, mode);
             } else {
                 self.xact_locks.push((key, mode));
             }
@@ -1802,6 +1849,7 @@ impl Session {
     fn show(&self, name: &str) -> Result<Outcome> {
         if name == "all" {
             let mut rows: Vec<Vec<Value>> = self
+                .vars
                 .settings
                 .iter()
                 .map(|(k, v)| vec![Value::Text(k.into()), Value::Text(v.into())])
@@ -1831,9 +1879,15 @@ impl Session {
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.to_string());
-        let v = self.settings.get(name).cloned().or(other).ok_or_else(|| {
-            Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
-        })?;
+        let v = self
+            .vars
+            .settings
+            .get(name)
+            .cloned()
+            .or(other)
+            .ok_or_else(|| {
+                Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))
+            })?;
         Ok(Outcome::Rows {
             columns: vec![Column::new(display_name(name), DataType::Text)],
             rows: vec![vec![Value::Text(v.into())]],
@@ -1856,7 +1910,7 @@ impl Session {
     }
 
     fn setting_inner(&self, name: &str) -> Option<&str> {
-        self.settings.get(name).map(String::as_str)
+        self.vars.settings.get(name).map(String::as_str)
     }
 }
 

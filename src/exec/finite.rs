@@ -1,5 +1,8 @@
 //! Finite queries: system views and SELECT without FROM, computed in one pass.
 
+use std::sync::atomic::AtomicBool;
+
+use super::cancel::CancelCheck;
 use super::group::{GroupDict, GroupTable, KeyHasher};
 use super::query::compare_sort_keys;
 use crate::agg::AggSpec;
@@ -11,16 +14,21 @@ use crate::types::Value;
 /// Run a finite `query` over `rows` (the input rows of its source): WHERE, GROUP BY and
 /// aggregates over all rows as one instance, HAVING, projection, ORDER BY, OFFSET, LIMIT.
 ///
-/// `session` answers `current_user`, `current_setting(...)` and friends.
+/// `session` answers `current_user`, `current_setting(...)` and friends. Errors: the
+/// expressions'; 57014 ([`crate::error::Error::QueryCanceled`]) soon after `cancel` turns
+/// `true` (`None`: never).
 pub(crate) fn run_finite(
     query: &Query,
     rows: Vec<Vec<Value>>,
     params: &[Value],
     session: Option<&dyn SessionInfo>,
+    cancel: Option<&AtomicBool>,
 ) -> Result<Vec<Vec<Value>>> {
+    let cancel = CancelCheck::new(cancel);
     let now_us = crate::time::now_us();
     let mut kept = Vec::new();
     for row in rows {
+        cancel.check()?;
         if let Some(f) = &query.filter {
             if !matches!(
                 eval(f, &context(&row, params, session, now_us))?,
@@ -43,6 +51,7 @@ pub(crate) fn run_finite(
             let mut dict = GroupDict::new(agg.group_by.len());
             let mut table = GroupTable::new();
             for row in &kept {
+                cancel.check()?;
                 let c = context(row, params, session, now_us);
                 let key = agg
                     .group_by
@@ -84,6 +93,7 @@ pub(crate) fn run_finite(
     };
     let mut rows = Vec::new();
     for row in &inputs {
+        cancel.check()?;
         let c = context(row, params, session, now_us);
         if let Some(h) = &query.having {
             if !matches!(eval(h, &c)?, Value::Bool(true)) {
@@ -103,7 +113,9 @@ pub(crate) fn run_finite(
         rows.push((projected, keys));
     }
     if !query.order_by.is_empty() {
-        rows.sort_by(|a, b| compare_sort_keys(&query.order_by, &a.1, &b.1));
+        cancel.sort_by(&mut rows, |a, b| {
+            compare_sort_keys(&query.order_by, &a.1, &b.1)
+        })?;
     }
     let offset = query.offset.unwrap_or(0) as usize;
     let limit = query.limit.map_or(usize::MAX, |l| l as usize);

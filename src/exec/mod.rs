@@ -21,6 +21,7 @@ pub(crate) mod array_cmp;
 mod array_funcs;
 pub(crate) mod array_nd;
 pub(crate) mod block;
+pub(crate) mod cancel;
 pub mod columns;
 pub(crate) mod finite;
 pub mod group;

@@ -14,8 +14,9 @@
 //! join of catalogs cannot exhaust memory: beyond it the statement fails with 54000.
 //!
 //! A statement may take long (a correlated subquery per row of a nested join): with
-//! [`run_cancellable`], its evaluation reads a cancel flag every [`CHECK_EVERY`]
-//! expression evaluations and fails with 57014 once the flag is raised.
+//! [`run_cancellable`], its evaluation reads a cancel flag every few thousand expression
+//! evaluations, join probes and merged sort elements ([`CancelCheck`]) and fails with
+//! 57014 once the flag is raised.
 //!
 //! ```ignore
 //! use tcq::exec::relational::run;
@@ -33,16 +34,17 @@
 //! assert_eq!(rows, vec![vec![Value::Int8(1)]]);
 //! ```
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::AtomicBool;
 
+use super::cancel::CancelCheck;
 use crate::error::{Error, Result};
 use crate::expr::{cast_value, cmp_values, compare, eval, EvalContext, SessionInfo};
 use crate::sql::{
-    CmpOp, JoinKind, Privileges, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery,
+    AnyOp, CmpOp, JoinKind, Privileges, RExpr, RType, RegKind, RelAgg, RelBody, RelFrom, RelQuery,
     RelSelect, RelationProvider, SetOp,
 };
 use crate::types::{CatalogType, Column, DataType, ElemType, Value};
@@ -56,10 +58,6 @@ type Row = Vec<Value>;
 type Scans = HashMap<(String, String), Rc<Vec<Row>>>;
 /// Groups by key: the first row and each aggregate's argument lists.
 type Groups = HashMap<Vec<String>, (Row, Vec<Vec<Vec<Value>>>)>;
-
-/// Expression evaluations between two reads of the cancel flag: a read costs an atomic
-/// load, an evaluation far more, so the flag is seen within a few milliseconds.
-const CHECK_EVERY: u32 = 4096;
 
 /// Evaluate `q`: its result columns and rows.
 #[cfg(test)]
@@ -85,8 +83,7 @@ pub(crate) fn run_cancellable(
         provider,
         params,
         session,
-        cancel,
-        ticks: Cell::new(0),
+        cancel: CancelCheck::new(cancel),
         now_us: crate::time::now_us(),
         scans: RefCell::new(HashMap::new()),
         ctes: RefCell::new(HashMap::new()),
@@ -259,10 +256,8 @@ pub(crate) struct Ev<'a> {
     provider: &'a dyn RelationProvider,
     params: &'a [Value],
     session: Option<&'a dyn SessionInfo>,
-    /// Raised to stop the statement (see [`run_cancellable`]).
-    cancel: Option<&'a AtomicBool>,
-    /// Evaluations since the cancel flag was last read.
-    ticks: Cell<u32>,
+    /// Reads the flag raised to stop the statement (see [`run_cancellable`]).
+    cancel: CancelCheck<'a>,
     now_us: i64,
     scans: RefCell<Scans>,
     ctes: RefCell<HashMap<usize, Rc<Vec<Row>>>>,
@@ -276,14 +271,7 @@ impl Ev<'_> {
     /// Count one step of work; every [`CHECK_EVERY`] steps, fail with 57014 if the
     /// statement was cancelled. Called by every expression evaluation and join probe.
     fn check(&self) -> Result<()> {
-        let n = self.ticks.get().wrapping_add(1);
-        self.ticks.set(n);
-        match self.cancel {
-            Some(flag) if n.is_multiple_of(CHECK_EVERY) && flag.load(AtomicOrdering::Relaxed) => {
-                Err(Error::QueryCanceled)
-            }
-            _ => Ok(()),
-        }
+        self.cancel.check()
     }
 
     fn spend(&self, n: usize) -> Result<()> {
@@ -349,7 +337,7 @@ impl Ev<'_> {
                     &columns
                 }
             };
-            sort_rows(&mut rows, &q.order_by, arrays);
+            sort_rows(&self.cancel, &mut rows, &q.order_by, arrays)?;
         }
         let width = q.columns.len();
         let offset = match &q.offset {
@@ -457,7 +445,7 @@ impl Ev<'_> {
             dedupe(&mut out, &s.arrays);
         }
         if let Some((keys, order)) = &s.distinct_on {
-            first_of_each_key(&mut out, keys, order, &s.arrays);
+            first_of_each_key(&self.cancel, &mut out, keys, order, &s.arrays)?;
         }
         self.spend(out.iter().map(Vec::len).sum())?;
         Ok(out)
@@ -522,11 +510,11 @@ impl Ev<'_> {
             }
             Ordering::Equal
         };
-        keyed.sort_by(|a, b| {
+        self.cancel.sort_by(&mut keyed, |a, b| {
             a.0.cmp(&b.0)
                 .then_with(|| order_cmp(&a.1, &b.1))
                 .then_with(|| a.2.cmp(&b.2))
-        });
+        })?;
         let mut out = vec![Value::Null; rows.len()];
         let mut start = 0;
         while start < keyed.len() {
@@ -651,7 +639,7 @@ impl Ev<'_> {
                     Some((r, v)) if *r == range => v.clone(),
                     _ => {
                         let vals = args[range.0..range.1].iter().flatten().cloned().collect();
-                        aggregate(a, vals)?
+                        aggregate(&self.cancel, a, vals)?
                     }
                 };
                 *slot = v.clone();
@@ -759,7 +747,7 @@ impl Ev<'_> {
                 out[from..to].fill(acc.evaluate(spec)?);
                 continue;
             }
-            let v = aggregate(a, frame.clone())?;
+            let v = aggregate(&self.cancel, a, frame.clone())?;
             out[from..to].fill(v);
         }
         Ok(())
@@ -814,7 +802,7 @@ impl Ev<'_> {
             let (mut rep, accs) = groups.remove(&k).expect("group");
             rep.resize(g.width, Value::Null);
             for (a, vals) in g.aggs.iter().zip(accs) {
-                rep.push(aggregate(a, vals)?);
+                rep.push(aggregate(&self.cancel, a, vals)?);
             }
             out.push(rep);
         }
@@ -1233,7 +1221,7 @@ impl Ev<'_> {
     fn any_array(
         &self,
         left: &RExpr,
-        op: CmpOp,
+        op: AnyOp,
         array: &RExpr,
         all: bool,
         row: &[Value],
@@ -1254,7 +1242,19 @@ impl Ev<'_> {
             .into_iter()
             .map(|e| e.map_or(Value::Null, |s| Value::Text(s.into())))
             .collect();
-        any(op, &v, &elems, all, false, None)
+        match op {
+            AnyOp::Cmp(op) => any(op, &v, &elems, all, false, None),
+            AnyOp::Like {
+                negated,
+                case_insensitive,
+            } => any_by(&v, &elems, all, false, |v, p| {
+                if v.is_null() || p.is_null() {
+                    return Ok(Value::Null);
+                }
+                let m = crate::expr::like_match(&text_of(v), &text_of(p), case_insensitive)?;
+                Ok(Value::Bool(m != negated))
+            }),
+        }
     }
 
     /// `left op ANY|ALL (subquery)`, and `[NOT] IN (subquery)`.
@@ -1841,13 +1841,25 @@ fn any(
     negated: bool,
     array: Option<ElemType>,
 ) -> Result<Value> {
+    any_by(v, vals, all, negated, |v, x| match array {
+        Some(e) => array_cmp_op(op, e, v, e, x),
+        None => cmp_op(op, v, x),
+    })
+}
+
+/// `v op ANY|ALL (vals)` with SQL's NULL rules, `holds` answering `v op x` (true, false
+/// or NULL); `negated` inverts the result.
+fn any_by(
+    v: &Value,
+    vals: &[Value],
+    all: bool,
+    negated: bool,
+    holds: impl Fn(&Value, &Value) -> Result<Value>,
+) -> Result<Value> {
     let mut null = v.is_null() && !vals.is_empty();
     let mut hit = false;
     for x in vals {
-        let holds = match array {
-            Some(e) => array_cmp_op(op, e, v, e, x)?,
-            None => cmp_op(op, v, x)?,
-        };
+        let holds = holds(v, x)?;
         match holds {
             Value::Bool(b) if b != all => {
                 hit = true;
@@ -2040,12 +2052,13 @@ fn canonical(v: &Value) -> std::borrow::Cow<'_, Value> {
 /// DISTINCT ON: the first row of each key in `order` (column, descending, nulls first),
 /// kept in that order; keys compare as GROUP BY compares them (NULLs equal).
 fn first_of_each_key(
+    cancel: &CancelCheck,
     rows: &mut Vec<Row>,
     keys: &[usize],
     order: &[(usize, bool, bool)],
     arrays: &[Option<ElemType>],
-) {
-    sort_rows(rows, order, arrays);
+) -> Result<()> {
+    sort_rows(cancel, rows, order, arrays)?;
     let key = |r: &Row| {
         (keys.iter())
             .map(|&k| typed_key(&r[k], arrays.get(k).copied().flatten()))
@@ -2058,12 +2071,18 @@ fn first_of_each_key(
         last = Some(k);
         new
     });
+    Ok(())
 }
 
 /// Sort rows stably by columns (column, descending, nulls first), the array columns
-/// (`arrays`, by column) element by element.
-fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)], arrays: &[Option<ElemType>]) {
-    rows.sort_by(|a, b| {
+/// (`arrays`, by column) element by element. Errors: 57014 when `cancel` sees its flag.
+fn sort_rows(
+    cancel: &CancelCheck,
+    rows: &mut Vec<Row>,
+    order: &[(usize, bool, bool)],
+    arrays: &[Option<ElemType>],
+) -> Result<()> {
+    cancel.sort_by(rows, |a, b| {
         for &(i, desc, nulls_first) in order {
             let array = arrays.get(i).copied().flatten();
             let o = sort_cmp_typed(&a[i], &b[i], desc, nulls_first, array);
@@ -2072,7 +2091,7 @@ fn sort_rows(rows: &mut [Row], order: &[(usize, bool, bool)], arrays: &[Option<E
             }
         }
         Ordering::Equal
-    });
+    })
 }
 
 /// `left op right` ([ALL]); rows are equal as GROUP BY compares them, the `blank` columns
@@ -2284,17 +2303,20 @@ fn nth_of(n: &Value) -> Result<Option<usize>> {
 /// Aggregate `a` over its groups' values (each the call's arguments, then its ORDER BY
 /// keys): a partial state of [`crate::agg`] for the kernels every executor shares, the
 /// values in order for `string_agg` and `array_agg`.
-fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
+///
+/// Errors: the aggregate's; 57014 when `cancel` sees its flag.
+fn aggregate(cancel: &CancelCheck, a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
     use crate::sql::functions::AggKernel;
+    cancel.check_n(vals.len())?;
     let array = |k: usize| a.arrays.get(k).copied().flatten();
     if a.distinct && a.order_by.is_empty() {
         // PostgreSQL sorts a DISTINCT aggregate's input by its arguments (NULLs last).
-        vals.sort_by(|x, y| {
+        cancel.sort_by(&mut vals, |x, y| {
             (x.iter().zip(y).enumerate())
                 .map(|(k, (p, q))| sort_cmp_typed(p, q, false, false, array(k)))
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
-        });
+        })?;
     }
     if a.distinct && a.arrays.iter().any(Option::is_some) {
         // Arrays equal element by element are one value (`{1.0}` and `{1.00}`).
@@ -2302,7 +2324,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
     }
     if !a.order_by.is_empty() {
         let n = a.args.len();
-        vals.sort_by(|x, y| {
+        cancel.sort_by(&mut vals, |x, y| {
             for (k, (_, desc, nulls_first)) in a.order_by.iter().enumerate() {
                 let o = sort_cmp_typed(&x[n + k], &y[n + k], *desc, *nulls_first, array(n + k));
                 if o != Ordering::Equal {
@@ -2310,7 +2332,7 @@ fn aggregate(a: &RelAgg, mut vals: Vec<Vec<Value>>) -> Result<Value> {
                 }
             }
             Ordering::Equal
-        });
+        })?;
         for v in &mut vals {
             v.truncate(n);
         }

@@ -91,7 +91,9 @@ use wire::Client;
 pub(crate) fn sqlstate(e: &Error) -> &'static str {
     match e {
         Error::Syntax(_) => "42601",
-        Error::UndefinedTable(_) | Error::UndefinedRelationOfKind { .. } => "42P01",
+        Error::UndefinedTable(_)
+        | Error::MissingFromEntry(_)
+        | Error::UndefinedRelationOfKind { .. } => "42P01",
         Error::InvalidTableDefinition(_) => "42P16",
         Error::StatementTooComplex(_) => "54001",
         Error::UndefinedColumn(_) => "42703",

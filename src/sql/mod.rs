@@ -47,8 +47,8 @@ pub(crate) use bind::stream_name_of;
 pub(crate) use order::sort_order;
 pub use plan::*;
 pub(crate) use relational::{
-    array_elem, CmpOp, FrameBound, FrameUnits, JoinKind, RExpr, RelAgg, RelBody, RelFrame, RelFrom,
-    RelGroup, RelQuery, RelSelect, RelWindow, RelWindowFunc, RelationProvider, SetOp,
+    array_elem, AnyOp, CmpOp, FrameBound, FrameUnits, JoinKind, RExpr, RelAgg, RelBody, RelFrame,
+    RelFrom, RelGroup, RelQuery, RelSelect, RelWindow, RelWindowFunc, RelationProvider, SetOp,
 };
 pub(crate) use relational_pushdown::{cols as relational_cols, map_cols as relational_map_cols};
 pub(crate) use types::{type_oid_of_name, RType, RegKind};

@@ -423,6 +423,18 @@ impl CmpOp {
     }
 }
 
+/// The operator of `x op ANY|ALL (array)`, applied to `x` and each element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnyOp {
+    /// A comparison.
+    Cmp(CmpOp),
+    /// `[NOT] LIKE` (`~~`, `!~~`) or `[NOT] ILIKE` (`~~*`, `!~~*`) of text.
+    Like {
+        negated: bool,
+        case_insensitive: bool,
+    },
+}
+
 /// Comparison operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CmpOp {
@@ -528,7 +540,7 @@ pub(crate) enum RExpr {
         /// Left operand.
         left: Box<RExpr>,
         /// Operator.
-        op: CmpOp,
+        op: AnyOp,
         /// The array.
         array: Box<RExpr>,
         /// ALL rather than ANY.
@@ -908,6 +920,22 @@ fn natural_columns(rels: &[ScopeRel], start: usize, rels_before: usize) -> Resul
         out.push(name.clone());
     }
     Ok(out)
+}
+
+/// The operator of `x op ANY|ALL (...)`: a comparison, or LIKE's and ILIKE's operators.
+fn any_op(op: &ast::BinaryOperator) -> Option<AnyOp> {
+    use ast::BinaryOperator as B;
+    let like = |negated, case_insensitive| AnyOp::Like {
+        negated,
+        case_insensitive,
+    };
+    Some(match op {
+        B::PGLikeMatch => like(false, false),
+        B::PGNotLikeMatch => like(true, false),
+        B::PGILikeMatch => like(false, true),
+        B::PGNotILikeMatch => like(true, true),
+        other => AnyOp::Cmp(cmp_op(other)?),
+    })
 }
 
 fn cmp_op(op: &ast::BinaryOperator) -> Option<CmpOp> {

@@ -1,6 +1,8 @@
 //! A plain SELECT over tables runs off the server's async workers and can be stopped: a
 //! CancelRequest, `pg_cancel_backend` and `statement_timeout` end it with 57014, and
-//! while such statements run, other sessions connect, query and stream as usual.
+//! while such statements run, other sessions connect, query and stream as usual. This
+//! holds for both plans of a finite SELECT: the relational evaluator (joins, subqueries)
+//! and the single-table scan (filter, grouping, sort).
 
 use crate::common;
 
@@ -16,6 +18,10 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// evaluations, far longer than any test waits.
 const SLOW: &str = "SELECT count(*) FROM t a WHERE (SELECT count(*) FROM t b \
     WHERE b.i < a.i + (SELECT count(*) FROM t c WHERE c.i > b.i)) > 0";
+
+/// A single-table SELECT (the scan plan, no subquery) evaluating a 1,200-character md5 per
+/// row of a million and sorting by it: about a minute in a debug build.
+const SLOW_SCAN: &str = "SELECT i FROM big ORDER BY md5(repeat(i::text, 200)) LIMIT 1";
 
 /// A server with table `t(i int)` holding 1..=1500; returns its port.
 async fn server_with_table() -> u16 {
@@ -35,6 +41,19 @@ async fn server_with_table() -> u16 {
     port
 }
 
+/// A server with table `big(i int)` holding 1..=1,000,000; returns its port.
+async fn server_with_big_table() -> u16 {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute("CREATE TABLE big (i int)").await.unwrap();
+    let data: String = (1..=1_000_000).map(|i| format!("{i}\n")).collect();
+    let n = common::copy_in(&c, "COPY big FROM STDIN", data.as_bytes(), 1 << 16)
+        .await
+        .unwrap();
+    assert_eq!(n, 1_000_000);
+    port
+}
+
 async fn pid(c: &Client) -> i32 {
     c.query_one("SELECT pg_backend_pid()", &[])
         .await
@@ -42,16 +61,16 @@ async fn pid(c: &Client) -> i32 {
         .get(0)
 }
 
-/// Wait until session `pid` runs the slow statement: `pg_stat_activity` shows it active
+/// Wait until session `pid` runs statement `slow`: `pg_stat_activity` shows it active
 /// with that text. (Its earlier statement can still show as active until the server has
 /// read that statement's Sync, and a cancel sent then is rightly forgotten.)
-async fn wait_active(watcher: &Client, pid: i32) {
+async fn wait_active(watcher: &Client, pid: i32, slow: &str) {
     loop {
         let n: i64 = watcher
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity \
                  WHERE pid = $1 AND state = 'active' AND query = $2",
-                &[&pid, &SLOW],
+                &[&pid, &slow],
             )
             .await
             .unwrap()
@@ -74,8 +93,7 @@ fn assert_canceled(e: &tokio_postgres::Error, message: &str) {
     assert_eq!(e.as_db_error().unwrap().message(), message);
 }
 
-async fn cancel_request_stops_a_slow_table_select_body() {
-    let port = server_with_table().await;
+async fn cancel_request_stops_a_slow_table_select_body(port: u16, slow: &'static str) {
     let reader = std::sync::Arc::new(connect(port).await);
     let watcher = connect(port).await;
     let reader_pid = pid(&reader).await;
@@ -83,9 +101,9 @@ async fn cancel_request_stops_a_slow_table_select_body() {
     // The extended protocol starts watching for a cancel before it reports `active`.
     let running = tokio::spawn({
         let reader = reader.clone();
-        async move { reader.query(SLOW, &[]).await }
+        async move { reader.query(slow, &[]).await }
     });
-    wait_active(&watcher, reader_pid).await;
+    wait_active(&watcher, reader_pid, slow).await;
     token.cancel_query(NoTls).await.expect("cancel request");
     let e = tokio::time::timeout(LIMIT, running)
         .await
@@ -96,16 +114,15 @@ async fn cancel_request_stops_a_slow_table_select_body() {
     assert_usable(&reader).await;
 }
 
-async fn pg_cancel_backend_stops_a_slow_table_select_body() {
-    let port = server_with_table().await;
+async fn pg_cancel_backend_stops_a_slow_table_select_body(port: u16, slow: &'static str) {
     let reader = std::sync::Arc::new(connect(port).await);
     let admin = connect(port).await;
     let reader_pid = pid(&reader).await;
     let mut running = tokio::spawn({
         let reader = reader.clone();
-        async move { reader.simple_query(SLOW).await }
+        async move { reader.simple_query(slow).await }
     });
-    wait_active(&admin, reader_pid).await;
+    wait_active(&admin, reader_pid, slow).await;
     // The simple protocol reports `active` just before it watches for a cancel: a signal
     // in between is forgotten, so signal until the statement ends.
     let outcome = tokio::time::timeout(LIMIT, async {
@@ -129,14 +146,13 @@ async fn pg_cancel_backend_stops_a_slow_table_select_body() {
     assert_usable(&reader).await;
 }
 
-async fn statement_timeout_stops_a_slow_table_select_body() {
-    let port = server_with_table().await;
+async fn statement_timeout_stops_a_slow_table_select_body(port: u16, slow: &'static str) {
     let reader = connect(port).await;
     reader
         .batch_execute("SET statement_timeout = 300")
         .await
         .unwrap();
-    let e = tokio::time::timeout(LIMIT, reader.simple_query(SLOW))
+    let e = tokio::time::timeout(LIMIT, reader.simple_query(slow))
         .await
         .expect("the timeout fires")
         .expect_err("timed out");
@@ -162,7 +178,7 @@ async fn slow_table_selects_leave_the_server_responsive_body() {
             let c = c.clone();
             async move { c.query(SLOW, &[]).await }
         });
-        wait_active(&admin, p).await;
+        wait_active(&admin, p, SLOW).await;
         slow.push((c, task));
     }
     tokio::time::timeout(LIMIT, async {
@@ -239,17 +255,47 @@ async fn bounded(body: impl std::future::Future<Output = ()>) {
 
 #[tokio::test]
 async fn cancel_request_stops_a_slow_table_select() {
-    bounded(cancel_request_stops_a_slow_table_select_body()).await;
+    let port = server_with_table().await;
+    bounded(cancel_request_stops_a_slow_table_select_body(port, SLOW)).await;
 }
 
 #[tokio::test]
 async fn pg_cancel_backend_stops_a_slow_table_select() {
-    bounded(pg_cancel_backend_stops_a_slow_table_select_body()).await;
+    let port = server_with_table().await;
+    bounded(pg_cancel_backend_stops_a_slow_table_select_body(port, SLOW)).await;
 }
 
 #[tokio::test]
 async fn statement_timeout_stops_a_slow_table_select() {
-    bounded(statement_timeout_stops_a_slow_table_select_body()).await;
+    let port = server_with_table().await;
+    bounded(statement_timeout_stops_a_slow_table_select_body(port, SLOW)).await;
+}
+
+#[tokio::test]
+async fn cancel_request_stops_a_slow_single_table_scan() {
+    let port = server_with_big_table().await;
+    bounded(cancel_request_stops_a_slow_table_select_body(
+        port, SLOW_SCAN,
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn pg_cancel_backend_stops_a_slow_single_table_scan() {
+    let port = server_with_big_table().await;
+    bounded(pg_cancel_backend_stops_a_slow_table_select_body(
+        port, SLOW_SCAN,
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn statement_timeout_stops_a_slow_single_table_scan() {
+    let port = server_with_big_table().await;
+    bounded(statement_timeout_stops_a_slow_table_select_body(
+        port, SLOW_SCAN,
+    ))
+    .await;
 }
 
 #[tokio::test]

@@ -195,6 +195,32 @@ async fn query_without_window_passes_tuples_through() {
     assert_eq!(got, table(&[&["4", "b"], &["6", "c"]]));
 }
 
+/// LIKE|ILIKE ANY|ALL in a continuous query, filter and projection, with PostgreSQL's
+/// answers: NULL elements and operands, escapes in the elements, an empty array.
+#[tokio::test]
+async fn like_any_and_all_filter_and_project_stream_tuples() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT v, k ILIKE ANY (ARRAY['X%', NULL]), k NOT LIKE ALL (ARRAY['a%', '%\\_%']), \
+         k LIKE ALL (ARRAY[]::text[]) FROM s WHERE k LIKE ANY (ARRAY['a%', '%\\_%', 'x%'])",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','abc',1), ('2001-01-01 00:00:02','b',2), \
+           ('2001-01-01 00:00:03','x_y',3), ('2001-01-01 00:00:04',NULL,4), ('2001-01-01 00:00:05','xy',5)"],
+        3,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[
+            &["1", "NULL", "f", "t"],
+            &["3", "t", "f", "t"],
+            &["5", "t", "t", "t"],
+        ])
+    );
+}
+
 #[tokio::test]
 async fn limit_ends_the_query_with_command_complete() {
     let port = start_server();

@@ -330,6 +330,12 @@ async fn with_options_errors_have_postgres_sqlstates() {
             "22023",
             "invalid value for option \"path\" of connector 'file': \"\" (expected the path of a directory)".to_string(),
         ),
+        // Relative to the server's working directory, which a restart may change.
+        (
+            format!("CREATE STREAM e ({COLUMNS}) WITH (connector = 'file', path = 'spool')"),
+            "42602",
+            "relative path not allowed for a file source: \"spool\"".to_string(),
+        ),
         (
             format!("CREATE STREAM e ({COLUMNS}) WITH (connector = 'kafka', topic = 't', bootstrap_servers = '127.0.0.1:99999')"),
             "22023",

@@ -36,6 +36,7 @@ mod func_types;
 mod leaves;
 mod overlaps;
 mod predicates;
+pub(crate) use predicates::like_quantifier;
 mod route;
 mod scope;
 mod select;

@@ -182,7 +182,6 @@ impl Binder<'_> {
                 expr,
                 pattern,
                 escape_char,
-                any,
                 ..
             }
             | E::ILike {
@@ -190,11 +189,19 @@ impl Binder<'_> {
                 expr,
                 pattern,
                 escape_char,
-                any,
                 ..
             } => {
-                if *any {
-                    return Err(unsupported("LIKE ANY is not supported"));
+                let case_insensitive = matches!(e, E::ILike { .. });
+                if let Some((all, array)) = like_quantifier(e) {
+                    if let Some(esc) = escape_char {
+                        // PostgreSQL's grammar has no ESCAPE after LIKE ANY|ALL (...).
+                        return Err(Error::Syntax(format!("syntax error at or near \"{esc}\"")));
+                    }
+                    let op = Quantified::Like {
+                        negated: *negated,
+                        case_insensitive,
+                    };
+                    return self.quantified(expr, op, array, all, scope);
                 }
                 let x = self.expr(expr, scope)?;
                 let mut p = self.expr(pattern, scope)?;
@@ -210,7 +217,7 @@ impl Binder<'_> {
                         expr: Box::new(x),
                         pattern: Box::new(p),
                         negated: *negated,
-                        case_insensitive: matches!(e, E::ILike { .. }),
+                        case_insensitive,
                     },
                     DataType::Bool,
                 ))
@@ -293,17 +300,42 @@ impl Binder<'_> {
             other => return Err(unsupported(format!("expression is not supported: {other}"))),
         };
         let quantifier = if all { "ALL" } else { "ANY" };
+        let op = quantified_operator(compare_op)
+            .ok_or_else(|| unsupported(format!("{compare_op} {quantifier} is not supported")))?;
+        self.quantified(left, op, right, all, scope)
+    }
+
+    /// `left op ANY|ALL (right)` ([`Self::any_all`]), also for `LIKE ANY|ALL (...)`.
+    fn quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: Quantified,
+        right: &ast::Expr,
+        all: bool,
+        scope: &Scope,
+    ) -> Result<Bound> {
+        use ast::Expr as E;
+        let quantifier = if all { "ALL" } else { "ANY" };
         let array = match unnested(right) {
             E::Array(a) => a,
             E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
+            E::Cast {
+                expr,
+                data_type: ast::DataType::Array(_),
+                ..
+            } if matches!(unnested(expr), E::Array(a) if a.elem.is_empty()) => {
+                // `ARRAY[]::t[]`: ANY over no element is false and ALL true, whatever
+                // `left` is (NULL too). `left` is bound for its own errors only.
+                self.expr(left, scope)?;
+                return Ok(Bound::new(Expr::Literal(Value::Bool(all)), DataType::Bool));
+            }
             _ => {
                 return Err(unsupported(format!(
                     "{quantifier} over an array value is not supported; write ARRAY[...]"
                 )))
             }
         };
-        let (op, symbol) = comparison_operator(compare_op)
-            .ok_or_else(|| unsupported(format!("{compare_op} {quantifier} is not supported")))?;
+        let symbol = op.symbol();
         // PostgreSQL transforms both operands before it looks the operator up.
         let (x, x_array) = match unnested(left) {
             E::Array(a) => {
@@ -334,7 +366,26 @@ impl Binder<'_> {
         let mut out: Option<Bound> = None;
         for el in elems {
             let el = Bound::new(self.coerce(el, ty, "ARRAY")?, ty);
-            let cmp = self.binary(op, x.clone(), el)?;
+            let cmp = match op {
+                Quantified::Cmp(op, _) => self.binary(op, x.clone(), el)?,
+                Quantified::Like {
+                    negated,
+                    case_insensitive,
+                } => {
+                    if x.ty.is_some_and(|t| !t.is_text()) || !ty.is_text() {
+                        return Err(no_operator(x.ty, symbol, Some(ty)));
+                    }
+                    Bound::new(
+                        Expr::Like {
+                            expr: Box::new(self.text_operand(x.clone(), symbol)?),
+                            pattern: Box::new(self.text_operand(el, symbol)?),
+                            negated,
+                            case_insensitive,
+                        },
+                        DataType::Bool,
+                    )
+                }
+            };
             out = Some(match out {
                 None => cmp,
                 Some(acc) => self.binary(join, acc, cmp)?,
@@ -419,6 +470,93 @@ fn unnested(e: &ast::Expr) -> &ast::Expr {
     match e {
         ast::Expr::Nested(x) => unnested(x),
         other => other,
+    }
+}
+
+/// The operator of `x op ANY|ALL (ARRAY[...])`, applied to `x` and each element.
+#[derive(Clone, Copy)]
+enum Quantified {
+    /// A comparison and its symbol.
+    Cmp(BinaryOp, &'static str),
+    /// `[NOT] LIKE` (`~~`, `!~~`) or `[NOT] ILIKE` (`~~*`, `!~~*`).
+    Like {
+        negated: bool,
+        case_insensitive: bool,
+    },
+}
+
+impl Quantified {
+    /// The operator's symbol in PostgreSQL's messages.
+    fn symbol(self) -> &'static str {
+        match self {
+            Quantified::Cmp(_, s) => s,
+            Quantified::Like {
+                negated,
+                case_insensitive,
+            } => match (negated, case_insensitive) {
+                (false, false) => "~~",
+                (true, false) => "!~~",
+                (false, true) => "~~*",
+                (true, true) => "!~~*",
+            },
+        }
+    }
+}
+
+/// The operator `op` applies to each element of `x op ANY|ALL (...)`, if it is one tcq
+/// quantifies: a comparison, or LIKE's and ILIKE's operators (`~~`, `!~~*`, ...).
+fn quantified_operator(op: &ast::BinaryOperator) -> Option<Quantified> {
+    use ast::BinaryOperator as B;
+    let like = |negated, case_insensitive| {
+        Some(Quantified::Like {
+            negated,
+            case_insensitive,
+        })
+    };
+    match op {
+        B::PGLikeMatch => like(false, false),
+        B::PGNotLikeMatch => like(true, false),
+        B::PGILikeMatch => like(false, true),
+        B::PGNotILikeMatch => like(true, true),
+        _ => comparison_operator(op).map(|(op, symbol)| Quantified::Cmp(op, symbol)),
+    }
+}
+
+/// Whether `e` is `x [NOT] LIKE|ILIKE ANY|SOME|ALL (array)`: whether it is ALL, and the
+/// array expression. (The parser reads `LIKE ANY (a)` itself and `LIKE ALL (a)` as a
+/// call of a function `all`, a name PostgreSQL reserves.)
+pub(crate) fn like_quantifier(e: &ast::Expr) -> Option<(bool, &ast::Expr)> {
+    let (ast::Expr::Like { any, pattern, .. } | ast::Expr::ILike { any, pattern, .. }) = e else {
+        return None;
+    };
+    if *any {
+        return Some((false, pattern));
+    }
+    let ast::Expr::Function(f) = &**pattern else {
+        return None;
+    };
+    let [ast::ObjectNamePart::Identifier(name)] = f.name.0.as_slice() else {
+        return None;
+    };
+    let all = match name.value.to_ascii_lowercase().as_str() {
+        _ if name.quote_style.is_some() => return None,
+        "all" => true,
+        "any" | "some" => false,
+        _ => return None,
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let plain = list.duplicate_treatment.is_none()
+        && list.clauses.is_empty()
+        && f.filter.is_none()
+        && f.over.is_none()
+        && f.within_group.is_empty();
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(array))] if plain => {
+            Some((all, array))
+        }
+        _ => None,
     }
 }
 

@@ -187,7 +187,7 @@ impl Binder<'_> {
         let range = match &qual {
             Some(q) => {
                 let Some(rel) = scope.rel_by_qualifier(q) else {
-                    return Err(Error::UndefinedTable(q.clone()).at(at));
+                    return Err(Error::MissingFromEntry(q.clone()).at(at));
                 };
                 rel.offset..rel.offset + rel.ncols
             }

@@ -565,7 +565,7 @@ fn names_and_sources() {
     assert_eq!(q.projection, vec![Expr::Column(1), Expr::Column(3)]);
     assert_eq!(
         err("SELECT f.delay FROM flights"),
-        Error::UndefinedTable("f".into())
+        Error::MissingFromEntry("f".into())
     );
     let q = query("SELECT f.delay FROM flights f");
     assert_eq!(q.projection, vec![Expr::Column(1)]);

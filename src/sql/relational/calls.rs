@@ -371,7 +371,9 @@ impl RelBinder<'_> {
                 Ok((self.expr(&o.expr)?, descending, nulls_first))
             })
             .collect();
-        let filter = f.filter.as_deref().map(|e| self.expr(e)).transpose();
+        let filter = (f.filter.as_deref())
+            .map(|e| self.expr(e).and_then(|e| self.condition(e, "FILTER")))
+            .transpose();
         self.levels.last_mut().expect("level").in_agg = false;
         let (mut args, order_by, filter) = (args?, order_by?, filter?);
         if distinct && order_by.iter().any(|(e, _, _)| !args.contains(e)) {

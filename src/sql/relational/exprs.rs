@@ -116,7 +116,7 @@ impl RelBinder<'_> {
                     .iter()
                     .any(|l| l.rels.iter().any(|r| r.alias == q)) =>
             {
-                Err(Error::UndefinedTable(q.to_string()))
+                Err(Error::MissingFromEntry(q.to_string()))
             }
             _ => Err(Error::UndefinedColumn(format!(
                 "column \"{}\" does not exist",
@@ -190,6 +190,9 @@ impl RelBinder<'_> {
             if let Some(like) = crate::sql::bind::like_of_operator(left, op, right) {
                 return self.expr(&like);
             }
+        }
+        if let Some(any) = like_as_any(e)? {
+            return self.expr(&any);
         }
         if Self::is_walked(e) {
             return self.walk(e);
@@ -285,18 +288,28 @@ impl RelBinder<'_> {
                 right,
             } => {
                 let all = matches!(e, ast::Expr::AllOp { .. });
-                let op = cmp_op(compare_op)
+                let op = any_op(compare_op)
                     .ok_or_else(|| unsupported(format!("{compare_op} ANY is not supported")))?;
                 let l = self.expr(left)?;
                 let inner = match &**right {
                     ast::Expr::Nested(x) => &**x,
                     x => x,
                 };
-                match inner {
-                    ast::Expr::Subquery(q) => self.any_sub(l, op, q, all, false)?,
-                    other => {
+                match (inner, op) {
+                    (ast::Expr::Subquery(q), AnyOp::Cmp(op)) => {
+                        self.any_sub(l, op, q, all, false)?
+                    }
+                    (ast::Expr::Subquery(_), AnyOp::Like { .. }) => {
+                        return Err(unsupported(format!(
+                            "{compare_op} ANY|ALL (subquery) is not supported"
+                        )))
+                    }
+                    (other, _) => {
                         let array = self.expr(other)?;
-                        let l = self.any_array_operand(l, op, &array)?;
+                        let l = match op {
+                            AnyOp::Cmp(c) => self.any_array_operand(l, c, &array)?,
+                            AnyOp::Like { .. } => self.like_array_operand(l, compare_op, &array)?,
+                        };
                         RExpr::AnyArray {
                             left: Box::new(l),
                             op,
@@ -347,6 +360,38 @@ impl RelBinder<'_> {
             "operator does not exist: {} {} {}",
             lt.name(),
             op.symbol(),
+            et.name()
+        ))
+        .with_hint(
+            "No operator matches the given name and argument types. You might need to add explicit type casts.",
+        ))
+    }
+
+    /// The left operand of `l [NOT] LIKE|ILIKE ANY|ALL (array)` (`op` its operator) over
+    /// an array value: both sides are text (an unknown literal reads as text, a `name`
+    /// as its text). Errors:
+    /// 42883 for an operand of another type, 42809 for a right side that is no array.
+    fn like_array_operand(
+        &mut self,
+        l: RExpr,
+        op: &ast::BinaryOperator,
+        array: &RExpr,
+    ) -> Result<RExpr> {
+        let (lt, at) = (self.static_type(&l), self.static_type(array));
+        let et = match at {
+            RType::Unknown => RType::Unknown,
+            at => at.elem().ok_or_else(|| {
+                Error::WrongObjectType("op ANY/ALL (array) requires array on right side".into())
+            })?,
+        };
+        // Text, an unknown literal, or a catalog scalar (`name` has LIKE too).
+        let text = |t: RType| !t.is_array() && !matches!(t, RType::Base(d) if !d.is_text());
+        if text(lt) && text(et) {
+            return Ok(l);
+        }
+        Err(Error::UndefinedFunction(format!(
+            "operator does not exist: {} {op} {}",
+            lt.name(),
             et.name()
         ))
         .with_hint(
@@ -546,6 +591,26 @@ impl RelBinder<'_> {
         )
     }
 
+    /// `e` as the condition of `clause` (`WHERE`, `JOIN/ON`, `HAVING`, `FILTER`), as
+    /// PostgreSQL's coerce_to_boolean takes it: an unknown literal is read as a boolean
+    /// (`'t'`; 22P02 when evaluated for text that is none). Errors: 42804 for a column or
+    /// literal of another type (`WHERE a.i`), which would otherwise hold for no row. Other
+    /// expressions pass as they are: their static type here is not exact enough to refuse.
+    pub(super) fn condition(&mut self, e: RExpr, clause: &str) -> Result<RExpr> {
+        let t = match &e {
+            RExpr::Lit(Value::Text(_)) => return Ok(self.cast(e, RType::Base(DataType::Bool))),
+            RExpr::Col { .. } | RExpr::Lit(_) => self.static_type(&e),
+            _ => return Ok(e),
+        };
+        match t {
+            RType::Base(DataType::Bool) | RType::Unknown => Ok(e),
+            t => Err(Error::DatatypeMismatch(format!(
+                "argument of {clause} must be type boolean, not type {}",
+                t.name()
+            ))),
+        }
+    }
+
     pub(super) fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
         // A parameter takes the type it is cast to, as PostgreSQL infers it: SQLAlchemy
         // writes `$1::INTEGER`, asyncpg's type introspection `$1::oid[]`, and asyncpg
@@ -729,4 +794,53 @@ impl RelBinder<'_> {
         };
         self.scalar_call(func, vec![l, r])
     }
+}
+
+/// `x [NOT] LIKE|ILIKE ANY|ALL (array)` as `x op ANY|ALL (array)` with LIKE's operator
+/// (`~~`, `!~~`, `~~*`, `!~~*`), as PostgreSQL's grammar reads it; `None` for any other
+/// expression. Errors: 42601 for an ESCAPE clause, which that grammar has not there.
+fn like_as_any(e: &ast::Expr) -> Result<Option<ast::Expr>> {
+    use ast::BinaryOperator as B;
+    let Some((all, array)) = crate::sql::bind::like_quantifier(e) else {
+        return Ok(None);
+    };
+    let (ast::Expr::Like {
+        negated,
+        expr,
+        escape_char,
+        ..
+    }
+    | ast::Expr::ILike {
+        negated,
+        expr,
+        escape_char,
+        ..
+    }) = e
+    else {
+        return Ok(None);
+    };
+    if let Some(esc) = escape_char {
+        return Err(Error::Syntax(format!("syntax error at or near \"{esc}\"")));
+    }
+    let compare_op = match (matches!(e, ast::Expr::ILike { .. }), *negated) {
+        (false, false) => B::PGLikeMatch,
+        (false, true) => B::PGNotLikeMatch,
+        (true, false) => B::PGILikeMatch,
+        (true, true) => B::PGNotILikeMatch,
+    };
+    let (left, right) = (expr.clone(), Box::new(array.clone()));
+    Ok(Some(if all {
+        ast::Expr::AllOp {
+            left,
+            compare_op,
+            right,
+        }
+    } else {
+        ast::Expr::AnyOp {
+            left,
+            compare_op,
+            right,
+            is_some: false,
+        }
+    }))
 }

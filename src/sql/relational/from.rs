@@ -100,7 +100,9 @@ impl RelBinder<'_> {
                         })
                         .collect();
                     self.levels.push(sub);
-                    let e = self.refusing_srf(SRF_IN_JOIN, |b| b.expr(e));
+                    let e = self
+                        .refusing_srf(SRF_IN_JOIN, |b| b.expr(e))
+                        .and_then(|e| self.condition(e, "JOIN/ON"));
                     self.levels.pop();
                     Some(e?)
                 }

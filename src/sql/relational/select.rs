@@ -37,7 +37,10 @@ impl RelBinder<'_> {
     ) -> Result<(RelSelect, Vec<(String, RType)>, Vec<(usize, bool, bool)>)> {
         let distinct = matches!(distinct_kind, Distinct::Rows);
         let filter = match &sel.selection {
-            Some(e) => Some(self.refusing_srf(SRF_IN_WHERE, |b| b.expr(e))?),
+            Some(e) => {
+                let e = self.refusing_srf(SRF_IN_WHERE, |b| b.expr(e))?;
+                Some(self.condition(e, "WHERE")?)
+            }
             None => None,
         };
         let group_exprs: Vec<&ast::Expr> = match &sel.group_by {
@@ -72,7 +75,10 @@ impl RelBinder<'_> {
             projection.push(bound);
         }
         let having = match &sel.having {
-            Some(h) => Some(self.refusing_srf(SRF_IN_HAVING, |b| b.expr(h))?),
+            Some(h) => {
+                let h = self.refusing_srf(SRF_IN_HAVING, |b| b.expr(h))?;
+                Some(self.condition(h, "HAVING")?)
+            }
             None => None,
         };
         let (mut sort_keys, order_by) = self.order_keys(order, distinct, &columns, &projection)?;

@@ -70,7 +70,17 @@ fn walked(e: &ast::Expr) -> bool {
                 || regex_operator(op).is_some()
                 || (cmp_op(op).is_some() && !row(left) && !row(right))
         }
-        E::Like { any, .. } | E::ILike { any, .. } => !any,
+        // LIKE ANY|ALL over an ARRAY[...] constructor, as ANY above.
+        E::Like { .. } | E::ILike { .. } => match crate::sql::bind::like_quantifier(e) {
+            None => true,
+            Some((_, array)) => {
+                let mut inner = array;
+                while let E::Nested(x) = inner {
+                    inner = x;
+                }
+                matches!(inner, E::Array(_))
+            }
+        },
         E::SimilarTo { escape_char, .. } => escape_char.is_none(),
         E::Cast {
             expr, data_type, ..

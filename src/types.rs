@@ -1341,7 +1341,7 @@ pub(crate) fn push_scaled_digits(digits: &str, scale: usize, out: &mut String) {
 }
 
 /// Append a numeric as PostgreSQL prints it: every digit of its scale, no exponent.
-fn push_numeric(d: &Decimal, out: &mut String) {
+pub(crate) fn push_numeric(d: &Decimal, out: &mut String) {
     let (m, scale) = (d.mantissa(), d.scale() as usize);
     if m < 0 {
         out.push('-');

@@ -612,19 +612,13 @@ pub(crate) fn copy_line<R>(
     R::Item: std::borrow::Borrow<Value>,
     R::IntoIter: ExactSizeIterator,
 {
-    let plain = plain_numbers(options);
     let row = row.into_iter();
-    let field = FieldOptions {
-        options,
-        plain,
-        plain_times: plain_times(options),
-        alone: row.len() == 1,
-    };
+    let field = FieldOptions::new(options, row.len());
     for (i, v) in row.enumerate() {
         if i > 0 {
             out.push(options.delimiter as char);
         }
-        copy_field(v.borrow(), &field, out, scratch);
+        put_copy_field(v.borrow(), &field, out, scratch);
     }
     out.push('\n');
 }
@@ -641,12 +635,7 @@ pub(crate) fn copy_block(
     ends: &mut Vec<usize>,
     scratch: &mut LineScratch,
 ) {
-    let field = FieldOptions {
-        options,
-        plain: plain_numbers(options),
-        plain_times: plain_times(options),
-        alone: block.width() == 1,
-    };
+    let field = FieldOptions::new(options, block.width());
     // Each column's text when it is the same in every row (formatted once), or in every
     // row of a run (formatted once per run).
     let mut same = std::mem::take(&mut scratch.same);
@@ -681,7 +670,7 @@ pub(crate) fn copy_block(
                 match column {
                     BlockColumn::Same(_) => out.push_str(&same[c]),
                     BlockColumn::Stored(_) if rows > 1 => out.push_str(&same[c]),
-                    BlockColumn::Stored(k) => copy_field(&stored[*k], &field, out, scratch),
+                    BlockColumn::Stored(k) => put_copy_field(&stored[*k], &field, out, scratch),
                     BlockColumn::Step { .. } => {
                         copy_field(&block.value(r, c), &field, out, scratch)
                     }
@@ -796,6 +785,69 @@ struct FieldOptions<'a> {
     plain_times: bool,
     /// The line has one field: CSV quotes a `\.` that would stand alone on it.
     alone: bool,
+    /// The bytes that make a text field need escaping (text format) or quoting (CSV):
+    /// the delimiter, `other` (the backslash in text, the quote in CSV), and the control
+    /// bytes below 14 whose bit is set in `controls`.
+    other: u8,
+    controls: u16,
+}
+
+impl<'a> FieldOptions<'a> {
+    /// The options of a line of `width` fields.
+    fn new(options: &'a CopyOptions, width: usize) -> FieldOptions<'a> {
+        let csv = options.format == CopyFormat::Csv;
+        // Text escapes backspace, tab, newline, vertical tab, form feed and carriage
+        // return (8-13); CSV quotes newline and carriage return.
+        let (other, controls) = if csv {
+            (options.quote, 1 << b'\n' | 1 << b'\r')
+        } else {
+            (b'\\', 0b11_1111 << 8)
+        };
+        FieldOptions {
+            options,
+            plain: plain_numbers(options),
+            plain_times: plain_times(options),
+            alone: width == 1,
+            other,
+            controls,
+        }
+    }
+
+    /// True when text `s` goes into the line as it is: none of its bytes needs escaping
+    /// or quoting, and in CSV it is not a text that would read back as NULL or as the
+    /// end-of-data marker (exactly when [`text_field`] and [`csv_field`] copy it).
+    #[inline]
+    fn plain_text(&self, s: &str) -> bool {
+        let (d, o, m) = (self.options.delimiter, self.other, self.controls);
+        if s.bytes()
+            .any(|b| b == d || b == o || (b < 14 && m >> b & 1 != 0))
+        {
+            return false;
+        }
+        let o = self.options;
+        o.format != CopyFormat::Csv
+            || !(s.is_empty() && o.null.is_empty() || s == o.null || self.alone && s == "\\.")
+    }
+}
+
+/// Append one field of a COPY line: integers, numerics and text that need no quoting or
+/// escaping straight into `out` (no dispatch through the general formatter), the rest
+/// through [`copy_field`].
+#[inline]
+fn put_copy_field(
+    v: &Value,
+    field: &FieldOptions<'_>,
+    out: &mut String,
+    scratch: &mut LineScratch,
+) {
+    match v {
+        Value::Int8(i) if field.plain => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Int4(i) if field.plain => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Int2(i) if field.plain => out.push_str(itoa::Buffer::new().format(*i)),
+        Value::Numeric(d) if field.plain => crate::types::push_numeric(d, out),
+        Value::Text(s) if field.plain_text(s) => out.push_str(s),
+        _ => copy_field(v, field, out, scratch),
+    }
 }
 
 /// Append one field of a COPY line.
@@ -1047,6 +1099,112 @@ mod tests {
         }
         assert!(parse_catalog(&[0, 0, 1], CatalogType::Oid, true).is_err());
         assert!(parse_catalog(b"4294967296", CatalogType::Oid, false).is_err());
+    }
+
+    /// The option sets the fast paths must agree with the general one under: the defaults
+    /// of both formats, delimiters and quotes a number's or text's bytes can hold, and
+    /// NULL markers that a value's text equals.
+    fn option_sets() -> Vec<CopyOptions> {
+        let mut sets = Vec::new();
+        for format in [CopyFormat::Text, CopyFormat::Csv] {
+            let d = CopyOptions::defaults(format);
+            sets.push(d.clone());
+            for delimiter in [b'.', b'-', b'1', b'a', b'|', b'\\'] {
+                sets.push(CopyOptions {
+                    delimiter,
+                    ..d.clone()
+                });
+            }
+            for null in ["", "-7", "abc", "\\N", "NULL"] {
+                sets.push(CopyOptions {
+                    null: null.into(),
+                    ..d.clone()
+                });
+            }
+            if format == CopyFormat::Csv {
+                for quote in [b'\'', b'a', b'5'] {
+                    sets.push(CopyOptions { quote, ..d.clone() });
+                }
+            }
+        }
+        sets
+    }
+
+    #[test]
+    fn fast_fields_write_what_the_general_path_writes() {
+        let day = 978_307_200_000_000i64;
+        let mut values = vec![
+            Value::Null,
+            Value::Int2(i16::MIN),
+            Value::Int2(-7),
+            Value::Int4(0),
+            Value::Int4(-7),
+            Value::Int4(i32::MAX),
+            Value::Int8(i64::MIN),
+            Value::Int8(i64::MAX),
+            Value::Int8(1234567),
+            Value::Timestamp(day),
+            Value::Timestamp(day - 1),
+            Value::Timestamp(day + 500_000),
+            Value::TimestampTz(day - 1),
+            Value::Timestamp(i64::MIN),
+        ];
+        for d in [
+            "0",
+            "-0.5",
+            "0.05",
+            "12.50",
+            "-12.3333333333333333",
+            "0.0000000000000001",
+            "79228162514264337593543950335",
+            "-7922816251426433759354.3950335",
+        ] {
+            values.push(Value::Numeric(d.parse().unwrap()));
+        }
+        for t in [
+            "", "abc", "a,b", "a\tb", "x\"y", "\\.", "\\", "-7", "NULL", "\\N", "a\u{b}b", "1.5",
+            "\r\n", "é|ü",
+        ] {
+            values.push(Value::Text(t.into()));
+        }
+        for options in option_sets() {
+            for alone in [1, 3] {
+                let field = FieldOptions::new(&options, alone);
+                for v in &values {
+                    let (mut fast, mut general) = (String::from("x"), String::from("x"));
+                    put_copy_field(v, &field, &mut fast, &mut LineScratch::default());
+                    copy_field(v, &field, &mut general, &mut LineScratch::default());
+                    assert_eq!(fast, general, "{v:?} under {options:?}, width {alone}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_fields_print_postgres_text() {
+        let opts = CopyOptions::defaults(CopyFormat::Csv);
+        let mut out = String::new();
+        let row = [
+            Value::Int8(i64::MIN),
+            Value::Int2(-7),
+            Value::Numeric("-0.0500".parse().unwrap()),
+            Value::Numeric("12.3333333333333333".parse().unwrap()),
+            Value::Text("ATL".into()),
+            Value::Text("".into()),
+            Value::Null,
+        ];
+        copy_line(&row, &opts, &mut out, &mut LineScratch::default());
+        assert_eq!(
+            out,
+            "-9223372036854775808,-7,-0.0500,12.3333333333333333,ATL,\"\",\n"
+        );
+        let text = CopyOptions::defaults(CopyFormat::Text);
+        out.clear();
+        copy_line(&row, &text, &mut out, &mut LineScratch::default());
+        assert_eq!(
+            out,
+            "-9223372036854775808\t-7\t-0.0500\t12.3333333333333333\tATL\t\t\\N\n"
+        );
     }
 
     #[test]

@@ -289,29 +289,30 @@ impl<T: Copy + Default> Prim<T> {
     /// With `hand_over`, the vector itself when at least half of it is used (see
     /// [`ColumnBatchBuilder::into_batch`]).
     fn take(&mut self, hand_over: bool) -> (Vec<T>, Option<NullBuffer>) {
-        let values = if hand_over && mostly_used(&self.values) {
-            handed_over(&mut self.values)
-        } else {
-            let values = self.values.as_slice().to_vec();
-            self.values.clear();
-            values
-        };
-        (values, self.nulls.finish())
+        (take_vec(&mut self.values, hand_over), self.nulls.finish())
     }
 }
 
 /// Whether at least half of `v`'s room is used: then it is worth handing over (see
-/// [`handed_over`]) rather than copying out.
+/// [`take_vec`]) rather than copying out.
 fn mostly_used<T>(v: &Vec<T>) -> bool {
     v.len() >= v.capacity() / 2
 }
 
-/// `v` itself, `[]` left behind, its unused room given back (the allocator shrinks a
-/// block where it stands, without copying it).
-fn handed_over<T>(v: &mut Vec<T>) -> Vec<T> {
-    let mut v = std::mem::take(v);
-    v.shrink_to_fit();
-    v
+/// `v`'s values, `v` left empty: with `hand_over` and at least half of its room used,
+/// `v` itself with its unused room given back (the allocator shrinks a block where it
+/// stands, without copying it) and `[]` left behind; otherwise a copy at their size, `v`
+/// keeping its room for the next batch.
+fn take_vec<T: Copy>(v: &mut Vec<T>, hand_over: bool) -> Vec<T> {
+    if hand_over && mostly_used(v) {
+        let mut v = std::mem::take(v);
+        v.shrink_to_fit();
+        v
+    } else {
+        let out = v.as_slice().to_vec();
+        v.clear();
+        out
+    }
 }
 
 fn primitive<P: ArrowPrimitiveType>(p: &mut Prim<P::Native>, hand_over: bool) -> PrimitiveArray<P> {
@@ -383,22 +384,10 @@ impl Texts {
     /// With `hand_over`, each vector itself when at least half of it is used (see
     /// [`ColumnBatchBuilder::into_batch`]).
     fn take(&mut self, hand_over: bool) -> StringArray {
-        let offsets = if hand_over && mostly_used(&self.offsets) {
-            let offsets = handed_over(&mut self.offsets);
-            self.offsets.push(0);
-            offsets
-        } else {
-            let offsets = self.offsets.as_slice().to_vec();
-            self.offsets.truncate(1);
-            offsets
-        };
-        let bytes = if hand_over && mostly_used(&self.bytes) {
-            handed_over(&mut self.bytes)
-        } else {
-            let bytes = self.bytes.as_slice().to_vec();
-            self.bytes.clear();
-            bytes
-        };
+        let offsets = take_vec(&mut self.offsets, hand_over);
+        self.offsets.clear();
+        self.offsets.push(0);
+        let bytes = take_vec(&mut self.bytes, hand_over);
         if self.bytes.capacity() > TEXT_ROOM_KEPT {
             self.bytes = Vec::new(); // a batch of huge texts: keep no such room for later
         }
@@ -773,12 +762,7 @@ impl ColumnBatchBuilder {
         });
         let times = match shared {
             Some(times) => times,
-            None if hand_over && mostly_used(&self.times) => handed_over(&mut self.times).into(),
-            None => {
-                let times = self.times.as_slice().to_vec();
-                self.times.clear();
-                times.into()
-            }
+            None => take_vec(&mut self.times, hand_over).into(),
         };
         debug_assert_eq!(times.len(), self.rows);
         self.rows = 0;

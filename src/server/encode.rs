@@ -1372,27 +1372,38 @@ mod tests {
             CopyOptions::defaults(CopyFormat::Csv),
             CopyOptions::defaults(CopyFormat::Text),
         ] {
-            let (mut out, mut ends) = (String::new(), Vec::new());
-            copy_block(
-                &b,
-                &opts,
-                "",
-                &mut out,
-                &mut ends,
-                &mut LineScratch::default(),
-            );
-            let mut want = String::new();
-            for row in b.clone().into_rows() {
-                copy_line(&row, &opts, &mut want, &mut LineScratch::default());
-            }
-            assert_eq!(out, want);
+            let out = block_as_its_rows_lines(&b, &opts, "");
             assert!(
                 out.starts_with("2001-01-01 00:10:00,1,a\n")
                     || out.starts_with("2001-01-01 00:10:00\t1\ta\n")
             );
-            assert_eq!(ends.len(), 6);
+            assert_eq!(out.lines().count(), 6);
         }
     }
+
+    /// `copy_block` of `b`, asserted equal (text and line ends) to `copy_line` of each of
+    /// its rows after `prefix`; the text.
+    fn block_as_its_rows_lines(b: &RowBlock, opts: &CopyOptions, prefix: &str) -> String {
+        let (mut out, mut ends) = (String::new(), Vec::new());
+        copy_block(
+            b,
+            opts,
+            prefix,
+            &mut out,
+            &mut ends,
+            &mut LineScratch::default(),
+        );
+        let (mut want, mut want_ends) = (String::new(), Vec::new());
+        for row in b.clone().into_rows() {
+            want.push_str(prefix);
+            copy_line(&row, opts, &mut want, &mut LineScratch::default());
+            want_ends.push(want.len());
+        }
+        assert_eq!(out, want);
+        assert_eq!(ends, want_ends);
+        out
+    }
+
     #[test]
     fn a_run_line_is_rewritten_per_row_and_rebuilt_across_midnight() {
         // wtime and wstart stepping by a second across midnight, then by half a second
@@ -1411,24 +1422,7 @@ mod tests {
                 CopyOptions::defaults(CopyFormat::Csv),
                 CopyOptions::defaults(CopyFormat::Text),
             ] {
-                let (mut out, mut ends) = (String::new(), Vec::new());
-                copy_block(
-                    &b,
-                    &opts,
-                    "h",
-                    &mut out,
-                    &mut ends,
-                    &mut LineScratch::default(),
-                );
-                let mut want = String::new();
-                let mut want_ends = Vec::new();
-                for row in b.clone().into_rows() {
-                    want.push('h');
-                    copy_line(&row, &opts, &mut want, &mut LineScratch::default());
-                    want_ends.push(want.len());
-                }
-                assert_eq!(out, want);
-                assert_eq!(ends, want_ends);
+                assert_eq!(block_as_its_rows_lines(&b, &opts, "h").lines().count(), 7);
             }
         }
     }

@@ -9,7 +9,6 @@ use crate::common;
 use std::time::Duration;
 
 use common::{connect, sqlstate, start_server};
-use futures::StreamExt;
 use tokio_postgres::{Client, NoTls};
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -190,16 +189,8 @@ async fn slow_table_selects_leave_the_server_responsive_body() {
             .unwrap();
         let reader = connect(port).await;
         let copied = tokio::spawn(async move {
-            let stream = reader
-                .copy_out("COPY (SELECT v * 2 FROM s LIMIT 100) TO STDOUT")
-                .await
-                .unwrap();
-            futures::pin_mut!(stream);
-            let mut text = Vec::new();
-            while let Some(chunk) = stream.next().await {
-                text.extend_from_slice(&chunk.unwrap());
-            }
-            String::from_utf8(text).unwrap()
+            let sql = "COPY (SELECT v * 2 FROM s LIMIT 100) TO STDOUT";
+            String::from_utf8(common::copy_out_bytes(&reader, sql).await).unwrap()
         });
         common::wait_for_queries(&third, 1).await;
         for v in 0..100 {

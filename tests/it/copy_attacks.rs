@@ -13,12 +13,13 @@
 
 use crate::common;
 use crate::common::sources::fetch;
+use crate::protocol_attacks::{msg, read_msg};
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures::SinkExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 const STREAM: &str = "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, i integer, o text)";
@@ -38,24 +39,6 @@ fn line(h: u32, i: usize) -> String {
 /// Rows `from..to` of hour `h`.
 fn lines(h: u32, from: usize, to: usize) -> String {
     (from..to).map(|i| line(h, i)).collect()
-}
-
-/// A typed frontend message.
-fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![kind];
-    m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
-    m.extend_from_slice(body);
-    m
-}
-
-/// Read one backend message: its type and body; `None` at end of stream.
-async fn read_msg(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
-    let mut head = [0u8; 5];
-    s.read_exact(&mut head).await.ok()?;
-    let len = i32::from_be_bytes(head[1..5].try_into().unwrap()) as usize;
-    let mut body = vec![0u8; len - 4];
-    s.read_exact(&mut body).await.ok()?;
-    Some((head[0], body))
 }
 
 /// Messages up to and with ReadyForQuery (at most 20 s): (type, SQLSTATE and message of

@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// A typed frontend message.
-fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
+pub(crate) fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
     let mut m = vec![kind];
     m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
     m.extend_from_slice(body);
@@ -34,10 +34,10 @@ pub(crate) fn startup() -> Vec<u8> {
 }
 
 /// A backend message: its type and body.
-type Backend = (u8, Vec<u8>);
+pub(crate) type Backend = (u8, Vec<u8>);
 
 /// Read one backend message, `None` at end of stream.
-async fn read_msg(s: &mut TcpStream) -> Option<Backend> {
+pub(crate) async fn read_msg(s: &mut TcpStream) -> Option<Backend> {
     let mut head = [0u8; 5];
     s.read_exact(&mut head).await.ok()?;
     let len = i32::from_be_bytes(head[1..5].try_into().unwrap()) as usize;

@@ -128,9 +128,13 @@ impl Fetcher {
                 self.skip_before = None;
             }
             if self.skip_before.is_none() {
-                let decoded = match &r.value {
-                    None => Err("a record without a value".to_string()),
-                    Some(v) => appender.message(v, Some(&self.topic), now),
+                let decoded = match (&r.value, r.too_long) {
+                    (_, Some(len)) => Err(format!(
+                        "a record batch of {len} bytes is longer than the {} bytes a Fetch reads",
+                        super::kafka_fetch::MAX_FETCH_ANSWER_BYTES
+                    )),
+                    (None, _) => Err("a record without a value".to_string()),
+                    (Some(v), _) => appender.message(v, Some(&self.topic), now),
                 };
                 match decoded {
                     Ok(_) => messages += 1,
@@ -170,6 +174,25 @@ impl Fetcher {
             high_watermark,
             bad,
         }
+    }
+}
+
+/// A Fetch connection to `leader`'s partition. Errors: as [`PartitionFetch::open`], or
+/// none within `timeout`, naming the partition.
+async fn open(leader: &Leader, timeout: Duration) -> Result<PartitionFetch, String> {
+    let p = leader.partition;
+    let opened = PartitionFetch::open(
+        &leader.addr,
+        leader.sasl.as_ref(),
+        &leader.topic,
+        p,
+        FETCH_BYTES,
+        FETCH_WAIT_MS,
+    );
+    match tokio::time::timeout(timeout, opened).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(format!("partition {p}: {e}")),
+        Err(_) => Err(format!("partition {p}: no connection")),
     }
 }
 
@@ -213,23 +236,20 @@ struct Leader {
 /// a warning.
 async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sender<Records>) {
     let p = leader.partition;
-    let opened = PartitionFetch::open(
-        &leader.addr,
-        leader.sasl.as_ref(),
-        &leader.topic,
-        p,
-        FETCH_BYTES,
-        FETCH_WAIT_MS,
-    );
-    let mut conn = match tokio::time::timeout(timeout, opened).await {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => return drop(tx.send(Err(format!("partition {p}: {e}"))).await),
-        Err(_) => return drop(tx.send(Err(format!("partition {p}: no connection"))).await),
+    let mut conn = match open(&leader, timeout).await {
+        Ok(c) => c,
+        Err(e) => return drop(tx.send(Err(e)).await),
     };
     let mut last_hw = -1;
     let mut beyond_since: Option<Instant> = None;
+    // Whether the last Fetch asked for the first record batch alone.
+    let mut narrow = false;
     loop {
         let fetched = conn.fetch(offset).await;
+        if narrow && fetched.is_ok() {
+            conn.set_max_bytes(FETCH_BYTES);
+            narrow = false;
+        }
         // A log that ends before the offset (the topic deleted and made again, a log
         // truncated) is one the offset is out of range of, though a broker may answer it
         // without OFFSET_OUT_OF_RANGE (Tansu does): the source would wait there for
@@ -268,6 +288,31 @@ async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sen
                 last_hw = f.high_watermark;
                 Ok((f.records, f.next, f.high_watermark))
             }
+            // An answer longer than the source reads: on a connection opened again (the
+            // answer was left unread), the first record batch alone is asked for; if that
+            // is too long, its first record is a bad message (the next Fetch answers the
+            // batch again from the record after it).
+            Err(FetchError::TooLong(len)) => match open(&leader, timeout).await {
+                Ok(c) if !narrow => {
+                    conn = c;
+                    conn.set_max_bytes(1);
+                    narrow = true;
+                    continue;
+                }
+                Ok(c) => {
+                    conn = c;
+                    narrow = false;
+                    let bad = Message {
+                        offset,
+                        timestamp_ms: i64::MAX,
+                        value: None,
+                        too_long: Some(len),
+                    };
+                    offset += 1;
+                    Ok((vec![bad], offset, last_hw.max(offset)))
+                }
+                Err(e) => Err(e),
+            },
             Err(FetchError::Code(c)) => Err(format!(
                 "partition {p}: {}",
                 super::kafka_wire::error_name(c)

@@ -252,6 +252,43 @@ async fn a_topic_deleted_and_made_again_is_read_from_its_start() {
     exec(&c, "COMMIT").await;
 }
 
+/// A record batch longer than a Fetch's answer may be (64 MiB) is a bad message at its
+/// offset and the source goes on after it: it used to fail every Fetch at that offset, the
+/// source retrying there for good with every later record behind it.
+#[tokio::test]
+async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("huge", 1).await;
+    broker.produce("huge", 0, &[flight(0)]).await;
+    let huge = format!("{{\"note\": \"{}\"}}", "x".repeat(65 << 20));
+    broker.produce("huge", 0, &[huge]).await;
+    broker.produce("huge", 0, &[flight(2)]).await;
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM huge ({COLUMNS}) WITH (connector = 'kafka', topic = 'huge', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    let ids = resume_and_fetch_ids(&c, "huge", 2, 60).await;
+    assert_eq!(ids, vec![0, 2]);
+    let r = wait_source(&c, "huge", 30, |r| r.bad_messages == 1).await;
+    assert_eq!(r.state, "running");
+    let error = r.last_error.unwrap_or_default();
+    assert!(
+        error.starts_with("partition 0 offset 1: a record batch of ")
+            && error.ends_with(" bytes is longer than the 67108864 bytes a Fetch reads"),
+        "{error}"
+    );
+    exec(&c, "COMMIT").await;
+}
+
 /// `tcqd demo --kafka`: the demo's query fed from a topic instead of its data file; it
 /// ends once the source has caught up.
 #[tokio::test]

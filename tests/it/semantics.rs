@@ -255,6 +255,8 @@ async fn any_and_all_over_constant_arrays_filter_and_project_stream_tuples() {
         ("SELECT v FROM s WHERE v = ANY ('{x}')", "22P02"),
         ("SELECT v FROM s WHERE v = ANY ('{1,2')", "22P02"),
         ("SELECT v FROM s WHERE v LIKE ANY ('{}'::text[])", "42883"),
+        // Subqueries are finite queries' only, LIKE ALL's too.
+        ("SELECT v FROM s WHERE k LIKE ALL (SELECT 'a%')", "0A000"),
     ] {
         let e = c.simple_query(sql).await.expect_err(sql);
         assert_eq!(e.code().map(|c| c.code()), Some(code), "{sql}: {e}");

@@ -322,7 +322,11 @@ impl Binder<'_> {
         let quantifier = if all { "ALL" } else { "ANY" };
         let array = match unnested(right) {
             E::Array(a) => Ok(a),
+            // `x LIKE ALL (SELECT ...)` reaches here as ALL (ARRAY(SELECT ...)).
             E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
+            E::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => {
+                return Err(unsupported("subqueries are not supported"))
+            }
             E::Cast {
                 expr,
                 data_type: ast::DataType::Array(elem),

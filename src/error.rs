@@ -306,12 +306,31 @@ impl Error {
         }
     }
 
-    /// The hint, if any.
+    /// The hint, if any: the one given, else PostgreSQL's for a missing operator (42883
+    /// `operator does not exist: ...`), which every such error carries.
     pub(crate) fn hint(&self) -> Option<&str> {
         match self {
-            Error::Detailed { hint, .. } => hint.as_deref(),
-            _ => None,
+            Error::Detailed { hint: Some(h), .. } => Some(h),
+            e => e.kind().default_hint(),
         }
+    }
+
+    /// PostgreSQL's hint (op_error) for 42883 `operator does not exist: l op r`, or its
+    /// singular for a prefix operator (`- text`).
+    fn default_hint(&self) -> Option<&'static str> {
+        let Error::UndefinedFunction(m) = self else {
+            return None;
+        };
+        let operands = m.strip_prefix("operator does not exist: ")?;
+        let prefix = operands
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_alphanumeric() && c != '"' && c != '_');
+        Some(if prefix {
+            "No operator matches the given name and argument type. You might need to add an explicit type cast."
+        } else {
+            "No operator matches the given name and argument types. You might need to add explicit type casts."
+        })
     }
 
     /// The detail, if any.

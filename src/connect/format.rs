@@ -140,6 +140,12 @@ impl Decoder {
             rows.push(self.csv(&[""], topic, arrival_us)?);
             return Ok(());
         }
+        let csv = self.spec.kind == super::spec::FormatKind::Csv;
+        if !csv && payload.iter().all(u8::is_ascii_whitespace) {
+            // A JSON message of no object (no bytes, or blanks) is bad, as an empty CSV
+            // message is: accepted, it would be a message that silently gave no row.
+            return Err("not a JSON object: the message is empty".to_string().into());
+        }
         let numbered = payload.iter().filter(|&&b| b == b'\n').count() > 1;
         self.decode(payload, topic, arrival_us, rows, numbered.then_some(1))
     }
@@ -748,6 +754,27 @@ mod tests {
             .unwrap_err();
         assert!(e.text.starts_with("line 2: column \"delay\""), "{e}");
         assert_eq!(rows.len(), 2, "nothing of a bad message is kept");
+    }
+
+    /// A JSON message of no object (no bytes, blanks, blank lines) is bad, not a message
+    /// of no rows; a blank line between objects is skipped.
+    #[test]
+    fn an_empty_json_message_is_bad() {
+        let d = decoder(FormatKind::Json, TimeFormat::Iso8601);
+        let mut rows = Vec::new();
+        for payload in ["", "  ", "\n\n", " \r\n"] {
+            let e = d
+                .message(payload.as_bytes(), None, 0, &mut rows)
+                .unwrap_err();
+            assert_eq!(
+                e.text, "not a JSON object: the message is empty",
+                "{payload:?}"
+            );
+            assert_eq!(e.sqlstate, "22P02");
+        }
+        let two = "{\"ts\": \"2001-01-01 00:00:00\"}\n\n{\"ts\": \"2001-01-01 00:00:01\"}\n";
+        d.message(two.as_bytes(), None, 0, &mut rows).unwrap();
+        assert_eq!(rows.len(), 2);
     }
 
     /// A blank line is a record of one empty field, as COPY reads it (22P04 "missing

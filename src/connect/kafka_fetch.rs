@@ -32,7 +32,7 @@ const METADATA_VERSION: i16 = 9;
 /// The largest Fetch answer read. Brokers answer more than the bytes asked for (a whole
 /// first batch however large it is; Tansu half as much again), so this bounds the
 /// answer, not the request.
-const MAX_FETCH_ANSWER_BYTES: usize = 64 << 20;
+pub(super) const MAX_FETCH_ANSWER_BYTES: usize = 64 << 20;
 /// Kafka's OFFSET_OUT_OF_RANGE error code.
 pub(super) const OFFSET_OUT_OF_RANGE: i16 = 1;
 
@@ -97,6 +97,9 @@ pub(super) struct Message {
     pub(super) timestamp_ms: i64,
     /// The value: a slice of the Fetch's answer. A record without one is a bad message.
     pub(super) value: Option<Bytes>,
+    /// The length of the answer when it was longer than the source reads
+    /// ([`MAX_FETCH_ANSWER_BYTES`]): the record at `offset` is not read but counted bad.
+    pub(super) too_long: Option<usize>,
 }
 
 /// One Fetch's answer for a partition.
@@ -116,6 +119,9 @@ pub(super) enum FetchError {
     Code(i16),
     /// A broken connection, an answer that does not decode.
     Other(String),
+    /// An answer longer than [`MAX_FETCH_ANSWER_BYTES`] (its length): the first record
+    /// batch from the offset asked for is that long; the connection is of no more use.
+    TooLong(usize),
 }
 
 /// Fetches of one partition on one connection to its leader.
@@ -147,6 +153,12 @@ impl PartitionFetch {
         })
     }
 
+    /// Ask for at most `max_bytes` from the next Fetch on (a broker answers the first
+    /// record batch whatever its length, so 1 asks for that batch alone).
+    pub(super) fn set_max_bytes(&mut self, max_bytes: i32) {
+        self.max_bytes = max_bytes;
+    }
+
     /// The committed records from `offset` on.
     pub(super) async fn fetch(&mut self, offset: i64) -> Result<Fetched, FetchError> {
         let req = FetchRequest::default()
@@ -163,8 +175,16 @@ impl PartitionFetch {
         let answer = self
             .conn
             .send_sized(&req, FETCH_VERSION, MAX_FETCH_ANSWER_BYTES)
-            .await
-            .map_err(FetchError::Other)?;
+            .await;
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(match self.conn.too_long.take() {
+                    Some(len) => FetchError::TooLong(len),
+                    None => FetchError::Other(e),
+                })
+            }
+        };
         if answer.error_code != 0 {
             return Err(FetchError::Code(answer.error_code));
         }
@@ -222,6 +242,7 @@ fn records(
                     offset: r.offset,
                     timestamp_ms: r.timestamp,
                     value: r.value,
+                    too_long: None,
                 });
             }
         }

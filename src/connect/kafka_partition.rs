@@ -8,7 +8,7 @@
 //! bad message, so that the source can stop right there (the chunk's rows delivered, the
 //! bad message not) or, when it resumes past that message, go on with the next chunk.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rskafka::client::partition::{OffsetAt, PartitionClient};
 use tokio::sync::mpsc;
@@ -128,9 +128,13 @@ impl Fetcher {
                 self.skip_before = None;
             }
             if self.skip_before.is_none() {
-                let decoded = match &r.value {
-                    None => Err("a record without a value".to_string()),
-                    Some(v) => appender.message(v, Some(&self.topic), now),
+                let decoded = match (&r.value, r.too_long) {
+                    (_, Some(len)) => Err(format!(
+                        "a record batch of {len} bytes is longer than the {} bytes a Fetch reads",
+                        super::kafka_fetch::MAX_FETCH_ANSWER_BYTES
+                    )),
+                    (None, _) => Err("a record without a value".to_string()),
+                    (Some(v), _) => appender.message(v, Some(&self.topic), now),
                 };
                 match decoded {
                     Ok(_) => messages += 1,
@@ -173,6 +177,49 @@ impl Fetcher {
     }
 }
 
+/// A Fetch connection to `leader`'s partition. Errors: as [`PartitionFetch::open`], or
+/// none within `timeout`, naming the partition.
+async fn open(leader: &Leader, timeout: Duration) -> Result<PartitionFetch, String> {
+    let p = leader.partition;
+    let opened = PartitionFetch::open(
+        &leader.addr,
+        leader.sasl.as_ref(),
+        &leader.topic,
+        p,
+        FETCH_BYTES,
+        FETCH_WAIT_MS,
+    );
+    match tokio::time::timeout(timeout, opened).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(format!("partition {p}: {e}")),
+        Err(_) => Err(format!("partition {p}: no connection")),
+    }
+}
+
+/// How long a partition's log must end before the source's offset before the offset is
+/// taken as out of range (see [`fetch`]).
+const BEYOND_GRACE: Duration = Duration::from_secs(10);
+
+/// The partition's earliest offset, for a source whose `offset` the broker no longer has
+/// (retention, a topic made again), with a warning. Errors: no earliest offset, or one
+/// that is `offset` itself (a log that still ends before it).
+async fn earliest_after(leader: &Leader, offset: i64, timeout: Duration) -> Result<i64, String> {
+    let p = leader.partition;
+    let earliest = leader.client.get_offset(OffsetAt::Earliest);
+    match tokio::time::timeout(timeout, earliest).await {
+        Ok(Ok(earliest)) if earliest != offset => {
+            tracing::warn!(
+                "kafka partition {p}: offset {offset} is no longer on the broker; going on from {earliest}"
+            );
+            Ok(earliest)
+        }
+        Ok(Ok(_)) => Err(format!(
+            "partition {p}: offset {offset} is beyond the end of the log"
+        )),
+        _ => Err(format!("partition {p}: no earliest offset")),
+    }
+}
+
 /// The partition a fetch task reads, and how to reach it.
 struct Leader {
     client: std::sync::Arc<PartitionClient>,
@@ -184,26 +231,54 @@ struct Leader {
 
 /// Fetch `leader`'s partition from `offset` on into `tx` (records, or the high watermark
 /// when it moved), until the receiver is gone or a Fetch fails (the failure sent as the
-/// last item). An offset the broker no longer has (retention) moves to the partition's
-/// earliest, with a warning.
+/// last item). An offset the broker no longer has (retention, or a log that ends before
+/// it for [`BEYOND_GRACE`]: the topic made again) moves to the partition's earliest, with
+/// a warning.
 async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sender<Records>) {
     let p = leader.partition;
-    let opened = PartitionFetch::open(
-        &leader.addr,
-        leader.sasl.as_ref(),
-        &leader.topic,
-        p,
-        FETCH_BYTES,
-        FETCH_WAIT_MS,
-    );
-    let mut conn = match tokio::time::timeout(timeout, opened).await {
-        Ok(Ok(c)) => c,
-        Ok(Err(e)) => return drop(tx.send(Err(format!("partition {p}: {e}"))).await),
-        Err(_) => return drop(tx.send(Err(format!("partition {p}: no connection"))).await),
+    let mut conn = match open(&leader, timeout).await {
+        Ok(c) => c,
+        Err(e) => return drop(tx.send(Err(e)).await),
     };
     let mut last_hw = -1;
+    let mut beyond_since: Option<Instant> = None;
+    // Whether the last Fetch asked for the first record batch alone.
+    let mut narrow = false;
     loop {
-        let records = match conn.fetch(offset).await {
+        let fetched = conn.fetch(offset).await;
+        if narrow && fetched.is_ok() {
+            conn.set_max_bytes(FETCH_BYTES);
+            narrow = false;
+        }
+        // A log that ends before the offset (the topic deleted and made again, a log
+        // truncated) is one the offset is out of range of, though a broker may answer it
+        // without OFFSET_OUT_OF_RANGE (Tansu does): the source would wait there for
+        // records that never come, and read none of the new ones. A new leader's high
+        // watermark may lag the old one's for a moment, so only a log that stays short
+        // for BEYOND_GRACE is taken for one.
+        let beyond = matches!(&fetched, Ok(f) if (0..offset).contains(&f.high_watermark));
+        if !beyond {
+            beyond_since = None;
+        }
+        let beyond =
+            beyond && beyond_since.get_or_insert_with(Instant::now).elapsed() >= BEYOND_GRACE;
+        let records = match fetched {
+            Err(FetchError::Code(OFFSET_OUT_OF_RANGE)) => {
+                match earliest_after(&leader, offset, timeout).await {
+                    Ok(earliest) => {
+                        offset = earliest;
+                        continue;
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Ok(_) if beyond => match earliest_after(&leader, offset, timeout).await {
+                Ok(earliest) => {
+                    offset = earliest;
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
             Ok(f) => {
                 let moved = f.next != offset;
                 offset = f.next;
@@ -213,19 +288,31 @@ async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sen
                 last_hw = f.high_watermark;
                 Ok((f.records, f.next, f.high_watermark))
             }
-            Err(FetchError::Code(OFFSET_OUT_OF_RANGE)) => {
-                let earliest = leader.client.get_offset(OffsetAt::Earliest);
-                match tokio::time::timeout(timeout, earliest).await {
-                    Ok(Ok(earliest)) => {
-                        tracing::warn!(
-                            "kafka partition {p}: offset {offset} is no longer on the broker; going on from {earliest}"
-                        );
-                        offset = earliest;
-                        continue;
-                    }
-                    _ => Err(format!("partition {p}: no earliest offset")),
+            // An answer longer than the source reads: on a connection opened again (the
+            // answer was left unread), the first record batch alone is asked for; if that
+            // is too long, its first record is a bad message (the next Fetch answers the
+            // batch again from the record after it).
+            Err(FetchError::TooLong(len)) => match open(&leader, timeout).await {
+                Ok(c) if !narrow => {
+                    conn = c;
+                    conn.set_max_bytes(1);
+                    narrow = true;
+                    continue;
                 }
-            }
+                Ok(c) => {
+                    conn = c;
+                    narrow = false;
+                    let bad = Message {
+                        offset,
+                        timestamp_ms: i64::MAX,
+                        value: None,
+                        too_long: Some(len),
+                    };
+                    offset += 1;
+                    Ok((vec![bad], offset, last_hw.max(offset)))
+                }
+                Err(e) => Err(e),
+            },
             Err(FetchError::Code(c)) => Err(format!(
                 "partition {p}: {}",
                 super::kafka_wire::error_name(c)

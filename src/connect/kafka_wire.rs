@@ -71,6 +71,9 @@ pub(crate) struct Conn {
     correlation: i32,
     /// `host:port`, for errors.
     pub(crate) addr: String,
+    /// The length of the last answer refused as longer than its limit (the connection is
+    /// then of no more use: the answer is left unread).
+    pub(crate) too_long: Option<usize>,
 }
 
 impl Conn {
@@ -87,6 +90,7 @@ impl Conn {
             versions: HashMap::new(),
             correlation: 0,
             addr: addr.to_string(),
+            too_long: None,
         };
         // Version 0 is the one every broker answers (a newer client would retry lower).
         let v = conn
@@ -181,6 +185,7 @@ impl Conn {
         let len = self.stream.read_i32().await.map_err(|e| e.to_string())?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         if len > limit {
+            self.too_long = Some(len);
             return Err(format!("an answer of {len} bytes"));
         }
         // Read into capacity that is never zeroed first: a Fetch's answer is megabytes.

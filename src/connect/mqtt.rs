@@ -25,6 +25,20 @@ use super::spec::MqttSpec;
 /// Publishes the connection task hands over before it waits.
 const QUEUE: usize = 1024;
 
+/// The largest packet MQTT can frame (its "remaining length" field's maximum, 256 MiB):
+/// the client reads every packet the broker may send. A smaller limit would wedge the
+/// source: the client fails on an over-size PUBLISH before its packet id is known, so it
+/// can never acknowledge it, and the persistent session sends it again on every reconnect.
+const PACKET_MAX: usize = 268_435_455;
+
+/// Bytes of one message's payload the source decodes; a longer message is bad (counted
+/// and acknowledged, its payload dropped as soon as it is read).
+const MESSAGE_MAX: usize = 16 << 20;
+
+/// What the connection task hands over: a PUBLISH, or its topic and packet id alone (an
+/// empty payload) with the payload's length when that is over [`MESSAGE_MAX`].
+type Incoming = Result<(Publish, Option<usize>), String>;
+
 /// Read `spec`'s topic filter until stopped (or the connection fails: [`Halt::Retry`]).
 pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
     let id = spec
@@ -36,7 +50,7 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         .set_keep_alive(Duration::from_secs(10))
         .set_clean_session(false)
         .set_manual_acks(true)
-        .set_max_packet_size(16 << 20, 16 << 20)
+        .set_max_packet_size(PACKET_MAX, PACKET_MAX)
         .set_request_channel_capacity(QUEUE);
     if let Some((u, p)) = &spec.credentials {
         options.set_credentials(u.clone(), p.clone());
@@ -47,7 +61,7 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
         QoS::AtLeastOnce
     };
     let (client, mut events) = AsyncClient::new(options, QUEUE);
-    let (tx, mut rx) = mpsc::channel::<Result<Publish, String>>(QUEUE);
+    let (tx, mut rx) = mpsc::channel::<Incoming>(QUEUE);
     let (filter, subscriber) = (spec.topic.clone(), client.clone());
     // Set by the connection task once the broker accepted the connection.
     let acked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -63,8 +77,13 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
                         return;
                     }
                 }
-                Ok(Event::Incoming(Packet::Publish(p))) => {
-                    if tx.send(Ok(p)).await.is_err() {
+                Ok(Event::Incoming(Packet::Publish(mut p))) => {
+                    let len = p.payload.len();
+                    let too_big = (len > MESSAGE_MAX).then(|| {
+                        p.payload = Default::default();
+                        len
+                    });
+                    if tx.send(Ok((p, too_big))).await.is_err() {
                         return;
                     }
                 }
@@ -88,7 +107,7 @@ pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
 async fn consume(
     ctx: &mut Ctx,
     client: &AsyncClient,
-    rx: &mut mpsc::Receiver<Result<Publish, String>>,
+    rx: &mut mpsc::Receiver<Incoming>,
     acked: &std::sync::atomic::AtomicBool,
 ) -> Result<(), Halt> {
     let mut rows = Vec::new();
@@ -111,7 +130,12 @@ async fn consume(
         }
         let now = crate::time::now_us();
         let mut messages = 0;
-        for p in &batch {
+        for (p, too_big) in &batch {
+            if let Some(len) = too_big {
+                let why = format!("a message of {len} bytes is longer than {MESSAGE_MAX} bytes");
+                ctx.bad(&format!("topic {}", p.topic), &why)?;
+                continue;
+            }
             match ctx
                 .decoder
                 .message(&p.payload, Some(&p.topic), now, &mut rows)
@@ -122,7 +146,7 @@ async fn consume(
         }
         let rows_batch = super::format::batch_of(&ctx.decoder, &mut rows);
         ctx.deliver(rows_batch, messages, None).await?;
-        for p in &batch {
+        for (p, _) in &batch {
             if client.ack(p).await.is_err() {
                 return Err(Halt::Retry("mqtt: the connection ended".into()));
             }

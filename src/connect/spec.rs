@@ -363,12 +363,17 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
         .strip_prefix("tcp://")
         .or_else(|| url.strip_prefix("mqtt://"))
         .unwrap_or(url);
+    if rest.contains("://") {
+        // ssl://, mqtts://, ws://, http://...: no TLS nor websockets (the host would be
+        // looked up as `scheme://host`, and fail as a name that does not resolve).
+        return Err(o.invalid("url", url, "expected tcp://host:port or mqtt://host:port"));
+    }
     let (host, port) = match rest.trim_end_matches('/').rsplit_once(':') {
         Some((h, p)) => (h, p.parse::<u16>().ok()),
         None => (rest, Some(1883)),
     };
     let (Some(port), false) = (port, host.is_empty()) else {
-        return Err(o.invalid("url", url, "expected tcp://host:port"));
+        return Err(o.invalid("url", url, "expected tcp://host:port or mqtt://host:port"));
     };
     let topic = o.required("topic")?.to_string();
     if topic.is_empty() {

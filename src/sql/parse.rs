@@ -1049,6 +1049,7 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
     }
     let dialect = PostgreSqlDialect {};
     let toks = mark_between_symmetric(toks, &dialect);
+    let toks = like_all_subquery(toks);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
     let first = parser.parse_statement();
     if first.is_ok() && parser.peek_token().token == Token::EOF {
@@ -1158,6 +1159,53 @@ fn mark_between_symmetric(
         toks.insert(end, at(Token::RParen));
         toks[i] = at(Token::make_word(SYMMETRIC_MARK, Some('"')));
         toks.insert(i + 1, at(Token::LParen));
+    }
+    toks
+}
+
+/// `x [NOT] LIKE|ILIKE ALL|SOME (SELECT ...)` in tokens sqlparser reads: it takes
+/// `ALL (...)` after LIKE for a call of a function `all`, whose argument cannot be a
+/// subquery, so the subquery is wrapped in `ARRAY(...)`: ALL over the array of the
+/// subquery's rows is the same test (see `like_quantifier`). Rightmost first, so an
+/// outer subquery's closing parenthesis is found after the inner ones are wrapped.
+fn like_all_subquery(mut toks: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
+    let prev = |toks: &[TokenWithSpan], i: usize| toks[..i].iter().rposition(solid);
+    let opens: Vec<usize> = (0..toks.len())
+        .filter(|&i| toks[i].token == Token::LParen)
+        .filter(|&i| {
+            let Some(q) = prev(&toks, i) else {
+                return false;
+            };
+            let quantifier = ["ALL", "SOME"].iter().any(|k| word_is(&toks[q].token, k));
+            let like = prev(&toks, q)
+                .is_some_and(|l| ["LIKE", "ILIKE"].iter().any(|k| word_is(&toks[l].token, k)));
+            let query = toks[i + 1..].iter().find(|t| solid(t)).is_some_and(|t| {
+                ["SELECT", "WITH", "VALUES"]
+                    .iter()
+                    .any(|k| word_is(&t.token, k))
+            });
+            quantifier && like && query
+        })
+        .collect();
+    for &i in opens.iter().rev() {
+        let mut depth = 0usize;
+        let close = (i..toks.len()).find(|&j| {
+            match toks[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else {
+            continue;
+        };
+        let span = toks[i].span;
+        let at = |token| TokenWithSpan::new(token, span);
+        toks.insert(close, at(Token::RParen));
+        toks.insert(i + 1, at(Token::LParen));
+        toks.insert(i + 1, at(Token::make_keyword("ARRAY")));
     }
     toks
 }

@@ -272,3 +272,139 @@ fn the_log_has_no_colour_codes_off_a_terminal() {
     assert!(log.contains("tcq listening on"), "{log}");
     assert!(!log.contains('\x1b'), "ANSI escapes in: {log:?}");
 }
+
+/// Operator and condition type errors carry PostgreSQL 15's SQLSTATE, message and hint in
+/// both plans (a stream's continuous query, a table's finite one, a constant SELECT):
+/// LIKE names its operands as written (`unknown` for an untyped literal), every missing
+/// operator says how to go on (the singular for a prefix operator), an empty array still
+/// types the left side, and a condition of any typed expression that is not boolean is
+/// 42804 rather than no row.
+#[tokio::test]
+async fn operator_and_condition_type_errors_say_what_postgresql_says() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer); \
+         CREATE TABLE t (k text, v integer)",
+    )
+    .await;
+    let plural = "No operator matches the given name and argument types. You might need to add explicit type casts.";
+    let singular = "No operator matches the given name and argument type. You might need to add an explicit type cast.";
+    let cases: &[(&str, &str, &str, Option<&str>)] = &[
+        (
+            "SELECT 1 LIKE 'a'",
+            "42883",
+            "operator does not exist: integer ~~ unknown",
+            Some(plural),
+        ),
+        (
+            "SELECT 'a' LIKE 1",
+            "42883",
+            "operator does not exist: unknown ~~ integer",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM s WHERE v NOT ILIKE 'a'",
+            "42883",
+            "operator does not exist: integer !~~* unknown",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM t WHERE k LIKE v",
+            "42883",
+            "operator does not exist: text ~~ integer",
+            Some(plural),
+        ),
+        (
+            "SELECT 1 ~ 'a'",
+            "42883",
+            "operator does not exist: integer ~ unknown",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM s WHERE v SIMILAR TO 'a'",
+            "42883",
+            "operator does not exist: integer ~ text",
+            Some(plural),
+        ),
+        (
+            "SELECT - 'a'::text",
+            "42883",
+            "operator does not exist: - text",
+            Some(singular),
+        ),
+        (
+            "SELECT 1 + 'a'::text",
+            "42883",
+            "operator does not exist: integer + text",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM s WHERE v LIKE ANY (ARRAY[]::text[])",
+            "42883",
+            "operator does not exist: integer ~~ text",
+            Some(plural),
+        ),
+        (
+            "SELECT 1 LIKE ANY (ARRAY[]::text[])",
+            "42883",
+            "operator does not exist: integer ~~ text",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM s WHERE v = ANY (ARRAY[]::text[])",
+            "42883",
+            "operator does not exist: integer = text",
+            Some(plural),
+        ),
+        (
+            "SELECT v FROM t WHERE abs(v)",
+            "42804",
+            "argument of WHERE must be type boolean, not type integer",
+            None,
+        ),
+        (
+            "SELECT v FROM s WHERE abs(v)",
+            "42804",
+            "argument of WHERE must be type boolean, not type integer",
+            None,
+        ),
+        (
+            "SELECT v FROM t WHERE CASE WHEN v > 0 THEN k END",
+            "42804",
+            "argument of WHERE must be type boolean, not type text",
+            None,
+        ),
+        (
+            "SELECT 1 FROM t a JOIN t b ON a.v + b.v",
+            "42804",
+            "argument of JOIN/ON must be type boolean, not type integer",
+            None,
+        ),
+        (
+            "SELECT count(*) FILTER (WHERE length(k)) FROM t",
+            "42804",
+            "argument of FILTER must be type boolean, not type integer",
+            None,
+        ),
+        (
+            "SELECT k FROM t GROUP BY k HAVING sum(v) * 2",
+            "42804",
+            "argument of HAVING must be type boolean, not type bigint",
+            None,
+        ),
+        (
+            "SELECT v FROM t WHERE (SELECT 1)",
+            "42804",
+            "argument of WHERE must be type boolean, not type integer",
+            None,
+        ),
+    ];
+    for (sql, code, message, hint) in cases {
+        let e = c.simple_query(sql).await.expect_err(sql);
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!((db.code().code(), db.message()), (*code, *message), "{sql}");
+        assert_eq!(db.hint(), *hint, "{sql}");
+    }
+}

@@ -221,6 +221,48 @@ async fn like_any_and_all_filter_and_project_stream_tuples() {
     );
 }
 
+/// `op ANY|ALL` over a constant array in a continuous query (`'{a,b}'::text[]`, a CAST,
+/// an untyped literal read as the left side's type, a multidimensional one, an empty
+/// one), with PostgreSQL 15's answers over the same rows; a value of another type is
+/// refused as PostgreSQL refuses it.
+#[tokio::test]
+async fn any_and_all_over_constant_arrays_filter_and_project_stream_tuples() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT v, k = ANY ('{a,b}'::text[]), k LIKE ALL ('{%,\"a%\"}'::text[]), \
+         v = ANY ('{1,NULL}'), v <> ALL (CAST('{{1,2},{3,4}}' AS integer[])), \
+         k ILIKE ANY ('{X%}'::text[]), v = ANY ('{}'::int[]) \
+         FROM s WHERE k LIKE ANY ('{a%,b,x%}'::text[]) OR v = ANY ('{7}')",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','abc',1), ('2001-01-01 00:00:02','b',2), \
+           ('2001-01-01 00:00:03','x_y',3), ('2001-01-01 00:00:04',NULL,4), ('2001-01-01 00:00:05','zz',7)"],
+        4,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[
+            &["1", "f", "t", "t", "f", "f", "f"],
+            &["2", "t", "f", "NULL", "f", "f", "f"],
+            &["3", "f", "f", "NULL", "f", "t", "f"],
+            &["7", "f", "f", "NULL", "t", "f", "f"],
+        ])
+    );
+    for (sql, code) in [
+        ("SELECT v FROM s WHERE v = ANY ('{a}'::text[])", "42883"),
+        ("SELECT v FROM s WHERE v = ANY ('{x}')", "22P02"),
+        ("SELECT v FROM s WHERE v = ANY ('{1,2')", "22P02"),
+        ("SELECT v FROM s WHERE v LIKE ANY ('{}'::text[])", "42883"),
+        // Subqueries are finite queries' only, LIKE ALL's too.
+        ("SELECT v FROM s WHERE k LIKE ALL (SELECT 'a%')", "0A000"),
+    ] {
+        let e = c.simple_query(sql).await.expect_err(sql);
+        assert_eq!(e.code().map(|c| c.code()), Some(code), "{sql}: {e}");
+    }
+}
+
 #[tokio::test]
 async fn limit_ends_the_query_with_command_complete() {
     let port = start_server();

@@ -356,6 +356,13 @@ async fn with_options_errors_have_postgres_sqlstates() {
             "22023",
             "invalid value for option \"topic\" of connector 'mqtt': \"a/b+\" (expected a topic filter: levels separated by /, + for a whole level, # for the rest at the end)".to_string(),
         ),
+        // A scheme the client does not speak (TLS, websockets) was taken for part of
+        // the host name, which then failed to resolve on every retry.
+        (
+            "CREATE STREAM e (s text) WITH (connector = 'mqtt', url = 'ssl://127.0.0.1:8883', topic = 'a')".to_string(),
+            "22023",
+            "invalid value for option \"url\" of connector 'mqtt': \"ssl://127.0.0.1:8883\" (expected tcp://host:port or mqtt://host:port)".to_string(),
+        ),
         (
             "CREATE STREAM e (a int); ALTER STREAM e PAUSE".to_string(),
             "55000",

@@ -210,6 +210,85 @@ async fn a_broker_killed_and_restarted_is_recovered_without_loss() {
     exec(&c, "COMMIT").await;
 }
 
+/// A topic deleted and made again under a running source: its log now ends before the
+/// source's offsets, which the broker (Tansu) answers without OFFSET_OUT_OF_RANGE. The
+/// source used to wait there for good, reading none of the new records; it goes on from
+/// the new log's first record.
+#[tokio::test]
+async fn a_topic_deleted_and_made_again_is_read_from_its_start() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("d", 1).await;
+    broker
+        .produce("d", 0, &(0..20).map(flight).collect::<Vec<_>>())
+        .await;
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM d ({COLUMNS}) WITH (connector = 'kafka', topic = 'd', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    let ids = resume_and_fetch_ids(&c, "d", 20, 30).await;
+    assert_eq!(ids, (0..20).collect::<Vec<_>>());
+    broker.delete_topic("d").await;
+    broker.create_topic("d", 1).await;
+    broker
+        .produce("d", 0, &(100..105).map(flight).collect::<Vec<_>>())
+        .await;
+    let ids: Vec<i64> = fetch(&c, "q", 5, 60)
+        .await
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    assert_eq!(ids, (100..105).collect::<Vec<_>>());
+    let r = wait_source(&c, "d", 30, |r| r.messages == 25).await;
+    assert_eq!(r.state, "running");
+    exec(&c, "COMMIT").await;
+}
+
+/// A record batch longer than a Fetch's answer may be (64 MiB) is a bad message at its
+/// offset and the source goes on after it: it used to fail every Fetch at that offset, the
+/// source retrying there for good with every later record behind it.
+#[tokio::test]
+async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
+    let Some(broker) = Broker::start() else {
+        return;
+    };
+    broker.create_topic("huge", 1).await;
+    broker.produce("huge", 0, &[flight(0)]).await;
+    let huge = format!("{{\"note\": \"{}\"}}", "x".repeat(65 << 20));
+    broker.produce("huge", 0, &[huge]).await;
+    broker.produce("huge", 0, &[flight(2)]).await;
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM huge ({COLUMNS}) WITH (connector = 'kafka', topic = 'huge', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
+    let ids = resume_and_fetch_ids(&c, "huge", 2, 60).await;
+    assert_eq!(ids, vec![0, 2]);
+    let r = wait_source(&c, "huge", 30, |r| r.bad_messages == 1).await;
+    assert_eq!(r.state, "running");
+    let error = r.last_error.unwrap_or_default();
+    assert!(
+        error.starts_with("partition 0 offset 1: a record batch of ")
+            && error.ends_with(" bytes is longer than the 67108864 bytes a Fetch reads"),
+        "{error}"
+    );
+    exec(&c, "COMMIT").await;
+}
+
 /// `tcqd demo --kafka`: the demo's query fed from a topic instead of its data file; it
 /// ends once the source has caught up.
 #[tokio::test]

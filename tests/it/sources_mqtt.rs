@@ -218,3 +218,68 @@ async fn an_empty_csv_message_is_a_bad_message() {
     );
     exec(&c, "COMMIT").await;
 }
+
+/// A message longer than the source decodes (16 MiB) is a bad message, counted with its
+/// topic and acknowledged, and the source goes on: it used to be over the client's packet
+/// limit, which failed the connection before the message could be acknowledged, so the
+/// persistent session sent it again on every reconnect and no later message arrived. A
+/// JSON message of no object (empty, or blanks) is bad too, not a message of no rows.
+#[tokio::test]
+async fn an_over_long_or_empty_message_is_bad_and_the_source_goes_on() {
+    let Some(broker) = Mosquitto::start() else {
+        return;
+    };
+    let port = common::start_server();
+    let c = connect(port).await;
+    exec(
+        &c,
+        &format!(
+            "CREATE STREAM big (ts timestamptz TIMESTAMPCOLUMN, temp double precision, note text) \
+             WITH (connector = 'mqtt', url = 'tcp://127.0.0.1:{}', topic = 'big/#', \
+             format = 'json')",
+            broker.port
+        ),
+    )
+    .await;
+    wait_source(&c, "big", 20, |r| r.state == "running").await;
+    exec(
+        &c,
+        "SET TimeZone = 'UTC'; BEGIN; \
+         DECLARE probes CURSOR FOR SELECT temp FROM big WHERE temp < 0; \
+         DECLARE q CURSOR FOR SELECT ts, temp, length(note) FROM big WHERE temp >= 0",
+    )
+    .await;
+    wait_subscribed(&broker, &c, "big/probe").await;
+    let note = |n: usize| {
+        format!(
+            "{{\"ts\": \"2001-01-01T00:00:02Z\", \"temp\": 2, \"note\": \"{}\"}}",
+            "x".repeat(n)
+        )
+    };
+    broker
+        .publish(&[
+            ("big/a", reading(1, 1.0)),
+            ("big/a", note(17 << 20)),
+            ("big/b", String::new()),
+            ("big/b", " \n ".to_string()),
+            ("big/a", note(1 << 20)),
+            ("big/a", reading(3, 3.0)),
+        ])
+        .await;
+    let rows = fetch(&c, "q", 3, 30).await;
+    assert_eq!(
+        rows,
+        common::table(&[
+            &["2001-01-01 00:00:01+00", "1", "NULL"],
+            &["2001-01-01 00:00:02+00", "2", "1048576"],
+            &["2001-01-01 00:00:03+00", "3", "NULL"],
+        ])
+    );
+    let r = wait_source(&c, "big", 20, |r| r.bad_messages == 3).await;
+    assert_eq!(r.state, "running");
+    assert_eq!(
+        r.last_error.as_deref(),
+        Some("topic big/b: not a JSON object: the message is empty")
+    );
+    exec(&c, "COMMIT").await;
+}

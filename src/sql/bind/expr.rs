@@ -883,6 +883,18 @@ impl Binder<'_> {
         }
     }
 
+    /// The two text operands of operator `op` (LIKE's `~~`, `!~~*`, the regular
+    /// expression operators), unknown literals read as text. Errors: 42883 naming both
+    /// operands' types as written (`integer ~~ unknown`, `unknown ~ integer`) when either
+    /// is of another type.
+    pub(super) fn text_operands(&mut self, l: Bound, r: Bound, op: &str) -> Result<(Expr, Expr)> {
+        let other = |b: &Bound| b.ty.is_some_and(|t| !t.is_text());
+        if other(&l) || other(&r) {
+            return Err(no_operator(l.ty, op, r.ty));
+        }
+        Ok((self.text_operand(l, op)?, self.text_operand(r, op)?))
+    }
+
     pub(super) fn time_operand(&mut self, b: Bound) -> Result<Expr> {
         match b.ty {
             None => self.coerce(b, DataType::TimestampTz, "extract"),

@@ -79,7 +79,18 @@ impl Binder<'_> {
         s: Bound,
         pattern: Bound,
     ) -> Result<Bound> {
-        let args = vec![self.text_operand(s, op)?, self.text_operand(pattern, op)?];
+        // SIMILAR TO is `~` of a pattern similar_to_escape made text.
+        let (s, pattern) = match op {
+            "SIMILAR TO" => {
+                if pattern.ty.is_some_and(|t| !t.is_text()) {
+                    return Err(no_function("similar_to_escape", &[pattern]));
+                }
+                let pattern = Bound::new(self.text_operand(pattern, op)?, DataType::Text);
+                self.text_operands(s, pattern, "~")?
+            }
+            _ => self.text_operands(s, pattern, op)?,
+        };
+        let args = vec![s, pattern];
         let m = Expr::Func { func, args };
         Ok(Bound::new(
             if negated {

@@ -210,8 +210,12 @@ impl Binder<'_> {
                     let esc = self.expr(esc, scope)?;
                     p = self.scalar(ScalarFunc::LikeEscape, vec![p, esc])?;
                 }
-                let x = self.text_operand(x, "~~")?;
-                let p = self.text_operand(p, "~~")?;
+                let symbol = Quantified::Like {
+                    negated: *negated,
+                    case_insensitive,
+                }
+                .symbol();
+                let (x, p) = self.text_operands(x, p, symbol)?;
                 Ok(Bound::new(
                     Expr::Like {
                         expr: Box::new(x),
@@ -317,23 +321,32 @@ impl Binder<'_> {
         use ast::Expr as E;
         let quantifier = if all { "ALL" } else { "ANY" };
         let array = match unnested(right) {
-            E::Array(a) => a,
+            E::Array(a) => Ok(a),
+            // `x LIKE ALL (SELECT ...)` reaches here as ALL (ARRAY(SELECT ...)).
             E::Subquery(_) => return Err(unsupported("subqueries are not supported")),
+            E::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => {
+                return Err(unsupported("subqueries are not supported"))
+            }
             E::Cast {
                 expr,
-                data_type: ast::DataType::Array(_),
+                data_type: ast::DataType::Array(elem),
                 ..
             } if matches!(unnested(expr), E::Array(a) if a.elem.is_empty()) => {
                 // `ARRAY[]::t[]`: ANY over no element is false and ALL true, whatever
-                // `left` is (NULL too). `left` is bound for its own errors only.
-                self.expr(left, scope)?;
+                // `left` is (NULL too), once `op` applies to `left` and a `t`.
+                let x = self.expr(left, scope)?;
+                let t = type_from_name(&array_elem_name(elem).unwrap_or_default())?;
+                self.empty_array_operand(x, op, t)?;
                 return Ok(Bound::new(Expr::Literal(Value::Bool(all)), DataType::Bool));
             }
-            _ => {
-                return Err(unsupported(format!(
-                    "{quantifier} over an array value is not supported; write ARRAY[...]"
+            other => match constant_array(other) {
+                Some(c) => Err(c),
+                None => {
+                    return Err(unsupported(format!(
+                    "{quantifier} over an array value other than ARRAY[...] or a constant ('{{a,b}}'::text[]) is not supported"
                 )))
-            }
+                }
+            },
         };
         let symbol = op.symbol();
         // PostgreSQL transforms both operands before it looks the operator up.
@@ -348,7 +361,31 @@ impl Binder<'_> {
                 (Some(x), t)
             }
         };
-        let (elems, ty) = self.array_scalars(array, scope)?;
+        let (elems, ty) = match array {
+            Ok(a) => self.array_scalars(a, scope)?,
+            Err((text, elem)) => {
+                let elem = match elem {
+                    Some(name) => Some(type_from_name(&name)?),
+                    None => None,
+                };
+                // An untyped literal is an array of the left operand's type.
+                let ty = elem
+                    .or(x.as_ref().and_then(|x| x.ty))
+                    .unwrap_or(DataType::Text);
+                let elems = crate::exec::array_nd::parse_nd(&text)?.elems;
+                if elems.is_empty() {
+                    if let Some(x) = x {
+                        self.empty_array_operand(x, op, ty)?;
+                    }
+                    return Ok(Bound::new(Expr::Literal(Value::Bool(all)), DataType::Bool));
+                }
+                let elems = elems.into_iter().map(|e| Bound {
+                    expr: Expr::Literal(e.map_or(Value::Null, |s| Value::Text(s.into()))),
+                    ty: None,
+                });
+                (elems.collect(), ty)
+            }
+        };
         let x = match (x, x_array) {
             (Some(x), None) => x,
             (_, Some(array_type)) => {
@@ -392,6 +429,18 @@ impl Binder<'_> {
             });
         }
         Ok(out.expect("a non-empty array"))
+    }
+
+    /// Checks that `op` applies to `x` and an element of type `elem` of an empty array
+    /// (`x op ANY (ARRAY[]::elem[])`), as PostgreSQL resolves the operator before it
+    /// reads the array. Errors: 42883 when it does not (`1 LIKE ANY (ARRAY[]::text[])`),
+    /// 42704 for an unknown type name.
+    fn empty_array_operand(&mut self, x: Bound, op: Quantified, ty: DataType) -> Result<()> {
+        let el = Bound::new(Expr::Literal(Value::Null), ty);
+        match op {
+            Quantified::Cmp(op, _) => self.binary(op, x, el).map(|_| ()),
+            Quantified::Like { .. } => self.text_operands(x, el, op.symbol()).map(|_| ()),
+        }
     }
 
     /// The scalars of the constructor `a` in order, nested constructors flattened (the
@@ -557,6 +606,42 @@ pub(crate) fn like_quantifier(e: &ast::Expr) -> Option<(bool, &ast::Expr)> {
             Some((all, array))
         }
         _ => None,
+    }
+}
+
+/// The element type's name of an array type (`text` of `text[]`), if written.
+fn array_elem_name(elem: &ast::ArrayElemTypeDef) -> Option<String> {
+    match elem {
+        ast::ArrayElemTypeDef::AngleBracket(t)
+        | ast::ArrayElemTypeDef::SquareBracket(t, _)
+        | ast::ArrayElemTypeDef::Parenthesis(t)
+        | ast::ArrayElemTypeDef::ParenthesisNotNull(t)
+        | ast::ArrayElemTypeDef::Qualified(t, _) => Some(t.to_string()),
+        ast::ArrayElemTypeDef::None => None,
+    }
+}
+
+/// A constant array the right side of `x op ANY|ALL (...)` may be: its text form and
+/// element type's name, if written: `'{a,b}'::text[]`, `CAST('{1,2}' AS integer[])`,
+/// or an untyped `'{a,b}'` (of the left operand's type). `None` for any
+/// other expression.
+fn constant_array(e: &ast::Expr) -> Option<(String, Option<String>)> {
+    let text = |e: &ast::Expr| match unnested(e) {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                Some(s.clone())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    match e {
+        ast::Expr::Cast {
+            expr,
+            data_type: ast::DataType::Array(elem),
+            ..
+        } => Some((text(expr)?, Some(array_elem_name(elem)?))),
+        e => Some((text(e)?, None)),
     }
 }
 

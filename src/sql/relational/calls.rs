@@ -53,7 +53,11 @@ impl RelBinder<'_> {
         }
         if let ast::FunctionArguments::Subquery(q) = &f.args {
             if name == "array" {
-                return Ok(RExpr::ArraySub(Box::new(self.subquery(q)?)));
+                let q = self.subquery(q)?;
+                if q.columns.len() != 1 {
+                    return Err(Error::Syntax("subquery must return only one column".into()));
+                }
+                return Ok(RExpr::ArraySub(Box::new(q)));
             }
             return Err(unsupported(format!("{name}(subquery) is not supported")));
         }

@@ -299,10 +299,18 @@ impl RelBinder<'_> {
                     (ast::Expr::Subquery(q), AnyOp::Cmp(op)) => {
                         self.any_sub(l, op, q, all, false)?
                     }
-                    (ast::Expr::Subquery(_), AnyOp::Like { .. }) => {
-                        return Err(unsupported(format!(
-                            "{compare_op} ANY|ALL (subquery) is not supported"
-                        )))
+                    // LIKE has no subquery form of its own: ANY|ALL over the
+                    // array of the subquery's rows is the same test.
+                    (ast::Expr::Subquery(q), AnyOp::Like { .. }) => {
+                        let query = self.subquery(q)?;
+                        one_column(&query)?;
+                        let array = RExpr::ArraySub(Box::new(query));
+                        RExpr::AnyArray {
+                            left: Box::new(self.like_array_operand(l, compare_op, &array)?),
+                            op,
+                            array: Box::new(array),
+                            all,
+                        }
                     }
                     (other, _) => {
                         let array = self.expr(other)?;
@@ -518,6 +526,7 @@ impl RelBinder<'_> {
         negated: bool,
     ) -> Result<RExpr> {
         let mut query = self.subquery(q)?;
+        one_column(&query)?;
         let lt = self.static_type(&l);
         let rt = query.columns.first().map_or(RType::Unknown, |c| c.1);
         let left = self.bpchar_operand(l, lt, rt);
@@ -593,14 +602,16 @@ impl RelBinder<'_> {
 
     /// `e` as the condition of `clause` (`WHERE`, `JOIN/ON`, `HAVING`, `FILTER`), as
     /// PostgreSQL's coerce_to_boolean takes it: an unknown literal is read as a boolean
-    /// (`'t'`; 22P02 when evaluated for text that is none). Errors: 42804 for a column or
-    /// literal of another type (`WHERE a.i`), which would otherwise hold for no row. Other
-    /// expressions pass as they are: their static type here is not exact enough to refuse.
+    /// (`'t'`; 22P02 when evaluated for text that is none). Errors: 42804 for an
+    /// expression of another type whose type is known exactly ([`Self::exact_type`]:
+    /// `WHERE a.i`, `WHERE abs(x)`, `ON x + y`, `HAVING sum(x)`), which would otherwise
+    /// hold for no row. Other expressions pass as they are.
     pub(super) fn condition(&mut self, e: RExpr, clause: &str) -> Result<RExpr> {
-        let t = match &e {
-            RExpr::Lit(Value::Text(_)) => return Ok(self.cast(e, RType::Base(DataType::Bool))),
-            RExpr::Col { .. } | RExpr::Lit(_) => self.static_type(&e),
-            _ => return Ok(e),
+        if let RExpr::Lit(Value::Text(_)) = &e {
+            return Ok(self.cast(e, RType::Base(DataType::Bool)));
+        }
+        let Some(t) = self.exact_type(&e) else {
+            return Ok(e);
         };
         match t {
             RType::Base(DataType::Bool) | RType::Unknown => Ok(e),
@@ -609,6 +620,24 @@ impl RelBinder<'_> {
                 t.name()
             ))),
         }
+    }
+
+    /// The static type of `e` when it is exact: a column, a literal, a template the
+    /// expression binder typed (a cast on top: calls, arithmetic, CASE, explicit casts),
+    /// a cast to a catalog type, a comparison or a scalar subquery's column; `None` where
+    /// [`Self::static_type`] guesses (catalog functions, window functions).
+    fn exact_type(&self, e: &RExpr) -> Option<RType> {
+        let exact = match e {
+            RExpr::Col { .. } | RExpr::Lit(_) | RExpr::Cast(..) | RExpr::ScalarSub(_) => true,
+            RExpr::Template { expr, .. } => matches!(expr, Expr::Cast { .. }),
+            RExpr::Cmp { .. }
+            | RExpr::And(_)
+            | RExpr::AnyArray { .. }
+            | RExpr::AnySub { .. }
+            | RExpr::Exists(..) => true,
+            _ => false,
+        };
+        exact.then(|| self.static_type(e))
     }
 
     pub(super) fn cast(&mut self, inner: RExpr, to: RType) -> RExpr {
@@ -799,6 +828,16 @@ impl RelBinder<'_> {
 /// `x [NOT] LIKE|ILIKE ANY|ALL (array)` as `x op ANY|ALL (array)` with LIKE's operator
 /// (`~~`, `!~~`, `~~*`, `!~~*`), as PostgreSQL's grammar reads it; `None` for any other
 /// expression. Errors: 42601 for an ESCAPE clause, which that grammar has not there.
+/// Checks that the subquery of `x op ANY|ALL (subquery)` or `x IN (subquery)` gives one
+/// column. Errors: 42601 `subquery has too many columns` (or too few), as PostgreSQL's.
+fn one_column(q: &RelQuery) -> Result<()> {
+    match q.columns.len() {
+        1 => Ok(()),
+        0 => Err(Error::Syntax("subquery has too few columns".into())),
+        _ => Err(Error::Syntax("subquery has too many columns".into())),
+    }
+}
+
 fn like_as_any(e: &ast::Expr) -> Result<Option<ast::Expr>> {
     use ast::BinaryOperator as B;
     let Some((all, array)) = crate::sql::bind::like_quantifier(e) else {

@@ -207,6 +207,16 @@ impl Broker {
             .expect("create topic");
     }
 
+    /// Delete `topic`.
+    pub async fn delete_topic(&self, topic: &str) {
+        let c = self.client().await;
+        c.controller_client()
+            .unwrap()
+            .delete_topic(topic, 5_000)
+            .await
+            .expect("delete topic");
+    }
+
     /// Produce the flights `from..to` ([`flight`]) into `topic`: even ids to partition 0,
     /// odd ones to partition 1.
     pub async fn produce_split(&self, topic: &str, from: i64, to: i64) {

@@ -68,7 +68,9 @@ impl Mosquitto {
     /// Publish `messages` (topic, payload) at QoS 1 and wait for every PUBACK.
     pub async fn publish(&self, messages: &[(&str, String)]) {
         let mut options = MqttOptions::new("tcq-test-publisher", "127.0.0.1", self.port);
-        options.set_keep_alive(Duration::from_secs(5));
+        options
+            .set_keep_alive(Duration::from_secs(5))
+            .set_max_packet_size(64 << 20, 64 << 20);
         let (client, mut events) = AsyncClient::new(options, 64);
         let sender = client.clone();
         let owned: Vec<(String, String)> = messages

@@ -727,6 +727,36 @@ fn others(out: &mut Vec<String>) {
         "SELECT count(*) FILTER (WHERE 't'), count(*) FILTER (WHERE NULL), count(*) FILTER (WHERE b) FROM ta",
         "SELECT count(*) FILTER (WHERE t) FROM ta",
         "SELECT count(*) FROM (SELECT id, k = 1 OR k = 2 AS x FROM ta) s JOIN tb USING (id) WHERE x",
+        // Conditions of any typed expression (calls, arithmetic, CASE, a scalar
+        // subquery) that is not boolean: 42804 rather than no row.
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE abs(a.k)",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k + b.k",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE CASE WHEN a.id > 1 THEN a.t END",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE (SELECT 1)",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE coalesce(a.b, b.k > 1)",
+        "SELECT count(*) FROM ta a JOIN tb b ON a.k = b.k WHERE lower(a.t) = 'abc' OR a.b",
+        "SELECT a.k FROM ta a JOIN tb b ON a.k = b.k GROUP BY a.k HAVING sum(a.id) * 2",
+        "SELECT a.k FROM ta a JOIN tb b ON a.k = b.k GROUP BY a.k HAVING sum(a.id) > 2 ORDER BY 1",
+        "SELECT count(*) FILTER (WHERE length(t)), count(*) FROM ta",
+        "SELECT count(*) FILTER (WHERE k::boolean), count(*) FILTER (WHERE k + 1 > 2) FROM ta",
+        // x [NOT] LIKE|ILIKE ANY|SOME|ALL (subquery): NULL rows, no row, types, columns.
+        "SELECT id, t LIKE ANY (SELECT label || '%' FROM tb), t NOT LIKE ALL (SELECT '%' || label FROM tb) FROM ta ORDER BY id",
+        "SELECT id FROM ta WHERE t ILIKE SOME (SELECT 'A%' UNION ALL SELECT '%B') ORDER BY id",
+        "SELECT id, t LIKE ALL (SELECT p FROM (VALUES ('%'), (NULL)) v(p)), t LIKE ANY (SELECT label FROM tb WHERE false) FROM ta ORDER BY id",
+        "SELECT 'ab' LIKE ALL (SELECT 'a%' UNION ALL SELECT '%b'), 'ab' NOT ILIKE ALL (SELECT 'X%'), 'ab' ~~ ANY (SELECT 'a_')",
+        "SELECT id, t LIKE ANY (SELECT label FROM tb WHERE tb.id = ta.id) FROM ta ORDER BY id",
+        "SELECT 'ab' LIKE ANY (SELECT 'a%', 'b')",
+        "SELECT 1 LIKE ANY (SELECT 'a')",
+        "SELECT 'a' LIKE ALL (SELECT 1)",
+        "SELECT 'a' = ANY (SELECT 'a', 'b')",
+        "SELECT id FROM ta WHERE k IN (SELECT k, id FROM tb)",
+        "SELECT ARRAY(SELECT 1, 2)",
+        // The left side of an empty array is typed all the same.
+        "SELECT 1 LIKE ANY (ARRAY[]::text[])",
+        "SELECT k LIKE ALL (ARRAY[]::text[]) FROM ta",
+        "SELECT 1 = ANY (ARRAY[]::text[])",
+        "SELECT 'a' LIKE 1",
+        "SELECT k NOT ILIKE 'a' FROM ta",
         // LIKE|ILIKE ANY|SOME|ALL: NULL elements and operands, empty arrays, backslash
         // escapes in the elements, ESCAPE (a syntax error there), operand types.
         "SELECT id, t LIKE ANY (ARRAY['a%', '%b']), t NOT LIKE ANY (ARRAY['a%', '%b']), t LIKE ALL (ARRAY['a%', '%c']), t NOT LIKE ALL (ARRAY['a%', 'Z%']) FROM ta ORDER BY id",

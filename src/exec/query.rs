@@ -1439,14 +1439,14 @@ impl QueryExec {
                 }
                 block.push_value(match *item {
                     FastItem::Meta(m) => meta_value(m, &meta),
-                    FastItem::Column(i) if i < nkeys => dict.key(gid)[i].clone(),
+                    FastItem::Column(i) if i < nkeys => copy_value(&dict.key(gid)[i]),
                     FastItem::Column(i) => {
                         let k = state_of(i - nkeys);
                         // count and min/max are their states: built in place, without
                         // a call and its Result.
                         match &accs[k] {
                             Acc::Count(n) => Value::Int8(*n),
-                            Acc::Extreme(v) => v.clone(),
+                            Acc::Extreme(v) => copy_value(v),
                             Acc::IntSum { sum, n }
                                 if *n > 0 && specs[k].func == crate::sql::AggFunc::Avg =>
                             {
@@ -1594,6 +1594,19 @@ fn fast_project(items: &[FastItem], row: &[Value], meta: WindowMetaValues) -> Ve
             FastItem::Meta(m) => meta_value(*m, &meta),
         })
         .collect()
+}
+
+/// A clone of `v` with the variants result rows mostly hold (integers, numerics, inline
+/// text) copied in place rather than through `Value::clone`'s call and dispatch.
+#[inline(always)]
+fn copy_value(v: &Value) -> Value {
+    match v {
+        Value::Int4(x) => Value::Int4(*x),
+        Value::Int8(x) => Value::Int8(*x),
+        Value::Numeric(d) => Value::Numeric(*d),
+        Value::Text(s) => Value::Text(s.clone()),
+        v => v.clone(),
+    }
 }
 
 fn meta_value(m: WindowMeta, w: &WindowMetaValues) -> Value {

@@ -14,6 +14,7 @@
 use bytes::{BufMut, BytesMut};
 use rust_decimal::Decimal;
 
+use super::line_buf::{LineBuf, Piece};
 use crate::error::{Error, Result};
 use crate::exec::block::{BlockColumn, RowBlock};
 use crate::sql::{CopyFormat, CopyOptions};
@@ -589,6 +590,11 @@ pub(crate) struct LineScratch {
     ts_text: String,
     /// [`copy_run`]'s line and the wtime-like fields it rewrites.
     run: RunLine,
+    /// [`copy_block`]'s line buffer.
+    line: LineBuf,
+    /// [`copy_block`]'s pieces of a line: each column's delimiter and text when it is the
+    /// same in every row (or run), then the message head.
+    pieces: Vec<Piece>,
 }
 
 /// One line of a run of equal rows (see [`copy_run`]): its text and, for each column
@@ -636,16 +642,26 @@ pub(crate) fn copy_block(
     scratch: &mut LineScratch,
 ) {
     let field = FieldOptions::new(options, block.width());
+    let mut delimiter = [0u8; 4];
+    let delimiter: &str = (options.delimiter as char).encode_utf8(&mut delimiter);
     // Each column's text when it is the same in every row (formatted once), or in every
-    // row of a run (formatted once per run).
+    // row of a run (formatted once per run); and as a piece of the line, after its
+    // delimiter.
     let mut same = std::mem::take(&mut scratch.same);
+    let mut pieces = std::mem::take(&mut scratch.pieces);
     same.resize(block.width(), String::new());
+    pieces.resize(block.width() + 1, Piece::default());
+    let sep = |c: usize| if c > 0 { delimiter } else { "" };
     for (c, column) in block.columns().iter().enumerate() {
         same[c].clear();
         if let BlockColumn::Same(v) = column {
             copy_field(v, &field, &mut same[c], scratch);
+            pieces[c].set(&[sep(c), &same[c]]);
         }
     }
+    // The head, last.
+    pieces[block.width()].set(&[head]);
+    let mut line = std::mem::take(&mut scratch.line);
     let mut r = 0;
     for (rows, stored) in block.runs() {
         let mut written = 0;
@@ -654,6 +670,7 @@ pub(crate) fn copy_block(
                 if let BlockColumn::Stored(k) = column {
                     same[c].clear();
                     copy_field(&stored[*k], &field, &mut same[c], scratch);
+                    pieces[c].set(&[sep(c), &same[c]]);
                 }
             }
             if field.plain_times {
@@ -662,26 +679,58 @@ pub(crate) fn copy_block(
             }
         }
         for _ in written..rows {
-            out.push_str(head);
+            line.piece(&pieces[block.width()], out);
             for (c, column) in block.columns().iter().enumerate() {
-                if c > 0 {
-                    out.push(options.delimiter as char);
-                }
                 match column {
-                    BlockColumn::Same(_) => out.push_str(&same[c]),
-                    BlockColumn::Stored(_) if rows > 1 => out.push_str(&same[c]),
-                    BlockColumn::Stored(k) => put_copy_field(&stored[*k], &field, out, scratch),
+                    BlockColumn::Same(_) => line.piece(&pieces[c], out),
+                    BlockColumn::Stored(_) if rows > 1 => line.piece(&pieces[c], out),
+                    BlockColumn::Stored(k) => {
+                        if c > 0 && options.delimiter.is_ascii() {
+                            line.ascii(options.delimiter, out);
+                        } else {
+                            line.put(sep(c), out);
+                        }
+                        put_line_field(&stored[*k], &field, &mut line, out, scratch)
+                    }
                     BlockColumn::Step { .. } => {
+                        line.put(sep(c), out);
+                        line.flush(out);
                         copy_field(&block.value(r, c), &field, out, scratch)
                     }
                 }
             }
-            out.push('\n');
+            line.ascii(b'\n', out);
+            line.flush(out);
             ends.push(out.len());
             r += 1;
         }
     }
     scratch.same = same;
+    scratch.pieces = pieces;
+    scratch.line = line;
+}
+
+/// [`put_copy_field`] through a [`LineBuf`]: integers, numerics and text that needs no quoting or escaping into the line buffer, the rest
+/// (after flushing it) through [`copy_field`] into `out`.
+#[inline]
+fn put_line_field(
+    v: &Value,
+    field: &FieldOptions<'_>,
+    line: &mut LineBuf,
+    out: &mut String,
+    scratch: &mut LineScratch,
+) {
+    match v {
+        Value::Int8(i) if field.plain => line.put_i64(*i, out),
+        Value::Int4(i) if field.plain => line.put_i64(i64::from(*i), out),
+        Value::Int2(i) if field.plain => line.put_i64(i64::from(*i), out),
+        Value::Numeric(d) if field.plain => line.put_numeric(d, out),
+        Value::Text(s) if field.plain_text(s) => line.put(s, out),
+        _ => {
+            line.flush(out);
+            copy_field(v, field, out, scratch)
+        }
+    }
 }
 
 /// Write rows `r0..r0 + rows` of `block`, one run of equal stored rows whose other columns'
@@ -1378,6 +1427,53 @@ mod tests {
                     || out.starts_with("2001-01-01 00:10:00\t1\ta\n")
             );
             assert_eq!(out.lines().count(), 6);
+        }
+    }
+
+    /// Blocks whose stored columns hold every kind of field (integers at their limits,
+    /// numerics narrow and wide, NULL, texts short, long and needing quoting or escaping,
+    /// timestamps) write, under every option set, the lines `copy_line` writes for their
+    /// rows: the line buffer's path and its fallbacks agree with the general one.
+    #[test]
+    fn block_lines_through_the_line_buffer_match_the_general_path() {
+        let long = "x".repeat(40);
+        let wide = "x".repeat(300);
+        let fields: Vec<Value> = vec![
+            Value::Int8(i64::MIN),
+            Value::Int4(-7),
+            Value::Int2(i16::MAX),
+            Value::Numeric("-12.3333333333333333".parse().unwrap()),
+            Value::Numeric("0.0000000000000000000000000001".parse().unwrap()),
+            Value::Numeric("79228162514264337593543950335".parse().unwrap()),
+            Value::Null,
+            Value::Text("ATL".into()),
+            Value::Text("".into()),
+            Value::Text("a,b\tc\"d".into()),
+            Value::Text(long.as_str().into()),
+            Value::Text(wide.as_str().into()),
+            Value::Timestamp(978_307_800_000_000),
+            Value::Float8(1.5),
+        ];
+        for options in option_sets() {
+            for (width, events) in [(1, 1), (1, 3), (3, 1), (3, 3), (5, 3)] {
+                let mut b = RowBlock::new(width + 1);
+                // Events of several rows sharing their wtime (one text for the block,
+                // stored from the second event on); every field appears in each column.
+                for e in 0..events {
+                    let wtime = Value::Timestamp(978_307_800_000_000 + e as i64 * 600_000_000);
+                    b.set_same_rows(fields.len(), |c| (c == 0).then(|| wtime.clone()));
+                    for r in 0..fields.len() {
+                        if b.is_stored(0) {
+                            b.push_value(wtime.clone());
+                        }
+                        for c in 0..width {
+                            b.push_value(fields[(r + c * 5 + e) % fields.len()].clone());
+                        }
+                    }
+                    b.rows_appended(fields.len());
+                }
+                block_as_its_rows_lines(&b, &options, "d\0\0\0\0");
+            }
         }
     }
 

@@ -37,6 +37,7 @@ mod encode;
 mod end_point;
 mod extended;
 mod guard;
+mod line_buf;
 mod notify;
 mod out_bytes;
 mod peer;

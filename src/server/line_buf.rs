@@ -1,0 +1,411 @@
+//! One COPY TO line assembled in a fixed buffer before it joins the output.
+//!
+//! Appending a row's short pieces (a message head, the wtime's text, a key, a few numbers)
+//! one by one to the output string costs a capacity check and a `memcpy` call each. A
+//! [`LineBuf`] takes them instead: pieces of at most [`CHUNK`] bytes are copied with a
+//! few fixed-size moves, numbers are printed straight into it, and the whole line then
+//! reaches the output in one copy. Anything longer, or a line past [`CAP`] bytes, flushes
+//! what is held and goes to the output directly, so any line can pass through it.
+
+use rust_decimal::Decimal;
+
+/// Bytes held before a flush.
+const CAP: usize = 256;
+/// The longest piece copied by fixed-size moves; longer ones go to the output directly.
+const CHUNK: usize = 32;
+/// Room a number needs: a sign, 20 digits of `u64`, a point, and 28 digits of scale
+/// (a [`Decimal`]'s most) with a zero before the point.
+const NUMBER: usize = 52;
+
+/// Two ASCII digits of each number below 100.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Bytes of one line (or of its first pieces), always whole UTF-8: every piece is a whole
+/// `str` or ASCII.
+pub(crate) struct LineBuf {
+    buf: [u8; CAP],
+    len: usize,
+}
+
+impl Default for LineBuf {
+    fn default() -> Self {
+        LineBuf {
+            buf: [0; CAP],
+            len: 0,
+        }
+    }
+}
+
+impl LineBuf {
+    /// Append the bytes held to `out` and empty the buffer.
+    #[inline]
+    pub(crate) fn flush(&mut self, out: &mut String) {
+        let held = &self.buf[..self.len];
+        debug_assert!(std::str::from_utf8(held).is_ok());
+        // SAFETY: the buffer holds whole `str`s and ASCII bytes only (see the methods
+        // below), so its bytes are UTF-8.
+        out.push_str(unsafe { std::str::from_utf8_unchecked(held) });
+        self.len = 0;
+    }
+
+    /// Make room for `n` more bytes (`n <= CAP`), flushing to `out` when needed.
+    #[inline]
+    fn room(&mut self, n: usize, out: &mut String) {
+        if self.len + n > CAP {
+            self.flush_full(out);
+        }
+    }
+
+    /// [`LineBuf::flush`] of a full buffer, out of the way of the common path.
+    #[cold]
+    #[inline(never)]
+    fn flush_full(&mut self, out: &mut String) {
+        self.flush(out);
+    }
+
+    /// Append `s`: by fixed-size moves when it is at most [`CHUNK`] bytes, else after
+    /// flushing, straight to `out`.
+    #[inline(always)]
+    pub(crate) fn put(&mut self, s: &str, out: &mut String) {
+        let b = s.as_bytes();
+        if b.len() > CHUNK || self.len + CHUNK > CAP {
+            return self.put_slow(s, out);
+        }
+        let at = self.len;
+        copy_short(b, &mut self.buf[at..at + CHUNK]);
+        self.len += b.len();
+    }
+
+    /// Append `p`'s text: one move of its padded bytes when it is at most [`CHUNK`] bytes.
+    #[inline(always)]
+    pub(crate) fn piece(&mut self, p: &Piece, out: &mut String) {
+        let n = p.text.len();
+        if n > CHUNK || self.len + CHUNK > CAP {
+            return self.put_slow(&p.text, out);
+        }
+        let at = self.len;
+        self.buf[at..at + CHUNK].copy_from_slice(&p.padded);
+        self.len += n;
+    }
+
+    /// [`LineBuf::put`] of a long piece or into a full buffer.
+    #[cold]
+    #[inline(never)]
+    fn put_slow(&mut self, s: &str, out: &mut String) {
+        self.flush(out);
+        if s.len() > CHUNK {
+            out.push_str(s);
+        } else {
+            copy_short(s.as_bytes(), &mut self.buf[..CHUNK]);
+            self.len = s.len();
+        }
+    }
+
+    /// Append one ASCII byte.
+    #[inline(always)]
+    pub(crate) fn ascii(&mut self, c: u8, out: &mut String) {
+        debug_assert!(c.is_ascii());
+        self.room(1, out);
+        self.buf[self.len] = c;
+        self.len += 1;
+    }
+
+    /// Append the decimal text of `v` (as `itoa` and PostgreSQL's `int8out` print it).
+    #[inline]
+    pub(crate) fn put_i64(&mut self, v: i64, out: &mut String) {
+        self.room(NUMBER, out);
+        if v < 0 {
+            self.buf[self.len] = b'-';
+            self.len += 1;
+        }
+        let mut tmp = [0u8; 20];
+        let start = write_u64(v.unsigned_abs(), &mut tmp);
+        let at = self.len;
+        copy_short(&tmp[start..], &mut self.buf[at..at + CHUNK]);
+        self.len += 20 - start;
+    }
+
+    /// Append the text of numeric `d` as PostgreSQL prints it (every digit of its scale,
+    /// at least one digit before the point, no exponent), as
+    /// [`crate::types::push_numeric`] does.
+    #[inline]
+    pub(crate) fn put_numeric(&mut self, d: &Decimal, out: &mut String) {
+        let m = d.mantissa();
+        let scale = d.scale() as usize;
+        let Ok(abs) = u64::try_from(m.unsigned_abs()) else {
+            return self.put_wide_numeric(m < 0, m.unsigned_abs(), scale, out);
+        };
+        self.room(NUMBER, out);
+        // Digits written backwards from the end of `tmp`: the scale's digits (zero
+        // padded), the point, then the whole part (at least "0").
+        let mut tmp = [0u8; NUMBER];
+        let mut at = NUMBER;
+        let mut rest = abs;
+        if scale > 0 {
+            rest = write_fixed(rest, scale, &mut tmp[..at]);
+            at -= scale;
+            at -= 1;
+            tmp[at] = b'.';
+        }
+        at = write_u64(rest, &mut tmp[..at]);
+        if m < 0 {
+            at -= 1;
+            tmp[at] = b'-';
+        }
+        // At most a sign, "0." and 28 digits, or 20 digits, a point and a sign.
+        let text = &tmp[at..];
+        let dst = &mut self.buf[self.len..self.len + CHUNK];
+        copy_short(text, dst);
+        self.len += text.len();
+    }
+
+    /// [`LineBuf::put_numeric`] of a mantissa past 64 bits (`abs` below 2^96, `scale`
+    /// at most 28): its 20 to 29 digits, then the point placed among them.
+    #[cold]
+    #[inline(never)]
+    fn put_wide_numeric(&mut self, negative: bool, abs: u128, scale: usize, out: &mut String) {
+        const E19: u128 = 10_000_000_000_000_000_000;
+        self.room(NUMBER + 8, out);
+        let mut tmp = [0u8; 40];
+        write_fixed((abs % E19) as u64, 19, &mut tmp);
+        let start = write_u64((abs / E19) as u64, &mut tmp[..40 - 19]);
+        let digits = &tmp[start..];
+        let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
+        let mut n = 0;
+        if negative {
+            dst[0] = b'-';
+            n = 1;
+        }
+        if digits.len() > scale {
+            let point = digits.len() - scale;
+            dst[n..n + point].copy_from_slice(&digits[..point]);
+            n += point;
+            if scale > 0 {
+                dst[n] = b'.';
+                dst[n + 1..n + 1 + scale].copy_from_slice(&digits[point..]);
+                n += 1 + scale;
+            }
+        } else {
+            let zeros = scale - digits.len();
+            dst[n..n + 2].copy_from_slice(b"0.");
+            dst[n + 2..n + 2 + zeros].fill(b'0');
+            n += 2 + zeros;
+            dst[n..n + digits.len()].copy_from_slice(digits);
+            n += digits.len();
+        }
+        self.len += n;
+    }
+}
+
+/// A text written into many lines (a column's text the same in every row, with the
+/// delimiter before it): up to [`CHUNK`] bytes are also kept zero-padded to [`CHUNK`],
+/// so that [`LineBuf::piece`] copies it by one fixed-size move.
+#[derive(Clone, Default)]
+pub(crate) struct Piece {
+    text: String,
+    padded: [u8; CHUNK],
+}
+
+impl Piece {
+    /// Make the piece the concatenation of `parts`.
+    pub(crate) fn set(&mut self, parts: &[&str]) {
+        self.text.clear();
+        for p in parts {
+            self.text.push_str(p);
+        }
+        self.padded = [0; CHUNK];
+        if let Some(dst) = self.padded.get_mut(..self.text.len()) {
+            dst.copy_from_slice(self.text.as_bytes());
+        }
+    }
+}
+
+/// Copy `src` (at most [`CHUNK`] bytes) to the start of `dst` ([`CHUNK`] bytes) by at
+/// most two fixed-size moves of overlapping halves, with no call and no loop.
+#[inline(always)]
+fn copy_short(src: &[u8], dst: &mut [u8]) {
+    let n = src.len();
+    let dst = &mut dst[..CHUNK];
+    match n {
+        16..=CHUNK => {
+            dst[..16].copy_from_slice(&src[..16]);
+            dst[n - 16..n].copy_from_slice(&src[n - 16..]);
+        }
+        8..=15 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..n].copy_from_slice(&src[n - 8..]);
+        }
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..n].copy_from_slice(&src[n - 4..]);
+        }
+        1..=3 => {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+        _ => {}
+    }
+}
+
+/// Write the decimal digits of `v` so that they end where `dst` ends (`dst` holds at least
+/// 20 bytes, or as many as `v` has digits); returns where they start in `dst`.
+#[inline]
+fn write_u64(mut v: u64, dst: &mut [u8]) -> usize {
+    let mut at = dst.len();
+    while v >= 100 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        dst[at..at + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    }
+    if v >= 10 {
+        let p = v as usize * 2;
+        at -= 2;
+        dst[at..at + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    } else {
+        at -= 1;
+        dst[at] = b'0' + v as u8;
+    }
+    at
+}
+
+/// Write the low `count` decimal digits of `v`, zero padded, so that they end where `dst`
+/// ends; returns `v` without them (`v / 10^count`).
+#[inline]
+fn write_fixed(mut v: u64, mut count: usize, dst: &mut [u8]) -> u64 {
+    let mut at = dst.len();
+    while count >= 2 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        dst[at..at + 2].copy_from_slice(&PAIRS[p..p + 2]);
+        count -= 2;
+    }
+    if count == 1 {
+        at -= 1;
+        dst[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces of every length up to past a chunk, filling the buffer past its capacity:
+    /// the output is their concatenation.
+    #[test]
+    fn pieces_of_any_length_concatenate() {
+        let text: String = "abcdéfghij0123456789".repeat(4);
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for round in 0..3 {
+            for n in 0..=text.len() {
+                let Some(piece) = text.get(..n) else { continue };
+                line.put(piece, &mut out);
+                want.push_str(piece);
+                line.ascii(b',', &mut out);
+                want.push(',');
+            }
+            if round == 1 {
+                line.flush(&mut out);
+            }
+        }
+        line.flush(&mut out);
+        assert_eq!(out, want);
+    }
+
+    /// Pieces short and long, into a buffer filling up: the output is their texts.
+    #[test]
+    fn pieces_write_their_text() {
+        let mut pieces = vec![Piece::default(); 4];
+        pieces[0].set(&[",", "2001-01-01 00:10:00"]);
+        pieces[1].set(&[]);
+        pieces[2].set(&["x".repeat(32).as_str()]);
+        pieces[3].set(&["\t", "y".repeat(40).as_str()]);
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for k in 0..100 {
+            let p = &pieces[k % 4];
+            line.piece(p, &mut out);
+            want.push_str(&p.text);
+            line.put("é", &mut out);
+            want.push('é');
+        }
+        line.flush(&mut out);
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn integers_print_as_itoa() {
+        let mut values = vec![0, 1, -1, 9, 10, 99, 100, -100, 101, i64::MIN, i64::MAX];
+        let mut p = 1i64;
+        for _ in 0..18 {
+            p *= 10;
+            values.extend([p - 1, p, p + 1, -p, -p + 1, p / 3 * 7 % (i64::MAX / 2)]);
+        }
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for v in values {
+            line.put_i64(v, &mut out);
+            line.ascii(b'|', &mut out);
+            want.push_str(itoa::Buffer::new().format(v));
+            want.push('|');
+        }
+        line.flush(&mut out);
+        assert_eq!(out, want);
+    }
+
+    /// Numerics of every scale, mantissas around each power of ten up to 96 bits, both
+    /// signs, zeros of each scale, print as the general formatter prints them.
+    #[test]
+    fn numerics_print_as_the_general_formatter() {
+        let mut mantissas: Vec<i64> = vec![0, 1, 5, 9, 12, 1234567, i64::MAX, i64::MIN + 1];
+        let mut p = 1i64;
+        for _ in 0..18 {
+            p *= 10;
+            mantissas.extend([p - 1, p, p + 1, p / 7 * 3]);
+        }
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for scale in 0..=28 {
+            for &m in &mantissas {
+                for m in [m, -m] {
+                    let d = Decimal::new(m, scale);
+                    line.put_numeric(&d, &mut out);
+                    line.ascii(b';', &mut out);
+                    crate::types::format_value(&crate::types::Value::Numeric(d), &mut want);
+                    want.push(';');
+                }
+            }
+        }
+        // Mantissas past 64 bits up to a Decimal's 96, at every scale.
+        let mut wide: Vec<i128> = vec![u64::MAX as i128, u64::MAX as i128 + 1, (1 << 96) - 1];
+        let mut p = 10i128.pow(19);
+        while p < 1 << 96 {
+            wide.extend([p - 1, p, p + 1, p / 7 * 3]);
+            p *= 10;
+        }
+        for scale in 0..=28 {
+            for &m in &wide {
+                for m in [m, -m] {
+                    let Ok(d) = Decimal::try_from_i128_with_scale(m, scale) else {
+                        continue;
+                    };
+                    line.put_numeric(&d, &mut out);
+                    line.ascii(b';', &mut out);
+                    crate::types::format_value(&crate::types::Value::Numeric(d), &mut want);
+                    want.push(';');
+                }
+            }
+        }
+        line.flush(&mut out);
+        assert_eq!(out, want);
+    }
+}

@@ -667,7 +667,19 @@ impl SharedAgg {
                 }
             }
         }
+        // A factor window of the new plan whose children all run already (they keep their
+        // parents) would feed nothing: drop it rather than compute it for nobody.
+        self.windows.drop_slots(&[]);
         Ok(())
+    }
+
+    /// Factor windows of the running plan that feed no node (none after a join: see
+    /// [`SharedAgg::join`]).
+    pub fn idle_factor_nodes(&self) -> usize {
+        let nodes = self.windows.node_list();
+        (0..nodes.len())
+            .filter(|&i| nodes[i].2.is_empty() && !nodes.iter().any(|n| n.1 == Some(i)))
+            .count()
     }
 
     /// Remove member `id`: its windows stop being shown and nodes that serve nobody are

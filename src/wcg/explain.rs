@@ -261,6 +261,12 @@ pub(crate) fn explain_text(report: &PlanReport, measured: Option<&Measured>) -> 
         forest_lines(&mut out, &a2.forest, "    ");
     }
     out.push(format!("  Chosen: {}", choice_text(report.choice)));
+    if let Some(sp) = &report.slide_panes {
+        out.push(format!(
+            "  Slide panes (per parent and slide, a tumbling factor window of the slide): {}",
+            cost_text(&sp.total)
+        ));
+    }
     out.push("  Plan:".to_string());
     plan_lines(&mut out, report);
     let chosen = report.chosen();
@@ -559,6 +565,11 @@ pub(crate) fn explain_json(report: &PlanReport, measured: Option<&Measured>) -> 
         None => o.push_str("\"factor_searches\":[],\"algorithm2\":null,"),
     }
     let _ = write!(o, "\"choice\":{},", json_str(choice_text(report.choice)));
+    let slide_panes = report
+        .slide_panes
+        .as_ref()
+        .map_or("null".to_string(), json_forest);
+    let _ = write!(o, "\"slide_panes\":{slide_panes},");
     let _ = write!(o, "\"plan\":{},", json_forest(report.chosen()));
     let _ = write!(o, "\"sliders\":{},", json_sliders(report));
     let _ = write!(

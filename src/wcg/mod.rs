@@ -15,6 +15,8 @@
 //! - [`alg1`]: Algorithm 1, the min-cost WCG, a forest (Theorem 7);
 //! - [`factor`]: factor windows, Algorithms 2-4 with Equations 2-3 and Theorems 8-9;
 //! - [`report`]: the named steps and the final choice;
+//! - [`slide_panes`]: one tumbling factor window per parent and slide, under the windows of
+//!   that slide (beyond the paper);
 //! - [`members`]: one plan for several queries, never costlier than each alone;
 //! - [`explain`]: EXPLAIN as text, JSON and Graphviz DOT;
 //! - [`flink`]: EXPLAIN (FORMAT FLINK), the shared plan of a set of queries as one Flink SQL
@@ -52,6 +54,7 @@ pub(crate) mod flink_cost;
 pub mod graph;
 pub(crate) mod members;
 pub(crate) mod report;
+pub(crate) mod slide_panes;
 pub mod sliding;
 
 pub use report::optimize;

@@ -6,12 +6,16 @@
 //! 3. Algorithm 1, the min-cost WCG (section 3.2);
 //! 4. Algorithm 2, factor windows (section 4), for "covered by" and "partitioned by";
 //! 5. the final choice: the cheaper of Algorithms 1 and 2 (Algorithm 2 is a heuristic for a
-//!    Steiner-tree-hard problem and may lose), ties going to the plan without factor windows.
+//!    Steiner-tree-hard problem and may lose), ties going to the plan without factor windows;
+//! 6. slide panes ([`super::slide_panes`]): per parent and slide, a tumbling factor window of
+//!    the slide under the windows of that slide, where it lowers the chosen forest's cost
+//!    (priced model only).
 
 use super::alg1::{algorithm1, Forest};
 use super::cost::{clearly_less, CostModel};
 use super::factor::{algorithm2, Algorithm2};
 use super::graph::Wcg;
+use super::slide_panes::slide_panes;
 use super::sliding::Workload;
 use super::{SharedPlan, Sharing};
 use crate::window::{pane_window, Window};
@@ -52,13 +56,23 @@ pub struct PlanReport {
     pub(crate) algorithm2: Option<Algorithm2>,
     /// Step 5: the final choice.
     pub(crate) choice: Choice,
+    /// Step 6: the chosen forest with slide panes, when any lowers its cost.
+    pub(crate) slide_panes: Option<Forest>,
     /// The plan the executor runs, following the chosen forest.
     pub plan: SharedPlan,
 }
 
 impl PlanReport {
-    /// The forest the plan follows.
+    /// The forest the plan follows: step 5's choice, with slide panes when step 6 found
+    /// some.
     pub fn chosen(&self) -> &Forest {
+        self.slide_panes
+            .as_ref()
+            .unwrap_or_else(|| self.before_slide_panes())
+    }
+
+    /// Step 5's choice, before slide panes.
+    pub(crate) fn before_slide_panes(&self) -> &Forest {
         match (self.choice, &self.algorithm2) {
             (Choice::Algorithm2, Some(a2)) => &a2.forest,
             (Choice::Unshared, _) => &self.unshared,
@@ -147,8 +161,12 @@ pub(crate) fn optimize_for(
         algorithm1,
         algorithm2,
         choice,
+        slide_panes: None,
         plan: SharedPlan { nodes: Vec::new() },
     };
+    if report.choice != Choice::Unshared {
+        report.slide_panes = slide_panes(report.before_slide_panes(), sharing, &model);
+    }
     report.plan = report.chosen().to_shared_plan();
     report
 }

@@ -213,6 +213,7 @@ fn shared(
                         let states = p.agg.aggregate_states();
                         placed.running_joins += usize::from(p.agg.is_running());
                         p.agg.join(q as u64, &mut exec, ETA).unwrap();
+                        assert_eq!(p.agg.idle_factor_nodes(), 0, "a factor window feeds a node");
                         placed.states_added +=
                             usize::from(p.agg.is_running() && p.agg.aggregate_states() > states);
                         placed.rollups += usize::from(p.agg.rollup_members().contains(&(q as u64)));

@@ -104,6 +104,46 @@ async fn explain_adds_factor_window_ten_for_twenty_thirty_forty() {
     assert!(has(&plan, "(factor window, not shown)"), "{text}");
 }
 
+/// Windows of slides 1 and 7 minutes share only a one-minute pane; the two of slide 7 read
+/// one slide pane of 7 minutes, which EXPLAIN shows as its own step and as a factor window.
+#[tokio::test]
+async fn explain_shows_a_slide_pane_under_the_windows_of_one_slide() {
+    let port = start_server();
+    let c = connect(port).await;
+    c.batch_execute(STREAM).await.unwrap();
+    let plan = lines(
+        &c,
+        "EXPLAIN (EVENT_RATE '10 per minute') SELECT count(*), max(delay) FROM flights \
+         [RANGE BY '2 minutes' SLIDE BY '1 minute'] [RANGE BY '28 minutes' SLIDE BY '7 minutes'] \
+         [RANGE BY '42 minutes' SLIDE BY '7 minutes']",
+    )
+    .await;
+    let text = plan.join("\n");
+    assert!(
+        has(
+            &plan,
+            "Slide panes (per parent and slide, a tumbling factor window of the slide)"
+        ),
+        "{text}"
+    );
+    assert!(
+        has(
+            &plan,
+            "RANGE 7 minutes SLIDE 7 minutes (factor window, not shown) <- "
+        ),
+        "{text}"
+    );
+    let json = lines(
+        &c,
+        "EXPLAIN (FORMAT JSON, EVENT_RATE '10 per minute') SELECT count(*), max(delay) FROM flights \
+         [RANGE BY '2 minutes' SLIDE BY '1 minute'] [RANGE BY '28 minutes' SLIDE BY '7 minutes'] \
+         [RANGE BY '42 minutes' SLIDE BY '7 minutes']",
+    )
+    .await
+    .join("");
+    assert!(!json.contains("\"slide_panes\":null"), "{json}");
+}
+
 #[tokio::test]
 async fn explain_formats_json_and_dot_and_holistic_aggregates_do_not_share() {
     let port = start_server();

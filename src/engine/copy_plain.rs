@@ -147,31 +147,45 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     Some(out)
 }
 
-/// `text` (complete lines) cut in two at the first newline past its middle, each half
-/// parsed by [`parse_plain`] on a thread of its own (the calling one and a scoped one, both
-/// in the session time zone `zone`, which a timestamptz field is read in), joined in order:
-/// the first half's batches and its unfinished one closed, then the second half's, whose
-/// unfinished batch is where the next rows go. `None` where either half gives up or no
-/// newline ends the text.
+/// `text` (complete lines) cut in two at [`halves_split`], each half parsed by
+/// [`parse_part`] on a thread of its own (the calling one and a scoped one, both in the
+/// session time zone `zone`), joined in order by [`join_halves`]. `None` where either half
+/// gives up or no newline ends the text. A COPY's pipeline (`copy_pipeline`) parses its
+/// chunks' halves the same way on the runtime's blocking threads instead.
 pub(super) fn parse_plain_halves(
     text: &str,
     ctx: &PlainCtx<'_>,
     zone: Option<crate::tz::ZoneCell>,
 ) -> Option<PlainRows> {
-    let bytes = text.as_bytes();
-    let mid = memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)?;
-    let part = |text: &str, zone| {
-        plain_bytes(text.as_bytes(), ctx)
-            .then(|| crate::tz::sync_scope(zone, || parse_plain(text, ctx)))
-            .flatten()
-    };
+    let mid = halves_split(text.as_bytes())?;
     let (first, second) = std::thread::scope(|s| {
         let z = zone.clone();
-        let second = s.spawn(|| part(&text[mid..], z));
-        let first = part(&text[..mid], zone);
+        let second = s.spawn(|| parse_part(&text.as_bytes()[mid..], ctx, z));
+        let first = parse_part(&text.as_bytes()[..mid], ctx, zone);
         (first, second.join())
     });
     Some(join_halves(first?, second.ok()??))
+}
+
+/// Where complete lines `bytes` are cut in two for two threads: past the first newline at
+/// or after their middle (a character boundary). `None` when no newline is there.
+pub(super) fn halves_split(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)
+}
+
+/// One part of a chunk's complete lines parsed by [`parse_plain`] in the session time zone
+/// `zone` (which a timestamptz field is read in), when they are valid UTF-8 and free of the
+/// bytes that call for the careful paths; else `None`, as where `parse_plain` gives up.
+pub(super) fn parse_part(
+    lines: &[u8],
+    ctx: &PlainCtx<'_>,
+    zone: Option<crate::tz::ZoneCell>,
+) -> Option<PlainRows> {
+    let text = std::str::from_utf8(lines).ok()?;
+    if !plain_bytes(lines, ctx) {
+        return None;
+    }
+    crate::tz::sync_scope(zone, || parse_plain(text, ctx))
 }
 
 /// Whether `lines` (complete lines) are free of the bytes that call for the careful
@@ -196,7 +210,7 @@ fn plain_bytes(lines: &[u8], ctx: &PlainCtx<'_>) -> bool {
 /// The rows of two consecutive parts of a text in order: the first's batches and its
 /// unfinished one closed, then the second's, whose unfinished batch is where the next rows
 /// go.
-fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
+pub(super) fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
     if !first.builder.is_empty() {
         first.batches.push(first.builder.into_batch());
     }

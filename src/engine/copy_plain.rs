@@ -268,9 +268,11 @@ impl Scan<'_> {
     ) -> Option<(Option<i64>, usize, bool)> {
         let bytes = self.text.as_bytes();
         let c = field.column;
-        // The NULL marker: its bytes (none for CSV's default, which is the common case and
-        // costs no comparison), then the field's end.
-        if null.is_empty() || bytes[p..].starts_with(null) {
+        // A NULL marker of some bytes: those bytes, then the field's end. The empty marker
+        // (CSV's default, the common case) is an empty field, which no fast reader below
+        // accepts (it reads a digit or a date first) and which is looked for once the
+        // field's end is known: a field that is there costs no check.
+        if !null.is_empty() && bytes[p..].starts_with(null) {
             if let Some((next, newline)) = self.ended_at(p + null.len()) {
                 b.append_null(c);
                 return Some((None, next, newline));
@@ -296,12 +298,20 @@ impl Scan<'_> {
             }
             Reader::Text => {
                 let (end, next, newline) = self.field_end(p)?;
-                b.append_str_within(c, self.text, p, end);
+                if end == p && null.is_empty() {
+                    b.append_null(c);
+                } else {
+                    b.append_str_within(c, self.text, p, end);
+                }
                 return Some((None, next, newline));
             }
             _ => {}
         }
         let (end, next, newline) = self.field_end(p)?;
+        if end == p && null.is_empty() {
+            b.append_null(c);
+            return Some((None, next, newline));
+        }
         let ts = self.general(b, c, p, end, field.reader, types)?;
         Some((ts, next, newline))
     }
@@ -551,6 +561,65 @@ mod tests {
         );
         assert_eq!(rows.row(0)[1], Value::Int4(12));
         assert_eq!(rows.row(0)[2], Value::Text("34".into()));
+    }
+
+    /// An empty field is NULL where the NULL marker is empty (CSV's default), in every
+    /// position and for every reader, with LF or CRLF lines; where the marker has bytes,
+    /// those bytes are NULL (digits included, which the integer reader must not read) and an
+    /// empty field is an empty text, or the general reader's to refuse.
+    #[test]
+    fn empty_fields_and_null_markers() {
+        let rel = rel();
+        let run = |text: &str, null: &[u8], crlf: bool| {
+            let ctx = PlainCtx {
+                rel: &rel,
+                targets: &[0, 1, 2, 3],
+                untargeted: &[],
+                delimiter: b',',
+                null,
+                line_max: 80,
+                crlf,
+                quote: Some(b'"'),
+            };
+            parse_plain(text, &ctx).map(rows_of)
+        };
+        let (t, ts) = ("2001-01-01 00:00:01", Value::Timestamp(978_307_201_000_000));
+        let num = |s: &str| crate::types::parse_value(s, DataType::Numeric).unwrap();
+        let text = |s: &str| Value::Text(s.into());
+        for crlf in [false, true] {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let rows =
+                run(&format!("{t},,,{eol}{t},5,,2{eol}{t},,a,{eol}"), b"", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, Value::Null, Value::Null]
+            );
+            assert_eq!(
+                rows.row(1),
+                &[ts.clone(), Value::Int4(5), Value::Null, num("2")]
+            );
+            assert_eq!(
+                rows.row(2),
+                &[ts.clone(), Value::Null, text("a"), Value::Null]
+            );
+            let rows = run(&format!("{t},NULL,,NULL{eol}"), b"NULL", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, text(""), Value::Null]
+            );
+            assert!(run(&format!("{t},,a,1{eol}"), b"NULL", crlf).is_none());
+            let rows = run(&format!("{t},7,7,7{eol}{t},77,77,77{eol}"), b"7", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, Value::Null, Value::Null]
+            );
+            assert_eq!(
+                rows.row(1),
+                &[ts.clone(), Value::Int4(77), text("77"), num("77")]
+            );
+            // An empty TIMESTAMPCOLUMN is NULL: the general path reports it.
+            assert!(run(&format!(",1,a,1{eol}"), b"", crlf).is_none());
+        }
     }
 
     /// Rows, values and timestamps as the general path gives them: fast and general

@@ -72,6 +72,46 @@ impl Reader {
     }
 }
 
+/// The reader a field tries first, in place: chosen once per field from its [`Reader`]
+/// so that a field's read starts with one small match.
+#[derive(Clone, Copy)]
+enum Fast {
+    /// An integer type's canonical digits, read before their end is found (the delimiter
+    /// is no digit or sign); the values the type holds are `min..=max`.
+    Int { min: i64, max: i64 },
+    /// `YYYY-MM-DD HH:MM:SS`, read before its end is found (the delimiter is none of its
+    /// bytes).
+    Timestamp,
+    /// text and varchar: the bytes up to the field's end.
+    Text,
+    /// Only `reader`'s full rules.
+    None,
+}
+
+impl Fast {
+    /// The fast reader for a field read by `reader`, where `direct` says the delimiter is
+    /// no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds.
+    fn of(reader: Reader, direct: bool) -> Fast {
+        match reader {
+            Reader::Int(DataType::Int2) if direct => Fast::Int {
+                min: i16::MIN.into(),
+                max: i16::MAX.into(),
+            },
+            Reader::Int(DataType::Int4) if direct => Fast::Int {
+                min: i32::MIN.into(),
+                max: i32::MAX.into(),
+            },
+            Reader::Int(_) if direct => Fast::Int {
+                min: i64::MIN,
+                max: i64::MAX,
+            },
+            Reader::Timestamp if direct => Fast::Timestamp,
+            Reader::Text => Fast::Text,
+            _ => Fast::None,
+        }
+    }
+}
+
 /// Parse `text`, complete lines free of quotes, backslashes and NULs, into columns as
 /// `CopyIn::plain_record` and `CopyIn::stage` do: the same rows, values and timestamps.
 /// `None` at the first record they would refuse (the caller parses again on the path that
@@ -83,16 +123,23 @@ impl Reader {
 pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     let cols = &ctx.rel.columns;
     let types: Vec<DataType> = cols.iter().map(|c| c.data_type).collect();
+    // The delimiter is no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds, so
+    // those are read before their end is found.
+    let direct = !b"0123456789-: T".contains(&ctx.delimiter);
     let fields: Vec<Field> = ctx
         .targets
         .iter()
-        .map(|&c| Field {
-            column: c,
-            reader: match cols[c].typmod {
+        .map(|&c| {
+            let reader = match cols[c].typmod {
                 Some(tm) => Reader::Typmod(tm),
                 None => Reader::of(types[c]),
-            },
-            is_ts: ctx.rel.ts_col == Some(c),
+            };
+            Field {
+                column: c,
+                reader,
+                fast: Fast::of(reader, direct),
+                is_ts: ctx.rel.ts_col == Some(c),
+            }
         })
         .collect();
     // When no field fills the TIMESTAMPCOLUMN, every row breaks its NOT NULL; a record
@@ -110,7 +157,6 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         delimiters: u64::from_ne_bytes([ctx.delimiter; 8]),
         delimiter: ctx.delimiter,
         crlf: ctx.crlf,
-        direct: !b"0123456789-: T".contains(&ctx.delimiter),
         dates: DateCache::NONE,
     };
     let last = fields.len() - 1;
@@ -231,11 +277,12 @@ fn zero_bytes(x: u64) -> u64 {
     !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
-/// One field of a record: the column it fills, how it is read, and whether it is the
-/// stream's TIMESTAMPCOLUMN.
+/// One field of a record: the column it fills, how it is read (first by `fast`, then by
+/// `reader`'s full rules), and whether it is the stream's TIMESTAMPCOLUMN.
 struct Field {
     column: usize,
     reader: Reader,
+    fast: Fast,
     is_ts: bool,
 }
 
@@ -246,9 +293,6 @@ struct Scan<'a> {
     delimiters: u64,
     delimiter: u8,
     crlf: bool,
-    /// The delimiter is no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds,
-    /// so those are read before their end is found.
-    direct: bool,
     /// The last date a timestamp field had.
     dates: DateCache,
 }
@@ -278,17 +322,17 @@ impl Scan<'_> {
                 return Some((None, next, newline));
             }
         }
-        match field.reader {
-            Reader::Int(ty) if self.direct => {
+        match field.fast {
+            Fast::Int { min, max } => {
                 let (v, q) = digits(bytes, p);
                 if let Some((next, newline)) = q.and_then(|q| self.ended_at(q)) {
-                    if let Some(v) = v.filter(|&v| int_fits(v, ty)) {
+                    if let Some(v) = v.filter(|v| (min..=max).contains(v)) {
                         b.append_int(c, v);
                         return Some((None, next, newline));
                     }
                 }
             }
-            Reader::Timestamp if self.direct => {
+            Fast::Timestamp => {
                 if let Some((next, newline)) = self.ended_at(p + 19) {
                     if let Some(v) = fast_timestamp_with(&bytes[p..p + 19], &mut self.dates) {
                         b.append_timestamp(c, v);
@@ -296,7 +340,7 @@ impl Scan<'_> {
                     }
                 }
             }
-            Reader::Text => {
+            Fast::Text => {
                 let (end, next, newline) = self.field_end(p)?;
                 if end == p && null.is_empty() {
                     b.append_null(c);
@@ -305,7 +349,7 @@ impl Scan<'_> {
                 }
                 return Some((None, next, newline));
             }
-            _ => {}
+            Fast::None => {}
         }
         let (end, next, newline) = self.field_end(p)?;
         if end == p && null.is_empty() {
@@ -413,23 +457,14 @@ fn digits(bytes: &[u8], p: usize) -> (Option<i64>, Option<usize>) {
         let x = d.wrapping_sub(b'0');
         if x > 9 {
             let n = q - start;
-            let v = (1..=18).contains(&n).then_some(if neg { -v } else { v });
+            // Only up to 18 digits is `v` exact (more wrapped), and its negation with it.
+            let v = (1..=18).contains(&n).then(|| if neg { -v } else { v });
             return (v, Some(q));
         }
         v = v.wrapping_mul(10).wrapping_add(x as i64);
         q += 1;
     }
     (None, None)
-}
-
-/// Whether `v` fits the integer type `ty`.
-#[inline]
-fn int_fits(v: i64, ty: DataType) -> bool {
-    match ty {
-        DataType::Int2 => i16::try_from(v).is_ok(),
-        DataType::Int4 => i32::try_from(v).is_ok(),
-        _ => true,
-    }
 }
 
 /// The position of the first delimiter or newline at or after `p`, if any. The bytes are
@@ -458,18 +493,23 @@ mod tests {
 
     /// A stream-like relation (ts timestamp TIMESTAMPCOLUMN, d integer, o text, n numeric).
     fn rel() -> CopyRel {
-        let columns = vec![
+        rel_of(vec![
             Column::new("ts", DataType::Timestamp),
             Column::new("d", DataType::Int4),
             Column::new("o", DataType::Text),
             Column::new("n", DataType::Numeric),
-        ];
+        ])
+    }
+
+    /// A stream-like relation of `columns`, the first its TIMESTAMPCOLUMN.
+    fn rel_of(columns: Vec<Column>) -> CopyRel {
+        let n = columns.len();
         let table = crate::table::Table::new(
             "s".into(),
             1,
             columns.clone(),
-            vec![false; 4],
-            vec![None; 4],
+            vec![false; n],
+            vec![None; n],
             Vec::new(),
             usize::MAX,
         );
@@ -561,6 +601,66 @@ mod tests {
         );
         assert_eq!(rows.row(0)[1], Value::Int4(12));
         assert_eq!(rows.row(0)[2], Value::Text("34".into()));
+    }
+
+    /// Each integer type's limits are read in place, one past them makes the parse give
+    /// up (the general path reports it), and 19 digits, which the in-place reader leaves to
+    /// the general one, still give a bigint its extreme values.
+    #[test]
+    fn integers_at_and_past_their_types_limits() {
+        let rel = rel_of(vec![
+            Column::new("ts", DataType::Timestamp),
+            Column::new("s", DataType::Int2),
+            Column::new("i", DataType::Int4),
+            Column::new("b", DataType::Int8),
+        ]);
+        let run = |fields: &str| {
+            let ctx = PlainCtx {
+                rel: &rel,
+                targets: &[0, 1, 2, 3],
+                untargeted: &[],
+                delimiter: b',',
+                null: b"",
+                line_max: 80,
+                crlf: false,
+                quote: Some(b'"'),
+            };
+            parse_plain(&format!("2001-01-01 00:00:01,{fields}\n"), &ctx).map(rows_of)
+        };
+        let rows = run("32767,2147483647,999999999999999999").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [
+                Value::Int2(i16::MAX),
+                Value::Int4(i32::MAX),
+                Value::Int8(999_999_999_999_999_999)
+            ]
+        );
+        let rows = run("-32768,-2147483648,-9223372036854775808").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [
+                Value::Int2(i16::MIN),
+                Value::Int4(i32::MIN),
+                Value::Int8(i64::MIN)
+            ]
+        );
+        let rows = run("0,-0,9223372036854775807").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [Value::Int2(0), Value::Int4(0), Value::Int8(i64::MAX)]
+        );
+        for bad in [
+            "32768,0,0",
+            "-32769,0,0",
+            "0,2147483648,0",
+            "0,-2147483649,0",
+            "0,0,9223372036854775808",
+            "0,0,-9223372036854775809",
+            "0,0,99999999999999999999",
+        ] {
+            assert!(run(bad).is_none(), "{bad}");
+        }
     }
 
     /// An empty field is NULL where the NULL marker is empty (CSV's default), in every

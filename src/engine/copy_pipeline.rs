@@ -1,6 +1,8 @@
-//! An all-or-nothing COPY parses each chunk of plain lines (see `copy_plain`) on a blocking
-//! thread while the connection receives the next chunk, so the client is not kept waiting
-//! for the parse of what it sent before.
+//! An all-or-nothing COPY parses each chunk of plain lines (see `copy_plain`) in two halves
+//! on two of the runtime's blocking threads while the connection receives the next chunk,
+//! so the client is not kept waiting for the parse of what it sent before. The blocking
+//! threads outlive the chunk (the runtime keeps idle ones for a while), so a COPY starts no
+//! thread per chunk.
 //!
 //! One chunk is in flight at a time: the next chunk, the end of the data and every other
 //! parse wait for it first, so rows are staged in the order they were sent. A chunk the
@@ -13,14 +15,15 @@
 use std::sync::Arc;
 
 use super::copy_fields::CopyRel;
-use super::copy_plain::{parse_plain_halves, PlainCtx, PlainRows};
+use super::copy_plain::{halves_split, join_halves, parse_part, PlainCtx, PlainRows};
 use crate::error::{Error, Result};
 
-/// A chunk being parsed on a blocking thread (in two halves, see `parse_plain_halves`):
-/// its buffer comes back with the rows (or `None`: parse it again on the one-thread path),
-/// and its complete lines are its first `end` bytes.
+/// A chunk being parsed in two halves on blocking threads (see `halves_split`), each
+/// giving its rows or `None` (then the chunk is parsed again on the one-thread path); the
+/// chunk's complete lines are its first `end` bytes. No halves when no newline cuts them.
 struct PlainJob {
-    handle: tokio::task::JoinHandle<(Vec<u8>, Option<PlainRows>)>,
+    halves: Option<[tokio::task::JoinHandle<Option<PlainRows>>; 2]>,
+    chunk: Arc<Vec<u8>>,
     end: usize,
 }
 
@@ -69,7 +72,7 @@ impl JobCtx {
 }
 
 impl PlainPipeline {
-    /// Forget the chunk in flight (the COPY failed); its thread finishes unobserved.
+    /// Forget the chunk in flight (the COPY failed); its threads finish unobserved.
     pub(super) fn abandon(&mut self) {
         self.pending = None;
     }
@@ -80,10 +83,16 @@ impl PlainPipeline {
         let Some(job) = self.pending.take() else {
             return Ok(Collected::Idle);
         };
-        let (mut chunk, rows) = job
-            .handle
-            .await
-            .map_err(|e| Error::Internal(format!("COPY parse thread: {e}")))?;
+        let rows = match job.halves {
+            Some([first, second]) => {
+                let first = first.await.map_err(thread_error)?;
+                let second = second.await.map_err(thread_error)?;
+                first.zip(second).map(|(f, s)| join_halves(f, s))
+            }
+            None => None,
+        };
+        // Both halves are done with the chunk: its buffer is ours again.
+        let mut chunk = Arc::try_unwrap(job.chunk).unwrap_or_else(|c| c.as_ref().clone());
         Ok(match rows {
             Some(rows) => {
                 self.spare = chunk;
@@ -98,8 +107,9 @@ impl PlainPipeline {
         })
     }
 
-    /// Start the parse of `carry`'s first `end` bytes (complete plain lines) on a blocking
-    /// thread, into `rel` as `p` says; `carry` keeps the rest (an unfinished line).
+    /// Start the parse of `carry`'s first `end` bytes (complete plain lines) in two halves
+    /// on blocking threads, into `rel` as `p` says; `carry` keeps the rest (an unfinished
+    /// line).
     pub(super) fn dispatch(
         &mut self,
         carry: &mut Vec<u8>,
@@ -122,13 +132,20 @@ impl PlainPipeline {
             crlf: p.crlf,
             quote: p.quote,
         };
+        let (chunk, job) = (Arc::new(chunk), Arc::new(job));
         let zone = crate::tz::current_cell();
-        let handle = tokio::task::spawn_blocking(move || {
-            let rows = std::str::from_utf8(&chunk[..end])
-                .ok()
-                .and_then(|text| parse_plain_halves(text, &job.ctx(), zone));
-            (chunk, rows)
+        let halves = halves_split(&chunk[..end]).map(|mid| {
+            let spawn = |from: usize, to: usize| {
+                let (chunk, job, zone) = (Arc::clone(&chunk), Arc::clone(&job), zone.clone());
+                tokio::task::spawn_blocking(move || parse_part(&chunk[from..to], &job.ctx(), zone))
+            };
+            [spawn(0, mid), spawn(mid, end)]
         });
-        self.pending = Some(PlainJob { handle, end });
+        self.pending = Some(PlainJob { halves, chunk, end });
     }
+}
+
+/// A parse thread's failure (a panic) as the COPY's error.
+fn thread_error(e: tokio::task::JoinError) -> Error {
+    Error::Internal(format!("COPY parse thread: {e}"))
 }

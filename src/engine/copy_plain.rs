@@ -72,6 +72,46 @@ impl Reader {
     }
 }
 
+/// The reader a field tries first, in place: chosen once per field from its [`Reader`]
+/// so that a field's read starts with one small match.
+#[derive(Clone, Copy)]
+enum Fast {
+    /// An integer type's canonical digits, read before their end is found (the delimiter
+    /// is no digit or sign); the values the type holds are `min..=max`.
+    Int { min: i64, max: i64 },
+    /// `YYYY-MM-DD HH:MM:SS`, read before its end is found (the delimiter is none of its
+    /// bytes).
+    Timestamp,
+    /// text and varchar: the bytes up to the field's end.
+    Text,
+    /// Only `reader`'s full rules.
+    None,
+}
+
+impl Fast {
+    /// The fast reader for a field read by `reader`, where `direct` says the delimiter is
+    /// no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds.
+    fn of(reader: Reader, direct: bool) -> Fast {
+        match reader {
+            Reader::Int(DataType::Int2) if direct => Fast::Int {
+                min: i16::MIN.into(),
+                max: i16::MAX.into(),
+            },
+            Reader::Int(DataType::Int4) if direct => Fast::Int {
+                min: i32::MIN.into(),
+                max: i32::MAX.into(),
+            },
+            Reader::Int(_) if direct => Fast::Int {
+                min: i64::MIN,
+                max: i64::MAX,
+            },
+            Reader::Timestamp if direct => Fast::Timestamp,
+            Reader::Text => Fast::Text,
+            _ => Fast::None,
+        }
+    }
+}
+
 /// Parse `text`, complete lines free of quotes, backslashes and NULs, into columns as
 /// `CopyIn::plain_record` and `CopyIn::stage` do: the same rows, values and timestamps.
 /// `None` at the first record they would refuse (the caller parses again on the path that
@@ -83,16 +123,23 @@ impl Reader {
 pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     let cols = &ctx.rel.columns;
     let types: Vec<DataType> = cols.iter().map(|c| c.data_type).collect();
+    // The delimiter is no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds, so
+    // those are read before their end is found.
+    let direct = !b"0123456789-: T".contains(&ctx.delimiter);
     let fields: Vec<Field> = ctx
         .targets
         .iter()
-        .map(|&c| Field {
-            column: c,
-            reader: match cols[c].typmod {
+        .map(|&c| {
+            let reader = match cols[c].typmod {
                 Some(tm) => Reader::Typmod(tm),
                 None => Reader::of(types[c]),
-            },
-            is_ts: ctx.rel.ts_col == Some(c),
+            };
+            Field {
+                column: c,
+                reader,
+                fast: Fast::of(reader, direct),
+                is_ts: ctx.rel.ts_col == Some(c),
+            }
         })
         .collect();
     // When no field fills the TIMESTAMPCOLUMN, every row breaks its NOT NULL; a record
@@ -110,7 +157,6 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         delimiters: u64::from_ne_bytes([ctx.delimiter; 8]),
         delimiter: ctx.delimiter,
         crlf: ctx.crlf,
-        direct: !b"0123456789-: T".contains(&ctx.delimiter),
         dates: DateCache::NONE,
     };
     let last = fields.len() - 1;
@@ -147,31 +193,45 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     Some(out)
 }
 
-/// `text` (complete lines) cut in two at the first newline past its middle, each half
-/// parsed by [`parse_plain`] on a thread of its own (the calling one and a scoped one, both
-/// in the session time zone `zone`, which a timestamptz field is read in), joined in order:
-/// the first half's batches and its unfinished one closed, then the second half's, whose
-/// unfinished batch is where the next rows go. `None` where either half gives up or no
-/// newline ends the text.
+/// `text` (complete lines) cut in two at [`halves_split`], each half parsed by
+/// [`parse_part`] on a thread of its own (the calling one and a scoped one, both in the
+/// session time zone `zone`), joined in order by [`join_halves`]. `None` where either half
+/// gives up or no newline ends the text. A COPY's pipeline (`copy_pipeline`) parses its
+/// chunks' halves the same way on the runtime's blocking threads instead.
 pub(super) fn parse_plain_halves(
     text: &str,
     ctx: &PlainCtx<'_>,
     zone: Option<crate::tz::ZoneCell>,
 ) -> Option<PlainRows> {
-    let bytes = text.as_bytes();
-    let mid = memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)?;
-    let part = |text: &str, zone| {
-        plain_bytes(text.as_bytes(), ctx)
-            .then(|| crate::tz::sync_scope(zone, || parse_plain(text, ctx)))
-            .flatten()
-    };
+    let mid = halves_split(text.as_bytes())?;
     let (first, second) = std::thread::scope(|s| {
         let z = zone.clone();
-        let second = s.spawn(|| part(&text[mid..], z));
-        let first = part(&text[..mid], zone);
+        let second = s.spawn(|| parse_part(&text.as_bytes()[mid..], ctx, z));
+        let first = parse_part(&text.as_bytes()[..mid], ctx, zone);
         (first, second.join())
     });
     Some(join_halves(first?, second.ok()??))
+}
+
+/// Where complete lines `bytes` are cut in two for two threads: past the first newline at
+/// or after their middle (a character boundary). `None` when no newline is there.
+pub(super) fn halves_split(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', &bytes[bytes.len() / 2..]).map(|n| bytes.len() / 2 + n + 1)
+}
+
+/// One part of a chunk's complete lines parsed by [`parse_plain`] in the session time zone
+/// `zone` (which a timestamptz field is read in), when they are valid UTF-8 and free of the
+/// bytes that call for the careful paths; else `None`, as where `parse_plain` gives up.
+pub(super) fn parse_part(
+    lines: &[u8],
+    ctx: &PlainCtx<'_>,
+    zone: Option<crate::tz::ZoneCell>,
+) -> Option<PlainRows> {
+    let text = std::str::from_utf8(lines).ok()?;
+    if !plain_bytes(lines, ctx) {
+        return None;
+    }
+    crate::tz::sync_scope(zone, || parse_plain(text, ctx))
 }
 
 /// Whether `lines` (complete lines) are free of the bytes that call for the careful
@@ -196,7 +256,7 @@ fn plain_bytes(lines: &[u8], ctx: &PlainCtx<'_>) -> bool {
 /// The rows of two consecutive parts of a text in order: the first's batches and its
 /// unfinished one closed, then the second's, whose unfinished batch is where the next rows
 /// go.
-fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
+pub(super) fn join_halves(mut first: PlainRows, second: PlainRows) -> PlainRows {
     if !first.builder.is_empty() {
         first.batches.push(first.builder.into_batch());
     }
@@ -217,11 +277,12 @@ fn zero_bytes(x: u64) -> u64 {
     !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
-/// One field of a record: the column it fills, how it is read, and whether it is the
-/// stream's TIMESTAMPCOLUMN.
+/// One field of a record: the column it fills, how it is read (first by `fast`, then by
+/// `reader`'s full rules), and whether it is the stream's TIMESTAMPCOLUMN.
 struct Field {
     column: usize,
     reader: Reader,
+    fast: Fast,
     is_ts: bool,
 }
 
@@ -232,9 +293,6 @@ struct Scan<'a> {
     delimiters: u64,
     delimiter: u8,
     crlf: bool,
-    /// The delimiter is no byte an integer or a `YYYY-MM-DD HH:MM:SS` timestamp holds,
-    /// so those are read before their end is found.
-    direct: bool,
     /// The last date a timestamp field had.
     dates: DateCache,
 }
@@ -254,25 +312,27 @@ impl Scan<'_> {
     ) -> Option<(Option<i64>, usize, bool)> {
         let bytes = self.text.as_bytes();
         let c = field.column;
-        // The NULL marker: its bytes (none for CSV's default, which is the common case and
-        // costs no comparison), then the field's end.
-        if null.is_empty() || bytes[p..].starts_with(null) {
+        // A NULL marker of some bytes: those bytes, then the field's end. The empty marker
+        // (CSV's default, the common case) is an empty field, which no fast reader below
+        // accepts (it reads a digit or a date first) and which is looked for once the
+        // field's end is known: a field that is there costs no check.
+        if !null.is_empty() && bytes[p..].starts_with(null) {
             if let Some((next, newline)) = self.ended_at(p + null.len()) {
                 b.append_null(c);
                 return Some((None, next, newline));
             }
         }
-        match field.reader {
-            Reader::Int(ty) if self.direct => {
+        match field.fast {
+            Fast::Int { min, max } => {
                 let (v, q) = digits(bytes, p);
                 if let Some((next, newline)) = q.and_then(|q| self.ended_at(q)) {
-                    if let Some(v) = v.filter(|&v| int_fits(v, ty)) {
+                    if let Some(v) = v.filter(|v| (min..=max).contains(v)) {
                         b.append_int(c, v);
                         return Some((None, next, newline));
                     }
                 }
             }
-            Reader::Timestamp if self.direct => {
+            Fast::Timestamp => {
                 if let Some((next, newline)) = self.ended_at(p + 19) {
                     if let Some(v) = fast_timestamp_with(&bytes[p..p + 19], &mut self.dates) {
                         b.append_timestamp(c, v);
@@ -280,14 +340,22 @@ impl Scan<'_> {
                     }
                 }
             }
-            Reader::Text => {
+            Fast::Text => {
                 let (end, next, newline) = self.field_end(p)?;
-                b.append_str_within(c, self.text, p, end);
+                if end == p && null.is_empty() {
+                    b.append_null(c);
+                } else {
+                    b.append_str_within(c, self.text, p, end);
+                }
                 return Some((None, next, newline));
             }
-            _ => {}
+            Fast::None => {}
         }
         let (end, next, newline) = self.field_end(p)?;
+        if end == p && null.is_empty() {
+            b.append_null(c);
+            return Some((None, next, newline));
+        }
         let ts = self.general(b, c, p, end, field.reader, types)?;
         Some((ts, next, newline))
     }
@@ -389,23 +457,14 @@ fn digits(bytes: &[u8], p: usize) -> (Option<i64>, Option<usize>) {
         let x = d.wrapping_sub(b'0');
         if x > 9 {
             let n = q - start;
-            let v = (1..=18).contains(&n).then_some(if neg { -v } else { v });
+            // Only up to 18 digits is `v` exact (more wrapped), and its negation with it.
+            let v = (1..=18).contains(&n).then(|| if neg { -v } else { v });
             return (v, Some(q));
         }
         v = v.wrapping_mul(10).wrapping_add(x as i64);
         q += 1;
     }
     (None, None)
-}
-
-/// Whether `v` fits the integer type `ty`.
-#[inline]
-fn int_fits(v: i64, ty: DataType) -> bool {
-    match ty {
-        DataType::Int2 => i16::try_from(v).is_ok(),
-        DataType::Int4 => i32::try_from(v).is_ok(),
-        _ => true,
-    }
 }
 
 /// The position of the first delimiter or newline at or after `p`, if any. The bytes are
@@ -434,18 +493,23 @@ mod tests {
 
     /// A stream-like relation (ts timestamp TIMESTAMPCOLUMN, d integer, o text, n numeric).
     fn rel() -> CopyRel {
-        let columns = vec![
+        rel_of(vec![
             Column::new("ts", DataType::Timestamp),
             Column::new("d", DataType::Int4),
             Column::new("o", DataType::Text),
             Column::new("n", DataType::Numeric),
-        ];
+        ])
+    }
+
+    /// A stream-like relation of `columns`, the first its TIMESTAMPCOLUMN.
+    fn rel_of(columns: Vec<Column>) -> CopyRel {
+        let n = columns.len();
         let table = crate::table::Table::new(
             "s".into(),
             1,
             columns.clone(),
-            vec![false; 4],
-            vec![None; 4],
+            vec![false; n],
+            vec![None; n],
             Vec::new(),
             usize::MAX,
         );
@@ -537,6 +601,125 @@ mod tests {
         );
         assert_eq!(rows.row(0)[1], Value::Int4(12));
         assert_eq!(rows.row(0)[2], Value::Text("34".into()));
+    }
+
+    /// Each integer type's limits are read in place, one past them makes the parse give
+    /// up (the general path reports it), and 19 digits, which the in-place reader leaves to
+    /// the general one, still give a bigint its extreme values.
+    #[test]
+    fn integers_at_and_past_their_types_limits() {
+        let rel = rel_of(vec![
+            Column::new("ts", DataType::Timestamp),
+            Column::new("s", DataType::Int2),
+            Column::new("i", DataType::Int4),
+            Column::new("b", DataType::Int8),
+        ]);
+        let run = |fields: &str| {
+            let ctx = PlainCtx {
+                rel: &rel,
+                targets: &[0, 1, 2, 3],
+                untargeted: &[],
+                delimiter: b',',
+                null: b"",
+                line_max: 80,
+                crlf: false,
+                quote: Some(b'"'),
+            };
+            parse_plain(&format!("2001-01-01 00:00:01,{fields}\n"), &ctx).map(rows_of)
+        };
+        let rows = run("32767,2147483647,999999999999999999").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [
+                Value::Int2(i16::MAX),
+                Value::Int4(i32::MAX),
+                Value::Int8(999_999_999_999_999_999)
+            ]
+        );
+        let rows = run("-32768,-2147483648,-9223372036854775808").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [
+                Value::Int2(i16::MIN),
+                Value::Int4(i32::MIN),
+                Value::Int8(i64::MIN)
+            ]
+        );
+        let rows = run("0,-0,9223372036854775807").expect("plain");
+        assert_eq!(
+            rows.row(0)[1..],
+            [Value::Int2(0), Value::Int4(0), Value::Int8(i64::MAX)]
+        );
+        for bad in [
+            "32768,0,0",
+            "-32769,0,0",
+            "0,2147483648,0",
+            "0,-2147483649,0",
+            "0,0,9223372036854775808",
+            "0,0,-9223372036854775809",
+            "0,0,99999999999999999999",
+        ] {
+            assert!(run(bad).is_none(), "{bad}");
+        }
+    }
+
+    /// An empty field is NULL where the NULL marker is empty (CSV's default), in every
+    /// position and for every reader, with LF or CRLF lines; where the marker has bytes,
+    /// those bytes are NULL (digits included, which the integer reader must not read) and an
+    /// empty field is an empty text, or the general reader's to refuse.
+    #[test]
+    fn empty_fields_and_null_markers() {
+        let rel = rel();
+        let run = |text: &str, null: &[u8], crlf: bool| {
+            let ctx = PlainCtx {
+                rel: &rel,
+                targets: &[0, 1, 2, 3],
+                untargeted: &[],
+                delimiter: b',',
+                null,
+                line_max: 80,
+                crlf,
+                quote: Some(b'"'),
+            };
+            parse_plain(text, &ctx).map(rows_of)
+        };
+        let (t, ts) = ("2001-01-01 00:00:01", Value::Timestamp(978_307_201_000_000));
+        let num = |s: &str| crate::types::parse_value(s, DataType::Numeric).unwrap();
+        let text = |s: &str| Value::Text(s.into());
+        for crlf in [false, true] {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let rows =
+                run(&format!("{t},,,{eol}{t},5,,2{eol}{t},,a,{eol}"), b"", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, Value::Null, Value::Null]
+            );
+            assert_eq!(
+                rows.row(1),
+                &[ts.clone(), Value::Int4(5), Value::Null, num("2")]
+            );
+            assert_eq!(
+                rows.row(2),
+                &[ts.clone(), Value::Null, text("a"), Value::Null]
+            );
+            let rows = run(&format!("{t},NULL,,NULL{eol}"), b"NULL", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, text(""), Value::Null]
+            );
+            assert!(run(&format!("{t},,a,1{eol}"), b"NULL", crlf).is_none());
+            let rows = run(&format!("{t},7,7,7{eol}{t},77,77,77{eol}"), b"7", crlf).expect("plain");
+            assert_eq!(
+                rows.row(0),
+                &[ts.clone(), Value::Null, Value::Null, Value::Null]
+            );
+            assert_eq!(
+                rows.row(1),
+                &[ts.clone(), Value::Int4(77), text("77"), num("77")]
+            );
+            // An empty TIMESTAMPCOLUMN is NULL: the general path reports it.
+            assert!(run(&format!(",1,a,1{eol}"), b"", crlf).is_none());
+        }
     }
 
     /// Rows, values and timestamps as the general path gives them: fast and general

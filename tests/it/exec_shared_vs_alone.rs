@@ -89,6 +89,25 @@ fn query(calls: Vec<AggCall>, grouped: bool) -> Query {
     }
 }
 
+/// The aggregates of a property case's `class` and their calls over column 2: 0 is count
+/// and sum (invertible), 1 min and max, any other count and `other`.
+fn agg_class(class: usize, other: AggFunc) -> (Vec<AggFunc>, Vec<AggCall>) {
+    let funcs = match class {
+        0 => vec![AggFunc::CountStar, AggFunc::Sum],
+        1 => vec![AggFunc::Min, AggFunc::Max],
+        _ => vec![AggFunc::CountStar, other],
+    };
+    let calls = funcs
+        .iter()
+        .map(|f| match f {
+            AggFunc::CountStar => call(*f, None, DataType::Int8),
+            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
+            _ => call(*f, Some(2), DataType::Int4),
+        })
+        .collect();
+    (funcs, calls)
+}
+
 fn run(q: &Query, windows: &[Window], plan: SharedPlan, batches: &[RowBatch]) -> Vec<Vec<Value>> {
     run_cut(q, windows, &vec![None; windows.len()], plan, batches)
 }
@@ -101,6 +120,30 @@ fn run_cut(
     plan: SharedPlan,
     batches: &[RowBatch],
 ) -> Vec<Vec<Value>> {
+    run_exec(q, windows, cutoffs, plan, batches, 0)
+}
+
+/// Run under `slack` (microseconds of lateness accepted), every grid shown from its start;
+/// the rows in [`canonical`] order.
+fn run_slack(
+    q: &Query,
+    windows: &[Window],
+    plan: SharedPlan,
+    batches: &[RowBatch],
+    slack: i64,
+) -> Vec<String> {
+    let cutoffs = vec![None; windows.len()];
+    canonical(run_exec(q, windows, &cutoffs, plan, batches, slack))
+}
+
+fn run_exec(
+    q: &Query,
+    windows: &[Window],
+    cutoffs: &[Option<i64>],
+    plan: SharedPlan,
+    batches: &[RowBatch],
+    slack: i64,
+) -> Vec<Vec<Value>> {
     let mut exec = QueryExec::new(
         q.clone(),
         windows.to_vec(),
@@ -112,6 +155,7 @@ fn run_cut(
         1_000_000,
     )
     .unwrap();
+    exec.set_slack(slack);
     let mut out = Vec::new();
     for b in batches {
         exec.push(b, &mut out).unwrap();
@@ -290,16 +334,7 @@ proptest! {
         grouped in any::<bool>(),
         split in 1usize..20,
     ) {
-        let funcs: Vec<AggFunc> = match class {
-            0 => vec![AggFunc::CountStar, AggFunc::Sum],
-            1 => vec![AggFunc::Min, AggFunc::Max],
-            _ => vec![AggFunc::CountStar, AggFunc::Min],
-        };
-        let calls = funcs.iter().map(|f| match f {
-            AggFunc::CountStar => call(*f, None, DataType::Int8),
-            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
-            _ => call(*f, Some(2), DataType::Int4),
-        }).collect();
+        let (funcs, calls) = agg_class(class, AggFunc::Min);
         let q = query(calls, grouped);
         let sharing = tcq::agg::sharing_of(&funcs.iter().map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect::<Vec<_>>());
         let batches = batches_of(&tuples, split);
@@ -464,31 +499,11 @@ proptest! {
         slack in prop_oneof![Just(0i64), 1i64..=12],
         eta in prop_oneof![Just(0.05f64), Just(1e5), Just(1e6)],
     ) {
-        let funcs: Vec<AggFunc> = match class {
-            0 => vec![AggFunc::CountStar, AggFunc::Sum],
-            1 => vec![AggFunc::Min, AggFunc::Max],
-            _ => vec![AggFunc::CountStar, AggFunc::Max],
-        };
-        let calls = funcs.iter().map(|f| match f {
-            AggFunc::CountStar => call(*f, None, DataType::Int8),
-            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
-            _ => call(*f, Some(2), DataType::Int4),
-        }).collect();
+        let (funcs, calls) = agg_class(class, AggFunc::Max);
         let q = query(calls, grouped);
         let batches = batches_of(&tuples, split);
         let want = naive_slack(&windows, &tuples, grouped, &funcs, slack);
-        let run_slack = |plan: SharedPlan| -> Vec<String> {
-            let mut exec = QueryExec::new(
-                q.clone(), windows.clone(), vec![None; windows.len()], plan, vec![], false,
-                LIMITS, 1_000_000,
-            ).unwrap();
-            exec.set_slack(slack);
-            let mut out = Vec::new();
-            for b in &batches {
-                exec.push(b, &mut out).unwrap();
-            }
-            canonical(out.into_iter().flat_map(Event::into_rows).collect())
-        };
+        let rows_of = |plan: SharedPlan| run_slack(&q, &windows, plan, &batches, slack);
         let specs: Vec<tcq::agg::AggSpec> = funcs.iter()
             .map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect();
         let sharing = tcq::agg::sharing_of(&specs);
@@ -498,15 +513,15 @@ proptest! {
             sliders: tcq::agg::sliders_of(&specs),
         };
         let modelled = wcg::plan_for(&windows, sharing, &workload);
-        prop_assert_eq!(&run_slack(modelled.clone()), &want, "model's plan {:?}", modelled);
+        prop_assert_eq!(&rows_of(modelled.clone()), &want, "model's plan {:?}", modelled);
         let paper = wcg::plan(&windows, sharing, 1e6);
         for slider in [Slider::TwoStacks, Slider::SubtractOnEvict] {
             if let Some(plan) = with_slider(paper.clone(), slider, &funcs) {
-                prop_assert_eq!(&run_slack(plan.clone()), &want, "{} on {:?}", slider, plan);
+                prop_assert_eq!(&rows_of(plan.clone()), &want, "{} on {:?}", slider, plan);
             }
         }
         if windows.iter().all(|w| w.range_us / w.slide_us <= 100) {
-            prop_assert_eq!(&run_slack(SharedPlan::unshared(&windows)), &want, "alone");
+            prop_assert_eq!(&rows_of(SharedPlan::unshared(&windows)), &want, "alone");
         }
     }
 }
@@ -582,37 +597,17 @@ proptest! {
         slack in prop_oneof![Just(0i64), 1i64..=12],
         eta in prop_oneof![Just(1e6f64), Just(1e9)],
     ) {
-        let funcs: Vec<AggFunc> = match class {
-            0 => vec![AggFunc::CountStar, AggFunc::Sum],
-            1 => vec![AggFunc::Min, AggFunc::Max],
-            _ => vec![AggFunc::CountStar, AggFunc::Max],
-        };
-        let calls = funcs.iter().map(|f| match f {
-            AggFunc::CountStar => call(*f, None, DataType::Int8),
-            AggFunc::Sum => call(*f, Some(2), DataType::Int8),
-            _ => call(*f, Some(2), DataType::Int4),
-        }).collect();
+        let (funcs, calls) = agg_class(class, AggFunc::Max);
         let q = query(calls, grouped);
         let batches = batches_of(&tuples, split);
         let want = naive_slack(&windows, &tuples, grouped, &funcs, slack);
-        let run_slack = |plan: SharedPlan| -> Vec<String> {
-            let mut exec = QueryExec::new(
-                q.clone(), windows.clone(), vec![None; windows.len()], plan, vec![], false,
-                LIMITS, 1_000_000,
-            ).unwrap();
-            exec.set_slack(slack);
-            let mut out = Vec::new();
-            for b in &batches {
-                exec.push(b, &mut out).unwrap();
-            }
-            canonical(out.into_iter().flat_map(Event::into_rows).collect())
-        };
+        let rows_of = |plan: SharedPlan| run_slack(&q, &windows, plan, &batches, slack);
         for slider in [Slider::Panes, Slider::TwoStacks, Slider::SubtractOnEvict] {
             if slider == Slider::SubtractOnEvict && class != 0 {
                 continue;
             }
             let plan = slide_pane_plan(&windows, slider);
-            prop_assert_eq!(&run_slack(plan.clone()), &want, "{} on {:?}", slider, plan);
+            prop_assert_eq!(&rows_of(plan.clone()), &want, "{} on {:?}", slider, plan);
         }
         let specs: Vec<tcq::agg::AggSpec> = funcs.iter()
             .map(|f| tcq::agg::AggSpec::new(*f, DataType::Int4, false)).collect();
@@ -622,7 +617,7 @@ proptest! {
             sliders: tcq::agg::sliders_of(&specs),
         };
         let modelled = wcg::plan_for(&windows, tcq::agg::sharing_of(&specs), &workload);
-        prop_assert_eq!(&run_slack(modelled.clone()), &want, "model's plan {:?}", modelled);
+        prop_assert_eq!(&rows_of(modelled.clone()), &want, "model's plan {:?}", modelled);
     }
 }
 

@@ -10,10 +10,24 @@ use crate::common::{self, connect, exec};
 
 const COLUMNS: &str = "ts timestamp TIMESTAMPCOLUMN, id bigint, origin text";
 
-/// Flight `id` as a JSON message: one a second from 2001-01-01.
+/// `rows` sorted (the partitions' records interleave in no fixed order).
 fn sorted(mut rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
     rows.sort();
     rows
+}
+
+/// `CREATE STREAM name` of the flights' columns reading `broker`'s topic `name` from its
+/// start, paused until `resume_and_fetch_ids` resumes it.
+async fn create_paused_source(c: &tokio_postgres::Client, broker: &Broker, name: &str) {
+    exec(
+        c,
+        &format!(
+            "CREATE STREAM {name} ({COLUMNS}) WITH (connector = 'kafka', topic = '{name}', \
+             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
+            broker.bootstrap()
+        ),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -177,15 +191,7 @@ async fn a_broker_killed_and_restarted_is_recovered_without_loss() {
         .await;
     let port = common::start_server();
     let c = connect(port).await;
-    exec(
-        &c,
-        &format!(
-            "CREATE STREAM r ({COLUMNS}) WITH (connector = 'kafka', topic = 'r', \
-             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
-            broker.bootstrap()
-        ),
-    )
-    .await;
+    create_paused_source(&c, &broker, "r").await;
     let mut ids = resume_and_fetch_ids(&c, "r", 100, 30).await;
     assert_eq!(ids.len(), 100);
     broker.kill();
@@ -225,15 +231,7 @@ async fn a_topic_deleted_and_made_again_is_read_from_its_start() {
         .await;
     let port = common::start_server();
     let c = connect(port).await;
-    exec(
-        &c,
-        &format!(
-            "CREATE STREAM d ({COLUMNS}) WITH (connector = 'kafka', topic = 'd', \
-             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
-            broker.bootstrap()
-        ),
-    )
-    .await;
+    create_paused_source(&c, &broker, "d").await;
     let ids = resume_and_fetch_ids(&c, "d", 20, 30).await;
     assert_eq!(ids, (0..20).collect::<Vec<_>>());
     broker.delete_topic("d").await;
@@ -267,15 +265,7 @@ async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
     broker.produce("huge", 0, &[flight(2)]).await;
     let port = common::start_server();
     let c = connect(port).await;
-    exec(
-        &c,
-        &format!(
-            "CREATE STREAM huge ({COLUMNS}) WITH (connector = 'kafka', topic = 'huge', \
-             bootstrap_servers = '{}', timestamp_format = 'epoch_s', paused = true)",
-            broker.bootstrap()
-        ),
-    )
-    .await;
+    create_paused_source(&c, &broker, "huge").await;
     let ids = resume_and_fetch_ids(&c, "huge", 2, 60).await;
     assert_eq!(ids, vec![0, 2]);
     let r = wait_source(&c, "huge", 30, |r| r.bad_messages == 1).await;

@@ -91,6 +91,15 @@ const POW10_U64: [u64; 20] = {
     t
 };
 
+/// `x.ilog10()` for `x > 0` from its bit length and one table look-up, without the
+/// standard library's comparison chain (0 gives 0 instead of panicking).
+#[inline(always)]
+fn ilog10(x: u64) -> u32 {
+    let x = x | 1;
+    let t = ((64 - x.leading_zeros()) * 1233) >> 12;
+    t - u32::from(x < POW10_U64[t as usize])
+}
+
 /// [`div_scaled`] of an integer sum by a positive count (`avg` of integers), in 64-bit
 /// words: the scale from [`select_div_scale`]'s rule and the rounded quotient, each
 /// computed once, with no 128-bit division and no power computed by a loop. `None` when
@@ -101,12 +110,12 @@ pub(crate) fn avg_scaled(sum: i128, n: i64) -> Option<Scaled> {
     let b = u64::from(u32::try_from(n).ok().filter(|&b| b > 0)?);
     // Weights in base 10000 (scale 0: never negative), and whether the numerator's first
     // base-10000 digit is at most the denominator's, as select_div_scale compares them.
-    let w2 = (b.ilog10() / 4) as i64;
+    let w2 = (ilog10(b) / 4) as i64;
     let f2 = b / POW10_U64[4 * w2 as usize];
     let (w1, first_le) = if a == 0 {
         (0, true)
     } else {
-        let w1 = a.ilog10() / 4;
+        let w1 = ilog10(a) / 4;
         let p1 = u128::from(POW10_U64[4 * w1 as usize]);
         (w1 as i64, u128::from(a) < u128::from(f2 + 1) * p1)
     };
@@ -348,6 +357,24 @@ pub(crate) fn from_decimal(d: &Decimal) -> Scaled {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table-based `ilog10` equals the standard one at every power of ten, one
+    /// below and one above it, at each power of two and its neighbours, and at the top.
+    #[test]
+    fn ilog10_matches_std() {
+        assert_eq!(ilog10(0), 0);
+        let mut xs = vec![1u64, 2, 9, u64::MAX, u64::MAX - 1];
+        for &p in &POW10_U64 {
+            xs.extend([p - 1, p, p + 1]);
+        }
+        for k in 0..64 {
+            let p = 1u64 << k;
+            xs.extend([p - 1, p, p.wrapping_add(1)]);
+        }
+        for x in xs.into_iter().filter(|&x| x > 0) {
+            assert_eq!(ilog10(x), x.ilog10(), "{x}");
+        }
+    }
 
     fn avg(sum: i128, n: i128) -> String {
         let (m, s) = div_scaled((sum, 0), (n, 0)).unwrap();

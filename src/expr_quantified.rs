@@ -156,3 +156,92 @@ impl Acc {
 fn arity() -> Error {
     Error::Internal("quantified comparison without arguments".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::BinaryOp;
+    use crate::types::DataType;
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    fn any(source: ArraySource, op: QuantOp, vals: &[Value]) -> Result<Value> {
+        let spec = QuantSpec {
+            op,
+            all: false,
+            source,
+        };
+        quantified(spec, vals)
+    }
+
+    /// Expected values are PostgreSQL 15's for the same expressions.
+    #[test]
+    fn splits_and_null_rules_match_postgresql() {
+        let eq = QuantOp::Cmp(BinaryOp::Eq);
+        // NULL = ANY (string_to_array('', ',')): no element, false.
+        assert_eq!(
+            any(ArraySource::Split, eq, &[Value::Null, t(""), t(",")]).unwrap(),
+            Value::Bool(false)
+        );
+        // A NULL separator splits into characters.
+        assert_eq!(
+            any(ArraySource::Split, eq, &[t("b"), t("abc"), Value::Null]).unwrap(),
+            Value::Bool(true)
+        );
+        // The NULL marker makes 'x' a NULL element: no match, one NULL.
+        assert_eq!(
+            any(ArraySource::Split, eq, &[t("x"), t("a,x"), t(","), t("x")]).unwrap(),
+            Value::Null
+        );
+        // An empty separator: the whole string, ALL over one equal element.
+        let spec = QuantSpec {
+            op: eq,
+            all: true,
+            source: ArraySource::Split,
+        };
+        assert_eq!(
+            quantified(spec, &[t("a"), t("a"), t("")]).unwrap(),
+            Value::Bool(true)
+        );
+        // A NULL flags argument: a NULL array.
+        assert_eq!(
+            any(
+                ArraySource::RegexSplit,
+                eq,
+                &[t("a"), t("a"), t(","), Value::Null]
+            )
+            .unwrap(),
+            Value::Null
+        );
+        let ilike = QuantOp::Like {
+            negated: false,
+            case_insensitive: true,
+        };
+        assert_eq!(
+            any(ArraySource::RegexSplit, ilike, &[t("A"), t("xa"), t("x")]).unwrap(),
+            Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn cast_arrays_read_every_element_with_its_type() {
+        let eq = QuantOp::Cmp(BinaryOp::Eq);
+        let ints = ArraySource::Text(DataType::Int4);
+        assert_eq!(
+            any(ints, eq, &[Value::Int4(3), t("{{1,2},{3,4}}")]).unwrap(),
+            Value::Bool(true)
+        );
+        // A bad element is an error even after a match, as PostgreSQL reads the whole array.
+        let err = any(ints, eq, &[Value::Int4(1), t("{1,a}")]).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidTextRepresentation(m) if m.contains("\"a\"")),
+            "{err:?}"
+        );
+        assert_eq!(
+            any(ints, eq, &[Value::Int4(1), Value::Null]).unwrap(),
+            Value::Null
+        );
+    }
+}

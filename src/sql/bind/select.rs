@@ -22,6 +22,15 @@ struct RowCounts {
 pub(super) fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
     match e {
         ast::Expr::Value(v) => match &v.value {
+            // A numeric constant is cast to bigint, rounding half away from zero.
+            ast::Value::Number(n, _) if n.contains(['.', 'e', 'E']) => {
+                match n.parse::<f64>().map(f64::round) {
+                    Ok(r) if (0.0..9.2e18).contains(&r) => Ok(Some(r as u64)),
+                    _ => Err(Error::InvalidParameterValue(format!(
+                        "{what} must be a non-negative integer, got {n}"
+                    ))),
+                }
+            }
             ast::Value::Number(n, _) => n.parse::<u64>().map(Some).map_err(|_| {
                 Error::InvalidParameterValue(format!(
                     "{what} must be a non-negative integer, got {n}"

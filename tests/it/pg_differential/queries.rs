@@ -1014,7 +1014,8 @@ pub fn listed() -> Vec<String> {
 /// left side of ANY/ALL/IN (an unknown column is text), `||` of two operands neither of
 /// which is text, CASE's unknown operand (text), non-integer constants in ORDER BY and
 /// DISTINCT ON, ungrouped columns of derived tables, VALUES and CTEs, CTE column lists
-/// shorter or longer than the query's, `split_part`'s field 0.
+/// shorter or longer than the query's, `split_part`'s field 0, integer input with
+/// underscores (PostgreSQL 16's, not 15's), numeric LIMIT and OFFSET (cast to bigint).
 const OPERAND_CHECKS: &[&str] = &[
     "SELECT 1 = ANY (SELECT 'a')",
     "SELECT 1 IN (SELECT NULL)",
@@ -1060,6 +1061,13 @@ const OPERAND_CHECKS: &[&str] = &[
     "WITH RECURSIVE r(n, m, z) AS (SELECT 1, 2 UNION ALL SELECT n + 1, 3 FROM r WHERE n < 3) SELECT * FROM r",
     "SELECT split_part(t, 'b', 0) FROM ta ORDER BY id",
     "SELECT split_part('a,b,c', ',', -1), split_part('a,b,c', ',', 5)",
+    "SELECT '1_000'::int",
+    "SELECT '1_000'::bigint",
+    "SELECT '+5'::int, ' -7 '::int, '007'::smallint",
+    "SELECT id FROM ta ORDER BY id LIMIT 1.5",
+    "SELECT id FROM ta ORDER BY id LIMIT 2e0 OFFSET 0.5",
+    "SELECT x FROM (VALUES (1), (2), (3)) v(x) ORDER BY x LIMIT 1.5",
+    "SELECT x FROM (VALUES (1), (2), (3)) v(x) ORDER BY x OFFSET 0.5",
 ];
 
 /// What clients and people write beyond the families: NULL ordering, COALESCE/NULLIF/

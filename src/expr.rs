@@ -1224,6 +1224,7 @@ fn function(func: ScalarFunc, args: &[Expr], ctx: &EvalContext) -> Result<Value>
         ScalarFunc::NullIf => return null_if(func, &vals),
         ScalarFunc::Concat => return Ok(concat(&vals)),
         ScalarFunc::CurrentSetting => return current_setting(&vals, ctx),
+        ScalarFunc::Quantified(spec) => return crate::expr_quantified::quantified(spec, &vals),
         _ => {}
     }
     // Strict functions: NULL in, NULL out.

@@ -26,6 +26,7 @@ mod expr_format;
 mod expr_format_parse;
 mod expr_funcs;
 mod expr_funcs_misc;
+mod expr_quantified;
 mod expr_regex;
 pub mod flink;
 pub mod http;

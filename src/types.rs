@@ -726,11 +726,8 @@ fn parse_int(text: &str, ty: DataType) -> crate::Result<i64> {
     let name = ty.name();
     let t = text.trim();
     let body = t.strip_prefix(['+', '-']).unwrap_or(t);
-    if body.is_empty()
-        || !body.bytes().all(|c| c.is_ascii_digit() || c == b'_')
-        || body.starts_with('_')
-        || body.ends_with('_')
-    {
+    // PostgreSQL 15 reads digits only (underscores between digits came with 16).
+    if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit()) {
         return Err(invalid_input(&name, text));
     }
     let (min, max) = match ty {
@@ -738,8 +735,7 @@ fn parse_int(text: &str, ty: DataType) -> crate::Result<i64> {
         DataType::Int4 => (i32::MIN as i64, i32::MAX as i64),
         _ => (i64::MIN, i64::MAX),
     };
-    let cleaned: String = t.chars().filter(|&c| c != '_').collect();
-    match cleaned.parse::<i64>() {
+    match t.parse::<i64>() {
         Ok(v) if v >= min && v <= max => Ok(v),
         _ => Err(crate::Error::NumericValueOutOfRange(format!(
             "value \"{text}\" is out of range for type {name}"

@@ -1763,6 +1763,11 @@ fn count_value(v: Value, what: &str) -> Result<Option<usize>> {
         Value::Null => Ok(None),
         v => match int_of(&v) {
             Some(n) if n >= 0 => Ok(Some(n as usize)),
+            // A numeric or float count is cast to bigint, rounding (`LIMIT 1.5` is 2).
+            None if matches!(v, Value::Numeric(_) | Value::Float4(_) | Value::Float8(_)) => {
+                let n = crate::expr::cast_value(v, crate::types::DataType::Int8)?;
+                count_value(n, what)
+            }
             _ => Err(if what == "LIMIT" {
                 Error::InvalidRowCountInLimit("LIMIT must not be negative".into())
             } else {

@@ -519,6 +519,11 @@ fn text_call(name: &str, args: &[Value]) -> Result<Option<Value>> {
             let s = text_of(a0);
             let sep = text_of(arg(args, 1));
             let n = int_of(arg(args, 2)).unwrap_or(1);
+            if n == 0 {
+                return Err(Error::InvalidParameterValue(
+                    "field position must not be zero".into(),
+                ));
+            }
             let parts: Vec<&str> = if sep.is_empty() {
                 vec![s.as_str()]
             } else {

@@ -1195,9 +1195,48 @@ impl BinaryOp {
     }
 }
 
+/// `x op ANY|ALL (array)` over an array built from a row's values
+/// ([`ScalarFunc::Quantified`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantSpec {
+    /// The operator applied to `x` and each element.
+    pub op: QuantOp,
+    /// ALL (else ANY).
+    pub all: bool,
+    /// Where the array comes from.
+    pub source: ArraySource,
+}
+
+/// The operator of a [`QuantSpec`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantOp {
+    /// A comparison (`=`, `<>`, `<`, `<=`, `>`, `>=`).
+    Cmp(BinaryOp),
+    /// `[NOT] LIKE|ILIKE`.
+    Like {
+        /// NOT LIKE.
+        negated: bool,
+        /// ILIKE.
+        case_insensitive: bool,
+    },
+}
+
+/// The array of a [`QuantSpec`], from its arguments after `x`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArraySource {
+    /// `string_to_array(s, delimiter [, null_string])`: text elements.
+    Split,
+    /// `regexp_split_to_array(s, pattern [, flags])`: text elements.
+    RegexSplit,
+    /// `s::t[]`: the array whose text form is `s`, elements of type `t`.
+    Text(DataType),
+}
+
 /// Scalar functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarFunc {
+    /// `x op ANY|ALL (array)` over an array built from the row, args `[x, array args..]`.
+    Quantified(QuantSpec),
     /// `abs(x)`
     Abs,
     /// `round(x [, n])`

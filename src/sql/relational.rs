@@ -1444,7 +1444,8 @@ fn direction(o: &ast::OrderByExpr) -> Result<(bool, bool)> {
 fn ordinal(e: &ast::Expr) -> Option<usize> {
     match e {
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n.parse().ok(),
+            // An integer constant: one past int4 is numeric, no position.
+            ast::Value::Number(n, _) => n.parse::<i32>().ok().and_then(|n| usize::try_from(n).ok()),
             _ => None,
         },
         _ => None,
@@ -1459,12 +1460,20 @@ fn bare_name(e: &ast::Expr) -> Option<String> {
 }
 
 /// An ORDER BY ordinal outside the select list is an error, as in PostgreSQL.
-fn check_ordinal(e: &ast::Expr, ncols: usize) -> Result<()> {
+/// Checks an ORDER BY or DISTINCT ON item (`clause` names which) that is a constant, as
+/// PostgreSQL reads it: an integer is a position in the select list, any other constant
+/// (`'a'`, `1.5`, `NULL`, `true`) is refused. Errors: 42P10 for a position out of the
+/// list, 42601 for another constant.
+fn check_ordinal(e: &ast::Expr, ncols: usize, clause: &str) -> Result<()> {
     match ordinal(e) {
         Some(n) if n == 0 || n > ncols => Err(Error::InvalidColumnReference(format!(
-            "ORDER BY position {n} is not in select list"
+            "{clause} position {n} is not in select list"
         ))),
-        _ => Ok(()),
+        Some(_) => Ok(()),
+        None if matches!(e, ast::Expr::Value(_)) => {
+            Err(Error::Syntax(format!("non-integer constant in {clause}")))
+        }
+        None => Ok(()),
     }
 }
 

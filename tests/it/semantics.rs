@@ -745,3 +745,92 @@ async fn statistics_and_ordered_set_aggregates_are_finite_only() {
         table(&[&["1", "2", "1", "3", "4", "1"]])
     );
 }
+
+/// `op ANY|ALL` in a continuous query over arrays built from each tuple:
+/// `string_to_array` (a NULL-marker argument, a NULL separator: characters),
+/// `regexp_split_to_array`, and a text column cast to an array type (multidimensional,
+/// empty, with NULL elements), in the filter and the projection, with PostgreSQL 15's
+/// answers over the same rows; operands of other types are refused as PostgreSQL
+/// refuses them.
+#[tokio::test]
+async fn any_and_all_over_row_arrays_filter_and_project_stream_tuples() {
+    let port = start_server();
+    let c = connect(port).await;
+    exec(&c, STREAM).await;
+    let got = cursor_rows(
+        &c,
+        "SELECT v, 'b' = ANY (string_to_array(k, ',')), 'x' <> ALL (string_to_array(k, ',', '')), \
+         k LIKE ANY (regexp_split_to_array('a%|z%', '\\|')), \
+         k NOT ILIKE ALL (string_to_array('A%,%X', ',')), k = ANY (regexp_split_to_array('a,b', ',')), \
+         v::text = ANY (string_to_array(k, NULL)) FROM s \
+         WHERE v < 10 AND ('b' = ANY (string_to_array(k, ',')) \
+         OR k LIKE ANY (regexp_split_to_array('z%;1%;', ';')) OR k IS NULL OR k = '')",
+        &["INSERT INTO s VALUES ('2001-01-01 00:00:01','a,b',1), ('2001-01-01 00:00:02','b',2), \
+           ('2001-01-01 00:00:03','1,2',3), ('2001-01-01 00:00:04',NULL,4), \
+           ('2001-01-01 00:00:05','z,,x',5), ('2001-01-01 00:00:06','',6), \
+           ('2001-01-01 00:00:07','c',7), ('2001-01-01 00:00:08','b',20)"],
+        6,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[
+            &["1", "t", "t", "t", "f", "f", "f"],
+            &["2", "t", "t", "f", "t", "t", "f"],
+            &["3", "f", "t", "f", "t", "f", "f"],
+            &["4", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"],
+            &["5", "f", "f", "t", "f", "f", "f"],
+            &["6", "f", "t", "f", "t", "f", "f"],
+        ])
+    );
+    exec(
+        &c,
+        "CREATE STREAM a (ts timestamp TIMESTAMPCOLUMN, arr text, v integer)",
+    )
+    .await;
+    let got = cursor_rows(
+        &c,
+        "SELECT v, v = ANY (arr::int[]), v <> ALL (arr::integer[]), 2 >= ANY (CAST(arr AS bigint[])), \
+         '3' = ANY (arr::text[]) FROM a WHERE v >= ALL (arr::int[]) OR arr IS NULL OR v = 9",
+        &["INSERT INTO a VALUES ('2001-01-01 00:00:01','{1,2}',1), ('2001-01-01 00:00:02','{}',2), \
+           ('2001-01-01 00:00:03',NULL,3), ('2001-01-01 00:00:04','{3,NULL}',3), \
+           ('2001-01-01 00:00:05','{{1,2},{3,4}}',4), ('2001-01-01 00:00:06','{5}',9)"],
+        4,
+    )
+    .await;
+    assert_eq!(
+        got,
+        table(&[
+            &["2", "f", "t", "f", "f"],
+            &["3", "NULL", "NULL", "NULL", "NULL"],
+            &["4", "t", "f", "t", "t"],
+            &["9", "f", "t", "f", "f"],
+        ])
+    );
+    for (q, state, message) in [
+        (
+            "SELECT 1 = ANY (string_to_array(k, ',')) FROM s",
+            "42883",
+            "operator does not exist: integer = text",
+        ),
+        (
+            "SELECT k = ANY (v::int[]) FROM s",
+            "42846",
+            "cannot cast type integer to integer[]",
+        ),
+        (
+            "SELECT 1 = ANY (string_to_array(v, ',')) FROM s",
+            "42883",
+            "function string_to_array(integer, unknown) does not exist",
+        ),
+        (
+            "SELECT v LIKE ANY (string_to_array(k, ',')) FROM s",
+            "42883",
+            "operator does not exist: integer ~~ text",
+        ),
+    ] {
+        let err = c.simple_query(q).await.expect_err(q);
+        let db = err.as_db_error().expect("a server error");
+        assert_eq!((db.code().code(), db.message()), (state, message), "{q}");
+    }
+}

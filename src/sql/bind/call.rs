@@ -559,7 +559,9 @@ impl Binder<'_> {
             | F::OctetLength
             | F::Substr
             | F::Concat
-            | F::CurrentSetting => self.text_scalar(func, args, &name)?,
+            | F::CurrentSetting
+            // Bound from `x op ANY (...)` only; no name calls it (an arity error here).
+            | F::Quantified(_) => self.text_scalar(func, args, &name)?,
             F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp | F::ToDate => {
                 self.time_scalar(func, args, &name)?
             }

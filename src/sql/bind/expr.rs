@@ -924,6 +924,15 @@ impl Binder<'_> {
                 Ok(Bound::new(mk(l, r), DataType::Bool))
             }
             BinaryOp::Concat => {
+                // PostgreSQL's `||` has text || text, text || anynonarray and
+                // anynonarray || text (an unknown literal reads as text): two typed
+                // operands of which neither is text have no operator.
+                let typed_other = |b: &Bound| b.ty.is_some_and(|t| !t.is_text());
+                if typed_other(&l) && typed_other(&r) {
+                    return Err(no_operator(l.ty, "||", r.ty).with_hint(
+                        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+                    ));
+                }
                 // A boolean is cast to text (`true`), as PostgreSQL's textanycat casts
                 // its non-text operand; concat() renders it with its output function.
                 let bool_text = |b: Bound| match b.ty {
@@ -1092,6 +1101,15 @@ impl Binder<'_> {
         scope: &Scope,
     ) -> Result<Bound> {
         let operand_b = operand.map(|o| self.expr(o, scope)).transpose()?;
+        // PostgreSQL reads an unknown operand as text before it compares it with each
+        // WHEN (`CASE 'a' WHEN 1` is text = integer: 42883).
+        let operand_b = match operand_b {
+            Some(b) if b.ty.is_none() => Some(Bound::new(
+                self.coerce(b, DataType::Text, "CASE")?,
+                DataType::Text,
+            )),
+            other => other,
+        };
         let mut whens = Vec::new();
         let mut results = Vec::new();
         for c in conditions {

@@ -38,6 +38,7 @@ mod overlaps;
 mod predicates;
 pub(crate) use predicates::like_quantifier;
 mod route;
+mod row_arrays;
 mod scope;
 mod select;
 mod sinks;

@@ -335,16 +335,19 @@ impl Binder<'_> {
                 // `ARRAY[]::t[]`: ANY over no element is false and ALL true, whatever
                 // `left` is (NULL too), once `op` applies to `left` and a `t`.
                 let x = self.expr(left, scope)?;
-                let t = type_from_name(&array_elem_name(elem).unwrap_or_default())?;
+                let t = type_from_name(&elem_name(elem).unwrap_or_default())?;
                 self.empty_array_operand(x, op, t)?;
                 return Ok(Bound::new(Expr::Literal(Value::Bool(all)), DataType::Bool));
             }
             other => match constant_array(other) {
                 Some(c) => Err(c),
                 None => {
+                    if let Some(b) = self.row_array_quantified(left, op, other, all, scope)? {
+                        return Ok(b);
+                    }
                     return Err(unsupported(format!(
                     "{quantifier} over an array value other than ARRAY[...] or a constant ('{{a,b}}'::text[]) is not supported"
-                )))
+                )));
                 }
             },
         };
@@ -524,7 +527,7 @@ fn unnested(e: &ast::Expr) -> &ast::Expr {
 
 /// The operator of `x op ANY|ALL (ARRAY[...])`, applied to `x` and each element.
 #[derive(Clone, Copy)]
-enum Quantified {
+pub(super) enum Quantified {
     /// A comparison and its symbol.
     Cmp(BinaryOp, &'static str),
     /// `[NOT] LIKE` (`~~`, `!~~`) or `[NOT] ILIKE` (`~~*`, `!~~*`).
@@ -536,7 +539,7 @@ enum Quantified {
 
 impl Quantified {
     /// The operator's symbol in PostgreSQL's messages.
-    fn symbol(self) -> &'static str {
+    pub(super) fn symbol(self) -> &'static str {
         match self {
             Quantified::Cmp(_, s) => s,
             Quantified::Like {
@@ -610,7 +613,7 @@ pub(crate) fn like_quantifier(e: &ast::Expr) -> Option<(bool, &ast::Expr)> {
 }
 
 /// The element type's name of an array type (`text` of `text[]`), if written.
-fn array_elem_name(elem: &ast::ArrayElemTypeDef) -> Option<String> {
+pub(super) fn elem_name(elem: &ast::ArrayElemTypeDef) -> Option<String> {
     match elem {
         ast::ArrayElemTypeDef::AngleBracket(t)
         | ast::ArrayElemTypeDef::SquareBracket(t, _)
@@ -640,7 +643,7 @@ fn constant_array(e: &ast::Expr) -> Option<(String, Option<String>)> {
             expr,
             data_type: ast::DataType::Array(elem),
             ..
-        } => Some((text(expr)?, Some(array_elem_name(elem)?))),
+        } => Some((text(expr)?, Some(elem_name(elem)?))),
         e => Some((text(e)?, None)),
     }
 }

@@ -22,6 +22,15 @@ struct RowCounts {
 pub(super) fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
     match e {
         ast::Expr::Value(v) => match &v.value {
+            // A numeric constant is cast to bigint, rounding half away from zero.
+            ast::Value::Number(n, _) if n.contains(['.', 'e', 'E']) => {
+                match n.parse::<f64>().map(f64::round) {
+                    Ok(r) if (0.0..9.2e18).contains(&r) => Ok(Some(r as u64)),
+                    _ => Err(Error::InvalidParameterValue(format!(
+                        "{what} must be a non-negative integer, got {n}"
+                    ))),
+                }
+            }
             ast::Value::Number(n, _) => n.parse::<u64>().map(Some).map_err(|_| {
                 Error::InvalidParameterValue(format!(
                     "{what} must be a non-negative integer, got {n}"
@@ -102,10 +111,22 @@ pub(super) fn event_rate(text: &str) -> Result<f64> {
 pub(super) fn ordinal(e: &ast::Expr) -> Option<usize> {
     match e {
         ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n.parse().ok(),
+            // An integer constant: one past int4 is numeric, no position.
+            ast::Value::Number(n, _) => n.parse::<i32>().ok().and_then(|n| usize::try_from(n).ok()),
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// 42601 for a GROUP BY or ORDER BY item (`clause` names which) that is a constant other
+/// than a position (`'a'`, `1.5`, `NULL`), as PostgreSQL refuses it.
+pub(super) fn non_integer_constant(e: &ast::Expr, clause: &str) -> Result<()> {
+    match e {
+        ast::Expr::Value(_) if ordinal(e).is_none() => {
+            Err(Error::Syntax(format!("non-integer constant in {clause}")))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -516,6 +537,7 @@ impl Binder<'_> {
                 }
             }
         }
+        non_integer_constant(g, "GROUP BY")?;
         if let Some(n) = ordinal(g) {
             let item = items.get(n.wrapping_sub(1)).ok_or_else(|| {
                 Error::InvalidColumnReference(format!(
@@ -564,6 +586,7 @@ impl Binder<'_> {
                 return Ok(projection[h].clone());
             }
         }
+        non_integer_constant(e, "ORDER BY")?;
         if let Some(n) = ordinal(e) {
             return projection.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
                 Error::InvalidColumnReference(format!(

@@ -529,6 +529,7 @@ impl RelBinder<'_> {
         one_column(&query)?;
         let lt = self.static_type(&l);
         let rt = query.columns.first().map_or(RType::Unknown, |c| c.1);
+        sub_comparable(lt, op, rt)?;
         let left = self.bpchar_operand(l, lt, rt);
         if let RelBody::Select(sel) = &mut query.body {
             if let [only] = &mut sel.projection[..] {
@@ -830,6 +831,35 @@ impl RelBinder<'_> {
 /// expression. Errors: 42601 for an ESCAPE clause, which that grammar has not there.
 /// Checks that the subquery of `x op ANY|ALL (subquery)` or `x IN (subquery)` gives one
 /// column. Errors: 42601 `subquery has too many columns` (or too few), as PostgreSQL's.
+/// Checks that `op` compares an operand of type `lt` with a subquery's column of type
+/// `rt`, as PostgreSQL resolves the operator of `l op ANY|ALL (q)` and `l IN (q)`: a
+/// subquery's unknown column (`SELECT 'a'`, `SELECT NULL`) is text by then. Errors: 42883
+/// for types of no common comparison (`1 = ANY (SELECT 'a')`).
+fn sub_comparable(lt: RType, op: CmpOp, rt: RType) -> Result<()> {
+    let rt = match rt {
+        RType::Unknown => RType::Base(DataType::Text),
+        t => t,
+    };
+    let comparable = match (lt, rt) {
+        (RType::Base(a), RType::Base(b)) => crate::sql::types::common_type(a, b).is_some(),
+        // Unknown literals take the column's type; catalog scalars and arrays compare
+        // as they are held.
+        _ => true,
+    };
+    if comparable {
+        return Ok(());
+    }
+    Err(Error::UndefinedFunction(format!(
+        "operator does not exist: {} {} {}",
+        lt.name(),
+        op.symbol(),
+        rt.name()
+    ))
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    ))
+}
+
 fn one_column(q: &RelQuery) -> Result<()> {
     match q.columns.len() {
         1 => Ok(()),

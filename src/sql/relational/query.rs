@@ -39,11 +39,7 @@ impl RelBinder<'_> {
                 let mut plan = self
                     .query(&c.query)
                     .map_err(|e| self_reference(e, &name, with.recursive, NO_UNION))?;
-                let names: Vec<String> = if c.alias.columns.is_empty() {
-                    plan.columns.iter().map(|(n, _)| n.clone()).collect()
-                } else {
-                    c.alias.columns.iter().map(|cd| norm(&cd.name)).collect()
-                };
+                let names = cte_column_names(c, &name, &plan.columns)?;
                 for (col, n) in plan.columns.iter_mut().zip(&names) {
                     col.0 = n.clone();
                 }
@@ -70,7 +66,7 @@ impl RelBinder<'_> {
                 let (body, cols) = self.set_expr(other)?;
                 let mut ob = Vec::new();
                 for o in &order {
-                    check_ordinal(&o.expr, cols.len())?;
+                    check_ordinal(&o.expr, cols.len(), "ORDER BY")?;
                     let i = output_index(&o.expr, &cols).ok_or_else(|| {
                         unsupported(
                             "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
@@ -121,18 +117,7 @@ impl RelBinder<'_> {
         let (anchor, anchor_cols) = self
             .set_expr(left)
             .map_err(|e| self_reference(e, name, true, IN_ANCHOR))?;
-        let names: Vec<String> = if c.alias.columns.is_empty() {
-            anchor_cols.iter().map(|(n, _)| n.clone()).collect()
-        } else {
-            c.alias.columns.iter().map(|cd| norm(&cd.name)).collect()
-        };
-        if names.len() != anchor_cols.len() {
-            return Err(Error::Syntax(format!(
-                "WITH query \"{name}\" has {} columns available but {} columns specified",
-                anchor_cols.len(),
-                names.len()
-            )));
-        }
+        let names = cte_column_names(c, name, &anchor_cols)?;
         let columns: Vec<(String, RType)> = names
             .iter()
             .zip(&anchor_cols)
@@ -420,4 +405,27 @@ impl RelBinder<'_> {
         self.srf_refusal = before;
         r
     }
+}
+
+/// The column names of CTE `c` (called `name`) over a query of `columns`: the names its
+/// alias lists, the query's own names for the columns past them (PostgreSQL renames
+/// only as many as are listed). Errors: 42P10 for more names than columns.
+fn cte_column_names(c: &ast::Cte, name: &str, columns: &[(String, RType)]) -> Result<Vec<String>> {
+    let listed = &c.alias.columns;
+    if listed.len() > columns.len() {
+        return Err(Error::InvalidColumnReference(format!(
+            "WITH query \"{name}\" has {} columns available but {} columns specified",
+            columns.len(),
+            listed.len()
+        )));
+    }
+    Ok(columns
+        .iter()
+        .enumerate()
+        .map(|(i, (own, _))| {
+            listed
+                .get(i)
+                .map_or_else(|| own.clone(), |cd| norm(&cd.name))
+        })
+        .collect())
 }

@@ -88,6 +88,11 @@ impl RelBinder<'_> {
             }
             _ => None,
         };
+        if !keys.is_empty() || !self.levels.last().expect("level").aggs.is_empty() {
+            for e in projection.iter().chain(&having).chain(&sort_keys) {
+                self.check_grouped(&keys, e)?;
+            }
+        }
         let arrays = (columns.iter().map(|c| c.1))
             .chain(sort_keys.iter().map(|k| self.static_type(k)))
             .map(array_elem)
@@ -202,6 +207,9 @@ impl RelBinder<'_> {
                     "GROUPING SETS, ROLLUP, CUBE and GROUP BY () are not supported",
                 ));
             }
+            if ordinal(g).is_none() && matches!(g, ast::Expr::Value(_)) {
+                return Err(Error::Syntax("non-integer constant in GROUP BY".into()));
+            }
             let e = match ordinal(g) {
                 Some(n) => match items.get(n.wrapping_sub(1)) {
                     Some((Some(e), _, _)) => self.expr(e)?,
@@ -239,7 +247,7 @@ impl RelBinder<'_> {
         let mut sort_keys = Vec::new();
         let mut order_by = Vec::new();
         for o in order {
-            check_ordinal(&o.expr, columns.len())?;
+            check_ordinal(&o.expr, columns.len(), "ORDER BY")?;
             let i = match output_index(&o.expr, columns) {
                 Some(i) => i,
                 None => {
@@ -276,7 +284,7 @@ impl RelBinder<'_> {
     ) -> Result<DistinctOn> {
         let mut keys = Vec::new();
         for e in on {
-            check_ordinal(e, columns.len())?;
+            check_ordinal(e, columns.len(), "DISTINCT ON")?;
             let i = match output_index(e, columns) {
                 Some(i) => i,
                 None => {
@@ -306,5 +314,60 @@ impl RelBinder<'_> {
             order_by.to_vec()
         };
         Ok((keys, order))
+    }
+}
+
+impl RelBinder<'_> {
+    /// Checks that `e`, an expression of a grouped SELECT's list, HAVING or ORDER BY,
+    /// reads this level's columns only inside a group key or an aggregate, as PostgreSQL
+    /// requires. Only the columns of a derived table, VALUES list or CTE are checked: a
+    /// stored relation's may be functionally dependent on its grouped primary key, which
+    /// PostgreSQL allows. Subqueries are not looked into. Errors: 42803 naming the column.
+    pub(super) fn check_grouped(&self, keys: &[RExpr], e: &RExpr) -> Result<()> {
+        if keys.contains(e) {
+            return Ok(());
+        }
+        let each = |es: &[RExpr]| es.iter().try_for_each(|x| self.check_grouped(keys, x));
+        match e {
+            RExpr::Col { up: 0, idx } => {
+                let level = self.levels.last().expect("level");
+                let rel = level
+                    .rels
+                    .iter()
+                    .find(|r| (r.offset..r.offset + r.columns.len()).contains(idx));
+                match rel {
+                    Some(r) if *idx < level.width && r.table.is_none() => {
+                        Err(Error::Grouping(format!(
+                            "column \"{}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                            r.alias,
+                            r.columns[idx - r.offset]
+                        )))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            RExpr::Template { args, .. } | RExpr::Func(_, args) | RExpr::ArrayFunc(_, _, args) => {
+                each(args)
+            }
+            RExpr::And(es) | RExpr::Array(es) => each(es),
+            RExpr::Cmp { left, right, .. }
+            | RExpr::Subscript(left, right)
+            | RExpr::ArrayConcat(left, right)
+            | RExpr::AnyArray {
+                left, array: right, ..
+            } => {
+                self.check_grouped(keys, left)?;
+                self.check_grouped(keys, right)
+            }
+            RExpr::Cast(x, _) | RExpr::AnySub { left: x, .. } => self.check_grouped(keys, x),
+            RExpr::Col { .. }
+            | RExpr::Lit(_)
+            | RExpr::Param(_)
+            | RExpr::Exists(..)
+            | RExpr::ScalarSub(_)
+            | RExpr::ArraySub(_)
+            | RExpr::SetFunc(_)
+            | RExpr::Window(_) => Ok(()),
+        }
     }
 }

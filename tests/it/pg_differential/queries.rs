@@ -1005,8 +1005,70 @@ pub fn listed() -> Vec<String> {
     out.extend(OPERATORS.iter().map(|q| q.to_string()));
     out.extend(TEXT_ARRAYS.iter().map(|q| q.to_string()));
     out.extend(TIME_FIELDS.iter().map(|q| q.to_string()));
+    out.extend(OPERAND_CHECKS.iter().map(|q| q.to_string()));
     out
 }
+
+/// Statements PostgreSQL refuses (or answers) by the types and places of its operands,
+/// each once found answered otherwise: a subquery's column of no comparison with the
+/// left side of ANY/ALL/IN (an unknown column is text), `||` of two operands neither of
+/// which is text, CASE's unknown operand (text), non-integer constants in ORDER BY and
+/// DISTINCT ON, ungrouped columns of derived tables, VALUES and CTEs, CTE column lists
+/// shorter or longer than the query's, `split_part`'s field 0, integer input with
+/// underscores (PostgreSQL 16's, not 15's), numeric LIMIT and OFFSET (cast to bigint).
+const OPERAND_CHECKS: &[&str] = &[
+    "SELECT 1 = ANY (SELECT 'a')",
+    "SELECT 1 IN (SELECT NULL)",
+    "SELECT k IN (SELECT t FROM ta) FROM ta ORDER BY id",
+    "SELECT k < ALL (SELECT 'a') FROM ta ORDER BY id",
+    "SELECT id FROM ta WHERE k NOT IN (SELECT label FROM tb) ORDER BY id",
+    "SELECT 'x' = ANY (SELECT 1)",
+    "SELECT id FROM ta WHERE k IN (SELECT n FROM ta) ORDER BY id",
+    "SELECT id FROM ta WHERE ts = ANY (SELECT dt FROM td) ORDER BY id",
+    "SELECT 1 || 2",
+    "SELECT k || d FROM ta ORDER BY id",
+    "SELECT b || b FROM ta ORDER BY id",
+    "SELECT ts || iv FROM ta ORDER BY id",
+    "SELECT k || t, t || k, k || NULL, NULL || NULL, v || k FROM ta ORDER BY id",
+    "SELECT CASE t WHEN 'abc' THEN 1 END FROM ta ORDER BY id",
+    "SELECT CASE 'a' WHEN 1 THEN 'x' END",
+    "SELECT CASE NULL WHEN NULL THEN 'n' ELSE 'e' END",
+    "SELECT CASE '1' WHEN k THEN 'x' END FROM ta ORDER BY id",
+    "SELECT id FROM ta ORDER BY 'a'",
+    "SELECT id FROM ta ORDER BY 1.5",
+    "SELECT id FROM ta ORDER BY NULL",
+    "SELECT id FROM ta ORDER BY 99999999999",
+    "SELECT count(*) FROM ta GROUP BY 'a'",
+    "SELECT count(*) FROM (SELECT k FROM ta) s GROUP BY 'a'",
+    "SELECT count(*) FROM ta GROUP BY NULL",
+    "SELECT k FROM ta GROUP BY 1.0",
+    "SELECT count(*) FROM ta GROUP BY 99999999999",
+    "SELECT DISTINCT ON ('a') id FROM ta",
+    "SELECT DISTINCT ON (5) id FROM ta",
+    "SELECT y FROM (VALUES (1, 2)) v(x, y) GROUP BY x",
+    "SELECT s.t FROM (SELECT k, t FROM ta) s GROUP BY s.k",
+    "SELECT k, max(id) FROM (SELECT k, id FROM ta) s GROUP BY k HAVING id > 1",
+    "SELECT sum(k) FROM (SELECT k, id FROM ta) s ORDER BY id",
+    "SELECT * FROM (SELECT k, id FROM ta) s GROUP BY k",
+    "SELECT k + 1, count(*) FROM (SELECT k FROM ta) s GROUP BY k + 1 ORDER BY 1",
+    "SELECT k FROM (SELECT k FROM ta) s GROUP BY k + 1",
+    "WITH c AS (SELECT k, id FROM ta) SELECT id FROM c GROUP BY k",
+    "WITH c AS (SELECT k, id FROM ta) SELECT k, sum(id) FROM c GROUP BY k ORDER BY k",
+    "WITH c(a) AS (SELECT k, id FROM ta) SELECT * FROM c ORDER BY id",
+    "WITH c(a) AS (SELECT 1 AS x, 2 AS y) SELECT y FROM c",
+    "WITH c(a, b, z) AS (SELECT 1, 2) SELECT * FROM c",
+    "WITH RECURSIVE r(n) AS (SELECT 1, 2 UNION ALL SELECT n + 1, 3 FROM r WHERE n < 3) SELECT * FROM r",
+    "WITH RECURSIVE r(n, m, z) AS (SELECT 1, 2 UNION ALL SELECT n + 1, 3 FROM r WHERE n < 3) SELECT * FROM r",
+    "SELECT split_part(t, 'b', 0) FROM ta ORDER BY id",
+    "SELECT split_part('a,b,c', ',', -1), split_part('a,b,c', ',', 5)",
+    "SELECT '1_000'::int",
+    "SELECT '1_000'::bigint",
+    "SELECT '+5'::int, ' -7 '::int, '007'::smallint",
+    "SELECT id FROM ta ORDER BY id LIMIT 1.5",
+    "SELECT id FROM ta ORDER BY id LIMIT 2e0 OFFSET 0.5",
+    "SELECT x FROM (VALUES (1), (2), (3)) v(x) ORDER BY x LIMIT 1.5",
+    "SELECT x FROM (VALUES (1), (2), (3)) v(x) ORDER BY x OFFSET 0.5",
+];
 
 /// What clients and people write beyond the families: NULL ordering, COALESCE/NULLIF/
 /// GREATEST typing, LIKE escapes, unicode case mapping, numeric scales and negative places,

@@ -129,6 +129,20 @@ impl Source {
         }
     }
 
+    /// Wait until the task has stopped reading after a pause: until its state is
+    /// `paused` (which the task sets once it waits), `failed` or `stopped`, or the source
+    /// is resumed; at most `limit`, since a delivery held by backpressure (or a
+    /// connection being made) ends before the task looks again.
+    pub(crate) async fn parked(&self, limit: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while self.is_paused()
+            && !matches!(self.status().state, "paused" | "failed" | "stopped")
+            && start.elapsed() < limit
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
     /// End the source's task for good (DROP STREAM, shutdown).
     pub(crate) fn stop(&self) {
         self.control.send_replace(Control::Stop);

@@ -859,7 +859,7 @@ impl Session {
                 self.alter_retention(&name, retention_us).await
             }
             Plan::AlterStreamSource { name, pause } => {
-                super::sources::alter_source(&self.engine, &name, pause)
+                super::sources::alter_source(&self.engine, &name, pause).await
             }
             Plan::Insert(i) => {
                 self.engine.catalog.background().refuse_write(&i.stream)?;

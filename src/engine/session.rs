@@ -1062,6 +1062,17 @@ impl Session {
             }
             return Err(Error::DuplicateTable(c.name));
         }
+        if let Some(source) = &c.source {
+            let others: Vec<(String, crate::connect::SourceSpec)> = streams
+                .values()
+                .filter_map(|s| Some((s.name.clone(), s.source.lock().as_ref()?.spec.clone())))
+                .collect();
+            crate::connect::spec::check_mqtt_client_id(
+                source,
+                &c.name,
+                others.iter().map(|(n, s)| (n.as_str(), s)),
+            )?;
+        }
         let name = c.name.clone();
         let source = c.source.clone();
         let stream = new_stream(&self.engine, c, true)?;

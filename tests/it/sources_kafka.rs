@@ -270,13 +270,27 @@ async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
     // A batch of the huge record alone.
     broker.produce("huge", 0, &[huge]).await;
     broker.produce("huge", 0, &[flight(5)]).await;
+    // One batch of 7 records of 10 MiB: each fits, the batch does not; the answer is read
+    // in two parts (at most 64 MiB of values kept from one).
+    let padded: Vec<String> = (6..13)
+        .map(|i| {
+            let f = flight(i);
+            format!(
+                "{}, \"pad\": \"{}\"}}",
+                &f[..f.len() - 1],
+                "y".repeat(10 << 20)
+            )
+        })
+        .collect();
+    broker.produce_batch("huge", 0, &padded).await;
+    broker.produce("huge", 0, &[flight(13)]).await;
     let port = common::start_server();
     let c = connect(port).await;
     create_paused_source(&c, &broker, "huge").await;
-    let ids = resume_and_fetch_ids(&c, "huge", 4, 60).await;
-    assert_eq!(ids, vec![0, 1, 3, 5]);
-    let r = wait_source(&c, "huge", 30, |r| r.bad_messages == 2).await;
-    assert_eq!((r.state.as_str(), r.messages), ("running", 4));
+    let ids = resume_and_fetch_ids(&c, "huge", 12, 60).await;
+    assert_eq!(ids, [0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    let r = wait_source(&c, "huge", 30, |r| r.messages == 12).await;
+    assert_eq!((r.state.as_str(), r.bad_messages), ("running", 2));
     let error = r.last_error.unwrap_or_default();
     assert!(
         error.starts_with("partition 0 offset 4: a record of ")

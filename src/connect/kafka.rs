@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 
 use super::kafka_partition::{Chunk, Fetched, Fetcher};
 use super::runner::{Ctx, Halt};
-use super::spec::{KafkaSpec, OnError, StartAt};
+use super::spec::{KafkaSpec, OnError, Sasl, StartAt};
 use crate::exec::columns::ColumnBatchBuilder;
 
 /// How long any request may take before the connection is given up and made again: a
@@ -190,10 +190,23 @@ fn lag(
     (watermarks.len() == partitions).then_some(behind)
 }
 
-/// A client for `spec`'s brokers. rskafka's own retries give up after 5 s, so that a
-/// broker that is down shows as `retrying` and the source reconnects by itself.
+/// A client for `spec`'s brokers (see [`client`]).
 async fn connect(spec: &KafkaSpec) -> Result<Client, Halt> {
-    let mut b = ClientBuilder::new(spec.bootstrap.clone())
+    client(&spec.bootstrap, spec.sasl.as_ref())
+        .await
+        .map_err(Halt::Retry)
+}
+
+/// A client of `bootstrap` (`host:port` each), for sources and sinks alike. Each address
+/// is first connected to once, so that brokers that refuse connections or do not resolve
+/// say so at once (`kafka 127.0.0.1:1: connection refused`) rather than after rskafka's
+/// retries; rskafka's own retries then give up after 5 s, so a broker that is down shows
+/// as `retrying` and the connector tries again by itself. Errors: every address failed
+/// (each one's reason), SASL refused, no answer within [`REQUEST_TIMEOUT`].
+pub(crate) async fn client(bootstrap: &[String], sasl: Option<&Sasl>) -> Result<Client, String> {
+    let brokers = bootstrap.join(",");
+    reachable(bootstrap).await?;
+    let mut b = ClientBuilder::new(bootstrap.to_vec())
         .client_id("tcq")
         .backoff_config(rskafka::BackoffConfig {
             init_backoff: Duration::from_millis(100),
@@ -201,7 +214,7 @@ async fn connect(spec: &KafkaSpec) -> Result<Client, Halt> {
             base: 2.0,
             deadline: Some(Duration::from_secs(5)),
         });
-    if let Some(s) = &spec.sasl {
+    if let Some(s) = sasl {
         let c = Credentials::new(s.username.clone(), s.password.clone());
         b = b.sasl_config(match s.mechanism {
             "plain" => SaslConfig::Plain(c),
@@ -209,22 +222,47 @@ async fn connect(spec: &KafkaSpec) -> Result<Client, Halt> {
             _ => SaslConfig::ScramSha256(c),
         });
     }
-    match tokio::time::timeout(Duration::from_secs(10), b.build()).await {
+    match tokio::time::timeout(REQUEST_TIMEOUT, b.build()).await {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => match &spec.sasl {
+        Ok(Err(e)) => match sasl {
             // rskafka buries the broker's refusal in its retry error: say first what it is.
-            Some(s) if e.to_string().contains("Sasl") => Err(Halt::Retry(format!(
-                "kafka {}: SASL {} authentication of user \"{}\" failed: {e}",
-                spec.bootstrap.join(","),
+            Some(s) if e.to_string().contains("Sasl") => Err(format!(
+                "kafka {brokers}: SASL {} authentication of user \"{}\" failed: {e}",
                 s.mechanism.to_ascii_uppercase(),
                 s.username
-            ))),
-            _ => Err(retry(&spec.bootstrap.join(","), e)),
+            )),
+            _ => Err(format!("kafka {brokers}: {e}")),
         },
-        Err(_) => Err(Halt::Retry(format!(
-            "no answer from {} within 10 s",
-            spec.bootstrap.join(",")
-        ))),
+        Err(_) => Err(format!(
+            "no answer from {brokers} within {} s",
+            REQUEST_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Ok once one of `bootstrap` accepts a TCP connection (closed again at once). Errors:
+/// each address's failure (`kafka 127.0.0.1:1: connection refused; ...`), an address
+/// that neither accepts nor refuses within [`REQUEST_TIMEOUT`] as `no answer`.
+async fn reachable(bootstrap: &[String]) -> Result<(), String> {
+    let mut why = Vec::with_capacity(bootstrap.len());
+    for addr in bootstrap {
+        match tokio::time::timeout(REQUEST_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => why.push(format!("kafka {addr}: {}", io_reason(&e))),
+            Err(_) => why.push(format!(
+                "kafka {addr}: no answer within {} s",
+                REQUEST_TIMEOUT.as_secs()
+            )),
+        }
+    }
+    Err(why.join("; "))
+}
+
+/// `e` as words (`connection refused`), without Rust's `(os error 111)`.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => "connection refused".into(),
+        _ => e.to_string(),
     }
 }
 

@@ -97,9 +97,10 @@ pub(super) struct Message {
     pub(super) timestamp_ms: i64,
     /// The value: a slice of the Fetch's answer. A record without one is a bad message.
     pub(super) value: Option<Bytes>,
-    /// The length of the answer when it was longer than the source reads
-    /// ([`MAX_FETCH_ANSWER_BYTES`]): the record at `offset` is not read but counted bad.
-    pub(super) too_long: Option<usize>,
+    /// What was too long to read and its length (`("record", 70_000_000)`), when the
+    /// record was longer than the source reads ([`MAX_FETCH_ANSWER_BYTES`]): it is not
+    /// read but counted bad.
+    pub(super) too_long: Option<(&'static str, usize)>,
 }
 
 /// One Fetch's answer for a partition.
@@ -153,10 +154,13 @@ impl PartitionFetch {
         })
     }
 
-    /// Ask for at most `max_bytes` from the next Fetch on (a broker answers the first
-    /// record batch whatever its length, so 1 asks for that batch alone).
-    pub(super) fn set_max_bytes(&mut self, max_bytes: i32) {
-        self.max_bytes = max_bytes;
+    /// The Fetch at `offset` whose answer was too long ([`FetchError::TooLong`]), made
+    /// again and read record by record (see [`super::kafka_oversize`]).
+    pub(super) async fn fetch_oversized(
+        &mut self,
+        offset: i64,
+    ) -> Result<super::kafka_oversize::Oversized, FetchError> {
+        super::kafka_oversize::fetch(&mut self.conn, &self.topic, self.partition, offset).await
     }
 
     /// The committed records from `offset` on.

@@ -129,8 +129,8 @@ impl Fetcher {
             }
             if self.skip_before.is_none() {
                 let decoded = match (&r.value, r.too_long) {
-                    (_, Some(len)) => Err(format!(
-                        "a record batch of {len} bytes is longer than the {} bytes a Fetch reads",
+                    (_, Some((what, len))) => Err(format!(
+                        "a {what} of {len} bytes is longer than the {} bytes a Fetch reads",
                         super::kafka_fetch::MAX_FETCH_ANSWER_BYTES
                     )),
                     (None, _) => Err("a record without a value".to_string()),
@@ -220,6 +220,30 @@ async fn earliest_after(leader: &Leader, offset: i64, timeout: Duration) -> Resu
     }
 }
 
+/// The Fetch at `offset` whose answer was longer than a source reads, made again on a new
+/// connection (left in `conn`) and read record by record ([`super::kafka_oversize`]): a
+/// record too long is a bad message of its own, the batch's other records are read. The
+/// connection is opened again when the answer was not read to its end. Errors: no
+/// connection, the Fetch failed.
+async fn oversized(
+    leader: &Leader,
+    conn: &mut PartitionFetch,
+    offset: i64,
+    timeout: Duration,
+) -> Result<super::kafka_fetch::Fetched, String> {
+    let p = leader.partition;
+    *conn = open(leader, timeout).await?;
+    let o = conn.fetch_oversized(offset).await.map_err(|e| match e {
+        FetchError::Code(c) => format!("partition {p}: {}", super::kafka_wire::error_name(c)),
+        FetchError::Other(e) => format!("partition {p}: {e}"),
+        FetchError::TooLong(len) => format!("partition {p}: an answer of {len} bytes"),
+    })?;
+    if !o.whole {
+        *conn = open(leader, timeout).await?;
+    }
+    Ok(o.fetched)
+}
+
 /// The partition a fetch task reads, and how to reach it.
 struct Leader {
     client: std::sync::Arc<PartitionClient>,
@@ -242,14 +266,8 @@ async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sen
     };
     let mut last_hw = -1;
     let mut beyond_since: Option<Instant> = None;
-    // Whether the last Fetch asked for the first record batch alone.
-    let mut narrow = false;
     loop {
         let fetched = conn.fetch(offset).await;
-        if narrow && fetched.is_ok() {
-            conn.set_max_bytes(FETCH_BYTES);
-            narrow = false;
-        }
         // A log that ends before the offset (the topic deleted and made again, a log
         // truncated) is one the offset is out of range of, though a broker may answer it
         // without OFFSET_OUT_OF_RANGE (Tansu does): the source would wait there for
@@ -288,31 +306,17 @@ async fn fetch(leader: Leader, mut offset: i64, timeout: Duration, tx: mpsc::Sen
                 last_hw = f.high_watermark;
                 Ok((f.records, f.next, f.high_watermark))
             }
-            // An answer longer than the source reads: on a connection opened again (the
-            // answer was left unread), the first record batch alone is asked for; if that
-            // is too long, its first record is a bad message (the next Fetch answers the
-            // batch again from the record after it).
-            Err(FetchError::TooLong(len)) => match open(&leader, timeout).await {
-                Ok(c) if !narrow => {
-                    conn = c;
-                    conn.set_max_bytes(1);
-                    narrow = true;
-                    continue;
+            // An answer longer than the source reads: read again as it comes.
+            Err(FetchError::TooLong(_)) => {
+                match oversized(&leader, &mut conn, offset, timeout).await {
+                    Ok(f) => {
+                        offset = f.next;
+                        last_hw = f.high_watermark;
+                        Ok((f.records, f.next, f.high_watermark))
+                    }
+                    Err(e) => Err(e),
                 }
-                Ok(c) => {
-                    conn = c;
-                    narrow = false;
-                    let bad = Message {
-                        offset,
-                        timestamp_ms: i64::MAX,
-                        value: None,
-                        too_long: Some(len),
-                    };
-                    offset += 1;
-                    Ok((vec![bad], offset, last_hw.max(offset)))
-                }
-                Err(e) => Err(e),
-            },
+            }
             Err(FetchError::Code(c)) => Err(format!(
                 "partition {p}: {}",
                 super::kafka_wire::error_name(c)

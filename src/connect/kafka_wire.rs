@@ -126,19 +126,7 @@ impl Conn {
         max: i16,
         limit: usize,
     ) -> Result<R::Response, String> {
-        let name = format!("{:?}", R::KEY);
-        let &(lo, hi) = self
-            .versions
-            .get(&(R::KEY as i16))
-            .ok_or_else(|| format!("{}: the broker does not support {name}", self.addr))?;
-        let v = hi.min(max);
-        if v < lo.max(R::VERSIONS.min) {
-            return Err(format!(
-                "{}: no version of {name} in common (broker {lo}..{hi}, tcq {}..{max})",
-                self.addr,
-                R::VERSIONS.min
-            ));
-        }
+        let v = self.version::<R>(max)?;
         self.exchange(req, v, limit).await
     }
 
@@ -158,12 +146,26 @@ impl Conn {
             .map_err(fail)
     }
 
-    async fn exchange_now<R: Call>(
-        &mut self,
-        req: &R,
-        v: i16,
-        limit: usize,
-    ) -> Result<R::Response, String> {
+    /// The version of `R` to send: the highest both the broker and we (`max`) speak.
+    fn version<R: Call>(&self, max: i16) -> Result<i16, String> {
+        let name = format!("{:?}", R::KEY);
+        let &(lo, hi) = self
+            .versions
+            .get(&(R::KEY as i16))
+            .ok_or_else(|| format!("{}: the broker does not support {name}", self.addr))?;
+        let v = hi.min(max);
+        if v < lo.max(R::VERSIONS.min) {
+            return Err(format!(
+                "{}: no version of {name} in common (broker {lo}..{hi}, tcq {}..{max})",
+                self.addr,
+                R::VERSIONS.min
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Write `req` at version `v`, framed.
+    async fn write_request<R: Call>(&mut self, req: &R, v: i16) -> Result<(), String> {
         self.correlation = self.correlation.wrapping_add(1);
         let header = RequestHeader::default()
             .with_request_api_key(R::KEY as i16)
@@ -178,10 +180,46 @@ impl Conn {
             .map_err(|e| format!("cannot encode: {e}"))?;
         let len = (buf.len() - 4) as i32;
         buf[..4].copy_from_slice(&len.to_be_bytes());
-        self.stream
-            .write_all(&buf)
-            .await
-            .map_err(|e| e.to_string())?;
+        self.stream.write_all(&buf).await.map_err(|e| e.to_string())
+    }
+
+    /// Send `req` at the highest version both the broker and we (`max`, which must be one
+    /// whose answer header is the correlation id alone, i.e. not a flexible version) speak
+    /// and read the answer's length and header only: the body is left on
+    /// [`Conn::stream`] for the caller to read as it comes, however long. Returns the
+    /// version and the bytes of the body. The connection is of no use for another request
+    /// until the caller has read them all. Errors: as [`Conn::send`].
+    pub(crate) async fn send_unread<R: Call>(
+        &mut self,
+        req: &R,
+        max: i16,
+    ) -> Result<(i16, u64), String> {
+        let v = self.version::<R>(max)?;
+        if R::Response::header_version(v) != 0 {
+            return Err(format!("{:?} version {v} has a flexible header", R::KEY));
+        }
+        self.write_request(req, v).await?;
+        let len = self.stream.read_i32().await.map_err(|e| e.to_string())?;
+        let id = self.stream.read_i32().await.map_err(|e| e.to_string())?;
+        if id != self.correlation {
+            return Err("an answer to another request".into());
+        }
+        let len = u64::try_from(len).map_err(|_| format!("an answer of {len} bytes"))?;
+        Ok((v, len.saturating_sub(4)))
+    }
+
+    /// The connection, for reading an answer [`Conn::send_unread`] left unread.
+    pub(crate) fn stream(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+
+    async fn exchange_now<R: Call>(
+        &mut self,
+        req: &R,
+        v: i16,
+        limit: usize,
+    ) -> Result<R::Response, String> {
+        self.write_request(req, v).await?;
         let len = self.stream.read_i32().await.map_err(|e| e.to_string())?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         if len > limit {

@@ -34,9 +34,10 @@ mod file;
 pub(crate) mod format;
 mod json_columns;
 mod json_row;
-mod kafka;
+pub(crate) mod kafka;
 mod kafka_fetch;
 mod kafka_group;
+mod kafka_oversize;
 mod kafka_partition;
 mod kafka_wire;
 mod mqtt;
@@ -125,6 +126,20 @@ impl Source {
         if *self.control.borrow() != Control::Stop {
             self.control
                 .send_replace(if paused { Control::Pause } else { Control::Run });
+        }
+    }
+
+    /// Wait until the task has stopped reading after a pause: until its state is
+    /// `paused` (which the task sets once it waits), `failed` or `stopped`, or the source
+    /// is resumed; at most `limit`, since a delivery held by backpressure (or a
+    /// connection being made) ends before the task looks again.
+    pub(crate) async fn parked(&self, limit: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while self.is_paused()
+            && !matches!(self.status().state, "paused" | "failed" | "stopped")
+            && start.elapsed() < limit
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     }
 

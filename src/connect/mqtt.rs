@@ -41,10 +41,7 @@ type Incoming = Result<(Publish, Option<usize>), String>;
 
 /// Read `spec`'s topic filter until stopped (or the connection fails: [`Halt::Retry`]).
 pub(crate) async fn run(spec: &MqttSpec, ctx: &mut Ctx) -> Result<(), Halt> {
-    let id = spec
-        .client_id
-        .clone()
-        .unwrap_or_else(|| format!("tcq-{}", ctx.stream.name));
+    let id = spec.effective_client_id(&ctx.stream.name);
     let mut options = MqttOptions::new(id, spec.host.clone(), spec.port);
     options
         .set_keep_alive(Duration::from_secs(10))

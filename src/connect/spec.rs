@@ -119,6 +119,43 @@ pub(crate) struct MqttSpec {
     pub(crate) credentials: Option<(String, String)>,
 }
 
+impl MqttSpec {
+    /// The client id the source of stream `stream` connects with: `client_id`, or
+    /// `tcq-<stream>`.
+    pub(crate) fn effective_client_id(&self, stream: &str) -> String {
+        self.client_id
+            .clone()
+            .unwrap_or_else(|| format!("tcq-{stream}"))
+    }
+}
+
+/// Refuse a new MQTT source of stream `stream` whose broker and client id are those of the
+/// source of another stream in `others` (name and source): a broker closes a client's
+/// connection when another connects with its id, so the two would take turns for good,
+/// each `retrying`, and share the session's messages. Errors: 42710 naming the other
+/// stream.
+pub(crate) fn check_mqtt_client_id<'a>(
+    spec: &SourceSpec,
+    stream: &str,
+    others: impl IntoIterator<Item = (&'a str, &'a SourceSpec)>,
+) -> Result<()> {
+    let ConnectorSpec::Mqtt(m) = &spec.connector else {
+        return Ok(());
+    };
+    let id = m.effective_client_id(stream);
+    for (other, o) in others {
+        if let ConnectorSpec::Mqtt(n) = &o.connector {
+            if n.host == m.host && n.port == m.port && n.effective_client_id(other) == id {
+                return Err(Error::DuplicateObject(format!(
+                    "MQTT client id \"{id}\" is already used by the source of stream \"{other}\" on {}:{}: give this one another client_id",
+                    m.host, m.port
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// How a NATS source authenticates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum NatsAuth {
@@ -404,6 +441,37 @@ fn mqtt(o: &mut WithOptions) -> Result<MqttSpec> {
     })
 }
 
+/// Kafka options of a new source or sink that no broker would ever take: a bootstrap
+/// address whose port is not 1 to 65535, or a topic name Kafka refuses. Errors: the
+/// option, its value and what was expected, for the caller's 22023.
+pub(crate) fn kafka_declared(
+    bootstrap: &[String],
+    topic: &str,
+) -> std::result::Result<(), (&'static str, String, &'static str)> {
+    let host_port = |s: &String| match s.rsplit_once(':') {
+        Some((h, p)) => !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0),
+        None => false,
+    };
+    if !bootstrap.iter().all(host_port) {
+        let servers = bootstrap.join(",");
+        return Err((
+            "bootstrap_servers",
+            servers,
+            "expected host:port[,host:port]",
+        ));
+    }
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let t = topic;
+    if t.is_empty() || t.len() > 249 || t == "." || t == ".." || !t.chars().all(legal) {
+        return Err((
+            "topic",
+            t.to_string(),
+            "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuse a new source whose options no broker or directory would ever take (a Kafka port
 /// over 65535, a topic name Kafka refuses, an MQTT filter with `#` before the last level or
 /// `+` inside one, an empty path): declared, it would only retry for good. Checked when a
@@ -417,28 +485,8 @@ pub(crate) fn check_declared(spec: &SourceSpec) -> Result<()> {
     };
     match &spec.connector {
         ConnectorSpec::Kafka(k) => {
-            let host_port = |s: &String| match s.rsplit_once(':') {
-                Some((h, p)) => !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0),
-                None => false,
-            };
-            if !k.bootstrap.iter().all(host_port) {
-                let servers = k.bootstrap.join(",");
-                return bad(
-                    "kafka",
-                    "bootstrap_servers",
-                    &servers,
-                    "expected host:port[,host:port]",
-                );
-            }
-            let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-            let t = &k.topic;
-            if t.is_empty() || t.len() > 249 || t == "." || t == ".." || !t.chars().all(legal) {
-                return bad(
-                    "kafka",
-                    "topic",
-                    t,
-                    "expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-'",
-                );
+            if let Err((name, value, why)) = kafka_declared(&k.bootstrap, &k.topic) {
+                return bad("kafka", name, &value, why);
             }
         }
         ConnectorSpec::Mqtt(m) if !mqtt_filter_ok(&m.topic) => {

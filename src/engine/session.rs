@@ -859,7 +859,7 @@ impl Session {
                 self.alter_retention(&name, retention_us).await
             }
             Plan::AlterStreamSource { name, pause } => {
-                super::sources::alter_source(&self.engine, &name, pause)
+                super::sources::alter_source(&self.engine, &name, pause).await
             }
             Plan::Insert(i) => {
                 self.engine.catalog.background().refuse_write(&i.stream)?;
@@ -1061,6 +1061,17 @@ impl Session {
                 });
             }
             return Err(Error::DuplicateTable(c.name));
+        }
+        if let Some(source) = &c.source {
+            let others: Vec<(String, crate::connect::SourceSpec)> = streams
+                .values()
+                .filter_map(|s| Some((s.name.clone(), s.source.lock().as_ref()?.spec.clone())))
+                .collect();
+            crate::connect::spec::check_mqtt_client_id(
+                source,
+                &c.name,
+                others.iter().map(|(n, s)| (n.as_str(), s)),
+            )?;
         }
         let name = c.name.clone();
         let source = c.source.clone();

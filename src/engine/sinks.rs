@@ -123,9 +123,7 @@ impl Sinks<'_> {
             }
             return Err(sink_exists(&c.name));
         }
-        if let crate::connect::sink::SinkConnector::File(f) = &c.spec.connector {
-            crate::connect::sink::check_new_file_path(&f.path)?;
-        }
+        crate::connect::sink::check_new(&c.spec.connector)?;
         let oid = self.engine.catalog.next_oid();
         let b = Background::new(
             c.name.clone(),

@@ -33,9 +33,11 @@ pub(crate) fn forget(engine: &Engine, name: &str) {
     }
 }
 
-/// `ALTER STREAM name PAUSE | RESUME`: persisted, then applied. Errors: 42P01, 55000
-/// when the stream has no source.
-pub(crate) fn alter_source(engine: &Engine, name: &str, pause: bool) -> Result<Outcome> {
+/// `ALTER STREAM name PAUSE | RESUME`: persisted, then applied. A pause returns once the
+/// source has stopped reading (its batch in flight delivered; at most [`PARK_WAIT`]), so
+/// that `tcq_sources` says `paused` and nothing is read after the command's answer.
+/// Errors: 42P01, 55000 when the stream has no source.
+pub(crate) async fn alter_source(engine: &Engine, name: &str, pause: bool) -> Result<Outcome> {
     let stream = engine.catalog.stream(name)?;
     let Some(source) = stream.source.lock().clone() else {
         return Err(Error::ObjectNotInPrerequisiteState(format!(
@@ -53,5 +55,11 @@ pub(crate) fn alter_source(engine: &Engine, name: &str, pause: bool) -> Result<O
         source.set_paused(was);
         return Err(e);
     }
+    if pause {
+        source.parked(PARK_WAIT).await;
+    }
     Ok(Outcome::Command("ALTER STREAM".into()))
 }
+
+/// The longest `ALTER STREAM ... PAUSE` waits for its source to stop reading.
+const PARK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);

@@ -350,6 +350,25 @@ async fn bad_sinks_are_refused_with_the_right_sqlstate() {
         e.as_db_error().map(|d| d.message()),
         Some("option \"bootstrap_servers\" is required for sink connector 'kafka'")
     );
+    // A topic or a port no broker would take, refused as a Kafka source's are (a sink
+    // used to be created with them and then retry for good).
+    for (options, message) in [
+        (
+            "topic = 'bad topic', bootstrap_servers = '127.0.0.1:9092'",
+            "invalid value for option \"topic\" of sink connector 'kafka': \"bad topic\" \
+             (expected 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_' and '-')",
+        ),
+        (
+            "topic = 't', bootstrap_servers = '127.0.0.1:99999'",
+            "invalid value for option \"bootstrap_servers\" of sink connector 'kafka': \
+             \"127.0.0.1:99999\" (expected host:port[,host:port])",
+        ),
+    ] {
+        let sql = format!("CREATE SINK k FROM s WITH (connector = 'kafka', {options})");
+        let e = c.batch_execute(&sql).await.expect_err(&sql);
+        assert_eq!(sqlstate(&e), "22023", "{sql}");
+        assert_eq!(e.as_db_error().map(|d| d.message()), Some(message), "{sql}");
+    }
     let e = c
         .batch_execute(
             "CREATE SINK k FROM s WITH (connector = 'http', url = 'http://me:pa55word@h/')",

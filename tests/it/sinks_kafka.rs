@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use rskafka::client::partition::UnknownTopicHandling;
 
-use crate::common::kafka::Broker;
+use crate::common::kafka::{flight, free_port, Broker};
 use crate::common::sinks::wait_sink;
 use crate::common::sinks::{tuples, STREAM};
+use crate::common::sources::wait_source;
 use crate::common::{self, connect, exec};
 
 const QUERY: &str = "SELECT origin, count(*) AS n, wtime(*) FROM s \
@@ -169,4 +170,47 @@ async fn a_kafka_sink_writes_each_message_once_across_sigkill() {
     let got_later = consume(&broker, "once", 15).await;
     assert_eq!(got, got_later);
     assert_eq!(flatten(&got), expected(5));
+}
+
+/// A Kafka sink and a Kafka source whose broker refuses connections say so within a
+/// second or so (`connection refused`, not "no answer within 10 s" as the sink did), stay
+/// `retrying`, and once a broker listens there the sink delivers what waited and the
+/// source reads the topic.
+#[tokio::test]
+async fn a_refused_connection_is_said_at_once_and_retried_until_the_broker_listens() {
+    let port = free_port();
+    let c = connect(common::start_server()).await;
+    exec(&c, STREAM).await;
+    let addr = format!("127.0.0.1:{port}");
+    exec(
+        &c,
+        &format!(
+            "CREATE SINK k AS {QUERY} WITH (connector = 'kafka', topic = 'late', \
+             bootstrap_servers = '{addr}'); \
+             CREATE STREAM ks (ts timestamp TIMESTAMPCOLUMN, id bigint, origin text) WITH \
+             (connector = 'kafka', topic = 'in', bootstrap_servers = '{addr}', \
+             timestamp_format = 'epoch_s')"
+        ),
+    )
+    .await;
+    exec(&c, &tuples(0, 11)).await;
+    let refused = format!("kafka {addr}: connection refused");
+    // Well within the 10 s of a request's timeout (the sink said nothing sooner).
+    let r = wait_sink(&c, "k", 5, |r| r.errors >= 1).await;
+    assert_eq!(r.state, "retrying");
+    assert_eq!(r.last_error.as_deref(), Some(refused.as_str()));
+    let s = wait_source(&c, "ks", 5, |r| r.last_error.is_some()).await;
+    assert_eq!(s.state, "retrying");
+    assert_eq!(s.last_error.as_deref(), Some(refused.as_str()));
+    let Some(broker) = Broker::start_on(port) else {
+        return;
+    };
+    broker.create_topic("in", 1).await;
+    broker.produce("in", 0, &[flight(1), flight(2)]).await;
+    let got = consume(&broker, "late", 3).await;
+    assert_eq!(flatten(&got), expected(1));
+    let r = wait_sink(&c, "k", 30, |r| r.slide_events == 1).await;
+    assert_eq!((r.state.as_str(), r.rows), ("running", 3));
+    let s = wait_source(&c, "ks", 30, |r| r.tuples == 2).await;
+    assert_eq!((s.state.as_str(), s.bad_messages), ("running", 0));
 }

@@ -95,9 +95,10 @@ async fn csv_files_in_name_order_then_the_last_one_followed() {
             &["2001-01-01 00:07:00", "7", "JFK"]
         ])
     );
-    // Paused, nothing is read; resumed, it goes on from where it was.
+    // Paused, nothing is read; resumed, it goes on from where it was. PAUSE answers once
+    // the source has stopped reading (the state said `running` for a moment after it).
     exec(&c, "ALTER STREAM f PAUSE").await;
-    wait_source(&c, "f", 10, |r| r.state == "paused").await;
+    assert_eq!(source_row(&c, "f").await.unwrap().state, "paused");
     append(dir.path(), "c.csv", "2001-01-01 00:08:00,8,ATL\n");
     assert!(fetch(&c, "q", 1, 1).await.is_empty());
     exec(&c, "ALTER STREAM f RESUME").await;

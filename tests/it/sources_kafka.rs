@@ -250,9 +250,11 @@ async fn a_topic_deleted_and_made_again_is_read_from_its_start() {
     exec(&c, "COMMIT").await;
 }
 
-/// A record batch longer than a Fetch's answer may be (64 MiB) is a bad message at its
-/// offset and the source goes on after it: it used to fail every Fetch at that offset, the
-/// source retrying there for good with every later record behind it.
+/// A record longer than a Fetch's answer may be (64 MiB) is a bad message at its offset
+/// and the source goes on after it: it used to fail every Fetch at that offset, the source
+/// retrying there for good with every later record behind it; and then, with the huge
+/// record in one batch with others (one produce request), every record of that batch was
+/// bad. The batch is now read record by record: only the huge one is bad.
 #[tokio::test]
 async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
     let Some(broker) = Broker::start() else {
@@ -261,18 +263,37 @@ async fn a_record_longer_than_a_fetch_reads_is_bad_and_the_source_goes_on() {
     broker.create_topic("huge", 1).await;
     broker.produce("huge", 0, &[flight(0)]).await;
     let huge = format!("{{\"note\": \"{}\"}}", "x".repeat(65 << 20));
+    // One batch: 1, the huge record, 3.
+    broker
+        .produce_batch("huge", 0, &[flight(1), huge.clone(), flight(3)])
+        .await;
+    // A batch of the huge record alone.
     broker.produce("huge", 0, &[huge]).await;
-    broker.produce("huge", 0, &[flight(2)]).await;
+    broker.produce("huge", 0, &[flight(5)]).await;
+    // One batch of 7 records of 10 MiB: each fits, the batch does not; the answer is read
+    // in two parts (at most 64 MiB of values kept from one).
+    let padded: Vec<String> = (6..13)
+        .map(|i| {
+            let f = flight(i);
+            format!(
+                "{}, \"pad\": \"{}\"}}",
+                &f[..f.len() - 1],
+                "y".repeat(10 << 20)
+            )
+        })
+        .collect();
+    broker.produce_batch("huge", 0, &padded).await;
+    broker.produce("huge", 0, &[flight(13)]).await;
     let port = common::start_server();
     let c = connect(port).await;
     create_paused_source(&c, &broker, "huge").await;
-    let ids = resume_and_fetch_ids(&c, "huge", 2, 60).await;
-    assert_eq!(ids, vec![0, 2]);
-    let r = wait_source(&c, "huge", 30, |r| r.bad_messages == 1).await;
-    assert_eq!(r.state, "running");
+    let ids = resume_and_fetch_ids(&c, "huge", 12, 60).await;
+    assert_eq!(ids, [0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    let r = wait_source(&c, "huge", 30, |r| r.messages == 12).await;
+    assert_eq!((r.state.as_str(), r.bad_messages), ("running", 2));
     let error = r.last_error.unwrap_or_default();
     assert!(
-        error.starts_with("partition 0 offset 1: a record batch of ")
+        error.starts_with("partition 0 offset 4: a record of ")
             && error.ends_with(" bytes is longer than the 67108864 bytes a Fetch reads"),
         "{error}"
     );

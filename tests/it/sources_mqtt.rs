@@ -283,3 +283,50 @@ async fn an_over_long_or_empty_message_is_bad_and_the_source_goes_on() {
     );
     exec(&c, "COMMIT").await;
 }
+
+/// Two MQTT sources of one broker with one client id would take turns for good (a broker
+/// closes a client's connection when another connects with its id), both `retrying` and
+/// sharing the session's messages: the second is refused with 42710, whether its id is
+/// the first one's default (`tcq-<stream>`) or given to both. Another id, or the same id
+/// on another broker, is fine; and the first source keeps reading.
+#[tokio::test]
+async fn a_client_id_another_source_of_the_broker_uses_is_refused() {
+    let Some(broker) = Mosquitto::start() else {
+        return;
+    };
+    let c = connect(common::start_server()).await;
+    let url = format!("tcp://127.0.0.1:{}", broker.port);
+    let create = |name: &str, extra: &str| {
+        format!(
+            "CREATE STREAM {name} (ts timestamptz TIMESTAMPCOLUMN, temp double precision) \
+             WITH (connector = 'mqtt', url = '{url}', topic = 'clash/{name}', format = 'json'{extra})"
+        )
+    };
+    exec(&c, &create("m1", "")).await;
+    exec(&c, &create("m2", ", client_id = 'shared'")).await;
+    for (name, id, other) in [("m3", "tcq-m1", "m1"), ("m4", "shared", "m2")] {
+        let sql = create(name, &format!(", client_id = '{id}'"));
+        let e = c.batch_execute(&sql).await.expect_err(&sql);
+        assert_eq!(common::sqlstate(&e), "42710", "{sql}");
+        assert_eq!(
+            e.as_db_error().map(|d| d.message().to_string()),
+            Some(format!(
+                "MQTT client id \"{id}\" is already used by the source of stream \"{other}\" \
+                 on 127.0.0.1:{}: give this one another client_id",
+                broker.port
+            ))
+        );
+    }
+    exec(&c, &create("m5", ", client_id = 'tcq-m1-other'")).await;
+    exec(
+        &c,
+        "CREATE STREAM m6 (ts timestamptz TIMESTAMPCOLUMN, temp double precision) WITH \
+         (connector = 'mqtt', url = 'tcp://127.0.0.1:1', topic = 'x', client_id = 'tcq-m1')",
+    )
+    .await;
+    exec(&c, "BEGIN; DECLARE probes CURSOR FOR SELECT temp FROM m1").await;
+    wait_subscribed(&broker, &c, "clash/m1").await;
+    let r = wait_source(&c, "m1", 10, |r| r.messages >= 1).await;
+    assert_eq!(r.state, "running");
+    exec(&c, "COMMIT").await;
+}

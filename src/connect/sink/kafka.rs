@@ -21,7 +21,7 @@
 use std::time::Duration;
 
 use rskafka::client::partition::{Compression, OffsetAt, PartitionClient, UnknownTopicHandling};
-use rskafka::client::{Client, ClientBuilder, Credentials, SaslConfig};
+use rskafka::client::Client;
 use rskafka::record::Record;
 
 use super::encode;
@@ -78,21 +78,8 @@ impl KafkaWriter {
     }
 
     async fn connect(&self) -> Result<Conn, String> {
-        let mut b = ClientBuilder::new(self.spec.bootstrap.clone()).client_id("tcq");
-        if let Some(s) = &self.spec.sasl {
-            let c = Credentials::new(s.username.clone(), s.password.clone());
-            b = b.sasl_config(match s.mechanism {
-                "plain" => SaslConfig::Plain(c),
-                "scram-sha-512" => SaslConfig::ScramSha512(c),
-                _ => SaslConfig::ScramSha256(c),
-            });
-        }
-        let brokers = self.spec.bootstrap.join(",");
-        let client = match tokio::time::timeout(REQUEST_TIMEOUT, b.build()).await {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => return Err(format!("kafka {brokers}: {e}")),
-            Err(_) => return Err(format!("kafka {brokers}: no answer within 10 s")),
-        };
+        let client =
+            crate::connect::kafka::client(&self.spec.bootstrap, self.spec.sasl.as_ref()).await?;
         let topic = &self.spec.topic;
         let mut ids = partition_ids(&client, topic).await?;
         if ids.is_empty() {

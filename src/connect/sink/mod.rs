@@ -22,7 +22,7 @@ mod http;
 mod kafka;
 pub(crate) mod spec;
 
-pub(crate) use spec::{check_new_file_path, sink_spec, SinkConnector, SinkSpec};
+pub(crate) use spec::{check_new, sink_spec, SinkSpec};
 
 use crate::types::{Column, Value};
 

@@ -151,6 +151,23 @@ pub(crate) fn sink_spec(options: &[(String, String)]) -> Result<SinkSpec> {
     })
 }
 
+/// What a new sink's options must be beyond their syntax, checked at CREATE SINK only (a
+/// sink read back from the catalog keeps retrying as before), as a new source's are: a
+/// file sink's path (see [`check_new_file_path`]); a Kafka sink's bootstrap ports and
+/// topic name (22023), which no broker would ever take.
+pub(crate) fn check_new(connector: &SinkConnector) -> Result<()> {
+    match connector {
+        SinkConnector::File(f) => check_new_file_path(&f.path),
+        SinkConnector::Kafka(k) => super::super::spec::kafka_declared(&k.bootstrap, &k.topic)
+            .map_err(|(name, value, why)| {
+                Error::InvalidParameterValue(format!(
+                    "invalid value for option \"{name}\" of sink connector 'kafka': \"{value}\" ({why})"
+                ))
+            }),
+        SinkConnector::Http(_) => Ok(()),
+    }
+}
+
 /// What a new file sink's path must be, checked at CREATE SINK only (a sink read back
 /// from the catalog keeps retrying as before): absolute (42602, as PostgreSQL's COPY TO a
 /// file), in a directory that exists (58P01), and not itself a directory (22023).

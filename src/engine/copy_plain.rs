@@ -193,26 +193,6 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     Some(out)
 }
 
-/// `text` (complete lines) cut in two at [`halves_split`], each half parsed by
-/// [`parse_part`] on a thread of its own (the calling one and a scoped one, both in the
-/// session time zone `zone`), joined in order by [`join_halves`]. `None` where either half
-/// gives up or no newline ends the text. A COPY's pipeline (`copy_pipeline`) parses its
-/// chunks' halves the same way on the runtime's blocking threads instead.
-pub(super) fn parse_plain_halves(
-    text: &str,
-    ctx: &PlainCtx<'_>,
-    zone: Option<crate::tz::ZoneCell>,
-) -> Option<PlainRows> {
-    let mid = halves_split(text.as_bytes())?;
-    let (first, second) = std::thread::scope(|s| {
-        let z = zone.clone();
-        let second = s.spawn(|| parse_part(&text.as_bytes()[mid..], ctx, z));
-        let first = parse_part(&text.as_bytes()[..mid], ctx, zone);
-        (first, second.join())
-    });
-    Some(join_halves(first?, second.ok()??))
-}
-
 /// Where complete lines `bytes` are cut in two for two threads: past the first newline at
 /// or after their middle (a character boundary). `None` when no newline is there.
 pub(super) fn halves_split(bytes: &[u8]) -> Option<usize> {
@@ -806,6 +786,15 @@ mod tests {
         assert!(parse("1\n", &[1], &[0, 2, 3]).is_none());
     }
 
+    /// `text` cut at [`halves_split`], each half parsed by [`parse_part`] and joined in
+    /// order, as the COPY's pipeline does on two threads.
+    fn parse_plain_halves(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
+        let mid = halves_split(text.as_bytes())?;
+        let first = parse_part(&text.as_bytes()[..mid], ctx, None)?;
+        let second = parse_part(&text.as_bytes()[mid..], ctx, None)?;
+        Some(join_halves(first, second))
+    }
+
     /// The halves give up (for the careful path) on a quote, backslash, NUL or stray CR in
     /// either of them, and parse the same lines otherwise; CRLF data may hold its CRs.
     #[test]
@@ -822,10 +811,10 @@ mod tests {
             quote,
         };
         let ok = "2001-01-01 00:00:01,1,a,1\n".repeat(8);
-        let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"')), None).expect("plain");
+        let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"'))).expect("plain");
         assert_eq!(rows.lines, 8);
         let crlf = ok.replace('\n', "\r\n");
-        assert!(parse_plain_halves(&crlf, &ctx(true, Some(b'"')), None).is_some());
+        assert!(parse_plain_halves(&crlf, &ctx(true, Some(b'"'))).is_some());
         for (bad, quote) in [
             ("\"a\"", Some(b'"')),
             ("a\\b", Some(b'"')),
@@ -838,17 +827,17 @@ mod tests {
                 lines[half] = lines[half].replace(",a,", &format!(",{bad},"));
                 let text = lines.concat();
                 assert!(
-                    parse_plain_halves(&text, &ctx(false, quote), None).is_none(),
+                    parse_plain_halves(&text, &ctx(false, quote)).is_none(),
                     "{bad:?} in line {half}"
                 );
             }
         }
         // Without a quote character (the text format), a '"' is plain text.
         let text = ok.replace(",a,", ",\"a,");
-        assert!(parse_plain_halves(&text, &ctx(false, None), None).is_some());
+        assert!(parse_plain_halves(&text, &ctx(false, None)).is_some());
         // CRLF data with a CR elsewhere than before a newline.
         let text = crlf.replacen(",a,", ",a\r,", 1);
-        assert!(parse_plain_halves(&text, &ctx(true, Some(b'"')), None).is_none());
+        assert!(parse_plain_halves(&text, &ctx(true, Some(b'"'))).is_none());
     }
 
     /// The word-at-a-time scan finds exactly the position a byte-by-byte one finds, from

@@ -147,6 +147,11 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     if (ctx.rel.ts_col.is_some() && !fields.iter().any(|f| f.is_ts)) || fields.is_empty() {
         return None;
     }
+    // Fields are cut at the delimiter as character boundaries (`Scan::field`): COPY's is a
+    // one-byte character, so ASCII, which this checks rather than trusts.
+    if !ctx.delimiter.is_ascii() {
+        return None;
+    }
     let mut out = PlainRows {
         batches: Vec::new(),
         builder: super::copy_fields::copy_builder(ctx.rel, &types),
@@ -325,7 +330,11 @@ impl Scan<'_> {
                 if end == p && null.is_empty() {
                     b.append_null(c);
                 } else {
-                    b.append_str_within(c, self.text, p, end);
+                    // SAFETY: `p <= end` (`field_end`), and both are character boundaries
+                    // of `self.text`: `p` is 0 or just past an ASCII byte (a delimiter, an
+                    // LF, a CRLF's LF) and `end` is at one (the delimiter, LF or CR that
+                    // ends the field); `parse_plain` reads only with an ASCII delimiter.
+                    unsafe { b.append_str_within(c, self.text, p, end) };
                 }
                 return Some((None, next, newline));
             }

@@ -1680,18 +1680,32 @@ mod tests {
     }
 
     /// The word-at-a-time `HH:MM:SS` reader agrees with a byte-by-byte one on every
-    /// spelling of each byte position from a set of digits, colons and near misses.
+    /// spelling of each byte position from a set of digits, colons and near misses, and on
+    /// every pair of digits in each place (the range limits 23 and 59 and their
+    /// neighbours among them).
     #[test]
-    fn time_of_day_reads_exactly_two_digit_pairs_and_colons() {
-        use super::super::copy_fields::time_of_day;
-        let reference = |b: [u8; 8]| -> Option<(i64, i64, i64)> {
+    fn seconds_of_day_reads_exactly_two_digit_pairs_and_colons() {
+        use super::super::copy_fields::seconds_of_day as time_of_day;
+        let reference = |b: [u8; 8]| -> Option<i64> {
             let digit = |i: usize| b[i].is_ascii_digit().then(|| (b[i] - b'0') as i64);
             if b[2] != b':' || b[5] != b':' {
                 return None;
             }
             let pair = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
-            Some((pair(0)?, pair(3)?, pair(6)?))
+            let (h, m, s) = (pair(0)?, pair(3)?, pair(6)?);
+            (h <= 23 && m <= 59 && s <= 59).then_some(h * 3600 + m * 60 + s)
         };
+        for h in 0..100u8 {
+            for m in 0..100u8 {
+                for s in 0..100u8 {
+                    let [a, b, c, d, e, f] = [h / 10, h % 10, m / 10, m % 10, s / 10, s % 10];
+                    let t = [a, b, b':' - b'0', c, d, b':' - b'0', e, f].map(|x| x + b'0');
+                    assert_eq!(time_of_day(t), reference(t), "{h}:{m}:{s}");
+                }
+            }
+        }
+        assert_eq!(time_of_day(*b"23:59:59"), Some(86_399));
+        assert_eq!(time_of_day(*b"00:00:00"), Some(0));
         let near = [
             b'0',
             b'5',
@@ -1706,7 +1720,7 @@ mod tests {
             0xff,
         ];
         let base = *b"12:34:56";
-        assert_eq!(time_of_day(base), Some((12, 34, 56)));
+        assert_eq!(time_of_day(base), Some(45_296));
         for i in 0..8 {
             for &x in &near {
                 let mut b = base;

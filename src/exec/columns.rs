@@ -403,8 +403,12 @@ impl Texts {
             return StringArray::new(OffsetBuffer::new(offsets), bytes, nulls);
         }
         debug_assert!(
-            StringArray::try_new(OffsetBuffer::new(offsets.clone()), bytes.clone(), nulls.clone())
-                .is_ok(),
+            StringArray::try_new(
+                OffsetBuffer::new(offsets.clone()),
+                bytes.clone(),
+                nulls.clone()
+            )
+            .is_ok(),
             "a text builder's offsets and bytes are a valid string array"
         );
         // SAFETY: every value was appended as a whole `&str` (`push`), as `src[a..b]` with

@@ -941,6 +941,58 @@ mod tests {
         b
     }
 
+    /// A text column sealed without arrow's checks equals the checked array of the same
+    /// values, copied out and handed over: whole values, slices at character boundaries of
+    /// multi-byte text (short ones by the 16-byte move, long ones not), empty values,
+    /// NULLs, and a row abandoned half way.
+    #[test]
+    fn text_columns_seal_as_the_checked_array() {
+        let src = "é,ab,€€€€€€€€€€ longer than sixteen bytes,,ü\n";
+        let cut = |k: usize| src.match_indices(',').nth(k).map_or(0, |(i, _)| i);
+        for hand_over in [false, true] {
+            let mut b = ColumnBatchBuilder::new(&[DataType::Text], 8);
+            let mut want: Vec<Option<&str>> = Vec::new();
+            for (a, z) in [(0, cut(0)), (cut(0) + 1, cut(1)), (cut(1) + 1, cut(2))] {
+                // SAFETY: `a <= z`, each at the string's start or next to a ','.
+                unsafe { b.append_str_within(0, src, a, z) };
+                b.end_row(0);
+                want.push(Some(&src[a..z]));
+            }
+            b.append_str(0, "dropped");
+            b.truncate();
+            b.append_null(0);
+            b.end_row(0);
+            want.push(None);
+            // SAFETY: an empty slice at a character boundary.
+            unsafe { b.append_str_within(0, src, cut(2) + 1, cut(2) + 1) };
+            b.end_row(0);
+            want.push(Some(""));
+            b.append_str(0, "ü");
+            b.end_row(0);
+            want.push(Some("ü"));
+            let batch = if hand_over {
+                b.into_batch()
+            } else {
+                b.finish()
+            };
+            let ColumnArray::Arrow(texts) = &batch.columns[0] else {
+                panic!("an Arrow column")
+            };
+            let texts = texts.as_string::<i32>();
+            assert_eq!(
+                texts,
+                &StringArray::from(want.clone()),
+                "hand over {hand_over}"
+            );
+            let checked = StringArray::try_new(
+                texts.offsets().clone(),
+                texts.values().clone(),
+                texts.nulls().cloned(),
+            );
+            assert!(checked.is_ok(), "hand over {hand_over}");
+        }
+    }
+
     #[test]
     fn into_batch_hands_over_the_builders_vectors() {
         // Three rows of room for four: the vectors become the batch's buffers, their

@@ -262,7 +262,11 @@ impl CopyIn {
             }
             return Ok(self.delivered);
         }
-        self.collect_plain().await?;
+        // The last chunk's complete lines in halves too, unless the chunk before came
+        // back for the one-thread path (which then reads everything from it on).
+        if self.collect_plain().await? && self.dispatch_plain() {
+            self.collect_plain().await?;
+        }
         self.parse_available(true)?;
         self.seal_batch();
         let stream = match &self.rel.dest {
@@ -399,7 +403,9 @@ impl CopyIn {
         if self.eol == Eol::Unknown {
             self.eol = Eol::of_first_line(&carry, self.is_csv(), self.options.quote);
         }
-        let mut pos = self.parse_plain_halves(&carry, valid);
+        // Chunks of plain lines were parsed on two threads (`dispatch_plain`); what is
+        // here is parsed on this one.
+        let mut pos = 0;
         // A record longer than the limit is refused whether or not one message holds it
         // whole (the check on the unfinished tail in `feed` sees only the ones cut).
         let line_max = self.engine.config.limits.copy_line_bytes_max;
@@ -470,29 +476,6 @@ impl CopyIn {
         }
         self.carry = rest;
         self.spill_if_large()
-    }
-
-    /// Both cores for an all-or-nothing COPY: the complete lines of a chunk free of quotes,
-    /// backslashes and NULs (the common case) are cut in two at a newline and parsed into
-    /// columns on two threads, then staged in order. Returns where the records it parsed
-    /// end (0 when it parsed none: a LIVE COPY, which delivers as it parses; the header;
-    /// a chunk with those bytes or too small to split; or a bad record anywhere, which the
-    /// one-thread path then parses again to report exactly as it does).
-    fn parse_plain_halves(&mut self, carry: &[u8], valid: &str) -> usize {
-        let Some(end) = self.plain_chunk_end(carry) else {
-            return 0;
-        };
-        let Some(text) = valid.get(..end) else {
-            return 0;
-        };
-        let zone = crate::tz::current_cell();
-        match super::copy_plain::parse_plain_halves(text, &self.plain_ctx(), zone) {
-            Some(rows) => {
-                self.stage_plain(rows);
-                end
-            }
-            None => 0,
-        }
     }
 
     /// Where the complete lines of `carry` end when the plain parser may try them all: an
@@ -656,6 +639,10 @@ impl CopyIn {
     /// the buffer keeps that line. False when nothing was started.
     fn dispatch_plain(&mut self) -> bool {
         let line_max = self.engine.config.limits.copy_line_bytes_max;
+        if self.eol == Eol::Unknown {
+            // As `parse_complete_lines` finds it from the same first line.
+            self.eol = Eol::of_first_line(&self.carry, self.is_csv(), self.options.quote);
+        }
         let Some(end) = self.plain_chunk_end(&self.carry) else {
             return false;
         };
@@ -1105,7 +1092,7 @@ fn append_row(
 }
 
 /// Bytes of complete lines an all-or-nothing COPY parses on two threads at once (see
-/// `CopyIn::parse_plain_halves`); a smaller chunk is not worth a thread.
+/// `CopyIn::dispatch_plain`); a smaller chunk is not worth a thread.
 const PARALLEL_PARSE_BYTES: usize = 256 << 10;
 
 /// Which bytes that need the careful paths a chunk of COPY data holds anywhere.
@@ -1693,18 +1680,32 @@ mod tests {
     }
 
     /// The word-at-a-time `HH:MM:SS` reader agrees with a byte-by-byte one on every
-    /// spelling of each byte position from a set of digits, colons and near misses.
+    /// spelling of each byte position from a set of digits, colons and near misses, and on
+    /// every pair of digits in each place (the range limits 23 and 59 and their
+    /// neighbours among them).
     #[test]
-    fn time_of_day_reads_exactly_two_digit_pairs_and_colons() {
-        use super::super::copy_fields::time_of_day;
-        let reference = |b: [u8; 8]| -> Option<(i64, i64, i64)> {
+    fn seconds_of_day_reads_exactly_two_digit_pairs_and_colons() {
+        use super::super::copy_fields::seconds_of_day as time_of_day;
+        let reference = |b: [u8; 8]| -> Option<i64> {
             let digit = |i: usize| b[i].is_ascii_digit().then(|| (b[i] - b'0') as i64);
             if b[2] != b':' || b[5] != b':' {
                 return None;
             }
             let pair = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
-            Some((pair(0)?, pair(3)?, pair(6)?))
+            let (h, m, s) = (pair(0)?, pair(3)?, pair(6)?);
+            (h <= 23 && m <= 59 && s <= 59).then_some(h * 3600 + m * 60 + s)
         };
+        for h in 0..100u8 {
+            for m in 0..100u8 {
+                for s in 0..100u8 {
+                    let [a, b, c, d, e, f] = [h / 10, h % 10, m / 10, m % 10, s / 10, s % 10];
+                    let t = [a, b, b':' - b'0', c, d, b':' - b'0', e, f].map(|x| x + b'0');
+                    assert_eq!(time_of_day(t), reference(t), "{h}:{m}:{s}");
+                }
+            }
+        }
+        assert_eq!(time_of_day(*b"23:59:59"), Some(86_399));
+        assert_eq!(time_of_day(*b"00:00:00"), Some(0));
         let near = [
             b'0',
             b'5',
@@ -1719,7 +1720,7 @@ mod tests {
             0xff,
         ];
         let base = *b"12:34:56";
-        assert_eq!(time_of_day(base), Some((12, 34, 56)));
+        assert_eq!(time_of_day(base), Some(45_296));
         for i in 0..8 {
             for &x in &near {
                 let mut b = base;

@@ -147,6 +147,11 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     if (ctx.rel.ts_col.is_some() && !fields.iter().any(|f| f.is_ts)) || fields.is_empty() {
         return None;
     }
+    // Fields are cut at the delimiter as character boundaries (`Scan::field`): COPY's is a
+    // one-byte character, so ASCII, which this checks rather than trusts.
+    if !ctx.delimiter.is_ascii() {
+        return None;
+    }
     let mut out = PlainRows {
         batches: Vec::new(),
         builder: super::copy_fields::copy_builder(ctx.rel, &types),
@@ -191,26 +196,6 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         out.lines += 1;
     }
     Some(out)
-}
-
-/// `text` (complete lines) cut in two at [`halves_split`], each half parsed by
-/// [`parse_part`] on a thread of its own (the calling one and a scoped one, both in the
-/// session time zone `zone`), joined in order by [`join_halves`]. `None` where either half
-/// gives up or no newline ends the text. A COPY's pipeline (`copy_pipeline`) parses its
-/// chunks' halves the same way on the runtime's blocking threads instead.
-pub(super) fn parse_plain_halves(
-    text: &str,
-    ctx: &PlainCtx<'_>,
-    zone: Option<crate::tz::ZoneCell>,
-) -> Option<PlainRows> {
-    let mid = halves_split(text.as_bytes())?;
-    let (first, second) = std::thread::scope(|s| {
-        let z = zone.clone();
-        let second = s.spawn(|| parse_part(&text.as_bytes()[mid..], ctx, z));
-        let first = parse_part(&text.as_bytes()[..mid], ctx, zone);
-        (first, second.join())
-    });
-    Some(join_halves(first?, second.ok()??))
 }
 
 /// Where complete lines `bytes` are cut in two for two threads: past the first newline at
@@ -345,7 +330,11 @@ impl Scan<'_> {
                 if end == p && null.is_empty() {
                     b.append_null(c);
                 } else {
-                    b.append_str_within(c, self.text, p, end);
+                    // SAFETY: `p <= end` (`field_end`), and both are character boundaries
+                    // of `self.text`: `p` is 0 or just past an ASCII byte (a delimiter, an
+                    // LF, a CRLF's LF) and `end` is at one (the delimiter, LF or CR that
+                    // ends the field); `parse_plain` reads only with an ASCII delimiter.
+                    unsafe { b.append_str_within(c, self.text, p, end) };
                 }
                 return Some((None, next, newline));
             }
@@ -806,6 +795,15 @@ mod tests {
         assert!(parse("1\n", &[1], &[0, 2, 3]).is_none());
     }
 
+    /// `text` cut at [`halves_split`], each half parsed by [`parse_part`] and joined in
+    /// order, as the COPY's pipeline does on two threads.
+    fn parse_plain_halves(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
+        let mid = halves_split(text.as_bytes())?;
+        let first = parse_part(&text.as_bytes()[..mid], ctx, None)?;
+        let second = parse_part(&text.as_bytes()[mid..], ctx, None)?;
+        Some(join_halves(first, second))
+    }
+
     /// The halves give up (for the careful path) on a quote, backslash, NUL or stray CR in
     /// either of them, and parse the same lines otherwise; CRLF data may hold its CRs.
     #[test]
@@ -822,10 +820,10 @@ mod tests {
             quote,
         };
         let ok = "2001-01-01 00:00:01,1,a,1\n".repeat(8);
-        let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"')), None).expect("plain");
+        let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"'))).expect("plain");
         assert_eq!(rows.lines, 8);
         let crlf = ok.replace('\n', "\r\n");
-        assert!(parse_plain_halves(&crlf, &ctx(true, Some(b'"')), None).is_some());
+        assert!(parse_plain_halves(&crlf, &ctx(true, Some(b'"'))).is_some());
         for (bad, quote) in [
             ("\"a\"", Some(b'"')),
             ("a\\b", Some(b'"')),
@@ -838,17 +836,17 @@ mod tests {
                 lines[half] = lines[half].replace(",a,", &format!(",{bad},"));
                 let text = lines.concat();
                 assert!(
-                    parse_plain_halves(&text, &ctx(false, quote), None).is_none(),
+                    parse_plain_halves(&text, &ctx(false, quote)).is_none(),
                     "{bad:?} in line {half}"
                 );
             }
         }
         // Without a quote character (the text format), a '"' is plain text.
         let text = ok.replace(",a,", ",\"a,");
-        assert!(parse_plain_halves(&text, &ctx(false, None), None).is_some());
+        assert!(parse_plain_halves(&text, &ctx(false, None)).is_some());
         // CRLF data with a CR elsewhere than before a newline.
         let text = crlf.replacen(",a,", ",a\r,", 1);
-        assert!(parse_plain_halves(&text, &ctx(true, Some(b'"')), None).is_none());
+        assert!(parse_plain_halves(&text, &ctx(true, Some(b'"'))).is_none());
     }
 
     /// The word-at-a-time scan finds exactly the position a byte-by-byte one finds, from

@@ -346,11 +346,15 @@ impl Texts {
         self.nulls.append_non_null();
     }
 
-    /// Append `src[a..b]` (`a` and `b` on character boundaries of `src`). A value of at
-    /// most 16 bytes with 16 bytes of `src` from `a` is copied as one fixed-size move and
-    /// cut back to its length: no call per value, which short codes would mostly pay for.
+    /// Append `src[a..b]`. A value of at most 16 bytes with 16 bytes of `src` from `a` is
+    /// copied as one fixed-size move and cut back to its length: no call per value, which
+    /// short codes would mostly pay for.
+    ///
+    /// # Safety
+    /// `a <= b <= src.len()`, both on character boundaries of `src`: [`Texts::take`] seals
+    /// the bytes as UTF-8 without checking them again.
     #[inline]
-    fn push_within(&mut self, src: &str, a: usize, b: usize) {
+    unsafe fn push_within(&mut self, src: &str, a: usize, b: usize) {
         debug_assert!(src.is_char_boundary(a) && src.is_char_boundary(b) && a <= b);
         let len = b - a;
         match src.as_bytes().get(a..a + 16) {
@@ -392,13 +396,31 @@ impl Texts {
             self.bytes = Vec::new(); // a batch of huge texts: keep no such room for later
         }
         let nulls = self.nulls.finish();
-        // Every value was appended as a whole `&str`, so the offsets are increasing and
-        // fall on character boundaries; `new` checks it again (cheaply) rather than trust it.
-        StringArray::new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            Buffer::from_vec(bytes),
-            nulls,
-        )
+        let (offsets, bytes) = (ScalarBuffer::from(offsets), Buffer::from_vec(bytes));
+        if bytes.len() > i32::MAX as usize {
+            // Some offset wrapped; the checked constructor refuses them (never reached:
+            // a batch is sealed once a column holds `TEXT_BYTES_FULL`).
+            return StringArray::new(OffsetBuffer::new(offsets), bytes, nulls);
+        }
+        debug_assert!(
+            StringArray::try_new(
+                OffsetBuffer::new(offsets.clone()),
+                bytes.clone(),
+                nulls.clone()
+            )
+            .is_ok(),
+            "a text builder's offsets and bytes are a valid string array"
+        );
+        // SAFETY: every value was appended as a whole `&str` (`push`), as `src[a..b]` with
+        // `a <= b` on character boundaries of a `&str` (`push_within`'s contract), or as
+        // nothing (`push_null`), so `bytes` is UTF-8 and each offset, the bytes' length
+        // after an append, is a character boundary; `offsets` starts at 0 (`new` and the
+        // reset above) and never decreases, since `truncate` cuts the offsets and the bytes
+        // back to a recorded offset together. The bytes' length is at most `i32::MAX`, and
+        // every offset is at most that length, so none of the `as i32` casts wrapped and
+        // the last offset is the bytes' length. That is what `StringArray::try_new` checks
+        // (with the null buffer, which has one bit per offset after the first).
+        unsafe { StringArray::new_unchecked(OffsetBuffer::new_unchecked(offsets), bytes, nulls) }
     }
 }
 
@@ -689,14 +711,19 @@ impl ColumnBatchBuilder {
         }
     }
 
-    /// Append `src[a..b]` (`a` and `b` on character boundaries of `src`) to column `c` of
-    /// the row being built, a text or varchar column (the caller has checked any length
-    /// limit). The same as `append_str(c, &src[a..b])`, faster for short values.
+    /// Append `src[a..b]` to column `c` of the row being built, a text or varchar column
+    /// (the caller has checked any length limit). The same as `append_str(c, &src[a..b])`,
+    /// faster for short values.
+    ///
+    /// # Safety
+    /// `a <= b <= src.len()`, both on character boundaries of `src` (the batch's text is
+    /// sealed as UTF-8 without checking it again).
     #[inline(always)]
-    pub(crate) fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
+    pub(crate) unsafe fn append_str_within(&mut self, c: usize, src: &str, a: usize, b: usize) {
         match &mut self.builders[c] {
             ColumnBuilder::Text(t) => {
-                t.push_within(src, a, b);
+                // SAFETY: this function's contract.
+                unsafe { t.push_within(src, a, b) };
                 self.text_full |= t.bytes.len() >= TEXT_BYTES_FULL;
             }
             _ => unreachable!("append_str_within on a column that holds no text"),
@@ -912,6 +939,58 @@ mod tests {
         b.append_str(1, "dropped");
         b.truncate();
         b
+    }
+
+    /// A text column sealed without arrow's checks equals the checked array of the same
+    /// values, copied out and handed over: whole values, slices at character boundaries of
+    /// multi-byte text (short ones by the 16-byte move, long ones not), empty values,
+    /// NULLs, and a row abandoned half way.
+    #[test]
+    fn text_columns_seal_as_the_checked_array() {
+        let src = "é,ab,€€€€€€€€€€ longer than sixteen bytes,,ü\n";
+        let cut = |k: usize| src.match_indices(',').nth(k).map_or(0, |(i, _)| i);
+        for hand_over in [false, true] {
+            let mut b = ColumnBatchBuilder::new(&[DataType::Text], 8);
+            let mut want: Vec<Option<&str>> = Vec::new();
+            for (a, z) in [(0, cut(0)), (cut(0) + 1, cut(1)), (cut(1) + 1, cut(2))] {
+                // SAFETY: `a <= z`, each at the string's start or next to a ','.
+                unsafe { b.append_str_within(0, src, a, z) };
+                b.end_row(0);
+                want.push(Some(&src[a..z]));
+            }
+            b.append_str(0, "dropped");
+            b.truncate();
+            b.append_null(0);
+            b.end_row(0);
+            want.push(None);
+            // SAFETY: an empty slice at a character boundary.
+            unsafe { b.append_str_within(0, src, cut(2) + 1, cut(2) + 1) };
+            b.end_row(0);
+            want.push(Some(""));
+            b.append_str(0, "ü");
+            b.end_row(0);
+            want.push(Some("ü"));
+            let batch = if hand_over {
+                b.into_batch()
+            } else {
+                b.finish()
+            };
+            let ColumnArray::Arrow(texts) = &batch.columns[0] else {
+                panic!("an Arrow column")
+            };
+            let texts = texts.as_string::<i32>();
+            assert_eq!(
+                texts,
+                &StringArray::from(want.clone()),
+                "hand over {hand_over}"
+            );
+            let checked = StringArray::try_new(
+                texts.offsets().clone(),
+                texts.values().clone(),
+                texts.nulls().cloned(),
+            );
+            assert!(checked.is_ok(), "hand over {hand_over}");
+        }
     }
 
     #[test]

@@ -240,35 +240,33 @@ impl Broker {
 
     /// Produce `values` to partition `p` of `topic` in one request: one record batch.
     pub async fn produce_batch(&self, topic: &str, p: i32, values: &[String]) {
-        let c = self.client().await;
-        let pc = c
-            .partition_client(topic, p, UnknownTopicHandling::Retry)
-            .await
-            .unwrap();
-        let records: Vec<Record> = values
-            .iter()
-            .map(|v| Record {
-                key: None,
-                value: Some(v.as_bytes().to_vec()),
-                headers: Default::default(),
-                timestamp: chrono::Utc::now(),
-            })
-            .collect();
-        let offsets = pc
-            .produce(records, Compression::NoCompression)
-            .await
-            .expect("produce");
-        assert_eq!(offsets.len(), values.len());
+        let offsets = self
+            .produce_chunks(topic, p, values, values.len().max(1))
+            .await;
+        assert_eq!(offsets, values.len());
     }
 
     /// Produce `values` to partition `p` of `topic`, in order.
     pub async fn produce(&self, topic: &str, p: i32, values: &[String]) {
+        self.produce_chunks(topic, p, values, 1000).await;
+    }
+
+    /// Produce `values` to partition `p` of `topic` in order, `per_request` records a
+    /// request (one record batch each); returns how many offsets the broker gave.
+    async fn produce_chunks(
+        &self,
+        topic: &str,
+        p: i32,
+        values: &[String],
+        per_request: usize,
+    ) -> usize {
         let c = self.client().await;
         let pc = c
             .partition_client(topic, p, UnknownTopicHandling::Retry)
             .await
             .unwrap();
-        for chunk in values.chunks(1000) {
+        let mut offsets = 0;
+        for chunk in values.chunks(per_request) {
             let records: Vec<Record> = chunk
                 .iter()
                 .map(|v| Record {
@@ -278,10 +276,13 @@ impl Broker {
                     timestamp: chrono::Utc::now(),
                 })
                 .collect();
-            pc.produce(records, Compression::NoCompression)
+            offsets += pc
+                .produce(records, Compression::NoCompression)
                 .await
-                .expect("produce");
+                .expect("produce")
+                .len();
         }
+        offsets
     }
 }
 

@@ -2198,6 +2198,12 @@ fn parse_explain(t: &mut Toks, lines: &Lines) -> Result<Stmt> {
                     let v = match &tok {
                         Token::Word(w) => w.value.clone(),
                         Token::Number(n, _) => n.clone(),
+                        // A signed number, as PostgreSQL's grammar reads an option's value:
+                        // the option then refuses it as out of range.
+                        Token::Minus => match t.next() {
+                            Token::Number(n, _) => format!("-{n}"),
+                            other => return Err(syntax_near(&other)),
+                        },
                         other => string_literal(other).ok_or_else(|| syntax_near(other))?,
                     };
                     options.flink.push((name.clone(), v));

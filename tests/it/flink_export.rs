@@ -154,6 +154,16 @@ async fn registered_queries_export_as_one_job_that_shares_their_views() {
         .await
         .unwrap_err();
     assert_eq!(sqlstate(&e), "22023", "{e}");
+    // A signed value is read, then refused by its option (as PostgreSQL's grammar reads it).
+    for (option, value) in [("GROUPS -1", "\"-1\""), ("PARALLELISM -2", "\"-2\"")] {
+        let e = c
+            .simple_query(&format!("EXPLAIN (FORMAT FLINK, {option}) QUERIES ALL"))
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "22023", "{option}: {e}");
+        let message = e.as_db_error().map(|d| d.message()).unwrap_or_default();
+        assert!(message.contains(value), "{option}: {e:?}");
+    }
 }
 
 #[tokio::test]

@@ -1047,6 +1047,7 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
              set operations (UNION, INTERSECT, EXCEPT), not {set_operations}"
         )));
     }
+    special_form_arity(&toks, lines)?;
     let dialect = PostgreSqlDialect {};
     let toks = mark_between_symmetric(toks, &dialect);
     let toks = like_all_subquery(toks);
@@ -1073,6 +1074,66 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
         }
         r => r,
     }
+}
+
+/// PostgreSQL's grammar gives `COALESCE`, `GREATEST` and `LEAST` one or more arguments
+/// and `NULLIF` exactly two: any other count is a syntax error (42601) at the token where
+/// the list goes wrong (the `)` of an empty list, the `)` after NULLIF's first argument or
+/// the `,` after its second), not a missing function. Only the bare keywords are the
+/// special forms (not `"coalesce"(...)` nor `schema.coalesce(...)`).
+fn special_form_arity(toks: &[TokenWithSpan], lines: &Lines) -> Result<()> {
+    for i in 0..toks.len() {
+        let Token::Word(w) = &toks[i].token else {
+            continue;
+        };
+        let at_least_one = ["COALESCE", "GREATEST", "LEAST"]
+            .iter()
+            .any(|k| w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let nullif = w.quote_style.is_none() && w.value.eq_ignore_ascii_case("NULLIF");
+        let qualified = i > 0 && toks[i - 1].token == Token::Period;
+        if !(at_least_one || nullif) || qualified {
+            continue;
+        }
+        if toks.get(i + 1).map(|t| &t.token) != Some(&Token::LParen) {
+            continue;
+        }
+        let (mut depth, mut args) = (0usize, 0usize);
+        let mut empty = true;
+        for t in &toks[i + 2..] {
+            let bad = match &t.token {
+                Token::LParen | Token::LBracket => {
+                    depth += 1;
+                    empty = false;
+                    false
+                }
+                Token::RParen | Token::RBracket if depth > 0 => {
+                    depth -= 1;
+                    false
+                }
+                Token::RParen => {
+                    args += usize::from(!empty);
+                    if empty || (nullif && args < 2) {
+                        true
+                    } else {
+                        break;
+                    }
+                }
+                Token::Comma if depth == 0 => {
+                    args += 1;
+                    empty = true;
+                    nullif && args >= 2
+                }
+                _ => {
+                    empty = false;
+                    false
+                }
+            };
+            if bad {
+                return Err(syntax_near(&t.token).at(lines.position(t.span.start)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An upper bound of how deep `toks` can nest: the deepest parentheses and brackets, plus

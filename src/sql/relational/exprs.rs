@@ -194,6 +194,9 @@ impl RelBinder<'_> {
         if let Some(any) = like_as_any(e)? {
             return self.expr(&any);
         }
+        if let Some(or) = row_in_list(e) {
+            return self.expr(&or);
+        }
         if Self::is_walked(e) {
             return self.walk(e);
         }
@@ -796,11 +799,9 @@ impl RelBinder<'_> {
             op => cmp_op(op).map(|_| op.clone()),
         };
         if let Some(op) = plain {
-            match (left, right) {
-                (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) => {
-                    return self.row_comparison(&op, ls, rs)
-                }
-                (ast::Expr::Tuple(_), _) | (_, ast::Expr::Tuple(_)) => {
+            match (row_items(left), row_items(right)) {
+                (Some(ls), Some(rs)) => return self.row_comparison(&op, &ls, &rs),
+                (Some(_), _) | (_, Some(_)) => {
                     return Err(unsupported(format!(
                         "comparing a row with a value ({left} {op} {right}) is not supported"
                     )))
@@ -823,6 +824,72 @@ impl RelBinder<'_> {
             _ => return Err(unsupported(format!("operator {op} is not supported"))),
         };
         self.scalar_call(func, vec![l, r])
+    }
+}
+
+/// `row IN (row1, row2, ...)` as PostgreSQL reads it: `row = row1 OR row = row2 ...`
+/// (`NOT IN`: `row <> row1 AND ...`), row comparisons with their NULL rules; `None` for any
+/// other expression.
+fn row_in_list(e: &ast::Expr) -> Option<ast::Expr> {
+    use ast::BinaryOperator as B;
+    let ast::Expr::In {
+        expr,
+        target: ast::InTarget::List(items),
+        negated,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    row_items(expr)?;
+    let (cmp, join) = if *negated {
+        (B::NotEq, B::And)
+    } else {
+        (B::Eq, B::Or)
+    };
+    items
+        .iter()
+        .map(|item| ast::Expr::BinaryOp {
+            left: expr.clone(),
+            op: cmp.clone(),
+            right: Box::new(item.clone()),
+        })
+        .reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: join.clone(),
+            right: Box::new(b),
+        })
+}
+
+/// The items of a row constructor, `(a, b, ...)` or `ROW(a, ...)` (an unquoted `row` call
+/// of plain arguments, as sqlparser reads it); `None` for any other expression.
+pub(super) fn row_items(e: &ast::Expr) -> Option<Vec<ast::Expr>> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items.clone()),
+        ast::Expr::Function(f)
+            if f.name.0.len() == 1
+                && f.name.0[0].as_ident().is_some_and(|i| {
+                    i.quote_style.is_none() && i.value.eq_ignore_ascii_case("row")
+                })
+                && f.filter.is_none()
+                && f.over.is_none()
+                && f.within_group.is_empty() =>
+        {
+            let ast::FunctionArguments::List(l) = &f.args else {
+                return matches!(f.args, ast::FunctionArguments::None).then(Vec::new);
+            };
+            if l.duplicate_treatment.is_some() || !l.clauses.is_empty() {
+                return None;
+            }
+            l.args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => None,
     }
 }
 

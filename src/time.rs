@@ -316,17 +316,22 @@ fn special_timestamp(lower: &str) -> Option<Result<i64>> {
 fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
     let bad = || bad_timestamp(text, ty);
     let mut sc = Scan::new(text.trim());
-    let (year, ylen) = sc.digits().ok_or_else(bad)?;
+    let Some((year, ylen)) = sc.digits() else {
+        return loose_parts(text, ty, &mut sc);
+    };
+    let sep = sc.peek();
+    if ylen <= 2 || sep == Some(b'.') {
+        return loose_parts(text, ty, &mut sc);
+    }
     if year == 0 {
         return Err(overflow(text));
     }
     let (month, day);
-    let sep = sc.peek();
-    if sep == Some(b'-') || (sep == Some(b'/') && ylen == 4) {
+    if sep == Some(b'-') || sep == Some(b'/') {
         sc.i += 1;
-        month = sc.digits().ok_or_else(bad)?.0;
-        if sc.peek() != sep {
-            return Err(bad());
+        match sc.digits() {
+            Some((m, _)) if sc.peek() == sep => month = m,
+            _ => return loose_parts(text, ty, &mut sc),
         }
         sc.i += 1;
         day = sc.digits().ok_or_else(bad)?.0;
@@ -336,9 +341,125 @@ fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
         day = year % 100;
         return parse_rest(text, ty, &mut sc, year / 10_000, month, day);
     } else {
-        return Err(bad());
+        return loose_parts(text, ty, &mut sc);
     }
     parse_rest(text, ty, &mut sc, year, month, day)
+}
+
+/// Month names and their abbreviations, as PostgreSQL's date input reads them.
+const MONTH_NAMES: &[(&str, i64)] = &[
+    ("jan", 1),
+    ("january", 1),
+    ("feb", 2),
+    ("february", 2),
+    ("mar", 3),
+    ("march", 3),
+    ("apr", 4),
+    ("april", 4),
+    ("may", 5),
+    ("jun", 6),
+    ("june", 6),
+    ("jul", 7),
+    ("july", 7),
+    ("aug", 8),
+    ("august", 8),
+    ("sep", 9),
+    ("sept", 9),
+    ("september", 9),
+    ("oct", 10),
+    ("october", 10),
+    ("nov", 11),
+    ("november", 11),
+    ("dec", 12),
+    ("december", 12),
+];
+
+/// Day names, which a date may carry and PostgreSQL ignores.
+const DAY_NAMES: &[&str] = &[
+    "sun",
+    "sunday",
+    "mon",
+    "monday",
+    "tue",
+    "tues",
+    "tuesday",
+    "wed",
+    "wednesday",
+    "thu",
+    "thur",
+    "thurs",
+    "thursday",
+    "fri",
+    "friday",
+    "sat",
+    "saturday",
+];
+
+/// The date of a timestamp written other than `YYYY-MM-DD` (off the common path), as
+/// PostgreSQL reads it under `DateStyle = 'ISO, MDY'`: three numbers separated by `-`, `/`
+/// or `.` are month, day, year (`01/02/2024`, `1.2.24`) unless the first has more than two
+/// digits (`2024.01.02` is year, month, day); with a month name the numbers are day and
+/// year (`Jan 2 2024`, `2 Jan 2024`, `January 2, 2024`, `02-Jan-2024`), a number of more
+/// than two digits being the year. A day name is ignored (`Tue Jan 02 2024`); a year of
+/// two digits is 1970-2069. The time, zone and era follow as after an ISO date. Errors:
+/// 22007 for other forms; 22008 for a month or day out of range (with PostgreSQL's hint
+/// about DateStyle when a month above 12 or a day above 31 suggests another field order).
+fn loose_parts(text: &str, ty: &str, sc: &mut Scan) -> Result<Parts> {
+    let bad = || bad_timestamp(text, ty);
+    sc.i = 0;
+    let mut nums: Vec<(i64, usize)> = Vec::with_capacity(3);
+    let mut month_name: Option<i64> = None;
+    let mut first = true;
+    while nums.len() + usize::from(month_name.is_some()) < 3 {
+        let at = sc.i;
+        while matches!(sc.peek(), Some(b' ' | b'\t' | b',' | b'-' | b'/' | b'.')) {
+            sc.i += 1;
+        }
+        if sc.i == at && !first {
+            return Err(bad());
+        }
+        first = false;
+        if let Some(n) = sc.digits() {
+            if sc.peek() == Some(b':') {
+                return Err(bad());
+            }
+            nums.push(n);
+            continue;
+        }
+        let start = sc.i;
+        while sc.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+            sc.i += 1;
+        }
+        let word = std::str::from_utf8(&sc.s[start..sc.i])
+            .map_err(|_| bad())?
+            .to_ascii_lowercase();
+        if let Some((_, m)) = MONTH_NAMES.iter().find(|(n, _)| *n == word) {
+            if month_name.replace(*m).is_some() {
+                return Err(bad());
+            }
+        } else if !DAY_NAMES.contains(&word.as_str()) {
+            return Err(bad());
+        }
+    }
+    let ((year, ylen), month, day) = match month_name {
+        Some(m) if nums[0].1 > 2 => (nums[0], m, nums[1].0),
+        Some(m) => (nums[1], m, nums[0].0),
+        None if nums[0].1 > 2 => (nums[0], nums[1].0, nums[2].0),
+        None => (nums[2], nums[0].0, nums[1].0),
+    };
+    let year = match year {
+        y if ylen > 2 => y,
+        y if y < 70 => y + 2000,
+        y => y + 1900,
+    };
+    if month > 12 || day > 31 {
+        return Err(overflow(text).with_hint("Perhaps you need a different \"datestyle\" setting."));
+    }
+    if year == 0 || month == 0 || day == 0 {
+        return Err(overflow(text));
+    }
+    sc.eat(b',');
+    parse_rest(text, ty, sc, year, month, day)
 }
 
 fn parse_rest(
@@ -445,6 +566,10 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
 /// `Z`) or a zone name (`Europe/Paris`, any case). `None` for a word that is none of them.
 fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
     match lower {
+        "am" | "pm" if p.hour > 12 => return None,
+        "am" if p.hour == 12 => p.hour = 0,
+        "pm" if p.hour < 12 => p.hour += 12,
+        "am" | "pm" => {}
         "bc" if p.year > 0 => p.year = 1 - p.year,
         "bc" => return None,
         "ad" => {}
@@ -478,7 +603,10 @@ fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
 }
 
 fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
-    if p.month < 1 || p.month > 12 || p.year > 300_000 {
+    if p.month > 12 || p.day > 31 {
+        return Err(overflow(text).with_hint("Perhaps you need a different \"datestyle\" setting."));
+    }
+    if p.month < 1 || p.year > 300_000 {
         return Err(overflow(text));
     }
     if p.day < 1 || p.day > days_in_month(p.year, p.month as u32) as i64 {

@@ -43,7 +43,8 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
-        | F::LikeEscape => {}
+        | F::LikeEscape
+        | F::Factorial => {}
         _ => return None,
     }
     if vals.iter().any(Value::is_null) {
@@ -82,8 +83,32 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::MakeTimestampTz => make_timestamptz(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
+        F::Factorial => factorial(int(&vals[0])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
     }
+}
+
+/// The largest n whose n! PostgreSQL's numeric holds (131072 digits before the point).
+const FACTORIAL_MAX: i64 = 32177;
+
+/// `factorial(n)`: n! exactly (0! and 1! are 1). Errors: 22003 for a negative n, or one
+/// past [`FACTORIAL_MAX`], as PostgreSQL's numeric overflows there.
+fn factorial(n: i64) -> Result<Value> {
+    if n < 0 {
+        return Err(Error::NumericValueOutOfRange(
+            "factorial of a negative number is undefined".into(),
+        ));
+    }
+    if n > FACTORIAL_MAX {
+        return Err(Error::NumericValueOutOfRange(
+            "value overflows numeric format".into(),
+        ));
+    }
+    let mut acc = num_bigint::BigInt::from(1u8);
+    for i in 2..=n {
+        acc *= i;
+    }
+    Ok(crate::types_wide::WideNumeric::value(acc, 0))
 }
 
 fn type_error(name: &str, v: &Value) -> Error {

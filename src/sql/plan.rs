@@ -1432,6 +1432,9 @@ pub enum ScalarFunc {
     /// rewritten to the backslash escapes LIKE reads (an empty `esc` escapes nothing);
     /// 22025 for an escape of more than one character.
     LikeEscape,
+    /// `factorial(bigint)`: n! as numeric, exact; 22003 for a negative n or one past
+    /// PostgreSQL's numeric range (32177).
+    Factorial,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

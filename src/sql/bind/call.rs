@@ -612,7 +612,8 @@ impl Binder<'_> {
             | F::Btrim
             | F::Ltrim
             | F::Rtrim
-            | F::LikeEscape => self.math_more_scalar(func, args, &name)?,
+            | F::LikeEscape
+            | F::Factorial => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::TimeTypmod

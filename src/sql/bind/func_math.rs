@@ -135,6 +135,13 @@ impl Binder<'_> {
                 }
                 (v, T::Interval)
             }
+            F::Factorial => {
+                let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+                if a.ty.is_some_and(|t| !t.is_integer()) {
+                    return Err(arity_err(&[a]));
+                }
+                (vec![self.coerce(a, T::Int8, name)?], T::Numeric)
+            }
             F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
                 let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };
                 let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());

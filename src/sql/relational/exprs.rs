@@ -816,11 +816,13 @@ impl RelBinder<'_> {
         }
         // Operands first: an unknown column is reported before the operator.
         let (l, r) = (self.expr(left)?, self.expr(right)?);
-        // The array operators @>, <@ and && are PostgreSQL's functions of that name.
+        // The array operators @>, <@ and && and text's ^@ are PostgreSQL's functions of
+        // those names.
         let func = match op {
             B::AtArrow => "arraycontains",
             B::ArrowAt => "arraycontained",
             B::PGOverlap => "arrayoverlap",
+            B::PGStartsWith => "starts_with",
             _ => return Err(unsupported(format!("operator {op} is not supported"))),
         };
         self.scalar_call(func, vec![l, r])

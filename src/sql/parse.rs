@@ -1051,6 +1051,7 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
     let dialect = PostgreSqlDialect {};
     let toks = mark_between_symmetric(toks, &dialect);
     let toks = like_all_subquery(toks);
+    let toks = substring_similar(toks);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
     let first = parser.parse_statement();
     if first.is_ok() && parser.peek_token().token == Token::EOF {
@@ -1134,6 +1135,43 @@ fn special_form_arity(toks: &[TokenWithSpan], lines: &Lines) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `SUBSTRING(s SIMILAR pattern ESCAPE esc)` in tokens sqlparser reads: the same call
+/// spelled `SUBSTRING(s FROM pattern FOR esc)`, which PostgreSQL takes as the same SQL
+/// regular expression form (a text pattern makes it one, see the binder).
+fn substring_similar(mut toks: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut i = 0;
+    while i + 1 < toks.len() {
+        let call = matches!(&toks[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("SUBSTRING"))
+            && toks[i + 1].token == Token::LParen;
+        i += 1;
+        if !call {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut similar = None;
+        for j in i + 1..toks.len() {
+            match &toks[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 0 => break,
+                Token::RParen => depth -= 1,
+                t if depth == 0 && similar.is_none() && word_is(t, "SIMILAR") => similar = Some(j),
+                t if depth == 0 && similar.is_some() && word_is(t, "ESCAPE") => {
+                    let span = toks[j].span;
+                    toks[j] = TokenWithSpan::new(Token::make_keyword("FOR"), span);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(j) = similar {
+            let span = toks[j].span;
+            toks[j] = TokenWithSpan::new(Token::make_keyword("FROM"), span);
+        }
+    }
+    toks
 }
 
 /// An upper bound of how deep `toks` can nest: the deepest parentheses and brackets, plus

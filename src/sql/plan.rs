@@ -1373,6 +1373,12 @@ pub enum ScalarFunc {
     RegexIMatch,
     /// `s SIMILAR TO pattern`: SQL regular expression over the whole text.
     SimilarTo,
+    /// `substring(s FROM pattern)` of a text pattern: what the POSIX regular expression's
+    /// first group (or whole match) took.
+    RegexSubstr,
+    /// `substring(s SIMILAR pattern ESCAPE esc)`, `substring(s FROM pattern FOR esc)`: the
+    /// part between the SQL regular expression's `esc"` separators.
+    SimilarSubstr,
     /// A `character(n)` value read as text: its trailing blanks dropped (PostgreSQL's
     /// bpchar-to-text cast, which comparisons, `||` and text functions apply). No name
     /// calls it; the binder inserts it.

@@ -626,6 +626,8 @@ impl Binder<'_> {
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
+            | F::RegexSubstr
+            | F::SimilarSubstr
             | F::Overlaps
             | F::BpcharText => return Err(no_function(&name, &args)),
         };

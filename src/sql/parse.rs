@@ -2356,12 +2356,31 @@ fn explain_queries(t: &mut Toks, options: RawExplain) -> Result<Stmt> {
 /// FETCH. Errors: 0A000 for `WITH TIES` and `PERCENT`; 42601 for FETCH beside LIMIT, as
 /// PostgreSQL's "multiple LIMIT clauses not allowed".
 pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast::Query>> {
-    let Some(fetch) = &q.fetch else {
-        return Ok(std::borrow::Cow::Borrowed(q));
-    };
-    if fetch.with_ties || fetch.percent {
+    if q.fetch.as_ref().is_some_and(|f| f.with_ties) {
         return Err(Error::FeatureNotSupported(
-            "FETCH FIRST ... WITH TIES and PERCENT are not supported".into(),
+            "FETCH FIRST ... WITH TIES is not supported here".into(),
+        ));
+    }
+    fetch_as_limit_ties(q).map(|(q, _)| q)
+}
+
+/// [`fetch_as_limit`] that also takes `WITH TIES`, reported as the `bool` (the limit then
+/// extends over the rows that sort equal to its last one). Errors: 0A000 for `PERCENT`,
+/// 42601 for WITH TIES without ORDER BY and for FETCH beside LIMIT.
+pub(crate) fn fetch_as_limit_ties(
+    q: &ast::Query,
+) -> Result<(std::borrow::Cow<'_, ast::Query>, bool)> {
+    let Some(fetch) = &q.fetch else {
+        return Ok((std::borrow::Cow::Borrowed(q), false));
+    };
+    if fetch.percent {
+        return Err(Error::FeatureNotSupported(
+            "FETCH FIRST ... PERCENT is not supported".into(),
+        ));
+    }
+    if fetch.with_ties && q.order_by.is_none() {
+        return Err(Error::Syntax(
+            "WITH TIES cannot be specified without ORDER BY clause".into(),
         ));
     }
     let count = fetch
@@ -2384,7 +2403,7 @@ pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast:
         offset,
         limit_by: Vec::new(),
     });
-    Ok(std::borrow::Cow::Owned(out))
+    Ok((std::borrow::Cow::Owned(out), fetch.with_ties))
 }
 
 #[cfg(test)]

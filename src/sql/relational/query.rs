@@ -17,7 +17,8 @@ impl RelBinder<'_> {
     }
 
     pub(super) fn query_inner(&mut self, q: &ast::Query) -> Result<RelQuery> {
-        let q = &*crate::sql::parse::fetch_as_limit(q)?;
+        let (q, with_ties) = crate::sql::parse::fetch_as_limit_ties(q)?;
+        let q = &*q;
         if !q.locks.is_empty() {
             return Err(unsupported("FOR UPDATE is not supported"));
         }
@@ -85,6 +86,7 @@ impl RelBinder<'_> {
             body,
             order_by,
             limit,
+            with_ties,
             offset,
             columns,
             catalog_params: Vec::new(),

@@ -241,6 +241,8 @@ impl RelBinder<'_> {
                 }
             }
             ast::Expr::Function(f) => self.function(f)?,
+            // A row constructor as a value (`count(DISTINCT (a, b))`) is ROW(a, b).
+            ast::Expr::Tuple(items) if items.len() > 1 => self.function(&row_call(items))?,
             other => {
                 return Err(unsupported(format!(
                     "expression {other} is not supported in catalog queries"
@@ -861,6 +863,27 @@ fn row_in_list(e: &ast::Expr) -> Option<ast::Expr> {
             op: join.clone(),
             right: Box::new(b),
         })
+}
+
+/// `ROW(items)` as sqlparser reads a call of it.
+fn row_call(items: &[ast::Expr]) -> ast::Function {
+    ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new("row")]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: items
+                .iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                .collect(),
+            clauses: vec![],
+        }),
+        within_group: vec![],
+        filter: None,
+        null_treatment: None,
+        over: None,
+    }
 }
 
 /// The items of a row constructor, `(a, b, ...)` or `ROW(a, ...)` (an unquoted `row` call

@@ -1139,7 +1139,8 @@ impl Binder<'_> {
         }
         let otherwise = else_result.map(|e| self.expr(e, scope)).transpose()?;
         let mut ty = None;
-        for r in results.iter().chain(otherwise.iter()) {
+        // PostgreSQL resolves the ELSE result first.
+        for r in otherwise.iter().chain(results.iter()) {
             ty = self.unify(ty, r.ty, "CASE")?;
         }
         let ty = ty.unwrap_or(DataType::Text);

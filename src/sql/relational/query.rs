@@ -68,10 +68,20 @@ impl RelBinder<'_> {
                 let mut ob = Vec::new();
                 for o in &order {
                     check_ordinal(&o.expr, cols.len(), "ORDER BY")?;
-                    let i = output_index(&o.expr, &cols).ok_or_else(|| {
-                        unsupported(
-                            "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
-                        )
+                    let i = output_index(&o.expr, &cols).ok_or_else(|| match &o.expr {
+                        // A name that is no output column names nothing here (a
+                        // branch's own column cannot be referenced), as PostgreSQL says.
+                        ast::Expr::Identifier(id) => Error::UndefinedColumn(format!(
+                            "column \"{}\" does not exist",
+                            norm(id)
+                        )),
+                        _ => unsupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause")
+                            .with_detail(
+                                "Only result column names can be used, not expressions or functions.",
+                            )
+                            .with_hint(
+                                "Add the expression/function to every SELECT, or move the UNION into a FROM clause.",
+                            ),
                     })?;
                     let (descending, nulls_first) = direction(o)?;
                     ob.push((i, descending, nulls_first));

@@ -349,6 +349,17 @@ impl RelBinder<'_> {
     fn any_array_operand(&mut self, l: RExpr, op: CmpOp, array: &RExpr) -> Result<RExpr> {
         let (lt, at) = (self.static_type(&l), self.static_type(array));
         if at == RType::Unknown {
+            // An array literal is read as an array of the left side's type now, every
+            // element checked (22P02), as PostgreSQL reads a constant before any row.
+            if let (RExpr::Lit(Value::Text(s)), RType::Base(d)) = (array, lt) {
+                for el in crate::exec::array_nd::parse_nd(s)?
+                    .elems
+                    .into_iter()
+                    .flatten()
+                {
+                    crate::expr::cast_value(Value::Text(el.into()), d)?;
+                }
+            }
             return Ok(l);
         }
         let Some(et) = at.elem() else {

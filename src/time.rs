@@ -410,9 +410,14 @@ fn loose_parts(text: &str, ty: &str, sc: &mut Scan) -> Result<Parts> {
     let mut nums: Vec<(i64, usize)> = Vec::with_capacity(3);
     let mut month_name: Option<i64> = None;
     let mut first = true;
+    // The one of `-`, `/`, `.` the fields are joined by: two of them are no date.
+    let mut joiner: Option<u8> = None;
     while nums.len() + usize::from(month_name.is_some()) < 3 {
         let at = sc.i;
-        while matches!(sc.peek(), Some(b' ' | b'\t' | b',' | b'-' | b'/' | b'.')) {
+        while let Some(c @ (b' ' | b'\t' | b',' | b'-' | b'/' | b'.')) = sc.peek() {
+            if matches!(c, b'-' | b'/' | b'.') && joiner.replace(c).is_some_and(|j| j != c) {
+                return Err(bad());
+            }
             sc.i += 1;
         }
         if sc.i == at && !first {
@@ -1424,6 +1429,67 @@ mod tests {
         );
     }
 
+    /// Dates written month-day-year, with names or dots, as PostgreSQL 15 reads them
+    /// under DateStyle ISO, MDY (its answers for each input).
+    #[test]
+    fn loose_dates_read_as_postgresql_reads_them() {
+        let jan2 = 1_704_153_600_000_000; // 2024-01-02 00:00 UTC
+        for input in [
+            "01/02/2024",
+            "1/2/24",
+            "01-02-2024",
+            "01.02.2024",
+            "2024.01.02",
+            "2024.1.2",
+            "Jan 2 2024",
+            "2 Jan 2024",
+            "January 2, 2024",
+            "Tuesday, January 2, 2024",
+            "02-Jan-2024",
+            "2024-Jan-02",
+            "2024 Jan 2",
+            "Jan 2024 2",
+            "jan 2, 24",
+        ] {
+            assert_eq!(parse_timestamp_naive(input), Ok(jan2), "{input}");
+        }
+        let ten_pm = jan2 + 22 * US_PER_HOUR;
+        assert_eq!(parse_timestamp_naive("January 2 2024 10:00 pm"), Ok(ten_pm));
+        assert_eq!(parse_timestamp_naive("01/02/2024T22:00"), Ok(ten_pm));
+        assert_eq!(parse_timestamp_naive("Jan 2 2024, 22:00"), Ok(ten_pm));
+        assert_eq!(
+            parse_timestamp_naive("12/31/99 23:59"),
+            Ok(946_684_740_000_000)
+        );
+        for bad in [
+            "Janu 2 2024",
+            "Jan 2",
+            "2 January",
+            "01-02/2024",
+            "1970-01/01",
+        ] {
+            assert!(
+                matches!(
+                    parse_timestamp_naive(bad),
+                    Err(Error::InvalidDatetimeFormat(_))
+                ),
+                "{bad}"
+            );
+        }
+        for (input, hinted) in [
+            ("13/02/2024", true),
+            ("Jan 32 2024", true),
+            ("02/30/2024", false),
+        ] {
+            let e = parse_timestamp_naive(input).unwrap_err();
+            assert!(
+                matches!(e.kind(), Error::DatetimeFieldOverflow(_)),
+                "{input}"
+            );
+            assert_eq!(format!("{e:?}").contains("datestyle"), hinted, "{input}");
+        }
+    }
+
     #[test]
     fn timestamp_errors_are_postgres_errors() {
         assert_eq!(
@@ -1442,7 +1508,8 @@ mod tests {
             parse_timestamp_naive("2001-13-01"),
             Err(Error::DatetimeFieldOverflow(
                 "date/time field value out of range: \"2001-13-01\"".into()
-            ))
+            )
+            .with_hint("Perhaps you need a different \"datestyle\" setting."))
         );
         assert!(matches!(
             parse_timestamp("2001-02-29"),

@@ -1441,6 +1441,9 @@ pub enum ScalarFunc {
     /// `factorial(bigint)`: n! as numeric, exact; 22003 for a negative n or one past
     /// PostgreSQL's numeric range (32177).
     Factorial,
+    /// `to_number(text, fmt)`: the number the template's digit positions read from the
+    /// text (`99G999D9S` reads `12,454.8-`); 22P02 when they read no digit.
+    ToNumber,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

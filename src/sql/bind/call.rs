@@ -613,7 +613,8 @@ impl Binder<'_> {
             | F::Ltrim
             | F::Rtrim
             | F::LikeEscape
-            | F::Factorial => self.math_more_scalar(func, args, &name)?,
+            | F::Factorial
+            | F::ToNumber => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::TimeTypmod

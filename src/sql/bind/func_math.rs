@@ -135,6 +135,17 @@ impl Binder<'_> {
                 }
                 (v, T::Interval)
             }
+            F::ToNumber => {
+                let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
+                if args.len() != 2 || !args.iter().all(text) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.text_arg(a, name))
+                    .collect::<Result<_>>()?;
+                (v, T::Numeric)
+            }
             F::Factorial => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
                 if a.ty.is_some_and(|t| !t.is_integer()) {

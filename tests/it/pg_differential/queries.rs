@@ -1014,7 +1014,7 @@ pub fn listed() -> Vec<String> {
 /// GREATEST and NULLIF (syntax errors), ROW(...) comparisons and rows in IN lists with
 /// their NULL rules, dates written month-day-year or with month names, `timestamp ±
 /// time`, numerics beyond a float's range, factorial, `^@`, substring's regular
-/// expression forms, to_char of zero and Roman numerals, FETCH ... WITH TIES, the types
+/// expression forms, to_char of zero and Roman numerals, to_number, FETCH ... WITH TIES, the types
 /// of text/varchar/character set operations, ORDER BY of a set operation, and array
 /// literals under ANY read before any row.
 const FORMS_AND_INPUTS: &[&str] = &[
@@ -1070,6 +1070,9 @@ const FORMS_AND_INPUTS: &[&str] = &[
     "SELECT x = ANY ('{1,a}') FROM (VALUES (1)) v(x)",
     "SELECT id FROM ta WHERE k = ANY ('{1,a}')",
     "SELECT id FROM ta ORDER BY id LIMIT -0.4",
+    "SELECT to_number('12,454.8-', '99G999D9S'), to_number('$1,234.50', 'L9,999.99'), to_number('-12.5', '99.9'), to_number('12345', '999'), to_number('<123>', '999PR'), to_number('  123', '999'), to_number('1e3', '9999'), to_number('12.345', '99.99'), pg_typeof(to_number('1', '9'))",
+    "SELECT to_number('abc', '999')",
+    "SELECT id, to_number(k::text, '999'), to_number(k::text || '.5', '99.9') FROM ta ORDER BY id",
 ];
 
 /// Statements PostgreSQL refuses (or answers) by the types and places of its operands,

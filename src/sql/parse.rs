@@ -1152,15 +1152,14 @@ fn substring_similar(mut toks: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         }
         let mut depth = 0usize;
         let mut similar = None;
-        for j in i + 1..toks.len() {
-            match &toks[j].token {
+        for (j, tok) in toks.iter_mut().enumerate().skip(i + 1) {
+            match &tok.token {
                 Token::LParen => depth += 1,
                 Token::RParen if depth == 0 => break,
                 Token::RParen => depth -= 1,
                 t if depth == 0 && similar.is_none() && word_is(t, "SIMILAR") => similar = Some(j),
                 t if depth == 0 && similar.is_some() && word_is(t, "ESCAPE") => {
-                    let span = toks[j].span;
-                    toks[j] = TokenWithSpan::new(Token::make_keyword("FOR"), span);
+                    *tok = TokenWithSpan::new(Token::make_keyword("FOR"), tok.span);
                     break;
                 }
                 _ => {}

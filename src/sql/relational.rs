@@ -817,6 +817,9 @@ struct Level {
     /// any: a FROM item bound with the items before it visible reads them (LATERAL)
     /// when set.
     refs: std::cell::Cell<Option<(usize, usize)>>,
+    /// This level's columns that subqueries of its select list, HAVING or ORDER BY read
+    /// (checked against the group keys when the level is grouped).
+    sub_refs: std::cell::RefCell<Vec<usize>>,
 }
 
 /// The binder of one statement.

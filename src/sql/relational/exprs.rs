@@ -92,6 +92,12 @@ impl RelBinder<'_> {
                         .get()
                         .map_or((idx, idx), |(a, b)| (a.min(idx), b.max(idx)));
                     level.refs.set(Some(span));
+                    // Read by a subquery of a grouped list (not inside one of the
+                    // subquery's aggregates, which makes an outer aggregate).
+                    let in_agg = self.levels.iter().rev().take(up + 1).any(|l| l.in_agg);
+                    if up > 0 && level.agg_ok && !in_agg {
+                        level.sub_refs.borrow_mut().push(idx);
+                    }
                     return Ok(RExpr::Col { up, idx });
                 }
                 if let (Some(t), "tableoid") = (&r.table, col) {

@@ -1015,8 +1015,8 @@ pub fn listed() -> Vec<String> {
 /// their NULL rules, dates written month-day-year or with month names, `timestamp ±
 /// time`, numerics beyond a float's range, factorial, `^@`, substring's regular
 /// expression forms, to_char of zero and Roman numerals, to_number, FETCH ... WITH TIES, the types
-/// of text/varchar/character set operations, ORDER BY of a set operation, and array
-/// literals under ANY read before any row.
+/// of text/varchar/character set operations, ORDER BY of a set operation, array literals
+/// under ANY read before any row, and subqueries reading a grouped level's other columns.
 const FORMS_AND_INPUTS: &[&str] = &[
     "SELECT coalesce()",
     "SELECT nullif(1)",
@@ -1072,6 +1072,12 @@ const FORMS_AND_INPUTS: &[&str] = &[
     "SELECT id FROM ta ORDER BY id LIMIT -0.4",
     "SELECT to_number('12,454.8-', '99G999D9S'), to_number('$1,234.50', 'L9,999.99'), to_number('-12.5', '99.9'), to_number('12345', '999'), to_number('<123>', '999PR'), to_number('  123', '999'), to_number('1e3', '9999'), to_number('12.345', '99.99'), pg_typeof(to_number('1', '9'))",
     "SELECT to_number('abc', '999')",
+    "SELECT (SELECT y) FROM (VALUES (1, 2)) v(x, y) GROUP BY x",
+    "SELECT x, (SELECT count(*) FROM tb WHERE tb.k = v.y) FROM (VALUES (1, 2)) v(x, y) GROUP BY x",
+    "SELECT x FROM (VALUES (1, 2)) v(x, y) GROUP BY x HAVING EXISTS (SELECT y)",
+    "SELECT max(x), (SELECT y) FROM (VALUES (1, 2)) v(x, y)",
+    "SELECT (SELECT sum(y)), (SELECT x + 1), sum((SELECT y)) FROM (VALUES (1, 2), (1, 3)) v(x, y) GROUP BY x",
+    "SELECT x FROM (VALUES (1, 2)) v(x, y) WHERE EXISTS (SELECT y) GROUP BY x",
     "SELECT id, to_number(k::text, '999'), to_number(k::text || '.5', '99.9') FROM ta ORDER BY id",
 ];
 

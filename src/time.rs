@@ -555,6 +555,9 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
             }
             let word = std::str::from_utf8(&lower[..len]).map_err(|_| bad())?;
             sc.i += len;
+            if matches!(word, "am" | "pm") && p.hour > 12 {
+                return Err(overflow(text));
+            }
             zone_word(word, &rest[..len], p).ok_or_else(bad)??;
             after_utc = matches!(word, "utc" | "gmt") && matches!(sc.peek(), Some(b'+' | b'-'));
             sc.skip_spaces();
@@ -571,7 +574,6 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
 /// `Z`) or a zone name (`Europe/Paris`, any case). `None` for a word that is none of them.
 fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
     match lower {
-        "am" | "pm" if p.hour > 12 => return None,
         "am" if p.hour == 12 => p.hour = 0,
         "pm" if p.hour < 12 => p.hour += 12,
         "am" | "pm" => {}

@@ -844,6 +844,22 @@ impl RelBinder<'_> {
             B::PGStartsWith => "starts_with",
             _ => return Err(unsupported(format!("operator {op} is not supported"))),
         };
+        if *op == B::PGStartsWith {
+            let (lt, rt) = (self.static_type(&l), self.static_type(&r));
+            let text = |t: RType| {
+                matches!(t, RType::Unknown) || matches!(t, RType::Base(d) if d.is_text())
+            };
+            if !text(lt) || !text(rt) {
+                return Err(Error::UndefinedFunction(format!(
+                    "operator does not exist: {} ^@ {}",
+                    lt.name(),
+                    rt.name()
+                ))
+                .with_hint(
+                    "No operator matches the given name and argument types. You might need to add explicit type casts.",
+                ));
+            }
+        }
         self.scalar_call(func, vec![l, r])
     }
 }

@@ -1049,6 +1049,8 @@ const FORMS_AND_INPUTS: &[&str] = &[
     "SELECT factorial(5.0)",
     "SELECT id, factorial(k) FROM ta ORDER BY id",
     "SELECT 'foobar' ^@ 'foo', 'foobar' ^@ 'bar'",
+    "SELECT 1 ^@ 'a'",
+    "SELECT 'Jan 2 2024 13:00 pm'::timestamp",
     "SELECT id, t ^@ 'a' FROM ta ORDER BY id",
     "SELECT substring('foobar' from 'o.b'), substring('foobar' from 'o(.)b'), substring('foobar' similar '%#\"o_b#\"%' escape '#'), substring('foobar' from '%#\"o%#\"' for '#'), substring('foobar' from 2 for 3)",
     "SELECT id, substring(t from '[a-c]+'), substring(t similar '%#\"b%#\"' escape '#') FROM ta ORDER BY id",

@@ -1,6 +1,7 @@
 //! Scalar functions of [`crate::expr`] with PostgreSQL 15's results and errors:
 //! `translate`, `isfinite`, `cbrt`, `degrees`, `radians`, `pi`, `gcd`, `lcm`, `div`,
-//! `scale`, `make_date`, `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape` (strict: a
+//! `scale`, `make_date`, `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape`, `factorial`,
+//! `to_number` (strict: a
 //! NULL argument gives NULL) and
 //! `num_nulls`, `num_nonnulls` (which count NULL arguments). The binder
 //! (`sql/bind/func_math.rs`) has typed and coerced the arguments.

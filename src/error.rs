@@ -266,6 +266,10 @@ pub enum Error {
     /// escape character, an ESCAPE of more than one character).
     #[error("{0}")]
     InvalidEscapeSequence(String),
+    /// 2200C: an escape character used wrongly (more than two `esc"` separators in the
+    /// pattern of `substring(s SIMILAR pattern ESCAPE esc)`).
+    #[error("{0}")]
+    InvalidUseOfEscapeCharacter(String),
     /// 2201G: an argument `width_bucket` does not take (a count of zero, equal bounds).
     #[error("{0}")]
     InvalidArgumentForWidthBucket(String),

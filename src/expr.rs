@@ -386,6 +386,26 @@ enum Kind {
     Float8,
 }
 
+/// Whether numeric `v` lies beyond float type `to` (`Float4` or `Float8`): too large for
+/// it, or so small that it rounds to zero though it is not zero, as the float's input
+/// function finds when PostgreSQL converts the numeric's text.
+fn numeric_beyond_float(v: &Value, to: DataType) -> bool {
+    let Some(f) = v.as_f64() else {
+        return false;
+    };
+    let f = if to == DataType::Float4 {
+        f64::from(f as f32)
+    } else {
+        f
+    };
+    let zero = matches!(v, Value::Numeric(d) if d.is_zero());
+    let suspect = f.is_infinite() || (f == 0.0 && !zero);
+    suspect
+        && v.to_text().is_some_and(|t| {
+            !t.contains("Infinity") && (f != 0.0 || t.bytes().any(|c| matches!(c, b'1'..=b'9')))
+        })
+}
+
 fn kind(v: &Value) -> Option<Kind> {
     Some(match v {
         Value::Int2(_) => Kind::Int2,
@@ -1053,6 +1073,17 @@ pub(crate) fn cast_value(v: Value, to: DataType) -> Result<Value> {
             let r = d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
             let i = r.to_i64().ok_or_else(|| int_out_of_range(to))?;
             cast_value(Value::Int8(i), to)?
+        }
+        // A numeric too large for the float is refused by the float's input function
+        // reading the numeric's text, as PostgreSQL converts it.
+        (Value::Numeric(_) | Value::WideNumeric(_), T::Float4 | T::Float8)
+            if numeric_beyond_float(&v, to) =>
+        {
+            return Err(Error::NumericValueOutOfRange(format!(
+                "\"{}\" is out of range for type {}",
+                v.to_text().unwrap_or_default(),
+                to.name()
+            )));
         }
         (_, T::Float4) if kind(&v).is_some() => {
             let f = v.as_f64().expect("numeric");

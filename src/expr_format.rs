@@ -207,6 +207,9 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
     if plain && fmt.to_ascii_uppercase().contains("EEEE") {
         return scientific(v, fmt);
     }
+    if let Some(lower) = roman_template(fmt) {
+        return roman(v, fmt.len() > 2, lower);
+    }
     let (toks, fill, pr) = number_tokens(fmt);
     let is_digit = |t: &NumTok| matches!(t, NumTok::Nine | NumTok::Zero);
     let point = toks.iter().position(|t| *t == NumTok::Point);
@@ -215,7 +218,12 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         .filter(|t| is_digit(t))
         .count();
     let frac_places = point.map_or(0, |p| toks[p..].iter().filter(|t| is_digit(t)).count());
-    let (negative, int, frac) = number_digits(v, frac_places)?;
+    let (negative, mut int, frac) = number_digits(v, frac_places)?;
+    if int.is_empty() && frac_places == 0 {
+        // A zero integer part shows its one digit where no fraction follows (`    0`);
+        // before a fraction it is a blank (`  .50`), as PostgreSQL writes it.
+        int.push('0');
+    }
     let overflow = int.len() > int_places;
     let first_digit = toks.iter().position(|t| is_digit(t) || *t == NumTok::Point);
     // An `S` before the digits is anchored to the number, as the implicit sign is.
@@ -230,6 +238,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         || pr;
     let mut out = String::new();
     let (mut int_seen, mut started, mut after_point) = (0, false, false);
+    let mut started_int = false;
     let mut frac_digits = frac.chars();
     // Positions in `out` of fraction digits written for `9` places (FM trims their zeros).
     let mut nines: Vec<usize> = Vec::new();
@@ -250,6 +259,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
                         started = true;
                         sign_at = Some(out.len());
                     }
+                    started_int = true;
                     out.push(
                         int.as_bytes()
                             .get(int.len().wrapping_sub(k))
@@ -300,6 +310,10 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
             out.pop();
             nines.pop();
         }
+        // A zero whose fraction FM dropped entirely keeps its digit (`0.`).
+        if !started_int && out.ends_with('.') {
+            out.insert(out.len() - 1, '0');
+        }
     }
     if pr {
         return Ok(match (negative, fill) {
@@ -324,6 +338,65 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         sign_at.unwrap_or(out.len())
     };
     Ok(format!("{}{sign}{}", &out[..at], &out[at..]))
+}
+
+/// Whether `fmt` is the Roman numeral template (`RN`, `rn`, with or without `FM`):
+/// `Some(lower case)`.
+fn roman_template(fmt: &str) -> Option<bool> {
+    let rest = fmt
+        .strip_prefix("FM")
+        .or_else(|| fmt.strip_prefix("fm"))
+        .unwrap_or(fmt);
+    match rest {
+        "RN" => Some(false),
+        "rn" => Some(true),
+        _ => None,
+    }
+}
+
+/// `to_char(v, 'RN')`: `v` rounded to an integer in Roman numerals, right-aligned in 15
+/// places (FM: not padded), lower case for `rn`; `###############` outside 1..3999, as
+/// PostgreSQL writes them.
+fn roman(v: &Value, fill: bool, lower: bool) -> Result<String> {
+    let n = match v {
+        Value::Float4(f) => f64::from(*f).round_ties_even(),
+        Value::Float8(f) => f.round_ties_even(),
+        Value::Numeric(d) => d
+            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+            .try_into()
+            .unwrap_or(f64::MAX),
+        other => other.as_i64().map_or(f64::MAX, |i| i as f64),
+    };
+    if !(1.0..=3999.0).contains(&n) {
+        return Ok("#".repeat(15));
+    }
+    const DIGITS: [(u32, &str); 13] = [
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ];
+    let mut n = n as u32;
+    let mut out = String::new();
+    for (value, glyphs) in DIGITS {
+        while n >= value {
+            out.push_str(glyphs);
+            n -= value;
+        }
+    }
+    if lower {
+        out.make_ascii_lowercase();
+    }
+    Ok(if fill { out } else { format!("{out:>15}") })
 }
 
 // ---------------------------------------------------------------- dates and times

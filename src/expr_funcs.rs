@@ -46,6 +46,8 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
+            | F::RegexSubstr
+            | F::SimilarSubstr
             | F::ToChar
             | F::Age
             | F::DateBin
@@ -73,9 +75,13 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             Value::Text(s) => Value::Text(s.trim_end_matches(' ').into()),
             other => other.clone(),
         }),
-        F::Md5 | F::RegexpReplace | F::RegexMatch | F::RegexIMatch | F::SimilarTo => {
-            pattern_function(func, vals)
-        }
+        F::Md5
+        | F::RegexpReplace
+        | F::RegexMatch
+        | F::RegexIMatch
+        | F::SimilarTo
+        | F::RegexSubstr
+        | F::SimilarSubstr => pattern_function(func, vals),
         F::ToChar | F::Age | F::DateBin | F::JustifyHours | F::JustifyDays | F::JustifyInterval => {
             time_function(func, vals)
         }
@@ -183,6 +189,13 @@ fn pattern_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
             func == F::RegexIMatch,
         )?),
         F::SimilarTo => Value::Bool(crate::expr_regex::similar(s, text(&vals[1])?)?),
+        F::RegexSubstr | F::SimilarSubstr => {
+            let found = match func {
+                F::RegexSubstr => crate::expr_regex::substring(s, text(&vals[1])?)?,
+                _ => crate::expr_regex::similar_substring(s, text(&vals[1])?, text(&vals[2])?)?,
+            };
+            found.map_or(Value::Null, |t| Value::Text(t.into()))
+        }
         _ => {
             let flags = vals.get(3).map(text).transpose()?.unwrap_or("");
             let out = crate::expr_regex::replace(s, text(&vals[1])?, text(&vals[2])?, flags)?;

@@ -1,6 +1,7 @@
 //! Scalar functions of [`crate::expr`] with PostgreSQL 15's results and errors:
 //! `translate`, `isfinite`, `cbrt`, `degrees`, `radians`, `pi`, `gcd`, `lcm`, `div`,
-//! `scale`, `make_date`, `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape` (strict: a
+//! `scale`, `make_date`, `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape`, `factorial`,
+//! `to_number` (strict: a
 //! NULL argument gives NULL) and
 //! `num_nulls`, `num_nonnulls` (which count NULL arguments). The binder
 //! (`sql/bind/func_math.rs`) has typed and coerced the arguments.
@@ -43,7 +44,9 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::Btrim
         | F::Ltrim
         | F::Rtrim
-        | F::LikeEscape => {}
+        | F::LikeEscape
+        | F::Factorial
+        | F::ToNumber => {}
         _ => return None,
     }
     if vals.iter().any(Value::is_null) {
@@ -82,8 +85,126 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::MakeTimestampTz => make_timestamptz(vals),
         F::Btrim | F::Ltrim | F::Rtrim => trim(func, vals),
         F::LikeEscape => like_escape(text(&vals[0])?, text(&vals[1])?),
+        F::Factorial => factorial(int(&vals[0])?),
+        F::ToNumber => to_number(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
     }
+}
+
+/// `to_number(s, fmt)` as PostgreSQL reads a number by a template: each digit position
+/// (`9`, `0`) takes one character of `s`, a digit when it is one (a sign just before the
+/// first digit is taken with it, leading blanks all go to one position); `.`/`D` takes a point, `,`/`G` a comma, `S`, `MI`, `PL`,
+/// `SG` a sign, `PR` angle brackets, any other template character one character of `s`.
+/// Characters past the template are ignored; the scale is that of the fraction digits
+/// read. Errors: 22P02 when no digit is read, as PostgreSQL's numeric input refuses the
+/// blank it is left with.
+fn to_number(s: &str, fmt: &str) -> Result<Value> {
+    let mut input = s.chars().peekable();
+    let (mut digits, mut scale, mut after_point) = (String::new(), 0u32, false);
+    let mut negative = false;
+    // PR reads the angle brackets around the number, wherever the template writes it.
+    if fmt.to_ascii_uppercase().contains("PR") && input.next_if_eq(&'<').is_some() {
+        negative = true;
+    }
+    let f: Vec<char> = fmt.chars().collect();
+    let mut i = 0;
+    while i < f.len() {
+        let two: String = f[i..]
+            .iter()
+            .take(2)
+            .collect::<String>()
+            .to_ascii_uppercase();
+        if matches!(two.as_str(), "FM" | "MI" | "PL" | "SG" | "PR") {
+            i += 2;
+            match (two.as_str(), input.peek()) {
+                ("FM" | "PR", _) => {}
+                (_, Some('-')) => {
+                    input.next();
+                    negative = true;
+                }
+                (_, Some('+')) => {
+                    input.next();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let c = f[i];
+        i += 1;
+        match (c, input.peek().copied()) {
+            (_, None) => break,
+            ('9' | '0', Some(d)) => {
+                let mut d = d;
+                if matches!(d, '-' | '+') && digits.is_empty() {
+                    negative = d == '-';
+                    input.next();
+                    match input.peek().copied() {
+                        Some(n) => d = n,
+                        None => break,
+                    }
+                }
+                input.next();
+                if d.is_ascii_digit() {
+                    digits.push(d);
+                    scale += u32::from(after_point);
+                } else if d == ' ' && digits.is_empty() {
+                    // Leading blanks all go to one position.
+                    while input.next_if_eq(&' ').is_some() {}
+                }
+            }
+            ('.' | 'D' | 'd', Some('.')) => {
+                input.next();
+                after_point = true;
+            }
+            ('.' | 'D' | 'd', _) => after_point = true,
+            (',' | 'G' | 'g', Some(',')) => {
+                input.next();
+            }
+            (',' | 'G' | 'g', _) => {}
+            ('S' | 's', Some(sign @ ('-' | '+'))) => {
+                input.next();
+                negative = sign == '-';
+            }
+            ('S' | 's', _) => {}
+            _ => {
+                input.next();
+            }
+        }
+    }
+    if input.peek() == Some(&'>') {
+        input.next();
+    }
+    if digits.is_empty() {
+        return Err(Error::InvalidTextRepresentation(
+            "invalid input syntax for type numeric: \" \"".into(),
+        ));
+    }
+    let m: num_bigint::BigInt = digits.parse().unwrap_or_default();
+    let m = if negative { -m } else { m };
+    Ok(crate::types_wide::WideNumeric::value(m, scale))
+}
+
+/// The largest n whose n! PostgreSQL's numeric holds (131072 digits before the point).
+const FACTORIAL_MAX: i64 = 32177;
+
+/// `factorial(n)`: n! exactly (0! and 1! are 1). Errors: 22003 for a negative n, or one
+/// past [`FACTORIAL_MAX`], as PostgreSQL's numeric overflows there.
+fn factorial(n: i64) -> Result<Value> {
+    if n < 0 {
+        return Err(Error::NumericValueOutOfRange(
+            "factorial of a negative number is undefined".into(),
+        ));
+    }
+    if n > FACTORIAL_MAX {
+        return Err(Error::NumericValueOutOfRange(
+            "value overflows numeric format".into(),
+        ));
+    }
+    let mut acc = num_bigint::BigInt::from(1u8);
+    for i in 2..=n {
+        acc *= i;
+    }
+    Ok(crate::types_wide::WideNumeric::value(acc, 0))
 }
 
 fn type_error(name: &str, v: &Value) -> Error {

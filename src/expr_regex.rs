@@ -57,11 +57,80 @@ pub(crate) fn matches(s: &str, pattern: &str, ci: bool) -> Result<bool> {
 /// `\` as the escape character.
 pub(crate) fn similar(s: &str, pattern: &str) -> Result<bool> {
     let mut re = String::from("^(?:");
+    similar_body(pattern, Some('\\'), false, &mut re)?;
+    re.push_str(")$");
+    Ok(compiled(&re, false)?.is_match(s))
+}
+
+/// `substring(s FROM pattern)`: the part of `s` the first parenthesized group of the
+/// regular expression matched (`None` when that group took no part), or the whole first
+/// match when the pattern has no group; `None` when nothing matches. Errors: 2201B for a
+/// bad pattern.
+pub(crate) fn substring(s: &str, pattern: &str) -> Result<Option<String>> {
+    let re = compiled(pattern, false)?;
+    let Some(c) = re.captures(s) else {
+        return Ok(None);
+    };
+    let m = if c.len() > 1 { c.get(1) } else { c.get(0) };
+    Ok(m.map(|m| m.as_str().to_string()))
+}
+
+/// `substring(s SIMILAR pattern ESCAPE esc)` (also written `FROM pattern FOR esc`): the
+/// SQL regular expression must match all of `s`; the text matched between the two
+/// separators `esc"` is returned (all of it without separators; after the one separator
+/// when there is one), the part before the first matched as short as possible, as
+/// PostgreSQL does; `None` when `s` does not match. Errors: 22025 for an escape of more
+/// than one character, 2200C for more than two separators, 2201B for a bad pattern.
+pub(crate) fn similar_substring(s: &str, pattern: &str, esc: &str) -> Result<Option<String>> {
+    let mut chars = esc.chars();
+    let esc = chars.next();
+    if chars.next().is_some() {
+        return Err(Error::InvalidEscapeSequence("invalid escape string".into())
+            .with_hint("Escape string must be empty or one character."));
+    }
+    let parts: Vec<&str> = match esc {
+        Some(e) => pattern.split(&format!("{e}\"")[..]).collect(),
+        None => vec![pattern],
+    };
+    let mut re = String::from("^");
+    let (lazy_head, body, tail) = match parts[..] {
+        [all] => (None, all, None),
+        [head, body] => (Some(head), body, None),
+        [head, body, tail] => (Some(head), body, Some(tail)),
+        _ => return Err(Error::InvalidUseOfEscapeCharacter(
+            "SQL regular expression may not contain more than two escape-double-quote separators"
+                .into(),
+        )),
+    };
+    if let Some(head) = lazy_head {
+        re.push_str("(?:");
+        similar_body(head, esc, true, &mut re)?;
+        re.push(')');
+    }
+    re.push('(');
+    similar_body(body, esc, false, &mut re)?;
+    re.push(')');
+    if let Some(tail) = tail {
+        re.push_str("(?:");
+        similar_body(tail, esc, false, &mut re)?;
+        re.push(')');
+    }
+    re.push('$');
+    let re = compiled(&re, false)?;
+    Ok(re
+        .captures(s)
+        .and_then(|c| c.get(1).map(|m| m.as_str().to_string())))
+}
+
+/// Append SQL regular expression `pattern` (escape character `esc`) to `re` as the
+/// `regex` crate's syntax; `lazy` makes its repetitions match as little as they can.
+fn similar_body(pattern: &str, esc: Option<char>, lazy: bool, re: &mut String) -> Result<()> {
     let mut chars = pattern.chars();
     let mut in_class = false;
+    let lazy = if lazy { "?" } else { "" };
     while let Some(c) = chars.next() {
         match c {
-            '\\' => match chars.next() {
+            c if Some(c) == esc => match chars.next() {
                 Some(e) => re.push_str(&regex::escape(&e.to_string())),
                 None => {
                     return Err(Error::InvalidRegularExpression(
@@ -78,14 +147,20 @@ pub(crate) fn similar(s: &str, pattern: &str) -> Result<bool> {
                 re.push(c);
             }
             _ if in_class => re.push(c),
-            '%' => re.push_str(".*"),
+            '%' => {
+                re.push_str(".*");
+                re.push_str(lazy);
+            }
             '_' => re.push('.'),
-            '|' | '*' | '+' | '?' | '{' | '}' | '(' | ')' => re.push(c),
+            '*' | '+' | '?' => {
+                re.push(c);
+                re.push_str(lazy);
+            }
+            '|' | '{' | '}' | '(' | ')' => re.push(c),
             c => re.push_str(&regex::escape(&c.to_string())),
         }
     }
-    re.push_str(")$");
-    Ok(compiled(&re, false)?.is_match(s))
+    Ok(())
 }
 
 /// `regexp_replace(s, pattern, replacement, flags)`: the first match replaced, or every

@@ -316,17 +316,22 @@ fn special_timestamp(lower: &str) -> Option<Result<i64>> {
 fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
     let bad = || bad_timestamp(text, ty);
     let mut sc = Scan::new(text.trim());
-    let (year, ylen) = sc.digits().ok_or_else(bad)?;
+    let Some((year, ylen)) = sc.digits() else {
+        return loose_parts(text, ty, &mut sc);
+    };
+    let sep = sc.peek();
+    if ylen <= 2 || sep == Some(b'.') {
+        return loose_parts(text, ty, &mut sc);
+    }
     if year == 0 {
         return Err(overflow(text));
     }
     let (month, day);
-    let sep = sc.peek();
-    if sep == Some(b'-') || (sep == Some(b'/') && ylen == 4) {
+    if sep == Some(b'-') || sep == Some(b'/') {
         sc.i += 1;
-        month = sc.digits().ok_or_else(bad)?.0;
-        if sc.peek() != sep {
-            return Err(bad());
+        match sc.digits() {
+            Some((m, _)) if sc.peek() == sep => month = m,
+            _ => return loose_parts(text, ty, &mut sc),
         }
         sc.i += 1;
         day = sc.digits().ok_or_else(bad)?.0;
@@ -336,9 +341,130 @@ fn parse_parts(text: &str, ty: &str) -> Result<Parts> {
         day = year % 100;
         return parse_rest(text, ty, &mut sc, year / 10_000, month, day);
     } else {
-        return Err(bad());
+        return loose_parts(text, ty, &mut sc);
     }
     parse_rest(text, ty, &mut sc, year, month, day)
+}
+
+/// Month names and their abbreviations, as PostgreSQL's date input reads them.
+const MONTH_NAMES: &[(&str, i64)] = &[
+    ("jan", 1),
+    ("january", 1),
+    ("feb", 2),
+    ("february", 2),
+    ("mar", 3),
+    ("march", 3),
+    ("apr", 4),
+    ("april", 4),
+    ("may", 5),
+    ("jun", 6),
+    ("june", 6),
+    ("jul", 7),
+    ("july", 7),
+    ("aug", 8),
+    ("august", 8),
+    ("sep", 9),
+    ("sept", 9),
+    ("september", 9),
+    ("oct", 10),
+    ("october", 10),
+    ("nov", 11),
+    ("november", 11),
+    ("dec", 12),
+    ("december", 12),
+];
+
+/// Day names, which a date may carry and PostgreSQL ignores.
+const DAY_NAMES: &[&str] = &[
+    "sun",
+    "sunday",
+    "mon",
+    "monday",
+    "tue",
+    "tues",
+    "tuesday",
+    "wed",
+    "wednesday",
+    "thu",
+    "thur",
+    "thurs",
+    "thursday",
+    "fri",
+    "friday",
+    "sat",
+    "saturday",
+];
+
+/// The date of a timestamp written other than `YYYY-MM-DD` (off the common path), as
+/// PostgreSQL reads it under `DateStyle = 'ISO, MDY'`: three numbers separated by `-`, `/`
+/// or `.` are month, day, year (`01/02/2024`, `1.2.24`) unless the first has more than two
+/// digits (`2024.01.02` is year, month, day); with a month name the numbers are day and
+/// year (`Jan 2 2024`, `2 Jan 2024`, `January 2, 2024`, `02-Jan-2024`), a number of more
+/// than two digits being the year. A day name is ignored (`Tue Jan 02 2024`); a year of
+/// two digits is 1970-2069. The time, zone and era follow as after an ISO date. Errors:
+/// 22007 for other forms; 22008 for a month or day out of range (with PostgreSQL's hint
+/// about DateStyle when a month above 12 or a day above 31 suggests another field order).
+fn loose_parts(text: &str, ty: &str, sc: &mut Scan) -> Result<Parts> {
+    let bad = || bad_timestamp(text, ty);
+    sc.i = 0;
+    let mut nums: Vec<(i64, usize)> = Vec::with_capacity(3);
+    let mut month_name: Option<i64> = None;
+    let mut first = true;
+    // The one of `-`, `/`, `.` the fields are joined by: two of them are no date.
+    let mut joiner: Option<u8> = None;
+    while nums.len() + usize::from(month_name.is_some()) < 3 {
+        let at = sc.i;
+        while let Some(c @ (b' ' | b'\t' | b',' | b'-' | b'/' | b'.')) = sc.peek() {
+            if matches!(c, b'-' | b'/' | b'.') && joiner.replace(c).is_some_and(|j| j != c) {
+                return Err(bad());
+            }
+            sc.i += 1;
+        }
+        if sc.i == at && !first {
+            return Err(bad());
+        }
+        first = false;
+        if let Some(n) = sc.digits() {
+            if sc.peek() == Some(b':') {
+                return Err(bad());
+            }
+            nums.push(n);
+            continue;
+        }
+        let start = sc.i;
+        while sc.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+            sc.i += 1;
+        }
+        let word = std::str::from_utf8(&sc.s[start..sc.i])
+            .map_err(|_| bad())?
+            .to_ascii_lowercase();
+        if let Some((_, m)) = MONTH_NAMES.iter().find(|(n, _)| *n == word) {
+            if month_name.replace(*m).is_some() {
+                return Err(bad());
+            }
+        } else if !DAY_NAMES.contains(&word.as_str()) {
+            return Err(bad());
+        }
+    }
+    let ((year, ylen), month, day) = match month_name {
+        Some(m) if nums[0].1 > 2 => (nums[0], m, nums[1].0),
+        Some(m) => (nums[1], m, nums[0].0),
+        None if nums[0].1 > 2 => (nums[0], nums[1].0, nums[2].0),
+        None => (nums[2], nums[0].0, nums[1].0),
+    };
+    let year = match year {
+        y if ylen > 2 => y,
+        y if y < 70 => y + 2000,
+        y => y + 1900,
+    };
+    if month > 12 || day > 31 {
+        return Err(overflow(text).with_hint("Perhaps you need a different \"datestyle\" setting."));
+    }
+    if year == 0 || month == 0 || day == 0 {
+        return Err(overflow(text));
+    }
+    sc.eat(b',');
+    parse_rest(text, ty, sc, year, month, day)
 }
 
 fn parse_rest(
@@ -429,6 +555,9 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
             }
             let word = std::str::from_utf8(&lower[..len]).map_err(|_| bad())?;
             sc.i += len;
+            if matches!(word, "am" | "pm") && p.hour > 12 {
+                return Err(overflow(text));
+            }
             zone_word(word, &rest[..len], p).ok_or_else(bad)??;
             after_utc = matches!(word, "utc" | "gmt") && matches!(sc.peek(), Some(b'+' | b'-'));
             sc.skip_spaces();
@@ -445,6 +574,9 @@ fn parse_zone_and_era(text: &str, ty: &str, sc: &mut Scan, p: &mut Parts) -> Res
 /// `Z`) or a zone name (`Europe/Paris`, any case). `None` for a word that is none of them.
 fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
     match lower {
+        "am" if p.hour == 12 => p.hour = 0,
+        "pm" if p.hour < 12 => p.hour += 12,
+        "am" | "pm" => {}
         "bc" if p.year > 0 => p.year = 1 - p.year,
         "bc" => return None,
         "ad" => {}
@@ -478,7 +610,10 @@ fn zone_word(lower: &str, written: &[u8], p: &mut Parts) -> Option<Result<()>> {
 }
 
 fn parts_to_us(text: &str, p: &Parts, use_offset: bool) -> Result<i64> {
-    if p.month < 1 || p.month > 12 || p.year > 300_000 {
+    if p.month > 12 || p.day > 31 {
+        return Err(overflow(text).with_hint("Perhaps you need a different \"datestyle\" setting."));
+    }
+    if p.month < 1 || p.year > 300_000 {
         return Err(overflow(text));
     }
     if p.day < 1 || p.day > days_in_month(p.year, p.month as u32) as i64 {
@@ -1296,6 +1431,67 @@ mod tests {
         );
     }
 
+    /// Dates written month-day-year, with names or dots, as PostgreSQL 15 reads them
+    /// under DateStyle ISO, MDY (its answers for each input).
+    #[test]
+    fn loose_dates_read_as_postgresql_reads_them() {
+        let jan2 = 1_704_153_600_000_000; // 2024-01-02 00:00 UTC
+        for input in [
+            "01/02/2024",
+            "1/2/24",
+            "01-02-2024",
+            "01.02.2024",
+            "2024.01.02",
+            "2024.1.2",
+            "Jan 2 2024",
+            "2 Jan 2024",
+            "January 2, 2024",
+            "Tuesday, January 2, 2024",
+            "02-Jan-2024",
+            "2024-Jan-02",
+            "2024 Jan 2",
+            "Jan 2024 2",
+            "jan 2, 24",
+        ] {
+            assert_eq!(parse_timestamp_naive(input), Ok(jan2), "{input}");
+        }
+        let ten_pm = jan2 + 22 * US_PER_HOUR;
+        assert_eq!(parse_timestamp_naive("January 2 2024 10:00 pm"), Ok(ten_pm));
+        assert_eq!(parse_timestamp_naive("01/02/2024T22:00"), Ok(ten_pm));
+        assert_eq!(parse_timestamp_naive("Jan 2 2024, 22:00"), Ok(ten_pm));
+        assert_eq!(
+            parse_timestamp_naive("12/31/99 23:59"),
+            Ok(946_684_740_000_000)
+        );
+        for bad in [
+            "Janu 2 2024",
+            "Jan 2",
+            "2 January",
+            "01-02/2024",
+            "1970-01/01",
+        ] {
+            assert!(
+                matches!(
+                    parse_timestamp_naive(bad),
+                    Err(Error::InvalidDatetimeFormat(_))
+                ),
+                "{bad}"
+            );
+        }
+        for (input, hinted) in [
+            ("13/02/2024", true),
+            ("Jan 32 2024", true),
+            ("02/30/2024", false),
+        ] {
+            let e = parse_timestamp_naive(input).unwrap_err();
+            assert!(
+                matches!(e.kind(), Error::DatetimeFieldOverflow(_)),
+                "{input}"
+            );
+            assert_eq!(format!("{e:?}").contains("datestyle"), hinted, "{input}");
+        }
+    }
+
     #[test]
     fn timestamp_errors_are_postgres_errors() {
         assert_eq!(
@@ -1314,7 +1510,8 @@ mod tests {
             parse_timestamp_naive("2001-13-01"),
             Err(Error::DatetimeFieldOverflow(
                 "date/time field value out of range: \"2001-13-01\"".into()
-            ))
+            )
+            .with_hint("Perhaps you need a different \"datestyle\" setting."))
         );
         assert!(matches!(
             parse_timestamp("2001-02-29"),

@@ -348,10 +348,22 @@ impl Ev<'_> {
             Some(e) => count_value(self.eval(e, &[])?, "LIMIT")?,
             None => None,
         };
+        let mut take = limit.unwrap_or(usize::MAX);
+        if q.with_ties && take > 0 {
+            // The rows after the limit that sort equal to its last row.
+            let last = offset.saturating_add(take) - 1;
+            if let Some(tied) = rows.get(last) {
+                let extra = rows[last + 1..]
+                    .iter()
+                    .take_while(|r| sort_equal(r, tied, &q.order_by))
+                    .count();
+                take = take.saturating_add(extra);
+            }
+        }
         Ok(rows
             .into_iter()
             .skip(offset)
-            .take(limit.unwrap_or(usize::MAX))
+            .take(take)
             .map(|mut r| {
                 r.truncate(width);
                 r
@@ -2081,6 +2093,14 @@ fn first_of_each_key(
 
 /// Sort rows stably by columns (column, descending, nulls first), the array columns
 /// (`arrays`, by column) element by element. Errors: 57014 when `cancel` sees its flag.
+/// Whether rows `a` and `b` sort equal by `order` (NULLs equal to each other), as FETCH
+/// ... WITH TIES compares them.
+fn sort_equal(a: &Row, b: &Row, order: &[(usize, bool, bool)]) -> bool {
+    order.iter().all(|&(i, desc, nulls_first)| {
+        sort_cmp_typed(&a[i], &b[i], desc, nulls_first, None) == Ordering::Equal
+    })
+}
+
 fn sort_rows(
     cancel: &CancelCheck,
     rows: &mut Vec<Row>,

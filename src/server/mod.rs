@@ -162,6 +162,7 @@ pub(crate) fn sqlstate(e: &Error) -> &'static str {
         Error::CantChangeRuntimeParam(_) => "55P02",
         Error::SubstringError(_) => "22011",
         Error::InvalidEscapeSequence(_) => "22025",
+        Error::InvalidUseOfEscapeCharacter(_) => "2200C",
         Error::InvalidArgumentForWidthBucket(_) => "2201G",
         Error::InvalidArgumentForNtile(_) => "22014",
         Error::InvalidArgumentForNthValue(_) => "22016",

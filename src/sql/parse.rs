@@ -1047,9 +1047,11 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
              set operations (UNION, INTERSECT, EXCEPT), not {set_operations}"
         )));
     }
+    special_form_arity(&toks, lines)?;
     let dialect = PostgreSqlDialect {};
     let toks = mark_between_symmetric(toks, &dialect);
     let toks = like_all_subquery(toks);
+    let toks = substring_similar(toks);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
     let first = parser.parse_statement();
     if first.is_ok() && parser.peek_token().token == Token::EOF {
@@ -1073,6 +1075,102 @@ fn parse_sql(toks: Vec<TokenWithSpan>, lines: &Lines) -> Result<ast::Statement> 
         }
         r => r,
     }
+}
+
+/// PostgreSQL's grammar gives `COALESCE`, `GREATEST` and `LEAST` one or more arguments
+/// and `NULLIF` exactly two: any other count is a syntax error (42601) at the token where
+/// the list goes wrong (the `)` of an empty list, the `)` after NULLIF's first argument or
+/// the `,` after its second), not a missing function. Only the bare keywords are the
+/// special forms (not `"coalesce"(...)` nor `schema.coalesce(...)`).
+fn special_form_arity(toks: &[TokenWithSpan], lines: &Lines) -> Result<()> {
+    for i in 0..toks.len() {
+        let Token::Word(w) = &toks[i].token else {
+            continue;
+        };
+        let at_least_one = ["COALESCE", "GREATEST", "LEAST"]
+            .iter()
+            .any(|k| w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+        let nullif = w.quote_style.is_none() && w.value.eq_ignore_ascii_case("NULLIF");
+        let qualified = i > 0 && toks[i - 1].token == Token::Period;
+        if !(at_least_one || nullif) || qualified {
+            continue;
+        }
+        if toks.get(i + 1).map(|t| &t.token) != Some(&Token::LParen) {
+            continue;
+        }
+        let (mut depth, mut args) = (0usize, 0usize);
+        let mut empty = true;
+        for t in &toks[i + 2..] {
+            let bad = match &t.token {
+                Token::LParen | Token::LBracket => {
+                    depth += 1;
+                    empty = false;
+                    false
+                }
+                Token::RParen | Token::RBracket if depth > 0 => {
+                    depth -= 1;
+                    false
+                }
+                Token::RParen => {
+                    args += usize::from(!empty);
+                    if empty || (nullif && args < 2) {
+                        true
+                    } else {
+                        break;
+                    }
+                }
+                Token::Comma if depth == 0 => {
+                    args += 1;
+                    empty = true;
+                    nullif && args >= 2
+                }
+                _ => {
+                    empty = false;
+                    false
+                }
+            };
+            if bad {
+                return Err(syntax_near(&t.token).at(lines.position(t.span.start)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `SUBSTRING(s SIMILAR pattern ESCAPE esc)` in tokens sqlparser reads: the same call
+/// spelled `SUBSTRING(s FROM pattern FOR esc)`, which PostgreSQL takes as the same SQL
+/// regular expression form (a text pattern makes it one, see the binder).
+fn substring_similar(mut toks: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut i = 0;
+    while i + 1 < toks.len() {
+        let call = matches!(&toks[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("SUBSTRING"))
+            && toks[i + 1].token == Token::LParen;
+        i += 1;
+        if !call {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut similar = None;
+        for (j, tok) in toks.iter_mut().enumerate().skip(i + 1) {
+            match &tok.token {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 0 => break,
+                Token::RParen => depth -= 1,
+                t if depth == 0 && similar.is_none() && word_is(t, "SIMILAR") => similar = Some(j),
+                t if depth == 0 && similar.is_some() && word_is(t, "ESCAPE") => {
+                    *tok = TokenWithSpan::new(Token::make_keyword("FOR"), tok.span);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(j) = similar {
+            let span = toks[j].span;
+            toks[j] = TokenWithSpan::new(Token::make_keyword("FROM"), span);
+        }
+    }
+    toks
 }
 
 /// An upper bound of how deep `toks` can nest: the deepest parentheses and brackets, plus
@@ -2263,12 +2361,31 @@ fn explain_queries(t: &mut Toks, options: RawExplain) -> Result<Stmt> {
 /// FETCH. Errors: 0A000 for `WITH TIES` and `PERCENT`; 42601 for FETCH beside LIMIT, as
 /// PostgreSQL's "multiple LIMIT clauses not allowed".
 pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast::Query>> {
-    let Some(fetch) = &q.fetch else {
-        return Ok(std::borrow::Cow::Borrowed(q));
-    };
-    if fetch.with_ties || fetch.percent {
+    if q.fetch.as_ref().is_some_and(|f| f.with_ties) {
         return Err(Error::FeatureNotSupported(
-            "FETCH FIRST ... WITH TIES and PERCENT are not supported".into(),
+            "FETCH FIRST ... WITH TIES is not supported here".into(),
+        ));
+    }
+    fetch_as_limit_ties(q).map(|(q, _)| q)
+}
+
+/// [`fetch_as_limit`] that also takes `WITH TIES`, reported as the `bool` (the limit then
+/// extends over the rows that sort equal to its last one). Errors: 0A000 for `PERCENT`,
+/// 42601 for WITH TIES without ORDER BY and for FETCH beside LIMIT.
+pub(crate) fn fetch_as_limit_ties(
+    q: &ast::Query,
+) -> Result<(std::borrow::Cow<'_, ast::Query>, bool)> {
+    let Some(fetch) = &q.fetch else {
+        return Ok((std::borrow::Cow::Borrowed(q), false));
+    };
+    if fetch.percent {
+        return Err(Error::FeatureNotSupported(
+            "FETCH FIRST ... PERCENT is not supported".into(),
+        ));
+    }
+    if fetch.with_ties && q.order_by.is_none() {
+        return Err(Error::Syntax(
+            "WITH TIES cannot be specified without ORDER BY clause".into(),
         ));
     }
     let count = fetch
@@ -2291,7 +2408,7 @@ pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast:
         offset,
         limit_by: Vec::new(),
     });
-    Ok(std::borrow::Cow::Owned(out))
+    Ok((std::borrow::Cow::Owned(out), fetch.with_ties))
 }
 
 #[cfg(test)]

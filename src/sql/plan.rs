@@ -1373,6 +1373,12 @@ pub enum ScalarFunc {
     RegexIMatch,
     /// `s SIMILAR TO pattern`: SQL regular expression over the whole text.
     SimilarTo,
+    /// `substring(s FROM pattern)` of a text pattern: what the POSIX regular expression's
+    /// first group (or whole match) took.
+    RegexSubstr,
+    /// `substring(s SIMILAR pattern ESCAPE esc)`, `substring(s FROM pattern FOR esc)`: the
+    /// part between the SQL regular expression's `esc"` separators.
+    SimilarSubstr,
     /// A `character(n)` value read as text: its trailing blanks dropped (PostgreSQL's
     /// bpchar-to-text cast, which comparisons, `||` and text functions apply). No name
     /// calls it; the binder inserts it.
@@ -1432,6 +1438,12 @@ pub enum ScalarFunc {
     /// rewritten to the backslash escapes LIKE reads (an empty `esc` escapes nothing);
     /// 22025 for an escape of more than one character.
     LikeEscape,
+    /// `factorial(bigint)`: n! as numeric, exact; 22003 for a negative n or one past
+    /// PostgreSQL's numeric range (32177).
+    Factorial,
+    /// `to_number(text, fmt)`: the number the template's digit positions read from the
+    /// text (`99G999D9S` reads `12,454.8-`); 22P02 when they read no digit.
+    ToNumber,
 }
 
 /// Catalog access the binder needs; implemented by the engine's catalog.

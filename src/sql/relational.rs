@@ -81,6 +81,8 @@ pub struct RelQuery {
     pub(crate) order_by: Vec<(usize, bool, bool)>,
     /// LIMIT, an expression over no row.
     pub(crate) limit: Option<RExpr>,
+    /// FETCH FIRST ... WITH TIES: the limit takes the rows sorting equal to its last too.
+    pub(crate) with_ties: bool,
     /// OFFSET, an expression over no row.
     pub(crate) offset: Option<RExpr>,
     /// Output column names and static types.
@@ -100,6 +102,7 @@ impl RelQuery {
             body,
             order_by: vec![],
             limit: None,
+            with_ties: false,
             offset: None,
             columns,
             catalog_params: Vec::new(),
@@ -814,6 +817,9 @@ struct Level {
     /// any: a FROM item bound with the items before it visible reads them (LATERAL)
     /// when set.
     refs: std::cell::Cell<Option<(usize, usize)>>,
+    /// This level's columns that subqueries of its select list, HAVING or ORDER BY read
+    /// (checked against the group keys when the level is grouped).
+    sub_refs: std::cell::RefCell<Vec<usize>>,
 }
 
 /// The binder of one statement.
@@ -1340,6 +1346,7 @@ fn conform_branch(body: RelBody, have: &[(String, RType)], want: &[(String, RTyp
         body,
         order_by: vec![],
         limit: None,
+        with_ties: false,
         offset: None,
         columns: have.to_vec(),
         catalog_params: Vec::new(),

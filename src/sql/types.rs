@@ -429,6 +429,11 @@ pub(crate) fn select_common_type(a: DataType, b: DataType) -> Option<DataType> {
         (DataType::Varchar(_), DataType::Varchar(_)) if a != b => {
             return Some(DataType::Varchar(None))
         }
+        // Text, varchar and character cast to one another implicitly, so the first of
+        // them stays (`varchar UNION text` is varchar), its length kept only when both
+        // have it.
+        (DataType::Varchar(_), t) if t.is_text() && a != b => return Some(DataType::Varchar(None)),
+        (DataType::Bpchar(_), t) if t.is_text() && a != b => return Some(DataType::Bpchar(None)),
         _ => {}
     }
     if a.is_numeric() && b.is_numeric() {

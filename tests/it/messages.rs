@@ -408,3 +408,104 @@ async fn operator_and_condition_type_errors_say_what_postgresql_says() {
         assert_eq!(db.hint(), *hint, "{sql}");
     }
 }
+
+/// Errors of forms PostgreSQL's grammar and input functions refuse, each with its
+/// SQLSTATE and message, over a stream (the continuous plan) and a table (the relational
+/// plan) where the form applies: COALESCE/NULLIF of the wrong arity are syntax errors at
+/// the token where the list goes wrong, a month above 12 carries the DateStyle hint, a
+/// numeric beyond a float names its text, `time + time` is ambiguous, WITH TIES needs
+/// ORDER BY, and a set operation's ORDER BY names only output columns.
+#[tokio::test]
+async fn grammar_and_input_errors_say_what_postgresql_says() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer); \
+         CREATE TABLE t (k text, v integer)",
+    )
+    .await;
+    let datestyle = "Perhaps you need a different \"datestyle\" setting.";
+    let ambiguous =
+        "Could not choose a best candidate operator. You might need to add explicit type casts.";
+    let cases: &[(&str, &str, &str, Option<&str>)] = &[
+        (
+            "SELECT coalesce() FROM s",
+            "42601",
+            "syntax error at or near \")\"",
+            None,
+        ),
+        (
+            "SELECT nullif(v) FROM s",
+            "42601",
+            "syntax error at or near \")\"",
+            None,
+        ),
+        (
+            "SELECT nullif(v, 1, 2) FROM t",
+            "42601",
+            "syntax error at or near \",\"",
+            None,
+        ),
+        (
+            "SELECT greatest( ) FROM t",
+            "42601",
+            "syntax error at or near \")\"",
+            None,
+        ),
+        (
+            "SELECT v FROM s WHERE ts < '13/02/2024'",
+            "22008",
+            "date/time field value out of range: \"13/02/2024\"",
+            Some(datestyle),
+        ),
+        (
+            "SELECT '2024-13-01'::date",
+            "22008",
+            "date/time field value out of range: \"2024-13-01\"",
+            Some(datestyle),
+        ),
+        (
+            "SELECT 1e39::real",
+            "22003",
+            "\"1000000000000000000000000000000000000000\" is out of range for type real",
+            None,
+        ),
+        (
+            "SELECT factorial(-1)",
+            "22003",
+            "factorial of a negative number is undefined",
+            None,
+        ),
+        (
+            "SELECT v FROM s WHERE time '01:00' + time '02:00' > time '00:00'",
+            "42725",
+            "operator is not unique: time without time zone + time without time zone",
+            Some(ambiguous),
+        ),
+        (
+            "SELECT v FROM t FETCH FIRST 2 ROWS WITH TIES",
+            "42601",
+            "WITH TIES cannot be specified without ORDER BY clause",
+            None,
+        ),
+        (
+            "SELECT v AS a FROM t UNION SELECT v AS b FROM t ORDER BY b",
+            "42703",
+            "column \"b\" does not exist",
+            None,
+        ),
+        (
+            "SELECT substring('abcd' from 'a#\"b#\"c#\"d' for '#')",
+            "2200C",
+            "SQL regular expression may not contain more than two escape-double-quote separators",
+            None,
+        ),
+    ];
+    for (sql, code, message, hint) in cases {
+        let e = c.simple_query(sql).await.expect_err(sql);
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!((db.code().code(), db.message()), (*code, *message), "{sql}");
+        assert_eq!(db.hint(), *hint, "{sql}");
+    }
+}

@@ -612,7 +612,9 @@ impl Binder<'_> {
             | F::Btrim
             | F::Ltrim
             | F::Rtrim
-            | F::LikeEscape => self.math_more_scalar(func, args, &name)?,
+            | F::LikeEscape
+            | F::Factorial
+            | F::ToNumber => self.math_more_scalar(func, args, &name)?,
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::TimeTypmod
@@ -625,6 +627,8 @@ impl Binder<'_> {
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
+            | F::RegexSubstr
+            | F::SimilarSubstr
             | F::Overlaps
             | F::BpcharText => return Err(no_function(&name, &args)),
         };

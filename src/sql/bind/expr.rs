@@ -433,8 +433,9 @@ pub(crate) fn number_literal(n: &str) -> Result<Value> {
 /// `date` and `time` arithmetic, as PostgreSQL's operators type it: `date ± integer` is a
 /// date, `date - date` an integer, `date ± interval` a timestamp (the date read as its
 /// midnight), `date + time` a timestamp, `time ± interval` a time, `time - time` an
-/// interval; a date meeting a timestamp is read as its midnight. Errors: 42883 for other
-/// operand types.
+/// interval; a date meeting a timestamp is read as its midnight, a time meeting a
+/// timestamp (`ts ± time`, `time + ts`) or after `interval -` as an interval. Errors:
+/// 42725 for `time + time`, 42883 for other operand types.
 fn date_arithmetic(op: BinaryOp, l: (Expr, DataType), r: (Expr, DataType)) -> Result<Bound> {
     use DataType as T;
     let ((le, lt), (re, rt)) = (l, r);
@@ -462,6 +463,21 @@ fn date_arithmetic(op: BinaryOp, l: (Expr, DataType), r: (Expr, DataType)) -> Re
         (T::Time, T::Interval, BinaryOp::Add | BinaryOp::Sub)
         | (T::Interval, T::Time, BinaryOp::Add) => (le, re, T::Time),
         (T::Time, T::Time, BinaryOp::Sub) => (le, re, T::Interval),
+        // A time meeting a timestamp or subtracted from an interval is read as an
+        // interval (PostgreSQL's implicit cast), as no operator takes it as it is.
+        (ts, T::Time, BinaryOp::Add | BinaryOp::Sub) if ts.is_timestamp() => {
+            (le, to(re, T::Interval), ts)
+        }
+        (T::Time, ts, BinaryOp::Add) if ts.is_timestamp() => (to(le, T::Interval), re, ts),
+        (T::Interval, T::Time, BinaryOp::Sub) => (le, to(re, T::Interval), T::Interval),
+        (T::Time, T::Time, BinaryOp::Add) => {
+            return Err(Error::AmbiguousFunction(
+                "operator is not unique: time without time zone + time without time zone".into(),
+            )
+            .with_hint(
+                "Could not choose a best candidate operator. You might need to add explicit type casts.",
+            ))
+        }
         _ => return Err(no_operator(Some(lt), op_symbol(op), Some(rt))),
     };
     Ok(Bound::new(
@@ -1123,7 +1139,8 @@ impl Binder<'_> {
         }
         let otherwise = else_result.map(|e| self.expr(e, scope)).transpose()?;
         let mut ty = None;
-        for r in results.iter().chain(otherwise.iter()) {
+        // PostgreSQL resolves the ELSE result first.
+        for r in otherwise.iter().chain(results.iter()) {
             ty = self.unify(ty, r.ty, "CASE")?;
         }
         let ty = ty.unwrap_or(DataType::Text);

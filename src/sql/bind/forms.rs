@@ -179,7 +179,25 @@ impl Binder<'_> {
                 if let Some(f) = substring_for {
                     args.push(self.expr(f, scope)?);
                 }
-                self.scalar(ScalarFunc::Substr, args)
+                // A text pattern (or an unknown literal, read as text as PostgreSQL
+                // prefers) makes it the regular expression forms.
+                let textual = |b: &Bound| match b.ty {
+                    Some(t) => t.is_text(),
+                    None => matches!(b.expr, Expr::Literal(Value::Text(_))),
+                };
+                if !args[1..].iter().all(textual) {
+                    return self.scalar(ScalarFunc::Substr, args);
+                }
+                let func = if args.len() == 3 {
+                    ScalarFunc::SimilarSubstr
+                } else {
+                    ScalarFunc::RegexSubstr
+                };
+                let args = args
+                    .into_iter()
+                    .map(|a| self.text_arg(a, "substring"))
+                    .collect::<Result<_>>()?;
+                Ok(Bound::new(Expr::Func { func, args }, DataType::Text))
             }
             E::Trim {
                 expr,

@@ -1,7 +1,7 @@
 //! Argument and result typing of `translate`, `isfinite`, `cbrt`, `degrees`, `radians`,
 //! `pi`, `gcd`, `lcm`, `div`, `scale`, `num_nulls`, `num_nonnulls`, `make_date`,
-//! `make_time`, `btrim`, `ltrim`, `rtrim` and `like_escape`, by PostgreSQL 15's
-//! overloads. Errors: 42883 for argument types PostgreSQL has no overload for, with its
+//! `make_time`, `btrim`, `ltrim`, `rtrim`, `like_escape`, `factorial` and `to_number`, by
+//! PostgreSQL 15's overloads. Errors: 42883 for argument types PostgreSQL has no overload for, with its
 //! message.
 
 use super::*;
@@ -135,6 +135,7 @@ impl Binder<'_> {
                 }
                 (v, T::Interval)
             }
+            F::ToNumber | F::Factorial => return self.numeric_io_scalar(func, args, name),
             F::Btrim | F::Ltrim | F::Rtrim | F::LikeEscape => {
                 let arity = if func == F::LikeEscape { 2..=2 } else { 1..=2 };
                 let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
@@ -149,6 +150,36 @@ impl Binder<'_> {
             }
             _ => return Err(arity_err(&args)),
         })
+    }
+}
+
+impl Binder<'_> {
+    /// The arguments and result type of `to_number(text, text)` and `factorial(bigint)`,
+    /// both numeric. Errors: 42883 for other argument types or counts.
+    fn numeric_io_scalar(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let arity_err = |args: &[Bound]| no_function(name, args);
+        if func == ScalarFunc::ToNumber {
+            let text = |a: &Bound| a.ty.is_none_or(|t| t.is_text());
+            if args.len() != 2 || !args.iter().all(text) {
+                return Err(arity_err(&args));
+            }
+            let v = args
+                .into_iter()
+                .map(|a| self.text_arg(a, name))
+                .collect::<Result<_>>()?;
+            return Ok((v, T::Numeric));
+        }
+        let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
+        if a.ty.is_some_and(|t| !t.is_integer()) {
+            return Err(arity_err(&[a]));
+        }
+        Ok((vec![self.coerce(a, T::Int8, name)?], T::Numeric))
     }
 }
 

@@ -42,10 +42,13 @@ pub(super) fn expressible(q: &ast::Query) -> bool {
         }
         _ => true,
     };
+    // FETCH ... WITH TIES is the relational plan's.
+    let ties = q.fetch.as_ref().is_some_and(|f| f.with_ties);
     items
         && group
         && order
         && limit
+        && !ties
         && sel.selection.as_ref().is_none_or(expr_ok)
         && sel.having.as_ref().is_none_or(expr_ok)
 }

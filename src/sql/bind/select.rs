@@ -58,6 +58,15 @@ pub(super) fn literal_u64(e: &ast::Expr, what: &str) -> Result<Option<u64>> {
                 "argument of {what} must be type bigint, not type unknown"
             ))),
         },
+        // A negative constant that rounds to zero (`-0.4`, `-0`) is zero.
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } if matches!(&**expr, ast::Expr::Value(v) if matches!(&v.value,
+            ast::Value::Number(n, _) if n.parse::<f64>().is_ok_and(|f| (-f).round() == 0.0))) =>
+        {
+            Ok(Some(0))
+        }
         ast::Expr::UnaryOp {
             op: ast::UnaryOperator::Minus,
             ..

@@ -136,6 +136,8 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("ltrim", &[], F::Ltrim, 875),
     row("rtrim", &[], F::Rtrim, 876),
     row("like_escape", &[], F::LikeEscape, 1637),
+    row("factorial", &[], F::Factorial, 1376),
+    row("to_number", &[], F::ToNumber, 1777),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

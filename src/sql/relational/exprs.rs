@@ -92,6 +92,12 @@ impl RelBinder<'_> {
                         .get()
                         .map_or((idx, idx), |(a, b)| (a.min(idx), b.max(idx)));
                     level.refs.set(Some(span));
+                    // Read by a subquery of a grouped list (not inside one of the
+                    // subquery's aggregates, which makes an outer aggregate).
+                    let in_agg = self.levels.iter().rev().take(up + 1).any(|l| l.in_agg);
+                    if up > 0 && level.agg_ok && !in_agg {
+                        level.sub_refs.borrow_mut().push(idx);
+                    }
                     return Ok(RExpr::Col { up, idx });
                 }
                 if let (Some(t), "tableoid") = (&r.table, col) {
@@ -194,6 +200,9 @@ impl RelBinder<'_> {
         if let Some(any) = like_as_any(e)? {
             return self.expr(&any);
         }
+        if let Some(or) = row_in_list(e) {
+            return self.expr(&or);
+        }
         if Self::is_walked(e) {
             return self.walk(e);
         }
@@ -238,6 +247,8 @@ impl RelBinder<'_> {
                 }
             }
             ast::Expr::Function(f) => self.function(f)?,
+            // A row constructor as a value (`count(DISTINCT (a, b))`) is ROW(a, b).
+            ast::Expr::Tuple(items) if items.len() > 1 => self.function(&row_call(items))?,
             other => {
                 return Err(unsupported(format!(
                     "expression {other} is not supported in catalog queries"
@@ -344,6 +355,17 @@ impl RelBinder<'_> {
     fn any_array_operand(&mut self, l: RExpr, op: CmpOp, array: &RExpr) -> Result<RExpr> {
         let (lt, at) = (self.static_type(&l), self.static_type(array));
         if at == RType::Unknown {
+            // An array literal is read as an array of the left side's type now, every
+            // element checked (22P02), as PostgreSQL reads a constant before any row.
+            if let (RExpr::Lit(Value::Text(s)), RType::Base(d)) = (array, lt) {
+                for el in crate::exec::array_nd::parse_nd(s)?
+                    .elems
+                    .into_iter()
+                    .flatten()
+                {
+                    crate::expr::cast_value(Value::Text(el.into()), d)?;
+                }
+            }
             return Ok(l);
         }
         let Some(et) = at.elem() else {
@@ -796,11 +818,9 @@ impl RelBinder<'_> {
             op => cmp_op(op).map(|_| op.clone()),
         };
         if let Some(op) = plain {
-            match (left, right) {
-                (ast::Expr::Tuple(ls), ast::Expr::Tuple(rs)) => {
-                    return self.row_comparison(&op, ls, rs)
-                }
-                (ast::Expr::Tuple(_), _) | (_, ast::Expr::Tuple(_)) => {
+            match (row_items(left), row_items(right)) {
+                (Some(ls), Some(rs)) => return self.row_comparison(&op, &ls, &rs),
+                (Some(_), _) | (_, Some(_)) => {
                     return Err(unsupported(format!(
                         "comparing a row with a value ({left} {op} {right}) is not supported"
                     )))
@@ -815,14 +835,119 @@ impl RelBinder<'_> {
         }
         // Operands first: an unknown column is reported before the operator.
         let (l, r) = (self.expr(left)?, self.expr(right)?);
-        // The array operators @>, <@ and && are PostgreSQL's functions of that name.
+        // The array operators @>, <@ and && and text's ^@ are PostgreSQL's functions of
+        // those names.
         let func = match op {
             B::AtArrow => "arraycontains",
             B::ArrowAt => "arraycontained",
             B::PGOverlap => "arrayoverlap",
+            B::PGStartsWith => "starts_with",
             _ => return Err(unsupported(format!("operator {op} is not supported"))),
         };
+        if *op == B::PGStartsWith {
+            let (lt, rt) = (self.static_type(&l), self.static_type(&r));
+            let text = |t: RType| {
+                matches!(t, RType::Unknown) || matches!(t, RType::Base(d) if d.is_text())
+            };
+            if !text(lt) || !text(rt) {
+                return Err(Error::UndefinedFunction(format!(
+                    "operator does not exist: {} ^@ {}",
+                    lt.name(),
+                    rt.name()
+                ))
+                .with_hint(
+                    "No operator matches the given name and argument types. You might need to add explicit type casts.",
+                ));
+            }
+        }
         self.scalar_call(func, vec![l, r])
+    }
+}
+
+/// `row IN (row1, row2, ...)` as PostgreSQL reads it: `row = row1 OR row = row2 ...`
+/// (`NOT IN`: `row <> row1 AND ...`), row comparisons with their NULL rules; `None` for any
+/// other expression.
+fn row_in_list(e: &ast::Expr) -> Option<ast::Expr> {
+    use ast::BinaryOperator as B;
+    let ast::Expr::In {
+        expr,
+        target: ast::InTarget::List(items),
+        negated,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    row_items(expr)?;
+    let (cmp, join) = if *negated {
+        (B::NotEq, B::And)
+    } else {
+        (B::Eq, B::Or)
+    };
+    items
+        .iter()
+        .map(|item| ast::Expr::BinaryOp {
+            left: expr.clone(),
+            op: cmp.clone(),
+            right: Box::new(item.clone()),
+        })
+        .reduce(|a, b| ast::Expr::BinaryOp {
+            left: Box::new(a),
+            op: join.clone(),
+            right: Box::new(b),
+        })
+}
+
+/// `ROW(items)` as sqlparser reads a call of it.
+fn row_call(items: &[ast::Expr]) -> ast::Function {
+    ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new("row")]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: items
+                .iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                .collect(),
+            clauses: vec![],
+        }),
+        within_group: vec![],
+        filter: None,
+        null_treatment: None,
+        over: None,
+    }
+}
+
+/// The items of a row constructor, `(a, b, ...)` or `ROW(a, ...)` (an unquoted `row` call
+/// of plain arguments, as sqlparser reads it); `None` for any other expression.
+pub(super) fn row_items(e: &ast::Expr) -> Option<Vec<ast::Expr>> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items.clone()),
+        ast::Expr::Function(f)
+            if f.name.0.len() == 1
+                && f.name.0[0].as_ident().is_some_and(|i| {
+                    i.quote_style.is_none() && i.value.eq_ignore_ascii_case("row")
+                })
+                && f.filter.is_none()
+                && f.over.is_none()
+                && f.within_group.is_empty() =>
+        {
+            let ast::FunctionArguments::List(l) = &f.args else {
+                return matches!(f.args, ast::FunctionArguments::None).then(Vec::new);
+            };
+            if l.duplicate_treatment.is_some() || !l.clauses.is_empty() {
+                return None;
+            }
+            l.args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e.clone()),
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => None,
     }
 }
 

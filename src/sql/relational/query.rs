@@ -17,7 +17,8 @@ impl RelBinder<'_> {
     }
 
     pub(super) fn query_inner(&mut self, q: &ast::Query) -> Result<RelQuery> {
-        let q = &*crate::sql::parse::fetch_as_limit(q)?;
+        let (q, with_ties) = crate::sql::parse::fetch_as_limit_ties(q)?;
+        let q = &*q;
         if !q.locks.is_empty() {
             return Err(unsupported("FOR UPDATE is not supported"));
         }
@@ -67,10 +68,20 @@ impl RelBinder<'_> {
                 let mut ob = Vec::new();
                 for o in &order {
                     check_ordinal(&o.expr, cols.len(), "ORDER BY")?;
-                    let i = output_index(&o.expr, &cols).ok_or_else(|| {
-                        unsupported(
-                            "ORDER BY over UNION/INTERSECT/EXCEPT must name an output column",
-                        )
+                    let i = output_index(&o.expr, &cols).ok_or_else(|| match &o.expr {
+                        // A name that is no output column names nothing here (a
+                        // branch's own column cannot be referenced), as PostgreSQL says.
+                        ast::Expr::Identifier(id) => Error::UndefinedColumn(format!(
+                            "column \"{}\" does not exist",
+                            norm(id)
+                        )),
+                        _ => unsupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause")
+                            .with_detail(
+                                "Only result column names can be used, not expressions or functions.",
+                            )
+                            .with_hint(
+                                "Add the expression/function to every SELECT, or move the UNION into a FROM clause.",
+                            ),
                     })?;
                     let (descending, nulls_first) = direction(o)?;
                     ob.push((i, descending, nulls_first));
@@ -85,6 +96,7 @@ impl RelBinder<'_> {
             body,
             order_by,
             limit,
+            with_ties,
             offset,
             columns,
             catalog_params: Vec::new(),

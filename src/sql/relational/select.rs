@@ -92,6 +92,7 @@ impl RelBinder<'_> {
             for e in projection.iter().chain(&having).chain(&sort_keys) {
                 self.check_grouped(&keys, e)?;
             }
+            self.check_sub_refs(&keys)?;
         }
         let arrays = (columns.iter().map(|c| c.1))
             .chain(sort_keys.iter().map(|k| self.static_type(k)))
@@ -318,6 +319,30 @@ impl RelBinder<'_> {
 }
 
 impl RelBinder<'_> {
+    /// Checks that the subqueries of a grouped SELECT's list, HAVING and ORDER BY read
+    /// this level's columns only as group keys, as PostgreSQL requires; the same columns
+    /// as [`Self::check_grouped`] are checked. Errors: 42803 naming the column.
+    fn check_sub_refs(&self, keys: &[RExpr]) -> Result<()> {
+        let level = self.levels.last().expect("level");
+        for &idx in level.sub_refs.borrow().iter() {
+            if keys.contains(&RExpr::Col { up: 0, idx }) {
+                continue;
+            }
+            let rel = level
+                .rels
+                .iter()
+                .find(|r| (r.offset..r.offset + r.columns.len()).contains(&idx));
+            if let Some(r) = rel.filter(|r| idx < level.width && r.table.is_none()) {
+                return Err(Error::Grouping(format!(
+                    "subquery uses ungrouped column \"{}.{}\" from outer query",
+                    r.alias,
+                    r.columns[idx - r.offset]
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that `e`, an expression of a grouped SELECT's list, HAVING or ORDER BY,
     /// reads this level's columns only inside a group key or an aggregate, as PostgreSQL
     /// requires. Only the columns of a derived table, VALUES list or CTE are checked: a

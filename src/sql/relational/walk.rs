@@ -33,7 +33,10 @@ fn walked(e: &ast::Expr) -> bool {
         E::Identifier(id) => {
             id.quote_style.is_none() && KEYWORD_VALUES.contains(&id.value.to_lowercase().as_str())
         }
-        E::In { target, .. } => matches!(target, ast::InTarget::List(_)),
+        // A row's IN list is row comparisons, the relational builder's.
+        E::In { target, expr, .. } => {
+            matches!(target, ast::InTarget::List(_)) && super::exprs::row_items(expr).is_none()
+        }
         // Over an ARRAY[...] constructor; over an array value (a column, a function, a
         // parameter) or a subquery ANY/ALL is this builder's (`RExpr::AnyArray`,
         // `RExpr::AnySub`).
@@ -49,7 +52,7 @@ fn walked(e: &ast::Expr) -> bool {
         // `||` of an array (see `Slots::concat`).
         E::BinaryOp { op, left, right } => {
             use ast::BinaryOperator as B;
-            let row = |e: &ast::Expr| matches!(e, E::Tuple(_));
+            let row = |e: &ast::Expr| super::exprs::row_items(e).is_some();
             if *op == B::Overlaps {
                 // The expression binder binds both rows' values itself (and refuses
                 // other operands as PostgreSQL's grammar does).

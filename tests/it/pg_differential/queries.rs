@@ -1006,8 +1006,82 @@ pub fn listed() -> Vec<String> {
     out.extend(TEXT_ARRAYS.iter().map(|q| q.to_string()));
     out.extend(TIME_FIELDS.iter().map(|q| q.to_string()));
     out.extend(OPERAND_CHECKS.iter().map(|q| q.to_string()));
+    out.extend(FORMS_AND_INPUTS.iter().map(|q| q.to_string()));
     out
 }
+
+/// Statements once answered otherwise than PostgreSQL 15 does: the arity of COALESCE,
+/// GREATEST and NULLIF (syntax errors), ROW(...) comparisons and rows in IN lists with
+/// their NULL rules, dates written month-day-year or with month names, `timestamp ±
+/// time`, numerics beyond a float's range, factorial, `^@`, substring's regular
+/// expression forms, to_char of zero and Roman numerals, to_number, FETCH ... WITH TIES, the types
+/// of text/varchar/character set operations, ORDER BY of a set operation, array literals
+/// under ANY read before any row, and subqueries reading a grouped level's other columns.
+const FORMS_AND_INPUTS: &[&str] = &[
+    "SELECT coalesce()",
+    "SELECT nullif(1)",
+    "SELECT nullif(1, 2, 3)",
+    "SELECT greatest()",
+    "SELECT id, coalesce(k), nullif(k, 1), least(s) FROM ta ORDER BY id",
+    "SELECT row(1, null) = row(1, null), row(1, null) <> row(1, null), row(1, null) < row(1, null), row(1, 2) < row(2, null), row(1, null) IS DISTINCT FROM row(1, null)",
+    "SELECT id, row(k, s) = row(1, 1), row(k, s) <> row(2, NULL), (k, s) < (2, 0) FROM ta ORDER BY id",
+    "SELECT (1, 2) IN ((1, 2), (3, 4)), (1, null) IN ((1, 2)), (1, null) IN ((1, 2), (1, null)), (1, 2) NOT IN ((5, 6)), row(1, 2) IN (row(1, 2))",
+    "SELECT id FROM ta WHERE (k, b) IN ((1, true), (2, false), (7, true)) ORDER BY id",
+    "SELECT count(DISTINCT (k, b)), count((k, b)) FROM ta",
+    "SELECT '01/02/2024'::date, '2024.01.02'::date, 'Jan 2 2024'::date, '2 Jan 2024'::date, 'January 2, 2024'::date, '1/2/24'::date, '02-Jan-2024'::date, 'Tue Jan 02 2024'::date, '2024 Jan 2'::date",
+    "SELECT '01/02/2024 10:00'::timestamp, 'Jan 2 2024 10:00:01'::timestamp, '2 Jan 2024 10:00 pm'::timestamp, 'January 2, 2024 10:00'::timestamp, '2024.01.02 10:00'::timestamp, '12/31/99 23:59'::timestamp, '01/02/2024 10:00+02'::timestamptz, 'Jan 2 2024 BC'::date",
+    "SELECT '13/02/2024'::date",
+    "SELECT '02/30/2024'::date",
+    "SELECT 'Janu 2 2024'::date",
+    "SELECT '24-01-02'::date",
+    "SELECT '2024-13-01'::timestamp",
+    "SELECT id FROM ta WHERE ts < 'Jan 2 2001' ORDER BY id",
+    "SELECT id, ts + time '01:30', ts - time '01:30', time '01:30' + ts, tz + time '00:10', iv - time '01:00' FROM ta ORDER BY id",
+    "SELECT id, dt + tm, tm + dt, pg_typeof(interval '1 hour' - tm) FROM td ORDER BY id",
+    "SELECT time '01:00' + time '02:00'",
+    "SELECT (1e308 * 10)::float8",
+    "SELECT 1e39::real",
+    "SELECT 1e-400::float8",
+    "SELECT 1e-50::float4",
+    "SELECT 0.0::float4, 0::numeric::float8, 1e-40::float4, 1e38::float4",
+    "SELECT factorial(5), factorial(0), factorial(21), pg_typeof(factorial(3))",
+    "SELECT factorial(-1)",
+    "SELECT factorial(5.0)",
+    "SELECT id, factorial(k) FROM ta ORDER BY id",
+    "SELECT 'foobar' ^@ 'foo', 'foobar' ^@ 'bar'",
+    "SELECT 1 ^@ 'a'",
+    "SELECT 'Jan 2 2024 13:00 pm'::timestamp",
+    "SELECT id, t ^@ 'a' FROM ta ORDER BY id",
+    "SELECT substring('foobar' from 'o.b'), substring('foobar' from 'o(.)b'), substring('foobar' similar '%#\"o_b#\"%' escape '#'), substring('foobar' from '%#\"o%#\"' for '#'), substring('foobar' from 2 for 3)",
+    "SELECT id, substring(t from '[a-c]+'), substring(t similar '%#\"b%#\"' escape '#') FROM ta ORDER BY id",
+    "SELECT substring('foobar' from 'o' for 2)",
+    "SELECT substring('foobar' from 'a#\"b#\"c#\"d' for '#')",
+    "SELECT to_char(0, '9999'), to_char(0, 'FM9999'), to_char(0, '9,999'), to_char(0, 'FM9.99'), to_char(0, 'S9999'), to_char(0.4, '9999'), to_char(0, '99.99'), to_char(0.5, '9.99')",
+    "SELECT to_char(1994, 'RN'), to_char(4, 'FMRN'), to_char(0, 'RN'), to_char(3999, 'rn'), to_char(4000, 'RN'), to_char(2.5, 'RN')",
+    "SELECT id, to_char(k, '9999'), to_char(k, 'RN'), to_char(s, 'FM9999') FROM ta ORDER BY id",
+    "SELECT k FROM ta ORDER BY k FETCH FIRST 2 ROWS WITH TIES",
+    "SELECT k FROM ta ORDER BY k NULLS FIRST OFFSET 3 FETCH FIRST 1 ROW WITH TIES",
+    "SELECT k FROM ta ORDER BY k FETCH FIRST 0 ROWS WITH TIES",
+    "SELECT k FROM ta FETCH FIRST 2 ROWS WITH TIES",
+    "SELECT 1 AS a UNION SELECT 2 AS b ORDER BY b",
+    "SELECT 1 AS a UNION SELECT 2 AS b ORDER BY a + 1",
+    "SELECT v FROM ta UNION SELECT t FROM ta ORDER BY 1",
+    "SELECT c FROM td UNION SELECT t FROM ta ORDER BY 1",
+    "SELECT x FROM (VALUES ('x'::varchar), ('y'::text)) s(x) ORDER BY 1",
+    "SELECT coalesce(v, t), CASE WHEN b THEN v ELSE t END FROM ta ORDER BY id",
+    "SELECT x = ANY ('{1,a}') FROM (VALUES (1)) v(x)",
+    "SELECT id FROM ta WHERE k = ANY ('{1,a}')",
+    "SELECT id FROM ta ORDER BY id LIMIT -0.4",
+    "SELECT to_number('12,454.8-', '99G999D9S'), to_number('$1,234.50', 'L9,999.99'), to_number('-12.5', '99.9'), to_number('12345', '999'), to_number('<123>', '999PR'), to_number('  123', '999'), to_number('1e3', '9999'), to_number('12.345', '99.99'), pg_typeof(to_number('1', '9'))",
+    "SELECT to_number('abc', '999')",
+    "SELECT (SELECT y) FROM (VALUES (1, 2)) v(x, y) GROUP BY x",
+    "SELECT x, (SELECT count(*) FROM tb WHERE tb.k = v.y) FROM (VALUES (1, 2)) v(x, y) GROUP BY x",
+    "SELECT x FROM (VALUES (1, 2)) v(x, y) GROUP BY x HAVING EXISTS (SELECT y)",
+    "SELECT max(x), (SELECT y) FROM (VALUES (1, 2)) v(x, y)",
+    "SELECT (SELECT sum(y)), (SELECT x + 1), sum((SELECT y)) FROM (VALUES (1, 2), (1, 3)) v(x, y) GROUP BY x",
+    "SELECT x FROM (VALUES (1, 2)) v(x, y) WHERE EXISTS (SELECT y) GROUP BY x",
+    "SELECT id, to_number(k::text, '999'), to_number(k::text || '.5', '99.9') FROM ta ORDER BY id",
+];
 
 /// Statements PostgreSQL refuses (or answers) by the types and places of its operands,
 /// each once found answered otherwise: a subquery's column of no comparison with the

@@ -108,19 +108,7 @@ fn ilog10(x: u64) -> u32 {
 pub(crate) fn avg_scaled(sum: i128, n: i64) -> Option<Scaled> {
     let a = u64::try_from(sum.unsigned_abs()).ok()?;
     let b = u64::from(u32::try_from(n).ok().filter(|&b| b > 0)?);
-    // Weights in base 10000 (scale 0: never negative), and whether the numerator's first
-    // base-10000 digit is at most the denominator's, as select_div_scale compares them.
-    let w2 = (ilog10(b) / 4) as i64;
-    let f2 = b / POW10_U64[4 * w2 as usize];
-    let (w1, first_le) = if a == 0 {
-        (0, true)
-    } else {
-        let w1 = ilog10(a) / 4;
-        let p1 = u128::from(POW10_U64[4 * w1 as usize]);
-        (w1 as i64, u128::from(a) < u128::from(f2 + 1) * p1)
-    };
-    let qweight = w1 - w2 - i64::from(first_le);
-    let rscale = (MIN_SIG_DIGITS - qweight * 4).clamp(0, 1000) as u32;
+    let rscale = avg_scale(a, b);
     if rscale > 28 {
         return None;
     }
@@ -137,6 +125,24 @@ pub(crate) fn avg_scaled(sum: i128, n: i64) -> Option<Scaled> {
     }
     let q = i128::try_from(q + u128::from(2 * r >= b)).ok()?;
     Some((if sum < 0 { -q } else { q }, rscale))
+}
+
+/// The scale of `a / b` by [`select_div_scale`]'s rule, for integers `a` and `b > 0`:
+/// from their weights in base 10000 and whether `a`'s first base-10000 digit is at most
+/// `b`'s. Between 0 and 28 when `b` fits 32 bits.
+#[inline]
+pub(crate) fn avg_scale(a: u64, b: u64) -> u32 {
+    let w2 = (ilog10(b) / 4) as i64;
+    let f2 = b / POW10_U64[4 * w2 as usize];
+    let (w1, first_le) = if a == 0 {
+        (0, true)
+    } else {
+        let w1 = ilog10(a) / 4;
+        let p1 = u128::from(POW10_U64[4 * w1 as usize]);
+        (w1 as i64, u128::from(a) < u128::from(f2 + 1) * p1)
+    };
+    let qweight = w1 - w2 - i64::from(first_le);
+    (MIN_SIG_DIGITS - qweight * 4).clamp(0, 1000) as u32
 }
 
 /// `round(a / b * 10^rscale)` half away from zero, as an integer.

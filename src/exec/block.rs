@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 
+use super::typed::TypedColumn;
 use crate::types::Value;
 
 /// How one output column of a [`RowBlock`] holds its values.
@@ -53,6 +54,10 @@ pub struct RowBlock {
     ends: Vec<u32>,
     /// Slide events whose rows the block holds (small events of one batch share a block).
     slide_events: usize,
+    /// When not empty, the stored columns by type (`BlockColumn::Stored(k)` is the `k`-th),
+    /// one value per row and no runs: `values` and `ends` are empty. Any change other than
+    /// [`RowBlock::truncate`] first moves them back to `values` ([`RowBlock::untype`]).
+    typed: Vec<TypedColumn>,
 }
 
 /// `first + rows * step` for a [`BlockColumn::Step`] column; `None` past the timestamp range.
@@ -109,7 +114,54 @@ impl RowBlock {
             stored: 0,
             ends: Vec::new(),
             slide_events: 1,
+            typed: Vec::new(),
         }
+    }
+
+    /// Make the stored columns of an empty block typed ([`TypedColumn`]), after the
+    /// columns were chosen ([`RowBlock::set_same_rows`]): the rows are then filled column
+    /// value by column value through [`RowBlock::typed_column`] and counted by
+    /// [`RowBlock::typed_rows_appended`]. `rows`: the rows expected (reserved).
+    pub(crate) fn begin_typed(&mut self, rows: usize) {
+        debug_assert!(self.len == 0 && self.values.is_empty(), "an empty block");
+        self.typed = (0..self.stride)
+            .map(|_| TypedColumn::with_room(rows))
+            .collect();
+    }
+
+    /// The `k`-th stored column of a typed block ([`RowBlock::begin_typed`]).
+    #[inline]
+    pub(crate) fn typed_column(&mut self, k: usize) -> &mut TypedColumn {
+        &mut self.typed[k]
+    }
+
+    /// The stored columns by type, when the block is typed.
+    pub(crate) fn typed(&self) -> Option<&[TypedColumn]> {
+        (!self.typed.is_empty()).then_some(&self.typed[..])
+    }
+
+    /// Count `n` rows whose values were pushed to every typed column.
+    pub(crate) fn typed_rows_appended(&mut self, n: usize) {
+        self.len += n;
+        self.stored = self.len;
+        debug_assert!(self.typed.iter().all(|c| c.len() == self.len), "whole rows");
+    }
+
+    /// Move a typed block's stored values back to `values`, row after row (before a
+    /// change only the untyped form makes).
+    fn untype(&mut self) {
+        if self.typed.is_empty() {
+            return;
+        }
+        let typed = std::mem::take(&mut self.typed);
+        let mut values = Vec::with_capacity(self.len * self.stride);
+        for r in 0..self.len {
+            values.extend(typed.iter().map(|c| c.value(r)));
+        }
+        self.values = values;
+        self.recount_heap();
+        self.stored = self.len;
+        self.ends.clear();
     }
 
     /// Slide events whose rows the block holds: 1, or more when the rows of several small
@@ -156,6 +208,9 @@ impl RowBlock {
             BlockColumn::Step { first, step } => {
                 Cow::Owned(step_at(first, *step, row).expect("checked when the row was added"))
             }
+            BlockColumn::Stored(k) if !self.typed.is_empty() => {
+                Cow::Owned(self.typed[*k].value(row))
+            }
             BlockColumn::Stored(k) => {
                 Cow::Borrowed(&self.values[self.stored_row(row) * self.stride + k])
             }
@@ -168,9 +223,15 @@ impl RowBlock {
     }
 
     /// The stored rows in order, each with the number of consecutive rows it stands for
-    /// and its stored values (`BlockColumn::Stored(k)` is the `k`-th).
+    /// and its stored values (`BlockColumn::Stored(k)` is the `k`-th); none for a typed
+    /// block (see [`RowBlock::typed`]).
     pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, &[Value])> + '_ {
-        (0..self.stored).map(move |k| {
+        let stored = if self.typed.is_empty() {
+            self.stored
+        } else {
+            0
+        };
+        (0..stored).map(move |k| {
             let rows = match k {
                 _ if self.ends.is_empty() => 1,
                 0 => self.ends[0] as usize,
@@ -202,6 +263,7 @@ impl RowBlock {
     /// row by a step, or continues its steps, keeps the column as a [`BlockColumn::Step`].
     pub(crate) fn set_same_rows(&mut self, rows: usize, same: impl Fn(usize) -> Option<Value>) {
         if self.len == 0 {
+            self.typed.clear();
             let mut k = 0;
             for (c, col) in self.columns.iter_mut().enumerate() {
                 *col = match same(c) {
@@ -222,6 +284,7 @@ impl RowBlock {
         if rows == 0 {
             return;
         }
+        self.untype();
         for c in 0..self.columns.len() {
             let next = match &self.columns[c] {
                 BlockColumn::Stored(_) => continue,
@@ -253,6 +316,7 @@ impl RowBlock {
 
     /// Make every stored row one row again (before a column starts storing per row).
     fn expand_runs(&mut self) {
+        self.untype();
         if self.ends.is_empty() {
             return;
         }
@@ -338,6 +402,7 @@ impl RowBlock {
     /// Append the next stored value: row by row, and within a row the stored columns in
     /// order. [`RowBlock::rows_appended`] then counts the rows.
     pub(crate) fn push_value(&mut self, v: Value) {
+        self.untype();
         self.values_heap += value_heap_bytes(&v);
         self.values.push(v);
     }
@@ -357,6 +422,7 @@ impl RowBlock {
     /// Record that `n` rows were appended. One row equal to the row before it (every
     /// stored value with the same text) is kept as one more row of that stored row.
     pub(crate) fn rows_appended(&mut self, n: usize) {
+        self.untype();
         let (before, stride) = (self.stored, self.stride);
         self.len += n;
         self.stored += n;
@@ -387,6 +453,7 @@ impl RowBlock {
     /// Returns false, appending nothing, when the block cannot hold them so (no row, a
     /// stored column that moves, another step, past the timestamp range or `u32` rows).
     pub(crate) fn repeat_last(&mut self, n: usize, shift: impl Fn(usize) -> i64) -> bool {
+        self.untype();
         let Some(len) = self.len.checked_add(n).filter(|&l| l < u32::MAX as usize) else {
             return false;
         };
@@ -432,6 +499,15 @@ impl RowBlock {
     /// Keep the first `n` rows (LIMIT, or the rows before a failed event: values pushed
     /// for a row that was never counted are dropped too).
     pub(crate) fn truncate(&mut self, n: usize) {
+        if !self.typed.is_empty() {
+            // Values pushed for a row never counted are dropped too.
+            self.len = self.len.min(n);
+            self.stored = self.len;
+            for col in &mut self.typed {
+                col.truncate(self.len);
+            }
+            return;
+        }
         if n >= self.len {
             self.truncate_values(self.stored * self.stride);
             return;
@@ -471,9 +547,11 @@ impl RowBlock {
                 BlockColumn::Step { .. } | BlockColumn::Stored(_) => 0,
             })
             .sum();
+        let typed: usize = self.typed.iter().map(TypedColumn::heap_bytes).sum();
         same + self.values.capacity() * std::mem::size_of::<Value>()
             + self.ends.capacity() * std::mem::size_of::<u32>()
             + self.values_heap
+            + typed
     }
 }
 
@@ -525,6 +603,42 @@ mod tests {
         b.set_same(&[None, None]);
         b.truncate(0);
         assert_eq!((b.values_heap, scan(&b)), (0, 0));
+    }
+
+    /// A typed block reads back its rows; a later event joining it (another wtime, a row
+    /// equal to the last) moves its values back to one vector and keeps every row;
+    /// truncating drops values pushed for a row never counted.
+    #[test]
+    fn a_typed_block_becomes_untyped_when_an_event_joins_it() {
+        let mut b = RowBlock::new(3);
+        b.set_same_rows(2, |c| (c == 0).then_some(Value::Timestamp(1)));
+        b.begin_typed(2);
+        for (key, n) in [("a", 1), ("b", 2)] {
+            b.typed_column(0).push_text(key);
+            b.typed_column(1)
+                .push_int(crate::exec::typed::IntType::Int8, n);
+        }
+        b.typed_rows_appended(2);
+        // A row pushed for an event that then failed.
+        b.typed_column(0).push_text("c");
+        b.truncate(2);
+        let text = |s: &str| Value::Text(s.into());
+        let ts = Value::Timestamp;
+        let mut want = vec![
+            vec![ts(1), text("a"), int(1)],
+            vec![ts(1), text("b"), int(2)],
+        ];
+        assert_eq!(b.clone().into_rows(), want);
+        let heap = b.heap_bytes();
+        assert!(heap >= 2 * std::mem::size_of::<usize>(), "{heap}");
+        b.set_same_rows(1, |c| (c == 0).then_some(Value::Timestamp(2)));
+        assert!(b.typed().is_none());
+        b.push_value(ts(2));
+        b.push_value(text("b"));
+        b.push_value(int(2));
+        b.rows_appended(1);
+        want.push(vec![ts(2), text("b"), int(2)]);
+        assert_eq!(b.into_rows(), want);
     }
 
     #[test]

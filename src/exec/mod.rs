@@ -12,7 +12,7 @@
 //! - [`table_join`]: stream-table joins, each table read as it is at every slide event;
 //! - [`finite`]: finite queries over system views and tables;
 //! - [`columns`]: columnar batches (Arrow arrays) as COPY builds them;
-//! - [`block`]: result rows of one slide event held as columns.
+//! - [`block`]: result rows of one slide event held as columns ([`typed`]: by type).
 //!
 //! Design decision: the executor is fed whole batches and is synchronous. The engine decides
 //! where its output goes; the executor only appends [`Event`]s to a vector it is given.
@@ -36,6 +36,7 @@ pub(crate) mod relational_funcs;
 pub mod shared;
 mod slide;
 pub(crate) mod table_join;
+pub(crate) mod typed;
 pub(crate) mod windowed;
 
 pub(crate) use join::{JoinExec, JoinInputPlan};

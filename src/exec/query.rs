@@ -1426,10 +1426,22 @@ impl QueryExec {
         };
         let n = kept.as_ref().map_or(groups.len(), Vec::len);
         let group_at = |r: usize| kept.as_ref().map_or(r, |k| k[r]);
+        let fresh = block.is_empty();
         block.set_same_rows(n, |c| match items[c] {
             FastItem::Meta(m) => Some(meta_value(m, &meta)),
             FastItem::Column(_) => None,
         });
+        if fresh && n > COALESCE_EVENT_ROWS {
+            let fill = TypedFill {
+                items,
+                dict,
+                specs,
+                spec_map,
+                nkeys,
+                meta,
+            };
+            return fill.rows(groups, n, group_at, block);
+        }
         block.reserve(n);
         for r in 0..n {
             let (gid, accs) = groups.group(group_at(r), nspecs);
@@ -1557,6 +1569,68 @@ impl<'a> EventRows<'a> {
         block: Option<&'a mut RowBlock>,
     ) -> EventRows<'a> {
         EventRows { rows, block }
+    }
+}
+
+/// What [`QueryExec::block_rows`] fills a typed block ([`RowBlock::begin_typed`]) from.
+struct TypedFill<'a> {
+    items: &'a [FastItem],
+    dict: &'a GroupDict,
+    specs: &'a [AggSpec],
+    spec_map: Option<&'a [usize]>,
+    nkeys: usize,
+    meta: WindowMetaValues,
+}
+
+impl TypedFill<'_> {
+    /// Append `n` rows, the `r`-th of group `group_at(r)` of `groups`, to the empty
+    /// `block` as typed columns: keys' text, counts and integer extremes go in as they
+    /// are, an average of integers as its sum and count. Errors: an aggregate's.
+    fn rows(
+        &self,
+        groups: &GroupTable,
+        n: usize,
+        group_at: impl Fn(usize) -> usize,
+        block: &mut RowBlock,
+    ) -> Result<()> {
+        use super::typed::IntType;
+        let nspecs = self.specs.len();
+        let state_of = |j: usize| self.spec_map.map_or(j, |m| m[j]);
+        // The stored columns' items, in order (the window metadata is the same in every
+        // row of the event: not stored).
+        let stored: Vec<FastItem> = (0..self.items.len())
+            .filter(|&c| block.is_stored(c))
+            .map(|c| self.items[c])
+            .collect();
+        block.begin_typed(n);
+        for r in 0..n {
+            let (gid, accs) = groups.group(group_at(r), nspecs);
+            for (k, item) in stored.iter().enumerate() {
+                let col = block.typed_column(k);
+                match *item {
+                    FastItem::Meta(m) => col.push_general(meta_value(m, &self.meta)),
+                    FastItem::Column(i) if i < self.nkeys => match &self.dict.key(gid)[i] {
+                        Value::Text(s) => col.push_text(s),
+                        v => col.push_ref(v),
+                    },
+                    FastItem::Column(i) => {
+                        let j = state_of(i - self.nkeys);
+                        match &accs[j] {
+                            Acc::Count(c) => col.push_int(IntType::Int8, *c),
+                            Acc::Extreme(v) => col.push_ref(v),
+                            Acc::IntSum { sum, n }
+                                if *n > 0 && self.specs[j].func == crate::sql::AggFunc::Avg =>
+                            {
+                                col.push_avg(*sum, *n)?
+                            }
+                            acc => col.push_general(acc.evaluate(&self.specs[j])?),
+                        }
+                    }
+                }
+            }
+        }
+        block.typed_rows_appended(n);
+        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@ use rust_decimal::Decimal;
 use super::line_buf::{LineBuf, Piece};
 use crate::error::{Error, Result};
 use crate::exec::block::{BlockColumn, RowBlock};
+use crate::exec::typed::TypedColumn;
 use crate::sql::{CopyFormat, CopyOptions};
 use crate::time;
 use crate::types::{CatalogType, Column, DataType, ElemType, Interval, Value};
@@ -662,6 +663,15 @@ pub(crate) fn copy_block(
     // The head, last.
     pieces[block.width()].set(&[head]);
     let mut line = std::mem::take(&mut scratch.line);
+    if let Some(typed) = block.typed() {
+        let lines = TypedLines {
+            block,
+            typed,
+            pieces: &pieces,
+            field: &field,
+        };
+        lines.write(&mut line, out, ends, scratch);
+    }
     let mut r = 0;
     for (rows, stored) in block.runs() {
         let mut written = 0;
@@ -708,6 +718,136 @@ pub(crate) fn copy_block(
     scratch.same = same;
     scratch.pieces = pieces;
     scratch.line = line;
+}
+
+/// The lines of a typed block ([`RowBlock::typed`]): the pieces of [`copy_block`] (each
+/// column's text when the same in every row, then the message head) and the options.
+struct TypedLines<'a> {
+    block: &'a RowBlock,
+    typed: &'a [TypedColumn],
+    pieces: &'a [Piece],
+    field: &'a FieldOptions<'a>,
+}
+
+/// How [`TypedLines`] writes one column of every row, chosen once per block.
+enum TypedField<'a> {
+    /// The same text in every row, with its delimiter.
+    Piece(&'a Piece),
+    /// A [`TypedColumn::Text`] column.
+    Text(&'a TypedColumn),
+    /// Integers (`None`: NULL).
+    Int(&'a [Option<i64>]),
+    /// Averages as (sum, count) (count 0: NULL).
+    Avg(&'a [(i64, u32)]),
+    /// Any other column (by index), through the general path of its kind.
+    Other(usize),
+}
+
+impl TypedLines<'_> {
+    /// Append every row's line to `out` and its end to `ends`, through `line`.
+    fn write(
+        &self,
+        line: &mut LineBuf,
+        out: &mut String,
+        ends: &mut Vec<usize>,
+        scratch: &mut LineScratch,
+    ) {
+        let options = self.field.options;
+        let width = self.block.width();
+        let fields: Vec<TypedField<'_>> = (0..width)
+            .map(|c| match &self.block.columns()[c] {
+                BlockColumn::Same(_) => TypedField::Piece(&self.pieces[c]),
+                BlockColumn::Stored(k) => match &self.typed[*k] {
+                    col @ TypedColumn::Text { .. } => TypedField::Text(col),
+                    TypedColumn::Int { vals, .. } if self.field.plain => TypedField::Int(vals),
+                    TypedColumn::Avg(vals) if self.field.plain => TypedField::Avg(vals),
+                    _ => TypedField::Other(c),
+                },
+                _ => TypedField::Other(c),
+            })
+            .collect();
+        // Which fields write their delimiter (a piece holds it).
+        let delimited: Vec<bool> = fields
+            .iter()
+            .map(|f| !matches!(f, TypedField::Piece(_)))
+            .collect();
+        let ascii_delimiter = options.delimiter.is_ascii();
+        for r in 0..self.block.len() {
+            line.piece(&self.pieces[width], out);
+            for (c, f) in fields.iter().enumerate() {
+                if c > 0 && delimited[c] {
+                    if ascii_delimiter {
+                        line.ascii(options.delimiter, out);
+                    } else {
+                        self.delimiter(line, out);
+                    }
+                }
+                match *f {
+                    TypedField::Piece(p) => line.piece(p, out),
+                    TypedField::Text(col) => match col.text(r) {
+                        Some(s) if self.field.plain_text(s) => line.put(s, out),
+                        _ => self.other(c, r, line, out, scratch),
+                    },
+                    TypedField::Int(vals) => match vals[r] {
+                        Some(v) => line.put_i64(v, out),
+                        None => line.put(&options.null, out),
+                    },
+                    TypedField::Avg(vals) => match vals[r] {
+                        (_, 0) => line.put(&options.null, out),
+                        (sum, n) => line.put_avg(sum, n, out),
+                    },
+                    TypedField::Other(c) => self.other(c, r, line, out, scratch),
+                }
+            }
+            line.ascii(b'\n', out);
+            line.flush(out);
+            ends.push(out.len());
+        }
+    }
+
+    /// Append the delimiter (not ASCII).
+    #[cold]
+    fn delimiter(&self, line: &mut LineBuf, out: &mut String) {
+        let mut delimiter = [0u8; 4];
+        line.put(
+            (self.field.options.delimiter as char).encode_utf8(&mut delimiter),
+            out,
+        );
+    }
+
+    /// Append row `r`'s field of column `c` (stored, or a step): text that needs no
+    /// quoting or escaping into the line buffer, the rest as [`copy_field`] writes it.
+    fn other(
+        &self,
+        c: usize,
+        r: usize,
+        line: &mut LineBuf,
+        out: &mut String,
+        scratch: &mut LineScratch,
+    ) {
+        let field = self.field;
+        if let BlockColumn::Stored(k) = self.block.columns()[c] {
+            match &self.typed[k] {
+                col @ TypedColumn::Text { .. } => match col.text(r) {
+                    Some(s) if field.plain_text(s) => return line.put(s, out),
+                    Some(s) => {
+                        line.flush(out);
+                        return match field.options.format {
+                            CopyFormat::Csv => csv_field(s, field.options, field.alone, out),
+                            _ => text_field(s, field.options.delimiter, out),
+                        };
+                    }
+                    None => return line.put(&field.options.null, out),
+                },
+                TypedColumn::Values { vals, .. } => {
+                    return put_line_field(&vals[r], field, line, out, scratch)
+                }
+                _ => {}
+            }
+        }
+        line.flush(out);
+        copy_field(&self.block.value(r, c), field, out, scratch)
+    }
 }
 
 /// [`put_copy_field`] through a [`LineBuf`]: integers, numerics and text that needs no quoting or escaping into the line buffer, the rest
@@ -1474,6 +1614,106 @@ mod tests {
                 }
                 block_as_its_rows_lines(&b, &options, "d\0\0\0\0");
             }
+        }
+    }
+
+    /// Typed blocks (text keys plain, needing quoting or escaping, long, NULL; integers of
+    /// each type at their limits and NULL; averages of integers, NULL among them; a column
+    /// of numerics and timestamps; a column whose kind changes midway) write, under every
+    /// option set, the lines `copy_line` writes for their rows, and hold the rows the
+    /// untyped block given the same values holds.
+    #[test]
+    fn typed_block_lines_match_the_general_path() {
+        use crate::exec::typed::IntType;
+        let long = "y".repeat(300);
+        let texts = ["ATL", "", "a,b\tc\"d", "\\.", "NULL", long.as_str()];
+        let avgs: [(i128, i64); 6] = [
+            (7, 3),
+            (-2, 3),
+            (i64::MAX as i128, 1),
+            (i64::MIN as i128, u32::MAX as i64),
+            (0, 9),
+            (1 << 70, 3),
+        ];
+        let ints = [
+            (IntType::Int8, i64::MIN),
+            (IntType::Int8, 1234),
+            (IntType::Int8, i64::MAX),
+        ];
+        let other = [
+            Value::Numeric("-12.50".parse().unwrap()),
+            Value::Timestamp(978_307_800_000_000),
+            Value::Null,
+        ];
+        let wtime = Value::Timestamp(978_307_800_000_000);
+        for rows in [1usize, 7, 40] {
+            let mut typed = RowBlock::new(6);
+            let same = |c: usize| (c == 1).then(|| wtime.clone());
+            typed.set_same_rows(rows, same);
+            typed.begin_typed(rows);
+            let mut plain = RowBlock::new(6);
+            plain.set_same_rows(rows, same);
+            for r in 0..rows {
+                let mut row = vec![Value::Null, wtime.clone()];
+                // Text: NULL every fifth row.
+                let t = texts[r % texts.len()];
+                if r % 5 == 4 {
+                    typed.typed_column(0).push_general(Value::Null);
+                } else {
+                    typed.typed_column(0).push_text(t);
+                    row[0] = Value::Text(t.into());
+                }
+                // Integers, NULL every third row; past row 20 an int4 (the column then
+                // holds any value).
+                let (ty, i) = ints[r % ints.len()];
+                let v = match r {
+                    _ if r % 3 == 2 => Value::Null,
+                    21.. => Value::Int4(i as i32),
+                    _ => Value::Int8(i),
+                };
+                match (&v, r) {
+                    (Value::Int8(i), _) => typed.typed_column(1).push_int(ty, *i),
+                    _ => typed.typed_column(1).push_ref(&v),
+                }
+                row.push(v);
+                // Averages, NULL every fourth row (the first row included).
+                let (sum, n) = avgs[r % avgs.len()];
+                if r % 4 == 0 {
+                    typed.typed_column(2).push_general(Value::Null);
+                    row.push(Value::Null);
+                } else {
+                    typed.typed_column(2).push_avg(sum, n).unwrap();
+                    row.push(crate::agg::int_avg(sum, n).unwrap());
+                }
+                let o = other[r % other.len()].clone();
+                typed.typed_column(3).push_ref(&o);
+                row.push(o);
+                let c = Value::Int2(r as i16 - 3);
+                typed.typed_column(4).push_ref(&c);
+                row.push(c);
+                for (c, v) in row.into_iter().enumerate() {
+                    if plain.is_stored(c) {
+                        plain.push_value(v);
+                    }
+                }
+            }
+            typed.typed_rows_appended(rows);
+            plain.rows_appended(rows);
+            assert!(typed.typed().is_some());
+            assert_eq!(typed.clone().into_rows(), plain.clone().into_rows());
+            for options in option_sets() {
+                let a = block_as_its_rows_lines(&typed, &options, "d\0\0\0\0");
+                let b = block_as_its_rows_lines(&plain, &options, "d\0\0\0\0");
+                assert_eq!(a, b);
+            }
+            // LIMIT keeps the first rows of a typed block too.
+            let mut cut = typed.clone();
+            cut.truncate(rows / 2);
+            assert_eq!(cut.len(), rows / 2);
+            assert_eq!(
+                cut.into_rows(),
+                plain.clone().into_rows()[..rows / 2].to_vec()
+            );
         }
     }
 

@@ -115,7 +115,7 @@ impl LineBuf {
     }
 
     /// Append the decimal text of `v` (as `itoa` and PostgreSQL's `int8out` print it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put_i64(&mut self, v: i64, out: &mut String) {
         self.room(NUMBER, out);
         if v < 0 {
@@ -161,6 +161,76 @@ impl LineBuf {
         let dst = &mut self.buf[self.len..self.len + CHUNK];
         copy_short(text, dst);
         self.len += text.len();
+    }
+
+    /// Append the text of the `numeric` average of `n` integers summing to `sum` (`n > 0`),
+    /// as [`LineBuf::put_numeric`] prints [`crate::agg::int_avg`]'s value: the scale by
+    /// PostgreSQL's rule ([`crate::agg::numeric::avg_scale`]), the quotient rounded half
+    /// away from zero. Its fraction digits come eight at a time from one 64-bit division
+    /// each (the remainder stays below `n`, so the next dividend below 2^59).
+    #[inline]
+    pub(crate) fn put_avg(&mut self, sum: i64, n: u32, out: &mut String) {
+        const P8: [u64; 9] = [
+            1,
+            10,
+            100,
+            1_000,
+            10_000,
+            100_000,
+            1_000_000,
+            10_000_000,
+            100_000_000,
+        ];
+        debug_assert!(n > 0);
+        let (a, b) = (sum.unsigned_abs(), u64::from(n.max(1)));
+        // At most 28 with a count below 2^32: four chunks of at most eight digits.
+        let scale = (crate::agg::numeric::avg_scale(a, b) as usize).min(28);
+        let mut whole = a / b;
+        let mut r = a % b;
+        let mut chunks = [0u64; 4];
+        let nchunks = scale.div_ceil(8);
+        for (i, chunk) in chunks[..nchunks].iter_mut().enumerate() {
+            let width = (scale - 8 * i).min(8);
+            let x = r * P8[width];
+            *chunk = x / b;
+            r = x % b;
+        }
+        if 2 * r >= b {
+            // Round up the last digit, carrying through full chunks into the whole part.
+            let mut carry = true;
+            for i in (0..nchunks).rev() {
+                let width = (scale - 8 * i).min(8);
+                chunks[i] += 1;
+                if chunks[i] < P8[width] {
+                    carry = false;
+                    break;
+                }
+                chunks[i] = 0;
+            }
+            whole += u64::from(carry);
+        }
+        // Fixed-size moves only: the whole part by `copy_short`, each chunk as eight
+        // digits (a short last chunk scaled up to lead them) of which `width` count.
+        self.room(NUMBER + 8, out);
+        let negative = sum < 0 && (whole != 0 || chunks.iter().any(|&c| c != 0));
+        let mut tmp = [0u8; 20];
+        let start = write_u64(whole, &mut tmp);
+        let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
+        let mut at = usize::from(negative);
+        dst[0] = b'-';
+        copy_short(&tmp[start..], &mut dst[at..at + CHUNK]);
+        at += 20 - start;
+        if scale > 0 {
+            dst[at] = b'.';
+            at += 1;
+            for (i, &chunk) in chunks[..nchunks].iter().enumerate() {
+                let width = (scale - 8 * i).min(8);
+                let digits = eight_digits((chunk * P8[8 - width]) as u32);
+                dst[at..at + 8].copy_from_slice(&digits);
+                at += width;
+            }
+        }
+        self.len += at;
     }
 
     /// [`LineBuf::put_numeric`] of a mantissa past 64 bits (`abs` below 2^96, `scale`
@@ -402,6 +472,50 @@ mod tests {
             line.ascii(b'|', &mut out);
             want.push_str(itoa::Buffer::new().format(v));
             want.push('|');
+        }
+        line.flush(&mut out);
+        assert_eq!(out, want);
+    }
+
+    /// Averages of integer sums over counts across both types' ranges (powers of ten and
+    /// their neighbours, each base-10000 weight, both signs, zero) print as the general
+    /// formatter prints `int_avg`'s numeric: the same scale, digits and rounding.
+    #[test]
+    fn averages_print_as_the_general_formatter_prints_int_avg() {
+        let mut sums: Vec<i64> = vec![0, 1, 2, 5, 7, 123_456_789, i64::MAX, i64::MIN];
+        let mut counts: Vec<u32> = vec![1, 2, 3, 6, 7, 9, 97, 9_999, 65_537, u32::MAX];
+        let mut p = 1i64;
+        for k in 0..18 {
+            p *= 10;
+            sums.extend([p - 1, p, p + 1, p / 3, p / 7 * 6 + 5]);
+            if k < 9 {
+                counts.extend([(p - 1) as u32, p as u32, (p + 1) as u32, (p / 3) as u32]);
+            }
+        }
+        // A deterministic scatter of pairs besides.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut pairs = Vec::new();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let sum = (x as i64) >> (x % 60);
+            let n = ((x >> 20) as u32 >> (x % 31)).max(1);
+            pairs.push((sum, n));
+        }
+        for &s in &sums {
+            for &n in &counts {
+                pairs.extend([(s, n), (s.saturating_neg(), n)]);
+            }
+        }
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for (sum, n) in pairs {
+            line.put_avg(sum, n, &mut out);
+            line.ascii(b';', &mut out);
+            let v = crate::agg::int_avg(i128::from(sum), i64::from(n)).unwrap();
+            crate::types::format_value(&v, &mut want);
+            want.push(';');
         }
         line.flush(&mut out);
         assert_eq!(out, want);

@@ -273,6 +273,16 @@ fn the_log_has_no_colour_codes_off_a_terminal() {
     assert!(!log.contains('\x1b'), "ANSI escapes in: {log:?}");
 }
 
+/// Each `(sql, SQLSTATE, message, hint)` of `cases` fails on `c` with exactly that error.
+async fn assert_errors(c: &tokio_postgres::Client, cases: &[(&str, &str, &str, Option<&str>)]) {
+    for (sql, code, message, hint) in cases {
+        let e = c.simple_query(sql).await.expect_err(sql);
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!((db.code().code(), db.message()), (*code, *message), "{sql}");
+        assert_eq!(db.hint(), *hint, "{sql}");
+    }
+}
+
 /// Operator and condition type errors carry PostgreSQL 15's SQLSTATE, message and hint in
 /// both plans (a stream's continuous query, a table's finite one, a constant SELECT):
 /// LIKE names its operands as written (`unknown` for an untyped literal), every missing
@@ -401,12 +411,7 @@ async fn operator_and_condition_type_errors_say_what_postgresql_says() {
             None,
         ),
     ];
-    for (sql, code, message, hint) in cases {
-        let e = c.simple_query(sql).await.expect_err(sql);
-        let db = e.as_db_error().expect("a server error");
-        assert_eq!((db.code().code(), db.message()), (*code, *message), "{sql}");
-        assert_eq!(db.hint(), *hint, "{sql}");
-    }
+    assert_errors(&c, cases).await;
 }
 
 /// Errors of forms PostgreSQL's grammar and input functions refuse, each with its
@@ -502,10 +507,5 @@ async fn grammar_and_input_errors_say_what_postgresql_says() {
             None,
         ),
     ];
-    for (sql, code, message, hint) in cases {
-        let e = c.simple_query(sql).await.expect_err(sql);
-        let db = e.as_db_error().expect("a server error");
-        assert_eq!((db.code().code(), db.message()), (*code, *message), "{sql}");
-        assert_eq!(db.hint(), *hint, "{sql}");
-    }
+    assert_errors(&c, cases).await;
 }

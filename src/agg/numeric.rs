@@ -133,7 +133,14 @@ pub(crate) fn avg_scaled(sum: i128, n: i64) -> Option<Scaled> {
 #[inline]
 pub(crate) fn avg_scale(a: u64, b: u64) -> u32 {
     let w2 = (ilog10(b) / 4) as i64;
-    let f2 = b / POW10_U64[4 * w2 as usize];
+    // `b`'s first base-10000 digit; a constant divisor for a count below 2^32 (no
+    // division instruction).
+    let f2 = match w2 {
+        0 => b,
+        1 => b / 10_000,
+        2 => b / 100_000_000,
+        _ => b / POW10_U64[4 * w2 as usize],
+    };
     let (w1, first_le) = if a == 0 {
         (0, true)
     } else {
@@ -531,6 +538,33 @@ mod tests {
         assert_eq!(avg(10, 3), "3.3333333333333333");
         assert_eq!(avg(20, 3), "6.6666666666666667");
         assert_eq!(avg(0, 3), "0.00000000000000000000");
+    }
+
+    /// `avg_scale` as PostgreSQL's `select_div_scale` states it, with weights from the
+    /// decimal digit counts, for counts around every power of ten up to 2^32 and
+    /// scattered sums.
+    #[test]
+    fn avg_scale_matches_its_rule_by_digit_counts() {
+        let weight = |x: u64| (x.max(1).to_string().len() as i64 - 1) / 4;
+        let first = |x: u64| x / 10u64.pow(4 * weight(x) as u32);
+        let mut counts = vec![1u64, 2, 3, 7, 1_844, 1_845, u64::from(u32::MAX)];
+        let mut sums = vec![0u64, 1, 9, 10, 9_999, 10_000, u64::MAX >> 1];
+        let mut p = 1u64;
+        for _ in 0..18 {
+            p *= 10;
+            sums.extend([p - 1, p, p + 1, p / 7 * 3]);
+            if p < 1 << 32 {
+                counts.extend([p - 1, p, p + 1, p / 3]);
+            }
+        }
+        for &b in &counts {
+            for &a in &sums {
+                let first_le = a == 0 || first(a) <= first(b);
+                let q = weight(a) - weight(b) - i64::from(first_le);
+                let want = (MIN_SIG_DIGITS - q * 4).clamp(0, 1000) as u32;
+                assert_eq!(avg_scale(a, b), want, "{a} / {b}");
+            }
+        }
     }
 
     #[test]

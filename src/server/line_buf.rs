@@ -17,6 +17,17 @@ const CHUNK: usize = 32;
 /// (a [`Decimal`]'s most) with a zero before the point.
 const NUMBER: usize = 52;
 
+/// Powers of ten that fit 64 bits: `P10[k]` is `10^k`.
+const P10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        p[k] = p[k - 1] * 10;
+        k += 1;
+    }
+    p
+};
+
 /// Two ASCII digits of each number below 100.
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
@@ -166,10 +177,55 @@ impl LineBuf {
     /// Append the text of the `numeric` average of `n` integers summing to `sum` (`n > 0`),
     /// as [`LineBuf::put_numeric`] prints [`crate::agg::int_avg`]'s value: the scale by
     /// PostgreSQL's rule ([`crate::agg::numeric::avg_scale`]), the quotient rounded half
-    /// away from zero. Its fraction digits come eight at a time from one 64-bit division
-    /// each (the remainder stays below `n`, so the next dividend below 2^59).
+    /// away from zero. With a scale of at most 16 and a remainder times `10^scale` within
+    /// 64 bits (a count up to 1844 at scale 16), the fraction is one 64-bit division;
+    /// otherwise [`LineBuf::put_avg_chunks`] divides eight digits at a time.
     #[inline]
     pub(crate) fn put_avg(&mut self, sum: i64, n: u32, out: &mut String) {
+        debug_assert!(n > 0);
+        let (a, b) = (sum.unsigned_abs(), u64::from(n.max(1)));
+        let scale = crate::agg::numeric::avg_scale(a, b) as usize;
+        let mut whole = a / b;
+        let r = a % b;
+        let x = match P10.get(scale) {
+            Some(&p) if scale <= 16 => r.checked_mul(p),
+            _ => None,
+        };
+        let Some(x) = x else {
+            return self.put_avg_chunks(sum, b, scale.min(28), out);
+        };
+        // The fraction's `scale` digits, rounded; a carry past them goes to the whole part.
+        let mut frac = x / b;
+        frac += u64::from(2 * (x % b) >= b);
+        if frac == P10[scale] {
+            frac = 0;
+            whole += 1;
+        }
+        self.room(NUMBER + 8, out);
+        let negative = sum < 0 && (whole != 0 || frac != 0);
+        let mut tmp = [0u8; 20];
+        let start = write_u64(whole, &mut tmp);
+        let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
+        let mut at = usize::from(negative);
+        dst[0] = b'-';
+        copy_short(&tmp[start..], &mut dst[at..at + CHUNK]);
+        at += 20 - start;
+        if scale > 0 {
+            // Sixteen digits with the fraction's leading (scaled up), of which `scale` count.
+            let lead = frac * P10[16 - scale];
+            dst[at] = b'.';
+            dst[at + 1..at + 9].copy_from_slice(&eight_digits((lead / 100_000_000) as u32));
+            dst[at + 9..at + 17].copy_from_slice(&eight_digits((lead % 100_000_000) as u32));
+            at += 1 + scale;
+        }
+        self.len += at;
+    }
+
+    /// [`LineBuf::put_avg`] of a scale (at most 28) whose fraction needs more than one
+    /// 64-bit division: eight digits per division (the remainder stays below `b < 2^32`,
+    /// so each dividend below 2^59).
+    #[inline(never)]
+    fn put_avg_chunks(&mut self, sum: i64, b: u64, scale: usize, out: &mut String) {
         const P8: [u64; 9] = [
             1,
             10,
@@ -181,10 +237,8 @@ impl LineBuf {
             10_000_000,
             100_000_000,
         ];
-        debug_assert!(n > 0);
-        let (a, b) = (sum.unsigned_abs(), u64::from(n.max(1)));
+        let a = sum.unsigned_abs();
         // At most 28 with a count below 2^32: four chunks of at most eight digits.
-        let scale = (crate::agg::numeric::avg_scale(a, b) as usize).min(28);
         let mut whole = a / b;
         let mut r = a % b;
         let mut chunks = [0u64; 4];
@@ -519,6 +573,47 @@ mod tests {
         }
         line.flush(&mut out);
         assert_eq!(out, want);
+    }
+
+    /// Every count up to 2,100 (the one-division fraction up to 1,844 at scale 16, the
+    /// eight-digit chunks above it), with sums whose quotients round up through every
+    /// fraction digit into the whole part, round down just below a half, are exact, and
+    /// give scales 16 to 20: as the general formatter prints `int_avg`'s value.
+    #[test]
+    fn averages_of_small_counts_print_as_the_general_formatter() {
+        let mut line = LineBuf::default();
+        let (mut out, mut want) = (String::new(), String::new());
+        for n in 1..=2_100u32 {
+            let b = i64::from(n);
+            for sum in [
+                0,
+                1,
+                b - 1,
+                b,
+                b + 1,
+                b / 2,
+                (b - 1) / 2,
+                7 * b - 1,
+                9_999 * b + b - 1,
+                99_999_999 * b - 1,
+                123_456_789 * b + b / 2,
+                10_000 * b,
+                -1,
+                1 - b,
+                -(7 * b - 1),
+                -(b / 2),
+            ] {
+                line.put_avg(sum, n, &mut out);
+                line.ascii(b';', &mut out);
+                let v = crate::agg::int_avg(i128::from(sum), i64::from(n)).unwrap();
+                crate::types::format_value(&v, &mut want);
+                want.push(';');
+            }
+            line.flush(&mut out);
+            assert_eq!(out, want, "count {n}");
+            out.clear();
+            want.clear();
+        }
     }
 
     /// Numerics of every scale, mantissas around each power of ten up to 96 bits, both

@@ -491,6 +491,26 @@ mod tests {
     }
 
     /// A stream-like relation of `columns`, the first its TIMESTAMPCOLUMN.
+    /// The context of a CSV COPY of four fields into columns 0-3 of `rel`, lines of at
+    /// most 80 bytes.
+    fn csv_ctx<'a>(
+        rel: &'a CopyRel,
+        null: &'a [u8],
+        crlf: bool,
+        quote: Option<u8>,
+    ) -> PlainCtx<'a> {
+        PlainCtx {
+            rel,
+            targets: &[0, 1, 2, 3],
+            untargeted: &[],
+            delimiter: b',',
+            null,
+            line_max: 80,
+            crlf,
+            quote,
+        }
+    }
+
     fn rel_of(columns: Vec<Column>) -> CopyRel {
         let n = columns.len();
         let table = crate::table::Table::new(
@@ -532,14 +552,10 @@ mod tests {
     ) -> Option<PlainRows> {
         let rel = rel();
         let ctx = PlainCtx {
-            rel: &rel,
             targets,
             untargeted,
             delimiter,
-            null: b"",
-            line_max: 80,
-            crlf,
-            quote: Some(b'"'),
+            ..csv_ctx(&rel, b"", crlf, Some(b'"'))
         };
         parse_plain(text, &ctx)
     }
@@ -604,16 +620,7 @@ mod tests {
             Column::new("b", DataType::Int8),
         ]);
         let run = |fields: &str| {
-            let ctx = PlainCtx {
-                rel: &rel,
-                targets: &[0, 1, 2, 3],
-                untargeted: &[],
-                delimiter: b',',
-                null: b"",
-                line_max: 80,
-                crlf: false,
-                quote: Some(b'"'),
-            };
+            let ctx = csv_ctx(&rel, b"", false, Some(b'"'));
             parse_plain(&format!("2001-01-01 00:00:01,{fields}\n"), &ctx).map(rows_of)
         };
         let rows = run("32767,2147483647,999999999999999999").expect("plain");
@@ -660,16 +667,7 @@ mod tests {
     fn empty_fields_and_null_markers() {
         let rel = rel();
         let run = |text: &str, null: &[u8], crlf: bool| {
-            let ctx = PlainCtx {
-                rel: &rel,
-                targets: &[0, 1, 2, 3],
-                untargeted: &[],
-                delimiter: b',',
-                null,
-                line_max: 80,
-                crlf,
-                quote: Some(b'"'),
-            };
+            let ctx = csv_ctx(&rel, null, crlf, Some(b'"'));
             parse_plain(text, &ctx).map(rows_of)
         };
         let (t, ts) = ("2001-01-01 00:00:01", Value::Timestamp(978_307_201_000_000));
@@ -809,16 +807,7 @@ mod tests {
     #[test]
     fn halves_give_up_on_bytes_that_need_the_careful_path() {
         let rel = rel();
-        let ctx = |crlf, quote| PlainCtx {
-            rel: &rel,
-            targets: &[0, 1, 2, 3],
-            untargeted: &[],
-            delimiter: b',',
-            null: b"",
-            line_max: 80,
-            crlf,
-            quote,
-        };
+        let ctx = |crlf, quote| csv_ctx(&rel, b"", crlf, quote);
         let ok = "2001-01-01 00:00:01,1,a,1\n".repeat(8);
         let rows = parse_plain_halves(&ok, &ctx(false, Some(b'"'))).expect("plain");
         assert_eq!(rows.lines, 8);

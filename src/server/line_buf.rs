@@ -201,15 +201,9 @@ impl LineBuf {
             frac = 0;
             whole += 1;
         }
-        self.room(NUMBER + 8, out);
         let negative = sum < 0 && (whole != 0 || frac != 0);
-        let mut tmp = [0u8; 20];
-        let start = write_u64(whole, &mut tmp);
+        let mut at = self.start_avg(negative, whole, out);
         let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
-        let mut at = usize::from(negative);
-        dst[0] = b'-';
-        copy_short(&tmp[start..], &mut dst[at..at + CHUNK]);
-        at += 20 - start;
         if scale > 0 {
             // Sixteen digits with the fraction's leading (scaled up), of which `scale` count.
             let lead = frac * P10[16 - scale];
@@ -219,6 +213,21 @@ impl LineBuf {
             at += 1 + scale;
         }
         self.len += at;
+    }
+
+    /// Room for an average's `NUMBER + 8` bytes, then its sign (when `negative`) and its
+    /// `whole` part written at the line's end; returns how many bytes they took (the line's
+    /// length is not moved: the caller adds its fraction after them, then the total).
+    #[inline(always)]
+    fn start_avg(&mut self, negative: bool, whole: u64, out: &mut String) -> usize {
+        self.room(NUMBER + 8, out);
+        let mut tmp = [0u8; 20];
+        let start = write_u64(whole, &mut tmp);
+        let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
+        let at = usize::from(negative);
+        dst[0] = b'-';
+        copy_short(&tmp[start..], &mut dst[at..at + CHUNK]);
+        at + 20 - start
     }
 
     /// [`LineBuf::put_avg`] of a scale (at most 28) whose fraction needs more than one
@@ -265,15 +274,9 @@ impl LineBuf {
         }
         // Fixed-size moves only: the whole part by `copy_short`, each chunk as eight
         // digits (a short last chunk scaled up to lead them) of which `width` count.
-        self.room(NUMBER + 8, out);
         let negative = sum < 0 && (whole != 0 || chunks.iter().any(|&c| c != 0));
-        let mut tmp = [0u8; 20];
-        let start = write_u64(whole, &mut tmp);
+        let mut at = self.start_avg(negative, whole, out);
         let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
-        let mut at = usize::from(negative);
-        dst[0] = b'-';
-        copy_short(&tmp[start..], &mut dst[at..at + CHUNK]);
-        at += 20 - start;
         if scale > 0 {
             dst[at] = b'.';
             at += 1;

@@ -42,7 +42,9 @@ use crate::wcg::{SharedPlan, Slider};
 use crate::window::{floor_div, Window};
 
 /// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
-/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states.
+/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states,
+/// row `rows.start + k` into slot `slots[k]`, or every row into `slots[0]` when `slots`
+/// holds one slot.
 pub(crate) type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
 
 /// Real work done, per plan node, for `EXPLAIN ANALYZE`.
@@ -847,7 +849,9 @@ impl SharedWindows {
     /// root window the run is cut where the set of instances holding a tuple changes; for
     /// each piece and each instance, `slots` receives the piece's group slots and `kernel`
     /// folds the piece's arguments into the instance's states: `kernel(accs, specs, slots,
-    /// rows)` with `rows` the piece's indices into `times`.
+    /// rows)` with `rows` the piece's indices into `times`. `one_group`: every id in `gids`
+    /// is the same (an ungrouped query), so its slot is found once per piece and instance
+    /// and `slots` holds only that one.
     ///
     /// The rows are exactly those [`SharedWindows::fold`] gives tuple by tuple. Errors: the
     /// first failure in tuple order, with the index of the tuple it came at (54000 when an
@@ -857,10 +861,14 @@ impl SharedWindows {
         &mut self,
         times: &[i64],
         gids: &[u32],
+        one_group: bool,
         slots: &mut Vec<u32>,
         kernel: &mut Kernel,
     ) -> std::result::Result<(), (usize, Error)> {
         debug_assert_eq!(times.len(), gids.len(), "one group id per tuple");
+        debug_assert!(!one_group || gids.windows(2).all(|p| p[0] == p[1]));
+        // The ids whose slots are looked up: all of them, or the first of one group.
+        let lookups = |a: usize, stop: usize| if one_group { a..a + 1 } else { a..stop };
         let mut failed: Option<(usize, Error)> = None;
         let (open_max, groups_max) = (self.limits.open_instances_max, self.limits.groups_max);
         for i in 0..self.nodes.len() {
@@ -900,7 +908,7 @@ impl SharedWindows {
                     };
                     slots.clear();
                     let mut slot_failed = false;
-                    for (k, &gid) in gids[a..stop].iter().enumerate() {
+                    for (k, &gid) in gids[lookups(a, stop)].iter().enumerate() {
                         match inst.slot(gid, &self.specs, groups_max) {
                             Ok(g) => slots.push(g as u32),
                             Err(e) => {

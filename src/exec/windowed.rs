@@ -607,6 +607,11 @@ impl SharedWindows {
             return 0;
         };
         let node = &self.nodes[u];
+        // Current time short of the node's next end (the usual case: time moved past one
+        // end only): nothing more closes, quiet or not.
+        if now_us < node.next_end() {
+            return 0;
+        }
         let (w, next_m) = (node.window, node.base_m);
         let just_closed = next_m.saturating_sub(1);
         let Some(slide) = node.slide.as_ref() else {

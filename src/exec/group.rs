@@ -188,6 +188,18 @@ impl GroupDict {
         g
     }
 
+    /// The id of the key of no values (an ungrouped query's one group), interned if new:
+    /// a dictionary of such keys holds at most that one, as id 0, so only its first call
+    /// hashes.
+    #[inline]
+    pub(crate) fn empty_key_id(&mut self, hasher: &KeyHasher) -> u32 {
+        debug_assert_eq!(self.nkeys, 0, "keys of no values");
+        if self.len() > 0 {
+            return 0;
+        }
+        self.intern(hasher.hash(&[]), &[])
+    }
+
     /// The id of the key of hash `hash` for which `eq` holds, or, if none is interned, of
     /// the key `make` appends to the vector it is given (exactly `nkeys` values, hashing to
     /// `hash` and satisfying `eq`). The columnar path compares keys with their columns and

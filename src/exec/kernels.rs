@@ -151,7 +151,7 @@ pub fn intern_keys(
     out.clear();
     if keys.is_empty() {
         if !rows.is_empty() {
-            let gid = dict.intern(hasher.hash(&[]), &[]);
+            let gid = dict.empty_key_id(hasher);
             out.resize(rows.len(), gid);
         }
         return;
@@ -236,7 +236,9 @@ fn is_null(view: &ColumnView, i: usize) -> bool {
 /// Fold aggregate `j` (of `naggs` per slot, folding `spec`, which must be [`infallible`])
 /// over rows `rows` (indices, in order) of its argument column `arg` (`None` for
 /// `count(*)`) into `accs`, row `rows[k]` into slot `slots[k]` (states
-/// `accs[slot * naggs + j]`). The states are those [`Acc::update`] leaves for the same rows.
+/// `accs[slot * naggs + j]`), or every row into slot `slots[0]` when `slots` holds one
+/// slot (an ungrouped query's one group). The states are those [`Acc::update`] leaves for
+/// the same rows.
 pub fn fold_column(
     spec: &AggSpec,
     j: usize,
@@ -246,11 +248,18 @@ pub fn fold_column(
     arg: Option<&ColumnView>,
     rows: &[u32],
 ) {
-    debug_assert_eq!(rows.len(), slots.len(), "one slot per row");
+    debug_assert!(
+        rows.len() == slots.len() || slots.len() == 1,
+        "one slot per row, or one for every row"
+    );
     debug_assert!(
         infallible(spec),
         "the kernels fold only aggregates that cannot fail"
     );
+    if let ([s], true) = (slots, rows.len() > 1) {
+        fold_one(spec, &mut accs[*s as usize * naggs + j], arg, rows);
+        return;
+    }
     let at = |s: usize| s * naggs + j;
     let Some(view) = arg.filter(|_| spec.func != AggFunc::CountStar) else {
         for &s in slots {
@@ -284,6 +293,163 @@ pub fn fold_column(
         let r = accs[s as usize * naggs + j].update(spec, &v);
         debug_assert!(r.is_ok(), "min and max cannot fail");
     }
+}
+
+/// [`fold_column`] of every row of `rows` into the one state `acc`: counts add the rows
+/// at once, extremes compare natives and build one [`Value`], sums add into locals. The
+/// state is the one folding the rows one at a time leaves (floating-point sums and
+/// moments add in row order; an extreme keeps the first of equal values, as
+/// [`keep_extreme`] does).
+fn fold_one(spec: &AggSpec, acc: &mut Acc, arg: Option<&ColumnView>, rows: &[u32]) {
+    let Some(view) = arg.filter(|_| spec.func != AggFunc::CountStar) else {
+        if let Acc::Count(c) = acc {
+            *c += rows.len() as i64;
+        }
+        return;
+    };
+    if spec.func == AggFunc::Count {
+        if let Acc::Count(c) = acc {
+            *c += rows.iter().filter(|&&i| !is_null(view, i as usize)).count() as i64;
+        }
+        return;
+    }
+    let typed = match view {
+        ColumnView::Int2(a) => ints_one(spec.func, a, rows, acc),
+        ColumnView::Int4(a) => ints_one(spec.func, a, rows, acc),
+        ColumnView::Int8(a) => ints_one(spec.func, a, rows, acc),
+        ColumnView::Float4(a) => floats_one(spec.func, a, rows, acc),
+        ColumnView::Float8(a) => floats_one(spec.func, a, rows, acc),
+        _ => false,
+    };
+    if !typed {
+        for &i in rows {
+            let r = acc.update(spec, &view.value(i as usize));
+            debug_assert!(r.is_ok(), "min and max cannot fail");
+        }
+    }
+}
+
+/// Call `f(value)` for each non-NULL row `rows[k]` of `a`, in order.
+#[inline]
+fn each_valid_one<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    rows: &[u32],
+    mut f: impl FnMut(T::Native),
+) {
+    let values = a.values();
+    match a.nulls().filter(|n| n.null_count() > 0) {
+        None => rows.iter().for_each(|&i| f(values[i as usize])),
+        Some(nulls) => rows
+            .iter()
+            .filter(|&&i| nulls.is_valid(i as usize))
+            .for_each(|&i| f(values[i as usize])),
+    }
+}
+
+/// The first of the extreme non-NULL values of rows `rows` of `a` (`better(x, best)`: `x`
+/// replaces the extreme so far), `None` when every row is NULL.
+#[inline]
+fn extreme_one<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    rows: &[u32],
+    better: impl Fn(T::Native, T::Native) -> bool,
+) -> Option<T::Native> {
+    let mut best: Option<T::Native> = None;
+    each_valid_one(a, rows, |x| match best {
+        Some(b) if !better(x, b) => {}
+        _ => best = Some(x),
+    });
+    best
+}
+
+/// [`fold_ints`] of every row into `acc`; false when `func` has no typed fold here.
+fn ints_one<T>(func: AggFunc, a: &PrimitiveArray<T>, rows: &[u32], acc: &mut Acc) -> bool
+where
+    T: ArrowPrimitiveType,
+    T::Native: Native + Into<i64> + Ord,
+{
+    match func {
+        AggFunc::Sum | AggFunc::Avg => {
+            if let Acc::IntSum { sum, n } = acc {
+                let (mut s, mut k) = (0i128, 0i64);
+                each_valid_one(a, rows, |x| {
+                    // Exact: see the module documentation.
+                    s += x.into() as i128;
+                    k += 1;
+                });
+                *sum += s;
+                *n += k;
+            }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let min = func == AggFunc::Min;
+            let better = |x: T::Native, c: T::Native| if min { x < c } else { x > c };
+            if let (Acc::Extreme(cur), Some(x)) = (acc, extreme_one(a, rows, better)) {
+                keep_extreme(cur, x, better);
+            }
+        }
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            if let Acc::Moments(st) = acc {
+                each_valid_one(a, rows, |x| {
+                    let m = x.into() as i128;
+                    st.n += 1;
+                    st.sum += m;
+                    st.sumsq += m * m;
+                });
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// [`fold_floats`] of every row into `acc`; false when `func` has no typed fold here.
+fn floats_one<T>(func: AggFunc, a: &PrimitiveArray<T>, rows: &[u32], acc: &mut Acc) -> bool
+where
+    T: ArrowPrimitiveType,
+    T::Native: Native + Into<f64>,
+{
+    match func {
+        AggFunc::Sum | AggFunc::Avg => {
+            if let Acc::FloatSum { sum, n, nonfinite } = acc {
+                // In row order from the sum so far: the rounding of one add at a time.
+                let (mut s, mut k, mut nf) = (*sum, 0i64, false);
+                each_valid_one(a, rows, |x| {
+                    let x: f64 = x.into();
+                    s += x;
+                    k += 1;
+                    nf |= !x.is_finite();
+                });
+                *sum = s;
+                *n += k;
+                *nonfinite |= nf;
+            }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let want = if func == AggFunc::Min {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+            let better = |x: T::Native, c: T::Native| nan_order(x.into(), c.into()) == want;
+            if let (Acc::Extreme(cur), Some(x)) = (acc, extreme_one(a, rows, better)) {
+                keep_extreme(cur, x, better);
+            }
+        }
+        AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+            if let Acc::FloatMoments {
+                n,
+                sx,
+                sxx,
+                overflow,
+            } = acc
+            {
+                each_valid_one(a, rows, |x| float_accum(n, sx, sxx, overflow, x.into()));
+            }
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// The states of aggregate `j` among `naggs` per slot.
@@ -660,7 +826,8 @@ pub(crate) fn fold_run(
             fold_column(spec, j, naggs, accs, slots, col, &sel[piece.clone()]);
         }
     };
-    windows.fold_in_order(sel_times, gids, slots, &mut kernel)
+    let one_group = plan.keys.is_empty();
+    windows.fold_in_order(sel_times, gids, one_group, slots, &mut kernel)
 }
 
 #[cfg(test)]
@@ -753,5 +920,120 @@ mod intern_tests {
         intern_keys(&mut cols, &hasher, &views, &[0], &[6, 0, 3], &mut gids);
         assert_eq!(gids, [1, 0, 2]);
         assert_eq!(cols.key(2), &[Value::Text("".into())]);
+    }
+}
+
+#[cfg(test)]
+mod one_slot_tests {
+    use super::*;
+    use crate::exec::columns::ColumnBatchBuilder;
+
+    /// A column of `t` holding `vals` (`None`: NULL).
+    fn column(t: DataType, vals: &[Option<f64>]) -> Vec<Value> {
+        vals.iter()
+            .map(|v| match (t, v) {
+                (_, None) => Value::Null,
+                (DataType::Int2, Some(x)) => Value::Int2(*x as i16),
+                (DataType::Int4, Some(x)) => Value::Int4(*x as i32),
+                (DataType::Int8, Some(x)) => Value::Int8(*x as i64),
+                (DataType::Float4, Some(x)) => Value::Float4(*x as f32),
+                (DataType::Float8, Some(x)) => Value::Float8(*x),
+                (DataType::Bool, Some(x)) => Value::Bool(*x > 0.0),
+                (_, Some(x)) => Value::Text(format!("{x}").into()),
+            })
+            .collect()
+    }
+
+    /// Every row into one slot (`slots == [0]`) leaves the state the row-at-a-time fold
+    /// leaves, from a fresh state and from one that already holds values, for every
+    /// aggregate the kernels take over every column type they read: NULLs, ties of equal
+    /// values (0 and -0), NaN and infinities, integer limits, and a run of only NULLs.
+    #[test]
+    fn one_slot_equals_the_row_fold() {
+        let big = [i16::MAX as f64, i16::MIN as f64, 7.0, -7.0];
+        let floats = [
+            0.0,
+            -0.0,
+            f64::NAN,
+            1.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -2.25,
+        ];
+        let mut cases: Vec<Vec<Option<f64>>> = vec![
+            big.iter().map(|&x| Some(x)).collect(),
+            vec![None, Some(3.0), None, Some(-4.0), Some(3.0), None],
+            vec![None, None, None],
+            floats.iter().map(|&x| Some(x)).collect(),
+            vec![Some(-0.0), Some(0.0), Some(-0.0), None, Some(0.0)],
+        ];
+        cases.push(
+            (0..40)
+                .map(|k| Some(((k * 37) % 23) as f64 - 11.0))
+                .collect(),
+        );
+        let funcs = [
+            AggFunc::CountStar,
+            AggFunc::Count,
+            AggFunc::Sum,
+            AggFunc::Avg,
+            AggFunc::Min,
+            AggFunc::Max,
+            AggFunc::StddevSamp,
+            AggFunc::VarPop,
+            AggFunc::BoolAnd,
+        ];
+        let types = [
+            DataType::Int2,
+            DataType::Int4,
+            DataType::Int8,
+            DataType::Float4,
+            DataType::Float8,
+            DataType::Bool,
+            DataType::Text,
+        ];
+        let mut checked = 0;
+        for t in types {
+            for func in funcs {
+                let spec = AggSpec::new(func, t, false);
+                if !infallible(&spec) || (func == AggFunc::BoolAnd) != (t == DataType::Bool) {
+                    continue;
+                }
+                let is_float = matches!(t, DataType::Float4 | DataType::Float8);
+                for vals in cases
+                    .iter()
+                    .filter(|c| is_float || !c.iter().any(|v| v.is_some_and(|x| !x.is_finite())))
+                {
+                    let vals = column(t, vals);
+                    let mut b = ColumnBatchBuilder::new(&[t], vals.len());
+                    for v in &vals {
+                        b.push_row(&mut [v.clone()], 0);
+                    }
+                    let batch = b.finish();
+                    let views = batch.views();
+                    let all: Vec<u32> = (0..vals.len() as u32).collect();
+                    let odd: Vec<u32> = all.iter().copied().filter(|i| i % 2 == 1).collect();
+                    for (prefix, rows) in [(0, &all), (2, &odd), (vals.len(), &all)] {
+                        let mut expected = spec.init();
+                        for v in vals.iter().take(prefix) {
+                            expected.update(&spec, v).unwrap();
+                        }
+                        let mut got = vec![spec.init(), expected.clone()];
+                        for &i in rows.iter() {
+                            expected.update(&spec, &vals[i as usize]).unwrap();
+                        }
+                        fold_column(&spec, 0, 1, &mut got, &[1], Some(&views[0]), rows);
+                        assert_eq!(
+                            format!("{:?}", got[1]),
+                            format!("{expected:?}"),
+                            "{func:?} over {t:?} {vals:?} rows {rows:?} after {prefix}"
+                        );
+                        assert_eq!(format!("{:?}", got[0]), format!("{:?}", spec.init()));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 300, "{checked} cases");
     }
 }

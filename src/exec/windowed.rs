@@ -42,7 +42,9 @@ use crate::wcg::{SharedPlan, Slider};
 use crate::window::{floor_div, Window};
 
 /// What [`SharedWindows::fold_in_order`] calls per piece of a run and instance:
-/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states.
+/// `kernel(accs, specs, slots, rows)` folds the piece's arguments into the instance's states,
+/// row `rows.start + k` into slot `slots[k]`, or every row into `slots[0]` when `slots`
+/// holds one slot.
 pub(crate) type Kernel<'a> = dyn FnMut(&mut [Acc], &[AggSpec], &[u32], Range<usize>) + 'a;
 
 /// Real work done, per plan node, for `EXPLAIN ANALYZE`.
@@ -176,11 +178,74 @@ impl Instance {
         }
     }
 
-    fn into_shared(self) -> Arc<GroupTable> {
+    /// The instance's table, shared: an own one moves into a box from `spares`.
+    fn into_shared(self, spares: &mut Spares) -> Arc<GroupTable> {
         match self {
-            Instance::Own(t) => Arc::new(t),
+            Instance::Own(t) => spares.share(t),
             Instance::Shared(t) => t,
         }
+    }
+}
+
+/// Tables at most this large (capacity, [`GroupTable::heap_bytes`]) are kept for reuse.
+const SPARE_TABLE_BYTES: usize = 1 << 16;
+/// Tables, and boxes, kept for reuse.
+const SPARES_MAX: usize = 4;
+
+/// Emptied tables of closed instances that nobody holds any more, and the reference-counted
+/// boxes they were shared in, for the next instances to open and close: a plan whose panes
+/// close at every slide event (a long window sliding often) then allocates nothing per
+/// event. At most [`SPARES_MAX`] of each, tables of at most [`SPARE_TABLE_BYTES`].
+#[derive(Clone, Debug, Default)]
+struct Spares {
+    /// Empty tables, their vectors' room kept.
+    tables: Vec<GroupTable>,
+    /// Boxes nobody else holds, each with an empty table that owns no heap.
+    boxes: Vec<Arc<GroupTable>>,
+}
+
+impl Spares {
+    /// An empty table: a spare one, else one with room for `groups` groups of `naggs`.
+    fn table(&mut self, naggs: usize, groups: usize) -> GroupTable {
+        self.tables
+            .pop()
+            .unwrap_or_else(|| GroupTable::with_capacity(naggs, groups))
+    }
+
+    /// `t` shared, in a spare box when there is one.
+    fn share(&mut self, t: GroupTable) -> Arc<GroupTable> {
+        match self.boxes.pop() {
+            Some(mut b) => match Arc::get_mut(&mut b) {
+                Some(slot) => {
+                    *slot = t;
+                    b
+                }
+                None => Arc::new(t),
+            },
+            None => Arc::new(t),
+        }
+    }
+
+    /// Keep `t`'s table (emptied) and box when nobody else holds them and there is room;
+    /// else just drop this reference.
+    fn reclaim(&mut self, mut t: Arc<GroupTable>) {
+        if self.boxes.len() >= SPARES_MAX {
+            return;
+        }
+        let Some(table) = Arc::get_mut(&mut t) else {
+            return;
+        };
+        let mut table = std::mem::take(table);
+        if self.tables.len() < SPARES_MAX && table.heap_bytes() <= SPARE_TABLE_BYTES {
+            table.clear();
+            self.tables.push(table);
+        }
+        self.boxes.push(t);
+    }
+
+    /// Bytes the spare tables hold (capacity).
+    fn heap_bytes(&self) -> usize {
+        self.tables.iter().map(GroupTable::heap_bytes).sum()
     }
 }
 
@@ -235,13 +300,18 @@ impl Node {
         self.end_us = self.window.upper_us(m);
     }
 
-    /// Open instance `m`, its own table (to fold or merge into), created empty with room
-    /// for as many groups as the last instance that closed had.
-    fn instance_mut(&mut self, m: i64, naggs: usize, open_max: usize) -> Result<&mut GroupTable> {
+    /// Open instance `m`, its own table (to fold or merge into), created empty (a spare
+    /// one, else with room for as many groups as the last instance that closed had).
+    fn instance_mut(
+        &mut self,
+        m: i64,
+        naggs: usize,
+        open_max: usize,
+        spares: &mut Spares,
+    ) -> Result<&mut GroupTable> {
         let hint = self.groups_hint;
-        let inst = self.instance_entry(m, open_max, |_| {
-            Instance::Own(GroupTable::with_capacity(naggs, hint))
-        })?;
+        let inst =
+            self.instance_entry(m, open_max, |_| Instance::Own(spares.table(naggs, hint)))?;
         Ok(inst.get_mut(naggs, hint))
     }
 
@@ -250,7 +320,7 @@ impl Node {
         &mut self,
         m: i64,
         open_max: usize,
-        make: impl Fn(usize) -> Instance,
+        mut make: impl FnMut(usize) -> Instance,
     ) -> Result<&mut Instance> {
         debug_assert!(m >= self.base_m, "instances below the frontier have closed");
         let idx = (m - self.base_m) as usize;
@@ -310,6 +380,8 @@ pub(crate) struct SharedWindows {
     empty: Arc<GroupTable>,
     /// The vector of closed instances the next slide event fills ([`Step::Event`]).
     closed_buf: Vec<ClosedInstance>,
+    /// Tables and boxes of closed instances, for the next ones.
+    spares: Spares,
     /// Consecutive empty slide events in the current advance.
     empty_run: u64,
 }
@@ -384,6 +456,7 @@ impl SharedWindows {
             late_nodes: Vec::new(),
             empty: Arc::default(),
             closed_buf: Vec::new(),
+            spares: Spares::default(),
             empty_run: 0,
         })
     }
@@ -511,7 +584,9 @@ impl SharedWindows {
     /// Give back an event's vector of closed instances (emitted), so that the next event
     /// reuses it, and the tables it held can be refilled.
     pub(crate) fn recycle(&mut self, mut closed: Vec<ClosedInstance>) {
-        closed.clear();
+        for c in closed.drain(..) {
+            self.spares.reclaim(c.groups);
+        }
         self.closed_buf = closed;
     }
 
@@ -532,6 +607,11 @@ impl SharedWindows {
             return 0;
         };
         let node = &self.nodes[u];
+        // Current time short of the node's next end (the usual case: time moved past one
+        // end only): nothing more closes, quiet or not.
+        if now_us < node.next_end() {
+            return 0;
+        }
         let (w, next_m) = (node.window, node.base_m);
         let just_closed = next_m.saturating_sub(1);
         let Some(slide) = node.slide.as_ref() else {
@@ -664,6 +744,9 @@ impl SharedWindows {
                     upper_us: e,
                     groups: groups.unwrap_or_else(|| Arc::clone(&self.empty)),
                 });
+            } else if let Some(groups) = groups {
+                // Shown to nobody: reused once no child instance shares it.
+                self.spares.reclaim(groups);
             }
         }
         Ok(closed)
@@ -680,7 +763,7 @@ impl SharedWindows {
             .filter(|_| self.nodes[i].slide.is_some())
         else {
             return Ok(match self.nodes[i].open.pop_front() {
-                Some(inst) if !inst.get().is_empty() => Some(inst.into_shared()),
+                Some(inst) if !inst.get().is_empty() => Some(inst.into_shared(&mut self.spares)),
                 _ => None,
             });
         };
@@ -827,7 +910,8 @@ impl SharedWindows {
                 }
                 let (open_max, groups_max) =
                     (self.limits.open_instances_max, self.limits.groups_max);
-                let inst = self.nodes[i].instance_mut(m, self.specs.len(), open_max)?;
+                let inst =
+                    self.nodes[i].instance_mut(m, self.specs.len(), open_max, &mut self.spares)?;
                 let g = inst.slot(gid, &self.specs, groups_max)?;
                 inst.update(g, &self.specs, args)?;
                 self.counters.tuples_folded[i] += 1;
@@ -847,7 +931,9 @@ impl SharedWindows {
     /// root window the run is cut where the set of instances holding a tuple changes; for
     /// each piece and each instance, `slots` receives the piece's group slots and `kernel`
     /// folds the piece's arguments into the instance's states: `kernel(accs, specs, slots,
-    /// rows)` with `rows` the piece's indices into `times`.
+    /// rows)` with `rows` the piece's indices into `times`. `one_group`: every id in `gids`
+    /// is the same (an ungrouped query), so its slot is found once per piece and instance
+    /// and `slots` holds only that one.
     ///
     /// The rows are exactly those [`SharedWindows::fold`] gives tuple by tuple. Errors: the
     /// first failure in tuple order, with the index of the tuple it came at (54000 when an
@@ -857,12 +943,17 @@ impl SharedWindows {
         &mut self,
         times: &[i64],
         gids: &[u32],
+        one_group: bool,
         slots: &mut Vec<u32>,
         kernel: &mut Kernel,
     ) -> std::result::Result<(), (usize, Error)> {
         debug_assert_eq!(times.len(), gids.len(), "one group id per tuple");
+        debug_assert!(!one_group || gids.windows(2).all(|p| p[0] == p[1]));
+        // The ids whose slots are looked up: all of them, or the first of one group.
+        let lookups = |a: usize, stop: usize| if one_group { a..a + 1 } else { a..stop };
         let mut failed: Option<(usize, Error)> = None;
         let (open_max, groups_max) = (self.limits.open_instances_max, self.limits.groups_max);
+        let naggs = self.specs.len();
         for i in 0..self.nodes.len() {
             if self.nodes[i].parent.is_some() {
                 continue;
@@ -891,7 +982,7 @@ impl SharedWindows {
                     if stop <= a {
                         break;
                     }
-                    let inst = match node.instance_mut(m, self.specs.len(), open_max) {
+                    let inst = match node.instance_mut(m, naggs, open_max, &mut self.spares) {
                         Ok(inst) => inst,
                         Err(e) => {
                             failed = Some((a, e));
@@ -900,7 +991,7 @@ impl SharedWindows {
                     };
                     slots.clear();
                     let mut slot_failed = false;
-                    for (k, &gid) in gids[a..stop].iter().enumerate() {
+                    for (k, &gid) in gids[lookups(a, stop)].iter().enumerate() {
                         match inst.slot(gid, &self.specs, groups_max) {
                             Ok(g) => slots.push(g as u32),
                             Err(e) => {
@@ -1159,7 +1250,7 @@ impl SharedWindows {
             .filter_map(|n| n.slide.as_ref())
             .map(Slide::heap_bytes)
             .sum();
-        tables + slides + self.dict.heap_bytes()
+        tables + slides + self.dict.heap_bytes() + self.spares.heap_bytes()
     }
 
     /// Whether a tuple at `t_us` falls in an instance of some user window that is still

@@ -129,7 +129,8 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
     let fields: Vec<Field> = ctx
         .targets
         .iter()
-        .map(|&c| {
+        .enumerate()
+        .map(|(i, &c)| {
             let reader = match cols[c].typmod {
                 Some(tm) => Reader::Typmod(tm),
                 None => Reader::of(types[c]),
@@ -139,6 +140,7 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
                 reader,
                 fast: Fast::of(reader, direct),
                 is_ts: ctx.rel.ts_col == Some(c),
+                last: i + 1 == ctx.targets.len(),
             }
         })
         .collect();
@@ -164,18 +166,17 @@ pub(super) fn parse_plain(text: &str, ctx: &PlainCtx<'_>) -> Option<PlainRows> {
         crlf: ctx.crlf,
         dates: DateCache::NONE,
     };
-    let last = fields.len() - 1;
     let mut p = 0;
     while p < text.len() {
         // The record starts at `rec`; `t` is its timestamp.
         let (rec, mut t) = (p, 0i64);
-        for (f, field) in fields.iter().enumerate() {
+        for field in &fields {
             let b = &mut out.builder;
             let (ts, next, newline) = scan.field(b, p, field, ctx.null, &types)?;
             if field.is_ts {
                 t = ts?; // NULL, or a TIMESTAMPCOLUMN of another type: the general path reports it
             }
-            if newline != (f == last) {
+            if newline != field.last {
                 return None; // missing fields, or a field too many
             }
             p = next;
@@ -263,12 +264,14 @@ fn zero_bytes(x: u64) -> u64 {
 }
 
 /// One field of a record: the column it fills, how it is read (first by `fast`, then by
-/// `reader`'s full rules), and whether it is the stream's TIMESTAMPCOLUMN.
+/// `reader`'s full rules), whether it is the stream's TIMESTAMPCOLUMN, and whether it is
+/// the record's last (which ends the line; every other ends at a delimiter).
 struct Field {
     column: usize,
     reader: Reader,
     fast: Fast,
     is_ts: bool,
+    last: bool,
 }
 
 /// The text [`parse_plain`] reads and its markers.

@@ -425,6 +425,11 @@ impl Texts {
 }
 
 /// The builder of one column.
+///
+/// Its variant is an explicit byte (`repr(u8)`) rather than a niche in `Values`'s
+/// capacity word: every append matches on it, and a niche takes several instructions to
+/// decode where a tag byte takes one compare.
+#[repr(u8)]
 enum ColumnBuilder {
     Bool(Prim<bool>),
     Int2(Prim<i16>),

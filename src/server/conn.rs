@@ -453,7 +453,7 @@ async fn write_block(
             super::encode::copy_block(block, options, head, &mut text, &mut b.ends, &mut b.copy);
             let mut framed = text.into_bytes();
             super::out_bytes::set_lengths(&mut framed, &b.ends);
-            let written = wire.write_copy_data(&framed).await;
+            let written = wire.write_copy_data(&mut framed).await;
             framed.clear();
             b.line = String::from_utf8(framed).unwrap_or_default();
             written

@@ -771,35 +771,74 @@ impl TypedLines<'_> {
             .iter()
             .map(|f| !matches!(f, TypedField::Piece(_)))
             .collect();
+        // The most bytes a line adds, when every field is written into the line buffer
+        // (and the delimiter is ASCII): a line that fits from an empty buffer needs no
+        // room check per write.
+        let advance = fields.iter().zip(&delimited).try_fold(
+            self.pieces[width].text_len() + 1,
+            |n, (f, &d)| {
+                let field = match f {
+                    TypedField::Piece(p) => p.text_len(),
+                    TypedField::Text(_) => LineBuf::CHUNK,
+                    TypedField::Int(_) => LineBuf::INT.max(LineBuf::CHUNK),
+                    TypedField::Avg(_) => LineBuf::AVG.max(LineBuf::CHUNK),
+                    TypedField::Other(_) => return None,
+                };
+                Some(n + field + usize::from(d))
+            },
+        );
+        let unchecked = options.delimiter.is_ascii() && advance.is_some_and(|n| line.fits(n));
+        if unchecked {
+            self.rows::<false>(&fields, &delimited, line, out, ends, scratch)
+        } else {
+            self.rows::<true>(&fields, &delimited, line, out, ends, scratch)
+        }
+    }
+
+    /// [`TypedLines::write`]'s lines of `fields`, each from an empty `line`; with `CHECK`
+    /// false, the caller has made sure that a whole line fits the line buffer
+    /// ([`LineBuf::fits`]), that the delimiter is ASCII and that no field is
+    /// [`TypedField::Other`].
+    fn rows<const CHECK: bool>(
+        &self,
+        fields: &[TypedField<'_>],
+        delimited: &[bool],
+        line: &mut LineBuf,
+        out: &mut String,
+        ends: &mut Vec<usize>,
+        scratch: &mut LineScratch,
+    ) {
+        let options = self.field.options;
+        let width = self.block.width();
         let ascii_delimiter = options.delimiter.is_ascii();
         for r in 0..self.block.len() {
-            line.piece(&self.pieces[width], out);
+            line.piece_in::<CHECK>(&self.pieces[width], out);
             for (c, f) in fields.iter().enumerate() {
                 if c > 0 && delimited[c] {
                     if ascii_delimiter {
-                        line.ascii(options.delimiter, out);
+                        line.ascii_in::<CHECK>(options.delimiter, out);
                     } else {
                         self.delimiter(line, out);
                     }
                 }
                 match *f {
-                    TypedField::Piece(p) => line.piece(p, out),
+                    TypedField::Piece(p) => line.piece_in::<CHECK>(p, out),
                     TypedField::Text(col) => match col.text(r) {
-                        Some(s) if self.field.plain_text(s) => line.put(s, out),
+                        Some(s) if self.field.plain_text(s) => line.put_in::<CHECK>(s, out),
                         _ => self.other(c, r, line, out, scratch),
                     },
                     TypedField::Int(vals) => match vals[r] {
-                        Some(v) => line.put_i64(v, out),
-                        None => line.put(&options.null, out),
+                        Some(v) => line.put_i64_in::<CHECK>(v, out),
+                        None => line.put_in::<CHECK>(&options.null, out),
                     },
                     TypedField::Avg(vals) => match vals[r] {
-                        (_, 0) => line.put(&options.null, out),
-                        (sum, n) => line.put_avg(sum, n, out),
+                        (_, 0) => line.put_in::<CHECK>(&options.null, out),
+                        (sum, n) => line.put_avg_in::<CHECK>(sum, n, out),
                     },
                     TypedField::Other(c) => self.other(c, r, line, out, scratch),
                 }
             }
-            line.ascii(b'\n', out);
+            line.ascii_in::<CHECK>(b'\n', out);
             line.flush(out);
             ends.push(out.len());
         }
@@ -1714,6 +1753,80 @@ mod tests {
                 cut.into_rows(),
                 plain.clone().into_rows()[..rows / 2].to_vec()
             );
+        }
+    }
+
+    /// Typed blocks of keys, counts and averages only (the shape whose lines are written
+    /// without a room check per field when a whole line fits the line buffer): one that
+    /// fits, and one too wide to (several averages), with short, long, quoted and NULL
+    /// keys and extreme values, write under every option set what `copy_line` writes.
+    #[test]
+    fn typed_lines_with_and_without_room_checks_match_the_general_path() {
+        use crate::exec::typed::IntType;
+        let long = "k".repeat(300);
+        let texts = ["ATL", "", "a,b\tc", "\\.", "NULL", long.as_str(), "ORD"];
+        let avgs: [(i128, i64); 5] = [
+            (7, 3),
+            (-2, 3),
+            (i64::MAX as i128, 1),
+            (i64::MIN as i128, u32::MAX as i64),
+            (123_456_789, 1_000),
+        ];
+        let ints = [i64::MIN, -5, 0, 1234, i64::MAX];
+        let wtime = Value::Timestamp(978_307_800_000_000);
+        // (averages, integers) per block: Q1's shape, then one too wide to fit.
+        for (navg, nint) in [(1usize, 2usize), (5, 3)] {
+            let width = 2 + navg + nint;
+            let mut typed = RowBlock::new(width);
+            let same = |c: usize| (c == 1).then(|| wtime.clone());
+            typed.set_same_rows(30, same);
+            typed.begin_typed(30);
+            let mut plain = RowBlock::new(width);
+            plain.set_same_rows(30, same);
+            for r in 0..30 {
+                let mut row = vec![Value::Null, wtime.clone()];
+                let t = texts[r % texts.len()];
+                if r % 6 == 5 {
+                    typed.typed_column(0).push_general(Value::Null);
+                } else {
+                    typed.typed_column(0).push_text(t);
+                    row[0] = Value::Text(t.into());
+                }
+                for a in 0..navg {
+                    let (sum, n) = avgs[(r + a) % avgs.len()];
+                    if (r + a) % 7 == 3 {
+                        typed.typed_column(1 + a).push_general(Value::Null);
+                        row.push(Value::Null);
+                    } else {
+                        typed.typed_column(1 + a).push_avg(sum, n).unwrap();
+                        row.push(crate::agg::int_avg(sum, n).unwrap());
+                    }
+                }
+                for i in 0..nint {
+                    let v = ints[(r + i) % ints.len()];
+                    let col = typed.typed_column(1 + navg + i);
+                    if (r + i) % 4 == 1 {
+                        col.push_general(Value::Null);
+                        row.push(Value::Null);
+                    } else {
+                        col.push_int(IntType::Int8, v);
+                        row.push(Value::Int8(v));
+                    }
+                }
+                for (c, v) in row.into_iter().enumerate() {
+                    if plain.is_stored(c) {
+                        plain.push_value(v);
+                    }
+                }
+            }
+            typed.typed_rows_appended(30);
+            plain.rows_appended(30);
+            assert!(typed.typed().is_some());
+            for options in option_sets() {
+                let a = block_as_its_rows_lines(&typed, &options, "d\0\0\0\0");
+                let b = block_as_its_rows_lines(&plain, &options, "d\0\0\0\0");
+                assert_eq!(a, b);
+            }
         }
     }
 

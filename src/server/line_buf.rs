@@ -63,13 +63,36 @@ impl LineBuf {
         self.len = 0;
     }
 
-    /// Make room for `n` more bytes (`n <= CAP`), flushing to `out` when needed.
-    #[inline]
-    fn room(&mut self, n: usize, out: &mut String) {
-        if self.len + n > CAP {
+    /// Make room for `n` more bytes (`n <= CAP`), flushing to `out` when needed; with
+    /// `CHECK` false the caller has made sure of it (see [`LineBuf::fits`]).
+    #[inline(always)]
+    fn room<const CHECK: bool>(&mut self, n: usize, out: &mut String) {
+        debug_assert!(CHECK || self.len + n <= CAP);
+        if CHECK && self.len + n > CAP {
             self.flush_full(out);
         }
     }
+
+    /// True when a line of `advance` bytes at most, each piece of which is written with
+    /// at most [`LineBuf::WINDOW`] bytes of room, fits what the buffer holds now: then
+    /// every write of the line may be an `*_in::<false>` one, without a room check.
+    #[inline]
+    pub(crate) fn fits(&self, advance: usize) -> bool {
+        self.len + advance + Self::WINDOW <= CAP
+    }
+
+    /// The most room any single write asks for (an average's).
+    pub(crate) const WINDOW: usize = NUMBER + 8;
+
+    /// The most bytes [`LineBuf::put`] and [`LineBuf::piece`] add, short of a flush.
+    pub(crate) const CHUNK: usize = CHUNK;
+
+    /// The most bytes [`LineBuf::put_i64`] adds.
+    pub(crate) const INT: usize = 21;
+
+    /// The most bytes [`LineBuf::put_avg_in`] adds: a sign, 20 whole digits, a point and
+    /// 28 fraction digits.
+    pub(crate) const AVG: usize = 50;
 
     /// [`LineBuf::flush`] of a full buffer, out of the way of the common path.
     #[cold]
@@ -82,8 +105,15 @@ impl LineBuf {
     /// flushing, straight to `out`.
     #[inline(always)]
     pub(crate) fn put(&mut self, s: &str, out: &mut String) {
+        self.put_in::<true>(s, out)
+    }
+
+    /// [`LineBuf::put`], checking room only when `CHECK`.
+    #[inline(always)]
+    pub(crate) fn put_in<const CHECK: bool>(&mut self, s: &str, out: &mut String) {
         let b = s.as_bytes();
-        if b.len() > CHUNK || self.len + CHUNK > CAP {
+        debug_assert!(CHECK || self.len + CHUNK <= CAP);
+        if b.len() > CHUNK || (CHECK && self.len + CHUNK > CAP) {
             return self.put_slow(s, out);
         }
         let at = self.len;
@@ -94,8 +124,15 @@ impl LineBuf {
     /// Append `p`'s text: one move of its padded bytes when it is at most [`CHUNK`] bytes.
     #[inline(always)]
     pub(crate) fn piece(&mut self, p: &Piece, out: &mut String) {
+        self.piece_in::<true>(p, out)
+    }
+
+    /// [`LineBuf::piece`], checking room only when `CHECK`.
+    #[inline(always)]
+    pub(crate) fn piece_in<const CHECK: bool>(&mut self, p: &Piece, out: &mut String) {
         let n = p.text.len();
-        if n > CHUNK || self.len + CHUNK > CAP {
+        debug_assert!(CHECK || self.len + CHUNK <= CAP);
+        if n > CHUNK || (CHECK && self.len + CHUNK > CAP) {
             return self.put_slow(&p.text, out);
         }
         let at = self.len;
@@ -119,8 +156,14 @@ impl LineBuf {
     /// Append one ASCII byte.
     #[inline(always)]
     pub(crate) fn ascii(&mut self, c: u8, out: &mut String) {
+        self.ascii_in::<true>(c, out)
+    }
+
+    /// [`LineBuf::ascii`], checking room only when `CHECK`.
+    #[inline(always)]
+    pub(crate) fn ascii_in<const CHECK: bool>(&mut self, c: u8, out: &mut String) {
         debug_assert!(c.is_ascii());
-        self.room(1, out);
+        self.room::<CHECK>(1, out);
         self.buf[self.len] = c;
         self.len += 1;
     }
@@ -128,7 +171,13 @@ impl LineBuf {
     /// Append the decimal text of `v` (as `itoa` and PostgreSQL's `int8out` print it).
     #[inline(always)]
     pub(crate) fn put_i64(&mut self, v: i64, out: &mut String) {
-        self.room(NUMBER, out);
+        self.put_i64_in::<true>(v, out)
+    }
+
+    /// [`LineBuf::put_i64`], checking room only when `CHECK`.
+    #[inline(always)]
+    pub(crate) fn put_i64_in<const CHECK: bool>(&mut self, v: i64, out: &mut String) {
+        self.room::<CHECK>(NUMBER, out);
         if v < 0 {
             self.buf[self.len] = b'-';
             self.len += 1;
@@ -150,7 +199,7 @@ impl LineBuf {
         let Ok(abs) = u64::try_from(m.unsigned_abs()) else {
             return self.put_wide_numeric(m < 0, m.unsigned_abs(), scale, out);
         };
-        self.room(NUMBER, out);
+        self.room::<true>(NUMBER, out);
         // Digits written backwards from the end of `tmp`: the scale's digits (zero
         // padded), the point, then the whole part (at least "0").
         let mut tmp = [0u8; NUMBER];
@@ -180,8 +229,9 @@ impl LineBuf {
     /// away from zero. With a scale of at most 16 and a remainder times `10^scale` within
     /// 64 bits (a count up to 1844 at scale 16), the fraction is one 64-bit division;
     /// otherwise [`LineBuf::put_avg_chunks`] divides eight digits at a time.
+    /// Checks room only when `CHECK` (see [`LineBuf::fits`]).
     #[inline]
-    pub(crate) fn put_avg(&mut self, sum: i64, n: u32, out: &mut String) {
+    pub(crate) fn put_avg_in<const CHECK: bool>(&mut self, sum: i64, n: u32, out: &mut String) {
         debug_assert!(n > 0);
         let (a, b) = (sum.unsigned_abs(), u64::from(n.max(1)));
         let scale = crate::agg::numeric::avg_scale(a, b) as usize;
@@ -202,7 +252,7 @@ impl LineBuf {
             whole += 1;
         }
         let negative = sum < 0 && (whole != 0 || frac != 0);
-        let mut at = self.start_avg(negative, whole, out);
+        let mut at = self.start_avg::<CHECK>(negative, whole, out);
         let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
         if scale > 0 {
             // Sixteen digits with the fraction's leading (scaled up), of which `scale` count.
@@ -219,8 +269,13 @@ impl LineBuf {
     /// `whole` part written at the line's end; returns how many bytes they took (the line's
     /// length is not moved: the caller adds its fraction after them, then the total).
     #[inline(always)]
-    fn start_avg(&mut self, negative: bool, whole: u64, out: &mut String) -> usize {
-        self.room(NUMBER + 8, out);
+    fn start_avg<const CHECK: bool>(
+        &mut self,
+        negative: bool,
+        whole: u64,
+        out: &mut String,
+    ) -> usize {
+        self.room::<CHECK>(NUMBER + 8, out);
         let mut tmp = [0u8; 20];
         let start = write_u64(whole, &mut tmp);
         let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
@@ -230,7 +285,7 @@ impl LineBuf {
         at + 20 - start
     }
 
-    /// [`LineBuf::put_avg`] of a scale (at most 28) whose fraction needs more than one
+    /// [`LineBuf::put_avg_in`] of a scale (at most 28) whose fraction needs more than one
     /// 64-bit division: eight digits per division (the remainder stays below `b < 2^32`,
     /// so each dividend below 2^59).
     #[inline(never)]
@@ -275,7 +330,7 @@ impl LineBuf {
         // Fixed-size moves only: the whole part by `copy_short`, each chunk as eight
         // digits (a short last chunk scaled up to lead them) of which `width` count.
         let negative = sum < 0 && (whole != 0 || chunks.iter().any(|&c| c != 0));
-        let mut at = self.start_avg(negative, whole, out);
+        let mut at = self.start_avg::<true>(negative, whole, out);
         let dst = &mut self.buf[self.len..self.len + NUMBER + 8];
         if scale > 0 {
             dst[at] = b'.';
@@ -296,7 +351,7 @@ impl LineBuf {
     #[inline(never)]
     fn put_wide_numeric(&mut self, negative: bool, abs: u128, scale: usize, out: &mut String) {
         const E19: u128 = 10_000_000_000_000_000_000;
-        self.room(NUMBER + 8, out);
+        self.room::<true>(NUMBER + 8, out);
         let mut tmp = [0u8; 40];
         write_fixed((abs % E19) as u64, 19, &mut tmp);
         let start = write_u64((abs / E19) as u64, &mut tmp[..40 - 19]);
@@ -338,6 +393,11 @@ pub(crate) struct Piece {
 }
 
 impl Piece {
+    /// Bytes of the piece's text.
+    pub(crate) fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
     /// Make the piece the concatenation of `parts`.
     pub(crate) fn set(&mut self, parts: &[&str]) {
         self.text.clear();
@@ -568,7 +628,7 @@ mod tests {
         let mut line = LineBuf::default();
         let (mut out, mut want) = (String::new(), String::new());
         for (sum, n) in pairs {
-            line.put_avg(sum, n, &mut out);
+            line.put_avg_in::<true>(sum, n, &mut out);
             line.ascii(b';', &mut out);
             let v = crate::agg::int_avg(i128::from(sum), i64::from(n)).unwrap();
             crate::types::format_value(&v, &mut want);
@@ -606,7 +666,7 @@ mod tests {
                 -(7 * b - 1),
                 -(b / 2),
             ] {
-                line.put_avg(sum, n, &mut out);
+                line.put_avg_in::<true>(sum, n, &mut out);
                 line.ascii(b';', &mut out);
                 let v = crate::agg::int_avg(i128::from(sum), i64::from(n)).unwrap();
                 crate::types::format_value(&v, &mut want);

@@ -40,9 +40,10 @@ pub(crate) trait Wire: Send {
     /// call): one call for a slide event's rows, not one per row.
     async fn feed_all(&mut self, msgs: &mut Vec<PgWireBackendMessage>) -> PgWireResult<()>;
     /// Buffer CopyData messages the caller framed itself (type byte `d`, length, body),
-    /// after every message fed before, in one copy; they are written out with the next
-    /// flush, or at once when [`FRAMED_BYTES`] wait.
-    async fn write_copy_data(&mut self, framed: &[u8]) -> PgWireResult<()>;
+    /// after every message fed before; they are written out with the next flush, or at
+    /// once when [`FRAMED_BYTES`] wait. Leaves `framed` empty, perhaps holding another
+    /// buffer's allocation (see [`OutBytes::append`]).
+    async fn write_copy_data(&mut self, framed: &mut Vec<u8>) -> PgWireResult<()>;
     /// Write out everything buffered.
     async fn flush(&mut self) -> PgWireResult<()>;
     /// Change pgwire's protocol state (COPY in progress, ready for query).
@@ -119,13 +120,15 @@ where
         Ok(())
     }
 
-    async fn write_copy_data(&mut self, framed: &[u8]) -> PgWireResult<()> {
+    async fn write_copy_data(&mut self, framed: &mut Vec<u8>) -> PgWireResult<()> {
         if self.out.is_none() {
             self.out = self.inner.session_extensions().get::<OutBytes>();
         }
         let Some(out) = self.out.clone() else {
             // A socket without the guard's buffer: the messages go through the codec.
-            return self.feed_copy_data(framed).await;
+            let fed = self.feed_copy_data(framed).await;
+            framed.clear();
+            return fed;
         };
         if self.fed {
             self.flush().await?;

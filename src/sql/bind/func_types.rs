@@ -199,16 +199,19 @@ impl Binder<'_> {
         no_such: &dyn Fn(&[Bound]) -> Error,
     ) -> Result<(Vec<Expr>, DataType)> {
         use DataType as T;
-        // Dates are taken as timestamptz (date's preferred implicit cast).
-        let widened = |u: T| if u == T::Date { T::TimestampTz } else { u };
-        let t = match args.iter().find_map(|a| a.ty).map(widened) {
-            Some(t) if t.is_timestamp() => t,
-            None => T::TimestampTz,
-            Some(_) => return Err(no_such(&args)),
-        };
-        if args.iter().any(|a| a.ty.is_some_and(|u| widened(u) != t)) {
+        // PostgreSQL's resolution among age(timestamp, timestamp) and age(timestamptz,
+        // timestamptz): the timestamp overload when a timestamp argument matches it exactly
+        // and nothing needs a timestamptz (dates cast implicitly to either); the timestamptz
+        // one otherwise (a timestamp casts implicitly to it, not back).
+        let types: Vec<T> = args.iter().filter_map(|a| a.ty).collect();
+        if types.iter().any(|u| !u.is_timestamp() && *u != T::Date) {
             return Err(no_such(&args));
         }
+        let t = if types.contains(&T::Timestamp) && !types.contains(&T::TimestampTz) {
+            T::Timestamp
+        } else {
+            T::TimestampTz
+        };
         let mut v = args
             .into_iter()
             .map(|a| self.coerce(a, t, "age"))

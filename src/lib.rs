@@ -29,6 +29,7 @@ mod expr_funcs_misc;
 mod expr_quantified;
 mod expr_regex;
 pub(crate) mod expr_trig;
+pub(crate) mod expr_units;
 pub mod flink;
 pub mod http;
 mod numeric_math;

@@ -612,6 +612,81 @@ const OVER_COLUMNS: &[&str] = &[
     r#"SELECT id FROM tx WHERE NULL ORDER BY id"#,
 ];
 
+/// The units of date_part, extract and date_trunc in every spelling PostgreSQL reads (y,
+/// hrs, mon, msec, qtr, c, mil, jd, ... on their first 10 characters), per type: 0A000 for
+/// a unit the type has not (hour of a date, dow of an interval, timezone of a timestamp),
+/// 22023 for no unit; float8 seconds and milliseconds as PostgreSQL computes them.
+const UNITS: &[&str] = &[
+    r#"SELECT u, date_part(u, '2024-06-15 12:34:56.789123'::timestamp) FROM (VALUES ('y'),('yr'),('yrs'),('mon'),('mons'),('d'),('h'),('hr'),('hrs'),('m'),('min'),('mins'),('s'),('sec'),('secs'),('ms'),('msec'),('us'),('usec'),('c'),('cent'),('dec'),('mil'),('qtr'),('w'),('j'),('jd'),('timezone'),('timezone_h'),('timezone_m'),('weeks'),('seconds')) v(u) ORDER BY u"#,
+    r#"SELECT u, date_part(u, interval '1 year 5 mons 3 days 04:05:06.789') FROM (VALUES ('y'),('yr'),('mon'),('d'),('h'),('hr'),('m'),('min'),('s'),('sec'),('ms'),('us'),('c'),('dec'),('mil'),('qtr'),('quarter'),('decade'),('century'),('millennium'),('epoch')) v(u) ORDER BY u"#,
+    r#"SELECT u, extract(quarter from i), extract(decade from i), extract(century from i), extract(millennium from i) FROM (VALUES (1, interval '-5 months'), (2, interval '-25 years -2 months'), (3, interval '1234 years'), (4, interval '11 months')) v(u, i) ORDER BY u"#,
+    r#"SELECT date_part('quarter', interval '-7 months'), date_part('millennium', interval '-2500 years')"#,
+    r#"SELECT extract(week from interval '1 day')"#,
+    r#"SELECT extract(doy from interval '1 day')"#,
+    r#"SELECT extract(isoyear from interval '1 day')"#,
+    r#"SELECT extract(julian from interval '1 day')"#,
+    r#"SELECT extract(timezone from interval '1 day')"#,
+    r#"SELECT extract(foo from interval '1 day')"#,
+    r#"SELECT extract(hour from date '2024-06-15')"#,
+    r#"SELECT extract(minute from date '2024-06-15')"#,
+    r#"SELECT extract(second from date '2024-06-15')"#,
+    r#"SELECT extract(timezone from date '2024-06-15')"#,
+    r#"SELECT extract(foo from date '2024-06-15')"#,
+    r#"SELECT extract(dow from date '2024-06-15'), extract(julian from date '2024-06-15'), extract(epoch from date '2024-06-15'), extract(isoyear from date '2024-06-15'), extract(week from date '2024-06-15')"#,
+    r#"SELECT extract(day from time '10:00')"#,
+    r#"SELECT extract(timezone from time '10:00')"#,
+    r#"SELECT extract(dow from time '10:00')"#,
+    r#"SELECT extract(foo from time '10:00')"#,
+    r#"SELECT date_part('second', ts), date_part('milliseconds', ts), date_part('julian', ts), date_part('epoch', ts) FROM tx ORDER BY id"#,
+    r#"SELECT date_part('second', tz), date_part('milliseconds', tz), date_part('julian', tz), date_part('epoch', tz) FROM tx ORDER BY id"#,
+    r#"SELECT date_part('second', iv), date_part('milliseconds', iv), date_part('epoch', iv) FROM tx ORDER BY id"#,
+    r#"SELECT date_part('second', t), date_part('milliseconds', t), date_part('epoch', t) FROM (VALUES (time '12:34:56.789123'), (time '23:59:59.999999'), (time '00:00:00.1')) v(t)"#,
+    r#"SELECT date_part('second', x), date_part('millisecond', x), date_part('julian', x) FROM (VALUES (timestamp '1960-03-04 05:06:07.123457'), (timestamp '2024-06-15 12:34:56.789123'), (timestamp '0044-03-15 12:00:00.5 BC'), (timestamp '2001-01-01 23:59:59.999999')) v(x) ORDER BY 1"#,
+    r#"SELECT extract(second from x), extract(millisecond from x), extract(julian from x) FROM (VALUES (timestamp '1960-03-04 05:06:07.123457'), (timestamp '2024-06-15 12:34:56.789123')) v(x) ORDER BY 1"#,
+    r#"SELECT date_part('timezone_hour', timestamptz '2024-06-15 12:00+00'), extract(timezone_minute from timestamptz '2024-06-15 12:00+00')"#,
+    r#"SELECT date_part('timezone', timestamp '2024-06-15 12:00')"#,
+    r#"SELECT extract(timezone from timestamp '2024-06-15 12:00')"#,
+];
+
+/// Date_trunc's units (interval units only: dow and epoch are no unit to it), reserved
+/// words as units, extract of a date (its fields only) and of infinite dates, interval
+/// fields of negative intervals.
+const UNITS_MORE: &[&str] = &[
+    r#"SELECT date_trunc('hr', timestamp '2024-06-15 12:34:56'), date_trunc('mon', timestamp '2024-06-15 12:34:56'), date_trunc('y', timestamp '2024-06-15'), date_trunc('qtr', timestamp '2024-06-15')"#,
+    r#"SELECT date_trunc('dow', timestamp '2024-06-15')"#,
+    r#"SELECT date_trunc('epoch', timestamp '2024-06-15')"#,
+    r#"SELECT date_trunc('timezone', timestamp '2024-06-15')"#,
+    r#"SELECT date_trunc('timezone', timestamptz '2024-06-15')"#,
+    r#"SELECT date_trunc('julian', timestamp '2024-06-15')"#,
+    r#"SELECT date_trunc('week', interval '10 days')"#,
+    r#"SELECT date_trunc('foo', interval '10 days')"#,
+    r#"SELECT date_trunc('hrs', interval '10 days 05:06:07'), date_trunc('c', interval '250 years')"#,
+    r#"SELECT date_trunc('MilliSecondsABC', timestamp '2024-06-15 12:34:56.789123')"#,
+    r#"SELECT date_trunc('microsecondsX', timestamp '2024-06-15 12:34:56.789123')"#,
+    r#"SELECT extract(mm from timestamp '2024-06-15 12:34:56'), date_part('mm', timestamp '2024-06-15 12:34:56')"#,
+    r#"SELECT extract(m from timestamp '2024-06-15 12:34:56'), extract(s from timestamp '2024-06-15 12:34:56.5'), extract(ms from timestamp '2024-06-15 12:34:56.5')"#,
+    r#"SELECT extract(epoch from interval '1 year 5 mons 3 days 04:05:06.789'), extract(s from interval '6.5 seconds')"#,
+    r#"SELECT extract(today from timestamp '2024-06-15')"#,
+    r#"SELECT extract(january from timestamp '2024-06-15')"#,
+    r#"SELECT date_part('dow', date '2024-06-16'), date_part('hour', date '2024-06-16'), pg_typeof(date_part('dow', date '2024-06-16'))"#,
+    r#"SELECT date_part('timezone', date '2024-06-16')"#,
+    r#"SELECT extract(dow from dt), extract(julian from dt), extract(epoch from dt), extract(week from dt), extract(century from dt), extract(isodow from dt) FROM tx ORDER BY id"#,
+    r#"SELECT extract(year from date 'infinity')"#,
+    r#"SELECT extract(day from date 'infinity')"#,
+    r#"SELECT extract(hour from dt) FROM tx WHERE false"#,
+    r#"SELECT date_part('hour', dt), date_part('day', dt) FROM tx ORDER BY id"#,
+    r#"SELECT date_part('second', interval '-1.5 seconds'), date_part('milliseconds', interval '-61.5 seconds'), date_part('quarter', interval '-1 year -1 month')"#,
+    r#"SELECT date_part('epoch', interval '-1 year -5 months -3 days -00:00:00.001'), date_part('epoch', interval '1000000 years')"#,
+    r#"SELECT extract(microseconds from time '12:34:56.789123'), extract(ms from time '12:34:56.789'), extract(hr from time '12:34:56.789')"#,
+    r#"SELECT extract(julian from timestamptz '2024-06-15 12:00+00'), date_part('julian', timestamptz '2024-06-15 23:59:59.999999+00')"#,
+    r#"SELECT extract(now from interval '1 day')"#,
+    r#"SELECT extract(yesterday from time '10:00')"#,
+    r#"SELECT extract(infinity from date '2024-01-01')"#,
+    r#"SELECT date_part('allballs', timestamptz '2024-01-01')"#,
+    r#"SELECT date_part('epoch', time '10:00'), date_part('epoch', interval '1 day')"#,
+    r#"SELECT date_trunc('today', timestamp '2024-06-15')"#,
+];
+
 /// The trigonometric and hyperbolic functions (radians and degrees, exact where PostgreSQL
 /// makes them exact, their domains and NaN), min_scale, trim_scale and scale.
 const TRIG_AND_SCALES: &[&str] = &[
@@ -703,6 +778,8 @@ pub fn listed(out: &mut Vec<String>) {
         CONDITIONS_AND_CLAUSES,
         SUBQUERIES_AND_WINDOWS,
         OVER_COLUMNS,
+        UNITS,
+        UNITS_MORE,
         TRIG_AND_SCALES,
         ARGUMENT_TYPES,
     ] {

@@ -43,6 +43,10 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             | F::ShiftRight
             | F::Md5
             | F::RegexpReplace
+            | F::RegexpCount
+            | F::RegexpInstr
+            | F::RegexpLike
+            | F::RegexpSubstr
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
@@ -75,6 +79,12 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             Value::Text(s) => Value::Text(s.trim_end_matches(' ').into()),
             other => other.clone(),
         }),
+        F::RegexpCount | F::RegexpInstr | F::RegexpLike | F::RegexpSubstr => {
+            crate::expr_regexp15::call(func, vals)
+        }
+        F::RegexpReplace if vals.len() > 4 || matches!(vals.get(3), Some(Value::Int4(_))) => {
+            crate::expr_regexp15::replace_from(vals)
+        }
         F::Md5
         | F::RegexpReplace
         | F::RegexMatch

@@ -28,6 +28,7 @@ mod expr_funcs;
 mod expr_funcs_misc;
 mod expr_quantified;
 mod expr_regex;
+pub(crate) mod expr_regexp15;
 pub(crate) mod expr_trig;
 pub(crate) mod expr_units;
 pub mod flink;

@@ -594,7 +594,11 @@ impl Binder<'_> {
             | F::JustifyHours
             | F::JustifyDays
             | F::JustifyInterval
-            | F::WidthBucket => self.format_or_date_scalar(func, args, &name),
+            | F::WidthBucket
+            | F::RegexpCount
+            | F::RegexpInstr
+            | F::RegexpLike
+            | F::RegexpSubstr => self.format_or_date_scalar(func, args, &name),
             F::Translate
             | F::IsFinite
             | F::Cbrt

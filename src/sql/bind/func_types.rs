@@ -120,13 +120,11 @@ impl Binder<'_> {
                 let a = args.into_iter().next().expect("one");
                 (vec![self.text_arg(a, name)?], T::Text)
             }
-            ScalarFunc::RegexpReplace if (3..=4).contains(&n) => {
-                let v = args
-                    .into_iter()
-                    .map(|a| self.text_arg(a, name))
-                    .collect::<Result<_>>()?;
-                (v, T::Text)
-            }
+            ScalarFunc::RegexpReplace
+            | ScalarFunc::RegexpCount
+            | ScalarFunc::RegexpInstr
+            | ScalarFunc::RegexpLike
+            | ScalarFunc::RegexpSubstr => self.regexp_args(func, args, name)?,
             ScalarFunc::ToChar if n == 2 => {
                 let [x, f] = <[Bound; 2]>::try_from(args).map_err(|a| no_such(&a))?;
                 let x = match x.ty {
@@ -189,6 +187,44 @@ impl Binder<'_> {
             }
             _ => return Err(no_such(&args)),
         })
+    }
+
+    /// The arguments of the regular expression functions by PostgreSQL 15's overloads, text
+    /// (`t`) and integer (`i`) parameters in order: regexp_replace `tttt` (flags) or
+    /// `ttti`, `tttii`, `tttiit` (start, n, flags: an integer fourth argument is a start,
+    /// an untyped one flags); regexp_count `tt`..`ttit`; regexp_instr `tt`..`ttiiiti`;
+    /// regexp_like `tt`, `ttt`; regexp_substr `tt`..`ttiiti`. Errors: 42883 otherwise.
+    fn regexp_args(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let fourth_int = args
+            .get(3)
+            .and_then(|a| a.ty)
+            .is_some_and(|t| t.is_integer());
+        let (params, min, ty) = match func {
+            ScalarFunc::RegexpReplace if args.len() == 4 && !fourth_int => ("tttt", 3, T::Text),
+            ScalarFunc::RegexpReplace => ("tttiit", 3, T::Text),
+            ScalarFunc::RegexpCount => ("ttit", 2, T::Int4),
+            ScalarFunc::RegexpInstr => ("ttiiiti", 2, T::Int4),
+            ScalarFunc::RegexpLike => ("ttt", 2, T::Bool),
+            _ => ("ttiiti", 2, T::Text),
+        };
+        if args.len() < min || args.len() > params.len() {
+            return Err(no_function(name, &args));
+        }
+        let mut v = Vec::with_capacity(args.len());
+        for (a, p) in args.into_iter().zip(params.chars()) {
+            v.push(if p == 't' {
+                self.text_arg(a, name)?
+            } else {
+                self.int_arg(a, name)?
+            });
+        }
+        Ok((v, ty))
     }
 
     /// `age(a, b)` of two timestamps of one type, and `age(a)`, which is `age` from

@@ -161,6 +161,10 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("asinh", &[], F::Trig(Trig::Asinh), 2465),
     row("acosh", &[], F::Trig(Trig::Acosh), 2466),
     row("atanh", &[], F::Trig(Trig::Atanh), 2467),
+    row("regexp_count", &[], F::RegexpCount, 6254),
+    row("regexp_instr", &[], F::RegexpInstr, 6257),
+    row("regexp_like", &[], F::RegexpLike, 6263),
+    row("regexp_substr", &[], F::RegexpSubstr, 6265),
     row("min_scale", &[], F::MinScale, 5042),
     row("trim_scale", &[], F::TrimScale, 5043),
 ];

@@ -687,6 +687,51 @@ const UNITS_MORE: &[&str] = &[
     r#"SELECT date_trunc('today', timestamp '2024-06-15')"#,
 ];
 
+/// PostgreSQL 15's regexp_count, regexp_instr, regexp_like, regexp_substr and
+/// regexp_replace with a start position and a match number: empty matches, anchors after
+/// the start, groups, character positions, their parameter errors.
+const REGEXP_15: &[&str] = &[
+    r#"SELECT regexp_count('abcabc', 'b'), regexp_instr('abcabc', 'c'), regexp_like('abc', 'B', 'i'), regexp_substr('abc123', '\d+')"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 2)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 1, 2)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 1, 0), regexp_replace('abcabc', 'b', 'X', 3, 1), regexp_replace('abcabcabc', 'B', 'X', 1, 2, 'i'), regexp_replace('abcabcabc', 'b', 'X', 2, 0, 'g')"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 1, 3), regexp_replace('abcabc', '(b)(c)', '\2\1', 1, 2)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 0)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 1, -1)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 2, 'g')"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 'g'), regexp_replace('abcabc', 'b', 'X', '2')"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 10), regexp_replace('abcabc', 'b', 'X', 7), regexp_replace('abcabc', '', 'X', 3, 0)"#,
+    r#"SELECT regexp_replace('abcabc', 'b', 'X', 2::bigint)"#,
+    r#"SELECT regexp_count('abc', ''), regexp_count('abc', 'b*'), regexp_count('abc', 'x*'), regexp_count('', ''), regexp_count('aaa', 'a', 2), regexp_count('aaa', 'a', 4), regexp_count('aaa', 'a', 5)"#,
+    r#"SELECT regexp_count('aAa', 'a', 1, 'i'), regexp_count('ABC', 'b', 1, 'c')"#,
+    r#"SELECT regexp_count('abc', 'b', 0)"#,
+    r#"SELECT regexp_count('abc', 'b', 1, 'g')"#,
+    r#"SELECT regexp_count('abc', 'b', 1, 'z')"#,
+    r#"SELECT regexp_count('abc', '^b', 2), regexp_count('abc', '^a', 1), regexp_instr('abc', '^b', 2)"#,
+    r#"SELECT regexp_instr('abcabc', 'b', 1, 2), regexp_instr('abcabc', 'b', 1, 3), regexp_instr('abcabc', 'bc', 1, 1, 1), regexp_instr('abcabc', 'b', 3)"#,
+    r#"SELECT regexp_instr('abcabc', 'a(b)(c)', 1, 1, 0, '', 2), regexp_instr('abcabc', 'a(b)(c)', 1, 1, 1, '', 1), regexp_instr('abcabc', 'a(b)(c)', 1, 1, 0, '', 3), regexp_instr('abc', 'a(x)?', 1, 1, 0, '', 1)"#,
+    r#"SELECT regexp_instr('日本語日本', '本', 1, 2), regexp_instr('日本語', '語', 1, 1, 1)"#,
+    r#"SELECT regexp_instr('abc', 'b', 1, 0)"#,
+    r#"SELECT regexp_instr('abc', 'b', 1, 1, 2)"#,
+    r#"SELECT regexp_instr('abc', 'b', 1, 1, 0, '', -1)"#,
+    r#"SELECT regexp_instr('abc', 'b', 1, 1, 0, 'g')"#,
+    r#"SELECT regexp_like('abc', '^A'), regexp_like('abc', '^A', 'i'), regexp_like('', ''), regexp_like(NULL, 'a'), regexp_like('a', NULL)"#,
+    r#"SELECT regexp_like('abc', 'b', 'g')"#,
+    r#"SELECT regexp_substr('abc123def45', '\d+', 1, 2), regexp_substr('abc123def45', '\d+', 6), regexp_substr('abc', 'x'), regexp_substr('abcabc', 'a(b)(c)', 1, 2, '', 2), regexp_substr('abc', 'a(x)?', 1, 1, '', 1), regexp_substr('abc', 'a(b)', 1, 1, '', 5)"#,
+    r#"SELECT regexp_substr('ABC', 'b', 1, 1, 'i')"#,
+    r#"SELECT regexp_substr('abc', 'b', 1, 0)"#,
+    r#"SELECT regexp_substr('abc', 'b', -1)"#,
+    r#"SELECT regexp_count(t, '[aeiou]'), regexp_instr(t, 'o', 1, 2), regexp_like(t, '^[A-Z]'), regexp_substr(t, '\w+', 1, 2), regexp_replace(t, 'o', '0', 1, 2) FROM tx ORDER BY id"#,
+    r#"SELECT regexp_count(t, 'l', k), regexp_substr(t, '.', k) FROM tx WHERE k IS NOT NULL ORDER BY id"#,
+    r#"SELECT regexp_count(t, 'l', big) FROM tx"#,
+    r#"SELECT regexp_count(1, 'l')"#,
+    r#"SELECT regexp_count('a')"#,
+    r#"SELECT regexp_like('a', 'a', 'i', 'x')"#,
+    r#"SELECT pg_typeof(regexp_count('a', 'a')), pg_typeof(regexp_like('a', 'a')), pg_typeof(regexp_instr('a', 'a')), pg_typeof(regexp_substr('a', 'a'))"#,
+    r#"SELECT id FROM tx WHERE regexp_like(t, 'o') ORDER BY id"#,
+    r#"SELECT regexp_count(v, 'z'), regexp_like(v, 'z') FROM tx ORDER BY id"#,
+];
+
 /// The trigonometric and hyperbolic functions (radians and degrees, exact where PostgreSQL
 /// makes them exact, their domains and NaN), min_scale, trim_scale and scale.
 const TRIG_AND_SCALES: &[&str] = &[
@@ -770,19 +815,7 @@ const ARGUMENT_TYPES: &[&str] = &[
 
 /// The queries, appended to `out`.
 pub fn listed(out: &mut Vec<String>) {
-    for list in [
-        STRINGS,
-        NUMBERS,
-        CASTS,
-        DATETIME,
-        CONDITIONS_AND_CLAUSES,
-        SUBQUERIES_AND_WINDOWS,
-        OVER_COLUMNS,
-        UNITS,
-        UNITS_MORE,
-        TRIG_AND_SCALES,
-        ARGUMENT_TYPES,
-    ] {
+    for list in [STRINGS, NUMBERS, CASTS, DATETIME, CONDITIONS_AND_CLAUSES, SUBQUERIES_AND_WINDOWS, OVER_COLUMNS, UNITS, UNITS_MORE, REGEXP_15, TRIG_AND_SCALES, ARGUMENT_TYPES] {
         out.extend(list.iter().map(|q| q.to_string()));
     }
 }

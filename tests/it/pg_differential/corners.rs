@@ -732,6 +732,35 @@ const REGEXP_15: &[&str] = &[
     r#"SELECT regexp_count(v, 'z'), regexp_like(v, 'z') FROM tx ORDER BY id"#,
 ];
 
+/// LIMIT and OFFSET reading a column (42P10, or 42703 for no column), FETCH ... PERCENT (a
+/// syntax error), column aliases of tables, VALUES and subqueries in FROM (more names than
+/// columns is 42P10), JOIN USING and NATURAL JOIN of columns of no common type (42804).
+const CLAUSE_ERRORS: &[&str] = &[
+    r#"SELECT id FROM tx ORDER BY id LIMIT k"#,
+    r#"SELECT id FROM tx ORDER BY id OFFSET k"#,
+    r#"SELECT id FROM tx ORDER BY id LIMIT zz"#,
+    r#"SELECT id FROM tx ORDER BY id LIMIT 2 OFFSET id + 1"#,
+    r#"SELECT id FROM tx ORDER BY id FETCH FIRST 10 PERCENT ROWS ONLY"#,
+    r#"SELECT id FROM tx ORDER BY id FETCH FIRST 1 ROW WITH TIES"#,
+    r#"SELECT * FROM (VALUES (1, 2)) v(a, b, c)"#,
+    r#"SELECT * FROM (VALUES (1, 2)) v(a)"#,
+    r#"SELECT * FROM (SELECT 1, 2) s(a, b, c)"#,
+    r#"SELECT * FROM ti AS q(x, y, z, w)"#,
+    r#"SELECT * FROM ti AS q(x, y) ORDER BY x"#,
+    r#"SELECT count(*) FROM tx NATURAL JOIN ti"#,
+    r#"SELECT count(*) FROM tx JOIN ti USING (id)"#,
+    r#"SELECT count(*) FROM tx a JOIN tx b USING (t)"#,
+    r#"SELECT count(*) FROM tx a JOIN (SELECT id, k::text AS k FROM tx) b USING (k)"#,
+    r#"SELECT count(*) FROM tx a JOIN (SELECT id, k::bigint AS k FROM tx) b USING (k)"#,
+    r#"SELECT count(*) FROM tx a JOIN (SELECT id, ts::date AS ts FROM tx) b USING (ts)"#,
+    r#"SELECT count(*) FROM tx a JOIN (SELECT id, v::text AS t FROM tx) b USING (t)"#,
+    r#"SELECT count(*) FROM tx a JOIN (SELECT id, b::text AS b FROM tx) c USING (b)"#,
+    r#"SELECT q.x, y FROM ti AS q(x, y) WHERE x > 0 ORDER BY x"#,
+    r#"SELECT x, count(*) FROM tx AS q(x) GROUP BY x ORDER BY x NULLS FIRST"#,
+    r#"SELECT id FROM ti AS q(x) ORDER BY 1"#,
+    r#"SELECT * FROM ti q(a, b, c) ORDER BY a LIMIT 2"#,
+];
+
 /// The trigonometric and hyperbolic functions (radians and degrees, exact where PostgreSQL
 /// makes them exact, their domains and NaN), min_scale, trim_scale and scale.
 const TRIG_AND_SCALES: &[&str] = &[
@@ -815,7 +844,21 @@ const ARGUMENT_TYPES: &[&str] = &[
 
 /// The queries, appended to `out`.
 pub fn listed(out: &mut Vec<String>) {
-    for list in [STRINGS, NUMBERS, CASTS, DATETIME, CONDITIONS_AND_CLAUSES, SUBQUERIES_AND_WINDOWS, OVER_COLUMNS, UNITS, UNITS_MORE, REGEXP_15, TRIG_AND_SCALES, ARGUMENT_TYPES] {
+    for list in [
+        STRINGS,
+        NUMBERS,
+        CASTS,
+        DATETIME,
+        CONDITIONS_AND_CLAUSES,
+        SUBQUERIES_AND_WINDOWS,
+        OVER_COLUMNS,
+        UNITS,
+        UNITS_MORE,
+        REGEXP_15,
+        CLAUSE_ERRORS,
+        TRIG_AND_SCALES,
+        ARGUMENT_TYPES,
+    ] {
         out.extend(list.iter().map(|q| q.to_string()));
     }
 }

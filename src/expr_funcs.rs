@@ -70,6 +70,7 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
         F::Trunc => trunc(vals),
         F::Sign => sign(&vals[0]),
         F::Power => power(&vals[0], &vals[1]),
+        F::Log10 if vals.len() == 2 => log_base(&vals[0], &vals[1]),
         F::Exp | F::Ln | F::Log10 => logarithmic(func, &vals[0]),
         F::BitAnd | F::BitOr | F::BitXor | F::BitNot | F::ShiftLeft | F::ShiftRight => {
             bitwise(func, vals)
@@ -368,6 +369,16 @@ fn logarithmic(func: ScalarFunc, v: &Value) -> Result<Value> {
         return Err(overflow());
     }
     Ok(Value::Float8(r))
+}
+
+/// `log(b, x)` of numerics, as PostgreSQL's log_var; NaN for a NaN argument. Errors: 2201E
+/// for a base or number at or below zero, 22012 for base 1.
+fn log_base(b: &Value, x: &Value) -> Result<Value> {
+    use crate::types_wide::WideNumeric;
+    match (WideNumeric::exact_of(b), WideNumeric::exact_of(x)) {
+        (Some(b), Some(x)) => crate::numeric_math::numeric_log(&b, &x),
+        _ => Ok(WideNumeric::nan()),
+    }
 }
 
 fn text_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {

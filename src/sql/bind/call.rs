@@ -677,6 +677,18 @@ impl Binder<'_> {
                 }
                 (vec![self.coerce(a, t, "abs")?], t)
             }
+            // log(b, x) is numeric only: a float is 42883 (no implicit cast to numeric).
+            ScalarFunc::Log10 if n == 2 => {
+                let float = |t: T| !t.is_numeric() || matches!(t, T::Float4 | T::Float8);
+                if args.iter().any(|a| a.ty.is_some_and(float)) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, T::Numeric, name))
+                    .collect::<Result<_>>()?;
+                (v, T::Numeric)
+            }
             ScalarFunc::Round
             | ScalarFunc::Floor
             | ScalarFunc::Ceil

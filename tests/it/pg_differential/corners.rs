@@ -761,6 +761,43 @@ const CLAUSE_ERRORS: &[&str] = &[
     r#"SELECT * FROM ti q(a, b, c) ORDER BY a LIMIT 2"#,
 ];
 
+/// Log(b, x) of numerics at PostgreSQL's digits and scale (floats are 42883, base 1 is
+/// 22012, zero and negatives 2201E).
+const LOG_AND_TO_CHAR: &[&str] = &[
+    r#"SELECT log(2, 8), log(2.0, 8), log(10, 1000), log(3, 10), log(0.5, 8), log(10.00, 100.000), log(1.0001, 2), log(7, 7)"#,
+    r#"SELECT log(2, 8.5), log(100, 0.001), log(1e-10, 1e10), log(12345678901234567890, 3), log(2, 1e100)"#,
+    r#"SELECT log(1, 10)"#,
+    r#"SELECT log(0, 10)"#,
+    r#"SELECT log(2, 0)"#,
+    r#"SELECT log(-2, 8)"#,
+    r#"SELECT log(2, -8)"#,
+    r#"SELECT log('NaN'::numeric, 8), log(2, 'NaN'::numeric)"#,
+    r#"SELECT log(2.0::float8, 8)"#,
+    r#"SELECT log(2, 8::real)"#,
+    r#"SELECT log('2', '8'), pg_typeof(log(2, 8))"#,
+    r#"SELECT log(k, 100) FROM tx WHERE k > 1 ORDER BY id"#,
+    r#"SELECT log(n, 2) FROM tx WHERE n > 1 ORDER BY id"#,
+    r#"SELECT log(2::bigint, 1024::smallint)"#,
+];
+
+/// To_char's PL beside the implicit sign (a negative number keeps its minus), PL/MI/SG/PR
+/// with S (42601), signs beside overflow.
+const TO_CHAR_SIGNS: &[&str] = &[
+    r#"SELECT to_char(123, 'PL999'), to_char(-123, 'PL999'), to_char(123, '999PL'), to_char(-123, '999PL'), to_char(0, 'PL999')"#,
+    r#"SELECT to_char(123, 'FMPL999'), to_char(-123, 'FMPL999'), to_char(123, 'PL9999'), to_char(-123, 'PL9999'), to_char(123, 'PL0000'), to_char(-1.5, 'PL9.99'), to_char(1.5, 'PL9.99')"#,
+    r#"SELECT to_char(123, 'PLS999')"#,
+    r#"SELECT to_char(123, 'S999PL')"#,
+    r#"SELECT to_char(123, 'S999MI')"#,
+    r#"SELECT to_char(123, 'MI999S')"#,
+    r#"SELECT to_char(123, 'SGS999')"#,
+    r#"SELECT to_char(123, 'S999PR')"#,
+    r#"SELECT to_char(123, 'MI999PR')"#,
+    r#"SELECT to_char(123, 'PL999MI'), to_char(-123, 'PL999MI'), to_char(-123, 'MI999PL'), to_char(123, 'SG999'), to_char(-123, 'SG999PL'), to_char(-123, 'PL999SG')"#,
+    r#"SELECT to_char(-12.5, '999.9PL'), to_char(12.5::float8, 'PL99.99'), to_char(-12.5::real, 'PL99.99'), to_char(1234567, 'PL9,999,999'), to_char(-5, 'PL9'), to_char(55, 'PL9')"#,
+    r#"SELECT to_char(k, 'PL99'), to_char(n, 'PL999.99'), to_char(d, 'FMPL9.9') FROM tx ORDER BY id"#,
+    r#"SELECT to_char(1.5::float8, '9.9EEEE'), to_char(123, 'S999'), to_char(-123, '999MI'), to_char(123, 'PL999')"#,
+];
+
 /// The trigonometric and hyperbolic functions (radians and degrees, exact where PostgreSQL
 /// makes them exact, their domains and NaN), min_scale, trim_scale and scale.
 const TRIG_AND_SCALES: &[&str] = &[
@@ -856,6 +893,8 @@ pub fn listed(out: &mut Vec<String>) {
         UNITS_MORE,
         REGEXP_15,
         CLAUSE_ERRORS,
+        LOG_AND_TO_CHAR,
+        TO_CHAR_SIGNS,
         TRIG_AND_SCALES,
         ARGUMENT_TYPES,
     ] {

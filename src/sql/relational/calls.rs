@@ -227,7 +227,8 @@ impl RelBinder<'_> {
         Err(self.no_such_function(name, &args))
     }
 
-    /// 42883 for `name` called with `args`: PostgreSQL's message, the arguments' types.
+    /// 42883 for `name` called with `args`: PostgreSQL's message (the arguments' types)
+    /// and hint.
     fn no_such_function(&self, name: &str, args: &[RExpr]) -> Error {
         Error::UndefinedFunction(format!(
             "function {name}({}) does not exist",
@@ -236,6 +237,9 @@ impl RelBinder<'_> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        )
     }
 
     /// Whether `args` fit the parameters of the relational text function `name` that has

@@ -1601,7 +1601,9 @@ fn date_trunc_value(unit: &Value, t: &Value) -> Result<Value> {
 fn date_part_value(field: &Value, t: &Value) -> Result<Value> {
     use crate::expr_units::{self as units, DATE, INTERVAL, TIME, TIMESTAMP, ZONE};
     let raw = text_arg(field).unwrap_or_default();
-    let unit = |ty: &str, has: &[&str], also: &[&str]| units::unit(raw, ty, has, also, false);
+    let unit = |ty: &str, has: &[&'static str], also: &[&'static str]| {
+        units::unit(raw, ty, has, also, false)
+    };
     match t {
         Value::Timestamp(t) if time::is_infinite(*t) => Ok(infinite_part(
             unit("timestamp without time zone", TIMESTAMP, ZONE)?,

@@ -188,7 +188,10 @@ pub(crate) const TRUNC: &[&str] = &[
 /// The canonical name of unit `lower` (lower-cased), read on its first 10 characters;
 /// `delta_only` reads only [`DELTA_UNITS`], as `date_trunc` does. `None` for no unit.
 fn canonical(lower: &str, delta_only: bool) -> Option<&'static str> {
-    let token: String = lower.chars().take(10).collect();
+    let token = match lower.char_indices().nth(10) {
+        Some((b, _)) => &lower[..b],
+        None => lower,
+    };
     let find =
         |table: &[(&str, &'static str)]| table.iter().find(|(t, _)| *t == token).map(|(_, u)| *u);
     find(DELTA_UNITS).or_else(|| {
@@ -212,10 +215,14 @@ pub(crate) fn canonical_unit(raw: &str) -> Option<&'static str> {
 pub(crate) fn unit(
     raw: &str,
     ty: &str,
-    has: &[&str],
-    also: &[&str],
+    has: &[&'static str],
+    also: &[&'static str],
     trunc: bool,
 ) -> Result<&'static str> {
+    // The canonical names themselves, as most queries write them, without a search.
+    if let Some(u) = has.iter().chain(also).find(|u| **u == raw) {
+        return Ok(u);
+    }
     let lower = raw.to_lowercase();
     // PostgreSQL refuses a reserved word as not supported of a timestamp or date only.
     let reserved_known = ty.starts_with("timestamp") || ty == "date";

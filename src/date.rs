@@ -306,8 +306,13 @@ pub(crate) fn time_part(field: &str, t: i64) -> Result<f64> {
     Ok(match field {
         "hour" | "hours" | "h" => (t / US_PER_HOUR) as f64,
         "minute" | "minutes" | "m" | "min" | "mins" => ((t % US_PER_HOUR) / US_PER_MIN) as f64,
-        "second" | "seconds" | "s" | "sec" | "secs" => in_minute as f64 / US_PER_SEC as f64,
-        "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => in_minute as f64 / 1e3,
+        // Whole seconds and the fraction apart, as PostgreSQL's float8 results.
+        "second" | "seconds" | "s" | "sec" | "secs" => {
+            (in_minute / US_PER_SEC) as f64 + (in_minute % US_PER_SEC) as f64 / 1e6
+        }
+        "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" => {
+            (in_minute / US_PER_SEC) as f64 * 1000.0 + (in_minute % US_PER_SEC) as f64 / 1000.0
+        }
         "microsecond" | "microseconds" | "us" | "usec" | "usecs" => in_minute as f64,
         "epoch" => t as f64 / US_PER_SEC as f64,
         f if DATE_UNITS.contains(&f) => {

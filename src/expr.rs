@@ -1568,50 +1568,87 @@ fn timezone(zone: &Value, t: &Value) -> Result<Value> {
 }
 
 /// `date_trunc(unit, t)` on a timestamp, timestamptz (on the session zone's wall clock, as
-/// PostgreSQL does) or interval; infinity truncates to itself.
+/// PostgreSQL does) or interval; infinity truncates to itself. Units as
+/// [`crate::expr_units::unit`] reads them.
 fn date_trunc_value(unit: &Value, t: &Value) -> Result<Value> {
-    let unit = text_arg(unit).unwrap_or_default().to_lowercase();
+    use crate::expr_units::{self as units, TRUNC};
+    let raw = text_arg(unit).unwrap_or_default();
+    let unit = |ty: &str| units::unit(raw, ty, TRUNC, &[], true);
     match t {
         v @ (Value::Timestamp(t) | Value::TimestampTz(t)) if time::is_infinite(*t) => Ok(v.clone()),
-        Value::Timestamp(t) => Ok(Value::Timestamp(date_trunc(
-            &unit,
-            *t,
-            "timestamp without time zone",
-        )?)),
+        Value::Timestamp(t) => {
+            let ty = "timestamp without time zone";
+            Ok(Value::Timestamp(date_trunc(unit(ty)?, *t, ty)?))
+        }
         Value::TimestampTz(t) => {
+            let ty = "timestamp with time zone";
             let local =
                 t.saturating_add(crate::tz::current_offset_at(*t) as i64 * time::US_PER_SEC);
-            let truncated = date_trunc(&unit, local, "timestamp with time zone")?;
+            let truncated = date_trunc(unit(ty)?, local, ty)?;
             Ok(Value::TimestampTz(crate::tz::current_local_to_utc(
                 truncated,
             )))
         }
-        Value::Interval(iv) => Ok(Value::Interval(interval_trunc(&unit, *iv)?)),
+        Value::Interval(iv) => Ok(Value::Interval(interval_trunc(unit("interval")?, *iv)?)),
         other => Err(type_error("date_trunc", other)),
     }
 }
 
 /// `date_part(field, t)`: fields of a timestamptz are those of the session zone's wall
-/// clock; the epoch is absolute.
+/// clock; the epoch is absolute. A date (extract's) has no time of day or zone fields.
+/// Units as [`crate::expr_units::unit`] reads them: 0A000 for one the type has not,
+/// 22023 for no unit.
 fn date_part_value(field: &Value, t: &Value) -> Result<Value> {
-    let field = text_arg(field).unwrap_or_default().to_lowercase();
+    use crate::expr_units::{self as units, DATE, INTERVAL, TIME, TIMESTAMP, ZONE};
+    let raw = text_arg(field).unwrap_or_default();
+    let unit = |ty: &str, has: &[&'static str], also: &[&'static str]| {
+        units::unit(raw, ty, has, also, false)
+    };
     match t {
-        Value::Timestamp(t) | Value::TimestampTz(t) if time::is_infinite(*t) => {
-            Ok(infinite_part(&field, *t))
+        Value::Timestamp(t) if time::is_infinite(*t) => Ok(infinite_part(
+            unit("timestamp without time zone", TIMESTAMP, ZONE)?,
+            *t,
+        )),
+        Value::TimestampTz(t) if time::is_infinite(*t) => Ok(infinite_part(
+            unit("timestamp with time zone", TIMESTAMP, ZONE)?,
+            *t,
+        )),
+        Value::Timestamp(t) => Ok(Value::Float8(date_part(
+            unit("timestamp without time zone", TIMESTAMP, &[])?,
+            *t,
+        )?)),
+        Value::Date(d) => {
+            let field = unit("date", DATE, &[])?;
+            if crate::date::date_is_infinite(*d) {
+                return Ok(infinite_part(
+                    field,
+                    if *d > 0 { i64::MAX } else { i64::MIN },
+                ));
+            }
+            Ok(Value::Float8(date_part(
+                field,
+                i64::from(*d) * time::US_PER_DAY,
+            )?))
         }
-        Value::Timestamp(t) => Ok(Value::Float8(date_part(&field, *t)?)),
         Value::TimestampTz(t) => {
+            let field = unit("timestamp with time zone", TIMESTAMP, ZONE)?;
             let offset = crate::tz::current_offset_at(*t);
-            Ok(Value::Float8(match field.as_str() {
-                "epoch" => date_part(&field, *t)?,
+            Ok(Value::Float8(match field {
+                "epoch" => date_part(field, *t)?,
                 "timezone" => offset as f64,
                 "timezone_hour" => (offset / 3600) as f64,
                 "timezone_minute" => ((offset / 60) % 60) as f64,
-                _ => date_part(&field, t.saturating_add(offset as i64 * time::US_PER_SEC))?,
+                _ => date_part(field, t.saturating_add(offset as i64 * time::US_PER_SEC))?,
             }))
         }
-        Value::Interval(iv) => Ok(Value::Float8(interval_part(&field, iv)?)),
-        Value::Time(t) => Ok(Value::Float8(crate::date::time_part(&field, *t)?)),
+        Value::Interval(iv) => Ok(Value::Float8(interval_part(
+            unit("interval", INTERVAL, &[])?,
+            iv,
+        )?)),
+        Value::Time(t) => Ok(Value::Float8(crate::date::time_part(
+            unit("time without time zone", TIME, &[])?,
+            *t,
+        )?)),
         other => Err(type_error("date_part", other)),
     }
 }
@@ -1801,14 +1838,20 @@ pub(crate) fn date_part(field: &str, ts: i64) -> Result<f64> {
         "day" | "days" => d as f64,
         "hour" | "hours" => (tod / US_PER_HOUR) as f64,
         "minute" | "minutes" => ((tod % US_PER_HOUR) / US_PER_MIN) as f64,
-        "second" | "seconds" => sec_us as f64 / 1e6,
-        "millisecond" | "milliseconds" => sec_us as f64 / 1e3,
+        // Whole seconds and the fraction apart, as PostgreSQL's float8 results.
+        "second" | "seconds" => (sec_us / US_PER_SEC) as f64 + (sec_us % US_PER_SEC) as f64 / 1e6,
+        "millisecond" | "milliseconds" => {
+            (sec_us / US_PER_SEC) as f64 * 1000.0 + (sec_us % US_PER_SEC) as f64 / 1000.0
+        }
         "microsecond" | "microseconds" => sec_us as f64,
         "dow" => (days + 4).rem_euclid(7) as f64,
         "isodow" => ((days + 3).rem_euclid(7) + 1) as f64,
         "doy" => doy as f64,
         // Julian day number (day 0 = 4714-11-24 BC) plus the fraction of the day elapsed.
-        "julian" => (days + 2_440_588) as f64 + tod as f64 / US_PER_DAY as f64,
+        "julian" => {
+            let secs = (tod / US_PER_SEC) as f64 + (tod % US_PER_SEC) as f64 / 1e6;
+            (days + 2_440_588) as f64 + secs / 86_400.0
+        }
         "quarter" => ((m - 1) / 3 + 1) as f64,
         "decade" => y.div_euclid(10) as f64,
         "century" => {
@@ -1847,25 +1890,32 @@ fn iso_week(days: i64) -> (i64, i64) {
     (y, (thursday - jan1) / 7 + 1)
 }
 
+/// `date_part(field, iv)` of an interval, `field` canonical: the fields of PostgreSQL's
+/// interval2tm (each truncated toward zero, so negative with a negative interval) and
+/// its float8 arithmetic, the epoch counting a year as 365.25 days and a month as 30.
 fn interval_part(field: &str, iv: &Interval) -> Result<f64> {
+    let (years, months) = (iv.months / 12, iv.months % 12);
+    let in_minute = iv.micros % US_PER_MIN;
+    let (sec, fsec) = (in_minute / US_PER_SEC, in_minute % US_PER_SEC);
     Ok(match field {
-        // PostgreSQL counts a month as 30 days and a year as 365.25 days here.
         "epoch" => {
-            let years = (iv.months / 12) as f64;
-            let months = (iv.months % 12) as f64;
-            years * 365.25 * 86_400.0
-                + months * 30.0 * 86_400.0
-                + iv.days as f64 * 86_400.0
-                + iv.micros as f64 / 1e6
+            iv.micros as f64 / 1e6
+                + (365.25 * 86_400.0) * years as f64
+                + (30.0 * 86_400.0) * months as f64
+                + 86_400.0 * iv.days as f64
         }
-        "year" | "years" => (iv.months / 12) as f64,
-        "month" | "months" => (iv.months % 12) as f64,
-        "day" | "days" => iv.days as f64,
-        "hour" | "hours" => (iv.micros / US_PER_HOUR) as f64,
-        "minute" | "minutes" => ((iv.micros % US_PER_HOUR) / US_PER_MIN) as f64,
-        "second" | "seconds" => (iv.micros % US_PER_MIN) as f64 / 1e6,
-        "millisecond" | "milliseconds" => (iv.micros % US_PER_MIN) as f64 / 1e3,
-        "microsecond" | "microseconds" => (iv.micros % US_PER_MIN) as f64,
+        "year" => years as f64,
+        "decade" => (years / 10) as f64,
+        "century" => (years / 100) as f64,
+        "millennium" => (years / 1000) as f64,
+        "quarter" => (months / 3 + 1) as f64,
+        "month" => months as f64,
+        "day" => iv.days as f64,
+        "hour" => (iv.micros / US_PER_HOUR) as f64,
+        "minute" => ((iv.micros % US_PER_HOUR) / US_PER_MIN) as f64,
+        "second" => sec as f64 + fsec as f64 / 1e6,
+        "milliseconds" => sec as f64 * 1000.0 + fsec as f64 / 1000.0,
+        "microseconds" => in_minute as f64,
         _ => return Err(bad_unit(field, "interval")),
     })
 }

@@ -211,6 +211,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         return roman(v, fmt.len() > 2, lower);
     }
     let (toks, fill, pr) = number_tokens(fmt);
+    sign_conflict(&toks, pr)?;
     let is_digit = |t: &NumTok| matches!(t, NumTok::Nine | NumTok::Zero);
     let point = toks.iter().position(|t| *t == NumTok::Point);
     let int_places = toks[..point.unwrap_or(toks.len())]
@@ -231,9 +232,10 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         .iter()
         .position(|t| *t == NumTok::Sign)
         .is_some_and(|s| first_digit.is_none_or(|d| s < d));
+    // PL writes a plus beside the implicit sign, which stays (`+ 123`, ` -123`).
     let explicit = toks
         .iter()
-        .any(|t| matches!(t, NumTok::Minus | NumTok::Plus | NumTok::SignGlyph))
+        .any(|t| matches!(t, NumTok::Minus | NumTok::SignGlyph))
         || (toks.contains(&NumTok::Sign) && !anchored)
         || pr;
     let mut out = String::new();
@@ -249,6 +251,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
                 let k = int_places - int_seen; // 1-based place counted from the point
                 int_seen += 1;
                 if overflow {
+                    sign_at.get_or_insert(out.len());
                     out.push('#');
                 } else if k > int.len() && *t == NumTok::Nine && !started {
                     if !fill {
@@ -284,7 +287,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
             NumTok::Point => {
                 if !started {
                     started = true;
-                    sign_at = Some(out.len());
+                    sign_at.get_or_insert(out.len());
                 }
                 after_point = true;
                 out.push('.');
@@ -297,7 +300,9 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
             NumTok::Minus if negative => out.push('-'),
             NumTok::Minus if !fill => out.push(' '),
             NumTok::Minus => {}
-            NumTok::Plus => out.push(if negative { ' ' } else { '+' }),
+            NumTok::Plus if !negative => out.push('+'),
+            NumTok::Plus if !fill => out.push(' '),
+            NumTok::Plus => {}
             NumTok::Lit(c) => out.push(*c),
         }
     }
@@ -311,7 +316,7 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
             nines.pop();
         }
         // A zero whose fraction FM dropped entirely keeps its digit (`0.`).
-        if !started_int && out.ends_with('.') {
+        if !started_int && !overflow && out.ends_with('.') {
             out.insert(out.len() - 1, '0');
         }
     }
@@ -332,12 +337,48 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         (false, false, false) => " ",
     };
     // The sign has its own place, just before the first digit (or the point).
-    let at = if overflow {
-        0
-    } else {
-        sign_at.unwrap_or(out.len())
-    };
+    let at = sign_at.unwrap_or(out.len());
     Ok(format!("{}{sign}{}", &out[..at], &out[at..]))
+}
+
+/// 42601 for `S` beside `PL`, `MI`, `SG` or `PR`, with PostgreSQL's message for the one
+/// written second.
+fn sign_conflict(toks: &[NumTok], pr: bool) -> Result<()> {
+    let (mut s, mut plus, mut minus) = (false, false, false);
+    for t in toks {
+        let clash = match t {
+            NumTok::Sign if plus || minus => Some(r#""S" and "PL"/"MI"/"SG"/"PR""#),
+            NumTok::Sign => {
+                s = true;
+                None
+            }
+            NumTok::Plus if s => Some(r#""S" and "PL""#),
+            NumTok::Minus if s => Some(r#""S" and "MI""#),
+            NumTok::SignGlyph if s => Some(r#""S" and "SG""#),
+            NumTok::Plus => {
+                plus = true;
+                None
+            }
+            NumTok::Minus => {
+                minus = true;
+                None
+            }
+            NumTok::SignGlyph => {
+                (plus, minus) = (true, true);
+                None
+            }
+            _ => None,
+        };
+        if let Some(c) = clash {
+            return Err(Error::Syntax(format!("cannot use {c} together")));
+        }
+    }
+    if pr && (s || plus || minus) {
+        return Err(Error::Syntax(
+            r#"cannot use "PR" and "S"/"PL"/"MI"/"SG" together"#.into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `fmt` is the Roman numeral template (`RN`, `rn`, with or without `FM`):

@@ -43,6 +43,10 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             | F::ShiftRight
             | F::Md5
             | F::RegexpReplace
+            | F::RegexpCount
+            | F::RegexpInstr
+            | F::RegexpLike
+            | F::RegexpSubstr
             | F::RegexMatch
             | F::RegexIMatch
             | F::SimilarTo
@@ -66,6 +70,7 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
         F::Trunc => trunc(vals),
         F::Sign => sign(&vals[0]),
         F::Power => power(&vals[0], &vals[1]),
+        F::Log10 if vals.len() == 2 => log_base(&vals[0], &vals[1]),
         F::Exp | F::Ln | F::Log10 => logarithmic(func, &vals[0]),
         F::BitAnd | F::BitOr | F::BitXor | F::BitNot | F::ShiftLeft | F::ShiftRight => {
             bitwise(func, vals)
@@ -75,6 +80,12 @@ pub(crate) fn strict(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>> 
             Value::Text(s) => Value::Text(s.trim_end_matches(' ').into()),
             other => other.clone(),
         }),
+        F::RegexpCount | F::RegexpInstr | F::RegexpLike | F::RegexpSubstr => {
+            crate::expr_regexp15::call(func, vals)
+        }
+        F::RegexpReplace if vals.len() > 4 || matches!(vals.get(3), Some(Value::Int4(_))) => {
+            crate::expr_regexp15::replace_from(vals)
+        }
         F::Md5
         | F::RegexpReplace
         | F::RegexMatch
@@ -358,6 +369,16 @@ fn logarithmic(func: ScalarFunc, v: &Value) -> Result<Value> {
         return Err(overflow());
     }
     Ok(Value::Float8(r))
+}
+
+/// `log(b, x)` of numerics, as PostgreSQL's log_var; NaN for a NaN argument. Errors: 2201E
+/// for a base or number at or below zero, 22012 for base 1.
+fn log_base(b: &Value, x: &Value) -> Result<Value> {
+    use crate::types_wide::WideNumeric;
+    match (WideNumeric::exact_of(b), WideNumeric::exact_of(x)) {
+        (Some(b), Some(x)) => crate::numeric_math::numeric_log(&b, &x),
+        _ => Ok(WideNumeric::nan()),
+    }
 }
 
 fn text_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {

@@ -46,7 +46,10 @@ pub(crate) fn function(func: ScalarFunc, vals: &[Value]) -> Option<Result<Value>
         | F::Rtrim
         | F::LikeEscape
         | F::Factorial
-        | F::ToNumber => {}
+        | F::ToNumber
+        | F::Trig(_)
+        | F::MinScale
+        | F::TrimScale => {}
         _ => return None,
     }
     if vals.iter().any(Value::is_null) {
@@ -75,10 +78,11 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::Pi => Ok(Value::Float8(std::f64::consts::PI)),
         F::Gcd | F::Lcm => gcd_lcm(func == F::Gcd, &vals[0], &vals[1]),
         F::Div => div(&vals[0], &vals[1]),
-        F::Scale => match &vals[0] {
-            Value::Numeric(d) => Ok(Value::Int4(d.scale() as i32)),
-            v => Err(type_error("scale", v)),
-        },
+        F::Scale | F::MinScale | F::TrimScale => scales(func, &vals[0]),
+        F::Trig(f) => {
+            let b = vals.get(1).map(float).transpose()?;
+            f.eval(float(&vals[0])?, b).map(Value::Float8)
+        }
         F::MakeDate => make_date(int(&vals[0])?, int(&vals[1])?, int(&vals[2])?),
         F::MakeTimestamp => make_timestamp(vals),
         F::MakeInterval => make_interval(vals),
@@ -89,6 +93,35 @@ fn strict(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::ToNumber => to_number(text(&vals[0])?, text(&vals[1])?),
         _ => make_time(int(&vals[0])?, int(&vals[1])?, float(&vals[2])?),
     }
+}
+
+/// `scale`, `min_scale` (the scale without trailing fraction zeros) or `trim_scale` (the
+/// number at that scale) of a numeric, narrow or wide; NaN has no scale (NULL) and trims
+/// to itself, as in PostgreSQL.
+fn scales(func: ScalarFunc, v: &Value) -> Result<Value> {
+    use crate::types_wide::WideNumeric;
+    let (m, s) = match v {
+        Value::WideNumeric(w) if w.is_nan() => {
+            return Ok(match func {
+                ScalarFunc::TrimScale => v.clone(),
+                _ => Value::Null,
+            })
+        }
+        Value::WideNumeric(w) if func == ScalarFunc::Scale => {
+            return Ok(Value::Int4(w.scale.min(i32::MAX as u32) as i32))
+        }
+        Value::WideNumeric(w) => match w.normalized() {
+            Ok(d) => (Value::Numeric(d), d.scale()),
+            Err((m, s)) => (WideNumeric::value(m, s), s),
+        },
+        Value::Numeric(d) if func == ScalarFunc::Scale => (v.clone(), d.scale()),
+        Value::Numeric(d) => (Value::Numeric(d.normalize()), d.normalize().scale()),
+        v => return Err(type_error("scale", v)),
+    };
+    Ok(match func {
+        ScalarFunc::TrimScale => m,
+        _ => Value::Int4(s.min(i32::MAX as u32) as i32),
+    })
 }
 
 /// `to_number(s, fmt)` as PostgreSQL reads a number by a template: each digit position

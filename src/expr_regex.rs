@@ -47,6 +47,17 @@ fn compiled(pattern: &str, ci: bool) -> Result<regex::Regex> {
     })
 }
 
+/// `pattern` compiled as the other regular expression functions compile it (cached).
+/// Errors: 2201B.
+pub(crate) fn compiled_pattern(pattern: &str, ci: bool) -> Result<regex::Regex> {
+    compiled(pattern, ci)
+}
+
+/// Append `replacement` to `out` with `caps`'s groups substituted, as regexp_replace.
+pub(crate) fn substitute_groups(caps: &regex::Captures<'_>, replacement: &str, out: &mut String) {
+    substitute(caps, replacement, out)
+}
+
 /// `s ~ pattern` (`~*` when `ci`).
 pub(crate) fn matches(s: &str, pattern: &str, ci: bool) -> Result<bool> {
     Ok(compiled(pattern, ci)?.is_match(s))

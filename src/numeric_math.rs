@@ -212,6 +212,24 @@ pub(crate) fn numeric_log10(x: &Exact) -> Result<Value> {
     Ok(WideNumeric::value(round_to(&q, p, rscale), rscale))
 }
 
+/// PostgreSQL's `log(b, x)` of numerics (`log_var`): at least 16 significant digits, at
+/// least either argument's scale. Errors: 2201E for an argument at or below zero, 22012
+/// for base 1 (its logarithm is zero).
+pub(crate) fn numeric_log(base: &Exact, x: &Exact) -> Result<Value> {
+    if let Some(e) = log_error(base).or_else(|| log_error(x)) {
+        return Err(e);
+    }
+    let dweight = estimate_ln_dweight(x) - estimate_ln_dweight(base);
+    let rscale = clamp_scale(MIN_SIG_DIGITS - dweight, x.1.max(base.1));
+    let p = rscale + GUARD + 10;
+    let ln_base = ln_fixed(&fixed(base, p), p);
+    if ln_base.sign() == Sign::NoSign {
+        return Err(Error::DivisionByZero);
+    }
+    let q = ln_fixed(&fixed(x, p), p) * pow10(p) / ln_base;
+    Ok(WideNumeric::value(round_to(&q, p, rscale), rscale))
+}
+
 /// PostgreSQL's `exp(numeric)`. Errors: 22003 when the result would pass numeric's range.
 pub(crate) fn numeric_exp(x: &Exact) -> Result<Value> {
     let approx = WideNumeric {

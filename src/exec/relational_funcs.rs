@@ -317,6 +317,21 @@ pub(crate) fn call(ev: &Ev, name: &str, args: &[Value]) -> Result<Value> {
     if strict && a0.is_null() {
         return Ok(Value::Null);
     }
+    // Strict in every argument too (`left('abc', NULL)` is NULL); string_to_array is not
+    // (a NULL delimiter splits into characters), nor format_type.
+    let strict_all = matches!(
+        name,
+        "replace"
+            | "split_part"
+            | "left"
+            | "right"
+            | "starts_with"
+            | "regexp_match"
+            | "regexp_split_to_array"
+    );
+    if strict_all && args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
     if let Some(v) = catalog_call(ev, name, args)? {
         return Ok(v);
     }

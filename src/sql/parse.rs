@@ -2358,7 +2358,7 @@ fn explain_queries(t: &mut Toks, options: RawExplain) -> Result<Stmt> {
 
 /// `q` with the SQL standard's `[OFFSET n ROWS] FETCH {FIRST|NEXT} [m] {ROW|ROWS} ONLY` read
 /// as `LIMIT m [OFFSET n]` (m defaults to 1, as in PostgreSQL); `q` itself when it has no
-/// FETCH. Errors: 0A000 for `WITH TIES` and `PERCENT`; 42601 for FETCH beside LIMIT, as
+/// FETCH. Errors: 0A000 for `WITH TIES`; 42601 for `PERCENT`, for FETCH beside LIMIT, as
 /// PostgreSQL's "multiple LIMIT clauses not allowed".
 pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast::Query>> {
     if q.fetch.as_ref().is_some_and(|f| f.with_ties) {
@@ -2370,8 +2370,8 @@ pub(crate) fn fetch_as_limit(q: &ast::Query) -> Result<std::borrow::Cow<'_, ast:
 }
 
 /// [`fetch_as_limit`] that also takes `WITH TIES`, reported as the `bool` (the limit then
-/// extends over the rows that sort equal to its last one). Errors: 0A000 for `PERCENT`,
-/// 42601 for WITH TIES without ORDER BY and for FETCH beside LIMIT.
+/// extends over the rows that sort equal to its last one). Errors: 42601 for `PERCENT`
+/// (no PostgreSQL syntax), for WITH TIES without ORDER BY and for FETCH beside LIMIT.
 pub(crate) fn fetch_as_limit_ties(
     q: &ast::Query,
 ) -> Result<(std::borrow::Cow<'_, ast::Query>, bool)> {
@@ -2379,9 +2379,8 @@ pub(crate) fn fetch_as_limit_ties(
         return Ok((std::borrow::Cow::Borrowed(q), false));
     };
     if fetch.percent {
-        return Err(Error::FeatureNotSupported(
-            "FETCH FIRST ... PERCENT is not supported".into(),
-        ));
+        // PostgreSQL's grammar has no PERCENT: a syntax error there.
+        return Err(Error::Syntax("syntax error at or near \"PERCENT\"".into()));
     }
     if fetch.with_ties && q.order_by.is_none() {
         return Err(Error::Syntax(

@@ -1393,6 +1393,21 @@ pub enum ScalarFunc {
     IsFinite,
     /// `cbrt(x)`: cube root, double precision.
     Cbrt,
+    /// `sin(x)`, `atan2d(y, x)`, `tanh(x)`, ...: a trigonometric or hyperbolic function of
+    /// double precision (see [`crate::expr_trig`]).
+    Trig(crate::expr_trig::Trig),
+    /// `regexp_count(s, pattern [, start [, flags]])`: int4 (see [`crate::expr_regexp15`]).
+    RegexpCount,
+    /// `regexp_instr(s, pattern [, start [, n [, endoption [, flags [, subexpr]]]]])`: int4.
+    RegexpInstr,
+    /// `regexp_like(s, pattern [, flags])`: boolean.
+    RegexpLike,
+    /// `regexp_substr(s, pattern [, start [, n [, flags [, subexpr]]]])`: text.
+    RegexpSubstr,
+    /// `min_scale(x)`: the fewest fraction digits that represent a numeric exactly, int4.
+    MinScale,
+    /// `trim_scale(x)`: a numeric without its trailing fraction zeros.
+    TrimScale,
     /// `degrees(x)`: radians to degrees, double precision.
     Degrees,
     /// `radians(x)`: degrees to radians, double precision.

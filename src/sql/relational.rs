@@ -1434,13 +1434,23 @@ fn push_rel(
     Ok(())
 }
 
-fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Vec<String> {
+/// `cols` renamed by the column list of `alias`, when it has one. Errors: 42P10 for more
+/// names than columns, as PostgreSQL's.
+fn rename(mut cols: Vec<String>, alias: &Option<ast::TableAlias>) -> Result<Vec<String>> {
     if let Some(a) = alias {
+        if a.columns.len() > cols.len() {
+            return Err(Error::InvalidColumnReference(format!(
+                "table \"{}\" has {} columns available but {} columns specified",
+                norm(&a.name),
+                cols.len(),
+                a.columns.len()
+            )));
+        }
         for (c, n) in cols.iter_mut().zip(&a.columns) {
             *c = norm(&n.name);
         }
     }
-    cols
+    Ok(cols)
 }
 
 /// An ORDER BY item's (descending, NULLs first): see `crate::sql::sort_order`.

@@ -509,3 +509,107 @@ async fn grammar_and_input_errors_say_what_postgresql_says() {
     ];
     assert_errors(&c, cases).await;
 }
+
+/// Function resolution, date/time units, trigonometric domains, PostgreSQL 15's regular
+/// expression parameters, LIMIT and FROM alias errors carry PostgreSQL 15's SQLSTATE and
+/// message: a bigint or numeric where a function takes an integer is 42883 naming the
+/// whole call, over a stream (the continuous plan) and over a table (the finite one).
+#[tokio::test]
+async fn function_resolution_and_unit_errors_say_what_postgresql_says() {
+    let port = common::start_server();
+    let c = common::connect(port).await;
+    common::exec(
+        &c,
+        "CREATE STREAM s (ts timestamp TIMESTAMPCOLUMN, k text, v integer); \
+         CREATE TABLE t (k text, v integer)",
+    )
+    .await;
+    let no_function = |call: &str| format!("function {call} does not exist");
+    let mut cases: Vec<(String, &str, String)> = Vec::new();
+    for from in ["s", "t"] {
+        for (sql, call) in [
+            ("SELECT repeat(k, v::bigint)", "repeat(text, bigint)"),
+            (
+                "SELECT lpad(k, 3::bigint, 'x')",
+                "lpad(text, bigint, unknown)",
+            ),
+            ("SELECT substr(k, 1, 2.5)", "substr(text, integer, numeric)"),
+            ("SELECT sin(k)", "sin(text)"),
+            (
+                "SELECT regexp_count(k, 'a', v::bigint)",
+                "regexp_count(text, unknown, bigint)",
+            ),
+            ("SELECT log(v::float8, 2)", "log(double precision, integer)"),
+            (
+                "SELECT make_date(v::bigint, 1, 1)",
+                "make_date(bigint, integer, integer)",
+            ),
+        ] {
+            cases.push((format!("{sql} FROM {from}"), "42883", no_function(call)));
+        }
+    }
+    let table_and_constant: &[(&str, &str, &str)] = &[
+        (
+            "SELECT left(k, 2::bigint) FROM t",
+            "42883",
+            "function left(text, bigint) does not exist",
+        ),
+        (
+            "SELECT concat_ws(',')",
+            "42883",
+            "function concat_ws(unknown) does not exist",
+        ),
+        (
+            "SELECT v FROM t LIMIT v",
+            "42P10",
+            "argument of LIMIT must not contain variables",
+        ),
+        (
+            "SELECT * FROM t AS q(a, b, c)",
+            "42P10",
+            "table \"q\" has 2 columns available but 3 columns specified",
+        ),
+        (
+            "SELECT v FROM t FETCH FIRST 10 PERCENT ROWS ONLY",
+            "42601",
+            "syntax error at or near \"PERCENT\"",
+        ),
+        (
+            "SELECT extract(hour from date '2024-06-15')",
+            "0A000",
+            "unit \"hour\" not supported for type date",
+        ),
+        (
+            "SELECT date_part('dow', interval '1 day')",
+            "0A000",
+            "unit \"dow\" not supported for type interval",
+        ),
+        (
+            "SELECT date_part('fortnight', now())",
+            "22023",
+            "unit \"fortnight\" not recognized for type timestamp with time zone",
+        ),
+        ("SELECT acos(2)", "22003", "input is out of range"),
+        (
+            "SELECT regexp_count('abc', 'b', 0)",
+            "22023",
+            "invalid value for parameter \"start\": 0",
+        ),
+        (
+            "SELECT to_char(1, 'S9PL')",
+            "42601",
+            "cannot use \"S\" and \"PL\" together",
+        ),
+        ("SELECT log(1, 10)", "22012", "division by zero"),
+    ];
+    for (sql, code, message) in table_and_constant {
+        cases.push((sql.to_string(), code, message.to_string()));
+    }
+    // PostgreSQL's hint for a function no overload of which fits.
+    let hint = "No function matches the given name and argument types. You might need to add explicit type casts.";
+    let cases: Vec<(&str, &str, &str, Option<&str>)> = cases
+        .iter()
+        .map(|(s, c, m)| (s.as_str(), *c, m.as_str(), (*c == "42883").then_some(hint)))
+        .collect();
+    assert_errors(&c, &cases).await;
+}

@@ -20,6 +20,7 @@
 //! skipped with a message.
 
 mod arrays;
+mod corners;
 mod queries;
 mod wide;
 
@@ -174,7 +175,7 @@ async fn read_queries_answer_as_postgresql_15_does() {
         c.batch_execute("SET TimeZone = 'UTC'")
             .await
             .expect("set the time zone");
-        for s in queries::SETUP {
+        for s in queries::SETUP.iter().chain(corners::SETUP) {
             c.simple_query(s)
                 .await
                 .unwrap_or_else(|e| panic!("{s}: {e}"));
@@ -183,6 +184,7 @@ async fn read_queries_answer_as_postgresql_15_does() {
     let mut all = queries::listed();
     wide::listed(&mut all);
     arrays::listed(&mut all);
+    corners::listed(&mut all);
     all.extend(queries::random(30, 400));
     let mut found: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut report = String::new();

@@ -539,7 +539,10 @@ impl Binder<'_> {
                 || format!("{func:?}").to_lowercase(),
                 |s| s.name.to_string(),
             );
-        let (expr_args, ty) = match func {
+        // A parameter's type error names the whole call, as PostgreSQL's message does
+        // (`function lpad(text, bigint, unknown) does not exist`).
+        let no_overload = no_function(&name, &args);
+        let bound = match func {
             F::Abs
             | F::Round
             | F::Floor
@@ -549,9 +552,9 @@ impl Binder<'_> {
             | F::Sign
             | F::Exp
             | F::Ln
-            | F::Log10 => self.math_scalar(func, args, &name)?,
+            | F::Log10 => self.math_scalar(func, args, &name),
             F::Coalesce | F::Greatest | F::Least | F::NullIf => {
-                self.conditional_scalar(func, args, &name)?
+                self.conditional_scalar(func, args, &name)
             }
             F::Lower
             | F::Upper
@@ -561,16 +564,16 @@ impl Binder<'_> {
             | F::Concat
             | F::CurrentSetting
             // Bound from `x op ANY (...)` only; no name calls it (an arity error here).
-            | F::Quantified(_) => self.text_scalar(func, args, &name)?,
+            | F::Quantified(_) => self.text_scalar(func, args, &name),
             F::Timezone | F::DateTrunc | F::DatePart | F::ToTimestamp | F::ToDate => {
-                self.time_scalar(func, args, &name)?
+                self.time_scalar(func, args, &name)
             }
             F::Now
             | F::Version
             | F::CurrentDatabase
             | F::CurrentSchema
             | F::CurrentUser
-            | F::BackendPid => self.niladic_scalar(func, args, &name)?,
+            | F::BackendPid => self.niladic_scalar(func, args, &name),
             F::Power
             | F::Random
             | F::ClockTimestamp
@@ -582,7 +585,7 @@ impl Binder<'_> {
             | F::Repeat
             | F::Strpos
             | F::Chr
-            | F::ToHex => self.added_scalar(func, args, &name)?,
+            | F::ToHex => self.added_scalar(func, args, &name),
             F::Md5
             | F::RegexpReplace
             | F::ToChar
@@ -591,7 +594,11 @@ impl Binder<'_> {
             | F::JustifyHours
             | F::JustifyDays
             | F::JustifyInterval
-            | F::WidthBucket => self.format_or_date_scalar(func, args, &name)?,
+            | F::WidthBucket
+            | F::RegexpCount
+            | F::RegexpInstr
+            | F::RegexpLike
+            | F::RegexpSubstr => self.format_or_date_scalar(func, args, &name),
             F::Translate
             | F::IsFinite
             | F::Cbrt
@@ -614,7 +621,10 @@ impl Binder<'_> {
             | F::Rtrim
             | F::LikeEscape
             | F::Factorial
-            | F::ToNumber => self.math_more_scalar(func, args, &name)?,
+            | F::ToNumber
+            | F::Trig(_)
+            | F::MinScale
+            | F::TrimScale => self.math_more_scalar(func, args, &name),
             // Made by casts (numeric_typmod) or operators only; no name calls them.
             F::NumericTypmod
             | F::TimeTypmod
@@ -630,8 +640,14 @@ impl Binder<'_> {
             | F::RegexSubstr
             | F::SimilarSubstr
             | F::Overlaps
-            | F::BpcharText => return Err(no_function(&name, &args)),
+            | F::BpcharText => return Err(no_overload),
         };
+        let (expr_args, ty) = bound.map_err(|e| match e {
+            Error::UndefinedFunction(m) if m.starts_with(&format!("function {name}(")) => {
+                no_overload
+            }
+            e => e,
+        })?;
         Ok(Bound::new(
             Expr::Func {
                 func,
@@ -660,6 +676,18 @@ impl Binder<'_> {
                     return Err(arity_err(&[a]));
                 }
                 (vec![self.coerce(a, t, "abs")?], t)
+            }
+            // log(b, x) is numeric only: a float is 42883 (no implicit cast to numeric).
+            ScalarFunc::Log10 if n == 2 => {
+                let float = |t: T| !t.is_numeric() || matches!(t, T::Float4 | T::Float8);
+                if args.iter().any(|a| a.ty.is_some_and(float)) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, T::Numeric, name))
+                    .collect::<Result<_>>()?;
+                (v, T::Numeric)
             }
             ScalarFunc::Round
             | ScalarFunc::Floor
@@ -1064,9 +1092,12 @@ impl Binder<'_> {
         }
     }
 
+    /// An `integer` parameter's argument: a `smallint`, an `integer` or an untyped
+    /// literal, as PostgreSQL's implicit casts allow. Errors: 42883 for any other type (a
+    /// `bigint` too: `repeat('a', 3::bigint)` has no overload in PostgreSQL).
     pub(super) fn int_arg(&mut self, a: Bound, name: &str) -> Result<Expr> {
         match a.ty {
-            Some(t) if t.is_integer() => self.coerce(a, DataType::Int4, name),
+            Some(DataType::Int2 | DataType::Int4) => self.coerce(a, DataType::Int4, name),
             None => self.coerce(a, DataType::Int4, name),
             Some(t) => Err(Error::UndefinedFunction(format!(
                 "function {name}(text, {}) does not exist",

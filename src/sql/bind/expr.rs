@@ -13,10 +13,10 @@ use super::*;
 /// field, as PostgreSQL's extract over date gives.
 pub(super) fn extract_expr(field: &str, x: Expr, of_date: bool) -> Expr {
     let field = field.to_lowercase();
-    let scale = match field.as_str() {
+    let scale = match crate::expr_units::canonical_unit(&field).unwrap_or_default() {
         _ if of_date => 0,
-        "epoch" | "second" | "seconds" => 6,
-        "millisecond" | "milliseconds" => 3,
+        "epoch" | "second" => 6,
+        "milliseconds" => 3,
         // PostgreSQL divides the day's microseconds by 86 400 000 000 as numeric.
         "julian" => 20,
         _ => 0,
@@ -917,8 +917,8 @@ impl Binder<'_> {
             Some(t) if t.is_timestamp() || t == DataType::Interval || t == DataType::Time => {
                 Ok(b.expr)
             }
-            // extract(field from date) reads the date's midnight.
-            Some(DataType::Date) => self.coerce(b, DataType::Timestamp, "extract"),
+            // extract(field from date) reads the date's fields (none of a time of day).
+            Some(DataType::Date) => Ok(b.expr),
             Some(t) => Err(Error::UndefinedFunction(format!(
                 "function extract(unknown, {}) does not exist",
                 t.name()

@@ -186,7 +186,22 @@ impl Binder<'_> {
                     None => matches!(b.expr, Expr::Literal(Value::Text(_))),
                 };
                 if !args[1..].iter().all(textual) {
-                    return self.scalar(ScalarFunc::Substr, args);
+                    // No overload: PostgreSQL names the call as written, with its hint.
+                    let written = match e {
+                        E::Substring {
+                            shorthand: true, ..
+                        } => "substr",
+                        _ => "pg_catalog.substring",
+                    };
+                    let no_overload = super::expr::no_function(written, &args);
+                    return self.scalar(ScalarFunc::Substr, args).map_err(|err| {
+                        match err.kind() {
+                            Error::UndefinedFunction(_) => no_overload.with_hint(
+                                "No function matches the given name and argument types. You might need to add explicit type casts.",
+                            ),
+                            _ => err,
+                        }
+                    });
                 }
                 let func = if args.len() == 3 {
                     ScalarFunc::SimilarSubstr

@@ -61,12 +61,29 @@ impl Binder<'_> {
                     .collect::<Result<_>>()?;
                 (v, t)
             }
-            F::Scale => {
+            F::Scale | F::MinScale | F::TrimScale => {
                 let [a] = <[Bound; 1]>::try_from(args).map_err(|a| arity_err(&a))?;
-                if !numeric_arg(&a) {
+                // numeric parameters: a float has no implicit cast to numeric.
+                if !numeric_arg(&a) || matches!(a.ty, Some(T::Float4 | T::Float8)) {
                     return Err(arity_err(&[a]));
                 }
-                (vec![self.coerce(a, T::Numeric, name)?], T::Int4)
+                let t = if func == F::TrimScale {
+                    T::Numeric
+                } else {
+                    T::Int4
+                };
+                (vec![self.coerce(a, T::Numeric, name)?], t)
+            }
+            F::Trig(f) => {
+                let arity = if f.binary() { 2 } else { 1 };
+                if args.len() != arity || !args.iter().all(numeric_arg) {
+                    return Err(arity_err(&args));
+                }
+                let v = args
+                    .into_iter()
+                    .map(|a| self.coerce(a, T::Float8, name))
+                    .collect::<Result<_>>()?;
+                (v, T::Float8)
             }
             F::NumNulls | F::NumNonNulls => {
                 if args.is_empty() {

@@ -120,13 +120,11 @@ impl Binder<'_> {
                 let a = args.into_iter().next().expect("one");
                 (vec![self.text_arg(a, name)?], T::Text)
             }
-            ScalarFunc::RegexpReplace if (3..=4).contains(&n) => {
-                let v = args
-                    .into_iter()
-                    .map(|a| self.text_arg(a, name))
-                    .collect::<Result<_>>()?;
-                (v, T::Text)
-            }
+            ScalarFunc::RegexpReplace
+            | ScalarFunc::RegexpCount
+            | ScalarFunc::RegexpInstr
+            | ScalarFunc::RegexpLike
+            | ScalarFunc::RegexpSubstr => self.regexp_args(func, args, name)?,
             ScalarFunc::ToChar if n == 2 => {
                 let [x, f] = <[Bound; 2]>::try_from(args).map_err(|a| no_such(&a))?;
                 let x = match x.ty {
@@ -191,6 +189,44 @@ impl Binder<'_> {
         })
     }
 
+    /// The arguments of the regular expression functions by PostgreSQL 15's overloads, text
+    /// (`t`) and integer (`i`) parameters in order: regexp_replace `tttt` (flags) or
+    /// `ttti`, `tttii`, `tttiit` (start, n, flags: an integer fourth argument is a start,
+    /// an untyped one flags); regexp_count `tt`..`ttit`; regexp_instr `tt`..`ttiiiti`;
+    /// regexp_like `tt`, `ttt`; regexp_substr `tt`..`ttiiti`. Errors: 42883 otherwise.
+    fn regexp_args(
+        &mut self,
+        func: ScalarFunc,
+        args: Vec<Bound>,
+        name: &str,
+    ) -> Result<(Vec<Expr>, DataType)> {
+        use DataType as T;
+        let fourth_int = args
+            .get(3)
+            .and_then(|a| a.ty)
+            .is_some_and(|t| t.is_integer());
+        let (params, min, ty) = match func {
+            ScalarFunc::RegexpReplace if args.len() == 4 && !fourth_int => ("tttt", 3, T::Text),
+            ScalarFunc::RegexpReplace => ("tttiit", 3, T::Text),
+            ScalarFunc::RegexpCount => ("ttit", 2, T::Int4),
+            ScalarFunc::RegexpInstr => ("ttiiiti", 2, T::Int4),
+            ScalarFunc::RegexpLike => ("ttt", 2, T::Bool),
+            _ => ("ttiiti", 2, T::Text),
+        };
+        if args.len() < min || args.len() > params.len() {
+            return Err(no_function(name, &args));
+        }
+        let mut v = Vec::with_capacity(args.len());
+        for (a, p) in args.into_iter().zip(params.chars()) {
+            v.push(if p == 't' {
+                self.text_arg(a, name)?
+            } else {
+                self.int_arg(a, name)?
+            });
+        }
+        Ok((v, ty))
+    }
+
     /// `age(a, b)` of two timestamps of one type, and `age(a)`, which is `age` from
     /// today's midnight (of the session's zone for a timestamptz).
     fn age_args(
@@ -199,16 +235,19 @@ impl Binder<'_> {
         no_such: &dyn Fn(&[Bound]) -> Error,
     ) -> Result<(Vec<Expr>, DataType)> {
         use DataType as T;
-        // Dates are taken as timestamptz (date's preferred implicit cast).
-        let widened = |u: T| if u == T::Date { T::TimestampTz } else { u };
-        let t = match args.iter().find_map(|a| a.ty).map(widened) {
-            Some(t) if t.is_timestamp() => t,
-            None => T::TimestampTz,
-            Some(_) => return Err(no_such(&args)),
-        };
-        if args.iter().any(|a| a.ty.is_some_and(|u| widened(u) != t)) {
+        // PostgreSQL's resolution among age(timestamp, timestamp) and age(timestamptz,
+        // timestamptz): the timestamp overload when a timestamp argument matches it exactly
+        // and nothing needs a timestamptz (dates cast implicitly to either); the timestamptz
+        // one otherwise (a timestamp casts implicitly to it, not back).
+        let types: Vec<T> = args.iter().filter_map(|a| a.ty).collect();
+        if types.iter().any(|u| !u.is_timestamp() && *u != T::Date) {
             return Err(no_such(&args));
         }
+        let t = if types.contains(&T::Timestamp) && !types.contains(&T::TimestampTz) {
+            T::Timestamp
+        } else {
+            T::TimestampTz
+        };
         let mut v = args
             .into_iter()
             .map(|a| self.coerce(a, t, "age"))

@@ -42,9 +42,13 @@ pub(super) fn expressible(q: &ast::Query) -> bool {
         }
         _ => true,
     };
-    // FETCH ... WITH TIES is the relational plan's.
+    // FETCH ... WITH TIES is the relational plan's, and so are column aliases in FROM.
     let ties = q.fetch.as_ref().is_some_and(|f| f.with_ties);
+    let renames = sel.from.iter().any(|t| {
+        matches!(&t.relation, ast::TableFactor::Table { alias: Some(a), .. } if !a.columns.is_empty())
+    });
     items
+        && !renames
         && group
         && order
         && limit

@@ -33,6 +33,7 @@ const fn row(
     }
 }
 
+use crate::expr_trig::Trig;
 use ScalarFunc as F;
 
 /// Every scalar function a name calls (casts make [`ScalarFunc::NumericTypmod`]).
@@ -138,6 +139,34 @@ pub(crate) static SCALARS: &[ScalarDef] = &[
     row("like_escape", &[], F::LikeEscape, 1637),
     row("factorial", &[], F::Factorial, 1376),
     row("to_number", &[], F::ToNumber, 1777),
+    row("sin", &[], F::Trig(Trig::Sin), 1604),
+    row("cos", &[], F::Trig(Trig::Cos), 1605),
+    row("tan", &[], F::Trig(Trig::Tan), 1606),
+    row("cot", &[], F::Trig(Trig::Cot), 1607),
+    row("asin", &[], F::Trig(Trig::Asin), 1600),
+    row("acos", &[], F::Trig(Trig::Acos), 1601),
+    row("atan", &[], F::Trig(Trig::Atan), 1602),
+    row("atan2", &[], F::Trig(Trig::Atan2), 1603),
+    row("sind", &[], F::Trig(Trig::Sind), 2735),
+    row("cosd", &[], F::Trig(Trig::Cosd), 2736),
+    row("tand", &[], F::Trig(Trig::Tand), 2737),
+    row("cotd", &[], F::Trig(Trig::Cotd), 2738),
+    row("asind", &[], F::Trig(Trig::Asind), 2731),
+    row("acosd", &[], F::Trig(Trig::Acosd), 2732),
+    row("atand", &[], F::Trig(Trig::Atand), 2733),
+    row("atan2d", &[], F::Trig(Trig::Atan2d), 2734),
+    row("sinh", &[], F::Trig(Trig::Sinh), 2462),
+    row("cosh", &[], F::Trig(Trig::Cosh), 2463),
+    row("tanh", &[], F::Trig(Trig::Tanh), 2464),
+    row("asinh", &[], F::Trig(Trig::Asinh), 2465),
+    row("acosh", &[], F::Trig(Trig::Acosh), 2466),
+    row("atanh", &[], F::Trig(Trig::Atanh), 2467),
+    row("regexp_count", &[], F::RegexpCount, 6254),
+    row("regexp_instr", &[], F::RegexpInstr, 6257),
+    row("regexp_like", &[], F::RegexpLike, 6263),
+    row("regexp_substr", &[], F::RegexpSubstr, 6265),
+    row("min_scale", &[], F::MinScale, 5042),
+    row("trim_scale", &[], F::TrimScale, 5043),
 ];
 
 /// The scalar function `name` (lower-cased) calls, if any.

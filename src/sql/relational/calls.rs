@@ -219,15 +219,54 @@ impl RelBinder<'_> {
             }
         }
         if crate::sql::functions::catalog_function(name).is_some() {
+            if !self.text_params_fit(name, &args) {
+                return Err(self.no_such_function(name, &args));
+            }
             return Ok(RExpr::Func(name.to_string(), args));
         }
-        Err(Error::UndefinedFunction(format!(
+        Err(self.no_such_function(name, &args))
+    }
+
+    /// 42883 for `name` called with `args`: PostgreSQL's message (the arguments' types)
+    /// and hint.
+    fn no_such_function(&self, name: &str, args: &[RExpr]) -> Error {
+        Error::UndefinedFunction(format!(
             "function {name}({}) does not exist",
             args.iter()
                 .map(|a| self.static_type(a).name())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )))
+        ))
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        )
+    }
+
+    /// Whether `args` fit the parameters of the relational text function `name` that has
+    /// one overload of fixed parameters (`left(text, integer)`, `split_part(text, text,
+    /// integer)`, ...): a `text` parameter takes a string type or an untyped literal, an
+    /// `integer` one a `smallint`, an `integer` or an untyped literal, as PostgreSQL's
+    /// implicit casts allow (no `bigint` or `numeric`: `left('abc', 2::bigint)` is 42883).
+    /// `concat_ws` takes a separator and at least one value. True for the other functions.
+    fn text_params_fit(&self, name: &str, args: &[RExpr]) -> bool {
+        const T: bool = true;
+        const I: bool = false;
+        let params: &[bool] = match name {
+            "left" | "right" => &[T, I],
+            "split_part" => &[T, T, I],
+            "replace" => &[T, T, T],
+            "starts_with" => &[T, T],
+            "concat_ws" => return args.len() >= 2,
+            _ => return true,
+        };
+        let fits = |is_text: bool, a: &RExpr| match self.static_type(a) {
+            RType::Unknown => true,
+            RType::Base(d) if is_text => d.is_text(),
+            RType::Base(d) => matches!(d, DataType::Int2 | DataType::Int4),
+            RType::Catalog(CatalogType::Name | CatalogType::Char) => is_text,
+            _ => false,
+        };
+        params.len() == args.len() && params.iter().zip(args).all(|(p, a)| fits(*p, a))
     }
 
     /// `greatest`, `least` or `nullif` of arrays: their elements compared by type (see

@@ -151,6 +151,15 @@ impl RelBinder<'_> {
                         }
                         // The level is not pushed yet: the operands' types are its own.
                         let (lt, rt) = (level.types[start + l], level.types[start + r]);
+                        if let (RType::Base(a), RType::Base(b)) = (lt, rt) {
+                            if crate::sql::types::select_common_type(a, b).is_none() {
+                                return Err(Error::DatatypeMismatch(format!(
+                                    "JOIN/USING types {} and {} cannot be matched",
+                                    a.name(),
+                                    b.name()
+                                )));
+                            }
+                        }
                         let l = self.bpchar_operand(RExpr::Col { up: 0, idx: l }, lt, rt);
                         let r = self.bpchar_operand(RExpr::Col { up: 0, idx: r }, rt, lt);
                         conj.push(RExpr::Cmp {
@@ -333,7 +342,7 @@ impl RelBinder<'_> {
                     if let Some((_, id, cols, types)) =
                         self.ctes.iter().rev().find(|c| c.0 == rel).cloned()
                     {
-                        let cols = rename(cols, alias);
+                        let cols = rename(cols, alias)?;
                         push_rel(level, alias_name.unwrap_or(rel), None, cols, types)?;
                         return Ok((RelFrom::Cte(id), None));
                     }
@@ -344,7 +353,7 @@ impl RelBinder<'_> {
                 };
                 for s in candidates {
                     if let Some((cols, _)) = self.provider.relation(&s, &rel) {
-                        let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias);
+                        let names = rename(cols.iter().map(|c| c.name.clone()).collect(), alias)?;
                         let types = cols.iter().map(RType::of_column).collect();
                         push_rel(
                             level,
@@ -380,7 +389,7 @@ impl RelBinder<'_> {
                 let seen = self.levels.pop().expect("pushed");
                 let q = q?;
                 let read = lateral_read(&seen, avail)?;
-                let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias);
+                let names = rename(q.columns.iter().map(|c| c.0.clone()).collect(), alias)?;
                 let types = q.columns.iter().map(|c| c.1).collect();
                 let a = alias.as_ref().map(|a| norm(&a.name)).unwrap_or_default();
                 push_rel(level, a, None, names, types)?;

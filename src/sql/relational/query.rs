@@ -193,6 +193,14 @@ impl RelBinder<'_> {
             })
         })();
         self.levels = saved;
+        // A column of the query's own FROM: PostgreSQL resolves it, then refuses it (42P10);
+        // a name no FROM has stays 42703.
+        let r = match r {
+            Err(e) if matches!(e.kind(), Error::UndefinedColumn(_)) => {
+                Err(self.limit_variable(q).unwrap_or(e))
+            }
+            r => r,
+        };
         // A parameter of LIMIT or OFFSET is a bigint, as PostgreSQL infers it.
         if let Ok((l, o)) = &r {
             for e in [l, o].into_iter().flatten() {
@@ -204,6 +212,38 @@ impl RelBinder<'_> {
             }
         }
         r
+    }
+
+    /// 42P10 `argument of LIMIT must not contain variables` (or OFFSET) when that clause
+    /// of `q` binds among the query's own columns; `None` when it does not either.
+    fn limit_variable(&mut self, q: &ast::Query) -> Option<Error> {
+        let Some(ast::LimitClause::LimitOffset { limit, offset, .. }) = &q.limit_clause else {
+            return None;
+        };
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            return None;
+        };
+        let clauses = [
+            ("LIMIT", limit.as_ref()),
+            ("OFFSET", offset.as_ref().map(|o| &o.value)),
+        ];
+        clauses.into_iter().find_map(|(word, e)| {
+            // The clause's expression as the select list of the query's own FROM.
+            let mut probe = (**sel).clone();
+            probe.projection = e
+                .map(|e| vec![ast::SelectItem::UnnamedExpr(e.clone())])
+                .unwrap_or_default();
+            probe.group_by = ast::GroupByExpr::Expressions(vec![], vec![]);
+            probe.having = None;
+            let saved = self.levels.len();
+            let bound = e.is_some() && self.select(&probe, &[]).is_ok();
+            self.levels.truncate(saved);
+            bound.then(|| {
+                Error::InvalidColumnReference(format!(
+                    "argument of {word} must not contain variables"
+                ))
+            })
+        })
     }
 
     pub(super) fn set_expr(&mut self, s: &ast::SetExpr) -> Result<(RelBody, Vec<(String, RType)>)> {

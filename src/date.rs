@@ -41,11 +41,32 @@ pub(crate) fn date_is_infinite(d: i32) -> bool {
 }
 
 /// Parse a date as PostgreSQL's `date_in` does for ISO input: `2001-02-03`, a timestamp
-/// whose time is dropped (`2001-02-03 10:00`), `epoch`, `today`, `infinity`.
+/// whose time is dropped (`2001-02-03 10:00`), `epoch`, `today`, `infinity`, a Julian day
+/// (`J2451545` = 2000-01-01).
 /// Errors: 22007 when malformed, 22008 when out of range.
 pub(crate) fn parse_date(text: &str) -> Result<i32> {
+    if let Some(d) = julian_day(text) {
+        return d;
+    }
     let us = crate::time::parse_naive_as(text, "date")?;
     timestamp_to_date(us)
+}
+
+/// A Julian day alone (`J2451545`, `j0`; blanks around it): its date, or 22008 when out
+/// of range; `None` for any other text.
+fn julian_day(text: &str) -> Option<Result<i32>> {
+    let t = text.trim();
+    let digits = t.strip_prefix(['J', 'j'])?;
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let jd: i64 = digits.parse().ok()?;
+    let days = jd + FIRST_DAY;
+    Some(if days < END_DAY {
+        i32::try_from(days).map_err(|_| date_out_of_range())
+    } else {
+        Err(date_out_of_range())
+    })
 }
 
 /// The date of a `timestamp` (its wall-clock day); infinities stay infinite.
@@ -354,6 +375,14 @@ mod tests {
         assert_eq!(date_text("infinity"), "infinity");
         assert_eq!(date_text("-infinity"), "-infinity");
         assert_eq!(parse_date("epoch").unwrap(), 0);
+        assert_eq!(date_text("J2451545"), "2000-01-01");
+        assert_eq!(date_text(" j0 "), "4714-11-24 BC");
+        assert_eq!(
+            parse_date("-0044-03-15")
+                .map_err(|e| crate::server::sqlstate(e.kind()))
+                .unwrap_err(),
+            "22009"
+        );
         assert_eq!(
             parse_date("2001-02-30")
                 .map_err(|e| crate::server::sqlstate(e.kind()))

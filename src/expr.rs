@@ -1410,6 +1410,7 @@ fn strict_function(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         }
         ScalarFunc::Substr => substr(vals),
         ScalarFunc::Timezone => timezone(&vals[0], &vals[1]),
+        ScalarFunc::DateTrunc if vals.len() == 3 => date_trunc_zone(&vals[0], &vals[1], &vals[2]),
         ScalarFunc::DateTrunc => date_trunc_value(&vals[0], &vals[1]),
         ScalarFunc::DatePart => date_part_value(&vals[0], &vals[1]),
         ScalarFunc::ToTimestamp if vals.len() == 2 => {
@@ -1555,7 +1556,7 @@ fn substr(vals: &[Value]) -> Result<Value> {
 /// wall clock in the zone to timestamptz; 22023 for an unknown zone.
 fn timezone(zone: &Value, t: &Value) -> Result<Value> {
     let name = text_arg(zone).unwrap_or_default();
-    let zone = crate::tz::Zone::parse(name).map_err(|_| {
+    let zone = crate::tz::Zone::parse_arg(name).map_err(|_| {
         Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
     })?;
     match t {
@@ -1590,6 +1591,27 @@ fn date_trunc_value(unit: &Value, t: &Value) -> Result<Value> {
             )))
         }
         Value::Interval(iv) => Ok(Value::Interval(interval_trunc(unit("interval")?, *iv)?)),
+        other => Err(type_error("date_trunc", other)),
+    }
+}
+
+/// `date_trunc(unit, t, zone)`: a timestamptz truncated on `zone`'s wall clock (PostgreSQL
+/// 12+), infinity to itself. Errors: 22023 for an unknown zone, units as [`date_trunc_value`].
+fn date_trunc_zone(unit: &Value, t: &Value, zone: &Value) -> Result<Value> {
+    use crate::expr_units::{self as units, TRUNC};
+    let name = text_arg(zone).unwrap_or_default();
+    let zone = crate::tz::Zone::parse_arg(name).map_err(|_| {
+        Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
+    })?;
+    let ty = "timestamp with time zone";
+    let unit = units::unit(text_arg(unit).unwrap_or_default(), ty, TRUNC, &[], true)?;
+    match t {
+        Value::TimestampTz(t) if time::is_infinite(*t) => Ok(Value::TimestampTz(*t)),
+        Value::TimestampTz(t) => {
+            let local = t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC);
+            let truncated = date_trunc(unit, local, ty)?;
+            Ok(Value::TimestampTz(zone.local_to_utc(truncated)))
+        }
         other => Err(type_error("date_trunc", other)),
     }
 }

@@ -672,6 +672,12 @@ fn parse_with(text: &str, use_offset: bool, ty: &str) -> Result<i64> {
             return r;
         }
     }
+    if trimmed.starts_with('-') {
+        // PostgreSQL reads a leading sign as a zone displacement, out of range at the start.
+        return Err(Error::InvalidTimeZoneDisplacement(format!(
+            "time zone displacement out of range: \"{text}\""
+        )));
+    }
     let p = parse_parts(text, ty)?;
     let us = parts_to_us(text, &p, use_offset)?;
     if use_offset && p.offset_s.is_none() {

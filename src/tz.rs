@@ -106,6 +106,27 @@ impl Zone {
         Err(invalid())
     }
 
+    /// Parse a zone given to a function (`timezone(zone, t)`, `AT TIME ZONE`, `date_trunc`'s
+    /// third argument): as [`Zone::parse`], except that a bare offset (`+05`, `5`, `-3:30`)
+    /// follows the POSIX sign convention (`+05` is five hours west), as PostgreSQL reads a
+    /// zone name there; only `SET TIME ZONE` reads a number as hours east.
+    /// Errors: those of [`Zone::parse`].
+    pub(crate) fn parse_arg(name: &str) -> Result<Zone> {
+        let s = name.trim();
+        match bare_offset(s) {
+            Some(seconds) => {
+                let offset = jiff::tz::Offset::from_seconds(-seconds).map_err(|_| {
+                    Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
+                })?;
+                Ok(Zone {
+                    name: s.to_string(),
+                    tz: TimeZone::fixed(offset),
+                })
+            }
+            None => Zone::parse(name),
+        }
+    }
+
     /// The zone for a numeric setting: hours east of UTC (ISO sign convention), shown as
     /// PostgreSQL shows it (`SET TIME ZONE -7` is `<-07>+07`).
     pub(crate) fn from_hours_east(hours: f64) -> Result<Zone> {
@@ -321,6 +342,15 @@ mod tests {
             Zone::parse("Mars/Olympus"),
             Err(Error::InvalidParameterValue(_))
         ));
+        // A function's zone argument reads a bare offset as POSIX (west), as PostgreSQL.
+        assert_eq!(Zone::parse_arg("+05").unwrap().offset_at(0), -5 * 3600);
+        assert_eq!(Zone::parse_arg("5").unwrap().offset_at(0), -5 * 3600);
+        assert_eq!(
+            Zone::parse_arg("-3:30").unwrap().offset_at(0),
+            3 * 3600 + 1800
+        );
+        assert_eq!(Zone::parse_arg("UTC+3").unwrap().offset_at(0), -3 * 3600);
+        assert!(Zone::parse_arg("Mars/Olympus").is_err());
         assert_eq!(format_offset(0), "+00");
         assert_eq!(format_offset(19800), "+05:30");
         assert_eq!(format_offset(-17762), "-04:56:02");

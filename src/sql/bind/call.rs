@@ -858,8 +858,9 @@ impl Binder<'_> {
         })
     }
 
-    /// `timezone`, `date_trunc`, `date_part`, `to_timestamp`: an unknown literal reads as
-    /// timestamptz, a date as PostgreSQL casts it. Errors: 42883.
+    /// `timezone`, `date_trunc` (also with a zone: `(text, timestamptz, text)`), `date_part`,
+    /// `to_timestamp`: an unknown literal reads as timestamptz, a date as PostgreSQL casts
+    /// it. Errors: 42883.
     fn time_scalar(
         &mut self,
         func: ScalarFunc,
@@ -886,6 +887,21 @@ impl Binder<'_> {
                     }
                 };
                 (vec![zone, ts_e], out)
+            }
+            ScalarFunc::DateTrunc if args.len() == 3 => {
+                // date_trunc(text, timestamptz, text) only: truncation on that zone's clock.
+                let [unit, ts, zone] = <[Bound; 3]>::try_from(args).map_err(|a| arity_err(&a))?;
+                let ok = |b: &Bound, t: T| b.ty.is_none_or(|x| x == t || x.is_text());
+                if !ok(&unit, T::Text)
+                    || !ok(&zone, T::Text)
+                    || !ts.ty.is_none_or(|t| t.is_timestamp() || t == T::Date)
+                {
+                    return Err(arity_err(&[unit, ts, zone]));
+                }
+                let unit = self.text_arg(unit, name)?;
+                let zone = self.text_arg(zone, name)?;
+                let ts = self.coerce(ts, T::TimestampTz, name)?;
+                (vec![unit, ts, zone], T::TimestampTz)
             }
             ScalarFunc::DateTrunc | ScalarFunc::DatePart => {
                 let [unit, ts] = <[Bound; 2]>::try_from(args).map_err(|a| arity_err(&a))?;

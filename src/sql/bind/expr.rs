@@ -867,6 +867,10 @@ impl Binder<'_> {
                 };
                 self.scalar(ScalarFunc::Abs, vec![b])
             }
+            // PostgreSQL 14 removed postfix operators: `5!` no longer parses there.
+            ast::UnaryOperator::PGPostfixFactorial => {
+                Err(Error::Syntax("syntax error at or near \"!\"".into()))
+            }
             other => Err(Error::UndefinedFunction(format!(
                 "operator is not supported: {other}"
             ))),

@@ -231,7 +231,7 @@ impl Binder<'_> {
     }
 
     /// `x [NOT] IN (a, b, ...)`: the operand and the items unified to one type (42804
-    /// when none exists).
+    /// when none exists); a single item is `x = a` (`x <> a`), as PostgreSQL reads it.
     pub(super) fn in_list(&mut self, e: &ast::Expr, scope: &Scope) -> Result<Bound> {
         use ast::Expr as E;
         match e {
@@ -244,6 +244,21 @@ impl Binder<'_> {
                 let ast::InTarget::List(list) = target else {
                     return Err(unsupported("IN (subquery) is not supported"));
                 };
+                if let [only] = list.as_slice() {
+                    // PostgreSQL reads `x IN (y)` as `x = y` (and NOT IN as `<>`): the
+                    // operator's own rules, as for `'abc '::varchar IN ('abc'::char(5))`.
+                    let op = if *negated {
+                        ast::BinaryOperator::NotEq
+                    } else {
+                        ast::BinaryOperator::Eq
+                    };
+                    let eq = E::BinaryOp {
+                        left: expr.clone(),
+                        op,
+                        right: Box::new(only.clone()),
+                    };
+                    return self.expr(&eq, scope);
+                }
                 let x = self.expr(expr, scope)?;
                 let items: Vec<Bound> = list
                     .iter()

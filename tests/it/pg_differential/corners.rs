@@ -11,12 +11,7 @@
 //! - extract(julian from a timestamp): computed as a float, then numeric; PostgreSQL
 //!   divides exactly (the 20 digits differ after the 15th).
 //! - `(a, b) IN (SELECT x, y ...)`: row comparisons with a subquery are not bound (42601).
-//! - `date_trunc(unit, timestamptz, zone)`: the three-argument form is missing (42883).
-//! - `'J2451545'::date`, `'-0044-03-15'::date`: Julian-day and signed-year date input.
 //! - `numeric(3, -1)`: negative scales of PostgreSQL 15 are a syntax error here.
-//! - `'abc '::varchar IN ('abc'::char(5))`: PostgreSQL compares a one-element IN list
-//!   with `=` (bpchar rules, true); tcq with the list's common type (varchar, false).
-//! - `5!`: PostgreSQL 14 removed postfix operators (42601); tcq says 42883.
 //! - `WITH RECURSIVE` without a bound under `LIMIT`: PostgreSQL stops at the limit; tcq
 //!   builds the whole recursion and stops at its value budget (54000).
 
@@ -219,6 +214,8 @@ const NUMBERS: &[&str] = &[
     r#"SELECT factorial(5), factorial(0)"#,
     r#"SELECT factorial(-1)"#,
     r#"SELECT 5!"#,
+    r#"SELECT 5! FROM tx"#,
+    r#"SELECT !! 5"#,
     r#"SELECT pi(), degrees(pi()), radians(180)"#,
     r#"SELECT sin(0), cos(0), atan2(1, 1), asind(1), cosd(60)"#,
     r#"SELECT acos(2)"#,
@@ -322,6 +319,13 @@ const DATETIME: &[&str] = &[
     r#"SELECT date_trunc('day', interval '1 day 5 hours'), date_trunc('hour', interval '3 days 04:05:06')"#,
     r#"SELECT date_trunc('foo', now())"#,
     r#"SELECT date_trunc('day', '2024-06-15 12:00+00'::timestamptz, 'Asia/Tokyo')"#,
+    r#"SELECT f, date_trunc(f, '2024-03-31 23:30:00+00'::timestamptz, 'America/New_York') FROM (VALUES ('hour'),('day'),('week'),('month'),('year')) v(f) ORDER BY f"#,
+    r#"SELECT date_trunc('day', tz, 'Europe/Berlin'), date_trunc('month', ts, '+05') FROM tx ORDER BY id"#,
+    r#"SELECT date_trunc('day', '2024-06-15'::date, 'UTC'), date_trunc('day', 'infinity'::timestamptz, 'UTC'), date_trunc('day', NULL::timestamptz, 'UTC')"#,
+    r#"SELECT date_trunc('day', now(), 'Nowhere/Zone')"#,
+    r#"SELECT x, timezone('+05', x), x AT TIME ZONE '-3:30', timezone('5', x), date_trunc('hour', x, '+05:30'), date_trunc('day', x, 'UTC+3'), make_timestamptz(2001, 1, 1, 10, 0, 0, '+05') FROM (VALUES ('2001-01-01 10:00:00+00'::timestamptz), ('2024-06-15 12:34:56.789+00')) v(x) ORDER BY x"#,
+    r#"SELECT date_trunc('fortnight', now(), 'UTC')"#,
+    r#"SELECT date_trunc('day', interval '1 day', 'UTC')"#,
     r#"SELECT date_trunc('century', '2000-12-31'::timestamp), date_trunc('millennium', '2001-01-01'::timestamp), date_trunc('decade', '1999-05-05'::timestamp)"#,
     r#"SELECT f, extract(f from '2024-06-15 12:34:56.789123'::timestamp) FROM (VALUES ('epoch'),('dow'),('isodow'),('doy'),('week'),('quarter'),('julian'),('isoyear'),('century'),('millennium'),('decade'),('microseconds'),('milliseconds'),('second'),('minute')) v(f) ORDER BY f"#,
     r#"SELECT f, date_part(f, '2024-06-15 12:34:56.789123'::timestamp) FROM (VALUES ('epoch'),('dow'),('isodow'),('doy'),('week'),('quarter'),('julian'),('isoyear'),('century'),('millennium'),('decade'),('microseconds'),('milliseconds'),('second'),('minute')) v(f) ORDER BY f"#,
@@ -377,6 +381,11 @@ const DATETIME: &[&str] = &[
     r#"SELECT (date '2024-01-01', date '2024-02-01') OVERLAPS (date '2024-01-15', date '2024-03-01')"#,
     r#"SELECT '2024-06-15'::date::text, '2024-06-15 10:00:00.5'::timestamp::text, '-0044-03-15'::date"#,
     r#"SELECT '0044-03-15 BC'::date, 'J2451545'::date"#,
+    r#"SELECT ' j0 '::date, 'J2451546'::date, 'J5373484'::date"#,
+    r#"SELECT 'J99999999999'::date"#,
+    r#"SELECT '-2024-01-01'::date"#,
+    r#"SELECT '-2024-01-01'::timestamp"#,
+    r#"SELECT '-infinity'::date, '-infinity'::timestamp"#,
     r#"SELECT extract(year from '0044-03-15 BC'::date), extract(century from '0044-03-15 BC'::date)"#,
     r#"SELECT dt, ts, dt + iv, ts + iv, ts - iv FROM tx ORDER BY id"#,
     r#"SELECT id, date_trunc('month', ts), extract(dow from ts), extract(week from dt), age(ts, dt) FROM tx ORDER BY id"#,
@@ -479,6 +488,12 @@ const CONDITIONS_AND_CLAUSES: &[&str] = &[
     r#"SELECT id FROM tx ORDER BY id LIMIT k"#,
     r#"SELECT 'abc '::varchar IN ('abc'::char(5)), 'abc '::varchar = 'abc'::char(5), 'abc'::char(5) IN ('abc '::varchar)"#,
     r#"SELECT 'abc '::varchar IN ('abc'::char(5), 'x'::char(5))"#,
+    r#"SELECT 'abc '::varchar NOT IN ('abc'::char(5)), 1 IN (1.0), NULL IN (1), 1 NOT IN (NULL)"#,
+    r#"SELECT id FROM tx WHERE k IN (2) ORDER BY id"#,
+    r#"SELECT id FROM tx WHERE k NOT IN (1) ORDER BY id"#,
+    r#"SELECT 1 IN ('a')"#,
+    r#"SELECT 1 IN ('a', 'b')"#,
+    r#"SELECT 1 IN (true)"#,
 ];
 
 /// VALUES typing, CTEs, scalar/IN/EXISTS/ANY/ALL subqueries, window functions, ordered-set

@@ -211,7 +211,7 @@ pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) ->
 /// The flags of `regexp_match`, `regexp_matches` and the split functions, as (ignore
 /// case, global): `i` ignores case, `c` does not, `g` (only where `global_ok`) finds every
 /// match. Errors: 22023 for an unknown flag, or `g` where `fname` takes one match.
-fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(bool, bool)> {
+pub(crate) fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(bool, bool)> {
     let (mut ci, mut global) = (false, false);
     for f in flags.chars() {
         match f {

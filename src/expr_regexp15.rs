@@ -61,30 +61,6 @@ fn matches_from<'h>(
     out
 }
 
-/// The case flag of `flags` (`i` on, `c` off); `g` is allowed only where `global_ok`, and
-/// returned. Errors: 22023 for another letter, or for `g` elsewhere.
-fn flags_of(flags: &str, global_ok: bool, fname: &str) -> Result<(bool, bool)> {
-    let (mut ci, mut global) = (false, false);
-    for f in flags.chars() {
-        match f {
-            'i' => ci = true,
-            'c' => ci = false,
-            'g' if global_ok => global = true,
-            'g' => {
-                return Err(Error::InvalidParameterValue(format!(
-                    "{fname}() does not support the \"global\" option"
-                )))
-            }
-            _ => {
-                return Err(Error::InvalidParameterValue(format!(
-                    "invalid regular expression option: \"{f}\""
-                )))
-            }
-        }
-    }
-    Ok((ci, global))
-}
-
 fn text(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
@@ -107,7 +83,7 @@ pub(crate) fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::RegexpLike => ("regexp_like", 2),
         _ => ("regexp_substr", 4),
     };
-    let (ci, _) = flags_of(vals.get(flags_at).map_or("", text), false, name)?;
+    let (ci, _) = crate::expr_regex::match_flags(vals.get(flags_at).map_or("", text), false, name)?;
     let re = crate::expr_regex::compiled_pattern(text(&vals[1]), ci)?;
     if func == F::RegexpLike {
         return Ok(Value::Bool(re.is_match(s)));
@@ -155,7 +131,8 @@ pub(crate) fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
 /// `g`). Errors: 22023 for a start below 1, a negative n or a bad flag; 2201B.
 pub(crate) fn replace_from(vals: &[Value]) -> Result<Value> {
     let s = text(&vals[0]);
-    let (ci, global) = flags_of(vals.get(5).map_or("", text), true, "regexp_replace")?;
+    let (ci, global) =
+        crate::expr_regex::match_flags(vals.get(5).map_or("", text), true, "regexp_replace")?;
     let from = byte_start(s, int(vals.get(3), 1))?;
     let n = match vals.get(4) {
         Some(v) => int(Some(v), 0),

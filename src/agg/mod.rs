@@ -142,6 +142,15 @@ pub struct Moments {
 }
 
 impl Moments {
+    /// Fold in one integer input `m` at scale 0 (smallint and integer inputs only: their
+    /// squares stay far below i128's range).
+    #[inline(always)]
+    pub(crate) fn add_small_int(&mut self, m: i128) {
+        self.n += 1;
+        self.sum += m;
+        self.sumsq += m * m;
+    }
+
     /// Fold in `n2` inputs of sums `s2`, `q2` at scale `sc2`; false (and nothing
     /// changed) when a sum would leave i128's range.
     fn add(&mut self, n2: i64, s2: i128, q2: i128, sc2: u32) -> bool {

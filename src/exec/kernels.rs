@@ -390,12 +390,7 @@ where
         }
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             if let Acc::Moments(st) = acc {
-                each_valid_one(a, rows, |x| {
-                    let m = x.into() as i128;
-                    st.n += 1;
-                    st.sum += m;
-                    st.sumsq += m * m;
-                });
+                each_valid_one(a, rows, |x| st.add_small_int(x.into() as i128));
             }
         }
         _ => return false,
@@ -565,12 +560,8 @@ where
         AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
             each_valid(a, rows, slots, |s, x| {
                 if let Acc::Moments(st) = st.at(s) {
-                    // Integer moments keep scale 0; squares of smallint and integer inputs
-                    // stay far below i128's range (only those reach here).
-                    let m = x.into() as i128;
-                    st.n += 1;
-                    st.sum += m;
-                    st.sumsq += m * m;
+                    // Integer moments keep scale 0 (only smallint and integer reach here).
+                    st.add_small_int(x.into() as i128);
                 }
             })
         }

@@ -68,7 +68,15 @@ fn number_tokens(fmt: &str) -> (Vec<NumTok>, bool, Option<usize>) {
     let (mut out, mut fill, mut pr) = (Vec::new(), false, None);
     let mut i = 0;
     while i < chars.len() {
-        let rest: String = chars[i..].iter().take(2).collect::<String>().to_uppercase();
+        // Two-letter patterns are all upper or all lower case (`PR`, `pr`), as PostgreSQL's
+        // keywords are; `Pr` is two literal letters.
+        let raw: String = chars[i..].iter().take(2).collect();
+        let rest = raw.to_uppercase();
+        let rest = if raw == rest || raw == raw.to_lowercase() {
+            rest
+        } else {
+            String::new()
+        };
         let (tok, n) = match (chars[i], rest.as_str()) {
             (_, "FM") => {
                 fill = true;
@@ -908,6 +916,9 @@ mod tests {
             (n("12"), "999PR", "  12 "),
             (n("-1"), "999PRPR", "  <1>"),
             (n("-12.5"), "FM999.9PR", "<12.5>"),
+            (Value::Int4(-1), "9pr", "<1>"),
+            (Value::Int4(-1), "9Pr", "-1Pr"),
+            (Value::Int4(-1), "9mI", "-1mI"),
         ] {
             assert_eq!(num(v.clone(), f), pg, "to_char({v:?}, {f})");
         }

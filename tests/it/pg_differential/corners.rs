@@ -832,6 +832,7 @@ const TO_CHAR_SIGNS: &[&str] = &[
     r#"SELECT to_char(123, 'MI999PR')"#,
     r#"SELECT to_char(-12, '999PR'), to_char(12, '999PR'), to_char(-1, '999PRPR'), to_char(-5, '9999999999PR'), to_char(-12.5, 'FM999.9PR'), to_char(-123456, '999PR')"#,
     r#"SELECT to_char(-12, 'PR999')"#,
+    r#"SELECT to_char(-1, '9mI'), to_char(-1, '9Pr'), to_char(-1, '9pr'), to_char(-1, 'Fm999'), to_char(-1, 'sG9'), to_char(-1, 'sg9')"#,
     r#"SELECT round(1.5, 1::bigint)"#,
     r#"SELECT timezone('+15', timestamptz 'infinity'), timestamptz '-infinity' AT TIME ZONE '-05:30', timezone('UTC', timestamptz 'infinity'), timezone('Asia/Tokyo', timestamptz '-infinity')"#,
     r#"SELECT timezone('+15:59:59', timestamptz '4714-11-24 00:00:00+00 BC')"#,

@@ -1553,19 +1553,28 @@ fn substr(vals: &[Value]) -> Result<Value> {
 }
 
 /// `timezone(zone, t)` (`t AT TIME ZONE zone`): timestamptz to the zone's wall clock, or a
-/// wall clock in the zone to timestamptz; 22023 for an unknown zone.
+/// wall clock in the zone to timestamptz; 22023 for an unknown zone, 22008 for a wall
+/// clock outside the timestamp range.
 fn timezone(zone: &Value, t: &Value) -> Result<Value> {
     let name = text_arg(zone).unwrap_or_default();
     let zone = crate::tz::Zone::parse_arg(name).map_err(|_| {
         Error::InvalidParameterValue(format!("time zone \"{name}\" not recognized"))
     })?;
     match t {
-        Value::TimestampTz(t) => Ok(Value::Timestamp(
-            t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC),
-        )),
+        // Infinity stays itself; a wall clock past either end is 22008, as in PostgreSQL.
+        Value::TimestampTz(t) if time::is_infinite(*t) => Ok(Value::Timestamp(*t)),
+        Value::TimestampTz(t) => Ok(Value::Timestamp(wall_clock(&zone, *t)?)),
         Value::Timestamp(t) => Ok(Value::TimestampTz(zone.local_to_utc(*t))),
         other => Err(type_error("timezone", other)),
     }
+}
+
+/// The finite instant `t` (Unix microseconds) on `zone`'s wall clock. Errors: 22008 when
+/// that falls outside the timestamp range.
+fn wall_clock(zone: &crate::tz::Zone, t: i64) -> Result<i64> {
+    t.checked_add(i64::from(zone.offset_at(t)) * time::US_PER_SEC)
+        .filter(|w| (time::MIN_TIMESTAMP_US..time::END_TIMESTAMP_US).contains(w))
+        .ok_or_else(|| Error::DatetimeFieldOverflow("timestamp out of range".into()))
 }
 
 /// `date_trunc(unit, t)` on a timestamp, timestamptz (on the session zone's wall clock, as
@@ -1596,7 +1605,8 @@ fn date_trunc_value(unit: &Value, t: &Value) -> Result<Value> {
 }
 
 /// `date_trunc(unit, t, zone)`: a timestamptz truncated on `zone`'s wall clock (PostgreSQL
-/// 12+), infinity to itself. Errors: 22023 for an unknown zone, units as [`date_trunc_value`].
+/// 12+), infinity to itself. Errors: 22023 for an unknown zone, 22008 for a wall clock or a
+/// result before the timestamp range, units as [`date_trunc_value`].
 fn date_trunc_zone(unit: &Value, t: &Value, zone: &Value) -> Result<Value> {
     use crate::expr_units::{self as units, TRUNC};
     let name = text_arg(zone).unwrap_or_default();
@@ -1608,9 +1618,14 @@ fn date_trunc_zone(unit: &Value, t: &Value, zone: &Value) -> Result<Value> {
     match t {
         Value::TimestampTz(t) if time::is_infinite(*t) => Ok(Value::TimestampTz(*t)),
         Value::TimestampTz(t) => {
-            let local = t.saturating_add(zone.offset_at(*t) as i64 * time::US_PER_SEC);
-            let truncated = date_trunc(unit, local, ty)?;
-            Ok(Value::TimestampTz(zone.local_to_utc(truncated)))
+            let truncated = date_trunc(unit, wall_clock(&zone, *t)?, ty)?;
+            let utc = zone.local_to_utc(truncated);
+            if utc < time::MIN_TIMESTAMP_US {
+                return Err(Error::DatetimeFieldOverflow(
+                    "timestamp out of range".into(),
+                ));
+            }
+            Ok(Value::TimestampTz(utc))
         }
         other => Err(type_error("date_trunc", other)),
     }

@@ -61,12 +61,22 @@ enum NumTok {
     Lit(char),
 }
 
-fn number_tokens(fmt: &str) -> (Vec<NumTok>, bool, bool) {
+/// A number template's pieces, whether it has `FM`, and where (in the pieces) its first
+/// `PR` is.
+fn number_tokens(fmt: &str) -> (Vec<NumTok>, bool, Option<usize>) {
     let chars: Vec<char> = fmt.chars().collect();
-    let (mut out, mut fill, mut pr) = (Vec::new(), false, false);
+    let (mut out, mut fill, mut pr) = (Vec::new(), false, None);
     let mut i = 0;
     while i < chars.len() {
-        let rest: String = chars[i..].iter().take(2).collect::<String>().to_uppercase();
+        // Two-letter patterns are all upper or all lower case (`PR`, `pr`), as PostgreSQL's
+        // keywords are; `Pr` is two literal letters.
+        let raw: String = chars[i..].iter().take(2).collect();
+        let rest = raw.to_uppercase();
+        let rest = if raw == rest || raw == raw.to_lowercase() {
+            rest
+        } else {
+            String::new()
+        };
         let (tok, n) = match (chars[i], rest.as_str()) {
             (_, "FM") => {
                 fill = true;
@@ -74,7 +84,7 @@ fn number_tokens(fmt: &str) -> (Vec<NumTok>, bool, bool) {
                 continue;
             }
             (_, "PR") => {
-                pr = true;
+                pr.get_or_insert(out.len());
                 i += 2;
                 continue;
             }
@@ -210,8 +220,10 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
     if let Some(lower) = roman_template(fmt) {
         return roman(v, fmt.len() > 2, lower);
     }
-    let (toks, fill, pr) = number_tokens(fmt);
+    let (toks, fill, pr_at) = number_tokens(fmt);
+    let pr = pr_at.is_some();
     sign_conflict(&toks, pr)?;
+    digits_before_pr(&toks, pr_at)?;
     let is_digit = |t: &NumTok| matches!(t, NumTok::Nine | NumTok::Zero);
     let point = toks.iter().position(|t| *t == NumTok::Point);
     let int_places = toks[..point.unwrap_or(toks.len())]
@@ -321,10 +333,12 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
         }
     }
     if pr {
+        // `<` takes the implicit sign's place beside the number (` <12>`), `>` the end.
+        let at = sign_at.unwrap_or(out.len());
         return Ok(match (negative, fill) {
-            (true, _) => format!("<{out}>"),
+            (true, _) => format!("{}<{}>", &out[..at], &out[at..]),
             (false, true) => out,
-            (false, false) => format!(" {out} "),
+            (false, false) => format!("{} {} ", &out[..at], &out[at..]),
         });
     }
     if explicit {
@@ -339,6 +353,20 @@ fn number(v: &Value, fmt: &str) -> Result<String> {
     // The sign has its own place, just before the first digit (or the point).
     let at = sign_at.unwrap_or(out.len());
     Ok(format!("{}{sign}{}", &out[..at], &out[at..]))
+}
+
+/// 42601 for a `9` or `0` after `PR` (at piece `pr_at`), with PostgreSQL's message.
+fn digits_before_pr(toks: &[NumTok], pr_at: Option<usize>) -> Result<()> {
+    let after = pr_at.map_or(&[][..], |at| &toks[at..]);
+    let digit = after.iter().find_map(|t| match t {
+        NumTok::Nine => Some('9'),
+        NumTok::Zero => Some('0'),
+        _ => None,
+    });
+    match digit {
+        Some(d) => Err(Error::Syntax(format!(r#""{d}" must be ahead of "PR""#))),
+        None => Ok(()),
+    }
 }
 
 /// 42601 for `S` beside `PL`, `MI`, `SG` or `PR`, with PostgreSQL's message for the one
@@ -884,6 +912,13 @@ mod tests {
             (n("-12.5"), "MI99.9", "-12.5"),
             (n("12.5"), "99.9PR", " 12.5 "),
             (n("-12.5"), "99.9PR", "<12.5>"),
+            (n("-12"), "999PR", " <12>"),
+            (n("12"), "999PR", "  12 "),
+            (n("-1"), "999PRPR", "  <1>"),
+            (n("-12.5"), "FM999.9PR", "<12.5>"),
+            (Value::Int4(-1), "9pr", "<1>"),
+            (Value::Int4(-1), "9Pr", "-1Pr"),
+            (Value::Int4(-1), "9mI", "-1mI"),
         ] {
             assert_eq!(num(v.clone(), f), pg, "to_char({v:?}, {f})");
         }
@@ -931,6 +966,16 @@ mod tests {
             days: 0,
             micros: 3_600_000_000,
         };
+        for (f, msg) in [
+            ("PR999", r#""9" must be ahead of "PR""#),
+            ("FMPR0", r#""0" must be ahead of "PR""#),
+        ] {
+            let err = to_char(&Value::Int4(-12), f).unwrap_err();
+            assert!(
+                matches!(err.kind(), Error::Syntax(m) if m == msg),
+                "{err:?}"
+            );
+        }
         let err = to_char(&Value::Interval(hour), "HH24 TZH").unwrap_err();
         assert!(
             matches!(err.kind(), Error::InvalidDatetimeFormat(_)),

@@ -19,21 +19,41 @@ const CACHED_MAX: usize = 16;
 const COMPILED_BYTES_MAX: usize = 1 << 20;
 
 thread_local! {
-    static CACHE: RefCell<Vec<((String, bool), regex::Regex)>> = const { RefCell::new(Vec::new()) };
+    static CACHE: RefCell<Vec<((String, u8), regex::Regex)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `pattern` compiled (case-insensitive when `ci`). Errors: 2201B.
-fn compiled(pattern: &str, ci: bool) -> Result<regex::Regex> {
+/// Option bits of a compiled pattern, as PostgreSQL's flag letters set them: `i`.
+const RE_CI: u8 = 1;
+/// `.` does not match a newline (flags `n`/`m`, `p`).
+const RE_NLSTOP: u8 = 2;
+/// `^` and `$` also match at the ends of lines (flags `n`/`m`, `w`).
+const RE_NLANCH: u8 = 4;
+/// Whitespace and `#` comments in the pattern are ignored (flag `x`).
+const RE_EXPANDED: u8 = 8;
+/// The pattern is literal text (flag `q`).
+const RE_QUOTE: u8 = 16;
+
+/// `pattern` compiled with the option bits `opts` (`RE_*`). Errors: 2201B.
+fn compiled(pattern: &str, opts: u8) -> Result<regex::Regex> {
     CACHE.with(|c| {
         let mut cache = c.borrow_mut();
-        if let Some((_, re)) = cache.iter().find(|(k, _)| k.0 == pattern && k.1 == ci) {
+        if let Some((_, re)) = cache.iter().find(|(k, _)| k.0 == pattern && k.1 == opts) {
             return Ok(re.clone());
         }
         // PostgreSQL's regular expressions let `.` match a newline (its default is not
         // newline-sensitive); `^` and `$` anchor at the ends of the text only.
-        let re = regex::RegexBuilder::new(pattern)
-            .case_insensitive(ci)
-            .dot_matches_new_line(true)
+        let quoted;
+        let source = if opts & RE_QUOTE != 0 {
+            quoted = regex::escape(pattern);
+            &quoted
+        } else {
+            pattern
+        };
+        let re = regex::RegexBuilder::new(source)
+            .case_insensitive(opts & RE_CI != 0)
+            .dot_matches_new_line(opts & RE_NLSTOP == 0)
+            .multi_line(opts & RE_NLANCH != 0)
+            .ignore_whitespace(opts & (RE_EXPANDED | RE_QUOTE) == RE_EXPANDED)
             .size_limit(COMPILED_BYTES_MAX)
             .build()
             .map_err(|e| {
@@ -42,15 +62,15 @@ fn compiled(pattern: &str, ci: bool) -> Result<regex::Regex> {
         if cache.len() >= CACHED_MAX {
             cache.remove(0);
         }
-        cache.push(((pattern.to_string(), ci), re.clone()));
+        cache.push(((pattern.to_string(), opts), re.clone()));
         Ok(re)
     })
 }
 
-/// `pattern` compiled as the other regular expression functions compile it (cached).
-/// Errors: 2201B.
-pub(crate) fn compiled_pattern(pattern: &str, ci: bool) -> Result<regex::Regex> {
-    compiled(pattern, ci)
+/// `pattern` compiled as the other regular expression functions compile it (cached),
+/// with the option bits [`match_flags`] returns. Errors: 2201B.
+pub(crate) fn compiled_pattern(pattern: &str, opts: u8) -> Result<regex::Regex> {
+    compiled(pattern, opts)
 }
 
 /// Append `replacement` to `out` with `caps`'s groups substituted, as regexp_replace.
@@ -60,7 +80,7 @@ pub(crate) fn substitute_groups(caps: &regex::Captures<'_>, replacement: &str, o
 
 /// `s ~ pattern` (`~*` when `ci`).
 pub(crate) fn matches(s: &str, pattern: &str, ci: bool) -> Result<bool> {
-    Ok(compiled(pattern, ci)?.is_match(s))
+    Ok(compiled(pattern, if ci { RE_CI } else { 0 })?.is_match(s))
 }
 
 /// `s SIMILAR TO pattern`: SQL's regular expressions (`%` any text, `_` one character,
@@ -70,7 +90,7 @@ pub(crate) fn similar(s: &str, pattern: &str) -> Result<bool> {
     let mut re = String::from("^(?:");
     similar_body(pattern, Some('\\'), false, &mut re)?;
     re.push_str(")$");
-    Ok(compiled(&re, false)?.is_match(s))
+    Ok(compiled(&re, 0)?.is_match(s))
 }
 
 /// `substring(s FROM pattern)`: the part of `s` the first parenthesized group of the
@@ -78,7 +98,7 @@ pub(crate) fn similar(s: &str, pattern: &str) -> Result<bool> {
 /// match when the pattern has no group; `None` when nothing matches. Errors: 2201B for a
 /// bad pattern.
 pub(crate) fn substring(s: &str, pattern: &str) -> Result<Option<String>> {
-    let re = compiled(pattern, false)?;
+    let re = compiled(pattern, 0)?;
     let Some(c) = re.captures(s) else {
         return Ok(None);
     };
@@ -127,7 +147,7 @@ pub(crate) fn similar_substring(s: &str, pattern: &str, esc: &str) -> Result<Opt
         re.push(')');
     }
     re.push('$');
-    let re = compiled(&re, false)?;
+    let re = compiled(&re, 0)?;
     Ok(re
         .captures(s)
         .and_then(|c| c.get(1).map(|m| m.as_str().to_string())))
@@ -179,20 +199,8 @@ fn similar_body(pattern: &str, esc: Option<char>, lazy: bool, re: &mut String) -
 /// groups, `\&` the whole match and `\\` a backslash. Errors: 2201B for a bad pattern,
 /// 22023 for an unknown flag.
 pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) -> Result<String> {
-    let (mut global, mut ci) = (false, false);
-    for f in flags.chars() {
-        match f {
-            'g' => global = true,
-            'i' => ci = true,
-            'c' => ci = false,
-            _ => {
-                return Err(Error::InvalidParameterValue(format!(
-                    "invalid regular expression option: \"{f}\""
-                )))
-            }
-        }
-    }
-    let re = compiled(pattern, ci)?;
+    let (opts, global) = match_flags(flags, true, "regexp_replace")?;
+    let re = compiled(pattern, opts)?;
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
     for caps in re.captures_iter(s) {
@@ -208,15 +216,27 @@ pub(crate) fn replace(s: &str, pattern: &str, replacement: &str, flags: &str) ->
     Ok(out)
 }
 
-/// The flags of `regexp_match`, `regexp_matches` and the split functions, as (ignore
-/// case, global): `i` ignores case, `c` does not, `g` (only where `global_ok`) finds every
-/// match. Errors: 22023 for an unknown flag, or `g` where `fname` takes one match.
-pub(crate) fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(bool, bool)> {
-    let (mut ci, mut global) = (false, false);
+/// The flags of every regular expression function, as (option bits `RE_*` for
+/// [`compiled_pattern`], global), later letters overriding earlier ones as in PostgreSQL:
+/// `i` ignores case, `c` does not; `n` (or `m`) is newline-sensitive (`.` stops at a
+/// newline, `^`/`$` match at line ends), `p` only the former, `w` only the latter, `s`
+/// neither (the default); `x` expanded syntax, `t` tight (the default); `q` a literal
+/// pattern; `g` (only where `global_ok`) finds every match. Errors: 22023 for an unknown
+/// flag (also `b` and `e`, the basic and extended syntaxes, not read), or `g` where
+/// `fname` takes one match.
+pub(crate) fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(u8, bool)> {
+    let (mut opts, mut global) = (0u8, false);
     for f in flags.chars() {
         match f {
-            'i' => ci = true,
-            'c' => ci = false,
+            'i' => opts |= RE_CI,
+            'c' => opts &= !RE_CI,
+            'n' | 'm' => opts |= RE_NLSTOP | RE_NLANCH,
+            'p' => opts = (opts | RE_NLSTOP) & !RE_NLANCH,
+            'w' => opts = (opts | RE_NLANCH) & !RE_NLSTOP,
+            's' => opts &= !(RE_NLSTOP | RE_NLANCH),
+            'x' => opts |= RE_EXPANDED,
+            't' => opts &= !RE_EXPANDED,
+            'q' => opts |= RE_QUOTE,
             'g' if global_ok => global = true,
             'g' => {
                 let e = Error::InvalidParameterValue(format!(
@@ -235,7 +255,7 @@ pub(crate) fn match_flags(flags: &str, global_ok: bool, fname: &str) -> Result<(
             }
         }
     }
-    Ok((ci, global))
+    Ok((opts, global))
 }
 
 /// A match's parenthesised groups (the whole match when the pattern has none), a group
@@ -255,15 +275,15 @@ pub(crate) fn first_match(
     pattern: &str,
     flags: &str,
 ) -> Result<Option<Vec<Option<String>>>> {
-    let (ci, _) = match_flags(flags, false, "regexp_match")?;
-    Ok(compiled(pattern, ci)?.captures(s).map(|c| groups(&c)))
+    let (opts, _) = match_flags(flags, false, "regexp_match")?;
+    Ok(compiled(pattern, opts)?.captures(s).map(|c| groups(&c)))
 }
 
 /// `regexp_matches(s, pattern, flags)`: the groups of the first match, or of every match
 /// with flag `g`, one row each. Errors: as [`first_match`], `g` allowed.
 pub(crate) fn all_matches(s: &str, pattern: &str, flags: &str) -> Result<Vec<Vec<Option<String>>>> {
-    let (ci, global) = match_flags(flags, true, "regexp_matches")?;
-    let re = compiled(pattern, ci)?;
+    let (opts, global) = match_flags(flags, true, "regexp_matches")?;
+    let re = compiled(pattern, opts)?;
     let found = re.captures_iter(s).map(|c| groups(&c));
     Ok(if global {
         found.collect()
@@ -277,8 +297,8 @@ pub(crate) fn all_matches(s: &str, pattern: &str, flags: &str) -> Result<Vec<Vec
 /// end of the text, or right after another match, splits nothing (`regexp_split_to_array(
 /// 'hello', '')` is each character). Errors: as [`first_match`], naming `fname`.
 pub(crate) fn split(s: &str, pattern: &str, flags: &str, fname: &str) -> Result<Vec<String>> {
-    let (ci, _) = match_flags(flags, false, fname)?;
-    let re = compiled(pattern, ci)?;
+    let (opts, _) = match_flags(flags, false, fname)?;
+    let re = compiled(pattern, opts)?;
     let (mut out, mut piece_start, mut prev_end) = (Vec::new(), 0, 0);
     for m in re.find_iter(s) {
         if m.start() < s.len() && m.end() > prev_end {

@@ -83,8 +83,9 @@ pub(crate) fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
         F::RegexpLike => ("regexp_like", 2),
         _ => ("regexp_substr", 4),
     };
-    let (ci, _) = crate::expr_regex::match_flags(vals.get(flags_at).map_or("", text), false, name)?;
-    let re = crate::expr_regex::compiled_pattern(text(&vals[1]), ci)?;
+    let (opts, _) =
+        crate::expr_regex::match_flags(vals.get(flags_at).map_or("", text), false, name)?;
+    let re = crate::expr_regex::compiled_pattern(text(&vals[1]), opts)?;
     if func == F::RegexpLike {
         return Ok(Value::Bool(re.is_match(s)));
     }
@@ -131,7 +132,7 @@ pub(crate) fn call(func: ScalarFunc, vals: &[Value]) -> Result<Value> {
 /// `g`). Errors: 22023 for a start below 1, a negative n or a bad flag; 2201B.
 pub(crate) fn replace_from(vals: &[Value]) -> Result<Value> {
     let s = text(&vals[0]);
-    let (ci, global) =
+    let (opts, global) =
         crate::expr_regex::match_flags(vals.get(5).map_or("", text), true, "regexp_replace")?;
     let from = byte_start(s, int(vals.get(3), 1))?;
     let n = match vals.get(4) {
@@ -142,7 +143,7 @@ pub(crate) fn replace_from(vals: &[Value]) -> Result<Value> {
     if n < 0 {
         return Err(bad_param("n", n));
     }
-    let re = crate::expr_regex::compiled_pattern(text(&vals[1]), ci)?;
+    let re = crate::expr_regex::compiled_pattern(text(&vals[1]), opts)?;
     let limit = usize::try_from(n).ok().filter(|n| *n > 0);
     let found = matches_from(&re, s, from, limit);
     let chosen: Vec<&regex::Captures<'_>> = match limit {

@@ -707,7 +707,8 @@ impl Binder<'_> {
                     return Err(arity_err(&args));
                 }
                 // PostgreSQL has round/floor/ceil/sqrt of double precision and of numeric,
-                // and round(numeric, integer) only: integers take double precision (the
+                // and round(numeric, integer) only (a bigint or numeric scale finds no
+                // overload, 42883): integers take double precision (the
                 // preferred numeric type) unless a scale is given.
                 if n == 2 && matches!(t0, T::Float4 | T::Float8) {
                     return Err(arity_err(&args));
@@ -720,7 +721,7 @@ impl Binder<'_> {
                 let mut it = args.into_iter();
                 let mut v = vec![self.coerce(it.next().expect("one argument"), t, name)?];
                 if let Some(s) = it.next() {
-                    v.push(self.coerce(s, T::Int4, name)?);
+                    v.push(self.int_arg(s, name)?);
                 }
                 (v, t)
             }

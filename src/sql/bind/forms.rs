@@ -128,8 +128,13 @@ impl Binder<'_> {
                 let x = self.expr(expr, scope)?;
                 let of_date = x.ty == Some(DataType::Date);
                 let x = self.time_operand(x)?;
+                // A unit given as a string (`extract('day' FROM t)`) is its text, unquoted.
+                let name = match field {
+                    ast::DateTimeField::Custom(id) => id.value.clone(),
+                    f => f.to_string(),
+                };
                 Ok(Bound::new(
-                    extract_expr(&field.to_string(), x, of_date),
+                    extract_expr(&name, x, of_date),
                     DataType::Numeric,
                 ))
             }

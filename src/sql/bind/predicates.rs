@@ -244,20 +244,26 @@ impl Binder<'_> {
                 let ast::InTarget::List(list) = target else {
                     return Err(unsupported("IN (subquery) is not supported"));
                 };
-                if let [only] = list.as_slice() {
+                let param = |e: &ast::Expr| matches!(e, E::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+                match list.as_slice() {
                     // PostgreSQL reads `x IN (y)` as `x = y` (and NOT IN as `<>`): the
                     // operator's own rules, as for `'abc '::varchar IN ('abc'::char(5))`.
-                    let op = if *negated {
-                        ast::BinaryOperator::NotEq
-                    } else {
-                        ast::BinaryOperator::Eq
-                    };
-                    let eq = E::BinaryOp {
-                        left: expr.clone(),
-                        op,
-                        right: Box::new(only.clone()),
-                    };
-                    return self.expr(&eq, scope);
+                    // A parameter keeps the list's typing (its declared type unified with
+                    // the operand's), which clients' catalog queries bind against.
+                    [only] if !param(only) && !param(expr) => {
+                        let op = if *negated {
+                            ast::BinaryOperator::NotEq
+                        } else {
+                            ast::BinaryOperator::Eq
+                        };
+                        let eq = E::BinaryOp {
+                            left: expr.clone(),
+                            op,
+                            right: Box::new(only.clone()),
+                        };
+                        return self.expr(&eq, scope);
+                    }
+                    _ => {}
                 }
                 let x = self.expr(expr, scope)?;
                 let items: Vec<Bound> = list
